@@ -1,0 +1,2 @@
+//! roomchat: a synchronous client for the chat service's REST API.
+#![deny(missing_docs)]

@@ -1,0 +1,1 @@
+//! roomchat-emulator: a local emulator of the chat service.
