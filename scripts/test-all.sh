@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs every test of roomchat: the Rust workspace (emulator, core, C ABI crate,
+# conformance vectors, doc tests), the header freshness check and the C/C++ suites
+# under valgrind. Installs what a fresh machine lacks (Debian packages, the pinned
+# cbindgen) on the way, so it is also what CI runs (.ci/run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log_dir=$(mktemp -d)
+trap 'rm -rf "$log_dir"' EXIT
+step() { printf '\n==> %s\n' "$*"; }
+
+step "formatting (cargo fmt --check)"
+cargo fmt --all -- --check
+
+step "lints (cargo clippy, warnings are errors)"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "Rust tests (cargo test --workspace)"
+cargo test --workspace --locked 2>&1 | tee "$log_dir/cargo.log"
+
+step "C ABI: header freshness, C99 and C++17 suites under valgrind, pkg-config, README example"
+bash tests/c/run.sh 2>&1 | tee "$log_dir/c.log"
+
+# One closing line for the whole run: the sum of every suite's counts.
+sum_field() { grep -E '^test result: ' "$log_dir/cargo.log" | sed -E "s/.* ([0-9]+) $1.*/\\1/" | awk '{s+=$1} END {print s+0}'; }
+rust_passed=$(sum_field passed)
+rust_failed=$(sum_field failed)
+c_line=$(grep -E '^[A-Za-z+]+: [0-9]+ passed, [0-9]+ failed' "$log_dir/c.log" | tail -n 1)
+c_passed=$(sed -E 's/^[^:]+: ([0-9]+) passed.*/\1/' <<<"$c_line")
+c_failed=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$c_line")
+echo
+echo "rust: ${rust_passed} passed, ${rust_failed} failed"
+echo "c: ${c_passed} passed, ${c_failed} failed"
+echo "total: $((rust_passed + c_passed)) passed, $((rust_failed + c_failed)) failed"
