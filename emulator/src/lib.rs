@@ -1,1 +1,340 @@
-//! roomchat-emulator: a local emulator of the chat service.
+//! `roomchat-emulator`: a local, stateful emulator of the chat service's REST API.
+//!
+//! It serves every endpoint of the service's contract over real HTTP/1.1 on
+//! loopback, enforces the rate limit per private key, can mark endpoints as
+//! outside the plan, injects faults, and journals what arrived. The contract it
+//! implements, and its admin API, are in this crate's `README.md`.
+//!
+//! ```
+//! use roomchat_emulator::{Emulator, EmulatorConfig};
+//!
+//! let emu = Emulator::start(EmulatorConfig::default()).unwrap();
+//! assert!(emu.base_url().starts_with("http://127.0.0.1:"));
+//! assert_eq!(emu.chat_url(), format!("{}/chat", emu.base_url()));
+//! emu.seed_users(3);
+//! // stops when dropped
+//! ```
+#![deny(missing_docs)]
+
+mod jwt;
+mod server;
+mod state;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime};
+
+use serde_json::Value;
+
+use state::State;
+
+/// How many requests a private key may make in a rolling window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimit {
+    /// Requests accepted per window.
+    pub requests: u32,
+    /// The rolling window's length.
+    pub window: Duration,
+}
+
+impl Default for RateLimit {
+    /// The service's limit: 600 requests per 60 seconds (section 8).
+    fn default() -> Self {
+        RateLimit { requests: 600, window: Duration::from_secs(60) }
+    }
+}
+
+impl std::str::FromStr for RateLimit {
+    type Err = String;
+
+    /// Parses `N/<duration>`: `600/60s`, `20/1s`, `100/500ms`, `600/1m`.
+    fn from_str(text: &str) -> Result<Self, String> {
+        let bad = || format!("rate limit {text:?} is not of the form N/<duration>, e.g. 600/60s");
+        let (count, window) = text.split_once('/').ok_or_else(bad)?;
+        let requests: u32 = count.trim().parse().map_err(|_| bad())?;
+        let window = humantime::parse_duration(window.trim()).map_err(|_| bad())?;
+        if requests == 0 || window.is_zero() {
+            return Err(format!("rate limit {text:?} must allow at least one request per non-zero window"));
+        }
+        Ok(RateLimit { requests, window })
+    }
+}
+
+/// How to start an emulator. `Default` gives loopback, any free port, fixed test keys,
+/// and the service's own rate limit.
+#[derive(Debug, Clone)]
+pub struct EmulatorConfig {
+    /// Address to bind (default `127.0.0.1`).
+    pub host: String,
+    /// Port to bind; 0 picks a free one (default).
+    pub port: u16,
+    /// The account's private key, checked against `auth`.
+    pub private_key: String,
+    /// The account's public key, checked against `publicKey`.
+    pub public_key: String,
+    /// The rate limit per private key.
+    pub rate_limit: RateLimit,
+    /// Send `X-RateLimit-*` headers, and `Retry-After` on 429 (the service's
+    /// public pages document none, so off by default).
+    pub rate_limit_headers: bool,
+    /// Users to create at start.
+    pub seed_users: usize,
+    /// Request bodies larger than this are answered 413.
+    pub max_body_bytes: usize,
+}
+
+impl Default for EmulatorConfig {
+    fn default() -> Self {
+        EmulatorConfig {
+            host: "127.0.0.1".into(),
+            port: 0,
+            private_key: "sk_test_emulator_private_key_0001".into(),
+            public_key: "pk_test_emulator_public_key_0001".into(),
+            rate_limit: RateLimit::default(),
+            rate_limit_headers: false,
+            seed_users: 0,
+            max_body_bytes: 1_048_576,
+        }
+    }
+}
+
+/// A fault rule: for the next `times` requests matching `method` and `path`,
+/// do `action` instead of (or on top of) the normal answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fault {
+    /// The method to match; `None` matches any.
+    pub method: Option<String>,
+    /// The exact path to match, or a prefix when it ends in `*`.
+    pub path: String,
+    /// How many matching requests the rule fires for.
+    pub times: u32,
+    /// What the client sees.
+    pub action: FaultAction,
+}
+
+/// What a fault does to a matching request.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum FaultAction {
+    /// Answer this instead of handling the request (no side effect).
+    Respond {
+        /// The status to answer.
+        status: u16,
+        /// Extra headers (for example `Retry-After`).
+        headers: Vec<(String, String)>,
+        /// The body, sent as is.
+        body: String,
+        /// The content type; `application/json` when `None`.
+        content_type: Option<String>,
+    },
+    /// Handle the request normally (it takes effect), then hold the answer back this long.
+    Delay(Duration),
+    /// Close the connection before writing any byte of a response (no side effect).
+    CloseConnection,
+    /// Answer 200 with a `Content-Length` larger than the body, cut mid-JSON, then close.
+    TruncatedBody,
+    /// Answer 200 `application/json` with an HTML body.
+    NotJson,
+    /// Handle the request normally, but label the answer `text/html`.
+    WrongContentType,
+    /// Answer 200 with a valid JSON body of this many bytes.
+    LargeBody {
+        /// The body's size in bytes.
+        bytes: usize,
+    },
+}
+
+/// One request as it arrived, in the request journal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JournalEntry {
+    /// Arrival order, from 1; not reused after the journal is cleared.
+    pub seq: u64,
+    /// The HTTP method.
+    pub method: String,
+    /// The path, as sent (percent-encoding kept).
+    pub path: String,
+    /// The raw query string, with the values of `auth` and `publicKey` replaced by `REDACTED`.
+    pub query: String,
+    /// The body, as text (lossy UTF-8).
+    pub body: String,
+    /// When it arrived.
+    pub received_at: SystemTime,
+    /// The status answered; 0 while unanswered, or when the connection was closed without an answer.
+    pub status: u16,
+}
+
+pub(crate) struct Shared {
+    state: Mutex<State>,
+    max_body_bytes: usize,
+}
+
+impl Shared {
+    /// The state, even if a handler panicked while holding it (the data stays usable).
+    pub(crate) fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// A running emulator. It serves until dropped (or [`Emulator::stop`]ped).
+pub struct Emulator {
+    shared: Arc<Shared>,
+    base_url: String,
+    chat_url: String,
+    admin_url: String,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl std::fmt::Debug for Emulator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Emulator").field("base_url", &self.base_url).finish_non_exhaustive()
+    }
+}
+
+impl Emulator {
+    /// Binds the address and starts serving on background threads; returns once it accepts.
+    pub fn start(config: EmulatorConfig) -> std::io::Result<Emulator> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("roomchat-emulator")
+            .enable_all()
+            .build()?;
+        let listener = runtime.block_on(tokio::net::TcpListener::bind((config.host.as_str(), config.port)))?;
+        let addr: SocketAddr = listener.local_addr()?;
+        let base_url = match addr {
+            SocketAddr::V4(a) => format!("http://{}:{}", a.ip(), a.port()),
+            SocketAddr::V6(a) => format!("http://[{}]:{}", a.ip(), a.port()),
+        };
+        let mut state = State::new(
+            config.private_key,
+            config.public_key,
+            config.rate_limit,
+            config.rate_limit_headers,
+        );
+        state.seed_users(config.seed_users);
+        let shared = Arc::new(Shared {
+            state: Mutex::new(state),
+            max_body_bytes: config.max_body_bytes,
+        });
+        runtime.spawn(server::serve(listener, shared.clone()));
+        Ok(Emulator {
+            chat_url: format!("{base_url}/chat"),
+            admin_url: format!("{base_url}/_emulator"),
+            base_url,
+            shared,
+            runtime: Some(runtime),
+        })
+    }
+
+    /// The REST base URL, e.g. `http://127.0.0.1:41234` (no trailing slash).
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// The browser address of rooms: sign-in pages are `{chat_url}/<room_id>?accessToken=…`.
+    pub fn chat_url(&self) -> &str {
+        &self.chat_url
+    }
+
+    /// The admin API's base URL, `{base_url}/_emulator`.
+    pub fn admin_url(&self) -> &str {
+        &self.admin_url
+    }
+
+    /// The account's current private key.
+    pub fn private_key(&self) -> String {
+        self.shared.state().private_key.clone()
+    }
+
+    /// The account's current public key.
+    pub fn public_key(&self) -> String {
+        self.shared.state().public_key.clone()
+    }
+
+    /// Clears users, rooms, conversations, faults, journal, gates and rate counters; keeps keys and limits.
+    pub fn reset(&self) {
+        self.shared.state().reset();
+    }
+
+    /// Adds a fault rule; returns its id.
+    pub fn add_fault(&self, fault: Fault) -> u64 {
+        self.shared.state().add_fault(fault)
+    }
+
+    /// Removes every fault rule.
+    pub fn clear_faults(&self) {
+        self.shared.state().faults.clear();
+    }
+
+    /// What arrived so far, in order (admin requests excluded).
+    pub fn journal(&self) -> Vec<JournalEntry> {
+        self.shared.state().journal.clone()
+    }
+
+    /// Empties the journal.
+    pub fn clear_journal(&self) {
+        self.shared.state().journal.clear();
+    }
+
+    /// Creates a chat room from a JSON object (`roomId` generated when absent) and returns it.
+    ///
+    /// # Panics
+    /// When `room` is not a valid room (not an object, a duplicate `roomId`): a test bug.
+    pub fn create_room(&self, room: Value) -> Value {
+        self.shared.state().create_room(&room).unwrap_or_else(|e| panic!("create_room: {e}"))
+    }
+
+    /// Adds messages (`{"messages": text, "user": {"username", …}, "created"?}`) to a new
+    /// conversation of `room_id`; returns the conversation's id.
+    ///
+    /// # Panics
+    /// When the room does not exist or a message is malformed: a test bug.
+    pub fn add_conversation(&self, room_id: &str, messages: Vec<Value>) -> String {
+        let spec = serde_json::json!({"roomId": room_id, "messages": messages});
+        let out = self
+            .shared
+            .state()
+            .add_conversation(&spec)
+            .unwrap_or_else(|e| panic!("add_conversation: {e}"));
+        out["conversationId"].as_str().unwrap_or_default().to_owned()
+    }
+
+    /// Adds `count` users named `seed-user-<n>`; returns the number of active users.
+    pub fn seed_users(&self, count: usize) -> usize {
+        self.shared.state().seed_users(count)
+    }
+
+    /// Changes the rate limit (counters kept).
+    pub fn set_rate_limit(&self, limit: RateLimit) {
+        self.shared.state().rate_limit = limit;
+    }
+
+    /// Marks an endpoint as outside the account's plan (`*` as method matches any;
+    /// a path ending in `*` is a prefix).
+    pub fn gate_endpoint(&self, method: &str, path_pattern: &str) {
+        self.shared.state().gated.push((method.to_owned(), path_pattern.to_owned()));
+    }
+
+    /// Lifts every plan gate.
+    pub fn ungate_all(&self) {
+        self.shared.state().gated.clear();
+    }
+
+    /// Stops serving and frees the port (dropping does the same).
+    pub fn stop(self) {}
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            // Not `shutdown_timeout`: that panics if dropped inside an async context.
+            runtime.shutdown_background();
+        }
+    }
+}
+
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Emulator>();
+    assert_send_sync::<Fault>();
+    assert_send_sync::<JournalEntry>();
+};

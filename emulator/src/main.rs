@@ -1,0 +1,116 @@
+//! `roomchat-emulator`: runs the emulator until SIGINT, SIGTERM or the end of stdin.
+//!
+//! Its first line on stdout is one JSON object with `base_url`, `chat_url`,
+//! `admin_url`, `private_key` and `public_key`, for tests in other languages.
+
+use std::io::{Read, Write};
+use std::process::ExitCode;
+
+use roomchat_emulator::{Emulator, EmulatorConfig, RateLimit};
+
+const USAGE: &str = "usage: roomchat-emulator [--host 127.0.0.1] [--port 0] [--private-key K] [--public-key P]
+                         [--rate-limit 600/60s] [--rate-limit-headers] [--seed-users N]
+                         [--max-body-bytes N] [--ignore-stdin]
+
+Serves the chat service's REST API locally. Prints one JSON line with its addresses
+and keys, then serves until SIGINT, SIGTERM, or (unless --ignore-stdin) stdin closes.";
+
+struct Args {
+    config: EmulatorConfig,
+    watch_stdin: bool,
+}
+
+fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
+    let mut config = EmulatorConfig::default();
+    let mut watch_stdin = true;
+    while let Some(flag) = args.next() {
+        let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--host" => config.host = value()?,
+            "--port" => config.port = value()?.parse().map_err(|_| "--port takes a number from 0 to 65535")?,
+            "--private-key" => config.private_key = value()?,
+            "--public-key" => config.public_key = value()?,
+            "--rate-limit" => config.rate_limit = value()?.parse::<RateLimit>()?,
+            "--rate-limit-headers" => config.rate_limit_headers = true,
+            "--seed-users" => config.seed_users = value()?.parse().map_err(|_| "--seed-users takes a count")?,
+            "--max-body-bytes" => {
+                config.max_body_bytes = value()?.parse().map_err(|_| "--max-body-bytes takes a count")?
+            }
+            "--ignore-stdin" => watch_stdin = false,
+            "-h" | "--help" => return Err(String::new()),
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    if config.private_key.is_empty() || config.public_key.is_empty() {
+        return Err("keys must not be empty".into());
+    }
+    Ok(Args { config, watch_stdin })
+}
+
+fn main() -> ExitCode {
+    let args = match parse_args(std::env::args().skip(1)) {
+        Ok(args) => args,
+        Err(message) => {
+            if message.is_empty() {
+                println!("{USAGE}");
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("roomchat-emulator: {message}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let emulator = match Emulator::start(args.config) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("roomchat-emulator: cannot start: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let ready = serde_json::json!({
+        "base_url": emulator.base_url(),
+        "chat_url": emulator.chat_url(),
+        "admin_url": emulator.admin_url(),
+        "private_key": emulator.private_key(),
+        "public_key": emulator.public_key(),
+    });
+    let mut stdout = std::io::stdout().lock();
+    if writeln!(stdout, "{ready}").and_then(|()| stdout.flush()).is_err() {
+        return ExitCode::FAILURE;
+    }
+    drop(stdout);
+
+    let (stop_tx, stop_rx) = std::sync::mpsc::channel::<&'static str>();
+    if args.watch_stdin {
+        let tx = stop_tx.clone();
+        std::thread::spawn(move || {
+            let mut sink = [0u8; 256];
+            let mut stdin = std::io::stdin();
+            // Whatever is written to stdin is ignored; its end stops the emulator.
+            while matches!(stdin.read(&mut sink), Ok(n) if n > 0) {}
+            let _ = tx.send("stdin closed");
+        });
+    }
+    std::thread::spawn(move || {
+        let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+            Ok(rt) => rt,
+            Err(_) => return,
+        };
+        runtime.block_on(async {
+            use tokio::signal::unix::{signal, SignalKind};
+            let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
+                return;
+            };
+            let why = tokio::select! {
+                _ = int.recv() => "SIGINT",
+                _ = term.recv() => "SIGTERM",
+            };
+            let _ = stop_tx.send(why);
+        });
+    });
+    let why = stop_rx.recv().unwrap_or("no more stop sources");
+    if std::env::var_os("ROOMCHAT_EMULATOR_LOG").is_some() {
+        eprintln!("roomchat-emulator: stopping ({why})");
+    }
+    emulator.stop();
+    ExitCode::SUCCESS
+}

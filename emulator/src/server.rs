@@ -1,0 +1,555 @@
+//! HTTP glue: hyper connections, routing, faults, the journal, and the admin API.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant, UNIX_EPOCH};
+
+use bytes::Bytes;
+use http_body::Frame;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::{json, Value};
+use tokio::net::TcpListener;
+
+use crate::state::{Answer, State};
+use crate::{Fault, FaultAction, RateLimit, Shared};
+
+type Body = http_body_util::combinators::BoxBody<Bytes, io::Error>;
+
+pub(crate) async fn serve(listener: TcpListener, shared: Arc<Shared>) {
+    loop {
+        let (stream, _) = match listener.accept().await {
+            Ok(conn) => conn,
+            // Out of file descriptors and the like: wait a moment and go on serving.
+            Err(_) => {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |req| handle(req, shared.clone()));
+            // A connection that ends in an error (a closed-connection fault, a client
+            // hanging up) only ends that connection.
+            let _ = hyper::server::conn::http1::Builder::new()
+                .keep_alive(true)
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+/// One request. `Err` makes hyper drop the connection without an answer.
+async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Result<Response<Body>, io::Error> {
+    let method = req.method().clone();
+    let path = req.uri().path().to_owned();
+    let raw_query = req.uri().query().unwrap_or("").to_owned();
+    let body = match Limited::new(req.into_body(), shared.max_body_bytes).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(true),
+        Err(_) => Err(false),
+    };
+
+    if let Some(admin_path) = path.strip_prefix("/_emulator") {
+        let answer = match &body {
+            Ok(bytes) => admin(&shared, &method, admin_path, bytes),
+            Err(true) => too_large(),
+            Err(false) => (400, json!({"error": true, "message": "could not read the request body"})),
+        };
+        return Ok(json_response(answer));
+    }
+
+    let body_text = body.as_ref().map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
+    let (seq, fault) = {
+        let mut state = shared.state();
+        let seq = state.journal_arrival(method.as_str(), &path, &raw_query, &body_text);
+        (seq, state.take_fault(method.as_str(), &path))
+    };
+    let finish = |status: u16| shared.state().journal_status(seq, status);
+
+    let mut delay = None;
+    let mut relabel_html = false;
+    match fault.map(|f: Fault| f.action) {
+        Some(FaultAction::CloseConnection) => {
+            return Err(io::Error::new(io::ErrorKind::ConnectionAborted, "fault: close"));
+        }
+        Some(FaultAction::Respond { status, headers, body, content_type }) => {
+            finish(status);
+            let mut response = raw_response(
+                status,
+                content_type.as_deref().unwrap_or("application/json"),
+                Bytes::from(body),
+            );
+            for (name, value) in headers {
+                if let (Ok(name), Ok(value)) = (
+                    hyper::header::HeaderName::from_bytes(name.as_bytes()),
+                    HeaderValue::from_str(&value),
+                ) {
+                    response.headers_mut().insert(name, value);
+                }
+            }
+            return Ok(response);
+        }
+        Some(FaultAction::TruncatedBody) => {
+            finish(200);
+            return Ok(truncated_response());
+        }
+        Some(FaultAction::NotJson) => {
+            finish(200);
+            let html = "<html><body><h1>502 Bad Gateway</h1><p>upstream sent garbage</p></body></html>";
+            return Ok(raw_response(200, "application/json", Bytes::from_static(html.as_bytes())));
+        }
+        Some(FaultAction::LargeBody { bytes }) => {
+            finish(200);
+            return Ok(raw_response(200, "application/json", large_json(bytes)));
+        }
+        Some(FaultAction::Delay(d)) => delay = Some(d),
+        Some(FaultAction::WrongContentType) => relabel_html = true,
+        None => {}
+    }
+
+    let mut response = match &body {
+        Err(true) => json_response(too_large()),
+        Err(false) => json_response((400, json!({"error": true, "message": "could not read the request body"}))),
+        Ok(bytes) => route(&shared, &method, &path, &raw_query, bytes),
+    };
+    if relabel_html {
+        response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+    }
+    finish(response.status().as_u16());
+    if let Some(d) = delay {
+        tokio::time::sleep(d).await;
+    }
+    Ok(response)
+}
+
+fn too_large() -> Answer {
+    (413, json!({"error": true, "message": "request body too large"}))
+}
+
+/// The service's endpoints, the sign-in pages, 404 and 405.
+fn route(shared: &Shared, method: &Method, path: &str, raw_query: &str, body: &[u8]) -> Response<Body> {
+    let query: HashMap<String, String> = form_urlencoded::parse(raw_query.as_bytes()).into_owned().collect();
+    let segments: Vec<String> = path
+        .trim_start_matches('/')
+        .split('/')
+        .map(|s| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned())
+        .collect();
+    let segs: Vec<&str> = segments.iter().map(String::as_str).collect();
+
+    if let ["chat", room_id] = segs.as_slice() {
+        if method != Method::GET {
+            return json_response(method_not_allowed());
+        }
+        return sign_in_page(&shared.state(), room_id, query.get("accessToken").map(String::as_str));
+    }
+
+    enum Endpoint<'a> {
+        ListUsers,
+        Deactivate,
+        Messages(&'a str, &'a str),
+        CreateUser,
+        ChatRooms,
+        Validate,
+    }
+    let (endpoint, allowed) = match segs.as_slice() {
+        ["consumer", "api", "v2", "users"] => (Endpoint::ListUsers, Method::GET),
+        ["consumer", "api", "v2", "user", "deactivate"] => (Endpoint::Deactivate, Method::DELETE),
+        ["consumer", "api", "v2", "room" | "chatroom", room, "conversation", conv, "messages"] => {
+            (Endpoint::Messages(room, conv), Method::GET)
+        }
+        ["consumer", "api", "v1", "user"] => (Endpoint::CreateUser, Method::POST),
+        ["consumer", "api", "v1", "chatrooms"] => (Endpoint::ChatRooms, Method::GET),
+        ["consumer", "api", "v1", "validate"] => (Endpoint::Validate, Method::GET),
+        _ => return json_response((404, json!({"error": true, "message": "not found"}))),
+    };
+    if *method != allowed {
+        return json_response(method_not_allowed());
+    }
+
+    let mut state = shared.state();
+    let auth = match endpoint {
+        Endpoint::Validate => state.check_public_key(query.get("publicKey").map(String::as_str)),
+        _ => state.check_auth(query.get("auth").map(String::as_str)),
+    };
+    if let Err(answer) = auth {
+        return json_response(answer);
+    }
+    let rate = match state.admit(Instant::now()) {
+        Ok(rate) => rate,
+        Err(wait) => {
+            let mut response = json_response((429, json!({"message": "Too many requests"})));
+            if state.rate_limit_headers {
+                let headers = response.headers_mut();
+                headers.insert(RETRY_AFTER, HeaderValue::from(ceil_secs(wait)));
+                headers.insert("x-ratelimit-limit", HeaderValue::from(state.rate_limit.requests));
+                headers.insert("x-ratelimit-remaining", HeaderValue::from(0u32));
+                headers.insert("x-ratelimit-reset", HeaderValue::from(ceil_secs(wait)));
+            }
+            return response;
+        }
+    };
+    let answer = if state.is_gated(method.as_str(), path) {
+        (
+            400,
+            json!({"message": "This endpoint is not available on your current plan. Please upgrade your plan to use it."}),
+        )
+    } else {
+        let json_body = || -> Result<Value, Answer> {
+            if body.iter().all(u8::is_ascii_whitespace) {
+                return Ok(Value::Null);
+            }
+            serde_json::from_slice(body).map_err(|e| {
+                (400, json!({"error": true, "message": format!("request body is not valid JSON: {e}")}))
+            })
+        };
+        match endpoint {
+            Endpoint::ListUsers => state.list_users(&query),
+            Endpoint::Deactivate => match json_body() {
+                Ok(v) => state.deactivate_user(&v),
+                Err(a) => a,
+            },
+            Endpoint::Messages(room, conv) => state.conversation_messages(room, conv),
+            Endpoint::CreateUser => match json_body() {
+                Ok(v) => state.create_user(&v),
+                Err(a) => a,
+            },
+            Endpoint::ChatRooms => state.list_chat_rooms(),
+            Endpoint::Validate => state.validate_token(query.get("accessToken").map(String::as_str)),
+        }
+    };
+    let mut response = json_response(answer);
+    if state.rate_limit_headers {
+        let headers = response.headers_mut();
+        headers.insert("x-ratelimit-limit", HeaderValue::from(rate.limit));
+        headers.insert("x-ratelimit-remaining", HeaderValue::from(rate.remaining));
+        headers.insert("x-ratelimit-reset", HeaderValue::from(ceil_secs(rate.reset)));
+    }
+    response
+}
+
+fn method_not_allowed() -> Answer {
+    (405, json!({"error": true, "message": "method not allowed"}))
+}
+
+fn ceil_secs(d: Duration) -> u64 {
+    d.as_millis().div_ceil(1000) as u64
+}
+
+/// The admin API under `/_emulator`.
+fn admin(shared: &Shared, method: &Method, path: &str, body: &[u8]) -> Answer {
+    let spec: Value = if body.iter().all(u8::is_ascii_whitespace) {
+        Value::Null
+    } else {
+        match serde_json::from_slice(body) {
+            Ok(v) => v,
+            Err(e) => return (400, json!({"error": true, "message": format!("body is not valid JSON: {e}")})),
+        }
+    };
+    let bad = |message: String| (400, json!({"error": true, "message": message}));
+    let ok = || (200, json!({"ok": true}));
+    let mut state = shared.state();
+    match (method.as_str(), path) {
+        ("POST", "/reset") => {
+            state.reset();
+            ok()
+        }
+        ("GET", "/config") => (200, config_json(&state)),
+        ("PUT", "/config") => match apply_config(&mut state, &spec) {
+            Ok(()) => (200, config_json(&state)),
+            Err(e) => bad(e),
+        },
+        ("POST", "/gate") => match spec["path"].as_str() {
+            Some(p) => {
+                let m = spec["method"].as_str().unwrap_or("*").to_owned();
+                state.gated.push((m, p.to_owned()));
+                ok()
+            }
+            None => bad("path (string) is required".into()),
+        },
+        ("DELETE", "/gate") => {
+            state.gated.clear();
+            ok()
+        }
+        ("POST", "/users/seed") => match spec["count"].as_u64() {
+            Some(n) if n <= 10_000_000 => {
+                let before = state_total(&state);
+                let total = state.seed_users(n as usize);
+                (200, json!({"created": total - before, "total": total}))
+            }
+            _ => bad("count (a whole number up to 10000000) is required".into()),
+        },
+        ("POST", "/rooms") => match state.create_room(&spec) {
+            Ok(room) => (200, room),
+            Err(e) => bad(e),
+        },
+        ("POST", "/conversations") => match state.add_conversation(&spec) {
+            Ok(out) => (200, out),
+            Err(e) => bad(e),
+        },
+        ("POST", "/faults") => match parse_fault(&spec) {
+            Ok(fault) => (200, json!({"id": state.add_fault(fault)})),
+            Err(e) => bad(e),
+        },
+        ("DELETE", "/faults") => {
+            state.faults.clear();
+            ok()
+        }
+        ("GET", "/journal") => {
+            let entries: Vec<Value> = state
+                .journal
+                .iter()
+                .map(|e| {
+                    json!({
+                        "seq": e.seq,
+                        "method": e.method,
+                        "path": e.path,
+                        "query": e.query,
+                        "body": e.body,
+                        "received_at_ms": e.received_at.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64() * 1000.0,
+                        "status": e.status,
+                    })
+                })
+                .collect();
+            (200, json!({"entries": entries}))
+        }
+        ("DELETE", "/journal") => {
+            state.journal.clear();
+            ok()
+        }
+        (_, "/reset" | "/config" | "/gate" | "/users/seed" | "/rooms" | "/conversations" | "/faults" | "/journal") => {
+            method_not_allowed()
+        }
+        _ => (404, json!({"error": true, "message": "no such admin endpoint"})),
+    }
+}
+
+fn state_total(state: &State) -> usize {
+    state.list_users(&HashMap::from([("limit".to_owned(), "0".to_owned())])).1["total"]
+        .as_u64()
+        .unwrap_or(0) as usize
+}
+
+fn config_json(state: &State) -> Value {
+    let gated: Vec<Value> = state.gated.iter().map(|(m, p)| json!({"method": m, "path": p})).collect();
+    json!({
+        "private_key": state.private_key,
+        "public_key": state.public_key,
+        "rate_limit": {"requests": state.rate_limit.requests, "window_ms": state.rate_limit.window.as_millis() as u64},
+        "rate_limit_headers": state.rate_limit_headers,
+        "gated": gated,
+    })
+}
+
+fn apply_config(state: &mut State, spec: &Value) -> Result<(), String> {
+    let fields = spec.as_object().ok_or("config should be a JSON object")?;
+    // Check everything first, so that a bad field changes nothing.
+    let text = |key: &str| -> Result<Option<String>, String> {
+        match fields.get(key) {
+            None => Ok(None),
+            Some(Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
+            Some(_) => Err(format!("{key} should be a non-empty string")),
+        }
+    };
+    let private_key = text("private_key")?;
+    let public_key = text("public_key")?;
+    let rate_limit = match fields.get("rate_limit") {
+        None => None,
+        Some(r) => match (r["requests"].as_u64(), r["window_ms"].as_u64()) {
+            (Some(n @ 1..=1_000_000_000), Some(ms @ 1..)) => {
+                Some(RateLimit { requests: n as u32, window: Duration::from_millis(ms) })
+            }
+            _ => return Err("rate_limit should be {\"requests\": N >= 1, \"window_ms\": M >= 1}".into()),
+        },
+    };
+    let headers = match fields.get("rate_limit_headers") {
+        None => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(_) => return Err("rate_limit_headers should be a boolean".into()),
+    };
+    if let Some(k) = private_key {
+        state.private_key = k;
+    }
+    if let Some(k) = public_key {
+        state.public_key = k;
+    }
+    if let Some(r) = rate_limit {
+        state.rate_limit = r;
+    }
+    if let Some(h) = headers {
+        state.rate_limit_headers = h;
+    }
+    Ok(())
+}
+
+fn parse_fault(spec: &Value) -> Result<Fault, String> {
+    let path = spec["path"].as_str().ok_or("path (string) is required")?.to_owned();
+    let method = match &spec["method"] {
+        Value::Null => None,
+        Value::String(m) if m == "*" => None,
+        Value::String(m) => Some(m.to_ascii_uppercase()),
+        _ => return Err("method should be a string".into()),
+    };
+    let times = match &spec["times"] {
+        Value::Null => 1,
+        v => v.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or("times should be a whole number")?,
+    };
+    let action = &spec["action"];
+    let action = match action["kind"].as_str() {
+        Some("respond") => {
+            let status = action["status"]
+                .as_u64()
+                .filter(|s| (100..=599).contains(s))
+                .ok_or("respond needs a status between 100 and 599")? as u16;
+            let body = match &action["body"] {
+                Value::Null => String::new(),
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            let headers = match &action["headers"] {
+                Value::Null => Vec::new(),
+                Value::Object(h) => h
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string())))
+                    .collect(),
+                _ => return Err("headers should be an object".into()),
+            };
+            let content_type = action["content_type"].as_str().map(str::to_owned);
+            FaultAction::Respond { status, headers, body, content_type }
+        }
+        Some("delay") => FaultAction::Delay(Duration::from_millis(
+            action["ms"].as_u64().ok_or("delay needs ms")?,
+        )),
+        Some("close") => FaultAction::CloseConnection,
+        Some("truncate") => FaultAction::TruncatedBody,
+        Some("not_json") => FaultAction::NotJson,
+        Some("wrong_content_type") => FaultAction::WrongContentType,
+        Some("large_body") => FaultAction::LargeBody {
+            bytes: action["bytes"]
+                .as_u64()
+                .filter(|b| *b <= 512 * 1024 * 1024)
+                .ok_or("large_body needs bytes (up to 512 MiB)")? as usize,
+        },
+        _ => {
+            return Err(
+                "action.kind should be one of respond, delay, close, truncate, not_json, wrong_content_type, large_body"
+                    .into(),
+            )
+        }
+    };
+    Ok(Fault { method, path, times, action })
+}
+
+// ---- responses --------------------------------------------------------------
+
+fn full(bytes: Bytes) -> Body {
+    Full::new(bytes).map_err(|never: Infallible| match never {}).boxed()
+}
+
+fn raw_response(status: u16, content_type: &str, body: Bytes) -> Response<Body> {
+    let mut response = Response::new(full(body));
+    *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    if let Ok(value) = HeaderValue::from_str(content_type) {
+        response.headers_mut().insert(CONTENT_TYPE, value);
+    }
+    response
+}
+
+fn json_response((status, body): Answer) -> Response<Body> {
+    raw_response(status, "application/json; charset=utf-8", Bytes::from(body.to_string()))
+}
+
+fn large_json(bytes: usize) -> Bytes {
+    let overhead = r#"{"data":""}"#.len();
+    let mut out = Vec::with_capacity(bytes.max(overhead));
+    out.extend_from_slice(br#"{"data":""#);
+    out.resize(bytes.saturating_sub(2).max(9), b'x');
+    out.extend_from_slice(b"\"}");
+    Bytes::from(out)
+}
+
+/// A body that sends one chunk, waits so that the chunk is flushed, then fails:
+/// hyper then closes the connection short of the announced `Content-Length`.
+struct TruncatedBody {
+    chunk: Option<Bytes>,
+    pause: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl http_body::Body for TruncatedBody {
+    type Data = Bytes;
+    type Error = io::Error;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+        if let Some(chunk) = self.chunk.take() {
+            return Poll::Ready(Some(Ok(Frame::data(chunk))));
+        }
+        match self.pause.as_mut().poll(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(()) => Poll::Ready(Some(Err(io::Error::new(io::ErrorKind::BrokenPipe, "fault: truncate")))),
+        }
+    }
+}
+
+fn truncated_response() -> Response<Body> {
+    let partial = Bytes::from_static(br#"{"total": 3, "limit": 50, "skip": 0, "data": [{"_id": "6141fd87c3b6"#);
+    let body = TruncatedBody { chunk: Some(partial.clone()), pause: Box::pin(tokio::time::sleep(Duration::from_millis(50))) };
+    let mut response = Response::new(body.boxed());
+    response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response.headers_mut().insert(CONTENT_LENGTH, HeaderValue::from(partial.len() as u64 * 2));
+    response
+}
+
+// ---- the browser sign-in page (section 4.6) ----------------------------------
+
+fn html_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{}</title></head>\n<body>{}</body></html>\n",
+        html_escape(title),
+        body
+    )
+}
+
+fn sign_in_page(state: &State, room_id: &str, token: Option<&str>) -> Response<Body> {
+    let (status, html) = match state.sign_in(room_id, token) {
+        Ok(s) => {
+            let role = if s.moderator { "moderator" } else { "regular user" };
+            let body = format!(
+                "<h1>{room}</h1>\n<p id=\"signed-in\" data-username=\"{user}\" data-moderator=\"{moderator}\">Signed in as <b>{user}</b> ({role}), {functions}.</p>",
+                room = html_escape(&s.room_name),
+                user = html_escape(&s.username),
+                moderator = s.moderator,
+                functions = if s.moderator { "with moderator functions" } else { "without moderator functions" },
+            );
+            (200, page(&s.room_name, &body))
+        }
+        Err((status, message)) => (
+            status,
+            page("Cannot sign in", &format!("<h1>Cannot sign in</h1>\n<p id=\"error\">{}</p>", html_escape(&message))),
+        ),
+    };
+    raw_response(status, "text/html; charset=utf-8", Bytes::from(html))
+}

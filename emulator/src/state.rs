@@ -1,0 +1,625 @@
+//! The emulated account: users, rooms, conversations, and the service's rules.
+//! No I/O here; `server.rs` turns HTTP into calls on [`State`] and back.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::{json, Map, Value};
+
+use crate::jwt::{self, TokenClaims};
+use crate::{Fault, JournalEntry, RateLimit};
+
+/// The largest `limit` the users listing accepts (section 4.1).
+pub const MAX_LIMIT: u64 = 200;
+/// The `limit` the users listing applies when none is given.
+pub const DEFAULT_LIMIT: u64 = 50;
+
+/// A JSON answer: status and body.
+pub type Answer = (u16, Value);
+
+pub(crate) struct UserRecord {
+    id: String,
+    username: String,
+    is_moderator: bool,
+    chat_room: Option<String>,
+    unique_user_identifier: Option<String>,
+    /// `email`, `profilePic`, `externalUserId`, `meta`, as given.
+    extra: Map<String, Value>,
+    created: SystemTime,
+    active: bool,
+}
+
+impl UserRecord {
+    fn to_json(&self) -> Value {
+        let mut out = Map::new();
+        out.insert("_id".into(), json!(self.id));
+        out.insert("userId".into(), json!(self.id));
+        out.insert("username".into(), json!(self.username));
+        out.insert("profilePic".into(), json!(""));
+        out.insert("isModerator".into(), json!(self.is_moderator));
+        for (k, v) in &self.extra {
+            out.insert(k.clone(), v.clone());
+        }
+        if let Some(room) = &self.chat_room {
+            out.insert("chatRoom".into(), json!(room));
+        }
+        if let Some(uid) = &self.unique_user_identifier {
+            out.insert("uniqueUserIdentifier".into(), json!(uid));
+        }
+        out.insert("created".into(), json!(iso8601(self.created)));
+        Value::Object(out)
+    }
+}
+
+/// A live fault rule.
+pub(crate) struct FaultRule {
+    pub fault: Fault,
+    pub remaining: u32,
+}
+
+/// Everything the emulator knows, behind one mutex.
+pub(crate) struct State {
+    pub private_key: String,
+    pub public_key: String,
+    pub rate_limit: RateLimit,
+    pub rate_limit_headers: bool,
+    jwt_secret: [u8; 32],
+    id_prefix: u32,
+    next_id: u64,
+    users: Vec<UserRecord>,
+    by_id: HashMap<String, usize>,
+    by_unique_identifier: HashMap<String, usize>,
+    active_users: usize,
+    rooms: Vec<Value>,
+    conversations: HashMap<(String, String), Vec<Value>>,
+    pub faults: Vec<FaultRule>,
+    next_fault_id: u64,
+    pub journal: Vec<JournalEntry>,
+    next_seq: u64,
+    /// Gated (method, path pattern) pairs: answered as outside the plan.
+    pub gated: Vec<(String, String)>,
+    /// Accepted arrivals per private key, oldest first.
+    arrivals: HashMap<String, VecDeque<Instant>>,
+}
+
+fn random_bytes<const N: usize>() -> [u8; N] {
+    let mut bytes = [0u8; N];
+    // The OS random source is always there on the machines this runs on; a
+    // fixed fallback only weakens test tokens, it breaks nothing.
+    if getrandom::fill(&mut bytes).is_err() {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos();
+        for (i, b) in bytes.iter_mut().enumerate() {
+            *b = (nanos >> ((i % 16) * 8)) as u8 ^ i as u8;
+        }
+    }
+    bytes
+}
+
+impl State {
+    pub fn new(private_key: String, public_key: String, rate_limit: RateLimit, headers: bool) -> Self {
+        State {
+            private_key,
+            public_key,
+            rate_limit,
+            rate_limit_headers: headers,
+            jwt_secret: random_bytes(),
+            id_prefix: u32::from_le_bytes(random_bytes()),
+            next_id: 1,
+            users: Vec::new(),
+            by_id: HashMap::new(),
+            by_unique_identifier: HashMap::new(),
+            active_users: 0,
+            rooms: Vec::new(),
+            conversations: HashMap::new(),
+            faults: Vec::new(),
+            next_fault_id: 1,
+            journal: Vec::new(),
+            next_seq: 1,
+            gated: Vec::new(),
+            arrivals: HashMap::new(),
+        }
+    }
+
+    /// Clears the account's data, faults, journal, gates and counters; keeps keys and limits.
+    pub fn reset(&mut self) {
+        let fresh = State::new(
+            std::mem::take(&mut self.private_key),
+            std::mem::take(&mut self.public_key),
+            self.rate_limit,
+            self.rate_limit_headers,
+        );
+        *self = State { jwt_secret: self.jwt_secret, ..fresh };
+    }
+
+    fn new_id(&mut self) -> String {
+        let id = format!("{:08x}{:016x}", self.id_prefix, self.next_id);
+        self.next_id += 1;
+        id
+    }
+
+    // ---- journal and faults -------------------------------------------------
+
+    /// Records an arrival and returns its sequence number.
+    pub fn journal_arrival(&mut self, method: &str, path: &str, query: &str, body: &str) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.journal.push(JournalEntry {
+            seq,
+            method: method.to_owned(),
+            path: path.to_owned(),
+            query: redact_query(query),
+            body: body.to_owned(),
+            received_at: SystemTime::now(),
+            status: 0,
+        });
+        seq
+    }
+
+    /// Records the status answered to arrival `seq` (if the journal still holds it).
+    pub fn journal_status(&mut self, seq: u64, status: u16) {
+        if let Ok(i) = self.journal.binary_search_by_key(&seq, |e| e.seq) {
+            self.journal[i].status = status;
+        }
+    }
+
+    pub fn add_fault(&mut self, fault: Fault) -> u64 {
+        let id = self.next_fault_id;
+        self.next_fault_id += 1;
+        let remaining = fault.times;
+        self.faults.push(FaultRule { fault, remaining });
+        id
+    }
+
+    /// Takes one firing of the first live rule matching the request.
+    pub fn take_fault(&mut self, method: &str, path: &str) -> Option<Fault> {
+        let rule = self.faults.iter_mut().find(|r| {
+            r.remaining > 0
+                && r.fault.method.as_deref().is_none_or(|m| m.eq_ignore_ascii_case(method))
+                && path_matches(&r.fault.path, path)
+        })?;
+        rule.remaining -= 1;
+        let fired = rule.fault.clone();
+        self.faults.retain(|r| r.remaining > 0);
+        Some(fired)
+    }
+
+    pub fn is_gated(&self, method: &str, path: &str) -> bool {
+        self.gated
+            .iter()
+            .any(|(m, p)| (m == "*" || m.eq_ignore_ascii_case(method)) && path_matches(p, path))
+    }
+
+    // ---- auth and rate limit ------------------------------------------------
+
+    /// Section 5: the private key in `auth`, exactly.
+    pub fn check_auth(&self, auth: Option<&str>) -> Result<(), Answer> {
+        match auth {
+            None | Some("") => Err((401, json!({"message": "Please pass the auth token"}))),
+            Some(key) if key == self.private_key => Ok(()),
+            Some(_) => Err((401, json!({"message": "invalid auth token"}))),
+        }
+    }
+
+    /// The public key in `publicKey` (Validate Access Token, section 5.3).
+    pub fn check_public_key(&self, key: Option<&str>) -> Result<(), Answer> {
+        match key {
+            None | Some("") => Err((401, json!({"message": "Please pass the publicKey"}))),
+            Some(key) if key == self.public_key => Ok(()),
+            Some(_) => Err((401, json!({"message": "invalid publicKey"}))),
+        }
+    }
+
+    /// Counts an arrival for the account's private key. `Err(wait)` when over
+    /// the limit: the time until the oldest counted arrival leaves the window.
+    pub fn admit(&mut self, now: Instant) -> Result<RateStatus, Duration> {
+        let RateLimit { requests, window } = self.rate_limit;
+        let arrivals = self.arrivals.entry(self.private_key.clone()).or_default();
+        while arrivals.front().is_some_and(|t| now.duration_since(*t) >= window) {
+            arrivals.pop_front();
+        }
+        let wait = |arrivals: &VecDeque<Instant>| {
+            arrivals
+                .front()
+                .map(|t| (*t + window).saturating_duration_since(now))
+                .unwrap_or_default()
+        };
+        if arrivals.len() >= requests as usize {
+            return Err(wait(arrivals));
+        }
+        arrivals.push_back(now);
+        Ok(RateStatus {
+            limit: requests,
+            remaining: requests.saturating_sub(arrivals.len() as u32),
+            reset: wait(arrivals),
+        })
+    }
+
+    // ---- the REST endpoints -------------------------------------------------
+
+    /// GET /consumer/api/v2/users
+    pub fn list_users(&self, query: &HashMap<String, String>) -> Answer {
+        let limit = match parse_count(query, "limit", DEFAULT_LIMIT) {
+            Ok(n) if n > MAX_LIMIT => {
+                return (400, json!({"error": true, "message": "limit should be less than 200"}))
+            }
+            Ok(n) => n as usize,
+            Err(answer) => return answer,
+        };
+        let skip = match parse_count(query, "skip", 0) {
+            Ok(n) => usize::try_from(n).unwrap_or(usize::MAX),
+            Err(answer) => return answer,
+        };
+        let data: Vec<Value> = self
+            .users
+            .iter()
+            .filter(|u| u.active)
+            .skip(skip)
+            .take(limit)
+            .map(UserRecord::to_json)
+            .collect();
+        (200, json!({"total": self.active_users, "limit": limit, "skip": skip, "data": data}))
+    }
+
+    /// POST /consumer/api/v1/user
+    pub fn create_user(&mut self, body: &Value) -> Answer {
+        let invalid = |message: String| (400, json!({"error": true, "message": message}));
+        let Some(fields) = body.as_object() else {
+            return invalid("request body should be a JSON object".into());
+        };
+        let username = match fields.get("username") {
+            Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+            Some(Value::String(_)) => return invalid("username should not be empty".into()),
+            None | Some(Value::Null) => return invalid("username is required".into()),
+            Some(_) => return invalid("username should be a string".into()),
+        };
+        let is_moderator = match fields.get("isModerator") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => return invalid("isModerator should be a boolean".into()),
+        };
+        let optional_text = |key: &str| match fields.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(invalid(format!("{key} should be a string"))),
+        };
+        let chat_room = match optional_text("chatRoom") {
+            Ok(v) => v,
+            Err(a) => return a,
+        };
+        let unique_user_identifier = match optional_text("uniqueUserIdentifier") {
+            Ok(v) => v,
+            Err(a) => return a,
+        };
+        let mut extra = Map::new();
+        for key in ["email", "profilePic", "externalUserId"] {
+            match optional_text(key) {
+                Ok(Some(v)) => {
+                    extra.insert(key.into(), json!(v));
+                }
+                Ok(None) => {}
+                Err(a) => return a,
+            }
+        }
+        if let Some(meta) = fields.get("meta").filter(|m| !m.is_null()) {
+            extra.insert("meta".into(), meta.clone());
+        }
+        if let Some(uid) = &unique_user_identifier {
+            if self.by_unique_identifier.contains_key(uid) {
+                return invalid("uniqueUserIdentifier is already in use".into());
+            }
+        }
+        let id = self.new_id();
+        let claims = TokenClaims {
+            user_id: id.clone(),
+            username: username.clone(),
+            is_moderator,
+            chat_room: chat_room.clone(),
+        };
+        let now = SystemTime::now();
+        let issued_at = now.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
+        let token = jwt::sign(&self.jwt_secret, &claims, issued_at);
+        self.insert_user(UserRecord {
+            id: id.clone(),
+            username: username.clone(),
+            is_moderator,
+            chat_room: chat_room.clone(),
+            unique_user_identifier,
+            extra,
+            created: now,
+            active: true,
+        });
+        let mut out = json!({
+            "accessToken": token,
+            "username": username,
+            "userId": id,
+            "isModerator": is_moderator,
+        });
+        if let Some(room) = chat_room {
+            out["chatRoom"] = json!(room);
+        }
+        (200, out)
+    }
+
+    fn insert_user(&mut self, user: UserRecord) {
+        let index = self.users.len();
+        self.by_id.insert(user.id.clone(), index);
+        if let Some(uid) = &user.unique_user_identifier {
+            self.by_unique_identifier.insert(uid.clone(), index);
+        }
+        self.active_users += 1;
+        self.users.push(user);
+    }
+
+    /// DELETE /consumer/api/v2/user/deactivate
+    pub fn deactivate_user(&mut self, body: &Value) -> Answer {
+        let validation = |message: &str| (400, json!({"error": message}));
+        let Some(fields) = body.as_object() else {
+            return validation("request body should be a JSON object");
+        };
+        let present = |key: &str| fields.get(key).filter(|v| !v.is_null());
+        let index = match (present("userId"), present("uniqueUserIdentifier")) {
+            (Some(_), Some(_)) => {
+                return validation(
+                    "\"userId\" and \"uniqueUserIdentifier\" are mutually exclusive: give exactly one",
+                )
+            }
+            (None, None) => return validation("\"userId\" or \"uniqueUserIdentifier\" is required"),
+            (Some(Value::String(id)), None) => self.by_id.get(id),
+            (None, Some(Value::String(uid))) => self.by_unique_identifier.get(uid),
+            (Some(_), None) => return validation("\"userId\" must be a string"),
+            (None, Some(_)) => return validation("\"uniqueUserIdentifier\" must be a string"),
+        };
+        match index.copied().filter(|&i| self.users[i].active) {
+            Some(i) => {
+                self.users[i].active = false;
+                self.active_users -= 1;
+                (200, json!({"success": true, "message": "user deactivated"}))
+            }
+            None => (400, json!({"message": "user not found"})),
+        }
+    }
+
+    /// GET /consumer/api/v2/{room|chatroom}/:roomId/conversation/:conversationId/messages
+    pub fn conversation_messages(&self, room_id: &str, conversation_id: &str) -> Answer {
+        if !self.rooms.iter().any(|r| r["roomId"] == room_id) {
+            return (400, json!({"success": false, "message": "chat room not found"}));
+        }
+        match self.conversations.get(&(room_id.to_owned(), conversation_id.to_owned())) {
+            Some(messages) => (200, Value::Array(messages.clone())),
+            None => (400, json!({"success": false, "message": "conversation not found"})),
+        }
+    }
+
+    /// GET /consumer/api/v1/chatrooms
+    pub fn list_chat_rooms(&self) -> Answer {
+        (200, Value::Array(self.rooms.clone()))
+    }
+
+    /// GET /consumer/api/v1/validate (emulator-defined shape, section 4.7)
+    pub fn validate_token(&self, token: Option<&str>) -> Answer {
+        match self.token_user(token) {
+            Ok((claims, _)) => {
+                let mut out = json!({
+                    "valid": true,
+                    "userId": claims.user_id,
+                    "username": claims.username,
+                    "isModerator": claims.is_moderator,
+                });
+                if let Some(room) = claims.chat_room {
+                    out["chatRoom"] = json!(room);
+                }
+                (200, out)
+            }
+            Err(message) => (400, json!({"valid": false, "message": message})),
+        }
+    }
+
+    /// The signed-in user behind an access token, and its current record.
+    fn token_user(&self, token: Option<&str>) -> Result<(TokenClaims, &UserRecord), &'static str> {
+        let token = token.filter(|t| !t.is_empty()).ok_or("accessToken is required")?;
+        let claims = jwt::verify(&self.jwt_secret, token)?;
+        let user = self
+            .by_id
+            .get(&claims.user_id)
+            .map(|&i| &self.users[i])
+            .ok_or("the token's user does not exist")?;
+        if !user.active {
+            return Err("the token's user is deactivated");
+        }
+        Ok((claims, user))
+    }
+
+    /// Section 4.6: who a token signs in to `room_id`, and whether as moderator.
+    pub fn sign_in(&self, room_id: &str, token: Option<&str>) -> Result<SignIn, (u16, String)> {
+        if !self.rooms.iter().any(|r| r["roomId"] == room_id) {
+            return Err((404, format!("There is no chat room \"{room_id}\".")));
+        }
+        let (claims, _) = self.token_user(token).map_err(|m| (401, m.to_owned()))?;
+        // Section 3: a room-scoped moderator is a regular user in any other room.
+        let moderator = claims.is_moderator
+            && claims.chat_room.as_deref().is_none_or(|scoped| scoped == room_id);
+        let room_name = self
+            .rooms
+            .iter()
+            .find(|r| r["roomId"] == room_id)
+            .and_then(|r| r["name"].as_str())
+            .unwrap_or(room_id)
+            .to_owned();
+        Ok(SignIn { username: claims.username, room_name, moderator })
+    }
+
+    // ---- admin --------------------------------------------------------------
+
+    /// Adds `count` users quickly (no token is signed for them).
+    pub fn seed_users(&mut self, count: usize) -> usize {
+        self.users.reserve(count);
+        self.by_id.reserve(count);
+        let created = SystemTime::now();
+        for _ in 0..count {
+            let id = self.new_id();
+            let n = self.users.len() + 1;
+            self.insert_user(UserRecord {
+                id,
+                username: format!("seed-user-{n}"),
+                is_moderator: false,
+                chat_room: None,
+                unique_user_identifier: None,
+                extra: Map::new(),
+                created,
+                active: true,
+            });
+        }
+        self.active_users
+    }
+
+    pub fn create_room(&mut self, spec: &Value) -> Result<Value, String> {
+        let Some(fields) = spec.as_object() else {
+            return Err("a room should be a JSON object".into());
+        };
+        let mut room = json!({
+            "roomId": "",
+            "name": "",
+            "roomPassword": null,
+            "passwordProtected": false,
+            "enableChannels": false,
+            "enableOneToOneChat": false,
+            "preModeratedChatRoom": false,
+        });
+        for (k, v) in fields {
+            room[k] = v.clone();
+        }
+        match &room["roomId"] {
+            Value::String(s) if s.is_empty() => {
+                let id = self.new_id();
+                room["roomId"] = json!(format!("r{}", &id[id.len() - 9..]));
+            }
+            Value::String(s) if self.rooms.iter().any(|r| r["roomId"] == *s) => {
+                return Err(format!("room {s} already exists"))
+            }
+            Value::String(_) => {}
+            _ => return Err("roomId should be a string".into()),
+        }
+        if !room["name"].is_string() {
+            return Err("name should be a string".into());
+        }
+        self.rooms.push(room.clone());
+        Ok(room)
+    }
+
+    pub fn add_conversation(&mut self, spec: &Value) -> Result<Value, String> {
+        let room_id = spec["roomId"].as_str().ok_or("roomId (string) is required")?;
+        if !self.rooms.iter().any(|r| r["roomId"] == room_id) {
+            return Err(format!("no room {room_id}; create it first"));
+        }
+        let conversation_id = match &spec["conversationId"] {
+            Value::String(s) => s.clone(),
+            Value::Null => self.new_id(),
+            _ => return Err("conversationId should be a string".into()),
+        };
+        let items = spec["messages"].as_array().ok_or("messages (array) is required")?;
+        let mut records = Vec::with_capacity(items.len());
+        for item in items {
+            let text = item["messages"].as_str().ok_or("each message needs \"messages\" (its text)")?;
+            let mut author = match &item["user"] {
+                Value::Object(o) => o.clone(),
+                Value::Null => Map::new(),
+                _ => return Err("user should be an object".into()),
+            };
+            if !author.contains_key("_id") {
+                author.insert("_id".into(), json!(self.new_id()));
+            }
+            if !author.get("username").is_some_and(Value::is_string) {
+                return Err("each message's user needs a username".into());
+            }
+            let created = match &item["created"] {
+                Value::String(s) => s.clone(),
+                _ => iso8601(SystemTime::now()),
+            };
+            records.push(json!({
+                "_id": self.new_id(),
+                "conversation": conversation_id,
+                "messages": text,
+                "created": created,
+                "user": author,
+            }));
+        }
+        self.conversations
+            .entry((room_id.to_owned(), conversation_id.clone()))
+            .or_default()
+            .extend(records);
+        let all = self.conversations[&(room_id.to_owned(), conversation_id.clone())].clone();
+        Ok(json!({"conversationId": conversation_id, "messages": all}))
+    }
+}
+
+/// Where the account stands against its rate limit after an admitted arrival.
+pub struct RateStatus {
+    pub limit: u32,
+    pub remaining: u32,
+    pub reset: Duration,
+}
+
+/// The outcome of a browser sign-in.
+pub struct SignIn {
+    pub username: String,
+    pub room_name: String,
+    pub moderator: bool,
+}
+
+/// `pattern` is an exact path, or a prefix when it ends in `*`.
+pub fn path_matches(pattern: &str, path: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) => path.starts_with(prefix),
+        None => pattern == path,
+    }
+}
+
+/// Parses a non-negative integer query parameter, naming it when it is not one.
+fn parse_count(query: &HashMap<String, String>, name: &str, default: u64) -> Result<u64, Answer> {
+    match query.get(name) {
+        None => Ok(default),
+        Some(text) => text.parse::<u64>().map_err(|_| {
+            (400, json!({"error": true, "message": format!("{name} should be a non-negative integer")}))
+        }),
+    }
+}
+
+/// The query string with the values of `auth` and `publicKey` replaced by `REDACTED`.
+pub fn redact_query(query: &str) -> String {
+    query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((name, _)) if name == "auth" || name == "publicKey" => format!("{name}=REDACTED"),
+            _ => pair.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// `2024-01-15T15:21:44.293Z`
+pub fn iso8601(t: SystemTime) -> String {
+    humantime::format_rfc3339_millis(t).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redacts_keys_only() {
+        assert_eq!(redact_query("auth=sk&limit=5"), "auth=REDACTED&limit=5");
+        assert_eq!(redact_query("publicKey=pk"), "publicKey=REDACTED");
+        assert_eq!(redact_query("author=x"), "author=x");
+        assert_eq!(redact_query(""), "");
+    }
+
+    #[test]
+    fn matches_paths() {
+        assert!(path_matches("/a/*", "/a/b"));
+        assert!(path_matches("/a", "/a"));
+        assert!(!path_matches("/a", "/a/b"));
+    }
+}
