@@ -1,2 +1,74 @@
-//! roomchat: a synchronous client for the chat service's REST API.
+//! `roomchat`: a synchronous client for the hosted chat service's REST API.
+//!
+//! Create users and moderators, list and deactivate users, read conversation
+//! messages, list chat rooms, and sign users into rooms, from a server.
+//!
+//! * [`Client`] sends requests on one keep-alive connection pool, shares one
+//!   rate-limit budget per private key across the whole process, and retries
+//!   only what is safe to retry: connection failures and 429s for every
+//!   method, 5xx and timeouts only for GET and DELETE (a retried create-user
+//!   could create the user twice).
+//! * [`wire`] is the pure layer underneath — request builders and response
+//!   decoders without I/O — for use with another HTTP stack.
+//! * Every failure is an [`Error`] with a stable [`ErrorKind`]; the private key
+//!   never appears in any error, `Debug` output or log line.
+//!
+//! ```
+//! use roomchat::{Client, CreateUser, DeactivateUser, ErrorKind, ListUsers};
+//! # let emulator = roomchat_emulator::Emulator::start(Default::default()).unwrap();
+//! # let (base_url, key) = (emulator.base_url().to_owned(), emulator.private_key());
+//!
+//! let client = Client::builder(key).base_url(base_url).build()?;
+//!
+//! let ann = client.create_user(&CreateUser::moderator("ann"))?;
+//! client.create_user(&CreateUser::regular("bob").field("uniqueUserIdentifier", "crm-7"))?;
+//!
+//! let page = client.list_users(&ListUsers::page(50, 0))?;
+//! assert_eq!(page.total, 2);
+//! for user in client.users() {
+//!     println!("{}", user?.username.unwrap_or_default());
+//! }
+//!
+//! client.deactivate_user(&DeactivateUser::UniqueUserIdentifier("crm-7".into()))?;
+//! let again = client.deactivate_user(&DeactivateUser::UniqueUserIdentifier("crm-7".into()));
+//! assert_eq!(again.unwrap_err().kind(), ErrorKind::UserNotFound);
+//! # let _ = ann;
+//! # Ok::<(), roomchat::Error>(())
+//! ```
 #![deny(missing_docs)]
+
+mod client;
+mod error;
+mod models;
+mod pagination;
+mod ratelimit;
+mod signin;
+pub mod wire;
+
+pub use client::{
+    Client, ClientBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES,
+    DEFAULT_MAX_RETRY_WAIT, DEFAULT_TIMEOUT,
+};
+pub use error::{Error, ErrorKind, Result};
+pub use models::{
+    ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated, ListUsers, Message, MessageAuthor,
+    PathForm, RawAuth, RawRequest, RawResponse, Role, User, UserPage, MAX_PAGE_SIZE,
+};
+pub use pagination::{UserPages, Users};
+pub use ratelimit::{RateLimitConfig, RateLimitState, WhenLimited};
+pub use signin::{escape_html, iframe_html, sign_in_url};
+
+/// The crate's version.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+// Everything a binding hands across threads must be Send + Sync.
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Client>();
+    assert_send_sync::<Error>();
+    assert_send_sync::<Users>();
+    assert_send_sync::<UserPages>();
+    assert_send_sync::<User>();
+    assert_send_sync::<CreatedUser>();
+    assert_send_sync::<Message>();
+};

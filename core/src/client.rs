@@ -1,0 +1,553 @@
+//! The client: configuration, the keep-alive transport, retries and the endpoints.
+
+use std::fmt;
+use std::io::Read;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use serde_json::Value;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::models::{
+    ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated, ListUsers, Message, RawAuth,
+    RawRequest, RawResponse, UserPage,
+};
+use crate::pagination::{UserPages, Users};
+use crate::ratelimit::{Budget, RateLimitConfig, RateLimitState};
+use crate::wire::{self, WireRequest, WireResponse};
+
+/// Default connect timeout: 10 s.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default overall timeout of one attempt (connect, send, wait, read): 30 s.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default number of retries after the first attempt: 2.
+pub const DEFAULT_MAX_RETRIES: u32 = 2;
+/// Default cap on a response body: 16 MiB.
+pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
+/// Default longest wait the client sleeps before a retry (`Retry-After` beyond it is returned as an error): 60 s.
+pub const DEFAULT_MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
+
+/// Configures a [`Client`]. Made by [`Client::builder`].
+#[derive(Clone)]
+pub struct ClientBuilder {
+    private_key: String,
+    public_key: Option<String>,
+    base_url: Option<String>,
+    chat_url: Option<String>,
+    connect_timeout: Duration,
+    timeout: Duration,
+    max_retries: u32,
+    retry_non_idempotent: bool,
+    base_backoff: Duration,
+    max_retry_wait: Duration,
+    rate_limit: RateLimitConfig,
+    app_name: Option<String>,
+    max_response_bytes: u64,
+    allow_insecure_http: bool,
+}
+
+impl fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("private_key", &"REDACTED")
+            .field("base_url", &self.base_url)
+            .field("chat_url", &self.chat_url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClientBuilder {
+    /// The REST base URL, e.g. `https://api.example.com` (required: no host is baked in).
+    pub fn base_url(mut self, url: impl Into<String>) -> Self {
+        self.base_url = Some(url.into());
+        self
+    }
+
+    /// The public key (for [`RawAuth::PublicKey`] requests).
+    pub fn public_key(mut self, key: impl Into<String>) -> Self {
+        self.public_key = Some(key.into());
+        self
+    }
+
+    /// The address rooms are served at to browsers (for [`Client::sign_in_url`]).
+    pub fn chat_url(mut self, url: impl Into<String>) -> Self {
+        self.chat_url = Some(url.into());
+        self
+    }
+
+    /// Connect timeout (default [`DEFAULT_CONNECT_TIMEOUT`]).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Overall timeout of one attempt (default [`DEFAULT_TIMEOUT`]).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Retries after the first attempt (default [`DEFAULT_MAX_RETRIES`]; 0 turns retrying off).
+    pub fn max_retries(mut self, retries: u32) -> Self {
+        self.max_retries = retries;
+        self
+    }
+
+    /// Also retry POST and PATCH after a 5xx or a read timeout (default `false`:
+    /// a retried create-user can create the user twice).
+    pub fn retry_non_idempotent(mut self, yes: bool) -> Self {
+        self.retry_non_idempotent = yes;
+        self
+    }
+
+    /// The first retry's backoff before jitter; it doubles each retry (default 250 ms).
+    pub fn base_backoff(mut self, backoff: Duration) -> Self {
+        self.base_backoff = backoff;
+        self
+    }
+
+    /// The longest wait slept before a retry (default [`DEFAULT_MAX_RETRY_WAIT`]); a
+    /// `Retry-After` beyond it is returned as an error instead.
+    pub fn max_retry_wait(mut self, wait: Duration) -> Self {
+        self.max_retry_wait = wait;
+        self
+    }
+
+    /// The client-side rate limit of this key (default [`RateLimitConfig::default`]: 600 per 60 s).
+    pub fn rate_limit(mut self, config: RateLimitConfig) -> Self {
+        self.rate_limit = config;
+        self
+    }
+
+    /// An application name appended to the `User-Agent` (`roomchat-rust/0.1.0 myapp/2.1`).
+    pub fn app_name(mut self, name: impl Into<String>) -> Self {
+        self.app_name = Some(name.into());
+        self
+    }
+
+    /// The largest response body accepted (default [`DEFAULT_MAX_RESPONSE_BYTES`]).
+    pub fn max_response_bytes(mut self, bytes: u64) -> Self {
+        self.max_response_bytes = bytes;
+        self
+    }
+
+    /// Allow sending the key over plain `http://` to a host that is not loopback (default `false`).
+    pub fn allow_insecure_http(mut self, yes: bool) -> Self {
+        self.allow_insecure_http = yes;
+        self
+    }
+
+    /// Checks the settings and builds the client.
+    pub fn build(self) -> Result<Client> {
+        let key = &self.private_key;
+        if key.is_empty() {
+            return Err(Error::configuration("the private key is empty"));
+        }
+        if key.trim() != key {
+            return Err(Error::configuration("the private key has surrounding whitespace"));
+        }
+        if key.chars().any(char::is_control) {
+            return Err(Error::configuration("the private key contains control characters"));
+        }
+        if let Some(public) = &self.public_key {
+            if public.is_empty() || public.trim() != public {
+                return Err(Error::configuration("the public key is empty or has surrounding whitespace"));
+            }
+        }
+        let base_url = self.base_url.clone().ok_or_else(|| Error::configuration("no base URL was given"))?;
+        let base_url = check_url("base URL", &base_url, self.allow_insecure_http)?;
+        let chat_url = match &self.chat_url {
+            Some(url) => Some(check_url("chat URL", url, true)?),
+            None => None,
+        };
+        self.rate_limit.validate()?;
+        if self.timeout.is_zero() || self.connect_timeout.is_zero() {
+            return Err(Error::configuration("timeouts must be greater than zero"));
+        }
+        let mut user_agent = format!("roomchat-rust/{}", env!("CARGO_PKG_VERSION"));
+        if let Some(app) = &self.app_name {
+            if app.chars().any(|c| c.is_control()) || app.trim().is_empty() {
+                return Err(Error::configuration("the application name is empty or has control characters"));
+            }
+            user_agent.push(' ');
+            user_agent.push_str(app.trim());
+        }
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_connect(Some(self.connect_timeout))
+            .timeout_global(Some(self.timeout))
+            // A redirect would carry the key in the URL to wherever it points.
+            .max_redirects(0)
+            .user_agent(user_agent)
+            .max_idle_connections_per_host(64)
+            .build()
+            .into();
+        let budget = Budget::for_key(key, self.rate_limit);
+        Ok(Client {
+            inner: Arc::new(Inner {
+                agent,
+                base_url,
+                chat_url,
+                budget,
+                jitter_seed: AtomicU64::new(seed()),
+                config: self,
+            }),
+        })
+    }
+}
+
+fn seed() -> u64 {
+    let nanos = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default().as_nanos() as u64;
+    nanos | 1
+}
+
+/// Checks an `http(s)://host[:port][/path]` URL; plain `http://` only to loopback unless allowed.
+fn check_url(what: &str, url: &str, allow_insecure: bool) -> Result<String> {
+    let url = url.trim_end_matches('/');
+    let (scheme, rest) = url
+        .split_once("://")
+        .ok_or_else(|| Error::configuration(format!("the {what} must start with https:// or http://")))?;
+    let host_port = rest.split('/').next().unwrap_or_default();
+    if host_port.is_empty() || url.contains(['?', '#']) || url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(Error::configuration(format!("the {what} {url:?} is not a valid URL")));
+    }
+    let host = if let Some(v6) = host_port.strip_prefix('[') {
+        v6.split(']').next().unwrap_or_default()
+    } else {
+        host_port.split(':').next().unwrap_or_default()
+    };
+    match scheme.to_ascii_lowercase().as_str() {
+        "https" => {}
+        "http" if allow_insecure || is_loopback(host) => {}
+        "http" => {
+            return Err(Error::configuration(format!(
+                "the {what} uses plain http:// to {host:?}, which would send the private key unencrypted; \
+                 use https://, or allow_insecure_http(true) if you really mean it"
+            )))
+        }
+        _ => return Err(Error::configuration(format!("the {what} must start with https:// or http://"))),
+    }
+    Ok(url.to_owned())
+}
+
+fn is_loopback(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost")
+        || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+struct Inner {
+    agent: ureq::Agent,
+    base_url: String,
+    chat_url: Option<String>,
+    budget: Arc<Budget>,
+    jitter_seed: AtomicU64,
+    config: ClientBuilder,
+}
+
+/// A client of the chat service's REST API.
+///
+/// Cheap to clone (one `Arc`), `Send + Sync`, and meant to be shared: all
+/// clones and threads use one keep-alive connection pool, and every client of
+/// the same private key in the process shares one rate-limit budget.
+///
+/// ```no_run
+/// use roomchat::{Client, CreateUser, ListUsers};
+///
+/// let client = Client::builder("sk_live_…").base_url("https://api.example.com").build()?;
+/// let created = client.create_user(&CreateUser::moderator("ann"))?;
+/// let page = client.list_users(&ListUsers::page(50, 0))?;
+/// for user in client.users() {
+///     println!("{:?}", user?.username);
+/// }
+/// # Ok::<(), roomchat::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("base_url", &self.inner.base_url)
+            .field("private_key", &"REDACTED")
+            .finish_non_exhaustive()
+    }
+}
+
+/// How one attempt ended, for the retry decision.
+enum Attempt {
+    Answered(WireResponse),
+    /// Failed before the request could have reached the service.
+    NotSent(Error),
+    /// Failed after (part of) the request may have been sent.
+    MaybeSent(Error),
+}
+
+impl Client {
+    /// Starts configuring a client authenticated by `private_key`.
+    pub fn builder(private_key: impl Into<String>) -> ClientBuilder {
+        ClientBuilder {
+            private_key: private_key.into(),
+            public_key: None,
+            base_url: None,
+            chat_url: None,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            timeout: DEFAULT_TIMEOUT,
+            max_retries: DEFAULT_MAX_RETRIES,
+            retry_non_idempotent: false,
+            base_backoff: Duration::from_millis(250),
+            max_retry_wait: DEFAULT_MAX_RETRY_WAIT,
+            rate_limit: RateLimitConfig::default(),
+            app_name: None,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            allow_insecure_http: false,
+        }
+    }
+
+    /// The REST base URL.
+    pub fn base_url(&self) -> &str {
+        &self.inner.base_url
+    }
+
+    /// GET /consumer/api/v2/users: one page of users.
+    pub fn list_users(&self, params: &ListUsers) -> Result<UserPage> {
+        self.call(wire::list_users(params), wire::decode_list_users)
+    }
+
+    /// Every user, fetched lazily page by page (200 a page). See [`Users`].
+    pub fn users(&self) -> Users {
+        Users::new(self.clone(), crate::models::MAX_PAGE_SIZE)
+    }
+
+    /// Every user, fetched lazily `page_size` at a time (1 to 200).
+    pub fn users_with_page_size(&self, page_size: u32) -> Users {
+        Users::new(self.clone(), page_size)
+    }
+
+    /// The users listing page by page, `page_size` at a time (1 to 200). See [`UserPages`].
+    pub fn user_pages(&self, page_size: u32) -> UserPages {
+        UserPages::new(self.clone(), page_size)
+    }
+
+    /// DELETE /consumer/api/v2/user/deactivate.
+    pub fn deactivate_user(&self, target: &DeactivateUser) -> Result<Deactivated> {
+        self.call(wire::deactivate_user(target), wire::decode_deactivate_user)
+    }
+
+    /// GET /consumer/api/v2/room/:roomId/conversation/:conversationId/messages (or the `chatroom` form).
+    pub fn conversation_messages(&self, params: &ConversationMessages) -> Result<Vec<Message>> {
+        self.call(wire::conversation_messages(params), wire::decode_conversation_messages)
+    }
+
+    /// POST /consumer/api/v1/user. Never retried after a 5xx or timeout unless
+    /// [`ClientBuilder::retry_non_idempotent`] is set: it could create the user twice.
+    pub fn create_user(&self, params: &CreateUser) -> Result<CreatedUser> {
+        self.call(wire::create_user(params), wire::decode_create_user)
+    }
+
+    /// GET /consumer/api/v1/chatrooms: the JSON as it came.
+    pub fn list_chat_rooms(&self) -> Result<Value> {
+        self.call(Ok(wire::list_chat_rooms()), wire::decode_chat_rooms)
+    }
+
+    /// A request to an operation the contract names without a shape (section 4.7).
+    pub fn raw_request(&self, params: &RawRequest) -> Result<RawResponse> {
+        self.call(wire::raw(params), wire::decode_raw)
+    }
+
+    /// Where this key's shared rate-limit budget stands.
+    pub fn rate_limit_state(&self) -> RateLimitState {
+        self.inner.budget.snapshot()
+    }
+
+    /// The browser address that signs the holder of `access_token` in to `room_id` (section 4.6).
+    pub fn sign_in_url(&self, room_id: &str, access_token: &str) -> Result<String> {
+        let chat_url = self
+            .inner
+            .chat_url
+            .as_deref()
+            .ok_or_else(|| Error::configuration("no chat URL was configured (ClientBuilder::chat_url)"))?;
+        crate::signin::sign_in_url(chat_url, room_id, access_token)
+    }
+
+    /// An `<iframe>` element showing `room_id` signed in as the holder of `access_token`.
+    pub fn iframe_html(&self, room_id: &str, access_token: &str, width: &str, height: &str) -> Result<String> {
+        let url = self.sign_in_url(room_id, access_token)?;
+        crate::signin::iframe_html(&url, width, height)
+    }
+
+    /// Sends `request` with retries and decodes the answer.
+    fn call<T>(&self, request: Result<WireRequest>, decode: fn(&WireResponse) -> Result<T>) -> Result<T> {
+        let request = request?;
+        let target = request.redacted_target();
+        self.execute(&request, decode)
+            .map_err(|e| e.with_request(&request.method, &target).scrub(&self.inner.config.private_key))
+    }
+
+    fn execute<T>(&self, request: &WireRequest, decode: fn(&WireResponse) -> Result<T>) -> Result<T> {
+        let config = &self.inner.config;
+        let key = match request.auth {
+            RawAuth::PrivateKey => Some(config.private_key.as_str()),
+            RawAuth::PublicKey => Some(
+                config
+                    .public_key
+                    .as_deref()
+                    .ok_or_else(|| Error::configuration("no public key was configured (ClientBuilder::public_key)"))?,
+            ),
+            RawAuth::None => None,
+        };
+        let url = request.url(&self.inner.base_url, key);
+        let mut retry = 0;
+        loop {
+            self.inner.budget.acquire()?;
+            let attempt = self.send_once(request, &url);
+            let (error, retryable) = match attempt {
+                Attempt::Answered(response) => {
+                    self.observe(&response);
+                    if (200..300).contains(&response.status) {
+                        return decode(&response);
+                    }
+                    let error = wire::decode_error(&response, SystemTime::now());
+                    let retryable = match response.status {
+                        429 => true,
+                        500 | 502 | 503 | 504 => request.is_idempotent() || config.retry_non_idempotent,
+                        _ => false,
+                    };
+                    (error, retryable)
+                }
+                Attempt::NotSent(error) => {
+                    let retryable = matches!(error.kind(), ErrorKind::Connection | ErrorKind::Timeout);
+                    (error, retryable)
+                }
+                Attempt::MaybeSent(error) => {
+                    let retryable = request.is_idempotent() || config.retry_non_idempotent;
+                    (error, retryable)
+                }
+            };
+            if !retryable || retry >= config.max_retries {
+                return Err(error);
+            }
+            let wait = match error.retry_after() {
+                Some(wait) => wait,
+                None => self.backoff(retry),
+            };
+            if wait > config.max_retry_wait {
+                return Err(error);
+            }
+            std::thread::sleep(wait);
+            retry += 1;
+        }
+    }
+
+    /// Feeds a 429 and the `X-RateLimit-*` headers into the shared budget.
+    fn observe(&self, response: &WireResponse) {
+        let now = SystemTime::now();
+        if response.status == 429 {
+            let hold = response
+                .header("retry-after")
+                .and_then(|v| wire::parse_retry_after(v, now))
+                .unwrap_or_else(|| self.inner.budget.window());
+            self.inner.budget.block_for(hold);
+        } else if let Some(headers) = wire::rate_limit_headers(response, now) {
+            if let (Some(0), Some(reset)) = (headers.remaining, headers.reset) {
+                self.inner.budget.block_for(reset);
+            }
+        }
+    }
+
+    /// Exponential backoff with full jitter: a random wait in [b/2, b], b = base × 2^retry, capped at 8 s.
+    fn backoff(&self, retry: u32) -> Duration {
+        let base = self.inner.config.base_backoff.saturating_mul(1 << retry.min(16)).min(Duration::from_secs(8));
+        // xorshift: jitter needs spread, not cryptographic randomness.
+        let mut x = self.inner.jitter_seed.load(Ordering::Relaxed);
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.inner.jitter_seed.store(x, Ordering::Relaxed);
+        let fraction = 0.5 + (x % 1000) as f64 / 2000.0;
+        base.mul_f64(fraction)
+    }
+
+    fn send_once(&self, request: &WireRequest, url: &str) -> Attempt {
+        let builder = ureq::http::Request::builder().method(request.method.as_str()).uri(url);
+        let result = match &request.body {
+            Some(body) => builder
+                .header("content-type", "application/json")
+                .body(body.clone().into_bytes())
+                .map(|r| self.inner.agent.run(r)),
+            None => builder.body(()).map(|r| self.inner.agent.run(r)),
+        };
+        let mut response = match result {
+            Ok(Ok(response)) => response,
+            Ok(Err(e)) => return classify_transport_error(e),
+            Err(_) => return Attempt::NotSent(Error::validation("the request could not be built from its URL and method")),
+        };
+        let status = response.status().as_u16();
+        let headers: Vec<(String, String)> = response
+            .headers()
+            .iter()
+            .filter_map(|(n, v)| v.to_str().ok().map(|v| (n.as_str().to_owned(), v.to_owned())))
+            .collect();
+        let cap = self.inner.config.max_response_bytes;
+        let too_large = || {
+            Error::new(ErrorKind::ResponseTooLarge, format!("the response body is larger than the cap of {cap} bytes"))
+                .with_status(status)
+        };
+        let declared = response
+            .headers()
+            .get("content-length")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > cap) {
+            return Attempt::MaybeSent(too_large());
+        }
+        // Read one byte past the cap to tell "exactly the cap" from "over it".
+        let mut body = Vec::with_capacity(declared.unwrap_or(0).min(cap) as usize);
+        let read = response.body_mut().as_reader().take(cap + 1).read_to_end(&mut body);
+        match read {
+            Ok(_) if body.len() as u64 > cap => Attempt::MaybeSent(too_large()),
+            Ok(_) => Attempt::Answered(WireResponse::new(status, headers, body)),
+            Err(e) => {
+                let timed_out = e.kind() == std::io::ErrorKind::TimedOut
+                    || e.get_ref().and_then(|inner| inner.downcast_ref::<ureq::Error>()).is_some_and(|u| matches!(u, ureq::Error::Timeout(_)));
+                let kind = if timed_out { ErrorKind::Timeout } else { ErrorKind::Decode };
+                let what = if timed_out { "timed out while reading the response body" } else { "the response body was cut off" };
+                Attempt::MaybeSent(Error::new(kind, format!("{what} ({e})")).with_status(status))
+            }
+        }
+    }
+}
+
+fn classify_transport_error(e: ureq::Error) -> Attempt {
+    use ureq::Timeout as T;
+    match e {
+        ureq::Error::Timeout(T::Resolve | T::Connect) => {
+            Attempt::NotSent(Error::new(ErrorKind::Timeout, format!("timed out connecting ({e})")))
+        }
+        ureq::Error::Timeout(_) => Attempt::MaybeSent(Error::new(ErrorKind::Timeout, format!("timed out ({e})"))),
+        ureq::Error::HostNotFound | ureq::Error::ConnectionFailed => {
+            Attempt::NotSent(Error::new(ErrorKind::Connection, format!("could not connect ({e})")))
+        }
+        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
+            Attempt::NotSent(Error::new(ErrorKind::Connection, format!("the connection was refused ({io})")))
+        }
+        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => {
+            Attempt::MaybeSent(Error::new(ErrorKind::Timeout, format!("timed out ({io})")))
+        }
+        ureq::Error::Io(io) => {
+            Attempt::MaybeSent(Error::new(ErrorKind::Connection, format!("the connection broke before an answer came ({io})")))
+        }
+        ureq::Error::BodyExceedsLimit(n) => {
+            Attempt::MaybeSent(Error::new(ErrorKind::ResponseTooLarge, format!("the response is larger than {n} bytes")))
+        }
+        ureq::Error::Protocol(_) | ureq::Error::LargeResponseHeader(..) => {
+            Attempt::MaybeSent(Error::new(ErrorKind::Decode, format!("the answer is not valid HTTP ({e})")))
+        }
+        ureq::Error::BadUri(_) | ureq::Error::Http(_) => {
+            Attempt::NotSent(Error::configuration("the request URL is not valid (check the base URL)"))
+        }
+        other => Attempt::MaybeSent(Error::new(ErrorKind::Connection, format!("the request failed ({other})"))),
+    }
+}

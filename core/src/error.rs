@@ -1,0 +1,289 @@
+//! The one error type of the crate, and its stable kinds.
+
+use std::fmt;
+use std::time::Duration;
+
+/// What went wrong, in a form that does not change between releases.
+///
+/// The numeric values are part of the public contract: the C ABI returns them
+/// as result codes and the Python and Node packages expose them as codes. A
+/// value is never reused for another meaning; new kinds get new numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+#[repr(u32)]
+pub enum ErrorKind {
+    /// The service said the `auth` key is missing (401, or the older 400 "Please specify API Key").
+    MissingAuth = 1,
+    /// The service rejected the key (401): wrong, truncated, padded or regenerated.
+    InvalidAuth = 2,
+    /// The service rejected a parameter or body (400); the message names what is wrong.
+    InvalidRequest = 3,
+    /// The user named in the request does not exist or is already deactivated (400 "user not found").
+    UserNotFound = 4,
+    /// The endpoint is not part of the account's plan (400 telling to upgrade).
+    PlanUpgradeRequired = 5,
+    /// Over the rate limit: a 429 from the service, or the client's own budget
+    /// could not give a slot within the allowed wait. [`Error::retry_after`] says how long to wait.
+    RateLimited = 6,
+    /// The service failed (5xx). [`Error::event_id`] carries the id to quote to support.
+    ServerError = 7,
+    /// A status the contract does not describe for this call (3xx, 404, 413, …).
+    UnexpectedStatus = 8,
+    /// The connect or overall timeout ran out.
+    Timeout = 9,
+    /// No connection could be made, or it broke before an answer came.
+    Connection = 10,
+    /// The answer could not be decoded: not JSON (an HTML proxy page), cut off, or the wrong shape.
+    Decode = 11,
+    /// The answer was larger than the configured cap.
+    ResponseTooLarge = 12,
+    /// The client refused to send the request: an argument is invalid (nothing was sent).
+    Validation = 13,
+    /// The client is misconfigured: empty or padded key, bad base URL, plain `http://` to a remote host.
+    Configuration = 14,
+}
+
+impl ErrorKind {
+    /// Every kind, in numeric order.
+    pub const ALL: [ErrorKind; 14] = [
+        ErrorKind::MissingAuth,
+        ErrorKind::InvalidAuth,
+        ErrorKind::InvalidRequest,
+        ErrorKind::UserNotFound,
+        ErrorKind::PlanUpgradeRequired,
+        ErrorKind::RateLimited,
+        ErrorKind::ServerError,
+        ErrorKind::UnexpectedStatus,
+        ErrorKind::Timeout,
+        ErrorKind::Connection,
+        ErrorKind::Decode,
+        ErrorKind::ResponseTooLarge,
+        ErrorKind::Validation,
+        ErrorKind::Configuration,
+    ];
+
+    /// The stable numeric code (see the type's docs).
+    pub fn code(self) -> u32 {
+        self as u32
+    }
+
+    /// A stable snake_case name, e.g. `"user_not_found"`, used by the conformance vectors and bindings.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::MissingAuth => "missing_auth",
+            ErrorKind::InvalidAuth => "invalid_auth",
+            ErrorKind::InvalidRequest => "invalid_request",
+            ErrorKind::UserNotFound => "user_not_found",
+            ErrorKind::PlanUpgradeRequired => "plan_upgrade_required",
+            ErrorKind::RateLimited => "rate_limited",
+            ErrorKind::ServerError => "server_error",
+            ErrorKind::UnexpectedStatus => "unexpected_status",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Connection => "connection",
+            ErrorKind::Decode => "decode",
+            ErrorKind::ResponseTooLarge => "response_too_large",
+            ErrorKind::Validation => "validation",
+            ErrorKind::Configuration => "configuration",
+        }
+    }
+
+    /// The kind with this [`name`](Self::name), if any.
+    pub fn from_name(name: &str) -> Option<ErrorKind> {
+        ErrorKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An error from the client or the service.
+///
+/// It carries the [`ErrorKind`], a human-readable message (the service's own
+/// text when it sent one), the HTTP status when there was an answer, the
+/// method and the path of the request (with `auth` redacted), the `eventId` of
+/// a server failure, and how long to wait when rate limited. The private key
+/// never appears in any of them.
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{kind}: {message}{}", self.context())]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+    status: Option<u16>,
+    method: Option<String>,
+    path: Option<String>,
+    event_id: Option<String>,
+    retry_after: Option<Duration>,
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Error")
+            .field("kind", &self.kind)
+            .field("message", &self.message)
+            .field("status", &self.status)
+            .field("method", &self.method)
+            .field("path", &self.path)
+            .field("event_id", &self.event_id)
+            .field("retry_after", &self.retry_after)
+            .finish()
+    }
+}
+
+impl Error {
+    /// A new error of `kind` with `message` and no request context.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
+        Error {
+            kind,
+            message: message.into(),
+            status: None,
+            method: None,
+            path: None,
+            event_id: None,
+            retry_after: None,
+        }
+    }
+
+    pub(crate) fn validation(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Validation, message)
+    }
+
+    pub(crate) fn configuration(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Configuration, message)
+    }
+
+    /// The stable kind.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The message: the service's own text when it sent one, otherwise the client's.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The HTTP status, when the service answered.
+    pub fn status(&self) -> Option<u16> {
+        self.status
+    }
+
+    /// The request's method, when a request was made or built.
+    pub fn method(&self) -> Option<&str> {
+        self.method.as_deref()
+    }
+
+    /// The request's path and query, with the value of `auth` (or `publicKey`) replaced by `REDACTED`.
+    pub fn path(&self) -> Option<&str> {
+        self.path.as_deref()
+    }
+
+    /// The service's `eventId` of a server failure, to quote to support.
+    pub fn event_id(&self) -> Option<&str> {
+        self.event_id.as_deref()
+    }
+
+    /// How long to wait before trying again, when known (rate limits, `Retry-After`).
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.retry_after
+    }
+
+    pub(crate) fn with_status(mut self, status: u16) -> Error {
+        self.status = Some(status);
+        self
+    }
+
+    pub(crate) fn with_event_id(mut self, event_id: Option<String>) -> Error {
+        self.event_id = event_id;
+        self
+    }
+
+    pub(crate) fn with_retry_after(mut self, retry_after: Option<Duration>) -> Error {
+        self.retry_after = retry_after;
+        self
+    }
+
+    /// Sets the request context (method and redacted path) unless already set.
+    pub(crate) fn with_request(mut self, method: &str, redacted_path: &str) -> Error {
+        if self.method.is_none() {
+            self.method = Some(method.to_owned());
+            self.path = Some(redacted_path.to_owned());
+        }
+        self
+    }
+
+    /// Removes every occurrence of `secret` (and its percent-encoded form) from
+    /// the error's texts: errors may quote URLs or bodies that echo it.
+    pub(crate) fn scrub(mut self, secret: &str) -> Error {
+        if secret.is_empty() {
+            return self;
+        }
+        let encoded = crate::wire::encode_query_component(secret);
+        let scrub = |text: &mut String| {
+            if text.contains(secret) {
+                *text = text.replace(secret, "REDACTED");
+            }
+            if text.contains(&encoded) {
+                *text = text.replace(&encoded, "REDACTED");
+            }
+        };
+        scrub(&mut self.message);
+        if let Some(p) = self.path.as_mut() {
+            scrub(p);
+        }
+        if let Some(e) = self.event_id.as_mut() {
+            scrub(e);
+        }
+        self
+    }
+
+    fn context(&self) -> String {
+        let mut out = String::new();
+        if let (Some(m), Some(p)) = (&self.method, &self.path) {
+            out.push_str(&format!(" ({m} {p}"));
+            if let Some(s) = self.status {
+                out.push_str(&format!(", HTTP {s}"));
+            }
+            out.push(')');
+        } else if let Some(s) = self.status {
+            out.push_str(&format!(" (HTTP {s})"));
+        }
+        if let Some(e) = &self.event_id {
+            out.push_str(&format!(" [eventId {e}]"));
+        }
+        if let Some(r) = self.retry_after {
+            out.push_str(&format!(" [retry after {:.3}s]", r.as_secs_f64()));
+        }
+        out
+    }
+}
+
+/// `Result<T, roomchat::Error>`.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_stable() {
+        let codes: Vec<u32> = ErrorKind::ALL.iter().map(|k| k.code()).collect();
+        assert_eq!(codes, (1..=14).collect::<Vec<_>>());
+        for kind in ErrorKind::ALL {
+            assert_eq!(ErrorKind::from_name(kind.name()), Some(kind));
+        }
+    }
+
+    #[test]
+    fn display_has_context_and_scrubs() {
+        let e = Error::new(ErrorKind::ServerError, "boom sk_secret")
+            .with_status(500)
+            .with_event_id(Some("ev1".into()))
+            .with_request("GET", "/x?auth=REDACTED")
+            .scrub("sk_secret");
+        let shown = e.to_string();
+        assert_eq!(shown, "server_error: boom REDACTED (GET /x?auth=REDACTED, HTTP 500) [eventId ev1]");
+        assert!(!format!("{e:?}").contains("sk_secret"));
+    }
+}

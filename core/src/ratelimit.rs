@@ -1,0 +1,252 @@
+//! Rate-limit accounting shared by every client of one private key in the process.
+//!
+//! The service allows 600 requests per rolling minute per private key and
+//! counts *arrivals*. The client counts *starts*, so it keeps a small margin:
+//! a few requests of the limit in reserve and a window a little longer than
+//! the service's, which absorbs network jitter between start and arrival.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use once_cell::sync::Lazy;
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// What to do when the budget has no free slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WhenLimited {
+    /// Wait for the next free slot, up to this long; past it, fail with [`ErrorKind::RateLimited`].
+    Wait(Duration),
+    /// Fail at once with [`ErrorKind::RateLimited`], saying how long to wait.
+    Fail,
+}
+
+/// The client-side rate limit of one private key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimitConfig {
+    /// Requests the service allows per window (default 600).
+    pub requests: u32,
+    /// The service's rolling window (default 60 s).
+    pub window: Duration,
+    /// Requests of the limit kept in reserve (default: 2 % of the limit, at least 1 when the limit is over 1).
+    pub reserve: u32,
+    /// Added to the window to absorb jitter between start and arrival (default: 5 % of the window, at most 1 s).
+    pub jitter_allowance: Duration,
+    /// Wait for a slot, or fail at once (default: wait up to 60 s).
+    pub when_limited: WhenLimited,
+}
+
+impl RateLimitConfig {
+    /// `requests` per `window`, with the default margins and waiting policy.
+    pub fn new(requests: u32, window: Duration) -> RateLimitConfig {
+        RateLimitConfig {
+            requests,
+            window,
+            reserve: if requests > 1 { requests.div_ceil(50) } else { 0 },
+            jitter_allowance: (window / 20).min(Duration::from_secs(1)),
+            when_limited: WhenLimited::Wait(Duration::from_secs(60)),
+        }
+    }
+
+    /// The same, failing at once instead of waiting.
+    pub fn fail_fast(mut self) -> RateLimitConfig {
+        self.when_limited = WhenLimited::Fail;
+        self
+    }
+
+    /// Starts the client allows itself per (padded) window.
+    pub fn effective_requests(&self) -> u32 {
+        self.requests.saturating_sub(self.reserve).max(1)
+    }
+
+    fn effective_window(&self) -> Duration {
+        self.window + self.jitter_allowance
+    }
+
+    pub(crate) fn validate(&self) -> Result<()> {
+        if self.requests == 0 || self.window.is_zero() {
+            return Err(Error::configuration("rate limit must allow at least one request per non-zero window"));
+        }
+        Ok(())
+    }
+}
+
+impl Default for RateLimitConfig {
+    /// The service's limit: 600 requests per 60 s (section 8).
+    fn default() -> Self {
+        RateLimitConfig::new(600, Duration::from_secs(60))
+    }
+}
+
+/// Where a key's budget stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimitState {
+    /// Requests the client allows itself per window (the service's limit less the reserve).
+    pub limit: u32,
+    /// The window the client counts in (the service's plus the jitter allowance).
+    pub window: Duration,
+    /// Requests started within the current window.
+    pub used: u32,
+    /// Requests that may start now without waiting.
+    pub remaining: u32,
+    /// How long until the next request may start (zero when one may start now).
+    pub next_free_in: Duration,
+    /// How long every caller is still held off after a 429 or exhausted `X-RateLimit-Remaining`.
+    pub blocked_for: Option<Duration>,
+}
+
+struct BudgetState {
+    config: RateLimitConfig,
+    starts: VecDeque<Instant>,
+    blocked_until: Option<Instant>,
+}
+
+impl BudgetState {
+    fn prune(&mut self, now: Instant) {
+        let window = self.config.effective_window();
+        while self.starts.front().is_some_and(|t| now.duration_since(*t) >= window) {
+            self.starts.pop_front();
+        }
+        if self.blocked_until.is_some_and(|b| b <= now) {
+            self.blocked_until = None;
+        }
+    }
+
+    /// How long until a start is allowed (zero: now).
+    fn wait(&self, now: Instant) -> Duration {
+        let blocked = self.blocked_until.map(|b| b.saturating_duration_since(now)).unwrap_or_default();
+        let full = self.starts.len() >= self.config.effective_requests() as usize;
+        let slot = match (full, self.starts.front()) {
+            (true, Some(oldest)) => (*oldest + self.config.effective_window()).saturating_duration_since(now),
+            _ => Duration::ZERO,
+        };
+        blocked.max(slot)
+    }
+}
+
+/// The budget of one private key, shared process-wide.
+pub(crate) struct Budget {
+    state: Mutex<BudgetState>,
+    freed: Condvar,
+}
+
+/// Budgets by private key. The key is only used as a map key, never shown.
+static REGISTRY: Lazy<Mutex<HashMap<String, Arc<Budget>>>> = Lazy::new(Default::default);
+
+impl Budget {
+    /// The budget of `private_key`, created on first use. A client built later
+    /// with other settings for the same key replaces the settings (counts are kept).
+    pub(crate) fn for_key(private_key: &str, config: RateLimitConfig) -> Arc<Budget> {
+        let mut registry = REGISTRY.lock().unwrap_or_else(|p| p.into_inner());
+        let budget = registry
+            .entry(private_key.to_owned())
+            .or_insert_with(|| {
+                Arc::new(Budget {
+                    state: Mutex::new(BudgetState { config, starts: VecDeque::new(), blocked_until: None }),
+                    freed: Condvar::new(),
+                })
+            })
+            .clone();
+        budget.lock().config = config;
+        budget
+    }
+
+    fn lock(&self) -> MutexGuard<'_, BudgetState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Takes a slot for one request start, waiting as configured.
+    pub(crate) fn acquire(&self) -> Result<()> {
+        let mut state = self.lock();
+        let started_waiting = Instant::now();
+        loop {
+            let now = Instant::now();
+            state.prune(now);
+            let wait = state.wait(now);
+            if wait.is_zero() {
+                state.starts.push_back(now);
+                return Ok(());
+            }
+            let allowed = match state.config.when_limited {
+                WhenLimited::Fail => Duration::ZERO,
+                WhenLimited::Wait(max) => max.saturating_sub(now.duration_since(started_waiting)),
+            };
+            if wait > allowed {
+                return Err(Error::new(
+                    ErrorKind::RateLimited,
+                    format!(
+                        "the client-side rate limit of {} requests per {:?} is spent; the next slot frees in {:.3}s",
+                        state.config.requests,
+                        state.config.window,
+                        wait.as_secs_f64()
+                    ),
+                )
+                .with_retry_after(Some(wait)));
+            }
+            // Woken early when a 429 or a settings change alters the picture.
+            state = self.freed.wait_timeout(state, wait).map(|(g, _)| g).unwrap_or_else(|p| p.into_inner().0);
+        }
+    }
+
+    /// Holds every caller of this key off for `duration` (after a 429 or `X-RateLimit-Remaining: 0`).
+    pub(crate) fn block_for(&self, duration: Duration) {
+        let until = Instant::now() + duration;
+        let mut state = self.lock();
+        if state.blocked_until.is_none_or(|b| b < until) {
+            state.blocked_until = Some(until);
+        }
+        drop(state);
+        self.freed.notify_all();
+    }
+
+    /// The window the service clears a 429 within when it says nothing.
+    pub(crate) fn window(&self) -> Duration {
+        self.lock().config.window
+    }
+
+    pub(crate) fn snapshot(&self) -> RateLimitState {
+        let now = Instant::now();
+        let mut state = self.lock();
+        state.prune(now);
+        let limit = state.config.effective_requests();
+        let used = state.starts.len() as u32;
+        let blocked_for = state.blocked_until.map(|b| b.saturating_duration_since(now));
+        RateLimitState {
+            limit,
+            window: state.config.effective_window(),
+            used,
+            remaining: if blocked_for.is_some() { 0 } else { limit.saturating_sub(used) },
+            next_free_in: state.wait(now),
+            blocked_for,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fails_fast_with_the_wait() {
+        let config = RateLimitConfig::new(3, Duration::from_secs(10)).fail_fast();
+        let budget = Budget::for_key("unit-test-key-fail-fast", config);
+        for _ in 0..config.effective_requests() {
+            budget.acquire().unwrap();
+        }
+        let e = budget.acquire().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::RateLimited);
+        assert!(e.retry_after().unwrap() > Duration::from_secs(9));
+        let s = budget.snapshot();
+        assert_eq!((s.limit, s.used, s.remaining), (2, 2, 0));
+    }
+
+    #[test]
+    fn a_block_holds_everyone_off() {
+        let config = RateLimitConfig::new(100, Duration::from_secs(10)).fail_fast();
+        let budget = Budget::for_key("unit-test-key-block", config);
+        budget.block_for(Duration::from_secs(5));
+        assert_eq!(budget.acquire().unwrap_err().kind(), ErrorKind::RateLimited);
+        assert_eq!(budget.snapshot().remaining, 0);
+    }
+}

@@ -1,0 +1,547 @@
+//! The pure layer: typed requests to wire requests, wire responses to typed
+//! results or errors. No I/O, no clock (time is passed in), so a user with
+//! their own HTTP stack can use the builders and decoders alone.
+//!
+//! ```
+//! use roomchat::wire::{self, WireResponse};
+//! use roomchat::{ErrorKind, ListUsers};
+//!
+//! let request = wire::list_users(&ListUsers::page(10, 20)).unwrap();
+//! assert_eq!(request.method, "GET");
+//! assert_eq!(request.path, "/consumer/api/v2/users");
+//! assert_eq!(request.url("https://api.example.com", Some("sk_1")),
+//!            "https://api.example.com/consumer/api/v2/users?auth=sk_1&limit=10&skip=20");
+//!
+//! let answer = WireResponse::new(401, vec![], br#"{"message":"invalid auth token"}"#.to_vec());
+//! let error = wire::decode_list_users(&answer).unwrap_err();
+//! assert_eq!(error.kind(), ErrorKind::InvalidAuth);
+//! ```
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::models::{
+    check_non_empty, ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated, ListUsers, Message,
+    PathForm, RawAuth, RawRequest, RawResponse, Role, UserPage, MAX_PAGE_SIZE,
+};
+
+/// A request as it goes on the wire, before the key is added.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WireRequest {
+    /// The HTTP method, upper case.
+    pub method: String,
+    /// The path under the base URL, already percent-encoded.
+    pub path: String,
+    /// Query parameters (not encoded; [`WireRequest::url`] encodes them), without the key.
+    pub query: Vec<(String, String)>,
+    /// The JSON body, serialized.
+    pub body: Option<String>,
+    /// Which key authenticates it.
+    pub auth: RawAuth,
+}
+
+impl WireRequest {
+    fn new(method: &str, path: String) -> WireRequest {
+        WireRequest { method: method.into(), path, query: Vec::new(), body: None, auth: RawAuth::PrivateKey }
+    }
+
+    /// The name of the key's query parameter: `auth`, `publicKey`, or none.
+    pub fn auth_param(&self) -> Option<&'static str> {
+        match self.auth {
+            RawAuth::PrivateKey => Some("auth"),
+            RawAuth::PublicKey => Some("publicKey"),
+            RawAuth::None => None,
+        }
+    }
+
+    /// The full URL: `base_url` (no trailing slash needed), the path, the key
+    /// (when both a key parameter and `key` are given) and the query, all encoded.
+    pub fn url(&self, base_url: &str, key: Option<&str>) -> String {
+        let mut url = String::with_capacity(base_url.len() + self.path.len() + 64);
+        url.push_str(base_url.trim_end_matches('/'));
+        url.push_str(&self.path);
+        let mut separator = '?';
+        if let (Some(name), Some(key)) = (self.auth_param(), key) {
+            url.push(separator);
+            url.push_str(name);
+            url.push('=');
+            url.push_str(&encode_query_component(key));
+            separator = '&';
+        }
+        for (name, value) in &self.query {
+            url.push(separator);
+            url.push_str(&encode_query_component(name));
+            url.push('=');
+            url.push_str(&encode_query_component(value));
+            separator = '&';
+        }
+        url
+    }
+
+    /// The path and query with the key shown as `REDACTED`: safe for errors and logs.
+    pub fn redacted_target(&self) -> String {
+        self.url("", Some("REDACTED"))
+    }
+
+    /// GET, HEAD, PUT, DELETE and OPTIONS may be sent again after a failure
+    /// without creating anything twice; POST and PATCH may not.
+    pub fn is_idempotent(&self) -> bool {
+        matches!(self.method.as_str(), "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS")
+    }
+}
+
+// ---- encoding ---------------------------------------------------------------------
+
+fn encode(text: &str, out: &mut String) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    for &b in text.as_bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push('%');
+            out.push(HEX[(b >> 4) as usize] as char);
+            out.push(HEX[(b & 15) as usize] as char);
+        }
+    }
+}
+
+/// Percent-encodes a query name or value: everything but `A-Z a-z 0-9 - . _ ~`.
+pub fn encode_query_component(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    encode(text, &mut out);
+    out
+}
+
+/// Percent-encodes one path segment, so that an id such as `../users` or
+/// `a?b#c` stays one segment: `/`, `?`, `#`, `%` and the rest are encoded, and
+/// a segment of only dots is encoded whole (`..` → `%2E%2E`).
+pub fn encode_path_segment(segment: &str) -> String {
+    if !segment.is_empty() && segment.bytes().all(|b| b == b'.') {
+        return "%2E".repeat(segment.len());
+    }
+    encode_query_component(segment)
+}
+
+fn id_segment(what: &str, id: &str) -> Result<String> {
+    check_non_empty(what, id)?;
+    Ok(encode_path_segment(id))
+}
+
+// ---- builders -----------------------------------------------------------------------
+
+/// GET /consumer/api/v2/users (section 4.1). `limit` must be 1 to 200.
+pub fn list_users(params: &ListUsers) -> Result<WireRequest> {
+    let mut request = WireRequest::new("GET", "/consumer/api/v2/users".into());
+    if let Some(limit) = params.limit {
+        if !(1..=MAX_PAGE_SIZE).contains(&limit) {
+            return Err(Error::validation(format!("limit must be between 1 and {MAX_PAGE_SIZE}, not {limit}")));
+        }
+        request.query.push(("limit".into(), limit.to_string()));
+    }
+    if let Some(skip) = params.skip {
+        request.query.push(("skip".into(), skip.to_string()));
+    }
+    Ok(request)
+}
+
+/// DELETE /consumer/api/v2/user/deactivate (section 4.2), with exactly one identifier.
+pub fn deactivate_user(target: &DeactivateUser) -> Result<WireRequest> {
+    let (field, id) = match target {
+        DeactivateUser::UserId(id) => ("userId", id),
+        DeactivateUser::UniqueUserIdentifier(id) => ("uniqueUserIdentifier", id),
+    };
+    check_non_empty(field, id)?;
+    let mut body = Map::new();
+    body.insert(field.into(), Value::String(id.clone()));
+    let mut request = WireRequest::new("DELETE", "/consumer/api/v2/user/deactivate".into());
+    request.body = Some(Value::Object(body).to_string());
+    Ok(request)
+}
+
+/// GET /consumer/api/v2/{room|chatroom}/:roomId/conversation/:conversationId/messages (section 4.3).
+pub fn conversation_messages(params: &ConversationMessages) -> Result<WireRequest> {
+    let form = match params.path_form {
+        PathForm::Room => "room",
+        PathForm::ChatRoom => "chatroom",
+    };
+    let room = id_segment("room_id", &params.room_id)?;
+    let conversation = id_segment("conversation_id", &params.conversation_id)?;
+    Ok(WireRequest::new("GET", format!("/consumer/api/v2/{form}/{room}/conversation/{conversation}/messages")))
+}
+
+/// POST /consumer/api/v1/user (section 4.4).
+pub fn create_user(params: &CreateUser) -> Result<WireRequest> {
+    if params.username.trim().is_empty() {
+        return Err(Error::validation("username must not be empty"));
+    }
+    let mut body = Map::new();
+    body.insert("username".into(), Value::String(params.username.clone()));
+    match &params.role {
+        Role::Regular => {
+            body.insert("isModerator".into(), Value::Bool(false));
+        }
+        Role::ModeratorOfAllRooms => {
+            body.insert("isModerator".into(), Value::Bool(true));
+        }
+        Role::ModeratorOfRoom(room) => {
+            check_non_empty("chat room of a room moderator", room)?;
+            body.insert("isModerator".into(), Value::Bool(true));
+            body.insert("chatRoom".into(), Value::String(room.clone()));
+        }
+    }
+    for (name, value) in &params.extra {
+        if body.contains_key(name) {
+            return Err(Error::validation(format!(
+                "extra field {name:?} would override what the role and username set; use them instead"
+            )));
+        }
+        body.insert(name.clone(), value.clone());
+    }
+    let mut request = WireRequest::new("POST", "/consumer/api/v1/user".into());
+    request.body = Some(Value::Object(body).to_string());
+    Ok(request)
+}
+
+/// GET /consumer/api/v1/chatrooms (section 4.5).
+pub fn list_chat_rooms() -> WireRequest {
+    WireRequest::new("GET", "/consumer/api/v1/chatrooms".into())
+}
+
+/// A request of section 4.7's shapeless operations. The path must start with
+/// `/`, and holds no query, fragment, space or control character.
+pub fn raw(params: &RawRequest) -> Result<WireRequest> {
+    let method = params.method.to_ascii_uppercase();
+    if !matches!(method.as_str(), "GET" | "POST" | "PUT" | "PATCH" | "DELETE") {
+        return Err(Error::validation(format!("method {:?} is not one of GET, POST, PUT, PATCH, DELETE", params.method)));
+    }
+    let path = &params.path;
+    if !path.starts_with('/') || path.starts_with("//") {
+        return Err(Error::validation("path must start with a single '/'"));
+    }
+    if let Some(bad) = path.chars().find(|c| matches!(c, '?' | '#') || c.is_whitespace() || c.is_control()) {
+        return Err(Error::validation(format!(
+            "path must not contain {bad:?}: put parameters in `query` and percent-encode ids"
+        )));
+    }
+    if path.split('/').any(|s| s == ".." || s == ".") {
+        return Err(Error::validation("path must not contain '.' or '..' segments"));
+    }
+    let auth_param = match params.auth {
+        RawAuth::PrivateKey => Some("auth"),
+        RawAuth::PublicKey => Some("publicKey"),
+        RawAuth::None => None,
+    };
+    if let Some((name, _)) = params.query.iter().find(|(n, _)| Some(n.as_str()) == auth_param || n == "auth") {
+        return Err(Error::validation(format!("query must not carry {name:?}: the client adds the key itself")));
+    }
+    let mut request = WireRequest::new(&method, path.clone());
+    request.query = params.query.clone();
+    request.body = params.body.as_ref().map(Value::to_string);
+    request.auth = params.auth;
+    Ok(request)
+}
+
+// ---- responses -------------------------------------------------------------------
+
+/// A response as it came off the wire.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WireResponse {
+    /// The HTTP status.
+    pub status: u16,
+    /// The headers, in order (names compared case-insensitively).
+    pub headers: Vec<(String, String)>,
+    /// The body's bytes.
+    pub body: Vec<u8>,
+}
+
+impl WireResponse {
+    /// A response of `status`, `headers` and `body`.
+    pub fn new(status: u16, headers: Vec<(String, String)>, body: Vec<u8>) -> WireResponse {
+        WireResponse { status, headers, body }
+    }
+
+    /// The first header called `name` (any case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    fn is_success(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+}
+
+/// Decodes the users listing.
+pub fn decode_list_users(response: &WireResponse) -> Result<UserPage> {
+    decode_json(response)
+}
+
+/// Decodes deactivate user.
+pub fn decode_deactivate_user(response: &WireResponse) -> Result<Deactivated> {
+    decode_json(response)
+}
+
+/// Decodes conversation messages: a JSON array of message records.
+pub fn decode_conversation_messages(response: &WireResponse) -> Result<Vec<Message>> {
+    decode_json(response)
+}
+
+/// Decodes create user.
+pub fn decode_create_user(response: &WireResponse) -> Result<CreatedUser> {
+    decode_json(response)
+}
+
+/// Decodes the chat-room list: the JSON as it came, whatever its shape.
+pub fn decode_chat_rooms(response: &WireResponse) -> Result<Value> {
+    decode_json(response)
+}
+
+/// Decodes the answer to a raw request: any 2xx with a JSON (or empty) body.
+pub fn decode_raw(response: &WireResponse) -> Result<RawResponse> {
+    let body = decode_json::<Value>(response)?;
+    let headers = response.headers.iter().map(|(n, v)| (n.to_ascii_lowercase(), v.clone())).collect();
+    Ok(RawResponse { status: response.status, headers, body })
+}
+
+fn decode_json<T: DeserializeOwned>(response: &WireResponse) -> Result<T> {
+    if !response.is_success() {
+        return Err(decode_error(response, SystemTime::now()));
+    }
+    let value: Value = if response.body.iter().all(u8::is_ascii_whitespace) {
+        Value::Null
+    } else {
+        serde_json::from_slice(&response.body).map_err(|e| not_json(response, &e))?
+    };
+    // A 2xx that says it failed (`{"success": false, "message": …}`) is an error.
+    if value.get("success") == Some(&Value::Bool(false)) {
+        let (kind, message) = classify(response.status, &error_text(&value));
+        return Err(Error::new(kind, message).with_status(response.status));
+    }
+    T::deserialize(&value).map_err(|e| {
+        Error::new(ErrorKind::Decode, format!("the response does not have the expected shape: {e}"))
+            .with_status(response.status)
+    })
+}
+
+fn not_json(response: &WireResponse, e: &serde_json::Error) -> Error {
+    let what = match response.header("content-type") {
+        Some(ct) => format!("a {ct} body"),
+        None => "a body without content type".to_owned(),
+    };
+    let detail = if e.is_eof() { "it is cut off" } else { "it is not JSON" };
+    Error::new(ErrorKind::Decode, format!("HTTP {} came with {what} that cannot be decoded: {detail} ({e})", response.status))
+        .with_status(response.status)
+}
+
+/// Turns a non-2xx response into the error it stands for (section 7 and the
+/// field notes' variants). `now` turns an HTTP-date `Retry-After` into a wait.
+pub fn decode_error(response: &WireResponse, now: SystemTime) -> Error {
+    let json: Option<Value> = serde_json::from_slice(&response.body).ok();
+    let status = response.status;
+    let text = json.as_ref().map(error_text).unwrap_or_default();
+    let (kind, message) = classify(status, &text);
+    let message = if message.is_empty() {
+        let body = if json.is_some() || response.body.is_empty() { "" } else { " and a body that is not JSON" };
+        format!("the service answered HTTP {status}{body}")
+    } else {
+        message
+    };
+    let event_id = json.as_ref().and_then(|j| j.get("eventId")).and_then(|v| match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    });
+    let retry_after = response.header("retry-after").and_then(|v| parse_retry_after(v, now));
+    Error::new(kind, message).with_status(status).with_event_id(event_id).with_retry_after(retry_after)
+}
+
+/// The error text of a body: `message`, then `errorMessage`, then `error` as a
+/// string, or an object's `message` or `details[].message`.
+fn error_text(body: &Value) -> String {
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned);
+    if let Some(t) = text(body.get("message")).or_else(|| text(body.get("errorMessage"))) {
+        return t;
+    }
+    match body.get("error") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Object(o)) => {
+            if let Some(t) = text(o.get("message")) {
+                return t;
+            }
+            let details: Vec<&str> = o
+                .get("details")
+                .and_then(Value::as_array)
+                .map(|d| d.iter().filter_map(|x| x.get("message").and_then(Value::as_str)).collect())
+                .unwrap_or_default();
+            details.join("; ")
+        }
+        _ => String::new(),
+    }
+}
+
+fn classify(status: u16, text: &str) -> (ErrorKind, String) {
+    let lower = text.to_ascii_lowercase();
+    let mentions_key = lower.contains("auth token") || lower.contains("api key") || lower.contains("auth key");
+    let asks_for_key = mentions_key && (lower.contains("pass") || lower.contains("specify") || lower.contains("missing") || lower.contains("required"));
+    let kind = match status {
+        401 if asks_for_key => ErrorKind::MissingAuth,
+        401 => ErrorKind::InvalidAuth,
+        400 | 403 if asks_for_key => ErrorKind::MissingAuth,
+        400 | 403 if mentions_key && lower.contains("invalid") => ErrorKind::InvalidAuth,
+        400 | 403 if lower.contains("upgrade") => ErrorKind::PlanUpgradeRequired,
+        400 | 404 if lower.contains("user not found") => ErrorKind::UserNotFound,
+        400 | 422 => ErrorKind::InvalidRequest,
+        429 => ErrorKind::RateLimited,
+        500..=599 => ErrorKind::ServerError,
+        200..=299 => ErrorKind::InvalidRequest,
+        _ => ErrorKind::UnexpectedStatus,
+    };
+    let message = match (kind, text.is_empty()) {
+        (_, false) => text.to_owned(),
+        (ErrorKind::RateLimited, true) => "rate limit exceeded".to_owned(),
+        _ => String::new(),
+    };
+    (kind, message)
+}
+
+/// `X-RateLimit-*` headers, when the service sends them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimitHeaders {
+    /// `X-RateLimit-Limit`.
+    pub limit: Option<u32>,
+    /// `X-RateLimit-Remaining`.
+    pub remaining: Option<u32>,
+    /// `X-RateLimit-Reset`, read as seconds until the window frees a slot
+    /// (a Unix timestamp, when larger than a day's seconds, is turned into a wait using `now`).
+    pub reset: Option<Duration>,
+}
+
+/// Reads the `X-RateLimit-*` headers; `None` when none is there.
+pub fn rate_limit_headers(response: &WireResponse, now: SystemTime) -> Option<RateLimitHeaders> {
+    let number = |name: &str| response.header(name).and_then(|v| v.trim().parse::<f64>().ok()).filter(|n| *n >= 0.0);
+    let limit = number("x-ratelimit-limit").map(|n| n as u32);
+    let remaining = number("x-ratelimit-remaining").map(|n| n as u32);
+    let reset = number("x-ratelimit-reset").map(|n| {
+        if n > 86_400.0 {
+            let now = now.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64();
+            Duration::from_secs_f64((n - now).max(0.0))
+        } else {
+            Duration::from_secs_f64(n)
+        }
+    });
+    (limit.is_some() || remaining.is_some() || reset.is_some()).then_some(RateLimitHeaders { limit, remaining, reset })
+}
+
+/// Parses `Retry-After`: delay-seconds, or an HTTP date (IMF-fixdate, e.g.
+/// `Wed, 21 Oct 2015 07:28:00 GMT`) turned into a wait from `now`.
+pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    if let Ok(seconds) = value.parse::<f64>() {
+        return (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds.min(1e9)));
+    }
+    let at = parse_http_date(value)?;
+    Some(at.duration_since(now).unwrap_or_default())
+}
+
+/// IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`.
+fn parse_http_date(text: &str) -> Option<SystemTime> {
+    let parts: Vec<&str> = text.split_whitespace().collect();
+    let [_weekday, day, month, year, time, "GMT"] = parts.as_slice() else {
+        return None;
+    };
+    let day: u64 = day.parse().ok()?;
+    let month = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        .iter()
+        .position(|m| m == month)? as u64
+        + 1;
+    let year: u64 = year.parse().ok()?;
+    let hms: Vec<u64> = time.split(':').map(|p| p.parse().ok()).collect::<Option<_>>()?;
+    let [h, m, s] = hms.as_slice() else { return None };
+    if !(1..=31).contains(&day) || year < 1970 || *h > 23 || *m > 59 || *s > 60 {
+        return None;
+    }
+    // Days from the civil date (Howard Hinnant's algorithm), for years >= 1970.
+    let (y, mo) = if month <= 2 { (year - 1, month + 9) } else { (year, month - 3) };
+    let era = y / 400;
+    let yoe = y - era * 400;
+    let doy = (153 * mo + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(UNIX_EPOCH + Duration::from_secs(days * 86_400 + h * 3600 + m * 60 + s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(status: u16, body: &str) -> WireResponse {
+        WireResponse::new(status, vec![], body.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn hostile_ids_stay_one_segment() {
+        let r = conversation_messages(&ConversationMessages::new("../users", "a?b#c")).unwrap();
+        assert_eq!(r.path, "/consumer/api/v2/room/..%2Fusers/conversation/a%3Fb%23c/messages");
+        let r = conversation_messages(&ConversationMessages::new("..", "%41")).unwrap();
+        assert_eq!(r.path, "/consumer/api/v2/room/%2E%2E/conversation/%2541/messages");
+        assert_eq!(conversation_messages(&ConversationMessages::new("", "x")).unwrap_err().kind(), ErrorKind::Validation);
+    }
+
+    #[test]
+    fn key_is_encoded_and_redacted() {
+        let r = list_users(&ListUsers::default()).unwrap();
+        assert_eq!(r.url("http://h/", Some("a&b=c")), "http://h/consumer/api/v2/users?auth=a%26b%3Dc");
+        assert_eq!(r.redacted_target(), "/consumer/api/v2/users?auth=REDACTED");
+    }
+
+    #[test]
+    fn limits_are_checked() {
+        assert!(list_users(&ListUsers::page(200, 0)).is_ok());
+        assert_eq!(list_users(&ListUsers::page(201, 0)).unwrap_err().kind(), ErrorKind::Validation);
+        assert_eq!(list_users(&ListUsers::page(0, 0)).unwrap_err().kind(), ErrorKind::Validation);
+    }
+
+    #[test]
+    fn error_shapes() {
+        let now = SystemTime::now();
+        let kind = |status, body| decode_error(&answer(status, body), now).kind();
+        assert_eq!(kind(401, r#"{"message":"Please pass the auth token"}"#), ErrorKind::MissingAuth);
+        assert_eq!(kind(400, r#"{"error":"Please specify API Key"}"#), ErrorKind::MissingAuth);
+        assert_eq!(kind(401, r#"{"error":"Invalid API Key"}"#), ErrorKind::InvalidAuth);
+        assert_eq!(kind(400, r#"{"message":"user not found"}"#), ErrorKind::UserNotFound);
+        assert_eq!(kind(400, r#"{"error":true,"errorMessage":"limit should be less than 200"}"#), ErrorKind::InvalidRequest);
+        assert_eq!(kind(400, r#"{"message":"Please upgrade your plan"}"#), ErrorKind::PlanUpgradeRequired);
+        assert_eq!(kind(502, "<html>bad gateway</html>"), ErrorKind::ServerError);
+        assert_eq!(kind(404, "{}"), ErrorKind::UnexpectedStatus);
+        let nested = decode_error(
+            &answer(400, r#"{"error":{"details":[{"message":"\"roomPassword\" is required","path":["roomPassword"]}]}}"#),
+            now,
+        );
+        assert_eq!(nested.message(), "\"roomPassword\" is required");
+        let e = decode_error(&answer(500, r#"{"message":"oops","eventId":"ev-9"}"#), now);
+        assert_eq!((e.kind(), e.event_id(), e.status()), (ErrorKind::ServerError, Some("ev-9"), Some(500)));
+    }
+
+    #[test]
+    fn retry_after_forms() {
+        let now = UNIX_EPOCH + Duration::from_secs(1_445_412_400); // 2015-10-21 07:26:40 UTC
+        assert_eq!(parse_retry_after("7", now), Some(Duration::from_secs(7)));
+        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now), Some(Duration::from_secs(80)));
+        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:20:00 GMT", now), Some(Duration::ZERO));
+        assert_eq!(parse_retry_after("soon", now), None);
+        assert_eq!(parse_retry_after("-3", now), None);
+    }
+
+    #[test]
+    fn success_false_is_an_error_and_shapes_are_checked() {
+        let e = decode_conversation_messages(&answer(200, r#"{"success":false,"message":"no such room"}"#)).unwrap_err();
+        assert_eq!((e.kind(), e.message()), (ErrorKind::InvalidRequest, "no such room"));
+        assert_eq!(decode_list_users(&answer(200, "{}")).unwrap_err().kind(), ErrorKind::Decode);
+        assert_eq!(decode_list_users(&answer(200, r#"{"total":1,"da"#)).unwrap_err().kind(), ErrorKind::Decode);
+    }
+}
