@@ -1,0 +1,69 @@
+//! Shared set-up: an emulator per test, and a client for it.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use roomchat::{Client, ClientBuilder, Error, RateLimitConfig};
+use roomchat_emulator::{Emulator, EmulatorConfig, Fault, FaultAction};
+
+/// A key distinctive enough to find anywhere it leaks. Each test makes its own
+/// (the rate-limit budget is per key, process-wide).
+pub fn secret_key(test: &str) -> String {
+    format!("sk_live_SECRET_{test}_9f8e7d6c5b4a")
+}
+
+pub fn emulator(test: &str) -> Emulator {
+    emulator_with(test, |_| {})
+}
+
+pub fn emulator_with(test: &str, adjust: impl FnOnce(&mut EmulatorConfig)) -> Emulator {
+    let mut config = EmulatorConfig { private_key: secret_key(test), ..EmulatorConfig::default() };
+    adjust(&mut config);
+    Emulator::start(config).expect("emulator starts")
+}
+
+/// A client with fast retries, for `emu`.
+pub fn builder(emu: &Emulator) -> ClientBuilder {
+    Client::builder(emu.private_key())
+        .base_url(emu.base_url())
+        .chat_url(emu.chat_url())
+        .public_key(emu.public_key())
+        .base_backoff(Duration::from_millis(20))
+        .timeout(Duration::from_secs(10))
+        .rate_limit(RateLimitConfig::new(100_000, Duration::from_secs(60)))
+}
+
+pub fn client(emu: &Emulator) -> Client {
+    builder(emu).build().expect("client builds")
+}
+
+/// A fault that fires once.
+pub fn once(method: &str, path: &str, action: FaultAction) -> Fault {
+    Fault { method: Some(method.into()), path: path.into(), times: 1, action }
+}
+
+pub fn respond(status: u16, body: &str, headers: &[(&str, &str)]) -> FaultAction {
+    FaultAction::Respond {
+        status,
+        headers: headers.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect(),
+        body: body.into(),
+        content_type: None,
+    }
+}
+
+/// How many requests with `method` to `path` reached the emulator.
+pub fn arrivals(emu: &Emulator, method: &str, path: &str) -> usize {
+    emu.journal().iter().filter(|e| e.method == method && e.path == path).count()
+}
+
+/// Asserts that the key shows nowhere in the error's renderings.
+pub fn assert_no_secret(error: &Error, key: &str) {
+    for shown in [error.to_string(), format!("{error:?}"), format!("{error:#?}")] {
+        assert!(!shown.contains(key), "the key leaked: {shown}");
+        assert!(!shown.contains(&key[8..]), "part of the key leaked: {shown}");
+    }
+}
+
+pub const USERS: &str = "/consumer/api/v2/users";
+pub const CREATE: &str = "/consumer/api/v1/user";
+pub const DEACTIVATE: &str = "/consumer/api/v2/user/deactivate";
