@@ -1,1 +1,73 @@
-fn main() {}
+//! N list-users calls through the client and through a bare ureq agent, against
+//! the embedded emulator, alternating in rounds so both see the same machine.
+//! Prints both and the ratio client/bare (goal: at most 1.10).
+//!
+//! `cargo bench -p roomchat --bench list_users` (`ROOMCHAT_BENCH_N` sets N, default 4000).
+
+use std::time::{Duration, Instant};
+
+use roomchat::{Client, ListUsers, RateLimitConfig};
+use roomchat_emulator::{Emulator, EmulatorConfig, RateLimit};
+
+fn main() {
+    let n: usize = std::env::var("ROOMCHAT_BENCH_N").ok().and_then(|v| v.parse().ok()).unwrap_or(4000);
+    let rounds = 10;
+    let per_round = (n / rounds).max(1);
+    let emulator = Emulator::start(EmulatorConfig {
+        // The bench measures the client, not the limit: neither side may throttle.
+        rate_limit: RateLimit { requests: u32::MAX, window: Duration::from_secs(60) },
+        seed_users: 50,
+        ..EmulatorConfig::default()
+    })
+    .expect("emulator starts");
+    let key = emulator.private_key();
+    let client = Client::builder(key.clone())
+        .base_url(emulator.base_url())
+        .rate_limit(RateLimitConfig::new(u32::MAX, Duration::from_secs(60)))
+        .build()
+        .expect("client builds");
+    let bare: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let url = format!("{}/consumer/api/v2/users?auth={key}&limit=20&skip=0", emulator.base_url());
+
+    let via_client = || {
+        let page = client.list_users(&ListUsers::page(20, 0)).expect("list users");
+        assert_eq!(page.data.len(), 20);
+    };
+    let via_bare = || {
+        // What a careful hand-written call does: send, check, read, parse into JSON.
+        let mut response = bare.get(&url).call().expect("bare call");
+        assert_eq!(response.status(), 200);
+        let body = response.body_mut().read_to_vec().expect("body");
+        let page: serde_json::Value = serde_json::from_slice(&body).expect("json");
+        assert_eq!(page["data"].as_array().map(Vec::len), Some(20));
+    };
+    // Warm both connections up.
+    for _ in 0..50 {
+        via_client();
+        via_bare();
+    }
+    let (mut client_time, mut bare_time) = (Duration::ZERO, Duration::ZERO);
+    for round in 0..rounds {
+        let time = |f: &dyn Fn()| {
+            let started = Instant::now();
+            for _ in 0..per_round {
+                f();
+            }
+            started.elapsed()
+        };
+        // Alternate which goes first, so that neither always gets the warmer machine.
+        if round % 2 == 0 {
+            client_time += time(&via_client);
+            bare_time += time(&via_bare);
+        } else {
+            bare_time += time(&via_bare);
+            client_time += time(&via_client);
+        }
+    }
+    let calls = per_round * rounds;
+    let per_call = |d: Duration| d.as_secs_f64() * 1e6 / calls as f64;
+    println!("list_users x {calls} against the embedded emulator:");
+    println!("  roomchat client: {:>8.2?} total, {:>7.1} us/call", client_time, per_call(client_time));
+    println!("  bare ureq agent: {:>8.2?} total, {:>7.1} us/call", bare_time, per_call(bare_time));
+    println!("  ratio client/bare: {:.3} (goal <= 1.10)", client_time.as_secs_f64() / bare_time.as_secs_f64());
+}

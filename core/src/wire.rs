@@ -309,10 +309,17 @@ fn decode_json<T: DeserializeOwned>(response: &WireResponse) -> Result<T> {
     if !response.is_success() {
         return Err(decode_error(response, SystemTime::now()));
     }
-    let value: Value = if response.body.iter().all(u8::is_ascii_whitespace) {
+    let body = &response.body;
+    // Fast path: straight into `T`, unless the body may say `"success": false`.
+    if !contains(body, b"\"success\"") && !body.iter().all(u8::is_ascii_whitespace) {
+        if let Ok(value) = serde_json::from_slice::<T>(body) {
+            return Ok(value);
+        }
+    }
+    let value: Value = if body.iter().all(u8::is_ascii_whitespace) {
         Value::Null
     } else {
-        serde_json::from_slice(&response.body).map_err(|e| not_json(response, &e))?
+        serde_json::from_slice(body).map_err(|e| not_json(response, &e))?
     };
     // A 2xx that says it failed (`{"success": false, "message": …}`) is an error.
     if value.get("success") == Some(&Value::Bool(false)) {
@@ -323,6 +330,10 @@ fn decode_json<T: DeserializeOwned>(response: &WireResponse) -> Result<T> {
         Error::new(ErrorKind::Decode, format!("the response does not have the expected shape: {e}"))
             .with_status(response.status)
     })
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
 }
 
 fn not_json(response: &WireResponse, e: &serde_json::Error) -> Error {
