@@ -1,0 +1,139 @@
+//! Runs the shared conformance vectors of `tests/conformance/` through the pure layer.
+//! The C, Python and Node packages run the same files.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use roomchat::wire::{self, WireRequest, WireResponse};
+use roomchat::{
+    ConversationMessages, CreateUser, DeactivateUser, Error, ListUsers, PathForm, RawAuth, RawRequest, Result,
+};
+use serde_json::{json, Value};
+
+fn vectors(file: &str) -> Vec<Value> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/conformance").join(file);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+fn text(v: &Value, key: &str) -> String {
+    v[key].as_str().unwrap_or_default().to_owned()
+}
+
+fn pairs(v: &Value) -> Vec<(String, String)> {
+    v.as_array()
+        .map(|a| a.iter().map(|p| (p[0].as_str().unwrap().to_owned(), p[1].as_str().unwrap().to_owned())).collect())
+        .unwrap_or_default()
+}
+
+fn build(operation: &str, p: &Value) -> Result<WireRequest> {
+    match operation {
+        "list_users" => wire::list_users(&ListUsers {
+            limit: p["limit"].as_u64().map(|n| n as u32),
+            skip: p["skip"].as_u64(),
+        }),
+        "deactivate_user" => wire::deactivate_user(&match p.get("userId") {
+            Some(id) => DeactivateUser::UserId(id.as_str().unwrap().into()),
+            None => DeactivateUser::UniqueUserIdentifier(text(p, "uniqueUserIdentifier")),
+        }),
+        "conversation_messages" => wire::conversation_messages(
+            &ConversationMessages::new(text(p, "roomId"), text(p, "conversationId")).path_form(
+                match p["pathForm"].as_str() {
+                    Some("chatroom") => PathForm::ChatRoom,
+                    _ => PathForm::Room,
+                },
+            ),
+        ),
+        "create_user" => {
+            let mut request = match p["role"].as_str().unwrap() {
+                "regular" => CreateUser::regular(text(p, "username")),
+                "moderator" => CreateUser::moderator(text(p, "username")),
+                "room_moderator" => CreateUser::room_moderator(text(p, "username"), text(p, "chatRoom")),
+                other => panic!("unknown role {other}"),
+            };
+            if let Some(extra) = p["extra"].as_object() {
+                request.extra = extra.clone();
+            }
+            wire::create_user(&request)
+        }
+        "list_chat_rooms" => Ok(wire::list_chat_rooms()),
+        "raw" => {
+            let mut request = RawRequest::new(text(p, "method"), text(p, "path")).auth(match p["auth"].as_str() {
+                Some("public_key") => RawAuth::PublicKey,
+                Some("none") => RawAuth::None,
+                _ => RawAuth::PrivateKey,
+            });
+            request.query = pairs(&p["query"]);
+            request.body = p.get("body").cloned();
+            wire::raw(&request)
+        }
+        other => panic!("unknown operation {other}"),
+    }
+}
+
+fn decode(operation: &str, response: &WireResponse) -> std::result::Result<Value, Error> {
+    fn json<T: serde::Serialize>(r: Result<T>) -> std::result::Result<Value, Error> {
+        r.map(|v| serde_json::to_value(v).unwrap())
+    }
+    match operation {
+        "list_users" => json(wire::decode_list_users(response)),
+        "deactivate_user" => json(wire::decode_deactivate_user(response)),
+        "conversation_messages" => json(wire::decode_conversation_messages(response)),
+        "create_user" => json(wire::decode_create_user(response)),
+        "list_chat_rooms" => wire::decode_chat_rooms(response),
+        "raw" => wire::decode_raw(response).map(|r| json!({"status": r.status, "body": r.body})),
+        other => panic!("unknown operation {other}"),
+    }
+}
+
+#[test]
+fn request_vectors() {
+    let all = vectors("requests.json");
+    for v in &all {
+        let name = text(v, "name");
+        let built = build(&text(v, "operation"), &v["params"]);
+        if let Some(kind) = v["expect_error"].as_str() {
+            assert_eq!(built.map(|_| ()).unwrap_err().kind().name(), kind, "{name}");
+            continue;
+        }
+        let request = built.unwrap_or_else(|e| panic!("{name}: {e}"));
+        let expect = &v["expect"];
+        assert_eq!(request.method, text(expect, "method"), "{name}");
+        assert_eq!(request.path, text(expect, "path"), "{name}");
+        assert_eq!(request.query, pairs(&expect["query"]), "{name}");
+        let body: Value = request.body.as_deref().map(|b| serde_json::from_str(b).unwrap()).unwrap_or(Value::Null);
+        assert_eq!(body, expect["body"], "{name}");
+        if let Some(url) = expect["url"].as_str() {
+            assert_eq!(request.url("https://api.example.com", Some("REDACTED")), url, "{name}");
+        }
+    }
+    println!("{} request vectors", all.len());
+}
+
+#[test]
+fn response_vectors() {
+    let all = vectors("responses.json");
+    for v in &all {
+        let name = text(v, "name");
+        let response = WireResponse::new(
+            v["status"].as_u64().unwrap() as u16,
+            pairs(&v["headers"]),
+            text(v, "body").into_bytes(),
+        );
+        let expect = &v["expect"];
+        match decode(&text(v, "operation"), &response) {
+            Ok(value) => assert_eq!(&value, expect.get("ok").unwrap_or_else(|| panic!("{name}: expected an error, got {value}")), "{name}"),
+            Err(e) => {
+                let want = expect.get("error").unwrap_or_else(|| panic!("{name}: unexpected error {e}"));
+                assert_eq!(e.kind().name(), text(want, "kind"), "{name}: {e}");
+                assert_eq!(e.status().map(u64::from), want["status"].as_u64(), "{name}");
+                if let Some(message) = want["message"].as_str() {
+                    assert_eq!(e.message(), message, "{name}");
+                }
+                assert_eq!(e.event_id(), want["event_id"].as_str(), "{name}");
+                assert_eq!(e.retry_after(), want["retry_after_ms"].as_u64().map(Duration::from_millis), "{name}");
+            }
+        }
+    }
+    println!("{} response vectors", all.len());
+}
