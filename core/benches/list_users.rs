@@ -10,12 +10,18 @@ use roomchat::{Client, ListUsers, RateLimitConfig};
 use roomchat_emulator::{Emulator, EmulatorConfig, RateLimit};
 
 fn main() {
-    let n: usize = std::env::var("ROOMCHAT_BENCH_N").ok().and_then(|v| v.parse().ok()).unwrap_or(4000);
+    let n: usize = std::env::var("ROOMCHAT_BENCH_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(4000);
     let rounds = 10;
     let per_round = (n / rounds).max(1);
     let emulator = Emulator::start(EmulatorConfig {
         // The bench measures the client, not the limit: neither side may throttle.
-        rate_limit: RateLimit { requests: u32::MAX, window: Duration::from_secs(60) },
+        rate_limit: RateLimit {
+            requests: u32::MAX,
+            window: Duration::from_secs(60),
+        },
         seed_users: 50,
         ..EmulatorConfig::default()
     })
@@ -26,11 +32,19 @@ fn main() {
         .rate_limit(RateLimitConfig::new(u32::MAX, Duration::from_secs(60)))
         .build()
         .expect("client builds");
-    let bare: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
-    let url = format!("{}/consumer/api/v2/users?auth={key}&limit=20&skip=0", emulator.base_url());
+    let bare: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let url = format!(
+        "{}/consumer/api/v2/users?auth={key}&limit=20&skip=0",
+        emulator.base_url()
+    );
 
     let via_client = || {
-        let page = client.list_users(&ListUsers::page(20, 0)).expect("list users");
+        let page = client
+            .list_users(&ListUsers::page(20, 0))
+            .expect("list users");
         assert_eq!(page.data.len(), 20);
     };
     let via_bare = || {
@@ -67,7 +81,18 @@ fn main() {
     let calls = per_round * rounds;
     let per_call = |d: Duration| d.as_secs_f64() * 1e6 / calls as f64;
     println!("list_users x {calls} against the embedded emulator:");
-    println!("  roomchat client: {:>8.2?} total, {:>7.1} us/call", client_time, per_call(client_time));
-    println!("  bare ureq agent: {:>8.2?} total, {:>7.1} us/call", bare_time, per_call(bare_time));
-    println!("  ratio client/bare: {:.3} (goal <= 1.10)", client_time.as_secs_f64() / bare_time.as_secs_f64());
+    println!(
+        "  roomchat client: {:>8.2?} total, {:>7.1} us/call",
+        client_time,
+        per_call(client_time)
+    );
+    println!(
+        "  bare ureq agent: {:>8.2?} total, {:>7.1} us/call",
+        bare_time,
+        per_call(bare_time)
+    );
+    println!(
+        "  ratio client/bare: {:.3} (goal <= 1.10)",
+        client_time.as_secs_f64() / bare_time.as_secs_f64()
+    );
 }

@@ -7,7 +7,8 @@
 //! three users and deactivates one of them.
 
 use roomchat::{
-    Client, ConversationMessages, CreateUser, DeactivateUser, ErrorKind, ListUsers, PathForm, RateLimitConfig,
+    Client, ConversationMessages, CreateUser, DeactivateUser, ErrorKind, ListUsers, PathForm,
+    RateLimitConfig,
 };
 use roomchat_emulator::{Emulator, EmulatorConfig};
 use serde_json::json;
@@ -16,14 +17,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     // Keeps the embedded emulator alive for the whole walk-through.
     let mut _emulator = None;
-    let (base_url, key, chat_url, room_id, conversation_id) = match (env("ROOMCHAT_BASE_URL"), env("ROOMCHAT_PRIVATE_KEY")) {
+    let (base_url, key, chat_url, room_id, conversation_id) = match (
+        env("ROOMCHAT_BASE_URL"),
+        env("ROOMCHAT_PRIVATE_KEY"),
+    ) {
         (Some(base_url), Some(key)) => {
             println!("Talking to {base_url} (a real account).");
-            (base_url, key, env("ROOMCHAT_CHAT_URL"), env("ROOMCHAT_ROOM_ID"), env("ROOMCHAT_CONVERSATION_ID"))
+            (
+                base_url,
+                key,
+                env("ROOMCHAT_CHAT_URL"),
+                env("ROOMCHAT_ROOM_ID"),
+                env("ROOMCHAT_CONVERSATION_ID"),
+            )
         }
         _ => {
-            let emulator = Emulator::start(EmulatorConfig { seed_users: 450, ..EmulatorConfig::default() })?;
-            println!("Started the embedded emulator at {} (450 seeded users).", emulator.base_url());
+            let emulator = Emulator::start(EmulatorConfig {
+                seed_users: 450,
+                ..EmulatorConfig::default()
+            })?;
+            println!(
+                "Started the embedded emulator at {} (450 seeded users).",
+                emulator.base_url()
+            );
             // Rooms and conversations have no REST shape in the contract: the emulator's admin API makes them.
             emulator.create_room(json!({"roomId": "bbNiVFoXm", "name": "Town square"}));
             let conversation = emulator.add_conversation(
@@ -56,19 +72,39 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("Built {client:?} (the key is never shown).\n");
 
     println!("1. Create users (POST /consumer/api/v1/user)");
-    let jon = client.create_user(&CreateUser::regular("Jon").field("uniqueUserIdentifier", "crm-jon-1"))?;
-    println!("   regular user      Jon  -> userId {} (moderator: {})", jon.user_id, jon.is_moderator);
+    let jon = client
+        .create_user(&CreateUser::regular("Jon").field("uniqueUserIdentifier", "crm-jon-1"))?;
+    println!(
+        "   regular user      Jon  -> userId {} (moderator: {})",
+        jon.user_id, jon.is_moderator
+    );
     let ann = client.create_user(&CreateUser::moderator("Ann"))?;
-    println!("   moderator of all  Ann  -> userId {} (moderator: {})", ann.user_id, ann.is_moderator);
+    println!(
+        "   moderator of all  Ann  -> userId {} (moderator: {})",
+        ann.user_id, ann.is_moderator
+    );
     let room = room_id.clone().unwrap_or_else(|| "bbNiVFoXm".into());
     let bob = client.create_user(&CreateUser::room_moderator("Bob", room.clone()))?;
-    println!("   moderator of {room} Bob -> userId {} (chatRoom: {:?})", bob.user_id, bob.chat_room);
+    println!(
+        "   moderator of {room} Bob -> userId {} (chatRoom: {:?})",
+        bob.user_id, bob.chat_room
+    );
 
     println!("\n2. List users (GET /consumer/api/v2/users)");
     let page = client.list_users(&ListUsers::page(5, 0))?;
-    println!("   first page: {} of {} users (limit {}, skip {})", page.data.len(), page.total, page.limit, page.skip);
+    println!(
+        "   first page: {} of {} users (limit {}, skip {})",
+        page.data.len(),
+        page.total,
+        page.limit,
+        page.skip
+    );
     for user in &page.data {
-        println!("   - {:<16} {}", user.username.as_deref().unwrap_or("?"), user.id().unwrap_or("?"));
+        println!(
+            "   - {:<16} {}",
+            user.username.as_deref().unwrap_or("?"),
+            user.id().unwrap_or("?")
+        );
     }
 
     println!("\n3. Every user, fetched lazily 200 a page");
@@ -81,7 +117,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     println!("\n4. Deactivate a user (DELETE /consumer/api/v2/user/deactivate)");
     let done = client.deactivate_user(&DeactivateUser::UniqueUserIdentifier("crm-jon-1".into()))?;
-    println!("   by uniqueUserIdentifier: success={} message={:?}", done.success, done.message);
+    println!(
+        "   by uniqueUserIdentifier: success={} message={:?}",
+        done.success, done.message
+    );
 
     println!("\n5. An error: deactivating Jon again");
     match client.deactivate_user(&DeactivateUser::UserId(jon.user_id.clone())) {
@@ -96,14 +135,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("   {rooms}");
 
     if let (Some(room), Some(conversation)) = (&room_id, &conversation_id) {
-        println!("\n7. Conversation messages (GET /consumer/api/v2/room/…/conversation/…/messages)");
+        println!(
+            "\n7. Conversation messages (GET /consumer/api/v2/room/…/conversation/…/messages)"
+        );
         let query = ConversationMessages::new(room.clone(), conversation.clone());
         for message in client.conversation_messages(&query)? {
-            let author = message.user.as_ref().and_then(|u| u.username.as_deref()).unwrap_or("?");
-            println!("   [{}] {author}: {}", message.created.as_deref().unwrap_or("?"), message.text.as_deref().unwrap_or(""));
+            let author = message
+                .user
+                .as_ref()
+                .and_then(|u| u.username.as_deref())
+                .unwrap_or("?");
+            println!(
+                "   [{}] {author}: {}",
+                message.created.as_deref().unwrap_or("?"),
+                message.text.as_deref().unwrap_or("")
+            );
         }
         let same = client.conversation_messages(&query.path_form(PathForm::ChatRoom))?;
-        println!("   the chatroom/… path form gives the same {} messages", same.len());
+        println!(
+            "   the chatroom/… path form gives the same {} messages",
+            same.len()
+        );
     }
 
     if chat_url.is_some() {
@@ -112,7 +164,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let shown = url.split("accessToken=").next().unwrap_or_default();
         println!("   {shown}accessToken=<Bob's token>");
         let iframe = client.iframe_html(&room, &bob.access_token, "100%", "600")?;
-        println!("   as an iframe: {}…></iframe> ({} characters)", &iframe[..iframe.find("accessToken=").unwrap_or(0)], iframe.len());
+        println!(
+            "   as an iframe: {}…></iframe> ({} characters)",
+            &iframe[..iframe.find("accessToken=").unwrap_or(0)],
+            iframe.len()
+        );
     }
 
     let state = client.rate_limit_state();

@@ -10,8 +10,8 @@ use serde_json::Value;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::models::{
-    ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated, ListUsers, Message, RawAuth,
-    RawRequest, RawResponse, UserPage,
+    ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated, ListUsers, Message,
+    RawAuth, RawRequest, RawResponse, UserPage,
 };
 use crate::pagination::{UserPages, Users};
 use crate::ratelimit::{Budget, RateLimitConfig, RateLimitState};
@@ -145,17 +145,26 @@ impl ClientBuilder {
             return Err(Error::configuration("the private key is empty"));
         }
         if key.trim() != key {
-            return Err(Error::configuration("the private key has surrounding whitespace"));
+            return Err(Error::configuration(
+                "the private key has surrounding whitespace",
+            ));
         }
         if key.chars().any(char::is_control) {
-            return Err(Error::configuration("the private key contains control characters"));
+            return Err(Error::configuration(
+                "the private key contains control characters",
+            ));
         }
         if let Some(public) = &self.public_key {
             if public.is_empty() || public.trim() != public {
-                return Err(Error::configuration("the public key is empty or has surrounding whitespace"));
+                return Err(Error::configuration(
+                    "the public key is empty or has surrounding whitespace",
+                ));
             }
         }
-        let base_url = self.base_url.clone().ok_or_else(|| Error::configuration("no base URL was given"))?;
+        let base_url = self
+            .base_url
+            .clone()
+            .ok_or_else(|| Error::configuration("no base URL was given"))?;
         let base_url = check_url("base URL", &base_url, self.allow_insecure_http)?;
         let chat_url = match &self.chat_url {
             Some(url) => Some(check_url("chat URL", url, true)?),
@@ -168,7 +177,9 @@ impl ClientBuilder {
         let mut user_agent = format!("roomchat-rust/{}", env!("CARGO_PKG_VERSION"));
         if let Some(app) = &self.app_name {
             if app.chars().any(|c| c.is_control()) || app.trim().is_empty() {
-                return Err(Error::configuration("the application name is empty or has control characters"));
+                return Err(Error::configuration(
+                    "the application name is empty or has control characters",
+                ));
             }
             user_agent.push(' ');
             user_agent.push_str(app.trim());
@@ -198,19 +209,27 @@ impl ClientBuilder {
 }
 
 fn seed() -> u64 {
-    let nanos = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default().as_nanos() as u64;
+    let nanos = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos() as u64;
     nanos | 1
 }
 
 /// Checks an `http(s)://host[:port][/path]` URL; plain `http://` only to loopback unless allowed.
 fn check_url(what: &str, url: &str, allow_insecure: bool) -> Result<String> {
     let url = url.trim_end_matches('/');
-    let (scheme, rest) = url
-        .split_once("://")
-        .ok_or_else(|| Error::configuration(format!("the {what} must start with https:// or http://")))?;
+    let (scheme, rest) = url.split_once("://").ok_or_else(|| {
+        Error::configuration(format!("the {what} must start with https:// or http://"))
+    })?;
     let host_port = rest.split('/').next().unwrap_or_default();
-    if host_port.is_empty() || url.contains(['?', '#']) || url.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(Error::configuration(format!("the {what} {url:?} is not a valid URL")));
+    if host_port.is_empty()
+        || url.contains(['?', '#'])
+        || url.chars().any(|c| c.is_whitespace() || c.is_control())
+    {
+        return Err(Error::configuration(format!(
+            "the {what} {url:?} is not a valid URL"
+        )));
     }
     let host = if let Some(v6) = host_port.strip_prefix('[') {
         v6.split(']').next().unwrap_or_default()
@@ -233,7 +252,9 @@ fn check_url(what: &str, url: &str, allow_insecure: bool) -> Result<String> {
 
 fn is_loopback(host: &str) -> bool {
     host.eq_ignore_ascii_case("localhost")
-        || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 struct Inner {
@@ -338,7 +359,10 @@ impl Client {
 
     /// GET /consumer/api/v2/room/:roomId/conversation/:conversationId/messages (or the `chatroom` form).
     pub fn conversation_messages(&self, params: &ConversationMessages) -> Result<Vec<Message>> {
-        self.call(wire::conversation_messages(params), wire::decode_conversation_messages)
+        self.call(
+            wire::conversation_messages(params),
+            wire::decode_conversation_messages,
+        )
     }
 
     /// POST /consumer/api/v1/user. Never retried after a 5xx or timeout unless
@@ -364,38 +388,49 @@ impl Client {
 
     /// The browser address that signs the holder of `access_token` in to `room_id` (section 4.6).
     pub fn sign_in_url(&self, room_id: &str, access_token: &str) -> Result<String> {
-        let chat_url = self
-            .inner
-            .chat_url
-            .as_deref()
-            .ok_or_else(|| Error::configuration("no chat URL was configured (ClientBuilder::chat_url)"))?;
+        let chat_url = self.inner.chat_url.as_deref().ok_or_else(|| {
+            Error::configuration("no chat URL was configured (ClientBuilder::chat_url)")
+        })?;
         crate::signin::sign_in_url(chat_url, room_id, access_token)
     }
 
     /// An `<iframe>` element showing `room_id` signed in as the holder of `access_token`.
-    pub fn iframe_html(&self, room_id: &str, access_token: &str, width: &str, height: &str) -> Result<String> {
+    pub fn iframe_html(
+        &self,
+        room_id: &str,
+        access_token: &str,
+        width: &str,
+        height: &str,
+    ) -> Result<String> {
         let url = self.sign_in_url(room_id, access_token)?;
         crate::signin::iframe_html(&url, width, height)
     }
 
     /// Sends `request` with retries and decodes the answer.
-    fn call<T>(&self, request: Result<WireRequest>, decode: fn(&WireResponse) -> Result<T>) -> Result<T> {
+    fn call<T>(
+        &self,
+        request: Result<WireRequest>,
+        decode: fn(&WireResponse) -> Result<T>,
+    ) -> Result<T> {
         let request = request?;
         let target = request.redacted_target();
-        self.execute(&request, decode)
-            .map_err(|e| e.with_request(&request.method, &target).scrub(&self.inner.config.private_key))
+        self.execute(&request, decode).map_err(|e| {
+            e.with_request(&request.method, &target)
+                .scrub(&self.inner.config.private_key)
+        })
     }
 
-    fn execute<T>(&self, request: &WireRequest, decode: fn(&WireResponse) -> Result<T>) -> Result<T> {
+    fn execute<T>(
+        &self,
+        request: &WireRequest,
+        decode: fn(&WireResponse) -> Result<T>,
+    ) -> Result<T> {
         let config = &self.inner.config;
         let key = match request.auth {
             RawAuth::PrivateKey => Some(config.private_key.as_str()),
-            RawAuth::PublicKey => Some(
-                config
-                    .public_key
-                    .as_deref()
-                    .ok_or_else(|| Error::configuration("no public key was configured (ClientBuilder::public_key)"))?,
-            ),
+            RawAuth::PublicKey => Some(config.public_key.as_deref().ok_or_else(|| {
+                Error::configuration("no public key was configured (ClientBuilder::public_key)")
+            })?),
             RawAuth::None => None,
         };
         let url = request.url(&self.inner.base_url, key);
@@ -412,13 +447,16 @@ impl Client {
                     let error = wire::decode_error(&response, SystemTime::now());
                     let retryable = match response.status {
                         429 => true,
-                        500 | 502 | 503 | 504 => request.is_idempotent() || config.retry_non_idempotent,
+                        500 | 502 | 503 | 504 => {
+                            request.is_idempotent() || config.retry_non_idempotent
+                        }
                         _ => false,
                     };
                     (error, retryable)
                 }
                 Attempt::NotSent(error) => {
-                    let retryable = matches!(error.kind(), ErrorKind::Connection | ErrorKind::Timeout);
+                    let retryable =
+                        matches!(error.kind(), ErrorKind::Connection | ErrorKind::Timeout);
                     (error, retryable)
                 }
                 Attempt::MaybeSent(error) => {
@@ -459,7 +497,12 @@ impl Client {
 
     /// Exponential backoff with full jitter: a random wait in [b/2, b], b = base × 2^retry, capped at 8 s.
     fn backoff(&self, retry: u32) -> Duration {
-        let base = self.inner.config.base_backoff.saturating_mul(1 << retry.min(16)).min(Duration::from_secs(8));
+        let base = self
+            .inner
+            .config
+            .base_backoff
+            .saturating_mul(1 << retry.min(16))
+            .min(Duration::from_secs(8));
         // xorshift: jitter needs spread, not cryptographic randomness.
         let mut x = self.inner.jitter_seed.load(Ordering::Relaxed);
         x ^= x << 13;
@@ -471,7 +514,9 @@ impl Client {
     }
 
     fn send_once(&self, request: &WireRequest, url: &str) -> Attempt {
-        let builder = ureq::http::Request::builder().method(request.method.as_str()).uri(url);
+        let builder = ureq::http::Request::builder()
+            .method(request.method.as_str())
+            .uri(url);
         let result = match &request.body {
             Some(body) => builder
                 .header("content-type", "application/json")
@@ -482,18 +527,29 @@ impl Client {
         let mut response = match result {
             Ok(Ok(response)) => response,
             Ok(Err(e)) => return classify_transport_error(e),
-            Err(_) => return Attempt::NotSent(Error::validation("the request could not be built from its URL and method")),
+            Err(_) => {
+                return Attempt::NotSent(Error::validation(
+                    "the request could not be built from its URL and method",
+                ))
+            }
         };
         let status = response.status().as_u16();
         let headers: Vec<(String, String)> = response
             .headers()
             .iter()
-            .filter_map(|(n, v)| v.to_str().ok().map(|v| (n.as_str().to_owned(), v.to_owned())))
+            .filter_map(|(n, v)| {
+                v.to_str()
+                    .ok()
+                    .map(|v| (n.as_str().to_owned(), v.to_owned()))
+            })
             .collect();
         let cap = self.inner.config.max_response_bytes;
         let too_large = || {
-            Error::new(ErrorKind::ResponseTooLarge, format!("the response body is larger than the cap of {cap} bytes"))
-                .with_status(status)
+            Error::new(
+                ErrorKind::ResponseTooLarge,
+                format!("the response body is larger than the cap of {cap} bytes"),
+            )
+            .with_status(status)
         };
         let declared = response
             .headers()
@@ -505,15 +561,29 @@ impl Client {
         }
         // Read one byte past the cap to tell "exactly the cap" from "over it".
         let mut body = Vec::with_capacity(declared.unwrap_or(0).min(cap) as usize);
-        let read = response.body_mut().as_reader().take(cap + 1).read_to_end(&mut body);
+        let read = response
+            .body_mut()
+            .as_reader()
+            .take(cap + 1)
+            .read_to_end(&mut body);
         match read {
             Ok(_) if body.len() as u64 > cap => Attempt::MaybeSent(too_large()),
             Ok(_) => Attempt::Answered(WireResponse::new(status, headers, body)),
             Err(e) => {
                 let timed_out = e.kind() == std::io::ErrorKind::TimedOut
-                    || e.get_ref().and_then(|inner| inner.downcast_ref::<ureq::Error>()).is_some_and(|u| matches!(u, ureq::Error::Timeout(_)));
-                let kind = if timed_out { ErrorKind::Timeout } else { ErrorKind::Decode };
-                let what = if timed_out { "timed out while reading the response body" } else { "the response body was cut off" };
+                    || e.get_ref()
+                        .and_then(|inner| inner.downcast_ref::<ureq::Error>())
+                        .is_some_and(|u| matches!(u, ureq::Error::Timeout(_)));
+                let kind = if timed_out {
+                    ErrorKind::Timeout
+                } else {
+                    ErrorKind::Decode
+                };
+                let what = if timed_out {
+                    "timed out while reading the response body"
+                } else {
+                    "the response body was cut off"
+                };
                 Attempt::MaybeSent(Error::new(kind, format!("{what} ({e})")).with_status(status))
             }
         }
@@ -523,31 +593,46 @@ impl Client {
 fn classify_transport_error(e: ureq::Error) -> Attempt {
     use ureq::Timeout as T;
     match e {
-        ureq::Error::Timeout(T::Resolve | T::Connect) => {
-            Attempt::NotSent(Error::new(ErrorKind::Timeout, format!("timed out connecting ({e})")))
+        ureq::Error::Timeout(T::Resolve | T::Connect) => Attempt::NotSent(Error::new(
+            ErrorKind::Timeout,
+            format!("timed out connecting ({e})"),
+        )),
+        ureq::Error::Timeout(_) => {
+            Attempt::MaybeSent(Error::new(ErrorKind::Timeout, format!("timed out ({e})")))
         }
-        ureq::Error::Timeout(_) => Attempt::MaybeSent(Error::new(ErrorKind::Timeout, format!("timed out ({e})"))),
-        ureq::Error::HostNotFound | ureq::Error::ConnectionFailed => {
-            Attempt::NotSent(Error::new(ErrorKind::Connection, format!("could not connect ({e})")))
-        }
+        ureq::Error::HostNotFound | ureq::Error::ConnectionFailed => Attempt::NotSent(Error::new(
+            ErrorKind::Connection,
+            format!("could not connect ({e})"),
+        )),
         ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
-            Attempt::NotSent(Error::new(ErrorKind::Connection, format!("the connection was refused ({io})")))
+            Attempt::NotSent(Error::new(
+                ErrorKind::Connection,
+                format!("the connection was refused ({io})"),
+            ))
         }
         ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => {
             Attempt::MaybeSent(Error::new(ErrorKind::Timeout, format!("timed out ({io})")))
         }
-        ureq::Error::Io(io) => {
-            Attempt::MaybeSent(Error::new(ErrorKind::Connection, format!("the connection broke before an answer came ({io})")))
-        }
-        ureq::Error::BodyExceedsLimit(n) => {
-            Attempt::MaybeSent(Error::new(ErrorKind::ResponseTooLarge, format!("the response is larger than {n} bytes")))
-        }
+        ureq::Error::Io(io) => Attempt::MaybeSent(Error::new(
+            ErrorKind::Connection,
+            format!("the connection broke before an answer came ({io})"),
+        )),
+        ureq::Error::BodyExceedsLimit(n) => Attempt::MaybeSent(Error::new(
+            ErrorKind::ResponseTooLarge,
+            format!("the response is larger than {n} bytes"),
+        )),
         ureq::Error::Protocol(_) | ureq::Error::LargeResponseHeader(..) => {
-            Attempt::MaybeSent(Error::new(ErrorKind::Decode, format!("the answer is not valid HTTP ({e})")))
+            Attempt::MaybeSent(Error::new(
+                ErrorKind::Decode,
+                format!("the answer is not valid HTTP ({e})"),
+            ))
         }
-        ureq::Error::BadUri(_) | ureq::Error::Http(_) => {
-            Attempt::NotSent(Error::configuration("the request URL is not valid (check the base URL)"))
-        }
-        other => Attempt::MaybeSent(Error::new(ErrorKind::Connection, format!("the request failed ({other})"))),
+        ureq::Error::BadUri(_) | ureq::Error::Http(_) => Attempt::NotSent(Error::configuration(
+            "the request URL is not valid (check the base URL)",
+        )),
+        other => Attempt::MaybeSent(Error::new(
+            ErrorKind::Connection,
+            format!("the request failed ({other})"),
+        )),
     }
 }

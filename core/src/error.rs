@@ -283,7 +283,10 @@ mod tests {
             .with_request("GET", "/x?auth=REDACTED")
             .scrub("sk_secret");
         let shown = e.to_string();
-        assert_eq!(shown, "server_error: boom REDACTED (GET /x?auth=REDACTED, HTTP 500) [eventId ev1]");
+        assert_eq!(
+            shown,
+            "server_error: boom REDACTED (GET /x?auth=REDACTED, HTTP 500) [eventId ev1]"
+        );
         assert!(!format!("{e:?}").contains("sk_secret"));
     }
 }

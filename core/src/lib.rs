@@ -46,13 +46,13 @@ mod signin;
 pub mod wire;
 
 pub use client::{
-    Client, ClientBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES,
-    DEFAULT_MAX_RETRY_WAIT, DEFAULT_TIMEOUT,
+    Client, ClientBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_WAIT, DEFAULT_TIMEOUT,
 };
 pub use error::{Error, ErrorKind, Result};
 pub use models::{
-    ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated, ListUsers, Message, MessageAuthor,
-    PathForm, RawAuth, RawRequest, RawResponse, Role, User, UserPage, MAX_PAGE_SIZE,
+    ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated, ListUsers, Message,
+    MessageAuthor, PathForm, RawAuth, RawRequest, RawResponse, Role, User, UserPage, MAX_PAGE_SIZE,
 };
 pub use pagination::{UserPages, Users};
 pub use ratelimit::{RateLimitConfig, RateLimitState, WhenLimited};

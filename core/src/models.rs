@@ -22,16 +22,28 @@ pub struct User {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub username: Option<String>,
     /// URL of the profile picture.
-    #[serde(rename = "profilePic", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "profilePic",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub profile_pic: Option<String>,
     /// E-mail address, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub email: Option<String>,
     /// The customer-chosen unique identifier.
-    #[serde(rename = "uniqueUserIdentifier", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "uniqueUserIdentifier",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub unique_user_identifier: Option<String>,
     /// True for a moderator.
-    #[serde(rename = "isModerator", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "isModerator",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub is_moderator: Option<bool>,
     /// The room a moderator is limited to.
     #[serde(rename = "chatRoom", default, skip_serializing_if = "Option::is_none")]
@@ -77,7 +89,11 @@ pub struct MessageAuthor {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub email: Option<String>,
     /// The author's unique identifier, when available.
-    #[serde(rename = "uniqueUserIdentifier", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "uniqueUserIdentifier",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub unique_user_identifier: Option<String>,
     /// Every other field the service sent.
     #[serde(flatten)]
@@ -135,7 +151,10 @@ impl std::fmt::Debug for CreatedUser {
     // The access token signs the user in: shown only by its length.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CreatedUser")
-            .field("access_token", &format_args!("<{} bytes>", self.access_token.len()))
+            .field(
+                "access_token",
+                &format_args!("<{} bytes>", self.access_token.len()),
+            )
             .field("username", &self.username)
             .field("user_id", &self.user_id)
             .field("is_moderator", &self.is_moderator)
@@ -176,7 +195,10 @@ pub const MAX_PAGE_SIZE: u32 = 200;
 impl ListUsers {
     /// A page of `limit` users after skipping `skip`.
     pub fn page(limit: u32, skip: u64) -> ListUsers {
-        ListUsers { limit: Some(limit), skip: Some(skip) }
+        ListUsers {
+            limit: Some(limit),
+            skip: Some(skip),
+        }
     }
 }
 
@@ -264,12 +286,20 @@ pub struct CreateUser {
 impl CreateUser {
     /// A regular user.
     pub fn regular(username: impl Into<String>) -> Self {
-        CreateUser { username: username.into(), role: Role::Regular, extra: Map::new() }
+        CreateUser {
+            username: username.into(),
+            role: Role::Regular,
+            extra: Map::new(),
+        }
     }
 
     /// A moderator of every room.
     pub fn moderator(username: impl Into<String>) -> Self {
-        CreateUser { username: username.into(), role: Role::ModeratorOfAllRooms, extra: Map::new() }
+        CreateUser {
+            username: username.into(),
+            role: Role::ModeratorOfAllRooms,
+            extra: Map::new(),
+        }
     }
 
     /// A moderator of `room_id` only.

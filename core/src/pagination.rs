@@ -23,7 +23,13 @@ pub struct UserPages {
 
 impl UserPages {
     pub(crate) fn new(client: Client, page_size: u32) -> UserPages {
-        UserPages { client, page_size, skip: 0, done: false, failed: false }
+        UserPages {
+            client,
+            page_size,
+            skip: 0,
+            done: false,
+            failed: false,
+        }
     }
 
     /// The offset of the next page to fetch.
@@ -47,7 +53,10 @@ impl Iterator for UserPages {
         if self.done {
             return None;
         }
-        let page = match self.client.list_users(&ListUsers::page(self.page_size, self.skip)) {
+        let page = match self
+            .client
+            .list_users(&ListUsers::page(self.page_size, self.skip))
+        {
             Ok(page) => page,
             Err(e) => {
                 // Validation errors (a bad page size) would fail forever: yield once, then stop.
@@ -58,7 +67,8 @@ impl Iterator for UserPages {
         };
         let got = page.data.len() as u64;
         self.skip += got;
-        if got == 0 || got < u64::from(self.page_size.min(MAX_PAGE_SIZE)) || self.skip >= page.total {
+        if got == 0 || got < u64::from(self.page_size.min(MAX_PAGE_SIZE)) || self.skip >= page.total
+        {
             self.done = true;
         }
         Some(Ok(page))
@@ -82,7 +92,11 @@ pub struct Users {
 
 impl Users {
     pub(crate) fn new(client: Client, page_size: u32) -> Users {
-        Users { pages: UserPages::new(client, page_size), buffered: VecDeque::new(), seen: HashSet::new() }
+        Users {
+            pages: UserPages::new(client, page_size),
+            buffered: VecDeque::new(),
+            seen: HashSet::new(),
+        }
     }
 
     /// After an error, lets iteration go on with the page that failed.

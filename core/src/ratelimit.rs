@@ -43,7 +43,11 @@ impl RateLimitConfig {
         RateLimitConfig {
             requests,
             window,
-            reserve: if requests > 1 { requests.div_ceil(50) } else { 0 },
+            reserve: if requests > 1 {
+                requests.div_ceil(50)
+            } else {
+                0
+            },
             jitter_allowance: (window / 20).min(Duration::from_secs(1)),
             when_limited: WhenLimited::Wait(Duration::from_secs(60)),
         }
@@ -66,7 +70,9 @@ impl RateLimitConfig {
 
     pub(crate) fn validate(&self) -> Result<()> {
         if self.requests == 0 || self.window.is_zero() {
-            return Err(Error::configuration("rate limit must allow at least one request per non-zero window"));
+            return Err(Error::configuration(
+                "rate limit must allow at least one request per non-zero window",
+            ));
         }
         Ok(())
     }
@@ -105,7 +111,11 @@ struct BudgetState {
 impl BudgetState {
     fn prune(&mut self, now: Instant) {
         let window = self.config.effective_window();
-        while self.starts.front().is_some_and(|t| now.duration_since(*t) >= window) {
+        while self
+            .starts
+            .front()
+            .is_some_and(|t| now.duration_since(*t) >= window)
+        {
             self.starts.pop_front();
         }
         if self.blocked_until.is_some_and(|b| b <= now) {
@@ -115,10 +125,15 @@ impl BudgetState {
 
     /// How long until a start is allowed (zero: now).
     fn wait(&self, now: Instant) -> Duration {
-        let blocked = self.blocked_until.map(|b| b.saturating_duration_since(now)).unwrap_or_default();
+        let blocked = self
+            .blocked_until
+            .map(|b| b.saturating_duration_since(now))
+            .unwrap_or_default();
         let full = self.starts.len() >= self.config.effective_requests() as usize;
         let slot = match (full, self.starts.front()) {
-            (true, Some(oldest)) => (*oldest + self.config.effective_window()).saturating_duration_since(now),
+            (true, Some(oldest)) => {
+                (*oldest + self.config.effective_window()).saturating_duration_since(now)
+            }
             _ => Duration::ZERO,
         };
         blocked.max(slot)
@@ -143,7 +158,11 @@ impl Budget {
             .entry(private_key.to_owned())
             .or_insert_with(|| {
                 Arc::new(Budget {
-                    state: Mutex::new(BudgetState { config, starts: VecDeque::new(), blocked_until: None }),
+                    state: Mutex::new(BudgetState {
+                        config,
+                        starts: VecDeque::new(),
+                        blocked_until: None,
+                    }),
                     freed: Condvar::new(),
                 })
             })
@@ -185,7 +204,11 @@ impl Budget {
                 .with_retry_after(Some(wait)));
             }
             // Woken early when a 429 or a settings change alters the picture.
-            state = self.freed.wait_timeout(state, wait).map(|(g, _)| g).unwrap_or_else(|p| p.into_inner().0);
+            state = self
+                .freed
+                .wait_timeout(state, wait)
+                .map(|(g, _)| g)
+                .unwrap_or_else(|p| p.into_inner().0);
         }
     }
 
@@ -211,12 +234,18 @@ impl Budget {
         state.prune(now);
         let limit = state.config.effective_requests();
         let used = state.starts.len() as u32;
-        let blocked_for = state.blocked_until.map(|b| b.saturating_duration_since(now));
+        let blocked_for = state
+            .blocked_until
+            .map(|b| b.saturating_duration_since(now));
         RateLimitState {
             limit,
             window: state.config.effective_window(),
             used,
-            remaining: if blocked_for.is_some() { 0 } else { limit.saturating_sub(used) },
+            remaining: if blocked_for.is_some() {
+                0
+            } else {
+                limit.saturating_sub(used)
+            },
             next_free_in: state.wait(now),
             blocked_for,
         }

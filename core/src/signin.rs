@@ -15,7 +15,9 @@ pub fn sign_in_url(chat_url: &str, room_id: &str, access_token: &str) -> Result<
     check_non_empty("room_id", room_id)?;
     check_non_empty("access_token", access_token)?;
     if !(chat_url.starts_with("https://") || chat_url.starts_with("http://")) {
-        return Err(Error::configuration("the chat URL must start with https:// or http://"));
+        return Err(Error::configuration(
+            "the chat URL must start with https:// or http://",
+        ));
     }
     Ok(format!(
         "{}/{}?accessToken={}",
@@ -65,7 +67,10 @@ mod tests {
     #[test]
     fn hostile_room_and_token() {
         let url = sign_in_url("https://c.example/", "../admin?x=1#y", "t&u=\"<v>").unwrap();
-        assert_eq!(url, "https://c.example/..%2Fadmin%3Fx%3D1%23y?accessToken=t%26u%3D%22%3Cv%3E");
+        assert_eq!(
+            url,
+            "https://c.example/..%2Fadmin%3Fx%3D1%23y?accessToken=t%26u%3D%22%3Cv%3E"
+        );
         let html = iframe_html(&url, "100\" onload=\"x", "1").unwrap();
         assert!(html.contains(r#"width="100&quot; onload=&quot;x""#));
         assert!(sign_in_url("https://c", "", "t").is_err());

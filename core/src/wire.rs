@@ -24,8 +24,8 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::models::{
-    check_non_empty, ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated, ListUsers, Message,
-    PathForm, RawAuth, RawRequest, RawResponse, Role, UserPage, MAX_PAGE_SIZE,
+    check_non_empty, ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated,
+    ListUsers, Message, PathForm, RawAuth, RawRequest, RawResponse, Role, UserPage, MAX_PAGE_SIZE,
 };
 
 /// A request as it goes on the wire, before the key is added.
@@ -45,7 +45,13 @@ pub struct WireRequest {
 
 impl WireRequest {
     fn new(method: &str, path: String) -> WireRequest {
-        WireRequest { method: method.into(), path, query: Vec::new(), body: None, auth: RawAuth::PrivateKey }
+        WireRequest {
+            method: method.into(),
+            path,
+            query: Vec::new(),
+            body: None,
+            auth: RawAuth::PrivateKey,
+        }
     }
 
     /// The name of the key's query parameter: `auth`, `publicKey`, or none.
@@ -89,7 +95,10 @@ impl WireRequest {
     /// GET, HEAD, PUT, DELETE and OPTIONS may be sent again after a failure
     /// without creating anything twice; POST and PATCH may not.
     pub fn is_idempotent(&self) -> bool {
-        matches!(self.method.as_str(), "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS")
+        matches!(
+            self.method.as_str(),
+            "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS"
+        )
     }
 }
 
@@ -137,7 +146,9 @@ pub fn list_users(params: &ListUsers) -> Result<WireRequest> {
     let mut request = WireRequest::new("GET", "/consumer/api/v2/users".into());
     if let Some(limit) = params.limit {
         if !(1..=MAX_PAGE_SIZE).contains(&limit) {
-            return Err(Error::validation(format!("limit must be between 1 and {MAX_PAGE_SIZE}, not {limit}")));
+            return Err(Error::validation(format!(
+                "limit must be between 1 and {MAX_PAGE_SIZE}, not {limit}"
+            )));
         }
         request.query.push(("limit".into(), limit.to_string()));
     }
@@ -169,7 +180,10 @@ pub fn conversation_messages(params: &ConversationMessages) -> Result<WireReques
     };
     let room = id_segment("room_id", &params.room_id)?;
     let conversation = id_segment("conversation_id", &params.conversation_id)?;
-    Ok(WireRequest::new("GET", format!("/consumer/api/v2/{form}/{room}/conversation/{conversation}/messages")))
+    Ok(WireRequest::new(
+        "GET",
+        format!("/consumer/api/v2/{form}/{room}/conversation/{conversation}/messages"),
+    ))
 }
 
 /// POST /consumer/api/v1/user (section 4.4).
@@ -215,27 +229,41 @@ pub fn list_chat_rooms() -> WireRequest {
 pub fn raw(params: &RawRequest) -> Result<WireRequest> {
     let method = params.method.to_ascii_uppercase();
     if !matches!(method.as_str(), "GET" | "POST" | "PUT" | "PATCH" | "DELETE") {
-        return Err(Error::validation(format!("method {:?} is not one of GET, POST, PUT, PATCH, DELETE", params.method)));
+        return Err(Error::validation(format!(
+            "method {:?} is not one of GET, POST, PUT, PATCH, DELETE",
+            params.method
+        )));
     }
     let path = &params.path;
     if !path.starts_with('/') || path.starts_with("//") {
         return Err(Error::validation("path must start with a single '/'"));
     }
-    if let Some(bad) = path.chars().find(|c| matches!(c, '?' | '#') || c.is_whitespace() || c.is_control()) {
+    if let Some(bad) = path
+        .chars()
+        .find(|c| matches!(c, '?' | '#') || c.is_whitespace() || c.is_control())
+    {
         return Err(Error::validation(format!(
             "path must not contain {bad:?}: put parameters in `query` and percent-encode ids"
         )));
     }
     if path.split('/').any(|s| s == ".." || s == ".") {
-        return Err(Error::validation("path must not contain '.' or '..' segments"));
+        return Err(Error::validation(
+            "path must not contain '.' or '..' segments",
+        ));
     }
     let auth_param = match params.auth {
         RawAuth::PrivateKey => Some("auth"),
         RawAuth::PublicKey => Some("publicKey"),
         RawAuth::None => None,
     };
-    if let Some((name, _)) = params.query.iter().find(|(n, _)| Some(n.as_str()) == auth_param || n == "auth") {
-        return Err(Error::validation(format!("query must not carry {name:?}: the client adds the key itself")));
+    if let Some((name, _)) = params
+        .query
+        .iter()
+        .find(|(n, _)| Some(n.as_str()) == auth_param || n == "auth")
+    {
+        return Err(Error::validation(format!(
+            "query must not carry {name:?}: the client adds the key itself"
+        )));
     }
     let mut request = WireRequest::new(&method, path.clone());
     request.query = params.query.clone();
@@ -260,12 +288,19 @@ pub struct WireResponse {
 impl WireResponse {
     /// A response of `status`, `headers` and `body`.
     pub fn new(status: u16, headers: Vec<(String, String)>, body: Vec<u8>) -> WireResponse {
-        WireResponse { status, headers, body }
+        WireResponse {
+            status,
+            headers,
+            body,
+        }
     }
 
     /// The first header called `name` (any case).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
     }
 
     fn is_success(&self) -> bool {
@@ -301,8 +336,16 @@ pub fn decode_chat_rooms(response: &WireResponse) -> Result<Value> {
 /// Decodes the answer to a raw request: any 2xx with a JSON (or empty) body.
 pub fn decode_raw(response: &WireResponse) -> Result<RawResponse> {
     let body = decode_json::<Value>(response)?;
-    let headers = response.headers.iter().map(|(n, v)| (n.to_ascii_lowercase(), v.clone())).collect();
-    Ok(RawResponse { status: response.status, headers, body })
+    let headers = response
+        .headers
+        .iter()
+        .map(|(n, v)| (n.to_ascii_lowercase(), v.clone()))
+        .collect();
+    Ok(RawResponse {
+        status: response.status,
+        headers,
+        body,
+    })
 }
 
 fn decode_json<T: DeserializeOwned>(response: &WireResponse) -> Result<T> {
@@ -327,8 +370,11 @@ fn decode_json<T: DeserializeOwned>(response: &WireResponse) -> Result<T> {
         return Err(Error::new(kind, message).with_status(response.status));
     }
     T::deserialize(&value).map_err(|e| {
-        Error::new(ErrorKind::Decode, format!("the response does not have the expected shape: {e}"))
-            .with_status(response.status)
+        Error::new(
+            ErrorKind::Decode,
+            format!("the response does not have the expected shape: {e}"),
+        )
+        .with_status(response.status)
     })
 }
 
@@ -341,9 +387,19 @@ fn not_json(response: &WireResponse, e: &serde_json::Error) -> Error {
         Some(ct) => format!("a {ct} body"),
         None => "a body without content type".to_owned(),
     };
-    let detail = if e.is_eof() { "it is cut off" } else { "it is not JSON" };
-    Error::new(ErrorKind::Decode, format!("HTTP {} came with {what} that cannot be decoded: {detail} ({e})", response.status))
-        .with_status(response.status)
+    let detail = if e.is_eof() {
+        "it is cut off"
+    } else {
+        "it is not JSON"
+    };
+    Error::new(
+        ErrorKind::Decode,
+        format!(
+            "HTTP {} came with {what} that cannot be decoded: {detail} ({e})",
+            response.status
+        ),
+    )
+    .with_status(response.status)
 }
 
 /// Turns a non-2xx response into the error it stands for (section 7 and the
@@ -354,24 +410,40 @@ pub fn decode_error(response: &WireResponse, now: SystemTime) -> Error {
     let text = json.as_ref().map(error_text).unwrap_or_default();
     let (kind, message) = classify(status, &text);
     let message = if message.is_empty() {
-        let body = if json.is_some() || response.body.is_empty() { "" } else { " and a body that is not JSON" };
+        let body = if json.is_some() || response.body.is_empty() {
+            ""
+        } else {
+            " and a body that is not JSON"
+        };
         format!("the service answered HTTP {status}{body}")
     } else {
         message
     };
-    let event_id = json.as_ref().and_then(|j| j.get("eventId")).and_then(|v| match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    });
-    let retry_after = response.header("retry-after").and_then(|v| parse_retry_after(v, now));
-    Error::new(kind, message).with_status(status).with_event_id(event_id).with_retry_after(retry_after)
+    let event_id = json
+        .as_ref()
+        .and_then(|j| j.get("eventId"))
+        .and_then(|v| match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        });
+    let retry_after = response
+        .header("retry-after")
+        .and_then(|v| parse_retry_after(v, now));
+    Error::new(kind, message)
+        .with_status(status)
+        .with_event_id(event_id)
+        .with_retry_after(retry_after)
 }
 
 /// The error text of a body: `message`, then `errorMessage`, then `error` as a
 /// string, or an object's `message` or `details[].message`.
 fn error_text(body: &Value) -> String {
-    let text = |v: Option<&Value>| v.and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned);
+    let text = |v: Option<&Value>| {
+        v.and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
     if let Some(t) = text(body.get("message")).or_else(|| text(body.get("errorMessage"))) {
         return t;
     }
@@ -384,7 +456,11 @@ fn error_text(body: &Value) -> String {
             let details: Vec<&str> = o
                 .get("details")
                 .and_then(Value::as_array)
-                .map(|d| d.iter().filter_map(|x| x.get("message").and_then(Value::as_str)).collect())
+                .map(|d| {
+                    d.iter()
+                        .filter_map(|x| x.get("message").and_then(Value::as_str))
+                        .collect()
+                })
                 .unwrap_or_default();
             details.join("; ")
         }
@@ -394,8 +470,13 @@ fn error_text(body: &Value) -> String {
 
 fn classify(status: u16, text: &str) -> (ErrorKind, String) {
     let lower = text.to_ascii_lowercase();
-    let mentions_key = lower.contains("auth token") || lower.contains("api key") || lower.contains("auth key");
-    let asks_for_key = mentions_key && (lower.contains("pass") || lower.contains("specify") || lower.contains("missing") || lower.contains("required"));
+    let mentions_key =
+        lower.contains("auth token") || lower.contains("api key") || lower.contains("auth key");
+    let asks_for_key = mentions_key
+        && (lower.contains("pass")
+            || lower.contains("specify")
+            || lower.contains("missing")
+            || lower.contains("required"));
     let kind = match status {
         401 if asks_for_key => ErrorKind::MissingAuth,
         401 => ErrorKind::InvalidAuth,
@@ -431,18 +512,30 @@ pub struct RateLimitHeaders {
 
 /// Reads the `X-RateLimit-*` headers; `None` when none is there.
 pub fn rate_limit_headers(response: &WireResponse, now: SystemTime) -> Option<RateLimitHeaders> {
-    let number = |name: &str| response.header(name).and_then(|v| v.trim().parse::<f64>().ok()).filter(|n| *n >= 0.0);
+    let number = |name: &str| {
+        response
+            .header(name)
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|n| *n >= 0.0)
+    };
     let limit = number("x-ratelimit-limit").map(|n| n as u32);
     let remaining = number("x-ratelimit-remaining").map(|n| n as u32);
     let reset = number("x-ratelimit-reset").map(|n| {
         if n > 86_400.0 {
-            let now = now.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64();
+            let now = now
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_secs_f64();
             Duration::from_secs_f64((n - now).max(0.0))
         } else {
             Duration::from_secs_f64(n)
         }
     });
-    (limit.is_some() || remaining.is_some() || reset.is_some()).then_some(RateLimitHeaders { limit, remaining, reset })
+    (limit.is_some() || remaining.is_some() || reset.is_some()).then_some(RateLimitHeaders {
+        limit,
+        remaining,
+        reset,
+    })
 }
 
 /// Parses `Retry-After`: delay-seconds, or an HTTP date (IMF-fixdate, e.g.
@@ -453,7 +546,8 @@ pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
         return Some(Duration::from_secs(seconds));
     }
     if let Ok(seconds) = value.parse::<f64>() {
-        return (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds.min(1e9)));
+        return (seconds.is_finite() && seconds >= 0.0)
+            .then(|| Duration::from_secs_f64(seconds.min(1e9)));
     }
     let at = parse_http_date(value)?;
     Some(at.duration_since(now).unwrap_or_default())
@@ -466,18 +560,29 @@ fn parse_http_date(text: &str) -> Option<SystemTime> {
         return None;
     };
     let day: u64 = day.parse().ok()?;
-    let month = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        .iter()
-        .position(|m| m == month)? as u64
+    let month = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ]
+    .iter()
+    .position(|m| m == month)? as u64
         + 1;
     let year: u64 = year.parse().ok()?;
-    let hms: Vec<u64> = time.split(':').map(|p| p.parse().ok()).collect::<Option<_>>()?;
-    let [h, m, s] = hms.as_slice() else { return None };
+    let hms: Vec<u64> = time
+        .split(':')
+        .map(|p| p.parse().ok())
+        .collect::<Option<_>>()?;
+    let [h, m, s] = hms.as_slice() else {
+        return None;
+    };
     if !(1..=31).contains(&day) || year < 1970 || *h > 23 || *m > 59 || *s > 60 {
         return None;
     }
     // Days from the civil date (Howard Hinnant's algorithm), for years >= 1970.
-    let (y, mo) = if month <= 2 { (year - 1, month + 9) } else { (year, month - 3) };
+    let (y, mo) = if month <= 2 {
+        (year - 1, month + 9)
+    } else {
+        (year, month - 3)
+    };
     let era = y / 400;
     let yoe = y - era * 400;
     let doy = (153 * mo + 2) / 5 + day - 1;
@@ -497,62 +602,133 @@ mod tests {
     #[test]
     fn hostile_ids_stay_one_segment() {
         let r = conversation_messages(&ConversationMessages::new("../users", "a?b#c")).unwrap();
-        assert_eq!(r.path, "/consumer/api/v2/room/..%2Fusers/conversation/a%3Fb%23c/messages");
+        assert_eq!(
+            r.path,
+            "/consumer/api/v2/room/..%2Fusers/conversation/a%3Fb%23c/messages"
+        );
         let r = conversation_messages(&ConversationMessages::new("..", "%41")).unwrap();
-        assert_eq!(r.path, "/consumer/api/v2/room/%2E%2E/conversation/%2541/messages");
-        assert_eq!(conversation_messages(&ConversationMessages::new("", "x")).unwrap_err().kind(), ErrorKind::Validation);
+        assert_eq!(
+            r.path,
+            "/consumer/api/v2/room/%2E%2E/conversation/%2541/messages"
+        );
+        assert_eq!(
+            conversation_messages(&ConversationMessages::new("", "x"))
+                .unwrap_err()
+                .kind(),
+            ErrorKind::Validation
+        );
     }
 
     #[test]
     fn key_is_encoded_and_redacted() {
         let r = list_users(&ListUsers::default()).unwrap();
-        assert_eq!(r.url("http://h/", Some("a&b=c")), "http://h/consumer/api/v2/users?auth=a%26b%3Dc");
+        assert_eq!(
+            r.url("http://h/", Some("a&b=c")),
+            "http://h/consumer/api/v2/users?auth=a%26b%3Dc"
+        );
         assert_eq!(r.redacted_target(), "/consumer/api/v2/users?auth=REDACTED");
     }
 
     #[test]
     fn limits_are_checked() {
         assert!(list_users(&ListUsers::page(200, 0)).is_ok());
-        assert_eq!(list_users(&ListUsers::page(201, 0)).unwrap_err().kind(), ErrorKind::Validation);
-        assert_eq!(list_users(&ListUsers::page(0, 0)).unwrap_err().kind(), ErrorKind::Validation);
+        assert_eq!(
+            list_users(&ListUsers::page(201, 0)).unwrap_err().kind(),
+            ErrorKind::Validation
+        );
+        assert_eq!(
+            list_users(&ListUsers::page(0, 0)).unwrap_err().kind(),
+            ErrorKind::Validation
+        );
     }
 
     #[test]
     fn error_shapes() {
         let now = SystemTime::now();
         let kind = |status, body| decode_error(&answer(status, body), now).kind();
-        assert_eq!(kind(401, r#"{"message":"Please pass the auth token"}"#), ErrorKind::MissingAuth);
-        assert_eq!(kind(400, r#"{"error":"Please specify API Key"}"#), ErrorKind::MissingAuth);
-        assert_eq!(kind(401, r#"{"error":"Invalid API Key"}"#), ErrorKind::InvalidAuth);
-        assert_eq!(kind(400, r#"{"message":"user not found"}"#), ErrorKind::UserNotFound);
-        assert_eq!(kind(400, r#"{"error":true,"errorMessage":"limit should be less than 200"}"#), ErrorKind::InvalidRequest);
-        assert_eq!(kind(400, r#"{"message":"Please upgrade your plan"}"#), ErrorKind::PlanUpgradeRequired);
-        assert_eq!(kind(502, "<html>bad gateway</html>"), ErrorKind::ServerError);
+        assert_eq!(
+            kind(401, r#"{"message":"Please pass the auth token"}"#),
+            ErrorKind::MissingAuth
+        );
+        assert_eq!(
+            kind(400, r#"{"error":"Please specify API Key"}"#),
+            ErrorKind::MissingAuth
+        );
+        assert_eq!(
+            kind(401, r#"{"error":"Invalid API Key"}"#),
+            ErrorKind::InvalidAuth
+        );
+        assert_eq!(
+            kind(400, r#"{"message":"user not found"}"#),
+            ErrorKind::UserNotFound
+        );
+        assert_eq!(
+            kind(
+                400,
+                r#"{"error":true,"errorMessage":"limit should be less than 200"}"#
+            ),
+            ErrorKind::InvalidRequest
+        );
+        assert_eq!(
+            kind(400, r#"{"message":"Please upgrade your plan"}"#),
+            ErrorKind::PlanUpgradeRequired
+        );
+        assert_eq!(
+            kind(502, "<html>bad gateway</html>"),
+            ErrorKind::ServerError
+        );
         assert_eq!(kind(404, "{}"), ErrorKind::UnexpectedStatus);
         let nested = decode_error(
-            &answer(400, r#"{"error":{"details":[{"message":"\"roomPassword\" is required","path":["roomPassword"]}]}}"#),
+            &answer(
+                400,
+                r#"{"error":{"details":[{"message":"\"roomPassword\" is required","path":["roomPassword"]}]}}"#,
+            ),
             now,
         );
         assert_eq!(nested.message(), "\"roomPassword\" is required");
         let e = decode_error(&answer(500, r#"{"message":"oops","eventId":"ev-9"}"#), now);
-        assert_eq!((e.kind(), e.event_id(), e.status()), (ErrorKind::ServerError, Some("ev-9"), Some(500)));
+        assert_eq!(
+            (e.kind(), e.event_id(), e.status()),
+            (ErrorKind::ServerError, Some("ev-9"), Some(500))
+        );
     }
 
     #[test]
     fn retry_after_forms() {
         let now = UNIX_EPOCH + Duration::from_secs(1_445_412_400); // 2015-10-21 07:26:40 UTC
         assert_eq!(parse_retry_after("7", now), Some(Duration::from_secs(7)));
-        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now), Some(Duration::from_secs(80)));
-        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:20:00 GMT", now), Some(Duration::ZERO));
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now),
+            Some(Duration::from_secs(80))
+        );
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:20:00 GMT", now),
+            Some(Duration::ZERO)
+        );
         assert_eq!(parse_retry_after("soon", now), None);
         assert_eq!(parse_retry_after("-3", now), None);
     }
 
     #[test]
     fn success_false_is_an_error_and_shapes_are_checked() {
-        let e = decode_conversation_messages(&answer(200, r#"{"success":false,"message":"no such room"}"#)).unwrap_err();
-        assert_eq!((e.kind(), e.message()), (ErrorKind::InvalidRequest, "no such room"));
-        assert_eq!(decode_list_users(&answer(200, "{}")).unwrap_err().kind(), ErrorKind::Decode);
-        assert_eq!(decode_list_users(&answer(200, r#"{"total":1,"da"#)).unwrap_err().kind(), ErrorKind::Decode);
+        let e = decode_conversation_messages(&answer(
+            200,
+            r#"{"success":false,"message":"no such room"}"#,
+        ))
+        .unwrap_err();
+        assert_eq!(
+            (e.kind(), e.message()),
+            (ErrorKind::InvalidRequest, "no such room")
+        );
+        assert_eq!(
+            decode_list_users(&answer(200, "{}")).unwrap_err().kind(),
+            ErrorKind::Decode
+        );
+        assert_eq!(
+            decode_list_users(&answer(200, r#"{"total":1,"da"#))
+                .unwrap_err()
+                .kind(),
+            ErrorKind::Decode
+        );
     }
 }

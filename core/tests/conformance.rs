@@ -6,12 +6,15 @@ use std::time::Duration;
 
 use roomchat::wire::{self, WireRequest, WireResponse};
 use roomchat::{
-    ConversationMessages, CreateUser, DeactivateUser, Error, ListUsers, PathForm, RawAuth, RawRequest, Result,
+    ConversationMessages, CreateUser, DeactivateUser, Error, ListUsers, PathForm, RawAuth,
+    RawRequest, Result,
 };
 use serde_json::{json, Value};
 
 fn vectors(file: &str) -> Vec<Value> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/conformance").join(file);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/conformance")
+        .join(file);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap()
 }
@@ -22,7 +25,16 @@ fn text(v: &Value, key: &str) -> String {
 
 fn pairs(v: &Value) -> Vec<(String, String)> {
     v.as_array()
-        .map(|a| a.iter().map(|p| (p[0].as_str().unwrap().to_owned(), p[1].as_str().unwrap().to_owned())).collect())
+        .map(|a| {
+            a.iter()
+                .map(|p| {
+                    (
+                        p[0].as_str().unwrap().to_owned(),
+                        p[1].as_str().unwrap().to_owned(),
+                    )
+                })
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -48,7 +60,9 @@ fn build(operation: &str, p: &Value) -> Result<WireRequest> {
             let mut request = match p["role"].as_str().unwrap() {
                 "regular" => CreateUser::regular(text(p, "username")),
                 "moderator" => CreateUser::moderator(text(p, "username")),
-                "room_moderator" => CreateUser::room_moderator(text(p, "username"), text(p, "chatRoom")),
+                "room_moderator" => {
+                    CreateUser::room_moderator(text(p, "username"), text(p, "chatRoom"))
+                }
                 other => panic!("unknown role {other}"),
             };
             if let Some(extra) = p["extra"].as_object() {
@@ -58,11 +72,13 @@ fn build(operation: &str, p: &Value) -> Result<WireRequest> {
         }
         "list_chat_rooms" => Ok(wire::list_chat_rooms()),
         "raw" => {
-            let mut request = RawRequest::new(text(p, "method"), text(p, "path")).auth(match p["auth"].as_str() {
-                Some("public_key") => RawAuth::PublicKey,
-                Some("none") => RawAuth::None,
-                _ => RawAuth::PrivateKey,
-            });
+            let mut request = RawRequest::new(text(p, "method"), text(p, "path")).auth(
+                match p["auth"].as_str() {
+                    Some("public_key") => RawAuth::PublicKey,
+                    Some("none") => RawAuth::None,
+                    _ => RawAuth::PrivateKey,
+                },
+            );
             request.query = pairs(&p["query"]);
             request.body = p.get("body").cloned();
             wire::raw(&request)
@@ -101,10 +117,18 @@ fn request_vectors() {
         assert_eq!(request.method, text(expect, "method"), "{name}");
         assert_eq!(request.path, text(expect, "path"), "{name}");
         assert_eq!(request.query, pairs(&expect["query"]), "{name}");
-        let body: Value = request.body.as_deref().map(|b| serde_json::from_str(b).unwrap()).unwrap_or(Value::Null);
+        let body: Value = request
+            .body
+            .as_deref()
+            .map(|b| serde_json::from_str(b).unwrap())
+            .unwrap_or(Value::Null);
         assert_eq!(body, expect["body"], "{name}");
         if let Some(url) = expect["url"].as_str() {
-            assert_eq!(request.url("https://api.example.com", Some("REDACTED")), url, "{name}");
+            assert_eq!(
+                request.url("https://api.example.com", Some("REDACTED")),
+                url,
+                "{name}"
+            );
         }
     }
     println!("{} request vectors", all.len());
@@ -122,16 +146,28 @@ fn response_vectors() {
         );
         let expect = &v["expect"];
         match decode(&text(v, "operation"), &response) {
-            Ok(value) => assert_eq!(&value, expect.get("ok").unwrap_or_else(|| panic!("{name}: expected an error, got {value}")), "{name}"),
+            Ok(value) => assert_eq!(
+                &value,
+                expect
+                    .get("ok")
+                    .unwrap_or_else(|| panic!("{name}: expected an error, got {value}")),
+                "{name}"
+            ),
             Err(e) => {
-                let want = expect.get("error").unwrap_or_else(|| panic!("{name}: unexpected error {e}"));
+                let want = expect
+                    .get("error")
+                    .unwrap_or_else(|| panic!("{name}: unexpected error {e}"));
                 assert_eq!(e.kind().name(), text(want, "kind"), "{name}: {e}");
                 assert_eq!(e.status().map(u64::from), want["status"].as_u64(), "{name}");
                 if let Some(message) = want["message"].as_str() {
                     assert_eq!(e.message(), message, "{name}");
                 }
                 assert_eq!(e.event_id(), want["event_id"].as_str(), "{name}");
-                assert_eq!(e.retry_after(), want["retry_after_ms"].as_u64().map(Duration::from_millis), "{name}");
+                assert_eq!(
+                    e.retry_after(),
+                    want["retry_after_ms"].as_u64().map(Duration::from_millis),
+                    "{name}"
+                );
             }
         }
     }

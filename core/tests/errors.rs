@@ -6,7 +6,10 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use roomchat::{Client, CreateUser, DeactivateUser, Error, ErrorKind, ListUsers, RawAuth, RawRequest, RateLimitConfig};
+use roomchat::{
+    Client, CreateUser, DeactivateUser, Error, ErrorKind, ListUsers, RateLimitConfig, RawAuth,
+    RawRequest,
+};
 use roomchat_emulator::FaultAction;
 
 fn check(error: &Error, kind: ErrorKind, key: &str) {
@@ -27,93 +30,228 @@ fn every_error_kind_and_no_key_in_any() {
     };
 
     // missing auth: a request without any key
-    let e = record(client.raw_request(&RawRequest::new("GET", USERS).auth(RawAuth::None)).unwrap_err(), ErrorKind::MissingAuth);
+    let e = record(
+        client
+            .raw_request(&RawRequest::new("GET", USERS).auth(RawAuth::None))
+            .unwrap_err(),
+        ErrorKind::MissingAuth,
+    );
     assert_eq!(e.status(), Some(401));
 
     // invalid auth: a truncated key, and a regenerated one
-    let truncated = Client::builder(&key[..key.len() - 1]).base_url(emu.base_url()).build().unwrap();
-    let e = record(truncated.list_users(&ListUsers::default()).unwrap_err(), ErrorKind::InvalidAuth);
+    let truncated = Client::builder(&key[..key.len() - 1])
+        .base_url(emu.base_url())
+        .build()
+        .unwrap();
+    let e = record(
+        truncated.list_users(&ListUsers::default()).unwrap_err(),
+        ErrorKind::InvalidAuth,
+    );
     assert_eq!(e.message(), "invalid auth token");
 
     // invalid request, with the message naming the parameter
-    let e = client.raw_request(&RawRequest::new("GET", USERS).query("limit", "many")).unwrap_err();
+    let e = client
+        .raw_request(&RawRequest::new("GET", USERS).query("limit", "many"))
+        .unwrap_err();
     let e = record(e, ErrorKind::InvalidRequest);
     assert!(e.message().contains("limit"), "{e}");
-    assert_eq!(e.path(), Some("/consumer/api/v2/users?auth=REDACTED&limit=many"));
+    assert_eq!(
+        e.path(),
+        Some("/consumer/api/v2/users?auth=REDACTED&limit=many")
+    );
 
     // user not found
-    record(client.deactivate_user(&DeactivateUser::UserId("ffffffffffffffffffffffff".into())).unwrap_err(), ErrorKind::UserNotFound);
+    record(
+        client
+            .deactivate_user(&DeactivateUser::UserId("ffffffffffffffffffffffff".into()))
+            .unwrap_err(),
+        ErrorKind::UserNotFound,
+    );
 
     // plan upgrade required
     emu.gate_endpoint("GET", "/consumer/api/v1/chatrooms");
-    record(client.list_chat_rooms().unwrap_err(), ErrorKind::PlanUpgradeRequired);
+    record(
+        client.list_chat_rooms().unwrap_err(),
+        ErrorKind::PlanUpgradeRequired,
+    );
     emu.ungate_all();
 
     // server error with eventId
-    emu.add_fault(once("GET", USERS, respond(500, r#"{"message":"Internal server error occurred","eventId":"ev-123"}"#, &[])));
-    let e = record(client.list_users(&ListUsers::default()).unwrap_err(), ErrorKind::ServerError);
+    emu.add_fault(once(
+        "GET",
+        USERS,
+        respond(
+            500,
+            r#"{"message":"Internal server error occurred","eventId":"ev-123"}"#,
+            &[],
+        ),
+    ));
+    let e = record(
+        client.list_users(&ListUsers::default()).unwrap_err(),
+        ErrorKind::ServerError,
+    );
     assert_eq!((e.event_id(), e.status()), (Some("ev-123"), Some(500)));
 
     // 502 with an HTML page from a proxy: still a server error, with a clear message
-    emu.add_fault(once("GET", USERS, FaultAction::Respond { status: 502, headers: vec![], body: "<html>Bad Gateway</html>".into(), content_type: Some("text/html".into()) }));
-    let e = record(client.list_users(&ListUsers::default()).unwrap_err(), ErrorKind::ServerError);
+    emu.add_fault(once(
+        "GET",
+        USERS,
+        FaultAction::Respond {
+            status: 502,
+            headers: vec![],
+            body: "<html>Bad Gateway</html>".into(),
+            content_type: Some("text/html".into()),
+        },
+    ));
+    let e = record(
+        client.list_users(&ListUsers::default()).unwrap_err(),
+        ErrorKind::ServerError,
+    );
     assert!(e.message().contains("502"));
 
     // other unexpected status
-    record(client.raw_request(&RawRequest::new("DELETE", "/consumer/api/v1/chatrooms")).unwrap_err(), ErrorKind::UnexpectedStatus);
+    record(
+        client
+            .raw_request(&RawRequest::new("DELETE", "/consumer/api/v1/chatrooms"))
+            .unwrap_err(),
+        ErrorKind::UnexpectedStatus,
+    );
 
     // timeout
-    emu.add_fault(once("GET", USERS, FaultAction::Delay(Duration::from_millis(1500))));
-    let hasty = builder(&emu).max_retries(0).timeout(Duration::from_millis(300)).build().unwrap();
-    record(hasty.list_users(&ListUsers::default()).unwrap_err(), ErrorKind::Timeout);
+    emu.add_fault(once(
+        "GET",
+        USERS,
+        FaultAction::Delay(Duration::from_millis(1500)),
+    ));
+    let hasty = builder(&emu)
+        .max_retries(0)
+        .timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    record(
+        hasty.list_users(&ListUsers::default()).unwrap_err(),
+        ErrorKind::Timeout,
+    );
 
     // connection failure: nothing listens there
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let dead_url = format!("http://{}", closed.local_addr().unwrap());
     drop(closed);
-    let nowhere = Client::builder(key.clone()).base_url(dead_url).max_retries(0).build().unwrap();
-    record(nowhere.list_users(&ListUsers::default()).unwrap_err(), ErrorKind::Connection);
+    let nowhere = Client::builder(key.clone())
+        .base_url(dead_url)
+        .max_retries(0)
+        .build()
+        .unwrap();
+    record(
+        nowhere.list_users(&ListUsers::default()).unwrap_err(),
+        ErrorKind::Connection,
+    );
 
     // undecodable: HTML labelled JSON, and JSON cut off
     emu.add_fault(once("GET", USERS, FaultAction::NotJson));
-    record(client.list_users(&ListUsers::default()).unwrap_err(), ErrorKind::Decode);
+    record(
+        client.list_users(&ListUsers::default()).unwrap_err(),
+        ErrorKind::Decode,
+    );
     emu.add_fault(once("GET", USERS, FaultAction::TruncatedBody));
-    record(client.list_users(&ListUsers::default()).unwrap_err(), ErrorKind::Decode);
+    record(
+        client.list_users(&ListUsers::default()).unwrap_err(),
+        ErrorKind::Decode,
+    );
 
     // response too large
-    emu.add_fault(once("GET", USERS, FaultAction::LargeBody { bytes: 100_000 }));
-    let capped = builder(&emu).max_retries(0).max_response_bytes(10_000).build().unwrap();
-    record(capped.list_users(&ListUsers::default()).unwrap_err(), ErrorKind::ResponseTooLarge);
+    emu.add_fault(once(
+        "GET",
+        USERS,
+        FaultAction::LargeBody { bytes: 100_000 },
+    ));
+    let capped = builder(&emu)
+        .max_retries(0)
+        .max_response_bytes(10_000)
+        .build()
+        .unwrap();
+    record(
+        capped.list_users(&ListUsers::default()).unwrap_err(),
+        ErrorKind::ResponseTooLarge,
+    );
 
     // rate limited: a 429 whose Retry-After is beyond what the client may sleep
     // (last of the sending cases: the 429 holds every client of this key off for 120 s)
     emu.clear_journal();
-    emu.add_fault(once("GET", USERS, respond(429, "", &[("Retry-After", "120")])));
-    let patient = builder(&emu).max_retry_wait(Duration::from_secs(5)).build().unwrap();
-    let e = record(patient.list_users(&ListUsers::default()).unwrap_err(), ErrorKind::RateLimited);
+    emu.add_fault(once(
+        "GET",
+        USERS,
+        respond(429, "", &[("Retry-After", "120")]),
+    ));
+    let patient = builder(&emu)
+        .max_retry_wait(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let e = record(
+        patient.list_users(&ListUsers::default()).unwrap_err(),
+        ErrorKind::RateLimited,
+    );
     assert_eq!(e.retry_after(), Some(Duration::from_secs(120)));
-    assert_eq!(arrivals(&emu, "GET", USERS), 1, "a 429 beyond the cap is returned, not slept");
+    assert_eq!(
+        arrivals(&emu, "GET", USERS),
+        1,
+        "a 429 beyond the cap is returned, not slept"
+    );
 
-    let held = builder(&emu).rate_limit(RateLimitConfig::new(100_000, Duration::from_secs(60)).fail_fast()).build().unwrap();
-    let e = record(held.list_users(&ListUsers::default()).unwrap_err(), ErrorKind::RateLimited);
-    assert!(e.retry_after().unwrap() > Duration::from_secs(100), "the 429 holds every client of the key off");
+    let held = builder(&emu)
+        .rate_limit(RateLimitConfig::new(100_000, Duration::from_secs(60)).fail_fast())
+        .build()
+        .unwrap();
+    let e = record(
+        held.list_users(&ListUsers::default()).unwrap_err(),
+        ErrorKind::RateLimited,
+    );
+    assert!(
+        e.retry_after().unwrap() > Duration::from_secs(100),
+        "the 429 holds every client of the key off"
+    );
     assert_eq!(arrivals(&emu, "GET", USERS), 1);
     assert!(client.rate_limit_state().blocked_for.is_some());
 
     // client-side validation: nothing is sent
     let before = emu.journal().len();
-    record(client.list_users(&ListUsers::page(201, 0)).unwrap_err(), ErrorKind::Validation);
-    record(client.create_user(&CreateUser::regular("  ")).unwrap_err(), ErrorKind::Validation);
+    record(
+        client.list_users(&ListUsers::page(201, 0)).unwrap_err(),
+        ErrorKind::Validation,
+    );
+    record(
+        client.create_user(&CreateUser::regular("  ")).unwrap_err(),
+        ErrorKind::Validation,
+    );
     assert_eq!(emu.journal().len(), before);
 
     // configuration
     for bad in [String::new(), format!(" {key}"), format!("{key}\n")] {
-        record(Client::builder(bad).base_url(emu.base_url()).build().unwrap_err(), ErrorKind::Configuration);
+        record(
+            Client::builder(bad)
+                .base_url(emu.base_url())
+                .build()
+                .unwrap_err(),
+            ErrorKind::Configuration,
+        );
     }
-    record(Client::builder(key.clone()).base_url("http://chat.example.com").build().unwrap_err(), ErrorKind::Configuration);
-    record(Client::builder(key.clone()).build().unwrap_err(), ErrorKind::Configuration);
     record(
-        Client::builder(key.clone()).base_url(emu.base_url()).rate_limit(RateLimitConfig::new(0, Duration::from_secs(1))).build().unwrap_err(),
+        Client::builder(key.clone())
+            .base_url("http://chat.example.com")
+            .build()
+            .unwrap_err(),
+        ErrorKind::Configuration,
+    );
+    record(
+        Client::builder(key.clone()).build().unwrap_err(),
+        ErrorKind::Configuration,
+    );
+    record(
+        Client::builder(key.clone())
+            .base_url(emu.base_url())
+            .rate_limit(RateLimitConfig::new(0, Duration::from_secs(1)))
+            .build()
+            .unwrap_err(),
         ErrorKind::Configuration,
     );
 
@@ -125,12 +263,28 @@ fn every_error_kind_and_no_key_in_any() {
 #[test]
 fn plain_http_to_a_remote_host_only_when_allowed() {
     let key = secret_key("insecure");
-    assert!(Client::builder(key.as_str()).base_url("http://localhost:1").build().is_ok());
-    assert!(Client::builder(key.as_str()).base_url("http://[::1]:1").build().is_ok());
-    assert!(Client::builder(key.as_str()).base_url("https://chat.example.com").build().is_ok());
-    let e = Client::builder(key.as_str()).base_url("http://10.0.0.5").build().unwrap_err();
+    assert!(Client::builder(key.as_str())
+        .base_url("http://localhost:1")
+        .build()
+        .is_ok());
+    assert!(Client::builder(key.as_str())
+        .base_url("http://[::1]:1")
+        .build()
+        .is_ok());
+    assert!(Client::builder(key.as_str())
+        .base_url("https://chat.example.com")
+        .build()
+        .is_ok());
+    let e = Client::builder(key.as_str())
+        .base_url("http://10.0.0.5")
+        .build()
+        .unwrap_err();
     assert_no_secret(&e, &key);
-    assert!(Client::builder(key.as_str()).base_url("http://10.0.0.5").allow_insecure_http(true).build().is_ok());
+    assert!(Client::builder(key.as_str())
+        .base_url("http://10.0.0.5")
+        .allow_insecure_http(true)
+        .build()
+        .is_ok());
 }
 
 #[test]
@@ -139,7 +293,11 @@ fn debug_output_of_clients_hides_the_key() {
     let key = emu.private_key();
     let builder = builder(&emu);
     let client = builder.clone().build().unwrap();
-    for shown in [format!("{builder:?}"), format!("{client:?}"), format!("{:?}", client.users())] {
+    for shown in [
+        format!("{builder:?}"),
+        format!("{client:?}"),
+        format!("{:?}", client.users()),
+    ] {
         assert!(!shown.contains(&key), "{shown}");
     }
 }
@@ -151,11 +309,31 @@ fn field_note_variants_decode_against_the_wire() {
     let emu = emulator("variants");
     let client = builder(&emu).max_retries(0).build().unwrap();
     let cases = [
-        (401, r#"{"error": "Invalid API Key"}"#, ErrorKind::InvalidAuth),
-        (400, r#"{"error": "Please specify API Key"}"#, ErrorKind::MissingAuth),
-        (400, r#"{"error": true, "errorMessage": "limit should be less than 200"}"#, ErrorKind::InvalidRequest),
-        (400, r#"{"error": {"details": [{"message": "\"roomPassword\" is required"}]}}"#, ErrorKind::InvalidRequest),
-        (400, r#"{"success": false, "message": "bad conversation"}"#, ErrorKind::InvalidRequest),
+        (
+            401,
+            r#"{"error": "Invalid API Key"}"#,
+            ErrorKind::InvalidAuth,
+        ),
+        (
+            400,
+            r#"{"error": "Please specify API Key"}"#,
+            ErrorKind::MissingAuth,
+        ),
+        (
+            400,
+            r#"{"error": true, "errorMessage": "limit should be less than 200"}"#,
+            ErrorKind::InvalidRequest,
+        ),
+        (
+            400,
+            r#"{"error": {"details": [{"message": "\"roomPassword\" is required"}]}}"#,
+            ErrorKind::InvalidRequest,
+        ),
+        (
+            400,
+            r#"{"success": false, "message": "bad conversation"}"#,
+            ErrorKind::InvalidRequest,
+        ),
         (404, "{}", ErrorKind::UnexpectedStatus),
     ];
     for (status, body, kind) in cases {

@@ -14,19 +14,32 @@ fn iterates_over_every_user_once_fetching_lazily() {
     let client = client(&emu);
 
     let mut users = client.users();
-    assert!(emu.journal().is_empty(), "nothing is fetched before the first next()");
+    assert!(
+        emu.journal().is_empty(),
+        "nothing is fetched before the first next()"
+    );
     let first = users.next().unwrap().unwrap();
     assert_eq!(first.username.as_deref(), Some("seed-user-1"));
     assert_eq!(arrivals(&emu, "GET", USERS), 1);
 
     let rest: Vec<_> = users.map(Result::unwrap).collect();
     assert_eq!(rest.len(), 1_233);
-    let ids: HashSet<_> = rest.iter().filter_map(|u| u.id()).chain(first.id()).collect();
+    let ids: HashSet<_> = rest
+        .iter()
+        .filter_map(|u| u.id())
+        .chain(first.id())
+        .collect();
     assert_eq!(ids.len(), 1_234);
     assert_eq!(arrivals(&emu, "GET", USERS), 7, "ceil(1234 / 200) pages");
-    assert_eq!(rest.last().unwrap().username.as_deref(), Some("seed-user-1234"));
+    assert_eq!(
+        rest.last().unwrap().username.as_deref(),
+        Some("seed-user-1234")
+    );
 
-    let pages: Vec<_> = client.user_pages(500.min(roomchat::MAX_PAGE_SIZE)).map(Result::unwrap).collect();
+    let pages: Vec<_> = client
+        .user_pages(500.min(roomchat::MAX_PAGE_SIZE))
+        .map(Result::unwrap)
+        .collect();
     assert_eq!(pages.len(), 7);
     assert!(pages.iter().all(|p| p.total == 1_234 && p.limit == 200));
     assert_eq!(pages[6].skip, 1_200);
@@ -40,7 +53,10 @@ fn small_pages_and_an_empty_account() {
     assert_eq!(client.users().count(), 0);
     assert_eq!(arrivals(&emu, "GET", USERS), 1);
     emu.seed_users(10);
-    let names: Vec<_> = client.users_with_page_size(3).map(|u| u.unwrap().username.unwrap()).collect();
+    let names: Vec<_> = client
+        .users_with_page_size(3)
+        .map(|u| u.unwrap().username.unwrap())
+        .collect();
     assert_eq!(names.len(), 10);
     assert_eq!(names[9], "seed-user-10");
 }
@@ -58,14 +74,21 @@ fn copes_with_users_added_and_removed_while_it_runs() {
             break;
         };
         let user = user.unwrap();
-        assert!(seen.insert(user.id().unwrap().to_owned()), "a user was yielded twice");
+        assert!(
+            seen.insert(user.id().unwrap().to_owned()),
+            "a user was yielded twice"
+        );
         if i == 15 {
             // Remove users already seen (shifts later pages back) and add new ones.
             for victim in client.list_users(&ListUsers::page(5, 0)).unwrap().data {
-                client.deactivate_user(&DeactivateUser::UserId(victim.id().unwrap().into())).unwrap();
+                client
+                    .deactivate_user(&DeactivateUser::UserId(victim.id().unwrap().into()))
+                    .unwrap();
             }
             for n in 0..7 {
-                client.create_user(&CreateUser::regular(format!("late-{n}"))).unwrap();
+                client
+                    .create_user(&CreateUser::regular(format!("late-{n}")))
+                    .unwrap();
             }
         }
     }
@@ -88,9 +111,16 @@ fn yields_an_error_then_resumes() {
     assert_eq!(error.kind(), ErrorKind::Decode);
     assert!(users.next().is_none(), "ends after the error");
     users.resume();
-    assert_eq!(users.map(Result::unwrap).count(), 20, "resumes with the page that failed");
+    assert_eq!(
+        users.map(Result::unwrap).count(),
+        20,
+        "resumes with the page that failed"
+    );
 
     let mut bad = client.users_with_page_size(0);
-    assert_eq!(bad.next().unwrap().unwrap_err().kind(), ErrorKind::Validation);
+    assert_eq!(
+        bad.next().unwrap().unwrap_err().kind(),
+        ErrorKind::Validation
+    );
     assert!(bad.next().is_none());
 }

@@ -13,11 +13,24 @@ use roomchat_emulator::RateLimit;
 #[test]
 fn many_threads_use_the_budget_without_a_single_429() {
     let (limit, window) = (40u32, Duration::from_secs(1));
-    let emu = emulator_with("budget_threads", |c| c.rate_limit = RateLimit { requests: limit, window });
+    let emu = emulator_with("budget_threads", |c| {
+        c.rate_limit = RateLimit {
+            requests: limit,
+            window,
+        }
+    });
     let config = RateLimitConfig::new(limit, window);
     let calls = config.effective_requests() as usize * 4;
     // Several clients of one key, on several threads: one budget.
-    let clients: Vec<Client> = (0..4).map(|_| builder(&emu).max_retries(0).rate_limit(config).build().unwrap()).collect();
+    let clients: Vec<Client> = (0..4)
+        .map(|_| {
+            builder(&emu)
+                .max_retries(0)
+                .rate_limit(config)
+                .build()
+                .unwrap()
+        })
+        .collect();
     let done = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
     std::thread::scope(|s| {
@@ -34,10 +47,23 @@ fn many_threads_use_the_budget_without_a_single_429() {
     let elapsed = started.elapsed();
     let journal = emu.journal();
     let rejected = journal.iter().filter(|e| e.status == 429).count();
-    let times: Vec<f64> = journal.iter().map(|e| e.received_at.duration_since(UNIX_EPOCH).unwrap().as_secs_f64()).collect();
+    let times: Vec<f64> = journal
+        .iter()
+        .map(|e| {
+            e.received_at
+                .duration_since(UNIX_EPOCH)
+                .unwrap()
+                .as_secs_f64()
+        })
+        .collect();
     // The busiest rolling window, as the service counts it (arrivals).
     let busiest = (0..times.len())
-        .map(|i| times[i..].iter().take_while(|t| **t - times[i] < window.as_secs_f64()).count())
+        .map(|i| {
+            times[i..]
+                .iter()
+                .take_while(|t| **t - times[i] < window.as_secs_f64())
+                .count()
+        })
         .max()
         .unwrap();
     let used = busiest as f64 / f64::from(limit);
@@ -47,7 +73,11 @@ fn many_threads_use_the_budget_without_a_single_429() {
     );
     assert_eq!(journal.len(), calls);
     assert_eq!(rejected, 0, "no request may be rejected");
-    assert!(used >= 0.90, "at least 90% of the budget is used, got {:.1}%", used * 100.0);
+    assert!(
+        used >= 0.90,
+        "at least 90% of the budget is used, got {:.1}%",
+        used * 100.0
+    );
     assert!(used <= 1.0);
 }
 
@@ -79,7 +109,15 @@ fn a_429_holds_every_caller_off_until_it_clears() {
     let emu = emulator("budget_429");
     let a = client(&emu);
     let b = client(&emu);
-    emu.add_fault(once("GET", USERS, respond(429, r#"{"message":"Too many requests"}"#, &[("Retry-After", "1")])));
+    emu.add_fault(once(
+        "GET",
+        USERS,
+        respond(
+            429,
+            r#"{"message":"Too many requests"}"#,
+            &[("Retry-After", "1")],
+        ),
+    ));
     let started = Instant::now();
     a.list_users(&ListUsers::default()).unwrap();
     assert!(started.elapsed() >= Duration::from_millis(950));
@@ -95,10 +133,17 @@ fn rate_limit_headers_feed_the_budget() {
     // The service's limit is 5 per 2 s; the client believes the default 600 per minute,
     // but the X-RateLimit-* headers make it hold off instead of meeting a 429.
     let emu = emulator_with("budget_headers", |c| {
-        c.rate_limit = RateLimit { requests: 5, window: Duration::from_secs(2) };
+        c.rate_limit = RateLimit {
+            requests: 5,
+            window: Duration::from_secs(2),
+        };
         c.rate_limit_headers = true;
     });
-    let client = Client::builder(emu.private_key()).base_url(emu.base_url()).max_retries(0).build().unwrap();
+    let client = Client::builder(emu.private_key())
+        .base_url(emu.base_url())
+        .max_retries(0)
+        .build()
+        .unwrap();
     for _ in 0..8 {
         client.list_users(&ListUsers::page(1, 0)).unwrap();
     }

@@ -40,7 +40,10 @@ pub struct RateLimit {
 impl Default for RateLimit {
     /// The service's limit: 600 requests per 60 seconds (section 8).
     fn default() -> Self {
-        RateLimit { requests: 600, window: Duration::from_secs(60) }
+        RateLimit {
+            requests: 600,
+            window: Duration::from_secs(60),
+        }
     }
 }
 
@@ -54,7 +57,9 @@ impl std::str::FromStr for RateLimit {
         let requests: u32 = count.trim().parse().map_err(|_| bad())?;
         let window = humantime::parse_duration(window.trim()).map_err(|_| bad())?;
         if requests == 0 || window.is_zero() {
-            return Err(format!("rate limit {text:?} must allow at least one request per non-zero window"));
+            return Err(format!(
+                "rate limit {text:?} must allow at least one request per non-zero window"
+            ));
         }
         Ok(RateLimit { requests, window })
     }
@@ -171,7 +176,9 @@ pub(crate) struct Shared {
 impl Shared {
     /// The state, even if a handler panicked while holding it (the data stays usable).
     pub(crate) fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -186,7 +193,9 @@ pub struct Emulator {
 
 impl std::fmt::Debug for Emulator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Emulator").field("base_url", &self.base_url).finish_non_exhaustive()
+        f.debug_struct("Emulator")
+            .field("base_url", &self.base_url)
+            .finish_non_exhaustive()
     }
 }
 
@@ -198,7 +207,10 @@ impl Emulator {
             .thread_name("roomchat-emulator")
             .enable_all()
             .build()?;
-        let listener = runtime.block_on(tokio::net::TcpListener::bind((config.host.as_str(), config.port)))?;
+        let listener = runtime.block_on(tokio::net::TcpListener::bind((
+            config.host.as_str(),
+            config.port,
+        )))?;
         let addr: SocketAddr = listener.local_addr()?;
         let base_url = match addr {
             SocketAddr::V4(a) => format!("http://{}:{}", a.ip(), a.port()),
@@ -280,7 +292,10 @@ impl Emulator {
     /// # Panics
     /// When `room` is not a valid room (not an object, a duplicate `roomId`): a test bug.
     pub fn create_room(&self, room: Value) -> Value {
-        self.shared.state().create_room(&room).unwrap_or_else(|e| panic!("create_room: {e}"))
+        self.shared
+            .state()
+            .create_room(&room)
+            .unwrap_or_else(|e| panic!("create_room: {e}"))
     }
 
     /// Adds messages (`{"messages": text, "user": {"username", …}, "created"?}`) to a new
@@ -295,7 +310,10 @@ impl Emulator {
             .state()
             .add_conversation(&spec)
             .unwrap_or_else(|e| panic!("add_conversation: {e}"));
-        out["conversationId"].as_str().unwrap_or_default().to_owned()
+        out["conversationId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
     }
 
     /// Adds `count` users named `seed-user-<n>`; returns the number of active users.
@@ -311,7 +329,10 @@ impl Emulator {
     /// Marks an endpoint as outside the account's plan (`*` as method matches any;
     /// a path ending in `*` is a prefix).
     pub fn gate_endpoint(&self, method: &str, path_pattern: &str) {
-        self.shared.state().gated.push((method.to_owned(), path_pattern.to_owned()));
+        self.shared
+            .state()
+            .gated
+            .push((method.to_owned(), path_pattern.to_owned()));
     }
 
     /// Lifts every plan gate.

@@ -8,7 +8,8 @@ use std::process::ExitCode;
 
 use roomchat_emulator::{Emulator, EmulatorConfig, RateLimit};
 
-const USAGE: &str = "usage: roomchat-emulator [--host 127.0.0.1] [--port 0] [--private-key K] [--public-key P]
+const USAGE: &str =
+    "usage: roomchat-emulator [--host 127.0.0.1] [--port 0] [--private-key K] [--public-key P]
                          [--rate-limit 600/60s] [--rate-limit-headers] [--seed-users N]
                          [--max-body-bytes N] [--ignore-stdin]
 
@@ -27,14 +28,22 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
         match flag.as_str() {
             "--host" => config.host = value()?,
-            "--port" => config.port = value()?.parse().map_err(|_| "--port takes a number from 0 to 65535")?,
+            "--port" => {
+                config.port = value()?
+                    .parse()
+                    .map_err(|_| "--port takes a number from 0 to 65535")?
+            }
             "--private-key" => config.private_key = value()?,
             "--public-key" => config.public_key = value()?,
             "--rate-limit" => config.rate_limit = value()?.parse::<RateLimit>()?,
             "--rate-limit-headers" => config.rate_limit_headers = true,
-            "--seed-users" => config.seed_users = value()?.parse().map_err(|_| "--seed-users takes a count")?,
+            "--seed-users" => {
+                config.seed_users = value()?.parse().map_err(|_| "--seed-users takes a count")?
+            }
             "--max-body-bytes" => {
-                config.max_body_bytes = value()?.parse().map_err(|_| "--max-body-bytes takes a count")?
+                config.max_body_bytes = value()?
+                    .parse()
+                    .map_err(|_| "--max-body-bytes takes a count")?
             }
             "--ignore-stdin" => watch_stdin = false,
             "-h" | "--help" => return Err(String::new()),
@@ -44,7 +53,10 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     if config.private_key.is_empty() || config.public_key.is_empty() {
         return Err("keys must not be empty".into());
     }
-    Ok(Args { config, watch_stdin })
+    Ok(Args {
+        config,
+        watch_stdin,
+    })
 }
 
 fn main() -> ExitCode {
@@ -74,7 +86,10 @@ fn main() -> ExitCode {
         "public_key": emulator.public_key(),
     });
     let mut stdout = std::io::stdout().lock();
-    if writeln!(stdout, "{ready}").and_then(|()| stdout.flush()).is_err() {
+    if writeln!(stdout, "{ready}")
+        .and_then(|()| stdout.flush())
+        .is_err()
+    {
         return ExitCode::FAILURE;
     }
     drop(stdout);
@@ -91,13 +106,19 @@ fn main() -> ExitCode {
         });
     }
     std::thread::spawn(move || {
-        let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        let runtime = match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
             Ok(rt) => rt,
             Err(_) => return,
         };
         runtime.block_on(async {
             use tokio::signal::unix::{signal, SignalKind};
-            let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
+            let (Ok(mut int), Ok(mut term)) = (
+                signal(SignalKind::interrupt()),
+                signal(SignalKind::terminate()),
+            ) else {
                 return;
             };
             let why = tokio::select! {

@@ -53,7 +53,10 @@ async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Result<Response<
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
     let raw_query = req.uri().query().unwrap_or("").to_owned();
-    let body = match Limited::new(req.into_body(), shared.max_body_bytes).collect().await {
+    let body = match Limited::new(req.into_body(), shared.max_body_bytes)
+        .collect()
+        .await
+    {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(true),
         Err(_) => Err(false),
@@ -63,12 +66,18 @@ async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Result<Response<
         let answer = match &body {
             Ok(bytes) => admin(&shared, &method, admin_path, bytes),
             Err(true) => too_large(),
-            Err(false) => (400, json!({"error": true, "message": "could not read the request body"})),
+            Err(false) => (
+                400,
+                json!({"error": true, "message": "could not read the request body"}),
+            ),
         };
         return Ok(json_response(answer));
     }
 
-    let body_text = body.as_ref().map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
+    let body_text = body
+        .as_ref()
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .unwrap_or_default();
     let (seq, fault) = {
         let mut state = shared.state();
         let seq = state.journal_arrival(method.as_str(), &path, &raw_query, &body_text);
@@ -80,9 +89,17 @@ async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Result<Response<
     let mut relabel_html = false;
     match fault.map(|f: Fault| f.action) {
         Some(FaultAction::CloseConnection) => {
-            return Err(io::Error::new(io::ErrorKind::ConnectionAborted, "fault: close"));
+            return Err(io::Error::new(
+                io::ErrorKind::ConnectionAborted,
+                "fault: close",
+            ));
         }
-        Some(FaultAction::Respond { status, headers, body, content_type }) => {
+        Some(FaultAction::Respond {
+            status,
+            headers,
+            body,
+            content_type,
+        }) => {
             finish(status);
             let mut response = raw_response(
                 status,
@@ -105,8 +122,13 @@ async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Result<Response<
         }
         Some(FaultAction::NotJson) => {
             finish(200);
-            let html = "<html><body><h1>502 Bad Gateway</h1><p>upstream sent garbage</p></body></html>";
-            return Ok(raw_response(200, "application/json", Bytes::from_static(html.as_bytes())));
+            let html =
+                "<html><body><h1>502 Bad Gateway</h1><p>upstream sent garbage</p></body></html>";
+            return Ok(raw_response(
+                200,
+                "application/json",
+                Bytes::from_static(html.as_bytes()),
+            ));
         }
         Some(FaultAction::LargeBody { bytes }) => {
             finish(200);
@@ -119,11 +141,17 @@ async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Result<Response<
 
     let mut response = match &body {
         Err(true) => json_response(too_large()),
-        Err(false) => json_response((400, json!({"error": true, "message": "could not read the request body"}))),
+        Err(false) => json_response((
+            400,
+            json!({"error": true, "message": "could not read the request body"}),
+        )),
         Ok(bytes) => route(&shared, &method, &path, &raw_query, bytes),
     };
     if relabel_html {
-        response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+        response.headers_mut().insert(
+            CONTENT_TYPE,
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        );
     }
     finish(response.status().as_u16());
     if let Some(d) = delay {
@@ -133,16 +161,31 @@ async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Result<Response<
 }
 
 fn too_large() -> Answer {
-    (413, json!({"error": true, "message": "request body too large"}))
+    (
+        413,
+        json!({"error": true, "message": "request body too large"}),
+    )
 }
 
 /// The service's endpoints, the sign-in pages, 404 and 405.
-fn route(shared: &Shared, method: &Method, path: &str, raw_query: &str, body: &[u8]) -> Response<Body> {
-    let query: HashMap<String, String> = form_urlencoded::parse(raw_query.as_bytes()).into_owned().collect();
+fn route(
+    shared: &Shared,
+    method: &Method,
+    path: &str,
+    raw_query: &str,
+    body: &[u8],
+) -> Response<Body> {
+    let query: HashMap<String, String> = form_urlencoded::parse(raw_query.as_bytes())
+        .into_owned()
+        .collect();
     let segments: Vec<String> = path
         .trim_start_matches('/')
         .split('/')
-        .map(|s| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned())
+        .map(|s| {
+            percent_encoding::percent_decode_str(s)
+                .decode_utf8_lossy()
+                .into_owned()
+        })
         .collect();
     let segs: Vec<&str> = segments.iter().map(String::as_str).collect();
 
@@ -150,7 +193,11 @@ fn route(shared: &Shared, method: &Method, path: &str, raw_query: &str, body: &[
         if method != Method::GET {
             return json_response(method_not_allowed());
         }
-        return sign_in_page(&shared.state(), room_id, query.get("accessToken").map(String::as_str));
+        return sign_in_page(
+            &shared.state(),
+            room_id,
+            query.get("accessToken").map(String::as_str),
+        );
     }
 
     enum Endpoint<'a> {
@@ -191,7 +238,10 @@ fn route(shared: &Shared, method: &Method, path: &str, raw_query: &str, body: &[
             if state.rate_limit_headers {
                 let headers = response.headers_mut();
                 headers.insert(RETRY_AFTER, HeaderValue::from(ceil_secs(wait)));
-                headers.insert("x-ratelimit-limit", HeaderValue::from(state.rate_limit.requests));
+                headers.insert(
+                    "x-ratelimit-limit",
+                    HeaderValue::from(state.rate_limit.requests),
+                );
                 headers.insert("x-ratelimit-remaining", HeaderValue::from(0u32));
                 headers.insert("x-ratelimit-reset", HeaderValue::from(ceil_secs(wait)));
             }
@@ -224,7 +274,9 @@ fn route(shared: &Shared, method: &Method, path: &str, raw_query: &str, body: &[
                 Err(a) => a,
             },
             Endpoint::ChatRooms => state.list_chat_rooms(),
-            Endpoint::Validate => state.validate_token(query.get("accessToken").map(String::as_str)),
+            Endpoint::Validate => {
+                state.validate_token(query.get("accessToken").map(String::as_str))
+            }
         }
     };
     let mut response = json_response(answer);
@@ -232,7 +284,10 @@ fn route(shared: &Shared, method: &Method, path: &str, raw_query: &str, body: &[
         let headers = response.headers_mut();
         headers.insert("x-ratelimit-limit", HeaderValue::from(rate.limit));
         headers.insert("x-ratelimit-remaining", HeaderValue::from(rate.remaining));
-        headers.insert("x-ratelimit-reset", HeaderValue::from(ceil_secs(rate.reset)));
+        headers.insert(
+            "x-ratelimit-reset",
+            HeaderValue::from(ceil_secs(rate.reset)),
+        );
     }
     response
 }
@@ -252,7 +307,12 @@ fn admin(shared: &Shared, method: &Method, path: &str, body: &[u8]) -> Answer {
     } else {
         match serde_json::from_slice(body) {
             Ok(v) => v,
-            Err(e) => return (400, json!({"error": true, "message": format!("body is not valid JSON: {e}")})),
+            Err(e) => {
+                return (
+                    400,
+                    json!({"error": true, "message": format!("body is not valid JSON: {e}")}),
+                )
+            }
         }
     };
     let bad = |message: String| (400, json!({"error": true, "message": message}));
@@ -326,21 +386,32 @@ fn admin(shared: &Shared, method: &Method, path: &str, body: &[u8]) -> Answer {
             state.journal.clear();
             ok()
         }
-        (_, "/reset" | "/config" | "/gate" | "/users/seed" | "/rooms" | "/conversations" | "/faults" | "/journal") => {
-            method_not_allowed()
-        }
-        _ => (404, json!({"error": true, "message": "no such admin endpoint"})),
+        (
+            _,
+            "/reset" | "/config" | "/gate" | "/users/seed" | "/rooms" | "/conversations"
+            | "/faults" | "/journal",
+        ) => method_not_allowed(),
+        _ => (
+            404,
+            json!({"error": true, "message": "no such admin endpoint"}),
+        ),
     }
 }
 
 fn state_total(state: &State) -> usize {
-    state.list_users(&HashMap::from([("limit".to_owned(), "0".to_owned())])).1["total"]
+    state
+        .list_users(&HashMap::from([("limit".to_owned(), "0".to_owned())]))
+        .1["total"]
         .as_u64()
         .unwrap_or(0) as usize
 }
 
 fn config_json(state: &State) -> Value {
-    let gated: Vec<Value> = state.gated.iter().map(|(m, p)| json!({"method": m, "path": p})).collect();
+    let gated: Vec<Value> = state
+        .gated
+        .iter()
+        .map(|(m, p)| json!({"method": m, "path": p}))
+        .collect();
     json!({
         "private_key": state.private_key,
         "public_key": state.public_key,
@@ -365,10 +436,15 @@ fn apply_config(state: &mut State, spec: &Value) -> Result<(), String> {
     let rate_limit = match fields.get("rate_limit") {
         None => None,
         Some(r) => match (r["requests"].as_u64(), r["window_ms"].as_u64()) {
-            (Some(n @ 1..=1_000_000_000), Some(ms @ 1..)) => {
-                Some(RateLimit { requests: n as u32, window: Duration::from_millis(ms) })
+            (Some(n @ 1..=1_000_000_000), Some(ms @ 1..)) => Some(RateLimit {
+                requests: n as u32,
+                window: Duration::from_millis(ms),
+            }),
+            _ => {
+                return Err(
+                    "rate_limit should be {\"requests\": N >= 1, \"window_ms\": M >= 1}".into(),
+                )
             }
-            _ => return Err("rate_limit should be {\"requests\": N >= 1, \"window_ms\": M >= 1}".into()),
         },
     };
     let headers = match fields.get("rate_limit_headers") {
@@ -392,7 +468,10 @@ fn apply_config(state: &mut State, spec: &Value) -> Result<(), String> {
 }
 
 fn parse_fault(spec: &Value) -> Result<Fault, String> {
-    let path = spec["path"].as_str().ok_or("path (string) is required")?.to_owned();
+    let path = spec["path"]
+        .as_str()
+        .ok_or("path (string) is required")?
+        .to_owned();
     let method = match &spec["method"] {
         Value::Null => None,
         Value::String(m) if m == "*" => None,
@@ -401,7 +480,10 @@ fn parse_fault(spec: &Value) -> Result<Fault, String> {
     };
     let times = match &spec["times"] {
         Value::Null => 1,
-        v => v.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or("times should be a whole number")?,
+        v => v
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .ok_or("times should be a whole number")?,
     };
     let action = &spec["action"];
     let action = match action["kind"].as_str() {
@@ -446,18 +528,26 @@ fn parse_fault(spec: &Value) -> Result<Fault, String> {
             )
         }
     };
-    Ok(Fault { method, path, times, action })
+    Ok(Fault {
+        method,
+        path,
+        times,
+        action,
+    })
 }
 
 // ---- responses --------------------------------------------------------------
 
 fn full(bytes: Bytes) -> Body {
-    Full::new(bytes).map_err(|never: Infallible| match never {}).boxed()
+    Full::new(bytes)
+        .map_err(|never: Infallible| match never {})
+        .boxed()
 }
 
 fn raw_response(status: u16, content_type: &str, body: Bytes) -> Response<Body> {
     let mut response = Response::new(full(body));
-    *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    *response.status_mut() =
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     if let Ok(value) = HeaderValue::from_str(content_type) {
         response.headers_mut().insert(CONTENT_TYPE, value);
     }
@@ -465,7 +555,11 @@ fn raw_response(status: u16, content_type: &str, body: Bytes) -> Response<Body> 
 }
 
 fn json_response((status, body): Answer) -> Response<Body> {
-    raw_response(status, "application/json; charset=utf-8", Bytes::from(body.to_string()))
+    raw_response(
+        status,
+        "application/json; charset=utf-8",
+        Bytes::from(body.to_string()),
+    )
 }
 
 fn large_json(bytes: usize) -> Bytes {
@@ -488,23 +582,38 @@ impl http_body::Body for TruncatedBody {
     type Data = Bytes;
     type Error = io::Error;
 
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
         if let Some(chunk) = self.chunk.take() {
             return Poll::Ready(Some(Ok(Frame::data(chunk))));
         }
         match self.pause.as_mut().poll(cx) {
             Poll::Pending => Poll::Pending,
-            Poll::Ready(()) => Poll::Ready(Some(Err(io::Error::new(io::ErrorKind::BrokenPipe, "fault: truncate")))),
+            Poll::Ready(()) => Poll::Ready(Some(Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "fault: truncate",
+            )))),
         }
     }
 }
 
 fn truncated_response() -> Response<Body> {
-    let partial = Bytes::from_static(br#"{"total": 3, "limit": 50, "skip": 0, "data": [{"_id": "6141fd87c3b6"#);
-    let body = TruncatedBody { chunk: Some(partial.clone()), pause: Box::pin(tokio::time::sleep(Duration::from_millis(50))) };
+    let partial = Bytes::from_static(
+        br#"{"total": 3, "limit": 50, "skip": 0, "data": [{"_id": "6141fd87c3b6"#,
+    );
+    let body = TruncatedBody {
+        chunk: Some(partial.clone()),
+        pause: Box::pin(tokio::time::sleep(Duration::from_millis(50))),
+    };
     let mut response = Response::new(body.boxed());
-    response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    response.headers_mut().insert(CONTENT_LENGTH, HeaderValue::from(partial.len() as u64 * 2));
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+        .headers_mut()
+        .insert(CONTENT_LENGTH, HeaderValue::from(partial.len() as u64 * 2));
     response
 }
 
@@ -536,7 +645,11 @@ fn page(title: &str, body: &str) -> String {
 fn sign_in_page(state: &State, room_id: &str, token: Option<&str>) -> Response<Body> {
     let (status, html) = match state.sign_in(room_id, token) {
         Ok(s) => {
-            let role = if s.moderator { "moderator" } else { "regular user" };
+            let role = if s.moderator {
+                "moderator"
+            } else {
+                "regular user"
+            };
             let body = format!(
                 "<h1>{room}</h1>\n<p id=\"signed-in\" data-username=\"{user}\" data-moderator=\"{moderator}\">Signed in as <b>{user}</b> ({role}), {functions}.</p>",
                 room = html_escape(&s.room_name),
@@ -548,7 +661,13 @@ fn sign_in_page(state: &State, room_id: &str, token: Option<&str>) -> Response<B
         }
         Err((status, message)) => (
             status,
-            page("Cannot sign in", &format!("<h1>Cannot sign in</h1>\n<p id=\"error\">{}</p>", html_escape(&message))),
+            page(
+                "Cannot sign in",
+                &format!(
+                    "<h1>Cannot sign in</h1>\n<p id=\"error\">{}</p>",
+                    html_escape(&message)
+                ),
+            ),
         ),
     };
     raw_response(status, "text/html; charset=utf-8", Bytes::from(html))

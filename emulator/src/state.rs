@@ -99,7 +99,12 @@ fn random_bytes<const N: usize>() -> [u8; N] {
 }
 
 impl State {
-    pub fn new(private_key: String, public_key: String, rate_limit: RateLimit, headers: bool) -> Self {
+    pub fn new(
+        private_key: String,
+        public_key: String,
+        rate_limit: RateLimit,
+        headers: bool,
+    ) -> Self {
         State {
             private_key,
             public_key,
@@ -131,7 +136,10 @@ impl State {
             self.rate_limit,
             self.rate_limit_headers,
         );
-        *self = State { jwt_secret: self.jwt_secret, ..fresh };
+        *self = State {
+            jwt_secret: self.jwt_secret,
+            ..fresh
+        };
     }
 
     fn new_id(&mut self) -> String {
@@ -177,7 +185,10 @@ impl State {
     pub fn take_fault(&mut self, method: &str, path: &str) -> Option<Fault> {
         let rule = self.faults.iter_mut().find(|r| {
             r.remaining > 0
-                && r.fault.method.as_deref().is_none_or(|m| m.eq_ignore_ascii_case(method))
+                && r.fault
+                    .method
+                    .as_deref()
+                    .is_none_or(|m| m.eq_ignore_ascii_case(method))
                 && path_matches(&r.fault.path, path)
         })?;
         rule.remaining -= 1;
@@ -217,7 +228,10 @@ impl State {
     pub fn admit(&mut self, now: Instant) -> Result<RateStatus, Duration> {
         let RateLimit { requests, window } = self.rate_limit;
         let arrivals = self.arrivals.entry(self.private_key.clone()).or_default();
-        while arrivals.front().is_some_and(|t| now.duration_since(*t) >= window) {
+        while arrivals
+            .front()
+            .is_some_and(|t| now.duration_since(*t) >= window)
+        {
             arrivals.pop_front();
         }
         let wait = |arrivals: &VecDeque<Instant>| {
@@ -243,7 +257,10 @@ impl State {
     pub fn list_users(&self, query: &HashMap<String, String>) -> Answer {
         let limit = match parse_count(query, "limit", DEFAULT_LIMIT) {
             Ok(n) if n > MAX_LIMIT => {
-                return (400, json!({"error": true, "message": "limit should be less than 200"}))
+                return (
+                    400,
+                    json!({"error": true, "message": "limit should be less than 200"}),
+                )
             }
             Ok(n) => n as usize,
             Err(answer) => return answer,
@@ -260,7 +277,10 @@ impl State {
             .take(limit)
             .map(UserRecord::to_json)
             .collect();
-        (200, json!({"total": self.active_users, "limit": limit, "skip": skip, "data": data}))
+        (
+            200,
+            json!({"total": self.active_users, "limit": limit, "skip": skip, "data": data}),
+        )
     }
 
     /// POST /consumer/api/v1/user
@@ -361,12 +381,12 @@ impl State {
         };
         let present = |key: &str| fields.get(key).filter(|v| !v.is_null());
         let index = match (present("userId"), present("uniqueUserIdentifier")) {
-            (Some(_), Some(_)) => {
-                return validation(
-                    "\"userId\" and \"uniqueUserIdentifier\" are mutually exclusive: give exactly one",
-                )
+            (Some(_), Some(_)) => return validation(
+                "\"userId\" and \"uniqueUserIdentifier\" are mutually exclusive: give exactly one",
+            ),
+            (None, None) => {
+                return validation("\"userId\" or \"uniqueUserIdentifier\" is required")
             }
-            (None, None) => return validation("\"userId\" or \"uniqueUserIdentifier\" is required"),
             (Some(Value::String(id)), None) => self.by_id.get(id),
             (None, Some(Value::String(uid))) => self.by_unique_identifier.get(uid),
             (Some(_), None) => return validation("\"userId\" must be a string"),
@@ -385,11 +405,20 @@ impl State {
     /// GET /consumer/api/v2/{room|chatroom}/:roomId/conversation/:conversationId/messages
     pub fn conversation_messages(&self, room_id: &str, conversation_id: &str) -> Answer {
         if !self.rooms.iter().any(|r| r["roomId"] == room_id) {
-            return (400, json!({"success": false, "message": "chat room not found"}));
+            return (
+                400,
+                json!({"success": false, "message": "chat room not found"}),
+            );
         }
-        match self.conversations.get(&(room_id.to_owned(), conversation_id.to_owned())) {
+        match self
+            .conversations
+            .get(&(room_id.to_owned(), conversation_id.to_owned()))
+        {
             Some(messages) => (200, Value::Array(messages.clone())),
-            None => (400, json!({"success": false, "message": "conversation not found"})),
+            None => (
+                400,
+                json!({"success": false, "message": "conversation not found"}),
+            ),
         }
     }
 
@@ -419,7 +448,9 @@ impl State {
 
     /// The signed-in user behind an access token, and its current record.
     fn token_user(&self, token: Option<&str>) -> Result<(TokenClaims, &UserRecord), &'static str> {
-        let token = token.filter(|t| !t.is_empty()).ok_or("accessToken is required")?;
+        let token = token
+            .filter(|t| !t.is_empty())
+            .ok_or("accessToken is required")?;
         let claims = jwt::verify(&self.jwt_secret, token)?;
         let user = self
             .by_id
@@ -440,7 +471,10 @@ impl State {
         let (claims, _) = self.token_user(token).map_err(|m| (401, m.to_owned()))?;
         // Section 3: a room-scoped moderator is a regular user in any other room.
         let moderator = claims.is_moderator
-            && claims.chat_room.as_deref().is_none_or(|scoped| scoped == room_id);
+            && claims
+                .chat_room
+                .as_deref()
+                .is_none_or(|scoped| scoped == room_id);
         let room_name = self
             .rooms
             .iter()
@@ -448,7 +482,11 @@ impl State {
             .and_then(|r| r["name"].as_str())
             .unwrap_or(room_id)
             .to_owned();
-        Ok(SignIn { username: claims.username, room_name, moderator })
+        Ok(SignIn {
+            username: claims.username,
+            room_name,
+            moderator,
+        })
     }
 
     // ---- admin --------------------------------------------------------------
@@ -510,7 +548,9 @@ impl State {
     }
 
     pub fn add_conversation(&mut self, spec: &Value) -> Result<Value, String> {
-        let room_id = spec["roomId"].as_str().ok_or("roomId (string) is required")?;
+        let room_id = spec["roomId"]
+            .as_str()
+            .ok_or("roomId (string) is required")?;
         if !self.rooms.iter().any(|r| r["roomId"] == room_id) {
             return Err(format!("no room {room_id}; create it first"));
         }
@@ -519,10 +559,14 @@ impl State {
             Value::Null => self.new_id(),
             _ => return Err("conversationId should be a string".into()),
         };
-        let items = spec["messages"].as_array().ok_or("messages (array) is required")?;
+        let items = spec["messages"]
+            .as_array()
+            .ok_or("messages (array) is required")?;
         let mut records = Vec::with_capacity(items.len());
         for item in items {
-            let text = item["messages"].as_str().ok_or("each message needs \"messages\" (its text)")?;
+            let text = item["messages"]
+                .as_str()
+                .ok_or("each message needs \"messages\" (its text)")?;
             let mut author = match &item["user"] {
                 Value::Object(o) => o.clone(),
                 Value::Null => Map::new(),

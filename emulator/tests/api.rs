@@ -9,32 +9,81 @@ use serde_json::{json, Value};
 
 #[test]
 fn users_listing_limits_and_auth_errors() {
-    let f = Fixture::with(EmulatorConfig { seed_users: 250, ..EmulatorConfig::default() });
+    let f = Fixture::with(EmulatorConfig {
+        seed_users: 250,
+        ..EmulatorConfig::default()
+    });
     let page = f.get(USERS, "").json();
-    assert_eq!((page["total"].as_u64(), page["limit"].as_u64(), page["skip"].as_u64()), (Some(250), Some(50), Some(0)));
+    assert_eq!(
+        (
+            page["total"].as_u64(),
+            page["limit"].as_u64(),
+            page["skip"].as_u64()
+        ),
+        (Some(250), Some(50), Some(0))
+    );
     assert_eq!(page["data"].as_array().unwrap().len(), 50);
     assert!(page["data"][0]["username"].is_string() && page["data"][0]["profilePic"].is_string());
 
-    assert_eq!(f.get(USERS, "limit=200").json()["data"].as_array().unwrap().len(), 200, "200 is the maximum, accepted");
+    assert_eq!(
+        f.get(USERS, "limit=200").json()["data"]
+            .as_array()
+            .unwrap()
+            .len(),
+        200,
+        "200 is the maximum, accepted"
+    );
     let over = f.get(USERS, "limit=201");
     assert_eq!(over.status, 400);
-    assert_eq!(over.json(), json!({"error": true, "message": "limit should be less than 200"}));
+    assert_eq!(
+        over.json(),
+        json!({"error": true, "message": "limit should be less than 200"})
+    );
 
-    for (query, name) in [("limit=abc", "limit"), ("limit=-1", "limit"), ("skip=x", "skip"), ("skip=-5", "skip"), ("limit=1.5", "limit")] {
+    for (query, name) in [
+        ("limit=abc", "limit"),
+        ("limit=-1", "limit"),
+        ("skip=x", "skip"),
+        ("skip=-5", "skip"),
+        ("limit=1.5", "limit"),
+    ] {
         let bad = f.get(USERS, query);
         assert_eq!(bad.status, 400, "{query}");
-        assert!(bad.json()["message"].as_str().unwrap().contains(name), "{query}: {}", bad.text);
+        assert!(
+            bad.json()["message"].as_str().unwrap().contains(name),
+            "{query}: {}",
+            bad.text
+        );
     }
     let tail = f.get(USERS, "limit=100&skip=200").json();
     assert_eq!(tail["data"].as_array().unwrap().len(), 50);
     assert_eq!(tail["data"][0]["username"], "seed-user-201");
 
-    let missing = send(&f.agent, "GET", &format!("{}{USERS}", f.emu.base_url()), None);
+    let missing = send(
+        &f.agent,
+        "GET",
+        &format!("{}{USERS}", f.emu.base_url()),
+        None,
+    );
     assert_eq!(missing.status, 401);
-    assert!(missing.json()["message"].as_str().unwrap().to_lowercase().contains("pass the auth token"));
+    assert!(missing.json()["message"]
+        .as_str()
+        .unwrap()
+        .to_lowercase()
+        .contains("pass the auth token"));
     let key = f.emu.private_key();
-    for wrong in ["wrong".to_owned(), key[..key.len() - 1].to_owned(), format!("{key}%20"), format!("%20{key}")] {
-        let answer = send(&f.agent, "GET", &format!("{}{USERS}?auth={wrong}", f.emu.base_url()), None);
+    for wrong in [
+        "wrong".to_owned(),
+        key[..key.len() - 1].to_owned(),
+        format!("{key}%20"),
+        format!("%20{key}"),
+    ] {
+        let answer = send(
+            &f.agent,
+            "GET",
+            &format!("{}{USERS}?auth={wrong}", f.emu.base_url()),
+            None,
+        );
         assert_eq!(answer.status, 401, "{wrong}");
         assert_eq!(answer.json(), json!({"message": "invalid auth token"}));
     }
@@ -47,7 +96,10 @@ fn created_users_are_listed_with_their_fields_and_a_real_jwt() {
     assert_eq!(jon["isModerator"], false);
     assert!(jon.get("chatRoom").is_none());
     let id = jon["userId"].as_str().unwrap();
-    assert!(id.len() == 24 && id.chars().all(|c| c.is_ascii_hexdigit()), "{id}");
+    assert!(
+        id.len() == 24 && id.chars().all(|c| c.is_ascii_hexdigit()),
+        "{id}"
+    );
 
     let bob = f.create_user(
         r#"{"username": "bob", "isModerator": true, "chatRoom": "r1", "uniqueUserIdentifier": "crm-1",
@@ -58,12 +110,23 @@ fn created_users_are_listed_with_their_fields_and_a_real_jwt() {
     let parts: Vec<&str> = token.split('.').collect();
     assert_eq!(parts.len(), 3);
     let decode = |p: &str| -> Value {
-        serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(p).unwrap()).unwrap()
+        serde_json::from_slice(
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(p)
+                .unwrap(),
+        )
+        .unwrap()
     };
     assert_eq!(decode(parts[0])["alg"], "HS256");
     let claims = decode(parts[1]);
-    assert_eq!((claims["userId"].as_str(), claims["username"].as_str()), (bob["userId"].as_str(), Some("bob")));
-    assert_eq!((claims["isModerator"].as_bool(), claims["chatRoom"].as_str()), (Some(true), Some("r1")));
+    assert_eq!(
+        (claims["userId"].as_str(), claims["username"].as_str()),
+        (bob["userId"].as_str(), Some("bob"))
+    );
+    assert_eq!(
+        (claims["isModerator"].as_bool(), claims["chatRoom"].as_str()),
+        (Some(true), Some("r1"))
+    );
 
     let page = f.get(USERS, "").json();
     assert_eq!(page["total"], 2);
@@ -79,13 +142,30 @@ fn created_users_are_listed_with_their_fields_and_a_real_jwt() {
         assert_eq!(listed[field], value, "{field}");
     }
 
-    let dup = f.call("POST", CREATE, r#"{"username": "other", "uniqueUserIdentifier": "crm-1"}"#);
+    let dup = f.call(
+        "POST",
+        CREATE,
+        r#"{"username": "other", "uniqueUserIdentifier": "crm-1"}"#,
+    );
     assert_eq!(dup.status, 400);
-    assert!(dup.json()["message"].as_str().unwrap().contains("uniqueUserIdentifier"));
-    for bad in [r#"{}"#, r#"{"username": 5}"#, r#"{"username": ""}"#, r#"{"username": "x", "isModerator": "yes"}"#, r#"[1]"#] {
+    assert!(dup.json()["message"]
+        .as_str()
+        .unwrap()
+        .contains("uniqueUserIdentifier"));
+    for bad in [
+        r#"{}"#,
+        r#"{"username": 5}"#,
+        r#"{"username": ""}"#,
+        r#"{"username": "x", "isModerator": "yes"}"#,
+        r#"[1]"#,
+    ] {
         assert_eq!(f.call("POST", CREATE, bad).status, 400, "{bad}");
     }
-    assert_eq!(f.get(USERS, "").json()["total"], 2, "rejected creations change nothing");
+    assert_eq!(
+        f.get(USERS, "").json()["total"],
+        2,
+        "rejected creations change nothing"
+    );
 }
 
 #[test]
@@ -95,21 +175,55 @@ fn deactivation_by_either_identifier() {
     f.create_user(r#"{"username": "ann", "uniqueUserIdentifier": "crm-ann"}"#);
     f.create_user(r#"{"username": "eve"}"#);
 
-    let by_id = f.call("DELETE", DEACTIVATE, &json!({"userId": jon["userId"]}).to_string());
+    let by_id = f.call(
+        "DELETE",
+        DEACTIVATE,
+        &json!({"userId": jon["userId"]}).to_string(),
+    );
     assert_eq!(by_id.status, 200);
-    assert_eq!(by_id.json(), json!({"success": true, "message": "user deactivated"}));
-    assert_eq!(f.call("DELETE", DEACTIVATE, r#"{"uniqueUserIdentifier": "crm-ann"}"#).status, 200);
+    assert_eq!(
+        by_id.json(),
+        json!({"success": true, "message": "user deactivated"})
+    );
+    assert_eq!(
+        f.call(
+            "DELETE",
+            DEACTIVATE,
+            r#"{"uniqueUserIdentifier": "crm-ann"}"#
+        )
+        .status,
+        200
+    );
 
     let page = f.get(USERS, "").json();
     assert_eq!(page["total"], 1);
     assert_eq!(page["data"][0]["username"], "eve");
 
-    let again = f.call("DELETE", DEACTIVATE, &json!({"userId": jon["userId"]}).to_string());
-    assert_eq!((again.status, again.json()), (400, json!({"message": "user not found"})));
-    let unknown = f.call("DELETE", DEACTIVATE, r#"{"uniqueUserIdentifier": "nobody"}"#);
-    assert_eq!((unknown.status, unknown.json()), (400, json!({"message": "user not found"})));
+    let again = f.call(
+        "DELETE",
+        DEACTIVATE,
+        &json!({"userId": jon["userId"]}).to_string(),
+    );
+    assert_eq!(
+        (again.status, again.json()),
+        (400, json!({"message": "user not found"}))
+    );
+    let unknown = f.call(
+        "DELETE",
+        DEACTIVATE,
+        r#"{"uniqueUserIdentifier": "nobody"}"#,
+    );
+    assert_eq!(
+        (unknown.status, unknown.json()),
+        (400, json!({"message": "user not found"}))
+    );
 
-    for bad in [r#"{"userId": "a", "uniqueUserIdentifier": "b"}"#, "{}", "", r#"{"userId": 7}"#] {
+    for bad in [
+        r#"{"userId": "a", "uniqueUserIdentifier": "b"}"#,
+        "{}",
+        "",
+        r#"{"userId": 7}"#,
+    ] {
         let answer = f.call("DELETE", DEACTIVATE, bad);
         assert_eq!(answer.status, 400, "{bad}");
         assert!(answer.json()["error"].is_string(), "{bad}: {}", answer.text);
@@ -120,7 +234,13 @@ fn deactivation_by_either_identifier() {
 fn conversation_messages_by_both_paths_and_chat_rooms() {
     let f = Fixture::new();
     assert_eq!(f.get("/consumer/api/v1/chatrooms", "").json(), json!([]));
-    let room = f.admin("POST", "/rooms", Some(r#"{"roomId": "bbNiVFoXm", "name": "General"}"#)).json();
+    let room = f
+        .admin(
+            "POST",
+            "/rooms",
+            Some(r#"{"roomId": "bbNiVFoXm", "name": "General"}"#),
+        )
+        .json();
     assert_eq!(room["passwordProtected"], false);
     let conversation = f
         .admin(
@@ -133,7 +253,10 @@ fn conversation_messages_by_both_paths_and_chat_rooms() {
         .json();
     let id = conversation["conversationId"].as_str().unwrap();
     for form in ["room", "chatroom"] {
-        let answer = f.get(&format!("/consumer/api/v2/{form}/bbNiVFoXm/conversation/{id}/messages"), "");
+        let answer = f.get(
+            &format!("/consumer/api/v2/{form}/bbNiVFoXm/conversation/{id}/messages"),
+            "",
+        );
         assert_eq!(answer.status, 200, "{form}");
         let messages = answer.json();
         assert_eq!(messages[0]["messages"], "first");
@@ -142,26 +265,53 @@ fn conversation_messages_by_both_paths_and_chat_rooms() {
         assert!(messages[0]["_id"].is_string() && messages[0]["user"]["_id"].is_string());
         assert_eq!(messages[1]["created"], "2024-01-15T15:21:44.293Z");
     }
-    let missing = f.get("/consumer/api/v2/room/bbNiVFoXm/conversation/none/messages", "");
+    let missing = f.get(
+        "/consumer/api/v2/room/bbNiVFoXm/conversation/none/messages",
+        "",
+    );
     assert_eq!(missing.status, 400);
     assert_eq!(missing.json()["success"], false);
-    assert_eq!(f.get("/consumer/api/v1/chatrooms", "").json()[0]["roomId"], "bbNiVFoXm");
+    assert_eq!(
+        f.get("/consumer/api/v1/chatrooms", "").json()[0]["roomId"],
+        "bbNiVFoXm"
+    );
 }
 
 #[test]
 fn bad_input_gets_json_errors_and_never_brings_it_down() {
-    let f = Fixture::with(EmulatorConfig { max_body_bytes: 1024, ..EmulatorConfig::default() });
+    let f = Fixture::with(EmulatorConfig {
+        max_body_bytes: 1024,
+        ..EmulatorConfig::default()
+    });
     let malformed = f.call("POST", CREATE, r#"{"username": "#);
     assert_eq!(malformed.status, 400);
     assert_eq!(malformed.json()["error"], true);
     let huge = format!(r#"{{"username": "{}"}}"#, "x".repeat(5000));
     let too_big = f.call("POST", CREATE, &huge);
-    assert_eq!((too_big.status, too_big.json()["message"].as_str()), (413, Some("request body too large")));
+    assert_eq!(
+        (too_big.status, too_big.json()["message"].as_str()),
+        (413, Some("request body too large"))
+    );
     let unknown = f.get("/consumer/api/v3/users", "");
-    assert_eq!((unknown.status, unknown.json()["message"].as_str()), (404, Some("not found")));
+    assert_eq!(
+        (unknown.status, unknown.json()["message"].as_str()),
+        (404, Some("not found"))
+    );
     let wrong_method = f.call("PUT", USERS, "{}");
-    assert_eq!((wrong_method.status, wrong_method.json()["message"].as_str()), (405, Some("method not allowed")));
-    assert_eq!(send(&f.agent, "POST", &f.api("/consumer/api/v1/chatrooms", ""), Some("{}")).status, 405);
+    assert_eq!(
+        (wrong_method.status, wrong_method.json()["message"].as_str()),
+        (405, Some("method not allowed"))
+    );
+    assert_eq!(
+        send(
+            &f.agent,
+            "POST",
+            &f.api("/consumer/api/v1/chatrooms", ""),
+            Some("{}")
+        )
+        .status,
+        405
+    );
     // still serving
     assert_eq!(f.get(USERS, "").status, 200);
 }
@@ -170,7 +320,10 @@ fn bad_input_gets_json_errors_and_never_brings_it_down() {
 fn many_concurrent_keep_alive_connections() {
     let f = Fixture::with(EmulatorConfig {
         seed_users: 10,
-        rate_limit: roomchat_emulator::RateLimit { requests: 10_000, window: std::time::Duration::from_secs(60) },
+        rate_limit: roomchat_emulator::RateLimit {
+            requests: 10_000,
+            window: std::time::Duration::from_secs(60),
+        },
         ..EmulatorConfig::default()
     });
     let url = f.api(USERS, "limit=5");

@@ -12,30 +12,73 @@ use serde_json::json;
 #[test]
 fn sign_in_pages_apply_the_room_scope_rule_and_escape_text() {
     let f = Fixture::new();
-    f.admin("POST", "/rooms", Some(r#"{"roomId": "r1", "name": "One <b>"}"#));
+    f.admin(
+        "POST",
+        "/rooms",
+        Some(r#"{"roomId": "r1", "name": "One <b>"}"#),
+    );
     f.admin("POST", "/rooms", Some(r#"{"roomId": "r2", "name": "Two"}"#));
-    let token = |body: &str| f.create_user(body)["accessToken"].as_str().unwrap().to_owned();
+    let token = |body: &str| {
+        f.create_user(body)["accessToken"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
     let everywhere = token(r#"{"username": "ann", "isModerator": true}"#);
-    let scoped = token(r#"{"username": "<script>alert(1)</script>", "isModerator": true, "chatRoom": "r1"}"#);
+    let scoped = token(
+        r#"{"username": "<script>alert(1)</script>", "isModerator": true, "chatRoom": "r1"}"#,
+    );
     let regular = token(r#"{"username": "jon"}"#);
-    let page = |room: &str, t: &str| send(&f.agent, "GET", &format!("{}/{room}?accessToken={t}", f.emu.chat_url()), None);
+    let page = |room: &str, t: &str| {
+        send(
+            &f.agent,
+            "GET",
+            &format!("{}/{room}?accessToken={t}", f.emu.chat_url()),
+            None,
+        )
+    };
 
-    for (room, t, moderator) in
-        [("r1", &everywhere, true), ("r2", &everywhere, true), ("r1", &scoped, true), ("r2", &scoped, false), ("r1", &regular, false)]
-    {
+    for (room, t, moderator) in [
+        ("r1", &everywhere, true),
+        ("r2", &everywhere, true),
+        ("r1", &scoped, true),
+        ("r2", &scoped, false),
+        ("r1", &regular, false),
+    ] {
         let answer = page(room, t);
         assert_eq!(answer.status, 200);
-        assert_eq!(answer.header("content-type"), Some("text/html; charset=utf-8"));
-        assert!(answer.text.contains(&format!("data-moderator=\"{moderator}\"")), "{room}: {}", answer.text);
-        let functions = if moderator { "with moderator functions" } else { "without moderator functions" };
+        assert_eq!(
+            answer.header("content-type"),
+            Some("text/html; charset=utf-8")
+        );
+        assert!(
+            answer
+                .text
+                .contains(&format!("data-moderator=\"{moderator}\"")),
+            "{room}: {}",
+            answer.text
+        );
+        let functions = if moderator {
+            "with moderator functions"
+        } else {
+            "without moderator functions"
+        };
         assert!(answer.text.contains(functions));
     }
     let escaped = page("r1", &scoped).text;
-    assert!(!escaped.contains("<script>") && escaped.contains("&lt;script&gt;"), "{escaped}");
+    assert!(
+        !escaped.contains("<script>") && escaped.contains("&lt;script&gt;"),
+        "{escaped}"
+    );
     assert!(escaped.contains("One &lt;b&gt;"));
 
     let tampered = format!("{}x", &everywhere[..everywhere.len() - 1]);
-    for (room, t, status) in [("r1", "", 401), ("r1", "garbage", 401), ("r1", tampered.as_str(), 401), ("nope", everywhere.as_str(), 404)] {
+    for (room, t, status) in [
+        ("r1", "", 401),
+        ("r1", "garbage", 401),
+        ("r1", tampered.as_str(), 401),
+        ("nope", everywhere.as_str(), 404),
+    ] {
         let answer = page(room, t);
         assert_eq!(answer.status, status, "{t}");
         assert!(answer.text.contains("Cannot sign in"));
@@ -48,7 +91,10 @@ fn sign_in_pages_apply_the_room_scope_rule_and_escape_text() {
 #[test]
 fn rate_limit_per_key_in_a_rolling_window() {
     let f = Fixture::with(EmulatorConfig {
-        rate_limit: RateLimit { requests: 20, window: Duration::from_secs(1) },
+        rate_limit: RateLimit {
+            requests: 20,
+            window: Duration::from_secs(1),
+        },
         ..EmulatorConfig::default()
     });
     let started = Instant::now();
@@ -57,22 +103,55 @@ fn rate_limit_per_key_in_a_rolling_window() {
     }
     let over = f.get(USERS, "");
     assert_eq!(over.status, 429);
-    assert!(over.header("retry-after").is_none(), "no headers unless configured");
+    assert!(
+        over.header("retry-after").is_none(),
+        "no headers unless configured"
+    );
     // Requests without a valid key are neither counted nor limited.
-    assert_eq!(send(&f.agent, "GET", &format!("{}{USERS}?auth=wrong", f.emu.base_url()), None).status, 401);
-    std::thread::sleep(Duration::from_secs(1).saturating_sub(started.elapsed()) + Duration::from_millis(50));
+    assert_eq!(
+        send(
+            &f.agent,
+            "GET",
+            &format!("{}{USERS}?auth=wrong", f.emu.base_url()),
+            None
+        )
+        .status,
+        401
+    );
+    std::thread::sleep(
+        Duration::from_secs(1).saturating_sub(started.elapsed()) + Duration::from_millis(50),
+    );
     assert_eq!(f.get(USERS, "").status, 200, "the window rolled");
 
     // Another key has its own budget.
-    f.admin("PUT", "/config", Some(r#"{"private_key": "sk_other", "rate_limit_headers": true}"#));
-    let other = send(&f.agent, "GET", &format!("{}{USERS}?auth=sk_other", f.emu.base_url()), None);
+    f.admin(
+        "PUT",
+        "/config",
+        Some(r#"{"private_key": "sk_other", "rate_limit_headers": true}"#),
+    );
+    let other = send(
+        &f.agent,
+        "GET",
+        &format!("{}{USERS}?auth=sk_other", f.emu.base_url()),
+        None,
+    );
     assert_eq!(other.status, 200);
     assert_eq!(other.header("x-ratelimit-limit"), Some("20"));
     assert_eq!(other.header("x-ratelimit-remaining"), Some("19"));
     for _ in 0..19 {
-        send(&f.agent, "GET", &format!("{}{USERS}?auth=sk_other", f.emu.base_url()), None);
+        send(
+            &f.agent,
+            "GET",
+            &format!("{}{USERS}?auth=sk_other", f.emu.base_url()),
+            None,
+        );
     }
-    let limited = send(&f.agent, "GET", &format!("{}{USERS}?auth=sk_other", f.emu.base_url()), None);
+    let limited = send(
+        &f.agent,
+        "GET",
+        &format!("{}{USERS}?auth=sk_other", f.emu.base_url()),
+        None,
+    );
     assert_eq!(limited.status, 429);
     assert_eq!(limited.header("retry-after"), Some("1"));
     assert_eq!(limited.header("x-ratelimit-remaining"), Some("0"));
@@ -82,7 +161,10 @@ fn rate_limit_per_key_in_a_rolling_window() {
 fn the_default_limit_is_600_per_minute() {
     let f = Fixture::new();
     let config = f.admin("GET", "/config", None).json();
-    assert_eq!(config["rate_limit"], json!({"requests": 600, "window_ms": 60000}));
+    assert_eq!(
+        config["rate_limit"],
+        json!({"requests": 600, "window_ms": 60000})
+    );
     for _ in 0..600 {
         assert_eq!(f.get("/consumer/api/v1/chatrooms", "").status, 200);
     }
@@ -92,11 +174,27 @@ fn the_default_limit_is_600_per_minute() {
 #[test]
 fn plan_gating_answers_upgrade() {
     let f = Fixture::new();
-    assert_eq!(f.admin("POST", "/gate", Some(r#"{"method": "GET", "path": "/consumer/api/v1/chatrooms"}"#)).status, 200);
+    assert_eq!(
+        f.admin(
+            "POST",
+            "/gate",
+            Some(r#"{"method": "GET", "path": "/consumer/api/v1/chatrooms"}"#)
+        )
+        .status,
+        200
+    );
     let gated = f.get("/consumer/api/v1/chatrooms", "");
     assert_eq!(gated.status, 400);
-    assert!(gated.json()["message"].as_str().unwrap().to_lowercase().contains("upgrade"));
-    assert_eq!(f.get(USERS, "").status, 200, "other endpoints are not gated");
+    assert!(gated.json()["message"]
+        .as_str()
+        .unwrap()
+        .to_lowercase()
+        .contains("upgrade"));
+    assert_eq!(
+        f.get(USERS, "").status,
+        200,
+        "other endpoints are not gated"
+    );
     f.emu.gate_endpoint("*", "/consumer/api/v2/*");
     assert_eq!(f.get(USERS, "").status, 400);
     f.admin("DELETE", "/gate", None);
@@ -111,7 +209,10 @@ fn admin_api_resets_configures_and_seeds() {
     f.admin("POST", "/rooms", Some(r#"{"name": "auto id"}"#));
     let started = Instant::now();
     let seeded = f.admin("POST", "/users/seed", Some(r#"{"count": 100000}"#));
-    println!("seeding 100,000 users over the admin API took {:?}", started.elapsed());
+    println!(
+        "seeding 100,000 users over the admin API took {:?}",
+        started.elapsed()
+    );
     assert_eq!(seeded.json(), json!({"created": 100000, "total": 100001}));
     let last = f.get(USERS, "limit=1&skip=100000").json();
     assert_eq!(last["data"][0]["username"], "seed-user-100001");
@@ -121,14 +222,44 @@ fn admin_api_resets_configures_and_seeds() {
     assert_eq!(f.get("/consumer/api/v1/chatrooms", "").json(), json!([]));
 
     let changed = f.admin("PUT", "/config", Some(r#"{"private_key": "sk_new", "public_key": "pk_new", "rate_limit": {"requests": 5, "window_ms": 1000}}"#));
-    assert_eq!(changed.json()["rate_limit"], json!({"requests": 5, "window_ms": 1000}));
+    assert_eq!(
+        changed.json()["rate_limit"],
+        json!({"requests": 5, "window_ms": 1000})
+    );
     assert_eq!(f.emu.private_key(), "sk_new");
     assert_eq!(f.get(USERS, "").status, 200, "the helper uses the new key");
-    assert_eq!(send(&f.agent, "GET", &format!("{}{USERS}?auth=sk_test_emulator_private_key_0001", f.emu.base_url()), None).status, 401);
-    assert_eq!(f.admin("PUT", "/config", Some(r#"{"rate_limit": {"requests": 0}}"#)).status, 400);
+    assert_eq!(
+        send(
+            &f.agent,
+            "GET",
+            &format!(
+                "{}{USERS}?auth=sk_test_emulator_private_key_0001",
+                f.emu.base_url()
+            ),
+            None
+        )
+        .status,
+        401
+    );
+    assert_eq!(
+        f.admin("PUT", "/config", Some(r#"{"rate_limit": {"requests": 0}}"#))
+            .status,
+        400
+    );
     assert_eq!(f.admin("PUT", "/config", Some("not json")).status, 400);
-    assert_eq!(f.admin("POST", "/rooms", Some(r#"{"roomId": 5}"#)).status, 400);
-    assert_eq!(f.admin("POST", "/conversations", Some(r#"{"roomId": "none", "messages": []}"#)).status, 400);
+    assert_eq!(
+        f.admin("POST", "/rooms", Some(r#"{"roomId": 5}"#)).status,
+        400
+    );
+    assert_eq!(
+        f.admin(
+            "POST",
+            "/conversations",
+            Some(r#"{"roomId": "none", "messages": []}"#)
+        )
+        .status,
+        400
+    );
     assert_eq!(f.admin("GET", "/nothing", None).status, 404);
 }
 
@@ -137,19 +268,36 @@ fn seeding_in_process_is_fast() {
     let f = Fixture::new();
     let started = Instant::now();
     assert_eq!(f.emu.seed_users(100_000), 100_000);
-    println!("seeding 100,000 users in process took {:?}", started.elapsed());
+    println!(
+        "seeding 100,000 users in process took {:?}",
+        started.elapsed()
+    );
 }
 
 fn fault(f: &Fixture, spec: serde_json::Value) {
-    assert_eq!(f.admin("POST", "/faults", Some(&spec.to_string())).status, 200, "{spec}");
+    assert_eq!(
+        f.admin("POST", "/faults", Some(&spec.to_string())).status,
+        200,
+        "{spec}"
+    );
 }
 
 #[test]
 fn status_faults_fire_for_the_next_n_matching_requests() {
     let f = Fixture::new();
     let cases = [
-        (500, r#"{"message": "Internal server error occurred", "eventId": "ev-42"}"#, None, "application/json"),
-        (502, "<html><body>Bad Gateway</body></html>", None, "text/html"),
+        (
+            500,
+            r#"{"message": "Internal server error occurred", "eventId": "ev-42"}"#,
+            None,
+            "application/json",
+        ),
+        (
+            502,
+            "<html><body>Bad Gateway</body></html>",
+            None,
+            "text/html",
+        ),
         (503, "", Some("3"), "application/json"),
         (503, "", None, "application/json"),
         (429, "", Some("7"), "application/json"),
@@ -160,7 +308,10 @@ fn status_faults_fire_for_the_next_n_matching_requests() {
         if let Some(r) = retry_after {
             headers["Retry-After"] = json!(r);
         }
-        fault(&f, json!({"method": "GET", "path": USERS, "times": 2, "action": {"kind": "respond", "status": status, "body": body, "headers": headers, "content_type": content_type}}));
+        fault(
+            &f,
+            json!({"method": "GET", "path": USERS, "times": 2, "action": {"kind": "respond", "status": status, "body": body, "headers": headers, "content_type": content_type}}),
+        );
         for _ in 0..2 {
             let answer = f.get(USERS, "");
             assert_eq!(answer.status, status);
@@ -171,56 +322,109 @@ fn status_faults_fire_for_the_next_n_matching_requests() {
         assert_eq!(f.get(USERS, "").status, 200, "spent after 2");
     }
     // method and path must both match; a prefix rule matches below it
-    fault(&f, json!({"method": "POST", "path": USERS, "action": {"kind": "respond", "status": 500}}));
+    fault(
+        &f,
+        json!({"method": "POST", "path": USERS, "action": {"kind": "respond", "status": 500}}),
+    );
     assert_eq!(f.get(USERS, "").status, 200);
-    fault(&f, json!({"path": "/consumer/api/v1/*", "action": {"kind": "respond", "status": 418}}));
+    fault(
+        &f,
+        json!({"path": "/consumer/api/v1/*", "action": {"kind": "respond", "status": 418}}),
+    );
     assert_eq!(f.get("/consumer/api/v1/chatrooms", "").status, 418);
     // a faulted POST has no side effect
-    fault(&f, json!({"method": "POST", "path": CREATE, "action": {"kind": "respond", "status": 500}}));
+    fault(
+        &f,
+        json!({"method": "POST", "path": CREATE, "action": {"kind": "respond", "status": 500}}),
+    );
     assert_eq!(f.call("POST", CREATE, r#"{"username": "x"}"#).status, 500);
     assert_eq!(f.get(USERS, "").json()["total"], 0);
-    assert_eq!(f.admin("POST", "/faults", Some(r#"{"path": "/x", "action": {"kind": "explode"}}"#)).status, 400);
+    assert_eq!(
+        f.admin(
+            "POST",
+            "/faults",
+            Some(r#"{"path": "/x", "action": {"kind": "explode"}}"#)
+        )
+        .status,
+        400
+    );
 }
 
 #[test]
 fn connection_level_faults() {
     let f = Fixture::new();
     // close before any response
-    fault(&f, json!({"method": "GET", "path": USERS, "action": {"kind": "close"}}));
+    fault(
+        &f,
+        json!({"method": "GET", "path": USERS, "action": {"kind": "close"}}),
+    );
     let closed = agent().get(&f.api(USERS, "")).call();
     assert!(closed.is_err(), "the connection closed without an answer");
 
     // a body cut off mid-JSON
-    fault(&f, json!({"method": "GET", "path": USERS, "action": {"kind": "truncate"}}));
+    fault(
+        &f,
+        json!({"method": "GET", "path": USERS, "action": {"kind": "truncate"}}),
+    );
     let mut response = agent().get(&f.api(USERS, "")).call().unwrap();
     assert_eq!(response.status(), 200);
-    let declared: usize = response.headers()["content-length"].to_str().unwrap().parse().unwrap();
+    let declared: usize = response.headers()["content-length"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
     let mut body = Vec::new();
     let read = response.body_mut().as_reader().read_to_end(&mut body);
-    assert!(read.is_err() || body.len() < declared, "cut short of Content-Length");
+    assert!(
+        read.is_err() || body.len() < declared,
+        "cut short of Content-Length"
+    );
     assert!(serde_json::from_slice::<serde_json::Value>(&body).is_err());
 
     // not JSON, wrong content type, very large body
-    fault(&f, json!({"method": "GET", "path": USERS, "action": {"kind": "not_json"}}));
+    fault(
+        &f,
+        json!({"method": "GET", "path": USERS, "action": {"kind": "not_json"}}),
+    );
     let html = f.get(USERS, "");
     assert_eq!(html.header("content-type"), Some("application/json"));
     assert!(serde_json::from_str::<serde_json::Value>(&html.text).is_err());
-    fault(&f, json!({"method": "GET", "path": USERS, "action": {"kind": "wrong_content_type"}}));
+    fault(
+        &f,
+        json!({"method": "GET", "path": USERS, "action": {"kind": "wrong_content_type"}}),
+    );
     let relabelled = f.get(USERS, "");
-    assert_eq!(relabelled.header("content-type"), Some("text/html; charset=utf-8"));
-    assert_eq!(relabelled.json()["total"], 0, "the normal answer, relabelled");
-    fault(&f, json!({"method": "GET", "path": USERS, "action": {"kind": "large_body", "bytes": 5_000_000}}));
+    assert_eq!(
+        relabelled.header("content-type"),
+        Some("text/html; charset=utf-8")
+    );
+    assert_eq!(
+        relabelled.json()["total"],
+        0,
+        "the normal answer, relabelled"
+    );
+    fault(
+        &f,
+        json!({"method": "GET", "path": USERS, "action": {"kind": "large_body", "bytes": 5_000_000}}),
+    );
     let large = f.get(USERS, "");
     assert_eq!(large.text.len(), 5_000_000);
     assert!(large.json()["data"].is_string());
 
     // added latency; the request still takes effect
-    fault(&f, json!({"method": "POST", "path": CREATE, "action": {"kind": "delay", "ms": 600}}));
+    fault(
+        &f,
+        json!({"method": "POST", "path": CREATE, "action": {"kind": "delay", "ms": 600}}),
+    );
     let started = Instant::now();
     f.create_user(r#"{"username": "slow"}"#);
     assert!(started.elapsed() >= Duration::from_millis(600));
     assert_eq!(f.get(USERS, "").json()["total"], 1);
-    assert_eq!(f.get(USERS, "").status, 200, "still serving after every fault");
+    assert_eq!(
+        f.get(USERS, "").status,
+        200,
+        "still serving after every fault"
+    );
 }
 
 #[test]
@@ -228,15 +432,30 @@ fn the_journal_records_arrivals_in_order_with_keys_redacted() {
     let f = Fixture::new();
     f.get(USERS, "limit=5");
     f.call("POST", CREATE, r#"{"username": "jon"}"#);
-    send(&f.agent, "GET", &format!("{}/consumer/api/v1/validate?publicKey=pk&accessToken=t", f.emu.base_url()), None);
+    send(
+        &f.agent,
+        "GET",
+        &format!(
+            "{}/consumer/api/v1/validate?publicKey=pk&accessToken=t",
+            f.emu.base_url()
+        ),
+        None,
+    );
     fault(&f, json!({"path": USERS, "action": {"kind": "close"}}));
     let _ = agent().get(&f.api(USERS, "")).call();
     f.admin("GET", "/config", None);
 
     let journal = f.admin("GET", "/journal", None).json();
     let entries = journal["entries"].as_array().unwrap();
-    assert_eq!(entries.len(), 4, "admin requests are not journaled: {journal}");
-    assert_eq!((entries[0]["method"].as_str(), entries[0]["path"].as_str()), (Some("GET"), Some(USERS)));
+    assert_eq!(
+        entries.len(),
+        4,
+        "admin requests are not journaled: {journal}"
+    );
+    assert_eq!(
+        (entries[0]["method"].as_str(), entries[0]["path"].as_str()),
+        (Some("GET"), Some(USERS))
+    );
     assert_eq!(entries[0]["query"], "auth=REDACTED&limit=5");
     assert_eq!(entries[0]["status"], 200);
     assert_eq!(entries[1]["body"], r#"{"username": "jon"}"#);
@@ -244,7 +463,10 @@ fn the_journal_records_arrivals_in_order_with_keys_redacted() {
     assert_eq!(entries[3]["status"], 0, "closed without an answer");
     let seqs: Vec<u64> = entries.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
     assert!(seqs.windows(2).all(|w| w[0] < w[1]));
-    let times: Vec<f64> = entries.iter().map(|e| e["received_at_ms"].as_f64().unwrap()).collect();
+    let times: Vec<f64> = entries
+        .iter()
+        .map(|e| e["received_at_ms"].as_f64().unwrap())
+        .collect();
     assert!(times.windows(2).all(|w| w[0] <= w[1]));
     assert!(!journal.to_string().contains(&f.emu.private_key()));
 

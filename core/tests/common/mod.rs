@@ -17,7 +17,10 @@ pub fn emulator(test: &str) -> Emulator {
 }
 
 pub fn emulator_with(test: &str, adjust: impl FnOnce(&mut EmulatorConfig)) -> Emulator {
-    let mut config = EmulatorConfig { private_key: secret_key(test), ..EmulatorConfig::default() };
+    let mut config = EmulatorConfig {
+        private_key: secret_key(test),
+        ..EmulatorConfig::default()
+    };
     adjust(&mut config);
     Emulator::start(config).expect("emulator starts")
 }
@@ -39,13 +42,21 @@ pub fn client(emu: &Emulator) -> Client {
 
 /// A fault that fires once.
 pub fn once(method: &str, path: &str, action: FaultAction) -> Fault {
-    Fault { method: Some(method.into()), path: path.into(), times: 1, action }
+    Fault {
+        method: Some(method.into()),
+        path: path.into(),
+        times: 1,
+        action,
+    }
 }
 
 pub fn respond(status: u16, body: &str, headers: &[(&str, &str)]) -> FaultAction {
     FaultAction::Respond {
         status,
-        headers: headers.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect(),
+        headers: headers
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect(),
         body: body.into(),
         content_type: None,
     }
@@ -53,14 +64,24 @@ pub fn respond(status: u16, body: &str, headers: &[(&str, &str)]) -> FaultAction
 
 /// How many requests with `method` to `path` reached the emulator.
 pub fn arrivals(emu: &Emulator, method: &str, path: &str) -> usize {
-    emu.journal().iter().filter(|e| e.method == method && e.path == path).count()
+    emu.journal()
+        .iter()
+        .filter(|e| e.method == method && e.path == path)
+        .count()
 }
 
 /// Asserts that the key shows nowhere in the error's renderings.
 pub fn assert_no_secret(error: &Error, key: &str) {
-    for shown in [error.to_string(), format!("{error:?}"), format!("{error:#?}")] {
+    for shown in [
+        error.to_string(),
+        format!("{error:?}"),
+        format!("{error:#?}"),
+    ] {
         assert!(!shown.contains(key), "the key leaked: {shown}");
-        assert!(!shown.contains(&key[8..]), "part of the key leaked: {shown}");
+        assert!(
+            !shown.contains(&key[8..]),
+            "part of the key leaked: {shown}"
+        );
     }
 }
 

@@ -17,29 +17,55 @@ impl Answer {
     }
 
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
     }
 }
 
 pub fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder().http_status_as_error(false).max_redirects(0).build().into()
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .build()
+        .into()
 }
 
 pub fn send(agent: &ureq::Agent, method: &str, url: &str, body: Option<&str>) -> Answer {
     let builder = ureq::http::Request::builder().method(method).uri(url);
     let result = match body {
-        Some(b) => agent.run(builder.header("content-type", "application/json").body(b.as_bytes().to_vec()).unwrap()),
+        Some(b) => agent.run(
+            builder
+                .header("content-type", "application/json")
+                .body(b.as_bytes().to_vec())
+                .unwrap(),
+        ),
         None => agent.run(builder.body(()).unwrap()),
     };
     let mut response = result.unwrap_or_else(|e| panic!("{method} {url}: {e}"));
     let headers = response
         .headers()
         .iter()
-        .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap_or_default().to_owned()))
+        .map(|(n, v)| {
+            (
+                n.as_str().to_owned(),
+                v.to_str().unwrap_or_default().to_owned(),
+            )
+        })
         .collect();
     let status = response.status().as_u16();
-    let text = response.body_mut().with_config().limit(64 * 1024 * 1024).read_to_string().unwrap_or_default();
-    Answer { status, headers, text }
+    let text = response
+        .body_mut()
+        .with_config()
+        .limit(64 * 1024 * 1024)
+        .read_to_string()
+        .unwrap_or_default();
+    Answer {
+        status,
+        headers,
+        text,
+    }
 }
 
 /// An emulator and helpers bound to it.
@@ -54,13 +80,20 @@ impl Fixture {
     }
 
     pub fn with(config: EmulatorConfig) -> Fixture {
-        Fixture { emu: Emulator::start(config).unwrap(), agent: agent() }
+        Fixture {
+            emu: Emulator::start(config).unwrap(),
+            agent: agent(),
+        }
     }
 
     /// `path` with `?auth=<key>` (and `extra` query) appended.
     pub fn api(&self, path: &str, extra: &str) -> String {
         let sep = if extra.is_empty() { "" } else { "&" };
-        format!("{}{path}?auth={}{sep}{extra}", self.emu.base_url(), self.emu.private_key())
+        format!(
+            "{}{path}?auth={}{sep}{extra}",
+            self.emu.base_url(),
+            self.emu.private_key()
+        )
     }
 
     pub fn get(&self, path: &str, extra: &str) -> Answer {
@@ -72,7 +105,12 @@ impl Fixture {
     }
 
     pub fn admin(&self, method: &str, path: &str, body: Option<&str>) -> Answer {
-        send(&self.agent, method, &format!("{}{path}", self.emu.admin_url()), body)
+        send(
+            &self.agent,
+            method,
+            &format!("{}{path}", self.emu.admin_url()),
+            body,
+        )
     }
 
     pub fn create_user(&self, body: &str) -> Value {
