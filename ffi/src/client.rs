@@ -1,0 +1,613 @@
+//! Client options, the client handle, and every endpoint.
+
+use std::ffi::{c_char, CStr};
+use std::ptr;
+use std::time::Duration;
+
+use roomchat::{
+    Client, ClientBuilder, ConversationMessages, CreateUser, DeactivateUser, ListUsers, PathForm, RawAuth,
+    RawRequest, RateLimitConfig,
+};
+use serde_json::Value;
+
+use crate::error::{c_string, guard, guard_value, roomchat_error, roomchat_result, Failure};
+use crate::models::{roomchat_created_user, roomchat_messages, roomchat_user_page, roomchat_users_iter};
+
+// ---- argument helpers ------------------------------------------------------------------
+
+/// A required string argument.
+pub(crate) fn text_arg<'a>(ptr: *const c_char, name: &str) -> Result<&'a str, Failure> {
+    if ptr.is_null() {
+        return Err(Failure::invalid(format!("{name} is NULL")));
+    }
+    // SAFETY: non-NULL, and the caller passes a NUL-terminated string (documented).
+    unsafe { CStr::from_ptr(ptr) }.to_str().map_err(|_| Failure::invalid(format!("{name} is not UTF-8")))
+}
+
+/// An optional string argument (NULL = absent).
+fn opt_text_arg<'a>(ptr: *const c_char, name: &str) -> Result<Option<&'a str>, Failure> {
+    if ptr.is_null() {
+        Ok(None)
+    } else {
+        text_arg(ptr, name).map(Some)
+    }
+}
+
+/// An optional JSON argument (NULL = absent).
+fn json_arg(ptr: *const c_char, name: &str) -> Result<Option<Value>, Failure> {
+    match opt_text_arg(ptr, name)? {
+        None => Ok(None),
+        Some(text) => serde_json::from_str(text)
+            .map(Some)
+            .map_err(|e| Failure::invalid(format!("{name} is not valid JSON: {e}"))),
+    }
+}
+
+pub(crate) fn borrow_arg<'a, T>(ptr: *const T, name: &str) -> Result<&'a T, Failure> {
+    // SAFETY: non-NULL pointers are live handles of this library (documented).
+    unsafe { ptr.as_ref() }.ok_or_else(|| Failure::invalid(format!("{name} is NULL")))
+}
+
+pub(crate) fn mut_arg<'a, T>(ptr: *mut T, name: &str) -> Result<&'a mut T, Failure> {
+    // SAFETY: as `borrow_arg`, and not shared with another thread during the call (documented).
+    unsafe { ptr.as_mut() }.ok_or_else(|| Failure::invalid(format!("{name} is NULL")))
+}
+
+/// Checks an out-pointer before any work, so that outputs are written only on success.
+pub(crate) fn out_arg<T>(out: *mut *mut T, name: &str) -> Result<(), Failure> {
+    if out.is_null() {
+        return Err(Failure::invalid(format!("{name} is NULL")));
+    }
+    Ok(())
+}
+
+pub(crate) fn write_out<T>(out: *mut *mut T, value: T) {
+    // SAFETY: checked non-NULL by `out_arg` before the call's work began.
+    unsafe { *out = Box::into_raw(Box::new(value)) };
+}
+
+pub(crate) fn write_string(out: *mut *mut c_char, text: String) {
+    // SAFETY: checked non-NULL by `out_arg`.
+    unsafe { *out = c_string(text).into_raw() };
+}
+
+pub(crate) fn free_box<T>(ptr: *mut T) {
+    guard_value((), || {
+        if !ptr.is_null() {
+            // SAFETY: made by `Box::into_raw` in this library and freed once (documented).
+            drop(unsafe { Box::from_raw(ptr) });
+        }
+    })
+}
+
+// ---- options -----------------------------------------------------------------------------
+
+/// Settings for a client, made by `roomchat_client_options_new` and freed
+/// with `roomchat_client_options_free`. Setters only record; everything is
+/// checked by `roomchat_client_new`. Not thread-safe: configure it on one thread.
+#[allow(non_camel_case_types)]
+pub struct roomchat_client_options {
+    builder: ClientBuilder,
+    rate_limit: RateLimitConfig,
+    error: Option<Failure>,
+}
+
+impl roomchat_client_options {
+    fn set(&mut self, change: impl FnOnce(ClientBuilder) -> ClientBuilder) {
+        self.builder = change(self.builder.clone());
+    }
+}
+
+/// Starts client settings for `private_key` (copied). Writes a new options
+/// object to `*options_out` (free with `roomchat_client_options_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_options_new(
+    private_key: *const c_char,
+    options_out: *mut *mut roomchat_client_options,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(options_out, "options_out")?;
+        let key = text_arg(private_key, "private_key")?;
+        write_out(
+            options_out,
+            roomchat_client_options {
+                builder: Client::builder(key),
+                rate_limit: RateLimitConfig::default(),
+                error: None,
+            },
+        );
+        Ok(())
+    })
+}
+
+/// Frees client settings. `roomchat_client_options_free(NULL)` does nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_client_options_free(options: *mut roomchat_client_options) {
+    free_box(options)
+}
+
+/// Records a string setting; a bad string is reported by `roomchat_client_new`.
+fn set_text(
+    options: *mut roomchat_client_options,
+    value: *const c_char,
+    name: &str,
+    apply: impl FnOnce(ClientBuilder, String) -> ClientBuilder,
+) -> roomchat_result {
+    guard(ptr::null_mut(), || {
+        let options = mut_arg(options, "options")?;
+        match text_arg(value, name) {
+            Ok(v) => options.set(|b| apply(b, v.to_owned())),
+            Err(failure) => options.error = Some(failure),
+        }
+        Ok(())
+    })
+}
+
+/// Sets the REST base URL (copied), e.g. `https://api.example.com`. Required.
+#[no_mangle]
+pub extern "C" fn roomchat_client_options_set_base_url(options: *mut roomchat_client_options, url: *const c_char) -> roomchat_result {
+    set_text(options, url, "base_url", ClientBuilder::base_url)
+}
+
+/// Sets the public key (copied), used by `ROOMCHAT_RAW_AUTH_PUBLIC_KEY` requests.
+#[no_mangle]
+pub extern "C" fn roomchat_client_options_set_public_key(options: *mut roomchat_client_options, key: *const c_char) -> roomchat_result {
+    set_text(options, key, "public_key", ClientBuilder::public_key)
+}
+
+/// Sets the address rooms are served at to browsers (copied), for the sign-in URL.
+#[no_mangle]
+pub extern "C" fn roomchat_client_options_set_chat_url(options: *mut roomchat_client_options, url: *const c_char) -> roomchat_result {
+    set_text(options, url, "chat_url", ClientBuilder::chat_url)
+}
+
+/// Sets an application name (copied) appended to the User-Agent.
+#[no_mangle]
+pub extern "C" fn roomchat_client_options_set_app_name(options: *mut roomchat_client_options, name: *const c_char) -> roomchat_result {
+    set_text(options, name, "app_name", ClientBuilder::app_name)
+}
+
+fn set_value(options: *mut roomchat_client_options, apply: impl FnOnce(&mut roomchat_client_options)) -> roomchat_result {
+    guard(ptr::null_mut(), || {
+        apply(mut_arg(options, "options")?);
+        Ok(())
+    })
+}
+
+/// Sets the connect timeout and the overall timeout of one attempt, in milliseconds
+/// (0 keeps the default: 10 000 and 30 000).
+#[no_mangle]
+pub extern "C" fn roomchat_client_options_set_timeouts(options: *mut roomchat_client_options, connect_ms: u64, overall_ms: u64) -> roomchat_result {
+    set_value(options, |o| {
+        if connect_ms > 0 {
+            o.set(|b| b.connect_timeout(Duration::from_millis(connect_ms)));
+        }
+        if overall_ms > 0 {
+            o.set(|b| b.timeout(Duration::from_millis(overall_ms)));
+        }
+    })
+}
+
+/// Sets the number of retries after the first attempt (default 2) and whether
+/// POST may be retried after a 5xx or timeout (default false: it could create twice).
+#[no_mangle]
+pub extern "C" fn roomchat_client_options_set_retries(options: *mut roomchat_client_options, max_retries: u32, retry_non_idempotent: bool) -> roomchat_result {
+    set_value(options, |o| o.set(|b| b.max_retries(max_retries).retry_non_idempotent(retry_non_idempotent)))
+}
+
+/// Sets the client-side rate limit of the key: `requests` per `window_ms`
+/// (default 600 per 60 000), and whether a call fails at once (`fail_fast`)
+/// or waits up to `max_wait_ms` for a slot when the budget is spent.
+#[no_mangle]
+pub extern "C" fn roomchat_client_options_set_rate_limit(
+    options: *mut roomchat_client_options,
+    requests: u32,
+    window_ms: u64,
+    fail_fast: bool,
+    max_wait_ms: u64,
+) -> roomchat_result {
+    set_value(options, |o| {
+        let mut config = RateLimitConfig::new(requests, Duration::from_millis(window_ms));
+        config.when_limited = if fail_fast {
+            roomchat::WhenLimited::Fail
+        } else {
+            roomchat::WhenLimited::Wait(Duration::from_millis(max_wait_ms))
+        };
+        o.rate_limit = config;
+    })
+}
+
+/// Sets the largest response body accepted, in bytes (default 16 MiB).
+#[no_mangle]
+pub extern "C" fn roomchat_client_options_set_max_response_bytes(options: *mut roomchat_client_options, bytes: u64) -> roomchat_result {
+    set_value(options, |o| o.set(|b| b.max_response_bytes(bytes)))
+}
+
+/// Allows sending the key over plain `http://` to a host that is not loopback (default false).
+#[no_mangle]
+pub extern "C" fn roomchat_client_options_set_allow_insecure_http(options: *mut roomchat_client_options, allow: bool) -> roomchat_result {
+    set_value(options, |o| o.set(|b| b.allow_insecure_http(allow)))
+}
+
+// ---- the client ------------------------------------------------------------------------------
+
+/// A client of the chat service. Made by `roomchat_client_new`, freed with
+/// `roomchat_client_free`. **Thread-safe**: one client may be used by many
+/// threads at once; it shares one connection pool, and every client of the same
+/// private key in the process shares one rate-limit budget.
+#[allow(non_camel_case_types)]
+pub struct roomchat_client {
+    pub(crate) client: Client,
+}
+
+/// Builds a client from `options` (which stay owned by the caller and may be
+/// freed right after). Writes it to `*client_out` (free with `roomchat_client_free`).
+/// Fails with `ROOMCHAT_RESULT_CONFIGURATION` on bad settings.
+#[no_mangle]
+pub extern "C" fn roomchat_client_new(
+    options: *const roomchat_client_options,
+    client_out: *mut *mut roomchat_client,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(client_out, "client_out")?;
+        let options = borrow_arg(options, "options")?;
+        if let Some(failure) = &options.error {
+            return Err(Failure::invalid(format!("an option was invalid: {}", crate::error::failure_text(failure))));
+        }
+        let client = options.builder.clone().rate_limit(options.rate_limit).build()?;
+        write_out(client_out, roomchat_client { client });
+        Ok(())
+    })
+}
+
+/// Frees a client. `roomchat_client_free(NULL)` does nothing. No call on it may be running.
+#[no_mangle]
+pub extern "C" fn roomchat_client_free(client: *mut roomchat_client) {
+    free_box(client)
+}
+
+/// GET /consumer/api/v2/users: one page. `limit` 0 means the service's default
+/// (50), else 1 to 200. Writes the page to `*page_out` (free with `roomchat_user_page_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_list_users(
+    client: *const roomchat_client,
+    limit: u32,
+    skip: u64,
+    page_out: *mut *mut roomchat_user_page,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(page_out, "page_out")?;
+        let client = borrow_arg(client, "client")?;
+        let params = ListUsers { limit: (limit > 0).then_some(limit), skip: Some(skip) };
+        let page = client.client.list_users(&params)?;
+        write_out(page_out, roomchat_user_page::from(page));
+        Ok(())
+    })
+}
+
+/// Starts a lazy iteration over every user, `page_size` (1 to 200; 0 = 200) at a time.
+/// Writes the iterator to `*iter_out` (free with `roomchat_users_iter_free`); it keeps
+/// its own reference to the client.
+#[no_mangle]
+pub extern "C" fn roomchat_client_users_iter(
+    client: *const roomchat_client,
+    page_size: u32,
+    iter_out: *mut *mut roomchat_users_iter,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(iter_out, "iter_out")?;
+        let client = borrow_arg(client, "client")?;
+        let size = if page_size == 0 { roomchat::MAX_PAGE_SIZE } else { page_size };
+        write_out(iter_out, roomchat_users_iter { users: client.client.users_with_page_size(size) });
+        Ok(())
+    })
+}
+
+/// Which identifier `roomchat_client_deactivate_user` is given.
+#[allow(non_camel_case_types)]
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum roomchat_user_identifier {
+    /// The service's user id (`userId`).
+    UserId = 0,
+    /// The customer-chosen `uniqueUserIdentifier`.
+    UniqueUserIdentifier = 1,
+}
+
+/// DELETE /consumer/api/v2/user/deactivate, by exactly one identifier.
+/// `ROOMCHAT_RESULT_USER_NOT_FOUND` when no active user has it.
+#[no_mangle]
+pub extern "C" fn roomchat_client_deactivate_user(
+    client: *const roomchat_client,
+    by: roomchat_user_identifier,
+    id: *const c_char,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        let client = borrow_arg(client, "client")?;
+        let id = text_arg(id, "id")?.to_owned();
+        let target = match by {
+            roomchat_user_identifier::UserId => DeactivateUser::UserId(id),
+            roomchat_user_identifier::UniqueUserIdentifier => DeactivateUser::UniqueUserIdentifier(id),
+        };
+        client.client.deactivate_user(&target)?;
+        Ok(())
+    })
+}
+
+/// Which form of the conversation-messages path to send.
+#[allow(non_camel_case_types)]
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum roomchat_path_form {
+    /// `/consumer/api/v2/room/...`
+    Room = 0,
+    /// `/consumer/api/v2/chatroom/...`
+    ChatRoom = 1,
+}
+
+/// GET the messages of a conversation, oldest first. Writes them to
+/// `*messages_out` (free with `roomchat_messages_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_conversation_messages(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    conversation_id: *const c_char,
+    form: roomchat_path_form,
+    messages_out: *mut *mut roomchat_messages,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(messages_out, "messages_out")?;
+        let client = borrow_arg(client, "client")?;
+        let query = ConversationMessages::new(text_arg(room_id, "room_id")?, text_arg(conversation_id, "conversation_id")?)
+            .path_form(match form {
+                roomchat_path_form::Room => PathForm::Room,
+                roomchat_path_form::ChatRoom => PathForm::ChatRoom,
+            });
+        let messages = client.client.conversation_messages(&query)?;
+        write_out(messages_out, roomchat_messages::from(messages));
+        Ok(())
+    })
+}
+
+/// What kind of user `roomchat_client_create_user` makes.
+#[allow(non_camel_case_types)]
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum roomchat_role {
+    /// A regular user.
+    Regular = 0,
+    /// A moderator of every room.
+    ModeratorOfAllRooms = 1,
+    /// A moderator of one room (`chat_room`); a regular user in any other.
+    ModeratorOfRoom = 2,
+}
+
+/// POST /consumer/api/v1/user. `chat_room` is required for
+/// `ROOMCHAT_ROLE_MODERATOR_OF_ROOM` and must be NULL otherwise. `extra_json`
+/// (NULL for none) is a JSON object of fields sent unchanged, e.g.
+/// `{"uniqueUserIdentifier": "crm-1", "email": "a@b.c"}`. Never retried after a
+/// 5xx or timeout unless enabled. Writes the new user to `*user_out` (free with
+/// `roomchat_created_user_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_create_user(
+    client: *const roomchat_client,
+    username: *const c_char,
+    role: roomchat_role,
+    chat_room: *const c_char,
+    extra_json: *const c_char,
+    user_out: *mut *mut roomchat_created_user,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(user_out, "user_out")?;
+        let client = borrow_arg(client, "client")?;
+        let username = text_arg(username, "username")?;
+        let chat_room = opt_text_arg(chat_room, "chat_room")?;
+        let mut request = match (role, chat_room) {
+            (roomchat_role::Regular, None) => CreateUser::regular(username),
+            (roomchat_role::ModeratorOfAllRooms, None) => CreateUser::moderator(username),
+            (roomchat_role::ModeratorOfRoom, Some(room)) => CreateUser::room_moderator(username, room),
+            (roomchat_role::ModeratorOfRoom, None) => return Err(Failure::invalid("a room moderator needs chat_room")),
+            (_, Some(_)) => return Err(Failure::invalid("chat_room is only for ROOMCHAT_ROLE_MODERATOR_OF_ROOM")),
+        };
+        match json_arg(extra_json, "extra_json")? {
+            None => {}
+            Some(Value::Object(fields)) => request.extra = fields,
+            Some(_) => return Err(Failure::invalid("extra_json must be a JSON object")),
+        }
+        let created = client.client.create_user(&request)?;
+        write_out(user_out, roomchat_created_user::from(created));
+        Ok(())
+    })
+}
+
+/// GET /consumer/api/v1/chatrooms. Writes the JSON text as the service sent it
+/// to `*json_out` (free with `roomchat_string_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_list_chat_rooms(
+    client: *const roomchat_client,
+    json_out: *mut *mut c_char,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(json_out, "json_out")?;
+        let rooms = borrow_arg(client, "client")?.client.list_chat_rooms()?;
+        write_string(json_out, rooms.to_string());
+        Ok(())
+    })
+}
+
+/// Which key authenticates a raw request.
+#[allow(non_camel_case_types)]
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum roomchat_raw_auth {
+    /// The private key as `auth`.
+    PrivateKey = 0,
+    /// The public key as `publicKey`.
+    PublicKey = 1,
+    /// No key.
+    None = 2,
+}
+
+/// A request to an operation without a documented shape, through the same
+/// limits, retries and error decoding. `query_json` (NULL for none) is a JSON
+/// array of `["name", "value"]` pairs; `body_json` (NULL for none) is the JSON
+/// body. On a 2xx, writes the status to `*status_out` and the body's JSON text
+/// to `*body_out` (free with `roomchat_string_free`; `null` for an empty body).
+#[no_mangle]
+pub extern "C" fn roomchat_client_raw_request(
+    client: *const roomchat_client,
+    method: *const c_char,
+    path: *const c_char,
+    query_json: *const c_char,
+    body_json: *const c_char,
+    auth: roomchat_raw_auth,
+    status_out: *mut u16,
+    body_out: *mut *mut c_char,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(body_out, "body_out")?;
+        if status_out.is_null() {
+            return Err(Failure::invalid("status_out is NULL"));
+        }
+        let client = borrow_arg(client, "client")?;
+        let mut request = RawRequest::new(text_arg(method, "method")?, text_arg(path, "path")?);
+        request.auth = match auth {
+            roomchat_raw_auth::PrivateKey => RawAuth::PrivateKey,
+            roomchat_raw_auth::PublicKey => RawAuth::PublicKey,
+            roomchat_raw_auth::None => RawAuth::None,
+        };
+        if let Some(query) = json_arg(query_json, "query_json")? {
+            let pairs = query.as_array().ok_or_else(|| Failure::invalid("query_json must be an array of pairs"))?;
+            for pair in pairs {
+                match pair.as_array().map(Vec::as_slice) {
+                    Some([Value::String(n), Value::String(v)]) => request.query.push((n.clone(), v.clone())),
+                    _ => return Err(Failure::invalid("query_json must be an array of [\"name\", \"value\"] pairs")),
+                }
+            }
+        }
+        request.body = json_arg(body_json, "body_json")?;
+        let response = client.client.raw_request(&request)?;
+        // SAFETY: checked non-NULL above.
+        unsafe { *status_out = response.status };
+        write_string(body_out, response.body.to_string());
+        Ok(())
+    })
+}
+
+/// Where a key's shared rate-limit budget stands.
+#[allow(non_camel_case_types)]
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct roomchat_rate_limit_state {
+    /// Requests the client allows itself per window.
+    pub limit: u32,
+    /// Requests started within the current window.
+    pub used: u32,
+    /// Requests that may start now.
+    pub remaining: u32,
+    /// The window the client counts in, in milliseconds.
+    pub window_ms: u64,
+    /// Milliseconds until the next request may start (0: now).
+    pub next_free_in_ms: u64,
+    /// Milliseconds every caller is still held off after a 429, or -1 when not held off.
+    pub blocked_for_ms: i64,
+}
+
+/// Writes the client's rate-limit state to `*state_out` (a caller-owned struct).
+#[no_mangle]
+pub extern "C" fn roomchat_client_rate_limit_state(
+    client: *const roomchat_client,
+    state_out: *mut roomchat_rate_limit_state,
+) -> roomchat_result {
+    guard(ptr::null_mut(), || {
+        let client = borrow_arg(client, "client")?;
+        if state_out.is_null() {
+            return Err(Failure::invalid("state_out is NULL"));
+        }
+        let s = client.client.rate_limit_state();
+        let ms = |d: Duration| d.as_millis().min(u64::MAX as u128) as u64;
+        let state = roomchat_rate_limit_state {
+            limit: s.limit,
+            used: s.used,
+            remaining: s.remaining,
+            window_ms: ms(s.window),
+            next_free_in_ms: ms(s.next_free_in),
+            blocked_for_ms: s.blocked_for.map_or(-1, |d| ms(d) as i64),
+        };
+        // SAFETY: checked non-NULL.
+        unsafe { *state_out = state };
+        Ok(())
+    })
+}
+
+/// The browser address that signs the holder of `access_token` in to `room_id`
+/// (needs the chat URL option). Writes it to `*url_out` (free with `roomchat_string_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_sign_in_url(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    access_token: *const c_char,
+    url_out: *mut *mut c_char,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(url_out, "url_out")?;
+        let client = borrow_arg(client, "client")?;
+        let url = client.client.sign_in_url(text_arg(room_id, "room_id")?, text_arg(access_token, "access_token")?)?;
+        write_string(url_out, url);
+        Ok(())
+    })
+}
+
+/// An `<iframe>` element for the sign-in address, with `width` and `height`
+/// (e.g. "100%", "600"), HTML-escaped. Writes it to `*html_out` (free with `roomchat_string_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_iframe_html(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    access_token: *const c_char,
+    width: *const c_char,
+    height: *const c_char,
+    html_out: *mut *mut c_char,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(html_out, "html_out")?;
+        let client = borrow_arg(client, "client")?;
+        let html = client.client.iframe_html(
+            text_arg(room_id, "room_id")?,
+            text_arg(access_token, "access_token")?,
+            text_arg(width, "width")?,
+            text_arg(height, "height")?,
+        )?;
+        write_string(html_out, html);
+        Ok(())
+    })
+}
+
+/// Frees a string this library returned through a `char **` out-parameter.
+/// `roomchat_string_free(NULL)` does nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_string_free(text: *mut c_char) {
+    guard_value((), || {
+        if !text.is_null() {
+            // SAFETY: made by `CString::into_raw` in this library and freed once (documented).
+            drop(unsafe { std::ffi::CString::from_raw(text) });
+        }
+    })
+}
+
+/// The library's version, e.g. "0.1.0": static, never freed.
+#[no_mangle]
+pub extern "C" fn roomchat_version() -> *const c_char {
+    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+}

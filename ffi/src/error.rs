@@ -1,0 +1,286 @@
+//! Result codes, the error object, and the panic boundary.
+
+use std::ffi::{c_char, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
+
+use roomchat::ErrorKind;
+
+/// The result of every fallible function. 0 is success; 1 to 14 mirror the
+/// core library's error kinds with the same numbers. A value never changes
+/// meaning; new codes get new numbers.
+#[allow(non_camel_case_types)]
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum roomchat_result {
+    /// Success.
+    Ok = 0,
+    /// The service said the key is missing.
+    MissingAuth = 1,
+    /// The service rejected the key.
+    InvalidAuth = 2,
+    /// The service rejected a parameter or body (400); the message names it.
+    InvalidRequest = 3,
+    /// The user does not exist or is already deactivated.
+    UserNotFound = 4,
+    /// The endpoint is not part of the account's plan.
+    PlanUpgradeRequired = 5,
+    /// Over the rate limit; see `roomchat_error_retry_after_ms`.
+    RateLimited = 6,
+    /// The service failed (5xx); see `roomchat_error_event_id`.
+    ServerError = 7,
+    /// A status the contract does not describe for this call.
+    UnexpectedStatus = 8,
+    /// The connect or overall timeout ran out.
+    Timeout = 9,
+    /// No connection could be made, or it broke before an answer.
+    Connection = 10,
+    /// The answer could not be decoded (not JSON, cut off, wrong shape).
+    Decode = 11,
+    /// The answer was larger than the configured cap.
+    ResponseTooLarge = 12,
+    /// The library refused to send the request: an argument is invalid.
+    Validation = 13,
+    /// The client is misconfigured (empty or padded key, bad URL, plain http to a remote host).
+    Configuration = 14,
+    /// A NULL pointer where one is not allowed, a string that is not UTF-8, or malformed JSON text.
+    InvalidArgument = 100,
+    /// A bug inside the library was caught at the boundary; nothing crossed into C.
+    Panic = 101,
+    /// An iterator has no more items (not an error).
+    IterationDone = 102,
+    /// An error kind newer than this header.
+    Unknown = 103,
+}
+
+impl From<ErrorKind> for roomchat_result {
+    fn from(kind: ErrorKind) -> Self {
+        use roomchat_result as R;
+        match kind {
+            ErrorKind::MissingAuth => R::MissingAuth,
+            ErrorKind::InvalidAuth => R::InvalidAuth,
+            ErrorKind::InvalidRequest => R::InvalidRequest,
+            ErrorKind::UserNotFound => R::UserNotFound,
+            ErrorKind::PlanUpgradeRequired => R::PlanUpgradeRequired,
+            ErrorKind::RateLimited => R::RateLimited,
+            ErrorKind::ServerError => R::ServerError,
+            ErrorKind::UnexpectedStatus => R::UnexpectedStatus,
+            ErrorKind::Timeout => R::Timeout,
+            ErrorKind::Connection => R::Connection,
+            ErrorKind::Decode => R::Decode,
+            ErrorKind::ResponseTooLarge => R::ResponseTooLarge,
+            ErrorKind::Validation => R::Validation,
+            ErrorKind::Configuration => R::Configuration,
+            _ => R::Unknown,
+        }
+    }
+}
+
+/// The details of one failure. Made by a failing call when its `err_out` is
+/// not NULL; owned by the caller, freed with `roomchat_error_free`. Strings
+/// it returns live as long as it does. The private key never appears in it.
+#[allow(non_camel_case_types)]
+pub struct roomchat_error {
+    code: roomchat_result,
+    message: CString,
+    status: u16,
+    event_id: Option<CString>,
+    retry_after_ms: i64,
+    method: Option<CString>,
+    path: Option<CString>,
+}
+
+/// A failure inside a call, before it is handed to C.
+pub(crate) struct Failure {
+    code: roomchat_result,
+    error: roomchat_error,
+}
+
+impl Failure {
+    pub(crate) fn new(code: roomchat_result, message: impl Into<String>) -> Failure {
+        Failure {
+            code,
+            error: roomchat_error {
+                code,
+                message: c_string(message.into()),
+                status: 0,
+                event_id: None,
+                retry_after_ms: -1,
+                method: None,
+                path: None,
+            },
+        }
+    }
+
+    pub(crate) fn invalid(message: impl Into<String>) -> Failure {
+        Failure::new(roomchat_result::InvalidArgument, message)
+    }
+}
+
+impl From<roomchat::Error> for Failure {
+    fn from(e: roomchat::Error) -> Failure {
+        let code = roomchat_result::from(e.kind());
+        Failure {
+            code,
+            error: roomchat_error {
+                code,
+                message: c_string(e.message().to_owned()),
+                status: e.status().unwrap_or(0),
+                event_id: e.event_id().map(|s| c_string(s.to_owned())),
+                retry_after_ms: e.retry_after().map(|d| d.as_millis().min(i64::MAX as u128) as i64).unwrap_or(-1),
+                method: e.method().map(|s| c_string(s.to_owned())),
+                path: e.path().map(|s| c_string(s.to_owned())),
+            },
+        }
+    }
+}
+
+/// The message a failure carries.
+pub(crate) fn failure_text(failure: &Failure) -> String {
+    failure.error.message.to_string_lossy().into_owned()
+}
+
+/// A C string of `text`; an interior NUL (possible in JSON text) becomes U+FFFD.
+pub(crate) fn c_string(text: String) -> CString {
+    CString::new(text).unwrap_or_else(|e| {
+        let cleaned = String::from_utf8_lossy(&e.into_vec()).replace('\0', "\u{FFFD}");
+        CString::new(cleaned).unwrap_or_default()
+    })
+}
+
+/// Runs `body` behind the panic boundary: a panic becomes `Panic`, a failure
+/// its code, with the details written to `err_out` when it is not NULL.
+pub(crate) fn guard(err_out: *mut *mut roomchat_error, body: impl FnOnce() -> Result<(), Failure>) -> roomchat_result {
+    let outcome = catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| {
+        Err(Failure::new(roomchat_result::Panic, "internal error: a bug in roomchat was caught at the C boundary"))
+    });
+    match outcome {
+        Ok(()) => roomchat_result::Ok,
+        Err(failure) => {
+            if !err_out.is_null() {
+                // SAFETY: the caller gave a writable `roomchat_error **` (documented).
+                unsafe { *err_out = Box::into_raw(Box::new(failure.error)) };
+            }
+            failure.code
+        }
+    }
+}
+
+/// Runs `body`, which returns a value, behind the panic boundary; a panic gives `fallback`.
+pub(crate) fn guard_value<T>(fallback: T, body: impl FnOnce() -> T) -> T {
+    catch_unwind(AssertUnwindSafe(body)).unwrap_or(fallback)
+}
+
+fn borrow<'a>(error: *const roomchat_error) -> Option<&'a roomchat_error> {
+    // SAFETY: a non-NULL pointer came from this library and is not yet freed (documented).
+    unsafe { error.as_ref() }
+}
+
+fn opt_ptr(s: &Option<CString>) -> *const c_char {
+    s.as_ref().map_or(ptr::null(), |s| s.as_ptr())
+}
+
+/// The result code of `error` (`ROOMCHAT_RESULT_INVALID_ARGUMENT` for NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_error_code(error: *const roomchat_error) -> roomchat_result {
+    guard_value(roomchat_result::Panic, || borrow(error).map_or(roomchat_result::InvalidArgument, |e| e.code))
+}
+
+/// The message of `error`: the service's own text when it sent one. Never
+/// NULL for a non-NULL `error`; borrowed, valid until `roomchat_error_free`.
+#[no_mangle]
+pub extern "C" fn roomchat_error_message(error: *const roomchat_error) -> *const c_char {
+    guard_value(ptr::null(), || borrow(error).map_or(ptr::null(), |e| e.message.as_ptr()))
+}
+
+/// The HTTP status of the answer, or 0 when there was none.
+#[no_mangle]
+pub extern "C" fn roomchat_error_status(error: *const roomchat_error) -> u16 {
+    guard_value(0, || borrow(error).map_or(0, |e| e.status))
+}
+
+/// The service's `eventId` of a server failure, or NULL. Borrowed, valid until `roomchat_error_free`.
+#[no_mangle]
+pub extern "C" fn roomchat_error_event_id(error: *const roomchat_error) -> *const c_char {
+    guard_value(ptr::null(), || borrow(error).map_or(ptr::null(), |e| opt_ptr(&e.event_id)))
+}
+
+/// How long to wait before trying again, in milliseconds, or -1 when unknown.
+#[no_mangle]
+pub extern "C" fn roomchat_error_retry_after_ms(error: *const roomchat_error) -> i64 {
+    guard_value(-1, || borrow(error).map_or(-1, |e| e.retry_after_ms))
+}
+
+/// The request's method, or NULL when no request was made. Borrowed, valid until `roomchat_error_free`.
+#[no_mangle]
+pub extern "C" fn roomchat_error_method(error: *const roomchat_error) -> *const c_char {
+    guard_value(ptr::null(), || borrow(error).map_or(ptr::null(), |e| opt_ptr(&e.method)))
+}
+
+/// The request's path and query with the key shown as `REDACTED`, or NULL.
+/// Borrowed, valid until `roomchat_error_free`.
+#[no_mangle]
+pub extern "C" fn roomchat_error_path(error: *const roomchat_error) -> *const c_char {
+    guard_value(ptr::null(), || borrow(error).map_or(ptr::null(), |e| opt_ptr(&e.path)))
+}
+
+/// Frees an error. `roomchat_error_free(NULL)` does nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_error_free(error: *mut roomchat_error) {
+    guard_value((), || {
+        if !error.is_null() {
+            // SAFETY: it came from `Box::into_raw` in `guard` and is freed once (documented).
+            drop(unsafe { Box::from_raw(error) });
+        }
+    })
+}
+
+/// A static, NUL-terminated name of a result code, e.g. `"user_not_found"`; never NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_result_name(code: roomchat_result) -> *const c_char {
+    use roomchat_result as R;
+    let name: &'static [u8] = match code {
+        R::Ok => b"ok\0",
+        R::MissingAuth => b"missing_auth\0",
+        R::InvalidAuth => b"invalid_auth\0",
+        R::InvalidRequest => b"invalid_request\0",
+        R::UserNotFound => b"user_not_found\0",
+        R::PlanUpgradeRequired => b"plan_upgrade_required\0",
+        R::RateLimited => b"rate_limited\0",
+        R::ServerError => b"server_error\0",
+        R::UnexpectedStatus => b"unexpected_status\0",
+        R::Timeout => b"timeout\0",
+        R::Connection => b"connection\0",
+        R::Decode => b"decode\0",
+        R::ResponseTooLarge => b"response_too_large\0",
+        R::Validation => b"validation\0",
+        R::Configuration => b"configuration\0",
+        R::InvalidArgument => b"invalid_argument\0",
+        R::Panic => b"panic\0",
+        R::IterationDone => b"iteration_done\0",
+        R::Unknown => b"unknown\0",
+    };
+    name.as_ptr().cast()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_mirror_core_kinds_by_number() {
+        for kind in ErrorKind::ALL {
+            assert_eq!(roomchat_result::from(kind) as u32, kind.code(), "{kind}");
+        }
+    }
+
+    #[test]
+    fn a_panic_becomes_a_code_and_an_error() {
+        let mut err: *mut roomchat_error = ptr::null_mut();
+        let code = guard(&mut err, || panic!("boom"));
+        assert_eq!(code, roomchat_result::Panic);
+        assert_eq!(roomchat_error_code(err), roomchat_result::Panic);
+        roomchat_error_free(err);
+        assert_eq!(guard(ptr::null_mut(), || Err(Failure::invalid("x"))), roomchat_result::InvalidArgument);
+    }
+}

@@ -1,0 +1,378 @@
+//! Results as C sees them: opaque objects with typed accessors. Every string
+//! accessor returns a borrowed pointer valid until the object is freed, or
+//! NULL when the service did not send that field (so absent and empty differ).
+
+use std::ffi::{c_char, CString};
+use std::ptr;
+
+use roomchat::{CreatedUser, Message, User, UserPage, Users};
+
+use crate::client::{borrow_arg, free_box, mut_arg, out_arg, write_out};
+use crate::error::{c_string, guard, guard_value, roomchat_error, roomchat_result, Failure};
+
+fn opt(text: Option<String>) -> Option<CString> {
+    text.map(c_string)
+}
+
+fn ptr_of(text: &Option<CString>) -> *const c_char {
+    text.as_ref().map_or(ptr::null(), |t| t.as_ptr())
+}
+
+fn get<'a, T>(object: *const T) -> Option<&'a T> {
+    // SAFETY: a non-NULL pointer is a live object of this library (documented).
+    unsafe { object.as_ref() }
+}
+
+/// A user record. Owned when returned by `roomchat_users_iter_next` (free with
+/// `roomchat_user_free`); borrowed from its page when returned by `roomchat_user_page_get`.
+#[allow(non_camel_case_types)]
+pub struct roomchat_user {
+    id: Option<CString>,
+    username: Option<CString>,
+    profile_pic: Option<CString>,
+    email: Option<CString>,
+    unique_user_identifier: Option<CString>,
+    chat_room: Option<CString>,
+    is_moderator: Option<bool>,
+    json: CString,
+}
+
+impl From<User> for roomchat_user {
+    fn from(user: User) -> Self {
+        let json = c_string(serde_json::to_string(&user).unwrap_or_default());
+        roomchat_user {
+            id: opt(user.id().map(str::to_owned)),
+            username: opt(user.username),
+            profile_pic: opt(user.profile_pic),
+            email: opt(user.email),
+            unique_user_identifier: opt(user.unique_user_identifier),
+            chat_room: opt(user.chat_room),
+            is_moderator: user.is_moderator,
+            json,
+        }
+    }
+}
+
+/// The user's id (`_id`, or `userId`), or NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_user_id(user: *const roomchat_user) -> *const c_char {
+    guard_value(ptr::null(), || get(user).map_or(ptr::null(), |u| ptr_of(&u.id)))
+}
+
+/// The display name, or NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_user_username(user: *const roomchat_user) -> *const c_char {
+    guard_value(ptr::null(), || get(user).map_or(ptr::null(), |u| ptr_of(&u.username)))
+}
+
+/// The profile picture URL, or NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_user_profile_pic(user: *const roomchat_user) -> *const c_char {
+    guard_value(ptr::null(), || get(user).map_or(ptr::null(), |u| ptr_of(&u.profile_pic)))
+}
+
+/// The e-mail, or NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_user_email(user: *const roomchat_user) -> *const c_char {
+    guard_value(ptr::null(), || get(user).map_or(ptr::null(), |u| ptr_of(&u.email)))
+}
+
+/// The `uniqueUserIdentifier`, or NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_user_unique_user_identifier(user: *const roomchat_user) -> *const c_char {
+    guard_value(ptr::null(), || get(user).map_or(ptr::null(), |u| ptr_of(&u.unique_user_identifier)))
+}
+
+/// The room a moderator is limited to, or NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_user_chat_room(user: *const roomchat_user) -> *const c_char {
+    guard_value(ptr::null(), || get(user).map_or(ptr::null(), |u| ptr_of(&u.chat_room)))
+}
+
+/// 1 for a moderator, 0 for a regular user, -1 when the service did not say (or `user` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_user_is_moderator(user: *const roomchat_user) -> i32 {
+    guard_value(-1, || get(user).and_then(|u| u.is_moderator).map_or(-1, i32::from))
+}
+
+/// The whole record as JSON text with the service's field names, unknown fields included.
+#[no_mangle]
+pub extern "C" fn roomchat_user_json(user: *const roomchat_user) -> *const c_char {
+    guard_value(ptr::null(), || get(user).map_or(ptr::null(), |u| u.json.as_ptr()))
+}
+
+/// Frees a user returned by `roomchat_users_iter_next`. NULL does nothing.
+/// Never call it on a user borrowed from a page.
+#[no_mangle]
+pub extern "C" fn roomchat_user_free(user: *mut roomchat_user) {
+    free_box(user)
+}
+
+/// One page of the users listing. Free with `roomchat_user_page_free`.
+#[allow(non_camel_case_types)]
+pub struct roomchat_user_page {
+    total: u64,
+    limit: u64,
+    skip: u64,
+    users: Vec<roomchat_user>,
+}
+
+impl From<UserPage> for roomchat_user_page {
+    fn from(page: UserPage) -> Self {
+        roomchat_user_page {
+            total: page.total,
+            limit: page.limit,
+            skip: page.skip,
+            users: page.data.into_iter().map(roomchat_user::from).collect(),
+        }
+    }
+}
+
+/// The total number of users of the account (0 for NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_user_page_total(page: *const roomchat_user_page) -> u64 {
+    guard_value(0, || get(page).map_or(0, |p| p.total))
+}
+
+/// The limit the service applied (0 for NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_user_page_limit(page: *const roomchat_user_page) -> u64 {
+    guard_value(0, || get(page).map_or(0, |p| p.limit))
+}
+
+/// The offset the service applied (0 for NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_user_page_skip(page: *const roomchat_user_page) -> u64 {
+    guard_value(0, || get(page).map_or(0, |p| p.skip))
+}
+
+/// How many users this page holds (0 for NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_user_page_len(page: *const roomchat_user_page) -> usize {
+    guard_value(0, || get(page).map_or(0, |p| p.users.len()))
+}
+
+/// The `index`th user of the page, borrowed (valid until the page is freed), or NULL when out of range.
+#[no_mangle]
+pub extern "C" fn roomchat_user_page_get(page: *const roomchat_user_page, index: usize) -> *const roomchat_user {
+    guard_value(ptr::null(), || get(page).and_then(|p| p.users.get(index)).map_or(ptr::null(), |u| u as *const _))
+}
+
+/// Frees a page and every user borrowed from it. NULL does nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_user_page_free(page: *mut roomchat_user_page) {
+    free_box(page)
+}
+
+/// A lazy iteration over every user. Use it from one thread at a time.
+#[allow(non_camel_case_types)]
+pub struct roomchat_users_iter {
+    pub(crate) users: Users,
+}
+
+/// Fetches the next user (a page at a time, lazily). On `ROOMCHAT_RESULT_OK`
+/// writes an owned user to `*user_out` (free with `roomchat_user_free`); returns
+/// `ROOMCHAT_RESULT_ITERATION_DONE` at the end. After an error the iteration
+/// ends; `roomchat_users_iter_resume` lets it retry the failed page.
+#[no_mangle]
+pub extern "C" fn roomchat_users_iter_next(
+    iter: *mut roomchat_users_iter,
+    user_out: *mut *mut roomchat_user,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    let mut done = false;
+    let code = guard(err_out, || {
+        out_arg(user_out, "user_out")?;
+        let iter = mut_arg(iter, "iter")?;
+        match iter.users.next() {
+            None => done = true,
+            Some(Err(e)) => return Err(Failure::from(e)),
+            Some(Ok(user)) => write_out(user_out, roomchat_user::from(user)),
+        }
+        Ok(())
+    });
+    if done {
+        roomchat_result::IterationDone
+    } else {
+        code
+    }
+}
+
+/// After an error, lets the iteration go on with the page that failed.
+#[no_mangle]
+pub extern "C" fn roomchat_users_iter_resume(iter: *mut roomchat_users_iter) -> roomchat_result {
+    guard(ptr::null_mut(), || {
+        mut_arg(iter, "iter")?.users.resume();
+        Ok(())
+    })
+}
+
+/// Frees an iterator. NULL does nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_users_iter_free(iter: *mut roomchat_users_iter) {
+    free_box(iter)
+}
+
+/// A message record.
+#[allow(non_camel_case_types)]
+pub struct roomchat_message {
+    id: Option<CString>,
+    conversation: Option<CString>,
+    text: Option<CString>,
+    created: Option<CString>,
+    author_id: Option<CString>,
+    author_username: Option<CString>,
+    author_email: Option<CString>,
+    author_unique_user_identifier: Option<CString>,
+}
+
+impl From<Message> for roomchat_message {
+    fn from(m: Message) -> Self {
+        let author = m.user.unwrap_or_default();
+        roomchat_message {
+            id: opt(m.id),
+            conversation: opt(m.conversation),
+            text: opt(m.text),
+            created: opt(m.created),
+            author_id: opt(author.id),
+            author_username: opt(author.username),
+            author_email: opt(author.email),
+            author_unique_user_identifier: opt(author.unique_user_identifier),
+        }
+    }
+}
+
+/// The messages of a conversation, oldest first. Free with `roomchat_messages_free`.
+#[allow(non_camel_case_types)]
+pub struct roomchat_messages {
+    messages: Vec<roomchat_message>,
+}
+
+impl From<Vec<Message>> for roomchat_messages {
+    fn from(messages: Vec<Message>) -> Self {
+        roomchat_messages { messages: messages.into_iter().map(roomchat_message::from).collect() }
+    }
+}
+
+/// How many messages (0 for NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_messages_len(messages: *const roomchat_messages) -> usize {
+    guard_value(0, || get(messages).map_or(0, |m| m.messages.len()))
+}
+
+/// The `index`th message, borrowed (valid until the list is freed), or NULL when out of range.
+#[no_mangle]
+pub extern "C" fn roomchat_messages_get(messages: *const roomchat_messages, index: usize) -> *const roomchat_message {
+    guard_value(ptr::null(), || get(messages).and_then(|m| m.messages.get(index)).map_or(ptr::null(), |m| m as *const _))
+}
+
+/// Frees a message list and every message borrowed from it. NULL does nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_messages_free(messages: *mut roomchat_messages) {
+    free_box(messages)
+}
+
+/// Which field of a message `roomchat_message_field` reads.
+#[allow(non_camel_case_types)]
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum roomchat_message_field {
+    /// `_id`
+    Id = 0,
+    /// `conversation`
+    Conversation = 1,
+    /// The text (wire field `messages`).
+    Text = 2,
+    /// `created`, ISO 8601 UTC.
+    Created = 3,
+    /// The author's `_id`.
+    AuthorId = 4,
+    /// The author's `username`.
+    AuthorUsername = 5,
+    /// The author's `email`.
+    AuthorEmail = 6,
+    /// The author's `uniqueUserIdentifier`.
+    AuthorUniqueUserIdentifier = 7,
+}
+
+/// A field of a message, borrowed (valid until its list is freed), or NULL when absent.
+#[no_mangle]
+pub extern "C" fn roomchat_message_field(message: *const roomchat_message, field: roomchat_message_field) -> *const c_char {
+    use roomchat_message_field as F;
+    guard_value(ptr::null(), || {
+        get(message).map_or(ptr::null(), |m| {
+            ptr_of(match field {
+                F::Id => &m.id,
+                F::Conversation => &m.conversation,
+                F::Text => &m.text,
+                F::Created => &m.created,
+                F::AuthorId => &m.author_id,
+                F::AuthorUsername => &m.author_username,
+                F::AuthorEmail => &m.author_email,
+                F::AuthorUniqueUserIdentifier => &m.author_unique_user_identifier,
+            })
+        })
+    })
+}
+
+/// A newly created user. Free with `roomchat_created_user_free`.
+#[allow(non_camel_case_types)]
+pub struct roomchat_created_user {
+    access_token: CString,
+    username: CString,
+    user_id: CString,
+    is_moderator: bool,
+    chat_room: Option<CString>,
+}
+
+impl From<CreatedUser> for roomchat_created_user {
+    fn from(u: CreatedUser) -> Self {
+        roomchat_created_user {
+            access_token: c_string(u.access_token),
+            username: c_string(u.username),
+            user_id: c_string(u.user_id),
+            is_moderator: u.is_moderator,
+            chat_room: opt(u.chat_room),
+        }
+    }
+}
+
+fn created<'a>(user: *const roomchat_created_user) -> Result<&'a roomchat_created_user, Failure> {
+    borrow_arg(user, "user")
+}
+
+/// The access token that signs the user in to a room (a secret of that user). Borrowed.
+#[no_mangle]
+pub extern "C" fn roomchat_created_user_access_token(user: *const roomchat_created_user) -> *const c_char {
+    guard_value(ptr::null(), || created(user).map_or(ptr::null(), |u| u.access_token.as_ptr()))
+}
+
+/// The display name. Borrowed.
+#[no_mangle]
+pub extern "C" fn roomchat_created_user_username(user: *const roomchat_created_user) -> *const c_char {
+    guard_value(ptr::null(), || created(user).map_or(ptr::null(), |u| u.username.as_ptr()))
+}
+
+/// The new user's id. Borrowed.
+#[no_mangle]
+pub extern "C" fn roomchat_created_user_user_id(user: *const roomchat_created_user) -> *const c_char {
+    guard_value(ptr::null(), || created(user).map_or(ptr::null(), |u| u.user_id.as_ptr()))
+}
+
+/// True for a moderator (false for NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_created_user_is_moderator(user: *const roomchat_created_user) -> bool {
+    guard_value(false, || created(user).is_ok_and(|u| u.is_moderator))
+}
+
+/// The room a moderator is limited to, or NULL. Borrowed.
+#[no_mangle]
+pub extern "C" fn roomchat_created_user_chat_room(user: *const roomchat_created_user) -> *const c_char {
+    guard_value(ptr::null(), || created(user).map_or(ptr::null(), |u| ptr_of(&u.chat_room)))
+}
+
+/// Frees a created user. NULL does nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_created_user_free(user: *mut roomchat_created_user) {
+    free_box(user)
+}
