@@ -153,7 +153,7 @@ typedef uint32_t roomchat_raw_auth;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
-// Which field of a message `roomchat_message_field` reads.
+// Which field of a message `roomchat_message_get_field` reads.
 enum roomchat_message_field
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
   : uint32_t
@@ -500,8 +500,8 @@ const struct roomchat_message *roomchat_messages_get(const struct roomchat_messa
 void roomchat_messages_free(struct roomchat_messages *messages);
 
 // A field of a message, borrowed (valid until its list is freed), or NULL when absent.
-const char *roomchat_message_field(const struct roomchat_message *message,
-                                   roomchat_message_field field);
+const char *roomchat_message_get_field(const struct roomchat_message *message,
+                                       roomchat_message_field field);
 
 // The access token that signs the user in to a room (a secret of that user). Borrowed.
 const char *roomchat_created_user_access_token(const struct roomchat_created_user *user);

@@ -26,7 +26,7 @@ bash tests/c/run.sh 2>&1 | tee "$log_dir/c.log"
 sum_field() { grep -E '^test result: ' "$log_dir/cargo.log" | sed -E "s/.* ([0-9]+) $1.*/\\1/" | awk '{s+=$1} END {print s+0}'; }
 rust_passed=$(sum_field passed)
 rust_failed=$(sum_field failed)
-c_line=$(grep -E '^[A-Za-z+]+: [0-9]+ passed, [0-9]+ failed' "$log_dir/c.log" | tail -n 1)
+c_line=$(grep -E '^[A-Za-z+-]+: [0-9]+ passed, [0-9]+ failed' "$log_dir/c.log" | tail -n 1)
 c_passed=$(sed -E 's/^[^:]+: ([0-9]+) passed.*/\1/' <<<"$c_line")
 c_failed=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$c_line")
 echo

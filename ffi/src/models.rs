@@ -272,7 +272,7 @@ pub extern "C" fn roomchat_messages_free(messages: *mut roomchat_messages) {
     free_box(messages)
 }
 
-/// Which field of a message `roomchat_message_field` reads.
+/// Which field of a message `roomchat_message_get_field` reads.
 #[allow(non_camel_case_types)]
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -297,7 +297,7 @@ pub enum roomchat_message_field {
 
 /// A field of a message, borrowed (valid until its list is freed), or NULL when absent.
 #[no_mangle]
-pub extern "C" fn roomchat_message_field(message: *const roomchat_message, field: roomchat_message_field) -> *const c_char {
+pub extern "C" fn roomchat_message_get_field(message: *const roomchat_message, field: roomchat_message_field) -> *const c_char {
     use roomchat_message_field as F;
     guard_value(ptr::null(), || {
         get(message).map_or(ptr::null(), |m| {

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The C ABI's checks, in one command: header freshness (pinned cbindgen), the
+# C99 suite and the C++17 smoke test against the emulator binary under valgrind,
+# the pkg-config file, and the README's C example. Installs what is missing.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+target=${CARGO_TARGET_DIR:-$root/target}
+build=$target/c-tests
+mkdir -p "$build"
+CBINDGEN_VERSION=0.29.4
+
+need_apt=()
+command -v valgrind >/dev/null || need_apt+=(valgrind)
+command -v pkg-config >/dev/null || need_apt+=(pkg-config)
+command -v c++ >/dev/null || need_apt+=(g++)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "installing ${need_apt[*]}"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+if ! cbindgen --version 2>/dev/null | grep -q "$CBINDGEN_VERSION"; then
+  echo "installing cbindgen $CBINDGEN_VERSION"
+  cargo install cbindgen --version "$CBINDGEN_VERSION" --locked --quiet
+fi
+
+echo "building roomchat-ffi and roomchat-emulator"
+cargo build --quiet --locked -p roomchat-ffi -p roomchat-emulator
+lib=$target/debug
+emulator=$lib/roomchat-emulator
+
+echo "checking include/roomchat.h is what cbindgen $CBINDGEN_VERSION generates"
+cbindgen --quiet --config ffi/cbindgen.toml --crate roomchat-ffi --output "$build/roomchat.h"
+if ! diff -u include/roomchat.h "$build/roomchat.h"; then
+  echo "include/roomchat.h is stale: regenerate it with" >&2
+  echo "  cbindgen --config ffi/cbindgen.toml --crate roomchat-ffi --output include/roomchat.h" >&2
+  exit 1
+fi
+
+echo "generating and checking the pkg-config file"
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+mkdir -p "$build/pkgconfig"
+sed -e "s|@PREFIX@|$root|" -e "s|@LIBDIR@|$lib|" -e "s|@INCLUDEDIR@|$root/include|" -e "s|@VERSION@|$version|" \
+  ffi/roomchat.pc.in >"$build/pkgconfig/roomchat.pc"
+export PKG_CONFIG_PATH=$build/pkgconfig
+test "$(pkg-config --modversion roomchat)" = "$version"
+cflags=$(pkg-config --cflags roomchat)
+libs=$(pkg-config --libs roomchat)
+
+echo "compiling the C99 suite (shared library), the C++17 smoke test (static library) and the README example"
+cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g $cflags tests/c/test_roomchat.c $libs -pthread \
+  -o "$build/test_roomchat"
+c++ -std=c++17 -Wall -Wextra -Werror -g $cflags tests/c/smoke.cpp "$lib/libroomchat.a" -lpthread -ldl -lm \
+  -o "$build/smoke"
+cc -std=c99 -Wall -Wextra -Werror $cflags tests/c/readme_example.c $libs -o "$build/readme_example"
+# The README shows the example verbatim, so the two cannot drift apart.
+python3 - "$root/README.md" "$root/tests/c/readme_example.c" <<'PY'
+import sys
+readme, example = (open(p).read() for p in sys.argv[1:])
+if example.strip() not in readme:
+    sys.exit("README.md does not contain tests/c/readme_example.c verbatim")
+PY
+
+run() {
+  valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect \
+    --error-exitcode=99 "$@"
+}
+passed=0
+failed=0
+for suite in test_roomchat smoke; do
+  echo "running $suite under valgrind"
+  set +e
+  run "$build/$suite" "$emulator" | tee "$build/$suite.log"
+  status=${PIPESTATUS[0]}
+  set -e
+  line=$(grep -E '^[A-Za-z+]+: [0-9]+ passed, [0-9]+ failed$' "$build/$suite.log" | tail -n 1 || true)
+  if [ -z "$line" ]; then
+    failed=$((failed + 1))
+    echo "$suite printed no result line (exit $status)" >&2
+    continue
+  fi
+  passed=$((passed + $(sed -E 's/.*: ([0-9]+) passed.*/\1/' <<<"$line")))
+  failed=$((failed + $(sed -E 's/.* ([0-9]+) failed$/\1/' <<<"$line")))
+  if [ "$status" -ne 0 ]; then
+    echo "$suite exited $status (99: valgrind found errors or leaks)" >&2
+    failed=$((failed + 1))
+  fi
+done
+echo "c-abi: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

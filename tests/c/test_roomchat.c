@@ -1,0 +1,427 @@
+/*
+ * The C99 suite: every endpoint and every result code of the C ABI, against
+ * the emulator binary, run under valgrind by tests/c/run.sh.
+ *
+ * usage: test_roomchat <path to roomchat-emulator>
+ */
+#include <pthread.h>
+
+#include "harness.h"
+#include "roomchat.h"
+
+static emulator emu;
+
+static roomchat_client *make_client(const char *key, const char *base_url, uint32_t retries, uint64_t timeout_ms,
+                                    uint64_t max_response_bytes) {
+  roomchat_client_options *options = NULL;
+  roomchat_client *client = NULL;
+  roomchat_error *err = NULL;
+  CHECK(roomchat_client_options_new(key, &options, &err) == ROOMCHAT_RESULT_OK);
+  roomchat_client_options_set_base_url(options, base_url);
+  roomchat_client_options_set_chat_url(options, emu.chat_url);
+  roomchat_client_options_set_public_key(options, emu.public_key);
+  roomchat_client_options_set_app_name(options, "c-tests/1.0");
+  roomchat_client_options_set_retries(options, retries, false);
+  roomchat_client_options_set_timeouts(options, 0, timeout_ms);
+  roomchat_client_options_set_rate_limit(options, 100000, 60000, false, 60000);
+  if (max_response_bytes) roomchat_client_options_set_max_response_bytes(options, max_response_bytes);
+  if (roomchat_client_new(options, &client, &err) != ROOMCHAT_RESULT_OK) {
+    fprintf(stderr, "client: %s\n", roomchat_error_message(err));
+    roomchat_error_free(err);
+  }
+  roomchat_client_options_free(options);
+  return client;
+}
+
+/* Runs a failing call's error through the common checks and frees it. */
+/* `errp` is read after the call has run (an argument `err` would not be: C leaves
+ * the order in which arguments are evaluated unspecified). */
+static void expect_error(roomchat_result got, roomchat_error **errp, roomchat_result want, int status) {
+  roomchat_error *err = *errp;
+  *errp = NULL;
+  CHECK(got == want);
+  if (got != want) fprintf(stderr, "  wanted %s, got %s: %s\n", roomchat_result_name(want), roomchat_result_name(got),
+                           err ? roomchat_error_message(err) : "(no error)");
+  CHECK(err != NULL);
+  if (!err) return;
+  CHECK(roomchat_error_code(err) == want);
+  CHECK(roomchat_error_status(err) == status);
+  CHECK(roomchat_error_message(err) != NULL);
+  CHECK(strstr(roomchat_error_message(err), emu.private_key) == NULL);
+  if (roomchat_error_path(err)) {
+    CHECK(strstr(roomchat_error_path(err), emu.private_key) == NULL);
+    CHECK(roomchat_error_method(err) != NULL);
+  }
+  roomchat_error_free(err);
+}
+
+static void test_version_and_names(void) {
+  CHECK(strcmp(roomchat_version(), "0.1.0") == 0);
+  CHECK(strcmp(roomchat_result_name(ROOMCHAT_RESULT_USER_NOT_FOUND), "user_not_found") == 0);
+  CHECK(ROOMCHAT_RESULT_OK == 0 && ROOMCHAT_RESULT_CONFIGURATION == 14 && ROOMCHAT_RESULT_INVALID_ARGUMENT == 100);
+}
+
+static void test_users(roomchat_client *client) {
+  roomchat_created_user *jon = NULL, *ann = NULL, *bob = NULL;
+  roomchat_user_page *page = NULL;
+  roomchat_users_iter *iter = NULL;
+  roomchat_user *user = NULL;
+  roomchat_error *err = NULL;
+  const roomchat_user *third;
+  roomchat_result rc;
+  int count = 0;
+  char jon_id[64];
+
+  CHECK(roomchat_client_create_user(client, "jon", ROOMCHAT_ROLE_REGULAR, NULL, NULL, &jon, &err) == ROOMCHAT_RESULT_OK);
+  CHECK(!roomchat_created_user_is_moderator(jon));
+  CHECK(roomchat_created_user_chat_room(jon) == NULL);
+  CHECK(strlen(roomchat_created_user_user_id(jon)) == 24);
+  CHECK(count_occurrences(roomchat_created_user_access_token(jon), ".") == 2);
+  strcpy(jon_id, roomchat_created_user_user_id(jon));
+  CHECK(roomchat_client_create_user(client, "ann", ROOMCHAT_ROLE_MODERATOR_OF_ALL_ROOMS, NULL,
+                                    "{\"uniqueUserIdentifier\": \"crm-ann\", \"email\": \"ann@example.com\"}", &ann,
+                                    &err) == ROOMCHAT_RESULT_OK);
+  CHECK(roomchat_created_user_is_moderator(ann));
+  CHECK(roomchat_client_create_user(client, "bob", ROOMCHAT_ROLE_MODERATOR_OF_ROOM, "room-1", NULL, &bob, &err) ==
+        ROOMCHAT_RESULT_OK);
+  CHECK(strcmp(roomchat_created_user_chat_room(bob), "room-1") == 0);
+  CHECK(strcmp(roomchat_created_user_username(bob), "bob") == 0);
+
+  CHECK(roomchat_client_list_users(client, 0, 0, &page, &err) == ROOMCHAT_RESULT_OK);
+  CHECK(roomchat_user_page_total(page) == 3);
+  CHECK(roomchat_user_page_limit(page) == 50);
+  CHECK(roomchat_user_page_skip(page) == 0);
+  CHECK(roomchat_user_page_len(page) == 3);
+  CHECK(strcmp(roomchat_user_username(roomchat_user_page_get(page, 0)), "jon") == 0);
+  CHECK(roomchat_user_email(roomchat_user_page_get(page, 0)) == NULL); /* absent, not empty */
+  CHECK(strcmp(roomchat_user_email(roomchat_user_page_get(page, 1)), "ann@example.com") == 0);
+  CHECK(strcmp(roomchat_user_unique_user_identifier(roomchat_user_page_get(page, 1)), "crm-ann") == 0);
+  CHECK(roomchat_user_is_moderator(roomchat_user_page_get(page, 1)) == 1);
+  third = roomchat_user_page_get(page, 2);
+  CHECK(strcmp(roomchat_user_chat_room(third), "room-1") == 0);
+  CHECK(strcmp(roomchat_user_id(third), roomchat_created_user_user_id(bob)) == 0);
+  CHECK(roomchat_user_profile_pic(third) != NULL);
+  CHECK(strstr(roomchat_user_json(third), "\"created\"") != NULL);
+  CHECK(roomchat_user_page_get(page, 3) == NULL);
+  roomchat_user_page_free(page);
+
+  page = NULL;
+  CHECK(roomchat_client_list_users(client, 2, 1, &page, &err) == ROOMCHAT_RESULT_OK);
+  CHECK(roomchat_user_page_len(page) == 2 && roomchat_user_page_skip(page) == 1);
+  roomchat_user_page_free(page);
+
+  CHECK(roomchat_client_users_iter(client, 1, &iter, &err) == ROOMCHAT_RESULT_OK);
+  while ((rc = roomchat_users_iter_next(iter, &user, &err)) == ROOMCHAT_RESULT_OK) {
+    CHECK(roomchat_user_username(user) != NULL);
+    roomchat_user_free(user);
+    user = NULL;
+    count++;
+  }
+  CHECK(rc == ROOMCHAT_RESULT_ITERATION_DONE);
+  CHECK(count == 3);
+  CHECK(user == NULL); /* outputs are written only on success */
+  roomchat_users_iter_free(iter);
+
+  CHECK(roomchat_client_deactivate_user(client, ROOMCHAT_USER_IDENTIFIER_USER_ID, jon_id, &err) == ROOMCHAT_RESULT_OK);
+  CHECK(roomchat_client_deactivate_user(client, ROOMCHAT_USER_IDENTIFIER_UNIQUE_USER_IDENTIFIER, "crm-ann", &err) ==
+        ROOMCHAT_RESULT_OK);
+  expect_error(roomchat_client_deactivate_user(client, ROOMCHAT_USER_IDENTIFIER_USER_ID, jon_id, &err), &err,
+               ROOMCHAT_RESULT_USER_NOT_FOUND, 400);
+
+  page = NULL;
+  CHECK(roomchat_client_list_users(client, 0, 0, &page, &err) == ROOMCHAT_RESULT_OK);
+  CHECK(roomchat_user_page_total(page) == 1);
+  roomchat_user_page_free(page);
+  roomchat_created_user_free(jon);
+  roomchat_created_user_free(ann);
+  roomchat_created_user_free(bob);
+}
+
+static void test_rooms_messages_sign_in(roomchat_client *client) {
+  char *body = NULL, *json = NULL, *url = NULL, *html = NULL, *raw = NULL;
+  char conversation[64], path[1024];
+  roomchat_messages *messages = NULL;
+  roomchat_created_user *mod = NULL;
+  roomchat_error *err = NULL;
+  const roomchat_message *first;
+  roomchat_rate_limit_state state;
+  uint16_t status = 0;
+  int form;
+
+  CHECK(http_request(&emu, "POST", "/_emulator/rooms", "{\"roomId\": \"r1\", \"name\": \"General\"}", NULL) == 200);
+  CHECK(http_request(&emu, "POST", "/_emulator/conversations",
+                     "{\"roomId\": \"r1\", \"messages\": [{\"messages\": \"hello\", \"user\": {\"username\": \"jon\", "
+                     "\"email\": \"jon@example.com\"}}, {\"messages\": \"hi\", \"user\": {\"username\": \"ann\"}}]}",
+                     &body) == 200);
+  CHECK(json_string_field(body, "conversationId", conversation, sizeof conversation));
+  free(body);
+
+  for (form = 0; form < 2; form++) {
+    messages = NULL;
+    CHECK(roomchat_client_conversation_messages(client, "r1", conversation,
+                                                form ? ROOMCHAT_PATH_FORM_CHAT_ROOM : ROOMCHAT_PATH_FORM_ROOM,
+                                                &messages, &err) == ROOMCHAT_RESULT_OK);
+    CHECK(roomchat_messages_len(messages) == 2);
+    first = roomchat_messages_get(messages, 0);
+    CHECK(strcmp(roomchat_message_get_field(first, ROOMCHAT_MESSAGE_FIELD_TEXT), "hello") == 0);
+    CHECK(strcmp(roomchat_message_get_field(first, ROOMCHAT_MESSAGE_FIELD_CONVERSATION), conversation) == 0);
+    CHECK(strcmp(roomchat_message_get_field(first, ROOMCHAT_MESSAGE_FIELD_AUTHOR_USERNAME), "jon") == 0);
+    CHECK(strcmp(roomchat_message_get_field(first, ROOMCHAT_MESSAGE_FIELD_AUTHOR_EMAIL), "jon@example.com") == 0);
+    CHECK(roomchat_message_get_field(first, ROOMCHAT_MESSAGE_FIELD_AUTHOR_UNIQUE_USER_IDENTIFIER) == NULL);
+    CHECK(roomchat_message_get_field(first, ROOMCHAT_MESSAGE_FIELD_ID) != NULL);
+    CHECK(roomchat_message_get_field(first, ROOMCHAT_MESSAGE_FIELD_CREATED) != NULL);
+    CHECK(roomchat_message_get_field(first, ROOMCHAT_MESSAGE_FIELD_AUTHOR_ID) != NULL);
+    CHECK(roomchat_messages_get(messages, 2) == NULL);
+    roomchat_messages_free(messages);
+  }
+  CHECK(http_request(&emu, "GET", "/_emulator/journal", NULL, &body) == 200);
+  snprintf(path, sizeof path, "\"path\":\"/consumer/api/v2/chatroom/r1/conversation/%s/messages\"", conversation);
+  CHECK(count_occurrences(body, path) == 1);
+  free(body);
+
+  CHECK(roomchat_client_list_chat_rooms(client, &json, &err) == ROOMCHAT_RESULT_OK);
+  CHECK(strstr(json, "\"roomId\":\"r1\"") != NULL);
+  roomchat_string_free(json);
+
+  CHECK(roomchat_client_create_user(client, "mod", ROOMCHAT_ROLE_MODERATOR_OF_ROOM, "r1", NULL, &mod, &err) ==
+        ROOMCHAT_RESULT_OK);
+  CHECK(roomchat_client_sign_in_url(client, "r1", roomchat_created_user_access_token(mod), &url, &err) ==
+        ROOMCHAT_RESULT_OK);
+  CHECK(strncmp(url, emu.chat_url, strlen(emu.chat_url)) == 0);
+  CHECK(strstr(url, "/r1?accessToken=") != NULL);
+  CHECK(http_request(&emu, "GET", url + strlen(emu.base_url), NULL, &body) == 200);
+  CHECK(strstr(body, "data-moderator=\"true\"") != NULL);
+  free(body);
+  CHECK(roomchat_client_iframe_html(client, "r1", roomchat_created_user_access_token(mod), "100%", "600", &html,
+                                    &err) == ROOMCHAT_RESULT_OK);
+  CHECK(strncmp(html, "<iframe src=\"", 13) == 0);
+  CHECK(strstr(html, "height=\"600\"") != NULL);
+  roomchat_string_free(html);
+
+  /* raw request: Validate Access Token with the public key */
+  snprintf(path, sizeof path, "[[\"accessToken\", \"%s\"]]", roomchat_created_user_access_token(mod));
+  CHECK(roomchat_client_raw_request(client, "GET", "/consumer/api/v1/validate", path, NULL,
+                                    ROOMCHAT_RAW_AUTH_PUBLIC_KEY, &status, &raw, &err) == ROOMCHAT_RESULT_OK);
+  CHECK(status == 200);
+  CHECK(raw != NULL && strstr(raw, "\"valid\":true") != NULL);
+  roomchat_string_free(raw);
+  raw = NULL;
+  CHECK(roomchat_client_raw_request(client, "POST", "/consumer/api/v1/user", NULL, "{\"username\": \"raw\"}",
+                                    ROOMCHAT_RAW_AUTH_PRIVATE_KEY, &status, &raw, &err) == ROOMCHAT_RESULT_OK);
+  CHECK(strstr(raw, "\"username\":\"raw\"") != NULL);
+  roomchat_string_free(raw);
+  roomchat_string_free(url);
+  roomchat_created_user_free(mod);
+
+  CHECK(roomchat_client_rate_limit_state(client, &state) == ROOMCHAT_RESULT_OK);
+  CHECK(state.used > 0 && state.remaining + state.used == state.limit);
+  CHECK(state.blocked_for_ms == -1);
+}
+
+static void test_invalid_arguments(roomchat_client *client) {
+  roomchat_user_page *page = NULL;
+  roomchat_created_user *user = NULL;
+  roomchat_error *err = NULL;
+  roomchat_client_options *options = NULL;
+  roomchat_client *other = NULL;
+  char *out = NULL;
+  uint16_t status = 0;
+  const char bad_utf8[] = {(char)0xff, (char)0xfe, 0};
+
+  expect_error(roomchat_client_list_users(NULL, 0, 0, &page, &err), &err, ROOMCHAT_RESULT_INVALID_ARGUMENT, 0);
+  expect_error(roomchat_client_list_users(client, 0, 0, NULL, &err), &err, ROOMCHAT_RESULT_INVALID_ARGUMENT, 0);
+  CHECK(roomchat_client_list_users(client, 0, 0, NULL, NULL) == ROOMCHAT_RESULT_INVALID_ARGUMENT); /* err_out may be NULL */
+  expect_error(roomchat_client_create_user(client, NULL, ROOMCHAT_ROLE_REGULAR, NULL, NULL, &user, &err), &err,
+               ROOMCHAT_RESULT_INVALID_ARGUMENT, 0);
+  expect_error(roomchat_client_create_user(client, bad_utf8, ROOMCHAT_ROLE_REGULAR, NULL, NULL, &user, &err), &err,
+               ROOMCHAT_RESULT_INVALID_ARGUMENT, 0);
+  expect_error(roomchat_client_create_user(client, "x", ROOMCHAT_ROLE_REGULAR, NULL, "{not json", &user, &err), &err,
+               ROOMCHAT_RESULT_INVALID_ARGUMENT, 0);
+  expect_error(roomchat_client_create_user(client, "x", ROOMCHAT_ROLE_MODERATOR_OF_ROOM, NULL, NULL, &user, &err), &err, ROOMCHAT_RESULT_INVALID_ARGUMENT, 0);
+  expect_error(roomchat_client_raw_request(client, "GET", "/x", "{\"a\": 1}", NULL, ROOMCHAT_RAW_AUTH_NONE, &status,
+                                           &out, &err), &err, ROOMCHAT_RESULT_INVALID_ARGUMENT, 0);
+  CHECK(user == NULL && page == NULL && out == NULL);
+  CHECK(roomchat_client_rate_limit_state(client, NULL) == ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  CHECK(roomchat_users_iter_next(NULL, NULL, NULL) == ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  CHECK(roomchat_client_options_new(NULL, &options, NULL) == ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  CHECK(roomchat_client_options_set_base_url(NULL, "x") == ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  CHECK(roomchat_error_code(NULL) == ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  CHECK(roomchat_error_message(NULL) == NULL);
+  CHECK(roomchat_user_username(NULL) == NULL);
+  CHECK(roomchat_user_is_moderator(NULL) == -1);
+  CHECK(roomchat_user_page_len(NULL) == 0);
+  /* _free(NULL) is a no-op for every object */
+  roomchat_client_free(NULL);
+  roomchat_client_options_free(NULL);
+  roomchat_error_free(NULL);
+  roomchat_user_free(NULL);
+  roomchat_user_page_free(NULL);
+  roomchat_users_iter_free(NULL);
+  roomchat_messages_free(NULL);
+  roomchat_created_user_free(NULL);
+  roomchat_string_free(NULL);
+
+  /* an invalid option is reported by roomchat_client_new */
+  CHECK(roomchat_client_options_new(emu.private_key, &options, NULL) == ROOMCHAT_RESULT_OK);
+  roomchat_client_options_set_base_url(options, bad_utf8);
+  expect_error(roomchat_client_new(options, &other, &err), &err, ROOMCHAT_RESULT_INVALID_ARGUMENT, 0);
+  CHECK(other == NULL);
+  roomchat_client_options_free(options);
+}
+
+static void add_fault(const char *spec) { CHECK(http_request(&emu, "POST", "/_emulator/faults", spec, NULL) == 200); }
+
+static void test_error_codes(roomchat_client *client) {
+  roomchat_user_page *page = NULL;
+  roomchat_created_user *user = NULL;
+  roomchat_client *other;
+  roomchat_error *err = NULL;
+  roomchat_client_options *options = NULL;
+  char *out = NULL, *journal = NULL;
+  uint16_t status = 0;
+  char dead_url[64];
+
+  /* missing and invalid auth */
+  expect_error(roomchat_client_raw_request(client, "GET", "/consumer/api/v2/users", NULL, NULL,
+                                           ROOMCHAT_RAW_AUTH_NONE, &status, &out, &err), &err, ROOMCHAT_RESULT_MISSING_AUTH, 401);
+  other = make_client("sk_wrong_key", emu.base_url, 0, 0, 0);
+  expect_error(roomchat_client_list_users(other, 0, 0, &page, &err), &err, ROOMCHAT_RESULT_INVALID_AUTH, 401);
+  roomchat_client_free(other);
+
+  /* invalid request: the message names the parameter */
+  CHECK(roomchat_client_raw_request(client, "GET", "/consumer/api/v2/users", "[[\"limit\", \"abc\"]]", NULL,
+                                    ROOMCHAT_RAW_AUTH_PRIVATE_KEY, &status, &out, &err) ==
+        ROOMCHAT_RESULT_INVALID_REQUEST);
+  CHECK(strstr(roomchat_error_message(err), "limit") != NULL);
+  CHECK(strcmp(roomchat_error_path(err), "/consumer/api/v2/users?auth=REDACTED&limit=abc") == 0);
+  CHECK(strcmp(roomchat_error_method(err), "GET") == 0);
+  roomchat_error_free(err);
+
+  /* plan upgrade */
+  CHECK(http_request(&emu, "POST", "/_emulator/gate", "{\"method\": \"GET\", \"path\": \"/consumer/api/v1/chatrooms\"}",
+                     NULL) == 200);
+  expect_error(roomchat_client_list_chat_rooms(client, &out, &err), &err, ROOMCHAT_RESULT_PLAN_UPGRADE_REQUIRED, 400);
+  CHECK(http_request(&emu, "DELETE", "/_emulator/gate", NULL, NULL) == 200);
+
+  /* server error with eventId; a POST is sent once */
+  CHECK(http_request(&emu, "DELETE", "/_emulator/journal", NULL, NULL) == 200);
+  add_fault("{\"method\": \"POST\", \"path\": \"/consumer/api/v1/user\", \"action\": {\"kind\": \"respond\", "
+            "\"status\": 500, \"body\": \"{\\\"message\\\": \\\"boom\\\", \\\"eventId\\\": \\\"ev-c-1\\\"}\"}}");
+  CHECK(roomchat_client_create_user(client, "twice?", ROOMCHAT_ROLE_REGULAR, NULL, NULL, &user, &err) ==
+        ROOMCHAT_RESULT_SERVER_ERROR);
+  CHECK(strcmp(roomchat_error_event_id(err), "ev-c-1") == 0);
+  CHECK(roomchat_error_status(err) == 500);
+  roomchat_error_free(err);
+  CHECK(http_request(&emu, "GET", "/_emulator/journal", NULL, &journal) == 200);
+  CHECK(count_occurrences(journal, "\"method\":\"POST\",\"path\":\"/consumer/api/v1/user\"") == 1);
+  free(journal);
+
+  /* a GET is retried after a 503 and succeeds */
+  add_fault("{\"method\": \"GET\", \"path\": \"/consumer/api/v2/users\", \"action\": {\"kind\": \"respond\", "
+            "\"status\": 503}}");
+  CHECK(roomchat_client_list_users(client, 0, 0, &page, &err) == ROOMCHAT_RESULT_OK);
+  roomchat_user_page_free(page);
+  page = NULL;
+
+  /* unexpected status */
+  expect_error(roomchat_client_raw_request(client, "GET", "/consumer/api/v9/nothing", NULL, NULL,
+                                           ROOMCHAT_RAW_AUTH_PRIVATE_KEY, &status, &out, &err), &err, ROOMCHAT_RESULT_UNEXPECTED_STATUS, 404);
+
+  /* timeout */
+  other = make_client(emu.private_key, emu.base_url, 0, 300, 0);
+  add_fault("{\"method\": \"GET\", \"path\": \"/consumer/api/v2/users\", \"action\": {\"kind\": \"delay\", \"ms\": 1500}}");
+  expect_error(roomchat_client_list_users(other, 0, 0, &page, &err), &err, ROOMCHAT_RESULT_TIMEOUT, 0);
+  roomchat_client_free(other);
+
+  /* connection failure: nothing listens on port 1 */
+  snprintf(dead_url, sizeof dead_url, "http://127.0.0.1:1");
+  other = make_client(emu.private_key, dead_url, 0, 0, 0);
+  expect_error(roomchat_client_list_users(other, 0, 0, &page, &err), &err, ROOMCHAT_RESULT_CONNECTION, 0);
+  roomchat_client_free(other);
+
+  /* undecodable, too large */
+  add_fault("{\"method\": \"GET\", \"path\": \"/consumer/api/v2/users\", \"action\": {\"kind\": \"not_json\"}}");
+  expect_error(roomchat_client_list_users(client, 0, 0, &page, &err), &err, ROOMCHAT_RESULT_DECODE, 200);
+  other = make_client(emu.private_key, emu.base_url, 0, 0, 1000);
+  add_fault("{\"method\": \"GET\", \"path\": \"/consumer/api/v2/users\", \"action\": {\"kind\": \"large_body\", "
+            "\"bytes\": 100000}}");
+  expect_error(roomchat_client_list_users(other, 0, 0, &page, &err), &err, ROOMCHAT_RESULT_RESPONSE_TOO_LARGE, 200);
+  roomchat_client_free(other);
+
+  /* validation: nothing is sent */
+  expect_error(roomchat_client_list_users(client, 201, 0, &page, &err), &err, ROOMCHAT_RESULT_VALIDATION, 0);
+
+  /* configuration */
+  CHECK(roomchat_client_options_new("", &options, NULL) == ROOMCHAT_RESULT_OK);
+  roomchat_client_options_set_base_url(options, emu.base_url);
+  other = NULL;
+  expect_error(roomchat_client_new(options, &other, &err), &err, ROOMCHAT_RESULT_CONFIGURATION, 0);
+  roomchat_client_options_free(options);
+  CHECK(roomchat_client_options_new(emu.private_key, &options, NULL) == ROOMCHAT_RESULT_OK);
+  roomchat_client_options_set_base_url(options, "http://chat.example.com");
+  expect_error(roomchat_client_new(options, &other, &err), &err, ROOMCHAT_RESULT_CONFIGURATION, 0);
+  CHECK(other == NULL);
+  roomchat_client_options_free(options);
+  CHECK(page == NULL && user == NULL && out == NULL);
+}
+
+static void *list_many(void *arg) {
+  roomchat_client *client = (roomchat_client *)arg;
+  int i, ok = 0;
+  for (i = 0; i < 10; i++) {
+    roomchat_user_page *page = NULL;
+    if (roomchat_client_list_users(client, 5, 0, &page, NULL) == ROOMCHAT_RESULT_OK) ok++;
+    roomchat_user_page_free(page);
+  }
+  return (void *)(intptr_t)ok;
+}
+
+static void test_threads(roomchat_client *client) {
+  pthread_t threads[4];
+  int i, total = 0;
+  for (i = 0; i < 4; i++) pthread_create(&threads[i], NULL, list_many, client);
+  for (i = 0; i < 4; i++) {
+    void *ok;
+    pthread_join(threads[i], &ok);
+    total += (int)(intptr_t)ok;
+  }
+  CHECK(total == 40);
+}
+
+/* Last: a 429 holds every client of the key off. */
+static void test_rate_limited(roomchat_client *client) {
+  roomchat_user_page *page = NULL;
+  roomchat_error *err = NULL;
+  roomchat_rate_limit_state state;
+  add_fault("{\"method\": \"GET\", \"path\": \"/consumer/api/v2/users\", \"action\": {\"kind\": \"respond\", "
+            "\"status\": 429, \"headers\": {\"Retry-After\": \"120\"}}}");
+  CHECK(roomchat_client_list_users(client, 0, 0, &page, &err) == ROOMCHAT_RESULT_RATE_LIMITED);
+  CHECK(roomchat_error_retry_after_ms(err) == 120000);
+  CHECK(roomchat_error_status(err) == 429);
+  roomchat_error_free(err);
+  CHECK(roomchat_client_rate_limit_state(client, &state) == ROOMCHAT_RESULT_OK);
+  CHECK(state.blocked_for_ms > 100000);
+  CHECK(page == NULL);
+}
+
+int main(int argc, char **argv) {
+  const char *args[] = {"--rate-limit", "100000/60s", NULL};
+  roomchat_client *client;
+  if (argc < 2 || !emulator_start(&emu, argv[1], args)) {
+    fprintf(stderr, "usage: %s <roomchat-emulator>\n", argv[0]);
+    return 2;
+  }
+  client = make_client(emu.private_key, emu.base_url, 2, 0, 0);
+  CHECK(client != NULL);
+  test_version_and_names();
+  test_users(client);
+  test_rooms_messages_sign_in(client);
+  test_invalid_arguments(client);
+  test_error_codes(client);
+  test_threads(client);
+  test_rate_limited(client);
+  roomchat_client_free(client);
+  CHECK(emulator_stop(&emu));
+  printf("C: %d passed, %d failed\n", harness_passed, harness_failed);
+  return harness_failed == 0 ? 0 : 1;
+}
