@@ -413,9 +413,8 @@ impl Client {
         decode: fn(&WireResponse) -> Result<T>,
     ) -> Result<T> {
         let request = request?;
-        let target = request.redacted_target();
         self.execute(&request, decode).map_err(|e| {
-            e.with_request(&request.method, &target)
+            e.with_request(&request.method, &request.redacted_target())
                 .scrub(&self.inner.config.private_key)
         })
     }

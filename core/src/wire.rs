@@ -348,18 +348,61 @@ pub fn decode_raw(response: &WireResponse) -> Result<RawResponse> {
     })
 }
 
-fn decode_json<T: DeserializeOwned>(response: &WireResponse) -> Result<T> {
+/// A decoded success body that may still say it failed (`"success": false`).
+trait Decoded: DeserializeOwned {
+    /// True when the body may be a `{"success": false, …}` answer: the slow path decides.
+    fn may_report_failure(&self) -> bool;
+}
+
+fn flag_false(extra: &Map<String, Value>) -> bool {
+    extra.get("success") == Some(&Value::Bool(false))
+}
+
+impl Decoded for UserPage {
+    fn may_report_failure(&self) -> bool {
+        flag_false(&self.extra)
+    }
+}
+
+impl Decoded for Deactivated {
+    fn may_report_failure(&self) -> bool {
+        !self.success
+    }
+}
+
+impl Decoded for CreatedUser {
+    fn may_report_failure(&self) -> bool {
+        flag_false(&self.extra)
+    }
+}
+
+impl Decoded for Vec<Message> {
+    fn may_report_failure(&self) -> bool {
+        false
+    }
+}
+
+impl Decoded for Value {
+    fn may_report_failure(&self) -> bool {
+        self.get("success") == Some(&Value::Bool(false))
+    }
+}
+
+fn decode_json<T: Decoded>(response: &WireResponse) -> Result<T> {
     if !response.is_success() {
         return Err(decode_error(response, SystemTime::now()));
     }
     let body = &response.body;
-    // Fast path: straight into `T`, unless the body may say `"success": false`.
-    if !contains(body, b"\"success\"") && !body.iter().all(u8::is_ascii_whitespace) {
+    let empty = body.iter().all(u8::is_ascii_whitespace);
+    // Fast path: straight into `T`, the common case.
+    if !empty {
         if let Ok(value) = serde_json::from_slice::<T>(body) {
-            return Ok(value);
+            if !value.may_report_failure() {
+                return Ok(value);
+            }
         }
     }
-    let value: Value = if body.iter().all(u8::is_ascii_whitespace) {
+    let value: Value = if empty {
         Value::Null
     } else {
         serde_json::from_slice(body).map_err(|e| not_json(response, &e))?
@@ -376,10 +419,6 @@ fn decode_json<T: DeserializeOwned>(response: &WireResponse) -> Result<T> {
         )
         .with_status(response.status)
     })
-}
-
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
 }
 
 fn not_json(response: &WireResponse, e: &serde_json::Error) -> Error {

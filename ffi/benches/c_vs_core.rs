@@ -1,1 +1,150 @@
-fn main() {}
+//! N list-users calls through the C API (the exported `extern "C"` functions,
+//! called as C would: options, client handle, out-pointers, page accessors,
+//! frees) and through the core client directly, against the embedded emulator,
+//! alternating in rounds. Prints both and the ratio C/core (goal: at most 1.05).
+//!
+//! `cargo bench -p roomchat-ffi --bench c_vs_core` (`ROOMCHAT_BENCH_N` sets N, default 4000).
+
+use std::ffi::{CStr, CString};
+use std::ptr;
+use std::time::{Duration, Instant};
+
+use roomchat::{Client, ListUsers, RateLimitConfig};
+use roomchat_emulator::{Emulator, EmulatorConfig, RateLimit};
+// The exported functions, compiled into this bench exactly as in the library
+// (the library is built as cdylib and staticlib only, so it has no rlib to link).
+#[allow(
+    dead_code,
+    missing_docs,
+    unused_imports,
+    clippy::not_unsafe_ptr_arg_deref
+)]
+#[path = "../src/client.rs"]
+mod client;
+#[allow(dead_code, missing_docs, unused_imports)]
+#[path = "../src/error.rs"]
+mod error;
+#[allow(dead_code, missing_docs, unused_imports)]
+#[path = "../src/models.rs"]
+mod models;
+
+use client::*;
+use error::roomchat_result;
+use models::*;
+
+fn main() {
+    let n: usize = std::env::var("ROOMCHAT_BENCH_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(4000);
+    let rounds = 20;
+    let per_round = (n / rounds).max(1);
+    let emulator = Emulator::start(EmulatorConfig {
+        rate_limit: RateLimit {
+            requests: u32::MAX,
+            window: Duration::from_secs(60),
+        },
+        seed_users: 50,
+        ..EmulatorConfig::default()
+    })
+    .expect("emulator starts");
+    let key = emulator.private_key();
+
+    let core = Client::builder(key.clone())
+        .base_url(emulator.base_url())
+        .rate_limit(RateLimitConfig::new(u32::MAX, Duration::from_secs(60)))
+        .build()
+        .expect("client builds");
+
+    let c_key = CString::new(key).unwrap();
+    let c_url = CString::new(emulator.base_url()).unwrap();
+    let mut options = ptr::null_mut();
+    assert_eq!(
+        roomchat_client_options_new(c_key.as_ptr(), &mut options, ptr::null_mut()),
+        roomchat_result::Ok
+    );
+    roomchat_client_options_set_base_url(options, c_url.as_ptr());
+    roomchat_client_options_set_rate_limit(options, u32::MAX, 60_000, false, 60_000);
+    let mut c_client = ptr::null_mut();
+    assert_eq!(
+        roomchat_client_new(options, &mut c_client, ptr::null_mut()),
+        roomchat_result::Ok
+    );
+    roomchat_client_options_free(options);
+
+    let via_core = || {
+        let page = core
+            .list_users(&ListUsers::page(20, 0))
+            .expect("list users");
+        let names: usize = page
+            .data
+            .iter()
+            .map(|u| u.username.as_deref().map_or(0, str::len))
+            .sum();
+        assert!(names > 0);
+    };
+    let via_c = || {
+        let mut page = ptr::null_mut();
+        let mut err = ptr::null_mut();
+        assert_eq!(
+            roomchat_client_list_users(c_client, 20, 0, &mut page, &mut err),
+            roomchat_result::Ok
+        );
+        let mut names = 0;
+        for i in 0..roomchat_user_page_len(page) {
+            let name = roomchat_user_username(roomchat_user_page_get(page, i));
+            names += unsafe { CStr::from_ptr(name) }.to_bytes().len();
+        }
+        assert!(names > 0);
+        roomchat_user_page_free(page);
+    };
+    for _ in 0..50 {
+        via_core();
+        via_c();
+    }
+    // The two sides alternate call by call (each going first half the time), so
+    // that both meet the same bursts of noise of a shared machine; the median of
+    // the per-round ratios shrugs off what is left.
+    let (mut c_time, mut core_time) = (Duration::ZERO, Duration::ZERO);
+    let mut ratios = Vec::with_capacity(rounds);
+    let time = |f: &dyn Fn()| {
+        let started = Instant::now();
+        f();
+        started.elapsed()
+    };
+    for _ in 0..rounds {
+        let (mut c_round, mut core_round) = (Duration::ZERO, Duration::ZERO);
+        for call in 0..per_round {
+            if call % 2 == 0 {
+                c_round += time(&via_c);
+                core_round += time(&via_core);
+            } else {
+                core_round += time(&via_core);
+                c_round += time(&via_c);
+            }
+        }
+        c_time += c_round;
+        core_time += core_round;
+        ratios.push(c_round.as_secs_f64() / core_round.as_secs_f64());
+    }
+    ratios.sort_by(f64::total_cmp);
+    let median = ratios[rounds / 2];
+    let calls = per_round * rounds;
+    let per_call = |d: Duration| d.as_secs_f64() * 1e6 / calls as f64;
+    println!("list_users x {calls} against the embedded emulator:");
+    println!(
+        "  C API:       {:>8.2?} total, {:>7.1} us/call",
+        c_time,
+        per_call(c_time)
+    );
+    println!(
+        "  core client: {:>8.2?} total, {:>7.1} us/call",
+        core_time,
+        per_call(core_time)
+    );
+    println!(
+        "  ratio C/core: {:.3} median of {rounds} paired rounds, {:.3} overall (goal <= 1.05)",
+        median,
+        c_time.as_secs_f64() / core_time.as_secs_f64()
+    );
+}

@@ -5,13 +5,15 @@ use std::ptr;
 use std::time::Duration;
 
 use roomchat::{
-    Client, ClientBuilder, ConversationMessages, CreateUser, DeactivateUser, ListUsers, PathForm, RawAuth,
-    RawRequest, RateLimitConfig,
+    Client, ClientBuilder, ConversationMessages, CreateUser, DeactivateUser, ListUsers, PathForm,
+    RateLimitConfig, RawAuth, RawRequest,
 };
 use serde_json::Value;
 
 use crate::error::{c_string, guard, guard_value, roomchat_error, roomchat_result, Failure};
-use crate::models::{roomchat_created_user, roomchat_messages, roomchat_user_page, roomchat_users_iter};
+use crate::models::{
+    roomchat_created_user, roomchat_messages, roomchat_user_page, roomchat_users_iter,
+};
 
 // ---- argument helpers ------------------------------------------------------------------
 
@@ -21,7 +23,9 @@ pub(crate) fn text_arg<'a>(ptr: *const c_char, name: &str) -> Result<&'a str, Fa
         return Err(Failure::invalid(format!("{name} is NULL")));
     }
     // SAFETY: non-NULL, and the caller passes a NUL-terminated string (documented).
-    unsafe { CStr::from_ptr(ptr) }.to_str().map_err(|_| Failure::invalid(format!("{name} is not UTF-8")))
+    unsafe { CStr::from_ptr(ptr) }
+        .to_str()
+        .map_err(|_| Failure::invalid(format!("{name} is not UTF-8")))
 }
 
 /// An optional string argument (NULL = absent).
@@ -146,29 +150,44 @@ fn set_text(
 
 /// Sets the REST base URL (copied), e.g. `https://api.example.com`. Required.
 #[no_mangle]
-pub extern "C" fn roomchat_client_options_set_base_url(options: *mut roomchat_client_options, url: *const c_char) -> roomchat_result {
+pub extern "C" fn roomchat_client_options_set_base_url(
+    options: *mut roomchat_client_options,
+    url: *const c_char,
+) -> roomchat_result {
     set_text(options, url, "base_url", ClientBuilder::base_url)
 }
 
 /// Sets the public key (copied), used by `ROOMCHAT_RAW_AUTH_PUBLIC_KEY` requests.
 #[no_mangle]
-pub extern "C" fn roomchat_client_options_set_public_key(options: *mut roomchat_client_options, key: *const c_char) -> roomchat_result {
+pub extern "C" fn roomchat_client_options_set_public_key(
+    options: *mut roomchat_client_options,
+    key: *const c_char,
+) -> roomchat_result {
     set_text(options, key, "public_key", ClientBuilder::public_key)
 }
 
 /// Sets the address rooms are served at to browsers (copied), for the sign-in URL.
 #[no_mangle]
-pub extern "C" fn roomchat_client_options_set_chat_url(options: *mut roomchat_client_options, url: *const c_char) -> roomchat_result {
+pub extern "C" fn roomchat_client_options_set_chat_url(
+    options: *mut roomchat_client_options,
+    url: *const c_char,
+) -> roomchat_result {
     set_text(options, url, "chat_url", ClientBuilder::chat_url)
 }
 
 /// Sets an application name (copied) appended to the User-Agent.
 #[no_mangle]
-pub extern "C" fn roomchat_client_options_set_app_name(options: *mut roomchat_client_options, name: *const c_char) -> roomchat_result {
+pub extern "C" fn roomchat_client_options_set_app_name(
+    options: *mut roomchat_client_options,
+    name: *const c_char,
+) -> roomchat_result {
     set_text(options, name, "app_name", ClientBuilder::app_name)
 }
 
-fn set_value(options: *mut roomchat_client_options, apply: impl FnOnce(&mut roomchat_client_options)) -> roomchat_result {
+fn set_value(
+    options: *mut roomchat_client_options,
+    apply: impl FnOnce(&mut roomchat_client_options),
+) -> roomchat_result {
     guard(ptr::null_mut(), || {
         apply(mut_arg(options, "options")?);
         Ok(())
@@ -178,7 +197,11 @@ fn set_value(options: *mut roomchat_client_options, apply: impl FnOnce(&mut room
 /// Sets the connect timeout and the overall timeout of one attempt, in milliseconds
 /// (0 keeps the default: 10 000 and 30 000).
 #[no_mangle]
-pub extern "C" fn roomchat_client_options_set_timeouts(options: *mut roomchat_client_options, connect_ms: u64, overall_ms: u64) -> roomchat_result {
+pub extern "C" fn roomchat_client_options_set_timeouts(
+    options: *mut roomchat_client_options,
+    connect_ms: u64,
+    overall_ms: u64,
+) -> roomchat_result {
     set_value(options, |o| {
         if connect_ms > 0 {
             o.set(|b| b.connect_timeout(Duration::from_millis(connect_ms)));
@@ -192,8 +215,17 @@ pub extern "C" fn roomchat_client_options_set_timeouts(options: *mut roomchat_cl
 /// Sets the number of retries after the first attempt (default 2) and whether
 /// POST may be retried after a 5xx or timeout (default false: it could create twice).
 #[no_mangle]
-pub extern "C" fn roomchat_client_options_set_retries(options: *mut roomchat_client_options, max_retries: u32, retry_non_idempotent: bool) -> roomchat_result {
-    set_value(options, |o| o.set(|b| b.max_retries(max_retries).retry_non_idempotent(retry_non_idempotent)))
+pub extern "C" fn roomchat_client_options_set_retries(
+    options: *mut roomchat_client_options,
+    max_retries: u32,
+    retry_non_idempotent: bool,
+) -> roomchat_result {
+    set_value(options, |o| {
+        o.set(|b| {
+            b.max_retries(max_retries)
+                .retry_non_idempotent(retry_non_idempotent)
+        })
+    })
 }
 
 /// Sets the client-side rate limit of the key: `requests` per `window_ms`
@@ -220,13 +252,19 @@ pub extern "C" fn roomchat_client_options_set_rate_limit(
 
 /// Sets the largest response body accepted, in bytes (default 16 MiB).
 #[no_mangle]
-pub extern "C" fn roomchat_client_options_set_max_response_bytes(options: *mut roomchat_client_options, bytes: u64) -> roomchat_result {
+pub extern "C" fn roomchat_client_options_set_max_response_bytes(
+    options: *mut roomchat_client_options,
+    bytes: u64,
+) -> roomchat_result {
     set_value(options, |o| o.set(|b| b.max_response_bytes(bytes)))
 }
 
 /// Allows sending the key over plain `http://` to a host that is not loopback (default false).
 #[no_mangle]
-pub extern "C" fn roomchat_client_options_set_allow_insecure_http(options: *mut roomchat_client_options, allow: bool) -> roomchat_result {
+pub extern "C" fn roomchat_client_options_set_allow_insecure_http(
+    options: *mut roomchat_client_options,
+    allow: bool,
+) -> roomchat_result {
     set_value(options, |o| o.set(|b| b.allow_insecure_http(allow)))
 }
 
@@ -254,9 +292,16 @@ pub extern "C" fn roomchat_client_new(
         out_arg(client_out, "client_out")?;
         let options = borrow_arg(options, "options")?;
         if let Some(failure) = &options.error {
-            return Err(Failure::invalid(format!("an option was invalid: {}", crate::error::failure_text(failure))));
+            return Err(Failure::invalid(format!(
+                "an option was invalid: {}",
+                crate::error::failure_text(failure)
+            )));
         }
-        let client = options.builder.clone().rate_limit(options.rate_limit).build()?;
+        let client = options
+            .builder
+            .clone()
+            .rate_limit(options.rate_limit)
+            .build()?;
         write_out(client_out, roomchat_client { client });
         Ok(())
     })
@@ -281,7 +326,10 @@ pub extern "C" fn roomchat_client_list_users(
     guard(err_out, || {
         out_arg(page_out, "page_out")?;
         let client = borrow_arg(client, "client")?;
-        let params = ListUsers { limit: (limit > 0).then_some(limit), skip: Some(skip) };
+        let params = ListUsers {
+            limit: (limit > 0).then_some(limit),
+            skip: Some(skip),
+        };
         let page = client.client.list_users(&params)?;
         write_out(page_out, roomchat_user_page::from(page));
         Ok(())
@@ -301,8 +349,17 @@ pub extern "C" fn roomchat_client_users_iter(
     guard(err_out, || {
         out_arg(iter_out, "iter_out")?;
         let client = borrow_arg(client, "client")?;
-        let size = if page_size == 0 { roomchat::MAX_PAGE_SIZE } else { page_size };
-        write_out(iter_out, roomchat_users_iter { users: client.client.users_with_page_size(size) });
+        let size = if page_size == 0 {
+            roomchat::MAX_PAGE_SIZE
+        } else {
+            page_size
+        };
+        write_out(
+            iter_out,
+            roomchat_users_iter {
+                users: client.client.users_with_page_size(size),
+            },
+        );
         Ok(())
     })
 }
@@ -332,7 +389,9 @@ pub extern "C" fn roomchat_client_deactivate_user(
         let id = text_arg(id, "id")?.to_owned();
         let target = match by {
             roomchat_user_identifier::UserId => DeactivateUser::UserId(id),
-            roomchat_user_identifier::UniqueUserIdentifier => DeactivateUser::UniqueUserIdentifier(id),
+            roomchat_user_identifier::UniqueUserIdentifier => {
+                DeactivateUser::UniqueUserIdentifier(id)
+            }
         };
         client.client.deactivate_user(&target)?;
         Ok(())
@@ -364,11 +423,14 @@ pub extern "C" fn roomchat_client_conversation_messages(
     guard(err_out, || {
         out_arg(messages_out, "messages_out")?;
         let client = borrow_arg(client, "client")?;
-        let query = ConversationMessages::new(text_arg(room_id, "room_id")?, text_arg(conversation_id, "conversation_id")?)
-            .path_form(match form {
-                roomchat_path_form::Room => PathForm::Room,
-                roomchat_path_form::ChatRoom => PathForm::ChatRoom,
-            });
+        let query = ConversationMessages::new(
+            text_arg(room_id, "room_id")?,
+            text_arg(conversation_id, "conversation_id")?,
+        )
+        .path_form(match form {
+            roomchat_path_form::Room => PathForm::Room,
+            roomchat_path_form::ChatRoom => PathForm::ChatRoom,
+        });
         let messages = client.client.conversation_messages(&query)?;
         write_out(messages_out, roomchat_messages::from(messages));
         Ok(())
@@ -412,9 +474,17 @@ pub extern "C" fn roomchat_client_create_user(
         let mut request = match (role, chat_room) {
             (roomchat_role::Regular, None) => CreateUser::regular(username),
             (roomchat_role::ModeratorOfAllRooms, None) => CreateUser::moderator(username),
-            (roomchat_role::ModeratorOfRoom, Some(room)) => CreateUser::room_moderator(username, room),
-            (roomchat_role::ModeratorOfRoom, None) => return Err(Failure::invalid("a room moderator needs chat_room")),
-            (_, Some(_)) => return Err(Failure::invalid("chat_room is only for ROOMCHAT_ROLE_MODERATOR_OF_ROOM")),
+            (roomchat_role::ModeratorOfRoom, Some(room)) => {
+                CreateUser::room_moderator(username, room)
+            }
+            (roomchat_role::ModeratorOfRoom, None) => {
+                return Err(Failure::invalid("a room moderator needs chat_room"))
+            }
+            (_, Some(_)) => {
+                return Err(Failure::invalid(
+                    "chat_room is only for ROOMCHAT_ROLE_MODERATOR_OF_ROOM",
+                ))
+            }
         };
         match json_arg(extra_json, "extra_json")? {
             None => {}
@@ -486,11 +556,19 @@ pub extern "C" fn roomchat_client_raw_request(
             roomchat_raw_auth::None => RawAuth::None,
         };
         if let Some(query) = json_arg(query_json, "query_json")? {
-            let pairs = query.as_array().ok_or_else(|| Failure::invalid("query_json must be an array of pairs"))?;
+            let pairs = query
+                .as_array()
+                .ok_or_else(|| Failure::invalid("query_json must be an array of pairs"))?;
             for pair in pairs {
                 match pair.as_array().map(Vec::as_slice) {
-                    Some([Value::String(n), Value::String(v)]) => request.query.push((n.clone(), v.clone())),
-                    _ => return Err(Failure::invalid("query_json must be an array of [\"name\", \"value\"] pairs")),
+                    Some([Value::String(n), Value::String(v)]) => {
+                        request.query.push((n.clone(), v.clone()))
+                    }
+                    _ => {
+                        return Err(Failure::invalid(
+                            "query_json must be an array of [\"name\", \"value\"] pairs",
+                        ))
+                    }
                 }
             }
         }
@@ -562,7 +640,10 @@ pub extern "C" fn roomchat_client_sign_in_url(
     guard(err_out, || {
         out_arg(url_out, "url_out")?;
         let client = borrow_arg(client, "client")?;
-        let url = client.client.sign_in_url(text_arg(room_id, "room_id")?, text_arg(access_token, "access_token")?)?;
+        let url = client.client.sign_in_url(
+            text_arg(room_id, "room_id")?,
+            text_arg(access_token, "access_token")?,
+        )?;
         write_string(url_out, url);
         Ok(())
     })

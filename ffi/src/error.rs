@@ -127,7 +127,10 @@ impl From<roomchat::Error> for Failure {
                 message: c_string(e.message().to_owned()),
                 status: e.status().unwrap_or(0),
                 event_id: e.event_id().map(|s| c_string(s.to_owned())),
-                retry_after_ms: e.retry_after().map(|d| d.as_millis().min(i64::MAX as u128) as i64).unwrap_or(-1),
+                retry_after_ms: e
+                    .retry_after()
+                    .map(|d| d.as_millis().min(i64::MAX as u128) as i64)
+                    .unwrap_or(-1),
                 method: e.method().map(|s| c_string(s.to_owned())),
                 path: e.path().map(|s| c_string(s.to_owned())),
             },
@@ -150,9 +153,15 @@ pub(crate) fn c_string(text: String) -> CString {
 
 /// Runs `body` behind the panic boundary: a panic becomes `Panic`, a failure
 /// its code, with the details written to `err_out` when it is not NULL.
-pub(crate) fn guard(err_out: *mut *mut roomchat_error, body: impl FnOnce() -> Result<(), Failure>) -> roomchat_result {
+pub(crate) fn guard(
+    err_out: *mut *mut roomchat_error,
+    body: impl FnOnce() -> Result<(), Failure>,
+) -> roomchat_result {
     let outcome = catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| {
-        Err(Failure::new(roomchat_result::Panic, "internal error: a bug in roomchat was caught at the C boundary"))
+        Err(Failure::new(
+            roomchat_result::Panic,
+            "internal error: a bug in roomchat was caught at the C boundary",
+        ))
     });
     match outcome {
         Ok(()) => roomchat_result::Ok,
@@ -183,14 +192,18 @@ fn opt_ptr(s: &Option<CString>) -> *const c_char {
 /// The result code of `error` (`ROOMCHAT_RESULT_INVALID_ARGUMENT` for NULL).
 #[no_mangle]
 pub extern "C" fn roomchat_error_code(error: *const roomchat_error) -> roomchat_result {
-    guard_value(roomchat_result::Panic, || borrow(error).map_or(roomchat_result::InvalidArgument, |e| e.code))
+    guard_value(roomchat_result::Panic, || {
+        borrow(error).map_or(roomchat_result::InvalidArgument, |e| e.code)
+    })
 }
 
 /// The message of `error`: the service's own text when it sent one. Never
 /// NULL for a non-NULL `error`; borrowed, valid until `roomchat_error_free`.
 #[no_mangle]
 pub extern "C" fn roomchat_error_message(error: *const roomchat_error) -> *const c_char {
-    guard_value(ptr::null(), || borrow(error).map_or(ptr::null(), |e| e.message.as_ptr()))
+    guard_value(ptr::null(), || {
+        borrow(error).map_or(ptr::null(), |e| e.message.as_ptr())
+    })
 }
 
 /// The HTTP status of the answer, or 0 when there was none.
@@ -202,7 +215,9 @@ pub extern "C" fn roomchat_error_status(error: *const roomchat_error) -> u16 {
 /// The service's `eventId` of a server failure, or NULL. Borrowed, valid until `roomchat_error_free`.
 #[no_mangle]
 pub extern "C" fn roomchat_error_event_id(error: *const roomchat_error) -> *const c_char {
-    guard_value(ptr::null(), || borrow(error).map_or(ptr::null(), |e| opt_ptr(&e.event_id)))
+    guard_value(ptr::null(), || {
+        borrow(error).map_or(ptr::null(), |e| opt_ptr(&e.event_id))
+    })
 }
 
 /// How long to wait before trying again, in milliseconds, or -1 when unknown.
@@ -214,14 +229,18 @@ pub extern "C" fn roomchat_error_retry_after_ms(error: *const roomchat_error) ->
 /// The request's method, or NULL when no request was made. Borrowed, valid until `roomchat_error_free`.
 #[no_mangle]
 pub extern "C" fn roomchat_error_method(error: *const roomchat_error) -> *const c_char {
-    guard_value(ptr::null(), || borrow(error).map_or(ptr::null(), |e| opt_ptr(&e.method)))
+    guard_value(ptr::null(), || {
+        borrow(error).map_or(ptr::null(), |e| opt_ptr(&e.method))
+    })
 }
 
 /// The request's path and query with the key shown as `REDACTED`, or NULL.
 /// Borrowed, valid until `roomchat_error_free`.
 #[no_mangle]
 pub extern "C" fn roomchat_error_path(error: *const roomchat_error) -> *const c_char {
-    guard_value(ptr::null(), || borrow(error).map_or(ptr::null(), |e| opt_ptr(&e.path)))
+    guard_value(ptr::null(), || {
+        borrow(error).map_or(ptr::null(), |e| opt_ptr(&e.path))
+    })
 }
 
 /// Frees an error. `roomchat_error_free(NULL)` does nothing.
@@ -281,6 +300,9 @@ mod tests {
         assert_eq!(code, roomchat_result::Panic);
         assert_eq!(roomchat_error_code(err), roomchat_result::Panic);
         roomchat_error_free(err);
-        assert_eq!(guard(ptr::null_mut(), || Err(Failure::invalid("x"))), roomchat_result::InvalidArgument);
+        assert_eq!(
+            guard(ptr::null_mut(), || Err(Failure::invalid("x"))),
+            roomchat_result::InvalidArgument
+        );
     }
 }

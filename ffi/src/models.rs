@@ -4,6 +4,7 @@
 
 use std::ffi::{c_char, CString};
 use std::ptr;
+use std::sync::OnceLock;
 
 use roomchat::{CreatedUser, Message, User, UserPage, Users};
 
@@ -27,78 +28,115 @@ fn get<'a, T>(object: *const T) -> Option<&'a T> {
 /// `roomchat_user_free`); borrowed from its page when returned by `roomchat_user_page_get`.
 #[allow(non_camel_case_types)]
 pub struct roomchat_user {
-    id: Option<CString>,
-    username: Option<CString>,
-    profile_pic: Option<CString>,
-    email: Option<CString>,
-    unique_user_identifier: Option<CString>,
-    chat_room: Option<CString>,
-    is_moderator: Option<bool>,
-    json: CString,
+    user: User,
+    /// C strings of the fields, made on first access (most callers read few fields).
+    texts: [OnceLock<Option<CString>>; 6],
+    json: OnceLock<CString>,
+}
+
+#[derive(Clone, Copy)]
+enum UserText {
+    Id,
+    Username,
+    ProfilePic,
+    Email,
+    UniqueUserIdentifier,
+    ChatRoom,
+}
+
+impl roomchat_user {
+    fn text(&self, which: UserText) -> *const c_char {
+        let u = &self.user;
+        let text = self.texts[which as usize].get_or_init(|| {
+            let value = match which {
+                UserText::Id => u.id(),
+                UserText::Username => u.username.as_deref(),
+                UserText::ProfilePic => u.profile_pic.as_deref(),
+                UserText::Email => u.email.as_deref(),
+                UserText::UniqueUserIdentifier => u.unique_user_identifier.as_deref(),
+                UserText::ChatRoom => u.chat_room.as_deref(),
+            };
+            value.map(|v| c_string(v.to_owned()))
+        });
+        ptr_of(text)
+    }
+
+    fn json(&self) -> &CString {
+        self.json
+            .get_or_init(|| c_string(serde_json::to_string(&self.user).unwrap_or_default()))
+    }
 }
 
 impl From<User> for roomchat_user {
     fn from(user: User) -> Self {
-        let json = c_string(serde_json::to_string(&user).unwrap_or_default());
         roomchat_user {
-            id: opt(user.id().map(str::to_owned)),
-            username: opt(user.username),
-            profile_pic: opt(user.profile_pic),
-            email: opt(user.email),
-            unique_user_identifier: opt(user.unique_user_identifier),
-            chat_room: opt(user.chat_room),
-            is_moderator: user.is_moderator,
-            json,
+            user,
+            texts: Default::default(),
+            json: OnceLock::new(),
         }
     }
+}
+
+fn user_text(user: *const roomchat_user, which: UserText) -> *const c_char {
+    guard_value(ptr::null(), || {
+        get(user).map_or(ptr::null(), |u| u.text(which))
+    })
 }
 
 /// The user's id (`_id`, or `userId`), or NULL.
 #[no_mangle]
 pub extern "C" fn roomchat_user_id(user: *const roomchat_user) -> *const c_char {
-    guard_value(ptr::null(), || get(user).map_or(ptr::null(), |u| ptr_of(&u.id)))
+    user_text(user, UserText::Id)
 }
 
 /// The display name, or NULL.
 #[no_mangle]
 pub extern "C" fn roomchat_user_username(user: *const roomchat_user) -> *const c_char {
-    guard_value(ptr::null(), || get(user).map_or(ptr::null(), |u| ptr_of(&u.username)))
+    user_text(user, UserText::Username)
 }
 
 /// The profile picture URL, or NULL.
 #[no_mangle]
 pub extern "C" fn roomchat_user_profile_pic(user: *const roomchat_user) -> *const c_char {
-    guard_value(ptr::null(), || get(user).map_or(ptr::null(), |u| ptr_of(&u.profile_pic)))
+    user_text(user, UserText::ProfilePic)
 }
 
 /// The e-mail, or NULL.
 #[no_mangle]
 pub extern "C" fn roomchat_user_email(user: *const roomchat_user) -> *const c_char {
-    guard_value(ptr::null(), || get(user).map_or(ptr::null(), |u| ptr_of(&u.email)))
+    user_text(user, UserText::Email)
 }
 
 /// The `uniqueUserIdentifier`, or NULL.
 #[no_mangle]
-pub extern "C" fn roomchat_user_unique_user_identifier(user: *const roomchat_user) -> *const c_char {
-    guard_value(ptr::null(), || get(user).map_or(ptr::null(), |u| ptr_of(&u.unique_user_identifier)))
+pub extern "C" fn roomchat_user_unique_user_identifier(
+    user: *const roomchat_user,
+) -> *const c_char {
+    user_text(user, UserText::UniqueUserIdentifier)
 }
 
 /// The room a moderator is limited to, or NULL.
 #[no_mangle]
 pub extern "C" fn roomchat_user_chat_room(user: *const roomchat_user) -> *const c_char {
-    guard_value(ptr::null(), || get(user).map_or(ptr::null(), |u| ptr_of(&u.chat_room)))
+    user_text(user, UserText::ChatRoom)
 }
 
 /// 1 for a moderator, 0 for a regular user, -1 when the service did not say (or `user` is NULL).
 #[no_mangle]
 pub extern "C" fn roomchat_user_is_moderator(user: *const roomchat_user) -> i32 {
-    guard_value(-1, || get(user).and_then(|u| u.is_moderator).map_or(-1, i32::from))
+    guard_value(-1, || {
+        get(user)
+            .and_then(|u| u.user.is_moderator)
+            .map_or(-1, i32::from)
+    })
 }
 
 /// The whole record as JSON text with the service's field names, unknown fields included.
 #[no_mangle]
 pub extern "C" fn roomchat_user_json(user: *const roomchat_user) -> *const c_char {
-    guard_value(ptr::null(), || get(user).map_or(ptr::null(), |u| u.json.as_ptr()))
+    guard_value(ptr::null(), || {
+        get(user).map_or(ptr::null(), |u| u.json().as_ptr())
+    })
 }
 
 /// Frees a user returned by `roomchat_users_iter_next`. NULL does nothing.
@@ -154,8 +192,15 @@ pub extern "C" fn roomchat_user_page_len(page: *const roomchat_user_page) -> usi
 
 /// The `index`th user of the page, borrowed (valid until the page is freed), or NULL when out of range.
 #[no_mangle]
-pub extern "C" fn roomchat_user_page_get(page: *const roomchat_user_page, index: usize) -> *const roomchat_user {
-    guard_value(ptr::null(), || get(page).and_then(|p| p.users.get(index)).map_or(ptr::null(), |u| u as *const _))
+pub extern "C" fn roomchat_user_page_get(
+    page: *const roomchat_user_page,
+    index: usize,
+) -> *const roomchat_user {
+    guard_value(ptr::null(), || {
+        get(page)
+            .and_then(|p| p.users.get(index))
+            .map_or(ptr::null(), |u| u as *const _)
+    })
 }
 
 /// Frees a page and every user borrowed from it. NULL does nothing.
@@ -250,7 +295,9 @@ pub struct roomchat_messages {
 
 impl From<Vec<Message>> for roomchat_messages {
     fn from(messages: Vec<Message>) -> Self {
-        roomchat_messages { messages: messages.into_iter().map(roomchat_message::from).collect() }
+        roomchat_messages {
+            messages: messages.into_iter().map(roomchat_message::from).collect(),
+        }
     }
 }
 
@@ -262,8 +309,15 @@ pub extern "C" fn roomchat_messages_len(messages: *const roomchat_messages) -> u
 
 /// The `index`th message, borrowed (valid until the list is freed), or NULL when out of range.
 #[no_mangle]
-pub extern "C" fn roomchat_messages_get(messages: *const roomchat_messages, index: usize) -> *const roomchat_message {
-    guard_value(ptr::null(), || get(messages).and_then(|m| m.messages.get(index)).map_or(ptr::null(), |m| m as *const _))
+pub extern "C" fn roomchat_messages_get(
+    messages: *const roomchat_messages,
+    index: usize,
+) -> *const roomchat_message {
+    guard_value(ptr::null(), || {
+        get(messages)
+            .and_then(|m| m.messages.get(index))
+            .map_or(ptr::null(), |m| m as *const _)
+    })
 }
 
 /// Frees a message list and every message borrowed from it. NULL does nothing.
@@ -297,7 +351,10 @@ pub enum roomchat_message_field {
 
 /// A field of a message, borrowed (valid until its list is freed), or NULL when absent.
 #[no_mangle]
-pub extern "C" fn roomchat_message_get_field(message: *const roomchat_message, field: roomchat_message_field) -> *const c_char {
+pub extern "C" fn roomchat_message_get_field(
+    message: *const roomchat_message,
+    field: roomchat_message_field,
+) -> *const c_char {
     use roomchat_message_field as F;
     guard_value(ptr::null(), || {
         get(message).map_or(ptr::null(), |m| {
@@ -343,20 +400,32 @@ fn created<'a>(user: *const roomchat_created_user) -> Result<&'a roomchat_create
 
 /// The access token that signs the user in to a room (a secret of that user). Borrowed.
 #[no_mangle]
-pub extern "C" fn roomchat_created_user_access_token(user: *const roomchat_created_user) -> *const c_char {
-    guard_value(ptr::null(), || created(user).map_or(ptr::null(), |u| u.access_token.as_ptr()))
+pub extern "C" fn roomchat_created_user_access_token(
+    user: *const roomchat_created_user,
+) -> *const c_char {
+    guard_value(ptr::null(), || {
+        created(user).map_or(ptr::null(), |u| u.access_token.as_ptr())
+    })
 }
 
 /// The display name. Borrowed.
 #[no_mangle]
-pub extern "C" fn roomchat_created_user_username(user: *const roomchat_created_user) -> *const c_char {
-    guard_value(ptr::null(), || created(user).map_or(ptr::null(), |u| u.username.as_ptr()))
+pub extern "C" fn roomchat_created_user_username(
+    user: *const roomchat_created_user,
+) -> *const c_char {
+    guard_value(ptr::null(), || {
+        created(user).map_or(ptr::null(), |u| u.username.as_ptr())
+    })
 }
 
 /// The new user's id. Borrowed.
 #[no_mangle]
-pub extern "C" fn roomchat_created_user_user_id(user: *const roomchat_created_user) -> *const c_char {
-    guard_value(ptr::null(), || created(user).map_or(ptr::null(), |u| u.user_id.as_ptr()))
+pub extern "C" fn roomchat_created_user_user_id(
+    user: *const roomchat_created_user,
+) -> *const c_char {
+    guard_value(ptr::null(), || {
+        created(user).map_or(ptr::null(), |u| u.user_id.as_ptr())
+    })
 }
 
 /// True for a moderator (false for NULL).
@@ -367,8 +436,12 @@ pub extern "C" fn roomchat_created_user_is_moderator(user: *const roomchat_creat
 
 /// The room a moderator is limited to, or NULL. Borrowed.
 #[no_mangle]
-pub extern "C" fn roomchat_created_user_chat_room(user: *const roomchat_created_user) -> *const c_char {
-    guard_value(ptr::null(), || created(user).map_or(ptr::null(), |u| ptr_of(&u.chat_room)))
+pub extern "C" fn roomchat_created_user_chat_room(
+    user: *const roomchat_created_user,
+) -> *const c_char {
+    guard_value(ptr::null(), || {
+        created(user).map_or(ptr::null(), |u| ptr_of(&u.chat_room))
+    })
 }
 
 /// Frees a created user. NULL does nothing.
