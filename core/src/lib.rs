@@ -72,3 +72,8 @@ const _: () = {
     assert_send_sync::<CreatedUser>();
     assert_send_sync::<Message>();
 };
+
+// The README's Rust example compiles (as a doc test).
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
