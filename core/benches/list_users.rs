@@ -4,7 +4,7 @@
 //!
 //! `cargo bench -p roomchat --bench list_users` (`ROOMCHAT_BENCH_N` sets N, default 4000).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use roomchat::{Client, ListUsers, RateLimitConfig};
 use roomchat_emulator::{Emulator, EmulatorConfig, RateLimit};
@@ -14,8 +14,6 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(4000);
-    let rounds = 20;
-    let per_round = (n / rounds).max(1);
     let emulator = Emulator::start(EmulatorConfig {
         // The bench measures the client, not the limit: neither side may throttle.
         rate_limit: RateLimit {
@@ -60,53 +58,11 @@ fn main() {
         let page: serde_json::Value = serde_json::from_slice(&body).expect("json");
         assert_eq!(page["data"].as_array().map(Vec::len), Some(20));
     };
-    // Warm both connections up.
-    for _ in 0..50 {
-        via_client();
-        via_bare();
-    }
-    // The two sides alternate call by call (each going first half the time), so
-    // that both meet the same bursts of noise of a shared machine; the median of
-    // the per-round ratios shrugs off what is left.
-    let (mut client_time, mut bare_time) = (Duration::ZERO, Duration::ZERO);
-    let mut ratios = Vec::with_capacity(rounds);
-    let time = |f: &dyn Fn()| {
-        let started = Instant::now();
-        f();
-        started.elapsed()
-    };
-    for _ in 0..rounds {
-        let (mut client_round, mut bare_round) = (Duration::ZERO, Duration::ZERO);
-        for call in 0..per_round {
-            if call % 2 == 0 {
-                client_round += time(&via_client);
-                bare_round += time(&via_bare);
-            } else {
-                bare_round += time(&via_bare);
-                client_round += time(&via_client);
-            }
-        }
-        client_time += client_round;
-        bare_time += bare_round;
-        ratios.push(client_round.as_secs_f64() / bare_round.as_secs_f64());
-    }
-    ratios.sort_by(f64::total_cmp);
-    let median = ratios[rounds / 2];
-    let calls = per_round * rounds;
-    let per_call = |d: Duration| d.as_secs_f64() * 1e6 / calls as f64;
-    println!("list_users x {calls} against the embedded emulator:");
-    println!(
-        "  roomchat client: {:>8.2?} total, {:>7.1} us/call",
-        client_time,
-        per_call(client_time)
-    );
-    println!(
-        "  bare ureq agent: {:>8.2?} total, {:>7.1} us/call",
-        bare_time,
-        per_call(bare_time)
-    );
-    println!(
-        "  ratio client/bare: {median:.3} median of {rounds} paired rounds, {:.3} overall (goal <= 1.10)",
-        client_time.as_secs_f64() / bare_time.as_secs_f64()
+    let comparison = roomchat_emulator::bench::compare(n, 20, &via_client, &via_bare);
+    comparison.print(
+        "list_users against the embedded emulator",
+        "client",
+        "bare",
+        1.1,
     );
 }

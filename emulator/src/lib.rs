@@ -16,6 +16,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod bench;
 mod jwt;
 mod server;
 mod state;

@@ -78,6 +78,37 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // Signal handlers go in before the ready line: a test may signal right after reading it.
+    let (stop_tx, stop_rx) = std::sync::mpsc::channel::<&'static str>();
+    let signals = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .and_then(|runtime| {
+            use tokio::signal::unix::{signal, SignalKind};
+            let _entered = runtime.enter();
+            let interrupt = signal(SignalKind::interrupt())?;
+            let terminate = signal(SignalKind::terminate())?;
+            drop(_entered);
+            Ok((runtime, interrupt, terminate))
+        });
+    let (runtime, mut interrupt, mut terminate) = match signals {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("roomchat-emulator: cannot listen for signals: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let tx = stop_tx.clone();
+    std::thread::spawn(move || {
+        runtime.block_on(async {
+            let why = tokio::select! {
+                _ = interrupt.recv() => "SIGINT",
+                _ = terminate.recv() => "SIGTERM",
+            };
+            let _ = tx.send(why);
+        });
+    });
+
     let ready = serde_json::json!({
         "base_url": emulator.base_url(),
         "chat_url": emulator.chat_url(),
@@ -94,40 +125,15 @@ fn main() -> ExitCode {
     }
     drop(stdout);
 
-    let (stop_tx, stop_rx) = std::sync::mpsc::channel::<&'static str>();
     if args.watch_stdin {
-        let tx = stop_tx.clone();
         std::thread::spawn(move || {
             let mut sink = [0u8; 256];
             let mut stdin = std::io::stdin();
             // Whatever is written to stdin is ignored; its end stops the emulator.
             while matches!(stdin.read(&mut sink), Ok(n) if n > 0) {}
-            let _ = tx.send("stdin closed");
+            let _ = stop_tx.send("stdin closed");
         });
     }
-    std::thread::spawn(move || {
-        let runtime = match tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-        {
-            Ok(rt) => rt,
-            Err(_) => return,
-        };
-        runtime.block_on(async {
-            use tokio::signal::unix::{signal, SignalKind};
-            let (Ok(mut int), Ok(mut term)) = (
-                signal(SignalKind::interrupt()),
-                signal(SignalKind::terminate()),
-            ) else {
-                return;
-            };
-            let why = tokio::select! {
-                _ = int.recv() => "SIGINT",
-                _ = term.recv() => "SIGTERM",
-            };
-            let _ = stop_tx.send(why);
-        });
-    });
     let why = stop_rx.recv().unwrap_or("no more stop sources");
     if std::env::var_os("ROOMCHAT_EMULATOR_LOG").is_some() {
         eprintln!("roomchat-emulator: stopping ({why})");

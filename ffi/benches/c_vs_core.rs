@@ -7,7 +7,7 @@
 
 use std::ffi::{CStr, CString};
 use std::ptr;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use roomchat::{Client, ListUsers, RateLimitConfig};
 use roomchat_emulator::{Emulator, EmulatorConfig, RateLimit};
@@ -37,8 +37,6 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(4000);
-    let rounds = 20;
-    let per_round = (n / rounds).max(1);
     let emulator = Emulator::start(EmulatorConfig {
         rate_limit: RateLimit {
             requests: u32::MAX,
@@ -98,53 +96,12 @@ fn main() {
         assert!(names > 0);
         roomchat_user_page_free(page);
     };
-    for _ in 0..50 {
-        via_core();
-        via_c();
-    }
-    // The two sides alternate call by call (each going first half the time), so
-    // that both meet the same bursts of noise of a shared machine; the median of
-    // the per-round ratios shrugs off what is left.
-    let (mut c_time, mut core_time) = (Duration::ZERO, Duration::ZERO);
-    let mut ratios = Vec::with_capacity(rounds);
-    let time = |f: &dyn Fn()| {
-        let started = Instant::now();
-        f();
-        started.elapsed()
-    };
-    for _ in 0..rounds {
-        let (mut c_round, mut core_round) = (Duration::ZERO, Duration::ZERO);
-        for call in 0..per_round {
-            if call % 2 == 0 {
-                c_round += time(&via_c);
-                core_round += time(&via_core);
-            } else {
-                core_round += time(&via_core);
-                c_round += time(&via_c);
-            }
-        }
-        c_time += c_round;
-        core_time += core_round;
-        ratios.push(c_round.as_secs_f64() / core_round.as_secs_f64());
-    }
-    ratios.sort_by(f64::total_cmp);
-    let median = ratios[rounds / 2];
-    let calls = per_round * rounds;
-    let per_call = |d: Duration| d.as_secs_f64() * 1e6 / calls as f64;
-    println!("list_users x {calls} against the embedded emulator:");
-    println!(
-        "  C API:       {:>8.2?} total, {:>7.1} us/call",
-        c_time,
-        per_call(c_time)
+    let comparison = roomchat_emulator::bench::compare(n, 20, &via_c, &via_core);
+    comparison.print(
+        "list_users against the embedded emulator",
+        "C API",
+        "core",
+        1.05,
     );
-    println!(
-        "  core client: {:>8.2?} total, {:>7.1} us/call",
-        core_time,
-        per_call(core_time)
-    );
-    println!(
-        "  ratio C/core: {:.3} median of {rounds} paired rounds, {:.3} overall (goal <= 1.05)",
-        median,
-        c_time.as_secs_f64() / core_time.as_secs_f64()
-    );
+    roomchat_client_free(c_client);
 }
