@@ -22,6 +22,12 @@ cargo test --workspace --locked 2>&1 | tee "$log_dir/cargo.log"
 step "C ABI: header freshness, C99 and C++17 suites under valgrind, pkg-config, README example"
 bash tests/c/run.sh 2>&1 | tee "$log_dir/c.log"
 
+step "figures: the rate limiter under threads, seeding, and both benchmarks (printed, not asserted on time)"
+cargo test --quiet --locked -p roomchat --test ratelimit -- --nocapture many_threads 2>&1 | grep -E '^rate limiter'
+cargo test --quiet --locked -p roomchat-emulator --test service -- --nocapture seeding 2>&1 | grep -E '^seeding'
+ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N:-2000} cargo bench --quiet --locked -p roomchat --bench list_users
+ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N:-2000} cargo bench --quiet --locked -p roomchat-ffi --bench c_vs_core
+
 # One closing line for the whole run: the sum of every suite's counts.
 sum_field() { grep -E '^test result: ' "$log_dir/cargo.log" | sed -E "s/.* ([0-9]+) $1.*/\\1/" | awk '{s+=$1} END {print s+0}'; }
 rust_passed=$(sum_field passed)
