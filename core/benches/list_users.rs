@@ -7,23 +7,10 @@
 use std::time::Duration;
 
 use roomchat::{Client, ListUsers, RateLimitConfig};
-use roomchat_emulator::{Emulator, EmulatorConfig, RateLimit};
 
 fn main() {
-    let n: usize = std::env::var("ROOMCHAT_BENCH_N")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(4000);
-    let emulator = Emulator::start(EmulatorConfig {
-        // The bench measures the client, not the limit: neither side may throttle.
-        rate_limit: RateLimit {
-            requests: u32::MAX,
-            window: Duration::from_secs(60),
-        },
-        seed_users: 50,
-        ..EmulatorConfig::default()
-    })
-    .expect("emulator starts");
+    let n = roomchat_emulator::bench::calls_from_env(4000);
+    let emulator = roomchat_emulator::bench::unthrottled_emulator(50);
     let key = emulator.private_key();
     let client = Client::builder(key.clone())
         .base_url(emulator.base_url())

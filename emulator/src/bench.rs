@@ -3,6 +3,30 @@
 
 use std::time::{Duration, Instant};
 
+use crate::{Emulator, EmulatorConfig, RateLimit};
+
+/// The number of calls a benchmark makes: `ROOMCHAT_BENCH_N`, or `default`.
+pub fn calls_from_env(default: usize) -> usize {
+    std::env::var("ROOMCHAT_BENCH_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// An emulator for benchmarks: `seed_users` users and no effective rate limit
+/// (a benchmark measures the client, not the limit).
+pub fn unthrottled_emulator(seed_users: usize) -> Emulator {
+    Emulator::start(EmulatorConfig {
+        rate_limit: RateLimit {
+            requests: u32::MAX,
+            window: Duration::from_secs(60),
+        },
+        seed_users,
+        ..EmulatorConfig::default()
+    })
+    .expect("the benchmark's emulator starts")
+}
+
 /// The outcome of [`compare`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Comparison {

@@ -10,7 +10,6 @@ use std::ptr;
 use std::time::Duration;
 
 use roomchat::{Client, ListUsers, RateLimitConfig};
-use roomchat_emulator::{Emulator, EmulatorConfig, RateLimit};
 // The exported functions, compiled into this bench exactly as in the library
 // (the library is built as cdylib and staticlib only, so it has no rlib to link).
 #[allow(
@@ -33,19 +32,8 @@ use error::roomchat_result;
 use models::*;
 
 fn main() {
-    let n: usize = std::env::var("ROOMCHAT_BENCH_N")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(4000);
-    let emulator = Emulator::start(EmulatorConfig {
-        rate_limit: RateLimit {
-            requests: u32::MAX,
-            window: Duration::from_secs(60),
-        },
-        seed_users: 50,
-        ..EmulatorConfig::default()
-    })
-    .expect("emulator starts");
+    let n = roomchat_emulator::bench::calls_from_env(4000);
+    let emulator = roomchat_emulator::bench::unthrottled_emulator(50);
     let key = emulator.private_key();
 
     let core = Client::builder(key.clone())
