@@ -16,6 +16,9 @@ cargo fmt --all -- --check
 step "lints (cargo clippy, warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+step "docs (cargo doc, warnings are errors: every public item is documented)"
+RUSTDOCFLAGS="-D warnings" cargo doc --quiet --no-deps --workspace --locked
+
 step "Rust tests (cargo test --workspace)"
 cargo test --workspace --locked 2>&1 | tee "$log_dir/cargo.log"
 
