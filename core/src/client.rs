@@ -333,11 +333,30 @@ impl Client {
     }
 
     /// GET /consumer/api/v2/users: one page of users.
+    ///
+    /// ```
+    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
+    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).chat_url(emu.chat_url()).public_key(emu.public_key()).build()?;
+    /// use roomchat::ListUsers;
+    /// # emu.seed_users(120);
+    /// let page = client.list_users(&ListUsers::page(50, 100))?;
+    /// assert_eq!((page.total, page.skip, page.data.len()), (120, 100, 20));
+    /// # Ok::<(), roomchat::Error>(())
+    /// ```
     pub fn list_users(&self, params: &ListUsers) -> Result<UserPage> {
         self.call(wire::list_users(params), wire::decode_list_users)
     }
 
     /// Every user, fetched lazily page by page (200 a page). See [`Users`].
+    ///
+    /// ```
+    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
+    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).chat_url(emu.chat_url()).public_key(emu.public_key()).build()?;
+    /// # emu.seed_users(450);
+    /// let names: Vec<String> = client.users().map(|u| u.map(|u| u.username.unwrap_or_default())).collect::<Result<_, _>>()?;
+    /// assert_eq!(names.len(), 450);
+    /// # Ok::<(), roomchat::Error>(())
+    /// ```
     pub fn users(&self) -> Users {
         Users::new(self.clone(), crate::models::MAX_PAGE_SIZE)
     }
@@ -353,11 +372,34 @@ impl Client {
     }
 
     /// DELETE /consumer/api/v2/user/deactivate.
+    ///
+    /// ```
+    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
+    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).chat_url(emu.chat_url()).public_key(emu.public_key()).build()?;
+    /// use roomchat::{CreateUser, DeactivateUser, ErrorKind};
+    /// client.create_user(&CreateUser::regular("jon").field("uniqueUserIdentifier", "crm-1"))?;
+    /// client.deactivate_user(&DeactivateUser::UniqueUserIdentifier("crm-1".into()))?;
+    /// let again = client.deactivate_user(&DeactivateUser::UniqueUserIdentifier("crm-1".into()));
+    /// assert_eq!(again.unwrap_err().kind(), ErrorKind::UserNotFound);
+    /// # Ok::<(), roomchat::Error>(())
+    /// ```
     pub fn deactivate_user(&self, target: &DeactivateUser) -> Result<Deactivated> {
         self.call(wire::deactivate_user(target), wire::decode_deactivate_user)
     }
 
     /// GET /consumer/api/v2/room/:roomId/conversation/:conversationId/messages (or the `chatroom` form).
+    ///
+    /// ```
+    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
+    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).chat_url(emu.chat_url()).public_key(emu.public_key()).build()?;
+    /// use roomchat::{ConversationMessages, PathForm};
+    /// # emu.create_room(serde_json::json!({"roomId": "bbNiVFoXm", "name": "General"}));
+    /// # let conversation_id = emu.add_conversation("bbNiVFoXm", vec![serde_json::json!({"messages": "hi", "user": {"username": "jon"}})]);
+    /// let query = ConversationMessages::new("bbNiVFoXm", conversation_id).path_form(PathForm::ChatRoom);
+    /// let messages = client.conversation_messages(&query)?;
+    /// assert_eq!(messages[0].text.as_deref(), Some("hi"));
+    /// # Ok::<(), roomchat::Error>(())
+    /// ```
     pub fn conversation_messages(&self, params: &ConversationMessages) -> Result<Vec<Message>> {
         self.call(
             wire::conversation_messages(params),
@@ -372,21 +414,62 @@ impl Client {
     }
 
     /// GET /consumer/api/v1/chatrooms: the JSON as it came.
+    ///
+    /// ```
+    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
+    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).chat_url(emu.chat_url()).public_key(emu.public_key()).build()?;
+    /// # emu.create_room(serde_json::json!({"roomId": "bbNiVFoXm", "name": "General"}));
+    /// let rooms = client.list_chat_rooms()?;
+    /// assert_eq!(rooms[0]["roomId"], "bbNiVFoXm");
+    /// # Ok::<(), roomchat::Error>(())
+    /// ```
     pub fn list_chat_rooms(&self) -> Result<Value> {
         self.call(Ok(wire::list_chat_rooms()), wire::decode_chat_rooms)
     }
 
     /// A request to an operation the contract names without a shape (section 4.7).
+    ///
+    /// ```
+    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
+    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).chat_url(emu.chat_url()).public_key(emu.public_key()).build()?;
+    /// use roomchat::{CreateUser, RawAuth, RawRequest};
+    /// let jon = client.create_user(&CreateUser::regular("jon"))?;
+    /// let validate = RawRequest::new("GET", "/consumer/api/v1/validate")
+    ///     .query("accessToken", jon.access_token)
+    ///     .auth(RawAuth::PublicKey);
+    /// assert_eq!(client.raw_request(&validate)?.body["username"], "jon");
+    /// # Ok::<(), roomchat::Error>(())
+    /// ```
     pub fn raw_request(&self, params: &RawRequest) -> Result<RawResponse> {
         self.call(wire::raw(params), wire::decode_raw)
     }
 
     /// Where this key's shared rate-limit budget stands.
+    ///
+    /// ```
+    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
+    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).chat_url(emu.chat_url()).public_key(emu.public_key()).build()?;
+    /// use roomchat::ListUsers;
+    /// client.list_users(&ListUsers::default())?;
+    /// let state = client.rate_limit_state();
+    /// assert_eq!((state.used, state.remaining + state.used), (1, state.limit));
+    /// # Ok::<(), roomchat::Error>(())
+    /// ```
     pub fn rate_limit_state(&self) -> RateLimitState {
         self.inner.budget.snapshot()
     }
 
     /// The browser address that signs the holder of `access_token` in to `room_id` (section 4.6).
+    ///
+    /// ```
+    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
+    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).chat_url(emu.chat_url()).public_key(emu.public_key()).build()?;
+    /// use roomchat::CreateUser;
+    /// let bob = client.create_user(&CreateUser::room_moderator("bob", "bbNiVFoXm"))?;
+    /// let url = client.sign_in_url("bbNiVFoXm", &bob.access_token)?;
+    /// assert!(url.starts_with(&format!("{}/bbNiVFoXm?accessToken=", emu.chat_url())));
+    /// # Ok::<(), roomchat::Error>(())
+    /// ```
     pub fn sign_in_url(&self, room_id: &str, access_token: &str) -> Result<String> {
         let chat_url = self.inner.chat_url.as_deref().ok_or_else(|| {
             Error::configuration("no chat URL was configured (ClientBuilder::chat_url)")
