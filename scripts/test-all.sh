@@ -22,6 +22,11 @@ RUSTDOCFLAGS="-D warnings" cargo doc --quiet --no-deps --workspace --locked
 step "Rust tests (cargo test --workspace)"
 cargo test --workspace --locked 2>&1 | tee "$log_dir/cargo.log"
 
+step "the README's demo (cargo run --example quickstart)"
+cargo run --quiet --locked --example quickstart >"$log_dir/quickstart.log"
+grep -q "Rate-limit budget of this key" "$log_dir/quickstart.log"
+echo "quickstart ran: $(wc -l <"$log_dir/quickstart.log") lines of output"
+
 step "C ABI: header freshness, C99 and C++17 suites under valgrind, pkg-config, README example"
 bash tests/c/run.sh 2>&1 | tee "$log_dir/c.log"
 

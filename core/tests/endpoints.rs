@@ -79,6 +79,22 @@ fn create_users_of_every_role_and_list_them() {
     let journal = emu.journal();
     let listing = journal.iter().rev().find(|e| e.path == USERS).unwrap();
     assert_eq!(listing.query, "auth=REDACTED&limit=2&skip=1");
+    assert_eq!(
+        listing.user_agent.as_deref(),
+        Some(concat!("roomchat-rust/", env!("CARGO_PKG_VERSION")))
+    );
+
+    let named = builder(&emu).app_name("billing-sync/2.1").build().unwrap();
+    named.list_chat_rooms().unwrap();
+    let sent = emu.journal().pop().unwrap();
+    assert_eq!(
+        sent.user_agent.as_deref(),
+        Some(concat!(
+            "roomchat-rust/",
+            env!("CARGO_PKG_VERSION"),
+            " billing-sync/2.1"
+        ))
+    );
 }
 
 #[test]

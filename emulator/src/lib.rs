@@ -167,6 +167,8 @@ pub struct JournalEntry {
     pub received_at: SystemTime,
     /// The status answered; 0 while unanswered, or when the connection was closed without an answer.
     pub status: u16,
+    /// The `User-Agent` header, if any.
+    pub user_agent: Option<String>,
 }
 
 pub(crate) struct Shared {

@@ -53,6 +53,11 @@ async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Result<Response<
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
     let raw_query = req.uri().query().unwrap_or("").to_owned();
+    let user_agent = req
+        .headers()
+        .get(hyper::header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
     let body = match Limited::new(req.into_body(), shared.max_body_bytes)
         .collect()
         .await
@@ -80,7 +85,13 @@ async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Result<Response<
         .unwrap_or_default();
     let (seq, fault) = {
         let mut state = shared.state();
-        let seq = state.journal_arrival(method.as_str(), &path, &raw_query, &body_text);
+        let seq = state.journal_arrival(
+            method.as_str(),
+            &path,
+            &raw_query,
+            &body_text,
+            user_agent.as_deref(),
+        );
         (seq, state.take_fault(method.as_str(), &path))
     };
     let finish = |status: u16| shared.state().journal_status(seq, status);
@@ -377,6 +388,7 @@ fn admin(shared: &Shared, method: &Method, path: &str, body: &[u8]) -> Answer {
                         "body": e.body,
                         "received_at_ms": e.received_at.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64() * 1000.0,
                         "status": e.status,
+                        "user_agent": e.user_agent,
                     })
                 })
                 .collect();

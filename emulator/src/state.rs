@@ -151,7 +151,14 @@ impl State {
     // ---- journal and faults -------------------------------------------------
 
     /// Records an arrival and returns its sequence number.
-    pub fn journal_arrival(&mut self, method: &str, path: &str, query: &str, body: &str) -> u64 {
+    pub fn journal_arrival(
+        &mut self,
+        method: &str,
+        path: &str,
+        query: &str,
+        body: &str,
+        user_agent: Option<&str>,
+    ) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.journal.push(JournalEntry {
@@ -162,6 +169,7 @@ impl State {
             body: body.to_owned(),
             received_at: SystemTime::now(),
             status: 0,
+            user_agent: user_agent.map(str::to_owned),
         });
         seq
     }

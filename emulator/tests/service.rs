@@ -460,6 +460,10 @@ fn the_journal_records_arrivals_in_order_with_keys_redacted() {
     );
     assert_eq!(entries[0]["query"], "auth=REDACTED&limit=5");
     assert_eq!(entries[0]["status"], 200);
+    assert!(entries[0]["user_agent"]
+        .as_str()
+        .unwrap()
+        .starts_with("ureq/"));
     assert_eq!(entries[1]["body"], r#"{"username": "jon"}"#);
     assert_eq!(entries[2]["query"], "publicKey=REDACTED&accessToken=t");
     assert_eq!(entries[3]["status"], 0, "closed without an answer");
