@@ -251,12 +251,13 @@ pub fn raw(params: &RawRequest) -> Result<WireRequest> {
             "path must not contain '.' or '..' segments",
         ));
     }
-    let auth_param = match params.auth {
-        RawAuth::PrivateKey => Some("auth"),
-        RawAuth::PublicKey => Some("publicKey"),
-        RawAuth::None => None,
-    };
-    if let Some((name, _)) = params
+    let mut request = WireRequest::new(&method, path.clone());
+    request.query = params.query.clone();
+    request.body = params.body.as_ref().map(Value::to_string);
+    request.auth = params.auth;
+    // The key's own parameter (and `auth` in any case) is the client's to add.
+    let auth_param = request.auth_param();
+    if let Some((name, _)) = request
         .query
         .iter()
         .find(|(n, _)| Some(n.as_str()) == auth_param || n == "auth")
@@ -265,10 +266,6 @@ pub fn raw(params: &RawRequest) -> Result<WireRequest> {
             "query must not carry {name:?}: the client adds the key itself"
         )));
     }
-    let mut request = WireRequest::new(&method, path.clone());
-    request.query = params.query.clone();
-    request.body = params.body.as_ref().map(Value::to_string);
-    request.auth = params.auth;
     Ok(request)
 }
 
