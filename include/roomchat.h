@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-// The result of every fallible function. 0 is success; 1 to 14 mirror the
+// The result of every fallible function. 0 is success; 1 to 15 mirror the
 // core library's error kinds with the same numbers. A value never changes
 // meaning; new codes get new numbers.
 enum roomchat_result
@@ -56,6 +56,8 @@ enum roomchat_result
   ROOMCHAT_RESULT_VALIDATION = 13,
   // The client is misconfigured (empty or padded key, bad URL, plain http to a remote host).
   ROOMCHAT_RESULT_CONFIGURATION = 14,
+  // The call was cancelled by its caller (reserved: the C API has no cancel handle yet).
+  ROOMCHAT_RESULT_CANCELLED = 15,
   // A NULL pointer where one is not allowed, a string that is not UTF-8, or malformed JSON text.
   ROOMCHAT_RESULT_INVALID_ARGUMENT = 100,
   // A bug inside the library was caught at the boundary; nothing crossed into C.

@@ -2,19 +2,23 @@
 
 use std::fmt;
 use std::io::Read;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::Value;
 
+use crate::cancel::{self, CancelToken};
 use crate::error::{Error, ErrorKind, Result};
+use crate::fork;
 use crate::models::{
     ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated, ListUsers, Message,
     RawAuth, RawRequest, RawResponse, UserPage,
 };
+use crate::observe::{Event, EventKind, Observer};
 use crate::pagination::{UserPages, Users};
 use crate::ratelimit::{Budget, RateLimitConfig, RateLimitState};
+use crate::transport::{self, CachingResolver};
 use crate::wire::{self, WireRequest, WireResponse};
 
 /// Default connect timeout: 10 s.
@@ -45,6 +49,7 @@ pub struct ClientBuilder {
     app_name: Option<String>,
     max_response_bytes: u64,
     allow_insecure_http: bool,
+    observer: Option<Arc<dyn Observer>>,
 }
 
 impl fmt::Debug for ClientBuilder {
@@ -57,7 +62,63 @@ impl fmt::Debug for ClientBuilder {
     }
 }
 
+/// The environment variables [`ClientBuilder::from_env`] reads.
+pub const ENV_PRIVATE_KEY: &str = "ROOMCHAT_PRIVATE_KEY";
+/// See [`ENV_PRIVATE_KEY`].
+pub const ENV_BASE_URL: &str = "ROOMCHAT_BASE_URL";
+/// See [`ENV_PRIVATE_KEY`].
+pub const ENV_CHAT_URL: &str = "ROOMCHAT_CHAT_URL";
+/// See [`ENV_PRIVATE_KEY`].
+pub const ENV_PUBLIC_KEY: &str = "ROOMCHAT_PUBLIC_KEY";
+/// See [`ENV_PRIVATE_KEY`].
+pub const ENV_APP_NAME: &str = "ROOMCHAT_APP_NAME";
+
 impl ClientBuilder {
+    /// A builder from the environment: `ROOMCHAT_PRIVATE_KEY` and
+    /// `ROOMCHAT_BASE_URL` (both required), and `ROOMCHAT_CHAT_URL`,
+    /// `ROOMCHAT_PUBLIC_KEY`, `ROOMCHAT_APP_NAME` when set. An empty variable
+    /// counts as unset. Other settings can be changed on the builder afterwards.
+    ///
+    /// ```no_run
+    /// let client = roomchat::ClientBuilder::from_env()?.max_retries(5).build()?;
+    /// # Ok::<(), roomchat::Error>(())
+    /// ```
+    pub fn from_env() -> Result<ClientBuilder> {
+        let var = |name: &str| -> Result<Option<String>> {
+            match std::env::var(name) {
+                Ok(v) if v.is_empty() => Ok(None),
+                Ok(v) => Ok(Some(v)),
+                Err(std::env::VarError::NotPresent) => Ok(None),
+                Err(std::env::VarError::NotUnicode(_)) => Err(Error::configuration(format!(
+                    "the environment variable {name} is not valid UTF-8"
+                ))),
+            }
+        };
+        let required = |name: &str| {
+            var(name)?.ok_or_else(|| {
+                Error::configuration(format!("the environment variable {name} is not set"))
+            })
+        };
+        let mut builder =
+            Client::builder(required(ENV_PRIVATE_KEY)?).base_url(required(ENV_BASE_URL)?);
+        if let Some(url) = var(ENV_CHAT_URL)? {
+            builder = builder.chat_url(url);
+        }
+        if let Some(key) = var(ENV_PUBLIC_KEY)? {
+            builder = builder.public_key(key);
+        }
+        if let Some(app) = var(ENV_APP_NAME)? {
+            builder = builder.app_name(app);
+        }
+        Ok(builder)
+    }
+
+    /// Receives an event for every attempt, retry and rate-limit wait (see [`Observer`]).
+    pub fn observer(mut self, observer: Arc<dyn Observer>) -> Self {
+        self.observer = Some(observer);
+        self
+    }
+
     /// The REST base URL, e.g. `https://api.example.com` (required: no host is baked in).
     pub fn base_url(mut self, url: impl Into<String>) -> Self {
         self.base_url = Some(url.into());
@@ -184,27 +245,112 @@ impl ClientBuilder {
             user_agent.push(' ');
             user_agent.push_str(app.trim());
         }
-        let agent: ureq::Agent = ureq::Agent::config_builder()
+        let agent_config = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_connect(Some(self.connect_timeout))
             .timeout_global(Some(self.timeout))
             // A redirect would carry the key in the URL to wherever it points.
             .max_redirects(0)
             .user_agent(user_agent)
-            .max_idle_connections_per_host(64)
-            .build()
-            .into();
+            .max_idle_connections(MAX_IDLE_CONNECTIONS)
+            .max_idle_connections_per_host(MAX_IDLE_CONNECTIONS)
+            .build();
+        fork::install();
         let budget = Budget::for_key(key, self.rate_limit);
         Ok(Client {
             inner: Arc::new(Inner {
-                agent,
+                agent: AgentCell::new(agent_config),
                 base_url,
                 chat_url,
                 budget,
                 jitter_seed: AtomicU64::new(seed()),
                 config: self,
             }),
+            cancel: None,
         })
+    }
+}
+
+/// Idle keep-alive connections kept per client (all to the one base URL).
+const MAX_IDLE_CONNECTIONS: usize = 64;
+
+/// The client's ureq agent (connection pool and resolver cache), made anew in
+/// a forked child: see [`crate::fork`].
+struct AgentCell {
+    /// Never null. Slots replaced after a fork are leaked, never freed: the
+    /// stale agent may hold ureq's locks forever and must not be dropped.
+    current: AtomicPtr<AgentSlot>,
+    config: ureq::config::Config,
+}
+
+struct AgentSlot {
+    generation: u64,
+    agent: ureq::Agent,
+}
+
+impl AgentCell {
+    fn new(config: ureq::config::Config) -> AgentCell {
+        let slot = AgentCell::slot(&config, fork::generation());
+        AgentCell {
+            current: AtomicPtr::new(Box::into_raw(slot)),
+            config,
+        }
+    }
+
+    fn slot(config: &ureq::config::Config, generation: u64) -> Box<AgentSlot> {
+        let agent = ureq::Agent::with_parts(
+            config.clone(),
+            transport::connector(),
+            CachingResolver::default(),
+        );
+        Box::new(AgentSlot { generation, agent })
+    }
+
+    /// This process's agent.
+    fn get(&self) -> &ureq::Agent {
+        let generation = fork::generation();
+        // SAFETY: `current` always points at a live slot, and no slot is freed while `self` lives.
+        let slot = unsafe { &*self.current.load(Ordering::Acquire) };
+        if slot.generation == generation {
+            return &slot.agent;
+        }
+        self.renew(generation)
+    }
+
+    #[cold]
+    fn renew(&self, generation: u64) -> &ureq::Agent {
+        let fresh = Box::into_raw(AgentCell::slot(&self.config, generation));
+        let mut seen = self.current.load(Ordering::Acquire);
+        loop {
+            // SAFETY: as in `get`.
+            let seen_slot = unsafe { &*seen };
+            if seen_slot.generation == generation {
+                // Another thread of this process renewed it first; ours never made a connection.
+                // SAFETY: `fresh` came from `Box::into_raw` above and was never shared.
+                drop(unsafe { Box::from_raw(fresh) });
+                return &seen_slot.agent;
+            }
+            match self
+                .current
+                .compare_exchange(seen, fresh, Ordering::AcqRel, Ordering::Acquire)
+            {
+                // The stale slot is leaked on purpose (see `current`).
+                // SAFETY: `fresh` is now the live slot.
+                Ok(_) => return unsafe { &(*fresh).agent },
+                Err(now) => seen = now,
+            }
+        }
+    }
+}
+
+impl Drop for AgentCell {
+    fn drop(&mut self) {
+        // SAFETY: the live slot, owned by this cell alone now.
+        let slot = unsafe { Box::from_raw(*self.current.get_mut()) };
+        if slot.generation != fork::generation() {
+            // The parent's agent, in a child: it may hold locks of dead threads.
+            std::mem::forget(slot);
+        }
     }
 }
 
@@ -258,10 +404,10 @@ fn is_loopback(host: &str) -> bool {
 }
 
 struct Inner {
-    agent: ureq::Agent,
+    agent: AgentCell,
     base_url: String,
     chat_url: Option<String>,
-    budget: Arc<Budget>,
+    budget: &'static Budget,
     jitter_seed: AtomicU64,
     config: ClientBuilder,
 }
@@ -286,6 +432,8 @@ struct Inner {
 #[derive(Clone)]
 pub struct Client {
     inner: Arc<Inner>,
+    /// Cancels this handle's calls ([`Client::with_cancel`]).
+    cancel: Option<CancelToken>,
 }
 
 impl fmt::Debug for Client {
@@ -324,6 +472,21 @@ impl Client {
             app_name: None,
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             allow_insecure_http: false,
+            observer: None,
+        }
+    }
+
+    /// A client from the environment: see [`ClientBuilder::from_env`].
+    pub fn from_env() -> Result<Client> {
+        ClientBuilder::from_env()?.build()
+    }
+
+    /// The same client (same pool, budget and settings) whose calls `token` cancels.
+    /// Iterators made from it carry the token too.
+    pub fn with_cancel(&self, token: CancelToken) -> Client {
+        Client {
+            inner: self.inner.clone(),
+            cancel: Some(token),
         }
     }
 
@@ -516,12 +679,40 @@ impl Client {
             RawAuth::None => None,
         };
         let url = request.url(&self.inner.base_url, key);
-        let mut retry = 0;
+        let cancel = self.cancel.as_ref();
+        let events = Events::new(config.observer.as_deref(), request);
+        let mut attempt = 1;
         loop {
-            self.inner.budget.acquire()?;
-            let attempt = self.send_once(request, &url);
-            let (error, retryable) = match attempt {
+            if let Some(token) = cancel {
+                token.check()?;
+            }
+            self.inner.budget.acquire(cancel, |wait| {
+                events.emit(
+                    EventKind::RateLimitWait,
+                    attempt,
+                    None,
+                    None,
+                    Duration::ZERO,
+                    Some(wait),
+                )
+            })?;
+            let started = Instant::now();
+            let outcome = cancel::while_in_flight(cancel, || self.send_once(request, &url));
+            if cancel.is_some_and(CancelToken::is_cancelled)
+                && !matches!(outcome, Attempt::Answered(_))
+            {
+                return Err(cancel::cancelled());
+            }
+            let (error, retryable) = match outcome {
                 Attempt::Answered(response) => {
+                    events.emit(
+                        EventKind::Attempt,
+                        attempt,
+                        Some(response.status),
+                        None,
+                        started.elapsed(),
+                        None,
+                    );
                     self.observe(&response);
                     if (200..300).contains(&response.status) {
                         return decode(&response);
@@ -537,27 +728,53 @@ impl Client {
                     (error, retryable)
                 }
                 Attempt::NotSent(error) => {
+                    let error = error.scrub(&config.private_key);
+                    events.emit(
+                        EventKind::Attempt,
+                        attempt,
+                        None,
+                        Some(&error),
+                        started.elapsed(),
+                        None,
+                    );
                     let retryable =
                         matches!(error.kind(), ErrorKind::Connection | ErrorKind::Timeout);
                     (error, retryable)
                 }
                 Attempt::MaybeSent(error) => {
+                    let error = error.scrub(&config.private_key);
+                    events.emit(
+                        EventKind::Attempt,
+                        attempt,
+                        error.status(),
+                        Some(&error),
+                        started.elapsed(),
+                        None,
+                    );
                     let retryable = request.is_idempotent() || config.retry_non_idempotent;
                     (error, retryable)
                 }
             };
-            if !retryable || retry >= config.max_retries {
+            if !retryable || attempt > config.max_retries {
                 return Err(error);
             }
             let wait = match error.retry_after() {
                 Some(wait) => wait,
-                None => self.backoff(retry),
+                None => self.backoff(attempt - 1),
             };
             if wait > config.max_retry_wait {
                 return Err(error);
             }
-            std::thread::sleep(wait);
-            retry += 1;
+            events.emit(
+                EventKind::Retry,
+                attempt,
+                error.status(),
+                Some(&error),
+                Duration::ZERO,
+                Some(wait),
+            );
+            cancel::sleep(cancel, wait)?;
+            attempt += 1;
         }
     }
 
@@ -603,8 +820,8 @@ impl Client {
             Some(body) => builder
                 .header("content-type", "application/json")
                 .body(body.clone().into_bytes())
-                .map(|r| self.inner.agent.run(r)),
-            None => builder.body(()).map(|r| self.inner.agent.run(r)),
+                .map(|r| self.inner.agent.get().run(r)),
+            None => builder.body(()).map(|r| self.inner.agent.get().run(r)),
         };
         let mut response = match result {
             Ok(Ok(response)) => response,
@@ -669,6 +886,52 @@ impl Client {
                 Attempt::MaybeSent(Error::new(kind, format!("{what} ({e})")).with_status(status))
             }
         }
+    }
+}
+
+/// The observer's view of one call: events are built only when the observer wants their level.
+struct Events<'a> {
+    observer: Option<&'a dyn Observer>,
+    request: &'a WireRequest,
+    /// The redacted path, made on the first event.
+    path: std::cell::OnceCell<String>,
+}
+
+impl<'a> Events<'a> {
+    fn new(observer: Option<&'a dyn Observer>, request: &'a WireRequest) -> Events<'a> {
+        Events {
+            observer,
+            request,
+            path: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn emit(
+        &self,
+        kind: EventKind,
+        attempt: u32,
+        status: Option<u16>,
+        error: Option<&Error>,
+        elapsed: Duration,
+        wait: Option<Duration>,
+    ) {
+        let Some(observer) = self.observer else {
+            return;
+        };
+        if !observer.enabled(kind.level()) {
+            return;
+        }
+        let path = self.path.get_or_init(|| self.request.redacted_target());
+        observer.event(&Event {
+            kind,
+            method: &self.request.method,
+            path,
+            attempt,
+            status,
+            error,
+            elapsed,
+            wait,
+        });
     }
 }
 

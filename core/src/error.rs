@@ -41,11 +41,14 @@ pub enum ErrorKind {
     Validation = 13,
     /// The client is misconfigured: empty or padded key, bad base URL, plain `http://` to a remote host.
     Configuration = 14,
+    /// The caller cancelled the call through its [`CancelToken`](crate::CancelToken)
+    /// (an abandoned rate-limit wait or backoff, or a request given up mid-flight).
+    Cancelled = 15,
 }
 
 impl ErrorKind {
     /// Every kind, in numeric order.
-    pub const ALL: [ErrorKind; 14] = [
+    pub const ALL: [ErrorKind; 15] = [
         ErrorKind::MissingAuth,
         ErrorKind::InvalidAuth,
         ErrorKind::InvalidRequest,
@@ -60,6 +63,7 @@ impl ErrorKind {
         ErrorKind::ResponseTooLarge,
         ErrorKind::Validation,
         ErrorKind::Configuration,
+        ErrorKind::Cancelled,
     ];
 
     /// The stable numeric code (see the type's docs).
@@ -84,6 +88,7 @@ impl ErrorKind {
             ErrorKind::ResponseTooLarge => "response_too_large",
             ErrorKind::Validation => "validation",
             ErrorKind::Configuration => "configuration",
+            ErrorKind::Cancelled => "cancelled",
         }
     }
 
@@ -269,7 +274,7 @@ mod tests {
     #[test]
     fn codes_are_stable() {
         let codes: Vec<u32> = ErrorKind::ALL.iter().map(|k| k.code()).collect();
-        assert_eq!(codes, (1..=14).collect::<Vec<_>>());
+        assert_eq!(codes, (1..=15).collect::<Vec<_>>());
         for kind in ErrorKind::ALL {
             assert_eq!(ErrorKind::from_name(kind.name()), Some(kind));
         }

@@ -37,26 +37,35 @@
 //! ```
 #![deny(missing_docs)]
 
+mod cancel;
 mod client;
 mod error;
+mod fork;
 mod models;
+pub mod observe;
+mod operation;
 mod pagination;
 mod ratelimit;
 mod signin;
+mod transport;
 pub mod wire;
 
+pub use cancel::{CancelToken, CANCEL_CHECK_INTERVAL};
 pub use client::{
     Client, ClientBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES,
-    DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_WAIT, DEFAULT_TIMEOUT,
+    DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_WAIT, DEFAULT_TIMEOUT, ENV_APP_NAME, ENV_BASE_URL,
+    ENV_CHAT_URL, ENV_PRIVATE_KEY, ENV_PUBLIC_KEY,
 };
 pub use error::{Error, ErrorKind, Result};
 pub use models::{
     ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated, ListUsers, Message,
     MessageAuthor, PathForm, RawAuth, RawRequest, RawResponse, Role, User, UserPage, MAX_PAGE_SIZE,
 };
+pub use observe::{Event, EventKind, Level, Observer};
 pub use pagination::{UserPages, Users};
 pub use ratelimit::{RateLimitConfig, RateLimitState, WhenLimited};
 pub use signin::{escape_html, iframe_html, sign_in_url};
+pub use transport::RESOLVE_TTL;
 
 /// The crate's version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -71,6 +80,7 @@ const _: () = {
     assert_send_sync::<User>();
     assert_send_sync::<CreatedUser>();
     assert_send_sync::<Message>();
+    assert_send_sync::<CancelToken>();
 };
 
 // The README's Rust example compiles (as a doc test).

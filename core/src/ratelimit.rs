@@ -6,11 +6,12 @@
 //! the service's, which absorbs network jitter between start and arrival.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use once_cell::sync::Lazy;
 
+use crate::cancel::CancelToken;
 use crate::error::{Error, ErrorKind, Result};
 
 /// What to do when the budget has no free slot.
@@ -140,33 +141,57 @@ impl BudgetState {
     }
 }
 
-/// The budget of one private key, shared process-wide.
+/// The budget of one private key, shared process-wide. Budgets live as long
+/// as the process (one per key ever used), so they are handed out as `&'static`.
 pub(crate) struct Budget {
     state: Mutex<BudgetState>,
     freed: Condvar,
 }
 
 /// Budgets by private key. The key is only used as a map key, never shown.
-static REGISTRY: Lazy<Mutex<HashMap<String, Arc<Budget>>>> = Lazy::new(Default::default);
+static REGISTRY: Lazy<Mutex<HashMap<String, &'static Budget>>> = Lazy::new(Default::default);
+
+fn registry() -> MutexGuard<'static, HashMap<String, &'static Budget>> {
+    REGISTRY.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Makes the registry before any fork handler may need it.
+pub(crate) fn init_registry() {
+    Lazy::force(&REGISTRY);
+}
+
+/// Every budget lock, held (registry first, as in [`Budget::for_key`]): see [`crate::fork`].
+pub(crate) struct AllLocked {
+    // Declared before the registry guard: released first.
+    _budgets: Vec<MutexGuard<'static, BudgetState>>,
+    _registry: MutexGuard<'static, HashMap<String, &'static Budget>>,
+}
+
+/// Takes the registry's lock and every budget's, for a fork.
+pub(crate) fn lock_all() -> AllLocked {
+    let registry = registry();
+    let budgets = registry.values().map(|b| b.lock()).collect();
+    AllLocked {
+        _budgets: budgets,
+        _registry: registry,
+    }
+}
 
 impl Budget {
     /// The budget of `private_key`, created on first use. A client built later
     /// with other settings for the same key replaces the settings (counts are kept).
-    pub(crate) fn for_key(private_key: &str, config: RateLimitConfig) -> Arc<Budget> {
-        let mut registry = REGISTRY.lock().unwrap_or_else(|p| p.into_inner());
-        let budget = registry
-            .entry(private_key.to_owned())
-            .or_insert_with(|| {
-                Arc::new(Budget {
-                    state: Mutex::new(BudgetState {
-                        config,
-                        starts: VecDeque::new(),
-                        blocked_until: None,
-                    }),
-                    freed: Condvar::new(),
-                })
-            })
-            .clone();
+    pub(crate) fn for_key(private_key: &str, config: RateLimitConfig) -> &'static Budget {
+        let mut registry = registry();
+        let budget: &'static Budget = registry.entry(private_key.to_owned()).or_insert_with(|| {
+            Box::leak(Box::new(Budget {
+                state: Mutex::new(BudgetState {
+                    config,
+                    starts: VecDeque::new(),
+                    blocked_until: None,
+                }),
+                freed: Condvar::new(),
+            }))
+        });
         budget.lock().config = config;
         budget
     }
@@ -175,11 +200,21 @@ impl Budget {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Takes a slot for one request start, waiting as configured.
-    pub(crate) fn acquire(&self) -> Result<()> {
-        let mut state = self.lock();
+    /// Takes a slot for one request start, waiting as configured. `on_wait` is
+    /// told how long the caller will wait, once, before it first waits (with no
+    /// lock held). A cancelled `cancel` ends the wait with [`ErrorKind::Cancelled`].
+    pub(crate) fn acquire(
+        &'static self,
+        cancel: Option<&CancelToken>,
+        mut on_wait: impl FnMut(Duration),
+    ) -> Result<()> {
         let started_waiting = Instant::now();
+        let mut announced = false;
+        let mut state = self.lock();
         loop {
+            if let Some(token) = cancel {
+                token.check()?;
+            }
             let now = Instant::now();
             state.prune(now);
             let wait = state.wait(now);
@@ -203,13 +238,32 @@ impl Budget {
                 )
                 .with_retry_after(Some(wait)));
             }
-            // Woken early when a 429 or a settings change alters the picture.
+            if !announced {
+                // Told with no lock held (an observer may take a language's global
+                // lock), then everything is looked at again.
+                announced = true;
+                drop(state);
+                on_wait(wait);
+                state = self.lock();
+                continue;
+            }
+            if let Some(token) = cancel {
+                token.waiting_in(self);
+                token.check()?;
+            }
+            // Woken early when a 429, a settings change or a cancel alters the picture.
             state = self
                 .freed
                 .wait_timeout(state, wait)
                 .map(|(g, _)| g)
                 .unwrap_or_else(|p| p.into_inner().0);
         }
+    }
+
+    /// Wakes every waiter to look again (after a cancel).
+    pub(crate) fn wake_all(&self) {
+        let _state = self.lock();
+        self.freed.notify_all();
     }
 
     /// Holds every caller of this key off for `duration` (after a 429 or `X-RateLimit-Remaining: 0`).
@@ -261,9 +315,9 @@ mod tests {
         let config = RateLimitConfig::new(3, Duration::from_secs(10)).fail_fast();
         let budget = Budget::for_key("unit-test-key-fail-fast", config);
         for _ in 0..config.effective_requests() {
-            budget.acquire().unwrap();
+            budget.acquire(None, |_| {}).unwrap();
         }
-        let e = budget.acquire().unwrap_err();
+        let e = budget.acquire(None, |_| {}).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::RateLimited);
         assert!(e.retry_after().unwrap() > Duration::from_secs(9));
         let s = budget.snapshot();
@@ -275,7 +329,10 @@ mod tests {
         let config = RateLimitConfig::new(100, Duration::from_secs(10)).fail_fast();
         let budget = Budget::for_key("unit-test-key-block", config);
         budget.block_for(Duration::from_secs(5));
-        assert_eq!(budget.acquire().unwrap_err().kind(), ErrorKind::RateLimited);
+        assert_eq!(
+            budget.acquire(None, |_| {}).unwrap_err().kind(),
+            ErrorKind::RateLimited
+        );
         assert_eq!(budget.snapshot().remaining, 0);
     }
 }

@@ -22,6 +22,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+pub use crate::operation::Operation;
+
 use crate::error::{Error, ErrorKind, Result};
 use crate::models::{
     check_non_empty, ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated,

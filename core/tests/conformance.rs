@@ -4,12 +4,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use roomchat::wire::{self, WireRequest, WireResponse};
-use roomchat::{
-    ConversationMessages, CreateUser, DeactivateUser, Error, ListUsers, PathForm, RawAuth,
-    RawRequest, Result,
-};
-use serde_json::{json, Value};
+use roomchat::wire::{Operation, WireResponse};
+use serde_json::Value;
 
 fn vectors(file: &str) -> Vec<Value> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -38,68 +34,9 @@ fn pairs(v: &Value) -> Vec<(String, String)> {
         .unwrap_or_default()
 }
 
-fn build(operation: &str, p: &Value) -> Result<WireRequest> {
-    match operation {
-        "list_users" => wire::list_users(&ListUsers {
-            limit: p["limit"].as_u64().map(|n| n as u32),
-            skip: p["skip"].as_u64(),
-        }),
-        "deactivate_user" => wire::deactivate_user(&match p.get("userId") {
-            Some(id) => DeactivateUser::UserId(id.as_str().unwrap().into()),
-            None => DeactivateUser::UniqueUserIdentifier(text(p, "uniqueUserIdentifier")),
-        }),
-        "conversation_messages" => wire::conversation_messages(
-            &ConversationMessages::new(text(p, "roomId"), text(p, "conversationId")).path_form(
-                match p["pathForm"].as_str() {
-                    Some("chatroom") => PathForm::ChatRoom,
-                    _ => PathForm::Room,
-                },
-            ),
-        ),
-        "create_user" => {
-            let mut request = match p["role"].as_str().unwrap() {
-                "regular" => CreateUser::regular(text(p, "username")),
-                "moderator" => CreateUser::moderator(text(p, "username")),
-                "room_moderator" => {
-                    CreateUser::room_moderator(text(p, "username"), text(p, "chatRoom"))
-                }
-                other => panic!("unknown role {other}"),
-            };
-            if let Some(extra) = p["extra"].as_object() {
-                request.extra = extra.clone();
-            }
-            wire::create_user(&request)
-        }
-        "list_chat_rooms" => Ok(wire::list_chat_rooms()),
-        "raw" => {
-            let mut request = RawRequest::new(text(p, "method"), text(p, "path")).auth(
-                match p["auth"].as_str() {
-                    Some("public_key") => RawAuth::PublicKey,
-                    Some("none") => RawAuth::None,
-                    _ => RawAuth::PrivateKey,
-                },
-            );
-            request.query = pairs(&p["query"]);
-            request.body = p.get("body").cloned();
-            wire::raw(&request)
-        }
-        other => panic!("unknown operation {other}"),
-    }
-}
-
-fn decode(operation: &str, response: &WireResponse) -> std::result::Result<Value, Error> {
-    fn json<T: serde::Serialize>(r: Result<T>) -> std::result::Result<Value, Error> {
-        r.map(|v| serde_json::to_value(v).unwrap())
-    }
-    match operation {
-        "list_users" => json(wire::decode_list_users(response)),
-        "deactivate_user" => json(wire::decode_deactivate_user(response)),
-        "conversation_messages" => json(wire::decode_conversation_messages(response)),
-        "create_user" => json(wire::decode_create_user(response)),
-        "list_chat_rooms" => wire::decode_chat_rooms(response),
-        "raw" => wire::decode_raw(response).map(|r| json!({"status": r.status, "body": r.body})),
-        other => panic!("unknown operation {other}"),
-    }
+fn operation(v: &Value) -> Operation {
+    let name = text(v, "operation");
+    Operation::from_name(&name).unwrap_or_else(|| panic!("unknown operation {name}"))
 }
 
 #[test]
@@ -107,7 +44,7 @@ fn request_vectors() {
     let all = vectors("requests.json");
     for v in &all {
         let name = text(v, "name");
-        let built = build(&text(v, "operation"), &v["params"]);
+        let built = operation(v).build(&v["params"]);
         if let Some(kind) = v["expect_error"].as_str() {
             assert_eq!(built.map(|_| ()).unwrap_err().kind().name(), kind, "{name}");
             continue;
@@ -145,7 +82,7 @@ fn response_vectors() {
             text(v, "body").into_bytes(),
         );
         let expect = &v["expect"];
-        match decode(&text(v, "operation"), &response) {
+        match operation(v).decode(&response) {
             Ok(value) => assert_eq!(
                 &value,
                 expect

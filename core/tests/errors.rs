@@ -255,6 +255,26 @@ fn every_error_kind_and_no_key_in_any() {
         ErrorKind::Configuration,
     );
 
+    // cancelled: a call waiting for a delayed answer, cancelled from another thread
+    // (another key: this one is held off by the 429 above)
+    let emu = emulator("kinds-cancelled");
+    let client = builder(&emu).build().unwrap();
+    emu.add_fault(once(
+        "GET",
+        USERS,
+        FaultAction::Delay(Duration::from_secs(3)),
+    ));
+    let token = roomchat::CancelToken::new();
+    let cancellable = client.with_cancel(token.clone());
+    let canceller = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        token.cancel();
+    });
+    let e = cancellable.list_users(&ListUsers::default()).unwrap_err();
+    check(&e, ErrorKind::Cancelled, &emu.private_key());
+    seen.push(e.kind());
+    canceller.join().unwrap();
+
     for kind in ErrorKind::ALL {
         assert!(seen.contains(&kind), "{kind} was never produced");
     }

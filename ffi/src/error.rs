@@ -6,7 +6,7 @@ use std::ptr;
 
 use roomchat::ErrorKind;
 
-/// The result of every fallible function. 0 is success; 1 to 14 mirror the
+/// The result of every fallible function. 0 is success; 1 to 15 mirror the
 /// core library's error kinds with the same numbers. A value never changes
 /// meaning; new codes get new numbers.
 #[allow(non_camel_case_types)]
@@ -43,6 +43,8 @@ pub enum roomchat_result {
     Validation = 13,
     /// The client is misconfigured (empty or padded key, bad URL, plain http to a remote host).
     Configuration = 14,
+    /// The call was cancelled by its caller (reserved: the C API has no cancel handle yet).
+    Cancelled = 15,
     /// A NULL pointer where one is not allowed, a string that is not UTF-8, or malformed JSON text.
     InvalidArgument = 100,
     /// A bug inside the library was caught at the boundary; nothing crossed into C.
@@ -71,6 +73,7 @@ impl From<ErrorKind> for roomchat_result {
             ErrorKind::ResponseTooLarge => R::ResponseTooLarge,
             ErrorKind::Validation => R::Validation,
             ErrorKind::Configuration => R::Configuration,
+            ErrorKind::Cancelled => R::Cancelled,
             _ => R::Unknown,
         }
     }
@@ -274,6 +277,7 @@ pub extern "C" fn roomchat_result_name(code: roomchat_result) -> *const c_char {
         R::ResponseTooLarge => b"response_too_large\0",
         R::Validation => b"validation\0",
         R::Configuration => b"configuration\0",
+        R::Cancelled => b"cancelled\0",
         R::InvalidArgument => b"invalid_argument\0",
         R::Panic => b"panic\0",
         R::IterationDone => b"iteration_done\0",

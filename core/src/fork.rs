@@ -1,0 +1,163 @@
+//! Fork safety: after `fork()` the child's clients work at once, and never
+//! touch the parent's connections.
+//!
+//! A process that forks while other threads are in the middle of calls (a
+//! prefork server, Python `multiprocessing`, gunicorn) hands its child a copy
+//! of every lock as it was, held by threads that do not exist in the child,
+//! and a copy of every pooled socket. Two mechanisms, installed with
+//! `pthread_atfork` when the first client is built:
+//!
+//! * **Our locks are taken around the fork.** The `prepare` handler takes the
+//!   rate-limit registry, every key's budget and the socket list (always in
+//!   that order, as everywhere else); `parent` and `child` release them. So the
+//!   child starts with every one of them free and consistent, and inherits the
+//!   budget's counts (it shares the parent's key). These locks are only ever
+//!   held for a few instructions, never across I/O, a sleep or a callback.
+//! * **What we cannot lock is replaced.** The connection pool lives inside
+//!   ureq, behind locks of its own. The `child` handler bumps a fork
+//!   [`generation`]; a client that sees a new generation builds a fresh agent
+//!   (pool, resolver cache) and leaks the stale one, which may hold a lock
+//!   forever and must never be used or dropped. The child handler also points
+//!   every socket the parent's clients had open at `/dev/null` (`dup2`), so the
+//!   child holds no reference to the parent's connections, while the numbers
+//!   stay taken by something harmless.
+//!
+//! The parent is unaffected: it only waits, while forking, for the few
+//! instructions a lock is held.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The number of forks this process descends from, since roomchat was loaded (0 in the original process).
+pub(crate) fn generation() -> u64 {
+    GENERATION.load(Ordering::Acquire)
+}
+
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+#[cfg(unix)]
+pub(crate) use unix::{install, SocketTicket};
+
+#[cfg(not(unix))]
+pub(crate) fn install() {}
+
+/// On platforms without `fork`, nothing to track.
+#[cfg(not(unix))]
+pub(crate) struct SocketTicket;
+
+#[cfg(not(unix))]
+impl SocketTicket {
+    pub(crate) fn new<T>(_socket: &T) -> SocketTicket {
+        SocketTicket
+    }
+}
+
+#[cfg(unix)]
+mod unix {
+    use std::cell::RefCell;
+    use std::os::fd::{AsRawFd, RawFd};
+    use std::sync::{Mutex, MutexGuard, Once};
+
+    use super::{generation, Ordering, GENERATION};
+    use crate::ratelimit;
+
+    /// The sockets this process's clients have open.
+    static SOCKETS: Mutex<Vec<RawFd>> = Mutex::new(Vec::new());
+
+    fn sockets() -> MutexGuard<'static, Vec<RawFd>> {
+        SOCKETS.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Registers a client socket for the life of the ticket (drop the ticket before the socket).
+    pub(crate) struct SocketTicket {
+        fd: RawFd,
+        generation: u64,
+    }
+
+    impl SocketTicket {
+        pub(crate) fn new(socket: &impl AsRawFd) -> SocketTicket {
+            let fd = socket.as_raw_fd();
+            sockets().push(fd);
+            SocketTicket {
+                fd,
+                generation: generation(),
+            }
+        }
+    }
+
+    impl Drop for SocketTicket {
+        fn drop(&mut self) {
+            // A socket of an older generation was already let go by the fork handler,
+            // and its number may be registered again by a socket of this process.
+            if self.generation == generation() {
+                let mut list = sockets();
+                if let Some(i) = list.iter().position(|&fd| fd == self.fd) {
+                    list.swap_remove(i);
+                }
+            }
+        }
+    }
+
+    /// What the forking thread holds between `prepare` and `parent`/`child`.
+    struct Held {
+        _budgets: ratelimit::AllLocked,
+        sockets: MutexGuard<'static, Vec<RawFd>>,
+    }
+
+    thread_local! {
+        static HELD: RefCell<Option<Held>> = const { RefCell::new(None) };
+    }
+
+    /// Installs the fork handlers, once per process.
+    pub(crate) fn install() {
+        static ONCE: Once = Once::new();
+        ONCE.call_once(|| {
+            ratelimit::init_registry();
+            // SAFETY: the handlers are `extern "C"` functions that never unwind.
+            let _ = unsafe { libc::pthread_atfork(Some(prepare), Some(parent), Some(child)) };
+        });
+    }
+
+    extern "C" fn prepare() {
+        let held = Held {
+            _budgets: ratelimit::lock_all(),
+            sockets: sockets(),
+        };
+        let _ = HELD.try_with(|slot| *slot.borrow_mut() = Some(held));
+    }
+
+    extern "C" fn parent() {
+        let _ = HELD.try_with(|slot| slot.borrow_mut().take());
+    }
+
+    extern "C" fn child() {
+        GENERATION.fetch_add(1, Ordering::AcqRel);
+        let _ = HELD.try_with(|slot| {
+            if let Some(mut held) = slot.borrow_mut().take() {
+                let fds = std::mem::take(&mut *held.sockets);
+                release(&fds);
+            }
+        });
+    }
+
+    /// Lets go of the parent's sockets in the child: each number is pointed at `/dev/null`.
+    fn release(fds: &[RawFd]) {
+        if fds.is_empty() {
+            return;
+        }
+        // SAFETY: plain syscalls on numbers the parent's clients owned; the objects
+        // holding them in the child are leaked, never used or closed again.
+        unsafe {
+            let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
+            for &fd in fds {
+                if null >= 0 && libc::dup2(null, fd) >= 0 {
+                    libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+                } else {
+                    libc::close(fd);
+                }
+            }
+            if null >= 0 {
+                libc::close(null);
+            }
+        }
+    }
+}

@@ -1,0 +1,420 @@
+//! The client's own TCP transport and name resolver for ureq: the same
+//! guarantees as ureq's defaults, without their per-call costs.
+//!
+//! ureq's defaults cost, on every call of a pooled connection: a thread (the
+//! default resolver resolves before the pool is consulted, and spawns a thread
+//! to bound the lookup whenever a timeout is set — even for an IP literal),
+//! two `setsockopt` (the timeouts are set again because the deadline moved),
+//! and two liveness probes of two `ioctl` and a `recvfrom` each. Here:
+//!
+//! * [`CachingResolver`] answers IP literals inline and keeps host lookups for
+//!   [`RESOLVE_TTL`]; a real lookup still runs on a thread bounded by the timeout.
+//! * [`TcpTransport`] sets a socket timeout only when it must shrink: a read
+//!   blocked for a whole socket timeout wakes, looks at the call's deadline,
+//!   and goes on; so the timeouts hold to the millisecond, and a steady stream
+//!   of calls sets them once per connection.
+//! * A connection is probed once per use, when it leaves the pool, with one
+//!   `recv(MSG_PEEK | MSG_DONTWAIT)`: a connection the server closed while
+//!   idle is still found and replaced before anything is sent on it. The probe
+//!   ureq makes when a connection goes back to the pool is answered without a
+//!   syscall (the next probe, at checkout, sees the same thing).
+//! * A call made with a [`CancelToken`](crate::CancelToken) reads in slices of
+//!   [`CANCEL_CHECK_INTERVAL`] and gives up when cancelled.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io::{self, Read, Write};
+use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
+use std::sync::{mpsc, Mutex};
+use std::time::{Duration, Instant};
+
+use ureq::config::Config;
+use ureq::http::Uri;
+use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver};
+use ureq::unversioned::transport::{
+    Buffers, ConnectionDetails, Connector, Either, LazyBuffers, NextTimeout, Transport,
+};
+use ureq::{Error, Timeout};
+
+use crate::cancel::{self, CANCEL_CHECK_INTERVAL};
+use crate::fork::SocketTicket;
+
+/// How long a host lookup is reused.
+pub const RESOLVE_TTL: Duration = Duration::from_secs(30);
+
+/// The shortest socket timeout set: below it, a deadline counts as reached.
+const MIN_SOCKET_TIMEOUT: Duration = Duration::from_millis(1);
+
+// ---- resolver ---------------------------------------------------------------------------
+
+/// Resolves IP literals inline and caches host lookups for [`RESOLVE_TTL`].
+#[derive(Default)]
+pub(crate) struct CachingResolver {
+    cache: Mutex<HashMap<HostPort, Lookup>>,
+}
+
+/// A host (lower case) and port.
+type HostPort = (String, u16);
+/// When a lookup was made, and what it found.
+type Lookup = (Instant, Vec<SocketAddr>);
+
+impl fmt::Debug for CachingResolver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CachingResolver").finish_non_exhaustive()
+    }
+}
+
+impl Resolver for CachingResolver {
+    fn resolve(
+        &self,
+        uri: &Uri,
+        config: &Config,
+        timeout: NextTimeout,
+    ) -> Result<ResolvedSocketAddrs, Error> {
+        let bad = |what: &str| Error::BadUri(format!("{what}: {uri}"));
+        let authority = uri.authority().ok_or_else(|| bad("no host"))?;
+        let port = match (authority.port_u16(), uri.scheme_str()) {
+            (Some(port), _) => port,
+            (None, Some("http")) => 80,
+            (None, Some("https")) => 443,
+            _ => return Err(bad("unknown scheme or port")),
+        };
+        let host = authority.host();
+        let literal = host.trim_start_matches('[').trim_end_matches(']');
+        let mut out = self.empty();
+        if let Ok(ip) = literal.parse::<IpAddr>() {
+            out.push(SocketAddr::new(ip, port));
+            return Ok(out);
+        }
+        let key = (host.to_ascii_lowercase(), port);
+        let cached = {
+            let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            cache
+                .get(&key)
+                .filter(|(at, _)| at.elapsed() < RESOLVE_TTL)
+                .map(|(_, addrs)| addrs.clone())
+        };
+        let addrs = match cached {
+            Some(addrs) => addrs,
+            None => {
+                let found = lookup(&key.0, port, timeout)?;
+                let wanted: Vec<SocketAddr> =
+                    config.ip_family().keep_wanted(found.into_iter()).collect();
+                if wanted.is_empty() {
+                    return Err(Error::HostNotFound);
+                }
+                let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+                cache.retain(|_, (at, _)| at.elapsed() < RESOLVE_TTL);
+                cache.insert(key, (Instant::now(), wanted.clone()));
+                wanted
+            }
+        };
+        // ureq keeps at most 16 addresses.
+        for addr in addrs.into_iter().take(16) {
+            out.push(addr);
+        }
+        Ok(out)
+    }
+}
+
+/// A real lookup, bounded by `timeout` (on a thread of its own when a timeout applies, as ureq does).
+fn lookup(host: &str, port: u16, timeout: NextTimeout) -> Result<Vec<SocketAddr>, Error> {
+    let target = (host.to_owned(), port);
+    if timeout.after.is_not_happening() {
+        return Ok(target.to_socket_addrs()?.collect());
+    }
+    let (tx, rx) = mpsc::sync_channel(1);
+    std::thread::Builder::new()
+        .name("roomchat-resolve".into())
+        .spawn(move || {
+            let _ = tx.send(target.to_socket_addrs().map(Vec::from_iter));
+        })?;
+    match rx.recv_timeout(*timeout.after) {
+        Ok(found) => Ok(found?),
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(Error::Timeout(timeout.reason)),
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err(Error::HostNotFound),
+    }
+}
+
+// ---- connector ----------------------------------------------------------------------------
+
+/// Opens plain TCP connections as [`TcpTransport`]s.
+#[derive(Debug, Default)]
+pub(crate) struct TcpConnector;
+
+impl<In: Transport> Connector<In> for TcpConnector {
+    type Out = Either<In, TcpTransport>;
+
+    fn connect(
+        &self,
+        details: &ConnectionDetails,
+        chained: Option<In>,
+    ) -> Result<Option<Self::Out>, Error> {
+        if let Some(transport) = chained {
+            // A proxy connection made earlier in the chain.
+            return Ok(Some(Either::A(transport)));
+        }
+        let stream = connect(&details.addrs, details.timeout)?;
+        if details.config.no_delay() {
+            stream.set_nodelay(true)?;
+        }
+        let config = details.config;
+        Ok(Some(Either::B(TcpTransport {
+            _ticket: SocketTicket::new(&stream),
+            stream,
+            buffers: LazyBuffers::new(config.input_buffer_size(), config.output_buffer_size()),
+            read_timeout: None,
+            write_timeout: None,
+            used_since_probe: true,
+        })))
+    }
+}
+
+/// Tries each address in turn, sharing the connect timeout between them
+/// (halving: the first gets half, the next a quarter, …; the last what is left).
+fn connect(addrs: &[SocketAddr], timeout: NextTimeout) -> Result<TcpStream, Error> {
+    let deadline = (!timeout.after.is_not_happening()).then(|| Instant::now() + *timeout.after);
+    let mut last_error = None;
+    for (i, addr) in addrs.iter().enumerate() {
+        let attempt = match deadline {
+            None => TcpStream::connect(addr),
+            Some(deadline) => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left < MIN_SOCKET_TIMEOUT {
+                    return Err(Error::Timeout(Timeout::Connect));
+                }
+                let share = if i + 1 == addrs.len() { left } else { left / 2 };
+                TcpStream::connect_timeout(addr, share.max(MIN_SOCKET_TIMEOUT * 10))
+            }
+        };
+        match attempt {
+            Ok(stream) => return Ok(stream),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+                ) =>
+            {
+                last_error = Some(Error::Timeout(Timeout::Connect));
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::ConnectionRefused
+                        | io::ErrorKind::HostUnreachable
+                        | io::ErrorKind::NetworkUnreachable
+                        | io::ErrorKind::AddrNotAvailable
+                ) =>
+            {
+                last_error = Some(Error::Io(e));
+            }
+            Err(e) => return Err(Error::Io(e)),
+        }
+    }
+    Err(last_error.unwrap_or(Error::ConnectionFailed))
+}
+
+// ---- transport ------------------------------------------------------------------------------
+
+/// One TCP connection.
+pub(crate) struct TcpTransport {
+    /// Declared before `stream`, so dropped before the socket is closed.
+    _ticket: SocketTicket,
+    stream: TcpStream,
+    buffers: LazyBuffers,
+    /// The socket's current `SO_RCVTIMEO` / `SO_SNDTIMEO` (`None`: never set, blocking).
+    read_timeout: Option<Duration>,
+    write_timeout: Option<Duration>,
+    /// Set by any I/O; the probe after a use (ureq's, on return to the pool) is skipped.
+    used_since_probe: bool,
+}
+
+impl fmt::Debug for TcpTransport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TcpTransport")
+            .field("peer", &self.stream.peer_addr().ok())
+            .finish()
+    }
+}
+
+/// When an operation must end: `None` when no timeout applies.
+fn deadline_of(timeout: &NextTimeout) -> Option<Instant> {
+    (!timeout.after.is_not_happening()).then(|| Instant::now() + *timeout.after)
+}
+
+/// Makes sure one blocking socket operation returns within `cap` (`None`: may block for good).
+///
+/// A timeout already set at or below `cap` is kept: an operation that times
+/// out early is simply retried by the caller, which rechecks its deadline. A
+/// larger one is lowered to 7/8 of `cap`, so that the next calls, whose caps
+/// vary by microseconds, find it already low enough.
+fn bound_blocking(
+    current: &mut Option<Duration>,
+    cap: Option<Duration>,
+    set: impl FnOnce(Option<Duration>) -> io::Result<()>,
+) -> io::Result<()> {
+    let wanted = match (cap, *current) {
+        (None, None) => return Ok(()),
+        (None, Some(_)) => None,
+        (Some(cap), Some(now)) if now <= cap => return Ok(()),
+        (Some(cap), _) => Some((cap - cap / 8).max(MIN_SOCKET_TIMEOUT)),
+    };
+    set(wanted)?;
+    *current = wanted;
+    Ok(())
+}
+
+fn is_timeout(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+    )
+}
+
+fn cancelled_error() -> Error {
+    Error::Io(io::Error::new(
+        io::ErrorKind::Interrupted,
+        "the call was cancelled",
+    ))
+}
+
+impl Transport for TcpTransport {
+    fn buffers(&mut self) -> &mut dyn Buffers {
+        &mut self.buffers
+    }
+
+    fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), Error> {
+        self.used_since_probe = true;
+        let timeout = timeout.for_write();
+        let deadline = deadline_of(&timeout);
+        let TcpTransport {
+            stream,
+            buffers,
+            write_timeout,
+            ..
+        } = self;
+        let output = &buffers.output()[..amount];
+        let mut written = 0;
+        while written < output.len() {
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            if left.is_some_and(|l| l < MIN_SOCKET_TIMEOUT) {
+                return Err(Error::Timeout(timeout.reason));
+            }
+            bound_blocking(write_timeout, left, |t| stream.set_write_timeout(t))?;
+            match stream.write(&output[written..]) {
+                Ok(0) => return Err(Error::Io(io::ErrorKind::WriteZero.into())),
+                Ok(n) => written += n,
+                Err(e) if is_timeout(&e) => continue,
+                Err(e) => return Err(Error::Io(e)),
+            }
+        }
+        Ok(())
+    }
+
+    fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, Error> {
+        self.used_since_probe = true;
+        let timeout = timeout.for_read();
+        let deadline = deadline_of(&timeout);
+        let cancellable = cancel::in_flight_is_cancellable();
+        loop {
+            if cancellable && cancel::in_flight_is_cancelled() {
+                return Err(cancelled_error());
+            }
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            if left.is_some_and(|l| l < MIN_SOCKET_TIMEOUT) {
+                return Err(Error::Timeout(timeout.reason));
+            }
+            let cap = match (left, cancellable) {
+                (Some(left), true) => Some(left.min(CANCEL_CHECK_INTERVAL)),
+                (None, true) => Some(CANCEL_CHECK_INTERVAL),
+                (left, false) => left,
+            };
+            let stream = &self.stream;
+            bound_blocking(&mut self.read_timeout, cap, |t| stream.set_read_timeout(t))?;
+            let input = self.buffers.input_append_buf();
+            match (&self.stream).read(input) {
+                Ok(n) => {
+                    self.buffers.input_appended(n);
+                    return Ok(n > 0);
+                }
+                Err(e) if is_timeout(&e) => continue,
+                Err(e) => return Err(Error::Io(e)),
+            }
+        }
+    }
+
+    fn is_open(&mut self) -> bool {
+        if std::mem::take(&mut self.used_since_probe) {
+            // ureq asks right after a use, as the connection goes back to the
+            // pool; the probe when it is taken out again answers the same question.
+            return true;
+        }
+        probe_open(&self.stream)
+    }
+}
+
+/// Whether an idle connection is still open: no byte waiting (the server sent
+/// nothing unasked) and no end of stream (it did not close). One syscall.
+#[cfg(unix)]
+fn probe_open(stream: &TcpStream) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut byte = 0u8;
+    // SAFETY: a valid socket and a one-byte buffer that outlives the call.
+    let n = unsafe {
+        libc::recv(
+            stream.as_raw_fd(),
+            (&mut byte as *mut u8).cast(),
+            1,
+            libc::MSG_PEEK | libc::MSG_DONTWAIT,
+        )
+    };
+    n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::WouldBlock
+}
+
+#[cfg(not(unix))]
+fn probe_open(stream: &TcpStream) -> bool {
+    let mut byte = [0u8];
+    if stream.set_nonblocking(true).is_err() {
+        return false;
+    }
+    let open = matches!(stream.peek(&mut byte), Err(e) if e.kind() == io::ErrorKind::WouldBlock);
+    stream.set_nonblocking(false).is_ok() && open
+}
+
+/// The agent's connector: an HTTP CONNECT proxy when one is configured, TCP, then TLS for `https`.
+pub(crate) fn connector() -> impl Connector {
+    use ureq::unversioned::transport::{ConnectProxyConnector, RustlsConnector};
+    ().chain(ConnectProxyConnector::default())
+        .chain(TcpConnector)
+        .chain(RustlsConnector::default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn socket_timeouts_only_shrink() {
+        let mut current = None;
+        let mut sets = Vec::new();
+        let mut bound = |current: &mut Option<Duration>, cap: Option<Duration>| {
+            bound_blocking(current, cap, |t| {
+                sets.push(t);
+                Ok(())
+            })
+            .unwrap()
+        };
+        bound(&mut current, Some(Duration::from_secs(30)));
+        assert_eq!(current, Some(Duration::from_millis(26_250)));
+        // The next call's cap is a little smaller or larger: nothing is set.
+        bound(&mut current, Some(Duration::from_millis(29_999)));
+        bound(&mut current, Some(Duration::from_millis(30_001)));
+        // Near the deadline it shrinks.
+        bound(&mut current, Some(Duration::from_millis(80)));
+        assert_eq!(current, Some(Duration::from_millis(70)));
+        // No deadline at all: blocking again.
+        bound(&mut current, None);
+        assert_eq!(current, None);
+        assert_eq!(sets.len(), 3);
+    }
+}
