@@ -1,0 +1,95 @@
+"""roomchat: a client for the hosted chat service's REST API.
+
+Sync (:class:`Client`) and asyncio (:class:`AsyncClient`) clients over the roomchat
+Rust core: one keep-alive connection pool per client, one rate-limit budget per
+private key in the process, safe retries, the GIL released during every call, and
+the private key in no error, repr or log line.
+
+    import roomchat
+
+    with roomchat.Client(key, base_url="https://api.example.com") as client:
+        page = client.list_users(limit=50)
+        for user in client.users():
+            print(user.username)
+
+Errors are subclasses of :class:`RoomchatError` (one per kind of the core); the
+attempts, retries and rate-limit waits are logged to ``logging.getLogger("roomchat")``
+(DEBUG for each attempt, WARNING for retries and waits). :mod:`roomchat.wire` is the
+pure request/response layer for use with another HTTP stack.
+"""
+
+from ._errors import (
+    AuthenticationError,
+    CancelledError,
+    ConfigurationError,
+    ConnectionError,
+    DecodeError,
+    InvalidAuthError,
+    InvalidRequestError,
+    MissingAuthError,
+    PlanUpgradeRequiredError,
+    RateLimitedError,
+    ResponseTooLargeError,
+    RoomchatError,
+    ServerError,
+    TimeoutError,
+    UnexpectedStatusError,
+    UserNotFoundError,
+    ValidationError,
+)
+from ._native import (
+    CORE_VERSION,
+    CancelToken,
+    Client,
+    CreatedUser,
+    Deactivated,
+    Message,
+    MessageAuthor,
+    RateLimit,
+    RateLimitState,
+    RawResponse,
+    User,
+    UserIterator,
+    UserPage,
+    UserPageIterator,
+    __version__,
+)
+from ._async import AsyncClient
+from . import wire
+
+__all__ = [
+    "AsyncClient",
+    "AuthenticationError",
+    "CORE_VERSION",
+    "CancelToken",
+    "CancelledError",
+    "Client",
+    "ConfigurationError",
+    "ConnectionError",
+    "CreatedUser",
+    "Deactivated",
+    "DecodeError",
+    "InvalidAuthError",
+    "InvalidRequestError",
+    "Message",
+    "MessageAuthor",
+    "MissingAuthError",
+    "PlanUpgradeRequiredError",
+    "RateLimit",
+    "RateLimitState",
+    "RateLimitedError",
+    "RawResponse",
+    "ResponseTooLargeError",
+    "RoomchatError",
+    "ServerError",
+    "TimeoutError",
+    "UnexpectedStatusError",
+    "User",
+    "UserIterator",
+    "UserNotFoundError",
+    "UserPage",
+    "UserPageIterator",
+    "ValidationError",
+    "__version__",
+    "wire",
+]

@@ -1,0 +1,366 @@
+"""``roomchat.AsyncClient``: the client's calls as coroutines.
+
+Core's calls block, so each one runs on a thread of a small pool owned by the client
+(a ``ThreadPoolExecutor``, ``max_workers`` threads, made on first use, and made anew
+in a forked child); the event loop only waits on a future. The native call releases
+the GIL for its whole length, so the loop keeps running while calls are in flight.
+
+Cancelling the task that awaits a call cancels the core call itself through a
+``CancelToken``: a rate-limit wait or a backoff ends at once, a request on the wire
+within 50 ms, and the task waits for the thread to be free before it finishes with
+``asyncio.CancelledError``. No thread or connection is left busy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import concurrent.futures
+import os
+import threading
+from types import TracebackType
+from typing import Any, AsyncIterator, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Tuple, Type, TypeVar, Union
+
+from . import _native
+from ._errors import ConfigurationError
+from ._native import (
+    CancelToken,
+    CreatedUser,
+    Deactivated,
+    Message,
+    RateLimit,
+    RateLimitState,
+    RawResponse,
+    User,
+    UserPage,
+)
+
+__all__ = ["AsyncClient"]
+
+T = TypeVar("T")
+
+#: Threads per AsyncClient unless told otherwise: calls in flight at once.
+DEFAULT_MAX_WORKERS = 16
+
+
+async def _finish(future: concurrent.futures.Future[Any]) -> None:
+    """Waits for a call whose token was cancelled to give its thread back (at most ~50 ms)."""
+    if future.done():
+        return
+    try:
+        await asyncio.wrap_future(future)
+    except BaseException:  # its own CancelledError, or this task cancelled once more
+        pass
+
+
+class AsyncClient:
+    """A client of the chat service's REST API for asyncio.
+
+    The same settings and methods as :class:`roomchat.Client`, the calls as coroutines
+    (``users()`` and ``user_pages()`` as async iterators; ``sign_in_url``,
+    ``iframe_html`` and ``rate_limit_state`` stay plain methods: they do no I/O), and
+    ``max_workers``: how many calls may be in flight at once (default 16)::
+
+        async with roomchat.AsyncClient(key, base_url=url) as client:
+            page = await client.list_users(limit=50)
+            async for user in client.users():
+                ...
+    """
+
+    def __init__(
+        self,
+        private_key: str,
+        *,
+        base_url: str,
+        chat_url: Optional[str] = None,
+        public_key: Optional[str] = None,
+        timeout: float = 30.0,
+        connect_timeout: float = 10.0,
+        max_retries: int = 2,
+        retry_non_idempotent: bool = False,
+        rate_limit: Optional[RateLimit] = None,
+        app_name: Optional[str] = None,
+        allow_insecure_http: bool = False,
+        max_retry_wait: float = 60.0,
+        base_backoff: float = 0.25,
+        max_response_bytes: int = 16777216,
+        max_workers: int = DEFAULT_MAX_WORKERS,
+    ) -> None:
+        client = _native.Client(
+            private_key,
+            base_url=base_url,
+            chat_url=chat_url,
+            public_key=public_key,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            max_retries=max_retries,
+            retry_non_idempotent=retry_non_idempotent,
+            rate_limit=rate_limit,
+            app_name=app_name,
+            allow_insecure_http=allow_insecure_http,
+            max_retry_wait=max_retry_wait,
+            base_backoff=base_backoff,
+            max_response_bytes=max_response_bytes,
+        )
+        self._setup(client, max_workers)
+
+    def _setup(self, client: _native.Client, max_workers: int) -> None:
+        if isinstance(max_workers, bool) or not isinstance(max_workers, int):
+            raise TypeError(f"max_workers must be an int, not {type(max_workers).__name__}")
+        if max_workers < 1:
+            raise ConfigurationError("max_workers must be at least 1")
+        self._client = client
+        self._max_workers = max_workers
+        self._executor: Optional[concurrent.futures.ThreadPoolExecutor] = None
+        self._pid = os.getpid()
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_env(
+        cls,
+        *,
+        timeout: float = 30.0,
+        connect_timeout: float = 10.0,
+        max_retries: int = 2,
+        retry_non_idempotent: bool = False,
+        rate_limit: Optional[RateLimit] = None,
+        allow_insecure_http: bool = False,
+        max_retry_wait: float = 60.0,
+        base_backoff: float = 0.25,
+        max_response_bytes: int = 16777216,
+        max_workers: int = DEFAULT_MAX_WORKERS,
+    ) -> AsyncClient:
+        """A client from the ``ROOMCHAT_*`` environment variables (see ``Client.from_env``)."""
+        native = _native.Client.from_env(
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            max_retries=max_retries,
+            retry_non_idempotent=retry_non_idempotent,
+            rate_limit=rate_limit,
+            allow_insecure_http=allow_insecure_http,
+            max_retry_wait=max_retry_wait,
+            base_backoff=base_backoff,
+            max_response_bytes=max_response_bytes,
+        )
+        self = cls.__new__(cls)
+        self._setup(native, max_workers)
+        return self
+
+    # ---- the pool -------------------------------------------------------------------
+
+    def _pool(self) -> concurrent.futures.ThreadPoolExecutor:
+        executor = self._executor
+        if executor is not None and self._pid == os.getpid():
+            return executor
+        with self._lock:
+            if self._client.closed:
+                raise ConfigurationError("the client is closed")
+            if self._executor is None or self._pid != os.getpid():
+                # In a forked child the parent's pool threads do not exist: make a new pool.
+                self._executor = concurrent.futures.ThreadPoolExecutor(
+                    max_workers=self._max_workers, thread_name_prefix="roomchat-async"
+                )
+                self._pid = os.getpid()
+            return self._executor
+
+    async def _run(self, token: CancelToken, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        future = self._pool().submit(fn, *args, **kwargs)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            token.cancel()
+            await _finish(future)
+            raise
+
+    async def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        token = CancelToken()
+        method = getattr(self._client.with_cancel(token), name)
+        return await self._run(token, method, *args, **kwargs)
+
+    # ---- life ---------------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        """The REST base URL."""
+        return self._client.base_url
+
+    @property
+    def closed(self) -> bool:
+        """Whether the client was closed."""
+        return self._client.closed
+
+    def close(self) -> None:
+        """Closes the client without waiting: calls in flight finish on their threads."""
+        self._client.close()
+        with self._lock:
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=False)
+
+    async def aclose(self) -> None:
+        """Closes the client and waits until the calls in flight have finished and its threads have ended."""
+        self._client.close()
+        with self._lock:
+            executor, self._executor = self._executor, None
+        if executor is None:
+            return
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+
+        def shut_down() -> None:
+            executor.shutdown(wait=True)
+            loop.call_soon_threadsafe(lambda: done.done() or done.set_result(None))
+
+        threading.Thread(target=shut_down, name="roomchat-async-close", daemon=True).start()
+        await asyncio.shield(done)
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        return "AsyncClient(closed)" if self.closed else f"AsyncClient(base_url={self.base_url!r})"
+
+    # ---- endpoints ----------------------------------------------------------------------
+
+    async def list_users(self, limit: int = 50, skip: int = 0) -> UserPage:
+        """GET /consumer/api/v2/users: one page of users (``limit`` 1 to 200)."""
+        page: UserPage = await self._call("list_users", limit, skip)
+        return page
+
+    def users(self, page_size: int = 200) -> AsyncIterator[User]:
+        """Every user, fetched lazily ``page_size`` at a time; a user id is never yielded twice."""
+        token = CancelToken()
+        return _AsyncUsers(self, token, self._client.with_cancel(token).users(page_size), page_size)
+
+    def user_pages(self, page_size: int = 200) -> AsyncIterator[UserPage]:
+        """The users listing page by page, ``page_size`` at a time."""
+        token = CancelToken()
+        return _AsyncPages(self, token, self._client.with_cancel(token).user_pages(page_size))
+
+    async def create_user(
+        self,
+        username: str,
+        *,
+        is_moderator: bool = False,
+        chat_room: Optional[str] = None,
+        unique_user_identifier: Optional[str] = None,
+        email: Optional[str] = None,
+        profile_pic: Optional[str] = None,
+        external_user_id: Optional[str] = None,
+        meta: Any = None,
+        extra: Optional[Mapping[str, Any]] = None,
+    ) -> CreatedUser:
+        """POST /consumer/api/v1/user (never retried after a 5xx or timeout unless ``retry_non_idempotent``)."""
+        created: CreatedUser = await self._call(
+            "create_user",
+            username,
+            is_moderator=is_moderator,
+            chat_room=chat_room,
+            unique_user_identifier=unique_user_identifier,
+            email=email,
+            profile_pic=profile_pic,
+            external_user_id=external_user_id,
+            meta=meta,
+            extra=extra,
+        )
+        return created
+
+    async def deactivate_user(
+        self, *, user_id: Optional[str] = None, unique_user_identifier: Optional[str] = None
+    ) -> Deactivated:
+        """DELETE /consumer/api/v2/user/deactivate, by exactly one of the two ids."""
+        done: Deactivated = await self._call(
+            "deactivate_user", user_id=user_id, unique_user_identifier=unique_user_identifier
+        )
+        return done
+
+    async def conversation_messages(
+        self, room_id: str, conversation_id: str, *, path_form: str = "room"
+    ) -> List[Message]:
+        """GET /consumer/api/v2/room/:roomId/conversation/:conversationId/messages."""
+        messages: List[Message] = await self._call(
+            "conversation_messages", room_id, conversation_id, path_form=path_form
+        )
+        return messages
+
+    async def list_chat_rooms(self) -> List[Dict[str, Any]]:
+        """GET /consumer/api/v1/chatrooms: the room objects as they came."""
+        rooms: List[Dict[str, Any]] = await self._call("list_chat_rooms")
+        return rooms
+
+    async def raw_request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Union[Mapping[str, Union[str, int]], Sequence[Tuple[str, Union[str, int]]], None] = None,
+        json: Any = None,
+        auth: str = "private",
+    ) -> RawResponse:
+        """A request to an endpoint the contract names without a shape (see ``Client.raw_request``)."""
+        response: RawResponse = await self._call("raw_request", method, path, query=query, json=json, auth=auth)
+        return response
+
+    def rate_limit_state(self) -> RateLimitState:
+        """Where this key's shared rate-limit budget stands."""
+        return self._client.rate_limit_state()
+
+    def sign_in_url(self, room_id: str, access_token: str) -> str:
+        """The browser address that signs the holder of ``access_token`` in to ``room_id``."""
+        return self._client.sign_in_url(room_id, access_token)
+
+    def iframe_html(self, room_id: str, access_token: str, *, width: str = "100%", height: str = "600") -> str:
+        """An ``<iframe>`` showing ``room_id`` signed in as the holder of ``access_token``."""
+        return self._client.iframe_html(room_id, access_token, width=width, height=height)
+
+
+class _AsyncUsers:
+    """``AsyncClient.users()``: one thread hop per page, not per user."""
+
+    def __init__(self, client: AsyncClient, token: CancelToken, users: _native.UserIterator, page_size: int) -> None:
+        self._client = client
+        self._token = token
+        self._users = users
+        self._page_size = page_size
+        self._buffer: Deque[User] = collections.deque()
+
+    def __aiter__(self) -> _AsyncUsers:
+        return self
+
+    async def __anext__(self) -> User:
+        if not self._buffer:
+            batch = await self._client._run(self._token, self._users._next_batch, self._page_size)
+            if not batch:
+                raise StopAsyncIteration
+            self._buffer.extend(batch)
+        return self._buffer.popleft()
+
+
+class _AsyncPages:
+    """``AsyncClient.user_pages()``."""
+
+    def __init__(self, client: AsyncClient, token: CancelToken, pages: _native.UserPageIterator) -> None:
+        self._client = client
+        self._token = token
+        self._pages = pages
+
+    def __aiter__(self) -> _AsyncPages:
+        return self
+
+    async def __anext__(self) -> UserPage:
+        page = await self._client._run(self._token, _next_or_none, self._pages)
+        if page is None:
+            raise StopAsyncIteration
+        return page
+
+
+def _next_or_none(pages: _native.UserPageIterator) -> Optional[UserPage]:
+    return next(pages, None)

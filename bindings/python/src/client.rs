@@ -1,0 +1,840 @@
+//! `roomchat.Client`, `RateLimit`, `CancelToken` and the users iterators.
+//!
+//! Every method converts its arguments while it holds the GIL, then calls core with
+//! the GIL released (`Python::detach`), then wraps the result. The client handle is
+//! read under the GIL only, so no lock of this module is ever held across a `fork()`.
+
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString, PyTuple, PyType};
+use roomchat::{
+    CancelToken as CoreToken, ClientBuilder, ConversationMessages, CreateUser, DeactivateUser,
+    ListUsers, PathForm, RateLimitConfig, RawAuth, RawRequest, WhenLimited, MAX_PAGE_SIZE,
+};
+use serde_json::Value;
+
+use crate::convert::{flag, from_json, opt_text, seconds, text, to_json, whole};
+use crate::errors::{configuration, to_py, validation, wrong_type, IntoPyResult};
+use crate::logging::{self, LoggingObserver};
+use crate::models::{
+    CreatedUser, Deactivated, Message, RateLimitState, RawResponse, User, UserPage,
+};
+
+// ---- RateLimit ------------------------------------------------------------------------
+
+/// The client-side rate limit of a private key: `requests` per `window` seconds; when
+/// the budget is spent, `when_limited="wait"` waits up to `max_wait` seconds for a slot,
+/// `"fail"` raises `RateLimitedError` at once.
+#[pyclass(frozen, module = "roomchat")]
+#[derive(Clone)]
+pub struct RateLimit {
+    pub(crate) config: RateLimitConfig,
+}
+
+#[pymethods]
+impl RateLimit {
+    #[new]
+    #[pyo3(signature = (requests=None, window=None, when_limited=None, max_wait=None))]
+    #[pyo3(text_signature = "(requests=600, window=60.0, when_limited='wait', max_wait=60.0)")]
+    fn new(
+        py: Python<'_>,
+        requests: Option<&Bound<'_, PyAny>>,
+        window: Option<&Bound<'_, PyAny>>,
+        when_limited: Option<&Bound<'_, PyAny>>,
+        max_wait: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<RateLimit> {
+        let requests = match requests {
+            Some(r) => whole("requests", r, 1, u32::MAX.into())? as u32,
+            None => 600,
+        };
+        let window = match window {
+            Some(w) => seconds("window", w)?,
+            None => Duration::from_secs(60),
+        };
+        let max_wait = match max_wait {
+            Some(w) => seconds("max_wait", w)?,
+            None => Duration::from_secs(60),
+        };
+        let mut config = RateLimitConfig::new(requests, window);
+        config.when_limited = match opt_text("when_limited", when_limited)?.as_deref() {
+            None | Some("wait") => WhenLimited::Wait(max_wait),
+            Some("fail") => WhenLimited::Fail,
+            Some(other) => {
+                return Err(configuration(
+                    py,
+                    format!("when_limited must be \"wait\" or \"fail\", not {other:?}"),
+                ))
+            }
+        };
+        if window.is_zero() {
+            return Err(configuration(py, "window must be more than 0 seconds"));
+        }
+        Ok(RateLimit { config })
+    }
+
+    /// Requests allowed per window.
+    #[getter]
+    fn requests(&self) -> u32 {
+        self.config.requests
+    }
+    /// The window, in seconds.
+    #[getter]
+    fn window(&self) -> f64 {
+        self.config.window.as_secs_f64()
+    }
+    /// `"wait"` or `"fail"`.
+    #[getter]
+    fn when_limited(&self) -> &'static str {
+        match self.config.when_limited {
+            WhenLimited::Wait(_) => "wait",
+            WhenLimited::Fail => "fail",
+        }
+    }
+    /// The longest wait for a slot, in seconds (`None` with `"fail"`).
+    #[getter]
+    fn max_wait(&self) -> Option<f64> {
+        match self.config.when_limited {
+            WhenLimited::Wait(w) => Some(w.as_secs_f64()),
+            WhenLimited::Fail => None,
+        }
+    }
+    fn __eq__(&self, other: &Self) -> bool {
+        self.config == other.config
+    }
+    fn __hash__(&self) -> u64 {
+        u64::from(self.config.requests) ^ self.config.window.as_millis() as u64
+    }
+    fn __repr__(&self) -> String {
+        match self.config.when_limited {
+            WhenLimited::Wait(w) => format!(
+                "RateLimit(requests={}, window={}, when_limited='wait', max_wait={})",
+                self.config.requests,
+                self.config.window.as_secs_f64(),
+                w.as_secs_f64()
+            ),
+            WhenLimited::Fail => format!(
+                "RateLimit(requests={}, window={}, when_limited='fail')",
+                self.config.requests,
+                self.config.window.as_secs_f64()
+            ),
+        }
+    }
+}
+
+// ---- CancelToken ------------------------------------------------------------------------
+
+/// Cancels the calls of a client made with `Client.with_cancel(token)`, from any thread:
+/// a rate-limit wait or retry backoff is abandoned at once, and a request on the wire is
+/// given up within 50 ms (its connection is closed). The call raises `CancelledError`.
+#[pyclass(frozen, module = "roomchat")]
+pub struct CancelToken {
+    inner: CoreToken,
+}
+
+#[pymethods]
+impl CancelToken {
+    #[new]
+    fn new() -> CancelToken {
+        CancelToken {
+            inner: CoreToken::new(),
+        }
+    }
+    /// Cancels every call made with this token, now and later.
+    fn cancel(&self) {
+        self.inner.cancel();
+    }
+    /// Whether `cancel()` was called.
+    #[getter]
+    fn cancelled(&self) -> bool {
+        self.inner.is_cancelled()
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "CancelToken(cancelled={})",
+            if self.cancelled() { "True" } else { "False" }
+        )
+    }
+}
+
+// ---- Client --------------------------------------------------------------------------------
+
+/// A client of the chat service's REST API (see the package docs).
+#[pyclass(frozen, subclass, module = "roomchat")]
+pub struct Client {
+    /// `None` once closed. Read (and cloned: one `Arc`) under the GIL only.
+    inner: RwLock<Option<roomchat::Client>>,
+}
+
+/// The settings `Client(...)` and `Client.from_env(...)` take besides the key and URLs.
+struct Settings<'a, 'py> {
+    timeout: Option<&'a Bound<'py, PyAny>>,
+    connect_timeout: Option<&'a Bound<'py, PyAny>>,
+    max_retries: Option<&'a Bound<'py, PyAny>>,
+    retry_non_idempotent: Option<&'a Bound<'py, PyAny>>,
+    rate_limit: Option<&'a Bound<'py, PyAny>>,
+    allow_insecure_http: Option<&'a Bound<'py, PyAny>>,
+    max_retry_wait: Option<&'a Bound<'py, PyAny>>,
+    base_backoff: Option<&'a Bound<'py, PyAny>>,
+    max_response_bytes: Option<&'a Bound<'py, PyAny>>,
+}
+
+fn given<'py>(value: Option<&Bound<'py, PyAny>>) -> Option<Bound<'py, PyAny>> {
+    value.filter(|v| !v.is_none()).cloned()
+}
+
+impl Settings<'_, '_> {
+    fn apply(&self, mut builder: ClientBuilder) -> PyResult<ClientBuilder> {
+        if let Some(v) = given(self.timeout) {
+            builder = builder.timeout(seconds("timeout", &v)?);
+        }
+        if let Some(v) = given(self.connect_timeout) {
+            builder = builder.connect_timeout(seconds("connect_timeout", &v)?);
+        }
+        if let Some(v) = given(self.max_retries) {
+            builder = builder.max_retries(whole("max_retries", &v, 0, 100)? as u32);
+        }
+        if let Some(v) = given(self.retry_non_idempotent) {
+            builder = builder.retry_non_idempotent(flag("retry_non_idempotent", &v)?);
+        }
+        if let Some(v) = given(self.allow_insecure_http) {
+            builder = builder.allow_insecure_http(flag("allow_insecure_http", &v)?);
+        }
+        if let Some(v) = given(self.max_retry_wait) {
+            builder = builder.max_retry_wait(seconds("max_retry_wait", &v)?);
+        }
+        if let Some(v) = given(self.base_backoff) {
+            builder = builder.base_backoff(seconds("base_backoff", &v)?);
+        }
+        if let Some(v) = given(self.max_response_bytes) {
+            builder = builder.max_response_bytes(whole(
+                "max_response_bytes",
+                &v,
+                1,
+                u64::MAX.into(),
+            )? as u64);
+        }
+        if let Some(v) = given(self.rate_limit) {
+            let limit = v
+                .cast::<RateLimit>()
+                .map_err(|_| wrong_type("rate_limit", "a roomchat.RateLimit", &v))?;
+            builder = builder.rate_limit(limit.get().config);
+        }
+        Ok(builder.observer(Arc::new(LoggingObserver)))
+    }
+}
+
+impl Client {
+    fn wrap(client: roomchat::Client) -> Client {
+        Client {
+            inner: RwLock::new(Some(client)),
+        }
+    }
+
+    /// The core client, for one call (and the logging levels for it, read now).
+    fn core(&self, py: Python<'_>) -> PyResult<roomchat::Client> {
+        let client = self
+            .inner
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or_else(|| configuration(py, "the client is closed"))?;
+        logging::refresh(py);
+        Ok(client)
+    }
+}
+
+/// `limit`, `skip`, `page_size` and the like.
+fn page_size(name: &str, value: &Bound<'_, PyAny>) -> PyResult<u32> {
+    Ok(whole(name, value, 1, MAX_PAGE_SIZE.into())? as u32)
+}
+
+/// A `str` or `int` query value, as text.
+fn query_value(name: &str, value: &Bound<'_, PyAny>) -> PyResult<String> {
+    if value.is_instance_of::<PyString>() {
+        return text(name, value);
+    }
+    if value.is_instance_of::<pyo3::types::PyInt>()
+        && !value.is_instance_of::<pyo3::types::PyBool>()
+    {
+        return Ok(value.str()?.to_string());
+    }
+    Err(wrong_type(name, "a str or an int", value))
+}
+
+#[pymethods]
+impl Client {
+    #[new]
+    #[pyo3(signature = (
+        private_key, *, base_url, chat_url=None, public_key=None, timeout=None,
+        connect_timeout=None, max_retries=None, retry_non_idempotent=None, rate_limit=None,
+        app_name=None, allow_insecure_http=None, max_retry_wait=None, base_backoff=None,
+        max_response_bytes=None
+    ))]
+    #[pyo3(
+        text_signature = "(private_key, *, base_url, chat_url=None, public_key=None, \
+        timeout=30.0, connect_timeout=10.0, max_retries=2, retry_non_idempotent=False, \
+        rate_limit=None, app_name=None, allow_insecure_http=False, max_retry_wait=60.0, \
+        base_backoff=0.25, max_response_bytes=16777216)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        private_key: &Bound<'_, PyAny>,
+        base_url: &Bound<'_, PyAny>,
+        chat_url: Option<&Bound<'_, PyAny>>,
+        public_key: Option<&Bound<'_, PyAny>>,
+        timeout: Option<&Bound<'_, PyAny>>,
+        connect_timeout: Option<&Bound<'_, PyAny>>,
+        max_retries: Option<&Bound<'_, PyAny>>,
+        retry_non_idempotent: Option<&Bound<'_, PyAny>>,
+        rate_limit: Option<&Bound<'_, PyAny>>,
+        app_name: Option<&Bound<'_, PyAny>>,
+        allow_insecure_http: Option<&Bound<'_, PyAny>>,
+        max_retry_wait: Option<&Bound<'_, PyAny>>,
+        base_backoff: Option<&Bound<'_, PyAny>>,
+        max_response_bytes: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Client> {
+        let py = private_key.py();
+        let mut builder = roomchat::Client::builder(text("private_key", private_key)?)
+            .base_url(text("base_url", base_url)?);
+        if let Some(url) = opt_text("chat_url", chat_url)? {
+            builder = builder.chat_url(url);
+        }
+        if let Some(key) = opt_text("public_key", public_key)? {
+            builder = builder.public_key(key);
+        }
+        if let Some(app) = opt_text("app_name", app_name)? {
+            builder = builder.app_name(app);
+        }
+        let builder = Settings {
+            timeout,
+            connect_timeout,
+            max_retries,
+            retry_non_idempotent,
+            rate_limit,
+            allow_insecure_http,
+            max_retry_wait,
+            base_backoff,
+            max_response_bytes,
+        }
+        .apply(builder)?;
+        builder.build().or_raise(py).map(Client::wrap)
+    }
+
+    /// A client from `ROOMCHAT_PRIVATE_KEY` and `ROOMCHAT_BASE_URL` (required) and
+    /// `ROOMCHAT_CHAT_URL`, `ROOMCHAT_PUBLIC_KEY`, `ROOMCHAT_APP_NAME` (optional; empty
+    /// counts as unset), with the other settings as keyword arguments.
+    #[classmethod]
+    #[pyo3(signature = (
+        *, timeout=None, connect_timeout=None, max_retries=None, retry_non_idempotent=None,
+        rate_limit=None, allow_insecure_http=None, max_retry_wait=None, base_backoff=None,
+        max_response_bytes=None
+    ))]
+    #[pyo3(
+        text_signature = "(*, timeout=30.0, connect_timeout=10.0, max_retries=2, \
+        retry_non_idempotent=False, rate_limit=None, allow_insecure_http=False, \
+        max_retry_wait=60.0, base_backoff=0.25, max_response_bytes=16777216)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn from_env<'py>(
+        cls: &Bound<'py, PyType>,
+        timeout: Option<&Bound<'py, PyAny>>,
+        connect_timeout: Option<&Bound<'py, PyAny>>,
+        max_retries: Option<&Bound<'py, PyAny>>,
+        retry_non_idempotent: Option<&Bound<'py, PyAny>>,
+        rate_limit: Option<&Bound<'py, PyAny>>,
+        allow_insecure_http: Option<&Bound<'py, PyAny>>,
+        max_retry_wait: Option<&Bound<'py, PyAny>>,
+        base_backoff: Option<&Bound<'py, PyAny>>,
+        max_response_bytes: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, Client>> {
+        let py = cls.py();
+        let builder = ClientBuilder::from_env().or_raise(py)?;
+        let builder = Settings {
+            timeout,
+            connect_timeout,
+            max_retries,
+            retry_non_idempotent,
+            rate_limit,
+            allow_insecure_http,
+            max_retry_wait,
+            base_backoff,
+            max_response_bytes,
+        }
+        .apply(builder)?;
+        let client = Client::wrap(builder.build().or_raise(py)?);
+        Bound::new(py, client)
+    }
+
+    /// The same client (same connections, budget and settings) whose calls `token` cancels.
+    fn with_cancel(&self, py: Python<'_>, token: &CancelToken) -> PyResult<Client> {
+        let client = self.core(py)?;
+        Ok(Client::wrap(client.with_cancel(token.inner.clone())))
+    }
+
+    /// The REST base URL.
+    #[getter]
+    fn base_url(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(self.core(py)?.base_url().to_owned())
+    }
+
+    /// Whether `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_none()
+    }
+
+    /// Lets go of this handle's connections; later calls raise `ConfigurationError`.
+    fn close(&self) {
+        let client = self.inner.write().unwrap_or_else(|p| p.into_inner()).take();
+        drop(client);
+    }
+
+    fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, _exc: &Bound<'_, PyTuple>) -> bool {
+        self.close();
+        false
+    }
+
+    fn __repr__(&self) -> String {
+        match &*self.inner.read().unwrap_or_else(|p| p.into_inner()) {
+            Some(client) => format!("Client(base_url={:?})", client.base_url()).replace('"', "'"),
+            None => "Client(closed)".to_owned(),
+        }
+    }
+
+    /// GET /consumer/api/v2/users: one page of users (`limit` 1 to 200).
+    #[pyo3(signature = (limit=None, skip=None))]
+    #[pyo3(text_signature = "(self, limit=50, skip=0)")]
+    fn list_users(
+        &self,
+        py: Python<'_>,
+        limit: Option<&Bound<'_, PyAny>>,
+        skip: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<UserPage> {
+        let limit = match limit {
+            Some(l) => page_size("limit", l)?,
+            None => 50,
+        };
+        let skip = match skip {
+            Some(s) => whole("skip", s, 0, u64::MAX.into())? as u64,
+            None => 0,
+        };
+        let client = self.core(py)?;
+        py.detach(move || {
+            client
+                .list_users(&ListUsers::page(limit, skip))
+                .map(UserPage::from)
+        })
+        .or_raise(py)
+    }
+
+    /// Every user, fetched lazily `page_size` at a time (1 to 200); a user id is never yielded twice.
+    #[pyo3(signature = (page_size=None))]
+    #[pyo3(text_signature = "(self, page_size=200)")]
+    fn users(
+        &self,
+        py: Python<'_>,
+        page_size: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<UserIterator> {
+        let size = match page_size {
+            Some(p) => self::page_size("page_size", p)?,
+            None => MAX_PAGE_SIZE,
+        };
+        Ok(UserIterator {
+            inner: self.core(py)?.users_with_page_size(size),
+            pending: None,
+        })
+    }
+
+    /// The users listing page by page, `page_size` at a time (1 to 200).
+    #[pyo3(signature = (page_size=None))]
+    #[pyo3(text_signature = "(self, page_size=200)")]
+    fn user_pages(
+        &self,
+        py: Python<'_>,
+        page_size: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<UserPageIterator> {
+        let size = match page_size {
+            Some(p) => self::page_size("page_size", p)?,
+            None => MAX_PAGE_SIZE,
+        };
+        Ok(UserPageIterator {
+            inner: self.core(py)?.user_pages(size),
+        })
+    }
+
+    /// POST /consumer/api/v1/user. A moderator of one room: `is_moderator=True,
+    /// chat_room=...`. Other fields of `extra` are sent as they are. Never retried after
+    /// a 5xx or timeout unless `retry_non_idempotent=True` (it could create the user twice).
+    #[pyo3(signature = (
+        username, *, is_moderator=None, chat_room=None, unique_user_identifier=None, email=None,
+        profile_pic=None, external_user_id=None, meta=None, extra=None
+    ))]
+    #[pyo3(
+        text_signature = "(self, username, *, is_moderator=False, chat_room=None, \
+        unique_user_identifier=None, email=None, profile_pic=None, external_user_id=None, \
+        meta=None, extra=None)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn create_user(
+        &self,
+        py: Python<'_>,
+        username: &Bound<'_, PyAny>,
+        is_moderator: Option<&Bound<'_, PyAny>>,
+        chat_room: Option<&Bound<'_, PyAny>>,
+        unique_user_identifier: Option<&Bound<'_, PyAny>>,
+        email: Option<&Bound<'_, PyAny>>,
+        profile_pic: Option<&Bound<'_, PyAny>>,
+        external_user_id: Option<&Bound<'_, PyAny>>,
+        meta: Option<&Bound<'_, PyAny>>,
+        extra: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<CreatedUser> {
+        let username = text("username", username)?;
+        let moderator = match is_moderator {
+            Some(m) => flag("is_moderator", m)?,
+            None => false,
+        };
+        let mut request = match (moderator, opt_text("chat_room", chat_room)?) {
+            (false, None) => CreateUser::regular(username),
+            (true, None) => CreateUser::moderator(username),
+            (true, Some(room)) => CreateUser::room_moderator(username, room),
+            (false, Some(_)) => {
+                return Err(validation(
+                    py,
+                    "chat_room limits a moderator to one room: pass is_moderator=True with it",
+                ))
+            }
+        };
+        if let Some(extra) = extra.filter(|e| !e.is_none()) {
+            if !extra.is_instance_of::<PyDict>() {
+                return Err(wrong_type("extra", "a dict", extra));
+            }
+            match to_json("extra", extra)? {
+                Value::Object(map) => request.extra = map,
+                _ => return Err(wrong_type("extra", "a dict", extra)),
+            }
+        }
+        let named = [
+            (
+                "unique_user_identifier",
+                "uniqueUserIdentifier",
+                unique_user_identifier,
+            ),
+            ("email", "email", email),
+            ("profile_pic", "profilePic", profile_pic),
+            ("external_user_id", "externalUserId", external_user_id),
+        ];
+        for (arg, wire, value) in named {
+            if let Some(value) = opt_text(arg, value)? {
+                if request.extra.contains_key(wire) {
+                    return Err(validation(
+                        py,
+                        format!("{wire} is given twice: as {arg}= and in extra"),
+                    ));
+                }
+                request.extra.insert(wire.to_owned(), Value::String(value));
+            }
+        }
+        if let Some(meta) = meta.filter(|m| !m.is_none()) {
+            if request.extra.contains_key("meta") {
+                return Err(validation(py, "meta is given twice: as meta= and in extra"));
+            }
+            request
+                .extra
+                .insert("meta".to_owned(), to_json("meta", meta)?);
+        }
+        let client = self.core(py)?;
+        py.detach(move || client.create_user(&request))
+            .or_raise(py)
+            .map(|inner| CreatedUser { inner })
+    }
+
+    /// DELETE /consumer/api/v2/user/deactivate, by exactly one of `user_id` and
+    /// `unique_user_identifier` (both or neither: `ValidationError`, nothing sent).
+    #[pyo3(signature = (*, user_id=None, unique_user_identifier=None))]
+    fn deactivate_user(
+        &self,
+        py: Python<'_>,
+        user_id: Option<&Bound<'_, PyAny>>,
+        unique_user_identifier: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Deactivated> {
+        let target = match (
+            opt_text("user_id", user_id)?,
+            opt_text("unique_user_identifier", unique_user_identifier)?,
+        ) {
+            (Some(id), None) => DeactivateUser::UserId(id),
+            (None, Some(id)) => DeactivateUser::UniqueUserIdentifier(id),
+            _ => {
+                return Err(validation(
+                    py,
+                    "pass exactly one of user_id and unique_user_identifier",
+                ))
+            }
+        };
+        let client = self.core(py)?;
+        py.detach(move || client.deactivate_user(&target))
+            .or_raise(py)
+            .map(|inner| Deactivated { inner })
+    }
+
+    /// GET /consumer/api/v2/room/:roomId/conversation/:conversationId/messages
+    /// (`path_form="chatroom"` sends the `chatroom` form of the path).
+    #[pyo3(signature = (room_id, conversation_id, *, path_form=None))]
+    #[pyo3(text_signature = "(self, room_id, conversation_id, *, path_form='room')")]
+    fn conversation_messages(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        conversation_id: &Bound<'_, PyAny>,
+        path_form: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<Message>> {
+        let form = match opt_text("path_form", path_form)?.as_deref() {
+            None | Some("room") => PathForm::Room,
+            Some("chatroom") => PathForm::ChatRoom,
+            Some(other) => {
+                return Err(validation(
+                    py,
+                    format!("path_form must be \"room\" or \"chatroom\", not {other:?}"),
+                ))
+            }
+        };
+        let params = ConversationMessages::new(
+            text("room_id", room_id)?,
+            text("conversation_id", conversation_id)?,
+        )
+        .path_form(form);
+        let client = self.core(py)?;
+        let messages = py
+            .detach(move || client.conversation_messages(&params))
+            .or_raise(py)?;
+        Ok(messages
+            .into_iter()
+            .map(|m| Message { inner: Arc::new(m) })
+            .collect())
+    }
+
+    /// GET /consumer/api/v1/chatrooms: the room objects as they came.
+    fn list_chat_rooms<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let client = self.core(py)?;
+        let rooms = py.detach(move || client.list_chat_rooms()).or_raise(py)?;
+        match rooms {
+            Value::Array(_) => Ok(from_json(py, &rooms)?.cast_into::<PyList>()?),
+            _ => Err(to_py(
+                py,
+                &roomchat::Error::new(
+                    roomchat::ErrorKind::Decode,
+                    "the chat-room list is not a JSON array",
+                ),
+            )),
+        }
+    }
+
+    /// A request to an endpoint the contract names without a shape, through the same
+    /// limits, retries and errors. `query`: a mapping or pairs (the key is added by the
+    /// client); `json`: the body; `auth`: `"private"`, `"public"` or `"none"`.
+    #[pyo3(signature = (method, path, *, query=None, json=None, auth=None))]
+    #[pyo3(text_signature = "(self, method, path, *, query=None, json=None, auth='private')")]
+    fn raw_request(
+        &self,
+        py: Python<'_>,
+        method: &Bound<'_, PyAny>,
+        path: &Bound<'_, PyAny>,
+        query: Option<&Bound<'_, PyAny>>,
+        json: Option<&Bound<'_, PyAny>>,
+        auth: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<RawResponse> {
+        let auth = match opt_text("auth", auth)?.as_deref() {
+            None | Some("private") => RawAuth::PrivateKey,
+            Some("public") => RawAuth::PublicKey,
+            Some("none") => RawAuth::None,
+            Some(other) => {
+                return Err(validation(
+                    py,
+                    format!("auth must be \"private\", \"public\" or \"none\", not {other:?}"),
+                ))
+            }
+        };
+        let mut request = RawRequest::new(text("method", method)?, text("path", path)?).auth(auth);
+        if let Some(query) = query.filter(|q| !q.is_none()) {
+            let pairs: Vec<Bound<'_, PyAny>> = if let Ok(dict) = query.cast::<PyDict>() {
+                dict.items().iter().collect()
+            } else if query.is_instance_of::<PyList>() || query.is_instance_of::<PyTuple>() {
+                query.try_iter()?.collect::<PyResult<_>>()?
+            } else {
+                return Err(wrong_type(
+                    "query",
+                    "a dict or a list of (name, value) pairs",
+                    query,
+                ));
+            };
+            for pair in pairs {
+                let pair = pair
+                    .cast_into::<PyTuple>()
+                    .ok()
+                    .filter(|t| t.len() == 2)
+                    .ok_or_else(|| {
+                        wrong_type("query", "a dict or a list of (name, value) pairs", query)
+                    })?;
+                let name = text("query name", &pair.get_item(0)?)?;
+                let value = query_value("query value", &pair.get_item(1)?)?;
+                request = request.query(name, value);
+            }
+        }
+        if let Some(body) = json.filter(|j| !j.is_none()) {
+            request = request.body(to_json("json", body)?);
+        }
+        let client = self.core(py)?;
+        py.detach(move || client.raw_request(&request))
+            .or_raise(py)
+            .map(|inner| RawResponse { inner })
+    }
+
+    /// Where this key's shared rate-limit budget stands.
+    fn rate_limit_state(&self, py: Python<'_>) -> PyResult<RateLimitState> {
+        Ok(self.core(py)?.rate_limit_state().into())
+    }
+
+    /// The browser address that signs the holder of `access_token` in to `room_id`
+    /// (needs `chat_url`).
+    fn sign_in_url(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        access_token: &Bound<'_, PyAny>,
+    ) -> PyResult<String> {
+        let (room, token) = (
+            text("room_id", room_id)?,
+            text("access_token", access_token)?,
+        );
+        self.core(py)?.sign_in_url(&room, &token).or_raise(py)
+    }
+
+    /// An `<iframe>` showing `room_id` signed in as the holder of `access_token`.
+    #[pyo3(signature = (room_id, access_token, *, width=None, height=None))]
+    #[pyo3(text_signature = "(self, room_id, access_token, *, width='100%', height='600')")]
+    fn iframe_html(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        access_token: &Bound<'_, PyAny>,
+        width: Option<&Bound<'_, PyAny>>,
+        height: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<String> {
+        let (room, token) = (
+            text("room_id", room_id)?,
+            text("access_token", access_token)?,
+        );
+        let width = opt_text("width", width)?.unwrap_or_else(|| "100%".to_owned());
+        let height = opt_text("height", height)?.unwrap_or_else(|| "600".to_owned());
+        self.core(py)?
+            .iframe_html(&room, &token, &width, &height)
+            .or_raise(py)
+    }
+}
+
+// ---- iterators ---------------------------------------------------------------------------
+
+/// Every user, fetched lazily page by page (`Client.users()`). After an error, iteration
+/// ends; `resume()` lets it go on with the page that failed.
+#[pyclass(module = "roomchat")]
+pub struct UserIterator {
+    inner: roomchat::Users,
+    /// An error met by `_next_batch` after it had users to return: raised next time.
+    pending: Option<roomchat::Error>,
+}
+
+#[pymethods]
+impl UserIterator {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<User>> {
+        if let Some(e) = self.pending.take() {
+            return Err(to_py(py, &e));
+        }
+        logging::refresh(py);
+        let inner = &mut self.inner;
+        match py.detach(|| inner.next()) {
+            None => Ok(None),
+            Some(Ok(user)) => Ok(Some(User {
+                inner: Arc::new(user),
+            })),
+            Some(Err(e)) => Err(to_py(py, &e)),
+        }
+    }
+
+    /// Up to `n` users, in one call that releases the GIL once (an empty list at the
+    /// end). `n` at the page size fetches at most one page in the usual case.
+    fn _next_batch(&mut self, py: Python<'_>, n: usize) -> PyResult<Vec<User>> {
+        if let Some(e) = self.pending.take() {
+            return Err(to_py(py, &e));
+        }
+        logging::refresh(py);
+        let inner = &mut self.inner;
+        let (users, error) = py.detach(|| {
+            let mut users = Vec::new();
+            while users.len() < n.max(1) {
+                match inner.next() {
+                    None => break,
+                    Some(Ok(user)) => users.push(user),
+                    Some(Err(e)) => return (users, Some(e)),
+                }
+            }
+            (users, None)
+        });
+        match error {
+            Some(e) if users.is_empty() => Err(to_py(py, &e)),
+            error => {
+                self.pending = error;
+                Ok(users
+                    .into_iter()
+                    .map(|u| User { inner: Arc::new(u) })
+                    .collect())
+            }
+        }
+    }
+
+    /// After an error, lets iteration go on with the page that failed.
+    fn resume(&mut self) {
+        self.inner.resume();
+    }
+}
+
+/// The users listing page by page (`Client.user_pages()`). After an error, iteration
+/// ends; `resume()` lets it fetch the failed page again.
+#[pyclass(module = "roomchat")]
+pub struct UserPageIterator {
+    inner: roomchat::UserPages,
+}
+
+#[pymethods]
+impl UserPageIterator {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<UserPage>> {
+        logging::refresh(py);
+        let inner = &mut self.inner;
+        match py.detach(|| inner.next().map(|r| r.map(UserPage::from))) {
+            None => Ok(None),
+            Some(Ok(page)) => Ok(Some(page)),
+            Some(Err(e)) => Err(to_py(py, &e)),
+        }
+    }
+
+    /// After an error, lets the next step fetch the failed page again.
+    fn resume(&mut self) {
+        self.inner.resume();
+    }
+}
