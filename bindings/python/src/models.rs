@@ -536,6 +536,24 @@ pub struct RawResponse {
     pub(crate) inner: roomchat::RawResponse,
 }
 
+impl RawResponse {
+    /// The headers by lower-case name, repeated ones joined with ", " (in order).
+    fn joined_headers(&self) -> Vec<(String, String)> {
+        let mut joined: Vec<(String, String)> = Vec::new();
+        for (name, value) in &self.inner.headers {
+            let name = name.to_ascii_lowercase();
+            match joined.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, previous)) => {
+                    previous.push_str(", ");
+                    previous.push_str(value);
+                }
+                None => joined.push((name, value.clone())),
+            }
+        }
+        joined
+    }
+}
+
 #[pymethods]
 impl RawResponse {
     /// The HTTP status.
@@ -547,14 +565,8 @@ impl RawResponse {
     #[getter]
     fn headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let dict = PyDict::new(py);
-        for (name, value) in &self.inner.headers {
-            match dict.get_item(name)? {
-                Some(previous) => {
-                    let joined = format!("{}, {value}", previous.extract::<String>()?);
-                    dict.set_item(name, joined)?;
-                }
-                None => dict.set_item(name, value)?,
-            }
+        for (name, value) in self.joined_headers() {
+            dict.set_item(name, value)?;
         }
         Ok(dict)
     }
@@ -587,15 +599,15 @@ impl RawResponse {
             .and_then(Value::as_u64)
             .and_then(|s| u16::try_from(s).ok())
             .ok_or_else(bad)?;
-        let headers = match json.get("headers") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Object(map)) => map
-                .iter()
-                .map(|(n, v)| v.as_str().map(|v| (n.to_ascii_lowercase(), v.to_owned())))
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(bad)?,
-            Some(_) => return Err(bad()),
-        };
+        let mut headers = Vec::new();
+        if let Some(given) = data.get_item("headers").ok().filter(|h| !h.is_none()) {
+            let given = given.cast_into::<PyDict>().map_err(|_| bad())?;
+            for (name, value) in given.iter() {
+                let name = crate::convert::text("header name", &name)?;
+                let value = crate::convert::text("header value", &value)?;
+                headers.push((name.to_ascii_lowercase(), value));
+            }
+        }
         let body = json.get("body").cloned().unwrap_or(Value::Null);
         Ok(RawResponse {
             inner: roomchat::RawResponse {
@@ -609,11 +621,18 @@ impl RawResponse {
         reduce(slf.as_any())
     }
     fn __eq__(&self, other: &Self) -> bool {
-        self.inner == other.inner
+        let sorted = |r: &Self| {
+            let mut h = r.joined_headers();
+            h.sort();
+            h
+        };
+        self.inner.status == other.inner.status
+            && self.inner.body == other.inner.body
+            && sorted(self) == sorted(other)
     }
     fn __hash__(&self) -> u64 {
         let mut hasher = DefaultHasher::new();
-        (self.inner.status, self.inner.headers.len()).hash(&mut hasher);
+        (self.inner.status, self.joined_headers().len()).hash(&mut hasher);
         hasher.finish()
     }
     fn __repr__(&self) -> String {

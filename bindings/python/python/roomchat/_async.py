@@ -207,9 +207,13 @@ class AsyncClient:
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
 
+        def finished() -> None:
+            if not done.done():
+                done.set_result(None)
+
         def shut_down() -> None:
             executor.shutdown(wait=True)
-            loop.call_soon_threadsafe(lambda: done.done() or done.set_result(None))
+            loop.call_soon_threadsafe(finished)
 
         threading.Thread(target=shut_down, name="roomchat-async-close", daemon=True).start()
         await asyncio.shield(done)
