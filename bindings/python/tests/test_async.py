@@ -1,0 +1,214 @@
+"""AsyncClient: the same calls as coroutines, never blocking the event loop; a cancelled
+task cancels its core call and leaves no thread or connection busy."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+from typing import Any, Coroutine, List, TypeVar
+
+import pytest
+
+import roomchat
+from conftest import PUBLIC_KEY, SECRET_KEY, Emulator
+
+T = TypeVar("T")
+USERS = "/consumer/api/v2/users"
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(coro)
+
+
+def async_client(emu: Emulator, **settings: Any) -> roomchat.AsyncClient:
+    options: dict[str, Any] = dict(
+        base_url=emu.base_url,
+        chat_url=emu.chat_url,
+        public_key=PUBLIC_KEY,
+        base_backoff=0.01,
+        timeout=10.0,
+        rate_limit=roomchat.RateLimit(requests=1_000_000, window=60.0),
+    )
+    options.update(settings)
+    key = options.pop("private_key", SECRET_KEY)
+    return roomchat.AsyncClient(key, **options)
+
+
+def socket_fds() -> int:
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
+        except OSError:
+            pass
+    return count
+
+
+def test_every_endpoint(emu: Emulator) -> None:
+    emu.seed(450)
+    emu.room("bbNiVFoXm")
+    conversation = emu.conversation("bbNiVFoXm", [{"messages": "hi", "user": {"username": "jon"}}])
+
+    async def main() -> None:
+        async with async_client(emu) as client:
+            page = await client.list_users(limit=10, skip=5)
+            assert (page.total, page.skip, len(page)) == (450, 5, 10)
+            emu.clear_journal()
+            names = [u.username async for u in client.users(page_size=200)]
+            assert len(names) == 450 and len(set(names)) == 450
+            assert len(emu.journal()) == 3  # one request (and one thread hop) per page
+            pages = [len(p) async for p in client.user_pages(page_size=200)]
+            assert pages == [200, 200, 50]
+            ann = await client.create_user("ann", is_moderator=True, chat_room="bbNiVFoXm", unique_user_identifier="a-1")
+            assert ann.chat_room == "bbNiVFoXm"
+            assert client.sign_in_url("bbNiVFoXm", ann.access_token).startswith(emu.chat_url)
+            assert "<iframe" in client.iframe_html("bbNiVFoXm", ann.access_token)
+            assert (await client.deactivate_user(unique_user_identifier="a-1")).success
+            with pytest.raises(roomchat.UserNotFoundError):
+                await client.deactivate_user(user_id=ann.user_id)
+            messages = await client.conversation_messages("bbNiVFoXm", conversation, path_form="chatroom")
+            assert messages[0].text == "hi"
+            assert (await client.list_chat_rooms())[0]["roomId"] == "bbNiVFoXm"
+            raw = await client.raw_request("GET", USERS, query={"limit": "1"})
+            assert raw.body["limit"] == 1
+            assert client.rate_limit_state().used >= 1
+            with pytest.raises(roomchat.ValidationError):
+                await client.list_users(limit=0)
+        assert client.closed
+        with pytest.raises(roomchat.ConfigurationError):
+            await client.list_users()
+
+    run(main())
+
+
+def test_the_event_loop_never_waits_on_a_call(emu: Emulator) -> None:
+    """8 tasks x 200 calls while a probe sleeps 1 ms at a time: the probe's lateness is the loop's lag."""
+    emu.seed(50)
+
+    async def main() -> List[float]:
+        lags: List[float] = []
+        done = asyncio.Event()
+
+        async def probe() -> None:
+            while not done.is_set():
+                started = time.perf_counter()
+                await asyncio.sleep(0.001)
+                lags.append(time.perf_counter() - started - 0.001)
+
+        async with async_client(emu, max_workers=8) as client:
+
+            async def task() -> int:
+                return sum([len(await client.list_users(limit=50)) for _ in range(200)])
+
+            prober = asyncio.create_task(probe())
+            started = time.perf_counter()
+            counts = await asyncio.gather(*(task() for _ in range(8)))
+            elapsed = time.perf_counter() - started
+            done.set()
+            await prober
+        assert counts == [50 * 200] * 8
+        lags.sort()
+        p50, p99, worst = lags[len(lags) // 2], lags[int(len(lags) * 0.99)], lags[-1]
+        print(
+            f"\nevent-loop lag while 8 tasks x 200 calls ran ({1600 / elapsed:.0f} calls/s): "
+            f"p50 {p50 * 1e3:.2f} ms, p99 {p99 * 1e3:.2f} ms, max {worst * 1e3:.2f} ms over {len(lags)} probes"
+        )
+        return lags
+
+    lags = run(main())
+    assert lags[int(len(lags) * 0.99)] < 0.005
+
+
+def test_cancelling_a_task_cancels_the_call_and_frees_everything(emu: Emulator) -> None:
+    emu.seed(1)
+    baseline_threads = threading.active_count()
+    baseline_sockets = socket_fds()
+
+    async def main() -> None:
+        client = async_client(emu, max_workers=8)
+        await client.list_users(limit=1)
+        emu.fault(USERS, {"kind": "delay", "ms": 5000}, times=8)
+        tasks = [asyncio.create_task(client.list_users(limit=1)) for _ in range(8)]
+        await asyncio.sleep(0.3)  # every call is now waiting on the wire
+        assert len([e for e in emu.journal() if e["path"] == USERS]) == 9
+        cancelled_at = time.perf_counter()
+        for task in tasks:
+            task.cancel()
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+        cancel_took = time.perf_counter() - cancelled_at
+        assert all(type(r) is asyncio.CancelledError for r in results), results
+        # The 8 worker threads are free again: 8 more calls need every one of them at once.
+        emu.clear_faults()
+        again_at = time.perf_counter()
+        counts = await asyncio.gather(*(client.list_users(limit=1) for _ in range(8)))
+        again_took = time.perf_counter() - again_at
+        assert [len(c) for c in counts] == [1] * 8
+        print(f"\ncancelling 8 calls in flight took {cancel_took * 1e3:.0f} ms; 8 calls after it {again_took * 1e3:.0f} ms")
+        assert cancel_took < 1.0 and again_took < 2.0  # a stuck thread would wait out the 5 s delay
+        await client.aclose()
+
+    run(main())
+    deadline = time.monotonic() + 5
+    while threading.active_count() > baseline_threads and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert threading.active_count() == baseline_threads
+    assert socket_fds() <= baseline_sockets  # the cancelled calls' connections were closed
+
+
+def test_cancelling_a_rate_limit_wait(emu: Emulator) -> None:
+    async def main() -> None:
+        with emu.other_key("sk_live_SECRET_pytest_async_wait") as key:
+            client = async_client(emu, private_key=key, rate_limit=roomchat.RateLimit(requests=3, window=30.0))
+            await client.list_users(limit=1)
+            await client.list_users(limit=1)
+            waiting = asyncio.create_task(client.list_users(limit=1))  # waits ~30 s for a slot
+            await asyncio.sleep(0.2)
+            assert not waiting.done()
+            started = time.perf_counter()
+            waiting.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await waiting
+            assert time.perf_counter() - started < 1.0
+            await client.aclose()
+
+    run(main())
+
+
+def test_async_iteration_cancelled_midway(emu: Emulator) -> None:
+    emu.seed(10)
+
+    async def main() -> None:
+        async with async_client(emu) as client:
+            users = client.users(page_size=5)
+            first = await users.__anext__()
+            assert first.username == "seed-user-1"
+            emu.fault(USERS, {"kind": "delay", "ms": 3000})
+            for _ in range(4):
+                await users.__anext__()
+            pending = asyncio.create_task(users.__anext__())  # the second page is slow
+            await asyncio.sleep(0.2)
+            pending.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await pending
+
+    started = time.perf_counter()
+    run(main())
+    assert time.perf_counter() - started < 2.5
+
+
+def test_from_env_and_settings(emu: Emulator, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ROOMCHAT_PRIVATE_KEY", SECRET_KEY)
+    monkeypatch.setenv("ROOMCHAT_BASE_URL", emu.base_url)
+
+    async def main() -> None:
+        async with roomchat.AsyncClient.from_env(rate_limit=roomchat.RateLimit(requests=100000), max_workers=2) as client:
+            assert repr(client) == f"AsyncClient(base_url='{emu.base_url}')"
+            await client.list_users()
+
+    run(main())
+    with pytest.raises(ValueError):
+        async_client(emu, max_workers=0)
+    with pytest.raises(TypeError):
+        async_client(emu, max_workers="8")

@@ -1,0 +1,172 @@
+"""Fork safety: fork while other threads are mid-call; the child calls at once without
+deadlock, holds none of the parent's sockets, and the parent keeps working. Every
+child has a watchdog (SIGALRM) and the parent a deadline, so nothing can hang CI."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import threading
+import time
+from typing import Any, Iterator, List, Optional
+
+import pytest
+
+import roomchat
+from conftest import SECRET_KEY, Emulator
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # fork() with threads (3.12+)
+
+USERS = "/consumer/api/v2/users"
+FORKS = 20
+CHILD_WATCHDOG_S = 20
+PARENT_DEADLINE_S = 30.0
+
+# The client the children inherit (multiprocessing's fork start method copies globals).
+CLIENT: Optional[roomchat.Client] = None
+
+
+def socket_fds() -> List[int]:
+    found = []
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{name}").startswith("socket:"):
+                found.append(int(name))
+        except OSError:
+            pass
+    return found
+
+
+class Busy:
+    """Threads that keep calling through one client (each answer held back 20 ms)."""
+
+    def __init__(self, client: roomchat.Client, threads: int = 4) -> None:
+        self.client = client
+        self.stop = threading.Event()
+        self.calls = 0
+        self.errors: List[BaseException] = []
+        self.threads = [threading.Thread(target=self.run) for _ in range(threads)]
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            try:
+                self.client.list_users(limit=1)
+                self.calls += 1
+            except BaseException as e:  # noqa: BLE001 - reported by the test
+                self.errors.append(e)
+
+    def __enter__(self) -> Busy:
+        for t in self.threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop.set()
+        for t in self.threads:
+            t.join(10)
+
+
+@pytest.fixture
+def busy(emu: Emulator) -> Iterator[Busy]:
+    global CLIENT
+    emu.seed(3)
+    emu.fault(USERS, {"kind": "delay", "ms": 20}, times=1_000_000)
+    client = emu.client()
+    # Warm the pool with 4 connections, so that the busy threads never open one while forking.
+    warm = [threading.Thread(target=client.list_users) for _ in range(4)]
+    for t in warm:
+        t.start()
+    for t in warm:
+        t.join()
+    CLIENT = client
+    with Busy(client) as b:
+        time.sleep(0.1)
+        yield b
+    CLIENT = None
+    assert b.errors == [] and b.calls > 0
+
+
+def child_body(client: roomchat.Client) -> int:
+    """What a forked child does: 0 when all went well."""
+    signal.alarm(CHILD_WATCHDOG_S)  # a deadlock kills the child instead of hanging the test
+    if socket_fds():
+        return 3  # a socket of the parent's survived into the child
+    page = client.list_users(limit=1)  # at once, through a fresh connection pool
+    if len(page) != 1 or not socket_fds():
+        return 4
+    # A client made in the child works too (the key's budget lock was free at the fork).
+    fresh = roomchat.Client(SECRET_KEY, base_url=client.base_url, rate_limit=roomchat.RateLimit(requests=1_000_000))
+    return 0 if len(fresh.list_users(limit=1)) == 1 else 5
+
+
+def wait_for(pid: int) -> int:
+    deadline = time.monotonic() + PARENT_DEADLINE_S
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.005)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    raise AssertionError(f"child {pid} did not finish within {PARENT_DEADLINE_S} s")
+
+
+def test_os_fork_while_threads_are_mid_call(busy: Busy) -> None:
+    codes = []
+    started = time.perf_counter()
+    for _ in range(FORKS):
+        calls_before = busy.calls
+        pid = os.fork()
+        if pid == 0:  # the child
+            code = 1
+            try:
+                code = child_body(busy.client)
+            finally:
+                os._exit(code)
+        codes.append(wait_for(pid))
+        # the parent keeps working meanwhile
+        deadline = time.monotonic() + 10
+        while busy.calls == calls_before and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert busy.calls > calls_before
+    print(f"\n{FORKS} forks with 4 threads mid-call: children exited {set(codes)} in {time.perf_counter() - started:.2f} s")
+    assert codes == [0] * FORKS
+
+
+def mp_child(queue: "multiprocessing.Queue[Any]") -> None:
+    signal.alarm(CHILD_WATCHDOG_S)
+    assert CLIENT is not None
+    try:
+        queue.put(("page", len(CLIENT.list_users(limit=1)), len(socket_fds())))
+        CLIENT.deactivate_user(user_id="000000000000000000000000")
+    except roomchat.RoomchatError as e:
+        queue.put(("error", e))  # exceptions travel pickled
+
+
+def mp_pool_call(n: int) -> int:
+    signal.alarm(CHILD_WATCHDOG_S)
+    assert CLIENT is not None
+    return len(CLIENT.list_users(limit=1)) + n
+
+
+def test_multiprocessing_fork_start_method(busy: Busy) -> None:
+    ctx = multiprocessing.get_context("fork")
+    queue: "multiprocessing.Queue[Any]" = ctx.Queue()
+    processes = [ctx.Process(target=mp_child, args=(queue,)) for _ in range(4)]
+    for p in processes:
+        p.start()
+    results = [queue.get(timeout=PARENT_DEADLINE_S) for _ in range(8)]
+    for p in processes:
+        p.join(PARENT_DEADLINE_S)
+        assert p.exitcode == 0
+    pages = [r for r in results if r[0] == "page"]
+    errors = [r[1] for r in results if r[0] == "error"]
+    assert len(pages) == 4 and all(r[1] == 1 for r in pages)
+    assert len(errors) == 4
+    for error in errors:
+        assert type(error) is roomchat.UserNotFoundError
+        assert (error.status, error.method, error.kind, error.code) == (400, "DELETE", "user_not_found", 4)
+    with ctx.Pool(2) as pool:
+        assert pool.map(mp_pool_call, range(6), chunksize=1) == [1, 2, 3, 4, 5, 6]
+    busy.client.list_users(limit=1)  # the parent still works
