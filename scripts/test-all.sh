@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of roomchat: the Rust workspace (emulator, core, C ABI crate,
 # conformance vectors, doc tests), the header freshness check and the C/C++ suites
-# under valgrind. Installs what a fresh machine lacks (Debian packages, the pinned
+# under valgrind, and the Python package (release wheel in a fresh venv, pytest). Installs what a fresh machine lacks (Debian packages, the pinned
 # cbindgen) on the way, so it is also what CI runs (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,6 +40,9 @@ echo "quickstart ran: $(wc -l <"$log_dir/quickstart.log") lines of output"
 step "C ABI: header freshness, C99 and C++17 suites under valgrind, pkg-config, README example"
 bash tests/c/run.sh 2>&1 | tee "$log_dir/c.log"
 
+step "Python package: release wheel in a fresh venv, pytest, stubtest, mypy --strict, short benchmark"
+bash bindings/python/run-tests.sh 2>&1 | tee "$log_dir/python.log"
+
 step "figures: the rate limiter under threads, seeding, and both benchmarks (printed, not asserted on time)"
 cargo test --quiet --locked -p roomchat --test ratelimit -- --nocapture many_threads 2>&1 | grep -E '^rate limiter'
 cargo test --quiet --locked -p roomchat-emulator --test service -- --nocapture seeding 2>&1 | grep -E '^seeding'
@@ -53,7 +56,11 @@ rust_failed=$(sum_field failed)
 c_line=$(grep -E '^[A-Za-z+-]+: [0-9]+ passed, [0-9]+ failed' "$log_dir/c.log" | tail -n 1)
 c_passed=$(sed -E 's/^[^:]+: ([0-9]+) passed.*/\1/' <<<"$c_line")
 c_failed=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$c_line")
+py_line=$(grep -E '^[0-9]+ (passed|failed)|^=* ?[0-9]+ (passed|failed)' "$log_dir/python.log" | tail -n 1)
+py_passed=$(grep -oE '[0-9]+ passed' <<<"$py_line" | grep -oE '[0-9]+' || echo 0)
+py_failed=$(grep -oE '[0-9]+ failed' <<<"$py_line" | grep -oE '[0-9]+' || echo 0)
 echo
 echo "rust: ${rust_passed} passed, ${rust_failed} failed"
 echo "c: ${c_passed} passed, ${c_failed} failed"
-echo "total: $((rust_passed + c_passed)) passed, $((rust_failed + c_failed)) failed"
+echo "python: ${py_passed} passed, ${py_failed} failed"
+echo "total: $((rust_passed + c_passed + py_passed)) passed, $((rust_failed + c_failed + py_failed)) failed"

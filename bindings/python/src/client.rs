@@ -4,7 +4,7 @@
 //! the GIL released (`Python::detach`), then wraps the result. The client handle is
 //! read under the GIL only, so no lock of this module is ever held across a `fork()`.
 
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
 
 use pyo3::prelude::*;
@@ -16,6 +16,7 @@ use roomchat::{
 use serde_json::Value;
 
 use crate::convert::{flag, from_json, opt_text, seconds, text, to_json, whole};
+use crate::dispatch::{Deliver, Dispatcher};
 use crate::errors::{configuration, to_py, validation, wrong_type, IntoPyResult};
 use crate::logging::{self, LoggingObserver};
 use crate::models::{
@@ -232,6 +233,27 @@ impl Client {
         }
     }
 
+    /// Runs `call` now with the GIL released, or, given `_submit=(dispatcher, future,
+    /// token)` (how `AsyncClient` calls), queues it on the dispatcher's threads with the
+    /// token's cancellation and returns `None`; `wrap` makes the Python result.
+    fn finish<T: Send + 'static>(
+        &self,
+        py: Python<'_>,
+        submit: Option<&Bound<'_, PyAny>>,
+        call: impl FnOnce(&roomchat::Client) -> roomchat::Result<T> + Send + 'static,
+        wrap: fn(Python<'_>, T) -> PyResult<Py<PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let client = self.core(py)?;
+        let Some(submit) = submit.filter(|s| !s.is_none()) else {
+            let result = py.detach(move || call(&client));
+            return wrap(py, result.or_raise(py)?);
+        };
+        let (dispatcher, future, token) = submit_parts(submit)?;
+        let client = client.with_cancel(token.get().inner.clone());
+        submit_job(py, &dispatcher, future, move || call(&client), wrap)?;
+        Ok(py.None())
+    }
+
     /// The core client, for one call (and the logging levels for it, read now).
     fn core(&self, py: Python<'_>) -> PyResult<roomchat::Client> {
         let client = self
@@ -242,6 +264,98 @@ impl Client {
             .ok_or_else(|| configuration(py, "the client is closed"))?;
         logging::refresh(py);
         Ok(client)
+    }
+}
+
+/// `(dispatcher, future, token)` of a `_submit=` argument.
+fn submit_parts<'py>(
+    submit: &Bound<'py, PyAny>,
+) -> PyResult<(
+    Bound<'py, Dispatcher>,
+    Bound<'py, PyAny>,
+    Bound<'py, CancelToken>,
+)> {
+    submit.extract().map_err(|_| {
+        wrong_type(
+            "_submit",
+            "a (Dispatcher, Future, CancelToken) tuple",
+            submit,
+        )
+    })
+}
+
+/// Queues `call` on `dispatcher`; its result (made by `wrap` on the loop thread) completes `future`.
+fn submit_job<T: Send + 'static>(
+    py: Python<'_>,
+    dispatcher: &Bound<'_, Dispatcher>,
+    future: Bound<'_, PyAny>,
+    call: impl FnOnce() -> roomchat::Result<T> + Send + 'static,
+    wrap: fn(Python<'_>, T) -> PyResult<Py<PyAny>>,
+) -> PyResult<()> {
+    let levels = logging::current();
+    dispatcher.get().submit(
+        py,
+        future.unbind(),
+        Box::new(move || {
+            logging::set(levels);
+            let result = call();
+            Box::new(move |py: Python<'_>| match result {
+                Ok(value) => wrap(py, value),
+                Err(e) => Err(to_py(py, &e)),
+            }) as Deliver
+        }),
+    )
+}
+
+fn wrap_page(py: Python<'_>, page: roomchat::UserPage) -> PyResult<Py<PyAny>> {
+    Ok(Py::new(py, UserPage::from(page))?.into_any())
+}
+
+fn wrap_created(py: Python<'_>, inner: roomchat::CreatedUser) -> PyResult<Py<PyAny>> {
+    Ok(Py::new(py, CreatedUser { inner })?.into_any())
+}
+
+fn wrap_deactivated(py: Python<'_>, inner: roomchat::Deactivated) -> PyResult<Py<PyAny>> {
+    Ok(Py::new(py, Deactivated { inner })?.into_any())
+}
+
+fn wrap_raw(py: Python<'_>, inner: roomchat::RawResponse) -> PyResult<Py<PyAny>> {
+    Ok(Py::new(py, RawResponse { inner })?.into_any())
+}
+
+fn wrap_messages(py: Python<'_>, messages: Vec<roomchat::Message>) -> PyResult<Py<PyAny>> {
+    let list = PyList::empty(py);
+    for m in messages {
+        list.append(Py::new(py, Message { inner: Arc::new(m) })?)?;
+    }
+    Ok(list.into_any().unbind())
+}
+
+fn wrap_rooms(py: Python<'_>, rooms: Value) -> PyResult<Py<PyAny>> {
+    match rooms {
+        Value::Array(_) => Ok(from_json(py, &rooms)?.unbind()),
+        _ => Err(to_py(
+            py,
+            &roomchat::Error::new(
+                roomchat::ErrorKind::Decode,
+                "the chat-room list is not a JSON array",
+            ),
+        )),
+    }
+}
+
+fn wrap_users(py: Python<'_>, users: Vec<roomchat::User>) -> PyResult<Py<PyAny>> {
+    let list = PyList::empty(py);
+    for u in users {
+        list.append(Py::new(py, User { inner: Arc::new(u) })?)?;
+    }
+    Ok(list.into_any().unbind())
+}
+
+fn wrap_next_page(py: Python<'_>, page: Option<roomchat::UserPage>) -> PyResult<Py<PyAny>> {
+    match page {
+        Some(page) => wrap_page(py, page),
+        None => Ok(py.None()),
     }
 }
 
@@ -412,14 +526,15 @@ impl Client {
     }
 
     /// GET /consumer/api/v2/users: one page of users (`limit` 1 to 200).
-    #[pyo3(signature = (limit=None, skip=None))]
+    #[pyo3(signature = (limit=None, skip=None, *, _submit=None))]
     #[pyo3(text_signature = "(self, limit=50, skip=0)")]
     fn list_users(
         &self,
         py: Python<'_>,
         limit: Option<&Bound<'_, PyAny>>,
         skip: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<UserPage> {
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
         let limit = match limit {
             Some(l) => page_size("limit", l)?,
             None => 50,
@@ -428,13 +543,8 @@ impl Client {
             Some(s) => whole("skip", s, 0, u64::MAX.into())? as u64,
             None => 0,
         };
-        let client = self.core(py)?;
-        py.detach(move || {
-            client
-                .list_users(&ListUsers::page(limit, skip))
-                .map(UserPage::from)
-        })
-        .or_raise(py)
+        let params = ListUsers::page(limit, skip);
+        self.finish(py, _submit, move |c| c.list_users(&params), wrap_page)
     }
 
     /// Every user, fetched lazily `page_size` at a time (1 to 200); a user id is never yielded twice.
@@ -450,8 +560,10 @@ impl Client {
             None => MAX_PAGE_SIZE,
         };
         Ok(UserIterator {
-            inner: self.core(py)?.users_with_page_size(size),
-            pending: None,
+            state: Arc::new(Mutex::new(UsersState {
+                users: self.core(py)?.users_with_page_size(size),
+                pending: None,
+            })),
         })
     }
 
@@ -468,7 +580,7 @@ impl Client {
             None => MAX_PAGE_SIZE,
         };
         Ok(UserPageIterator {
-            inner: self.core(py)?.user_pages(size),
+            pages: Arc::new(Mutex::new(self.core(py)?.user_pages(size))),
         })
     }
 
@@ -477,7 +589,7 @@ impl Client {
     /// a 5xx or timeout unless `retry_non_idempotent=True` (it could create the user twice).
     #[pyo3(signature = (
         username, *, is_moderator=None, chat_room=None, unique_user_identifier=None, email=None,
-        profile_pic=None, external_user_id=None, meta=None, extra=None
+        profile_pic=None, external_user_id=None, meta=None, extra=None, _submit=None
     ))]
     #[pyo3(
         text_signature = "(self, username, *, is_moderator=False, chat_room=None, \
@@ -497,7 +609,8 @@ impl Client {
         external_user_id: Option<&Bound<'_, PyAny>>,
         meta: Option<&Bound<'_, PyAny>>,
         extra: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<CreatedUser> {
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
         let username = text("username", username)?;
         let moderator = match is_moderator {
             Some(m) => flag("is_moderator", m)?,
@@ -552,21 +665,20 @@ impl Client {
                 .extra
                 .insert("meta".to_owned(), to_json("meta", meta)?);
         }
-        let client = self.core(py)?;
-        py.detach(move || client.create_user(&request))
-            .or_raise(py)
-            .map(|inner| CreatedUser { inner })
+        self.finish(py, _submit, move |c| c.create_user(&request), wrap_created)
     }
 
     /// DELETE /consumer/api/v2/user/deactivate, by exactly one of `user_id` and
     /// `unique_user_identifier` (both or neither: `ValidationError`, nothing sent).
-    #[pyo3(signature = (*, user_id=None, unique_user_identifier=None))]
+    #[pyo3(signature = (*, user_id=None, unique_user_identifier=None, _submit=None))]
+    #[pyo3(text_signature = "(self, *, user_id=None, unique_user_identifier=None)")]
     fn deactivate_user(
         &self,
         py: Python<'_>,
         user_id: Option<&Bound<'_, PyAny>>,
         unique_user_identifier: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Deactivated> {
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
         let target = match (
             opt_text("user_id", user_id)?,
             opt_text("unique_user_identifier", unique_user_identifier)?,
@@ -580,15 +692,17 @@ impl Client {
                 ))
             }
         };
-        let client = self.core(py)?;
-        py.detach(move || client.deactivate_user(&target))
-            .or_raise(py)
-            .map(|inner| Deactivated { inner })
+        self.finish(
+            py,
+            _submit,
+            move |c| c.deactivate_user(&target),
+            wrap_deactivated,
+        )
     }
 
     /// GET /consumer/api/v2/room/:roomId/conversation/:conversationId/messages
     /// (`path_form="chatroom"` sends the `chatroom` form of the path).
-    #[pyo3(signature = (room_id, conversation_id, *, path_form=None))]
+    #[pyo3(signature = (room_id, conversation_id, *, path_form=None, _submit=None))]
     #[pyo3(text_signature = "(self, room_id, conversation_id, *, path_form='room')")]
     fn conversation_messages(
         &self,
@@ -596,7 +710,8 @@ impl Client {
         room_id: &Bound<'_, PyAny>,
         conversation_id: &Bound<'_, PyAny>,
         path_form: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Vec<Message>> {
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
         let form = match opt_text("path_form", path_form)?.as_deref() {
             None | Some("room") => PathForm::Room,
             Some("chatroom") => PathForm::ChatRoom,
@@ -612,37 +727,31 @@ impl Client {
             text("conversation_id", conversation_id)?,
         )
         .path_form(form);
-        let client = self.core(py)?;
-        let messages = py
-            .detach(move || client.conversation_messages(&params))
-            .or_raise(py)?;
-        Ok(messages
-            .into_iter()
-            .map(|m| Message { inner: Arc::new(m) })
-            .collect())
+        self.finish(
+            py,
+            _submit,
+            move |c| c.conversation_messages(&params),
+            wrap_messages,
+        )
     }
 
     /// GET /consumer/api/v1/chatrooms: the room objects as they came.
-    fn list_chat_rooms<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let client = self.core(py)?;
-        let rooms = py.detach(move || client.list_chat_rooms()).or_raise(py)?;
-        match rooms {
-            Value::Array(_) => Ok(from_json(py, &rooms)?.cast_into::<PyList>()?),
-            _ => Err(to_py(
-                py,
-                &roomchat::Error::new(
-                    roomchat::ErrorKind::Decode,
-                    "the chat-room list is not a JSON array",
-                ),
-            )),
-        }
+    #[pyo3(signature = (*, _submit=None))]
+    #[pyo3(text_signature = "(self)")]
+    fn list_chat_rooms(
+        &self,
+        py: Python<'_>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        self.finish(py, _submit, |c| c.list_chat_rooms(), wrap_rooms)
     }
 
     /// A request to an endpoint the contract names without a shape, through the same
     /// limits, retries and errors. `query`: a mapping or pairs (the key is added by the
     /// client); `json`: the body; `auth`: `"private"`, `"public"` or `"none"`.
-    #[pyo3(signature = (method, path, *, query=None, json=None, auth=None))]
+    #[pyo3(signature = (method, path, *, query=None, json=None, auth=None, _submit=None))]
     #[pyo3(text_signature = "(self, method, path, *, query=None, json=None, auth='private')")]
+    #[allow(clippy::too_many_arguments)]
     fn raw_request(
         &self,
         py: Python<'_>,
@@ -651,7 +760,8 @@ impl Client {
         query: Option<&Bound<'_, PyAny>>,
         json: Option<&Bound<'_, PyAny>>,
         auth: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<RawResponse> {
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
         let auth = match opt_text("auth", auth)?.as_deref() {
             None | Some("private") => RawAuth::PrivateKey,
             Some("public") => RawAuth::PublicKey,
@@ -692,10 +802,7 @@ impl Client {
         if let Some(body) = json.filter(|j| !j.is_none()) {
             request = request.body(to_json("json", body)?);
         }
-        let client = self.core(py)?;
-        py.detach(move || client.raw_request(&request))
-            .or_raise(py)
-            .map(|inner| RawResponse { inner })
+        self.finish(py, _submit, move |c| c.raw_request(&request), wrap_raw)
     }
 
     /// Where this key's shared rate-limit budget stands.
@@ -743,13 +850,43 @@ impl Client {
 
 // ---- iterators ---------------------------------------------------------------------------
 
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+struct UsersState {
+    users: roomchat::Users,
+    /// An error met by a batch after it had users to return: raised next time.
+    pending: Option<roomchat::Error>,
+}
+
+impl UsersState {
+    /// Up to `n` users (empty at the end); an error after some users is kept for the next call.
+    fn batch(&mut self, n: usize) -> roomchat::Result<Vec<roomchat::User>> {
+        if let Some(e) = self.pending.take() {
+            return Err(e);
+        }
+        let mut users = Vec::new();
+        while users.len() < n.max(1) {
+            match self.users.next() {
+                None => break,
+                Some(Ok(user)) => users.push(user),
+                Some(Err(e)) if users.is_empty() => return Err(e),
+                Some(Err(e)) => {
+                    self.pending = Some(e);
+                    break;
+                }
+            }
+        }
+        Ok(users)
+    }
+}
+
 /// Every user, fetched lazily page by page (`Client.users()`). After an error, iteration
 /// ends; `resume()` lets it go on with the page that failed.
-#[pyclass(module = "roomchat")]
+#[pyclass(frozen, module = "roomchat")]
 pub struct UserIterator {
-    inner: roomchat::Users,
-    /// An error met by `_next_batch` after it had users to return: raised next time.
-    pending: Option<roomchat::Error>,
+    state: Arc<Mutex<UsersState>>,
 }
 
 #[pymethods]
@@ -758,13 +895,17 @@ impl UserIterator {
         slf
     }
 
-    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<User>> {
-        if let Some(e) = self.pending.take() {
-            return Err(to_py(py, &e));
-        }
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<User>> {
         logging::refresh(py);
-        let inner = &mut self.inner;
-        match py.detach(|| inner.next()) {
+        let state = self.state.clone();
+        let next = py.detach(move || {
+            let mut state = lock(&state);
+            match state.pending.take() {
+                Some(e) => Some(Err(e)),
+                None => state.users.next(),
+            }
+        });
+        match next {
             None => Ok(None),
             Some(Ok(user)) => Ok(Some(User {
                 inner: Arc::new(user),
@@ -773,48 +914,42 @@ impl UserIterator {
         }
     }
 
-    /// Up to `n` users, in one call that releases the GIL once (an empty list at the
-    /// end). `n` at the page size fetches at most one page in the usual case.
-    fn _next_batch(&mut self, py: Python<'_>, n: usize) -> PyResult<Vec<User>> {
-        if let Some(e) = self.pending.take() {
-            return Err(to_py(py, &e));
-        }
+    /// Up to `n` users in one call (an empty list at the end): `n` at the page size
+    /// fetches at most one page in the usual case. `AsyncClient` takes a page per hop.
+    #[pyo3(signature = (n, *, _submit=None))]
+    fn _next_batch(
+        &self,
+        py: Python<'_>,
+        n: usize,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
         logging::refresh(py);
-        let inner = &mut self.inner;
-        let (users, error) = py.detach(|| {
-            let mut users = Vec::new();
-            while users.len() < n.max(1) {
-                match inner.next() {
-                    None => break,
-                    Some(Ok(user)) => users.push(user),
-                    Some(Err(e)) => return (users, Some(e)),
-                }
+        let state = self.state.clone();
+        let call = move || lock(&state).batch(n);
+        match _submit.filter(|s| !s.is_none()) {
+            None => {
+                let users = py.detach(call).or_raise(py)?;
+                wrap_users(py, users)
             }
-            (users, None)
-        });
-        match error {
-            Some(e) if users.is_empty() => Err(to_py(py, &e)),
-            error => {
-                self.pending = error;
-                Ok(users
-                    .into_iter()
-                    .map(|u| User { inner: Arc::new(u) })
-                    .collect())
+            Some(submit) => {
+                let (dispatcher, future, _token) = submit_parts(submit)?;
+                submit_job(py, &dispatcher, future, call, wrap_users)?;
+                Ok(py.None())
             }
         }
     }
 
     /// After an error, lets iteration go on with the page that failed.
-    fn resume(&mut self) {
-        self.inner.resume();
+    fn resume(&self) {
+        lock(&self.state).users.resume();
     }
 }
 
 /// The users listing page by page (`Client.user_pages()`). After an error, iteration
 /// ends; `resume()` lets it fetch the failed page again.
-#[pyclass(module = "roomchat")]
+#[pyclass(frozen, module = "roomchat")]
 pub struct UserPageIterator {
-    inner: roomchat::UserPages,
+    pages: Arc<Mutex<roomchat::UserPages>>,
 }
 
 #[pymethods]
@@ -823,18 +958,36 @@ impl UserPageIterator {
         slf
     }
 
-    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<UserPage>> {
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        let page = self._next_page(py, None)?;
+        Ok((!page.is_none(py)).then_some(page))
+    }
+
+    /// The next page, or `None` at the end.
+    #[pyo3(signature = (*, _submit=None))]
+    fn _next_page(
+        &self,
+        py: Python<'_>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
         logging::refresh(py);
-        let inner = &mut self.inner;
-        match py.detach(|| inner.next().map(|r| r.map(UserPage::from))) {
-            None => Ok(None),
-            Some(Ok(page)) => Ok(Some(page)),
-            Some(Err(e)) => Err(to_py(py, &e)),
+        let pages = self.pages.clone();
+        let call = move || lock(&pages).next().transpose();
+        match _submit.filter(|s| !s.is_none()) {
+            None => {
+                let page = py.detach(call).or_raise(py)?;
+                wrap_next_page(py, page)
+            }
+            Some(submit) => {
+                let (dispatcher, future, _token) = submit_parts(submit)?;
+                submit_job(py, &dispatcher, future, call, wrap_next_page)?;
+                Ok(py.None())
+            }
         }
     }
 
     /// After an error, lets the next step fetch the failed page again.
-    fn resume(&mut self) {
-        self.inner.resume();
+    fn resume(&self) {
+        lock(&self.pages).resume();
     }
 }

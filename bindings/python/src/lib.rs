@@ -14,6 +14,7 @@ use pyo3::prelude::*;
 
 mod client;
 mod convert;
+mod dispatch;
 mod errors;
 mod logging;
 mod models;
@@ -23,6 +24,8 @@ mod wire;
 mod _native {
     #[pymodule_export]
     use super::client::{CancelToken, Client, RateLimit, UserIterator, UserPageIterator};
+    #[pymodule_export]
+    use super::dispatch::Dispatcher;
     #[pymodule_export]
     use super::models::{
         CreatedUser, Deactivated, Message, MessageAuthor, RateLimitState, RawResponse, User,

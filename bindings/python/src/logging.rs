@@ -55,6 +55,16 @@ pub(crate) fn refresh(py: Python<'_>) {
     WANTED.with(|w| w.set(wanted));
 }
 
+/// The levels this thread wants (to carry them to the thread that makes the call).
+pub(crate) fn current() -> u8 {
+    WANTED.with(Cell::get)
+}
+
+/// Sets the levels this thread wants (on a worker thread, as read by the caller).
+pub(crate) fn set(wanted: u8) {
+    WANTED.with(|w| w.set(wanted));
+}
+
 /// Sends every wanted event to the `roomchat` logger.
 pub(crate) struct LoggingObserver;
 

@@ -1,9 +1,11 @@
 """``roomchat.AsyncClient``: the client's calls as coroutines.
 
-Core's calls block, so each one runs on a thread of a small pool owned by the client
-(a ``ThreadPoolExecutor``, ``max_workers`` threads, made on first use, and made anew
-in a forked child); the event loop only waits on a future. The native call releases
-the GIL for its whole length, so the loop keeps running while calls are in flight.
+Core's calls block, so each one runs on a native worker thread of the client's
+dispatcher (up to ``max_workers`` threads, made on demand, gone after 10 s idle; one
+dispatcher per event loop, made anew in a forked child). The worker never takes the
+GIL: it queues the core result and wakes the loop through a pipe the loop watches
+(``loop.add_reader``); the loop thread turns results into Python objects and completes
+the futures. So the event loop never queues for the GIL behind worker threads.
 
 Cancelling the task that awaits a call cancels the core call itself through a
 ``CancelToken``: a rate-limit wait or a backoff ends at once, a request on the wire
@@ -15,11 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import concurrent.futures
 import os
 import threading
 from types import TracebackType
-from typing import Any, AsyncIterator, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Tuple, Type, TypeVar, Union
+from typing import Any, AsyncIterator, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Tuple, Type, Union
 
 from . import _native
 from ._errors import ConfigurationError
@@ -37,20 +38,8 @@ from ._native import (
 
 __all__ = ["AsyncClient"]
 
-T = TypeVar("T")
-
 #: Threads per AsyncClient unless told otherwise: calls in flight at once.
 DEFAULT_MAX_WORKERS = 16
-
-
-async def _finish(future: concurrent.futures.Future[Any]) -> None:
-    """Waits for a call whose token was cancelled to give its thread back (at most ~50 ms)."""
-    if future.done():
-        return
-    try:
-        await asyncio.wrap_future(future)
-    except BaseException:  # its own CancelledError, or this task cancelled once more
-        pass
 
 
 class AsyncClient:
@@ -111,7 +100,8 @@ class AsyncClient:
             raise ConfigurationError("max_workers must be at least 1")
         self._client = client
         self._max_workers = max_workers
-        self._executor: Optional[concurrent.futures.ThreadPoolExecutor] = None
+        self._dispatcher: Optional[_native.Dispatcher] = None
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._pid = os.getpid()
         self._lock = threading.Lock()
 
@@ -146,36 +136,40 @@ class AsyncClient:
         self._setup(native, max_workers)
         return self
 
-    # ---- the pool -------------------------------------------------------------------
+    # ---- the dispatcher ---------------------------------------------------------------
 
-    def _pool(self) -> concurrent.futures.ThreadPoolExecutor:
-        executor = self._executor
-        if executor is not None and self._pid == os.getpid():
-            return executor
+    def _dispatcher_for(self, loop: asyncio.AbstractEventLoop) -> _native.Dispatcher:
+        dispatcher = self._dispatcher
+        if dispatcher is not None and self._loop is loop and self._pid == os.getpid():
+            return dispatcher
         with self._lock:
             if self._client.closed:
                 raise ConfigurationError("the client is closed")
-            if self._executor is None or self._pid != os.getpid():
-                # In a forked child the parent's pool threads do not exist: make a new pool.
-                self._executor = concurrent.futures.ThreadPoolExecutor(
-                    max_workers=self._max_workers, thread_name_prefix="roomchat-async"
-                )
-                self._pid = os.getpid()
-            return self._executor
+            if self._dispatcher is not None and self._pid == os.getpid():
+                self._dispatcher.close()  # used from another event loop before: retire it
+            # In a forked child the parent's threads do not exist: a new dispatcher.
+            dispatcher = _native.Dispatcher(self._max_workers)
+            loop.add_reader(dispatcher.fileno(), dispatcher.drain)
+            self._dispatcher, self._loop, self._pid = dispatcher, loop, os.getpid()
+            return dispatcher
 
-    async def _run(self, token: CancelToken, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        future = self._pool().submit(fn, *args, **kwargs)
+    async def _submit(self, method: Callable[..., Any], token: CancelToken, *args: Any, **kwargs: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        method(*args, _submit=(self._dispatcher_for(loop), future, token), **kwargs)
         try:
-            return await asyncio.wrap_future(future)
+            return await asyncio.shield(future)
         except asyncio.CancelledError:
             token.cancel()
-            await _finish(future)
+            if not future.done():
+                try:
+                    await future  # the call gives its thread back within ~50 ms
+                except BaseException:  # its own CancelledError, or this task cancelled again
+                    pass
             raise
 
     async def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        token = CancelToken()
-        method = getattr(self._client.with_cancel(token), name)
-        return await self._run(token, method, *args, **kwargs)
+        return await self._submit(getattr(self._client, name), CancelToken(), *args, **kwargs)
 
     # ---- life ---------------------------------------------------------------------------
 
@@ -190,33 +184,23 @@ class AsyncClient:
         return self._client.closed
 
     def close(self) -> None:
-        """Closes the client without waiting: calls in flight finish on their threads."""
+        """Closes the client without waiting: calls in flight still finish."""
         self._client.close()
-        with self._lock:
-            executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=False)
+        if self._dispatcher is not None:
+            self._dispatcher.close()
 
     async def aclose(self) -> None:
         """Closes the client and waits until the calls in flight have finished and its threads have ended."""
         self._client.close()
-        with self._lock:
-            executor, self._executor = self._executor, None
-        if executor is None:
+        dispatcher, loop = self._dispatcher, self._loop
+        if dispatcher is None or loop is None:
             return
-        loop = asyncio.get_running_loop()
-        done: asyncio.Future[None] = loop.create_future()
-
-        def finished() -> None:
-            if not done.done():
-                done.set_result(None)
-
-        def shut_down() -> None:
-            executor.shutdown(wait=True)
-            loop.call_soon_threadsafe(finished)
-
-        threading.Thread(target=shut_down, name="roomchat-async-close", daemon=True).start()
-        await asyncio.shield(done)
+        dispatcher.close()
+        if loop is asyncio.get_running_loop() and self._pid == os.getpid():
+            while dispatcher.pending or dispatcher.threads:
+                await asyncio.sleep(0.002)
+            loop.remove_reader(dispatcher.fileno())
+        self._dispatcher = None
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -341,7 +325,7 @@ class _AsyncUsers:
 
     async def __anext__(self) -> User:
         if not self._buffer:
-            batch = await self._client._run(self._token, self._users._next_batch, self._page_size)
+            batch: List[User] = await self._client._submit(self._users._next_batch, self._token, self._page_size)
             if not batch:
                 raise StopAsyncIteration
             self._buffer.extend(batch)
@@ -360,11 +344,7 @@ class _AsyncPages:
         return self
 
     async def __anext__(self) -> UserPage:
-        page = await self._client._run(self._token, _next_or_none, self._pages)
+        page: Optional[UserPage] = await self._client._submit(self._pages._next_page, self._token)
         if page is None:
             raise StopAsyncIteration
         return page
-
-
-def _next_or_none(pages: _native.UserPageIterator) -> Optional[UserPage]:
-    return next(pages, None)

@@ -1,0 +1,62 @@
+"""Type-checked with `mypy --strict` by run-tests.sh: the package's types as a user sees them."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Dict, List, Optional
+
+import roomchat
+
+
+def moderators(client: roomchat.Client) -> List[str]:
+    names: List[str] = []
+    for user in client.users(page_size=100):
+        if user.is_moderator and user.username is not None:
+            names.append(user.username)
+    return names
+
+
+def first_page(client: roomchat.Client) -> Dict[str, Any]:
+    page: roomchat.UserPage = client.list_users(limit=10, skip=0)
+    total: int = page.total
+    users: tuple[roomchat.User, ...] = page.data
+    return {"total": total, "ids": [u.id for u in users], "wire": page.to_dict()}
+
+
+def create(client: roomchat.Client, name: str) -> Optional[roomchat.CreatedUser]:
+    try:
+        return client.create_user(name, email=f"{name}@example.com", meta={"plan": "gold"}, extra={"x": 1})
+    except roomchat.RateLimitedError as error:
+        wait: Optional[float] = error.retry_after
+        logging.getLogger(__name__).warning("rate limited, retry in %s s", wait)
+    except roomchat.RoomchatError as error:
+        code: int = error.code
+        kind: str = error.kind
+        logging.getLogger(__name__).error("%s (%d): %s", kind, code, error)
+    return None
+
+
+def messages(client: roomchat.Client, room: str, conversation: str) -> List[str]:
+    found: List[roomchat.Message] = client.conversation_messages(room, conversation, path_form="chatroom")
+    return [m.text or "" for m in found if m.user is None or m.user.username != "bot"]
+
+
+async def count(client: roomchat.AsyncClient) -> int:
+    n = 0
+    async for _ in client.users():
+        n += 1
+    state: roomchat.RateLimitState = client.rate_limit_state()
+    return n + state.used
+
+
+def by_hand() -> Dict[str, Any]:
+    request: Dict[str, Any] = roomchat.wire.build_request("list_users", {"limit": 5}, base_url="https://api.example.com")
+    result: Any = roomchat.wire.decode_response("list_users", 200, [("content-type", "application/json")], b'{"total":0,"limit":5,"skip":0,"data":[]}')
+    return {"request": request, "result": result}
+
+
+def make(key: str, url: str) -> roomchat.Client:
+    limit = roomchat.RateLimit(requests=600, window=60.0, when_limited="fail")
+    token = roomchat.CancelToken()
+    client = roomchat.Client(key, base_url=url, rate_limit=limit, timeout=5.0, max_retries=3)
+    return client.with_cancel(token)

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The Python package's checks, in one command: builds the release wheel with maturin,
+# installs it into a FRESH venv, runs the pytest suite against the installed package
+# (never the source folder; it also runs the README's Python example against the
+# emulator), `python -m mypy.stubtest roomchat`, `mypy --strict` on the typed examples
+# (the README's among them), and a short run of
+# the benchmark (printed figures). Installs what it needs (pinned) into venvs under
+# ${CARGO_TARGET_DIR:-target}.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cd "$root"
+target=${CARGO_TARGET_DIR:-$root/target}
+python=${PYTHON:-python3}
+tools=$target/python-venv        # maturin (kept between runs)
+venv=$target/python-test-venv    # made anew each run: the wheel and the test tools only
+wheels=$target/python-wheels
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+
+echo "==> tools venv ($tools): maturin"
+[ -x "$tools/bin/python" ] || "$python" -m venv "$tools"
+"$tools/bin/pip" install --quiet -r "$here/requirements-build.txt"
+
+echo "==> emulator binaries (debug for the tests, release for the benchmark)"
+cargo build --quiet --locked -p roomchat-emulator
+cargo build --quiet --locked --release -p roomchat-emulator
+
+echo "==> release wheel (maturin build --release)"
+rm -rf "$wheels"
+"$tools/bin/maturin" build --quiet --release --locked --manifest-path "$here/Cargo.toml" \
+  --interpreter "$tools/bin/python" --out "$wheels"
+wheel=$(ls "$wheels"/roomchat-*.whl)
+echo "built $(basename "$wheel")"
+
+echo "==> fresh venv ($venv) with the wheel"
+rm -rf "$venv"
+"$python" -m venv "$venv"
+"$venv/bin/pip" install --quiet -r "$here/requirements-test.txt" "$wheel"
+installed=$(cd / && "$venv/bin/python" -c 'import roomchat, os; print(os.path.dirname(roomchat.__file__))')
+case "$installed" in
+  "$venv"/*) echo "roomchat imports from $installed" ;;
+  *) echo "roomchat imports from $installed, not from the fresh venv" >&2; exit 1 ;;
+esac
+
+echo "==> pytest (against the installed package)"
+export ROOMCHAT_EMULATOR=$target/debug/roomchat-emulator
+# Run from the tests folder: the source folder python/ is never on sys.path.
+(cd "$here/tests" && "$venv/bin/python" -m pytest -p no:cacheprovider -q -ra --timeout=300 -s .)
+
+echo "==> stubtest and mypy --strict"
+mypy_dir=$target/python-mypy
+mkdir -p "$mypy_dir"
+(cd "$mypy_dir" && "$venv/bin/python" -m mypy.stubtest roomchat --mypy-config-file /dev/null)
+(cd "$mypy_dir" && "$venv/bin/python" -m mypy --strict --no-incremental \
+  "$here/examples/typed_usage.py" "$here/examples/readme_example.py")
+
+echo "==> benchmark, short run (figures, not a test)"
+"$venv/bin/python" "$here/bench/bench.py" --calls "${ROOMCHAT_PY_BENCH_CALLS:-300}" --rounds 3 \
+  --emulator "$target/release/roomchat-emulator"

@@ -1,0 +1,34 @@
+"""The README's Python example is bindings/python/examples/readme_example.py verbatim, and it runs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from conftest import PUBLIC_KEY, REPO, SECRET_KEY, Emulator
+
+EXAMPLE = REPO / "bindings" / "python" / "examples" / "readme_example.py"
+
+
+def test_readme_shows_the_example_verbatim() -> None:
+    assert EXAMPLE.read_text().strip() in (REPO / "README.md").read_text()
+
+
+def test_readme_example_runs(emu: Emulator) -> None:
+    emu.seed(2)
+    env = dict(
+        os.environ,
+        ROOMCHAT_PRIVATE_KEY=SECRET_KEY,
+        ROOMCHAT_BASE_URL=emu.base_url,
+        ROOMCHAT_CHAT_URL=emu.chat_url,
+        ROOMCHAT_PUBLIC_KEY=PUBLIC_KEY,
+    )
+    done = subprocess.run([sys.executable, str(EXAMPLE)], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(f"sign Ann in at {emu.chat_url}/bbNiVFoXm?accessToken=")
+    assert lines[1:4] == ["seed-user-1 False", "seed-user-2 False", "ann True"]
+    assert lines[4] == "no such user: 400 user not found"
+    assert lines[5] == "3 users"
+    assert SECRET_KEY not in done.stdout + done.stderr
