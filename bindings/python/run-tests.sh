@@ -44,6 +44,7 @@ esac
 
 echo "==> pytest (against the installed package)"
 export ROOMCHAT_EMULATOR=$target/debug/roomchat-emulator
+export ROOMCHAT_EMULATOR_RELEASE=$target/release/roomchat-emulator
 # Run from the tests folder: the source folder python/ is never on sys.path.
 (cd "$here/tests" && "$venv/bin/python" -m pytest -p no:cacheprovider -q -ra --timeout=300 -s .)
 

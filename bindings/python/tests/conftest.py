@@ -120,11 +120,10 @@ class Emulator:
         return roomchat.Client(key, **options)
 
 
-@pytest.fixture(scope="session")
-def emulator_process() -> Iterator[Emulator]:
+def start_emulator(binary: str) -> Emulator:
     proc = subprocess.Popen(
         [
-            emulator_binary(),
+            binary,
             "--port",
             "0",
             "--private-key",
@@ -146,13 +145,43 @@ def emulator_process() -> Iterator[Emulator]:
     if not line or not line[0].strip():
         proc.kill()
         raise RuntimeError("the emulator printed no ready line within 30 s")
-    emulator = Emulator(proc, json.loads(line[0]))
-    yield emulator
-    proc.stdin.close()
+    return Emulator(proc, json.loads(line[0]))
+
+
+def stop_emulator(emulator: Emulator) -> None:
+    assert emulator.proc.stdin is not None
+    emulator.proc.stdin.close()
     try:
-        proc.wait(timeout=10)
+        emulator.proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
-        proc.kill()
+        emulator.proc.kill()
+
+
+@pytest.fixture(scope="session")
+def emulator_process() -> Iterator[Emulator]:
+    emulator = start_emulator(emulator_binary())
+    yield emulator
+    stop_emulator(emulator)
+
+
+@pytest.fixture(scope="session")
+def fast_emulator_process(emulator_process: Emulator) -> Iterator[Emulator]:
+    """A release build of the emulator when `$ROOMCHAT_EMULATOR_RELEASE` names one (run-tests.sh
+    does), for the tests that measure: on 2 shared cores a debug emulator's own CPU use
+    competes with what is measured. Otherwise the debug one."""
+    release = os.environ.get("ROOMCHAT_EMULATOR_RELEASE")
+    if not release:
+        yield emulator_process
+        return
+    emulator = start_emulator(release)
+    yield emulator
+    stop_emulator(emulator)
+
+
+@pytest.fixture
+def fast_emu(fast_emulator_process: Emulator) -> Emulator:
+    fast_emulator_process.reset()
+    return fast_emulator_process
 
 
 @pytest.fixture
