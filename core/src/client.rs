@@ -445,6 +445,24 @@ impl fmt::Debug for Client {
     }
 }
 
+/// Which response headers an answer keeps.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Headers {
+    /// Every header (raw requests hand them to the caller).
+    All,
+    /// Only those the decoders and the budget read ([`read_by_decoders`]).
+    ForDecoding,
+}
+
+/// `Content-Type` (error messages), `Retry-After` and `X-RateLimit-*` (the budget).
+fn read_by_decoders(name: &str) -> bool {
+    name.eq_ignore_ascii_case("content-type")
+        || name.eq_ignore_ascii_case("retry-after")
+        || name
+            .get(..12)
+            .is_some_and(|p| p.eq_ignore_ascii_case("x-ratelimit-"))
+}
+
 /// How one attempt ended, for the retry decision.
 enum Attempt {
     Answered(WireResponse),
@@ -604,7 +622,7 @@ impl Client {
     /// # Ok::<(), roomchat::Error>(())
     /// ```
     pub fn raw_request(&self, params: &RawRequest) -> Result<RawResponse> {
-        self.call(wire::raw(params), wire::decode_raw)
+        self.call_keeping(wire::raw(params), wire::decode_raw, Headers::All)
     }
 
     /// Where this key's shared rate-limit budget stands.
@@ -658,8 +676,17 @@ impl Client {
         request: Result<WireRequest>,
         decode: fn(&WireResponse) -> Result<T>,
     ) -> Result<T> {
+        self.call_keeping(request, decode, Headers::ForDecoding)
+    }
+
+    fn call_keeping<T>(
+        &self,
+        request: Result<WireRequest>,
+        decode: fn(&WireResponse) -> Result<T>,
+        headers: Headers,
+    ) -> Result<T> {
         let request = request?;
-        self.execute(&request, decode).map_err(|e| {
+        self.execute(&request, decode, headers).map_err(|e| {
             e.with_request(&request.method, &request.redacted_target())
                 .scrub(&self.inner.config.private_key)
         })
@@ -669,6 +696,7 @@ impl Client {
         &self,
         request: &WireRequest,
         decode: fn(&WireResponse) -> Result<T>,
+        headers: Headers,
     ) -> Result<T> {
         let config = &self.inner.config;
         let key = match request.auth {
@@ -697,7 +725,8 @@ impl Client {
                 )
             })?;
             let started = Instant::now();
-            let outcome = cancel::while_in_flight(cancel, || self.send_once(request, &url));
+            let outcome =
+                cancel::while_in_flight(cancel, || self.send_once(request, &url, headers));
             if cancel.is_some_and(CancelToken::is_cancelled)
                 && !matches!(outcome, Attempt::Answered(_))
             {
@@ -812,7 +841,7 @@ impl Client {
         base.mul_f64(fraction)
     }
 
-    fn send_once(&self, request: &WireRequest, url: &str) -> Attempt {
+    fn send_once(&self, request: &WireRequest, url: &str, headers: Headers) -> Attempt {
         let builder = ureq::http::Request::builder()
             .method(request.method.as_str())
             .uri(url);
@@ -833,9 +862,11 @@ impl Client {
             }
         };
         let status = response.status().as_u16();
-        let headers: Vec<(String, String)> = response
+        // A raw answer keeps every header; the others only those the decoders read.
+        let kept: Vec<(String, String)> = response
             .headers()
             .iter()
+            .filter(|(n, _)| headers == Headers::All || read_by_decoders(n.as_str()))
             .filter_map(|(n, v)| {
                 v.to_str()
                     .ok()
@@ -867,7 +898,7 @@ impl Client {
             .read_to_end(&mut body);
         match read {
             Ok(_) if body.len() as u64 > cap => Attempt::MaybeSent(too_large()),
-            Ok(_) => Attempt::Answered(WireResponse::new(status, headers, body)),
+            Ok(_) => Attempt::Answered(WireResponse::new(status, kept, body)),
             Err(e) => {
                 let timed_out = e.kind() == std::io::ErrorKind::TimedOut
                     || e.get_ref()

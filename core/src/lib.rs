@@ -39,6 +39,7 @@
 
 mod cancel;
 mod client;
+mod decode;
 mod error;
 mod fork;
 mod models;

@@ -76,14 +76,14 @@ impl WireRequest {
             url.push(separator);
             url.push_str(name);
             url.push('=');
-            url.push_str(&encode_query_component(key));
+            encode(key, &mut url);
             separator = '&';
         }
         for (name, value) in &self.query {
             url.push(separator);
-            url.push_str(&encode_query_component(name));
+            encode(name, &mut url);
             url.push('=');
-            url.push_str(&encode_query_component(value));
+            encode(value, &mut url);
             separator = '&';
         }
         url
@@ -393,9 +393,14 @@ fn decode_json<T: Decoded>(response: &WireResponse) -> Result<T> {
     }
     let body = &response.body;
     let empty = body.iter().all(u8::is_ascii_whitespace);
-    // Fast path: straight into `T`, the common case.
+    // Fast path: straight into `T`, the common case. JSON is UTF-8: checked
+    // once for the whole body, which spares serde_json a check per string.
     if !empty {
-        if let Ok(value) = serde_json::from_slice::<T>(body) {
+        let parsed = match std::str::from_utf8(body) {
+            Ok(text) => serde_json::from_str::<T>(text),
+            Err(_) => serde_json::from_slice::<T>(body),
+        };
+        if let Ok(value) = parsed {
             if !value.may_report_failure() {
                 return Ok(value);
             }
