@@ -259,11 +259,12 @@ fn route(
             return response;
         }
     };
-    let answer = if state.is_gated(method.as_str(), path) {
-        (
+    // `Ok` is a 200 answer already serialized; `Err` is a JSON value still to serialize.
+    let answer: Result<String, Answer> = if state.is_gated(method.as_str(), path) {
+        Err((
             400,
             json!({"message": "This endpoint is not available on your current plan. Please upgrade your plan to use it."}),
-        )
+        ))
     } else {
         let json_body = || -> Result<Value, Answer> {
             if body.iter().all(u8::is_ascii_whitespace) {
@@ -274,23 +275,27 @@ fn route(
             })
         };
         match endpoint {
+            // Already JSON text: sent as is, never parsed again.
             Endpoint::ListUsers => state.list_users(&query),
-            Endpoint::Deactivate => match json_body() {
+            Endpoint::Deactivate => Err(match json_body() {
                 Ok(v) => state.deactivate_user(&v),
                 Err(a) => a,
-            },
-            Endpoint::Messages(room, conv) => state.conversation_messages(room, conv),
-            Endpoint::CreateUser => match json_body() {
+            }),
+            Endpoint::Messages(room, conv) => Err(state.conversation_messages(room, conv)),
+            Endpoint::CreateUser => Err(match json_body() {
                 Ok(v) => state.create_user(&v),
                 Err(a) => a,
-            },
-            Endpoint::ChatRooms => state.list_chat_rooms(),
+            }),
+            Endpoint::ChatRooms => Err(state.list_chat_rooms()),
             Endpoint::Validate => {
-                state.validate_token(query.get("accessToken").map(String::as_str))
+                Err(state.validate_token(query.get("accessToken").map(String::as_str)))
             }
         }
     };
-    let mut response = json_response(answer);
+    let mut response = match answer {
+        Ok(text) => raw_response(200, JSON_CONTENT_TYPE, Bytes::from(text)),
+        Err(answer) => json_response(answer),
+    };
     if state.rate_limit_headers {
         let headers = response.headers_mut();
         headers.insert("x-ratelimit-limit", HeaderValue::from(rate.limit));
@@ -353,7 +358,7 @@ fn admin(shared: &Shared, method: &Method, path: &str, body: &[u8]) -> Answer {
         }
         ("POST", "/users/seed") => match spec["count"].as_u64() {
             Some(n) if n <= 10_000_000 => {
-                let before = state_total(&state);
+                let before = state.active_user_count();
                 let total = state.seed_users(n as usize);
                 (200, json!({"created": total - before, "total": total}))
             }
@@ -408,14 +413,6 @@ fn admin(shared: &Shared, method: &Method, path: &str, body: &[u8]) -> Answer {
             json!({"error": true, "message": "no such admin endpoint"}),
         ),
     }
-}
-
-fn state_total(state: &State) -> usize {
-    state
-        .list_users(&HashMap::from([("limit".to_owned(), "0".to_owned())]))
-        .1["total"]
-        .as_u64()
-        .unwrap_or(0) as usize
 }
 
 fn config_json(state: &State) -> Value {
@@ -566,12 +563,11 @@ fn raw_response(status: u16, content_type: &str, body: Bytes) -> Response<Body> 
     response
 }
 
+/// The content type of every JSON answer the emulator builds itself.
+const JSON_CONTENT_TYPE: &str = "application/json; charset=utf-8";
+
 fn json_response((status, body): Answer) -> Response<Body> {
-    raw_response(
-        status,
-        "application/json; charset=utf-8",
-        Bytes::from(body.to_string()),
-    )
+    raw_response(status, JSON_CONTENT_TYPE, Bytes::from(body.to_string()))
 }
 
 fn large_json(bytes: usize) -> Bytes {
