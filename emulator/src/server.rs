@@ -19,6 +19,7 @@ use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
 
+use crate::journal;
 use crate::state::{Answer, State};
 use crate::{Fault, FaultAction, RateLimit, Shared};
 
@@ -79,22 +80,18 @@ async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Result<Response<
         return Ok(json_response(answer));
     }
 
-    let body_text = body
-        .as_ref()
-        .map(|b| String::from_utf8_lossy(b).into_owned())
-        .unwrap_or_default();
     let (seq, fault) = {
         let mut state = shared.state();
-        let seq = state.journal_arrival(
+        let seq = state.journal.record(
             method.as_str(),
             &path,
             &raw_query,
-            &body_text,
+            body.as_deref().unwrap_or_default(),
             user_agent.as_deref(),
         );
         (seq, state.take_fault(method.as_str(), &path))
     };
-    let finish = |status: u16| shared.state().journal_status(seq, status);
+    let finish = |status: u16| shared.state().journal.set_status(seq, status);
 
     let mut delay = None;
     let mut relabel_html = false;
@@ -383,7 +380,7 @@ fn admin(shared: &Shared, method: &Method, path: &str, body: &[u8]) -> Answer {
         ("GET", "/journal") => {
             let entries: Vec<Value> = state
                 .journal
-                .iter()
+                .entries()
                 .map(|e| {
                     json!({
                         "seq": e.seq,
@@ -394,10 +391,14 @@ fn admin(shared: &Shared, method: &Method, path: &str, body: &[u8]) -> Answer {
                         "received_at_ms": e.received_at.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64() * 1000.0,
                         "status": e.status,
                         "user_agent": e.user_agent,
+                        "truncated": e.truncated,
                     })
                 })
                 .collect();
-            (200, json!({"entries": entries}))
+            (
+                200,
+                json!({"entries": entries, "dropped": state.journal.dropped(), "capacity": state.journal.capacity()}),
+            )
         }
         ("DELETE", "/journal") => {
             state.journal.clear();
@@ -426,6 +427,7 @@ fn config_json(state: &State) -> Value {
         "public_key": state.public_key,
         "rate_limit": {"requests": state.rate_limit.requests, "window_ms": state.rate_limit.window.as_millis() as u64},
         "rate_limit_headers": state.rate_limit_headers,
+        "journal_capacity": state.journal.capacity(),
         "gated": gated,
     })
 }
@@ -461,6 +463,18 @@ fn apply_config(state: &mut State, spec: &Value) -> Result<(), String> {
         Some(Value::Bool(b)) => Some(*b),
         Some(_) => return Err("rate_limit_headers should be a boolean".into()),
     };
+    let journal_capacity = match fields.get("journal_capacity") {
+        None => None,
+        Some(v) => match v.as_u64() {
+            Some(n) if n <= journal::MAX_CAPACITY as u64 => Some(n as usize),
+            _ => {
+                return Err(format!(
+                    "journal_capacity should be a whole number from 0 to {}",
+                    journal::MAX_CAPACITY
+                ))
+            }
+        },
+    };
     if let Some(k) = private_key {
         state.private_key = k;
     }
@@ -472,6 +486,9 @@ fn apply_config(state: &mut State, spec: &Value) -> Result<(), String> {
     }
     if let Some(h) = headers {
         state.rate_limit_headers = h;
+    }
+    if let Some(n) = journal_capacity {
+        state.journal.set_capacity(n);
     }
     Ok(())
 }

@@ -7,8 +7,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Map, Value};
 
+use crate::journal::Journal;
 use crate::jwt::{self, TokenClaims};
-use crate::{Fault, JournalEntry, RateLimit};
+use crate::{Fault, RateLimit};
 
 /// The largest `limit` the users listing accepts (section 4.1).
 pub const MAX_LIMIT: u64 = 200;
@@ -89,8 +90,7 @@ pub(crate) struct State {
     conversations: HashMap<(String, String), Vec<Value>>,
     pub faults: Vec<FaultRule>,
     next_fault_id: u64,
-    pub journal: Vec<JournalEntry>,
-    next_seq: u64,
+    pub journal: Journal,
     /// Gated (method, path pattern) pairs: answered as outside the plan.
     pub gated: Vec<(String, String)>,
     /// Accepted arrivals per private key, oldest first.
@@ -119,6 +119,7 @@ impl State {
         public_key: String,
         rate_limit: RateLimit,
         headers: bool,
+        journal_capacity: usize,
     ) -> Self {
         State {
             private_key,
@@ -136,8 +137,7 @@ impl State {
             conversations: HashMap::new(),
             faults: Vec::new(),
             next_fault_id: 1,
-            journal: Vec::new(),
-            next_seq: 1,
+            journal: Journal::new(journal_capacity),
             gated: Vec::new(),
             arrivals: HashMap::new(),
         }
@@ -150,6 +150,7 @@ impl State {
             std::mem::take(&mut self.public_key),
             self.rate_limit,
             self.rate_limit_headers,
+            self.journal.capacity(),
         );
         *self = State {
             jwt_secret: self.jwt_secret,
@@ -164,37 +165,6 @@ impl State {
     }
 
     // ---- journal and faults -------------------------------------------------
-
-    /// Records an arrival and returns its sequence number.
-    pub fn journal_arrival(
-        &mut self,
-        method: &str,
-        path: &str,
-        query: &str,
-        body: &str,
-        user_agent: Option<&str>,
-    ) -> u64 {
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        self.journal.push(JournalEntry {
-            seq,
-            method: method.to_owned(),
-            path: path.to_owned(),
-            query: redact_query(query),
-            body: body.to_owned(),
-            received_at: SystemTime::now(),
-            status: 0,
-            user_agent: user_agent.map(str::to_owned),
-        });
-        seq
-    }
-
-    /// Records the status answered to arrival `seq` (if the journal still holds it).
-    pub fn journal_status(&mut self, seq: u64, status: u16) {
-        if let Ok(i) = self.journal.binary_search_by_key(&seq, |e| e.seq) {
-            self.journal[i].status = status;
-        }
-    }
 
     pub fn add_fault(&mut self, fault: Fault) -> u64 {
         let id = self.next_fault_id;
@@ -706,7 +676,7 @@ mod tests {
 
     #[test]
     fn listing_pages_are_the_records_json_over_the_active_users() {
-        let mut state = State::new("sk".into(), "pk".into(), RateLimit::default(), false);
+        let mut state = State::new("sk".into(), "pk".into(), RateLimit::default(), false, 0);
         state.seed_users(5);
         let (status, bob) = state.create_user(&json!({
             "username": "bob \"b\" \u{e9}", "isModerator": true, "chatRoom": "r1",

@@ -129,6 +129,8 @@ fn bad_arguments_exit_2() {
         &["--port", "x"],
         &["--frobnicate"],
         &["--private-key", ""],
+        &["--journal-capacity", "-1"],
+        &["--journal-capacity", "1000001"],
     ] {
         let status = Command::new(env!("CARGO_BIN_EXE_roomchat-emulator"))
             .args(args)
