@@ -30,6 +30,10 @@ use serde_json::Value;
 
 use state::State;
 
+/// The most bytes a request's line and headers may take: more is answered 431
+/// and the connection closed.
+pub const MAX_REQUEST_HEAD_BYTES: usize = server::MAX_HEAD_BYTES;
+
 /// The journal's capacity in [`EmulatorConfig::default`]: 10,000 entries.
 pub const JOURNAL_DEFAULT_CAPACITY: usize = journal::DEFAULT_CAPACITY;
 /// The largest journal capacity the admin API and the binary accept.
@@ -97,6 +101,11 @@ pub struct EmulatorConfig {
     pub seed_users: usize,
     /// Request bodies larger than this are answered 413.
     pub max_body_bytes: usize,
+    /// How long a client may take to send a request's line and headers (and
+    /// may stay idle between requests on a keep-alive connection) before the
+    /// connection is closed, and then to send its body before it is answered
+    /// 408 and closed. Default 10 s.
+    pub read_timeout: Duration,
     /// How many requests the journal keeps (the latest; older ones are dropped
     /// and counted, see [`Emulator::journal_dropped`]). 0 keeps none.
     pub journal_capacity: usize,
@@ -114,6 +123,7 @@ impl Default for EmulatorConfig {
             seed_users: 0,
             max_body_bytes: 1_048_576,
             journal_capacity: JOURNAL_DEFAULT_CAPACITY,
+            read_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -196,6 +206,7 @@ pub struct JournalEntry {
 pub(crate) struct Shared {
     state: Mutex<State>,
     max_body_bytes: usize,
+    read_timeout: Duration,
 }
 
 impl Shared {
@@ -227,6 +238,12 @@ impl std::fmt::Debug for Emulator {
 impl Emulator {
     /// Binds the address and starts serving on background threads; returns once it accepts.
     pub fn start(config: EmulatorConfig) -> std::io::Result<Emulator> {
+        if config.read_timeout.is_zero() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "read_timeout must not be zero",
+            ));
+        }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("roomchat-emulator")
@@ -252,6 +269,7 @@ impl Emulator {
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
             max_body_bytes: config.max_body_bytes,
+            read_timeout: config.read_timeout,
         });
         runtime.spawn(server::serve(listener, shared.clone()));
         Ok(Emulator {

@@ -11,7 +11,8 @@ use roomchat_emulator::{Emulator, EmulatorConfig, RateLimit, JOURNAL_MAX_CAPACIT
 const USAGE: &str =
     "usage: roomchat-emulator [--host 127.0.0.1] [--port 0] [--private-key K] [--public-key P]
                          [--rate-limit 600/60s] [--rate-limit-headers] [--seed-users N]
-                         [--max-body-bytes N] [--journal-capacity N] [--ignore-stdin]
+                         [--max-body-bytes N] [--journal-capacity N] [--read-timeout 10s]
+                         [--ignore-stdin]
 
 Serves the chat service's REST API locally. Prints one JSON line with its addresses
 and keys, then serves until SIGINT, SIGTERM, or (unless --ignore-stdin) stdin closes.";
@@ -53,6 +54,12 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
                     .ok_or(format!(
                         "--journal-capacity takes a count from 0 to {JOURNAL_MAX_CAPACITY}"
                     ))?
+            }
+            "--read-timeout" => {
+                config.read_timeout = humantime::parse_duration(&value()?)
+                    .ok()
+                    .filter(|d| !d.is_zero())
+                    .ok_or("--read-timeout takes a non-zero duration such as 10s or 500ms")?
             }
             "--ignore-stdin" => watch_stdin = false,
             "-h" | "--help" => return Err(String::new()),

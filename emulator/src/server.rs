@@ -13,9 +13,9 @@ use bytes::Bytes;
 use http_body::Frame;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use hyper::header::{HeaderValue, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
+use hyper::header::{HeaderValue, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
 
@@ -24,6 +24,20 @@ use crate::state::{Answer, State};
 use crate::{Fault, FaultAction, RateLimit, Shared};
 
 type Body = http_body_util::combinators::BoxBody<Bytes, io::Error>;
+
+/// The most bytes of request line and headers a request may have (hyper's read
+/// buffer); more is answered 431 and the connection closed.
+pub(crate) const MAX_HEAD_BYTES: usize = 64 * 1024;
+
+/// Why a request's body could not be had.
+enum BodyError {
+    /// Over `max_body_bytes`.
+    TooLarge,
+    /// The connection failed while it was read.
+    Unreadable,
+    /// It did not arrive whole within `read_timeout`.
+    TimedOut,
+}
 
 pub(crate) async fn serve(listener: TcpListener, shared: Arc<Shared>) {
     loop {
@@ -37,12 +51,19 @@ pub(crate) async fn serve(listener: TcpListener, shared: Arc<Shared>) {
         };
         let _ = stream.set_nodelay(true);
         let shared = shared.clone();
+        let read_timeout = shared.read_timeout;
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |req| handle(req, shared.clone()));
             // A connection that ends in an error (a closed-connection fault, a client
             // hanging up) only ends that connection.
+            // A client slower than `read_timeout` to send its headers (or idle that
+            // long between requests) is disconnected; headers past MAX_HEAD_BYTES
+            // are answered 431 by hyper, which then closes the connection.
             let _ = hyper::server::conn::http1::Builder::new()
                 .keep_alive(true)
+                .timer(TokioTimer::new())
+                .header_read_timeout(read_timeout)
+                .max_buf_size(MAX_HEAD_BYTES)
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
         });
@@ -59,25 +80,19 @@ async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Result<Response<
         .get(hyper::header::USER_AGENT)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    let body = match Limited::new(req.into_body(), shared.max_body_bytes)
-        .collect()
-        .await
-    {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(true),
-        Err(_) => Err(false),
+    let collect = Limited::new(req.into_body(), shared.max_body_bytes).collect();
+    let body = match tokio::time::timeout(shared.read_timeout, collect).await {
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(BodyError::TooLarge),
+        Ok(Err(_)) => Err(BodyError::Unreadable),
+        Err(_elapsed) => Err(BodyError::TimedOut),
     };
 
     if let Some(admin_path) = path.strip_prefix("/_emulator") {
-        let answer = match &body {
-            Ok(bytes) => admin(&shared, &method, admin_path, bytes),
-            Err(true) => too_large(),
-            Err(false) => (
-                400,
-                json!({"error": true, "message": "could not read the request body"}),
-            ),
-        };
-        return Ok(json_response(answer));
+        return Ok(match &body {
+            Ok(bytes) => json_response(admin(&shared, &method, admin_path, bytes)),
+            Err(e) => body_error_response(e, shared.read_timeout),
+        });
     }
 
     let (seq, fault) = {
@@ -148,11 +163,7 @@ async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Result<Response<
     }
 
     let mut response = match &body {
-        Err(true) => json_response(too_large()),
-        Err(false) => json_response((
-            400,
-            json!({"error": true, "message": "could not read the request body"}),
-        )),
+        Err(e) => body_error_response(e, shared.read_timeout),
         Ok(bytes) => route(&shared, &method, &path, &raw_query, bytes),
     };
     if relabel_html {
@@ -168,11 +179,29 @@ async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Result<Response<
     Ok(response)
 }
 
-fn too_large() -> Answer {
-    (
-        413,
-        json!({"error": true, "message": "request body too large"}),
-    )
+fn body_error_response(error: &BodyError, read_timeout: Duration) -> Response<Body> {
+    let answer = match error {
+        BodyError::TooLarge => (
+            413,
+            json!({"error": true, "message": "request body too large"}),
+        ),
+        BodyError::Unreadable => (
+            400,
+            json!({"error": true, "message": "could not read the request body"}),
+        ),
+        BodyError::TimedOut => (
+            408,
+            json!({"error": true, "message": format!(
+                "the request body did not arrive within {} ms", read_timeout.as_millis()
+            )}),
+        ),
+    };
+    let mut response = json_response(answer);
+    // What is left of that body is not worth reading: the connection ends here.
+    response
+        .headers_mut()
+        .insert(CONNECTION, HeaderValue::from_static("close"));
+    response
 }
 
 /// The service's endpoints, the sign-in pages, 404 and 405.
