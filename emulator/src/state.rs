@@ -2,12 +2,14 @@
 //! No I/O here; `server.rs` turns HTTP into calls on [`State`] and back.
 
 use std::collections::{HashMap, VecDeque};
+use std::fmt::Write as _;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Map, Value};
 
+use crate::journal::Journal;
 use crate::jwt::{self, TokenClaims};
-use crate::{Fault, JournalEntry, RateLimit};
+use crate::{Fault, RateLimit};
 
 /// The largest `limit` the users listing accepts (section 4.1).
 pub const MAX_LIMIT: u64 = 200;
@@ -17,6 +19,8 @@ pub const DEFAULT_LIMIT: u64 = 50;
 /// A JSON answer: status and body.
 pub type Answer = (u16, Value);
 
+/// What a user was created with. It never changes after creation, which is
+/// what lets [`StoredUser`] keep its listing text serialized once.
 pub(crate) struct UserRecord {
     id: String,
     username: String,
@@ -26,6 +30,16 @@ pub(crate) struct UserRecord {
     /// `email`, `profilePic`, `externalUserId`, `meta`, as given.
     extra: Map<String, Value>,
     created: SystemTime,
+}
+
+/// A user as the account holds it: its record, whether it is active, and its
+/// listing JSON, serialized once at creation so that a page of the users
+/// listing is built by copying text rather than by serializing values.
+struct StoredUser {
+    record: UserRecord,
+    /// `record.to_json()` as compact JSON text. The record's fields are private
+    /// to this module and set only at creation, so this text cannot go stale.
+    listing_json: Box<str>,
     active: bool,
 }
 
@@ -66,16 +80,17 @@ pub(crate) struct State {
     jwt_secret: [u8; 32],
     id_prefix: u32,
     next_id: u64,
-    users: Vec<UserRecord>,
+    users: Vec<StoredUser>,
     by_id: HashMap<String, usize>,
     by_unique_identifier: HashMap<String, usize>,
-    active_users: usize,
+    /// Indices into `users` of the active users, ascending (creation order):
+    /// a page of the listing is a slice of it, whatever `skip` is.
+    active_indices: Vec<usize>,
     rooms: Vec<Value>,
     conversations: HashMap<(String, String), Vec<Value>>,
     pub faults: Vec<FaultRule>,
     next_fault_id: u64,
-    pub journal: Vec<JournalEntry>,
-    next_seq: u64,
+    pub journal: Journal,
     /// Gated (method, path pattern) pairs: answered as outside the plan.
     pub gated: Vec<(String, String)>,
     /// Accepted arrivals per private key, oldest first.
@@ -104,6 +119,7 @@ impl State {
         public_key: String,
         rate_limit: RateLimit,
         headers: bool,
+        journal_capacity: usize,
     ) -> Self {
         State {
             private_key,
@@ -116,13 +132,12 @@ impl State {
             users: Vec::new(),
             by_id: HashMap::new(),
             by_unique_identifier: HashMap::new(),
-            active_users: 0,
+            active_indices: Vec::new(),
             rooms: Vec::new(),
             conversations: HashMap::new(),
             faults: Vec::new(),
             next_fault_id: 1,
-            journal: Vec::new(),
-            next_seq: 1,
+            journal: Journal::new(journal_capacity),
             gated: Vec::new(),
             arrivals: HashMap::new(),
         }
@@ -135,6 +150,7 @@ impl State {
             std::mem::take(&mut self.public_key),
             self.rate_limit,
             self.rate_limit_headers,
+            self.journal.capacity(),
         );
         *self = State {
             jwt_secret: self.jwt_secret,
@@ -149,37 +165,6 @@ impl State {
     }
 
     // ---- journal and faults -------------------------------------------------
-
-    /// Records an arrival and returns its sequence number.
-    pub fn journal_arrival(
-        &mut self,
-        method: &str,
-        path: &str,
-        query: &str,
-        body: &str,
-        user_agent: Option<&str>,
-    ) -> u64 {
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        self.journal.push(JournalEntry {
-            seq,
-            method: method.to_owned(),
-            path: path.to_owned(),
-            query: redact_query(query),
-            body: body.to_owned(),
-            received_at: SystemTime::now(),
-            status: 0,
-            user_agent: user_agent.map(str::to_owned),
-        });
-        seq
-    }
-
-    /// Records the status answered to arrival `seq` (if the journal still holds it).
-    pub fn journal_status(&mut self, seq: u64, status: u16) {
-        if let Ok(i) = self.journal.binary_search_by_key(&seq, |e| e.seq) {
-            self.journal[i].status = status;
-        }
-    }
 
     pub fn add_fault(&mut self, fault: Fault) -> u64 {
         let id = self.next_fault_id;
@@ -261,34 +246,50 @@ impl State {
 
     // ---- the REST endpoints -------------------------------------------------
 
-    /// GET /consumer/api/v2/users
-    pub fn list_users(&self, query: &HashMap<String, String>) -> Answer {
-        let limit = match parse_count(query, "limit", DEFAULT_LIMIT) {
-            Ok(n) if n > MAX_LIMIT => {
-                return (
+    /// The number of active users (the listing's `total`).
+    pub fn active_user_count(&self) -> usize {
+        self.active_indices.len()
+    }
+
+    /// GET /consumer/api/v2/users: the page's JSON text, or the error answer.
+    ///
+    /// The page is written straight into one buffer from the users' cached
+    /// listing texts, so that its cost is a copy of the bytes it sends.
+    pub fn list_users(&self, query: &HashMap<String, String>) -> Result<String, Answer> {
+        let limit = match parse_count(query, "limit", DEFAULT_LIMIT)? {
+            n if n > MAX_LIMIT => {
+                return Err((
                     400,
                     json!({"error": true, "message": "limit should be less than 200"}),
-                )
+                ))
             }
-            Ok(n) => n as usize,
-            Err(answer) => return answer,
+            n => n as usize,
         };
-        let skip = match parse_count(query, "skip", 0) {
-            Ok(n) => usize::try_from(n).unwrap_or(usize::MAX),
-            Err(answer) => return answer,
-        };
-        let data: Vec<Value> = self
-            .users
+        let skip = parse_count(query, "skip", 0)?;
+        let start = usize::try_from(skip)
+            .unwrap_or(usize::MAX)
+            .min(self.active_indices.len());
+        let end = start.saturating_add(limit).min(self.active_indices.len());
+        let page = &self.active_indices[start..end];
+        let text_bytes: usize = page
             .iter()
-            .filter(|u| u.active)
-            .skip(skip)
-            .take(limit)
-            .map(UserRecord::to_json)
-            .collect();
-        (
-            200,
-            json!({"total": self.active_users, "limit": limit, "skip": skip, "data": data}),
-        )
+            .map(|&i| self.users[i].listing_json.len() + 1)
+            .sum();
+        let mut out = String::with_capacity(text_bytes + 80);
+        // Writing to a String cannot fail.
+        let _ = write!(
+            out,
+            r#"{{"total":{},"limit":{limit},"skip":{skip},"data":["#,
+            self.active_indices.len()
+        );
+        for (n, &i) in page.iter().enumerate() {
+            if n > 0 {
+                out.push(',');
+            }
+            out.push_str(&self.users[i].listing_json);
+        }
+        out.push_str("]}");
+        Ok(out)
     }
 
     /// POST /consumer/api/v1/user
@@ -357,7 +358,6 @@ impl State {
             unique_user_identifier,
             extra,
             created: now,
-            active: true,
         });
         let mut out = json!({
             "accessToken": token,
@@ -371,14 +371,18 @@ impl State {
         (200, out)
     }
 
-    fn insert_user(&mut self, user: UserRecord) {
+    fn insert_user(&mut self, record: UserRecord) {
         let index = self.users.len();
-        self.by_id.insert(user.id.clone(), index);
-        if let Some(uid) = &user.unique_user_identifier {
+        self.by_id.insert(record.id.clone(), index);
+        if let Some(uid) = &record.unique_user_identifier {
             self.by_unique_identifier.insert(uid.clone(), index);
         }
-        self.active_users += 1;
-        self.users.push(user);
+        self.active_indices.push(index);
+        self.users.push(StoredUser {
+            listing_json: record.to_json().to_string().into_boxed_str(),
+            record,
+            active: true,
+        });
     }
 
     /// DELETE /consumer/api/v2/user/deactivate
@@ -403,7 +407,9 @@ impl State {
         match index.copied().filter(|&i| self.users[i].active) {
             Some(i) => {
                 self.users[i].active = false;
-                self.active_users -= 1;
+                if let Ok(at) = self.active_indices.binary_search(&i) {
+                    self.active_indices.remove(at);
+                }
                 (200, json!({"success": true, "message": "user deactivated"}))
             }
             None => (400, json!({"message": "user not found"})),
@@ -468,7 +474,7 @@ impl State {
         if !user.active {
             return Err("the token's user is deactivated");
         }
-        Ok((claims, user))
+        Ok((claims, &user.record))
     }
 
     /// Section 4.6: who a token signs in to `room_id`, and whether as moderator.
@@ -503,6 +509,7 @@ impl State {
     pub fn seed_users(&mut self, count: usize) -> usize {
         self.users.reserve(count);
         self.by_id.reserve(count);
+        self.active_indices.reserve(count);
         let created = SystemTime::now();
         for _ in 0..count {
             let id = self.new_id();
@@ -515,10 +522,9 @@ impl State {
                 unique_user_identifier: None,
                 extra: Map::new(),
                 created,
-                active: true,
             });
         }
-        self.active_users
+        self.active_user_count()
     }
 
     pub fn create_room(&mut self, spec: &Value) -> Result<Value, String> {
@@ -666,6 +672,57 @@ mod tests {
         assert_eq!(redact_query("publicKey=pk"), "publicKey=REDACTED");
         assert_eq!(redact_query("author=x"), "author=x");
         assert_eq!(redact_query(""), "");
+    }
+
+    #[test]
+    fn listing_pages_are_the_records_json_over_the_active_users() {
+        let mut state = State::new("sk".into(), "pk".into(), RateLimit::default(), false, 0);
+        state.seed_users(5);
+        let (status, bob) = state.create_user(&json!({
+            "username": "bob \"b\" \u{e9}", "isModerator": true, "chatRoom": "r1",
+            "uniqueUserIdentifier": "crm-1", "email": "bob@example.com",
+            "profilePic": "https://p/b.png", "externalUserId": "ext-9", "meta": {"a": [1, null]}
+        }));
+        assert_eq!(status, 200);
+        state.seed_users(3);
+        for body in [
+            json!({"userId": state.users[1].record.id}),
+            json!({"uniqueUserIdentifier": "crm-1"}),
+        ] {
+            assert_eq!(state.deactivate_user(&body).0, 200);
+        }
+        let active: Vec<Value> = state
+            .users
+            .iter()
+            .filter(|u| u.active)
+            .map(|u| u.record.to_json())
+            .collect();
+        assert_eq!(active.len(), 7);
+        assert!(!active.iter().any(|u| u["userId"] == bob["userId"]));
+        for (limit, skip) in [
+            (50, 0),
+            (2, 0),
+            (2, 3),
+            (200, 6),
+            (5, 7),
+            (0, 0),
+            (1, u64::MAX),
+        ] {
+            let query = HashMap::from([
+                ("limit".to_owned(), limit.to_string()),
+                ("skip".to_owned(), skip.to_string()),
+            ]);
+            let page: Value = serde_json::from_str(&state.list_users(&query).unwrap()).unwrap();
+            let from = usize::try_from(skip)
+                .unwrap_or(usize::MAX)
+                .min(active.len());
+            let to = from.saturating_add(limit).min(active.len());
+            assert_eq!(
+                page,
+                json!({"total": 7, "limit": limit, "skip": skip, "data": active[from..to]}),
+                "limit {limit} skip {skip}"
+            );
+        }
     }
 
     #[test]
