@@ -257,9 +257,11 @@ impl ClientBuilder {
             .build();
         fork::install();
         let budget = Budget::for_key(key, self.rate_limit);
+        let base = BaseUrl::parse(&base_url)?;
         Ok(Client {
             inner: Arc::new(Inner {
                 agent: AgentCell::new(agent_config),
+                base,
                 base_url,
                 chat_url,
                 budget,
@@ -268,6 +270,43 @@ impl ClientBuilder {
             }),
             cancel: None,
         })
+    }
+}
+
+/// The base URL, split once: each request's URI is built from the parsed
+/// scheme and authority and its own path and query.
+struct BaseUrl {
+    scheme: ureq::http::uri::Scheme,
+    authority: ureq::http::uri::Authority,
+    /// The path prefix (no trailing slash; empty for none).
+    path: String,
+}
+
+impl BaseUrl {
+    fn parse(url: &str) -> Result<BaseUrl> {
+        let bad = || Error::configuration("the base URL is not a valid URL");
+        let parts = url
+            .parse::<ureq::http::Uri>()
+            .map_err(|_| bad())?
+            .into_parts();
+        let path = parts
+            .path_and_query
+            .map(|p| p.path().trim_end_matches('/').to_owned())
+            .unwrap_or_default();
+        Ok(BaseUrl {
+            scheme: parts.scheme.ok_or_else(bad)?,
+            authority: parts.authority.ok_or_else(bad)?,
+            path,
+        })
+    }
+
+    /// The URI of `target` (a path under the base, with its query) on this base.
+    fn uri(&self, target: &str) -> std::result::Result<ureq::http::Uri, ureq::http::Error> {
+        let mut parts = ureq::http::uri::Parts::default();
+        parts.scheme = Some(self.scheme.clone());
+        parts.authority = Some(self.authority.clone());
+        parts.path_and_query = Some(target.parse()?);
+        Ok(ureq::http::Uri::from_parts(parts)?)
     }
 }
 
@@ -406,6 +445,8 @@ fn is_loopback(host: &str) -> bool {
 struct Inner {
     agent: AgentCell,
     base_url: String,
+    /// The base URL's parts, parsed once.
+    base: BaseUrl,
     chat_url: Option<String>,
     budget: &'static Budget,
     jitter_seed: AtomicU64,
@@ -706,7 +747,7 @@ impl Client {
             })?),
             RawAuth::None => None,
         };
-        let url = request.url(&self.inner.base_url, key);
+        let target = request.url(&self.inner.base.path, key);
         let cancel = self.cancel.as_ref();
         let events = Events::new(config.observer.as_deref(), request);
         let mut attempt = 1;
@@ -726,7 +767,7 @@ impl Client {
             })?;
             let started = Instant::now();
             let outcome =
-                cancel::while_in_flight(cancel, || self.send_once(request, &url, headers));
+                cancel::while_in_flight(cancel, || self.send_once(request, &target, headers));
             if cancel.is_some_and(CancelToken::is_cancelled)
                 && !matches!(outcome, Attempt::Answered(_))
             {
@@ -841,25 +882,41 @@ impl Client {
         base.mul_f64(fraction)
     }
 
-    fn send_once(&self, request: &WireRequest, url: &str, headers: Headers) -> Attempt {
-        let builder = ureq::http::Request::builder()
-            .method(request.method.as_str())
-            .uri(url);
+    fn send_once(&self, request: &WireRequest, target: &str, headers: Headers) -> Attempt {
+        use ureq::http::{header, HeaderValue, Method, Request};
+        let not_built = || {
+            Attempt::NotSent(Error::validation(
+                "the request could not be built from its URL and method",
+            ))
+        };
+        let (Ok(method), Ok(uri)) = (
+            Method::from_bytes(request.method.as_bytes()),
+            self.inner.base.uri(target),
+        ) else {
+            return not_built();
+        };
+        let agent = self.inner.agent.get();
         let result = match &request.body {
-            Some(body) => builder
-                .header("content-type", "application/json")
-                .body(body.clone().into_bytes())
-                .map(|r| self.inner.agent.get().run(r)),
-            None => builder.body(()).map(|r| self.inner.agent.get().run(r)),
+            Some(body) => {
+                let mut r = Request::new(body.as_bytes());
+                *r.method_mut() = method;
+                *r.uri_mut() = uri;
+                r.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                );
+                agent.run(r)
+            }
+            None => {
+                let mut r = Request::new(());
+                *r.method_mut() = method;
+                *r.uri_mut() = uri;
+                agent.run(r)
+            }
         };
         let mut response = match result {
-            Ok(Ok(response)) => response,
-            Ok(Err(e)) => return classify_transport_error(e),
-            Err(_) => {
-                return Attempt::NotSent(Error::validation(
-                    "the request could not be built from its URL and method",
-                ))
-            }
+            Ok(response) => response,
+            Err(e) => return classify_transport_error(e),
         };
         let status = response.status().as_u16();
         // A raw answer keeps every header; the others only those the decoders read.
@@ -889,16 +946,9 @@ impl Client {
         if declared.is_some_and(|n| n > cap) {
             return Attempt::MaybeSent(too_large());
         }
-        // Read one byte past the cap to tell "exactly the cap" from "over it".
-        let mut body = Vec::with_capacity(declared.unwrap_or(0).min(cap) as usize);
-        let read = response
-            .body_mut()
-            .as_reader()
-            .take(cap + 1)
-            .read_to_end(&mut body);
-        match read {
-            Ok(_) if body.len() as u64 > cap => Attempt::MaybeSent(too_large()),
-            Ok(_) => Attempt::Answered(WireResponse::new(status, kept, body)),
+        match read_body(&mut response.body_mut().as_reader(), declared, cap) {
+            Ok(body) if body.len() as u64 > cap => Attempt::MaybeSent(too_large()),
+            Ok(body) => Attempt::Answered(WireResponse::new(status, kept, body)),
             Err(e) => {
                 let timed_out = e.kind() == std::io::ErrorKind::TimedOut
                     || e.get_ref()
@@ -916,6 +966,42 @@ impl Client {
                 };
                 Attempt::MaybeSent(Error::new(kind, format!("{what} ({e})")).with_status(status))
             }
+        }
+    }
+}
+
+/// Reads a body to its end: of `declared` length straight into a buffer of
+/// that size (no growing, no zeroing twice), else up to one byte past `cap`,
+/// to tell "exactly the cap" from "over it". The read that finds the end is
+/// the one on which ureq hands the connection back to its pool.
+fn read_body(reader: &mut impl Read, declared: Option<u64>, cap: u64) -> std::io::Result<Vec<u8>> {
+    let Some(length) = declared else {
+        let mut body = Vec::new();
+        reader.take(cap + 1).read_to_end(&mut body)?;
+        return Ok(body);
+    };
+    let mut body = vec![0; length as usize];
+    let mut filled = 0;
+    while filled < body.len() {
+        match reader.read(&mut body[filled..]) {
+            Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let mut past_the_end = [0u8; 1];
+    loop {
+        match reader.read(&mut past_the_end) {
+            Ok(0) => return Ok(body),
+            Ok(_) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "the body is longer than its Content-Length",
+                ))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     }
 }
