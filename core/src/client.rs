@@ -755,17 +755,17 @@ impl Client {
             if let Some(token) = cancel {
                 token.check()?;
             }
-            self.inner.budget.acquire(cancel, |wait| {
+            // Attempts are timed from the start the budget counted.
+            let started = self.inner.budget.acquire(cancel, |wait| {
                 events.emit(
                     EventKind::RateLimitWait,
                     attempt,
                     None,
                     None,
-                    Duration::ZERO,
+                    None,
                     Some(wait),
                 )
             })?;
-            let started = Instant::now();
             let outcome =
                 cancel::while_in_flight(cancel, || self.send_once(request, &target, headers));
             if cancel.is_some_and(CancelToken::is_cancelled)
@@ -780,7 +780,7 @@ impl Client {
                         attempt,
                         Some(response.status),
                         None,
-                        started.elapsed(),
+                        Some(started),
                         None,
                     );
                     self.observe(&response);
@@ -804,7 +804,7 @@ impl Client {
                         attempt,
                         None,
                         Some(&error),
-                        started.elapsed(),
+                        Some(started),
                         None,
                     );
                     let retryable =
@@ -818,7 +818,7 @@ impl Client {
                         attempt,
                         error.status(),
                         Some(&error),
-                        started.elapsed(),
+                        Some(started),
                         None,
                     );
                     let retryable = request.is_idempotent() || config.retry_non_idempotent;
@@ -840,7 +840,7 @@ impl Client {
                 attempt,
                 error.status(),
                 Some(&error),
-                Duration::ZERO,
+                None,
                 Some(wait),
             );
             cancel::sleep(cancel, wait)?;
@@ -1029,7 +1029,7 @@ impl<'a> Events<'a> {
         attempt: u32,
         status: Option<u16>,
         error: Option<&Error>,
-        elapsed: Duration,
+        started: Option<Instant>,
         wait: Option<Duration>,
     ) {
         let Some(observer) = self.observer else {
@@ -1039,6 +1039,7 @@ impl<'a> Events<'a> {
             return;
         }
         let path = self.path.get_or_init(|| self.request.redacted_target());
+        let now = Instant::now();
         observer.event(&Event {
             kind,
             method: &self.request.method,
@@ -1046,7 +1047,8 @@ impl<'a> Events<'a> {
             attempt,
             status,
             error,
-            elapsed,
+            elapsed: started.map_or(Duration::ZERO, |s| now.duration_since(s)),
+            started_at: started.unwrap_or(now),
             wait,
         });
     }

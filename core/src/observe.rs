@@ -6,7 +6,7 @@
 //! [`Event::message`] renders the one line all of them print.
 
 use std::fmt;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::error::Error;
 
@@ -59,6 +59,10 @@ pub struct Event<'a> {
     pub error: Option<&'a Error>,
     /// How long the attempt took ([`EventKind::Attempt`]); zero otherwise.
     pub elapsed: Duration,
+    /// When the attempt began: the instant its slot of the rate-limit budget
+    /// was taken, exactly as the budget counts it ([`EventKind::Attempt`]);
+    /// when the event happened, otherwise.
+    pub started_at: Instant,
     /// How long the call now waits ([`EventKind::Retry`], [`EventKind::RateLimitWait`]).
     pub wait: Option<Duration>,
 }

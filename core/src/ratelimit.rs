@@ -200,14 +200,15 @@ impl Budget {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Takes a slot for one request start, waiting as configured. `on_wait` is
+    /// Takes a slot for one request start, waiting as configured, and returns
+    /// the instant the slot was taken at (the start the budget counts). `on_wait` is
     /// told how long the caller will wait, once, before it first waits (with no
     /// lock held). A cancelled `cancel` ends the wait with [`ErrorKind::Cancelled`].
     pub(crate) fn acquire(
         &'static self,
         cancel: Option<&CancelToken>,
         mut on_wait: impl FnMut(Duration),
-    ) -> Result<()> {
+    ) -> Result<Instant> {
         let started_waiting = Instant::now();
         let mut announced = false;
         let mut state = self.lock();
@@ -220,7 +221,7 @@ impl Budget {
             let wait = state.wait(now);
             if wait.is_zero() {
                 state.starts.push_back(now);
-                return Ok(());
+                return Ok(now);
             }
             let allowed = match state.config.when_limited {
                 WhenLimited::Fail => Duration::ZERO,
