@@ -256,16 +256,27 @@ impl State {
     /// The page is written straight into one buffer from the users' cached
     /// listing texts, so that its cost is a copy of the bytes it sends.
     pub fn list_users(&self, query: &HashMap<String, String>) -> Result<String, Answer> {
-        let limit = match parse_count(query, "limit", DEFAULT_LIMIT)? {
-            n if n > MAX_LIMIT => {
+        let over_limit = || {
+            (
+                400,
+                json!({"error": true, "message": "limit should be less than 200"}),
+            )
+        };
+        let limit = match parse_count(query, "limit", DEFAULT_LIMIT) {
+            Ok(n) if n <= MAX_LIMIT => n as usize,
+            Ok(_) | Err(CountError::TooLarge) => return Err(over_limit()),
+            Err(CountError::NotACount) => return Err(not_a_count("limit")),
+        };
+        let skip = match parse_count(query, "skip", 0) {
+            Ok(n) => n,
+            Err(CountError::TooLarge) => {
                 return Err((
                     400,
-                    json!({"error": true, "message": "limit should be less than 200"}),
+                    json!({"error": true, "message": format!("skip should be at most {}", u64::MAX)}),
                 ))
             }
-            n => n as usize,
+            Err(CountError::NotACount) => return Err(not_a_count("skip")),
         };
-        let skip = parse_count(query, "skip", 0)?;
         let start = usize::try_from(skip)
             .unwrap_or(usize::MAX)
             .min(self.active_indices.len());
@@ -299,26 +310,39 @@ impl State {
             return invalid("request body should be a JSON object".into());
         };
         let username = match fields.get("username") {
-            Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
-            Some(Value::String(_)) => return invalid("username should not be empty".into()),
-            None | Some(Value::Null) => return invalid("username is required".into()),
+            // A display name shows something, and nothing that moves the cursor or rings a bell.
+            Some(Value::String(s)) if s.trim().is_empty() => {
+                return invalid("username should not be empty".into())
+            }
+            Some(Value::String(s)) if s.chars().any(char::is_control) => {
+                return invalid("username should not contain control characters".into())
+            }
+            Some(Value::String(s)) => s.clone(),
+            None => return invalid("username is required".into()),
             Some(_) => return invalid("username should be a string".into()),
         };
+        // A field that is present must have its type: null is not "absent".
         let is_moderator = match fields.get("isModerator") {
-            None | Some(Value::Null) => false,
+            None => false,
             Some(Value::Bool(b)) => *b,
             Some(_) => return invalid("isModerator should be a boolean".into()),
         };
         let optional_text = |key: &str| match fields.get(key) {
-            None | Some(Value::Null) => Ok(None),
+            None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
             Some(_) => Err(invalid(format!("{key} should be a string"))),
         };
-        let chat_room = match optional_text("chatRoom") {
+        // Identifiers name something: an empty one would later match nothing or,
+        // worse, be looked up as if it were real.
+        let optional_identifier = |key: &str| match optional_text(key)? {
+            Some(s) if s.is_empty() => Err(invalid(format!("{key} should not be empty"))),
+            other => Ok(other),
+        };
+        let chat_room = match optional_identifier("chatRoom") {
             Ok(v) => v,
             Err(a) => return a,
         };
-        let unique_user_identifier = match optional_text("uniqueUserIdentifier") {
+        let unique_user_identifier = match optional_identifier("uniqueUserIdentifier") {
             Ok(v) => v,
             Err(a) => return a,
         };
@@ -391,13 +415,20 @@ impl State {
         let Some(fields) = body.as_object() else {
             return validation("request body should be a JSON object");
         };
-        let present = |key: &str| fields.get(key).filter(|v| !v.is_null());
+        let present = |key: &str| fields.get(key);
         let index = match (present("userId"), present("uniqueUserIdentifier")) {
             (Some(_), Some(_)) => return validation(
                 "\"userId\" and \"uniqueUserIdentifier\" are mutually exclusive: give exactly one",
             ),
             (None, None) => {
                 return validation("\"userId\" or \"uniqueUserIdentifier\" is required")
+            }
+            // An empty identifier names nobody: refused, never looked up.
+            (Some(Value::String(id)), None) if id.is_empty() => {
+                return validation("\"userId\" must not be empty")
+            }
+            (None, Some(Value::String(uid))) if uid.is_empty() => {
+                return validation("\"uniqueUserIdentifier\" must not be empty")
             }
             (Some(Value::String(id)), None) => self.by_id.get(id),
             (None, Some(Value::String(uid))) => self.by_unique_identifier.get(uid),
@@ -635,14 +666,39 @@ pub fn path_matches(pattern: &str, path: &str) -> bool {
     }
 }
 
-/// Parses a non-negative integer query parameter, naming it when it is not one.
-fn parse_count(query: &HashMap<String, String>, name: &str, default: u64) -> Result<u64, Answer> {
-    match query.get(name) {
-        None => Ok(default),
-        Some(text) => text.parse::<u64>().map_err(|_| {
-            (400, json!({"error": true, "message": format!("{name} should be a non-negative integer")}))
-        }),
+/// Why a query parameter is not a count.
+#[derive(Debug, PartialEq)]
+enum CountError {
+    /// Not a non-negative integer at all.
+    NotACount,
+    /// A non-negative integer, but past `u64::MAX`.
+    TooLarge,
+}
+
+/// Parses a non-negative integer query parameter (`default` when absent).
+fn parse_count(
+    query: &HashMap<String, String>,
+    name: &str,
+    default: u64,
+) -> Result<u64, CountError> {
+    let Some(text) = query.get(name) else {
+        return Ok(default);
+    };
+    let digits = text.strip_prefix('+').unwrap_or(text);
+    match text.parse::<u64>() {
+        Ok(n) => Ok(n),
+        Err(_) if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
+            Err(CountError::TooLarge)
+        }
+        Err(_) => Err(CountError::NotACount),
     }
+}
+
+fn not_a_count(name: &str) -> Answer {
+    (
+        400,
+        json!({"error": true, "message": format!("{name} should be a non-negative integer")}),
+    )
 }
 
 /// The query string with the values of `auth` and `publicKey` replaced by `REDACTED`.
