@@ -29,7 +29,6 @@ pub(crate) struct UserRecord {
     unique_user_identifier: Option<String>,
     /// `email`, `profilePic`, `externalUserId`, `meta`, as given.
     extra: Map<String, Value>,
-    created: SystemTime,
 }
 
 /// A user as the account holds it: its record, whether it is active, and its
@@ -39,12 +38,63 @@ struct StoredUser {
     record: UserRecord,
     /// `record.to_json()` as compact JSON text. The record's fields are private
     /// to this module and set only at creation, so this text cannot go stale.
-    listing_json: Box<str>,
+    listing_json: String,
     active: bool,
 }
 
 impl UserRecord {
-    fn to_json(&self) -> Value {
+    /// The record as the users listing shows it, as compact JSON text, written
+    /// field by field: it is built for every created or seeded user, and a
+    /// `Value` tree would cost several times more. Keys come in byte order, as
+    /// serde_json's sorted map writes them, so the text is the one the listing
+    /// always sent. `created` is the ISO 8601 creation time. (The tests hold it
+    /// to [`UserRecord::to_json`], byte for byte.)
+    fn listing_json(&self, created: &str) -> String {
+        let mut out = String::with_capacity(
+            112 + 2 * self.id.len() + self.username.len() + 16 * self.extra.len(),
+        );
+        let extra = |out: &mut String, key: &str| {
+            if let Some(value) = self.extra.get(key) {
+                out.push(',');
+                push_json_string(out, key);
+                out.push(':');
+                out.push_str(&value.to_string());
+            }
+        };
+        out.push_str(r#"{"_id":"#);
+        push_json_string(&mut out, &self.id);
+        if let Some(room) = &self.chat_room {
+            out.push_str(r#","chatRoom":"#);
+            push_json_string(&mut out, room);
+        }
+        out.push_str(r#","created":"#);
+        push_json_string(&mut out, created);
+        extra(&mut out, "email");
+        extra(&mut out, "externalUserId");
+        out.push_str(r#","isModerator":"#);
+        out.push_str(if self.is_moderator { "true" } else { "false" });
+        extra(&mut out, "meta");
+        out.push_str(r#","profilePic":"#);
+        match self.extra.get("profilePic") {
+            Some(given) => out.push_str(&given.to_string()),
+            None => out.push_str(r#""""#),
+        }
+        if let Some(uid) = &self.unique_user_identifier {
+            out.push_str(r#","uniqueUserIdentifier":"#);
+            push_json_string(&mut out, uid);
+        }
+        out.push_str(r#","userId":"#);
+        push_json_string(&mut out, &self.id);
+        out.push_str(r#","username":"#);
+        push_json_string(&mut out, &self.username);
+        out.push('}');
+        out
+    }
+
+    /// The listing record as a JSON value, the plain way: the reference the
+    /// tests hold [`UserRecord::listing_json`] to.
+    #[cfg(test)]
+    fn to_json(&self, created: &str) -> Value {
         let mut out = Map::new();
         out.insert("_id".into(), json!(self.id));
         out.insert("userId".into(), json!(self.id));
@@ -60,9 +110,35 @@ impl UserRecord {
         if let Some(uid) = &self.unique_user_identifier {
             out.insert("uniqueUserIdentifier".into(), json!(uid));
         }
-        out.insert("created".into(), json!(iso8601(self.created)));
+        out.insert("created".into(), json!(created));
         Value::Object(out)
     }
+}
+
+/// Appends `text` as a JSON string literal, escaped as serde_json escapes it.
+fn push_json_string(out: &mut String, text: &str) {
+    out.push('"');
+    if !text.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        out.push_str(text);
+    } else {
+        for c in text.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '\u{8}' => out.push_str("\\b"),
+                '\u{c}' => out.push_str("\\f"),
+                c if (c as u32) < 0x20 => {
+                    // Writing to a String cannot fail.
+                    let _ = write!(out, "\\u{:04x}", c as u32);
+                }
+                c => out.push(c),
+            }
+        }
+    }
+    out.push('"');
 }
 
 /// A live fault rule.
@@ -347,6 +423,7 @@ impl State {
             Err(a) => return a,
         };
         let mut extra = Map::new();
+        // Only these extras are kept (`listing_json` writes exactly these, and `meta`).
         for key in ["email", "profilePic", "externalUserId"] {
             match optional_text(key) {
                 Ok(Some(v)) => {
@@ -374,15 +451,17 @@ impl State {
         let now = SystemTime::now();
         let issued_at = now.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
         let token = jwt::sign(&self.jwt_secret, &claims, issued_at);
-        self.insert_user(UserRecord {
-            id: id.clone(),
-            username: username.clone(),
-            is_moderator,
-            chat_room: chat_room.clone(),
-            unique_user_identifier,
-            extra,
-            created: now,
-        });
+        self.insert_user(
+            UserRecord {
+                id: id.clone(),
+                username: username.clone(),
+                is_moderator,
+                chat_room: chat_room.clone(),
+                unique_user_identifier,
+                extra,
+            },
+            &iso8601(now),
+        );
         let mut out = json!({
             "accessToken": token,
             "username": username,
@@ -395,7 +474,7 @@ impl State {
         (200, out)
     }
 
-    fn insert_user(&mut self, record: UserRecord) {
+    fn insert_user(&mut self, record: UserRecord, created: &str) {
         let index = self.users.len();
         self.by_id.insert(record.id.clone(), index);
         if let Some(uid) = &record.unique_user_identifier {
@@ -403,7 +482,7 @@ impl State {
         }
         self.active_indices.push(index);
         self.users.push(StoredUser {
-            listing_json: record.to_json().to_string().into_boxed_str(),
+            listing_json: record.listing_json(created),
             record,
             active: true,
         });
@@ -541,19 +620,22 @@ impl State {
         self.users.reserve(count);
         self.by_id.reserve(count);
         self.active_indices.reserve(count);
-        let created = SystemTime::now();
+        // One creation time for the batch, formatted once.
+        let created = iso8601(SystemTime::now());
         for _ in 0..count {
             let id = self.new_id();
             let n = self.users.len() + 1;
-            self.insert_user(UserRecord {
-                id,
-                username: format!("seed-user-{n}"),
-                is_moderator: false,
-                chat_room: None,
-                unique_user_identifier: None,
-                extra: Map::new(),
-                created,
-            });
+            self.insert_user(
+                UserRecord {
+                    id,
+                    username: format!("seed-user-{n}"),
+                    is_moderator: false,
+                    chat_room: None,
+                    unique_user_identifier: None,
+                    extra: Map::new(),
+                },
+                &created,
+            );
         }
         self.active_user_count()
     }
@@ -740,6 +822,11 @@ mod tests {
             "profilePic": "https://p/b.png", "externalUserId": "ext-9", "meta": {"a": [1, null]}
         }));
         assert_eq!(status, 200);
+        let (status, _) = state.create_user(&json!({
+            "username": "back\\slash \u{2028}", "email": "q\"b\\c\u{1}\u{1f}\t\n\r\u{7f}\u{8}\u{c}",
+            "externalUserId": "", "uniqueUserIdentifier": "id \"2\" \\ \u{1}\u{8}\u{c}\t\n\r\u{1f}\u{7f}", "meta": null
+        }));
+        assert_eq!(status, 200);
         state.seed_users(3);
         for body in [
             json!({"userId": state.users[1].record.id}),
@@ -751,9 +838,19 @@ mod tests {
             .users
             .iter()
             .filter(|u| u.active)
-            .map(|u| u.record.to_json())
+            .map(|u| {
+                let listed: Value = serde_json::from_str(&u.listing_json).unwrap();
+                let created = listed["created"].as_str().unwrap();
+                assert!(humantime::parse_rfc3339(created).is_ok(), "{created}");
+                let reference = u.record.to_json(created);
+                // Byte for byte what serializing the value with sorted keys gives.
+                let sorted: std::collections::BTreeMap<&String, &Value> =
+                    reference.as_object().unwrap().iter().collect();
+                assert_eq!(u.listing_json, serde_json::to_string(&sorted).unwrap());
+                reference
+            })
             .collect();
-        assert_eq!(active.len(), 7);
+        assert_eq!(active.len(), 8);
         assert!(!active.iter().any(|u| u["userId"] == bob["userId"]));
         for (limit, skip) in [
             (50, 0),
@@ -775,7 +872,7 @@ mod tests {
             let to = from.saturating_add(limit).min(active.len());
             assert_eq!(
                 page,
-                json!({"total": 7, "limit": limit, "skip": skip, "data": active[from..to]}),
+                json!({"total": 8, "limit": limit, "skip": skip, "data": active[from..to]}),
                 "limit {limit} skip {skip}"
             );
         }
