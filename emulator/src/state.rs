@@ -246,7 +246,10 @@ impl State {
         let id = self.next_fault_id;
         self.next_fault_id += 1;
         let remaining = fault.times;
-        self.faults.push(FaultRule { fault, remaining });
+        // A rule for no request is spent already: kept, it would never be removed.
+        if remaining > 0 {
+            self.faults.push(FaultRule { fault, remaining });
+        }
         id
     }
 
