@@ -58,6 +58,9 @@ echo "quickstart ran: $(wc -l <"$log_dir/quickstart.log") lines of output"
 step "C ABI: header freshness, C99 and C++17 suites under valgrind, pkg-config, README example"
 bash tests/c/run.sh 2>&1 | tee "$log_dir/c.log"
 
+step "OpenAPI: docs/openapi.yaml validated, the conformance vectors checked against it, schemathesis against the emulator"
+bash tests/openapi/run.sh
+
 step "figures: the rate limiter under threads, seeding, and both benchmarks (printed, not asserted on time)"
 cargo test --quiet --locked -p roomchat --test ratelimit -- --nocapture many_threads 2>&1 | grep -E '^rate limiter'
 cargo test --quiet --locked -p roomchat-emulator --test service -- --nocapture seeding 2>&1 | grep -E '^seeding'

@@ -13,7 +13,7 @@ use bytes::Bytes;
 use http_body::Frame;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use hyper::header::{HeaderValue, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
+use hyper::header::{HeaderValue, ALLOW, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::{json, Value};
@@ -89,6 +89,11 @@ async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Result<Response<
     };
 
     if let Some(admin_path) = path.strip_prefix("/_emulator") {
+        if let Some(allow) = admin_allow(admin_path) {
+            if !allow.split(", ").any(|m| m == method.as_str()) {
+                return Ok(method_not_allowed(allow));
+            }
+        }
         return Ok(match &body {
             Ok(bytes) => json_response(admin(&shared, &method, admin_path, bytes)),
             Err(e) => body_error_response(e, shared.read_timeout),
@@ -228,7 +233,7 @@ fn route(
 
     if let ["chat", room_id] = segs.as_slice() {
         if method != Method::GET {
-            return json_response(method_not_allowed());
+            return method_not_allowed("GET");
         }
         return sign_in_page(
             &shared.state(),
@@ -246,18 +251,18 @@ fn route(
         Validate,
     }
     let (endpoint, allowed) = match segs.as_slice() {
-        ["consumer", "api", "v2", "users"] => (Endpoint::ListUsers, Method::GET),
-        ["consumer", "api", "v2", "user", "deactivate"] => (Endpoint::Deactivate, Method::DELETE),
+        ["consumer", "api", "v2", "users"] => (Endpoint::ListUsers, "GET"),
+        ["consumer", "api", "v2", "user", "deactivate"] => (Endpoint::Deactivate, "DELETE"),
         ["consumer", "api", "v2", "room" | "chatroom", room, "conversation", conv, "messages"] => {
-            (Endpoint::Messages(room, conv), Method::GET)
+            (Endpoint::Messages(room, conv), "GET")
         }
-        ["consumer", "api", "v1", "user"] => (Endpoint::CreateUser, Method::POST),
-        ["consumer", "api", "v1", "chatrooms"] => (Endpoint::ChatRooms, Method::GET),
-        ["consumer", "api", "v1", "validate"] => (Endpoint::Validate, Method::GET),
+        ["consumer", "api", "v1", "user"] => (Endpoint::CreateUser, "POST"),
+        ["consumer", "api", "v1", "chatrooms"] => (Endpoint::ChatRooms, "GET"),
+        ["consumer", "api", "v1", "validate"] => (Endpoint::Validate, "GET"),
         _ => return json_response((404, json!({"error": true, "message": "not found"}))),
     };
-    if *method != allowed {
-        return json_response(method_not_allowed());
+    if method.as_str() != allowed {
+        return method_not_allowed(allowed);
     }
 
     let mut state = shared.state();
@@ -334,8 +339,25 @@ fn route(
     response
 }
 
-fn method_not_allowed() -> Answer {
-    (405, json!({"error": true, "message": "method not allowed"}))
+/// 405, with the `Allow` header RFC 9110 requires (`allow`: the path's methods, `", "`-separated).
+fn method_not_allowed(allow: &'static str) -> Response<Body> {
+    let mut response =
+        json_response((405, json!({"error": true, "message": "method not allowed"})));
+    response
+        .headers_mut()
+        .insert(ALLOW, HeaderValue::from_static(allow));
+    response
+}
+
+/// The methods of each admin endpoint, as the `Allow` header lists them.
+fn admin_allow(path: &str) -> Option<&'static str> {
+    Some(match path {
+        "/reset" | "/users/seed" | "/rooms" | "/conversations" => "POST",
+        "/config" => "GET, PUT",
+        "/gate" | "/faults" => "POST, DELETE",
+        "/journal" => "GET, DELETE",
+        _ => return None,
+    })
 }
 
 fn ceil_secs(d: Duration) -> u64 {
@@ -433,11 +455,6 @@ fn admin(shared: &Shared, method: &Method, path: &str, body: &[u8]) -> Answer {
             state.journal.clear();
             ok()
         }
-        (
-            _,
-            "/reset" | "/config" | "/gate" | "/users/seed" | "/rooms" | "/conversations"
-            | "/faults" | "/journal",
-        ) => method_not_allowed(),
         _ => (
             404,
             json!({"error": true, "message": "no such admin endpoint"}),

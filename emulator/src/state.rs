@@ -29,7 +29,6 @@ pub(crate) struct UserRecord {
     unique_user_identifier: Option<String>,
     /// `email`, `profilePic`, `externalUserId`, `meta`, as given.
     extra: Map<String, Value>,
-    created: SystemTime,
 }
 
 /// A user as the account holds it: its record, whether it is active, and its
@@ -39,12 +38,63 @@ struct StoredUser {
     record: UserRecord,
     /// `record.to_json()` as compact JSON text. The record's fields are private
     /// to this module and set only at creation, so this text cannot go stale.
-    listing_json: Box<str>,
+    listing_json: String,
     active: bool,
 }
 
 impl UserRecord {
-    fn to_json(&self) -> Value {
+    /// The record as the users listing shows it, as compact JSON text, written
+    /// field by field: it is built for every created or seeded user, and a
+    /// `Value` tree would cost several times more. Keys come in byte order, as
+    /// serde_json's sorted map writes them, so the text is the one the listing
+    /// always sent. `created` is the ISO 8601 creation time. (The tests hold it
+    /// to [`UserRecord::to_json`], byte for byte.)
+    fn listing_json(&self, created: &str) -> String {
+        let mut out = String::with_capacity(
+            112 + 2 * self.id.len() + self.username.len() + 16 * self.extra.len(),
+        );
+        let extra = |out: &mut String, key: &str| {
+            if let Some(value) = self.extra.get(key) {
+                out.push(',');
+                push_json_string(out, key);
+                out.push(':');
+                out.push_str(&value.to_string());
+            }
+        };
+        out.push_str(r#"{"_id":"#);
+        push_json_string(&mut out, &self.id);
+        if let Some(room) = &self.chat_room {
+            out.push_str(r#","chatRoom":"#);
+            push_json_string(&mut out, room);
+        }
+        out.push_str(r#","created":"#);
+        push_json_string(&mut out, created);
+        extra(&mut out, "email");
+        extra(&mut out, "externalUserId");
+        out.push_str(r#","isModerator":"#);
+        out.push_str(if self.is_moderator { "true" } else { "false" });
+        extra(&mut out, "meta");
+        out.push_str(r#","profilePic":"#);
+        match self.extra.get("profilePic") {
+            Some(given) => out.push_str(&given.to_string()),
+            None => out.push_str(r#""""#),
+        }
+        if let Some(uid) = &self.unique_user_identifier {
+            out.push_str(r#","uniqueUserIdentifier":"#);
+            push_json_string(&mut out, uid);
+        }
+        out.push_str(r#","userId":"#);
+        push_json_string(&mut out, &self.id);
+        out.push_str(r#","username":"#);
+        push_json_string(&mut out, &self.username);
+        out.push('}');
+        out
+    }
+
+    /// The listing record as a JSON value, the plain way: the reference the
+    /// tests hold [`UserRecord::listing_json`] to.
+    #[cfg(test)]
+    fn to_json(&self, created: &str) -> Value {
         let mut out = Map::new();
         out.insert("_id".into(), json!(self.id));
         out.insert("userId".into(), json!(self.id));
@@ -60,9 +110,35 @@ impl UserRecord {
         if let Some(uid) = &self.unique_user_identifier {
             out.insert("uniqueUserIdentifier".into(), json!(uid));
         }
-        out.insert("created".into(), json!(iso8601(self.created)));
+        out.insert("created".into(), json!(created));
         Value::Object(out)
     }
+}
+
+/// Appends `text` as a JSON string literal, escaped as serde_json escapes it.
+fn push_json_string(out: &mut String, text: &str) {
+    out.push('"');
+    if !text.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        out.push_str(text);
+    } else {
+        for c in text.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '\u{8}' => out.push_str("\\b"),
+                '\u{c}' => out.push_str("\\f"),
+                c if (c as u32) < 0x20 => {
+                    // Writing to a String cannot fail.
+                    let _ = write!(out, "\\u{:04x}", c as u32);
+                }
+                c => out.push(c),
+            }
+        }
+    }
+    out.push('"');
 }
 
 /// A live fault rule.
@@ -170,7 +246,10 @@ impl State {
         let id = self.next_fault_id;
         self.next_fault_id += 1;
         let remaining = fault.times;
-        self.faults.push(FaultRule { fault, remaining });
+        // A rule for no request is spent already: kept, it would never be removed.
+        if remaining > 0 {
+            self.faults.push(FaultRule { fault, remaining });
+        }
         id
     }
 
@@ -256,16 +335,27 @@ impl State {
     /// The page is written straight into one buffer from the users' cached
     /// listing texts, so that its cost is a copy of the bytes it sends.
     pub fn list_users(&self, query: &HashMap<String, String>) -> Result<String, Answer> {
-        let limit = match parse_count(query, "limit", DEFAULT_LIMIT)? {
-            n if n > MAX_LIMIT => {
+        let over_limit = || {
+            (
+                400,
+                json!({"error": true, "message": "limit should be less than 200"}),
+            )
+        };
+        let limit = match parse_count(query, "limit", DEFAULT_LIMIT) {
+            Ok(n) if n <= MAX_LIMIT => n as usize,
+            Ok(_) | Err(CountError::TooLarge) => return Err(over_limit()),
+            Err(CountError::NotACount) => return Err(not_a_count("limit")),
+        };
+        let skip = match parse_count(query, "skip", 0) {
+            Ok(n) => n,
+            Err(CountError::TooLarge) => {
                 return Err((
                     400,
-                    json!({"error": true, "message": "limit should be less than 200"}),
+                    json!({"error": true, "message": format!("skip should be at most {}", u64::MAX)}),
                 ))
             }
-            n => n as usize,
+            Err(CountError::NotACount) => return Err(not_a_count("skip")),
         };
-        let skip = parse_count(query, "skip", 0)?;
         let start = usize::try_from(skip)
             .unwrap_or(usize::MAX)
             .min(self.active_indices.len());
@@ -299,30 +389,44 @@ impl State {
             return invalid("request body should be a JSON object".into());
         };
         let username = match fields.get("username") {
-            Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
-            Some(Value::String(_)) => return invalid("username should not be empty".into()),
-            None | Some(Value::Null) => return invalid("username is required".into()),
+            // A display name shows something, and nothing that moves the cursor or rings a bell.
+            Some(Value::String(s)) if s.trim().is_empty() => {
+                return invalid("username should not be empty".into())
+            }
+            Some(Value::String(s)) if s.chars().any(char::is_control) => {
+                return invalid("username should not contain control characters".into())
+            }
+            Some(Value::String(s)) => s.clone(),
+            None => return invalid("username is required".into()),
             Some(_) => return invalid("username should be a string".into()),
         };
+        // A field that is present must have its type: null is not "absent".
         let is_moderator = match fields.get("isModerator") {
-            None | Some(Value::Null) => false,
+            None => false,
             Some(Value::Bool(b)) => *b,
             Some(_) => return invalid("isModerator should be a boolean".into()),
         };
         let optional_text = |key: &str| match fields.get(key) {
-            None | Some(Value::Null) => Ok(None),
+            None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
             Some(_) => Err(invalid(format!("{key} should be a string"))),
         };
-        let chat_room = match optional_text("chatRoom") {
+        // Identifiers name something: an empty one would later match nothing or,
+        // worse, be looked up as if it were real.
+        let optional_identifier = |key: &str| match optional_text(key)? {
+            Some(s) if s.is_empty() => Err(invalid(format!("{key} should not be empty"))),
+            other => Ok(other),
+        };
+        let chat_room = match optional_identifier("chatRoom") {
             Ok(v) => v,
             Err(a) => return a,
         };
-        let unique_user_identifier = match optional_text("uniqueUserIdentifier") {
+        let unique_user_identifier = match optional_identifier("uniqueUserIdentifier") {
             Ok(v) => v,
             Err(a) => return a,
         };
         let mut extra = Map::new();
+        // Only these extras are kept (`listing_json` writes exactly these, and `meta`).
         for key in ["email", "profilePic", "externalUserId"] {
             match optional_text(key) {
                 Ok(Some(v)) => {
@@ -350,15 +454,17 @@ impl State {
         let now = SystemTime::now();
         let issued_at = now.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
         let token = jwt::sign(&self.jwt_secret, &claims, issued_at);
-        self.insert_user(UserRecord {
-            id: id.clone(),
-            username: username.clone(),
-            is_moderator,
-            chat_room: chat_room.clone(),
-            unique_user_identifier,
-            extra,
-            created: now,
-        });
+        self.insert_user(
+            UserRecord {
+                id: id.clone(),
+                username: username.clone(),
+                is_moderator,
+                chat_room: chat_room.clone(),
+                unique_user_identifier,
+                extra,
+            },
+            &iso8601(now),
+        );
         let mut out = json!({
             "accessToken": token,
             "username": username,
@@ -371,7 +477,7 @@ impl State {
         (200, out)
     }
 
-    fn insert_user(&mut self, record: UserRecord) {
+    fn insert_user(&mut self, record: UserRecord, created: &str) {
         let index = self.users.len();
         self.by_id.insert(record.id.clone(), index);
         if let Some(uid) = &record.unique_user_identifier {
@@ -379,7 +485,7 @@ impl State {
         }
         self.active_indices.push(index);
         self.users.push(StoredUser {
-            listing_json: record.to_json().to_string().into_boxed_str(),
+            listing_json: record.listing_json(created),
             record,
             active: true,
         });
@@ -391,13 +497,20 @@ impl State {
         let Some(fields) = body.as_object() else {
             return validation("request body should be a JSON object");
         };
-        let present = |key: &str| fields.get(key).filter(|v| !v.is_null());
+        let present = |key: &str| fields.get(key);
         let index = match (present("userId"), present("uniqueUserIdentifier")) {
             (Some(_), Some(_)) => return validation(
                 "\"userId\" and \"uniqueUserIdentifier\" are mutually exclusive: give exactly one",
             ),
             (None, None) => {
                 return validation("\"userId\" or \"uniqueUserIdentifier\" is required")
+            }
+            // An empty identifier names nobody: refused, never looked up.
+            (Some(Value::String(id)), None) if id.is_empty() => {
+                return validation("\"userId\" must not be empty")
+            }
+            (None, Some(Value::String(uid))) if uid.is_empty() => {
+                return validation("\"uniqueUserIdentifier\" must not be empty")
             }
             (Some(Value::String(id)), None) => self.by_id.get(id),
             (None, Some(Value::String(uid))) => self.by_unique_identifier.get(uid),
@@ -510,19 +623,22 @@ impl State {
         self.users.reserve(count);
         self.by_id.reserve(count);
         self.active_indices.reserve(count);
-        let created = SystemTime::now();
+        // One creation time for the batch, formatted once.
+        let created = iso8601(SystemTime::now());
         for _ in 0..count {
             let id = self.new_id();
             let n = self.users.len() + 1;
-            self.insert_user(UserRecord {
-                id,
-                username: format!("seed-user-{n}"),
-                is_moderator: false,
-                chat_room: None,
-                unique_user_identifier: None,
-                extra: Map::new(),
-                created,
-            });
+            self.insert_user(
+                UserRecord {
+                    id,
+                    username: format!("seed-user-{n}"),
+                    is_moderator: false,
+                    chat_room: None,
+                    unique_user_identifier: None,
+                    extra: Map::new(),
+                },
+                &created,
+            );
         }
         self.active_user_count()
     }
@@ -635,14 +751,39 @@ pub fn path_matches(pattern: &str, path: &str) -> bool {
     }
 }
 
-/// Parses a non-negative integer query parameter, naming it when it is not one.
-fn parse_count(query: &HashMap<String, String>, name: &str, default: u64) -> Result<u64, Answer> {
-    match query.get(name) {
-        None => Ok(default),
-        Some(text) => text.parse::<u64>().map_err(|_| {
-            (400, json!({"error": true, "message": format!("{name} should be a non-negative integer")}))
-        }),
+/// Why a query parameter is not a count.
+#[derive(Debug, PartialEq)]
+enum CountError {
+    /// Not a non-negative integer at all.
+    NotACount,
+    /// A non-negative integer, but past `u64::MAX`.
+    TooLarge,
+}
+
+/// Parses a non-negative integer query parameter (`default` when absent).
+fn parse_count(
+    query: &HashMap<String, String>,
+    name: &str,
+    default: u64,
+) -> Result<u64, CountError> {
+    let Some(text) = query.get(name) else {
+        return Ok(default);
+    };
+    let digits = text.strip_prefix('+').unwrap_or(text);
+    match text.parse::<u64>() {
+        Ok(n) => Ok(n),
+        Err(_) if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
+            Err(CountError::TooLarge)
+        }
+        Err(_) => Err(CountError::NotACount),
     }
+}
+
+fn not_a_count(name: &str) -> Answer {
+    (
+        400,
+        json!({"error": true, "message": format!("{name} should be a non-negative integer")}),
+    )
 }
 
 /// The query string with the values of `auth` and `publicKey` replaced by `REDACTED`.
@@ -684,6 +825,11 @@ mod tests {
             "profilePic": "https://p/b.png", "externalUserId": "ext-9", "meta": {"a": [1, null]}
         }));
         assert_eq!(status, 200);
+        let (status, _) = state.create_user(&json!({
+            "username": "back\\slash \u{2028}", "email": "q\"b\\c\u{1}\u{1f}\t\n\r\u{7f}\u{8}\u{c}",
+            "externalUserId": "", "uniqueUserIdentifier": "id \"2\" \\ \u{1}\u{8}\u{c}\t\n\r\u{1f}\u{7f}", "meta": null
+        }));
+        assert_eq!(status, 200);
         state.seed_users(3);
         for body in [
             json!({"userId": state.users[1].record.id}),
@@ -695,9 +841,19 @@ mod tests {
             .users
             .iter()
             .filter(|u| u.active)
-            .map(|u| u.record.to_json())
+            .map(|u| {
+                let listed: Value = serde_json::from_str(&u.listing_json).unwrap();
+                let created = listed["created"].as_str().unwrap();
+                assert!(humantime::parse_rfc3339(created).is_ok(), "{created}");
+                let reference = u.record.to_json(created);
+                // Byte for byte what serializing the value with sorted keys gives.
+                let sorted: std::collections::BTreeMap<&String, &Value> =
+                    reference.as_object().unwrap().iter().collect();
+                assert_eq!(u.listing_json, serde_json::to_string(&sorted).unwrap());
+                reference
+            })
             .collect();
-        assert_eq!(active.len(), 7);
+        assert_eq!(active.len(), 8);
         assert!(!active.iter().any(|u| u["userId"] == bob["userId"]));
         for (limit, skip) in [
             (50, 0),
@@ -719,7 +875,7 @@ mod tests {
             let to = from.saturating_add(limit).min(active.len());
             assert_eq!(
                 page,
-                json!({"total": 7, "limit": limit, "skip": skip, "data": active[from..to]}),
+                json!({"total": 8, "limit": limit, "skip": skip, "data": active[from..to]}),
                 "limit {limit} skip {skip}"
             );
         }
