@@ -2,7 +2,7 @@
 
 use std::fmt;
 use std::io::Read;
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::cancel::{self, CancelToken};
 use crate::error::{Error, ErrorKind, Result};
-use crate::fork;
+use crate::fork::{self, ForkLocal};
 use crate::models::{
     ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated, ListUsers, Message,
     RawAuth, RawRequest, RawResponse, UserPage,
@@ -316,80 +316,29 @@ const MAX_IDLE_CONNECTIONS: usize = 64;
 /// The client's ureq agent (connection pool and resolver cache), made anew in
 /// a forked child: see [`crate::fork`].
 struct AgentCell {
-    /// Never null. Slots replaced after a fork are leaked, never freed: the
-    /// stale agent may hold ureq's locks forever and must not be dropped.
-    current: AtomicPtr<AgentSlot>,
+    agent: ForkLocal<ureq::Agent>,
     config: ureq::config::Config,
-}
-
-struct AgentSlot {
-    generation: u64,
-    agent: ureq::Agent,
 }
 
 impl AgentCell {
     fn new(config: ureq::config::Config) -> AgentCell {
-        let slot = AgentCell::slot(&config, fork::generation());
         AgentCell {
-            current: AtomicPtr::new(Box::into_raw(slot)),
+            agent: ForkLocal::new(AgentCell::make(&config)),
             config,
         }
     }
 
-    fn slot(config: &ureq::config::Config, generation: u64) -> Box<AgentSlot> {
-        let agent = ureq::Agent::with_parts(
+    fn make(config: &ureq::config::Config) -> ureq::Agent {
+        ureq::Agent::with_parts(
             config.clone(),
             transport::connector(),
             CachingResolver::default(),
-        );
-        Box::new(AgentSlot { generation, agent })
+        )
     }
 
     /// This process's agent.
     fn get(&self) -> &ureq::Agent {
-        let generation = fork::generation();
-        // SAFETY: `current` always points at a live slot, and no slot is freed while `self` lives.
-        let slot = unsafe { &*self.current.load(Ordering::Acquire) };
-        if slot.generation == generation {
-            return &slot.agent;
-        }
-        self.renew(generation)
-    }
-
-    #[cold]
-    fn renew(&self, generation: u64) -> &ureq::Agent {
-        let fresh = Box::into_raw(AgentCell::slot(&self.config, generation));
-        let mut seen = self.current.load(Ordering::Acquire);
-        loop {
-            // SAFETY: as in `get`.
-            let seen_slot = unsafe { &*seen };
-            if seen_slot.generation == generation {
-                // Another thread of this process renewed it first; ours never made a connection.
-                // SAFETY: `fresh` came from `Box::into_raw` above and was never shared.
-                drop(unsafe { Box::from_raw(fresh) });
-                return &seen_slot.agent;
-            }
-            match self
-                .current
-                .compare_exchange(seen, fresh, Ordering::AcqRel, Ordering::Acquire)
-            {
-                // The stale slot is leaked on purpose (see `current`).
-                // SAFETY: `fresh` is now the live slot.
-                Ok(_) => return unsafe { &(*fresh).agent },
-                Err(now) => seen = now,
-            }
-        }
-    }
-}
-
-impl Drop for AgentCell {
-    fn drop(&mut self) {
-        // SAFETY: the live slot, owned by this cell alone now.
-        let slot = unsafe { Box::from_raw(*self.current.get_mut()) };
-        if slot.generation != fork::generation() {
-            // The parent's agent, in a child: it may hold locks of dead threads.
-            std::mem::forget(slot);
-        }
+        self.agent.get(|| AgentCell::make(&self.config))
     }
 }
 
