@@ -139,6 +139,9 @@ function isAbortSignal(value) {
 function signalOf(what, options) {
   if (options === undefined || options === null) return undefined
   if (typeof options !== 'object') throw validation(`${what}: options must be an object such as { signal }`)
+  for (const name in options) {
+    if (name !== 'signal') throw validation(`${what}: unknown option ${JSON.stringify(name)} (known: signal)`)
+  }
   const { signal } = options
   if (signal === undefined || signal === null) return undefined
   if (!isAbortSignal(signal)) throw validation(`${what}: signal must be an AbortSignal`)
@@ -468,25 +471,32 @@ class LazyIterator {
       return { done: false, value: this.#post(payload) }
     }
     return submit(this.#signal, this.#handle, post, (id) => it.next(id)).catch((error) => {
-      if (error instanceof AbortError) this.#finish()
+      if (error instanceof AbortError) this.#close()
       throw error
     })
   }
 
   #finish() {
     this.#done = true
+  }
+
+  #close() {
+    this.#done = true
     this.#native = null
   }
 
   /** Stops early (a `break` out of `for await`): nothing more is fetched. */
   return(value = undefined) {
-    this.#finish()
+    this.#close()
     return Promise.resolve({ done: true, value })
   }
 
   /** After a failed `next()`, lets iteration go on with the page that failed. */
   resume() {
-    if (this.#native !== null) this.#native.resume()
+    if (this.#native !== null) {
+      this.#native.resume()
+      this.#done = false
+    }
   }
 }
 
