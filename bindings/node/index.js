@@ -182,6 +182,19 @@ function onOutcome(id, status, payload) {
 
 const dispatcher = new native.Dispatcher(onOutcome)
 
+// One 'abort' listener per signal however many calls use it (a request-scoped
+// signal may serve hundreds), removed when its last call settles.
+const watched = new WeakMap()
+
+function onSignalAbort(event) {
+  const signal = event.target
+  const calls = watched.get(signal)
+  if (calls === undefined) return
+  watched.delete(signal)
+  signal.removeEventListener('abort', onSignalAbort)
+  for (const call of calls) call.abort()
+}
+
 class Call {
   constructor(resolve, reject, post, signal, handle) {
     this.resolve = resolve
@@ -190,22 +203,33 @@ class Call {
     this.signal = signal
     this.handle = handle
     this.aborted = false
-    this.onAbort = undefined
     if (signal !== undefined) {
-      this.onAbort = () => {
-        this.aborted = true
-        this.onAbort = undefined
-        this.reject(abortError(signal))
-        this.handle.cancel()
+      let calls = watched.get(signal)
+      if (calls === undefined) {
+        calls = new Set()
+        watched.set(signal, calls)
+        signal.addEventListener('abort', onSignalAbort)
       }
-      signal.addEventListener('abort', this.onAbort, { once: true })
+      calls.add(this)
     }
   }
 
+  abort() {
+    this.aborted = true
+    this.reject(abortError(this.signal))
+    this.handle.cancel()
+  }
+
   unwatch() {
-    if (this.onAbort !== undefined) {
-      this.signal.removeEventListener('abort', this.onAbort)
-      this.onAbort = undefined
+    const signal = this.signal
+    if (signal === undefined) return
+    this.signal = undefined
+    const calls = watched.get(signal)
+    if (calls === undefined) return
+    calls.delete(this)
+    if (calls.size === 0) {
+      watched.delete(signal)
+      signal.removeEventListener('abort', onSignalAbort)
     }
   }
 
