@@ -2,7 +2,8 @@
 // fetch vs undici.request vs http.request with a keep-alive agent, against
 // one release emulator, interleaved in short blocks, each reading every
 // username of the page; one call at a time, then 16 in flight. Prints µs per
-// call, calls/s, ratios and the event-loop delay p99 of each.
+// call, calls/s, ratios, the event-loop delay p99 of each, and the event
+// loop's busy time per call (performance.eventLoopUtilization).
 //
 //   node bench/list-users.mjs            (ROOMCHAT_BENCH_N calls per side and mode, default 2000)
 //   ROOMCHAT_EMULATOR=path/to/roomchat-emulator (default: target/release/roomchat-emulator)
@@ -11,7 +12,7 @@ import http from 'node:http'
 import path from 'node:path'
 import readline from 'node:readline'
 import { fileURLToPath } from 'node:url'
-import { createHistogram, monitorEventLoopDelay } from 'node:perf_hooks'
+import { createHistogram, monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import { request as undiciRequest, Agent as UndiciAgent } from 'undici'
 import { Client } from 'roomchat'
 
@@ -100,7 +101,7 @@ async function block(call, count, concurrency) {
 
 async function measure(concurrency) {
   const stats = Object.fromEntries(
-    names.map((name) => [name, { ns: 0n, calls: 0, loop: createHistogram() }]),
+    names.map((name) => [name, { ns: 0n, calls: 0, busyMs: 0, loop: createHistogram() }]),
   )
   // warm up: connections open, code paths hot
   for (const name of names) await block(sides[name], 200, concurrency)
@@ -114,9 +115,11 @@ async function measure(concurrency) {
       // A fresh monitor per block (one re-enabled would count the pause as a delay), merged per side.
       const loop = monitorEventLoopDelay({ resolution: 1 })
       loop.enable()
+      const elu = performance.eventLoopUtilization()
       const start = process.hrtime.bigint()
       await block(sides[name], count, concurrency)
       s.ns += process.hrtime.bigint() - start
+      s.busyMs += performance.eventLoopUtilization(elu).active
       loop.disable()
       merge(s.loop, loop)
       s.calls += count
@@ -127,7 +130,7 @@ async function measure(concurrency) {
     names.map((name) => {
       const s = stats[name]
       const us = Number(s.ns) / 1000 / s.calls
-      return [name, { us, perSecond: 1e6 / us, p99: s.loop.percentile(99) / 1e6 }]
+      return [name, { us, perSecond: 1e6 / us, p99: s.loop.percentile(99) / 1e6, busyUs: (s.busyMs * 1000) / s.calls }]
     }),
   )
 }
@@ -135,12 +138,15 @@ async function measure(concurrency) {
 function table(title, results) {
   const pad = (text, n) => String(text).padStart(n)
   console.log(`\n${title} (${N} calls per client, interleaved in blocks)`)
-  console.log(`${'client'.padEnd(16)}${pad('µs/call', 10)}${pad('calls/s', 10)}${pad('loop p99 ms', 13)}${pad('roomchat ×', 12)}`)
+  console.log(
+    `${'client'.padEnd(16)}${pad('µs/call', 10)}${pad('calls/s', 10)}${pad('loop p99 ms', 13)}${pad('loop µs/call', 14)}${pad('roomchat ×', 12)}`,
+  )
   for (const name of names) {
     const r = results[name]
     const ratio = results.roomchat.perSecond / r.perSecond
     console.log(
-      `${name.padEnd(16)}${pad(r.us.toFixed(1), 10)}${pad(r.perSecond.toFixed(0), 10)}${pad(r.p99.toFixed(2), 13)}${pad(ratio.toFixed(2), 12)}`,
+      `${name.padEnd(16)}${pad(r.us.toFixed(1), 10)}${pad(r.perSecond.toFixed(0), 10)}${pad(r.p99.toFixed(2), 13)}` +
+        `${pad(r.busyUs.toFixed(1), 14)}${pad(ratio.toFixed(2), 12)}`,
     )
   }
   const vs = (other) => (results.roomchat.perSecond / results[other].perSecond).toFixed(2)

@@ -8,7 +8,10 @@
 //! Threads are started on demand, up to a maximum (`ROOMCHAT_NODE_THREADS`,
 //! or `setMaxThreads`; default [`DEFAULT_MAX_THREADS`]); calls beyond it wait
 //! in a queue. A thread idle for [`IDLE_TIMEOUT`] exits. The threads are not
-//! libuv handles, so they never keep a process alive.
+//! libuv handles, so they never keep a process alive. On Linux they run at a
+//! lower priority ([`NICENESS`]) than the event loop's thread: when the CPUs
+//! are contended, the loop gets them first, and the pool's work (HTTP, JSON)
+//! waits instead of the loop.
 
 use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
@@ -20,6 +23,8 @@ pub const DEFAULT_MAX_THREADS: usize = 64;
 pub const MAX_THREADS_LIMIT: usize = 1024;
 /// How long an idle thread waits for work before it exits.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How much nicer than the process the pool's threads are (Linux).
+pub const NICENESS: i32 = 10;
 /// Stack of each pool thread.
 const STACK_SIZE: usize = 512 * 1024;
 
@@ -99,7 +104,21 @@ pub fn stats() -> (usize, usize, usize, usize) {
     (state.threads, state.idle, state.queue.len(), state.max)
 }
 
+#[cfg(target_os = "linux")]
+fn lower_priority() {
+    // SAFETY: plain syscalls on this thread's own id; failure leaves the priority as it was.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        let current = libc::getpriority(libc::PRIO_PROCESS, tid);
+        libc::setpriority(libc::PRIO_PROCESS, tid, (current + NICENESS).min(19));
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn lower_priority() {}
+
 fn work() {
+    lower_priority();
     let pool = pool();
     let mut state = lock();
     loop {
