@@ -8,10 +8,12 @@
 //! Threads are started on demand, up to a maximum (`ROOMCHAT_NODE_THREADS`,
 //! or `setMaxThreads`; default [`DEFAULT_MAX_THREADS`]); calls beyond it wait
 //! in a queue. A thread idle for [`IDLE_TIMEOUT`] exits. The threads are not
-//! libuv handles, so they never keep a process alive. On Linux they run at a
-//! lower priority ([`NICENESS`]) than the event loop's thread: when the CPUs
-//! are contended, the loop gets them first, and the pool's work (HTTP, JSON)
-//! waits instead of the loop.
+//! libuv handles, so they never keep a process alive. On Linux,
+//! `ROOMCHAT_NODE_THREAD_NICENESS` (0 to 19, default [`DEFAULT_NICENESS`])
+//! makes them that much nicer than the event loop's thread, so that the loop
+//! gets contended CPUs first; measured on a shared 2-core machine it cost the
+//! calls more (they then also lose to every other process) than it gave the
+//! loop, hence off by default.
 
 use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
@@ -23,8 +25,8 @@ pub const DEFAULT_MAX_THREADS: usize = 64;
 pub const MAX_THREADS_LIMIT: usize = 1024;
 /// How long an idle thread waits for work before it exits.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
-/// How much nicer than the process the pool's threads are (Linux).
-pub const NICENESS: i32 = 10;
+/// How much nicer than the process the pool's threads are (Linux), unless configured.
+pub const DEFAULT_NICENESS: i32 = 0;
 /// Stack of each pool thread.
 const STACK_SIZE: usize = 512 * 1024;
 
@@ -105,12 +107,27 @@ pub fn stats() -> (usize, usize, usize, usize) {
 }
 
 #[cfg(target_os = "linux")]
+fn niceness() -> i32 {
+    static NICENESS: OnceLock<i32> = OnceLock::new();
+    *NICENESS.get_or_init(|| {
+        std::env::var("ROOMCHAT_NODE_THREAD_NICENESS")
+            .ok()
+            .and_then(|v| v.trim().parse::<i32>().ok())
+            .filter(|n| (0..=19).contains(n))
+            .unwrap_or(DEFAULT_NICENESS)
+    })
+}
+
+#[cfg(target_os = "linux")]
 fn lower_priority() {
+    if niceness() == 0 {
+        return;
+    }
     // SAFETY: plain syscalls on this thread's own id; failure leaves the priority as it was.
     unsafe {
         let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
         let current = libc::getpriority(libc::PRIO_PROCESS, tid);
-        libc::setpriority(libc::PRIO_PROCESS, tid, (current + NICENESS).min(19));
+        libc::setpriority(libc::PRIO_PROCESS, tid, (current + niceness()).min(19));
     }
 }
 
