@@ -58,6 +58,9 @@ echo "quickstart ran: $(wc -l <"$log_dir/quickstart.log") lines of output"
 step "C ABI: header freshness, C99 and C++17 suites under valgrind, pkg-config, README example"
 bash tests/c/run.sh 2>&1 | tee "$log_dir/c.log"
 
+step "Node package: build, freshness of the generated loader, node --test, npm pack into a fresh project, tsc, short bench"
+bash bindings/node/run-tests.sh 2>&1 | tee "$log_dir/node.log"
+
 step "OpenAPI: docs/openapi.yaml validated, the conformance vectors checked against it, schemathesis against the emulator"
 bash tests/openapi/run.sh
 
