@@ -11,12 +11,14 @@ trap 'rm -rf "$log_dir"' EXIT
 step() { printf '\n==> %s\n' "$*"; }
 
 # Debian packages a fresh machine lacks: libcurl's headers (the benchmark's
-# libcurl side links the system libcurl), valgrind and pkg-config (the C suites).
+# libcurl side links the system libcurl), valgrind and pkg-config (the C suites),
+# redis-server (the shared rate budget's tests start their own on free ports).
 step "system packages"
 need_apt=()
 pkg-config --exists libcurl 2>/dev/null || need_apt+=(libcurl4-openssl-dev)
 command -v pkg-config >/dev/null || need_apt+=(pkg-config)
 command -v valgrind >/dev/null || need_apt+=(valgrind)
+command -v redis-server >/dev/null || need_apt+=(redis-server)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing ${need_apt[*]}"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
@@ -70,6 +72,8 @@ cargo test --quiet --locked -p roomchat-emulator --test service -- --nocapture s
 cargo test --quiet --locked -p roomchat --test threads -- --nocapture 2>&1 | grep -E '^threads made'
 ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N:-2000} cargo bench --quiet --locked -p roomchat --bench list_users
 cargo bench --quiet --locked -p roomchat --bench decode
+ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N:-2000} cargo bench --quiet --locked -p roomchat --features redis --bench budget
+cargo test --quiet --locked -p roomchat --features redis --test redis -- --nocapture 2>&1 | grep -E '^redis budget'
 ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N:-2000} cargo bench --quiet --locked -p roomchat-ffi --bench c_vs_core
 
 # One closing line for the whole run: the sum of every suite's counts.

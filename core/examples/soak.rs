@@ -59,7 +59,7 @@ fn main() -> Result<(), roomchat::Error> {
                     .list_users(&ListUsers::page(50, 0))
                     .expect("list users");
                 assert!(!page.data.is_empty());
-                if n % report_every == 0 {
+                if n.is_multiple_of(report_every) {
                     let (rss, fds) = (rss_kib(), open_fds());
                     println!(
                         "core: {n:>9} calls, RSS {:>7.2} MiB, {fds} open fds, {:.0} calls/s",

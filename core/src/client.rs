@@ -17,7 +17,7 @@ use crate::models::{
 };
 use crate::observe::{Event, EventKind, Observer};
 use crate::pagination::{UserPages, Users};
-use crate::ratelimit::{Budget, RateLimitConfig, RateLimitState};
+use crate::ratelimit::{Budget, Budgets, RateLimitConfig, RateLimitState};
 use crate::transport::{self, CachingResolver};
 use crate::wire::{self, WireRequest, WireResponse};
 
@@ -50,6 +50,8 @@ pub struct ClientBuilder {
     max_response_bytes: u64,
     allow_insecure_http: bool,
     observer: Option<Arc<dyn Observer>>,
+    #[cfg(feature = "redis")]
+    redis_budget: Option<crate::shared_budget::RedisBudget>,
 }
 
 impl fmt::Debug for ClientBuilder {
@@ -111,6 +113,26 @@ impl ClientBuilder {
             builder = builder.app_name(app);
         }
         Ok(builder)
+    }
+
+    /// Shares the key's rate budget with every process and host through Redis
+    /// (see [`RedisBudget`](crate::RedisBudget)), instead of this process alone.
+    /// The limits are still those of [`ClientBuilder::rate_limit`].
+    #[cfg(feature = "redis")]
+    pub fn redis_budget(mut self, budget: crate::shared_budget::RedisBudget) -> Self {
+        self.redis_budget = Some(budget);
+        self
+    }
+
+    /// The budget this client counts in.
+    fn budget_for(&self, key: &str) -> Result<Budgets> {
+        #[cfg(feature = "redis")]
+        if let Some(shared) = &self.redis_budget {
+            return Ok(Budgets::Shared(
+                crate::shared_budget::SharedBudget::for_key(key, self.rate_limit, shared)?,
+            ));
+        }
+        Ok(Budgets::Local(Budget::for_key(key, self.rate_limit)))
     }
 
     /// Receives an event for every attempt, retry and rate-limit wait (see [`Observer`]).
@@ -256,7 +278,7 @@ impl ClientBuilder {
             .max_idle_connections_per_host(MAX_IDLE_CONNECTIONS)
             .build();
         fork::install();
-        let budget = Budget::for_key(key, self.rate_limit);
+        let budget = self.budget_for(key)?;
         let base = BaseUrl::parse(&base_url)?;
         Ok(Client {
             inner: Arc::new(Inner {
@@ -397,7 +419,7 @@ struct Inner {
     /// The base URL's parts, parsed once.
     base: BaseUrl,
     chat_url: Option<String>,
-    budget: &'static Budget,
+    budget: Budgets,
     jitter_seed: AtomicU64,
     config: ClientBuilder,
 }
@@ -481,6 +503,8 @@ impl Client {
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             allow_insecure_http: false,
             observer: None,
+            #[cfg(feature = "redis")]
+            redis_budget: None,
         }
     }
 
@@ -705,16 +729,29 @@ impl Client {
                 token.check()?;
             }
             // Attempts are timed from the start the budget counted.
-            let started = self.inner.budget.acquire(cancel, |wait| {
-                events.emit(
-                    EventKind::RateLimitWait,
-                    attempt,
-                    None,
-                    None,
-                    None,
-                    Some(wait),
-                )
-            })?;
+            let started = self.inner.budget.acquire(
+                cancel,
+                |wait| {
+                    events.emit(
+                        EventKind::RateLimitWait,
+                        attempt,
+                        None,
+                        None,
+                        None,
+                        Some(wait),
+                    )
+                },
+                |error| {
+                    events.emit(
+                        EventKind::BudgetDegraded,
+                        attempt,
+                        None,
+                        Some(error),
+                        None,
+                        None,
+                    )
+                },
+            )?;
             let outcome =
                 cancel::while_in_flight(cancel, || self.send_once(request, &target, headers));
             if cancel.is_some_and(CancelToken::is_cancelled)

@@ -47,6 +47,8 @@ pub mod observe;
 mod operation;
 mod pagination;
 mod ratelimit;
+#[cfg(feature = "redis")]
+mod shared_budget;
 mod signin;
 mod transport;
 pub mod wire;
@@ -64,7 +66,11 @@ pub use models::{
 };
 pub use observe::{Event, EventKind, Level, Observer};
 pub use pagination::{UserPages, Users};
-pub use ratelimit::{RateLimitConfig, RateLimitState, WhenLimited};
+pub use ratelimit::{BudgetBackend, RateLimitConfig, RateLimitState, WhenLimited};
+#[cfg(feature = "redis")]
+pub use shared_budget::{
+    OnRedisError, RedisBudget, DEFAULT_BREAKER_COOLDOWN, DEFAULT_REDIS_TIMEOUT,
+};
 pub use signin::{escape_html, iframe_html, sign_in_url};
 pub use transport::RESOLVE_TTL;
 
