@@ -20,6 +20,7 @@ export type ErrorKind =
   | 'validation'
   | 'configuration'
   | 'cancelled'
+  | 'budget_unavailable'
 
 /** `ROOMCHAT_` and the kind in upper case, e.g. `ROOMCHAT_RATE_LIMITED`. */
 export type ErrorCode = `ROOMCHAT_${Uppercase<ErrorKind>}`
@@ -91,6 +92,24 @@ export interface RateLimitOptions {
   whenLimited?: 'wait' | 'fail'
   /** With `"wait"`: the longest wait before failing (default 60000). */
   maxWaitMs?: number
+  /**
+   * Share the budget with every process and host through this Redis
+   * (`redis://[:password@]host[:port][/db]`, `rediss://` for TLS). The URL and its
+   * password never appear in errors or debug output.
+   */
+  redisUrl?: string
+  /** While Redis cannot be reached (default `"local_fallback"`). */
+  onRedisError?: 'local_fallback' | 'fail_closed' | 'fail_open'
+  /** For `"local_fallback"`: each process allows itself `requests / expectedProcesses` (default 4). */
+  expectedProcesses?: number
+  /** Prefix of the budget's Redis keys (default `"roomchat"`). */
+  redisKeyPrefix?: string
+  /** Redis connect timeout (default 500). */
+  redisConnectTimeoutMs?: number
+  /** Redis read/write timeout of each round trip (default 500). */
+  redisTimeoutMs?: number
+  /** How long Redis is left alone after a failure (default 5000). */
+  redisBreakerCooldownMs?: number
 }
 
 /** Receives one line per attempt (`debug`) and per retry or rate-limit wait (`warn`). `console` works. */
@@ -221,6 +240,10 @@ export interface RateLimitState {
   nextFreeInMs: number
   /** How long every caller is still held off after a 429. */
   blockedForMs?: number
+  /** Where the budget is counted: this process, or Redis (`rateLimit.redisUrl`). */
+  backend: 'local' | 'redis'
+  /** Redis is the backend but cannot be reached: the figures are the fallback's. */
+  degraded: boolean
 }
 
 export interface ListUsersParams {

@@ -59,6 +59,8 @@ npm install --no-audit --no-fund --loglevel=error "$work/$tarball" "typescript@$
 emulator="$target/debug/roomchat-emulator"
 # An emulator for the installed copy's checks; it stops when this shell closes its stdin (fd 3).
 coproc EMU { "$emulator" --port 0 --seed-users 3; }
+# Kept now: bash unsets EMU_PID as soon as the coprocess ends.
+emu_pid=$EMU_PID
 read -r ready <&"${EMU[0]}"
 export ROOMCHAT_BASE_URL=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["base_url"])' "$ready")
 export ROOMCHAT_CHAT_URL=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["chat_url"])' "$ready")
@@ -129,7 +131,7 @@ node readme.mjs >readme.log
 grep -q "already deactivated" readme.log
 echo "the README example ran from the installed package: $(wc -l <readme.log) lines"
 exec {EMU[1]}>&-
-wait "$EMU_PID" || true
+wait "$emu_pid" 2>/dev/null || true
 cd "$here"
 
 step "benchmark, short run (figures, not asserted)"

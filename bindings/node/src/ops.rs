@@ -2,7 +2,8 @@
 
 use roomchat::{
     Client, ClientBuilder, ConversationMessages, CreateUser, DeactivateUser, Error, ListUsers,
-    PathForm, RateLimitConfig, RawAuth, RawRequest, WhenLimited, MAX_PAGE_SIZE,
+    OnRedisError, PathForm, RateLimitConfig, RawAuth, RawRequest, RedisBudget, WhenLimited,
+    MAX_PAGE_SIZE,
 };
 use serde_json::Value;
 
@@ -294,7 +295,19 @@ pub fn builder(options: &str, from_env: bool) -> Result<ClientBuilder, Error> {
     if let Some(limit) = p.get("rateLimit") {
         let what = format!("{what}: rateLimit");
         let r = Args::new(&what, limit)?;
-        r.only(&["requests", "windowMs", "whenLimited", "maxWaitMs"])?;
+        r.only(&[
+            "requests",
+            "windowMs",
+            "whenLimited",
+            "maxWaitMs",
+            "redisUrl",
+            "onRedisError",
+            "expectedProcesses",
+            "redisKeyPrefix",
+            "redisConnectTimeoutMs",
+            "redisTimeoutMs",
+            "redisBreakerCooldownMs",
+        ])?;
         let requests = r
             .whole("requests", 1, u64::from(u32::MAX))?
             .ok_or_else(|| r.bad("requests", "given"))?;
@@ -317,6 +330,48 @@ pub fn builder(options: &str, from_env: bool) -> Result<ClientBuilder, Error> {
             Some(_) => return Err(r.bad("whenLimited", "\"wait\" or \"fail\"")),
         }
         b = b.rate_limit(config);
+        match r.string("redisUrl")? {
+            Some(url) => {
+                let mut redis = RedisBudget::new(url);
+                if let Some(policy) = r.string("onRedisError")? {
+                    redis = redis.on_error(OnRedisError::from_name(&policy).ok_or_else(|| {
+                        r.bad(
+                            "onRedisError",
+                            "\"local_fallback\", \"fail_closed\" or \"fail_open\"",
+                        )
+                    })?);
+                }
+                if let Some(n) = r.whole("expectedProcesses", 1, u64::from(u32::MAX))? {
+                    redis = redis.expected_processes(n as u32);
+                }
+                if let Some(prefix) = r.string("redisKeyPrefix")? {
+                    redis = redis.key_prefix(prefix);
+                }
+                if let Some(t) = r.millis("redisConnectTimeoutMs")? {
+                    redis = redis.connect_timeout(t);
+                }
+                if let Some(t) = r.millis("redisTimeoutMs")? {
+                    redis = redis.io_timeout(t);
+                }
+                if let Some(t) = r.millis("redisBreakerCooldownMs")? {
+                    redis = redis.breaker_cooldown(t);
+                }
+                b = b.redis_budget(redis);
+            }
+            None => {
+                let redis_only = [
+                    "onRedisError",
+                    "expectedProcesses",
+                    "redisKeyPrefix",
+                    "redisConnectTimeoutMs",
+                    "redisTimeoutMs",
+                    "redisBreakerCooldownMs",
+                ];
+                if let Some(name) = redis_only.into_iter().find(|n| r.has(n)) {
+                    return Err(r.bad(name, "given only with redisUrl"));
+                }
+            }
+        }
     }
     Ok(b)
 }

@@ -205,6 +205,8 @@ pub fn rate_limit_state(s: &RateLimitState) -> String {
         "used": s.used,
         "remaining": s.remaining,
         "nextFreeInMs": millis(s.next_free_in),
+        "backend": s.backend.name(),
+        "degraded": s.degraded,
     });
     if let Some(blocked) = s.blocked_for {
         out["blockedForMs"] = millis(blocked).into();

@@ -190,6 +190,23 @@ test('the key appears in no error message, stack, inspect output or debug line, 
   const port = closed.address().port
   await new Promise((resolve) => closed.close(resolve))
   await expectKind('connection', new Client({ privateKey: key, baseUrl: `http://127.0.0.1:${port}`, maxRetries: 0, logger }).listUsers())
+  // Budget unavailable: the shared budget's Redis is not there, and the client fails closed.
+  const redisPassword = 'node-redis-password-31'
+  const noRedis = {
+    requests: 600,
+    windowMs: 60000,
+    redisUrl: `redis://:${redisPassword}@127.0.0.1:${port}/0`,
+    onRedisError: 'fail_closed',
+    redisConnectTimeoutMs: 200,
+    redisTimeoutMs: 200,
+  }
+  try {
+    await new Client(emu.options({ maxRetries: 0, logger, rateLimit: noRedis })).listUsers()
+    assert.fail('budget_unavailable: the call succeeded')
+  } catch (error) {
+    check('budget_unavailable', error)
+    for (const text of outputs(error)) assert.ok(!text.includes(redisPassword), text)
+  }
   await fault('GET', USERS, 2, { kind: 'not_json' })
   await expectKind('decode', client.listUsers())
   await fault('GET', USERS, 1, { kind: 'large_body', bytes: 50000 })
