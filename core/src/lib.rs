@@ -12,6 +12,14 @@
 //!   decoders without I/O — for use with another HTTP stack.
 //! * Every failure is an [`Error`] with a stable [`ErrorKind`]; the private key
 //!   never appears in any error, `Debug` output or log line.
+//! * A call can be cancelled from another thread ([`Client::with_cancel`],
+//!   [`CancelToken`]); an [`Observer`] hears of every attempt, retry and wait.
+//! * The client is fork-safe: a process may fork while other threads are in
+//!   the middle of calls, and the child's clients work at once on connections
+//!   of their own.
+//! * With the cargo feature `redis`, one rate budget per key is shared by every
+//!   process and host through Redis (`RedisBudget`), exact over a rolling
+//!   window and safe when Redis fails.
 //!
 //! ```
 //! use roomchat::{Client, CreateUser, DeactivateUser, ErrorKind, ListUsers};

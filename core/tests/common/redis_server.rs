@@ -115,7 +115,10 @@ impl RedisServer {
         send(args)
     }
 
-    /// The connections the server has open (`INFO clients`, less the one asking).
+    /// The connections that have run a budget script (`CLIENT LIST`, `cmd=evalsha`
+    /// or `cmd=eval`). Counting only these keeps the figure true in a test binary
+    /// whose other tests fork: a child forked while this helper's own socket was
+    /// open holds that socket, and the server goes on counting it.
     pub fn client_count(&self) -> usize {
         let count = || -> Option<usize> {
             let mut stream = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
@@ -124,20 +127,37 @@ impl RedisServer {
             if let Some(p) = &self.password {
                 request.push_str(&format!("*2\r\n$4\r\nAUTH\r\n${}\r\n{p}\r\n", p.len()));
             }
-            request.push_str("*2\r\n$4\r\nINFO\r\n$7\r\nclients\r\n");
+            request.push_str("*2\r\n$6\r\nCLIENT\r\n$4\r\nLIST\r\n");
             stream.write_all(request.as_bytes()).ok()?;
-            for line in BufReader::new(stream).lines() {
-                if let Some(n) = line.ok()?.strip_prefix("connected_clients:") {
-                    return n.trim().parse::<usize>().ok().map(|n| n - 1);
+            let mut reader = BufReader::new(stream);
+            let mut line = String::new();
+            loop {
+                line.clear();
+                reader.read_line(&mut line).ok()?;
+                if line.starts_with('$') {
+                    break;
                 }
             }
-            None
+            let length: usize = line[1..].trim().parse().ok()?;
+            let mut listed = vec![0; length + 2];
+            std::io::Read::read_exact(&mut reader, &mut listed).ok()?;
+            let listed = String::from_utf8(listed).ok()?;
+            Some(
+                listed
+                    .lines()
+                    .filter(|client| {
+                        client
+                            .split(' ')
+                            .any(|field| field == "cmd=evalsha" || field == "cmd=eval")
+                    })
+                    .count(),
+            )
         };
         count().unwrap_or(0)
     }
 
-    /// Whether the server comes to have exactly `n` connections within a second
-    /// (a connection closed just before may take a moment to leave its count).
+    /// Whether the server comes to have exactly `n` budget connections within a
+    /// second (a connection closed just before may take a moment to leave its count).
     pub fn has_clients(&self, n: usize) -> bool {
         let deadline = Instant::now() + Duration::from_secs(1);
         loop {
