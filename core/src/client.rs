@@ -248,9 +248,9 @@ impl ClientBuilder {
             .base_url
             .clone()
             .ok_or_else(|| Error::configuration("no base URL was given"))?;
-        let base_url = check_url("base URL", &base_url, self.allow_insecure_http)?;
+        let base_url = check_url("base URL", &base_url, self.allow_insecure_http, key)?;
         let chat_url = match &self.chat_url {
-            Some(url) => Some(check_url("chat URL", url, true)?),
+            Some(url) => Some(check_url("chat URL", url, true, key)?),
             None => None,
         };
         self.rate_limit.validate()?;
@@ -373,18 +373,33 @@ fn seed() -> u64 {
 }
 
 /// Checks an `http(s)://host[:port][/path]` URL; plain `http://` only to loopback unless allowed.
-fn check_url(what: &str, url: &str, allow_insecure: bool) -> Result<String> {
+/// Its errors quote the URL with `secret` (the private key, not empty) taken out.
+fn check_url(what: &str, url: &str, allow_insecure: bool, secret: &str) -> Result<String> {
     let url = url.trim_end_matches('/');
     let (scheme, rest) = url.split_once("://").ok_or_else(|| {
         Error::configuration(format!("the {what} must start with https:// or http://"))
     })?;
     let host_port = rest.split('/').next().unwrap_or_default();
+    // A URL may carry the key by mistake: never quote it.
+    let hide = |text: &str| {
+        text.replace(secret, "REDACTED")
+            .replace(&wire::encode_query_component(secret), "REDACTED")
+    };
     if host_port.is_empty()
         || url.contains(['?', '#'])
         || url.chars().any(|c| c.is_whitespace() || c.is_control())
     {
         return Err(Error::configuration(format!(
-            "the {what} {url:?} is not a valid URL"
+            "the {what} {:?} is not a valid URL",
+            hide(url)
+        )));
+    }
+    // `user@host`: the host the request would go to is after the `@`, which
+    // the loopback check below must not be fooled about (nor is a user wanted).
+    if host_port.contains('@') {
+        return Err(Error::configuration(format!(
+            "the {what} {:?} must not carry user information (`user@`)",
+            hide(url)
         )));
     }
     let host = if let Some(v6) = host_port.strip_prefix('[') {
@@ -397,11 +412,16 @@ fn check_url(what: &str, url: &str, allow_insecure: bool) -> Result<String> {
         "http" if allow_insecure || is_loopback(host) => {}
         "http" => {
             return Err(Error::configuration(format!(
-                "the {what} uses plain http:// to {host:?}, which would send the private key unencrypted; \
-                 use https://, or allow_insecure_http(true) if you really mean it"
+            "the {what} uses plain http:// to {:?}, which would send the private key unencrypted; \
+                 use https://, or allow_insecure_http(true) if you really mean it",
+            hide(host)
+        )))
+        }
+        _ => {
+            return Err(Error::configuration(format!(
+                "the {what} must start with https:// or http://"
             )))
         }
-        _ => return Err(Error::configuration(format!("the {what} must start with https:// or http://"))),
     }
     Ok(url.to_owned())
 }

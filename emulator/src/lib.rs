@@ -19,6 +19,8 @@
 pub mod bench;
 mod journal;
 mod jwt;
+#[doc(hidden)]
+pub mod offline;
 mod server;
 mod state;
 
@@ -210,6 +212,23 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// The account of `config`, with its seed users (host, port are not used here).
+    pub(crate) fn new(config: EmulatorConfig) -> Shared {
+        let mut state = State::new(
+            config.private_key,
+            config.public_key,
+            config.rate_limit,
+            config.rate_limit_headers,
+            config.journal_capacity,
+        );
+        state.seed_users(config.seed_users);
+        Shared {
+            state: Mutex::new(state),
+            max_body_bytes: config.max_body_bytes,
+            read_timeout: config.read_timeout,
+        }
+    }
+
     /// The state, even if a handler panicked while holding it (the data stays usable).
     pub(crate) fn state(&self) -> MutexGuard<'_, State> {
         self.state
@@ -258,19 +277,7 @@ impl Emulator {
             SocketAddr::V4(a) => format!("http://{}:{}", a.ip(), a.port()),
             SocketAddr::V6(a) => format!("http://[{}]:{}", a.ip(), a.port()),
         };
-        let mut state = State::new(
-            config.private_key,
-            config.public_key,
-            config.rate_limit,
-            config.rate_limit_headers,
-            config.journal_capacity,
-        );
-        state.seed_users(config.seed_users);
-        let shared = Arc::new(Shared {
-            state: Mutex::new(state),
-            max_body_bytes: config.max_body_bytes,
-            read_timeout: config.read_timeout,
-        });
+        let shared = Arc::new(Shared::new(config));
         runtime.spawn(server::serve(listener, shared.clone()));
         Ok(Emulator {
             chat_url: format!("{base_url}/chat"),

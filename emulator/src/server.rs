@@ -53,7 +53,9 @@ pub(crate) async fn serve(listener: TcpListener, shared: Arc<Shared>) {
         let shared = shared.clone();
         let read_timeout = shared.read_timeout;
         tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |req| handle(req, shared.clone()));
+            let service = hyper::service::service_fn(move |req: Request<Incoming>| {
+                handle(req, shared.clone())
+            });
             // A connection that ends in an error (a closed-connection fault, a client
             // hanging up) only ends that connection.
             // A client slower than `read_timeout` to send its headers (or idle that
@@ -71,7 +73,17 @@ pub(crate) async fn serve(listener: TcpListener, shared: Arc<Shared>) {
 }
 
 /// One request. `Err` makes hyper drop the connection without an answer.
-async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Result<Response<Body>, io::Error> {
+///
+/// Generic over the request body so that [`crate::offline`] can run the very
+/// same code without a socket; the server always passes hyper's `Incoming`.
+pub(crate) async fn handle<B>(
+    req: Request<B>,
+    shared: Arc<Shared>,
+) -> Result<Response<Body>, io::Error>
+where
+    B: http_body::Body<Data = Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
     let raw_query = req.uri().query().unwrap_or("").to_owned();
