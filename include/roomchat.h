@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-// The result of every fallible function. 0 is success; 1 to 15 mirror the
+// The result of every fallible function. 0 is success; 1 to 16 mirror the
 // core library's error kinds with the same numbers. A value never changes
 // meaning; new codes get new numbers.
 enum roomchat_result
@@ -58,6 +58,8 @@ enum roomchat_result
   ROOMCHAT_RESULT_CONFIGURATION = 14,
   // The call was cancelled by its caller (reserved: the C API has no cancel handle yet).
   ROOMCHAT_RESULT_CANCELLED = 15,
+  // The shared rate-limit budget (Redis) could not be consulted, and the client fails closed.
+  ROOMCHAT_RESULT_BUDGET_UNAVAILABLE = 16,
   // A NULL pointer where one is not allowed, a string that is not UTF-8, or malformed JSON text.
   ROOMCHAT_RESULT_INVALID_ARGUMENT = 100,
   // A bug inside the library was caught at the boundary; nothing crossed into C.
@@ -155,6 +157,25 @@ typedef uint32_t roomchat_raw_auth;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// Where a key's budget is counted.
+enum roomchat_budget_backend
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // In this process (the default).
+  ROOMCHAT_BUDGET_BACKEND_LOCAL = 0,
+  // In Redis, shared by every process and host of the key.
+  ROOMCHAT_BUDGET_BACKEND_REDIS = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum roomchat_budget_backend roomchat_budget_backend;
+#else
+typedef uint32_t roomchat_budget_backend;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // Which field of a message `roomchat_message_get_field` reads.
 enum roomchat_message_field
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -183,6 +204,28 @@ enum roomchat_message_field
 typedef enum roomchat_message_field roomchat_message_field;
 #else
 typedef uint32_t roomchat_message_field;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// What the client does while the shared budget in Redis cannot be reached
+// (see `roomchat_client_options_set_redis_policy`).
+enum roomchat_redis_policy
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // Count in this process alone, at the limit divided by the expected processes (default).
+  ROOMCHAT_REDIS_POLICY_LOCAL_FALLBACK = 0,
+  // Refuse to send: calls fail with `ROOMCHAT_RESULT_BUDGET_UNAVAILABLE`.
+  ROOMCHAT_REDIS_POLICY_FAIL_CLOSED = 1,
+  // Send without counting.
+  ROOMCHAT_REDIS_POLICY_FAIL_OPEN = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum roomchat_redis_policy roomchat_redis_policy;
+#else
+typedef uint32_t roomchat_redis_policy;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -235,6 +278,10 @@ typedef struct roomchat_rate_limit_state {
   uint64_t next_free_in_ms;
   // Milliseconds every caller is still held off after a 429, or -1 when not held off.
   int64_t blocked_for_ms;
+  // Where the budget is counted.
+  roomchat_budget_backend backend;
+  // Redis is the backend but cannot be reached: the figures are the fallback's.
+  bool degraded;
 } roomchat_rate_limit_state;
 
 #ifdef __cplusplus
@@ -286,6 +333,34 @@ roomchat_result roomchat_client_options_set_rate_limit(struct roomchat_client_op
                                                        uint64_t window_ms,
                                                        bool fail_fast,
                                                        uint64_t max_wait_ms);
+
+// Shares the key's rate budget with every process and host through the Redis
+// server at `url` (copied; `redis://[:password@]host[:port][/db]`, or
+// `rediss://` for TLS), with the limits of `roomchat_client_options_set_rate_limit`.
+// The URL and its password are never shown in any error or log line.
+roomchat_result roomchat_client_options_set_rate_limit_redis(struct roomchat_client_options *options,
+                                                             const char *url);
+
+// Sets what the client does while Redis cannot be reached: `policy` is a
+// `roomchat_redis_policy` value (another value is reported by
+// `roomchat_client_new` as `ROOMCHAT_RESULT_INVALID_ARGUMENT`), and
+// `expected_processes` (0 keeps the default, 4) divides the limit for
+// `ROOMCHAT_REDIS_POLICY_LOCAL_FALLBACK`.
+roomchat_result roomchat_client_options_set_redis_policy(struct roomchat_client_options *options,
+                                                         uint32_t policy,
+                                                         uint32_t expected_processes);
+
+// Sets the Redis connect timeout, the read/write timeout of each round trip,
+// and how long Redis is left alone after a failure, in milliseconds (0 keeps
+// a default: 500, 500 and 5 000).
+roomchat_result roomchat_client_options_set_redis_timeouts(struct roomchat_client_options *options,
+                                                           uint64_t connect_ms,
+                                                           uint64_t io_ms,
+                                                           uint64_t breaker_cooldown_ms);
+
+// Sets the prefix of the budget's Redis keys (copied; default `roomchat`).
+roomchat_result roomchat_client_options_set_redis_key_prefix(struct roomchat_client_options *options,
+                                                             const char *prefix);
 
 // Sets the largest response body accepted, in bytes (default 16 MiB).
 roomchat_result roomchat_client_options_set_max_response_bytes(struct roomchat_client_options *options,

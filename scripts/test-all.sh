@@ -10,6 +10,22 @@ log_dir=$(mktemp -d)
 trap 'rm -rf "$log_dir"' EXIT
 step() { printf '\n==> %s\n' "$*"; }
 
+# Debian packages a fresh machine lacks: libcurl's headers (the benchmark's
+# libcurl side links the system libcurl), valgrind and pkg-config (the C suites),
+# redis-server (the shared rate budget's tests start their own on free ports).
+step "system packages"
+need_apt=()
+pkg-config --exists libcurl 2>/dev/null || need_apt+=(libcurl4-openssl-dev)
+command -v pkg-config >/dev/null || need_apt+=(pkg-config)
+command -v valgrind >/dev/null || need_apt+=(valgrind)
+command -v redis-server >/dev/null || need_apt+=(redis-server)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "installing ${need_apt[*]}"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+else
+  echo "all present"
+fi
+
 # rustfmt and clippy are rustup components; a toolchain without them (and no way
 # to fetch them) skips these two checks rather than failing the run.
 step "formatting (cargo fmt --check)"
@@ -32,6 +48,10 @@ RUSTDOCFLAGS="-D warnings" cargo doc --quiet --no-deps --workspace --locked
 step "Rust tests (cargo test --workspace)"
 cargo test --workspace --locked 2>&1 | tee "$log_dir/cargo.log"
 
+step "stress: 64 threads x 500 calls on one client under a binding budget (release)"
+cargo test --release --locked -p roomchat --test stress -- --nocapture 2>&1 | tee "$log_dir/stress.log" | grep -E '^(stress|test result)'
+grep -q '^test result: ok. 1 passed' "$log_dir/stress.log"
+
 step "the README's demo (cargo run --example quickstart)"
 cargo run --quiet --locked --example quickstart >"$log_dir/quickstart.log"
 grep -q "Rate-limit budget of this key" "$log_dir/quickstart.log"
@@ -40,18 +60,28 @@ echo "quickstart ran: $(wc -l <"$log_dir/quickstart.log") lines of output"
 step "C ABI: header freshness, C99 and C++17 suites under valgrind, pkg-config, README example"
 bash tests/c/run.sh 2>&1 | tee "$log_dir/c.log"
 
+step "Node package: build, freshness of the generated loader, node --test, npm pack into a fresh project, tsc, short bench"
+bash bindings/node/run-tests.sh 2>&1 | tee "$log_dir/node.log"
+
+step "OpenAPI: docs/openapi.yaml validated, the conformance vectors checked against it, schemathesis against the emulator"
+bash tests/openapi/run.sh
+
 step "Python package: release wheel in a fresh venv, pytest, stubtest, mypy --strict, short benchmark"
 bash bindings/python/run-tests.sh 2>&1 | tee "$log_dir/python.log"
 
 step "figures: the rate limiter under threads, seeding, and both benchmarks (printed, not asserted on time)"
 cargo test --quiet --locked -p roomchat --test ratelimit -- --nocapture many_threads 2>&1 | grep -E '^rate limiter'
 cargo test --quiet --locked -p roomchat-emulator --test service -- --nocapture seeding 2>&1 | grep -E '^seeding'
+cargo test --quiet --locked -p roomchat --test threads -- --nocapture 2>&1 | grep -E '^threads made'
 ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N:-2000} cargo bench --quiet --locked -p roomchat --bench list_users
+cargo bench --quiet --locked -p roomchat --bench decode
+ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N:-2000} cargo bench --quiet --locked -p roomchat --features redis --bench budget
+cargo test --quiet --locked -p roomchat --features redis --test redis -- --nocapture 2>&1 | grep -E '^redis budget'
 ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N:-2000} cargo bench --quiet --locked -p roomchat-ffi --bench c_vs_core
 
 # One closing line for the whole run: the sum of every suite's counts.
 sum_field() { grep -E '^test result: ' "$log_dir/cargo.log" | sed -E "s/.* ([0-9]+) $1.*/\\1/" | awk '{s+=$1} END {print s+0}'; }
-rust_passed=$(sum_field passed)
+rust_passed=$(( $(sum_field passed) + 1 ))  # + the stress test, checked above
 rust_failed=$(sum_field failed)
 c_line=$(grep -E '^[A-Za-z+-]+: [0-9]+ passed, [0-9]+ failed' "$log_dir/c.log" | tail -n 1)
 c_passed=$(sed -E 's/^[^:]+: ([0-9]+) passed.*/\1/' <<<"$c_line")

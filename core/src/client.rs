@@ -2,7 +2,7 @@
 
 use std::fmt;
 use std::io::Read;
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -10,14 +10,14 @@ use serde_json::Value;
 
 use crate::cancel::{self, CancelToken};
 use crate::error::{Error, ErrorKind, Result};
-use crate::fork;
+use crate::fork::{self, ForkLocal};
 use crate::models::{
     ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated, ListUsers, Message,
     RawAuth, RawRequest, RawResponse, UserPage,
 };
 use crate::observe::{Event, EventKind, Observer};
 use crate::pagination::{UserPages, Users};
-use crate::ratelimit::{Budget, RateLimitConfig, RateLimitState};
+use crate::ratelimit::{Budget, Budgets, RateLimitConfig, RateLimitState};
 use crate::transport::{self, CachingResolver};
 use crate::wire::{self, WireRequest, WireResponse};
 
@@ -50,6 +50,8 @@ pub struct ClientBuilder {
     max_response_bytes: u64,
     allow_insecure_http: bool,
     observer: Option<Arc<dyn Observer>>,
+    #[cfg(feature = "redis")]
+    redis_budget: Option<crate::shared_budget::RedisBudget>,
 }
 
 impl fmt::Debug for ClientBuilder {
@@ -111,6 +113,26 @@ impl ClientBuilder {
             builder = builder.app_name(app);
         }
         Ok(builder)
+    }
+
+    /// Shares the key's rate budget with every process and host through Redis
+    /// (see [`RedisBudget`](crate::RedisBudget)), instead of this process alone.
+    /// The limits are still those of [`ClientBuilder::rate_limit`].
+    #[cfg(feature = "redis")]
+    pub fn redis_budget(mut self, budget: crate::shared_budget::RedisBudget) -> Self {
+        self.redis_budget = Some(budget);
+        self
+    }
+
+    /// The budget this client counts in.
+    fn budget_for(&self, key: &str) -> Result<Budgets> {
+        #[cfg(feature = "redis")]
+        if let Some(shared) = &self.redis_budget {
+            return Ok(Budgets::Shared(
+                crate::shared_budget::SharedBudget::for_key(key, self.rate_limit, shared)?,
+            ));
+        }
+        Ok(Budgets::Local(Budget::for_key(key, self.rate_limit)))
     }
 
     /// Receives an event for every attempt, retry and rate-limit wait (see [`Observer`]).
@@ -226,9 +248,9 @@ impl ClientBuilder {
             .base_url
             .clone()
             .ok_or_else(|| Error::configuration("no base URL was given"))?;
-        let base_url = check_url("base URL", &base_url, self.allow_insecure_http)?;
+        let base_url = check_url("base URL", &base_url, self.allow_insecure_http, key)?;
         let chat_url = match &self.chat_url {
-            Some(url) => Some(check_url("chat URL", url, true)?),
+            Some(url) => Some(check_url("chat URL", url, true, key)?),
             None => None,
         };
         self.rate_limit.validate()?;
@@ -256,10 +278,12 @@ impl ClientBuilder {
             .max_idle_connections_per_host(MAX_IDLE_CONNECTIONS)
             .build();
         fork::install();
-        let budget = Budget::for_key(key, self.rate_limit);
+        let budget = self.budget_for(key)?;
+        let base = BaseUrl::parse(&base_url)?;
         Ok(Client {
             inner: Arc::new(Inner {
                 agent: AgentCell::new(agent_config),
+                base,
                 base_url,
                 chat_url,
                 budget,
@@ -271,86 +295,72 @@ impl ClientBuilder {
     }
 }
 
+/// The base URL, split once: each request's URI is built from the parsed
+/// scheme and authority and its own path and query.
+struct BaseUrl {
+    scheme: ureq::http::uri::Scheme,
+    authority: ureq::http::uri::Authority,
+    /// The path prefix (no trailing slash; empty for none).
+    path: String,
+}
+
+impl BaseUrl {
+    fn parse(url: &str) -> Result<BaseUrl> {
+        let bad = || Error::configuration("the base URL is not a valid URL");
+        let parts = url
+            .parse::<ureq::http::Uri>()
+            .map_err(|_| bad())?
+            .into_parts();
+        let path = parts
+            .path_and_query
+            .map(|p| p.path().trim_end_matches('/').to_owned())
+            .unwrap_or_default();
+        Ok(BaseUrl {
+            scheme: parts.scheme.ok_or_else(bad)?,
+            authority: parts.authority.ok_or_else(bad)?,
+            path,
+        })
+    }
+
+    /// The URI of `target` (a path under the base, with its query) on this base.
+    fn uri(&self, target: &str) -> std::result::Result<ureq::http::Uri, ureq::http::Error> {
+        let mut parts = ureq::http::uri::Parts::default();
+        parts.scheme = Some(self.scheme.clone());
+        parts.authority = Some(self.authority.clone());
+        parts.path_and_query = Some(target.parse()?);
+        Ok(ureq::http::Uri::from_parts(parts)?)
+    }
+}
+
 /// Idle keep-alive connections kept per client (all to the one base URL).
 const MAX_IDLE_CONNECTIONS: usize = 64;
 
 /// The client's ureq agent (connection pool and resolver cache), made anew in
 /// a forked child: see [`crate::fork`].
 struct AgentCell {
-    /// Never null. Slots replaced after a fork are leaked, never freed: the
-    /// stale agent may hold ureq's locks forever and must not be dropped.
-    current: AtomicPtr<AgentSlot>,
+    agent: ForkLocal<ureq::Agent>,
     config: ureq::config::Config,
-}
-
-struct AgentSlot {
-    generation: u64,
-    agent: ureq::Agent,
 }
 
 impl AgentCell {
     fn new(config: ureq::config::Config) -> AgentCell {
-        let slot = AgentCell::slot(&config, fork::generation());
         AgentCell {
-            current: AtomicPtr::new(Box::into_raw(slot)),
+            agent: ForkLocal::new(AgentCell::make(&config)),
             config,
         }
     }
 
-    fn slot(config: &ureq::config::Config, generation: u64) -> Box<AgentSlot> {
-        let agent = ureq::Agent::with_parts(
+    fn make(config: &ureq::config::Config) -> ureq::Agent {
+        ureq::Agent::with_parts(
             config.clone(),
             transport::connector(),
             CachingResolver::default(),
-        );
-        Box::new(AgentSlot { generation, agent })
+        )
     }
 
     /// This process's agent.
     fn get(&self) -> &ureq::Agent {
-        let generation = fork::generation();
-        // SAFETY: `current` always points at a live slot, and no slot is freed while `self` lives.
-        let slot = unsafe { &*self.current.load(Ordering::Acquire) };
-        if slot.generation == generation {
-            return &slot.agent;
-        }
-        self.renew(generation)
-    }
-
-    #[cold]
-    fn renew(&self, generation: u64) -> &ureq::Agent {
-        let fresh = Box::into_raw(AgentCell::slot(&self.config, generation));
-        let mut seen = self.current.load(Ordering::Acquire);
-        loop {
-            // SAFETY: as in `get`.
-            let seen_slot = unsafe { &*seen };
-            if seen_slot.generation == generation {
-                // Another thread of this process renewed it first; ours never made a connection.
-                // SAFETY: `fresh` came from `Box::into_raw` above and was never shared.
-                drop(unsafe { Box::from_raw(fresh) });
-                return &seen_slot.agent;
-            }
-            match self
-                .current
-                .compare_exchange(seen, fresh, Ordering::AcqRel, Ordering::Acquire)
-            {
-                // The stale slot is leaked on purpose (see `current`).
-                // SAFETY: `fresh` is now the live slot.
-                Ok(_) => return unsafe { &(*fresh).agent },
-                Err(now) => seen = now,
-            }
-        }
-    }
-}
-
-impl Drop for AgentCell {
-    fn drop(&mut self) {
-        // SAFETY: the live slot, owned by this cell alone now.
-        let slot = unsafe { Box::from_raw(*self.current.get_mut()) };
-        if slot.generation != fork::generation() {
-            // The parent's agent, in a child: it may hold locks of dead threads.
-            std::mem::forget(slot);
-        }
+        self.agent.get(|| AgentCell::make(&self.config))
     }
 }
 
@@ -363,18 +373,33 @@ fn seed() -> u64 {
 }
 
 /// Checks an `http(s)://host[:port][/path]` URL; plain `http://` only to loopback unless allowed.
-fn check_url(what: &str, url: &str, allow_insecure: bool) -> Result<String> {
+/// Its errors quote the URL with `secret` (the private key, not empty) taken out.
+fn check_url(what: &str, url: &str, allow_insecure: bool, secret: &str) -> Result<String> {
     let url = url.trim_end_matches('/');
     let (scheme, rest) = url.split_once("://").ok_or_else(|| {
         Error::configuration(format!("the {what} must start with https:// or http://"))
     })?;
     let host_port = rest.split('/').next().unwrap_or_default();
+    // A URL may carry the key by mistake: never quote it.
+    let hide = |text: &str| {
+        text.replace(secret, "REDACTED")
+            .replace(&wire::encode_query_component(secret), "REDACTED")
+    };
     if host_port.is_empty()
         || url.contains(['?', '#'])
         || url.chars().any(|c| c.is_whitespace() || c.is_control())
     {
         return Err(Error::configuration(format!(
-            "the {what} {url:?} is not a valid URL"
+            "the {what} {:?} is not a valid URL",
+            hide(url)
+        )));
+    }
+    // `user@host`: the host the request would go to is after the `@`, which
+    // the loopback check below must not be fooled about (nor is a user wanted).
+    if host_port.contains('@') {
+        return Err(Error::configuration(format!(
+            "the {what} {:?} must not carry user information (`user@`)",
+            hide(url)
         )));
     }
     let host = if let Some(v6) = host_port.strip_prefix('[') {
@@ -387,11 +412,16 @@ fn check_url(what: &str, url: &str, allow_insecure: bool) -> Result<String> {
         "http" if allow_insecure || is_loopback(host) => {}
         "http" => {
             return Err(Error::configuration(format!(
-                "the {what} uses plain http:// to {host:?}, which would send the private key unencrypted; \
-                 use https://, or allow_insecure_http(true) if you really mean it"
+            "the {what} uses plain http:// to {:?}, which would send the private key unencrypted; \
+                 use https://, or allow_insecure_http(true) if you really mean it",
+            hide(host)
+        )))
+        }
+        _ => {
+            return Err(Error::configuration(format!(
+                "the {what} must start with https:// or http://"
             )))
         }
-        _ => return Err(Error::configuration(format!("the {what} must start with https:// or http://"))),
     }
     Ok(url.to_owned())
 }
@@ -406,8 +436,10 @@ fn is_loopback(host: &str) -> bool {
 struct Inner {
     agent: AgentCell,
     base_url: String,
+    /// The base URL's parts, parsed once.
+    base: BaseUrl,
     chat_url: Option<String>,
-    budget: &'static Budget,
+    budget: Budgets,
     jitter_seed: AtomicU64,
     config: ClientBuilder,
 }
@@ -445,6 +477,24 @@ impl fmt::Debug for Client {
     }
 }
 
+/// Which response headers an answer keeps.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Headers {
+    /// Every header (raw requests hand them to the caller).
+    All,
+    /// Only those the decoders and the budget read ([`read_by_decoders`]).
+    ForDecoding,
+}
+
+/// `Content-Type` (error messages), `Retry-After` and `X-RateLimit-*` (the budget).
+fn read_by_decoders(name: &str) -> bool {
+    name.eq_ignore_ascii_case("content-type")
+        || name.eq_ignore_ascii_case("retry-after")
+        || name
+            .get(..12)
+            .is_some_and(|p| p.eq_ignore_ascii_case("x-ratelimit-"))
+}
+
 /// How one attempt ended, for the retry decision.
 enum Attempt {
     Answered(WireResponse),
@@ -473,6 +523,8 @@ impl Client {
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             allow_insecure_http: false,
             observer: None,
+            #[cfg(feature = "redis")]
+            redis_budget: None,
         }
     }
 
@@ -604,7 +656,7 @@ impl Client {
     /// # Ok::<(), roomchat::Error>(())
     /// ```
     pub fn raw_request(&self, params: &RawRequest) -> Result<RawResponse> {
-        self.call(wire::raw(params), wire::decode_raw)
+        self.call_keeping(wire::raw(params), wire::decode_raw, Headers::All)
     }
 
     /// Where this key's shared rate-limit budget stands.
@@ -658,8 +710,17 @@ impl Client {
         request: Result<WireRequest>,
         decode: fn(&WireResponse) -> Result<T>,
     ) -> Result<T> {
+        self.call_keeping(request, decode, Headers::ForDecoding)
+    }
+
+    fn call_keeping<T>(
+        &self,
+        request: Result<WireRequest>,
+        decode: fn(&WireResponse) -> Result<T>,
+        headers: Headers,
+    ) -> Result<T> {
         let request = request?;
-        self.execute(&request, decode).map_err(|e| {
+        self.execute(&request, decode, headers).map_err(|e| {
             e.with_request(&request.method, &request.redacted_target())
                 .scrub(&self.inner.config.private_key)
         })
@@ -669,6 +730,7 @@ impl Client {
         &self,
         request: &WireRequest,
         decode: fn(&WireResponse) -> Result<T>,
+        headers: Headers,
     ) -> Result<T> {
         let config = &self.inner.config;
         let key = match request.auth {
@@ -678,7 +740,7 @@ impl Client {
             })?),
             RawAuth::None => None,
         };
-        let url = request.url(&self.inner.base_url, key);
+        let target = request.url(&self.inner.base.path, key);
         let cancel = self.cancel.as_ref();
         let events = Events::new(config.observer.as_deref(), request);
         let mut attempt = 1;
@@ -686,18 +748,32 @@ impl Client {
             if let Some(token) = cancel {
                 token.check()?;
             }
-            self.inner.budget.acquire(cancel, |wait| {
-                events.emit(
-                    EventKind::RateLimitWait,
-                    attempt,
-                    None,
-                    None,
-                    Duration::ZERO,
-                    Some(wait),
-                )
-            })?;
-            let started = Instant::now();
-            let outcome = cancel::while_in_flight(cancel, || self.send_once(request, &url));
+            // Attempts are timed from the start the budget counted.
+            let started = self.inner.budget.acquire(
+                cancel,
+                |wait| {
+                    events.emit(
+                        EventKind::RateLimitWait,
+                        attempt,
+                        None,
+                        None,
+                        None,
+                        Some(wait),
+                    )
+                },
+                |error| {
+                    events.emit(
+                        EventKind::BudgetDegraded,
+                        attempt,
+                        None,
+                        Some(error),
+                        None,
+                        None,
+                    )
+                },
+            )?;
+            let outcome =
+                cancel::while_in_flight(cancel, || self.send_once(request, &target, headers));
             if cancel.is_some_and(CancelToken::is_cancelled)
                 && !matches!(outcome, Attempt::Answered(_))
             {
@@ -710,7 +786,7 @@ impl Client {
                         attempt,
                         Some(response.status),
                         None,
-                        started.elapsed(),
+                        Some(started),
                         None,
                     );
                     self.observe(&response);
@@ -734,7 +810,7 @@ impl Client {
                         attempt,
                         None,
                         Some(&error),
-                        started.elapsed(),
+                        Some(started),
                         None,
                     );
                     let retryable =
@@ -748,7 +824,7 @@ impl Client {
                         attempt,
                         error.status(),
                         Some(&error),
-                        started.elapsed(),
+                        Some(started),
                         None,
                     );
                     let retryable = request.is_idempotent() || config.retry_non_idempotent;
@@ -770,7 +846,7 @@ impl Client {
                 attempt,
                 error.status(),
                 Some(&error),
-                Duration::ZERO,
+                None,
                 Some(wait),
             );
             cancel::sleep(cancel, wait)?;
@@ -812,30 +888,48 @@ impl Client {
         base.mul_f64(fraction)
     }
 
-    fn send_once(&self, request: &WireRequest, url: &str) -> Attempt {
-        let builder = ureq::http::Request::builder()
-            .method(request.method.as_str())
-            .uri(url);
-        let result = match &request.body {
-            Some(body) => builder
-                .header("content-type", "application/json")
-                .body(body.clone().into_bytes())
-                .map(|r| self.inner.agent.get().run(r)),
-            None => builder.body(()).map(|r| self.inner.agent.get().run(r)),
+    fn send_once(&self, request: &WireRequest, target: &str, headers: Headers) -> Attempt {
+        use ureq::http::{header, HeaderValue, Method, Request};
+        let not_built = || {
+            Attempt::NotSent(Error::validation(
+                "the request could not be built from its URL and method",
+            ))
         };
-        let mut response = match result {
-            Ok(Ok(response)) => response,
-            Ok(Err(e)) => return classify_transport_error(e),
-            Err(_) => {
-                return Attempt::NotSent(Error::validation(
-                    "the request could not be built from its URL and method",
-                ))
+        let (Ok(method), Ok(uri)) = (
+            Method::from_bytes(request.method.as_bytes()),
+            self.inner.base.uri(target),
+        ) else {
+            return not_built();
+        };
+        let agent = self.inner.agent.get();
+        let result = match &request.body {
+            Some(body) => {
+                let mut r = Request::new(body.as_bytes());
+                *r.method_mut() = method;
+                *r.uri_mut() = uri;
+                r.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                );
+                agent.run(r)
+            }
+            None => {
+                let mut r = Request::new(());
+                *r.method_mut() = method;
+                *r.uri_mut() = uri;
+                agent.run(r)
             }
         };
+        let mut response = match result {
+            Ok(response) => response,
+            Err(e) => return classify_transport_error(e),
+        };
         let status = response.status().as_u16();
-        let headers: Vec<(String, String)> = response
+        // A raw answer keeps every header; the others only those the decoders read.
+        let kept: Vec<(String, String)> = response
             .headers()
             .iter()
+            .filter(|(n, _)| headers == Headers::All || read_by_decoders(n.as_str()))
             .filter_map(|(n, v)| {
                 v.to_str()
                     .ok()
@@ -858,16 +952,9 @@ impl Client {
         if declared.is_some_and(|n| n > cap) {
             return Attempt::MaybeSent(too_large());
         }
-        // Read one byte past the cap to tell "exactly the cap" from "over it".
-        let mut body = Vec::with_capacity(declared.unwrap_or(0).min(cap) as usize);
-        let read = response
-            .body_mut()
-            .as_reader()
-            .take(cap + 1)
-            .read_to_end(&mut body);
-        match read {
-            Ok(_) if body.len() as u64 > cap => Attempt::MaybeSent(too_large()),
-            Ok(_) => Attempt::Answered(WireResponse::new(status, headers, body)),
+        match read_body(&mut response.body_mut().as_reader(), declared, cap) {
+            Ok(body) if body.len() as u64 > cap => Attempt::MaybeSent(too_large()),
+            Ok(body) => Attempt::Answered(WireResponse::new(status, kept, body)),
             Err(e) => {
                 let timed_out = e.kind() == std::io::ErrorKind::TimedOut
                     || e.get_ref()
@@ -885,6 +972,42 @@ impl Client {
                 };
                 Attempt::MaybeSent(Error::new(kind, format!("{what} ({e})")).with_status(status))
             }
+        }
+    }
+}
+
+/// Reads a body to its end: of `declared` length straight into a buffer of
+/// that size (no growing, no zeroing twice), else up to one byte past `cap`,
+/// to tell "exactly the cap" from "over it". The read that finds the end is
+/// the one on which ureq hands the connection back to its pool.
+fn read_body(reader: &mut impl Read, declared: Option<u64>, cap: u64) -> std::io::Result<Vec<u8>> {
+    let Some(length) = declared else {
+        let mut body = Vec::new();
+        reader.take(cap + 1).read_to_end(&mut body)?;
+        return Ok(body);
+    };
+    let mut body = vec![0; length as usize];
+    let mut filled = 0;
+    while filled < body.len() {
+        match reader.read(&mut body[filled..]) {
+            Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let mut past_the_end = [0u8; 1];
+    loop {
+        match reader.read(&mut past_the_end) {
+            Ok(0) => return Ok(body),
+            Ok(_) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "the body is longer than its Content-Length",
+                ))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     }
 }
@@ -912,7 +1035,7 @@ impl<'a> Events<'a> {
         attempt: u32,
         status: Option<u16>,
         error: Option<&Error>,
-        elapsed: Duration,
+        started: Option<Instant>,
         wait: Option<Duration>,
     ) {
         let Some(observer) = self.observer else {
@@ -922,6 +1045,7 @@ impl<'a> Events<'a> {
             return;
         }
         let path = self.path.get_or_init(|| self.request.redacted_target());
+        let now = Instant::now();
         observer.event(&Event {
             kind,
             method: &self.request.method,
@@ -929,7 +1053,8 @@ impl<'a> Events<'a> {
             attempt,
             status,
             error,
-            elapsed,
+            elapsed: started.map_or(Duration::ZERO, |s| now.duration_since(s)),
+            started_at: started.unwrap_or(now),
             wait,
         });
     }

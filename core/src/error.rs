@@ -44,11 +44,14 @@ pub enum ErrorKind {
     /// The caller cancelled the call through its [`CancelToken`](crate::CancelToken)
     /// (an abandoned rate-limit wait or backoff, or a request given up mid-flight).
     Cancelled = 15,
+    /// The shared rate-limit budget (Redis) could not be consulted and the
+    /// client is set to fail closed rather than send unaccounted requests.
+    BudgetUnavailable = 16,
 }
 
 impl ErrorKind {
     /// Every kind, in numeric order.
-    pub const ALL: [ErrorKind; 15] = [
+    pub const ALL: [ErrorKind; 16] = [
         ErrorKind::MissingAuth,
         ErrorKind::InvalidAuth,
         ErrorKind::InvalidRequest,
@@ -64,6 +67,7 @@ impl ErrorKind {
         ErrorKind::Validation,
         ErrorKind::Configuration,
         ErrorKind::Cancelled,
+        ErrorKind::BudgetUnavailable,
     ];
 
     /// The stable numeric code (see the type's docs).
@@ -89,6 +93,7 @@ impl ErrorKind {
             ErrorKind::Validation => "validation",
             ErrorKind::Configuration => "configuration",
             ErrorKind::Cancelled => "cancelled",
+            ErrorKind::BudgetUnavailable => "budget_unavailable",
         }
     }
 
@@ -274,7 +279,7 @@ mod tests {
     #[test]
     fn codes_are_stable() {
         let codes: Vec<u32> = ErrorKind::ALL.iter().map(|k| k.code()).collect();
-        assert_eq!(codes, (1..=15).collect::<Vec<_>>());
+        assert_eq!(codes, (1..=16).collect::<Vec<_>>());
         for kind in ErrorKind::ALL {
             assert_eq!(ErrorKind::from_name(kind.name()), Some(kind));
         }

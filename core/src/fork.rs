@@ -25,7 +25,8 @@
 //! The parent is unaffected: it only waits, while forking, for the few
 //! instructions a lock is held.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 /// The number of forks this process descends from, since roomchat was loaded (0 in the original process).
 pub(crate) fn generation() -> u64 {
@@ -33,6 +34,91 @@ pub(crate) fn generation() -> u64 {
 }
 
 static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// A value of this process: used in a forked child, it is made anew (by the
+/// `make` given to [`ForkLocal::get`]), and the parent's is leaked — it may
+/// hold locks of threads that do not exist in the child, or the parent's
+/// sockets, so it must never be used or dropped there.
+pub(crate) struct ForkLocal<T> {
+    /// Never null. Slots replaced after a fork are leaked, never freed, so a
+    /// reference handed out stays valid for as long as `self`.
+    current: AtomicPtr<Slot<T>>,
+    /// Owns the live slot (for drop checking).
+    _owns: PhantomData<Box<Slot<T>>>,
+}
+
+struct Slot<T> {
+    generation: u64,
+    value: T,
+}
+
+impl<T> ForkLocal<T> {
+    pub(crate) fn new(value: T) -> ForkLocal<T> {
+        let slot = Box::new(Slot {
+            generation: generation(),
+            value,
+        });
+        ForkLocal {
+            current: AtomicPtr::new(Box::into_raw(slot)),
+            _owns: PhantomData,
+        }
+    }
+
+    /// This process's value; in a forked child, a new one from `make` (made once).
+    pub(crate) fn get(&self, make: impl FnOnce() -> T) -> &T {
+        let now = generation();
+        // SAFETY: `current` always points at a live slot, and no slot is freed while `self` lives.
+        let slot = unsafe { &*self.current.load(Ordering::Acquire) };
+        if slot.generation == now {
+            return &slot.value;
+        }
+        self.renew(now, make)
+    }
+
+    #[cold]
+    fn renew(&self, now: u64, make: impl FnOnce() -> T) -> &T {
+        let fresh = Box::into_raw(Box::new(Slot {
+            generation: now,
+            value: make(),
+        }));
+        let mut seen = self.current.load(Ordering::Acquire);
+        loop {
+            // SAFETY: as in `get`.
+            let seen_slot = unsafe { &*seen };
+            if seen_slot.generation == now {
+                // Another thread of this process renewed it first; ours was never used.
+                // SAFETY: `fresh` came from `Box::into_raw` above and was never shared.
+                drop(unsafe { Box::from_raw(fresh) });
+                return &seen_slot.value;
+            }
+            match self
+                .current
+                .compare_exchange(seen, fresh, Ordering::AcqRel, Ordering::Acquire)
+            {
+                // The stale slot is leaked on purpose (see `current`).
+                // SAFETY: `fresh` is now the live slot.
+                Ok(_) => return unsafe { &(*fresh).value },
+                Err(now_seen) => seen = now_seen,
+            }
+        }
+    }
+}
+
+impl<T> Drop for ForkLocal<T> {
+    fn drop(&mut self) {
+        // SAFETY: the live slot, owned by this cell alone now.
+        let slot = unsafe { Box::from_raw(*self.current.get_mut()) };
+        if slot.generation != generation() {
+            // The parent's value, in a child: it may hold locks of dead threads.
+            std::mem::forget(slot);
+        }
+    }
+}
+
+// SAFETY: shared across threads exactly as the value itself would be.
+unsafe impl<T: Send + Sync> Send for ForkLocal<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send + Sync> Sync for ForkLocal<T> {}
 
 #[cfg(unix)]
 pub(crate) use unix::{install, SocketTicket};

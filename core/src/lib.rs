@@ -12,6 +12,14 @@
 //!   decoders without I/O — for use with another HTTP stack.
 //! * Every failure is an [`Error`] with a stable [`ErrorKind`]; the private key
 //!   never appears in any error, `Debug` output or log line.
+//! * A call can be cancelled from another thread ([`Client::with_cancel`],
+//!   [`CancelToken`]); an [`Observer`] hears of every attempt, retry and wait.
+//! * The client is fork-safe: a process may fork while other threads are in
+//!   the middle of calls, and the child's clients work at once on connections
+//!   of their own.
+//! * With the cargo feature `redis`, one rate budget per key is shared by every
+//!   process and host through Redis (`RedisBudget`), exact over a rolling
+//!   window and safe when Redis fails.
 //!
 //! ```
 //! use roomchat::{Client, CreateUser, DeactivateUser, ErrorKind, ListUsers};
@@ -39,6 +47,7 @@
 
 mod cancel;
 mod client;
+mod decode;
 mod error;
 mod fork;
 mod models;
@@ -46,6 +55,8 @@ pub mod observe;
 mod operation;
 mod pagination;
 mod ratelimit;
+#[cfg(feature = "redis")]
+mod shared_budget;
 mod signin;
 mod transport;
 pub mod wire;
@@ -63,7 +74,11 @@ pub use models::{
 };
 pub use observe::{Event, EventKind, Level, Observer};
 pub use pagination::{UserPages, Users};
-pub use ratelimit::{RateLimitConfig, RateLimitState, WhenLimited};
+pub use ratelimit::{BudgetBackend, RateLimitConfig, RateLimitState, WhenLimited};
+#[cfg(feature = "redis")]
+pub use shared_budget::{
+    OnRedisError, RedisBudget, DEFAULT_BREAKER_COOLDOWN, DEFAULT_REDIS_TIMEOUT,
+};
 pub use signin::{escape_html, iframe_html, sign_in_url};
 pub use transport::RESOLVE_TTL;
 

@@ -4,7 +4,7 @@
 //! Every field the service may leave out is an `Option`, and fields the
 //! contract does not name are kept in `extra`, never dropped.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
@@ -53,52 +53,6 @@ pub struct User {
     pub extra: Map<String, Value>,
 }
 
-impl<'de> Deserialize<'de> for User {
-    // By hand rather than derived with `#[serde(flatten)]`: listings hold many
-    // users, and reading one map then moving the known fields out of it is
-    // about as fast as parsing plain JSON, where flatten buffers every field twice.
-    fn deserialize<D: serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> std::result::Result<Self, D::Error> {
-        use serde::de::Error as _;
-        let mut fields = Map::<String, Value>::deserialize(deserializer)?;
-        let mut text = |name: &str| match fields.remove(name) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
-            Some(other) => Err(D::Error::custom(format!(
-                "{name} should be a string, not {other}"
-            ))),
-        };
-        let id = text("_id")?;
-        let user_id = text("userId")?;
-        let username = text("username")?;
-        let profile_pic = text("profilePic")?;
-        let email = text("email")?;
-        let unique_user_identifier = text("uniqueUserIdentifier")?;
-        let chat_room = text("chatRoom")?;
-        let is_moderator = match fields.remove("isModerator") {
-            None | Some(Value::Null) => None,
-            Some(Value::Bool(b)) => Some(b),
-            Some(other) => {
-                return Err(D::Error::custom(format!(
-                    "isModerator should be a boolean, not {other}"
-                )))
-            }
-        };
-        Ok(User {
-            id,
-            user_id,
-            username,
-            profile_pic,
-            email,
-            unique_user_identifier,
-            is_moderator,
-            chat_room,
-            extra: fields,
-        })
-    }
-}
-
 impl User {
     /// The user's id: `_id`, or `userId` when only that was sent.
     pub fn id(&self) -> Option<&str> {
@@ -107,7 +61,7 @@ impl User {
 }
 
 /// One page of the users listing (section 2.4).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct UserPage {
     /// Total number of (active) users of the account.
     pub total: u64,
@@ -123,7 +77,7 @@ pub struct UserPage {
 }
 
 /// The author of a message (section 2.3).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct MessageAuthor {
     /// `_id`: the author's user id.
     #[serde(rename = "_id", default, skip_serializing_if = "Option::is_none")]
@@ -148,7 +102,7 @@ pub struct MessageAuthor {
 
 /// A message record of a conversation (section 2.3). Only the properties the
 /// service had are present.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct Message {
     /// `_id`: the message id.
     #[serde(rename = "_id", default, skip_serializing_if = "Option::is_none")]
@@ -171,7 +125,7 @@ pub struct Message {
 }
 
 /// The answer to create user (section 4.4).
-#[derive(Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Clone, PartialEq, Serialize, Default)]
 pub struct CreatedUser {
     /// The signed token that signs this user in to a room ([`crate::sign_in_url`]).
     #[serde(rename = "accessToken")]
@@ -211,7 +165,7 @@ impl std::fmt::Debug for CreatedUser {
 }
 
 /// The answer to deactivate user (section 4.2).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct Deactivated {
     /// `true` on success.
     #[serde(default)]

@@ -6,7 +6,7 @@
 //! [`Event::message`] renders the one line all of them print.
 
 use std::fmt;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::error::Error;
 
@@ -29,6 +29,9 @@ pub enum EventKind {
     Retry,
     /// The call waits [`Event::wait`] for a slot of the key's rate-limit budget. [`Level::Warning`].
     RateLimitWait,
+    /// The shared budget in Redis failed ([`Event::error`]); the client follows its
+    /// `OnRedisError` policy until Redis answers again. [`Level::Warning`].
+    BudgetDegraded,
 }
 
 impl EventKind {
@@ -36,7 +39,9 @@ impl EventKind {
     pub fn level(self) -> Level {
         match self {
             EventKind::Attempt => Level::Debug,
-            EventKind::Retry | EventKind::RateLimitWait => Level::Warning,
+            EventKind::Retry | EventKind::RateLimitWait | EventKind::BudgetDegraded => {
+                Level::Warning
+            }
         }
     }
 }
@@ -59,6 +64,10 @@ pub struct Event<'a> {
     pub error: Option<&'a Error>,
     /// How long the attempt took ([`EventKind::Attempt`]); zero otherwise.
     pub elapsed: Duration,
+    /// When the attempt began: the instant its slot of the rate-limit budget
+    /// was taken, exactly as the budget counts it ([`EventKind::Attempt`]);
+    /// when the event happened, otherwise.
+    pub started_at: Instant,
     /// How long the call now waits ([`EventKind::Retry`], [`EventKind::RateLimitWait`]).
     pub wait: Option<Duration>,
 }
@@ -109,6 +118,16 @@ impl fmt::Display for Event<'_> {
                 f,
                 "waiting {wait:.3} s for the rate-limit budget of this key before {method} {path}"
             ),
+            EventKind::BudgetDegraded => {
+                write!(
+                    f,
+                    "the shared rate-limit budget failed before {method} {path}"
+                )?;
+                if let Some(error) = self.error {
+                    write!(f, ": {}", error.message())?;
+                }
+                Ok(())
+            }
         }
     }
 }

@@ -86,6 +86,27 @@ impl Default for RateLimitConfig {
     }
 }
 
+/// Where a key's budget is counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum BudgetBackend {
+    /// In this process: every client of the key in the process shares it (the default).
+    #[default]
+    Local,
+    /// In Redis: every process and host of the key shares it (feature `redis`).
+    Redis,
+}
+
+impl BudgetBackend {
+    /// `local` or `redis`.
+    pub fn name(self) -> &'static str {
+        match self {
+            BudgetBackend::Local => "local",
+            BudgetBackend::Redis => "redis",
+        }
+    }
+}
+
 /// Where a key's budget stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RateLimitState {
@@ -101,6 +122,10 @@ pub struct RateLimitState {
     pub next_free_in: Duration,
     /// How long every caller is still held off after a 429 or exhausted `X-RateLimit-Remaining`.
     pub blocked_for: Option<Duration>,
+    /// Where the budget is counted.
+    pub backend: BudgetBackend,
+    /// Redis is the backend but cannot be reached: the figures are the fallback's.
+    pub degraded: bool,
 }
 
 struct BudgetState {
@@ -162,18 +187,78 @@ pub(crate) fn init_registry() {
 
 /// Every budget lock, held (registry first, as in [`Budget::for_key`]): see [`crate::fork`].
 pub(crate) struct AllLocked {
-    // Declared before the registry guard: released first.
+    // Released in declaration order: the reverse of the order taken.
     _budgets: Vec<MutexGuard<'static, BudgetState>>,
     _registry: MutexGuard<'static, HashMap<String, &'static Budget>>,
+    #[cfg(feature = "redis")]
+    _shared:
+        MutexGuard<'static, HashMap<String, std::sync::Arc<crate::shared_budget::SharedBudget>>>,
 }
 
-/// Takes the registry's lock and every budget's, for a fork.
+/// Takes every budget lock for a fork: the shared budgets' registry (which is
+/// held while a fallback budget is made), the registry, then each budget.
 pub(crate) fn lock_all() -> AllLocked {
+    #[cfg(feature = "redis")]
+    let shared = crate::shared_budget::registry();
     let registry = registry();
     let budgets = registry.values().map(|b| b.lock()).collect();
     AllLocked {
         _budgets: budgets,
         _registry: registry,
+        #[cfg(feature = "redis")]
+        _shared: shared,
+    }
+}
+
+/// The budget a client counts its starts in: this process's, or Redis's.
+#[derive(Clone)]
+pub(crate) enum Budgets {
+    /// In this process.
+    Local(&'static Budget),
+    /// In Redis, shared by every process of the key.
+    #[cfg(feature = "redis")]
+    Shared(std::sync::Arc<crate::shared_budget::SharedBudget>),
+}
+
+impl Budgets {
+    /// Takes a slot for one start (see [`Budget::acquire`]); `on_degraded` hears of Redis failing.
+    pub(crate) fn acquire(
+        &self,
+        cancel: Option<&CancelToken>,
+        on_wait: impl FnMut(Duration),
+        #[allow(unused_variables, unused_mut)] mut on_degraded: impl FnMut(&Error),
+    ) -> Result<Instant> {
+        match self {
+            Budgets::Local(budget) => budget.acquire(cancel, on_wait),
+            #[cfg(feature = "redis")]
+            Budgets::Shared(shared) => shared.acquire(cancel, on_wait, on_degraded),
+        }
+    }
+
+    /// Holds every caller of the key off for `duration`.
+    pub(crate) fn block_for(&self, duration: Duration) {
+        match self {
+            Budgets::Local(budget) => budget.block_for(duration),
+            #[cfg(feature = "redis")]
+            Budgets::Shared(shared) => shared.block_for(duration),
+        }
+    }
+
+    /// The window the service clears a 429 within when it says nothing.
+    pub(crate) fn window(&self) -> Duration {
+        match self {
+            Budgets::Local(budget) => budget.window(),
+            #[cfg(feature = "redis")]
+            Budgets::Shared(shared) => shared.service_window(),
+        }
+    }
+
+    pub(crate) fn snapshot(&self) -> RateLimitState {
+        match self {
+            Budgets::Local(budget) => budget.snapshot(),
+            #[cfg(feature = "redis")]
+            Budgets::Shared(shared) => shared.snapshot(),
+        }
     }
 }
 
@@ -200,14 +285,15 @@ impl Budget {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Takes a slot for one request start, waiting as configured. `on_wait` is
+    /// Takes a slot for one request start, waiting as configured, and returns
+    /// the instant the slot was taken at (the start the budget counts). `on_wait` is
     /// told how long the caller will wait, once, before it first waits (with no
     /// lock held). A cancelled `cancel` ends the wait with [`ErrorKind::Cancelled`].
     pub(crate) fn acquire(
         &'static self,
         cancel: Option<&CancelToken>,
         mut on_wait: impl FnMut(Duration),
-    ) -> Result<()> {
+    ) -> Result<Instant> {
         let started_waiting = Instant::now();
         let mut announced = false;
         let mut state = self.lock();
@@ -220,7 +306,7 @@ impl Budget {
             let wait = state.wait(now);
             if wait.is_zero() {
                 state.starts.push_back(now);
-                return Ok(());
+                return Ok(now);
             }
             let allowed = match state.config.when_limited {
                 WhenLimited::Fail => Duration::ZERO,
@@ -302,6 +388,8 @@ impl Budget {
             },
             next_free_in: state.wait(now),
             blocked_for,
+            backend: BudgetBackend::Local,
+            degraded: false,
         }
     }
 }

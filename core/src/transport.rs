@@ -25,7 +25,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
-use std::sync::{mpsc, Mutex};
+use std::sync::{mpsc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use ureq::config::Config;
@@ -51,6 +51,10 @@ const MIN_SOCKET_TIMEOUT: Duration = Duration::from_millis(1);
 #[derive(Default)]
 pub(crate) struct CachingResolver {
     cache: Mutex<HashMap<HostPort, Lookup>>,
+    /// The first IP-literal scheme and authority (`http`, `127.0.0.1:8080`) resolved,
+    /// and its address: every call of a client goes to its base URL, so later
+    /// calls compare it instead of parsing it.
+    first_literal: OnceLock<(String, String, SocketAddr)>,
 }
 
 /// A host (lower case) and port.
@@ -73,6 +77,13 @@ impl Resolver for CachingResolver {
     ) -> Result<ResolvedSocketAddrs, Error> {
         let bad = |what: &str| Error::BadUri(format!("{what}: {uri}"));
         let authority = uri.authority().ok_or_else(|| bad("no host"))?;
+        let mut out = self.empty();
+        if let Some((scheme, text, addr)) = self.first_literal.get() {
+            if text == authority.as_str() && uri.scheme_str() == Some(scheme) {
+                out.push(*addr);
+                return Ok(out);
+            }
+        }
         let port = match (authority.port_u16(), uri.scheme_str()) {
             (Some(port), _) => port,
             (None, Some("http")) => 80,
@@ -81,9 +92,16 @@ impl Resolver for CachingResolver {
         };
         let host = authority.host();
         let literal = host.trim_start_matches('[').trim_end_matches(']');
-        let mut out = self.empty();
         if let Ok(ip) = literal.parse::<IpAddr>() {
-            out.push(SocketAddr::new(ip, port));
+            let addr = SocketAddr::new(ip, port);
+            if let Some(scheme) = uri.scheme_str() {
+                let _ = self.first_literal.set((
+                    scheme.to_owned(),
+                    authority.as_str().to_owned(),
+                    addr,
+                ));
+            }
+            out.push(addr);
             return Ok(out);
         }
         let key = (host.to_ascii_lowercase(), port);

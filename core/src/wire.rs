@@ -76,14 +76,14 @@ impl WireRequest {
             url.push(separator);
             url.push_str(name);
             url.push('=');
-            url.push_str(&encode_query_component(key));
+            encode(key, &mut url);
             separator = '&';
         }
         for (name, value) in &self.query {
             url.push(separator);
-            url.push_str(&encode_query_component(name));
+            encode(name, &mut url);
             url.push('=');
-            url.push_str(&encode_query_component(value));
+            encode(value, &mut url);
             separator = '&';
         }
         url
@@ -393,9 +393,14 @@ fn decode_json<T: Decoded>(response: &WireResponse) -> Result<T> {
     }
     let body = &response.body;
     let empty = body.iter().all(u8::is_ascii_whitespace);
-    // Fast path: straight into `T`, the common case.
+    // Fast path: straight into `T`, the common case. JSON is UTF-8: checked
+    // once for the whole body, which spares serde_json a check per string.
     if !empty {
-        if let Ok(value) = serde_json::from_slice::<T>(body) {
+        let parsed = match std::str::from_utf8(body) {
+            Ok(text) => serde_json::from_str::<T>(text),
+            Err(_) => serde_json::from_slice::<T>(body),
+        };
+        if let Ok(value) = parsed {
             if !value.may_report_failure() {
                 return Ok(value);
             }
@@ -408,7 +413,13 @@ fn decode_json<T: Decoded>(response: &WireResponse) -> Result<T> {
     };
     // A 2xx that says it failed (`{"success": false, "message": …}`) is an error.
     if value.get("success") == Some(&Value::Bool(false)) {
-        let (kind, message) = classify(response.status, &error_text(&value));
+        let (kind, mut message) = classify(response.status, &error_text(&value));
+        if message.is_empty() {
+            message = format!(
+                "the service answered HTTP {} with \"success\": false",
+                response.status
+            );
+        }
         return Err(Error::new(kind, message).with_status(response.status));
     }
     T::deserialize(&value).map_err(|e| {
@@ -536,6 +547,11 @@ fn classify(status: u16, text: &str) -> (ErrorKind, String) {
     (kind, message)
 }
 
+/// The longest wait read from `Retry-After` or `X-RateLimit-Reset` (10^9 s,
+/// about 31 years): a longer one is cut to it, so that a caller can always add
+/// it to an `Instant`.
+const LONGEST_WAIT: Duration = Duration::from_secs(1_000_000_000);
+
 /// `X-RateLimit-*` headers, when the service sends them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RateLimitHeaders {
@@ -544,7 +560,8 @@ pub struct RateLimitHeaders {
     /// `X-RateLimit-Remaining`.
     pub remaining: Option<u32>,
     /// `X-RateLimit-Reset`, read as seconds until the window frees a slot
-    /// (a Unix timestamp, when larger than a day's seconds, is turned into a wait using `now`).
+    /// (a Unix timestamp, when larger than a day's seconds, is turned into a wait using `now`),
+    /// at most 10^9 s.
     pub reset: Option<Duration>,
 }
 
@@ -559,15 +576,17 @@ pub fn rate_limit_headers(response: &WireResponse, now: SystemTime) -> Option<Ra
     let limit = number("x-ratelimit-limit").map(|n| n as u32);
     let remaining = number("x-ratelimit-remaining").map(|n| n as u32);
     let reset = number("x-ratelimit-reset").map(|n| {
-        if n > 86_400.0 {
+        let seconds = if n > 86_400.0 {
             let now = now
                 .duration_since(UNIX_EPOCH)
                 .unwrap_or_default()
                 .as_secs_f64();
-            Duration::from_secs_f64((n - now).max(0.0))
+            (n - now).max(0.0)
         } else {
-            Duration::from_secs_f64(n)
-        }
+            n
+        };
+        // `inf` and `1e300` parse too: cut before converting (it panics on overflow).
+        Duration::from_secs_f64(seconds.min(LONGEST_WAIT.as_secs_f64()))
     });
     (limit.is_some() || remaining.is_some() || reset.is_some()).then_some(RateLimitHeaders {
         limit,
@@ -577,18 +596,19 @@ pub fn rate_limit_headers(response: &WireResponse, now: SystemTime) -> Option<Ra
 }
 
 /// Parses `Retry-After`: delay-seconds, or an HTTP date (IMF-fixdate, e.g.
-/// `Wed, 21 Oct 2015 07:28:00 GMT`) turned into a wait from `now`.
+/// `Wed, 21 Oct 2015 07:28:00 GMT`) turned into a wait from `now`. A wait
+/// longer than 10^9 s is cut to that.
 pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim();
     if let Ok(seconds) = value.parse::<u64>() {
-        return Some(Duration::from_secs(seconds));
+        return Some(Duration::from_secs(seconds).min(LONGEST_WAIT));
     }
     if let Ok(seconds) = value.parse::<f64>() {
         return (seconds.is_finite() && seconds >= 0.0)
-            .then(|| Duration::from_secs_f64(seconds.min(1e9)));
+            .then(|| Duration::from_secs_f64(seconds.min(LONGEST_WAIT.as_secs_f64())));
     }
     let at = parse_http_date(value)?;
-    Some(at.duration_since(now).unwrap_or_default())
+    Some(at.duration_since(now).unwrap_or_default().min(LONGEST_WAIT))
 }
 
 /// IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`.
@@ -612,7 +632,8 @@ fn parse_http_date(text: &str) -> Option<SystemTime> {
     let [h, m, s] = hms.as_slice() else {
         return None;
     };
-    if !(1..=31).contains(&day) || year < 1970 || *h > 23 || *m > 59 || *s > 60 {
+    // IMF-fixdate has a four-digit year; a larger one would overflow below.
+    if !(1..=31).contains(&day) || !(1970..=9999).contains(&year) || *h > 23 || *m > 59 || *s > 60 {
         return None;
     }
     // Days from the civil date (Howard Hinnant's algorithm), for years >= 1970.

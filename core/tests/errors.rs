@@ -275,7 +275,32 @@ fn every_error_kind_and_no_key_in_any() {
     seen.push(e.kind());
     canceller.join().unwrap();
 
+    // budget unavailable: the shared budget's Redis cannot be reached, and the client fails closed
+    #[cfg(feature = "redis")]
+    {
+        let closed_port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let e = builder(&emu)
+            .redis_budget(
+                roomchat::RedisBudget::new(format!("redis://:pw-secret@127.0.0.1:{closed_port}/0"))
+                    .on_error(roomchat::OnRedisError::FailClosed),
+            )
+            .build()
+            .unwrap()
+            .list_users(&ListUsers::default())
+            .unwrap_err();
+        check(&e, ErrorKind::BudgetUnavailable, &emu.private_key());
+        assert!(!e.to_string().contains("pw-secret"), "{e}");
+        seen.push(e.kind());
+    }
+
     for kind in ErrorKind::ALL {
+        if kind == ErrorKind::BudgetUnavailable && !cfg!(feature = "redis") {
+            continue; // no shared budget without the feature
+        }
         assert!(seen.contains(&kind), "{kind} was never produced");
     }
 }

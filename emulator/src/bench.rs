@@ -1,6 +1,8 @@
 //! Paired timing for the project's benchmarks: two ways of doing the same call,
 //! compared in one run on a shared, noisy machine.
 
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use crate::{Emulator, EmulatorConfig, RateLimit};
@@ -107,5 +109,92 @@ pub fn compare(calls: usize, rounds: usize, a: &dyn Fn(), b: &dyn Fn()) -> Compa
         a: a_total,
         b: b_total,
         median_ratio: ratios[rounds / 2],
+    }
+}
+
+/// One keep-alive HTTP/1.1 connection driven by hand: minimal `GET`s, each
+/// answer read whole. It measures the emulator rather than an HTTP client
+/// library, for the listing-cost and soak figures.
+#[derive(Debug)]
+pub struct RawConnection {
+    host: String,
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+    request: Vec<u8>,
+    line: String,
+    body: Vec<u8>,
+}
+
+impl RawConnection {
+    /// Connects to `base_url` (`http://host:port`, as [`Emulator::base_url`] gives it).
+    pub fn connect(base_url: &str) -> io::Result<RawConnection> {
+        let host = base_url
+            .strip_prefix("http://")
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not an http:// URL"))?
+            .trim_end_matches('/')
+            .to_owned();
+        let writer = TcpStream::connect(&host)?;
+        writer.set_nodelay(true)?;
+        // A bound on every read, so that a stuck server ends a figure run with an error.
+        writer.set_read_timeout(Some(Duration::from_secs(30)))?;
+        Ok(RawConnection {
+            reader: BufReader::with_capacity(64 * 1024, writer.try_clone()?),
+            writer,
+            host,
+            request: Vec::with_capacity(256),
+            line: String::with_capacity(128),
+            body: Vec::with_capacity(64 * 1024),
+        })
+    }
+
+    /// Sends `GET <path_and_query>` and reads the whole answer; returns its
+    /// status and body (the body stays valid until the next call).
+    pub fn get(&mut self, path_and_query: &str) -> io::Result<(u16, &[u8])> {
+        self.request.clear();
+        write!(
+            self.request,
+            "GET {path_and_query} HTTP/1.1\r\nHost: {}\r\n\r\n",
+            self.host
+        )?;
+        self.writer.write_all(&self.request)?;
+        let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, what.to_owned());
+        self.line.clear();
+        if self.reader.read_line(&mut self.line)? == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the connection closed before an answer",
+            ));
+        }
+        let status: u16 = self
+            .line
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| bad("no status line"))?;
+        let mut length = None;
+        loop {
+            self.line.clear();
+            if self.reader.read_line(&mut self.line)? == 0 {
+                return Err(bad("the connection closed inside the headers"));
+            }
+            if self.line == "\r\n" {
+                break;
+            }
+            if let Some((name, value)) = self.line.split_once(':') {
+                if name.eq_ignore_ascii_case("content-length") {
+                    length = Some(
+                        value
+                            .trim()
+                            .parse()
+                            .map_err(|_| bad("bad Content-Length"))?,
+                    );
+                }
+            }
+        }
+        // The emulator always sends Content-Length; chunked answers are not read here.
+        let length: usize = length.ok_or_else(|| bad("no Content-Length"))?;
+        self.body.resize(length, 0);
+        self.reader.read_exact(&mut self.body)?;
+        Ok((status, &self.body))
     }
 }

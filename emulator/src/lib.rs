@@ -17,7 +17,10 @@
 #![deny(missing_docs)]
 
 pub mod bench;
+mod journal;
 mod jwt;
+#[doc(hidden)]
+pub mod offline;
 mod server;
 mod state;
 
@@ -28,6 +31,19 @@ use std::time::{Duration, SystemTime};
 use serde_json::Value;
 
 use state::State;
+
+/// The most bytes a request's line and headers may take: more is answered 431
+/// and the connection closed.
+pub const MAX_REQUEST_HEAD_BYTES: usize = server::MAX_HEAD_BYTES;
+
+/// The journal's capacity in [`EmulatorConfig::default`]: 10,000 entries.
+pub const JOURNAL_DEFAULT_CAPACITY: usize = journal::DEFAULT_CAPACITY;
+/// The largest journal capacity the admin API and the binary accept.
+pub const JOURNAL_MAX_CAPACITY: usize = journal::MAX_CAPACITY;
+/// The bytes of a request body one journal entry keeps (the start of the body).
+pub const JOURNAL_BODY_CAP: usize = journal::BODY_CAP;
+/// The bytes of the path, of the query and of the `User-Agent` one journal entry keeps.
+pub const JOURNAL_TEXT_CAP: usize = journal::TEXT_CAP;
 
 /// How many requests a private key may make in a rolling window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,6 +103,14 @@ pub struct EmulatorConfig {
     pub seed_users: usize,
     /// Request bodies larger than this are answered 413.
     pub max_body_bytes: usize,
+    /// How long a client may take to send a request's line and headers (and
+    /// may stay idle between requests on a keep-alive connection) before the
+    /// connection is closed, and then to send its body before it is answered
+    /// 408 and closed. Default 10 s.
+    pub read_timeout: Duration,
+    /// How many requests the journal keeps (the latest; older ones are dropped
+    /// and counted, see [`Emulator::journal_dropped`]). 0 keeps none.
+    pub journal_capacity: usize,
 }
 
 impl Default for EmulatorConfig {
@@ -100,6 +124,8 @@ impl Default for EmulatorConfig {
             rate_limit_headers: false,
             seed_users: 0,
             max_body_bytes: 1_048_576,
+            journal_capacity: JOURNAL_DEFAULT_CAPACITY,
+            read_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -151,9 +177,15 @@ pub enum FaultAction {
 }
 
 /// One request as it arrived, in the request journal.
+///
+/// An entry keeps at most [`JOURNAL_BODY_CAP`] bytes of the body and
+/// [`JOURNAL_TEXT_CAP`] bytes of each of method, path, query and `User-Agent`
+/// (cut at a character boundary); `truncated` says whether anything was cut.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct JournalEntry {
-    /// Arrival order, from 1; not reused after the journal is cleared.
+    /// Arrival order, from 1; keeps increasing when entries are dropped or the
+    /// journal is cleared (only a reset starts it again).
     pub seq: u64,
     /// The HTTP method.
     pub method: String,
@@ -169,14 +201,34 @@ pub struct JournalEntry {
     pub status: u16,
     /// The `User-Agent` header, if any.
     pub user_agent: Option<String>,
+    /// Whether a field was cut to its cap.
+    pub truncated: bool,
 }
 
 pub(crate) struct Shared {
     state: Mutex<State>,
     max_body_bytes: usize,
+    read_timeout: Duration,
 }
 
 impl Shared {
+    /// The account of `config`, with its seed users (host, port are not used here).
+    pub(crate) fn new(config: EmulatorConfig) -> Shared {
+        let mut state = State::new(
+            config.private_key,
+            config.public_key,
+            config.rate_limit,
+            config.rate_limit_headers,
+            config.journal_capacity,
+        );
+        state.seed_users(config.seed_users);
+        Shared {
+            state: Mutex::new(state),
+            max_body_bytes: config.max_body_bytes,
+            read_timeout: config.read_timeout,
+        }
+    }
+
     /// The state, even if a handler panicked while holding it (the data stays usable).
     pub(crate) fn state(&self) -> MutexGuard<'_, State> {
         self.state
@@ -205,6 +257,12 @@ impl std::fmt::Debug for Emulator {
 impl Emulator {
     /// Binds the address and starts serving on background threads; returns once it accepts.
     pub fn start(config: EmulatorConfig) -> std::io::Result<Emulator> {
+        if config.read_timeout.is_zero() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "read_timeout must not be zero",
+            ));
+        }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("roomchat-emulator")
@@ -219,17 +277,7 @@ impl Emulator {
             SocketAddr::V4(a) => format!("http://{}:{}", a.ip(), a.port()),
             SocketAddr::V6(a) => format!("http://[{}]:{}", a.ip(), a.port()),
         };
-        let mut state = State::new(
-            config.private_key,
-            config.public_key,
-            config.rate_limit,
-            config.rate_limit_headers,
-        );
-        state.seed_users(config.seed_users);
-        let shared = Arc::new(Shared {
-            state: Mutex::new(state),
-            max_body_bytes: config.max_body_bytes,
-        });
+        let shared = Arc::new(Shared::new(config));
         runtime.spawn(server::serve(listener, shared.clone()));
         Ok(Emulator {
             chat_url: format!("{base_url}/chat"),
@@ -280,12 +328,24 @@ impl Emulator {
         self.shared.state().faults.clear();
     }
 
-    /// What arrived so far, in order (admin requests excluded).
+    /// The latest arrivals, oldest first, at most the journal's capacity
+    /// (admin requests excluded).
     pub fn journal(&self) -> Vec<JournalEntry> {
-        self.shared.state().journal.clone()
+        self.shared.state().journal.entries().cloned().collect()
     }
 
-    /// Empties the journal.
+    /// How many entries the journal dropped (oldest first) to stay within its
+    /// capacity since it was last cleared.
+    pub fn journal_dropped(&self) -> u64 {
+        self.shared.state().journal.dropped()
+    }
+
+    /// Changes the journal's capacity; entries beyond it are dropped now, oldest first.
+    pub fn set_journal_capacity(&self, capacity: usize) {
+        self.shared.state().journal.set_capacity(capacity);
+    }
+
+    /// Empties the journal and zeroes its dropped count (sequence numbers go on).
     pub fn clear_journal(&self) {
         self.shared.state().journal.clear();
     }

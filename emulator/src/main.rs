@@ -6,12 +6,13 @@
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
-use roomchat_emulator::{Emulator, EmulatorConfig, RateLimit};
+use roomchat_emulator::{Emulator, EmulatorConfig, RateLimit, JOURNAL_MAX_CAPACITY};
 
 const USAGE: &str =
     "usage: roomchat-emulator [--host 127.0.0.1] [--port 0] [--private-key K] [--public-key P]
                          [--rate-limit 600/60s] [--rate-limit-headers] [--seed-users N]
-                         [--max-body-bytes N] [--ignore-stdin]
+                         [--max-body-bytes N] [--journal-capacity N] [--read-timeout 10s]
+                         [--ignore-stdin]
 
 Serves the chat service's REST API locally. Prints one JSON line with its addresses
 and keys, then serves until SIGINT, SIGTERM, or (unless --ignore-stdin) stdin closes.";
@@ -44,6 +45,21 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
                 config.max_body_bytes = value()?
                     .parse()
                     .map_err(|_| "--max-body-bytes takes a count")?
+            }
+            "--journal-capacity" => {
+                config.journal_capacity = value()?
+                    .parse()
+                    .ok()
+                    .filter(|n| *n <= JOURNAL_MAX_CAPACITY)
+                    .ok_or(format!(
+                        "--journal-capacity takes a count from 0 to {JOURNAL_MAX_CAPACITY}"
+                    ))?
+            }
+            "--read-timeout" => {
+                config.read_timeout = humantime::parse_duration(&value()?)
+                    .ok()
+                    .filter(|d| !d.is_zero())
+                    .ok_or("--read-timeout takes a non-zero duration such as 10s or 500ms")?
             }
             "--ignore-stdin" => watch_stdin = false,
             "-h" | "--help" => return Err(String::new()),

@@ -13,16 +13,31 @@ use bytes::Bytes;
 use http_body::Frame;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use hyper::header::{HeaderValue, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
+use hyper::header::{HeaderValue, ALLOW, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
 
+use crate::journal;
 use crate::state::{Answer, State};
 use crate::{Fault, FaultAction, RateLimit, Shared};
 
 type Body = http_body_util::combinators::BoxBody<Bytes, io::Error>;
+
+/// The most bytes of request line and headers a request may have (hyper's read
+/// buffer); more is answered 431 and the connection closed.
+pub(crate) const MAX_HEAD_BYTES: usize = 64 * 1024;
+
+/// Why a request's body could not be had.
+enum BodyError {
+    /// Over `max_body_bytes`.
+    TooLarge,
+    /// The connection failed while it was read.
+    Unreadable,
+    /// It did not arrive whole within `read_timeout`.
+    TimedOut,
+}
 
 pub(crate) async fn serve(listener: TcpListener, shared: Arc<Shared>) {
     loop {
@@ -36,12 +51,21 @@ pub(crate) async fn serve(listener: TcpListener, shared: Arc<Shared>) {
         };
         let _ = stream.set_nodelay(true);
         let shared = shared.clone();
+        let read_timeout = shared.read_timeout;
         tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |req| handle(req, shared.clone()));
+            let service = hyper::service::service_fn(move |req: Request<Incoming>| {
+                handle(req, shared.clone())
+            });
             // A connection that ends in an error (a closed-connection fault, a client
             // hanging up) only ends that connection.
+            // A client slower than `read_timeout` to send its headers (or idle that
+            // long between requests) is disconnected; headers past MAX_HEAD_BYTES
+            // are answered 431 by hyper, which then closes the connection.
             let _ = hyper::server::conn::http1::Builder::new()
                 .keep_alive(true)
+                .timer(TokioTimer::new())
+                .header_read_timeout(read_timeout)
+                .max_buf_size(MAX_HEAD_BYTES)
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
         });
@@ -49,7 +73,17 @@ pub(crate) async fn serve(listener: TcpListener, shared: Arc<Shared>) {
 }
 
 /// One request. `Err` makes hyper drop the connection without an answer.
-async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Result<Response<Body>, io::Error> {
+///
+/// Generic over the request body so that [`crate::offline`] can run the very
+/// same code without a socket; the server always passes hyper's `Incoming`.
+pub(crate) async fn handle<B>(
+    req: Request<B>,
+    shared: Arc<Shared>,
+) -> Result<Response<Body>, io::Error>
+where
+    B: http_body::Body<Data = Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
     let raw_query = req.uri().query().unwrap_or("").to_owned();
@@ -58,43 +92,38 @@ async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Result<Response<
         .get(hyper::header::USER_AGENT)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    let body = match Limited::new(req.into_body(), shared.max_body_bytes)
-        .collect()
-        .await
-    {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(true),
-        Err(_) => Err(false),
+    let collect = Limited::new(req.into_body(), shared.max_body_bytes).collect();
+    let body = match tokio::time::timeout(shared.read_timeout, collect).await {
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(BodyError::TooLarge),
+        Ok(Err(_)) => Err(BodyError::Unreadable),
+        Err(_elapsed) => Err(BodyError::TimedOut),
     };
 
     if let Some(admin_path) = path.strip_prefix("/_emulator") {
-        let answer = match &body {
-            Ok(bytes) => admin(&shared, &method, admin_path, bytes),
-            Err(true) => too_large(),
-            Err(false) => (
-                400,
-                json!({"error": true, "message": "could not read the request body"}),
-            ),
-        };
-        return Ok(json_response(answer));
+        if let Some(allow) = admin_allow(admin_path) {
+            if !allow.split(", ").any(|m| m == method.as_str()) {
+                return Ok(method_not_allowed(allow));
+            }
+        }
+        return Ok(match &body {
+            Ok(bytes) => json_response(admin(&shared, &method, admin_path, bytes)),
+            Err(e) => body_error_response(e, shared.read_timeout),
+        });
     }
 
-    let body_text = body
-        .as_ref()
-        .map(|b| String::from_utf8_lossy(b).into_owned())
-        .unwrap_or_default();
     let (seq, fault) = {
         let mut state = shared.state();
-        let seq = state.journal_arrival(
+        let seq = state.journal.record(
             method.as_str(),
             &path,
             &raw_query,
-            &body_text,
+            body.as_deref().unwrap_or_default(),
             user_agent.as_deref(),
         );
         (seq, state.take_fault(method.as_str(), &path))
     };
-    let finish = |status: u16| shared.state().journal_status(seq, status);
+    let finish = |status: u16| shared.state().journal.set_status(seq, status);
 
     let mut delay = None;
     let mut relabel_html = false;
@@ -151,11 +180,7 @@ async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Result<Response<
     }
 
     let mut response = match &body {
-        Err(true) => json_response(too_large()),
-        Err(false) => json_response((
-            400,
-            json!({"error": true, "message": "could not read the request body"}),
-        )),
+        Err(e) => body_error_response(e, shared.read_timeout),
         Ok(bytes) => route(&shared, &method, &path, &raw_query, bytes),
     };
     if relabel_html {
@@ -171,11 +196,29 @@ async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Result<Response<
     Ok(response)
 }
 
-fn too_large() -> Answer {
-    (
-        413,
-        json!({"error": true, "message": "request body too large"}),
-    )
+fn body_error_response(error: &BodyError, read_timeout: Duration) -> Response<Body> {
+    let answer = match error {
+        BodyError::TooLarge => (
+            413,
+            json!({"error": true, "message": "request body too large"}),
+        ),
+        BodyError::Unreadable => (
+            400,
+            json!({"error": true, "message": "could not read the request body"}),
+        ),
+        BodyError::TimedOut => (
+            408,
+            json!({"error": true, "message": format!(
+                "the request body did not arrive within {} ms", read_timeout.as_millis()
+            )}),
+        ),
+    };
+    let mut response = json_response(answer);
+    // What is left of that body is not worth reading: the connection ends here.
+    response
+        .headers_mut()
+        .insert(CONNECTION, HeaderValue::from_static("close"));
+    response
 }
 
 /// The service's endpoints, the sign-in pages, 404 and 405.
@@ -202,7 +245,7 @@ fn route(
 
     if let ["chat", room_id] = segs.as_slice() {
         if method != Method::GET {
-            return json_response(method_not_allowed());
+            return method_not_allowed("GET");
         }
         return sign_in_page(
             &shared.state(),
@@ -220,18 +263,18 @@ fn route(
         Validate,
     }
     let (endpoint, allowed) = match segs.as_slice() {
-        ["consumer", "api", "v2", "users"] => (Endpoint::ListUsers, Method::GET),
-        ["consumer", "api", "v2", "user", "deactivate"] => (Endpoint::Deactivate, Method::DELETE),
+        ["consumer", "api", "v2", "users"] => (Endpoint::ListUsers, "GET"),
+        ["consumer", "api", "v2", "user", "deactivate"] => (Endpoint::Deactivate, "DELETE"),
         ["consumer", "api", "v2", "room" | "chatroom", room, "conversation", conv, "messages"] => {
-            (Endpoint::Messages(room, conv), Method::GET)
+            (Endpoint::Messages(room, conv), "GET")
         }
-        ["consumer", "api", "v1", "user"] => (Endpoint::CreateUser, Method::POST),
-        ["consumer", "api", "v1", "chatrooms"] => (Endpoint::ChatRooms, Method::GET),
-        ["consumer", "api", "v1", "validate"] => (Endpoint::Validate, Method::GET),
+        ["consumer", "api", "v1", "user"] => (Endpoint::CreateUser, "POST"),
+        ["consumer", "api", "v1", "chatrooms"] => (Endpoint::ChatRooms, "GET"),
+        ["consumer", "api", "v1", "validate"] => (Endpoint::Validate, "GET"),
         _ => return json_response((404, json!({"error": true, "message": "not found"}))),
     };
-    if *method != allowed {
-        return json_response(method_not_allowed());
+    if method.as_str() != allowed {
+        return method_not_allowed(allowed);
     }
 
     let mut state = shared.state();
@@ -259,11 +302,12 @@ fn route(
             return response;
         }
     };
-    let answer = if state.is_gated(method.as_str(), path) {
-        (
+    // `Ok` is a 200 answer already serialized; `Err` is a JSON value still to serialize.
+    let answer: Result<String, Answer> = if state.is_gated(method.as_str(), path) {
+        Err((
             400,
             json!({"message": "This endpoint is not available on your current plan. Please upgrade your plan to use it."}),
-        )
+        ))
     } else {
         let json_body = || -> Result<Value, Answer> {
             if body.iter().all(u8::is_ascii_whitespace) {
@@ -274,23 +318,27 @@ fn route(
             })
         };
         match endpoint {
+            // Already JSON text: sent as is, never parsed again.
             Endpoint::ListUsers => state.list_users(&query),
-            Endpoint::Deactivate => match json_body() {
+            Endpoint::Deactivate => Err(match json_body() {
                 Ok(v) => state.deactivate_user(&v),
                 Err(a) => a,
-            },
-            Endpoint::Messages(room, conv) => state.conversation_messages(room, conv),
-            Endpoint::CreateUser => match json_body() {
+            }),
+            Endpoint::Messages(room, conv) => Err(state.conversation_messages(room, conv)),
+            Endpoint::CreateUser => Err(match json_body() {
                 Ok(v) => state.create_user(&v),
                 Err(a) => a,
-            },
-            Endpoint::ChatRooms => state.list_chat_rooms(),
+            }),
+            Endpoint::ChatRooms => Err(state.list_chat_rooms()),
             Endpoint::Validate => {
-                state.validate_token(query.get("accessToken").map(String::as_str))
+                Err(state.validate_token(query.get("accessToken").map(String::as_str)))
             }
         }
     };
-    let mut response = json_response(answer);
+    let mut response = match answer {
+        Ok(text) => raw_response(200, JSON_CONTENT_TYPE, Bytes::from(text)),
+        Err(answer) => json_response(answer),
+    };
     if state.rate_limit_headers {
         let headers = response.headers_mut();
         headers.insert("x-ratelimit-limit", HeaderValue::from(rate.limit));
@@ -303,8 +351,25 @@ fn route(
     response
 }
 
-fn method_not_allowed() -> Answer {
-    (405, json!({"error": true, "message": "method not allowed"}))
+/// 405, with the `Allow` header RFC 9110 requires (`allow`: the path's methods, `", "`-separated).
+fn method_not_allowed(allow: &'static str) -> Response<Body> {
+    let mut response =
+        json_response((405, json!({"error": true, "message": "method not allowed"})));
+    response
+        .headers_mut()
+        .insert(ALLOW, HeaderValue::from_static(allow));
+    response
+}
+
+/// The methods of each admin endpoint, as the `Allow` header lists them.
+fn admin_allow(path: &str) -> Option<&'static str> {
+    Some(match path {
+        "/reset" | "/users/seed" | "/rooms" | "/conversations" => "POST",
+        "/config" => "GET, PUT",
+        "/gate" | "/faults" => "POST, DELETE",
+        "/journal" => "GET, DELETE",
+        _ => return None,
+    })
 }
 
 fn ceil_secs(d: Duration) -> u64 {
@@ -353,7 +418,7 @@ fn admin(shared: &Shared, method: &Method, path: &str, body: &[u8]) -> Answer {
         }
         ("POST", "/users/seed") => match spec["count"].as_u64() {
             Some(n) if n <= 10_000_000 => {
-                let before = state_total(&state);
+                let before = state.active_user_count();
                 let total = state.seed_users(n as usize);
                 (200, json!({"created": total - before, "total": total}))
             }
@@ -378,7 +443,7 @@ fn admin(shared: &Shared, method: &Method, path: &str, body: &[u8]) -> Answer {
         ("GET", "/journal") => {
             let entries: Vec<Value> = state
                 .journal
-                .iter()
+                .entries()
                 .map(|e| {
                     json!({
                         "seq": e.seq,
@@ -389,33 +454,24 @@ fn admin(shared: &Shared, method: &Method, path: &str, body: &[u8]) -> Answer {
                         "received_at_ms": e.received_at.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64() * 1000.0,
                         "status": e.status,
                         "user_agent": e.user_agent,
+                        "truncated": e.truncated,
                     })
                 })
                 .collect();
-            (200, json!({"entries": entries}))
+            (
+                200,
+                json!({"entries": entries, "dropped": state.journal.dropped(), "capacity": state.journal.capacity()}),
+            )
         }
         ("DELETE", "/journal") => {
             state.journal.clear();
             ok()
         }
-        (
-            _,
-            "/reset" | "/config" | "/gate" | "/users/seed" | "/rooms" | "/conversations"
-            | "/faults" | "/journal",
-        ) => method_not_allowed(),
         _ => (
             404,
             json!({"error": true, "message": "no such admin endpoint"}),
         ),
     }
-}
-
-fn state_total(state: &State) -> usize {
-    state
-        .list_users(&HashMap::from([("limit".to_owned(), "0".to_owned())]))
-        .1["total"]
-        .as_u64()
-        .unwrap_or(0) as usize
 }
 
 fn config_json(state: &State) -> Value {
@@ -429,6 +485,7 @@ fn config_json(state: &State) -> Value {
         "public_key": state.public_key,
         "rate_limit": {"requests": state.rate_limit.requests, "window_ms": state.rate_limit.window.as_millis() as u64},
         "rate_limit_headers": state.rate_limit_headers,
+        "journal_capacity": state.journal.capacity(),
         "gated": gated,
     })
 }
@@ -464,6 +521,18 @@ fn apply_config(state: &mut State, spec: &Value) -> Result<(), String> {
         Some(Value::Bool(b)) => Some(*b),
         Some(_) => return Err("rate_limit_headers should be a boolean".into()),
     };
+    let journal_capacity = match fields.get("journal_capacity") {
+        None => None,
+        Some(v) => match v.as_u64() {
+            Some(n) if n <= journal::MAX_CAPACITY as u64 => Some(n as usize),
+            _ => {
+                return Err(format!(
+                    "journal_capacity should be a whole number from 0 to {}",
+                    journal::MAX_CAPACITY
+                ))
+            }
+        },
+    };
     if let Some(k) = private_key {
         state.private_key = k;
     }
@@ -475,6 +544,9 @@ fn apply_config(state: &mut State, spec: &Value) -> Result<(), String> {
     }
     if let Some(h) = headers {
         state.rate_limit_headers = h;
+    }
+    if let Some(n) = journal_capacity {
+        state.journal.set_capacity(n);
     }
     Ok(())
 }
@@ -566,12 +638,11 @@ fn raw_response(status: u16, content_type: &str, body: Bytes) -> Response<Body> 
     response
 }
 
+/// The content type of every JSON answer the emulator builds itself.
+const JSON_CONTENT_TYPE: &str = "application/json; charset=utf-8";
+
 fn json_response((status, body): Answer) -> Response<Body> {
-    raw_response(
-        status,
-        "application/json; charset=utf-8",
-        Bytes::from(body.to_string()),
-    )
+    raw_response(status, JSON_CONTENT_TYPE, Bytes::from(body.to_string()))
 }
 
 fn large_json(bytes: usize) -> Bytes {

@@ -2,12 +2,14 @@
 //! No I/O here; `server.rs` turns HTTP into calls on [`State`] and back.
 
 use std::collections::{HashMap, VecDeque};
+use std::fmt::Write as _;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Map, Value};
 
+use crate::journal::Journal;
 use crate::jwt::{self, TokenClaims};
-use crate::{Fault, JournalEntry, RateLimit};
+use crate::{Fault, RateLimit};
 
 /// The largest `limit` the users listing accepts (section 4.1).
 pub const MAX_LIMIT: u64 = 200;
@@ -17,6 +19,8 @@ pub const DEFAULT_LIMIT: u64 = 50;
 /// A JSON answer: status and body.
 pub type Answer = (u16, Value);
 
+/// What a user was created with. It never changes after creation, which is
+/// what lets [`StoredUser`] keep its listing text serialized once.
 pub(crate) struct UserRecord {
     id: String,
     username: String,
@@ -25,12 +29,72 @@ pub(crate) struct UserRecord {
     unique_user_identifier: Option<String>,
     /// `email`, `profilePic`, `externalUserId`, `meta`, as given.
     extra: Map<String, Value>,
-    created: SystemTime,
+}
+
+/// A user as the account holds it: its record, whether it is active, and its
+/// listing JSON, serialized once at creation so that a page of the users
+/// listing is built by copying text rather than by serializing values.
+struct StoredUser {
+    record: UserRecord,
+    /// `record.to_json()` as compact JSON text. The record's fields are private
+    /// to this module and set only at creation, so this text cannot go stale.
+    listing_json: String,
     active: bool,
 }
 
 impl UserRecord {
-    fn to_json(&self) -> Value {
+    /// The record as the users listing shows it, as compact JSON text, written
+    /// field by field: it is built for every created or seeded user, and a
+    /// `Value` tree would cost several times more. Keys come in byte order, as
+    /// serde_json's sorted map writes them, so the text is the one the listing
+    /// always sent. `created` is the ISO 8601 creation time. (The tests hold it
+    /// to [`UserRecord::to_json`], byte for byte.)
+    fn listing_json(&self, created: &str) -> String {
+        let mut out = String::with_capacity(
+            112 + 2 * self.id.len() + self.username.len() + 16 * self.extra.len(),
+        );
+        let extra = |out: &mut String, key: &str| {
+            if let Some(value) = self.extra.get(key) {
+                out.push(',');
+                push_json_string(out, key);
+                out.push(':');
+                out.push_str(&value.to_string());
+            }
+        };
+        out.push_str(r#"{"_id":"#);
+        push_json_string(&mut out, &self.id);
+        if let Some(room) = &self.chat_room {
+            out.push_str(r#","chatRoom":"#);
+            push_json_string(&mut out, room);
+        }
+        out.push_str(r#","created":"#);
+        push_json_string(&mut out, created);
+        extra(&mut out, "email");
+        extra(&mut out, "externalUserId");
+        out.push_str(r#","isModerator":"#);
+        out.push_str(if self.is_moderator { "true" } else { "false" });
+        extra(&mut out, "meta");
+        out.push_str(r#","profilePic":"#);
+        match self.extra.get("profilePic") {
+            Some(given) => out.push_str(&given.to_string()),
+            None => out.push_str(r#""""#),
+        }
+        if let Some(uid) = &self.unique_user_identifier {
+            out.push_str(r#","uniqueUserIdentifier":"#);
+            push_json_string(&mut out, uid);
+        }
+        out.push_str(r#","userId":"#);
+        push_json_string(&mut out, &self.id);
+        out.push_str(r#","username":"#);
+        push_json_string(&mut out, &self.username);
+        out.push('}');
+        out
+    }
+
+    /// The listing record as a JSON value, the plain way: the reference the
+    /// tests hold [`UserRecord::listing_json`] to.
+    #[cfg(test)]
+    fn to_json(&self, created: &str) -> Value {
         let mut out = Map::new();
         out.insert("_id".into(), json!(self.id));
         out.insert("userId".into(), json!(self.id));
@@ -46,9 +110,35 @@ impl UserRecord {
         if let Some(uid) = &self.unique_user_identifier {
             out.insert("uniqueUserIdentifier".into(), json!(uid));
         }
-        out.insert("created".into(), json!(iso8601(self.created)));
+        out.insert("created".into(), json!(created));
         Value::Object(out)
     }
+}
+
+/// Appends `text` as a JSON string literal, escaped as serde_json escapes it.
+fn push_json_string(out: &mut String, text: &str) {
+    out.push('"');
+    if !text.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        out.push_str(text);
+    } else {
+        for c in text.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '\u{8}' => out.push_str("\\b"),
+                '\u{c}' => out.push_str("\\f"),
+                c if (c as u32) < 0x20 => {
+                    // Writing to a String cannot fail.
+                    let _ = write!(out, "\\u{:04x}", c as u32);
+                }
+                c => out.push(c),
+            }
+        }
+    }
+    out.push('"');
 }
 
 /// A live fault rule.
@@ -66,16 +156,17 @@ pub(crate) struct State {
     jwt_secret: [u8; 32],
     id_prefix: u32,
     next_id: u64,
-    users: Vec<UserRecord>,
+    users: Vec<StoredUser>,
     by_id: HashMap<String, usize>,
     by_unique_identifier: HashMap<String, usize>,
-    active_users: usize,
+    /// Indices into `users` of the active users, ascending (creation order):
+    /// a page of the listing is a slice of it, whatever `skip` is.
+    active_indices: Vec<usize>,
     rooms: Vec<Value>,
     conversations: HashMap<(String, String), Vec<Value>>,
     pub faults: Vec<FaultRule>,
     next_fault_id: u64,
-    pub journal: Vec<JournalEntry>,
-    next_seq: u64,
+    pub journal: Journal,
     /// Gated (method, path pattern) pairs: answered as outside the plan.
     pub gated: Vec<(String, String)>,
     /// Accepted arrivals per private key, oldest first.
@@ -104,6 +195,7 @@ impl State {
         public_key: String,
         rate_limit: RateLimit,
         headers: bool,
+        journal_capacity: usize,
     ) -> Self {
         State {
             private_key,
@@ -116,13 +208,12 @@ impl State {
             users: Vec::new(),
             by_id: HashMap::new(),
             by_unique_identifier: HashMap::new(),
-            active_users: 0,
+            active_indices: Vec::new(),
             rooms: Vec::new(),
             conversations: HashMap::new(),
             faults: Vec::new(),
             next_fault_id: 1,
-            journal: Vec::new(),
-            next_seq: 1,
+            journal: Journal::new(journal_capacity),
             gated: Vec::new(),
             arrivals: HashMap::new(),
         }
@@ -135,6 +226,7 @@ impl State {
             std::mem::take(&mut self.public_key),
             self.rate_limit,
             self.rate_limit_headers,
+            self.journal.capacity(),
         );
         *self = State {
             jwt_secret: self.jwt_secret,
@@ -150,42 +242,14 @@ impl State {
 
     // ---- journal and faults -------------------------------------------------
 
-    /// Records an arrival and returns its sequence number.
-    pub fn journal_arrival(
-        &mut self,
-        method: &str,
-        path: &str,
-        query: &str,
-        body: &str,
-        user_agent: Option<&str>,
-    ) -> u64 {
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        self.journal.push(JournalEntry {
-            seq,
-            method: method.to_owned(),
-            path: path.to_owned(),
-            query: redact_query(query),
-            body: body.to_owned(),
-            received_at: SystemTime::now(),
-            status: 0,
-            user_agent: user_agent.map(str::to_owned),
-        });
-        seq
-    }
-
-    /// Records the status answered to arrival `seq` (if the journal still holds it).
-    pub fn journal_status(&mut self, seq: u64, status: u16) {
-        if let Ok(i) = self.journal.binary_search_by_key(&seq, |e| e.seq) {
-            self.journal[i].status = status;
-        }
-    }
-
     pub fn add_fault(&mut self, fault: Fault) -> u64 {
         let id = self.next_fault_id;
         self.next_fault_id += 1;
         let remaining = fault.times;
-        self.faults.push(FaultRule { fault, remaining });
+        // A rule for no request is spent already: kept, it would never be removed.
+        if remaining > 0 {
+            self.faults.push(FaultRule { fault, remaining });
+        }
         id
     }
 
@@ -261,34 +325,61 @@ impl State {
 
     // ---- the REST endpoints -------------------------------------------------
 
-    /// GET /consumer/api/v2/users
-    pub fn list_users(&self, query: &HashMap<String, String>) -> Answer {
+    /// The number of active users (the listing's `total`).
+    pub fn active_user_count(&self) -> usize {
+        self.active_indices.len()
+    }
+
+    /// GET /consumer/api/v2/users: the page's JSON text, or the error answer.
+    ///
+    /// The page is written straight into one buffer from the users' cached
+    /// listing texts, so that its cost is a copy of the bytes it sends.
+    pub fn list_users(&self, query: &HashMap<String, String>) -> Result<String, Answer> {
+        let over_limit = || {
+            (
+                400,
+                json!({"error": true, "message": "limit should be less than 200"}),
+            )
+        };
         let limit = match parse_count(query, "limit", DEFAULT_LIMIT) {
-            Ok(n) if n > MAX_LIMIT => {
-                return (
-                    400,
-                    json!({"error": true, "message": "limit should be less than 200"}),
-                )
-            }
-            Ok(n) => n as usize,
-            Err(answer) => return answer,
+            Ok(n) if n <= MAX_LIMIT => n as usize,
+            Ok(_) | Err(CountError::TooLarge) => return Err(over_limit()),
+            Err(CountError::NotACount) => return Err(not_a_count("limit")),
         };
         let skip = match parse_count(query, "skip", 0) {
-            Ok(n) => usize::try_from(n).unwrap_or(usize::MAX),
-            Err(answer) => return answer,
+            Ok(n) => n,
+            Err(CountError::TooLarge) => {
+                return Err((
+                    400,
+                    json!({"error": true, "message": format!("skip should be at most {}", u64::MAX)}),
+                ))
+            }
+            Err(CountError::NotACount) => return Err(not_a_count("skip")),
         };
-        let data: Vec<Value> = self
-            .users
+        let start = usize::try_from(skip)
+            .unwrap_or(usize::MAX)
+            .min(self.active_indices.len());
+        let end = start.saturating_add(limit).min(self.active_indices.len());
+        let page = &self.active_indices[start..end];
+        let text_bytes: usize = page
             .iter()
-            .filter(|u| u.active)
-            .skip(skip)
-            .take(limit)
-            .map(UserRecord::to_json)
-            .collect();
-        (
-            200,
-            json!({"total": self.active_users, "limit": limit, "skip": skip, "data": data}),
-        )
+            .map(|&i| self.users[i].listing_json.len() + 1)
+            .sum();
+        let mut out = String::with_capacity(text_bytes + 80);
+        // Writing to a String cannot fail.
+        let _ = write!(
+            out,
+            r#"{{"total":{},"limit":{limit},"skip":{skip},"data":["#,
+            self.active_indices.len()
+        );
+        for (n, &i) in page.iter().enumerate() {
+            if n > 0 {
+                out.push(',');
+            }
+            out.push_str(&self.users[i].listing_json);
+        }
+        out.push_str("]}");
+        Ok(out)
     }
 
     /// POST /consumer/api/v1/user
@@ -298,30 +389,44 @@ impl State {
             return invalid("request body should be a JSON object".into());
         };
         let username = match fields.get("username") {
-            Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
-            Some(Value::String(_)) => return invalid("username should not be empty".into()),
-            None | Some(Value::Null) => return invalid("username is required".into()),
+            // A display name shows something, and nothing that moves the cursor or rings a bell.
+            Some(Value::String(s)) if s.trim().is_empty() => {
+                return invalid("username should not be empty".into())
+            }
+            Some(Value::String(s)) if s.chars().any(char::is_control) => {
+                return invalid("username should not contain control characters".into())
+            }
+            Some(Value::String(s)) => s.clone(),
+            None => return invalid("username is required".into()),
             Some(_) => return invalid("username should be a string".into()),
         };
+        // A field that is present must have its type: null is not "absent".
         let is_moderator = match fields.get("isModerator") {
-            None | Some(Value::Null) => false,
+            None => false,
             Some(Value::Bool(b)) => *b,
             Some(_) => return invalid("isModerator should be a boolean".into()),
         };
         let optional_text = |key: &str| match fields.get(key) {
-            None | Some(Value::Null) => Ok(None),
+            None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
             Some(_) => Err(invalid(format!("{key} should be a string"))),
         };
-        let chat_room = match optional_text("chatRoom") {
+        // Identifiers name something: an empty one would later match nothing or,
+        // worse, be looked up as if it were real.
+        let optional_identifier = |key: &str| match optional_text(key)? {
+            Some(s) if s.is_empty() => Err(invalid(format!("{key} should not be empty"))),
+            other => Ok(other),
+        };
+        let chat_room = match optional_identifier("chatRoom") {
             Ok(v) => v,
             Err(a) => return a,
         };
-        let unique_user_identifier = match optional_text("uniqueUserIdentifier") {
+        let unique_user_identifier = match optional_identifier("uniqueUserIdentifier") {
             Ok(v) => v,
             Err(a) => return a,
         };
         let mut extra = Map::new();
+        // Only these extras are kept (`listing_json` writes exactly these, and `meta`).
         for key in ["email", "profilePic", "externalUserId"] {
             match optional_text(key) {
                 Ok(Some(v)) => {
@@ -349,16 +454,17 @@ impl State {
         let now = SystemTime::now();
         let issued_at = now.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
         let token = jwt::sign(&self.jwt_secret, &claims, issued_at);
-        self.insert_user(UserRecord {
-            id: id.clone(),
-            username: username.clone(),
-            is_moderator,
-            chat_room: chat_room.clone(),
-            unique_user_identifier,
-            extra,
-            created: now,
-            active: true,
-        });
+        self.insert_user(
+            UserRecord {
+                id: id.clone(),
+                username: username.clone(),
+                is_moderator,
+                chat_room: chat_room.clone(),
+                unique_user_identifier,
+                extra,
+            },
+            &iso8601(now),
+        );
         let mut out = json!({
             "accessToken": token,
             "username": username,
@@ -371,14 +477,18 @@ impl State {
         (200, out)
     }
 
-    fn insert_user(&mut self, user: UserRecord) {
+    fn insert_user(&mut self, record: UserRecord, created: &str) {
         let index = self.users.len();
-        self.by_id.insert(user.id.clone(), index);
-        if let Some(uid) = &user.unique_user_identifier {
+        self.by_id.insert(record.id.clone(), index);
+        if let Some(uid) = &record.unique_user_identifier {
             self.by_unique_identifier.insert(uid.clone(), index);
         }
-        self.active_users += 1;
-        self.users.push(user);
+        self.active_indices.push(index);
+        self.users.push(StoredUser {
+            listing_json: record.listing_json(created),
+            record,
+            active: true,
+        });
     }
 
     /// DELETE /consumer/api/v2/user/deactivate
@@ -387,13 +497,20 @@ impl State {
         let Some(fields) = body.as_object() else {
             return validation("request body should be a JSON object");
         };
-        let present = |key: &str| fields.get(key).filter(|v| !v.is_null());
+        let present = |key: &str| fields.get(key);
         let index = match (present("userId"), present("uniqueUserIdentifier")) {
             (Some(_), Some(_)) => return validation(
                 "\"userId\" and \"uniqueUserIdentifier\" are mutually exclusive: give exactly one",
             ),
             (None, None) => {
                 return validation("\"userId\" or \"uniqueUserIdentifier\" is required")
+            }
+            // An empty identifier names nobody: refused, never looked up.
+            (Some(Value::String(id)), None) if id.is_empty() => {
+                return validation("\"userId\" must not be empty")
+            }
+            (None, Some(Value::String(uid))) if uid.is_empty() => {
+                return validation("\"uniqueUserIdentifier\" must not be empty")
             }
             (Some(Value::String(id)), None) => self.by_id.get(id),
             (None, Some(Value::String(uid))) => self.by_unique_identifier.get(uid),
@@ -403,7 +520,9 @@ impl State {
         match index.copied().filter(|&i| self.users[i].active) {
             Some(i) => {
                 self.users[i].active = false;
-                self.active_users -= 1;
+                if let Ok(at) = self.active_indices.binary_search(&i) {
+                    self.active_indices.remove(at);
+                }
                 (200, json!({"success": true, "message": "user deactivated"}))
             }
             None => (400, json!({"message": "user not found"})),
@@ -468,7 +587,7 @@ impl State {
         if !user.active {
             return Err("the token's user is deactivated");
         }
-        Ok((claims, user))
+        Ok((claims, &user.record))
     }
 
     /// Section 4.6: who a token signs in to `room_id`, and whether as moderator.
@@ -503,22 +622,25 @@ impl State {
     pub fn seed_users(&mut self, count: usize) -> usize {
         self.users.reserve(count);
         self.by_id.reserve(count);
-        let created = SystemTime::now();
+        self.active_indices.reserve(count);
+        // One creation time for the batch, formatted once.
+        let created = iso8601(SystemTime::now());
         for _ in 0..count {
             let id = self.new_id();
             let n = self.users.len() + 1;
-            self.insert_user(UserRecord {
-                id,
-                username: format!("seed-user-{n}"),
-                is_moderator: false,
-                chat_room: None,
-                unique_user_identifier: None,
-                extra: Map::new(),
-                created,
-                active: true,
-            });
+            self.insert_user(
+                UserRecord {
+                    id,
+                    username: format!("seed-user-{n}"),
+                    is_moderator: false,
+                    chat_room: None,
+                    unique_user_identifier: None,
+                    extra: Map::new(),
+                },
+                &created,
+            );
         }
-        self.active_users
+        self.active_user_count()
     }
 
     pub fn create_room(&mut self, spec: &Value) -> Result<Value, String> {
@@ -629,22 +751,52 @@ pub fn path_matches(pattern: &str, path: &str) -> bool {
     }
 }
 
-/// Parses a non-negative integer query parameter, naming it when it is not one.
-fn parse_count(query: &HashMap<String, String>, name: &str, default: u64) -> Result<u64, Answer> {
-    match query.get(name) {
-        None => Ok(default),
-        Some(text) => text.parse::<u64>().map_err(|_| {
-            (400, json!({"error": true, "message": format!("{name} should be a non-negative integer")}))
-        }),
+/// Why a query parameter is not a count.
+#[derive(Debug, PartialEq)]
+enum CountError {
+    /// Not a non-negative integer at all.
+    NotACount,
+    /// A non-negative integer, but past `u64::MAX`.
+    TooLarge,
+}
+
+/// Parses a non-negative integer query parameter (`default` when absent).
+fn parse_count(
+    query: &HashMap<String, String>,
+    name: &str,
+    default: u64,
+) -> Result<u64, CountError> {
+    let Some(text) = query.get(name) else {
+        return Ok(default);
+    };
+    let digits = text.strip_prefix('+').unwrap_or(text);
+    match text.parse::<u64>() {
+        Ok(n) => Ok(n),
+        Err(_) if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
+            Err(CountError::TooLarge)
+        }
+        Err(_) => Err(CountError::NotACount),
     }
 }
 
-/// The query string with the values of `auth` and `publicKey` replaced by `REDACTED`.
+fn not_a_count(name: &str) -> Answer {
+    (
+        400,
+        json!({"error": true, "message": format!("{name} should be a non-negative integer")}),
+    )
+}
+
+/// The query string with the values of `auth` and `publicKey` replaced by `REDACTED`
+/// (names compared decoded, as the handlers read them: `au%74h` is `auth`).
 pub fn redact_query(query: &str) -> String {
+    let is_key = |name: &str| {
+        let decoded = form_urlencoded::parse(name.as_bytes()).next();
+        decoded.is_some_and(|(n, _)| n == "auth" || n == "publicKey")
+    };
     query
         .split('&')
         .map(|pair| match pair.split_once('=') {
-            Some((name, _)) if name == "auth" || name == "publicKey" => format!("{name}=REDACTED"),
+            Some((name, _)) if is_key(name) => format!("{name}=REDACTED"),
             _ => pair.to_owned(),
         })
         .collect::<Vec<_>>()
@@ -665,7 +817,78 @@ mod tests {
         assert_eq!(redact_query("auth=sk&limit=5"), "auth=REDACTED&limit=5");
         assert_eq!(redact_query("publicKey=pk"), "publicKey=REDACTED");
         assert_eq!(redact_query("author=x"), "author=x");
+        // Found by fuzzing (emulator_requests): the handlers decode the names.
+        assert_eq!(
+            redact_query("au%74h=sk&public%4Bey=pk&a=1"),
+            "au%74h=REDACTED&public%4Bey=REDACTED&a=1"
+        );
         assert_eq!(redact_query(""), "");
+    }
+
+    #[test]
+    fn listing_pages_are_the_records_json_over_the_active_users() {
+        let mut state = State::new("sk".into(), "pk".into(), RateLimit::default(), false, 0);
+        state.seed_users(5);
+        let (status, bob) = state.create_user(&json!({
+            "username": "bob \"b\" \u{e9}", "isModerator": true, "chatRoom": "r1",
+            "uniqueUserIdentifier": "crm-1", "email": "bob@example.com",
+            "profilePic": "https://p/b.png", "externalUserId": "ext-9", "meta": {"a": [1, null]}
+        }));
+        assert_eq!(status, 200);
+        let (status, _) = state.create_user(&json!({
+            "username": "back\\slash \u{2028}", "email": "q\"b\\c\u{1}\u{1f}\t\n\r\u{7f}\u{8}\u{c}",
+            "externalUserId": "", "uniqueUserIdentifier": "id \"2\" \\ \u{1}\u{8}\u{c}\t\n\r\u{1f}\u{7f}", "meta": null
+        }));
+        assert_eq!(status, 200);
+        state.seed_users(3);
+        for body in [
+            json!({"userId": state.users[1].record.id}),
+            json!({"uniqueUserIdentifier": "crm-1"}),
+        ] {
+            assert_eq!(state.deactivate_user(&body).0, 200);
+        }
+        let active: Vec<Value> = state
+            .users
+            .iter()
+            .filter(|u| u.active)
+            .map(|u| {
+                let listed: Value = serde_json::from_str(&u.listing_json).unwrap();
+                let created = listed["created"].as_str().unwrap();
+                assert!(humantime::parse_rfc3339(created).is_ok(), "{created}");
+                let reference = u.record.to_json(created);
+                // Byte for byte what serializing the value with sorted keys gives.
+                let sorted: std::collections::BTreeMap<&String, &Value> =
+                    reference.as_object().unwrap().iter().collect();
+                assert_eq!(u.listing_json, serde_json::to_string(&sorted).unwrap());
+                reference
+            })
+            .collect();
+        assert_eq!(active.len(), 8);
+        assert!(!active.iter().any(|u| u["userId"] == bob["userId"]));
+        for (limit, skip) in [
+            (50, 0),
+            (2, 0),
+            (2, 3),
+            (200, 6),
+            (5, 7),
+            (0, 0),
+            (1, u64::MAX),
+        ] {
+            let query = HashMap::from([
+                ("limit".to_owned(), limit.to_string()),
+                ("skip".to_owned(), skip.to_string()),
+            ]);
+            let page: Value = serde_json::from_str(&state.list_users(&query).unwrap()).unwrap();
+            let from = usize::try_from(skip)
+                .unwrap_or(usize::MAX)
+                .min(active.len());
+            let to = from.saturating_add(limit).min(active.len());
+            assert_eq!(
+                page,
+                json!({"total": 8, "limit": limit, "skip": skip, "data": active[from..to]}),
+                "limit {limit} skip {skip}"
+            );
+        }
     }
 
     #[test]

@@ -366,3 +366,133 @@ fn many_concurrent_keep_alive_connections() {
         reader.read_exact(&mut body).unwrap();
     }
 }
+
+#[test]
+fn every_405_names_the_allowed_methods() {
+    let f = Fixture::new();
+    for (method, path, allow) in [
+        ("TRACE", USERS, "GET"),
+        ("POST", USERS, "GET"),
+        ("TRACE", DEACTIVATE, "DELETE"),
+        ("GET", DEACTIVATE, "DELETE"),
+        ("TRACE", CREATE, "POST"),
+        ("TRACE", "/consumer/api/v1/chatrooms", "GET"),
+        ("TRACE", "/consumer/api/v1/validate", "GET"),
+        (
+            "TRACE",
+            "/consumer/api/v2/room/r/conversation/c/messages",
+            "GET",
+        ),
+        (
+            "OPTIONS",
+            "/consumer/api/v2/chatroom/r/conversation/c/messages",
+            "GET",
+        ),
+    ] {
+        let answer = send(&f.agent, method, &f.api(path, ""), None);
+        assert_eq!(answer.status, 405, "{method} {path}");
+        assert_eq!(answer.header("allow"), Some(allow), "{method} {path}");
+        assert_eq!(answer.json()["message"], "method not allowed");
+    }
+    let page = send(&f.agent, "POST", &format!("{}/r1", f.emu.chat_url()), None);
+    assert_eq!((page.status, page.header("allow")), (405, Some("GET")));
+    for (method, path, allow) in [
+        ("GET", "/reset", "POST"),
+        ("DELETE", "/config", "GET, PUT"),
+        ("GET", "/faults", "POST, DELETE"),
+        ("POST", "/journal", "GET, DELETE"),
+        ("TRACE", "/users/seed", "POST"),
+    ] {
+        let answer = f.admin(method, path, None);
+        assert_eq!(
+            (answer.status, answer.header("allow")),
+            (405, Some(allow)),
+            "{method} {path}"
+        );
+    }
+}
+
+#[test]
+fn empty_identifiers_are_refused_and_never_match_a_user() {
+    let f = Fixture::new();
+    let jon = f.create_user(r#"{"username": "jon"}"#);
+    for body in [
+        r#"{"username": "ann", "uniqueUserIdentifier": ""}"#,
+        r#"{"username": "ann", "isModerator": true, "chatRoom": ""}"#,
+        "{\"username\": \"a\\u0000b\"}",
+        "{\"username\": \"line\\nbreak\"}",
+        "{\"username\": \"bell\\u0007\"}",
+        "{\"username\": \"c1\\u0085\"}",
+        r#"{"username": " \t "}"#,
+        r#"{"username": "ann", "uniqueUserIdentifier": null}"#,
+        r#"{"username": "ann", "isModerator": null}"#,
+        r#"{"username": null}"#,
+    ] {
+        let answer = f.call("POST", CREATE, body);
+        assert_eq!(answer.status, 400, "{body}: {}", answer.text);
+        assert_eq!(answer.json()["error"], true, "{body}");
+    }
+    // What is not a control character is a name like any other.
+    f.create_user(r#"{"username": "Zoë \u00a0 王 🙂", "uniqueUserIdentifier": " "}"#);
+
+    for body in [
+        r#"{"uniqueUserIdentifier": ""}"#,
+        r#"{"userId": ""}"#,
+        r#"{"userId": null}"#,
+        r#"{"userId": "", "uniqueUserIdentifier": null}"#,
+    ] {
+        let answer = f.call("DELETE", DEACTIVATE, body);
+        assert_eq!(answer.status, 400, "{body}");
+        assert!(
+            answer.json()["error"].is_string(),
+            "{body}: {}",
+            answer.text
+        );
+    }
+    let page = f.get(USERS, "").json();
+    assert_eq!(page["total"], 2, "nobody was deactivated");
+    assert_eq!(page["data"][0]["userId"], jon["userId"]);
+}
+
+#[test]
+fn counts_past_u64_are_refused_for_what_is_wrong_with_them() {
+    let f = Fixture::with(EmulatorConfig {
+        seed_users: 2,
+        ..EmulatorConfig::default()
+    });
+    let skip = f.get(USERS, "skip=99124460148459667456");
+    assert_eq!(
+        (skip.status, skip.json()),
+        (
+            400,
+            json!({"error": true, "message": "skip should be at most 18446744073709551615"})
+        )
+    );
+    let limit = f.get(USERS, "limit=99124460148459667456");
+    assert_eq!(
+        (limit.status, limit.json()),
+        (
+            400,
+            json!({"error": true, "message": "limit should be less than 200"})
+        )
+    );
+    let last = f.get(USERS, "skip=18446744073709551615").json();
+    assert_eq!(
+        (&last["skip"], &last["total"], &last["data"]),
+        (&json!(u64::MAX), &json!(2), &json!([]))
+    );
+    let empty = f.get(USERS, "limit=0").json();
+    assert_eq!((&empty["total"], &empty["data"]), (&json!(2), &json!([])));
+    for bad in ["skip=", "skip=+", "skip=1e3", "limit=٣"] {
+        let answer = f.get(USERS, bad);
+        assert_eq!(answer.status, 400, "{bad}");
+        assert!(
+            answer.json()["message"]
+                .as_str()
+                .unwrap()
+                .ends_with("should be a non-negative integer"),
+            "{bad}: {}",
+            answer.text
+        );
+    }
+}

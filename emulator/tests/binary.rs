@@ -129,6 +129,10 @@ fn bad_arguments_exit_2() {
         &["--port", "x"],
         &["--frobnicate"],
         &["--private-key", ""],
+        &["--journal-capacity", "-1"],
+        &["--journal-capacity", "1000001"],
+        &["--read-timeout", "0s"],
+        &["--read-timeout", "soon"],
     ] {
         let status = Command::new(env!("CARGO_BIN_EXE_roomchat-emulator"))
             .args(args)

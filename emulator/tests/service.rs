@@ -480,3 +480,75 @@ fn the_journal_records_arrivals_in_order_with_keys_redacted() {
     f.admin("DELETE", "/journal", None);
     assert!(f.emu.journal().is_empty());
 }
+
+#[test]
+fn the_journal_is_a_bounded_ring_that_counts_what_it_dropped() {
+    let f = Fixture::with(EmulatorConfig {
+        journal_capacity: 3,
+        max_body_bytes: 200_000,
+        ..EmulatorConfig::default()
+    });
+    for limit in 1..=5 {
+        f.get(USERS, &format!("limit={limit}"));
+    }
+    let journal = f.admin("GET", "/journal", None).json();
+    let queries: Vec<&str> = journal["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["query"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        queries,
+        [
+            "auth=REDACTED&limit=3",
+            "auth=REDACTED&limit=4",
+            "auth=REDACTED&limit=5"
+        ]
+    );
+    assert_eq!(
+        (journal["dropped"].as_u64(), journal["capacity"].as_u64()),
+        (Some(2), Some(3))
+    );
+    assert_eq!(f.emu.journal_dropped(), 2);
+    let seqs: Vec<u64> = f.emu.journal().iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, [3, 4, 5]);
+
+    // A body past the entry cap is kept in part, and said to be cut.
+    let big = format!(r#"{{"username": "{}"}}"#, "b".repeat(100_000));
+    assert_eq!(f.call("POST", CREATE, &big).status, 200);
+    let last = f.emu.journal().pop().unwrap();
+    assert_eq!((last.seq, last.status, last.truncated), (6, 200, true));
+    assert_eq!(last.body.len(), roomchat_emulator::JOURNAL_BODY_CAP);
+    assert!(big.starts_with(&last.body));
+    assert!(!f.emu.journal()[0].truncated);
+
+    // The admin API shows and changes the capacity; shrinking drops the oldest now.
+    assert_eq!(
+        f.admin("GET", "/config", None).json()["journal_capacity"],
+        3
+    );
+    let changed = f.admin("PUT", "/config", Some(r#"{"journal_capacity": 1}"#));
+    assert_eq!(changed.json()["journal_capacity"], 1);
+    assert_eq!(f.emu.journal().len(), 1);
+    assert_eq!(f.emu.journal_dropped(), 5);
+    for bad in [
+        r#"{"journal_capacity": -1}"#,
+        r#"{"journal_capacity": "10"}"#,
+        r#"{"journal_capacity": 1000001}"#,
+    ] {
+        assert_eq!(f.admin("PUT", "/config", Some(bad)).status, 400, "{bad}");
+    }
+    f.get(USERS, "");
+    assert_eq!(
+        f.emu.journal()[0].seq,
+        7,
+        "seq keeps increasing across drops"
+    );
+
+    // Clearing empties it and zeroes the count; the sequence goes on.
+    f.admin("DELETE", "/journal", None);
+    assert_eq!(f.emu.journal_dropped(), 0);
+    f.get(USERS, "");
+    assert_eq!(f.emu.journal()[0].seq, 8);
+}

@@ -5,8 +5,8 @@ use std::ptr;
 use std::time::Duration;
 
 use roomchat::{
-    Client, ClientBuilder, ConversationMessages, CreateUser, DeactivateUser, ListUsers, PathForm,
-    RateLimitConfig, RawAuth, RawRequest,
+    BudgetBackend, Client, ClientBuilder, ConversationMessages, CreateUser, DeactivateUser,
+    ListUsers, OnRedisError, PathForm, RateLimitConfig, RawAuth, RawRequest, RedisBudget,
 };
 use serde_json::Value;
 
@@ -93,6 +93,8 @@ pub(crate) fn free_box<T>(ptr: *mut T) {
 pub struct roomchat_client_options {
     builder: ClientBuilder,
     rate_limit: RateLimitConfig,
+    /// Set by `roomchat_client_options_set_rate_limit_redis`; the other Redis setters adjust it.
+    redis: Option<RedisBudget>,
     error: Option<Failure>,
 }
 
@@ -118,6 +120,7 @@ pub extern "C" fn roomchat_client_options_new(
             roomchat_client_options {
                 builder: Client::builder(key),
                 rate_limit: RateLimitConfig::default(),
+                redis: None,
                 error: None,
             },
         );
@@ -250,6 +253,127 @@ pub extern "C" fn roomchat_client_options_set_rate_limit(
     })
 }
 
+/// What the client does while the shared budget in Redis cannot be reached
+/// (see `roomchat_client_options_set_redis_policy`).
+#[allow(non_camel_case_types)]
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum roomchat_redis_policy {
+    /// Count in this process alone, at the limit divided by the expected processes (default).
+    LocalFallback = 0,
+    /// Refuse to send: calls fail with `ROOMCHAT_RESULT_BUDGET_UNAVAILABLE`.
+    FailClosed = 1,
+    /// Send without counting.
+    FailOpen = 2,
+}
+
+/// Shares the key's rate budget with every process and host through the Redis
+/// server at `url` (copied; `redis://[:password@]host[:port][/db]`, or
+/// `rediss://` for TLS), with the limits of `roomchat_client_options_set_rate_limit`.
+/// The URL and its password are never shown in any error or log line.
+#[no_mangle]
+pub extern "C" fn roomchat_client_options_set_rate_limit_redis(
+    options: *mut roomchat_client_options,
+    url: *const c_char,
+) -> roomchat_result {
+    guard(ptr::null_mut(), || {
+        let options = mut_arg(options, "options")?;
+        match text_arg(url, "redis url") {
+            Ok(url) => options.redis = Some(RedisBudget::new(url)),
+            Err(failure) => options.error = Some(failure),
+        }
+        Ok(())
+    })
+}
+
+/// Applies `change` to the Redis settings; without a Redis URL set first, the
+/// error is reported by `roomchat_client_new`.
+fn set_redis(
+    options: *mut roomchat_client_options,
+    change: impl FnOnce(RedisBudget) -> Result<RedisBudget, Failure>,
+) -> roomchat_result {
+    guard(ptr::null_mut(), || {
+        let options = mut_arg(options, "options")?;
+        let outcome = match options.redis.take() {
+            Some(redis) => change(redis).map(Some),
+            None => Err(Failure::invalid(
+                "set the Redis URL (roomchat_client_options_set_rate_limit_redis) before the other Redis settings",
+            )),
+        };
+        match outcome {
+            Ok(redis) => options.redis = redis,
+            Err(failure) => options.error = Some(failure),
+        }
+        Ok(())
+    })
+}
+
+/// Sets what the client does while Redis cannot be reached: `policy` is a
+/// `roomchat_redis_policy` value (another value is reported by
+/// `roomchat_client_new` as `ROOMCHAT_RESULT_INVALID_ARGUMENT`), and
+/// `expected_processes` (0 keeps the default, 4) divides the limit for
+/// `ROOMCHAT_REDIS_POLICY_LOCAL_FALLBACK`.
+#[no_mangle]
+pub extern "C" fn roomchat_client_options_set_redis_policy(
+    options: *mut roomchat_client_options,
+    policy: u32,
+    expected_processes: u32,
+) -> roomchat_result {
+    set_redis(options, |redis| {
+        let policy = match policy {
+            0 => OnRedisError::LocalFallback,
+            1 => OnRedisError::FailClosed,
+            2 => OnRedisError::FailOpen,
+            other => {
+                return Err(Failure::invalid(format!(
+                    "{other} is not a roomchat_redis_policy"
+                )))
+            }
+        };
+        let redis = redis.on_error(policy);
+        Ok(if expected_processes > 0 {
+            redis.expected_processes(expected_processes)
+        } else {
+            redis
+        })
+    })
+}
+
+/// Sets the Redis connect timeout, the read/write timeout of each round trip,
+/// and how long Redis is left alone after a failure, in milliseconds (0 keeps
+/// a default: 500, 500 and 5 000).
+#[no_mangle]
+pub extern "C" fn roomchat_client_options_set_redis_timeouts(
+    options: *mut roomchat_client_options,
+    connect_ms: u64,
+    io_ms: u64,
+    breaker_cooldown_ms: u64,
+) -> roomchat_result {
+    set_redis(options, |mut redis| {
+        if connect_ms > 0 {
+            redis = redis.connect_timeout(Duration::from_millis(connect_ms));
+        }
+        if io_ms > 0 {
+            redis = redis.io_timeout(Duration::from_millis(io_ms));
+        }
+        if breaker_cooldown_ms > 0 {
+            redis = redis.breaker_cooldown(Duration::from_millis(breaker_cooldown_ms));
+        }
+        Ok(redis)
+    })
+}
+
+/// Sets the prefix of the budget's Redis keys (copied; default `roomchat`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_options_set_redis_key_prefix(
+    options: *mut roomchat_client_options,
+    prefix: *const c_char,
+) -> roomchat_result {
+    set_redis(options, |redis| {
+        Ok(redis.key_prefix(text_arg(prefix, "prefix")?.to_owned()))
+    })
+}
+
 /// Sets the largest response body accepted, in bytes (default 16 MiB).
 #[no_mangle]
 pub extern "C" fn roomchat_client_options_set_max_response_bytes(
@@ -297,11 +421,11 @@ pub extern "C" fn roomchat_client_new(
                 crate::error::failure_text(failure)
             )));
         }
-        let client = options
-            .builder
-            .clone()
-            .rate_limit(options.rate_limit)
-            .build()?;
+        let mut builder = options.builder.clone().rate_limit(options.rate_limit);
+        if let Some(redis) = &options.redis {
+            builder = builder.redis_budget(redis.clone());
+        }
+        let client = builder.build()?;
         write_out(client_out, roomchat_client { client });
         Ok(())
     })
@@ -598,6 +722,22 @@ pub struct roomchat_rate_limit_state {
     pub next_free_in_ms: u64,
     /// Milliseconds every caller is still held off after a 429, or -1 when not held off.
     pub blocked_for_ms: i64,
+    /// Where the budget is counted.
+    pub backend: roomchat_budget_backend,
+    /// Redis is the backend but cannot be reached: the figures are the fallback's.
+    pub degraded: bool,
+}
+
+/// Where a key's budget is counted.
+#[allow(non_camel_case_types)]
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum roomchat_budget_backend {
+    /// In this process (the default).
+    #[default]
+    Local = 0,
+    /// In Redis, shared by every process and host of the key.
+    Redis = 1,
 }
 
 /// Writes the client's rate-limit state to `*state_out` (a caller-owned struct).
@@ -620,6 +760,11 @@ pub extern "C" fn roomchat_client_rate_limit_state(
             window_ms: ms(s.window),
             next_free_in_ms: ms(s.next_free_in),
             blocked_for_ms: s.blocked_for.map_or(-1, |d| ms(d) as i64),
+            backend: match s.backend {
+                BudgetBackend::Redis => roomchat_budget_backend::Redis,
+                _ => roomchat_budget_backend::Local,
+            },
+            degraded: s.degraded,
         };
         // SAFETY: checked non-NULL.
         unsafe { *state_out = state };

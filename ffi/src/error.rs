@@ -6,7 +6,7 @@ use std::ptr;
 
 use roomchat::ErrorKind;
 
-/// The result of every fallible function. 0 is success; 1 to 15 mirror the
+/// The result of every fallible function. 0 is success; 1 to 16 mirror the
 /// core library's error kinds with the same numbers. A value never changes
 /// meaning; new codes get new numbers.
 #[allow(non_camel_case_types)]
@@ -45,6 +45,8 @@ pub enum roomchat_result {
     Configuration = 14,
     /// The call was cancelled by its caller (reserved: the C API has no cancel handle yet).
     Cancelled = 15,
+    /// The shared rate-limit budget (Redis) could not be consulted, and the client fails closed.
+    BudgetUnavailable = 16,
     /// A NULL pointer where one is not allowed, a string that is not UTF-8, or malformed JSON text.
     InvalidArgument = 100,
     /// A bug inside the library was caught at the boundary; nothing crossed into C.
@@ -74,6 +76,7 @@ impl From<ErrorKind> for roomchat_result {
             ErrorKind::Validation => R::Validation,
             ErrorKind::Configuration => R::Configuration,
             ErrorKind::Cancelled => R::Cancelled,
+            ErrorKind::BudgetUnavailable => R::BudgetUnavailable,
             _ => R::Unknown,
         }
     }
@@ -278,6 +281,7 @@ pub extern "C" fn roomchat_result_name(code: roomchat_result) -> *const c_char {
         R::Validation => b"validation\0",
         R::Configuration => b"configuration\0",
         R::Cancelled => b"cancelled\0",
+        R::BudgetUnavailable => b"budget_unavailable\0",
         R::InvalidArgument => b"invalid_argument\0",
         R::Panic => b"panic\0",
         R::IterationDone => b"iteration_done\0",

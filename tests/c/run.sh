@@ -52,6 +52,10 @@ cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g $cflags tests/c/t
 c++ -std=c++17 -Wall -Wextra -Werror -g $cflags tests/c/smoke.cpp "$lib/libroomchat.a" -lpthread -ldl -lm \
   -o "$build/smoke"
 cc -std=c99 -Wall -Wextra -Werror $cflags tests/c/readme_example.c $libs -o "$build/readme_example"
+cc -std=c99 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Wall -Wextra -Werror -g $cflags tests/c/test_fork.c $libs -pthread \
+  -o "$build/test_fork"
+cc -std=c99 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Wall -Wextra -Werror -g $cflags tests/c/test_redis.c $libs \
+  -o "$build/test_redis"
 # The README shows the example verbatim, so the two cannot drift apart.
 python3 - "$root/README.md" "$root/tests/c/readme_example.c" <<'PY'
 import sys
@@ -85,5 +89,29 @@ for suite in test_roomchat smoke; do
     failed=$((failed + 1))
   fi
 done
+# Forking while threads call, and the Redis-shared budget (a real redis-server):
+# natively, not under valgrind (which serializes the threads and makes
+# deadline-bound fork loops and Redis timeouts meaningless).
+native() {
+  local name=$1 label=$2
+  shift 2
+  echo "running $name natively"
+  set +e
+  LD_LIBRARY_PATH="$lib" "$build/$name" "$@" | tee "$build/$name.log"
+  local status=${PIPESTATUS[0]}
+  set -e
+  local line
+  line=$(grep -E "^$label: [0-9]+ passed, [0-9]+ failed\$" "$build/$name.log" | tail -n 1 || true)
+  if [ -z "$line" ]; then
+    failed=$((failed + 1))
+    echo "$name printed no result line (exit $status)" >&2
+    return
+  fi
+  passed=$((passed + $(sed -E 's/.*: ([0-9]+) passed.*/\1/' <<<"$line")))
+  failed=$((failed + $(sed -E 's/.* ([0-9]+) failed$/\1/' <<<"$line")))
+  [ "$status" -eq 0 ] || failed=$((failed + 1))
+}
+native test_fork fork "$emulator"
+native test_redis redis "$emulator" "$(command -v redis-server || echo redis-server)"
 echo "c-abi: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

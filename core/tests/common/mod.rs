@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+pub mod redis_server;
+
 use roomchat::{Client, ClientBuilder, Error, RateLimitConfig};
 use roomchat_emulator::{Emulator, EmulatorConfig, Fault, FaultAction};
 

@@ -1,0 +1,167 @@
+// Benchmark (printed figures, not a test): client.listUsers({ limit: 50 }) vs
+// fetch vs undici.request vs http.request with a keep-alive agent, against
+// one release emulator, interleaved in short blocks, each reading every
+// username of the page; one call at a time, then 16 in flight. Prints µs per
+// call, calls/s, ratios, the event-loop delay p99 of each, and the event
+// loop's busy time per call (performance.eventLoopUtilization).
+//
+//   node bench/list-users.mjs            (ROOMCHAT_BENCH_N calls per side and mode, default 2000)
+//   ROOMCHAT_EMULATOR=path/to/roomchat-emulator (default: target/release/roomchat-emulator)
+import { spawn } from 'node:child_process'
+import http from 'node:http'
+import path from 'node:path'
+import readline from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import { createHistogram, monitorEventLoopDelay, performance } from 'node:perf_hooks'
+import { request as undiciRequest, Agent as UndiciAgent } from 'undici'
+import { Client } from 'roomchat'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const root = path.resolve(here, '..', '..', '..')
+const target = process.env.CARGO_TARGET_DIR || path.join(root, 'target')
+const binary = process.env.ROOMCHAT_EMULATOR || path.join(target, 'release', 'roomchat-emulator')
+const N = Number(process.env.ROOMCHAT_BENCH_N || 2000)
+const BLOCK = 25
+const IN_FLIGHT = 16
+
+const emulator = spawn(binary, ['--port', '0', '--seed-users', '200', '--rate-limit', '1000000000/1s'], {
+  stdio: ['pipe', 'pipe', 'inherit'],
+})
+const info = JSON.parse(await new Promise((resolve) => readline.createInterface({ input: emulator.stdout }).once('line', resolve)))
+emulator.stdout.resume()
+
+const url = `${info.base_url}/consumer/api/v2/users?auth=${encodeURIComponent(info.private_key)}&limit=50`
+const client = new Client({
+  privateKey: info.private_key,
+  baseUrl: info.base_url,
+  rateLimit: { requests: 1_000_000_000, windowMs: 1000 },
+})
+const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 64 })
+const undiciDispatcher = new UndiciAgent({ connections: 64 })
+
+let sink = 0
+function read(page) {
+  if (page.data.length !== 50) throw new Error(`a page of ${page.data.length}`)
+  for (const user of page.data) sink += user.username.length
+}
+
+const sides = {
+  roomchat: () => client.listUsers({ limit: 50 }).then(read),
+  fetch: () => fetch(url).then((r) => r.json()).then(read),
+  'undici.request': () => undiciRequest(url, { dispatcher: undiciDispatcher }).then((r) => r.body.json()).then(read),
+  'http.request': () =>
+    new Promise((resolve, reject) => {
+      http
+        .get(url, { agent: keepAlive }, (res) => {
+          const chunks = []
+          res.on('data', (c) => chunks.push(c))
+          res.on('end', () => {
+            try {
+              read(JSON.parse(Buffer.concat(chunks).toString('utf8')))
+              resolve()
+            } catch (e) {
+              reject(e)
+            }
+          })
+          res.on('error', reject)
+        })
+        .on('error', reject)
+    }),
+}
+const names = Object.keys(sides)
+
+/**
+ * Adds the samples of one block's event-loop-delay monitor to a side's
+ * histogram (a monitor cannot be paused and resumed without counting the pause
+ * as one long delay, and cannot be merged directly): its `count` samples,
+ * spread over its percentile distribution.
+ */
+function merge(into, loop) {
+  const count = loop.count
+  if (!count) return
+  const points = [...loop.percentiles].sort((a, b) => a[0] - b[0])
+  let j = 0
+  for (let i = 0; i < count; i++) {
+    const q = ((i + 0.5) / count) * 100
+    while (j < points.length - 1 && points[j][0] < q) j++
+    into.record(Math.max(1, points[j][1]))
+  }
+}
+
+async function block(call, count, concurrency) {
+  let left = count
+  const lane = async () => {
+    while (left > 0) {
+      left -= 1
+      await call()
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, lane))
+}
+
+async function measure(concurrency) {
+  const stats = Object.fromEntries(
+    names.map((name) => [name, { ns: 0n, calls: 0, busyMs: 0, loop: createHistogram() }]),
+  )
+  // warm up: connections open, code paths hot
+  for (const name of names) await block(sides[name], 200, concurrency)
+  let round = 0
+  while (stats[names[0]].calls < N) {
+    const count = Math.min(BLOCK * (concurrency > 1 ? 4 : 1), N - stats[names[0]].calls)
+    // rotate who goes first, so no side always follows the same one
+    for (let i = 0; i < names.length; i++) {
+      const name = names[(i + round) % names.length]
+      const s = stats[name]
+      // A fresh monitor per block (one re-enabled would count the pause as a delay), merged per side.
+      const loop = monitorEventLoopDelay({ resolution: 1 })
+      loop.enable()
+      const elu = performance.eventLoopUtilization()
+      const start = process.hrtime.bigint()
+      await block(sides[name], count, concurrency)
+      s.ns += process.hrtime.bigint() - start
+      s.busyMs += performance.eventLoopUtilization(elu).active
+      loop.disable()
+      merge(s.loop, loop)
+      s.calls += count
+    }
+    round += 1
+  }
+  return Object.fromEntries(
+    names.map((name) => {
+      const s = stats[name]
+      const us = Number(s.ns) / 1000 / s.calls
+      return [name, { us, perSecond: 1e6 / us, p99: s.loop.percentile(99) / 1e6, busyUs: (s.busyMs * 1000) / s.calls }]
+    }),
+  )
+}
+
+function table(title, results) {
+  const pad = (text, n) => String(text).padStart(n)
+  console.log(`\n${title} (${N} calls per client, interleaved in blocks)`)
+  console.log(
+    `${'client'.padEnd(16)}${pad('µs/call', 10)}${pad('calls/s', 10)}${pad('loop p99 ms', 13)}${pad('loop µs/call', 14)}${pad('roomchat ×', 12)}`,
+  )
+  for (const name of names) {
+    const r = results[name]
+    const ratio = results.roomchat.perSecond / r.perSecond
+    console.log(
+      `${name.padEnd(16)}${pad(r.us.toFixed(1), 10)}${pad(r.perSecond.toFixed(0), 10)}${pad(r.p99.toFixed(2), 13)}` +
+        `${pad(r.busyUs.toFixed(1), 14)}${pad(ratio.toFixed(2), 12)}`,
+    )
+  }
+  const vs = (other) => (results.roomchat.perSecond / results[other].perSecond).toFixed(2)
+  console.log(
+    `roomchat calls/s: ${vs('fetch')}× fetch, ${vs('undici.request')}× undici.request, ${vs('http.request')}× http.request; ` +
+      `loop p99 ${results.roomchat.p99.toFixed(2)} ms vs ${Math.min(...names.slice(1).map((n) => results[n].p99)).toFixed(2)} ms (best other)`,
+  )
+}
+
+try {
+  table('one call at a time', await measure(1))
+  table(`${IN_FLIGHT} calls in flight`, await measure(IN_FLIGHT))
+  if (sink === 0) throw new Error('nothing was read')
+} finally {
+  keepAlive.destroy()
+  await undiciDispatcher.close()
+  emulator.stdin.end()
+}

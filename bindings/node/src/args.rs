@@ -1,0 +1,175 @@
+//! Arguments from JavaScript, as the JSON text the JS layer made with
+//! `JSON.stringify` (cheap for the small objects calls take, and it turns lone
+//! surrogates into escapes that are refused here instead of silently replaced).
+//!
+//! Messages name the argument that is wrong and never quote a value: a value
+//! could be the private key.
+
+use std::time::Duration;
+
+use roomchat::{Error, ErrorKind};
+use serde_json::{Map, Value};
+
+/// A validation error (nothing was sent).
+pub fn invalid(message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::Validation, message)
+}
+
+/// Parses the JSON text of an argument.
+pub fn parse(what: &str, json: &str) -> Result<Value, Error> {
+    serde_json::from_str(json).map_err(|e| {
+        let why = if e.to_string().contains("surrogate") {
+            "contains a lone surrogate (not valid Unicode)"
+        } else {
+            "is not representable as JSON"
+        };
+        invalid(format!("{what}: an argument {why}"))
+    })
+}
+
+/// An object argument, read field by field.
+pub struct Args<'a> {
+    what: &'a str,
+    fields: Option<&'a Map<String, Value>>,
+}
+
+impl<'a> Args<'a> {
+    /// `value` must be an object, or null/absent for none.
+    pub fn new(what: &'a str, value: &'a Value) -> Result<Args<'a>, Error> {
+        match value {
+            Value::Null => Ok(Args { what, fields: None }),
+            Value::Object(fields) => Ok(Args {
+                what,
+                fields: Some(fields),
+            }),
+            _ => Err(invalid(format!("{what}: the argument must be an object"))),
+        }
+    }
+
+    /// An error about argument `name`.
+    pub fn bad(&self, name: &str, must: &str) -> Error {
+        invalid(format!("{}: {name} must be {must}", self.what))
+    }
+
+    /// Refuses fields not in `known` (a typo would otherwise be ignored).
+    pub fn only(&self, known: &[&str]) -> Result<(), Error> {
+        let Some(fields) = self.fields else {
+            return Ok(());
+        };
+        if let Some(unknown) = fields.keys().find(|k| !known.contains(&k.as_str())) {
+            let name: String = unknown.chars().take(64).collect();
+            return Err(invalid(format!(
+                "{}: unknown option {name:?} (known: {})",
+                self.what,
+                if known.is_empty() {
+                    "none".to_owned()
+                } else {
+                    known.join(", ")
+                }
+            )));
+        }
+        Ok(())
+    }
+
+    /// The field, unless absent or null.
+    pub fn get(&self, name: &str) -> Option<&'a Value> {
+        self.fields
+            .and_then(|f| f.get(name))
+            .filter(|v| !v.is_null())
+    }
+
+    /// Whether the field is given (not absent, not null).
+    pub fn has(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    pub fn string(&self, name: &str) -> Result<Option<String>, Error> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(self.bad(name, "a string")),
+        }
+    }
+
+    pub fn required_string(&self, name: &str) -> Result<String, Error> {
+        self.string(name)?
+            .ok_or_else(|| self.bad(name, "given (a string)"))
+    }
+
+    pub fn boolean(&self, name: &str) -> Result<Option<bool>, Error> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(_) => Err(self.bad(name, "a boolean")),
+        }
+    }
+
+    /// A whole number in `min..=max`.
+    pub fn whole(&self, name: &str, min: u64, max: u64) -> Result<Option<u64>, Error> {
+        let Some(value) = self.get(name) else {
+            return Ok(None);
+        };
+        let n = match value {
+            Value::Number(n) => n.as_u64().or_else(|| {
+                n.as_f64()
+                    .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= 9_007_199_254_740_991.0)
+                    .map(|f| f as u64)
+            }),
+            _ => None,
+        };
+        match n {
+            Some(n) if (min..=max).contains(&n) => Ok(Some(n)),
+            _ => Err(self.bad(name, &format!("a whole number from {min} to {max}"))),
+        }
+    }
+
+    /// A duration given in milliseconds (a finite number ≥ 0; fractions allowed).
+    pub fn millis(&self, name: &str) -> Result<Option<Duration>, Error> {
+        let Some(value) = self.get(name) else {
+            return Ok(None);
+        };
+        value
+            .as_f64()
+            .filter(|ms| ms.is_finite() && *ms >= 0.0 && *ms <= 1e15)
+            .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok())
+            .map(Some)
+            .ok_or_else(|| self.bad(name, "a number of milliseconds ≥ 0"))
+    }
+
+    /// A nested object.
+    pub fn object(&self, name: &str) -> Result<Option<&'a Map<String, Value>>, Error> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Value::Object(map)) => Ok(Some(map)),
+            Some(_) => Err(self.bad(name, "an object")),
+        }
+    }
+}
+
+/// A positional list of string arguments (sync helpers).
+pub fn strings(what: &str, json: &str, count: usize) -> Result<Vec<String>, Error> {
+    let value = parse(what, json)?;
+    let items = value.as_array().filter(|a| a.len() <= count);
+    let Some(items) = items else {
+        return Err(invalid(format!("{what}: expected {count} arguments")));
+    };
+    let mut out = Vec::with_capacity(count);
+    for (i, item) in items.iter().enumerate() {
+        match item {
+            Value::String(s) => out.push(s.clone()),
+            _ => {
+                return Err(invalid(format!(
+                    "{what}: argument {} must be a string",
+                    i + 1
+                )))
+            }
+        }
+    }
+    if out.len() < count {
+        return Err(invalid(format!(
+            "{what}: argument {} must be a string",
+            out.len() + 1
+        )));
+    }
+    Ok(out)
+}

@@ -1,0 +1,526 @@
+#![deny(clippy::all)]
+//! The native half of the `roomchat` npm package (napi-rs).
+//!
+//! It only translates: the JS layer (`index.js`) hands over arguments as JSON
+//! text, a blocking core call runs on the package's own threads (see
+//! `pool.rs`), and its outcome comes back to the event loop as JSON text through
+//! one thread-safe function per JS environment (the main thread and each
+//! worker thread), which also carries the observer's log lines in order.
+//!
+//! Everything here is internal to the package: its API is documented in
+//! `index.d.ts`.
+
+mod args;
+mod ops;
+mod pool;
+mod shape;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi_derive::napi;
+use roomchat::wire::{self, Operation, WireResponse};
+use roomchat::{
+    CancelToken, Client, ErrorKind, Event, Level, Observer, UserPages, Users, MAX_PAGE_SIZE,
+};
+
+use crate::args::{invalid, Args};
+use crate::ops::Op;
+
+/// Outcome statuses passed to the JS callback with the call's id and a payload.
+const OUTCOME_OK: u32 = 0;
+const OUTCOME_ERROR: u32 = 1;
+const OUTCOME_LOG_DEBUG: u32 = 2;
+const OUTCOME_LOG_WARNING: u32 = 3;
+
+/// Prefix of the message of an error thrown by a synchronous native function:
+/// the rest is the error's JSON (see [`shape::error`]), turned into a
+/// `RoomchatError` by the JS layer.
+const ERROR_MARK: &str = "\u{1}roomchat-error:";
+
+struct Outcome {
+    id: u32,
+    status: u32,
+    payload: String,
+}
+
+/// Weak (unref'd): the JS layer refs it only while calls are in flight, so an
+/// idle client never keeps a process alive.
+type Tsfn = ThreadsafeFunction<Outcome, (), FnArgs<(u32, u32, String)>, Status, false, true, 0>;
+
+fn deliver(tsfn: &Tsfn, id: u32, result: std::result::Result<String, roomchat::Error>) {
+    let (status, payload) = match result {
+        Ok(payload) => (OUTCOME_OK, payload),
+        Err(e) => (OUTCOME_ERROR, shape::error(&e)),
+    };
+    // Unbounded queue: only fails when the environment is gone (a worker
+    // thread that ended), and then there is nobody to tell.
+    let _ = tsfn.call(
+        Outcome {
+            id,
+            status,
+            payload,
+        },
+        ThreadsafeFunctionCallMode::NonBlocking,
+    );
+}
+
+/// Runs `f` on a pool thread and delivers its result as call `id`. A panic
+/// in core becomes an error instead of a promise that never settles.
+fn spawn<F>(tsfn: &Arc<Tsfn>, id: u32, f: F)
+where
+    F: FnOnce() -> std::result::Result<String, roomchat::Error> + Send + 'static,
+{
+    let tsfn = Arc::clone(tsfn);
+    pool::submit(Box::new(move || {
+        let result =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
+                Err(roomchat::Error::new(
+                    ErrorKind::Decode,
+                    "internal error: the call panicked (please report it)",
+                ))
+            });
+        deliver(&tsfn, id, result);
+    }));
+}
+
+fn throw(e: &roomchat::Error) -> napi::Error {
+    napi::Error::new(
+        Status::GenericFailure,
+        format!("{ERROR_MARK}{}", shape::error(e)),
+    )
+}
+
+/// The outcome channel of one JS environment.
+#[napi]
+pub struct Dispatcher {
+    tsfn: Arc<Tsfn>,
+}
+
+#[napi]
+impl Dispatcher {
+    /// `callback(id, status, payload)` receives every outcome, on the JS thread.
+    #[napi(constructor)]
+    pub fn new(callback: Function<FnArgs<(u32, u32, String)>, ()>) -> Result<Self> {
+        let tsfn = callback
+            .build_threadsafe_function::<Outcome>()
+            .weak::<true>()
+            .callee_handled::<false>()
+            .build_callback(
+                |ctx: napi::threadsafe_function::ThreadsafeCallContext<Outcome>| {
+                    let o = ctx.value;
+                    Ok(FnArgs::from((o.id, o.status, o.payload)))
+                },
+            )?;
+        Ok(Dispatcher {
+            tsfn: Arc::new(tsfn),
+        })
+    }
+
+    /// Keeps the event loop alive (while calls are in flight).
+    #[napi(js_name = "ref")]
+    pub fn refer(&self, env: Env) -> Result<()> {
+        // SAFETY: called on the environment's own thread with its live tsfn.
+        check(unsafe { napi::sys::napi_ref_threadsafe_function(env.raw(), self.tsfn.raw()) })
+    }
+
+    /// Lets the event loop end (no call in flight).
+    #[napi]
+    pub fn unref(&self, env: Env) -> Result<()> {
+        // SAFETY: as in `refer`.
+        check(unsafe { napi::sys::napi_unref_threadsafe_function(env.raw(), self.tsfn.raw()) })
+    }
+}
+
+fn check(status: napi::sys::napi_status) -> Result<()> {
+    if status == napi::sys::Status::napi_ok {
+        Ok(())
+    } else {
+        Err(napi::Error::new(
+            Status::from(status),
+            "could not change the event loop reference",
+        ))
+    }
+}
+
+/// Cancels the calls made with it (an `AbortSignal`'s native half).
+#[napi]
+pub struct CancelHandle {
+    token: CancelToken,
+}
+
+#[napi]
+impl CancelHandle {
+    #[napi(constructor)]
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        CancelHandle {
+            token: CancelToken::new(),
+        }
+    }
+
+    /// Cancels: a rate-limit wait or backoff is abandoned at once, a request on the wire within 50 ms.
+    #[napi]
+    pub fn cancel(&self) {
+        self.token.cancel();
+    }
+}
+
+/// Forwards core's events, as core renders them, to the JS layer.
+struct JsObserver {
+    tsfn: Arc<Tsfn>,
+    serial: u32,
+    debug: AtomicBool,
+    warning: AtomicBool,
+}
+
+impl Observer for JsObserver {
+    fn enabled(&self, level: Level) -> bool {
+        match level {
+            Level::Debug => self.debug.load(Ordering::Relaxed),
+            Level::Warning => self.warning.load(Ordering::Relaxed),
+        }
+    }
+
+    fn event(&self, event: &Event<'_>) {
+        let status = match event.level() {
+            Level::Debug => OUTCOME_LOG_DEBUG,
+            Level::Warning => OUTCOME_LOG_WARNING,
+        };
+        let _ = self.tsfn.call(
+            Outcome {
+                id: self.serial,
+                status,
+                payload: event.message(),
+            },
+            ThreadsafeFunctionCallMode::NonBlocking,
+        );
+    }
+}
+
+/// A core client bound to one JS environment's dispatcher.
+#[napi]
+pub struct NativeClient {
+    client: Client,
+    tsfn: Arc<Tsfn>,
+}
+
+#[napi]
+impl NativeClient {
+    /// `options`: the JSON of the client options; `fromEnv`: start from the
+    /// environment; `serial`: the id log lines are delivered with; `debug`,
+    /// `warning`: which log levels the JS layer wants.
+    #[napi(constructor)]
+    pub fn new(
+        dispatcher: &Dispatcher,
+        options: String,
+        from_env: bool,
+        serial: u32,
+        debug: bool,
+        warning: bool,
+    ) -> Result<Self> {
+        let mut builder = ops::builder(&options, from_env).map_err(|e| throw(&e))?;
+        if debug || warning {
+            builder = builder.observer(Arc::new(JsObserver {
+                tsfn: Arc::clone(&dispatcher.tsfn),
+                serial,
+                debug: AtomicBool::new(debug),
+                warning: AtomicBool::new(warning),
+            }));
+        }
+        let client = builder.build().map_err(|e| throw(&e))?;
+        Ok(NativeClient {
+            client,
+            tsfn: Arc::clone(&dispatcher.tsfn),
+        })
+    }
+
+    /// Starts network call `op` with `params` (JSON); its outcome comes as `id`.
+    #[napi]
+    pub fn call(&self, op: u32, id: u32, params: String) -> Result<()> {
+        self.start(self.client.clone(), op, id, params)
+    }
+
+    /// The same, cancellable through `cancel`.
+    #[napi]
+    pub fn call_cancellable(
+        &self,
+        op: u32,
+        id: u32,
+        params: String,
+        cancel: &CancelHandle,
+    ) -> Result<()> {
+        self.start(
+            self.client.with_cancel(cancel.token.clone()),
+            op,
+            id,
+            params,
+        )
+    }
+
+    fn start(&self, client: Client, op: u32, id: u32, params: String) -> Result<()> {
+        let op = Op::from_code(op)
+            .ok_or_else(|| napi::Error::new(Status::InvalidArg, "unknown operation code"))?;
+        spawn(&self.tsfn, id, move || ops::run(&client, op, &params));
+        Ok(())
+    }
+
+    /// Every user, lazily: `params` is the JSON of `{pageSize?}`.
+    #[napi]
+    pub fn users(&self, params: String, cancel: Option<&CancelHandle>) -> Result<UsersIterator> {
+        let size = page_size("users", &params)?;
+        let client = self.with_optional_cancel(cancel);
+        Ok(UsersIterator {
+            inner: Arc::new(Mutex::new(client.users_with_page_size(size))),
+            tsfn: Arc::clone(&self.tsfn),
+        })
+    }
+
+    /// The listing page by page: `params` is the JSON of `{pageSize?}`.
+    #[napi]
+    pub fn user_pages(
+        &self,
+        params: String,
+        cancel: Option<&CancelHandle>,
+    ) -> Result<UserPagesIterator> {
+        let size = page_size("userPages", &params)?;
+        let client = self.with_optional_cancel(cancel);
+        Ok(UserPagesIterator {
+            inner: Arc::new(Mutex::new(client.user_pages(size))),
+            tsfn: Arc::clone(&self.tsfn),
+        })
+    }
+
+    fn with_optional_cancel(&self, cancel: Option<&CancelHandle>) -> Client {
+        match cancel {
+            Some(handle) => self.client.with_cancel(handle.token.clone()),
+            None => self.client.clone(),
+        }
+    }
+
+    /// `args`: the JSON of `[roomId, accessToken]`.
+    #[napi]
+    pub fn sign_in_url(&self, args: String) -> Result<String> {
+        let a = args::strings("signInUrl", &args, 2).map_err(|e| throw(&e))?;
+        self.client.sign_in_url(&a[0], &a[1]).map_err(|e| throw(&e))
+    }
+
+    /// `args`: the JSON of `[roomId, accessToken, width, height]`.
+    #[napi]
+    pub fn iframe_html(&self, args: String) -> Result<String> {
+        let a = args::strings("iframeHtml", &args, 4).map_err(|e| throw(&e))?;
+        self.client
+            .iframe_html(&a[0], &a[1], &a[2], &a[3])
+            .map_err(|e| throw(&e))
+    }
+
+    /// The JSON of the key's rate-limit budget.
+    #[napi]
+    pub fn rate_limit_state(&self) -> String {
+        shape::rate_limit_state(&self.client.rate_limit_state())
+    }
+
+    /// The REST base URL.
+    #[napi(getter)]
+    pub fn base_url(&self) -> String {
+        self.client.base_url().to_owned()
+    }
+}
+
+fn page_size(what: &str, params: &str) -> Result<u32> {
+    let read = || {
+        let value = args::parse(what, params)?;
+        let p = Args::new(what, &value)?;
+        p.only(&["pageSize"])?;
+        Ok::<_, roomchat::Error>(
+            p.whole("pageSize", 1, u64::from(MAX_PAGE_SIZE))?
+                .unwrap_or(u64::from(MAX_PAGE_SIZE)) as u32,
+        )
+    };
+    read().map_err(|e| throw(&e))
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Core's `Users` iterator; each `next` runs on a pool thread.
+#[napi]
+pub struct UsersIterator {
+    inner: Arc<Mutex<Users>>,
+    tsfn: Arc<Tsfn>,
+}
+
+#[napi]
+impl UsersIterator {
+    /// The next user (JSON), or `null` at the end, delivered as `id`.
+    #[napi]
+    pub fn next(&self, id: u32) {
+        let inner = Arc::clone(&self.inner);
+        spawn(&self.tsfn, id, move || match lock(&inner).next() {
+            None => Ok("null".to_owned()),
+            Some(Ok(user)) => Ok(shape::user(&user)),
+            Some(Err(e)) => Err(e),
+        });
+    }
+
+    /// After an error, lets the next `next` fetch the failed page again.
+    #[napi]
+    pub fn resume(&self) {
+        lock(&self.inner).resume();
+    }
+}
+
+/// Core's `UserPages` iterator; each `next` runs on a pool thread.
+#[napi]
+pub struct UserPagesIterator {
+    inner: Arc<Mutex<UserPages>>,
+    tsfn: Arc<Tsfn>,
+}
+
+#[napi]
+impl UserPagesIterator {
+    /// The next page (JSON), or `null` at the end, delivered as `id`.
+    #[napi]
+    pub fn next(&self, id: u32) {
+        let inner = Arc::clone(&self.inner);
+        spawn(&self.tsfn, id, move || match lock(&inner).next() {
+            None => Ok("null".to_owned()),
+            Some(Ok(page)) => Ok(shape::user_page(&page)),
+            Some(Err(e)) => Err(e),
+        });
+    }
+
+    /// After an error, lets the next `next` fetch the failed page again.
+    #[napi]
+    pub fn resume(&self) {
+        lock(&self.inner).resume();
+    }
+}
+
+/// The stable snake_case names of core's error kinds, in numeric order (1, 2, …).
+#[napi]
+pub fn error_kinds() -> Vec<String> {
+    ErrorKind::ALL.iter().map(|k| k.name().to_owned()).collect()
+}
+
+/// The wire request of `operation` (core's snake_case name) for `params`
+/// (JSON), as JSON `{method, path, query, body, auth[, url]}`; `url` when
+/// `urlArgs` (JSON `[baseUrl]` or `[baseUrl, key]`) is given.
+#[napi]
+pub fn wire_build(operation: String, params: String, url_args: Option<String>) -> Result<String> {
+    let build = || {
+        let op = Operation::parse(&operation)?;
+        let params = args::parse("wire.buildRequest", &params)?;
+        let request = op.build(&params)?;
+        let mut out = request.to_json();
+        if let Some(url_args) = url_args {
+            // `[baseUrl]` or `[baseUrl, key]`.
+            let a = args::parse("wire.buildRequest", &url_args)?;
+            let text = |i: usize| a.get(i).and_then(|v| v.as_str());
+            let base_url =
+                text(0).ok_or_else(|| invalid("wire.buildRequest: baseUrl must be a string"))?;
+            if a.get(1).is_some_and(|v| !v.is_null() && !v.is_string()) {
+                return Err(invalid("wire.buildRequest: key must be a string"));
+            }
+            out["url"] = request.url(base_url, text(1)).into();
+        }
+        Ok::<_, roomchat::Error>(shape::json(&out))
+    };
+    build().map_err(|e| throw(&e))
+}
+
+/// Decodes a response to `operation` into the JSON of what the client's
+/// method returns; a non-2xx answer throws the error it stands for.
+/// `headers`: JSON list of `[name, value]` pairs.
+#[napi]
+pub fn wire_decode(
+    operation: String,
+    status: u32,
+    headers: String,
+    body: Buffer,
+) -> Result<String> {
+    let decode = || {
+        let op = Operation::parse(&operation)?;
+        let status = u16::try_from(status)
+            .ok()
+            .filter(|s| (100..=999).contains(s))
+            .ok_or_else(|| {
+                invalid("wire.decodeResponse: status must be an HTTP status (100 to 999)")
+            })?;
+        let headers = args::parse("wire.decodeResponse", &headers)?;
+        let bad_headers =
+            || invalid("wire.decodeResponse: headers must be [name, value] string pairs");
+        let headers = headers
+            .as_array()
+            .ok_or_else(bad_headers)?
+            .iter()
+            .map(|pair| match pair.as_array().map(Vec::as_slice) {
+                Some([serde_json::Value::String(n), serde_json::Value::String(v)]) => {
+                    Ok((n.clone(), v.clone()))
+                }
+                _ => Err(bad_headers()),
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let response = WireResponse::new(status, headers, body.to_vec());
+        match op {
+            Operation::ListUsers => {
+                wire::decode_list_users(&response).map(|r| shape::user_page(&r))
+            }
+            Operation::DeactivateUser => {
+                wire::decode_deactivate_user(&response).map(|r| shape::deactivated(&r))
+            }
+            Operation::ConversationMessages => {
+                wire::decode_conversation_messages(&response).map(|r| shape::messages(&r))
+            }
+            Operation::CreateUser => {
+                wire::decode_create_user(&response).map(|r| shape::created_user(&r))
+            }
+            Operation::ListChatRooms => wire::decode_chat_rooms(&response).map(|r| shape::json(&r)),
+            Operation::Raw => wire::decode_raw(&response).map(|r| shape::raw_response(&r)),
+            // A future operation of core: its generic JSON form.
+            other => other.decode(&response).map(|r| shape::json(&r)),
+        }
+    };
+    decode().map_err(|e| throw(&e))
+}
+
+/// Sets the most threads the package's pool runs at once (1 to 1024); returns the previous maximum.
+#[napi]
+pub fn set_max_threads(max: u32) -> Result<u32> {
+    let max = max as usize;
+    if !(1..=pool::MAX_THREADS_LIMIT).contains(&max) {
+        return Err(throw(&invalid(format!(
+            "setMaxThreads: the maximum must be a whole number from 1 to {}",
+            pool::MAX_THREADS_LIMIT
+        ))));
+    }
+    Ok(pool::set_max_threads(max) as u32)
+}
+
+/// The pool's state.
+#[napi(object)]
+pub struct ThreadPoolStats {
+    /// Threads alive.
+    pub threads: u32,
+    /// Threads waiting for work.
+    pub idle: u32,
+    /// Calls waiting for a thread.
+    pub queued: u32,
+    /// The most threads it runs.
+    pub max_threads: u32,
+}
+
+/// The pool's state now.
+#[napi]
+pub fn thread_pool_stats() -> ThreadPoolStats {
+    let (threads, idle, queued, max) = pool::stats();
+    ThreadPoolStats {
+        threads: threads as u32,
+        idle: idle as u32,
+        queued: queued as u32,
+        max_threads: max as u32,
+    }
+}

@@ -1,0 +1,377 @@
+//! The calls: JavaScript arguments to core's typed parameters, core's results to JSON text.
+
+use roomchat::{
+    Client, ClientBuilder, ConversationMessages, CreateUser, DeactivateUser, Error, ListUsers,
+    OnRedisError, PathForm, RateLimitConfig, RawAuth, RawRequest, RedisBudget, WhenLimited,
+    MAX_PAGE_SIZE,
+};
+use serde_json::Value;
+
+use crate::args::{self, invalid, Args};
+use crate::shape;
+
+/// The network calls, by the number the JS layer sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    ListUsers,
+    CreateUser,
+    DeactivateUser,
+    ConversationMessages,
+    ListChatRooms,
+    RawRequest,
+}
+
+impl Op {
+    pub fn from_code(code: u32) -> Option<Op> {
+        Some(match code {
+            0 => Op::ListUsers,
+            1 => Op::CreateUser,
+            2 => Op::DeactivateUser,
+            3 => Op::ConversationMessages,
+            4 => Op::ListChatRooms,
+            5 => Op::RawRequest,
+            _ => return None,
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Op::ListUsers => "listUsers",
+            Op::CreateUser => "createUser",
+            Op::DeactivateUser => "deactivateUser",
+            Op::ConversationMessages => "conversationMessages",
+            Op::ListChatRooms => "listChatRooms",
+            Op::RawRequest => "rawRequest",
+        }
+    }
+}
+
+/// Runs `op` with the JSON text of its parameters; the result as JSON text.
+/// Runs on a pool thread: parsing and validation happen here too, so the
+/// event loop only hands over a string.
+pub fn run(client: &Client, op: Op, params: &str) -> Result<String, Error> {
+    let what = op.name();
+    let value = args::parse(what, params)?;
+    let p = Args::new(what, &value)?;
+    match op {
+        Op::ListUsers => {
+            let params = list_users(&p)?;
+            client.list_users(&params).map(|r| shape::user_page(&r))
+        }
+        Op::CreateUser => {
+            let params = create_user(&p)?;
+            client.create_user(&params).map(|r| shape::created_user(&r))
+        }
+        Op::DeactivateUser => {
+            let target = deactivate_user(&p)?;
+            client
+                .deactivate_user(&target)
+                .map(|r| shape::deactivated(&r))
+        }
+        Op::ConversationMessages => {
+            let params = conversation_messages(&p)?;
+            client
+                .conversation_messages(&params)
+                .map(|r| shape::messages(&r))
+        }
+        Op::ListChatRooms => {
+            p.only(&[])?;
+            client.list_chat_rooms().map(|r| shape::json(&r))
+        }
+        Op::RawRequest => {
+            let request = raw_request(&p)?;
+            client
+                .raw_request(&request)
+                .map(|r| shape::raw_response(&r))
+        }
+    }
+}
+
+fn list_users(p: &Args<'_>) -> Result<ListUsers, Error> {
+    p.only(&["limit", "skip"])?;
+    Ok(ListUsers {
+        limit: p
+            .whole("limit", 1, u64::from(MAX_PAGE_SIZE))?
+            .map(|n| n as u32),
+        skip: p.whole("skip", 0, 9_007_199_254_740_991)?,
+    })
+}
+
+/// Fields of createUser sent as they are, besides `username`, `isModerator` and `chatRoom`.
+const CREATE_USER_STRINGS: [&str; 4] = [
+    "uniqueUserIdentifier",
+    "email",
+    "profilePic",
+    "externalUserId",
+];
+
+fn create_user(p: &Args<'_>) -> Result<CreateUser, Error> {
+    p.only(&[
+        "username",
+        "isModerator",
+        "chatRoom",
+        "uniqueUserIdentifier",
+        "email",
+        "profilePic",
+        "externalUserId",
+        "meta",
+        "extra",
+    ])?;
+    let username = p.required_string("username")?;
+    let mut request = match (p.boolean("isModerator")?, p.string("chatRoom")?) {
+        (Some(true), Some(room)) => CreateUser::room_moderator(username, room),
+        (Some(true), None) => CreateUser::moderator(username),
+        (Some(false) | None, None) => CreateUser::regular(username),
+        (Some(false) | None, Some(_)) => return Err(invalid(
+            "createUser: chatRoom limits a moderator to one room: give it with isModerator: true",
+        )),
+    };
+    if let Some(extra) = p.object("extra")? {
+        request.extra = extra.clone();
+    }
+    for name in CREATE_USER_STRINGS {
+        if let Some(value) = p.string(name)? {
+            if request.extra.contains_key(name) {
+                return Err(invalid(format!(
+                    "createUser: {name} is given both as an option and in extra"
+                )));
+            }
+            request.extra.insert(name.into(), Value::String(value));
+        }
+    }
+    if let Some(meta) = p.get("meta") {
+        if request.extra.contains_key("meta") {
+            return Err(invalid(
+                "createUser: meta is given both as an option and in extra",
+            ));
+        }
+        request.extra.insert("meta".into(), meta.clone());
+    }
+    Ok(request)
+}
+
+fn deactivate_user(p: &Args<'_>) -> Result<DeactivateUser, Error> {
+    p.only(&["userId", "uniqueUserIdentifier"])?;
+    match (p.string("userId")?, p.string("uniqueUserIdentifier")?) {
+        (Some(id), None) => Ok(DeactivateUser::UserId(id)),
+        (None, Some(id)) => Ok(DeactivateUser::UniqueUserIdentifier(id)),
+        (Some(_), Some(_)) => Err(invalid(
+            "deactivateUser: give exactly one of userId and uniqueUserIdentifier, not both",
+        )),
+        (None, None) => Err(invalid(
+            "deactivateUser: give exactly one of userId and uniqueUserIdentifier",
+        )),
+    }
+}
+
+fn conversation_messages(p: &Args<'_>) -> Result<ConversationMessages, Error> {
+    p.only(&["roomId", "conversationId", "pathForm"])?;
+    let form = match p.string("pathForm")?.as_deref() {
+        None | Some("room") => PathForm::Room,
+        Some("chatroom") => PathForm::ChatRoom,
+        Some(_) => return Err(p.bad("pathForm", "\"room\" or \"chatroom\"")),
+    };
+    Ok(ConversationMessages::new(
+        p.required_string("roomId")?,
+        p.required_string("conversationId")?,
+    )
+    .path_form(form))
+}
+
+fn raw_request(p: &Args<'_>) -> Result<RawRequest, Error> {
+    p.only(&["method", "path", "query", "body", "auth"])?;
+    let auth = match p.string("auth")?.as_deref() {
+        None | Some("private") => RawAuth::PrivateKey,
+        Some("public") => RawAuth::PublicKey,
+        Some("none") => RawAuth::None,
+        Some(_) => return Err(p.bad("auth", "\"private\", \"public\" or \"none\"")),
+    };
+    let mut request =
+        RawRequest::new(p.required_string("method")?, p.required_string("path")?).auth(auth);
+    let must = "an object of strings or a list of [name, value] string pairs";
+    match p.get("query") {
+        None => {}
+        Some(Value::Object(map)) => {
+            for (name, value) in map {
+                match value {
+                    Value::String(v) => request.query.push((name.clone(), v.clone())),
+                    Value::Number(n) => request.query.push((name.clone(), n.to_string())),
+                    Value::Bool(b) => request.query.push((name.clone(), b.to_string())),
+                    _ => return Err(p.bad("query", must)),
+                }
+            }
+        }
+        Some(Value::Array(pairs)) => {
+            for pair in pairs {
+                match pair.as_array().map(Vec::as_slice) {
+                    Some([Value::String(n), Value::String(v)]) => {
+                        request.query.push((n.clone(), v.clone()))
+                    }
+                    _ => return Err(p.bad("query", must)),
+                }
+            }
+        }
+        Some(_) => return Err(p.bad("query", must)),
+    }
+    request.body = p.get("body").cloned();
+    Ok(request)
+}
+
+/// Options of `new Client(...)` (everything but `logger`, which stays in JS).
+pub const CLIENT_OPTIONS: [&str; 15] = [
+    "privateKey",
+    "baseUrl",
+    "chatUrl",
+    "publicKey",
+    "timeoutMs",
+    "connectTimeoutMs",
+    "maxRetries",
+    "retryNonIdempotent",
+    "baseBackoffMs",
+    "maxRetryWaitMs",
+    "rateLimit",
+    "appName",
+    "maxResponseBytes",
+    "allowInsecureHttp",
+    // Handled by the JS layer (never sent here); listed so that the message names every option.
+    "logger",
+];
+
+/// A client builder from the options' JSON text; `from_env` starts from the environment.
+pub fn builder(options: &str, from_env: bool) -> Result<ClientBuilder, Error> {
+    let what = if from_env {
+        "Client.fromEnv"
+    } else {
+        "new Client"
+    };
+    let value = args::parse(what, options)?;
+    let p = Args::new(what, &value)?;
+    p.only(&CLIENT_OPTIONS)?;
+    let mut b = if from_env {
+        if p.has("privateKey") || p.has("baseUrl") {
+            return Err(invalid(
+                "Client.fromEnv: privateKey and baseUrl come from ROOMCHAT_PRIVATE_KEY and ROOMCHAT_BASE_URL",
+            ));
+        }
+        ClientBuilder::from_env()?
+    } else {
+        let key = p.required_string("privateKey")?;
+        let base_url = p.required_string("baseUrl")?;
+        Client::builder(key).base_url(base_url)
+    };
+    if let Some(url) = p.string("chatUrl")? {
+        b = b.chat_url(url);
+    }
+    if let Some(key) = p.string("publicKey")? {
+        b = b.public_key(key);
+    }
+    if let Some(t) = p.millis("timeoutMs")? {
+        b = b.timeout(t);
+    }
+    if let Some(t) = p.millis("connectTimeoutMs")? {
+        b = b.connect_timeout(t);
+    }
+    if let Some(n) = p.whole("maxRetries", 0, 100)? {
+        b = b.max_retries(n as u32);
+    }
+    if let Some(yes) = p.boolean("retryNonIdempotent")? {
+        b = b.retry_non_idempotent(yes);
+    }
+    if let Some(t) = p.millis("baseBackoffMs")? {
+        b = b.base_backoff(t);
+    }
+    if let Some(t) = p.millis("maxRetryWaitMs")? {
+        b = b.max_retry_wait(t);
+    }
+    if let Some(name) = p.string("appName")? {
+        b = b.app_name(name);
+    }
+    if let Some(n) = p.whole("maxResponseBytes", 1, u64::MAX)? {
+        b = b.max_response_bytes(n);
+    }
+    if let Some(yes) = p.boolean("allowInsecureHttp")? {
+        b = b.allow_insecure_http(yes);
+    }
+    if let Some(limit) = p.get("rateLimit") {
+        let what = format!("{what}: rateLimit");
+        let r = Args::new(&what, limit)?;
+        r.only(&[
+            "requests",
+            "windowMs",
+            "whenLimited",
+            "maxWaitMs",
+            "redisUrl",
+            "onRedisError",
+            "expectedProcesses",
+            "redisKeyPrefix",
+            "redisConnectTimeoutMs",
+            "redisTimeoutMs",
+            "redisBreakerCooldownMs",
+        ])?;
+        let requests = r
+            .whole("requests", 1, u64::from(u32::MAX))?
+            .ok_or_else(|| r.bad("requests", "given"))?;
+        let window = r
+            .millis("windowMs")?
+            .ok_or_else(|| r.bad("windowMs", "given"))?;
+        let mut config = RateLimitConfig::new(requests as u32, window);
+        match r.string("whenLimited")?.as_deref() {
+            None | Some("wait") => {
+                if let Some(max) = r.millis("maxWaitMs")? {
+                    config.when_limited = WhenLimited::Wait(max);
+                }
+            }
+            Some("fail") => {
+                if r.has("maxWaitMs") {
+                    return Err(r.bad("maxWaitMs", "left out when whenLimited is \"fail\""));
+                }
+                config = config.fail_fast();
+            }
+            Some(_) => return Err(r.bad("whenLimited", "\"wait\" or \"fail\"")),
+        }
+        b = b.rate_limit(config);
+        match r.string("redisUrl")? {
+            Some(url) => {
+                let mut redis = RedisBudget::new(url);
+                if let Some(policy) = r.string("onRedisError")? {
+                    redis = redis.on_error(OnRedisError::from_name(&policy).ok_or_else(|| {
+                        r.bad(
+                            "onRedisError",
+                            "\"local_fallback\", \"fail_closed\" or \"fail_open\"",
+                        )
+                    })?);
+                }
+                if let Some(n) = r.whole("expectedProcesses", 1, u64::from(u32::MAX))? {
+                    redis = redis.expected_processes(n as u32);
+                }
+                if let Some(prefix) = r.string("redisKeyPrefix")? {
+                    redis = redis.key_prefix(prefix);
+                }
+                if let Some(t) = r.millis("redisConnectTimeoutMs")? {
+                    redis = redis.connect_timeout(t);
+                }
+                if let Some(t) = r.millis("redisTimeoutMs")? {
+                    redis = redis.io_timeout(t);
+                }
+                if let Some(t) = r.millis("redisBreakerCooldownMs")? {
+                    redis = redis.breaker_cooldown(t);
+                }
+                b = b.redis_budget(redis);
+            }
+            None => {
+                let redis_only = [
+                    "onRedisError",
+                    "expectedProcesses",
+                    "redisKeyPrefix",
+                    "redisConnectTimeoutMs",
+                    "redisTimeoutMs",
+                    "redisBreakerCooldownMs",
+                ];
+                if let Some(name) = redis_only.into_iter().find(|n| r.has(n)) {
+                    return Err(r.bad(name, "given only with redisUrl"));
+                }
+            }
+        }
+    }
+    Ok(b)
+}

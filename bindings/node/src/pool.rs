@@ -1,0 +1,165 @@
+//! The package's own threads for blocking core calls.
+//!
+//! Core's calls block (sync HTTP, rate-limit waits, retry backoff). They run
+//! here: neither on Node's event loop nor on libuv's thread pool, which has 4
+//! threads by default and also serves `fs`, `dns.lookup`, `crypto` and zlib.
+//!
+//! One pool per process, shared by every worker thread's copy of the addon.
+//! Threads are started on demand, up to a maximum (`ROOMCHAT_NODE_THREADS`,
+//! or `setMaxThreads`; default [`DEFAULT_MAX_THREADS`]); calls beyond it wait
+//! in a queue. A thread idle for [`IDLE_TIMEOUT`] exits. The threads are not
+//! libuv handles, so they never keep a process alive. On Linux,
+//! `ROOMCHAT_NODE_THREAD_NICENESS` (0 to 19, default [`DEFAULT_NICENESS`])
+//! makes them that much nicer than the event loop's thread, so that the loop
+//! gets contended CPUs first; measured on a shared 2-core machine it cost the
+//! calls more (they then also lose to every other process) than it gave the
+//! loop, hence off by default.
+
+use std::collections::VecDeque;
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+/// Threads the pool starts at most, unless configured.
+pub const DEFAULT_MAX_THREADS: usize = 64;
+/// The largest maximum accepted.
+pub const MAX_THREADS_LIMIT: usize = 1024;
+/// How long an idle thread waits for work before it exits.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How much nicer than the process the pool's threads are (Linux), unless configured.
+pub const DEFAULT_NICENESS: i32 = 0;
+/// Stack of each pool thread.
+const STACK_SIZE: usize = 512 * 1024;
+
+type Job = Box<dyn FnOnce() + Send + 'static>;
+
+struct State {
+    queue: VecDeque<Job>,
+    /// Threads alive.
+    threads: usize,
+    /// Threads waiting for work.
+    idle: usize,
+    max: usize,
+}
+
+struct Pool {
+    state: Mutex<State>,
+    work: Condvar,
+}
+
+fn pool() -> &'static Pool {
+    static POOL: OnceLock<Pool> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let max = std::env::var("ROOMCHAT_NODE_THREADS")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|n| (1..=MAX_THREADS_LIMIT).contains(n))
+            .unwrap_or(DEFAULT_MAX_THREADS);
+        Pool {
+            state: Mutex::new(State {
+                queue: VecDeque::new(),
+                threads: 0,
+                idle: 0,
+                max,
+            }),
+            work: Condvar::new(),
+        }
+    })
+}
+
+fn lock() -> MutexGuard<'static, State> {
+    // Jobs run outside the lock and catch their own panics: a poisoned lock
+    // still holds consistent counters.
+    pool().state.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Runs `job` on a pool thread.
+pub fn submit(job: Job) {
+    let mut state = lock();
+    state.queue.push_back(job);
+    // Every idle thread will be woken for one job; start another thread when
+    // more jobs wait than idle threads can take.
+    if state.queue.len() > state.idle && state.threads < state.max {
+        state.threads += 1;
+        let spawned = std::thread::Builder::new()
+            .name("roomchat".into())
+            .stack_size(STACK_SIZE)
+            .spawn(work);
+        if spawned.is_err() {
+            // The queued job runs when a thread frees up (there is at least
+            // one, or the next submit tries again).
+            state.threads -= 1;
+        }
+    }
+    drop(state);
+    pool().work.notify_one();
+}
+
+/// Sets the maximum number of threads (1 to [`MAX_THREADS_LIMIT`]); returns the previous one.
+pub fn set_max_threads(max: usize) -> usize {
+    let mut state = lock();
+    std::mem::replace(&mut state.max, max)
+}
+
+/// (threads alive, threads idle, jobs queued, maximum).
+pub fn stats() -> (usize, usize, usize, usize) {
+    let state = lock();
+    (state.threads, state.idle, state.queue.len(), state.max)
+}
+
+#[cfg(target_os = "linux")]
+fn niceness() -> i32 {
+    static NICENESS: OnceLock<i32> = OnceLock::new();
+    *NICENESS.get_or_init(|| {
+        std::env::var("ROOMCHAT_NODE_THREAD_NICENESS")
+            .ok()
+            .and_then(|v| v.trim().parse::<i32>().ok())
+            .filter(|n| (0..=19).contains(n))
+            .unwrap_or(DEFAULT_NICENESS)
+    })
+}
+
+#[cfg(target_os = "linux")]
+fn lower_priority() {
+    if niceness() == 0 {
+        return;
+    }
+    // SAFETY: plain syscalls on this thread's own id; failure leaves the priority as it was.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        let current = libc::getpriority(libc::PRIO_PROCESS, tid);
+        libc::setpriority(libc::PRIO_PROCESS, tid, (current + niceness()).min(19));
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn lower_priority() {}
+
+fn work() {
+    lower_priority();
+    let pool = pool();
+    let mut state = lock();
+    loop {
+        if let Some(job) = state.queue.pop_front() {
+            drop(state);
+            // A panic in core must not take the thread's accounting with it;
+            // the job itself reports its outcome (see `lib.rs`).
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+            state = lock();
+            continue;
+        }
+        if state.threads > state.max {
+            break;
+        }
+        state.idle += 1;
+        let (next, timeout) = pool
+            .work
+            .wait_timeout(state, IDLE_TIMEOUT)
+            .unwrap_or_else(|p| p.into_inner());
+        state = next;
+        state.idle -= 1;
+        if timeout.timed_out() && state.queue.is_empty() {
+            break;
+        }
+    }
+    state.threads -= 1;
+}

@@ -1,0 +1,241 @@
+//! Results and errors as the JSON text of the JavaScript objects the package
+//! returns: camelCase fields, absent fields left out (so they read
+//! `undefined`), the fields the service sent beyond the known ones under
+//! `extra`. Made on the pool thread; the event loop only runs `JSON.parse`,
+//! which is much cheaper than building objects property by property through
+//! Node-API.
+
+use roomchat::{
+    CreatedUser, Deactivated, Error, Message, MessageAuthor, RateLimitState, RawResponse, User,
+    UserPage,
+};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsUser<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    user_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    username: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    profile_pic: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    email: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unique_user_identifier: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    is_moderator: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    chat_room: Option<&'a str>,
+    extra: &'a Map<String, Value>,
+}
+
+impl<'a> From<&'a User> for JsUser<'a> {
+    fn from(u: &'a User) -> Self {
+        JsUser {
+            id: u.id.as_deref(),
+            user_id: u.user_id.as_deref(),
+            username: u.username.as_deref(),
+            profile_pic: u.profile_pic.as_deref(),
+            email: u.email.as_deref(),
+            unique_user_identifier: u.unique_user_identifier.as_deref(),
+            is_moderator: u.is_moderator,
+            chat_room: u.chat_room.as_deref(),
+            extra: &u.extra,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct JsUserPage<'a> {
+    total: u64,
+    limit: u64,
+    skip: u64,
+    data: Vec<JsUser<'a>>,
+    extra: &'a Map<String, Value>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsAuthor<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    username: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    email: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unique_user_identifier: Option<&'a str>,
+    extra: &'a Map<String, Value>,
+}
+
+impl<'a> From<&'a MessageAuthor> for JsAuthor<'a> {
+    fn from(a: &'a MessageAuthor) -> Self {
+        JsAuthor {
+            id: a.id.as_deref(),
+            username: a.username.as_deref(),
+            email: a.email.as_deref(),
+            unique_user_identifier: a.unique_user_identifier.as_deref(),
+            extra: &a.extra,
+        }
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsMessage<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    conversation: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    created: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    user: Option<JsAuthor<'a>>,
+    extra: &'a Map<String, Value>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsCreatedUser<'a> {
+    access_token: &'a str,
+    username: &'a str,
+    user_id: &'a str,
+    is_moderator: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    chat_room: Option<&'a str>,
+    extra: &'a Map<String, Value>,
+}
+
+#[derive(Serialize)]
+struct JsDeactivated<'a> {
+    success: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<&'a str>,
+    extra: &'a Map<String, Value>,
+}
+
+#[derive(Serialize)]
+struct JsRawResponse<'a> {
+    status: u16,
+    headers: &'a [(String, String)],
+    body: &'a Value,
+}
+
+fn text<T: Serialize>(value: &T) -> String {
+    // Serializing these borrowed views of core's models (strings, numbers,
+    // maps of JSON values) cannot fail.
+    serde_json::to_string(value).unwrap_or_else(|_| "null".to_owned())
+}
+
+pub fn user(u: &User) -> String {
+    text(&JsUser::from(u))
+}
+
+pub fn user_page(page: &UserPage) -> String {
+    text(&JsUserPage {
+        total: page.total,
+        limit: page.limit,
+        skip: page.skip,
+        data: page.data.iter().map(JsUser::from).collect(),
+        extra: &page.extra,
+    })
+}
+
+pub fn messages(messages: &[Message]) -> String {
+    let list: Vec<JsMessage<'_>> = messages
+        .iter()
+        .map(|m| JsMessage {
+            id: m.id.as_deref(),
+            conversation: m.conversation.as_deref(),
+            text: m.text.as_deref(),
+            created: m.created.as_deref(),
+            user: m.user.as_ref().map(JsAuthor::from),
+            extra: &m.extra,
+        })
+        .collect();
+    text(&list)
+}
+
+pub fn created_user(c: &CreatedUser) -> String {
+    text(&JsCreatedUser {
+        access_token: &c.access_token,
+        username: &c.username,
+        user_id: &c.user_id,
+        is_moderator: c.is_moderator,
+        chat_room: c.chat_room.as_deref(),
+        extra: &c.extra,
+    })
+}
+
+pub fn deactivated(d: &Deactivated) -> String {
+    text(&JsDeactivated {
+        success: d.success,
+        message: d.message.as_deref(),
+        extra: &d.extra,
+    })
+}
+
+pub fn raw_response(r: &RawResponse) -> String {
+    text(&JsRawResponse {
+        status: r.status,
+        headers: &r.headers,
+        body: &r.body,
+    })
+}
+
+pub fn json(value: &Value) -> String {
+    text(value)
+}
+
+fn millis(d: std::time::Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+pub fn rate_limit_state(s: &RateLimitState) -> String {
+    let mut out = serde_json::json!({
+        "limit": s.limit,
+        "windowMs": millis(s.window),
+        "used": s.used,
+        "remaining": s.remaining,
+        "nextFreeInMs": millis(s.next_free_in),
+        "backend": s.backend.name(),
+        "degraded": s.degraded,
+    });
+    if let Some(blocked) = s.blocked_for {
+        out["blockedForMs"] = millis(blocked).into();
+    }
+    text(&out)
+}
+
+/// An error as `{kind, message, detail, status?, method?, path?, eventId?, retryAfterMs?}`:
+/// `message` is core's one-line rendering (kind, text, request with the key redacted),
+/// `detail` the text alone.
+pub fn error(e: &Error) -> String {
+    let mut out = Map::new();
+    out.insert("kind".into(), e.kind().name().into());
+    out.insert("message".into(), e.to_string().into());
+    out.insert("detail".into(), e.message().into());
+    if let Some(status) = e.status() {
+        out.insert("status".into(), status.into());
+    }
+    if let Some(method) = e.method() {
+        out.insert("method".into(), method.into());
+    }
+    if let Some(path) = e.path() {
+        out.insert("path".into(), path.into());
+    }
+    if let Some(id) = e.event_id() {
+        out.insert("eventId".into(), id.into());
+    }
+    if let Some(wait) = e.retry_after() {
+        out.insert("retryAfterMs".into(), (wait.as_millis() as u64).into());
+    }
+    text(&out)
+}

@@ -1,0 +1,276 @@
+'use strict'
+// Every endpoint and helper, over real HTTP against the emulator.
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const util = require('node:util')
+const { spawnSync } = require('node:child_process')
+const { startEmulator } = require('./helpers.js')
+const roomchat = require('..')
+const { Client, RoomchatError, RoomchatValidationError, errorCodes } = roomchat
+
+const USERS = '/consumer/api/v2/users'
+
+test('endpoints', async (t) => {
+  const emu = await startEmulator(['--seed-users', '5'])
+  t.after(() => emu.stop())
+  const client = new Client(emu.options())
+
+  await t.test('listUsers: camelCase fields, absent ones undefined, unknown ones under extra', async () => {
+    const page = await client.listUsers({ limit: 2, skip: 1 })
+    assert.deepEqual([page.total, page.limit, page.skip, page.data.length], [5, 2, 1, 2])
+    const user = page.data[0]
+    assert.equal(user.username, 'seed-user-2')
+    assert.equal(user.id, user.userId)
+    assert.match(user.id, /^[0-9a-f]{24}$/)
+    assert.equal(user.isModerator, false)
+    assert.equal(user.email, undefined)
+    assert.equal('email' in user, false)
+    assert.equal(typeof user.extra.created, 'string', 'the emulator sends `created`, which is not a known field')
+    assert.deepEqual(page.extra, {})
+    const defaults = await client.listUsers()
+    assert.equal(defaults.data.length, 5)
+  })
+
+  await t.test('createUser: regular, moderator, room moderator, extra fields; token hidden from inspect', async () => {
+    const jon = await client.createUser({ username: 'jon' })
+    assert.equal(jon.isModerator, false)
+    assert.equal(jon.chatRoom, undefined)
+    const ann = await client.createUser({ username: 'ann', isModerator: true })
+    assert.equal(ann.isModerator, true)
+    const bob = await client.createUser({
+      username: 'bob',
+      isModerator: true,
+      chatRoom: 'bbNiVFoXm',
+      uniqueUserIdentifier: 'crm-7',
+      email: 'bob@example.com',
+      profilePic: 'https://p.example/b.png',
+      externalUserId: 'ext-7',
+      meta: { plan: 'gold' },
+      extra: { locale: 'fr' },
+    })
+    assert.equal(bob.chatRoom, 'bbNiVFoXm')
+    assert.match(bob.userId, /^[0-9a-f]{24}$/)
+    assert.ok(bob.accessToken.length > 20)
+    const sent = (await emu.journal()).filter((e) => e.method === 'POST').map((e) => JSON.parse(e.body))
+    assert.deepEqual(sent.at(-1), {
+      username: 'bob',
+      isModerator: true,
+      chatRoom: 'bbNiVFoXm',
+      uniqueUserIdentifier: 'crm-7',
+      email: 'bob@example.com',
+      profilePic: 'https://p.example/b.png',
+      externalUserId: 'ext-7',
+      meta: { plan: 'gold' },
+      locale: 'fr',
+    })
+    for (const shown of [util.inspect(bob), util.inspect(bob, { depth: 0 }), util.format('%o', bob), util.format('%O', [bob])]) {
+      assert.ok(!shown.includes(bob.accessToken), shown)
+      assert.match(shown, /hidden/)
+    }
+    assert.equal(JSON.parse(JSON.stringify(bob)).accessToken, bob.accessToken, 'still a plain data object')
+    const listed = await client.listUsers({ limit: 200 })
+    const found = listed.data.find((u) => u.username === 'bob')
+    assert.equal(found.uniqueUserIdentifier, 'crm-7')
+    assert.equal(found.chatRoom, 'bbNiVFoXm')
+    assert.deepEqual(found.extra.meta, { plan: 'gold' })
+  })
+
+  await t.test('deactivateUser by either id; a second time is ROOMCHAT_USER_NOT_FOUND', async () => {
+    const u = await client.createUser({ username: 'cat', uniqueUserIdentifier: 'crm-9' })
+    const done = await client.deactivateUser({ userId: u.userId })
+    assert.deepEqual(done, { success: true, message: 'user deactivated', extra: {} })
+    await assert.rejects(client.deactivateUser({ userId: u.userId }), (e) => {
+      assert.ok(e instanceof RoomchatError)
+      assert.equal(e.code, 'ROOMCHAT_USER_NOT_FOUND')
+      assert.equal(e.kind, 'user_not_found')
+      assert.equal(e.status, 400)
+      assert.equal(e.method, 'DELETE')
+      assert.equal(e.path, '/consumer/api/v2/user/deactivate?auth=REDACTED')
+      return true
+    })
+    await client.createUser({ username: 'dan', uniqueUserIdentifier: 'crm-10' })
+    assert.equal((await client.deactivateUser({ uniqueUserIdentifier: 'crm-10' })).success, true)
+  })
+
+  await t.test('deactivateUser with both or neither id: a TypeError, before anything is sent', async () => {
+    await emu.admin('DELETE', '/journal')
+    for (const params of [{}, { userId: 'a', uniqueUserIdentifier: 'b' }, undefined]) {
+      await assert.rejects(client.deactivateUser(params), (e) => {
+        assert.ok(e instanceof TypeError)
+        assert.ok(e instanceof RoomchatError)
+        assert.ok(e instanceof RoomchatValidationError)
+        assert.equal(e.code, 'ROOMCHAT_VALIDATION')
+        assert.match(e.message, /exactly one of userId and uniqueUserIdentifier/)
+        return true
+      })
+    }
+    assert.equal((await emu.journal()).length, 0)
+  })
+
+  await t.test('conversationMessages by both path forms', async () => {
+    await emu.admin('POST', '/rooms', { roomId: 'bbNiVFoXm', name: 'General' })
+    const conv = await emu.admin('POST', '/conversations', {
+      roomId: 'bbNiVFoXm',
+      messages: [
+        { messages: 'hi', user: { _id: 'u1', username: 'jon', email: 'jon@example.com' } },
+        { messages: 'hello', user: { username: 'ann' } },
+      ],
+    })
+    for (const pathForm of [undefined, 'room', 'chatroom']) {
+      const messages = await client.conversationMessages({ roomId: 'bbNiVFoXm', conversationId: conv.conversationId, pathForm })
+      assert.deepEqual(messages.map((m) => m.text), ['hi', 'hello'])
+      assert.equal(messages[0].user.username, 'jon')
+      assert.equal(messages[0].user.id, 'u1')
+      assert.equal(messages[0].conversation, conv.conversationId)
+      assert.equal(typeof messages[0].created, 'string')
+      assert.equal(messages[1].user.email, undefined)
+    }
+    const chatroom = (await emu.journal()).filter((e) => e.path.startsWith('/consumer/api/v2/chatroom/'))
+    assert.equal(chatroom.length, 1)
+    await assert.rejects(client.conversationMessages({ roomId: 'nope', conversationId: 'c' }), { code: 'ROOMCHAT_INVALID_REQUEST' })
+  })
+
+  await t.test('listChatRooms and rawRequest (public key, query, body)', async () => {
+    const rooms = await client.listChatRooms()
+    assert.equal(rooms[0].roomId, 'bbNiVFoXm')
+    const jon = await client.createUser({ username: 'eve' })
+    const raw = await client.rawRequest({
+      method: 'GET',
+      path: '/consumer/api/v1/validate',
+      query: { accessToken: jon.accessToken },
+      auth: 'public',
+    })
+    assert.equal(raw.status, 200)
+    assert.equal(raw.body.username, 'eve')
+    assert.ok(raw.headers.some(([name]) => name === 'content-type'))
+    const pairs = await client.rawRequest({ method: 'GET', path: USERS, query: [['limit', '1']] })
+    assert.equal(pairs.body.data.length, 1)
+    const posted = await client.rawRequest({ method: 'POST', path: '/consumer/api/v1/user', body: { username: 'raw' } })
+    assert.equal(posted.body.username, 'raw')
+    await assert.rejects(client.rawRequest({ method: 'DELETE', path: '/consumer/api/v1/chatrooms' }), {
+      code: 'ROOMCHAT_UNEXPECTED_STATUS',
+      status: 405,
+    })
+  })
+
+  await t.test('sync helpers: signInUrl, iframeHtml, rateLimitState, baseUrl', async () => {
+    const url = client.signInUrl('bbNiVFoXm', 'tok&en')
+    assert.equal(url, `${emu.chatUrl}/bbNiVFoXm?accessToken=tok%26en`)
+    const html = client.iframeHtml('bbNiVFoXm', 'tok', 640, '100%')
+    assert.match(html, /^<iframe /)
+    assert.match(html, /width="640"/)
+    assert.match(html, /height="100%"/)
+    const state = client.rateLimitState()
+    assert.equal(state.used + state.remaining, state.limit)
+    assert.ok(state.used > 0)
+    assert.equal(state.windowMs, 61000)
+    assert.equal(client.baseUrl, emu.baseUrl)
+    assert.throws(() => new Client({ ...emu.options(), chatUrl: undefined }).signInUrl('r', 't'), {
+      code: 'ROOMCHAT_CONFIGURATION',
+    })
+    assert.throws(() => client.signInUrl('', 't'), { code: 'ROOMCHAT_VALIDATION' })
+    assert.throws(() => client.signInUrl('r'), { code: 'ROOMCHAT_VALIDATION' })
+  })
+})
+
+test('users() and userPages() fetch a page only when needed', async (t) => {
+  const emu = await startEmulator(['--seed-users', '450'])
+  t.after(() => emu.stop())
+  const client = new Client(emu.options())
+
+  const names = []
+  for await (const user of client.users()) names.push(user.username)
+  assert.equal(names.length, 450)
+  assert.equal(new Set(names).size, 450)
+  assert.equal(names[449], 'seed-user-450')
+
+  await emu.admin('DELETE', '/journal')
+  const iterator = client.users({ pageSize: 100 })
+  assert.equal(await emu.arrivals('GET', USERS), 0, 'nothing is fetched before the first next()')
+  let seen = 0
+  for await (const user of iterator) {
+    assert.ok(user.username)
+    seen += 1
+    if (seen === 100) assert.equal(await emu.arrivals('GET', USERS), 1)
+    if (seen === 101) assert.equal(await emu.arrivals('GET', USERS), 2)
+    if (seen === 150) break
+  }
+  assert.equal(await emu.arrivals('GET', USERS), 2, 'break stops fetching')
+  assert.deepEqual(await iterator.next(), { done: true, value: undefined })
+
+  const sizes = []
+  for await (const page of client.userPages({ pageSize: 200 })) sizes.push(page.data.length)
+  assert.deepEqual(sizes, [200, 200, 50])
+
+  // next() called again before the last one settled still yields in order
+  const it = client.users({ pageSize: 3 })
+  const firstFive = await Promise.all([it.next(), it.next(), it.next(), it.next(), it.next()])
+  assert.deepEqual(
+    firstFive.map((r) => r.value.username),
+    ['seed-user-1', 'seed-user-2', 'seed-user-3', 'seed-user-4', 'seed-user-5'],
+  )
+
+  await assert.rejects(client.users({ pageSize: 0 }).next(), { code: 'ROOMCHAT_VALIDATION' })
+  await assert.rejects(client.userPages({ size: 5 }).next(), { code: 'ROOMCHAT_VALIDATION' })
+
+  // An error is yielded once; resume() goes on with the page that failed.
+  await emu.fault({ method: 'GET', path: USERS, times: 1, action: { kind: 'not_json' } })
+  const failing = client.users({ pageSize: 200 })
+  await assert.rejects(failing.next(), { code: 'ROOMCHAT_DECODE' })
+  assert.equal((await failing.next()).done, true)
+  failing.resume()
+  assert.equal((await failing.next()).value.username, 'seed-user-1')
+})
+
+test('Client.fromEnv and option checks', async (t) => {
+  const emu = await startEmulator()
+  t.after(() => emu.stop())
+  const script = `
+    const { Client } = require(${JSON.stringify(require.resolve('..'))})
+    const client = Client.fromEnv({ maxRetries: 1 })
+    client.listUsers().then((page) => console.log(JSON.stringify({ total: page.total, base: client.baseUrl })))
+  `
+  const env = { ...process.env, ROOMCHAT_PRIVATE_KEY: emu.privateKey, ROOMCHAT_BASE_URL: emu.baseUrl }
+  const run = spawnSync(process.execPath, ['-e', script], { env, encoding: 'utf8' })
+  assert.equal(run.status, 0, run.stderr)
+  assert.deepEqual(JSON.parse(run.stdout), { total: 0, base: emu.baseUrl })
+
+  const missing = spawnSync(
+    process.execPath,
+    ['-e', `const { Client } = require(${JSON.stringify(require.resolve('..'))}); try { Client.fromEnv() } catch (e) { console.log(e.code, e.message) }`],
+    { env: { PATH: process.env.PATH }, encoding: 'utf8' },
+  )
+  assert.match(missing.stdout, /^ROOMCHAT_CONFIGURATION .*ROOMCHAT_PRIVATE_KEY/)
+
+  const good = emu.options()
+  assert.throws(() => new Client(), { code: 'ROOMCHAT_VALIDATION' })
+  assert.throws(() => new Client('sk'), { code: 'ROOMCHAT_VALIDATION' })
+  assert.throws(() => new Client({ ...good, privateKey: '' }), { code: 'ROOMCHAT_CONFIGURATION' })
+  assert.throws(() => new Client({ ...good, privateKey: ` ${good.privateKey}` }), { code: 'ROOMCHAT_CONFIGURATION' })
+  assert.throws(() => new Client({ ...good, baseUrl: 'http://example.com' }), { code: 'ROOMCHAT_CONFIGURATION' })
+  assert.throws(() => new Client({ ...good, baseURL: good.baseUrl }), (e) => e.code === 'ROOMCHAT_VALIDATION' && /baseURL/.test(e.message))
+  assert.throws(() => new Client({ ...good, timeoutMs: -1 }), { code: 'ROOMCHAT_VALIDATION' })
+  assert.throws(() => new Client({ ...good, timeoutMs: '5' }), { code: 'ROOMCHAT_VALIDATION' })
+  assert.throws(() => new Client({ ...good, maxRetries: 1.5 }), { code: 'ROOMCHAT_VALIDATION' })
+  assert.throws(() => new Client({ ...good, rateLimit: { requests: 10 } }), { code: 'ROOMCHAT_VALIDATION' })
+  assert.throws(() => new Client({ ...good, rateLimit: { requests: 10, windowMs: 1000, whenLimited: 'later' } }), {
+    code: 'ROOMCHAT_VALIDATION',
+  })
+  assert.throws(() => new Client({ ...good, logger: {} }), { code: 'ROOMCHAT_VALIDATION' })
+  assert.throws(() => new Client({ ...good, appName: 'a\nb' }), { code: 'ROOMCHAT_CONFIGURATION' })
+  const http = new Client({ ...good, baseUrl: 'http://example.com', allowInsecureHttp: true })
+  assert.equal(http.baseUrl, 'http://example.com')
+  assert.equal(Object.keys(errorCodes).length, 16)
+  assert.equal(errorCodes.budget_unavailable, 'ROOMCHAT_BUDGET_UNAVAILABLE')
+  assert.equal(errorCodes.rate_limited, 'ROOMCHAT_RATE_LIMITED')
+  assert.equal(errorCodes.cancelled, 'ROOMCHAT_CANCELLED')
+  assert.ok(!util.inspect(new Client(good)).includes(good.privateKey))
+})
+
+test('appName reaches the User-Agent', async (t) => {
+  const emu = await startEmulator()
+  t.after(() => emu.stop())
+  await new Client(emu.options({ appName: 'my-backend/1.4' })).listUsers()
+  const [entry] = await emu.journal()
+  assert.match(entry.user_agent, /^roomchat-rust\/\S+ my-backend\/1\.4$/)
+})

@@ -1,0 +1,23 @@
+'use strict'
+// The README's Node example (examples/readme.mjs, shown verbatim in README.md) runs against the emulator.
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const path = require('node:path')
+const { execFile } = require('node:child_process')
+const { promisify } = require('node:util')
+const { startEmulator } = require('./helpers.js')
+
+test('the README example runs', async (t) => {
+  const emu = await startEmulator(['--seed-users', '3'])
+  t.after(() => emu.stop())
+  const { stdout } = await promisify(execFile)(process.execPath, [path.join(__dirname, '..', 'examples', 'readme.mjs')], {
+    env: { ...process.env, ROOMCHAT_PRIVATE_KEY: emu.privateKey, ROOMCHAT_BASE_URL: emu.baseUrl, ROOMCHAT_CHAT_URL: emu.chatUrl },
+  })
+  const lines = stdout.trim().split('\n')
+  assert.match(lines[0], new RegExp(`^sign Ann in at ${emu.chatUrl}/bbNiVFoXm\\?accessToken=`))
+  assert.equal(lines[1], '4 users; the first is seed-user-1')
+  assert.deepEqual(lines.slice(2, 6), ['  seed-user-1', '  seed-user-2', '  seed-user-3', '  ann'])
+  assert.equal(lines[6], 'already deactivated (400 user not found)')
+  const [entry] = await emu.journal()
+  assert.match(entry.user_agent, /my-backend\/1\.4$/)
+})

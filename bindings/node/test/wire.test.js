@@ -1,0 +1,101 @@
+'use strict'
+// The shared conformance vectors (tests/conformance/) through the package's `wire` layer.
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const path = require('node:path')
+const { root } = require('./helpers.js')
+const { wire, RoomchatError } = require('..')
+
+const vectors = (name) => JSON.parse(fs.readFileSync(path.join(root, 'tests', 'conformance', name), 'utf8'))
+
+/** The package's result shape written back with the service's field names (the vectors' form). */
+function clean(object) {
+  return Object.fromEntries(Object.entries(object).filter(([, v]) => v !== undefined))
+}
+const userToWire = ({ id, extra, ...rest }) => clean({ _id: id, ...rest, ...extra })
+const authorToWire = ({ id, extra, ...rest }) => clean({ _id: id, ...rest, ...extra })
+const messageToWire = ({ id, text, user, extra, ...rest }) =>
+  clean({ _id: id, ...rest, messages: text, user: user && authorToWire(user), ...extra })
+const TO_WIRE = {
+  list_users: ({ data, extra, ...rest }) => ({ ...rest, data: data.map(userToWire), ...extra }),
+  conversation_messages: (messages) => messages.map(messageToWire),
+  create_user: ({ extra, ...rest }) => clean({ ...rest, ...extra }),
+  deactivate_user: ({ extra, ...rest }) => clean({ ...rest, ...extra }),
+  list_chat_rooms: (rooms) => rooms,
+  raw: ({ status, body }) => ({ status, body }),
+}
+
+test('requests.json: request in, exact wire request out', () => {
+  const cases = vectors('requests.json')
+  assert.ok(cases.length >= 20)
+  for (const c of cases) {
+    if (c.expect_error !== undefined) {
+      assert.throws(
+        () => wire.buildRequest(c.operation, c.params),
+        (e) => e instanceof RoomchatError && e.kind === c.expect_error,
+        c.name,
+      )
+      continue
+    }
+    const request = wire.buildRequest(c.operation, c.params, { baseUrl: 'https://api.example.com', key: 'REDACTED' })
+    assert.equal(request.method, c.expect.method, c.name)
+    assert.equal(request.path, c.expect.path, c.name)
+    assert.deepEqual(request.query, c.expect.query, c.name)
+    assert.deepEqual(request.body, c.expect.body, c.name)
+    if (c.expect.url !== undefined) assert.equal(request.url, c.expect.url, c.name)
+  }
+})
+
+test('responses.json: wire response in, exact result or error out', () => {
+  const cases = vectors('responses.json')
+  assert.ok(cases.length >= 20)
+  for (const c of cases) {
+    let result
+    let error
+    try {
+      result = wire.decodeResponse(c.operation, c.status, c.headers, c.body)
+    } catch (e) {
+      error = e
+    }
+    if (c.expect.ok !== undefined) {
+      assert.equal(error, undefined, `${c.name}: ${error}`)
+      assert.deepEqual(TO_WIRE[c.operation](result), c.expect.ok, c.name)
+      continue
+    }
+    const want = c.expect.error
+    assert.ok(error instanceof RoomchatError, `${c.name}: ${error}`)
+    assert.equal(error.kind, want.kind, c.name)
+    assert.equal(error.code, `ROOMCHAT_${want.kind.toUpperCase()}`, c.name)
+    assert.equal(error.status, want.status, c.name)
+    assert.equal(error.eventId, want.event_id, c.name)
+    assert.equal(error.retryAfterMs, want.retry_after_ms, c.name)
+    if (want.message !== undefined) assert.equal(error.detail, want.message, c.name)
+  }
+})
+
+test('wire accepts headers and bodies in the forms Node users have', () => {
+  const body = '{"total": 1, "limit": 50, "skip": 0, "data": [{"_id": "u1", "username": "jon"}]}'
+  const forms = [
+    [[['content-type', 'application/json']], body],
+    [{ 'content-type': 'application/json' }, Buffer.from(body)],
+    [new Headers({ 'content-type': 'application/json' }), new TextEncoder().encode(body)],
+    [undefined, new TextEncoder().encode(body).buffer],
+  ]
+  for (const [headers, b] of forms) {
+    const page = wire.decodeResponse('list_users', 200, headers, b)
+    assert.equal(page.data[0].username, 'jon')
+    assert.equal(page.data[0].id, 'u1')
+  }
+  const created = wire.decodeResponse('create_user', 200, [], '{"accessToken": "t0k3n", "username": "a", "userId": "1", "isModerator": false}')
+  assert.ok(!require('node:util').inspect(created).includes('t0k3n'))
+  const request = wire.buildRequest('list_users', { limit: 5 }, { baseUrl: 'https://api.example.com' })
+  assert.equal(request.url, 'https://api.example.com/consumer/api/v2/users?limit=5')
+  const rateLimited = () => wire.decodeResponse('list_users', 429, { 'Retry-After': '7' }, '')
+  assert.throws(rateLimited, { code: 'ROOMCHAT_RATE_LIMITED', retryAfterMs: 7000 })
+  assert.throws(() => wire.buildRequest('nope', {}), { code: 'ROOMCHAT_VALIDATION' })
+  assert.throws(() => wire.buildRequest('list_users', { limit: 'x' }), { code: 'ROOMCHAT_VALIDATION' })
+  assert.throws(() => wire.decodeResponse('list_users', 99, [], ''), { code: 'ROOMCHAT_VALIDATION' })
+  assert.throws(() => wire.decodeResponse('list_users', 200, 5, ''), { code: 'ROOMCHAT_VALIDATION' })
+  assert.throws(() => wire.decodeResponse('list_users', 200, [], 5), { code: 'ROOMCHAT_VALIDATION' })
+})

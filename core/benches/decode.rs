@@ -1,0 +1,73 @@
+//! Decoding a 100,000-message conversation (about 19 MB of JSON) into
+//! `Vec<Message>` through the client's own decoder, against parsing the same
+//! bytes into a `serde_json::Value` (what a caller does by hand). Rounds
+//! alternate; medians are printed. Goal (issue 7): the typed decode is no
+//! slower than the `Value` parse.
+//!
+//! `cargo bench -p roomchat --bench decode` (`ROOMCHAT_BENCH_MESSAGES`, default 100000).
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use roomchat::wire::{self, WireResponse};
+use serde_json::json;
+
+fn main() {
+    let count: usize = std::env::var("ROOMCHAT_BENCH_MESSAGES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000);
+    let messages: Vec<_> = (0..count)
+        .map(|i| {
+            json!({
+                "_id": format!("6141fd87{:016x}", i),
+                "conversation": "6141fd87c3b6750317d04f64",
+                "messages": format!("Message number {i}: hello, is anyone here? \u{1F44B} \"quoted\"."),
+                "created": "2024-01-15T15:21:44.293Z",
+                "user": {
+                    "_id": format!("{:024x}", i % 97),
+                    "username": format!("user-{}", i % 97),
+                    "email": format!("user-{}@example.com", i % 97),
+                },
+            })
+        })
+        .collect();
+    let body = serde_json::to_vec(&messages).unwrap();
+    let response = WireResponse::new(200, vec![], body);
+
+    let typed = || {
+        let started = Instant::now();
+        let decoded = wire::decode_conversation_messages(&response).unwrap();
+        assert_eq!(decoded.len(), count);
+        black_box(decoded);
+        started.elapsed().as_secs_f64() * 1e3
+    };
+    let value = || {
+        let started = Instant::now();
+        let decoded: serde_json::Value = serde_json::from_slice(&response.body).unwrap();
+        assert_eq!(decoded.as_array().map(Vec::len), Some(count));
+        black_box(decoded);
+        started.elapsed().as_secs_f64() * 1e3
+    };
+    typed();
+    value();
+    let (mut typed_ms, mut value_ms) = (Vec::new(), Vec::new());
+    for round in 0..10 {
+        if round % 2 == 0 {
+            typed_ms.push(typed());
+            value_ms.push(value());
+        } else {
+            value_ms.push(value());
+            typed_ms.push(typed());
+        }
+    }
+    typed_ms.sort_by(f64::total_cmp);
+    value_ms.sort_by(f64::total_cmp);
+    let (t, v) = (typed_ms[5], value_ms[5]);
+    println!(
+        "decode {count} messages ({:.1} MB): Vec<Message> {t:.1} ms, serde_json::Value {v:.1} ms, \
+         ratio {:.2} (goal <= 1.00), median of 10 alternating rounds",
+        response.body.len() as f64 / 1e6,
+        t / v
+    );
+}

@@ -1,0 +1,740 @@
+//! One rate budget per private key across processes and hosts, kept in Redis
+//! (cargo feature `redis`).
+//!
+//! # Design
+//!
+//! Every request start is one call of a Lua script (one round trip), which
+//! reads Redis's own clock (`TIME`, never a client's), keeps the start times of
+//! the key's last `limit` requests in a capped list (newest first), and admits
+//! a start only when the oldest of those `limit` starts has left the window:
+//! so at most `limit` starts fall in any rolling window, counted across every
+//! process and host. The limit and window carry the same reserve and jitter
+//! margin as the in-process budget. A denied start gets the exact wait back;
+//! the caller sleeps it (plus a little jitter) and tries again, while the other
+//! callers of its process wait on a local gate instead of polling Redis: one
+//! caller per process asks Redis at a time until a start is admitted.
+//!
+//! A 429 anywhere sets a block key whose expiry is the `Retry-After` (or the
+//! window); the same script refuses every start while it lives.
+//!
+//! Keys are `{prefix}:{<hash>}:starts` and `{prefix}:{<hash>}:block`, where
+//! `<hash>` is the first 128 bits of SHA-256 of the private key: the key
+//! itself never reaches Redis, and the braces are a Redis Cluster hash tag, so
+//! both keys of a budget live in one slot. Both expire when idle.
+//!
+//! # When Redis fails
+//!
+//! A failed or slow call (connect, read and write timeouts, 500 ms by default)
+//! opens a circuit breaker: for the next [`RedisBudget::breaker_cooldown`] (5 s)
+//! no call goes to Redis, and then one caller tries it again. Meanwhile the
+//! [`OnRedisError`] policy applies: the in-process budget at `limit ÷
+//! expected_processes` (the default), a typed error, or no limit. A script
+//! cache emptied by a Redis restart (`NOSCRIPT`) is reloaded on the fly. After
+//! `fork()` the child opens its own connection.
+//!
+//! # Redis permissions
+//!
+//! With Redis ACLs, the user needs `+evalsha +eval +script|load` on the keys
+//! `{prefix}:*` (the scripts call `TIME`, `PTTL`, `LLEN`, `LINDEX`, `LRANGE`,
+//! `LPUSH`, `LTRIM`, `PEXPIRE` and `SET`), e.g.
+//! `ACL SETUSER roomchat on >secret ~roomchat:* +evalsha +eval +script|load`.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use once_cell::sync::Lazy;
+use sha2::{Digest, Sha256};
+
+use crate::cancel::{self, CancelToken};
+use crate::error::{Error, ErrorKind, Result};
+use crate::fork::ForkLocal;
+use crate::ratelimit::{Budget, BudgetBackend, RateLimitConfig, RateLimitState, WhenLimited};
+
+/// What the client does while the shared budget in Redis cannot be reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum OnRedisError {
+    /// Count in this process alone, at the limit ÷ [`RedisBudget::expected_processes`] (default).
+    #[default]
+    LocalFallback,
+    /// Refuse to send: calls fail with [`ErrorKind::BudgetUnavailable`].
+    FailClosed,
+    /// Send without counting (the service's 429s still hold every caller off).
+    FailOpen,
+}
+
+impl OnRedisError {
+    /// The stable name: `local_fallback`, `fail_closed` or `fail_open`.
+    pub fn name(self) -> &'static str {
+        match self {
+            OnRedisError::LocalFallback => "local_fallback",
+            OnRedisError::FailClosed => "fail_closed",
+            OnRedisError::FailOpen => "fail_open",
+        }
+    }
+
+    /// The policy called `name`.
+    pub fn from_name(name: &str) -> Option<OnRedisError> {
+        [
+            OnRedisError::LocalFallback,
+            OnRedisError::FailClosed,
+            OnRedisError::FailOpen,
+        ]
+        .into_iter()
+        .find(|p| p.name() == name)
+    }
+}
+
+/// Where and how the key's budget is shared: a Redis server reached by URL.
+///
+/// ```no_run
+/// use roomchat::{Client, OnRedisError, RedisBudget};
+/// let client = Client::builder("sk_live_…")
+///     .base_url("https://api.example.com")
+///     .redis_budget(RedisBudget::new("redis://:password@10.0.0.5:6379/0")
+///         .on_error(OnRedisError::LocalFallback)
+///         .expected_processes(8))
+///     .build()?;
+/// # Ok::<(), roomchat::Error>(())
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct RedisBudget {
+    url: String,
+    key_prefix: String,
+    on_error: OnRedisError,
+    expected_processes: u32,
+    connect_timeout: Duration,
+    io_timeout: Duration,
+    breaker_cooldown: Duration,
+}
+
+impl fmt::Debug for RedisBudget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisBudget")
+            .field("url", &redacted_url(&self.url))
+            .field("key_prefix", &self.key_prefix)
+            .field("on_error", &self.on_error)
+            .field("expected_processes", &self.expected_processes)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("io_timeout", &self.io_timeout)
+            .field("breaker_cooldown", &self.breaker_cooldown)
+            .finish()
+    }
+}
+
+/// Default connect, read and write timeout of the Redis connection: 500 ms.
+pub const DEFAULT_REDIS_TIMEOUT: Duration = Duration::from_millis(500);
+/// Default time without Redis after a failure, before one caller tries it again: 5 s.
+pub const DEFAULT_BREAKER_COOLDOWN: Duration = Duration::from_secs(5);
+
+impl RedisBudget {
+    /// The budget shared through the Redis server at `url` (`redis://[:password@]host[:port][/db]`,
+    /// `rediss://` for TLS). Defaults: prefix `roomchat`, [`OnRedisError::LocalFallback`] with 4
+    /// expected processes, 500 ms timeouts, a 5 s breaker.
+    pub fn new(url: impl Into<String>) -> RedisBudget {
+        RedisBudget {
+            url: url.into(),
+            key_prefix: "roomchat".into(),
+            on_error: OnRedisError::default(),
+            expected_processes: 4,
+            connect_timeout: DEFAULT_REDIS_TIMEOUT,
+            io_timeout: DEFAULT_REDIS_TIMEOUT,
+            breaker_cooldown: DEFAULT_BREAKER_COOLDOWN,
+        }
+    }
+
+    /// The prefix of the budget's Redis keys (default `roomchat`).
+    pub fn key_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.key_prefix = prefix.into();
+        self
+    }
+
+    /// What to do while Redis cannot be reached (default [`OnRedisError::LocalFallback`]).
+    pub fn on_error(mut self, policy: OnRedisError) -> Self {
+        self.on_error = policy;
+        self
+    }
+
+    /// How many processes share the key, for [`OnRedisError::LocalFallback`]: each
+    /// then allows itself the limit divided by this (default 4).
+    pub fn expected_processes(mut self, processes: u32) -> Self {
+        self.expected_processes = processes;
+        self
+    }
+
+    /// Connect timeout (default [`DEFAULT_REDIS_TIMEOUT`]).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Read and write timeout of each round trip (default [`DEFAULT_REDIS_TIMEOUT`]).
+    pub fn io_timeout(mut self, timeout: Duration) -> Self {
+        self.io_timeout = timeout;
+        self
+    }
+
+    /// How long Redis is left alone after a failure (default [`DEFAULT_BREAKER_COOLDOWN`]).
+    pub fn breaker_cooldown(mut self, cooldown: Duration) -> Self {
+        self.breaker_cooldown = cooldown;
+        self
+    }
+
+    /// The policy while Redis cannot be reached.
+    pub fn policy(&self) -> OnRedisError {
+        self.on_error
+    }
+
+    fn validate(&self) -> Result<()> {
+        if self.expected_processes == 0 {
+            return Err(Error::configuration(
+                "expected_processes must be at least 1",
+            ));
+        }
+        if self.connect_timeout.is_zero() || self.io_timeout.is_zero() {
+            return Err(Error::configuration(
+                "the Redis timeouts must be greater than zero",
+            ));
+        }
+        if self.key_prefix.is_empty() || self.key_prefix.contains(['{', '}']) {
+            return Err(Error::configuration(
+                "the Redis key prefix must be non-empty and hold no braces",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `url` with its password (and user name) shown as `REDACTED`.
+fn redacted_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme_end), Some(at)) if at > scheme_end => {
+            format!("{}REDACTED{}", &url[..scheme_end + 3], &url[at..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
+/// The password in `url`, if any (to scrub it from any text that might quote it).
+fn password_of(url: &str) -> Option<String> {
+    let scheme_end = url.find("://")? + 3;
+    let at = url.rfind('@')?;
+    let credentials = url.get(scheme_end..at)?;
+    let password = credentials.split_once(':').map_or(credentials, |(_, p)| p);
+    (!password.is_empty()).then(|| password.to_owned())
+}
+
+// ---- scripts ---------------------------------------------------------------------------
+
+/// One start: admitted (`{1, now_us}`), or the wait in microseconds (`{0, wait_us}`).
+/// KEYS: starts list, block key. ARGV: limit, window (µs), idle expiry (ms).
+const ACQUIRE: &str = r#"
+if redis.replicate_commands then pcall(redis.replicate_commands) end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+local blocked = redis.call('PTTL', KEYS[2])
+if blocked > 0 then return {0, blocked * 1000} end
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+if redis.call('LLEN', KEYS[1]) >= limit then
+  local oldest = tonumber(redis.call('LINDEX', KEYS[1], limit - 1))
+  if oldest and now - oldest < window then
+    return {0, oldest + window - now}
+  end
+end
+redis.call('LPUSH', KEYS[1], string.format('%.0f', now))
+redis.call('LTRIM', KEYS[1], 0, limit - 1)
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return {1, now}
+"#;
+
+/// Holds every start off for ARGV[1] ms (never shortens a longer hold). KEYS: block key.
+const BLOCK: &str = r#"
+local hold = tonumber(ARGV[1])
+if redis.call('PTTL', KEYS[1]) < hold then
+  redis.call('SET', KEYS[1], '1', 'PX', hold)
+end
+return 1
+"#;
+
+/// Where the budget stands: `{used, next_free_us, blocked_ms}`. KEYS and ARGV as ACQUIRE's.
+const PEEK: &str = r#"
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local starts = redis.call('LRANGE', KEYS[1], 0, limit - 1)
+local used = 0
+for _, start in ipairs(starts) do
+  if now - tonumber(start) < window then used = used + 1 else break end
+end
+local next_free = 0
+if used >= limit then next_free = tonumber(starts[limit]) + window - now end
+local blocked = redis.call('PTTL', KEYS[2])
+if blocked < 0 then blocked = 0 end
+return {used, next_free, blocked}
+"#;
+
+static ACQUIRE_SCRIPT: Lazy<redis::Script> = Lazy::new(|| redis::Script::new(ACQUIRE));
+static BLOCK_SCRIPT: Lazy<redis::Script> = Lazy::new(|| redis::Script::new(BLOCK));
+static PEEK_SCRIPT: Lazy<redis::Script> = Lazy::new(|| redis::Script::new(PEEK));
+
+// ---- the shared budget -------------------------------------------------------------------
+
+/// Shared budgets by (URL, key hash, prefix, limits). Held across `fork()` by the fork handlers.
+static REGISTRY: Lazy<Mutex<HashMap<String, Arc<SharedBudget>>>> = Lazy::new(Default::default);
+
+pub(crate) fn registry() -> MutexGuard<'static, HashMap<String, Arc<SharedBudget>>> {
+    REGISTRY.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A key's budget in Redis, as one process uses it.
+pub(crate) struct SharedBudget {
+    client: redis::Client,
+    starts_key: String,
+    block_key: String,
+    settings: RedisBudget,
+    config: RateLimitConfig,
+    password: Option<String>,
+    /// The in-process budget of [`OnRedisError::LocalFallback`].
+    fallback: &'static Budget,
+    /// What each process keeps of its own: the connection, the gate, the breaker.
+    process: ForkLocal<ProcessState>,
+}
+
+#[derive(Default)]
+struct ProcessState {
+    connection: Mutex<Option<redis::Connection>>,
+    gate: Mutex<Gate>,
+    gate_changed: Condvar,
+}
+
+#[derive(Default)]
+struct Gate {
+    /// No caller of this process asks Redis before this (after a denial).
+    not_before: Option<Instant>,
+    /// One caller is asking Redis on everyone's behalf; the others wait for it.
+    polling: bool,
+    /// Redis failed: no call goes to it before this.
+    breaker_until: Option<Instant>,
+    /// The last round trip failed (and no later one succeeded).
+    degraded: bool,
+    /// Jitter state.
+    seed: u64,
+}
+
+impl Gate {
+    /// Up to 5% of `wait` plus up to 2 ms, so that processes do not all come back at once.
+    fn jitter(&mut self, wait: Duration) -> Duration {
+        if self.seed == 0 {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_nanos() as u64;
+            self.seed = (nanos ^ 0x9E37_79B9_7F4A_7C15) | 1;
+        }
+        self.seed ^= self.seed << 13;
+        self.seed ^= self.seed >> 7;
+        self.seed ^= self.seed << 17;
+        let spread = wait / 20 + Duration::from_millis(2);
+        spread.mul_f64((self.seed % 1000) as f64 / 1000.0)
+    }
+}
+
+/// What one round trip said.
+enum Verdict {
+    Admitted,
+    Wait(Duration),
+}
+
+/// How a caller goes on after the gate.
+enum Route {
+    Redis { polling: bool },
+    Fallback,
+}
+
+impl SharedBudget {
+    /// The shared budget of `private_key` under `config`, made on first use in this process.
+    pub(crate) fn for_key(
+        private_key: &str,
+        config: RateLimitConfig,
+        settings: &RedisBudget,
+    ) -> Result<Arc<SharedBudget>> {
+        settings.validate()?;
+        let password = password_of(&settings.url);
+        let client = redis::Client::open(settings.url.as_str()).map_err(|e| {
+            let shown = scrub(&e.to_string(), password.as_deref());
+            Error::configuration(format!(
+                "the Redis URL {} is not valid: {shown}",
+                redacted_url(&settings.url)
+            ))
+        })?;
+        let hash = key_hash(private_key);
+        let id = format!(
+            "{}\0{hash}\0{}\0{}\0{:?}\0{:?}",
+            settings.url, settings.key_prefix, config.requests, config.window, config.reserve
+        );
+        let mut registry = registry();
+        if let Some(existing) = registry.get(&id) {
+            if existing.settings == *settings && existing.config == config {
+                return Ok(existing.clone());
+            }
+        }
+        let mut fallback_config = config;
+        fallback_config.requests = (config.requests / settings.expected_processes).max(1);
+        fallback_config.reserve = 0;
+        let fallback_key = format!(
+            "{private_key}\0redis-fallback:{}",
+            settings.expected_processes
+        );
+        let budget = Arc::new(SharedBudget {
+            client,
+            starts_key: format!("{}:{{{hash}}}:starts", settings.key_prefix),
+            block_key: format!("{}:{{{hash}}}:block", settings.key_prefix),
+            settings: settings.clone(),
+            config,
+            password,
+            fallback: Budget::for_key(&fallback_key, fallback_config),
+            process: ForkLocal::new(ProcessState::default()),
+        });
+        registry.insert(id, budget.clone());
+        Ok(budget)
+    }
+
+    fn process(&self) -> &ProcessState {
+        self.process.get(ProcessState::default)
+    }
+
+    fn window(&self) -> Duration {
+        self.config.window + self.config.jitter_allowance
+    }
+
+    /// Takes a start, as [`Budget::acquire`] does; `on_degraded` is told when Redis fails.
+    pub(crate) fn acquire(
+        &self,
+        cancel: Option<&CancelToken>,
+        mut on_wait: impl FnMut(Duration),
+        mut on_degraded: impl FnMut(&Error),
+    ) -> Result<Instant> {
+        let started_waiting = Instant::now();
+        let mut announced = false;
+        let process = self.process();
+        loop {
+            let route = self.through_gate(
+                process,
+                cancel,
+                started_waiting,
+                &mut announced,
+                &mut on_wait,
+            )?;
+            let polling = match route {
+                Route::Fallback => return self.fall_back(cancel, &mut on_wait),
+                Route::Redis { polling } => polling,
+            };
+            let outcome = self.round_trip(process, |connection| {
+                let (admitted, micros): (i64, i64) = ACQUIRE_SCRIPT
+                    .key(&self.starts_key)
+                    .key(&self.block_key)
+                    .arg(self.config.effective_requests())
+                    .arg(self.window().as_micros() as u64)
+                    .arg(self.window().as_millis() as u64 + 1000)
+                    .invoke(connection)?;
+                Ok(if admitted == 1 {
+                    Verdict::Admitted
+                } else {
+                    Verdict::Wait(Duration::from_micros(micros.max(0) as u64))
+                })
+            });
+            let mut gate = lock(&process.gate);
+            if polling {
+                gate.polling = false;
+            }
+            match outcome {
+                Ok(Verdict::Admitted) => {
+                    gate.not_before = None;
+                    gate.degraded = false;
+                    gate.breaker_until = None;
+                    process.gate_changed.notify_all();
+                    return Ok(Instant::now());
+                }
+                Ok(Verdict::Wait(wait)) => {
+                    gate.degraded = false;
+                    gate.breaker_until = None;
+                    let until = Instant::now() + wait + gate.jitter(wait);
+                    gate.not_before = Some(gate.not_before.map_or(until, |t| t.max(until)));
+                    process.gate_changed.notify_all();
+                    self.may_wait(wait, started_waiting)?;
+                }
+                Err(error) => {
+                    gate.degraded = true;
+                    gate.breaker_until = Some(Instant::now() + self.settings.breaker_cooldown);
+                    process.gate_changed.notify_all();
+                    drop(gate);
+                    on_degraded(&error);
+                    return self.fall_back(cancel, &mut on_wait);
+                }
+            }
+        }
+    }
+
+    /// Waits at the process's gate; decides whether to ask Redis or fall back.
+    fn through_gate(
+        &self,
+        process: &ProcessState,
+        cancel: Option<&CancelToken>,
+        started_waiting: Instant,
+        announced: &mut bool,
+        on_wait: &mut impl FnMut(Duration),
+    ) -> Result<Route> {
+        let mut gate = lock(&process.gate);
+        loop {
+            if let Some(token) = cancel {
+                token.check()?;
+            }
+            let now = Instant::now();
+            if gate.breaker_until.is_some_and(|t| t > now) {
+                return Ok(Route::Fallback);
+            }
+            let breaker_half_open = gate.breaker_until.is_some();
+            let wait = match gate.not_before {
+                Some(t) if t > now => t - now,
+                _ if gate.polling => Duration::from_millis(50),
+                _ => Duration::ZERO,
+            };
+            if wait.is_zero() {
+                // After a denial or a failure, one caller asks for everyone.
+                let polling = gate.not_before.is_some() || breaker_half_open;
+                if polling {
+                    gate.polling = true;
+                    gate.breaker_until = None;
+                }
+                return Ok(Route::Redis { polling });
+            }
+            if gate.not_before.is_some_and(|t| t > now) {
+                self.may_wait(wait, started_waiting)?;
+            }
+            if !*announced {
+                *announced = true;
+                drop(gate);
+                on_wait(wait);
+                gate = lock(&process.gate);
+                continue;
+            }
+            // Slices, so that a cancel is seen within the check interval.
+            gate = process
+                .gate_changed
+                .wait_timeout(gate, wait.min(cancel::CANCEL_CHECK_INTERVAL))
+                .map(|(g, _)| g)
+                .unwrap_or_else(|p| p.into_inner().0);
+        }
+    }
+
+    /// `Err(RateLimited)` when waiting `wait` more goes past what the policy allows.
+    fn may_wait(&self, wait: Duration, started_waiting: Instant) -> Result<()> {
+        let allowed = match self.config.when_limited {
+            WhenLimited::Fail => Duration::ZERO,
+            WhenLimited::Wait(max) => max.saturating_sub(started_waiting.elapsed()),
+        };
+        if wait > allowed {
+            return Err(Error::new(
+                ErrorKind::RateLimited,
+                format!(
+                    "the shared rate limit of {} requests per {:?} is spent; the next slot frees in {:.3}s",
+                    self.config.requests,
+                    self.config.window,
+                    wait.as_secs_f64()
+                ),
+            )
+            .with_retry_after(Some(wait)));
+        }
+        Ok(())
+    }
+
+    fn fall_back(
+        &self,
+        cancel: Option<&CancelToken>,
+        on_wait: &mut impl FnMut(Duration),
+    ) -> Result<Instant> {
+        match self.settings.on_error {
+            OnRedisError::LocalFallback => self.fallback.acquire(cancel, on_wait),
+            OnRedisError::FailOpen => Ok(Instant::now()),
+            OnRedisError::FailClosed => Err(Error::new(
+                ErrorKind::BudgetUnavailable,
+                format!(
+                    "the shared rate budget in Redis ({}) cannot be reached, and the client fails closed",
+                    redacted_url(&self.settings.url)
+                ),
+            )),
+        }
+    }
+
+    /// One round trip on this process's connection (made, with its timeouts, when
+    /// missing; dropped after a failure). Errors are scrubbed of the URL's password.
+    fn round_trip<T>(
+        &self,
+        process: &ProcessState,
+        f: impl FnOnce(&mut redis::Connection) -> redis::RedisResult<T>,
+    ) -> Result<T> {
+        let mut slot = lock(&process.connection);
+        let outcome = match slot.as_mut() {
+            Some(connection) => f(connection),
+            None => self.connect().and_then(|mut connection| {
+                let outcome = f(&mut connection);
+                *slot = Some(connection);
+                outcome
+            }),
+        };
+        outcome.map_err(|e| {
+            *slot = None;
+            Error::new(
+                ErrorKind::BudgetUnavailable,
+                format!(
+                    "the shared rate budget in Redis ({}) failed: {}",
+                    redacted_url(&self.settings.url),
+                    scrub(&e.to_string(), self.password.as_deref())
+                ),
+            )
+        })
+    }
+
+    fn connect(&self) -> redis::RedisResult<redis::Connection> {
+        let connection = self
+            .client
+            .get_connection_with_timeout(self.settings.connect_timeout)?;
+        connection.set_read_timeout(Some(self.settings.io_timeout))?;
+        connection.set_write_timeout(Some(self.settings.io_timeout))?;
+        Ok(connection)
+    }
+
+    /// Holds every start of every process off for `duration` (after a 429).
+    pub(crate) fn block_for(&self, duration: Duration) {
+        let process = self.process();
+        {
+            let mut gate = lock(&process.gate);
+            let until = Instant::now() + duration;
+            gate.not_before = Some(gate.not_before.map_or(until, |t| t.max(until)));
+            process.gate_changed.notify_all();
+        }
+        let shared = self.round_trip(process, |connection| {
+            BLOCK_SCRIPT
+                .key(&self.block_key)
+                .arg(duration.as_millis().max(1) as u64)
+                .invoke::<i64>(connection)
+        });
+        if shared.is_err() {
+            // Redis is away: at least this process's fallback is held off too.
+            self.fallback.block_for(duration);
+        }
+    }
+
+    /// The service's window (what a 429 without `Retry-After` holds callers off for).
+    pub(crate) fn service_window(&self) -> Duration {
+        self.config.window
+    }
+
+    /// Where the shared budget stands (one round trip), or the fallback's when Redis is away.
+    pub(crate) fn snapshot(&self) -> RateLimitState {
+        let process = self.process();
+        let limit = self.config.effective_requests();
+        let peek = self.round_trip(process, |connection| {
+            PEEK_SCRIPT
+                .key(&self.starts_key)
+                .key(&self.block_key)
+                .arg(limit)
+                .arg(self.window().as_micros() as u64)
+                .invoke::<(i64, i64, i64)>(connection)
+        });
+        match peek {
+            Ok((used, next_free_us, blocked_ms)) => {
+                lock(&process.gate).degraded = false;
+                let used = used.max(0) as u32;
+                let blocked_for =
+                    (blocked_ms > 0).then(|| Duration::from_millis(blocked_ms as u64));
+                RateLimitState {
+                    limit,
+                    window: self.window(),
+                    used,
+                    remaining: if blocked_for.is_some() {
+                        0
+                    } else {
+                        limit.saturating_sub(used)
+                    },
+                    next_free_in: Duration::from_micros(next_free_us.max(0) as u64)
+                        .max(blocked_for.unwrap_or_default()),
+                    blocked_for,
+                    backend: BudgetBackend::Redis,
+                    degraded: false,
+                }
+            }
+            Err(_) => {
+                let mut state = self.fallback.snapshot();
+                state.backend = BudgetBackend::Redis;
+                state.degraded = true;
+                state
+            }
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The first 128 bits of SHA-256 of the key, in hex: names the budget without revealing the key.
+fn key_hash(private_key: &str) -> String {
+    let digest = Sha256::new()
+        .chain_update(b"roomchat-budget-v1\0")
+        .chain_update(private_key.as_bytes())
+        .finalize();
+    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn scrub(text: &str, password: Option<&str>) -> String {
+    match password {
+        Some(p) if text.contains(p) => text.replace(p, "REDACTED"),
+        _ => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_shown_without_credentials() {
+        assert_eq!(
+            redacted_url("redis://:s3cret@10.0.0.5:6379/0"),
+            "redis://REDACTED@10.0.0.5:6379/0"
+        );
+        assert_eq!(
+            redacted_url("rediss://user:p@ss@host"),
+            "rediss://REDACTED@host"
+        );
+        assert_eq!(
+            redacted_url("redis://127.0.0.1:6379"),
+            "redis://127.0.0.1:6379"
+        );
+        assert_eq!(
+            password_of("redis://:s3cret@h:1").as_deref(),
+            Some("s3cret")
+        );
+        assert_eq!(password_of("redis://user:p@ss@h").as_deref(), Some("p@ss"));
+        assert_eq!(password_of("redis://h:1"), None);
+        let shown = format!("{:?}", RedisBudget::new("redis://:s3cret@h:1"));
+        assert!(!shown.contains("s3cret"), "{shown}");
+    }
+
+    #[test]
+    fn keys_hash_the_private_key_into_one_slot() {
+        let hash = key_hash("sk_live_secret");
+        assert_eq!(hash.len(), 32);
+        assert!(!hash.contains("secret"));
+        assert_ne!(hash, key_hash("sk_live_secreu"));
+        assert_eq!(
+            OnRedisError::from_name("fail_open"),
+            Some(OnRedisError::FailOpen)
+        );
+    }
+}

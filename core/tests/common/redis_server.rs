@@ -1,0 +1,180 @@
+//! A real `redis-server` on a free loopback port, for the shared-budget tests
+//! and benchmark: started fresh (no persistence), stopped when dropped, and
+//! able to be killed, frozen and restarted on the same port.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct RedisServer {
+    pub port: u16,
+    password: Option<String>,
+    child: Option<Child>,
+}
+
+impl RedisServer {
+    /// Starts `redis-server` (from `PATH`, or `REDIS_SERVER`), with `password` if given.
+    pub fn start(password: Option<&str>) -> RedisServer {
+        let port = {
+            let probe = TcpListener::bind("127.0.0.1:0").expect("a free port");
+            probe.local_addr().unwrap().port()
+        };
+        let mut server = RedisServer {
+            port,
+            password: password.map(str::to_owned),
+            child: None,
+        };
+        server.restart();
+        server
+    }
+
+    /// The URL clients use.
+    pub fn url(&self) -> String {
+        match &self.password {
+            Some(p) => format!("redis://:{p}@127.0.0.1:{}/0", self.port),
+            None => format!("redis://127.0.0.1:{}/0", self.port),
+        }
+    }
+
+    /// Starts the server again on the same port (after [`RedisServer::kill`]): empty, script cache gone.
+    pub fn restart(&mut self) {
+        self.kill();
+        let binary = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+        let mut command = Command::new(&binary);
+        command
+            .args(["--port", &self.port.to_string()])
+            .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args(["--daemonize", "no", "--loglevel", "warning"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if let Some(p) = &self.password {
+            command.args(["--requirepass", p]);
+        }
+        let child = command.spawn().unwrap_or_else(|e| {
+            panic!("cannot start {binary} (install Debian's redis-server): {e}")
+        });
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if self
+                .command(&["PING"])
+                .is_some_and(|r| r.starts_with("+PONG"))
+            {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("redis-server did not come up on port {}", self.port);
+    }
+
+    /// Kills the server at once (SIGKILL).
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Freezes (SIGSTOP) or thaws (SIGCONT) the server: connections stay open, nothing answers.
+    pub fn freeze(&self, frozen: bool) {
+        if let Some(child) = &self.child {
+            let signal = if frozen { "-STOP" } else { "-CONT" };
+            let _ = Command::new("kill")
+                .args([signal, &child.id().to_string()])
+                .status();
+        }
+    }
+
+    /// One command over a fresh connection (authenticated), its first reply line.
+    pub fn command(&self, args: &[&str]) -> Option<String> {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
+        stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+        let mut send = |args: &[&str]| -> Option<String> {
+            let mut request = format!("*{}\r\n", args.len());
+            for a in args {
+                request.push_str(&format!("${}\r\n{a}\r\n", a.len()));
+            }
+            stream.write_all(request.as_bytes()).ok()?;
+            let mut reader = BufReader::new(stream.try_clone().ok()?);
+            let mut line = String::new();
+            reader.read_line(&mut line).ok()?;
+            // A bulk reply: the value is on the next line.
+            if line.starts_with('$') && !line.starts_with("$-1") {
+                let mut value = String::new();
+                reader.read_line(&mut value).ok()?;
+                return Some(value.trim_end().to_owned());
+            }
+            Some(line.trim_end().to_owned())
+        };
+        if let Some(p) = self.password.clone() {
+            send(&["AUTH", &p])?;
+        }
+        send(args)
+    }
+
+    /// The connections that have run a budget script (`CLIENT LIST`, `cmd=evalsha`
+    /// or `cmd=eval`). Counting only these keeps the figure true in a test binary
+    /// whose other tests fork: a child forked while this helper's own socket was
+    /// open holds that socket, and the server goes on counting it.
+    pub fn client_count(&self) -> usize {
+        let count = || -> Option<usize> {
+            let mut stream = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
+            stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+            let mut request = String::new();
+            if let Some(p) = &self.password {
+                request.push_str(&format!("*2\r\n$4\r\nAUTH\r\n${}\r\n{p}\r\n", p.len()));
+            }
+            request.push_str("*2\r\n$6\r\nCLIENT\r\n$4\r\nLIST\r\n");
+            stream.write_all(request.as_bytes()).ok()?;
+            let mut reader = BufReader::new(stream);
+            let mut line = String::new();
+            loop {
+                line.clear();
+                reader.read_line(&mut line).ok()?;
+                if line.starts_with('$') {
+                    break;
+                }
+            }
+            let length: usize = line[1..].trim().parse().ok()?;
+            let mut listed = vec![0; length + 2];
+            std::io::Read::read_exact(&mut reader, &mut listed).ok()?;
+            let listed = String::from_utf8(listed).ok()?;
+            Some(
+                listed
+                    .lines()
+                    .filter(|client| {
+                        client
+                            .split(' ')
+                            .any(|field| field == "cmd=evalsha" || field == "cmd=eval")
+                    })
+                    .count(),
+            )
+        };
+        count().unwrap_or(0)
+    }
+
+    /// Whether the server comes to have exactly `n` budget connections within a
+    /// second (a connection closed just before may take a moment to leave its count).
+    pub fn has_clients(&self, n: usize) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(1);
+        loop {
+            if self.client_count() == n {
+                return true;
+            }
+            if Instant::now() > deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.freeze(false);
+        self.kill();
+    }
+}

@@ -1,0 +1,213 @@
+//! Regression tests of what the fuzz targets under `fuzz/` found (see
+//! `scripts/fuzz.sh`): each reproduces the failing input, in the pure layer
+//! and, where a client could meet it, over real HTTP against the emulator.
+
+mod common;
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use common::*;
+use roomchat::wire::{self, Operation, WireResponse};
+use roomchat::{Client, ErrorKind, ListUsers};
+
+/// The longest wait the wire layer reads from a header (10^9 s).
+const LONGEST_WAIT: Duration = Duration::from_secs(1_000_000_000);
+
+fn answer(status: u16, headers: &[(&str, &str)], body: &str) -> WireResponse {
+    WireResponse::new(
+        status,
+        headers
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect(),
+        body.as_bytes().to_vec(),
+    )
+}
+
+/// decode_responses, `crash-5d1fe1fd…` (`200` and the body `{}`): deactivate
+/// decodes it as `success: false`, whose JSON, decoded again, was an error
+/// with an empty message. A `"success": false` without text now says what it is.
+#[test]
+fn success_false_without_a_text_is_an_error_with_a_message() {
+    let empty = wire::decode_deactivate_user(&answer(200, &[], "\n\n{\n}")).unwrap();
+    assert!(!empty.success);
+    let again = serde_json::to_string(&empty).unwrap();
+    assert!(again.starts_with(r#"{"success":false"#), "{again}");
+    for op in Operation::ALL {
+        let e = op.decode(&answer(200, &[], &again)).unwrap_err();
+        assert_eq!(
+            (e.kind(), e.status()),
+            (ErrorKind::InvalidRequest, Some(200))
+        );
+        assert_eq!(
+            e.message(),
+            "the service answered HTTP 200 with \"success\": false",
+            "{op}"
+        );
+    }
+    // With a text, the text is the message, as before.
+    let e = wire::decode_create_user(&answer(200, &[], r#"{"success":false,"error":"no"}"#))
+        .unwrap_err();
+    assert_eq!(e.message(), "no");
+}
+
+/// retry_after, `crash-7c6f6fc6…`: an HTTP date in the year 9753 gave a wait
+/// of 8,593,013,248 s; whole seconds up to `u64::MAX` were taken as they came,
+/// and a client adding such a wait to `Instant::now()` panics.
+#[test]
+fn retry_after_waits_are_capped() {
+    let now = UNIX_EPOCH + Duration::from_secs(1_735_689_600);
+    for value in [
+        "Thu, 13 Dec 9753 07:00:15 GMT",
+        "18446744073709551615",
+        "1e300",
+        "9999999999",
+    ] {
+        assert_eq!(
+            wire::parse_retry_after(value, now),
+            Some(LONGEST_WAIT),
+            "{value}"
+        );
+    }
+    // A year past IMF-fixdate's four digits overflowed the day count: not a date.
+    assert_eq!(
+        wire::parse_retry_after("Thu, 13 Dec 99999999999999999 07:00:15 GMT", now),
+        None
+    );
+    assert_eq!(
+        wire::parse_retry_after("Thu, 13 Dec 10000 07:00:15 GMT", now),
+        None
+    );
+    assert_eq!(
+        wire::parse_retry_after("120", now),
+        Some(Duration::from_secs(120))
+    );
+}
+
+/// `X-RateLimit-Reset: 1e300` (or `inf`) made `rate_limit_headers` panic
+/// (`Duration::from_secs_f64` overflows): found while writing the
+/// retry_after target; the target checks it on every run.
+#[test]
+fn rate_limit_reset_beyond_any_duration_is_capped() {
+    let now = SystemTime::now();
+    for reset in ["1e300", "inf", "18446744073709551616", "1e19"] {
+        let headers =
+            wire::rate_limit_headers(&answer(200, &[("X-RateLimit-Reset", reset)], "{}"), now)
+                .unwrap();
+        assert_eq!(headers.reset, Some(LONGEST_WAIT), "{reset}");
+    }
+}
+
+/// A client meeting those headers over HTTP: a 200 with
+/// `X-RateLimit-Remaining: 0` and `X-RateLimit-Reset: 1e300` panicked the
+/// calling thread; a 429 with `Retry-After: 18446744073709551615` panicked in
+/// the rate budget (`Instant + Duration` overflow).
+#[test]
+fn a_client_survives_absurd_rate_limit_headers() {
+    let emu = emulator("absurd_reset");
+    let absurd = client(&emu);
+    let page = r#"{"total":0,"limit":50,"skip":0,"data":[]}"#;
+    emu.add_fault(once(
+        "GET",
+        USERS,
+        respond(
+            200,
+            page,
+            &[
+                ("X-RateLimit-Remaining", "0"),
+                ("X-RateLimit-Reset", "1e300"),
+            ],
+        ),
+    ));
+    assert_eq!(absurd.list_users(&ListUsers::default()).unwrap().total, 0);
+    // The budget now waits "forever": a fail-fast call says so instead of hanging.
+    let e = builder(&emu)
+        .rate_limit(roomchat::RateLimitConfig::new(100_000, Duration::from_secs(60)).fail_fast())
+        .build()
+        .unwrap()
+        .list_users(&ListUsers::default())
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::RateLimited);
+
+    let emu = emulator("absurd_retry_after");
+    let absurd = client(&emu);
+    emu.add_fault(once(
+        "GET",
+        USERS,
+        respond(429, "", &[("Retry-After", "18446744073709551615")]),
+    ));
+    let e = absurd.list_users(&ListUsers::default()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::RateLimited);
+    assert_eq!(e.retry_after(), Some(LONGEST_WAIT));
+    assert_eq!(arrivals(&emu, "GET", USERS), 1);
+}
+
+/// client_builder, `crash-6c27cf8d…`: a URL holding the key (here inside the
+/// host) was quoted whole in the configuration error.
+#[test]
+fn builder_errors_never_quote_the_key_in_a_url() {
+    let key = secret_key("url_in_error");
+    for url in [
+        format!("http://l{key}ocalhost"),
+        format!("https://api.example.com/x?auth={key}"),
+        format!("https://api.example.com/{key} "),
+        format!("http://{key}@example.com"),
+        format!(
+            "https://api.example.com/x?auth={}",
+            wire::encode_query_component(&key)
+        ),
+    ] {
+        let e = Client::builder(key.as_str())
+            .base_url(url.as_str())
+            .build()
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Configuration, "{url}");
+        assert_no_secret(&e, &key);
+        // The chat URL may be plain http to any host (it only builds links),
+        // so the first URL is a valid one there; the others are refused.
+        match Client::builder(key.as_str())
+            .base_url("https://api.example.com")
+            .chat_url(url.as_str())
+            .build()
+        {
+            Ok(_) => assert!(url.starts_with("http://l"), "{url} accepted"),
+            Err(e) => assert_no_secret(&e, &key),
+        }
+    }
+}
+
+/// Found while writing the client_builder target's oracle (the host an
+/// `http::Uri` gives, which is where the request goes): `localhost:80@` before
+/// the real host passed the loopback check, so the key went over plain http
+/// to any host.
+#[test]
+fn user_info_cannot_pass_a_remote_host_off_as_loopback() {
+    for url in [
+        "http://localhost:80@example.com",
+        "http://127.0.0.1@example.com/api",
+        "http://[::1]@example.com",
+        "https://user:pass@api.example.com",
+    ] {
+        let e = Client::builder("sk_user_info")
+            .base_url(url)
+            .build()
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Configuration, "{url}");
+        assert!(e.message().contains("user information"), "{e}");
+    }
+    // Loopback and https stay accepted; an `@` in the path is no user information.
+    for url in [
+        "http://localhost:8080",
+        "http://127.0.0.1/api/@v2",
+        "https://api.example.com/@team",
+    ] {
+        assert!(
+            Client::builder("sk_user_info")
+                .base_url(url)
+                .build()
+                .is_ok(),
+            "{url}"
+        );
+    }
+}

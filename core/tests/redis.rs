@@ -1,0 +1,371 @@
+//! The rate budget shared through a real `redis-server` (feature `redis`):
+//! several processes on one key, a 429 holding every process off, Redis dying
+//! and coming back under each policy, a forked child's own connection, and no
+//! password or key in any output.
+#![cfg(all(feature = "redis", target_os = "linux"))]
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime};
+
+use common::redis_server::RedisServer;
+use common::*;
+use roomchat::{
+    BudgetBackend, Client, ErrorKind, Event, EventKind, Level, ListUsers, Observer, OnRedisError,
+    RateLimitConfig, RedisBudget,
+};
+use roomchat_emulator::{Emulator, RateLimit};
+
+fn shared(redis: &RedisServer, policy: OnRedisError) -> RedisBudget {
+    RedisBudget::new(redis.url())
+        .on_error(policy)
+        .connect_timeout(Duration::from_millis(200))
+        .io_timeout(Duration::from_millis(200))
+        .breaker_cooldown(Duration::from_millis(300))
+}
+
+fn emulator_limited(test: &str, requests: u32, window: Duration) -> Emulator {
+    emulator_with(test, |c| {
+        c.rate_limit = RateLimit { requests, window };
+        c.journal_capacity = 100_000;
+    })
+}
+
+/// Runs `f` in a forked child, which exits with its result (0 = success). Returns the pid.
+fn fork_child(f: impl FnOnce() -> i32) -> libc::pid_t {
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(99);
+        unsafe { libc::_exit(code) }
+    }
+    pid
+}
+
+/// The child's exit code, or a failure if it outlives `deadline` (then it is killed).
+fn wait_child(pid: libc::pid_t, deadline: Duration) -> i32 {
+    let started = Instant::now();
+    loop {
+        let mut status = 0;
+        if unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid {
+            return if libc::WIFEXITED(status) {
+                libc::WEXITSTATUS(status)
+            } else {
+                -1
+            };
+        }
+        if started.elapsed() > deadline {
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                libc::waitpid(pid, &mut status, 0);
+            }
+            return -2;
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The most arrivals within any `window`.
+fn busiest(arrivals: &[SystemTime], window: Duration) -> usize {
+    let (mut best, mut end) = (0, 0);
+    for start in 0..arrivals.len() {
+        while end < arrivals.len()
+            && arrivals[end]
+                .duration_since(arrivals[start])
+                .unwrap_or_default()
+                < window
+        {
+            end += 1;
+        }
+        best = best.max(end - start);
+    }
+    best
+}
+
+#[test]
+fn four_processes_of_four_threads_share_one_budget() {
+    let window = Duration::from_secs(3);
+    let emu = emulator_limited("redis-processes", 60, window);
+    emu.seed_users(2);
+    let redis = RedisServer::start(None);
+    let run_for = Duration::from_secs(8);
+    let began = Instant::now();
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            fork_child(|| {
+                let client = builder(&emu)
+                    .rate_limit(RateLimitConfig::new(60, window))
+                    .redis_budget(shared(&redis, OnRedisError::FailClosed))
+                    .max_retries(0)
+                    .build()
+                    .unwrap();
+                let failures = AtomicUsize::new(0);
+                thread::scope(|scope| {
+                    for _ in 0..4 {
+                        scope.spawn(|| {
+                            while began.elapsed() < run_for {
+                                if client.list_users(&ListUsers::page(1, 0)).is_err() {
+                                    failures.fetch_add(1, Ordering::SeqCst);
+                                }
+                            }
+                        });
+                    }
+                });
+                failures.load(Ordering::SeqCst).min(100) as i32
+            })
+        })
+        .collect();
+    let codes: Vec<i32> = children
+        .into_iter()
+        .map(|pid| wait_child(pid, Duration::from_secs(60)))
+        .collect();
+    let journal = emu.journal();
+    let answered_429 = journal.iter().filter(|e| e.status == 429).count();
+    let mut arrived: Vec<SystemTime> = journal.iter().map(|e| e.received_at).collect();
+    arrived.sort();
+    let most = busiest(&arrived, window);
+    println!(
+        "redis budget: 4 processes x 4 threads for {run_for:?}: {} calls, {answered_429} answered 429, \
+         busiest {window:?} window {most} of the service's 60 ({:.1}%); children exited {codes:?}",
+        journal.len(),
+        most as f64 * 100.0 / 60.0
+    );
+    assert_eq!(
+        codes,
+        [0, 0, 0, 0],
+        "a child's calls failed (exit code = failures)"
+    );
+    assert_eq!(answered_429, 0);
+    assert!(most <= 60);
+    assert!(
+        most >= 57,
+        "the busiest window used {most} of 60: under 95%"
+    );
+}
+
+#[test]
+fn a_429_in_one_process_holds_the_others_off() {
+    let emu = emulator_limited("redis-429", 100_000, Duration::from_secs(60));
+    emu.seed_users(2);
+    let redis = RedisServer::start(None);
+    let run_for = Duration::from_secs(4);
+    let began = Instant::now();
+    let calls_until = |client: &Client| {
+        let mut failures = 0;
+        while began.elapsed() < run_for {
+            if client.list_users(&ListUsers::page(1, 0)).is_err() {
+                failures += 1;
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+        failures
+    };
+    let make = || {
+        builder(&emu)
+            .redis_budget(shared(&redis, OnRedisError::FailClosed))
+            .build()
+            .unwrap()
+    };
+    let child = fork_child(|| calls_until(&make()).min(100));
+    // Both processes are calling; one of them meets the 429.
+    thread::sleep(Duration::from_millis(500));
+    emu.add_fault(once(
+        "GET",
+        USERS,
+        respond(
+            429,
+            r#"{"message":"Too many requests"}"#,
+            &[("Retry-After", "2")],
+        ),
+    ));
+    let parent_failures = calls_until(&make());
+    assert_eq!(wait_child(child, Duration::from_secs(30)), 0);
+    assert_eq!(parent_failures, 0);
+    let journal = emu.journal();
+    let hit = journal
+        .iter()
+        .find(|e| e.status == 429)
+        .expect("the 429 fired");
+    // A request admitted before the 429 came back may still arrive just after it.
+    let in_flight = hit.received_at + Duration::from_millis(100);
+    let held_until = hit.received_at + Duration::from_millis(1900);
+    let during_hold = journal
+        .iter()
+        .filter(|e| e.received_at > in_flight && e.received_at < held_until)
+        .count();
+    let after_hold = journal
+        .iter()
+        .filter(|e| e.received_at >= held_until)
+        .count();
+    println!(
+        "redis budget: a 429 (Retry-After 2) held both processes off: {during_hold} arrivals from 0.1 s to 1.9 s after it, {after_hold} after"
+    );
+    assert_eq!(during_hold, 0, "a process sent during the hold");
+    assert!(after_hold > 10, "the calls resumed after the hold");
+}
+
+#[test]
+fn redis_dying_and_coming_back_under_each_policy() {
+    let emu = emulator_limited("redis-outage", 100_000, Duration::from_secs(60));
+    emu.seed_users(2);
+    for policy in [
+        OnRedisError::LocalFallback,
+        OnRedisError::FailOpen,
+        OnRedisError::FailClosed,
+    ] {
+        let mut redis = RedisServer::start(None);
+        let client = builder(&emu)
+            .redis_budget(shared(&redis, policy).key_prefix(format!("outage-{}", policy.name())))
+            .max_retries(0)
+            .build()
+            .unwrap();
+        client.list_users(&ListUsers::page(1, 0)).unwrap();
+        let state = client.rate_limit_state();
+        assert_eq!(
+            (state.backend, state.degraded, state.used),
+            (BudgetBackend::Redis, false, 1)
+        );
+
+        let expect = |when: &str| {
+            for _ in 0..5 {
+                let started = Instant::now();
+                let result = client.list_users(&ListUsers::page(1, 0));
+                let took = started.elapsed();
+                assert!(
+                    took < Duration::from_secs(1),
+                    "{policy:?} {when}: a call took {took:?}"
+                );
+                match policy {
+                    OnRedisError::FailClosed => {
+                        assert_eq!(result.unwrap_err().kind(), ErrorKind::BudgetUnavailable)
+                    }
+                    _ => assert!(result.is_ok(), "{policy:?} {when}: {result:?}"),
+                }
+            }
+            assert!(client.rate_limit_state().degraded, "{policy:?} {when}");
+        };
+        redis.kill();
+        expect("with Redis dead");
+        redis.restart();
+        redis.freeze(true);
+        thread::sleep(Duration::from_millis(350)); // the breaker lets one caller try again
+        expect("with Redis frozen");
+        redis.freeze(false);
+        redis.kill();
+        redis.restart(); // empty, script cache gone (NOSCRIPT)
+        thread::sleep(Duration::from_millis(350));
+        client.list_users(&ListUsers::page(1, 0)).unwrap();
+        let state = client.rate_limit_state();
+        assert!(!state.degraded, "{policy:?}: the shared budget resumes");
+        assert_eq!(state.used, 1, "{policy:?}: counted in the new Redis");
+        assert_eq!(redis.command(&["DBSIZE"]).as_deref(), Some(":1"));
+    }
+}
+
+#[test]
+fn a_forked_child_uses_its_own_connection() {
+    let emu = emulator_limited("redis-fork", 100_000, Duration::from_secs(60));
+    emu.seed_users(2);
+    let redis = RedisServer::start(None);
+    let client = builder(&emu)
+        .redis_budget(shared(&redis, OnRedisError::FailClosed))
+        .build()
+        .unwrap();
+    client.list_users(&ListUsers::page(1, 0)).unwrap();
+    assert!(redis.has_clients(1), "{} connections", redis.client_count());
+    let child = fork_child(|| {
+        for _ in 0..3 {
+            if client.list_users(&ListUsers::page(1, 0)).is_err() {
+                return 1;
+            }
+        }
+        // The parent's connection and the child's own.
+        if !redis.has_clients(2) {
+            return 2;
+        }
+        0
+    });
+    assert_eq!(wait_child(child, Duration::from_secs(30)), 0);
+    client.list_users(&ListUsers::page(1, 0)).unwrap();
+    assert_eq!(
+        client.rate_limit_state().used,
+        5,
+        "parent and child counted in one budget"
+    );
+}
+
+#[derive(Default)]
+struct Lines(Mutex<Vec<String>>);
+
+impl Observer for Lines {
+    fn enabled(&self, _level: Level) -> bool {
+        true
+    }
+    fn event(&self, event: &Event<'_>) {
+        if event.kind == EventKind::BudgetDegraded {
+            assert_eq!(event.level(), Level::Warning);
+        }
+        self.0.lock().unwrap().push(event.message());
+    }
+}
+
+#[test]
+fn no_redis_password_or_private_key_in_any_output() {
+    let emu = emulator_limited("redis-secrets", 100_000, Duration::from_secs(60));
+    let key = emu.private_key();
+    let password = "s3cret-redis-password-77";
+    let mut redis = RedisServer::start(Some(password));
+    let lines = Arc::new(Lines::default());
+    let budget = shared(&redis, OnRedisError::FailClosed);
+    let client = builder(&emu)
+        .redis_budget(budget.clone())
+        .observer(lines.clone())
+        .max_retries(0)
+        .build()
+        .unwrap();
+    client.list_users(&ListUsers::default()).unwrap();
+    redis.kill();
+    let down = client.list_users(&ListUsers::default()).unwrap_err();
+    let wrong = builder(&emu)
+        .redis_budget(
+            RedisBudget::new(format!(
+                "redis://:wrong-{password}@127.0.0.1:{}/0",
+                redis.port
+            ))
+            .on_error(OnRedisError::FailClosed),
+        )
+        .build()
+        .unwrap();
+    redis.restart();
+    let refused = wrong.list_users(&ListUsers::default()).unwrap_err();
+    let mut shown = vec![
+        format!("{budget:?}"),
+        format!("{client:?}"),
+        format!("{:?}", client.rate_limit_state()),
+    ];
+    for error in [&down, &refused] {
+        assert_eq!(error.kind(), ErrorKind::BudgetUnavailable, "{error}");
+        shown.extend([
+            error.to_string(),
+            format!("{error:?}"),
+            format!("{error:#?}"),
+        ]);
+    }
+    shown.extend(lines.0.lock().unwrap().iter().cloned());
+    assert!(shown
+        .iter()
+        .any(|l| l.contains("the shared rate-limit budget failed")));
+    for text in &shown {
+        assert!(
+            !text.contains(password),
+            "the Redis password leaked: {text}"
+        );
+        assert!(
+            !text.contains(&key) && !text.contains(&key[8..]),
+            "the key leaked: {text}"
+        );
+    }
+}

@@ -1,0 +1,187 @@
+/*
+ * The rate budget shared through Redis, from C: a real redis-server (with a
+ * password) on a free loopback port, two processes counting in one budget, the
+ * state naming the backend, Redis killed under ROOMCHAT_REDIS_POLICY_FAIL_CLOSED
+ * (a typed error, quickly, without the password in it), and a bad policy value
+ * refused. Prints "redis: N passed, M failed".
+ *
+ * Usage: test_redis <path to roomchat-emulator> [path to redis-server]
+ */
+#include <fcntl.h>
+#include <time.h>
+
+#include "roomchat.h"
+#include "harness.h"
+
+#define PASSWORD "c-test-redis-password-31"
+
+static pid_t redis_pid;
+
+static int free_port(void) {
+  struct sockaddr_in addr;
+  socklen_t len = sizeof addr;
+  int port, fd = socket(AF_INET, SOCK_STREAM, 0);
+  memset(&addr, 0, sizeof addr);
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, (struct sockaddr *)&addr, sizeof addr);
+  getsockname(fd, (struct sockaddr *)&addr, &len);
+  port = ntohs(addr.sin_port);
+  close(fd);
+  return port;
+}
+
+static int port_open(int port) {
+  struct sockaddr_in addr;
+  int ok, fd = socket(AF_INET, SOCK_STREAM, 0);
+  memset(&addr, 0, sizeof addr);
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons((unsigned short)port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ok = connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0;
+  close(fd);
+  return ok;
+}
+
+static int redis_start(const char *binary, int port) {
+  char port_text[16];
+  int i;
+  snprintf(port_text, sizeof port_text, "%d", port);
+  redis_pid = fork();
+  if (redis_pid == 0) {
+    int null = open("/dev/null", O_RDWR);
+    dup2(null, 0);
+    dup2(null, 1);
+    dup2(null, 2);
+    execlp(binary, binary, "--port", port_text, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+           "--requirepass", PASSWORD, (char *)NULL);
+    _exit(127);
+  }
+  for (i = 0; i < 500; i++) {
+    if (port_open(port)) return 1;
+    usleep(10000);
+  }
+  return 0;
+}
+
+static void redis_kill(void) {
+  if (redis_pid > 0) {
+    kill(redis_pid, SIGKILL);
+    waitpid(redis_pid, NULL, 0);
+    redis_pid = 0;
+  }
+}
+
+static roomchat_client *shared_client(const emulator *emu, const char *redis_url, uint32_t policy) {
+  roomchat_client_options *options = NULL;
+  roomchat_client *client = NULL;
+  roomchat_error *err = NULL;
+  roomchat_client_options_new(emu->private_key, &options, NULL);
+  roomchat_client_options_set_base_url(options, emu->base_url);
+  roomchat_client_options_set_retries(options, 0, false);
+  roomchat_client_options_set_rate_limit(options, 100, 60000, true, 0);
+  roomchat_client_options_set_rate_limit_redis(options, redis_url);
+  roomchat_client_options_set_redis_policy(options, policy, 0);
+  roomchat_client_options_set_redis_timeouts(options, 200, 200, 300);
+  if (roomchat_client_new(options, &client, &err) != ROOMCHAT_RESULT_OK) {
+    fprintf(stderr, "client: %s\n", roomchat_error_message(err));
+  }
+  roomchat_error_free(err);
+  roomchat_client_options_free(options);
+  return client;
+}
+
+static roomchat_result list_one(roomchat_client *client, roomchat_error **err) {
+  roomchat_user_page *page = NULL;
+  roomchat_result r = roomchat_client_list_users(client, 1, 0, &page, err);
+  roomchat_user_page_free(page);
+  return r;
+}
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv) {
+  emulator emu;
+  const char *args[] = {"--port", "0", "--rate-limit", "100000/60s", "--seed-users", "3", NULL};
+  const char *redis_binary = argc > 2 ? argv[2] : "redis-server";
+  char url[256];
+  int port, i, status = 0;
+  roomchat_client *client;
+  roomchat_rate_limit_state state;
+  roomchat_error *err = NULL;
+  pid_t child;
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s <roomchat-emulator> [redis-server]\n", argv[0]);
+    return 2;
+  }
+  alarm(120);
+  if (!emulator_start(&emu, argv[1], args)) return 2;
+  port = free_port();
+  CHECK(redis_start(redis_binary, port));
+  snprintf(url, sizeof url, "redis://:%s@127.0.0.1:%d/0", PASSWORD, port);
+
+  /* Two processes, one budget: the parent's 3 starts and the child's 2 show in both. */
+  client = shared_client(&emu, url, ROOMCHAT_REDIS_POLICY_FAIL_CLOSED);
+  CHECK(client != NULL);
+  for (i = 0; i < 3; i++) CHECK(list_one(client, NULL) == ROOMCHAT_RESULT_OK);
+  child = fork();
+  if (child == 0) {
+    int ok = list_one(client, NULL) == ROOMCHAT_RESULT_OK;
+    roomchat_client *own = shared_client(&emu, url, ROOMCHAT_REDIS_POLICY_FAIL_CLOSED);
+    ok = ok && own && list_one(own, NULL) == ROOMCHAT_RESULT_OK;
+    _exit(ok ? 0 : 1);
+  }
+  CHECK(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  CHECK(roomchat_client_rate_limit_state(client, &state) == ROOMCHAT_RESULT_OK);
+  CHECK(state.backend == ROOMCHAT_BUDGET_BACKEND_REDIS);
+  CHECK(!state.degraded);
+  CHECK(state.used == 5);
+  CHECK(state.limit == 98);
+
+  /* Redis killed: fail closed, quickly, with a typed error and no password in it. */
+  redis_kill();
+  {
+    double started = now_s();
+    roomchat_result r = list_one(client, &err);
+    CHECK(now_s() - started < 1.0);
+    CHECK(r == ROOMCHAT_RESULT_BUDGET_UNAVAILABLE);
+    CHECK(err != NULL && roomchat_error_code(err) == ROOMCHAT_RESULT_BUDGET_UNAVAILABLE);
+    CHECK(err != NULL && strstr(roomchat_error_message(err), PASSWORD) == NULL);
+    CHECK(err != NULL && strstr(roomchat_error_message(err), emu.private_key) == NULL);
+    CHECK(strcmp(roomchat_result_name(ROOMCHAT_RESULT_BUDGET_UNAVAILABLE), "budget_unavailable") == 0);
+    roomchat_error_free(err);
+    err = NULL;
+  }
+  CHECK(roomchat_client_rate_limit_state(client, &state) == ROOMCHAT_RESULT_OK);
+  CHECK(state.degraded);
+  roomchat_client_free(client);
+
+  /* A policy value outside roomchat_redis_policy is refused, not undefined behaviour. */
+  {
+    roomchat_client_options *options = NULL;
+    roomchat_client *none = NULL;
+    roomchat_client_options_new(emu.private_key, &options, NULL);
+    roomchat_client_options_set_base_url(options, emu.base_url);
+    CHECK(roomchat_client_options_set_redis_policy(options, 0, 0) == ROOMCHAT_RESULT_OK);
+    CHECK(roomchat_client_new(options, &none, &err) == ROOMCHAT_RESULT_INVALID_ARGUMENT); /* no URL yet */
+    roomchat_error_free(err);
+    err = NULL;
+    roomchat_client_options_free(options);
+    roomchat_client_options_new(emu.private_key, &options, NULL);
+    roomchat_client_options_set_base_url(options, emu.base_url);
+    roomchat_client_options_set_rate_limit_redis(options, url);
+    roomchat_client_options_set_redis_policy(options, 7, 0);
+    CHECK(roomchat_client_new(options, &none, &err) == ROOMCHAT_RESULT_INVALID_ARGUMENT);
+    CHECK(none == NULL);
+    roomchat_error_free(err);
+    roomchat_client_options_free(options);
+  }
+
+  CHECK(emulator_stop(&emu));
+  printf("redis: %d passed, %d failed\n", harness_passed, harness_failed);
+  return harness_failed == 0 ? 0 : 1;
+}
