@@ -187,6 +187,11 @@ impl RedisBudget {
         self.on_error
     }
 
+    /// The URL with its password (and user name) shown as `REDACTED`: what to show users.
+    pub fn redacted_url(&self) -> String {
+        redacted_url(&self.url)
+    }
+
     fn validate(&self) -> Result<()> {
         if self.expected_processes == 0 {
             return Err(Error::configuration(

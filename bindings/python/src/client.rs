@@ -11,7 +11,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple, PyType};
 use roomchat::{
     CancelToken as CoreToken, ClientBuilder, ConversationMessages, CreateUser, DeactivateUser,
-    ListUsers, PathForm, RateLimitConfig, RawAuth, RawRequest, WhenLimited, MAX_PAGE_SIZE,
+    ListUsers, OnRedisError, PathForm, RateLimitConfig, RawAuth, RawRequest, RedisBudget,
+    WhenLimited, MAX_PAGE_SIZE,
 };
 use serde_json::Value;
 
@@ -28,23 +29,47 @@ use crate::models::{
 /// The client-side rate limit of a private key: `requests` per `window` seconds; when
 /// the budget is spent, `when_limited="wait"` waits up to `max_wait` seconds for a slot,
 /// `"fail"` raises `RateLimitedError` at once.
+///
+/// With `redis_url`, the budget is kept in Redis and shared by every process and host
+/// on the key (gunicorn workers, `multiprocessing`, several machines); while Redis
+/// cannot be reached, `on_redis_error` says what happens: `"local_fallback"` (count in
+/// this process at `requests / expected_processes`), `"fail_closed"` (raise
+/// `BudgetUnavailableError`) or `"fail_open"` (send without counting).
 #[pyclass(frozen, module = "roomchat")]
 #[derive(Clone)]
 pub struct RateLimit {
     pub(crate) config: RateLimitConfig,
+    pub(crate) redis: Option<RedisBudget>,
 }
 
 #[pymethods]
 impl RateLimit {
     #[new]
-    #[pyo3(signature = (requests=None, window=None, when_limited=None, max_wait=None))]
-    #[pyo3(text_signature = "(requests=600, window=60.0, when_limited='wait', max_wait=60.0)")]
+    #[pyo3(signature = (
+        requests=None, window=None, when_limited=None, max_wait=None, *, redis_url=None,
+        on_redis_error=None, expected_processes=None, redis_key_prefix=None,
+        redis_connect_timeout=None, redis_timeout=None, redis_breaker_cooldown=None
+    ))]
+    #[pyo3(
+        text_signature = "(requests=600, window=60.0, when_limited='wait', max_wait=60.0, *, \
+        redis_url=None, on_redis_error='local_fallback', expected_processes=4, \
+        redis_key_prefix='roomchat', redis_connect_timeout=0.5, redis_timeout=0.5, \
+        redis_breaker_cooldown=5.0)"
+    )]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         requests: Option<&Bound<'_, PyAny>>,
         window: Option<&Bound<'_, PyAny>>,
         when_limited: Option<&Bound<'_, PyAny>>,
         max_wait: Option<&Bound<'_, PyAny>>,
+        redis_url: Option<&Bound<'_, PyAny>>,
+        on_redis_error: Option<&Bound<'_, PyAny>>,
+        expected_processes: Option<&Bound<'_, PyAny>>,
+        redis_key_prefix: Option<&Bound<'_, PyAny>>,
+        redis_connect_timeout: Option<&Bound<'_, PyAny>>,
+        redis_timeout: Option<&Bound<'_, PyAny>>,
+        redis_breaker_cooldown: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<RateLimit> {
         let requests = match requests {
             Some(r) => whole("requests", r, 1, u32::MAX.into())? as u32,
@@ -72,7 +97,61 @@ impl RateLimit {
         if window.is_zero() {
             return Err(configuration(py, "window must be more than 0 seconds"));
         }
-        Ok(RateLimit { config })
+        let redis_only = [
+            ("on_redis_error", on_redis_error),
+            ("expected_processes", expected_processes),
+            ("redis_key_prefix", redis_key_prefix),
+            ("redis_connect_timeout", redis_connect_timeout),
+            ("redis_timeout", redis_timeout),
+            ("redis_breaker_cooldown", redis_breaker_cooldown),
+        ];
+        let redis = match opt_text("redis_url", redis_url)? {
+            None => {
+                if let Some((name, _)) = redis_only
+                    .iter()
+                    .find(|(_, v)| v.is_some_and(|v| !v.is_none()))
+                {
+                    return Err(configuration(
+                        py,
+                        format!("{name} is given only with redis_url"),
+                    ));
+                }
+                None
+            }
+            Some(url) => {
+                let mut redis = RedisBudget::new(url);
+                if let Some(policy) = opt_text("on_redis_error", on_redis_error)? {
+                    redis = redis.on_error(OnRedisError::from_name(&policy).ok_or_else(|| {
+                        configuration(
+                            py,
+                            format!(
+                                "on_redis_error must be \"local_fallback\", \"fail_closed\" or \"fail_open\", not {policy:?}"
+                            ),
+                        )
+                    })?);
+                }
+                if let Some(n) = expected_processes.filter(|v| !v.is_none()) {
+                    redis =
+                        redis.expected_processes(
+                            whole("expected_processes", n, 1, u32::MAX.into())? as u32,
+                        );
+                }
+                if let Some(prefix) = opt_text("redis_key_prefix", redis_key_prefix)? {
+                    redis = redis.key_prefix(prefix);
+                }
+                if let Some(t) = redis_connect_timeout.filter(|v| !v.is_none()) {
+                    redis = redis.connect_timeout(seconds("redis_connect_timeout", t)?);
+                }
+                if let Some(t) = redis_timeout.filter(|v| !v.is_none()) {
+                    redis = redis.io_timeout(seconds("redis_timeout", t)?);
+                }
+                if let Some(t) = redis_breaker_cooldown.filter(|v| !v.is_none()) {
+                    redis = redis.breaker_cooldown(seconds("redis_breaker_cooldown", t)?);
+                }
+                Some(redis)
+            }
+        };
+        Ok(RateLimit { config, redis })
     }
 
     /// Requests allowed per window.
@@ -101,26 +180,45 @@ impl RateLimit {
             WhenLimited::Fail => None,
         }
     }
+    /// The Redis URL of a shared budget, its password shown as `REDACTED` (`None`: in-process).
+    #[getter]
+    fn redis_url(&self) -> Option<String> {
+        self.redis.as_ref().map(RedisBudget::redacted_url)
+    }
+    /// What happens while Redis cannot be reached (`None` without `redis_url`).
+    #[getter]
+    fn on_redis_error(&self) -> Option<&'static str> {
+        self.redis.as_ref().map(|r| r.policy().name())
+    }
     fn __eq__(&self, other: &Self) -> bool {
-        self.config == other.config
+        self.config == other.config && self.redis == other.redis
     }
     fn __hash__(&self) -> u64 {
         u64::from(self.config.requests) ^ self.config.window.as_millis() as u64
     }
     fn __repr__(&self) -> String {
-        match self.config.when_limited {
+        let redis = match &self.redis {
+            Some(r) => format!(
+                ", redis_url='{}', on_redis_error='{}'",
+                r.redacted_url(),
+                r.policy().name()
+            ),
+            None => String::new(),
+        };
+        let limit = match self.config.when_limited {
             WhenLimited::Wait(w) => format!(
-                "RateLimit(requests={}, window={}, when_limited='wait', max_wait={})",
+                "RateLimit(requests={}, window={}, when_limited='wait', max_wait={}",
                 self.config.requests,
                 self.config.window.as_secs_f64(),
                 w.as_secs_f64()
             ),
             WhenLimited::Fail => format!(
-                "RateLimit(requests={}, window={}, when_limited='fail')",
+                "RateLimit(requests={}, window={}, when_limited='fail'",
                 self.config.requests,
                 self.config.window.as_secs_f64()
             ),
-        }
+        };
+        format!("{limit}{redis})")
     }
 }
 
@@ -221,6 +319,9 @@ impl Settings<'_, '_> {
                 .cast::<RateLimit>()
                 .map_err(|_| wrong_type("rate_limit", "a roomchat.RateLimit", &v))?;
             builder = builder.rate_limit(limit.get().config);
+            if let Some(redis) = &limit.get().redis {
+                builder = builder.redis_budget(redis.clone());
+            }
         }
         Ok(builder.observer(Arc::new(LoggingObserver)))
     }

@@ -656,6 +656,12 @@ pub struct RateLimitState {
     window: std::time::Duration,
     next_free_in: std::time::Duration,
     blocked_for: Option<std::time::Duration>,
+    /// Where the budget is kept: `"local"` (this process) or `"redis"` (shared).
+    #[pyo3(get)]
+    backend: &'static str,
+    /// Redis is the backend but cannot be reached: the figures are the fallback's.
+    #[pyo3(get)]
+    degraded: bool,
 }
 
 impl From<roomchat::RateLimitState> for RateLimitState {
@@ -667,6 +673,8 @@ impl From<roomchat::RateLimitState> for RateLimitState {
             window: s.window,
             next_free_in: s.next_free_in,
             blocked_for: s.blocked_for,
+            backend: s.backend.name(),
+            degraded: s.degraded,
         }
     }
 }
@@ -697,11 +705,13 @@ impl RateLimitState {
         dict.set_item("remaining", self.remaining)?;
         dict.set_item("next_free_in", self.next_free_in())?;
         dict.set_item("blocked_for", self.blocked_for())?;
+        dict.set_item("backend", self.backend)?;
+        dict.set_item("degraded", self.degraded)?;
         Ok(dict)
     }
     fn __repr__(&self) -> String {
         format!(
-            "RateLimitState(limit={}, window={:.3}, used={}, remaining={}, next_free_in={:.3}, blocked_for={})",
+            "RateLimitState(limit={}, window={:.3}, used={}, remaining={}, next_free_in={:.3}, blocked_for={}, backend='{}', degraded={})",
             self.limit,
             self.window(),
             self.used,
@@ -710,7 +720,9 @@ impl RateLimitState {
             match self.blocked_for() {
                 Some(b) => format!("{b:.3}"),
                 None => "None".to_owned(),
-            }
+            },
+            self.backend,
+            if self.degraded { "True" } else { "False" }
         )
     }
 }

@@ -63,6 +63,18 @@ def cases(emu: Emulator) -> Dict[str, Callable[[], object]]:
         "validation": lambda: client.list_users(limit=201),
         "configuration": lambda: roomchat.Client(PADDED_KEY, base_url=emu.base_url),
         "cancelled": lambda: cancelled_call(client),
+        # A shared budget whose Redis is not there, failing closed; the URL's password
+        # is the key's text, so the key check below covers the password too.
+        "budget_unavailable": lambda: emu.client(
+            max_retries=0,
+            rate_limit=roomchat.RateLimit(
+                requests=100,
+                window=60.0,
+                redis_url=f"redis://:{SECRET_KEY}@127.0.0.1:{closed_port()}/0",
+                on_redis_error="fail_closed",
+                redis_connect_timeout=0.2,
+            ),
+        ).list_users(),
     }
 
 
@@ -89,6 +101,7 @@ EXPECTED: List[Tuple[str, int, type]] = [
     ("validation", 13, roomchat.ValidationError),
     ("configuration", 14, roomchat.ConfigurationError),
     ("cancelled", 15, roomchat.CancelledError),
+    ("budget_unavailable", 16, roomchat.BudgetUnavailableError),
 ]
 
 

@@ -92,5 +92,8 @@ def test_page_data_is_built_once_and_lazily(emu: Emulator, client: roomchat.Clie
 def test_rate_limit_state_model(client: roomchat.Client) -> None:
     state = client.rate_limit_state()
     assert state == client.rate_limit_state() or state.used != client.rate_limit_state().used
-    assert set(state.to_dict()) == {"limit", "window", "used", "remaining", "next_free_in", "blocked_for"}
+    assert set(state.to_dict()) == {
+        "limit", "window", "used", "remaining", "next_free_in", "blocked_for", "backend", "degraded"
+    }
+    assert (state.backend, state.degraded) == ("local", False)
     assert repr(state).startswith("RateLimitState(limit=")

@@ -20,6 +20,7 @@ pure request/response layer for use with another HTTP stack.
 
 from ._errors import (
     AuthenticationError,
+    BudgetUnavailableError,
     CancelledError,
     ConfigurationError,
     ConnectionError,
@@ -62,6 +63,7 @@ __all__ = [
     "AuthenticationError",
     "CORE_VERSION",
     "CancelToken",
+    "BudgetUnavailableError",
     "CancelledError",
     "Client",
     "ConfigurationError",

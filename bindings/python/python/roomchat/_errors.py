@@ -29,6 +29,7 @@ __all__ = [
     "ValidationError",
     "ConfigurationError",
     "CancelledError",
+    "BudgetUnavailableError",
 ]
 
 
@@ -211,6 +212,14 @@ class CancelledError(RoomchatError):
     code = 15
 
 
+class BudgetUnavailableError(RoomchatError):
+    """The rate budget shared in Redis cannot be reached and the client fails closed
+    (``RateLimit(redis_url=..., on_redis_error="fail_closed")``); nothing was sent."""
+
+    kind = "budget_unavailable"
+    code = 16
+
+
 _BY_CODE: Dict[int, Type[RoomchatError]] = {
     cls.code: cls
     for cls in (
@@ -229,6 +238,7 @@ _BY_CODE: Dict[int, Type[RoomchatError]] = {
         ValidationError,
         ConfigurationError,
         CancelledError,
+        BudgetUnavailableError,
     )
 }
 

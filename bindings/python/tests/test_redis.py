@@ -1,0 +1,228 @@
+"""The rate budget shared through a real redis-server (``RateLimit(redis_url=...)``):
+4 processes of 4 threads (``multiprocessing``, fork) against the emulator's own limit
+set short, with no 429 and the busiest window near the budget; Redis dying under
+``local_fallback`` and ``fail_closed``; the options checked; the password shown nowhere."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import shutil
+import socket
+import subprocess
+import threading
+import time
+import traceback
+from typing import Any, Dict, Iterator, List
+
+import pytest
+
+import roomchat
+from conftest import Emulator
+
+PASSWORD = "py-redis-test-password-5"
+
+
+def free_port() -> int:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port: int = sock.getsockname()[1]
+    sock.close()
+    return port
+
+
+class RedisServer:
+    def __init__(self) -> None:
+        binary = os.environ.get("REDIS_SERVER") or shutil.which("redis-server")
+        if binary is None:
+            if os.environ.get("ROOMCHAT_REQUIRE_REDIS"):
+                pytest.fail("redis-server is not installed (Debian's redis-server), and the run requires it")
+            pytest.skip("redis-server is not installed")
+        self.port = free_port()
+        self.url = f"redis://:{PASSWORD}@127.0.0.1:{self.port}/0"
+        self.proc = subprocess.Popen(
+            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+            + ["--requirepass", PASSWORD],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                time.sleep(0.02)
+        self.kill()
+        raise RuntimeError("redis-server did not come up")
+
+    def kill(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+
+@pytest.fixture
+def redis() -> Iterator[RedisServer]:
+    server = RedisServer()
+    yield server
+    server.kill()
+
+
+def shared(redis: RedisServer, requests: int, window: float, **options: Any) -> roomchat.RateLimit:
+    settings: Dict[str, Any] = dict(redis_connect_timeout=0.2, redis_timeout=0.2, redis_breaker_cooldown=0.3)
+    settings.update(options)
+    return roomchat.RateLimit(requests=requests, window=window, redis_url=redis.url, **settings)
+
+
+def busiest(arrivals_ms: List[float], window_ms: float) -> int:
+    """The most arrivals in any `window_ms` (sorted input)."""
+    best, end = 0, 0
+    for start in range(len(arrivals_ms)):
+        while end < len(arrivals_ms) and arrivals_ms[end] < arrivals_ms[start] + window_ms:
+            end += 1
+        best = max(best, end - start)
+    return best
+
+
+def hammer(options: Dict[str, Any], rate_limit: roomchat.RateLimit, until: float, results: Any) -> None:
+    """One process: 4 threads calling until `until` (time.time()); puts its failures."""
+    try:
+        key = options.pop("private_key")
+        client = roomchat.Client(key, rate_limit=rate_limit, max_retries=0, **options)
+        failures: List[str] = []
+
+        def loop() -> None:
+            while time.time() < until:
+                try:
+                    client.list_users(limit=1)
+                except roomchat.RoomchatError as error:
+                    failures.append(f"{type(error).__name__}: {error}")
+
+        threads = [threading.Thread(target=loop) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        results.put(failures)
+    except BaseException:
+        results.put([traceback.format_exc()])
+
+
+def test_four_processes_of_four_threads_share_one_budget(emu: Emulator, redis: RedisServer) -> None:
+    window = 3.0
+    before = emu.admin("GET", "/config")["rate_limit"]
+    emu.config(rate_limit={"requests": 60, "window_ms": 3000})
+    try:
+        emu.seed(2)
+        emu.clear_journal()
+        options = dict(
+            private_key=emu.private_key, base_url=emu.base_url, public_key=emu.public_key, timeout=10.0
+        )
+        # Redis's default timeouts (0.5 s): 16 threads on a loaded machine must not trip them.
+        rate_limit = roomchat.RateLimit(
+            requests=60, window=window, redis_url=redis.url, on_redis_error="fail_closed", redis_key_prefix="py-proc"
+        )
+        context = multiprocessing.get_context("fork")
+        results = context.Queue()
+        run_for = 8.0
+        until = time.time() + run_for
+        processes = [
+            context.Process(target=hammer, args=(dict(options), rate_limit, until, results)) for _ in range(4)
+        ]
+        for p in processes:
+            p.start()
+        failures = [results.get(timeout=60) for _ in processes]
+        for p in processes:
+            p.join(timeout=30)
+        journal = emu.journal()
+    finally:
+        emu.config(rate_limit=before)
+    answered_429 = sum(1 for e in journal if e["status"] == 429)
+    arrivals = sorted(e["received_at_ms"] for e in journal)
+    most = busiest(arrivals, window * 1000)
+    print(
+        f"\nredis budget from Python: 4 processes x 4 threads for {run_for:.0f} s: {len(journal)} calls, "
+        f"{answered_429} answered 429, busiest {window:.0f} s window {most} of the service's 60 "
+        f"({most * 100 / 60:.1f}%)"
+    )
+    assert [p.exitcode for p in processes] == [0, 0, 0, 0]
+    assert failures == [[], [], [], []]
+    assert answered_429 == 0
+    assert most <= 60
+    assert most >= 57, f"the busiest window used {most} of 60: under 95%"
+
+
+def test_the_state_names_the_backend_and_counts_every_client_of_the_key(emu: Emulator, redis: RedisServer) -> None:
+    emu.seed(3)
+    rate_limit = shared(redis, 100, 60.0, on_redis_error="fail_closed", redis_key_prefix="py-state")
+    first, second = emu.client(rate_limit=rate_limit), emu.client(rate_limit=rate_limit)
+    for _ in range(3):
+        first.list_users(limit=1)
+    second.list_users(limit=1)
+    state = first.rate_limit_state()
+    assert (state.backend, state.degraded, state.used, state.limit) == ("redis", False, 4, 98)
+    assert state.to_dict()["backend"] == "redis"
+    local = emu.client(rate_limit=roomchat.RateLimit(requests=100, window=60.0)).rate_limit_state()
+    assert (local.backend, local.degraded) == ("local", False)
+
+
+def test_redis_dying_local_fallback_goes_on_and_fail_closed_raises_at_once(
+    emu: Emulator, redis: RedisServer
+) -> None:
+    emu.seed(3)
+    fallback = emu.client(
+        max_retries=0, rate_limit=shared(redis, 100, 60.0, on_redis_error="local_fallback", redis_key_prefix="py-fb")
+    )
+    closed = emu.client(
+        max_retries=0, rate_limit=shared(redis, 100, 60.0, on_redis_error="fail_closed", redis_key_prefix="py-fc")
+    )
+    fallback.list_users(limit=1)
+    closed.list_users(limit=1)
+    redis.kill()
+    started = time.monotonic()
+    assert len(fallback.list_users(limit=1).data) == 1
+    state = fallback.rate_limit_state()
+    assert (state.backend, state.degraded) == ("redis", True)
+    with pytest.raises(roomchat.BudgetUnavailableError) as caught:
+        closed.list_users(limit=1)
+    took = time.monotonic() - started
+    assert took < 2.0, f"{took:.2f} s with Redis dead"
+    error = caught.value
+    assert (error.kind, error.code) == ("budget_unavailable", 16)
+    assert "REDACTED" in str(error)
+    shown = [
+        str(error),
+        repr(error),
+        "".join(traceback.format_exception(error)),
+        repr(pickle.loads(pickle.dumps(error)).args),
+        repr(fallback),
+        repr(closed.rate_limit_state()),
+    ]
+    for text in shown:
+        assert PASSWORD not in text, text
+        assert emu.private_key not in text, text
+
+
+def test_redis_options_are_checked() -> None:
+    with pytest.raises(roomchat.ConfigurationError, match="redis_url"):
+        roomchat.RateLimit(requests=10, window=1.0, on_redis_error="fail_closed")
+    with pytest.raises(roomchat.ConfigurationError, match="on_redis_error"):
+        roomchat.RateLimit(redis_url="redis://127.0.0.1:1", on_redis_error="sometimes")
+    with pytest.raises(roomchat.ConfigurationError):
+        roomchat.Client(
+            "sk_test_options",
+            base_url="http://127.0.0.1:1",
+            rate_limit=roomchat.RateLimit(redis_url="redis://127.0.0.1:1", redis_key_prefix="a{b}"),
+        )
+    with pytest.raises(TypeError):
+        roomchat.RateLimit(redis_url=5)  # type: ignore[arg-type]
+    limit = roomchat.RateLimit(redis_url=f"redis://:{PASSWORD}@10.0.0.5:6379/0", expected_processes=8)
+    assert limit.redis_url == "redis://REDACTED@10.0.0.5:6379/0"
+    assert limit.on_redis_error == "local_fallback"
+    assert PASSWORD not in repr(limit)
+    assert limit == roomchat.RateLimit(redis_url=f"redis://:{PASSWORD}@10.0.0.5:6379/0", expected_processes=8)
+    assert limit != roomchat.RateLimit()
+    assert roomchat.RateLimit().redis_url is None
+
