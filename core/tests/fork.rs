@@ -80,30 +80,6 @@ fn child(client: &Client, fresh: &Client, port: u16) -> ! {
     unsafe { libc::_exit(outcome.unwrap_or(2)) }
 }
 
-/// Waits for `pid` up to the deadline; kills it if it hangs. Its exit status, or `None` if it hung.
-fn wait_for(pid: libc::pid_t) -> Option<i32> {
-    let started = Instant::now();
-    loop {
-        let mut status = 0;
-        let done = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
-        if done == pid {
-            return Some(if libc::WIFEXITED(status) {
-                libc::WEXITSTATUS(status)
-            } else {
-                -1
-            });
-        }
-        if started.elapsed() > CHILD_DEADLINE {
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-                libc::waitpid(pid, &mut status, 0);
-            }
-            return None;
-        }
-        thread::sleep(Duration::from_millis(2));
-    }
-}
-
 #[test]
 fn forks_while_threads_are_mid_call() {
     // A watchdog: a deadlock in the parent fails the test instead of hanging CI.
@@ -161,7 +137,7 @@ fn forks_while_threads_are_mid_call() {
         if pid == 0 {
             child(&client, &fresh_for_children, port);
         }
-        match wait_for(pid) {
+        match wait_child(pid, CHILD_DEADLINE) {
             Some(0) => {}
             Some(code) => failures.push(format!("child {i} exited {code}")),
             None => failures.push(format!("child {i} hung and was killed")),

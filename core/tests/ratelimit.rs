@@ -4,7 +4,7 @@ mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use common::*;
 use roomchat::{Client, ErrorKind, ListUsers, RateLimitConfig};
@@ -48,25 +48,10 @@ fn many_threads_use_the_budget_without_a_single_429() {
     let elapsed = started.elapsed();
     let journal = emu.journal();
     let rejected = journal.iter().filter(|e| e.status == 429).count();
-    let times: Vec<f64> = journal
-        .iter()
-        .map(|e| {
-            e.received_at
-                .duration_since(UNIX_EPOCH)
-                .unwrap()
-                .as_secs_f64()
-        })
-        .collect();
+    let mut arrived: Vec<_> = journal.iter().map(|e| e.received_at).collect();
+    arrived.sort();
     // The busiest rolling window, as the service counts it (arrivals).
-    let busiest = (0..times.len())
-        .map(|i| {
-            times[i..]
-                .iter()
-                .take_while(|t| **t - times[i] < window.as_secs_f64())
-                .count()
-        })
-        .max()
-        .unwrap();
+    let busiest = busiest_window(&arrived, window);
     let used = busiest as f64 / f64::from(limit);
     println!(
         "rate limiter: {} calls by 8 threads in {:.2?}; busiest {:?} window had {busiest} of {limit} allowed ({:.1}% of the budget); {rejected} answered 429",

@@ -45,46 +45,6 @@ fn fork_child(f: impl FnOnce() -> i32) -> libc::pid_t {
     pid
 }
 
-/// The child's exit code, or a failure if it outlives `deadline` (then it is killed).
-fn wait_child(pid: libc::pid_t, deadline: Duration) -> i32 {
-    let started = Instant::now();
-    loop {
-        let mut status = 0;
-        if unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid {
-            return if libc::WIFEXITED(status) {
-                libc::WEXITSTATUS(status)
-            } else {
-                -1
-            };
-        }
-        if started.elapsed() > deadline {
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-                libc::waitpid(pid, &mut status, 0);
-            }
-            return -2;
-        }
-        thread::sleep(Duration::from_millis(5));
-    }
-}
-
-/// The most arrivals within any `window`.
-fn busiest(arrivals: &[SystemTime], window: Duration) -> usize {
-    let (mut best, mut end) = (0, 0);
-    for start in 0..arrivals.len() {
-        while end < arrivals.len()
-            && arrivals[end]
-                .duration_since(arrivals[start])
-                .unwrap_or_default()
-                < window
-        {
-            end += 1;
-        }
-        best = best.max(end - start);
-    }
-    best
-}
-
 #[test]
 fn four_processes_of_four_threads_share_one_budget() {
     let window = Duration::from_secs(3);
@@ -120,13 +80,13 @@ fn four_processes_of_four_threads_share_one_budget() {
         .collect();
     let codes: Vec<i32> = children
         .into_iter()
-        .map(|pid| wait_child(pid, Duration::from_secs(60)))
+        .map(|pid| wait_child(pid, Duration::from_secs(60)).unwrap_or(-2))
         .collect();
     let journal = emu.journal();
     let answered_429 = journal.iter().filter(|e| e.status == 429).count();
     let mut arrived: Vec<SystemTime> = journal.iter().map(|e| e.received_at).collect();
     arrived.sort();
-    let most = busiest(&arrived, window);
+    let most = busiest_window(&arrived, window);
     println!(
         "redis budget: 4 processes x 4 threads for {run_for:?}: {} calls, {answered_429} answered 429, \
          busiest {window:?} window {most} of the service's 60 ({:.1}%); children exited {codes:?}",
@@ -182,7 +142,7 @@ fn a_429_in_one_process_holds_the_others_off() {
         ),
     ));
     let parent_failures = calls_until(&make());
-    assert_eq!(wait_child(child, Duration::from_secs(30)), 0);
+    assert_eq!(wait_child(child, Duration::from_secs(30)), Some(0));
     assert_eq!(parent_failures, 0);
     let journal = emu.journal();
     let hit = journal
@@ -288,7 +248,7 @@ fn a_forked_child_uses_its_own_connection() {
         }
         0
     });
-    assert_eq!(wait_child(child, Duration::from_secs(30)), 0);
+    assert_eq!(wait_child(child, Duration::from_secs(30)), Some(0));
     client.list_users(&ListUsers::page(1, 0)).unwrap();
     assert_eq!(
         client.rate_limit_state().used,

@@ -39,19 +39,6 @@ impl Observer for Starts {
     }
 }
 
-/// The most events of `times` (sorted) within any window of `window` starting at an event.
-fn busiest<T: Copy + Ord>(times: &[T], window: impl Fn(T, T) -> bool) -> usize {
-    let mut best = 0;
-    let mut end = 0;
-    for start in 0..times.len() {
-        while end < times.len() && window(times[start], times[end]) {
-            end += 1;
-        }
-        best = best.max(end - start);
-    }
-    best
-}
-
 #[test]
 fn sixty_four_threads_share_a_binding_budget() {
     let done = Arc::new(AtomicBool::new(false));
@@ -115,12 +102,10 @@ fn sixty_four_threads_share_a_binding_budget() {
     started.sort();
     assert_eq!(started.len(), total);
     let client_window = WINDOW + config.jitter_allowance;
-    let busiest_starts = busiest(&started, |a, b| b.duration_since(a) < client_window);
+    let busiest_starts = busiest_by(&started, |a, b| b.duration_since(a) < client_window);
     let mut arrived: Vec<SystemTime> = journal.iter().map(|e| e.received_at).collect();
     arrived.sort();
-    let busiest_arrivals = busiest(&arrived, |a, b| {
-        b.duration_since(a).unwrap_or_default() < WINDOW
-    });
+    let busiest_arrivals = busiest_window(&arrived, WINDOW);
     let rate = total as f64 / took.as_secs_f64();
     println!(
         "stress: {THREADS} threads x {CALLS_EACH} calls in {took:.2?} ({rate:.0} calls/s); \

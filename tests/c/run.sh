@@ -64,40 +64,23 @@ if example.strip() not in readme:
     sys.exit("README.md does not contain tests/c/readme_example.c verbatim")
 PY
 
-run() {
-  valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect \
-    --error-exitcode=99 "$@"
-}
 passed=0
 failed=0
-for suite in test_roomchat smoke; do
-  echo "running $suite under valgrind"
+# Runs one suite (`under` is `valgrind` or `native`) and adds its result line,
+# `<label>: N passed, M failed`, to the totals; a missing line or a non-zero exit
+# (99 under valgrind: it found errors or leaks) counts as one more failure.
+suite() {
+  local under=$1 name=$2 label=$3
+  shift 3
+  echo "running $name $([ "$under" = valgrind ] && echo "under valgrind" || echo natively)"
   set +e
-  run "$build/$suite" "$emulator" | tee "$build/$suite.log"
-  status=${PIPESTATUS[0]}
-  set -e
-  line=$(grep -E '^[A-Za-z+]+: [0-9]+ passed, [0-9]+ failed$' "$build/$suite.log" | tail -n 1 || true)
-  if [ -z "$line" ]; then
-    failed=$((failed + 1))
-    echo "$suite printed no result line (exit $status)" >&2
-    continue
+  if [ "$under" = valgrind ]; then
+    valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect \
+      --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
+      "$build/$name" "$@" | tee "$build/$name.log"
+  else
+    LD_LIBRARY_PATH="$lib" "$build/$name" "$@" | tee "$build/$name.log"
   fi
-  passed=$((passed + $(sed -E 's/.*: ([0-9]+) passed.*/\1/' <<<"$line")))
-  failed=$((failed + $(sed -E 's/.* ([0-9]+) failed$/\1/' <<<"$line")))
-  if [ "$status" -ne 0 ]; then
-    echo "$suite exited $status (99: valgrind found errors or leaks)" >&2
-    failed=$((failed + 1))
-  fi
-done
-# Forking while threads call, and the Redis-shared budget (a real redis-server):
-# natively, not under valgrind (which serializes the threads and makes
-# deadline-bound fork loops and Redis timeouts meaningless).
-native() {
-  local name=$1 label=$2
-  shift 2
-  echo "running $name natively"
-  set +e
-  LD_LIBRARY_PATH="$lib" "$build/$name" "$@" | tee "$build/$name.log"
   local status=${PIPESTATUS[0]}
   set -e
   local line
@@ -109,9 +92,17 @@ native() {
   fi
   passed=$((passed + $(sed -E 's/.*: ([0-9]+) passed.*/\1/' <<<"$line")))
   failed=$((failed + $(sed -E 's/.* ([0-9]+) failed$/\1/' <<<"$line")))
-  [ "$status" -eq 0 ] || failed=$((failed + 1))
+  if [ "$status" -ne 0 ]; then
+    echo "$name exited $status (99: valgrind found errors or leaks)" >&2
+    failed=$((failed + 1))
+  fi
 }
-native test_fork fork "$emulator"
-native test_redis redis "$emulator" "$(command -v redis-server || echo redis-server)"
+suite valgrind test_roomchat '[A-Za-z+]+' "$emulator"
+suite valgrind smoke '[A-Za-z+]+' "$emulator"
+# Forking while threads call, and the Redis-shared budget (a real redis-server):
+# natively, not under valgrind (which serializes the threads and makes
+# deadline-bound fork loops and Redis timeouts meaningless).
+suite native test_fork fork "$emulator"
+suite native test_redis redis "$emulator" "$(command -v redis-server || echo redis-server)"
 echo "c-abi: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -237,6 +237,16 @@ pub const CLIENT_OPTIONS: [&str; 15] = [
     "logger",
 ];
 
+/// The `rateLimit` options that only mean something with `redisUrl`.
+const REDIS_ONLY: [&str; 6] = [
+    "onRedisError",
+    "expectedProcesses",
+    "redisKeyPrefix",
+    "redisConnectTimeoutMs",
+    "redisTimeoutMs",
+    "redisBreakerCooldownMs",
+];
+
 /// A client builder from the options' JSON text; `from_env` starts from the environment.
 pub fn builder(options: &str, from_env: bool) -> Result<ClientBuilder, Error> {
     let what = if from_env {
@@ -295,19 +305,17 @@ pub fn builder(options: &str, from_env: bool) -> Result<ClientBuilder, Error> {
     if let Some(limit) = p.get("rateLimit") {
         let what = format!("{what}: rateLimit");
         let r = Args::new(&what, limit)?;
-        r.only(&[
+        let known: Vec<&str> = [
             "requests",
             "windowMs",
             "whenLimited",
             "maxWaitMs",
             "redisUrl",
-            "onRedisError",
-            "expectedProcesses",
-            "redisKeyPrefix",
-            "redisConnectTimeoutMs",
-            "redisTimeoutMs",
-            "redisBreakerCooldownMs",
-        ])?;
+        ]
+        .into_iter()
+        .chain(REDIS_ONLY)
+        .collect();
+        r.only(&known)?;
         let requests = r
             .whole("requests", 1, u64::from(u32::MAX))?
             .ok_or_else(|| r.bad("requests", "given"))?;
@@ -359,15 +367,7 @@ pub fn builder(options: &str, from_env: bool) -> Result<ClientBuilder, Error> {
                 b = b.redis_budget(redis);
             }
             None => {
-                let redis_only = [
-                    "onRedisError",
-                    "expectedProcesses",
-                    "redisKeyPrefix",
-                    "redisConnectTimeoutMs",
-                    "redisTimeoutMs",
-                    "redisBreakerCooldownMs",
-                ];
-                if let Some(name) = redis_only.into_iter().find(|n| r.has(n)) {
+                if let Some(name) = REDIS_ONLY.into_iter().find(|n| r.has(n)) {
                     return Err(r.bad(name, "given only with redisUrl"));
                 }
             }

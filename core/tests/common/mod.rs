@@ -1,7 +1,7 @@
 //! Shared set-up: an emulator per test, and a client for it.
 #![allow(dead_code)]
 
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime};
 
 pub mod redis_server;
 
@@ -90,3 +90,47 @@ pub fn assert_no_secret(error: &Error, key: &str) {
 pub const USERS: &str = "/consumer/api/v2/users";
 pub const CREATE: &str = "/consumer/api/v1/user";
 pub const DEACTIVATE: &str = "/consumer/api/v2/user/deactivate";
+
+/// The most of `times` (sorted) within any window that starts at one of them,
+/// `within(start, t)` saying whether `t` is still in the window begun at `start`.
+pub fn busiest_by<T: Copy>(times: &[T], within: impl Fn(T, T) -> bool) -> usize {
+    let (mut best, mut end) = (0, 0);
+    for start in 0..times.len() {
+        while end < times.len() && within(times[start], times[end]) {
+            end += 1;
+        }
+        best = best.max(end - start);
+    }
+    best
+}
+
+/// The most arrivals (sorted) within any rolling `window`, as the service counts them.
+pub fn busiest_window(arrivals: &[SystemTime], window: Duration) -> usize {
+    busiest_by(arrivals, |start, t| {
+        t.duration_since(start).unwrap_or_default() < window
+    })
+}
+
+/// Waits for the forked child `pid` up to `deadline`, killing it if it outlives that:
+/// its exit code (-1 if a signal ended it), or `None` if it hung.
+pub fn wait_child(pid: libc::pid_t, deadline: Duration) -> Option<i32> {
+    let started = Instant::now();
+    loop {
+        let mut status = 0;
+        if unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid {
+            return Some(if libc::WIFEXITED(status) {
+                libc::WEXITSTATUS(status)
+            } else {
+                -1
+            });
+        }
+        if started.elapsed() > deadline {
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                libc::waitpid(pid, &mut status, 0);
+            }
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
