@@ -47,12 +47,12 @@ class RateLimit:
         max_wait: float = 60.0,
         *,
         redis_url: Optional[str] = None,
-        on_redis_error: Optional[str] = None,
-        expected_processes: Optional[int] = None,
-        redis_key_prefix: Optional[str] = None,
-        redis_connect_timeout: Optional[float] = None,
-        redis_timeout: Optional[float] = None,
-        redis_breaker_cooldown: Optional[float] = None,
+        on_redis_error: str = "local_fallback",
+        expected_processes: int = 4,
+        redis_key_prefix: str = "roomchat",
+        redis_connect_timeout: float = 0.5,
+        redis_timeout: float = 0.5,
+        redis_breaker_cooldown: float = 5.0,
     ) -> RateLimit: ...
     @property
     def requests(self) -> int: ...
