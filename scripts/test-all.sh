@@ -70,13 +70,13 @@ step "Python package: release wheel in a fresh venv, pytest, stubtest, mypy --st
 bash bindings/python/run-tests.sh 2>&1 | tee "$log_dir/python.log"
 
 step "figures: the rate limiter under threads, seeding, and both benchmarks (printed, not asserted on time)"
-cargo test --quiet --locked -p roomchat --test ratelimit -- --nocapture many_threads 2>&1 | grep -E '^rate limiter'
-cargo test --quiet --locked -p roomchat-emulator --test service -- --nocapture seeding 2>&1 | grep -E '^seeding'
-cargo test --quiet --locked -p roomchat --test threads -- --nocapture 2>&1 | grep -E '^threads made'
+cargo test --quiet --locked -p roomchat --test ratelimit -- --nocapture many_threads 2>&1 | grep -oE 'rate limiter.*'
+cargo test --quiet --locked -p roomchat-emulator --test service -- --nocapture seeding 2>&1 | grep -oE 'seeding .*'
+cargo test --quiet --locked -p roomchat --test threads -- --nocapture 2>&1 | grep -oE 'threads made.*'
 ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N:-2000} cargo bench --quiet --locked -p roomchat --bench list_users
 cargo bench --quiet --locked -p roomchat --bench decode
 ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N:-2000} cargo bench --quiet --locked -p roomchat --features redis --bench budget
-cargo test --quiet --locked -p roomchat --features redis --test redis -- --nocapture 2>&1 | grep -E '^redis budget'
+cargo test --quiet --locked -p roomchat --features redis --test redis -- --nocapture 2>&1 | grep -oE 'redis budget: .*'
 ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N:-2000} cargo bench --quiet --locked -p roomchat-ffi --bench c_vs_core
 
 # One closing line for the whole run: the sum of every suite's counts.
@@ -89,8 +89,11 @@ c_failed=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$c_line")
 py_line=$(grep -E '^[0-9]+ (passed|failed)|^=* ?[0-9]+ (passed|failed)' "$log_dir/python.log" | tail -n 1)
 py_passed=$(grep -oE '[0-9]+ passed' <<<"$py_line" | grep -oE '[0-9]+' || echo 0)
 py_failed=$(grep -oE '[0-9]+ failed' <<<"$py_line" | grep -oE '[0-9]+' || echo 0)
+node_passed=$(grep -oE '^ℹ pass [0-9]+' "$log_dir/node.log" | grep -oE '[0-9]+' | tail -n 1 || echo 0)
+node_failed=$(grep -oE '^ℹ fail [0-9]+' "$log_dir/node.log" | grep -oE '[0-9]+' | tail -n 1 || echo 0)
 echo
 echo "rust: ${rust_passed} passed, ${rust_failed} failed"
 echo "c: ${c_passed} passed, ${c_failed} failed"
+echo "node: ${node_passed} passed, ${node_failed} failed"
 echo "python: ${py_passed} passed, ${py_failed} failed"
-echo "total: $((rust_passed + c_passed + py_passed)) passed, $((rust_failed + c_failed + py_failed)) failed"
+echo "total: $((rust_passed + c_passed + node_passed + py_passed)) passed, $((rust_failed + c_failed + node_failed + py_failed)) failed"
