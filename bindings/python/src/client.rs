@@ -345,14 +345,19 @@ impl Client {
         wrap: fn(Python<'_>, T) -> PyResult<Py<PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let client = self.core(py)?;
-        let Some(submit) = submit.filter(|s| !s.is_none()) else {
-            let result = py.detach(move || call(&client));
-            return wrap(py, result.or_raise(py)?);
-        };
-        let (dispatcher, future, token) = submit_parts(submit)?;
-        let client = client.with_cancel(token.get().inner.clone());
-        submit_job(py, &dispatcher, future, move || call(&client), wrap)?;
-        Ok(py.None())
+        run_or_submit(
+            py,
+            submit,
+            move |token| {
+                // An AsyncClient call is cancelled through its task's token.
+                let client = match token {
+                    Some(token) => client.with_cancel(token),
+                    None => client,
+                };
+                move || call(&client)
+            },
+            wrap,
+        )
     }
 
     /// The core client, for one call (and the logging levels for it, read now).
@@ -383,6 +388,33 @@ fn submit_parts<'py>(
             submit,
         )
     })
+}
+
+/// Runs the call `make` gives now, with the GIL released, and wraps its result; or,
+/// given `_submit=(dispatcher, future, token)` (how `AsyncClient` calls), queues it on
+/// the dispatcher's threads (`make` is given the token) and returns `None`.
+fn run_or_submit<T: Send + 'static, F>(
+    py: Python<'_>,
+    submit: Option<&Bound<'_, PyAny>>,
+    make: impl FnOnce(Option<CoreToken>) -> F,
+    wrap: fn(Python<'_>, T) -> PyResult<Py<PyAny>>,
+) -> PyResult<Py<PyAny>>
+where
+    F: FnOnce() -> roomchat::Result<T> + Send + 'static,
+{
+    let Some(submit) = submit.filter(|s| !s.is_none()) else {
+        let result = py.detach(make(None));
+        return wrap(py, result.or_raise(py)?);
+    };
+    let (dispatcher, future, token) = submit_parts(submit)?;
+    submit_job(
+        py,
+        &dispatcher,
+        future,
+        make(Some(token.get().inner.clone())),
+        wrap,
+    )?;
+    Ok(py.None())
 }
 
 /// Queues `call` on `dispatcher`; its result (made by `wrap` on the loop thread) completes `future`.
@@ -1026,18 +1058,7 @@ impl UserIterator {
     ) -> PyResult<Py<PyAny>> {
         logging::refresh(py);
         let state = self.state.clone();
-        let call = move || lock(&state).batch(n);
-        match _submit.filter(|s| !s.is_none()) {
-            None => {
-                let users = py.detach(call).or_raise(py)?;
-                wrap_users(py, users)
-            }
-            Some(submit) => {
-                let (dispatcher, future, _token) = submit_parts(submit)?;
-                submit_job(py, &dispatcher, future, call, wrap_users)?;
-                Ok(py.None())
-            }
-        }
+        run_or_submit(py, _submit, |_| move || lock(&state).batch(n), wrap_users)
     }
 
     /// After an error, lets iteration go on with the page that failed.
@@ -1073,18 +1094,12 @@ impl UserPageIterator {
     ) -> PyResult<Py<PyAny>> {
         logging::refresh(py);
         let pages = self.pages.clone();
-        let call = move || lock(&pages).next().transpose();
-        match _submit.filter(|s| !s.is_none()) {
-            None => {
-                let page = py.detach(call).or_raise(py)?;
-                wrap_next_page(py, page)
-            }
-            Some(submit) => {
-                let (dispatcher, future, _token) = submit_parts(submit)?;
-                submit_job(py, &dispatcher, future, call, wrap_next_page)?;
-                Ok(py.None())
-            }
-        }
+        run_or_submit(
+            py,
+            _submit,
+            |_| move || lock(&pages).next().transpose(),
+            wrap_next_page,
+        )
     }
 
     /// After an error, lets the next step fetch the failed page again.

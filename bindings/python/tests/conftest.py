@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import pathlib
+import socket
 import subprocess
 import threading
 import urllib.request
@@ -33,6 +34,15 @@ def emulator_binary() -> str:
         return explicit
     target = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
     return str(target / "debug" / "roomchat-emulator")
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (just freed): a connection to it is refused."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port: int = sock.getsockname()[1]
+    sock.close()
+    return port
 
 
 class Emulator:

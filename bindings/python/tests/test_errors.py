@@ -6,26 +6,17 @@ from __future__ import annotations
 import builtins
 import logging
 import pickle
-import socket
 import traceback
 from typing import Callable, Dict, List, Tuple
 
 import pytest
 
 import roomchat
-from conftest import SECRET_KEY, Emulator
+from conftest import SECRET_KEY, Emulator, free_port
 
 WRONG_KEY = "sk_live_SECRET_wrongkey_0123456789"
 PADDED_KEY = " sk_live_SECRET_padded_0123456789 "
 USERS = "/consumer/api/v2/users"
-
-
-def closed_port() -> int:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port: int = sock.getsockname()[1]
-    sock.close()
-    return port
 
 
 def cases(emu: Emulator) -> Dict[str, Callable[[], object]]:
@@ -54,7 +45,7 @@ def cases(emu: Emulator) -> Dict[str, Callable[[], object]]:
             emu.fault(USERS, {"kind": "delay", "ms": 1500}),
             emu.client(max_retries=0, timeout=0.2).list_users(),
         ),
-        "connection": lambda: emu.client(base_url=f"http://127.0.0.1:{closed_port()}", max_retries=0).list_users(),
+        "connection": lambda: emu.client(base_url=f"http://127.0.0.1:{free_port()}", max_retries=0).list_users(),
         "decode": lambda: (emu.fault(USERS, {"kind": "not_json"}), client.list_users()),
         "response_too_large": lambda: (
             emu.fault(USERS, {"kind": "large_body", "bytes": 50_000}),
@@ -70,7 +61,7 @@ def cases(emu: Emulator) -> Dict[str, Callable[[], object]]:
             rate_limit=roomchat.RateLimit(
                 requests=100,
                 window=60.0,
-                redis_url=f"redis://:{SECRET_KEY}@127.0.0.1:{closed_port()}/0",
+                redis_url=f"redis://:{SECRET_KEY}@127.0.0.1:{free_port()}/0",
                 on_redis_error="fail_closed",
                 redis_connect_timeout=0.2,
             ),

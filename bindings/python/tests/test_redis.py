@@ -19,17 +19,9 @@ from typing import Any, Dict, Iterator, List
 import pytest
 
 import roomchat
-from conftest import Emulator
+from conftest import Emulator, free_port
 
 PASSWORD = "py-redis-test-password-5"
-
-
-def free_port() -> int:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port: int = sock.getsockname()[1]
-    sock.close()
-    return port
 
 
 class RedisServer:
