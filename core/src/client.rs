@@ -412,10 +412,10 @@ fn check_url(what: &str, url: &str, allow_insecure: bool, secret: &str) -> Resul
         "http" if allow_insecure || is_loopback(host) => {}
         "http" => {
             return Err(Error::configuration(format!(
-            "the {what} uses plain http:// to {:?}, which would send the private key unencrypted; \
-                 use https://, or allow_insecure_http(true) if you really mean it",
-            hide(host)
-        )))
+                "the {what} uses plain http:// to {:?}, which would send the private key \
+                 unencrypted; use https://, or allow_insecure_http(true) if you really mean it",
+                hide(host)
+            )))
         }
         _ => {
             return Err(Error::configuration(format!(
