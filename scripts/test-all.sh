@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Runs every test of roomchat: the Rust workspace (emulator, core, C ABI crate,
-# conformance vectors, doc tests), the header freshness check and the C/C++ suites
-# under valgrind, and the Python package (release wheel in a fresh venv, pytest). Installs what a fresh machine lacks (Debian packages, the pinned
-# cbindgen) on the way, so it is also what CI runs (.ci/run).
+# Runs every test of roomchat: fmt, clippy and docs; the Rust workspace (emulator,
+# core, C ABI crate, conformance vectors, Redis budget, doc tests) and the stress
+# test; the README's demo; the header freshness check and the C/C++ suites under
+# valgrind; the Node package; the OpenAPI document and schemathesis; the Python
+# package (release wheel in a fresh venv, pytest); then prints the figures.
+# Installs what a fresh machine lacks (Debian packages, the pinned cbindgen,
+# maturin, the napi CLI) on the way, so it is also what CI runs (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
