@@ -249,3 +249,32 @@ test('a process exits by itself when no call is in flight, and stays up while on
   assert.deepEqual(busy.stdout.trim().split('\n'), ['total 0', 'done'], 'the pending call kept the process up until it settled')
   assert.ok(busy.ms >= 500)
 })
+
+// The scheduling policy of this process's pool threads (named "roomchat"), from /proc.
+const POLICY_SCRIPT = `
+const fs = require('node:fs')
+const policies = fs.readdirSync('/proc/self/task').flatMap((tid) => {
+  if (fs.readFileSync('/proc/self/task/' + tid + '/comm', 'utf8').trim() !== 'roomchat') return []
+  const stat = fs.readFileSync('/proc/self/task/' + tid + '/stat', 'utf8')
+  return [Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[38])] // field 41: policy
+})
+`
+
+test('on Linux the pool threads run under SCHED_BATCH, unless ROOMCHAT_NODE_THREAD_POLICY=normal', { skip: process.platform !== 'linux' }, async (t) => {
+  const emu = await startEmulator()
+  t.after(() => emu.stop())
+  const pkg = JSON.stringify(path.resolve(__dirname, '..'))
+  const options = JSON.stringify(emu.options())
+  const script = `const { Client } = require(${pkg}); const c = new Client(${options});
+    Promise.all([c.listUsers(), c.listUsers(), c.listUsers()]).then(() => { ${POLICY_SCRIPT}; console.log(JSON.stringify(policies)) })`
+  const SCHED_OTHER = 0
+  const SCHED_BATCH = 3
+  // '' stands for unset (runNode adds to this process's environment).
+  for (const [policy, expected] of [['', SCHED_BATCH], ['normal', SCHED_OTHER]]) {
+    const run = await runNode(script, { ROOMCHAT_NODE_THREAD_POLICY: policy })
+    assert.equal(run.code, 0, run.stderr)
+    const policies = JSON.parse(run.stdout.trim())
+    assert.ok(policies.length >= 1, 'no pool thread found')
+    assert.deepEqual(new Set(policies), new Set([expected]), `ROOMCHAT_NODE_THREAD_POLICY=${policy}`)
+  }
+})

@@ -20,24 +20,44 @@ async function freePort() {
   return port
 }
 
+// The redis-server to start (REDIS_SERVER, else the one on PATH), or null when
+// there is none: the test run installs one; a bare machine skips, as the
+// Python tests do.
+function redisServer() {
+  if (process.env.REDIS_SERVER) return process.env.REDIS_SERVER
+  try {
+    return execFileSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' }).trim() || null
+  } catch {
+    return null
+  }
+}
+
+// A redis-server on a free port, up and answering; rejects (never hangs) when
+// it cannot start.
 async function startRedis() {
   const port = await freePort()
-  const child = spawn(process.env.REDIS_SERVER || 'redis-server',
+  const child = spawn(redisServer(),
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--requirepass', PASSWORD],
     { stdio: 'ignore' })
-  const exited = new Promise((resolve) => child.once('exit', resolve))
+  let failure = null
+  child.once('error', (e) => { failure = e })
+  // 'exit' does not come when the spawn itself failed ('error' does).
+  const exited = new Promise((resolve) => { child.once('exit', resolve); child.once('error', resolve) })
+  const redis = {
+    url: `redis://:${PASSWORD}@127.0.0.1:${port}/0`,
+    async kill() { child.kill('SIGKILL'); await exited },
+  }
   for (let i = 0; i < 200; i++) {
+    if (failure) throw new Error(`redis-server did not start: ${failure.message}`)
     const up = await new Promise((resolve) => {
       const socket = net.connect(port, '127.0.0.1', () => { socket.destroy(); resolve(true) })
       socket.once('error', () => resolve(false))
     })
-    if (up) break
+    if (up) return redis
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
-  return {
-    url: `redis://:${PASSWORD}@127.0.0.1:${port}/0`,
-    async kill() { child.kill('SIGKILL'); await exited },
-  }
+  await redis.kill()
+  throw new Error(`redis-server did not answer on port ${port} within 4 s`)
 }
 
 const rateLimit = (redis, extra = {}) => ({
@@ -45,10 +65,13 @@ const rateLimit = (redis, extra = {}) => ({
   redisConnectTimeoutMs: 200, redisTimeoutMs: 200, redisBreakerCooldownMs: 300, ...extra,
 })
 
-test('two processes count in one budget kept in Redis', async (t) => {
+const skip = redisServer() === null && 'redis-server is not installed'
+
+test('two processes count in one budget kept in Redis', { skip }, async (t) => {
   const emu = await startEmulator(['--seed-users', '3'])
+  t.after(() => emu.stop())
   const redis = await startRedis()
-  t.after(async () => { await redis.kill(); await emu.stop() })
+  t.after(() => redis.kill())
   const client = new Client(emu.options({ rateLimit: rateLimit(redis, { onRedisError: 'fail_closed' }) }))
   for (let i = 0; i < 3; i++) await client.listUsers({ limit: 1 })
   // Another Node process, same key, same Redis: its 2 calls count in this budget.
@@ -66,10 +89,10 @@ test('two processes count in one budget kept in Redis', async (t) => {
   assert.equal(state.limit, 98)
 })
 
-test('Redis dying: local_fallback goes on degraded, fail_closed rejects at once; no password shown', async (t) => {
+test('Redis dying: local_fallback goes on degraded, fail_closed rejects at once; no password shown', { skip }, async (t) => {
   const emu = await startEmulator(['--seed-users', '3'])
-  const redis = await startRedis()
   t.after(() => emu.stop())
+  const redis = await startRedis()
   const fallback = new Client(emu.options({ maxRetries: 0, rateLimit: rateLimit(redis, { onRedisError: 'local_fallback', redisKeyPrefix: 'node-fallback' }) }))
   const closed = new Client(emu.options({ maxRetries: 0, rateLimit: rateLimit(redis, { onRedisError: 'fail_closed', redisKeyPrefix: 'node-closed' }) }))
   await fallback.listUsers({ limit: 1 })
