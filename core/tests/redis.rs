@@ -1,7 +1,7 @@
 //! The rate budget shared through a real `redis-server` (feature `redis`):
 //! several processes on one key, a 429 holding every process off, Redis dying
-//! and coming back under each policy, a forked child's own connection, and no
-//! password or key in any output.
+//! and coming back under each policy, a forked child's own connection, one
+//! round trip per call, and no password or key in any output.
 #![cfg(all(feature = "redis", target_os = "linux"))]
 
 mod common;
@@ -255,6 +255,82 @@ fn a_forked_child_uses_its_own_connection() {
         5,
         "parent and child counted in one budget"
     );
+}
+
+/// The commands the budget sent (the helper's own `AUTH`, `INFO` and `CLIENT`
+/// left out), by name.
+fn budget_commands(redis: &RedisServer) -> Vec<(String, u64)> {
+    redis
+        .command_calls()
+        .into_iter()
+        .filter(|(name, _)| !["auth", "info", "client"].contains(&name.split('|').next().unwrap()))
+        .collect()
+}
+
+#[test]
+fn one_redis_round_trip_per_call() {
+    let emu = emulator_limited("redis-round-trips", 100_000, Duration::from_secs(60));
+    emu.seed_users(2);
+    let redis = RedisServer::start(None);
+    let client = builder(&emu)
+        .redis_budget(shared(&redis, OnRedisError::FailClosed))
+        .build()
+        .unwrap();
+    // The first call connects and loads the script; the steady state starts after it.
+    client.list_users(&ListUsers::page(1, 0)).unwrap();
+    let before = budget_commands(&redis);
+    const CALLS: u64 = 200;
+    for _ in 0..CALLS {
+        client.list_users(&ListUsers::page(1, 0)).unwrap();
+    }
+    let after = budget_commands(&redis);
+    let delta: Vec<(String, u64)> = after
+        .iter()
+        .map(|(name, calls)| {
+            let was = before
+                .iter()
+                .find(|(n, _)| n == name)
+                .map_or(0, |(_, c)| *c);
+            (name.clone(), calls - was)
+        })
+        .filter(|(_, calls)| *calls > 0)
+        .collect();
+    let inside: Vec<String> = delta
+        .iter()
+        .filter(|(name, _)| name != "evalsha")
+        .map(|(name, calls)| format!("{} {calls}", name.to_uppercase()))
+        .collect();
+    println!(
+        "redis budget: {CALLS} calls sent {} EVALSHA and no other command (the script ran {})",
+        delta
+            .iter()
+            .find(|(n, _)| n == "evalsha")
+            .map_or(0, |(_, c)| *c),
+        inside.join(", ")
+    );
+    // Redis counts the commands a script runs as well as the EVALSHA that ran
+    // it: one EVALSHA per call, and every other command one the acquire
+    // script itself calls (each at most once per run), so none was a round
+    // trip of its own.
+    let source = include_str!("../src/shared_budget.rs");
+    let script = &source[source.find("const ACQUIRE").unwrap()..];
+    let script = &script[..script.find("\"#;").unwrap()];
+    let mut evalsha = 0;
+    for (name, calls) in &delta {
+        if name == "evalsha" {
+            evalsha = *calls;
+            continue;
+        }
+        assert!(
+            script.contains(&format!("redis.call('{}'", name.to_uppercase())),
+            "{name} is not a command of the acquire script: a round trip of its own ({delta:?})"
+        );
+        assert!(
+            *calls <= CALLS,
+            "{name} ran {calls} times for {CALLS} calls"
+        );
+    }
+    assert_eq!(evalsha, CALLS, "one EVALSHA per call ({delta:?})");
 }
 
 #[derive(Default)]

@@ -115,6 +115,48 @@ impl RedisServer {
         send(args)
     }
 
+    /// Calls per command since the server started (`INFO commandstats`, over a
+    /// fresh connection), as `(name, calls)`; subcommands are named
+    /// `client|list` and the like.
+    pub fn command_calls(&self) -> Vec<(String, u64)> {
+        let stats = || -> Option<String> {
+            let mut stream = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
+            stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+            let mut request = String::new();
+            if let Some(p) = &self.password {
+                request.push_str(&format!("*2\r\n$4\r\nAUTH\r\n${}\r\n{p}\r\n", p.len()));
+            }
+            request.push_str("*2\r\n$4\r\nINFO\r\n$12\r\ncommandstats\r\n");
+            stream.write_all(request.as_bytes()).ok()?;
+            let mut reader = BufReader::new(stream);
+            let mut line = String::new();
+            loop {
+                line.clear();
+                reader.read_line(&mut line).ok()?;
+                if line.starts_with('$') {
+                    break;
+                }
+            }
+            let length: usize = line[1..].trim().parse().ok()?;
+            let mut text = vec![0; length + 2];
+            std::io::Read::read_exact(&mut reader, &mut text).ok()?;
+            String::from_utf8(text).ok()
+        };
+        let text = stats().expect("INFO commandstats");
+        text.lines()
+            .filter_map(|line| {
+                let (name, rest) = line.strip_prefix("cmdstat_")?.split_once(':')?;
+                let calls = rest
+                    .strip_prefix("calls=")?
+                    .split(',')
+                    .next()?
+                    .parse()
+                    .ok()?;
+                Some((name.to_owned(), calls))
+            })
+            .collect()
+    }
+
     /// The connections that have run a budget script (`CLIENT LIST`, `cmd=evalsha`
     /// or `cmd=eval`). Counting only these keeps the figure true in a test binary
     /// whose other tests fork: a child forked while this helper's own socket was
