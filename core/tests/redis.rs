@@ -34,6 +34,19 @@ fn emulator_limited(test: &str, requests: u32, window: Duration) -> Emulator {
     })
 }
 
+/// An emulator with 2 users and a limit no test reaches, a fresh Redis, and a
+/// client whose budget lives there under `fail_closed`.
+fn unthrottled_fail_closed(test: &str) -> (Emulator, RedisServer, Client) {
+    let emu = emulator_limited(test, 100_000, Duration::from_secs(60));
+    emu.seed_users(2);
+    let redis = RedisServer::start(None);
+    let client = builder(&emu)
+        .redis_budget(shared(&redis, OnRedisError::FailClosed))
+        .build()
+        .unwrap();
+    (emu, redis, client)
+}
+
 /// Runs `f` in a forked child, which exits with its result (0 = success). Returns the pid.
 fn fork_child(f: impl FnOnce() -> i32) -> libc::pid_t {
     let pid = unsafe { libc::fork() };
@@ -227,13 +240,7 @@ fn redis_dying_and_coming_back_under_each_policy() {
 
 #[test]
 fn a_forked_child_uses_its_own_connection() {
-    let emu = emulator_limited("redis-fork", 100_000, Duration::from_secs(60));
-    emu.seed_users(2);
-    let redis = RedisServer::start(None);
-    let client = builder(&emu)
-        .redis_budget(shared(&redis, OnRedisError::FailClosed))
-        .build()
-        .unwrap();
+    let (_emu, redis, client) = unthrottled_fail_closed("redis-fork");
     client.list_users(&ListUsers::page(1, 0)).unwrap();
     assert!(redis.has_clients(1), "{} connections", redis.client_count());
     let child = fork_child(|| {
@@ -269,13 +276,7 @@ fn budget_commands(redis: &RedisServer) -> Vec<(String, u64)> {
 
 #[test]
 fn one_redis_round_trip_per_call() {
-    let emu = emulator_limited("redis-round-trips", 100_000, Duration::from_secs(60));
-    emu.seed_users(2);
-    let redis = RedisServer::start(None);
-    let client = builder(&emu)
-        .redis_budget(shared(&redis, OnRedisError::FailClosed))
-        .build()
-        .unwrap();
+    let (_emu, redis, client) = unthrottled_fail_closed("redis-round-trips");
     // The first call connects and loads the script; the steady state starts after it.
     client.list_users(&ListUsers::page(1, 0)).unwrap();
     let before = budget_commands(&redis);

@@ -115,34 +115,44 @@ impl RedisServer {
         send(args)
     }
 
-    /// Calls per command since the server started (`INFO commandstats`, over a
-    /// fresh connection), as `(name, calls)`; subcommands are named
-    /// `client|list` and the like.
-    pub fn command_calls(&self) -> Vec<(String, u64)> {
-        let stats = || -> Option<String> {
-            let mut stream = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
-            stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
-            let mut request = String::new();
-            if let Some(p) = &self.password {
-                request.push_str(&format!("*2\r\n$4\r\nAUTH\r\n${}\r\n{p}\r\n", p.len()));
+    /// The bulk-string reply to one command over a fresh connection
+    /// (authenticated), whole (`command` gives only its first line).
+    fn bulk_reply(&self, args: &[&str]) -> Option<String> {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
+        stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+        let mut request = String::new();
+        let mut push = |args: &[&str]| {
+            request.push_str(&format!("*{}\r\n", args.len()));
+            for a in args {
+                request.push_str(&format!("${}\r\n{a}\r\n", a.len()));
             }
-            request.push_str("*2\r\n$4\r\nINFO\r\n$12\r\ncommandstats\r\n");
-            stream.write_all(request.as_bytes()).ok()?;
-            let mut reader = BufReader::new(stream);
-            let mut line = String::new();
-            loop {
-                line.clear();
-                reader.read_line(&mut line).ok()?;
-                if line.starts_with('$') {
-                    break;
-                }
-            }
-            let length: usize = line[1..].trim().parse().ok()?;
-            let mut text = vec![0; length + 2];
-            std::io::Read::read_exact(&mut reader, &mut text).ok()?;
-            String::from_utf8(text).ok()
         };
-        let text = stats().expect("INFO commandstats");
+        if let Some(p) = &self.password {
+            push(&["AUTH", p]);
+        }
+        push(args);
+        stream.write_all(request.as_bytes()).ok()?;
+        let mut reader = BufReader::new(stream);
+        let mut line = String::new();
+        loop {
+            line.clear();
+            reader.read_line(&mut line).ok()?;
+            if line.starts_with('$') {
+                break;
+            }
+        }
+        let length: usize = line[1..].trim().parse().ok()?;
+        let mut text = vec![0; length + 2];
+        std::io::Read::read_exact(&mut reader, &mut text).ok()?;
+        String::from_utf8(text).ok()
+    }
+
+    /// Calls per command since the server started (`INFO commandstats`), as
+    /// `(name, calls)`; subcommands are named `client|list` and the like.
+    pub fn command_calls(&self) -> Vec<(String, u64)> {
+        let text = self
+            .bulk_reply(&["INFO", "commandstats"])
+            .expect("INFO commandstats");
         text.lines()
             .filter_map(|line| {
                 let (name, rest) = line.strip_prefix("cmdstat_")?.split_once(':')?;
@@ -162,40 +172,16 @@ impl RedisServer {
     /// whose other tests fork: a child forked while this helper's own socket was
     /// open holds that socket, and the server goes on counting it.
     pub fn client_count(&self) -> usize {
-        let count = || -> Option<usize> {
-            let mut stream = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
-            stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
-            let mut request = String::new();
-            if let Some(p) = &self.password {
-                request.push_str(&format!("*2\r\n$4\r\nAUTH\r\n${}\r\n{p}\r\n", p.len()));
-            }
-            request.push_str("*2\r\n$6\r\nCLIENT\r\n$4\r\nLIST\r\n");
-            stream.write_all(request.as_bytes()).ok()?;
-            let mut reader = BufReader::new(stream);
-            let mut line = String::new();
-            loop {
-                line.clear();
-                reader.read_line(&mut line).ok()?;
-                if line.starts_with('$') {
-                    break;
-                }
-            }
-            let length: usize = line[1..].trim().parse().ok()?;
-            let mut listed = vec![0; length + 2];
-            std::io::Read::read_exact(&mut reader, &mut listed).ok()?;
-            let listed = String::from_utf8(listed).ok()?;
-            Some(
-                listed
-                    .lines()
-                    .filter(|client| {
-                        client
-                            .split(' ')
-                            .any(|field| field == "cmd=evalsha" || field == "cmd=eval")
-                    })
-                    .count(),
-            )
-        };
-        count().unwrap_or(0)
+        self.bulk_reply(&["CLIENT", "LIST"]).map_or(0, |listed| {
+            listed
+                .lines()
+                .filter(|client| {
+                    client
+                        .split(' ')
+                        .any(|field| field == "cmd=evalsha" || field == "cmd=eval")
+                })
+                .count()
+        })
     }
 
     /// Whether the server comes to have exactly `n` budget connections within a
