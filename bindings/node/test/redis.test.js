@@ -23,7 +23,7 @@ async function freePort() {
 // The redis-server to start (REDIS_SERVER, else the one on PATH), or null when
 // there is none: the test run installs one; a bare machine skips, as the
 // Python tests do.
-function redisServer() {
+function findRedisServer() {
   if (process.env.REDIS_SERVER) return process.env.REDIS_SERVER
   try {
     return execFileSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' }).trim() || null
@@ -31,12 +31,13 @@ function redisServer() {
     return null
   }
 }
+const REDIS_SERVER = findRedisServer()
 
 // A redis-server on a free port, up and answering; rejects (never hangs) when
 // it cannot start.
 async function startRedis() {
   const port = await freePort()
-  const child = spawn(redisServer(),
+  const child = spawn(REDIS_SERVER,
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--requirepass', PASSWORD],
     { stdio: 'ignore' })
   let failure = null
@@ -65,7 +66,7 @@ const rateLimit = (redis, extra = {}) => ({
   redisConnectTimeoutMs: 200, redisTimeoutMs: 200, redisBreakerCooldownMs: 300, ...extra,
 })
 
-const skip = redisServer() === null && 'redis-server is not installed'
+const skip = REDIS_SERVER === null && 'redis-server is not installed'
 
 test('two processes count in one budget kept in Redis', { skip }, async (t) => {
   const emu = await startEmulator(['--seed-users', '3'])

@@ -88,60 +88,42 @@ impl RedisServer {
         }
     }
 
-    /// One command over a fresh connection (authenticated), its first reply line.
-    pub fn command(&self, args: &[&str]) -> Option<String> {
+    /// A fresh connection, authenticated when the server has a password: the
+    /// stream to send commands on and a reader of its replies.
+    fn connect(&self) -> Option<(TcpStream, BufReader<TcpStream>)> {
         let mut stream = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
         stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
-        let mut send = |args: &[&str]| -> Option<String> {
-            let mut request = format!("*{}\r\n", args.len());
-            for a in args {
-                request.push_str(&format!("${}\r\n{a}\r\n", a.len()));
-            }
-            stream.write_all(request.as_bytes()).ok()?;
-            let mut reader = BufReader::new(stream.try_clone().ok()?);
-            let mut line = String::new();
-            reader.read_line(&mut line).ok()?;
-            // A bulk reply: the value is on the next line.
-            if line.starts_with('$') && !line.starts_with("$-1") {
-                let mut value = String::new();
-                reader.read_line(&mut value).ok()?;
-                return Some(value.trim_end().to_owned());
-            }
-            Some(line.trim_end().to_owned())
-        };
-        if let Some(p) = self.password.clone() {
-            send(&["AUTH", &p])?;
+        let mut reader = BufReader::new(stream.try_clone().ok()?);
+        if let Some(p) = &self.password {
+            stream.write_all(resp(&["AUTH", p]).as_bytes()).ok()?;
+            reader.read_line(&mut String::new()).ok()?;
         }
-        send(args)
+        Some((stream, reader))
+    }
+
+    /// One command over a fresh connection (authenticated), its first reply line.
+    pub fn command(&self, args: &[&str]) -> Option<String> {
+        let (mut stream, mut reader) = self.connect()?;
+        stream.write_all(resp(args).as_bytes()).ok()?;
+        let mut line = String::new();
+        reader.read_line(&mut line).ok()?;
+        // A bulk reply: the value is on the next line.
+        if line.starts_with('$') && !line.starts_with("$-1") {
+            let mut value = String::new();
+            reader.read_line(&mut value).ok()?;
+            return Some(value.trim_end().to_owned());
+        }
+        Some(line.trim_end().to_owned())
     }
 
     /// The bulk-string reply to one command over a fresh connection
     /// (authenticated), whole (`command` gives only its first line).
     fn bulk_reply(&self, args: &[&str]) -> Option<String> {
-        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
-        stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
-        let mut request = String::new();
-        let mut push = |args: &[&str]| {
-            request.push_str(&format!("*{}\r\n", args.len()));
-            for a in args {
-                request.push_str(&format!("${}\r\n{a}\r\n", a.len()));
-            }
-        };
-        if let Some(p) = &self.password {
-            push(&["AUTH", p]);
-        }
-        push(args);
-        stream.write_all(request.as_bytes()).ok()?;
-        let mut reader = BufReader::new(stream);
+        let (mut stream, mut reader) = self.connect()?;
+        stream.write_all(resp(args).as_bytes()).ok()?;
         let mut line = String::new();
-        loop {
-            line.clear();
-            reader.read_line(&mut line).ok()?;
-            if line.starts_with('$') {
-                break;
-            }
-        }
-        let length: usize = line[1..].trim().parse().ok()?;
+        reader.read_line(&mut line).ok()?;
+        let length: usize = line.strip_prefix('$')?.trim().parse().ok()?;
         let mut text = vec![0; length + 2];
         std::io::Read::read_exact(&mut reader, &mut text).ok()?;
         String::from_utf8(text).ok()
@@ -205,4 +187,13 @@ impl Drop for RedisServer {
         self.freeze(false);
         self.kill();
     }
+}
+
+/// One command in RESP, the protocol's array of bulk strings.
+fn resp(args: &[&str]) -> String {
+    let mut request = format!("*{}\r\n", args.len());
+    for a in args {
+        request.push_str(&format!("${}\r\n{a}\r\n", a.len()));
+    }
+    request
 }
