@@ -282,9 +282,25 @@ if blocked < 0 then blocked = 0 end
 return {used, next_free, blocked}
 "#;
 
-static ACQUIRE_SCRIPT: Lazy<redis::Script> = Lazy::new(|| redis::Script::new(ACQUIRE));
-static BLOCK_SCRIPT: Lazy<redis::Script> = Lazy::new(|| redis::Script::new(BLOCK));
-static PEEK_SCRIPT: Lazy<redis::Script> = Lazy::new(|| redis::Script::new(PEEK));
+/// The scripts with their SHA-1s, made with each shared budget rather than
+/// once per process: a process-wide lazy that one thread was making when
+/// another forked stays "being made" forever in the child, whose first acquire
+/// then hangs (seen in the fork tests).
+struct Scripts {
+    acquire: redis::Script,
+    block: redis::Script,
+    peek: redis::Script,
+}
+
+impl Scripts {
+    fn new() -> Scripts {
+        Scripts {
+            acquire: redis::Script::new(ACQUIRE),
+            block: redis::Script::new(BLOCK),
+            peek: redis::Script::new(PEEK),
+        }
+    }
+}
 
 // ---- the shared budget -------------------------------------------------------------------
 
@@ -307,6 +323,7 @@ pub(crate) struct SharedBudget {
     fallback: &'static Budget,
     /// What each process keeps of its own: the connection, the gate, the breaker.
     process: ForkLocal<ProcessState>,
+    scripts: Scripts,
 }
 
 #[derive(Default)]
@@ -403,6 +420,7 @@ impl SharedBudget {
             password,
             fallback: Budget::for_key(&fallback_key, fallback_config),
             process: ForkLocal::new(ProcessState::default()),
+            scripts: Scripts::new(),
         });
         registry.insert(id, budget.clone());
         Ok(budget)
@@ -439,7 +457,9 @@ impl SharedBudget {
                 Route::Redis { polling } => polling,
             };
             let outcome = self.round_trip(process, |connection| {
-                let (admitted, micros): (i64, i64) = ACQUIRE_SCRIPT
+                let (admitted, micros): (i64, i64) = self
+                    .scripts
+                    .acquire
                     .key(&self.starts_key)
                     .key(&self.block_key)
                     .arg(self.config.effective_requests())
@@ -623,7 +643,8 @@ impl SharedBudget {
             process.gate_changed.notify_all();
         }
         let shared = self.round_trip(process, |connection| {
-            BLOCK_SCRIPT
+            self.scripts
+                .block
                 .key(&self.block_key)
                 .arg(duration.as_millis().max(1) as u64)
                 .invoke::<i64>(connection)
@@ -644,7 +665,8 @@ impl SharedBudget {
         let process = self.process();
         let limit = self.config.effective_requests();
         let peek = self.round_trip(process, |connection| {
-            PEEK_SCRIPT
+            self.scripts
+                .peek
                 .key(&self.starts_key)
                 .key(&self.block_key)
                 .arg(limit)
