@@ -19,7 +19,7 @@ export declare class CancelHandle {
 /** The outcome channel of one JS environment. */
 export declare class Dispatcher {
   /** `callback(id, status, payload)` receives every outcome, on the JS thread. */
-  constructor(callback: (arg0: number, arg1: number, arg2: string) => void)
+  constructor(callback: (id: number, status: number, payload: string) => void)
   /** Keeps the event loop alive (while calls are in flight). */
   ref(): void
   /** Lets the event loop end (no call in flight). */

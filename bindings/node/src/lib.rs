@@ -29,6 +29,15 @@ use roomchat::{
 use crate::args::{invalid, Args};
 use crate::ops::Op;
 
+/// The addon's own allocations (a page's models, its JSON text, the HTTP
+/// buffers) come from mimalloc: they are made on pool threads and often freed
+/// on the event loop's, where glibc's arenas cost the most. Node's own memory
+/// is untouched. Measured side by side (list users, 50 a page), the process's
+/// CPU per call fell by 5-15% and the time per call by 2-15% (three
+/// alternating pairs, one call at a time and 16 in flight).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Outcome statuses passed to the JS callback with the call's id and a payload.
 const OUTCOME_OK: u32 = 0;
 const OUTCOME_ERROR: u32 = 1;
@@ -46,9 +55,36 @@ struct Outcome {
     payload: String,
 }
 
+/// An outcome's text as a JS string. ASCII text (every shape's JSON unless a
+/// value holds other characters, most messages) is copied in as Latin-1,
+/// which V8 takes as it is; other text goes through UTF-8 decoding.
+pub struct Payload(String);
+
+impl ToNapiValue for Payload {
+    unsafe fn to_napi_value(env: napi::sys::napi_env, val: Self) -> Result<napi::sys::napi_value> {
+        let text = val.0;
+        if !text.is_ascii() {
+            // SAFETY: the caller's environment, as given.
+            return unsafe { String::to_napi_value(env, text) };
+        }
+        let mut value = std::ptr::null_mut();
+        // SAFETY: `text` outlives the call, which copies `len` bytes from it.
+        let status = unsafe {
+            napi::sys::napi_create_string_latin1(
+                env,
+                text.as_ptr().cast(),
+                text.len() as isize,
+                &mut value,
+            )
+        };
+        check(status, "could not make an outcome's string")?;
+        Ok(value)
+    }
+}
+
 /// Weak (unref'd): the JS layer refs it only while calls are in flight, so an
 /// idle client never keeps a process alive.
-type Tsfn = ThreadsafeFunction<Outcome, (), FnArgs<(u32, u32, String)>, Status, false, true, 0>;
+type Tsfn = ThreadsafeFunction<Outcome, (), FnArgs<(u32, u32, Payload)>, Status, false, true, 0>;
 
 fn deliver(tsfn: &Tsfn, id: u32, result: std::result::Result<String, roomchat::Error>) {
     let (status, payload) = match result {
@@ -102,8 +138,11 @@ pub struct Dispatcher {
 #[napi]
 impl Dispatcher {
     /// `callback(id, status, payload)` receives every outcome, on the JS thread.
-    #[napi(constructor)]
-    pub fn new(callback: Function<FnArgs<(u32, u32, String)>, ()>) -> Result<Self> {
+    #[napi(
+        constructor,
+        ts_args_type = "callback: (id: number, status: number, payload: string) => void"
+    )]
+    pub fn new(callback: Function<FnArgs<(u32, u32, Payload)>, ()>) -> Result<Self> {
         let tsfn = callback
             .build_threadsafe_function::<Outcome>()
             .weak::<true>()
@@ -111,7 +150,7 @@ impl Dispatcher {
             .build_callback(
                 |ctx: napi::threadsafe_function::ThreadsafeCallContext<Outcome>| {
                     let o = ctx.value;
-                    Ok(FnArgs::from((o.id, o.status, o.payload)))
+                    Ok(FnArgs::from((o.id, o.status, Payload(o.payload))))
                 },
             )?;
         Ok(Dispatcher {
@@ -123,27 +162,32 @@ impl Dispatcher {
     #[napi(js_name = "ref")]
     pub fn refer(&self, env: Env) -> Result<()> {
         // SAFETY: called on the environment's own thread with its live tsfn.
-        check(unsafe { napi::sys::napi_ref_threadsafe_function(env.raw(), self.tsfn.raw()) })
+        check(
+            unsafe { napi::sys::napi_ref_threadsafe_function(env.raw(), self.tsfn.raw()) },
+            REF_FAILED,
+        )
     }
 
     /// Lets the event loop end (no call in flight).
     #[napi]
     pub fn unref(&self, env: Env) -> Result<()> {
         // SAFETY: as in `refer`.
-        check(unsafe { napi::sys::napi_unref_threadsafe_function(env.raw(), self.tsfn.raw()) })
+        check(
+            unsafe { napi::sys::napi_unref_threadsafe_function(env.raw(), self.tsfn.raw()) },
+            REF_FAILED,
+        )
     }
 }
 
-fn check(status: napi::sys::napi_status) -> Result<()> {
+fn check(status: napi::sys::napi_status, what: &str) -> Result<()> {
     if status == napi::sys::Status::napi_ok {
         Ok(())
     } else {
-        Err(napi::Error::new(
-            Status::from(status),
-            "could not change the event loop reference",
-        ))
+        Err(napi::Error::new(Status::from(status), what))
     }
 }
+
+const REF_FAILED: &str = "could not change the event loop reference";
 
 /// Cancels the calls made with it (an `AbortSignal`'s native half).
 #[napi]

@@ -75,6 +75,19 @@ test('endpoints', async (t) => {
     assert.deepEqual(found.extra.meta, { plan: 'gold' })
   })
 
+  await t.test('text beyond ASCII comes back as sent (results arrive as Latin-1 only when they are ASCII)', async () => {
+    // é and ß are Latin-1 characters: taken as Latin-1 bytes, UTF-8 text would come back as Ã©.
+    const names = ['Zoë Brünhilde-Straße', '李小龍', 'crab 🦀 \u00ff\u0100']
+    for (const username of names) {
+      const created = await client.createUser({ username, meta: { note: `${username}!` } })
+      assert.equal(created.username, username)
+      const listed = await client.listUsers({ limit: 200 })
+      const found = listed.data.find((u) => u.userId === created.userId)
+      assert.equal(found.username, username)
+      assert.deepEqual(found.extra.meta, { note: `${username}!` })
+    }
+  })
+
   await t.test('deactivateUser by either id; a second time is ROOMCHAT_USER_NOT_FOUND', async () => {
     const u = await client.createUser({ username: 'cat', uniqueUserIdentifier: 'crm-9' })
     const done = await client.deactivateUser({ userId: u.userId })
