@@ -157,7 +157,7 @@ const forgetLogger = new FinalizationRegistry((serial) => loggers.delete(serial)
 let nextId = 1
 let nextSerial = 1
 
-function onOutcome(id, status, payload) {
+function settleOutcome(id, status, payload) {
   try {
     if (status >= OUTCOME_LOG_DEBUG) {
       const logger = loggers.get(id)
@@ -169,7 +169,7 @@ function onOutcome(id, status, payload) {
     const call = pending.get(id)
     if (call === undefined) return
     pending.delete(id)
-    if (pending.size === 0) dispatcher.unref()
+    if (pending.size === 0 && backlog.length === 0) dispatcher.unref()
     call.settle(status, payload)
   } catch (error) {
     // Only a throwing logger gets here: report it as Node reports a throwing
@@ -178,6 +178,59 @@ function onOutcome(id, status, payload) {
       throw error
     })
   }
+}
+
+// Outcomes that arrive together (Node delivers every queued one in a single
+// callback) are settled for at most TURN_BUDGET_MS of one turn of the event
+// loop; the rest wait, in order, for the next turn, so that timers and I/O
+// run in between.
+const TURN_BUDGET_MS = 0.25
+const backlog = []
+let turnStart = -1
+let drainScheduled = false
+
+function scheduleDrain() {
+  if (drainScheduled) return
+  drainScheduled = true
+  setImmediate(drainBacklog)
+}
+
+function drainBacklog() {
+  drainScheduled = false
+  turnStart = performance.now()
+  let i = 0
+  while (i < backlog.length) {
+    const [id, status, payload] = backlog[i]
+    i += 1
+    settleOutcome(id, status, payload)
+    if (performance.now() - turnStart > TURN_BUDGET_MS) break
+  }
+  backlog.splice(0, i)
+  turnStart = -1
+  if (backlog.length > 0) scheduleDrain()
+  else if (pending.size === 0) dispatcher.unref()
+}
+
+function onOutcome(id, status, payload) {
+  if (backlog.length > 0) {
+    backlog.push([id, status, payload])
+    return
+  }
+  const now = performance.now()
+  if (turnStart < 0) {
+    // The first outcome of this turn: the turn ends at the next setImmediate.
+    turnStart = now
+    setImmediate(endTurn)
+  } else if (now - turnStart > TURN_BUDGET_MS) {
+    backlog.push([id, status, payload])
+    scheduleDrain()
+    return
+  }
+  settleOutcome(id, status, payload)
+}
+
+function endTurn() {
+  if (!drainScheduled) turnStart = -1
 }
 
 const dispatcher = new native.Dispatcher(onOutcome)

@@ -89,6 +89,36 @@ test('64 concurrent calls from two clients of one key all complete, sharing the 
   assert.ok(last - first >= 1900, `64 calls over a 39-per-window budget took ${last - first} ms: the budget was shared`)
 })
 
+
+test('outcomes that arrive together are settled over several turns of the event loop', async (t) => {
+  const emu = await startEmulator(['--seed-users', '64'])
+  t.after(() => emu.stop())
+  const client = new Client(emu.options())
+  await Promise.all(Array.from({ length: 64 }, () => client.listUsers({ limit: 1 })))
+
+  const settled = []
+  let seenByNextTurn
+  const calls = Array.from({ length: 64 }, (_, i) =>
+    client.listUsers({ limit: 50, skip: i % 15 }).then((page) => {
+      if (settled.length === 0) setImmediate(() => (seenByNextTurn = settled.length))
+      settled.push(i)
+      return page
+    }),
+  )
+  // Hold the loop while the 64 answers arrive (about 10 ms of work), so that
+  // all of them wait in the outcome queue at once: Node hands a queue over in
+  // a single callback.
+  const until = Date.now() + 500
+  while (Date.now() < until) {}
+  const pages = await Promise.all(calls)
+  await new Promise((resolve) => setImmediate(resolve))
+  pages.forEach((page, i) => assert.equal(page.data[0].username, `seed-user-${(i % 15) + 1}`))
+  assert.equal(settled.length, 64)
+  assert.ok(
+    seenByNextTurn > 0 && seenByNextTurn < 64,
+    `the turn after the first settled call saw ${seenByNextTurn} of 64 settled: one turn settled them all`,
+  )
+})
 test('AbortSignal: rejects at once, gives up the request and the rate-limit wait, leaks nothing', async (t) => {
   const emu = await startEmulator(['--seed-users', '3'])
   t.after(() => emu.stop())
