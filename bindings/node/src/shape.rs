@@ -14,53 +14,6 @@ use serde_json::{Map, Value};
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct JsUser<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    id: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    user_id: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    username: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    profile_pic: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    email: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    unique_user_identifier: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    is_moderator: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    chat_room: Option<&'a str>,
-    extra: &'a Map<String, Value>,
-}
-
-impl<'a> From<&'a User> for JsUser<'a> {
-    fn from(u: &'a User) -> Self {
-        JsUser {
-            id: u.id.as_deref(),
-            user_id: u.user_id.as_deref(),
-            username: u.username.as_deref(),
-            profile_pic: u.profile_pic.as_deref(),
-            email: u.email.as_deref(),
-            unique_user_identifier: u.unique_user_identifier.as_deref(),
-            is_moderator: u.is_moderator,
-            chat_room: u.chat_room.as_deref(),
-            extra: &u.extra,
-        }
-    }
-}
-
-#[derive(Serialize)]
-struct JsUserPage<'a> {
-    total: u64,
-    limit: u64,
-    skip: u64,
-    data: Vec<JsUser<'a>>,
-    extra: &'a Map<String, Value>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct JsAuthor<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     id: Option<&'a str>,
@@ -129,40 +82,119 @@ struct JsRawResponse<'a> {
 }
 
 fn text<T: Serialize>(value: &T) -> String {
-    text_sized(value, 128)
+    // Serializing these borrowed views of core's models (strings, numbers,
+    // maps of JSON values) cannot fail.
+    serde_json::to_string(value).unwrap_or_else(|_| "null".to_owned())
 }
 
 /// Bytes a listed user takes as JSON, about: a page's text is sized once
 /// instead of grown by doubling.
 const USER_TEXT_SIZE: usize = 192;
 
-fn text_sized<T: Serialize>(value: &T, capacity: usize) -> String {
-    let mut out = Vec::with_capacity(capacity);
-    // Serializing these borrowed views of core's models (strings, numbers,
-    // maps of JSON values) cannot fail.
-    if serde_json::to_writer(&mut out, value).is_err() {
-        return "null".to_owned();
-    }
-    // SAFETY: serde_json writes UTF-8 only.
-    unsafe { String::from_utf8_unchecked(out) }
-}
-
+/// A user as `{id?, userId?, username?, profilePic?, email?,
+/// uniqueUserIdentifier?, isModerator?, chatRoom?, extra}`.
 pub fn user(u: &User) -> String {
-    text(&JsUser::from(u))
+    let mut out = Vec::with_capacity(USER_TEXT_SIZE);
+    write_user(&mut out, u);
+    into_text(out)
 }
 
+/// A page as `{total, limit, skip, data: [user, ...], extra}`.
 pub fn user_page(page: &UserPage) -> String {
-    let capacity = 64 + USER_TEXT_SIZE * page.data.len();
-    text_sized(
-        &JsUserPage {
-            total: page.total,
-            limit: page.limit,
-            skip: page.skip,
-            data: page.data.iter().map(JsUser::from).collect(),
-            extra: &page.extra,
-        },
-        capacity,
-    )
+    let mut out = Vec::with_capacity(64 + USER_TEXT_SIZE * page.data.len());
+    out.extend_from_slice(b"{\"total\":");
+    write_number(&mut out, page.total);
+    out.extend_from_slice(b",\"limit\":");
+    write_number(&mut out, page.limit);
+    out.extend_from_slice(b",\"skip\":");
+    write_number(&mut out, page.skip);
+    out.extend_from_slice(b",\"data\":[");
+    for (i, u) in page.data.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_user(&mut out, u);
+    }
+    out.extend_from_slice(b"],\"extra\":");
+    write_value(&mut out, &page.extra);
+    out.push(b'}');
+    into_text(out)
+}
+
+// Users are written directly rather than through serde: a listing is the
+// largest result and the most frequent, serde escapes every key of every user
+// again, and its string escaping was the addon's costliest function in perf.
+// Side by side, with 16 calls in flight, the process's CPU per call fell by
+// about 10%.
+fn write_user(out: &mut Vec<u8>, u: &User) {
+    out.push(b'{');
+    let fields = [
+        ("\"id\":", u.id.as_deref()),
+        ("\"userId\":", u.user_id.as_deref()),
+        ("\"username\":", u.username.as_deref()),
+        ("\"profilePic\":", u.profile_pic.as_deref()),
+        ("\"email\":", u.email.as_deref()),
+        (
+            "\"uniqueUserIdentifier\":",
+            u.unique_user_identifier.as_deref(),
+        ),
+    ];
+    for (key, value) in fields {
+        if let Some(value) = value {
+            out.extend_from_slice(key.as_bytes());
+            write_str(out, value);
+            out.push(b',');
+        }
+    }
+    if let Some(moderator) = u.is_moderator {
+        out.extend_from_slice(b"\"isModerator\":");
+        out.extend_from_slice(if moderator { b"true," } else { b"false," });
+    }
+    if let Some(room) = u.chat_room.as_deref() {
+        out.extend_from_slice(b"\"chatRoom\":");
+        write_str(out, room);
+        out.push(b',');
+    }
+    out.extend_from_slice(b"\"extra\":");
+    write_value(out, &u.extra);
+    out.push(b'}');
+}
+
+fn write_number(out: &mut Vec<u8>, n: u64) {
+    use std::io::Write as _;
+    // Writing into memory cannot fail.
+    let _ = write!(out, "{n}");
+}
+
+/// A JSON string: as serde_json writes it (the same escapes), with one
+/// scan and one copy for text that needs none.
+fn write_str(out: &mut Vec<u8>, s: &str) {
+    let bytes = s.as_bytes();
+    out.push(b'"');
+    if !bytes.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\') {
+        out.extend_from_slice(bytes);
+    } else {
+        // Rare (quotes, backslashes, control characters): serde_json's own escaping.
+        let quoted = serde_json::to_vec(s).unwrap_or_default();
+        out.extend_from_slice(
+            quoted
+                .get(1..quoted.len().saturating_sub(1))
+                .unwrap_or_default(),
+        );
+    }
+    out.push(b'"');
+}
+
+fn write_value<T: Serialize>(out: &mut Vec<u8>, value: &T) {
+    // Serializing maps of JSON values into memory cannot fail.
+    if serde_json::to_writer(&mut *out, value).is_err() {
+        out.extend_from_slice(b"null");
+    }
+}
+
+fn into_text(out: Vec<u8>) -> String {
+    // Only whole UTF-8 strings and ASCII were written.
+    String::from_utf8(out).unwrap_or_else(|_| "null".to_owned())
 }
 
 pub fn messages(messages: &[Message]) -> String {

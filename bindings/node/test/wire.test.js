@@ -74,6 +74,41 @@ test('responses.json: wire response in, exact result or error out', () => {
   }
 })
 
+test('list_users: every user field, absent ones, and every kind of text JSON escapes', () => {
+  const odd = 'q " b \\ / nl \n cr \r tab \t nul \u0000 bell \u0007 us \u001f del \u007f é ß 李 🦀 \u2028'
+  const body = JSON.stringify({
+    total: 12,
+    limit: 50,
+    skip: 0,
+    data: [
+      {
+        _id: odd,
+        userId: odd,
+        username: odd,
+        profilePic: odd,
+        email: odd,
+        uniqueUserIdentifier: odd,
+        isModerator: true,
+        chatRoom: odd,
+        created: odd,
+        meta: { [odd]: [odd, 1, null, false] },
+      },
+      { username: '', profilePic: '', isModerator: false },
+      {},
+      // One character to escape (or not) per user, each alone in its text.
+      ...['"', '\\', '\n', '\u0000', '\u001f', ' ', '\u007f', 'é', '\u2028'].map((c) => ({ _id: c, username: `a${c}`, chatRoom: `${c}z` })),
+    ],
+    cursor: odd,
+  })
+  const page = wire.decodeResponse('list_users', 200, [], body)
+  assert.deepEqual(TO_WIRE.list_users(page), JSON.parse(body))
+  assert.equal(page.data[0].username, odd)
+  assert.equal(page.data[0].chatRoom, odd)
+  assert.deepEqual(page.data[0].extra, { created: odd, meta: { [odd]: [odd, 1, null, false] } })
+  assert.deepEqual(Object.keys(page.data[2]), ['extra'], 'absent fields are left out')
+  assert.deepEqual(page.extra, { cursor: odd })
+})
+
 test('wire accepts headers and bodies in the forms Node users have', () => {
   const body = '{"total": 1, "limit": 50, "skip": 0, "data": [{"_id": "u1", "username": "jon"}]}'
   const forms = [
