@@ -197,6 +197,13 @@ function scheduleDrain() {
 
 function drainBacklog() {
   drainScheduled = false
+  if (turnStart >= 0) {
+    // Still the turn whose budget ran out (its check phase): the backlog
+    // waits for the next turn, after its timers.
+    turnStart = -1
+    scheduleDrain()
+    return
+  }
   turnStart = performance.now()
   let i = 0
   while (i < backlog.length) {
