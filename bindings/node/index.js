@@ -169,7 +169,9 @@ function settleOutcome(id, status, payload) {
     const call = pending.get(id)
     if (call === undefined) return
     pending.delete(id)
-    if (pending.size === 0 && backlog.length === 0) dispatcher.unref()
+    // Results still in the backlog are still pending; log lines there need
+    // no reference (the drain's setImmediate keeps the loop alive).
+    if (pending.size === 0) dispatcher.unref()
     call.settle(status, payload)
   } catch (error) {
     // Only a throwing logger gets here: report it as Node reports a throwing
@@ -215,7 +217,6 @@ function drainBacklog() {
   backlog.splice(0, i)
   turnStart = -1
   if (backlog.length > 0) scheduleDrain()
-  else if (pending.size === 0) dispatcher.unref()
 }
 
 function onOutcome(id, status, payload) {
@@ -237,6 +238,7 @@ function onOutcome(id, status, payload) {
 }
 
 function endTurn() {
+  // With a drain scheduled, the drain ends the turn (see drainBacklog).
   if (!drainScheduled) turnStart = -1
 }
 

@@ -24,13 +24,21 @@ async function until(what, check, timeoutMs = 2000) {
   return msSince(start)
 }
 
-test('64 calls held 100 ms by the service block neither the event loop nor libuv’s pool', async (t) => {
-  const emu = await startEmulator(['--seed-users', '10'])
+/**
+ * An emulator with `seedUsers` users and a client in the steady state of a
+ * server that has been up a while: the pool's threads started and 64
+ * keep-alive connections open.
+ */
+async function warmClient(t, seedUsers) {
+  const emu = await startEmulator(['--seed-users', String(seedUsers)])
   t.after(() => emu.stop())
   const client = new Client(emu.options())
-  // Steady state, as in a server that has been up a while: the pool's threads
-  // started and 64 keep-alive connections open.
   await Promise.all(Array.from({ length: 64 }, () => client.listUsers({ limit: 1 })))
+  return { emu, client }
+}
+
+test('64 calls held 100 ms by the service block neither the event loop nor libuv’s pool', async (t) => {
+  const { emu, client } = await warmClient(t, 10)
 
   // Were the calls on libuv's pool (4 threads), every read would wait >= 100 ms
   // for them, and were they on the loop, every round would show it: a round
@@ -89,12 +97,8 @@ test('64 concurrent calls from two clients of one key all complete, sharing the 
   assert.ok(last - first >= 1900, `64 calls over a 39-per-window budget took ${last - first} ms: the budget was shared`)
 })
 
-
 test('outcomes that arrive together are settled over several turns of the event loop', async (t) => {
-  const emu = await startEmulator(['--seed-users', '64'])
-  t.after(() => emu.stop())
-  const client = new Client(emu.options())
-  await Promise.all(Array.from({ length: 64 }, () => client.listUsers({ limit: 1 })))
+  const { client } = await warmClient(t, 64)
 
   const settled = []
   let seenByNextTurn
@@ -119,6 +123,7 @@ test('outcomes that arrive together are settled over several turns of the event 
     `the turn after the first settled call saw ${seenByNextTurn} of 64 settled: one turn settled them all`,
   )
 })
+
 test('AbortSignal: rejects at once, gives up the request and the rate-limit wait, leaks nothing', async (t) => {
   const emu = await startEmulator(['--seed-users', '3'])
   t.after(() => emu.stop())
