@@ -4,6 +4,10 @@
 //! alternate; medians are printed. Goal (issue 7): the typed decode is no
 //! slower than the `Value` parse.
 //!
+//! Then a users page of 50 (the listing's usual size, shaped as the emulator
+//! sends it) decoded as a `UserPage`, as a borrowed `UserPageView`, and as a
+//! `Value`, in µs per page.
+//!
 //! `cargo bench -p roomchat --bench decode` (`ROOMCHAT_BENCH_MESSAGES`, default 100000).
 
 use std::hint::black_box;
@@ -69,5 +73,70 @@ fn main() {
          ratio {:.2} (goal <= 1.00), median of 10 alternating rounds",
         response.body.len() as f64 / 1e6,
         t / v
+    );
+    users_page();
+}
+
+/// Median µs per call of `f` over `rounds` rounds of `calls` calls.
+fn per_call(rounds: &mut Vec<f64>, calls: u32, f: &dyn Fn() -> usize) {
+    let started = Instant::now();
+    let mut kept = 0;
+    for _ in 0..calls {
+        kept += f();
+    }
+    black_box(kept);
+    rounds.push(started.elapsed().as_secs_f64() * 1e6 / f64::from(calls));
+}
+
+fn users_page() {
+    let users: Vec<_> = (1..=50)
+        .map(|i| {
+            json!({
+                "_id": format!("4917df82{i:016x}"),
+                "created": "2026-11-23T11:39:07.458Z",
+                "isModerator": false,
+                "profilePic": "",
+                "userId": format!("4917df82{i:016x}"),
+                "username": format!("seed-user-{i}"),
+            })
+        })
+        .collect();
+    let body =
+        serde_json::to_vec(&json!({"total": 200, "limit": 50, "skip": 0, "data": users})).unwrap();
+    let response = WireResponse::new(200, vec![], body);
+    let model = || wire::decode_list_users(&response).unwrap().data.len();
+    let view = || wire::decode_list_users_view(&response).unwrap().data.len();
+    let value = || {
+        let v: serde_json::Value = serde_json::from_slice(&response.body).unwrap();
+        v["data"].as_array().map_or(0, Vec::len)
+    };
+    let sides: [(&str, &dyn Fn() -> usize); 3] = [
+        ("UserPage", &model),
+        ("UserPageView", &view),
+        ("serde_json::Value", &value),
+    ];
+    let mut rounds = vec![Vec::new(); sides.len()];
+    for round in 0..11 {
+        for i in 0..sides.len() {
+            let i = (i + round) % sides.len();
+            per_call(&mut rounds[i], 2000, sides[i].1);
+        }
+    }
+    let medians: Vec<f64> = rounds
+        .iter_mut()
+        .map(|r| {
+            r.sort_by(f64::total_cmp);
+            r[r.len() / 2]
+        })
+        .collect();
+    println!(
+        "decode a page of 50 users ({} bytes), median of 11 rotating rounds: {}",
+        response.body.len(),
+        sides
+            .iter()
+            .zip(&medians)
+            .map(|((name, _), us)| format!("{name} {us:.1} µs"))
+            .collect::<Vec<_>>()
+            .join(", ")
     );
 }

@@ -19,6 +19,7 @@ use crate::observe::{Event, EventKind, Observer};
 use crate::pagination::{UserPages, Users};
 use crate::ratelimit::{Budget, Budgets, RateLimitConfig, RateLimitState};
 use crate::transport::{self, CachingResolver};
+use crate::view::UserPageView;
 use crate::wire::{self, WireRequest, WireResponse};
 
 /// Default connect timeout: 10 s.
@@ -562,6 +563,32 @@ impl Client {
         self.call(wire::list_users(params), wire::decode_list_users)
     }
 
+    /// One page of users, handed to `read` as a view borrowed from the
+    /// response body ([`crate::view`]) instead of decoded into a
+    /// [`UserPage`]: for code that turns the page into something else at
+    /// once. The call (budget, retries, errors) is [`Client::list_users`]'s.
+    ///
+    /// ```
+    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
+    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).build()?;
+    /// # emu.seed_users(3);
+    /// use roomchat::ListUsers;
+    /// let names = client.list_users_with(&ListUsers::page(50, 0), |page| {
+    ///     page.data.iter().filter_map(|u| u.username.as_deref()).collect::<Vec<_>>().join(",")
+    /// })?;
+    /// assert_eq!(names.split(',').count(), 3);
+    /// # Ok::<(), roomchat::Error>(())
+    /// ```
+    pub fn list_users_with<R>(
+        &self,
+        params: &ListUsers,
+        read: impl FnOnce(UserPageView<'_>) -> R,
+    ) -> Result<R> {
+        self.call(wire::list_users(params), |response| {
+            wire::decode_list_users_view(response).map(read)
+        })
+    }
+
     /// Every user, fetched lazily page by page (200 a page). See [`Users`].
     ///
     /// ```
@@ -708,7 +735,7 @@ impl Client {
     fn call<T>(
         &self,
         request: Result<WireRequest>,
-        decode: fn(&WireResponse) -> Result<T>,
+        decode: impl FnOnce(&WireResponse) -> Result<T>,
     ) -> Result<T> {
         self.call_keeping(request, decode, Headers::ForDecoding)
     }
@@ -716,7 +743,7 @@ impl Client {
     fn call_keeping<T>(
         &self,
         request: Result<WireRequest>,
-        decode: fn(&WireResponse) -> Result<T>,
+        decode: impl FnOnce(&WireResponse) -> Result<T>,
         headers: Headers,
     ) -> Result<T> {
         let request = request?;
@@ -729,7 +756,7 @@ impl Client {
     fn execute<T>(
         &self,
         request: &WireRequest,
-        decode: fn(&WireResponse) -> Result<T>,
+        decode: impl FnOnce(&WireResponse) -> Result<T>,
         headers: Headers,
     ) -> Result<T> {
         let config = &self.inner.config;

@@ -5,16 +5,24 @@
 //! (and, for a page, every user in it) into an intermediate tree before
 //! sorting the fields out, so a decoded page cost about twice a plain
 //! `serde_json::Value`; here it costs less than one.
+//!
+//! The borrowed views ([`crate::view`]) are decoded by the same macros from
+//! the same field lists, so a view and its model cannot disagree on a name, a
+//! type or a required field.
 
 use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::models::{CreatedUser, Deactivated, Message, MessageAuthor, User, UserPage};
+use crate::view::{RawFields, UserPageView, UserView};
 
-/// A field name, borrowed from the input unless it had escapes.
+/// Text borrowed from the input unless it had escapes (a field name, or a
+/// view's text).
 struct Key<'de>(Cow<'de, str>);
 
 impl<'de> Deserialize<'de> for Key<'de> {
@@ -23,7 +31,7 @@ impl<'de> Deserialize<'de> for Key<'de> {
         impl<'de> Visitor<'de> for KeyVisitor {
             type Value = Key<'de>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a field name")
+                f.write_str("a string")
             }
             fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
                 Ok(Key(Cow::Borrowed(v)))
@@ -39,34 +47,139 @@ impl<'de> Deserialize<'de> for Key<'de> {
     }
 }
 
-/// Keeps a field the model does not name.
-fn keep<'de, A: MapAccess<'de>>(
-    extra: &mut Map<String, Value>,
-    key: Key<'de>,
-    map: &mut A,
-) -> Result<(), A::Error> {
-    let value: Value = map.next_value()?;
-    extra.insert(key.0.into_owned(), value);
-    Ok(())
+/// A known field's slot: how its value is read. Owned slots read themselves;
+/// a view's text borrows.
+trait Slot<'de>: Sized {
+    /// What is read from the input.
+    type Wire: Deserialize<'de>;
+    fn from_wire(wire: Self::Wire) -> Self;
 }
 
-/// `Deserialize` for a model whose fields are all optional (`Default` fills what is absent).
+macro_rules! owned_slots {
+    ($($slot:ty),*) => {$(
+        impl<'de> Slot<'de> for $slot {
+            type Wire = $slot;
+            fn from_wire(wire: $slot) -> $slot {
+                wire
+            }
+        }
+    )*};
+}
+owned_slots!(
+    Option<String>,
+    Option<bool>,
+    bool,
+    Option<MessageAuthor>,
+    u64,
+    Vec<User>
+);
+
+impl<'de> Slot<'de> for Option<Cow<'de, str>> {
+    type Wire = Option<Key<'de>>;
+    fn from_wire(wire: Option<Key<'de>>) -> Self {
+        wire.map(|text| text.0)
+    }
+}
+
+impl<'de> Slot<'de> for Vec<UserView<'de>> {
+    type Wire = Vec<UserView<'de>>;
+    fn from_wire(wire: Self::Wire) -> Self {
+        wire
+    }
+}
+
+/// Reads the next value into a known field.
+fn read<'de, T: Slot<'de>, A: MapAccess<'de>>(map: &mut A) -> Result<T, A::Error> {
+    map.next_value::<T::Wire>().map(T::from_wire)
+}
+
+/// Where a model keeps the fields it does not name.
+trait Unknown<'de> {
+    fn keep<A: MapAccess<'de>>(&mut self, key: Key<'de>, map: &mut A) -> Result<(), A::Error>;
+}
+
+/// A model keeps them as values (sorted by name; a name sent twice keeps the last).
+impl<'de> Unknown<'de> for Map<String, Value> {
+    fn keep<A: MapAccess<'de>>(&mut self, key: Key<'de>, map: &mut A) -> Result<(), A::Error> {
+        let value: Value = map.next_value()?;
+        self.insert(key.0.into_owned(), value);
+        Ok(())
+    }
+}
+
+/// A view keeps them as raw JSON text, in order, once checked as the model
+/// would read them.
+impl<'de> Unknown<'de> for RawFields<'de> {
+    fn keep<A: MapAccess<'de>>(&mut self, key: Key<'de>, map: &mut A) -> Result<(), A::Error> {
+        let value: &'de RawValue = map.next_value()?;
+        serde_json::from_str::<Readable>(value.get()).map_err(de::Error::custom)?;
+        self.push((key.0, value));
+        Ok(())
+    }
+}
+
+/// Any JSON value a [`Value`] can hold, read without keeping it: a raw field
+/// fails where the model's field would (a lone surrogate in an escape, a
+/// number out of `f64`'s range), which skipping over it does not check.
+struct Readable;
+
+impl<'de> Deserialize<'de> for Readable {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ReadableVisitor;
+        impl<'de> Visitor<'de> for ReadableVisitor {
+            type Value = Readable;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Readable, E> {
+                Ok(Readable)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Readable, E> {
+                Ok(Readable)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Readable, E> {
+                Ok(Readable)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Readable, E> {
+                Ok(Readable)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Readable, E> {
+                Ok(Readable)
+            }
+            fn visit_unit<E>(self) -> Result<Readable, E> {
+                Ok(Readable)
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Readable, A::Error> {
+                while seq.next_element::<Readable>()?.is_some() {}
+                Ok(Readable)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Readable, A::Error> {
+                while map.next_entry::<Readable, Readable>()?.is_some() {}
+                Ok(Readable)
+            }
+        }
+        deserializer.deserialize_any(ReadableVisitor)
+    }
+}
+
+/// `Deserialize` for a model whose fields are all optional (`Default` fills
+/// what is absent); a view names its lifetime `'de`.
 macro_rules! optional_fields {
-    ($model:ident, $what:literal, { $($wire:literal => $field:ident),* $(,)? }) => {
-        impl<'de> Deserialize<'de> for $model {
+    ($model:ident $(<$lt:lifetime>)?, $what:literal, { $($wire:literal => $field:ident),* $(,)? }) => {
+        impl<'de> Deserialize<'de> for $model $(<$lt>)? {
             fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                 struct ModelVisitor;
                 impl<'de> Visitor<'de> for ModelVisitor {
-                    type Value = $model;
+                    type Value = $model $(<$lt>)?;
                     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                         f.write_str($what)
                     }
-                    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<$model, A::Error> {
-                        let mut out = $model::default();
+                    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                        let mut out = <Self::Value>::default();
                         while let Some(key) = map.next_key::<Key<'de>>()? {
                             match key.0.as_ref() {
-                                $($wire => out.$field = map.next_value()?,)*
-                                _ => keep(&mut out.extra, key, &mut map)?,
+                                $($wire => out.$field = read(&mut map)?,)*
+                                _ => out.extra.keep(key, &mut map)?,
                             }
                         }
                         Ok(out)
@@ -78,16 +191,44 @@ macro_rules! optional_fields {
     };
 }
 
-optional_fields!(User, "a user object", {
-    "_id" => id,
-    "userId" => user_id,
-    "username" => username,
-    "profilePic" => profile_pic,
-    "email" => email,
-    "uniqueUserIdentifier" => unique_user_identifier,
-    "isModerator" => is_moderator,
-    "chatRoom" => chat_room,
-});
+/// The user record's known fields (section 2.2), for `$then!(model, what, { fields })`.
+macro_rules! user_fields {
+    ($then:ident!($($model:tt)*)) => {
+        $then!($($model)*, "a user object", {
+            "_id" => id,
+            "userId" => user_id,
+            "username" => username,
+            "profilePic" => profile_pic,
+            "email" => email,
+            "uniqueUserIdentifier" => unique_user_identifier,
+            "isModerator" => is_moderator,
+            "chatRoom" => chat_room,
+        });
+    };
+}
+
+/// `Serialize` for a view: the known fields that are present under their wire
+/// names, then the raw fields as they came (what the model's derive writes).
+macro_rules! view_serialize {
+    ($model:ident<$lt:lifetime>, $what:literal, { $($wire:literal => $field:ident),* $(,)? }) => {
+        impl Serialize for $model<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut map = serializer.serialize_map(None)?;
+                $(if let Some(value) = &self.$field {
+                    map.serialize_entry($wire, value)?;
+                })*
+                for (name, value) in &self.extra {
+                    map.serialize_entry(name, value)?;
+                }
+                map.end()
+            }
+        }
+    };
+}
+
+user_fields!(optional_fields!(User));
+user_fields!(optional_fields!(UserView<'de>));
+user_fields!(view_serialize!(UserView<'de>));
 
 optional_fields!(MessageAuthor, "a message author object", {
     "_id" => id,
@@ -114,38 +255,44 @@ fn missing<E: de::Error>(field: &'static str) -> E {
     E::missing_field(field)
 }
 
-impl<'de> Deserialize<'de> for UserPage {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct PageVisitor;
-        impl<'de> Visitor<'de> for PageVisitor {
-            type Value = UserPage;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a users page object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UserPage, A::Error> {
-                let (mut total, mut limit, mut skip, mut data) = (None, None, None, None);
-                let mut extra = Map::new();
-                while let Some(key) = map.next_key::<Key<'de>>()? {
-                    match key.0.as_ref() {
-                        "total" => total = Some(map.next_value()?),
-                        "limit" => limit = Some(map.next_value()?),
-                        "skip" => skip = Some(map.next_value()?),
-                        "data" => data = Some(map.next_value()?),
-                        _ => keep(&mut extra, key, &mut map)?,
+/// `Deserialize` for a users page (section 2.4), model or view.
+macro_rules! user_page {
+    ($page:ident $(<$lt:lifetime>)?) => {
+        impl<'de> Deserialize<'de> for $page $(<$lt>)? {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct PageVisitor;
+                impl<'de> Visitor<'de> for PageVisitor {
+                    type Value = $page $(<$lt>)?;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str("a users page object")
+                    }
+                    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                        let (mut total, mut limit, mut skip, mut data) = (None, None, None, None);
+                        let mut out = <Self::Value>::default();
+                        while let Some(key) = map.next_key::<Key<'de>>()? {
+                            match key.0.as_ref() {
+                                "total" => total = Some(read(&mut map)?),
+                                "limit" => limit = Some(read(&mut map)?),
+                                "skip" => skip = Some(read(&mut map)?),
+                                "data" => data = Some(read(&mut map)?),
+                                _ => out.extra.keep(key, &mut map)?,
+                            }
+                        }
+                        out.total = total.ok_or_else(|| missing("total"))?;
+                        out.limit = limit.ok_or_else(|| missing("limit"))?;
+                        out.skip = skip.ok_or_else(|| missing("skip"))?;
+                        out.data = data.ok_or_else(|| missing("data"))?;
+                        Ok(out)
                     }
                 }
-                Ok(UserPage {
-                    total: total.ok_or_else(|| missing("total"))?,
-                    limit: limit.ok_or_else(|| missing("limit"))?,
-                    skip: skip.ok_or_else(|| missing("skip"))?,
-                    data: data.ok_or_else(|| missing("data"))?,
-                    extra,
-                })
+                deserializer.deserialize_map(PageVisitor)
             }
         }
-        deserializer.deserialize_map(PageVisitor)
-    }
+    };
 }
+
+user_page!(UserPage);
+user_page!(UserPageView<'de>);
 
 impl<'de> Deserialize<'de> for CreatedUser {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -164,8 +311,8 @@ impl<'de> Deserialize<'de> for CreatedUser {
                         "userId" => user_id = Some(map.next_value()?),
                         "username" => out.username = map.next_value()?,
                         "isModerator" => out.is_moderator = map.next_value()?,
-                        "chatRoom" => out.chat_room = map.next_value()?,
-                        _ => keep(&mut out.extra, key, &mut map)?,
+                        "chatRoom" => out.chat_room = read(&mut map)?,
+                        _ => out.extra.keep(key, &mut map)?,
                     }
                 }
                 out.access_token = access_token.ok_or_else(|| missing("accessToken"))?;
@@ -219,5 +366,90 @@ mod tests {
         assert_eq!(m[0].text.as_deref(), Some("hi"));
         assert_eq!(m[0].user.as_ref().unwrap().extra["x"], 1);
         assert_eq!(m[0].extra["y"], json!([1]));
+    }
+
+    /// Decodes `body` as a model and as a view: both succeed with the same
+    /// fields, or both fail with the same error.
+    fn view_agrees(body: &str) -> std::result::Result<Value, String> {
+        let response = crate::wire::WireResponse::new(200, vec![], body.as_bytes().to_vec());
+        let model = crate::wire::decode_list_users(&response);
+        let view = crate::wire::decode_list_users_view(&response);
+        match (model, view) {
+            (Ok(model), Ok(view)) => {
+                let (model, view) = (
+                    serde_json::to_value(&model).unwrap(),
+                    serde_json::to_value(&view).unwrap(),
+                );
+                assert_eq!(view, model, "{body}");
+                Ok(view)
+            }
+            (Err(model), Err(view)) => {
+                assert_eq!(view.to_string(), model.to_string(), "{body}");
+                assert_eq!(view.kind(), model.kind(), "{body}");
+                Err(view.to_string())
+            }
+            (model, view) => panic!("{body}: model {model:?}, view {view:?}"),
+        }
+    }
+
+    #[test]
+    fn views_decode_as_the_model() {
+        let page = view_agrees(
+            r#"{"total": 3, "limit": 50, "skip": 0, "next": {"a": [1, 2.5, null]}, "data": [
+                {"_id": "u1", "username": "jo\"n\\ \u00e9\ud83d\ude00", "isModerator": null, "created": "t", "n": -1.5e3},
+                {"userId": "u2", "profile\u0050ic": "p", "email": null, "chatRoom": "r", "isModerator": true,
+                 "x": 1, "x": 2, "username": "a", "username": "b"},
+                {"big": 123456789012345678901234567890, "deep": [{"a": [true, false, null, "\ud83d\ude00"]}]}]}"#,
+        )
+        .unwrap();
+        assert_eq!(page["data"][0]["username"], "jo\"n\\ \u{e9}\u{1F600}");
+        assert_eq!(page["data"][1]["x"], 2, "a name sent twice keeps the last");
+        assert_eq!(page["data"][1]["username"], "b");
+        assert_eq!(page["data"][1]["profilePic"], "p");
+
+        // Borrowed where nothing was escaped; the raw fields in order.
+        let body = r#"{"total": 1, "limit": 1, "skip": 0, "data": [{"_id": "u1", "username": "a\nb", "z": [1], "a": {}}]}"#;
+        let response = crate::wire::WireResponse::new(200, vec![], body.as_bytes().to_vec());
+        let view = crate::wire::decode_list_users_view(&response).unwrap();
+        let user = &view.data[0];
+        assert!(matches!(user.id, Some(Cow::Borrowed("u1"))));
+        assert!(matches!(user.username.as_deref(), Some("a\nb")));
+        assert!(matches!(user.username, Some(Cow::Owned(_))));
+        let raw: Vec<_> = user
+            .extra
+            .iter()
+            .map(|(k, v)| (k.as_ref(), v.get()))
+            .collect();
+        assert_eq!(raw, [("z", "[1]"), ("a", "{}")]);
+
+        // A page that says it failed, and one that says it did not.
+        let failed = view_agrees(
+            r#"{"total": 0, "limit": 1, "skip": 0, "data": [], "success": false, "message": "no"}"#,
+        );
+        assert!(failed.unwrap_err().contains("no"));
+        view_agrees(
+            r#"{"total": 0, "limit": 1, "skip": 0, "data": [], "success": false, "success": true}"#,
+        )
+        .unwrap();
+        view_agrees(r#"{"total": 0, "limit": 1, "skip": 0, "data": [], "success": true}"#).unwrap();
+
+        // Wrong types, missing fields, broken JSON, bad escapes.
+        for bad in [
+            r#"{"total": 1, "limit": 1, "skip": 0, "data": [{"username": 5}]}"#,
+            r#"{"total": 1, "limit": 1, "skip": 0, "data": [{"isModerator": "yes"}]}"#,
+            r#"{"total": -1, "limit": 1, "skip": 0, "data": []}"#,
+            r#"{"total": 1, "limit": 1, "skip": 0}"#,
+            r#"{"total": 1, "limit": 1, "skip": 0, "data": [{"username": "\ud800"}]}"#,
+            r#"{"total": 1, "limit": 1, "skip": 0, "data": [{"x": {"y": ["\udc00"]}}]}"#,
+            r#"{"total": 1, "limit": 1, "skip": 0, "data": [{"\ud800": 1}]}"#,
+            r#"{"total": 1, "limit": 1, "skip": 0, "data": [{"x": [1e400]}]}"#,
+            r#"{"total": 1, "limit": 1, "skip": 0, "data": [], "x": {"\udfff": 1}}"#,
+            r#"{"total": 1, "limit": 1, "skip": 0, "data": [{"x": tru}]}"#,
+            r#"{"total": 1, "limit": 1, "skip": 0, "data": {}}"#,
+            r#"[]"#,
+            "",
+        ] {
+            assert!(view_agrees(bad).is_err(), "{bad}");
+        }
     }
 }

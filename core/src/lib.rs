@@ -59,6 +59,7 @@ mod ratelimit;
 mod shared_budget;
 mod signin;
 mod transport;
+pub mod view;
 pub mod wire;
 
 pub use cancel::{CancelToken, CANCEL_CHECK_INTERVAL};

@@ -29,6 +29,7 @@ use crate::models::{
     check_non_empty, ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated,
     ListUsers, Message, PathForm, RawAuth, RawRequest, RawResponse, Role, UserPage, MAX_PAGE_SIZE,
 };
+use crate::view::UserPageView;
 
 /// A request as it goes on the wire, before the key is added.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -310,6 +311,38 @@ impl WireResponse {
 /// Decodes the users listing.
 pub fn decode_list_users(response: &WireResponse) -> Result<UserPage> {
     decode_json(response)
+}
+
+/// Decodes the users listing into a view borrowed from `response`'s body
+/// (see [`crate::view`]): the same decode as [`decode_list_users`], with the
+/// same errors, and a few allocations instead of one per field.
+pub fn decode_list_users_view(response: &WireResponse) -> Result<UserPageView<'_>> {
+    if response.is_success() {
+        if let Ok(text) = std::str::from_utf8(&response.body) {
+            if let Ok(page) = serde_json::from_str::<UserPageView<'_>>(text) {
+                // As the model's map: the last `success` sent counts.
+                let reports_failure = page
+                    .extra
+                    .iter()
+                    .rev()
+                    .find(|(name, _)| name == "success")
+                    .is_some_and(|(_, value)| value.get() == "false");
+                if !reports_failure {
+                    return Ok(page);
+                }
+            }
+        }
+    }
+    // Everything else (an error status, a `"success": false` answer, a body
+    // that does not decode) takes the model's path, which says why.
+    match decode_list_users(response) {
+        Err(e) => Err(e),
+        Ok(_) => Err(Error::new(
+            ErrorKind::Decode,
+            "the users page decoded as a model but not as a view",
+        )
+        .with_status(response.status)),
+    }
 }
 
 /// Decodes deactivate user.

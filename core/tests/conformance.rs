@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use roomchat::wire::{Operation, WireResponse};
+use roomchat::wire::{self, Operation, WireResponse};
 use serde_json::Value;
 
 fn vectors(file: &str) -> Vec<Value> {
@@ -109,4 +109,37 @@ fn response_vectors() {
         }
     }
     println!("{} response vectors", all.len());
+}
+
+/// The borrowed view of a users page decodes every `list_users` vector as the
+/// model does: the same fields (serialized), or the same error.
+#[test]
+fn users_page_views_match_the_model() {
+    let all = vectors("responses.json");
+    let mut checked = 0;
+    for v in all.iter().filter(|v| text(v, "operation") == "list_users") {
+        let name = text(v, "name");
+        let response = WireResponse::new(
+            v["status"].as_u64().unwrap() as u16,
+            pairs(&v["headers"]),
+            text(v, "body").into_bytes(),
+        );
+        let model = wire::decode_list_users(&response);
+        let view = wire::decode_list_users_view(&response);
+        match (model, view) {
+            (Ok(model), Ok(view)) => assert_eq!(
+                serde_json::to_value(&view).unwrap(),
+                serde_json::to_value(&model).unwrap(),
+                "{name}"
+            ),
+            (Err(model), Err(view)) => {
+                assert_eq!(view.kind(), model.kind(), "{name}");
+                assert_eq!(view.to_string(), model.to_string(), "{name}");
+            }
+            (model, view) => panic!("{name}: model {model:?}, view {view:?}"),
+        }
+        checked += 1;
+    }
+    assert!(checked >= 3, "only {checked} list_users vectors");
+    println!("{checked} list_users vectors decoded as views");
 }

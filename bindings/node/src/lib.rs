@@ -512,7 +512,7 @@ pub fn wire_decode(
         let response = WireResponse::new(status, headers, body.to_vec());
         match op {
             Operation::ListUsers => {
-                wire::decode_list_users(&response).map(|r| shape::user_page(&r))
+                wire::decode_list_users_view(&response).map(|r| shape::user_page_view(&r))
             }
             Operation::DeactivateUser => {
                 wire::decode_deactivate_user(&response).map(|r| shape::deactivated(&r))

@@ -56,7 +56,7 @@ pub fn run(client: &Client, op: Op, params: &str) -> Result<String, Error> {
     match op {
         Op::ListUsers => {
             let params = list_users(&p)?;
-            client.list_users(&params).map(|r| shape::user_page(&r))
+            client.list_users_with(&params, |page| shape::user_page_view(&page))
         }
         Op::CreateUser => {
             let params = create_user(&p)?;

@@ -5,6 +5,7 @@
 //! which is much cheaper than building objects property by property through
 //! Node-API.
 
+use roomchat::view::{RawFields, UserPageView, UserView};
 use roomchat::{
     CreatedUser, Deactivated, Error, Message, MessageAuthor, RateLimitState, RawResponse, User,
     UserPage,
@@ -95,28 +96,110 @@ const USER_TEXT_SIZE: usize = 192;
 /// uniqueUserIdentifier?, isModerator?, chatRoom?, extra}`.
 pub fn user(u: &User) -> String {
     let mut out = Vec::with_capacity(USER_TEXT_SIZE);
-    write_user(&mut out, u);
+    write_user(&mut out, &UserText::from(u));
     into_text(out)
 }
 
 /// A page as `{total, limit, skip, data: [user, ...], extra}`.
 pub fn user_page(page: &UserPage) -> String {
-    let mut out = Vec::with_capacity(64 + USER_TEXT_SIZE * page.data.len());
+    let users = page.data.iter().map(UserText::from);
+    write_page(
+        page.total,
+        page.limit,
+        page.skip,
+        users,
+        Extra::Values(&page.extra),
+    )
+}
+
+/// A page borrowed from the response body, written as [`user_page`] writes a
+/// page: listings decode into views, which skip an allocation per field and
+/// copy the fields beyond the known ones as the raw JSON they came as.
+pub fn user_page_view(page: &UserPageView<'_>) -> String {
+    let users = page.data.iter().map(UserText::from);
+    write_page(
+        page.total,
+        page.limit,
+        page.skip,
+        users,
+        Extra::Raw(&page.extra),
+    )
+}
+
+/// A user's fields, from a model or a view.
+struct UserText<'a> {
+    id: Option<&'a str>,
+    user_id: Option<&'a str>,
+    username: Option<&'a str>,
+    profile_pic: Option<&'a str>,
+    email: Option<&'a str>,
+    unique_user_identifier: Option<&'a str>,
+    is_moderator: Option<bool>,
+    chat_room: Option<&'a str>,
+    extra: Extra<'a>,
+}
+
+/// The fields beyond the known ones: decoded values, or raw JSON text.
+enum Extra<'a> {
+    Values(&'a Map<String, Value>),
+    Raw(&'a RawFields<'a>),
+}
+
+impl<'a> From<&'a User> for UserText<'a> {
+    fn from(u: &'a User) -> Self {
+        UserText {
+            id: u.id.as_deref(),
+            user_id: u.user_id.as_deref(),
+            username: u.username.as_deref(),
+            profile_pic: u.profile_pic.as_deref(),
+            email: u.email.as_deref(),
+            unique_user_identifier: u.unique_user_identifier.as_deref(),
+            is_moderator: u.is_moderator,
+            chat_room: u.chat_room.as_deref(),
+            extra: Extra::Values(&u.extra),
+        }
+    }
+}
+
+impl<'a> From<&'a UserView<'a>> for UserText<'a> {
+    fn from(u: &'a UserView<'a>) -> Self {
+        UserText {
+            id: u.id.as_deref(),
+            user_id: u.user_id.as_deref(),
+            username: u.username.as_deref(),
+            profile_pic: u.profile_pic.as_deref(),
+            email: u.email.as_deref(),
+            unique_user_identifier: u.unique_user_identifier.as_deref(),
+            is_moderator: u.is_moderator,
+            chat_room: u.chat_room.as_deref(),
+            extra: Extra::Raw(&u.extra),
+        }
+    }
+}
+
+fn write_page<'a>(
+    total: u64,
+    limit: u64,
+    skip: u64,
+    users: impl ExactSizeIterator<Item = UserText<'a>>,
+    extra: Extra<'_>,
+) -> String {
+    let mut out = Vec::with_capacity(64 + USER_TEXT_SIZE * users.len());
     out.extend_from_slice(b"{\"total\":");
-    write_number(&mut out, page.total);
+    write_number(&mut out, total);
     out.extend_from_slice(b",\"limit\":");
-    write_number(&mut out, page.limit);
+    write_number(&mut out, limit);
     out.extend_from_slice(b",\"skip\":");
-    write_number(&mut out, page.skip);
+    write_number(&mut out, skip);
     out.extend_from_slice(b",\"data\":[");
-    for (i, u) in page.data.iter().enumerate() {
+    for (i, u) in users.enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        write_user(&mut out, u);
+        write_user(&mut out, &u);
     }
     out.extend_from_slice(b"],\"extra\":");
-    write_value(&mut out, &page.extra);
+    write_extra(&mut out, &extra);
     out.push(b'}');
     into_text(out)
 }
@@ -126,18 +209,15 @@ pub fn user_page(page: &UserPage) -> String {
 // again, and its string escaping was the addon's costliest function in perf.
 // Side by side, with 16 calls in flight, the process's CPU per call fell by
 // about 10%.
-fn write_user(out: &mut Vec<u8>, u: &User) {
+fn write_user(out: &mut Vec<u8>, u: &UserText<'_>) {
     out.push(b'{');
     let fields = [
-        ("\"id\":", u.id.as_deref()),
-        ("\"userId\":", u.user_id.as_deref()),
-        ("\"username\":", u.username.as_deref()),
-        ("\"profilePic\":", u.profile_pic.as_deref()),
-        ("\"email\":", u.email.as_deref()),
-        (
-            "\"uniqueUserIdentifier\":",
-            u.unique_user_identifier.as_deref(),
-        ),
+        ("\"id\":", u.id),
+        ("\"userId\":", u.user_id),
+        ("\"username\":", u.username),
+        ("\"profilePic\":", u.profile_pic),
+        ("\"email\":", u.email),
+        ("\"uniqueUserIdentifier\":", u.unique_user_identifier),
     ];
     for (key, value) in fields {
         if let Some(value) = value {
@@ -150,14 +230,35 @@ fn write_user(out: &mut Vec<u8>, u: &User) {
         out.extend_from_slice(b"\"isModerator\":");
         out.extend_from_slice(if moderator { b"true," } else { b"false," });
     }
-    if let Some(room) = u.chat_room.as_deref() {
+    if let Some(room) = u.chat_room {
         out.extend_from_slice(b"\"chatRoom\":");
         write_str(out, room);
         out.push(b',');
     }
     out.extend_from_slice(b"\"extra\":");
-    write_value(out, &u.extra);
+    write_extra(out, &u.extra);
     out.push(b'}');
+}
+
+/// `extra` as an object. Raw fields are copied as they came, in order: a
+/// name sent twice is written twice, and `JSON.parse` keeps the last, as the
+/// model's map does.
+fn write_extra(out: &mut Vec<u8>, extra: &Extra<'_>) {
+    match extra {
+        Extra::Values(map) => write_value(out, map),
+        Extra::Raw(fields) => {
+            out.push(b'{');
+            for (i, (name, value)) in fields.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_str(out, name);
+                out.push(b':');
+                out.extend_from_slice(value.get().as_bytes());
+            }
+            out.push(b'}');
+        }
+    }
 }
 
 fn write_number(out: &mut Vec<u8>, n: u64) {

@@ -109,6 +109,22 @@ test('list_users: every user field, absent ones, and every kind of text JSON esc
   assert.deepEqual(page.extra, { cursor: odd })
 })
 
+test('list_users: fields beyond the known ones are read as JSON.parse reads them, and rejected where the model rejects them', () => {
+  // Written by hand: escapes JSON.stringify would not make, whitespace, a name sent twice.
+  const body = String.raw`{"total": 1, "limit": 50, "skip": 0, "data": [{"_id": "u1", "profile\u0050ic": "p",
+    "n\u00e9": [1.5e2, -0, 123456789012345678901234567890, "\ud83e\udd80\t"], "x": 1, "x": {"y" : [ ]}}],
+    "cursor": "c1", "cursor": "c2"}`
+  const page = wire.decodeResponse('list_users', 200, [], body)
+  const expected = JSON.parse(body)
+  assert.equal(page.data[0].profilePic, 'p', 'an escaped name of a known field is still that field')
+  assert.deepEqual(page.data[0].extra, { né: expected.data[0]['né'], x: { y: [] } })
+  assert.deepEqual(page.extra, { cursor: 'c2' })
+  for (const bad of [String.raw`{"x": "\udc00"}`, String.raw`{"x": {"\ud800": 1}}`, '{"x": [1e400]}']) {
+    const text = `{"total": 1, "limit": 50, "skip": 0, "data": [${bad}]}`
+    assert.throws(() => wire.decodeResponse('list_users', 200, [], text), { code: 'ROOMCHAT_DECODE' }, bad)
+  }
+})
+
 test('wire accepts headers and bodies in the forms Node users have', () => {
   const body = '{"total": 1, "limit": 50, "skip": 0, "data": [{"_id": "u1", "username": "jon"}]}'
   const forms = [
