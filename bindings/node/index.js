@@ -277,9 +277,23 @@ class Call {
   }
 
   abort() {
+    if (this.reject === undefined) return
+    const { reject, handle, signal } = this
     this.aborted = true
-    this.reject(abortError(this.signal))
-    this.handle.cancel()
+    this.release()
+    reject(abortError(signal))
+    handle.cancel()
+  }
+
+  // A call drops what it holds as soon as it is done with it. A settled call
+  // can stay reachable from dead objects of the old generation (the `pending`
+  // Map's retired hash tables point to their successors) until the next full
+  // GC, and each young-generation GC then keeps alive and copies everything
+  // the call reaches: its Promise, and the page that Promise resolved with.
+  // With 16 calls in flight such GCs stopped the event loop for 7-10 ms
+  // instead of under 1 ms.
+  release() {
+    this.resolve = this.reject = this.post = this.handle = undefined
   }
 
   unwatch() {
@@ -298,17 +312,19 @@ class Call {
   settle(status, payload) {
     this.unwatch()
     if (this.aborted) return
+    const { resolve, reject, post } = this
+    this.release()
     if (status === OUTCOME_OK) {
       let value
       try {
-        value = this.post(payload)
+        value = post(payload)
       } catch (error) {
-        this.reject(error)
+        reject(error)
         return
       }
-      this.resolve(value)
+      resolve(value)
     } else {
-      this.reject(errorFromJson(payload))
+      reject(errorFromJson(payload))
     }
   }
 }

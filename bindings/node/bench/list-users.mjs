@@ -2,8 +2,10 @@
 // fetch vs undici.request vs http.request with a keep-alive agent, against
 // one release emulator, interleaved in short blocks, each reading every
 // username of the page; one call at a time, then 16 in flight. Prints µs per
-// call, calls/s, ratios, the event-loop delay p99 of each, and the event
-// loop's busy time per call (performance.eventLoopUtilization).
+// call, calls/s, ratios, the event-loop delay p99 of each, the event loop's
+// busy time per call (performance.eventLoopUtilization), and the time per call
+// the loop stood still for garbage collections that started in that client's
+// blocks.
 //
 //   node bench/list-users.mjs            (ROOMCHAT_BENCH_N calls per side and mode, default 2000)
 //   ROOMCHAT_EMULATOR=path/to/roomchat-emulator (default: target/release/roomchat-emulator)
@@ -12,7 +14,7 @@ import http from 'node:http'
 import path from 'node:path'
 import readline from 'node:readline'
 import { fileURLToPath } from 'node:url'
-import { createHistogram, monitorEventLoopDelay, performance } from 'node:perf_hooks'
+import { createHistogram, monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks'
 import { request as undiciRequest, Agent as UndiciAgent } from 'undici'
 import { Client } from 'roomchat'
 
@@ -88,6 +90,14 @@ function merge(into, loop) {
   }
 }
 
+// Garbage collections (each one stops the event loop), charged to the side
+// whose block was running when they started.
+const collections = []
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) collections.push(entry)
+}).observe({ entryTypes: ['gc'] })
+const gcWait = () => new Promise((resolve) => setImmediate(resolve))
+
 async function block(call, count, concurrency) {
   let left = count
   const lane = async () => {
@@ -101,7 +111,7 @@ async function block(call, count, concurrency) {
 
 async function measure(concurrency) {
   const stats = Object.fromEntries(
-    names.map((name) => [name, { ns: 0n, calls: 0, busyMs: 0, loop: createHistogram() }]),
+    names.map((name) => [name, { ns: 0n, calls: 0, busyMs: 0, loop: createHistogram(), blocks: [] }]),
   )
   // warm up: connections open, code paths hot
   for (const name of names) await block(sides[name], 200, concurrency)
@@ -117,8 +127,10 @@ async function measure(concurrency) {
       loop.enable()
       const elu = performance.eventLoopUtilization()
       const start = process.hrtime.bigint()
+      const from = performance.now()
       await block(sides[name], count, concurrency)
       s.ns += process.hrtime.bigint() - start
+      s.blocks.push([from, performance.now()])
       s.busyMs += performance.eventLoopUtilization(elu).active
       loop.disable()
       merge(s.loop, loop)
@@ -126,11 +138,18 @@ async function measure(concurrency) {
     }
     round += 1
   }
+  await gcWait() // the observer's last entries
   return Object.fromEntries(
     names.map((name) => {
       const s = stats[name]
       const us = Number(s.ns) / 1000 / s.calls
-      return [name, { us, perSecond: 1e6 / us, p99: s.loop.percentile(99) / 1e6, busyUs: (s.busyMs * 1000) / s.calls }]
+      const gcMs = collections
+        .filter((gc) => s.blocks.some(([from, to]) => gc.startTime >= from && gc.startTime < to))
+        .reduce((sum, gc) => sum + gc.duration, 0)
+      return [
+        name,
+        { us, perSecond: 1e6 / us, p99: s.loop.percentile(99) / 1e6, busyUs: (s.busyMs * 1000) / s.calls, gcUs: (gcMs * 1000) / s.calls },
+      ]
     }),
   )
 }
@@ -139,14 +158,14 @@ function table(title, results) {
   const pad = (text, n) => String(text).padStart(n)
   console.log(`\n${title} (${N} calls per client, interleaved in blocks)`)
   console.log(
-    `${'client'.padEnd(16)}${pad('µs/call', 10)}${pad('calls/s', 10)}${pad('loop p99 ms', 13)}${pad('loop µs/call', 14)}${pad('roomchat ×', 12)}`,
+    `${'client'.padEnd(16)}${pad('µs/call', 10)}${pad('calls/s', 10)}${pad('loop p99 ms', 13)}${pad('loop µs/call', 14)}${pad('GC µs/call', 12)}${pad('roomchat ×', 12)}`,
   )
   for (const name of names) {
     const r = results[name]
     const ratio = results.roomchat.perSecond / r.perSecond
     console.log(
       `${name.padEnd(16)}${pad(r.us.toFixed(1), 10)}${pad(r.perSecond.toFixed(0), 10)}${pad(r.p99.toFixed(2), 13)}` +
-        `${pad(r.busyUs.toFixed(1), 14)}${pad(ratio.toFixed(2), 12)}`,
+        `${pad(r.busyUs.toFixed(1), 14)}${pad(r.gcUs.toFixed(1), 12)}${pad(ratio.toFixed(2), 12)}`,
     )
   }
   const vs = (other) => (results.roomchat.perSecond / results[other].perSecond).toFixed(2)
