@@ -82,9 +82,44 @@ impl<'de> Slot<'de> for Option<Cow<'de, str>> {
 }
 
 impl<'de> Slot<'de> for Vec<UserView<'de>> {
-    type Wire = Vec<UserView<'de>>;
-    fn from_wire(wire: Self::Wire) -> Self {
-        wire
+    type Wire = ViewList<'de>;
+    fn from_wire(wire: ViewList<'de>) -> Self {
+        wire.0
+    }
+}
+
+/// A page's users as views, in a list sized for a usual page up front: JSON
+/// does not say how long an array is, and growing a list of views from
+/// nothing moved about 60 of them (200 bytes each) per page.
+struct ViewList<'de>(Vec<UserView<'de>>);
+
+/// Views a page's list starts with room for (the listing's default page is 50).
+const VIEWS_PER_PAGE: usize = 64;
+
+impl<'de> Deserialize<'de> for ViewList<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ListVisitor;
+        impl<'de> Visitor<'de> for ListVisitor {
+            type Value = ViewList<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a list of user objects")
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<ViewList<'de>, A::Error> {
+                let mut users = Vec::with_capacity(
+                    seq.size_hint()
+                        .unwrap_or(VIEWS_PER_PAGE)
+                        .min(VIEWS_PER_PAGE),
+                );
+                while let Some(user) = seq.next_element()? {
+                    users.push(user);
+                }
+                Ok(ViewList(users))
+            }
+        }
+        deserializer.deserialize_seq(ListVisitor)
     }
 }
 
