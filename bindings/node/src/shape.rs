@@ -145,37 +145,29 @@ enum Extra<'a> {
     Raw(&'a RawFields<'a>),
 }
 
-impl<'a> From<&'a User> for UserText<'a> {
-    fn from(u: &'a User) -> Self {
-        UserText {
-            id: u.id.as_deref(),
-            user_id: u.user_id.as_deref(),
-            username: u.username.as_deref(),
-            profile_pic: u.profile_pic.as_deref(),
-            email: u.email.as_deref(),
-            unique_user_identifier: u.unique_user_identifier.as_deref(),
-            is_moderator: u.is_moderator,
-            chat_room: u.chat_room.as_deref(),
-            extra: Extra::Values(&u.extra),
+/// `UserText` from a model or a view: the same fields, borrowed.
+macro_rules! user_text_from {
+    ($model:ty, $extra:ident) => {
+        impl<'a> From<&'a $model> for UserText<'a> {
+            fn from(u: &'a $model) -> Self {
+                UserText {
+                    id: u.id.as_deref(),
+                    user_id: u.user_id.as_deref(),
+                    username: u.username.as_deref(),
+                    profile_pic: u.profile_pic.as_deref(),
+                    email: u.email.as_deref(),
+                    unique_user_identifier: u.unique_user_identifier.as_deref(),
+                    is_moderator: u.is_moderator,
+                    chat_room: u.chat_room.as_deref(),
+                    extra: Extra::$extra(&u.extra),
+                }
+            }
         }
-    }
+    };
 }
 
-impl<'a> From<&'a UserView<'a>> for UserText<'a> {
-    fn from(u: &'a UserView<'a>) -> Self {
-        UserText {
-            id: u.id.as_deref(),
-            user_id: u.user_id.as_deref(),
-            username: u.username.as_deref(),
-            profile_pic: u.profile_pic.as_deref(),
-            email: u.email.as_deref(),
-            unique_user_identifier: u.unique_user_identifier.as_deref(),
-            is_moderator: u.is_moderator,
-            chat_room: u.chat_room.as_deref(),
-            extra: Extra::Raw(&u.extra),
-        }
-    }
-}
+user_text_from!(User, Values);
+user_text_from!(UserView<'a>, Raw);
 
 fn write_page<'a>(
     total: u64,
