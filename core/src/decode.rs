@@ -462,6 +462,10 @@ mod tests {
             r#"{"total": 0, "limit": 1, "skip": 0, "data": [], "success": false, "message": "no"}"#,
         );
         assert!(failed.unwrap_err().contains("no"));
+        // Whitespace around the raw `false`.
+        let spaced =
+            "{\"total\": 0, \"limit\": 1, \"skip\": 0, \"data\": [], \"success\" :\n false\t}";
+        assert!(view_agrees(spaced).is_err());
         view_agrees(
             r#"{"total": 0, "limit": 1, "skip": 0, "data": [], "success": false, "success": true}"#,
         )
