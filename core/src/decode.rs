@@ -346,7 +346,7 @@ impl<'de> Deserialize<'de> for CreatedUser {
                         "userId" => user_id = Some(map.next_value()?),
                         "username" => out.username = map.next_value()?,
                         "isModerator" => out.is_moderator = map.next_value()?,
-                        "chatRoom" => out.chat_room = read(&mut map)?,
+                        "chatRoom" => out.chat_room = map.next_value()?,
                         _ => out.extra.keep(key, &mut map)?,
                     }
                 }
