@@ -93,7 +93,7 @@ impl CancelToken {
 
     /// Sleeps `duration`, or less when cancelled (then `Err(Cancelled)`).
     pub(crate) fn sleep(&self, duration: Duration) -> Result<()> {
-        let deadline = Instant::now() + duration;
+        let deadline = crate::client::instant_after(Instant::now(), duration);
         let mut slot = self.slot();
         loop {
             self.check()?;

@@ -32,6 +32,29 @@ pub const DEFAULT_MAX_RETRIES: u32 = 2;
 pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
 /// Default longest wait the client sleeps before a retry (`Retry-After` beyond it is returned as an error): 60 s.
 pub const DEFAULT_MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
+/// The longest duration any setting accepts (10⁹ s, about 31.7 years): a
+/// longer timeout, window or wait is a configuration error, since adding it to
+/// the clock could overflow. Every binding checks its arguments against it.
+pub const MAX_DURATION: Duration = Duration::from_secs(1_000_000_000);
+
+/// `Err(Configuration)` unless `value` is at most [`MAX_DURATION`].
+pub(crate) fn check_duration(what: &str, value: Duration) -> Result<()> {
+    if value > MAX_DURATION {
+        return Err(Error::configuration(format!(
+            "{what} must be at most {} s (got {:.3} s)",
+            MAX_DURATION.as_secs(),
+            value.as_secs_f64()
+        )));
+    }
+    Ok(())
+}
+
+/// `now + duration`, with `duration` first capped at [`MAX_DURATION`] (a wait
+/// read from a server or from Redis is never trusted to fit the clock).
+pub(crate) fn instant_after(now: Instant, duration: Duration) -> Instant {
+    // Unreachable `None` on every supported platform (their clocks span centuries).
+    now.checked_add(duration.min(MAX_DURATION)).unwrap_or(now)
+}
 
 /// Configures a [`Client`]. Made by [`Client::builder`].
 #[derive(Clone)]
@@ -210,7 +233,8 @@ impl ClientBuilder {
         self
     }
 
-    /// The largest response body accepted (default [`DEFAULT_MAX_RESPONSE_BYTES`]).
+    /// The largest response body accepted (default [`DEFAULT_MAX_RESPONSE_BYTES`];
+    /// `u64::MAX` means no cap).
     pub fn max_response_bytes(mut self, bytes: u64) -> Self {
         self.max_response_bytes = bytes;
         self
@@ -258,6 +282,10 @@ impl ClientBuilder {
         if self.timeout.is_zero() || self.connect_timeout.is_zero() {
             return Err(Error::configuration("timeouts must be greater than zero"));
         }
+        check_duration("the timeout", self.timeout)?;
+        check_duration("the connect timeout", self.connect_timeout)?;
+        check_duration("the base backoff", self.base_backoff)?;
+        check_duration("the longest retry wait", self.max_retry_wait)?;
         let mut user_agent = format!("roomchat-rust/{}", env!("CARGO_PKG_VERSION"));
         if let Some(app) = &self.app_name {
             if app.chars().any(|c| c.is_control()) || app.trim().is_empty() {
@@ -1003,17 +1031,34 @@ impl Client {
     }
 }
 
+/// The largest body read into a buffer of its declared size at once.
+const PREALLOCATE_UP_TO: usize = DEFAULT_MAX_RESPONSE_BYTES as usize;
+
 /// Reads a body to its end: of `declared` length straight into a buffer of
 /// that size (no growing, no zeroing twice), else up to one byte past `cap`,
 /// to tell "exactly the cap" from "over it". The read that finds the end is
 /// the one on which ureq hands the connection back to its pool.
 fn read_body(reader: &mut impl Read, declared: Option<u64>, cap: u64) -> std::io::Result<Vec<u8>> {
-    let Some(length) = declared else {
+    let Some(length) = declared.and_then(|n| usize::try_from(n).ok()) else {
         let mut body = Vec::new();
-        reader.take(cap + 1).read_to_end(&mut body)?;
+        reader.take(cap.saturating_add(1)).read_to_end(&mut body)?;
         return Ok(body);
     };
-    let mut body = vec![0; length as usize];
+    if length > PREALLOCATE_UP_TO {
+        // A huge Content-Length under a huge cap is not trusted with one
+        // allocation: the body is read as it comes, and must match it.
+        let mut body = Vec::with_capacity(PREALLOCATE_UP_TO);
+        reader.take(length as u64 + 1).read_to_end(&mut body)?;
+        return match body.len().cmp(&length) {
+            std::cmp::Ordering::Equal => Ok(body),
+            std::cmp::Ordering::Less => Err(std::io::ErrorKind::UnexpectedEof.into()),
+            std::cmp::Ordering::Greater => Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "the body is longer than its Content-Length",
+            )),
+        };
+    }
+    let mut body = vec![0; length];
     let mut filled = 0;
     while filled < body.len() {
         match reader.read(&mut body[filled..]) {

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use once_cell::sync::Lazy;
 
 use crate::cancel::CancelToken;
+use crate::client::{check_duration, instant_after};
 use crate::error::{Error, ErrorKind, Result};
 
 /// What to do when the budget has no free slot.
@@ -74,6 +75,11 @@ impl RateLimitConfig {
             return Err(Error::configuration(
                 "rate limit must allow at least one request per non-zero window",
             ));
+        }
+        check_duration("the rate-limit window", self.window)?;
+        check_duration("the rate-limit jitter allowance", self.jitter_allowance)?;
+        if let WhenLimited::Wait(max) = self.when_limited {
+            check_duration("the longest rate-limit wait", max)?;
         }
         Ok(())
     }
@@ -354,7 +360,7 @@ impl Budget {
 
     /// Holds every caller of this key off for `duration` (after a 429 or `X-RateLimit-Remaining: 0`).
     pub(crate) fn block_for(&self, duration: Duration) {
-        let until = Instant::now() + duration;
+        let until = instant_after(Instant::now(), duration);
         let mut state = self.lock();
         if state.blocked_until.is_none_or(|b| b < until) {
             state.blocked_until = Some(until);

@@ -48,6 +48,7 @@ use once_cell::sync::Lazy;
 use sha2::{Digest, Sha256};
 
 use crate::cancel::{self, CancelToken};
+use crate::client::{check_duration, instant_after};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fork::ForkLocal;
 use crate::ratelimit::{Budget, BudgetBackend, RateLimitConfig, RateLimitState, WhenLimited};
@@ -203,6 +204,9 @@ impl RedisBudget {
                 "the Redis timeouts must be greater than zero",
             ));
         }
+        check_duration("the Redis connect timeout", self.connect_timeout)?;
+        check_duration("the Redis I/O timeout", self.io_timeout)?;
+        check_duration("the Redis breaker cooldown", self.breaker_cooldown)?;
         if self.key_prefix.is_empty() || self.key_prefix.contains(['{', '}']) {
             return Err(Error::configuration(
                 "the Redis key prefix must be non-empty and hold no braces",
@@ -487,14 +491,17 @@ impl SharedBudget {
                 Ok(Verdict::Wait(wait)) => {
                     gate.degraded = false;
                     gate.breaker_until = None;
-                    let until = Instant::now() + wait + gate.jitter(wait);
+                    let until = instant_after(Instant::now(), wait + gate.jitter(wait));
                     gate.not_before = Some(gate.not_before.map_or(until, |t| t.max(until)));
                     process.gate_changed.notify_all();
                     self.may_wait(wait, started_waiting)?;
                 }
                 Err(error) => {
                     gate.degraded = true;
-                    gate.breaker_until = Some(Instant::now() + self.settings.breaker_cooldown);
+                    gate.breaker_until = Some(instant_after(
+                        Instant::now(),
+                        self.settings.breaker_cooldown,
+                    ));
                     process.gate_changed.notify_all();
                     drop(gate);
                     on_degraded(&error);
@@ -638,7 +645,7 @@ impl SharedBudget {
         let process = self.process();
         {
             let mut gate = lock(&process.gate);
-            let until = Instant::now() + duration;
+            let until = instant_after(Instant::now(), duration);
             gate.not_before = Some(gate.not_before.map_or(until, |t| t.max(until)));
             process.gate_changed.notify_all();
         }

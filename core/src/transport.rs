@@ -37,6 +37,7 @@ use ureq::unversioned::transport::{
 use ureq::{Error, Timeout};
 
 use crate::cancel::{self, CANCEL_CHECK_INTERVAL};
+use crate::client::instant_after;
 use crate::fork::SocketTicket;
 
 /// How long a host lookup is reused.
@@ -191,7 +192,8 @@ impl<In: Transport> Connector<In> for TcpConnector {
 /// Tries each address in turn, sharing the connect timeout between them
 /// (halving: the first gets half, the next a quarter, …; the last what is left).
 fn connect(addrs: &[SocketAddr], timeout: NextTimeout) -> Result<TcpStream, Error> {
-    let deadline = (!timeout.after.is_not_happening()).then(|| Instant::now() + *timeout.after);
+    let deadline =
+        (!timeout.after.is_not_happening()).then(|| instant_after(Instant::now(), *timeout.after));
     let mut last_error = None;
     for (i, addr) in addrs.iter().enumerate() {
         let attempt = match deadline {
@@ -257,7 +259,7 @@ impl fmt::Debug for TcpTransport {
 
 /// When an operation must end: `None` when no timeout applies.
 fn deadline_of(timeout: &NextTimeout) -> Option<Instant> {
-    (!timeout.after.is_not_happening()).then(|| Instant::now() + *timeout.after)
+    (!timeout.after.is_not_happening()).then(|| instant_after(Instant::now(), *timeout.after))
 }
 
 /// Makes sure one blocking socket operation returns within `cap` (`None`: may block for good).
