@@ -74,7 +74,7 @@ pub use models::{
     MessageAuthor, PathForm, RawAuth, RawRequest, RawResponse, Role, User, UserPage, MAX_PAGE_SIZE,
 };
 pub use observe::{Event, EventKind, Level, Observer};
-pub use pagination::{UserPages, Users};
+pub use pagination::{ResumeHandle, UserPages, Users};
 pub use ratelimit::{BudgetBackend, RateLimitConfig, RateLimitState, WhenLimited};
 #[cfg(feature = "redis")]
 pub use shared_budget::{
@@ -93,6 +93,7 @@ const _: () = {
     assert_send_sync::<Error>();
     assert_send_sync::<Users>();
     assert_send_sync::<UserPages>();
+    assert_send_sync::<ResumeHandle>();
     assert_send_sync::<User>();
     assert_send_sync::<CreatedUser>();
     assert_send_sync::<Message>();

@@ -1,6 +1,8 @@
 //! Lazy iteration over the users listing.
 
 use std::collections::{HashSet, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use crate::client::Client;
 use crate::error::Result;
@@ -19,6 +21,23 @@ pub struct UserPages {
     skip: u64,
     done: bool,
     failed: bool,
+    /// Set by a [`ResumeHandle`]; read at the next `next`.
+    resume_requested: Arc<AtomicBool>,
+}
+
+/// Resumes an iterator after an error from another thread, without access to
+/// the iterator itself (which may be in the middle of fetching a page under a
+/// lock its owner holds): made by [`UserPages::resume_handle`] and
+/// [`Users::resume_handle`]. A resume asked for before the error it would
+/// clear is dropped when that error comes: it resumes only what has failed.
+#[derive(Debug, Clone)]
+pub struct ResumeHandle(Arc<AtomicBool>);
+
+impl ResumeHandle {
+    /// Lets the iterator's next step fetch the failed page again. Never blocks.
+    pub fn resume(&self) {
+        self.0.store(true, Ordering::Release);
+    }
 }
 
 impl UserPages {
@@ -29,6 +48,7 @@ impl UserPages {
             skip: 0,
             done: false,
             failed: false,
+            resume_requested: Arc::default(),
         }
     }
 
@@ -44,12 +64,20 @@ impl UserPages {
             self.done = false;
         }
     }
+
+    /// A handle that does [`resume`](Self::resume) from anywhere, without `&mut self`.
+    pub fn resume_handle(&self) -> ResumeHandle {
+        ResumeHandle(self.resume_requested.clone())
+    }
 }
 
 impl Iterator for UserPages {
     type Item = Result<UserPage>;
 
     fn next(&mut self) -> Option<Result<UserPage>> {
+        if self.resume_requested.swap(false, Ordering::AcqRel) {
+            self.resume();
+        }
         if self.done {
             return None;
         }
@@ -62,6 +90,8 @@ impl Iterator for UserPages {
                 // Validation errors (a bad page size) would fail forever: yield once, then stop.
                 self.done = true;
                 self.failed = true;
+                // A resume asked for while this page was fetched predates its error.
+                self.resume_requested.store(false, Ordering::Release);
                 return Some(Err(e));
             }
         };
@@ -102,6 +132,11 @@ impl Users {
     /// After an error, lets iteration go on with the page that failed.
     pub fn resume(&mut self) {
         self.pages.resume();
+    }
+
+    /// A handle that does [`resume`](Self::resume) from anywhere, without `&mut self`.
+    pub fn resume_handle(&self) -> ResumeHandle {
+        self.pages.resume_handle()
     }
 }
 

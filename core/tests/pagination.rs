@@ -124,3 +124,22 @@ fn yields_an_error_then_resumes() {
     );
     assert!(bad.next().is_none());
 }
+
+#[test]
+fn a_resume_handle_resumes_only_an_error_already_seen() {
+    let emu = emulator_with("paginate_resume_handle", |c| c.seed_users = 30);
+    let client = builder(&emu).max_retries(0).build().unwrap();
+    let mut users = client.users_with_page_size(10);
+    let handle = users.resume_handle();
+    for _ in 0..10 {
+        users.next().unwrap().unwrap();
+    }
+    // Asked for before the error it would clear: dropped when the error comes.
+    handle.resume();
+    emu.add_fault(once("GET", USERS, FaultAction::NotJson));
+    assert_eq!(users.next().unwrap().unwrap_err().kind(), ErrorKind::Decode);
+    assert!(users.next().is_none(), "ends after the error");
+    // From another thread, with no access to the iterator.
+    std::thread::spawn(move || handle.resume()).join().unwrap();
+    assert_eq!(users.map(Result::unwrap).count(), 20);
+}
