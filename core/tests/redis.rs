@@ -401,3 +401,45 @@ fn no_redis_password_or_private_key_in_any_output() {
         );
     }
 }
+
+#[test]
+fn no_redis_password_in_any_output_for_every_url_form() {
+    let emu = emulator_limited("redis-url-forms", 100_000, Duration::from_secs(60));
+    let password = "p4ss-in-a-url-form-31";
+    let socket = std::env::temp_dir().join(format!("roomchat-absent-{}.sock", std::process::id()));
+    let socket = socket.display();
+    for url in [
+        format!("redis://:{password}@127.0.0.1:1/0"),
+        format!("redis://roomchat:{password}@127.0.0.1:1/0"),
+        format!("redis+unix://{socket}?pass={password}"),
+        format!("redis+unix://{socket}?db=0&password={password}"),
+        format!("unix://{socket}?user=roomchat&pass={password}"),
+    ] {
+        let lines = Arc::new(Lines::default());
+        let budget = RedisBudget::new(&url).on_error(OnRedisError::FailClosed);
+        let client = builder(&emu)
+            .redis_budget(budget.clone())
+            .observer(lines.clone())
+            .max_retries(0)
+            .build()
+            .unwrap();
+        let error = client.list_users(&ListUsers::default()).unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::BudgetUnavailable, "{url}: {error}");
+        let mut shown = vec![
+            budget.redacted_url(),
+            format!("{budget:?}"),
+            format!("{client:?}"),
+            format!("{:?}", client.rate_limit_state()),
+            error.to_string(),
+            format!("{error:?}"),
+        ];
+        shown.extend(lines.0.lock().unwrap().iter().cloned());
+        assert!(shown[0].contains("REDACTED"), "{url}: {}", shown[0]);
+        for text in &shown {
+            assert!(
+                !text.contains(password),
+                "{url}: the password leaked: {text}"
+            );
+        }
+    }
+}
