@@ -910,16 +910,32 @@ impl Client {
     }
 
     /// Feeds a 429 and the `X-RateLimit-*` headers into the shared budget.
+    ///
+    /// A hold the server asks for is believed only up to
+    /// [`ClientBuilder::max_retry_wait`] or two windows, whichever is longer:
+    /// past that it is implausible (a server sending milliseconds where seconds
+    /// are due, or an epoch in milliseconds as `X-RateLimit-Reset`), and would
+    /// hold every caller of the key off for hours or years. Such a value counts
+    /// as absent: a 429 then holds for one window, and an exhausted
+    /// `X-RateLimit-Remaining` holds nothing (the next 429 will say more).
     fn observe(&self, response: &WireResponse) {
         let now = SystemTime::now();
+        let window = self.inner.budget.window();
+        let longest = self
+            .inner
+            .config
+            .max_retry_wait
+            .max(window.saturating_mul(2));
+        let plausible = |hold: Duration| (hold <= longest).then_some(hold);
         if response.status == 429 {
             let hold = response
                 .header("retry-after")
                 .and_then(|v| wire::parse_retry_after(v, now))
-                .unwrap_or_else(|| self.inner.budget.window());
+                .and_then(plausible)
+                .unwrap_or(window);
             self.inner.budget.block_for(hold);
         } else if let Some(headers) = wire::rate_limit_headers(response, now) {
-            if let (Some(0), Some(reset)) = (headers.remaining, headers.reset) {
+            if let (Some(0), Some(reset)) = (headers.remaining, headers.reset.and_then(plausible)) {
                 self.inner.budget.block_for(reset);
             }
         }

@@ -565,7 +565,12 @@ impl SharedBudget {
                 Ok(if admitted == 1 {
                     Verdict::Admitted
                 } else {
-                    Verdict::Wait(Duration::from_micros(micros.max(0) as u64))
+                    // A hold in Redis longer than two windows was not written by
+                    // this version (its holds are capped): it is asked again then.
+                    Verdict::Wait(
+                        Duration::from_micros(micros.max(0) as u64)
+                            .min(self.window().saturating_mul(2)),
+                    )
                 })
             });
             let mut gate = lock(&process.gate);

@@ -443,3 +443,39 @@ fn no_redis_password_in_any_output_for_every_url_form() {
         }
     }
 }
+
+/// The Redis key holding a key's 429 block (as the client names it: see `shared_budget`).
+fn block_key(prefix: &str, private_key: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::new()
+        .chain_update(b"roomchat-budget-v1\0")
+        .chain_update(private_key.as_bytes())
+        .finalize();
+    let hash: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    format!("{prefix}:{{{hash}}}:block")
+}
+
+#[test]
+fn a_hold_read_back_from_redis_is_capped_at_two_windows() {
+    let emu = emulator_limited("redis-hold-cap", 100_000, Duration::from_secs(60));
+    let redis = RedisServer::start(None);
+    let client = builder(&emu)
+        .rate_limit(RateLimitConfig::new(100_000, Duration::from_secs(10)).fail_fast())
+        .redis_budget(shared(&redis, OnRedisError::FailClosed))
+        .build()
+        .unwrap();
+    client.list_users(&ListUsers::default()).unwrap();
+    // A block of ~31 years, as an older client fed an epoch in ms would have written.
+    let block = block_key("roomchat", &emu.private_key());
+    let reply = redis.command(&["SET", &block, "1", "PX", "1000000000000"]);
+    assert_eq!(reply.as_deref(), Some("+OK"));
+    let error = client.list_users(&ListUsers::default()).unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::RateLimited, "{error}");
+    let wait = error.retry_after().unwrap();
+    println!(
+        "redis budget: a 31-year block read back from Redis made a wait of {:.1} s",
+        wait.as_secs_f64()
+    );
+    // Two windows of 10 s plus the jitter allowance, and the gate's jitter.
+    assert!(wait <= Duration::from_secs(23), "{wait:?}");
+}
