@@ -741,7 +741,9 @@ impl Client {
         self.call_keeping(wire::raw(params), wire::decode_raw, Headers::All)
     }
 
-    /// Where this key's shared rate-limit budget stands.
+    /// Where this key's shared rate-limit budget stands. Never does I/O nor
+    /// waits on anything held across I/O: with a Redis budget, the figures are
+    /// those the last round trip learned (feature `redis`: see `RedisBudget`).
     ///
     /// ```
     /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
@@ -833,6 +835,7 @@ impl Client {
             // Attempts are timed from the start the budget counted.
             let started = self.inner.budget.acquire(
                 cancel,
+                instant_after(Instant::now(), config.timeout),
                 |wait| {
                     events.emit(
                         EventKind::RateLimitWait,

@@ -168,6 +168,26 @@ mod unix {
                 generation: generation(),
             }
         }
+
+        /// Makes a socket with `make` and registers it in one step, under the
+        /// lock the fork handlers take: no fork can come between the two, so a
+        /// child never holds a socket of the parent's that it does not know of.
+        /// `make` returns a new descriptor, or a negative number on failure.
+        pub(crate) fn make(make: impl FnOnce() -> RawFd) -> Option<(RawFd, SocketTicket)> {
+            let mut list = sockets();
+            let fd = make();
+            if fd < 0 {
+                return None;
+            }
+            list.push(fd);
+            Some((
+                fd,
+                SocketTicket {
+                    fd,
+                    generation: generation(),
+                },
+            ))
+        }
     }
 
     impl Drop for SocketTicket {
