@@ -532,6 +532,63 @@ static void test_options_last_call_counts(void) {
   CHECK(build_from(options, "policy is 4294967295,") == ROOMCHAT_RESULT_INVALID_ARGUMENT);
 }
 
+/* A one-shot HTTP server on loopback that answers one request with a users page
+ * sent chunked (no Content-Length: the emulator always sends one), then closes. */
+typedef struct chunked_server {
+  int listen_fd;
+  int port;
+  pthread_t thread;
+} chunked_server;
+
+static void *chunked_serve(void *arg) {
+  chunked_server *server = (chunked_server *)arg;
+  static const char *chunks[] = {"{\"data\": [{\"_id\": \"u1\", \"username\": \"chunked\"}], ",
+                                 "\"total\": 1, \"limit\": 50, ", "\"skip\": 0}"};
+  const char *head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+                     "Connection: close\r\n\r\n";
+  char request[4096], line[64];
+  size_t used = 0, i;
+  int fd = accept(server->listen_fd, NULL, NULL);
+  if (fd < 0) return NULL;
+  while (used < sizeof request - 1) {
+    ssize_t n = read(fd, request + used, sizeof request - 1 - used);
+    if (n <= 0) break;
+    used += (size_t)n;
+    request[used] = '\0';
+    if (strstr(request, "\r\n\r\n")) break;
+  }
+  if (write(fd, head, strlen(head)) < 0) goto done;
+  for (i = 0; i < sizeof chunks / sizeof chunks[0]; i++) {
+    snprintf(line, sizeof line, "%zx\r\n", strlen(chunks[i]));
+    if (write(fd, line, strlen(line)) < 0 || write(fd, chunks[i], strlen(chunks[i])) < 0 || write(fd, "\r\n", 2) < 0)
+      goto done;
+  }
+  if (write(fd, "0\r\n\r\n", 5) < 0) goto done;
+done:
+  close(fd);
+  return NULL;
+}
+
+static int chunked_server_start(chunked_server *server) {
+  struct sockaddr_in addr;
+  socklen_t len = sizeof addr;
+  server->listen_fd = socket(AF_INET, SOCK_STREAM, 0);
+  memset(&addr, 0, sizeof addr);
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (server->listen_fd < 0 || bind(server->listen_fd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
+      listen(server->listen_fd, 1) != 0 || getsockname(server->listen_fd, (struct sockaddr *)&addr, &len) != 0)
+    return 0;
+  server->port = ntohs(addr.sin_port);
+  return pthread_create(&server->thread, NULL, chunked_serve, server) == 0;
+}
+
+static void chunked_server_stop(chunked_server *server) {
+  shutdown(server->listen_fd, SHUT_RDWR); /* wakes an accept that got no connection */
+  pthread_join(server->thread, NULL);
+  close(server->listen_fd);
+}
+
 /* Issue 19, defect 4 at the C boundary: any duration in milliseconds is safe to
  * pass (one above roomchat::MAX_DURATION, 10^12 ms, is a configuration error at
  * build, never a panic), and max_response_bytes = UINT64_MAX means no cap. */
@@ -603,7 +660,26 @@ static void test_huge_durations_and_sizes(void) {
   CHECK(status == 200 && body != NULL && strlen(body) >= 99990);
   roomchat_string_free(body);
   roomchat_error_free(err);
+  err = NULL;
   roomchat_client_free(client);
+
+  /* ... and a chunked answer (no length given, read up to the cap + 1: which wrapped) */
+  {
+    chunked_server server;
+    char url[64];
+    page = NULL;
+    CHECK(chunked_server_start(&server));
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", server.port);
+    client = make_client(emu.private_key, url, 0, 0, UINT64_MAX);
+    CHECK(client != NULL && roomchat_client_list_users(client, 0, 0, &page, &err) == ROOMCHAT_RESULT_OK);
+    if (err) fprintf(stderr, "  chunked, max_response_bytes UINT64_MAX: %s\n", roomchat_error_message(err));
+    CHECK(roomchat_user_page_len(page) == 1 && roomchat_user_page_total(page) == 1);
+    CHECK(page != NULL && strcmp(roomchat_user_username(roomchat_user_page_get(page, 0)), "chunked") == 0);
+    roomchat_user_page_free(page);
+    roomchat_error_free(err);
+    roomchat_client_free(client);
+    chunked_server_stop(&server);
+  }
 }
 
 static void *list_many(void *arg) {
