@@ -343,9 +343,11 @@ roomchat_result roomchat_client_options_set_rate_limit(struct roomchat_client_op
                                                        uint64_t max_wait_ms);
 
 // Shares the key's rate budget with every process and host through the Redis
-// server at `url` (copied; `redis://[:password@]host[:port][/db]`, or
-// `rediss://` for TLS), with the limits of `roomchat_client_options_set_rate_limit`.
-// The URL and its password are never shown in any error or log line.
+// server at `url` (copied; `redis://[[user]:password@]host[:port][/db]`,
+// `rediss://` for TLS, or `redis+unix:///path[?pass=password]` for a unix
+// socket), with the limits of `roomchat_client_options_set_rate_limit`. The
+// password is never shown in any error or log line, in any of its forms. Call it
+// before the other Redis setters: each call starts the Redis settings afresh.
 roomchat_result roomchat_client_options_set_rate_limit_redis(struct roomchat_client_options *options,
                                                              const char *url);
 

@@ -290,9 +290,11 @@ enum_from_u32!(roomchat_redis_policy {
 });
 
 /// Shares the key's rate budget with every process and host through the Redis
-/// server at `url` (copied; `redis://[:password@]host[:port][/db]`, or
-/// `rediss://` for TLS), with the limits of `roomchat_client_options_set_rate_limit`.
-/// The URL and its password are never shown in any error or log line.
+/// server at `url` (copied; `redis://[[user]:password@]host[:port][/db]`,
+/// `rediss://` for TLS, or `redis+unix:///path[?pass=password]` for a unix
+/// socket), with the limits of `roomchat_client_options_set_rate_limit`. The
+/// password is never shown in any error or log line, in any of its forms. Call it
+/// before the other Redis setters: each call starts the Redis settings afresh.
 #[no_mangle]
 pub extern "C" fn roomchat_client_options_set_rate_limit_redis(
     options: *mut roomchat_client_options,
