@@ -431,9 +431,19 @@ struct Slots {
 
 /// A pooled connection, registered for the fork handlers.
 struct Pooled {
-    /// Declared first: dropped before the connection closes its socket.
-    _ticket: Option<SocketTicket>,
+    ticket: Option<SocketTicket>,
     connection: redis::Connection,
+}
+
+impl Pooled {
+    /// Closes the connection as its ticket is given back (see [`SocketTicket::close_with`]).
+    fn close(self) {
+        let Pooled { ticket, connection } = self;
+        match ticket {
+            Some(ticket) => ticket.close_with(|| drop(connection)),
+            None => drop(connection),
+        }
+    }
 }
 
 /// Why a round trip did not happen or failed.
@@ -555,7 +565,7 @@ impl Link {
                 slots.open_breaker(self.settings.breaker_cooldown);
                 state.changed.notify_all();
                 drop(slots);
-                drop(pooled);
+                pooled.close();
                 Err(self.failed(&e))
             }
         }
@@ -580,10 +590,7 @@ impl Link {
         connection.set_read_timeout(Some(self.settings.io_timeout))?;
         connection.set_write_timeout(Some(self.settings.io_timeout))?;
         let ticket = sockets::ticket_for_new(&before, self.client.get_connection_info().addr());
-        Ok(Pooled {
-            _ticket: ticket,
-            connection,
-        })
+        Ok(Pooled { ticket, connection })
     }
 }
 
@@ -593,19 +600,26 @@ impl Link {
 mod sockets {
     use super::SocketTicket;
 
+    /// Each open descriptor and what it names (`socket:[inode]` for a socket):
+    /// a number closed and reused meanwhile names something else.
     #[cfg(target_os = "linux")]
-    pub(super) fn open_now() -> Vec<i32> {
-        std::fs::read_dir("/proc/self/fd")
-            .map(|dir| {
-                dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-                    .collect()
-            })
-            .unwrap_or_default()
+    pub(super) fn open_now() -> Vec<(i32, std::path::PathBuf)> {
+        let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {
+            return Vec::new();
+        };
+        dir.filter_map(|e| {
+            let e = e.ok()?;
+            Some((
+                e.file_name().to_str()?.parse().ok()?,
+                std::fs::read_link(e.path()).ok()?,
+            ))
+        })
+        .collect()
     }
 
     #[cfg(target_os = "linux")]
     pub(super) fn ticket_for_new(
-        before: &[i32],
+        before: &[(i32, std::path::PathBuf)],
         addr: &redis::ConnectionAddr,
     ) -> Option<SocketTicket> {
         let wanted_port = match addr {
@@ -614,10 +628,10 @@ mod sockets {
             }
             _ => None,
         };
-        let fd = open_now()
+        let (fd, _) = open_now()
             .into_iter()
-            .filter(|fd| !before.contains(fd))
-            .find(|&fd| peer_matches(fd, wanted_port))?;
+            .filter(|entry| !before.contains(entry))
+            .find(|(fd, _)| peer_matches(*fd, wanted_port))?;
         Some(SocketTicket::new(&Raw(fd)))
     }
 
@@ -669,13 +683,16 @@ mod sockets {
     }
 
     #[cfg(not(target_os = "linux"))]
-    pub(super) fn open_now() -> Vec<i32> {
+    pub(super) fn open_now() -> Vec<(i32, std::path::PathBuf)> {
         Vec::new()
     }
 
     /// Elsewhere the socket is not found: a forked child keeps it open (never uses it).
     #[cfg(not(target_os = "linux"))]
-    pub(super) fn ticket_for_new(_: &[i32], _: &redis::ConnectionAddr) -> Option<SocketTicket> {
+    pub(super) fn ticket_for_new(
+        _: &[(i32, std::path::PathBuf)],
+        _: &redis::ConnectionAddr,
+    ) -> Option<SocketTicket> {
         None
     }
 }

@@ -24,6 +24,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::io::{self, Read, Write};
+use std::mem::ManuallyDrop;
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::{mpsc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -192,8 +193,8 @@ impl<In: Transport> Connector<In> for TcpConnector {
         }
         let config = details.config;
         Ok(Some(Either::B(TcpTransport {
-            _ticket: ticket,
-            stream,
+            ticket: ManuallyDrop::new(ticket),
+            stream: ManuallyDrop::new(stream),
             buffers: LazyBuffers::new(config.input_buffer_size(), config.output_buffer_size()),
             read_timeout: None,
             write_timeout: None,
@@ -221,7 +222,7 @@ fn connect(addrs: &[SocketAddr], timeout: NextTimeout) -> Result<(TcpStream, Soc
         };
         match connect_one(addr, share) {
             Ok(connected) => return Ok(connected),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => return Err(cancelled_error()),
+            Err(e) if is_cancelled_io(&e) => return Err(cancelled_error()),
             Err(e)
                 if matches!(
                     e.kind(),
@@ -252,7 +253,7 @@ fn connect(addrs: &[SocketAddr], timeout: NextTimeout) -> Result<(TcpStream, Soc
 /// The socket is made and registered for the fork handlers in one step,
 /// before it connects; the connect waits in slices of
 /// [`CANCEL_CHECK_INTERVAL`] when the call can be cancelled, and gives up
-/// with `Interrupted` when it is.
+/// with [`cancelled_io`] when it is.
 #[cfg(unix)]
 fn connect_one(
     addr: &SocketAddr,
@@ -302,10 +303,7 @@ fn wait_connected(stream: &TcpStream, timeout: Option<Duration>) -> io::Result<(
     let cancellable = cancel::in_flight_is_cancellable();
     loop {
         if cancellable && cancel::in_flight_is_cancelled() {
-            return Err(io::Error::new(
-                io::ErrorKind::Interrupted,
-                "the call was cancelled",
-            ));
+            return Err(cancelled_io());
         }
         let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
         if left.is_some_and(|l| l.is_zero()) {
@@ -409,15 +407,28 @@ fn connect_one(
 
 /// One TCP connection.
 pub(crate) struct TcpTransport {
-    /// Declared before `stream`, so dropped before the socket is closed.
-    _ticket: SocketTicket,
-    stream: TcpStream,
+    /// Both dropped in `Drop`: the socket is closed as its ticket is given back.
+    ticket: ManuallyDrop<SocketTicket>,
+    stream: ManuallyDrop<TcpStream>,
     buffers: LazyBuffers,
     /// The socket's current `SO_RCVTIMEO` / `SO_SNDTIMEO` (`None`: never set, blocking).
     read_timeout: Option<Duration>,
     write_timeout: Option<Duration>,
     /// Set by any I/O; the probe after a use (ureq's, on return to the pool) is skipped.
     used_since_probe: bool,
+}
+
+impl Drop for TcpTransport {
+    fn drop(&mut self) {
+        // SAFETY: each is taken once, here, and never used again.
+        let (ticket, stream) = unsafe {
+            (
+                ManuallyDrop::take(&mut self.ticket),
+                ManuallyDrop::take(&mut self.stream),
+            )
+        };
+        ticket.close_with(|| drop(stream));
+    }
 }
 
 impl fmt::Debug for TcpTransport {
@@ -472,11 +483,30 @@ fn is_timeout(e: &io::Error) -> bool {
     )
 }
 
+/// The I/O error of a step given up because its call was cancelled. Not
+/// `Interrupted`: readers (`read_to_end`, the body reader) retry that kind,
+/// and would go on until the call's timeout.
+fn cancelled_io() -> io::Error {
+    io::Error::other(CancelledIo)
+}
+
+fn is_cancelled_io(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<CancelledIo>())
+}
+
+#[derive(Debug)]
+struct CancelledIo;
+
+impl fmt::Display for CancelledIo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the call was cancelled")
+    }
+}
+
+impl std::error::Error for CancelledIo {}
+
 fn cancelled_error() -> Error {
-    Error::Io(io::Error::new(
-        io::ErrorKind::Interrupted,
-        "the call was cancelled",
-    ))
+    Error::Io(cancelled_io())
 }
 
 impl Transport for TcpTransport {
@@ -536,7 +566,7 @@ impl Transport for TcpTransport {
                 stream.set_read_timeout(t)
             })?;
             let input = self.buffers.input_append_buf();
-            match (&self.stream).read(input) {
+            match (&*self.stream).read(input) {
                 Ok(n) => {
                     self.buffers.input_appended(n);
                     return Ok(n > 0);

@@ -129,3 +129,43 @@ fn a_connect_that_is_not_cancelled_still_times_out_at_its_timeout() {
         "{took:?}"
     );
 }
+
+#[test]
+fn a_cancel_is_seen_while_a_body_trickles_in() {
+    // Headers at once, then one byte of the body every 100 ms: a cancelled read
+    // used to be retried (as an interrupted one) until the call's timeout.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let server = thread::spawn(move || {
+        use std::io::{Read, Write};
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut request = [0u8; 4096];
+        let _ = stream.read(&mut request);
+        let _ = stream.write_all(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{",
+        );
+        for _ in 0..40 {
+            thread::sleep(Duration::from_millis(100));
+            if stream.write_all(b" ").is_err() {
+                return;
+            }
+        }
+    });
+    let client = Client::builder("sk_live_cancel_trickle")
+        .base_url(url)
+        .timeout(Duration::from_secs(20))
+        .max_retries(0)
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let late = cancel_after(Duration::from_millis(300), &client, |c| {
+        c.list_users(&ListUsers::default()).unwrap_err()
+    });
+    println!(
+        "cancel latency: {} ms while a body trickled in (was the call's whole timeout, spinning)",
+        late.as_millis()
+    );
+    assert!(late < CANCEL_CHECK_INTERVAL * 4, "{late:?}");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    server.join().unwrap();
+}

@@ -233,7 +233,7 @@ int main(int argc, char **argv) {
   CHECK(redis_start(redis_binary, port));
   snprintf(url, sizeof url, "redis://:%s@127.0.0.1:%d/0", PASSWORD, port);
 
-  /* Two processes, one budget: the parent's 3 starts and the child's 2 show in both. */
+  /* Two processes, one budget: the parent's 3 starts and the child's 2 count in one window. */
   client = shared_client(&emu, url, ROOMCHAT_REDIS_POLICY_FAIL_CLOSED);
   CHECK(client != NULL);
   for (i = 0; i < 3; i++) CHECK(list_one(client, NULL) == ROOMCHAT_RESULT_OK);
@@ -245,10 +245,13 @@ int main(int argc, char **argv) {
     _exit(ok ? 0 : 1);
   }
   CHECK(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  /* The state does no I/O: it shows what the parent's last round trip learned,
+     so one more call brings in the child's 2 starts (and its own). */
+  CHECK(list_one(client, NULL) == ROOMCHAT_RESULT_OK);
   CHECK(roomchat_client_rate_limit_state(client, &state) == ROOMCHAT_RESULT_OK);
   CHECK(state.backend == ROOMCHAT_BUDGET_BACKEND_REDIS);
   CHECK(!state.degraded);
-  CHECK(state.used == 5);
+  CHECK(state.used == 6);
   CHECK(state.limit == 98);
 
   /* Redis killed: fail closed, quickly, with a typed error and no password in it. */
