@@ -4,6 +4,7 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
+const http = require('node:http')
 const net = require('node:net')
 const path = require('node:path')
 const { getEventListeners } = require('node:events')
@@ -267,6 +268,37 @@ test('AbortSignal during a connect that hangs frees the pool thread within the c
   assert.ok(msSince(abortedAt) < 20)
   const freedMs = await until('the connecting call ends', () => inFlightCalls() === 0, 6000)
   console.log(`abort during a hanging connect: core let go after ${freedMs.toFixed(0)} ms (connect timeout 3000 ms)`)
+  assert.ok(freedMs < CANCEL_CHECK_INTERVAL_MS + CANCEL_SLACK_MS, `the pool thread was freed after ${freedMs.toFixed(0)} ms`)
+})
+
+test('AbortSignal while a body trickles in frees the pool thread within the cancel check interval', async (t) => {
+  // Headers at once, then a byte every 100 ms: the call is reading the answer.
+  const server = http.createServer((request, response) => {
+    response.writeHead(200, { 'content-type': 'application/json' })
+    response.write('{"items": [')
+    const timer = setInterval(() => response.write(' '), 100)
+    response.on('close', () => clearInterval(timer))
+  })
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.after(() => {
+    server.closeAllConnections()
+    return new Promise((resolve) => server.close(resolve))
+  })
+  const client = new Client({ privateKey: 'sk_test_trickle', baseUrl: `http://127.0.0.1:${server.address().port}`, timeoutMs: 10000, maxRetries: 0 })
+  const controller = new AbortController()
+  const call = client.rawRequest({ method: 'GET', path: '/trickle', auth: 'none' }, { signal: controller.signal })
+  await sleep(300)
+  assert.equal(inFlightCalls(), 1)
+  const abortedAt = process.hrtime.bigint()
+  const cpuBefore = process.cpuUsage()
+  controller.abort()
+  await assert.rejects(call, AbortError)
+  const freedMs = await until('the reading call ends', () => inFlightCalls() === 0, 10000)
+  const cpu = process.cpuUsage(cpuBefore)
+  console.log(
+    `abort while a body trickles in: core let go after ${freedMs.toFixed(0)} ms (timeout 10000 ms); ` +
+      `process CPU meanwhile ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms`,
+  )
   assert.ok(freedMs < CANCEL_CHECK_INTERVAL_MS + CANCEL_SLACK_MS, `the pool thread was freed after ${freedMs.toFixed(0)} ms`)
 })
 
