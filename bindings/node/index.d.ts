@@ -302,7 +302,11 @@ export interface PageSizeParams {
 export interface LazyIterator<T> extends AsyncIterableIterator<T> {
   /** Stops early: nothing more is fetched. */
   return(value?: unknown): Promise<IteratorResult<T>>
-  /** After a failed `next()`, lets iteration go on with the page that failed. */
+  /**
+   * After a failed `next()`, lets iteration go on with the page that failed.
+   * Never waits (not even for a page being fetched); asked for before the
+   * error it would clear, it is dropped.
+   */
   resume(): void
 }
 
