@@ -216,23 +216,114 @@ impl RedisBudget {
     }
 }
 
-/// `url` with its password (and user name) shown as `REDACTED`.
-fn redacted_url(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme_end), Some(at)) if at > scheme_end => {
-            format!("{}REDACTED{}", &url[..scheme_end + 3], &url[at..])
-        }
-        _ => url.to_owned(),
-    }
+/// The query parameters that carry a password in a URL the redis crate reads
+/// (`redis+unix:///path?pass=…`; `password=` is accepted by other clients, and
+/// hidden too in case a user writes it).
+const PASSWORD_PARAMS: [&str; 2] = ["pass", "password"];
+
+/// Where `url`'s user information (`user:password@`) and query start and end.
+fn url_parts(url: &str) -> (usize, Option<(usize, usize)>, Option<usize>) {
+    let scheme_end = url.find("://").map_or(0, |i| i + 3);
+    let query = url[scheme_end..].find('?').map(|i| scheme_end + i);
+    let before_query = &url[..query.unwrap_or(url.len())];
+    // The last `@` before the query: a password may itself hold an `@`.
+    let user_info = before_query
+        .rfind('@')
+        .filter(|&at| at >= scheme_end)
+        .map(|at| (scheme_end, at));
+    (scheme_end, user_info, query)
 }
 
-/// The password in `url`, if any (to scrub it from any text that might quote it).
-fn password_of(url: &str) -> Option<String> {
-    let scheme_end = url.find("://")? + 3;
-    let at = url.rfind('@')?;
-    let credentials = url.get(scheme_end..at)?;
-    let password = credentials.split_once(':').map_or(credentials, |(_, p)| p);
-    (!password.is_empty()).then(|| password.to_owned())
+/// `url` with its user information and every password query parameter shown as `REDACTED`.
+fn redacted_url(url: &str) -> String {
+    let (_, user_info, query) = url_parts(url);
+    let mut out = String::with_capacity(url.len());
+    let head_end = query.unwrap_or(url.len());
+    match user_info {
+        Some((start, at)) => {
+            out.push_str(&url[..start]);
+            out.push_str("REDACTED");
+            out.push_str(&url[at..head_end]);
+        }
+        None => out.push_str(&url[..head_end]),
+    }
+    if let Some(q) = query {
+        out.push('?');
+        let (pairs, fragment) = match url[q + 1..].split_once('#') {
+            Some((pairs, fragment)) => (pairs, Some(fragment)),
+            None => (&url[q + 1..], None),
+        };
+        let shown: Vec<String> = pairs
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((name, _)) if is_password_param(name) => format!("{name}=REDACTED"),
+                _ => pair.to_owned(),
+            })
+            .collect();
+        out.push_str(&shown.join("&"));
+        if let Some(fragment) = fragment {
+            out.push('#');
+            out.push_str(fragment);
+        }
+    }
+    out
+}
+
+fn is_password_param(name: &str) -> bool {
+    let name = percent_decode(name);
+    PASSWORD_PARAMS.iter().any(|p| name.eq_ignore_ascii_case(p))
+}
+
+/// Every password in `url` (user information and query), as written and as
+/// decoded, to scrub from any text that might quote one.
+fn passwords_of(url: &str) -> Vec<String> {
+    let (_, user_info, query) = url_parts(url);
+    let mut found = Vec::new();
+    if let Some((start, at)) = user_info {
+        let credentials = &url[start..at];
+        if let Some((_, password)) = credentials.split_once(':') {
+            found.push(password.to_owned());
+        }
+    }
+    if let Some(q) = query {
+        let pairs = url[q + 1..].split('#').next().unwrap_or_default();
+        for pair in pairs.split('&') {
+            if let Some((name, value)) = pair.split_once('=') {
+                if is_password_param(name) {
+                    found.push(value.to_owned());
+                    found.push(percent_decode(&value.replace('+', " ")));
+                }
+            }
+        }
+    }
+    let decoded: Vec<String> = found.iter().map(|p| percent_decode(p)).collect();
+    found.extend(decoded);
+    found.retain(|p| !p.is_empty());
+    found.sort();
+    found.dedup();
+    // Longest first: a password that contains another is replaced whole.
+    found.sort_by_key(|p| std::cmp::Reverse(p.len()));
+    found
+}
+
+/// `%XX` escapes decoded (invalid ones kept as written; invalid UTF-8 replaced).
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 // ---- scripts ---------------------------------------------------------------------------
@@ -322,7 +413,8 @@ pub(crate) struct SharedBudget {
     block_key: String,
     settings: RedisBudget,
     config: RateLimitConfig,
-    password: Option<String>,
+    /// The URL's passwords, scrubbed from every message that quotes Redis's errors.
+    passwords: Vec<String>,
     /// The in-process budget of [`OnRedisError::LocalFallback`].
     fallback: &'static Budget,
     /// What each process keeps of its own: the connection, the gate, the breaker.
@@ -389,9 +481,9 @@ impl SharedBudget {
         settings: &RedisBudget,
     ) -> Result<Arc<SharedBudget>> {
         settings.validate()?;
-        let password = password_of(&settings.url);
+        let passwords = passwords_of(&settings.url);
         let client = redis::Client::open(settings.url.as_str()).map_err(|e| {
-            let shown = scrub(&e.to_string(), password.as_deref());
+            let shown = scrub(&e.to_string(), &passwords);
             Error::configuration(format!(
                 "the Redis URL {} is not valid: {shown}",
                 redacted_url(&settings.url)
@@ -421,7 +513,7 @@ impl SharedBudget {
             block_key: format!("{}:{{{hash}}}:block", settings.key_prefix),
             settings: settings.clone(),
             config,
-            password,
+            passwords,
             fallback: Budget::for_key(&fallback_key, fallback_config),
             process: ForkLocal::new(ProcessState::default()),
             scripts: Scripts::new(),
@@ -473,7 +565,12 @@ impl SharedBudget {
                 Ok(if admitted == 1 {
                     Verdict::Admitted
                 } else {
-                    Verdict::Wait(Duration::from_micros(micros.max(0) as u64))
+                    // A hold in Redis longer than two windows was not written by
+                    // this version (its holds are capped): it is asked again then.
+                    Verdict::Wait(
+                        Duration::from_micros(micros.max(0) as u64)
+                            .min(self.window().saturating_mul(2)),
+                    )
                 })
             });
             let mut gate = lock(&process.gate);
@@ -625,7 +722,7 @@ impl SharedBudget {
                 format!(
                     "the shared rate budget in Redis ({}) failed: {}",
                     redacted_url(&self.settings.url),
-                    scrub(&e.to_string(), self.password.as_deref())
+                    scrub(&e.to_string(), &self.passwords)
                 ),
             )
         })
@@ -725,11 +822,15 @@ fn key_hash(private_key: &str) -> String {
     digest[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn scrub(text: &str, password: Option<&str>) -> String {
-    match password {
-        Some(p) if text.contains(p) => text.replace(p, "REDACTED"),
-        _ => text.to_owned(),
+/// `text` with every one of `passwords` replaced by `REDACTED`.
+fn scrub(text: &str, passwords: &[String]) -> String {
+    let mut out = text.to_owned();
+    for p in passwords {
+        if out.contains(p.as_str()) {
+            out = out.replace(p.as_str(), "REDACTED");
+        }
     }
+    out
 }
 
 #[cfg(test)]
@@ -751,13 +852,40 @@ mod tests {
             "redis://127.0.0.1:6379"
         );
         assert_eq!(
-            password_of("redis://:s3cret@h:1").as_deref(),
-            Some("s3cret")
+            redacted_url("redis+unix:///run/redis.sock?db=2&pass=s3cret"),
+            "redis+unix:///run/redis.sock?db=2&pass=REDACTED"
         );
-        assert_eq!(password_of("redis://user:p@ss@h").as_deref(), Some("p@ss"));
-        assert_eq!(password_of("redis://h:1"), None);
-        let shown = format!("{:?}", RedisBudget::new("redis://:s3cret@h:1"));
-        assert!(!shown.contains("s3cret"), "{shown}");
+        assert_eq!(
+            redacted_url("unix:///run/r.sock?Password=a%40b&user=u#x"),
+            "unix:///run/r.sock?Password=REDACTED&user=u#x"
+        );
+        // An `@` in a query password is not taken for user information.
+        assert_eq!(
+            redacted_url("redis+unix:///r.sock?pass=a@b"),
+            "redis+unix:///r.sock?pass=REDACTED"
+        );
+        assert_eq!(passwords_of("redis://:s3cret@h:1"), ["s3cret"]);
+        assert_eq!(passwords_of("redis://user:p@ss@h"), ["p@ss"]);
+        assert!(passwords_of("redis://h:1").is_empty());
+        assert!(passwords_of("redis://user@h:1").is_empty());
+        assert_eq!(
+            passwords_of("redis+unix:///r.sock?pass=p%26q+r&db=1"),
+            ["p%26q+r", "p&q r", "p&q+r"]
+        );
+        for url in [
+            "redis://:s3cret@h:1",
+            "redis+unix:///r.sock?pass=s3cret",
+            "redis+unix:///r.sock?password=s3cret",
+            "unix:///r.sock?user=me&pass=s3cret",
+        ] {
+            let shown = format!("{:?}", RedisBudget::new(url));
+            assert!(!shown.contains("s3cret"), "{shown}");
+            assert!(!RedisBudget::new(url).redacted_url().contains("s3cret"));
+            assert_eq!(
+                scrub("AUTH s3cret failed", &passwords_of(url)),
+                "AUTH REDACTED failed"
+            );
+        }
     }
 
     #[test]

@@ -401,3 +401,81 @@ fn no_redis_password_or_private_key_in_any_output() {
         );
     }
 }
+
+#[test]
+fn no_redis_password_in_any_output_for_every_url_form() {
+    let emu = emulator_limited("redis-url-forms", 100_000, Duration::from_secs(60));
+    let password = "p4ss-in-a-url-form-31";
+    let socket = std::env::temp_dir().join(format!("roomchat-absent-{}.sock", std::process::id()));
+    let socket = socket.display();
+    for url in [
+        format!("redis://:{password}@127.0.0.1:1/0"),
+        format!("redis://roomchat:{password}@127.0.0.1:1/0"),
+        format!("redis+unix://{socket}?pass={password}"),
+        format!("redis+unix://{socket}?db=0&password={password}"),
+        format!("unix://{socket}?user=roomchat&pass={password}"),
+    ] {
+        let lines = Arc::new(Lines::default());
+        let budget = RedisBudget::new(&url).on_error(OnRedisError::FailClosed);
+        let client = builder(&emu)
+            .redis_budget(budget.clone())
+            .observer(lines.clone())
+            .max_retries(0)
+            .build()
+            .unwrap();
+        let error = client.list_users(&ListUsers::default()).unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::BudgetUnavailable, "{url}: {error}");
+        let mut shown = vec![
+            budget.redacted_url(),
+            format!("{budget:?}"),
+            format!("{client:?}"),
+            format!("{:?}", client.rate_limit_state()),
+            error.to_string(),
+            format!("{error:?}"),
+        ];
+        shown.extend(lines.0.lock().unwrap().iter().cloned());
+        assert!(shown[0].contains("REDACTED"), "{url}: {}", shown[0]);
+        for text in &shown {
+            assert!(
+                !text.contains(password),
+                "{url}: the password leaked: {text}"
+            );
+        }
+    }
+}
+
+/// The Redis key holding a key's 429 block (as the client names it: see `shared_budget`).
+fn block_key(prefix: &str, private_key: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::new()
+        .chain_update(b"roomchat-budget-v1\0")
+        .chain_update(private_key.as_bytes())
+        .finalize();
+    let hash: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    format!("{prefix}:{{{hash}}}:block")
+}
+
+#[test]
+fn a_hold_read_back_from_redis_is_capped_at_two_windows() {
+    let emu = emulator_limited("redis-hold-cap", 100_000, Duration::from_secs(60));
+    let redis = RedisServer::start(None);
+    let client = builder(&emu)
+        .rate_limit(RateLimitConfig::new(100_000, Duration::from_secs(10)).fail_fast())
+        .redis_budget(shared(&redis, OnRedisError::FailClosed))
+        .build()
+        .unwrap();
+    client.list_users(&ListUsers::default()).unwrap();
+    // A block of ~31 years, as an older client fed an epoch in ms would have written.
+    let block = block_key("roomchat", &emu.private_key());
+    let reply = redis.command(&["SET", &block, "1", "PX", "1000000000000"]);
+    assert_eq!(reply.as_deref(), Some("+OK"));
+    let error = client.list_users(&ListUsers::default()).unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::RateLimited, "{error}");
+    let wait = error.retry_after().unwrap();
+    println!(
+        "redis budget: a 31-year block read back from Redis made a wait of {:.1} s",
+        wait.as_secs_f64()
+    );
+    // Two windows of 10 s plus the jitter allowance, and the gate's jitter.
+    assert!(wait <= Duration::from_secs(23), "{wait:?}");
+}
