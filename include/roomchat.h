@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-// The result of every fallible function. 0 is success; 1 to 16 mirror the
+// The result of every fallible function. 0 is success; 1 to 17 mirror the
 // core library's error kinds with the same numbers. A value never changes
 // meaning; new codes get new numbers.
 enum roomchat_result
@@ -60,6 +60,9 @@ enum roomchat_result
   ROOMCHAT_RESULT_CANCELLED = 15,
   // The shared rate-limit budget (Redis) could not be consulted, and the client fails closed.
   ROOMCHAT_RESULT_BUDGET_UNAVAILABLE = 16,
+  // The TLS handshake failed: the server's certificate was rejected (unknown issuer,
+  // expired, a name mismatch; the message says which). Never retried.
+  ROOMCHAT_RESULT_TLS = 17,
   // A NULL pointer where one is not allowed, a string that is not UTF-8, malformed JSON
   // text, or an enum parameter holding a value its enum does not have.
   ROOMCHAT_RESULT_INVALID_ARGUMENT = 100,

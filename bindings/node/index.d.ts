@@ -21,6 +21,7 @@ export type ErrorKind =
   | 'configuration'
   | 'cancelled'
   | 'budget_unavailable'
+  | 'tls'
 
 /** `ROOMCHAT_` and the kind in upper case, e.g. `ROOMCHAT_RATE_LIMITED`. */
 export type ErrorCode = `ROOMCHAT_${Uppercase<ErrorKind>}`

@@ -19,6 +19,7 @@ use crate::observe::{Event, EventKind, Observer};
 use crate::pagination::{UserPages, Users};
 use crate::proxy::{is_loopback, Proxy};
 use crate::ratelimit::{Budget, Budgets, RateLimitConfig, RateLimitState};
+use crate::tls::TlsRoots;
 use crate::transport::{self, CachingResolver};
 use crate::view::UserPageView;
 use crate::wire::{self, WireRequest, WireResponse};
@@ -75,6 +76,9 @@ pub struct ClientBuilder {
     max_response_bytes: u64,
     allow_insecure_http: bool,
     proxy: Proxy,
+    tls_roots: TlsRoots,
+    /// PEM added with `add_root_certificates_pem`, parsed when the client is built.
+    root_pems: Vec<Vec<u8>>,
     observer: Option<Arc<dyn Observer>>,
     #[cfg(feature = "redis")]
     redis_budget: Option<crate::shared_budget::RedisBudget>,
@@ -258,6 +262,32 @@ impl ClientBuilder {
         self
     }
 
+    /// The roots an `https://` client trusts (default [`TlsRoots::WebPki`]:
+    /// Mozilla's, bundled). Roots added with
+    /// [`add_root_certificates_pem`](Self::add_root_certificates_pem) or named by
+    /// `SSL_CERT_FILE` are trusted beside them.
+    pub fn tls_roots(mut self, roots: TlsRoots) -> Self {
+        self.tls_roots = roots;
+        self
+    }
+
+    /// Also trusts the certificates in `pem` (one or more `-----BEGIN
+    /// CERTIFICATE-----` blocks): a private CA, or a TLS-inspecting gateway's.
+    /// [`build`](Self::build) fails when it holds no certificate.
+    ///
+    /// ```no_run
+    /// let pem = std::fs::read("corporate-ca.pem").unwrap();
+    /// let client = roomchat::Client::builder("sk_live_…")
+    ///     .base_url("https://api.example.com")
+    ///     .add_root_certificates_pem(pem)
+    ///     .build()?;
+    /// # Ok::<(), roomchat::Error>(())
+    /// ```
+    pub fn add_root_certificates_pem(mut self, pem: impl AsRef<[u8]>) -> Self {
+        self.root_pems.push(pem.as_ref().to_vec());
+        self
+    }
+
     /// Checks the settings and builds the client.
     pub fn build(self) -> Result<Client> {
         let key = &self.private_key;
@@ -321,7 +351,17 @@ impl ClientBuilder {
             None => (None, None, Vec::new()),
         };
         secrets.insert(0, key.clone());
+        let mut added = Vec::new();
+        for pem in &self.root_pems {
+            added.extend(crate::tls::certificates_in(
+                pem,
+                "a PEM added with add_root_certificates_pem",
+            )?);
+        }
+        let roots =
+            crate::tls::root_certs(self.tls_roots, &added, |name| std::env::var(name).ok())?;
         let agent_config = ureq::Agent::config_builder()
+            .tls_config(ureq::tls::TlsConfig::builder().root_certs(roots).build())
             .http_status_as_error(false)
             // Always set: left unset, ureq would read the environment its own way.
             .proxy(proxy)
@@ -578,6 +618,8 @@ impl Client {
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             allow_insecure_http: false,
             proxy: Proxy::Environment,
+            tls_roots: TlsRoots::WebPki,
+            root_pems: Vec::new(),
             observer: None,
             #[cfg(feature = "redis")]
             redis_budget: None,
@@ -1180,6 +1222,10 @@ impl<'a> Events<'a> {
 
 fn classify_transport_error(e: ureq::Error) -> Attempt {
     use ureq::Timeout as T;
+    // Before anything is sent, and never retried (not a connection failure).
+    if let Some(tls) = crate::tls::tls_failure(&e) {
+        return Attempt::NotSent(tls);
+    }
     match e {
         ureq::Error::Timeout(T::Resolve | T::Connect) => Attempt::NotSent(Error::new(
             ErrorKind::Timeout,

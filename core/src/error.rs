@@ -47,11 +47,15 @@ pub enum ErrorKind {
     /// The shared rate-limit budget (Redis) could not be consulted and the
     /// client is set to fail closed rather than send unaccounted requests.
     BudgetUnavailable = 16,
+    /// The TLS handshake failed: the server's certificate was rejected (unknown
+    /// issuer, expired, a name mismatch) or the handshake broke. Never retried;
+    /// the message names the reason.
+    Tls = 17,
 }
 
 impl ErrorKind {
     /// Every kind, in numeric order.
-    pub const ALL: [ErrorKind; 16] = [
+    pub const ALL: [ErrorKind; 17] = [
         ErrorKind::MissingAuth,
         ErrorKind::InvalidAuth,
         ErrorKind::InvalidRequest,
@@ -68,6 +72,7 @@ impl ErrorKind {
         ErrorKind::Configuration,
         ErrorKind::Cancelled,
         ErrorKind::BudgetUnavailable,
+        ErrorKind::Tls,
     ];
 
     /// The stable numeric code (see the type's docs).
@@ -94,6 +99,7 @@ impl ErrorKind {
             ErrorKind::Configuration => "configuration",
             ErrorKind::Cancelled => "cancelled",
             ErrorKind::BudgetUnavailable => "budget_unavailable",
+            ErrorKind::Tls => "tls",
         }
     }
 
@@ -284,7 +290,7 @@ mod tests {
     #[test]
     fn codes_are_stable() {
         let codes: Vec<u32> = ErrorKind::ALL.iter().map(|k| k.code()).collect();
-        assert_eq!(codes, (1..=16).collect::<Vec<_>>());
+        assert_eq!(codes, (1..=17).collect::<Vec<_>>());
         for kind in ErrorKind::ALL {
             assert_eq!(ErrorKind::from_name(kind.name()), Some(kind));
         }

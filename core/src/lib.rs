@@ -59,6 +59,7 @@ mod ratelimit;
 #[cfg(feature = "redis")]
 mod shared_budget;
 mod signin;
+mod tls;
 mod transport;
 pub mod view;
 pub mod wire;
@@ -83,6 +84,7 @@ pub use shared_budget::{
     OnRedisError, RedisBudget, DEFAULT_BREAKER_COOLDOWN, DEFAULT_REDIS_TIMEOUT,
 };
 pub use signin::{escape_html, iframe_html, sign_in_url};
+pub use tls::{TlsRoots, ENV_SSL_CERT_FILE};
 pub use transport::RESOLVE_TTL;
 
 /// The crate's version.

@@ -6,7 +6,7 @@ use std::ptr;
 
 use roomchat::ErrorKind;
 
-/// The result of every fallible function. 0 is success; 1 to 16 mirror the
+/// The result of every fallible function. 0 is success; 1 to 17 mirror the
 /// core library's error kinds with the same numbers. A value never changes
 /// meaning; new codes get new numbers.
 #[allow(non_camel_case_types)]
@@ -47,6 +47,9 @@ pub enum roomchat_result {
     Cancelled = 15,
     /// The shared rate-limit budget (Redis) could not be consulted, and the client fails closed.
     BudgetUnavailable = 16,
+    /// The TLS handshake failed: the server's certificate was rejected (unknown issuer,
+    /// expired, a name mismatch; the message says which). Never retried.
+    Tls = 17,
     /// A NULL pointer where one is not allowed, a string that is not UTF-8, malformed JSON
     /// text, or an enum parameter holding a value its enum does not have.
     InvalidArgument = 100,
@@ -78,6 +81,7 @@ impl From<ErrorKind> for roomchat_result {
             ErrorKind::Configuration => R::Configuration,
             ErrorKind::Cancelled => R::Cancelled,
             ErrorKind::BudgetUnavailable => R::BudgetUnavailable,
+            ErrorKind::Tls => R::Tls,
             _ => R::Unknown,
         }
     }
@@ -313,6 +317,7 @@ enum_from_u32!(roomchat_result {
     Configuration,
     Cancelled,
     BudgetUnavailable,
+    Tls,
     InvalidArgument,
     Panic,
     IterationDone,
@@ -340,6 +345,7 @@ impl roomchat_result {
             R::Configuration => b"configuration\0",
             R::Cancelled => b"cancelled\0",
             R::BudgetUnavailable => b"budget_unavailable\0",
+            R::Tls => b"tls\0",
             R::InvalidArgument => b"invalid_argument\0",
             R::Panic => b"panic\0",
             R::IterationDone => b"iteration_done\0",

@@ -396,12 +396,13 @@ static void test_enum_parameters_out_of_range(roomchat_client *client) {
   int round, named = 0;
 
   /* Every code has its own name; any other number is "unknown". */
-  for (value = 0; value <= 16; value++) named += strcmp(roomchat_result_name(value), "unknown") != 0;
+  for (value = 0; value <= 17; value++) named += strcmp(roomchat_result_name(value), "unknown") != 0;
   for (value = 100; value <= 102; value++) named += strcmp(roomchat_result_name(value), "unknown") != 0;
-  CHECK(named == 20);
+  CHECK(named == 21);
   CHECK(strcmp(roomchat_result_name(ROOMCHAT_RESULT_UNKNOWN), "unknown") == 0);
-  CHECK(strcmp(roomchat_result_name(17), "unknown") == 0);
-  for (value = 17; value < 100; value++) CHECK(strcmp(roomchat_result_name(value), "unknown") == 0);
+  CHECK(strcmp(roomchat_result_name(ROOMCHAT_RESULT_TLS), "tls") == 0);
+  CHECK(strcmp(roomchat_result_name(18), "unknown") == 0);
+  for (value = 18; value < 100; value++) CHECK(strcmp(roomchat_result_name(value), "unknown") == 0);
   for (i = 0; i < OUT_OF_RANGE_COUNT; i++) CHECK(strcmp(roomchat_result_name(out_of_range[i]), "unknown") == 0);
   CHECK(strcmp(roomchat_result_name(104), "unknown") == 0);
 

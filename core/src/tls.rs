@@ -1,0 +1,208 @@
+//! Which certificate authorities an `https://` client trusts, and what a
+//! certificate failure says.
+//!
+//! Mozilla's roots (bundled) are the default; the operating system's store is
+//! a choice ([`TlsRoots::System`]). Roots a user adds — in PEM, from
+//! [`ClientBuilder::add_root_certificates_pem`](crate::ClientBuilder::add_root_certificates_pem)
+//! or from the file named by `SSL_CERT_FILE` — are trusted beside them (a
+//! TLS-inspecting gateway, a private CA).
+
+use std::fmt;
+
+use ureq::tls::{Certificate, PemItem, RootCerts};
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// The environment variable naming a PEM file of extra roots, as OpenSSL,
+/// curl and requests read it.
+pub const ENV_SSL_CERT_FILE: &str = "SSL_CERT_FILE";
+
+/// The roots an `https://` client trusts besides those added to it. Set with
+/// [`ClientBuilder::tls_roots`](crate::ClientBuilder::tls_roots).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum TlsRoots {
+    /// Mozilla's roots, bundled with the library (the default): the same on every machine.
+    #[default]
+    WebPki,
+    /// The operating system's trust store (on Linux the distribution's bundle,
+    /// or `SSL_CERT_FILE`/`SSL_CERT_DIR` when set; the keychain on macOS; the
+    /// certificate store on Windows), read when the client is built.
+    System,
+}
+
+impl TlsRoots {
+    /// `webpki` or `system`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TlsRoots::WebPki => "webpki",
+            TlsRoots::System => "system",
+        }
+    }
+
+    /// The roots called `name`.
+    pub fn from_name(name: &str) -> Option<TlsRoots> {
+        [TlsRoots::WebPki, TlsRoots::System]
+            .into_iter()
+            .find(|r| r.name() == name)
+    }
+}
+
+impl fmt::Display for TlsRoots {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The certificates in `pem` (at least one), or a configuration error saying
+/// what is wrong with it (`what` names where it came from).
+pub(crate) fn certificates_in(pem: &[u8], what: &str) -> Result<Vec<Certificate<'static>>> {
+    let mut found = Vec::new();
+    for item in ureq::tls::parse_pem(pem) {
+        match item {
+            Ok(PemItem::Certificate(cert)) => found.push(cert),
+            Ok(_) => {}
+            Err(e) => {
+                return Err(Error::configuration(format!(
+                    "{what} is not valid PEM: {e}"
+                )))
+            }
+        }
+    }
+    if found.is_empty() {
+        return Err(Error::configuration(format!(
+            "{what} holds no certificate (expected PEM blocks of \"-----BEGIN CERTIFICATE-----\")"
+        )));
+    }
+    Ok(found)
+}
+
+/// The roots a client trusts: `roots` and the `added` certificates, with
+/// `SSL_CERT_FILE`'s (read through `env`) when it is set.
+pub(crate) fn root_certs(
+    roots: TlsRoots,
+    added: &[Certificate<'static>],
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<RootCerts> {
+    let mut extra = added.to_vec();
+    // The system store reads SSL_CERT_FILE itself (it replaces the store).
+    if roots == TlsRoots::WebPki {
+        if let Some(path) = env(ENV_SSL_CERT_FILE).filter(|p| !p.trim().is_empty()) {
+            let what = format!("the file {path:?} named by {ENV_SSL_CERT_FILE}");
+            let pem = std::fs::read(&path)
+                .map_err(|e| Error::configuration(format!("{what} cannot be read: {e}")))?;
+            extra.extend(certificates_in(&pem, &what)?);
+        }
+    }
+    let base: Vec<Certificate<'static>> = match roots {
+        TlsRoots::WebPki if extra.is_empty() => return Ok(RootCerts::WebPki),
+        TlsRoots::WebPki => webpki_root_certs::TLS_SERVER_ROOT_CERTS
+            .iter()
+            .map(|der| Certificate::from_der(der.as_ref()).to_owned())
+            .collect(),
+        TlsRoots::System => {
+            let loaded = rustls_native_certs::load_native_certs();
+            if loaded.certs.is_empty() {
+                let why = loaded
+                    .errors
+                    .first()
+                    .map(|e| format!(": {e}"))
+                    .unwrap_or_default();
+                return Err(Error::configuration(format!(
+                    "the operating system's trust store holds no certificate{why}"
+                )));
+            }
+            loaded
+                .certs
+                .iter()
+                .map(|der| Certificate::from_der(der.as_ref()).to_owned())
+                .collect()
+        }
+    };
+    Ok(RootCerts::new_with_certs(
+        &base.into_iter().chain(extra).collect::<Vec<_>>(),
+    ))
+}
+
+/// The TLS failure in `e`, if it is one: a certificate the client rejected,
+/// or a handshake that failed. Never retried: the next attempt would meet the
+/// same certificate.
+pub(crate) fn tls_failure(e: &ureq::Error) -> Option<Error> {
+    let rustls_error = match e {
+        ureq::Error::Rustls(inner) => Some(inner),
+        ureq::Error::Io(io) => io
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<rustls::Error>()),
+        _ => None,
+    }?;
+    Some(Error::new(ErrorKind::Tls, describe(rustls_error)))
+}
+
+/// A sentence naming why the handshake failed.
+fn describe(e: &rustls::Error) -> String {
+    use rustls::CertificateError as C;
+    let why = match e {
+        rustls::Error::InvalidCertificate(cert) => match cert {
+            C::UnknownIssuer => "its issuer is unknown: no trusted root signed it (add the CA with the roots options, or SSL_CERT_FILE)".to_owned(),
+            C::Expired | C::ExpiredContext { .. } => "it has expired".to_owned(),
+            C::NotValidYet | C::NotValidYetContext { .. } => "it is not valid yet".to_owned(),
+            C::NotValidForName | C::NotValidForNameContext { .. } => {
+                "its names do not include the host connected to (a name mismatch)".to_owned()
+            }
+            C::Revoked => "it has been revoked".to_owned(),
+            C::BadSignature => "its signature is bad".to_owned(),
+            C::BadEncoding => "it is not a valid certificate".to_owned(),
+            other => format!("{other:?}"),
+        },
+        other => return format!("the TLS handshake failed: {other}"),
+    };
+    format!("the server's certificate was rejected: {why}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pem_without_a_certificate_is_a_configuration_error() {
+        for pem in [
+            "",
+            "hello",
+            "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIA==\n-----END PRIVATE KEY-----\n",
+        ] {
+            let e = certificates_in(pem.as_bytes(), "the CA PEM").unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Configuration, "{e}");
+            assert!(e.message().contains("the CA PEM"), "{e}");
+        }
+    }
+
+    #[test]
+    fn roots_are_mozillas_unless_told_otherwise() {
+        assert!(matches!(
+            root_certs(TlsRoots::WebPki, &[], |_| None).unwrap(),
+            RootCerts::WebPki
+        ));
+        let e = root_certs(TlsRoots::WebPki, &[], |_| {
+            Some("/nonexistent/ca.pem".into())
+        })
+        .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Configuration);
+        assert!(e.message().contains("SSL_CERT_FILE"), "{e}");
+        assert_eq!(TlsRoots::from_name("system"), Some(TlsRoots::System));
+        assert_eq!(TlsRoots::from_name("webpki"), Some(TlsRoots::WebPki));
+        assert_eq!(TlsRoots::from_name("native"), None);
+    }
+
+    #[test]
+    fn each_certificate_failure_is_named() {
+        use rustls::CertificateError as C;
+        for (error, said) in [
+            (C::UnknownIssuer, "issuer is unknown"),
+            (C::Expired, "expired"),
+            (C::NotValidForName, "name mismatch"),
+        ] {
+            let text = describe(&rustls::Error::InvalidCertificate(error));
+            assert!(text.contains(said), "{text}");
+        }
+    }
+}
