@@ -233,6 +233,25 @@ typedef uint32_t roomchat_message_field;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// The roots an `https://` client trusts (see `roomchat_client_options_set_tls_roots`).
+enum roomchat_tls_roots
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // Mozilla's roots, bundled with the library (default): the same on every machine.
+  ROOMCHAT_TLS_ROOTS_WEBPKI = 0,
+  // The operating system's trust store, read when the client is made.
+  ROOMCHAT_TLS_ROOTS_SYSTEM = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum roomchat_tls_roots roomchat_tls_roots;
+#else
+typedef uint32_t roomchat_tls_roots;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // A client of the chat service. Made by `roomchat_client_new`, freed with
 // `roomchat_client_free`. **Thread-safe**: one client may be used by many
 // threads at once; it shares one connection pool, and every client of the same
@@ -344,6 +363,31 @@ roomchat_result roomchat_client_options_set_rate_limit(struct roomchat_client_op
                                                        uint64_t window_ms,
                                                        bool fail_fast,
                                                        uint64_t max_wait_ms);
+
+// Also trusts the certificates in `pem` (copied; one or more
+// `-----BEGIN CERTIFICATE-----` blocks) for `https://`, beside the roots of
+// `roomchat_client_options_set_tls_roots`: a private CA, or a TLS-inspecting
+// gateway's. A later call replaces the earlier PEM. PEM without a certificate
+// makes `roomchat_client_new` fail with `ROOMCHAT_RESULT_CONFIGURATION`. The
+// file named by the `SSL_CERT_FILE` environment variable is trusted as well.
+roomchat_result roomchat_client_options_set_ca_pem(struct roomchat_client_options *options,
+                                                   const char *pem);
+
+// Sets the roots an `https://` client trusts: `roots` is a `roomchat_tls_roots`
+// value (another value is reported by `roomchat_client_new` as
+// `ROOMCHAT_RESULT_INVALID_ARGUMENT`).
+roomchat_result roomchat_client_options_set_tls_roots(struct roomchat_client_options *options,
+                                                      uint32_t roots);
+
+// Sets the proxy (copied): `http://[user:password@]host[:port]` or `https://…`;
+// `https://` base URLs are tunnelled with CONNECT. NULL means no proxy, whatever
+// the environment says. Never called, the environment is read as curl and
+// requests read it (`https_proxy`/`HTTPS_PROXY`, `all_proxy`/`ALL_PROXY`,
+// `no_proxy`/`NO_PROXY`). Loopback is never proxied. The user information is a
+// secret: no error or output shows it. A proxy the library cannot use (SOCKS, a
+// bad URL) makes `roomchat_client_new` fail with `ROOMCHAT_RESULT_CONFIGURATION`.
+roomchat_result roomchat_client_options_set_proxy(struct roomchat_client_options *options,
+                                                  const char *url);
 
 // Shares the key's rate budget with every process and host through the Redis
 // server at `url` (copied; `redis://[[user]:password@]host[:port][/db]`,

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use roomchat::{
     BudgetBackend, Client, ClientBuilder, ConversationMessages, CreateUser, DeactivateUser,
-    ListUsers, OnRedisError, PathForm, RateLimitConfig, RawAuth, RawRequest, RedisBudget,
+    ListUsers, OnRedisError, PathForm, Proxy, RateLimitConfig, RawAuth, RawRequest, RedisBudget,
+    TlsRoots,
 };
 use serde_json::Value;
 
@@ -100,6 +101,8 @@ pub struct roomchat_client_options {
     rate_limit: RateLimitConfig,
     /// Set by `roomchat_client_options_set_rate_limit_redis`; the other Redis setters adjust it.
     redis: Option<RedisBudget>,
+    /// Set by `roomchat_client_options_set_ca_pem` (its last call counts).
+    ca_pem: Option<String>,
     /// The failure of each setter whose last call was invalid, by setter, oldest first.
     errors: Vec<(&'static str, Failure)>,
 }
@@ -136,6 +139,7 @@ pub extern "C" fn roomchat_client_options_new(
                 builder: Client::builder(key),
                 rate_limit: RateLimitConfig::default(),
                 redis: None,
+                ca_pem: None,
                 errors: Vec::new(),
             },
         );
@@ -267,6 +271,88 @@ pub extern "C" fn roomchat_client_options_set_rate_limit(
             roomchat::WhenLimited::Wait(Duration::from_millis(max_wait_ms))
         };
         o.rate_limit = config;
+    })
+}
+
+/// Also trusts the certificates in `pem` (copied; one or more
+/// `-----BEGIN CERTIFICATE-----` blocks) for `https://`, beside the roots of
+/// `roomchat_client_options_set_tls_roots`: a private CA, or a TLS-inspecting
+/// gateway's. A later call replaces the earlier PEM. PEM without a certificate
+/// makes `roomchat_client_new` fail with `ROOMCHAT_RESULT_CONFIGURATION`. The
+/// file named by the `SSL_CERT_FILE` environment variable is trusted as well.
+#[no_mangle]
+pub extern "C" fn roomchat_client_options_set_ca_pem(
+    options: *mut roomchat_client_options,
+    pem: *const c_char,
+) -> roomchat_result {
+    guard(ptr::null_mut(), || {
+        let options = mut_arg(options, "options")?;
+        let outcome = text_arg(pem, "pem").map(|pem| options.ca_pem = Some(pem.to_owned()));
+        options.record("ca_pem", outcome);
+        Ok(())
+    })
+}
+
+/// The roots an `https://` client trusts (see `roomchat_client_options_set_tls_roots`).
+#[allow(non_camel_case_types)]
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum roomchat_tls_roots {
+    /// Mozilla's roots, bundled with the library (default): the same on every machine.
+    Webpki = 0,
+    /// The operating system's trust store, read when the client is made.
+    System = 1,
+}
+enum_from_u32!(roomchat_tls_roots { Webpki, System });
+
+/// Sets the roots an `https://` client trusts: `roots` is a `roomchat_tls_roots`
+/// value (another value is reported by `roomchat_client_new` as
+/// `ROOMCHAT_RESULT_INVALID_ARGUMENT`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_options_set_tls_roots(
+    options: *mut roomchat_client_options,
+    roots: u32,
+) -> roomchat_result {
+    guard(ptr::null_mut(), || {
+        let options = mut_arg(options, "options")?;
+        let outcome = enum_arg(
+            roots,
+            "roots",
+            "roomchat_tls_roots",
+            roomchat_tls_roots::from_u32,
+        )
+        .map(|roots| {
+            let roots = match roots {
+                roomchat_tls_roots::Webpki => TlsRoots::WebPki,
+                roomchat_tls_roots::System => TlsRoots::System,
+            };
+            options.set(|b| b.tls_roots(roots));
+        });
+        options.record("tls_roots", outcome);
+        Ok(())
+    })
+}
+
+/// Sets the proxy (copied): `http://[user:password@]host[:port]` or `https://…`;
+/// `https://` base URLs are tunnelled with CONNECT. NULL means no proxy, whatever
+/// the environment says. Never called, the environment is read as curl and
+/// requests read it (`https_proxy`/`HTTPS_PROXY`, `all_proxy`/`ALL_PROXY`,
+/// `no_proxy`/`NO_PROXY`). Loopback is never proxied. The user information is a
+/// secret: no error or output shows it. A proxy the library cannot use (SOCKS, a
+/// bad URL) makes `roomchat_client_new` fail with `ROOMCHAT_RESULT_CONFIGURATION`.
+#[no_mangle]
+pub extern "C" fn roomchat_client_options_set_proxy(
+    options: *mut roomchat_client_options,
+    url: *const c_char,
+) -> roomchat_result {
+    guard(ptr::null_mut(), || {
+        let options = mut_arg(options, "options")?;
+        let outcome = opt_text_arg(url, "url").map(|url| {
+            let proxy = url.map_or(Proxy::None, Proxy::url);
+            options.set(|b| b.proxy(proxy));
+        });
+        options.record("proxy", outcome);
+        Ok(())
     })
 }
 
@@ -448,6 +534,9 @@ pub extern "C" fn roomchat_client_new(
         let mut builder = options.builder.clone().rate_limit(options.rate_limit);
         if let Some(redis) = &options.redis {
             builder = builder.redis_budget(redis.clone());
+        }
+        if let Some(pem) = &options.ca_pem {
+            builder = builder.add_root_certificates_pem(pem);
         }
         let client = builder.build()?;
         write_out(client_out, roomchat_client { client });

@@ -366,7 +366,7 @@ static void test_error_codes(roomchat_client *client) {
 }
 
 /* Numbers that no enum parameter of the ABI takes: each enum's max + 1 is added per enum. */
-static const uint32_t out_of_range[] = {17, 255, 256, 65536, 0x7fffffffu, 0x80000000u, UINT32_MAX};
+static const uint32_t out_of_range[] = {18, 255, 256, 65536, 0x7fffffffu, 0x80000000u, UINT32_MAX};
 #define OUT_OF_RANGE_COUNT (sizeof out_of_range / sizeof out_of_range[0])
 
 /* A call given an enum parameter outside its enum: ROOMCHAT_RESULT_INVALID_ARGUMENT,
@@ -484,6 +484,53 @@ static roomchat_client_options *options_for_emulator(void) {
 
 /* Issue 19 ("the C options object keeps an error after a later valid set"):
  * only each setter's last call counts. */
+/* Issue 20: trust and proxy options. Bad values are refused when the client is
+ * made, with the right code; a proxy password shows in no message; NULL turns
+ * proxies off even when the environment names an unusable one. */
+static void test_trust_and_proxy_options(void) {
+  roomchat_client_options *options;
+  roomchat_client *client = NULL;
+  roomchat_error *err = NULL;
+  roomchat_result r;
+
+  options = options_for_emulator();
+  CHECK(roomchat_client_options_set_ca_pem(options, "not a certificate") == ROOMCHAT_RESULT_OK);
+  CHECK(build_from(options, "holds no certificate") == ROOMCHAT_RESULT_CONFIGURATION);
+  options = options_for_emulator();
+  CHECK(roomchat_client_options_set_ca_pem(options, NULL) == ROOMCHAT_RESULT_OK);
+  CHECK(build_from(options, "pem is NULL") == ROOMCHAT_RESULT_INVALID_ARGUMENT);
+
+  options = options_for_emulator();
+  CHECK(roomchat_client_options_set_tls_roots(options, 7) == ROOMCHAT_RESULT_OK);
+  CHECK(build_from(options, "roomchat_tls_roots") == ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  options = options_for_emulator();
+  roomchat_client_options_set_tls_roots(options, UINT32_MAX);
+  roomchat_client_options_set_tls_roots(options, ROOMCHAT_TLS_ROOTS_SYSTEM);
+  CHECK(build_from(options, NULL) == ROOMCHAT_RESULT_OK);
+
+  /* A remote https base URL through a SOCKS proxy: refused, password hidden. */
+  CHECK(roomchat_client_options_new(emu.private_key, &options, NULL) == ROOMCHAT_RESULT_OK);
+  roomchat_client_options_set_base_url(options, "https://api.example.com");
+  roomchat_client_options_set_proxy(options, "socks5://me:c-proxy-pw-9@127.0.0.1:1080");
+  r = roomchat_client_new(options, &client, &err);
+  CHECK(r == ROOMCHAT_RESULT_CONFIGURATION);
+  CHECK(err != NULL && strstr(roomchat_error_message(err), "SOCKS") != NULL);
+  CHECK(err != NULL && strstr(roomchat_error_message(err), "c-proxy-pw-9") == NULL);
+  roomchat_error_free(err);
+  err = NULL;
+  /* The last call counts: NULL is no proxy, even with a SOCKS ALL_PROXY around. */
+  setenv("ALL_PROXY", "socks5://127.0.0.1:1080", 1);
+  roomchat_client_options_set_proxy(options, NULL);
+  CHECK(roomchat_client_new(options, &client, &err) == ROOMCHAT_RESULT_OK);
+  roomchat_client_free(client);
+  client = NULL;
+  roomchat_client_options_free(options);
+  CHECK(roomchat_client_options_new(emu.private_key, &options, NULL) == ROOMCHAT_RESULT_OK);
+  roomchat_client_options_set_base_url(options, "https://api.example.com");
+  CHECK(build_from(options, "ALL_PROXY") == ROOMCHAT_RESULT_CONFIGURATION);
+  unsetenv("ALL_PROXY");
+}
+
 static void test_options_last_call_counts(void) {
   const char bad_utf8[] = {(char)0xff, (char)0xfe, 0};
   roomchat_client_options *options;
@@ -738,6 +785,7 @@ int main(int argc, char **argv) {
   test_error_codes(client);
   test_enum_parameters_out_of_range(client);
   test_options_last_call_counts();
+  test_trust_and_proxy_options();
   test_huge_durations_and_sizes();
   test_threads(client);
   test_rate_limited(client);
