@@ -154,6 +154,24 @@ export interface ClientOptions {
   maxResponseBytes?: number
   /** Allow the key over plain `http://` to a host that is not loopback (default false). */
   allowInsecureHttp?: boolean
+  /**
+   * Extra trusted roots for `https://`, as Node's `tls` takes them: PEM text or a
+   * Buffer of it, or an array of them (a private CA, a TLS-inspecting gateway's).
+   * Trusted beside `tlsRoots`, as are the files named by `NODE_EXTRA_CA_CERTS` and
+   * `SSL_CERT_FILE`. PEM without a certificate is a `ROOMCHAT_CONFIGURATION` error.
+   */
+  ca?: string | Buffer | Uint8Array | Array<string | Buffer | Uint8Array>
+  /** The roots trusted for `https://`: Mozilla's, bundled (`'webpki'`, the default), or the operating system's (`'system'`). */
+  tlsRoots?: 'webpki' | 'system'
+  /**
+   * The proxy: `http://[user:password@]host[:port]` or `https://…` (`https://`
+   * base URLs are tunnelled with CONNECT); `null` for none, whatever the
+   * environment says. Left out, the environment is read as curl does
+   * (`https_proxy`/`HTTPS_PROXY`, `all_proxy`/`ALL_PROXY`, `no_proxy`/`NO_PROXY`).
+   * Loopback is never proxied. The user information is a secret, shown nowhere.
+   * A SOCKS or malformed proxy is a `ROOMCHAT_CONFIGURATION` error.
+   */
+  proxy?: string | null
   /** Where log lines go; without it, `NODE_DEBUG=roomchat` prints them to stderr. */
   logger?: Logger
 }

@@ -399,6 +399,11 @@ class Client {
       throw validation(`${what}: options must be an object`)
     }
     const { logger, ...rest } = options ?? {}
+    // `ca` as Node's tls takes it: PEM text or a Buffer of it, or an array of them.
+    if (rest.ca !== undefined && rest.ca !== null) {
+      const pems = Array.isArray(rest.ca) ? rest.ca : [rest.ca]
+      rest.ca = pems.map((pem) => (Buffer.isBuffer(pem) || pem instanceof Uint8Array ? Buffer.from(pem).toString('utf8') : pem))
+    }
     let debug = false
     let warning = false
     if (logger !== undefined && logger !== null) {

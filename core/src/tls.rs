@@ -60,7 +60,17 @@ pub(crate) fn certificates_in(pem: &[u8], what: &str) -> Result<Vec<Certificate<
     let mut found = Vec::new();
     for item in ureq::tls::parse_pem(pem) {
         match item {
-            Ok(PemItem::Certificate(cert)) => found.push(cert),
+            Ok(PemItem::Certificate(cert)) => {
+                // Parsed as a trust anchor now, so that a broken block is an
+                // error here rather than a root silently left out.
+                let der = rustls::pki_types::CertificateDer::from(cert.der());
+                if let Err(e) = rustls::RootCertStore::empty().add(der) {
+                    return Err(Error::configuration(format!(
+                        "{what} holds a certificate that cannot be used as a root: {e}"
+                    )));
+                }
+                found.push(cert);
+            }
             Ok(_) => {}
             Err(e) => {
                 return Err(Error::configuration(format!(

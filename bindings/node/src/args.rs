@@ -81,6 +81,11 @@ impl<'a> Args<'a> {
             .filter(|v| !v.is_null())
     }
 
+    /// The field as given, null included (`None`: absent).
+    pub fn raw(&self, name: &str) -> Option<&'a Value> {
+        self.fields.and_then(|f| f.get(name))
+    }
+
     /// Whether the field is given (not absent, not null).
     pub fn has(&self, name: &str) -> bool {
         self.get(name).is_some()

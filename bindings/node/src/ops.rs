@@ -2,8 +2,8 @@
 
 use roomchat::{
     Client, ClientBuilder, ConversationMessages, CreateUser, DeactivateUser, Error, ListUsers,
-    OnRedisError, PathForm, RateLimitConfig, RawAuth, RawRequest, RedisBudget, WhenLimited,
-    MAX_PAGE_SIZE,
+    OnRedisError, PathForm, Proxy, RateLimitConfig, RawAuth, RawRequest, RedisBudget, TlsRoots,
+    WhenLimited, MAX_PAGE_SIZE,
 };
 use serde_json::Value;
 
@@ -218,7 +218,7 @@ fn raw_request(p: &Args<'_>) -> Result<RawRequest, Error> {
 }
 
 /// Options of `new Client(...)` (everything but `logger`, which stays in JS).
-pub const CLIENT_OPTIONS: [&str; 15] = [
+pub const CLIENT_OPTIONS: [&str; 18] = [
     "privateKey",
     "baseUrl",
     "chatUrl",
@@ -233,6 +233,9 @@ pub const CLIENT_OPTIONS: [&str; 15] = [
     "appName",
     "maxResponseBytes",
     "allowInsecureHttp",
+    "ca",
+    "tlsRoots",
+    "proxy",
     // Handled by the JS layer (never sent here); listed so that the message names every option.
     "logger",
 ];
@@ -302,6 +305,38 @@ pub fn builder(options: &str, from_env: bool) -> Result<ClientBuilder, Error> {
     }
     if let Some(yes) = p.boolean("allowInsecureHttp")? {
         b = b.allow_insecure_http(yes);
+    }
+    match p.get("ca") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(pem)) => b = b.add_root_certificates_pem(pem),
+        Some(Value::Array(pems)) if pems.iter().all(Value::is_string) => {
+            for pem in pems.iter().filter_map(Value::as_str) {
+                b = b.add_root_certificates_pem(pem);
+            }
+        }
+        Some(_) => return Err(p.bad("ca", "PEM text or a Buffer of it, or an array of them")),
+    }
+    // Node's own convention for extra roots, as `node` itself reads it.
+    if let Some(path) = std::env::var_os("NODE_EXTRA_CA_CERTS").filter(|p| !p.is_empty()) {
+        let pem = std::fs::read(&path).map_err(|e| {
+            Error::new(
+                roomchat::ErrorKind::Configuration,
+                format!("the file {path:?} named by NODE_EXTRA_CA_CERTS cannot be read: {e}"),
+            )
+        })?;
+        b = b.add_root_certificates_pem(pem);
+    }
+    if let Some(roots) = p.string("tlsRoots")? {
+        let roots = TlsRoots::from_name(&roots)
+            .ok_or_else(|| p.bad("tlsRoots", "\"webpki\" or \"system\""))?;
+        b = b.tls_roots(roots);
+    }
+    // `null` is meaningful here: no proxy, whatever the environment says.
+    match p.raw("proxy") {
+        None => {}
+        Some(Value::Null) => b = b.proxy(Proxy::None),
+        Some(Value::String(url)) => b = b.proxy(Proxy::url(url.as_str())),
+        Some(_) => return Err(p.bad("proxy", "a proxy URL, or null for none")),
     }
     if let Some(limit) = p.get("rateLimit") {
         let what = format!("{what}: rateLimit");
