@@ -60,7 +60,8 @@ enum roomchat_result
   ROOMCHAT_RESULT_CANCELLED = 15,
   // The shared rate-limit budget (Redis) could not be consulted, and the client fails closed.
   ROOMCHAT_RESULT_BUDGET_UNAVAILABLE = 16,
-  // A NULL pointer where one is not allowed, a string that is not UTF-8, or malformed JSON text.
+  // A NULL pointer where one is not allowed, a string that is not UTF-8, malformed JSON
+  // text, or an enum parameter holding a value its enum does not have.
   ROOMCHAT_RESULT_INVALID_ARGUMENT = 100,
   // A bug inside the library was caught at the boundary; nothing crossed into C.
   ROOMCHAT_RESULT_PANIC = 101,
@@ -74,6 +75,47 @@ enum roomchat_result
 typedef enum roomchat_result roomchat_result;
 #else
 typedef uint32_t roomchat_result;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// Where a key's budget is counted.
+enum roomchat_budget_backend
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // In this process (the default).
+  ROOMCHAT_BUDGET_BACKEND_LOCAL = 0,
+  // In Redis, shared by every process and host of the key.
+  ROOMCHAT_BUDGET_BACKEND_REDIS = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum roomchat_budget_backend roomchat_budget_backend;
+#else
+typedef uint32_t roomchat_budget_backend;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// What the client does while the shared budget in Redis cannot be reached
+// (see `roomchat_client_options_set_redis_policy`).
+enum roomchat_redis_policy
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // Count in this process alone, at the limit divided by the expected processes (default).
+  ROOMCHAT_REDIS_POLICY_LOCAL_FALLBACK = 0,
+  // Refuse to send: calls fail with `ROOMCHAT_RESULT_BUDGET_UNAVAILABLE`.
+  ROOMCHAT_REDIS_POLICY_FAIL_CLOSED = 1,
+  // Send without counting.
+  ROOMCHAT_REDIS_POLICY_FAIL_OPEN = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum roomchat_redis_policy roomchat_redis_policy;
+#else
+typedef uint32_t roomchat_redis_policy;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -157,25 +199,6 @@ typedef uint32_t roomchat_raw_auth;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
-// Where a key's budget is counted.
-enum roomchat_budget_backend
-#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
-  : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
- {
-  // In this process (the default).
-  ROOMCHAT_BUDGET_BACKEND_LOCAL = 0,
-  // In Redis, shared by every process and host of the key.
-  ROOMCHAT_BUDGET_BACKEND_REDIS = 1,
-};
-#ifndef __cplusplus
-#if __STDC_VERSION__ >= 202311L
-typedef enum roomchat_budget_backend roomchat_budget_backend;
-#else
-typedef uint32_t roomchat_budget_backend;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
-
 // Which field of a message `roomchat_message_get_field` reads.
 enum roomchat_message_field
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -207,28 +230,6 @@ typedef uint32_t roomchat_message_field;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
-// What the client does while the shared budget in Redis cannot be reached
-// (see `roomchat_client_options_set_redis_policy`).
-enum roomchat_redis_policy
-#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
-  : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
- {
-  // Count in this process alone, at the limit divided by the expected processes (default).
-  ROOMCHAT_REDIS_POLICY_LOCAL_FALLBACK = 0,
-  // Refuse to send: calls fail with `ROOMCHAT_RESULT_BUDGET_UNAVAILABLE`.
-  ROOMCHAT_REDIS_POLICY_FAIL_CLOSED = 1,
-  // Send without counting.
-  ROOMCHAT_REDIS_POLICY_FAIL_OPEN = 2,
-};
-#ifndef __cplusplus
-#if __STDC_VERSION__ >= 202311L
-typedef enum roomchat_redis_policy roomchat_redis_policy;
-#else
-typedef uint32_t roomchat_redis_policy;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
-
 // A client of the chat service. Made by `roomchat_client_new`, freed with
 // `roomchat_client_free`. **Thread-safe**: one client may be used by many
 // threads at once; it shares one connection pool, and every client of the same
@@ -237,7 +238,10 @@ typedef struct roomchat_client roomchat_client;
 
 // Settings for a client, made by `roomchat_client_options_new` and freed
 // with `roomchat_client_options_free`. Setters only record; everything is
-// checked by `roomchat_client_new`. Not thread-safe: configure it on one thread.
+// checked by `roomchat_client_new`. A setter given a bad value records the
+// error (and keeps the setting's previous value); a later valid call of the
+// same setter replaces it, so only the settings' last calls count.
+// Not thread-safe: configure it on one thread.
 typedef struct roomchat_client_options roomchat_client_options;
 
 // A newly created user. Free with `roomchat_created_user_free`.
@@ -314,7 +318,9 @@ roomchat_result roomchat_client_options_set_app_name(struct roomchat_client_opti
                                                      const char *name);
 
 // Sets the connect timeout and the overall timeout of one attempt, in milliseconds
-// (0 keeps the default: 10 000 and 30 000).
+// (0 keeps the default: 10 000 and 30 000). Any value is safe to pass: one above
+// 10^12 ms (`roomchat::MAX_DURATION`, 10^9 s) makes `roomchat_client_new` fail
+// with `ROOMCHAT_RESULT_CONFIGURATION`.
 roomchat_result roomchat_client_options_set_timeouts(struct roomchat_client_options *options,
                                                      uint64_t connect_ms,
                                                      uint64_t overall_ms);
@@ -327,7 +333,9 @@ roomchat_result roomchat_client_options_set_retries(struct roomchat_client_optio
 
 // Sets the client-side rate limit of the key: `requests` per `window_ms`
 // (default 600 per 60 000), and whether a call fails at once (`fail_fast`)
-// or waits up to `max_wait_ms` for a slot when the budget is spent.
+// or waits up to `max_wait_ms` for a slot when the budget is spent. A window
+// or wait above 10^12 ms (10^9 s), or 0 requests or a 0 window, makes
+// `roomchat_client_new` fail with `ROOMCHAT_RESULT_CONFIGURATION`.
 roomchat_result roomchat_client_options_set_rate_limit(struct roomchat_client_options *options,
                                                        uint32_t requests,
                                                        uint64_t window_ms,
@@ -335,9 +343,11 @@ roomchat_result roomchat_client_options_set_rate_limit(struct roomchat_client_op
                                                        uint64_t max_wait_ms);
 
 // Shares the key's rate budget with every process and host through the Redis
-// server at `url` (copied; `redis://[:password@]host[:port][/db]`, or
-// `rediss://` for TLS), with the limits of `roomchat_client_options_set_rate_limit`.
-// The URL and its password are never shown in any error or log line.
+// server at `url` (copied; `redis://[[user]:password@]host[:port][/db]`,
+// `rediss://` for TLS, or `redis+unix:///path[?pass=password]` for a unix
+// socket), with the limits of `roomchat_client_options_set_rate_limit`. The
+// password is never shown in any error or log line, in any of its forms. Call it
+// before the other Redis setters: each call starts the Redis settings afresh.
 roomchat_result roomchat_client_options_set_rate_limit_redis(struct roomchat_client_options *options,
                                                              const char *url);
 
@@ -352,7 +362,8 @@ roomchat_result roomchat_client_options_set_redis_policy(struct roomchat_client_
 
 // Sets the Redis connect timeout, the read/write timeout of each round trip,
 // and how long Redis is left alone after a failure, in milliseconds (0 keeps
-// a default: 500, 500 and 5 000).
+// a default: 500, 500 and 5 000). One above 10^12 ms (10^9 s) makes
+// `roomchat_client_new` fail with `ROOMCHAT_RESULT_CONFIGURATION`.
 roomchat_result roomchat_client_options_set_redis_timeouts(struct roomchat_client_options *options,
                                                            uint64_t connect_ms,
                                                            uint64_t io_ms,
@@ -362,7 +373,8 @@ roomchat_result roomchat_client_options_set_redis_timeouts(struct roomchat_clien
 roomchat_result roomchat_client_options_set_redis_key_prefix(struct roomchat_client_options *options,
                                                              const char *prefix);
 
-// Sets the largest response body accepted, in bytes (default 16 MiB).
+// Sets the largest response body accepted, in bytes (default 16 MiB);
+// `UINT64_MAX` means no cap.
 roomchat_result roomchat_client_options_set_max_response_bytes(struct roomchat_client_options *options,
                                                                uint64_t bytes);
 
@@ -396,31 +408,36 @@ roomchat_result roomchat_client_users_iter(const struct roomchat_client *client,
                                            struct roomchat_users_iter **iter_out,
                                            struct roomchat_error **err_out);
 
-// DELETE /consumer/api/v2/user/deactivate, by exactly one identifier.
+// DELETE /consumer/api/v2/user/deactivate, by exactly one identifier. `by` is
+// a `roomchat_user_identifier` value; another number gives
+// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent.
 // `ROOMCHAT_RESULT_USER_NOT_FOUND` when no active user has it.
 roomchat_result roomchat_client_deactivate_user(const struct roomchat_client *client,
-                                                roomchat_user_identifier by,
+                                                uint32_t by,
                                                 const char *id,
                                                 struct roomchat_error **err_out);
 
-// GET the messages of a conversation, oldest first. Writes them to
+// GET the messages of a conversation, oldest first. `form` is a
+// `roomchat_path_form` value; another number gives
+// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent. Writes them to
 // `*messages_out` (free with `roomchat_messages_free`).
 roomchat_result roomchat_client_conversation_messages(const struct roomchat_client *client,
                                                       const char *room_id,
                                                       const char *conversation_id,
-                                                      roomchat_path_form form,
+                                                      uint32_t form,
                                                       struct roomchat_messages **messages_out,
                                                       struct roomchat_error **err_out);
 
-// POST /consumer/api/v1/user. `chat_room` is required for
-// `ROOMCHAT_ROLE_MODERATOR_OF_ROOM` and must be NULL otherwise. `extra_json`
-// (NULL for none) is a JSON object of fields sent unchanged, e.g.
-// `{"uniqueUserIdentifier": "crm-1", "email": "a@b.c"}`. Never retried after a
-// 5xx or timeout unless enabled. Writes the new user to `*user_out` (free with
-// `roomchat_created_user_free`).
+// POST /consumer/api/v1/user. `role` is a `roomchat_role` value; another
+// number gives `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent.
+// `chat_room` is required for `ROOMCHAT_ROLE_MODERATOR_OF_ROOM` and must be
+// NULL otherwise. `extra_json` (NULL for none) is a JSON object of fields sent
+// unchanged, e.g. `{"uniqueUserIdentifier": "crm-1", "email": "a@b.c"}`. Never
+// retried after a 5xx or timeout unless enabled. Writes the new user to
+// `*user_out` (free with `roomchat_created_user_free`).
 roomchat_result roomchat_client_create_user(const struct roomchat_client *client,
                                             const char *username,
-                                            roomchat_role role,
+                                            uint32_t role,
                                             const char *chat_room,
                                             const char *extra_json,
                                             struct roomchat_created_user **user_out,
@@ -435,14 +452,16 @@ roomchat_result roomchat_client_list_chat_rooms(const struct roomchat_client *cl
 // A request to an operation without a documented shape, through the same
 // limits, retries and error decoding. `query_json` (NULL for none) is a JSON
 // array of `["name", "value"]` pairs; `body_json` (NULL for none) is the JSON
-// body. On a 2xx, writes the status to `*status_out` and the body's JSON text
-// to `*body_out` (free with `roomchat_string_free`; `null` for an empty body).
+// body. `auth` is a `roomchat_raw_auth` value; another number gives
+// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent. On a 2xx, writes the
+// status to `*status_out` and the body's JSON text to `*body_out` (free with
+// `roomchat_string_free`; `null` for an empty body).
 roomchat_result roomchat_client_raw_request(const struct roomchat_client *client,
                                             const char *method,
                                             const char *path,
                                             const char *query_json,
                                             const char *body_json,
-                                            roomchat_raw_auth auth,
+                                            uint32_t auth,
                                             uint16_t *status_out,
                                             char **body_out,
                                             struct roomchat_error **err_out);
@@ -503,7 +522,10 @@ const char *roomchat_error_path(const struct roomchat_error *error);
 void roomchat_error_free(struct roomchat_error *error);
 
 // A static, NUL-terminated name of a result code, e.g. `"user_not_found"`; never NULL.
-const char *roomchat_result_name(roomchat_result code);
+// `code` is a `roomchat_result` value, taken as `uint32_t` so that any number is
+// safe to pass: a number that is not a `roomchat_result` gives `"unknown"` (the
+// name of `ROOMCHAT_RESULT_UNKNOWN`).
+const char *roomchat_result_name(uint32_t code);
 
 // The user's id (`_id`, or `userId`), or NULL.
 const char *roomchat_user_id(const struct roomchat_user *user);
@@ -576,9 +598,10 @@ const struct roomchat_message *roomchat_messages_get(const struct roomchat_messa
 // Frees a message list and every message borrowed from it. NULL does nothing.
 void roomchat_messages_free(struct roomchat_messages *messages);
 
-// A field of a message, borrowed (valid until its list is freed), or NULL when absent.
-const char *roomchat_message_get_field(const struct roomchat_message *message,
-                                       roomchat_message_field field);
+// A field of a message, borrowed (valid until its list is freed), or NULL when
+// absent. `field` is a `roomchat_message_field` value; another number (the
+// message has no such field) also gives NULL.
+const char *roomchat_message_get_field(const struct roomchat_message *message, uint32_t field);
 
 // The access token that signs the user in to a room (a secret of that user). Borrowed.
 const char *roomchat_created_user_access_token(const struct roomchat_created_user *user);

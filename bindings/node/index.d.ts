@@ -118,6 +118,12 @@ export interface Logger {
   warn?(line: string): void
 }
 
+/**
+ * Every duration (`…Ms`, here and in `rateLimit`) is a number of milliseconds
+ * from 0 to 10^12 (10^9 s, core's limit): a negative or non-finite one is a
+ * `ROOMCHAT_VALIDATION` error, a longer one a `ROOMCHAT_CONFIGURATION` error,
+ * each naming the option.
+ */
 export interface ClientOptions {
   /** The account's private key (server side only). */
   privateKey: string
@@ -143,7 +149,7 @@ export interface ClientOptions {
   rateLimit?: RateLimitOptions
   /** Appended to the User-Agent, e.g. `my-backend/1.4`. */
   appName?: string
-  /** The largest response body accepted (default 16 MiB). */
+  /** The largest response body accepted (default 16 MiB; at most `Number.MAX_SAFE_INTEGER`, no cap in practice). */
   maxResponseBytes?: number
   /** Allow the key over plain `http://` to a host that is not loopback (default false). */
   allowInsecureHttp?: boolean
@@ -296,7 +302,11 @@ export interface PageSizeParams {
 export interface LazyIterator<T> extends AsyncIterableIterator<T> {
   /** Stops early: nothing more is fetched. */
   return(value?: unknown): Promise<IteratorResult<T>>
-  /** After a failed `next()`, lets iteration go on with the page that failed. */
+  /**
+   * After a failed `next()`, lets iteration go on with the page that failed.
+   * Never waits (not even for a page being fetched); asked for before the
+   * error it would clear, it is dropped.
+   */
   resume(): void
 }
 

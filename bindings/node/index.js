@@ -329,6 +329,21 @@ class Call {
   }
 }
 
+// Call ids are the native side's u32, from 1 up, wrapping to 1 after MAX_CALL_ID.
+const MAX_CALL_ID = 0xffffffff
+
+/**
+ * The next call id not in use. A call can outlive 2^32 - 1 later ones (a long
+ * rate-limit wait, an iterator left unfinished), and two calls pending under
+ * one id would take each other's outcomes: ids still pending are skipped.
+ */
+function takeCallId() {
+  let id = nextId
+  while (pending.has(id)) id = id === MAX_CALL_ID ? 1 : id + 1
+  nextId = id === MAX_CALL_ID ? 1 : id + 1
+  return id
+}
+
 /**
  * Starts a native call: `begin(id)` hands it to the pool; the Promise settles
  * when outcome `id` comes back, or at once when `signal` aborts.
@@ -336,8 +351,7 @@ class Call {
 function submit(signal, handle, post, begin) {
   if (signal !== undefined && signal.aborted) return Promise.reject(abortError(signal))
   return new Promise((resolve, reject) => {
-    const id = nextId
-    nextId = nextId === 0xffffffff ? 1 : nextId + 1
+    const id = takeCallId()
     const call = new Call(resolve, reject, post, signal, handle)
     try {
       begin(id)
@@ -679,6 +693,10 @@ function inFlightCalls() {
   return pending.size
 }
 
+// Internal, for the package's own tests only (not part of the API): sets the
+// next call id, to reach the wraparound without 2^32 calls.
+const SET_NEXT_CALL_ID = Symbol.for('roomchat.internal.setNextCallId')
+
 module.exports = {
   Client,
   RoomchatError,
@@ -690,3 +708,9 @@ module.exports = {
   threadPoolStats,
   inFlightCalls,
 }
+Object.defineProperty(module.exports, SET_NEXT_CALL_ID, {
+  value(id) {
+    if (!Number.isInteger(id) || id < 1 || id > MAX_CALL_ID) throw new RangeError('a call id is a whole number from 1 to 2^32 - 1')
+    nextId = id
+  },
+})

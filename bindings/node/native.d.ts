@@ -56,7 +56,7 @@ export declare class NativeClient {
 export declare class UserPagesIterator {
   /** The next page (JSON), or `null` at the end, delivered as `id`. */
   next(id: number): void
-  /** After an error, lets the next `next` fetch the failed page again. */
+  /** After an error, lets the next `next` fetch the failed page again. Never blocks. */
   resume(): void
 }
 
@@ -64,7 +64,7 @@ export declare class UserPagesIterator {
 export declare class UsersIterator {
   /** The next user (JSON), or `null` at the end, delivered as `id`. */
   next(id: number): void
-  /** After an error, lets the next `next` fetch the failed page again. */
+  /** After an error, lets the next `next` fetch the failed page again. Never blocks. */
   resume(): void
 }
 

@@ -17,6 +17,7 @@ use crate::models::{
 };
 use crate::observe::{Event, EventKind, Observer};
 use crate::pagination::{UserPages, Users};
+use crate::proxy::{is_loopback, Proxy};
 use crate::ratelimit::{Budget, Budgets, RateLimitConfig, RateLimitState};
 use crate::transport::{self, CachingResolver};
 use crate::view::UserPageView;
@@ -73,6 +74,7 @@ pub struct ClientBuilder {
     app_name: Option<String>,
     max_response_bytes: u64,
     allow_insecure_http: bool,
+    proxy: Proxy,
     observer: Option<Arc<dyn Observer>>,
     #[cfg(feature = "redis")]
     redis_budget: Option<crate::shared_budget::RedisBudget>,
@@ -84,6 +86,7 @@ impl fmt::Debug for ClientBuilder {
             .field("private_key", &"REDACTED")
             .field("base_url", &self.base_url)
             .field("chat_url", &self.chat_url)
+            .field("proxy", &self.proxy)
             .finish_non_exhaustive()
     }
 }
@@ -246,6 +249,15 @@ impl ClientBuilder {
         self
     }
 
+    /// The proxy requests go through (default [`Proxy::Environment`]: as requests
+    /// and curl read it). Loopback is never proxied, and plain `http://` only with
+    /// [`allow_insecure_http`](Self::allow_insecure_http); a proxy the client
+    /// cannot use (SOCKS, a bad URL) makes [`build`](Self::build) fail.
+    pub fn proxy(mut self, proxy: Proxy) -> Self {
+        self.proxy = proxy;
+        self
+    }
+
     /// Checks the settings and builds the client.
     pub fn build(self) -> Result<Client> {
         let key = &self.private_key;
@@ -296,8 +308,23 @@ impl ClientBuilder {
             user_agent.push(' ');
             user_agent.push_str(app.trim());
         }
+        let base = BaseUrl::parse(&base_url)?;
+        let proxy = crate::proxy::choose(
+            &self.proxy,
+            base.scheme.as_str(),
+            base.authority.host(),
+            self.allow_insecure_http,
+            |name| std::env::var(name).ok(),
+        )?;
+        let (proxy, proxy_shown, mut secrets) = match proxy {
+            Some(chosen) => (Some(chosen.proxy), Some(chosen.shown), chosen.secrets),
+            None => (None, None, Vec::new()),
+        };
+        secrets.insert(0, key.clone());
         let agent_config = ureq::Agent::config_builder()
             .http_status_as_error(false)
+            // Always set: left unset, ureq would read the environment its own way.
+            .proxy(proxy)
             .timeout_connect(Some(self.connect_timeout))
             .timeout_global(Some(self.timeout))
             // A redirect would carry the key in the URL to wherever it points.
@@ -308,12 +335,13 @@ impl ClientBuilder {
             .build();
         fork::install();
         let budget = self.budget_for(key)?;
-        let base = BaseUrl::parse(&base_url)?;
         Ok(Client {
             inner: Arc::new(Inner {
                 agent: AgentCell::new(agent_config),
                 base,
                 base_url,
+                proxy_shown,
+                secrets,
                 chat_url,
                 budget,
                 jitter_seed: AtomicU64::new(seed()),
@@ -455,18 +483,15 @@ fn check_url(what: &str, url: &str, allow_insecure: bool, secret: &str) -> Resul
     Ok(url.to_owned())
 }
 
-fn is_loopback(host: &str) -> bool {
-    host.eq_ignore_ascii_case("localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
-}
-
 struct Inner {
     agent: AgentCell,
     base_url: String,
     /// The base URL's parts, parsed once.
     base: BaseUrl,
+    /// The proxy requests go through, its user information redacted.
+    proxy_shown: Option<String>,
+    /// What no error may show: the private key, then the proxy's user information.
+    secrets: Vec<String>,
     chat_url: Option<String>,
     budget: Budgets,
     jitter_seed: AtomicU64,
@@ -501,6 +526,7 @@ impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Client")
             .field("base_url", &self.inner.base_url)
+            .field("proxy", &self.inner.proxy_shown)
             .field("private_key", &"REDACTED")
             .finish_non_exhaustive()
     }
@@ -551,6 +577,7 @@ impl Client {
             app_name: None,
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             allow_insecure_http: false,
+            proxy: Proxy::Environment,
             observer: None,
             #[cfg(feature = "redis")]
             redis_budget: None,
@@ -714,7 +741,9 @@ impl Client {
         self.call_keeping(wire::raw(params), wire::decode_raw, Headers::All)
     }
 
-    /// Where this key's shared rate-limit budget stands.
+    /// Where this key's shared rate-limit budget stands. Never does I/O nor
+    /// waits on anything held across I/O: with a Redis budget, the figures are
+    /// those the last round trip learned (feature `redis`: see `RedisBudget`).
     ///
     /// ```
     /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
@@ -777,7 +806,7 @@ impl Client {
         let request = request?;
         self.execute(&request, decode, headers).map_err(|e| {
             e.with_request(&request.method, &request.redacted_target())
-                .scrub(&self.inner.config.private_key)
+                .scrub_all(&self.inner.secrets)
         })
     }
 
@@ -806,6 +835,7 @@ impl Client {
             // Attempts are timed from the start the budget counted.
             let started = self.inner.budget.acquire(
                 cancel,
+                instant_after(Instant::now(), config.timeout),
                 |wait| {
                     events.emit(
                         EventKind::RateLimitWait,
@@ -859,7 +889,7 @@ impl Client {
                     (error, retryable)
                 }
                 Attempt::NotSent(error) => {
-                    let error = error.scrub(&config.private_key);
+                    let error = error.scrub_all(&self.inner.secrets);
                     events.emit(
                         EventKind::Attempt,
                         attempt,
@@ -873,7 +903,7 @@ impl Client {
                     (error, retryable)
                 }
                 Attempt::MaybeSent(error) => {
-                    let error = error.scrub(&config.private_key);
+                    let error = error.scrub_all(&self.inner.secrets);
                     events.emit(
                         EventKind::Attempt,
                         attempt,
@@ -910,16 +940,32 @@ impl Client {
     }
 
     /// Feeds a 429 and the `X-RateLimit-*` headers into the shared budget.
+    ///
+    /// A hold the server asks for is believed only up to
+    /// [`ClientBuilder::max_retry_wait`] or two windows, whichever is longer:
+    /// past that it is implausible (a server sending milliseconds where seconds
+    /// are due, or an epoch in milliseconds as `X-RateLimit-Reset`), and would
+    /// hold every caller of the key off for hours or years. Such a value counts
+    /// as absent: a 429 then holds for one window, and an exhausted
+    /// `X-RateLimit-Remaining` holds nothing (the next 429 will say more).
     fn observe(&self, response: &WireResponse) {
         let now = SystemTime::now();
+        let window = self.inner.budget.window();
+        let longest = self
+            .inner
+            .config
+            .max_retry_wait
+            .max(window.saturating_mul(2));
+        let plausible = |hold: Duration| (hold <= longest).then_some(hold);
         if response.status == 429 {
             let hold = response
                 .header("retry-after")
                 .and_then(|v| wire::parse_retry_after(v, now))
-                .unwrap_or_else(|| self.inner.budget.window());
+                .and_then(plausible)
+                .unwrap_or(window);
             self.inner.budget.block_for(hold);
         } else if let Some(headers) = wire::rate_limit_headers(response, now) {
-            if let (Some(0), Some(reset)) = (headers.remaining, headers.reset) {
+            if let (Some(0), Some(reset)) = (headers.remaining, headers.reset.and_then(plausible)) {
                 self.inner.budget.block_for(reset);
             }
         }

@@ -248,6 +248,11 @@ impl Error {
         self
     }
 
+    /// [`scrub`](Self::scrub) for each of `secrets`.
+    pub(crate) fn scrub_all(self, secrets: &[String]) -> Error {
+        secrets.iter().fold(self, |e, s| e.scrub(s))
+    }
+
     fn context(&self) -> String {
         let mut out = String::new();
         if let (Some(m), Some(p)) = (&self.method, &self.path) {

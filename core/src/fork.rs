@@ -135,6 +135,10 @@ impl SocketTicket {
     pub(crate) fn new<T>(_socket: &T) -> SocketTicket {
         SocketTicket
     }
+
+    pub(crate) fn close_with(self, close: impl FnOnce()) {
+        close();
+    }
 }
 
 #[cfg(unix)]
@@ -160,6 +164,8 @@ mod unix {
     }
 
     impl SocketTicket {
+        // Used for sockets made by others (the redis crate's).
+        #[cfg_attr(not(feature = "redis"), allow(dead_code))]
         pub(crate) fn new(socket: &impl AsRawFd) -> SocketTicket {
             let fd = socket.as_raw_fd();
             sockets().push(fd);
@@ -168,18 +174,55 @@ mod unix {
                 generation: generation(),
             }
         }
+
+        /// Makes a socket with `make` and registers it in one step, under the
+        /// lock the fork handlers take: no fork can come between the two, so a
+        /// child never holds a socket of the parent's that it does not know of.
+        /// `make` returns a new descriptor, or a negative number on failure.
+        pub(crate) fn make(make: impl FnOnce() -> RawFd) -> Option<(RawFd, SocketTicket)> {
+            let mut list = sockets();
+            let fd = make();
+            if fd < 0 {
+                return None;
+            }
+            list.push(fd);
+            Some((
+                fd,
+                SocketTicket {
+                    fd,
+                    generation: generation(),
+                },
+            ))
+        }
     }
 
-    impl Drop for SocketTicket {
-        fn drop(&mut self) {
+    impl SocketTicket {
+        /// Unregisters the socket and closes it (`close` drops it) in one step,
+        /// under the fork handlers' lock: a fork between the two would leave
+        /// the child holding a socket it does not know of.
+        pub(crate) fn close_with(self, close: impl FnOnce()) {
+            let list = self.unregister();
+            close();
+            drop(list);
+            std::mem::forget(self);
+        }
+
+        fn unregister(&self) -> MutexGuard<'static, Vec<RawFd>> {
+            let mut list = sockets();
             // A socket of an older generation was already let go by the fork handler,
             // and its number may be registered again by a socket of this process.
             if self.generation == generation() {
-                let mut list = sockets();
                 if let Some(i) = list.iter().position(|&fd| fd == self.fd) {
                     list.swap_remove(i);
                 }
             }
+            list
+        }
+    }
+
+    impl Drop for SocketTicket {
+        fn drop(&mut self) {
+            drop(self.unregister());
         }
     }
 

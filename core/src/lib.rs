@@ -54,6 +54,7 @@ mod models;
 pub mod observe;
 mod operation;
 mod pagination;
+mod proxy;
 mod ratelimit;
 #[cfg(feature = "redis")]
 mod shared_budget;
@@ -75,6 +76,7 @@ pub use models::{
 };
 pub use observe::{Event, EventKind, Level, Observer};
 pub use pagination::{ResumeHandle, UserPages, Users};
+pub use proxy::Proxy;
 pub use ratelimit::{BudgetBackend, RateLimitConfig, RateLimitState, WhenLimited};
 #[cfg(feature = "redis")]
 pub use shared_budget::{

@@ -197,8 +197,7 @@ pub(crate) struct AllLocked {
     _budgets: Vec<MutexGuard<'static, BudgetState>>,
     _registry: MutexGuard<'static, HashMap<String, &'static Budget>>,
     #[cfg(feature = "redis")]
-    _shared:
-        MutexGuard<'static, HashMap<String, std::sync::Arc<crate::shared_budget::SharedBudget>>>,
+    _shared: MutexGuard<'static, crate::shared_budget::Registry>,
 }
 
 /// Takes every budget lock for a fork: the shared budgets' registry (which is
@@ -228,16 +227,19 @@ pub(crate) enum Budgets {
 
 impl Budgets {
     /// Takes a slot for one start (see [`Budget::acquire`]); `on_degraded` hears of Redis failing.
+    ///
+    /// Waiting for Redis ends at `deadline` (the local budget waits as its policy says).
     pub(crate) fn acquire(
         &self,
         cancel: Option<&CancelToken>,
+        #[allow(unused_variables)] deadline: Instant,
         on_wait: impl FnMut(Duration),
         #[allow(unused_variables, unused_mut)] mut on_degraded: impl FnMut(&Error),
     ) -> Result<Instant> {
         match self {
             Budgets::Local(budget) => budget.acquire(cancel, on_wait),
             #[cfg(feature = "redis")]
-            Budgets::Shared(shared) => shared.acquire(cancel, on_wait, on_degraded),
+            Budgets::Shared(shared) => shared.acquire(cancel, deadline, on_wait, on_degraded),
         }
     }
 

@@ -29,13 +29,23 @@
 //! no call goes to Redis, and then one caller tries it again. Meanwhile the
 //! [`OnRedisError`] policy applies: the in-process budget at `limit ÷
 //! expected_processes` (the default), a typed error, or no limit. A script
-//! cache emptied by a Redis restart (`NOSCRIPT`) is reloaded on the fly. After
-//! `fork()` the child opens its own connection.
+//! cache emptied by a Redis restart (`NOSCRIPT`) is reloaded on the fly.
+//!
+//! # Connections
+//!
+//! The budgets of every key on one Redis URL share a process's connections to
+//! it (up to 16, opened as concurrency needs them, one connect at a time): no
+//! lock is held across I/O, a caller waiting for a connection gives up at its
+//! call's deadline or cancel, and a failure opens the breaker for every
+//! waiting caller at once. [`Client::rate_limit_state`](crate::Client::rate_limit_state)
+//! does no I/O: it shows what the last round trip learned. After `fork()` the
+//! child opens connections of its own, and the parent's sockets are pointed
+//! at `/dev/null` in it (Linux).
 //!
 //! # Redis permissions
 //!
 //! With Redis ACLs, the user needs `+evalsha +eval +script|load` on the keys
-//! `{prefix}:*` (the scripts call `TIME`, `PTTL`, `LLEN`, `LINDEX`, `LRANGE`,
+//! `{prefix}:*` (the scripts call `TIME`, `PTTL`, `LRANGE`,
 //! `LPUSH`, `LTRIM`, `PEXPIRE` and `SET`), e.g.
 //! `ACL SETUSER roomchat on >secret ~roomchat:* +evalsha +eval +script|load`.
 
@@ -50,7 +60,7 @@ use sha2::{Digest, Sha256};
 use crate::cancel::{self, CancelToken};
 use crate::client::{check_duration, instant_after};
 use crate::error::{Error, ErrorKind, Result};
-use crate::fork::ForkLocal;
+use crate::fork::{ForkLocal, SocketTicket};
 use crate::ratelimit::{Budget, BudgetBackend, RateLimitConfig, RateLimitState, WhenLimited};
 
 /// What the client does while the shared budget in Redis cannot be reached.
@@ -216,47 +226,142 @@ impl RedisBudget {
     }
 }
 
-/// `url` with its password (and user name) shown as `REDACTED`.
-fn redacted_url(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme_end), Some(at)) if at > scheme_end => {
-            format!("{}REDACTED{}", &url[..scheme_end + 3], &url[at..])
-        }
-        _ => url.to_owned(),
-    }
+/// The query parameters that carry a password in a URL the redis crate reads
+/// (`redis+unix:///path?pass=…`; `password=` is accepted by other clients, and
+/// hidden too in case a user writes it).
+const PASSWORD_PARAMS: [&str; 2] = ["pass", "password"];
+
+/// Where `url`'s user information (`user:password@`) and query start and end.
+fn url_parts(url: &str) -> (usize, Option<(usize, usize)>, Option<usize>) {
+    let scheme_end = url.find("://").map_or(0, |i| i + 3);
+    let query = url[scheme_end..].find('?').map(|i| scheme_end + i);
+    let before_query = &url[..query.unwrap_or(url.len())];
+    // The last `@` before the query: a password may itself hold an `@`.
+    let user_info = before_query
+        .rfind('@')
+        .filter(|&at| at >= scheme_end)
+        .map(|at| (scheme_end, at));
+    (scheme_end, user_info, query)
 }
 
-/// The password in `url`, if any (to scrub it from any text that might quote it).
-fn password_of(url: &str) -> Option<String> {
-    let scheme_end = url.find("://")? + 3;
-    let at = url.rfind('@')?;
-    let credentials = url.get(scheme_end..at)?;
-    let password = credentials.split_once(':').map_or(credentials, |(_, p)| p);
-    (!password.is_empty()).then(|| password.to_owned())
+/// `url` with its user information and every password query parameter shown as `REDACTED`.
+fn redacted_url(url: &str) -> String {
+    let (_, user_info, query) = url_parts(url);
+    let mut out = String::with_capacity(url.len());
+    let head_end = query.unwrap_or(url.len());
+    match user_info {
+        Some((start, at)) => {
+            out.push_str(&url[..start]);
+            out.push_str("REDACTED");
+            out.push_str(&url[at..head_end]);
+        }
+        None => out.push_str(&url[..head_end]),
+    }
+    if let Some(q) = query {
+        out.push('?');
+        let (pairs, fragment) = match url[q + 1..].split_once('#') {
+            Some((pairs, fragment)) => (pairs, Some(fragment)),
+            None => (&url[q + 1..], None),
+        };
+        let shown: Vec<String> = pairs
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((name, _)) if is_password_param(name) => format!("{name}=REDACTED"),
+                _ => pair.to_owned(),
+            })
+            .collect();
+        out.push_str(&shown.join("&"));
+        if let Some(fragment) = fragment {
+            out.push('#');
+            out.push_str(fragment);
+        }
+    }
+    out
+}
+
+fn is_password_param(name: &str) -> bool {
+    let name = percent_decode(name);
+    PASSWORD_PARAMS.iter().any(|p| name.eq_ignore_ascii_case(p))
+}
+
+/// Every password in `url` (user information and query), as written and as
+/// decoded, to scrub from any text that might quote one.
+fn passwords_of(url: &str) -> Vec<String> {
+    let (_, user_info, query) = url_parts(url);
+    let mut found = Vec::new();
+    if let Some((start, at)) = user_info {
+        let credentials = &url[start..at];
+        if let Some((_, password)) = credentials.split_once(':') {
+            found.push(password.to_owned());
+        }
+    }
+    if let Some(q) = query {
+        let pairs = url[q + 1..].split('#').next().unwrap_or_default();
+        for pair in pairs.split('&') {
+            if let Some((name, value)) = pair.split_once('=') {
+                if is_password_param(name) {
+                    found.push(value.to_owned());
+                    found.push(percent_decode(&value.replace('+', " ")));
+                }
+            }
+        }
+    }
+    let decoded: Vec<String> = found.iter().map(|p| percent_decode(p)).collect();
+    found.extend(decoded);
+    found.retain(|p| !p.is_empty());
+    found.sort();
+    found.dedup();
+    // Longest first: a password that contains another is replaced whole.
+    found.sort_by_key(|p| std::cmp::Reverse(p.len()));
+    found
+}
+
+/// `%XX` escapes decoded (invalid ones kept as written; invalid UTF-8 replaced).
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 // ---- scripts ---------------------------------------------------------------------------
 
-/// One start: admitted (`{1, now_us}`), or the wait in microseconds (`{0, wait_us}`).
+/// One start: `{admitted, value_us, used, blocked_ms}`: admitted (`1`, Redis's
+/// time in µs) or not (`0`, the wait in µs), the starts in the window (with
+/// this one, when admitted), and the 429 block's remaining ms (0: none).
 /// KEYS: starts list, block key. ARGV: limit, window (µs), idle expiry (ms).
 const ACQUIRE: &str = r#"
 if redis.replicate_commands then pcall(redis.replicate_commands) end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
-local blocked = redis.call('PTTL', KEYS[2])
-if blocked > 0 then return {0, blocked * 1000} end
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
-if redis.call('LLEN', KEYS[1]) >= limit then
-  local oldest = tonumber(redis.call('LINDEX', KEYS[1], limit - 1))
-  if oldest and now - oldest < window then
-    return {0, oldest + window - now}
-  end
+local blocked = redis.call('PTTL', KEYS[2])
+local starts = redis.call('LRANGE', KEYS[1], 0, limit - 1)
+local used = 0
+for _, start in ipairs(starts) do
+  if now - tonumber(start) < window then used = used + 1 else break end
+end
+if blocked > 0 then return {0, blocked * 1000, used, blocked} end
+if used >= limit then
+  return {0, tonumber(starts[limit]) + window - now, used, 0}
 end
 redis.call('LPUSH', KEYS[1], string.format('%.0f', now))
 redis.call('LTRIM', KEYS[1], 0, limit - 1)
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return {1, now}
+return {1, now, used + 1, 0}
 "#;
 
 /// Holds every start off for ARGV[1] ms (never shortens a longer hold). KEYS: block key.
@@ -268,24 +373,6 @@ end
 return 1
 "#;
 
-/// Where the budget stands: `{used, next_free_us, blocked_ms}`. KEYS and ARGV as ACQUIRE's.
-const PEEK: &str = r#"
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
-local limit = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-local starts = redis.call('LRANGE', KEYS[1], 0, limit - 1)
-local used = 0
-for _, start in ipairs(starts) do
-  if now - tonumber(start) < window then used = used + 1 else break end
-end
-local next_free = 0
-if used >= limit then next_free = tonumber(starts[limit]) + window - now end
-local blocked = redis.call('PTTL', KEYS[2])
-if blocked < 0 then blocked = 0 end
-return {used, next_free, blocked}
-"#;
-
 /// The scripts with their SHA-1s, made with each shared budget rather than
 /// once per process: a process-wide lazy that one thread was making when
 /// another forked stays "being made" forever in the child, whose first acquire
@@ -293,7 +380,6 @@ return {used, next_free, blocked}
 struct Scripts {
     acquire: redis::Script,
     block: redis::Script,
-    peek: redis::Script,
 }
 
 impl Scripts {
@@ -301,40 +387,361 @@ impl Scripts {
         Scripts {
             acquire: redis::Script::new(ACQUIRE),
             block: redis::Script::new(BLOCK),
-            peek: redis::Script::new(PEEK),
         }
+    }
+}
+
+// ---- the link to one Redis server ------------------------------------------------------
+
+/// Connections a process keeps open to one Redis server at most.
+const MAX_CONNECTIONS: usize = 16;
+
+/// One Redis server as this process reaches it, shared by the budgets of every
+/// key that use it: its connections, and the circuit breaker (a Redis that is
+/// down is down for every key).
+struct Link {
+    client: redis::Client,
+    settings: RedisBudget,
+    /// The URL's passwords, scrubbed from every message that quotes Redis's errors.
+    passwords: Vec<String>,
+    process: ForkLocal<LinkState>,
+}
+
+#[derive(Default)]
+struct LinkState {
+    slots: Mutex<Slots>,
+    /// Told when a connection comes back, a connect ends, or the breaker opens.
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct Slots {
+    idle: Vec<Pooled>,
+    /// Connections open, idle or in use.
+    open: usize,
+    /// One caller is connecting; the others wait for it rather than connect too.
+    connecting: bool,
+    /// Redis failed: no call goes to it before this; then one caller probes it.
+    breaker_until: Option<Instant>,
+    /// A caller is probing Redis after the cooldown; the others still fall back.
+    probing: bool,
+    /// The last round trip failed (and no later one succeeded).
+    degraded: bool,
+}
+
+/// A pooled connection, registered for the fork handlers.
+struct Pooled {
+    ticket: Option<SocketTicket>,
+    connection: redis::Connection,
+}
+
+impl Pooled {
+    /// Closes the connection as its ticket is given back (see [`SocketTicket::close_with`]).
+    fn close(self) {
+        let Pooled { ticket, connection } = self;
+        match ticket {
+            Some(ticket) => ticket.close_with(|| drop(connection)),
+            None => drop(connection),
+        }
+    }
+}
+
+/// Why a round trip did not happen or failed.
+enum LinkError {
+    /// The caller's token was cancelled while it waited for a connection.
+    Cancelled(Error),
+    /// Redis failed, the breaker is open, or no connection came before the deadline.
+    Unavailable(Error),
+}
+
+impl Slots {
+    fn open_breaker(&mut self, cooldown: Duration) {
+        self.breaker_until = Some(instant_after(Instant::now(), cooldown));
+        self.probing = false;
+        self.degraded = true;
+    }
+}
+
+impl Link {
+    fn process(&self) -> &LinkState {
+        self.process.get(LinkState::default)
+    }
+
+    fn unavailable(&self, why: &str) -> LinkError {
+        LinkError::Unavailable(Error::new(
+            ErrorKind::BudgetUnavailable,
+            format!(
+                "the shared rate budget in Redis ({}) {why}",
+                redacted_url(&self.settings.url)
+            ),
+        ))
+    }
+
+    /// Whether callers skip Redis for now (the breaker is open, or another
+    /// caller is probing it after the cooldown).
+    fn skipped(&self) -> bool {
+        let slots = lock(&self.process().slots);
+        slots.probing || slots.breaker_until.is_some_and(|t| t > Instant::now())
+    }
+
+    /// Whether the last round trip failed.
+    fn degraded(&self) -> bool {
+        lock(&self.process().slots).degraded
+    }
+
+    /// One round trip on a pooled connection (made when none is idle, by one
+    /// caller at a time). No lock is held during I/O. Waiting for a connection
+    /// ends at `deadline`, at a cancel (seen within [`cancel::CANCEL_CHECK_INTERVAL`]),
+    /// or when the breaker opens, for every waiter at once.
+    fn round_trip<T>(
+        &self,
+        cancel: Option<&CancelToken>,
+        deadline: Instant,
+        f: impl FnOnce(&mut redis::Connection) -> redis::RedisResult<T>,
+    ) -> std::result::Result<T, LinkError> {
+        let state = self.process();
+        let mut slots = lock(&state.slots);
+        let mut pooled = loop {
+            if let Some(token) = cancel {
+                token.check().map_err(LinkError::Cancelled)?;
+            }
+            let now = Instant::now();
+            if slots.probing {
+                return Err(self.unavailable("is being probed after a failure"));
+            }
+            match slots.breaker_until {
+                Some(t) if t > now => {
+                    return Err(self.unavailable("failed recently (the breaker is open)"))
+                }
+                // The cooldown is over: this caller probes Redis for everyone.
+                Some(_) => slots.probing = true,
+                None => {}
+            }
+            if let Some(pooled) = slots.idle.pop() {
+                break pooled;
+            }
+            if !slots.connecting && slots.open < MAX_CONNECTIONS {
+                slots.connecting = true;
+                drop(slots);
+                let made = self.connect();
+                slots = lock(&state.slots);
+                slots.connecting = false;
+                state.changed.notify_all();
+                match made {
+                    Ok(pooled) => {
+                        slots.open += 1;
+                        break pooled;
+                    }
+                    Err(e) => {
+                        slots.open_breaker(self.settings.breaker_cooldown);
+                        return Err(self.failed(&e));
+                    }
+                }
+            }
+            if now >= deadline {
+                return Err(self.unavailable("had no free connection before the call's deadline"));
+            }
+            let wait = (deadline - now).min(cancel::CANCEL_CHECK_INTERVAL);
+            slots = state
+                .changed
+                .wait_timeout(slots, wait)
+                .map(|(g, _)| g)
+                .unwrap_or_else(|p| p.into_inner().0);
+        };
+        drop(slots);
+        let outcome = f(&mut pooled.connection);
+        let mut slots = lock(&state.slots);
+        match outcome {
+            Ok(value) => {
+                slots.idle.push(pooled);
+                slots.breaker_until = None;
+                slots.probing = false;
+                slots.degraded = false;
+                state.changed.notify_one();
+                Ok(value)
+            }
+            Err(e) => {
+                slots.open -= 1;
+                slots.open_breaker(self.settings.breaker_cooldown);
+                state.changed.notify_all();
+                drop(slots);
+                pooled.close();
+                Err(self.failed(&e))
+            }
+        }
+    }
+
+    fn failed(&self, e: &redis::RedisError) -> LinkError {
+        LinkError::Unavailable(Error::new(
+            ErrorKind::BudgetUnavailable,
+            format!(
+                "the shared rate budget in Redis ({}) failed: {}",
+                redacted_url(&self.settings.url),
+                scrub(&e.to_string(), &self.passwords)
+            ),
+        ))
+    }
+
+    fn connect(&self) -> redis::RedisResult<Pooled> {
+        let before = sockets::open_now();
+        let connection = self
+            .client
+            .get_connection_with_timeout(self.settings.connect_timeout)?;
+        connection.set_read_timeout(Some(self.settings.io_timeout))?;
+        connection.set_write_timeout(Some(self.settings.io_timeout))?;
+        let ticket = sockets::ticket_for_new(&before, self.client.get_connection_info().addr());
+        Ok(Pooled { ticket, connection })
+    }
+}
+
+/// Finding the socket of a connection the redis crate opened (it does not hand
+/// it out), to register it for the fork handlers: the one descriptor opened
+/// meanwhile that is a socket connected to the Redis server's port or path.
+mod sockets {
+    use super::SocketTicket;
+
+    /// Each open descriptor and what it names (`socket:[inode]` for a socket):
+    /// a number closed and reused meanwhile names something else.
+    #[cfg(target_os = "linux")]
+    pub(super) fn open_now() -> Vec<(i32, std::path::PathBuf)> {
+        let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {
+            return Vec::new();
+        };
+        dir.filter_map(|e| {
+            let e = e.ok()?;
+            Some((
+                e.file_name().to_str()?.parse().ok()?,
+                std::fs::read_link(e.path()).ok()?,
+            ))
+        })
+        .collect()
+    }
+
+    #[cfg(target_os = "linux")]
+    pub(super) fn ticket_for_new(
+        before: &[(i32, std::path::PathBuf)],
+        addr: &redis::ConnectionAddr,
+    ) -> Option<SocketTicket> {
+        let wanted_port = match addr {
+            redis::ConnectionAddr::Tcp(_, port) | redis::ConnectionAddr::TcpTls { port, .. } => {
+                Some(*port)
+            }
+            _ => None,
+        };
+        let (fd, _) = open_now()
+            .into_iter()
+            .filter(|entry| !before.contains(entry))
+            .find(|(fd, _)| peer_matches(*fd, wanted_port))?;
+        Some(SocketTicket::new(&Raw(fd)))
+    }
+
+    /// Whether `fd` is a socket whose peer has `port` (TCP), or is any unix socket (`None`).
+    #[cfg(target_os = "linux")]
+    fn peer_matches(fd: i32, port: Option<u16>) -> bool {
+        // SAFETY: an all-zero sockaddr_storage is valid; getpeername writes at most `len` bytes.
+        let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+        let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+        let got = unsafe {
+            libc::getpeername(
+                fd,
+                (&mut storage as *mut libc::sockaddr_storage).cast(),
+                &mut len,
+            )
+        };
+        if got != 0 {
+            return false;
+        }
+        let peer_port = match i32::from(storage.ss_family) {
+            libc::AF_INET => {
+                // SAFETY: the family says this is a sockaddr_in.
+                let sin = unsafe {
+                    &*(&storage as *const libc::sockaddr_storage).cast::<libc::sockaddr_in>()
+                };
+                Some(u16::from_be(sin.sin_port))
+            }
+            libc::AF_INET6 => {
+                // SAFETY: the family says this is a sockaddr_in6.
+                let sin6 = unsafe {
+                    &*(&storage as *const libc::sockaddr_storage).cast::<libc::sockaddr_in6>()
+                };
+                Some(u16::from_be(sin6.sin6_port))
+            }
+            libc::AF_UNIX => None,
+            _ => return false,
+        };
+        peer_port == port
+    }
+
+    #[cfg(target_os = "linux")]
+    struct Raw(i32);
+
+    #[cfg(target_os = "linux")]
+    impl std::os::fd::AsRawFd for Raw {
+        fn as_raw_fd(&self) -> i32 {
+            self.0
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub(super) fn open_now() -> Vec<(i32, std::path::PathBuf)> {
+        Vec::new()
+    }
+
+    /// Elsewhere the socket is not found: a forked child keeps it open (never uses it).
+    #[cfg(not(target_os = "linux"))]
+    pub(super) fn ticket_for_new(
+        _: &[(i32, std::path::PathBuf)],
+        _: &redis::ConnectionAddr,
+    ) -> Option<SocketTicket> {
+        None
     }
 }
 
 // ---- the shared budget -------------------------------------------------------------------
 
-/// Shared budgets by (URL, key hash, prefix, limits). Held across `fork()` by the fork handlers.
-static REGISTRY: Lazy<Mutex<HashMap<String, Arc<SharedBudget>>>> = Lazy::new(Default::default);
+/// Shared budgets by (URL, key hash, prefix, limits), and the links to each
+/// Redis server by URL and settings. Held across `fork()` by the fork handlers.
+#[derive(Default)]
+pub(crate) struct Registry {
+    budgets: HashMap<String, Arc<SharedBudget>>,
+    links: HashMap<String, Arc<Link>>,
+}
 
-pub(crate) fn registry() -> MutexGuard<'static, HashMap<String, Arc<SharedBudget>>> {
+static REGISTRY: Lazy<Mutex<Registry>> = Lazy::new(Default::default);
+
+pub(crate) fn registry() -> MutexGuard<'static, Registry> {
     REGISTRY.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// A key's budget in Redis, as one process uses it.
 pub(crate) struct SharedBudget {
-    client: redis::Client,
+    link: Arc<Link>,
     starts_key: String,
     block_key: String,
     settings: RedisBudget,
     config: RateLimitConfig,
-    password: Option<String>,
     /// The in-process budget of [`OnRedisError::LocalFallback`].
     fallback: &'static Budget,
-    /// What each process keeps of its own: the connection, the gate, the breaker.
+    /// What each process keeps of its own: the gate, and what it last learned.
     process: ForkLocal<ProcessState>,
     scripts: Scripts,
 }
 
 #[derive(Default)]
 struct ProcessState {
-    connection: Mutex<Option<redis::Connection>>,
     gate: Mutex<Gate>,
     gate_changed: Condvar,
+    /// What the last round trip said of the budget (for the state, without I/O).
+    known: Mutex<Option<Known>>,
+}
+
+/// The budget as the last round trip found it.
+#[derive(Clone, Copy)]
+struct Known {
+    at: Instant,
+    used: u32,
+    next_free_at: Option<Instant>,
+    blocked_until: Option<Instant>,
 }
 
 #[derive(Default)]
@@ -343,10 +750,6 @@ struct Gate {
     not_before: Option<Instant>,
     /// One caller is asking Redis on everyone's behalf; the others wait for it.
     polling: bool,
-    /// Redis failed: no call goes to it before this.
-    breaker_until: Option<Instant>,
-    /// The last round trip failed (and no later one succeeded).
-    degraded: bool,
     /// Jitter state.
     seed: u64,
 }
@@ -389,25 +792,42 @@ impl SharedBudget {
         settings: &RedisBudget,
     ) -> Result<Arc<SharedBudget>> {
         settings.validate()?;
-        let password = password_of(&settings.url);
-        let client = redis::Client::open(settings.url.as_str()).map_err(|e| {
-            let shown = scrub(&e.to_string(), password.as_deref());
-            Error::configuration(format!(
-                "the Redis URL {} is not valid: {shown}",
-                redacted_url(&settings.url)
-            ))
-        })?;
         let hash = key_hash(private_key);
         let id = format!(
             "{}\0{hash}\0{}\0{}\0{:?}\0{:?}",
             settings.url, settings.key_prefix, config.requests, config.window, config.reserve
         );
         let mut registry = registry();
-        if let Some(existing) = registry.get(&id) {
+        if let Some(existing) = registry.budgets.get(&id) {
             if existing.settings == *settings && existing.config == config {
                 return Ok(existing.clone());
             }
         }
+        let link_id = format!(
+            "{}\0{:?}\0{:?}\0{:?}",
+            settings.url, settings.connect_timeout, settings.io_timeout, settings.breaker_cooldown
+        );
+        let link = match registry.links.get(&link_id) {
+            Some(link) => link.clone(),
+            None => {
+                let passwords = passwords_of(&settings.url);
+                let client = redis::Client::open(settings.url.as_str()).map_err(|e| {
+                    let shown = scrub(&e.to_string(), &passwords);
+                    Error::configuration(format!(
+                        "the Redis URL {} is not valid: {shown}",
+                        redacted_url(&settings.url)
+                    ))
+                })?;
+                let link = Arc::new(Link {
+                    client,
+                    settings: settings.clone(),
+                    passwords,
+                    process: ForkLocal::new(LinkState::default()),
+                });
+                registry.links.insert(link_id, link.clone());
+                link
+            }
+        };
         let mut fallback_config = config;
         fallback_config.requests = (config.requests / settings.expected_processes).max(1);
         fallback_config.reserve = 0;
@@ -416,17 +836,16 @@ impl SharedBudget {
             settings.expected_processes
         );
         let budget = Arc::new(SharedBudget {
-            client,
+            link,
             starts_key: format!("{}:{{{hash}}}:starts", settings.key_prefix),
             block_key: format!("{}:{{{hash}}}:block", settings.key_prefix),
             settings: settings.clone(),
             config,
-            password,
             fallback: Budget::for_key(&fallback_key, fallback_config),
             process: ForkLocal::new(ProcessState::default()),
             scripts: Scripts::new(),
         });
-        registry.insert(id, budget.clone());
+        registry.budgets.insert(id, budget.clone());
         Ok(budget)
     }
 
@@ -438,10 +857,12 @@ impl SharedBudget {
         self.config.window + self.config.jitter_allowance
     }
 
-    /// Takes a start, as [`Budget::acquire`] does; `on_degraded` is told when Redis fails.
+    /// Takes a start, as [`Budget::acquire`] does; `on_degraded` is told when
+    /// Redis fails. Waiting for Redis ends at `deadline`.
     pub(crate) fn acquire(
         &self,
         cancel: Option<&CancelToken>,
+        deadline: Instant,
         mut on_wait: impl FnMut(Duration),
         mut on_degraded: impl FnMut(&Error),
     ) -> Result<Instant> {
@@ -460,8 +881,8 @@ impl SharedBudget {
                 Route::Fallback => return self.fall_back(cancel, &mut on_wait),
                 Route::Redis { polling } => polling,
             };
-            let outcome = self.round_trip(process, |connection| {
-                let (admitted, micros): (i64, i64) = self
+            let outcome = self.link.round_trip(cancel, deadline, |connection| {
+                let (admitted, value, used, blocked_ms): (i64, i64, i64, i64) = self
                     .scripts
                     .acquire
                     .key(&self.starts_key)
@@ -470,38 +891,43 @@ impl SharedBudget {
                     .arg(self.window().as_micros() as u64)
                     .arg(self.window().as_millis() as u64 + 1000)
                     .invoke(connection)?;
-                Ok(if admitted == 1 {
-                    Verdict::Admitted
-                } else {
-                    Verdict::Wait(Duration::from_micros(micros.max(0) as u64))
-                })
+                Ok((admitted, value, used, blocked_ms))
             });
             let mut gate = lock(&process.gate);
             if polling {
                 gate.polling = false;
             }
+            let outcome = outcome.map(|(admitted, value, used, blocked_ms)| {
+                let verdict = if admitted == 1 {
+                    Verdict::Admitted
+                } else {
+                    // A hold in Redis longer than two windows was not written by
+                    // this version (its holds are capped): it is asked again then.
+                    Verdict::Wait(
+                        Duration::from_micros(value.max(0) as u64)
+                            .min(self.window().saturating_mul(2)),
+                    )
+                };
+                self.learn(&verdict, used, blocked_ms);
+                verdict
+            });
             match outcome {
                 Ok(Verdict::Admitted) => {
                     gate.not_before = None;
-                    gate.degraded = false;
-                    gate.breaker_until = None;
                     process.gate_changed.notify_all();
                     return Ok(Instant::now());
                 }
                 Ok(Verdict::Wait(wait)) => {
-                    gate.degraded = false;
-                    gate.breaker_until = None;
                     let until = instant_after(Instant::now(), wait + gate.jitter(wait));
                     gate.not_before = Some(gate.not_before.map_or(until, |t| t.max(until)));
                     process.gate_changed.notify_all();
                     self.may_wait(wait, started_waiting)?;
                 }
-                Err(error) => {
-                    gate.degraded = true;
-                    gate.breaker_until = Some(instant_after(
-                        Instant::now(),
-                        self.settings.breaker_cooldown,
-                    ));
+                Err(LinkError::Cancelled(error)) => {
+                    process.gate_changed.notify_all();
+                    return Err(error);
+                }
+                Err(LinkError::Unavailable(error)) => {
                     process.gate_changed.notify_all();
                     drop(gate);
                     on_degraded(&error);
@@ -509,6 +935,21 @@ impl SharedBudget {
                 }
             }
         }
+    }
+
+    /// Records what a round trip said, for [`SharedBudget::snapshot`].
+    fn learn(&self, verdict: &Verdict, used: i64, blocked_ms: i64) {
+        let now = Instant::now();
+        let blocked = Duration::from_millis(blocked_ms.max(0) as u64).min(self.window() * 2);
+        *lock(&self.process().known) = Some(Known {
+            at: now,
+            used: used.clamp(0, i64::from(u32::MAX)) as u32,
+            next_free_at: match verdict {
+                Verdict::Admitted => None,
+                Verdict::Wait(wait) => Some(instant_after(now, *wait)),
+            },
+            blocked_until: (!blocked.is_zero()).then(|| instant_after(now, blocked)),
+        });
     }
 
     /// Waits at the process's gate; decides whether to ask Redis or fall back.
@@ -525,22 +966,20 @@ impl SharedBudget {
             if let Some(token) = cancel {
                 token.check()?;
             }
-            let now = Instant::now();
-            if gate.breaker_until.is_some_and(|t| t > now) {
+            if self.link.skipped() {
                 return Ok(Route::Fallback);
             }
-            let breaker_half_open = gate.breaker_until.is_some();
+            let now = Instant::now();
             let wait = match gate.not_before {
                 Some(t) if t > now => t - now,
                 _ if gate.polling => Duration::from_millis(50),
                 _ => Duration::ZERO,
             };
             if wait.is_zero() {
-                // After a denial or a failure, one caller asks for everyone.
-                let polling = gate.not_before.is_some() || breaker_half_open;
+                // After a denial, one caller asks for everyone.
+                let polling = gate.not_before.is_some();
                 if polling {
                     gate.polling = true;
-                    gate.breaker_until = None;
                 }
                 return Ok(Route::Redis { polling });
             }
@@ -554,7 +993,7 @@ impl SharedBudget {
                 gate = lock(&process.gate);
                 continue;
             }
-            // Slices, so that a cancel is seen within the check interval.
+            // Slices, so that a cancel (or the breaker opening) is seen within the check interval.
             gate = process
                 .gate_changed
                 .wait_timeout(gate, wait.min(cancel::CANCEL_CHECK_INTERVAL))
@@ -602,54 +1041,30 @@ impl SharedBudget {
         }
     }
 
-    /// One round trip on this process's connection (made, with its timeouts, when
-    /// missing; dropped after a failure). Errors are scrubbed of the URL's password.
-    fn round_trip<T>(
-        &self,
-        process: &ProcessState,
-        f: impl FnOnce(&mut redis::Connection) -> redis::RedisResult<T>,
-    ) -> Result<T> {
-        let mut slot = lock(&process.connection);
-        let outcome = match slot.as_mut() {
-            Some(connection) => f(connection),
-            None => self.connect().and_then(|mut connection| {
-                let outcome = f(&mut connection);
-                *slot = Some(connection);
-                outcome
-            }),
-        };
-        outcome.map_err(|e| {
-            *slot = None;
-            Error::new(
-                ErrorKind::BudgetUnavailable,
-                format!(
-                    "the shared rate budget in Redis ({}) failed: {}",
-                    redacted_url(&self.settings.url),
-                    scrub(&e.to_string(), self.password.as_deref())
-                ),
-            )
-        })
-    }
-
-    fn connect(&self) -> redis::RedisResult<redis::Connection> {
-        let connection = self
-            .client
-            .get_connection_with_timeout(self.settings.connect_timeout)?;
-        connection.set_read_timeout(Some(self.settings.io_timeout))?;
-        connection.set_write_timeout(Some(self.settings.io_timeout))?;
-        Ok(connection)
-    }
-
     /// Holds every start of every process off for `duration` (after a 429).
     pub(crate) fn block_for(&self, duration: Duration) {
         let process = self.process();
+        let until = instant_after(Instant::now(), duration);
         {
             let mut gate = lock(&process.gate);
-            let until = instant_after(Instant::now(), duration);
             gate.not_before = Some(gate.not_before.map_or(until, |t| t.max(until)));
             process.gate_changed.notify_all();
         }
-        let shared = self.round_trip(process, |connection| {
+        {
+            let mut known = lock(&process.known);
+            let k = known.get_or_insert(Known {
+                at: Instant::now(),
+                used: 0,
+                next_free_at: None,
+                blocked_until: None,
+            });
+            k.blocked_until = Some(k.blocked_until.map_or(until, |b| b.max(until)));
+        }
+        let deadline = instant_after(
+            Instant::now(),
+            self.settings.connect_timeout + self.settings.io_timeout,
+        );
+        let shared = self.link.round_trip(None, deadline, |connection| {
             self.scripts
                 .block
                 .key(&self.block_key)
@@ -667,47 +1082,51 @@ impl SharedBudget {
         self.config.window
     }
 
-    /// Where the shared budget stands (one round trip), or the fallback's when Redis is away.
+    /// Where the shared budget stands as this process last learned it (no
+    /// I/O: the figures are those of the last round trip, aged by the clock),
+    /// or the fallback's while Redis is away.
     pub(crate) fn snapshot(&self) -> RateLimitState {
-        let process = self.process();
         let limit = self.config.effective_requests();
-        let peek = self.round_trip(process, |connection| {
-            self.scripts
-                .peek
-                .key(&self.starts_key)
-                .key(&self.block_key)
-                .arg(limit)
-                .arg(self.window().as_micros() as u64)
-                .invoke::<(i64, i64, i64)>(connection)
-        });
-        match peek {
-            Ok((used, next_free_us, blocked_ms)) => {
-                lock(&process.gate).degraded = false;
-                let used = used.max(0) as u32;
-                let blocked_for =
-                    (blocked_ms > 0).then(|| Duration::from_millis(blocked_ms as u64));
-                RateLimitState {
-                    limit,
-                    window: self.window(),
-                    used,
-                    remaining: if blocked_for.is_some() {
-                        0
-                    } else {
-                        limit.saturating_sub(used)
-                    },
-                    next_free_in: Duration::from_micros(next_free_us.max(0) as u64)
-                        .max(blocked_for.unwrap_or_default()),
-                    blocked_for,
-                    backend: BudgetBackend::Redis,
-                    degraded: false,
-                }
+        if self.link.degraded() {
+            let mut state = self.fallback.snapshot();
+            state.backend = BudgetBackend::Redis;
+            state.degraded = true;
+            return state;
+        }
+        let now = Instant::now();
+        let known = *lock(&self.process().known);
+        let (used, next_free_at, blocked_until) = match known {
+            Some(k) => {
+                // Every start it counted has left the window since.
+                let used = if now.duration_since(k.at) >= self.window() {
+                    0
+                } else {
+                    k.used
+                };
+                (used, k.next_free_at, k.blocked_until)
             }
-            Err(_) => {
-                let mut state = self.fallback.snapshot();
-                state.backend = BudgetBackend::Redis;
-                state.degraded = true;
-                state
-            }
+            None => (0, None, None),
+        };
+        let blocked_for = blocked_until
+            .map(|b| b.saturating_duration_since(now))
+            .filter(|d| !d.is_zero());
+        let next_free_in = next_free_at
+            .map(|t| t.saturating_duration_since(now))
+            .unwrap_or_default()
+            .max(blocked_for.unwrap_or_default());
+        RateLimitState {
+            limit,
+            window: self.window(),
+            used: used.min(limit),
+            remaining: if blocked_for.is_some() || !next_free_in.is_zero() {
+                0
+            } else {
+                limit.saturating_sub(used)
+            },
+            next_free_in,
+            blocked_for,
+            backend: BudgetBackend::Redis,
+            degraded: false,
         }
     }
 }
@@ -725,11 +1144,15 @@ fn key_hash(private_key: &str) -> String {
     digest[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn scrub(text: &str, password: Option<&str>) -> String {
-    match password {
-        Some(p) if text.contains(p) => text.replace(p, "REDACTED"),
-        _ => text.to_owned(),
+/// `text` with every one of `passwords` replaced by `REDACTED`.
+fn scrub(text: &str, passwords: &[String]) -> String {
+    let mut out = text.to_owned();
+    for p in passwords {
+        if out.contains(p.as_str()) {
+            out = out.replace(p.as_str(), "REDACTED");
+        }
     }
+    out
 }
 
 #[cfg(test)]
@@ -751,13 +1174,40 @@ mod tests {
             "redis://127.0.0.1:6379"
         );
         assert_eq!(
-            password_of("redis://:s3cret@h:1").as_deref(),
-            Some("s3cret")
+            redacted_url("redis+unix:///run/redis.sock?db=2&pass=s3cret"),
+            "redis+unix:///run/redis.sock?db=2&pass=REDACTED"
         );
-        assert_eq!(password_of("redis://user:p@ss@h").as_deref(), Some("p@ss"));
-        assert_eq!(password_of("redis://h:1"), None);
-        let shown = format!("{:?}", RedisBudget::new("redis://:s3cret@h:1"));
-        assert!(!shown.contains("s3cret"), "{shown}");
+        assert_eq!(
+            redacted_url("unix:///run/r.sock?Password=a%40b&user=u#x"),
+            "unix:///run/r.sock?Password=REDACTED&user=u#x"
+        );
+        // An `@` in a query password is not taken for user information.
+        assert_eq!(
+            redacted_url("redis+unix:///r.sock?pass=a@b"),
+            "redis+unix:///r.sock?pass=REDACTED"
+        );
+        assert_eq!(passwords_of("redis://:s3cret@h:1"), ["s3cret"]);
+        assert_eq!(passwords_of("redis://user:p@ss@h"), ["p@ss"]);
+        assert!(passwords_of("redis://h:1").is_empty());
+        assert!(passwords_of("redis://user@h:1").is_empty());
+        assert_eq!(
+            passwords_of("redis+unix:///r.sock?pass=p%26q+r&db=1"),
+            ["p%26q+r", "p&q r", "p&q+r"]
+        );
+        for url in [
+            "redis://:s3cret@h:1",
+            "redis+unix:///r.sock?pass=s3cret",
+            "redis+unix:///r.sock?password=s3cret",
+            "unix:///r.sock?user=me&pass=s3cret",
+        ] {
+            let shown = format!("{:?}", RedisBudget::new(url));
+            assert!(!shown.contains("s3cret"), "{shown}");
+            assert!(!RedisBudget::new(url).redacted_url().contains("s3cret"));
+            assert_eq!(
+                scrub("AUTH s3cret failed", &passwords_of(url)),
+                "AUTH REDACTED failed"
+            );
+        }
     }
 
     #[test]

@@ -24,6 +24,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::io::{self, Read, Write};
+use std::mem::ManuallyDrop;
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::{mpsc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -148,10 +149,23 @@ fn lookup(host: &str, port: u16, timeout: NextTimeout) -> Result<Vec<SocketAddr>
         .spawn(move || {
             let _ = tx.send(target.to_socket_addrs().map(Vec::from_iter));
         })?;
-    match rx.recv_timeout(*timeout.after) {
-        Ok(found) => Ok(found?),
-        Err(mpsc::RecvTimeoutError::Timeout) => Err(Error::Timeout(timeout.reason)),
-        Err(mpsc::RecvTimeoutError::Disconnected) => Err(Error::HostNotFound),
+    let deadline = instant_after(Instant::now(), *timeout.after);
+    let cancellable = cancel::in_flight_is_cancellable();
+    loop {
+        if cancellable && cancel::in_flight_is_cancelled() {
+            // The lookup thread finishes on its own; its answer is dropped.
+            return Err(cancelled_error());
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Some(wait) = slice(Some(left), cancellable) else {
+            return Err(Error::Timeout(timeout.reason));
+        };
+        match rx.recv_timeout(wait) {
+            Ok(found) => return Ok(found?),
+            Err(mpsc::RecvTimeoutError::Timeout) if left > wait => {}
+            Err(mpsc::RecvTimeoutError::Timeout) => return Err(Error::Timeout(timeout.reason)),
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Err(Error::HostNotFound),
+        }
     }
 }
 
@@ -173,14 +187,14 @@ impl<In: Transport> Connector<In> for TcpConnector {
             // A proxy connection made earlier in the chain.
             return Ok(Some(Either::A(transport)));
         }
-        let stream = connect(&details.addrs, details.timeout)?;
+        let (stream, ticket) = connect(&details.addrs, details.timeout)?;
         if details.config.no_delay() {
             stream.set_nodelay(true)?;
         }
         let config = details.config;
         Ok(Some(Either::B(TcpTransport {
-            _ticket: SocketTicket::new(&stream),
-            stream,
+            ticket: ManuallyDrop::new(ticket),
+            stream: ManuallyDrop::new(stream),
             buffers: LazyBuffers::new(config.input_buffer_size(), config.output_buffer_size()),
             read_timeout: None,
             write_timeout: None,
@@ -191,24 +205,24 @@ impl<In: Transport> Connector<In> for TcpConnector {
 
 /// Tries each address in turn, sharing the connect timeout between them
 /// (halving: the first gets half, the next a quarter, …; the last what is left).
-fn connect(addrs: &[SocketAddr], timeout: NextTimeout) -> Result<TcpStream, Error> {
-    let deadline =
-        (!timeout.after.is_not_happening()).then(|| instant_after(Instant::now(), *timeout.after));
+fn connect(addrs: &[SocketAddr], timeout: NextTimeout) -> Result<(TcpStream, SocketTicket), Error> {
+    let deadline = deadline_of(&timeout);
     let mut last_error = None;
     for (i, addr) in addrs.iter().enumerate() {
-        let attempt = match deadline {
-            None => TcpStream::connect(addr),
+        let share = match deadline {
+            None => None,
             Some(deadline) => {
                 let left = deadline.saturating_duration_since(Instant::now());
                 if left < MIN_SOCKET_TIMEOUT {
                     return Err(Error::Timeout(Timeout::Connect));
                 }
                 let share = if i + 1 == addrs.len() { left } else { left / 2 };
-                TcpStream::connect_timeout(addr, share.max(MIN_SOCKET_TIMEOUT * 10))
+                Some(share.max(MIN_SOCKET_TIMEOUT * 10))
             }
         };
-        match attempt {
-            Ok(stream) => return Ok(stream),
+        match connect_one(addr, share) {
+            Ok(connected) => return Ok(connected),
+            Err(e) if is_cancelled_io(&e) => return Err(cancelled_error()),
             Err(e)
                 if matches!(
                     e.kind(),
@@ -234,19 +248,187 @@ fn connect(addrs: &[SocketAddr], timeout: NextTimeout) -> Result<TcpStream, Erro
     Err(last_error.unwrap_or(Error::ConnectionFailed))
 }
 
+/// One connection attempt, within `timeout` (`None`: the system's own).
+///
+/// The socket is made and registered for the fork handlers in one step,
+/// before it connects; the connect waits in slices of
+/// [`CANCEL_CHECK_INTERVAL`] when the call can be cancelled, and gives up
+/// with [`cancelled_io`] when it is.
+#[cfg(unix)]
+fn connect_one(
+    addr: &SocketAddr,
+    timeout: Option<Duration>,
+) -> io::Result<(TcpStream, SocketTicket)> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+
+    let (storage, length) = socket_address(addr);
+    let family = match addr {
+        SocketAddr::V4(_) => libc::AF_INET,
+        SocketAddr::V6(_) => libc::AF_INET6,
+    };
+    let (fd, ticket) = SocketTicket::make(|| {
+        // SAFETY: a plain syscall; the descriptor is owned by the stream below.
+        unsafe { libc::socket(family, libc::SOCK_STREAM, 0) }
+    })
+    .ok_or_else(io::Error::last_os_error)?;
+    // SAFETY: `fd` is a new socket that nothing else owns.
+    let stream = unsafe { TcpStream::from_raw_fd(fd) };
+    set_cloexec(&stream)?;
+    stream.set_nonblocking(true)?;
+    // SAFETY: `storage` holds a valid address of `length` bytes.
+    let started = unsafe {
+        libc::connect(
+            stream.as_raw_fd(),
+            (&storage as *const libc::sockaddr_storage).cast(),
+            length,
+        )
+    };
+    if started != 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINPROGRESS) {
+            return Err(e);
+        }
+        wait_connected(&stream, timeout)?;
+    }
+    stream.set_nonblocking(false)?;
+    Ok((stream, ticket))
+}
+
+/// Waits for a non-blocking connect to finish, within `timeout`, seeing a cancel.
+#[cfg(unix)]
+fn wait_connected(stream: &TcpStream, timeout: Option<Duration>) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+
+    let deadline = timeout.map(|t| instant_after(Instant::now(), t));
+    let cancellable = cancel::in_flight_is_cancellable();
+    loop {
+        if cancellable && cancel::in_flight_is_cancelled() {
+            return Err(cancelled_io());
+        }
+        let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        if left.is_some_and(|l| l.is_zero()) {
+            return Err(io::ErrorKind::TimedOut.into());
+        }
+        let slice = match (left, cancellable) {
+            (Some(left), true) => left.min(CANCEL_CHECK_INTERVAL),
+            (None, true) => CANCEL_CHECK_INTERVAL,
+            (Some(left), false) => left,
+            (None, false) => Duration::from_secs(3600),
+        };
+        let mut poll = libc::pollfd {
+            fd: stream.as_raw_fd(),
+            events: libc::POLLOUT,
+            revents: 0,
+        };
+        let millis = slice.as_millis().clamp(1, i32::MAX as u128) as libc::c_int;
+        // SAFETY: one valid pollfd.
+        let ready = unsafe { libc::poll(&mut poll, 1, millis) };
+        if ready < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if ready > 0 {
+            return match stream.take_error()? {
+                Some(e) => Err(e),
+                None => Ok(()),
+            };
+        }
+    }
+}
+
+#[cfg(unix)]
+fn set_cloexec(stream: &TcpStream) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: plain fcntl calls on a descriptor the stream owns.
+    unsafe {
+        let flags = libc::fcntl(stream.as_raw_fd(), libc::F_GETFD);
+        if flags < 0 || libc::fcntl(stream.as_raw_fd(), libc::F_SETFD, flags | libc::FD_CLOEXEC) < 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// `addr` as a C socket address and its length.
+#[cfg(unix)]
+fn socket_address(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+    // SAFETY: all-zero is a valid sockaddr_storage.
+    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let length = match addr {
+        SocketAddr::V4(v4) => {
+            // SAFETY: sockaddr_storage is large and aligned enough for any address.
+            let sin = unsafe {
+                &mut *(&mut storage as *mut libc::sockaddr_storage).cast::<libc::sockaddr_in>()
+            };
+            sin.sin_family = libc::AF_INET as libc::sa_family_t;
+            sin.sin_port = v4.port().to_be();
+            sin.sin_addr = libc::in_addr {
+                s_addr: u32::from_ne_bytes(v4.ip().octets()),
+            };
+            std::mem::size_of::<libc::sockaddr_in>()
+        }
+        SocketAddr::V6(v6) => {
+            // SAFETY: as above.
+            let sin6 = unsafe {
+                &mut *(&mut storage as *mut libc::sockaddr_storage).cast::<libc::sockaddr_in6>()
+            };
+            sin6.sin6_family = libc::AF_INET6 as libc::sa_family_t;
+            sin6.sin6_port = v6.port().to_be();
+            sin6.sin6_addr = libc::in6_addr {
+                s6_addr: v6.ip().octets(),
+            };
+            sin6.sin6_flowinfo = v6.flowinfo();
+            sin6.sin6_scope_id = v6.scope_id();
+            std::mem::size_of::<libc::sockaddr_in6>()
+        }
+    };
+    (storage, length as libc::socklen_t)
+}
+
+/// Elsewhere: std's connect (no fork to guard against; a cancel is seen once it returns).
+#[cfg(not(unix))]
+fn connect_one(
+    addr: &SocketAddr,
+    timeout: Option<Duration>,
+) -> io::Result<(TcpStream, SocketTicket)> {
+    let stream = match timeout {
+        Some(timeout) => TcpStream::connect_timeout(addr, timeout)?,
+        None => TcpStream::connect(addr)?,
+    };
+    let ticket = SocketTicket::new(&stream);
+    Ok((stream, ticket))
+}
+
 // ---- transport ------------------------------------------------------------------------------
 
 /// One TCP connection.
 pub(crate) struct TcpTransport {
-    /// Declared before `stream`, so dropped before the socket is closed.
-    _ticket: SocketTicket,
-    stream: TcpStream,
+    /// Both dropped in `Drop`: the socket is closed as its ticket is given back.
+    ticket: ManuallyDrop<SocketTicket>,
+    stream: ManuallyDrop<TcpStream>,
     buffers: LazyBuffers,
     /// The socket's current `SO_RCVTIMEO` / `SO_SNDTIMEO` (`None`: never set, blocking).
     read_timeout: Option<Duration>,
     write_timeout: Option<Duration>,
     /// Set by any I/O; the probe after a use (ureq's, on return to the pool) is skipped.
     used_since_probe: bool,
+}
+
+impl Drop for TcpTransport {
+    fn drop(&mut self) {
+        // SAFETY: each is taken once, here, and never used again.
+        let (ticket, stream) = unsafe {
+            (
+                ManuallyDrop::take(&mut self.ticket),
+                ManuallyDrop::take(&mut self.stream),
+            )
+        };
+        ticket.close_with(|| drop(stream));
+    }
 }
 
 impl fmt::Debug for TcpTransport {
@@ -284,6 +466,16 @@ fn bound_blocking(
     Ok(())
 }
 
+/// How long one blocking step may take: what is `left` of the deadline, and at
+/// most [`CANCEL_CHECK_INTERVAL`] when the call can be cancelled.
+fn slice(left: Option<Duration>, cancellable: bool) -> Option<Duration> {
+    match (left, cancellable) {
+        (Some(left), true) => Some(left.min(CANCEL_CHECK_INTERVAL)),
+        (None, true) => Some(CANCEL_CHECK_INTERVAL),
+        (left, false) => left,
+    }
+}
+
 fn is_timeout(e: &io::Error) -> bool {
     matches!(
         e.kind(),
@@ -291,11 +483,30 @@ fn is_timeout(e: &io::Error) -> bool {
     )
 }
 
+/// The I/O error of a step given up because its call was cancelled. Not
+/// `Interrupted`: readers (`read_to_end`, the body reader) retry that kind,
+/// and would go on until the call's timeout.
+fn cancelled_io() -> io::Error {
+    io::Error::other(CancelledIo)
+}
+
+fn is_cancelled_io(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<CancelledIo>())
+}
+
+#[derive(Debug)]
+struct CancelledIo;
+
+impl fmt::Display for CancelledIo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the call was cancelled")
+    }
+}
+
+impl std::error::Error for CancelledIo {}
+
 fn cancelled_error() -> Error {
-    Error::Io(io::Error::new(
-        io::ErrorKind::Interrupted,
-        "the call was cancelled",
-    ))
+    Error::Io(cancelled_io())
 }
 
 impl Transport for TcpTransport {
@@ -314,13 +525,19 @@ impl Transport for TcpTransport {
             ..
         } = self;
         let output = &buffers.output()[..amount];
+        let cancellable = cancel::in_flight_is_cancellable();
         let mut written = 0;
         while written < output.len() {
+            if cancellable && cancel::in_flight_is_cancelled() {
+                return Err(cancelled_error());
+            }
             let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
             if left.is_some_and(|l| l < MIN_SOCKET_TIMEOUT) {
                 return Err(Error::Timeout(timeout.reason));
             }
-            bound_blocking(write_timeout, left, |t| stream.set_write_timeout(t))?;
+            bound_blocking(write_timeout, slice(left, cancellable), |t| {
+                stream.set_write_timeout(t)
+            })?;
             match stream.write(&output[written..]) {
                 Ok(0) => return Err(Error::Io(io::ErrorKind::WriteZero.into())),
                 Ok(n) => written += n,
@@ -344,15 +561,12 @@ impl Transport for TcpTransport {
             if left.is_some_and(|l| l < MIN_SOCKET_TIMEOUT) {
                 return Err(Error::Timeout(timeout.reason));
             }
-            let cap = match (left, cancellable) {
-                (Some(left), true) => Some(left.min(CANCEL_CHECK_INTERVAL)),
-                (None, true) => Some(CANCEL_CHECK_INTERVAL),
-                (left, false) => left,
-            };
             let stream = &self.stream;
-            bound_blocking(&mut self.read_timeout, cap, |t| stream.set_read_timeout(t))?;
+            bound_blocking(&mut self.read_timeout, slice(left, cancellable), |t| {
+                stream.set_read_timeout(t)
+            })?;
             let input = self.buffers.input_append_buf();
-            match (&self.stream).read(input) {
+            match (&*self.stream).read(input) {
                 Ok(n) => {
                     self.buffers.input_appended(n);
                     return Ok(n > 0);

@@ -249,7 +249,12 @@ pub fn raw(params: &RawRequest) -> Result<WireRequest> {
             "path must not contain {bad:?}: put parameters in `query` and percent-encode ids"
         )));
     }
-    if path.split('/').any(|s| s == ".." || s == ".") {
+    // `%2e` is a dot to every server that normalises paths: `/a/%2e%2e/b` is `/b`.
+    let is_dots = |segment: &str| {
+        let decoded = segment.to_ascii_lowercase().replace("%2e", ".");
+        decoded == "." || decoded == ".."
+    };
+    if path.split('/').any(is_dots) {
         return Err(Error::validation(
             "path must not contain '.' or '..' segments",
         ));

@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
@@ -17,39 +16,6 @@ use roomchat::{Client, ListUsers};
 const FORKS: usize = 60;
 const CALLING_THREADS: usize = 6;
 const CHILD_DEADLINE: Duration = Duration::from_secs(20);
-
-/// The inodes of the TCP sockets of this process whose remote end is `port`.
-fn sockets_to(port: u16) -> usize {
-    let mut ours = HashSet::new();
-    for entry in std::fs::read_dir("/proc/self/fd").unwrap().flatten() {
-        if let Ok(target) = std::fs::read_link(entry.path()) {
-            let target = target.to_string_lossy().into_owned();
-            if let Some(inode) = target
-                .strip_prefix("socket:[")
-                .and_then(|s| s.strip_suffix(']'))
-            {
-                ours.insert(inode.to_owned());
-            }
-        }
-    }
-    let mut count = 0;
-    for table in ["/proc/self/net/tcp", "/proc/self/net/tcp6"] {
-        let Ok(text) = std::fs::read_to_string(table) else {
-            continue;
-        };
-        for line in text.lines().skip(1) {
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            let remote_port = fields[2]
-                .rsplit(':')
-                .next()
-                .and_then(|p| u16::from_str_radix(p, 16).ok());
-            if remote_port == Some(port) && ours.contains(fields[9]) {
-                count += 1;
-            }
-        }
-    }
-    count
-}
 
 /// In the child: calls on the inherited client and on a new one, checking that
 /// none of the parent's connections is held. Never returns.
@@ -153,6 +119,79 @@ fn forks_while_threads_are_mid_call() {
     println!(
         "fork: {FORKS} forks while {CALLING_THREADS} threads called ({} calls in the parent); {} children failed",
         calls.load(Ordering::SeqCst),
+        failures.len()
+    );
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// Forks while threads open new connections all the time (a new client per
+/// call, so each call connects): a fork between a socket's `connect()` and its
+/// registration used to leave the child holding the parent's connection
+/// (hardening round 2, defect 12). Every child must hold none of them.
+#[test]
+fn forks_while_connections_are_being_opened() {
+    let emu = emulator_with("fork-connecting", |c| {
+        c.rate_limit = roomchat_emulator::RateLimit {
+            requests: 1_000_000,
+            window: Duration::from_secs(60),
+        }
+    });
+    emu.seed_users(10);
+    let port: u16 = emu.base_url().rsplit(':').next().unwrap().parse().unwrap();
+    let fresh_for_children = builder(&emu).build().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let connects = Arc::new(AtomicUsize::new(0));
+    let callers: Vec<_> = (0..CALLING_THREADS)
+        .map(|_| {
+            let (stop, connects) = (stop.clone(), connects.clone());
+            let builder = builder(&emu);
+            thread::spawn(move || {
+                while !stop.load(Ordering::SeqCst) {
+                    let client = builder.clone().build().unwrap();
+                    client
+                        .list_users(&ListUsers::page(2, 0))
+                        .expect("the parent's calls go on");
+                    connects.fetch_add(1, Ordering::SeqCst);
+                }
+            })
+        })
+        .collect();
+    while connects.load(Ordering::SeqCst) < 20 {
+        thread::sleep(Duration::from_millis(1));
+    }
+    let mut failures = Vec::new();
+    for i in 0..FORKS * 5 {
+        thread::sleep(Duration::from_millis(3));
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            let inherited = sockets_to(port);
+            let code = if inherited != 0 {
+                3
+            } else if fresh_for_children
+                .list_users(&ListUsers::page(2, 0))
+                .is_err()
+            {
+                5
+            } else {
+                0
+            };
+            unsafe { libc::_exit(code) }
+        }
+        match wait_child(pid, CHILD_DEADLINE) {
+            Some(0) => {}
+            Some(code) => failures.push(format!("child {i} exited {code}")),
+            None => failures.push(format!("child {i} hung and was killed")),
+        }
+    }
+    stop.store(true, Ordering::SeqCst);
+    for caller in callers {
+        caller.join().unwrap();
+    }
+    println!(
+        "fork: {} forks while {CALLING_THREADS} threads opened {} connections; {} children held a parent's socket or failed",
+        FORKS * 5,
+        connects.load(Ordering::SeqCst),
         failures.len()
     );
     assert!(failures.is_empty(), "{failures:#?}");

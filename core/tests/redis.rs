@@ -244,6 +244,10 @@ fn a_forked_child_uses_its_own_connection() {
     client.list_users(&ListUsers::page(1, 0)).unwrap();
     assert!(redis.has_clients(1), "{} connections", redis.client_count());
     let child = fork_child(|| {
+        // The parent's Redis socket is not the child's to hold (hardening round 2, defect 12).
+        if sockets_to(redis.port) != 0 {
+            return 3;
+        }
         for _ in 0..3 {
             if client.list_users(&ListUsers::page(1, 0)).is_err() {
                 return 1;
@@ -400,4 +404,228 @@ fn no_redis_password_or_private_key_in_any_output() {
             "the key leaked: {text}"
         );
     }
+}
+
+#[test]
+fn no_redis_password_in_any_output_for_every_url_form() {
+    let emu = emulator_limited("redis-url-forms", 100_000, Duration::from_secs(60));
+    let password = "p4ss-in-a-url-form-31";
+    let socket = std::env::temp_dir().join(format!("roomchat-absent-{}.sock", std::process::id()));
+    let socket = socket.display();
+    for url in [
+        format!("redis://:{password}@127.0.0.1:1/0"),
+        format!("redis://roomchat:{password}@127.0.0.1:1/0"),
+        format!("redis+unix://{socket}?pass={password}"),
+        format!("redis+unix://{socket}?db=0&password={password}"),
+        format!("unix://{socket}?user=roomchat&pass={password}"),
+    ] {
+        let lines = Arc::new(Lines::default());
+        let budget = RedisBudget::new(&url).on_error(OnRedisError::FailClosed);
+        let client = builder(&emu)
+            .redis_budget(budget.clone())
+            .observer(lines.clone())
+            .max_retries(0)
+            .build()
+            .unwrap();
+        let error = client.list_users(&ListUsers::default()).unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::BudgetUnavailable, "{url}: {error}");
+        let mut shown = vec![
+            budget.redacted_url(),
+            format!("{budget:?}"),
+            format!("{client:?}"),
+            format!("{:?}", client.rate_limit_state()),
+            error.to_string(),
+            format!("{error:?}"),
+        ];
+        shown.extend(lines.0.lock().unwrap().iter().cloned());
+        assert!(shown[0].contains("REDACTED"), "{url}: {}", shown[0]);
+        for text in &shown {
+            assert!(
+                !text.contains(password),
+                "{url}: the password leaked: {text}"
+            );
+        }
+    }
+}
+
+/// The Redis key holding a key's 429 block (as the client names it: see `shared_budget`).
+fn block_key(prefix: &str, private_key: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::new()
+        .chain_update(b"roomchat-budget-v1\0")
+        .chain_update(private_key.as_bytes())
+        .finalize();
+    let hash: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    format!("{prefix}:{{{hash}}}:block")
+}
+
+#[test]
+fn a_hold_read_back_from_redis_is_capped_at_two_windows() {
+    let emu = emulator_limited("redis-hold-cap", 100_000, Duration::from_secs(60));
+    let redis = RedisServer::start(None);
+    let client = builder(&emu)
+        .rate_limit(RateLimitConfig::new(100_000, Duration::from_secs(10)).fail_fast())
+        .redis_budget(shared(&redis, OnRedisError::FailClosed))
+        .build()
+        .unwrap();
+    client.list_users(&ListUsers::default()).unwrap();
+    // A block of ~31 years, as an older client fed an epoch in ms would have written.
+    let block = block_key("roomchat", &emu.private_key());
+    let reply = redis.command(&["SET", &block, "1", "PX", "1000000000000"]);
+    assert_eq!(reply.as_deref(), Some("+OK"));
+    let error = client.list_users(&ListUsers::default()).unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::RateLimited, "{error}");
+    let wait = error.retry_after().unwrap();
+    println!(
+        "redis budget: a 31-year block read back from Redis made a wait of {:.1} s",
+        wait.as_secs_f64()
+    );
+    // Two windows of 10 s plus the jitter allowance, and the gate's jitter.
+    assert!(wait <= Duration::from_secs(23), "{wait:?}");
+}
+
+/// A "Redis" that accepts connections and never answers (a black hole).
+fn black_hole() -> (String, thread::JoinHandle<()>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "redis://127.0.0.1:{}",
+        listener.local_addr().unwrap().port()
+    );
+    listener.set_nonblocking(true).unwrap();
+    let holder = thread::spawn(move || {
+        let mut held = Vec::new();
+        let until = Instant::now() + Duration::from_secs(8);
+        while Instant::now() < until {
+            if let Ok((stream, _)) = listener.accept() {
+                held.push(stream);
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+    });
+    (url, holder)
+}
+
+#[test]
+fn a_black_holed_redis_delays_concurrent_callers_once_not_one_after_another() {
+    let emu = emulator_limited("redis-black-hole", 100_000, Duration::from_secs(60));
+    let (url, _holder) = black_hole();
+    let client = builder(&emu)
+        .redis_budget(
+            RedisBudget::new(url)
+                .on_error(OnRedisError::LocalFallback)
+                .connect_timeout(Duration::from_millis(500))
+                .io_timeout(Duration::from_millis(500)),
+        )
+        .max_retries(0)
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let callers: Vec<_> = (0..16)
+        .map(|_| {
+            let client = client.clone();
+            thread::spawn(move || {
+                client.list_users(&ListUsers::page(1, 0)).unwrap();
+                started.elapsed()
+            })
+        })
+        .collect();
+    // While they wait on Redis, the state is read without asking it.
+    thread::sleep(Duration::from_millis(100));
+    let asked = Instant::now();
+    let state = client.rate_limit_state();
+    let state_took = asked.elapsed();
+    let slowest = callers
+        .into_iter()
+        .map(|c| c.join().unwrap())
+        .max()
+        .unwrap();
+    println!(
+        "redis budget: 16 concurrent calls with a black-holed Redis (500 ms timeouts) all done in {} ms (was ~8 s); rate_limit_state took {} µs meanwhile",
+        slowest.as_millis(),
+        state_took.as_micros()
+    );
+    assert!(slowest < Duration::from_millis(1500), "{slowest:?}");
+    assert!(state_took < Duration::from_millis(20), "{state_took:?}");
+    assert_eq!(state.backend, BudgetBackend::Redis);
+    // The breaker is open now: the next call falls back at once, and says degraded.
+    let again = Instant::now();
+    client.list_users(&ListUsers::page(1, 0)).unwrap();
+    assert!(again.elapsed() < Duration::from_millis(200));
+    assert!(client.rate_limit_state().degraded);
+}
+
+#[test]
+fn waiting_for_redis_ends_at_a_cancel() {
+    let emu = emulator_limited("redis-wait-cancel", 100_000, Duration::from_secs(60));
+    let (url, _holder) = black_hole();
+    let client = builder(&emu)
+        .redis_budget(
+            RedisBudget::new(url)
+                .on_error(OnRedisError::FailClosed)
+                .connect_timeout(Duration::from_secs(3))
+                .io_timeout(Duration::from_secs(3)),
+        )
+        .max_retries(0)
+        .build()
+        .unwrap();
+    // One caller is stuck connecting; the next waits for it, and is cancelled.
+    let stuck = {
+        let client = client.clone();
+        thread::spawn(move || client.list_users(&ListUsers::page(1, 0)).unwrap_err())
+    };
+    thread::sleep(Duration::from_millis(100));
+    let token = roomchat::CancelToken::new();
+    let canceller = {
+        let token = token.clone();
+        thread::spawn(move || {
+            thread::sleep(Duration::from_millis(200));
+            token.cancel();
+        })
+    };
+    let started = Instant::now();
+    let error = client
+        .with_cancel(token)
+        .list_users(&ListUsers::page(1, 0))
+        .unwrap_err();
+    let late = started.elapsed().saturating_sub(Duration::from_millis(200));
+    canceller.join().unwrap();
+    println!(
+        "redis budget: a cancel while waiting for Redis was seen after {} ms",
+        late.as_millis()
+    );
+    assert_eq!(error.kind(), ErrorKind::Cancelled, "{error}");
+    assert!(late < Duration::from_millis(200), "{late:?}");
+    assert_eq!(stuck.join().unwrap().kind(), ErrorKind::BudgetUnavailable);
+}
+
+#[test]
+fn keys_on_one_redis_share_its_connections() {
+    let redis = RedisServer::start(None);
+    let emulators: Vec<Emulator> = (0..40)
+        .map(|i| {
+            emulator_limited(
+                &format!("redis-many-keys-{i}"),
+                100_000,
+                Duration::from_secs(60),
+            )
+        })
+        .collect();
+    let clients: Vec<Client> = emulators
+        .iter()
+        .map(|emu| {
+            builder(emu)
+                .redis_budget(shared(&redis, OnRedisError::FailClosed))
+                .build()
+                .unwrap()
+        })
+        .collect();
+    for client in &clients {
+        client.list_users(&ListUsers::page(1, 0)).unwrap();
+    }
+    let connections = redis.client_count();
+    println!(
+        "redis budget: 40 keys on one Redis use {connections} connection(s) (was one per key)"
+    );
+    // The count includes the helper's own connection asking.
+    assert!(connections <= 2, "{connections} connections");
 }

@@ -10,7 +10,9 @@ use roomchat::{
 };
 use serde_json::Value;
 
-use crate::error::{c_string, guard, guard_value, roomchat_error, roomchat_result, Failure};
+use crate::error::{
+    c_string, enum_arg, enum_from_u32, guard, guard_value, roomchat_error, roomchat_result, Failure,
+};
 use crate::models::{
     roomchat_created_user, roomchat_messages, roomchat_user_page, roomchat_users_iter,
 };
@@ -88,19 +90,32 @@ pub(crate) fn free_box<T>(ptr: *mut T) {
 
 /// Settings for a client, made by `roomchat_client_options_new` and freed
 /// with `roomchat_client_options_free`. Setters only record; everything is
-/// checked by `roomchat_client_new`. Not thread-safe: configure it on one thread.
+/// checked by `roomchat_client_new`. A setter given a bad value records the
+/// error (and keeps the setting's previous value); a later valid call of the
+/// same setter replaces it, so only the settings' last calls count.
+/// Not thread-safe: configure it on one thread.
 #[allow(non_camel_case_types)]
 pub struct roomchat_client_options {
     builder: ClientBuilder,
     rate_limit: RateLimitConfig,
     /// Set by `roomchat_client_options_set_rate_limit_redis`; the other Redis setters adjust it.
     redis: Option<RedisBudget>,
-    error: Option<Failure>,
+    /// The failure of each setter whose last call was invalid, by setter, oldest first.
+    errors: Vec<(&'static str, Failure)>,
 }
 
 impl roomchat_client_options {
     fn set(&mut self, change: impl FnOnce(ClientBuilder) -> ClientBuilder) {
         self.builder = change(self.builder.clone());
+    }
+
+    /// Records the outcome of the last call of `setter`: a success clears the
+    /// failure an earlier call of it left.
+    fn record(&mut self, setter: &'static str, outcome: Result<(), Failure>) {
+        self.errors.retain(|(name, _)| *name != setter);
+        if let Err(failure) = outcome {
+            self.errors.push((setter, failure));
+        }
     }
 }
 
@@ -121,7 +136,7 @@ pub extern "C" fn roomchat_client_options_new(
                 builder: Client::builder(key),
                 rate_limit: RateLimitConfig::default(),
                 redis: None,
-                error: None,
+                errors: Vec::new(),
             },
         );
         Ok(())
@@ -138,15 +153,13 @@ pub extern "C" fn roomchat_client_options_free(options: *mut roomchat_client_opt
 fn set_text(
     options: *mut roomchat_client_options,
     value: *const c_char,
-    name: &str,
+    name: &'static str,
     apply: impl FnOnce(ClientBuilder, String) -> ClientBuilder,
 ) -> roomchat_result {
     guard(ptr::null_mut(), || {
         let options = mut_arg(options, "options")?;
-        match text_arg(value, name) {
-            Ok(v) => options.set(|b| apply(b, v.to_owned())),
-            Err(failure) => options.error = Some(failure),
-        }
+        let outcome = text_arg(value, name).map(|v| options.set(|b| apply(b, v.to_owned())));
+        options.record(name, outcome);
         Ok(())
     })
 }
@@ -198,7 +211,9 @@ fn set_value(
 }
 
 /// Sets the connect timeout and the overall timeout of one attempt, in milliseconds
-/// (0 keeps the default: 10 000 and 30 000).
+/// (0 keeps the default: 10 000 and 30 000). Any value is safe to pass: one above
+/// 10^12 ms (`roomchat::MAX_DURATION`, 10^9 s) makes `roomchat_client_new` fail
+/// with `ROOMCHAT_RESULT_CONFIGURATION`.
 #[no_mangle]
 pub extern "C" fn roomchat_client_options_set_timeouts(
     options: *mut roomchat_client_options,
@@ -233,7 +248,9 @@ pub extern "C" fn roomchat_client_options_set_retries(
 
 /// Sets the client-side rate limit of the key: `requests` per `window_ms`
 /// (default 600 per 60 000), and whether a call fails at once (`fail_fast`)
-/// or waits up to `max_wait_ms` for a slot when the budget is spent.
+/// or waits up to `max_wait_ms` for a slot when the budget is spent. A window
+/// or wait above 10^12 ms (10^9 s), or 0 requests or a 0 window, makes
+/// `roomchat_client_new` fail with `ROOMCHAT_RESULT_CONFIGURATION`.
 #[no_mangle]
 pub extern "C" fn roomchat_client_options_set_rate_limit(
     options: *mut roomchat_client_options,
@@ -266,11 +283,18 @@ pub enum roomchat_redis_policy {
     /// Send without counting.
     FailOpen = 2,
 }
+enum_from_u32!(roomchat_redis_policy {
+    LocalFallback,
+    FailClosed,
+    FailOpen
+});
 
 /// Shares the key's rate budget with every process and host through the Redis
-/// server at `url` (copied; `redis://[:password@]host[:port][/db]`, or
-/// `rediss://` for TLS), with the limits of `roomchat_client_options_set_rate_limit`.
-/// The URL and its password are never shown in any error or log line.
+/// server at `url` (copied; `redis://[[user]:password@]host[:port][/db]`,
+/// `rediss://` for TLS, or `redis+unix:///path[?pass=password]` for a unix
+/// socket), with the limits of `roomchat_client_options_set_rate_limit`. The
+/// password is never shown in any error or log line, in any of its forms. Call it
+/// before the other Redis setters: each call starts the Redis settings afresh.
 #[no_mangle]
 pub extern "C" fn roomchat_client_options_set_rate_limit_redis(
     options: *mut roomchat_client_options,
@@ -278,32 +302,30 @@ pub extern "C" fn roomchat_client_options_set_rate_limit_redis(
 ) -> roomchat_result {
     guard(ptr::null_mut(), || {
         let options = mut_arg(options, "options")?;
-        match text_arg(url, "redis url") {
-            Ok(url) => options.redis = Some(RedisBudget::new(url)),
-            Err(failure) => options.error = Some(failure),
-        }
+        let outcome =
+            text_arg(url, "redis url").map(|url| options.redis = Some(RedisBudget::new(url)));
+        options.record("redis url", outcome);
         Ok(())
     })
 }
 
-/// Applies `change` to the Redis settings; without a Redis URL set first, the
-/// error is reported by `roomchat_client_new`.
+/// Applies `change` to the Redis settings as the call of `setter`; without a
+/// Redis URL set first, or when `change` fails, the settings stay as they were
+/// and the error is reported by `roomchat_client_new`.
 fn set_redis(
     options: *mut roomchat_client_options,
+    setter: &'static str,
     change: impl FnOnce(RedisBudget) -> Result<RedisBudget, Failure>,
 ) -> roomchat_result {
     guard(ptr::null_mut(), || {
         let options = mut_arg(options, "options")?;
-        let outcome = match options.redis.take() {
-            Some(redis) => change(redis).map(Some),
-            None => Err(Failure::invalid(
-                "set the Redis URL (roomchat_client_options_set_rate_limit_redis) before the other Redis settings",
-            )),
+        let outcome = match &options.redis {
+            Some(redis) => change(redis.clone()).map(|redis| options.redis = Some(redis)),
+            None => Err(Failure::invalid(format!(
+                "{setter}: set the Redis URL (roomchat_client_options_set_rate_limit_redis) before the other Redis settings"
+            ))),
         };
-        match outcome {
-            Ok(redis) => options.redis = redis,
-            Err(failure) => options.error = Some(failure),
-        }
+        options.record(setter, outcome);
         Ok(())
     })
 }
@@ -319,16 +341,16 @@ pub extern "C" fn roomchat_client_options_set_redis_policy(
     policy: u32,
     expected_processes: u32,
 ) -> roomchat_result {
-    set_redis(options, |redis| {
-        let policy = match policy {
-            0 => OnRedisError::LocalFallback,
-            1 => OnRedisError::FailClosed,
-            2 => OnRedisError::FailOpen,
-            other => {
-                return Err(Failure::invalid(format!(
-                    "{other} is not a roomchat_redis_policy"
-                )))
-            }
+    set_redis(options, "redis policy", |redis| {
+        let policy = match enum_arg(
+            policy,
+            "policy",
+            "roomchat_redis_policy",
+            roomchat_redis_policy::from_u32,
+        )? {
+            roomchat_redis_policy::LocalFallback => OnRedisError::LocalFallback,
+            roomchat_redis_policy::FailClosed => OnRedisError::FailClosed,
+            roomchat_redis_policy::FailOpen => OnRedisError::FailOpen,
         };
         let redis = redis.on_error(policy);
         Ok(if expected_processes > 0 {
@@ -341,7 +363,8 @@ pub extern "C" fn roomchat_client_options_set_redis_policy(
 
 /// Sets the Redis connect timeout, the read/write timeout of each round trip,
 /// and how long Redis is left alone after a failure, in milliseconds (0 keeps
-/// a default: 500, 500 and 5 000).
+/// a default: 500, 500 and 5 000). One above 10^12 ms (10^9 s) makes
+/// `roomchat_client_new` fail with `ROOMCHAT_RESULT_CONFIGURATION`.
 #[no_mangle]
 pub extern "C" fn roomchat_client_options_set_redis_timeouts(
     options: *mut roomchat_client_options,
@@ -349,7 +372,7 @@ pub extern "C" fn roomchat_client_options_set_redis_timeouts(
     io_ms: u64,
     breaker_cooldown_ms: u64,
 ) -> roomchat_result {
-    set_redis(options, |mut redis| {
+    set_redis(options, "redis timeouts", |mut redis| {
         if connect_ms > 0 {
             redis = redis.connect_timeout(Duration::from_millis(connect_ms));
         }
@@ -369,12 +392,13 @@ pub extern "C" fn roomchat_client_options_set_redis_key_prefix(
     options: *mut roomchat_client_options,
     prefix: *const c_char,
 ) -> roomchat_result {
-    set_redis(options, |redis| {
+    set_redis(options, "redis key prefix", |redis| {
         Ok(redis.key_prefix(text_arg(prefix, "prefix")?.to_owned()))
     })
 }
 
-/// Sets the largest response body accepted, in bytes (default 16 MiB).
+/// Sets the largest response body accepted, in bytes (default 16 MiB);
+/// `UINT64_MAX` means no cap.
 #[no_mangle]
 pub extern "C" fn roomchat_client_options_set_max_response_bytes(
     options: *mut roomchat_client_options,
@@ -415,7 +439,7 @@ pub extern "C" fn roomchat_client_new(
     guard(err_out, || {
         out_arg(client_out, "client_out")?;
         let options = borrow_arg(options, "options")?;
-        if let Some(failure) = &options.error {
+        if let Some((_, failure)) = options.errors.first() {
             return Err(Failure::invalid(format!(
                 "an option was invalid: {}",
                 crate::error::failure_text(failure)
@@ -498,18 +522,30 @@ pub enum roomchat_user_identifier {
     /// The customer-chosen `uniqueUserIdentifier`.
     UniqueUserIdentifier = 1,
 }
+enum_from_u32!(roomchat_user_identifier {
+    UserId,
+    UniqueUserIdentifier
+});
 
-/// DELETE /consumer/api/v2/user/deactivate, by exactly one identifier.
+/// DELETE /consumer/api/v2/user/deactivate, by exactly one identifier. `by` is
+/// a `roomchat_user_identifier` value; another number gives
+/// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent.
 /// `ROOMCHAT_RESULT_USER_NOT_FOUND` when no active user has it.
 #[no_mangle]
 pub extern "C" fn roomchat_client_deactivate_user(
     client: *const roomchat_client,
-    by: roomchat_user_identifier,
+    by: u32,
     id: *const c_char,
     err_out: *mut *mut roomchat_error,
 ) -> roomchat_result {
     guard(err_out, || {
         let client = borrow_arg(client, "client")?;
+        let by = enum_arg(
+            by,
+            "by",
+            "roomchat_user_identifier",
+            roomchat_user_identifier::from_u32,
+        )?;
         let id = text_arg(id, "id")?.to_owned();
         let target = match by {
             roomchat_user_identifier::UserId => DeactivateUser::UserId(id),
@@ -532,21 +568,30 @@ pub enum roomchat_path_form {
     /// `/consumer/api/v2/chatroom/...`
     ChatRoom = 1,
 }
+enum_from_u32!(roomchat_path_form { Room, ChatRoom });
 
-/// GET the messages of a conversation, oldest first. Writes them to
+/// GET the messages of a conversation, oldest first. `form` is a
+/// `roomchat_path_form` value; another number gives
+/// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent. Writes them to
 /// `*messages_out` (free with `roomchat_messages_free`).
 #[no_mangle]
 pub extern "C" fn roomchat_client_conversation_messages(
     client: *const roomchat_client,
     room_id: *const c_char,
     conversation_id: *const c_char,
-    form: roomchat_path_form,
+    form: u32,
     messages_out: *mut *mut roomchat_messages,
     err_out: *mut *mut roomchat_error,
 ) -> roomchat_result {
     guard(err_out, || {
         out_arg(messages_out, "messages_out")?;
         let client = borrow_arg(client, "client")?;
+        let form = enum_arg(
+            form,
+            "form",
+            "roomchat_path_form",
+            roomchat_path_form::from_u32,
+        )?;
         let query = ConversationMessages::new(
             text_arg(room_id, "room_id")?,
             text_arg(conversation_id, "conversation_id")?,
@@ -573,18 +618,24 @@ pub enum roomchat_role {
     /// A moderator of one room (`chat_room`); a regular user in any other.
     ModeratorOfRoom = 2,
 }
+enum_from_u32!(roomchat_role {
+    Regular,
+    ModeratorOfAllRooms,
+    ModeratorOfRoom
+});
 
-/// POST /consumer/api/v1/user. `chat_room` is required for
-/// `ROOMCHAT_ROLE_MODERATOR_OF_ROOM` and must be NULL otherwise. `extra_json`
-/// (NULL for none) is a JSON object of fields sent unchanged, e.g.
-/// `{"uniqueUserIdentifier": "crm-1", "email": "a@b.c"}`. Never retried after a
-/// 5xx or timeout unless enabled. Writes the new user to `*user_out` (free with
-/// `roomchat_created_user_free`).
+/// POST /consumer/api/v1/user. `role` is a `roomchat_role` value; another
+/// number gives `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent.
+/// `chat_room` is required for `ROOMCHAT_ROLE_MODERATOR_OF_ROOM` and must be
+/// NULL otherwise. `extra_json` (NULL for none) is a JSON object of fields sent
+/// unchanged, e.g. `{"uniqueUserIdentifier": "crm-1", "email": "a@b.c"}`. Never
+/// retried after a 5xx or timeout unless enabled. Writes the new user to
+/// `*user_out` (free with `roomchat_created_user_free`).
 #[no_mangle]
 pub extern "C" fn roomchat_client_create_user(
     client: *const roomchat_client,
     username: *const c_char,
-    role: roomchat_role,
+    role: u32,
     chat_room: *const c_char,
     extra_json: *const c_char,
     user_out: *mut *mut roomchat_created_user,
@@ -593,6 +644,7 @@ pub extern "C" fn roomchat_client_create_user(
     guard(err_out, || {
         out_arg(user_out, "user_out")?;
         let client = borrow_arg(client, "client")?;
+        let role = enum_arg(role, "role", "roomchat_role", roomchat_role::from_u32)?;
         let username = text_arg(username, "username")?;
         let chat_room = opt_text_arg(chat_room, "chat_room")?;
         let mut request = match (role, chat_room) {
@@ -649,12 +701,19 @@ pub enum roomchat_raw_auth {
     /// No key.
     None = 2,
 }
+enum_from_u32!(roomchat_raw_auth {
+    PrivateKey,
+    PublicKey,
+    None
+});
 
 /// A request to an operation without a documented shape, through the same
 /// limits, retries and error decoding. `query_json` (NULL for none) is a JSON
 /// array of `["name", "value"]` pairs; `body_json` (NULL for none) is the JSON
-/// body. On a 2xx, writes the status to `*status_out` and the body's JSON text
-/// to `*body_out` (free with `roomchat_string_free`; `null` for an empty body).
+/// body. `auth` is a `roomchat_raw_auth` value; another number gives
+/// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent. On a 2xx, writes the
+/// status to `*status_out` and the body's JSON text to `*body_out` (free with
+/// `roomchat_string_free`; `null` for an empty body).
 #[no_mangle]
 pub extern "C" fn roomchat_client_raw_request(
     client: *const roomchat_client,
@@ -662,7 +721,7 @@ pub extern "C" fn roomchat_client_raw_request(
     path: *const c_char,
     query_json: *const c_char,
     body_json: *const c_char,
-    auth: roomchat_raw_auth,
+    auth: u32,
     status_out: *mut u16,
     body_out: *mut *mut c_char,
     err_out: *mut *mut roomchat_error,
@@ -673,6 +732,12 @@ pub extern "C" fn roomchat_client_raw_request(
             return Err(Failure::invalid("status_out is NULL"));
         }
         let client = borrow_arg(client, "client")?;
+        let auth = enum_arg(
+            auth,
+            "auth",
+            "roomchat_raw_auth",
+            roomchat_raw_auth::from_u32,
+        )?;
         let mut request = RawRequest::new(text_arg(method, "method")?, text_arg(path, "path")?);
         request.auth = match auth {
             roomchat_raw_auth::PrivateKey => RawAuth::PrivateKey,
@@ -759,7 +824,9 @@ pub extern "C" fn roomchat_client_rate_limit_state(
             remaining: s.remaining,
             window_ms: ms(s.window),
             next_free_in_ms: ms(s.next_free_in),
-            blocked_for_ms: s.blocked_for.map_or(-1, |d| ms(d) as i64),
+            blocked_for_ms: s
+                .blocked_for
+                .map_or(-1, |d| ms(d).min(i64::MAX as u64) as i64),
             backend: match s.backend {
                 BudgetBackend::Redis => roomchat_budget_backend::Redis,
                 _ => roomchat_budget_backend::Local,

@@ -47,7 +47,8 @@ pub enum roomchat_result {
     Cancelled = 15,
     /// The shared rate-limit budget (Redis) could not be consulted, and the client fails closed.
     BudgetUnavailable = 16,
-    /// A NULL pointer where one is not allowed, a string that is not UTF-8, or malformed JSON text.
+    /// A NULL pointer where one is not allowed, a string that is not UTF-8, malformed JSON
+    /// text, or an enum parameter holding a value its enum does not have.
     InvalidArgument = 100,
     /// A bug inside the library was caught at the boundary; nothing crossed into C.
     Panic = 101,
@@ -260,34 +261,104 @@ pub extern "C" fn roomchat_error_free(error: *mut roomchat_error) {
     })
 }
 
-/// A static, NUL-terminated name of a result code, e.g. `"user_not_found"`; never NULL.
-#[no_mangle]
-pub extern "C" fn roomchat_result_name(code: roomchat_result) -> *const c_char {
-    use roomchat_result as R;
-    let name: &'static [u8] = match code {
-        R::Ok => b"ok\0",
-        R::MissingAuth => b"missing_auth\0",
-        R::InvalidAuth => b"invalid_auth\0",
-        R::InvalidRequest => b"invalid_request\0",
-        R::UserNotFound => b"user_not_found\0",
-        R::PlanUpgradeRequired => b"plan_upgrade_required\0",
-        R::RateLimited => b"rate_limited\0",
-        R::ServerError => b"server_error\0",
-        R::UnexpectedStatus => b"unexpected_status\0",
-        R::Timeout => b"timeout\0",
-        R::Connection => b"connection\0",
-        R::Decode => b"decode\0",
-        R::ResponseTooLarge => b"response_too_large\0",
-        R::Validation => b"validation\0",
-        R::Configuration => b"configuration\0",
-        R::Cancelled => b"cancelled\0",
-        R::BudgetUnavailable => b"budget_unavailable\0",
-        R::InvalidArgument => b"invalid_argument\0",
-        R::Panic => b"panic\0",
-        R::IterationDone => b"iteration_done\0",
-        R::Unknown => b"unknown\0",
+/// Gives a C enum `from_u32`, mapping a number back to the variant it is, for
+/// enum parameters taken as `u32` (any number C passes is then safe: a Rust enum
+/// holding a value it does not have is undefined behaviour).
+macro_rules! enum_from_u32 {
+    ($name:ident { $($variant:ident),+ $(,)? }) => {
+        impl $name {
+            /// The variant numbered `value`, if the enum has one.
+            pub(crate) fn from_u32(value: u32) -> Option<$name> {
+                // Exhaustive, so that a new variant cannot be left out of the list.
+                let _ = |v: $name| match v {
+                    $($name::$variant => ()),+
+                };
+                [$($name::$variant),+].into_iter().find(|v| *v as u32 == value)
+            }
+        }
     };
-    name.as_ptr().cast()
+}
+pub(crate) use enum_from_u32;
+
+/// An enum parameter `name` taken as `u32`: its variant, or an invalid-argument
+/// failure naming the parameter and the value.
+pub(crate) fn enum_arg<T>(
+    value: u32,
+    name: &str,
+    enum_name: &str,
+    from_u32: fn(u32) -> Option<T>,
+) -> Result<T, Failure> {
+    from_u32(value).ok_or_else(|| {
+        Failure::invalid(format!(
+            "{name} is {value}, which is not a {enum_name} value"
+        ))
+    })
+}
+
+enum_from_u32!(roomchat_result {
+    Ok,
+    MissingAuth,
+    InvalidAuth,
+    InvalidRequest,
+    UserNotFound,
+    PlanUpgradeRequired,
+    RateLimited,
+    ServerError,
+    UnexpectedStatus,
+    Timeout,
+    Connection,
+    Decode,
+    ResponseTooLarge,
+    Validation,
+    Configuration,
+    Cancelled,
+    BudgetUnavailable,
+    InvalidArgument,
+    Panic,
+    IterationDone,
+    Unknown,
+});
+
+impl roomchat_result {
+    fn name(self) -> &'static [u8] {
+        use roomchat_result as R;
+        match self {
+            R::Ok => b"ok\0",
+            R::MissingAuth => b"missing_auth\0",
+            R::InvalidAuth => b"invalid_auth\0",
+            R::InvalidRequest => b"invalid_request\0",
+            R::UserNotFound => b"user_not_found\0",
+            R::PlanUpgradeRequired => b"plan_upgrade_required\0",
+            R::RateLimited => b"rate_limited\0",
+            R::ServerError => b"server_error\0",
+            R::UnexpectedStatus => b"unexpected_status\0",
+            R::Timeout => b"timeout\0",
+            R::Connection => b"connection\0",
+            R::Decode => b"decode\0",
+            R::ResponseTooLarge => b"response_too_large\0",
+            R::Validation => b"validation\0",
+            R::Configuration => b"configuration\0",
+            R::Cancelled => b"cancelled\0",
+            R::BudgetUnavailable => b"budget_unavailable\0",
+            R::InvalidArgument => b"invalid_argument\0",
+            R::Panic => b"panic\0",
+            R::IterationDone => b"iteration_done\0",
+            R::Unknown => b"unknown\0",
+        }
+    }
+}
+
+/// A static, NUL-terminated name of a result code, e.g. `"user_not_found"`; never NULL.
+/// `code` is a `roomchat_result` value, taken as `uint32_t` so that any number is
+/// safe to pass: a number that is not a `roomchat_result` gives `"unknown"` (the
+/// name of `ROOMCHAT_RESULT_UNKNOWN`).
+#[no_mangle]
+pub extern "C" fn roomchat_result_name(code: u32) -> *const c_char {
+    roomchat_result::from_u32(code)
+        .unwrap_or(roomchat_result::Unknown)
+        .name()
+        .as_ptr()
+        .cast()
 }
 
 #[cfg(test)]
@@ -312,5 +383,24 @@ mod tests {
             guard(ptr::null_mut(), || Err(Failure::invalid("x"))),
             roomchat_result::InvalidArgument
         );
+    }
+
+    #[test]
+    fn every_code_has_a_name_and_other_numbers_are_unknown() {
+        let name = |code: u32| {
+            // SAFETY: the names are static NUL-terminated strings.
+            unsafe { std::ffi::CStr::from_ptr(roomchat_result_name(code)) }
+                .to_str()
+                .unwrap()
+        };
+        for number in (0..=16).chain(100..=103) {
+            let code = roomchat_result::from_u32(number).unwrap();
+            assert_eq!(code as u32, number);
+        }
+        assert_eq!(name(4), "user_not_found");
+        assert_eq!(name(103), "unknown");
+        for unknown in [17, 99, 104, u32::MAX] {
+            assert_eq!(name(unknown), "unknown");
+        }
     }
 }

@@ -9,7 +9,9 @@ use std::sync::OnceLock;
 use roomchat::{CreatedUser, Message, User, UserPage, Users};
 
 use crate::client::{borrow_arg, free_box, mut_arg, out_arg, write_out};
-use crate::error::{c_string, guard, guard_value, roomchat_error, roomchat_result, Failure};
+use crate::error::{
+    c_string, enum_from_u32, guard, guard_value, roomchat_error, roomchat_result, Failure,
+};
 
 fn opt(text: Option<String>) -> Option<CString> {
     text.map(c_string)
@@ -348,26 +350,39 @@ pub enum roomchat_message_field {
     /// The author's `uniqueUserIdentifier`.
     AuthorUniqueUserIdentifier = 7,
 }
+enum_from_u32!(roomchat_message_field {
+    Id,
+    Conversation,
+    Text,
+    Created,
+    AuthorId,
+    AuthorUsername,
+    AuthorEmail,
+    AuthorUniqueUserIdentifier,
+});
 
-/// A field of a message, borrowed (valid until its list is freed), or NULL when absent.
+/// A field of a message, borrowed (valid until its list is freed), or NULL when
+/// absent. `field` is a `roomchat_message_field` value; another number (the
+/// message has no such field) also gives NULL.
 #[no_mangle]
 pub extern "C" fn roomchat_message_get_field(
     message: *const roomchat_message,
-    field: roomchat_message_field,
+    field: u32,
 ) -> *const c_char {
     use roomchat_message_field as F;
     guard_value(ptr::null(), || {
-        get(message).map_or(ptr::null(), |m| {
-            ptr_of(match field {
-                F::Id => &m.id,
-                F::Conversation => &m.conversation,
-                F::Text => &m.text,
-                F::Created => &m.created,
-                F::AuthorId => &m.author_id,
-                F::AuthorUsername => &m.author_username,
-                F::AuthorEmail => &m.author_email,
-                F::AuthorUniqueUserIdentifier => &m.author_unique_user_identifier,
-            })
+        let (Some(m), Some(field)) = (get(message), F::from_u32(field)) else {
+            return ptr::null();
+        };
+        ptr_of(match field {
+            F::Id => &m.id,
+            F::Conversation => &m.conversation,
+            F::Text => &m.text,
+            F::Created => &m.created,
+            F::AuthorId => &m.author_id,
+            F::AuthorUsername => &m.author_username,
+            F::AuthorEmail => &m.author_email,
+            F::AuthorUniqueUserIdentifier => &m.author_unique_user_identifier,
         })
     })
 }

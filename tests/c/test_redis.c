@@ -2,8 +2,9 @@
  * The rate budget shared through Redis, from C: a real redis-server (with a
  * password) on a free loopback port, two processes counting in one budget, the
  * state naming the backend, Redis killed under ROOMCHAT_REDIS_POLICY_FAIL_CLOSED
- * (a typed error, quickly, without the password in it), and a bad policy value
- * refused. Prints "redis: N passed, M failed".
+ * (a typed error, quickly, without the password in it), a bad policy value
+ * refused, and a password in every form the redis crate parses shown in no
+ * error and no output. Prints "redis: N passed, M failed".
  *
  * Usage: test_redis <path to roomchat-emulator> [path to redis-server]
  */
@@ -98,6 +99,113 @@ static roomchat_result list_one(roomchat_client *client, roomchat_error **err) {
   return r;
 }
 
+/* Whether any string of `err` contains `secret`. */
+static int error_shows(const roomchat_error *err, const char *secret) {
+  const char *texts[4];
+  int i;
+  texts[0] = roomchat_error_message(err);
+  texts[1] = roomchat_error_event_id(err);
+  texts[2] = roomchat_error_method(err);
+  texts[3] = roomchat_error_path(err);
+  for (i = 0; i < 4; i++)
+    if (texts[i] && strstr(texts[i], secret)) return 1;
+  return 0;
+}
+
+#define SECRET "c-test-redis-secret-19"
+
+/* Issue 19, defect 2: a Redis password in any form the redis crate parses (user
+ * info; `pass=` in a unix-socket URL; and `password=`, which a reader would take
+ * for one) appears in no error the C API returns, whether the client fails at
+ * build or fails closed at a call, nor in anything written to stderr. */
+static void test_password_never_shown(const emulator *emu) {
+  struct {
+    const char *format; /* %d: a loopback port nothing listens on */
+    int builds;         /* 0: the URL itself is refused at build */
+  } forms[] = {
+      {"redis://:" SECRET "@127.0.0.1:%d/0", 1},
+      {"redis://user:" SECRET "@127.0.0.1:%d/0", 1},
+      {"rediss://:" SECRET "@127.0.0.1:%d/0", 1},
+      {"valkey://user:" SECRET "@127.0.0.1:%d", 1},
+      {"redis+unix:///tmp/roomchat-nonexistent-%d.sock?pass=" SECRET, 1},
+      {"redis+unix:///tmp/roomchat-nonexistent-%d.sock?password=" SECRET, 1},
+      {"redis+unix:///tmp/roomchat-nonexistent-%d.sock?db=1&user=u&pass=" SECRET, 1},
+      {"unix:///tmp/roomchat-nonexistent-%d.sock?pass=" SECRET, 1},
+      {"unix:///tmp/roomchat-nonexistent-%d.sock?password=" SECRET, 1},
+      {"valkey+unix:///tmp/roomchat-nonexistent-%d.sock?pass=" SECRET, 1},
+      {"redis://:" SECRET "@0.0.0.0:%d/0", 0},                             /* a wildcard address */
+      {"redis+unix:///tmp/roomchat-nonexistent-%d.sock?db=x&pass=" SECRET, 0}, /* a bad db */
+  };
+  int results[sizeof forms / sizeof forms[0]][3]; /* build, first call, second call */
+  int shown[sizeof forms / sizeof forms[0]];
+  size_t n = sizeof forms / sizeof forms[0], i;
+  int dead_port = free_port(), saved_stderr, leaked_to_stderr;
+  char url[256], captured[8192];
+  FILE *capture = tmpfile();
+  size_t captured_len;
+
+  /* Everything the library might write to stderr during these calls is kept and scanned. */
+  fflush(stderr);
+  saved_stderr = dup(2);
+  dup2(fileno(capture), 2);
+  for (i = 0; i < n; i++) {
+    roomchat_client_options *options = NULL;
+    roomchat_client *client = NULL;
+    roomchat_error *err = NULL;
+    snprintf(url, sizeof url, forms[i].format, dead_port);
+    roomchat_client_options_new(emu->private_key, &options, NULL);
+    roomchat_client_options_set_base_url(options, emu->base_url);
+    roomchat_client_options_set_retries(options, 0, false);
+    roomchat_client_options_set_rate_limit(options, 100, 60000, true, 0);
+    roomchat_client_options_set_rate_limit_redis(options, url);
+    roomchat_client_options_set_redis_policy(options, ROOMCHAT_REDIS_POLICY_FAIL_CLOSED, 0);
+    roomchat_client_options_set_redis_timeouts(options, 200, 200, 300);
+    results[i][0] = roomchat_client_new(options, &client, &err);
+    shown[i] = err && error_shows(err, SECRET);
+    roomchat_error_free(err);
+    roomchat_client_options_free(options);
+    results[i][1] = results[i][2] = -1;
+    if (client) {
+      /* the first call fails to connect; the second finds the breaker open */
+      err = NULL;
+      results[i][1] = list_one(client, &err);
+      shown[i] |= err && error_shows(err, SECRET);
+      roomchat_error_free(err);
+      err = NULL;
+      results[i][2] = list_one(client, &err);
+      shown[i] |= err && error_shows(err, SECRET);
+      roomchat_error_free(err);
+      roomchat_client_free(client);
+    }
+  }
+  fflush(stderr);
+  dup2(saved_stderr, 2);
+  close(saved_stderr);
+  rewind(capture);
+  captured_len = fread(captured, 1, sizeof captured - 1, capture);
+  captured[captured_len] = '\0';
+  fclose(capture);
+  leaked_to_stderr = strstr(captured, SECRET) != NULL;
+  if (captured_len) fprintf(stderr, "stderr during the calls:\n%s\n", captured);
+
+  for (i = 0; i < n; i++) {
+    int ok = !shown[i] && (forms[i].builds ? results[i][0] == ROOMCHAT_RESULT_OK &&
+                                                 results[i][1] == ROOMCHAT_RESULT_BUDGET_UNAVAILABLE &&
+                                                 results[i][2] == ROOMCHAT_RESULT_BUDGET_UNAVAILABLE
+                                           : results[i][0] == ROOMCHAT_RESULT_CONFIGURATION);
+    CHECK(ok);
+    if (!ok)
+      fprintf(stderr, "  form %d (%.*s...): build %s, calls %s, %s; password %s\n", (int)i,
+              (int)(strstr(forms[i].format, SECRET) ? strstr(forms[i].format, SECRET) - forms[i].format : 12),
+              forms[i].format,
+              roomchat_result_name((uint32_t)results[i][0]),
+              results[i][1] < 0 ? "-" : roomchat_result_name((uint32_t)results[i][1]),
+              results[i][2] < 0 ? "-" : roomchat_result_name((uint32_t)results[i][2]),
+              shown[i] ? "SHOWN in an error" : "not shown");
+  }
+  CHECK(!leaked_to_stderr);
+}
+
 static double now_s(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -120,11 +228,12 @@ int main(int argc, char **argv) {
   }
   alarm(120);
   if (!emulator_start(&emu, argv[1], args)) return 2;
+  test_password_never_shown(&emu);
   port = free_port();
   CHECK(redis_start(redis_binary, port));
   snprintf(url, sizeof url, "redis://:%s@127.0.0.1:%d/0", PASSWORD, port);
 
-  /* Two processes, one budget: the parent's 3 starts and the child's 2 show in both. */
+  /* Two processes, one budget: the parent's 3 starts and the child's 2 count in one window. */
   client = shared_client(&emu, url, ROOMCHAT_REDIS_POLICY_FAIL_CLOSED);
   CHECK(client != NULL);
   for (i = 0; i < 3; i++) CHECK(list_one(client, NULL) == ROOMCHAT_RESULT_OK);
@@ -136,10 +245,13 @@ int main(int argc, char **argv) {
     _exit(ok ? 0 : 1);
   }
   CHECK(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  /* The state does no I/O: it shows what the parent's last round trip learned,
+     so one more call brings in the child's 2 starts (and its own). */
+  CHECK(list_one(client, NULL) == ROOMCHAT_RESULT_OK);
   CHECK(roomchat_client_rate_limit_state(client, &state) == ROOMCHAT_RESULT_OK);
   CHECK(state.backend == ROOMCHAT_BUDGET_BACKEND_REDIS);
   CHECK(!state.degraded);
-  CHECK(state.used == 5);
+  CHECK(state.used == 6);
   CHECK(state.limit == 98);
 
   /* Redis killed: fail closed, quickly, with a typed error and no password in it. */

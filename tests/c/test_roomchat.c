@@ -365,6 +365,323 @@ static void test_error_codes(roomchat_client *client) {
   CHECK(page == NULL && user == NULL && out == NULL);
 }
 
+/* Numbers that no enum parameter of the ABI takes: each enum's max + 1 is added per enum. */
+static const uint32_t out_of_range[] = {17, 255, 256, 65536, 0x7fffffffu, 0x80000000u, UINT32_MAX};
+#define OUT_OF_RANGE_COUNT (sizeof out_of_range / sizeof out_of_range[0])
+
+/* A call given an enum parameter outside its enum: ROOMCHAT_RESULT_INVALID_ARGUMENT,
+ * with a message naming the parameter and the value. */
+static void expect_enum_refused(roomchat_result got, roomchat_error **errp, const char *param, uint32_t value) {
+  char named[96];
+  snprintf(named, sizeof named, "%s is %lu,", param, (unsigned long)value);
+  CHECK(*errp != NULL && strstr(roomchat_error_message(*errp), named) != NULL);
+  if (*errp && !strstr(roomchat_error_message(*errp), named))
+    fprintf(stderr, "  wanted \"%s\" in: %s\n", named, roomchat_error_message(*errp));
+  expect_error(got, errp, ROOMCHAT_RESULT_INVALID_ARGUMENT, 0);
+}
+
+/* Issue 19, defect 3: enum parameters are uint32_t, so C may pass any number; one
+ * outside the enum is refused (a documented result), never undefined behaviour
+ * (roomchat_result_name(17) died with SIGILL), and nothing is sent. */
+static void test_enum_parameters_out_of_range(roomchat_client *client) {
+  roomchat_messages *messages = NULL;
+  roomchat_created_user *user = NULL;
+  roomchat_error *err = NULL;
+  const roomchat_message *first;
+  char *body = NULL, *out = NULL;
+  char conversation[64];
+  uint16_t status = 0;
+  uint32_t value;
+  size_t i;
+  int round, named = 0;
+
+  /* Every code has its own name; any other number is "unknown". */
+  for (value = 0; value <= 16; value++) named += strcmp(roomchat_result_name(value), "unknown") != 0;
+  for (value = 100; value <= 102; value++) named += strcmp(roomchat_result_name(value), "unknown") != 0;
+  CHECK(named == 20);
+  CHECK(strcmp(roomchat_result_name(ROOMCHAT_RESULT_UNKNOWN), "unknown") == 0);
+  CHECK(strcmp(roomchat_result_name(17), "unknown") == 0);
+  for (value = 17; value < 100; value++) CHECK(strcmp(roomchat_result_name(value), "unknown") == 0);
+  for (i = 0; i < OUT_OF_RANGE_COUNT; i++) CHECK(strcmp(roomchat_result_name(out_of_range[i]), "unknown") == 0);
+  CHECK(strcmp(roomchat_result_name(104), "unknown") == 0);
+
+  CHECK(http_request(&emu, "POST", "/_emulator/rooms", "{\"roomId\": \"r-enum\", \"name\": \"Enums\"}", NULL) == 200);
+  CHECK(http_request(&emu, "POST", "/_emulator/conversations",
+                     "{\"roomId\": \"r-enum\", \"messages\": [{\"messages\": \"one\", \"user\": {\"username\": \"e\"}}]}",
+                     &body) == 200);
+  CHECK(json_string_field(body, "conversationId", conversation, sizeof conversation));
+  free(body);
+  CHECK(roomchat_client_conversation_messages(client, "r-enum", conversation, ROOMCHAT_PATH_FORM_ROOM, &messages,
+                                              &err) == ROOMCHAT_RESULT_OK);
+  first = roomchat_messages_get(messages, 0);
+  CHECK(first != NULL);
+
+  CHECK(http_request(&emu, "DELETE", "/_emulator/journal", NULL, NULL) == 200);
+  /* round 0: each enum's max + 1; then the shared out-of-range numbers */
+  for (round = 0; round <= (int)OUT_OF_RANGE_COUNT; round++) {
+    uint32_t any = round ? out_of_range[round - 1] : 0;
+    value = round ? any : ROOMCHAT_USER_IDENTIFIER_UNIQUE_USER_IDENTIFIER + 1;
+    expect_enum_refused(roomchat_client_deactivate_user(client, value, "someone", &err), &err, "by", value);
+
+    value = round ? any : ROOMCHAT_PATH_FORM_CHAT_ROOM + 1;
+    expect_enum_refused(roomchat_client_conversation_messages(client, "r-enum", conversation, value, &messages, &err),
+                        &err, "form", value);
+
+    value = round ? any : ROOMCHAT_ROLE_MODERATOR_OF_ROOM + 1;
+    expect_enum_refused(roomchat_client_create_user(client, "enum", value, NULL, NULL, &user, &err), &err, "role",
+                        value);
+    expect_enum_refused(roomchat_client_create_user(client, "enum", value, "r-enum", NULL, &user, &err), &err, "role",
+                        value);
+
+    value = round ? any : ROOMCHAT_RAW_AUTH_NONE + 1;
+    expect_enum_refused(roomchat_client_raw_request(client, "POST", "/consumer/api/v1/user", NULL,
+                                                    "{\"username\": \"enum\"}", value, &status, &out, &err),
+                        &err, "auth", value);
+
+    value = round ? any : ROOMCHAT_MESSAGE_FIELD_AUTHOR_UNIQUE_USER_IDENTIFIER + 1;
+    CHECK(roomchat_message_get_field(first, value) == NULL); /* documented: no such field */
+  }
+  CHECK(user == NULL && out == NULL && status == 0);
+  /* the messages from before are untouched (outputs are written only on success) */
+  CHECK(strcmp(roomchat_message_get_field(first, ROOMCHAT_MESSAGE_FIELD_TEXT), "one") == 0);
+  roomchat_messages_free(messages);
+  /* nothing was sent for any of them */
+  CHECK(http_request(&emu, "GET", "/_emulator/journal", NULL, &body) == 200);
+  CHECK(count_occurrences(body, "\"path\":") == 0);
+  free(body);
+}
+
+/* Builds a client from `options` (then freed); returns the result, checking that
+ * a failure's message contains `wanted` when it is not NULL. Frees the client. */
+static roomchat_result build_from(roomchat_client_options *options, const char *wanted) {
+  roomchat_client *client = NULL;
+  roomchat_error *err = NULL;
+  roomchat_result r = roomchat_client_new(options, &client, &err);
+  if (r != ROOMCHAT_RESULT_OK) {
+    CHECK(client == NULL);
+    CHECK(err != NULL && roomchat_error_code(err) == r);
+    if (wanted) {
+      CHECK(err != NULL && strstr(roomchat_error_message(err), wanted) != NULL);
+      if (err && !strstr(roomchat_error_message(err), wanted))
+        fprintf(stderr, "  wanted \"%s\" in: %s\n", wanted, roomchat_error_message(err));
+    }
+  } else if (wanted) {
+    fprintf(stderr, "  built, but wanted an error with \"%s\"\n", wanted);
+  }
+  roomchat_error_free(err);
+  roomchat_client_free(client);
+  roomchat_client_options_free(options);
+  return r;
+}
+
+static roomchat_client_options *options_for_emulator(void) {
+  roomchat_client_options *options = NULL;
+  CHECK(roomchat_client_options_new(emu.private_key, &options, NULL) == ROOMCHAT_RESULT_OK);
+  CHECK(roomchat_client_options_set_base_url(options, emu.base_url) == ROOMCHAT_RESULT_OK);
+  return options;
+}
+
+/* Issue 19 ("the C options object keeps an error after a later valid set"):
+ * only each setter's last call counts. */
+static void test_options_last_call_counts(void) {
+  const char bad_utf8[] = {(char)0xff, (char)0xfe, 0};
+  roomchat_client_options *options;
+  roomchat_client *client = NULL;
+  roomchat_rate_limit_state state;
+
+  /* a bad value, then a valid one: the client builds */
+  options = options_for_emulator();
+  roomchat_client_options_set_base_url(options, bad_utf8);
+  roomchat_client_options_set_base_url(options, emu.base_url);
+  CHECK(build_from(options, NULL) == ROOMCHAT_RESULT_OK);
+  options = options_for_emulator();
+  roomchat_client_options_set_app_name(options, NULL);
+  roomchat_client_options_set_app_name(options, "c-tests/2.0");
+  roomchat_client_options_set_chat_url(options, bad_utf8);
+  roomchat_client_options_set_chat_url(options, emu.chat_url);
+  roomchat_client_options_set_public_key(options, NULL);
+  roomchat_client_options_set_public_key(options, emu.public_key);
+  CHECK(build_from(options, NULL) == ROOMCHAT_RESULT_OK);
+
+  /* a valid value, then a bad one: refused; another setter's valid call clears nothing */
+  options = options_for_emulator();
+  roomchat_client_options_set_app_name(options, NULL);
+  CHECK(build_from(options, "app_name is NULL") == ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  options = options_for_emulator();
+  roomchat_client_options_set_base_url(options, bad_utf8);
+  roomchat_client_options_set_app_name(options, "c-tests/2.0");
+  CHECK(build_from(options, "base_url is not UTF-8") == ROOMCHAT_RESULT_INVALID_ARGUMENT);
+
+  /* the Redis settings: a bad policy, then a valid one; the URL set before survives it */
+  options = options_for_emulator();
+  roomchat_client_options_set_rate_limit_redis(options, NULL);
+  roomchat_client_options_set_rate_limit_redis(options, "redis://127.0.0.1:1/0");
+  roomchat_client_options_set_redis_policy(options, 7, 0);
+  roomchat_client_options_set_redis_key_prefix(options, NULL);
+  roomchat_client_options_set_redis_policy(options, ROOMCHAT_REDIS_POLICY_FAIL_OPEN, 0);
+  roomchat_client_options_set_redis_key_prefix(options, "c-tests");
+  CHECK(roomchat_client_new(options, &client, NULL) == ROOMCHAT_RESULT_OK);
+  CHECK(client != NULL && roomchat_client_rate_limit_state(client, &state) == ROOMCHAT_RESULT_OK);
+  CHECK(client != NULL && state.backend == ROOMCHAT_BUDGET_BACKEND_REDIS);
+  roomchat_client_free(client);
+  roomchat_client_options_free(options);
+  options = options_for_emulator();
+  roomchat_client_options_set_rate_limit_redis(options, "redis://127.0.0.1:1/0");
+  roomchat_client_options_set_redis_policy(options, ROOMCHAT_REDIS_POLICY_FAIL_OPEN, 0);
+  roomchat_client_options_set_redis_policy(options, UINT32_MAX, 0);
+  CHECK(build_from(options, "policy is 4294967295,") == ROOMCHAT_RESULT_INVALID_ARGUMENT);
+}
+
+/* A one-shot HTTP server on loopback that answers one request with a users page
+ * sent chunked (no Content-Length: the emulator always sends one), then closes. */
+typedef struct chunked_server {
+  int listen_fd;
+  int port;
+  pthread_t thread;
+} chunked_server;
+
+static void *chunked_serve(void *arg) {
+  chunked_server *server = (chunked_server *)arg;
+  static const char *chunks[] = {"{\"data\": [{\"_id\": \"u1\", \"username\": \"chunked\"}], ",
+                                 "\"total\": 1, \"limit\": 50, ", "\"skip\": 0}"};
+  const char *head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+                     "Connection: close\r\n\r\n";
+  char request[4096], line[64];
+  size_t used = 0, i;
+  int fd = accept(server->listen_fd, NULL, NULL);
+  if (fd < 0) return NULL;
+  while (used < sizeof request - 1) {
+    ssize_t n = read(fd, request + used, sizeof request - 1 - used);
+    if (n <= 0) break;
+    used += (size_t)n;
+    request[used] = '\0';
+    if (strstr(request, "\r\n\r\n")) break;
+  }
+  if (write(fd, head, strlen(head)) < 0) goto done;
+  for (i = 0; i < sizeof chunks / sizeof chunks[0]; i++) {
+    snprintf(line, sizeof line, "%zx\r\n", strlen(chunks[i]));
+    if (write(fd, line, strlen(line)) < 0 || write(fd, chunks[i], strlen(chunks[i])) < 0 || write(fd, "\r\n", 2) < 0)
+      goto done;
+  }
+  if (write(fd, "0\r\n\r\n", 5) < 0) goto done;
+done:
+  close(fd);
+  return NULL;
+}
+
+static int chunked_server_start(chunked_server *server) {
+  struct sockaddr_in addr;
+  socklen_t len = sizeof addr;
+  server->listen_fd = socket(AF_INET, SOCK_STREAM, 0);
+  memset(&addr, 0, sizeof addr);
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (server->listen_fd < 0 || bind(server->listen_fd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
+      listen(server->listen_fd, 1) != 0 || getsockname(server->listen_fd, (struct sockaddr *)&addr, &len) != 0)
+    return 0;
+  server->port = ntohs(addr.sin_port);
+  return pthread_create(&server->thread, NULL, chunked_serve, server) == 0;
+}
+
+static void chunked_server_stop(chunked_server *server) {
+  shutdown(server->listen_fd, SHUT_RDWR); /* wakes an accept that got no connection */
+  pthread_join(server->thread, NULL);
+  close(server->listen_fd);
+}
+
+/* Issue 19, defect 4 at the C boundary: any duration in milliseconds is safe to
+ * pass (one above roomchat::MAX_DURATION, 10^12 ms, is a configuration error at
+ * build, never a panic), and max_response_bytes = UINT64_MAX means no cap. */
+static void test_huge_durations_and_sizes(void) {
+  const uint64_t max_ms = UINT64_C(1000000000000); /* 10^9 s */
+  roomchat_client_options *options;
+  roomchat_client *client;
+  roomchat_user_page *page = NULL;
+  roomchat_error *err = NULL;
+  char *body = NULL;
+  uint16_t status = 0;
+
+  options = options_for_emulator();
+  roomchat_client_options_set_timeouts(options, UINT64_MAX, 0);
+  CHECK(build_from(options, "connect timeout must be at most 1000000000 s") == ROOMCHAT_RESULT_CONFIGURATION);
+  options = options_for_emulator();
+  roomchat_client_options_set_timeouts(options, 0, UINT64_MAX);
+  CHECK(build_from(options, "timeout must be at most") == ROOMCHAT_RESULT_CONFIGURATION);
+  options = options_for_emulator();
+  roomchat_client_options_set_timeouts(options, max_ms + 1, max_ms + 1);
+  CHECK(build_from(options, "must be at most") == ROOMCHAT_RESULT_CONFIGURATION);
+  options = options_for_emulator();
+  roomchat_client_options_set_rate_limit(options, 100, UINT64_MAX, false, 1000);
+  CHECK(build_from(options, "rate-limit window must be at most") == ROOMCHAT_RESULT_CONFIGURATION);
+  options = options_for_emulator();
+  roomchat_client_options_set_rate_limit(options, 100, 60000, false, UINT64_MAX);
+  CHECK(build_from(options, "longest rate-limit wait must be at most") == ROOMCHAT_RESULT_CONFIGURATION);
+  options = options_for_emulator();
+  roomchat_client_options_set_rate_limit(options, UINT32_MAX, UINT64_MAX, true, UINT64_MAX);
+  CHECK(build_from(options, "must be at most") == ROOMCHAT_RESULT_CONFIGURATION);
+  options = options_for_emulator();
+  roomchat_client_options_set_rate_limit_redis(options, "redis://127.0.0.1:1/0");
+  roomchat_client_options_set_redis_timeouts(options, UINT64_MAX, 0, 0);
+  CHECK(build_from(options, "Redis connect timeout must be at most") == ROOMCHAT_RESULT_CONFIGURATION);
+  options = options_for_emulator();
+  roomchat_client_options_set_rate_limit_redis(options, "redis://127.0.0.1:1/0");
+  roomchat_client_options_set_redis_timeouts(options, 0, UINT64_MAX, 0);
+  CHECK(build_from(options, "Redis I/O timeout must be at most") == ROOMCHAT_RESULT_CONFIGURATION);
+  options = options_for_emulator();
+  roomchat_client_options_set_rate_limit_redis(options, "redis://127.0.0.1:1/0");
+  roomchat_client_options_set_redis_timeouts(options, 0, 0, UINT64_MAX);
+  CHECK(build_from(options, "Redis breaker cooldown must be at most") == ROOMCHAT_RESULT_CONFIGURATION);
+
+  /* the longest accepted durations build, and a call under them works */
+  options = options_for_emulator();
+  roomchat_client_options_set_timeouts(options, max_ms, max_ms);
+  roomchat_client_options_set_rate_limit(options, 100000, max_ms, false, max_ms);
+  client = NULL;
+  CHECK(roomchat_client_new(options, &client, &err) == ROOMCHAT_RESULT_OK);
+  roomchat_client_options_free(options);
+  if (err) fprintf(stderr, "  longest durations: %s\n", roomchat_error_message(err));
+  roomchat_error_free(err);
+  err = NULL;
+  CHECK(client != NULL && roomchat_client_list_users(client, 0, 0, &page, &err) == ROOMCHAT_RESULT_OK);
+  roomchat_user_page_free(page);
+  page = NULL;
+  roomchat_client_free(client);
+
+  /* no cap on the body: a 100 000-byte answer is read whole */
+  client = make_client(emu.private_key, emu.base_url, 0, 0, UINT64_MAX);
+  CHECK(client != NULL);
+  CHECK(roomchat_client_list_users(client, 0, 0, &page, &err) == ROOMCHAT_RESULT_OK);
+  roomchat_user_page_free(page);
+  add_fault("{\"method\": \"GET\", \"path\": \"/consumer/api/v2/users\", \"action\": {\"kind\": \"large_body\", "
+            "\"bytes\": 100000}}");
+  CHECK(roomchat_client_raw_request(client, "GET", "/consumer/api/v2/users", NULL, NULL,
+                                    ROOMCHAT_RAW_AUTH_PRIVATE_KEY, &status, &body, &err) == ROOMCHAT_RESULT_OK);
+  if (err) fprintf(stderr, "  max_response_bytes UINT64_MAX: %s\n", roomchat_error_message(err));
+  CHECK(status == 200 && body != NULL && strlen(body) >= 99990);
+  roomchat_string_free(body);
+  roomchat_error_free(err);
+  err = NULL;
+  roomchat_client_free(client);
+
+  /* ... and a chunked answer (no length given, read up to the cap + 1: which wrapped) */
+  {
+    chunked_server server;
+    char url[64];
+    page = NULL;
+    CHECK(chunked_server_start(&server));
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", server.port);
+    client = make_client(emu.private_key, url, 0, 0, UINT64_MAX);
+    CHECK(client != NULL && roomchat_client_list_users(client, 0, 0, &page, &err) == ROOMCHAT_RESULT_OK);
+    if (err) fprintf(stderr, "  chunked, max_response_bytes UINT64_MAX: %s\n", roomchat_error_message(err));
+    CHECK(roomchat_user_page_len(page) == 1 && roomchat_user_page_total(page) == 1);
+    CHECK(page != NULL && strcmp(roomchat_user_username(roomchat_user_page_get(page, 0)), "chunked") == 0);
+    roomchat_user_page_free(page);
+    roomchat_error_free(err);
+    roomchat_client_free(client);
+    chunked_server_stop(&server);
+  }
+}
+
 static void *list_many(void *arg) {
   roomchat_client *client = (roomchat_client *)arg;
   int i, ok = 0;
@@ -418,6 +735,9 @@ int main(int argc, char **argv) {
   test_rooms_messages_sign_in(client);
   test_invalid_arguments(client);
   test_error_codes(client);
+  test_enum_parameters_out_of_range(client);
+  test_options_last_call_counts();
+  test_huge_durations_and_sizes();
   test_threads(client);
   test_rate_limited(client);
   roomchat_client_free(client);

@@ -7,8 +7,11 @@
 
 use std::time::Duration;
 
-use roomchat::{Error, ErrorKind};
+use roomchat::{Error, ErrorKind, MAX_DURATION};
 use serde_json::{Map, Value};
+
+/// The largest whole number a JS number holds exactly (`Number.MAX_SAFE_INTEGER`).
+pub const MAX_SAFE_INTEGER: u64 = 9_007_199_254_740_991;
 
 /// A validation error (nothing was sent).
 pub fn invalid(message: impl Into<String>) -> Error {
@@ -112,7 +115,7 @@ impl<'a> Args<'a> {
         let n = match value {
             Value::Number(n) => n.as_u64().or_else(|| {
                 n.as_f64()
-                    .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= 9_007_199_254_740_991.0)
+                    .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= MAX_SAFE_INTEGER as f64)
                     .map(|f| f as u64)
             }),
             _ => None,
@@ -123,17 +126,28 @@ impl<'a> Args<'a> {
         }
     }
 
-    /// A duration given in milliseconds (a finite number ≥ 0; fractions allowed).
+    /// A duration given in milliseconds (a finite number ≥ 0; fractions allowed),
+    /// at most core's [`MAX_DURATION`]: a longer one is the configuration error
+    /// core would give, but naming the option as the caller wrote it.
     pub fn millis(&self, name: &str) -> Result<Option<Duration>, Error> {
         let Some(value) = self.get(name) else {
             return Ok(None);
         };
-        value
+        let ms = value
             .as_f64()
-            .filter(|ms| ms.is_finite() && *ms >= 0.0 && *ms <= 1e15)
-            .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok())
-            .map(Some)
-            .ok_or_else(|| self.bad(name, "a number of milliseconds ≥ 0"))
+            .filter(|ms| ms.is_finite() && *ms >= 0.0)
+            .ok_or_else(|| self.bad(name, "a number of milliseconds ≥ 0"))?;
+        match Duration::try_from_secs_f64(ms / 1000.0) {
+            Ok(duration) if duration <= MAX_DURATION => Ok(Some(duration)),
+            _ => Err(Error::new(
+                ErrorKind::Configuration,
+                format!(
+                    "{}: {name} must be at most {} ms (10^9 s)",
+                    self.what,
+                    MAX_DURATION.as_millis()
+                ),
+            )),
+        }
     }
 
     /// A nested object.

@@ -23,7 +23,8 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use roomchat::wire::{self, Operation, WireResponse};
 use roomchat::{
-    CancelToken, Client, ErrorKind, Event, Level, Observer, UserPages, Users, MAX_PAGE_SIZE,
+    CancelToken, Client, ErrorKind, Event, Level, Observer, ResumeHandle, UserPages, Users,
+    MAX_PAGE_SIZE,
 };
 
 use crate::args::{invalid, Args};
@@ -316,9 +317,10 @@ impl NativeClient {
     #[napi]
     pub fn users(&self, params: String, cancel: Option<&CancelHandle>) -> Result<UsersIterator> {
         let size = page_size("users", &params)?;
-        let client = self.with_optional_cancel(cancel);
+        let users = self.with_optional_cancel(cancel).users_with_page_size(size);
         Ok(UsersIterator {
-            inner: Arc::new(Mutex::new(client.users_with_page_size(size))),
+            resume: users.resume_handle(),
+            inner: Arc::new(Mutex::new(users)),
             tsfn: Arc::clone(&self.tsfn),
         })
     }
@@ -331,9 +333,10 @@ impl NativeClient {
         cancel: Option<&CancelHandle>,
     ) -> Result<UserPagesIterator> {
         let size = page_size("userPages", &params)?;
-        let client = self.with_optional_cancel(cancel);
+        let pages = self.with_optional_cancel(cancel).user_pages(size);
         Ok(UserPagesIterator {
-            inner: Arc::new(Mutex::new(client.user_pages(size))),
+            resume: pages.resume_handle(),
+            inner: Arc::new(Mutex::new(pages)),
             tsfn: Arc::clone(&self.tsfn),
         })
     }
@@ -387,6 +390,8 @@ fn page_size(what: &str, params: &str) -> Result<u32> {
     read().map_err(|e| throw(&e))
 }
 
+/// An iterator's lock: taken only on pool threads, since a `next` holds it for
+/// a whole page fetch (the event loop would stall behind it).
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -394,7 +399,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// Core's `Users` iterator; each `next` runs on a pool thread.
 #[napi]
 pub struct UsersIterator {
+    /// Held by a pool thread for a whole page fetch: never taken on the JS thread.
     inner: Arc<Mutex<Users>>,
+    /// Resumes without `inner`'s lock (the JS thread must not wait for a fetch).
+    resume: ResumeHandle,
     tsfn: Arc<Tsfn>,
 }
 
@@ -411,17 +419,20 @@ impl UsersIterator {
         });
     }
 
-    /// After an error, lets the next `next` fetch the failed page again.
+    /// After an error, lets the next `next` fetch the failed page again. Never blocks.
     #[napi]
     pub fn resume(&self) {
-        lock(&self.inner).resume();
+        self.resume.resume();
     }
 }
 
 /// Core's `UserPages` iterator; each `next` runs on a pool thread.
 #[napi]
 pub struct UserPagesIterator {
+    /// Held by a pool thread for a whole page fetch: never taken on the JS thread.
     inner: Arc<Mutex<UserPages>>,
+    /// Resumes without `inner`'s lock (the JS thread must not wait for a fetch).
+    resume: ResumeHandle,
     tsfn: Arc<Tsfn>,
 }
 
@@ -438,10 +449,10 @@ impl UserPagesIterator {
         });
     }
 
-    /// After an error, lets the next `next` fetch the failed page again.
+    /// After an error, lets the next `next` fetch the failed page again. Never blocks.
     #[napi]
     pub fn resume(&self) {
-        lock(&self.inner).resume();
+        self.resume.resume();
     }
 }
 

@@ -93,7 +93,7 @@ fn list_users(p: &Args<'_>) -> Result<ListUsers, Error> {
         limit: p
             .whole("limit", 1, u64::from(MAX_PAGE_SIZE))?
             .map(|n| n as u32),
-        skip: p.whole("skip", 0, 9_007_199_254_740_991)?,
+        skip: p.whole("skip", 0, args::MAX_SAFE_INTEGER)?,
     })
 }
 
@@ -296,7 +296,8 @@ pub fn builder(options: &str, from_env: bool) -> Result<ClientBuilder, Error> {
     if let Some(name) = p.string("appName")? {
         b = b.app_name(name);
     }
-    if let Some(n) = p.whole("maxResponseBytes", 1, u64::MAX)? {
+    // A JS number is exact up to MAX_SAFE_INTEGER (8 PiB: no cap in practice).
+    if let Some(n) = p.whole("maxResponseBytes", 1, args::MAX_SAFE_INTEGER)? {
         b = b.max_response_bytes(n);
     }
     if let Some(yes) = p.boolean("allowInsecureHttp")? {

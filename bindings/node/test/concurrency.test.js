@@ -4,6 +4,8 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
+const http = require('node:http')
+const net = require('node:net')
 const path = require('node:path')
 const { getEventListeners } = require('node:events')
 const { monitorEventLoopDelay } = require('node:perf_hooks')
@@ -14,6 +16,10 @@ const { Client, AbortError, inFlightCalls, threadPoolStats } = require('..')
 
 const USERS = '/consumer/api/v2/users'
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+// Core's CANCEL_CHECK_INTERVAL: a cancelled call lets its pool thread go within
+// it; the slack is the outcome's way back to the event loop on a busy machine.
+const CANCEL_CHECK_INTERVAL_MS = 50
+const CANCEL_SLACK_MS = 150
 
 async function until(what, check, timeoutMs = 2000) {
   const start = process.hrtime.bigint()
@@ -146,9 +152,10 @@ test('AbortSignal: rejects at once, gives up the request and the rate-limit wait
       return true
     })
     const rejectMs = msSince(abortedAt)
-    const freedMs = await until('the native call ends', () => inFlightCalls() === 0, 1000)
+    const freedMs = await until('the native call ends', () => inFlightCalls() === 0, 5000)
     console.log(`abort mid-request: rejected after ${rejectMs.toFixed(2)} ms, core let go after ${freedMs.toFixed(0)} ms`)
     assert.ok(rejectMs < 20, `rejected after ${rejectMs} ms`)
+    assert.ok(freedMs < CANCEL_CHECK_INTERVAL_MS + CANCEL_SLACK_MS, `the pool thread was freed after ${freedMs.toFixed(0)} ms`)
     assert.equal(getEventListeners(controller.signal, 'abort').length, 0)
     // the connection was discarded, the client still works
     assert.equal((await client.listUsers()).total, 3)
@@ -167,8 +174,9 @@ test('AbortSignal: rejects at once, gives up the request and the rate-limit wait
     controller.abort()
     await assert.rejects(waiting, AbortError)
     assert.ok(msSince(abortedAt) < 20)
-    const freedMs = await until('the rate-limit wait ends', () => inFlightCalls() === 0, 500)
+    const freedMs = await until('the rate-limit wait ends', () => inFlightCalls() === 0, 5000)
     console.log(`abort in a rate-limit wait: core let go after ${freedMs.toFixed(0)} ms`)
+    assert.ok(freedMs < CANCEL_CHECK_INTERVAL_MS + CANCEL_SLACK_MS, `the pool thread was freed after ${freedMs.toFixed(0)} ms`)
     assert.equal((await emu2.journal()).length, 1, 'the waiting call was never sent')
   })
 
@@ -203,6 +211,95 @@ test('AbortSignal: rejects at once, gives up the request and the rate-limit wait
     await assert.rejects(iterate, AbortError)
     await until('the native call ends', () => inFlightCalls() === 0, 1000)
   })
+})
+
+/**
+ * A loopback port whose connects hang: a listening socket (backlog 0) that
+ * never accepts, its one queue slot taken, so that the kernel drops every
+ * further SYN (as a far host that does not answer would). Node accepts every
+ * connection it listens for, hence the Python listener.
+ */
+async function hangingPort(t) {
+  const listener = spawn('python3', ['-c', `
+import socket, sys
+s = socket.socket()
+s.bind(('127.0.0.1', 0))
+s.listen(0)
+print(s.getsockname()[1], flush=True)
+sys.stdin.read()
+`], { stdio: ['pipe', 'pipe', 'inherit'] })
+  const exited = new Promise((resolve) => listener.once('exit', resolve))
+  t.after(() => {
+    listener.stdin.end()
+    return exited
+  })
+  const port = Number(await new Promise((resolve, reject) => {
+    listener.stdout.once('data', (d) => resolve(String(d).trim()))
+    listener.once('error', reject)
+  }))
+  const filler = net.connect(port, '127.0.0.1')
+  t.after(() => filler.destroy())
+  await new Promise((resolve, reject) => {
+    filler.once('connect', resolve)
+    filler.once('error', reject)
+  })
+  // The queue is full: a probe's connect must not complete.
+  const probe = net.connect(port, '127.0.0.1')
+  const connected = await new Promise((resolve) => {
+    probe.once('connect', () => resolve(true))
+    probe.once('error', () => resolve(true))
+    setTimeout(() => resolve(false), 300)
+  })
+  probe.destroy()
+  assert.equal(connected, false, 'a connect to the full listener completed')
+  return port
+}
+
+test('AbortSignal during a connect that hangs frees the pool thread within the cancel check interval', async (t) => {
+  const port = await hangingPort(t)
+  const client = new Client({ privateKey: 'sk_test_hanging_connect', baseUrl: `http://127.0.0.1:${port}`, connectTimeoutMs: 3000, maxRetries: 0 })
+  const controller = new AbortController()
+  const call = client.listUsers({}, { signal: controller.signal })
+  await sleep(200)
+  assert.equal(inFlightCalls(), 1, 'the call ended before the abort: the connect did not hang')
+  const abortedAt = process.hrtime.bigint()
+  controller.abort()
+  await assert.rejects(call, AbortError)
+  assert.ok(msSince(abortedAt) < 20)
+  const freedMs = await until('the connecting call ends', () => inFlightCalls() === 0, 6000)
+  console.log(`abort during a hanging connect: core let go after ${freedMs.toFixed(0)} ms (connect timeout 3000 ms)`)
+  assert.ok(freedMs < CANCEL_CHECK_INTERVAL_MS + CANCEL_SLACK_MS, `the pool thread was freed after ${freedMs.toFixed(0)} ms`)
+})
+
+test('AbortSignal while a body trickles in frees the pool thread within the cancel check interval', async (t) => {
+  // Headers at once, then a byte every 100 ms: the call is reading the answer.
+  const server = http.createServer((request, response) => {
+    response.writeHead(200, { 'content-type': 'application/json' })
+    response.write('{"items": [')
+    const timer = setInterval(() => response.write(' '), 100)
+    response.on('close', () => clearInterval(timer))
+  })
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.after(() => {
+    server.closeAllConnections()
+    return new Promise((resolve) => server.close(resolve))
+  })
+  const client = new Client({ privateKey: 'sk_test_trickle', baseUrl: `http://127.0.0.1:${server.address().port}`, timeoutMs: 10000, maxRetries: 0 })
+  const controller = new AbortController()
+  const call = client.rawRequest({ method: 'GET', path: '/trickle', auth: 'none' }, { signal: controller.signal })
+  await sleep(300)
+  assert.equal(inFlightCalls(), 1)
+  const abortedAt = process.hrtime.bigint()
+  const cpuBefore = process.cpuUsage()
+  controller.abort()
+  await assert.rejects(call, AbortError)
+  const freedMs = await until('the reading call ends', () => inFlightCalls() === 0, 10000)
+  const cpu = process.cpuUsage(cpuBefore)
+  console.log(
+    `abort while a body trickles in: core let go after ${freedMs.toFixed(0)} ms (timeout 10000 ms); ` +
+      `process CPU meanwhile ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms`,
+  )
+  assert.ok(freedMs < CANCEL_CHECK_INTERVAL_MS + CANCEL_SLACK_MS, `the pool thread was freed after ${freedMs.toFixed(0)} ms`)
 })
 
 test('worker threads each load the addon and make calls', async (t) => {

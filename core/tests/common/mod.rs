@@ -134,3 +134,47 @@ pub fn wait_child(pid: libc::pid_t, deadline: Duration) -> Option<i32> {
         std::thread::sleep(Duration::from_millis(2));
     }
 }
+
+/// The TCP sockets of this process whose remote end is `port` (its descriptors
+/// asked with `getpeername`: reading the system's socket tables is slow once
+/// many connections linger in TIME_WAIT).
+pub fn sockets_to(port: u16) -> usize {
+    let mut count = 0;
+    for entry in std::fs::read_dir("/proc/self/fd").unwrap().flatten() {
+        let Some(fd) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        // SAFETY: getpeername writes at most `len` bytes into a zeroed sockaddr_storage.
+        let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+        let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+        let got = unsafe {
+            libc::getpeername(
+                fd,
+                (&mut storage as *mut libc::sockaddr_storage).cast(),
+                &mut len,
+            )
+        };
+        if got != 0 {
+            continue;
+        }
+        let peer_port = match i32::from(storage.ss_family) {
+            // SAFETY: the family says which address this is.
+            libc::AF_INET => u16::from_be(unsafe {
+                (*(&storage as *const libc::sockaddr_storage).cast::<libc::sockaddr_in>()).sin_port
+            }),
+            libc::AF_INET6 => u16::from_be(unsafe {
+                (*(&storage as *const libc::sockaddr_storage).cast::<libc::sockaddr_in6>())
+                    .sin6_port
+            }),
+            _ => continue,
+        };
+        if peer_port == port {
+            count += 1;
+        }
+    }
+    count
+}

@@ -1,0 +1,171 @@
+//! A cancel is seen within `CANCEL_CHECK_INTERVAL` at every blocking step of a
+//! call, not only while reading the answer (hardening round 2, defect 9): while
+//! connecting to a host that does not answer the handshake, and while sending
+//! a body the server does not read. Each test prints how long the cancel took.
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use std::net::{TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::*;
+use roomchat::{CancelToken, Client, ErrorKind, ListUsers, RawRequest, CANCEL_CHECK_INTERVAL};
+
+/// Cancels `token` after `after`, from another thread.
+fn cancel_later(token: &CancelToken, after: Duration) -> thread::JoinHandle<()> {
+    let token = token.clone();
+    thread::spawn(move || {
+        thread::sleep(after);
+        token.cancel();
+    })
+}
+
+/// How long a call cancelled `after` it started took to return past the cancel.
+fn cancel_after(
+    after: Duration,
+    client: &Client,
+    call: impl FnOnce(&Client) -> roomchat::Error,
+) -> Duration {
+    let token = CancelToken::new();
+    let canceller = cancel_later(&token, after);
+    let started = Instant::now();
+    let error = call(&client.with_cancel(token));
+    let took = started.elapsed();
+    canceller.join().unwrap();
+    assert_eq!(error.kind(), ErrorKind::Cancelled, "{error}");
+    took.saturating_sub(after)
+}
+
+/// A listener whose accept queue is full: a further connect's handshake gets no
+/// answer (the kernel drops its SYN), so connecting hangs until its timeout.
+fn unanswered_listener() -> (TcpListener, Vec<TcpStream>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    // SAFETY: listen(2) on a socket this test owns, to shrink the backlog.
+    assert_eq!(unsafe { libc::listen(listener.as_raw_fd(), 0) }, 0);
+    let addr = listener.local_addr().unwrap();
+    let mut queued = Vec::new();
+    // Fill the queue (a backlog of 0 holds one); connects past it time out.
+    for _ in 0..4 {
+        match TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
+            Ok(stream) => queued.push(stream),
+            Err(_) => break,
+        }
+    }
+    (listener, queued)
+}
+
+#[test]
+fn a_cancel_is_seen_while_connecting() {
+    let (listener, _queued) = unanswered_listener();
+    let client = Client::builder("sk_live_cancel_connect")
+        .base_url(format!("http://{}", listener.local_addr().unwrap()))
+        .connect_timeout(Duration::from_secs(20))
+        .max_retries(0)
+        .build()
+        .unwrap();
+    let late = cancel_after(Duration::from_millis(200), &client, |c| {
+        c.list_users(&ListUsers::default()).unwrap_err()
+    });
+    println!(
+        "cancel latency: {} ms while connecting (connect timeout 20 s; was the whole timeout)",
+        late.as_millis()
+    );
+    assert!(late < CANCEL_CHECK_INTERVAL * 4, "{late:?}");
+}
+
+#[test]
+fn a_cancel_is_seen_while_sending_a_body() {
+    // A server that accepts and never reads: the body fills the socket buffers.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let holder = thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        thread::sleep(Duration::from_secs(4));
+        drop(stream);
+    });
+    let client = Client::builder("sk_live_cancel_upload")
+        .base_url(url)
+        .timeout(Duration::from_secs(20))
+        .max_retries(0)
+        .build()
+        .unwrap();
+    let body = serde_json::json!({ "blob": "x".repeat(32 * 1024 * 1024) });
+    // Cancelled once the body is built (32 MiB of JSON takes a while in a
+    // debug build) and its upload has stalled.
+    let late = cancel_after(Duration::from_millis(3000), &client, |c| {
+        c.raw_request(&RawRequest::new("POST", "/consumer/api/v1/upload").body(body))
+            .unwrap_err()
+    });
+    println!(
+        "cancel latency: {} ms while sending a 32 MiB body to a server that does not read (was 2.26 s)",
+        late.as_millis()
+    );
+    assert!(late < CANCEL_CHECK_INTERVAL * 4, "{late:?}");
+    holder.join().unwrap();
+}
+
+#[test]
+fn a_connect_that_is_not_cancelled_still_times_out_at_its_timeout() {
+    let (listener, _queued) = unanswered_listener();
+    let emu = emulator("cancel-connect-timeout");
+    let client = builder(&emu)
+        .base_url(format!("http://{}", listener.local_addr().unwrap()))
+        .connect_timeout(Duration::from_millis(300))
+        .max_retries(0)
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let error = client
+        .with_cancel(CancelToken::new())
+        .list_users(&ListUsers::default())
+        .unwrap_err();
+    let took = started.elapsed();
+    assert_eq!(error.kind(), ErrorKind::Timeout, "{error}");
+    assert!(
+        took >= Duration::from_millis(290) && took < Duration::from_secs(2),
+        "{took:?}"
+    );
+}
+
+#[test]
+fn a_cancel_is_seen_while_a_body_trickles_in() {
+    // Headers at once, then one byte of the body every 100 ms: a cancelled read
+    // used to be retried (as an interrupted one) until the call's timeout.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let server = thread::spawn(move || {
+        use std::io::{Read, Write};
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut request = [0u8; 4096];
+        let _ = stream.read(&mut request);
+        let _ = stream.write_all(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{",
+        );
+        for _ in 0..40 {
+            thread::sleep(Duration::from_millis(100));
+            if stream.write_all(b" ").is_err() {
+                return;
+            }
+        }
+    });
+    let client = Client::builder("sk_live_cancel_trickle")
+        .base_url(url)
+        .timeout(Duration::from_secs(20))
+        .max_retries(0)
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let late = cancel_after(Duration::from_millis(300), &client, |c| {
+        c.list_users(&ListUsers::default()).unwrap_err()
+    });
+    println!(
+        "cancel latency: {} ms while a body trickled in (was the call's whole timeout, spinning)",
+        late.as_millis()
+    );
+    assert!(late < CANCEL_CHECK_INTERVAL * 4, "{late:?}");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    server.join().unwrap();
+}
