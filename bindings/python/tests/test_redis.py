@@ -277,7 +277,7 @@ def test_rate_limit_state_does_no_io_while_calls_wait_on_a_silent_redis(emu: Emu
     for t in stuck:
         t.join(60)
     print(
-        f"\nrate_limit_state() with 3 calls waiting on a silent Redis: worst {max(took) * 1e3:.1f} ms "
+        f"\nrate_limit_state() with 3 calls waiting on a silent Redis: worst {max(took) * 1e3:.2f} ms "
         f"of 5 (backend {state.backend}, degraded {state.degraded})"
     )
     assert state.backend == "redis"
@@ -317,8 +317,8 @@ def test_async_rate_limit_state_never_blocks_the_loop_on_a_silent_redis(emu: Emu
 
     slowest, lag = asyncio.run(main())
     print(
-        f"\nAsyncClient.rate_limit_state() with 3 calls waiting on a silent Redis: worst {slowest * 1e3:.1f} ms "
-        f"on the loop; the loop's worst lag {lag * 1e3:.1f} ms"
+        f"\nAsyncClient.rate_limit_state() with 3 calls waiting on a silent Redis: worst {slowest * 1e3:.2f} ms "
+        f"on the loop; the loop's worst lag {lag * 1e3:.2f} ms"
     )
     assert slowest < 0.1 and lag < 0.1
 
