@@ -373,6 +373,12 @@ impl Client {
     }
 }
 
+/// Builds the client without the GIL: building takes core's process-wide registries
+/// of budgets, whose locks other calls hold while they wait.
+fn build(py: Python<'_>, builder: ClientBuilder) -> PyResult<roomchat::Client> {
+    py.detach(move || builder.build()).or_raise(py)
+}
+
 /// `(dispatcher, future, token)` of a `_submit=` argument.
 fn submit_parts<'py>(
     submit: &Bound<'py, PyAny>,
@@ -566,7 +572,7 @@ impl Client {
             max_response_bytes,
         }
         .apply(builder)?;
-        builder.build().or_raise(py).map(Client::wrap)
+        build(py, builder).map(Client::wrap)
     }
 
     /// A client from `ROOMCHAT_PRIVATE_KEY` and `ROOMCHAT_BASE_URL` (required) and
@@ -610,7 +616,7 @@ impl Client {
             max_response_bytes,
         }
         .apply(builder)?;
-        let client = Client::wrap(builder.build().or_raise(py)?);
+        let client = Client::wrap(build(py, builder)?);
         Bound::new(py, client)
     }
 
@@ -636,9 +642,10 @@ impl Client {
     }
 
     /// Lets go of this handle's connections; later calls raise `ConfigurationError`.
-    fn close(&self) {
+    fn close(&self, py: Python<'_>) {
         let client = self.inner.write().unwrap_or_else(|p| p.into_inner()).take();
-        drop(client);
+        // Without the GIL: closing sockets takes core's registry locks.
+        py.detach(move || drop(client));
     }
 
     fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
@@ -646,8 +653,8 @@ impl Client {
     }
 
     #[pyo3(signature = (*_exc))]
-    fn __exit__(&self, _exc: &Bound<'_, PyTuple>) -> bool {
-        self.close();
+    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, PyTuple>) -> bool {
+        self.close(py);
         false
     }
 
@@ -692,9 +699,11 @@ impl Client {
             Some(p) => self::page_size("page_size", p)?,
             None => MAX_PAGE_SIZE,
         };
+        let users = self.core(py)?.users_with_page_size(size);
         Ok(UserIterator {
+            resume: users.resume_handle(),
             state: Arc::new(Mutex::new(UsersState {
-                users: self.core(py)?.users_with_page_size(size),
+                users,
                 pending: None,
             })),
         })
@@ -712,8 +721,10 @@ impl Client {
             Some(p) => self::page_size("page_size", p)?,
             None => MAX_PAGE_SIZE,
         };
+        let pages = self.core(py)?.user_pages(size);
         Ok(UserPageIterator {
-            pages: Arc::new(Mutex::new(self.core(py)?.user_pages(size))),
+            resume: pages.resume_handle(),
+            pages: Arc::new(Mutex::new(pages)),
         })
     }
 
@@ -940,7 +951,10 @@ impl Client {
 
     /// Where this key's shared rate-limit budget stands.
     fn rate_limit_state(&self, py: Python<'_>) -> PyResult<RateLimitState> {
-        Ok(self.core(py)?.rate_limit_state().into())
+        let client = self.core(py)?;
+        // Without the GIL: the state sits behind the budget's locks, which other calls
+        // hold while they wait on Redis.
+        Ok(py.detach(move || client.rate_limit_state()).into())
     }
 
     /// The browser address that signs the holder of `access_token` in to `room_id`
@@ -983,6 +997,7 @@ impl Client {
 
 // ---- iterators ---------------------------------------------------------------------------
 
+/// Locks an iterator's state: only ever with the GIL released (see `UserIterator`).
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -1017,9 +1032,14 @@ impl UsersState {
 
 /// Every user, fetched lazily page by page (`Client.users()`). After an error, iteration
 /// ends; `resume()` lets it go on with the page that failed.
+///
+/// The state is locked only with the GIL released, since a step holds the lock for a
+/// whole page fetch and may need the GIL inside it (to log); `resume()` goes through
+/// a handle beside the lock and never waits for it.
 #[pyclass(frozen, module = "roomchat")]
 pub struct UserIterator {
     state: Arc<Mutex<UsersState>>,
+    resume: roomchat::ResumeHandle,
 }
 
 #[pymethods]
@@ -1061,17 +1081,18 @@ impl UserIterator {
         run_or_submit(py, _submit, |_| move || lock(&state).batch(n), wrap_users)
     }
 
-    /// After an error, lets iteration go on with the page that failed.
+    /// After an error, lets iteration go on with the page that failed (never blocks).
     fn resume(&self) {
-        lock(&self.state).users.resume();
+        self.resume.resume();
     }
 }
 
 /// The users listing page by page (`Client.user_pages()`). After an error, iteration
-/// ends; `resume()` lets it fetch the failed page again.
+/// ends; `resume()` lets it fetch the failed page again. Locked as `UserIterator` is.
 #[pyclass(frozen, module = "roomchat")]
 pub struct UserPageIterator {
     pages: Arc<Mutex<roomchat::UserPages>>,
+    resume: roomchat::ResumeHandle,
 }
 
 #[pymethods]
@@ -1102,8 +1123,8 @@ impl UserPageIterator {
         )
     }
 
-    /// After an error, lets the next step fetch the failed page again.
+    /// After an error, lets the next step fetch the failed page again (never blocks).
     fn resume(&self) {
-        lock(&self.pages).resume();
+        self.resume.resume();
     }
 }

@@ -60,8 +60,9 @@ pub(crate) fn flag(name: &str, value: &Bound<'_, PyAny>) -> PyResult<bool> {
         .map_err(|_| wrong_type(name, "a bool", value))
 }
 
-/// Seconds as an `int` or `float` (finite, not negative): a setting, so a bad value
-/// is a `ConfigurationError`.
+/// Seconds as an `int` or `float` (finite, not negative, at most core's
+/// [`roomchat::MAX_DURATION`], the limit core's builders hold every duration to): a
+/// setting, so a bad value is a `ConfigurationError` naming the argument.
 pub(crate) fn seconds(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Duration> {
     if value.is_instance_of::<PyBool>()
         || !(value.is_instance_of::<PyInt>() || value.is_instance_of::<PyFloat>())
@@ -72,13 +73,22 @@ pub(crate) fn seconds(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Duration
             value,
         ));
     }
-    let secs: f64 = value.extract()?;
-    Duration::try_from_secs_f64(secs).map_err(|_| {
-        configuration(
+    // An int too large for a float is out of range either way.
+    let secs: f64 = value.extract().unwrap_or(f64::INFINITY);
+    if secs.is_nan() || secs < 0.0 {
+        return Err(configuration(
             value.py(),
             format!("{name} must be a finite number of seconds, not negative (got {secs})"),
-        )
-    })
+        ));
+    }
+    let max = roomchat::MAX_DURATION;
+    match Duration::try_from_secs_f64(secs) {
+        Ok(duration) if duration <= max => Ok(duration),
+        _ => Err(configuration(
+            value.py(),
+            format!("{name} must be at most {} s (got {secs} s)", max.as_secs()),
+        )),
+    }
 }
 
 /// How deep a JSON argument may nest (a self-referencing list would otherwise recurse forever).

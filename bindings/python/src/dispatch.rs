@@ -9,17 +9,21 @@
 //! waits for the GIL behind a pool of threads (no convoy).
 //!
 //! Threads are made on demand up to `max_workers`, leave after 10 s idle, and leave at
-//! once when the dispatcher is closed. A forked child makes its own dispatcher (the
-//! parent's threads do not exist there); nothing here is locked across a fork by a
-//! thread holding the GIL.
+//! once when the dispatcher is closed. A job that panics completes its future with an
+//! error and its thread goes on. A forked child makes its own dispatcher: the parent's
+//! threads do not exist there and a lock one of them held at the fork stays held, so a
+//! dispatcher is never touched in a process other than the one that made it.
 
 use std::collections::{HashMap, VecDeque};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use pyo3::exceptions::PyRuntimeError;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+
+use crate::errors::to_py;
 
 /// Turns a finished call's result into the future's result (run on the loop thread).
 pub(crate) type Deliver = Box<dyn FnOnce(Python<'_>) -> PyResult<Py<PyAny>> + Send>;
@@ -39,28 +43,53 @@ struct Shared {
     queue: Mutex<Queue>,
     work: Condvar,
     done: Mutex<Vec<(u64, Deliver)>>,
-    wake: Waker,
+    wake: WakePipe,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// The write end of the wake-up pipe.
-struct Waker {
+/// The wake-up pipe. Both ends live as long as any worker: a worker that finishes
+/// after the `Dispatcher` is gone still writes to a pipe with a reader, never to a
+/// closed one (EPIPE, and SIGPIPE in a process that restored its default action).
+struct WakePipe {
     #[cfg(unix)]
-    fd: std::os::fd::OwnedFd,
+    read: std::os::fd::OwnedFd,
+    #[cfg(unix)]
+    write: std::os::fd::OwnedFd,
 }
 
-impl Waker {
+impl WakePipe {
     fn wake(&self) {
         #[cfg(unix)]
         {
             use std::os::fd::AsRawFd;
             // SAFETY: a one-byte write to a pipe we own; a full pipe (EAGAIN) already wakes the reader.
-            let _ = unsafe { libc::write(self.fd.as_raw_fd(), b"x".as_ptr().cast(), 1) };
+            let _ = unsafe { libc::write(self.write.as_raw_fd(), b"x".as_ptr().cast(), 1) };
         }
     }
+
+    /// Empties the pipe (on the loop thread, before taking the finished calls).
+    fn clear(&self) {
+        #[cfg(unix)]
+        {
+            use std::os::fd::AsRawFd;
+            let mut buf = [0u8; 256];
+            // SAFETY: reads into our buffer from a non-blocking pipe we own.
+            while unsafe { libc::read(self.read.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) }
+                > 0
+            {}
+        }
+    }
+}
+
+/// The error a panicking call completes its future with (as Node's pool does).
+fn panicked() -> roomchat::Error {
+    roomchat::Error::new(
+        roomchat::ErrorKind::Decode,
+        "internal error: the call panicked (please report it)",
+    )
 }
 
 /// Runs `AsyncClient`'s calls (see the module docs). Made by `AsyncClient`, one per event loop.
@@ -71,36 +100,80 @@ pub struct Dispatcher {
     next_id: AtomicU64,
     /// The futures of the calls in flight (touched with the GIL held only).
     pending: Mutex<HashMap<u64, Py<PyAny>>>,
-    #[cfg(unix)]
-    read: std::os::fd::OwnedFd,
+    /// The process that made it: in any other (a forked child) it is gone.
+    pid: u32,
 }
 
+/// A non-blocking pipe whose ends are closed on exec, made so atomically where the
+/// system can (`pipe2`): set afterwards, a program another thread starts in between
+/// (fork + exec) would inherit both ends.
 #[cfg(unix)]
 fn pipe() -> PyResult<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
     use std::os::fd::{FromRawFd, OwnedFd};
     let mut fds = [0; 2];
-    // SAFETY: pipe() fills two descriptors we then own.
-    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
-        return Err(std::io::Error::last_os_error().into());
-    }
-    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    for fd in fds {
-        // SAFETY: flags on descriptors we own.
-        unsafe {
-            libc::fcntl(
-                fd,
-                libc::F_SETFL,
-                libc::fcntl(fd, libc::F_GETFL) | libc::O_NONBLOCK,
-            );
-            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+    #[cfg(not(any(target_os = "macos", target_os = "ios")))]
+    {
+        // SAFETY: pipe2() fills two descriptors we then own.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+            return Err(std::io::Error::last_os_error().into());
         }
     }
-    Ok((read, write))
+    #[cfg(any(target_os = "macos", target_os = "ios"))]
+    {
+        // No pipe2 here: the flags are set at once after (the race above remains).
+        // SAFETY: pipe() fills two descriptors we then own; flags on descriptors we own.
+        if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+            return Err(std::io::Error::last_os_error().into());
+        }
+        for fd in fds {
+            unsafe {
+                libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+                libc::fcntl(
+                    fd,
+                    libc::F_SETFL,
+                    libc::fcntl(fd, libc::F_GETFL) | libc::O_NONBLOCK,
+                );
+            }
+        }
+    }
+    // SAFETY: both descriptors were just made and are owned by nothing else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 impl Dispatcher {
+    /// Whether this process is not the one that made the dispatcher (a forked child).
+    fn forked(&self) -> bool {
+        std::process::id() != self.pid
+    }
+
+    /// Completes the future of call `id` with what `deliver` makes of its result.
+    fn complete(&self, py: Python<'_>, id: u64, deliver: Deliver) -> PyResult<()> {
+        let Some(future) = lock(&self.pending).remove(&id) else {
+            return Ok(());
+        };
+        let future = future.bind(py);
+        if future
+            .call_method0(pyo3::intern!(py, "done"))?
+            .is_truthy()?
+        {
+            return Ok(()); // cancelled meanwhile: the result is dropped
+        }
+        let outcome = catch_unwind(AssertUnwindSafe(|| deliver(py)))
+            .unwrap_or_else(|_| Err(to_py(py, &panicked())));
+        match outcome {
+            Ok(value) => future.call_method1(pyo3::intern!(py, "set_result"), (value,))?,
+            Err(e) => future.call_method1(pyo3::intern!(py, "set_exception"), (e.value(py),))?,
+        };
+        Ok(())
+    }
+
     /// Queues `job` for a worker; its result completes `future`.
     pub(crate) fn submit(&self, py: Python<'_>, future: Py<PyAny>, job: Job) -> PyResult<()> {
+        if self.forked() {
+            return Err(PyRuntimeError::new_err(
+                "the dispatcher belongs to the parent process (its threads do not exist here)",
+            ));
+        }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let spawn = {
             let mut queue = lock(&self.shared.queue);
@@ -155,7 +228,9 @@ fn work(shared: &Shared) {
                 }
             }
         };
-        let deliver = job();
+        // A panic fails this call only: its future gets an error, the thread goes on.
+        let deliver = catch_unwind(AssertUnwindSafe(job))
+            .unwrap_or_else(|_| Box::new(|py: Python<'_>| Err(to_py(py, &panicked()))));
         let was_empty = {
             let mut done = lock(&shared.done);
             done.push((id, deliver));
@@ -184,15 +259,14 @@ impl Dispatcher {
                 work: Condvar::new(),
                 done: Mutex::new(Vec::new()),
                 #[cfg(unix)]
-                wake: Waker { fd: write },
+                wake: WakePipe { read, write },
                 #[cfg(not(unix))]
-                wake: Waker {},
+                wake: WakePipe {},
             }),
             max_workers: max_workers.max(1),
             next_id: AtomicU64::new(0),
             pending: Mutex::new(HashMap::new()),
-            #[cfg(unix)]
-            read,
+            pid: std::process::id(),
         })
     }
 
@@ -201,7 +275,7 @@ impl Dispatcher {
         #[cfg(unix)]
         {
             use std::os::fd::AsRawFd;
-            i64::from(self.read.as_raw_fd())
+            i64::from(self.shared.wake.read.as_raw_fd())
         }
         #[cfg(not(unix))]
         {
@@ -210,53 +284,84 @@ impl Dispatcher {
     }
 
     /// Completes the futures of the calls that finished (the loop's reader callback).
+    /// Every one of them, even when completing one raises: the first such error is
+    /// raised at the end (the loop reports it).
     fn drain(&self, py: Python<'_>) -> PyResult<()> {
-        #[cfg(unix)]
-        {
-            use std::os::fd::AsRawFd;
-            let mut buf = [0u8; 256];
-            // SAFETY: reads into our buffer from a non-blocking pipe we own.
-            while unsafe { libc::read(self.read.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) }
-                > 0
-            {}
+        if self.forked() {
+            // The pipe is shared with the parent: a byte read here would be its wake-up.
+            return Ok(());
         }
+        self.shared.wake.clear();
         let finished = std::mem::take(&mut *lock(&self.shared.done));
+        let mut first_error = None;
         for (id, deliver) in finished {
-            let Some(future) = lock(&self.pending).remove(&id) else {
-                continue;
-            };
-            let future = future.bind(py);
-            if future
-                .call_method0(pyo3::intern!(py, "done"))?
-                .is_truthy()?
-            {
-                continue; // cancelled meanwhile: the result is dropped
+            if let Err(e) = self.complete(py, id, deliver) {
+                first_error.get_or_insert(e);
             }
-            match deliver(py) {
-                Ok(value) => future.call_method1(pyo3::intern!(py, "set_result"), (value,))?,
-                Err(e) => {
-                    future.call_method1(pyo3::intern!(py, "set_exception"), (e.value(py),))?
-                }
-            };
         }
-        Ok(())
+        first_error.map_or(Ok(()), Err)
     }
 
-    /// Takes no new calls; idle threads leave now, busy ones after their call.
+    /// Takes no new calls; idle threads leave now, busy ones after their call. In a
+    /// forked child, nothing (the dispatcher is the parent's).
     fn close(&self) {
+        if self.forked() {
+            return;
+        }
         lock(&self.shared.queue).closed = true;
         self.shared.work.notify_all();
     }
 
-    /// Worker threads alive now.
+    /// Worker threads alive now (none in a forked child).
     #[getter]
     fn threads(&self) -> usize {
+        if self.forked() {
+            return 0;
+        }
         lock(&self.shared.queue).threads
     }
 
-    /// Calls whose futures are not completed yet.
+    /// Calls whose futures are not completed yet (none in a forked child: they are the parent's).
     #[getter]
     fn pending(&self) -> usize {
+        if self.forked() {
+            return 0;
+        }
         lock(&self.pending).len()
+    }
+
+    /// Test hook, not API: queues a job that panics (`"panic"`), one whose result panics
+    /// on the loop thread (`"panic_in_result"`), or one that holds this dispatcher's
+    /// queue lock for `seconds` (`"hold_queue"`, as a worker does for an instant while it
+    /// takes a job), then completes `future` with `None`.
+    #[pyo3(signature = (future, action, seconds=0.0))]
+    fn _submit_test_job(
+        &self,
+        py: Python<'_>,
+        future: Py<PyAny>,
+        action: &str,
+        seconds: f64,
+    ) -> PyResult<()> {
+        let none: Deliver = Box::new(|py: Python<'_>| Ok(py.None()));
+        let job: Job = match action {
+            "panic" => Box::new(|| panic!("test hook: a job that panics")),
+            "panic_in_result" => Box::new(|| {
+                Box::new(|_: Python<'_>| -> PyResult<Py<PyAny>> {
+                    panic!("test hook: a result that panics")
+                }) as Deliver
+            }),
+            "hold_queue" => {
+                let shared = self.shared.clone();
+                let hold = Duration::try_from_secs_f64(seconds)
+                    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                Box::new(move || {
+                    let _held = lock(&shared.queue);
+                    std::thread::sleep(hold);
+                    none
+                })
+            }
+            other => return Err(PyValueError::new_err(format!("no test job {other:?}"))),
+        };
+        self.submit(py, future, job)
     }
 }

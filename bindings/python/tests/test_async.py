@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
+import threading
 import time
 from typing import Any, Coroutine, List, TypeVar
 
@@ -230,3 +232,49 @@ def test_from_env_and_settings(emu: Emulator, monkeypatch: pytest.MonkeyPatch) -
         async_client(emu, max_workers=0)
     with pytest.raises(TypeError):
         async_client(emu, max_workers="8")
+
+
+def test_two_event_loops_in_two_threads_share_one_client(emu: Emulator) -> None:
+    """Each loop's calls complete on that loop's own thread, however the two threads
+    interleave: with thread switches forced between nearly any two bytecodes, and both
+    loops in debug mode (where completing a future from another thread raises)."""
+    emu.seed(3)
+    client = async_client(emu, max_workers=4)
+    errors: List[Any] = []
+    counts: dict[str, int] = {}
+
+    def run_loop(name: str) -> None:
+        async def main() -> int:
+            loop = asyncio.get_running_loop()
+            loop.set_debug(True)
+            loop.slow_callback_duration = 10.0  # only errors, not slow steps, are reported
+            loop.set_exception_handler(lambda _, context: errors.append((name, context.get("message"), repr(context.get("exception")))))
+            calls = 0
+            for _ in range(60):
+                pages = await asyncio.wait_for(asyncio.gather(*(client.list_users(limit=1) for _ in range(4))), 10)
+                calls += len(pages)
+            return calls
+
+        try:
+            counts[name] = asyncio.run(main())
+        except BaseException as e:  # noqa: BLE001 - reported by the test
+            errors.append((name, repr(e)))
+
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        started = time.perf_counter()
+        threads = [threading.Thread(target=run_loop, args=(name,)) for name in ("a", "b")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        took = time.perf_counter() - started
+    finally:
+        sys.setswitchinterval(previous)
+    print(f"\ntwo event loops x 240 calls through one AsyncClient: {took:.2f} s, errors {errors[:3]}")
+    assert errors == []
+    assert counts == {"a": 240, "b": 240}
+    # A loop used again later (here a third one) still works, and close() ends them all.
+    assert len(run(client.list_users(limit=1))) == 1
+    client.close()

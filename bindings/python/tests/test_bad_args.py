@@ -99,3 +99,47 @@ SETTINGS: List[Tuple[str, Callable[[], object], Type[BaseException]]] = [
 def test_bad_settings_and_pure_calls(call: Callable[[], object], expected: Type[BaseException]) -> None:
     with pytest.raises(expected):
         call()
+
+
+URL = "https://a.example"
+
+# (the argument, a call giving it a number of seconds): every seconds argument there is.
+DURATIONS: List[Tuple[str, Callable[[float], object]]] = [
+    ("timeout", lambda s: roomchat.Client("sk", base_url=URL, timeout=s)),
+    ("connect_timeout", lambda s: roomchat.Client("sk", base_url=URL, connect_timeout=s)),
+    ("max_retry_wait", lambda s: roomchat.Client("sk", base_url=URL, max_retry_wait=s)),
+    ("base_backoff", lambda s: roomchat.Client("sk", base_url=URL, base_backoff=s)),
+    ("timeout", lambda s: roomchat.AsyncClient("sk", base_url=URL, timeout=s)),
+    ("window", lambda s: roomchat.RateLimit(window=s)),
+    ("max_wait", lambda s: roomchat.RateLimit(max_wait=s)),
+    ("redis_connect_timeout", lambda s: roomchat.RateLimit(redis_url="redis://h:1", redis_connect_timeout=s)),
+    ("redis_timeout", lambda s: roomchat.RateLimit(redis_url="redis://h:1", redis_timeout=s)),
+    ("redis_breaker_cooldown", lambda s: roomchat.RateLimit(redis_url="redis://h:1", redis_breaker_cooldown=s)),
+]
+
+
+@pytest.mark.parametrize("seconds", [1e19, 2e19, 1e300, 1e9 + 1, 2**70])
+@pytest.mark.parametrize("name,call", DURATIONS, ids=[f"{i}-{d[0]}" for i, d in enumerate(DURATIONS)])
+def test_seconds_above_the_core_limit_are_a_configuration_error(
+    name: str, call: Callable[[float], object], seconds: float
+) -> None:
+    """Above core's MAX_DURATION (10^9 s) every seconds argument is refused where it is
+    given, with its name, as core would refuse it: never a panic, never a late failure."""
+    with pytest.raises(roomchat.ConfigurationError, match=f"^{name} must be at most 1000000000 s") as caught:
+        call(seconds)
+    assert "PanicException" not in repr(caught.value)
+
+
+@pytest.mark.parametrize("name,call", DURATIONS, ids=[f"{i}-{d[0]}" for i, d in enumerate(DURATIONS)])
+def test_seconds_at_the_core_limit_are_taken(name: str, call: Callable[[float], object]) -> None:
+    call(1e9)
+    call(10**9)
+
+
+def test_the_largest_response_cap_is_taken(emu: Emulator) -> None:
+    emu.seed(3)
+    with emu.client(max_response_bytes=2**64 - 1) as client:
+        assert len(client.list_users(limit=3)) == 3
+        assert len(client.raw_request("GET", "/consumer/api/v2/users", query={"limit": "2"}).body["data"]) == 2
+    with pytest.raises(roomchat.ValidationError):
+        roomchat.Client("sk", base_url=URL, max_response_bytes=2**64)

@@ -4,6 +4,7 @@ child has a watchdog (SIGALRM) and the parent a deadline, so nothing can hang CI
 
 from __future__ import annotations
 
+import asyncio
 import multiprocessing
 import os
 import signal
@@ -15,6 +16,7 @@ import pytest
 
 import roomchat
 from conftest import SECRET_KEY, Emulator
+from test_async import async_client
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # fork() with threads (3.12+)
 
@@ -170,3 +172,55 @@ def test_multiprocessing_fork_start_method(busy: Busy) -> None:
     with ctx.Pool(2) as pool:
         assert pool.map(mp_pool_call, range(6), chunksize=1) == [1, 2, 3, 4, 5, 6]
     busy.client.list_users(limit=1)  # the parent still works
+
+
+def test_async_client_in_a_forked_child_never_touches_the_parents_dispatcher(emu: Emulator) -> None:
+    """The parent's dispatcher is gone in a child: its worker threads do not exist there,
+    and a lock one of them held at the fork stays held for good. A worker holds the queue
+    lock through the fork here (through the dispatcher's test hook), so a child that
+    touched that dispatcher would hang until its watchdog."""
+    emu.seed(2)
+    closing = async_client(emu, max_workers=2)
+    calling = async_client(emu, max_workers=2)
+    held: List[Any] = []
+
+    async def parent_calls() -> None:
+        await closing.list_users(limit=1)
+        await calling.list_users(limit=1)
+        for client in (closing, calling):
+            loop = asyncio.get_running_loop()
+            dispatcher = client._dispatcher_for(loop)
+            held.append(dispatcher)
+            dispatcher._submit_test_job(loop.create_future(), "hold_queue", 1.5)
+        await asyncio.sleep(0.2)  # both workers now hold their queue locks
+
+    asyncio.run(parent_calls())
+    pid = os.fork()
+    if pid == 0:  # the child
+        code = 1
+        try:
+            # The default action (pytest-timeout's Python handler could not run while a
+            # native call waits on a lock with the GIL held).
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+            signal.alarm(CHILD_WATCHDOG_S)
+            started = time.perf_counter()
+            closing.close()  # at once, though the parent's dispatcher's lock is held
+            if held[0].threads != 0 or held[0].pending != 0:
+                code = 3  # the parent's dispatcher shows the parent's threads and calls
+            else:
+
+                async def child_calls() -> int:
+                    pages = await asyncio.gather(*(calling.list_users(limit=1) for _ in range(4)))
+                    await calling.aclose()
+                    return sum(len(p) for p in pages)
+
+                code = 0 if asyncio.run(child_calls()) == 4 and time.perf_counter() - started < 5 else 4
+        finally:
+            os._exit(code)
+    code = wait_for(pid)
+    print(f"\nAsyncClient close() and calls in a forked child, the parent's queue lock held: child exited {code}")
+    assert code == 0
+    time.sleep(1.5)  # the parent's workers let go of their locks
+    assert len(asyncio.run(calling.list_users(limit=1))) == 1  # the parent goes on
+    closing.close()
+    calling.close()

@@ -4,6 +4,9 @@ retry or rate-limit wait, nothing above DEBUG, never the key."""
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -100,3 +103,30 @@ def test_disabled_logging_costs_nothing_measurable(emu: Emulator, client: roomch
     check = (time.perf_counter() - started) / 100_000
     print(f"\nlogging off: the per-call level check costs {check * 1e6:.2f} us, {check / per_call:.2%} of a call ({per_call * 1e6:.0f} us)")
     assert check < per_call / 20
+
+
+UNCONFIGURED_CHILD = """
+import logging, os, sys
+import roomchat
+if sys.argv[1] == "configured":
+    logging.basicConfig()  # the control: an application that asked for log lines gets them
+client = roomchat.Client(os.environ["KEY"], base_url=os.environ["URL"], base_backoff=0.01,
+                         rate_limit=roomchat.RateLimit(requests=1_000_000))
+client.list_users(limit=1)  # answered 503 once: a retry, logged as a WARNING
+"""
+
+
+def test_a_library_warning_prints_nothing_where_logging_was_never_configured(emu: Emulator) -> None:
+    env = dict(os.environ, KEY=emu.private_key, URL=emu.base_url)
+    stderr = {}
+    for mode in ("unconfigured", "configured"):
+        emu.fault(USERS, {"kind": "respond", "status": 503, "body": '{"message":"busy"}'})
+        done = subprocess.run(
+            [sys.executable, "-c", UNCONFIGURED_CHILD, mode], env=env, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        stderr[mode] = done.stderr
+    print(f"\na retry's WARNING on stderr: unconfigured {stderr['unconfigured']!r}; configured {stderr['configured'][:60]!r}")
+    assert stderr["unconfigured"] == ""
+    assert "retrying" in stderr["configured"]
+    assert any(isinstance(h, logging.NullHandler) for h in logging.getLogger("roomchat").handlers)

@@ -1,10 +1,14 @@
 """The rate budget shared through a real redis-server (``RateLimit(redis_url=...)``):
 4 processes of 4 threads (``multiprocessing``, fork) against the emulator's own limit
 set short, with no 429 and the busiest window near the budget; Redis dying under
-``local_fallback`` and ``fail_closed``; the options checked; the password shown nowhere."""
+``local_fallback`` and ``fail_closed``; the options checked; the password shown nowhere.
+Without a redis-server: ``rate_limit_state()`` against a Redis that never answers, and
+every password form of the URL against Redis servers that are not there."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import multiprocessing
 import os
 import pickle
@@ -218,3 +222,157 @@ def test_redis_options_are_checked() -> None:
     assert limit != roomchat.RateLimit()
     assert roomchat.RateLimit().redis_url is None
 
+
+
+# ---- without a redis-server: a silent one and unreachable ones ------------------------------
+
+
+class SilentRedis:
+    """A listening socket on loopback that never accepts and never answers: a Redis
+    that has hung (connections are made by the kernel; every command waits)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.url = f"redis://127.0.0.1:{self.sock.getsockname()[1]}/0"
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.fixture
+def silent_redis() -> Iterator[SilentRedis]:
+    server = SilentRedis()
+    yield server
+    server.close()
+
+
+def silent_limit(server: SilentRedis, prefix: str) -> roomchat.RateLimit:
+    return roomchat.RateLimit(
+        requests=1000,
+        window=60.0,
+        redis_url=server.url,
+        on_redis_error="local_fallback",
+        redis_key_prefix=prefix,
+        redis_connect_timeout=1.0,
+        redis_timeout=1.0,
+    )
+
+
+def test_rate_limit_state_does_no_io_while_calls_wait_on_a_silent_redis(emu: Emulator, silent_redis: SilentRedis) -> None:
+    """``rate_limit_state()`` answers from what the process knows: quickly, without the
+    GIL, while 3 threads' calls wait on a Redis that never answers."""
+    emu.seed(1)
+    client = emu.client(rate_limit=silent_limit(silent_redis, "py-silent-sync"), max_retries=0)
+    stuck = [threading.Thread(target=client.list_users, kwargs=dict(limit=1)) for _ in range(3)]
+    for t in stuck:
+        t.start()
+    time.sleep(0.3)  # every call is now waiting on Redis
+    took = []
+    for _ in range(5):
+        started = time.perf_counter()
+        state = client.rate_limit_state()
+        took.append(time.perf_counter() - started)
+    for t in stuck:
+        t.join(60)
+    print(
+        f"\nrate_limit_state() with 3 calls waiting on a silent Redis: worst {max(took) * 1e3:.2f} ms "
+        f"of 5 (backend {state.backend}, degraded {state.degraded})"
+    )
+    assert state.backend == "redis"
+    assert max(took) < 0.1
+
+
+def test_async_rate_limit_state_never_blocks_the_loop_on_a_silent_redis(emu: Emulator, silent_redis: SilentRedis) -> None:
+    emu.seed(1)
+
+    async def main() -> tuple[float, float]:
+        client = roomchat.AsyncClient(
+            emu.private_key, base_url=emu.base_url, max_retries=0, rate_limit=silent_limit(silent_redis, "py-silent-async")
+        )
+        calls = [asyncio.create_task(client.list_users(limit=1)) for _ in range(3)]
+        await asyncio.sleep(0.3)  # every call is now waiting on Redis
+        lags: List[float] = []
+        done = asyncio.Event()
+
+        async def probe() -> None:  # its lateness is the loop's lag
+            while not done.is_set():
+                started = time.perf_counter()
+                await asyncio.sleep(0.001)
+                lags.append(time.perf_counter() - started - 0.001)
+
+        prober = asyncio.create_task(probe())
+        slowest = 0.0
+        for _ in range(20):
+            started = time.perf_counter()
+            client.rate_limit_state()
+            slowest = max(slowest, time.perf_counter() - started)
+            await asyncio.sleep(0.005)
+        done.set()
+        await prober
+        await asyncio.gather(*calls, return_exceptions=True)
+        await client.aclose()
+        return slowest, max(lags)
+
+    slowest, lag = asyncio.run(main())
+    print(
+        f"\nAsyncClient.rate_limit_state() with 3 calls waiting on a silent Redis: worst {slowest * 1e3:.2f} ms "
+        f"on the loop; the loop's worst lag {lag * 1e3:.2f} ms"
+    )
+    assert slowest < 0.1 and lag < 0.1
+
+
+SECRET = "py-SECRET-in-the-redis-url-7f3a"
+
+
+def password_forms() -> List[str]:
+    """Every way the redis crate takes a password, each pointing at a Redis that is not there."""
+    port = free_port()
+    sock = f"/tmp/roomchat-py-no-redis-{port}.sock"
+    return [
+        f"redis://:{SECRET}@127.0.0.1:{port}/0",
+        f"redis://user:{SECRET}@127.0.0.1:{port}/0",
+        f"redis+unix://{sock}?pass={SECRET}",
+        f"redis+unix://{sock}?password={SECRET}",
+    ]
+
+
+@pytest.mark.parametrize("form", range(4), ids=["userinfo-password", "userinfo-user-password", "unix-pass", "unix-password"])
+def test_a_redis_password_is_shown_nowhere(emu: Emulator, form: int, caplog: pytest.LogCaptureFixture) -> None:
+    """In every output of the package: the URL and repr of the limit, its pickle, the
+    client and its state, the error of a fail_closed call (text, repr, traceback,
+    pickle) and the records of the ``roomchat`` logger."""
+    url = password_forms()[form]
+    caplog.set_level(logging.DEBUG, logger="roomchat")
+    limit = roomchat.RateLimit(
+        redis_url=url, on_redis_error="fail_closed", redis_connect_timeout=0.2, redis_timeout=0.2
+    )
+    shown: List[Any] = [limit.redis_url, repr(limit)]
+    try:
+        shown.append(pickle.dumps(limit))
+    except TypeError:
+        pass  # not picklable: nothing to show
+    client = emu.client(rate_limit=limit, max_retries=0)
+    with pytest.raises(roomchat.BudgetUnavailableError) as caught:
+        client.list_users(limit=1)
+    error = caught.value
+    shown += [
+        repr(client),
+        repr(client.rate_limit_state()),
+        str(error),
+        repr(error),
+        repr(vars(error)),
+        "".join(traceback.format_exception(error)),
+        pickle.dumps(error),
+        repr(pickle.loads(pickle.dumps(error)).args),
+    ]
+    records = [r for r in caplog.records if r.name == "roomchat"]
+    shown += [r.getMessage() for r in records] + [repr(vars(r)) for r in records]
+    print(f"\n{url.replace(SECRET, '<password>')}: shown as {limit.redis_url!r}; error: {error}")
+    assert limit.redis_url is not None and ("127.0.0.1" in limit.redis_url or "/tmp/" in limit.redis_url)
+    for text in shown:
+        if isinstance(text, bytes):
+            assert SECRET.encode() not in text
+        else:
+            assert SECRET not in text, text

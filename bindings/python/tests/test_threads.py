@@ -1,10 +1,17 @@
-"""Every blocking call releases the GIL: threads sharing one Client overlap their waits."""
+"""Every blocking call releases the GIL: threads sharing one Client overlap their waits,
+and an iterator's resume() never waits for a page another thread is fetching."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+
+import pytest
 
 import roomchat
 from conftest import Emulator
@@ -12,6 +19,7 @@ from conftest import Emulator
 THREADS = 8
 CALLS = 20
 DELAY_MS = 50
+USERS = "/consumer/api/v2/users"
 
 
 def test_threads_share_one_client_and_overlap(emu: Emulator) -> None:
@@ -56,3 +64,52 @@ def test_threads_share_one_client_and_overlap(emu: Emulator) -> None:
     )
     assert speedup > THREADS / 2  # ideal: 8x; held GIL: 1x
     assert ticks > 1000
+
+
+RESUME_CHILD = textwrap.dedent(
+    """
+    import logging, os, threading, time
+    import roomchat
+
+    records = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            records.append(record)
+
+    logger = logging.getLogger("roomchat")
+    logger.setLevel(logging.DEBUG)  # the observer takes the GIL to log each attempt
+    logger.addHandler(Keep())
+    client = roomchat.Client(os.environ["KEY"], base_url=os.environ["URL"],
+                             rate_limit=roomchat.RateLimit(requests=1_000_000))
+    for name in ("users", "user_pages"):
+        iterator = getattr(client, name)(page_size=5)
+        fetching = threading.Thread(target=lambda: next(iterator))
+        fetching.start()
+        time.sleep(0.3)  # the first page is held back 1 s: the thread is mid-fetch
+        started = time.perf_counter()
+        iterator.resume()
+        took = time.perf_counter() - started
+        fetching.join()
+        print(name, f"{took * 1e3:.3f}", flush=True)
+    print("attempts logged", len(records), flush=True)
+    """
+)
+
+
+def test_resume_never_waits_for_a_page_being_fetched(emu: Emulator) -> None:
+    """Thread A in ``next(it)`` on a slow page, thread B calls ``it.resume()``, the
+    ``roomchat`` logger at DEBUG. In a child process with a deadline: a deadlock there
+    holds the GIL for good, so no in-process timeout could fire."""
+    emu.seed(10)
+    emu.fault(USERS, {"kind": "delay", "ms": 1000}, times=2)
+    env = dict(os.environ, KEY=emu.private_key, URL=emu.base_url)
+    try:
+        done = subprocess.run([sys.executable, "-c", RESUME_CHILD], env=env, capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"resume() during a page fetch deadlocked (child output: {e.stdout!r})")
+    assert done.returncode == 0, done.stderr
+    took = dict(line.split() for line in done.stdout.splitlines() if not line.startswith("attempts"))
+    print(f"\nresume() while another thread fetched a 1 s page: users {took['users']} ms, user_pages {took['user_pages']} ms")
+    assert "attempts logged 2" in done.stdout
+    assert float(took["users"]) < 100 and float(took["user_pages"]) < 100

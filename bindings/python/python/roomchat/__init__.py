@@ -58,6 +58,12 @@ from ._native import (
 from ._async import AsyncClient
 from . import wire
 
+import logging as _logging
+
+# The logging HOWTO's convention for libraries: an application that never configured
+# logging sees no warning of ours on stderr (Python's last-resort handler).
+_logging.getLogger("roomchat").addHandler(_logging.NullHandler())
+
 __all__ = [
     "AsyncClient",
     "AuthenticationError",

@@ -1,8 +1,11 @@
 """``roomchat.AsyncClient``: the client's calls as coroutines.
 
 Core's calls block, so each one runs on a native worker thread of the client's
-dispatcher (up to ``max_workers`` threads, made on demand, gone after 10 s idle; one
-dispatcher per event loop, made anew in a forked child). The worker never takes the
+dispatcher (up to ``max_workers`` threads, made on demand, gone after 10 s idle). Each
+event loop that uses the client has its own dispatcher, so loops running at once in
+several threads may share one client: a call's future is completed on its own loop's
+thread. A forked child makes its own and never touches the parent's (their threads do
+not exist there, and a lock one of them held at the fork stays held). The worker never takes the
 GIL: it queues the core result and wakes the loop through a pipe the loop watches
 (``loop.add_reader``); the loop thread turns results into Python objects and completes
 the futures. So the event loop never queues for the GIL behind worker threads.
@@ -48,7 +51,8 @@ class AsyncClient:
     The same settings and methods as :class:`roomchat.Client`, the calls as coroutines
     (``users()`` and ``user_pages()`` as async iterators; ``sign_in_url``,
     ``iframe_html`` and ``rate_limit_state`` stay plain methods: they do no I/O), and
-    ``max_workers``: how many calls may be in flight at once (default 16)::
+    ``max_workers``: how many calls may be in flight at once in each event loop that
+    uses the client (default 16)::
 
         async with roomchat.AsyncClient(key, base_url=url) as client:
             page = await client.list_users(limit=50)
@@ -100,8 +104,9 @@ class AsyncClient:
             raise ConfigurationError("max_workers must be at least 1")
         self._client = client
         self._max_workers = max_workers
-        self._dispatcher: Optional[_native.Dispatcher] = None
-        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        # The dispatcher of each event loop that used the client in process `_pid`;
+        # read and changed under `_lock` only.
+        self._dispatchers: Dict[asyncio.AbstractEventLoop, _native.Dispatcher] = {}
         self._pid = os.getpid()
         self._lock = threading.Lock()
 
@@ -138,19 +143,26 @@ class AsyncClient:
 
     # ---- the dispatcher ---------------------------------------------------------------
 
+    def _own_dispatchers(self) -> Dict[asyncio.AbstractEventLoop, _native.Dispatcher]:
+        """The dispatchers made in this process (call with `_lock` held). In a forked
+        child the parent's are forgotten, never closed: their threads do not exist here."""
+        if self._pid != os.getpid():
+            self._dispatchers, self._pid = {}, os.getpid()
+        return self._dispatchers
+
     def _dispatcher_for(self, loop: asyncio.AbstractEventLoop) -> _native.Dispatcher:
-        dispatcher = self._dispatcher
-        if dispatcher is not None and self._loop is loop and self._pid == os.getpid():
-            return dispatcher
         with self._lock:
+            dispatchers = self._own_dispatchers()
+            dispatcher = dispatchers.get(loop)
+            if dispatcher is not None:
+                return dispatcher
             if self._client.closed:
                 raise ConfigurationError("the client is closed")
-            if self._dispatcher is not None and self._pid == os.getpid():
-                self._dispatcher.close()  # used from another event loop before: retire it
-            # In a forked child the parent's threads do not exist: a new dispatcher.
+            for ended in [old for old in dispatchers if old.is_closed()]:
+                dispatchers.pop(ended).close()  # its threads leave now
             dispatcher = _native.Dispatcher(self._max_workers)
             loop.add_reader(dispatcher.fileno(), dispatcher.drain)
-            self._dispatcher, self._loop, self._pid = dispatcher, loop, os.getpid()
+            dispatchers[loop] = dispatcher
             return dispatcher
 
     async def _submit(self, method: Callable[..., Any], token: CancelToken, *args: Any, **kwargs: Any) -> Any:
@@ -186,21 +198,25 @@ class AsyncClient:
     def close(self) -> None:
         """Closes the client without waiting: calls in flight still finish."""
         self._client.close()
-        if self._dispatcher is not None:
-            self._dispatcher.close()
+        with self._lock:
+            dispatchers = list(self._own_dispatchers().values())
+        for dispatcher in dispatchers:
+            dispatcher.close()
 
     async def aclose(self) -> None:
-        """Closes the client and waits until the calls in flight have finished and its threads have ended."""
+        """Closes the client and waits until the calls this event loop has in flight
+        have finished and its threads have ended (other loops' calls still finish)."""
         self._client.close()
-        dispatcher, loop = self._dispatcher, self._loop
-        if dispatcher is None or loop is None:
-            return
-        dispatcher.close()
-        if loop is asyncio.get_running_loop() and self._pid == os.getpid():
-            while dispatcher.pending or dispatcher.threads:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            dispatchers, self._dispatchers = self._own_dispatchers(), {}
+        for dispatcher in dispatchers.values():
+            dispatcher.close()
+        mine = dispatchers.get(loop)
+        if mine is not None:
+            while mine.pending or mine.threads:
                 await asyncio.sleep(0.002)
-            loop.remove_reader(dispatcher.fileno())
-        self._dispatcher = None
+            loop.remove_reader(mine.fileno())
 
     async def __aenter__(self) -> AsyncClient:
         return self

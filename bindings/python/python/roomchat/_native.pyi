@@ -370,6 +370,8 @@ class Dispatcher:
     def threads(self) -> int: ...
     @property
     def pending(self) -> int: ...
+    def _submit_test_job(self, future: Any, action: str, seconds: float = 0.0) -> None:
+        """Test hook, not API: a job that panics, whose result panics, or that holds the queue lock."""
 
 def build_request(
     operation: str,
