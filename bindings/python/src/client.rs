@@ -277,6 +277,10 @@ struct Settings<'a, 'py> {
     max_retry_wait: Option<&'a Bound<'py, PyAny>>,
     base_backoff: Option<&'a Bound<'py, PyAny>>,
     max_response_bytes: Option<&'a Bound<'py, PyAny>>,
+    ca_bundle: Option<&'a Bound<'py, PyAny>>,
+    tls_roots: Option<&'a Bound<'py, PyAny>>,
+    proxy: Option<&'a Bound<'py, PyAny>>,
+    trust_env: Option<&'a Bound<'py, PyAny>>,
 }
 
 fn given<'py>(value: Option<&Bound<'py, PyAny>>) -> Option<Bound<'py, PyAny>> {
@@ -313,6 +317,41 @@ impl Settings<'_, '_> {
                 1,
                 u64::MAX.into(),
             )? as u64);
+        }
+        if let Some(v) = given(self.ca_bundle) {
+            let py = v.py();
+            let path: std::path::PathBuf = v
+                .extract()
+                .map_err(|_| wrong_type("ca_bundle", "a path (str or os.PathLike)", &v))?;
+            let pem = std::fs::read(&path).map_err(|e| {
+                configuration(
+                    py,
+                    format!(
+                        "ca_bundle {:?} cannot be read: {e}",
+                        path.display().to_string()
+                    ),
+                )
+            })?;
+            builder = builder.add_root_certificates_pem(pem);
+        }
+        if let Some(v) = given(self.tls_roots) {
+            let name = text("tls_roots", &v)?;
+            let roots = roomchat::TlsRoots::from_name(&name).ok_or_else(|| {
+                configuration(
+                    v.py(),
+                    format!("tls_roots must be \"webpki\" or \"system\" (got {name:?})"),
+                )
+            })?;
+            builder = builder.tls_roots(roots);
+        }
+        let trust_env = match given(self.trust_env) {
+            Some(v) => flag("trust_env", &v)?,
+            None => true,
+        };
+        match given(self.proxy) {
+            Some(v) => builder = builder.proxy(roomchat::Proxy::url(text("proxy", &v)?)),
+            None if !trust_env => builder = builder.proxy(roomchat::Proxy::None),
+            None => {}
         }
         if let Some(v) = given(self.rate_limit) {
             let limit = v
@@ -523,13 +562,14 @@ impl Client {
         private_key, *, base_url, chat_url=None, public_key=None, timeout=None,
         connect_timeout=None, max_retries=None, retry_non_idempotent=None, rate_limit=None,
         app_name=None, allow_insecure_http=None, max_retry_wait=None, base_backoff=None,
-        max_response_bytes=None
+        max_response_bytes=None, ca_bundle=None, tls_roots=None, proxy=None, trust_env=None
     ))]
     #[pyo3(
         text_signature = "(private_key, *, base_url, chat_url=None, public_key=None, \
         timeout=30.0, connect_timeout=10.0, max_retries=2, retry_non_idempotent=False, \
         rate_limit=None, app_name=None, allow_insecure_http=False, max_retry_wait=60.0, \
-        base_backoff=0.25, max_response_bytes=16777216)"
+        base_backoff=0.25, max_response_bytes=16777216, ca_bundle=None, tls_roots='webpki', \
+        proxy=None, trust_env=True)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -547,6 +587,10 @@ impl Client {
         max_retry_wait: Option<&Bound<'_, PyAny>>,
         base_backoff: Option<&Bound<'_, PyAny>>,
         max_response_bytes: Option<&Bound<'_, PyAny>>,
+        ca_bundle: Option<&Bound<'_, PyAny>>,
+        tls_roots: Option<&Bound<'_, PyAny>>,
+        proxy: Option<&Bound<'_, PyAny>>,
+        trust_env: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Client> {
         let py = private_key.py();
         let mut builder = roomchat::Client::builder(text("private_key", private_key)?)
@@ -570,6 +614,10 @@ impl Client {
             max_retry_wait,
             base_backoff,
             max_response_bytes,
+            ca_bundle,
+            tls_roots,
+            proxy,
+            trust_env,
         }
         .apply(builder)?;
         build(py, builder).map(Client::wrap)
@@ -582,12 +630,13 @@ impl Client {
     #[pyo3(signature = (
         *, timeout=None, connect_timeout=None, max_retries=None, retry_non_idempotent=None,
         rate_limit=None, allow_insecure_http=None, max_retry_wait=None, base_backoff=None,
-        max_response_bytes=None
+        max_response_bytes=None, ca_bundle=None, tls_roots=None, proxy=None, trust_env=None
     ))]
     #[pyo3(
         text_signature = "(*, timeout=30.0, connect_timeout=10.0, max_retries=2, \
         retry_non_idempotent=False, rate_limit=None, allow_insecure_http=False, \
-        max_retry_wait=60.0, base_backoff=0.25, max_response_bytes=16777216)"
+        max_retry_wait=60.0, base_backoff=0.25, max_response_bytes=16777216, ca_bundle=None, \
+        tls_roots='webpki', proxy=None, trust_env=True)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn from_env<'py>(
@@ -601,6 +650,10 @@ impl Client {
         max_retry_wait: Option<&Bound<'py, PyAny>>,
         base_backoff: Option<&Bound<'py, PyAny>>,
         max_response_bytes: Option<&Bound<'py, PyAny>>,
+        ca_bundle: Option<&Bound<'py, PyAny>>,
+        tls_roots: Option<&Bound<'py, PyAny>>,
+        proxy: Option<&Bound<'py, PyAny>>,
+        trust_env: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, Client>> {
         let py = cls.py();
         let builder = ClientBuilder::from_env().or_raise(py)?;
@@ -614,6 +667,10 @@ impl Client {
             max_retry_wait,
             base_backoff,
             max_response_bytes,
+            ca_bundle,
+            tls_roots,
+            proxy,
+            trust_env,
         }
         .apply(builder)?;
         let client = Client::wrap(build(py, builder)?);

@@ -66,6 +66,8 @@ def cases(emu: Emulator) -> Dict[str, Callable[[], object]]:
                 redis_connect_timeout=0.2,
             ),
         ).list_users(),
+        # https:// to the emulator's plain-HTTP port: the TLS handshake breaks.
+        "tls": lambda: emu.client(base_url=emu.base_url.replace("http://", "https://"), max_retries=0).list_users(),
     }
 
 
@@ -93,6 +95,7 @@ EXPECTED: List[Tuple[str, int, type]] = [
     ("configuration", 14, roomchat.ConfigurationError),
     ("cancelled", 15, roomchat.CancelledError),
     ("budget_unavailable", 16, roomchat.BudgetUnavailableError),
+    ("tls", 17, roomchat.TlsError),
 ]
 
 

@@ -21,6 +21,7 @@ pure request/response layer for use with another HTTP stack.
 from ._errors import (
     AuthenticationError,
     BudgetUnavailableError,
+    TlsError,
     CancelledError,
     ConfigurationError,
     ConnectionError,
@@ -70,6 +71,7 @@ __all__ = [
     "CORE_VERSION",
     "CancelToken",
     "BudgetUnavailableError",
+    "TlsError",
     "CancelledError",
     "Client",
     "ConfigurationError",

@@ -23,7 +23,7 @@ import collections
 import os
 import threading
 from types import TracebackType
-from typing import Any, AsyncIterator, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Tuple, Type, Union
+from typing import Any, AsyncIterator, Callable, Deque, Dict, List, Literal, Mapping, Optional, Sequence, Tuple, Type, Union
 
 from . import _native
 from ._errors import ConfigurationError
@@ -77,6 +77,10 @@ class AsyncClient:
         max_retry_wait: float = 60.0,
         base_backoff: float = 0.25,
         max_response_bytes: int = 16777216,
+        ca_bundle: Union[str, os.PathLike[str], None] = None,
+        tls_roots: Literal["webpki", "system"] = "webpki",
+        proxy: Optional[str] = None,
+        trust_env: bool = True,
         max_workers: int = DEFAULT_MAX_WORKERS,
     ) -> None:
         client = _native.Client(
@@ -94,6 +98,10 @@ class AsyncClient:
             max_retry_wait=max_retry_wait,
             base_backoff=base_backoff,
             max_response_bytes=max_response_bytes,
+            ca_bundle=ca_bundle,
+            tls_roots=tls_roots,
+            proxy=proxy,
+            trust_env=trust_env,
         )
         self._setup(client, max_workers)
 
@@ -123,6 +131,10 @@ class AsyncClient:
         max_retry_wait: float = 60.0,
         base_backoff: float = 0.25,
         max_response_bytes: int = 16777216,
+        ca_bundle: Union[str, os.PathLike[str], None] = None,
+        tls_roots: Literal["webpki", "system"] = "webpki",
+        proxy: Optional[str] = None,
+        trust_env: bool = True,
         max_workers: int = DEFAULT_MAX_WORKERS,
     ) -> AsyncClient:
         """A client from the ``ROOMCHAT_*`` environment variables (see ``Client.from_env``)."""
@@ -136,6 +148,10 @@ class AsyncClient:
             max_retry_wait=max_retry_wait,
             base_backoff=base_backoff,
             max_response_bytes=max_response_bytes,
+            ca_bundle=ca_bundle,
+            tls_roots=tls_roots,
+            proxy=proxy,
+            trust_env=trust_env,
         )
         self = cls.__new__(cls)
         self._setup(native, max_workers)

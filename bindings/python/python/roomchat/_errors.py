@@ -30,6 +30,7 @@ __all__ = [
     "ConfigurationError",
     "CancelledError",
     "BudgetUnavailableError",
+    "TlsError",
 ]
 
 
@@ -220,6 +221,16 @@ class BudgetUnavailableError(RoomchatError):
     code = 16
 
 
+class TlsError(ConnectionError):
+    """The TLS handshake failed: the server's certificate was rejected (unknown issuer,
+    expired, a name mismatch: the message says which) or the handshake broke. Never
+    retried. A ``ConnectionError`` too, as requests' ``SSLError`` is; trust a private CA
+    with ``Client(ca_bundle=...)`` or ``SSL_CERT_FILE``."""
+
+    kind = "tls"
+    code = 17
+
+
 _BY_CODE: Dict[int, Type[RoomchatError]] = {
     cls.code: cls
     for cls in (
@@ -239,6 +250,7 @@ _BY_CODE: Dict[int, Type[RoomchatError]] = {
         ConfigurationError,
         CancelledError,
         BudgetUnavailableError,
+        TlsError,
     )
 }
 

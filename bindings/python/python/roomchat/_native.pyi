@@ -1,7 +1,8 @@
 """Types of the extension module ``roomchat._native`` (import these from ``roomchat``)."""
 
+import os
 from types import TracebackType
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, Union, final
+from typing import Any, Dict, Iterator, List, Literal, Mapping, Optional, Sequence, Tuple, Type, Union, final
 
 from typing_extensions import Self, disjoint_base
 
@@ -99,6 +100,10 @@ class Client:
         max_retry_wait: float = 60.0,
         base_backoff: float = 0.25,
         max_response_bytes: int = 16777216,
+        ca_bundle: Union[str, os.PathLike[str], None] = None,
+        tls_roots: Literal["webpki", "system"] = "webpki",
+        proxy: Optional[str] = None,
+        trust_env: bool = True,
     ) -> Self: ...
     @classmethod
     def from_env(
@@ -113,6 +118,10 @@ class Client:
         max_retry_wait: float = 60.0,
         base_backoff: float = 0.25,
         max_response_bytes: int = 16777216,
+        ca_bundle: Union[str, os.PathLike[str], None] = None,
+        tls_roots: Literal["webpki", "system"] = "webpki",
+        proxy: Optional[str] = None,
+        trust_env: bool = True,
     ) -> Self: ...
     def with_cancel(self, token: CancelToken) -> Client: ...
     @property
