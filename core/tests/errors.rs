@@ -297,6 +297,40 @@ fn every_error_kind_and_no_key_in_any() {
         seen.push(e.kind());
     }
 
+    // https:// to a server that answers in plain HTTP: the TLS handshake breaks,
+    // and the call is not retried (the next attempt would meet the same server).
+    {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("https://{}", listener.local_addr().unwrap());
+        let accepted = std::thread::spawn(move || {
+            listener.set_nonblocking(true).unwrap();
+            let mut count = 0;
+            let until = std::time::Instant::now() + Duration::from_millis(1500);
+            while std::time::Instant::now() < until {
+                if let Ok((mut stream, _)) = listener.accept() {
+                    count += 1;
+                    let _ = stream.set_nonblocking(false);
+                    let _ = stream.read(&mut [0u8; 1024]);
+                    let _ =
+                        stream.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            count
+        });
+        let e = builder(&emu)
+            .base_url(url)
+            .build()
+            .unwrap()
+            .list_users(&ListUsers::default())
+            .unwrap_err();
+        check(&e, ErrorKind::Tls, &emu.private_key());
+        assert!(e.message().contains("TLS handshake"), "{e}");
+        assert_eq!(accepted.join().unwrap(), 1, "a TLS failure was retried");
+        seen.push(e.kind());
+    }
+
     for kind in ErrorKind::ALL {
         if kind == ErrorKind::BudgetUnavailable && !cfg!(feature = "redis") {
             continue; // no shared budget without the feature

@@ -227,6 +227,9 @@ test('the key appears in no error message, stack, inspect output or debug line, 
   await expectKind('cancelled', aborted)
   assert.ok(seen.get('cancelled') instanceof AbortError)
 
+  // TLS: https:// to the emulator's plain-HTTP port breaks the handshake.
+  await expectKind('tls', new Client(emu.options({ baseUrl: emu.baseUrl.replace('http://', 'https://'), maxRetries: 0, logger })).listUsers())
+
   const kinds = Object.keys(errorCodes)
   assert.deepEqual([...seen.keys()].sort(), [...kinds].sort(), 'every error kind was produced')
   await new Promise((resolve) => setTimeout(resolve, 50))

@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""A TCP relay that delays every chunk by a one-way latency with jitter, in both
+directions: the test network's stand-in for `tc netem`, which this machine's
+kernel lacks (no sch_netem). Order is kept per direction, as on a real link.
+
+usage: latency_relay.py LISTEN_HOST LISTEN_PORT TARGET_HOST TARGET_PORT DELAY_MS JITTER_MS
+
+Prints "ready" on stdout once listening; runs until killed.
+"""
+
+import asyncio
+import random
+import sys
+
+
+async def pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, delay: float, jitter: float) -> None:
+    loop = asyncio.get_running_loop()
+    queue: "asyncio.Queue[tuple[float, bytes]]" = asyncio.Queue()
+
+    async def deliver() -> None:
+        while True:
+            due, chunk = await queue.get()
+            wait = due - loop.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            if not chunk:
+                writer.write_eof() if writer.can_write_eof() else writer.close()
+                return
+            writer.write(chunk)
+            await writer.drain()
+
+    sender = asyncio.create_task(deliver())
+    last_due = 0.0
+    try:
+        while True:
+            chunk = await reader.read(65536)
+            # Each chunk leaves after the latency, never before the one ahead of it.
+            last_due = max(last_due, loop.time() + delay + random.uniform(-jitter, jitter))
+            await queue.put((last_due, chunk))
+            if not chunk:
+                break
+        await sender
+    except (ConnectionError, asyncio.CancelledError):
+        sender.cancel()
+    finally:
+        if not writer.is_closing():
+            writer.close()
+
+
+async def main() -> None:
+    listen_host, listen_port, target_host, target_port = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+    delay, jitter = float(sys.argv[5]) / 1000, float(sys.argv[6]) / 1000
+
+    async def handle(client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
+        try:
+            server_reader, server_writer = await asyncio.open_connection(target_host, target_port)
+        except OSError:
+            client_writer.close()
+            return
+        await asyncio.gather(
+            pump(client_reader, server_writer, delay, jitter),
+            pump(server_reader, client_writer, delay, jitter),
+            return_exceptions=True,
+        )
+
+    server = await asyncio.start_server(handle, listen_host, listen_port)
+    print("ready", flush=True)
+    async with server:
+        await server.serve_forever()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
