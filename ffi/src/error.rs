@@ -399,13 +399,14 @@ mod tests {
                 .to_str()
                 .unwrap()
         };
-        for number in (0..=16).chain(100..=103) {
+        for number in (0..=17).chain(100..=103) {
             let code = roomchat_result::from_u32(number).unwrap();
             assert_eq!(code as u32, number);
         }
         assert_eq!(name(4), "user_not_found");
+        assert_eq!(name(17), "tls");
         assert_eq!(name(103), "unknown");
-        for unknown in [17, 99, 104, u32::MAX] {
+        for unknown in [18, 99, 104, u32::MAX] {
             assert_eq!(name(unknown), "unknown");
         }
     }
