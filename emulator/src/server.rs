@@ -17,7 +17,9 @@ use hyper::header::{HeaderValue, ALLOW, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::{json, Value};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
+use tokio_rustls::rustls::HandshakeKind;
+use tokio_rustls::TlsAcceptor;
 
 use crate::journal;
 use crate::state::{Answer, State};
@@ -39,37 +41,77 @@ enum BodyError {
     TimedOut,
 }
 
+/// Serves plain HTTP on `listener`.
 pub(crate) async fn serve(listener: TcpListener, shared: Arc<Shared>) {
     loop {
-        let (stream, _) = match listener.accept().await {
-            Ok(conn) => conn,
-            // Out of file descriptors and the like: wait a moment and go on serving.
-            Err(_) => {
-                tokio::time::sleep(Duration::from_millis(10)).await;
-                continue;
-            }
-        };
-        let _ = stream.set_nodelay(true);
+        let stream = accept(&listener, &shared).await;
+        tokio::spawn(serve_connection(stream, shared.clone()));
+    }
+}
+
+/// Serves HTTPS on `listener`: each connection's handshake, then the same HTTP
+/// as [`serve`]. A handshake that fails (the client rejects the certificate) or
+/// takes longer than `read_timeout` only ends that connection, counted.
+pub(crate) async fn serve_tls(listener: TcpListener, shared: Arc<Shared>, acceptor: TlsAcceptor) {
+    loop {
+        let stream = accept(&listener, &shared).await;
         let shared = shared.clone();
-        let read_timeout = shared.read_timeout;
+        let acceptor = acceptor.clone();
         tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |req: Request<Incoming>| {
-                handle(req, shared.clone())
-            });
-            // A connection that ends in an error (a closed-connection fault, a client
-            // hanging up) only ends that connection.
-            // A client slower than `read_timeout` to send its headers (or idle that
-            // long between requests) is disconnected; headers past MAX_HEAD_BYTES
-            // are answered 431 by hyper, which then closes the connection.
-            let _ = hyper::server::conn::http1::Builder::new()
-                .keep_alive(true)
-                .timer(TokioTimer::new())
-                .header_read_timeout(read_timeout)
-                .max_buf_size(MAX_HEAD_BYTES)
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
+            let read_timeout = shared.read_timeout;
+            let counters = &shared.connections;
+            match tokio::time::timeout(read_timeout, acceptor.accept(stream)).await {
+                Ok(Ok(stream)) => {
+                    let resumed =
+                        stream.get_ref().1.handshake_kind() == Some(HandshakeKind::Resumed);
+                    counters.handshake_done(resumed);
+                    serve_connection(stream, shared).await;
+                }
+                Ok(Err(e)) => counters.handshake_failed(e.to_string()),
+                Err(_elapsed) => counters.handshake_failed(format!(
+                    "the handshake did not finish within {} ms",
+                    read_timeout.as_millis()
+                )),
+            }
         });
     }
+}
+
+/// The next connection, counted.
+async fn accept(listener: &TcpListener, shared: &Shared) -> TcpStream {
+    loop {
+        match listener.accept().await {
+            Ok((stream, _)) => {
+                shared.connections.accepted();
+                let _ = stream.set_nodelay(true);
+                return stream;
+            }
+            // Out of file descriptors and the like: wait a moment and go on serving.
+            Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+        }
+    }
+}
+
+/// HTTP/1.1 on one connection, plain or TLS, until it ends.
+async fn serve_connection<S>(stream: S, shared: Arc<Shared>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let read_timeout = shared.read_timeout;
+    let service =
+        hyper::service::service_fn(move |req: Request<Incoming>| handle(req, shared.clone()));
+    // A connection that ends in an error (a closed-connection fault, a client
+    // hanging up) only ends that connection.
+    // A client slower than `read_timeout` to send its headers (or idle that
+    // long between requests) is disconnected; headers past MAX_HEAD_BYTES
+    // are answered 431 by hyper, which then closes the connection.
+    let _ = hyper::server::conn::http1::Builder::new()
+        .keep_alive(true)
+        .timer(TokioTimer::new())
+        .header_read_timeout(read_timeout)
+        .max_buf_size(MAX_HEAD_BYTES)
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
 }
 
 /// One request. `Err` makes hyper drop the connection without an answer.
@@ -367,7 +409,7 @@ fn admin_allow(path: &str) -> Option<&'static str> {
         "/reset" | "/users/seed" | "/rooms" | "/conversations" => "POST",
         "/config" => "GET, PUT",
         "/gate" | "/faults" => "POST, DELETE",
-        "/journal" => "GET, DELETE",
+        "/journal" | "/connections" => "GET, DELETE",
         _ => return None,
     })
 }
@@ -397,6 +439,24 @@ fn admin(shared: &Shared, method: &Method, path: &str, body: &[u8]) -> Answer {
     match (method.as_str(), path) {
         ("POST", "/reset") => {
             state.reset();
+            shared.connections.reset();
+            ok()
+        }
+        ("GET", "/connections") => {
+            let stats = shared.connections.snapshot();
+            (
+                200,
+                json!({
+                    "accepted": stats.accepted,
+                    "tls_handshakes": stats.tls_handshakes,
+                    "tls_resumed": stats.tls_resumed,
+                    "tls_failed": stats.tls_failed,
+                    "tls_last_failure": stats.tls_last_failure,
+                }),
+            )
+        }
+        ("DELETE", "/connections") => {
+            shared.connections.reset();
             ok()
         }
         ("GET", "/config") => (200, config_json(&state)),
