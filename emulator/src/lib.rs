@@ -132,6 +132,10 @@ pub struct EmulatorConfig {
     /// Serve HTTPS instead of plain HTTP (default `None`: plain HTTP). The
     /// admin API is on the same listener, so over HTTPS too.
     pub tls: Option<EmulatorTls>,
+    /// Compress (gzip) an answer of the REST API or a sign-in page when the
+    /// request accepts gzip and the answer's body has at least this many bytes
+    /// (default `None`: never compress). Fault answers are never compressed.
+    pub gzip_min_bytes: Option<usize>,
 }
 
 impl Default for EmulatorConfig {
@@ -148,6 +152,7 @@ impl Default for EmulatorConfig {
             journal_capacity: JOURNAL_DEFAULT_CAPACITY,
             read_timeout: Duration::from_secs(10),
             tls: None,
+            gzip_min_bytes: None,
         }
     }
 }
@@ -231,6 +236,7 @@ pub(crate) struct Shared {
     state: Mutex<State>,
     max_body_bytes: usize,
     read_timeout: Duration,
+    gzip_min_bytes: Option<usize>,
     connections: tls::ConnectionCounters,
 }
 
@@ -249,6 +255,7 @@ impl Shared {
             state: Mutex::new(state),
             max_body_bytes: config.max_body_bytes,
             read_timeout: config.read_timeout,
+            gzip_min_bytes: config.gzip_min_bytes,
             connections: tls::ConnectionCounters::default(),
         }
     }

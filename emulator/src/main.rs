@@ -17,12 +17,15 @@ const USAGE: &str =
     "usage: roomchat-emulator [--host 127.0.0.1] [--port 0] [--private-key K] [--public-key P]
                          [--rate-limit 600/60s] [--rate-limit-headers] [--seed-users N]
                          [--max-body-bytes N] [--journal-capacity N] [--read-timeout 10s]
-                         [--ignore-stdin]
+                         [--ignore-stdin] [--gzip-min-bytes N]
                          [--tls [--tls-name NAME]... [--tls-expired]]
                          [--tls-cert PATH --tls-key PATH [--tls-ca PATH]]
 
 Serves the chat service's REST API locally. Prints one JSON line with its addresses
 and keys, then serves until SIGINT, SIGTERM, or (unless --ignore-stdin) stdin closes.
+
+--gzip-min-bytes N gzips REST answers and sign-in pages of at least N bytes to
+requests that accept gzip (never by default).
 
 --tls serves HTTPS with a certificate signed by a CA made at start; the JSON line's
 ca_file is the path of that CA's PEM (removed when the emulator stops). The
@@ -81,6 +84,13 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
                     .ok_or("--read-timeout takes a non-zero duration such as 10s or 500ms")?
             }
             "--ignore-stdin" => watch_stdin = false,
+            "--gzip-min-bytes" => {
+                config.gzip_min_bytes = Some(
+                    value()?
+                        .parse()
+                        .map_err(|_| "--gzip-min-bytes takes a count")?,
+                )
+            }
             "--tls" => generated = true,
             "--tls-name" => {
                 let name = value()?;

@@ -13,7 +13,10 @@ use bytes::Bytes;
 use http_body::Frame;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use hyper::header::{HeaderValue, ALLOW, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
+use hyper::header::{
+    HeaderValue, ACCEPT_ENCODING, ALLOW, CONNECTION, CONTENT_ENCODING, CONTENT_LENGTH,
+    CONTENT_TYPE, RETRY_AFTER, VARY,
+};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::{json, Value};
@@ -134,6 +137,12 @@ where
         .get(hyper::header::USER_AGENT)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
+    let gzip_min_bytes = shared.gzip_min_bytes.filter(|_| {
+        req.headers()
+            .get_all(ACCEPT_ENCODING)
+            .iter()
+            .any(|v| v.to_str().is_ok_and(accepts_gzip))
+    });
     let collect = Limited::new(req.into_body(), shared.max_body_bytes).collect();
     let body = match tokio::time::timeout(shared.read_timeout, collect).await {
         Ok(Ok(collected)) => Ok(collected.to_bytes()),
@@ -231,11 +240,70 @@ where
             HeaderValue::from_static("text/html; charset=utf-8"),
         );
     }
+    if shared.gzip_min_bytes.is_some() {
+        response
+            .headers_mut()
+            .insert(VARY, HeaderValue::from_static("accept-encoding"));
+    }
+    if let Some(min_bytes) = gzip_min_bytes {
+        response = gzip(response, min_bytes).await;
+    }
     finish(response.status().as_u16());
     if let Some(d) = delay {
         tokio::time::sleep(d).await;
     }
     Ok(response)
+}
+
+/// Whether an `Accept-Encoding` value accepts gzip: `gzip` (or `*`) listed
+/// without `q=0`.
+fn accepts_gzip(value: &str) -> bool {
+    let mut star = false;
+    for item in value.split(',') {
+        let mut parts = item.split(';');
+        let coding = parts.next().unwrap_or("").trim();
+        let refused = parts.any(|p| {
+            p.trim()
+                .strip_prefix("q=")
+                .and_then(|q| q.trim().parse::<f32>().ok())
+                .is_some_and(|q| q <= 0.0)
+        });
+        if coding.eq_ignore_ascii_case("gzip") || coding.eq_ignore_ascii_case("x-gzip") {
+            return !refused;
+        }
+        if coding == "*" {
+            star = !refused;
+        }
+    }
+    star
+}
+
+/// `response` with its body gzipped, when that body has at least `min_bytes`.
+/// Only for bodies the emulator built whole (never a fault's).
+async fn gzip(response: Response<Body>, min_bytes: usize) -> Response<Body> {
+    use std::io::Write;
+    let (mut parts, body) = response.into_parts();
+    let bytes = match body.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        // A whole body cannot fail; if one did, there is nothing to answer with.
+        Err(_) => Bytes::new(),
+    };
+    if bytes.len() < min_bytes || parts.headers.contains_key(CONTENT_ENCODING) {
+        return Response::from_parts(parts, full(bytes));
+    }
+    let mut encoder = flate2::write::GzEncoder::new(
+        Vec::with_capacity(bytes.len() / 4 + 64),
+        flate2::Compression::default(),
+    );
+    let compressed = match encoder.write_all(&bytes).and_then(|()| encoder.finish()) {
+        Ok(compressed) => compressed,
+        Err(_) => return Response::from_parts(parts, full(bytes)),
+    };
+    parts
+        .headers
+        .insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+    parts.headers.remove(CONTENT_LENGTH);
+    Response::from_parts(parts, full(Bytes::from(compressed)))
 }
 
 fn body_error_response(error: &BodyError, read_timeout: Duration) -> Response<Body> {

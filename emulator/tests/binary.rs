@@ -144,6 +144,7 @@ fn bad_arguments_exit_2() {
         &["--tls-cert", "c.pem", "--tls-key", "k.pem", "--tls-expired"],
         &["--tls", "--tls-name", ""],
         &["--tls", "--tls-name"],
+        &["--gzip-min-bytes", "lots"],
     ] {
         let status = Command::new(env!("CARGO_BIN_EXE_roomchat-emulator"))
             .args(args)
@@ -313,4 +314,28 @@ fn unreadable_tls_files_exit_1_and_print_nothing() {
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("missing.pem"), "{stderr}");
+}
+
+#[test]
+fn gzip_min_bytes_turns_compression_on() {
+    let (mut child, ready) = spawn(&["--gzip-min-bytes", "100", "--seed-users", "50"]);
+    let url = format!(
+        "{}/consumer/api/v2/users?auth={}",
+        ready["base_url"].as_str().unwrap(),
+        ready["private_key"].as_str().unwrap()
+    );
+    let response = agent()
+        .get(&url)
+        .header("accept-encoding", "gzip")
+        .call()
+        .unwrap();
+    assert_eq!(
+        response
+            .headers()
+            .get("content-encoding")
+            .map(|v| v.to_str().unwrap()),
+        Some("gzip")
+    );
+    drop(child.stdin.take());
+    assert!(wait_exit(&mut child).success());
 }
