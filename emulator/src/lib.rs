@@ -14,6 +14,21 @@
 //! emu.seed_users(3);
 //! // stops when dropped
 //! ```
+//!
+//! Over HTTPS, with a CA made at start that a client is given to trust:
+//!
+//! ```
+//! use roomchat_emulator::{Emulator, EmulatorConfig, EmulatorTls};
+//!
+//! let emu = Emulator::start(EmulatorConfig {
+//!     tls: Some(EmulatorTls::generated()),
+//!     ..EmulatorConfig::default()
+//! })
+//! .unwrap();
+//! assert!(emu.base_url().starts_with("https://127.0.0.1:"));
+//! let ca = std::fs::read_to_string(emu.ca_file().unwrap()).unwrap();
+//! assert_eq!(Some(ca), emu.ca_pem());
+//! ```
 #![deny(missing_docs)]
 
 pub mod bench;
@@ -23,14 +38,17 @@ mod jwt;
 pub mod offline;
 mod server;
 mod state;
+mod tls;
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
 use state::State;
+pub use tls::{ConnectionStats, EmulatorTls, TLS_DEFAULT_NAMES};
 
 /// The most bytes a request's line and headers may take: more is answered 431
 /// and the connection closed.
@@ -111,6 +129,13 @@ pub struct EmulatorConfig {
     /// How many requests the journal keeps (the latest; older ones are dropped
     /// and counted, see [`Emulator::journal_dropped`]). 0 keeps none.
     pub journal_capacity: usize,
+    /// Serve HTTPS instead of plain HTTP (default `None`: plain HTTP). The
+    /// admin API is on the same listener, so over HTTPS too.
+    pub tls: Option<EmulatorTls>,
+    /// Compress (gzip) an answer of the REST API or a sign-in page when the
+    /// request accepts gzip and the answer's body has at least this many bytes
+    /// (default `None`: never compress). Fault answers are never compressed.
+    pub gzip_min_bytes: Option<usize>,
 }
 
 impl Default for EmulatorConfig {
@@ -126,6 +151,8 @@ impl Default for EmulatorConfig {
             max_body_bytes: 1_048_576,
             journal_capacity: JOURNAL_DEFAULT_CAPACITY,
             read_timeout: Duration::from_secs(10),
+            tls: None,
+            gzip_min_bytes: None,
         }
     }
 }
@@ -209,10 +236,12 @@ pub(crate) struct Shared {
     state: Mutex<State>,
     max_body_bytes: usize,
     read_timeout: Duration,
+    gzip_min_bytes: Option<usize>,
+    connections: tls::ConnectionCounters,
 }
 
 impl Shared {
-    /// The account of `config`, with its seed users (host, port are not used here).
+    /// The account of `config`, with its seed users (host, port and tls are not used here).
     pub(crate) fn new(config: EmulatorConfig) -> Shared {
         let mut state = State::new(
             config.private_key,
@@ -226,7 +255,15 @@ impl Shared {
             state: Mutex::new(state),
             max_body_bytes: config.max_body_bytes,
             read_timeout: config.read_timeout,
+            gzip_min_bytes: config.gzip_min_bytes,
+            connections: tls::ConnectionCounters::default(),
         }
+    }
+
+    /// What [`Emulator::reset`] and `POST /_emulator/reset` clear.
+    pub(crate) fn reset(&self) {
+        self.state().reset();
+        self.connections.reset();
     }
 
     /// The state, even if a handler panicked while holding it (the data stays usable).
@@ -243,6 +280,9 @@ pub struct Emulator {
     base_url: String,
     chat_url: String,
     admin_url: String,
+    ca_pem: Option<String>,
+    /// Removed (when ours) as the emulator is dropped, after serving has stopped.
+    ca_file: Option<tls::CaFile>,
     runtime: Option<tokio::runtime::Runtime>,
 }
 
@@ -263,6 +303,8 @@ impl Emulator {
                 "read_timeout must not be zero",
             ));
         }
+        // Certificates first: a bad one is refused before any port is taken.
+        let prepared = config.tls.as_ref().map(tls::prepare).transpose()?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("roomchat-emulator")
@@ -273,22 +315,33 @@ impl Emulator {
             config.port,
         )))?;
         let addr: SocketAddr = listener.local_addr()?;
+        let scheme = if prepared.is_some() { "https" } else { "http" };
         let base_url = match addr {
-            SocketAddr::V4(a) => format!("http://{}:{}", a.ip(), a.port()),
-            SocketAddr::V6(a) => format!("http://[{}]:{}", a.ip(), a.port()),
+            SocketAddr::V4(a) => format!("{scheme}://{}:{}", a.ip(), a.port()),
+            SocketAddr::V6(a) => format!("{scheme}://[{}]:{}", a.ip(), a.port()),
         };
         let shared = Arc::new(Shared::new(config));
-        runtime.spawn(server::serve(listener, shared.clone()));
+        let (acceptor, ca_pem, ca_file) = match prepared {
+            Some(p) => (Some(p.acceptor), p.ca_pem, p.ca_file),
+            None => (None, None, None),
+        };
+        match acceptor {
+            None => runtime.spawn(server::serve(listener, shared.clone())),
+            Some(acceptor) => runtime.spawn(server::serve_tls(listener, shared.clone(), acceptor)),
+        };
         Ok(Emulator {
             chat_url: format!("{base_url}/chat"),
             admin_url: format!("{base_url}/_emulator"),
             base_url,
             shared,
+            ca_pem,
+            ca_file,
             runtime: Some(runtime),
         })
     }
 
-    /// The REST base URL, e.g. `http://127.0.0.1:41234` (no trailing slash).
+    /// The REST base URL, e.g. `http://127.0.0.1:41234`, or
+    /// `https://127.0.0.1:41234` with [`EmulatorConfig::tls`] (no trailing slash).
     pub fn base_url(&self) -> &str {
         &self.base_url
     }
@@ -303,6 +356,26 @@ impl Emulator {
         &self.admin_url
     }
 
+    /// The PEM of the CA that signed the served certificate: the generated one,
+    /// or the file given as `ca_pem_path`; `None` over plain HTTP or when no CA
+    /// was given with [`EmulatorTls::Files`].
+    pub fn ca_pem(&self) -> Option<String> {
+        self.ca_pem.clone()
+    }
+
+    /// The path of a file holding [`Emulator::ca_pem`]: for a generated CA, a
+    /// file in the temporary directory that the emulator removes when it stops;
+    /// with [`EmulatorTls::Files`], the given `ca_pem_path` (left alone).
+    pub fn ca_file(&self) -> Option<PathBuf> {
+        self.ca_file.as_ref().map(|f| f.path.clone())
+    }
+
+    /// Connections accepted and TLS handshakes completed, resumed and failed
+    /// since start or the last reset.
+    pub fn connection_stats(&self) -> ConnectionStats {
+        self.shared.connections.snapshot()
+    }
+
     /// The account's current private key.
     pub fn private_key(&self) -> String {
         self.shared.state().private_key.clone()
@@ -313,9 +386,10 @@ impl Emulator {
         self.shared.state().public_key.clone()
     }
 
-    /// Clears users, rooms, conversations, faults, journal, gates and rate counters; keeps keys and limits.
+    /// Clears users, rooms, conversations, faults, journal, gates, rate counters
+    /// and connection counts; keeps keys and limits.
     pub fn reset(&self) {
-        self.shared.state().reset();
+        self.shared.reset();
     }
 
     /// Adds a fault rule; returns its id.
@@ -421,4 +495,6 @@ const _: () = {
     assert_send_sync::<Emulator>();
     assert_send_sync::<Fault>();
     assert_send_sync::<JournalEntry>();
+    assert_send_sync::<EmulatorTls>();
+    assert_send_sync::<ConnectionStats>();
 };

@@ -1,21 +1,38 @@
 //! `roomchat-emulator`: runs the emulator until SIGINT, SIGTERM or the end of stdin.
 //!
 //! Its first line on stdout is one JSON object with `base_url`, `chat_url`,
-//! `admin_url`, `private_key` and `public_key`, for tests in other languages.
+//! `admin_url`, `private_key`, `public_key` and `ca_file`, for tests in other
+//! languages. Nothing else is ever written to stdout.
 
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
-use roomchat_emulator::{Emulator, EmulatorConfig, RateLimit, JOURNAL_MAX_CAPACITY};
+use std::path::PathBuf;
+
+use roomchat_emulator::{
+    Emulator, EmulatorConfig, EmulatorTls, RateLimit, JOURNAL_MAX_CAPACITY, TLS_DEFAULT_NAMES,
+};
 
 const USAGE: &str =
     "usage: roomchat-emulator [--host 127.0.0.1] [--port 0] [--private-key K] [--public-key P]
                          [--rate-limit 600/60s] [--rate-limit-headers] [--seed-users N]
                          [--max-body-bytes N] [--journal-capacity N] [--read-timeout 10s]
-                         [--ignore-stdin]
+                         [--ignore-stdin] [--gzip-min-bytes N]
+                         [--tls [--tls-name NAME]... [--tls-expired]]
+                         [--tls-cert PATH --tls-key PATH [--tls-ca PATH]]
 
 Serves the chat service's REST API locally. Prints one JSON line with its addresses
-and keys, then serves until SIGINT, SIGTERM, or (unless --ignore-stdin) stdin closes.";
+and keys, then serves until SIGINT, SIGTERM, or (unless --ignore-stdin) stdin closes.
+
+--gzip-min-bytes N gzips REST answers and sign-in pages of at least N bytes to
+requests that accept gzip (never by default).
+
+--tls serves HTTPS with a certificate signed by a CA made at start; the JSON line's
+ca_file is the path of that CA's PEM (removed when the emulator stops). The
+certificate names localhost, 127.0.0.1 and ::1, or only the --tls-name values given
+(repeatable); --tls-expired makes it one that expired yesterday. --tls-cert and
+--tls-key serve a given certificate chain and key (PEM) instead; --tls-ca names
+the CA that signed them, echoed as ca_file (null without it).";
 
 struct Args {
     config: EmulatorConfig,
@@ -25,6 +42,11 @@ struct Args {
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut config = EmulatorConfig::default();
     let mut watch_stdin = true;
+    let mut generated = false;
+    let mut names: Vec<String> = Vec::new();
+    let mut expired = false;
+    let (mut cert, mut key, mut ca): (Option<PathBuf>, Option<PathBuf>, Option<PathBuf>) =
+        (None, None, None);
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
         match flag.as_str() {
@@ -62,6 +84,25 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
                     .ok_or("--read-timeout takes a non-zero duration such as 10s or 500ms")?
             }
             "--ignore-stdin" => watch_stdin = false,
+            "--gzip-min-bytes" => {
+                config.gzip_min_bytes = Some(
+                    value()?
+                        .parse()
+                        .map_err(|_| "--gzip-min-bytes takes a count")?,
+                )
+            }
+            "--tls" => generated = true,
+            "--tls-name" => {
+                let name = value()?;
+                if name.is_empty() {
+                    return Err("--tls-name takes a DNS name or an IP address".into());
+                }
+                names.push(name);
+            }
+            "--tls-expired" => expired = true,
+            "--tls-cert" => cert = Some(value()?.into()),
+            "--tls-key" => key = Some(value()?.into()),
+            "--tls-ca" => ca = Some(value()?.into()),
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other:?}")),
         }
@@ -69,6 +110,50 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     if config.private_key.is_empty() || config.public_key.is_empty() {
         return Err("keys must not be empty".into());
     }
+    config.tls = match (generated, cert, key) {
+        (false, None, None) => {
+            if !names.is_empty() || expired || ca.is_some() {
+                return Err(
+                    "--tls-name, --tls-expired and --tls-ca go with --tls or --tls-cert".into(),
+                );
+            }
+            None
+        }
+        (true, None, None) => {
+            if ca.is_some() {
+                return Err(
+                    "--tls-ca goes with --tls-cert and --tls-key (--tls makes its own CA)".into(),
+                );
+            }
+            Some(EmulatorTls::Generated {
+                names: if names.is_empty() {
+                    TLS_DEFAULT_NAMES.iter().map(|n| n.to_string()).collect()
+                } else {
+                    names
+                },
+                expired,
+            })
+        }
+        (false, Some(cert_pem_path), Some(key_pem_path)) => {
+            if !names.is_empty() || expired {
+                return Err(
+                    "--tls-name and --tls-expired go with --tls, not a given certificate".into(),
+                );
+            }
+            Some(EmulatorTls::Files {
+                cert_pem_path,
+                key_pem_path,
+                ca_pem_path: ca,
+            })
+        }
+        (true, _, _) => {
+            return Err(
+                "--tls (a generated certificate) and --tls-cert/--tls-key exclude each other"
+                    .into(),
+            )
+        }
+        (false, _, _) => return Err("--tls-cert and --tls-key go together".into()),
+    };
     Ok(Args {
         config,
         watch_stdin,
@@ -125,12 +210,24 @@ fn main() -> ExitCode {
         });
     });
 
+    let ca_file = match emulator
+        .ca_file()
+        .map(|path| path.into_os_string().into_string())
+    {
+        None => None,
+        Some(Ok(path)) => Some(path),
+        Some(Err(path)) => {
+            eprintln!("roomchat-emulator: the CA file's path {path:?} is not UTF-8 (set TMPDIR)");
+            return ExitCode::FAILURE;
+        }
+    };
     let ready = serde_json::json!({
         "base_url": emulator.base_url(),
         "chat_url": emulator.chat_url(),
         "admin_url": emulator.admin_url(),
         "private_key": emulator.private_key(),
         "public_key": emulator.public_key(),
+        "ca_file": ca_file,
     });
     let mut stdout = std::io::stdout().lock();
     if writeln!(stdout, "{ready}")

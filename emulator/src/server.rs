@@ -13,11 +13,16 @@ use bytes::Bytes;
 use http_body::Frame;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use hyper::header::{HeaderValue, ALLOW, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
+use hyper::header::{
+    HeaderValue, ACCEPT_ENCODING, ALLOW, CONNECTION, CONTENT_ENCODING, CONTENT_LENGTH,
+    CONTENT_TYPE, RETRY_AFTER, VARY,
+};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::{json, Value};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
+use tokio_rustls::rustls::HandshakeKind;
+use tokio_rustls::TlsAcceptor;
 
 use crate::journal;
 use crate::state::{Answer, State};
@@ -39,37 +44,77 @@ enum BodyError {
     TimedOut,
 }
 
+/// Serves plain HTTP on `listener`.
 pub(crate) async fn serve(listener: TcpListener, shared: Arc<Shared>) {
     loop {
-        let (stream, _) = match listener.accept().await {
-            Ok(conn) => conn,
-            // Out of file descriptors and the like: wait a moment and go on serving.
-            Err(_) => {
-                tokio::time::sleep(Duration::from_millis(10)).await;
-                continue;
-            }
-        };
-        let _ = stream.set_nodelay(true);
+        let stream = accept(&listener, &shared).await;
+        tokio::spawn(serve_connection(stream, shared.clone()));
+    }
+}
+
+/// Serves HTTPS on `listener`: each connection's handshake, then the same HTTP
+/// as [`serve`]. A handshake that fails (the client rejects the certificate) or
+/// takes longer than `read_timeout` only ends that connection, counted.
+pub(crate) async fn serve_tls(listener: TcpListener, shared: Arc<Shared>, acceptor: TlsAcceptor) {
+    loop {
+        let stream = accept(&listener, &shared).await;
         let shared = shared.clone();
-        let read_timeout = shared.read_timeout;
+        let acceptor = acceptor.clone();
         tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |req: Request<Incoming>| {
-                handle(req, shared.clone())
-            });
-            // A connection that ends in an error (a closed-connection fault, a client
-            // hanging up) only ends that connection.
-            // A client slower than `read_timeout` to send its headers (or idle that
-            // long between requests) is disconnected; headers past MAX_HEAD_BYTES
-            // are answered 431 by hyper, which then closes the connection.
-            let _ = hyper::server::conn::http1::Builder::new()
-                .keep_alive(true)
-                .timer(TokioTimer::new())
-                .header_read_timeout(read_timeout)
-                .max_buf_size(MAX_HEAD_BYTES)
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
+            let read_timeout = shared.read_timeout;
+            let counters = &shared.connections;
+            match tokio::time::timeout(read_timeout, acceptor.accept(stream)).await {
+                Ok(Ok(stream)) => {
+                    let resumed =
+                        stream.get_ref().1.handshake_kind() == Some(HandshakeKind::Resumed);
+                    counters.handshake_done(resumed);
+                    serve_connection(stream, shared).await;
+                }
+                Ok(Err(e)) => counters.handshake_failed(e.to_string()),
+                Err(_elapsed) => counters.handshake_failed(format!(
+                    "the handshake did not finish within {} ms",
+                    read_timeout.as_millis()
+                )),
+            }
         });
     }
+}
+
+/// The next connection, counted.
+async fn accept(listener: &TcpListener, shared: &Shared) -> TcpStream {
+    loop {
+        match listener.accept().await {
+            Ok((stream, _)) => {
+                shared.connections.accepted();
+                let _ = stream.set_nodelay(true);
+                return stream;
+            }
+            // Out of file descriptors and the like: wait a moment and go on serving.
+            Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+        }
+    }
+}
+
+/// HTTP/1.1 on one connection, plain or TLS, until it ends.
+async fn serve_connection<S>(stream: S, shared: Arc<Shared>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let read_timeout = shared.read_timeout;
+    let service =
+        hyper::service::service_fn(move |req: Request<Incoming>| handle(req, shared.clone()));
+    // A connection that ends in an error (a closed-connection fault, a client
+    // hanging up) only ends that connection.
+    // A client slower than `read_timeout` to send its headers (or idle that
+    // long between requests) is disconnected; headers past MAX_HEAD_BYTES
+    // are answered 431 by hyper, which then closes the connection.
+    let _ = hyper::server::conn::http1::Builder::new()
+        .keep_alive(true)
+        .timer(TokioTimer::new())
+        .header_read_timeout(read_timeout)
+        .max_buf_size(MAX_HEAD_BYTES)
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
 }
 
 /// One request. `Err` makes hyper drop the connection without an answer.
@@ -92,6 +137,12 @@ where
         .get(hyper::header::USER_AGENT)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
+    let gzip_min_bytes = shared.gzip_min_bytes.filter(|_| {
+        req.headers()
+            .get_all(ACCEPT_ENCODING)
+            .iter()
+            .any(|v| v.to_str().is_ok_and(accepts_gzip))
+    });
     let collect = Limited::new(req.into_body(), shared.max_body_bytes).collect();
     let body = match tokio::time::timeout(shared.read_timeout, collect).await {
         Ok(Ok(collected)) => Ok(collected.to_bytes()),
@@ -189,11 +240,70 @@ where
             HeaderValue::from_static("text/html; charset=utf-8"),
         );
     }
+    if shared.gzip_min_bytes.is_some() {
+        response
+            .headers_mut()
+            .insert(VARY, HeaderValue::from_static("accept-encoding"));
+    }
+    if let Some(min_bytes) = gzip_min_bytes {
+        response = gzip(response, min_bytes).await;
+    }
     finish(response.status().as_u16());
     if let Some(d) = delay {
         tokio::time::sleep(d).await;
     }
     Ok(response)
+}
+
+/// Whether an `Accept-Encoding` value accepts gzip: `gzip` (or `*`) listed
+/// without `q=0`.
+fn accepts_gzip(value: &str) -> bool {
+    let mut star = false;
+    for item in value.split(',') {
+        let mut parts = item.split(';');
+        let coding = parts.next().unwrap_or("").trim();
+        let refused = parts.any(|p| {
+            p.trim()
+                .strip_prefix("q=")
+                .and_then(|q| q.trim().parse::<f32>().ok())
+                .is_some_and(|q| q <= 0.0)
+        });
+        if coding.eq_ignore_ascii_case("gzip") || coding.eq_ignore_ascii_case("x-gzip") {
+            return !refused;
+        }
+        if coding == "*" {
+            star = !refused;
+        }
+    }
+    star
+}
+
+/// `response` with its body gzipped, when that body has at least `min_bytes`.
+/// Only for bodies the emulator built whole (never a fault's).
+async fn gzip(response: Response<Body>, min_bytes: usize) -> Response<Body> {
+    use std::io::Write;
+    let (mut parts, body) = response.into_parts();
+    let bytes = match body.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        // A whole body cannot fail; if one did, there is nothing to answer with.
+        Err(_) => Bytes::new(),
+    };
+    if bytes.len() < min_bytes || parts.headers.contains_key(CONTENT_ENCODING) {
+        return Response::from_parts(parts, full(bytes));
+    }
+    let mut encoder = flate2::write::GzEncoder::new(
+        Vec::with_capacity(bytes.len() / 4 + 64),
+        flate2::Compression::default(),
+    );
+    let compressed = match encoder.write_all(&bytes).and_then(|()| encoder.finish()) {
+        Ok(compressed) => compressed,
+        Err(_) => return Response::from_parts(parts, full(bytes)),
+    };
+    parts
+        .headers
+        .insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+    parts.headers.remove(CONTENT_LENGTH);
+    Response::from_parts(parts, full(Bytes::from(compressed)))
 }
 
 fn body_error_response(error: &BodyError, read_timeout: Duration) -> Response<Body> {
@@ -367,7 +477,7 @@ fn admin_allow(path: &str) -> Option<&'static str> {
         "/reset" | "/users/seed" | "/rooms" | "/conversations" => "POST",
         "/config" => "GET, PUT",
         "/gate" | "/faults" => "POST, DELETE",
-        "/journal" => "GET, DELETE",
+        "/journal" | "/connections" => "GET, DELETE",
         _ => return None,
     })
 }
@@ -397,6 +507,24 @@ fn admin(shared: &Shared, method: &Method, path: &str, body: &[u8]) -> Answer {
     match (method.as_str(), path) {
         ("POST", "/reset") => {
             state.reset();
+            shared.connections.reset();
+            ok()
+        }
+        ("GET", "/connections") => {
+            let stats = shared.connections.snapshot();
+            (
+                200,
+                json!({
+                    "accepted": stats.accepted,
+                    "tls_handshakes": stats.tls_handshakes,
+                    "tls_resumed": stats.tls_resumed,
+                    "tls_failed": stats.tls_failed,
+                    "tls_last_failure": stats.tls_last_failure,
+                }),
+            )
+        }
+        ("DELETE", "/connections") => {
+            shared.connections.reset();
             ok()
         }
         ("GET", "/config") => (200, config_json(&state)),

@@ -64,6 +64,7 @@ fn prints_its_addresses_and_keys_then_serves() {
         (ready["private_key"].as_str(), ready["public_key"].as_str()),
         (Some("sk_bin"), Some("pk_bin"))
     );
+    assert!(ready["ca_file"].is_null(), "plain HTTP: {ready}");
     let a = agent();
     let page = send(
         &a,
@@ -133,6 +134,17 @@ fn bad_arguments_exit_2() {
         &["--journal-capacity", "1000001"],
         &["--read-timeout", "0s"],
         &["--read-timeout", "soon"],
+        &["--tls-cert", "cert.pem"],
+        &["--tls-key", "key.pem"],
+        &["--tls", "--tls-cert", "cert.pem", "--tls-key", "key.pem"],
+        &["--tls-name", "localhost"],
+        &["--tls-expired"],
+        &["--tls", "--tls-ca", "ca.pem"],
+        &["--tls-ca", "ca.pem"],
+        &["--tls-cert", "c.pem", "--tls-key", "k.pem", "--tls-expired"],
+        &["--tls", "--tls-name", ""],
+        &["--tls", "--tls-name"],
+        &["--gzip-min-bytes", "lots"],
     ] {
         let status = Command::new(env!("CARGO_BIN_EXE_roomchat-emulator"))
             .args(args)
@@ -143,4 +155,187 @@ fn bad_arguments_exit_2() {
             .unwrap();
         assert_eq!(status.code(), Some(2), "{args:?}");
     }
+}
+
+#[test]
+fn tls_prints_the_ca_file_and_serves_https() {
+    let (mut child, ready) = spawn(&["--tls", "--seed-users", "2"]);
+    let base = ready["base_url"].as_str().unwrap().to_owned();
+    assert!(base.starts_with("https://127.0.0.1:"), "{ready}");
+    assert_eq!(ready["chat_url"].as_str().unwrap(), format!("{base}/chat"));
+    assert_eq!(
+        ready["admin_url"].as_str().unwrap(),
+        format!("{base}/_emulator")
+    );
+    let ca_file = std::path::PathBuf::from(ready["ca_file"].as_str().expect("ca_file"));
+    let ca_pem = std::fs::read_to_string(&ca_file).unwrap();
+    assert!(
+        ca_pem.starts_with("-----BEGIN CERTIFICATE-----")
+            && ca_pem.trim_end().ends_with("-----END CERTIFICATE-----"),
+        "{ca_pem}"
+    );
+    let key = ready["private_key"].as_str().unwrap();
+    let users = format!("{base}/consumer/api/v2/users?auth={key}");
+    let page = send(&tls_agent(&ca_pem), "GET", &users, None);
+    assert_eq!(page.json()["total"], 2);
+    let counts = send(
+        &tls_agent(&ca_pem),
+        "GET",
+        &format!("{base}/_emulator/connections"),
+        None,
+    )
+    .json();
+    assert_eq!(counts["tls_handshakes"], 2, "{counts}");
+
+    // A client without the CA is refused, and the emulator goes on.
+    assert_eq!(
+        certificate_error(try_send(&public_roots_agent(), "GET", &users)),
+        rustls::CertificateError::UnknownIssuer
+    );
+    assert_eq!(send(&tls_agent(&ca_pem), "GET", &users, None).status, 200);
+
+    drop(child.stdin.take());
+    assert!(wait_exit(&mut child).success());
+    assert!(!ca_file.exists(), "the CA file goes with the emulator");
+}
+
+#[test]
+fn tls_names_and_expired_flags_shape_the_certificate() {
+    let (mut child, ready) = spawn(&[
+        "--tls",
+        "--tls-name",
+        "localhost",
+        "--tls-name",
+        "roomchat.test",
+    ]);
+    let ca_pem = std::fs::read_to_string(ready["ca_file"].as_str().unwrap()).unwrap();
+    let users = format!(
+        "{}/consumer/api/v2/users",
+        ready["base_url"].as_str().unwrap()
+    );
+    let error = certificate_error(try_send(&tls_agent(&ca_pem), "GET", &users));
+    assert!(
+        matches!(
+            error,
+            rustls::CertificateError::NotValidForName
+                | rustls::CertificateError::NotValidForNameContext { .. }
+        ),
+        "127.0.0.1 is not among the names given: {error:?}"
+    );
+    drop(child.stdin.take());
+    assert!(wait_exit(&mut child).success());
+
+    let (mut child, ready) = spawn(&["--tls", "--tls-expired"]);
+    let ca_pem = std::fs::read_to_string(ready["ca_file"].as_str().unwrap()).unwrap();
+    let users = format!(
+        "{}/consumer/api/v2/users",
+        ready["base_url"].as_str().unwrap()
+    );
+    let error = certificate_error(try_send(&tls_agent(&ca_pem), "GET", &users));
+    assert!(
+        matches!(
+            error,
+            rustls::CertificateError::Expired | rustls::CertificateError::ExpiredContext { .. }
+        ),
+        "{error:?}"
+    );
+    drop(child.stdin.take());
+    assert!(wait_exit(&mut child).success());
+}
+
+#[test]
+fn tls_cert_and_key_serve_a_given_pair() {
+    let pair = test_pair(&["127.0.0.1", "localhost"]);
+    let dir = TempDir::new("binary-pair");
+    let cert = dir.write("cert.pem", &pair.cert_pem);
+    let key = dir.write("key.pem", &pair.key_pem);
+    let ca = dir.write("ca.pem", &pair.ca_pem);
+    let (cert, key, ca) = (
+        cert.to_str().unwrap(),
+        key.to_str().unwrap(),
+        ca.to_str().unwrap(),
+    );
+
+    let (mut child, ready) = spawn(&["--tls-cert", cert, "--tls-key", key, "--tls-ca", ca]);
+    assert_eq!(ready["ca_file"].as_str(), Some(ca), "echoed: {ready}");
+    let base = ready["base_url"].as_str().unwrap();
+    assert!(base.starts_with("https://"), "{ready}");
+    let users = format!(
+        "{base}/consumer/api/v2/users?auth={}",
+        ready["private_key"].as_str().unwrap()
+    );
+    assert_eq!(
+        send(&tls_agent(&pair.ca_pem), "GET", &users, None).status,
+        200
+    );
+    drop(child.stdin.take());
+    assert!(wait_exit(&mut child).success());
+    assert!(
+        std::path::Path::new(ca).exists(),
+        "a given CA file is left alone"
+    );
+
+    let (mut child, ready) = spawn(&["--tls-cert", cert, "--tls-key", key]);
+    assert!(ready["ca_file"].is_null(), "no CA given: {ready}");
+    let base = ready["base_url"].as_str().unwrap();
+    let users = format!(
+        "{base}/consumer/api/v2/users?auth={}",
+        ready["private_key"].as_str().unwrap()
+    );
+    assert_eq!(
+        send(&tls_agent(&pair.ca_pem), "GET", &users, None).status,
+        200
+    );
+    drop(child.stdin.take());
+    assert!(wait_exit(&mut child).success());
+}
+
+#[test]
+fn unreadable_tls_files_exit_1_and_print_nothing() {
+    let dir = TempDir::new("binary-bad-files");
+    let pair = test_pair(&["127.0.0.1"]);
+    let cert = dir.write("cert.pem", &pair.cert_pem);
+    let missing = dir.0.join("missing.pem");
+    let output = Command::new(env!("CARGO_BIN_EXE_roomchat-emulator"))
+        .args([
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            missing.to_str().unwrap(),
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        output.stdout.is_empty(),
+        "stdout: {:?}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("missing.pem"), "{stderr}");
+}
+
+#[test]
+fn gzip_min_bytes_turns_compression_on() {
+    let (mut child, ready) = spawn(&["--gzip-min-bytes", "100", "--seed-users", "50"]);
+    let url = format!(
+        "{}/consumer/api/v2/users?auth={}",
+        ready["base_url"].as_str().unwrap(),
+        ready["private_key"].as_str().unwrap()
+    );
+    let response = agent()
+        .get(&url)
+        .header("accept-encoding", "gzip")
+        .call()
+        .unwrap();
+    assert_eq!(
+        response
+            .headers()
+            .get("content-encoding")
+            .map(|v| v.to_str().unwrap()),
+        Some("gzip")
+    );
+    drop(child.stdin.take());
+    assert!(wait_exit(&mut child).success());
 }

@@ -123,3 +123,151 @@ impl Fixture {
 pub const USERS: &str = "/consumer/api/v2/users";
 pub const CREATE: &str = "/consumer/api/v1/user";
 pub const DEACTIVATE: &str = "/consumer/api/v2/user/deactivate";
+
+// ---- HTTPS ---------------------------------------------------------------------
+
+pub use tokio_rustls::rustls;
+
+/// A client like [`agent`] that trusts only the CAs in `ca_pem` (and reads no
+/// proxy from the environment).
+pub fn tls_agent(ca_pem: &str) -> ureq::Agent {
+    let roots: Vec<ureq::tls::Certificate<'static>> = ureq::tls::parse_pem(ca_pem.as_bytes())
+        .filter_map(|item| match item.unwrap() {
+            ureq::tls::PemItem::Certificate(cert) => Some(cert),
+            _ => None,
+        })
+        .collect();
+    assert!(!roots.is_empty(), "no certificate in {ca_pem:?}");
+    tls_agent_with_roots(ureq::tls::RootCerts::new_with_certs(&roots))
+}
+
+/// A client like [`agent`] with ureq's default roots (Mozilla's): it trusts no test CA.
+pub fn public_roots_agent() -> ureq::Agent {
+    tls_agent_with_roots(ureq::tls::RootCerts::WebPki)
+}
+
+fn tls_agent_with_roots(roots: ureq::tls::RootCerts) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .proxy(None)
+        .tls_config(ureq::tls::TlsConfig::builder().root_certs(roots).build())
+        .build()
+        .into()
+}
+
+/// The rustls error under a failed call, if it is one.
+pub fn rustls_error(error: &ureq::Error) -> Option<&rustls::Error> {
+    match error {
+        ureq::Error::Rustls(e) => Some(e),
+        ureq::Error::Io(e) => e.get_ref()?.downcast_ref::<rustls::Error>(),
+        _ => None,
+    }
+}
+
+/// The certificate error of a call that must fail on the server's certificate.
+pub fn certificate_error(result: Result<Answer, ureq::Error>) -> rustls::CertificateError {
+    let error = match result {
+        Ok(answer) => panic!("answered {} over an untrusted certificate", answer.status),
+        Err(e) => e,
+    };
+    match rustls_error(&error) {
+        Some(rustls::Error::InvalidCertificate(e)) => e.clone(),
+        _ => panic!("not a certificate error: {error:?}"),
+    }
+}
+
+/// [`send`], but the error is returned.
+pub fn try_send(agent: &ureq::Agent, method: &str, url: &str) -> Result<Answer, ureq::Error> {
+    let mut response = agent.run(
+        ureq::http::Request::builder()
+            .method(method)
+            .uri(url)
+            .body(())
+            .unwrap(),
+    )?;
+    let headers = response
+        .headers()
+        .iter()
+        .map(|(n, v)| {
+            (
+                n.as_str().to_owned(),
+                v.to_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    let status = response.status().as_u16();
+    let text = response.body_mut().read_to_string()?;
+    Ok(Answer {
+        status,
+        headers,
+        text,
+    })
+}
+
+/// A certificate chain and key made by the test (not by the emulator), in PEM.
+pub struct TestPair {
+    pub ca_pem: String,
+    pub cert_pem: String,
+    pub key_pem: String,
+}
+
+/// A CA and a server certificate for `names` signed by it.
+pub fn test_pair(names: &[&str]) -> TestPair {
+    use rcgen::{
+        BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose,
+    };
+    let mut ca_params = CertificateParams::default();
+    // A name of its own: a client that trusts another test CA then sees an
+    // unknown issuer, not a bad signature from a namesake.
+    static NEXT_CA: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT_CA.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    ca_params.distinguished_name.push(
+        DnType::CommonName,
+        format!("a test's own CA {} {n}", std::process::id()),
+    );
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign];
+    let ca_key = KeyPair::generate().unwrap();
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = Issuer::new(ca_params, ca_key);
+    let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    let params = CertificateParams::new(names).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let cert = params.signed_by(&key, &issuer).unwrap();
+    TestPair {
+        ca_pem: ca.pem(),
+        cert_pem: cert.pem(),
+        key_pem: key.serialize_pem(),
+    }
+}
+
+/// A directory of its own under the temporary directory, removed on drop.
+pub struct TempDir(pub std::path::PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!(
+            "roomchat-emulator-test-{tag}-{}-{n}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).unwrap();
+        TempDir(path)
+    }
+
+    /// Writes `text` to `name` in this directory; returns its path.
+    pub fn write(&self, name: &str, text: &str) -> std::path::PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
