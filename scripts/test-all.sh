@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of roomchat: fmt, clippy and docs; the Rust workspace (emulator,
-# core, C ABI crate, conformance vectors, Redis budget, doc tests) and the stress
-# test; the README's demo; the header freshness check and the C/C++ suites under
+# core, C ABI crate, conformance vectors, Redis budget, doc tests), its endpoint
+# and fault tests again over TLS, the tests across the test network (a namespaced
+# host, tinyproxy) and the stress test; the README's demo; the header freshness check and the C/C++ suites under
 # valgrind; the Node package; the OpenAPI document and schemathesis; the Python
 # package (release wheel in a fresh venv, pytest); then prints the figures.
 # Installs what a fresh machine lacks (Debian packages, the pinned cbindgen,
@@ -22,6 +23,9 @@ pkg-config --exists libcurl 2>/dev/null || need_apt+=(libcurl4-openssl-dev)
 command -v pkg-config >/dev/null || need_apt+=(pkg-config)
 command -v valgrind >/dev/null || need_apt+=(valgrind)
 command -v redis-server >/dev/null || need_apt+=(redis-server)
+# The test network (scripts/testnet.sh): network namespaces and a CONNECT proxy.
+command -v ip >/dev/null || need_apt+=(iproute2)
+command -v tinyproxy >/dev/null || need_apt+=(tinyproxy-bin)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing ${need_apt[*]}"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
@@ -50,6 +54,17 @@ RUSTDOCFLAGS="-D warnings" cargo doc --quiet --no-deps --workspace --locked
 
 step "Rust tests (cargo test --workspace)"
 cargo test --workspace --locked 2>&1 | tee "$log_dir/cargo.log"
+
+step "Rust tests over TLS (ROOMCHAT_TEST_TLS=1: every emulator serves HTTPS with a CA of its own)"
+ROOMCHAT_TEST_TLS=1 cargo test --locked -p roomchat --test endpoints --test retries --test errors \
+  --test pagination --test hooks --test transport --test holds --test limits 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
+
+step "across the test network: a namespaced host over TLS with ~25 ms round trips, through tinyproxy (scripts/testnet.sh)"
+cargo build --quiet --locked -p roomchat-emulator
+bash scripts/testnet.sh run -- cargo test --locked -p roomchat --test network -- --nocapture 2>&1 \
+  | tee "$log_dir/network.log" | grep -E '^(testnet|network|test result)'
+grep -q '^test result: ok. 1 passed' "$log_dir/network.log"
+grep -E '^test result' "$log_dir/network.log" >>"$log_dir/cargo.log"
 
 step "stress: 64 threads x 500 calls on one client under a binding budget (release)"
 cargo test --release --locked -p roomchat --test stress -- --nocapture 2>&1 | tee "$log_dir/stress.log" | grep -E '^(stress|test result)'

@@ -39,8 +39,7 @@ fn every_error_kind_and_no_key_in_any() {
     assert_eq!(e.status(), Some(401));
 
     // invalid auth: a truncated key, and a regenerated one
-    let truncated = Client::builder(&key[..key.len() - 1])
-        .base_url(emu.base_url())
+    let truncated = builder_with_key(&emu, &key[..key.len() - 1])
         .build()
         .unwrap();
     let e = record(

@@ -242,6 +242,10 @@ fn from_env_reads_the_documented_variables() {
     std::env::set_var(roomchat::ENV_BASE_URL, emu.base_url());
     std::env::set_var(roomchat::ENV_CHAT_URL, emu.chat_url());
     std::env::set_var(roomchat::ENV_APP_NAME, "env-test/1.0");
+    // Over TLS, the environment's convention trusts the emulator's CA.
+    if let Some(ca) = emu.ca_file() {
+        std::env::set_var(roomchat::ENV_SSL_CERT_FILE, ca);
+    }
     let client = ClientBuilder::from_env()
         .unwrap()
         .max_retries(0)
@@ -254,4 +258,5 @@ fn from_env_reads_the_documented_variables() {
         .starts_with(emu.chat_url()));
     let agent = emu.journal()[0].user_agent.clone().unwrap_or_default();
     assert!(agent.ends_with(" env-test/1.0"), "{agent}");
+    std::env::remove_var(roomchat::ENV_SSL_CERT_FILE);
 }

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant, SystemTime};
 pub mod redis_server;
 
 use roomchat::{Client, ClientBuilder, Error, RateLimitConfig};
-use roomchat_emulator::{Emulator, EmulatorConfig, Fault, FaultAction};
+use roomchat_emulator::{Emulator, EmulatorConfig, EmulatorTls, Fault, FaultAction};
 
 /// A key distinctive enough to find anywhere it leaks. Each test makes its own
 /// (the rate-limit budget is per key, process-wide).
@@ -18,19 +18,34 @@ pub fn emulator(test: &str) -> Emulator {
     emulator_with(test, |_| {})
 }
 
+/// Whether the suite runs over HTTPS (`ROOMCHAT_TEST_TLS=1`): every emulator then
+/// serves TLS with a CA of its own, which every client of [`builder`] trusts.
+pub fn over_tls() -> bool {
+    std::env::var("ROOMCHAT_TEST_TLS").is_ok_and(|v| v == "1")
+}
+
 pub fn emulator_with(test: &str, adjust: impl FnOnce(&mut EmulatorConfig)) -> Emulator {
     let mut config = EmulatorConfig {
         private_key: secret_key(test),
+        tls: over_tls().then(EmulatorTls::generated),
         ..EmulatorConfig::default()
     };
     adjust(&mut config);
     Emulator::start(config).expect("emulator starts")
 }
 
-/// A client with fast retries, for `emu`.
+/// A client of `emu` with `key` and the defaults (trusting its CA when it serves TLS).
+pub fn builder_with_key(emu: &Emulator, key: &str) -> ClientBuilder {
+    let builder = Client::builder(key).base_url(emu.base_url());
+    match emu.ca_pem() {
+        Some(ca) => builder.add_root_certificates_pem(ca),
+        None => builder,
+    }
+}
+
+/// A client with fast retries, for `emu` (trusting its CA when it serves TLS).
 pub fn builder(emu: &Emulator) -> ClientBuilder {
-    Client::builder(emu.private_key())
-        .base_url(emu.base_url())
+    builder_with_key(emu, &emu.private_key())
         .chat_url(emu.chat_url())
         .public_key(emu.public_key())
         .base_backoff(Duration::from_millis(20))

@@ -1,0 +1,32 @@
+//! `SSL_CERT_FILE` (issue 20): the file's roots are trusted beside Mozilla's,
+//! and the system store honours it too. One test in its own binary: it sets a
+//! process-wide environment variable.
+
+mod common;
+
+use common::*;
+use roomchat::{Client, ErrorKind, ListUsers, TlsRoots, ENV_SSL_CERT_FILE};
+use roomchat_emulator::EmulatorTls;
+
+#[test]
+fn ssl_cert_file_is_trusted_with_either_roots() {
+    let emu = emulator_with("tls_env", |c| c.tls = Some(EmulatorTls::generated()));
+    emu.seed_users(1);
+    let plain = || Client::builder(emu.private_key()).base_url(emu.base_url());
+    std::env::remove_var(ENV_SSL_CERT_FILE);
+    let refused = plain().build().unwrap().list_users(&ListUsers::default());
+    assert_eq!(refused.unwrap_err().kind(), ErrorKind::Tls);
+
+    std::env::set_var(ENV_SSL_CERT_FILE, emu.ca_file().unwrap());
+    for roots in [TlsRoots::WebPki, TlsRoots::System] {
+        let client = plain().tls_roots(roots).build().unwrap();
+        let page = client.list_users(&ListUsers::default());
+        assert_eq!(page.map(|p| p.total).ok(), Some(1), "{roots}");
+    }
+    // A file that cannot be read is a configuration error naming the variable.
+    std::env::set_var(ENV_SSL_CERT_FILE, "/nonexistent/roomchat-ca.pem");
+    let error = plain().build().unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Configuration);
+    assert!(error.message().contains(ENV_SSL_CERT_FILE), "{error}");
+    std::env::remove_var(ENV_SSL_CERT_FILE);
+}
