@@ -77,6 +77,7 @@ pub struct ClientBuilder {
     allow_insecure_http: bool,
     proxy: Proxy,
     tls_roots: TlsRoots,
+    gzip: bool,
     /// PEM added with `add_root_certificates_pem`, parsed when the client is built.
     root_pems: Vec<Vec<u8>>,
     observer: Option<Arc<dyn Observer>>,
@@ -262,6 +263,14 @@ impl ClientBuilder {
         self
     }
 
+    /// Asks for gzip-compressed answers and decompresses them (default `true`,
+    /// as requests and fetch do). [`max_response_bytes`](Self::max_response_bytes)
+    /// caps the decompressed body.
+    pub fn gzip(mut self, yes: bool) -> Self {
+        self.gzip = yes;
+        self
+    }
+
     /// The roots an `https://` client trusts (default [`TlsRoots::WebPki`]:
     /// Mozilla's, bundled). Roots added with
     /// [`add_root_certificates_pem`](Self::add_root_certificates_pem) or named by
@@ -362,6 +371,11 @@ impl ClientBuilder {
             crate::tls::root_certs(self.tls_roots, &added, |name| std::env::var(name).ok())?;
         let agent_config = ureq::Agent::config_builder()
             .tls_config(ureq::tls::TlsConfig::builder().root_certs(roots).build())
+            .accept_encoding(if self.gzip {
+                ureq::config::AutoHeaderValue::Default
+            } else {
+                ureq::config::AutoHeaderValue::None
+            })
             .http_status_as_error(false)
             // Always set: left unset, ureq would read the environment its own way.
             .proxy(proxy)
@@ -619,6 +633,7 @@ impl Client {
             allow_insecure_http: false,
             proxy: Proxy::Environment,
             tls_roots: TlsRoots::WebPki,
+            gzip: true,
             root_pems: Vec::new(),
             observer: None,
             #[cfg(feature = "redis")]
