@@ -373,6 +373,12 @@ roomchat_result roomchat_client_options_set_rate_limit(struct roomchat_client_op
 roomchat_result roomchat_client_options_set_ca_pem(struct roomchat_client_options *options,
                                                    const char *pem);
 
+// Whether to ask for gzip-compressed answers and decompress them (default true,
+// as curl's `--compressed` and browsers do). The response cap applies to the
+// decompressed body.
+roomchat_result roomchat_client_options_set_gzip(struct roomchat_client_options *options,
+                                                 bool enabled);
+
 // Sets the roots an `https://` client trusts: `roots` is a `roomchat_tls_roots`
 // value (another value is reported by `roomchat_client_new` as
 // `ROOMCHAT_RESULT_INVALID_ARGUMENT`).

@@ -293,6 +293,17 @@ pub extern "C" fn roomchat_client_options_set_ca_pem(
     })
 }
 
+/// Whether to ask for gzip-compressed answers and decompress them (default true,
+/// as curl's `--compressed` and browsers do). The response cap applies to the
+/// decompressed body.
+#[no_mangle]
+pub extern "C" fn roomchat_client_options_set_gzip(
+    options: *mut roomchat_client_options,
+    enabled: bool,
+) -> roomchat_result {
+    set_value(options, |o| o.set(|b| b.gzip(enabled)))
+}
+
 /// The roots an `https://` client trusts (see `roomchat_client_options_set_tls_roots`).
 #[allow(non_camel_case_types)]
 #[repr(u32)]
