@@ -61,9 +61,12 @@ ROOMCHAT_TEST_TLS=1 cargo test --locked -p roomchat --test endpoints --test retr
 
 step "across the test network: a namespaced host over TLS with ~25 ms round trips, through tinyproxy (scripts/testnet.sh)"
 cargo build --quiet --locked -p roomchat-emulator
-bash scripts/testnet.sh run -- cargo test --locked -p roomchat --test network -- --nocapture 2>&1 \
+# The tests, then the benchmark's figures (cold start, 16 at once, resumption; against libcurl).
+bash scripts/testnet.sh run -- bash -c 'cargo test --locked -p roomchat --test network -- --nocapture &&
+  ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N_NETWORK:-30} cargo bench --quiet --locked -p roomchat --bench network' 2>&1 \
   | tee "$log_dir/network.log" | grep -E '^(testnet|network|test result)'
 grep -q '^test result: ok. 1 passed' "$log_dir/network.log"
+grep -q '^network: cold start' "$log_dir/network.log"
 grep -E '^test result' "$log_dir/network.log" >>"$log_dir/cargo.log"
 
 step "stress: 64 threads x 500 calls on one client under a binding budget (release)"

@@ -8,7 +8,8 @@
 #                                          takes everything down again
 #
 # The service host (namespace roomchat-svc, 10.77.0.2) runs the emulator over TLS
-# (its certificate names 10.77.0.2) behind a relay that delays each direction by
+# (its certificate names 10.77.0.2; idle connections closed after 1 s) behind a
+# relay that delays each direction by
 # ROOMCHAT_NET_DELAY_MS (default 12, ±2 ms: ~25 ms round trips; the stand-in for
 # `tc netem`, which this machine's kernel lacks). The client side (this
 # namespace, 10.77.0.1) has tinyproxy on loopback with basic auth.
@@ -69,7 +70,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 key="sk_live_testnet_$(head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 mkfifo "$work/emulator.in"
 ip netns exec "$ns" "$emulator" --host 0.0.0.0 --port 0 --tls --tls-name "$svc_ip" \
-  --private-key "$key" --journal-capacity 100000 <"$work/emulator.in" >"$work/emulator.out" &
+  --private-key "$key" --journal-capacity 100000 --read-timeout 1s <"$work/emulator.in" >"$work/emulator.out" &
 pids+=($!)
 exec 7>"$work/emulator.in" # held open: the emulator stops when it closes
 for _ in $(seq 100); do [ -s "$work/emulator.out" ] && break; sleep 0.1; done
