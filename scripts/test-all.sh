@@ -26,6 +26,8 @@ command -v redis-server >/dev/null || need_apt+=(redis-server)
 # The test network (scripts/testnet.sh): network namespaces and a CONNECT proxy.
 command -v ip >/dev/null || need_apt+=(iproute2)
 command -v tinyproxy >/dev/null || need_apt+=(tinyproxy-bin)
+# Certificates for redis-server over TLS.
+command -v openssl >/dev/null || need_apt+=(openssl)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing ${need_apt[*]}"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null

@@ -157,11 +157,16 @@ impl ClientBuilder {
     }
 
     /// The budget this client counts in.
-    fn budget_for(&self, key: &str) -> Result<Budgets> {
+    /// The budget this client counts in; a `rediss://` one trusts `roots`, as the client does.
+    fn budget_for(
+        &self,
+        key: &str,
+        #[allow(unused_variables)] roots: &ureq::tls::RootCerts,
+    ) -> Result<Budgets> {
         #[cfg(feature = "redis")]
         if let Some(shared) = &self.redis_budget {
             return Ok(Budgets::Shared(
-                crate::shared_budget::SharedBudget::for_key(key, self.rate_limit, shared)?,
+                crate::shared_budget::SharedBudget::for_key(key, self.rate_limit, shared, roots)?,
             ));
         }
         Ok(Budgets::Local(Budget::for_key(key, self.rate_limit)))
@@ -370,7 +375,11 @@ impl ClientBuilder {
         let roots =
             crate::tls::root_certs(self.tls_roots, &added, |name| std::env::var(name).ok())?;
         let agent_config = ureq::Agent::config_builder()
-            .tls_config(ureq::tls::TlsConfig::builder().root_certs(roots).build())
+            .tls_config(
+                ureq::tls::TlsConfig::builder()
+                    .root_certs(roots.clone())
+                    .build(),
+            )
             .accept_encoding(if self.gzip {
                 ureq::config::AutoHeaderValue::Default
             } else {
@@ -388,7 +397,7 @@ impl ClientBuilder {
             .max_idle_connections_per_host(MAX_IDLE_CONNECTIONS)
             .build();
         fork::install();
-        let budget = self.budget_for(key)?;
+        let budget = self.budget_for(key, &roots)?;
         Ok(Client {
             inner: Arc::new(Inner {
                 agent: AgentCell::new(agent_config),

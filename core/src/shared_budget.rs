@@ -786,10 +786,12 @@ enum Route {
 
 impl SharedBudget {
     /// The shared budget of `private_key` under `config`, made on first use in this process.
+    /// A `rediss://` Redis is trusted by `roots`: the client's own roots.
     pub(crate) fn for_key(
         private_key: &str,
         config: RateLimitConfig,
         settings: &RedisBudget,
+        roots: &ureq::tls::RootCerts,
     ) -> Result<Arc<SharedBudget>> {
         settings.validate()?;
         let hash = key_hash(private_key);
@@ -803,15 +805,33 @@ impl SharedBudget {
                 return Ok(existing.clone());
             }
         }
+        let over_tls = ["rediss://", "valkeys://"].iter().any(|scheme| {
+            settings
+                .url
+                .get(..scheme.len())
+                .is_some_and(|s| s.eq_ignore_ascii_case(scheme))
+        });
+        let roots_pem = over_tls.then(|| crate::tls::trusted_pem(roots));
+        let roots_id = roots_pem.as_deref().map(key_hash).unwrap_or_default();
         let link_id = format!(
-            "{}\0{:?}\0{:?}\0{:?}",
+            "{}\0{:?}\0{:?}\0{:?}\0{roots_id}",
             settings.url, settings.connect_timeout, settings.io_timeout, settings.breaker_cooldown
         );
         let link = match registry.links.get(&link_id) {
             Some(link) => link.clone(),
             None => {
                 let passwords = passwords_of(&settings.url);
-                let client = redis::Client::open(settings.url.as_str()).map_err(|e| {
+                let opened = match roots_pem {
+                    Some(pem) => redis::Client::build_with_tls(
+                        settings.url.as_str(),
+                        redis::TlsCertificates {
+                            client_tls: None,
+                            root_cert: Some(pem.into_bytes()),
+                        },
+                    ),
+                    None => redis::Client::open(settings.url.as_str()),
+                };
+                let client = opened.map_err(|e| {
                     let shown = scrub(&e.to_string(), &passwords);
                     Error::configuration(format!(
                         "the Redis URL {} is not valid: {shown}",

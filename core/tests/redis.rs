@@ -629,3 +629,148 @@ fn keys_on_one_redis_share_its_connections() {
     // The count includes the helper's own connection asking.
     assert!(connections <= 2, "{connections} connections");
 }
+
+/// A CA and a certificate for 127.0.0.1 signed by it (openssl), in `dir`:
+/// `ca.pem`, `server.pem`, `server.key`.
+fn make_certificates(dir: &std::path::Path) {
+    let run = |args: &[&str]| {
+        let status = std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("openssl runs (Debian's openssl)");
+        assert!(status.success(), "openssl {args:?}");
+    };
+    run(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=roomchat test redis CA",
+    ]);
+    run(&[
+        "req",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=127.0.0.1",
+    ]);
+    std::fs::write(dir.join("ext.cnf"), "subjectAltName=IP:127.0.0.1\n").unwrap();
+    run(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "ext.cnf",
+    ]);
+}
+
+#[test]
+fn a_rediss_budget_trusts_what_the_client_trusts() {
+    let emu = emulator_limited("redis-tls", 100_000, Duration::from_secs(60));
+    emu.seed_users(1);
+    let dir = std::env::temp_dir().join(format!("roomchat-redis-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    make_certificates(&dir);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let binary = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+    let path = |name: &str| dir.join(name).display().to_string();
+    let mut server = std::process::Command::new(binary)
+        .args([
+            "--port",
+            "0",
+            "--tls-port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+        ])
+        .args([
+            "--tls-cert-file",
+            &path("server.pem"),
+            "--tls-key-file",
+            &path("server.key"),
+        ])
+        .args([
+            "--tls-ca-cert-file",
+            &path("ca.pem"),
+            "--tls-auth-clients",
+            "no",
+        ])
+        .args(["--save", "", "--appendonly", "no", "--loglevel", "warning"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("redis-server starts");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "redis-server did not listen on its TLS port"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+    let budget = RedisBudget::new(format!("rediss://127.0.0.1:{port}/0"))
+        .on_error(OnRedisError::FailClosed)
+        .connect_timeout(Duration::from_secs(2))
+        .io_timeout(Duration::from_secs(2));
+    let ca = std::fs::read_to_string(dir.join("ca.pem")).unwrap();
+
+    // Trusting the CA (the client's own option): the budget lives in Redis over TLS.
+    let trusting = builder(&emu)
+        .redis_budget(budget.clone().key_prefix("tls-trusted"))
+        .add_root_certificates_pem(&ca)
+        .build()
+        .unwrap();
+    trusting.list_users(&ListUsers::default()).unwrap();
+    let state = trusting.rate_limit_state();
+    assert_eq!(
+        (state.backend, state.degraded, state.used),
+        (BudgetBackend::Redis, false, 1)
+    );
+
+    // Without it, the same Redis is not trusted: fail closed.
+    let wary = builder(&emu)
+        .redis_budget(budget.key_prefix("tls-untrusted"))
+        .max_retries(0)
+        .build()
+        .unwrap();
+    let error = wary.list_users(&ListUsers::default()).unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::BudgetUnavailable, "{error}");
+    println!("redis budget over TLS: trusted with the client's roots; without them: {error}");
+    let _ = server.kill();
+    let _ = server.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+}
