@@ -98,6 +98,7 @@ cargo test --quiet --locked -p roomchat-emulator --test service -- --nocapture s
 cargo test --quiet --locked -p roomchat --test threads -- --nocapture 2>&1 | grep -oE 'threads made.*'
 ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N:-2000} cargo bench --quiet --locked -p roomchat --bench list_users
 cargo bench --quiet --locked -p roomchat --bench decode
+ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N_GZIP:-30} cargo bench --quiet --locked -p roomchat --bench compression
 ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N:-2000} cargo bench --quiet --locked -p roomchat --features redis --bench budget
 cargo test --quiet --locked -p roomchat --features redis --test redis -- --nocapture 2>&1 | grep -oE 'redis budget: .*'
 ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N:-2000} cargo bench --quiet --locked -p roomchat-ffi --bench c_vs_core
