@@ -172,6 +172,8 @@ export interface ClientOptions {
    * A SOCKS or malformed proxy is a `ROOMCHAT_CONFIGURATION` error.
    */
   proxy?: string | null
+  /** Ask for gzip-compressed answers and decompress them (default true, as fetch does); `maxResponseBytes` caps the decompressed body. */
+  gzip?: boolean
   /** Where log lines go; without it, `NODE_DEBUG=roomchat` prints them to stderr. */
   logger?: Logger
 }

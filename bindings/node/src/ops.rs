@@ -218,7 +218,7 @@ fn raw_request(p: &Args<'_>) -> Result<RawRequest, Error> {
 }
 
 /// Options of `new Client(...)` (everything but `logger`, which stays in JS).
-pub const CLIENT_OPTIONS: [&str; 18] = [
+pub const CLIENT_OPTIONS: [&str; 19] = [
     "privateKey",
     "baseUrl",
     "chatUrl",
@@ -236,6 +236,7 @@ pub const CLIENT_OPTIONS: [&str; 18] = [
     "ca",
     "tlsRoots",
     "proxy",
+    "gzip",
     // Handled by the JS layer (never sent here); listed so that the message names every option.
     "logger",
 ];
@@ -325,6 +326,9 @@ pub fn builder(options: &str, from_env: bool) -> Result<ClientBuilder, Error> {
             )
         })?;
         b = b.add_root_certificates_pem(pem);
+    }
+    if let Some(yes) = p.boolean("gzip")? {
+        b = b.gzip(yes);
     }
     if let Some(roots) = p.string("tlsRoots")? {
         let roots = TlsRoots::from_name(&roots)

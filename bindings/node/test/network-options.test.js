@@ -77,3 +77,13 @@ test('loopback is never proxied, whatever the environment says', async (t) => {
   assert.equal(page.total, 2)
   assert.equal(connections, 0, 'a loopback call went to the proxy')
 })
+
+test('gzip is an option', async (t) => {
+  const emu = await startEmulator(['--seed-users', '3', '--gzip-min-bytes', '256'])
+  t.after(() => emu.stop())
+  for (const gzip of [true, false]) {
+    const page = await new Client(emu.options({ gzip })).listUsers()
+    assert.equal(page.total, 3)
+  }
+  assert.throws(() => new Client(emu.options({ gzip: 'yes' })), { code: 'ROOMCHAT_VALIDATION' })
+})

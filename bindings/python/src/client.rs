@@ -281,6 +281,7 @@ struct Settings<'a, 'py> {
     tls_roots: Option<&'a Bound<'py, PyAny>>,
     proxy: Option<&'a Bound<'py, PyAny>>,
     trust_env: Option<&'a Bound<'py, PyAny>>,
+    gzip: Option<&'a Bound<'py, PyAny>>,
 }
 
 fn given<'py>(value: Option<&Bound<'py, PyAny>>) -> Option<Bound<'py, PyAny>> {
@@ -343,6 +344,9 @@ impl Settings<'_, '_> {
                 )
             })?;
             builder = builder.tls_roots(roots);
+        }
+        if let Some(v) = given(self.gzip) {
+            builder = builder.gzip(flag("gzip", &v)?);
         }
         let trust_env = match given(self.trust_env) {
             Some(v) => flag("trust_env", &v)?,
@@ -562,14 +566,14 @@ impl Client {
         private_key, *, base_url, chat_url=None, public_key=None, timeout=None,
         connect_timeout=None, max_retries=None, retry_non_idempotent=None, rate_limit=None,
         app_name=None, allow_insecure_http=None, max_retry_wait=None, base_backoff=None,
-        max_response_bytes=None, ca_bundle=None, tls_roots=None, proxy=None, trust_env=None
+        max_response_bytes=None, ca_bundle=None, tls_roots=None, proxy=None, trust_env=None, gzip=None
     ))]
     #[pyo3(
         text_signature = "(private_key, *, base_url, chat_url=None, public_key=None, \
         timeout=30.0, connect_timeout=10.0, max_retries=2, retry_non_idempotent=False, \
         rate_limit=None, app_name=None, allow_insecure_http=False, max_retry_wait=60.0, \
         base_backoff=0.25, max_response_bytes=16777216, ca_bundle=None, tls_roots='webpki', \
-        proxy=None, trust_env=True)"
+        proxy=None, trust_env=True, gzip=True)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -591,6 +595,7 @@ impl Client {
         tls_roots: Option<&Bound<'_, PyAny>>,
         proxy: Option<&Bound<'_, PyAny>>,
         trust_env: Option<&Bound<'_, PyAny>>,
+        gzip: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Client> {
         let py = private_key.py();
         let mut builder = roomchat::Client::builder(text("private_key", private_key)?)
@@ -618,6 +623,7 @@ impl Client {
             tls_roots,
             proxy,
             trust_env,
+            gzip,
         }
         .apply(builder)?;
         build(py, builder).map(Client::wrap)
@@ -630,13 +636,13 @@ impl Client {
     #[pyo3(signature = (
         *, timeout=None, connect_timeout=None, max_retries=None, retry_non_idempotent=None,
         rate_limit=None, allow_insecure_http=None, max_retry_wait=None, base_backoff=None,
-        max_response_bytes=None, ca_bundle=None, tls_roots=None, proxy=None, trust_env=None
+        max_response_bytes=None, ca_bundle=None, tls_roots=None, proxy=None, trust_env=None, gzip=None
     ))]
     #[pyo3(
         text_signature = "(*, timeout=30.0, connect_timeout=10.0, max_retries=2, \
         retry_non_idempotent=False, rate_limit=None, allow_insecure_http=False, \
         max_retry_wait=60.0, base_backoff=0.25, max_response_bytes=16777216, ca_bundle=None, \
-        tls_roots='webpki', proxy=None, trust_env=True)"
+        tls_roots='webpki', proxy=None, trust_env=True, gzip=True)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn from_env<'py>(
@@ -654,6 +660,7 @@ impl Client {
         tls_roots: Option<&Bound<'py, PyAny>>,
         proxy: Option<&Bound<'py, PyAny>>,
         trust_env: Option<&Bound<'py, PyAny>>,
+        gzip: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, Client>> {
         let py = cls.py();
         let builder = ClientBuilder::from_env().or_raise(py)?;
@@ -671,6 +678,7 @@ impl Client {
             tls_roots,
             proxy,
             trust_env,
+            gzip,
         }
         .apply(builder)?;
         let client = Client::wrap(build(py, builder)?);

@@ -87,3 +87,11 @@ def test_loopback_is_never_proxied(emu: Emulator, fake_proxy: List[int], monkeyp
         monkeypatch.setenv(name, f"http://me:{PROXY_SECRET}@127.0.0.1:{fake_proxy[0]}")
     assert emu.client(max_retries=0).list_users().total == 2
     assert fake_proxy[1] == 0, "a loopback call went to the proxy"
+
+
+def test_gzip_is_an_option(emu: Emulator) -> None:
+    emu.seed(3)
+    for gzip in (True, False):
+        assert emu.client(gzip=gzip).list_users().total == 3
+    with pytest.raises(TypeError, match="gzip"):
+        emu.client(gzip="yes")

@@ -81,6 +81,7 @@ class AsyncClient:
         tls_roots: Literal["webpki", "system"] = "webpki",
         proxy: Optional[str] = None,
         trust_env: bool = True,
+        gzip: bool = True,
         max_workers: int = DEFAULT_MAX_WORKERS,
     ) -> None:
         client = _native.Client(
@@ -102,6 +103,7 @@ class AsyncClient:
             tls_roots=tls_roots,
             proxy=proxy,
             trust_env=trust_env,
+            gzip=gzip,
         )
         self._setup(client, max_workers)
 
@@ -135,6 +137,7 @@ class AsyncClient:
         tls_roots: Literal["webpki", "system"] = "webpki",
         proxy: Optional[str] = None,
         trust_env: bool = True,
+        gzip: bool = True,
         max_workers: int = DEFAULT_MAX_WORKERS,
     ) -> AsyncClient:
         """A client from the ``ROOMCHAT_*`` environment variables (see ``Client.from_env``)."""
@@ -152,6 +155,7 @@ class AsyncClient:
             tls_roots=tls_roots,
             proxy=proxy,
             trust_env=trust_env,
+            gzip=gzip,
         )
         self = cls.__new__(cls)
         self._setup(native, max_workers)

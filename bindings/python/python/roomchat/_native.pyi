@@ -104,6 +104,7 @@ class Client:
         tls_roots: Literal["webpki", "system"] = "webpki",
         proxy: Optional[str] = None,
         trust_env: bool = True,
+        gzip: bool = True,
     ) -> Self: ...
     @classmethod
     def from_env(
@@ -122,6 +123,7 @@ class Client:
         tls_roots: Literal["webpki", "system"] = "webpki",
         proxy: Optional[str] = None,
         trust_env: bool = True,
+        gzip: bool = True,
     ) -> Self: ...
     def with_cancel(self, token: CancelToken) -> Client: ...
     @property
