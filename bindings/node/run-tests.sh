@@ -2,7 +2,8 @@
 # The Node package's checks, in one command (scripts/test-all.sh runs it):
 #   npm ci; npm run build (release addon); the generated native.js/native.d.ts
 #   are what napi generates (forced to regenerate); node --test against the
-#   emulator; npm pack -> install into a brand-new project outside the repo ->
+#   emulator; the endpoint, fault and network-option tests again over TLS
+#   (ROOMCHAT_TEST_TLS=1: emulators with --tls, clients given the CA); npm pack -> install into a brand-new project outside the repo ->
 #   require(), import, `tsc --noEmit --strict` on a TypeScript file, and the
 #   README's Node example; a short benchmark run that prints figures.
 set -euo pipefail
@@ -40,6 +41,21 @@ step "node --test (against the emulator)"
 node --test --test-reporter=spec test/*.test.js 2>&1 | tee "$work/node-test.log"
 passed=$(sed -nE 's/^ℹ pass ([0-9]+)$/\1/p' "$work/node-test.log" | tail -n 1)
 failed=$(sed -nE 's/^ℹ fail ([0-9]+)$/\1/p' "$work/node-test.log" | tail -n 1)
+
+# The second pass: the endpoint, fault and network-option tests again, every
+# emulator serving HTTPS (--tls) and every client trusting its CA (helpers.js).
+# Always run, CI or not: nothing here can skip it.
+tls_files=(test/client.test.js test/errors.test.js test/network-options.test.js)
+step "node --test over TLS (ROOMCHAT_TEST_TLS=1): ${tls_files[*]}"
+tls_start=$(date +%s.%N)
+ROOMCHAT_TEST_TLS=1 node --test --test-reporter=spec "${tls_files[@]}" 2>&1 | tee "$work/node-test-tls.log"
+tls_seconds=$(python3 -c 'import sys,time; print(f"{time.time() - float(sys.argv[1]):.1f}")' "$tls_start")
+tls_passed=$(sed -nE 's/^ℹ pass ([0-9]+)$/\1/p' "$work/node-test-tls.log" | tail -n 1)
+tls_failed=$(sed -nE 's/^ℹ fail ([0-9]+)$/\1/p' "$work/node-test-tls.log" | tail -n 1)
+echo "over TLS (https:// emulators, the CA given as ca): ${tls_passed:-0} passed, ${tls_failed:-1} failed in ${tls_seconds} s"
+[ "${tls_passed:-0}" -gt 0 ] || tls_failed=1
+passed=$(( ${passed:-0} + ${tls_passed:-0} ))
+failed=$(( ${failed:-1} + ${tls_failed:-1} ))
 
 step "the README's Node example is examples/readme.mjs, verbatim"
 python3 - "$root/README.md" "$here/examples/readme.mjs" <<'PY'

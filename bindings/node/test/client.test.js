@@ -243,7 +243,7 @@ test('Client.fromEnv and option checks', async (t) => {
     const client = Client.fromEnv({ maxRetries: 1 })
     client.listUsers().then((page) => console.log(JSON.stringify({ total: page.total, base: client.baseUrl })))
   `
-  const env = { ...process.env, ROOMCHAT_PRIVATE_KEY: emu.privateKey, ROOMCHAT_BASE_URL: emu.baseUrl }
+  const env = { ...process.env, ...emu.env, ROOMCHAT_PRIVATE_KEY: emu.privateKey, ROOMCHAT_BASE_URL: emu.baseUrl }
   const run = spawnSync(process.execPath, ['-e', script], { env, encoding: 'utf8' })
   assert.equal(run.status, 0, run.stderr)
   assert.deepEqual(JSON.parse(run.stdout), { total: 0, base: emu.baseUrl })

@@ -1,7 +1,15 @@
 'use strict'
 // Shared by the tests: the emulator binary (spawned, its first stdout line
 // read, stopped by closing its stdin) and its admin API.
+//
+// ROOMCHAT_TEST_TLS=1 starts every emulator with `--tls` (unless the test asks
+// for a TLS flag of its own): its URLs become https://, `options()` carries its
+// CA as `ca`, `env` names it in NODE_EXTRA_CA_CERTS for a child process, and the
+// admin calls go over https trusting that CA (fetch would not).
 const { spawn } = require('node:child_process')
+const fs = require('node:fs')
+const http = require('node:http')
+const https = require('node:https')
 const path = require('node:path')
 const readline = require('node:readline')
 
@@ -9,13 +17,39 @@ const root = path.resolve(__dirname, '..', '..', '..')
 const target = process.env.CARGO_TARGET_DIR || path.join(root, 'target')
 const emulatorBinary = process.env.ROOMCHAT_EMULATOR || path.join(target, 'debug', 'roomchat-emulator')
 
+/** Whether this run is the pass over TLS (every emulator serves HTTPS). */
+const overTls = process.env.ROOMCHAT_TEST_TLS === '1'
+
 let started = 0
+
+/** One admin request: `body` as JSON; the answer's status and text. `ca` is trusted for https://. */
+function request(url, method, body, ca) {
+  const target = new URL(url)
+  const transport = target.protocol === 'https:' ? https : http
+  const payload = body === undefined ? undefined : JSON.stringify(body)
+  const options = {
+    method,
+    headers: payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+    ...(ca === undefined ? {} : { ca }),
+  }
+  return new Promise((resolve, reject) => {
+    const req = transport.request(target, options, (response) => {
+      const chunks = []
+      response.on('data', (chunk) => chunks.push(chunk))
+      response.on('end', () => resolve({ status: response.statusCode, text: Buffer.concat(chunks).toString('utf8') }))
+      response.on('error', reject)
+    })
+    req.on('error', reject)
+    req.end(payload)
+  })
+}
 
 /** Starts an emulator; `args` are its flags. */
 async function startEmulator(args = []) {
   // A key of its own: every client of one key in a process shares one rate budget.
   const key = `sk_test_node_${process.pid}_${++started}_${Math.random().toString(36).slice(2, 10)}`
-  const child = spawn(emulatorBinary, ['--port', '0', '--private-key', key, ...args], {
+  const tlsFlags = overTls && !args.some((arg) => arg.startsWith('--tls')) ? ['--tls'] : []
+  const child = spawn(emulatorBinary, ['--port', '0', '--private-key', key, ...tlsFlags, ...args], {
     stdio: ['pipe', 'pipe', 'inherit'],
   })
   const lines = readline.createInterface({ input: child.stdout })
@@ -27,16 +61,16 @@ async function startEmulator(args = []) {
   lines.close()
   child.stdout.resume()
   const info = JSON.parse(first)
+  if (tlsFlags.length > 0 && !(info.base_url.startsWith('https://') && info.ca_file)) {
+    throw new Error(`ROOMCHAT_TEST_TLS=1 but the emulator does not serve HTTPS: ${first}`)
+  }
   const exited = new Promise((resolve) => child.once('exit', resolve))
+  // The CA that signed the served certificate (PEM text), when it serves HTTPS.
+  const ca = info.ca_file ? fs.readFileSync(info.ca_file, 'utf8') : undefined
 
   async function admin(method, route, body = undefined) {
-    const response = await fetch(`${info.admin_url}${route}`, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    })
-    const text = await response.text()
-    if (!response.ok) throw new Error(`admin ${method} ${route}: ${response.status} ${text}`)
+    const { status, text } = await request(`${info.admin_url}${route}`, method, body, ca)
+    if (status < 200 || status > 299) throw new Error(`admin ${method} ${route}: ${status} ${text}`)
     return text ? JSON.parse(text) : null
   }
 
@@ -46,10 +80,20 @@ async function startEmulator(args = []) {
     chatUrl: info.chat_url,
     privateKey: info.private_key,
     publicKey: info.public_key,
+    /** The CA's PEM over HTTPS, else undefined. */
+    ca,
+    caFile: info.ca_file ?? undefined,
+    /** Environment variables a child process needs to trust this emulator (none over plain HTTP). */
+    env: info.ca_file ? { NODE_EXTRA_CA_CERTS: info.ca_file } : {},
     admin,
-    /** Client options for this emulator. */
+    /** Client options for this emulator (trusting its CA over HTTPS). */
     options(extra = {}) {
-      return { privateKey: info.private_key, baseUrl: info.base_url, chatUrl: info.chat_url, publicKey: info.public_key, ...extra }
+      const trust = ca === undefined ? {} : { ca }
+      return { privateKey: info.private_key, baseUrl: info.base_url, chatUrl: info.chat_url, publicKey: info.public_key, ...trust, ...extra }
+    },
+    /** `GET /_emulator/connections`: connections accepted, TLS handshakes completed, resumed and failed. */
+    connections() {
+      return admin('GET', '/connections')
     },
     async journal() {
       return (await admin('GET', '/journal')).entries
@@ -73,4 +117,4 @@ function msSince(start) {
   return Number(process.hrtime.bigint() - start) / 1e6
 }
 
-module.exports = { startEmulator, emulatorBinary, root, msSince }
+module.exports = { startEmulator, emulatorBinary, root, msSince, overTls }
