@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The C ABI's checks, in one command: header freshness (pinned cbindgen), the
 # C99 suite and the C++17 smoke test against the emulator binary under valgrind,
-# the pkg-config file, and the README's C example. Installs what is missing.
+# the C99 suite once more over TLS (ROOMCHAT_TEST_TLS=1) and the TLS tests, the
+# pkg-config file, and the README's C example. Installs what is missing.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -14,6 +15,8 @@ need_apt=()
 command -v valgrind >/dev/null || need_apt+=(valgrind)
 command -v pkg-config >/dev/null || need_apt+=(pkg-config)
 command -v c++ >/dev/null || need_apt+=(g++)
+# libcurl: the harness's admin calls to an emulator serving HTTPS.
+pkg-config --exists libcurl 2>/dev/null || need_apt+=(libcurl4-openssl-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing ${need_apt[*]}"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
@@ -45,10 +48,15 @@ export PKG_CONFIG_PATH=$build/pkgconfig
 test "$(pkg-config --modversion roomchat)" = "$version"
 cflags=$(pkg-config --cflags roomchat)
 libs=$(pkg-config --libs roomchat)
+# Suites that talk to an emulator serving HTTPS reach its admin API through libcurl.
+https_harness="-DROOMCHAT_HARNESS_HTTPS $(pkg-config --cflags libcurl)"
+curl_libs=$(pkg-config --libs libcurl)
 
-echo "compiling the C99 suite (shared library), the C++17 smoke test (static library) and the README example"
-cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g $cflags tests/c/test_roomchat.c $libs -pthread \
-  -o "$build/test_roomchat"
+echo "compiling the C99 suites (shared library), the C++17 smoke test (static library) and the README example"
+cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g $cflags $https_harness tests/c/test_roomchat.c $libs \
+  $curl_libs -pthread -o "$build/test_roomchat"
+cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g $cflags $https_harness tests/c/test_tls.c $libs \
+  $curl_libs -o "$build/test_tls"
 c++ -std=c++17 -Wall -Wextra -Werror -g $cflags tests/c/smoke.cpp "$lib/libroomchat.a" -lpthread -ldl -lm \
   -o "$build/smoke"
 cc -std=c99 -Wall -Wextra -Werror $cflags tests/c/readme_example.c $libs -o "$build/readme_example"
@@ -69,22 +77,25 @@ failed=0
 # Runs one suite (`under` is `valgrind` or `native`) and adds its result line,
 # `<label>: N passed, M failed`, to the totals; a missing line or a non-zero exit
 # (99 under valgrind: it found errors or leaks) counts as one more failure.
+# SUITE_LOG_SUFFIX (optional) keeps a second run's log beside the first's.
 suite() {
   local under=$1 name=$2 label=$3
   shift 3
+  local log=$build/$name${SUITE_LOG_SUFFIX:-}.log
   echo "running $name $([ "$under" = valgrind ] && echo "under valgrind" || echo natively)"
   set +e
   if [ "$under" = valgrind ]; then
     valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect \
       --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
-      "$build/$name" "$@" | tee "$build/$name.log"
+      --suppressions="$root/tests/c/valgrind-tls.supp" \
+      "$build/$name" "$@" | tee "$log"
   else
-    LD_LIBRARY_PATH="$lib" "$build/$name" "$@" | tee "$build/$name.log"
+    LD_LIBRARY_PATH="$lib" "$build/$name" "$@" | tee "$log"
   fi
   local status=${PIPESTATUS[0]}
   set -e
   local line
-  line=$(grep -E "^$label: [0-9]+ passed, [0-9]+ failed\$" "$build/$name.log" | tail -n 1 || true)
+  line=$(grep -E "^$label: [0-9]+ passed, [0-9]+ failed\$" "$log" | tail -n 1 || true)
   if [ -z "$line" ]; then
     failed=$((failed + 1))
     echo "$name printed no result line (exit $status)" >&2
@@ -97,7 +108,18 @@ suite() {
     failed=$((failed + 1))
   fi
 }
-suite valgrind test_roomchat '[A-Za-z+]+' "$emulator"
+ROOMCHAT_TEST_TLS= suite valgrind test_roomchat '[A-Za-z+]+' "$emulator"
+# The TLS pass: the same C99 suite against `roomchat-emulator --tls`, every
+# client trusting its CA. Never skipped (CI included).
+echo "the TLS pass: test_roomchat once more, over HTTPS (ROOMCHAT_TEST_TLS=1)"
+tls_started=$EPOCHREALTIME
+SUITE_LOG_SUFFIX=-tls ROOMCHAT_TEST_TLS=1 suite valgrind test_roomchat 'C over TLS' "$emulator"
+tls_passed=$EPOCHREALTIME
+# The TLS tests: trust options and certificate failures, against emulators with
+# their own CAs (one expired, one for localhost only).
+suite valgrind test_tls tls "$emulator"
+awk -v from="$tls_started" -v pass="$tls_passed" -v to="$EPOCHREALTIME" 'BEGIN {
+  printf "over TLS, under valgrind: test_roomchat took %.1f s, test_tls %.1f s\n", pass - from, to - pass }'
 suite valgrind smoke '[A-Za-z+]+' "$emulator"
 # Forking while threads call, and the Redis-shared budget (a real redis-server):
 # natively, not under valgrind (which serializes the threads and makes

@@ -2,6 +2,10 @@
  * The C99 suite: every endpoint and every result code of the C ABI, against
  * the emulator binary, run under valgrind by tests/c/run.sh.
  *
+ * With ROOMCHAT_TEST_TLS=1 the same suite runs over HTTPS: the emulator is
+ * started with --tls, every client made here trusts its CA
+ * (roomchat_client_options_set_ca_pem), and the admin calls go over https.
+ *
  * usage: test_roomchat <path to roomchat-emulator>
  */
 #include <pthread.h>
@@ -18,6 +22,7 @@ static roomchat_client *make_client(const char *key, const char *base_url, uint3
   roomchat_error *err = NULL;
   CHECK(roomchat_client_options_new(key, &options, &err) == ROOMCHAT_RESULT_OK);
   roomchat_client_options_set_base_url(options, base_url);
+  if (emu.ca_pem) CHECK(roomchat_client_options_set_ca_pem(options, emu.ca_pem) == ROOMCHAT_RESULT_OK);
   roomchat_client_options_set_chat_url(options, emu.chat_url);
   roomchat_client_options_set_public_key(options, emu.public_key);
   roomchat_client_options_set_app_name(options, "c-tests/1.0");
@@ -479,6 +484,7 @@ static roomchat_client_options *options_for_emulator(void) {
   roomchat_client_options *options = NULL;
   CHECK(roomchat_client_options_new(emu.private_key, &options, NULL) == ROOMCHAT_RESULT_OK);
   CHECK(roomchat_client_options_set_base_url(options, emu.base_url) == ROOMCHAT_RESULT_OK);
+  if (emu.ca_pem) CHECK(roomchat_client_options_set_ca_pem(options, emu.ca_pem) == ROOMCHAT_RESULT_OK);
   return options;
 }
 
@@ -770,11 +776,21 @@ static void test_rate_limited(roomchat_client *client) {
 }
 
 int main(int argc, char **argv) {
-  const char *args[] = {"--rate-limit", "100000/60s", NULL};
+  const int over_tls = harness_test_tls();
+  const char *args[] = {"--rate-limit", "100000/60s", over_tls ? "--tls" : NULL, NULL};
+  const char *label = over_tls ? "C over TLS" : "C";
   roomchat_client *client;
   if (argc < 2 || !emulator_start(&emu, argv[1], args)) {
     fprintf(stderr, "usage: %s <roomchat-emulator>\n", argv[0]);
     return 2;
+  }
+  if (over_tls) {
+    /* The TLS pass never quietly falls back to plain HTTP. */
+    CHECK(emu.tls && emu.ca_pem != NULL && strncmp(emu.base_url, "https://", 8) == 0);
+    CHECK(strncmp(emu.chat_url, "https://", 8) == 0);
+    printf("C: this pass runs over TLS: the emulator at %s, every client trusting its CA (%s)\n", emu.base_url,
+           emu.ca_file);
+    fflush(stdout);
   }
   client = make_client(emu.private_key, emu.base_url, 2, 0, 0);
   CHECK(client != NULL);
@@ -790,7 +806,17 @@ int main(int argc, char **argv) {
   test_threads(client);
   test_rate_limited(client);
   roomchat_client_free(client);
+  if (over_tls) {
+    /* Every call above went over TLS: handshakes completed, none failed (the
+     * suite's deliberate failures are all above the TLS layer). */
+    char *stats = NULL;
+    CHECK(http_request(&emu, "GET", "/_emulator/connections", NULL, &stats) == 200);
+    CHECK(stats != NULL && json_number_field(stats, "tls_handshakes") > 0);
+    CHECK(stats != NULL && json_number_field(stats, "tls_failed") == 0);
+    if (stats && json_number_field(stats, "tls_failed") != 0) fprintf(stderr, "  connections: %s\n", stats);
+    free(stats);
+  }
   CHECK(emulator_stop(&emu));
-  printf("C: %d passed, %d failed\n", harness_passed, harness_failed);
+  printf("%s: %d passed, %d failed\n", label, harness_passed, harness_failed);
   return harness_failed == 0 ? 0 : 1;
 }
