@@ -388,8 +388,10 @@ roomchat_result roomchat_client_options_set_tls_roots(struct roomchat_client_opt
 // Sets the proxy (copied): `http://[user:password@]host[:port]` or `https://…`;
 // `https://` base URLs are tunnelled with CONNECT. NULL means no proxy, whatever
 // the environment says. Never called, the environment is read as curl and
-// requests read it (`https_proxy`/`HTTPS_PROXY`, `all_proxy`/`ALL_PROXY`,
-// `no_proxy`/`NO_PROXY`). Loopback is never proxied. The user information is a
+// requests read it (`https_proxy`/`HTTPS_PROXY` for https, `http_proxy`/`HTTP_PROXY`
+// for plain http, then `all_proxy`/`ALL_PROXY`, lower case first;
+// `no_proxy`/`NO_PROXY`). Loopback is never proxied, and plain http only with
+// `roomchat_client_options_set_allow_insecure_http`. The user information is a
 // secret: no error or output shows it. A proxy the library cannot use (SOCKS, a
 // bad URL) makes `roomchat_client_new` fail with `ROOMCHAT_RESULT_CONFIGURATION`.
 roomchat_result roomchat_client_options_set_proxy(struct roomchat_client_options *options,
