@@ -506,6 +506,22 @@ static void test_trust_and_proxy_options(void) {
   CHECK(roomchat_client_options_set_ca_pem(options, NULL) == ROOMCHAT_RESULT_OK);
   CHECK(build_from(options, "pem is NULL") == ROOMCHAT_RESULT_INVALID_ARGUMENT);
 
+  /* gzip off and on: both build and call. */
+  {
+    int gzip;
+    for (gzip = 0; gzip <= 1; gzip++) {
+      roomchat_user_page *page = NULL;
+      options = options_for_emulator();
+      CHECK(roomchat_client_options_set_gzip(options, gzip != 0) == ROOMCHAT_RESULT_OK);
+      CHECK(roomchat_client_new(options, &client, NULL) == ROOMCHAT_RESULT_OK);
+      CHECK(roomchat_client_list_users(client, 1, 0, &page, NULL) == ROOMCHAT_RESULT_OK);
+      roomchat_user_page_free(page);
+      roomchat_client_free(client);
+      client = NULL;
+      roomchat_client_options_free(options);
+    }
+  }
+
   options = options_for_emulator();
   CHECK(roomchat_client_options_set_tls_roots(options, 7) == ROOMCHAT_RESULT_OK);
   CHECK(build_from(options, "roomchat_tls_roots") == ROOMCHAT_RESULT_INVALID_ARGUMENT);
