@@ -86,11 +86,20 @@ bash tests/c/run.sh 2>&1 | tee "$log_dir/c.log"
 step "Node package: build, freshness of the generated loader, node --test, npm pack into a fresh project, tsc, short bench"
 bash bindings/node/run-tests.sh 2>&1 | tee "$log_dir/node.log"
 
+step "Node across the test network: tinyproxy, NO_PROXY, a lost POST answer (scripts/testnet.sh)"
+bash scripts/testnet.sh run -- node --test --test-reporter=spec bindings/node/test/network.test.js 2>&1 | tee "$log_dir/node-net.log" | grep -E '^(testnet|ℹ (pass|fail|skipped))'
+grep -q '^ℹ pass 1$' "$log_dir/node-net.log"
+
 step "OpenAPI: docs/openapi.yaml validated, the conformance vectors checked against it, schemathesis against the emulator"
 bash tests/openapi/run.sh
 
 step "Python package: release wheel in a fresh venv, pytest, stubtest, mypy --strict, short benchmark"
 bash bindings/python/run-tests.sh 2>&1 | tee "$log_dir/python.log"
+
+step "Python across the test network: tinyproxy, NO_PROXY, a lost POST answer (scripts/testnet.sh)"
+(cd bindings/python/tests && bash ../../../scripts/testnet.sh run -- "${CARGO_TARGET_DIR:-$PWD/../../../target}/python-test-venv/bin/python" \
+  -m pytest -p no:cacheprovider -q test_network_path.py) 2>&1 | tee "$log_dir/python-net.log" | grep -E '^testnet|passed|failed|skipped'
+grep -qE '^1 passed' "$log_dir/python-net.log"
 
 step "figures: the rate limiter under threads, seeding, and both benchmarks (printed, not asserted on time)"
 cargo test --quiet --locked -p roomchat --test ratelimit -- --nocapture many_threads 2>&1 | grep -oE 'rate limiter.*'
@@ -111,10 +120,12 @@ c_line=$(grep -E '^[A-Za-z+-]+: [0-9]+ passed, [0-9]+ failed' "$log_dir/c.log" |
 c_passed=$(sed -E 's/^[^:]+: ([0-9]+) passed.*/\1/' <<<"$c_line")
 c_failed=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$c_line")
 py_line=$(grep -E '^[0-9]+ (passed|failed)|^=* ?[0-9]+ (passed|failed)' "$log_dir/python.log" | tail -n 1)
-py_passed=$(grep -oE '[0-9]+ passed' <<<"$py_line" | grep -oE '[0-9]+' || echo 0)
+py_passed=$(( $(grep -oE '[0-9]+ passed' <<<"$py_line" | grep -oE '[0-9]+' || echo 0) + 1 ))  # + the network test
 py_failed=$(grep -oE '[0-9]+ failed' <<<"$py_line" | grep -oE '[0-9]+' || echo 0)
-node_passed=$(grep -oE '^ℹ pass [0-9]+' "$log_dir/node.log" | grep -oE '[0-9]+' | tail -n 1 || echo 0)
-node_failed=$(grep -oE '^ℹ fail [0-9]+' "$log_dir/node.log" | grep -oE '[0-9]+' | tail -n 1 || echo 0)
+# The Node script's own closing line counts both its passes (plain and TLS); then the network test.
+node_line=$(grep -E '^node: [0-9]+ passed, [0-9]+ failed' "$log_dir/node.log" | tail -n 1)
+node_passed=$(( $(sed -E 's/^node: ([0-9]+) passed.*/\1/' <<<"$node_line") + 1 ))
+node_failed=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$node_line")
 echo
 echo "rust: ${rust_passed} passed, ${rust_failed} failed"
 echo "c: ${c_passed} passed, ${c_failed} failed"
