@@ -2,7 +2,8 @@
 # The Python package's checks, in one command: builds the release wheel with maturin,
 # installs it into a FRESH venv, runs the pytest suite against the installed package
 # (never the source folder; it also runs the README's Python example against the
-# emulator), `python -m mypy.stubtest roomchat`, `mypy --strict` on the typed examples
+# emulator), the endpoint and fault tests a second time over TLS (ROOMCHAT_TEST_TLS=1),
+# `python -m mypy.stubtest roomchat`, `mypy --strict` on the typed examples
 # (the README's among them), and a short run of
 # the benchmark (printed figures). Installs what it needs (pinned) into venvs under
 # ${CARGO_TARGET_DIR:-target}.
@@ -49,6 +50,15 @@ export ROOMCHAT_EMULATOR_RELEASE=$target/release/roomchat-emulator
 if [ -n "${CI:-}" ]; then export ROOMCHAT_REQUIRE_REDIS=1; fi
 # Run from the tests folder: the source folder python/ is never on sys.path.
 (cd "$here/tests" && "$venv/bin/python" -m pytest -p no:cacheprovider -q -ra --timeout=300 -s .)
+
+# The second pass: the endpoint and fault tests again, against an emulator serving HTTPS
+# (--tls) whose CA every client trusts. Always run (CI included): nothing here skips it,
+# and conftest fails the run if the emulator did not come up on https.
+echo "==> pytest over TLS (ROOMCHAT_TEST_TLS=1): endpoint and fault tests against an https:// emulator"
+tls_started=$(date +%s.%N)
+(cd "$here/tests" && ROOMCHAT_TEST_TLS=1 "$venv/bin/python" -m pytest -p no:cacheprovider -q -ra --timeout=300 -s \
+  test_client.py test_async.py test_faults.py)
+echo "the TLS pass ran over HTTPS in $(awk -v s="$tls_started" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }') s"
 
 echo "==> stubtest and mypy --strict"
 mypy_dir=$target/python-mypy

@@ -3,6 +3,10 @@
 The emulator binary is ``$ROOMCHAT_EMULATOR`` (run-tests.sh sets it) or the debug
 build in the workspace's target directory. It prints one JSON line when ready and
 stops when its stdin closes, so a test run that dies never leaves it behind.
+
+With ``ROOMCHAT_TEST_TLS=1`` the session's emulator serves HTTPS (``--tls``, a CA it
+generates): every client ``Emulator.client`` makes trusts that CA (``ca_bundle``), and
+the admin API is called over https with it, so the same tests run over TLS.
 """
 
 from __future__ import annotations
@@ -12,10 +16,11 @@ import json
 import os
 import pathlib
 import socket
+import ssl
 import subprocess
 import threading
 import urllib.request
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import pytest
 
@@ -26,6 +31,9 @@ SECRET_KEY = "sk_live_SECRET_pytest_5f4e3d2c1b0a9988"
 PUBLIC_KEY = "pk_live_PUBLIC_pytest_0a1b2c3d4e5f"
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
+
+# The second pass of run-tests.sh: the session's emulator over HTTPS.
+OVER_TLS = os.environ.get("ROOMCHAT_TEST_TLS") == "1"
 
 
 def emulator_binary() -> str:
@@ -45,28 +53,64 @@ def free_port() -> int:
     return port
 
 
+def trusting(ca_file: str) -> ssl.SSLContext:
+    """An SSL context that trusts `ca_file` (and checks names as usual)."""
+    return ssl.create_default_context(cafile=ca_file)
+
+
 class Emulator:
     """The emulator process and its admin API (``/_emulator/``)."""
 
-    def __init__(self, proc: subprocess.Popen[str], info: Dict[str, str]) -> None:
+    def __init__(
+        self,
+        proc: subprocess.Popen[str],
+        info: Dict[str, Any],
+        admin_tls: Optional[Callable[[str], ssl.SSLContext]] = None,
+    ) -> None:
         self.proc = proc
-        self.base_url = info["base_url"]
-        self.chat_url = info["chat_url"]
-        self.admin_url = info["admin_url"]
-        self.private_key = info["private_key"]
-        self.public_key = info["public_key"]
+        self.base_url: str = info["base_url"]
+        self.chat_url: str = info["chat_url"]
+        self.admin_url: str = info["admin_url"]
+        self.private_key: str = info["private_key"]
+        self.public_key: str = info["public_key"]
+        # The generated CA's PEM file over TLS, None over plain HTTP.
+        self.ca_file: Optional[str] = info.get("ca_file")
+        # No proxy for the admin API whatever the environment says (a test may set
+        # proxy variables), and the emulator's CA trusted when it serves HTTPS.
+        handlers: List[urllib.request.BaseHandler] = [urllib.request.ProxyHandler({})]
+        if self.ca_file is not None:
+            context = (admin_tls or trusting)(self.ca_file)
+            handlers.append(urllib.request.HTTPSHandler(context=context))
+        self._admin = urllib.request.build_opener(*handlers)
+        # TLS handshakes the emulator completed before its counts were last zeroed.
+        self.handshakes_before_reset = 0
+
+    @property
+    def over_tls(self) -> bool:
+        return self.base_url.startswith("https://")
 
     def admin(self, method: str, path: str, body: Any = None) -> Any:
         data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(
             self.admin_url + path, data=data, method=method, headers={"content-type": "application/json"}
         )
-        with urllib.request.urlopen(request, timeout=30) as answer:
+        with self._admin.open(request, timeout=30) as answer:
             text = answer.read()
         return json.loads(text) if text else None
 
     def reset(self) -> None:
+        """Users, rooms, faults, journal, gates and connection counts cleared."""
+        if self.over_tls:
+            self.handshakes_before_reset += self.connections()["tls_handshakes"]
         self.admin("POST", "/reset")
+
+    def connections(self) -> Dict[str, Any]:
+        """``GET /_emulator/connections``: accepted, tls_handshakes, tls_resumed, tls_failed, tls_last_failure."""
+        counts: Dict[str, Any] = self.admin("GET", "/connections")
+        return counts
+
+    def clear_connections(self) -> None:
+        self.admin("DELETE", "/connections")
 
     def fault(self, path: str, action: Dict[str, Any], *, method: Optional[str] = None, times: int = 1) -> None:
         rule: Dict[str, Any] = {"path": path, "times": times, "action": action}
@@ -125,12 +169,19 @@ class Emulator:
             timeout=10.0,
             rate_limit=roomchat.RateLimit(requests=1_000_000, window=60.0),
         )
+        if self.ca_file is not None:
+            options["ca_bundle"] = self.ca_file
         options.update(settings)
         key = options.pop("private_key", self.private_key)
         return roomchat.Client(key, **options)
 
 
-def start_emulator(binary: str) -> Emulator:
+def start_emulator(
+    binary: str, *flags: str, admin_tls: Optional[Callable[[str], ssl.SSLContext]] = None
+) -> Emulator:
+    """The emulator started with `flags` besides the usual ones (e.g. ``--tls``). Over TLS its
+    admin API is called with the context `admin_tls` makes of the CA file (default `trusting`:
+    an emulator whose certificate cannot be verified, e.g. an expired one, needs another)."""
     proc = subprocess.Popen(
         [
             binary,
@@ -142,6 +193,7 @@ def start_emulator(binary: str) -> Emulator:
             PUBLIC_KEY,
             "--rate-limit",
             "1000000/60s",
+            *flags,
         ],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -155,7 +207,7 @@ def start_emulator(binary: str) -> Emulator:
     if not line or not line[0].strip():
         proc.kill()
         raise RuntimeError("the emulator printed no ready line within 30 s")
-    return Emulator(proc, json.loads(line[0]))
+    return Emulator(proc, json.loads(line[0]), admin_tls)
 
 
 def stop_emulator(emulator: Emulator) -> None:
@@ -167,11 +219,49 @@ def stop_emulator(emulator: Emulator) -> None:
         emulator.proc.kill()
 
 
+def session_flags() -> List[str]:
+    return ["--tls"] if OVER_TLS else []
+
+
+def check_session_emulator(emulator: Emulator) -> Emulator:
+    """Over TLS, an emulator that did not come up on https with a CA fails the run (never a
+    silent pass over plain HTTP)."""
+    if OVER_TLS and not (emulator.over_tls and emulator.ca_file and emulator.admin_url.startswith("https://")):
+        stop_emulator(emulator)
+        raise RuntimeError(f"ROOMCHAT_TEST_TLS=1 but the emulator serves {emulator.base_url} (CA {emulator.ca_file})")
+    return emulator
+
+
+# The session's emulators, for the summary line of a run over TLS.
+_SESSION_EMULATORS: List[Emulator] = []
+
+
 @pytest.fixture(scope="session")
 def emulator_process() -> Iterator[Emulator]:
-    emulator = start_emulator(emulator_binary())
+    emulator = check_session_emulator(start_emulator(emulator_binary(), *session_flags()))
+    _SESSION_EMULATORS.append(emulator)
     yield emulator
+    finish_session_emulator(emulator)
+
+
+def finish_session_emulator(emulator: Emulator) -> None:
+    if emulator.over_tls:
+        emulator.handshakes_before_reset += emulator.connections()["tls_handshakes"]
     stop_emulator(emulator)
+
+
+def pytest_report_header() -> str:
+    return "roomchat emulator: " + ("over TLS (--tls, ROOMCHAT_TEST_TLS=1)" if OVER_TLS else "plain HTTP")
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if not OVER_TLS:
+        return
+    for emulator in _SESSION_EMULATORS:
+        terminalreporter.write_line(
+            f"roomchat: this run was over TLS: emulator {emulator.base_url} (CA {emulator.ca_file}), "
+            f"{emulator.handshakes_before_reset} TLS handshakes completed"
+        )
 
 
 @pytest.fixture(scope="session")
@@ -183,9 +273,10 @@ def fast_emulator_process(emulator_process: Emulator) -> Iterator[Emulator]:
     if not release:
         yield emulator_process
         return
-    emulator = start_emulator(release)
+    emulator = check_session_emulator(start_emulator(release, *session_flags()))
+    _SESSION_EMULATORS.append(emulator)
     yield emulator
-    stop_emulator(emulator)
+    finish_session_emulator(emulator)
 
 
 @pytest.fixture

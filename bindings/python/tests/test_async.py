@@ -31,6 +31,7 @@ def async_client(emu: Emulator, **settings: Any) -> roomchat.AsyncClient:
         base_backoff=0.01,
         timeout=10.0,
         rate_limit=roomchat.RateLimit(requests=1_000_000, window=60.0),
+        ca_bundle=emu.ca_file,  # the emulator's CA in the run over TLS (None over plain HTTP)
     )
     options.update(settings)
     key = options.pop("private_key", SECRET_KEY)
@@ -223,7 +224,8 @@ def test_from_env_and_settings(emu: Emulator, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("ROOMCHAT_BASE_URL", emu.base_url)
 
     async def main() -> None:
-        async with roomchat.AsyncClient.from_env(rate_limit=roomchat.RateLimit(requests=100000), max_workers=2) as client:
+        settings = dict(rate_limit=roomchat.RateLimit(requests=100000), max_workers=2, ca_bundle=emu.ca_file)
+        async with roomchat.AsyncClient.from_env(**settings) as client:
             assert repr(client) == f"AsyncClient(base_url='{emu.base_url}')"
             await client.list_users()
 

@@ -207,7 +207,9 @@ def test_from_env(emu: Emulator, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ROOMCHAT_CHAT_URL", emu.chat_url)
     monkeypatch.setenv("ROOMCHAT_PUBLIC_KEY", PUBLIC_KEY)
     monkeypatch.setenv("ROOMCHAT_APP_NAME", "pytest-app/1.0")
-    with roomchat.Client.from_env(timeout=5.0, rate_limit=roomchat.RateLimit(requests=100000)) as client:
+    # ca_bundle: the emulator's CA in the run over TLS (None over plain HTTP).
+    settings = dict(timeout=5.0, rate_limit=roomchat.RateLimit(requests=100000), ca_bundle=emu.ca_file)
+    with roomchat.Client.from_env(**settings) as client:
         assert client.base_url == emu.base_url
         client.list_users()
     assert emu.journal()[-1]["user_agent"].endswith(" pytest-app/1.0")
@@ -250,6 +252,8 @@ def test_subclassing_client(emu: Emulator) -> None:
             return [u.username for u in self.users()]
 
     emu.seed(3)
-    mine = Mine(SECRET_KEY, base_url=emu.base_url, rate_limit=roomchat.RateLimit(requests=100000))
+    mine = Mine(
+        SECRET_KEY, base_url=emu.base_url, rate_limit=roomchat.RateLimit(requests=100000), ca_bundle=emu.ca_file
+    )
     assert mine.usernames() == ["seed-user-1", "seed-user-2", "seed-user-3"]
     assert isinstance(mine, roomchat.Client)
