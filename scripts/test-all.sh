@@ -119,9 +119,11 @@ rust_failed=$(sum_field failed)
 c_line=$(grep -E '^[A-Za-z+-]+: [0-9]+ passed, [0-9]+ failed' "$log_dir/c.log" | tail -n 1)
 c_passed=$(sed -E 's/^[^:]+: ([0-9]+) passed.*/\1/' <<<"$c_line")
 c_failed=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$c_line")
-py_line=$(grep -E '^[0-9]+ (passed|failed)|^=* ?[0-9]+ (passed|failed)' "$log_dir/python.log" | tail -n 1)
-py_passed=$(( $(grep -oE '[0-9]+ passed' <<<"$py_line" | grep -oE '[0-9]+' || echo 0) + 1 ))  # + the network test
-py_failed=$(grep -oE '[0-9]+ failed' <<<"$py_line" | grep -oE '[0-9]+' || echo 0)
+# Every pytest closing line of the Python script (its plain and TLS passes), then the network test.
+py_lines=$(grep -E '^[0-9]+ (passed|failed)|^=* ?[0-9]+ (passed|failed)' "$log_dir/python.log" || true)
+py_sum() { grep -oE "[0-9]+ $1" <<<"$py_lines" | grep -oE '[0-9]+' | awk '{s+=$1} END {print s+0}'; }
+py_passed=$(( $(py_sum passed) + 1 ))
+py_failed=$(py_sum failed)
 # The Node script's own closing line counts both its passes (plain and TLS); then the network test.
 node_line=$(grep -E '^node: [0-9]+ passed, [0-9]+ failed' "$log_dir/node.log" | tail -n 1)
 node_passed=$(( $(sed -E 's/^node: ([0-9]+) passed.*/\1/' <<<"$node_line") + 1 ))

@@ -196,7 +196,7 @@ fn describe(e: &rustls::Error) -> String {
     use rustls::CertificateError as C;
     let why = match e {
         rustls::Error::InvalidCertificate(cert) => match cert {
-            C::UnknownIssuer => "its issuer is unknown: no trusted root signed it (add the CA with the roots options, or SSL_CERT_FILE)".to_owned(),
+            C::UnknownIssuer => "its issuer is unknown: no trusted root signed it (give the client its CA in PEM, or name a PEM file in SSL_CERT_FILE)".to_owned(),
             C::Expired | C::ExpiredContext { .. } => "it has expired".to_owned(),
             C::NotValidYet | C::NotValidYetContext { .. } => "it is not valid yet".to_owned(),
             C::NotValidForName | C::NotValidForNameContext { .. } => {
