@@ -324,18 +324,8 @@ fn gzip_min_bytes_turns_compression_on() {
         ready["base_url"].as_str().unwrap(),
         ready["private_key"].as_str().unwrap()
     );
-    let response = agent()
-        .get(&url)
-        .header("accept-encoding", "gzip")
-        .call()
-        .unwrap();
-    assert_eq!(
-        response
-            .headers()
-            .get("content-encoding")
-            .map(|v| v.to_str().unwrap()),
-        Some("gzip")
-    );
+    let (headers, _) = get_raw(&url, None, Some("gzip"));
+    assert_eq!(header(&headers, "content-encoding"), Some("gzip"));
     drop(child.stdin.take());
     assert!(wait_exit(&mut child).success());
 }

@@ -271,3 +271,94 @@ impl Drop for TempDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+// ---- the bytes as sent --------------------------------------------------------
+
+/// The answer to a GET with `accept_encoding`, as the emulator sent it: read
+/// off the socket (or TLS stream, trusting `ca_pem`) by hand, since ureq
+/// decodes gzip itself whenever a crate of the build turns its `gzip` feature on.
+pub fn get_raw(
+    url: &str,
+    ca_pem: Option<&str>,
+    accept_encoding: Option<&str>,
+) -> (Vec<(String, String)>, Vec<u8>) {
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+    use std::sync::Arc;
+
+    let (scheme, rest) = url.split_once("://").unwrap();
+    let (authority, target) = rest.split_at(rest.find('/').unwrap());
+    let mut request =
+        format!("GET {target} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n");
+    if let Some(value) = accept_encoding {
+        request.push_str(&format!("Accept-Encoding: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    let tcp = TcpStream::connect(authority).unwrap();
+    let mut raw = Vec::new();
+    if scheme == "https" {
+        let mut roots = rustls::RootCertStore::empty();
+        for item in ureq::tls::parse_pem(ca_pem.unwrap().as_bytes()) {
+            if let ureq::tls::PemItem::Certificate(cert) = item.unwrap() {
+                roots
+                    .add(rustls::pki_types::CertificateDer::from(cert.der().to_vec()))
+                    .unwrap();
+            }
+        }
+        let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+        let host = authority.rsplit_once(':').unwrap().0.to_owned();
+        let name = rustls::pki_types::ServerName::try_from(host).unwrap();
+        let connection = rustls::ClientConnection::new(Arc::new(config), name).unwrap();
+        let mut tls = rustls::StreamOwned::new(connection, tcp);
+        tls.write_all(request.as_bytes()).unwrap();
+        // The emulator closes without close_notify: what arrived is the answer.
+        let _ = tls.read_to_end(&mut raw);
+    } else {
+        let mut tcp = tcp;
+        tcp.write_all(request.as_bytes()).unwrap();
+        tcp.read_to_end(&mut raw).unwrap();
+    }
+    let head_end = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8(raw[..head_end].to_vec()).unwrap();
+    let mut lines = head.split("\r\n");
+    assert!(lines.next().unwrap().starts_with("HTTP/1.1 200"), "{head}");
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_owned(), v.trim().to_owned()))
+        .collect();
+    let mut body = raw[head_end + 4..].to_vec();
+    if header(&headers, "transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
+        body = dechunk(&body);
+    }
+    (headers, body)
+}
+
+/// A chunked body's bytes.
+pub fn dechunk(mut chunked: &[u8]) -> Vec<u8> {
+    let mut body = Vec::new();
+    loop {
+        let line_end = chunked.windows(2).position(|w| w == b"\r\n").unwrap();
+        let size_text = std::str::from_utf8(&chunked[..line_end]).unwrap();
+        let size = usize::from_str_radix(size_text.split(';').next().unwrap().trim(), 16).unwrap();
+        if size == 0 {
+            return body;
+        }
+        let start = line_end + 2;
+        body.extend_from_slice(&chunked[start..start + size]);
+        chunked = &chunked[start + size + 2..];
+    }
+}
+
+/// The value of header `name` (any case), if present.
+pub fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
