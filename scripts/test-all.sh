@@ -121,7 +121,7 @@ c_passed=$(sed -E 's/^[^:]+: ([0-9]+) passed.*/\1/' <<<"$c_line")
 c_failed=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$c_line")
 # Every pytest closing line of the Python script (its plain and TLS passes), then the network test.
 py_lines=$(grep -E '^[0-9]+ (passed|failed)|^=* ?[0-9]+ (passed|failed)' "$log_dir/python.log" || true)
-py_sum() { grep -oE "[0-9]+ $1" <<<"$py_lines" | grep -oE '[0-9]+' | awk '{s+=$1} END {print s+0}'; }
+py_sum() { awk -v word="$1" '{ for (i = 1; i < NF; i++) if ($(i + 1) ~ "^" word) s += $i } END { print s + 0 }' <<<"$py_lines"; }
 py_passed=$(( $(py_sum passed) + 1 ))
 py_failed=$(py_sum failed)
 # The Node script's own closing line counts both its passes (plain and TLS); then the network test.
