@@ -45,7 +45,7 @@
 //! # Redis permissions
 //!
 //! With Redis ACLs, the user needs `+evalsha +eval +script|load` on the keys
-//! `{prefix}:*` (the scripts call `TIME`, `PTTL`, `LRANGE`,
+//! `{prefix}:*` (the scripts call `TIME`, `PTTL`, `LLEN`, `LINDEX`, `RPOP`,
 //! `LPUSH`, `LTRIM`, `PEXPIRE` and `SET`), e.g.
 //! `ACL SETUSER roomchat on >secret ~roomchat:* +evalsha +eval +script|load`.
 
@@ -349,14 +349,23 @@ local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local blocked = redis.call('PTTL', KEYS[2])
-local starts = redis.call('LRANGE', KEYS[1], 0, limit - 1)
-local used = 0
-for _, start in ipairs(starts) do
-  if now - tonumber(start) < window then used = used + 1 else break end
+-- Starts that left the window are dropped from the tail (oldest), each once:
+-- what is left is the window's count, without reading the list.
+local used = redis.call('LLEN', KEYS[1])
+local oldest
+while used > 0 do
+  oldest = tonumber(redis.call('LINDEX', KEYS[1], -1))
+  if now - oldest < window then break end
+  redis.call('RPOP', KEYS[1])
+  used = used - 1
 end
 if blocked > 0 then return {0, blocked * 1000, used, blocked} end
 if used >= limit then
-  return {0, tonumber(starts[limit]) + window - now, used, 0}
+  -- The start that frees a slot is the limit-th newest: the oldest, unless a
+  -- client with a larger limit left a longer list.
+  local freeing = oldest
+  if used > limit then freeing = tonumber(redis.call('LINDEX', KEYS[1], limit - 1)) end
+  return {0, freeing + window - now, used, 0}
 end
 redis.call('LPUSH', KEYS[1], string.format('%.0f', now))
 redis.call('LTRIM', KEYS[1], 0, limit - 1)
