@@ -3,7 +3,12 @@
 directions: the test network's stand-in for `tc netem`, which this machine's
 kernel lacks (no sch_netem). Order is kept per direction, as on a real link.
 
-usage: latency_relay.py LISTEN_HOST LISTEN_PORT TARGET_HOST TARGET_PORT DELAY_MS JITTER_MS
+Loss: a relay that terminates TCP cannot drop a segment (its own TCP would
+resend it at once), so a "lost" chunk (LOSS_PERCENT of them) arrives one
+retransmission timeout late instead (200 ms, Linux's minimum RTO), holding the
+chunks behind it, as a lost segment holds a real TCP stream.
+
+usage: latency_relay.py LISTEN_HOST LISTEN_PORT TARGET_HOST TARGET_PORT DELAY_MS JITTER_MS [LOSS_PERCENT]
 
 Prints "ready" on stdout once listening; runs until killed.
 """
@@ -13,7 +18,12 @@ import random
 import sys
 
 
-async def pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, delay: float, jitter: float) -> None:
+RETRANSMISSION_TIMEOUT = 0.2
+
+
+async def pump(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, delay: float, jitter: float, loss: float
+) -> None:
     loop = asyncio.get_running_loop()
     queue: "asyncio.Queue[tuple[float, bytes]]" = asyncio.Queue()
 
@@ -35,7 +45,10 @@ async def pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, delay
         while True:
             chunk = await reader.read(65536)
             # Each chunk leaves after the latency, never before the one ahead of it.
-            last_due = max(last_due, loop.time() + delay + random.uniform(-jitter, jitter))
+            due = loop.time() + delay + random.uniform(-jitter, jitter)
+            if chunk and random.random() < loss:
+                due += RETRANSMISSION_TIMEOUT
+            last_due = max(last_due, due)
             await queue.put((last_due, chunk))
             if not chunk:
                 break
@@ -50,6 +63,7 @@ async def pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, delay
 async def main() -> None:
     listen_host, listen_port, target_host, target_port = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
     delay, jitter = float(sys.argv[5]) / 1000, float(sys.argv[6]) / 1000
+    loss = float(sys.argv[7]) / 100 if len(sys.argv) > 7 else 0.0
 
     async def handle(client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
         try:
@@ -58,8 +72,8 @@ async def main() -> None:
             client_writer.close()
             return
         await asyncio.gather(
-            pump(client_reader, server_writer, delay, jitter),
-            pump(server_reader, client_writer, delay, jitter),
+            pump(client_reader, server_writer, delay, jitter, loss),
+            pump(server_reader, client_writer, delay, jitter, loss),
             return_exceptions=True,
         )
 

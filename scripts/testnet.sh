@@ -10,8 +10,10 @@
 # The service host (namespace roomchat-svc, 10.77.0.2) runs the emulator over TLS
 # (its certificate names 10.77.0.2; idle connections closed after 1 s) behind a
 # relay that delays each direction by
-# ROOMCHAT_NET_DELAY_MS (default 12, ±2 ms: ~25 ms round trips; the stand-in for
-# `tc netem`, which this machine's kernel lacks). The client side (this
+# ROOMCHAT_NET_DELAY_MS (default 12, ±2 ms: ~25 ms round trips) and holds
+# ROOMCHAT_NET_LOSS_PERCENT of the chunks (default 1) one retransmission timeout
+# longer, as a lost segment would be (the stand-in for `tc netem`, which this
+# machine's kernel lacks: scripts/latency_relay.py). The client side (this
 # namespace, 10.77.0.1) has tinyproxy on loopback with basic auth.
 #
 # Variables given to COMMAND:
@@ -33,6 +35,7 @@ svc_if=rc-svc
 host_ip=10.77.0.1
 svc_ip=10.77.0.2
 delay=${ROOMCHAT_NET_DELAY_MS:-12}
+loss=${ROOMCHAT_NET_LOSS_PERCENT:-1}
 
 [ "${1:-}" = run ] && [ "${2:-}" = -- ] || { echo "usage: $0 run -- COMMAND..." >&2; exit 2; }
 shift 2
@@ -81,7 +84,7 @@ ca_file=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["ca_file"]
 # The delaying relay on the link address, in front of the emulator.
 relay_port=$(free_port)
 ip netns exec "$ns" python3 "$root/scripts/latency_relay.py" "$svc_ip" "$relay_port" 127.0.0.1 "$port" \
-  "$delay" 2 >"$work/relay.out" &
+  "$delay" 2 "$loss" >"$work/relay.out" &
 pids+=($!)
 for _ in $(seq 100); do grep -q ready "$work/relay.out" 2>/dev/null && break; sleep 0.1; done
 
@@ -115,5 +118,5 @@ export ROOMCHAT_NET_PRIVATE_KEY=$key
 export ROOMCHAT_NET_PROXY="http://roomchat:$proxy_password@127.0.0.1:$proxy_port"
 export ROOMCHAT_NET_PROXY_PASSWORD=$proxy_password
 export ROOMCHAT_NET_PROXY_LOG=$work/tinyproxy.log
-echo "testnet: emulator at $ROOMCHAT_NET_BASE_URL (namespace $ns, ${delay} ms each way), tinyproxy on 127.0.0.1:$proxy_port"
+echo "testnet: emulator at $ROOMCHAT_NET_BASE_URL (namespace $ns, ${delay} ms each way, ${loss}% of chunks a retransmission late), tinyproxy on 127.0.0.1:$proxy_port"
 "$@"
