@@ -86,6 +86,10 @@ bash tests/c/run.sh 2>&1 | tee "$log_dir/c.log"
 step "Node package: build, freshness of the generated loader, node --test, npm pack into a fresh project, tsc, short bench"
 bash bindings/node/run-tests.sh 2>&1 | tee "$log_dir/node.log"
 
+step "C across the test network: the proxy option, HTTPS_PROXY and NO_PROXY via tinyproxy, a wrong proxy password, a late POST answer sent once, cold start vs libcurl (scripts/testnet.sh)"
+bash scripts/testnet.sh run -- bash tests/c/network.sh 2>&1 | tee "$log_dir/c-net.log" | grep -E '^(testnet|c network|c-network)'
+grep -qE '^c-network: [0-9]+ passed, 0 failed$' "$log_dir/c-net.log"
+
 step "Node across the test network: tinyproxy, NO_PROXY, a lost POST answer (scripts/testnet.sh)"
 bash scripts/testnet.sh run -- node --test --test-reporter=spec bindings/node/test/network.test.js 2>&1 | tee "$log_dir/node-net.log" | grep -E '^(testnet|ℹ (pass|fail|skipped))'
 grep -q '^ℹ pass 1$' "$log_dir/node-net.log"
@@ -119,6 +123,8 @@ rust_failed=$(sum_field failed)
 c_line=$(grep -E '^[A-Za-z+-]+: [0-9]+ passed, [0-9]+ failed' "$log_dir/c.log" | tail -n 1)
 c_passed=$(sed -E 's/^[^:]+: ([0-9]+) passed.*/\1/' <<<"$c_line")
 c_failed=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$c_line")
+c_net_line=$(grep -E '^c-network: [0-9]+ passed' "$log_dir/c-net.log" | tail -n 1)
+c_passed=$(( c_passed + $(sed -E 's/^c-network: ([0-9]+) passed.*/\1/' <<<"$c_net_line") ))
 # Every pytest closing line of the Python script (its plain and TLS passes), then the network test.
 py_lines=$(grep -E '^[0-9]+ (passed|failed)|^=* ?[0-9]+ (passed|failed)' "$log_dir/python.log" || true)
 py_sum() { awk -v word="$1" '{ for (i = 1; i < NF; i++) if ($(i + 1) ~ "^" word) s += $i } END { print s + 0 }' <<<"$py_lines"; }

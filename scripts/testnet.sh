@@ -40,6 +40,10 @@ loss=${ROOMCHAT_NET_LOSS_PERCENT:-1}
 [ "${1:-}" = run ] && [ "${2:-}" = -- ] || { echo "usage: $0 run -- COMMAND..." >&2; exit 2; }
 shift 2
 
+# One test network at a time on a machine: its names and addresses are fixed.
+exec 9>"${TMPDIR:-/tmp}/roomchat-testnet.lock"
+flock 9
+
 work=$(mktemp -d)
 pids=()
 down() {
