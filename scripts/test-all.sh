@@ -105,6 +105,12 @@ step "Python across the test network: tinyproxy, NO_PROXY, a lost POST answer (s
   -m pytest -p no:cacheprovider -q test_network_path.py) 2>&1 | tee "$log_dir/python-net.log" | grep -E '^testnet|passed|failed|skipped'
 grep -qE '^1 passed' "$log_dir/python-net.log"
 
+step "Python across the test network, benchmark: roomchat against requests, httpx, urllib3 (figures, not asserted on time)"
+bash scripts/testnet.sh run -- env ROOMCHAT_BENCH_N="${ROOMCHAT_BENCH_N_NETWORK:-30}" \
+  "${CARGO_TARGET_DIR:-$PWD/target}/python-test-venv/bin/python" bindings/python/bench/network.py 2>&1 \
+  | tee "$log_dir/python-net-bench.log" | grep -E '^(testnet|python network)'
+grep -q '^python network: verdict' "$log_dir/python-net-bench.log"
+
 step "figures: the rate limiter under threads, seeding, and both benchmarks (printed, not asserted on time)"
 cargo test --quiet --locked -p roomchat --test ratelimit -- --nocapture many_threads 2>&1 | grep -oE 'rate limiter.*'
 cargo test --quiet --locked -p roomchat-emulator --test service -- --nocapture seeding 2>&1 | grep -oE 'seeding .*'
