@@ -94,6 +94,11 @@ step "Node across the test network: tinyproxy, NO_PROXY, a lost POST answer (scr
 bash scripts/testnet.sh run -- node --test --test-reporter=spec bindings/node/test/network.test.js 2>&1 | tee "$log_dir/node-net.log" | grep -E '^(testnet|ℹ (pass|fail|skipped))'
 grep -q '^ℹ pass 1$' "$log_dir/node-net.log"
 
+step "Node benchmark across the test network: cold start and 16 at once vs fetch and undici (figures, not asserted)"
+ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N_NETWORK:-30} bash scripts/testnet.sh run -- node bindings/node/bench/network.mjs 2>&1 \
+  | tee "$log_dir/node-net-bench.log" | grep -E '^(testnet|node network)'
+grep -q '^node network: verdict' "$log_dir/node-net-bench.log"
+
 step "OpenAPI: docs/openapi.yaml validated, the conformance vectors checked against it, schemathesis against the emulator"
 bash tests/openapi/run.sh
 
