@@ -518,18 +518,22 @@ impl Link {
             if slots.probing {
                 return Err(self.unavailable("is being probed after a failure"));
             }
-            match slots.breaker_until {
+            // After the cooldown, the caller that goes to Redis probes it for
+            // everyone. It is marked only as it goes (never while it waits, which
+            // may end without a round trip), and the round trip's outcome clears it.
+            let probe = match slots.breaker_until {
                 Some(t) if t > now => {
                     return Err(self.unavailable("failed recently (the breaker is open)"))
                 }
-                // The cooldown is over: this caller probes Redis for everyone.
-                Some(_) => slots.probing = true,
-                None => {}
-            }
+                Some(_) => true,
+                None => false,
+            };
             if let Some(pooled) = slots.idle.pop() {
+                slots.probing = probe;
                 break pooled;
             }
             if !slots.connecting && slots.open < MAX_CONNECTIONS {
+                slots.probing = probe;
                 slots.connecting = true;
                 drop(slots);
                 let made = self.connect();
