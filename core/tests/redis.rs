@@ -505,20 +505,35 @@ fn black_hole() -> (String, thread::JoinHandle<()>) {
     (url, holder)
 }
 
-#[test]
-fn a_black_holed_redis_delays_concurrent_callers_once_not_one_after_another() {
-    let emu = emulator_limited("redis-black-hole", 100_000, Duration::from_secs(60));
-    let (url, _holder) = black_hole();
+/// An emulator, and a client without retries whose budget is in a black-holed
+/// Redis under `policy`, with `timeout` for connecting and each round trip.
+fn black_holed_client(
+    test: &str,
+    policy: OnRedisError,
+    timeout: Duration,
+) -> (Emulator, Client, thread::JoinHandle<()>) {
+    let emu = emulator_limited(test, 100_000, Duration::from_secs(60));
+    let (url, holder) = black_hole();
     let client = builder(&emu)
         .redis_budget(
             RedisBudget::new(url)
-                .on_error(OnRedisError::LocalFallback)
-                .connect_timeout(Duration::from_millis(500))
-                .io_timeout(Duration::from_millis(500)),
+                .on_error(policy)
+                .connect_timeout(timeout)
+                .io_timeout(timeout),
         )
         .max_retries(0)
         .build()
         .unwrap();
+    (emu, client, holder)
+}
+
+#[test]
+fn a_black_holed_redis_delays_concurrent_callers_once_not_one_after_another() {
+    let (_emu, client, _holder) = black_holed_client(
+        "redis-black-hole",
+        OnRedisError::LocalFallback,
+        Duration::from_millis(500),
+    );
     let started = Instant::now();
     let callers: Vec<_> = (0..16)
         .map(|_| {
@@ -556,18 +571,11 @@ fn a_black_holed_redis_delays_concurrent_callers_once_not_one_after_another() {
 
 #[test]
 fn waiting_for_redis_ends_at_a_cancel() {
-    let emu = emulator_limited("redis-wait-cancel", 100_000, Duration::from_secs(60));
-    let (url, _holder) = black_hole();
-    let client = builder(&emu)
-        .redis_budget(
-            RedisBudget::new(url)
-                .on_error(OnRedisError::FailClosed)
-                .connect_timeout(Duration::from_secs(3))
-                .io_timeout(Duration::from_secs(3)),
-        )
-        .max_retries(0)
-        .build()
-        .unwrap();
+    let (_emu, client, _holder) = black_holed_client(
+        "redis-wait-cancel",
+        OnRedisError::FailClosed,
+        Duration::from_secs(3),
+    );
     // One caller is stuck connecting; the next waits for it, and is cancelled.
     let stuck = {
         let client = client.clone();
