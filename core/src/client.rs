@@ -156,7 +156,6 @@ impl ClientBuilder {
         self
     }
 
-    /// The budget this client counts in.
     /// The budget this client counts in; a `rediss://` one trusts `roots`, as the client does.
     fn budget_for(
         &self,
