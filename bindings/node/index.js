@@ -6,7 +6,56 @@
 // RoomchatError objects. Types and docs: index.d.ts.
 
 const util = require('node:util')
-const native = require('./native.js')
+const native = loadNative()
+
+// ---- the native addon -------------------------------------------------------------
+
+/** This process's platform as the addon packages name it, e.g. `linux-x64-gnu`, `darwin-arm64`. */
+function platformName() {
+  let name = `${process.platform}-${process.arch}`
+  if (process.platform === 'linux') {
+    const report = process.report && typeof process.report.getReport === 'function' ? process.report.getReport() : null
+    name += report && report.header && report.header.glibcVersionRuntime ? '-gnu' : '-musl'
+  } else if (process.platform === 'win32') {
+    name += '-msvc'
+  }
+  return name
+}
+
+// native.js is napi's generated loader: it tries `./roomchat.<platform>.node`,
+// then the package `roomchat-<platform>`. Its own error names neither the
+// platform nor the packages, so it is rethrown here with both.
+function loadNative() {
+  try {
+    return require('./native.js')
+  } catch (error) {
+    const platform = platformName()
+    const prebuilt = Object.keys(require('./package.json').optionalDependencies || {}).map((name) => name.replace(/^roomchat-/, ''))
+    const causes = []
+    for (let e = error.cause; e; e = e.cause) causes.push(String(e.message))
+    const notFound = (message) => /Cannot find module|MODULE_NOT_FOUND/.test(message)
+    let message
+    if (!prebuilt.includes(platform)) {
+      message =
+        `roomchat has no native addon for this platform (${platform}, Node ${process.version}): ` +
+        (prebuilt.length > 0
+          ? `prebuilt addons exist for ${prebuilt.join(', ')}`
+          : 'this is a source checkout, with no prebuilt addons: build one with npm run build')
+    } else if (causes.every(notFound)) {
+      message =
+        `roomchat's native addon for ${platform} is not installed: the package roomchat-${platform} is missing ` +
+        '(npm installs it with roomchat unless optional dependencies were left out, with --omit=optional, ' +
+        'or node_modules or the lockfile came from another platform: run npm install again on this machine)'
+    } else {
+      message = `roomchat's native addon for ${platform} was found but did not load: ${causes.filter((m) => !notFound(m)).join('; ')}`
+    }
+    const wrapped = new Error(message)
+    wrapped.code = 'ERR_ROOMCHAT_NATIVE_ADDON'
+    wrapped.platform = platform
+    wrapped.cause = error
+    throw wrapped
+  }
+}
 
 // Outcome statuses (src/lib.rs).
 const OUTCOME_OK = 0

@@ -139,7 +139,10 @@ fn batch_policy() -> bool {
 #[cfg(target_os = "linux")]
 fn lower_priority() {
     if batch_policy() {
-        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: sched_param is plain integers, all zero valid (musl's has
+        // more fields than glibc's, so it is not spelled out field by field).
+        let mut param: libc::sched_param = unsafe { std::mem::zeroed() };
+        param.sched_priority = 0;
         // SAFETY: this thread (0) only; failure leaves the policy as it was.
         unsafe { libc::sched_setscheduler(0, libc::SCHED_BATCH, &param) };
     }

@@ -1,0 +1,75 @@
+# Sourced by the scripts in scripts/dist/: where things are, and the pinned tools.
+# shellcheck shell=bash
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+target=${CARGO_TARGET_DIR:-$root/target}
+# The release artefacts: dist/python (wheels, sdist), dist/npm (tarballs).
+dist=$target/dist
+# Downloads and the arm64 root, kept between runs (and between checkouts).
+cache=${ROOMCHAT_CI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/roomchat-ci}
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+
+# The build tools venv (bindings/python/requirements-build.txt: maturin, ziglang,
+# cargo-zigbuild, auditwheel), shared with bindings/python/run-tests.sh, put
+# first on PATH: `zig` is `python -m ziglang` there, and napi's --cross-compile
+# finds this cargo-zigbuild (the same version maturin embeds, so both write the
+# same zig wrappers and share one build of the dependencies).
+build_tools() {
+  local tools=$target/python-venv
+  [ -x "$tools/bin/python" ] || "${PYTHON:-python3}" -m venv "$tools"
+  "$tools/bin/pip" install --quiet -r "$root/bindings/python/requirements-build.txt"
+  export PATH="$tools/bin:$PATH"
+}
+
+# The workspace version (Cargo.toml's [workspace.package]): every package's.
+workspace_version() {
+  sed -nE '/^\[workspace.package\]/,/^\[/ s/^version = "([^"]+)"/\1/p' "$root/Cargo.toml"
+}
+
+# PATH without any folder holding cargo or rustc: the clean rooms' users have no Rust.
+path_without_rust() {
+  local dir out=
+  local IFS=:
+  for dir in $PATH; do
+    [ -e "$dir/cargo" ] || [ -e "$dir/rustc" ] && continue
+    out=${out:+$out:}$dir
+  done
+  printf '%s\n' "$out"
+}
+
+# A port no one listens on now (the servers here take one and print nothing useful).
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Waits until http://127.0.0.1:$1$2 answers (at most $3 seconds, default 60).
+wait_http() {
+  local i
+  for ((i = 0; i < ${3:-60} * 10; i++)); do
+    curl -fsS -o /dev/null "http://127.0.0.1:$1$2" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "nothing answered on http://127.0.0.1:$1$2" >&2
+  return 1
+}
+
+# Starts the emulator binary ($1) seeded with $2 users; sets emu_pid, and
+# ROOMCHAT_BASE_URL, ROOMCHAT_CHAT_URL and ROOMCHAT_PRIVATE_KEY from its first
+# line. It stops when its stdin closes: stop_emulator.
+start_emulator() {
+  local ready
+  coproc EMU { "$1" --port 0 --seed-users "$2"; }
+  emu_pid=$EMU_PID
+  emu_in=${EMU[1]}
+  read -r ready <&"${EMU[0]}"
+  ROOMCHAT_BASE_URL=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["base_url"])' "$ready")
+  ROOMCHAT_CHAT_URL=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["chat_url"])' "$ready")
+  ROOMCHAT_PRIVATE_KEY=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["private_key"])' "$ready")
+  export ROOMCHAT_BASE_URL ROOMCHAT_CHAT_URL ROOMCHAT_PRIVATE_KEY
+}
+stop_emulator() {
+  exec {emu_in}>&-
+  wait "$emu_pid" 2>/dev/null || true
+}
+
+# Seconds since $1 (a `date +%s.%N`), one decimal.
+elapsed() { awk -v s="$1" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }'; }
