@@ -4,7 +4,10 @@
 # and fault tests again over TLS, the tests across the test network (a namespaced
 # host, tinyproxy) and the stress test; the README's demo; the header freshness check and the C/C++ suites under
 # valgrind; the Node package; the OpenAPI document and schemathesis; the Python
-# package (release wheel in a fresh venv, pytest); then prints the figures.
+# package (release wheel in a fresh venv, pytest); the release artefacts
+# (scripts/dist/: wheels, sdist and npm packages as released, the version check,
+# clean-room installs by name from local registries with no Rust on PATH, the
+# arm64 ones run under qemu-user, actionlint); then prints the figures.
 # Installs what a fresh machine lacks (Debian packages, the pinned cbindgen,
 # maturin, the napi CLI) on the way, so it is also what CI runs (.ci/run).
 set -euo pipefail
@@ -13,6 +16,17 @@ cd "$(dirname "$0")/.."
 log_dir=$(mktemp -d)
 trap 'rm -rf "$log_dir"' EXIT
 step() { printf '\n==> %s\n' "$*"; }
+# The release steps (scripts/dist/): each one's time, printed at the end, and how many passed.
+dist_times=()
+dist_passed=0
+timed() { # name, then the command
+  local name=$1 started
+  shift
+  started=$(date +%s)
+  "$@"
+  dist_times+=("$name: $(($(date +%s) - started)) s")
+  dist_passed=$((dist_passed + 1))
+}
 
 # Debian packages a fresh machine lacks: libcurl's headers (the benchmark's
 # libcurl side links the system libcurl), valgrind and pkg-config (the C suites),
@@ -83,8 +97,11 @@ echo "quickstart ran: $(wc -l <"$log_dir/quickstart.log") lines of output"
 step "C ABI: header freshness, C99 and C++17 suites under valgrind, pkg-config, README example"
 bash tests/c/run.sh 2>&1 | tee "$log_dir/c.log"
 
-step "Node package: build, freshness of the generated loader, node --test, npm pack into a fresh project, tsc, short bench"
+step "Node package: the release addon (zig, glibc 2.17), freshness of the generated loader, node --test (plain and TLS), short bench"
 bash bindings/node/run-tests.sh 2>&1 | tee "$log_dir/node.log"
+
+step "npm packages: the linux-x64-musl and linux-arm64-gnu addons (zig), then every package packed (scripts/dist/node.sh)"
+timed "npm addons (musl, arm64) and packs" bash -c 'bash scripts/dist/node.sh build x86_64-unknown-linux-musl aarch64-unknown-linux-gnu && bash scripts/dist/node.sh pack'
 
 step "C across the test network: the proxy option, HTTPS_PROXY and NO_PROXY via tinyproxy, a wrong proxy password, a late POST answer sent once, cold start vs libcurl (scripts/testnet.sh)"
 bash scripts/testnet.sh run -- bash tests/c/network.sh 2>&1 | tee "$log_dir/c-net.log" | grep -E '^(testnet|c network|c-network)'
@@ -102,8 +119,12 @@ grep -q '^node network: verdict' "$log_dir/node-net-bench.log"
 step "OpenAPI: docs/openapi.yaml validated, the conformance vectors checked against it, schemathesis against the emulator"
 bash tests/openapi/run.sh
 
-step "Python package: release wheel in a fresh venv, pytest, stubtest, mypy --strict, short benchmark"
-bash bindings/python/run-tests.sh 2>&1 | tee "$log_dir/python.log"
+step "Python wheels and sdist: manylinux2014 x86_64 and aarch64, musllinux_1_2 x86_64 (maturin + zig), auditwheel show asserts each tag (scripts/dist/python.sh)"
+timed "wheels and sdist" bash scripts/dist/python.sh
+
+step "Python package: the manylinux2014 x86_64 wheel in a fresh venv, pytest, stubtest, mypy --strict, short benchmark"
+ROOMCHAT_PYTHON_WHEEL=$(ls "${CARGO_TARGET_DIR:-$PWD/target}"/dist/python/roomchat-*-manylinux*_x86_64.whl) \
+  bash bindings/python/run-tests.sh 2>&1 | tee "$log_dir/python.log"
 
 step "Python across the test network: tinyproxy, NO_PROXY, a lost POST answer (scripts/testnet.sh)"
 (cd bindings/python/tests && bash ../../../scripts/testnet.sh run -- "${CARGO_TARGET_DIR:-$PWD/../../../target}/python-test-venv/bin/python" \
@@ -115,6 +136,24 @@ bash scripts/testnet.sh run -- env ROOMCHAT_BENCH_N="${ROOMCHAT_BENCH_N_NETWORK:
   "${CARGO_TARGET_DIR:-$PWD/target}/python-test-venv/bin/python" bindings/python/bench/network.py 2>&1 \
   | tee "$log_dir/python-net-bench.log" | grep -E '^(testnet|python network)'
 grep -q '^python network: verdict' "$log_dir/python-net-bench.log"
+
+step "versions: one version for every package and artefact, the CHANGELOG, the supported ranges (scripts/dist/versions.sh)"
+timed "versions" bash scripts/dist/versions.sh
+
+step "clean room, pip: a fresh venv installs roomchat by name from pypiserver, no Rust on PATH, runs the README's Quickstart"
+timed "clean room pip" bash scripts/dist/cleanroom-pip.sh
+
+step "clean room, npm: a fresh project installs roomchat by name from verdaccio, no Rust on PATH: require, import, tsc --strict, the README's Quickstart"
+timed "clean room npm" bash scripts/dist/cleanroom-npm.sh
+
+step "clean room, sdist: it builds and installs with Rust in a fresh venv"
+timed "clean room sdist" bash scripts/dist/cleanroom-sdist.sh
+
+step "clean room, linux-arm64: the aarch64 wheel and the arm64 addon, installed by name, run under qemu-user against the emulator"
+timed "clean room arm64 (qemu-user)" bash scripts/dist/cleanroom-arm64.sh
+
+step "actionlint (pinned) with shellcheck: .github/workflows/"
+timed "actionlint" bash scripts/dist/actionlint.sh
 
 step "figures: the rate limiter under threads, seeding, and both benchmarks (printed, not asserted on time)"
 cargo test --quiet --locked -p roomchat --test ratelimit -- --nocapture many_threads 2>&1 | grep -oE 'rate limiter.*'
@@ -146,8 +185,11 @@ node_line=$(grep -E '^node: [0-9]+ passed, [0-9]+ failed' "$log_dir/node.log" | 
 node_passed=$(( $(sed -E 's/^node: ([0-9]+) passed.*/\1/' <<<"$node_line") + 1 ))
 node_failed=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$node_line")
 echo
+echo "release steps' times: $(IFS=';'; echo "${dist_times[*]}")"
 echo "rust: ${rust_passed} passed, ${rust_failed} failed"
 echo "c: ${c_passed} passed, ${c_failed} failed"
 echo "node: ${node_passed} passed, ${node_failed} failed"
 echo "python: ${py_passed} passed, ${py_failed} failed"
-echo "total: $((rust_passed + c_passed + node_passed + py_passed)) passed, $((rust_failed + c_failed + node_failed + py_failed)) failed"
+# The release steps: artefacts built and checked, version check, clean rooms, actionlint (a failure stops the run).
+echo "dist: ${dist_passed} passed, 0 failed"
+echo "total: $((rust_passed + c_passed + node_passed + py_passed + dist_passed)) passed, $((rust_failed + c_failed + node_failed + py_failed)) failed"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The Python package's checks, in one command: builds the release wheel with maturin,
-# installs it into a FRESH venv, runs the pytest suite against the installed package
+# The Python package's checks, in one command: takes the release wheel (manylinux2014
+# x86_64, scripts/dist/python.sh), installs it into a FRESH venv, runs the pytest suite against the installed package
 # (never the source folder; it also runs the README's Python example against the
 # emulator), the endpoint and fault tests a second time over TLS (ROOMCHAT_TEST_TLS=1),
 # `python -m mypy.stubtest roomchat`, `mypy --strict` on the typed examples
@@ -13,25 +13,24 @@ root=$(cd "$here/../.." && pwd)
 cd "$root"
 target=${CARGO_TARGET_DIR:-$root/target}
 python=${PYTHON:-python3}
-tools=$target/python-venv        # maturin (kept between runs)
 venv=$target/python-test-venv    # made anew each run: the wheel and the test tools only
-wheels=$target/python-wheels
 export PIP_DISABLE_PIP_VERSION_CHECK=1
-
-echo "==> tools venv ($tools): maturin"
-[ -x "$tools/bin/python" ] || "$python" -m venv "$tools"
-"$tools/bin/pip" install --quiet -r "$here/requirements-build.txt"
 
 echo "==> emulator binaries (debug for the tests, release for the benchmark)"
 cargo build --quiet --locked -p roomchat-emulator
 cargo build --quiet --locked --release -p roomchat-emulator
 
-echo "==> release wheel (maturin build --release)"
-rm -rf "$wheels"
-"$tools/bin/maturin" build --quiet --release --locked --manifest-path "$here/Cargo.toml" \
-  --interpreter "$tools/bin/python" --out "$wheels"
-wheel=$(ls "$wheels"/roomchat-*.whl)
-echo "built $(basename "$wheel")"
+# The wheel under test is the one released: manylinux2014 x86_64 (zig, glibc 2.17).
+# scripts/test-all.sh has built it with the others (scripts/dist/python.sh) and
+# names it in ROOMCHAT_PYTHON_WHEEL; on its own, this script builds just that one.
+if [ -n "${ROOMCHAT_PYTHON_WHEEL:-}" ]; then
+  wheel=$ROOMCHAT_PYTHON_WHEEL
+  echo "==> the release wheel built by scripts/dist/python.sh: $(basename "$wheel")"
+else
+  echo "==> the release wheel (scripts/dist/python.sh host)"
+  bash "$root/scripts/dist/python.sh" host
+  wheel=$(ls "$target"/dist/python/roomchat-*-manylinux*_x86_64.whl)
+fi
 
 echo "==> fresh venv ($venv) with the wheel"
 rm -rf "$venv"

@@ -18,6 +18,13 @@ build_tools() {
   [ -x "$tools/bin/python" ] || "${PYTHON:-python3}" -m venv "$tools"
   "$tools/bin/pip" install --quiet -r "$root/bindings/python/requirements-build.txt"
   export PATH="$tools/bin:$PATH"
+  # The Rust standard libraries of the targets built from this machine.
+  local installed missing=() rust_target
+  installed=$(rustup target list --installed)
+  for rust_target in x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu x86_64-unknown-linux-musl; do
+    grep -qx "$rust_target" <<<"$installed" || missing+=("$rust_target")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then rustup target add "${missing[@]}"; fi
 }
 
 # The workspace version (Cargo.toml's [workspace.package]): every package's.

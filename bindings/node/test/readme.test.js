@@ -1,5 +1,5 @@
 'use strict'
-// The README's Node example (examples/readme.mjs, shown verbatim in README.md) runs against the emulator.
+// The package README's Quickstart (examples/readme.mjs, shown verbatim in bindings/node/README.md) runs against the emulator.
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const path = require('node:path')

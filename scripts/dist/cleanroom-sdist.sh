@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The sdist builds with Rust: a fresh venv (cargo on PATH this time) with the
+# pinned maturin builds and installs this run's sdist
+# (${CARGO_TARGET_DIR:-target}/dist/python/roomchat-*.tar.gz) from its own
+# sources, then the installed package calls the emulator binary.
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+version=$(workspace_version)
+sdist=$(ls "$dist"/python/roomchat-"$version".tar.gz)
+command -v cargo >/dev/null
+
+"${PYTHON:-python3}" -m venv "$work/venv"
+"$work/venv/bin/pip" install --quiet "$(grep -E '^maturin==' "$root/bindings/python/requirements-build.txt")"
+# Built where no workspace is around it: only what the sdist holds. Its own
+# target folder (kept between runs here; a fresh machine starts it cold).
+(cd "$work" && CARGO_TARGET_DIR=$target/sdist-build "$work/venv/bin/pip" install --no-build-isolation --no-index "$sdist") \
+  2>&1 | tail -n 1
+"$work/venv/bin/pip" show --files roomchat | grep -E '^(Name|Version)|_native'
+
+start_emulator "$target/debug/roomchat-emulator" 4
+(cd "$work" && "$work/venv/bin/python" - "$version" <<'PY'
+import sys
+import roomchat
+assert roomchat.__version__ == sys.argv[1]
+with roomchat.Client.from_env() as client:
+    page = client.list_users(limit=2)
+assert page.total == 4 and len(page.data) == 2, page
+print(f"from the sdist: roomchat {roomchat.__version__}, list_users -> {page.total} users")
+PY
+)
+stop_emulator
+echo "sdist: $(basename "$sdist") built and installed with Rust in a fresh venv; it calls the emulator"
