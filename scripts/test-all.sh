@@ -140,6 +140,9 @@ grep -q '^python network: verdict' "$log_dir/python-net-bench.log"
 step "versions: one version for every package and artefact, the CHANGELOG, the supported ranges (scripts/dist/versions.sh)"
 timed "versions" bash scripts/dist/versions.sh
 
+step "Rust MSRV: the crates checked with the toolchain their rust-version names (scripts/dist/msrv.sh)"
+timed "msrv" bash scripts/dist/msrv.sh
+
 step "clean room, pip: a fresh venv installs roomchat by name from pypiserver, no Rust on PATH, runs the README's Quickstart"
 timed "clean room pip" bash scripts/dist/cleanroom-pip.sh
 

@@ -33,6 +33,12 @@ print(f"import roomchat: {roomchat.__version__} from {roomchat.__file__}")
 print(f"Requires-Python: {meta['Requires-Python']}; README as PyPI shows it: {meta['Description-Content-Type']}, {len(meta.get_payload())} characters")
 PY
 
+# The description renders as PyPI renders it (readme_renderer, from the pypiserver venv).
+"$venv_python" -c 'import importlib.metadata as m; print(m.metadata("roomchat").get_payload())' >"$work/description.md"
+"$target/dist-venv/bin/python" -m readme_renderer -f md -o "$work/description.html" "$work/description.md"
+grep -q '<h2 id="user-content-quickstart">Quickstart' "$work/description.html"
+echo "the description renders for PyPI: $(grep -c '<h2 ' "$work/description.html") sections, $(stat -c %s "$work/description.html") bytes of HTML"
+
 # The README's Quickstart, from the installed metadata (what PyPI renders).
 "$venv_python" - >"$work/readme_example.py" <<'PY'
 import importlib.metadata as metadata, re

@@ -37,7 +37,11 @@ build() {
     # cargo-zigbuild reads a glibc version after the triple: the oldest glibc the addon needs.
     [[ $rust_target == *-gnu ]] && zig_target=$rust_target.2.17
     started=$(date +%s.%N)
-    npx napi build --platform --release --cross-compile --target "$zig_target" --js native.js --dts native.d.ts >/dev/null
+    # A target folder of its own: napi's and maturin's builds of the same
+    # dependencies differ in their environment, and in one folder each would
+    # rebuild what the other built last.
+    npx --loglevel=error napi build --platform --release --cross-compile --target "$zig_target" --target-dir "$target/napi" \
+      --js native.js --dts native.d.ts >/dev/null
     addon=roomchat.$platform.node
     if [[ $rust_target == *-gnu ]]; then
       newest=$(objdump -T "$addon" | grep -oE 'GLIBC_[0-9]+(\.[0-9]+)*' | sort -uV | tail -n 1)

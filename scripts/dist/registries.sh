@@ -21,7 +21,7 @@ start_pypiserver() {
   ls "$dist"/python/roomchat-*.whl >/dev/null || { echo "no wheels in $dist/python: run scripts/dist/python.sh" >&2; return 1; }
   port=$(free_port)
   "$venv/bin/pypi-server" run --host 127.0.0.1 --port "$port" --disable-fallback --log-stream none \
-    "$dist/python" &
+    "$dist/python" >/dev/null 2>&1 &
   registry_pids+=($!)
   wait_http "$port" /simple/
   pypi_url=http://127.0.0.1:$port/simple/
