@@ -34,8 +34,9 @@ arm64_root=$cache/arm64-$suite-python3
 if [ ! -x "$arm64_root/usr/bin/python3" ]; then
   started=$(date +%s.%N)
   # The Debian mirror this machine's apt already uses.
-  mirror=$(sed -nE 's/^URIs: *([^ ]+).*/\1/p; s/^deb +(\[[^]]*\] +)?([^ ]+) +'"$suite"' .*/\2/p' \
-    /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null | grep -v security | head -n 1)
+  mirror=$({ cat /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null || true; } |
+    sed -nE 's/^URIs: *([^ ]+).*/\1/p; s/^deb +(\[[^]]*\] +)?([^ ]+) +'"$suite"' .*/\2/p' | grep -v security | head -n 1)
+  [ -n "$mirror" ] || { echo "no Debian mirror found in /etc/apt/sources.list*" >&2; exit 1; }
   rm -rf "$arm64_root.partial"
   debootstrap --foreign --arch arm64 --variant=minbase --include=python3 "$suite" "$arm64_root.partial" "$mirror" >"$cache/debootstrap.log" 2>&1 \
     || { tail -n 20 "$cache/debootstrap.log" >&2; exit 1; }
@@ -78,7 +79,7 @@ PATH=$(path_without_rust)
 if command -v cargo || command -v rustc; then echo "cargo or rustc is still on PATH" >&2; exit 1; fi
 
 arm64_python=$(chroot "$arm64_root" /usr/bin/qemu-aarch64-static /usr/bin/python3 -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
-"${PYTHON:-python3}" -m pip install --quiet --no-cache-dir --index-url "$pypi_url" --target "$inside/site" \
+"${PYTHON:-python3}" -m pip install --quiet --no-cache-dir --root-user-action=ignore --index-url "$pypi_url" --target "$inside/site" \
   --platform manylinux2014_aarch64 --implementation cp --python-version "$arm64_python" --only-binary=:all: roomchat
 echo "pip (for aarch64, CPython $arm64_python) installed by name: $(cd "$inside/site" && ls -d roomchat*.dist-info) with $(cd "$inside/site" && ls roomchat/*.so)"
 (cd "$inside/project" && npm init -y >/dev/null && printf 'registry=%s\n' "$npm_url" >.npmrc &&
@@ -99,11 +100,12 @@ node -e '
 ' "$inside/project/node_modules/roomchat/README.md" >"$inside/project/readme.mjs"
 
 # Runs an arm64 program in the root under qemu-user, with only the variables it needs.
+chroot_command=$(command -v chroot)
 arm64() {
-  chroot "$arm64_root" /usr/bin/env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
+  env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
     ROOMCHAT_PRIVATE_KEY="$ROOMCHAT_PRIVATE_KEY" ROOMCHAT_BASE_URL="$ROOMCHAT_BASE_URL" \
     ROOMCHAT_CHAT_URL="$ROOMCHAT_CHAT_URL" PYTHONPATH="$run_dir/site" \
-    /usr/bin/qemu-aarch64-static "$@"
+    "$chroot_command" "$arm64_root" /usr/bin/qemu-aarch64-static "$@"
 }
 
 started=$(date +%s.%N)

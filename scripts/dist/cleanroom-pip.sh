@@ -18,7 +18,7 @@ if command -v cargo || command -v rustc; then echo "cargo or rustc is still on P
 echo "PATH has no cargo and no rustc"
 
 "${PYTHON:-python3}" -m venv "$work/venv"
-"$work/venv/bin/pip" install --no-cache-dir --index-url "$pypi_url" roomchat 2>&1 | tee "$work/pip.log" | grep -E '^(Downloading|Successfully)'
+"$work/venv/bin/pip" install --no-cache-dir --index-url "$pypi_url" roomchat 2>&1 | tee "$work/pip.log" | grep -E '^ *(Downloading|Successfully)' | sed -E 's/^ +//; s|http://127.0.0.1:[0-9]+/packages/||'
 # The wheel, not the sdist: there is no Rust here to build one.
 grep -qE "Downloading .*roomchat-$version-cp39-abi3-manylinux_2_17_x86_64[^ ]*\.whl|Downloading .*roomchat-$version-cp39-abi3-manylinux2014_x86_64[^ ]*\.whl" "$work/pip.log"
 
@@ -49,7 +49,7 @@ PY
 start_emulator "$target/debug/roomchat-emulator" 2
 "$venv_python" "$work/readme_example.py" | tee "$work/readme.log"
 stop_emulator
-grep -qE '^sign Ann in at http://127\.0\.0\.1:[0-9]+/bbNiVFoXm\?accessToken=' "$work/readme.log"
+grep -qE '^sign Ann in at http://127\.0\.0\.1:[0-9]+/.*bbNiVFoXm\?accessToken=' "$work/readme.log"
 grep -qx 'ann True' "$work/readme.log"
 grep -qx 'no such user: 400 user not found' "$work/readme.log"
 grep -qx '3 users' "$work/readme.log"

@@ -6,7 +6,7 @@ target=${CARGO_TARGET_DIR:-$root/target}
 dist=$target/dist
 # Downloads and the arm64 root, kept between runs (and between checkouts).
 cache=${ROOMCHAT_CI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/roomchat-ci}
-export PIP_DISABLE_PIP_VERSION_CHECK=1
+export PIP_DISABLE_PIP_VERSION_CHECK=1 NPM_CONFIG_UPDATE_NOTIFIER=false
 
 # The build tools venv (bindings/python/requirements-build.txt: maturin, ziglang,
 # cargo-zigbuild, auditwheel), shared with bindings/python/run-tests.sh, put
