@@ -2,8 +2,9 @@
 # actionlint over .github/workflows/, with shellcheck over every `run:` script.
 # actionlint is pinned (ACTIONLINT_VERSION) and built once with `go install`
 # from its Go module (the checksum database vouches for it) into the cache;
-# shellcheck comes from Debian.
+# and shellcheck comes from Debian.
 set -euo pipefail
+# shellcheck source=scripts/dist/env.sh
 source "$(dirname "$0")/env.sh"
 ACTIONLINT_VERSION=1.7.12
 bin=$cache/actionlint-$ACTIONLINT_VERSION

@@ -9,7 +9,9 @@
 # The root and the download are cached in ${XDG_CACHE_HOME:-$HOME/.cache}/roomchat-ci
 # (ROOMCHAT_CI_CACHE): a second run reuses them. Needs root (chroot).
 set -euo pipefail
+# shellcheck source=scripts/dist/env.sh
 source "$(dirname "$0")/env.sh"
+# shellcheck source=scripts/dist/registries.sh
 source "$(dirname "$0")/registries.sh"
 NODE_ARM64_VERSION=20.20.2
 NODE_ARM64_SHA256=22f39737865492ba68bf7aa0f01f3af5b0ed5d9144b75a0ad52459c32d447998

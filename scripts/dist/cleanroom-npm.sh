@@ -7,7 +7,9 @@
 # package) against the emulator binary, and the error a missing platform
 # package gives.
 set -euo pipefail
+# shellcheck source=scripts/dist/env.sh
 source "$(dirname "$0")/env.sh"
+# shellcheck source=scripts/dist/registries.sh
 source "$(dirname "$0")/registries.sh"
 TYPESCRIPT_VERSION=5.9.3
 TYPES_NODE_VERSION=20.19.43

@@ -4,7 +4,9 @@
 # wheels and sdist), and runs the Quickstart of the README that PyPI shows (read
 # from the installed package's own metadata) against the emulator binary.
 set -euo pipefail
+# shellcheck source=scripts/dist/env.sh
 source "$(dirname "$0")/env.sh"
+# shellcheck source=scripts/dist/registries.sh
 source "$(dirname "$0")/registries.sh"
 work=$(mktemp -d)
 trap 'stop_registries; rm -rf "$work"' EXIT

@@ -4,6 +4,7 @@
 # (${CARGO_TARGET_DIR:-target}/dist/python/roomchat-*.tar.gz) from its own
 # sources, then the installed package calls the emulator binary.
 set -euo pipefail
+# shellcheck source=scripts/dist/env.sh
 source "$(dirname "$0")/env.sh"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -15,8 +16,13 @@ command -v cargo >/dev/null
 "$work/venv/bin/pip" install --quiet "$(grep -E '^maturin==' "$root/bindings/python/requirements-build.txt")"
 # Built where no workspace is around it: only what the sdist holds. Its own
 # target folder (kept between runs here; a fresh machine starts it cold).
-(cd "$work" && CARGO_TARGET_DIR=$target/sdist-build "$work/venv/bin/pip" install --no-build-isolation --no-index "$sdist") \
-  2>&1 | tail -n 1
+started=$(date +%s.%N)
+if ! (cd "$work" && PATH="$work/venv/bin:$PATH" CARGO_TARGET_DIR=$target/sdist-build \
+  "$work/venv/bin/pip" install --no-build-isolation --no-index "$sdist") >"$work/pip.log" 2>&1; then
+  tail -n 40 "$work/pip.log" >&2
+  exit 1
+fi
+echo "pip built and installed $(basename "$sdist") in $(elapsed "$started") s: $(tail -n 1 "$work/pip.log")"
 "$work/venv/bin/pip" show --files roomchat | grep -E '^(Name|Version)|_native'
 
 start_emulator "$target/debug/roomchat-emulator" 4

@@ -3,8 +3,10 @@
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 target=${CARGO_TARGET_DIR:-$root/target}
 # The release artefacts: dist/python (wheels, sdist), dist/npm (tarballs).
+# shellcheck disable=SC2034 # dist and cache are for the scripts that source this file
 dist=$target/dist
 # Downloads and the arm64 root, kept between runs (and between checkouts).
+# shellcheck disable=SC2034
 cache=${ROOMCHAT_CI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/roomchat-ci}
 export PIP_DISABLE_PIP_VERSION_CHECK=1 NPM_CONFIG_UPDATE_NOTIFIER=false
 

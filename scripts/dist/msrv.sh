@@ -3,6 +3,7 @@
 # (roomchat, with its redis feature, and roomchat-emulator) are checked with
 # exactly that toolchain (rustup installs it the first time, minimal profile).
 set -euo pipefail
+# shellcheck source=scripts/dist/env.sh
 source "$(dirname "$0")/env.sh"
 cd "$root"
 msrv=$(sed -nE '/^\[workspace.package\]/,/^\[/ s/^rust-version = "([^"]+)"/\1/p' Cargo.toml)

@@ -12,6 +12,7 @@
 #       on every platform package the release workflow builds, at the workspace
 #       version) and the Linux platform packages into ${CARGO_TARGET_DIR:-target}/dist/npm
 set -euo pipefail
+# shellcheck source=scripts/dist/env.sh
 source "$(dirname "$0")/env.sh"
 node_dir=$root/bindings/node
 cd "$node_dir"

@@ -7,6 +7,7 @@
 # `python.sh host` builds only the manylinux2014 x86_64 wheel (what
 # bindings/python/run-tests.sh tests when it runs on its own).
 set -euo pipefail
+# shellcheck source=scripts/dist/env.sh
 source "$(dirname "$0")/env.sh"
 cd "$root"
 build_tools

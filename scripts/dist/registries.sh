@@ -3,6 +3,7 @@
 # (${CARGO_TARGET_DIR:-target}/dist, made by python.sh and node.sh). Each server
 # stops when the sourcing script exits (stop_registries).
 # shellcheck shell=bash
+# shellcheck disable=SC2154 # root, target, dist and cache come from env.sh, sourced first
 
 registry_pids=()
 registry_dirs=()
@@ -77,8 +78,11 @@ YAML
   printf '//127.0.0.1:%s/:_authToken=%s\n' "$port" "$token" >"$work/npmrc"
   ls "$dist"/npm/*.tgz >/dev/null || { echo "no npm tarballs in $dist/npm: run scripts/dist/node.sh" >&2; return 1; }
   # The platform packages first: the main one names them.
-  for tarball in $(ls "$dist"/npm/roomchat-*.tgz | grep -v "/roomchat-$(workspace_version).tgz") "$dist/npm/roomchat-$(workspace_version).tgz"; do
-    npm publish --userconfig "$work/npmrc" --registry "$npm_url" --loglevel=error "$tarball" >/dev/null
+  local main
+  main=$dist/npm/roomchat-$(workspace_version).tgz
+  for tarball in "$dist"/npm/roomchat-*.tgz; do
+    [ "$tarball" = "$main" ] || npm publish --userconfig "$work/npmrc" --registry "$npm_url" --loglevel=error "$tarball" >/dev/null
   done
+  npm publish --userconfig "$work/npmrc" --registry "$npm_url" --loglevel=error "$main" >/dev/null
   echo "verdaccio on $npm_url: published $(cd "$dist/npm" && echo *)"
 }

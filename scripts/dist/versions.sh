@@ -7,15 +7,18 @@
 # for it; and that each supported range is stated where users read it, the same
 # as the manifests say (Rust MSRV, CPython, Node).
 set -euo pipefail
+# shellcheck source=scripts/dist/env.sh
 source "$(dirname "$0")/env.sh"
 cd "$root"
 version=$(workspace_version)
 msrv=$(sed -nE '/^\[workspace.package\]/,/^\[/ s/^rust-version = "([^"]+)"/\1/p' Cargo.toml)
 failures=0
+checks=0
 check() { # description, then a command that must succeed
   local what=$1
   shift
-  if "$@"; then echo "ok: $what"; else echo "MISMATCH: $what" >&2; failures=$((failures + 1)); fi
+  checks=$((checks + 1))
+  "$@" || { echo "MISMATCH: $what" >&2; failures=$((failures + 1)); }
 }
 
 check "workspace version $version is SemVer" grep -qE '^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$' <<<"$version"
@@ -38,7 +41,11 @@ check "bindings/python/pyproject.toml: version is dynamic (maturin: the crate's)
 json_field() { node -p "require(process.argv[1]).$2" "$root/$1"; }
 check "bindings/node/package.json is $version" [ "$(json_field bindings/node/package.json version)" = "$version" ]
 for manifest in bindings/node/npm/*/package.json; do
+  platform=$(basename "$(dirname "$manifest")")
   check "$manifest is $version" [ "$(json_field "$manifest" version)" = "$version" ]
+  check "$manifest is named roomchat-$platform" [ "$(json_field "$manifest" name)" = "roomchat-$platform" ]
+  check "$manifest names its os and cpu (and libc on Linux)" \
+    node -e 'const p = require(process.argv[1]); process.exit(p.os && p.cpu && (p.os[0] !== "linux" || p.libc) ? 0 : 1)' "$root/$manifest"
   check "$manifest: engines.node as the main package's" \
     [ "$(json_field "$manifest" engines.node)" = "$(json_field bindings/node/package.json engines.node)" ]
 done
@@ -48,7 +55,7 @@ check "bindings/node/native.js checks for $version (napi writes the version it w
 # The artefacts of this run, when there are some.
 if [ -d "$dist/python" ]; then
   for artefact in "$dist"/python/*; do
-    check "$(basename "$artefact") is $version" grep -q -- "^roomchat-$version[-.]" <<<"$(basename "$artefact")"
+    check "$(basename "$artefact") is $version" grep -q -- "^roomchat-${version}[-.]" <<<"$(basename "$artefact")"
   done
 fi
 if [ -d "$dist/npm" ]; then
@@ -57,6 +64,11 @@ if [ -d "$dist/npm" ]; then
     check "$(basename "$tarball") is $version" [ "$(node -p 'JSON.parse(process.argv[1]).version' "$manifest")" = "$version" ]
     optional=$(node -p 'Object.values(JSON.parse(process.argv[1]).optionalDependencies || {}).filter((v) => v !== process.argv[2]).length' "$manifest" "$version")
     check "$(basename "$tarball"): every optionalDependency at $version" [ "$optional" = 0 ]
+    if [ "$(basename "$tarball")" = "roomchat-$version.tgz" ]; then
+      check "$(basename "$tarball"): an optionalDependency on each of bindings/node/npm/*" [ \
+        "$(node -p 'Object.keys(JSON.parse(process.argv[1]).optionalDependencies).sort().join(" ")' "$manifest")" = \
+        "$(cd "$root/bindings/node/npm" && for p in *; do printf 'roomchat-%s ' "$p"; done | sed 's/ $//')" ]
+    fi
   done
 fi
 
@@ -71,5 +83,5 @@ check "engines.node is >=18" [ "$node_floor" = ">=18" ]
 check "bindings/node/README.md states Node >= 18" grep -q 'Node.js ≥ 18' bindings/node/README.md
 check "README.md states the Rust MSRV $msrv" grep -q "Rust ≥ $msrv" README.md
 
-[ "$failures" -eq 0 ] || { echo "versions: $failures mismatches" >&2; exit 1; }
-echo "versions: every package is $version"
+[ "$failures" -eq 0 ] || { echo "versions: $failures of $checks checks failed" >&2; exit 1; }
+echo "versions: $checks checks: every crate, the Python package, the npm packages and this run's artefacts are $version (Rust >= $msrv, CPython $python_floor, Node $node_floor)"
