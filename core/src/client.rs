@@ -16,9 +16,11 @@ use crate::models::{
     RawAuth, RawRequest, RawResponse, UserPage,
 };
 use crate::observe::{Event, EventKind, Observer};
+use crate::options::CallOptions;
 use crate::pagination::{UserPages, Users};
 use crate::proxy::{is_loopback, Proxy};
 use crate::ratelimit::{Budget, Budgets, RateLimitConfig, RateLimitState};
+use crate::response::{Capture, ResponseMeta, WithResponse};
 use crate::tls::TlsRoots;
 use crate::transport::{self, CachingResolver};
 use crate::view::UserPageView;
@@ -81,6 +83,8 @@ pub struct ClientBuilder {
     /// PEM added with `add_root_certificates_pem`, parsed when the client is built.
     root_pems: Vec<Vec<u8>>,
     observer: Option<Arc<dyn Observer>>,
+    /// The product and runtime the `User-Agent` names ([`ClientBuilder::sdk_identity`]).
+    sdk: Option<(String, Option<String>)>,
     #[cfg(feature = "redis")]
     redis_budget: Option<crate::shared_budget::RedisBudget>,
 }
@@ -239,7 +243,8 @@ impl ClientBuilder {
         self
     }
 
-    /// An application name appended to the `User-Agent` (`roomchat-rust/0.1.0 myapp/2.1`).
+    /// An application name closing the `User-Agent`
+    /// (`roomchat-rust/0.1.0 (core 0.1.0; linux x86_64) myapp/2.1`).
     pub fn app_name(mut self, name: impl Into<String>) -> Self {
         self.app_name = Some(name.into());
         self
@@ -301,8 +306,22 @@ impl ClientBuilder {
         self
     }
 
+    /// Names the package that makes this client in the `User-Agent`, for the
+    /// packages built on this crate (the C library, the Python and Node
+    /// packages): `product` opens it (`roomchat-python/0.2.0`; by default
+    /// `roomchat-rust/<this crate's version>`), and `runtime`, when given, is
+    /// named in its comment (`CPython 3.11`). With
+    /// [`app_name`](Self::app_name) `my-backend/1.4` the header reads
+    /// `roomchat-python/0.2.0 (core 0.2.0; CPython 3.11; linux x86_64) my-backend/1.4`.
+    /// [`build`](Self::build) fails on a product that is not `name/version`
+    /// of visible ASCII, or a runtime with parentheses, `;` or control characters.
+    pub fn sdk_identity(mut self, product: impl Into<String>, runtime: Option<String>) -> Self {
+        self.sdk = Some((product.into(), runtime));
+        self
+    }
+
     /// Checks the settings and builds the client.
-    pub fn build(self) -> Result<Client> {
+    pub fn build(mut self) -> Result<Client> {
         let key = &self.private_key;
         if key.is_empty() {
             return Err(Error::configuration("the private key is empty"));
@@ -341,15 +360,11 @@ impl ClientBuilder {
         check_duration("the connect timeout", self.connect_timeout)?;
         check_duration("the base backoff", self.base_backoff)?;
         check_duration("the longest retry wait", self.max_retry_wait)?;
-        let mut user_agent = format!("roomchat-rust/{}", env!("CARGO_PKG_VERSION"));
-        if let Some(app) = &self.app_name {
-            if app.chars().any(|c| c.is_control()) || app.trim().is_empty() {
-                return Err(Error::configuration(
-                    "the application name is empty or has control characters",
-                ));
+        let user_agent = user_agent(&self.sdk, self.app_name.as_deref())?;
+        if self.observer.is_none() {
+            if let Some(stderr) = crate::observe::StderrObserver::from_env() {
+                self.observer = Some(Arc::new(stderr));
             }
-            user_agent.push(' ');
-            user_agent.push_str(app.trim());
         }
         let base = BaseUrl::parse(&base_url)?;
         let proxy = crate::proxy::choose(
@@ -410,6 +425,8 @@ impl ClientBuilder {
                 config: self,
             }),
             cancel: None,
+            options: CallOptions::default(),
+            capture: None,
         })
     }
 }
@@ -449,6 +466,57 @@ impl BaseUrl {
         parts.path_and_query = Some(target.parse()?);
         Ok(ureq::http::Uri::from_parts(parts)?)
     }
+}
+
+/// The `User-Agent`: `<product> (core <version>; [<runtime>; ]<os> <arch>)[ <app name>]`.
+fn user_agent(sdk: &Option<(String, Option<String>)>, app_name: Option<&str>) -> Result<String> {
+    let core = env!("CARGO_PKG_VERSION");
+    let (product, runtime) = match sdk {
+        Some((product, runtime)) => (product.clone(), runtime.as_deref()),
+        None => (format!("roomchat-rust/{core}"), None),
+    };
+    let is_token = |part: &str| {
+        !part.is_empty()
+            && part
+                .bytes()
+                .all(|b| b.is_ascii_graphic() && !b"()<>@,;:\\\"/[]?={}".contains(&b))
+    };
+    if !product
+        .split_once('/')
+        .is_some_and(|(name, version)| is_token(name) && is_token(version))
+    {
+        return Err(Error::configuration(format!(
+            "the SDK product {product:?} is not name/version in visible ASCII"
+        )));
+    }
+    let mut agent = format!("{product} (core {core}; ");
+    if let Some(runtime) = runtime {
+        if runtime.trim().is_empty()
+            || runtime
+                .chars()
+                .any(|c| c.is_control() || matches!(c, '(' | ')' | ';'))
+        {
+            return Err(Error::configuration(format!(
+                "the SDK runtime {runtime:?} is empty or has parentheses, ';' or control characters"
+            )));
+        }
+        agent.push_str(runtime.trim());
+        agent.push_str("; ");
+    }
+    agent.push_str(std::env::consts::OS);
+    agent.push(' ');
+    agent.push_str(std::env::consts::ARCH);
+    agent.push(')');
+    if let Some(app) = app_name {
+        if app.chars().any(|c| c.is_control()) || app.trim().is_empty() {
+            return Err(Error::configuration(
+                "the application name is empty or has control characters",
+            ));
+        }
+        agent.push(' ');
+        agent.push_str(app.trim());
+    }
+    Ok(agent)
 }
 
 /// Idle keep-alive connections kept per client (all to the one base URL).
@@ -582,6 +650,10 @@ pub struct Client {
     inner: Arc<Inner>,
     /// Cancels this handle's calls ([`Client::with_cancel`]).
     cancel: Option<CancelToken>,
+    /// This handle's own settings over the client's ([`Client::with_options`]).
+    options: CallOptions,
+    /// Where this handle's calls leave their answers ([`Client::with_response`]).
+    capture: Option<Capture>,
 }
 
 impl fmt::Debug for Client {
@@ -644,6 +716,7 @@ impl Client {
             gzip: true,
             root_pems: Vec::new(),
             observer: None,
+            sdk: None,
             #[cfg(feature = "redis")]
             redis_budget: None,
         }
@@ -658,9 +731,75 @@ impl Client {
     /// Iterators made from it carry the token too.
     pub fn with_cancel(&self, token: CancelToken) -> Client {
         Client {
-            inner: self.inner.clone(),
             cancel: Some(token),
+            ..self.clone()
         }
+    }
+
+    /// A view of this client whose calls use `options` where they are given
+    /// (a timeout, retries) and the client's settings elsewhere. Cheap (one
+    /// `Arc` cloned), and it shares everything else with the client: the
+    /// connection pool, the key's rate-limit budget, the observer. Iterators
+    /// made from it carry its options; a view of a view adds its options to
+    /// the first's. Fails with [`ErrorKind::Configuration`] on the values
+    /// [`ClientBuilder`] refuses (a zero timeout, a duration above [`MAX_DURATION`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use roomchat::{CallOptions, ListUsers};
+    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
+    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).build()?;
+    /// let quick = client.with_options(CallOptions::new().timeout(Duration::from_secs(2)).max_retries(0))?;
+    /// quick.list_users(&ListUsers::default())?;
+    /// # Ok::<(), roomchat::Error>(())
+    /// ```
+    pub fn with_options(&self, options: CallOptions) -> Result<Client> {
+        options.validate()?;
+        Ok(Client {
+            options: options.over(self.options),
+            ..self.clone()
+        })
+    }
+
+    /// The options this handle's calls use over the client's (none for the client itself).
+    pub fn call_options(&self) -> CallOptions {
+        self.options
+    }
+
+    /// Runs `call` with a view of this client and returns its result beside the
+    /// answer it was decoded from: status, headers (`X-RateLimit-*`,
+    /// `X-Request-Id`, `Date`, …) and attempts. Works for every endpoint, as
+    /// `|c| c.list_users(&params)` or `|c| c.create_user(&user)`; when `call`
+    /// makes several requests, the answer is the last one's. A call that makes
+    /// no request (`|c| c.sign_in_url(..)`) fails with [`ErrorKind::Validation`].
+    /// On failure the error is returned as it is (it carries the status).
+    ///
+    /// ```
+    /// use roomchat::{ListUsers, WithResponse};
+    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
+    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).build()?;
+    /// let WithResponse { value: page, meta } = client.with_response(|c| c.list_users(&ListUsers::default()))?;
+    /// assert_eq!((meta.status, meta.attempts), (200, 1));
+    /// assert!(meta.request_id().is_some() && meta.header("date").is_some());
+    /// # let _ = page;
+    /// # Ok::<(), roomchat::Error>(())
+    /// ```
+    pub fn with_response<T>(
+        &self,
+        call: impl FnOnce(&Client) -> Result<T>,
+    ) -> Result<WithResponse<T>> {
+        let capture = Capture::default();
+        let view = Client {
+            capture: Some(capture.clone()),
+            ..self.clone()
+        };
+        let value = call(&view)?;
+        let meta = capture.take().ok_or_else(|| {
+            Error::validation(
+                "with_response: the call made no request (only the endpoints' calls have an answer)",
+            )
+        })?;
+        Ok(WithResponse { value, meta })
     }
 
     /// The REST base URL.
@@ -869,10 +1008,14 @@ impl Client {
         headers: Headers,
     ) -> Result<T> {
         let request = request?;
-        self.execute(&request, decode, headers).map_err(|e| {
-            e.with_request(&request.method, &request.redacted_target())
-                .scrub_all(&self.inner.secrets)
-        })
+        let span = crate::trace::CallSpan::start(&request, headers == Headers::All);
+        let _entered = span.enter();
+        self.execute(&request, decode, headers, &span)
+            .map_err(|e| {
+                e.with_request(&request.method, &request.redacted_target())
+                    .scrub_all(&self.inner.secrets)
+            })
+            .inspect_err(|e| span.failed(e))
     }
 
     fn execute<T>(
@@ -880,6 +1023,7 @@ impl Client {
         request: &WireRequest,
         decode: impl FnOnce(&WireResponse) -> Result<T>,
         headers: Headers,
+        span: &crate::trace::CallSpan,
     ) -> Result<T> {
         let config = &self.inner.config;
         let key = match request.auth {
@@ -892,15 +1036,26 @@ impl Client {
         let target = request.url(&self.inner.base.path, key);
         let cancel = self.cancel.as_ref();
         let events = Events::new(config.observer.as_deref(), request);
+        let timeout = self.options.timeout.unwrap_or(config.timeout);
+        let max_retries = self.options.max_retries.unwrap_or(config.max_retries);
+        let max_retry_wait = self.options.max_retry_wait.unwrap_or(config.max_retry_wait);
+        // A view made by `with_response` hands every header to its caller.
+        let headers = if self.capture.is_some() {
+            Headers::All
+        } else {
+            headers
+        };
         let mut attempt = 1;
         loop {
             if let Some(token) = cancel {
                 token.check()?;
             }
+            span.attempt(attempt);
             // Attempts are timed from the start the budget counted.
+            let asked = Instant::now();
             let started = self.inner.budget.acquire(
                 cancel,
-                instant_after(Instant::now(), config.timeout),
+                instant_after(Instant::now(), timeout),
                 |wait| {
                     events.emit(
                         EventKind::RateLimitWait,
@@ -922,6 +1077,7 @@ impl Client {
                     )
                 },
             )?;
+            span.waited(started.saturating_duration_since(asked));
             let outcome =
                 cancel::while_in_flight(cancel, || self.send_once(request, &target, headers));
             if cancel.is_some_and(CancelToken::is_cancelled)
@@ -931,6 +1087,7 @@ impl Client {
             }
             let (error, retryable) = match outcome {
                 Attempt::Answered(response) => {
+                    span.status(response.status);
                     events.emit(
                         EventKind::Attempt,
                         attempt,
@@ -941,6 +1098,13 @@ impl Client {
                     );
                     self.observe(&response);
                     if (200..300).contains(&response.status) {
+                        if let Some(capture) = &self.capture {
+                            capture.put(ResponseMeta {
+                                status: response.status,
+                                headers: response.headers.clone(),
+                                attempts: attempt,
+                            });
+                        }
                         return decode(&response);
                     }
                     let error = wire::decode_error(&response, SystemTime::now());
@@ -981,14 +1145,14 @@ impl Client {
                     (error, retryable)
                 }
             };
-            if !retryable || attempt > config.max_retries {
+            if !retryable || attempt > max_retries {
                 return Err(error);
             }
             let wait = match error.retry_after() {
                 Some(wait) => wait,
                 None => self.backoff(attempt - 1),
             };
-            if wait > config.max_retry_wait {
+            if wait > max_retry_wait {
                 return Err(error);
             }
             events.emit(
@@ -999,6 +1163,7 @@ impl Client {
                 None,
                 Some(wait),
             );
+            span.waited(wait);
             cancel::sleep(cancel, wait)?;
             attempt += 1;
         }
@@ -1054,6 +1219,31 @@ impl Client {
         base.mul_f64(fraction)
     }
 
+    /// `request` with this view's timeouts, when they differ from the agent's
+    /// (a request of the client itself is left as it is: no per-request config).
+    fn with_timeouts<S: ureq::AsSendBody>(
+        &self,
+        agent: &ureq::Agent,
+        request: ureq::http::Request<S>,
+    ) -> ureq::http::Request<S> {
+        let CallOptions {
+            timeout,
+            connect_timeout,
+            ..
+        } = self.options;
+        if timeout.is_none() && connect_timeout.is_none() {
+            return request;
+        }
+        let mut config = agent.configure_request(request);
+        if let Some(timeout) = timeout {
+            config = config.timeout_global(Some(timeout));
+        }
+        if let Some(timeout) = connect_timeout {
+            config = config.timeout_connect(Some(timeout));
+        }
+        config.build()
+    }
+
     fn send_once(&self, request: &WireRequest, target: &str, headers: Headers) -> Attempt {
         use ureq::http::{header, HeaderValue, Method, Request};
         let not_built = || {
@@ -1077,13 +1267,13 @@ impl Client {
                     header::CONTENT_TYPE,
                     HeaderValue::from_static("application/json"),
                 );
-                agent.run(r)
+                agent.run(self.with_timeouts(agent, r))
             }
             None => {
                 let mut r = Request::new(());
                 *r.method_mut() = method;
                 *r.uri_mut() = uri;
-                agent.run(r)
+                agent.run(self.with_timeouts(agent, r))
             }
         };
         let mut response = match result {
@@ -1221,15 +1411,14 @@ impl<'a> Events<'a> {
         started: Option<Instant>,
         wait: Option<Duration>,
     ) {
-        let Some(observer) = self.observer else {
-            return;
-        };
-        if !observer.enabled(kind.level()) {
+        let observer = self.observer.filter(|o| o.enabled(kind.level()));
+        let traced = crate::trace::wants(kind.level());
+        if observer.is_none() && !traced {
             return;
         }
         let path = self.path.get_or_init(|| self.request.redacted_target());
         let now = Instant::now();
-        observer.event(&Event {
+        let event = Event {
             kind,
             method: &self.request.method,
             path,
@@ -1239,7 +1428,13 @@ impl<'a> Events<'a> {
             elapsed: started.map_or(Duration::ZERO, |s| now.duration_since(s)),
             started_at: started.unwrap_or(now),
             wait,
-        });
+        };
+        if traced {
+            crate::trace::event(&event);
+        }
+        if let Some(observer) = observer {
+            observer.event(&event);
+        }
     }
 }
 

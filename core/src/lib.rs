@@ -14,6 +14,13 @@
 //!   never appears in any error, `Debug` output or log line.
 //! * A call can be cancelled from another thread ([`Client::with_cancel`],
 //!   [`CancelToken`]); an [`Observer`] hears of every attempt, retry and wait.
+//! * [`Client::with_options`] gives a view of a client with its own timeout
+//!   or retries ([`CallOptions`]) sharing the connections and the budget;
+//!   [`Client::with_response`] gives any call's result beside the answer's
+//!   status and headers ([`ResponseMeta`]).
+//! * Logging: an [`Observer`], `ROOMCHAT_LOG=debug|info|warn` for lines on
+//!   standard error ([`StderrObserver`]), or with the cargo feature `tracing`
+//!   one `tracing` span per call (see the `trace` notes in the README).
 //! * The client is fork-safe: a process may fork while other threads are in
 //!   the middle of calls, and the child's clients work at once on connections
 //!   of their own.
@@ -53,13 +60,16 @@ mod fork;
 mod models;
 pub mod observe;
 mod operation;
+mod options;
 mod pagination;
 mod proxy;
 mod ratelimit;
+mod response;
 #[cfg(feature = "redis")]
 mod shared_budget;
 mod signin;
 mod tls;
+mod trace;
 mod transport;
 pub mod view;
 pub mod wire;
@@ -75,10 +85,12 @@ pub use models::{
     ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated, ListUsers, Message,
     MessageAuthor, PathForm, RawAuth, RawRequest, RawResponse, Role, User, UserPage, MAX_PAGE_SIZE,
 };
-pub use observe::{Event, EventKind, Level, Observer};
+pub use observe::{Event, EventKind, Level, Observer, StderrObserver, ENV_LOG};
+pub use options::CallOptions;
 pub use pagination::{ResumeHandle, UserPages, Users};
 pub use proxy::Proxy;
 pub use ratelimit::{BudgetBackend, RateLimitConfig, RateLimitState, WhenLimited};
+pub use response::{ResponseMeta, WithResponse};
 #[cfg(feature = "redis")]
 pub use shared_budget::{
     OnRedisError, RedisBudget, DEFAULT_BREAKER_COOLDOWN, DEFAULT_REDIS_TIMEOUT,
@@ -102,6 +114,8 @@ const _: () = {
     assert_send_sync::<CreatedUser>();
     assert_send_sync::<Message>();
     assert_send_sync::<CancelToken>();
+    assert_send_sync::<ResponseMeta>();
+    assert_send_sync::<CallOptions>();
 };
 
 // The README's Rust example compiles (as a doc test).

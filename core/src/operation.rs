@@ -215,6 +215,32 @@ impl Operation {
     }
 }
 
+impl Operation {
+    /// Whether a request of `method` to `path` (under the base URL) is this
+    /// operation: what names a call's span (feature `tracing`). Never true of
+    /// [`Operation::Raw`], which is whatever the caller sends.
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+    pub(crate) fn is_sent_as(self, method: &str, path: &str) -> bool {
+        let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+        match self {
+            Operation::ListUsers => method == "GET" && path == "/consumer/api/v2/users",
+            Operation::DeactivateUser => {
+                method == "DELETE" && path == "/consumer/api/v2/user/deactivate"
+            }
+            Operation::ConversationMessages => {
+                method == "GET"
+                    && matches!(
+                        segments.as_slice(),
+                        ["consumer", "api", "v2", "room" | "chatroom", _, "conversation", _, "messages"]
+                    )
+            }
+            Operation::CreateUser => method == "POST" && path == "/consumer/api/v1/user",
+            Operation::ListChatRooms => method == "GET" && path == "/consumer/api/v1/chatrooms",
+            Operation::Raw => false,
+        }
+    }
+}
+
 impl std::fmt::Display for Operation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())

@@ -197,6 +197,8 @@ where
                 content_type.as_deref().unwrap_or("application/json"),
                 Bytes::from(body),
             );
+            // Before the fault's own headers, which may replace it.
+            stamp_request_id(&mut response, seq);
             for (name, value) in headers {
                 if let (Ok(name), Ok(value)) = (
                     hyper::header::HeaderName::from_bytes(name.as_bytes()),
@@ -209,21 +211,27 @@ where
         }
         Some(FaultAction::TruncatedBody) => {
             finish(200);
-            return Ok(truncated_response());
+            let mut response = truncated_response();
+            stamp_request_id(&mut response, seq);
+            return Ok(response);
         }
         Some(FaultAction::NotJson) => {
             finish(200);
             let html =
                 "<html><body><h1>502 Bad Gateway</h1><p>upstream sent garbage</p></body></html>";
-            return Ok(raw_response(
+            let mut response = raw_response(
                 200,
                 "application/json",
                 Bytes::from_static(html.as_bytes()),
-            ));
+            );
+            stamp_request_id(&mut response, seq);
+            return Ok(response);
         }
         Some(FaultAction::LargeBody { bytes }) => {
             finish(200);
-            return Ok(raw_response(200, "application/json", large_json(bytes)));
+            let mut response = raw_response(200, "application/json", large_json(bytes));
+            stamp_request_id(&mut response, seq);
+            return Ok(response);
         }
         Some(FaultAction::Delay(d)) => delay = Some(d),
         Some(FaultAction::WrongContentType) => relabel_html = true,
@@ -234,6 +242,7 @@ where
         Err(e) => body_error_response(e, shared.read_timeout),
         Ok(bytes) => route(&shared, &method, &path, &raw_query, bytes),
     };
+    stamp_request_id(&mut response, seq);
     if relabel_html {
         response.headers_mut().insert(
             CONTENT_TYPE,
@@ -253,6 +262,18 @@ where
         tokio::time::sleep(d).await;
     }
     Ok(response)
+}
+
+/// The id of the request the journal numbered `seq`, as the service's answers carry it.
+fn request_id(seq: u64) -> String {
+    format!("req_{seq}")
+}
+
+/// Adds `X-Request-Id: req_<seq>` to an answer of the REST API or a sign-in page.
+fn stamp_request_id(response: &mut Response<Body>, seq: u64) {
+    if let Ok(value) = HeaderValue::from_str(&request_id(seq)) {
+        response.headers_mut().insert("x-request-id", value);
+    }
 }
 
 /// Whether an `Accept-Encoding` value accepts gzip: `gzip` (or `*`) listed
