@@ -57,6 +57,8 @@ cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g $cflags $https_ha
   $curl_libs -pthread -o "$build/test_roomchat"
 cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g $cflags $https_harness tests/c/test_tls.c $libs \
   $curl_libs -o "$build/test_tls"
+cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g $cflags tests/c/test_options.c $libs \
+  -o "$build/test_options"
 c++ -std=c++17 -Wall -Wextra -Werror -g $cflags tests/c/smoke.cpp "$lib/libroomchat.a" -lpthread -ldl -lm \
   -o "$build/smoke"
 cc -std=c99 -Wall -Wextra -Werror $cflags tests/c/readme_example.c $libs -o "$build/readme_example"
@@ -121,6 +123,8 @@ suite valgrind test_tls tls "$emulator"
 awk -v from="$tls_started" -v pass="$tls_passed" -v to="$EPOCHREALTIME" 'BEGIN {
   printf "over TLS, under valgrind: test_roomchat took %.1f s, test_tls %.1f s\n", pass - from, to - pass }'
 suite valgrind smoke '[A-Za-z+]+' "$emulator"
+# Per-call options, the answer beside the result, the log callback and ROOMCHAT_LOG.
+suite valgrind test_options options "$emulator"
 # Forking while threads call, and the Redis-shared budget (a real redis-server):
 # natively, not under valgrind (which serializes the threads and makes
 # deadline-bound fork loops and Redis timeouts meaningless).
