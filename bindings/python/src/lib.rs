@@ -18,6 +18,7 @@ mod dispatch;
 mod errors;
 mod logging;
 mod models;
+mod response;
 mod wire;
 
 #[pymodule]
@@ -31,6 +32,8 @@ mod _native {
         CreatedUser, Deactivated, Message, MessageAuthor, RateLimitState, RawResponse, User,
         UserPage,
     };
+    #[pymodule_export]
+    use super::response::APIResponse;
     #[pymodule_export]
     use super::wire::{build_request, decode_response};
 

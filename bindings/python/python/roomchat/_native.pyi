@@ -2,15 +2,18 @@
 
 import os
 from types import TracebackType
-from typing import Any, Dict, Iterator, List, Literal, Mapping, Optional, Sequence, Tuple, Type, Union, final
+from typing import Any, Dict, Generic, Iterator, List, Literal, Mapping, Optional, Sequence, Tuple, Type, TypeVar, Union, final
 
 from typing_extensions import Self, disjoint_base
+
+from ._raw import ClientWithRawResponse
 
 __all__ = [
     "CORE_VERSION",
     "ERROR_KINDS",
     "OPERATIONS",
     "__version__",
+    "APIResponse",
     "CancelToken",
     "Client",
     "CreatedUser",
@@ -35,6 +38,8 @@ OPERATIONS: List[str]
 ERROR_KINDS: List[Tuple[int, str]]
 
 _Query = Union[Mapping[str, Union[str, int]], Sequence[Tuple[str, Union[str, int]]]]
+
+_T = TypeVar("_T")
 
 @final
 class RateLimit:
@@ -126,6 +131,17 @@ class Client:
         gzip: bool = True,
     ) -> Self: ...
     def with_cancel(self, token: CancelToken) -> Client: ...
+    def with_options(
+        self,
+        *,
+        timeout: Optional[float] = None,
+        connect_timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        max_retry_wait: Optional[float] = None,
+    ) -> Client: ...
+    @property
+    def with_raw_response(self) -> ClientWithRawResponse: ...
+    def _raw_view(self) -> Client: ...
     @property
     def base_url(self) -> str: ...
     @property
@@ -327,6 +343,20 @@ class Deactivated:
     def __reduce__(self) -> Tuple[Any, ...]: ...
     def __eq__(self, value: object, /) -> bool: ...
     def __hash__(self) -> int: ...
+
+@final
+class APIResponse(Generic[_T]):
+    """A call's result beside the HTTP answer it came from (``client.with_raw_response``)."""
+
+    @property
+    def status(self) -> int: ...
+    @property
+    def headers(self) -> Dict[str, str]: ...
+    @property
+    def request_id(self) -> Optional[str]: ...
+    @property
+    def attempts(self) -> int: ...
+    def parse(self) -> _T: ...
 
 @final
 class RawResponse:
