@@ -174,14 +174,59 @@ export interface ClientOptions {
   proxy?: string | null
   /** Ask for gzip-compressed answers and decompress them (default true, as fetch does); `maxResponseBytes` caps the decompressed body. */
   gzip?: boolean
-  /** Where log lines go; without it, `NODE_DEBUG=roomchat` prints them to stderr. */
+  /**
+   * Where log lines go. Without it, `ROOMCHAT_LOG=debug` (every line) or
+   * `info`/`warn` (warnings) prints them to stderr as `[roomchat] DEBUG: …`,
+   * and else `NODE_DEBUG=roomchat` does.
+   */
   logger?: Logger
 }
 
-/** The last argument of every network call. */
-export interface CallOptions {
+/**
+ * Settings a view (`client.withOptions`) or one call changes; the others stay
+ * the client's. Values are checked as `ClientOptions`' are (a timeout of 0 is a
+ * `ROOMCHAT_CONFIGURATION` error).
+ */
+export interface CallSettings {
+  /** Overall timeout of one attempt. */
+  timeoutMs?: number
+  /** Connect timeout. */
+  connectTimeoutMs?: number
+  /** Retries after the first attempt (0 to 100; 0: one attempt only). */
+  maxRetries?: number
+  /** The longest wait before a retry. */
+  maxRetryWaitMs?: number
+}
+
+/** The last argument of every network call (and iterator). */
+export interface CallOptions extends CallSettings {
   /** Aborting rejects the call at once with an `AbortError` and gives up its rate-limit wait or request. */
   signal?: AbortSignal
+}
+
+/** A call's last argument with `withResponse: true`: it resolves to `{ data, response }`. */
+export interface WithResponseOptions extends CallOptions {
+  withResponse: true
+}
+
+/** The HTTP answer a call's result came from. */
+export interface ResponseInfo {
+  /** The HTTP status. */
+  status: number
+  /** The headers, names in lower case (`date`, `x-ratelimit-remaining`, …); a repeated header's values joined with ", ". */
+  headers: Record<string, string>
+  /** The id the service gave the request (`X-Request-Id`), when it sent one. */
+  requestId?: string
+  /** The attempts the call made: 1 when the first was answered, more after retries. */
+  attempts: number
+}
+
+/** What a call made with `{ withResponse: true }` resolves to. */
+export interface WithResponse<T> {
+  /** What the call resolves to without `withResponse`. */
+  data: T
+  /** The answer it came from. */
+  response: ResponseInfo
 }
 
 /** A user as listed. Fields the service left out are `undefined`. */
@@ -343,18 +388,33 @@ export declare class Client {
   static fromEnv(options?: Omit<ClientOptions, 'privateKey' | 'baseUrl'>): Client
   /** The REST base URL. */
   readonly baseUrl: string
+  /**
+   * A view of this client whose calls use `settings` and the client's settings
+   * elsewhere: the same connections, rate-limit budget and logger (its calls
+   * count in `rateLimitState()` of both). Cheap.
+   */
+  withOptions(settings: CallSettings): Client
   /** GET /consumer/api/v2/users: one page of users. */
-  listUsers(params?: ListUsersParams, options?: CallOptions): Promise<UserPage>
+  listUsers(params: ListUsersParams | undefined, options: WithResponseOptions): Promise<WithResponse<UserPage>>
+  listUsers(params?: ListUsersParams, options?: CallOptions & { withResponse?: false }): Promise<UserPage>
   /** POST /consumer/api/v1/user. Not retried after a 5xx or timeout unless `retryNonIdempotent`. */
-  createUser(params: CreateUserParams, options?: CallOptions): Promise<CreatedUser>
+  createUser(params: CreateUserParams, options: WithResponseOptions): Promise<WithResponse<CreatedUser>>
+  createUser(params: CreateUserParams, options?: CallOptions & { withResponse?: false }): Promise<CreatedUser>
   /** DELETE /consumer/api/v2/user/deactivate. */
-  deactivateUser(params: DeactivateUserParams, options?: CallOptions): Promise<Deactivated>
+  deactivateUser(params: DeactivateUserParams, options: WithResponseOptions): Promise<WithResponse<Deactivated>>
+  deactivateUser(params: DeactivateUserParams, options?: CallOptions & { withResponse?: false }): Promise<Deactivated>
   /** GET /consumer/api/v2/room/:roomId/conversation/:conversationId/messages, oldest first. */
-  conversationMessages(params: ConversationMessagesParams, options?: CallOptions): Promise<Message[]>
+  conversationMessages(params: ConversationMessagesParams, options: WithResponseOptions): Promise<WithResponse<Message[]>>
+  conversationMessages(
+    params: ConversationMessagesParams,
+    options?: CallOptions & { withResponse?: false },
+  ): Promise<Message[]>
   /** GET /consumer/api/v1/chatrooms: the JSON as it came. */
-  listChatRooms(options?: CallOptions): Promise<unknown>
+  listChatRooms(options: WithResponseOptions): Promise<WithResponse<unknown>>
+  listChatRooms(options?: CallOptions & { withResponse?: false }): Promise<unknown>
   /** An endpoint the contract names without a shape, through the same limits, retries and errors. */
-  rawRequest(params: RawRequestParams, options?: CallOptions): Promise<RawResponse>
+  rawRequest(params: RawRequestParams, options: WithResponseOptions): Promise<WithResponse<RawResponse>>
+  rawRequest(params: RawRequestParams, options?: CallOptions & { withResponse?: false }): Promise<RawResponse>
   /** Every user, `pageSize` a request, each id once: `for await (const user of client.users())`. */
   users(params?: PageSizeParams, options?: CallOptions): LazyIterator<User>
   /** The users listing page by page. */

@@ -106,7 +106,7 @@ JS
 node esm.mjs
 
 cat >usage.ts <<'TS'
-import { Client, RoomchatError, AbortError, wire, type User, type CreatedUser, type ErrorCode } from 'roomchat'
+import { Client, RoomchatError, AbortError, wire, type User, type UserPage, type CreatedUser, type ErrorCode, type WithResponse } from 'roomchat'
 
 async function main(): Promise<void> {
   const client = new Client({
@@ -118,6 +118,11 @@ async function main(): Promise<void> {
   const controller = new AbortController()
   const page = await client.listUsers({ limit: 50 }, { signal: controller.signal })
   const names: string[] = page.data.map((u: User) => u.username ?? '?')
+  const view: Client = client.withOptions({ timeoutMs: 5_000, maxRetries: 0 })
+  const answered: WithResponse<UserPage> = await view.listUsers({ limit: 5 }, { withResponse: true, signal: controller.signal })
+  const plain: UserPage = await view.listUsers(undefined, { maxRetries: 1, timeoutMs: 2_000 })
+  const requestId: string | undefined = answered.response.requestId
+  console.log(answered.data.total, plain.total, requestId, answered.response.status, answered.response.headers['date'], answered.response.attempts)
   const created: CreatedUser = await client.createUser({ username: 'ann', isModerator: true, chatRoom: 'r1' })
   await client.deactivateUser({ userId: created.userId })
   for await (const user of client.users({ pageSize: 100 })) names.push(user.id ?? '')

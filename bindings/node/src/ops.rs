@@ -1,9 +1,9 @@
 //! The calls: JavaScript arguments to core's typed parameters, core's results to JSON text.
 
 use roomchat::{
-    Client, ClientBuilder, ConversationMessages, CreateUser, DeactivateUser, Error, ListUsers,
-    OnRedisError, PathForm, Proxy, RateLimitConfig, RawAuth, RawRequest, RedisBudget, TlsRoots,
-    WhenLimited, MAX_PAGE_SIZE,
+    CallOptions, Client, ClientBuilder, ConversationMessages, CreateUser, DeactivateUser, Error,
+    ListUsers, OnRedisError, PathForm, Proxy, RateLimitConfig, RawAuth, RawRequest, RedisBudget,
+    TlsRoots, WhenLimited, MAX_PAGE_SIZE,
 };
 use serde_json::Value;
 
@@ -34,7 +34,7 @@ impl Op {
         })
     }
 
-    fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Op::ListUsers => "listUsers",
             Op::CreateUser => "createUser",
@@ -86,6 +86,43 @@ pub fn run(client: &Client, op: Op, params: &str) -> Result<String, Error> {
         }
     }
 }
+
+/// `run`, with the answer's status and headers beside the result (`{ withResponse: true }`).
+pub fn run_with_response(client: &Client, op: Op, params: &str) -> Result<String, Error> {
+    let answer = client.with_response(|c| run(c, op, params))?;
+    Ok(shape::with_response(&answer.value, &answer.meta))
+}
+
+/// The per-call settings a call or `withOptions` takes: the JSON of
+/// `{timeoutMs?, connectTimeoutMs?, maxRetries?, maxRetryWaitMs?}` (the JS layer
+/// keeps `signal` and `withResponse`).
+pub fn call_options(what: &str, settings: &str) -> Result<CallOptions, Error> {
+    let value = args::parse(what, settings)?;
+    let p = Args::new(what, &value)?;
+    p.only(&CALL_OPTIONS)?;
+    let mut options = CallOptions::new();
+    if let Some(t) = p.millis("timeoutMs")? {
+        options = options.timeout(t);
+    }
+    if let Some(t) = p.millis("connectTimeoutMs")? {
+        options = options.connect_timeout(t);
+    }
+    if let Some(n) = p.whole("maxRetries", 0, 100)? {
+        options = options.max_retries(n as u32);
+    }
+    if let Some(t) = p.millis("maxRetryWaitMs")? {
+        options = options.max_retry_wait(t);
+    }
+    Ok(options)
+}
+
+/// The settings a view or one call may change (see [`call_options`]).
+pub const CALL_OPTIONS: [&str; 4] = [
+    "timeoutMs",
+    "connectTimeoutMs",
+    "maxRetries",
+    "maxRetryWaitMs",
+];
 
 fn list_users(p: &Args<'_>) -> Result<ListUsers, Error> {
     p.only(&["limit", "skip"])?;

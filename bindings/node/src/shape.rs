@@ -7,8 +7,8 @@
 
 use roomchat::view::{RawFields, UserPageView, UserView};
 use roomchat::{
-    CreatedUser, Deactivated, Error, Message, MessageAuthor, RateLimitState, RawResponse, User,
-    UserPage,
+    CreatedUser, Deactivated, Error, Message, MessageAuthor, RateLimitState, RawResponse,
+    ResponseMeta, User, UserPage,
 };
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -334,6 +334,29 @@ pub fn raw_response(r: &RawResponse) -> String {
 
 pub fn json(value: &Value) -> String {
     text(value)
+}
+
+/// `{"data": <result>, "response": {status, headers, requestId?, attempts}}`: a call
+/// made with `withResponse`. `data` is the result's JSON text as it is (not parsed again);
+/// `headers` has lower-case names, a repeated header's values joined with ", ".
+pub fn with_response(data: &str, meta: &ResponseMeta) -> String {
+    let mut headers = Map::new();
+    for (name, value) in &meta.headers {
+        let name = name.to_ascii_lowercase();
+        let joined = match headers.get(&name).and_then(Value::as_str) {
+            Some(previous) => format!("{previous}, {value}"),
+            None => value.clone(),
+        };
+        headers.insert(name, joined.into());
+    }
+    let mut response = Map::new();
+    response.insert("status".into(), meta.status.into());
+    response.insert("headers".into(), headers.into());
+    if let Some(id) = meta.request_id() {
+        response.insert("requestId".into(), id.into());
+    }
+    response.insert("attempts".into(), meta.attempts.into());
+    format!("{{\"data\":{data},\"response\":{}}}", text(&response))
 }
 
 fn millis(d: std::time::Duration) -> f64 {

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import roomchat
 
@@ -60,3 +60,20 @@ def make(key: str, url: str) -> roomchat.Client:
     token = roomchat.CancelToken()
     client = roomchat.Client(key, base_url=url, rate_limit=limit, timeout=5.0, max_retries=3)
     return client.with_cancel(token)
+
+
+def per_call(client: roomchat.Client) -> Tuple[int, Optional[str]]:
+    quick: roomchat.Client = client.with_options(timeout=2.0, max_retries=0)
+    response: roomchat.APIResponse[roomchat.UserPage] = quick.with_raw_response.list_users(limit=5)
+    status: int = response.status
+    remaining: Optional[str] = response.headers.get("x-ratelimit-remaining")
+    page: roomchat.UserPage = response.parse()
+    created: roomchat.CreatedUser = client.with_raw_response.create_user("ann").parse()
+    return status + page.total + response.attempts + len(created.username), remaining or response.request_id
+
+
+async def per_call_async(client: roomchat.AsyncClient) -> int:
+    quick: roomchat.AsyncClient = client.with_options(max_retry_wait=1.0)
+    response = await quick.with_raw_response.list_users()
+    page: roomchat.UserPage = response.parse()
+    return page.total + response.status
