@@ -20,7 +20,7 @@
 //!   status and headers ([`ResponseMeta`]).
 //! * Logging: an [`Observer`], `ROOMCHAT_LOG=debug|info|warn` for lines on
 //!   standard error ([`StderrObserver`]), or with the cargo feature `tracing`
-//!   one `tracing` span per call (see the `trace` notes in the README).
+//!   one `tracing` span per call (see the README's `tracing` bullet).
 //! * The client is fork-safe: a process may fork while other threads are in
 //!   the middle of calls, and the child's clients work at once on connections
 //!   of their own.

@@ -231,7 +231,16 @@ impl Operation {
                 method == "GET"
                     && matches!(
                         segments.as_slice(),
-                        ["consumer", "api", "v2", "room" | "chatroom", _, "conversation", _, "messages"]
+                        [
+                            "consumer",
+                            "api",
+                            "v2",
+                            "room" | "chatroom",
+                            _,
+                            "conversation",
+                            _,
+                            "messages"
+                        ]
                     )
             }
             Operation::CreateUser => method == "POST" && path == "/consumer/api/v1/user",

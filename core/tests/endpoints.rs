@@ -91,7 +91,10 @@ fn create_users_of_every_role_and_list_them() {
     let sent = emu.journal().pop().unwrap();
     assert_eq!(
         sent.user_agent.as_deref(),
-        Some(format!("roomchat-rust/{version} (core {version}; {platform}) billing-sync/2.1").as_str())
+        Some(
+            format!("roomchat-rust/{version} (core {version}; {platform}) billing-sync/2.1")
+                .as_str()
+        )
     );
 }
 

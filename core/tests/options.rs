@@ -9,13 +9,16 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use roomchat::{
-    CallOptions, ConversationMessages, CreateUser, DeactivateUser, ErrorKind, ListUsers, RawRequest,
-    WithResponse, MAX_DURATION,
+    CallOptions, ConversationMessages, CreateUser, DeactivateUser, ErrorKind, ListUsers,
+    RawRequest, WithResponse, MAX_DURATION,
 };
 use roomchat_emulator::FaultAction;
 
 fn last_request_id(emu: &roomchat_emulator::Emulator) -> String {
-    format!("req_{}", emu.journal().last().expect("a request arrived").seq)
+    format!(
+        "req_{}",
+        emu.journal().last().expect("a request arrived").seq
+    )
 }
 
 // ---- with_options ------------------------------------------------------------------
@@ -34,7 +37,11 @@ fn a_view_counts_in_the_parents_budget_and_shares_its_connection() {
     client.list_users(&ListUsers::default()).unwrap();
     view.list_users(&ListUsers::default()).unwrap();
     view.list_chat_rooms().unwrap();
-    assert_eq!(client.rate_limit_state().used, 3, "the parent sees its view's calls");
+    assert_eq!(
+        client.rate_limit_state().used,
+        3,
+        "the parent sees its view's calls"
+    );
     assert_eq!(view.rate_limit_state().used, 3);
     assert_eq!(
         emu.connection_stats().accepted,
@@ -148,7 +155,10 @@ fn bad_option_values_are_configuration_errors() {
             "connect timeout",
         ),
         (CallOptions::new().timeout(too_long), "timeout"),
-        (CallOptions::new().connect_timeout(too_long), "connect timeout"),
+        (
+            CallOptions::new().connect_timeout(too_long),
+            "connect timeout",
+        ),
         (CallOptions::new().max_retry_wait(too_long), "retry wait"),
     ] {
         let e = client.with_options(options).unwrap_err();
@@ -220,21 +230,23 @@ fn every_endpoint_gives_its_answer() {
     };
 
     let created = client
-        .with_response(|c| c.create_user(&CreateUser::regular("jon").field("uniqueUserIdentifier", "crm-1")))
+        .with_response(|c| {
+            c.create_user(&CreateUser::regular("jon").field("uniqueUserIdentifier", "crm-1"))
+        })
         .unwrap();
     check(&created.meta);
     assert_eq!(created.value.username, "jon");
 
     let names = client
-        .with_response(|c| {
-            c.list_users_with(&ListUsers::default(), |page| page.data.len())
-        })
+        .with_response(|c| c.list_users_with(&ListUsers::default(), |page| page.data.len()))
         .unwrap();
     check(&names.meta);
     assert_eq!(names.value, 1);
 
     let messages = client
-        .with_response(|c| c.conversation_messages(&ConversationMessages::new("bbNiVFoXm", &conversation)))
+        .with_response(|c| {
+            c.conversation_messages(&ConversationMessages::new("bbNiVFoXm", &conversation))
+        })
         .unwrap();
     check(&messages.meta);
     assert_eq!(messages.value[0].text.as_deref(), Some("hi"));
@@ -300,7 +312,10 @@ fn the_user_agent_names_the_package_the_core_the_platform_and_the_app() {
         emu.journal().pop().unwrap().user_agent.unwrap(),
         format!("roomchat-python/9.8.7 (core {core}; CPython 3.11; {platform}) my-backend/1.4")
     );
-    let c = builder(&emu).sdk_identity("roomchat-c/1.0.0", None).build().unwrap();
+    let c = builder(&emu)
+        .sdk_identity("roomchat-c/1.0.0", None)
+        .build()
+        .unwrap();
     c.list_chat_rooms().unwrap();
     assert_eq!(
         emu.journal().pop().unwrap().user_agent.unwrap(),
@@ -319,7 +334,11 @@ fn the_user_agent_names_the_package_the_core_the_platform_and_the_app() {
             .sdk_identity(product, runtime.map(str::to_owned))
             .build()
             .unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::Configuration, "{product:?} {runtime:?}");
+        assert_eq!(
+            e.kind(),
+            ErrorKind::Configuration,
+            "{product:?} {runtime:?}"
+        );
     }
 }
 
@@ -369,19 +388,31 @@ fn run_log_child(setting: &str) -> String {
 fn roomchat_log_prints_to_stderr_without_the_key() {
     let key = secret_key("log_child");
     let debug = run_log_child("debug");
-    let lines: Vec<&str> = debug.lines().filter(|l| l.starts_with("[roomchat]")).collect();
+    let lines: Vec<&str> = debug
+        .lines()
+        .filter(|l| l.starts_with("[roomchat]"))
+        .collect();
     assert_eq!(lines.len(), 3, "{debug}");
     assert!(lines[0].starts_with("[roomchat] DEBUG: GET /consumer/api/v2/users?auth=REDACTED&limit=5&skip=0 -> 503 (attempt 1, "), "{debug}");
     assert!(lines[1].starts_with("[roomchat] WARNING: retrying GET /consumer/api/v2/users?auth=REDACTED&limit=5&skip=0 in "), "{debug}");
     assert!(lines[2].starts_with("[roomchat] DEBUG: GET /consumer/api/v2/users?auth=REDACTED&limit=5&skip=0 -> 200 (attempt 2, "), "{debug}");
-    assert!(!debug.contains("chatrooms"), "a client with its own observer prints nothing: {debug}");
+    assert!(
+        !debug.contains("chatrooms"),
+        "a client with its own observer prints nothing: {debug}"
+    );
     assert!(!debug.contains(&key), "{debug}");
 
     for setting in ["warn", "INFO"] {
         let warn = run_log_child(setting);
-        let lines: Vec<&str> = warn.lines().filter(|l| l.starts_with("[roomchat]")).collect();
+        let lines: Vec<&str> = warn
+            .lines()
+            .filter(|l| l.starts_with("[roomchat]"))
+            .collect();
         assert_eq!(lines.len(), 1, "{setting}: {warn}");
-        assert!(lines[0].starts_with("[roomchat] WARNING: retrying GET"), "{warn}");
+        assert!(
+            lines[0].starts_with("[roomchat] WARNING: retrying GET"),
+            "{warn}"
+        );
     }
     for setting in ["", "off", "verbose"] {
         let quiet = run_log_child(setting);

@@ -119,7 +119,11 @@ fn one_span_per_call_with_attempts_status_and_wait() {
     let levels: Vec<_> = seen.events.iter().map(|(l, _, _)| *l).collect();
     assert_eq!(
         levels,
-        [tracing::Level::DEBUG, tracing::Level::WARN, tracing::Level::DEBUG]
+        [
+            tracing::Level::DEBUG,
+            tracing::Level::WARN,
+            tracing::Level::DEBUG
+        ]
     );
     assert!(seen
         .events
@@ -140,9 +144,7 @@ fn a_failed_call_names_its_error_and_raw_requests_are_raw() {
     let seen = recording(|| {
         let e = client.create_user(&CreateUser::regular("jon")).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::ServerError);
-        client
-            .raw_request(&RawRequest::new("GET", USERS))
-            .unwrap();
+        client.raw_request(&RawRequest::new("GET", USERS)).unwrap();
         client.list_chat_rooms().unwrap();
     });
     let spans: Vec<&Fields> = seen.spans.iter().map(|(_, f)| f).collect();

@@ -219,11 +219,8 @@ where
             finish(200);
             let html =
                 "<html><body><h1>502 Bad Gateway</h1><p>upstream sent garbage</p></body></html>";
-            let mut response = raw_response(
-                200,
-                "application/json",
-                Bytes::from_static(html.as_bytes()),
-            );
+            let mut response =
+                raw_response(200, "application/json", Bytes::from_static(html.as_bytes()));
             stamp_request_id(&mut response, seq);
             return Ok(response);
         }

@@ -588,7 +588,14 @@ pub extern "C" fn roomchat_client_list_users(
     page_out: *mut *mut roomchat_user_page,
     err_out: *mut *mut roomchat_error,
 ) -> roomchat_result {
-    roomchat_client_list_users_with_response(client, limit, skip, page_out, ptr::null_mut(), err_out)
+    roomchat_client_list_users_with_response(
+        client,
+        limit,
+        skip,
+        page_out,
+        ptr::null_mut(),
+        err_out,
+    )
 }
 
 /// `roomchat_client_list_users`, and, when `meta_out` is not NULL, the answer's
@@ -774,8 +781,9 @@ pub extern "C" fn roomchat_client_conversation_messages_with_response(
             roomchat_path_form::Room => PathForm::Room,
             roomchat_path_form::ChatRoom => PathForm::ChatRoom,
         });
-        let (messages, meta) =
-            respond(&client.client, meta_out, |c| c.conversation_messages(&query))?;
+        let (messages, meta) = respond(&client.client, meta_out, |c| {
+            c.conversation_messages(&query)
+        })?;
         write_out(messages_out, roomchat_messages::from(messages));
         write_meta(meta_out, meta);
         Ok(())

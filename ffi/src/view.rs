@@ -12,7 +12,9 @@ use crate::client::{
     borrow_arg, free_box, mut_arg, out_arg, roomchat_client, roomchat_client_options, text_arg,
     write_out,
 };
-use crate::error::{c_string, enum_arg, enum_from_u32, guard, guard_value, roomchat_error, roomchat_result, Failure};
+use crate::error::{
+    c_string, enum_arg, enum_from_u32, guard, guard_value, roomchat_error, roomchat_result, Failure,
+};
 
 // ---- per-call options ------------------------------------------------------------------
 
@@ -99,7 +101,9 @@ pub extern "C" fn roomchat_call_options_set_max_retry_wait_ms(
     options: *mut roomchat_call_options,
     wait_ms: u64,
 ) -> roomchat_result {
-    set_call(options, |o| o.max_retry_wait(Duration::from_millis(wait_ms)))
+    set_call(options, |o| {
+        o.max_retry_wait(Duration::from_millis(wait_ms))
+    })
 }
 
 /// A view of `client` whose calls use `options` where they set something, and
@@ -212,7 +216,9 @@ pub extern "C" fn roomchat_response_meta_attempts(meta: *const roomchat_response
 
 /// How many headers the answer had (0 for NULL).
 #[no_mangle]
-pub extern "C" fn roomchat_response_meta_header_count(meta: *const roomchat_response_meta) -> usize {
+pub extern "C" fn roomchat_response_meta_header_count(
+    meta: *const roomchat_response_meta,
+) -> usize {
     guard_value(0, || self::meta(meta).map_or(0, |m| m.headers.len()))
 }
 
