@@ -47,6 +47,8 @@ fi
 step "lints (cargo clippy, warnings are errors)"
 if cargo clippy --version >/dev/null 2>&1; then
   cargo clippy --workspace --all-targets --locked -- -D warnings
+  # The feature `tracing` is on in no package of the workspace: its code is linted here.
+  cargo clippy -p roomchat --all-targets --features tracing --locked -- -D warnings
 else
   echo "clippy is not installed: skipped"
 fi
@@ -59,7 +61,10 @@ cargo test --workspace --locked 2>&1 | tee "$log_dir/cargo.log"
 
 step "Rust tests over TLS (ROOMCHAT_TEST_TLS=1: every emulator serves HTTPS with a CA of its own)"
 ROOMCHAT_TEST_TLS=1 cargo test --locked -p roomchat --test endpoints --test retries --test errors \
-  --test pagination --test hooks --test transport --test holds --test limits 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
+  --test pagination --test hooks --test transport --test holds --test limits --test options 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
+
+step "Rust: the cargo feature tracing (one span per call, the key redacted)"
+cargo test --locked -p roomchat --features tracing --test tracing 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
 
 step "across the test network: a namespaced host over TLS with ~25 ms round trips, through tinyproxy (scripts/testnet.sh)"
 cargo build --quiet --locked -p roomchat-emulator
