@@ -4,9 +4,12 @@
 # and fault tests again over TLS, the tests across the test network (a namespaced
 # host, tinyproxy) and the stress test; the README's demo; the header freshness check and the C/C++ suites under
 # valgrind; the Node package; the OpenAPI document and schemathesis; the Python
-# package (release wheel in a fresh venv, pytest); then prints the figures.
+# package (release wheel in a fresh venv, pytest); the installed C/C++ package in
+# a clean room; the Windows check (clippy for x86_64-pc-windows-gnu); then prints
+# the figures.
 # Installs what a fresh machine lacks (Debian packages, the pinned cbindgen,
-# maturin, the napi CLI) on the way, so it is also what CI runs (.ci/run).
+# maturin, the napi CLI, the mingw-w64 compiler and the Windows rustup target) on
+# the way, so it is also what CI runs (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -80,7 +83,7 @@ cargo run --quiet --locked --example quickstart >"$log_dir/quickstart.log"
 grep -q "Rate-limit budget of this key" "$log_dir/quickstart.log"
 echo "quickstart ran: $(wc -l <"$log_dir/quickstart.log") lines of output"
 
-step "C ABI: header freshness, C99 and C++17 suites under valgrind, pkg-config, README example"
+step "C ABI: header freshness, C99 and C++17 suites (the C++ wrapper's among them) under valgrind, pkg-config, the C/C++ guide's examples"
 bash tests/c/run.sh 2>&1 | tee "$log_dir/c.log"
 
 step "Node package: build, freshness of the generated loader, node --test, npm pack into a fresh project, tsc, short bench"
@@ -116,6 +119,13 @@ bash scripts/testnet.sh run -- env ROOMCHAT_BENCH_N="${ROOMCHAT_BENCH_N_NETWORK:
   | tee "$log_dir/python-net-bench.log" | grep -E '^(testnet|python network)'
 grep -q '^python network: verdict' "$log_dir/python-net-bench.log"
 
+step "C/C++ package in a clean room: cmake --install, then find_package and pkg-config projects outside the repository, without cargo on PATH, run against the emulator (tests/c/clean-room.sh)"
+bash tests/c/clean-room.sh 2>&1 | tee "$log_dir/c-clean-room.log"
+grep -qE '^c-clean-room: [0-9]+ passed, 0 failed$' "$log_dir/c-clean-room.log"
+
+step "Windows: clippy (warnings are errors) of core, ffi and both bindings for x86_64-pc-windows-gnu (scripts/windows-check.sh)"
+bash scripts/windows-check.sh
+
 step "figures: the rate limiter under threads, seeding, and both benchmarks (printed, not asserted on time)"
 cargo test --quiet --locked -p roomchat --test ratelimit -- --nocapture many_threads 2>&1 | grep -oE 'rate limiter.*'
 cargo test --quiet --locked -p roomchat-emulator --test service -- --nocapture seeding 2>&1 | grep -oE 'seeding .*'
@@ -136,6 +146,8 @@ c_passed=$(sed -E 's/^[^:]+: ([0-9]+) passed.*/\1/' <<<"$c_line")
 c_failed=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$c_line")
 c_net_line=$(grep -E '^c-network: [0-9]+ passed' "$log_dir/c-net.log" | tail -n 1)
 c_passed=$(( c_passed + $(sed -E 's/^c-network: ([0-9]+) passed.*/\1/' <<<"$c_net_line") ))
+c_clean_line=$(grep -E '^c-clean-room: [0-9]+ passed' "$log_dir/c-clean-room.log" | tail -n 1)
+c_passed=$(( c_passed + $(sed -E 's/^c-clean-room: ([0-9]+) passed.*/\1/' <<<"$c_clean_line") ))
 # Every pytest closing line of the Python script (its plain and TLS passes), then the network test.
 py_lines=$(grep -E '^[0-9]+ (passed|failed)|^=* ?[0-9]+ (passed|failed)' "$log_dir/python.log" || true)
 py_sum() { awk -v word="$1" '{ for (i = 1; i < NF; i++) if ($(i + 1) ~ "^" word) s += $i } END { print s + 0 }' <<<"$py_lines"; }
