@@ -74,6 +74,7 @@ roomchat::Error expect_error(Call &&call, roomchat_result code) {
     return error;
   }
   CHECK(!"no roomchat::Error was thrown");
+  fprintf(stderr, "  expected %s\n", std::string(roomchat::result_name(code)).c_str());
   return roomchat::Error(ROOMCHAT_RESULT_UNKNOWN, "none");
 }
 
@@ -113,6 +114,56 @@ void test_configuration_errors() {
   CHECK(wrong_key.status() == std::optional<std::uint16_t>(401));
   CHECK(std::string(wrong_key.what()).find("sk_wrong_key_secret_42") == std::string::npos);
   CHECK(wrong_key.path() && wrong_key.path()->find("sk_wrong_key_secret_42") == std::string::npos);
+}
+
+// The setters the other tests do not use, each seen to take effect.
+void test_settings() {
+  // A response cap: a large answer is refused.
+  const roomchat::Client capped(options_for_emulator().retries(0).max_response_bytes(1000));
+  admin("POST", "/_emulator/faults",
+        "{\"method\": \"GET\", \"path\": \"/consumer/api/v1/chatrooms\", \"action\": {\"kind\": \"large_body\", "
+        "\"bytes\": 5000}}");
+  expect_error([&] { capped.list_chat_rooms(); }, ROOMCHAT_RESULT_RESPONSE_TOO_LARGE);
+  admin("DELETE", "/_emulator/faults", nullptr);
+
+  // PEM without a certificate, and a SOCKS proxy for a remote host, are refused;
+  // no_proxy() and gzip(false) work.
+  expect_error([] { roomchat::Client client(options_for_emulator().ca_pem("not a certificate")); },
+               ROOMCHAT_RESULT_CONFIGURATION);
+  expect_error(
+      [] {
+        roomchat::Client client(
+            roomchat::ClientOptions("sk_other").base_url("https://chat.example.invalid").proxy("socks5://127.0.0.1:1080"));
+      },
+      ROOMCHAT_RESULT_CONFIGURATION);
+  CHECK(roomchat::Client(options_for_emulator().no_proxy().gzip(false)).list_users(1).limit == 1);
+
+  // Plain http:// to a host that is not loopback carries the key only when allowed.
+  expect_error([] { roomchat::Client client(roomchat::ClientOptions("sk_other").base_url("http://chat.example.invalid")); },
+               ROOMCHAT_RESULT_CONFIGURATION);
+  roomchat::Client allowed(
+      roomchat::ClientOptions("sk_other").base_url("http://chat.example.invalid").allow_insecure_http(true));
+  CHECK(allowed.get() != nullptr);
+
+  // An enum value the C API does not have is refused, not undefined behaviour.
+  expect_error([] { roomchat::Client client(options_for_emulator().tls_roots(static_cast<roomchat::TlsRoots>(9))); },
+               ROOMCHAT_RESULT_INVALID_ARGUMENT);
+
+  // A Redis budget that cannot be reached, failing closed: nothing is sent.
+  // (Another key, so that the emulator key's budget keeps its settings.)
+  roomchat::ClientOptions redis("sk_cpp_redis_key");
+  redis.base_url(emu.base_url)
+      .rate_limit_redis("redis://127.0.0.1:1/0")
+      .redis_policy(roomchat::RedisPolicy::FailClosed, 2)
+      .redis_timeouts(200ms, 200ms, 1000ms)
+      .redis_key_prefix("cpp-tests");
+  const roomchat::Client closed(redis);
+  const int before = journal_count("\"path\":\"/consumer/api/v2/users\"");
+  expect_error([&] { closed.list_users(); }, ROOMCHAT_RESULT_BUDGET_UNAVAILABLE);
+  CHECK(journal_count("\"path\":\"/consumer/api/v2/users\"") == before);
+  const roomchat::RateLimitState state = closed.rate_limit_state();
+  CHECK(state.backend == roomchat::BudgetBackend::Redis);
+  CHECK(state.degraded);
 }
 
 void test_create_and_list(const roomchat::Client &client) {
@@ -427,6 +478,7 @@ int main(int argc, char **argv) {
   try {
     test_version();
     test_configuration_errors();
+    test_settings();
     roomchat::Client client = make_client(2);
     test_create_and_list(client);
     test_deactivate(client);
