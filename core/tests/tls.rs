@@ -85,7 +85,10 @@ fn a_new_client_resumes_the_session_of_an_earlier_one_with_the_same_roots() {
     second.list_users(&ListUsers::default()).unwrap();
     let stats = emu.connection_stats();
     assert_eq!(stats.tls_handshakes, 2, "{stats:?}");
-    assert_eq!(stats.tls_resumed, 1, "the second client resumed the first's session: {stats:?}");
+    assert_eq!(
+        stats.tls_resumed, 1,
+        "the second client resumed the first's session: {stats:?}"
+    );
     // Other roots (one more CA trusted): nothing shared, a full handshake.
     let other = builder(&emu)
         .add_root_certificates_pem(stranger.ca_pem().unwrap())
@@ -93,5 +96,9 @@ fn a_new_client_resumes_the_session_of_an_earlier_one_with_the_same_roots() {
         .unwrap();
     other.list_users(&ListUsers::default()).unwrap();
     let stats = emu.connection_stats();
-    assert_eq!((stats.tls_handshakes, stats.tls_resumed), (3, 1), "{stats:?}");
+    assert_eq!(
+        (stats.tls_handshakes, stats.tls_resumed),
+        (3, 1),
+        "{stats:?}"
+    );
 }
