@@ -56,6 +56,7 @@ mod operation;
 mod pagination;
 mod proxy;
 mod ratelimit;
+mod secrets;
 #[cfg(feature = "redis")]
 mod shared_budget;
 mod signin;
