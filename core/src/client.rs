@@ -379,19 +379,13 @@ impl ClientBuilder {
             None => (None, None, Vec::new()),
         };
         secrets.insert(0, key.clone());
-        let mut added = Vec::new();
-        for pem in &self.root_pems {
-            added.extend(crate::tls::certificates_in(
-                pem,
-                "a PEM added with add_root_certificates_pem",
-            )?);
-        }
-        let roots =
-            crate::tls::root_certs(self.tls_roots, &added, |name| std::env::var(name).ok())?;
+        let tls = crate::tls::SharedTls::for_settings(self.tls_roots, &self.root_pems, |name| {
+            std::env::var(name).ok()
+        })?;
         let agent_config = ureq::Agent::config_builder()
             .tls_config(
                 ureq::tls::TlsConfig::builder()
-                    .root_certs(roots.clone())
+                    .root_certs(tls.roots().clone())
                     .build(),
             )
             .accept_encoding(if self.gzip {
@@ -411,10 +405,10 @@ impl ClientBuilder {
             .max_idle_connections_per_host(MAX_IDLE_CONNECTIONS)
             .build();
         fork::install();
-        let budget = self.budget_for(key, &roots)?;
+        let budget = self.budget_for(key, tls.roots())?;
         Ok(Client {
             inner: Arc::new(Inner {
-                agent: AgentCell::new(agent_config),
+                agent: AgentCell::new(agent_config, tls),
                 base,
                 base_url,
                 proxy_shown,
@@ -527,27 +521,29 @@ const MAX_IDLE_CONNECTIONS: usize = 64;
 struct AgentCell {
     agent: ForkLocal<ureq::Agent>,
     config: ureq::config::Config,
+    tls: crate::tls::SharedTls,
 }
 
 impl AgentCell {
-    fn new(config: ureq::config::Config) -> AgentCell {
+    fn new(config: ureq::config::Config, tls: crate::tls::SharedTls) -> AgentCell {
         AgentCell {
-            agent: ForkLocal::new(AgentCell::make(&config)),
+            agent: ForkLocal::new(AgentCell::make(&config, &tls)),
             config,
+            tls,
         }
     }
 
-    fn make(config: &ureq::config::Config) -> ureq::Agent {
+    fn make(config: &ureq::config::Config, tls: &crate::tls::SharedTls) -> ureq::Agent {
         ureq::Agent::with_parts(
             config.clone(),
-            transport::connector(),
+            transport::connector(tls.connector()),
             CachingResolver::default(),
         )
     }
 
     /// This process's agent.
     fn get(&self) -> &ureq::Agent {
-        self.agent.get(|| AgentCell::make(&self.config))
+        self.agent.get(|| AgentCell::make(&self.config, &self.tls))
     }
 }
 

@@ -65,6 +65,7 @@ mod pagination;
 mod proxy;
 mod ratelimit;
 mod response;
+mod secrets;
 #[cfg(feature = "redis")]
 mod shared_budget;
 mod signin;

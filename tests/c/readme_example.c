@@ -1,14 +1,17 @@
 #include <stdio.h>
+#include <stdlib.h>
 #include <roomchat.h>
 
 int main(void) {
+  const char *base_url = getenv("ROOMCHAT_BASE_URL");
+  const char *key = getenv("ROOMCHAT_PRIVATE_KEY");
   roomchat_client_options *options = NULL;
   roomchat_client *client = NULL;
   roomchat_user_page *page = NULL;
   roomchat_error *err = NULL;
 
-  roomchat_client_options_new("sk_test_emulator_private_key_0001", &options, NULL);
-  roomchat_client_options_set_base_url(options, "http://127.0.0.1:8080");
+  roomchat_client_options_new(key ? key : "sk_test_emulator_private_key_0001", &options, NULL);
+  roomchat_client_options_set_base_url(options, base_url ? base_url : "http://127.0.0.1:8080");
   if (roomchat_client_new(options, &client, &err) != ROOMCHAT_RESULT_OK) goto fail;
 
   if (roomchat_client_list_users(client, 50, 0, &page, &err) != ROOMCHAT_RESULT_OK) goto fail;

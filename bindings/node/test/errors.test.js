@@ -5,7 +5,12 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const util = require('node:util')
 const net = require('node:net')
-const { startEmulator } = require('./helpers.js')
+const { startEmulator, overNet } = require('./helpers.js')
+// The fault matrix's timeout per attempt, and its delay fault: across the test
+// network (~25 ms round trips, a handshake per connection, 1% of chunks 200 ms
+// late) 250 ms is too short for an answer that comes.
+const ATTEMPT_TIMEOUT_MS = overNet ? 1000 : 250
+const DELAY_MS = overNet ? 2000 : 700
 const { Client, RoomchatError, AbortError, errorCodes } = require('..')
 
 const USERS = '/consumer/api/v2/users'
@@ -28,7 +33,7 @@ const FAULTS = [
     'ROOMCHAT_PLAN_UPGRADE_REQUIRED',
   ],
   ['respond 404', { kind: 'respond', status: 404, body: '{"error":true,"message":"not found"}' }, 'ROOMCHAT_UNEXPECTED_STATUS'],
-  ['delay', { kind: 'delay', ms: 700 }, 'ROOMCHAT_TIMEOUT'],
+  ['delay', { kind: 'delay', ms: DELAY_MS }, 'ROOMCHAT_TIMEOUT'],
   ['close', { kind: 'close' }, 'ROOMCHAT_CONNECTION'],
   ['truncate', { kind: 'truncate' }, 'ROOMCHAT_DECODE'],
   ['not_json', { kind: 'not_json' }, 'ROOMCHAT_DECODE'],
@@ -40,7 +45,7 @@ test('fault matrix: every fault x every endpoint rejects with the right code, an
   const emu = await startEmulator()
   t.after(() => emu.stop())
   // Default retry policy (2 retries; fast backoff): retried GETs and DELETEs meet the fault again.
-  const client = new Client(emu.options({ timeoutMs: 250, baseBackoffMs: 5, maxResponseBytes: 20000 }))
+  const client = new Client(emu.options({ timeoutMs: ATTEMPT_TIMEOUT_MS, baseBackoffMs: 5, maxResponseBytes: 20000 }))
   await emu.admin('POST', '/rooms', { roomId: 'room1', name: 'General' })
   const { conversationId } = await emu.admin('POST', '/conversations', {
     roomId: 'room1',
