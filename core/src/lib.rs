@@ -1,7 +1,8 @@
 //! `roomchat`: a synchronous client for the hosted chat service's REST API.
 //!
-//! Create users and moderators, list and deactivate users, read conversation
-//! messages, list chat rooms, and sign users into rooms, from a server.
+//! Create users and moderators, list, deactivate and reactivate users,
+//! validate and invalidate their access tokens, read conversation messages,
+//! list chat rooms, and sign users into rooms, from a server.
 //!
 //! * [`Client`] sends requests on one keep-alive connection pool, shares one
 //!   rate-limit budget per private key across the whole process, and retries
@@ -72,8 +73,9 @@ pub use client::{
 };
 pub use error::{Error, ErrorKind, Result};
 pub use models::{
-    ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated, ListUsers, Message,
-    MessageAuthor, PathForm, RawAuth, RawRequest, RawResponse, Role, User, UserPage, MAX_PAGE_SIZE,
+    ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated, Invalidated,
+    ListUsers, Message, MessageAuthor, PathForm, RawAuth, RawRequest, RawResponse, ReactivateUser,
+    Reactivated, Role, TokenUser, User, UserPage, MAX_PAGE_SIZE,
 };
 pub use observe::{Event, EventKind, Level, Observer};
 pub use pagination::{ResumeHandle, UserPages, Users};
@@ -100,6 +102,7 @@ const _: () = {
     assert_send_sync::<ResumeHandle>();
     assert_send_sync::<User>();
     assert_send_sync::<CreatedUser>();
+    assert_send_sync::<TokenUser>();
     assert_send_sync::<Message>();
     assert_send_sync::<CancelToken>();
 };
