@@ -638,8 +638,12 @@ fn error_text(body: &Value) -> String {
 
 fn classify(status: u16, text: &str) -> (ErrorKind, String) {
     let lower = text.to_ascii_lowercase();
-    let mentions_key =
-        lower.contains("auth token") || lower.contains("api key") || lower.contains("auth key");
+    // The public key too: validate access token is authenticated by it.
+    let mentions_key = lower.contains("auth token")
+        || lower.contains("api key")
+        || lower.contains("auth key")
+        || lower.contains("publickey")
+        || lower.contains("public key");
     let asks_for_key = mentions_key
         && (lower.contains("pass")
             || lower.contains("specify")
