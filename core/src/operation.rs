@@ -223,9 +223,7 @@ impl Operation {
             Operation::Raw => wire::decode_raw(response)
                 .map(|raw| json!({"status": raw.status, "body": raw.body})),
             Operation::ReactivateUser => to_json(wire::decode_reactivate_user(response)),
-            Operation::ValidateAccessToken => {
-                to_json(wire::decode_validate_access_token(response))
-            }
+            Operation::ValidateAccessToken => to_json(wire::decode_validate_access_token(response)),
             Operation::InvalidateAccessToken => {
                 to_json(wire::decode_invalidate_access_token(response))
             }

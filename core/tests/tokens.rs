@@ -18,10 +18,11 @@ const EVENT_503: &str = r#"{"message":"Internal server error occurred","eventId"
 /// The status a browser gets for the sign-in page of `room` with `token`.
 fn sign_in_status(emu: &roomchat_emulator::Emulator, room: &str, token: &str) -> u16 {
     let roots = match emu.ca_pem() {
-        Some(ca) => ureq::tls::RootCerts::new_with_certs(&[ureq::tls::Certificate::from_pem(
-            ca.as_bytes(),
-        )
-        .unwrap()]),
+        Some(ca) => {
+            ureq::tls::RootCerts::new_with_certs(&[
+                ureq::tls::Certificate::from_pem(ca.as_bytes()).unwrap()
+            ])
+        }
         None => ureq::tls::RootCerts::WebPki,
     };
     let agent: ureq::Agent = ureq::Agent::config_builder()
@@ -69,7 +70,10 @@ fn the_lifecycle_create_validate_deactivate_reactivate_invalidate() {
     assert!(user.extra["customer"].is_string());
     // Sent to the documented path, with the public key, the token in the body.
     let sent = emu.journal().pop().unwrap();
-    assert_eq!((sent.method.as_str(), sent.path.as_str()), ("POST", VALIDATE));
+    assert_eq!(
+        (sent.method.as_str(), sent.path.as_str()),
+        ("POST", VALIDATE)
+    );
     assert_eq!(sent.query, "publicKey=REDACTED");
     let body: Value = serde_json::from_str(&sent.body).unwrap();
     assert_eq!(body, json!({"accessToken": bob.access_token}));
@@ -194,7 +198,9 @@ fn reactivate_and_invalidate_are_never_sent_twice_after_a_5xx_or_a_lost_answer()
         let e = if path == REACTIVATE {
             client.reactivate_user(&target).unwrap_err()
         } else {
-            client.invalidate_access_token(&jon.access_token).unwrap_err()
+            client
+                .invalidate_access_token(&jon.access_token)
+                .unwrap_err()
         };
         match action {
             FaultAction::CloseConnection => assert_eq!(e.kind(), ErrorKind::Connection),
@@ -249,7 +255,9 @@ fn validate_needs_the_public_key_and_never_shows_a_secret() {
     // Without a public key: a configuration error, and nothing is sent.
     let keyless = builder_with_key(&emu, &key).build().unwrap();
     emu.clear_journal();
-    let e = keyless.validate_access_token(&jon.access_token).unwrap_err();
+    let e = keyless
+        .validate_access_token(&jon.access_token)
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Configuration);
     assert!(e.message().contains("public key"), "{e}");
     assert!(emu.journal().is_empty());
@@ -271,7 +279,9 @@ fn validate_needs_the_public_key_and_never_shows_a_secret() {
     ));
     let errors = [
         client.validate_access_token("forged.token.x").unwrap_err(),
-        client.invalidate_access_token("forged.token.x").unwrap_err(),
+        client
+            .invalidate_access_token("forged.token.x")
+            .unwrap_err(),
         client
             .reactivate_user(&ReactivateUser::UserId("x".into()))
             .unwrap_err(),

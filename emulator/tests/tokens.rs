@@ -79,12 +79,7 @@ fn validate_takes_the_public_key_and_refuses_bad_tokens() {
     for key in [private.as_str(), "wrong", ""] {
         assert_eq!(f.validate_with(key, &body).status, 401, "{key:?}");
     }
-    let with_auth = send(
-        &f.agent,
-        "POST",
-        &f.api(VALIDATE, ""),
-        Some(body.as_str()),
-    );
+    let with_auth = send(&f.agent, "POST", &f.api(VALIDATE, ""), Some(body.as_str()));
     assert_eq!(with_auth.status, 401, "auth is not the public key");
 
     let forged = {
@@ -211,7 +206,13 @@ fn deactivation_and_reactivation_turn_tokens_and_sign_in_off_and_on() {
         405
     );
     assert_eq!(
-        send(&f.agent, "POST", &format!("{}{REACTIVATE}", f.emu.base_url()), Some("{}")).status,
+        send(
+            &f.agent,
+            "POST",
+            &format!("{}{REACTIVATE}", f.emu.base_url()),
+            Some("{}")
+        )
+        .status,
         401
     );
 }
@@ -277,7 +278,11 @@ fn an_invalidated_token_neither_validates_nor_signs_in() {
         assert!(answer.json()["error"].is_string(), "{bad}");
     }
     // Only the lower-case path, with the private key.
-    let camel = f.call("POST", "/consumer/api/v1/user/accessToken/invalidate", &body);
+    let camel = f.call(
+        "POST",
+        "/consumer/api/v1/user/accessToken/invalidate",
+        &body,
+    );
     assert_eq!(camel.status, 404);
     let public = send(
         &f.agent,

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use roomchat::{
     BudgetBackend, Client, ClientBuilder, ConversationMessages, CreateUser, DeactivateUser,
-    ListUsers, OnRedisError, PathForm, Proxy, RateLimitConfig, RawAuth, RawRequest,
-    ReactivateUser, RedisBudget, TlsRoots,
+    ListUsers, OnRedisError, PathForm, Proxy, RateLimitConfig, RawAuth, RawRequest, ReactivateUser,
+    RedisBudget, TlsRoots,
 };
 use serde_json::Value;
 

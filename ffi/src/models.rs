@@ -534,9 +534,7 @@ pub extern "C" fn roomchat_token_user_username(user: *const roomchat_token_user)
 
 /// The room a moderator is limited to, or NULL. Borrowed.
 #[no_mangle]
-pub extern "C" fn roomchat_token_user_chat_room(
-    user: *const roomchat_token_user,
-) -> *const c_char {
+pub extern "C" fn roomchat_token_user_chat_room(user: *const roomchat_token_user) -> *const c_char {
     token_user_text(user, TokenUserText::ChatRoom)
 }
 
