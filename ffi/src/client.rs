@@ -632,6 +632,21 @@ enum_from_u32!(roomchat_user_identifier {
     UniqueUserIdentifier
 });
 
+/// The user named by `by` (a `roomchat_user_identifier` value) and `id`.
+fn user_target(by: u32, id: *const c_char) -> Result<DeactivateUser, Failure> {
+    let by = enum_arg(
+        by,
+        "by",
+        "roomchat_user_identifier",
+        roomchat_user_identifier::from_u32,
+    )?;
+    let id = text_arg(id, "id")?.to_owned();
+    Ok(match by {
+        roomchat_user_identifier::UserId => DeactivateUser::UserId(id),
+        roomchat_user_identifier::UniqueUserIdentifier => DeactivateUser::UniqueUserIdentifier(id),
+    })
+}
+
 /// DELETE /consumer/api/v2/user/deactivate, by exactly one identifier. `by` is
 /// a `roomchat_user_identifier` value; another number gives
 /// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent.
@@ -645,20 +660,7 @@ pub extern "C" fn roomchat_client_deactivate_user(
 ) -> roomchat_result {
     guard(err_out, || {
         let client = borrow_arg(client, "client")?;
-        let by = enum_arg(
-            by,
-            "by",
-            "roomchat_user_identifier",
-            roomchat_user_identifier::from_u32,
-        )?;
-        let id = text_arg(id, "id")?.to_owned();
-        let target = match by {
-            roomchat_user_identifier::UserId => DeactivateUser::UserId(id),
-            roomchat_user_identifier::UniqueUserIdentifier => {
-                DeactivateUser::UniqueUserIdentifier(id)
-            }
-        };
-        client.client.deactivate_user(&target)?;
+        client.client.deactivate_user(&user_target(by, id)?)?;
         Ok(())
     })
 }
@@ -679,18 +681,9 @@ pub extern "C" fn roomchat_client_reactivate_user(
 ) -> roomchat_result {
     guard(err_out, || {
         let client = borrow_arg(client, "client")?;
-        let by = enum_arg(
-            by,
-            "by",
-            "roomchat_user_identifier",
-            roomchat_user_identifier::from_u32,
-        )?;
-        let id = text_arg(id, "id")?.to_owned();
-        let target = match by {
-            roomchat_user_identifier::UserId => ReactivateUser::UserId(id),
-            roomchat_user_identifier::UniqueUserIdentifier => {
-                ReactivateUser::UniqueUserIdentifier(id)
-            }
+        let target = match user_target(by, id)? {
+            DeactivateUser::UserId(id) => ReactivateUser::UserId(id),
+            DeactivateUser::UniqueUserIdentifier(id) => ReactivateUser::UniqueUserIdentifier(id),
         };
         client.client.reactivate_user(&target)?;
         Ok(())

@@ -554,6 +554,25 @@ fn wrap_next_page(py: Python<'_>, page: Option<roomchat::UserPage>) -> PyResult<
     }
 }
 
+/// Exactly one of `user_id` and `unique_user_identifier` (deactivate and reactivate).
+fn one_user(
+    py: Python<'_>,
+    user_id: Option<&Bound<'_, PyAny>>,
+    unique_user_identifier: Option<&Bound<'_, PyAny>>,
+) -> PyResult<DeactivateUser> {
+    match (
+        opt_text("user_id", user_id)?,
+        opt_text("unique_user_identifier", unique_user_identifier)?,
+    ) {
+        (Some(id), None) => Ok(DeactivateUser::UserId(id)),
+        (None, Some(id)) => Ok(DeactivateUser::UniqueUserIdentifier(id)),
+        _ => Err(validation(
+            py,
+            "pass exactly one of user_id and unique_user_identifier",
+        )),
+    }
+}
+
 /// `limit`, `skip`, `page_size` and the like.
 fn page_size(name: &str, value: &Bound<'_, PyAny>) -> PyResult<u32> {
     Ok(whole(name, value, 1, MAX_PAGE_SIZE.into())? as u32)
@@ -901,19 +920,7 @@ impl Client {
         unique_user_identifier: Option<&Bound<'_, PyAny>>,
         _submit: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        let target = match (
-            opt_text("user_id", user_id)?,
-            opt_text("unique_user_identifier", unique_user_identifier)?,
-        ) {
-            (Some(id), None) => DeactivateUser::UserId(id),
-            (None, Some(id)) => DeactivateUser::UniqueUserIdentifier(id),
-            _ => {
-                return Err(validation(
-                    py,
-                    "pass exactly one of user_id and unique_user_identifier",
-                ))
-            }
-        };
+        let target = one_user(py, user_id, unique_user_identifier)?;
         self.finish(
             py,
             _submit,
@@ -935,18 +942,9 @@ impl Client {
         unique_user_identifier: Option<&Bound<'_, PyAny>>,
         _submit: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        let target = match (
-            opt_text("user_id", user_id)?,
-            opt_text("unique_user_identifier", unique_user_identifier)?,
-        ) {
-            (Some(id), None) => ReactivateUser::UserId(id),
-            (None, Some(id)) => ReactivateUser::UniqueUserIdentifier(id),
-            _ => {
-                return Err(validation(
-                    py,
-                    "pass exactly one of user_id and unique_user_identifier",
-                ))
-            }
+        let target = match one_user(py, user_id, unique_user_identifier)? {
+            DeactivateUser::UserId(id) => ReactivateUser::UserId(id),
+            DeactivateUser::UniqueUserIdentifier(id) => ReactivateUser::UniqueUserIdentifier(id),
         };
         self.finish(
             py,

@@ -398,7 +398,7 @@ impl Message {
     }
 }
 
-// ---- CreatedUser, Deactivated -----------------------------------------------------------
+// ---- CreatedUser ------------------------------------------------------------------------
 
 /// The answer to create user. Its `repr` never shows the access token.
 #[pyclass(frozen, module = "roomchat")]
@@ -476,60 +476,9 @@ impl CreatedUser {
     }
 }
 
-/// The answer to deactivate user.
-#[pyclass(frozen, module = "roomchat")]
-pub struct Deactivated {
-    pub(crate) inner: roomchat::Deactivated,
-}
+// ---- Deactivated, Reactivated, Invalidated --------------------------------------------
 
-#[pymethods]
-impl Deactivated {
-    /// True on success.
-    #[getter]
-    fn success(&self) -> bool {
-        self.inner.success
-    }
-    /// The service's text, e.g. "user deactivated".
-    #[getter]
-    fn message(&self) -> Option<&str> {
-        self.inner.message.as_deref()
-    }
-    /// Every other field the service sent.
-    #[getter]
-    fn extra<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        map_to_dict(py, &self.inner.extra)
-    }
-    /// The answer with the service's field names.
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        wire_dict(py, &self.inner)
-    }
-    /// An answer from its wire form.
-    #[classmethod]
-    fn from_dict(cls: &Bound<'_, PyType>, data: &Bound<'_, PyAny>) -> PyResult<Deactivated> {
-        Ok(Deactivated {
-            inner: parse(cls.py(), "a deactivate answer", data)?,
-        })
-    }
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
-        reduce(slf.as_any())
-    }
-    fn __eq__(&self, other: &Self) -> bool {
-        self.inner == other.inner
-    }
-    fn __hash__(&self) -> u64 {
-        hash_of(&[self.inner.message.as_deref()])
-    }
-    fn __repr__(&self) -> String {
-        format!(
-            "Deactivated(success={}, message={})",
-            if self.inner.success { "True" } else { "False" },
-            show(self.inner.message.as_deref())
-        )
-    }
-}
-
-/// A `{"success", "message"?}` answer's class, for Reactivated and Invalidated
-/// (Deactivated is the same shape, written out before them).
+/// A `{"success", "message"?}` answer's class: Deactivated, Reactivated, Invalidated.
 macro_rules! success_answer {
     ($name:ident, $what:literal, $doc:literal) => {
         #[doc = $doc]
@@ -587,6 +536,11 @@ macro_rules! success_answer {
     };
 }
 
+success_answer!(
+    Deactivated,
+    "a deactivate answer",
+    "The answer to deactivate user."
+);
 success_answer!(
     Reactivated,
     "a reactivate answer",
