@@ -184,7 +184,9 @@ impl ClientBuilder {
         self
     }
 
-    /// The public key (for [`RawAuth::PublicKey`] requests).
+    /// The public key: it authenticates [`Client::validate_access_token`] and
+    /// [`RawAuth::PublicKey`] requests (without it they fail with
+    /// [`ErrorKind::Configuration`] and nothing is sent).
     pub fn public_key(mut self, key: impl Into<String>) -> Self {
         self.public_key = Some(key.into());
         self

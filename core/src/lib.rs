@@ -7,8 +7,9 @@
 //! * [`Client`] sends requests on one keep-alive connection pool, shares one
 //!   rate-limit budget per private key across the whole process, and retries
 //!   only what is safe to retry: connection failures and 429s for every
-//!   method, 5xx and timeouts only for GET and DELETE (a retried create-user
-//!   could create the user twice).
+//!   method, 5xx and timeouts only for GET, DELETE and validate access token
+//!   (a read sent as a POST): a retried create-user could create the user
+//!   twice.
 //! * [`wire`] is the pure layer underneath — request builders and response
 //!   decoders without I/O — for use with another HTTP stack.
 //! * Every failure is an [`Error`] with a stable [`ErrorKind`]; the private key
