@@ -62,7 +62,7 @@ cargo test --workspace --locked 2>&1 | tee "$log_dir/cargo.log"
 
 step "Rust tests over TLS (ROOMCHAT_TEST_TLS=1: every emulator serves HTTPS with a CA of its own)"
 ROOMCHAT_TEST_TLS=1 cargo test --locked -p roomchat --test endpoints --test retries --test errors \
-  --test pagination --test hooks --test transport --test holds --test limits 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
+  --test pagination --test hooks --test transport --test holds --test limits --test tokens 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
 
 step "across the test network: a namespaced host over TLS with ~25 ms round trips, through tinyproxy (scripts/testnet.sh)"
 cargo build --quiet --locked -p roomchat-emulator
