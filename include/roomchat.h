@@ -311,6 +311,10 @@ typedef struct roomchat_messages roomchat_messages;
 // `roomchat_response_meta_free`. Strings it returns live as long as it does.
 typedef struct roomchat_response_meta roomchat_response_meta;
 
+// The user an access token signs in, as `roomchat_client_validate_access_token`
+// returns it. Free with `roomchat_token_user_free`.
+typedef struct roomchat_token_user roomchat_token_user;
+
 // A user record. Owned when returned by `roomchat_users_iter_next` (free with
 // `roomchat_user_free`); borrowed from its page when returned by `roomchat_user_page_get`.
 typedef struct roomchat_user roomchat_user;
@@ -367,7 +371,9 @@ void roomchat_client_options_free(struct roomchat_client_options *options);
 roomchat_result roomchat_client_options_set_base_url(struct roomchat_client_options *options,
                                                      const char *url);
 
-// Sets the public key (copied), used by `ROOMCHAT_RAW_AUTH_PUBLIC_KEY` requests.
+// Sets the public key (copied): it authenticates `roomchat_client_validate_access_token`
+// and `ROOMCHAT_RAW_AUTH_PUBLIC_KEY` requests (without it they fail with
+// `ROOMCHAT_RESULT_CONFIGURATION` and nothing is sent).
 roomchat_result roomchat_client_options_set_public_key(struct roomchat_client_options *options,
                                                        const char *key);
 
@@ -531,6 +537,62 @@ roomchat_result roomchat_client_deactivate_user_with_response(const struct roomc
                                                               const char *id,
                                                               struct roomchat_response_meta **meta_out,
                                                               struct roomchat_error **err_out);
+
+// POST /consumer/api/v2/user/reactivate: the inverse of
+// `roomchat_client_deactivate_user`, by exactly one identifier. `by` is a
+// `roomchat_user_identifier` value; another number gives
+// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent.
+// `ROOMCHAT_RESULT_USER_NOT_FOUND` when no deactivated user has it (an active
+// user too). Never sent again after a 5xx, a timeout or a lost answer (it is a
+// POST) unless `roomchat_client_options_set_retries` allows it.
+roomchat_result roomchat_client_reactivate_user(const struct roomchat_client *client,
+                                                uint32_t by,
+                                                const char *id,
+                                                struct roomchat_error **err_out);
+
+// `roomchat_client_reactivate_user` with the answer (see
+// `roomchat_client_list_users_with_response`).
+roomchat_result roomchat_client_reactivate_user_with_response(const struct roomchat_client *client,
+                                                              uint32_t by,
+                                                              const char *id,
+                                                              struct roomchat_response_meta **meta_out,
+                                                              struct roomchat_error **err_out);
+
+// POST /consumer/api/v1/user/accessToken/validate, authenticated by the
+// **public** key (`roomchat_client_options_set_public_key`; without it
+// `ROOMCHAT_RESULT_CONFIGURATION` and nothing is sent). Writes the user the
+// token signs in to `*user_out` (free with `roomchat_token_user_free`). A token
+// that is not valid (forged, invalidated, or of a deactivated user) is
+// `ROOMCHAT_RESULT_INVALID_REQUEST` with the message `invalid accessToken`.
+// It only reads: retried as a GET is.
+roomchat_result roomchat_client_validate_access_token(const struct roomchat_client *client,
+                                                      const char *access_token,
+                                                      struct roomchat_token_user **user_out,
+                                                      struct roomchat_error **err_out);
+
+// `roomchat_client_validate_access_token` with the answer (see
+// `roomchat_client_list_users_with_response`).
+roomchat_result roomchat_client_validate_access_token_with_response(const struct roomchat_client *client,
+                                                                    const char *access_token,
+                                                                    struct roomchat_token_user **user_out,
+                                                                    struct roomchat_response_meta **meta_out,
+                                                                    struct roomchat_error **err_out);
+
+// POST /consumer/api/v1/user/accesstoken/invalidate: `access_token` no longer
+// signs anyone in nor validates. `ROOMCHAT_RESULT_INVALID_REQUEST` when it is
+// not a valid token (or was invalidated already). Never sent again after a 5xx,
+// a timeout or a lost answer (it is a POST) unless
+// `roomchat_client_options_set_retries` allows it.
+roomchat_result roomchat_client_invalidate_access_token(const struct roomchat_client *client,
+                                                        const char *access_token,
+                                                        struct roomchat_error **err_out);
+
+// `roomchat_client_invalidate_access_token` with the answer (see
+// `roomchat_client_list_users_with_response`).
+roomchat_result roomchat_client_invalidate_access_token_with_response(const struct roomchat_client *client,
+                                                                      const char *access_token,
+                                                                      struct roomchat_response_meta **meta_out,
+                                                                      struct roomchat_error **err_out);
 
 // GET the messages of a conversation, oldest first. `form` is a
 // `roomchat_path_form` value; another number gives
@@ -776,6 +838,38 @@ const char *roomchat_created_user_chat_room(const struct roomchat_created_user *
 
 // Frees a created user. NULL does nothing.
 void roomchat_created_user_free(struct roomchat_created_user *user);
+
+// The user's id (`_id`; never NULL for a user). Borrowed.
+const char *roomchat_token_user_id(const struct roomchat_token_user *user);
+
+// The display name, or NULL. Borrowed.
+const char *roomchat_token_user_username(const struct roomchat_token_user *user);
+
+// The room a moderator is limited to, or NULL. Borrowed.
+const char *roomchat_token_user_chat_room(const struct roomchat_token_user *user);
+
+// The customer's own id of the user (`externalUserId`), or NULL. Borrowed.
+const char *roomchat_token_user_external_user_id(const struct roomchat_token_user *user);
+
+// When the user was created (ISO 8601, as sent), or NULL. Borrowed.
+const char *roomchat_token_user_created(const struct roomchat_token_user *user);
+
+// When the user's record last changed (ISO 8601, as sent), or NULL. Borrowed.
+const char *roomchat_token_user_updated(const struct roomchat_token_user *user);
+
+// 1 for a moderator, 0 for a regular user, -1 when the service did not say (or `user` is NULL).
+int32_t roomchat_token_user_is_moderator(const struct roomchat_token_user *user);
+
+// When the token was issued (`iat`), in whole seconds since the Unix epoch (a
+// `time_t`), or -1 when the service did not say (or `user` is NULL).
+int64_t roomchat_token_user_iat(const struct roomchat_token_user *user);
+
+// The whole record as JSON text with the service's field names, unknown fields
+// included (`iat` as seconds since the Unix epoch). Borrowed.
+const char *roomchat_token_user_json(const struct roomchat_token_user *user);
+
+// Frees a validated token's user. NULL does nothing.
+void roomchat_token_user_free(struct roomchat_token_user *user);
 
 // Starts per-call options with nothing changed. Writes them to `*options_out`
 // (free with `roomchat_call_options_free`).

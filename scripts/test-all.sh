@@ -64,7 +64,7 @@ cargo test --workspace --locked 2>&1 | tee "$log_dir/cargo.log"
 
 step "Rust tests over TLS (ROOMCHAT_TEST_TLS=1: every emulator serves HTTPS with a CA of its own)"
 ROOMCHAT_TEST_TLS=1 cargo test --locked -p roomchat --test endpoints --test retries --test errors \
-  --test pagination --test hooks --test transport --test holds --test limits --test options 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
+  --test pagination --test hooks --test transport --test holds --test limits --test tokens --test options 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
 
 step "Rust: the cargo feature tracing (one span per call, the key redacted)"
 cargo test --locked -p roomchat --features tracing --test tracing 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'

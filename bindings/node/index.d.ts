@@ -132,7 +132,7 @@ export interface ClientOptions {
   baseUrl: string
   /** Where rooms are served to browsers (for `signInUrl` and `iframeHtml`). */
   chatUrl?: string
-  /** The public key (for `rawRequest({ auth: "public" })`). */
+  /** The public key: it authenticates `validateAccessToken` (and `rawRequest({ auth: "public" })`); without it they reject with `ROOMCHAT_CONFIGURATION`. */
   publicKey?: string
   /** Overall timeout of one attempt (default 30000). */
   timeoutMs?: number
@@ -291,6 +291,44 @@ export interface Deactivated {
   extra: Record<string, unknown>
 }
 
+/** The answer to reactivate user. */
+export interface Reactivated {
+  success: boolean
+  /** e.g. "user reactivated". */
+  message?: string
+  extra: Record<string, unknown>
+}
+
+/** The answer to invalidate access token. */
+export interface Invalidated {
+  success: boolean
+  message?: string
+  extra: Record<string, unknown>
+}
+
+/**
+ * The user an access token signs in, as validate access token answers it: the
+ * stored record with the token's issue time. Fields the service left out are `undefined`.
+ */
+export interface TokenUser {
+  /** `_id` on the wire. */
+  id: string
+  username?: string
+  /** The room a moderator is limited to. */
+  chatRoom?: string
+  isModerator?: boolean
+  /** The customer's own id of the user, given at creation. */
+  externalUserId?: string
+  /** When the user was created: ISO 8601, as sent. */
+  created?: string
+  /** When the user's record last changed: ISO 8601, as sent. */
+  updated?: string
+  /** When the token was issued (`iat`, seconds since the epoch on the wire). */
+  iat?: Date
+  /** Every other field the service sent (`customer`, `parentCustomerAccount`, `createdUsingApi`, `__v`, …). */
+  extra: Record<string, unknown>
+}
+
 export interface RawResponse {
   status: number
   /** Names in lower case, in order. */
@@ -341,6 +379,9 @@ export interface CreateUserParams {
 
 /** Exactly one of the two: both or neither is a `RoomchatValidationError`, before anything is sent. */
 export type DeactivateUserParams = { userId: string; uniqueUserIdentifier?: never } | { uniqueUserIdentifier: string; userId?: never }
+
+/** As for `deactivateUser`: exactly one of the two. */
+export type ReactivateUserParams = DeactivateUserParams
 
 export interface ConversationMessagesParams {
   roomId: string
@@ -403,6 +444,26 @@ export declare class Client {
   /** DELETE /consumer/api/v2/user/deactivate. */
   deactivateUser(params: DeactivateUserParams, options: WithResponseOptions): Promise<WithResponse<Deactivated>>
   deactivateUser(params: DeactivateUserParams, options?: CallOptions & { withResponse?: false }): Promise<Deactivated>
+  /**
+   * POST /consumer/api/v2/user/reactivate: the inverse of `deactivateUser`. A user that is
+   * not deactivated rejects with `ROOMCHAT_USER_NOT_FOUND`. Not sent again after a 5xx or a
+   * lost answer unless `retryNonIdempotent`.
+   */
+  reactivateUser(params: ReactivateUserParams, options: WithResponseOptions): Promise<WithResponse<Reactivated>>
+  reactivateUser(params: ReactivateUserParams, options?: CallOptions & { withResponse?: false }): Promise<Reactivated>
+  /**
+   * POST /consumer/api/v1/user/accessToken/validate, with the public key (`publicKey`):
+   * the user `accessToken` signs in. A token that is not valid rejects with
+   * `ROOMCHAT_INVALID_REQUEST` ("invalid accessToken"). A read: retried as a GET is.
+   */
+  validateAccessToken(accessToken: string, options: WithResponseOptions): Promise<WithResponse<TokenUser>>
+  validateAccessToken(accessToken: string, options?: CallOptions & { withResponse?: false }): Promise<TokenUser>
+  /**
+   * POST /consumer/api/v1/user/accesstoken/invalidate: the token no longer signs anyone
+   * in nor validates. Not sent again after a 5xx or a lost answer unless `retryNonIdempotent`.
+   */
+  invalidateAccessToken(accessToken: string, options: WithResponseOptions): Promise<WithResponse<Invalidated>>
+  invalidateAccessToken(accessToken: string, options?: CallOptions & { withResponse?: false }): Promise<Invalidated>
   /** GET /consumer/api/v2/room/:roomId/conversation/:conversationId/messages, oldest first. */
   conversationMessages(params: ConversationMessagesParams, options: WithResponseOptions): Promise<WithResponse<Message[]>>
   conversationMessages(
@@ -435,6 +496,9 @@ export type WireOperation =
   | 'create_user'
   | 'list_chat_rooms'
   | 'raw'
+  | 'reactivate_user'
+  | 'validate_access_token'
+  | 'invalidate_access_token'
 
 export interface WireRequest {
   method: string
@@ -459,7 +523,9 @@ export declare const wire: {
    * conversationId, pathForm?}; `create_user` {username, role?: "regular" |
    * "moderator" | "room_moderator", chatRoom?, extra?}; `list_chat_rooms` none;
    * `raw` {method, path, query?: [name, value][], body?, auth?: "private_key" |
-   * "public_key" | "none"}. Throws `RoomchatValidationError` on bad parameters.
+   * "public_key" | "none"}; `reactivate_user` as `deactivate_user`;
+   * `validate_access_token` {accessToken} (its `auth` is "public_key");
+   * `invalidate_access_token` {accessToken}. Throws `RoomchatValidationError` on bad parameters.
    */
   buildRequest(operation: WireOperation, params?: object, options?: { baseUrl: string; key?: string }): WireRequest
   /**

@@ -21,6 +21,9 @@ const OP = {
   conversationMessages: 3,
   listChatRooms: 4,
   rawRequest: 5,
+  reactivateUser: 6,
+  validateAccessToken: 7,
+  invalidateAccessToken: 8,
 }
 
 // ---- errors ---------------------------------------------------------------------
@@ -427,8 +430,21 @@ function createdUser(payload) {
   return decorateCreatedUser(JSON.parse(payload))
 }
 
+/** A validated token's user: `iat` (milliseconds since the epoch on the way here) as a `Date`. */
+function decorateTokenUser(user) {
+  if (user.iat !== undefined) user.iat = new Date(user.iat)
+  return user
+}
+
+function tokenUser(payload) {
+  return decorateTokenUser(JSON.parse(payload))
+}
+
 /** What a result's `post` does to the parsed value besides parsing it. */
-const DECORATE = new Map([[createdUser, decorateCreatedUser]])
+const DECORATE = new Map([
+  [createdUser, decorateCreatedUser],
+  [tokenUser, decorateTokenUser],
+])
 
 /** The `post` of a call made with `withResponse`: `{ data, response }`, `data` as `post` makes it. */
 function withResponsePost(post) {
@@ -565,6 +581,26 @@ class Client {
 
   deactivateUser(params, options = undefined) {
     return this.#call(OP.deactivateUser, 'deactivateUser', params, options, parse)
+  }
+
+  reactivateUser(params, options = undefined) {
+    return this.#call(OP.reactivateUser, 'reactivateUser', params, options, parse)
+  }
+
+  validateAccessToken(accessToken, options = undefined) {
+    return this.#token(OP.validateAccessToken, 'validateAccessToken', accessToken, options, tokenUser)
+  }
+
+  invalidateAccessToken(accessToken, options = undefined) {
+    return this.#token(OP.invalidateAccessToken, 'invalidateAccessToken', accessToken, options, parse)
+  }
+
+  /** A call that takes the access token itself: refused here when it is not a string. */
+  #token(op, what, accessToken, options, post) {
+    if (typeof accessToken !== 'string') {
+      return Promise.reject(validation(`${what}: accessToken must be a string`))
+    }
+    return this.#call(op, what, { accessToken }, options, post)
   }
 
   conversationMessages(params, options = undefined) {
@@ -748,7 +784,7 @@ function bodyBuffer(body) {
   throw validation('wire.decodeResponse: body must be a string, a Buffer, a typed array or an ArrayBuffer')
 }
 
-const DECODE_POST = { create_user: createdUser }
+const DECODE_POST = { create_user: createdUser, validate_access_token: tokenUser }
 
 const wire = Object.freeze({
   buildRequest(operation, params = undefined, options = undefined) {

@@ -45,7 +45,7 @@ failed=$(sed -nE 's/^ℹ fail ([0-9]+)$/\1/p' "$work/node-test.log" | tail -n 1)
 # The second pass: the endpoint, fault and network-option tests again, every
 # emulator serving HTTPS (--tls) and every client trusting its CA (helpers.js).
 # Always run, CI or not: nothing here can skip it.
-tls_files=(test/client.test.js test/errors.test.js test/network-options.test.js)
+tls_files=(test/client.test.js test/errors.test.js test/network-options.test.js test/tokens.test.js)
 step "node --test over TLS (ROOMCHAT_TEST_TLS=1): ${tls_files[*]}"
 tls_start=$(date +%s.%N)
 ROOMCHAT_TEST_TLS=1 node --test --test-reporter=spec "${tls_files[@]}" 2>&1 | tee "$work/node-test-tls.log"
@@ -81,6 +81,7 @@ read -r ready <&"${EMU[0]}"
 export ROOMCHAT_BASE_URL=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["base_url"])' "$ready")
 export ROOMCHAT_CHAT_URL=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["chat_url"])' "$ready")
 export ROOMCHAT_PRIVATE_KEY=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["private_key"])' "$ready")
+export ROOMCHAT_PUBLIC_KEY=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["public_key"])' "$ready")
 
 node -e '
   const { Client, RoomchatError, errorCodes } = require("roomchat")
@@ -106,7 +107,7 @@ JS
 node esm.mjs
 
 cat >usage.ts <<'TS'
-import { Client, RoomchatError, AbortError, wire, type User, type UserPage, type CreatedUser, type ErrorCode, type WithResponse } from 'roomchat'
+import { Client, RoomchatError, AbortError, wire, type User, type UserPage, type CreatedUser, type ErrorCode, type TokenUser, type WithResponse } from 'roomchat'
 
 async function main(): Promise<void> {
   const client = new Client({
@@ -124,7 +125,12 @@ async function main(): Promise<void> {
   const requestId: string | undefined = answered.response.requestId
   console.log(answered.data.total, plain.total, requestId, answered.response.status, answered.response.headers['date'], answered.response.attempts)
   const created: CreatedUser = await client.createUser({ username: 'ann', isModerator: true, chatRoom: 'r1' })
+  const record: TokenUser = await client.validateAccessToken(created.accessToken)
+  const issued: Date | undefined = record.iat
   await client.deactivateUser({ userId: created.userId })
+  const back = await client.reactivateUser({ uniqueUserIdentifier: 'crm-1' })
+  const done = await client.invalidateAccessToken(created.accessToken)
+  names.push(record.id, String(issued?.getTime()), String(back.success && done.success))
   for await (const user of client.users({ pageSize: 100 })) names.push(user.id ?? '')
   for await (const p of client.userPages()) names.push(String(p.total))
   const url: string = client.signInUrl('r1', created.accessToken)
@@ -150,6 +156,7 @@ echo "tsc --noEmit --strict usage.ts: ok"
 cp "$here/examples/readme.mjs" readme.mjs
 node readme.mjs >readme.log
 grep -q "already deactivated" readme.log
+grep -q "after invalidation: invalid accessToken" readme.log
 echo "the README example ran from the installed package: $(wc -l <readme.log) lines"
 exec {EMU[1]}>&-
 wait "$emu_pid" 2>/dev/null || true

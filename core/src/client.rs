@@ -12,8 +12,9 @@ use crate::cancel::{self, CancelToken};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fork::{self, ForkLocal};
 use crate::models::{
-    ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated, ListUsers, Message,
-    RawAuth, RawRequest, RawResponse, UserPage,
+    ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated, Invalidated,
+    ListUsers, Message, RawAuth, RawRequest, RawResponse, ReactivateUser, Reactivated, TokenUser,
+    UserPage,
 };
 use crate::observe::{Event, EventKind, Observer};
 use crate::options::CallOptions;
@@ -187,7 +188,9 @@ impl ClientBuilder {
         self
     }
 
-    /// The public key (for [`RawAuth::PublicKey`] requests).
+    /// The public key: it authenticates [`Client::validate_access_token`] and
+    /// [`RawAuth::PublicKey`] requests (without it they fail with
+    /// [`ErrorKind::Configuration`] and nothing is sent).
     pub fn public_key(mut self, key: impl Into<String>) -> Self {
         self.public_key = Some(key.into());
         self
@@ -884,6 +887,80 @@ impl Client {
         self.call(wire::deactivate_user(target), wire::decode_deactivate_user)
     }
 
+    /// POST /consumer/api/v2/user/reactivate: the inverse of
+    /// [`deactivate_user`](Self::deactivate_user). A user that is not
+    /// deactivated (or does not exist) is [`ErrorKind::UserNotFound`].
+    ///
+    /// Never retried after a 5xx, a timeout or a connection lost once the request
+    /// may have been sent (it is a POST), unless
+    /// [`ClientBuilder::retry_non_idempotent`] is set: connection failures before
+    /// sending and 429s are retried as for every call.
+    ///
+    /// ```
+    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
+    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).chat_url(emu.chat_url()).public_key(emu.public_key()).build()?;
+    /// use roomchat::{CreateUser, DeactivateUser, ErrorKind, ReactivateUser};
+    /// let jon = client.create_user(&CreateUser::regular("jon"))?;
+    /// client.deactivate_user(&DeactivateUser::UserId(jon.user_id.clone()))?;
+    /// client.reactivate_user(&ReactivateUser::UserId(jon.user_id.clone()))?;
+    /// let again = client.reactivate_user(&ReactivateUser::UserId(jon.user_id));
+    /// assert_eq!(again.unwrap_err().kind(), ErrorKind::UserNotFound);
+    /// # Ok::<(), roomchat::Error>(())
+    /// ```
+    pub fn reactivate_user(&self, target: &ReactivateUser) -> Result<Reactivated> {
+        self.call(wire::reactivate_user(target), wire::decode_reactivate_user)
+    }
+
+    /// POST /consumer/api/v1/user/accessToken/validate: the user `access_token`
+    /// signs in, with the token's issue time. Authenticated by the **public**
+    /// key ([`ClientBuilder::public_key`]; without one, [`ErrorKind::Configuration`]
+    /// and nothing is sent). A token that is not valid (forged, invalidated, or
+    /// of a deactivated user) is [`ErrorKind::InvalidRequest`] with the service's
+    /// message, `invalid accessToken`.
+    ///
+    /// It only reads, so it is retried as a GET is (after a 5xx or a timeout too).
+    ///
+    /// ```
+    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
+    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).chat_url(emu.chat_url()).public_key(emu.public_key()).build()?;
+    /// use roomchat::{CreateUser, ErrorKind};
+    /// let jon = client.create_user(&CreateUser::regular("jon"))?;
+    /// let user = client.validate_access_token(&jon.access_token)?;
+    /// assert_eq!((user.id.as_str(), user.username.as_deref()), (jon.user_id.as_str(), Some("jon")));
+    /// assert!(user.iat.is_some());
+    /// let forged = client.validate_access_token("a.b.c").unwrap_err();
+    /// assert_eq!((forged.kind(), forged.message()), (ErrorKind::InvalidRequest, "invalid accessToken"));
+    /// # Ok::<(), roomchat::Error>(())
+    /// ```
+    pub fn validate_access_token(&self, access_token: &str) -> Result<TokenUser> {
+        self.call(
+            wire::validate_access_token(access_token),
+            wire::decode_validate_access_token,
+        )
+    }
+
+    /// POST /consumer/api/v1/user/accesstoken/invalidate: `access_token` no
+    /// longer signs anyone in (nor validates). Never retried after a 5xx, a
+    /// timeout or a lost answer (it is a POST), unless
+    /// [`ClientBuilder::retry_non_idempotent`] is set.
+    ///
+    /// ```
+    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
+    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).chat_url(emu.chat_url()).public_key(emu.public_key()).build()?;
+    /// use roomchat::{CreateUser, ErrorKind};
+    /// let jon = client.create_user(&CreateUser::regular("jon"))?;
+    /// client.invalidate_access_token(&jon.access_token)?;
+    /// let after = client.validate_access_token(&jon.access_token).unwrap_err();
+    /// assert_eq!(after.kind(), ErrorKind::InvalidRequest);
+    /// # Ok::<(), roomchat::Error>(())
+    /// ```
+    pub fn invalidate_access_token(&self, access_token: &str) -> Result<Invalidated> {
+        self.call(
+            wire::invalidate_access_token(access_token),
+            wire::decode_invalidate_access_token,
+        )
+    }
+
     /// GET /consumer/api/v2/room/:roomId/conversation/:conversationId/messages (or the `chatroom` form).
     ///
     /// ```
@@ -1025,7 +1102,11 @@ impl Client {
         let key = match request.auth {
             RawAuth::PrivateKey => Some(config.private_key.as_str()),
             RawAuth::PublicKey => Some(config.public_key.as_deref().ok_or_else(|| {
-                Error::configuration("no public key was configured (ClientBuilder::public_key)")
+                Error::configuration(
+                    "no public key was configured: this call is authenticated by the account's \
+                     public key (ClientBuilder::public_key; public_key= in Python, publicKey in \
+                     Node, roomchat_client_options_set_public_key in C, or ROOMCHAT_PUBLIC_KEY)",
+                )
             })?),
             RawAuth::None => None,
         };

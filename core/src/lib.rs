@@ -1,13 +1,15 @@
 //! `roomchat`: a synchronous client for the hosted chat service's REST API.
 //!
-//! Create users and moderators, list and deactivate users, read conversation
-//! messages, list chat rooms, and sign users into rooms, from a server.
+//! Create users and moderators, list, deactivate and reactivate users,
+//! validate and invalidate their access tokens, read conversation messages,
+//! list chat rooms, and sign users into rooms, from a server.
 //!
 //! * [`Client`] sends requests on one keep-alive connection pool, shares one
 //!   rate-limit budget per private key across the whole process, and retries
 //!   only what is safe to retry: connection failures and 429s for every
-//!   method, 5xx and timeouts only for GET and DELETE (a retried create-user
-//!   could create the user twice).
+//!   method, 5xx and timeouts only for GET, DELETE and validate access token
+//!   (a read sent as a POST): a retried create-user could create the user
+//!   twice.
 //! * [`wire`] is the pure layer underneath — request builders and response
 //!   decoders without I/O — for use with another HTTP stack.
 //! * Every failure is an [`Error`] with a stable [`ErrorKind`]; the private key
@@ -83,8 +85,9 @@ pub use client::{
 };
 pub use error::{Error, ErrorKind, Result};
 pub use models::{
-    ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated, ListUsers, Message,
-    MessageAuthor, PathForm, RawAuth, RawRequest, RawResponse, Role, User, UserPage, MAX_PAGE_SIZE,
+    ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated, Invalidated,
+    ListUsers, Message, MessageAuthor, PathForm, RawAuth, RawRequest, RawResponse, ReactivateUser,
+    Reactivated, Role, TokenUser, User, UserPage, MAX_PAGE_SIZE,
 };
 pub use observe::{Event, EventKind, Level, Observer, StderrObserver, ENV_LOG};
 pub use options::CallOptions;
@@ -113,6 +116,7 @@ const _: () = {
     assert_send_sync::<ResumeHandle>();
     assert_send_sync::<User>();
     assert_send_sync::<CreatedUser>();
+    assert_send_sync::<TokenUser>();
     assert_send_sync::<Message>();
     assert_send_sync::<CancelToken>();
     assert_send_sync::<ResponseMeta>();

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use roomchat::{
     CallOptions, ConversationMessages, CreateUser, DeactivateUser, ErrorKind, ListUsers,
-    RawRequest, WithResponse, MAX_DURATION,
+    RawRequest, ReactivateUser, WithResponse, MAX_DURATION,
 };
 use roomchat_emulator::FaultAction;
 
@@ -264,6 +264,20 @@ fn every_endpoint_gives_its_answer() {
         .with_response(|c| c.deactivate_user(&DeactivateUser::UniqueUserIdentifier("crm-1".into())))
         .unwrap();
     check(&gone.meta);
+
+    let back = client
+        .with_response(|c| c.reactivate_user(&ReactivateUser::UniqueUserIdentifier("crm-1".into())))
+        .unwrap();
+    check(&back.meta);
+    let token = client
+        .with_response(|c| c.validate_access_token(&created.value.access_token))
+        .unwrap();
+    check(&token.meta);
+    assert_eq!(token.value.username.as_deref(), Some("jon"));
+    let invalidated = client
+        .with_response(|c| c.invalidate_access_token(&created.value.access_token))
+        .unwrap();
+    check(&invalidated.meta);
 
     // Through a view with options too, and the last of several requests.
     let view = client

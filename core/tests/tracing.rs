@@ -146,15 +146,22 @@ fn a_failed_call_names_its_error_and_raw_requests_are_raw() {
         assert_eq!(e.kind(), ErrorKind::ServerError);
         client.raw_request(&RawRequest::new("GET", USERS)).unwrap();
         client.list_chat_rooms().unwrap();
+        let jon = client.create_user(&CreateUser::regular("jon")).unwrap();
+        client.validate_access_token(&jon.access_token).unwrap();
     });
     let spans: Vec<&Fields> = seen.spans.iter().map(|(_, f)| f).collect();
-    assert_eq!(spans.len(), 3);
+    assert_eq!(spans.len(), 5);
     assert_eq!(spans[0]["operation"], "create_user");
     assert_eq!(spans[0]["attempt"], "1", "a POST is not resent after a 500");
     assert_eq!(spans[0]["status"], "500");
     assert_eq!(spans[0]["error"], "server_error");
     assert_eq!(spans[1]["operation"], "raw");
     assert_eq!(spans[2]["operation"], "list_chat_rooms");
+    assert_eq!(spans[4]["operation"], "validate_access_token");
+    assert_eq!(
+        spans[4]["path"],
+        "/consumer/api/v1/user/accessToken/validate?publicKey=REDACTED"
+    );
     assert_no_key(&seen, &emu.private_key());
 }
 

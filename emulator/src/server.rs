@@ -389,6 +389,9 @@ fn route(
         CreateUser,
         ChatRooms,
         Validate,
+        Reactivate,
+        ValidateAccessToken,
+        InvalidateAccessToken,
     }
     let (endpoint, allowed) = match segs.as_slice() {
         ["consumer", "api", "v2", "users"] => (Endpoint::ListUsers, "GET"),
@@ -399,6 +402,13 @@ fn route(
         ["consumer", "api", "v1", "user"] => (Endpoint::CreateUser, "POST"),
         ["consumer", "api", "v1", "chatrooms"] => (Endpoint::ChatRooms, "GET"),
         ["consumer", "api", "v1", "validate"] => (Endpoint::Validate, "GET"),
+        ["consumer", "api", "v2", "user", "reactivate"] => (Endpoint::Reactivate, "POST"),
+        ["consumer", "api", "v1", "user", "accessToken", "validate"] => {
+            (Endpoint::ValidateAccessToken, "POST")
+        }
+        ["consumer", "api", "v1", "user", "accesstoken", "invalidate"] => {
+            (Endpoint::InvalidateAccessToken, "POST")
+        }
         _ => return json_response((404, json!({"error": true, "message": "not found"}))),
     };
     if method.as_str() != allowed {
@@ -407,7 +417,9 @@ fn route(
 
     let mut state = shared.state();
     let auth = match endpoint {
-        Endpoint::Validate => state.check_public_key(query.get("publicKey").map(String::as_str)),
+        Endpoint::Validate | Endpoint::ValidateAccessToken => {
+            state.check_public_key(query.get("publicKey").map(String::as_str))
+        }
         _ => state.check_auth(query.get("auth").map(String::as_str)),
     };
     if let Err(answer) = auth {
@@ -461,6 +473,18 @@ fn route(
             Endpoint::Validate => {
                 Err(state.validate_token(query.get("accessToken").map(String::as_str)))
             }
+            Endpoint::Reactivate => Err(match json_body() {
+                Ok(v) => state.reactivate_user(&v),
+                Err(a) => a,
+            }),
+            Endpoint::ValidateAccessToken => Err(match json_body() {
+                Ok(v) => state.validate_access_token(&v),
+                Err(a) => a,
+            }),
+            Endpoint::InvalidateAccessToken => Err(match json_body() {
+                Ok(v) => state.invalidate_access_token(&v),
+                Err(a) => a,
+            }),
         }
     };
     let mut response = match answer {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use roomchat::{
     BudgetBackend, Client, ClientBuilder, ConversationMessages, CreateUser, DeactivateUser,
     ListUsers, Observer, OnRedisError, PathForm, Proxy, RateLimitConfig, RawAuth, RawRequest,
-    RedisBudget, TlsRoots,
+    ReactivateUser, RedisBudget, TlsRoots,
 };
 use serde_json::Value;
 
@@ -16,7 +16,8 @@ use crate::error::{
     c_string, enum_arg, enum_from_u32, guard, guard_value, roomchat_error, roomchat_result, Failure,
 };
 use crate::models::{
-    roomchat_created_user, roomchat_messages, roomchat_user_page, roomchat_users_iter,
+    roomchat_created_user, roomchat_messages, roomchat_token_user, roomchat_user_page,
+    roomchat_users_iter,
 };
 use crate::view::{respond, roomchat_response_meta, write_meta};
 
@@ -187,7 +188,9 @@ pub extern "C" fn roomchat_client_options_set_base_url(
     set_text(options, url, "base_url", ClientBuilder::base_url)
 }
 
-/// Sets the public key (copied), used by `ROOMCHAT_RAW_AUTH_PUBLIC_KEY` requests.
+/// Sets the public key (copied): it authenticates `roomchat_client_validate_access_token`
+/// and `ROOMCHAT_RAW_AUTH_PUBLIC_KEY` requests (without it they fail with
+/// `ROOMCHAT_RESULT_CONFIGURATION` and nothing is sent).
 #[no_mangle]
 pub extern "C" fn roomchat_client_options_set_public_key(
     options: *mut roomchat_client_options,
@@ -669,6 +672,21 @@ enum_from_u32!(roomchat_user_identifier {
     UniqueUserIdentifier
 });
 
+/// The user named by `by` (a `roomchat_user_identifier` value) and `id`.
+fn user_target(by: u32, id: *const c_char) -> Result<DeactivateUser, Failure> {
+    let by = enum_arg(
+        by,
+        "by",
+        "roomchat_user_identifier",
+        roomchat_user_identifier::from_u32,
+    )?;
+    let id = text_arg(id, "id")?.to_owned();
+    Ok(match by {
+        roomchat_user_identifier::UserId => DeactivateUser::UserId(id),
+        roomchat_user_identifier::UniqueUserIdentifier => DeactivateUser::UniqueUserIdentifier(id),
+    })
+}
+
 /// DELETE /consumer/api/v2/user/deactivate, by exactly one identifier. `by` is
 /// a `roomchat_user_identifier` value; another number gives
 /// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent.
@@ -695,21 +713,133 @@ pub extern "C" fn roomchat_client_deactivate_user_with_response(
 ) -> roomchat_result {
     guard(err_out, || {
         let client = borrow_arg(client, "client")?;
-        let by = enum_arg(
-            by,
-            "by",
-            "roomchat_user_identifier",
-            roomchat_user_identifier::from_u32,
-        )?;
-        let id = text_arg(id, "id")?.to_owned();
-        let target = match by {
-            roomchat_user_identifier::UserId => DeactivateUser::UserId(id),
-            roomchat_user_identifier::UniqueUserIdentifier => {
-                DeactivateUser::UniqueUserIdentifier(id)
-            }
-        };
+        let target = user_target(by, id)?;
         let ((), meta) = respond(&client.client, meta_out, |c| {
             c.deactivate_user(&target).map(drop)
+        })?;
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// POST /consumer/api/v2/user/reactivate: the inverse of
+/// `roomchat_client_deactivate_user`, by exactly one identifier. `by` is a
+/// `roomchat_user_identifier` value; another number gives
+/// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent.
+/// `ROOMCHAT_RESULT_USER_NOT_FOUND` when no deactivated user has it (an active
+/// user too). Never sent again after a 5xx, a timeout or a lost answer (it is a
+/// POST) unless `roomchat_client_options_set_retries` allows it.
+#[no_mangle]
+pub extern "C" fn roomchat_client_reactivate_user(
+    client: *const roomchat_client,
+    by: u32,
+    id: *const c_char,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_reactivate_user_with_response(client, by, id, ptr::null_mut(), err_out)
+}
+
+/// `roomchat_client_reactivate_user` with the answer (see
+/// `roomchat_client_list_users_with_response`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_reactivate_user_with_response(
+    client: *const roomchat_client,
+    by: u32,
+    id: *const c_char,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        let client = borrow_arg(client, "client")?;
+        let target = match user_target(by, id)? {
+            DeactivateUser::UserId(id) => ReactivateUser::UserId(id),
+            DeactivateUser::UniqueUserIdentifier(id) => ReactivateUser::UniqueUserIdentifier(id),
+        };
+        let ((), meta) = respond(&client.client, meta_out, |c| {
+            c.reactivate_user(&target).map(drop)
+        })?;
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// POST /consumer/api/v1/user/accessToken/validate, authenticated by the
+/// **public** key (`roomchat_client_options_set_public_key`; without it
+/// `ROOMCHAT_RESULT_CONFIGURATION` and nothing is sent). Writes the user the
+/// token signs in to `*user_out` (free with `roomchat_token_user_free`). A token
+/// that is not valid (forged, invalidated, or of a deactivated user) is
+/// `ROOMCHAT_RESULT_INVALID_REQUEST` with the message `invalid accessToken`.
+/// It only reads: retried as a GET is.
+#[no_mangle]
+pub extern "C" fn roomchat_client_validate_access_token(
+    client: *const roomchat_client,
+    access_token: *const c_char,
+    user_out: *mut *mut roomchat_token_user,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_validate_access_token_with_response(
+        client,
+        access_token,
+        user_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_validate_access_token` with the answer (see
+/// `roomchat_client_list_users_with_response`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_validate_access_token_with_response(
+    client: *const roomchat_client,
+    access_token: *const c_char,
+    user_out: *mut *mut roomchat_token_user,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(user_out, "user_out")?;
+        let client = borrow_arg(client, "client")?;
+        let token = text_arg(access_token, "access_token")?;
+        let (user, meta) = respond(&client.client, meta_out, |c| c.validate_access_token(token))?;
+        write_out(user_out, roomchat_token_user::from(user));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// POST /consumer/api/v1/user/accesstoken/invalidate: `access_token` no longer
+/// signs anyone in nor validates. `ROOMCHAT_RESULT_INVALID_REQUEST` when it is
+/// not a valid token (or was invalidated already). Never sent again after a 5xx,
+/// a timeout or a lost answer (it is a POST) unless
+/// `roomchat_client_options_set_retries` allows it.
+#[no_mangle]
+pub extern "C" fn roomchat_client_invalidate_access_token(
+    client: *const roomchat_client,
+    access_token: *const c_char,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_invalidate_access_token_with_response(
+        client,
+        access_token,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_invalidate_access_token` with the answer (see
+/// `roomchat_client_list_users_with_response`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_invalidate_access_token_with_response(
+    client: *const roomchat_client,
+    access_token: *const c_char,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        let client = borrow_arg(client, "client")?;
+        let token = text_arg(access_token, "access_token")?;
+        let ((), meta) = respond(&client.client, meta_out, |c| {
+            c.invalidate_access_token(token).map(drop)
         })?;
         write_meta(meta_out, meta);
         Ok(())

@@ -24,6 +24,7 @@ static roomchat_client *make_client(uint32_t retries) {
   CHECK(roomchat_client_options_new(emu.private_key, &options, NULL) == ROOMCHAT_RESULT_OK);
   roomchat_client_options_set_base_url(options, emu.base_url);
   if (emu.ca_pem) roomchat_client_options_set_ca_pem(options, emu.ca_pem);
+  roomchat_client_options_set_public_key(options, emu.public_key);
   roomchat_client_options_set_app_name(options, "c-options/1.0");
   roomchat_client_options_set_retries(options, retries, false);
   roomchat_client_options_set_rate_limit(options, 100000, 60000, false, 60000);
@@ -238,6 +239,7 @@ static void test_with_response(void) {
   roomchat_client *client = make_client(2);
   roomchat_user_page *page = NULL;
   roomchat_created_user *user = NULL;
+  roomchat_token_user *token = NULL;
   roomchat_messages *messages = NULL;
   roomchat_response_meta *meta = NULL;
   roomchat_error *err = NULL;
@@ -270,7 +272,6 @@ static void test_with_response(void) {
                                                   "{\"uniqueUserIdentifier\": \"crm-c-1\"}", &user, &meta,
                                                   NULL) == ROOMCHAT_RESULT_OK);
   check_meta(meta, 1);
-  roomchat_created_user_free(user);
   roomchat_response_meta_free(meta);
   meta = NULL;
   CHECK(roomchat_client_deactivate_user_with_response(client, ROOMCHAT_USER_IDENTIFIER_UNIQUE_USER_IDENTIFIER,
@@ -278,6 +279,24 @@ static void test_with_response(void) {
   check_meta(meta, 1);
   roomchat_response_meta_free(meta);
   meta = NULL;
+  CHECK(roomchat_client_reactivate_user_with_response(client, ROOMCHAT_USER_IDENTIFIER_UNIQUE_USER_IDENTIFIER,
+                                                      "crm-c-1", &meta, NULL) == ROOMCHAT_RESULT_OK);
+  check_meta(meta, 1);
+  roomchat_response_meta_free(meta);
+  meta = NULL;
+  CHECK(roomchat_client_validate_access_token_with_response(client, roomchat_created_user_access_token(user), &token,
+                                                            &meta, NULL) == ROOMCHAT_RESULT_OK);
+  check_meta(meta, 1);
+  CHECK(token != NULL && strcmp(roomchat_token_user_username(token), "jon") == 0);
+  roomchat_token_user_free(token);
+  roomchat_response_meta_free(meta);
+  meta = NULL;
+  CHECK(roomchat_client_invalidate_access_token_with_response(client, roomchat_created_user_access_token(user), &meta,
+                                                              NULL) == ROOMCHAT_RESULT_OK);
+  check_meta(meta, 1);
+  roomchat_response_meta_free(meta);
+  meta = NULL;
+  roomchat_created_user_free(user);
   CHECK(http_request(&emu, "POST", "/_emulator/rooms", "{\"roomId\": \"r-meta\", \"name\": \"Meta\"}", NULL) == 200);
   CHECK(http_request(&emu, "POST", "/_emulator/conversations",
                      "{\"roomId\": \"r-meta\", \"messages\": [{\"messages\": \"hi\", \"user\": {\"username\": \"jon\"}}]}",

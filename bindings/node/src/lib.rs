@@ -613,6 +613,15 @@ pub fn wire_decode(
             }
             Operation::ListChatRooms => wire::decode_chat_rooms(&response).map(|r| shape::json(&r)),
             Operation::Raw => wire::decode_raw(&response).map(|r| shape::raw_response(&r)),
+            Operation::ReactivateUser => {
+                wire::decode_reactivate_user(&response).map(|r| shape::reactivated(&r))
+            }
+            Operation::ValidateAccessToken => {
+                wire::decode_validate_access_token(&response).map(|r| shape::token_user(&r))
+            }
+            Operation::InvalidateAccessToken => {
+                wire::decode_invalidate_access_token(&response).map(|r| shape::invalidated(&r))
+            }
             // A future operation of core: its generic JSON form.
             other => other.decode(&response).map(|r| shape::json(&r)),
         }

@@ -2,8 +2,8 @@
 
 use roomchat::{
     CallOptions, Client, ClientBuilder, ConversationMessages, CreateUser, DeactivateUser, Error,
-    ListUsers, OnRedisError, PathForm, Proxy, RateLimitConfig, RawAuth, RawRequest, RedisBudget,
-    TlsRoots, WhenLimited, MAX_PAGE_SIZE,
+    ListUsers, OnRedisError, PathForm, Proxy, RateLimitConfig, RawAuth, RawRequest, ReactivateUser,
+    RedisBudget, TlsRoots, WhenLimited, MAX_PAGE_SIZE,
 };
 use serde_json::Value;
 
@@ -19,6 +19,9 @@ pub enum Op {
     ConversationMessages,
     ListChatRooms,
     RawRequest,
+    ReactivateUser,
+    ValidateAccessToken,
+    InvalidateAccessToken,
 }
 
 impl Op {
@@ -30,6 +33,9 @@ impl Op {
             3 => Op::ConversationMessages,
             4 => Op::ListChatRooms,
             5 => Op::RawRequest,
+            6 => Op::ReactivateUser,
+            7 => Op::ValidateAccessToken,
+            8 => Op::InvalidateAccessToken,
             _ => return None,
         })
     }
@@ -42,6 +48,9 @@ impl Op {
             Op::ConversationMessages => "conversationMessages",
             Op::ListChatRooms => "listChatRooms",
             Op::RawRequest => "rawRequest",
+            Op::ReactivateUser => "reactivateUser",
+            Op::ValidateAccessToken => "validateAccessToken",
+            Op::InvalidateAccessToken => "invalidateAccessToken",
         }
     }
 }
@@ -83,6 +92,29 @@ pub fn run(client: &Client, op: Op, params: &str) -> Result<String, Error> {
             client
                 .raw_request(&request)
                 .map(|r| shape::raw_response(&r))
+        }
+        Op::ReactivateUser => {
+            let target = match deactivate_user(&p)? {
+                DeactivateUser::UserId(id) => ReactivateUser::UserId(id),
+                DeactivateUser::UniqueUserIdentifier(id) => {
+                    ReactivateUser::UniqueUserIdentifier(id)
+                }
+            };
+            client
+                .reactivate_user(&target)
+                .map(|r| shape::reactivated(&r))
+        }
+        Op::ValidateAccessToken => {
+            p.only(&["accessToken"])?;
+            client
+                .validate_access_token(&p.required_string("accessToken")?)
+                .map(|r| shape::token_user(&r))
+        }
+        Op::InvalidateAccessToken => {
+            p.only(&["accessToken"])?;
+            client
+                .invalidate_access_token(&p.required_string("accessToken")?)
+                .map(|r| shape::invalidated(&r))
         }
     }
 }
@@ -187,17 +219,16 @@ fn create_user(p: &Args<'_>) -> Result<CreateUser, Error> {
     Ok(request)
 }
 
+/// Exactly one identifier, for deactivateUser and reactivateUser (named by `p`).
 fn deactivate_user(p: &Args<'_>) -> Result<DeactivateUser, Error> {
     p.only(&["userId", "uniqueUserIdentifier"])?;
     match (p.string("userId")?, p.string("uniqueUserIdentifier")?) {
         (Some(id), None) => Ok(DeactivateUser::UserId(id)),
         (None, Some(id)) => Ok(DeactivateUser::UniqueUserIdentifier(id)),
-        (Some(_), Some(_)) => Err(invalid(
-            "deactivateUser: give exactly one of userId and uniqueUserIdentifier, not both",
-        )),
-        (None, None) => Err(invalid(
-            "deactivateUser: give exactly one of userId and uniqueUserIdentifier",
-        )),
+        (Some(_), Some(_)) => {
+            Err(p.refused("give exactly one of userId and uniqueUserIdentifier, not both"))
+        }
+        (None, None) => Err(p.refused("give exactly one of userId and uniqueUserIdentifier")),
     }
 }
 

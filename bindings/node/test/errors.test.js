@@ -18,6 +18,12 @@ const CREATE = '/consumer/api/v1/user'
 const DEACTIVATE = '/consumer/api/v2/user/deactivate'
 const ROOMS = '/consumer/api/v1/chatrooms'
 const VALIDATE = '/consumer/api/v1/validate'
+const REACTIVATE = '/consumer/api/v2/user/reactivate'
+const VALIDATE_TOKEN = '/consumer/api/v1/user/accessToken/validate'
+const INVALIDATE_TOKEN = '/consumer/api/v1/user/accesstoken/invalidate'
+// POSTs that change something: never sent twice after a fault that may have let them
+// take effect. Validating a token is a POST too, but only reads: retried as a GET.
+const SENT_ONCE = new Set(['createUser', 'reactivateUser', 'invalidateAccessToken'])
 
 /** The faults the emulator offers, and the code each must give (`ok`: the call succeeds). */
 const FAULTS = [
@@ -80,6 +86,41 @@ test('fault matrix: every fault x every endpoint rejects with the right code, an
         return client.rawRequest({ method: 'GET', path: VALIDATE, query: { accessToken }, auth: 'public' })
       },
     ],
+    [
+      'reactivateUser',
+      'POST',
+      REACTIVATE,
+      async () => {
+        await emu.admin('DELETE', '/faults')
+        const helper = new Client(emu.options())
+        const { userId } = await helper.createUser({ username: `a${++n}` })
+        await helper.deactivateUser({ userId })
+        await emu.fault(pendingFault)
+        return client.reactivateUser({ userId })
+      },
+    ],
+    [
+      'validateAccessToken',
+      'POST',
+      VALIDATE_TOKEN,
+      async () => {
+        await emu.admin('DELETE', '/faults')
+        const { accessToken } = await new Client(emu.options()).createUser({ username: `v${++n}` })
+        await emu.fault(pendingFault)
+        return client.validateAccessToken(accessToken)
+      },
+    ],
+    [
+      'invalidateAccessToken',
+      'POST',
+      INVALIDATE_TOKEN,
+      async () => {
+        await emu.admin('DELETE', '/faults')
+        const { accessToken } = await new Client(emu.options()).createUser({ username: `i${++n}` })
+        await emu.fault(pendingFault)
+        return client.invalidateAccessToken(accessToken)
+      },
+    ],
   ]
   let pendingFault
   let cases = 0
@@ -104,7 +145,7 @@ test('fault matrix: every fault x every endpoint rejects with the right code, an
       }
       assert.equal(outcome, expected, label)
       const arrivals = await emu.arrivals(method, path)
-      if (method === 'POST') {
+      if (SENT_ONCE.has(name)) {
         // Only a 429 (not processed by the service) may be sent again.
         assert.equal(arrivals, faultName === 'respond 429' ? 3 : 1, `${label}: ${arrivals} POSTs arrived`)
         const created = (await emu.journal()).filter((e) => e.method === 'POST' && e.path === CREATE && e.status === 200)

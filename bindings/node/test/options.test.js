@@ -193,6 +193,11 @@ test('every call can give its answer, through views too', async (t) => {
   assert.ok(Array.isArray(await check(await client.listChatRooms(withResponse))))
   assert.equal((await check(await client.rawRequest({ method: 'GET', path: '/consumer/api/v1/chatrooms' }, withResponse))).status, 200)
   await check(await client.deactivateUser({ uniqueUserIdentifier: 'crm-node-1' }, withResponse))
+  assert.equal((await check(await client.reactivateUser({ uniqueUserIdentifier: 'crm-node-1' }, withResponse))).success, true)
+  const token = await check(await client.validateAccessToken(created.accessToken, withResponse))
+  assert.equal(token.username, 'jon')
+  assert.ok(token.iat instanceof Date, 'a validated token user keeps its iat as a Date')
+  assert.equal((await check(await client.invalidateAccessToken(created.accessToken, withResponse))).success, true)
   const view = client.withOptions({ maxRetries: 0 })
   await check(await view.listUsers(undefined, withResponse))
   // A failure rejects as the plain call does.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import logging
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -39,6 +40,24 @@ def create(client: roomchat.Client, name: str) -> Optional[roomchat.CreatedUser]
 def messages(client: roomchat.Client, room: str, conversation: str) -> List[str]:
     found: List[roomchat.Message] = client.conversation_messages(room, conversation, path_form="chatroom")
     return [m.text or "" for m in found if m.user is None or m.user.username != "bot"]
+
+
+def token_lifecycle(client: roomchat.Client, user_id: str, token: str) -> Optional[datetime.datetime]:
+    user: roomchat.TokenUser = client.validate_access_token(token)
+    issued: Optional[datetime.datetime] = user.iat
+    room: Optional[str] = user.chat_room
+    client.deactivate_user(user_id=user_id)
+    back: roomchat.Reactivated = client.reactivate_user(user_id=user_id)
+    done: roomchat.Invalidated = client.invalidate_access_token(token)
+    return issued if back.success and done.success and room is None else None
+
+
+async def still_valid(client: roomchat.AsyncClient, token: str) -> bool:
+    try:
+        user: roomchat.TokenUser = await client.validate_access_token(token)
+    except roomchat.InvalidRequestError:
+        return False
+    return user.id != ""
 
 
 async def count(client: roomchat.AsyncClient) -> int:

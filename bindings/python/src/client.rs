@@ -12,7 +12,7 @@ use pyo3::types::{PyDict, PyList, PyString, PyTuple, PyType};
 use roomchat::{
     CallOptions, CancelToken as CoreToken, ClientBuilder, ConversationMessages, CreateUser,
     DeactivateUser, ListUsers, OnRedisError, PathForm, RateLimitConfig, RawAuth, RawRequest,
-    RedisBudget, WhenLimited, WithResponse, MAX_PAGE_SIZE,
+    ReactivateUser, RedisBudget, WhenLimited, WithResponse, MAX_PAGE_SIZE,
 };
 use serde_json::Value;
 
@@ -21,7 +21,8 @@ use crate::dispatch::{Deliver, Dispatcher};
 use crate::errors::{configuration, to_py, validation, wrong_type, IntoPyResult};
 use crate::logging::{self, LoggingObserver};
 use crate::models::{
-    CreatedUser, Deactivated, Message, RateLimitState, RawResponse, User, UserPage,
+    CreatedUser, Deactivated, Invalidated, Message, RateLimitState, RawResponse, Reactivated,
+    TokenUser, User, UserPage,
 };
 use crate::response::APIResponse;
 
@@ -556,6 +557,18 @@ fn wrap_deactivated(py: Python<'_>, inner: roomchat::Deactivated) -> PyResult<Py
     Ok(Py::new(py, Deactivated { inner })?.into_any())
 }
 
+fn wrap_reactivated(py: Python<'_>, inner: roomchat::Reactivated) -> PyResult<Py<PyAny>> {
+    Ok(Py::new(py, Reactivated { inner })?.into_any())
+}
+
+fn wrap_token_user(py: Python<'_>, inner: roomchat::TokenUser) -> PyResult<Py<PyAny>> {
+    Ok(Py::new(py, TokenUser { inner })?.into_any())
+}
+
+fn wrap_invalidated(py: Python<'_>, inner: roomchat::Invalidated) -> PyResult<Py<PyAny>> {
+    Ok(Py::new(py, Invalidated { inner })?.into_any())
+}
+
 fn wrap_raw(py: Python<'_>, inner: roomchat::RawResponse) -> PyResult<Py<PyAny>> {
     Ok(Py::new(py, RawResponse { inner })?.into_any())
 }
@@ -593,6 +606,25 @@ fn wrap_next_page(py: Python<'_>, page: Option<roomchat::UserPage>) -> PyResult<
     match page {
         Some(page) => wrap_page(py, page),
         None => Ok(py.None()),
+    }
+}
+
+/// Exactly one of `user_id` and `unique_user_identifier` (deactivate and reactivate).
+fn one_user(
+    py: Python<'_>,
+    user_id: Option<&Bound<'_, PyAny>>,
+    unique_user_identifier: Option<&Bound<'_, PyAny>>,
+) -> PyResult<DeactivateUser> {
+    match (
+        opt_text("user_id", user_id)?,
+        opt_text("unique_user_identifier", unique_user_identifier)?,
+    ) {
+        (Some(id), None) => Ok(DeactivateUser::UserId(id)),
+        (None, Some(id)) => Ok(DeactivateUser::UniqueUserIdentifier(id)),
+        _ => Err(validation(
+            py,
+            "pass exactly one of user_id and unique_user_identifier",
+        )),
     }
 }
 
@@ -995,24 +1027,78 @@ impl Client {
         unique_user_identifier: Option<&Bound<'_, PyAny>>,
         _submit: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        let target = match (
-            opt_text("user_id", user_id)?,
-            opt_text("unique_user_identifier", unique_user_identifier)?,
-        ) {
-            (Some(id), None) => DeactivateUser::UserId(id),
-            (None, Some(id)) => DeactivateUser::UniqueUserIdentifier(id),
-            _ => {
-                return Err(validation(
-                    py,
-                    "pass exactly one of user_id and unique_user_identifier",
-                ))
-            }
-        };
+        let target = one_user(py, user_id, unique_user_identifier)?;
         self.finish(
             py,
             _submit,
             move |c| c.deactivate_user(&target),
             wrap_deactivated,
+        )
+    }
+
+    /// POST /consumer/api/v2/user/reactivate: the inverse of `deactivate_user`, by exactly
+    /// one of `user_id` and `unique_user_identifier` (both or neither: `ValidationError`,
+    /// nothing sent). A user that is not deactivated raises `UserNotFoundError`. Never
+    /// sent again after a 5xx or a lost answer unless `retry_non_idempotent=True`.
+    #[pyo3(signature = (*, user_id=None, unique_user_identifier=None, _submit=None))]
+    #[pyo3(text_signature = "(self, *, user_id=None, unique_user_identifier=None)")]
+    fn reactivate_user(
+        &self,
+        py: Python<'_>,
+        user_id: Option<&Bound<'_, PyAny>>,
+        unique_user_identifier: Option<&Bound<'_, PyAny>>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let target = match one_user(py, user_id, unique_user_identifier)? {
+            DeactivateUser::UserId(id) => ReactivateUser::UserId(id),
+            DeactivateUser::UniqueUserIdentifier(id) => ReactivateUser::UniqueUserIdentifier(id),
+        };
+        self.finish(
+            py,
+            _submit,
+            move |c| c.reactivate_user(&target),
+            wrap_reactivated,
+        )
+    }
+
+    /// POST /consumer/api/v1/user/accessToken/validate, with the public key (`public_key=`;
+    /// without it `ConfigurationError`, nothing sent): the user `access_token` signs in, as
+    /// a `TokenUser`. A token that is not valid raises `InvalidRequestError` ("invalid
+    /// accessToken"). A read: retried as a GET is.
+    #[pyo3(signature = (access_token, *, _submit=None))]
+    #[pyo3(text_signature = "(self, access_token)")]
+    fn validate_access_token(
+        &self,
+        py: Python<'_>,
+        access_token: &Bound<'_, PyAny>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let token = text("access_token", access_token)?;
+        self.finish(
+            py,
+            _submit,
+            move |c| c.validate_access_token(&token),
+            wrap_token_user,
+        )
+    }
+
+    /// POST /consumer/api/v1/user/accesstoken/invalidate: `access_token` no longer signs
+    /// anyone in nor validates. Never sent again after a 5xx or a lost answer unless
+    /// `retry_non_idempotent=True`.
+    #[pyo3(signature = (access_token, *, _submit=None))]
+    #[pyo3(text_signature = "(self, access_token)")]
+    fn invalidate_access_token(
+        &self,
+        py: Python<'_>,
+        access_token: &Bound<'_, PyAny>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let token = text("access_token", access_token)?;
+        self.finish(
+            py,
+            _submit,
+            move |c| c.invalidate_access_token(&token),
+            wrap_invalidated,
         )
     }
 

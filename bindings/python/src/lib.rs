@@ -29,8 +29,8 @@ mod _native {
     use super::dispatch::Dispatcher;
     #[pymodule_export]
     use super::models::{
-        CreatedUser, Deactivated, Message, MessageAuthor, RateLimitState, RawResponse, User,
-        UserPage,
+        CreatedUser, Deactivated, Invalidated, Message, MessageAuthor, RateLimitState, RawResponse,
+        Reactivated, TokenUser, User, UserPage,
     };
     #[pymodule_export]
     use super::response::APIResponse;

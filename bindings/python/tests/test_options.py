@@ -153,6 +153,9 @@ def test_every_endpoint_gives_its_answer(emu: Emulator) -> None:
         assert isinstance(check(raw.list_chat_rooms()), list)
         assert check(raw.raw_request("GET", "/consumer/api/v1/chatrooms")).status == 200
         assert isinstance(check(raw.deactivate_user(unique_user_identifier="crm-py-1")), roomchat.Deactivated)
+        assert isinstance(check(raw.reactivate_user(unique_user_identifier="crm-py-1")), roomchat.Reactivated)
+        assert check(raw.validate_access_token(created.access_token)).username == "jon"
+        assert isinstance(check(raw.invalidate_access_token(created.access_token)), roomchat.Invalidated)
         # Failures raise as the plain calls do.
         with pytest.raises(roomchat.UserNotFoundError):
             raw.deactivate_user(user_id="0" * 24)
@@ -176,7 +179,7 @@ def test_the_rate_limit_headers_when_the_service_sends_them(emu: Emulator) -> No
 def test_async_views_and_raw_responses(emu: Emulator) -> None:
     async def main() -> None:
         async with roomchat.AsyncClient(
-            emu.private_key, base_url=emu.base_url, base_backoff=0.01, ca_bundle=emu.ca_file
+            emu.private_key, base_url=emu.base_url, public_key=emu.public_key, base_backoff=0.01, ca_bundle=emu.ca_file
         ) as client:
             once = client.with_options(max_retries=0, timeout=5.0)
             emu.fault(USERS, {"kind": "respond", "status": 503}, method="GET")
@@ -189,6 +192,8 @@ def test_async_views_and_raw_responses(emu: Emulator) -> None:
             assert response.parse().limit == 5
             created = await once.with_raw_response.create_user("ann")
             assert created.parse().username == "ann"
+            token = await client.with_raw_response.validate_access_token(created.parse().access_token)
+            assert token.request_id == last_request_id(emu) and token.parse().username == "ann"
             await once.aclose()  # a view: its client still works
             assert (await client.list_users()).total == 1
             with pytest.raises(roomchat.ConfigurationError):

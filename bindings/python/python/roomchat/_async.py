@@ -46,10 +46,13 @@ from ._native import (
     CancelToken,
     CreatedUser,
     Deactivated,
+    Invalidated,
     Message,
     RateLimit,
     RateLimitState,
     RawResponse,
+    Reactivated,
+    TokenUser,
     User,
     UserPage,
 )
@@ -361,6 +364,28 @@ class AsyncClient:
         done: Deactivated = await self._call(
             "deactivate_user", user_id=user_id, unique_user_identifier=unique_user_identifier
         )
+        return done
+
+    async def reactivate_user(
+        self, *, user_id: Optional[str] = None, unique_user_identifier: Optional[str] = None
+    ) -> Reactivated:
+        """POST /consumer/api/v2/user/reactivate, by exactly one of the two ids (never sent
+        again after a 5xx or a lost answer unless ``retry_non_idempotent``)."""
+        done: Reactivated = await self._call(
+            "reactivate_user", user_id=user_id, unique_user_identifier=unique_user_identifier
+        )
+        return done
+
+    async def validate_access_token(self, access_token: str) -> TokenUser:
+        """POST /consumer/api/v1/user/accessToken/validate, with the public key: the user
+        the token signs in (``InvalidRequestError`` "invalid accessToken" when it does not)."""
+        user: TokenUser = await self._call("validate_access_token", access_token)
+        return user
+
+    async def invalidate_access_token(self, access_token: str) -> Invalidated:
+        """POST /consumer/api/v1/user/accesstoken/invalidate (never sent again after a 5xx
+        or a lost answer unless ``retry_non_idempotent``)."""
+        done: Invalidated = await self._call("invalidate_access_token", access_token)
         return done
 
     async def conversation_messages(

@@ -12,7 +12,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, cast
 
-from ._native import APIResponse, CancelToken, CreatedUser, Deactivated, Message, RawResponse, UserPage
+from ._native import (
+    APIResponse,
+    CancelToken,
+    CreatedUser,
+    Deactivated,
+    Invalidated,
+    Message,
+    RawResponse,
+    Reactivated,
+    TokenUser,
+    UserPage,
+)
 
 if TYPE_CHECKING:
     from ._async import AsyncClient
@@ -65,6 +76,20 @@ class ClientWithRawResponse:
             "APIResponse[Deactivated]",
             self._client.deactivate_user(user_id=user_id, unique_user_identifier=unique_user_identifier),
         )
+
+    def reactivate_user(
+        self, *, user_id: Optional[str] = None, unique_user_identifier: Optional[str] = None
+    ) -> APIResponse[Reactivated]:
+        return cast(
+            "APIResponse[Reactivated]",
+            self._client.reactivate_user(user_id=user_id, unique_user_identifier=unique_user_identifier),
+        )
+
+    def validate_access_token(self, access_token: str) -> APIResponse[TokenUser]:
+        return cast("APIResponse[TokenUser]", self._client.validate_access_token(access_token))
+
+    def invalidate_access_token(self, access_token: str) -> APIResponse[Invalidated]:
+        return cast("APIResponse[Invalidated]", self._client.invalidate_access_token(access_token))
 
     def conversation_messages(
         self, room_id: str, conversation_id: str, *, path_form: str = "room"
@@ -141,6 +166,20 @@ class AsyncClientWithRawResponse:
             "APIResponse[Deactivated]",
             await self._call("deactivate_user", user_id=user_id, unique_user_identifier=unique_user_identifier),
         )
+
+    async def reactivate_user(
+        self, *, user_id: Optional[str] = None, unique_user_identifier: Optional[str] = None
+    ) -> APIResponse[Reactivated]:
+        return cast(
+            "APIResponse[Reactivated]",
+            await self._call("reactivate_user", user_id=user_id, unique_user_identifier=unique_user_identifier),
+        )
+
+    async def validate_access_token(self, access_token: str) -> APIResponse[TokenUser]:
+        return cast("APIResponse[TokenUser]", await self._call("validate_access_token", access_token))
+
+    async def invalidate_access_token(self, access_token: str) -> APIResponse[Invalidated]:
+        return cast("APIResponse[Invalidated]", await self._call("invalidate_access_token", access_token))
 
     async def conversation_messages(
         self, room_id: str, conversation_id: str, *, path_form: str = "room"
