@@ -100,6 +100,25 @@ typedef uint32_t roomchat_budget_backend;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// How much a log line matters.
+enum roomchat_log_level
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // One line per attempt.
+  ROOMCHAT_LOG_LEVEL_DEBUG = 0,
+  // A retry, a wait for the rate-limit budget, a failure of the shared budget.
+  ROOMCHAT_LOG_LEVEL_WARNING = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum roomchat_log_level roomchat_log_level;
+#else
+typedef uint32_t roomchat_log_level;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // What the client does while the shared budget in Redis cannot be reached
 // (see `roomchat_client_options_set_redis_policy`).
 enum roomchat_redis_policy
@@ -252,6 +271,12 @@ typedef uint32_t roomchat_tls_roots;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// Settings a view of a client uses instead of the client's (see
+// `roomchat_client_with_options`). Made by `roomchat_call_options_new`, freed
+// with `roomchat_call_options_free`; a setting never set keeps the client's.
+// Not thread-safe: configure it on one thread.
+typedef struct roomchat_call_options roomchat_call_options;
+
 // A client of the chat service. Made by `roomchat_client_new`, freed with
 // `roomchat_client_free`. **Thread-safe**: one client may be used by many
 // threads at once; it shares one connection pool, and every client of the same
@@ -279,6 +304,16 @@ typedef struct roomchat_message roomchat_message;
 
 // The messages of a conversation, oldest first. Free with `roomchat_messages_free`.
 typedef struct roomchat_messages roomchat_messages;
+
+// The HTTP answer a call's result came from: status, headers, attempts. Given
+// by the `_with_response` form of every endpoint call (e.g.
+// `roomchat_client_list_users_with_response`); owned by the caller, freed with
+// `roomchat_response_meta_free`. Strings it returns live as long as it does.
+typedef struct roomchat_response_meta roomchat_response_meta;
+
+// The user an access token signs in, as `roomchat_client_validate_access_token`
+// returns it. Free with `roomchat_token_user_free`.
+typedef struct roomchat_token_user roomchat_token_user;
 
 // A user record. Owned when returned by `roomchat_users_iter_next` (free with
 // `roomchat_user_free`); borrowed from its page when returned by `roomchat_user_page_get`.
@@ -310,6 +345,15 @@ typedef struct roomchat_rate_limit_state {
   bool degraded;
 } roomchat_rate_limit_state;
 
+// Receives a client's log lines: `user_data` as given to
+// `roomchat_client_options_set_log_callback`, the line's level, and the line
+// (NUL-terminated, e.g. `GET /consumer/api/v2/users?auth=REDACTED -> 200
+// (attempt 1, 0.412 ms)`; the key never appears in it), valid only during the
+// call. Called on the thread making the client call, possibly on several
+// threads at once: it must be thread-safe, quick, and must not call the same
+// client.
+typedef void (*roomchat_log_callback)(void *user_data, roomchat_log_level level, const char *line);
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -327,7 +371,9 @@ void roomchat_client_options_free(struct roomchat_client_options *options);
 roomchat_result roomchat_client_options_set_base_url(struct roomchat_client_options *options,
                                                      const char *url);
 
-// Sets the public key (copied), used by `ROOMCHAT_RAW_AUTH_PUBLIC_KEY` requests.
+// Sets the public key (copied): it authenticates `roomchat_client_validate_access_token`
+// and `ROOMCHAT_RAW_AUTH_PUBLIC_KEY` requests (without it they fail with
+// `ROOMCHAT_RESULT_CONFIGURATION` and nothing is sent).
 roomchat_result roomchat_client_options_set_public_key(struct roomchat_client_options *options,
                                                        const char *key);
 
@@ -455,6 +501,18 @@ roomchat_result roomchat_client_list_users(const struct roomchat_client *client,
                                            struct roomchat_user_page **page_out,
                                            struct roomchat_error **err_out);
 
+// `roomchat_client_list_users`, and, when `meta_out` is not NULL, the answer's
+// status, headers and attempts written to `*meta_out` (free with
+// `roomchat_response_meta_free`). Every endpoint call has this form: the same
+// arguments, `meta_out` after the outputs; every output, `*meta_out` too, is
+// written only on success.
+roomchat_result roomchat_client_list_users_with_response(const struct roomchat_client *client,
+                                                         uint32_t limit,
+                                                         uint64_t skip,
+                                                         struct roomchat_user_page **page_out,
+                                                         struct roomchat_response_meta **meta_out,
+                                                         struct roomchat_error **err_out);
+
 // Starts a lazy iteration over every user, `page_size` (1 to 200; 0 = 200) at a time.
 // Writes the iterator to `*iter_out` (free with `roomchat_users_iter_free`); it keeps
 // its own reference to the client.
@@ -472,6 +530,70 @@ roomchat_result roomchat_client_deactivate_user(const struct roomchat_client *cl
                                                 const char *id,
                                                 struct roomchat_error **err_out);
 
+// `roomchat_client_deactivate_user` with the answer (see
+// `roomchat_client_list_users_with_response`).
+roomchat_result roomchat_client_deactivate_user_with_response(const struct roomchat_client *client,
+                                                              uint32_t by,
+                                                              const char *id,
+                                                              struct roomchat_response_meta **meta_out,
+                                                              struct roomchat_error **err_out);
+
+// POST /consumer/api/v2/user/reactivate: the inverse of
+// `roomchat_client_deactivate_user`, by exactly one identifier. `by` is a
+// `roomchat_user_identifier` value; another number gives
+// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent.
+// `ROOMCHAT_RESULT_USER_NOT_FOUND` when no deactivated user has it (an active
+// user too). Never sent again after a 5xx, a timeout or a lost answer (it is a
+// POST) unless `roomchat_client_options_set_retries` allows it.
+roomchat_result roomchat_client_reactivate_user(const struct roomchat_client *client,
+                                                uint32_t by,
+                                                const char *id,
+                                                struct roomchat_error **err_out);
+
+// `roomchat_client_reactivate_user` with the answer (see
+// `roomchat_client_list_users_with_response`).
+roomchat_result roomchat_client_reactivate_user_with_response(const struct roomchat_client *client,
+                                                              uint32_t by,
+                                                              const char *id,
+                                                              struct roomchat_response_meta **meta_out,
+                                                              struct roomchat_error **err_out);
+
+// POST /consumer/api/v1/user/accessToken/validate, authenticated by the
+// **public** key (`roomchat_client_options_set_public_key`; without it
+// `ROOMCHAT_RESULT_CONFIGURATION` and nothing is sent). Writes the user the
+// token signs in to `*user_out` (free with `roomchat_token_user_free`). A token
+// that is not valid (forged, invalidated, or of a deactivated user) is
+// `ROOMCHAT_RESULT_INVALID_REQUEST` with the message `invalid accessToken`.
+// It only reads: retried as a GET is.
+roomchat_result roomchat_client_validate_access_token(const struct roomchat_client *client,
+                                                      const char *access_token,
+                                                      struct roomchat_token_user **user_out,
+                                                      struct roomchat_error **err_out);
+
+// `roomchat_client_validate_access_token` with the answer (see
+// `roomchat_client_list_users_with_response`).
+roomchat_result roomchat_client_validate_access_token_with_response(const struct roomchat_client *client,
+                                                                    const char *access_token,
+                                                                    struct roomchat_token_user **user_out,
+                                                                    struct roomchat_response_meta **meta_out,
+                                                                    struct roomchat_error **err_out);
+
+// POST /consumer/api/v1/user/accesstoken/invalidate: `access_token` no longer
+// signs anyone in nor validates. `ROOMCHAT_RESULT_INVALID_REQUEST` when it is
+// not a valid token (or was invalidated already). Never sent again after a 5xx,
+// a timeout or a lost answer (it is a POST) unless
+// `roomchat_client_options_set_retries` allows it.
+roomchat_result roomchat_client_invalidate_access_token(const struct roomchat_client *client,
+                                                        const char *access_token,
+                                                        struct roomchat_error **err_out);
+
+// `roomchat_client_invalidate_access_token` with the answer (see
+// `roomchat_client_list_users_with_response`).
+roomchat_result roomchat_client_invalidate_access_token_with_response(const struct roomchat_client *client,
+                                                                      const char *access_token,
+                                                                      struct roomchat_response_meta **meta_out,
+                                                                      struct roomchat_error **err_out);
+
 // GET the messages of a conversation, oldest first. `form` is a
 // `roomchat_path_form` value; another number gives
 // `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent. Writes them to
@@ -482,6 +604,16 @@ roomchat_result roomchat_client_conversation_messages(const struct roomchat_clie
                                                       uint32_t form,
                                                       struct roomchat_messages **messages_out,
                                                       struct roomchat_error **err_out);
+
+// `roomchat_client_conversation_messages` with the answer (see
+// `roomchat_client_list_users_with_response`).
+roomchat_result roomchat_client_conversation_messages_with_response(const struct roomchat_client *client,
+                                                                    const char *room_id,
+                                                                    const char *conversation_id,
+                                                                    uint32_t form,
+                                                                    struct roomchat_messages **messages_out,
+                                                                    struct roomchat_response_meta **meta_out,
+                                                                    struct roomchat_error **err_out);
 
 // POST /consumer/api/v1/user. `role` is a `roomchat_role` value; another
 // number gives `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent.
@@ -498,11 +630,29 @@ roomchat_result roomchat_client_create_user(const struct roomchat_client *client
                                             struct roomchat_created_user **user_out,
                                             struct roomchat_error **err_out);
 
+// `roomchat_client_create_user` with the answer (see
+// `roomchat_client_list_users_with_response`).
+roomchat_result roomchat_client_create_user_with_response(const struct roomchat_client *client,
+                                                          const char *username,
+                                                          uint32_t role,
+                                                          const char *chat_room,
+                                                          const char *extra_json,
+                                                          struct roomchat_created_user **user_out,
+                                                          struct roomchat_response_meta **meta_out,
+                                                          struct roomchat_error **err_out);
+
 // GET /consumer/api/v1/chatrooms. Writes the JSON text as the service sent it
 // to `*json_out` (free with `roomchat_string_free`).
 roomchat_result roomchat_client_list_chat_rooms(const struct roomchat_client *client,
                                                 char **json_out,
                                                 struct roomchat_error **err_out);
+
+// `roomchat_client_list_chat_rooms` with the answer (see
+// `roomchat_client_list_users_with_response`).
+roomchat_result roomchat_client_list_chat_rooms_with_response(const struct roomchat_client *client,
+                                                              char **json_out,
+                                                              struct roomchat_response_meta **meta_out,
+                                                              struct roomchat_error **err_out);
 
 // A request to an operation without a documented shape, through the same
 // limits, retries and error decoding. `query_json` (NULL for none) is a JSON
@@ -520,6 +670,19 @@ roomchat_result roomchat_client_raw_request(const struct roomchat_client *client
                                             uint16_t *status_out,
                                             char **body_out,
                                             struct roomchat_error **err_out);
+
+// `roomchat_client_raw_request` with the answer, every header included (see
+// `roomchat_client_list_users_with_response`).
+roomchat_result roomchat_client_raw_request_with_response(const struct roomchat_client *client,
+                                                          const char *method,
+                                                          const char *path,
+                                                          const char *query_json,
+                                                          const char *body_json,
+                                                          uint32_t auth,
+                                                          uint16_t *status_out,
+                                                          char **body_out,
+                                                          struct roomchat_response_meta **meta_out,
+                                                          struct roomchat_error **err_out);
 
 // Writes the client's rate-limit state to `*state_out` (a caller-owned struct).
 roomchat_result roomchat_client_rate_limit_state(const struct roomchat_client *client,
@@ -675,6 +838,124 @@ const char *roomchat_created_user_chat_room(const struct roomchat_created_user *
 
 // Frees a created user. NULL does nothing.
 void roomchat_created_user_free(struct roomchat_created_user *user);
+
+// The user's id (`_id`; never NULL for a user). Borrowed.
+const char *roomchat_token_user_id(const struct roomchat_token_user *user);
+
+// The display name, or NULL. Borrowed.
+const char *roomchat_token_user_username(const struct roomchat_token_user *user);
+
+// The room a moderator is limited to, or NULL. Borrowed.
+const char *roomchat_token_user_chat_room(const struct roomchat_token_user *user);
+
+// The customer's own id of the user (`externalUserId`), or NULL. Borrowed.
+const char *roomchat_token_user_external_user_id(const struct roomchat_token_user *user);
+
+// When the user was created (ISO 8601, as sent), or NULL. Borrowed.
+const char *roomchat_token_user_created(const struct roomchat_token_user *user);
+
+// When the user's record last changed (ISO 8601, as sent), or NULL. Borrowed.
+const char *roomchat_token_user_updated(const struct roomchat_token_user *user);
+
+// 1 for a moderator, 0 for a regular user, -1 when the service did not say (or `user` is NULL).
+int32_t roomchat_token_user_is_moderator(const struct roomchat_token_user *user);
+
+// When the token was issued (`iat`), in whole seconds since the Unix epoch (a
+// `time_t`), or -1 when the service did not say (or `user` is NULL).
+int64_t roomchat_token_user_iat(const struct roomchat_token_user *user);
+
+// The whole record as JSON text with the service's field names, unknown fields
+// included (`iat` as seconds since the Unix epoch). Borrowed.
+const char *roomchat_token_user_json(const struct roomchat_token_user *user);
+
+// Frees a validated token's user. NULL does nothing.
+void roomchat_token_user_free(struct roomchat_token_user *user);
+
+// Starts per-call options with nothing changed. Writes them to `*options_out`
+// (free with `roomchat_call_options_free`).
+roomchat_result roomchat_call_options_new(struct roomchat_call_options **options_out);
+
+// Frees per-call options. `roomchat_call_options_free(NULL)` does nothing.
+void roomchat_call_options_free(struct roomchat_call_options *options);
+
+// Sets the overall timeout of one attempt, in milliseconds. 0, or more than
+// 10^12 (10^9 s), makes `roomchat_client_with_options` fail with
+// `ROOMCHAT_RESULT_CONFIGURATION`.
+roomchat_result roomchat_call_options_set_timeout_ms(struct roomchat_call_options *options,
+                                                     uint64_t timeout_ms);
+
+// Sets the connect timeout, in milliseconds (0 or more than 10^12: as
+// `roomchat_call_options_set_timeout_ms`).
+roomchat_result roomchat_call_options_set_connect_timeout_ms(struct roomchat_call_options *options,
+                                                             uint64_t timeout_ms);
+
+// Sets the retries after the first attempt (0: one attempt only).
+roomchat_result roomchat_call_options_set_max_retries(struct roomchat_call_options *options,
+                                                      uint32_t max_retries);
+
+// Sets the longest wait slept before a retry, in milliseconds (more than
+// 10^12: as `roomchat_call_options_set_timeout_ms`).
+roomchat_result roomchat_call_options_set_max_retry_wait_ms(struct roomchat_call_options *options,
+                                                            uint64_t wait_ms);
+
+// A view of `client` whose calls use `options` where they set something, and
+// the client's settings elsewhere. Writes it to `*view_out`: a
+// `roomchat_client` like any other (thread-safe, free with
+// `roomchat_client_free`; a view of it adds its own options). The view shares
+// the client's connection pool and rate-limit budget: its calls count in
+// `roomchat_client_rate_limit_state` of both. **Ownership**: the view holds
+// its own reference to what it shares, so `client` and the view may be freed
+// in either order; `options` stay the caller's and may be freed at once.
+// Fails with `ROOMCHAT_RESULT_CONFIGURATION` on a timeout of 0 or a duration
+// above 10^12 ms.
+roomchat_result roomchat_client_with_options(const struct roomchat_client *client,
+                                             const struct roomchat_call_options *options,
+                                             struct roomchat_client **view_out,
+                                             struct roomchat_error **err_out);
+
+// The HTTP status (200 for a call answered 200); 0 for NULL.
+uint16_t roomchat_response_meta_status(const struct roomchat_response_meta *meta);
+
+// The attempts the call made: 1 when the first was answered, more after
+// retries; 0 for NULL.
+uint32_t roomchat_response_meta_attempts(const struct roomchat_response_meta *meta);
+
+// How many headers the answer had (0 for NULL).
+size_t roomchat_response_meta_header_count(const struct roomchat_response_meta *meta);
+
+// The name (lower case) of header `index` (from 0, in the order they came), or
+// NULL past the end. Borrowed from `meta`.
+const char *roomchat_response_meta_header_name(const struct roomchat_response_meta *meta,
+                                               size_t index);
+
+// The value of header `index`, or NULL past the end. Borrowed from `meta`.
+const char *roomchat_response_meta_header_value(const struct roomchat_response_meta *meta,
+                                                size_t index);
+
+// The value of the first header called `name` (any case), e.g.
+// `"x-ratelimit-remaining"` or `"date"`, or NULL when there is none (or
+// `name` is NULL or not UTF-8). Borrowed from `meta`.
+const char *roomchat_response_meta_header(const struct roomchat_response_meta *meta,
+                                          const char *name);
+
+// The id the service gave the request (`X-Request-Id`), or NULL when it sent
+// none: the one to quote to support. Borrowed from `meta`.
+const char *roomchat_response_meta_request_id(const struct roomchat_response_meta *meta);
+
+// Frees an answer. `roomchat_response_meta_free(NULL)` does nothing.
+void roomchat_response_meta_free(struct roomchat_response_meta *meta);
+
+// Sends the client's log lines of `lowest_level` and above (a
+// `roomchat_log_level` value; another number is reported by
+// `roomchat_client_new` as `ROOMCHAT_RESULT_INVALID_ARGUMENT`) to `callback`
+// with `user_data` (see `roomchat_log_callback`). NULL `callback` turns it off.
+// Without a callback, the environment variable `ROOMCHAT_LOG=debug|info|warn`
+// prints the lines to standard error (`[roomchat] DEBUG: …`). `user_data`
+// stays the caller's and must outlive every client made from these options.
+roomchat_result roomchat_client_options_set_log_callback(struct roomchat_client_options *options,
+                                                         roomchat_log_callback callback,
+                                                         void *user_data,
+                                                         uint32_t lowest_level);
 
 #ifdef __cplusplus
 }  // extern "C"

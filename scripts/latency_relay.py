@@ -8,7 +8,11 @@ resend it at once), so a "lost" chunk (LOSS_PERCENT of them) arrives one
 retransmission timeout late instead (200 ms, Linux's minimum RTO), holding the
 chunks behind it, as a lost segment holds a real TCP stream.
 
-usage: latency_relay.py LISTEN_HOST LISTEN_PORT TARGET_HOST TARGET_PORT DELAY_MS JITTER_MS [LOSS_PERCENT]
+usage: latency_relay.py LISTEN_HOST LISTEN_PORT TARGET_HOST TARGET_PORT DELAY_MS JITTER_MS [LOSS_PERCENT [STATS_PORT]]
+
+With STATS_PORT, a connection to LISTEN_HOST:STATS_PORT is answered with one line,
+the bytes relayed from the target to clients so far (what a benchmark reads as
+"bytes on the wire"), and closed.
 
 Prints "ready" on stdout once listening; runs until killed.
 """
@@ -19,10 +23,17 @@ import sys
 
 
 RETRANSMISSION_TIMEOUT = 0.2
+# Bytes relayed from the target (the service) to clients.
+bytes_to_clients = 0
 
 
 async def pump(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, delay: float, jitter: float, loss: float
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    delay: float,
+    jitter: float,
+    loss: float,
+    counted: bool = False,
 ) -> None:
     loop = asyncio.get_running_loop()
     queue: "asyncio.Queue[tuple[float, bytes]]" = asyncio.Queue()
@@ -38,6 +49,9 @@ async def pump(
                 return
             writer.write(chunk)
             await writer.drain()
+            if counted:
+                global bytes_to_clients
+                bytes_to_clients += len(chunk)
 
     sender = asyncio.create_task(deliver())
     last_due = 0.0
@@ -73,11 +87,18 @@ async def main() -> None:
             return
         await asyncio.gather(
             pump(client_reader, server_writer, delay, jitter, loss),
-            pump(server_reader, client_writer, delay, jitter, loss),
+            pump(server_reader, client_writer, delay, jitter, loss, counted=True),
             return_exceptions=True,
         )
 
+    async def stats(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(f"{bytes_to_clients}\n".encode())
+        await writer.drain()
+        writer.close()
+
     server = await asyncio.start_server(handle, listen_host, listen_port)
+    if len(sys.argv) > 8:
+        await asyncio.start_server(stats, listen_host, int(sys.argv[8]))
     print("ready", flush=True)
     async with server:
         await server.serve_forever()

@@ -4,12 +4,15 @@
 # and fault tests again over TLS, the tests across the test network (a namespaced
 # host, tinyproxy) and the stress test; the README's demo; the header freshness check and the C/C++ suites under
 # valgrind; the Node package; the OpenAPI document and schemathesis; the Python
-# package (release wheel in a fresh venv, pytest); the release artefacts
-# (scripts/dist/: wheels, sdist and npm packages as released, the version check,
-# clean-room installs by name from local registries with no Rust on PATH, the
-# arm64 ones run under qemu-user, actionlint); then prints the figures.
+# package (release wheel in a fresh venv, pytest); the installed C/C++ package in
+# a clean room; the Windows check (clippy for x86_64-pc-windows-gnu); the release
+# artefacts (scripts/dist/: wheels, sdist and npm packages as released, the
+# version check, the MSRV, clean-room installs by name from local registries with
+# no Rust on PATH, the arm64 ones run under qemu-user, actionlint); then prints
+# the figures.
 # Installs what a fresh machine lacks (Debian packages, the pinned cbindgen,
-# maturin, the napi CLI) on the way, so it is also what CI runs (.ci/run).
+# maturin, the napi CLI, the mingw-w64 compiler and the Windows rustup target) on
+# the way, so it is also what CI runs (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -61,6 +64,8 @@ fi
 step "lints (cargo clippy, warnings are errors)"
 if cargo clippy --version >/dev/null 2>&1; then
   cargo clippy --workspace --all-targets --locked -- -D warnings
+  # The feature `tracing` is on in no package of the workspace: its code is linted here.
+  cargo clippy -p roomchat --all-targets --features tracing --locked -- -D warnings
 else
   echo "clippy is not installed: skipped"
 fi
@@ -73,7 +78,10 @@ cargo test --workspace --locked 2>&1 | tee "$log_dir/cargo.log"
 
 step "Rust tests over TLS (ROOMCHAT_TEST_TLS=1: every emulator serves HTTPS with a CA of its own)"
 ROOMCHAT_TEST_TLS=1 cargo test --locked -p roomchat --test endpoints --test retries --test errors \
-  --test pagination --test hooks --test transport --test holds --test limits 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
+  --test pagination --test hooks --test transport --test holds --test limits --test tokens --test options 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
+
+step "Rust: the cargo feature tracing (one span per call, the key redacted)"
+cargo test --locked -p roomchat --features tracing --test tracing 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
 
 step "across the test network: a namespaced host over TLS with ~25 ms round trips, through tinyproxy (scripts/testnet.sh)"
 cargo build --quiet --locked -p roomchat-emulator
@@ -94,7 +102,7 @@ cargo run --quiet --locked --example quickstart >"$log_dir/quickstart.log"
 grep -q "Rate-limit budget of this key" "$log_dir/quickstart.log"
 echo "quickstart ran: $(wc -l <"$log_dir/quickstart.log") lines of output"
 
-step "C ABI: header freshness, C99 and C++17 suites under valgrind, pkg-config, README example"
+step "C ABI: header freshness, C99 and C++17 suites (the C++ wrapper's among them) under valgrind, pkg-config, the C/C++ guide's examples"
 bash tests/c/run.sh 2>&1 | tee "$log_dir/c.log"
 
 step "Node package: the release addon (zig, glibc 2.17), freshness of the generated loader, node --test (plain and TLS), short bench"
@@ -110,6 +118,11 @@ grep -qE '^c-network: [0-9]+ passed, 0 failed$' "$log_dir/c-net.log"
 step "Node across the test network: tinyproxy, NO_PROXY, a lost POST answer (scripts/testnet.sh)"
 bash scripts/testnet.sh run -- node --test --test-reporter=spec bindings/node/test/network.test.js 2>&1 | tee "$log_dir/node-net.log" | grep -E '^(testnet|ℹ (pass|fail|skipped))'
 grep -q '^ℹ pass 1$' "$log_dir/node-net.log"
+
+step "Node endpoint and fault tests across the test network, over TLS (ROOMCHAT_TEST_NET=1: the namespaced emulator, reset per test)"
+bash scripts/testnet.sh run -- env ROOMCHAT_TEST_NET=1 node --test --test-concurrency=1 --test-reporter=spec \
+  bindings/node/test/client.test.js bindings/node/test/errors.test.js 2>&1 | tee "$log_dir/node-net-suite.log" | grep -E '^(testnet|ℹ (pass|fail|skipped))'
+grep -qE '^ℹ fail 0$' "$log_dir/node-net-suite.log"
 
 step "Node benchmark across the test network: cold start and 16 at once vs fetch and undici (figures, not asserted)"
 ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N_NETWORK:-30} bash scripts/testnet.sh run -- node bindings/node/bench/network.mjs 2>&1 \
@@ -131,11 +144,24 @@ step "Python across the test network: tinyproxy, NO_PROXY, a lost POST answer (s
   -m pytest -p no:cacheprovider -q test_network_path.py) 2>&1 | tee "$log_dir/python-net.log" | grep -E '^testnet|passed|failed|skipped'
 grep -qE '^1 passed' "$log_dir/python-net.log"
 
+step "Python endpoint and fault tests across the test network, over TLS (ROOMCHAT_TEST_NET=1: the namespaced emulator)"
+(cd bindings/python/tests && bash ../../../scripts/testnet.sh run -- env ROOMCHAT_TEST_NET=1 \
+  "${CARGO_TARGET_DIR:-$PWD/../../../target}/python-test-venv/bin/python" -m pytest -p no:cacheprovider -q \
+  test_client.py test_async.py test_faults.py) 2>&1 | tee "$log_dir/python-net-suite.log" | grep -E '^testnet|^roomchat:|passed|failed'
+grep -qE '^[0-9]+ passed in' "$log_dir/python-net-suite.log"
+
 step "Python across the test network, benchmark: roomchat against requests, httpx, urllib3 (figures, not asserted on time)"
 bash scripts/testnet.sh run -- env ROOMCHAT_BENCH_N="${ROOMCHAT_BENCH_N_NETWORK:-30}" \
   "${CARGO_TARGET_DIR:-$PWD/target}/python-test-venv/bin/python" bindings/python/bench/network.py 2>&1 \
   | tee "$log_dir/python-net-bench.log" | grep -E '^(testnet|python network)'
 grep -q '^python network: verdict' "$log_dir/python-net-bench.log"
+
+step "C/C++ package in a clean room: cmake --install, then find_package and pkg-config projects outside the repository, without cargo on PATH, run against the emulator (tests/c/clean-room.sh)"
+bash tests/c/clean-room.sh 2>&1 | tee "$log_dir/c-clean-room.log"
+grep -qE '^c-clean-room: [0-9]+ passed, 0 failed$' "$log_dir/c-clean-room.log"
+
+step "Windows: clippy (warnings are errors) of core, ffi and both bindings for x86_64-pc-windows-gnu (scripts/windows-check.sh)"
+bash scripts/windows-check.sh
 
 step "versions: one version for every package and artefact, the CHANGELOG, the supported ranges (scripts/dist/versions.sh)"
 timed "versions" bash scripts/dist/versions.sh
@@ -178,14 +204,17 @@ c_passed=$(sed -E 's/^[^:]+: ([0-9]+) passed.*/\1/' <<<"$c_line")
 c_failed=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$c_line")
 c_net_line=$(grep -E '^c-network: [0-9]+ passed' "$log_dir/c-net.log" | tail -n 1)
 c_passed=$(( c_passed + $(sed -E 's/^c-network: ([0-9]+) passed.*/\1/' <<<"$c_net_line") ))
+c_clean_line=$(grep -E '^c-clean-room: [0-9]+ passed' "$log_dir/c-clean-room.log" | tail -n 1)
+c_passed=$(( c_passed + $(sed -E 's/^c-clean-room: ([0-9]+) passed.*/\1/' <<<"$c_clean_line") ))
 # Every pytest closing line of the Python script (its plain and TLS passes), then the network test.
-py_lines=$(grep -E '^[0-9]+ (passed|failed)|^=* ?[0-9]+ (passed|failed)' "$log_dir/python.log" || true)
+py_lines=$(grep -hE '^[0-9]+ (passed|failed)|^=* ?[0-9]+ (passed|failed)' "$log_dir/python.log" "$log_dir/python-net-suite.log" || true)
 py_sum() { awk -v word="$1" '{ for (i = 1; i < NF; i++) if ($(i + 1) ~ "^" word) s += $i } END { print s + 0 }' <<<"$py_lines"; }
 py_passed=$(( $(py_sum passed) + 1 ))
 py_failed=$(py_sum failed)
 # The Node script's own closing line counts both its passes (plain and TLS); then the network test.
 node_line=$(grep -E '^node: [0-9]+ passed, [0-9]+ failed' "$log_dir/node.log" | tail -n 1)
-node_passed=$(( $(sed -E 's/^node: ([0-9]+) passed.*/\1/' <<<"$node_line") + 1 ))
+node_net_passed=$(sed -nE 's/^ℹ pass ([0-9]+)$/\1/p' "$log_dir/node-net-suite.log" | tail -n 1)
+node_passed=$(( $(sed -E 's/^node: ([0-9]+) passed.*/\1/' <<<"$node_line") + 1 + node_net_passed ))
 node_failed=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$node_line")
 echo
 echo "release steps' times: $(IFS=';'; echo "${dist_times[*]}")"

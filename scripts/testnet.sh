@@ -8,8 +8,8 @@
 #                                          takes everything down again
 #
 # The service host (namespace roomchat-svc, 10.77.0.2) runs the emulator over TLS
-# (its certificate names 10.77.0.2; idle connections closed after 1 s) behind a
-# relay that delays each direction by
+# (its certificate names 10.77.0.2; idle connections closed after 1 s; answers
+# of 1 KiB and more gzipped when asked) behind a relay that delays each direction by
 # ROOMCHAT_NET_DELAY_MS (default 12, ±2 ms: ~25 ms round trips) and holds
 # ROOMCHAT_NET_LOSS_PERCENT of the chunks (default 1) one retransmission timeout
 # longer, as a lost segment would be (the stand-in for `tc netem`, which this
@@ -20,7 +20,9 @@
 #   ROOMCHAT_NET_BASE_URL, ROOMCHAT_NET_ADMIN_URL, ROOMCHAT_NET_CA_FILE,
 #   ROOMCHAT_NET_PRIVATE_KEY, ROOMCHAT_NET_PROXY (with its password),
 #   ROOMCHAT_NET_PROXY_PASSWORD, ROOMCHAT_NET_PROXY_LOG, ROOMCHAT_NET_DIRECT_URL
-#   (the emulator without the relay, same namespace and certificate).
+#   (the emulator without the relay, same namespace and certificate),
+#   ROOMCHAT_NET_RELAY_STATS (host:port: a connection there reads one line, the
+#   bytes the relay has carried from the emulator to clients so far).
 #
 # Needs root and iproute2 (ip netns), tinyproxy and python3. Where namespaces
 # cannot be made, it says so in one line and exits 77 (skipped), unless CI=true,
@@ -77,7 +79,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 key="sk_live_testnet_$(head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 mkfifo "$work/emulator.in"
 ip netns exec "$ns" "$emulator" --host 0.0.0.0 --port 0 --tls --tls-name "$svc_ip" \
-  --private-key "$key" --journal-capacity 100000 --read-timeout 1s <"$work/emulator.in" >"$work/emulator.out" &
+  --private-key "$key" --journal-capacity 100000 --read-timeout 1s --gzip-min-bytes 1024 --max-body-bytes 16777216 <"$work/emulator.in" >"$work/emulator.out" &
 pids+=($!)
 exec 7>"$work/emulator.in" # held open: the emulator stops when it closes
 for _ in $(seq 100); do [ -s "$work/emulator.out" ] && break; sleep 0.1; done
@@ -87,8 +89,9 @@ ca_file=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["ca_file"]
 
 # The delaying relay on the link address, in front of the emulator.
 relay_port=$(free_port)
+relay_stats_port=$(free_port)
 ip netns exec "$ns" python3 "$root/scripts/latency_relay.py" "$svc_ip" "$relay_port" 127.0.0.1 "$port" \
-  "$delay" 2 "$loss" >"$work/relay.out" &
+  "$delay" 2 "$loss" "$relay_stats_port" >"$work/relay.out" &
 pids+=($!)
 for _ in $(seq 100); do grep -q ready "$work/relay.out" 2>/dev/null && break; sleep 0.1; done
 
@@ -118,6 +121,7 @@ export ROOMCHAT_NET_BASE_URL="https://$svc_ip:$relay_port"
 export ROOMCHAT_NET_DIRECT_URL="https://$svc_ip:$port"
 export ROOMCHAT_NET_ADMIN_URL="https://$svc_ip:$port/_emulator"
 export ROOMCHAT_NET_CA_FILE=$ca_file
+export ROOMCHAT_NET_RELAY_STATS="$svc_ip:$relay_stats_port"
 export ROOMCHAT_NET_PRIVATE_KEY=$key
 export ROOMCHAT_NET_PROXY="http://roomchat:$proxy_password@127.0.0.1:$proxy_port"
 export ROOMCHAT_NET_PROXY_PASSWORD=$proxy_password

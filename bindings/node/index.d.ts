@@ -132,7 +132,7 @@ export interface ClientOptions {
   baseUrl: string
   /** Where rooms are served to browsers (for `signInUrl` and `iframeHtml`). */
   chatUrl?: string
-  /** The public key (for `rawRequest({ auth: "public" })`). */
+  /** The public key: it authenticates `validateAccessToken` (and `rawRequest({ auth: "public" })`); without it they reject with `ROOMCHAT_CONFIGURATION`. */
   publicKey?: string
   /** Overall timeout of one attempt (default 30000). */
   timeoutMs?: number
@@ -174,14 +174,59 @@ export interface ClientOptions {
   proxy?: string | null
   /** Ask for gzip-compressed answers and decompress them (default true, as fetch does); `maxResponseBytes` caps the decompressed body. */
   gzip?: boolean
-  /** Where log lines go; without it, `NODE_DEBUG=roomchat` prints them to stderr. */
+  /**
+   * Where log lines go. Without it, `ROOMCHAT_LOG=debug` (every line) or
+   * `info`/`warn` (warnings) prints them to stderr as `[roomchat] DEBUG: …`,
+   * and else `NODE_DEBUG=roomchat` does.
+   */
   logger?: Logger
 }
 
-/** The last argument of every network call. */
-export interface CallOptions {
+/**
+ * Settings a view (`client.withOptions`) or one call changes; the others stay
+ * the client's. Values are checked as `ClientOptions`' are (a timeout of 0 is a
+ * `ROOMCHAT_CONFIGURATION` error).
+ */
+export interface CallSettings {
+  /** Overall timeout of one attempt. */
+  timeoutMs?: number
+  /** Connect timeout. */
+  connectTimeoutMs?: number
+  /** Retries after the first attempt (0 to 100; 0: one attempt only). */
+  maxRetries?: number
+  /** The longest wait before a retry. */
+  maxRetryWaitMs?: number
+}
+
+/** The last argument of every network call (and iterator). */
+export interface CallOptions extends CallSettings {
   /** Aborting rejects the call at once with an `AbortError` and gives up its rate-limit wait or request. */
   signal?: AbortSignal
+}
+
+/** A call's last argument with `withResponse: true`: it resolves to `{ data, response }`. */
+export interface WithResponseOptions extends CallOptions {
+  withResponse: true
+}
+
+/** The HTTP answer a call's result came from. */
+export interface ResponseInfo {
+  /** The HTTP status. */
+  status: number
+  /** The headers, names in lower case (`date`, `x-ratelimit-remaining`, …); a repeated header's values joined with ", ". */
+  headers: Record<string, string>
+  /** The id the service gave the request (`X-Request-Id`), when it sent one. */
+  requestId?: string
+  /** The attempts the call made: 1 when the first was answered, more after retries. */
+  attempts: number
+}
+
+/** What a call made with `{ withResponse: true }` resolves to. */
+export interface WithResponse<T> {
+  /** What the call resolves to without `withResponse`. */
+  data: T
+  /** The answer it came from. */
+  response: ResponseInfo
 }
 
 /** A user as listed. Fields the service left out are `undefined`. */
@@ -246,6 +291,44 @@ export interface Deactivated {
   extra: Record<string, unknown>
 }
 
+/** The answer to reactivate user. */
+export interface Reactivated {
+  success: boolean
+  /** e.g. "user reactivated". */
+  message?: string
+  extra: Record<string, unknown>
+}
+
+/** The answer to invalidate access token. */
+export interface Invalidated {
+  success: boolean
+  message?: string
+  extra: Record<string, unknown>
+}
+
+/**
+ * The user an access token signs in, as validate access token answers it: the
+ * stored record with the token's issue time. Fields the service left out are `undefined`.
+ */
+export interface TokenUser {
+  /** `_id` on the wire. */
+  id: string
+  username?: string
+  /** The room a moderator is limited to. */
+  chatRoom?: string
+  isModerator?: boolean
+  /** The customer's own id of the user, given at creation. */
+  externalUserId?: string
+  /** When the user was created: ISO 8601, as sent. */
+  created?: string
+  /** When the user's record last changed: ISO 8601, as sent. */
+  updated?: string
+  /** When the token was issued (`iat`, seconds since the epoch on the wire). */
+  iat?: Date
+  /** Every other field the service sent (`customer`, `parentCustomerAccount`, `createdUsingApi`, `__v`, …). */
+  extra: Record<string, unknown>
+}
+
 export interface RawResponse {
   status: number
   /** Names in lower case, in order. */
@@ -297,6 +380,9 @@ export interface CreateUserParams {
 /** Exactly one of the two: both or neither is a `RoomchatValidationError`, before anything is sent. */
 export type DeactivateUserParams = { userId: string; uniqueUserIdentifier?: never } | { uniqueUserIdentifier: string; userId?: never }
 
+/** As for `deactivateUser`: exactly one of the two. */
+export type ReactivateUserParams = DeactivateUserParams
+
 export interface ConversationMessagesParams {
   roomId: string
   conversationId: string
@@ -343,18 +429,53 @@ export declare class Client {
   static fromEnv(options?: Omit<ClientOptions, 'privateKey' | 'baseUrl'>): Client
   /** The REST base URL. */
   readonly baseUrl: string
+  /**
+   * A view of this client whose calls use `settings` and the client's settings
+   * elsewhere: the same connections, rate-limit budget and logger (its calls
+   * count in `rateLimitState()` of both). Cheap.
+   */
+  withOptions(settings: CallSettings): Client
   /** GET /consumer/api/v2/users: one page of users. */
-  listUsers(params?: ListUsersParams, options?: CallOptions): Promise<UserPage>
+  listUsers(params: ListUsersParams | undefined, options: WithResponseOptions): Promise<WithResponse<UserPage>>
+  listUsers(params?: ListUsersParams, options?: CallOptions & { withResponse?: false }): Promise<UserPage>
   /** POST /consumer/api/v1/user. Not retried after a 5xx or timeout unless `retryNonIdempotent`. */
-  createUser(params: CreateUserParams, options?: CallOptions): Promise<CreatedUser>
+  createUser(params: CreateUserParams, options: WithResponseOptions): Promise<WithResponse<CreatedUser>>
+  createUser(params: CreateUserParams, options?: CallOptions & { withResponse?: false }): Promise<CreatedUser>
   /** DELETE /consumer/api/v2/user/deactivate. */
-  deactivateUser(params: DeactivateUserParams, options?: CallOptions): Promise<Deactivated>
+  deactivateUser(params: DeactivateUserParams, options: WithResponseOptions): Promise<WithResponse<Deactivated>>
+  deactivateUser(params: DeactivateUserParams, options?: CallOptions & { withResponse?: false }): Promise<Deactivated>
+  /**
+   * POST /consumer/api/v2/user/reactivate: the inverse of `deactivateUser`. A user that is
+   * not deactivated rejects with `ROOMCHAT_USER_NOT_FOUND`. Not sent again after a 5xx or a
+   * lost answer unless `retryNonIdempotent`.
+   */
+  reactivateUser(params: ReactivateUserParams, options: WithResponseOptions): Promise<WithResponse<Reactivated>>
+  reactivateUser(params: ReactivateUserParams, options?: CallOptions & { withResponse?: false }): Promise<Reactivated>
+  /**
+   * POST /consumer/api/v1/user/accessToken/validate, with the public key (`publicKey`):
+   * the user `accessToken` signs in. A token that is not valid rejects with
+   * `ROOMCHAT_INVALID_REQUEST` ("invalid accessToken"). A read: retried as a GET is.
+   */
+  validateAccessToken(accessToken: string, options: WithResponseOptions): Promise<WithResponse<TokenUser>>
+  validateAccessToken(accessToken: string, options?: CallOptions & { withResponse?: false }): Promise<TokenUser>
+  /**
+   * POST /consumer/api/v1/user/accesstoken/invalidate: the token no longer signs anyone
+   * in nor validates. Not sent again after a 5xx or a lost answer unless `retryNonIdempotent`.
+   */
+  invalidateAccessToken(accessToken: string, options: WithResponseOptions): Promise<WithResponse<Invalidated>>
+  invalidateAccessToken(accessToken: string, options?: CallOptions & { withResponse?: false }): Promise<Invalidated>
   /** GET /consumer/api/v2/room/:roomId/conversation/:conversationId/messages, oldest first. */
-  conversationMessages(params: ConversationMessagesParams, options?: CallOptions): Promise<Message[]>
+  conversationMessages(params: ConversationMessagesParams, options: WithResponseOptions): Promise<WithResponse<Message[]>>
+  conversationMessages(
+    params: ConversationMessagesParams,
+    options?: CallOptions & { withResponse?: false },
+  ): Promise<Message[]>
   /** GET /consumer/api/v1/chatrooms: the JSON as it came. */
-  listChatRooms(options?: CallOptions): Promise<unknown>
+  listChatRooms(options: WithResponseOptions): Promise<WithResponse<unknown>>
+  listChatRooms(options?: CallOptions & { withResponse?: false }): Promise<unknown>
   /** An endpoint the contract names without a shape, through the same limits, retries and errors. */
-  rawRequest(params: RawRequestParams, options?: CallOptions): Promise<RawResponse>
+  rawRequest(params: RawRequestParams, options: WithResponseOptions): Promise<WithResponse<RawResponse>>
+  rawRequest(params: RawRequestParams, options?: CallOptions & { withResponse?: false }): Promise<RawResponse>
   /** Every user, `pageSize` a request, each id once: `for await (const user of client.users())`. */
   users(params?: PageSizeParams, options?: CallOptions): LazyIterator<User>
   /** The users listing page by page. */
@@ -375,6 +496,9 @@ export type WireOperation =
   | 'create_user'
   | 'list_chat_rooms'
   | 'raw'
+  | 'reactivate_user'
+  | 'validate_access_token'
+  | 'invalidate_access_token'
 
 export interface WireRequest {
   method: string
@@ -399,7 +523,9 @@ export declare const wire: {
    * conversationId, pathForm?}; `create_user` {username, role?: "regular" |
    * "moderator" | "room_moderator", chatRoom?, extra?}; `list_chat_rooms` none;
    * `raw` {method, path, query?: [name, value][], body?, auth?: "private_key" |
-   * "public_key" | "none"}. Throws `RoomchatValidationError` on bad parameters.
+   * "public_key" | "none"}; `reactivate_user` as `deactivate_user`;
+   * `validate_access_token` {accessToken} (its `auth` is "public_key");
+   * `invalidate_access_token` {accessToken}. Throws `RoomchatValidationError` on bad parameters.
    */
   buildRequest(operation: WireOperation, params?: object, options?: { baseUrl: string; key?: string }): WireRequest
   /**

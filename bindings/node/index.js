@@ -70,6 +70,9 @@ const OP = {
   conversationMessages: 3,
   listChatRooms: 4,
   rawRequest: 5,
+  reactivateUser: 6,
+  validateAccessToken: 7,
+  invalidateAccessToken: 8,
 }
 
 // ---- errors ---------------------------------------------------------------------
@@ -184,22 +187,65 @@ function isAbortSignal(value) {
   )
 }
 
-/** The `signal` of a call's options, checked. */
-function signalOf(what, options) {
-  if (options === undefined || options === null) return undefined
+/** The settings one call or a view (`withOptions`) may change; core checks their values. */
+const CALL_SETTINGS = ['timeoutMs', 'connectTimeoutMs', 'maxRetries', 'maxRetryWaitMs']
+const NO_CALL_OPTIONS = Object.freeze({ signal: undefined, settings: undefined, withResponse: false })
+
+/**
+ * A call's last argument, checked: `{ signal, timeoutMs, connectTimeoutMs,
+ * maxRetries, maxRetryWaitMs, withResponse }` (`withResponse` only where
+ * `withResponse` is true). `settings` is the JSON of the settings given, or
+ * undefined when none is.
+ */
+function callOptionsOf(what, options, withResponseAllowed) {
+  if (options === undefined || options === null) return NO_CALL_OPTIONS
   if (typeof options !== 'object') throw validation(`${what}: options must be an object such as { signal }`)
+  const known = ['signal', ...CALL_SETTINGS, ...(withResponseAllowed ? ['withResponse'] : [])]
+  const settings = {}
+  let any = false
   for (const name in options) {
-    if (name !== 'signal') throw validation(`${what}: unknown option ${JSON.stringify(name)} (known: signal)`)
+    if (!known.includes(name)) {
+      throw validation(`${what}: unknown option ${JSON.stringify(name)} (known: ${known.join(', ')})`)
+    }
+    if (CALL_SETTINGS.includes(name) && options[name] !== undefined && options[name] !== null) {
+      settings[name] = options[name]
+      any = true
+    }
   }
-  const { signal } = options
-  if (signal === undefined || signal === null) return undefined
-  if (!isAbortSignal(signal)) throw validation(`${what}: signal must be an AbortSignal`)
-  return signal
+  let { signal, withResponse } = options
+  if (signal === null) signal = undefined
+  if (signal !== undefined && !isAbortSignal(signal)) throw validation(`${what}: signal must be an AbortSignal`)
+  if (withResponse === undefined || withResponse === null) withResponse = false
+  if (typeof withResponse !== 'boolean') throw validation(`${what}: withResponse must be a boolean`)
+  return { signal, settings: any ? toJson(what, settings) : undefined, withResponse }
+}
+
+/** The settings of `withOptions(options)`, as JSON. */
+function viewSettingsOf(options) {
+  if (options === null || typeof options !== 'object') {
+    throw validation('withOptions: options must be an object such as { timeoutMs, maxRetries }')
+  }
+  for (const name in options) {
+    if (!CALL_SETTINGS.includes(name)) {
+      throw validation(`withOptions: unknown option ${JSON.stringify(name)} (known: ${CALL_SETTINGS.join(', ')})`)
+    }
+  }
+  return toJson('withOptions', options)
 }
 
 // ---- the outcome channel of this thread ---------------------------------------------
 
 const debuglog = util.debuglog('roomchat')
+
+/** `ROOMCHAT_LOG=debug|info|warn`, read when a client is made: a logger printing to stderr, or undefined. */
+function environmentLogger() {
+  const level = (process.env.ROOMCHAT_LOG ?? '').trim().toLowerCase()
+  const line = (label) => (text) => process.stderr.write(`[roomchat] ${label}: ${text}\n`)
+  if (level === 'debug') return { debug: line('DEBUG'), warn: line('WARNING') }
+  // No event is at info level: info shows what warn shows.
+  if (level === 'info' || level === 'warn' || level === 'warning') return { warn: line('WARNING') }
+  return undefined
+}
 const pending = new Map()
 const loggers = new Map()
 const forgetLogger = new FinalizationRegistry((serial) => loggers.delete(serial))
@@ -424,21 +470,59 @@ function inspectCreatedUser(depth, options) {
   return `CreatedUser ${util.inspect(shown, { ...options, depth: options.depth === null ? null : depth })}`
 }
 
-function createdUser(payload) {
-  const user = JSON.parse(payload)
+function decorateCreatedUser(user) {
   Object.defineProperty(user, util.inspect.custom, { value: inspectCreatedUser })
   return user
+}
+
+function createdUser(payload) {
+  return decorateCreatedUser(JSON.parse(payload))
+}
+
+/** A validated token's user: `iat` (milliseconds since the epoch on the way here) as a `Date`. */
+function decorateTokenUser(user) {
+  if (user.iat !== undefined) user.iat = new Date(user.iat)
+  return user
+}
+
+function tokenUser(payload) {
+  return decorateTokenUser(JSON.parse(payload))
+}
+
+/** What a result's `post` does to the parsed value besides parsing it. */
+const DECORATE = new Map([
+  [createdUser, decorateCreatedUser],
+  [tokenUser, decorateTokenUser],
+])
+
+/** The `post` of a call made with `withResponse`: `{ data, response }`, `data` as `post` makes it. */
+function withResponsePost(post) {
+  const decorate = DECORATE.get(post)
+  return (payload) => {
+    const out = JSON.parse(payload)
+    if (decorate !== undefined) out.data = decorate(out.data)
+    return out
+  }
 }
 
 // ---- the client -----------------------------------------------------------------------
 
 const FROM_ENV = Symbol('fromEnv')
+const VIEW = Symbol('view')
 
 class Client {
   #native
   #serial
+  // The client a view was made from (kept alive: its logger serves the view too).
+  #parent
 
   constructor(options, mode = undefined) {
+    if (mode === VIEW) {
+      this.#native = options.native
+      this.#serial = options.serial
+      this.#parent = options.parent
+      return
+    }
     const fromEnv = mode === FROM_ENV
     const what = fromEnv ? 'Client.fromEnv' : 'new Client'
     if (options === undefined && !fromEnv) {
@@ -447,7 +531,7 @@ class Client {
     if (options !== undefined && options !== null && typeof options !== 'object') {
       throw validation(`${what}: options must be an object`)
     }
-    const { logger, ...rest } = options ?? {}
+    const { logger: given, ...rest } = options ?? {}
     // `ca` as Node's tls takes it: PEM text or a Buffer of it, or an array of them.
     if (rest.ca !== undefined && rest.ca !== null) {
       const pems = Array.isArray(rest.ca) ? rest.ca : [rest.ca]
@@ -455,6 +539,8 @@ class Client {
     }
     let debug = false
     let warning = false
+    // An explicit logger first, then ROOMCHAT_LOG, then NODE_DEBUG=roomchat.
+    const logger = given !== undefined && given !== null ? given : environmentLogger()
     if (logger !== undefined && logger !== null) {
       if (typeof logger !== 'object' && typeof logger !== 'function') {
         throw validation(`${what}: logger must be an object with debug and/or warn methods`)
@@ -468,7 +554,15 @@ class Client {
     }
     this.#serial = nextSerial++
     try {
-      this.#native = new native.NativeClient(dispatcher, toJson(what, rest), fromEnv, this.#serial, debug, warning)
+      this.#native = new native.NativeClient(
+        dispatcher,
+        toJson(what, rest),
+        fromEnv,
+        this.#serial,
+        debug,
+        warning,
+        `Node ${process.versions.node}`,
+      )
     } catch (error) {
       throw fromNative(error)
     }
@@ -489,21 +583,41 @@ class Client {
     return this.#native.baseUrl
   }
 
+  /**
+   * A view of this client whose calls use `options` (`timeoutMs`,
+   * `connectTimeoutMs`, `maxRetries`, `maxRetryWaitMs`) and the client's
+   * settings elsewhere: the same connections, rate-limit budget and logger.
+   */
+  withOptions(options) {
+    try {
+      const view = this.#native.withOptions(viewSettingsOf(options))
+      return new Client({ native: view, serial: this.#serial, parent: this.#parent ?? this }, VIEW)
+    } catch (error) {
+      throw fromNative(error)
+    }
+  }
+
   #call(op, what, params, options, post) {
-    let signal
+    let call
     let json
     try {
-      signal = signalOf(what, options)
+      call = callOptionsOf(what, options, true)
       json = toJson(what, params)
     } catch (error) {
       return Promise.reject(error)
     }
     const client = this.#native
-    if (signal === undefined) {
-      return submit(undefined, undefined, post, (id) => client.call(op, id, json))
+    const { signal, settings, withResponse } = call
+    if (settings === undefined && !withResponse) {
+      if (signal === undefined) {
+        return submit(undefined, undefined, post, (id) => client.call(op, id, json))
+      }
+      const handle = new native.CancelHandle()
+      return submit(signal, handle, post, (id) => client.callCancellable(op, id, json, handle))
     }
-    const handle = new native.CancelHandle()
-    return submit(signal, handle, post, (id) => client.callCancellable(op, id, json, handle))
+    const handle = signal === undefined ? undefined : new native.CancelHandle()
+    const finish = withResponse ? withResponsePost(post) : post
+    return submit(signal, handle, finish, (id) => client.callWith(op, id, json, settings, withResponse, handle))
   }
 
   listUsers(params = undefined, options = undefined) {
@@ -516,6 +630,26 @@ class Client {
 
   deactivateUser(params, options = undefined) {
     return this.#call(OP.deactivateUser, 'deactivateUser', params, options, parse)
+  }
+
+  reactivateUser(params, options = undefined) {
+    return this.#call(OP.reactivateUser, 'reactivateUser', params, options, parse)
+  }
+
+  validateAccessToken(accessToken, options = undefined) {
+    return this.#token(OP.validateAccessToken, 'validateAccessToken', accessToken, options, tokenUser)
+  }
+
+  invalidateAccessToken(accessToken, options = undefined) {
+    return this.#token(OP.invalidateAccessToken, 'invalidateAccessToken', accessToken, options, parse)
+  }
+
+  /** A call that takes the access token itself: refused here when it is not a string. */
+  #token(op, what, accessToken, options, post) {
+    if (typeof accessToken !== 'string') {
+      return Promise.reject(validation(`${what}: accessToken must be a string`))
+    }
+    return this.#call(op, what, { accessToken }, options, post)
   }
 
   conversationMessages(params, options = undefined) {
@@ -579,6 +713,7 @@ class LazyIterator {
   #params
   #post
   #signal
+  #settings
   #handle
   #error
   #native = null
@@ -590,7 +725,9 @@ class LazyIterator {
     this.#method = method
     this.#post = post
     try {
-      this.#signal = signalOf(method, options)
+      const call = callOptionsOf(method, options, false)
+      this.#signal = call.signal
+      this.#settings = call.settings
       this.#params = toJson(method, params)
     } catch (error) {
       this.#error = error
@@ -626,7 +763,7 @@ class LazyIterator {
     if (this.#native === null) {
       try {
         if (this.#signal !== undefined) this.#handle = new native.CancelHandle()
-        this.#native = this.#client[this.#method](this.#params, this.#handle)
+        this.#native = this.#client[this.#method](this.#params, this.#handle, this.#settings)
       } catch (error) {
         this.#done = true
         throw fromNative(error)
@@ -696,7 +833,7 @@ function bodyBuffer(body) {
   throw validation('wire.decodeResponse: body must be a string, a Buffer, a typed array or an ArrayBuffer')
 }
 
-const DECODE_POST = { create_user: createdUser }
+const DECODE_POST = { create_user: createdUser, validate_access_token: tokenUser }
 
 const wire = Object.freeze({
   buildRequest(operation, params = undefined, options = undefined) {

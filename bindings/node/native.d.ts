@@ -31,17 +31,30 @@ export declare class NativeClient {
   /**
    * `options`: the JSON of the client options; `fromEnv`: start from the
    * environment; `serial`: the id log lines are delivered with; `debug`,
-   * `warning`: which log levels the JS layer wants.
+   * `warning`: which log levels the JS layer wants; `runtime`: the
+   * `User-Agent`'s name for it (`Node 20.11.1`).
    */
-  constructor(dispatcher: Dispatcher, options: string, fromEnv: boolean, serial: number, debug: boolean, warning: boolean)
+  constructor(dispatcher: Dispatcher, options: string, fromEnv: boolean, serial: number, debug: boolean, warning: boolean, runtime: string)
   /** Starts network call `op` with `params` (JSON); its outcome comes as `id`. */
   call(op: number, id: number, params: string): void
   /** The same, cancellable through `cancel`. */
   callCancellable(op: number, id: number, params: string, cancel: CancelHandle): void
-  /** Every user, lazily: `params` is the JSON of `{pageSize?}`. */
-  users(params: string, cancel?: CancelHandle | undefined | null): UsersIterator
-  /** The listing page by page: `params` is the JSON of `{pageSize?}`. */
-  userPages(params: string, cancel?: CancelHandle | undefined | null): UserPagesIterator
+  /**
+   * The same, with per-call `settings` (the JSON of `{timeoutMs?, connectTimeoutMs?,
+   * maxRetries?, maxRetryWaitMs?}`, or none), the answer beside the result when
+   * `withResponse` (`{data, response}`), and cancellable through `cancel` when given.
+   * Bad settings throw at once.
+   */
+  callWith(op: number, id: number, params: string, settings: string | undefined | null, withResponse: boolean, cancel?: CancelHandle | undefined | null): void
+  /**
+   * A view of this client whose calls use `settings` (as `callWith` takes them):
+   * the same pool, budget and log channel.
+   */
+  withOptions(settings: string): NativeClient
+  /** Every user, lazily: `params` is the JSON of `{pageSize?}`; `settings` as `callWith` takes them. */
+  users(params: string, cancel?: CancelHandle | undefined | null, settings?: string | undefined | null): UsersIterator
+  /** The listing page by page: `params` is the JSON of `{pageSize?}`; `settings` as `callWith` takes them. */
+  userPages(params: string, cancel?: CancelHandle | undefined | null, settings?: string | undefined | null): UserPagesIterator
   /** `args`: the JSON of `[roomId, accessToken]`. */
   signInUrl(args: string): string
   /** `args`: the JSON of `[roomId, accessToken, width, height]`. */

@@ -56,7 +56,7 @@ if [ -n "${CI:-}" ]; then export ROOMCHAT_REQUIRE_REDIS=1; fi
 echo "==> pytest over TLS (ROOMCHAT_TEST_TLS=1): endpoint and fault tests against an https:// emulator"
 tls_started=$(date +%s.%N)
 (cd "$here/tests" && ROOMCHAT_TEST_TLS=1 "$venv/bin/python" -m pytest -p no:cacheprovider -q -ra --timeout=300 -s \
-  test_client.py test_async.py test_faults.py)
+  test_client.py test_async.py test_faults.py test_tokens.py)
 echo "the TLS pass ran over HTTPS in $(awk -v s="$tls_started" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }') s"
 
 echo "==> stubtest and mypy --strict"

@@ -1,14 +1,16 @@
-//! The quickstart: every endpoint, pagination, an error and the rate-limit state.
+//! The quickstart: every endpoint, pagination, an error, a user's lifecycle
+//! with its access token, and the rate-limit state.
 //!
 //! `cargo run --example quickstart` starts the emulator embedded and talks to it.
 //! With `ROOMCHAT_BASE_URL` and `ROOMCHAT_PRIVATE_KEY` set (and optionally
-//! `ROOMCHAT_CHAT_URL`, `ROOMCHAT_ROOM_ID`, `ROOMCHAT_CONVERSATION_ID`), the same
-//! walk-through talks to a real account instead — note that it then creates
-//! three users and deactivates one of them.
+//! `ROOMCHAT_CHAT_URL`, `ROOMCHAT_PUBLIC_KEY`, `ROOMCHAT_ROOM_ID`,
+//! `ROOMCHAT_CONVERSATION_ID`), the same walk-through talks to a real account
+//! instead — note that it then creates three users and deactivates one of them,
+//! and, with the public key, creates a fourth and invalidates its token.
 
 use roomchat::{
     Client, ConversationMessages, CreateUser, DeactivateUser, ErrorKind, ListUsers, PathForm,
-    RateLimitConfig,
+    RateLimitConfig, ReactivateUser,
 };
 use roomchat_emulator::{Emulator, EmulatorConfig};
 use serde_json::json;
@@ -17,7 +19,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     // Keeps the embedded emulator alive for the whole walk-through.
     let mut _emulator = None;
-    let (base_url, key, chat_url, room_id, conversation_id) = match (
+    let (base_url, key, public_key, chat_url, room_id, conversation_id) = match (
         env("ROOMCHAT_BASE_URL"),
         env("ROOMCHAT_PRIVATE_KEY"),
     ) {
@@ -26,6 +28,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             (
                 base_url,
                 key,
+                env("ROOMCHAT_PUBLIC_KEY"),
                 env("ROOMCHAT_CHAT_URL"),
                 env("ROOMCHAT_ROOM_ID"),
                 env("ROOMCHAT_CONVERSATION_ID"),
@@ -52,6 +55,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let out = (
                 emulator.base_url().to_owned(),
                 emulator.private_key(),
+                Some(emulator.public_key()),
                 Some(emulator.chat_url().to_owned()),
                 Some("bbNiVFoXm".to_owned()),
                 Some(conversation),
@@ -67,6 +71,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .rate_limit(RateLimitConfig::default());
     if let Some(chat_url) = &chat_url {
         builder = builder.chat_url(chat_url.clone());
+    }
+    // Validate Access Token is authenticated by the public key, not the private one.
+    if let Some(public_key) = &public_key {
+        builder = builder.public_key(public_key.clone());
     }
     let client = builder.build()?;
     println!("Built {client:?} (the key is never shown).\n");
@@ -171,9 +179,47 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
 
+    if public_key.is_some() {
+        println!("\n9. A user's lifecycle and its access token");
+        let eve = client.create_user(&CreateUser::regular("Eve"))?;
+        println!("   created Eve -> userId {}", eve.user_id);
+        let record = client.validate_access_token(&eve.access_token)?;
+        println!(
+            "   validate her token (POST …/user/accessToken/validate, public key): {} {:?}, issued at {} (Unix time)",
+            record.id,
+            record.username.as_deref().unwrap_or("?"),
+            record
+                .iat
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_secs())
+        );
+        client.deactivate_user(&DeactivateUser::UserId(eve.user_id.clone()))?;
+        let refused = client.validate_access_token(&eve.access_token);
+        println!(
+            "   deactivated: her token is refused ({})",
+            refused.err().map(|e| e.to_string()).unwrap_or_default()
+        );
+        let back = client.reactivate_user(&ReactivateUser::UserId(eve.user_id.clone()))?;
+        let valid = client.validate_access_token(&eve.access_token).is_ok();
+        println!(
+            "   reactivated (POST /consumer/api/v2/user/reactivate): {:?}; her token validates: {valid}",
+            back.message.as_deref().unwrap_or("")
+        );
+        client.invalidate_access_token(&eve.access_token)?;
+        match client.validate_access_token(&eve.access_token) {
+            Err(e) if e.kind() == ErrorKind::InvalidRequest => {
+                println!(
+                    "   invalidated (POST …/user/accesstoken/invalidate): validate fails: {}",
+                    e.message()
+                );
+            }
+            other => println!("   unexpected: {other:?}"),
+        }
+    }
+
     let state = client.rate_limit_state();
     println!(
-        "\n9. Rate-limit budget of this key: {} used, {} remaining of {} per {:?}; next slot in {:?}",
+        "\n10. Rate-limit budget of this key: {} used, {} remaining of {} per {:?}; next slot in {:?}",
         state.used, state.remaining, state.limit, state.window, state.next_free_in
     );
     Ok(())

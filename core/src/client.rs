@@ -12,13 +12,16 @@ use crate::cancel::{self, CancelToken};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fork::{self, ForkLocal};
 use crate::models::{
-    ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated, ListUsers, Message,
-    RawAuth, RawRequest, RawResponse, UserPage,
+    ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated, Invalidated,
+    ListUsers, Message, RawAuth, RawRequest, RawResponse, ReactivateUser, Reactivated, TokenUser,
+    UserPage,
 };
 use crate::observe::{Event, EventKind, Observer};
+use crate::options::CallOptions;
 use crate::pagination::{UserPages, Users};
 use crate::proxy::{is_loopback, Proxy};
 use crate::ratelimit::{Budget, Budgets, RateLimitConfig, RateLimitState};
+use crate::response::{Capture, ResponseMeta, WithResponse};
 use crate::tls::TlsRoots;
 use crate::transport::{self, CachingResolver};
 use crate::view::UserPageView;
@@ -81,6 +84,8 @@ pub struct ClientBuilder {
     /// PEM added with `add_root_certificates_pem`, parsed when the client is built.
     root_pems: Vec<Vec<u8>>,
     observer: Option<Arc<dyn Observer>>,
+    /// The product and runtime the `User-Agent` names ([`ClientBuilder::sdk_identity`]).
+    sdk: Option<(String, Option<String>)>,
     #[cfg(feature = "redis")]
     redis_budget: Option<crate::shared_budget::RedisBudget>,
 }
@@ -183,7 +188,9 @@ impl ClientBuilder {
         self
     }
 
-    /// The public key (for [`RawAuth::PublicKey`] requests).
+    /// The public key: it authenticates [`Client::validate_access_token`] and
+    /// [`RawAuth::PublicKey`] requests (without it they fail with
+    /// [`ErrorKind::Configuration`] and nothing is sent).
     pub fn public_key(mut self, key: impl Into<String>) -> Self {
         self.public_key = Some(key.into());
         self
@@ -239,7 +246,8 @@ impl ClientBuilder {
         self
     }
 
-    /// An application name appended to the `User-Agent` (`roomchat-rust/0.1.0 myapp/2.1`).
+    /// An application name closing the `User-Agent`
+    /// (`roomchat-rust/0.1.0 (core 0.1.0; linux x86_64) myapp/2.1`).
     pub fn app_name(mut self, name: impl Into<String>) -> Self {
         self.app_name = Some(name.into());
         self
@@ -301,8 +309,22 @@ impl ClientBuilder {
         self
     }
 
+    /// Names the package that makes this client in the `User-Agent`, for the
+    /// packages built on this crate (the C library, the Python and Node
+    /// packages): `product` opens it (`roomchat-python/0.2.0`; by default
+    /// `roomchat-rust/<this crate's version>`), and `runtime`, when given, is
+    /// named in its comment (`CPython 3.11`). With
+    /// [`app_name`](Self::app_name) `my-backend/1.4` the header reads
+    /// `roomchat-python/0.2.0 (core 0.2.0; CPython 3.11; linux x86_64) my-backend/1.4`.
+    /// [`build`](Self::build) fails on a product that is not `name/version`
+    /// of visible ASCII, or a runtime with parentheses, `;` or control characters.
+    pub fn sdk_identity(mut self, product: impl Into<String>, runtime: Option<String>) -> Self {
+        self.sdk = Some((product.into(), runtime));
+        self
+    }
+
     /// Checks the settings and builds the client.
-    pub fn build(self) -> Result<Client> {
+    pub fn build(mut self) -> Result<Client> {
         let key = &self.private_key;
         if key.is_empty() {
             return Err(Error::configuration("the private key is empty"));
@@ -341,15 +363,11 @@ impl ClientBuilder {
         check_duration("the connect timeout", self.connect_timeout)?;
         check_duration("the base backoff", self.base_backoff)?;
         check_duration("the longest retry wait", self.max_retry_wait)?;
-        let mut user_agent = format!("roomchat-rust/{}", env!("CARGO_PKG_VERSION"));
-        if let Some(app) = &self.app_name {
-            if app.chars().any(|c| c.is_control()) || app.trim().is_empty() {
-                return Err(Error::configuration(
-                    "the application name is empty or has control characters",
-                ));
+        let user_agent = user_agent(&self.sdk, self.app_name.as_deref())?;
+        if self.observer.is_none() {
+            if let Some(stderr) = crate::observe::StderrObserver::from_env() {
+                self.observer = Some(Arc::new(stderr));
             }
-            user_agent.push(' ');
-            user_agent.push_str(app.trim());
         }
         let base = BaseUrl::parse(&base_url)?;
         let proxy = crate::proxy::choose(
@@ -364,19 +382,13 @@ impl ClientBuilder {
             None => (None, None, Vec::new()),
         };
         secrets.insert(0, key.clone());
-        let mut added = Vec::new();
-        for pem in &self.root_pems {
-            added.extend(crate::tls::certificates_in(
-                pem,
-                "a PEM added with add_root_certificates_pem",
-            )?);
-        }
-        let roots =
-            crate::tls::root_certs(self.tls_roots, &added, |name| std::env::var(name).ok())?;
+        let tls = crate::tls::SharedTls::for_settings(self.tls_roots, &self.root_pems, |name| {
+            std::env::var(name).ok()
+        })?;
         let agent_config = ureq::Agent::config_builder()
             .tls_config(
                 ureq::tls::TlsConfig::builder()
-                    .root_certs(roots.clone())
+                    .root_certs(tls.roots().clone())
                     .build(),
             )
             .accept_encoding(if self.gzip {
@@ -396,10 +408,10 @@ impl ClientBuilder {
             .max_idle_connections_per_host(MAX_IDLE_CONNECTIONS)
             .build();
         fork::install();
-        let budget = self.budget_for(key, &roots)?;
+        let budget = self.budget_for(key, tls.roots())?;
         Ok(Client {
             inner: Arc::new(Inner {
-                agent: AgentCell::new(agent_config),
+                agent: AgentCell::new(agent_config, tls),
                 base,
                 base_url,
                 proxy_shown,
@@ -410,6 +422,8 @@ impl ClientBuilder {
                 config: self,
             }),
             cancel: None,
+            options: CallOptions::default(),
+            capture: None,
         })
     }
 }
@@ -451,6 +465,57 @@ impl BaseUrl {
     }
 }
 
+/// The `User-Agent`: `<product> (core <version>; [<runtime>; ]<os> <arch>)[ <app name>]`.
+fn user_agent(sdk: &Option<(String, Option<String>)>, app_name: Option<&str>) -> Result<String> {
+    let core = env!("CARGO_PKG_VERSION");
+    let (product, runtime) = match sdk {
+        Some((product, runtime)) => (product.clone(), runtime.as_deref()),
+        None => (format!("roomchat-rust/{core}"), None),
+    };
+    let is_token = |part: &str| {
+        !part.is_empty()
+            && part
+                .bytes()
+                .all(|b| b.is_ascii_graphic() && !b"()<>@,;:\\\"/[]?={}".contains(&b))
+    };
+    if !product
+        .split_once('/')
+        .is_some_and(|(name, version)| is_token(name) && is_token(version))
+    {
+        return Err(Error::configuration(format!(
+            "the SDK product {product:?} is not name/version in visible ASCII"
+        )));
+    }
+    let mut agent = format!("{product} (core {core}; ");
+    if let Some(runtime) = runtime {
+        if runtime.trim().is_empty()
+            || runtime
+                .chars()
+                .any(|c| c.is_control() || matches!(c, '(' | ')' | ';'))
+        {
+            return Err(Error::configuration(format!(
+                "the SDK runtime {runtime:?} is empty or has parentheses, ';' or control characters"
+            )));
+        }
+        agent.push_str(runtime.trim());
+        agent.push_str("; ");
+    }
+    agent.push_str(std::env::consts::OS);
+    agent.push(' ');
+    agent.push_str(std::env::consts::ARCH);
+    agent.push(')');
+    if let Some(app) = app_name {
+        if app.chars().any(|c| c.is_control()) || app.trim().is_empty() {
+            return Err(Error::configuration(
+                "the application name is empty or has control characters",
+            ));
+        }
+        agent.push(' ');
+        agent.push_str(app.trim());
+    }
+    Ok(agent)
+}
+
 /// Idle keep-alive connections kept per client (all to the one base URL).
 const MAX_IDLE_CONNECTIONS: usize = 64;
 
@@ -459,27 +524,29 @@ const MAX_IDLE_CONNECTIONS: usize = 64;
 struct AgentCell {
     agent: ForkLocal<ureq::Agent>,
     config: ureq::config::Config,
+    tls: crate::tls::SharedTls,
 }
 
 impl AgentCell {
-    fn new(config: ureq::config::Config) -> AgentCell {
+    fn new(config: ureq::config::Config, tls: crate::tls::SharedTls) -> AgentCell {
         AgentCell {
-            agent: ForkLocal::new(AgentCell::make(&config)),
+            agent: ForkLocal::new(AgentCell::make(&config, &tls)),
             config,
+            tls,
         }
     }
 
-    fn make(config: &ureq::config::Config) -> ureq::Agent {
+    fn make(config: &ureq::config::Config, tls: &crate::tls::SharedTls) -> ureq::Agent {
         ureq::Agent::with_parts(
             config.clone(),
-            transport::connector(),
+            transport::connector(tls.connector()),
             CachingResolver::default(),
         )
     }
 
     /// This process's agent.
     fn get(&self) -> &ureq::Agent {
-        self.agent.get(|| AgentCell::make(&self.config))
+        self.agent.get(|| AgentCell::make(&self.config, &self.tls))
     }
 }
 
@@ -582,6 +649,10 @@ pub struct Client {
     inner: Arc<Inner>,
     /// Cancels this handle's calls ([`Client::with_cancel`]).
     cancel: Option<CancelToken>,
+    /// This handle's own settings over the client's ([`Client::with_options`]).
+    options: CallOptions,
+    /// Where this handle's calls leave their answers ([`Client::with_response`]).
+    capture: Option<Capture>,
 }
 
 impl fmt::Debug for Client {
@@ -644,6 +715,7 @@ impl Client {
             gzip: true,
             root_pems: Vec::new(),
             observer: None,
+            sdk: None,
             #[cfg(feature = "redis")]
             redis_budget: None,
         }
@@ -658,9 +730,75 @@ impl Client {
     /// Iterators made from it carry the token too.
     pub fn with_cancel(&self, token: CancelToken) -> Client {
         Client {
-            inner: self.inner.clone(),
             cancel: Some(token),
+            ..self.clone()
         }
+    }
+
+    /// A view of this client whose calls use `options` where they are given
+    /// (a timeout, retries) and the client's settings elsewhere. Cheap (one
+    /// `Arc` cloned), and it shares everything else with the client: the
+    /// connection pool, the key's rate-limit budget, the observer. Iterators
+    /// made from it carry its options; a view of a view adds its options to
+    /// the first's. Fails with [`ErrorKind::Configuration`] on the values
+    /// [`ClientBuilder`] refuses (a zero timeout, a duration above [`MAX_DURATION`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use roomchat::{CallOptions, ListUsers};
+    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
+    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).build()?;
+    /// let quick = client.with_options(CallOptions::new().timeout(Duration::from_secs(2)).max_retries(0))?;
+    /// quick.list_users(&ListUsers::default())?;
+    /// # Ok::<(), roomchat::Error>(())
+    /// ```
+    pub fn with_options(&self, options: CallOptions) -> Result<Client> {
+        options.validate()?;
+        Ok(Client {
+            options: options.over(self.options),
+            ..self.clone()
+        })
+    }
+
+    /// The options this handle's calls use over the client's (none for the client itself).
+    pub fn call_options(&self) -> CallOptions {
+        self.options
+    }
+
+    /// Runs `call` with a view of this client and returns its result beside the
+    /// answer it was decoded from: status, headers (`X-RateLimit-*`,
+    /// `X-Request-Id`, `Date`, …) and attempts. Works for every endpoint, as
+    /// `|c| c.list_users(&params)` or `|c| c.create_user(&user)`; when `call`
+    /// makes several requests, the answer is the last one's. A call that makes
+    /// no request (`|c| c.sign_in_url(..)`) fails with [`ErrorKind::Validation`].
+    /// On failure the error is returned as it is (it carries the status).
+    ///
+    /// ```
+    /// use roomchat::{ListUsers, WithResponse};
+    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
+    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).build()?;
+    /// let WithResponse { value: page, meta } = client.with_response(|c| c.list_users(&ListUsers::default()))?;
+    /// assert_eq!((meta.status, meta.attempts), (200, 1));
+    /// assert!(meta.request_id().is_some() && meta.header("date").is_some());
+    /// # let _ = page;
+    /// # Ok::<(), roomchat::Error>(())
+    /// ```
+    pub fn with_response<T>(
+        &self,
+        call: impl FnOnce(&Client) -> Result<T>,
+    ) -> Result<WithResponse<T>> {
+        let capture = Capture::default();
+        let view = Client {
+            capture: Some(capture.clone()),
+            ..self.clone()
+        };
+        let value = call(&view)?;
+        let meta = capture.take().ok_or_else(|| {
+            Error::validation(
+                "with_response: the call made no request (only the endpoints' calls have an answer)",
+            )
+        })?;
+        Ok(WithResponse { value, meta })
     }
 
     /// The REST base URL.
@@ -747,6 +885,80 @@ impl Client {
     /// ```
     pub fn deactivate_user(&self, target: &DeactivateUser) -> Result<Deactivated> {
         self.call(wire::deactivate_user(target), wire::decode_deactivate_user)
+    }
+
+    /// POST /consumer/api/v2/user/reactivate: the inverse of
+    /// [`deactivate_user`](Self::deactivate_user). A user that is not
+    /// deactivated (or does not exist) is [`ErrorKind::UserNotFound`].
+    ///
+    /// Never retried after a 5xx, a timeout or a connection lost once the request
+    /// may have been sent (it is a POST), unless
+    /// [`ClientBuilder::retry_non_idempotent`] is set: connection failures before
+    /// sending and 429s are retried as for every call.
+    ///
+    /// ```
+    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
+    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).chat_url(emu.chat_url()).public_key(emu.public_key()).build()?;
+    /// use roomchat::{CreateUser, DeactivateUser, ErrorKind, ReactivateUser};
+    /// let jon = client.create_user(&CreateUser::regular("jon"))?;
+    /// client.deactivate_user(&DeactivateUser::UserId(jon.user_id.clone()))?;
+    /// client.reactivate_user(&ReactivateUser::UserId(jon.user_id.clone()))?;
+    /// let again = client.reactivate_user(&ReactivateUser::UserId(jon.user_id));
+    /// assert_eq!(again.unwrap_err().kind(), ErrorKind::UserNotFound);
+    /// # Ok::<(), roomchat::Error>(())
+    /// ```
+    pub fn reactivate_user(&self, target: &ReactivateUser) -> Result<Reactivated> {
+        self.call(wire::reactivate_user(target), wire::decode_reactivate_user)
+    }
+
+    /// POST /consumer/api/v1/user/accessToken/validate: the user `access_token`
+    /// signs in, with the token's issue time. Authenticated by the **public**
+    /// key ([`ClientBuilder::public_key`]; without one, [`ErrorKind::Configuration`]
+    /// and nothing is sent). A token that is not valid (forged, invalidated, or
+    /// of a deactivated user) is [`ErrorKind::InvalidRequest`] with the service's
+    /// message, `invalid accessToken`.
+    ///
+    /// It only reads, so it is retried as a GET is (after a 5xx or a timeout too).
+    ///
+    /// ```
+    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
+    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).chat_url(emu.chat_url()).public_key(emu.public_key()).build()?;
+    /// use roomchat::{CreateUser, ErrorKind};
+    /// let jon = client.create_user(&CreateUser::regular("jon"))?;
+    /// let user = client.validate_access_token(&jon.access_token)?;
+    /// assert_eq!((user.id.as_str(), user.username.as_deref()), (jon.user_id.as_str(), Some("jon")));
+    /// assert!(user.iat.is_some());
+    /// let forged = client.validate_access_token("a.b.c").unwrap_err();
+    /// assert_eq!((forged.kind(), forged.message()), (ErrorKind::InvalidRequest, "invalid accessToken"));
+    /// # Ok::<(), roomchat::Error>(())
+    /// ```
+    pub fn validate_access_token(&self, access_token: &str) -> Result<TokenUser> {
+        self.call(
+            wire::validate_access_token(access_token),
+            wire::decode_validate_access_token,
+        )
+    }
+
+    /// POST /consumer/api/v1/user/accesstoken/invalidate: `access_token` no
+    /// longer signs anyone in (nor validates). Never retried after a 5xx, a
+    /// timeout or a lost answer (it is a POST), unless
+    /// [`ClientBuilder::retry_non_idempotent`] is set.
+    ///
+    /// ```
+    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
+    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).chat_url(emu.chat_url()).public_key(emu.public_key()).build()?;
+    /// use roomchat::{CreateUser, ErrorKind};
+    /// let jon = client.create_user(&CreateUser::regular("jon"))?;
+    /// client.invalidate_access_token(&jon.access_token)?;
+    /// let after = client.validate_access_token(&jon.access_token).unwrap_err();
+    /// assert_eq!(after.kind(), ErrorKind::InvalidRequest);
+    /// # Ok::<(), roomchat::Error>(())
+    /// ```
+    pub fn invalidate_access_token(&self, access_token: &str) -> Result<Invalidated> {
+        self.call(
+            wire::invalidate_access_token(access_token),
+            wire::decode_invalidate_access_token,
+        )
     }
 
     /// GET /consumer/api/v2/room/:roomId/conversation/:conversationId/messages (or the `chatroom` form).
@@ -869,10 +1081,14 @@ impl Client {
         headers: Headers,
     ) -> Result<T> {
         let request = request?;
-        self.execute(&request, decode, headers).map_err(|e| {
-            e.with_request(&request.method, &request.redacted_target())
-                .scrub_all(&self.inner.secrets)
-        })
+        let span = crate::trace::CallSpan::start(&request, headers == Headers::All);
+        let _entered = span.enter();
+        self.execute(&request, decode, headers, &span)
+            .map_err(|e| {
+                e.with_request(&request.method, &request.redacted_target())
+                    .scrub_all(&self.inner.secrets)
+            })
+            .inspect_err(|e| span.failed(e))
     }
 
     fn execute<T>(
@@ -880,27 +1096,43 @@ impl Client {
         request: &WireRequest,
         decode: impl FnOnce(&WireResponse) -> Result<T>,
         headers: Headers,
+        span: &crate::trace::CallSpan,
     ) -> Result<T> {
         let config = &self.inner.config;
         let key = match request.auth {
             RawAuth::PrivateKey => Some(config.private_key.as_str()),
             RawAuth::PublicKey => Some(config.public_key.as_deref().ok_or_else(|| {
-                Error::configuration("no public key was configured (ClientBuilder::public_key)")
+                Error::configuration(
+                    "no public key was configured: this call is authenticated by the account's \
+                     public key (ClientBuilder::public_key; public_key= in Python, publicKey in \
+                     Node, roomchat_client_options_set_public_key in C, or ROOMCHAT_PUBLIC_KEY)",
+                )
             })?),
             RawAuth::None => None,
         };
         let target = request.url(&self.inner.base.path, key);
         let cancel = self.cancel.as_ref();
         let events = Events::new(config.observer.as_deref(), request);
+        let timeout = self.options.timeout.unwrap_or(config.timeout);
+        let max_retries = self.options.max_retries.unwrap_or(config.max_retries);
+        let max_retry_wait = self.options.max_retry_wait.unwrap_or(config.max_retry_wait);
+        // A view made by `with_response` hands every header to its caller.
+        let headers = if self.capture.is_some() {
+            Headers::All
+        } else {
+            headers
+        };
         let mut attempt = 1;
         loop {
             if let Some(token) = cancel {
                 token.check()?;
             }
+            span.attempt(attempt);
             // Attempts are timed from the start the budget counted.
+            let asked = Instant::now();
             let started = self.inner.budget.acquire(
                 cancel,
-                instant_after(Instant::now(), config.timeout),
+                instant_after(Instant::now(), timeout),
                 |wait| {
                     events.emit(
                         EventKind::RateLimitWait,
@@ -922,6 +1154,7 @@ impl Client {
                     )
                 },
             )?;
+            span.waited(started.saturating_duration_since(asked));
             let outcome =
                 cancel::while_in_flight(cancel, || self.send_once(request, &target, headers));
             if cancel.is_some_and(CancelToken::is_cancelled)
@@ -931,6 +1164,7 @@ impl Client {
             }
             let (error, retryable) = match outcome {
                 Attempt::Answered(response) => {
+                    span.status(response.status);
                     events.emit(
                         EventKind::Attempt,
                         attempt,
@@ -941,6 +1175,13 @@ impl Client {
                     );
                     self.observe(&response);
                     if (200..300).contains(&response.status) {
+                        if let Some(capture) = &self.capture {
+                            capture.put(ResponseMeta {
+                                status: response.status,
+                                headers: response.headers.clone(),
+                                attempts: attempt,
+                            });
+                        }
                         return decode(&response);
                     }
                     let error = wire::decode_error(&response, SystemTime::now());
@@ -981,14 +1222,14 @@ impl Client {
                     (error, retryable)
                 }
             };
-            if !retryable || attempt > config.max_retries {
+            if !retryable || attempt > max_retries {
                 return Err(error);
             }
             let wait = match error.retry_after() {
                 Some(wait) => wait,
                 None => self.backoff(attempt - 1),
             };
-            if wait > config.max_retry_wait {
+            if wait > max_retry_wait {
                 return Err(error);
             }
             events.emit(
@@ -999,6 +1240,7 @@ impl Client {
                 None,
                 Some(wait),
             );
+            span.waited(wait);
             cancel::sleep(cancel, wait)?;
             attempt += 1;
         }
@@ -1054,6 +1296,31 @@ impl Client {
         base.mul_f64(fraction)
     }
 
+    /// `request` with this view's timeouts, when they differ from the agent's
+    /// (a request of the client itself is left as it is: no per-request config).
+    fn with_timeouts<S: ureq::AsSendBody>(
+        &self,
+        agent: &ureq::Agent,
+        request: ureq::http::Request<S>,
+    ) -> ureq::http::Request<S> {
+        let CallOptions {
+            timeout,
+            connect_timeout,
+            ..
+        } = self.options;
+        if timeout.is_none() && connect_timeout.is_none() {
+            return request;
+        }
+        let mut config = agent.configure_request(request);
+        if let Some(timeout) = timeout {
+            config = config.timeout_global(Some(timeout));
+        }
+        if let Some(timeout) = connect_timeout {
+            config = config.timeout_connect(Some(timeout));
+        }
+        config.build()
+    }
+
     fn send_once(&self, request: &WireRequest, target: &str, headers: Headers) -> Attempt {
         use ureq::http::{header, HeaderValue, Method, Request};
         let not_built = || {
@@ -1077,13 +1344,13 @@ impl Client {
                     header::CONTENT_TYPE,
                     HeaderValue::from_static("application/json"),
                 );
-                agent.run(r)
+                agent.run(self.with_timeouts(agent, r))
             }
             None => {
                 let mut r = Request::new(());
                 *r.method_mut() = method;
                 *r.uri_mut() = uri;
-                agent.run(r)
+                agent.run(self.with_timeouts(agent, r))
             }
         };
         let mut response = match result {
@@ -1221,15 +1488,14 @@ impl<'a> Events<'a> {
         started: Option<Instant>,
         wait: Option<Duration>,
     ) {
-        let Some(observer) = self.observer else {
-            return;
-        };
-        if !observer.enabled(kind.level()) {
+        let observer = self.observer.filter(|o| o.enabled(kind.level()));
+        let traced = crate::trace::wants(kind.level());
+        if observer.is_none() && !traced {
             return;
         }
         let path = self.path.get_or_init(|| self.request.redacted_target());
         let now = Instant::now();
-        observer.event(&Event {
+        let event = Event {
             kind,
             method: &self.request.method,
             path,
@@ -1239,7 +1505,13 @@ impl<'a> Events<'a> {
             elapsed: started.map_or(Duration::ZERO, |s| now.duration_since(s)),
             started_at: started.unwrap_or(now),
             wait,
-        });
+        };
+        if traced {
+            crate::trace::event(&event);
+        }
+        if let Some(observer) = observer {
+            observer.event(&event);
+        }
     }
 }
 

@@ -12,13 +12,17 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::models::{CreatedUser, Deactivated, Message, MessageAuthor, User, UserPage};
+use crate::models::{
+    CreatedUser, Deactivated, Invalidated, Message, MessageAuthor, Reactivated, TokenUser, User,
+    UserPage,
+};
 use crate::view::{RawFields, UserPageView, UserView};
 
 /// Text borrowed from the input unless it had escapes (a field name, or a
@@ -285,6 +289,16 @@ optional_fields!(Deactivated, "a deactivate answer", {
     "message" => message,
 });
 
+optional_fields!(Reactivated, "a reactivate answer", {
+    "success" => success,
+    "message" => message,
+});
+
+optional_fields!(Invalidated, "an invalidate answer", {
+    "success" => success,
+    "message" => message,
+});
+
 /// A required field that was absent.
 fn missing<E: de::Error>(field: &'static str) -> E {
     E::missing_field(field)
@@ -356,6 +370,79 @@ impl<'de> Deserialize<'de> for CreatedUser {
             }
         }
         deserializer.deserialize_map(CreatedVisitor)
+    }
+}
+
+/// `iat`: seconds since the Unix epoch (a whole or fractional number), or `null`.
+struct EpochSeconds(Option<SystemTime>);
+
+impl<'de> Deserialize<'de> for EpochSeconds {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct SecondsVisitor;
+        impl<'de> Visitor<'de> for SecondsVisitor {
+            type Value = EpochSeconds;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("seconds since the Unix epoch (a number of at least 0)")
+            }
+            fn visit_u64<E: de::Error>(self, seconds: u64) -> Result<EpochSeconds, E> {
+                UNIX_EPOCH
+                    .checked_add(Duration::from_secs(seconds))
+                    .map(|t| EpochSeconds(Some(t)))
+                    .ok_or_else(|| E::custom("iat is too far in the future to be a time"))
+            }
+            fn visit_i64<E: de::Error>(self, seconds: i64) -> Result<EpochSeconds, E> {
+                match u64::try_from(seconds) {
+                    Ok(seconds) => self.visit_u64(seconds),
+                    Err(_) => Err(E::invalid_value(de::Unexpected::Signed(seconds), &self)),
+                }
+            }
+            fn visit_f64<E: de::Error>(self, seconds: f64) -> Result<EpochSeconds, E> {
+                if seconds.is_nan() || seconds < 0.0 {
+                    return Err(E::invalid_value(de::Unexpected::Float(seconds), &self));
+                }
+                Duration::try_from_secs_f64(seconds)
+                    .ok()
+                    .and_then(|d| UNIX_EPOCH.checked_add(d))
+                    .map(|t| EpochSeconds(Some(t)))
+                    .ok_or_else(|| E::custom("iat is too far in the future to be a time"))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<EpochSeconds, E> {
+                Ok(EpochSeconds(None))
+            }
+        }
+        deserializer.deserialize_any(SecondsVisitor)
+    }
+}
+
+impl<'de> Deserialize<'de> for TokenUser {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TokenUserVisitor;
+        impl<'de> Visitor<'de> for TokenUserVisitor {
+            type Value = TokenUser;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a user record")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TokenUser, A::Error> {
+                let mut id = None;
+                let mut out = TokenUser::default();
+                while let Some(key) = map.next_key::<Key<'de>>()? {
+                    match key.0.as_ref() {
+                        "_id" => id = Some(map.next_value()?),
+                        "username" => out.username = map.next_value()?,
+                        "chatRoom" => out.chat_room = map.next_value()?,
+                        "isModerator" => out.is_moderator = map.next_value()?,
+                        "externalUserId" => out.external_user_id = map.next_value()?,
+                        "created" => out.created = map.next_value()?,
+                        "updated" => out.updated = map.next_value()?,
+                        "iat" => out.iat = map.next_value::<EpochSeconds>()?.0,
+                        _ => out.extra.keep(key, &mut map)?,
+                    }
+                }
+                out.id = id.ok_or_else(|| missing("_id"))?;
+                Ok(out)
+            }
+        }
+        deserializer.deserialize_map(TokenUserVisitor)
     }
 }
 

@@ -235,15 +235,11 @@ impl Error {
         if secret.is_empty() {
             return self;
         }
-        let encoded = crate::wire::encode_query_component(secret);
-        let scrub = |text: &mut String| {
-            if text.contains(secret) {
-                *text = text.replace(secret, "REDACTED");
-            }
-            if text.contains(&encoded) {
-                *text = text.replace(&encoded, "REDACTED");
-            }
-        };
+        let forms = [
+            secret.to_owned(),
+            crate::wire::encode_query_component(secret),
+        ];
+        let scrub = |text: &mut String| *text = crate::secrets::scrub(text, &forms);
         scrub(&mut self.message);
         if let Some(p) = self.path.as_mut() {
             scrub(p);

@@ -1,19 +1,28 @@
 //! `roomchat`: a synchronous client for the hosted chat service's REST API.
 //!
-//! Create users and moderators, list and deactivate users, read conversation
-//! messages, list chat rooms, and sign users into rooms, from a server.
+//! Create users and moderators, list, deactivate and reactivate users,
+//! validate and invalidate their access tokens, read conversation messages,
+//! list chat rooms, and sign users into rooms, from a server.
 //!
 //! * [`Client`] sends requests on one keep-alive connection pool, shares one
 //!   rate-limit budget per private key across the whole process, and retries
 //!   only what is safe to retry: connection failures and 429s for every
-//!   method, 5xx and timeouts only for GET and DELETE (a retried create-user
-//!   could create the user twice).
+//!   method, 5xx and timeouts only for GET, DELETE and validate access token
+//!   (a read sent as a POST): a retried create-user could create the user
+//!   twice.
 //! * [`wire`] is the pure layer underneath — request builders and response
 //!   decoders without I/O — for use with another HTTP stack.
 //! * Every failure is an [`Error`] with a stable [`ErrorKind`]; the private key
 //!   never appears in any error, `Debug` output or log line.
 //! * A call can be cancelled from another thread ([`Client::with_cancel`],
 //!   [`CancelToken`]); an [`Observer`] hears of every attempt, retry and wait.
+//! * [`Client::with_options`] gives a view of a client with its own timeout
+//!   or retries ([`CallOptions`]) sharing the connections and the budget;
+//!   [`Client::with_response`] gives any call's result beside the answer's
+//!   status and headers ([`ResponseMeta`]).
+//! * Logging: an [`Observer`], `ROOMCHAT_LOG=debug|info|warn` for lines on
+//!   standard error ([`StderrObserver`]), or with the cargo feature `tracing`
+//!   one `tracing` span per call (see the README's `tracing` bullet).
 //! * The client is fork-safe: a process may fork while other threads are in
 //!   the middle of calls, and the child's clients work at once on connections
 //!   of their own.
@@ -53,13 +62,17 @@ mod fork;
 mod models;
 pub mod observe;
 mod operation;
+mod options;
 mod pagination;
 mod proxy;
 mod ratelimit;
+mod response;
+mod secrets;
 #[cfg(feature = "redis")]
 mod shared_budget;
 mod signin;
 mod tls;
+mod trace;
 mod transport;
 pub mod view;
 pub mod wire;
@@ -72,13 +85,16 @@ pub use client::{
 };
 pub use error::{Error, ErrorKind, Result};
 pub use models::{
-    ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated, ListUsers, Message,
-    MessageAuthor, PathForm, RawAuth, RawRequest, RawResponse, Role, User, UserPage, MAX_PAGE_SIZE,
+    ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated, Invalidated,
+    ListUsers, Message, MessageAuthor, PathForm, RawAuth, RawRequest, RawResponse, ReactivateUser,
+    Reactivated, Role, TokenUser, User, UserPage, MAX_PAGE_SIZE,
 };
-pub use observe::{Event, EventKind, Level, Observer};
+pub use observe::{Event, EventKind, Level, Observer, StderrObserver, ENV_LOG};
+pub use options::CallOptions;
 pub use pagination::{ResumeHandle, UserPages, Users};
 pub use proxy::Proxy;
 pub use ratelimit::{BudgetBackend, RateLimitConfig, RateLimitState, WhenLimited};
+pub use response::{ResponseMeta, WithResponse};
 #[cfg(feature = "redis")]
 pub use shared_budget::{
     OnRedisError, RedisBudget, DEFAULT_BREAKER_COOLDOWN, DEFAULT_REDIS_TIMEOUT,
@@ -100,8 +116,11 @@ const _: () = {
     assert_send_sync::<ResumeHandle>();
     assert_send_sync::<User>();
     assert_send_sync::<CreatedUser>();
+    assert_send_sync::<TokenUser>();
     assert_send_sync::<Message>();
     assert_send_sync::<CancelToken>();
+    assert_send_sync::<ResponseMeta>();
+    assert_send_sync::<CallOptions>();
 };
 
 // The README's Rust example compiles (as a doc test).

@@ -4,6 +4,8 @@
 //! Every field the service may leave out is an `Option`, and fields the
 //! contract does not name are kept in `extra`, never dropped.
 
+use std::time::{SystemTime, UNIX_EPOCH};
+
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -178,6 +180,96 @@ pub struct Deactivated {
     pub extra: Map<String, Value>,
 }
 
+/// The answer to reactivate user (the inverse of deactivate user).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct Reactivated {
+    /// `true` on success.
+    #[serde(default)]
+    pub success: bool,
+    /// The service's text, e.g. "user reactivated".
+    #[serde(default)]
+    pub message: Option<String>,
+    /// Every other field the service sent.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The answer to invalidate access token.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct Invalidated {
+    /// `true` on success.
+    #[serde(default)]
+    pub success: bool,
+    /// The service's text, when it sent one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Every other field the service sent.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The user an access token belongs to, as validate access token answers it:
+/// the user's record as the service stores it, with the token's issue time.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct TokenUser {
+    /// `_id`: the user's id (required: an answer without it is not a user record).
+    #[serde(rename = "_id")]
+    pub id: String,
+    /// Display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub username: Option<String>,
+    /// The room a moderator is limited to.
+    #[serde(rename = "chatRoom", default, skip_serializing_if = "Option::is_none")]
+    pub chat_room: Option<String>,
+    /// True for a moderator.
+    #[serde(
+        rename = "isModerator",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub is_moderator: Option<bool>,
+    /// The customer's own id of the user, given at creation.
+    #[serde(
+        rename = "externalUserId",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub external_user_id: Option<String>,
+    /// When the user was created: ISO 8601, as sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created: Option<String>,
+    /// When the user's record last changed: ISO 8601, as sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated: Option<String>,
+    /// `iat`: when the token was issued (sent as seconds since the Unix epoch).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "epoch_seconds"
+    )]
+    pub iat: Option<SystemTime>,
+    /// Every other field the service sent (`customer`, `parentCustomerAccount`,
+    /// `createdUsingApi`, `__v`, …), as it came.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A time as the service writes `iat`: seconds since the Unix epoch, whole
+/// when it is a whole second.
+fn epoch_seconds<S: serde::Serializer>(
+    time: &Option<SystemTime>,
+    serializer: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    let since = time
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .unwrap_or_default();
+    if since.subsec_nanos() == 0 {
+        serializer.serialize_u64(since.as_secs())
+    } else {
+        serializer.serialize_f64(since.as_secs_f64())
+    }
+}
+
 // ---- what calls take ------------------------------------------------------------
 
 /// Parameters of the users listing (section 4.1).
@@ -206,6 +298,16 @@ impl ListUsers {
 /// "both" and "neither" cannot be expressed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DeactivateUser {
+    /// By the service's user id (`userId`).
+    UserId(String),
+    /// By the customer-chosen `uniqueUserIdentifier`.
+    UniqueUserIdentifier(String),
+}
+
+/// Which user to reactivate (the inverse of [`DeactivateUser`]): exactly one
+/// identifier, so that "both" and "neither" cannot be expressed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReactivateUser {
     /// By the service's user id (`userId`).
     UserId(String),
     /// By the customer-chosen `uniqueUserIdentifier`.

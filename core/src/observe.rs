@@ -144,3 +144,65 @@ pub trait Observer: Send + Sync {
     /// One event.
     fn event(&self, event: &Event<'_>);
 }
+
+/// The environment variable that turns on [`StderrObserver`] for a client
+/// built without an observer: `debug` (every attempt and every warning),
+/// `info` or `warn` (the warnings: retries, rate-limit waits, Redis failures;
+/// no event is at info level). Any other value, or none, prints nothing.
+pub const ENV_LOG: &str = "ROOMCHAT_LOG";
+
+impl Level {
+    /// The level a `ROOMCHAT_LOG` value asks for (any case; `warning` too):
+    /// the lowest level printed. `None` for any other value.
+    pub fn from_log_setting(value: &str) -> Option<Level> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "debug" => Some(Level::Debug),
+            "info" | "warn" | "warning" => Some(Level::Warning),
+            _ => None,
+        }
+    }
+
+    /// `DEBUG` or `WARNING`, as every package prints it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Level::Debug => "DEBUG",
+            Level::Warning => "WARNING",
+        }
+    }
+}
+
+/// Prints each event of `level` and above to standard error as
+/// `[roomchat] DEBUG: GET /consumer/api/v2/users?auth=REDACTED -> 200 (attempt 1, 0.412 ms)`:
+/// quick debugging without a logging setup. A client built without
+/// [`ClientBuilder::observer`](crate::ClientBuilder::observer) gets one when
+/// [`ENV_LOG`] (`ROOMCHAT_LOG`) is set.
+#[derive(Debug, Clone, Copy)]
+pub struct StderrObserver {
+    level: Level,
+}
+
+impl StderrObserver {
+    /// Prints the events of `level` and above.
+    pub fn new(level: Level) -> StderrObserver {
+        StderrObserver { level }
+    }
+
+    /// The observer `ROOMCHAT_LOG` asks for, if it asks for one.
+    pub fn from_env() -> Option<StderrObserver> {
+        let value = std::env::var(ENV_LOG).ok()?;
+        Level::from_log_setting(&value).map(StderrObserver::new)
+    }
+}
+
+impl Observer for StderrObserver {
+    fn enabled(&self, level: Level) -> bool {
+        level >= self.level
+    }
+
+    fn event(&self, event: &Event<'_>) {
+        use std::io::Write;
+        // One write per line, so that lines of calls on other threads do not interleave.
+        let line = format!("[roomchat] {}: {event}\n", event.level().label());
+        let _ = std::io::stderr().write_all(line.as_bytes());
+    }
+}

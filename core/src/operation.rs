@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value};
 use crate::error::{Error, Result};
 use crate::models::{
     ConversationMessages, CreateUser, DeactivateUser, ListUsers, PathForm, RawAuth, RawRequest,
+    ReactivateUser,
 };
 use crate::wire::{self, WireRequest, WireResponse};
 
@@ -40,17 +41,26 @@ pub enum Operation {
     /// `raw`: params `method`, `path`, `query`? (pairs of strings), `body`?, `auth`?
     /// (`private_key` | `public_key` | `none`).
     Raw,
+    /// `reactivate_user`: params exactly one of `userId`, `uniqueUserIdentifier`.
+    ReactivateUser,
+    /// `validate_access_token`: params `accessToken` (sent with the public key).
+    ValidateAccessToken,
+    /// `invalidate_access_token`: params `accessToken`.
+    InvalidateAccessToken,
 }
 
 impl Operation {
     /// Every operation.
-    pub const ALL: [Operation; 6] = [
+    pub const ALL: [Operation; 9] = [
         Operation::ListUsers,
         Operation::DeactivateUser,
         Operation::ConversationMessages,
         Operation::CreateUser,
         Operation::ListChatRooms,
         Operation::Raw,
+        Operation::ReactivateUser,
+        Operation::ValidateAccessToken,
+        Operation::InvalidateAccessToken,
     ];
 
     /// The stable snake_case name.
@@ -62,6 +72,9 @@ impl Operation {
             Operation::CreateUser => "create_user",
             Operation::ListChatRooms => "list_chat_rooms",
             Operation::Raw => "raw",
+            Operation::ReactivateUser => "reactivate_user",
+            Operation::ValidateAccessToken => "validate_access_token",
+            Operation::InvalidateAccessToken => "invalidate_access_token",
         }
     }
 
@@ -100,23 +113,21 @@ impl Operation {
                     skip: p.whole("skip")?,
                 })
             }
-            Operation::DeactivateUser => {
-                p.only(&["userId", "uniqueUserIdentifier"])?;
-                let target = match (p.text("userId")?, p.text("uniqueUserIdentifier")?) {
-                    (Some(id), None) => DeactivateUser::UserId(id),
-                    (None, Some(id)) => DeactivateUser::UniqueUserIdentifier(id),
-                    (Some(_), Some(_)) => {
-                        return Err(Error::validation(
-                            "give exactly one of userId and uniqueUserIdentifier, not both",
-                        ))
-                    }
-                    (None, None) => {
-                        return Err(Error::validation(
-                            "give exactly one of userId and uniqueUserIdentifier",
-                        ))
-                    }
-                };
-                wire::deactivate_user(&target)
+            Operation::DeactivateUser => wire::deactivate_user(&match p.user_identifier()? {
+                UserIdentifier::UserId(id) => DeactivateUser::UserId(id),
+                UserIdentifier::Unique(id) => DeactivateUser::UniqueUserIdentifier(id),
+            }),
+            Operation::ReactivateUser => wire::reactivate_user(&match p.user_identifier()? {
+                UserIdentifier::UserId(id) => ReactivateUser::UserId(id),
+                UserIdentifier::Unique(id) => ReactivateUser::UniqueUserIdentifier(id),
+            }),
+            Operation::ValidateAccessToken => {
+                p.only(&["accessToken"])?;
+                wire::validate_access_token(&p.required("accessToken")?)
+            }
+            Operation::InvalidateAccessToken => {
+                p.only(&["accessToken"])?;
+                wire::invalidate_access_token(&p.required("accessToken")?)
             }
             Operation::ConversationMessages => {
                 p.only(&["roomId", "conversationId", "pathForm"])?;
@@ -211,6 +222,53 @@ impl Operation {
             Operation::ListChatRooms => wire::decode_chat_rooms(response),
             Operation::Raw => wire::decode_raw(response)
                 .map(|raw| json!({"status": raw.status, "body": raw.body})),
+            Operation::ReactivateUser => to_json(wire::decode_reactivate_user(response)),
+            Operation::ValidateAccessToken => to_json(wire::decode_validate_access_token(response)),
+            Operation::InvalidateAccessToken => {
+                to_json(wire::decode_invalidate_access_token(response))
+            }
+        }
+    }
+}
+
+impl Operation {
+    /// Whether a request of `method` to `path` (under the base URL) is this
+    /// operation: what names a call's span (feature `tracing`). Never true of
+    /// [`Operation::Raw`], which is whatever the caller sends.
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+    pub(crate) fn is_sent_as(self, method: &str, path: &str) -> bool {
+        let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+        match self {
+            Operation::ListUsers => method == "GET" && path == "/consumer/api/v2/users",
+            Operation::DeactivateUser => {
+                method == "DELETE" && path == "/consumer/api/v2/user/deactivate"
+            }
+            Operation::ConversationMessages => {
+                method == "GET"
+                    && matches!(
+                        segments.as_slice(),
+                        [
+                            "consumer",
+                            "api",
+                            "v2",
+                            "room" | "chatroom",
+                            _,
+                            "conversation",
+                            _,
+                            "messages"
+                        ]
+                    )
+            }
+            Operation::CreateUser => method == "POST" && path == "/consumer/api/v1/user",
+            Operation::ListChatRooms => method == "GET" && path == "/consumer/api/v1/chatrooms",
+            Operation::ReactivateUser => method == "POST" && path == wire::REACTIVATE_USER_PATH,
+            Operation::ValidateAccessToken => {
+                method == "POST" && path == wire::VALIDATE_ACCESS_TOKEN_PATH
+            }
+            Operation::InvalidateAccessToken => {
+                method == "POST" && path == wire::INVALIDATE_ACCESS_TOKEN_PATH
+            }
+            Operation::Raw => false,
         }
     }
 }
@@ -219,6 +277,12 @@ impl std::fmt::Display for Operation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
     }
+}
+
+/// The one identifier of deactivate and reactivate user.
+enum UserIdentifier {
+    UserId(String),
+    Unique(String),
 }
 
 /// A parameter object, read with the operation's name in every error.
@@ -282,6 +346,21 @@ impl<'a> Params<'a> {
     fn required(&self, name: &str) -> Result<String> {
         self.text(name)?
             .ok_or_else(|| self.invalid(format!("{name} is required")))
+    }
+
+    /// Exactly one of `userId` and `uniqueUserIdentifier`, and nothing else.
+    fn user_identifier(&self) -> Result<UserIdentifier> {
+        self.only(&["userId", "uniqueUserIdentifier"])?;
+        match (self.text("userId")?, self.text("uniqueUserIdentifier")?) {
+            (Some(id), None) => Ok(UserIdentifier::UserId(id)),
+            (None, Some(id)) => Ok(UserIdentifier::Unique(id)),
+            (Some(_), Some(_)) => Err(Error::validation(
+                "give exactly one of userId and uniqueUserIdentifier, not both",
+            )),
+            (None, None) => Err(Error::validation(
+                "give exactly one of userId and uniqueUserIdentifier",
+            )),
+        }
     }
 
     fn whole(&self, name: &str) -> Result<Option<u64>> {

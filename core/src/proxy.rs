@@ -65,7 +65,10 @@ impl fmt::Debug for Proxy {
         match self {
             Proxy::Environment => f.write_str("Environment"),
             Proxy::None => f.write_str("None"),
-            Proxy::Url(url) => f.debug_tuple("Url").field(&redacted(url)).finish(),
+            Proxy::Url(url) => f
+                .debug_tuple("Url")
+                .field(&crate::secrets::redacted_url(url))
+                .finish(),
         }
     }
 }
@@ -127,7 +130,7 @@ pub(crate) fn choose(
 
 /// Checks a proxy URL and makes ureq's proxy of it.
 fn parse(url: &str, from: &str) -> Result<Chosen> {
-    let shown = redacted(url);
+    let shown = crate::secrets::redacted_url(url);
     let refuse = |why: &str| {
         Error::configuration(format!(
             "{from} ({shown}) {why}; set an http:// or https:// proxy, or turn proxies off (Proxy::None)"
@@ -154,13 +157,12 @@ fn parse(url: &str, from: &str) -> Result<Chosen> {
     }
     let proxy = ureq::Proxy::new(&format!("{scheme}://{authority}"))
         .map_err(|_| refuse("is not a valid URL"))?;
-    let mut secrets = Vec::new();
+    let mut secrets = crate::secrets::passwords_of(url);
     if let Some((user_info, _)) = authority.rsplit_once('@') {
-        let password = user_info
-            .split_once(':')
-            .map(|(_, p)| p)
-            .unwrap_or(user_info);
-        secrets.push(password.to_owned());
+        // A proxy's user information without a colon is a token: secret too.
+        if !user_info.contains(':') {
+            secrets.push(user_info.to_owned());
+        }
         secrets.extend(proxy.password().map(str::to_owned));
         secrets.retain(|s| !s.is_empty());
         secrets.sort();
@@ -173,18 +175,6 @@ fn parse(url: &str, from: &str) -> Result<Chosen> {
         shown,
         secrets,
     })
-}
-
-/// `url` with its user information shown as `REDACTED`.
-pub(crate) fn redacted(url: &str) -> String {
-    let start = url.find("://").map_or(0, |i| i + 3);
-    let end = url[start..]
-        .find(['/', '?', '#'])
-        .map_or(url.len(), |i| start + i);
-    match url[start..end].rfind('@') {
-        Some(at) => format!("{}REDACTED{}", &url[..start], &url[start + at..]),
-        None => url.to_owned(),
-    }
 }
 
 /// Whether `host` (a name, an IPv4 address, or an IPv6 address with or without brackets) is loopback.

@@ -187,11 +187,13 @@ fn registry() -> MutexGuard<'static, HashMap<String, &'static Budget>> {
 }
 
 /// Makes the registry before any fork handler may need it.
+#[cfg(unix)]
 pub(crate) fn init_registry() {
     Lazy::force(&REGISTRY);
 }
 
 /// Every budget lock, held (registry first, as in [`Budget::for_key`]): see [`crate::fork`].
+#[cfg(unix)]
 pub(crate) struct AllLocked {
     // Released in declaration order: the reverse of the order taken.
     _budgets: Vec<MutexGuard<'static, BudgetState>>,
@@ -202,6 +204,7 @@ pub(crate) struct AllLocked {
 
 /// Takes every budget lock for a fork: the shared budgets' registry (which is
 /// held while a fallback budget is made), the registry, then each budget.
+#[cfg(unix)]
 pub(crate) fn lock_all() -> AllLocked {
     #[cfg(feature = "redis")]
     let shared = crate::shared_budget::registry();

@@ -8,10 +8,15 @@
 //! TLS-inspecting gateway, a private CA).
 
 use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
+use once_cell::sync::Lazy;
 use ureq::tls::{Certificate, PemItem, RootCerts};
+use ureq::unversioned::transport::RustlsConnector;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::fork::{self, ForkLocal};
 
 /// The environment variable naming a PEM file of extra roots, as OpenSSL,
 /// curl and requests read it.
@@ -27,7 +32,8 @@ pub enum TlsRoots {
     WebPki,
     /// The operating system's trust store (on Linux the distribution's bundle,
     /// or `SSL_CERT_FILE`/`SSL_CERT_DIR` when set; the keychain on macOS; the
-    /// certificate store on Windows), read when the client is built.
+    /// certificate store on Windows), read when the first client with these
+    /// settings is built in the process and kept for the next ones.
     System,
 }
 
@@ -132,6 +138,125 @@ pub(crate) fn root_certs(
     Ok(RootCerts::new_with_certs(
         &base.into_iter().chain(extra).collect::<Vec<_>>(),
     ))
+}
+
+/// The TLS of every client in the process that trusts the same roots: the
+/// roots, parsed once, and one rustls connector, whose configuration (the
+/// root store) is built at its first handshake and whose session cache lets a
+/// new client's first connection resume a session an earlier client made.
+/// Without it each client would read `SSL_CERT_FILE` and parse a few hundred
+/// roots again before its first call.
+#[derive(Clone)]
+pub(crate) struct SharedTls {
+    key: Arc<RootsKey>,
+    roots: RootCerts,
+    connector: Arc<RustlsConnector>,
+    generation: u64,
+}
+
+/// What decides a client's roots: the choice, the PEMs added to it, and the
+/// environment's file (its path, size and modification time, so that an
+/// edited file is read again).
+#[derive(PartialEq, Eq)]
+struct RootsKey {
+    roots: TlsRoots,
+    added: Vec<Vec<u8>>,
+    env: Vec<Option<String>>,
+    cert_file: Option<(u64, Option<SystemTime>)>,
+}
+
+/// The process's shared TLS, a few entries (a process rarely has more than
+/// one set of roots). Made anew in a forked child: a parent's thread may have
+/// held the lock, or a session cache's, when it forked.
+static SHARED_TLS: Lazy<ForkLocal<Mutex<Vec<SharedTls>>>> =
+    Lazy::new(|| ForkLocal::new(Mutex::new(Vec::new())));
+
+/// At most this many sets of roots are kept; the oldest goes first.
+const SHARED_TLS_ENTRIES: usize = 8;
+
+fn shared_entries() -> &'static Mutex<Vec<SharedTls>> {
+    SHARED_TLS.get(|| Mutex::new(Vec::new()))
+}
+
+impl SharedTls {
+    /// The TLS for `roots` with the PEMs `added` (each checked) and the
+    /// environment read through `env`: the process's, when a client with the
+    /// same settings was built before, else new (and kept).
+    pub(crate) fn for_settings(
+        roots: TlsRoots,
+        added: &[Vec<u8>],
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<SharedTls> {
+        let cert_file = env(ENV_SSL_CERT_FILE).filter(|p| !p.trim().is_empty());
+        let key = RootsKey {
+            roots,
+            added: added.to_vec(),
+            env: vec![cert_file.clone(), env("SSL_CERT_DIR")],
+            cert_file: cert_file.as_ref().and_then(|path| {
+                let meta = std::fs::metadata(path).ok()?;
+                Some((meta.len(), meta.modified().ok()))
+            }),
+        };
+        if let Some(found) = shared_entries()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .find(|t| *t.key == key)
+        {
+            return Ok(found.clone());
+        }
+        // Read and parsed outside the lock: other clients' builds go on meanwhile.
+        let mut certs = Vec::new();
+        for pem in added {
+            certs.extend(certificates_in(
+                pem,
+                "a PEM added with add_root_certificates_pem",
+            )?);
+        }
+        let made = SharedTls {
+            key: Arc::new(key),
+            roots: root_certs(roots, &certs, env)?,
+            connector: Arc::new(RustlsConnector::default()),
+            generation: fork::generation(),
+        };
+        let mut entries = shared_entries().lock().unwrap_or_else(|e| e.into_inner());
+        // Another client may have made the same meanwhile: one connector per set.
+        if let Some(found) = entries.iter().find(|t| t.key == made.key) {
+            return Ok(found.clone());
+        }
+        if entries.len() == SHARED_TLS_ENTRIES {
+            entries.remove(0);
+        }
+        entries.push(made.clone());
+        Ok(made)
+    }
+
+    /// The roots, for the agent's configuration and a `rediss://` budget.
+    pub(crate) fn roots(&self) -> &RootCerts {
+        &self.roots
+    }
+
+    /// This process's connector for these roots. A forked child makes its own
+    /// (with the roots already parsed) and never touches the parent's.
+    pub(crate) fn connector(&self) -> Arc<RustlsConnector> {
+        if self.generation == fork::generation() {
+            return self.connector.clone();
+        }
+        let mut entries = shared_entries().lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(found) = entries.iter().find(|t| t.key == self.key) {
+            return found.connector.clone();
+        }
+        let made = SharedTls {
+            connector: Arc::new(RustlsConnector::default()),
+            generation: fork::generation(),
+            ..self.clone()
+        };
+        if entries.len() == SHARED_TLS_ENTRIES {
+            entries.remove(0);
+        }
+        entries.push(made.clone());
+        made.connector
+    }
 }
 
 /// Every root a client trusts, as PEM: what the Redis connection of a

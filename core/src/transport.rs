@@ -26,14 +26,15 @@ use std::fmt;
 use std::io::{self, Read, Write};
 use std::mem::ManuallyDrop;
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
-use std::sync::{mpsc, Mutex, OnceLock};
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use ureq::config::Config;
 use ureq::http::Uri;
 use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::{
-    Buffers, ConnectionDetails, Connector, Either, LazyBuffers, NextTimeout, Transport,
+    Buffers, ConnectProxyConnector, ConnectionDetails, Connector, Either, LazyBuffers, NextTimeout,
+    RustlsConnector, Transport,
 };
 use ureq::{Error, Timeout};
 
@@ -615,12 +616,29 @@ fn probe_open(stream: &TcpStream) -> bool {
     stream.set_nonblocking(false).is_ok() && open
 }
 
-/// The agent's connector: an HTTP CONNECT proxy when one is configured, TCP, then TLS for `https`.
-pub(crate) fn connector() -> impl Connector {
-    use ureq::unversioned::transport::{ConnectProxyConnector, RustlsConnector};
+/// The agent's connector: an HTTP CONNECT proxy when one is configured, TCP,
+/// then TLS for `https` through `tls`, the process's connector for the
+/// client's roots (see [`crate::tls::SharedTls`]).
+pub(crate) fn connector(tls: Arc<RustlsConnector>) -> impl Connector {
     ().chain(ConnectProxyConnector::default())
         .chain(TcpConnector)
-        .chain(RustlsConnector::default())
+        .chain(SharedRustls(tls))
+}
+
+/// A rustls connector shared by several agents.
+#[derive(Debug)]
+struct SharedRustls(Arc<RustlsConnector>);
+
+impl<In: Transport> Connector<In> for SharedRustls {
+    type Out = Box<dyn Transport>;
+
+    fn connect(
+        &self,
+        details: &ConnectionDetails,
+        chained: Option<In>,
+    ) -> Result<Option<Self::Out>, Error> {
+        Ok(self.0.connect(details, chained)?.map(Transport::boxed))
+    }
 }
 
 #[cfg(test)]

@@ -27,7 +27,8 @@ pub use crate::operation::Operation;
 use crate::error::{Error, ErrorKind, Result};
 use crate::models::{
     check_non_empty, ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated,
-    ListUsers, Message, PathForm, RawAuth, RawRequest, RawResponse, Role, UserPage, MAX_PAGE_SIZE,
+    Invalidated, ListUsers, Message, PathForm, RawAuth, RawRequest, RawResponse, ReactivateUser,
+    Reactivated, Role, TokenUser, UserPage, MAX_PAGE_SIZE,
 };
 use crate::view::UserPageView;
 
@@ -96,12 +97,13 @@ impl WireRequest {
     }
 
     /// GET, HEAD, PUT, DELETE and OPTIONS may be sent again after a failure
-    /// without creating anything twice; POST and PATCH may not.
+    /// without creating anything twice; POST and PATCH may not, except
+    /// validate access token: a POST that only reads.
     pub fn is_idempotent(&self) -> bool {
         matches!(
             self.method.as_str(),
             "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS"
-        )
+        ) || (self.method == "POST" && self.path == VALIDATE_ACCESS_TOKEN_PATH)
     }
 }
 
@@ -161,18 +163,62 @@ pub fn list_users(params: &ListUsers) -> Result<WireRequest> {
     Ok(request)
 }
 
+/// The path of reactivate user.
+pub const REACTIVATE_USER_PATH: &str = "/consumer/api/v2/user/reactivate";
+/// The path of validate access token (`accessToken` in camel case, unlike invalidate's).
+pub const VALIDATE_ACCESS_TOKEN_PATH: &str = "/consumer/api/v1/user/accessToken/validate";
+/// The path of invalidate access token (`accesstoken` in lower case, unlike validate's).
+pub const INVALIDATE_ACCESS_TOKEN_PATH: &str = "/consumer/api/v1/user/accesstoken/invalidate";
+
+/// A request whose JSON body is the one field `field` = `value` (not empty).
+fn one_field(method: &str, path: &str, field: &str, value: &str) -> Result<WireRequest> {
+    check_non_empty(field, value)?;
+    let mut body = Map::new();
+    body.insert(field.into(), Value::String(value.to_owned()));
+    let mut request = WireRequest::new(method, path.into());
+    request.body = Some(Value::Object(body).to_string());
+    Ok(request)
+}
+
 /// DELETE /consumer/api/v2/user/deactivate (section 4.2), with exactly one identifier.
 pub fn deactivate_user(target: &DeactivateUser) -> Result<WireRequest> {
     let (field, id) = match target {
         DeactivateUser::UserId(id) => ("userId", id),
         DeactivateUser::UniqueUserIdentifier(id) => ("uniqueUserIdentifier", id),
     };
-    check_non_empty(field, id)?;
-    let mut body = Map::new();
-    body.insert(field.into(), Value::String(id.clone()));
-    let mut request = WireRequest::new("DELETE", "/consumer/api/v2/user/deactivate".into());
-    request.body = Some(Value::Object(body).to_string());
+    one_field("DELETE", "/consumer/api/v2/user/deactivate", field, id)
+}
+
+/// POST /consumer/api/v2/user/reactivate (field notes), with exactly one identifier.
+pub fn reactivate_user(target: &ReactivateUser) -> Result<WireRequest> {
+    let (field, id) = match target {
+        ReactivateUser::UserId(id) => ("userId", id),
+        ReactivateUser::UniqueUserIdentifier(id) => ("uniqueUserIdentifier", id),
+    };
+    one_field("POST", REACTIVATE_USER_PATH, field, id)
+}
+
+/// POST /consumer/api/v1/user/accessToken/validate (section 4.7 and the field
+/// notes): authenticated by the public key (`publicKey`), body `accessToken`.
+pub fn validate_access_token(access_token: &str) -> Result<WireRequest> {
+    let mut request = one_field(
+        "POST",
+        VALIDATE_ACCESS_TOKEN_PATH,
+        "accessToken",
+        access_token,
+    )?;
+    request.auth = RawAuth::PublicKey;
     Ok(request)
+}
+
+/// POST /consumer/api/v1/user/accesstoken/invalidate (field notes), body `accessToken`.
+pub fn invalidate_access_token(access_token: &str) -> Result<WireRequest> {
+    one_field(
+        "POST",
+        INVALIDATE_ACCESS_TOKEN_PATH,
+        "accessToken",
+        access_token,
+    )
 }
 
 /// GET /consumer/api/v2/{room|chatroom}/:roomId/conversation/:conversationId/messages (section 4.3).
@@ -355,6 +401,23 @@ pub fn decode_deactivate_user(response: &WireResponse) -> Result<Deactivated> {
     decode_json(response)
 }
 
+/// Decodes reactivate user.
+pub fn decode_reactivate_user(response: &WireResponse) -> Result<Reactivated> {
+    decode_json(response)
+}
+
+/// Decodes validate access token: the token's user record. An invalid token
+/// (400 `{"message": "invalid accessToken"}`) is [`ErrorKind::InvalidRequest`]
+/// with the service's message.
+pub fn decode_validate_access_token(response: &WireResponse) -> Result<TokenUser> {
+    decode_json(response)
+}
+
+/// Decodes invalidate access token.
+pub fn decode_invalidate_access_token(response: &WireResponse) -> Result<Invalidated> {
+    decode_json(response)
+}
+
 /// Decodes conversation messages: a JSON array of message records.
 pub fn decode_conversation_messages(response: &WireResponse) -> Result<Vec<Message>> {
     decode_json(response)
@@ -404,6 +467,24 @@ impl Decoded for UserPage {
 impl Decoded for Deactivated {
     fn may_report_failure(&self) -> bool {
         !self.success
+    }
+}
+
+impl Decoded for Reactivated {
+    fn may_report_failure(&self) -> bool {
+        !self.success
+    }
+}
+
+impl Decoded for Invalidated {
+    fn may_report_failure(&self) -> bool {
+        !self.success
+    }
+}
+
+impl Decoded for TokenUser {
+    fn may_report_failure(&self) -> bool {
+        flag_false(&self.extra)
     }
 }
 
@@ -557,8 +638,12 @@ fn error_text(body: &Value) -> String {
 
 fn classify(status: u16, text: &str) -> (ErrorKind, String) {
     let lower = text.to_ascii_lowercase();
-    let mentions_key =
-        lower.contains("auth token") || lower.contains("api key") || lower.contains("auth key");
+    // The public key too: validate access token is authenticated by it.
+    let mentions_key = lower.contains("auth token")
+        || lower.contains("api key")
+        || lower.contains("auth key")
+        || lower.contains("publickey")
+        || lower.contains("public key");
     let asks_for_key = mentions_key
         && (lower.contains("pass")
             || lower.contains("specify")

@@ -79,9 +79,11 @@ fn create_users_of_every_role_and_list_them() {
     let journal = emu.journal();
     let listing = journal.iter().rev().find(|e| e.path == USERS).unwrap();
     assert_eq!(listing.query, "auth=REDACTED&limit=2&skip=1");
+    let version = env!("CARGO_PKG_VERSION");
+    let platform = format!("{} {}", std::env::consts::OS, std::env::consts::ARCH);
     assert_eq!(
         listing.user_agent.as_deref(),
-        Some(concat!("roomchat-rust/", env!("CARGO_PKG_VERSION")))
+        Some(format!("roomchat-rust/{version} (core {version}; {platform})").as_str())
     );
 
     let named = builder(&emu).app_name("billing-sync/2.1").build().unwrap();
@@ -89,11 +91,10 @@ fn create_users_of_every_role_and_list_them() {
     let sent = emu.journal().pop().unwrap();
     assert_eq!(
         sent.user_agent.as_deref(),
-        Some(concat!(
-            "roomchat-rust/",
-            env!("CARGO_PKG_VERSION"),
-            " billing-sync/2.1"
-        ))
+        Some(
+            format!("roomchat-rust/{version} (core {version}; {platform}) billing-sync/2.1")
+                .as_str()
+        )
     );
 }
 

@@ -72,3 +72,33 @@ fn each_certificate_failure_is_the_tls_kind_named_and_never_retried() {
         println!("tls: {said}: {error}");
     }
 }
+
+#[test]
+fn a_new_client_resumes_the_session_of_an_earlier_one_with_the_same_roots() {
+    let emu = tls_emulator("tls_shared_sessions", EmulatorTls::generated());
+    let stranger = tls_emulator("tls_shared_sessions_other_ca", EmulatorTls::generated());
+    let first = builder(&emu).build().unwrap();
+    first.list_users(&ListUsers::default()).unwrap();
+    drop(first);
+    // Same roots: the process's TLS (parsed roots, session cache) is shared.
+    let second = builder(&emu).build().unwrap();
+    second.list_users(&ListUsers::default()).unwrap();
+    let stats = emu.connection_stats();
+    assert_eq!(stats.tls_handshakes, 2, "{stats:?}");
+    assert_eq!(
+        stats.tls_resumed, 1,
+        "the second client resumed the first's session: {stats:?}"
+    );
+    // Other roots (one more CA trusted): nothing shared, a full handshake.
+    let other = builder(&emu)
+        .add_root_certificates_pem(stranger.ca_pem().unwrap())
+        .build()
+        .unwrap();
+    other.list_users(&ListUsers::default()).unwrap();
+    let stats = emu.connection_stats();
+    assert_eq!(
+        (stats.tls_handshakes, stats.tls_resumed),
+        (3, 1),
+        "{stats:?}"
+    );
+}

@@ -19,17 +19,19 @@ pub struct TokenClaims {
     pub is_moderator: bool,
     /// The room a moderator is limited to, if any.
     pub chat_room: Option<String>,
+    /// `iat`: when the token was issued, in seconds since the Unix epoch.
+    pub issued_at: u64,
 }
 
 /// Signs `claims` with `secret` as an HS256 JWT.
-pub fn sign(secret: &[u8], claims: &TokenClaims, issued_at: u64) -> String {
+pub fn sign(secret: &[u8], claims: &TokenClaims) -> String {
     let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"HS256","typ":"JWT"}"#);
     let mut payload = json!({
         "sub": claims.user_id,
         "userId": claims.user_id,
         "username": claims.username,
         "isModerator": claims.is_moderator,
-        "iat": issued_at,
+        "iat": claims.issued_at,
     });
     if let Some(room) = &claims.chat_room {
         payload["chatRoom"] = json!(room);
@@ -73,6 +75,7 @@ pub fn verify(secret: &[u8], token: &str) -> Result<TokenClaims, &'static str> {
         username: text("username").ok_or("the token has no username")?,
         is_moderator: payload["isModerator"].as_bool().unwrap_or(false),
         chat_room: text("chatRoom"),
+        issued_at: payload["iat"].as_u64().unwrap_or(0),
     })
 }
 
@@ -94,8 +97,9 @@ mod tests {
             username: "jon".into(),
             is_moderator: true,
             chat_room: Some("room1".into()),
+            issued_at: 1,
         };
-        let token = sign(b"secret", &claims, 1);
+        let token = sign(b"secret", &claims);
         assert_eq!(verify(b"secret", &token), Ok(claims));
         assert!(verify(b"other", &token).is_err());
         let mut tampered = token.clone();

@@ -197,6 +197,8 @@ where
                 content_type.as_deref().unwrap_or("application/json"),
                 Bytes::from(body),
             );
+            // Before the fault's own headers, which may replace it.
+            stamp_request_id(&mut response, seq);
             for (name, value) in headers {
                 if let (Ok(name), Ok(value)) = (
                     hyper::header::HeaderName::from_bytes(name.as_bytes()),
@@ -209,21 +211,24 @@ where
         }
         Some(FaultAction::TruncatedBody) => {
             finish(200);
-            return Ok(truncated_response());
+            let mut response = truncated_response();
+            stamp_request_id(&mut response, seq);
+            return Ok(response);
         }
         Some(FaultAction::NotJson) => {
             finish(200);
             let html =
                 "<html><body><h1>502 Bad Gateway</h1><p>upstream sent garbage</p></body></html>";
-            return Ok(raw_response(
-                200,
-                "application/json",
-                Bytes::from_static(html.as_bytes()),
-            ));
+            let mut response =
+                raw_response(200, "application/json", Bytes::from_static(html.as_bytes()));
+            stamp_request_id(&mut response, seq);
+            return Ok(response);
         }
         Some(FaultAction::LargeBody { bytes }) => {
             finish(200);
-            return Ok(raw_response(200, "application/json", large_json(bytes)));
+            let mut response = raw_response(200, "application/json", large_json(bytes));
+            stamp_request_id(&mut response, seq);
+            return Ok(response);
         }
         Some(FaultAction::Delay(d)) => delay = Some(d),
         Some(FaultAction::WrongContentType) => relabel_html = true,
@@ -234,6 +239,7 @@ where
         Err(e) => body_error_response(e, shared.read_timeout),
         Ok(bytes) => route(&shared, &method, &path, &raw_query, bytes),
     };
+    stamp_request_id(&mut response, seq);
     if relabel_html {
         response.headers_mut().insert(
             CONTENT_TYPE,
@@ -253,6 +259,18 @@ where
         tokio::time::sleep(d).await;
     }
     Ok(response)
+}
+
+/// The id of the request the journal numbered `seq`, as the service's answers carry it.
+fn request_id(seq: u64) -> String {
+    format!("req_{seq}")
+}
+
+/// Adds `X-Request-Id: req_<seq>` to an answer of the REST API or a sign-in page.
+fn stamp_request_id(response: &mut Response<Body>, seq: u64) {
+    if let Ok(value) = HeaderValue::from_str(&request_id(seq)) {
+        response.headers_mut().insert("x-request-id", value);
+    }
 }
 
 /// Whether an `Accept-Encoding` value accepts gzip: `gzip` (or `*`) listed
@@ -371,6 +389,9 @@ fn route(
         CreateUser,
         ChatRooms,
         Validate,
+        Reactivate,
+        ValidateAccessToken,
+        InvalidateAccessToken,
     }
     let (endpoint, allowed) = match segs.as_slice() {
         ["consumer", "api", "v2", "users"] => (Endpoint::ListUsers, "GET"),
@@ -381,6 +402,13 @@ fn route(
         ["consumer", "api", "v1", "user"] => (Endpoint::CreateUser, "POST"),
         ["consumer", "api", "v1", "chatrooms"] => (Endpoint::ChatRooms, "GET"),
         ["consumer", "api", "v1", "validate"] => (Endpoint::Validate, "GET"),
+        ["consumer", "api", "v2", "user", "reactivate"] => (Endpoint::Reactivate, "POST"),
+        ["consumer", "api", "v1", "user", "accessToken", "validate"] => {
+            (Endpoint::ValidateAccessToken, "POST")
+        }
+        ["consumer", "api", "v1", "user", "accesstoken", "invalidate"] => {
+            (Endpoint::InvalidateAccessToken, "POST")
+        }
         _ => return json_response((404, json!({"error": true, "message": "not found"}))),
     };
     if method.as_str() != allowed {
@@ -389,7 +417,9 @@ fn route(
 
     let mut state = shared.state();
     let auth = match endpoint {
-        Endpoint::Validate => state.check_public_key(query.get("publicKey").map(String::as_str)),
+        Endpoint::Validate | Endpoint::ValidateAccessToken => {
+            state.check_public_key(query.get("publicKey").map(String::as_str))
+        }
         _ => state.check_auth(query.get("auth").map(String::as_str)),
     };
     if let Err(answer) = auth {
@@ -443,6 +473,18 @@ fn route(
             Endpoint::Validate => {
                 Err(state.validate_token(query.get("accessToken").map(String::as_str)))
             }
+            Endpoint::Reactivate => Err(match json_body() {
+                Ok(v) => state.reactivate_user(&v),
+                Err(a) => a,
+            }),
+            Endpoint::ValidateAccessToken => Err(match json_body() {
+                Ok(v) => state.validate_access_token(&v),
+                Err(a) => a,
+            }),
+            Endpoint::InvalidateAccessToken => Err(match json_body() {
+                Ok(v) => state.invalidate_access_token(&v),
+                Err(a) => a,
+            }),
         }
     };
     let mut response = match answer {

@@ -1,7 +1,7 @@
 //! The emulated account: users, rooms, conversations, and the service's rules.
 //! No I/O here; `server.rs` turns HTTP into calls on [`State`] and back.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt::Write as _;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -40,6 +40,10 @@ struct StoredUser {
     /// to this module and set only at creation, so this text cannot go stale.
     listing_json: String,
     active: bool,
+    /// When it was created (the listing's `created`).
+    created: SystemTime,
+    /// When it was created, deactivated or reactivated last (validate access token's `updated`).
+    updated: SystemTime,
 }
 
 impl UserRecord {
@@ -171,6 +175,8 @@ pub(crate) struct State {
     pub gated: Vec<(String, String)>,
     /// Accepted arrivals per private key, oldest first.
     arrivals: HashMap<String, VecDeque<Instant>>,
+    /// The signatures of the access tokens invalidated (unique per token).
+    invalidated_tokens: HashSet<String>,
 }
 
 fn random_bytes<const N: usize>() -> [u8; N] {
@@ -216,6 +222,7 @@ impl State {
             journal: Journal::new(journal_capacity),
             gated: Vec::new(),
             arrivals: HashMap::new(),
+            invalidated_tokens: HashSet::new(),
         }
     }
 
@@ -445,15 +452,15 @@ impl State {
             }
         }
         let id = self.new_id();
+        let now = SystemTime::now();
         let claims = TokenClaims {
             user_id: id.clone(),
             username: username.clone(),
             is_moderator,
             chat_room: chat_room.clone(),
+            issued_at: now.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs(),
         };
-        let now = SystemTime::now();
-        let issued_at = now.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
-        let token = jwt::sign(&self.jwt_secret, &claims, issued_at);
+        let token = jwt::sign(&self.jwt_secret, &claims);
         self.insert_user(
             UserRecord {
                 id: id.clone(),
@@ -463,6 +470,7 @@ impl State {
                 unique_user_identifier,
                 extra,
             },
+            now,
             &iso8601(now),
         );
         let mut out = json!({
@@ -477,7 +485,8 @@ impl State {
         (200, out)
     }
 
-    fn insert_user(&mut self, record: UserRecord, created: &str) {
+    /// Adds an active user created at `at` (`created`: `at` in ISO 8601, formatted once per batch).
+    fn insert_user(&mut self, record: UserRecord, at: SystemTime, created: &str) {
         let index = self.users.len();
         self.by_id.insert(record.id.clone(), index);
         if let Some(uid) = &record.unique_user_identifier {
@@ -488,12 +497,16 @@ impl State {
             listing_json: record.listing_json(created),
             record,
             active: true,
+            created: at,
+            updated: at,
         });
     }
 
-    /// DELETE /consumer/api/v2/user/deactivate
-    pub fn deactivate_user(&mut self, body: &Value) -> Answer {
-        let validation = |message: &str| (400, json!({"error": message}));
+    /// The user named by a deactivate or reactivate body: exactly one of
+    /// `userId` and `uniqueUserIdentifier`, a non-empty string. `Ok(None)` when
+    /// no user has it; `Err` is the validation answer.
+    fn named_user(&self, body: &Value) -> Result<Option<usize>, Answer> {
+        let validation = |message: &str| Err((400, json!({"error": message})));
         let Some(fields) = body.as_object() else {
             return validation("request body should be a JSON object");
         };
@@ -517,13 +530,45 @@ impl State {
             (Some(_), None) => return validation("\"userId\" must be a string"),
             (None, Some(_)) => return validation("\"uniqueUserIdentifier\" must be a string"),
         };
-        match index.copied().filter(|&i| self.users[i].active) {
+        Ok(index.copied())
+    }
+
+    /// DELETE /consumer/api/v2/user/deactivate
+    pub fn deactivate_user(&mut self, body: &Value) -> Answer {
+        let index = match self.named_user(body) {
+            Ok(index) => index,
+            Err(answer) => return answer,
+        };
+        match index.filter(|&i| self.users[i].active) {
             Some(i) => {
                 self.users[i].active = false;
+                self.users[i].updated = SystemTime::now();
                 if let Ok(at) = self.active_indices.binary_search(&i) {
                     self.active_indices.remove(at);
                 }
                 (200, json!({"success": true, "message": "user deactivated"}))
+            }
+            None => (400, json!({"message": "user not found"})),
+        }
+    }
+
+    /// POST /consumer/api/v2/user/reactivate: the inverse of deactivate. A user
+    /// that is not deactivated, like one that does not exist, is "user not
+    /// found" (as deactivating a deactivated user is).
+    pub fn reactivate_user(&mut self, body: &Value) -> Answer {
+        let index = match self.named_user(body) {
+            Ok(index) => index,
+            Err(answer) => return answer,
+        };
+        match index.filter(|&i| !self.users[i].active) {
+            Some(i) => {
+                self.users[i].active = true;
+                self.users[i].updated = SystemTime::now();
+                // Back at its place in creation order.
+                if let Err(at) = self.active_indices.binary_search(&i) {
+                    self.active_indices.insert(at, i);
+                }
+                (200, json!({"success": true, "message": "user reactivated"}))
             }
             None => (400, json!({"message": "user not found"})),
         }
@@ -573,21 +618,101 @@ impl State {
         }
     }
 
-    /// The signed-in user behind an access token, and its current record.
-    fn token_user(&self, token: Option<&str>) -> Result<(TokenClaims, &UserRecord), &'static str> {
+    /// The `accessToken` of a validate or invalidate body; `Err` is the validation answer.
+    fn body_token(body: &Value) -> Result<&str, Answer> {
+        let validation = |message: &str| Err((400, json!({"error": message})));
+        let Some(fields) = body.as_object() else {
+            return validation("request body should be a JSON object");
+        };
+        match fields.get("accessToken") {
+            None => validation("\"accessToken\" is required"),
+            Some(Value::String(t)) if t.is_empty() => {
+                validation("\"accessToken\" must not be empty")
+            }
+            Some(Value::String(t)) => Ok(t),
+            Some(_) => validation("\"accessToken\" must be a string"),
+        }
+    }
+
+    /// POST /consumer/api/v1/user/accessToken/validate: the user's record as
+    /// the service stores it, with the token's `iat`. A token that is not valid
+    /// (malformed, forged, invalidated, its user gone or deactivated) is 400
+    /// `{"message": "invalid accessToken"}`.
+    pub fn validate_access_token(&self, body: &Value) -> Answer {
+        let token = match State::body_token(body) {
+            Ok(token) => token,
+            Err(answer) => return answer,
+        };
+        let Ok((claims, index)) = self.token_user(Some(token)) else {
+            return invalid_access_token();
+        };
+        let user = &self.users[index];
+        let record = &user.record;
+        let account = format!("{:08x}{:016x}", self.id_prefix, 0);
+        let mut out = json!({
+            "_id": record.id,
+            "username": record.username,
+            "isModerator": record.is_moderator,
+            "parentCustomerAccount": account,
+            "customer": account,
+            "createdUsingApi": true,
+            "created": iso8601(user.created),
+            "updated": iso8601(user.updated),
+            "__v": 0,
+            "iat": claims.issued_at,
+        });
+        if let Some(room) = &record.chat_room {
+            out["chatRoom"] = json!(room);
+        }
+        if let Some(external) = record.extra.get("externalUserId") {
+            out["externalUserId"] = external.clone();
+        }
+        (200, out)
+    }
+
+    /// POST /consumer/api/v1/user/accesstoken/invalidate: the token no longer
+    /// validates nor signs anyone in. Any token the emulator issued to a user it
+    /// still has can be invalidated, a deactivated user's too (so that
+    /// reactivation does not bring it back); one that is not (malformed, forged,
+    /// invalidated already) is 400 `{"message": "invalid accessToken"}`.
+    pub fn invalidate_access_token(&mut self, body: &Value) -> Answer {
+        let token = match State::body_token(body) {
+            Ok(token) => token,
+            Err(answer) => return answer,
+        };
+        let Ok(claims) = jwt::verify(&self.jwt_secret, token) else {
+            return invalid_access_token();
+        };
+        let signature = token.rsplit('.').next().unwrap_or_default();
+        if !self.by_id.contains_key(&claims.user_id)
+            || !self.invalidated_tokens.insert(signature.to_owned())
+        {
+            return invalid_access_token();
+        }
+        (200, json!({"success": true}))
+    }
+
+    /// The signed-in user behind an access token, and its index: the token
+    /// is the emulator's, not invalidated, and its user exists and is active.
+    fn token_user(&self, token: Option<&str>) -> Result<(TokenClaims, usize), &'static str> {
         let token = token
             .filter(|t| !t.is_empty())
             .ok_or("accessToken is required")?;
         let claims = jwt::verify(&self.jwt_secret, token)?;
-        let user = self
+        if self
+            .invalidated_tokens
+            .contains(token.rsplit('.').next().unwrap_or_default())
+        {
+            return Err("the token was invalidated");
+        }
+        let index = *self
             .by_id
             .get(&claims.user_id)
-            .map(|&i| &self.users[i])
             .ok_or("the token's user does not exist")?;
-        if !user.active {
+        if !self.users[index].active {
             return Err("the token's user is deactivated");
         }
-        Ok((claims, &user.record))
+        Ok((claims, index))
     }
 
     /// Section 4.6: who a token signs in to `room_id`, and whether as moderator.
@@ -624,7 +749,8 @@ impl State {
         self.by_id.reserve(count);
         self.active_indices.reserve(count);
         // One creation time for the batch, formatted once.
-        let created = iso8601(SystemTime::now());
+        let now = SystemTime::now();
+        let created = iso8601(now);
         for _ in 0..count {
             let id = self.new_id();
             let n = self.users.len() + 1;
@@ -637,6 +763,7 @@ impl State {
                     unique_user_identifier: None,
                     extra: Map::new(),
                 },
+                now,
                 &created,
             );
         }
@@ -741,6 +868,11 @@ pub struct SignIn {
     pub username: String,
     pub room_name: String,
     pub moderator: bool,
+}
+
+/// 400 `{"message": "invalid accessToken"}` (field notes).
+fn invalid_access_token() -> Answer {
+    (400, json!({"message": "invalid accessToken"}))
 }
 
 /// `pattern` is an exact path, or a prefix when it ends in `*`.

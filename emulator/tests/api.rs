@@ -496,3 +496,52 @@ fn counts_past_u64_are_refused_for_what_is_wrong_with_them() {
         );
     }
 }
+
+#[test]
+fn every_answer_carries_its_request_id_and_a_date() {
+    use roomchat_emulator::{Fault, FaultAction};
+    let f = Fixture::new();
+    let last_seq = || f.emu.journal().last().unwrap().seq;
+    let ok = f.get(USERS, "");
+    assert_eq!(
+        ok.header("x-request-id"),
+        Some(format!("req_{}", last_seq()).as_str())
+    );
+    assert!(ok.header("date").is_some_and(|d| d.ends_with(" GMT")));
+    let refused = f.get("/consumer/api/v2/nothing", "");
+    assert_eq!(refused.status, 404);
+    assert_eq!(
+        refused.header("x-request-id"),
+        Some(format!("req_{}", last_seq()).as_str())
+    );
+    assert_ne!(ok.header("x-request-id"), refused.header("x-request-id"));
+
+    // A fault's answer carries one too, unless the fault sends its own.
+    let respond = |headers: Vec<(String, String)>| Fault {
+        method: Some("GET".into()),
+        path: USERS.into(),
+        times: 1,
+        action: FaultAction::Respond {
+            status: 503,
+            headers,
+            body: String::new(),
+            content_type: None,
+        },
+    };
+    f.emu.add_fault(respond(vec![]));
+    let faulted = f.get(USERS, "");
+    assert_eq!(faulted.status, 503);
+    assert_eq!(
+        faulted.header("x-request-id"),
+        Some(format!("req_{}", last_seq()).as_str())
+    );
+    f.emu
+        .add_fault(respond(vec![("X-Request-Id".into(), "upstream-7".into())]));
+    assert_eq!(f.get(USERS, "").header("x-request-id"), Some("upstream-7"));
+
+    // Admin answers have none.
+    assert_eq!(
+        f.admin("GET", "/journal", None).header("x-request-id"),
+        None
+    );
+}

@@ -1,4 +1,5 @@
-//! The emulator-defined Validate Access Token endpoint, and auth on every REST endpoint.
+//! The emulator's own GET stand-in for Validate Access Token (see `tokens.rs` for
+//! the documented one), and auth on every REST endpoint.
 
 mod common;
 
@@ -64,6 +65,16 @@ fn every_rest_endpoint_asks_for_the_auth_token() {
         ("GET", USERS, None),
         ("POST", CREATE, Some(r#"{"username": "x"}"#)),
         ("DELETE", DEACTIVATE, Some(r#"{"userId": "x"}"#)),
+        (
+            "POST",
+            "/consumer/api/v2/user/reactivate",
+            Some(r#"{"userId": "x"}"#),
+        ),
+        (
+            "POST",
+            "/consumer/api/v1/user/accesstoken/invalidate",
+            Some(r#"{"accessToken": "x"}"#),
+        ),
         ("GET", "/consumer/api/v1/chatrooms", None),
         (
             "GET",

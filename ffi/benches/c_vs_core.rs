@@ -26,6 +26,14 @@ mod error;
 #[allow(dead_code, missing_docs, unused_imports)]
 #[path = "../src/models.rs"]
 mod models;
+#[allow(
+    dead_code,
+    missing_docs,
+    unused_imports,
+    clippy::not_unsafe_ptr_arg_deref
+)]
+#[path = "../src/view.rs"]
+mod view;
 
 use client::*;
 use error::roomchat_result;

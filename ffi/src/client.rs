@@ -2,12 +2,13 @@
 
 use std::ffi::{c_char, CStr};
 use std::ptr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use roomchat::{
     BudgetBackend, Client, ClientBuilder, ConversationMessages, CreateUser, DeactivateUser,
-    ListUsers, OnRedisError, PathForm, Proxy, RateLimitConfig, RawAuth, RawRequest, RedisBudget,
-    TlsRoots,
+    ListUsers, Observer, OnRedisError, PathForm, Proxy, RateLimitConfig, RawAuth, RawRequest,
+    ReactivateUser, RedisBudget, TlsRoots,
 };
 use serde_json::Value;
 
@@ -15,8 +16,10 @@ use crate::error::{
     c_string, enum_arg, enum_from_u32, guard, guard_value, roomchat_error, roomchat_result, Failure,
 };
 use crate::models::{
-    roomchat_created_user, roomchat_messages, roomchat_user_page, roomchat_users_iter,
+    roomchat_created_user, roomchat_messages, roomchat_token_user, roomchat_user_page,
+    roomchat_users_iter,
 };
+use crate::view::{respond, roomchat_response_meta, write_meta};
 
 // ---- argument helpers ------------------------------------------------------------------
 
@@ -105,6 +108,8 @@ pub struct roomchat_client_options {
     ca_pem: Option<String>,
     /// The failure of each setter whose last call was invalid, by setter, oldest first.
     errors: Vec<(&'static str, Failure)>,
+    /// Set by `roomchat_client_options_set_log_callback` (its last call counts).
+    log: Option<Arc<dyn Observer>>,
 }
 
 impl roomchat_client_options {
@@ -112,9 +117,14 @@ impl roomchat_client_options {
         self.builder = change(self.builder.clone());
     }
 
+    /// Sets (or, with `None`, clears) the observer the log callback makes.
+    pub(crate) fn set_log(&mut self, log: Option<Arc<dyn Observer>>) {
+        self.log = log;
+    }
+
     /// Records the outcome of the last call of `setter`: a success clears the
     /// failure an earlier call of it left.
-    fn record(&mut self, setter: &'static str, outcome: Result<(), Failure>) {
+    pub(crate) fn record(&mut self, setter: &'static str, outcome: Result<(), Failure>) {
         self.errors.retain(|(name, _)| *name != setter);
         if let Err(failure) = outcome {
             self.errors.push((setter, failure));
@@ -141,6 +151,7 @@ pub extern "C" fn roomchat_client_options_new(
                 redis: None,
                 ca_pem: None,
                 errors: Vec::new(),
+                log: None,
             },
         );
         Ok(())
@@ -177,7 +188,9 @@ pub extern "C" fn roomchat_client_options_set_base_url(
     set_text(options, url, "base_url", ClientBuilder::base_url)
 }
 
-/// Sets the public key (copied), used by `ROOMCHAT_RAW_AUTH_PUBLIC_KEY` requests.
+/// Sets the public key (copied): it authenticates `roomchat_client_validate_access_token`
+/// and `ROOMCHAT_RAW_AUTH_PUBLIC_KEY` requests (without it they fail with
+/// `ROOMCHAT_RESULT_CONFIGURATION` and nothing is sent).
 #[no_mangle]
 pub extern "C" fn roomchat_client_options_set_public_key(
     options: *mut roomchat_client_options,
@@ -551,7 +564,12 @@ pub extern "C" fn roomchat_client_new(
         if let Some(pem) = &options.ca_pem {
             builder = builder.add_root_certificates_pem(pem);
         }
-        let client = builder.build()?;
+        if let Some(log) = &options.log {
+            builder = builder.observer(Arc::clone(log));
+        }
+        let client = builder
+            .sdk_identity(concat!("roomchat-c/", env!("CARGO_PKG_VERSION")), None)
+            .build()?;
         write_out(client_out, roomchat_client { client });
         Ok(())
     })
@@ -573,6 +591,30 @@ pub extern "C" fn roomchat_client_list_users(
     page_out: *mut *mut roomchat_user_page,
     err_out: *mut *mut roomchat_error,
 ) -> roomchat_result {
+    roomchat_client_list_users_with_response(
+        client,
+        limit,
+        skip,
+        page_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_list_users`, and, when `meta_out` is not NULL, the answer's
+/// status, headers and attempts written to `*meta_out` (free with
+/// `roomchat_response_meta_free`). Every endpoint call has this form: the same
+/// arguments, `meta_out` after the outputs; every output, `*meta_out` too, is
+/// written only on success.
+#[no_mangle]
+pub extern "C" fn roomchat_client_list_users_with_response(
+    client: *const roomchat_client,
+    limit: u32,
+    skip: u64,
+    page_out: *mut *mut roomchat_user_page,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
     guard(err_out, || {
         out_arg(page_out, "page_out")?;
         let client = borrow_arg(client, "client")?;
@@ -580,8 +622,9 @@ pub extern "C" fn roomchat_client_list_users(
             limit: (limit > 0).then_some(limit),
             skip: Some(skip),
         };
-        let page = client.client.list_users(&params)?;
+        let (page, meta) = respond(&client.client, meta_out, |c| c.list_users(&params))?;
         write_out(page_out, roomchat_user_page::from(page));
+        write_meta(meta_out, meta);
         Ok(())
     })
 }
@@ -629,6 +672,21 @@ enum_from_u32!(roomchat_user_identifier {
     UniqueUserIdentifier
 });
 
+/// The user named by `by` (a `roomchat_user_identifier` value) and `id`.
+fn user_target(by: u32, id: *const c_char) -> Result<DeactivateUser, Failure> {
+    let by = enum_arg(
+        by,
+        "by",
+        "roomchat_user_identifier",
+        roomchat_user_identifier::from_u32,
+    )?;
+    let id = text_arg(id, "id")?.to_owned();
+    Ok(match by {
+        roomchat_user_identifier::UserId => DeactivateUser::UserId(id),
+        roomchat_user_identifier::UniqueUserIdentifier => DeactivateUser::UniqueUserIdentifier(id),
+    })
+}
+
 /// DELETE /consumer/api/v2/user/deactivate, by exactly one identifier. `by` is
 /// a `roomchat_user_identifier` value; another number gives
 /// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent.
@@ -640,22 +698,150 @@ pub extern "C" fn roomchat_client_deactivate_user(
     id: *const c_char,
     err_out: *mut *mut roomchat_error,
 ) -> roomchat_result {
+    roomchat_client_deactivate_user_with_response(client, by, id, ptr::null_mut(), err_out)
+}
+
+/// `roomchat_client_deactivate_user` with the answer (see
+/// `roomchat_client_list_users_with_response`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_deactivate_user_with_response(
+    client: *const roomchat_client,
+    by: u32,
+    id: *const c_char,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
     guard(err_out, || {
         let client = borrow_arg(client, "client")?;
-        let by = enum_arg(
-            by,
-            "by",
-            "roomchat_user_identifier",
-            roomchat_user_identifier::from_u32,
-        )?;
-        let id = text_arg(id, "id")?.to_owned();
-        let target = match by {
-            roomchat_user_identifier::UserId => DeactivateUser::UserId(id),
-            roomchat_user_identifier::UniqueUserIdentifier => {
-                DeactivateUser::UniqueUserIdentifier(id)
-            }
+        let target = user_target(by, id)?;
+        let ((), meta) = respond(&client.client, meta_out, |c| {
+            c.deactivate_user(&target).map(drop)
+        })?;
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// POST /consumer/api/v2/user/reactivate: the inverse of
+/// `roomchat_client_deactivate_user`, by exactly one identifier. `by` is a
+/// `roomchat_user_identifier` value; another number gives
+/// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent.
+/// `ROOMCHAT_RESULT_USER_NOT_FOUND` when no deactivated user has it (an active
+/// user too). Never sent again after a 5xx, a timeout or a lost answer (it is a
+/// POST) unless `roomchat_client_options_set_retries` allows it.
+#[no_mangle]
+pub extern "C" fn roomchat_client_reactivate_user(
+    client: *const roomchat_client,
+    by: u32,
+    id: *const c_char,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_reactivate_user_with_response(client, by, id, ptr::null_mut(), err_out)
+}
+
+/// `roomchat_client_reactivate_user` with the answer (see
+/// `roomchat_client_list_users_with_response`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_reactivate_user_with_response(
+    client: *const roomchat_client,
+    by: u32,
+    id: *const c_char,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        let client = borrow_arg(client, "client")?;
+        let target = match user_target(by, id)? {
+            DeactivateUser::UserId(id) => ReactivateUser::UserId(id),
+            DeactivateUser::UniqueUserIdentifier(id) => ReactivateUser::UniqueUserIdentifier(id),
         };
-        client.client.deactivate_user(&target)?;
+        let ((), meta) = respond(&client.client, meta_out, |c| {
+            c.reactivate_user(&target).map(drop)
+        })?;
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// POST /consumer/api/v1/user/accessToken/validate, authenticated by the
+/// **public** key (`roomchat_client_options_set_public_key`; without it
+/// `ROOMCHAT_RESULT_CONFIGURATION` and nothing is sent). Writes the user the
+/// token signs in to `*user_out` (free with `roomchat_token_user_free`). A token
+/// that is not valid (forged, invalidated, or of a deactivated user) is
+/// `ROOMCHAT_RESULT_INVALID_REQUEST` with the message `invalid accessToken`.
+/// It only reads: retried as a GET is.
+#[no_mangle]
+pub extern "C" fn roomchat_client_validate_access_token(
+    client: *const roomchat_client,
+    access_token: *const c_char,
+    user_out: *mut *mut roomchat_token_user,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_validate_access_token_with_response(
+        client,
+        access_token,
+        user_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_validate_access_token` with the answer (see
+/// `roomchat_client_list_users_with_response`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_validate_access_token_with_response(
+    client: *const roomchat_client,
+    access_token: *const c_char,
+    user_out: *mut *mut roomchat_token_user,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(user_out, "user_out")?;
+        let client = borrow_arg(client, "client")?;
+        let token = text_arg(access_token, "access_token")?;
+        let (user, meta) = respond(&client.client, meta_out, |c| c.validate_access_token(token))?;
+        write_out(user_out, roomchat_token_user::from(user));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// POST /consumer/api/v1/user/accesstoken/invalidate: `access_token` no longer
+/// signs anyone in nor validates. `ROOMCHAT_RESULT_INVALID_REQUEST` when it is
+/// not a valid token (or was invalidated already). Never sent again after a 5xx,
+/// a timeout or a lost answer (it is a POST) unless
+/// `roomchat_client_options_set_retries` allows it.
+#[no_mangle]
+pub extern "C" fn roomchat_client_invalidate_access_token(
+    client: *const roomchat_client,
+    access_token: *const c_char,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_invalidate_access_token_with_response(
+        client,
+        access_token,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_invalidate_access_token` with the answer (see
+/// `roomchat_client_list_users_with_response`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_invalidate_access_token_with_response(
+    client: *const roomchat_client,
+    access_token: *const c_char,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        let client = borrow_arg(client, "client")?;
+        let token = text_arg(access_token, "access_token")?;
+        let ((), meta) = respond(&client.client, meta_out, |c| {
+            c.invalidate_access_token(token).map(drop)
+        })?;
+        write_meta(meta_out, meta);
         Ok(())
     })
 }
@@ -685,6 +871,29 @@ pub extern "C" fn roomchat_client_conversation_messages(
     messages_out: *mut *mut roomchat_messages,
     err_out: *mut *mut roomchat_error,
 ) -> roomchat_result {
+    roomchat_client_conversation_messages_with_response(
+        client,
+        room_id,
+        conversation_id,
+        form,
+        messages_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_conversation_messages` with the answer (see
+/// `roomchat_client_list_users_with_response`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_conversation_messages_with_response(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    conversation_id: *const c_char,
+    form: u32,
+    messages_out: *mut *mut roomchat_messages,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
     guard(err_out, || {
         out_arg(messages_out, "messages_out")?;
         let client = borrow_arg(client, "client")?;
@@ -702,8 +911,11 @@ pub extern "C" fn roomchat_client_conversation_messages(
             roomchat_path_form::Room => PathForm::Room,
             roomchat_path_form::ChatRoom => PathForm::ChatRoom,
         });
-        let messages = client.client.conversation_messages(&query)?;
+        let (messages, meta) = respond(&client.client, meta_out, |c| {
+            c.conversation_messages(&query)
+        })?;
         write_out(messages_out, roomchat_messages::from(messages));
+        write_meta(meta_out, meta);
         Ok(())
     })
 }
@@ -743,6 +955,32 @@ pub extern "C" fn roomchat_client_create_user(
     user_out: *mut *mut roomchat_created_user,
     err_out: *mut *mut roomchat_error,
 ) -> roomchat_result {
+    roomchat_client_create_user_with_response(
+        client,
+        username,
+        role,
+        chat_room,
+        extra_json,
+        user_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_create_user` with the answer (see
+/// `roomchat_client_list_users_with_response`).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn roomchat_client_create_user_with_response(
+    client: *const roomchat_client,
+    username: *const c_char,
+    role: u32,
+    chat_room: *const c_char,
+    extra_json: *const c_char,
+    user_out: *mut *mut roomchat_created_user,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
     guard(err_out, || {
         out_arg(user_out, "user_out")?;
         let client = borrow_arg(client, "client")?;
@@ -769,8 +1007,9 @@ pub extern "C" fn roomchat_client_create_user(
             Some(Value::Object(fields)) => request.extra = fields,
             Some(_) => return Err(Failure::invalid("extra_json must be a JSON object")),
         }
-        let created = client.client.create_user(&request)?;
+        let (created, meta) = respond(&client.client, meta_out, |c| c.create_user(&request))?;
         write_out(user_out, roomchat_created_user::from(created));
+        write_meta(meta_out, meta);
         Ok(())
     })
 }
@@ -783,10 +1022,24 @@ pub extern "C" fn roomchat_client_list_chat_rooms(
     json_out: *mut *mut c_char,
     err_out: *mut *mut roomchat_error,
 ) -> roomchat_result {
+    roomchat_client_list_chat_rooms_with_response(client, json_out, ptr::null_mut(), err_out)
+}
+
+/// `roomchat_client_list_chat_rooms` with the answer (see
+/// `roomchat_client_list_users_with_response`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_list_chat_rooms_with_response(
+    client: *const roomchat_client,
+    json_out: *mut *mut c_char,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
     guard(err_out, || {
         out_arg(json_out, "json_out")?;
-        let rooms = borrow_arg(client, "client")?.client.list_chat_rooms()?;
+        let client = borrow_arg(client, "client")?;
+        let (rooms, meta) = respond(&client.client, meta_out, |c| c.list_chat_rooms())?;
         write_string(json_out, rooms.to_string());
+        write_meta(meta_out, meta);
         Ok(())
     })
 }
@@ -817,6 +1070,7 @@ enum_from_u32!(roomchat_raw_auth {
 /// status to `*status_out` and the body's JSON text to `*body_out` (free with
 /// `roomchat_string_free`; `null` for an empty body).
 #[no_mangle]
+#[allow(clippy::too_many_arguments)]
 pub extern "C" fn roomchat_client_raw_request(
     client: *const roomchat_client,
     method: *const c_char,
@@ -826,6 +1080,36 @@ pub extern "C" fn roomchat_client_raw_request(
     auth: u32,
     status_out: *mut u16,
     body_out: *mut *mut c_char,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_raw_request_with_response(
+        client,
+        method,
+        path,
+        query_json,
+        body_json,
+        auth,
+        status_out,
+        body_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_raw_request` with the answer, every header included (see
+/// `roomchat_client_list_users_with_response`).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn roomchat_client_raw_request_with_response(
+    client: *const roomchat_client,
+    method: *const c_char,
+    path: *const c_char,
+    query_json: *const c_char,
+    body_json: *const c_char,
+    auth: u32,
+    status_out: *mut u16,
+    body_out: *mut *mut c_char,
+    meta_out: *mut *mut roomchat_response_meta,
     err_out: *mut *mut roomchat_error,
 ) -> roomchat_result {
     guard(err_out, || {
@@ -864,10 +1148,11 @@ pub extern "C" fn roomchat_client_raw_request(
             }
         }
         request.body = json_arg(body_json, "body_json")?;
-        let response = client.client.raw_request(&request)?;
+        let (response, meta) = respond(&client.client, meta_out, |c| c.raw_request(&request))?;
         // SAFETY: checked non-NULL above.
         unsafe { *status_out = response.status };
         write_string(body_out, response.body.to_string());
+        write_meta(meta_out, meta);
         Ok(())
     })
 }

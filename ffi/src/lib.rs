@@ -26,7 +26,9 @@
 mod client;
 mod error;
 mod models;
+mod view;
 
 pub use client::*;
 pub use error::*;
 pub use models::*;
+pub use view::*;

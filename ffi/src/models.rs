@@ -6,7 +6,7 @@ use std::ffi::{c_char, CString};
 use std::ptr;
 use std::sync::OnceLock;
 
-use roomchat::{CreatedUser, Message, User, UserPage, Users};
+use roomchat::{CreatedUser, Message, TokenUser, User, UserPage, Users};
 
 use crate::client::{borrow_arg, free_box, mut_arg, out_arg, write_out};
 use crate::error::{
@@ -462,5 +462,139 @@ pub extern "C" fn roomchat_created_user_chat_room(
 /// Frees a created user. NULL does nothing.
 #[no_mangle]
 pub extern "C" fn roomchat_created_user_free(user: *mut roomchat_created_user) {
+    free_box(user)
+}
+
+/// The user an access token signs in, as `roomchat_client_validate_access_token`
+/// returns it. Free with `roomchat_token_user_free`.
+#[allow(non_camel_case_types)]
+pub struct roomchat_token_user {
+    user: TokenUser,
+    id: CString,
+    username: Option<CString>,
+    chat_room: Option<CString>,
+    external_user_id: Option<CString>,
+    created: Option<CString>,
+    updated: Option<CString>,
+    json: OnceLock<CString>,
+}
+
+impl From<TokenUser> for roomchat_token_user {
+    fn from(user: TokenUser) -> Self {
+        roomchat_token_user {
+            id: c_string(user.id.clone()),
+            username: opt(user.username.clone()),
+            chat_room: opt(user.chat_room.clone()),
+            external_user_id: opt(user.external_user_id.clone()),
+            created: opt(user.created.clone()),
+            updated: opt(user.updated.clone()),
+            json: OnceLock::new(),
+            user,
+        }
+    }
+}
+
+/// The fields of a `roomchat_token_user` that are text.
+#[derive(Clone, Copy)]
+enum TokenUserText {
+    Username,
+    ChatRoom,
+    ExternalUserId,
+    Created,
+    Updated,
+}
+
+fn token_user_text(user: *const roomchat_token_user, which: TokenUserText) -> *const c_char {
+    guard_value(ptr::null(), || {
+        get(user).map_or(ptr::null(), |u| {
+            ptr_of(match which {
+                TokenUserText::Username => &u.username,
+                TokenUserText::ChatRoom => &u.chat_room,
+                TokenUserText::ExternalUserId => &u.external_user_id,
+                TokenUserText::Created => &u.created,
+                TokenUserText::Updated => &u.updated,
+            })
+        })
+    })
+}
+
+/// The user's id (`_id`; never NULL for a user). Borrowed.
+#[no_mangle]
+pub extern "C" fn roomchat_token_user_id(user: *const roomchat_token_user) -> *const c_char {
+    guard_value(ptr::null(), || {
+        get(user).map_or(ptr::null(), |u| u.id.as_ptr())
+    })
+}
+
+/// The display name, or NULL. Borrowed.
+#[no_mangle]
+pub extern "C" fn roomchat_token_user_username(user: *const roomchat_token_user) -> *const c_char {
+    token_user_text(user, TokenUserText::Username)
+}
+
+/// The room a moderator is limited to, or NULL. Borrowed.
+#[no_mangle]
+pub extern "C" fn roomchat_token_user_chat_room(user: *const roomchat_token_user) -> *const c_char {
+    token_user_text(user, TokenUserText::ChatRoom)
+}
+
+/// The customer's own id of the user (`externalUserId`), or NULL. Borrowed.
+#[no_mangle]
+pub extern "C" fn roomchat_token_user_external_user_id(
+    user: *const roomchat_token_user,
+) -> *const c_char {
+    token_user_text(user, TokenUserText::ExternalUserId)
+}
+
+/// When the user was created (ISO 8601, as sent), or NULL. Borrowed.
+#[no_mangle]
+pub extern "C" fn roomchat_token_user_created(user: *const roomchat_token_user) -> *const c_char {
+    token_user_text(user, TokenUserText::Created)
+}
+
+/// When the user's record last changed (ISO 8601, as sent), or NULL. Borrowed.
+#[no_mangle]
+pub extern "C" fn roomchat_token_user_updated(user: *const roomchat_token_user) -> *const c_char {
+    token_user_text(user, TokenUserText::Updated)
+}
+
+/// 1 for a moderator, 0 for a regular user, -1 when the service did not say (or `user` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_token_user_is_moderator(user: *const roomchat_token_user) -> i32 {
+    guard_value(-1, || {
+        get(user)
+            .and_then(|u| u.user.is_moderator)
+            .map_or(-1, i32::from)
+    })
+}
+
+/// When the token was issued (`iat`), in whole seconds since the Unix epoch (a
+/// `time_t`), or -1 when the service did not say (or `user` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_token_user_iat(user: *const roomchat_token_user) -> i64 {
+    guard_value(-1, || {
+        get(user)
+            .and_then(|u| u.user.iat)
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(-1, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+    })
+}
+
+/// The whole record as JSON text with the service's field names, unknown fields
+/// included (`iat` as seconds since the Unix epoch). Borrowed.
+#[no_mangle]
+pub extern "C" fn roomchat_token_user_json(user: *const roomchat_token_user) -> *const c_char {
+    guard_value(ptr::null(), || {
+        get(user).map_or(ptr::null(), |u| {
+            u.json
+                .get_or_init(|| c_string(serde_json::to_string(&u.user).unwrap_or_default()))
+                .as_ptr()
+        })
+    })
+}
+
+/// Frees a validated token's user. NULL does nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_token_user_free(user: *mut roomchat_token_user) {
     free_box(user)
 }

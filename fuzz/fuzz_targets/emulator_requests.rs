@@ -64,6 +64,9 @@ enum PathSpec {
     Chat(ArbStr),
     Admin(Admin),
     Text(String),
+    Reactivate,
+    ValidateAccessToken,
+    InvalidateAccessToken,
 }
 
 #[derive(Arbitrary, Debug)]
@@ -198,6 +201,13 @@ fuzz_target!(|input: Input| {
             PathSpec::CreateUser => "/consumer/api/v1/user".to_owned(),
             PathSpec::ChatRooms => "/consumer/api/v1/chatrooms".to_owned(),
             PathSpec::Validate => "/consumer/api/v1/validate".to_owned(),
+            PathSpec::Reactivate => "/consumer/api/v2/user/reactivate".to_owned(),
+            PathSpec::ValidateAccessToken => {
+                "/consumer/api/v1/user/accessToken/validate".to_owned()
+            }
+            PathSpec::InvalidateAccessToken => {
+                "/consumer/api/v1/user/accesstoken/invalidate".to_owned()
+            }
             PathSpec::Chat(room) => format!("/chat/{}", seg(room)),
             PathSpec::Admin(a) => format!(
                 "/_emulator/{}",

@@ -183,7 +183,14 @@ pub fn check_decoders(response: &WireResponse) {
         .map_err(Clone::clone);
     let raw_json = check_decoded(response, "decode_raw", &raw_json);
 
-    let typed: [(Operation, Option<Value>, Option<ErrorKind>); 6] = [
+    let reactivated = wire::decode_reactivate_user(response);
+    let reactivated_json = check_decoded(response, "decode_reactivate_user", &reactivated);
+    let token_user = wire::decode_validate_access_token(response);
+    let token_user_json = check_decoded(response, "decode_validate_access_token", &token_user);
+    let invalidated = wire::decode_invalidate_access_token(response);
+    let invalidated_json = check_decoded(response, "decode_invalidate_access_token", &invalidated);
+
+    let typed: [(Operation, Option<Value>, Option<ErrorKind>); 9] = [
         (
             Operation::ListUsers,
             users_json,
@@ -213,6 +220,21 @@ pub fn check_decoders(response: &WireResponse) {
             Operation::Raw,
             raw_json,
             raw.as_ref().err().map(Error::kind),
+        ),
+        (
+            Operation::ReactivateUser,
+            reactivated_json,
+            reactivated.as_ref().err().map(Error::kind),
+        ),
+        (
+            Operation::ValidateAccessToken,
+            token_user_json,
+            token_user.as_ref().err().map(Error::kind),
+        ),
+        (
+            Operation::InvalidateAccessToken,
+            invalidated_json,
+            invalidated.as_ref().err().map(Error::kind),
         ),
     ];
     assert_eq!(typed.len(), Operation::ALL.len());

@@ -106,7 +106,7 @@ chroot_command=$(command -v chroot)
 arm64() {
   env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
     ROOMCHAT_PRIVATE_KEY="$ROOMCHAT_PRIVATE_KEY" ROOMCHAT_BASE_URL="$ROOMCHAT_BASE_URL" \
-    ROOMCHAT_CHAT_URL="$ROOMCHAT_CHAT_URL" PYTHONPATH="$run_dir/site" \
+    ROOMCHAT_CHAT_URL="$ROOMCHAT_CHAT_URL" ROOMCHAT_PUBLIC_KEY="$ROOMCHAT_PUBLIC_KEY" PYTHONPATH="$run_dir/site" \
     "$chroot_command" "$arm64_root" /usr/bin/qemu-aarch64-static "$@"
 }
 
@@ -117,7 +117,9 @@ arm64 /usr/bin/python3 "$run_dir/readme_example.py" | tee "$inside/python.log"
 stop_emulator
 grep -qx 'ann True' "$inside/python.log"
 grep -qx 'no such user: 400 user not found' "$inside/python.log"
-grep -qx '3 users' "$inside/python.log"
+grep -qx "eve's token signs in eve" "$inside/python.log"
+grep -qx 'after invalidation: invalid accessToken' "$inside/python.log"
+grep -qx '4 users' "$inside/python.log"
 echo "the aarch64 wheel ran the README's Quickstart under qemu-user in $(elapsed "$started") s"
 
 started=$(date +%s.%N)
@@ -130,5 +132,6 @@ arm64 "$run_dir/node/bin/node" "$run_dir/project/readme.mjs" | tee "$inside/node
 stop_emulator
 grep -qx '4 users; the first is seed-user-1' "$inside/node.log"
 grep -qx 'already deactivated (400 user not found)' "$inside/node.log"
+grep -qx 'after invalidation: invalid accessToken' "$inside/node.log"
 echo "the linux-arm64-gnu addon ran the README's Quickstart under qemu-user in $(elapsed "$started") s"
 echo "clean room (arm64): roomchat $version's aarch64 wheel and arm64 addon, installed by name, ran under qemu-user against the emulator"

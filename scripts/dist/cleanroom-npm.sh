@@ -63,7 +63,7 @@ JS
 node esm.mjs
 
 cat >usage.ts <<'TS'
-import { Client, RoomchatError, AbortError, wire, type User, type CreatedUser, type ErrorCode } from 'roomchat'
+import { Client, RoomchatError, AbortError, wire, type User, type CreatedUser, type ErrorCode, type TokenUser } from 'roomchat'
 
 async function main(): Promise<void> {
   const client = new Client({
@@ -76,7 +76,12 @@ async function main(): Promise<void> {
   const page = await client.listUsers({ limit: 50 }, { signal: controller.signal })
   const names: string[] = page.data.map((u: User) => u.username ?? '?')
   const created: CreatedUser = await client.createUser({ username: 'ann', isModerator: true, chatRoom: 'r1' })
+  const record: TokenUser = await client.validateAccessToken(created.accessToken)
+  const issued: Date | undefined = record.iat
   await client.deactivateUser({ userId: created.userId })
+  const back = await client.reactivateUser({ uniqueUserIdentifier: 'crm-1' })
+  const done = await client.invalidateAccessToken(created.accessToken)
+  names.push(record.id, String(issued?.getTime()), String(back.success && done.success))
   for await (const user of client.users({ pageSize: 100 })) names.push(user.id ?? '')
   for await (const p of client.userPages()) names.push(String(p.total))
   const url: string = client.signInUrl('r1', created.accessToken)
@@ -110,6 +115,8 @@ stop_emulator
 grep -qE '^sign Ann in at .*/bbNiVFoXm\?accessToken=' readme.log
 grep -qx '4 users; the first is seed-user-1' readme.log
 grep -qx 'already deactivated (400 user not found)' readme.log
+grep -qx "eve's token signs in eve" readme.log
+grep -qx 'after invalidation: invalid accessToken' readme.log
 
 # A machine whose platform package is not installed (npm left out linux-arm64-gnu
 # here, as it does on x64): the error names the platform and the package.

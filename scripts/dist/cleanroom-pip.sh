@@ -54,5 +54,7 @@ stop_emulator
 grep -qE '^sign Ann in at http://127\.0\.0\.1:[0-9]+/.*bbNiVFoXm\?accessToken=' "$work/readme.log"
 grep -qx 'ann True' "$work/readme.log"
 grep -qx 'no such user: 400 user not found' "$work/readme.log"
-grep -qx '3 users' "$work/readme.log"
+grep -qx "eve's token signs in eve" "$work/readme.log"
+grep -qx 'after invalidation: invalid accessToken' "$work/readme.log"
+grep -qx '4 users' "$work/readme.log"
 echo "clean room (pip): roomchat $version installed by name from the index, no Rust on PATH; the README's Quickstart ran: $(wc -l <"$work/readme.log") lines"

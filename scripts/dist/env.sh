@@ -62,8 +62,8 @@ wait_http() {
 }
 
 # Starts the emulator binary ($1) seeded with $2 users; sets emu_pid, and
-# ROOMCHAT_BASE_URL, ROOMCHAT_CHAT_URL and ROOMCHAT_PRIVATE_KEY from its first
-# line. It stops when its stdin closes: stop_emulator.
+# ROOMCHAT_BASE_URL, ROOMCHAT_CHAT_URL, ROOMCHAT_PRIVATE_KEY and ROOMCHAT_PUBLIC_KEY
+# from its first line. It stops when its stdin closes: stop_emulator.
 start_emulator() {
   local ready
   coproc EMU { "$1" --port 0 --seed-users "$2"; }
@@ -73,7 +73,8 @@ start_emulator() {
   ROOMCHAT_BASE_URL=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["base_url"])' "$ready")
   ROOMCHAT_CHAT_URL=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["chat_url"])' "$ready")
   ROOMCHAT_PRIVATE_KEY=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["private_key"])' "$ready")
-  export ROOMCHAT_BASE_URL ROOMCHAT_CHAT_URL ROOMCHAT_PRIVATE_KEY
+  ROOMCHAT_PUBLIC_KEY=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["public_key"])' "$ready")
+  export ROOMCHAT_BASE_URL ROOMCHAT_CHAT_URL ROOMCHAT_PRIVATE_KEY ROOMCHAT_PUBLIC_KEY
 }
 stop_emulator() {
   exec {emu_in}>&-

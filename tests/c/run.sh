@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The C ABI's checks, in one command: header freshness (pinned cbindgen), the
-# C99 suite and the C++17 smoke test against the emulator binary under valgrind,
-# the C99 suite once more over TLS (ROOMCHAT_TEST_TLS=1) and the TLS tests, the
-# pkg-config file, and the README's C example. Installs what is missing.
+# C99 suite, the C++17 smoke test and the C++ wrapper's suite (tests/cpp/)
+# against the emulator binary under valgrind, the C99 suite once more over TLS
+# (ROOMCHAT_TEST_TLS=1) and the TLS tests, the pkg-config template, and the C
+# guide's (ffi/README.md) C and C++ examples. Installs what is missing.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -39,37 +40,49 @@ if ! diff -u include/roomchat.h "$build/roomchat.h"; then
   exit 1
 fi
 
+# The installed roomchat.pc comes from the same template (CMakeLists.txt, see
+# tests/c/clean-room.sh); this one points at the source tree and the debug build.
 echo "generating and checking the pkg-config file"
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 mkdir -p "$build/pkgconfig"
-sed -e "s|@PREFIX@|$root|" -e "s|@LIBDIR@|$lib|" -e "s|@INCLUDEDIR@|$root/include|" -e "s|@VERSION@|$version|" \
-  ffi/roomchat.pc.in >"$build/pkgconfig/roomchat.pc"
+sed -e "s|@PC_PREFIX@|$root|" -e "s|@PC_LIBDIR@|$lib|" -e "s|@PC_INCLUDEDIR@|$root/include|" \
+  -e "s|@VERSION@|$version|" -e "s|@URL@|https://github.com/roomchat/roomchat|" \
+  -e "s|@LIBS_PRIVATE@|-lpthread -ldl -lm|" ffi/roomchat.pc.in >"$build/pkgconfig/roomchat.pc"
 export PKG_CONFIG_PATH=$build/pkgconfig
 test "$(pkg-config --modversion roomchat)" = "$version"
 cflags=$(pkg-config --cflags roomchat)
-libs=$(pkg-config --libs roomchat)
+libs="$(pkg-config --libs roomchat) -Wl,-rpath,$lib"
 # Suites that talk to an emulator serving HTTPS reach its admin API through libcurl.
 https_harness="-DROOMCHAT_HARNESS_HTTPS $(pkg-config --cflags libcurl)"
 curl_libs=$(pkg-config --libs libcurl)
 
-echo "compiling the C99 suites (shared library), the C++17 smoke test (static library) and the README example"
+echo "compiling the C99 suites (shared library), the C++17 smoke test (static library), the C++ wrapper's suite and the README examples"
 cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g $cflags $https_harness tests/c/test_roomchat.c $libs \
   $curl_libs -pthread -o "$build/test_roomchat"
 cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g $cflags $https_harness tests/c/test_tls.c $libs \
   $curl_libs -o "$build/test_tls"
+cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g $cflags tests/c/test_options.c $libs \
+  -o "$build/test_options"
 c++ -std=c++17 -Wall -Wextra -Werror -g $cflags tests/c/smoke.cpp "$lib/libroomchat.a" -lpthread -ldl -lm \
   -o "$build/smoke"
 cc -std=c99 -Wall -Wextra -Werror $cflags tests/c/readme_example.c $libs -o "$build/readme_example"
+c++ -std=c++17 -Wall -Wextra -Wpedantic -Werror -g $cflags -Itests/c tests/cpp/test_wrapper.cpp $libs -pthread \
+  -o "$build/test_wrapper"
+c++ -std=c++17 -Wall -Wextra -Wpedantic -Werror $cflags tests/cpp/readme_example.cpp $libs -o "$build/readme_example_cpp"
+# The wrapper is compiled into its users' code: it stays quiet under their strictest warnings.
+c++ -std=c++17 -fsyntax-only -Wall -Wextra -Wpedantic -Wconversion -Wsign-conversion -Wshadow -Wold-style-cast \
+  -Wnon-virtual-dtor -Wcast-qual -Wuseless-cast -Wzero-as-null-pointer-constant -Werror $cflags -x c++ include/roomchat.hpp
 cc -std=c99 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Wall -Wextra -Werror -g $cflags tests/c/test_fork.c $libs -pthread \
   -o "$build/test_fork"
 cc -std=c99 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Wall -Wextra -Werror -g $cflags tests/c/test_redis.c $libs \
   -o "$build/test_redis"
-# The README shows the example verbatim, so the two cannot drift apart.
-python3 - "$root/README.md" "$root/tests/c/readme_example.c" <<'PY'
+# The C/C++ guide shows the examples verbatim, so they cannot drift apart.
+python3 - "$root/ffi/README.md" "$root/tests/c/readme_example.c" "$root/tests/cpp/readme_example.cpp" <<'PY'
 import sys
-readme, example = (open(p).read() for p in sys.argv[1:])
-if example.strip() not in readme:
-    sys.exit("README.md does not contain tests/c/readme_example.c verbatim")
+readme = open(sys.argv[1]).read()
+for path in sys.argv[2:]:
+    if open(path).read().strip() not in readme:
+        sys.exit(f"ffi/README.md does not contain {path} verbatim")
 PY
 
 passed=0
@@ -121,6 +134,9 @@ suite valgrind test_tls tls "$emulator"
 awk -v from="$tls_started" -v pass="$tls_passed" -v to="$EPOCHREALTIME" 'BEGIN {
   printf "over TLS, under valgrind: test_roomchat took %.1f s, test_tls %.1f s\n", pass - from, to - pass }'
 suite valgrind smoke '[A-Za-z+]+' "$emulator"
+suite valgrind test_wrapper cpp "$emulator"
+# Per-call options, the answer beside the result, the log callback and ROOMCHAT_LOG.
+suite valgrind test_options options "$emulator"
 # Forking while threads call, and the Redis-shared budget (a real redis-server):
 # natively, not under valgrind (which serializes the threads and makes
 # deadline-bound fork loops and Redis timeouts meaningless).

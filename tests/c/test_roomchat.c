@@ -9,6 +9,7 @@
  * usage: test_roomchat <path to roomchat-emulator>
  */
 #include <pthread.h>
+#include <time.h>
 
 #include "harness.h"
 #include "roomchat.h"
@@ -428,6 +429,7 @@ static void test_enum_parameters_out_of_range(roomchat_client *client) {
     uint32_t any = round ? out_of_range[round - 1] : 0;
     value = round ? any : ROOMCHAT_USER_IDENTIFIER_UNIQUE_USER_IDENTIFIER + 1;
     expect_enum_refused(roomchat_client_deactivate_user(client, value, "someone", &err), &err, "by", value);
+    expect_enum_refused(roomchat_client_reactivate_user(client, value, "someone", &err), &err, "by", value);
 
     value = round ? any : ROOMCHAT_PATH_FORM_CHAT_ROOM + 1;
     expect_enum_refused(roomchat_client_conversation_messages(client, "r-enum", conversation, value, &messages, &err),
@@ -486,6 +488,152 @@ static roomchat_client_options *options_for_emulator(void) {
   CHECK(roomchat_client_options_set_base_url(options, emu.base_url) == ROOMCHAT_RESULT_OK);
   if (emu.ca_pem) CHECK(roomchat_client_options_set_ca_pem(options, emu.ca_pem) == ROOMCHAT_RESULT_OK);
   return options;
+}
+
+/* How many requests with `method` to `path` the emulator's journal holds. */
+static int journal_count(const char *method, const char *path) {
+  char *journal = NULL;
+  char needle[256];
+  int count;
+  CHECK(http_request(&emu, "GET", "/_emulator/journal", NULL, &journal) == 200);
+  snprintf(needle, sizeof needle, "\"method\":\"%s\",\"path\":\"%s\"", method, path);
+  count = journal ? count_occurrences(journal, needle) : -1;
+  free(journal);
+  return count;
+}
+
+#define REACTIVATE_PATH "/consumer/api/v2/user/reactivate"
+#define VALIDATE_PATH "/consumer/api/v1/user/accessToken/validate"
+#define INVALIDATE_PATH "/consumer/api/v1/user/accesstoken/invalidate"
+
+/* Reactivate user, validate and invalidate access token: the lifecycle, the
+ * typed record, no second POST after a 5xx, the public key, bad arguments. */
+static void test_tokens(roomchat_client *client) {
+  roomchat_created_user *eve = NULL;
+  roomchat_token_user *record = NULL;
+  roomchat_error *err = NULL;
+  char eve_id[64], token[1024];
+  const time_t now = time(NULL);
+
+  CHECK(http_request(&emu, "POST", "/_emulator/rooms", "{\"roomId\": \"r-tokens\", \"name\": \"Tokens\"}", NULL) ==
+        200);
+  CHECK(roomchat_client_create_user(client, "eve", ROOMCHAT_ROLE_MODERATOR_OF_ROOM, "r-tokens",
+                                    "{\"uniqueUserIdentifier\": \"crm-eve\", \"externalUserId\": \"ext-eve\"}", &eve,
+                                    &err) == ROOMCHAT_RESULT_OK);
+  snprintf(eve_id, sizeof eve_id, "%s", roomchat_created_user_user_id(eve));
+  snprintf(token, sizeof token, "%s", roomchat_created_user_access_token(eve));
+  roomchat_created_user_free(eve);
+
+  /* validate: the record, typed */
+  CHECK(roomchat_client_validate_access_token(client, token, &record, &err) == ROOMCHAT_RESULT_OK);
+  CHECK(strcmp(roomchat_token_user_id(record), eve_id) == 0);
+  CHECK(strcmp(roomchat_token_user_username(record), "eve") == 0);
+  CHECK(strcmp(roomchat_token_user_chat_room(record), "r-tokens") == 0);
+  CHECK(strcmp(roomchat_token_user_external_user_id(record), "ext-eve") == 0);
+  CHECK(roomchat_token_user_is_moderator(record) == 1);
+  CHECK(roomchat_token_user_iat(record) >= (int64_t)now - 5 && roomchat_token_user_iat(record) <= (int64_t)now + 5);
+  CHECK(roomchat_token_user_created(record) != NULL && roomchat_token_user_updated(record) != NULL);
+  CHECK(strstr(roomchat_token_user_json(record), "\"createdUsingApi\":true") != NULL); /* unknown fields kept */
+  CHECK(strstr(roomchat_token_user_json(record), "\"iat\":") != NULL);
+  roomchat_token_user_free(record);
+  record = NULL;
+
+  /* deactivated: refused; reactivated (either id): valid again */
+  CHECK(roomchat_client_deactivate_user(client, ROOMCHAT_USER_IDENTIFIER_USER_ID, eve_id, &err) == ROOMCHAT_RESULT_OK);
+  CHECK(roomchat_client_validate_access_token(client, token, &record, &err) == ROOMCHAT_RESULT_INVALID_REQUEST);
+  CHECK(err != NULL && strcmp(roomchat_error_message(err), "invalid accessToken") == 0);
+  CHECK(err != NULL && strcmp(roomchat_error_path(err), VALIDATE_PATH "?publicKey=REDACTED") == 0);
+  roomchat_error_free(err);
+  err = NULL;
+  CHECK(record == NULL); /* outputs are written only on success */
+  CHECK(roomchat_client_reactivate_user(client, ROOMCHAT_USER_IDENTIFIER_UNIQUE_USER_IDENTIFIER, "crm-eve", &err) ==
+        ROOMCHAT_RESULT_OK);
+  CHECK(roomchat_client_validate_access_token(client, token, &record, &err) == ROOMCHAT_RESULT_OK);
+  roomchat_token_user_free(record);
+  record = NULL;
+  CHECK(roomchat_client_deactivate_user(client, ROOMCHAT_USER_IDENTIFIER_USER_ID, eve_id, &err) == ROOMCHAT_RESULT_OK);
+  CHECK(roomchat_client_reactivate_user(client, ROOMCHAT_USER_IDENTIFIER_USER_ID, eve_id, &err) == ROOMCHAT_RESULT_OK);
+
+  /* reactivating an active or unknown user: user not found */
+  expect_error(roomchat_client_reactivate_user(client, ROOMCHAT_USER_IDENTIFIER_USER_ID, eve_id, &err), &err,
+               ROOMCHAT_RESULT_USER_NOT_FOUND, 400);
+  expect_error(roomchat_client_reactivate_user(client, ROOMCHAT_USER_IDENTIFIER_UNIQUE_USER_IDENTIFIER, "crm-nobody",
+                                               &err),
+               &err, ROOMCHAT_RESULT_USER_NOT_FOUND, 400);
+
+  /* never sent twice after a 5xx: reactivate and invalidate (POSTs); validate (a read) is retried */
+  CHECK(roomchat_client_deactivate_user(client, ROOMCHAT_USER_IDENTIFIER_USER_ID, eve_id, &err) == ROOMCHAT_RESULT_OK);
+  CHECK(http_request(&emu, "DELETE", "/_emulator/journal", NULL, NULL) == 200);
+  add_fault("{\"method\": \"POST\", \"path\": \"" REACTIVATE_PATH "\", \"action\": {\"kind\": \"respond\", "
+            "\"status\": 503, \"body\": \"{\\\"message\\\": \\\"busy\\\", \\\"eventId\\\": \\\"ev-c-r\\\"}\"}}");
+  CHECK(roomchat_client_reactivate_user(client, ROOMCHAT_USER_IDENTIFIER_USER_ID, eve_id, &err) ==
+        ROOMCHAT_RESULT_SERVER_ERROR);
+  CHECK(err != NULL && strcmp(roomchat_error_event_id(err), "ev-c-r") == 0);
+  roomchat_error_free(err);
+  err = NULL;
+  CHECK(journal_count("POST", REACTIVATE_PATH) == 1);
+  CHECK(roomchat_client_reactivate_user(client, ROOMCHAT_USER_IDENTIFIER_USER_ID, eve_id, &err) == ROOMCHAT_RESULT_OK);
+  add_fault("{\"method\": \"POST\", \"path\": \"" INVALIDATE_PATH "\", \"action\": {\"kind\": \"close\"}}");
+  expect_error(roomchat_client_invalidate_access_token(client, token, &err), &err, ROOMCHAT_RESULT_CONNECTION, 0);
+  CHECK(journal_count("POST", INVALIDATE_PATH) == 1);
+  add_fault("{\"method\": \"POST\", \"path\": \"" VALIDATE_PATH "\", \"action\": {\"kind\": \"respond\", "
+            "\"status\": 503}}");
+  CHECK(roomchat_client_validate_access_token(client, token, &record, &err) == ROOMCHAT_RESULT_OK);
+  roomchat_token_user_free(record);
+  record = NULL;
+  CHECK(journal_count("POST", VALIDATE_PATH) == 2);
+
+  /* invalidated: refused for good, signs nobody in */
+  CHECK(roomchat_client_invalidate_access_token(client, token, &err) == ROOMCHAT_RESULT_OK);
+  expect_error(roomchat_client_validate_access_token(client, token, &record, &err), &err,
+               ROOMCHAT_RESULT_INVALID_REQUEST, 400);
+  expect_error(roomchat_client_invalidate_access_token(client, token, &err), &err, ROOMCHAT_RESULT_INVALID_REQUEST,
+               400);
+  {
+    char page_path[1200];
+    snprintf(page_path, sizeof page_path, "/chat/r-tokens?accessToken=%s", token);
+    CHECK(http_request(&emu, "GET", page_path, NULL, NULL) == 401);
+  }
+
+  /* the public key: without one, a configuration error and nothing sent */
+  CHECK(http_request(&emu, "DELETE", "/_emulator/journal", NULL, NULL) == 200);
+  {
+    roomchat_client_options *options = options_for_emulator();
+    roomchat_client *no_public = NULL;
+    CHECK(roomchat_client_new(options, &no_public, NULL) == ROOMCHAT_RESULT_OK);
+    roomchat_client_options_free(options);
+    CHECK(roomchat_client_validate_access_token(no_public, token, &record, &err) == ROOMCHAT_RESULT_CONFIGURATION);
+    CHECK(err != NULL && strstr(roomchat_error_message(err), "public key") != NULL);
+    CHECK(err != NULL && strstr(roomchat_error_message(err), emu.private_key) == NULL);
+    roomchat_error_free(err);
+    err = NULL;
+    roomchat_client_free(no_public);
+  }
+  CHECK(journal_count("POST", VALIDATE_PATH) == 0);
+
+  /* bad arguments: nothing sent, outputs untouched */
+  expect_error(roomchat_client_validate_access_token(client, NULL, &record, &err), &err,
+               ROOMCHAT_RESULT_INVALID_ARGUMENT, 0);
+  expect_error(roomchat_client_validate_access_token(client, token, NULL, &err), &err,
+               ROOMCHAT_RESULT_INVALID_ARGUMENT, 0);
+  expect_error(roomchat_client_validate_access_token(NULL, token, &record, &err), &err,
+               ROOMCHAT_RESULT_INVALID_ARGUMENT, 0);
+  expect_error(roomchat_client_validate_access_token(client, "", &record, &err), &err, ROOMCHAT_RESULT_VALIDATION, 0);
+  expect_error(roomchat_client_invalidate_access_token(client, NULL, &err), &err, ROOMCHAT_RESULT_INVALID_ARGUMENT,
+               0);
+  expect_error(roomchat_client_invalidate_access_token(client, "", &err), &err, ROOMCHAT_RESULT_VALIDATION, 0);
+  expect_error(roomchat_client_reactivate_user(client, ROOMCHAT_USER_IDENTIFIER_USER_ID, NULL, &err), &err,
+               ROOMCHAT_RESULT_INVALID_ARGUMENT, 0);
+  expect_error(roomchat_client_reactivate_user(client, ROOMCHAT_USER_IDENTIFIER_USER_ID, "", &err), &err,
+               ROOMCHAT_RESULT_VALIDATION, 0);
+  CHECK(record == NULL);
+  CHECK(journal_count("POST", VALIDATE_PATH) == 0 && journal_count("POST", REACTIVATE_PATH) == 0 &&
+        journal_count("POST", INVALIDATE_PATH) == 0);
+  /* NULL objects: the accessors' documented answers */
+  CHECK(roomchat_token_user_id(NULL) == NULL && roomchat_token_user_username(NULL) == NULL);
+  CHECK(roomchat_token_user_json(NULL) == NULL && roomchat_token_user_updated(NULL) == NULL);
+  CHECK(roomchat_token_user_is_moderator(NULL) == -1 && roomchat_token_user_iat(NULL) == -1);
+  roomchat_token_user_free(NULL);
 }
 
 /* Issue 19 ("the C options object keeps an error after a later valid set"):
@@ -816,6 +964,7 @@ int main(int argc, char **argv) {
   test_invalid_arguments(client);
   test_error_codes(client);
   test_enum_parameters_out_of_range(client);
+  test_tokens(client);
   test_options_last_call_counts();
   test_trust_and_proxy_options();
   test_huge_durations_and_sizes();

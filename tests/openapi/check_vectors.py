@@ -29,6 +29,10 @@ from referencing.jsonschema import DRAFT202012
 
 DOC_URI = "urn:roomchat:openapi"
 
+# The operations authenticated by the public key (`publicKey`); every other one
+# sends the private key (`auth`), and `raw` says which in its params.
+PUBLIC_KEY_OPERATIONS = {"validate_access_token": "public_key"}
+
 
 def pointer(*parts):
     """A JSON pointer into the document, its parts escaped."""
@@ -122,7 +126,10 @@ def check(document, vector):
     # The key goes in the query parameter of the operation's security scheme.
     security = operation.get("security", document.doc.get("security", []))
     schemes = {name for requirement in security for name in requirement}
-    key_kind = vector["params"].get("auth", "private_key") if vector["operation"] == "raw" else "private_key"
+    if vector["operation"] == "raw":
+        key_kind = vector["params"].get("auth", "private_key")
+    else:
+        key_kind = PUBLIC_KEY_OPERATIONS.get(vector["operation"], "private_key")
     wanted = {"private_key": "auth", "public_key": "publicKey", "none": None}[key_kind]
     if wanted is not None and wanted not in schemes:
         problems.append(f"sends its key as {wanted}, but the operation's security is {sorted(schemes)}")

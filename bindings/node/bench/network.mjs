@@ -8,7 +8,12 @@
 //   GET users?limit=1), median of ROOMCHAT_BENCH_N (default 30), the sides
 //   taking turns to go first;
 // * 16 calls at once from a new client / agent: wall time, and the connections
-//   and TLS handshakes the emulator counted.
+//   and TLS handshakes the emulator counted;
+// * the call after the server closed the idle connection (the emulator closes
+//   them after 1 s): its time, and whether the TLS session was resumed;
+// * a 200-user page and a 100,000-message conversation, gzip asked or not: bytes
+//   on the wire (counted by the test network's relay) and the process's CPU per
+//   call (process.cpuUsage: every thread, roomchat's decoding included).
 //
 // fetch cannot take a CA per call, so it is given a dispatcher per cold start:
 // undici's Agent with `connect: { ca }` (the same CA; NODE_EXTRA_CA_CERTS would
@@ -16,6 +21,7 @@
 // Without ROOMCHAT_NET_BASE_URL it prints one line and exits 0.
 import fs from 'node:fs'
 import https from 'node:https'
+import net from 'node:net'
 import { Agent as UndiciAgent, request as undiciRequest } from 'undici'
 import { Client } from 'roomchat'
 
@@ -29,15 +35,29 @@ const IN_FLIGHT = 16
 const ca = fs.readFileSync(env.ROOMCHAT_NET_CA_FILE)
 const url = `${env.ROOMCHAT_NET_BASE_URL}/consumer/api/v2/users?auth=${encodeURIComponent(env.ROOMCHAT_NET_PRIVATE_KEY)}&limit=1`
 
-function admin(method, path) {
+function admin(method, path, body) {
   return new Promise((resolve, reject) => {
-    const request = https.request(`${env.ROOMCHAT_NET_ADMIN_URL}${path}`, { method, ca, agent: false }, (response) => {
+    const headers = body === undefined ? {} : { 'content-type': 'application/json' }
+    const request = https.request(`${env.ROOMCHAT_NET_ADMIN_URL}${path}`, { method, ca, agent: false, headers }, (response) => {
       let text = ''
       response.on('data', (chunk) => (text += chunk))
       response.on('end', () => resolve(text ? JSON.parse(text) : null))
     })
     request.on('error', reject)
-    request.end()
+    request.end(body === undefined ? undefined : JSON.stringify(body))
+  })
+}
+
+// Bytes the test network's relay has carried from the emulator to clients so far.
+function relayBytes() {
+  const [host, port] = [env.ROOMCHAT_NET_RELAY_STATS.replace(/:\d+$/, ''), Number(env.ROOMCHAT_NET_RELAY_STATS.split(':').pop())]
+  return new Promise((resolve, reject) => {
+    let text = ''
+    net
+      .connect(port, host)
+      .on('data', (chunk) => (text += chunk))
+      .on('end', () => resolve(Number(text.trim())))
+      .on('error', reject)
   })
 }
 
@@ -119,6 +139,87 @@ for (const name of names) {
     `node network: ${IN_FLIGHT} calls at once from a new client: ${name} ${wall.toFixed(0)} ms, ` +
       `${stats.accepted - 1} connections accepted, ${stats.tls_handshakes - 1} TLS handshakes`,
   )
+}
+
+// After the server closed the idle connection: the next call, and TLS resumption.
+for (const name of names) {
+  const side = sides[name]
+  const client = side.fresh()
+  await side.call(client)
+  await sleep(1500) // the emulator closes connections idle for 1 s
+  await admin('DELETE', '/connections')
+  const started = performance.now()
+  await side.call(client)
+  const took = performance.now() - started
+  await sleep(200)
+  const stats = await admin('GET', '/connections')
+  await side.close(client)
+  console.log(
+    `node network: the call after the server closed the idle connection: ${name} ${took.toFixed(1)} ms, ` +
+      `${stats.tls_handshakes - 1} handshake(s), ${stats.tls_resumed} resumed`,
+  )
+}
+
+// gzip or not: bytes on the wire and CPU per call, a page and a long conversation.
+await admin('POST', '/reset')
+await admin('POST', '/users/seed', { count: 200 })
+await admin('POST', '/rooms', { roomId: 'bench', name: 'Bench' })
+const { conversationId } = await admin('POST', '/conversations', {
+  roomId: 'bench',
+  messages: Array.from({ length: 100_000 }, (_, i) => ({
+    messages: `message number ${i} of the bench conversation`,
+    user: { username: `user-${i % 50}` },
+  })),
+})
+const key = encodeURIComponent(env.ROOMCHAT_NET_PRIVATE_KEY)
+const raw = {
+  page: `${env.ROOMCHAT_NET_BASE_URL}/consumer/api/v2/users?auth=${key}&limit=200`,
+  conversation: `${env.ROOMCHAT_NET_BASE_URL}/consumer/api/v2/room/bench/conversation/${conversationId}/messages?auth=${key}`,
+}
+const items = (what, decoded) => (what === 'page' ? decoded.data.length : decoded.length)
+const gzipSides = (what) => {
+  const ours = (gzip) => ({
+    // The conversation is over the default cap of 16 MiB.
+    fresh: () => new Client({ privateKey: env.ROOMCHAT_NET_PRIVATE_KEY, baseUrl: env.ROOMCHAT_NET_BASE_URL, ca, proxy: null, gzip, maxResponseBytes: 2 ** 30 }),
+    call: async (client) =>
+      what === 'page'
+        ? (await client.listUsers({ limit: 200 })).data.length
+        : (await client.conversationMessages({ roomId: 'bench', conversationId })).length,
+    close: async () => {},
+  })
+  return {
+    'roomchat gzip': ours(true),
+    'roomchat identity': ours(false),
+    'fetch (gzip asked)': {
+      fresh: sides.fetch.fresh,
+      call: async (dispatcher) => items(what, await (await fetch(raw[what], { dispatcher })).json()),
+      close: sides.fetch.close,
+    },
+    'undici.request (identity)': {
+      fresh: sides['undici.request'].fresh,
+      call: async (dispatcher) => items(what, await (await undiciRequest(raw[what], { dispatcher })).body.json()),
+      close: sides['undici.request'].close,
+    },
+  }
+}
+for (const [what, label, expected, calls] of [
+  ['page', '200-user page', 200, Math.max(Math.floor(N / 3), 3)],
+  ['conversation', '100,000-message conversation', 100_000, Math.max(Math.floor(N / 10), 3)],
+]) {
+  const figures = []
+  for (const [name, side] of Object.entries(gzipSides(what))) {
+    const client = side.fresh()
+    const got = await side.call(client) // a warm connection, and a check of what is decoded
+    if (got !== expected) throw new Error(`${name}: ${got} items, not ${expected}`)
+    const bytesBefore = await relayBytes()
+    const cpuBefore = process.cpuUsage()
+    for (let i = 0; i < calls; i++) await side.call(client)
+    const cpu = process.cpuUsage(cpuBefore)
+    const wire = ((await relayBytes()) - bytesBefore) / calls / 1024
+    await side.close(client)
+    figures.push(`${name} ${wire.toFixed(1)} KiB, ${((cpu.user + cpu.system) / 1000 / calls).toFixed(2)} ms CPU`)
+  }
+  console.log(`node network: gzip, ${label}, per call (mean of ${calls}): ${figures.join('; ')}`)
 }
 
 const ahead = (other) => coldMs.roomchat <= coldMs[other]

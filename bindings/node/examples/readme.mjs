@@ -4,6 +4,7 @@ const client = new Client({
   privateKey: process.env.ROOMCHAT_PRIVATE_KEY,
   baseUrl: process.env.ROOMCHAT_BASE_URL,
   chatUrl: process.env.ROOMCHAT_CHAT_URL,
+  publicKey: process.env.ROOMCHAT_PUBLIC_KEY,   // validates access tokens
   appName: 'my-backend/1.4',
 })
 
@@ -24,4 +25,17 @@ try {
 } catch (error) {
   if (!(error instanceof RoomchatError && error.code === 'ROOMCHAT_USER_NOT_FOUND')) throw error
   console.log(`already deactivated (${error.status} ${error.detail})`)
+}
+
+// A user's lifecycle, and the access token that signs her in.
+const eve = await client.createUser({ username: 'eve' })
+console.log(`eve's token signs in ${(await client.validateAccessToken(eve.accessToken)).username}`)
+await client.deactivateUser({ userId: eve.userId })   // her token is refused while deactivated
+await client.reactivateUser({ userId: eve.userId })
+await client.invalidateAccessToken(eve.accessToken)   // for good
+try {
+  await client.validateAccessToken(eve.accessToken)
+} catch (error) {
+  if (!(error instanceof RoomchatError && error.code === 'ROOMCHAT_INVALID_REQUEST')) throw error
+  console.log(`after invalidation: ${error.detail}`)
 }

@@ -54,6 +54,11 @@ impl<'a> Args<'a> {
         invalid(format!("{}: {name} must be {must}", self.what))
     }
 
+    /// An error about the call's arguments as a whole (`why` names no value).
+    pub fn refused(&self, why: &str) -> Error {
+        invalid(format!("{}: {why}", self.what))
+    }
+
     /// Refuses fields not in `known` (a typo would otherwise be ignored).
     pub fn only(&self, known: &[&str]) -> Result<(), Error> {
         let Some(fields) = self.fields else {

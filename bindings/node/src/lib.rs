@@ -257,7 +257,8 @@ pub struct NativeClient {
 impl NativeClient {
     /// `options`: the JSON of the client options; `fromEnv`: start from the
     /// environment; `serial`: the id log lines are delivered with; `debug`,
-    /// `warning`: which log levels the JS layer wants.
+    /// `warning`: which log levels the JS layer wants; `runtime`: the
+    /// `User-Agent`'s name for it (`Node 20.11.1`).
     #[napi(constructor)]
     pub fn new(
         dispatcher: &Dispatcher,
@@ -266,8 +267,14 @@ impl NativeClient {
         serial: u32,
         debug: bool,
         warning: bool,
+        runtime: String,
     ) -> Result<Self> {
-        let mut builder = ops::builder(&options, from_env).map_err(|e| throw(&e))?;
+        let mut builder = ops::builder(&options, from_env)
+            .map_err(|e| throw(&e))?
+            .sdk_identity(
+                concat!("roomchat-node/", env!("CARGO_PKG_VERSION")),
+                Some(runtime),
+            );
         if debug || warning {
             builder = builder.observer(Arc::new(JsObserver {
                 tsfn: Arc::clone(&dispatcher.tsfn),
@@ -306,6 +313,49 @@ impl NativeClient {
         )
     }
 
+    /// The same, with per-call `settings` (the JSON of `{timeoutMs?, connectTimeoutMs?,
+    /// maxRetries?, maxRetryWaitMs?}`, or none), the answer beside the result when
+    /// `withResponse` (`{data, response}`), and cancellable through `cancel` when given.
+    /// Bad settings throw at once.
+    #[napi]
+    pub fn call_with(
+        &self,
+        op: u32,
+        id: u32,
+        params: String,
+        settings: Option<String>,
+        with_response: bool,
+        cancel: Option<&CancelHandle>,
+    ) -> Result<()> {
+        let op_code = op;
+        let op = Op::from_code(op_code)
+            .ok_or_else(|| napi::Error::new(Status::InvalidArg, "unknown operation code"))?;
+        let mut client = self.with_optional_cancel(cancel);
+        if let Some(settings) = settings {
+            let options = ops::call_options(op.name(), &settings).map_err(|e| throw(&e))?;
+            client = client.with_options(options).map_err(|e| throw(&e))?;
+        }
+        if !with_response {
+            return self.start(client, op_code, id, params);
+        }
+        spawn(&self.tsfn, id, move || {
+            ops::run_with_response(&client, op, &params)
+        });
+        Ok(())
+    }
+
+    /// A view of this client whose calls use `settings` (as `callWith` takes them):
+    /// the same pool, budget and log channel.
+    #[napi]
+    pub fn with_options(&self, settings: String) -> Result<NativeClient> {
+        let options = ops::call_options("withOptions", &settings).map_err(|e| throw(&e))?;
+        let client = self.client.with_options(options).map_err(|e| throw(&e))?;
+        Ok(NativeClient {
+            client,
+            tsfn: Arc::clone(&self.tsfn),
+        })
+    }
+
     fn start(&self, client: Client, op: u32, id: u32, params: String) -> Result<()> {
         let op = Op::from_code(op)
             .ok_or_else(|| napi::Error::new(Status::InvalidArg, "unknown operation code"))?;
@@ -313,11 +363,35 @@ impl NativeClient {
         Ok(())
     }
 
-    /// Every user, lazily: `params` is the JSON of `{pageSize?}`.
+    /// `with_optional_cancel`, with the per-call `settings` of an iterator, if any.
+    fn for_iterator(
+        &self,
+        what: &str,
+        cancel: Option<&CancelHandle>,
+        settings: Option<String>,
+    ) -> Result<Client> {
+        let client = self.with_optional_cancel(cancel);
+        match settings {
+            None => Ok(client),
+            Some(settings) => {
+                let options = ops::call_options(what, &settings).map_err(|e| throw(&e))?;
+                client.with_options(options).map_err(|e| throw(&e))
+            }
+        }
+    }
+
+    /// Every user, lazily: `params` is the JSON of `{pageSize?}`; `settings` as `callWith` takes them.
     #[napi]
-    pub fn users(&self, params: String, cancel: Option<&CancelHandle>) -> Result<UsersIterator> {
+    pub fn users(
+        &self,
+        params: String,
+        cancel: Option<&CancelHandle>,
+        settings: Option<String>,
+    ) -> Result<UsersIterator> {
         let size = page_size("users", &params)?;
-        let users = self.with_optional_cancel(cancel).users_with_page_size(size);
+        let users = self
+            .for_iterator("users", cancel, settings)?
+            .users_with_page_size(size);
         Ok(UsersIterator {
             resume: users.resume_handle(),
             inner: Arc::new(Mutex::new(users)),
@@ -325,15 +399,18 @@ impl NativeClient {
         })
     }
 
-    /// The listing page by page: `params` is the JSON of `{pageSize?}`.
+    /// The listing page by page: `params` is the JSON of `{pageSize?}`; `settings` as `callWith` takes them.
     #[napi]
     pub fn user_pages(
         &self,
         params: String,
         cancel: Option<&CancelHandle>,
+        settings: Option<String>,
     ) -> Result<UserPagesIterator> {
         let size = page_size("userPages", &params)?;
-        let pages = self.with_optional_cancel(cancel).user_pages(size);
+        let pages = self
+            .for_iterator("userPages", cancel, settings)?
+            .user_pages(size);
         Ok(UserPagesIterator {
             resume: pages.resume_handle(),
             inner: Arc::new(Mutex::new(pages)),
@@ -536,6 +613,15 @@ pub fn wire_decode(
             }
             Operation::ListChatRooms => wire::decode_chat_rooms(&response).map(|r| shape::json(&r)),
             Operation::Raw => wire::decode_raw(&response).map(|r| shape::raw_response(&r)),
+            Operation::ReactivateUser => {
+                wire::decode_reactivate_user(&response).map(|r| shape::reactivated(&r))
+            }
+            Operation::ValidateAccessToken => {
+                wire::decode_validate_access_token(&response).map(|r| shape::token_user(&r))
+            }
+            Operation::InvalidateAccessToken => {
+                wire::decode_invalidate_access_token(&response).map(|r| shape::invalidated(&r))
+            }
             // A future operation of core: its generic JSON form.
             other => other.decode(&response).map(|r| shape::json(&r)),
         }

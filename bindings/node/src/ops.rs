@@ -1,9 +1,9 @@
 //! The calls: JavaScript arguments to core's typed parameters, core's results to JSON text.
 
 use roomchat::{
-    Client, ClientBuilder, ConversationMessages, CreateUser, DeactivateUser, Error, ListUsers,
-    OnRedisError, PathForm, Proxy, RateLimitConfig, RawAuth, RawRequest, RedisBudget, TlsRoots,
-    WhenLimited, MAX_PAGE_SIZE,
+    CallOptions, Client, ClientBuilder, ConversationMessages, CreateUser, DeactivateUser, Error,
+    ListUsers, OnRedisError, PathForm, Proxy, RateLimitConfig, RawAuth, RawRequest, ReactivateUser,
+    RedisBudget, TlsRoots, WhenLimited, MAX_PAGE_SIZE,
 };
 use serde_json::Value;
 
@@ -19,6 +19,9 @@ pub enum Op {
     ConversationMessages,
     ListChatRooms,
     RawRequest,
+    ReactivateUser,
+    ValidateAccessToken,
+    InvalidateAccessToken,
 }
 
 impl Op {
@@ -30,11 +33,14 @@ impl Op {
             3 => Op::ConversationMessages,
             4 => Op::ListChatRooms,
             5 => Op::RawRequest,
+            6 => Op::ReactivateUser,
+            7 => Op::ValidateAccessToken,
+            8 => Op::InvalidateAccessToken,
             _ => return None,
         })
     }
 
-    fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Op::ListUsers => "listUsers",
             Op::CreateUser => "createUser",
@@ -42,6 +48,9 @@ impl Op {
             Op::ConversationMessages => "conversationMessages",
             Op::ListChatRooms => "listChatRooms",
             Op::RawRequest => "rawRequest",
+            Op::ReactivateUser => "reactivateUser",
+            Op::ValidateAccessToken => "validateAccessToken",
+            Op::InvalidateAccessToken => "invalidateAccessToken",
         }
     }
 }
@@ -84,8 +93,68 @@ pub fn run(client: &Client, op: Op, params: &str) -> Result<String, Error> {
                 .raw_request(&request)
                 .map(|r| shape::raw_response(&r))
         }
+        Op::ReactivateUser => {
+            let target = match deactivate_user(&p)? {
+                DeactivateUser::UserId(id) => ReactivateUser::UserId(id),
+                DeactivateUser::UniqueUserIdentifier(id) => {
+                    ReactivateUser::UniqueUserIdentifier(id)
+                }
+            };
+            client
+                .reactivate_user(&target)
+                .map(|r| shape::reactivated(&r))
+        }
+        Op::ValidateAccessToken => {
+            p.only(&["accessToken"])?;
+            client
+                .validate_access_token(&p.required_string("accessToken")?)
+                .map(|r| shape::token_user(&r))
+        }
+        Op::InvalidateAccessToken => {
+            p.only(&["accessToken"])?;
+            client
+                .invalidate_access_token(&p.required_string("accessToken")?)
+                .map(|r| shape::invalidated(&r))
+        }
     }
 }
+
+/// `run`, with the answer's status and headers beside the result (`{ withResponse: true }`).
+pub fn run_with_response(client: &Client, op: Op, params: &str) -> Result<String, Error> {
+    let answer = client.with_response(|c| run(c, op, params))?;
+    Ok(shape::with_response(&answer.value, &answer.meta))
+}
+
+/// The per-call settings a call or `withOptions` takes: the JSON of
+/// `{timeoutMs?, connectTimeoutMs?, maxRetries?, maxRetryWaitMs?}` (the JS layer
+/// keeps `signal` and `withResponse`).
+pub fn call_options(what: &str, settings: &str) -> Result<CallOptions, Error> {
+    let value = args::parse(what, settings)?;
+    let p = Args::new(what, &value)?;
+    p.only(&CALL_OPTIONS)?;
+    let mut options = CallOptions::new();
+    if let Some(t) = p.millis("timeoutMs")? {
+        options = options.timeout(t);
+    }
+    if let Some(t) = p.millis("connectTimeoutMs")? {
+        options = options.connect_timeout(t);
+    }
+    if let Some(n) = p.whole("maxRetries", 0, 100)? {
+        options = options.max_retries(n as u32);
+    }
+    if let Some(t) = p.millis("maxRetryWaitMs")? {
+        options = options.max_retry_wait(t);
+    }
+    Ok(options)
+}
+
+/// The settings a view or one call may change (see [`call_options`]).
+pub const CALL_OPTIONS: [&str; 4] = [
+    "timeoutMs",
+    "connectTimeoutMs",
+    "maxRetries",
+    "maxRetryWaitMs",
+];
 
 fn list_users(p: &Args<'_>) -> Result<ListUsers, Error> {
     p.only(&["limit", "skip"])?;
@@ -150,17 +219,16 @@ fn create_user(p: &Args<'_>) -> Result<CreateUser, Error> {
     Ok(request)
 }
 
+/// Exactly one identifier, for deactivateUser and reactivateUser (named by `p`).
 fn deactivate_user(p: &Args<'_>) -> Result<DeactivateUser, Error> {
     p.only(&["userId", "uniqueUserIdentifier"])?;
     match (p.string("userId")?, p.string("uniqueUserIdentifier")?) {
         (Some(id), None) => Ok(DeactivateUser::UserId(id)),
         (None, Some(id)) => Ok(DeactivateUser::UniqueUserIdentifier(id)),
-        (Some(_), Some(_)) => Err(invalid(
-            "deactivateUser: give exactly one of userId and uniqueUserIdentifier, not both",
-        )),
-        (None, None) => Err(invalid(
-            "deactivateUser: give exactly one of userId and uniqueUserIdentifier",
-        )),
+        (Some(_), Some(_)) => {
+            Err(p.refused("give exactly one of userId and uniqueUserIdentifier, not both"))
+        }
+        (None, None) => Err(p.refused("give exactly one of userId and uniqueUserIdentifier")),
     }
 }
 

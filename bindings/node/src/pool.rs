@@ -34,6 +34,7 @@ pub const MAX_THREADS_LIMIT: usize = 1024;
 /// How long an idle thread waits for work before it exits.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How much nicer than the process the pool's threads are (Linux), unless configured.
+#[cfg(target_os = "linux")]
 pub const DEFAULT_NICENESS: i32 = 0;
 /// Stack of each pool thread.
 const STACK_SIZE: usize = 512 * 1024;

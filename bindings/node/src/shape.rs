@@ -7,8 +7,8 @@
 
 use roomchat::view::{RawFields, UserPageView, UserView};
 use roomchat::{
-    CreatedUser, Deactivated, Error, Message, MessageAuthor, RateLimitState, RawResponse, User,
-    UserPage,
+    CreatedUser, Deactivated, Error, Invalidated, Message, MessageAuthor, RateLimitState,
+    RawResponse, Reactivated, ResponseMeta, TokenUser, User, UserPage,
 };
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -72,6 +72,28 @@ struct JsDeactivated<'a> {
     success: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     message: Option<&'a str>,
+    extra: &'a Map<String, Value>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsTokenUser<'a> {
+    id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    username: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    chat_room: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    is_moderator: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    external_user_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    created: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    updated: Option<&'a str>,
+    /// Milliseconds since the Unix epoch: the JS layer makes it a `Date`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    iat: Option<f64>,
     extra: &'a Map<String, Value>,
 }
 
@@ -324,6 +346,45 @@ pub fn deactivated(d: &Deactivated) -> String {
     })
 }
 
+/// Reactivate user's answer, as deactivate's: `{success, message?, extra}`.
+pub fn reactivated(r: &Reactivated) -> String {
+    text(&JsDeactivated {
+        success: r.success,
+        message: r.message.as_deref(),
+        extra: &r.extra,
+    })
+}
+
+/// Invalidate access token's answer: `{success, message?, extra}`.
+pub fn invalidated(r: &Invalidated) -> String {
+    text(&JsDeactivated {
+        success: r.success,
+        message: r.message.as_deref(),
+        extra: &r.extra,
+    })
+}
+
+/// A validated token's user as `{id, username?, chatRoom?, isModerator?,
+/// externalUserId?, created?, updated?, iat? (ms since the epoch), extra}`.
+pub fn token_user(u: &TokenUser) -> String {
+    text(&JsTokenUser {
+        id: &u.id,
+        username: u.username.as_deref(),
+        chat_room: u.chat_room.as_deref(),
+        is_moderator: u.is_moderator,
+        external_user_id: u.external_user_id.as_deref(),
+        created: u.created.as_deref(),
+        updated: u.updated.as_deref(),
+        iat: u.iat.map(|t| {
+            t.duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_secs_f64()
+                * 1000.0
+        }),
+        extra: &u.extra,
+    })
+}
+
 pub fn raw_response(r: &RawResponse) -> String {
     text(&JsRawResponse {
         status: r.status,
@@ -334,6 +395,29 @@ pub fn raw_response(r: &RawResponse) -> String {
 
 pub fn json(value: &Value) -> String {
     text(value)
+}
+
+/// `{"data": <result>, "response": {status, headers, requestId?, attempts}}`: a call
+/// made with `withResponse`. `data` is the result's JSON text as it is (not parsed again);
+/// `headers` has lower-case names, a repeated header's values joined with ", ".
+pub fn with_response(data: &str, meta: &ResponseMeta) -> String {
+    let mut headers = Map::new();
+    for (name, value) in &meta.headers {
+        let name = name.to_ascii_lowercase();
+        let joined = match headers.get(&name).and_then(Value::as_str) {
+            Some(previous) => format!("{previous}, {value}"),
+            None => value.clone(),
+        };
+        headers.insert(name, joined.into());
+    }
+    let mut response = Map::new();
+    response.insert("status".into(), meta.status.into());
+    response.insert("headers".into(), headers.into());
+    if let Some(id) = meta.request_id() {
+        response.insert("requestId".into(), id.into());
+    }
+    response.insert("attempts".into(), meta.attempts.into());
+    format!("{{\"data\":{data},\"response\":{}}}", text(&response))
 }
 
 fn millis(d: std::time::Duration) -> f64 {

@@ -281,10 +281,16 @@ test('Client.fromEnv and option checks', async (t) => {
   assert.ok(!util.inspect(new Client(good)).includes(good.privateKey))
 })
 
-test('appName reaches the User-Agent', async (t) => {
+test('appName reaches the User-Agent, after the package, the core, Node and the platform', async (t) => {
   const emu = await startEmulator()
   t.after(() => emu.stop())
   await new Client(emu.options({ appName: 'my-backend/1.4' })).listUsers()
   const [entry] = await emu.journal()
-  assert.match(entry.user_agent, /^roomchat-rust\/\S+ my-backend\/1\.4$/)
+  const { version } = require('../package.json')
+  const arch = { x64: 'x86_64', arm64: 'aarch64' }[process.arch] ?? process.arch
+  const node = process.versions.node.replaceAll('.', '\\.')
+  assert.match(
+    entry.user_agent,
+    new RegExp(`^roomchat-node/${version.replaceAll('.', '\\.')} \\(core \\d+\\.\\d+\\.\\d+[^;]*; Node ${node}; linux ${arch}\\) my-backend/1\\.4$`),
+  )
 })

@@ -5,7 +5,12 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const util = require('node:util')
 const net = require('node:net')
-const { startEmulator } = require('./helpers.js')
+const { startEmulator, overNet } = require('./helpers.js')
+// The fault matrix's timeout per attempt, and its delay fault: across the test
+// network (~25 ms round trips, a handshake per connection, 1% of chunks 200 ms
+// late) 250 ms is too short for an answer that comes.
+const ATTEMPT_TIMEOUT_MS = overNet ? 1000 : 250
+const DELAY_MS = overNet ? 2000 : 700
 const { Client, RoomchatError, AbortError, errorCodes } = require('..')
 
 const USERS = '/consumer/api/v2/users'
@@ -13,6 +18,12 @@ const CREATE = '/consumer/api/v1/user'
 const DEACTIVATE = '/consumer/api/v2/user/deactivate'
 const ROOMS = '/consumer/api/v1/chatrooms'
 const VALIDATE = '/consumer/api/v1/validate'
+const REACTIVATE = '/consumer/api/v2/user/reactivate'
+const VALIDATE_TOKEN = '/consumer/api/v1/user/accessToken/validate'
+const INVALIDATE_TOKEN = '/consumer/api/v1/user/accesstoken/invalidate'
+// POSTs that change something: never sent twice after a fault that may have let them
+// take effect. Validating a token is a POST too, but only reads: retried as a GET.
+const SENT_ONCE = new Set(['createUser', 'reactivateUser', 'invalidateAccessToken'])
 
 /** The faults the emulator offers, and the code each must give (`ok`: the call succeeds). */
 const FAULTS = [
@@ -28,7 +39,7 @@ const FAULTS = [
     'ROOMCHAT_PLAN_UPGRADE_REQUIRED',
   ],
   ['respond 404', { kind: 'respond', status: 404, body: '{"error":true,"message":"not found"}' }, 'ROOMCHAT_UNEXPECTED_STATUS'],
-  ['delay', { kind: 'delay', ms: 700 }, 'ROOMCHAT_TIMEOUT'],
+  ['delay', { kind: 'delay', ms: DELAY_MS }, 'ROOMCHAT_TIMEOUT'],
   ['close', { kind: 'close' }, 'ROOMCHAT_CONNECTION'],
   ['truncate', { kind: 'truncate' }, 'ROOMCHAT_DECODE'],
   ['not_json', { kind: 'not_json' }, 'ROOMCHAT_DECODE'],
@@ -40,7 +51,7 @@ test('fault matrix: every fault x every endpoint rejects with the right code, an
   const emu = await startEmulator()
   t.after(() => emu.stop())
   // Default retry policy (2 retries; fast backoff): retried GETs and DELETEs meet the fault again.
-  const client = new Client(emu.options({ timeoutMs: 250, baseBackoffMs: 5, maxResponseBytes: 20000 }))
+  const client = new Client(emu.options({ timeoutMs: ATTEMPT_TIMEOUT_MS, baseBackoffMs: 5, maxResponseBytes: 20000 }))
   await emu.admin('POST', '/rooms', { roomId: 'room1', name: 'General' })
   const { conversationId } = await emu.admin('POST', '/conversations', {
     roomId: 'room1',
@@ -75,6 +86,41 @@ test('fault matrix: every fault x every endpoint rejects with the right code, an
         return client.rawRequest({ method: 'GET', path: VALIDATE, query: { accessToken }, auth: 'public' })
       },
     ],
+    [
+      'reactivateUser',
+      'POST',
+      REACTIVATE,
+      async () => {
+        await emu.admin('DELETE', '/faults')
+        const helper = new Client(emu.options())
+        const { userId } = await helper.createUser({ username: `a${++n}` })
+        await helper.deactivateUser({ userId })
+        await emu.fault(pendingFault)
+        return client.reactivateUser({ userId })
+      },
+    ],
+    [
+      'validateAccessToken',
+      'POST',
+      VALIDATE_TOKEN,
+      async () => {
+        await emu.admin('DELETE', '/faults')
+        const { accessToken } = await new Client(emu.options()).createUser({ username: `v${++n}` })
+        await emu.fault(pendingFault)
+        return client.validateAccessToken(accessToken)
+      },
+    ],
+    [
+      'invalidateAccessToken',
+      'POST',
+      INVALIDATE_TOKEN,
+      async () => {
+        await emu.admin('DELETE', '/faults')
+        const { accessToken } = await new Client(emu.options()).createUser({ username: `i${++n}` })
+        await emu.fault(pendingFault)
+        return client.invalidateAccessToken(accessToken)
+      },
+    ],
   ]
   let pendingFault
   let cases = 0
@@ -99,7 +145,7 @@ test('fault matrix: every fault x every endpoint rejects with the right code, an
       }
       assert.equal(outcome, expected, label)
       const arrivals = await emu.arrivals(method, path)
-      if (method === 'POST') {
+      if (SENT_ONCE.has(name)) {
         // Only a 429 (not processed by the service) may be sent again.
         assert.equal(arrivals, faultName === 'respond 429' ? 3 : 1, `${label}: ${arrivals} POSTs arrived`)
         const created = (await emu.journal()).filter((e) => e.method === 'POST' && e.path === CREATE && e.status === 200)

@@ -6,6 +6,11 @@
 // for a TLS flag of its own): its URLs become https://, `options()` carries its
 // CA as `ca`, `env` names it in NODE_EXTRA_CA_CERTS for a child process, and the
 // admin calls go over https trusting that CA (fetch would not).
+//
+// ROOMCHAT_TEST_NET=1, inside `scripts/testnet.sh run -- …`: every emulator is
+// the test network's (over TLS on a namespaced host behind the ~25 ms relay),
+// reset and given the test's key at each start, so the same tests cross a
+// network. Run those files one at a time (node --test --test-concurrency=1).
 const { spawn } = require('node:child_process')
 const fs = require('node:fs')
 const http = require('node:http')
@@ -17,8 +22,10 @@ const root = path.resolve(__dirname, '..', '..', '..')
 const target = process.env.CARGO_TARGET_DIR || path.join(root, 'target')
 const emulatorBinary = process.env.ROOMCHAT_EMULATOR || path.join(target, 'debug', 'roomchat-emulator')
 
+/** Whether this run crosses the test network (its one emulator, reset for each test). */
+const overNet = process.env.ROOMCHAT_TEST_NET === '1'
 /** Whether this run is the pass over TLS (every emulator serves HTTPS). */
-const overTls = process.env.ROOMCHAT_TEST_TLS === '1'
+const overTls = process.env.ROOMCHAT_TEST_TLS === '1' || overNet
 
 let started = 0
 
@@ -44,10 +51,45 @@ function request(url, method, body, ca) {
   })
 }
 
+/**
+ * The test network's emulator standing in for one started with `args` (the
+ * flags it can take through its admin API: --seed-users, --public-key): its
+ * ready line's fields, set up for `key`.
+ */
+async function networkEmulator(key, args) {
+  const env = process.env
+  if (!env.ROOMCHAT_NET_BASE_URL) throw new Error('ROOMCHAT_TEST_NET=1 outside the test network: run through scripts/testnet.sh')
+  const ca = fs.readFileSync(env.ROOMCHAT_NET_CA_FILE, 'utf8')
+  const admin = async (method, route, body) => {
+    const { status, text } = await request(`${env.ROOMCHAT_NET_ADMIN_URL}${route}`, method, body, ca)
+    if (status < 200 || status > 299) throw new Error(`admin ${method} ${route}: ${status} ${text}`)
+    return text ? JSON.parse(text) : null
+  }
+  const flags = new Map()
+  for (let i = 0; i < args.length; i += 2) flags.set(args[i], args[i + 1])
+  for (const flag of flags.keys()) {
+    if (flag !== '--seed-users' && flag !== '--public-key') throw new Error(`${flag}: not available across the test network`)
+  }
+  const publicKey = flags.get('--public-key') ?? 'pk_test_node_network'
+  await admin('POST', '/reset')
+  await admin('PUT', '/config', { private_key: key, public_key: publicKey, rate_limit: { requests: 600, window_ms: 60_000 } })
+  if (flags.has('--seed-users')) await admin('POST', '/users/seed', { count: Number(flags.get('--seed-users')) })
+  const base = env.ROOMCHAT_NET_BASE_URL
+  return {
+    base_url: base,
+    chat_url: `${base}/chat`,
+    admin_url: env.ROOMCHAT_NET_ADMIN_URL,
+    private_key: key,
+    public_key: publicKey,
+    ca_file: env.ROOMCHAT_NET_CA_FILE,
+  }
+}
+
 /** Starts an emulator; `args` are its flags. */
 async function startEmulator(args = []) {
   // A key of its own: every client of one key in a process shares one rate budget.
   const key = `sk_test_node_${process.pid}_${++started}_${Math.random().toString(36).slice(2, 10)}`
+  if (overNet) return handle(await networkEmulator(key, args), null, Promise.resolve())
   const tlsFlags = overTls && !args.some((arg) => arg.startsWith('--tls')) ? ['--tls'] : []
   const child = spawn(emulatorBinary, ['--port', '0', '--private-key', key, ...tlsFlags, ...args], {
     stdio: ['pipe', 'pipe', 'inherit'],
@@ -65,6 +107,11 @@ async function startEmulator(args = []) {
     throw new Error(`ROOMCHAT_TEST_TLS=1 but the emulator does not serve HTTPS: ${first}`)
   }
   const exited = new Promise((resolve) => child.once('exit', resolve))
+  return handle(info, child, exited)
+}
+
+/** The handle a test holds: `info` (the ready line), the process (null across the test network). */
+function handle(info, child, exited) {
   // The CA that signed the served certificate (PEM text), when it serves HTTPS.
   const ca = info.ca_file ? fs.readFileSync(info.ca_file, 'utf8') : undefined
 
@@ -106,7 +153,7 @@ async function startEmulator(args = []) {
       return admin('POST', '/faults', spec)
     },
     async stop() {
-      child.stdin.end()
+      child?.stdin.end()
       await exited
     },
   }
@@ -117,4 +164,4 @@ function msSince(start) {
   return Number(process.hrtime.bigint() - start) / 1e6
 }
 
-module.exports = { startEmulator, emulatorBinary, root, msSince, overTls }
+module.exports = { startEmulator, emulatorBinary, root, msSince, overTls, overNet }

@@ -24,6 +24,10 @@ const TO_WIRE = {
   deactivate_user: ({ extra, ...rest }) => clean({ ...rest, ...extra }),
   list_chat_rooms: (rooms) => rooms,
   raw: ({ status, body }) => ({ status, body }),
+  reactivate_user: ({ extra, ...rest }) => clean({ ...rest, ...extra }),
+  validate_access_token: ({ id, iat, extra, ...rest }) =>
+    clean({ _id: id, ...rest, iat: iat === undefined ? undefined : iat.getTime() / 1000, ...extra }),
+  invalidate_access_token: ({ extra, ...rest }) => clean({ ...rest, ...extra }),
 }
 
 test('requests.json: request in, exact wire request out', () => {

@@ -8,6 +8,11 @@ namespaced host over TLS 1.3 with ~25 ms round trips. Every client trusts the te
   median of ROOMCHAT_BENCH_N (default 30) per library, the libraries alternating call by call;
 * 16 calls at once from a new client (16 threads sharing it; asyncio for the async clients):
   wall time, and the connections and TLS handshakes the emulator saw;
+* the call after the server closed the idle connection (the emulator closes them after 1 s):
+  its time, and whether the TLS session was resumed;
+* a 200-user page and a 100,000-message conversation, gzip asked or not: bytes on the wire
+  (counted by the test network's relay) and the process's CPU per call (roomchat decodes on
+  its own thread; process time counts every thread);
 * a verdict: roomchat's cold start against the fastest peer's.
 
 Without the test network it prints one "skipped" line and exits 0.
@@ -19,6 +24,7 @@ import asyncio
 import json
 import logging
 import os
+import socket
 import ssl
 import statistics
 import sys
@@ -50,7 +56,19 @@ def connections_since_reset() -> Dict[str, int]:
     (admin requests are counted too, each on a connection of its own)."""
     time.sleep(0.2)  # let the last connections' handshakes land in the counters
     stats = admin("GET", "/connections")
-    return {"accepted": stats["accepted"] - 1, "tls_handshakes": stats["tls_handshakes"] - 1}
+    # The admin GET's own handshake is never a resumption (urllib opens each one afresh).
+    return {
+        "accepted": stats["accepted"] - 1,
+        "tls_handshakes": stats["tls_handshakes"] - 1,
+        "tls_resumed": stats["tls_resumed"],
+    }
+
+
+def relay_bytes() -> int:
+    """Bytes the test network's relay has carried from the emulator to clients so far."""
+    host, port = ENV["ROOMCHAT_NET_RELAY_STATS"].rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=TIMEOUT) as stats:
+        return int(stats.makefile().readline())
 
 
 def redacted(text: str) -> str:
@@ -233,6 +251,107 @@ def main() -> int:
 
     asyncio.run(roomchat_async())
     asyncio.run(httpx_async())
+
+    # ---- after the server closed the idle connection: the next call, and TLS resumption ----
+    for name in names:
+        make, call = libraries[name]
+        client = make()
+        call(client)
+        time.sleep(1.5)  # the emulator closes connections idle for 1 s
+        admin("DELETE", "/connections")
+        started = time.perf_counter()
+        call(client)
+        took = (time.perf_counter() - started) * 1e3
+        stats = connections_since_reset()
+        close(client)
+        print(
+            f"python network: the call after the server closed the idle connection, {name}: {took:.1f} ms, "
+            f"{stats['tls_handshakes']} handshake(s), {stats['tls_resumed']} resumed",
+            flush=True,
+        )
+
+    # ---- gzip or not: bytes on the wire and CPU per call, a page and a long conversation ----
+    admin("POST", "/users/seed", {"count": 199})
+    admin("POST", "/rooms", {"roomId": "bench", "name": "Bench"})
+    conversation = admin(
+        "POST",
+        "/conversations",
+        {
+            "roomId": "bench",
+            "messages": [
+                {"messages": f"message number {i} of the bench conversation", "user": {"username": f"user-{i % 50}"}}
+                for i in range(100_000)
+            ],
+        },
+    )["conversationId"]
+    page_url = f"{base_url}/consumer/api/v2/users?auth={key}&limit=200"
+    conversation_url = f"{base_url}/consumer/api/v2/room/bench/conversation/{conversation}/messages?auth={key}"
+
+    def gzip_cases(what: str) -> List[tuple[str, Callable[[], Any], Callable[[Any], int]]]:
+        """(label, new client, one call returning the items it decoded) for each contender."""
+        raw = page_url if what == "page" else conversation_url
+
+        def ours(gzip: bool) -> tuple[Callable[[], Any], Callable[[Any], int]]:
+            def make() -> roomchat.Client:
+                return roomchat.Client(
+                    key,
+                    base_url=base_url,
+                    ca_bundle=ca_file,
+                    trust_env=False,
+                    timeout=TIMEOUT * 6,
+                    gzip=gzip,
+                    max_response_bytes=1 << 30,  # the conversation is over the default cap of 16 MiB
+                )
+
+            def one(client: roomchat.Client) -> int:
+                if what == "page":
+                    return len(client.list_users(limit=200).data)
+                return len(client.conversation_messages("bench", conversation))
+
+            return make, one
+
+        def items(decoded: Any) -> int:
+            return len(decoded["data"]) if what == "page" else len(decoded)
+
+        def requests_one(session: requests.Session) -> int:
+            answer = session.get(raw, timeout=TIMEOUT * 6)
+            answer.raise_for_status()
+            return items(answer.json())
+
+        def httpx_one(client: httpx.Client) -> int:
+            answer = client.get(raw, timeout=TIMEOUT * 6)
+            answer.raise_for_status()
+            return items(answer.json())
+
+        def urllib3_one(pool: urllib3.PoolManager) -> int:
+            answer = pool.request("GET", raw, headers={"Accept-Encoding": "gzip"}, timeout=TIMEOUT * 6)
+            return items(answer.json())
+
+        return [
+            ("roomchat gzip", *ours(True)),
+            ("roomchat identity", *ours(False)),
+            ("requests", new_requests, requests_one),
+            ("httpx", new_httpx, httpx_one),
+            ("urllib3 (gzip asked)", new_urllib3, urllib3_one),
+        ]
+
+    for what, label, expected, calls in [
+        ("page", "200-user page", 200, max(n // 3, 3)),
+        ("conversation", "100,000-message conversation", 100_000, max(n // 10, 3)),
+    ]:
+        figures = []
+        for contender, make, one in gzip_cases(what):
+            client = make()
+            if one(client) != expected:  # a warm connection, and a check of what is decoded
+                raise RuntimeError(f"{contender}: not {expected} items")
+            before_bytes, before_cpu = relay_bytes(), time.process_time()
+            for _ in range(calls):
+                one(client)
+            cpu = (time.process_time() - before_cpu) / calls * 1e3
+            wire = (relay_bytes() - before_bytes) / calls / 1024
+            close(client)
+            figures.append(f"{contender} {wire:.1f} KiB, {cpu:.2f} ms CPU")
+        print(f"python network: gzip, {label}, per call (mean of {calls}): " + "; ".join(figures), flush=True)
 
     # ---- the verdict: roomchat's cold start against the fastest peer's ----
     fastest = min(peers, key=lambda name: medians[name])

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import datetime
 import logging
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import roomchat
 
@@ -41,6 +42,24 @@ def messages(client: roomchat.Client, room: str, conversation: str) -> List[str]
     return [m.text or "" for m in found if m.user is None or m.user.username != "bot"]
 
 
+def token_lifecycle(client: roomchat.Client, user_id: str, token: str) -> Optional[datetime.datetime]:
+    user: roomchat.TokenUser = client.validate_access_token(token)
+    issued: Optional[datetime.datetime] = user.iat
+    room: Optional[str] = user.chat_room
+    client.deactivate_user(user_id=user_id)
+    back: roomchat.Reactivated = client.reactivate_user(user_id=user_id)
+    done: roomchat.Invalidated = client.invalidate_access_token(token)
+    return issued if back.success and done.success and room is None else None
+
+
+async def still_valid(client: roomchat.AsyncClient, token: str) -> bool:
+    try:
+        user: roomchat.TokenUser = await client.validate_access_token(token)
+    except roomchat.InvalidRequestError:
+        return False
+    return user.id != ""
+
+
 async def count(client: roomchat.AsyncClient) -> int:
     n = 0
     async for _ in client.users():
@@ -60,3 +79,20 @@ def make(key: str, url: str) -> roomchat.Client:
     token = roomchat.CancelToken()
     client = roomchat.Client(key, base_url=url, rate_limit=limit, timeout=5.0, max_retries=3)
     return client.with_cancel(token)
+
+
+def per_call(client: roomchat.Client) -> Tuple[int, Optional[str]]:
+    quick: roomchat.Client = client.with_options(timeout=2.0, max_retries=0)
+    response: roomchat.APIResponse[roomchat.UserPage] = quick.with_raw_response.list_users(limit=5)
+    status: int = response.status
+    remaining: Optional[str] = response.headers.get("x-ratelimit-remaining")
+    page: roomchat.UserPage = response.parse()
+    created: roomchat.CreatedUser = client.with_raw_response.create_user("ann").parse()
+    return status + page.total + response.attempts + len(created.username), remaining or response.request_id
+
+
+async def per_call_async(client: roomchat.AsyncClient) -> int:
+    quick: roomchat.AsyncClient = client.with_options(max_retry_wait=1.0)
+    response = await quick.with_raw_response.list_users()
+    page: roomchat.UserPage = response.parse()
+    return page.total + response.status

@@ -10,9 +10,9 @@ use std::time::Duration;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple, PyType};
 use roomchat::{
-    CancelToken as CoreToken, ClientBuilder, ConversationMessages, CreateUser, DeactivateUser,
-    ListUsers, OnRedisError, PathForm, RateLimitConfig, RawAuth, RawRequest, RedisBudget,
-    WhenLimited, MAX_PAGE_SIZE,
+    CallOptions, CancelToken as CoreToken, ClientBuilder, ConversationMessages, CreateUser,
+    DeactivateUser, ListUsers, OnRedisError, PathForm, RateLimitConfig, RawAuth, RawRequest,
+    ReactivateUser, RedisBudget, WhenLimited, WithResponse, MAX_PAGE_SIZE,
 };
 use serde_json::Value;
 
@@ -21,8 +21,10 @@ use crate::dispatch::{Deliver, Dispatcher};
 use crate::errors::{configuration, to_py, validation, wrong_type, IntoPyResult};
 use crate::logging::{self, LoggingObserver};
 use crate::models::{
-    CreatedUser, Deactivated, Message, RateLimitState, RawResponse, User, UserPage,
+    CreatedUser, Deactivated, Invalidated, Message, RateLimitState, RawResponse, Reactivated,
+    TokenUser, User, UserPage,
 };
+use crate::response::APIResponse;
 
 // ---- RateLimit ------------------------------------------------------------------------
 
@@ -264,6 +266,8 @@ impl CancelToken {
 pub struct Client {
     /// `None` once closed. Read (and cloned: one `Arc`) under the GIL only.
     inner: RwLock<Option<roomchat::Client>>,
+    /// Made for `with_raw_response`: every call returns an `APIResponse`.
+    raw: bool,
 }
 
 /// The settings `Client(...)` and `Client.from_env(...)` take besides the key and URLs.
@@ -288,8 +292,26 @@ fn given<'py>(value: Option<&Bound<'py, PyAny>>) -> Option<Bound<'py, PyAny>> {
     value.filter(|v| !v.is_none()).cloned()
 }
 
+/// The Python the package runs on, for the `User-Agent`: `CPython 3.11`.
+fn runtime(py: Python<'_>) -> PyResult<String> {
+    let implementation: String = py
+        .import("platform")?
+        .call_method0("python_implementation")?
+        .extract()?;
+    let version = py.import("sys")?.getattr("version_info")?;
+    let (major, minor): (u32, u32) = (
+        version.getattr("major")?.extract()?,
+        version.getattr("minor")?.extract()?,
+    );
+    Ok(format!("{implementation} {major}.{minor}"))
+}
+
 impl Settings<'_, '_> {
-    fn apply(&self, mut builder: ClientBuilder) -> PyResult<ClientBuilder> {
+    fn apply(&self, py: Python<'_>, builder: ClientBuilder) -> PyResult<ClientBuilder> {
+        let mut builder = builder.sdk_identity(
+            concat!("roomchat-python/", env!("CARGO_PKG_VERSION")),
+            Some(runtime(py)?),
+        );
         if let Some(v) = given(self.timeout) {
             builder = builder.timeout(seconds("timeout", &v)?);
         }
@@ -374,6 +396,15 @@ impl Client {
     fn wrap(client: roomchat::Client) -> Client {
         Client {
             inner: RwLock::new(Some(client)),
+            raw: false,
+        }
+    }
+
+    /// Another handle (a view) of the same kind as this one.
+    fn like(&self, client: roomchat::Client) -> Client {
+        Client {
+            inner: RwLock::new(Some(client)),
+            raw: self.raw,
         }
     }
 
@@ -388,15 +419,27 @@ impl Client {
         wrap: fn(Python<'_>, T) -> PyResult<Py<PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let client = self.core(py)?;
+        // An AsyncClient call is cancelled through its task's token.
+        let cancellable = move |token: Option<CoreToken>| match token {
+            Some(token) => client.with_cancel(token),
+            None => client,
+        };
+        if self.raw {
+            return run_or_submit(
+                py,
+                submit,
+                move |token| {
+                    let client = cancellable(token);
+                    move || client.with_response(call).map(|r| (r, wrap))
+                },
+                wrap_api_response::<T>,
+            );
+        }
         run_or_submit(
             py,
             submit,
             move |token| {
-                // An AsyncClient call is cancelled through its task's token.
-                let client = match token {
-                    Some(token) => client.with_cancel(token),
-                    None => client,
-                };
+                let client = cancellable(token);
                 move || call(&client)
             },
             wrap,
@@ -489,6 +532,19 @@ fn submit_job<T: Send + 'static>(
     )
 }
 
+/// How a call's result becomes a Python object.
+type Wrap<T> = fn(Python<'_>, T) -> PyResult<Py<PyAny>>;
+
+/// A call's result, made by its own `wrap`, inside an `APIResponse` with the answer.
+fn wrap_api_response<T>(
+    py: Python<'_>,
+    (response, wrap): (WithResponse<T>, Wrap<T>),
+) -> PyResult<Py<PyAny>> {
+    let (value, meta) = response.into_parts();
+    let value = wrap(py, value)?;
+    Ok(Py::new(py, APIResponse::new(meta, value))?.into_any())
+}
+
 fn wrap_page(py: Python<'_>, page: roomchat::UserPage) -> PyResult<Py<PyAny>> {
     Ok(Py::new(py, UserPage::from(page))?.into_any())
 }
@@ -499,6 +555,18 @@ fn wrap_created(py: Python<'_>, inner: roomchat::CreatedUser) -> PyResult<Py<PyA
 
 fn wrap_deactivated(py: Python<'_>, inner: roomchat::Deactivated) -> PyResult<Py<PyAny>> {
     Ok(Py::new(py, Deactivated { inner })?.into_any())
+}
+
+fn wrap_reactivated(py: Python<'_>, inner: roomchat::Reactivated) -> PyResult<Py<PyAny>> {
+    Ok(Py::new(py, Reactivated { inner })?.into_any())
+}
+
+fn wrap_token_user(py: Python<'_>, inner: roomchat::TokenUser) -> PyResult<Py<PyAny>> {
+    Ok(Py::new(py, TokenUser { inner })?.into_any())
+}
+
+fn wrap_invalidated(py: Python<'_>, inner: roomchat::Invalidated) -> PyResult<Py<PyAny>> {
+    Ok(Py::new(py, Invalidated { inner })?.into_any())
 }
 
 fn wrap_raw(py: Python<'_>, inner: roomchat::RawResponse) -> PyResult<Py<PyAny>> {
@@ -538,6 +606,25 @@ fn wrap_next_page(py: Python<'_>, page: Option<roomchat::UserPage>) -> PyResult<
     match page {
         Some(page) => wrap_page(py, page),
         None => Ok(py.None()),
+    }
+}
+
+/// Exactly one of `user_id` and `unique_user_identifier` (deactivate and reactivate).
+fn one_user(
+    py: Python<'_>,
+    user_id: Option<&Bound<'_, PyAny>>,
+    unique_user_identifier: Option<&Bound<'_, PyAny>>,
+) -> PyResult<DeactivateUser> {
+    match (
+        opt_text("user_id", user_id)?,
+        opt_text("unique_user_identifier", unique_user_identifier)?,
+    ) {
+        (Some(id), None) => Ok(DeactivateUser::UserId(id)),
+        (None, Some(id)) => Ok(DeactivateUser::UniqueUserIdentifier(id)),
+        _ => Err(validation(
+            py,
+            "pass exactly one of user_id and unique_user_identifier",
+        )),
     }
 }
 
@@ -625,7 +712,7 @@ impl Client {
             trust_env,
             gzip,
         }
-        .apply(builder)?;
+        .apply(py, builder)?;
         build(py, builder).map(Client::wrap)
     }
 
@@ -680,7 +767,7 @@ impl Client {
             trust_env,
             gzip,
         }
-        .apply(builder)?;
+        .apply(py, builder)?;
         let client = Client::wrap(build(py, builder)?);
         Bound::new(py, client)
     }
@@ -688,7 +775,59 @@ impl Client {
     /// The same client (same connections, budget and settings) whose calls `token` cancels.
     fn with_cancel(&self, py: Python<'_>, token: &CancelToken) -> PyResult<Client> {
         let client = self.core(py)?;
-        Ok(Client::wrap(client.with_cancel(token.inner.clone())))
+        Ok(self.like(client.with_cancel(token.inner.clone())))
+    }
+
+    /// A view of this client whose calls use the settings given here (seconds, as for
+    /// `Client(...)`) and the client's elsewhere. It shares the client's connections,
+    /// rate-limit budget and logging: its calls count in `rate_limit_state()` of both.
+    /// Cheap: make one per call if you like. A bad value raises as `Client(...)` does.
+    #[pyo3(signature = (*, timeout=None, connect_timeout=None, max_retries=None, max_retry_wait=None))]
+    #[pyo3(
+        text_signature = "(self, *, timeout=None, connect_timeout=None, max_retries=None, max_retry_wait=None)"
+    )]
+    fn with_options(
+        &self,
+        py: Python<'_>,
+        timeout: Option<&Bound<'_, PyAny>>,
+        connect_timeout: Option<&Bound<'_, PyAny>>,
+        max_retries: Option<&Bound<'_, PyAny>>,
+        max_retry_wait: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Client> {
+        let mut options = CallOptions::new();
+        if let Some(v) = given(timeout) {
+            options = options.timeout(seconds("timeout", &v)?);
+        }
+        if let Some(v) = given(connect_timeout) {
+            options = options.connect_timeout(seconds("connect_timeout", &v)?);
+        }
+        if let Some(v) = given(max_retries) {
+            options = options.max_retries(whole("max_retries", &v, 0, 100)? as u32);
+        }
+        if let Some(v) = given(max_retry_wait) {
+            options = options.max_retry_wait(seconds("max_retry_wait", &v)?);
+        }
+        let view = self.core(py)?.with_options(options).or_raise(py)?;
+        Ok(self.like(view))
+    }
+
+    /// The same client whose methods return an `APIResponse` (status, headers,
+    /// request id, attempts, and `parse()` for the result) instead of the result alone:
+    /// `client.with_raw_response.list_users(limit=10)`.
+    #[getter]
+    fn with_raw_response<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        slf.py()
+            .import("roomchat._raw")?
+            .getattr("ClientWithRawResponse")?
+            .call1((slf,))
+    }
+
+    /// A handle of this client whose calls return `APIResponse`s (for `roomchat._raw`).
+    fn _raw_view(&self, py: Python<'_>) -> PyResult<Client> {
+        Ok(Client {
+            inner: RwLock::new(Some(self.core(py)?)),
+            raw: true,
+        })
     }
 
     /// The REST base URL.
@@ -888,24 +1027,78 @@ impl Client {
         unique_user_identifier: Option<&Bound<'_, PyAny>>,
         _submit: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        let target = match (
-            opt_text("user_id", user_id)?,
-            opt_text("unique_user_identifier", unique_user_identifier)?,
-        ) {
-            (Some(id), None) => DeactivateUser::UserId(id),
-            (None, Some(id)) => DeactivateUser::UniqueUserIdentifier(id),
-            _ => {
-                return Err(validation(
-                    py,
-                    "pass exactly one of user_id and unique_user_identifier",
-                ))
-            }
-        };
+        let target = one_user(py, user_id, unique_user_identifier)?;
         self.finish(
             py,
             _submit,
             move |c| c.deactivate_user(&target),
             wrap_deactivated,
+        )
+    }
+
+    /// POST /consumer/api/v2/user/reactivate: the inverse of `deactivate_user`, by exactly
+    /// one of `user_id` and `unique_user_identifier` (both or neither: `ValidationError`,
+    /// nothing sent). A user that is not deactivated raises `UserNotFoundError`. Never
+    /// sent again after a 5xx or a lost answer unless `retry_non_idempotent=True`.
+    #[pyo3(signature = (*, user_id=None, unique_user_identifier=None, _submit=None))]
+    #[pyo3(text_signature = "(self, *, user_id=None, unique_user_identifier=None)")]
+    fn reactivate_user(
+        &self,
+        py: Python<'_>,
+        user_id: Option<&Bound<'_, PyAny>>,
+        unique_user_identifier: Option<&Bound<'_, PyAny>>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let target = match one_user(py, user_id, unique_user_identifier)? {
+            DeactivateUser::UserId(id) => ReactivateUser::UserId(id),
+            DeactivateUser::UniqueUserIdentifier(id) => ReactivateUser::UniqueUserIdentifier(id),
+        };
+        self.finish(
+            py,
+            _submit,
+            move |c| c.reactivate_user(&target),
+            wrap_reactivated,
+        )
+    }
+
+    /// POST /consumer/api/v1/user/accessToken/validate, with the public key (`public_key=`;
+    /// without it `ConfigurationError`, nothing sent): the user `access_token` signs in, as
+    /// a `TokenUser`. A token that is not valid raises `InvalidRequestError` ("invalid
+    /// accessToken"). A read: retried as a GET is.
+    #[pyo3(signature = (access_token, *, _submit=None))]
+    #[pyo3(text_signature = "(self, access_token)")]
+    fn validate_access_token(
+        &self,
+        py: Python<'_>,
+        access_token: &Bound<'_, PyAny>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let token = text("access_token", access_token)?;
+        self.finish(
+            py,
+            _submit,
+            move |c| c.validate_access_token(&token),
+            wrap_token_user,
+        )
+    }
+
+    /// POST /consumer/api/v1/user/accesstoken/invalidate: `access_token` no longer signs
+    /// anyone in nor validates. Never sent again after a 5xx or a lost answer unless
+    /// `retry_non_idempotent=True`.
+    #[pyo3(signature = (access_token, *, _submit=None))]
+    #[pyo3(text_signature = "(self, access_token)")]
+    fn invalidate_access_token(
+        &self,
+        py: Python<'_>,
+        access_token: &Bound<'_, PyAny>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let token = text("access_token", access_token)?;
+        self.finish(
+            py,
+            _submit,
+            move |c| c.invalidate_access_token(&token),
+            wrap_invalidated,
         )
     }
 

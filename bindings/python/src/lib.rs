@@ -18,6 +18,7 @@ mod dispatch;
 mod errors;
 mod logging;
 mod models;
+mod response;
 mod wire;
 
 #[pymodule]
@@ -28,9 +29,11 @@ mod _native {
     use super::dispatch::Dispatcher;
     #[pymodule_export]
     use super::models::{
-        CreatedUser, Deactivated, Message, MessageAuthor, RateLimitState, RawResponse, User,
-        UserPage,
+        CreatedUser, Deactivated, Invalidated, Message, MessageAuthor, RateLimitState, RawResponse,
+        Reactivated, TokenUser, User, UserPage,
     };
+    #[pymodule_export]
+    use super::response::APIResponse;
     #[pymodule_export]
     use super::wire::{build_request, decode_response};
 

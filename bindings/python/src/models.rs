@@ -398,7 +398,7 @@ impl Message {
     }
 }
 
-// ---- CreatedUser, Deactivated -----------------------------------------------------------
+// ---- CreatedUser ------------------------------------------------------------------------
 
 /// The answer to create user. Its `repr` never shows the access token.
 #[pyclass(frozen, module = "roomchat")]
@@ -476,38 +476,159 @@ impl CreatedUser {
     }
 }
 
-/// The answer to deactivate user.
+// ---- Deactivated, Reactivated, Invalidated --------------------------------------------
+
+/// A `{"success", "message"?}` answer's class: Deactivated, Reactivated, Invalidated.
+macro_rules! success_answer {
+    ($name:ident, $what:literal, $doc:literal) => {
+        #[doc = $doc]
+        #[pyclass(frozen, module = "roomchat")]
+        pub struct $name {
+            pub(crate) inner: roomchat::$name,
+        }
+
+        #[pymethods]
+        impl $name {
+            /// True on success.
+            #[getter]
+            fn success(&self) -> bool {
+                self.inner.success
+            }
+            /// The service's text, when it sent one.
+            #[getter]
+            fn message(&self) -> Option<&str> {
+                self.inner.message.as_deref()
+            }
+            /// Every other field the service sent.
+            #[getter]
+            fn extra<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+                map_to_dict(py, &self.inner.extra)
+            }
+            /// The answer with the service's field names.
+            fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+                wire_dict(py, &self.inner)
+            }
+            /// An answer from its wire form.
+            #[classmethod]
+            fn from_dict(cls: &Bound<'_, PyType>, data: &Bound<'_, PyAny>) -> PyResult<$name> {
+                Ok($name {
+                    inner: parse(cls.py(), $what, data)?,
+                })
+            }
+            fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+                reduce(slf.as_any())
+            }
+            fn __eq__(&self, other: &Self) -> bool {
+                self.inner == other.inner
+            }
+            fn __hash__(&self) -> u64 {
+                hash_of(&[self.inner.message.as_deref()])
+            }
+            fn __repr__(&self) -> String {
+                format!(
+                    "{}(success={}, message={})",
+                    stringify!($name),
+                    if self.inner.success { "True" } else { "False" },
+                    show(self.inner.message.as_deref())
+                )
+            }
+        }
+    };
+}
+
+success_answer!(
+    Deactivated,
+    "a deactivate answer",
+    "The answer to deactivate user."
+);
+success_answer!(
+    Reactivated,
+    "a reactivate answer",
+    "The answer to reactivate user."
+);
+success_answer!(
+    Invalidated,
+    "an invalidate answer",
+    "The answer to invalidate access token."
+);
+
+// ---- TokenUser ------------------------------------------------------------------------
+
+/// The user an access token signs in, as validate access token answers it: the
+/// stored record with the token's issue time. The token itself is not in it.
 #[pyclass(frozen, module = "roomchat")]
-pub struct Deactivated {
-    pub(crate) inner: roomchat::Deactivated,
+pub struct TokenUser {
+    pub(crate) inner: roomchat::TokenUser,
 }
 
 #[pymethods]
-impl Deactivated {
-    /// True on success.
+impl TokenUser {
+    /// `_id`: the user's id.
     #[getter]
-    fn success(&self) -> bool {
-        self.inner.success
+    fn id(&self) -> &str {
+        &self.inner.id
     }
-    /// The service's text, e.g. "user deactivated".
+    /// Display name.
     #[getter]
-    fn message(&self) -> Option<&str> {
-        self.inner.message.as_deref()
+    fn username(&self) -> Option<&str> {
+        self.inner.username.as_deref()
     }
-    /// Every other field the service sent.
+    /// `chatRoom`: the room a moderator is limited to.
+    #[getter]
+    fn chat_room(&self) -> Option<&str> {
+        self.inner.chat_room.as_deref()
+    }
+    /// `isModerator`.
+    #[getter]
+    fn is_moderator(&self) -> Option<bool> {
+        self.inner.is_moderator
+    }
+    /// `externalUserId`: the customer's own id of the user.
+    #[getter]
+    fn external_user_id(&self) -> Option<&str> {
+        self.inner.external_user_id.as_deref()
+    }
+    /// When the user was created: ISO 8601, as sent.
+    #[getter]
+    fn created(&self) -> Option<&str> {
+        self.inner.created.as_deref()
+    }
+    /// When the user's record last changed: ISO 8601, as sent.
+    #[getter]
+    fn updated(&self) -> Option<&str> {
+        self.inner.updated.as_deref()
+    }
+    /// `iat`: when the token was issued, as an aware `datetime` in UTC.
+    #[getter]
+    fn iat<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let Some(at) = self.inner.iat else {
+            return Ok(None);
+        };
+        let seconds = at
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs_f64();
+        let datetime = py.import("datetime")?;
+        let utc = datetime.getattr("timezone")?.getattr("utc")?;
+        datetime
+            .getattr("datetime")?
+            .call_method1("fromtimestamp", (seconds, utc))
+            .map(Some)
+    }
+    /// Every other field the service sent (`customer`, `createdUsingApi`, `__v`, …).
     #[getter]
     fn extra<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         map_to_dict(py, &self.inner.extra)
     }
-    /// The answer with the service's field names.
+    /// The record with the service's field names (`iat` as seconds since the epoch).
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         wire_dict(py, &self.inner)
     }
-    /// An answer from its wire form.
+    /// A record from its wire form.
     #[classmethod]
-    fn from_dict(cls: &Bound<'_, PyType>, data: &Bound<'_, PyAny>) -> PyResult<Deactivated> {
-        Ok(Deactivated {
-            inner: parse(cls.py(), "a deactivate answer", data)?,
+    fn from_dict(cls: &Bound<'_, PyType>, data: &Bound<'_, PyAny>) -> PyResult<TokenUser> {
+        Ok(TokenUser {
+            inner: parse(cls.py(), "a user record", data)?,
         })
     }
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
@@ -517,13 +638,13 @@ impl Deactivated {
         self.inner == other.inner
     }
     fn __hash__(&self) -> u64 {
-        hash_of(&[self.inner.message.as_deref()])
+        hash_of(&[Some(&self.inner.id), self.inner.username.as_deref()])
     }
     fn __repr__(&self) -> String {
         format!(
-            "Deactivated(success={}, message={})",
-            if self.inner.success { "True" } else { "False" },
-            show(self.inner.message.as_deref())
+            "TokenUser(id={}, username={})",
+            show(Some(&self.inner.id)),
+            show(self.inner.username.as_deref())
         )
     }
 }

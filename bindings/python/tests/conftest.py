@@ -7,6 +7,10 @@ stops when its stdin closes, so a test run that dies never leaves it behind.
 With ``ROOMCHAT_TEST_TLS=1`` the session's emulator serves HTTPS (``--tls``, a CA it
 generates): every client ``Emulator.client`` makes trusts that CA (``ca_bundle``), and
 the admin API is called over https with it, so the same tests run over TLS.
+
+With ``ROOMCHAT_TEST_NET=1``, inside ``scripts/testnet.sh run -- …``, the session's emulator
+is the test network's: over TLS on a namespaced host behind the ~25 ms relay (its keys and
+rate limit set to the session's through the admin API), so the same tests cross a network.
 """
 
 from __future__ import annotations
@@ -32,8 +36,10 @@ PUBLIC_KEY = "pk_live_PUBLIC_pytest_0a1b2c3d4e5f"
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 
+# Across the test network (scripts/testnet.sh): its emulator is the session's, over TLS.
+OVER_NET = os.environ.get("ROOMCHAT_TEST_NET") == "1"
 # The second pass of run-tests.sh: the session's emulator over HTTPS.
-OVER_TLS = os.environ.get("ROOMCHAT_TEST_TLS") == "1"
+OVER_TLS = os.environ.get("ROOMCHAT_TEST_TLS") == "1" or OVER_NET
 
 
 def emulator_binary() -> str:
@@ -63,7 +69,7 @@ class Emulator:
 
     def __init__(
         self,
-        proc: subprocess.Popen[str],
+        proc: Optional[subprocess.Popen[str]],
         info: Dict[str, Any],
         admin_tls: Optional[Callable[[str], ssl.SSLContext]] = None,
     ) -> None:
@@ -210,7 +216,34 @@ def start_emulator(
     return Emulator(proc, json.loads(line[0]), admin_tls)
 
 
+def network_emulator() -> Emulator:
+    """The test network's emulator (scripts/testnet.sh), set to the session's keys and rate limit."""
+    env = os.environ
+    if "ROOMCHAT_NET_BASE_URL" not in env:
+        raise RuntimeError("ROOMCHAT_TEST_NET=1 outside the test network: run through scripts/testnet.sh")
+    base_url = env["ROOMCHAT_NET_BASE_URL"]
+    emulator = Emulator(
+        None,
+        {
+            "base_url": base_url,
+            "chat_url": base_url + "/chat",
+            "admin_url": env["ROOMCHAT_NET_ADMIN_URL"],
+            "private_key": SECRET_KEY,
+            "public_key": PUBLIC_KEY,
+            "ca_file": env["ROOMCHAT_NET_CA_FILE"],
+        },
+    )
+    emulator.config(
+        private_key=SECRET_KEY,
+        public_key=PUBLIC_KEY,
+        rate_limit={"requests": 1_000_000, "window_ms": 60_000},
+    )
+    return emulator
+
+
 def stop_emulator(emulator: Emulator) -> None:
+    if emulator.proc is None:  # the test network's: testnet.sh stops it
+        return
     assert emulator.proc.stdin is not None
     emulator.proc.stdin.close()
     try:
@@ -238,7 +271,10 @@ _SESSION_EMULATORS: List[Emulator] = []
 
 @pytest.fixture(scope="session")
 def emulator_process() -> Iterator[Emulator]:
-    emulator = check_session_emulator(start_emulator(emulator_binary(), *session_flags()))
+    if OVER_NET:
+        emulator = check_session_emulator(network_emulator())
+    else:
+        emulator = check_session_emulator(start_emulator(emulator_binary(), *session_flags()))
     _SESSION_EMULATORS.append(emulator)
     yield emulator
     finish_session_emulator(emulator)
@@ -251,6 +287,8 @@ def finish_session_emulator(emulator: Emulator) -> None:
 
 
 def pytest_report_header() -> str:
+    if OVER_NET:
+        return "roomchat emulator: the test network's, over TLS (ROOMCHAT_TEST_NET=1)"
     return "roomchat emulator: " + ("over TLS (--tls, ROOMCHAT_TEST_TLS=1)" if OVER_TLS else "plain HTTP")
 
 
@@ -259,7 +297,8 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         return
     for emulator in _SESSION_EMULATORS:
         terminalreporter.write_line(
-            f"roomchat: this run was over TLS: emulator {emulator.base_url} (CA {emulator.ca_file}), "
+            f"roomchat: this run was over TLS{' across the test network' if OVER_NET else ''}: "
+            f"emulator {emulator.base_url} (CA {emulator.ca_file}), "
             f"{emulator.handshakes_before_reset} TLS handshakes completed"
         )
 
@@ -270,7 +309,7 @@ def fast_emulator_process(emulator_process: Emulator) -> Iterator[Emulator]:
     does), for the tests that measure: on 2 shared cores a debug emulator's own CPU use
     competes with what is measured. Otherwise the debug one."""
     release = os.environ.get("ROOMCHAT_EMULATOR_RELEASE")
-    if not release:
+    if not release or OVER_NET:
         yield emulator_process
         return
     emulator = check_session_emulator(start_emulator(release, *session_flags()))

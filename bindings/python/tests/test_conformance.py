@@ -71,7 +71,18 @@ def test_vectors_were_found() -> None:
 
 
 def test_wire_module_extras() -> None:
-    assert "list_users" in roomchat.wire.OPERATIONS and len(roomchat.wire.OPERATIONS) == 6
+    assert roomchat.wire.OPERATIONS == (
+        "list_users",
+        "deactivate_user",
+        "conversation_messages",
+        "create_user",
+        "list_chat_rooms",
+        "raw",
+        "reactivate_user",
+        "validate_access_token",
+        "invalidate_access_token",
+    )
+    assert roomchat.wire.build_request("validate_access_token", {"accessToken": "t"})["auth"] == "public_key"
     with pytest.raises(roomchat.ValidationError, match="unknown operation"):
         roomchat.wire.build_request("drop_tables", {})
     assert roomchat.wire.build_request("list_chat_rooms")["path"] == "/consumer/api/v1/chatrooms"

@@ -30,5 +30,7 @@ def test_readme_example_runs(emu: Emulator) -> None:
     assert lines[0].startswith(f"sign Ann in at {emu.chat_url}/bbNiVFoXm?accessToken=")
     assert lines[1:4] == ["seed-user-1 False", "seed-user-2 False", "ann True"]
     assert lines[4] == "no such user: 400 user not found"
-    assert lines[5] == "3 users"
+    assert lines[5] == "eve's token signs in eve"
+    assert lines[6] == "after invalidation: invalid accessToken"
+    assert lines[7] == "4 users"
     assert SECRET_KEY not in done.stdout + done.stderr

@@ -41,15 +41,19 @@ from ._errors import (
 )
 from ._native import (
     CORE_VERSION,
+    APIResponse,
     CancelToken,
     Client,
     CreatedUser,
     Deactivated,
+    Invalidated,
     Message,
     MessageAuthor,
     RateLimit,
     RateLimitState,
     RawResponse,
+    Reactivated,
+    TokenUser,
     User,
     UserIterator,
     UserPage,
@@ -57,16 +61,38 @@ from ._native import (
     __version__,
 )
 from ._async import AsyncClient
+from ._raw import AsyncClientWithRawResponse, ClientWithRawResponse
 from . import wire
 
 import logging as _logging
+import os as _os
 
 # The logging HOWTO's convention for libraries: an application that never configured
 # logging sees no warning of ours on stderr (Python's last-resort handler).
 _logging.getLogger("roomchat").addHandler(_logging.NullHandler())
 
+
+def _log_from_env() -> None:
+    """``ROOMCHAT_LOG=debug|info|warn``: quick debugging without a logging setup. The
+    ``roomchat`` logger gets that level and a handler printing ``[roomchat] DEBUG: <line>``
+    to stderr (besides wherever the application's own logging sends its records)."""
+    levels = {"debug": _logging.DEBUG, "info": _logging.INFO, "warn": _logging.WARNING, "warning": _logging.WARNING}
+    level = levels.get(_os.environ.get("ROOMCHAT_LOG", "").strip().lower())
+    if level is None:
+        return
+    logger = _logging.getLogger("roomchat")
+    handler = _logging.StreamHandler()
+    handler.setFormatter(_logging.Formatter("[roomchat] %(levelname)s: %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(level)
+
+
+_log_from_env()
+
 __all__ = [
+    "APIResponse",
     "AsyncClient",
+    "AsyncClientWithRawResponse",
     "AuthenticationError",
     "CORE_VERSION",
     "CancelToken",
@@ -74,6 +100,7 @@ __all__ = [
     "TlsError",
     "CancelledError",
     "Client",
+    "ClientWithRawResponse",
     "ConfigurationError",
     "ConnectionError",
     "CreatedUser",
@@ -81,6 +108,7 @@ __all__ = [
     "DecodeError",
     "InvalidAuthError",
     "InvalidRequestError",
+    "Invalidated",
     "Message",
     "MessageAuthor",
     "MissingAuthError",
@@ -89,10 +117,12 @@ __all__ = [
     "RateLimitState",
     "RateLimitedError",
     "RawResponse",
+    "Reactivated",
     "ResponseTooLargeError",
     "RoomchatError",
     "ServerError",
     "TimeoutError",
+    "TokenUser",
     "UnexpectedStatusError",
     "User",
     "UserIterator",

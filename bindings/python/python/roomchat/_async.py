@@ -23,7 +23,22 @@ import collections
 import os
 import threading
 from types import TracebackType
-from typing import Any, AsyncIterator, Callable, Deque, Dict, List, Literal, Mapping, Optional, Sequence, Tuple, Type, Union
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    AsyncIterator,
+    Callable,
+    Deque,
+    Dict,
+    List,
+    Literal,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Type,
+    Union,
+)
 
 from . import _native
 from ._errors import ConfigurationError
@@ -31,13 +46,19 @@ from ._native import (
     CancelToken,
     CreatedUser,
     Deactivated,
+    Invalidated,
     Message,
     RateLimit,
     RateLimitState,
     RawResponse,
+    Reactivated,
+    TokenUser,
     User,
     UserPage,
 )
+
+if TYPE_CHECKING:
+    from ._raw import AsyncClientWithRawResponse
 
 __all__ = ["AsyncClient"]
 
@@ -114,6 +135,9 @@ class AsyncClient:
             raise ConfigurationError("max_workers must be at least 1")
         self._client = client
         self._max_workers = max_workers
+        # The client whose dispatchers this one uses: itself, or the client a view
+        # (``with_options``) was made from.
+        self._root: AsyncClient = self
         # The dispatcher of each event loop that used the client in process `_pid`;
         # read and changed under `_lock` only.
         self._dispatchers: Dict[asyncio.AbstractEventLoop, _native.Dispatcher] = {}
@@ -171,12 +195,15 @@ class AsyncClient:
         return self._dispatchers
 
     def _dispatcher_for(self, loop: asyncio.AbstractEventLoop) -> _native.Dispatcher:
-        with self._lock:
-            dispatchers = self._own_dispatchers()
+        if self._client.closed:
+            raise ConfigurationError("the client is closed")
+        root = self._root
+        with root._lock:
+            dispatchers = root._own_dispatchers()
             dispatcher = dispatchers.get(loop)
             if dispatcher is not None:
                 return dispatcher
-            if self._client.closed:
+            if root._client.closed:
                 raise ConfigurationError("the client is closed")
             for ended in [old for old in dispatchers if old.is_closed()]:
                 dispatchers.pop(ended).close()  # its threads leave now
@@ -203,6 +230,35 @@ class AsyncClient:
     async def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         return await self._submit(getattr(self._client, name), CancelToken(), *args, **kwargs)
 
+    # ---- views --------------------------------------------------------------------------
+
+    def with_options(
+        self,
+        *,
+        timeout: Optional[float] = None,
+        connect_timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        max_retry_wait: Optional[float] = None,
+    ) -> AsyncClient:
+        """A view of this client whose calls use the settings given here and the client's
+        elsewhere (see ``Client.with_options``): it shares the client's connections,
+        rate-limit budget, worker threads and logging. Closing the view closes only it."""
+        native = self._client.with_options(
+            timeout=timeout, connect_timeout=connect_timeout, max_retries=max_retries, max_retry_wait=max_retry_wait
+        )
+        view = AsyncClient.__new__(AsyncClient)
+        view._setup(native, self._max_workers)
+        view._root = self._root
+        return view
+
+    @property
+    def with_raw_response(self) -> AsyncClientWithRawResponse:
+        """The same client whose coroutines return an ``APIResponse`` (status, headers,
+        request id, attempts, and ``parse()`` for the result) instead of the result alone."""
+        from ._raw import AsyncClientWithRawResponse
+
+        return AsyncClientWithRawResponse(self)
+
     # ---- life ---------------------------------------------------------------------------
 
     @property
@@ -218,6 +274,8 @@ class AsyncClient:
     def close(self) -> None:
         """Closes the client without waiting: calls in flight still finish."""
         self._client.close()
+        if self._root is not self:
+            return  # a view: the threads are its client's
         with self._lock:
             dispatchers = list(self._own_dispatchers().values())
         for dispatcher in dispatchers:
@@ -227,6 +285,8 @@ class AsyncClient:
         """Closes the client and waits until the calls this event loop has in flight
         have finished and its threads have ended (other loops' calls still finish)."""
         self._client.close()
+        if self._root is not self:
+            return  # a view: the threads are its client's
         loop = asyncio.get_running_loop()
         with self._lock:
             dispatchers, self._dispatchers = self._own_dispatchers(), {}
@@ -304,6 +364,28 @@ class AsyncClient:
         done: Deactivated = await self._call(
             "deactivate_user", user_id=user_id, unique_user_identifier=unique_user_identifier
         )
+        return done
+
+    async def reactivate_user(
+        self, *, user_id: Optional[str] = None, unique_user_identifier: Optional[str] = None
+    ) -> Reactivated:
+        """POST /consumer/api/v2/user/reactivate, by exactly one of the two ids (never sent
+        again after a 5xx or a lost answer unless ``retry_non_idempotent``)."""
+        done: Reactivated = await self._call(
+            "reactivate_user", user_id=user_id, unique_user_identifier=unique_user_identifier
+        )
+        return done
+
+    async def validate_access_token(self, access_token: str) -> TokenUser:
+        """POST /consumer/api/v1/user/accessToken/validate, with the public key: the user
+        the token signs in (``InvalidRequestError`` "invalid accessToken" when it does not)."""
+        user: TokenUser = await self._call("validate_access_token", access_token)
+        return user
+
+    async def invalidate_access_token(self, access_token: str) -> Invalidated:
+        """POST /consumer/api/v1/user/accesstoken/invalidate (never sent again after a 5xx
+        or a lost answer unless ``retry_non_idempotent``)."""
+        done: Invalidated = await self._call("invalidate_access_token", access_token)
         return done
 
     async def conversation_messages(

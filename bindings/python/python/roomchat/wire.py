@@ -12,8 +12,11 @@ Operations and their parameters (the service's names): ``list_users`` (``limit``
 ``"room"``/``"chatroom"``), ``create_user`` (``username``, ``role``:
 ``"regular"``/``"moderator"``/``"room_moderator"``, ``chatRoom``, ``extra``),
 ``list_chat_rooms``, ``raw`` (``method``, ``path``, ``query`` pairs, ``body``,
-``auth``: ``"private_key"``/``"public_key"``/``"none"``). Results are JSON with the
-service's field names; an error answer raises its :class:`roomchat.RoomchatError`.
+``auth``: ``"private_key"``/``"public_key"``/``"none"``), ``reactivate_user`` (as
+``deactivate_user``), ``validate_access_token`` (``accessToken``; the request's
+``auth`` is ``"public_key"``), ``invalidate_access_token`` (``accessToken``). Results
+are JSON with the service's field names (a validated token's ``iat`` as seconds since
+the epoch); an error answer raises its :class:`roomchat.RoomchatError`.
 """
 
 from typing import Tuple

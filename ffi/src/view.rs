@@ -1,0 +1,379 @@
+//! Per-call options (a view of a client), the answer beside a call's result,
+//! and the log callback.
+
+use std::ffi::{c_char, c_void, CString};
+use std::ptr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use roomchat::{CallOptions, Client, Event, Level, Observer, ResponseMeta};
+
+use crate::client::{
+    borrow_arg, free_box, mut_arg, out_arg, roomchat_client, roomchat_client_options, text_arg,
+    write_out,
+};
+use crate::error::{
+    c_string, enum_arg, enum_from_u32, guard, guard_value, roomchat_error, roomchat_result, Failure,
+};
+
+// ---- per-call options ------------------------------------------------------------------
+
+/// Settings a view of a client uses instead of the client's (see
+/// `roomchat_client_with_options`). Made by `roomchat_call_options_new`, freed
+/// with `roomchat_call_options_free`; a setting never set keeps the client's.
+/// Not thread-safe: configure it on one thread.
+#[allow(non_camel_case_types)]
+pub struct roomchat_call_options {
+    options: CallOptions,
+}
+
+/// Starts per-call options with nothing changed. Writes them to `*options_out`
+/// (free with `roomchat_call_options_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_call_options_new(
+    options_out: *mut *mut roomchat_call_options,
+) -> roomchat_result {
+    guard(ptr::null_mut(), || {
+        out_arg(options_out, "options_out")?;
+        write_out(
+            options_out,
+            roomchat_call_options {
+                options: CallOptions::new(),
+            },
+        );
+        Ok(())
+    })
+}
+
+/// Frees per-call options. `roomchat_call_options_free(NULL)` does nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_call_options_free(options: *mut roomchat_call_options) {
+    free_box(options)
+}
+
+fn set_call(
+    options: *mut roomchat_call_options,
+    change: impl FnOnce(CallOptions) -> CallOptions,
+) -> roomchat_result {
+    guard(ptr::null_mut(), || {
+        let options = mut_arg(options, "options")?;
+        options.options = change(options.options);
+        Ok(())
+    })
+}
+
+/// Sets the overall timeout of one attempt, in milliseconds. 0, or more than
+/// 10^12 (10^9 s), makes `roomchat_client_with_options` fail with
+/// `ROOMCHAT_RESULT_CONFIGURATION`.
+#[no_mangle]
+pub extern "C" fn roomchat_call_options_set_timeout_ms(
+    options: *mut roomchat_call_options,
+    timeout_ms: u64,
+) -> roomchat_result {
+    set_call(options, |o| o.timeout(Duration::from_millis(timeout_ms)))
+}
+
+/// Sets the connect timeout, in milliseconds (0 or more than 10^12: as
+/// `roomchat_call_options_set_timeout_ms`).
+#[no_mangle]
+pub extern "C" fn roomchat_call_options_set_connect_timeout_ms(
+    options: *mut roomchat_call_options,
+    timeout_ms: u64,
+) -> roomchat_result {
+    set_call(options, |o| {
+        o.connect_timeout(Duration::from_millis(timeout_ms))
+    })
+}
+
+/// Sets the retries after the first attempt (0: one attempt only).
+#[no_mangle]
+pub extern "C" fn roomchat_call_options_set_max_retries(
+    options: *mut roomchat_call_options,
+    max_retries: u32,
+) -> roomchat_result {
+    set_call(options, |o| o.max_retries(max_retries))
+}
+
+/// Sets the longest wait slept before a retry, in milliseconds (more than
+/// 10^12: as `roomchat_call_options_set_timeout_ms`).
+#[no_mangle]
+pub extern "C" fn roomchat_call_options_set_max_retry_wait_ms(
+    options: *mut roomchat_call_options,
+    wait_ms: u64,
+) -> roomchat_result {
+    set_call(options, |o| {
+        o.max_retry_wait(Duration::from_millis(wait_ms))
+    })
+}
+
+/// A view of `client` whose calls use `options` where they set something, and
+/// the client's settings elsewhere. Writes it to `*view_out`: a
+/// `roomchat_client` like any other (thread-safe, free with
+/// `roomchat_client_free`; a view of it adds its own options). The view shares
+/// the client's connection pool and rate-limit budget: its calls count in
+/// `roomchat_client_rate_limit_state` of both. **Ownership**: the view holds
+/// its own reference to what it shares, so `client` and the view may be freed
+/// in either order; `options` stay the caller's and may be freed at once.
+/// Fails with `ROOMCHAT_RESULT_CONFIGURATION` on a timeout of 0 or a duration
+/// above 10^12 ms.
+#[no_mangle]
+pub extern "C" fn roomchat_client_with_options(
+    client: *const roomchat_client,
+    options: *const roomchat_call_options,
+    view_out: *mut *mut roomchat_client,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(view_out, "view_out")?;
+        let client = borrow_arg(client, "client")?;
+        let options = borrow_arg(options, "options")?;
+        let view = client.client.with_options(options.options)?;
+        write_out(view_out, roomchat_client { client: view });
+        Ok(())
+    })
+}
+
+// ---- the answer beside the result -----------------------------------------------------
+
+/// The HTTP answer a call's result came from: status, headers, attempts. Given
+/// by the `_with_response` form of every endpoint call (e.g.
+/// `roomchat_client_list_users_with_response`); owned by the caller, freed with
+/// `roomchat_response_meta_free`. Strings it returns live as long as it does.
+#[allow(non_camel_case_types)]
+pub struct roomchat_response_meta {
+    status: u16,
+    attempts: u32,
+    /// Names (lower case) and values, in the order they came.
+    headers: Vec<(CString, CString)>,
+    /// `headers`' names as Rust text, for lookups.
+    names: Vec<String>,
+}
+
+impl From<ResponseMeta> for roomchat_response_meta {
+    fn from(meta: ResponseMeta) -> Self {
+        let names = meta.headers.iter().map(|(n, _)| n.clone()).collect();
+        roomchat_response_meta {
+            status: meta.status,
+            attempts: meta.attempts,
+            headers: meta
+                .headers
+                .into_iter()
+                .map(|(n, v)| (c_string(n), c_string(v)))
+                .collect(),
+            names,
+        }
+    }
+}
+
+impl roomchat_response_meta {
+    fn header(&self, name: &str) -> *const c_char {
+        self.names
+            .iter()
+            .position(|n| n.eq_ignore_ascii_case(name))
+            .map_or(ptr::null(), |i| self.headers[i].1.as_ptr())
+    }
+}
+
+/// Runs `call` on `client`; when `meta_out` is not NULL, through
+/// `Client::with_response`, keeping the answer for the caller to write out
+/// (with `write_meta`) once everything else succeeded.
+pub(crate) fn respond<T>(
+    client: &Client,
+    meta_out: *mut *mut roomchat_response_meta,
+    call: impl FnOnce(&Client) -> roomchat::Result<T>,
+) -> Result<(T, Option<ResponseMeta>), Failure> {
+    if meta_out.is_null() {
+        return Ok((call(client)?, None));
+    }
+    let (value, meta) = client.with_response(call)?.into_parts();
+    Ok((value, Some(meta)))
+}
+
+/// Writes the answer `respond` kept to `*meta_out` (nothing when it kept none).
+pub(crate) fn write_meta(meta_out: *mut *mut roomchat_response_meta, meta: Option<ResponseMeta>) {
+    if let Some(meta) = meta {
+        write_out(meta_out, roomchat_response_meta::from(meta));
+    }
+}
+
+fn meta<'a>(meta: *const roomchat_response_meta) -> Option<&'a roomchat_response_meta> {
+    // SAFETY: a non-NULL pointer is a live object of this library (documented).
+    unsafe { meta.as_ref() }
+}
+
+/// The HTTP status (200 for a call answered 200); 0 for NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_response_meta_status(meta: *const roomchat_response_meta) -> u16 {
+    guard_value(0, || self::meta(meta).map_or(0, |m| m.status))
+}
+
+/// The attempts the call made: 1 when the first was answered, more after
+/// retries; 0 for NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_response_meta_attempts(meta: *const roomchat_response_meta) -> u32 {
+    guard_value(0, || self::meta(meta).map_or(0, |m| m.attempts))
+}
+
+/// How many headers the answer had (0 for NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_response_meta_header_count(
+    meta: *const roomchat_response_meta,
+) -> usize {
+    guard_value(0, || self::meta(meta).map_or(0, |m| m.headers.len()))
+}
+
+/// The name (lower case) of header `index` (from 0, in the order they came), or
+/// NULL past the end. Borrowed from `meta`.
+#[no_mangle]
+pub extern "C" fn roomchat_response_meta_header_name(
+    meta: *const roomchat_response_meta,
+    index: usize,
+) -> *const c_char {
+    guard_value(ptr::null(), || {
+        self::meta(meta)
+            .and_then(|m| m.headers.get(index))
+            .map_or(ptr::null(), |(n, _)| n.as_ptr())
+    })
+}
+
+/// The value of header `index`, or NULL past the end. Borrowed from `meta`.
+#[no_mangle]
+pub extern "C" fn roomchat_response_meta_header_value(
+    meta: *const roomchat_response_meta,
+    index: usize,
+) -> *const c_char {
+    guard_value(ptr::null(), || {
+        self::meta(meta)
+            .and_then(|m| m.headers.get(index))
+            .map_or(ptr::null(), |(_, v)| v.as_ptr())
+    })
+}
+
+/// The value of the first header called `name` (any case), e.g.
+/// `"x-ratelimit-remaining"` or `"date"`, or NULL when there is none (or
+/// `name` is NULL or not UTF-8). Borrowed from `meta`.
+#[no_mangle]
+pub extern "C" fn roomchat_response_meta_header(
+    meta: *const roomchat_response_meta,
+    name: *const c_char,
+) -> *const c_char {
+    guard_value(ptr::null(), || {
+        match (self::meta(meta), text_arg(name, "name")) {
+            (Some(m), Ok(name)) => m.header(name),
+            _ => ptr::null(),
+        }
+    })
+}
+
+/// The id the service gave the request (`X-Request-Id`), or NULL when it sent
+/// none: the one to quote to support. Borrowed from `meta`.
+#[no_mangle]
+pub extern "C" fn roomchat_response_meta_request_id(
+    meta: *const roomchat_response_meta,
+) -> *const c_char {
+    guard_value(ptr::null(), || {
+        self::meta(meta).map_or(ptr::null(), |m| m.header("x-request-id"))
+    })
+}
+
+/// Frees an answer. `roomchat_response_meta_free(NULL)` does nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_response_meta_free(meta: *mut roomchat_response_meta) {
+    free_box(meta)
+}
+
+// ---- the log callback -------------------------------------------------------------------
+
+/// How much a log line matters.
+#[allow(non_camel_case_types)]
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum roomchat_log_level {
+    /// One line per attempt.
+    Debug = 0,
+    /// A retry, a wait for the rate-limit budget, a failure of the shared budget.
+    Warning = 1,
+}
+enum_from_u32!(roomchat_log_level { Debug, Warning });
+
+/// Receives a client's log lines: `user_data` as given to
+/// `roomchat_client_options_set_log_callback`, the line's level, and the line
+/// (NUL-terminated, e.g. `GET /consumer/api/v2/users?auth=REDACTED -> 200
+/// (attempt 1, 0.412 ms)`; the key never appears in it), valid only during the
+/// call. Called on the thread making the client call, possibly on several
+/// threads at once: it must be thread-safe, quick, and must not call the same
+/// client.
+#[allow(non_camel_case_types)]
+pub type roomchat_log_callback =
+    Option<extern "C" fn(user_data: *mut c_void, level: roomchat_log_level, line: *const c_char)>;
+
+/// The callback and its data, as an observer of core's events.
+struct LogCallback {
+    callback: extern "C" fn(*mut c_void, roomchat_log_level, *const c_char),
+    user_data: *mut c_void,
+    lowest: Level,
+}
+
+// SAFETY: the caller promises (documented) that the callback may be called from
+// any thread with this `user_data`.
+unsafe impl Send for LogCallback {}
+// SAFETY: as above: concurrent calls are the callback's to handle.
+unsafe impl Sync for LogCallback {}
+
+impl Observer for LogCallback {
+    fn enabled(&self, level: Level) -> bool {
+        level >= self.lowest
+    }
+
+    fn event(&self, event: &Event<'_>) {
+        let level = match event.level() {
+            Level::Debug => roomchat_log_level::Debug,
+            Level::Warning => roomchat_log_level::Warning,
+        };
+        let line = c_string(event.message());
+        // A panic must not unwind into C, nor a C callback's failure into core.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            (self.callback)(self.user_data, level, line.as_ptr())
+        }));
+    }
+}
+
+/// Sends the client's log lines of `lowest_level` and above (a
+/// `roomchat_log_level` value; another number is reported by
+/// `roomchat_client_new` as `ROOMCHAT_RESULT_INVALID_ARGUMENT`) to `callback`
+/// with `user_data` (see `roomchat_log_callback`). NULL `callback` turns it off.
+/// Without a callback, the environment variable `ROOMCHAT_LOG=debug|info|warn`
+/// prints the lines to standard error (`[roomchat] DEBUG: …`). `user_data`
+/// stays the caller's and must outlive every client made from these options.
+#[no_mangle]
+pub extern "C" fn roomchat_client_options_set_log_callback(
+    options: *mut roomchat_client_options,
+    callback: roomchat_log_callback,
+    user_data: *mut c_void,
+    lowest_level: u32,
+) -> roomchat_result {
+    guard(ptr::null_mut(), || {
+        let options = mut_arg(options, "options")?;
+        let outcome = enum_arg(
+            lowest_level,
+            "lowest_level",
+            "roomchat_log_level",
+            roomchat_log_level::from_u32,
+        )
+        .map(|level| {
+            let lowest = match level {
+                roomchat_log_level::Debug => Level::Debug,
+                roomchat_log_level::Warning => Level::Warning,
+            };
+            options.set_log(callback.map(|callback| {
+                Arc::new(LogCallback {
+                    callback,
+                    user_data,
+                    lowest,
+                }) as Arc<dyn Observer>
+            }));
+        });
+        options.record("log_callback", outcome);
+        Ok(())
+    })
+}

@@ -1,0 +1,690 @@
+/*
+ * roomchat.hpp: a header-only C++17 wrapper over the C API of roomchat.h.
+ *
+ * Written by hand (roomchat.h is generated); the guide is ffi/README.md.
+ *
+ * Conventions:
+ * - Handles (ClientOptions, Client, Users) own their C object and free it in
+ *   their destructor. They are move-only; a moved-from handle holds nothing,
+ *   and any call on it throws roomchat::Error (ROOMCHAT_RESULT_INVALID_ARGUMENT).
+ * - Strings go in as std::string_view (copied; one holding a NUL byte is refused
+ *   with ROOMCHAT_RESULT_INVALID_ARGUMENT and nothing is sent) and come out as
+ *   std::string, or std::optional<std::string> where the service may leave a
+ *   field out. Results are plain values that own their data.
+ * - A failure throws roomchat::Error, which carries the C result code, the
+ *   message, the HTTP status, the server's event id and the retry-after delay.
+ * - Threads: a Client is thread-safe, like roomchat_client (its methods are
+ *   const; share one by reference, or by std::shared_ptr). ClientOptions and
+ *   Users are used by one thread at a time.
+ */
+#ifndef ROOMCHAT_HPP
+#define ROOMCHAT_HPP
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "roomchat.h"
+
+namespace roomchat {
+
+// The library's version, e.g. "0.1.0" (static).
+inline std::string_view version() noexcept { return roomchat_version(); }
+
+// The stable snake_case name of a result code, e.g. "user_not_found" ("unknown"
+// for a number the library does not know).
+inline std::string_view result_name(roomchat_result code) noexcept {
+  return roomchat_result_name(static_cast<std::uint32_t>(code));
+}
+
+// A failure of the library or the service. what() is the message (the
+// service's own text when it sent one; never the private key). Copying one
+// never throws: the details are shared.
+class Error : public std::runtime_error {
+ public:
+  // The parts of a failure that are not the code and the message.
+  struct Details {
+    // The HTTP status of the answer, when there was one.
+    std::optional<std::uint16_t> status;
+    // The service's eventId of a server failure, to quote to support.
+    std::optional<std::string> event_id;
+    // How long to wait before trying again, when known (rate limits, 5xx with Retry-After).
+    std::optional<std::chrono::milliseconds> retry_after;
+    // The request's method, when a request was made.
+    std::optional<std::string> method;
+    // The request's path and query, the key shown as REDACTED.
+    std::optional<std::string> path;
+  };
+
+  Error(roomchat_result code, const std::string &message, Details details = {})
+      : std::runtime_error(message), code_(code), details_(std::make_shared<const Details>(std::move(details))) {}
+
+  // The result code (ROOMCHAT_RESULT_*): the same numbers as the C API and the core's kinds.
+  roomchat_result code() const noexcept { return code_; }
+  // The code's stable name, e.g. "rate_limited".
+  std::string_view name() const noexcept { return result_name(code_); }
+  // The message, as what().
+  std::string_view message() const noexcept { return what(); }
+  // The HTTP status, or std::nullopt when no answer came.
+  std::optional<std::uint16_t> status() const noexcept { return details_->status; }
+  // The eventId of a server failure, or std::nullopt.
+  const std::optional<std::string> &event_id() const noexcept { return details_->event_id; }
+  // How long to wait before trying again, or std::nullopt when unknown.
+  std::optional<std::chrono::milliseconds> retry_after() const noexcept { return details_->retry_after; }
+  // The request's method, or std::nullopt when none was made.
+  const std::optional<std::string> &method() const noexcept { return details_->method; }
+  // The request's path and query with the key shown as REDACTED, or std::nullopt.
+  const std::optional<std::string> &path() const noexcept { return details_->path; }
+
+ private:
+  roomchat_result code_;
+  std::shared_ptr<const Details> details_;
+};
+
+// What kind of user create_user makes (roomchat_role).
+enum class Role : std::uint32_t {
+  Regular = ROOMCHAT_ROLE_REGULAR,
+  ModeratorOfAllRooms = ROOMCHAT_ROLE_MODERATOR_OF_ALL_ROOMS,
+  // A moderator of one room (create_user's chat_room); a regular user elsewhere.
+  ModeratorOfRoom = ROOMCHAT_ROLE_MODERATOR_OF_ROOM,
+};
+
+// Which identifier deactivate_user is given (roomchat_user_identifier).
+enum class UserIdentifier : std::uint32_t {
+  UserId = ROOMCHAT_USER_IDENTIFIER_USER_ID,
+  UniqueUserIdentifier = ROOMCHAT_USER_IDENTIFIER_UNIQUE_USER_IDENTIFIER,
+};
+
+// Which form of the conversation-messages path to send (roomchat_path_form).
+enum class PathForm : std::uint32_t {
+  Room = ROOMCHAT_PATH_FORM_ROOM,
+  ChatRoom = ROOMCHAT_PATH_FORM_CHAT_ROOM,
+};
+
+// Which key authenticates a raw request (roomchat_raw_auth).
+enum class RawAuth : std::uint32_t {
+  PrivateKey = ROOMCHAT_RAW_AUTH_PRIVATE_KEY,
+  PublicKey = ROOMCHAT_RAW_AUTH_PUBLIC_KEY,
+  None = ROOMCHAT_RAW_AUTH_NONE,
+};
+
+// The roots an https:// client trusts (roomchat_tls_roots).
+enum class TlsRoots : std::uint32_t {
+  Webpki = ROOMCHAT_TLS_ROOTS_WEBPKI,
+  System = ROOMCHAT_TLS_ROOTS_SYSTEM,
+};
+
+// What the client does while Redis cannot be reached (roomchat_redis_policy).
+enum class RedisPolicy : std::uint32_t {
+  LocalFallback = ROOMCHAT_REDIS_POLICY_LOCAL_FALLBACK,
+  FailClosed = ROOMCHAT_REDIS_POLICY_FAIL_CLOSED,
+  FailOpen = ROOMCHAT_REDIS_POLICY_FAIL_OPEN,
+};
+
+// Where a key's budget is counted (roomchat_budget_backend).
+enum class BudgetBackend : std::uint32_t {
+  Local = ROOMCHAT_BUDGET_BACKEND_LOCAL,
+  Redis = ROOMCHAT_BUDGET_BACKEND_REDIS,
+};
+
+// A user record of a listing.
+struct User {
+  // `_id` (or `userId`).
+  std::optional<std::string> id;
+  std::optional<std::string> username;
+  std::optional<std::string> profile_pic;
+  std::optional<std::string> email;
+  std::optional<std::string> unique_user_identifier;
+  // The room a moderator is limited to.
+  std::optional<std::string> chat_room;
+  // std::nullopt when the service did not say.
+  std::optional<bool> is_moderator;
+  // The whole record as JSON text with the service's field names, unknown fields included.
+  std::string json;
+};
+
+// One page of the users listing; iterate it for its users.
+struct UserPage {
+  // The number of users of the account.
+  std::uint64_t total = 0;
+  // The limit and offset the service applied.
+  std::uint64_t limit = 0;
+  std::uint64_t skip = 0;
+  std::vector<User> users;
+
+  std::vector<User>::const_iterator begin() const noexcept { return users.begin(); }
+  std::vector<User>::const_iterator end() const noexcept { return users.end(); }
+  std::size_t size() const noexcept { return users.size(); }
+  bool empty() const noexcept { return users.empty(); }
+  const User &operator[](std::size_t index) const { return users.at(index); }
+};
+
+// A message of a conversation; only the fields the service sent are set.
+struct Message {
+  std::optional<std::string> id;
+  std::optional<std::string> conversation;
+  // The text (wire field `messages`).
+  std::optional<std::string> text;
+  // ISO 8601 UTC, as sent.
+  std::optional<std::string> created;
+  std::optional<std::string> author_id;
+  std::optional<std::string> author_username;
+  std::optional<std::string> author_email;
+  std::optional<std::string> author_unique_user_identifier;
+};
+
+// A newly created user.
+struct CreatedUser {
+  // Signs the user in to a room (a secret of that user): see Client::sign_in_url.
+  std::string access_token;
+  std::string username;
+  std::string user_id;
+  bool is_moderator = false;
+  // The room a moderator is limited to.
+  std::optional<std::string> chat_room;
+};
+
+// The answer to a raw request: its 2xx status and the body's JSON text ("null" when empty).
+struct RawResponse {
+  std::uint16_t status = 0;
+  std::string body;
+};
+
+// Where a key's rate-limit budget stands (roomchat_rate_limit_state).
+struct RateLimitState {
+  // Requests the client allows itself per window.
+  std::uint32_t limit = 0;
+  // Requests started within the current window.
+  std::uint32_t used = 0;
+  // Requests that may start now.
+  std::uint32_t remaining = 0;
+  // The window the client counts in.
+  std::chrono::milliseconds window{0};
+  // How long until the next request may start (0: now).
+  std::chrono::milliseconds next_free_in{0};
+  // How long every caller is still held off after a 429, or std::nullopt.
+  std::optional<std::chrono::milliseconds> blocked_for;
+  BudgetBackend backend = BudgetBackend::Local;
+  // Redis is the backend but cannot be reached: the figures are the fallback's.
+  bool degraded = false;
+};
+
+namespace detail {
+
+// Frees each C object with its own _free.
+struct Free {
+  void operator()(roomchat_client_options *p) const noexcept { roomchat_client_options_free(p); }
+  void operator()(roomchat_client *p) const noexcept { roomchat_client_free(p); }
+  void operator()(roomchat_error *p) const noexcept { roomchat_error_free(p); }
+  void operator()(roomchat_user_page *p) const noexcept { roomchat_user_page_free(p); }
+  void operator()(roomchat_user *p) const noexcept { roomchat_user_free(p); }
+  void operator()(roomchat_users_iter *p) const noexcept { roomchat_users_iter_free(p); }
+  void operator()(roomchat_messages *p) const noexcept { roomchat_messages_free(p); }
+  void operator()(roomchat_created_user *p) const noexcept { roomchat_created_user_free(p); }
+  void operator()(char *p) const noexcept { roomchat_string_free(p); }
+};
+
+template <typename T>
+using Owned = std::unique_ptr<T, Free>;
+
+inline std::optional<std::string> optional_string(const char *text) {
+  return text ? std::optional<std::string>(text) : std::nullopt;
+}
+
+inline std::string string_or_empty(const char *text) { return text ? std::string(text) : std::string(); }
+
+inline std::optional<std::chrono::milliseconds> optional_ms(std::int64_t ms) {
+  return ms >= 0 ? std::optional<std::chrono::milliseconds>(std::chrono::milliseconds(ms)) : std::nullopt;
+}
+
+// Throws the Error for a failed call; frees `raw` (which may be NULL).
+[[noreturn]] inline void throw_error(roomchat_result code, roomchat_error *raw) {
+  Owned<roomchat_error> error(raw);
+  if (!error) throw Error(code, std::string(result_name(code)));
+  Error::Details details;
+  if (std::uint16_t status = roomchat_error_status(error.get())) details.status = status;
+  details.event_id = optional_string(roomchat_error_event_id(error.get()));
+  details.retry_after = optional_ms(roomchat_error_retry_after_ms(error.get()));
+  details.method = optional_string(roomchat_error_method(error.get()));
+  details.path = optional_string(roomchat_error_path(error.get()));
+  throw Error(roomchat_error_code(error.get()), roomchat_error_message(error.get()), std::move(details));
+}
+
+// Throws for a failed call that has no error out-parameter.
+inline void check(roomchat_result code) {
+  if (code != ROOMCHAT_RESULT_OK) throw_error(code, nullptr);
+}
+
+// Runs `call(roomchat_error **)` and throws what it reports.
+template <typename Call>
+void check_call(Call &&call) {
+  roomchat_error *error = nullptr;
+  const roomchat_result code = call(&error);
+  if (code != ROOMCHAT_RESULT_OK) throw_error(code, error);
+  roomchat_error_free(error);
+}
+
+// A NUL-terminated copy of a string argument; a NUL byte inside is refused,
+// as C would otherwise see a shorter string than the caller gave.
+class CString {
+ public:
+  CString(std::string_view value, const char *what) : text_(value) {
+    if (value.find('\0') != std::string_view::npos)
+      throw Error(ROOMCHAT_RESULT_INVALID_ARGUMENT, std::string(what) + " holds a NUL byte");
+  }
+  const char *get() const noexcept { return text_.c_str(); }
+
+ private:
+  std::string text_;
+};
+
+// As CString, NULL for std::nullopt.
+class OptionalCString {
+ public:
+  OptionalCString(std::optional<std::string_view> value, const char *what) {
+    if (value) text_.emplace(*value, what);
+  }
+  const char *get() const noexcept { return text_ ? text_->get() : nullptr; }
+
+ private:
+  std::optional<CString> text_;
+};
+
+// Takes a string the library returned through char ** (frees it).
+inline std::string take_string(char *text) {
+  Owned<char> owned(text);
+  return string_or_empty(owned.get());
+}
+
+inline User to_user(const roomchat_user *user) {
+  User out;
+  out.id = optional_string(roomchat_user_id(user));
+  out.username = optional_string(roomchat_user_username(user));
+  out.profile_pic = optional_string(roomchat_user_profile_pic(user));
+  out.email = optional_string(roomchat_user_email(user));
+  out.unique_user_identifier = optional_string(roomchat_user_unique_user_identifier(user));
+  out.chat_room = optional_string(roomchat_user_chat_room(user));
+  const std::int32_t moderator = roomchat_user_is_moderator(user);
+  if (moderator >= 0) out.is_moderator = moderator == 1;
+  out.json = string_or_empty(roomchat_user_json(user));
+  return out;
+}
+
+inline Message to_message(const roomchat_message *message) {
+  auto field = [message](roomchat_message_field which) {
+    return optional_string(roomchat_message_get_field(message, static_cast<std::uint32_t>(which)));
+  };
+  Message out;
+  out.id = field(ROOMCHAT_MESSAGE_FIELD_ID);
+  out.conversation = field(ROOMCHAT_MESSAGE_FIELD_CONVERSATION);
+  out.text = field(ROOMCHAT_MESSAGE_FIELD_TEXT);
+  out.created = field(ROOMCHAT_MESSAGE_FIELD_CREATED);
+  out.author_id = field(ROOMCHAT_MESSAGE_FIELD_AUTHOR_ID);
+  out.author_username = field(ROOMCHAT_MESSAGE_FIELD_AUTHOR_USERNAME);
+  out.author_email = field(ROOMCHAT_MESSAGE_FIELD_AUTHOR_EMAIL);
+  out.author_unique_user_identifier = field(ROOMCHAT_MESSAGE_FIELD_AUTHOR_UNIQUE_USER_IDENTIFIER);
+  return out;
+}
+
+}  // namespace detail
+
+// Settings for a Client (roomchat_client_options). Setters only record and
+// return *this, so they chain; bad values are reported by the Client
+// constructor (ROOMCHAT_RESULT_CONFIGURATION). Use it from one thread at a time.
+class ClientOptions {
+ public:
+  // Starts settings for `private_key` (copied).
+  explicit ClientOptions(std::string_view private_key) {
+    roomchat_client_options *raw = nullptr;
+    detail::CString key(private_key, "private_key");
+    detail::check_call([&](roomchat_error **error) { return roomchat_client_options_new(key.get(), &raw, error); });
+    raw_.reset(raw);
+  }
+
+  // The REST base URL, e.g. "https://api.example.com". Required.
+  ClientOptions &base_url(std::string_view url) {
+    return set(roomchat_client_options_set_base_url(get(), detail::CString(url, "base_url").get()));
+  }
+  // The public key, used by RawAuth::PublicKey requests.
+  ClientOptions &public_key(std::string_view key) {
+    return set(roomchat_client_options_set_public_key(get(), detail::CString(key, "public_key").get()));
+  }
+  // The address rooms are served at to browsers, for sign_in_url.
+  ClientOptions &chat_url(std::string_view url) {
+    return set(roomchat_client_options_set_chat_url(get(), detail::CString(url, "chat_url").get()));
+  }
+  // An application name appended to the User-Agent.
+  ClientOptions &app_name(std::string_view name) {
+    return set(roomchat_client_options_set_app_name(get(), detail::CString(name, "app_name").get()));
+  }
+  // The connect timeout and the overall timeout of one attempt (0 keeps the defaults, 10 s and 30 s).
+  ClientOptions &timeouts(std::chrono::milliseconds connect, std::chrono::milliseconds overall) {
+    return set(roomchat_client_options_set_timeouts(get(), non_negative(connect), non_negative(overall)));
+  }
+  // Retries after the first attempt (default 2), and whether a POST may be
+  // retried after a 5xx or timeout (default false: it could create twice).
+  ClientOptions &retries(std::uint32_t max_retries, bool retry_non_idempotent = false) {
+    return set(roomchat_client_options_set_retries(get(), max_retries, retry_non_idempotent));
+  }
+  // The key's client-side rate limit: `requests` per `window` (default 600 per
+  // minute); a call fails at once when the budget is spent (`fail_fast`) or
+  // waits up to `max_wait` for a slot.
+  ClientOptions &rate_limit(std::uint32_t requests, std::chrono::milliseconds window, bool fail_fast,
+                            std::chrono::milliseconds max_wait) {
+    return set(roomchat_client_options_set_rate_limit(get(), requests, non_negative(window), fail_fast,
+                                                      non_negative(max_wait)));
+  }
+  // Also trusts the certificates of `pem` (PEM text) for https://.
+  ClientOptions &ca_pem(std::string_view pem) {
+    return set(roomchat_client_options_set_ca_pem(get(), detail::CString(pem, "ca_pem").get()));
+  }
+  // Whether to ask for gzip-compressed answers (default true).
+  ClientOptions &gzip(bool enabled) { return set(roomchat_client_options_set_gzip(get(), enabled)); }
+  // The roots an https:// client trusts (default TlsRoots::Webpki).
+  ClientOptions &tls_roots(TlsRoots roots) {
+    return set(roomchat_client_options_set_tls_roots(get(), static_cast<std::uint32_t>(roots)));
+  }
+  // The proxy, http://[user:password@]host[:port] or https://…; never called,
+  // the environment's https_proxy, no_proxy, … are read as curl reads them.
+  ClientOptions &proxy(std::string_view url) {
+    return set(roomchat_client_options_set_proxy(get(), detail::CString(url, "proxy").get()));
+  }
+  // No proxy, whatever the environment says.
+  ClientOptions &no_proxy() { return set(roomchat_client_options_set_proxy(get(), nullptr)); }
+  // Shares the key's budget through the Redis server at `url` (redis://, rediss://,
+  // redis+unix://). Call it before the other Redis setters.
+  ClientOptions &rate_limit_redis(std::string_view url) {
+    return set(roomchat_client_options_set_rate_limit_redis(get(), detail::CString(url, "redis url").get()));
+  }
+  // What the client does while Redis cannot be reached; `expected_processes`
+  // (0 keeps 4) divides the limit for RedisPolicy::LocalFallback.
+  ClientOptions &redis_policy(RedisPolicy policy, std::uint32_t expected_processes = 0) {
+    return set(roomchat_client_options_set_redis_policy(get(), static_cast<std::uint32_t>(policy),
+                                                        expected_processes));
+  }
+  // The Redis connect and round-trip timeouts, and how long Redis is left alone after a failure (0 keeps a default).
+  ClientOptions &redis_timeouts(std::chrono::milliseconds connect, std::chrono::milliseconds io,
+                                std::chrono::milliseconds breaker_cooldown) {
+    return set(roomchat_client_options_set_redis_timeouts(get(), non_negative(connect), non_negative(io),
+                                                          non_negative(breaker_cooldown)));
+  }
+  // The prefix of the budget's Redis keys (default "roomchat").
+  ClientOptions &redis_key_prefix(std::string_view prefix) {
+    return set(roomchat_client_options_set_redis_key_prefix(get(), detail::CString(prefix, "redis key prefix").get()));
+  }
+  // The largest response body accepted, in bytes (default 16 MiB; UINT64_MAX: no cap).
+  ClientOptions &max_response_bytes(std::uint64_t bytes) {
+    return set(roomchat_client_options_set_max_response_bytes(get(), bytes));
+  }
+  // Allows sending the key over plain http:// to a host that is not loopback (default false).
+  ClientOptions &allow_insecure_http(bool allow) {
+    return set(roomchat_client_options_set_allow_insecure_http(get(), allow));
+  }
+
+  // The C object, still owned by this handle (NULL once moved from).
+  roomchat_client_options *get() const noexcept { return raw_.get(); }
+
+ private:
+  ClientOptions &set(roomchat_result code) {
+    detail::check(code);
+    return *this;
+  }
+  // A negative duration is taken as the largest value, which the client refuses as too long.
+  static std::uint64_t non_negative(std::chrono::milliseconds value) noexcept {
+    return value.count() < 0 ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(value.count());
+  }
+
+  detail::Owned<roomchat_client_options> raw_;
+};
+
+class Users;
+
+// A client of the chat service (roomchat_client). Thread-safe: one Client may
+// be used by many threads at once. Every client of the same private key in the
+// process shares one rate-limit budget.
+class Client {
+ public:
+  // Builds a client; `options` may be destroyed right after.
+  // Throws ROOMCHAT_RESULT_CONFIGURATION on bad settings.
+  explicit Client(const ClientOptions &options) {
+    roomchat_client *raw = nullptr;
+    detail::check_call([&](roomchat_error **error) { return roomchat_client_new(options.get(), &raw, error); });
+    raw_.reset(raw);
+  }
+
+  // GET /consumer/api/v2/users: one page. `limit` 0 means the service's default (50), else 1 to 200.
+  UserPage list_users(std::uint32_t limit = 0, std::uint64_t skip = 0) const {
+    roomchat_user_page *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) { return roomchat_client_list_users(get(), limit, skip, &raw, e); });
+    detail::Owned<roomchat_user_page> page(raw);
+    UserPage out;
+    out.total = roomchat_user_page_total(raw);
+    out.limit = roomchat_user_page_limit(raw);
+    out.skip = roomchat_user_page_skip(raw);
+    const std::size_t count = roomchat_user_page_len(raw);
+    out.users.reserve(count);
+    for (std::size_t i = 0; i < count; i++) out.users.push_back(detail::to_user(roomchat_user_page_get(raw, i)));
+    return out;
+  }
+
+  // Every user, lazily, `page_size` (1 to 200; 0 = 200) at a time: see Users.
+  inline Users users(std::uint32_t page_size = 0) const;
+
+  // DELETE /consumer/api/v2/user/deactivate. Throws ROOMCHAT_RESULT_USER_NOT_FOUND when no active user has `id`.
+  void deactivate_user(UserIdentifier by, std::string_view id) const {
+    detail::CString id_c(id, "id");
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_deactivate_user(get(), static_cast<std::uint32_t>(by), id_c.get(), e);
+    });
+  }
+
+  // GET the messages of a conversation, oldest first.
+  std::vector<Message> conversation_messages(std::string_view room_id, std::string_view conversation_id,
+                                             PathForm form = PathForm::Room) const {
+    detail::CString room(room_id, "room_id"), conversation(conversation_id, "conversation_id");
+    roomchat_messages *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_conversation_messages(get(), room.get(), conversation.get(),
+                                                   static_cast<std::uint32_t>(form), &raw, e);
+    });
+    detail::Owned<roomchat_messages> messages(raw);
+    std::vector<Message> out;
+    const std::size_t count = roomchat_messages_len(raw);
+    out.reserve(count);
+    for (std::size_t i = 0; i < count; i++) out.push_back(detail::to_message(roomchat_messages_get(raw, i)));
+    return out;
+  }
+
+  // POST /consumer/api/v1/user. `chat_room` is required for Role::ModeratorOfRoom
+  // and refused otherwise; `extra_json` is a JSON object of fields sent unchanged,
+  // e.g. {"uniqueUserIdentifier": "crm-1"}. Never retried after a 5xx or timeout
+  // unless ClientOptions::retries allows it.
+  CreatedUser create_user(std::string_view username, Role role = Role::Regular,
+                          std::optional<std::string_view> chat_room = std::nullopt,
+                          std::optional<std::string_view> extra_json = std::nullopt) const {
+    detail::CString name(username, "username");
+    detail::OptionalCString room(chat_room, "chat_room"), extra(extra_json, "extra_json");
+    roomchat_created_user *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_create_user(get(), name.get(), static_cast<std::uint32_t>(role), room.get(), extra.get(),
+                                         &raw, e);
+    });
+    detail::Owned<roomchat_created_user> user(raw);
+    CreatedUser out;
+    out.access_token = detail::string_or_empty(roomchat_created_user_access_token(raw));
+    out.username = detail::string_or_empty(roomchat_created_user_username(raw));
+    out.user_id = detail::string_or_empty(roomchat_created_user_user_id(raw));
+    out.is_moderator = roomchat_created_user_is_moderator(raw);
+    out.chat_room = detail::optional_string(roomchat_created_user_chat_room(raw));
+    return out;
+  }
+
+  // GET /consumer/api/v1/chatrooms: the JSON text as the service sent it.
+  std::string list_chat_rooms() const {
+    char *json = nullptr;
+    detail::check_call([&](roomchat_error **e) { return roomchat_client_list_chat_rooms(get(), &json, e); });
+    return detail::take_string(json);
+  }
+
+  // A request to an operation without a documented shape, through the same
+  // limits, retries and error decoding. `query_json` is a JSON array of
+  // ["name", "value"] pairs; `body_json` the JSON body.
+  RawResponse raw_request(std::string_view method, std::string_view path,
+                          std::optional<std::string_view> query_json = std::nullopt,
+                          std::optional<std::string_view> body_json = std::nullopt,
+                          RawAuth auth = RawAuth::PrivateKey) const {
+    detail::CString method_c(method, "method"), path_c(path, "path");
+    detail::OptionalCString query(query_json, "query_json"), body(body_json, "body_json");
+    RawResponse out;
+    char *text = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_raw_request(get(), method_c.get(), path_c.get(), query.get(), body.get(),
+                                         static_cast<std::uint32_t>(auth), &out.status, &text, e);
+    });
+    out.body = detail::take_string(text);
+    return out;
+  }
+
+  // Where the key's rate-limit budget stands (no request is made).
+  RateLimitState rate_limit_state() const {
+    roomchat_rate_limit_state raw{};
+    detail::check(roomchat_client_rate_limit_state(get(), &raw));
+    RateLimitState out;
+    out.limit = raw.limit;
+    out.used = raw.used;
+    out.remaining = raw.remaining;
+    out.window = std::chrono::milliseconds(raw.window_ms);
+    out.next_free_in = std::chrono::milliseconds(raw.next_free_in_ms);
+    out.blocked_for = detail::optional_ms(raw.blocked_for_ms);
+    out.backend = static_cast<BudgetBackend>(raw.backend);
+    out.degraded = raw.degraded;
+    return out;
+  }
+
+  // The browser address that signs the holder of `access_token` in to `room_id` (needs ClientOptions::chat_url).
+  std::string sign_in_url(std::string_view room_id, std::string_view access_token) const {
+    detail::CString room(room_id, "room_id"), token(access_token, "access_token");
+    char *url = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_sign_in_url(get(), room.get(), token.get(), &url, e);
+    });
+    return detail::take_string(url);
+  }
+
+  // An <iframe> element for the sign-in address, HTML-escaped; `width` and `height` e.g. "100%", "600".
+  std::string iframe_html(std::string_view room_id, std::string_view access_token, std::string_view width,
+                          std::string_view height) const {
+    detail::CString room(room_id, "room_id"), token(access_token, "access_token");
+    detail::CString width_c(width, "width"), height_c(height, "height");
+    char *html = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_iframe_html(get(), room.get(), token.get(), width_c.get(), height_c.get(), &html, e);
+    });
+    return detail::take_string(html);
+  }
+
+  // The C object, still owned by this handle (NULL once moved from).
+  roomchat_client *get() const noexcept { return raw_.get(); }
+
+ private:
+  detail::Owned<roomchat_client> raw_;
+};
+
+// A lazy iteration over every user (Client::users), a page at a time: an input
+// range, so iterate it once, from one thread at a time. A failure throws from
+// begin() or ++ and ends the iteration; resume() then lets a new loop retry the
+// page that failed, and a new loop goes on from where the last one stopped.
+// It keeps its own reference to the client.
+class Users {
+ public:
+  class iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = User;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const User *;
+    using reference = const User &;
+
+    iterator() noexcept = default;
+    reference operator*() const { return *owner_->current_; }
+    pointer operator->() const { return &*owner_->current_; }
+    iterator &operator++() {
+      owner_->fetch();
+      return *this;
+    }
+    void operator++(int) { ++*this; }
+    friend bool operator==(const iterator &a, const iterator &b) noexcept { return a.at_end() == b.at_end(); }
+    friend bool operator!=(const iterator &a, const iterator &b) noexcept { return !(a == b); }
+
+   private:
+    friend class Users;
+    explicit iterator(Users *owner) noexcept : owner_(owner) {}
+    bool at_end() const noexcept { return owner_ == nullptr || !owner_->current_; }
+    Users *owner_ = nullptr;
+  };
+
+  // Takes ownership of `raw` (from roomchat_client_users_iter).
+  explicit Users(roomchat_users_iter *raw) noexcept : raw_(raw) {}
+  Users(Users &&other) noexcept
+      : raw_(std::move(other.raw_)), current_(std::exchange(other.current_, std::nullopt)), done_(other.done_) {}
+  Users &operator=(Users &&other) noexcept {
+    raw_ = std::move(other.raw_);
+    current_ = std::exchange(other.current_, std::nullopt);
+    done_ = other.done_;
+    return *this;
+  }
+
+  // The user the iteration stands at, fetching the first one if none was.
+  iterator begin() {
+    if (!current_ && !done_) fetch();
+    return iterator(this);
+  }
+  iterator end() noexcept { return iterator(); }
+
+  // After a failure, lets the iteration go on with the page that failed.
+  void resume() {
+    detail::check(roomchat_users_iter_resume(raw_.get()));
+    done_ = false;
+  }
+
+  // The C object, still owned by this handle (NULL once moved from).
+  roomchat_users_iter *get() const noexcept { return raw_.get(); }
+
+ private:
+  void fetch() {
+    current_.reset();
+    roomchat_user *raw = nullptr;
+    roomchat_error *error = nullptr;
+    const roomchat_result code = roomchat_users_iter_next(raw_.get(), &raw, &error);
+    if (code == ROOMCHAT_RESULT_ITERATION_DONE) {
+      done_ = true;
+      return;
+    }
+    if (code != ROOMCHAT_RESULT_OK) detail::throw_error(code, error);
+    detail::Owned<roomchat_user> user(raw);
+    current_ = detail::to_user(raw);
+  }
+
+  detail::Owned<roomchat_users_iter> raw_;
+  std::optional<User> current_;
+  bool done_ = false;
+};
+
+inline Users Client::users(std::uint32_t page_size) const {
+  roomchat_users_iter *raw = nullptr;
+  detail::check_call([&](roomchat_error **e) { return roomchat_client_users_iter(get(), page_size, &raw, e); });
+  return Users(raw);
+}
+
+}  // namespace roomchat
+
+#endif  // ROOMCHAT_HPP

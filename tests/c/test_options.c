@@ -1,0 +1,493 @@
+/*
+ * Per-call options (roomchat_client_with_options), the answer beside the result
+ * (the _with_response calls and roomchat_response_meta), the log callback,
+ * ROOMCHAT_LOG and the User-Agent, against the emulator binary, under valgrind
+ * (tests/c/run.sh).
+ *
+ * usage: test_options <path to roomchat-emulator>
+ */
+#include <fcntl.h>
+#include <sys/utsname.h>
+#include <time.h>
+
+#include "harness.h"
+#include "roomchat.h"
+
+static emulator emu;
+
+#define USERS_PATH "/consumer/api/v2/users"
+
+static roomchat_client *make_client(uint32_t retries) {
+  roomchat_client_options *options = NULL;
+  roomchat_client *client = NULL;
+  roomchat_error *err = NULL;
+  CHECK(roomchat_client_options_new(emu.private_key, &options, NULL) == ROOMCHAT_RESULT_OK);
+  roomchat_client_options_set_base_url(options, emu.base_url);
+  if (emu.ca_pem) roomchat_client_options_set_ca_pem(options, emu.ca_pem);
+  roomchat_client_options_set_public_key(options, emu.public_key);
+  roomchat_client_options_set_app_name(options, "c-options/1.0");
+  roomchat_client_options_set_retries(options, retries, false);
+  roomchat_client_options_set_rate_limit(options, 100000, 60000, false, 60000);
+  if (roomchat_client_new(options, &client, &err) != ROOMCHAT_RESULT_OK) {
+    fprintf(stderr, "client: %s\n", roomchat_error_message(err));
+    roomchat_error_free(err);
+  }
+  roomchat_client_options_free(options);
+  return client;
+}
+
+/* A view of `client` with a timeout (0: the client's) and retries (-1: the client's). */
+static roomchat_client *make_view(const roomchat_client *client, uint64_t timeout_ms, int retries) {
+  roomchat_call_options *options = NULL;
+  roomchat_client *view = NULL;
+  roomchat_error *err = NULL;
+  CHECK(roomchat_call_options_new(&options) == ROOMCHAT_RESULT_OK);
+  if (timeout_ms) CHECK(roomchat_call_options_set_timeout_ms(options, timeout_ms) == ROOMCHAT_RESULT_OK);
+  if (retries >= 0) CHECK(roomchat_call_options_set_max_retries(options, (uint32_t)retries) == ROOMCHAT_RESULT_OK);
+  CHECK(roomchat_client_with_options(client, options, &view, &err) == ROOMCHAT_RESULT_OK);
+  if (err) fprintf(stderr, "view: %s\n", roomchat_error_message(err));
+  roomchat_error_free(err);
+  roomchat_call_options_free(options);
+  return view;
+}
+
+static void add_fault(const char *spec) { CHECK(http_request(&emu, "POST", "/_emulator/faults", spec, NULL) == 200); }
+
+static void clear_journal(void) { CHECK(http_request(&emu, "DELETE", "/_emulator/journal", NULL, NULL) == 200); }
+
+/* How many requests of `method` to `path` the journal holds. */
+static int arrivals(const char *method, const char *path) {
+  char *journal = NULL, needle[256];
+  int count;
+  CHECK(http_request(&emu, "GET", "/_emulator/journal", NULL, &journal) == 200);
+  snprintf(needle, sizeof needle, "\"method\":\"%s\",\"path\":\"%s\"", method, path);
+  count = journal ? count_occurrences(journal, needle) : -1;
+  free(journal);
+  return count;
+}
+
+/* The request id the emulator gave its latest request: "req_<seq>" (written to `out`). */
+static void last_request_id(char *out, size_t size) {
+  char *journal = NULL;
+  const char *at, *last = NULL;
+  CHECK(http_request(&emu, "GET", "/_emulator/journal", NULL, &journal) == 200);
+  for (at = journal; at && (at = strstr(at, "\"seq\":")) != NULL; at++) last = at;
+  snprintf(out, size, "req_%lld", last ? json_number_field(last, "seq") : -1LL);
+  free(journal);
+}
+
+/* The latest request's User-Agent (written to `out`). */
+static void last_user_agent(char *out, size_t size) {
+  char *journal = NULL;
+  const char *at, *last = NULL;
+  out[0] = '\0';
+  CHECK(http_request(&emu, "GET", "/_emulator/journal", NULL, &journal) == 200);
+  for (at = journal; at && (at = strstr(at, "\"user_agent\":")) != NULL; at++) last = at;
+  if (last) CHECK(json_string_field(last, "user_agent", out, size));
+  free(journal);
+}
+
+static int starts_with(const char *text, const char *prefix) {
+  return strncmp(text, prefix, strlen(prefix)) == 0;
+}
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1000.0 + (double)t.tv_nsec / 1e6;
+}
+
+static void test_view_shares_budget_and_pool(void) {
+  roomchat_client *client = make_client(2), *view;
+  roomchat_user_page *page = NULL;
+  roomchat_rate_limit_state state;
+  char *rooms = NULL, *stats = NULL;
+  CHECK(http_request(&emu, "DELETE", "/_emulator/connections", NULL, NULL) == 200);
+  view = make_view(client, 5000, 0);
+  CHECK(view != NULL && view != client);
+  CHECK(roomchat_client_list_users(client, 0, 0, &page, NULL) == ROOMCHAT_RESULT_OK);
+  roomchat_user_page_free(page);
+  page = NULL;
+  CHECK(roomchat_client_list_users(view, 0, 0, &page, NULL) == ROOMCHAT_RESULT_OK);
+  roomchat_user_page_free(page);
+  page = NULL;
+  CHECK(roomchat_client_list_chat_rooms(view, &rooms, NULL) == ROOMCHAT_RESULT_OK);
+  roomchat_string_free(rooms);
+  CHECK(roomchat_client_rate_limit_state(client, &state) == ROOMCHAT_RESULT_OK);
+  CHECK(state.used == 3); /* the parent counts its view's calls */
+  CHECK(roomchat_client_rate_limit_state(view, &state) == ROOMCHAT_RESULT_OK);
+  CHECK(state.used == 3);
+  /* One connection for the parent and the view, plus the one this request came on. */
+  CHECK(http_request(&emu, "GET", "/_emulator/connections", NULL, &stats) == 200);
+  CHECK(stats != NULL && json_number_field(stats, "accepted") == 2);
+  if (stats && json_number_field(stats, "accepted") != 2) fprintf(stderr, "  connections: %s\n", stats);
+  free(stats);
+  /* The view keeps what it shares: it works after the parent is freed. */
+  roomchat_client_free(client);
+  CHECK(roomchat_client_list_users(view, 0, 0, &page, NULL) == ROOMCHAT_RESULT_OK);
+  roomchat_user_page_free(page);
+  roomchat_client_free(view);
+}
+
+static void test_view_retries(void) {
+  roomchat_client *client = make_client(2), *once_only = make_view(client, 0, 0);
+  roomchat_user_page *page = NULL;
+  roomchat_error *err = NULL;
+  clear_journal();
+  add_fault("{\"method\": \"GET\", \"path\": \"" USERS_PATH "\", \"times\": 3, \"action\": {\"kind\": \"respond\", "
+            "\"status\": 503}}");
+  CHECK(roomchat_client_list_users(once_only, 0, 0, &page, &err) == ROOMCHAT_RESULT_SERVER_ERROR);
+  CHECK(roomchat_error_status(err) == 503);
+  roomchat_error_free(err);
+  CHECK(arrivals("GET", USERS_PATH) == 1); /* one attempt, no retry */
+  /* the parent keeps its 2 retries: 503, 503, then the answer */
+  CHECK(roomchat_client_list_users(client, 0, 0, &page, NULL) == ROOMCHAT_RESULT_OK);
+  CHECK(arrivals("GET", USERS_PATH) == 4);
+  roomchat_user_page_free(page);
+  roomchat_client_free(once_only);
+  roomchat_client_free(client);
+}
+
+static void test_view_timeout(void) {
+  roomchat_client *client = make_client(2), *quick = make_view(client, 300, 0);
+  roomchat_user_page *page = NULL;
+  roomchat_error *err = NULL;
+  double started, took;
+  add_fault("{\"method\": \"GET\", \"path\": \"" USERS_PATH "\", \"action\": {\"kind\": \"delay\", \"ms\": 1500}}");
+  started = now_ms();
+  CHECK(roomchat_client_list_users(quick, 0, 0, &page, &err) == ROOMCHAT_RESULT_TIMEOUT);
+  took = now_ms() - started;
+  CHECK(took >= 280 && took < 1400); /* the view's 300 ms, not the parent's 30 s */
+  if (!(took >= 280 && took < 1400)) fprintf(stderr, "  the timed-out call took %.0f ms\n", took);
+  roomchat_error_free(err);
+  CHECK(page == NULL);
+  /* the same kind of slow answer is within the parent's own timeout */
+  add_fault("{\"method\": \"GET\", \"path\": \"" USERS_PATH "\", \"action\": {\"kind\": \"delay\", \"ms\": 600}}");
+  CHECK(roomchat_client_list_users(client, 0, 0, &page, NULL) == ROOMCHAT_RESULT_OK);
+  roomchat_user_page_free(page);
+  roomchat_client_free(quick);
+  roomchat_client_free(client);
+}
+
+static void test_bad_call_options(void) {
+  roomchat_client *client = make_client(2), *view = NULL;
+  roomchat_call_options *options = NULL;
+  roomchat_error *err = NULL;
+  const uint64_t too_long = 1000000000000ULL + 1; /* 10^12 ms + 1 */
+  CHECK(roomchat_call_options_new(NULL) == ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  CHECK(roomchat_call_options_set_timeout_ms(NULL, 10) == ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  CHECK(roomchat_call_options_set_max_retries(NULL, 1) == ROOMCHAT_RESULT_INVALID_ARGUMENT);
+
+  CHECK(roomchat_call_options_new(&options) == ROOMCHAT_RESULT_OK);
+  CHECK(roomchat_call_options_set_timeout_ms(options, 0) == ROOMCHAT_RESULT_OK);
+  CHECK(roomchat_client_with_options(client, options, &view, &err) == ROOMCHAT_RESULT_CONFIGURATION);
+  CHECK(err != NULL && strstr(roomchat_error_message(err), "timeout") != NULL);
+  roomchat_error_free(err);
+  err = NULL;
+  CHECK(view == NULL);
+  CHECK(roomchat_call_options_set_timeout_ms(options, too_long) == ROOMCHAT_RESULT_OK);
+  CHECK(roomchat_client_with_options(client, options, &view, &err) == ROOMCHAT_RESULT_CONFIGURATION);
+  roomchat_error_free(err);
+  err = NULL;
+  CHECK(roomchat_call_options_set_timeout_ms(options, 1000) == ROOMCHAT_RESULT_OK);
+  CHECK(roomchat_call_options_set_connect_timeout_ms(options, 0) == ROOMCHAT_RESULT_OK);
+  CHECK(roomchat_client_with_options(client, options, &view, NULL) == ROOMCHAT_RESULT_CONFIGURATION);
+  CHECK(roomchat_call_options_set_connect_timeout_ms(options, 1000) == ROOMCHAT_RESULT_OK);
+  CHECK(roomchat_call_options_set_max_retry_wait_ms(options, too_long) == ROOMCHAT_RESULT_OK);
+  CHECK(roomchat_client_with_options(client, options, &view, NULL) == ROOMCHAT_RESULT_CONFIGURATION);
+  CHECK(roomchat_call_options_set_max_retry_wait_ms(options, 1000) == ROOMCHAT_RESULT_OK);
+  CHECK(view == NULL);
+
+  CHECK(roomchat_client_with_options(NULL, options, &view, NULL) == ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  CHECK(roomchat_client_with_options(client, NULL, &view, NULL) == ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  CHECK(roomchat_client_with_options(client, options, NULL, NULL) == ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  CHECK(view == NULL);
+  /* every setting valid: a view */
+  CHECK(roomchat_client_with_options(client, options, &view, NULL) == ROOMCHAT_RESULT_OK);
+  CHECK(view != NULL);
+  roomchat_client_free(view);
+  roomchat_call_options_free(options);
+  roomchat_call_options_free(NULL);
+  roomchat_client_free(client);
+}
+
+/* The common checks of an answer to a call answered 200 after `attempts` attempts. */
+static void check_meta(const roomchat_response_meta *meta, uint32_t attempts) {
+  char id[64];
+  size_t i;
+  CHECK(meta != NULL);
+  if (!meta) return;
+  last_request_id(id, sizeof id);
+  CHECK(roomchat_response_meta_status(meta) == 200);
+  CHECK(roomchat_response_meta_attempts(meta) == attempts);
+  CHECK(roomchat_response_meta_request_id(meta) != NULL && strcmp(roomchat_response_meta_request_id(meta), id) == 0);
+  CHECK(roomchat_response_meta_header(meta, "Date") != NULL);
+  CHECK(roomchat_response_meta_header(meta, "date") == roomchat_response_meta_header(meta, "DATE"));
+  CHECK(roomchat_response_meta_header(meta, "no-such-header") == NULL);
+  CHECK(roomchat_response_meta_header(meta, NULL) == NULL);
+  CHECK(roomchat_response_meta_header_count(meta) >= 3);
+  for (i = 0; i < roomchat_response_meta_header_count(meta); i++) {
+    const char *name = roomchat_response_meta_header_name(meta, i), *c;
+    CHECK(name != NULL && roomchat_response_meta_header_value(meta, i) != NULL);
+    for (c = name; c && *c; c++) CHECK(!(*c >= 'A' && *c <= 'Z'));
+  }
+  CHECK(roomchat_response_meta_header_name(meta, i) == NULL);
+  CHECK(roomchat_response_meta_header_value(meta, i) == NULL);
+}
+
+static void test_with_response(void) {
+  roomchat_client *client = make_client(2);
+  roomchat_user_page *page = NULL;
+  roomchat_created_user *user = NULL;
+  roomchat_token_user *token = NULL;
+  roomchat_messages *messages = NULL;
+  roomchat_response_meta *meta = NULL;
+  roomchat_error *err = NULL;
+  char *body = NULL, *rooms = NULL, *raw = NULL, conversation[64];
+  uint16_t status = 0;
+
+  CHECK(roomchat_client_list_users_with_response(client, 0, 0, &page, &meta, NULL) == ROOMCHAT_RESULT_OK);
+  check_meta(meta, 1);
+  CHECK(page != NULL);
+  roomchat_user_page_free(page);
+  page = NULL;
+  roomchat_response_meta_free(meta);
+  meta = NULL;
+
+  /* after a retry: the second attempt's answer */
+  add_fault("{\"method\": \"GET\", \"path\": \"" USERS_PATH "\", \"action\": {\"kind\": \"respond\", \"status\": 503}}");
+  CHECK(roomchat_client_list_users_with_response(client, 0, 0, &page, &meta, NULL) == ROOMCHAT_RESULT_OK);
+  check_meta(meta, 2);
+  roomchat_user_page_free(page);
+  page = NULL;
+  roomchat_response_meta_free(meta);
+  meta = NULL;
+
+  /* NULL meta_out: the plain call */
+  CHECK(roomchat_client_list_users_with_response(client, 0, 0, &page, NULL, NULL) == ROOMCHAT_RESULT_OK);
+  roomchat_user_page_free(page);
+
+  /* every endpoint */
+  CHECK(roomchat_client_create_user_with_response(client, "jon", ROOMCHAT_ROLE_REGULAR, NULL,
+                                                  "{\"uniqueUserIdentifier\": \"crm-c-1\"}", &user, &meta,
+                                                  NULL) == ROOMCHAT_RESULT_OK);
+  check_meta(meta, 1);
+  roomchat_response_meta_free(meta);
+  meta = NULL;
+  CHECK(roomchat_client_deactivate_user_with_response(client, ROOMCHAT_USER_IDENTIFIER_UNIQUE_USER_IDENTIFIER,
+                                                      "crm-c-1", &meta, NULL) == ROOMCHAT_RESULT_OK);
+  check_meta(meta, 1);
+  roomchat_response_meta_free(meta);
+  meta = NULL;
+  CHECK(roomchat_client_reactivate_user_with_response(client, ROOMCHAT_USER_IDENTIFIER_UNIQUE_USER_IDENTIFIER,
+                                                      "crm-c-1", &meta, NULL) == ROOMCHAT_RESULT_OK);
+  check_meta(meta, 1);
+  roomchat_response_meta_free(meta);
+  meta = NULL;
+  CHECK(roomchat_client_validate_access_token_with_response(client, roomchat_created_user_access_token(user), &token,
+                                                            &meta, NULL) == ROOMCHAT_RESULT_OK);
+  check_meta(meta, 1);
+  CHECK(token != NULL && strcmp(roomchat_token_user_username(token), "jon") == 0);
+  roomchat_token_user_free(token);
+  roomchat_response_meta_free(meta);
+  meta = NULL;
+  CHECK(roomchat_client_invalidate_access_token_with_response(client, roomchat_created_user_access_token(user), &meta,
+                                                              NULL) == ROOMCHAT_RESULT_OK);
+  check_meta(meta, 1);
+  roomchat_response_meta_free(meta);
+  meta = NULL;
+  roomchat_created_user_free(user);
+  CHECK(http_request(&emu, "POST", "/_emulator/rooms", "{\"roomId\": \"r-meta\", \"name\": \"Meta\"}", NULL) == 200);
+  CHECK(http_request(&emu, "POST", "/_emulator/conversations",
+                     "{\"roomId\": \"r-meta\", \"messages\": [{\"messages\": \"hi\", \"user\": {\"username\": \"jon\"}}]}",
+                     &body) == 200);
+  CHECK(json_string_field(body, "conversationId", conversation, sizeof conversation));
+  free(body);
+  CHECK(roomchat_client_conversation_messages_with_response(client, "r-meta", conversation, ROOMCHAT_PATH_FORM_ROOM,
+                                                            &messages, &meta, NULL) == ROOMCHAT_RESULT_OK);
+  check_meta(meta, 1);
+  CHECK(roomchat_messages_len(messages) == 1);
+  roomchat_messages_free(messages);
+  roomchat_response_meta_free(meta);
+  meta = NULL;
+  CHECK(roomchat_client_list_chat_rooms_with_response(client, &rooms, &meta, NULL) == ROOMCHAT_RESULT_OK);
+  check_meta(meta, 1);
+  roomchat_string_free(rooms);
+  roomchat_response_meta_free(meta);
+  meta = NULL;
+  CHECK(roomchat_client_raw_request_with_response(client, "GET", USERS_PATH, NULL, NULL,
+                                                  ROOMCHAT_RAW_AUTH_PRIVATE_KEY, &status, &raw, &meta,
+                                                  NULL) == ROOMCHAT_RESULT_OK);
+  check_meta(meta, 1);
+  CHECK(status == 200);
+  roomchat_string_free(raw);
+  roomchat_response_meta_free(meta);
+  meta = NULL;
+
+  /* a failure writes no answer */
+  CHECK(roomchat_client_deactivate_user_with_response(client, ROOMCHAT_USER_IDENTIFIER_USER_ID,
+                                                      "000000000000000000000000", &meta, &err) ==
+        ROOMCHAT_RESULT_USER_NOT_FOUND);
+  CHECK(meta == NULL);
+  CHECK(roomchat_error_status(err) == 400);
+  roomchat_error_free(err);
+
+  /* NULL is safe to every getter */
+  CHECK(roomchat_response_meta_status(NULL) == 0);
+  CHECK(roomchat_response_meta_attempts(NULL) == 0);
+  CHECK(roomchat_response_meta_header_count(NULL) == 0);
+  CHECK(roomchat_response_meta_header(NULL, "date") == NULL);
+  CHECK(roomchat_response_meta_request_id(NULL) == NULL);
+  CHECK(roomchat_response_meta_header_name(NULL, 0) == NULL);
+  roomchat_response_meta_free(NULL);
+  roomchat_client_free(client);
+}
+
+/* What the log callback heard. */
+typedef struct heard {
+  char lines[8][512];
+  int levels[8];
+  int count;
+} heard;
+
+static void on_log(void *user_data, roomchat_log_level level, const char *line) {
+  heard *h = (heard *)user_data;
+  if (h->count < 8) {
+    snprintf(h->lines[h->count], sizeof h->lines[0], "%s", line);
+    h->levels[h->count] = (int)level;
+  }
+  h->count++;
+}
+
+static roomchat_client *logging_client(heard *h, uint32_t lowest_level, roomchat_error **err) {
+  roomchat_client_options *options = NULL;
+  roomchat_client *client = NULL;
+  CHECK(roomchat_client_options_new(emu.private_key, &options, NULL) == ROOMCHAT_RESULT_OK);
+  roomchat_client_options_set_base_url(options, emu.base_url);
+  if (emu.ca_pem) roomchat_client_options_set_ca_pem(options, emu.ca_pem);
+  roomchat_client_options_set_log_callback(options, on_log, h, lowest_level);
+  roomchat_client_new(options, &client, err);
+  roomchat_client_options_free(options);
+  return client;
+}
+
+static void test_log_callback(void) {
+  heard h;
+  roomchat_client *client;
+  roomchat_client_options *options = NULL;
+  roomchat_user_page *page = NULL;
+  roomchat_error *err = NULL;
+  memset(&h, 0, sizeof h);
+  client = logging_client(&h, ROOMCHAT_LOG_LEVEL_DEBUG, NULL);
+  add_fault("{\"method\": \"GET\", \"path\": \"" USERS_PATH "\", \"action\": {\"kind\": \"respond\", \"status\": 503}}");
+  CHECK(roomchat_client_list_users(client, 5, 0, &page, NULL) == ROOMCHAT_RESULT_OK);
+  roomchat_user_page_free(page);
+  page = NULL;
+  CHECK(h.count == 3);
+  CHECK(h.levels[0] == ROOMCHAT_LOG_LEVEL_DEBUG && h.levels[1] == ROOMCHAT_LOG_LEVEL_WARNING &&
+        h.levels[2] == ROOMCHAT_LOG_LEVEL_DEBUG);
+  CHECK(starts_with(h.lines[0], "GET " USERS_PATH "?auth=REDACTED&limit=5&skip=0 -> 503 (attempt 1, "));
+  CHECK(starts_with(h.lines[1], "retrying GET " USERS_PATH "?auth=REDACTED&limit=5&skip=0 in "));
+  CHECK(strstr(h.lines[2], "-> 200 (attempt 2, ") != NULL);
+  CHECK(strstr(h.lines[0], emu.private_key) == NULL && strstr(h.lines[1], emu.private_key) == NULL);
+  roomchat_client_free(client);
+
+  /* warnings only */
+  memset(&h, 0, sizeof h);
+  client = logging_client(&h, ROOMCHAT_LOG_LEVEL_WARNING, NULL);
+  add_fault("{\"method\": \"GET\", \"path\": \"" USERS_PATH "\", \"action\": {\"kind\": \"respond\", \"status\": 503}}");
+  CHECK(roomchat_client_list_users(client, 5, 0, &page, NULL) == ROOMCHAT_RESULT_OK);
+  roomchat_user_page_free(page);
+  page = NULL;
+  CHECK(h.count == 1 && h.levels[0] == ROOMCHAT_LOG_LEVEL_WARNING);
+  roomchat_client_free(client);
+
+  /* a level that is not a roomchat_log_level: reported by roomchat_client_new */
+  memset(&h, 0, sizeof h);
+  client = logging_client(&h, 7, &err);
+  CHECK(client == NULL);
+  CHECK(err != NULL && roomchat_error_code(err) == ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  CHECK(err != NULL && strstr(roomchat_error_message(err), "roomchat_log_level") != NULL);
+  roomchat_error_free(err);
+
+  /* a NULL callback turns it off again */
+  CHECK(roomchat_client_options_new(emu.private_key, &options, NULL) == ROOMCHAT_RESULT_OK);
+  roomchat_client_options_set_base_url(options, emu.base_url);
+  if (emu.ca_pem) roomchat_client_options_set_ca_pem(options, emu.ca_pem);
+  roomchat_client_options_set_log_callback(options, on_log, &h, ROOMCHAT_LOG_LEVEL_DEBUG);
+  roomchat_client_options_set_log_callback(options, NULL, NULL, ROOMCHAT_LOG_LEVEL_DEBUG);
+  CHECK(roomchat_client_new(options, &client, NULL) == ROOMCHAT_RESULT_OK);
+  roomchat_client_options_free(options);
+  CHECK(roomchat_client_list_users(client, 5, 0, &page, NULL) == ROOMCHAT_RESULT_OK);
+  roomchat_user_page_free(page);
+  CHECK(h.count == 0);
+  CHECK(roomchat_client_options_set_log_callback(NULL, on_log, &h, 0) == ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  roomchat_client_free(client);
+}
+
+/* ROOMCHAT_LOG without a callback: lines on standard error (captured in a file here). */
+static void test_roomchat_log_variable(void) {
+  char path[] = "/tmp/roomchat-c-log-XXXXXX";
+  int fd = mkstemp(path), saved;
+  roomchat_client *client;
+  roomchat_user_page *page = NULL;
+  char *text;
+  CHECK(fd >= 0);
+  if (fd < 0) return;
+  fflush(stderr);
+  saved = dup(2);
+  dup2(fd, 2);
+  setenv("ROOMCHAT_LOG", "debug", 1);
+  client = make_client(2); /* read when the client is made */
+  unsetenv("ROOMCHAT_LOG");
+  CHECK(roomchat_client_list_users(client, 3, 0, &page, NULL) == ROOMCHAT_RESULT_OK);
+  roomchat_user_page_free(page);
+  roomchat_client_free(client);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  close(fd);
+  text = read_whole_file(path);
+  unlink(path);
+  CHECK(text != NULL);
+  if (!text) return;
+  CHECK(strstr(text, "[roomchat] DEBUG: GET " USERS_PATH "?auth=REDACTED&limit=3&skip=0 -> 200 (attempt 1, ") != NULL);
+  CHECK(strstr(text, emu.private_key) == NULL);
+  if (!strstr(text, "[roomchat] DEBUG:")) fprintf(stderr, "  stderr was: %s\n", text);
+  free(text);
+}
+
+static void test_user_agent(void) {
+  roomchat_client *client = make_client(0);
+  char *rooms = NULL, agent[512], want[512];
+  struct utsname host;
+  CHECK(uname(&host) == 0);
+  CHECK(roomchat_client_list_chat_rooms(client, &rooms, NULL) == ROOMCHAT_RESULT_OK);
+  roomchat_string_free(rooms);
+  last_user_agent(agent, sizeof agent);
+  snprintf(want, sizeof want, "roomchat-c/%s (core %s; linux %s) c-options/1.0", roomchat_version(),
+           roomchat_version(), host.machine);
+  CHECK(strcmp(agent, want) == 0);
+  if (strcmp(agent, want) != 0) fprintf(stderr, "  User-Agent: %s\n  wanted:     %s\n", agent, want);
+  roomchat_client_free(client);
+}
+
+int main(int argc, char **argv) {
+  const int over_tls = harness_test_tls();
+  const char *args[] = {"--rate-limit", "100000/60s", over_tls ? "--tls" : NULL, NULL};
+  if (argc < 2 || !emulator_start(&emu, argv[1], args)) {
+    fprintf(stderr, "usage: %s <roomchat-emulator>\n", argv[0]);
+    return 2;
+  }
+  test_view_shares_budget_and_pool();
+  test_view_retries();
+  test_view_timeout();
+  test_bad_call_options();
+  test_with_response();
+  test_log_callback();
+  test_roomchat_log_variable();
+  test_user_agent();
+  CHECK(emulator_stop(&emu));
+  printf("options: %d passed, %d failed\n", harness_passed, harness_failed);
+  return harness_failed == 0 ? 0 : 1;
+}

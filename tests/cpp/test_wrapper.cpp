@@ -1,0 +1,498 @@
+// The C++17 wrapper (include/roomchat.hpp) against the emulator binary: every
+// endpoint, the errors it throws and what they carry, the lazy user iteration
+// with a failure and resume, move-only handles, and one client shared by threads.
+// Run under valgrind by tests/c/run.sh. Prints "cpp: N passed, M failed".
+#include <chrono>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "harness.h"
+#include "roomchat.hpp"
+
+using namespace std::chrono_literals;
+
+namespace {
+
+emulator emu;
+
+// The moved-from and copy rules the header promises, checked by the compiler.
+static_assert(!std::is_copy_constructible_v<roomchat::Client>);
+static_assert(!std::is_copy_assignable_v<roomchat::Client>);
+static_assert(std::is_nothrow_move_constructible_v<roomchat::Client>);
+static_assert(!std::is_copy_constructible_v<roomchat::ClientOptions>);
+static_assert(std::is_nothrow_move_constructible_v<roomchat::ClientOptions>);
+static_assert(!std::is_copy_constructible_v<roomchat::Users>);
+static_assert(std::is_nothrow_move_constructible_v<roomchat::Users>);
+static_assert(std::is_nothrow_copy_constructible_v<roomchat::Error>);
+static_assert(std::is_base_of_v<std::runtime_error, roomchat::Error>);
+static_assert(std::is_same_v<std::iterator_traits<roomchat::Users::iterator>::iterator_category,
+                             std::input_iterator_tag>);
+
+roomchat::ClientOptions options_for_emulator() {
+  roomchat::ClientOptions options(emu.private_key);
+  options.base_url(emu.base_url)
+      .chat_url(emu.chat_url)
+      .public_key(emu.public_key)
+      .app_name("cpp-tests/1.0")
+      .rate_limit(100000, 60s, false, 60s);
+  return options;
+}
+
+// A client of the emulator with `retries` retries (and optionally a short overall timeout).
+roomchat::Client make_client(std::uint32_t retries, std::chrono::milliseconds overall = 0ms) {
+  roomchat::ClientOptions options = options_for_emulator();
+  options.retries(retries).timeouts(0ms, overall);
+  return roomchat::Client(options);
+}
+
+void admin(const char *method, const char *path, const char *body) {
+  CHECK(http_request(&emu, method, path, body, nullptr) == 200);
+}
+
+std::string admin_get(const char *path) {
+  char *body = nullptr;
+  CHECK(http_request(&emu, "GET", path, nullptr, &body) == 200);
+  std::string text = body ? body : "";
+  free(body);
+  return text;
+}
+
+int journal_count(const std::string &needle) { return count_occurrences(admin_get("/_emulator/journal").c_str(), needle.c_str()); }
+
+// Runs `call`, which must throw roomchat::Error; returns it (code UNKNOWN and a failed check otherwise).
+template <typename Call>
+roomchat::Error expect_error(Call &&call, roomchat_result code) {
+  try {
+    call();
+  } catch (const roomchat::Error &error) {
+    CHECK(error.code() == code);
+    if (error.code() != code) fprintf(stderr, "  got %s: %s\n", std::string(error.name()).c_str(), error.what());
+    return error;
+  }
+  CHECK(!"no roomchat::Error was thrown");
+  fprintf(stderr, "  expected %s\n", std::string(roomchat::result_name(code)).c_str());
+  return roomchat::Error(ROOMCHAT_RESULT_UNKNOWN, "none");
+}
+
+void test_version() {
+  CHECK(roomchat::version() == std::string_view(roomchat_version()));
+  CHECK(!roomchat::version().empty());
+  CHECK(roomchat::result_name(ROOMCHAT_RESULT_USER_NOT_FOUND) == "user_not_found");
+}
+
+void test_configuration_errors() {
+  // Bad settings are reported by the constructor, as a typed error.
+  roomchat::Error bad_url = expect_error(
+      [] { roomchat::Client client(roomchat::ClientOptions(emu.private_key).base_url("not a url")); },
+      ROOMCHAT_RESULT_CONFIGURATION);
+  CHECK(bad_url.name() == "configuration");
+  CHECK(!bad_url.status());
+  CHECK(!bad_url.method());
+  // No base URL at all.
+  expect_error([] { roomchat::Client client{roomchat::ClientOptions(emu.private_key)}; },
+               ROOMCHAT_RESULT_CONFIGURATION);
+  // A negative duration is refused as too long, never wrapped into a short one.
+  expect_error([] { roomchat::Client client(options_for_emulator().timeouts(-1ms, 0ms)); },
+               ROOMCHAT_RESULT_CONFIGURATION);
+  // A NUL byte inside a string_view is refused before C could see a shorter string.
+  roomchat::Error nul = expect_error(
+      [] { roomchat::ClientOptions options(std::string_view("sk_test\0more", 12)); },
+      ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  CHECK(std::string(nul.what()) == "private_key holds a NUL byte");
+  // The private key appears in no message.
+  roomchat::Error wrong_key = expect_error(
+      [] {
+        roomchat::ClientOptions options("sk_wrong_key_secret_42");
+        options.base_url(emu.base_url).retries(0);
+        roomchat::Client(options).list_users();
+      },
+      ROOMCHAT_RESULT_INVALID_AUTH);
+  CHECK(wrong_key.status() == std::optional<std::uint16_t>(401));
+  CHECK(std::string(wrong_key.what()).find("sk_wrong_key_secret_42") == std::string::npos);
+  CHECK(wrong_key.path() && wrong_key.path()->find("sk_wrong_key_secret_42") == std::string::npos);
+}
+
+// The setters the other tests do not use, each seen to take effect.
+void test_settings() {
+  // A response cap: a large answer is refused.
+  const roomchat::Client capped(options_for_emulator().retries(0).max_response_bytes(1000));
+  admin("POST", "/_emulator/faults",
+        "{\"method\": \"GET\", \"path\": \"/consumer/api/v1/chatrooms\", \"action\": {\"kind\": \"large_body\", "
+        "\"bytes\": 5000}}");
+  expect_error([&] { capped.list_chat_rooms(); }, ROOMCHAT_RESULT_RESPONSE_TOO_LARGE);
+  admin("DELETE", "/_emulator/faults", nullptr);
+
+  // PEM without a certificate, and a SOCKS proxy for a remote host, are refused;
+  // no_proxy() and gzip(false) work.
+  expect_error([] { roomchat::Client client(options_for_emulator().ca_pem("not a certificate")); },
+               ROOMCHAT_RESULT_CONFIGURATION);
+  expect_error(
+      [] {
+        roomchat::Client client(
+            roomchat::ClientOptions("sk_other").base_url("https://chat.example.invalid").proxy("socks5://127.0.0.1:1080"));
+      },
+      ROOMCHAT_RESULT_CONFIGURATION);
+  CHECK(roomchat::Client(options_for_emulator().no_proxy().gzip(false)).list_users(1).limit == 1);
+
+  // Plain http:// to a host that is not loopback carries the key only when allowed.
+  expect_error([] { roomchat::Client client(roomchat::ClientOptions("sk_other").base_url("http://chat.example.invalid")); },
+               ROOMCHAT_RESULT_CONFIGURATION);
+  roomchat::Client allowed(
+      roomchat::ClientOptions("sk_other").base_url("http://chat.example.invalid").allow_insecure_http(true));
+  CHECK(allowed.get() != nullptr);
+
+  // An enum value the C API does not have is refused, not undefined behaviour.
+  expect_error([] { roomchat::Client client(options_for_emulator().tls_roots(static_cast<roomchat::TlsRoots>(9))); },
+               ROOMCHAT_RESULT_INVALID_ARGUMENT);
+
+  // A Redis budget that cannot be reached, failing closed: nothing is sent.
+  // (Another key, so that the emulator key's budget keeps its settings.)
+  roomchat::ClientOptions redis("sk_cpp_redis_key");
+  redis.base_url(emu.base_url)
+      .rate_limit_redis("redis://127.0.0.1:1/0")
+      .redis_policy(roomchat::RedisPolicy::FailClosed, 2)
+      .redis_timeouts(200ms, 200ms, 1000ms)
+      .redis_key_prefix("cpp-tests");
+  const roomchat::Client closed(redis);
+  const int before = journal_count("\"path\":\"/consumer/api/v2/users\"");
+  expect_error([&] { closed.list_users(); }, ROOMCHAT_RESULT_BUDGET_UNAVAILABLE);
+  CHECK(journal_count("\"path\":\"/consumer/api/v2/users\"") == before);
+  const roomchat::RateLimitState state = closed.rate_limit_state();
+  CHECK(state.backend == roomchat::BudgetBackend::Redis);
+  CHECK(state.degraded);
+}
+
+void test_create_and_list(const roomchat::Client &client) {
+  admin("POST", "/_emulator/reset", nullptr);
+  admin("POST", "/_emulator/rooms", "{\"roomId\": \"r1\", \"name\": \"Room one\"}");
+
+  roomchat::CreatedUser regular = client.create_user("alice");
+  CHECK(regular.username == "alice");
+  CHECK(regular.user_id.size() == 24);
+  CHECK(!regular.access_token.empty());
+  CHECK(!regular.is_moderator);
+  CHECK(!regular.chat_room);
+
+  roomchat::CreatedUser all = client.create_user("bob", roomchat::Role::ModeratorOfAllRooms);
+  CHECK(all.is_moderator);
+  CHECK(!all.chat_room);
+
+  roomchat::CreatedUser room_mod = client.create_user("carol", roomchat::Role::ModeratorOfRoom, "r1");
+  CHECK(room_mod.is_moderator);
+  CHECK(room_mod.chat_room == std::optional<std::string>("r1"));
+
+  roomchat::CreatedUser extra = client.create_user(
+      std::string("dave"), roomchat::Role::Regular, std::nullopt,
+      std::string_view(R"({"uniqueUserIdentifier": "crm-4", "email": "dave@example.com"})"));
+  CHECK(extra.username == "dave");
+
+  // A moderator of one room needs the room: refused before anything is sent.
+  const int posts = journal_count("\"method\":\"POST\",\"path\":\"/consumer/api/v1/user\"");
+  roomchat::Error no_room =
+      expect_error([&] { client.create_user("erin", roomchat::Role::ModeratorOfRoom); }, ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  CHECK(no_room.message() == "a room moderator needs chat_room");
+  expect_error([&] { client.create_user(std::string_view("er\0in", 5)); }, ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  CHECK(journal_count("\"method\":\"POST\",\"path\":\"/consumer/api/v1/user\"") == posts);
+
+  roomchat::UserPage page = client.list_users(3, 0);
+  CHECK(page.total == 4);
+  CHECK(page.limit == 3);
+  CHECK(page.skip == 0);
+  CHECK(page.size() == 3);
+  std::vector<std::string> names;
+  for (const roomchat::User &user : page) names.push_back(user.username.value_or("?"));
+  CHECK((names == std::vector<std::string>{"alice", "bob", "carol"}));
+  CHECK(page[0].id == std::optional<std::string>(regular.user_id));
+  CHECK(page[0].is_moderator == std::optional<bool>(false));
+  CHECK(page[1].is_moderator == std::optional<bool>(true));
+  CHECK(page[2].chat_room == std::optional<std::string>("r1"));
+  CHECK(page[0].json.find("\"username\":\"alice\"") != std::string::npos);
+
+  roomchat::UserPage rest = client.list_users(3, 3);
+  CHECK(rest.size() == 1 && rest.skip == 3);
+  CHECK(rest[0].email == std::optional<std::string>("dave@example.com"));
+  CHECK(rest[0].unique_user_identifier == std::optional<std::string>("crm-4"));
+  CHECK(!rest[0].chat_room);
+  bool threw = false;
+  try {
+    (void)rest[1];
+  } catch (const std::out_of_range &) {
+    threw = true;
+  }
+  CHECK(threw);
+
+  // A limit over 200 is refused by the library: nothing is sent.
+  roomchat::Error too_many = expect_error([&] { client.list_users(201); }, ROOMCHAT_RESULT_VALIDATION);
+  CHECK(!too_many.status());
+}
+
+void test_deactivate(const roomchat::Client &client) {
+  roomchat::CreatedUser frank = client.create_user("frank");
+  client.create_user("gina", roomchat::Role::Regular, std::nullopt, R"({"uniqueUserIdentifier": "crm-gina"})");
+  const std::uint64_t before = client.list_users().total;
+  client.deactivate_user(roomchat::UserIdentifier::UserId, frank.user_id);
+  client.deactivate_user(roomchat::UserIdentifier::UniqueUserIdentifier, "crm-gina");
+  CHECK(client.list_users().total == before - 2);
+
+  roomchat::Error gone = expect_error(
+      [&] { client.deactivate_user(roomchat::UserIdentifier::UserId, frank.user_id); }, ROOMCHAT_RESULT_USER_NOT_FOUND);
+  CHECK(gone.name() == "user_not_found");
+  CHECK(gone.message() == "user not found");
+  CHECK(gone.status() == std::optional<std::uint16_t>(400));
+  CHECK(gone.method() == std::optional<std::string>("DELETE"));
+  CHECK(gone.path() && gone.path()->rfind("/consumer/api/v2/user/deactivate", 0) == 0);
+  CHECK(gone.path() && gone.path()->find(emu.private_key) == std::string::npos);
+  CHECK(!gone.event_id());
+  CHECK(!gone.retry_after());
+  // Copies share the details.
+  roomchat::Error copy = gone;
+  CHECK(copy.code() == ROOMCHAT_RESULT_USER_NOT_FOUND && copy.path() == gone.path());
+}
+
+void test_users_iteration() {
+  admin("POST", "/_emulator/reset", nullptr);
+  const roomchat::Client client = make_client(0);
+
+  // An empty account: begin() is end() at once.
+  roomchat::Users none = client.users();
+  CHECK(none.begin() == none.end());
+
+  admin("POST", "/_emulator/users/seed", "{\"count\": 7}");
+  admin("DELETE", "/_emulator/journal", nullptr);
+  std::vector<std::string> names;
+  for (const roomchat::User &user : client.users(2)) names.push_back(*user.username);
+  CHECK(names.size() == 7);
+  CHECK(names.front() == "seed-user-1" && names.back() == "seed-user-7");
+  // 7 users, 2 a page: 4 requests (the last page is short, so no empty fifth).
+  CHECK(journal_count("\"path\":\"/consumer/api/v2/users\"") == 4);
+
+  // A server failure on the second page throws from ++ and ends the loop;
+  // resume() lets a new loop retry that page, without repeating a user.
+  roomchat::Users users = client.users(3);
+  std::vector<std::string> seen;
+  auto it = users.begin();
+  seen.push_back(it->username.value_or("?"));
+  ++it;
+  ++it;
+  seen.push_back((*it).username.value_or("?"));
+  seen.push_back(it->username.value_or("?"));
+  admin("POST", "/_emulator/faults",
+        "{\"method\": \"GET\", \"path\": \"/consumer/api/v2/users\", \"action\": {\"kind\": \"respond\", "
+        "\"status\": 500, \"body\": \"{\\\"message\\\": \\\"page boom\\\", \\\"eventId\\\": \\\"ev-page-2\\\"}\"}}");
+  roomchat::Error failed = expect_error([&] { ++it; }, ROOMCHAT_RESULT_SERVER_ERROR);
+  CHECK(failed.event_id() == std::optional<std::string>("ev-page-2"));
+  CHECK(failed.status() == std::optional<std::uint16_t>(500));
+  CHECK(failed.message() == "page boom");
+  CHECK(it == users.end());
+  users.resume();
+  for (const roomchat::User &user : users) seen.push_back(*user.username);
+  // seen[1] and seen[2] are the same user (read through * and through ->).
+  CHECK(seen.size() == 7);
+  if (seen.size() == 7) {
+    CHECK(seen[0] == "seed-user-1" && seen[1] == "seed-user-3" && seen[2] == "seed-user-3");
+    CHECK(seen[3] == "seed-user-4" && seen[6] == "seed-user-7");
+  }
+
+  // A moved-to Users goes on; the moved-from one holds nothing.
+  roomchat::Users first = client.users(5);
+  CHECK(first.begin()->username == std::optional<std::string>("seed-user-1"));
+  roomchat::Users moved = std::move(first);
+  CHECK(moved.begin()->username == std::optional<std::string>("seed-user-1"));
+  CHECK(first.get() == nullptr);
+  expect_error([&] { (void)first.begin(); }, ROOMCHAT_RESULT_INVALID_ARGUMENT);
+}
+
+void test_messages_rooms_raw(const roomchat::Client &client) {
+  admin("POST", "/_emulator/reset", nullptr);
+  admin("POST", "/_emulator/rooms", "{\"roomId\": \"r1\", \"name\": \"Room one\"}");
+  char *body = nullptr;
+  CHECK(http_request(&emu, "POST", "/_emulator/conversations",
+                     "{\"roomId\": \"r1\", \"messages\": [{\"messages\": \"hello\", \"user\": {\"username\": \"jon\", "
+                     "\"email\": \"jon@example.com\"}}, {\"messages\": \"again\", \"user\": {\"username\": \"ann\"}}]}",
+                     &body) == 200);
+  char conversation[128] = "";
+  CHECK(json_string_field(body, "conversationId", conversation, sizeof conversation));
+  free(body);
+
+  for (roomchat::PathForm form : {roomchat::PathForm::Room, roomchat::PathForm::ChatRoom}) {
+    std::vector<roomchat::Message> messages = client.conversation_messages("r1", conversation, form);
+    CHECK(messages.size() == 2);
+    if (messages.size() != 2) continue;
+    CHECK(messages[0].text == std::optional<std::string>("hello"));
+    CHECK(messages[0].conversation == std::optional<std::string>(conversation));
+    CHECK(messages[0].author_username == std::optional<std::string>("jon"));
+    CHECK(messages[0].author_email == std::optional<std::string>("jon@example.com"));
+    CHECK(!messages[0].author_unique_user_identifier);
+    CHECK(messages[0].id && messages[0].created && messages[0].author_id);
+    CHECK(messages[1].text == std::optional<std::string>("again"));
+    CHECK(!messages[1].author_email);
+  }
+  CHECK(journal_count(std::string("\"path\":\"/consumer/api/v2/chatroom/r1/conversation/") + conversation +
+                      "/messages\"") == 1);
+  roomchat::Error unknown = expect_error([&] { client.conversation_messages("r1", "nope"); },
+                                         ROOMCHAT_RESULT_INVALID_REQUEST);
+  CHECK(unknown.status() == std::optional<std::uint16_t>(400));
+
+  const std::string rooms = client.list_chat_rooms();
+  CHECK(rooms.find("\"roomId\":\"r1\"") != std::string::npos);
+
+  roomchat::RawResponse raw = client.raw_request("GET", "/consumer/api/v1/chatrooms");
+  CHECK(raw.status == 200);
+  CHECK(raw.body == rooms);
+  roomchat::RawResponse limited = client.raw_request("GET", "/consumer/api/v2/users", R"([["limit", "1"]])");
+  CHECK(limited.body.find("\"limit\":1") != std::string::npos);
+  roomchat::RawResponse created =
+      client.raw_request("POST", "/consumer/api/v1/user", std::nullopt, R"({"username": "raw"})");
+  CHECK(created.body.find("\"username\":\"raw\"") != std::string::npos);
+  roomchat::Error no_auth = expect_error(
+      [&] { client.raw_request("GET", "/consumer/api/v2/users", std::nullopt, std::nullopt, roomchat::RawAuth::None); },
+      ROOMCHAT_RESULT_MISSING_AUTH);
+  CHECK(no_auth.status() == std::optional<std::uint16_t>(401));
+  expect_error([&] { client.raw_request("GET", "/consumer/api/v2/users", "not json"); },
+               ROOMCHAT_RESULT_INVALID_ARGUMENT);
+
+  roomchat::CreatedUser mod = client.create_user("mod", roomchat::Role::ModeratorOfRoom, "r1");
+  const std::string url = client.sign_in_url("r1", mod.access_token);
+  CHECK(url.rfind(emu.chat_url, 0) == 0);
+  CHECK(url.find("/r1?accessToken=") != std::string::npos);
+  char *page = nullptr;
+  CHECK(http_request(&emu, "GET", url.c_str() + strlen(emu.base_url), nullptr, &page) == 200);
+  CHECK(page && strstr(page, "data-moderator=\"true\"") != nullptr);
+  free(page);
+  const std::string html = client.iframe_html("r1", mod.access_token, "100%", "600");
+  CHECK(html.rfind("<iframe src=\"", 0) == 0);
+  CHECK(html.find("height=\"600\"") != std::string::npos);
+  roomchat::RawResponse valid = client.raw_request("GET", "/consumer/api/v1/validate",
+                                                   "[[\"accessToken\", \"" + mod.access_token + "\"]]", std::nullopt,
+                                                   roomchat::RawAuth::PublicKey);
+  CHECK(valid.body.find("\"valid\":true") != std::string::npos);
+
+  // sign_in_url needs the chat URL option. (The key's budget takes the settings
+  // of its latest client: the same rate limit as the others.)
+  roomchat::ClientOptions bare(emu.private_key);
+  bare.base_url(emu.base_url).rate_limit(100000, 60s, false, 60s);
+  const roomchat::Client without_chat_url(bare);
+  expect_error([&] { without_chat_url.sign_in_url("r1", mod.access_token); }, ROOMCHAT_RESULT_CONFIGURATION);
+}
+
+void test_failures() {
+  admin("POST", "/_emulator/reset", nullptr);
+  const roomchat::Client client = make_client(2);
+
+  // A server error on a POST: thrown with its eventId, the POST sent once.
+  admin("POST", "/_emulator/faults",
+        "{\"method\": \"POST\", \"path\": \"/consumer/api/v1/user\", \"action\": {\"kind\": \"respond\", "
+        "\"status\": 500, \"body\": \"{\\\"message\\\": \\\"boom\\\", \\\"eventId\\\": \\\"ev-cpp-1\\\"}\"}}");
+  roomchat::Error boom = expect_error([&] { client.create_user("twice?"); }, ROOMCHAT_RESULT_SERVER_ERROR);
+  CHECK(boom.event_id() == std::optional<std::string>("ev-cpp-1"));
+  CHECK(boom.status() == std::optional<std::uint16_t>(500));
+  CHECK(boom.method() == std::optional<std::string>("POST"));
+  CHECK(journal_count("\"method\":\"POST\",\"path\":\"/consumer/api/v1/user\"") == 1);
+
+  // An answer that is not JSON.
+  admin("POST", "/_emulator/faults",
+        "{\"method\": \"GET\", \"path\": \"/consumer/api/v1/chatrooms\", \"times\": 3, \"action\": {\"kind\": \"not_json\"}}");
+  expect_error([&] { client.list_chat_rooms(); }, ROOMCHAT_RESULT_DECODE);
+  admin("DELETE", "/_emulator/faults", nullptr);
+
+  // A held-back answer: the overall timeout runs out.
+  const roomchat::Client quick = make_client(0, 300ms);
+  admin("POST", "/_emulator/faults",
+        "{\"method\": \"GET\", \"path\": \"/consumer/api/v2/users\", \"action\": {\"kind\": \"delay\", \"ms\": 1500}}");
+  roomchat::Error slow = expect_error([&] { quick.list_users(); }, ROOMCHAT_RESULT_TIMEOUT);
+  CHECK(!slow.status());
+}
+
+void test_moves(roomchat::Client &client) {
+  roomchat::Client moved = std::move(client);
+  CHECK(moved.get() != nullptr);
+  CHECK(client.get() == nullptr);
+  CHECK(moved.list_users(1).limit == 1);
+  roomchat::Error empty = expect_error([&] { client.list_users(); }, ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  CHECK(!empty.status());
+  client = std::move(moved);
+  CHECK(client.list_users(1).limit == 1);
+
+  roomchat::ClientOptions options = options_for_emulator();
+  roomchat::ClientOptions taken = std::move(options);
+  expect_error([&] { options.base_url(emu.base_url); }, ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  expect_error([&] { roomchat::Client from_nothing(options); }, ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  CHECK(roomchat::Client(taken).list_users(1).limit == 1);
+}
+
+void test_threads(const roomchat::Client &client) {
+  admin("DELETE", "/_emulator/journal", nullptr);
+  constexpr int kThreads = 6, kCalls = 5;
+  std::vector<int> ok(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; t++) {
+    threads.emplace_back([&client, &ok, t] {
+      for (int i = 0; i < kCalls; i++) {
+        try {
+          if (client.list_users(1).limit == 1) ok[static_cast<std::size_t>(t)]++;
+        } catch (const roomchat::Error &) {
+        }
+      }
+    });
+  }
+  for (std::thread &thread : threads) thread.join();
+  int total = 0;
+  for (int n : ok) total += n;
+  CHECK(total == kThreads * kCalls);
+  CHECK(journal_count("\"path\":\"/consumer/api/v2/users\"") == kThreads * kCalls);
+}
+
+// Last: a 429 holds every client of the key off.
+void test_rate_limited(const roomchat::Client &client) {
+  roomchat::RateLimitState before = client.rate_limit_state();
+  // 100000 per 60 s, less the core's margins: 2 % of the requests, 1 s more window.
+  CHECK(before.limit == 98000);
+  CHECK(before.window == 61s);
+  CHECK(before.used >= 1 && before.remaining + before.used == before.limit);
+  CHECK(before.backend == roomchat::BudgetBackend::Local);
+  CHECK(!before.degraded);
+  CHECK(!before.blocked_for);
+
+  admin("POST", "/_emulator/faults",
+        "{\"method\": \"GET\", \"path\": \"/consumer/api/v2/users\", \"action\": {\"kind\": \"respond\", "
+        "\"status\": 429, \"headers\": {\"Retry-After\": \"120\"}}}");
+  roomchat::Error limited = expect_error([&] { client.list_users(); }, ROOMCHAT_RESULT_RATE_LIMITED);
+  CHECK(limited.retry_after() == std::optional<std::chrono::milliseconds>(120000ms));
+  CHECK(limited.status() == std::optional<std::uint16_t>(429));
+  roomchat::RateLimitState after = client.rate_limit_state();
+  CHECK(after.blocked_for && *after.blocked_for > 100s);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  const char *args[] = {"--rate-limit", "100000/60s", nullptr};
+  if (argc < 2 || !emulator_start(&emu, argv[1], args)) {
+    fprintf(stderr, "usage: %s <roomchat-emulator>\n", argv[0]);
+    return 2;
+  }
+  try {
+    test_version();
+    test_configuration_errors();
+    test_settings();
+    roomchat::Client client = make_client(2);
+    test_create_and_list(client);
+    test_deactivate(client);
+    test_users_iteration();
+    test_messages_rooms_raw(client);
+    test_failures();
+    test_moves(client);
+    test_threads(client);
+    test_rate_limited(client);
+  } catch (const roomchat::Error &error) {
+    fprintf(stderr, "unexpected roomchat::Error %s: %s\n", std::string(error.name()).c_str(), error.what());
+    CHECK(!"unexpected exception");
+  }
+  CHECK(emulator_stop(&emu));
+  printf("cpp: %d passed, %d failed\n", harness_passed, harness_failed);
+  return harness_failed == 0 ? 0 : 1;
+}
