@@ -1,6 +1,8 @@
 // The C++17 wrapper (include/roomchat.hpp) against the emulator binary: every
 // endpoint, the errors it throws and what they carry, the lazy user iteration
-// with a failure and resume, move-only handles, and one client shared by threads.
+// with a failure and resume, access tokens, views (with_options), the answer
+// beside the result (_with_response), the log callback and its lifetime,
+// move-only handles, and one client shared by threads.
 // Run under valgrind by tests/c/run.sh. Prints "cpp: N passed, M failed".
 #include <chrono>
 #include <memory>
