@@ -43,7 +43,9 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/roomchat-emulator-test.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkfifo "$work/ready"
 # stdin is /dev/null for a background job: --ignore-stdin, and this script stops it.
-eval "\"\$emulator\" --port 0 --ignore-stdin $emulator_args" >"$work/ready" &
+# exec: the emulator itself is this script's child (no shell between them), so
+# $! is its pid and it sees this script die.
+eval "exec \"\$emulator\" --port 0 --ignore-stdin $emulator_args" >"$work/ready" &
 emulator_pid=$!
 exec 8<"$work/ready"
 rm -rf "$work"
