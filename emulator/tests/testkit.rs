@@ -315,3 +315,13 @@ fn every_clean_stop_removes_the_generated_ca_file() {
         assert!(refused(ready["base_url"].as_str().unwrap()), "{how}");
     }
 }
+
+#[test]
+fn the_readme_holds_the_rust_example_verbatim() {
+    let readme = include_str!("../README.md");
+    let example = include_str!("../../core/tests/testing_your_code.rs");
+    assert!(
+        readme.contains(example.trim()),
+        "emulator/README.md must hold core/tests/testing_your_code.rs verbatim"
+    );
+}
