@@ -80,7 +80,7 @@ for arch in "${arches[@]}"; do
   echo "==> $arch: npm package roomchat-emulator-linux-$arch"
   package=$stage/npm-linux-$arch
   mkdir -p "$package/bin"
-  cp emulator/npm/linux-$arch/package.json emulator/npm/linux-$arch/README.md "$package/"
+  cp "emulator/npm/linux-$arch/package.json" "emulator/npm/linux-$arch/README.md" "$package/"
   cp "$binary" "$package/bin/roomchat-emulator"
   chmod 755 "$package/bin/roomchat-emulator"
   tarball=$(cd "$package" && npm pack --silent --pack-destination "$out/npm" | tail -n 1)

@@ -17,7 +17,7 @@ if ! command -v cmake >/dev/null; then
 fi
 
 cargo build --quiet --locked -p roomchat-ffi -p roomchat-emulator
-emulator=$target/debug/roomchat-emulator
+emulator=${ROOMCHAT_EMULATOR:-$target/debug/roomchat-emulator}
 leftovers() { find "${TMPDIR:-/tmp}" -maxdepth 1 \( -name 'roomchat-emulator-ca-*' -o -name 'roomchat-emulator-test.*' \) | sort; }
 ours() { pgrep -f "^$emulator --port 0 --ignore-stdin" || true; }
 before_files=$(leftovers)
