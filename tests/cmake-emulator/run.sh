@@ -55,7 +55,8 @@ check "no temporary file is left (fifo folder, CA file)" [ "$(leftovers)" = "$be
 sh "$root/cmake/roomchat-emulator-launch.sh" "$emulator" 1 --tls sleep 30 &
 launcher=$!
 emulator_pid='' command_pid=
-for _ in $(seq 200); do
+# Up to 30 s: a debug emulator making its TLS certificates on a busy machine is slow to start.
+for _ in $(seq 600); do
   emulator_pid=$(pgrep -P "$launcher" -x roomchat-emulat || true)
   command_pid=$(pgrep -P "$launcher" -x sleep || true)
   [ -n "$emulator_pid" ] && [ -n "$command_pid" ] && break
@@ -65,6 +66,7 @@ kill -KILL "$launcher"
 wait "$launcher" 2>/dev/null || true
 gone() {
   local _
+  [ -n "$1" ] || return 1 # never seen started
   for _ in $(seq 200); do
     [ -d "/proc/$1" ] && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null || return 0
     sleep 0.05
@@ -76,13 +78,13 @@ kill "$command_pid" 2>/dev/null || true
 check "and leaves no file behind" [ "$(leftovers)" = "$before_files" ]
 
 readme_holds_example() {
-  python3 - "$root/docs/testing-c.md" "$here/test_user_signup.c" <<'PY'
+  python3 - "$root/ffi/README.md" "$here/test_user_signup.c" <<'PY'
 import sys
 doc, example = (open(p).read() for p in sys.argv[1:])
 sys.exit(example.strip() not in doc)
 PY
 }
-check "docs/testing-c.md holds tests/cmake-emulator/test_user_signup.c verbatim" readme_holds_example
+check "ffi/README.md holds tests/cmake-emulator/test_user_signup.c verbatim" readme_holds_example
 
 echo "cmake-emulator: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
