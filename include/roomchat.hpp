@@ -4,8 +4,8 @@
  * Written by hand (roomchat.h is generated); the guide is ffi/README.md.
  *
  * Conventions:
- * - Handles (ClientOptions, Client, Users) own their C object and free it in
- *   their destructor. They are move-only; a moved-from handle holds nothing,
+ * - Handles (ClientOptions, CallOptions, Client, Users) own their C object and
+ *   free it in their destructor. They are move-only; a moved-from handle holds nothing,
  *   and any call on it throws roomchat::Error (ROOMCHAT_RESULT_INVALID_ARGUMENT).
  * - Strings go in as std::string_view (copied; one holding a NUL byte is refused
  *   with ROOMCHAT_RESULT_INVALID_ARGUMENT and nothing is sent) and come out as
@@ -14,8 +14,10 @@
  * - A failure throws roomchat::Error, which carries the C result code, the
  *   message, the HTTP status, the server's event id and the retry-after delay.
  * - Threads: a Client is thread-safe, like roomchat_client (its methods are
- *   const; share one by reference, or by std::shared_ptr). ClientOptions and
- *   Users are used by one thread at a time.
+ *   const; share one by reference, or by std::shared_ptr). ClientOptions,
+ *   CallOptions and Users are used by one thread at a time.
+ * - Every endpoint call has a _with_response form returning WithResponse<T>:
+ *   the result and the answer it came from (status, headers, attempts).
  */
 #ifndef ROOMCHAT_HPP
 #define ROOMCHAT_HPP
@@ -23,6 +25,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <memory>
@@ -30,6 +33,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -98,7 +102,7 @@ enum class Role : std::uint32_t {
   ModeratorOfRoom = ROOMCHAT_ROLE_MODERATOR_OF_ROOM,
 };
 
-// Which identifier deactivate_user is given (roomchat_user_identifier).
+// Which identifier deactivate_user and reactivate_user are given (roomchat_user_identifier).
 enum class UserIdentifier : std::uint32_t {
   UserId = ROOMCHAT_USER_IDENTIFIER_USER_ID,
   UniqueUserIdentifier = ROOMCHAT_USER_IDENTIFIER_UNIQUE_USER_IDENTIFIER,
@@ -129,6 +133,23 @@ enum class RedisPolicy : std::uint32_t {
   FailClosed = ROOMCHAT_REDIS_POLICY_FAIL_CLOSED,
   FailOpen = ROOMCHAT_REDIS_POLICY_FAIL_OPEN,
 };
+
+// How much a log line matters (roomchat_log_level).
+enum class LogLevel : std::uint32_t {
+  // One line per attempt.
+  Debug = ROOMCHAT_LOG_LEVEL_DEBUG,
+  // A retry, a wait for the rate-limit budget, a failure of the shared budget.
+  Warning = ROOMCHAT_LOG_LEVEL_WARNING,
+};
+
+// Receives a client's log lines (ClientOptions::log_callback): the line's
+// level and the line, the key shown as REDACTED, valid during the call only.
+using LogCallback = std::function<void(LogLevel level, std::string_view line)>;
+
+// A point in time in whole seconds since the Unix epoch (C++20's
+// std::chrono::sys_seconds): any int64 number of seconds fits, unlike
+// system_clock::time_point.
+using SysSeconds = std::chrono::time_point<std::chrono::system_clock, std::chrono::seconds>;
 
 // Where a key's budget is counted (roomchat_budget_backend).
 enum class BudgetBackend : std::uint32_t {
@@ -193,6 +214,27 @@ struct CreatedUser {
   std::optional<std::string> chat_room;
 };
 
+// The user an access token signs in (Client::validate_access_token).
+struct TokenUser {
+  // `_id`.
+  std::string id;
+  std::optional<std::string> username;
+  // The room a moderator is limited to.
+  std::optional<std::string> chat_room;
+  // std::nullopt when the service did not say.
+  std::optional<bool> is_moderator;
+  // The customer's own id of the user (`externalUserId`).
+  std::optional<std::string> external_user_id;
+  // When the user was created, and when the record last changed: ISO 8601, as sent.
+  std::optional<std::string> created;
+  std::optional<std::string> updated;
+  // When the token was issued (`iat`), or std::nullopt when the service did not say.
+  std::optional<SysSeconds> iat;
+  // The whole record as JSON text with the service's field names, unknown fields
+  // included (`iat` as seconds since the epoch).
+  std::string json;
+};
+
 // The answer to a raw request: its 2xx status and the body's JSON text ("null" when empty).
 struct RawResponse {
   std::uint16_t status = 0;
@@ -218,6 +260,45 @@ struct RateLimitState {
   bool degraded = false;
 };
 
+// The HTTP answer a call's result came from (roomchat_response_meta).
+struct ResponseMeta {
+  // The HTTP status (200 for a call answered 200).
+  std::uint16_t status = 0;
+  // The attempts the call made: 1 when the first was answered, more after retries.
+  std::uint32_t attempts = 0;
+  // The id the service gave the request (`X-Request-Id`): the one to quote to support.
+  std::optional<std::string> request_id;
+  // Every header as (name in lower case, value), in the order they came.
+  std::vector<std::pair<std::string, std::string>> headers;
+
+  // The value of the first header called `name` (any case), e.g. "x-ratelimit-remaining".
+  std::optional<std::string> header(std::string_view name) const {
+    for (const auto &[header_name, value] : headers) {
+      if (header_name.size() != name.size()) continue;
+      bool same = true;
+      for (std::size_t i = 0; same && i < name.size(); i++) same = header_name[i] == ascii_lower(name[i]);
+      if (same) return value;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  static char ascii_lower(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+};
+
+// What a _with_response call returns: the plain call's result and the answer it came from.
+template <typename T>
+struct WithResponse {
+  T value;
+  ResponseMeta meta;
+};
+
+// The _with_response form of a call that returns nothing: the answer alone.
+template <>
+struct WithResponse<void> {
+  ResponseMeta meta;
+};
+
 namespace detail {
 
 // Frees each C object with its own _free.
@@ -230,6 +311,8 @@ struct Free {
   void operator()(roomchat_users_iter *p) const noexcept { roomchat_users_iter_free(p); }
   void operator()(roomchat_messages *p) const noexcept { roomchat_messages_free(p); }
   void operator()(roomchat_created_user *p) const noexcept { roomchat_created_user_free(p); }
+  void operator()(roomchat_token_user *p) const noexcept { roomchat_token_user_free(p); }
+  void operator()(roomchat_call_options *p) const noexcept { roomchat_call_options_free(p); }
   void operator()(char *p) const noexcept { roomchat_string_free(p); }
 };
 
@@ -244,6 +327,12 @@ inline std::string string_or_empty(const char *text) { return text ? std::string
 
 inline std::optional<std::chrono::milliseconds> optional_ms(std::int64_t ms) {
   return ms >= 0 ? std::optional<std::chrono::milliseconds>(std::chrono::milliseconds(ms)) : std::nullopt;
+}
+
+// A duration for the C API. A negative one is taken as the largest value, which
+// the library refuses as too long, rather than wrapped into a short one.
+inline std::uint64_t non_negative_ms(std::chrono::milliseconds value) noexcept {
+  return value.count() < 0 ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(value.count());
 }
 
 // Throws the Error for a failed call; frees `raw` (which may be NULL).
@@ -335,6 +424,74 @@ inline Message to_message(const roomchat_message *message) {
   return out;
 }
 
+inline TokenUser to_token_user(const roomchat_token_user *user) {
+  TokenUser out;
+  out.id = string_or_empty(roomchat_token_user_id(user));
+  out.username = optional_string(roomchat_token_user_username(user));
+  out.chat_room = optional_string(roomchat_token_user_chat_room(user));
+  const std::int32_t moderator = roomchat_token_user_is_moderator(user);
+  if (moderator >= 0) out.is_moderator = moderator == 1;
+  out.external_user_id = optional_string(roomchat_token_user_external_user_id(user));
+  out.created = optional_string(roomchat_token_user_created(user));
+  out.updated = optional_string(roomchat_token_user_updated(user));
+  const std::int64_t iat = roomchat_token_user_iat(user);
+  if (iat >= 0) out.iat = SysSeconds(std::chrono::seconds(iat));
+  out.json = string_or_empty(roomchat_token_user_json(user));
+  return out;
+}
+
+// Receives the roomchat_response_meta of a _with_response call and frees it,
+// whatever is thrown meanwhile (the C call writes it before the result is converted).
+class MetaOut {
+ public:
+  MetaOut() noexcept = default;
+  MetaOut(const MetaOut &) = delete;
+  MetaOut &operator=(const MetaOut &) = delete;
+  ~MetaOut() { roomchat_response_meta_free(raw_); }
+
+  roomchat_response_meta **out() noexcept { return &raw_; }
+
+  ResponseMeta take() const {
+    ResponseMeta meta;
+    meta.status = roomchat_response_meta_status(raw_);
+    meta.attempts = roomchat_response_meta_attempts(raw_);
+    meta.request_id = optional_string(roomchat_response_meta_request_id(raw_));
+    const std::size_t count = roomchat_response_meta_header_count(raw_);
+    meta.headers.reserve(count);
+    for (std::size_t i = 0; i < count; i++)
+      meta.headers.emplace_back(string_or_empty(roomchat_response_meta_header_name(raw_, i)),
+                                string_or_empty(roomchat_response_meta_header_value(raw_, i)));
+    return meta;
+  }
+
+ private:
+  roomchat_response_meta *raw_ = nullptr;
+};
+
+// Runs `send(roomchat_response_meta **)`, one endpoint's call, for its result
+// and the answer it came from: the one shape of every _with_response method.
+template <typename Send, typename Value = std::invoke_result_t<Send &, roomchat_response_meta **>>
+WithResponse<Value> with_response(Send &&send) {
+  MetaOut meta;
+  if constexpr (std::is_void_v<Value>) {
+    send(meta.out());
+    return WithResponse<void>{meta.take()};
+  } else {
+    Value value = send(meta.out());
+    return WithResponse<Value>{std::move(value), meta.take()};
+  }
+}
+
+// The roomchat_log_callback of every ClientOptions::log_callback: `user_data`
+// is the LogCallback, kept alive by the clients that may call it.
+inline void log_to_callback(void *user_data, roomchat_log_level level, const char *line) noexcept {
+  try {
+    (*static_cast<const LogCallback *>(user_data))(static_cast<LogLevel>(level), line);
+  } catch (...) {
+    // Nothing may unwind into the library: a callback's exception drops its line.
+  }
+}
+
 }  // namespace detail
 
 // Settings for a Client (roomchat_client_options). Setters only record and
@@ -354,7 +511,7 @@ class ClientOptions {
   ClientOptions &base_url(std::string_view url) {
     return set(roomchat_client_options_set_base_url(get(), detail::CString(url, "base_url").get()));
   }
-  // The public key, used by RawAuth::PublicKey requests.
+  // The public key: it authenticates validate_access_token and RawAuth::PublicKey requests.
   ClientOptions &public_key(std::string_view key) {
     return set(roomchat_client_options_set_public_key(get(), detail::CString(key, "public_key").get()));
   }
@@ -429,6 +586,24 @@ class ClientOptions {
   ClientOptions &allow_insecure_http(bool allow) {
     return set(roomchat_client_options_set_allow_insecure_http(get(), allow));
   }
+  // Sends the log lines of `lowest` and above to `callback` (an empty one turns
+  // it off; without one, ROOMCHAT_LOG=debug|info|warn prints them to stderr).
+  // It is called on the thread making the client call, possibly on several at
+  // once: it must be thread-safe, quick, and must not call the same client; an
+  // exception it throws drops the line. The callback is moved into a shared
+  // copy that every Client made from these options, their views and Users
+  // hold, so it lives until the last of them (in any order of destruction);
+  // what it captures by reference must live as long. A level that is not a
+  // LogLevel is reported by the Client constructor (ROOMCHAT_RESULT_INVALID_ARGUMENT).
+  ClientOptions &log_callback(LogCallback callback, LogLevel lowest = LogLevel::Debug) {
+    std::shared_ptr<LogCallback> sink = callback ? std::make_shared<LogCallback>(std::move(callback)) : nullptr;
+    set(roomchat_client_options_set_log_callback(get(), sink ? detail::log_to_callback : nullptr, sink.get(),
+                                                  static_cast<std::uint32_t>(lowest)));
+    // The C options now point at `sink`. (After a bad level they keep the
+    // previous callback but record the error: no client is made with it.)
+    log_ = std::move(sink);
+    return *this;
+  }
 
   // The C object, still owned by this handle (NULL once moved from).
   roomchat_client_options *get() const noexcept { return raw_.get(); }
@@ -439,11 +614,57 @@ class ClientOptions {
     return *this;
   }
   // A negative duration is taken as the largest value, which the client refuses as too long.
-  static std::uint64_t non_negative(std::chrono::milliseconds value) noexcept {
-    return value.count() < 0 ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(value.count());
-  }
+  static std::uint64_t non_negative(std::chrono::milliseconds value) noexcept { return detail::non_negative_ms(value); }
+
+  friend class Client;
 
   detail::Owned<roomchat_client_options> raw_;
+  // The callback the C options point at, if any; each Client made takes a share.
+  std::shared_ptr<LogCallback> log_;
+};
+
+// Settings a view of a client uses instead of the client's (roomchat_call_options;
+// see Client::with_options). A setting never set keeps the client's. Setters
+// only record and return *this, so they chain; bad values are reported by
+// Client::with_options (ROOMCHAT_RESULT_CONFIGURATION). Use it from one thread at a time.
+class CallOptions {
+ public:
+  // Starts options that change nothing.
+  CallOptions() {
+    roomchat_call_options *raw = nullptr;
+    detail::check(roomchat_call_options_new(&raw));
+    raw_.reset(raw);
+  }
+
+  // The overall timeout of one attempt. Unlike ClientOptions::timeouts, 0 is
+  // refused, as is more than 10^12 ms or a negative one.
+  CallOptions &timeout(std::chrono::milliseconds overall) {
+    return set(roomchat_call_options_set_timeout_ms(get(), detail::non_negative_ms(overall)));
+  }
+  // The connect timeout (0, more than 10^12 ms or a negative one is refused).
+  CallOptions &connect_timeout(std::chrono::milliseconds connect) {
+    return set(roomchat_call_options_set_connect_timeout_ms(get(), detail::non_negative_ms(connect)));
+  }
+  // Retries after the first attempt (0: one attempt only). POSTs are still
+  // never sent again after a 5xx or a lost answer unless the client allows it.
+  CallOptions &max_retries(std::uint32_t retries) {
+    return set(roomchat_call_options_set_max_retries(get(), retries));
+  }
+  // The longest wait slept before a retry (more than 10^12 ms or a negative one is refused).
+  CallOptions &max_retry_wait(std::chrono::milliseconds wait) {
+    return set(roomchat_call_options_set_max_retry_wait_ms(get(), detail::non_negative_ms(wait)));
+  }
+
+  // The C object, still owned by this handle (NULL once moved from).
+  roomchat_call_options *get() const noexcept { return raw_.get(); }
+
+ private:
+  CallOptions &set(roomchat_result code) {
+    detail::check(code);
+    return *this;
+  }
+
+  detail::Owned<roomchat_call_options> raw_;
 };
 
 class Users;
@@ -453,55 +674,97 @@ class Users;
 // process shares one rate-limit budget.
 class Client {
  public:
-  // Builds a client; `options` may be destroyed right after.
-  // Throws ROOMCHAT_RESULT_CONFIGURATION on bad settings.
+  // Builds a client; `options` may be destroyed right after (the client keeps
+  // its own share of their log callback). Throws ROOMCHAT_RESULT_CONFIGURATION on bad settings.
   explicit Client(const ClientOptions &options) {
     roomchat_client *raw = nullptr;
     detail::check_call([&](roomchat_error **error) { return roomchat_client_new(options.get(), &raw, error); });
     raw_.reset(raw);
+    log_ = options.log_;
+  }
+
+  Client(Client &&other) noexcept = default;
+  Client &operator=(Client &&other) noexcept {
+    raw_ = std::move(other.raw_);  // frees this client before the log callback it may call
+    log_ = std::move(other.log_);
+    return *this;
+  }
+  ~Client() = default;
+
+  // A view of this client whose calls use `options` where they set something
+  // and this client's settings elsewhere (roomchat_client_with_options): a
+  // Client like any other (a view of it adds its own options), sharing this
+  // client's connection pool, rate-limit budget and log callback. Either may
+  // be destroyed first; `options` may be destroyed at once. Throws
+  // ROOMCHAT_RESULT_CONFIGURATION on a timeout of 0 or a duration above 10^12 ms.
+  Client with_options(const CallOptions &options) const {
+    roomchat_client *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) { return roomchat_client_with_options(get(), options.get(), &raw, e); });
+    return Client(raw, log_);
   }
 
   // GET /consumer/api/v2/users: one page. `limit` 0 means the service's default (50), else 1 to 200.
   UserPage list_users(std::uint32_t limit = 0, std::uint64_t skip = 0) const {
-    roomchat_user_page *raw = nullptr;
-    detail::check_call([&](roomchat_error **e) { return roomchat_client_list_users(get(), limit, skip, &raw, e); });
-    detail::Owned<roomchat_user_page> page(raw);
-    UserPage out;
-    out.total = roomchat_user_page_total(raw);
-    out.limit = roomchat_user_page_limit(raw);
-    out.skip = roomchat_user_page_skip(raw);
-    const std::size_t count = roomchat_user_page_len(raw);
-    out.users.reserve(count);
-    for (std::size_t i = 0; i < count; i++) out.users.push_back(detail::to_user(roomchat_user_page_get(raw, i)));
-    return out;
+    return send_list_users(nullptr, limit, skip);
+  }
+  WithResponse<UserPage> list_users_with_response(std::uint32_t limit = 0, std::uint64_t skip = 0) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_list_users(meta, limit, skip); });
   }
 
   // Every user, lazily, `page_size` (1 to 200; 0 = 200) at a time: see Users.
   inline Users users(std::uint32_t page_size = 0) const;
 
   // DELETE /consumer/api/v2/user/deactivate. Throws ROOMCHAT_RESULT_USER_NOT_FOUND when no active user has `id`.
-  void deactivate_user(UserIdentifier by, std::string_view id) const {
-    detail::CString id_c(id, "id");
-    detail::check_call([&](roomchat_error **e) {
-      return roomchat_client_deactivate_user(get(), static_cast<std::uint32_t>(by), id_c.get(), e);
-    });
+  void deactivate_user(UserIdentifier by, std::string_view id) const { send_deactivate_user(nullptr, by, id); }
+  WithResponse<void> deactivate_user_with_response(UserIdentifier by, std::string_view id) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { send_deactivate_user(meta, by, id); });
+  }
+
+  // POST /consumer/api/v2/user/reactivate: the inverse of deactivate_user. Throws
+  // ROOMCHAT_RESULT_USER_NOT_FOUND when no deactivated user has `id` (an active
+  // user too). Never sent again after a 5xx, a timeout or a lost answer unless
+  // ClientOptions::retries allows POSTs to be.
+  void reactivate_user(UserIdentifier by, std::string_view id) const { send_reactivate_user(nullptr, by, id); }
+  WithResponse<void> reactivate_user_with_response(UserIdentifier by, std::string_view id) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { send_reactivate_user(meta, by, id); });
+  }
+
+  // POST /consumer/api/v1/user/accessToken/validate: the user `access_token`
+  // signs in. Authenticated by the public key (ClientOptions::public_key; without
+  // it ROOMCHAT_RESULT_CONFIGURATION, nothing sent). A token that is not valid
+  // (forged, invalidated, its user deactivated) throws
+  // ROOMCHAT_RESULT_INVALID_REQUEST, "invalid accessToken". Retried as a GET is.
+  TokenUser validate_access_token(std::string_view access_token) const {
+    return send_validate_access_token(nullptr, access_token);
+  }
+  WithResponse<TokenUser> validate_access_token_with_response(std::string_view access_token) const {
+    return detail::with_response(
+        [&](roomchat_response_meta **meta) { return send_validate_access_token(meta, access_token); });
+  }
+
+  // POST /consumer/api/v1/user/accesstoken/invalidate: `access_token` no longer
+  // signs anyone in nor validates. Throws ROOMCHAT_RESULT_INVALID_REQUEST when
+  // it is not a valid token (or was invalidated already). Never sent again
+  // after a 5xx, a timeout or a lost answer unless ClientOptions::retries allows POSTs to be.
+  void invalidate_access_token(std::string_view access_token) const {
+    send_invalidate_access_token(nullptr, access_token);
+  }
+  WithResponse<void> invalidate_access_token_with_response(std::string_view access_token) const {
+    return detail::with_response(
+        [&](roomchat_response_meta **meta) { send_invalidate_access_token(meta, access_token); });
   }
 
   // GET the messages of a conversation, oldest first.
   std::vector<Message> conversation_messages(std::string_view room_id, std::string_view conversation_id,
                                              PathForm form = PathForm::Room) const {
-    detail::CString room(room_id, "room_id"), conversation(conversation_id, "conversation_id");
-    roomchat_messages *raw = nullptr;
-    detail::check_call([&](roomchat_error **e) {
-      return roomchat_client_conversation_messages(get(), room.get(), conversation.get(),
-                                                   static_cast<std::uint32_t>(form), &raw, e);
+    return send_conversation_messages(nullptr, room_id, conversation_id, form);
+  }
+  WithResponse<std::vector<Message>> conversation_messages_with_response(std::string_view room_id,
+                                                                         std::string_view conversation_id,
+                                                                         PathForm form = PathForm::Room) const {
+    return detail::with_response([&](roomchat_response_meta **meta) {
+      return send_conversation_messages(meta, room_id, conversation_id, form);
     });
-    detail::Owned<roomchat_messages> messages(raw);
-    std::vector<Message> out;
-    const std::size_t count = roomchat_messages_len(raw);
-    out.reserve(count);
-    for (std::size_t i = 0; i < count; i++) out.push_back(detail::to_message(roomchat_messages_get(raw, i)));
-    return out;
   }
 
   // POST /consumer/api/v1/user. `chat_room` is required for Role::ModeratorOfRoom
@@ -511,28 +774,19 @@ class Client {
   CreatedUser create_user(std::string_view username, Role role = Role::Regular,
                           std::optional<std::string_view> chat_room = std::nullopt,
                           std::optional<std::string_view> extra_json = std::nullopt) const {
-    detail::CString name(username, "username");
-    detail::OptionalCString room(chat_room, "chat_room"), extra(extra_json, "extra_json");
-    roomchat_created_user *raw = nullptr;
-    detail::check_call([&](roomchat_error **e) {
-      return roomchat_client_create_user(get(), name.get(), static_cast<std::uint32_t>(role), room.get(), extra.get(),
-                                         &raw, e);
-    });
-    detail::Owned<roomchat_created_user> user(raw);
-    CreatedUser out;
-    out.access_token = detail::string_or_empty(roomchat_created_user_access_token(raw));
-    out.username = detail::string_or_empty(roomchat_created_user_username(raw));
-    out.user_id = detail::string_or_empty(roomchat_created_user_user_id(raw));
-    out.is_moderator = roomchat_created_user_is_moderator(raw);
-    out.chat_room = detail::optional_string(roomchat_created_user_chat_room(raw));
-    return out;
+    return send_create_user(nullptr, username, role, chat_room, extra_json);
+  }
+  WithResponse<CreatedUser> create_user_with_response(std::string_view username, Role role = Role::Regular,
+                                                      std::optional<std::string_view> chat_room = std::nullopt,
+                                                      std::optional<std::string_view> extra_json = std::nullopt) const {
+    return detail::with_response(
+        [&](roomchat_response_meta **meta) { return send_create_user(meta, username, role, chat_room, extra_json); });
   }
 
   // GET /consumer/api/v1/chatrooms: the JSON text as the service sent it.
-  std::string list_chat_rooms() const {
-    char *json = nullptr;
-    detail::check_call([&](roomchat_error **e) { return roomchat_client_list_chat_rooms(get(), &json, e); });
-    return detail::take_string(json);
+  std::string list_chat_rooms() const { return send_list_chat_rooms(nullptr); }
+  WithResponse<std::string> list_chat_rooms_with_response() const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_list_chat_rooms(meta); });
   }
 
   // A request to an operation without a documented shape, through the same
@@ -542,16 +796,15 @@ class Client {
                           std::optional<std::string_view> query_json = std::nullopt,
                           std::optional<std::string_view> body_json = std::nullopt,
                           RawAuth auth = RawAuth::PrivateKey) const {
-    detail::CString method_c(method, "method"), path_c(path, "path");
-    detail::OptionalCString query(query_json, "query_json"), body(body_json, "body_json");
-    RawResponse out;
-    char *text = nullptr;
-    detail::check_call([&](roomchat_error **e) {
-      return roomchat_client_raw_request(get(), method_c.get(), path_c.get(), query.get(), body.get(),
-                                         static_cast<std::uint32_t>(auth), &out.status, &text, e);
+    return send_raw_request(nullptr, method, path, query_json, body_json, auth);
+  }
+  WithResponse<RawResponse> raw_request_with_response(std::string_view method, std::string_view path,
+                                                      std::optional<std::string_view> query_json = std::nullopt,
+                                                      std::optional<std::string_view> body_json = std::nullopt,
+                                                      RawAuth auth = RawAuth::PrivateKey) const {
+    return detail::with_response([&](roomchat_response_meta **meta) {
+      return send_raw_request(meta, method, path, query_json, body_json, auth);
     });
-    out.body = detail::take_string(text);
-    return out;
   }
 
   // Where the key's rate-limit budget stands (no request is made).
@@ -596,6 +849,117 @@ class Client {
   roomchat_client *get() const noexcept { return raw_.get(); }
 
  private:
+  Client(roomchat_client *raw, std::shared_ptr<LogCallback> log) noexcept : log_(std::move(log)), raw_(raw) {}
+
+  // Each endpoint's call once, through its _with_response C function: `meta`
+  // NULL is the plain call, else the answer is written there on success.
+  UserPage send_list_users(roomchat_response_meta **meta, std::uint32_t limit, std::uint64_t skip) const {
+    roomchat_user_page *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_list_users_with_response(get(), limit, skip, &raw, meta, e);
+    });
+    detail::Owned<roomchat_user_page> page(raw);
+    UserPage out;
+    out.total = roomchat_user_page_total(raw);
+    out.limit = roomchat_user_page_limit(raw);
+    out.skip = roomchat_user_page_skip(raw);
+    const std::size_t count = roomchat_user_page_len(raw);
+    out.users.reserve(count);
+    for (std::size_t i = 0; i < count; i++) out.users.push_back(detail::to_user(roomchat_user_page_get(raw, i)));
+    return out;
+  }
+
+  void send_deactivate_user(roomchat_response_meta **meta, UserIdentifier by, std::string_view id) const {
+    detail::CString id_c(id, "id");
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_deactivate_user_with_response(get(), static_cast<std::uint32_t>(by), id_c.get(), meta, e);
+    });
+  }
+
+  void send_reactivate_user(roomchat_response_meta **meta, UserIdentifier by, std::string_view id) const {
+    detail::CString id_c(id, "id");
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_reactivate_user_with_response(get(), static_cast<std::uint32_t>(by), id_c.get(), meta, e);
+    });
+  }
+
+  TokenUser send_validate_access_token(roomchat_response_meta **meta, std::string_view access_token) const {
+    detail::CString token(access_token, "access_token");
+    roomchat_token_user *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_validate_access_token_with_response(get(), token.get(), &raw, meta, e);
+    });
+    detail::Owned<roomchat_token_user> user(raw);
+    return detail::to_token_user(raw);
+  }
+
+  void send_invalidate_access_token(roomchat_response_meta **meta, std::string_view access_token) const {
+    detail::CString token(access_token, "access_token");
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_invalidate_access_token_with_response(get(), token.get(), meta, e);
+    });
+  }
+
+  std::vector<Message> send_conversation_messages(roomchat_response_meta **meta, std::string_view room_id,
+                                                  std::string_view conversation_id, PathForm form) const {
+    detail::CString room(room_id, "room_id"), conversation(conversation_id, "conversation_id");
+    roomchat_messages *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_conversation_messages_with_response(get(), room.get(), conversation.get(),
+                                                                 static_cast<std::uint32_t>(form), &raw, meta, e);
+    });
+    detail::Owned<roomchat_messages> messages(raw);
+    std::vector<Message> out;
+    const std::size_t count = roomchat_messages_len(raw);
+    out.reserve(count);
+    for (std::size_t i = 0; i < count; i++) out.push_back(detail::to_message(roomchat_messages_get(raw, i)));
+    return out;
+  }
+
+  CreatedUser send_create_user(roomchat_response_meta **meta, std::string_view username, Role role,
+                               std::optional<std::string_view> chat_room,
+                               std::optional<std::string_view> extra_json) const {
+    detail::CString name(username, "username");
+    detail::OptionalCString room(chat_room, "chat_room"), extra(extra_json, "extra_json");
+    roomchat_created_user *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_create_user_with_response(get(), name.get(), static_cast<std::uint32_t>(role),
+                                                       room.get(), extra.get(), &raw, meta, e);
+    });
+    detail::Owned<roomchat_created_user> user(raw);
+    CreatedUser out;
+    out.access_token = detail::string_or_empty(roomchat_created_user_access_token(raw));
+    out.username = detail::string_or_empty(roomchat_created_user_username(raw));
+    out.user_id = detail::string_or_empty(roomchat_created_user_user_id(raw));
+    out.is_moderator = roomchat_created_user_is_moderator(raw);
+    out.chat_room = detail::optional_string(roomchat_created_user_chat_room(raw));
+    return out;
+  }
+
+  std::string send_list_chat_rooms(roomchat_response_meta **meta) const {
+    char *json = nullptr;
+    detail::check_call(
+        [&](roomchat_error **e) { return roomchat_client_list_chat_rooms_with_response(get(), &json, meta, e); });
+    return detail::take_string(json);
+  }
+
+  RawResponse send_raw_request(roomchat_response_meta **meta, std::string_view method, std::string_view path,
+                               std::optional<std::string_view> query_json, std::optional<std::string_view> body_json,
+                               RawAuth auth) const {
+    detail::CString method_c(method, "method"), path_c(path, "path");
+    detail::OptionalCString query(query_json, "query_json"), body(body_json, "body_json");
+    RawResponse out;
+    char *text = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_raw_request_with_response(get(), method_c.get(), path_c.get(), query.get(), body.get(),
+                                                       static_cast<std::uint32_t>(auth), &out.status, &text, meta, e);
+    });
+    out.body = detail::take_string(text);
+    return out;
+  }
+
+  // Declared before raw_, so the client is freed before the callback it may call.
+  std::shared_ptr<LogCallback> log_;
   detail::Owned<roomchat_client> raw_;
 };
 
@@ -603,7 +967,7 @@ class Client {
 // range, so iterate it once, from one thread at a time. A failure throws from
 // begin() or ++ and ends the iteration; resume() then lets a new loop retry the
 // page that failed, and a new loop goes on from where the last one stopped.
-// It keeps its own reference to the client.
+// It keeps its own reference to the client (and a share of its log callback).
 class Users {
  public:
   class iterator {
@@ -632,12 +996,18 @@ class Users {
     Users *owner_ = nullptr;
   };
 
-  // Takes ownership of `raw` (from roomchat_client_users_iter).
-  explicit Users(roomchat_users_iter *raw) noexcept : raw_(raw) {}
+  // Takes ownership of `raw` (from roomchat_client_users_iter), and a share of
+  // the log callback its client may call.
+  explicit Users(roomchat_users_iter *raw, std::shared_ptr<LogCallback> log = nullptr) noexcept
+      : log_(std::move(log)), raw_(raw) {}
   Users(Users &&other) noexcept
-      : raw_(std::move(other.raw_)), current_(std::exchange(other.current_, std::nullopt)), done_(other.done_) {}
+      : log_(std::move(other.log_)),
+        raw_(std::move(other.raw_)),
+        current_(std::exchange(other.current_, std::nullopt)),
+        done_(other.done_) {}
   Users &operator=(Users &&other) noexcept {
-    raw_ = std::move(other.raw_);
+    raw_ = std::move(other.raw_);  // frees this iteration before the log callback it may call
+    log_ = std::move(other.log_);
     current_ = std::exchange(other.current_, std::nullopt);
     done_ = other.done_;
     return *this;
@@ -674,6 +1044,8 @@ class Users {
     current_ = detail::to_user(raw);
   }
 
+  // Declared before raw_, so the iteration is freed before the callback it may call.
+  std::shared_ptr<LogCallback> log_;
   detail::Owned<roomchat_users_iter> raw_;
   std::optional<User> current_;
   bool done_ = false;
@@ -682,7 +1054,7 @@ class Users {
 inline Users Client::users(std::uint32_t page_size) const {
   roomchat_users_iter *raw = nullptr;
   detail::check_call([&](roomchat_error **e) { return roomchat_client_users_iter(get(), page_size, &raw, e); });
-  return Users(raw);
+  return Users(raw, log_);
 }
 
 }  // namespace roomchat

@@ -163,6 +163,9 @@ grep -qE '^c-clean-room: [0-9]+ passed, 0 failed$' "$log_dir/c-clean-room.log"
 step "Windows: clippy (warnings are errors) of core, ffi and both bindings for x86_64-pc-windows-gnu (scripts/windows-check.sh)"
 bash scripts/windows-check.sh
 
+step "test kit: the emulator's wheels and npm packages (static Linux x64/arm64) installed as users would, the READMEs' tests of a user's code from them (pytest, node --test, CTest via roomchat_add_emulator_test), arm64 under qemu"
+bash scripts/testkit-packages.sh 2>&1 | tee "$log_dir/testkit.log"
+
 step "versions: one version for every package and artefact, the CHANGELOG, the supported ranges (scripts/dist/versions.sh)"
 timed "versions" bash scripts/dist/versions.sh
 
@@ -216,12 +219,16 @@ node_line=$(grep -E '^node: [0-9]+ passed, [0-9]+ failed' "$log_dir/node.log" | 
 node_net_passed=$(sed -nE 's/^ℹ pass ([0-9]+)$/\1/p' "$log_dir/node-net-suite.log" | tail -n 1)
 node_passed=$(( $(sed -E 's/^node: ([0-9]+) passed.*/\1/' <<<"$node_line") + 1 + node_net_passed ))
 node_failed=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$node_line")
+testkit_line=$(grep -E '^testkit-packages: [0-9]+ passed, [0-9]+ failed' "$log_dir/testkit.log" | tail -n 1)
+testkit_passed=$(sed -E 's/^[^:]+: ([0-9]+) passed.*/\1/' <<<"$testkit_line")
+testkit_failed=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$testkit_line")
 echo
 echo "release steps' times: $(IFS=';'; echo "${dist_times[*]}")"
 echo "rust: ${rust_passed} passed, ${rust_failed} failed"
 echo "c: ${c_passed} passed, ${c_failed} failed"
 echo "node: ${node_passed} passed, ${node_failed} failed"
 echo "python: ${py_passed} passed, ${py_failed} failed"
+echo "testkit: ${testkit_passed} passed, ${testkit_failed} failed"
 # The release steps: artefacts built and checked, version check, clean rooms, actionlint (a failure stops the run).
 echo "dist: ${dist_passed} passed, 0 failed"
-echo "total: $((rust_passed + c_passed + node_passed + py_passed + dist_passed)) passed, $((rust_failed + c_failed + node_failed + py_failed)) failed"
+echo "total: $((rust_passed + c_passed + node_passed + py_passed + testkit_passed + dist_passed)) passed, $((rust_failed + c_failed + node_failed + py_failed + testkit_failed)) failed"

@@ -65,6 +65,9 @@ mkdir -p "$mypy_dir"
 (cd "$mypy_dir" && "$venv/bin/python" -m mypy.stubtest roomchat --mypy-config-file /dev/null)
 (cd "$mypy_dir" && "$venv/bin/python" -m mypy --strict --no-incremental \
   "$here/examples/typed_usage.py" "$here/examples/readme_example.py")
+# The test kit (roomchat.testing and its pytest plugin) and the README's test of a user's code.
+(cd "$mypy_dir" && "$venv/bin/python" -m mypy --strict --no-incremental -p roomchat.testing)
+(cd "$mypy_dir" && "$venv/bin/python" -m mypy --strict --no-incremental "$here/examples/test_user_signup.py")
 
 echo "==> benchmark, short run (figures, not a test)"
 "$venv/bin/python" "$here/bench/bench.py" --calls "${ROOMCHAT_PY_BENCH_CALLS:-300}" --rounds 3 \

@@ -453,6 +453,12 @@ impl Emulator {
             .to_owned()
     }
 
+    /// Every user, deactivated ones too, in creation order: the users listing's
+    /// record plus `"active"` (same as `GET /_emulator/users`).
+    pub fn users(&self) -> Vec<Value> {
+        self.shared.state().all_users()
+    }
+
     /// Adds `count` users named `seed-user-<n>`; returns the number of active users.
     pub fn seed_users(&self, count: usize) -> usize {
         self.shared.state().seed_users(count)

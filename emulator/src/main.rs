@@ -1,4 +1,5 @@
-//! `roomchat-emulator`: runs the emulator until SIGINT, SIGTERM or the end of stdin.
+//! `roomchat-emulator`: runs the emulator until SIGINT, SIGTERM, SIGHUP, the end
+//! of stdin, or (on Linux) the death of the process that started it.
 //!
 //! Its first line on stdout is one JSON object with `base_url`, `chat_url`,
 //! `admin_url`, `private_key`, `public_key` and `ca_file`, for tests in other
@@ -22,7 +23,8 @@ const USAGE: &str =
                          [--tls-cert PATH --tls-key PATH [--tls-ca PATH]]
 
 Serves the chat service's REST API locally. Prints one JSON line with its addresses
-and keys, then serves until SIGINT, SIGTERM, or (unless --ignore-stdin) stdin closes.
+and keys, then serves until SIGINT, SIGTERM, SIGHUP, (unless --ignore-stdin) stdin
+closes, or (on Linux) the process that started it dies.
 
 --gzip-min-bytes N gzips REST answers and sign-in pages of at least N bytes to
 requests that accept gzip (never by default).
@@ -161,6 +163,9 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
 }
 
 fn main() -> ExitCode {
+    // Before anything else: the process that started us, while it is surely still the one.
+    #[cfg(target_os = "linux")]
+    let parent = parent_watch::parent();
     let args = match parse_args(std::env::args().skip(1)) {
         Ok(args) => args,
         Err(message) => {
@@ -189,10 +194,30 @@ fn main() -> ExitCode {
             let _entered = runtime.enter();
             let interrupt = signal(SignalKind::interrupt())?;
             let terminate = signal(SignalKind::terminate())?;
+            // A closed terminal would otherwise end the process without cleaning up.
+            let hangup = signal(SignalKind::hangup())?;
+            #[cfg(target_os = "linux")]
+            let parent_death = signal(SignalKind::from_raw(parent_watch::SIGNAL))?;
             drop(_entered);
-            Ok((runtime, interrupt, terminate))
+            Ok((
+                runtime,
+                interrupt,
+                terminate,
+                hangup,
+                #[cfg(target_os = "linux")]
+                parent_death,
+            ))
         });
-    let (runtime, mut interrupt, mut terminate) = match signals {
+    #[cfg(target_os = "linux")]
+    let (runtime, mut interrupt, mut terminate, mut hangup, mut parent_death) = match signals {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("roomchat-emulator: cannot listen for signals: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    #[cfg(not(target_os = "linux"))]
+    let (runtime, mut interrupt, mut terminate, mut hangup) = match signals {
         Ok(s) => s,
         Err(e) => {
             eprintln!("roomchat-emulator: cannot listen for signals: {e}");
@@ -202,13 +227,39 @@ fn main() -> ExitCode {
     let tx = stop_tx.clone();
     std::thread::spawn(move || {
         runtime.block_on(async {
+            #[cfg(target_os = "linux")]
+            let parent_died = async {
+                loop {
+                    parent_death.recv().await;
+                    // The signal also comes when the thread that started us ends
+                    // while its process lives on: only a new parent means it died.
+                    if parent_watch::parent() != parent {
+                        break;
+                    }
+                }
+            };
+            #[cfg(not(target_os = "linux"))]
+            let parent_died = std::future::pending::<()>();
             let why = tokio::select! {
                 _ = interrupt.recv() => "SIGINT",
                 _ = terminate.recv() => "SIGTERM",
+                _ = hangup.recv() => "SIGHUP",
+                _ = parent_died => "the parent process died",
             };
             let _ = tx.send(why);
         });
     });
+    // The handler is in place: now ask for the signal, then check that the parent
+    // did not die before we asked (we would never be told).
+    #[cfg(target_os = "linux")]
+    if !parent_watch::watch(parent) {
+        if std::env::var_os("ROOMCHAT_EMULATOR_LOG").is_some() {
+            eprintln!(
+                "roomchat-emulator: stopping (the parent process died before it could be watched)"
+            );
+        }
+        return ExitCode::SUCCESS;
+    }
 
     let ca_file = match emulator
         .ca_file()
@@ -253,4 +304,30 @@ fn main() -> ExitCode {
     }
     emulator.stop();
     ExitCode::SUCCESS
+}
+
+/// Stopping when the parent dies, on Linux: `prctl(PR_SET_PDEATHSIG)` sends
+/// [`SIGNAL`] when the parent goes, and `main` stops when `getppid()` then
+/// names another process (the signal also comes when only the parent's thread
+/// that spawned us ends).
+#[cfg(target_os = "linux")]
+mod parent_watch {
+    /// The signal asked for: one nothing else sends the emulator, so that it can
+    /// be told apart from a plain SIGTERM (which always stops it).
+    pub const SIGNAL: i32 = libc::SIGUSR2;
+
+    /// The parent process's id.
+    pub fn parent() -> libc::pid_t {
+        // SAFETY: getppid has no preconditions and cannot fail.
+        unsafe { libc::getppid() }
+    }
+
+    /// Asks for [`SIGNAL`] when the parent dies; false when `parent` has
+    /// already gone (we have a new parent).
+    pub fn watch(parent: libc::pid_t) -> bool {
+        // SAFETY: PR_SET_PDEATHSIG takes a valid signal number; the other
+        // arguments are unused. It cannot fail with one.
+        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, SIGNAL as libc::c_ulong, 0, 0, 0) };
+        self::parent() == parent
+    }
 }

@@ -517,6 +517,7 @@ fn method_not_allowed(allow: &'static str) -> Response<Body> {
 fn admin_allow(path: &str) -> Option<&'static str> {
     Some(match path {
         "/reset" | "/users/seed" | "/rooms" | "/conversations" => "POST",
+        "/users" => "GET",
         "/config" => "GET, PUT",
         "/gate" | "/faults" => "POST, DELETE",
         "/journal" | "/connections" => "GET, DELETE",
@@ -586,6 +587,7 @@ fn admin(shared: &Shared, method: &Method, path: &str, body: &[u8]) -> Answer {
             state.gated.clear();
             ok()
         }
+        ("GET", "/users") => (200, json!({"users": state.all_users()})),
         ("POST", "/users/seed") => match spec["count"].as_u64() {
             Some(n) if n <= 10_000_000 => {
                 let before = state.active_user_count();

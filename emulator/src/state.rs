@@ -854,6 +854,20 @@ impl State {
         let all = self.conversations[&(room_id.to_owned(), conversation_id.clone())].clone();
         Ok(json!({"conversationId": conversation_id, "messages": all}))
     }
+
+    /// Every user, deactivated ones too, in creation order: the listing record
+    /// plus `"active"` (GET /_emulator/users).
+    pub fn all_users(&self) -> Vec<Value> {
+        self.users
+            .iter()
+            .map(|user| {
+                let mut record: Value =
+                    serde_json::from_str(&user.listing_json).unwrap_or_else(|_| json!({}));
+                record["active"] = json!(user.active);
+                record
+            })
+            .collect()
+    }
 }
 
 /// Where the account stands against its rate limit after an admitted arrival.

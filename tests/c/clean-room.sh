@@ -97,6 +97,10 @@ add_executable(app_cpp app.cpp)
 target_link_libraries(app_cpp PRIVATE roomchat::roomchat)
 add_executable(app_cpp_static app.cpp)
 target_link_libraries(app_cpp_static PRIVATE roomchat::roomchat_static)
+# The installed package's CTest function: the README example with an emulator of its own.
+enable_testing()
+roomchat_add_emulator_test(NAME readme_c COMMAND app_c EMULATOR "$emulator" EMULATOR_ARGS --seed-users 3)
+set_tests_properties(readme_c PROPERTIES PASS_REGULAR_EXPRESSION "3 users")
 EOF
 cat >"$room/Makefile" <<'EOF'
 CFLAGS = -std=c99 -Wall -Wextra -Werror $(shell pkg-config --cflags roomchat)
@@ -157,6 +161,15 @@ if [ -x "$room/build/app_c" ]; then
   needed "$room/build/app_c" 'libroomchat\.so\.0\]' && pass "app_c needs libroomchat.so.0 (the soname)" ||
     fail "app_c does not need libroomchat.so.0"
   run_app "app_c (C, roomchat::roomchat)" '^3 users$' ./build/app_c
+fi
+if [ -x "$room/build/app_c" ]; then
+  if in_room ctest --test-dir build --output-on-failure >"$room/ctest.log" 2>&1; then
+    grep -E 'tests passed|Passed' "$room/ctest.log" | sed 's/^/  /'
+    pass "ctest: roomchat_add_emulator_test from the installed package (the README example, an emulator per test)"
+  else
+    cat "$room/ctest.log"
+    fail "ctest: roomchat_add_emulator_test"
+  fi
 fi
 if [ -x "$room/build/app_cpp" ]; then
   run_app "app_cpp (C++ wrapper, roomchat::roomchat)" '^crm-43: user_not_found \(HTTP 400\)$' ./build/app_cpp

@@ -1,8 +1,13 @@
 // The C++17 wrapper (include/roomchat.hpp) against the emulator binary: every
 // endpoint, the errors it throws and what they carry, the lazy user iteration
-// with a failure and resume, move-only handles, and one client shared by threads.
+// with a failure and resume, access tokens, views (with_options), the answer
+// beside the result (_with_response), the log callback and its lifetime,
+// move-only handles, and one client shared by threads.
 // Run under valgrind by tests/c/run.sh. Prints "cpp: N passed, M failed".
 #include <chrono>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -407,6 +412,342 @@ void test_failures() {
   CHECK(!slow.status());
 }
 
+// The latest request the emulator journaled: its X-Request-Id ("req_<seq>") and path.
+// (An entry's fields come in name order: body, method, path, query, …, seq.)
+std::pair<std::string, std::string> last_journaled() {
+  const std::string journal = admin_get("/_emulator/journal");
+  const std::size_t at = journal.rfind("\"method\":");
+  if (at == std::string::npos) return {"", ""};
+  char path[512] = "";
+  CHECK(json_string_field(journal.c_str() + at, "path", path, sizeof path));
+  return {"req_" + std::to_string(json_number_field(journal.c_str() + at, "seq")), path};
+}
+
+// A user's life: validate, deactivate, reactivate, invalidate.
+void test_access_tokens(const roomchat::Client &client) {
+  admin("POST", "/_emulator/reset", nullptr);
+  const auto created_at = std::chrono::system_clock::now();
+  roomchat::CreatedUser hal = client.create_user("hal", roomchat::Role::Regular, std::nullopt,
+                                                 R"({"uniqueUserIdentifier": "crm-hal"})");
+
+  roomchat::TokenUser record = client.validate_access_token(hal.access_token);
+  CHECK(record.id == hal.user_id);
+  CHECK(record.username == std::optional<std::string>("hal"));
+  CHECK(record.is_moderator == std::optional<bool>(false));
+  CHECK(!record.chat_room);
+  CHECK(record.created && record.updated);
+  // iat: the token's issue time, whole seconds, within the moment of creation.
+  CHECK(record.iat.has_value());
+  if (record.iat) {
+    const auto skew = *record.iat - std::chrono::time_point_cast<std::chrono::seconds>(created_at);
+    CHECK(skew >= -2s && skew <= 5s);
+    CHECK(record.json.find("\"iat\":" + std::to_string(record.iat->time_since_epoch().count())) !=
+          std::string::npos);
+  }
+  CHECK(record.json.find("\"createdUsingApi\":true") != std::string::npos);
+  CHECK(journal_count("\"method\":\"POST\",\"path\":\"/consumer/api/v1/user/accessToken/validate\"") == 1);
+
+  // A deactivated user's token does not validate; reactivated, it does again.
+  client.deactivate_user(roomchat::UserIdentifier::UserId, hal.user_id);
+  roomchat::Error while_deactivated =
+      expect_error([&] { client.validate_access_token(hal.access_token); }, ROOMCHAT_RESULT_INVALID_REQUEST);
+  CHECK(while_deactivated.message() == "invalid accessToken");
+  client.reactivate_user(roomchat::UserIdentifier::UniqueUserIdentifier, "crm-hal");
+  CHECK(client.validate_access_token(hal.access_token).id == hal.user_id);
+  CHECK(client.list_users().total == 1);
+  // Reactivating an active user: no deactivated user has that id.
+  roomchat::Error active = expect_error(
+      [&] { client.reactivate_user(roomchat::UserIdentifier::UserId, hal.user_id); }, ROOMCHAT_RESULT_USER_NOT_FOUND);
+  CHECK(active.status() == std::optional<std::uint16_t>(400));
+  CHECK(active.method() == std::optional<std::string>("POST"));
+  CHECK(active.path() && active.path()->rfind("/consumer/api/v2/user/reactivate", 0) == 0);
+
+  // Invalidated: refused for good, with the typed error and the service's message.
+  client.invalidate_access_token(hal.access_token);
+  roomchat::Error invalid =
+      expect_error([&] { client.validate_access_token(hal.access_token); }, ROOMCHAT_RESULT_INVALID_REQUEST);
+  CHECK(invalid.name() == "invalid_request");
+  CHECK(invalid.message() == "invalid accessToken");
+  CHECK(invalid.status() == std::optional<std::uint16_t>(400));
+  CHECK(invalid.path() && invalid.path()->find(emu.private_key) == std::string::npos);
+  expect_error([&] { client.invalidate_access_token(hal.access_token); }, ROOMCHAT_RESULT_INVALID_REQUEST);
+
+  // Refused before anything is sent: an identifier kind the C API does not have,
+  // a NUL byte, and validation without the public key.
+  const int sent = journal_count("\"method\":\"POST\"");
+  expect_error([&] { client.reactivate_user(static_cast<roomchat::UserIdentifier>(7), hal.user_id); },
+               ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  expect_error([&] { client.invalidate_access_token(std::string_view("to\0ken", 6)); },
+               ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  roomchat::ClientOptions no_public_key(emu.private_key);
+  no_public_key.base_url(emu.base_url).rate_limit(100000, 60s, false, 60s);
+  const roomchat::Client without_public_key(no_public_key);
+  expect_error([&] { without_public_key.validate_access_token(hal.access_token); }, ROOMCHAT_RESULT_CONFIGURATION);
+  CHECK(journal_count("\"method\":\"POST\"") == sent);
+
+  // Reactivate and invalidate are POSTs: never sent again after a 5xx (the client has 2 retries).
+  client.deactivate_user(roomchat::UserIdentifier::UserId, hal.user_id);
+  admin("DELETE", "/_emulator/journal", nullptr);
+  for (const char *path : {"/consumer/api/v2/user/reactivate", "/consumer/api/v1/user/accesstoken/invalidate"}) {
+    admin("POST", "/_emulator/faults",
+          (std::string("{\"method\": \"POST\", \"path\": \"") + path +
+           "\", \"times\": 3, \"action\": {\"kind\": \"respond\", \"status\": 503}}")
+              .c_str());
+  }
+  expect_error([&] { client.reactivate_user(roomchat::UserIdentifier::UserId, hal.user_id); },
+               ROOMCHAT_RESULT_SERVER_ERROR);
+  roomchat::CreatedUser kim = client.create_user("kim");
+  expect_error([&] { client.invalidate_access_token(kim.access_token); }, ROOMCHAT_RESULT_SERVER_ERROR);
+  CHECK(journal_count("\"method\":\"POST\",\"path\":\"/consumer/api/v2/user/reactivate\"") == 1);
+  CHECK(journal_count("\"method\":\"POST\",\"path\":\"/consumer/api/v1/user/accesstoken/invalidate\"") == 1);
+  admin("DELETE", "/_emulator/faults", nullptr);
+}
+
+void test_views() {
+  admin("POST", "/_emulator/reset", nullptr);
+  static_assert(!std::is_copy_constructible_v<roomchat::CallOptions>);
+  static_assert(std::is_nothrow_move_constructible_v<roomchat::CallOptions>);
+
+  // A view with no retries makes one attempt on a 503; its parent keeps its 2 retries.
+  auto parent = std::make_unique<roomchat::Client>(make_client(2));
+  const roomchat::Client once_only = parent->with_options(roomchat::CallOptions().max_retries(0));
+  CHECK(once_only.get() != nullptr && once_only.get() != parent->get());
+  admin("POST", "/_emulator/faults",
+        "{\"method\": \"GET\", \"path\": \"/consumer/api/v2/users\", \"times\": 3, \"action\": {\"kind\": "
+        "\"respond\", \"status\": 503}}");
+  admin("DELETE", "/_emulator/journal", nullptr);
+  roomchat::Error unavailable = expect_error([&] { once_only.list_users(); }, ROOMCHAT_RESULT_SERVER_ERROR);
+  CHECK(unavailable.status() == std::optional<std::uint16_t>(503));
+  CHECK(journal_count("\"path\":\"/consumer/api/v2/users\"") == 1);
+  const roomchat::WithResponse<roomchat::UserPage> retried = parent->list_users_with_response();
+  CHECK(retried.meta.attempts == 3);
+  CHECK(journal_count("\"path\":\"/consumer/api/v2/users\"") == 4);
+
+  // The view works once the parent is gone; a view of a view adds its own options.
+  parent.reset();
+  CHECK(once_only.list_users(1).limit == 1);
+  const roomchat::Client quick = once_only.with_options(roomchat::CallOptions().timeout(300ms));
+  admin("POST", "/_emulator/faults",
+        "{\"method\": \"GET\", \"path\": \"/consumer/api/v2/users\", \"action\": {\"kind\": \"delay\", \"ms\": 1500}}");
+  expect_error([&] { quick.list_users(); }, ROOMCHAT_RESULT_TIMEOUT);
+  admin("DELETE", "/_emulator/faults", nullptr);
+
+  // A view shares its parent's budget: each call counts in both. (A key of its
+  // own, so that the count starts at 0; the emulator answers 401, counted too.)
+  roomchat::ClientOptions other_key("sk_cpp_view_budget");
+  other_key.base_url(emu.base_url).retries(0);
+  const roomchat::Client counted(other_key);
+  const roomchat::Client counted_view = counted.with_options(roomchat::CallOptions().timeout(5s));
+  expect_error([&] { counted_view.list_chat_rooms(); }, ROOMCHAT_RESULT_INVALID_AUTH);
+  CHECK(counted.rate_limit_state().used == 1);
+  expect_error([&] { counted.list_chat_rooms(); }, ROOMCHAT_RESULT_INVALID_AUTH);
+  CHECK(counted_view.rate_limit_state().used == 2);
+
+  // Bad settings are reported by with_options; a moved-from CallOptions holds nothing.
+  const roomchat::Client client = make_client(2);
+  roomchat::Error zero =
+      expect_error([&] { client.with_options(roomchat::CallOptions().timeout(0ms)); }, ROOMCHAT_RESULT_CONFIGURATION);
+  CHECK(std::string(zero.what()).find("timeout") != std::string::npos);
+  expect_error([&] { client.with_options(roomchat::CallOptions().connect_timeout(-5ms)); },
+               ROOMCHAT_RESULT_CONFIGURATION);
+  expect_error([&] { client.with_options(roomchat::CallOptions().max_retry_wait(1000000000001ms)); },
+               ROOMCHAT_RESULT_CONFIGURATION);
+  roomchat::CallOptions options;
+  options.timeout(5s).connect_timeout(1s).max_retries(1).max_retry_wait(100ms);
+  roomchat::CallOptions taken = std::move(options);
+  CHECK(options.get() == nullptr);
+  expect_error([&] { options.max_retries(1); }, ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  expect_error([&] { client.with_options(options); }, ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  CHECK(client.with_options(taken).list_users(1).limit == 1);
+  roomchat::Client empty = make_client(0);
+  roomchat::Client holder = std::move(empty);
+  expect_error([&] { empty.with_options(taken); }, ROOMCHAT_RESULT_INVALID_ARGUMENT);
+}
+
+// The common checks of the answer to a call answered 200 after `attempts` attempts:
+// the request id is the journal's latest request, which went to `path`.
+void check_meta(const roomchat::ResponseMeta &meta, std::uint32_t attempts, const std::string &path) {
+  const auto [request_id, journaled_path] = last_journaled();
+  CHECK(meta.status == 200);
+  CHECK(meta.attempts == attempts);
+  CHECK(meta.request_id == std::optional<std::string>(request_id));
+  CHECK(journaled_path == path);
+  if (journaled_path != path) fprintf(stderr, "  journaled %s, wanted %s\n", journaled_path.c_str(), path.c_str());
+  CHECK(meta.header("X-Request-Id") == meta.request_id);
+  CHECK(meta.header("Date").has_value());
+  CHECK(meta.header("date") == meta.header("DATE"));
+  CHECK(!meta.header("no-such-header"));
+  CHECK(meta.headers.size() >= 3);
+  for (const auto &[name, value] : meta.headers) {
+    CHECK(name.find_first_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ") == std::string::npos);
+    (void)value;
+  }
+}
+
+void test_with_response(const roomchat::Client &client) {
+  admin("POST", "/_emulator/reset", nullptr);
+  const std::string users = "/consumer/api/v2/users";
+
+  roomchat::WithResponse<roomchat::UserPage> page = client.list_users_with_response(5, 0);
+  check_meta(page.meta, 1, users);
+  CHECK(page.value.limit == 5 && page.value.total == 0);
+  // After a retry: the second attempt's answer.
+  admin("POST", "/_emulator/faults",
+        "{\"method\": \"GET\", \"path\": \"/consumer/api/v2/users\", \"action\": {\"kind\": \"respond\", \"status\": "
+        "503}}");
+  check_meta(client.list_users_with_response().meta, 2, users);
+
+  // Every endpoint.
+  roomchat::WithResponse<roomchat::CreatedUser> ivy = client.create_user_with_response(
+      "ivy", roomchat::Role::Regular, std::nullopt, R"({"uniqueUserIdentifier": "crm-ivy"})");
+  check_meta(ivy.meta, 1, "/consumer/api/v1/user");
+  CHECK(ivy.value.username == "ivy");
+  check_meta(client.deactivate_user_with_response(roomchat::UserIdentifier::UniqueUserIdentifier, "crm-ivy").meta, 1,
+             "/consumer/api/v2/user/deactivate");
+  check_meta(client.reactivate_user_with_response(roomchat::UserIdentifier::UserId, ivy.value.user_id).meta, 1,
+             "/consumer/api/v2/user/reactivate");
+  roomchat::WithResponse<roomchat::TokenUser> record = client.validate_access_token_with_response(ivy.value.access_token);
+  check_meta(record.meta, 1, "/consumer/api/v1/user/accessToken/validate");
+  CHECK(record.value.username == std::optional<std::string>("ivy"));
+  check_meta(client.invalidate_access_token_with_response(ivy.value.access_token).meta, 1,
+             "/consumer/api/v1/user/accesstoken/invalidate");
+  admin("POST", "/_emulator/rooms", "{\"roomId\": \"r-meta\", \"name\": \"Meta\"}");
+  char *body = nullptr;
+  CHECK(http_request(&emu, "POST", "/_emulator/conversations",
+                     "{\"roomId\": \"r-meta\", \"messages\": [{\"messages\": \"hi\", \"user\": {\"username\": \"ivy\"}}]}",
+                     &body) == 200);
+  char conversation[128] = "";
+  CHECK(body && json_string_field(body, "conversationId", conversation, sizeof conversation));
+  free(body);
+  roomchat::WithResponse<std::vector<roomchat::Message>> messages =
+      client.conversation_messages_with_response("r-meta", conversation);
+  check_meta(messages.meta, 1, std::string("/consumer/api/v2/room/r-meta/conversation/") + conversation + "/messages");
+  CHECK(messages.value.size() == 1 && messages.value[0].text == std::optional<std::string>("hi"));
+  roomchat::WithResponse<std::string> rooms = client.list_chat_rooms_with_response();
+  check_meta(rooms.meta, 1, "/consumer/api/v1/chatrooms");
+  CHECK(rooms.value.find("\"roomId\":\"r-meta\"") != std::string::npos);
+  roomchat::WithResponse<roomchat::RawResponse> raw = client.raw_request_with_response("GET", users, R"([["limit", "2"]])");
+  check_meta(raw.meta, 1, users);
+  CHECK(raw.value.status == 200 && raw.value.body.find("\"limit\":2") != std::string::npos);
+
+  // A failure throws, as the plain call does (and the C answer is not leaked).
+  roomchat::Error gone = expect_error(
+      [&] { client.deactivate_user_with_response(roomchat::UserIdentifier::UserId, "000000000000000000000000"); },
+      ROOMCHAT_RESULT_USER_NOT_FOUND);
+  CHECK(gone.status() == std::optional<std::uint16_t>(400));
+}
+
+// What a log callback heard, from any thread.
+struct Heard {
+  std::mutex lock;
+  std::vector<std::pair<roomchat::LogLevel, std::string>> lines;
+};
+
+roomchat::LogCallback hear_into(const std::shared_ptr<Heard> &heard) {
+  return [heard](roomchat::LogLevel level, std::string_view line) {
+    const std::lock_guard<std::mutex> guard(heard->lock);
+    heard->lines.emplace_back(level, std::string(line));
+  };
+}
+
+void test_log_callback() {
+  admin("POST", "/_emulator/reset", nullptr);
+  const std::string users_query = "GET /consumer/api/v2/users?auth=REDACTED&limit=5&skip=0 ";
+
+  // The callback is owned by the options, then shared by the client, its view
+  // and its Users: it lives until the last of them, whatever goes first.
+  auto heard = std::make_shared<Heard>();
+  std::weak_ptr<Heard> alive = heard;
+  auto options = std::make_unique<roomchat::ClientOptions>(options_for_emulator());
+  options->retries(2).log_callback(hear_into(heard));
+  heard.reset();
+  auto client = std::make_unique<roomchat::Client>(*options);
+  options.reset();
+  CHECK(!alive.expired());
+
+  admin("POST", "/_emulator/faults",
+        "{\"method\": \"GET\", \"path\": \"/consumer/api/v2/users\", \"action\": {\"kind\": \"respond\", \"status\": "
+        "503}}");
+  CHECK(client->list_users(5).limit == 5);
+  if (auto h = alive.lock()) {
+    CHECK(h->lines.size() == 3);
+    if (h->lines.size() == 3) {
+      CHECK(h->lines[0].first == roomchat::LogLevel::Debug);
+      CHECK(h->lines[0].second.rfind(users_query + "-> 503 (attempt 1, ", 0) == 0);
+      CHECK(h->lines[1].first == roomchat::LogLevel::Warning);
+      CHECK(h->lines[1].second.rfind("retrying " + users_query + "in ", 0) == 0);
+      CHECK(h->lines[2].first == roomchat::LogLevel::Debug);
+      CHECK(h->lines[2].second.find("-> 200 (attempt 2, ") != std::string::npos);
+    }
+    for (const auto &line : h->lines) CHECK(line.second.find(emu.private_key) == std::string::npos);
+    h->lines.clear();
+  }
+
+  // The client gone, a view alone keeps the callback, then a Users alone does.
+  auto view = std::make_unique<roomchat::Client>(client->with_options(roomchat::CallOptions().max_retries(0)));
+  roomchat::Users users = client->users(1);
+  client.reset();
+  CHECK(!alive.expired());
+  view->list_users(5);
+  view.reset();
+  CHECK(!alive.expired());
+  CHECK(users.begin() == users.end());  // an empty account: one request, logged
+  if (auto h = alive.lock()) {
+    CHECK(h->lines.size() == 2);
+    if (h->lines.size() == 2) {
+      CHECK(h->lines[0].second.rfind(users_query + "-> 200 (attempt 1, ", 0) == 0);
+      CHECK(h->lines[1].second.rfind("GET /consumer/api/v2/users?auth=REDACTED&limit=1&skip=0 -> 200", 0) == 0);
+    }
+  }
+  users = roomchat::Users(nullptr);
+  CHECK(alive.expired());
+
+  // The other way round: the Users gone first, the view still logs.
+  heard = std::make_shared<Heard>();
+  alive = heard;
+  client = std::make_unique<roomchat::Client>(options_for_emulator().log_callback(hear_into(heard)));
+  heard.reset();
+  users = client->users(1);
+  view = std::make_unique<roomchat::Client>(client->with_options(roomchat::CallOptions()));
+  client.reset();
+  users = roomchat::Users(nullptr);
+  CHECK(!alive.expired());
+  view->list_users(5);
+  if (auto h = alive.lock()) CHECK(h->lines.size() == 1);
+  view.reset();
+  CHECK(alive.expired());
+
+  // Warnings only; a callback that throws loses its line, never the call.
+  auto warnings = std::make_shared<Heard>();
+  int thrown = 0;
+  const roomchat::Client quiet(options_for_emulator().retries(2).log_callback(hear_into(warnings),
+                                                                               roomchat::LogLevel::Warning));
+  const roomchat::Client throwing(options_for_emulator().retries(2).log_callback(
+      [&thrown](roomchat::LogLevel, std::string_view) {
+        thrown++;
+        throw std::runtime_error("a failing logger");
+      }));
+  const char *one_503 =
+      "{\"method\": \"GET\", \"path\": \"/consumer/api/v2/users\", \"action\": {\"kind\": \"respond\", \"status\": "
+      "503}}";
+  admin("POST", "/_emulator/faults", one_503);
+  CHECK(quiet.list_users(5).limit == 5);
+  CHECK(warnings->lines.size() == 1 && warnings->lines[0].first == roomchat::LogLevel::Warning);
+  admin("POST", "/_emulator/faults", one_503);
+  CHECK(throwing.list_users(5).limit == 5);
+  CHECK(thrown == 3);
+
+  // An empty callback turns it off; a level that is not a LogLevel is refused by the constructor.
+  auto off = std::make_shared<Heard>();
+  const roomchat::Client silent(options_for_emulator().log_callback(hear_into(off)).log_callback(nullptr));
+  silent.list_users(5);
+  CHECK(off->lines.empty());
+  roomchat::Error level = expect_error(
+      [&] { roomchat::Client bad(options_for_emulator().log_callback(hear_into(off), static_cast<roomchat::LogLevel>(7))); },
+      ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  CHECK(std::string(level.what()).find("roomchat_log_level") != std::string::npos);
+}
+
 void test_moves(roomchat::Client &client) {
   roomchat::Client moved = std::move(client);
   CHECK(moved.get() != nullptr);
@@ -485,6 +826,10 @@ int main(int argc, char **argv) {
     test_users_iteration();
     test_messages_rooms_raw(client);
     test_failures();
+    test_access_tokens(client);
+    test_views();
+    test_with_response(client);
+    test_log_callback();
     test_moves(client);
     test_threads(client);
     test_rate_limited(client);

@@ -1,0 +1,157 @@
+// Types of `roomchat/testing`: the roomchat emulator in your own tests.
+import type { Client, ClientOptions } from './index'
+
+/** What `startEmulator` takes; every field is optional. */
+export interface StartEmulatorOptions {
+  /** The emulator executable (default: `$ROOMCHAT_EMULATOR`, else the `roomchat-emulator` package's). */
+  binary?: string
+  /** The account's private key (default: a random test key, renewed at each reset). */
+  privateKey?: string
+  /** The account's public key (default: a random test key, renewed at each reset). */
+  publicKey?: string
+  /** The account's rate limit (default 600 per 60 000 ms, as the service). */
+  rateLimit?: { requests: number; windowMs: number }
+  /** `X-RateLimit-*` on answers and `Retry-After` on 429s (default false: the service documents none). */
+  rateLimitHeaders?: boolean
+  /** Users named `seed-user-<k>` made at start and at each reset (default 0). */
+  seedUsers?: number
+  /** Serve HTTPS with a CA of its own (`caFile`, `ca`), which `client()` trusts (default false). */
+  tls?: boolean
+  /** How long to wait for the emulator to be ready (default 10 000 ms). */
+  startupTimeoutMs?: number
+}
+
+/** A fault's target: `path` exact, or a prefix ending in `*` (`'*'`: every request); `method` any when left out. */
+export interface FaultTarget {
+  path?: string
+  method?: string
+  /** How many matching requests it applies to (default 1). */
+  times?: number
+}
+
+export interface FailNextOptions extends FaultTarget {
+  /** The status answered (default 500). */
+  status?: number
+  /** Text, or a value sent as JSON (default: the service's own body for 429, else `{"message": <reason>}`). */
+  body?: string | Record<string, unknown> | unknown[]
+  /** `Retry-After`: whole seconds, or an HTTP date. */
+  retryAfter?: number | string
+  /** More headers on the answer. */
+  headers?: Record<string, string>
+  /** The answer's content type (default `application/json`). */
+  contentType?: string
+}
+
+export interface DelayNextOptions extends FaultTarget {
+  /** How long the answer is held back, in milliseconds. */
+  ms: number
+}
+
+/** A message of `addConversation`: `[username, text]`, or the emulator's own form. */
+export type SeedMessage =
+  | [username: string, text: string]
+  | { messages: string; user: { username: string; _id?: string; email?: string }; created?: string }
+
+/** One request the emulator received (REST API and sign-in pages; never the admin API). */
+export class JournalEntry {
+  private constructor()
+  /** Arrival number, from 1 (a reset starts again). */
+  readonly seq: number
+  readonly method: string
+  readonly path: string
+  /** The raw query string; `auth` and `publicKey` show as `REDACTED`. */
+  readonly query: string
+  /** The query's pairs (a repeated name keeps its last value). */
+  readonly params: Record<string, string>
+  readonly body: string
+  /** What was answered; 0 when the connection was dropped without an answer. */
+  readonly status: number
+  readonly receivedAt: Date
+  readonly userAgent: string | null
+  /** Whether the emulator kept only the start of a long field. */
+  readonly truncated: boolean
+  /** The body parsed as JSON (`null` for an empty body). */
+  json(): unknown
+}
+
+/** A user as the emulator holds it, deactivated ones included (`active` false). */
+export interface EmulatedUser {
+  userId: string
+  username: string
+  isModerator: boolean
+  active: boolean
+  /** ISO 8601. */
+  created: string
+  chatRoom?: string
+  uniqueUserIdentifier?: string
+  email?: string
+  profilePic?: string
+  externalUserId?: string
+  meta?: unknown
+}
+
+/** A running emulator and its admin API (made by `startEmulator`). */
+export class Emulator {
+  private constructor()
+  /** The REST base URL, e.g. `http://127.0.0.1:41234`. */
+  readonly baseUrl: string
+  /** Where sign-in pages are served (`${baseUrl}/chat`). */
+  readonly chatUrl: string
+  /** The admin API's base URL (`${baseUrl}/_emulator`). */
+  readonly adminUrl: string
+  /** The account's private key (renewed by `reset()` unless given). */
+  readonly privateKey: string
+  readonly publicKey: string
+  /** With `tls`: the path of the CA's PEM file, and the PEM itself. */
+  readonly caFile: string | undefined
+  readonly ca: string | undefined
+  readonly pid: number
+  readonly running: boolean
+  /** Stops it, frees its port and removes its CA file; safe to call twice. */
+  stop(): Promise<void>
+  [Symbol.asyncDispose](): Promise<void>
+  /**
+   * Back to how it started: users (the `seedUsers` made again), rooms,
+   * conversations, faults, journal, plan gates and rate-limit counters cleared,
+   * the rate limit restored, and new keys unless given to `startEmulator`.
+   */
+  reset(): Promise<void>
+  /** Adds `n` users named `seed-user-<k>`; resolves to the number of active users. */
+  seedUsers(n: number): Promise<number>
+  /** Creates a room (`name` "General" and a made-up `roomId` unless given); resolves to it. */
+  createRoom(room?: { roomId?: string; name?: string; [field: string]: unknown }): Promise<Record<string, unknown>>
+  /** Adds messages to a conversation of `roomId` (a new one unless `conversationId`); resolves to its id. */
+  addConversation(roomId: string, messages: SeedMessage[], options?: { conversationId?: string }): Promise<string>
+  /** The next matching requests are answered `status` instead, without taking effect. */
+  failNext(options?: FailNextOptions): Promise<void>
+  /** The next matching requests take effect, and their answers come `ms` late. */
+  delayNext(options: DelayNextOptions): Promise<void>
+  /** The next matching requests get no answer: the connection is closed (no effect). */
+  dropConnectionNext(options?: FaultTarget): Promise<void>
+  /** The account's rate limit until the next reset; `headers` turns the rate-limit headers on or off. */
+  setRateLimit(requests: number, windowMs?: number, options?: { headers?: boolean }): Promise<void>
+  /** Takes `"GET /consumer/api/v1/chatrooms"` (or a path, for every method) out of the plan. */
+  gate(endpoint: string): Promise<void>
+  /** The requests received since the last reset, oldest first. */
+  journal(): Promise<JournalEntry[]>
+  /** Every user it holds, deactivated ones too, in creation order. */
+  users(): Promise<EmulatedUser[]>
+  /** A Client of this emulator (its URLs, keys and CA; no client-side throttling); `options` override. */
+  client(options?: Partial<ClientOptions>): Client
+}
+
+/** The emulator could not start, exited, or refused an admin request (`code` `ROOMCHAT_EMULATOR_ERROR`). */
+export class EmulatorError extends Error {
+  code: 'ROOMCHAT_EMULATOR_ERROR' | 'ROOMCHAT_EMULATOR_NOT_FOUND'
+}
+
+/** No emulator executable (`code` `ROOMCHAT_EMULATOR_NOT_FOUND`): `npm install -D roomchat-emulator`. */
+export class EmulatorNotFoundError extends EmulatorError {
+  code: 'ROOMCHAT_EMULATOR_NOT_FOUND'
+}
+
+/** Starts an emulator on a free loopback port; resolves once it answers. */
+export function startEmulator(options?: StartEmulatorOptions): Promise<Emulator>
+
+/** The executable `startEmulator` runs: `binary`, else `$ROOMCHAT_EMULATOR`, else the `roomchat-emulator` package's. */
+export function findEmulator(binary?: string): string

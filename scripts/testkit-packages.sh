@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# The test kit as users get it (issue 22): builds the emulator's packages
+# (scripts/package-emulator.sh: wheels and npm packages holding a static
+# executable for Linux x64 and arm64), then, in projects outside the
+# repository with no Rust on PATH and no ROOMCHAT_EMULATOR set:
+#   - Python: a fresh venv installs "roomchat[testing]" by name from a local
+#     folder of wheels (pip --no-index --find-links: the SDK's wheel and the
+#     emulator's), finds the emulator in the venv's bin/, and runs the README's
+#     test of a user's code (bindings/python/examples/test_user_signup.py) with pytest;
+#   - Node: a fresh project installs the packed roomchat and roomchat-emulator
+#     tarballs, runs the README's test (bindings/node/examples/user-signup.test.mjs)
+#     with node --test, `npx roomchat-emulator`, and tsc --strict on roomchat/testing;
+#   - C: tests/cmake-emulator's CTest project against the executable the wheel installed;
+#   - arm64: the aarch64 executable from the wheel serves a request under qemu-user.
+# Prints "testkit-packages: N passed, M failed".
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+target=${CARGO_TARGET_DIR:-$root/target}
+dist=$target/dist/emulator
+version=$(sed -nE '/^\[workspace.package\]/,/^\[/ s/^version = "([^"]+)"/\1/p' Cargo.toml)
+TYPESCRIPT_VERSION=5.9.3
+TYPES_NODE_VERSION=20.19.43
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+step() { printf '\n--> %s\n' "$*"; }
+passed=0 failed=0
+check() { # description, then a command that must succeed
+  local what=$1
+  shift
+  if "$@"; then echo "ok: $what"; passed=$((passed + 1)); else echo "FAILED: $what" >&2; failed=$((failed + 1)); fi
+}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# PATH without cargo or rustc, as the kits' users have it.
+user_path=
+IFS=: read -ra dirs <<<"$PATH"
+for dir in "${dirs[@]}"; do
+  [ -e "$dir/cargo" ] || [ -e "$dir/rustc" ] || user_path=${user_path:+$user_path:}$dir
+done
+as_user() { env -u ROOMCHAT_EMULATOR -u CARGO_TARGET_DIR PATH="$user_path" "$@"; }
+
+step "the emulator's packages (scripts/package-emulator.sh)"
+bash scripts/package-emulator.sh
+
+step "the SDK's wheel and npm tarball (built by the bindings' run-tests.sh; built here when missing)"
+sdk_wheel=$(find "$target/python-wheels" -name "roomchat-$version-*.whl" 2>/dev/null | head -n 1)
+if [ -z "$sdk_wheel" ]; then
+  [ -x "$target/python-venv/bin/python" ] || python3 -m venv "$target/python-venv"
+  "$target/python-venv/bin/pip" install --quiet -r bindings/python/requirements-build.txt
+  "$target/python-venv/bin/maturin" build --quiet --release --locked --manifest-path bindings/python/Cargo.toml \
+    --interpreter "$target/python-venv/bin/python" --out "$target/python-wheels"
+  sdk_wheel=$(find "$target/python-wheels" -name "roomchat-$version-*.whl" | head -n 1)
+fi
+if ! ls bindings/node/roomchat.*.node >/dev/null 2>&1; then
+  (cd bindings/node && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build)
+fi
+mkdir -p "$work/wheels" "$work/npm"
+cp "$sdk_wheel" "$dist"/python/*.whl "$work/wheels/"
+sdk_tarball=$(cd bindings/node && npm pack --silent --pack-destination "$work/npm" | tail -n 1)
+echo "$(basename "$sdk_wheel"), $sdk_tarball"
+
+step "Python: a fresh venv installs roomchat[testing] by name, and the README's test runs with pytest"
+venv=$work/venv
+python3 -m venv "$venv"
+# pytest from the index, pinned as the bindings' tests pin it; then roomchat only from the local wheels.
+grep -E '^(pytest|iniconfig|packaging|pluggy|Pygments)==' bindings/python/requirements-test.txt >"$work/pytest.txt"
+"$venv/bin/pip" install --quiet -r "$work/pytest.txt"
+as_user "$venv/bin/pip" install --quiet --no-index --find-links "$work/wheels" "roomchat[testing]"
+installed=$("$venv/bin/pip" list --format=freeze | grep -E '^roomchat(-emulator)?==' | sort | tr '\n' ' ')
+echo "installed: $installed"
+check "roomchat[testing] brought roomchat-emulator $version" grep -q "roomchat-emulator==$version" <<<"$installed"
+check "the venv's bin/ holds the static roomchat-emulator" test -x "$venv/bin/roomchat-emulator"
+found=$(cd "$work" && as_user "$venv/bin/python" -c 'from roomchat.testing import find_emulator; print(find_emulator())')
+check "roomchat.testing finds it there ($found)" [ "$found" = "$venv/bin/roomchat-emulator" ]
+mkdir -p "$work/py-project"
+cp bindings/python/examples/test_user_signup.py "$work/py-project/"
+(cd "$work/py-project" && as_user "$venv/bin/python" -m pytest -p no:cacheprovider -q) | tee "$work/pytest.log"
+check "the README's Python test passed from the installed packages" grep -qE '^2 passed' "$work/pytest.log"
+
+step "Node: a fresh project installs roomchat and roomchat-emulator from their tarballs, and the README's test runs"
+project=$work/node-project
+mkdir -p "$project"
+cd "$project"
+npm init -y >/dev/null
+# The platform package is given as a tarball: optional dependencies are not looked
+# up in the public registry (--omit=optional), as a local registry would serve them.
+as_user npm install --no-audit --no-fund --loglevel=error --omit=optional "$work/npm/$sdk_tarball" \
+  "$dist/npm/roomchat-emulator-$version.tgz" "$dist/npm/roomchat-emulator-linux-x64-$version.tgz" \
+  "typescript@$TYPESCRIPT_VERSION" "@types/node@$TYPES_NODE_VERSION"
+binary=$(as_user node -p 'require("roomchat-emulator").binaryPath()')
+check "roomchat-emulator's binaryPath() is the linux-x64 package's executable" \
+  [ "$binary" = "$project/node_modules/roomchat-emulator-linux-x64/bin/roomchat-emulator" ]
+ready=$(as_user npx --no-install roomchat-emulator --seed-users 2 </dev/null | head -n 1)
+# (The line holds the emulator's key: only its address is shown.)
+check "npx roomchat-emulator prints its ready line ($(sed -nE 's/.*"base_url":"([^"]+)".*/\1/p' <<<"$ready"))" \
+  grep -q '"base_url":"http://127.0.0.1:' <<<"$ready"
+cp "$root/bindings/node/examples/user-signup.test.mjs" .
+as_user node --test user-signup.test.mjs | tee "$work/node-test.log"
+check "the README's Node test passed from the installed packages" grep -q '^# pass 2$' "$work/node-test.log"
+check "and failed nothing" grep -q '^# fail 0$' "$work/node-test.log"
+cat >testing.ts <<'TS'
+import { startEmulator, EmulatorError, type Emulator, type JournalEntry, type EmulatedUser } from 'roomchat/testing'
+import type { Client } from 'roomchat'
+
+async function main(): Promise<void> {
+  const emu: Emulator = await startEmulator({ seedUsers: 2, rateLimit: { requests: 10, windowMs: 1000 }, tls: false })
+  try {
+    await emu.reset()
+    const total: number = await emu.seedUsers(3)
+    const room: Record<string, unknown> = await emu.createRoom({ roomId: 'r1', name: 'R', enableChannels: true })
+    const conversation: string = await emu.addConversation('r1', [['ann', 'hi'], { messages: 'yo', user: { username: 'bob' } }])
+    await emu.failNext({ path: '/consumer/api/v1/user', status: 429, retryAfter: 1, times: 1, body: { message: 'slow down' } })
+    await emu.delayNext({ path: '*', ms: 10 })
+    await emu.dropConnectionNext({ method: 'GET' })
+    await emu.setRateLimit(5, 1000, { headers: true })
+    await emu.gate('GET /consumer/api/v1/chatrooms')
+    const client: Client = emu.client({ maxRetries: 0 })
+    const entries: JournalEntry[] = await emu.journal()
+    const users: EmulatedUser[] = await emu.users()
+    const when: Date | undefined = entries[0]?.receivedAt
+    console.log(total, room.roomId, conversation, typeof client.listUsers, users.length, when, emu.baseUrl, emu.caFile ?? '')
+  } catch (error) {
+    if (error instanceof EmulatorError) console.log(error.code)
+  } finally {
+    await emu[Symbol.asyncDispose]()
+  }
+}
+void main()
+TS
+check "tsc --noEmit --strict on a use of roomchat/testing" \
+  as_user npx --no-install tsc --noEmit --strict --target es2022 --lib es2022,esnext.disposable --module nodenext --moduleResolution nodenext testing.ts
+cd "$root"
+
+step "C: tests/cmake-emulator's CTest project, against the executable the wheel installed"
+ROOMCHAT_EMULATOR=$venv/bin/roomchat-emulator bash tests/cmake-emulator/run.sh 2>&1 | tee "$work/cmake.log" | tail -n 4
+check "roomchat_add_emulator_test with the packaged executable" grep -qE '^cmake-emulator: [0-9]+ passed, 0 failed$' "$work/cmake.log"
+
+step "arm64: the aarch64 executable from its wheel, under qemu-user"
+arm_wheel=$(ls "$dist"/python/roomchat_emulator-*aarch64*.whl)
+mkdir -p "$work/arm64"
+python3 -m zipfile -e "$arm_wheel" "$work/arm64"
+arm_binary=$(ls "$work"/arm64/*.data/scripts/roomchat-emulator)
+chmod +x "$arm_binary"
+qemu=$(command -v qemu-aarch64-static || command -v qemu-aarch64 || true)
+if [ -z "$qemu" ]; then
+  echo "installing qemu-user-static"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user-static >/dev/null
+  qemu=$(command -v qemu-aarch64-static || command -v qemu-aarch64)
+fi
+exec {to_arm}> >("$qemu" "$arm_binary" --port 0 --seed-users 4 >"$work/arm64.ready")
+for _ in $(seq 300); do [ -s "$work/arm64.ready" ] && break; sleep 0.1; done
+arm_url=$(sed -nE 's/.*"base_url":"([^"]+)".*/\1/p' "$work/arm64.ready")
+arm_key=$(sed -nE 's/.*"private_key":"([^"]+)".*/\1/p' "$work/arm64.ready")
+arm_answer=$(curl -fsS "$arm_url/consumer/api/v2/users?auth=$arm_key&limit=1" || true)
+exec {to_arm}>&- # its stdin closes: it stops
+echo "arm64 emulator at $arm_url answered: ${arm_answer:0:60}..."
+check "the arm64 executable serves the users listing under qemu" grep -q '"total":4' <<<"$arm_answer"
+
+echo
+echo "testkit-packages: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
