@@ -37,6 +37,20 @@ check "bindings/python/pyproject.toml: version is dynamic (maturin: the crate's)
   python3 -c 'import sys, tomllib; p = tomllib.load(open(sys.argv[1], "rb"))["project"]; sys.exit("version" in p or "version" not in p.get("dynamic", []))' \
   bindings/python/pyproject.toml
 
+# The test kit (emulator/): its wheel's version is the crate's, its npm packages carry
+# the version (and pin their platform packages to it), roomchat[testing] pins it.
+check "emulator/python/pyproject.toml: version is dynamic (maturin: the crate's)" \
+  python3 -c 'import sys, tomllib; p = tomllib.load(open(sys.argv[1], "rb"))["project"]; sys.exit("version" in p or "version" not in p.get("dynamic", []))' \
+  emulator/python/pyproject.toml
+check "roomchat[testing] pins roomchat-emulator==$version" \
+  python3 -c 'import sys, tomllib; p = tomllib.load(open(sys.argv[1], "rb"))["project"]; sys.exit(p["optional-dependencies"]["testing"] != ["roomchat-emulator==" + sys.argv[2]])' \
+  bindings/python/pyproject.toml "$version"
+for manifest in emulator/npm/*/package.json; do
+  check "$manifest is $version" [ "$(node -p "require(process.argv[1]).version" "$root/$manifest")" = "$version" ]
+  check "$manifest: its optionalDependencies at $version" \
+    node -e 'const p = require(process.argv[1]); process.exit(Object.values(p.optionalDependencies || {}).every((v) => v === process.argv[2]) ? 0 : 1)' "$root/$manifest" "$version"
+done
+
 # npm: the main package, each platform package, and the versions napi wrote into the loader.
 json_field() { node -p "require(process.argv[1]).$2" "$root/$1"; }
 check "bindings/node/package.json is $version" [ "$(json_field bindings/node/package.json version)" = "$version" ]
@@ -84,4 +98,4 @@ check "bindings/node/README.md states Node >= 18" grep -q 'Node.js ≥ 18' bindi
 check "README.md states the Rust MSRV $msrv" grep -q "Rust ≥ $msrv" README.md
 
 [ "$failures" -eq 0 ] || { echo "versions: $failures of $checks checks failed" >&2; exit 1; }
-echo "versions: $checks checks: every crate, the Python package, the npm packages and this run's artefacts are $version (Rust >= $msrv, CPython $python_floor, Node $node_floor)"
+echo "versions: $checks checks: every crate, the Python and npm packages (the test kit's too) and this run's artefacts are $version (Rust >= $msrv, CPython $python_floor, Node $node_floor)"
