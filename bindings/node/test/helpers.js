@@ -38,6 +38,10 @@ function request(url, method, body, ca) {
     method,
     headers: payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
     ...(ca === undefined ? {} : { ca }),
+    // A connection per admin call: Node's default agent keeps sockets alive, and
+    // one the emulator (or the test network's relay) has closed meanwhile fails
+    // the next call with "socket hang up".
+    agent: false,
   }
   return new Promise((resolve, reject) => {
     const req = transport.request(target, options, (response) => {
