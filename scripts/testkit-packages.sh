@@ -7,8 +7,8 @@
 #     folder of wheels (pip --no-index --find-links: the SDK's wheel and the
 #     emulator's), finds the emulator in the venv's bin/, and runs the README's
 #     test of a user's code (bindings/python/examples/test_user_signup.py) with pytest;
-#   - Node: a fresh project installs the packed roomchat and roomchat-emulator
-#     tarballs, runs the README's test (bindings/node/examples/user-signup.test.mjs)
+#   - Node: a fresh project installs the packed roomchat (with its linux-x64-gnu
+#     platform package) and roomchat-emulator tarballs, runs the README's test (bindings/node/examples/user-signup.test.mjs)
 #     with node --test, `npx roomchat-emulator`, and tsc --strict on roomchat/testing;
 #   - C: tests/cmake-emulator's CTest project against the executable the wheel installed;
 #   - arm64: the aarch64 executable from the wheel serves a request under qemu-user.
@@ -42,22 +42,19 @@ as_user() { env -u ROOMCHAT_EMULATOR -u CARGO_TARGET_DIR PATH="$user_path" "$@";
 step "the emulator's packages (scripts/package-emulator.sh)"
 bash scripts/package-emulator.sh
 
-step "the SDK's wheel and npm tarball (built by the bindings' run-tests.sh; built here when missing)"
-sdk_wheel=$(find "$target/python-wheels" -name "roomchat-$version-*.whl" 2>/dev/null | head -n 1)
+step "the SDK's wheel and npm packages (the release artefacts: scripts/dist/python.sh and node.sh, which test-all.sh ran; built here when missing)"
+sdk_wheel=$(find "$target/dist/python" -name "roomchat-$version-*manylinux*_x86_64.whl" 2>/dev/null | head -n 1)
 if [ -z "$sdk_wheel" ]; then
-  [ -x "$target/python-venv/bin/python" ] || python3 -m venv "$target/python-venv"
-  "$target/python-venv/bin/pip" install --quiet -r bindings/python/requirements-build.txt
-  "$target/python-venv/bin/maturin" build --quiet --release --locked --manifest-path bindings/python/Cargo.toml \
-    --interpreter "$target/python-venv/bin/python" --out "$target/python-wheels"
-  sdk_wheel=$(find "$target/python-wheels" -name "roomchat-$version-*.whl" | head -n 1)
+  bash scripts/dist/python.sh host
+  sdk_wheel=$(find "$target/dist/python" -name "roomchat-$version-*manylinux*_x86_64.whl" | head -n 1)
 fi
-if ! ls bindings/node/roomchat.*.node >/dev/null 2>&1; then
-  (cd bindings/node && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build)
+sdk_npm=$target/dist/npm
+if [ ! -f "$sdk_npm/roomchat-$version.tgz" ] || [ ! -f "$sdk_npm/roomchat-linux-x64-gnu-$version.tgz" ]; then
+  bash scripts/dist/node.sh build && bash scripts/dist/node.sh pack
 fi
-mkdir -p "$work/wheels" "$work/npm"
+mkdir -p "$work/wheels"
 cp "$sdk_wheel" "$dist"/python/*.whl "$work/wheels/"
-sdk_tarball=$(cd bindings/node && npm pack --silent --pack-destination "$work/npm" | tail -n 1)
-echo "$(basename "$sdk_wheel"), $sdk_tarball"
+echo "$(basename "$sdk_wheel"), roomchat-$version.tgz with roomchat-linux-x64-gnu-$version.tgz"
 
 step "Python: a fresh venv installs roomchat[testing] by name, and the README's test runs with pytest"
 venv=$work/venv
@@ -84,7 +81,8 @@ cd "$project"
 npm init -y >/dev/null
 # The platform package is given as a tarball: optional dependencies are not looked
 # up in the public registry (--omit=optional), as a local registry would serve them.
-as_user npm install --no-audit --no-fund --loglevel=error --omit=optional "$work/npm/$sdk_tarball" \
+as_user npm install --no-audit --no-fund --loglevel=error --omit=optional \
+  "$sdk_npm/roomchat-$version.tgz" "$sdk_npm/roomchat-linux-x64-gnu-$version.tgz" \
   "$dist/npm/roomchat-emulator-$version.tgz" "$dist/npm/roomchat-emulator-linux-x64-$version.tgz" \
   "typescript@$TYPESCRIPT_VERSION" "@types/node@$TYPES_NODE_VERSION"
 binary=$(as_user node -p 'require("roomchat-emulator").binaryPath()')
