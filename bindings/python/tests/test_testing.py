@@ -417,6 +417,7 @@ def test_a_forgotten_emulator_does_not_outlive_its_test_process(how: str) -> Non
         from roomchat.testing import Emulator
         emu = Emulator(tls=True)
         print(emu.pid, emu.base_url, emu.ca_file, flush=True)
+        sys.stdin.readline()  # the test has seen the emulator running
         if sys.argv[1] == "exit":
             os._exit(0)
         time.sleep(60)
@@ -424,18 +425,23 @@ def test_a_forgotten_emulator_does_not_outlive_its_test_process(how: str) -> Non
     )
     child = subprocess.Popen(
         [sys.executable, "-c", script, "exit" if how.startswith("exits") else "sleep"],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
         cwd=HERE,
     )
-    assert child.stdout is not None
+    assert child.stdout is not None and child.stdin is not None
     pid_text, base_url, ca_file = child.stdout.readline().split()
     pid = int(pid_text)
+    # Checked while the child waits: once it exits, its emulator stops within milliseconds.
     assert alive(pid)
+    child.stdin.write("\n")
+    child.stdin.flush()
     if how == "is killed":
         child.send_signal(signal.SIGKILL)
     child.wait(timeout=30)
     child.stdout.close()
+    child.stdin.close()
     took = wait_gone(pid)
     print(f"\nroomchat.testing: the emulator of a test process that {how} stopped {took * 1000:.0f} ms after it")
     assert refused(base_url) and not os.path.exists(ca_file)
