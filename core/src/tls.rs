@@ -219,16 +219,7 @@ impl SharedTls {
             connector: Arc::new(RustlsConnector::default()),
             generation: fork::generation(),
         };
-        let mut entries = shared_entries().lock().unwrap_or_else(|e| e.into_inner());
-        // Another client may have made the same meanwhile: one connector per set.
-        if let Some(found) = entries.iter().find(|t| t.key == made.key) {
-            return Ok(found.clone());
-        }
-        if entries.len() == SHARED_TLS_ENTRIES {
-            entries.remove(0);
-        }
-        entries.push(made.clone());
-        Ok(made)
+        Ok(remember(made))
     }
 
     /// The roots, for the agent's configuration and a `rediss://` budget.
@@ -242,21 +233,28 @@ impl SharedTls {
         if self.generation == fork::generation() {
             return self.connector.clone();
         }
-        let mut entries = shared_entries().lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(found) = entries.iter().find(|t| t.key == self.key) {
-            return found.connector.clone();
-        }
-        let made = SharedTls {
+        remember(SharedTls {
             connector: Arc::new(RustlsConnector::default()),
             generation: fork::generation(),
             ..self.clone()
-        };
-        if entries.len() == SHARED_TLS_ENTRIES {
-            entries.remove(0);
-        }
-        entries.push(made.clone());
-        made.connector
+        })
+        .connector
     }
+}
+
+/// The process's entry for `made`'s roots: one made meanwhile by another
+/// client (one connector per set), else `made`, kept (the oldest entry goes
+/// when full).
+fn remember(made: SharedTls) -> SharedTls {
+    let mut entries = shared_entries().lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(found) = entries.iter().find(|t| t.key == made.key) {
+        return found.clone();
+    }
+    if entries.len() == SHARED_TLS_ENTRIES {
+        entries.remove(0);
+    }
+    entries.push(made.clone());
+    made
 }
 
 /// Every root a client trusts, as PEM: what the Redis connection of a
