@@ -18,7 +18,8 @@ cd "$(dirname "$0")/.."
 
 log_dir=$(mktemp -d)
 trap 'rm -rf "$log_dir"' EXIT
-step() { printf '\n==> %s\n' "$*"; }
+# Each step's header shows the run's time so far (minutes:seconds), so a slow step shows in CI's log.
+step() { printf '\n==> [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
 # The release steps (scripts/dist/): each one's time, printed at the end, and how many passed.
 dist_times=()
 dist_passed=0
@@ -232,3 +233,4 @@ echo "testkit: ${testkit_passed} passed, ${testkit_failed} failed"
 # The release steps: artefacts built and checked, version check, clean rooms, actionlint (a failure stops the run).
 echo "dist: ${dist_passed} passed, 0 failed"
 echo "total: $((rust_passed + c_passed + node_passed + py_passed + testkit_passed + dist_passed)) passed, $((rust_failed + c_failed + node_failed + py_failed + testkit_failed)) failed"
+echo "run time: $((SECONDS / 60)) min $((SECONDS % 60)) s"

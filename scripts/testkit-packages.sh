@@ -1,27 +1,34 @@
 #!/usr/bin/env bash
 # The test kit as users get it (issue 22): builds the emulator's packages
 # (scripts/package-emulator.sh: wheels and npm packages holding a static
-# executable for Linux x64 and arm64), then, in projects outside the
+# executable for Linux x64 and arm64), serves them with the SDK's release
+# artefacts from the shipping clean rooms' local registries (pypiserver,
+# verdaccio: scripts/dist/registries.sh), then, in projects outside the
 # repository with no Rust on PATH and no ROOMCHAT_EMULATOR set:
-#   - Python: a fresh venv installs "roomchat[testing]" by name from a local
-#     folder of wheels (pip --no-index --find-links: the SDK's wheel and the
-#     emulator's), finds the emulator in the venv's bin/, and runs the README's
-#     test of a user's code (bindings/python/examples/test_user_signup.py) with pytest;
-#   - Node: a fresh project installs the packed roomchat (with its linux-x64-gnu
-#     platform package) and roomchat-emulator tarballs, runs the README's test (bindings/node/examples/user-signup.test.mjs)
-#     with node --test, `npx roomchat-emulator`, and tsc --strict on roomchat/testing;
+#   - Python: a fresh venv installs "roomchat[testing]" BY NAME from the local
+#     index, finds the emulator in the venv's bin/, and runs the README's test
+#     of a user's code (bindings/python/examples/test_user_signup.py) with
+#     pytest, and again with pytest-xdist (-n 2: an emulator per worker);
+#   - Node: a fresh project, its registry the local one, installs roomchat and
+#     (-D) roomchat-emulator BY NAME (npm picks both platform packages), runs the
+#     README's test (bindings/node/examples/user-signup.test.mjs) with node
+#     --test, the same test under Jest and under Vitest (the examples beside it),
+#     `npx roomchat-emulator`, and tsc --strict on roomchat/testing;
 #   - C: tests/cmake-emulator's CTest project against the executable the wheel installed;
-#   - arm64: the aarch64 executable from the wheel serves a request under qemu-user.
+#   - arm64: the aarch64 executable from its wheel serves a request under qemu-user.
 # Prints "testkit-packages: N passed, M failed".
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/dist/env.sh
+source "$(dirname "$0")/dist/env.sh"
+# shellcheck source=scripts/dist/registries.sh
+source "$(dirname "$0")/dist/registries.sh"
 cd "$root"
-target=${CARGO_TARGET_DIR:-$root/target}
-dist=$target/dist/emulator
-version=$(sed -nE '/^\[workspace.package\]/,/^\[/ s/^version = "([^"]+)"/\1/p' Cargo.toml)
+emulator_dist=$dist/emulator
+version=$(workspace_version)
 TYPESCRIPT_VERSION=5.9.3
 TYPES_NODE_VERSION=20.19.43
-export PIP_DISABLE_PIP_VERSION_CHECK=1
+JEST_VERSION=30.5.2
+VITEST_VERSION=3.2.7
 step() { printf '\n--> %s\n' "$*"; }
 passed=0 failed=0
 check() { # description, then a command that must succeed
@@ -29,40 +36,38 @@ check() { # description, then a command that must succeed
   shift
   if "$@"; then echo "ok: $what"; passed=$((passed + 1)); else echo "FAILED: $what" >&2; failed=$((failed + 1)); fi
 }
+lacks() { ! grep -q "$1" "$2"; } # a text, a file
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap 'stop_registries; rm -rf "$work"' EXIT
 # PATH without cargo or rustc, as the kits' users have it.
-user_path=
-IFS=: read -ra dirs <<<"$PATH"
-for dir in "${dirs[@]}"; do
-  [ -e "$dir/cargo" ] || [ -e "$dir/rustc" ] || user_path=${user_path:+$user_path:}$dir
-done
+user_path=$(path_without_rust)
 as_user() { env -u ROOMCHAT_EMULATOR -u CARGO_TARGET_DIR PATH="$user_path" "$@"; }
 
 step "the emulator's packages (scripts/package-emulator.sh)"
 bash scripts/package-emulator.sh
 
 step "the SDK's wheel and npm packages (the release artefacts: scripts/dist/python.sh and node.sh, which test-all.sh ran; built here when missing)"
-sdk_wheel=$(find "$target/dist/python" -name "roomchat-$version-*manylinux*_x86_64.whl" 2>/dev/null | head -n 1)
-if [ -z "$sdk_wheel" ]; then
-  bash scripts/dist/python.sh host
-  sdk_wheel=$(find "$target/dist/python" -name "roomchat-$version-*manylinux*_x86_64.whl" | head -n 1)
-fi
-sdk_npm=$target/dist/npm
-if [ ! -f "$sdk_npm/roomchat-$version.tgz" ] || [ ! -f "$sdk_npm/roomchat-linux-x64-gnu-$version.tgz" ]; then
+if ! ls "$dist/python/roomchat-$version-"*manylinux*_x86_64.whl >/dev/null 2>&1; then bash scripts/dist/python.sh host; fi
+if [ ! -f "$dist/npm/roomchat-$version.tgz" ] || [ ! -f "$dist/npm/roomchat-linux-x64-gnu-$version.tgz" ]; then
   bash scripts/dist/node.sh build && bash scripts/dist/node.sh pack
 fi
-mkdir -p "$work/wheels"
-cp "$sdk_wheel" "$dist"/python/*.whl "$work/wheels/"
-echo "$(basename "$sdk_wheel"), roomchat-$version.tgz with roomchat-linux-x64-gnu-$version.tgz"
 
-step "Python: a fresh venv installs roomchat[testing] by name, and the README's test runs with pytest"
+step "the local registries: pypiserver and verdaccio serving the SDK's and the emulator's packages"
+start_pypiserver "$emulator_dist/python"
+start_verdaccio "$emulator_dist/npm"
+
+step "Python: a fresh venv installs roomchat[testing] by name from the local index, and the README's test runs with pytest"
 venv=$work/venv
 python3 -m venv "$venv"
-# pytest from the index, pinned as the bindings' tests pin it; then roomchat only from the local wheels.
-grep -E '^(pytest|iniconfig|packaging|pluggy|Pygments)==' bindings/python/requirements-test.txt >"$work/pytest.txt"
+# pytest and pytest-xdist from the public index, pinned as the bindings' tests pin
+# them; then roomchat[testing] only from the local index.
+grep -E '^(pytest|pytest-xdist|execnet|iniconfig|packaging|pluggy|Pygments)==' bindings/python/requirements-test.txt >"$work/pytest.txt"
 "$venv/bin/pip" install --quiet -r "$work/pytest.txt"
-as_user "$venv/bin/pip" install --quiet --no-index --find-links "$work/wheels" "roomchat[testing]"
+as_user "$venv/bin/pip" install --no-cache-dir --index-url "$pypi_url" "roomchat[testing]" >"$work/pip.log" 2>&1 ||
+  { cat "$work/pip.log" >&2; false; }
+grep -E '^ *Downloading ' "$work/pip.log" | sed -E 's/^ +//; s|http://127.0.0.1:[0-9]+/packages/||'
+check "pip fetched roomchat and roomchat-emulator from the local index" \
+  [ "$(grep -cE "Downloading http://127.0.0.1:[0-9]+/packages/(roomchat-$version-cp39-abi3-manylinux|roomchat_emulator-$version-py3-none-manylinux)[^ ]*x86_64[^ ]*\.whl" "$work/pip.log")" = 2 ]
 installed=$("$venv/bin/pip" list --format=freeze | grep -E '^roomchat(-emulator)?==' | sort | tr '\n' ' ')
 echo "installed: $installed"
 check "roomchat[testing] brought roomchat-emulator $version" grep -q "roomchat-emulator==$version" <<<"$installed"
@@ -73,18 +78,26 @@ mkdir -p "$work/py-project"
 cp bindings/python/examples/test_user_signup.py "$work/py-project/"
 (cd "$work/py-project" && as_user "$venv/bin/python" -m pytest -p no:cacheprovider -q) | tee "$work/pytest.log"
 check "the README's Python test passed from the installed packages" grep -qE '^2 passed' "$work/pytest.log"
+(cd "$work/py-project" && as_user "$venv/bin/python" -m pytest -p no:cacheprovider -q -n 2) | tee "$work/pytest-xdist.log"
+check "and under pytest-xdist, -n 2 (an emulator per worker)" grep -qE '^2 passed' "$work/pytest-xdist.log"
 
-step "Node: a fresh project installs roomchat and roomchat-emulator from their tarballs, and the README's test runs"
+step "Node: a fresh project installs roomchat and roomchat-emulator by name from the local registry; the README's test runs under node:test, Jest and Vitest"
 project=$work/node-project
 mkdir -p "$project"
 cd "$project"
 npm init -y >/dev/null
-# The platform package is given as a tarball: optional dependencies are not looked
-# up in the public registry (--omit=optional), as a local registry would serve them.
-as_user npm install --no-audit --no-fund --loglevel=error --omit=optional \
-  "$sdk_npm/roomchat-$version.tgz" "$sdk_npm/roomchat-linux-x64-gnu-$version.tgz" \
-  "$dist/npm/roomchat-emulator-$version.tgz" "$dist/npm/roomchat-emulator-linux-x64-$version.tgz" \
-  "typescript@$TYPESCRIPT_VERSION" "@types/node@$TYPES_NODE_VERSION"
+# This project's registry is the local one (as a user's .npmrc names a company
+# registry): roomchat* come only from it, the rest through it from npm's.
+printf 'registry=%s\n' "$npm_url" >.npmrc
+as_user npm install --no-audit --no-fund --loglevel=error roomchat
+as_user npm install --no-audit --no-fund --loglevel=error --save-dev roomchat-emulator \
+  "typescript@$TYPESCRIPT_VERSION" "@types/node@$TYPES_NODE_VERSION" "jest@$JEST_VERSION" "vitest@$VITEST_VERSION"
+installed=$(cd node_modules && echo roomchat*)
+echo "installed from $npm_url: $installed"
+check "npm picked this machine's platform packages, and only those" \
+  [ "$installed" = "roomchat roomchat-emulator roomchat-emulator-linux-x64 roomchat-linux-x64-gnu" ]
+check "both at version $version" \
+  [ "$(node -p 'require("roomchat/package.json").version + " " + require("roomchat-emulator/package.json").version')" = "$version $version" ]
 binary=$(as_user node -p 'require("roomchat-emulator").binaryPath()')
 check "roomchat-emulator's binaryPath() is the linux-x64 package's executable" \
   [ "$binary" = "$project/node_modules/roomchat-emulator-linux-x64/bin/roomchat-emulator" ]
@@ -92,10 +105,17 @@ ready=$(as_user npx --no-install roomchat-emulator --seed-users 2 </dev/null | h
 # (The line holds the emulator's key: only its address is shown.)
 check "npx roomchat-emulator prints its ready line ($(sed -nE 's/.*"base_url":"([^"]+)".*/\1/p' <<<"$ready"))" \
   grep -q '"base_url":"http://127.0.0.1:' <<<"$ready"
-cp "$root/bindings/node/examples/user-signup.test.mjs" .
+cp "$root"/bindings/node/examples/user-signup{,.jest,.vitest}.test.*js .
 as_user node --test user-signup.test.mjs | tee "$work/node-test.log"
 check "the README's Node test passed from the installed packages" grep -q '^# pass 2$' "$work/node-test.log"
 check "and failed nothing" grep -q '^# fail 0$' "$work/node-test.log"
+# Jest and Vitest: both tests pass, and the runner exits by itself (no handle of
+# the emulator's keeps it: Jest would print "did not exit"; timeout stops a hang).
+as_user timeout 120 npx --no-install jest --ci user-signup.jest 2>&1 | tee "$work/jest.log"
+check "the same test under Jest $JEST_VERSION" grep -qE '^Tests: +2 passed, 2 total' "$work/jest.log"
+check "and Jest exited by itself" lacks "did not exit" "$work/jest.log"
+as_user timeout 120 npx --no-install vitest run --reporter=verbose user-signup.vitest 2>&1 | sed -E 's/\x1b\[[0-9;]*m//g' | tee "$work/vitest.log"
+check "the same test under Vitest $VITEST_VERSION" grep -qE '^ +Tests +2 passed \(2\)' "$work/vitest.log"
 cat >testing.ts <<'TS'
 import { startEmulator, EmulatorError, type Emulator, type JournalEntry, type EmulatedUser } from 'roomchat/testing'
 import type { Client } from 'roomchat'
@@ -134,7 +154,7 @@ ROOMCHAT_EMULATOR=$venv/bin/roomchat-emulator bash tests/cmake-emulator/run.sh 2
 check "roomchat_add_emulator_test with the packaged executable" grep -qE '^cmake-emulator: [0-9]+ passed, 0 failed$' "$work/cmake.log"
 
 step "arm64: the aarch64 executable from its wheel, under qemu-user"
-arm_wheel=$(ls "$dist"/python/roomchat_emulator-*aarch64*.whl)
+arm_wheel=$(ls "$emulator_dist"/python/roomchat_emulator-*aarch64*.whl)
 mkdir -p "$work/arm64"
 python3 -m zipfile -e "$arm_wheel" "$work/arm64"
 arm_binary=$(ls "$work"/arm64/*.data/scripts/roomchat-emulator)

@@ -14,27 +14,30 @@ stop_registries() {
   rm -rf "${registry_dirs[@]}"
 }
 
-# pypiserver (scripts/dist/requirements.txt) serving dist/python: sets pypi_url (its /simple/).
+# pypiserver (scripts/dist/requirements.txt) serving dist/python and the folders
+# given (the test kit's emulator wheels, say): sets pypi_url (its /simple/).
 start_pypiserver() {
-  local venv=$target/dist-venv port
+  local venv=$target/dist-venv port folder served=()
   [ -x "$venv/bin/python" ] || "${PYTHON:-python3}" -m venv "$venv"
   "$venv/bin/pip" install --quiet -r "$root/scripts/dist/requirements.txt"
   ls "$dist"/python/roomchat-*.whl >/dev/null || { echo "no wheels in $dist/python: run scripts/dist/python.sh" >&2; return 1; }
   port=$(free_port)
   "$venv/bin/pypi-server" run --host 127.0.0.1 --port "$port" --disable-fallback --log-stream none \
-    "$dist/python" >/dev/null 2>&1 &
+    "$dist/python" "$@" >/dev/null 2>&1 &
   registry_pids+=($!)
   wait_http "$port" /simple/
   pypi_url=http://127.0.0.1:$port/simple/
-  echo "pypiserver on $pypi_url serving $(cd "$dist/python" && echo *)"
+  for folder in "$dist/python" "$@"; do served+=("$folder"/*); done
+  echo "pypiserver on $pypi_url serving ${served[*]##*/}"
 }
 
 # verdaccio (scripts/dist/verdaccio: pinned by its lockfile, installed once into
-# the cache) with the packages of dist/npm published to it: sets npm_url.
+# the cache) with the packages of dist/npm, and of the folders given, published
+# to it: sets npm_url.
 # roomchat and roomchat-* come only from it; anything else (typescript, say) it
 # fetches from the npm registry this machine is set up with.
 start_verdaccio() {
-  local lock_hash install work port token tarball
+  local lock_hash install work port token tarball folder mains=() published=()
   lock_hash=$(cat "$root/scripts/dist/verdaccio/package.json" "$root/scripts/dist/verdaccio/package-lock.json" | sha256sum | cut -c1-16)
   install=$cache/verdaccio-$lock_hash
   if [ ! -x "$install/node_modules/.bin/verdaccio" ]; then
@@ -77,12 +80,19 @@ YAML
     "${npm_url}-/user/org.couchdb.user:roomchat-ci" | node -p 'JSON.parse(require("fs").readFileSync(0, "utf8")).token')
   printf '//127.0.0.1:%s/:_authToken=%s\n' "$port" "$token" >"$work/npmrc"
   ls "$dist"/npm/*.tgz >/dev/null || { echo "no npm tarballs in $dist/npm: run scripts/dist/node.sh" >&2; return 1; }
-  # The platform packages first: the main one names them.
-  local main
-  main=$dist/npm/roomchat-$(workspace_version).tgz
-  for tarball in "$dist"/npm/roomchat-*.tgz; do
-    [ "$tarball" = "$main" ] || npm publish --userconfig "$work/npmrc" --registry "$npm_url" --loglevel=error "$tarball" >/dev/null
+  # The platform packages first, then the main ones (roomchat-<version>.tgz,
+  # roomchat-emulator-<version>.tgz) that name them.
+  for folder in "$dist/npm" "$@"; do
+    for tarball in "$folder"/*.tgz; do
+      case ${tarball##*/} in
+        roomchat-"$(workspace_version)".tgz | roomchat-emulator-"$(workspace_version)".tgz) mains+=("$tarball") ;;
+        *) npm publish --userconfig "$work/npmrc" --registry "$npm_url" --loglevel=error "$tarball" >/dev/null ;;
+      esac
+      published+=("${tarball##*/}")
+    done
   done
-  npm publish --userconfig "$work/npmrc" --registry "$npm_url" --loglevel=error "$main" >/dev/null
-  echo "verdaccio on $npm_url: published $(cd "$dist/npm" && echo *)"
+  for tarball in "${mains[@]}"; do
+    npm publish --userconfig "$work/npmrc" --registry "$npm_url" --loglevel=error "$tarball" >/dev/null
+  done
+  echo "verdaccio on $npm_url: published ${published[*]}"
 }
