@@ -213,6 +213,22 @@ test.describe('every method against the emulator', () => {
     await assert.rejects(emu.setRateLimit(0), RangeError)
   })
 
+  test('admin calls never count against the rate limit nor show in the journal', async () => {
+    await emu.setRateLimit(3, 60_000)
+    // Twenty admin calls after the limit is set: none of them may use it up.
+    for (let i = 0; i < 5; i++) {
+      await emu.seedUsers(1)
+      await emu.users()
+      await emu.journal()
+      await emu.createRoom({ name: 'R' })
+    }
+    const client = emu.client({ maxRetries: 0 })
+    for (let i = 0; i < 3; i++) await client.listUsers({ limit: 1 })
+    await assert.rejects(client.listUsers({ limit: 1 }), (error) => error.code === 'ROOMCHAT_RATE_LIMITED')
+    assert.equal((await emu.users()).length, 5, 'still answered at the limit')
+    assert.deepEqual((await emu.journal()).map((e) => e.status), [200, 200, 200, 429], "only the client's calls")
+  })
+
   test('gate takes an endpoint out of the plan', async () => {
     await emu.gate('GET /consumer/api/v1/chatrooms')
     const client = emu.client()

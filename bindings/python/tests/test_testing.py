@@ -254,6 +254,23 @@ def test_set_rate_limit_answers_429_past_it_and_reset_restores_it(emu: Emulator)
         emu.set_rate_limit(0)
 
 
+def test_admin_calls_never_count_against_the_rate_limit_nor_show_in_the_journal(emu: Emulator) -> None:
+    emu.set_rate_limit(3, 60)
+    # Twenty-odd admin calls after the limit is set: none of them may use it up.
+    for _ in range(5):
+        emu.seed_users(1)
+        emu.users()
+        emu.journal()
+        emu.create_room(name="R")
+    with emu.client(max_retries=0) as client:
+        for _ in range(3):
+            client.list_users(limit=1)
+        with pytest.raises(roomchat.RateLimitedError):
+            client.list_users(limit=1)
+    assert emu.users() and emu.journal()  # still answered at the limit
+    assert [e.status for e in emu.journal()] == [200, 200, 200, 429], "only the client's calls"
+
+
 def test_gate_takes_an_endpoint_out_of_the_plan(emu: Emulator) -> None:
     emu.gate("GET /consumer/api/v1/chatrooms")
     with emu.client() as client:
