@@ -4,9 +4,11 @@
 //! the GIL released (`Python::detach`), then wraps the result. The client handle is
 //! read under the GIL only, so no lock of this module is ever held across a `fork()`.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
 
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple, PyType};
 use roomchat::{
@@ -906,7 +908,7 @@ impl Client {
         let users = self.core(py)?.users_with_page_size(size);
         Ok(UserIterator {
             resume: users.resume_handle(),
-            state: Arc::new(Mutex::new(UsersState {
+            state: Arc::new(IterLock::new(UsersState {
                 users,
                 pending: None,
             })),
@@ -928,7 +930,7 @@ impl Client {
         let pages = self.core(py)?.user_pages(size);
         Ok(UserPageIterator {
             resume: pages.resume_handle(),
-            pages: Arc::new(Mutex::new(pages)),
+            pages: Arc::new(IterLock::new(pages)),
         })
     }
 
@@ -1255,9 +1257,73 @@ impl Client {
 
 // ---- iterators ---------------------------------------------------------------------------
 
-/// Locks an iterator's state: only ever with the GIL released (see `UserIterator`).
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
+/// An iterator's state behind a lock that is held for a whole page fetch, and that
+/// knows which process holds it: after `fork()` in the middle of a fetch by another
+/// thread, the child's copy of the lock stays held for good (the thread holding it
+/// does not exist there), so the child gets an error instead of waiting forever.
+struct IterLock<T> {
+    state: Mutex<T>,
+    /// The id of the process whose thread holds `state`, or 0 when it is free.
+    holder: AtomicU32,
+}
+
+/// The lock of an [`IterLock`]: marks it free again before unlocking.
+struct IterGuard<'a, T> {
+    state: MutexGuard<'a, T>,
+    holder: &'a AtomicU32,
+}
+
+impl<T> IterLock<T> {
+    fn new(state: T) -> IterLock<T> {
+        IterLock {
+            state: Mutex::new(state),
+            holder: AtomicU32::new(0),
+        }
+    }
+
+    /// Fails when a thread of the parent process held the lock at the fork (checked
+    /// with the GIL held, before waiting for the lock: in the child, nothing can change
+    /// `holder` any more).
+    fn check_not_forked_mid_fetch(&self) -> PyResult<()> {
+        match self.holder.load(Ordering::Acquire) {
+            0 => Ok(()),
+            pid if pid == std::process::id() => Ok(()),
+            _ => Err(PyRuntimeError::new_err(
+                "this iterator was fetching a page in another thread when the process forked: \
+                 its state is the parent's, half-way; start a new one in this process",
+            )),
+        }
+    }
+
+    /// Locks the state: only ever with the GIL released (see `UserIterator`).
+    fn lock(&self) -> IterGuard<'_, T> {
+        let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        self.holder.store(std::process::id(), Ordering::Release);
+        IterGuard {
+            state,
+            holder: &self.holder,
+        }
+    }
+}
+
+impl<T> std::ops::Deref for IterGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.state
+    }
+}
+
+impl<T> std::ops::DerefMut for IterGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.state
+    }
+}
+
+impl<T> Drop for IterGuard<'_, T> {
+    fn drop(&mut self) {
+        // Before the mutex itself is released (the field is dropped after this).
+        self.holder.store(0, Ordering::Release);
+    }
 }
 
 struct UsersState {
@@ -1293,10 +1359,11 @@ impl UsersState {
 ///
 /// The state is locked only with the GIL released, since a step holds the lock for a
 /// whole page fetch and may need the GIL inside it (to log); `resume()` goes through
-/// a handle beside the lock and never waits for it.
+/// a handle beside the lock and never waits for it. In a child forked while another
+/// thread was fetching a page, a step raises `RuntimeError` (see [`IterLock`]).
 #[pyclass(frozen, module = "roomchat")]
 pub struct UserIterator {
-    state: Arc<Mutex<UsersState>>,
+    state: Arc<IterLock<UsersState>>,
     resume: roomchat::ResumeHandle,
 }
 
@@ -1308,9 +1375,10 @@ impl UserIterator {
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<User>> {
         logging::refresh(py);
+        self.state.check_not_forked_mid_fetch()?;
         let state = self.state.clone();
         let next = py.detach(move || {
-            let mut state = lock(&state);
+            let mut state = state.lock();
             match state.pending.take() {
                 Some(e) => Some(Err(e)),
                 None => state.users.next(),
@@ -1335,8 +1403,9 @@ impl UserIterator {
         _submit: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         logging::refresh(py);
+        self.state.check_not_forked_mid_fetch()?;
         let state = self.state.clone();
-        run_or_submit(py, _submit, |_| move || lock(&state).batch(n), wrap_users)
+        run_or_submit(py, _submit, |_| move || state.lock().batch(n), wrap_users)
     }
 
     /// After an error, lets iteration go on with the page that failed (never blocks).
@@ -1349,7 +1418,7 @@ impl UserIterator {
 /// ends; `resume()` lets it fetch the failed page again. Locked as `UserIterator` is.
 #[pyclass(frozen, module = "roomchat")]
 pub struct UserPageIterator {
-    pages: Arc<Mutex<roomchat::UserPages>>,
+    pages: Arc<IterLock<roomchat::UserPages>>,
     resume: roomchat::ResumeHandle,
 }
 
@@ -1372,11 +1441,12 @@ impl UserPageIterator {
         _submit: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         logging::refresh(py);
+        self.pages.check_not_forked_mid_fetch()?;
         let pages = self.pages.clone();
         run_or_submit(
             py,
             _submit,
-            |_| move || lock(&pages).next().transpose(),
+            |_| move || pages.lock().next().transpose(),
             wrap_next_page,
         )
     }

@@ -224,3 +224,47 @@ def test_async_client_in_a_forked_child_never_touches_the_parents_dispatcher(emu
     assert len(asyncio.run(calling.list_users(limit=1))) == 1  # the parent goes on
     closing.close()
     calling.close()
+
+
+@pytest.mark.parametrize("kind", ["users", "user_pages"])
+def test_an_iterator_fetching_a_page_in_another_thread_at_the_fork_fails_in_the_child(
+    emu: Emulator, kind: str
+) -> None:
+    """The iterator's lock is held for a whole page fetch. A child forked while another
+    thread fetches has a copy of it held by a thread that does not exist there: its next
+    step must fail at once (RuntimeError), never wait forever; the parent goes on."""
+    emu.seed(5)
+    emu.fault(USERS, {"kind": "delay", "ms": 1500}, times=1)
+    client = emu.client()
+    iterator: Any = client.users(page_size=2) if kind == "users" else client.user_pages(page_size=2)
+    first: List[Any] = []
+    fetching = threading.Thread(target=lambda: first.append(next(iterator)))
+    fetching.start()
+    time.sleep(0.5)  # the thread now waits for the delayed page, holding the lock
+    pid = os.fork()
+    if pid == 0:  # the child
+        code = 1
+        try:
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+            signal.alarm(CHILD_WATCHDOG_S)  # without the check, next() waits here forever
+            try:
+                next(iterator)
+                code = 3
+            except RuntimeError as e:
+                code = 0 if "forked" in str(e) else 4
+            # A new iterator in the child works.
+            fresh = client.users(page_size=2) if kind == "users" else client.user_pages(page_size=2)
+            if code == 0 and len(list(fresh)) != (5 if kind == "users" else 3):
+                code = 5
+        finally:
+            os._exit(code)
+    code = wait_for(pid)
+    fetching.join(10)
+    print(f"\n{kind}(): next() in a child forked mid-fetch: child exited {code}")
+    assert code == 0
+    # The parent's iterator goes on where it was.
+    rest = list(iterator)
+    if kind == "users":
+        assert len(first) == 1 and len(rest) == 4
+    else:
+        assert len(first[0]) == 2 and [len(p) for p in rest] == [2, 1]
