@@ -15,7 +15,8 @@
 #     --test, the same test under Jest and under Vitest (the examples beside it),
 #     `npx roomchat-emulator`, and tsc --strict on roomchat/testing;
 #   - C: tests/cmake-emulator's CTest project against the executable the wheel installed;
-#   - arm64: the aarch64 executable from its wheel serves a request under qemu-user.
+#   - arm64: pip (--platform manylinux2014_aarch64) and npm (--cpu arm64) install
+#     roomchat-emulator by name; each installed executable serves a request under qemu-user.
 # Prints "testkit-packages: N passed, M failed".
 set -euo pipefail
 # shellcheck source=scripts/dist/env.sh
@@ -188,26 +189,35 @@ step "C: tests/cmake-emulator's CTest project, against the executable the wheel 
 ROOMCHAT_EMULATOR=$venv/bin/roomchat-emulator bash tests/cmake-emulator/run.sh 2>&1 | tee "$work/cmake.log" | tail -n 4
 check "roomchat_add_emulator_test with the packaged executable" grep -qE '^cmake-emulator: [0-9]+ passed, 0 failed$' "$work/cmake.log"
 
-step "arm64: the aarch64 executable from its wheel, under qemu-user"
-arm_wheel=$(ls "$emulator_dist"/python/roomchat_emulator-*aarch64*.whl)
-mkdir -p "$work/arm64"
-python3 -m zipfile -e "$arm_wheel" "$work/arm64"
-arm_binary=$(ls "$work"/arm64/*.data/scripts/roomchat-emulator)
-chmod +x "$arm_binary"
+step "arm64: pip and npm, asked for Linux arm64, install roomchat-emulator by name; each executable serves under qemu-user"
 qemu=$(command -v qemu-aarch64-static || command -v qemu-aarch64 || true)
 if [ -z "$qemu" ]; then
   echo "installing qemu-user-static"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user-static >/dev/null
   qemu=$(command -v qemu-aarch64-static || command -v qemu-aarch64)
 fi
-exec {to_arm}> >("$qemu" "$arm_binary" --port 0 --seed-users 4 >"$work/arm64.ready")
-for _ in $(seq 300); do [ -s "$work/arm64.ready" ] && break; sleep 0.1; done
-arm_url=$(sed -nE 's/.*"base_url":"([^"]+)".*/\1/p' "$work/arm64.ready")
-arm_key=$(sed -nE 's/.*"private_key":"([^"]+)".*/\1/p' "$work/arm64.ready")
-arm_answer=$(curl -fsS "$arm_url/consumer/api/v2/users?auth=$arm_key&limit=1" || true)
-exec {to_arm}>&- # its stdin closes: it stops
-echo "arm64 emulator at $arm_url answered: ${arm_answer:0:60}..."
-check "the arm64 executable serves the users listing under qemu" grep -q '"total":4' <<<"$arm_answer"
+as_user python3 -m pip install --quiet --no-cache-dir --root-user-action=ignore --index-url "$pypi_url" \
+  --target "$work/arm64-site" --platform manylinux2014_aarch64 --only-binary=:all: roomchat-emulator
+(mkdir -p "$work/arm64-project" && cd "$work/arm64-project" && npm init -y >/dev/null &&
+  printf 'registry=%s\n' "$npm_url" >.npmrc &&
+  as_user npm install --no-audit --no-fund --loglevel=error --save-dev --cpu arm64 --os linux roomchat-emulator)
+check "npm (--cpu arm64) picked the linux-arm64 package" \
+  [ "$(cd "$work/arm64-project/node_modules" && echo roomchat*)" = "roomchat-emulator roomchat-emulator-linux-arm64" ]
+# Serves the users listing from the executable $2 under qemu-user; $1 names it.
+serves_under_qemu() {
+  local ready=$work/arm64-$1.ready url key answer to_arm
+  exec {to_arm}> >("$qemu" "$2" --port 0 --seed-users 4 >"$ready")
+  for _ in $(seq 300); do [ -s "$ready" ] && break; sleep 0.1; done
+  url=$(sed -nE 's/.*"base_url":"([^"]+)".*/\1/p' "$ready")
+  key=$(sed -nE 's/.*"private_key":"([^"]+)".*/\1/p' "$ready")
+  answer=$(curl -fsS "$url/consumer/api/v2/users?auth=$key&limit=1" || true)
+  exec {to_arm}>&- # its stdin closes: it stops
+  echo "arm64 emulator ($1) at $url answered: ${answer:0:60}..."
+  readelf -h "$2" | grep -q 'Machine:.*AArch64' && grep -q '"total":4' <<<"$answer"
+}
+check "pip's aarch64 roomchat-emulator serves under qemu" serves_under_qemu pip "$work/arm64-site/bin/roomchat-emulator"
+check "npm's arm64 roomchat-emulator serves under qemu" \
+  serves_under_qemu npm "$work/arm64-project/node_modules/roomchat-emulator-linux-arm64/bin/roomchat-emulator"
 
 echo
 echo "testkit-packages: $passed passed, $failed failed"
