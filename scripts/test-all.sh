@@ -164,7 +164,7 @@ grep -qE '^c-clean-room: [0-9]+ passed, 0 failed$' "$log_dir/c-clean-room.log"
 step "Windows: clippy (warnings are errors) of core, ffi and both bindings for x86_64-pc-windows-gnu (scripts/windows-check.sh)"
 bash scripts/windows-check.sh
 
-step "test kit: the emulator's wheels and npm packages (static Linux x64/arm64) installed as users would, the READMEs' tests of a user's code from them (pytest, node --test, CTest via roomchat_add_emulator_test), arm64 under qemu"
+step "test kit: the emulator's wheels and npm packages (static Linux x64/arm64) installed by name from pypiserver and verdaccio as users would, the READMEs' tests of a user's code from them (pytest and pytest-xdist, node --test, Jest, Vitest, CTest via roomchat_add_emulator_test), arm64 under qemu"
 bash scripts/testkit-packages.sh 2>&1 | tee "$log_dir/testkit.log"
 
 step "versions: one version for every package and artefact, the CHANGELOG, the supported ranges (scripts/dist/versions.sh)"
