@@ -240,7 +240,11 @@ def test_an_iterator_fetching_a_page_in_another_thread_at_the_fork_fails_in_the_
     first: List[Any] = []
     fetching = threading.Thread(target=lambda: first.append(next(iterator)))
     fetching.start()
-    time.sleep(0.5)  # the thread now waits for the delayed page, holding the lock
+    # Fork once the emulator has the page's request (journaled before the delay): the
+    # thread is then inside the fetch, holding the iterator's lock.
+    deadline = time.monotonic() + 10
+    while not any(e["path"] == USERS for e in emu.journal()) and time.monotonic() < deadline:
+        time.sleep(0.01)
     pid = os.fork()
     if pid == 0:  # the child
         code = 1
