@@ -80,6 +80,8 @@ pub struct ClientBuilder {
     allow_insecure_http: bool,
     proxy: Proxy,
     tls_roots: TlsRoots,
+    /// Whether `SSL_CERT_FILE` adds roots ([`ClientBuilder::read_ssl_cert_file`]).
+    read_ssl_cert_file: bool,
     gzip: bool,
     /// PEM added with `add_root_certificates_pem`, parsed when the client is built.
     root_pems: Vec<Vec<u8>>,
@@ -292,6 +294,16 @@ impl ClientBuilder {
         self
     }
 
+    /// Whether the file named by `SSL_CERT_FILE` adds roots (default `true`).
+    /// `false` keeps a client's trust independent of the environment (Python's
+    /// `trust_env=False`). With [`TlsRoots::System`] the operating system's
+    /// store is read as the system defines it, which on Linux includes that
+    /// variable, so this applies to the bundled roots.
+    pub fn read_ssl_cert_file(mut self, yes: bool) -> Self {
+        self.read_ssl_cert_file = yes;
+        self
+    }
+
     /// Also trusts the certificates in `pem` (one or more `-----BEGIN
     /// CERTIFICATE-----` blocks): a private CA, or a TLS-inspecting gateway's.
     /// [`build`](Self::build) fails when it holds no certificate.
@@ -382,8 +394,10 @@ impl ClientBuilder {
             None => (None, None, Vec::new()),
         };
         secrets.insert(0, key.clone());
+        // The system store reads the variables itself: they stay part of its key.
+        let read_env = self.read_ssl_cert_file || self.tls_roots == TlsRoots::System;
         let tls = crate::tls::SharedTls::for_settings(self.tls_roots, &self.root_pems, |name| {
-            std::env::var(name).ok()
+            std::env::var(name).ok().filter(|_| read_env)
         })?;
         let agent_config = ureq::Agent::config_builder()
             .tls_config(
@@ -712,6 +726,7 @@ impl Client {
             allow_insecure_http: false,
             proxy: Proxy::Environment,
             tls_roots: TlsRoots::WebPki,
+            read_ssl_cert_file: true,
             gzip: true,
             root_pems: Vec::new(),
             observer: None,

@@ -1,6 +1,6 @@
 //! `SSL_CERT_FILE` (issue 20): the file's roots are trusted beside Mozilla's,
-//! and the system store honours it too. One test in its own binary: it sets a
-//! process-wide environment variable.
+//! and the system store honours it too; `read_ssl_cert_file(false)` ignores
+//! it. One test in its own binary: it sets a process-wide environment variable.
 
 mod common;
 
@@ -23,10 +23,17 @@ fn ssl_cert_file_is_trusted_with_either_roots() {
         let page = client.list_users(&ListUsers::default());
         assert_eq!(page.map(|p| p.total).ok(), Some(1), "{roots}");
     }
+    // Unless the builder is told not to read it (Python's trust_env=False).
+    let ignoring = plain().read_ssl_cert_file(false).build().unwrap();
+    let refused = ignoring.list_users(&ListUsers::default());
+    assert_eq!(refused.unwrap_err().kind(), ErrorKind::Tls);
     // A file that cannot be read is a configuration error naming the variable.
     std::env::set_var(ENV_SSL_CERT_FILE, "/nonexistent/roomchat-ca.pem");
     let error = plain().build().unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Configuration);
     assert!(error.message().contains(ENV_SSL_CERT_FILE), "{error}");
+    // Not even read when ignored.
+    let client = plain().read_ssl_cert_file(false).build();
+    assert!(client.is_ok(), "{:?}", client.err());
     std::env::remove_var(ENV_SSL_CERT_FILE);
 }

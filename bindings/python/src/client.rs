@@ -381,6 +381,8 @@ impl Settings<'_, '_> {
             None if !trust_env => builder = builder.proxy(roomchat::Proxy::None),
             None => {}
         }
+        // As httpx's trust_env: the environment's CA file is ignored too.
+        builder = builder.read_ssl_cert_file(trust_env);
         if let Some(v) = given(self.rate_limit) {
             let limit = v
                 .cast::<RateLimit>()

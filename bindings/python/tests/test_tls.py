@@ -255,7 +255,9 @@ def test_a_bundle_of_several_cas(
 CHILD = """
 import os, sys
 import roomchat
-client = roomchat.Client(os.environ["KEY"], base_url=os.environ["URL"], tls_roots=sys.argv[1])
+client = roomchat.Client(
+    os.environ["KEY"], base_url=os.environ["URL"], tls_roots=sys.argv[1], trust_env=sys.argv[2] == "trust_env"
+)
 try:
     print("users", client.list_users().total)
 except roomchat.RoomchatError as error:
@@ -263,14 +265,18 @@ except roomchat.RoomchatError as error:
 """
 
 
-def in_child(emu: Emulator, tls_roots: str, ssl_cert_file: Optional[str]) -> str:
+def in_child(emu: Emulator, tls_roots: str, ssl_cert_file: Optional[str], trust_env: bool = True) -> str:
     """What a new process's client (no ca_bundle) says, with SSL_CERT_FILE as given."""
     env = {k: v for k, v in os.environ.items() if k not in ("SSL_CERT_FILE", "SSL_CERT_DIR")}
     env.update(KEY=SECRET_KEY, URL=emu.base_url)
     if ssl_cert_file is not None:
         env["SSL_CERT_FILE"] = ssl_cert_file
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, tls_roots], env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", CHILD, tls_roots, "trust_env" if trust_env else "no_trust_env"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 0, done.stderr
     assert SECRET_KEY not in done.stdout + done.stderr
@@ -284,6 +290,14 @@ def test_ssl_cert_file_trusts_the_ca(tls_emu: Emulator, tls_roots: str) -> None:
     # The variable is what made it work: without it, the same process fails.
     without = in_child(tls_emu, tls_roots, None)
     assert without.startswith("tls ") and "issuer is unknown" in without, without
+
+
+def test_trust_env_false_ignores_ssl_cert_file(tls_emu: Emulator) -> None:
+    """As httpx: trust_env=False leaves the environment's CA file out of the bundled roots."""
+    tls_emu.seed(2)
+    ignored = in_child(tls_emu, "webpki", tls_emu.ca_file, trust_env=False)
+    assert ignored.startswith("tls ") and "issuer is unknown" in ignored, ignored
+    assert in_child(tls_emu, "webpki", tls_emu.ca_file, trust_env=True) == "users 2"
 
 
 def test_ssl_cert_file_set_before_the_client_is_made(
