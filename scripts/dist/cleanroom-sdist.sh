@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The sdist builds with Rust: a fresh venv (cargo on PATH this time) with the
-# pinned maturin builds and installs this run's sdist
+# pinned maturin builds and installs this run's sdist, unpacked,
 # (${CARGO_TARGET_DIR:-target}/dist/python/roomchat-*.tar.gz) from its own
 # sources, then the installed package calls the emulator binary.
 set -euo pipefail
@@ -18,10 +18,14 @@ command -v cargo >/dev/null
 # compile from the unpacked sources). A debug build in the run's target folder:
 # the dependencies the test run already compiled are reused, so the check costs
 # seconds, not a second release build of everything (the release wheels are
-# python.sh's).
+# python.sh's). Unpacked here with the files dated now (--touch): the sdist
+# dates them all alike and long ago, so cargo would take an earlier run's build
+# of the sdist's own crates (the same relative paths) as fresh, stale code and all.
 started=$(date +%s.%N)
+mkdir "$work/src"
+tar -xzf "$sdist" -C "$work/src" --touch
 if ! (cd "$work" && PATH="$work/venv/bin:$PATH" CARGO_TARGET_DIR=$target MATURIN_PEP517_ARGS="--profile dev" \
-  "$work/venv/bin/pip" install --no-build-isolation --no-index "$sdist") >"$work/pip.log" 2>&1; then
+  "$work/venv/bin/pip" install --no-build-isolation --no-index "$work/src/roomchat-$version") >"$work/pip.log" 2>&1; then
   tail -n 40 "$work/pip.log" >&2
   exit 1
 fi
