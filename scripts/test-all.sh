@@ -142,14 +142,15 @@ ROOMCHAT_PYTHON_WHEEL=$(ls "${CARGO_TARGET_DIR:-$PWD/target}"/dist/python/roomch
 
 step "Python across the test network: tinyproxy, NO_PROXY, a lost POST answer (scripts/testnet.sh)"
 (cd bindings/python/tests && bash ../../../scripts/testnet.sh run -- "${CARGO_TARGET_DIR:-$PWD/../../../target}/python-test-venv/bin/python" \
-  -m pytest -p no:cacheprovider -q test_network_path.py) 2>&1 | tee "$log_dir/python-net.log" | grep -E '^testnet|passed|failed|skipped'
-grep -qE '^1 passed' "$log_dir/python-net.log"
+  -m pytest -p no:cacheprovider -q -rfE test_network_path.py) 2>&1 | tee "$log_dir/python-net.log" | grep -E '^testnet|^(FAILED|ERROR) |passed|failed|skipped'
+grep -qE '^1 passed' "$log_dir/python-net.log" || { tail -n 120 "$log_dir/python-net.log"; exit 1; }
 
 step "Python endpoint and fault tests across the test network, over TLS (ROOMCHAT_TEST_NET=1: the namespaced emulator)"
 (cd bindings/python/tests && bash ../../../scripts/testnet.sh run -- env ROOMCHAT_TEST_NET=1 \
-  "${CARGO_TARGET_DIR:-$PWD/../../../target}/python-test-venv/bin/python" -m pytest -p no:cacheprovider -q \
-  test_client.py test_async.py test_faults.py) 2>&1 | tee "$log_dir/python-net-suite.log" | grep -E '^testnet|^roomchat:|passed|failed'
-grep -qE '^[0-9]+ passed in' "$log_dir/python-net-suite.log"
+  "${CARGO_TARGET_DIR:-$PWD/../../../target}/python-test-venv/bin/python" -m pytest -p no:cacheprovider -q -rfE \
+  test_client.py test_async.py test_faults.py) 2>&1 | tee "$log_dir/python-net-suite.log" | grep -E '^testnet|^roomchat:|^(FAILED|ERROR) |passed|failed'
+# A failure shows its traceback (the log is gone when the run ends).
+grep -qE '^[0-9]+ passed in' "$log_dir/python-net-suite.log" || { tail -n 120 "$log_dir/python-net-suite.log"; exit 1; }
 
 step "Python across the test network, benchmark: roomchat against requests, httpx, urllib3 (figures, not asserted on time)"
 bash scripts/testnet.sh run -- env ROOMCHAT_BENCH_N="${ROOMCHAT_BENCH_N_NETWORK:-30}" \

@@ -152,7 +152,11 @@ def test_cancelling_a_task_cancels_the_call_and_frees_everything(emu: Emulator) 
         await client.list_users(limit=1)
         emu.fault(USERS, {"kind": "delay", "ms": 5000}, times=8)
         tasks = [asyncio.create_task(client.list_users(limit=1)) for _ in range(8)]
-        await asyncio.sleep(0.3)  # every call is now waiting on the wire
+        # Every call is waiting on the wire once the emulator has all 9 requests (across the
+        # test network, 8 new TLS connections with a late packet can take more than 0.3 s).
+        deadline = time.monotonic() + 10
+        while len([e for e in emu.journal() if e["path"] == USERS]) < 9 and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
         assert len([e for e in emu.journal() if e["path"] == USERS]) == 9
         cancelled_at = time.perf_counter()
         for task in tasks:
