@@ -2,7 +2,8 @@
 //!
 //! Every method converts its arguments while it holds the GIL, then calls core with
 //! the GIL released (`Python::detach`), then wraps the result. The client handle is
-//! read under the GIL only, so no lock of this module is ever held across a `fork()`.
+//! read under the GIL only; the one lock held across I/O, an iterator's for a page
+//! fetch, records its process, so a child forked meanwhile fails instead of waiting.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
