@@ -205,14 +205,11 @@ check "npm (--cpu arm64) picked the linux-arm64 package" \
   [ "$(cd "$work/arm64-project/node_modules" && echo roomchat*)" = "roomchat-emulator roomchat-emulator-linux-arm64" ]
 # Serves the users listing from the executable $2 under qemu-user; $1 names it.
 serves_under_qemu() {
-  local ready=$work/arm64-$1.ready url key answer to_arm
-  exec {to_arm}> >("$qemu" "$2" --port 0 --seed-users 4 >"$ready")
-  for _ in $(seq 300); do [ -s "$ready" ] && break; sleep 0.1; done
-  url=$(sed -nE 's/.*"base_url":"([^"]+)".*/\1/p' "$ready")
-  key=$(sed -nE 's/.*"private_key":"([^"]+)".*/\1/p' "$ready")
-  answer=$(curl -fsS "$url/consumer/api/v2/users?auth=$key&limit=1" || true)
-  exec {to_arm}>&- # its stdin closes: it stops
-  echo "arm64 emulator ($1) at $url answered: ${answer:0:60}..."
+  local answer
+  start_emulator "$2" 4 "$qemu" || return 1
+  answer=$(curl -fsS "$ROOMCHAT_BASE_URL/consumer/api/v2/users?auth=$ROOMCHAT_PRIVATE_KEY&limit=1" || true)
+  stop_emulator
+  echo "arm64 emulator ($1) at $ROOMCHAT_BASE_URL answered: ${answer:0:60}..."
   readelf -h "$2" | grep -q 'Machine:.*AArch64' && grep -q '"total":4' <<<"$answer"
 }
 check "pip's aarch64 roomchat-emulator serves under qemu" serves_under_qemu pip "$work/arm64-site/bin/roomchat-emulator"

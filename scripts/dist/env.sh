@@ -61,19 +61,19 @@ wait_http() {
   return 1
 }
 
-# Starts the emulator binary ($1) seeded with $2 users; sets emu_pid, and
+# Starts the emulator binary ($1) seeded with $2 users, under the runner given
+# after them if any (qemu-aarch64-static, say); sets emu_pid, and
 # ROOMCHAT_BASE_URL, ROOMCHAT_CHAT_URL, ROOMCHAT_PRIVATE_KEY and ROOMCHAT_PUBLIC_KEY
-# from its first line. It stops when its stdin closes: stop_emulator.
+# from its first line (waited for at most 60 s). It stops when its stdin closes: stop_emulator.
 start_emulator() {
-  local ready
-  coproc EMU { "$1" --port 0 --seed-users "$2"; }
+  local binary=$1 users=$2 ready
+  shift 2
+  coproc EMU { "$@" "$binary" --port 0 --seed-users "$users"; }
   emu_pid=$EMU_PID
   emu_in=${EMU[1]}
-  read -r ready <&"${EMU[0]}"
-  ROOMCHAT_BASE_URL=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["base_url"])' "$ready")
-  ROOMCHAT_CHAT_URL=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["chat_url"])' "$ready")
-  ROOMCHAT_PRIVATE_KEY=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["private_key"])' "$ready")
-  ROOMCHAT_PUBLIC_KEY=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["public_key"])' "$ready")
+  read -r -t 60 ready <&"${EMU[0]}" || { echo "the emulator $binary printed no ready line" >&2; return 1; }
+  { read -r ROOMCHAT_BASE_URL && read -r ROOMCHAT_CHAT_URL && read -r ROOMCHAT_PRIVATE_KEY && read -r ROOMCHAT_PUBLIC_KEY; } < <(
+    python3 -c 'import json, sys; r = json.loads(sys.argv[1]); print(*(r[k] for k in ("base_url", "chat_url", "private_key", "public_key")), sep="\n")' "$ready")
   export ROOMCHAT_BASE_URL ROOMCHAT_CHAT_URL ROOMCHAT_PRIVATE_KEY ROOMCHAT_PUBLIC_KEY
 }
 stop_emulator() {

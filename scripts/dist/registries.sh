@@ -37,7 +37,7 @@ start_pypiserver() {
 # roomchat and roomchat-* come only from it; anything else (typescript, say) it
 # fetches from the npm registry this machine is set up with.
 start_verdaccio() {
-  local lock_hash install work port token tarball folder mains=() published=()
+  local lock_hash install work port token tarball folder version mains=() published=()
   lock_hash=$(cat "$root/scripts/dist/verdaccio/package.json" "$root/scripts/dist/verdaccio/package-lock.json" | sha256sum | cut -c1-16)
   install=$cache/verdaccio-$lock_hash
   if [ ! -x "$install/node_modules/.bin/verdaccio" ]; then
@@ -82,10 +82,11 @@ YAML
   ls "$dist"/npm/*.tgz >/dev/null || { echo "no npm tarballs in $dist/npm: run scripts/dist/node.sh" >&2; return 1; }
   # The platform packages first, then the main ones (roomchat-<version>.tgz,
   # roomchat-emulator-<version>.tgz) that name them.
+  version=$(workspace_version)
   for folder in "$dist/npm" "$@"; do
     for tarball in "$folder"/*.tgz; do
       case ${tarball##*/} in
-        roomchat-"$(workspace_version)".tgz | roomchat-emulator-"$(workspace_version)".tgz) mains+=("$tarball") ;;
+        roomchat-"$version".tgz | roomchat-emulator-"$version".tgz) mains+=("$tarball") ;;
         *) npm publish --userconfig "$work/npmrc" --registry "$npm_url" --loglevel=error "$tarball" >/dev/null ;;
       esac
       published+=("${tarball##*/}")
