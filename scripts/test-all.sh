@@ -62,6 +62,9 @@ else
   echo "rustfmt is not installed: skipped"
 fi
 
+step "generated files: each is what api/operations.toml makes (cargo xtask codegen --check)"
+cargo xtask codegen --check
+
 step "lints (cargo clippy, warnings are errors)"
 if cargo clippy --version >/dev/null 2>&1; then
   cargo clippy --workspace --all-targets --locked -- -D warnings

@@ -74,9 +74,7 @@ fn operation_name(request: &WireRequest, raw: bool) -> &'static str {
     if raw {
         return "raw";
     }
-    crate::operation::Operation::ALL
-        .into_iter()
-        .find(|op| op.is_sent_as(&request.method, &request.path))
+    crate::operation::Operation::sent_as(&request.method, &request.path)
         .map_or("unknown", crate::operation::Operation::name)
 }
 

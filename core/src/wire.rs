@@ -22,7 +22,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-pub use crate::operation::Operation;
+pub use crate::operation::{
+    Operation, OperationSpec, Paging, ParamKind, ParamLocation, ParamSpec, RetryClass,
+};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::models::{
@@ -96,14 +98,19 @@ impl WireRequest {
         self.url("", Some("REDACTED"))
     }
 
-    /// GET, HEAD, PUT, DELETE and OPTIONS may be sent again after a failure
-    /// without creating anything twice; POST and PATCH may not, except
-    /// validate access token: a POST that only reads.
+    /// Whether it may be sent again after a 5xx, a timeout or a lost answer
+    /// without creating or posting anything twice: a declared operation's
+    /// retry class says ([`Operation::spec`], [`RetryClass`](crate::wire::RetryClass));
+    /// for any other request, GET, HEAD, PUT, DELETE and OPTIONS may be, POST
+    /// and PATCH may not.
     pub fn is_idempotent(&self) -> bool {
-        matches!(
-            self.method.as_str(),
-            "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS"
-        ) || (self.method == "POST" && self.path == VALIDATE_ACCESS_TOKEN_PATH)
+        match Operation::sent_as(&self.method, &self.path).and_then(Operation::spec) {
+            Some(spec) => spec.retry == crate::wire::RetryClass::Repeatable,
+            None => matches!(
+                self.method.as_str(),
+                "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS"
+            ),
+        }
     }
 }
 
@@ -449,7 +456,7 @@ pub fn decode_raw(response: &WireResponse) -> Result<RawResponse> {
 }
 
 /// A decoded success body that may still say it failed (`"success": false`).
-trait Decoded: DeserializeOwned {
+pub(crate) trait Decoded: DeserializeOwned {
     /// True when the body may be a `{"success": false, …}` answer: the slow path decides.
     fn may_report_failure(&self) -> bool;
 }
@@ -506,7 +513,7 @@ impl Decoded for Value {
     }
 }
 
-fn decode_json<T: Decoded>(response: &WireResponse) -> Result<T> {
+pub(crate) fn decode_json<T: Decoded>(response: &WireResponse) -> Result<T> {
     if !response.is_success() {
         return Err(decode_error(response, SystemTime::now()));
     }

@@ -1,9 +1,10 @@
 //! `wire::Operation::parse` on any name, and `Operation::build` of every
 //! operation with arbitrary JSON params. Checks: no panic; a refusal is a
-//! `validation` error; a request it builds has a known method, a path that
-//! starts with `/consumer/api/` (for `raw`: the caller's path, one leading
-//! `/`) with no `?`, `#`, whitespace or control character (typed operations:
-//! only unreserved characters, `%XX` and `/`), no `.`/`..` segment, no query
+//! `validation` error; a request it builds has a known method, the method, path
+//! and key its declaration gives (`Operation::spec`; for `raw`: the caller's
+//! path, one leading `/`), a path with no `?`, `#`, whitespace or control
+//! character (declared operations: only unreserved characters, `%XX` and `/`),
+//! no `.`/`..` segment, no query
 //! parameter that is the key's, a JSON body when it has one; its URL parses,
 //! carries the key once, first; and neither its redacted target nor any error
 //! text holds the key.
@@ -12,7 +13,7 @@
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 use roomchat::wire::{encode_query_component, Operation};
-use roomchat::{ErrorKind, RawAuth};
+use roomchat::ErrorKind;
 use roomchat_fuzz::{only_unreserved_and_escapes, ArbJson, ArbStr};
 
 #[derive(Arbitrary, Debug)]
@@ -70,15 +71,19 @@ fuzz_target!(|input: Input| {
         !path.split('/').any(|s| s == "." || s == ".."),
         "{op}: {path}"
     );
-    if op == Operation::Raw {
-        assert_eq!(Some(path.as_str()), params["path"].as_str());
-    } else {
-        assert!(path.starts_with("/consumer/api/"), "{op}: {path}");
-        assert!(
-            path.split('/').all(only_unreserved_and_escapes),
-            "{op}: {path}"
-        );
-        assert_eq!(request.auth, RawAuth::PrivateKey);
+    match op.spec() {
+        None => assert_eq!(Some(path.as_str()), params["path"].as_str()),
+        Some(spec) => {
+            // What the declaration says: the method, the path (each parameter's
+            // value in its own segment), the key.
+            assert!(spec.is_sent_as(&request.method, path), "{op}: {path}");
+            assert_eq!(Operation::sent_as(&request.method, path), Some(op));
+            assert!(
+                path.split('/').all(only_unreserved_and_escapes),
+                "{op}: {path}"
+            );
+            assert_eq!(request.auth, spec.auth, "{op}");
+        }
     }
     let auth_name = request.auth_param();
     assert!(request

@@ -1,0 +1,127 @@
+//! The operations' declarations (`api/operations.toml`, read by core as
+//! `Operation::spec`): the generic builder checks what each declares, the
+//! request a builder makes is the operation its declaration names, and a
+//! request's retry class is its operation's.
+
+use roomchat::wire::{self, Operation, RetryClass, WireRequest};
+use roomchat::{ErrorKind, RawAuth, RawRequest};
+use serde_json::json;
+
+fn build(name: &str, params: serde_json::Value) -> roomchat::Result<WireRequest> {
+    Operation::parse(name)?.build(&params)
+}
+
+fn refused(name: &str, params: serde_json::Value) -> String {
+    let error = build(name, params).unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Validation, "{error}");
+    error.message().to_owned()
+}
+
+#[test]
+fn every_operation_but_raw_is_declared_and_sent_as_itself() {
+    let examples = [
+        ("list_users", json!({"limit": 5})),
+        ("deactivate_user", json!({"userId": "u1"})),
+        (
+            "conversation_messages",
+            json!({"roomId": "r1", "conversationId": "c1", "pathForm": "chatroom"}),
+        ),
+        ("create_user", json!({"username": "jon"})),
+        ("list_chat_rooms", json!({})),
+        ("reactivate_user", json!({"uniqueUserIdentifier": "crm-1"})),
+        ("validate_access_token", json!({"accessToken": "a.b.c"})),
+        ("invalidate_access_token", json!({"accessToken": "a.b.c"})),
+    ];
+    assert_eq!(examples.len() + 1, Operation::ALL.len());
+    for (name, params) in examples {
+        let op = Operation::parse(name).unwrap();
+        let spec = op
+            .spec()
+            .unwrap_or_else(|| panic!("{name} has no declaration"));
+        assert_eq!(spec.name, name);
+        let request = op.build(&params).unwrap();
+        assert_eq!(request.method, spec.method, "{name}");
+        assert_eq!(request.auth, spec.auth, "{name}");
+        assert!(spec.is_sent_as(&request.method, &request.path), "{name}");
+        assert_eq!(Operation::sent_as(&request.method, &request.path), Some(op));
+        assert_eq!(
+            request.is_idempotent(),
+            spec.retry == RetryClass::Repeatable,
+            "{name}"
+        );
+    }
+    assert!(Operation::Raw.spec().is_none());
+}
+
+#[test]
+fn the_generic_builder_checks_what_the_declaration_says() {
+    // Types and limits.
+    assert!(refused("list_users", json!({"limit": 0})).contains("between 1 and 200"));
+    assert!(refused("list_users", json!({"limit": 201})).contains("between 1 and 200"));
+    assert!(refused("list_users", json!({"skip": -1})).contains("whole number"));
+    assert!(refused("list_users", json!({"limit": "5"})).contains("whole number"));
+    // Unknown parameters, with what it takes.
+    let unknown = refused("list_users", json!({"limt": 5}));
+    assert!(
+        unknown.contains("\"limt\"") && unknown.contains("limit, skip"),
+        "{unknown}"
+    );
+    assert!(refused("list_chat_rooms", json!({"x": 1})).contains("takes none"));
+    // Required, empty ids, choices.
+    assert!(refused("validate_access_token", json!({})).contains("accessToken is required"));
+    assert!(refused("invalidate_access_token", json!({"accessToken": ""})).contains("empty"));
+    let form = refused(
+        "conversation_messages",
+        json!({"roomId": "r", "conversationId": "c", "pathForm": "Room"}),
+    );
+    assert!(form.contains("room, chatroom"), "{form}");
+    // Exactly one of a group.
+    assert!(refused("deactivate_user", json!({})).contains("exactly one"));
+    assert!(refused(
+        "reactivate_user",
+        json!({"userId": "u", "uniqueUserIdentifier": "x"})
+    )
+    .contains("not more"));
+    // Not an object.
+    assert!(refused("list_users", json!([1])).contains("must be an object"));
+
+    // What it builds: path parameters in their own segment, encoded; the
+    // declared default for a path choice; null is absent.
+    let request = build(
+        "conversation_messages",
+        json!({"roomId": "../users", "conversationId": "..", "pathForm": null}),
+    )
+    .unwrap();
+    assert_eq!(
+        request.path,
+        "/consumer/api/v2/room/..%2Fusers/conversation/%2E%2E/messages"
+    );
+    let validate = build("validate_access_token", json!({"accessToken": "t"})).unwrap();
+    assert_eq!(validate.auth, RawAuth::PublicKey);
+    assert_eq!(validate.body.as_deref(), Some(r#"{"accessToken":"t"}"#));
+}
+
+#[test]
+fn a_requests_retry_class_is_its_operations() {
+    // A POST that only reads is repeatable; POSTs that change something are not.
+    let validate = wire::validate_access_token("t").unwrap();
+    assert!(validate.is_idempotent());
+    assert!(!wire::invalidate_access_token("t").unwrap().is_idempotent());
+    // A raw request to a declared operation's path takes its class; any other
+    // goes by its method.
+    let raw = |method: &str, path: &str| {
+        wire::raw(&RawRequest::new(method, path))
+            .unwrap()
+            .is_idempotent()
+    };
+    assert!(raw("POST", "/consumer/api/v1/user/accessToken/validate"));
+    assert!(!raw("POST", "/consumer/api/v1/user"));
+    assert!(!raw("POST", "/consumer/api/v1/upload"));
+    assert!(raw("GET", "/consumer/api/v1/anything"));
+    assert!(raw("DELETE", "/consumer/api/v1/anything"));
+    // The casing is the declaration's: another casing is no declared operation.
+    assert_eq!(
+        Operation::sent_as("POST", "/consumer/api/v1/user/accesstoken/validate"),
+        None
+    );
+}

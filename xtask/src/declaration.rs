@@ -1,0 +1,202 @@
+//! `api/operations.toml`, read and checked: the one description of every
+//! operation that the generators turn into each language's surface.
+
+use std::collections::HashSet;
+
+use serde::Deserialize;
+
+/// The whole file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Declarations {
+    #[serde(rename = "operation")]
+    pub operations: Vec<Operation>,
+}
+
+/// One operation.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Operation {
+    pub name: String,
+    pub summary: String,
+    pub method: String,
+    pub path: String,
+    #[serde(default = "private_key")]
+    pub auth: String,
+    pub retry: String,
+    pub result: String,
+    #[serde(default = "no_pages")]
+    pub pages: String,
+    #[serde(default)]
+    pub params: Vec<Param>,
+    #[serde(default)]
+    pub exactly_one: Vec<Vec<String>>,
+    #[serde(default)]
+    pub extra: bool,
+    /// `hand-written`: core's JSON-params builder of this operation is written by hand.
+    #[serde(default)]
+    pub builder: Option<String>,
+    /// The JSON params as a hand-written builder takes them, for the docs.
+    #[serde(default)]
+    pub json_params: Option<String>,
+}
+
+/// One parameter.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Param {
+    pub name: String,
+    #[serde(rename = "in")]
+    pub location: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub required: bool,
+    pub min: Option<u64>,
+    pub max: Option<u64>,
+    pub max_len: Option<u64>,
+    #[serde(default)]
+    pub choices: Vec<String>,
+    pub default: Option<toml::Value>,
+}
+
+fn private_key() -> String {
+    "private_key".into()
+}
+
+fn no_pages() -> String {
+    "none".into()
+}
+
+impl Operation {
+    /// `list_users` → `ListUsers`.
+    pub fn type_name(&self) -> String {
+        pascal(&self.name)
+    }
+
+    pub fn is_hand_written(&self) -> bool {
+        self.builder.as_deref() == Some("hand-written")
+    }
+
+    /// The names of the path's parameters, in order.
+    pub fn path_params(&self) -> Vec<&str> {
+        self.path
+            .split('/')
+            .filter_map(|s| s.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
+            .collect()
+    }
+}
+
+impl Param {
+    /// The default as the text the docs show.
+    pub fn default_text(&self) -> Option<String> {
+        self.default.as_ref().map(|v| match v {
+            toml::Value::String(s) => s.clone(),
+            toml::Value::Integer(n) => n.to_string(),
+            toml::Value::Boolean(b) => b.to_string(),
+            other => format!("{other:?}"),
+        })
+    }
+}
+
+/// `snake_case` → `PascalCase`.
+pub fn pascal(snake: &str) -> String {
+    snake
+        .split('_')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// Reads and checks the declarations: every mistake the generators would
+/// otherwise turn into code that does not compile, or worse, that does.
+pub fn load(text: &str) -> Result<Declarations, String> {
+    let declarations: Declarations =
+        toml::from_str(text).map_err(|e| format!("api/operations.toml: {e}"))?;
+    let mut names = HashSet::new();
+    for op in &declarations.operations {
+        let at = |what: String| format!("api/operations.toml, operation {:?}: {what}", op.name);
+        if !names.insert(op.name.as_str()) {
+            return Err(at("declared twice".into()));
+        }
+        if op.name == "raw"
+            || op.name.is_empty()
+            || !op
+                .name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        {
+            return Err(at("the name must be snake_case (and not `raw`)".into()));
+        }
+        if !matches!(op.method.as_str(), "GET" | "POST" | "PUT" | "DELETE") {
+            return Err(at(format!("method {:?}", op.method)));
+        }
+        if !op.path.starts_with('/') || op.path.contains(['?', '#', ' ']) {
+            return Err(at(format!("path {:?}", op.path)));
+        }
+        if !matches!(op.auth.as_str(), "private_key" | "public_key") {
+            return Err(at(format!("auth {:?}", op.auth)));
+        }
+        if !matches!(op.retry.as_str(), "repeatable" | "never") {
+            return Err(at(format!("retry {:?}", op.retry)));
+        }
+        if !matches!(op.pages.as_str(), "none" | "total" | "total_records") {
+            return Err(at(format!("pages {:?}", op.pages)));
+        }
+        if let Some(builder) = &op.builder {
+            if builder != "hand-written" {
+                return Err(at(format!("builder {builder:?}")));
+            }
+        }
+        let mut params = HashSet::new();
+        for p in &op.params {
+            if !params.insert(p.name.as_str()) {
+                return Err(at(format!("param {:?} declared twice", p.name)));
+            }
+            if !matches!(p.location.as_str(), "path" | "query" | "body") {
+                return Err(at(format!("param {:?}: in {:?}", p.name, p.location)));
+            }
+            if !matches!(p.kind.as_str(), "string" | "id" | "integer" | "boolean") {
+                return Err(at(format!("param {:?}: type {:?}", p.name, p.kind)));
+            }
+            let integer = p.kind == "integer";
+            if (p.min.is_some() || p.max.is_some()) && !integer {
+                return Err(at(format!("param {:?}: min/max are for integers", p.name)));
+            }
+            if (p.max_len.is_some() || !p.choices.is_empty()) && integer {
+                return Err(at(format!(
+                    "param {:?}: max_len/choices are for strings",
+                    p.name
+                )));
+            }
+            if p.location == "path" && !op.path.contains(&format!("{{{}}}", p.name)) {
+                return Err(at(format!("path param {:?} is not in the path", p.name)));
+            }
+            if p.location == "path" && !p.required && p.default.is_none() {
+                return Err(at(format!(
+                    "path param {:?} needs required = true or a default",
+                    p.name
+                )));
+            }
+        }
+        for name in op.path_params() {
+            if !op
+                .params
+                .iter()
+                .any(|p| p.name == name && p.location == "path")
+            {
+                return Err(at(format!("the path's {{{name}}} is not a path param")));
+            }
+        }
+        for group in &op.exactly_one {
+            if let Some(unknown) = group.iter().find(|n| !params.contains(n.as_str())) {
+                return Err(at(format!("exactly_one names {unknown:?}, not a param")));
+            }
+        }
+    }
+    Ok(declarations)
+}
