@@ -1081,6 +1081,46 @@ impl Client {
     }
 
     /// Sends `request` with retries and decodes the answer.
+    /// A declared operation with its JSON params (the wire names), through
+    /// the one send path, its answer decoded into its record.
+    pub(crate) fn call_declared<T: crate::wire::Decoded>(
+        &self,
+        operation: crate::wire::Operation,
+        params: &Value,
+    ) -> Result<T> {
+        self.call(operation.build(params), crate::wire::decode_json::<T>)
+    }
+
+    /// Any operation by its declaration, with its JSON params (the service's
+    /// wire names; see [`Operation`](crate::wire::Operation)) and its result as
+    /// JSON with the service's field names: what the bindings' generated
+    /// methods call. Everything a typed method does (budget, retries by the
+    /// operation's class, errors, observation) happens here too.
+    ///
+    /// ```
+    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
+    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).build()?;
+    /// # emu.seed_users(3);
+    /// use roomchat::wire::Operation;
+    /// let page = client.call_operation(Operation::ListUsers, &serde_json::json!({"limit": 2}))?;
+    /// assert_eq!((page["total"].as_u64(), page["data"].as_array().map(Vec::len)), (Some(3), Some(2)));
+    /// # Ok::<(), roomchat::Error>(())
+    /// ```
+    pub fn call_operation(
+        &self,
+        operation: crate::wire::Operation,
+        params: &Value,
+    ) -> Result<Value> {
+        if operation == crate::wire::Operation::Raw {
+            return self.call_keeping(
+                operation.build(params),
+                |r| operation.decode(r),
+                Headers::All,
+            );
+        }
+        self.call(operation.build(params), |r| operation.decode(r))
+    }
+
     fn call<T>(
         &self,
         request: Result<WireRequest>,

@@ -90,6 +90,9 @@ pub use models::{
     Reactivated, Role, TokenUser, User, UserPage, MAX_PAGE_SIZE,
 };
 pub use observe::{Event, EventKind, Level, Observer, StderrObserver, ENV_LOG};
+// The generated operations' parameters and records (api/operations.toml).
+pub use operation::methods::*;
+pub use operation::records::*;
 pub use options::CallOptions;
 pub use pagination::{ResumeHandle, UserPages, Users};
 pub use proxy::Proxy;

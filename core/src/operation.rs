@@ -10,6 +10,8 @@ use crate::models::{CreateUser, RawAuth, RawRequest};
 use crate::wire::{self, WireRequest, WireResponse};
 
 mod catalog;
+pub(crate) mod methods;
+pub(crate) mod records;
 mod spec;
 
 pub use catalog::Operation;

@@ -5,10 +5,12 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use crate::declaration::{Declarations, Operation, Param};
+use crate::declaration::{snake, Declarations, Field, Operation, Param, Record};
 use crate::GENERATED;
 
 pub const PATH: &str = "core/src/operation/catalog.rs";
+pub const RECORDS_PATH: &str = "core/src/operation/records.rs";
+pub const METHODS_PATH: &str = "core/src/operation/methods.rs";
 
 pub fn generate(d: &Declarations) -> String {
     let mut out = String::new();
@@ -28,14 +30,19 @@ pub fn generate(d: &Declarations) -> String {
         "use super::spec::{OperationSpec, Paging, ParamKind, ParamLocation, ParamSpec, RetryClass};",
     );
     line(w, "use crate::error::Result;");
-    let models: BTreeSet<String> = d
+    let records: BTreeSet<&str> = d.records.iter().map(|r| r.name.as_str()).collect();
+    let (declared, models): (BTreeSet<String>, BTreeSet<String>) = d
         .operations
         .iter()
         .filter_map(|op| model_of(&op.result))
-        .collect();
+        .partition(|name| records.contains(name.as_str()));
     if !models.is_empty() {
         let list: Vec<String> = models.into_iter().collect();
         line(w, &format!("use crate::models::{{{}}};", list.join(", ")));
+    }
+    if !declared.is_empty() {
+        let list: Vec<String> = declared.into_iter().collect();
+        line(w, &format!("use super::records::{{{}}};", list.join(", ")));
     }
     line(w, "use crate::models::RawAuth;");
     line(
@@ -389,4 +396,366 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
     }
     lines.push(current);
     lines
+}
+
+// ---- records.rs -----------------------------------------------------------------------
+
+/// The records' Rust types: every field optional, unknown fields kept in `extra`.
+pub fn generate_records(d: &Declarations) -> String {
+    let mut out = String::new();
+    let w = &mut out;
+    line(w, &format!("// {GENERATED}"));
+    line(w, "");
+    line(
+        w,
+        "//! The typed records of the answers of the generated operations: made from",
+    );
+    line(
+        w,
+        "//! `api/operations.toml`. Every field the service may leave out is an `Option`;",
+    );
+    line(
+        w,
+        "//! the fields a record does not name are kept in `extra`, never dropped.",
+    );
+    line(w, "");
+    line(w, "use serde::{Deserialize, Serialize};");
+    line(w, "use serde_json::{Map, Value};");
+    line(w, "");
+    line(w, "use crate::wire::Decoded;");
+    for record in &d.records {
+        line(w, "");
+        emit_record(w, record);
+    }
+    out
+}
+
+fn emit_record(w: &mut String, record: &Record) {
+    for text in wrap(&record.doc, 92) {
+        line(w, &format!("/// {text}"));
+    }
+    line(
+        w,
+        "#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]",
+    );
+    line(w, "#[non_exhaustive]");
+    line(w, &format!("pub struct {} {{", record.name));
+    for field in &record.fields {
+        let doc = format!("`{}`: {}", field.name, field.doc);
+        for text in wrap(&doc, 88) {
+            line(w, &format!("    /// {text}"));
+        }
+        let rename = if field.snake() != field.name {
+            format!("rename = {:?}, ", field.name)
+        } else {
+            String::new()
+        };
+        line(
+            w,
+            &format!("    #[serde({rename}default, skip_serializing_if = \"Option::is_none\")]"),
+        );
+        line(
+            w,
+            &format!("    pub {}: Option<{}>,", field.snake(), rust_type(field)),
+        );
+    }
+    line(w, "    /// Every other field the service sent, as it came.");
+    line(w, "    #[serde(flatten)]");
+    line(w, "    pub extra: Map<String, Value>,");
+    line(w, "}");
+    line(w, "");
+    line(w, &format!("impl Decoded for {} {{", record.name));
+    line(w, "    fn may_report_failure(&self) -> bool {");
+    if record.has_success() {
+        line(w, "        self.success != Some(true)");
+    } else {
+        line(
+            w,
+            "        self.extra.get(\"success\") == Some(&Value::Bool(false))",
+        );
+    }
+    line(w, "    }");
+    line(w, "}");
+}
+
+fn rust_type(field: &Field) -> String {
+    let scalar = |kind: &str| -> String {
+        match kind {
+            "string" => "String".into(),
+            "boolean" => "bool".into(),
+            "integer" => "i64".into(),
+            "number" => "f64".into(),
+            "json" => "Value".into(),
+            record => record.into(),
+        }
+    };
+    match field.record() {
+        Some(inner) if field.is_list() => format!("Vec<{inner}>"),
+        _ => scalar(&field.kind),
+    }
+}
+
+// ---- methods.rs -----------------------------------------------------------------------
+
+/// The typed `Client` methods of the generated operations, and their parameters.
+pub fn generate_methods(d: &Declarations) -> String {
+    let mut out = String::new();
+    let w = &mut out;
+    line(w, &format!("// {GENERATED}"));
+    line(w, "");
+    line(
+        w,
+        "//! The typed `Client` methods of the operations whose surfaces are generated,",
+    );
+    line(
+        w,
+        "//! and their parameters: made from `api/operations.toml`.",
+    );
+    line(w, "");
+    line(w, "use serde_json::{Map, Value};");
+    line(w, "");
+    line(w, "use super::records::*;");
+    line(w, "use super::Operation;");
+    line(w, "use crate::client::Client;");
+    line(w, "use crate::error::Result;");
+    for op in d.operations.iter().filter(|op| op.is_generated()) {
+        if !op.named_params().is_empty() || op.extra {
+            line(w, "");
+            emit_params(w, op);
+        }
+    }
+    line(w, "");
+    line(w, "impl Client {");
+    let mut first = true;
+    for op in d.operations.iter().filter(|op| op.is_generated()) {
+        if !first {
+            line(w, "");
+        }
+        first = false;
+        emit_method(w, op);
+    }
+    line(w, "}");
+    out
+}
+
+/// The Rust type of a parameter's value, and what its setter takes.
+fn param_type(p: &Param) -> (&'static str, &'static str) {
+    match p.kind.as_str() {
+        "integer" => ("u64", "u64"),
+        "boolean" => ("bool", "bool"),
+        "json" => ("Value", "impl Into<Value>"),
+        _ => ("String", "impl Into<String>"),
+    }
+}
+
+fn param_doc(p: &Param) -> String {
+    let mut notes = Vec::new();
+    if let (Some(min), Some(max)) = (p.min, p.max) {
+        notes.push(format!("{min} to {max}"));
+    }
+    if let Some(max) = p.max_len {
+        notes.push(format!("at most {max} characters"));
+    }
+    if !p.choices.is_empty() {
+        let choices: Vec<String> = p.choices.iter().map(|c| format!("`{c:?}`")).collect();
+        notes.push(choices.join(" or "));
+    }
+    let mut doc = format!("`{}`", p.name);
+    if !notes.is_empty() {
+        doc.push_str(&format!(" ({})", notes.join("; ")));
+    }
+    doc
+}
+
+fn emit_params(w: &mut String, op: &Operation) {
+    let ty = op.type_name();
+    let required: Vec<&Param> = op
+        .named_params()
+        .into_iter()
+        .filter(|p| p.required)
+        .collect();
+    line(
+        w,
+        &format!(
+            "/// The parameters of [`Client::{}`]: each is sent only when set.",
+            op.name
+        ),
+    );
+    line(w, "#[derive(Debug, Clone, PartialEq, Default)]");
+    line(w, "#[non_exhaustive]");
+    line(w, &format!("pub struct {ty} {{"));
+    for p in op.named_params() {
+        line(w, &format!("    /// {}.", param_doc(p)));
+        let (rust, _) = param_type(p);
+        if p.required {
+            line(w, &format!("    pub {}: {rust},", snake(&p.name)));
+        } else {
+            line(w, &format!("    pub {}: Option<{rust}>,", snake(&p.name)));
+        }
+    }
+    if op.extra {
+        line(
+            w,
+            "    /// Body fields the declaration does not type, sent as they are.",
+        );
+        line(w, "    pub extra: Map<String, Value>,");
+    }
+    line(w, "}");
+    line(w, "");
+    line(w, &format!("impl {ty} {{"));
+    let args: Vec<String> = required
+        .iter()
+        .map(|p| format!("{}: {}", snake(&p.name), param_type(p).1))
+        .collect();
+    if required.is_empty() {
+        line(w, "    /// Parameters with none set.");
+    } else {
+        line(w, "    /// Parameters with the required ones.");
+    }
+    line(
+        w,
+        &format!("    pub fn new({}) -> Self {{", args.join(", ")),
+    );
+    if required.is_empty() {
+        line(w, "        Self::default()");
+        line(w, "    }");
+    } else {
+        line(w, &format!("        {ty} {{"));
+        for p in &required {
+            let into = if param_type(p).0 == "String" || param_type(p).0 == "Value" {
+                ".into()"
+            } else {
+                ""
+            };
+            line(
+                w,
+                &format!("            {}: {}{into},", snake(&p.name), snake(&p.name)),
+            );
+        }
+        line(w, "            ..Default::default()");
+        line(w, "        }");
+        line(w, "    }");
+    }
+    for p in op.named_params().into_iter().filter(|p| !p.required) {
+        let (rust, takes) = param_type(p);
+        let into = if rust == "String" || rust == "Value" {
+            ".into()"
+        } else {
+            ""
+        };
+        let name = snake(&p.name);
+        line(w, "");
+        line(w, &format!("    /// Sets {}.", param_doc(p)));
+        line(
+            w,
+            &format!("    pub fn {name}(mut self, value: {takes}) -> Self {{"),
+        );
+        line(w, &format!("        self.{name} = Some(value{into});"));
+        line(w, "        self");
+        line(w, "    }");
+    }
+    if op.extra {
+        line(w, "");
+        line(
+            w,
+            "    /// Sets a body field the declaration does not type, sent as it is.",
+        );
+        line(
+            w,
+            "    pub fn field(mut self, name: impl Into<String>, value: impl Into<Value>) -> Self {",
+        );
+        line(w, "        self.extra.insert(name.into(), value.into());");
+        line(w, "        self");
+        line(w, "    }");
+    }
+    line(w, "");
+    line(
+        w,
+        "    /// The JSON params of the declaration's generic builder.",
+    );
+    line(
+        w,
+        "    fn write_params(&self, params: &mut Map<String, Value>) {",
+    );
+    if op.extra {
+        line(w, "        params.extend(self.extra.clone());");
+    }
+    for p in op.named_params() {
+        let name = snake(&p.name);
+        if p.required {
+            line(
+                w,
+                &format!(
+                    "        params.insert({:?}.into(), self.{name}.clone().into());",
+                    p.name
+                ),
+            );
+        } else {
+            let value = match param_type(p).0 {
+                "u64" | "bool" => "(*value)",
+                _ => "value.clone()",
+            };
+            line(w, &format!("        if let Some(value) = &self.{name} {{"));
+            line(
+                w,
+                &format!(
+                    "            params.insert({:?}.into(), {value}.into());",
+                    p.name
+                ),
+            );
+            line(w, "        }");
+        }
+    }
+    line(w, "    }");
+    line(w, "}");
+}
+
+fn emit_method(w: &mut String, op: &Operation) {
+    let retry = match op.retry.as_str() {
+        "repeatable" => "Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.",
+        _ => "Never sent again after a 5xx, a timeout or a lost answer (a repeat could do it twice), unless the client allows it ([`ClientBuilder::retry_non_idempotent`](crate::ClientBuilder::retry_non_idempotent)).",
+    };
+    let doc = format!("{} `{}`: {} {}", op.method, op.path, op.summary, retry);
+    for text in wrap(&doc, 88) {
+        line(w, &format!("    /// {text}"));
+    }
+    let mut args = vec!["&self".to_owned()];
+    for p in op.positional_params() {
+        args.push(format!("{}: &str", snake(&p.name)));
+    }
+    let has_params = !op.named_params().is_empty() || op.extra;
+    if has_params {
+        args.push(format!("params: &{}", op.type_name()));
+    }
+    line(
+        w,
+        &format!(
+            "    pub fn {}({}) -> Result<{}> {{",
+            op.name,
+            args.join(", "),
+            op.result
+        ),
+    );
+    line(w, "        let mut json = Map::new();");
+    for p in op.positional_params() {
+        line(
+            w,
+            &format!(
+                "        json.insert({:?}.into(), {}.into());",
+                p.name,
+                snake(&p.name)
+            ),
+        );
+    }
+    if has_params {
+        line(w, "        params.write_params(&mut json);");
+    }
+    line(
+        w,
+        &format!(
+            "        self.call_declared(Operation::{}, &Value::Object(json))",
+            op.type_name()
+        ),
+    );
+    line(w, "    }");
 }

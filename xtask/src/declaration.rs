@@ -11,6 +11,63 @@ use serde::Deserialize;
 pub struct Declarations {
     #[serde(rename = "operation")]
     pub operations: Vec<Operation>,
+    #[serde(rename = "record", default)]
+    pub records: Vec<Record>,
+}
+
+/// A typed record of an answer.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Record {
+    pub name: String,
+    pub doc: String,
+    pub fields: Vec<Field>,
+}
+
+/// A field of a record.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Field {
+    /// The wire name.
+    pub name: String,
+    /// string, boolean, integer, number, json, a record's name, or `[Record]`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub doc: String,
+    /// The name in code, where the wire name made snake_case is not it.
+    pub rust: Option<String>,
+}
+
+impl Field {
+    /// The field's name in Rust and Python (snake_case).
+    pub fn snake(&self) -> String {
+        self.rust.clone().unwrap_or_else(|| snake(&self.name))
+    }
+
+    /// The record a field holds (one or a list), if it holds one.
+    pub fn record(&self) -> Option<&str> {
+        let inner = self
+            .kind
+            .strip_prefix('[')
+            .and_then(|k| k.strip_suffix(']'))
+            .unwrap_or(&self.kind);
+        inner
+            .starts_with(|c: char| c.is_ascii_uppercase())
+            .then_some(inner)
+    }
+
+    pub fn is_list(&self) -> bool {
+        self.kind.starts_with('[')
+    }
+}
+
+impl Record {
+    /// Whether it carries the service's `success` flag.
+    pub fn has_success(&self) -> bool {
+        self.fields
+            .iter()
+            .any(|f| f.name == "success" && f.kind == "boolean")
+    }
 }
 
 /// One operation.
@@ -39,6 +96,9 @@ pub struct Operation {
     /// The JSON params as a hand-written builder takes them, for the docs.
     #[serde(default)]
     pub json_params: Option<String>,
+    /// `hand-written`: each language's typed method is written by hand.
+    #[serde(default)]
+    pub surface: Option<String>,
 }
 
 /// One parameter.
@@ -78,6 +138,27 @@ impl Operation {
         self.builder.as_deref() == Some("hand-written")
     }
 
+    /// Whether every language's typed method is generated (not hand-written).
+    pub fn is_generated(&self) -> bool {
+        self.surface.is_none()
+    }
+
+    /// The parameters that are not in the path.
+    pub fn named_params(&self) -> Vec<&Param> {
+        self.params
+            .iter()
+            .filter(|p| p.location != "path")
+            .collect()
+    }
+
+    /// The path's parameters, as declared.
+    pub fn positional_params(&self) -> Vec<&Param> {
+        self.path_params()
+            .into_iter()
+            .filter_map(|name| self.params.iter().find(|p| p.name == name))
+            .collect()
+    }
+
     /// The names of the path's parameters, in order.
     pub fn path_params(&self) -> Vec<&str> {
         self.path
@@ -97,6 +178,37 @@ impl Param {
             other => format!("{other:?}"),
         })
     }
+}
+
+/// `camelCase` (or `webhookURL`) → `snake_case` (`webhook_url`).
+pub fn snake(camel: &str) -> String {
+    let chars: Vec<char> = camel.chars().collect();
+    let mut out = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        if c.is_ascii_uppercase() {
+            let prev_lower =
+                i > 0 && (chars[i - 1].is_ascii_lowercase() || chars[i - 1].is_ascii_digit());
+            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
+            let prev_upper = i > 0 && chars[i - 1].is_ascii_uppercase();
+            if i > 0 && (prev_lower || (prev_upper && next_lower)) {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `snake_case` → `camelCase`.
+#[allow(dead_code)] // the Node generator's
+pub fn camel(snake: &str) -> String {
+    let pascal = pascal(snake);
+    let mut c = pascal.chars();
+    c.next()
+        .map(|f| f.to_ascii_lowercase().to_string() + c.as_str())
+        .unwrap_or_default()
 }
 
 /// `snake_case` → `PascalCase`.
@@ -160,7 +272,10 @@ pub fn load(text: &str) -> Result<Declarations, String> {
             if !matches!(p.location.as_str(), "path" | "query" | "body") {
                 return Err(at(format!("param {:?}: in {:?}", p.name, p.location)));
             }
-            if !matches!(p.kind.as_str(), "string" | "id" | "integer" | "boolean") {
+            if !matches!(
+                p.kind.as_str(),
+                "string" | "id" | "integer" | "boolean" | "json"
+            ) {
                 return Err(at(format!("param {:?}: type {:?}", p.name, p.kind)));
             }
             let integer = p.kind == "integer";
@@ -196,6 +311,56 @@ pub fn load(text: &str) -> Result<Declarations, String> {
             if let Some(unknown) = group.iter().find(|n| !params.contains(n.as_str())) {
                 return Err(at(format!("exactly_one names {unknown:?}, not a param")));
             }
+        }
+    }
+    let mut records = HashSet::new();
+    for record in &declarations.records {
+        if !records.insert(record.name.as_str()) {
+            return Err(format!(
+                "api/operations.toml: record {:?} declared twice",
+                record.name
+            ));
+        }
+    }
+    for record in &declarations.records {
+        let mut names = HashSet::new();
+        for field in &record.fields {
+            let at = format!(
+                "api/operations.toml, record {:?}, field {:?}",
+                record.name, field.name
+            );
+            if !names.insert(field.snake()) || field.snake() == "extra" {
+                return Err(format!("{at}: its name in code is taken"));
+            }
+            match field.record() {
+                Some(inner) if !records.contains(inner) => {
+                    return Err(format!("{at}: no record {inner:?}"));
+                }
+                Some(_) => {}
+                None if matches!(
+                    field.kind.as_str(),
+                    "string" | "boolean" | "integer" | "number" | "json"
+                ) => {}
+                None => return Err(format!("{at}: type {:?}", field.kind)),
+            }
+        }
+    }
+    for op in declarations
+        .operations
+        .iter()
+        .filter(|op| op.is_generated())
+    {
+        if !records.contains(op.result.as_str()) {
+            return Err(format!(
+                "api/operations.toml, operation {:?}: its result {:?} is no [[record]]",
+                op.name, op.result
+            ));
+        }
+        if op.is_hand_written() {
+            return Err(format!(
+                "api/operations.toml, operation {:?}: a generated surface needs the generic builder",
+                op.name
+            ));
         }
     }
     Ok(declarations)

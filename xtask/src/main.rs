@@ -7,8 +7,11 @@
 //! a change to the declarations or to a generator that was not regenerated and
 //! committed cannot pass.
 
+mod c;
 mod core_rs;
 mod declaration;
+mod node;
+mod python;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -49,7 +52,21 @@ fn codegen(check: bool) -> Result<(), String> {
         std::fs::read_to_string(&source).map_err(|e| format!("{}: {e}", source.display()))?;
     let declarations = declaration::load(&text)?;
 
-    let files = [(core_rs::PATH, rustfmt(&core_rs::generate(&declarations))?)];
+    let mut files = vec![
+        (core_rs::PATH, rustfmt(&core_rs::generate(&declarations))?),
+        (
+            core_rs::RECORDS_PATH,
+            rustfmt(&core_rs::generate_records(&declarations))?,
+        ),
+        (
+            core_rs::METHODS_PATH,
+            rustfmt(&core_rs::generate_methods(&declarations))?,
+        ),
+    ];
+    // Each language's generator: its own module, its own files.
+    files.extend(c::files(&declarations)?);
+    files.extend(python::files(&declarations)?);
+    files.extend(node::files(&declarations)?);
 
     let mut stale = Vec::new();
     for (path, contents) in &files {
@@ -73,9 +90,10 @@ fn codegen(check: bool) -> Result<(), String> {
     }
     if check {
         println!(
-            "codegen: {} generated files are what api/operations.toml makes ({} operations)",
+            "codegen: the {} generated files are what api/operations.toml makes ({} operations, {} records)",
             files.len(),
-            declarations.operations.len()
+            declarations.operations.len(),
+            declarations.records.len()
         );
     }
     Ok(())

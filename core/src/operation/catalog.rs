@@ -5,6 +5,7 @@
 
 use serde_json::Value;
 
+use super::records::{Acknowledged, BotAnswer};
 use super::spec::{OperationSpec, Paging, ParamKind, ParamLocation, ParamSpec, RetryClass};
 use crate::error::Result;
 use crate::models::RawAuth;
@@ -58,6 +59,17 @@ pub enum Operation {
     /// `invalidate_access_token`: POST `/consumer/api/v1/user/accesstoken/invalidate`.
     /// Invalidates an access token: it signs nobody in any more. Params: `accessToken`.
     InvalidateAccessToken,
+    /// `eject_all_users`: POST `/api/v1/chatRoom/{roomId}/eject-all`. Signs every user out of a
+    /// room. The reference page prints this path without the `/consumer` prefix; it is sent as
+    /// printed. Params: `roomId`.
+    EjectAllUsers,
+    /// `update_bot`: PUT `/consumer/api/v2/bot/{botId}`. Changes a bot's settings: any of its
+    /// fields, under the same rules as at creation (a bot triggered by every message cannot
+    /// answer in private). Params: `botId`, `name`? (at most 100 characters), `webhookURL`?,
+    /// `description`? (at most 1000 characters), `trigger`? (`message` | `mention`),
+    /// `messageVisibility`? (`public` | `private`), `isAllowedInAllChatRooms`?,
+    /// `messageHistoryLimit`? (0 to 100), `metadata`? (at most 10000 characters), `enabled`?.
+    UpdateBot,
     /// `raw`: a request the caller shapes. Params: `method`, `path`, `query`? (pairs of
     /// strings), `body`?, `auth`? (`private_key` | `public_key` | `none`).
     Raw,
@@ -65,7 +77,7 @@ pub enum Operation {
 
 impl Operation {
     /// Every operation.
-    pub const ALL: [Operation; 9] = [
+    pub const ALL: [Operation; 11] = [
         Operation::ListUsers,
         Operation::DeactivateUser,
         Operation::ConversationMessages,
@@ -74,6 +86,8 @@ impl Operation {
         Operation::ReactivateUser,
         Operation::ValidateAccessToken,
         Operation::InvalidateAccessToken,
+        Operation::EjectAllUsers,
+        Operation::UpdateBot,
         Operation::Raw,
     ];
 
@@ -88,6 +102,8 @@ impl Operation {
             Operation::ReactivateUser => "reactivate_user",
             Operation::ValidateAccessToken => "validate_access_token",
             Operation::InvalidateAccessToken => "invalidate_access_token",
+            Operation::EjectAllUsers => "eject_all_users",
+            Operation::UpdateBot => "update_bot",
             Operation::Raw => "raw",
         }
     }
@@ -104,6 +120,8 @@ impl Operation {
             Operation::ReactivateUser => Some(&REACTIVATE_USER),
             Operation::ValidateAccessToken => Some(&VALIDATE_ACCESS_TOKEN),
             Operation::InvalidateAccessToken => Some(&INVALIDATE_ACCESS_TOKEN),
+            Operation::EjectAllUsers => Some(&EJECT_ALL_USERS),
+            Operation::UpdateBot => Some(&UPDATE_BOT),
             Operation::Raw => None,
         }
     }
@@ -121,6 +139,8 @@ impl Operation {
             Operation::ReactivateUser => REACTIVATE_USER.build(params),
             Operation::ValidateAccessToken => VALIDATE_ACCESS_TOKEN.build(params),
             Operation::InvalidateAccessToken => INVALIDATE_ACCESS_TOKEN.build(params),
+            Operation::EjectAllUsers => EJECT_ALL_USERS.build(params),
+            Operation::UpdateBot => UPDATE_BOT.build(params),
             Operation::Raw => super::build_raw(params),
         }
     }
@@ -142,6 +162,8 @@ impl Operation {
             Operation::InvalidateAccessToken => {
                 super::to_json(decode_json::<Invalidated>(response))
             }
+            Operation::EjectAllUsers => super::to_json(decode_json::<Acknowledged>(response)),
+            Operation::UpdateBot => super::to_json(decode_json::<BotAnswer>(response)),
             Operation::Raw => super::decode_raw(response),
         }
     }
@@ -412,6 +434,157 @@ static INVALIDATE_ACCESS_TOKEN: OperationSpec = OperationSpec {
         choices: &[],
         default: None,
     }],
+    exactly_one: &[],
+    extra: false,
+};
+
+static EJECT_ALL_USERS: OperationSpec = OperationSpec {
+    name: "eject_all_users",
+    summary: "Signs every user out of a room. The reference page prints this path without the `/consumer` prefix; it is sent as printed.",
+    method: "POST",
+    path: "/api/v1/chatRoom/{roomId}/eject-all",
+    auth: RawAuth::PrivateKey,
+    retry: RetryClass::Repeatable,
+    pages: Paging::None,
+    result: "Acknowledged",
+    params: &[
+        ParamSpec {
+            name: "roomId",
+            location: ParamLocation::Path,
+            kind: ParamKind::Id,
+            required: true,
+            min: None,
+            max: None,
+            max_len: None,
+            choices: &[],
+            default: None,
+        },
+    ],
+    exactly_one: &[],
+    extra: false,
+};
+
+static UPDATE_BOT: OperationSpec = OperationSpec {
+    name: "update_bot",
+    summary: "Changes a bot's settings: any of its fields, under the same rules as at creation (a bot triggered by every message cannot answer in private).",
+    method: "PUT",
+    path: "/consumer/api/v2/bot/{botId}",
+    auth: RawAuth::PrivateKey,
+    retry: RetryClass::Repeatable,
+    pages: Paging::None,
+    result: "BotAnswer",
+    params: &[
+        ParamSpec {
+            name: "botId",
+            location: ParamLocation::Path,
+            kind: ParamKind::Id,
+            required: true,
+            min: None,
+            max: None,
+            max_len: None,
+            choices: &[],
+            default: None,
+        },
+        ParamSpec {
+            name: "name",
+            location: ParamLocation::Body,
+            kind: ParamKind::String,
+            required: false,
+            min: None,
+            max: None,
+            max_len: Some(100),
+            choices: &[],
+            default: None,
+        },
+        ParamSpec {
+            name: "webhookURL",
+            location: ParamLocation::Body,
+            kind: ParamKind::String,
+            required: false,
+            min: None,
+            max: None,
+            max_len: None,
+            choices: &[],
+            default: None,
+        },
+        ParamSpec {
+            name: "description",
+            location: ParamLocation::Body,
+            kind: ParamKind::String,
+            required: false,
+            min: None,
+            max: None,
+            max_len: Some(1000),
+            choices: &[],
+            default: None,
+        },
+        ParamSpec {
+            name: "trigger",
+            location: ParamLocation::Body,
+            kind: ParamKind::String,
+            required: false,
+            min: None,
+            max: None,
+            max_len: None,
+            choices: &["message", "mention"],
+            default: None,
+        },
+        ParamSpec {
+            name: "messageVisibility",
+            location: ParamLocation::Body,
+            kind: ParamKind::String,
+            required: false,
+            min: None,
+            max: None,
+            max_len: None,
+            choices: &["public", "private"],
+            default: None,
+        },
+        ParamSpec {
+            name: "isAllowedInAllChatRooms",
+            location: ParamLocation::Body,
+            kind: ParamKind::Boolean,
+            required: false,
+            min: None,
+            max: None,
+            max_len: None,
+            choices: &[],
+            default: None,
+        },
+        ParamSpec {
+            name: "messageHistoryLimit",
+            location: ParamLocation::Body,
+            kind: ParamKind::Integer,
+            required: false,
+            min: Some(0),
+            max: Some(100),
+            max_len: None,
+            choices: &[],
+            default: None,
+        },
+        ParamSpec {
+            name: "metadata",
+            location: ParamLocation::Body,
+            kind: ParamKind::String,
+            required: false,
+            min: None,
+            max: None,
+            max_len: Some(10000),
+            choices: &[],
+            default: None,
+        },
+        ParamSpec {
+            name: "enabled",
+            location: ParamLocation::Body,
+            kind: ParamKind::Boolean,
+            required: false,
+            min: None,
+            max: None,
+            max_len: None,
+            choices: &[],
+            default: None,
+        },
+    ],
     exactly_one: &[],
     extra: false,
 };
