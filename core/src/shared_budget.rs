@@ -208,6 +208,15 @@ impl RedisBudget {
         redacted_url(&self.url)
     }
 
+    /// Whether Redis is reached over TLS (`rediss://`, `valkeys://`).
+    pub(crate) fn over_tls(&self) -> bool {
+        ["rediss://", "valkeys://"].iter().any(|scheme| {
+            self.url
+                .get(..scheme.len())
+                .is_some_and(|s| s.eq_ignore_ascii_case(scheme))
+        })
+    }
+
     fn validate(&self) -> Result<()> {
         if self.expected_processes == 0 {
             return Err(Error::configuration(
@@ -587,12 +596,7 @@ impl SharedBudget {
                 return Ok(existing.clone());
             }
         }
-        let over_tls = ["rediss://", "valkeys://"].iter().any(|scheme| {
-            settings
-                .url
-                .get(..scheme.len())
-                .is_some_and(|s| s.eq_ignore_ascii_case(scheme))
-        });
+        let over_tls = settings.over_tls();
         let roots = if over_tls {
             crate::tls::trusted_ders(roots)
         } else {
