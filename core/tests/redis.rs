@@ -837,13 +837,13 @@ fn redis_sockets(port: u16, path: &std::path::Path, apart: &[i32]) -> Vec<i32> {
     found
 }
 
-/// The library never touches a descriptor it did not make (hardening round 3,
-/// defect 30): while an application thread opens connections of its own to
-/// the same Redis (unix socket and TCP), many budgets connect; a forked child
-/// finds every one of the application's descriptors where it was, and none of
-/// the budgets' Redis sockets still shared with the parent. (The budget once
-/// took the first new descriptor whose peer looked like Redis for its own, and
-/// the child's `/dev/null` went over the application's sockets.)
+/// The library never touches a descriptor it did not make: while an
+/// application thread opens connections of its own to the same Redis (unix
+/// socket and TCP), many budgets connect; a forked child finds every one of
+/// the application's descriptors where it was, and none of the budgets' Redis
+/// sockets still shared with the parent. (The budget once took the first new
+/// descriptor whose peer looked like Redis for its own, and the child's
+/// `/dev/null` went over the application's sockets.)
 #[test]
 fn a_fork_leaves_the_applications_own_sockets_alone() {
     use std::os::fd::AsRawFd;

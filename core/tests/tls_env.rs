@@ -37,9 +37,9 @@ fn ssl_cert_file_is_trusted_with_either_roots() {
     let client = plain().read_ssl_cert_file(false).build();
     assert!(client.is_ok(), "{:?}", client.err());
 
-    // Nor by a plain-http client, which makes no TLS connection (hardening
-    // round 3, defect 33: a container setting the variable globally could not
-    // test against the loopback emulator), with either roots.
+    // Nor by a plain-http client, which makes no TLS connection (a container
+    // setting the variable globally could not test against the loopback
+    // emulator), with either roots.
     let loopback = emulator_with("tls_env_http", |c| c.tls = None);
     loopback.seed_users(2);
     for roots in [TlsRoots::WebPki, TlsRoots::System] {
