@@ -163,6 +163,15 @@ impl ClientBuilder {
         self
     }
 
+    /// Whether the client's budget is kept in a Redis reached over TLS.
+    fn budget_over_tls(&self) -> bool {
+        #[cfg(feature = "redis")]
+        if let Some(shared) = &self.redis_budget {
+            return shared.over_tls();
+        }
+        false
+    }
+
     /// The budget this client counts in; a `rediss://` one trusts `roots`, as the client does.
     fn budget_for(
         &self,
@@ -298,7 +307,9 @@ impl ClientBuilder {
     /// `false` keeps a client's trust independent of the environment (Python's
     /// `trust_env=False`). With [`TlsRoots::System`] the operating system's
     /// store is read as the system defines it, which on Linux includes that
-    /// variable, so this applies to the bundled roots.
+    /// variable, so this applies to the bundled roots. A client that makes no
+    /// TLS connection (a plain-`http://` base URL, no `https://` proxy, no
+    /// `rediss://` budget) reads neither, as curl and requests do.
     pub fn read_ssl_cert_file(mut self, yes: bool) -> Self {
         self.read_ssl_cert_file = yes;
         self
@@ -389,6 +400,13 @@ impl ClientBuilder {
             self.allow_insecure_http,
             |name| std::env::var(name).ok(),
         )?;
+        // Trust settings matter only to a client that can make a TLS connection:
+        // as curl and requests do, a plain-http one reads none from the
+        // environment (a container's SSL_CERT_FILE naming a missing file does
+        // not stop it), and takes no system store.
+        let needs_tls = base.scheme == ureq::http::uri::Scheme::HTTPS
+            || proxy.as_ref().is_some_and(|chosen| chosen.over_tls)
+            || self.budget_over_tls();
         let (proxy, proxy_shown, mut secrets) = match proxy {
             Some(chosen) => (Some(chosen.proxy), Some(chosen.shown), chosen.secrets),
             None => (None, None, Vec::new()),
@@ -396,9 +414,14 @@ impl ClientBuilder {
         secrets.insert(0, key.clone());
         // The system store reads the variables itself: they stay part of its key.
         let read_env = self.read_ssl_cert_file || self.tls_roots == TlsRoots::System;
-        let tls = crate::tls::SharedTls::for_settings(self.tls_roots, &self.root_pems, |name| {
-            std::env::var(name).ok().filter(|_| read_env)
-        })?;
+        let tls = if needs_tls {
+            crate::tls::SharedTls::for_settings(self.tls_roots, &self.root_pems, |name| {
+                std::env::var(name).ok().filter(|_| read_env)
+            })?
+        } else {
+            // The added PEMs are still checked: a broken one is the caller's mistake.
+            crate::tls::SharedTls::for_settings(TlsRoots::WebPki, &self.root_pems, |_| None)?
+        };
         let agent_config = ureq::Agent::config_builder()
             .tls_config(
                 ureq::tls::TlsConfig::builder()
