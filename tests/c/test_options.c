@@ -535,6 +535,7 @@ static void test_log_destroy_runs_once(void) {
   CHECK(roomchat_client_options_set_log_callback_with_destroy(options, on_log, second, 7, on_destroy) ==
         ROOMCHAT_RESULT_OK); /* a bad level: recorded, the first callback stays */
   CHECK(destroy_calls == 1 && destroyed[0] == (uintptr_t)second);
+  client = NULL;
   CHECK(roomchat_client_new(options, &client, &err) == ROOMCHAT_RESULT_INVALID_ARGUMENT);
   CHECK(client == NULL);
   roomchat_error_free(err);
