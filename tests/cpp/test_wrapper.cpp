@@ -717,6 +717,23 @@ void test_log_callback() {
   view.reset();
   CHECK(alive.expired());
 
+  // An iteration made through the C API from the Client's C object (not a
+  // Users of the wrapper) keeps the callback too: the library owns it.
+  heard = std::make_shared<Heard>();
+  alive = heard;
+  client = std::make_unique<roomchat::Client>(options_for_emulator().log_callback(hear_into(heard)));
+  heard.reset();
+  roomchat_users_iter *raw_iter = nullptr;
+  CHECK(roomchat_client_users_iter(client->get(), 1, &raw_iter, nullptr) == ROOMCHAT_RESULT_OK);
+  client.reset();
+  CHECK(!alive.expired());
+  {
+    roomchat::Users adopted(raw_iter);
+    CHECK(adopted.begin() == adopted.end());
+    if (auto h = alive.lock()) CHECK(h->lines.size() == 1);
+  }
+  CHECK(alive.expired());
+
   // Warnings only; a callback that throws loses its line, never the call.
   auto warnings = std::make_shared<Heard>();
   int thrown = 0;
