@@ -959,8 +959,8 @@ class Client {
 
 // A lazy iteration over every user (Client::users), a page at a time: an input
 // range, so iterate it once, from one thread at a time. A failure throws from
-// begin() or ++ and ends the iteration; resume() then lets a new loop retry the
-// page that failed, and a new loop goes on from where the last one stopped.
+// begin() or ++ and ends that loop, never the iteration: a new loop fetches the
+// page that failed again and goes on from where the last one stopped.
 // It keeps its own reference to the client (and so to its log callback).
 class Users {
  public:
@@ -1008,7 +1008,8 @@ class Users {
   }
   iterator end() noexcept { return iterator(); }
 
-  // After a failure, lets the iteration go on with the page that failed.
+  // Does nothing: a new loop after a failure retries the failed page by itself.
+  // Kept for code written when a failure ended the iteration.
   void resume() {
     detail::check(roomchat_users_iter_resume(raw_.get()));
     done_ = false;
