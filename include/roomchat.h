@@ -808,13 +808,14 @@ void roomchat_user_page_free(struct roomchat_user_page *page);
 
 // Fetches the next user (a page at a time, lazily). On `ROOMCHAT_RESULT_OK`
 // writes an owned user to `*user_out` (free with `roomchat_user_free`); returns
-// `ROOMCHAT_RESULT_ITERATION_DONE` at the end. After an error the iteration
-// ends; `roomchat_users_iter_resume` lets it retry the failed page.
+// `ROOMCHAT_RESULT_ITERATION_DONE` at the end, never after an error: the
+// next call after an error fetches the failed page again.
 roomchat_result roomchat_users_iter_next(struct roomchat_users_iter *iter,
                                          struct roomchat_user **user_out,
                                          struct roomchat_error **err_out);
 
-// After an error, lets the iteration go on with the page that failed.
+// Does nothing (but check `iter`): the next call after an error retries the
+// failed page by itself. Kept for code written when an error ended the iteration.
 roomchat_result roomchat_users_iter_resume(struct roomchat_users_iter *iter);
 
 // Frees an iterator. NULL does nothing. When it held the last hold of a log

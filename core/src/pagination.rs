@@ -14,8 +14,10 @@ use crate::models::{ListUsers, User, UserPage, MAX_PAGE_SIZE};
 /// short page, or an empty page, and never because of an error: an error
 /// (a timeout, a cancel, a 5xx, a lost connection) is yielded as an `Err` item
 /// and the next `next` fetches the same page again. A loop that goes on after
-/// an error bounds its own retries: some errors (a bad page size, a revoked
-/// key) come back every time.
+/// an error bounds its own retries: some errors (a revoked key) come back
+/// every time. The one exception is a page size out of 1 to 200: its
+/// validation error, which no retry can mend, is yielded once, then the
+/// iterator ends.
 #[derive(Debug)]
 pub struct UserPages {
     client: Client,
@@ -56,10 +58,16 @@ impl UserPages {
             Some(token) => self.client.with_cancel(token.clone()).list_users(&params),
             None => self.client.list_users(&params),
         };
-        // After an error `skip` stays: the next step asks for the same page.
+        // After an error `skip` stays: the next step asks for the same page. A
+        // validation error (a page size out of 1..=200: nothing was sent) would
+        // come back at every step, so a `.flatten()` would spin for ever: it
+        // ends the iteration once it has been yielded.
         let page = match fetched {
             Ok(page) => page,
-            Err(e) => return Some(Err(e)),
+            Err(e) => {
+                self.done = e.kind() == crate::ErrorKind::Validation;
+                return Some(Err(e));
+            }
         };
         let got = page.data.len() as u64;
         self.skip += got;
