@@ -29,7 +29,7 @@ const target = process.env.CARGO_TARGET_DIR || path.join(root, 'target')
 const binary = process.env.ROOMCHAT_EMULATOR || path.join(target, 'release', 'roomchat-emulator')
 const N = Number(process.env.ROOMCHAT_BENCH_N || 2000)
 const N_LOADED = Number(process.env.ROOMCHAT_BENCH_N_LOADED || Math.min(N, 1000))
-const POLICY = process.env.ROOMCHAT_NODE_THREAD_POLICY || 'default'
+const POLICY = process.env.ROOMCHAT_NODE_THREAD_POLICY || 'default (normal)'
 const BLOCK = 25
 const IN_FLIGHT = 16
 

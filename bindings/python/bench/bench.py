@@ -186,6 +186,7 @@ def main() -> None:
             f"list_users(limit={PAGE}) reading every username; {args.rounds} interleaved rounds of "
             f"{args.calls} calls per contender; Python {sys.version.split()[0]}, roomchat {roomchat.__version__}"
         )
+
         def rounds(label: str, calls: int) -> None:
             single_times: Dict[str, List[float]] = {name: [] for name in contenders}
             threaded_times: Dict[str, List[float]] = {name: [] for name in contenders}
@@ -195,7 +196,10 @@ def main() -> None:
                 for name, factory in contenders.items():
                     threaded_times[name].append(threaded(factory, info, calls, args.threads))
             report(f"single thread, {label} ({calls} calls per round)", single_times)
-            report(f"{args.threads} threads (per call: wall time / calls), {label} ({calls} calls per round)", threaded_times)
+            report(
+                f"{args.threads} threads (per call: wall time / calls), {label} ({calls} calls per round)",
+                threaded_times,
+            )
 
         rounds("idle", args.calls)
         with cpu_load():
