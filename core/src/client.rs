@@ -85,6 +85,8 @@ pub struct ClientBuilder {
     gzip: bool,
     /// PEM added with `add_root_certificates_pem`, parsed when the client is built.
     root_pems: Vec<Vec<u8>>,
+    /// Environment variables naming PEM files of roots to add (read only for TLS).
+    roots_from_env: Vec<String>,
     observer: Option<Arc<dyn Observer>>,
     /// The product and runtime the `User-Agent` names ([`ClientBuilder::sdk_identity`]).
     sdk: Option<(String, Option<String>)>,
@@ -332,6 +334,18 @@ impl ClientBuilder {
         self
     }
 
+    /// Also trusts the certificates of the PEM file that the environment
+    /// variable `name` names, when it is set: a runtime's own convention for
+    /// extra roots (Node's `NODE_EXTRA_CA_CERTS`). [`build`](Self::build)
+    /// reads it only when the client can make a TLS connection, as
+    /// `SSL_CERT_FILE` (see [`read_ssl_cert_file`](Self::read_ssl_cert_file)),
+    /// and fails with [`ErrorKind::Configuration`] naming the variable when
+    /// the file cannot be read.
+    pub fn add_root_certificates_from_env(mut self, name: impl Into<String>) -> Self {
+        self.roots_from_env.push(name.into());
+        self
+    }
+
     /// Names the package that makes this client in the `User-Agent`, for the
     /// packages built on this crate (the C library, the Python and Node
     /// packages): `product` opens it (`roomchat-python/0.2.0`; by default
@@ -415,6 +429,18 @@ impl ClientBuilder {
         // The system store reads the variables itself: they stay part of its key.
         let read_env = self.read_ssl_cert_file || self.tls_roots == TlsRoots::System;
         let tls = if needs_tls {
+            for name in &self.roots_from_env {
+                let Some(path) = std::env::var_os(name).filter(|p| !p.is_empty()) else {
+                    continue;
+                };
+                let pem = std::fs::read(&path).map_err(|e| {
+                    Error::new(
+                        ErrorKind::Configuration,
+                        format!("the file {path:?} named by {name} cannot be read: {e}"),
+                    )
+                })?;
+                self.root_pems.push(pem);
+            }
             crate::tls::SharedTls::for_settings(self.tls_roots, &self.root_pems, |name| {
                 std::env::var(name).ok().filter(|_| read_env)
             })?
@@ -752,6 +778,7 @@ impl Client {
             read_ssl_cert_file: true,
             gzip: true,
             root_pems: Vec::new(),
+            roots_from_env: Vec::new(),
             observer: None,
             sdk: None,
             #[cfg(feature = "redis")]
