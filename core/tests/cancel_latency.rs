@@ -12,7 +12,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use common::*;
-use roomchat::{CancelToken, Client, ErrorKind, ListUsers, RawRequest, CANCEL_CHECK_INTERVAL};
+use roomchat::{CancelToken, Client, ErrorKind, ListUsers, RawRequest};
 
 /// The bound a cancel's latency is held to: a cancel not seen at a step waits for
 /// the call's 20 s timeout, one that is seen takes about `CANCEL_CHECK_INTERVAL`
