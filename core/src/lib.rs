@@ -127,5 +127,5 @@ const _: () = {
 
 // The README's Rust example compiles (as a doc test).
 #[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
+#[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
