@@ -52,6 +52,25 @@ def token_lifecycle(client: roomchat.Client, user_id: str, token: str) -> Option
     return issued if back.success and done.success and room is None else None
 
 
+def bots_and_rooms(client: roomchat.Client, room: str, bot_id: str) -> Optional[str]:
+    ejected: roomchat.Acknowledged = client.eject_all_users(room)
+    answer: roomchat.BotAnswer = client.update_bot(
+        bot_id, webhook_url="https://hooks.example/b", trigger="mention", message_history_limit=10, enabled=True
+    )
+    bot: Optional[roomchat.Bot] = answer.bot
+    raw: roomchat.APIResponse[roomchat.BotAnswer] = client.with_raw_response.update_bot(bot_id, name="helper")
+    extra: Dict[str, Any] = raw.parse().extra
+    limit: Optional[int] = bot.message_history_limit if bot is not None else None
+    return bot.webhook_url if ejected.success and bot is not None and limit and not extra else None
+
+
+async def bots_async(client: roomchat.AsyncClient, room: str, bot_id: str) -> bool:
+    ejected: roomchat.Acknowledged = await client.eject_all_users(room)
+    answer: roomchat.BotAnswer = await client.update_bot(bot_id, is_allowed_in_all_chat_rooms=False)
+    raw: roomchat.APIResponse[roomchat.Acknowledged] = await client.with_raw_response.eject_all_users(room)
+    return bool(ejected.success and answer.success and raw.status == 200)
+
+
 async def still_valid(client: roomchat.AsyncClient, token: str) -> bool:
     try:
         user: roomchat.TokenUser = await client.validate_access_token(token)

@@ -416,7 +416,7 @@ impl Client {
     /// Runs `call` now with the GIL released, or, given `_submit=(dispatcher, future,
     /// token)` (how `AsyncClient` calls), queues it on the dispatcher's threads with the
     /// token's cancellation and returns `None`; `wrap` makes the Python result.
-    fn finish<T: Send + 'static>(
+    pub(crate) fn finish<T: Send + 'static>(
         &self,
         py: Python<'_>,
         submit: Option<&Bound<'_, PyAny>>,

@@ -14,10 +14,12 @@ use pyo3::prelude::*;
 
 mod client;
 mod convert;
+mod declared;
 mod dispatch;
 mod errors;
 mod logging;
 mod models;
+mod operations;
 mod response;
 mod wire;
 

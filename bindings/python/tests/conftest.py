@@ -142,6 +142,13 @@ class Emulator:
         room: Dict[str, Any] = self.admin("POST", "/rooms", {"roomId": room_id, "name": name})
         return room
 
+    def bot(self, name: str = "helper", **fields: Any) -> Dict[str, Any]:
+        """A bot (``POST /_emulator/bots``): `fields` by their wire names; a webhook URL
+        unless given. Returns its record, ``_id`` included."""
+        spec: Dict[str, Any] = {"name": name, "webhookURL": "https://hooks.example/b", **fields}
+        bot: Dict[str, Any] = self.admin("POST", "/bots", spec)
+        return bot
+
     def conversation(self, room_id: str, messages: List[Dict[str, Any]]) -> str:
         conversation: str = self.admin("POST", "/conversations", {"roomId": room_id, "messages": messages})[
             "conversationId"

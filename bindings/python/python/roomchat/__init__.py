@@ -60,6 +60,9 @@ from ._native import (
     UserPageIterator,
     __version__,
 )
+# The generated records (api/operations.toml). Named here, not star-imported: type
+# checkers read a literal `__all__` only (test_generated_ops checks none is missing).
+from ._records import Acknowledged, Bot, BotAnswer
 from ._async import AsyncClient
 from ._raw import AsyncClientWithRawResponse, ClientWithRawResponse
 from . import wire
@@ -91,9 +94,12 @@ _log_from_env()
 
 __all__ = [
     "APIResponse",
+    "Acknowledged",
     "AsyncClient",
     "AsyncClientWithRawResponse",
     "AuthenticationError",
+    "Bot",
+    "BotAnswer",
     "CORE_VERSION",
     "CancelToken",
     "BudgetUnavailableError",

@@ -56,6 +56,7 @@ from ._native import (
     User,
     UserPage,
 )
+from ._operations import AsyncClientOperations
 
 if TYPE_CHECKING:
     from ._raw import AsyncClientWithRawResponse
@@ -66,7 +67,7 @@ __all__ = ["AsyncClient"]
 DEFAULT_MAX_WORKERS = 16
 
 
-class AsyncClient:
+class AsyncClient(AsyncClientOperations):
     """A client of the chat service's REST API for asyncio.
 
     The same settings and methods as :class:`roomchat.Client`, the calls as coroutines
@@ -216,13 +217,15 @@ class AsyncClient:
         self,
         method: Callable[..., Any],
         token: CancelToken,
+        /,
         *args: Any,
         _keep: Optional[Callable[[Any], None]] = None,
         **kwargs: Any,
     ) -> Any:
         """Runs `method` on a worker thread. `_keep` (an iterator's step) gets the result
         of a call whose task was cancelled but that finished all the same: a page taken
-        from the iterator, which the next step must yield."""
+        from the iterator, which the next step must yield. `method` and `token` are
+        positional-only: a method's own keywords pass through whatever their names."""
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         method(*args, _submit=(self._dispatcher_for(loop), future, token), **kwargs)
@@ -239,7 +242,7 @@ class AsyncClient:
                     pass
             raise
 
-    async def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+    async def _call(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
         return await self._submit(getattr(self._client, name), CancelToken(), *args, **kwargs)
 
     # ---- views --------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from typing import Any, Dict, Generic, Iterator, List, Literal, Mapping, Optiona
 
 from typing_extensions import Self, disjoint_base
 
+from ._operations import ClientOperations
 from ._raw import ClientWithRawResponse
 
 __all__ = [
@@ -89,7 +90,7 @@ class CancelToken:
     def cancelled(self) -> bool: ...
 
 @disjoint_base
-class Client:
+class Client(ClientOperations):
     """A client of the chat service's REST API."""
 
     def __new__(

@@ -25,6 +25,8 @@ from ._native import (
     UserPage,
 )
 
+from ._operations import AsyncRawClientOperations, RawClientOperations
+
 if TYPE_CHECKING:
     from ._async import AsyncClient
     from ._native import Client, _Query
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["AsyncClientWithRawResponse", "ClientWithRawResponse"]
 
 
-class ClientWithRawResponse:
+class ClientWithRawResponse(RawClientOperations):
     """The methods of a :class:`roomchat.Client`, each returning an :class:`APIResponse`."""
 
     def __init__(self, client: Client) -> None:
@@ -117,14 +119,14 @@ class ClientWithRawResponse:
         )
 
 
-class AsyncClientWithRawResponse:
+class AsyncClientWithRawResponse(AsyncRawClientOperations):
     """The methods of a :class:`roomchat.AsyncClient`, each returning an :class:`APIResponse`."""
 
     def __init__(self, client: AsyncClient) -> None:
         self._async = client
         self._client = client._client._raw_view()
 
-    async def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+    async def _call(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
         return await self._async._submit(getattr(self._client, name), CancelToken(), *args, **kwargs)
 
     async def list_users(self, limit: int = 50, skip: int = 0) -> APIResponse[UserPage]:

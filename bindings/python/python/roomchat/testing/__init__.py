@@ -399,6 +399,14 @@ class Emulator:
         room: Dict[str, Any] = self._call("POST", "/rooms", spec)
         return room
 
+    def create_bot(self, name: str = "helper", *, webhook_url: str = "https://hooks.example/bot", **fields: Any) -> Dict[str, Any]:
+        """Creates a bot and returns its record (``_id`` included). Other fields go by their
+        wire names (``trigger="message"``, ``messageVisibility="public"``, …) and are checked
+        as the service checks them."""
+        spec: Dict[str, Any] = {"name": name, "webhookURL": webhook_url, **fields}
+        bot: Dict[str, Any] = self._call("POST", "/bots", spec)
+        return bot
+
     def add_conversation(
         self,
         room_id: str,
