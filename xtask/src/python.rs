@@ -38,10 +38,10 @@ fn generated(d: &Declarations) -> impl Iterator<Item = &Operation> {
 }
 
 const PYTHON_KEYWORDS: &[&str] = &[
-    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
-    "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if",
-    "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try",
-    "while", "with", "yield",
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
 ];
 
 /// Names the generated Python would not compile with, or that would shadow the
@@ -50,8 +50,7 @@ fn check_names(d: &Declarations) -> Result<(), String> {
     for op in generated(d) {
         for p in &op.params {
             let name = snake(&p.name);
-            if PYTHON_KEYWORDS.contains(&name.as_str()) || name == "self" || name.starts_with('_')
-            {
+            if PYTHON_KEYWORDS.contains(&name.as_str()) || name == "self" || name.starts_with('_') {
                 return Err(format!(
                     "api/operations.toml, operation {:?}: param {:?} is `{name}` in Python, which cannot be a parameter's name",
                     op.name, p.name
@@ -132,10 +131,7 @@ fn method_doc(op: &Operation, raw: bool) -> Vec<String> {
     } else {
         format!("{} `{}`", article(&op.result), op.result)
     };
-    paragraphs.push(format!(
-        "`{} {}`: returns {returns}.",
-        op.method, op.path
-    ));
+    paragraphs.push(format!("`{} {}`: returns {returns}.", op.method, op.path));
     let named = op.named_params();
     if !named.is_empty() {
         let each: Vec<String> = named
@@ -379,8 +375,7 @@ fn shown(f: &Field) -> bool {
     let name = f.name.trim_start_matches('_');
     matches!(f.kind.as_str(), "boolean" | "integer" | "number")
         || f.record().is_some()
-        || f.kind == "string"
-            && (matches!(name, "id" | "name" | "message") || name.ends_with("Id"))
+        || f.kind == "string" && (matches!(name, "id" | "name" | "message") || name.ends_with("Id"))
 }
 
 fn records(d: &Declarations) -> String {
@@ -568,7 +563,10 @@ fn def(w: &mut String, indent: &str, head: &str, params: &[String], result: &str
 
 /// `prefix(first, args...)suffix` at `indent`, on one line when it fits.
 fn call(w: &mut String, indent: &str, prefix: &str, first: &str, args: &[String], suffix: &str) {
-    let mut all: Vec<String> = Some(first.to_owned()).filter(|f| !f.is_empty()).into_iter().collect();
+    let mut all: Vec<String> = Some(first.to_owned())
+        .filter(|f| !f.is_empty())
+        .into_iter()
+        .collect();
     all.extend(args.iter().cloned());
     let one_line = format!("{indent}{prefix}({}){suffix}", all.join(", "));
     if one_line.len() <= 100 {
@@ -587,7 +585,10 @@ fn operations(d: &Declarations) -> String {
     let mut results: Vec<&str> = ops.iter().map(|op| op.result.as_str()).collect();
     results.sort_unstable();
     results.dedup();
-    let uses = |what: &str| ops.iter().any(|op| signature(op).params.iter().any(|p| p.contains(what)));
+    let uses = |what: &str| {
+        ops.iter()
+            .any(|op| signature(op).params.iter().any(|p| p.contains(what)))
+    };
 
     let mut out = String::new();
     let w = &mut out;
@@ -621,7 +622,11 @@ fn operations(d: &Declarations) -> String {
         writeln!(w).unwrap();
     }
     writeln!(w, "if TYPE_CHECKING:").unwrap();
-    writeln!(w, "    from typing import Awaitable, Callable, type_check_only").unwrap();
+    writeln!(
+        w,
+        "    from typing import Awaitable, Callable, type_check_only"
+    )
+    .unwrap();
     writeln!(w).unwrap();
     writeln!(w, "    from ._native import APIResponse, Client").unwrap();
     writeln!(w).unwrap();
@@ -635,7 +640,13 @@ fn operations(d: &Declarations) -> String {
     for op in &ops {
         let sig = signature(op);
         writeln!(w).unwrap();
-        def(w, "        ", &format!("def {}", op.name), &sig.params, &op.result);
+        def(
+            w,
+            "        ",
+            &format!("def {}", op.name),
+            &sig.params,
+            &op.result,
+        );
         docstring(w, "            ", &[op.summary.clone()]);
     }
     writeln!(w).unwrap();
@@ -663,7 +674,13 @@ fn operations(d: &Declarations) -> String {
     for op in &ops {
         let sig = signature(op);
         writeln!(w).unwrap();
-        def(w, "    ", &format!("async def {}", op.name), &sig.params, &op.result);
+        def(
+            w,
+            "    ",
+            &format!("async def {}", op.name),
+            &sig.params,
+            &op.result,
+        );
         docstring(w, "        ", &method_doc(op, false));
         call(
             w,
@@ -731,7 +748,13 @@ fn operations(d: &Declarations) -> String {
         let sig = signature(op);
         let result = format!("APIResponse[{}]", op.result);
         writeln!(w).unwrap();
-        def(w, "    ", &format!("async def {}", op.name), &sig.params, &result);
+        def(
+            w,
+            "    ",
+            &format!("async def {}", op.name),
+            &sig.params,
+            &result,
+        );
         docstring(w, "        ", &method_doc(op, true));
         call(
             w,

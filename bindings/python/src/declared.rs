@@ -117,9 +117,8 @@ static RECORDS: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
 
 /// The answer (JSON with the service's field names, as core decoded it) as its record.
 fn wrap_record(py: Python<'_>, (answer, record): (Value, &'static str)) -> PyResult<Py<PyAny>> {
-    let records = RECORDS.get_or_try_init(py, || {
-        py.import("roomchat._records").map(Bound::unbind)
-    })?;
+    let records =
+        RECORDS.get_or_try_init(py, || py.import("roomchat._records").map(Bound::unbind))?;
     let class = records.bind(py).getattr(record)?;
     let wire = from_json(py, &answer)?;
     Ok(class

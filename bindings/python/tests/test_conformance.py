@@ -77,10 +77,12 @@ def test_wire_module_extras() -> None:
         "conversation_messages",
         "create_user",
         "list_chat_rooms",
-        "raw",
         "reactivate_user",
         "validate_access_token",
         "invalidate_access_token",
+        "eject_all_users",
+        "update_bot",
+        "raw",
     )
     assert roomchat.wire.build_request("validate_access_token", {"accessToken": "t"})["auth"] == "public_key"
     with pytest.raises(roomchat.ValidationError, match="unknown operation"):

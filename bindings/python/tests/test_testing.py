@@ -157,6 +157,19 @@ def test_create_room_and_add_conversation(emu: Emulator) -> None:
         emu.create_room("Again", room_id="support")
 
 
+def test_create_bot(emu: Emulator) -> None:
+    bot = emu.create_bot("helper", trigger="message", messageHistoryLimit=5)
+    assert bot["_id"] and bot["webhookURL"] == "https://hooks.example/bot"
+    with emu.client() as client:
+        answer = client.update_bot(bot["_id"], enabled=False)
+    assert answer.bot is not None
+    assert (answer.bot.trigger, answer.bot.message_history_limit, answer.bot.enabled) == ("message", 5, False)
+    with pytest.raises(EmulatorError, match="exists"):
+        emu.create_bot("helper")
+    with pytest.raises(EmulatorError, match="400 invalid request"):
+        emu.create_bot("other", colour="blue")
+
+
 def test_fail_next_answers_instead_and_the_journal_shows_it(emu: Emulator) -> None:
     emu.fail_next(path="/consumer/api/v1/user", status=429, retry_after=1)
     with emu.client() as client:
