@@ -9,6 +9,7 @@ import asyncio
 import inspect
 import json
 import pickle
+import threading
 from typing import Any, Dict
 
 import pytest
@@ -172,6 +173,29 @@ def test_generated_methods_keep_the_clients_options(emu: Emulator, client: roomc
     client.close()
     with pytest.raises(roomchat.ConfigurationError):
         client.eject_all_users(ROOM)
+
+
+def test_generated_methods_release_the_gil(emu: Emulator, client: roomchat.Client) -> None:
+    emu.room(ROOM)
+    emu.fault(EJECT, {"kind": "delay", "ms": 500}, method="POST")
+    ticks = 0
+    stop = threading.Event()
+
+    def spin() -> None:  # pure-Python work: it runs only while the call lets go of the GIL
+        nonlocal ticks
+        while not stop.is_set():
+            ticks += 1
+
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    try:
+        before = ticks
+        assert client.eject_all_users(ROOM).success is True
+        during = ticks - before
+    finally:
+        stop.set()
+        spinner.join()
+    assert during > 10_000, f"only {during} ticks of another thread during a 0.5 s call: the GIL was held"
 
 
 # ---- with_raw_response ----------------------------------------------------------------------
