@@ -647,7 +647,7 @@ fn operations(d: &Declarations) -> String {
             &sig.params,
             &op.result,
         );
-        docstring(w, "            ", &[op.summary.clone()]);
+        docstring(w, "            ", std::slice::from_ref(&op.summary));
     }
     writeln!(w).unwrap();
     writeln!(w).unwrap();
