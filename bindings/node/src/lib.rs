@@ -24,8 +24,7 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use roomchat::wire::{self, Operation, WireResponse};
 use roomchat::{
-    CancelToken, Client, ErrorKind, Event, Level, Observer, ResumeHandle, UserPages, Users,
-    MAX_PAGE_SIZE,
+    CancelToken, Client, ErrorKind, Event, Level, Observer, UserPages, Users, MAX_PAGE_SIZE,
 };
 
 use crate::args::{invalid, Args};
@@ -426,7 +425,6 @@ impl NativeClient {
             .for_iterator("users", cancel, settings)?
             .users_with_page_size(size);
         Ok(UsersIterator {
-            resume: users.resume_handle(),
             inner: Arc::new(Mutex::new(users)),
             tsfn: Arc::clone(&self.tsfn),
         })
@@ -445,7 +443,6 @@ impl NativeClient {
             .for_iterator("userPages", cancel, settings)?
             .user_pages(size);
         Ok(UserPagesIterator {
-            resume: pages.resume_handle(),
             inner: Arc::new(Mutex::new(pages)),
             tsfn: Arc::clone(&self.tsfn),
         })
@@ -511,8 +508,6 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub struct UsersIterator {
     /// Held by a pool thread for a whole page fetch: never taken on the JS thread.
     inner: Arc<Mutex<Users>>,
-    /// Resumes without `inner`'s lock (the JS thread must not wait for a fetch).
-    resume: ResumeHandle,
     tsfn: Arc<Tsfn>,
 }
 
@@ -528,12 +523,6 @@ impl UsersIterator {
             Some(Err(e)) => Err(e),
         });
     }
-
-    /// After an error, lets the next `next` fetch the failed page again. Never blocks.
-    #[napi]
-    pub fn resume(&self) {
-        self.resume.resume();
-    }
 }
 
 /// Core's `UserPages` iterator; each `next` runs on a pool thread.
@@ -541,8 +530,6 @@ impl UsersIterator {
 pub struct UserPagesIterator {
     /// Held by a pool thread for a whole page fetch: never taken on the JS thread.
     inner: Arc<Mutex<UserPages>>,
-    /// Resumes without `inner`'s lock (the JS thread must not wait for a fetch).
-    resume: ResumeHandle,
     tsfn: Arc<Tsfn>,
 }
 
@@ -557,12 +544,6 @@ impl UserPagesIterator {
             Some(Ok(page)) => Ok(shape::user_page(&page)),
             Some(Err(e)) => Err(e),
         });
-    }
-
-    /// After an error, lets the next `next` fetch the failed page again. Never blocks.
-    #[napi]
-    pub fn resume(&self) {
-        self.resume.resume();
     }
 }
 
