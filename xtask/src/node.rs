@@ -462,8 +462,13 @@ fn dts(d: &Declarations) -> String {
             w,
             "",
             &format!(
-                "The parameters of `{}`, named as on the wire: each is sent only when given.",
-                method_name(op)
+                "The parameters of `{}`, named as on the wire: {} sent only when given.",
+                method_name(op),
+                if op.named_params().iter().any(|p| p.required) {
+                    "the optional ones are"
+                } else {
+                    "each is"
+                }
             ),
         );
         line(w, &format!("export interface {} {{", params_type(op)));
@@ -598,7 +603,9 @@ fn records_rs(d: &Declarations) -> String {
     line(w, "}");
     for record in reachable_records(d) {
         line(w, "");
-        line(w, &format!("/// `{}`.", record.name));
+        for text in wrap(&format!("`{}`: {}", record.name, record.doc), 88) {
+            line(w, &format!("/// {text}"));
+        }
         line(
             w,
             &format!(

@@ -18,7 +18,8 @@ pub fn result_of(operation: Operation) -> Option<&'static RecordShape> {
     }
 }
 
-/// `Acknowledged`.
+/// `Acknowledged`: The service's acknowledgement of an operation: `{"success": true}`, with
+/// a message for some.
 static ACKNOWLEDGED: RecordShape = RecordShape {
     fields: &[
         FieldShape {
@@ -34,7 +35,8 @@ static ACKNOWLEDGED: RecordShape = RecordShape {
     ],
 };
 
-/// `Bot`.
+/// `Bot`: A bot: a webhook that the service calls with a room's messages, and that answers
+/// in the room.
 static BOT: RecordShape = RecordShape {
     fields: &[
         FieldShape {
@@ -100,7 +102,7 @@ static BOT: RecordShape = RecordShape {
     ],
 };
 
-/// `BotAnswer`.
+/// `BotAnswer`: The answer to an operation on one bot: `{"success": true, "bot": {...}}`.
 static BOT_ANSWER: RecordShape = RecordShape {
     fields: &[
         FieldShape {
