@@ -374,13 +374,22 @@ typedef struct roomchat_rate_limit_state {
 } roomchat_rate_limit_state;
 
 // Receives a client's log lines: `user_data` as given to
-// `roomchat_client_options_set_log_callback`, the line's level, and the line
+// `roomchat_client_options_set_log_callback_with_destroy` (or
+// `roomchat_client_options_set_log_callback`), the line's level, and the line
 // (NUL-terminated, e.g. `GET /consumer/api/v2/users?auth=REDACTED -> 200
 // (attempt 1, 0.412 ms)`; the key never appears in it), valid only during the
-// call. Called on the thread making the client call, possibly on several
-// threads at once: it must be thread-safe, quick, and must not call the same
-// client.
+// call. Called on the thread making the client call (an iterator's step
+// included), possibly on several threads at once: it must be thread-safe,
+// quick, and must not call the same client. It is never called once its
+// destroy notifier has run.
 typedef void (*roomchat_log_callback)(void *user_data, roomchat_log_level level, const char *line);
+
+// Releases `user_data` once the library no longer holds it (the contract of
+// GLib's `GDestroyNotify`): see `roomchat_client_options_set_log_callback_with_destroy`
+// for exactly when. Called exactly once, on whichever thread lets go of the
+// library's last hold, so it must be callable from any thread; it must not
+// unwind (a C++ exception, `longjmp`) out of the call.
+typedef void (*roomchat_destroy_notify)(void *user_data);
 
 #ifdef __cplusplus
 extern "C" {
@@ -393,6 +402,8 @@ roomchat_result roomchat_client_options_new(const char *private_key,
                                             struct roomchat_error **err_out);
 
 // Frees client settings. `roomchat_client_options_free(NULL)` does nothing.
+// When they held the last hold of their log callback, its destroy notifier runs
+// now, on this thread (see `roomchat_client_options_set_log_callback_with_destroy`).
 void roomchat_client_options_free(struct roomchat_client_options *options);
 
 // Sets the REST base URL (copied), e.g. `https://api.example.com`. Required.
@@ -518,7 +529,10 @@ roomchat_result roomchat_client_new(const struct roomchat_client_options *option
                                     struct roomchat_client **client_out,
                                     struct roomchat_error **err_out);
 
-// Frees a client. `roomchat_client_free(NULL)` does nothing. No call on it may be running.
+// Frees a client (or a view). `roomchat_client_free(NULL)` does nothing. No call on it
+// may be running. When it held the last hold of its log callback, the callback's
+// destroy notifier runs now, on this thread (see
+// `roomchat_client_options_set_log_callback_with_destroy`).
 void roomchat_client_free(struct roomchat_client *client);
 
 // GET /consumer/api/v2/users: one page. `limit` 0 means the service's default
@@ -822,16 +836,19 @@ void roomchat_user_page_free(struct roomchat_user_page *page);
 
 // Fetches the next user (a page at a time, lazily). On `ROOMCHAT_RESULT_OK`
 // writes an owned user to `*user_out` (free with `roomchat_user_free`); returns
-// `ROOMCHAT_RESULT_ITERATION_DONE` at the end. After an error the iteration
-// ends; `roomchat_users_iter_resume` lets it retry the failed page.
+// `ROOMCHAT_RESULT_ITERATION_DONE` at the end, never after an error: the
+// next call after an error fetches the failed page again.
 roomchat_result roomchat_users_iter_next(struct roomchat_users_iter *iter,
                                          struct roomchat_user **user_out,
                                          struct roomchat_error **err_out);
 
-// After an error, lets the iteration go on with the page that failed.
+// Does nothing (but check `iter`): the next call after an error retries the
+// failed page by itself. Kept for code written when an error ended the iteration.
 roomchat_result roomchat_users_iter_resume(struct roomchat_users_iter *iter);
 
-// Frees an iterator. NULL does nothing.
+// Frees an iterator. NULL does nothing. When it held the last hold of a log
+// callback, the callback's destroy notifier runs now, on this thread (see
+// `roomchat_client_options_set_log_callback_with_destroy`).
 void roomchat_users_iter_free(struct roomchat_users_iter *iter);
 
 // How many messages (0 for NULL).
@@ -979,11 +996,45 @@ void roomchat_response_meta_free(struct roomchat_response_meta *meta);
 // with `user_data` (see `roomchat_log_callback`). NULL `callback` turns it off.
 // Without a callback, the environment variable `ROOMCHAT_LOG=debug|info|warn`
 // prints the lines to standard error (`[roomchat] DEBUG: …`). `user_data`
-// stays the caller's and must outlive every client made from these options.
+// stays the caller's (this is
+// `roomchat_client_options_set_log_callback_with_destroy` with a NULL
+// `destroy`): the callback may be called until the last client, view
+// (`roomchat_client_with_options`) and iterator (`roomchat_client_users_iter`)
+// made from these options is freed, in whatever order (an iterator or a view
+// outlives its client's `roomchat_client_free`), so `user_data` must stay
+// valid until all of them are freed. When that moment is hard to know, use
+// `roomchat_client_options_set_log_callback_with_destroy`, which tells you.
 roomchat_result roomchat_client_options_set_log_callback(struct roomchat_client_options *options,
                                                          roomchat_log_callback callback,
                                                          void *user_data,
                                                          uint32_t lowest_level);
+
+// `roomchat_client_options_set_log_callback` with the library owning
+// `user_data`: it calls `destroy(user_data)` (NULL `destroy`: nothing to call)
+// exactly once, when it no longer holds the callback, and never calls
+// `callback` after that. **When**: once the options and every client, view
+// (`roomchat_client_with_options`) and iterator (`roomchat_client_users_iter`)
+// made from them are gone, in any order: inside whichever of
+// `roomchat_client_options_free`, `roomchat_client_free` and
+// `roomchat_users_iter_free` comes last (or inside the setter call that
+// replaces the callback, see below). **Where**: on the thread making that
+// call, so `destroy` must be callable from any thread. It may free
+// `user_data` and whatever the callback uses; it must not call into the
+// object being freed. **Exactly once** for every call given a `destroy`,
+// whatever the call returns: options never used to build a client run it
+// when they are freed; a call whose callback the options do not keep runs it
+// before returning: NULL `callback` (which turns logging off), a
+// `lowest_level` that is not a `roomchat_log_level` (recorded for
+// `roomchat_client_new`; the previous callback stays), NULL `options`
+// (`ROOMCHAT_RESULT_INVALID_ARGUMENT`). **Set twice**: a later call of either
+// setter replaces the callback, and the replaced one's `destroy` runs during
+// that call if no client, view or iterator holds it, else when the last of
+// them is freed.
+roomchat_result roomchat_client_options_set_log_callback_with_destroy(struct roomchat_client_options *options,
+                                                                      roomchat_log_callback callback,
+                                                                      void *user_data,
+                                                                      uint32_t lowest_level,
+                                                                      roomchat_destroy_notify destroy);
 
 // `success`: True: the service did it. 1 for true, 0 for false, -1 when the service left it out
 // (or `acknowledged` is NULL).

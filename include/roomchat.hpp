@@ -483,7 +483,7 @@ WithResponse<Value> with_response(Send &&send) {
 }
 
 // The roomchat_log_callback of every ClientOptions::log_callback: `user_data`
-// is the LogCallback, kept alive by the clients that may call it.
+// is the LogCallback the library owns (see delete_log_callback).
 inline void log_to_callback(void *user_data, roomchat_log_level level, const char *line) noexcept {
   try {
     (*static_cast<const LogCallback *>(user_data))(static_cast<LogLevel>(level), line);
@@ -491,6 +491,10 @@ inline void log_to_callback(void *user_data, roomchat_log_level level, const cha
     // Nothing may unwind into the library: a callback's exception drops its line.
   }
 }
+
+// Its roomchat_destroy_notify: the library calls it once, when the last
+// options, client, view or iteration holding the LogCallback is freed.
+inline void delete_log_callback(void *user_data) noexcept { delete static_cast<LogCallback *>(user_data); }
 
 }  // namespace detail
 
@@ -590,19 +594,19 @@ class ClientOptions {
   // it off; without one, ROOMCHAT_LOG=debug|info|warn prints them to stderr).
   // It is called on the thread making the client call, possibly on several at
   // once: it must be thread-safe, quick, and must not call the same client; an
-  // exception it throws drops the line. The callback is moved into a shared
-  // copy that every Client made from these options, their views and Users
-  // hold, so it lives until the last of them (in any order of destruction);
-  // what it captures by reference must live as long. A level that is not a
-  // LogLevel is reported by the Client constructor (ROOMCHAT_RESULT_INVALID_ARGUMENT).
+  // exception it throws drops the line. The callback is moved into a copy the
+  // library owns (roomchat_client_options_set_log_callback_with_destroy): these
+  // options, every Client made from them, their views and Users share it, and
+  // it is destroyed once the last of them is (in any order), on the thread
+  // destroying that one; what it captures by reference must live as long. A
+  // later log_callback replaces it. A level that is not a LogLevel is reported
+  // by the Client constructor (ROOMCHAT_RESULT_INVALID_ARGUMENT).
   ClientOptions &log_callback(LogCallback callback, LogLevel lowest = LogLevel::Debug) {
-    std::shared_ptr<LogCallback> sink = callback ? std::make_shared<LogCallback>(std::move(callback)) : nullptr;
-    set(roomchat_client_options_set_log_callback(get(), sink ? detail::log_to_callback : nullptr, sink.get(),
-                                                  static_cast<std::uint32_t>(lowest)));
-    // The C options now point at `sink`. (After a bad level they keep the
-    // previous callback but record the error: no client is made with it.)
-    log_ = std::move(sink);
-    return *this;
+    const auto level = static_cast<std::uint32_t>(lowest);
+    if (!callback) return set(roomchat_client_options_set_log_callback(get(), nullptr, nullptr, level));
+    // The library deletes the copy exactly once, whatever the call returns.
+    return set(roomchat_client_options_set_log_callback_with_destroy(
+        get(), detail::log_to_callback, new LogCallback(std::move(callback)), level, detail::delete_log_callback));
   }
 
   // The C object, still owned by this handle (NULL once moved from).
@@ -616,11 +620,7 @@ class ClientOptions {
   // A negative duration is taken as the largest value, which the client refuses as too long.
   static std::uint64_t non_negative(std::chrono::milliseconds value) noexcept { return detail::non_negative_ms(value); }
 
-  friend class Client;
-
   detail::Owned<roomchat_client_options> raw_;
-  // The callback the C options point at, if any; each Client made takes a share.
-  std::shared_ptr<LogCallback> log_;
 };
 
 // Settings a view of a client uses instead of the client's (roomchat_call_options;
@@ -674,21 +674,17 @@ class Users;
 // process shares one rate-limit budget.
 class Client {
  public:
-  // Builds a client; `options` may be destroyed right after (the client keeps
-  // its own share of their log callback). Throws ROOMCHAT_RESULT_CONFIGURATION on bad settings.
+  // Builds a client; `options` may be destroyed right after (the library
+  // keeps their log callback as long as the client needs it). Throws
+  // ROOMCHAT_RESULT_CONFIGURATION on bad settings.
   explicit Client(const ClientOptions &options) {
     roomchat_client *raw = nullptr;
     detail::check_call([&](roomchat_error **error) { return roomchat_client_new(options.get(), &raw, error); });
     raw_.reset(raw);
-    log_ = options.log_;
   }
 
   Client(Client &&other) noexcept = default;
-  Client &operator=(Client &&other) noexcept {
-    raw_ = std::move(other.raw_);  // frees this client before the log callback it may call
-    log_ = std::move(other.log_);
-    return *this;
-  }
+  Client &operator=(Client &&other) noexcept = default;
   ~Client() = default;
 
   // A view of this client whose calls use `options` where they set something
@@ -700,7 +696,7 @@ class Client {
   Client with_options(const CallOptions &options) const {
     roomchat_client *raw = nullptr;
     detail::check_call([&](roomchat_error **e) { return roomchat_client_with_options(get(), options.get(), &raw, e); });
-    return Client(raw, log_);
+    return Client(raw);
   }
 
   // GET /consumer/api/v2/users: one page. `limit` 0 means the service's default (50), else 1 to 200.
@@ -849,7 +845,7 @@ class Client {
   roomchat_client *get() const noexcept { return raw_.get(); }
 
  private:
-  Client(roomchat_client *raw, std::shared_ptr<LogCallback> log) noexcept : log_(std::move(log)), raw_(raw) {}
+  explicit Client(roomchat_client *raw) noexcept : raw_(raw) {}
 
   // Each endpoint's call once, through its _with_response C function: `meta`
   // NULL is the plain call, else the answer is written there on success.
@@ -958,16 +954,14 @@ class Client {
     return out;
   }
 
-  // Declared before raw_, so the client is freed before the callback it may call.
-  std::shared_ptr<LogCallback> log_;
   detail::Owned<roomchat_client> raw_;
 };
 
 // A lazy iteration over every user (Client::users), a page at a time: an input
 // range, so iterate it once, from one thread at a time. A failure throws from
-// begin() or ++ and ends the iteration; resume() then lets a new loop retry the
-// page that failed, and a new loop goes on from where the last one stopped.
-// It keeps its own reference to the client (and a share of its log callback).
+// begin() or ++ and ends that loop, never the iteration: a new loop fetches the
+// page that failed again and goes on from where the last one stopped.
+// It keeps its own reference to the client (and so to its log callback).
 class Users {
  public:
   class iterator {
@@ -996,18 +990,12 @@ class Users {
     Users *owner_ = nullptr;
   };
 
-  // Takes ownership of `raw` (from roomchat_client_users_iter), and a share of
-  // the log callback its client may call.
-  explicit Users(roomchat_users_iter *raw, std::shared_ptr<LogCallback> log = nullptr) noexcept
-      : log_(std::move(log)), raw_(raw) {}
+  // Takes ownership of `raw` (from roomchat_client_users_iter).
+  explicit Users(roomchat_users_iter *raw) noexcept : raw_(raw) {}
   Users(Users &&other) noexcept
-      : log_(std::move(other.log_)),
-        raw_(std::move(other.raw_)),
-        current_(std::exchange(other.current_, std::nullopt)),
-        done_(other.done_) {}
+      : raw_(std::move(other.raw_)), current_(std::exchange(other.current_, std::nullopt)), done_(other.done_) {}
   Users &operator=(Users &&other) noexcept {
-    raw_ = std::move(other.raw_);  // frees this iteration before the log callback it may call
-    log_ = std::move(other.log_);
+    raw_ = std::move(other.raw_);
     current_ = std::exchange(other.current_, std::nullopt);
     done_ = other.done_;
     return *this;
@@ -1020,7 +1008,8 @@ class Users {
   }
   iterator end() noexcept { return iterator(); }
 
-  // After a failure, lets the iteration go on with the page that failed.
+  // Does nothing: a new loop after a failure retries the failed page by itself.
+  // Kept for code written when a failure ended the iteration.
   void resume() {
     detail::check(roomchat_users_iter_resume(raw_.get()));
     done_ = false;
@@ -1044,8 +1033,6 @@ class Users {
     current_ = detail::to_user(raw);
   }
 
-  // Declared before raw_, so the iteration is freed before the callback it may call.
-  std::shared_ptr<LogCallback> log_;
   detail::Owned<roomchat_users_iter> raw_;
   std::optional<User> current_;
   bool done_ = false;
@@ -1054,7 +1041,7 @@ class Users {
 inline Users Client::users(std::uint32_t page_size) const {
   roomchat_users_iter *raw = nullptr;
   detail::check_call([&](roomchat_error **e) { return roomchat_client_users_iter(get(), page_size, &raw, e); });
-  return Users(raw, log_);
+  return Users(raw);
 }
 
 }  // namespace roomchat

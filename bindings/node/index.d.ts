@@ -405,14 +405,18 @@ export interface PageSizeParams {
   pageSize?: number
 }
 
-/** An async iterable that fetches a page only when the one before is used up. */
+/**
+ * An async iterable that fetches a page only when the one before is used up.
+ * An error never ends it: a `next()` rejects, and the next `next()` fetches
+ * the same page again (with bad arguments or an aborted signal, every
+ * `next()` rejects).
+ */
 export interface LazyIterator<T> extends AsyncIterableIterator<T> {
   /** Stops early: nothing more is fetched. */
   return(value?: unknown): Promise<IteratorResult<T>>
   /**
-   * After a failed `next()`, lets iteration go on with the page that failed.
-   * Never waits (not even for a page being fetched); asked for before the
-   * error it would clear, it is dropped.
+   * Does nothing: the `next()` after a failed one fetches the failed page
+   * again by itself. Kept for code written when an error ended the iteration.
    */
   resume(): void
 }

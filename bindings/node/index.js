@@ -706,7 +706,12 @@ function userStep(payload) {
 
 const DONE = Object.freeze({ done: true, value: undefined })
 
-/** An async iterator over a native core iterator, made at the first `next()`. */
+/**
+ * An async iterator over a native core iterator, made at the first `next()`.
+ * An error never ends it: a step rejects, and the next step fetches the same
+ * page again (bad arguments and an aborted signal reject every step). It ends
+ * at the end of the listing, or at `return()`.
+ */
 class LazyIterator {
   #client
   #method
@@ -750,22 +755,13 @@ class LazyIterator {
 
   #step() {
     if (this.#done) return DONE
-    if (this.#error !== undefined) {
-      const error = this.#error
-      this.#error = undefined
-      this.#done = true
-      throw error
-    }
-    if (this.#signal !== undefined && this.#signal.aborted) {
-      this.#done = true
-      throw abortError(this.#signal)
-    }
+    if (this.#error !== undefined) throw this.#error
+    if (this.#signal !== undefined && this.#signal.aborted) throw abortError(this.#signal)
     if (this.#native === null) {
       try {
         if (this.#signal !== undefined) this.#handle = new native.CancelHandle()
         this.#native = this.#client[this.#method](this.#params, this.#handle, this.#settings)
       } catch (error) {
-        this.#done = true
         throw fromNative(error)
       }
     }
@@ -777,10 +773,8 @@ class LazyIterator {
       }
       return { done: false, value: this.#post(payload) }
     }
-    return submit(this.#signal, this.#handle, post, (id) => it.next(id)).catch((error) => {
-      if (error instanceof AbortError) this.#close()
-      throw error
-    })
+    // An abort cancels the native call and every later step (the signal stays aborted).
+    return submit(this.#signal, this.#handle, post, (id) => it.next(id))
   }
 
   #finish() {
@@ -798,13 +792,11 @@ class LazyIterator {
     return Promise.resolve({ done: true, value })
   }
 
-  /** After a failed `next()`, lets iteration go on with the page that failed. */
-  resume() {
-    if (this.#native !== null) {
-      this.#native.resume()
-      this.#done = false
-    }
-  }
+  /**
+   * Does nothing: the `next()` after a failed one fetches the failed page again
+   * by itself. Kept for code written when an error ended the iteration.
+   */
+  resume() {}
 }
 
 // ---- the pure layer -----------------------------------------------------------------

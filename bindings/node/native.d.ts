@@ -69,16 +69,12 @@ export declare class NativeClient {
 export declare class UserPagesIterator {
   /** The next page (JSON), or `null` at the end, delivered as `id`. */
   next(id: number): void
-  /** After an error, lets the next `next` fetch the failed page again. Never blocks. */
-  resume(): void
 }
 
 /** Core's `Users` iterator; each `next` runs on a pool thread. */
 export declare class UsersIterator {
   /** The next user (JSON), or `null` at the end, delivered as `id`. */
   next(id: number): void
-  /** After an error, lets the next `next` fetch the failed page again. Never blocks. */
-  resume(): void
 }
 
 /** The stable snake_case names of core's error kinds, in numeric order (1, 2, …). */

@@ -7,6 +7,9 @@
 //! * One Redis round trip (`PING` on a raw socket), to check the goal: the
 //!   Redis backend adds no more than one round trip per call.
 //!
+//! Idle, then loaded: one busy-loop process per core beside it
+//! (`scripts/bench/cpu-load.sh`), a quarter of the calls.
+//!
 //! Needs `redis-server` on `PATH` (started here on a free port).
 //! `cargo bench -p roomchat --features redis --bench budget` (`ROOMCHAT_BENCH_N`, default 3000).
 
@@ -79,62 +82,65 @@ fn main() {
         assert_eq!(page.data.len(), 50);
         started.elapsed().as_secs_f64() * 1e6
     };
-    for _ in 0..200 {
-        call(&local, &local_delays);
-        call(&shared, &redis_delays);
-    }
-    local_delays.delays.lock().unwrap().clear();
-    redis_delays.delays.lock().unwrap().clear();
-    let (mut local_times, mut redis_times) = (Vec::new(), Vec::new());
-    for i in 0..calls {
-        if i % 2 == 0 {
-            local_times.push(call(&local, &local_delays));
-            redis_times.push(call(&shared, &redis_delays));
-        } else {
-            redis_times.push(call(&shared, &redis_delays));
-            local_times.push(call(&local, &local_delays));
+    // Idle, then with one busy-loop process per core beside it (a quarter of the calls).
+    roomchat_emulator::bench::idle_and_loaded(calls, (calls / 4).max(200), |label, calls| {
+        for _ in 0..200 {
+            call(&local, &local_delays);
+            call(&shared, &redis_delays);
         }
-    }
+        local_delays.delays.lock().unwrap().clear();
+        redis_delays.delays.lock().unwrap().clear();
+        let (mut local_times, mut redis_times) = (Vec::new(), Vec::new());
+        for i in 0..calls {
+            if i % 2 == 0 {
+                local_times.push(call(&local, &local_delays));
+                redis_times.push(call(&shared, &redis_delays));
+            } else {
+                redis_times.push(call(&shared, &redis_delays));
+                local_times.push(call(&local, &local_delays));
+            }
+        }
 
-    // One round trip to the same Redis: PING on a raw keep-alive socket.
-    let mut ping = TcpStream::connect(("127.0.0.1", redis.port)).unwrap();
-    ping.set_nodelay(true).unwrap();
-    let mut rtts = Vec::new();
-    let mut reply = [0u8; 7];
-    for _ in 0..calls.max(500) {
-        let started = Instant::now();
-        ping.write_all(b"*1\r\n$4\r\nPING\r\n").unwrap();
-        ping.read_exact(&mut reply).unwrap();
-        rtts.push(started.elapsed().as_secs_f64() * 1e6);
-    }
+        // One round trip to the same Redis: PING on a raw keep-alive socket.
+        let mut ping = TcpStream::connect(("127.0.0.1", redis.port)).unwrap();
+        ping.set_nodelay(true).unwrap();
+        let mut rtts = Vec::new();
+        let mut reply = [0u8; 7];
+        for _ in 0..calls.max(500) {
+            let started = Instant::now();
+            ping.write_all(b"*1\r\n$4\r\nPING\r\n").unwrap();
+            ping.read_exact(&mut reply).unwrap();
+            rtts.push(started.elapsed().as_secs_f64() * 1e6);
+        }
 
-    let mut local_slot = local_delays.delays.lock().unwrap().clone();
-    let mut redis_slot = redis_delays.delays.lock().unwrap().clone();
-    let rtt = percentile(&mut rtts, 0.5);
-    let (local_p50, redis_p50) = (
-        percentile(&mut local_slot, 0.5),
-        percentile(&mut redis_slot, 0.5),
-    );
-    println!("rate budget, in-process vs Redis on loopback, {calls} list-users calls each (50 users), alternating:");
-    println!(
-        "  acquire (call start -> slot): local p50 {local_p50:.1} us, p99 {:.1} us; redis p50 {redis_p50:.1} us, p99 {:.1} us",
-        percentile(&mut local_slot, 0.99),
-        percentile(&mut redis_slot, 0.99)
-    );
-    let (l, r) = (
-        percentile(&mut local_times, 0.5),
-        percentile(&mut redis_times, 0.5),
-    );
-    println!(
-        "  calls: local {l:.1} us ({:.0}/s), redis {r:.1} us ({:.0}/s); redis adds {:.1} us per call",
-        1e6 / l,
-        1e6 / r,
-        r - l
-    );
-    println!(
-        "  one Redis round trip (PING) p50 {rtt:.1} us: an acquire in Redis costs {:.2} round trips \
-         (goal: one, plus the script's own work); a whole call {:.2}",
-        (redis_p50 - local_p50) / rtt,
-        (r - l) / rtt
-    );
+        let mut local_slot = local_delays.delays.lock().unwrap().clone();
+        let mut redis_slot = redis_delays.delays.lock().unwrap().clone();
+        let rtt = percentile(&mut rtts, 0.5);
+        let (local_p50, redis_p50) = (
+            percentile(&mut local_slot, 0.5),
+            percentile(&mut redis_slot, 0.5),
+        );
+        println!("rate budget, in-process vs Redis on loopback, {label}, {calls} list-users calls each (50 users), alternating:");
+        println!(
+            "  acquire (call start -> slot): local p50 {local_p50:.1} us, p99 {:.1} us; redis p50 {redis_p50:.1} us, p99 {:.1} us",
+            percentile(&mut local_slot, 0.99),
+            percentile(&mut redis_slot, 0.99)
+        );
+        let (l, r) = (
+            percentile(&mut local_times, 0.5),
+            percentile(&mut redis_times, 0.5),
+        );
+        println!(
+            "  calls: local {l:.1} us ({:.0}/s), redis {r:.1} us ({:.0}/s); redis adds {:.1} us per call",
+            1e6 / l,
+            1e6 / r,
+            r - l
+        );
+        println!(
+            "  one Redis round trip (PING) p50 {rtt:.1} us: an acquire in Redis costs {:.2} round trips \
+             (goal: one, plus the script's own work); a whole call {:.2}",
+            (redis_p50 - local_p50) / rtt,
+            (r - l) / rtt
+        );
+    });
 }

@@ -5,7 +5,8 @@
 //! Bytes are counted by a relay between client and emulator; CPU is the
 //! calling thread's (`RUSAGE_THREAD`: the client decodes on it).
 //! `ROOMCHAT_BENCH_N` sets the calls per case (default 50; the conversation
-//! takes a tenth of them).
+//! takes a tenth of them). Idle, then loaded: one busy-loop process per core
+//! beside it (`scripts/bench/cpu-load.sh`), half the calls.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -77,53 +78,62 @@ fn main() {
     let target = emu.base_url().trim_start_matches("http://").to_owned();
     let url = counting_relay(target, from_server.clone());
 
-    println!("compression: answers over a counting relay, the client's CPU on its own thread (per call: totals over the calls)");
-    for (what, calls) in [
-        ("200-user page", n),
-        ("100,000-message conversation", (n / 10).max(3)),
-    ] {
-        let mut line = Vec::new();
-        for gzip in [false, true] {
-            let client = Client::builder(emu.private_key())
-                .base_url(&url)
-                .gzip(gzip)
-                .max_response_bytes(u64::MAX)
-                .build()
-                .unwrap();
-            let call = || match what {
-                "200-user page" => {
-                    assert_eq!(
+    // Idle, then with one busy-loop process per core beside it (half the calls).
+    roomchat_emulator::bench::idle_and_loaded(n as usize, (n as usize / 2).max(3), |label, n| {
+        let n = n as u64;
+        println!("compression: answers over a counting relay, the client's CPU on its own thread (per call: totals over the calls), {label}");
+        for (what, calls) in [
+            ("200-user page", n),
+            ("100,000-message conversation", (n / 10).max(3)),
+        ] {
+            let mut line = Vec::new();
+            for gzip in [false, true] {
+                let client = Client::builder(emu.private_key())
+                    .base_url(&url)
+                    .gzip(gzip)
+                    .max_response_bytes(u64::MAX)
+                    .build()
+                    .unwrap();
+                let call = || match what {
+                    "200-user page" => {
+                        assert_eq!(
+                            client
+                                .list_users(&ListUsers::page(200, 0))
+                                .unwrap()
+                                .data
+                                .len(),
+                            200
+                        )
+                    }
+                    _ => assert_eq!(
                         client
-                            .list_users(&ListUsers::page(200, 0))
+                            .conversation_messages(&ConversationMessages::new(
+                                "bench",
+                                &conversation
+                            ))
                             .unwrap()
-                            .data
                             .len(),
-                        200
-                    )
+                        100_000
+                    ),
+                };
+                call(); // a warm connection
+                from_server.store(0, Ordering::Relaxed);
+                let (cpu, wall) = (thread_cpu(), std::time::Instant::now());
+                for _ in 0..calls {
+                    call();
                 }
-                _ => assert_eq!(
-                    client
-                        .conversation_messages(&ConversationMessages::new("bench", &conversation))
-                        .unwrap()
-                        .len(),
-                    100_000
-                ),
-            };
-            call(); // a warm connection
-            from_server.store(0, Ordering::Relaxed);
-            let cpu = thread_cpu();
-            for _ in 0..calls {
-                call();
+                let cpu = (thread_cpu() - cpu) / calls as u32;
+                let wall = wall.elapsed() / calls as u32;
+                let bytes = from_server.load(Ordering::Relaxed) / calls;
+                line.push(format!(
+                    "{}: {:.1} KiB on the wire, {:.2} ms CPU ({:.2} ms wall) per call",
+                    if gzip { "gzip" } else { "identity" },
+                    bytes as f64 / 1024.0,
+                    cpu.as_secs_f64() * 1e3,
+                    wall.as_secs_f64() * 1e3
+                ));
             }
-            let cpu = (thread_cpu() - cpu) / calls as u32;
-            let bytes = from_server.load(Ordering::Relaxed) / calls;
-            line.push(format!(
-                "{}: {:.1} KiB on the wire, {:.2} ms CPU per call",
-                if gzip { "gzip" } else { "identity" },
-                bytes as f64 / 1024.0,
-                cpu.as_secs_f64() * 1e3
-            ));
+            println!("compression: {what}, {label}: {}", line.join("; "));
         }
-        println!("compression: {what}: {}", line.join("; "));
-    }
+    });
 }

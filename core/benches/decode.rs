@@ -8,6 +8,9 @@
 //! sends it) decoded as a `UserPage`, as a borrowed `UserPageView`, and as a
 //! `Value`, in µs per page.
 //!
+//! Both idle, then loaded: one busy-loop process per core beside it
+//! (`scripts/bench/cpu-load.sh`), fewer rounds.
+//!
 //! `cargo bench -p roomchat --bench decode` (`ROOMCHAT_BENCH_MESSAGES`, default 100000).
 
 use std::hint::black_box;
@@ -55,26 +58,29 @@ fn main() {
     };
     typed();
     value();
-    let (mut typed_ms, mut value_ms) = (Vec::new(), Vec::new());
-    for round in 0..10 {
-        if round % 2 == 0 {
-            typed_ms.push(typed());
-            value_ms.push(value());
-        } else {
-            value_ms.push(value());
-            typed_ms.push(typed());
+    // Idle, then with one busy-loop process per core beside it (fewer rounds).
+    roomchat_emulator::bench::idle_and_loaded(10, 6, |label, rounds| {
+        let (mut typed_ms, mut value_ms) = (Vec::new(), Vec::new());
+        for round in 0..rounds {
+            if round % 2 == 0 {
+                typed_ms.push(typed());
+                value_ms.push(value());
+            } else {
+                value_ms.push(value());
+                typed_ms.push(typed());
+            }
         }
-    }
-    typed_ms.sort_by(f64::total_cmp);
-    value_ms.sort_by(f64::total_cmp);
-    let (t, v) = (typed_ms[5], value_ms[5]);
-    println!(
-        "decode {count} messages ({:.1} MB): Vec<Message> {t:.1} ms, serde_json::Value {v:.1} ms, \
-         ratio {:.2} (goal <= 1.00), median of 10 alternating rounds",
-        response.body.len() as f64 / 1e6,
-        t / v
-    );
-    users_page();
+        typed_ms.sort_by(f64::total_cmp);
+        value_ms.sort_by(f64::total_cmp);
+        let (t, v) = (typed_ms[rounds / 2], value_ms[rounds / 2]);
+        println!(
+            "decode {count} messages ({:.1} MB), {label}: Vec<Message> {t:.1} ms, serde_json::Value {v:.1} ms, \
+             ratio {:.2} (goal <= 1.00), median of {rounds} alternating rounds",
+            response.body.len() as f64 / 1e6,
+            t / v
+        );
+        users_page(label, if rounds == 10 { 11 } else { 5 });
+    });
 }
 
 /// Median µs per call of `f` over `rounds` rounds of `calls` calls.
@@ -88,7 +94,7 @@ fn per_call(rounds: &mut Vec<f64>, calls: u32, f: &dyn Fn() -> usize) {
     rounds.push(started.elapsed().as_secs_f64() * 1e6 / f64::from(calls));
 }
 
-fn users_page() {
+fn users_page(label: &str, round_count: usize) {
     let users: Vec<_> = (1..=50)
         .map(|i| {
             json!({
@@ -116,7 +122,7 @@ fn users_page() {
         ("serde_json::Value", &value),
     ];
     let mut rounds = vec![Vec::new(); sides.len()];
-    for round in 0..11 {
+    for round in 0..round_count {
         for i in 0..sides.len() {
             let i = (i + round) % sides.len();
             per_call(&mut rounds[i], 2000, sides[i].1);
@@ -130,7 +136,7 @@ fn users_page() {
         })
         .collect();
     println!(
-        "decode a page of 50 users ({} bytes), median of 11 rotating rounds: {}",
+        "decode a page of 50 users ({} bytes), {label}, median of {round_count} rotating rounds: {}",
         response.body.len(),
         sides
             .iter()

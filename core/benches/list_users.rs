@@ -12,6 +12,8 @@
 //! Calls alternate one by one (the order rotating) so that all three meet the
 //! same noise; the figures are medians. Then the same with 8 threads (one
 //! shared client; a socket or an easy handle per thread for the others).
+//! All of it idle, then loaded: one busy-loop process per core beside it
+//! (`scripts/bench/cpu-load.sh`), every side under the same load.
 //! Goals (issue 7): client/floor <= 1.10 at 50 users, faster than libcurl at
 //! every page size, and 8 threads reaching >= 1.6x the single-thread calls/s.
 //!
@@ -207,82 +209,86 @@ fn main() {
         .expect("client builds");
     let target = |size: usize| format!("/consumer/api/v2/users?auth={key}&limit={size}&skip=0");
 
-    println!("list_users against the embedded emulator, {calls} calls per side and page size (median us per call):");
-    println!(
-        "  {:>5}  {:>9}  {:>9}  {:>9}  {:>12}  {:>14}",
-        "users", "client", "floor", "libcurl", "client/floor", "client/libcurl"
-    );
-    let mut verdicts = Vec::new();
-    for size in [1usize, 50, 200] {
-        let mut via_client = ClientSide {
-            client: client.clone(),
-            params: ListUsers::page(size as u32, 0),
-            expected: size,
-        };
-        let mut via_floor = FloorSide::new(&host_port, &target(size), size);
-        let mut via_curl = CurlSide::new(&format!("{base_url}{}", target(size)), size);
-        let m = interleaved(&mut [&mut via_client, &mut via_floor, &mut via_curl], calls);
-        let (to_floor, to_curl) = (m[0] / m[1], m[0] / m[2]);
+    // Idle, then with one busy-loop process per core beside it (a quarter of the calls).
+    roomchat_emulator::bench::idle_and_loaded(calls, (calls / 4).max(200), |label, calls| {
+        println!("list_users against the embedded emulator, {label}, {calls} calls per side and page size (median us per call):");
         println!(
-            "  {size:>5}  {:>9.1}  {:>9.1}  {:>9.1}  {to_floor:>12.3}  {to_curl:>14.3}",
-            m[0], m[1], m[2]
+            "  {:>5}  {:>9}  {:>9}  {:>9}  {:>12}  {:>14}",
+            "users", "client", "floor", "libcurl", "client/floor", "client/libcurl"
         );
-        if size == 50 {
-            verdicts.push(format!(
-                "client/floor at 50 users {to_floor:.3} (goal <= 1.10)"
-            ));
+        let mut verdicts = Vec::new();
+        for size in [1usize, 50, 200] {
+            let mut via_client = ClientSide {
+                client: client.clone(),
+                params: ListUsers::page(size as u32, 0),
+                expected: size,
+            };
+            let mut via_floor = FloorSide::new(&host_port, &target(size), size);
+            let mut via_curl = CurlSide::new(&format!("{base_url}{}", target(size)), size);
+            let m = interleaved(&mut [&mut via_client, &mut via_floor, &mut via_curl], calls);
+            let (to_floor, to_curl) = (m[0] / m[1], m[0] / m[2]);
+            println!(
+                "  {size:>5}  {:>9.1}  {:>9.1}  {:>9.1}  {to_floor:>12.3}  {to_curl:>14.3}",
+                m[0], m[1], m[2]
+            );
+            if size == 50 {
+                verdicts.push(format!(
+                    "client/floor at 50 users {to_floor:.3} (goal <= 1.10)"
+                ));
+            }
+            verdicts.push(format!("client/libcurl at {size} {to_curl:.3} (goal < 1)"));
         }
-        verdicts.push(format!("client/libcurl at {size} {to_curl:.3} (goal < 1)"));
-    }
 
-    // Throughput: one shared client across threads; a socket / easy handle per thread for the others.
-    let size = 50;
-    let calls_each = (calls / 4).max(100);
-    let shared = Arc::new(client.clone());
-    let make_client = || -> Box<dyn Side + Send> {
-        Box::new(ClientSide {
-            client: (*shared).clone(),
-            params: ListUsers::page(size as u32, 0),
-            expected: size,
-        })
-    };
-    let make_floor =
-        || -> Box<dyn Side + Send> { Box::new(FloorSide::new(&host_port, &target(size), size)) };
-    let url = format!("{base_url}{}", target(size));
-    let make_curl = || -> Box<dyn Side + Send> { Box::new(CurlSide::new(&url, size)) };
-    let makers: [(&str, MakeSide<'_>); 3] = [
-        ("client", &make_client),
-        ("floor", &make_floor),
-        ("libcurl", &make_curl),
-    ];
-    let mut rates = vec![[Vec::new(), Vec::new()]; 3];
-    for _ in 0..3 {
-        for (i, (_, make)) in makers.iter().enumerate() {
-            rates[i][0].push(throughput(1, calls_each, *make));
-            rates[i][1].push(throughput(8, calls_each, *make));
+        // Throughput: one shared client across threads; a socket / easy handle per thread for the others.
+        let size = 50;
+        let calls_each = (calls / 4).max(100);
+        let shared = Arc::new(client.clone());
+        let make_client = || -> Box<dyn Side + Send> {
+            Box::new(ClientSide {
+                client: (*shared).clone(),
+                params: ListUsers::page(size as u32, 0),
+                expected: size,
+            })
+        };
+        let make_floor = || -> Box<dyn Side + Send> {
+            Box::new(FloorSide::new(&host_port, &target(size), size))
+        };
+        let url = format!("{base_url}{}", target(size));
+        let make_curl = || -> Box<dyn Side + Send> { Box::new(CurlSide::new(&url, size)) };
+        let makers: [(&str, MakeSide<'_>); 3] = [
+            ("client", &make_client),
+            ("floor", &make_floor),
+            ("libcurl", &make_curl),
+        ];
+        let mut rates = vec![[Vec::new(), Vec::new()]; 3];
+        for _ in 0..3 {
+            for (i, (_, make)) in makers.iter().enumerate() {
+                rates[i][0].push(throughput(1, calls_each, *make));
+                rates[i][1].push(throughput(8, calls_each, *make));
+            }
         }
-    }
-    println!(
-        "throughput at {size} users ({calls_each} calls per thread, median of 3 alternating runs):"
-    );
-    println!(
-        "  {:>8}  {:>12}  {:>12}  {:>9}",
-        "", "1 thread/s", "8 threads/s", "8t / 1t"
-    );
-    let mut scaling = 0.0;
-    for (i, (name, _)) in makers.iter().enumerate() {
-        let one = median(&mut rates[i][0]);
-        let eight = median(&mut rates[i][1]);
         println!(
-            "  {name:>8}  {one:>12.0}  {eight:>12.0}  {:>9.2}",
-            eight / one
+            "throughput at {size} users, {label} ({calls_each} calls per thread, median of 3 alternating runs):"
         );
-        if i == 0 {
-            scaling = eight / one;
+        println!(
+            "  {:>8}  {:>12}  {:>12}  {:>9}",
+            "", "1 thread/s", "8 threads/s", "8t / 1t"
+        );
+        let mut scaling = 0.0;
+        for (i, (name, _)) in makers.iter().enumerate() {
+            let one = median(&mut rates[i][0]);
+            let eight = median(&mut rates[i][1]);
+            println!(
+                "  {name:>8}  {one:>12.0}  {eight:>12.0}  {:>9.2}",
+                eight / one
+            );
+            if i == 0 {
+                scaling = eight / one;
+            }
         }
-    }
-    verdicts.push(format!(
-        "client 8 threads / 1 thread {scaling:.2} (goal >= 1.6)"
-    ));
-    println!("summary: {}", verdicts.join("; "));
+        verdicts.push(format!(
+            "client 8 threads / 1 thread {scaling:.2} (goal >= 1.6)"
+        ));
+        println!("summary, {label}: {}", verdicts.join("; "));
+    });
 }

@@ -6,6 +6,9 @@
 //! * 16 calls at once from a new client: wall time, and connections the service accepted;
 //! * the call after the server closed an idle connection: whether TLS resumed.
 //!
+//! The first two idle, then loaded: one busy-loop process per core beside it
+//! (`scripts/bench/cpu-load.sh`), half the cold starts.
+//!
 //! `ROOMCHAT_BENCH_N` sets the cold starts per side (default 30).
 
 use std::time::{Duration, Instant};
@@ -98,41 +101,44 @@ fn main() {
         net.base_url, net.key
     );
 
-    // Cold starts, alternating sides.
-    let (mut ours, mut curls) = (Vec::new(), Vec::new());
-    for _ in 0..n {
-        let started = Instant::now();
-        let client = builder(&net).build().unwrap();
-        client.list_users(&ListUsers::page(1, 0)).unwrap();
-        ours.push(started.elapsed().as_secs_f64() * 1e3);
-        let started = Instant::now();
-        curl_call(&net, &url);
-        curls.push(started.elapsed().as_secs_f64() * 1e3);
-    }
-    let (ours, curls) = (median(&mut ours), median(&mut curls));
-    println!(
-        "network: cold start (new client: TCP + TLS + request), median of {n}: roomchat {ours:.1} ms, libcurl {curls:.1} ms ({:+.1}%)",
-        (ours / curls - 1.0) * 100.0
-    );
-
-    // 16 at once from a new client: wall time and connections opened.
-    admin(&net, "DELETE", "/connections");
-    let client = builder(&net).build().unwrap();
-    let started = Instant::now();
-    std::thread::scope(|s| {
-        for _ in 0..16 {
-            s.spawn(|| client.list_users(&ListUsers::page(1, 0)).unwrap());
+    // Idle, then with one busy-loop process per core beside it (half the cold starts).
+    roomchat_emulator::bench::idle_and_loaded(n, (n / 2).max(3), |label, n| {
+        // Cold starts, alternating sides.
+        let (mut ours, mut curls) = (Vec::new(), Vec::new());
+        for _ in 0..n {
+            let started = Instant::now();
+            let client = builder(&net).build().unwrap();
+            client.list_users(&ListUsers::page(1, 0)).unwrap();
+            ours.push(started.elapsed().as_secs_f64() * 1e3);
+            let started = Instant::now();
+            curl_call(&net, &url);
+            curls.push(started.elapsed().as_secs_f64() * 1e3);
         }
+        let (ours, curls) = (median(&mut ours), median(&mut curls));
+        println!(
+            "network: cold start (new client: TCP + TLS + request), {label}, median of {n}: roomchat {ours:.1} ms, libcurl {curls:.1} ms ({:+.1}%)",
+            (ours / curls - 1.0) * 100.0
+        );
+
+        // 16 at once from a new client: wall time and connections opened.
+        admin(&net, "DELETE", "/connections");
+        let client = builder(&net).build().unwrap();
+        let started = Instant::now();
+        std::thread::scope(|s| {
+            for _ in 0..16 {
+                s.spawn(|| client.list_users(&ListUsers::page(1, 0)).unwrap());
+            }
+        });
+        let wall = started.elapsed();
+        std::thread::sleep(Duration::from_millis(200));
+        let stats = admin(&net, "GET", "/connections");
+        println!(
+            "network: 16 calls at once from a new client, {label}: {} ms, {} connections accepted, {} TLS handshakes",
+            wall.as_millis(),
+            stats["accepted"],
+            stats["tls_handshakes"]
+        );
     });
-    let wall = started.elapsed();
-    std::thread::sleep(Duration::from_millis(200));
-    let stats = admin(&net, "GET", "/connections");
-    println!(
-        "network: 16 calls at once from a new client: {} ms, {} connections accepted, {} TLS handshakes",
-        wall.as_millis(),
-        stats["accepted"],
-        stats["tls_handshakes"]
-    );
 
     // After the server closes an idle connection (the test network's emulator
     // closes them after 1 s): the next call's time, and whether TLS resumed.

@@ -85,6 +85,8 @@ pub struct ClientBuilder {
     gzip: bool,
     /// PEM added with `add_root_certificates_pem`, parsed when the client is built.
     root_pems: Vec<Vec<u8>>,
+    /// Environment variables naming PEM files of roots to add (read only for TLS).
+    roots_from_env: Vec<String>,
     observer: Option<Arc<dyn Observer>>,
     /// The product and runtime the `User-Agent` names ([`ClientBuilder::sdk_identity`]).
     sdk: Option<(String, Option<String>)>,
@@ -161,6 +163,15 @@ impl ClientBuilder {
     pub fn redis_budget(mut self, budget: crate::shared_budget::RedisBudget) -> Self {
         self.redis_budget = Some(budget);
         self
+    }
+
+    /// Whether the client's budget is kept in a Redis reached over TLS.
+    fn budget_over_tls(&self) -> bool {
+        #[cfg(feature = "redis")]
+        if let Some(shared) = &self.redis_budget {
+            return shared.over_tls();
+        }
+        false
     }
 
     /// The budget this client counts in; a `rediss://` one trusts `roots`, as the client does.
@@ -298,7 +309,9 @@ impl ClientBuilder {
     /// `false` keeps a client's trust independent of the environment (Python's
     /// `trust_env=False`). With [`TlsRoots::System`] the operating system's
     /// store is read as the system defines it, which on Linux includes that
-    /// variable, so this applies to the bundled roots.
+    /// variable, so this applies to the bundled roots. A client that makes no
+    /// TLS connection (a plain-`http://` base URL, no `https://` proxy, no
+    /// `rediss://` budget) reads neither, as curl and requests do.
     pub fn read_ssl_cert_file(mut self, yes: bool) -> Self {
         self.read_ssl_cert_file = yes;
         self
@@ -318,6 +331,18 @@ impl ClientBuilder {
     /// ```
     pub fn add_root_certificates_pem(mut self, pem: impl AsRef<[u8]>) -> Self {
         self.root_pems.push(pem.as_ref().to_vec());
+        self
+    }
+
+    /// Also trusts the certificates of the PEM file that the environment
+    /// variable `name` names, when it is set: a runtime's own convention for
+    /// extra roots (Node's `NODE_EXTRA_CA_CERTS`). [`build`](Self::build)
+    /// reads it only when the client can make a TLS connection, as
+    /// `SSL_CERT_FILE` (see [`read_ssl_cert_file`](Self::read_ssl_cert_file)),
+    /// and fails with [`ErrorKind::Configuration`] naming the variable when
+    /// the file cannot be read.
+    pub fn add_root_certificates_from_env(mut self, name: impl Into<String>) -> Self {
+        self.roots_from_env.push(name.into());
         self
     }
 
@@ -389,6 +414,13 @@ impl ClientBuilder {
             self.allow_insecure_http,
             |name| std::env::var(name).ok(),
         )?;
+        // Trust settings matter only to a client that can make a TLS connection:
+        // as curl and requests do, a plain-http one reads none from the
+        // environment (a container's SSL_CERT_FILE naming a missing file does
+        // not stop it), and takes no system store.
+        let needs_tls = base.scheme == ureq::http::uri::Scheme::HTTPS
+            || proxy.as_ref().is_some_and(|chosen| chosen.over_tls)
+            || self.budget_over_tls();
         let (proxy, proxy_shown, mut secrets) = match proxy {
             Some(chosen) => (Some(chosen.proxy), Some(chosen.shown), chosen.secrets),
             None => (None, None, Vec::new()),
@@ -396,9 +428,26 @@ impl ClientBuilder {
         secrets.insert(0, key.clone());
         // The system store reads the variables itself: they stay part of its key.
         let read_env = self.read_ssl_cert_file || self.tls_roots == TlsRoots::System;
-        let tls = crate::tls::SharedTls::for_settings(self.tls_roots, &self.root_pems, |name| {
-            std::env::var(name).ok().filter(|_| read_env)
-        })?;
+        let tls = if needs_tls {
+            for name in &self.roots_from_env {
+                let Some(path) = std::env::var_os(name).filter(|p| !p.is_empty()) else {
+                    continue;
+                };
+                let pem = std::fs::read(&path).map_err(|e| {
+                    Error::new(
+                        ErrorKind::Configuration,
+                        format!("the file {path:?} named by {name} cannot be read: {e}"),
+                    )
+                })?;
+                self.root_pems.push(pem);
+            }
+            crate::tls::SharedTls::for_settings(self.tls_roots, &self.root_pems, |name| {
+                std::env::var(name).ok().filter(|_| read_env)
+            })?
+        } else {
+            // The added PEMs are still checked: a broken one is the caller's mistake.
+            crate::tls::SharedTls::for_settings(TlsRoots::WebPki, &self.root_pems, |_| None)?
+        };
         let agent_config = ureq::Agent::config_builder()
             .tls_config(
                 ureq::tls::TlsConfig::builder()
@@ -729,6 +778,7 @@ impl Client {
             read_ssl_cert_file: true,
             gzip: true,
             root_pems: Vec::new(),
+            roots_from_env: Vec::new(),
             observer: None,
             sdk: None,
             #[cfg(feature = "redis")]

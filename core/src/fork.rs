@@ -144,7 +144,7 @@ impl SocketTicket {
 #[cfg(unix)]
 mod unix {
     use std::cell::RefCell;
-    use std::os::fd::{AsRawFd, RawFd};
+    use std::os::fd::RawFd;
     use std::sync::{Mutex, MutexGuard, Once};
 
     use super::{generation, Ordering, GENERATION};
@@ -164,17 +164,6 @@ mod unix {
     }
 
     impl SocketTicket {
-        // Used for sockets made by others (the redis crate's).
-        #[cfg_attr(not(feature = "redis"), allow(dead_code))]
-        pub(crate) fn new(socket: &impl AsRawFd) -> SocketTicket {
-            let fd = socket.as_raw_fd();
-            sockets().push(fd);
-            SocketTicket {
-                fd,
-                generation: generation(),
-            }
-        }
-
         /// Makes a socket with `make` and registers it in one step, under the
         /// lock the fork handlers take: no fork can come between the two, so a
         /// child never holds a socket of the parent's that it does not know of.

@@ -94,7 +94,7 @@ pub use observe::{Event, EventKind, Level, Observer, StderrObserver, ENV_LOG};
 pub use operation::methods::*;
 pub use operation::records::*;
 pub use options::CallOptions;
-pub use pagination::{ResumeHandle, UserPages, Users};
+pub use pagination::{UserPages, Users};
 pub use proxy::Proxy;
 pub use ratelimit::{BudgetBackend, RateLimitConfig, RateLimitState, WhenLimited};
 pub use response::{ResponseMeta, WithResponse};
@@ -116,7 +116,6 @@ const _: () = {
     assert_send_sync::<Error>();
     assert_send_sync::<Users>();
     assert_send_sync::<UserPages>();
-    assert_send_sync::<ResumeHandle>();
     assert_send_sync::<User>();
     assert_send_sync::<CreatedUser>();
     assert_send_sync::<TokenUser>();
@@ -128,5 +127,5 @@ const _: () = {
 
 // The README's Rust example compiles (as a doc test).
 #[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
+#[doc = include_str!("../README.md")]
 struct ReadmeDoctests;

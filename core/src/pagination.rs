@@ -1,9 +1,8 @@
 //! Lazy iteration over the users listing.
 
 use std::collections::{HashSet, VecDeque};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
+use crate::cancel::CancelToken;
 use crate::client::Client;
 use crate::error::Result;
 use crate::models::{ListUsers, User, UserPage, MAX_PAGE_SIZE};
@@ -12,32 +11,19 @@ use crate::models::{ListUsers, User, UserPage, MAX_PAGE_SIZE};
 ///
 /// Each `next` fetches one page (`limit` = the page size, `skip` advancing by
 /// what the service returned). It ends after a page that reaches `total`, a
-/// short page, or an empty page. An error is yielded once, and the iterator
-/// then ends: call [`UserPages::resume`] to try the same page again.
+/// short page, or an empty page, and never because of an error: an error
+/// (a timeout, a cancel, a 5xx, a lost connection) is yielded as an `Err` item
+/// and the next `next` fetches the same page again. A loop that goes on after
+/// an error bounds its own retries: some errors (a revoked key) come back
+/// every time. The one exception is a page size out of 1 to 200: its
+/// validation error, which no retry can mend, is yielded once, then the
+/// iterator ends.
 #[derive(Debug)]
 pub struct UserPages {
     client: Client,
     page_size: u32,
     skip: u64,
     done: bool,
-    failed: bool,
-    /// Set by a [`ResumeHandle`]; read at the next `next`.
-    resume_requested: Arc<AtomicBool>,
-}
-
-/// Resumes an iterator after an error from another thread, without access to
-/// the iterator itself (which may be in the middle of fetching a page under a
-/// lock its owner holds): made by [`UserPages::resume_handle`] and
-/// [`Users::resume_handle`]. A resume asked for before the error it would
-/// clear is dropped when that error comes: it resumes only what has failed.
-#[derive(Debug, Clone)]
-pub struct ResumeHandle(Arc<AtomicBool>);
-
-impl ResumeHandle {
-    /// Lets the iterator's next step fetch the failed page again. Never blocks.
-    pub fn resume(&self) {
-        self.0.store(true, Ordering::Release);
-    }
 }
 
 impl UserPages {
@@ -47,8 +33,6 @@ impl UserPages {
             page_size,
             skip: 0,
             done: false,
-            failed: false,
-            resume_requested: Arc::default(),
         }
     }
 
@@ -57,41 +41,31 @@ impl UserPages {
         self.skip
     }
 
-    /// After an error, lets the next `next` fetch the failed page again.
-    pub fn resume(&mut self) {
-        if self.failed {
-            self.failed = false;
-            self.done = false;
-        }
+    /// The next page as `next` fetches it, this step's calls cancelled by
+    /// `token` (in place of the client's own token, if any). A cancelled step
+    /// yields [`ErrorKind::Cancelled`](crate::ErrorKind::Cancelled) and
+    /// cancels nothing else: the next step fetches the same page again.
+    pub fn next_with_cancel(&mut self, token: &CancelToken) -> Option<Result<UserPage>> {
+        self.step(Some(token))
     }
 
-    /// A handle that does [`resume`](Self::resume) from anywhere, without `&mut self`.
-    pub fn resume_handle(&self) -> ResumeHandle {
-        ResumeHandle(self.resume_requested.clone())
-    }
-}
-
-impl Iterator for UserPages {
-    type Item = Result<UserPage>;
-
-    fn next(&mut self) -> Option<Result<UserPage>> {
-        if self.resume_requested.swap(false, Ordering::AcqRel) {
-            self.resume();
-        }
+    fn step(&mut self, cancel: Option<&CancelToken>) -> Option<Result<UserPage>> {
         if self.done {
             return None;
         }
-        let page = match self
-            .client
-            .list_users(&ListUsers::page(self.page_size, self.skip))
-        {
+        let params = ListUsers::page(self.page_size, self.skip);
+        let fetched = match cancel {
+            Some(token) => self.client.with_cancel(token.clone()).list_users(&params),
+            None => self.client.list_users(&params),
+        };
+        // After an error `skip` stays: the next step asks for the same page. A
+        // validation error (a page size out of 1..=200: nothing was sent) would
+        // come back at every step, so a `.flatten()` would spin for ever: it
+        // ends the iteration once it has been yielded.
+        let page = match fetched {
             Ok(page) => page,
             Err(e) => {
-                // Validation errors (a bad page size) would fail forever: yield once, then stop.
-                self.done = true;
-                self.failed = true;
-                // A resume asked for while this page was fetched predates its error.
-                self.resume_requested.store(false, Ordering::Release);
+                self.done = e.kind() == crate::ErrorKind::Validation;
                 return Some(Err(e));
             }
         };
@@ -105,14 +79,23 @@ impl Iterator for UserPages {
     }
 }
 
+impl Iterator for UserPages {
+    type Item = Result<UserPage>;
+
+    fn next(&mut self) -> Option<Result<UserPage>> {
+        self.step(None)
+    }
+}
+
 impl std::iter::FusedIterator for UserPages {}
 
 /// Every user, fetched lazily: made by [`Client::users`].
 ///
 /// Users added or removed while it runs shift the offsets of later pages; the
 /// iterator never yields one user id twice (it remembers the ids it yielded),
-/// and it always ends. An error is yielded as an `Err` item, after which the
-/// iterator ends (call [`Users::resume`] to go on from where it stopped).
+/// and it always ends, never because of an error: an error is yielded as an
+/// `Err` item and the next `next` fetches the page that failed again (see
+/// [`UserPages`]).
 #[derive(Debug)]
 pub struct Users {
     pages: UserPages,
@@ -129,26 +112,18 @@ impl Users {
         }
     }
 
-    /// After an error, lets iteration go on with the page that failed.
-    pub fn resume(&mut self) {
-        self.pages.resume();
+    /// The next user as `next` gives it, a page fetched in this step cancelled
+    /// by `token` (see [`UserPages::next_with_cancel`]).
+    pub fn next_with_cancel(&mut self, token: &CancelToken) -> Option<Result<User>> {
+        self.step(Some(token))
     }
 
-    /// A handle that does [`resume`](Self::resume) from anywhere, without `&mut self`.
-    pub fn resume_handle(&self) -> ResumeHandle {
-        self.pages.resume_handle()
-    }
-}
-
-impl Iterator for Users {
-    type Item = Result<User>;
-
-    fn next(&mut self) -> Option<Result<User>> {
+    fn step(&mut self, cancel: Option<&CancelToken>) -> Option<Result<User>> {
         loop {
             if let Some(user) = self.buffered.pop_front() {
                 return Some(Ok(user));
             }
-            match self.pages.next()? {
+            match self.pages.step(cancel)? {
                 Err(e) => return Some(Err(e)),
                 Ok(page) => {
                     for user in page.data {
@@ -163,5 +138,13 @@ impl Iterator for Users {
                 }
             }
         }
+    }
+}
+
+impl Iterator for Users {
+    type Item = Result<User>;
+
+    fn next(&mut self) -> Option<Result<User>> {
+        self.step(None)
     }
 }

@@ -79,6 +79,8 @@ pub(crate) struct Chosen {
     pub(crate) proxy: ureq::Proxy,
     /// The proxy's URL with its user information redacted.
     pub(crate) shown: String,
+    /// Whether the proxy is reached over TLS (`https://`).
+    pub(crate) over_tls: bool,
     /// The user information as written and decoded, to scrub from every error.
     pub(crate) secrets: Vec<String>,
 }
@@ -173,6 +175,7 @@ fn parse(url: &str, from: &str) -> Result<Chosen> {
     Ok(Chosen {
         proxy,
         shown,
+        over_tls: scheme == "https",
         secrets,
     })
 }

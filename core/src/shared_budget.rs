@@ -40,7 +40,8 @@
 //! waiting caller at once. [`Client::rate_limit_state`](crate::Client::rate_limit_state)
 //! does no I/O: it shows what the last round trip learned. After `fork()` the
 //! child opens connections of its own, and the parent's sockets are pointed
-//! at `/dev/null` in it (Linux).
+//! at `/dev/null` in it (on Unix): the client makes each socket itself (see
+//! [`connection`]), so it knows their numbers, and touches no other.
 //!
 //! # Redis permissions
 //!
@@ -60,9 +61,12 @@ use sha2::{Digest, Sha256};
 use crate::cancel::{self, CancelToken};
 use crate::client::{check_duration, instant_after};
 use crate::error::{Error, ErrorKind, Result};
-use crate::fork::{ForkLocal, SocketTicket};
+use crate::fork::ForkLocal;
 use crate::ratelimit::{Budget, BudgetBackend, RateLimitConfig, RateLimitState, WhenLimited};
 use crate::secrets::{passwords_of, redacted_url, scrub};
+
+mod connection;
+use connection::{Connection, Target};
 
 /// What the client does while the shared budget in Redis cannot be reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -204,6 +208,15 @@ impl RedisBudget {
         redacted_url(&self.url)
     }
 
+    /// Whether Redis is reached over TLS (`rediss://`, `valkeys://`).
+    pub(crate) fn over_tls(&self) -> bool {
+        ["rediss://", "valkeys://"].iter().any(|scheme| {
+            self.url
+                .get(..scheme.len())
+                .is_some_and(|s| s.eq_ignore_ascii_case(scheme))
+        })
+    }
+
     fn validate(&self) -> Result<()> {
         if self.expected_processes == 0 {
             return Err(Error::configuration(
@@ -300,7 +313,7 @@ const MAX_CONNECTIONS: usize = 16;
 /// key that use it: its connections, and the circuit breaker (a Redis that is
 /// down is down for every key).
 struct Link {
-    client: redis::Client,
+    target: Target,
     settings: RedisBudget,
     /// The URL's passwords, scrubbed from every message that quotes Redis's errors.
     passwords: Vec<String>,
@@ -316,7 +329,7 @@ struct LinkState {
 
 #[derive(Default)]
 struct Slots {
-    idle: Vec<Pooled>,
+    idle: Vec<Connection>,
     /// Connections open, idle or in use.
     open: usize,
     /// One caller is connecting; the others wait for it rather than connect too.
@@ -327,23 +340,6 @@ struct Slots {
     probing: bool,
     /// The last round trip failed (and no later one succeeded).
     degraded: bool,
-}
-
-/// A pooled connection, registered for the fork handlers.
-struct Pooled {
-    ticket: Option<SocketTicket>,
-    connection: redis::Connection,
-}
-
-impl Pooled {
-    /// Closes the connection as its ticket is given back (see [`SocketTicket::close_with`]).
-    fn close(self) {
-        let Pooled { ticket, connection } = self;
-        match ticket {
-            Some(ticket) => ticket.close_with(|| drop(connection)),
-            None => drop(connection),
-        }
-    }
 }
 
 /// Why a round trip did not happen or failed.
@@ -397,7 +393,7 @@ impl Link {
         &self,
         cancel: Option<&CancelToken>,
         deadline: Instant,
-        f: impl FnOnce(&mut redis::Connection) -> redis::RedisResult<T>,
+        f: impl FnOnce(&mut Connection) -> redis::RedisResult<T>,
     ) -> std::result::Result<T, LinkError> {
         let state = self.process();
         let mut slots = lock(&state.slots);
@@ -453,7 +449,7 @@ impl Link {
                 .unwrap_or_else(|p| p.into_inner().0);
         };
         drop(slots);
-        let outcome = f(&mut pooled.connection);
+        let outcome = f(&mut pooled);
         let mut slots = lock(&state.slots);
         match outcome {
             Ok(value) => {
@@ -469,7 +465,7 @@ impl Link {
                 slots.open_breaker(self.settings.breaker_cooldown);
                 state.changed.notify_all();
                 drop(slots);
-                pooled.close();
+                drop(pooled);
                 Err(self.failed(&e))
             }
         }
@@ -486,118 +482,9 @@ impl Link {
         ))
     }
 
-    fn connect(&self) -> redis::RedisResult<Pooled> {
-        let before = sockets::open_now();
-        let connection = self
-            .client
-            .get_connection_with_timeout(self.settings.connect_timeout)?;
-        connection.set_read_timeout(Some(self.settings.io_timeout))?;
-        connection.set_write_timeout(Some(self.settings.io_timeout))?;
-        let ticket = sockets::ticket_for_new(&before, self.client.get_connection_info().addr());
-        Ok(Pooled { ticket, connection })
-    }
-}
-
-/// Finding the socket of a connection the redis crate opened (it does not hand
-/// it out), to register it for the fork handlers: the one descriptor opened
-/// meanwhile that is a socket connected to the Redis server's port or path.
-mod sockets {
-    use super::SocketTicket;
-
-    /// Each open descriptor and what it names (`socket:[inode]` for a socket):
-    /// a number closed and reused meanwhile names something else.
-    #[cfg(target_os = "linux")]
-    pub(super) fn open_now() -> Vec<(i32, std::path::PathBuf)> {
-        let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {
-            return Vec::new();
-        };
-        dir.filter_map(|e| {
-            let e = e.ok()?;
-            Some((
-                e.file_name().to_str()?.parse().ok()?,
-                std::fs::read_link(e.path()).ok()?,
-            ))
-        })
-        .collect()
-    }
-
-    #[cfg(target_os = "linux")]
-    pub(super) fn ticket_for_new(
-        before: &[(i32, std::path::PathBuf)],
-        addr: &redis::ConnectionAddr,
-    ) -> Option<SocketTicket> {
-        let wanted_port = match addr {
-            redis::ConnectionAddr::Tcp(_, port) | redis::ConnectionAddr::TcpTls { port, .. } => {
-                Some(*port)
-            }
-            _ => None,
-        };
-        let (fd, _) = open_now()
-            .into_iter()
-            .filter(|entry| !before.contains(entry))
-            .find(|(fd, _)| peer_matches(*fd, wanted_port))?;
-        Some(SocketTicket::new(&Raw(fd)))
-    }
-
-    /// Whether `fd` is a socket whose peer has `port` (TCP), or is any unix socket (`None`).
-    #[cfg(target_os = "linux")]
-    fn peer_matches(fd: i32, port: Option<u16>) -> bool {
-        // SAFETY: an all-zero sockaddr_storage is valid; getpeername writes at most `len` bytes.
-        let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
-        let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-        let got = unsafe {
-            libc::getpeername(
-                fd,
-                (&mut storage as *mut libc::sockaddr_storage).cast(),
-                &mut len,
-            )
-        };
-        if got != 0 {
-            return false;
-        }
-        let peer_port = match i32::from(storage.ss_family) {
-            libc::AF_INET => {
-                // SAFETY: the family says this is a sockaddr_in.
-                let sin = unsafe {
-                    &*(&storage as *const libc::sockaddr_storage).cast::<libc::sockaddr_in>()
-                };
-                Some(u16::from_be(sin.sin_port))
-            }
-            libc::AF_INET6 => {
-                // SAFETY: the family says this is a sockaddr_in6.
-                let sin6 = unsafe {
-                    &*(&storage as *const libc::sockaddr_storage).cast::<libc::sockaddr_in6>()
-                };
-                Some(u16::from_be(sin6.sin6_port))
-            }
-            libc::AF_UNIX => None,
-            _ => return false,
-        };
-        peer_port == port
-    }
-
-    #[cfg(target_os = "linux")]
-    struct Raw(i32);
-
-    #[cfg(target_os = "linux")]
-    impl std::os::fd::AsRawFd for Raw {
-        fn as_raw_fd(&self) -> i32 {
-            self.0
-        }
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    pub(super) fn open_now() -> Vec<(i32, std::path::PathBuf)> {
-        Vec::new()
-    }
-
-    /// Elsewhere the socket is not found: a forked child keeps it open (never uses it).
-    #[cfg(not(target_os = "linux"))]
-    pub(super) fn ticket_for_new(
-        _: &[(i32, std::path::PathBuf)],
-        _: &redis::ConnectionAddr,
-    ) -> Option<SocketTicket> {
-        None
+    fn connect(&self) -> redis::RedisResult<Connection> {
+        self.target
+            .connect(self.settings.connect_timeout, self.settings.io_timeout)
     }
 }
 
@@ -709,14 +596,17 @@ impl SharedBudget {
                 return Ok(existing.clone());
             }
         }
-        let over_tls = ["rediss://", "valkeys://"].iter().any(|scheme| {
-            settings
-                .url
-                .get(..scheme.len())
-                .is_some_and(|s| s.eq_ignore_ascii_case(scheme))
-        });
-        let roots_pem = over_tls.then(|| crate::tls::trusted_pem(roots));
-        let roots_id = roots_pem.as_deref().map(key_hash).unwrap_or_default();
+        let over_tls = settings.over_tls();
+        let roots = if over_tls {
+            crate::tls::trusted_ders(roots)
+        } else {
+            Vec::new()
+        };
+        let roots_id = if over_tls {
+            roots_hash(&roots)
+        } else {
+            String::new()
+        };
         let link_id = format!(
             "{}\0{:?}\0{:?}\0{:?}\0{roots_id}",
             settings.url, settings.connect_timeout, settings.io_timeout, settings.breaker_cooldown
@@ -725,25 +615,22 @@ impl SharedBudget {
             Some(link) => link.clone(),
             None => {
                 let passwords = passwords_of(&settings.url);
-                let opened = match roots_pem {
-                    Some(pem) => redis::Client::build_with_tls(
-                        settings.url.as_str(),
-                        redis::TlsCertificates {
-                            client_tls: None,
-                            root_cert: Some(pem.into_bytes()),
-                        },
-                    ),
-                    None => redis::Client::open(settings.url.as_str()),
-                };
-                let client = opened.map_err(|e| {
-                    let shown = scrub(&e.to_string(), &passwords);
+                let not_valid = |why: String| {
                     Error::configuration(format!(
-                        "the Redis URL {} is not valid: {shown}",
+                        "the Redis URL {} {why}",
                         redacted_url(&settings.url)
                     ))
+                };
+                let info = redis::IntoConnectionInfo::into_connection_info(settings.url.as_str())
+                    .map_err(|e| {
+                    not_valid(format!(
+                        "is not valid: {}",
+                        scrub(&e.to_string(), &passwords)
+                    ))
                 })?;
+                let target = Target::new(info, &roots).map_err(not_valid)?;
                 let link = Arc::new(Link {
-                    client,
+                    target,
                     settings: settings.clone(),
                     passwords,
                     process: ForkLocal::new(LinkState::default()),
@@ -1057,6 +944,20 @@ impl SharedBudget {
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// SHA-256 of the certificates, in hex: tells one set of roots from another.
+fn roots_hash(ders: &[&[u8]]) -> String {
+    let mut hasher = Sha256::new();
+    for der in ders {
+        hasher.update((der.len() as u64).to_be_bytes());
+        hasher.update(der);
+    }
+    hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// The first 128 bits of SHA-256 of the key, in hex: names the budget without revealing the key.

@@ -257,47 +257,18 @@ fn remember(made: SharedTls) -> SharedTls {
     made
 }
 
-/// Every root a client trusts, as PEM: what the Redis connection of a
-/// `rediss://` budget is given, so that it trusts what the client trusts.
+/// Every root a client trusts, as DER certificates: what the Redis
+/// connection of a `rediss://` budget trusts, so that it trusts what the
+/// client trusts.
 #[cfg_attr(not(feature = "redis"), allow(dead_code))]
-pub(crate) fn trusted_pem(roots: &RootCerts) -> String {
-    let ders: Vec<&[u8]> = match roots {
+pub(crate) fn trusted_ders(roots: &RootCerts) -> Vec<&[u8]> {
+    match roots {
         RootCerts::Specific(certs) => certs.iter().map(|c| c.der()).collect(),
         _ => webpki_root_certs::TLS_SERVER_ROOT_CERTS
             .iter()
             .map(|c| c.as_ref())
             .collect(),
-    };
-    let mut pem = String::new();
-    for der in ders {
-        pem.push_str("-----BEGIN CERTIFICATE-----\n");
-        let encoded = base64(der);
-        for line in encoded.as_bytes().chunks(64) {
-            pem.push_str(std::str::from_utf8(line).unwrap_or_default());
-            pem.push('\n');
-        }
-        pem.push_str("-----END CERTIFICATE-----\n");
     }
-    pem
-}
-
-/// Standard base64 with padding (PEM's).
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = (u32::from(chunk[0]) << 16)
-            | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*chunk.get(2).unwrap_or(&0));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i)) as usize & 63] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// The TLS failure in `e`, if it is one: a certificate the client rejected,
@@ -367,22 +338,6 @@ mod tests {
         assert_eq!(TlsRoots::from_name("system"), Some(TlsRoots::System));
         assert_eq!(TlsRoots::from_name("webpki"), Some(TlsRoots::WebPki));
         assert_eq!(TlsRoots::from_name("native"), None);
-    }
-
-    #[test]
-    fn roots_round_trip_through_pem() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
-        let pem = trusted_pem(&RootCerts::WebPki);
-        let back = certificates_in(pem.as_bytes(), "the roots").unwrap();
-        assert_eq!(back.len(), webpki_root_certs::TLS_SERVER_ROOT_CERTS.len());
-        assert_eq!(
-            back[0].der(),
-            webpki_root_certs::TLS_SERVER_ROOT_CERTS[0].as_ref()
-        );
     }
 
     #[test]

@@ -254,9 +254,11 @@ fn connect(addrs: &[SocketAddr], timeout: NextTimeout) -> Result<(TcpStream, Soc
 /// The socket is made and registered for the fork handlers in one step,
 /// before it connects; the connect waits in slices of
 /// [`CANCEL_CHECK_INTERVAL`] when the call can be cancelled, and gives up
-/// with [`cancelled_io`] when it is.
+/// with [`cancelled_io`] when it is. A socket that fails to connect is
+/// closed as its ticket is given back (never closed first: its number,
+/// reused at once by another thread, would be let go in a forked child).
 #[cfg(unix)]
-fn connect_one(
+pub(crate) fn connect_one(
     addr: &SocketAddr,
     timeout: Option<Duration>,
 ) -> io::Result<(TcpStream, SocketTicket)> {
@@ -274,25 +276,33 @@ fn connect_one(
     .ok_or_else(io::Error::last_os_error)?;
     // SAFETY: `fd` is a new socket that nothing else owns.
     let stream = unsafe { TcpStream::from_raw_fd(fd) };
-    set_cloexec(&stream)?;
-    stream.set_nonblocking(true)?;
-    // SAFETY: `storage` holds a valid address of `length` bytes.
-    let started = unsafe {
-        libc::connect(
-            stream.as_raw_fd(),
-            (&storage as *const libc::sockaddr_storage).cast(),
-            length,
-        )
-    };
-    if started != 0 {
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EINPROGRESS) {
-            return Err(e);
+    let connected = (|| {
+        set_cloexec(&stream)?;
+        stream.set_nonblocking(true)?;
+        // SAFETY: `storage` holds a valid address of `length` bytes.
+        let started = unsafe {
+            libc::connect(
+                stream.as_raw_fd(),
+                (&storage as *const libc::sockaddr_storage).cast(),
+                length,
+            )
+        };
+        if started != 0 {
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EINPROGRESS) {
+                return Err(e);
+            }
+            wait_connected(&stream, timeout)?;
         }
-        wait_connected(&stream, timeout)?;
+        stream.set_nonblocking(false)
+    })();
+    match connected {
+        Ok(()) => Ok((stream, ticket)),
+        Err(e) => {
+            ticket.close_with(|| drop(stream));
+            Err(e)
+        }
     }
-    stream.set_nonblocking(false)?;
-    Ok((stream, ticket))
 }
 
 /// Waits for a non-blocking connect to finish, within `timeout`, seeing a cancel.
@@ -341,12 +351,11 @@ fn wait_connected(stream: &TcpStream, timeout: Option<Duration>) -> io::Result<(
 }
 
 #[cfg(unix)]
-fn set_cloexec(stream: &TcpStream) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: plain fcntl calls on a descriptor the stream owns.
+pub(crate) fn set_cloexec(socket: &impl std::os::fd::AsRawFd) -> io::Result<()> {
+    // SAFETY: plain fcntl calls on a descriptor the socket owns.
     unsafe {
-        let flags = libc::fcntl(stream.as_raw_fd(), libc::F_GETFD);
-        if flags < 0 || libc::fcntl(stream.as_raw_fd(), libc::F_SETFD, flags | libc::FD_CLOEXEC) < 0
+        let flags = libc::fcntl(socket.as_raw_fd(), libc::F_GETFD);
+        if flags < 0 || libc::fcntl(socket.as_raw_fd(), libc::F_SETFD, flags | libc::FD_CLOEXEC) < 0
         {
             return Err(io::Error::last_os_error());
         }
@@ -392,7 +401,7 @@ fn socket_address(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t
 
 /// Elsewhere: std's connect (no fork to guard against; a cancel is seen once it returns).
 #[cfg(not(unix))]
-fn connect_one(
+pub(crate) fn connect_one(
     addr: &SocketAddr,
     timeout: Option<Duration>,
 ) -> io::Result<(TcpStream, SocketTicket)> {

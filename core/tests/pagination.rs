@@ -5,7 +5,7 @@ mod common;
 use std::collections::HashSet;
 
 use common::*;
-use roomchat::{CreateUser, DeactivateUser, ErrorKind, ListUsers};
+use roomchat::{CancelToken, CreateUser, DeactivateUser, ErrorKind, ListUsers};
 use roomchat_emulator::FaultAction;
 
 #[test]
@@ -99,7 +99,7 @@ fn copes_with_users_added_and_removed_while_it_runs() {
 }
 
 #[test]
-fn yields_an_error_then_resumes() {
+fn an_error_ends_nothing_the_next_step_fetches_the_page_again() {
     let emu = emulator_with("paginate_error", |c| c.seed_users = 30);
     let client = builder(&emu).max_retries(0).build().unwrap();
     let mut users = client.users_with_page_size(10);
@@ -109,37 +109,66 @@ fn yields_an_error_then_resumes() {
     emu.add_fault(once("GET", USERS, FaultAction::NotJson));
     let error = users.next().unwrap().unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Decode);
-    assert!(users.next().is_none(), "ends after the error");
-    users.resume();
     assert_eq!(
         users.map(Result::unwrap).count(),
         20,
-        "resumes with the page that failed"
+        "the next step fetched the page that failed"
     );
 
+    let mut pages = client.user_pages(10);
+    pages.next().unwrap().unwrap();
+    emu.add_fault(once("GET", USERS, FaultAction::NotJson));
+    assert_eq!(pages.next().unwrap().unwrap_err().kind(), ErrorKind::Decode);
+    assert_eq!(pages.next_skip(), 10);
+    let skips: Vec<_> = pages.map(|p| p.unwrap().skip).collect();
+    assert_eq!(skips, [10, 20]);
+
+    // A page size no retry can mend: its validation error is yielded once, then
+    // the iteration ends (a `.flatten()` over it ends instead of spinning).
     let mut bad = client.users_with_page_size(0);
     assert_eq!(
         bad.next().unwrap().unwrap_err().kind(),
         ErrorKind::Validation
     );
     assert!(bad.next().is_none());
+    assert_eq!(client.users_with_page_size(201).flatten().count(), 0);
 }
 
 #[test]
-fn a_resume_handle_resumes_only_an_error_already_seen() {
-    let emu = emulator_with("paginate_resume_handle", |c| c.seed_users = 30);
+fn a_cancelled_step_cancels_that_step_only() {
+    let emu = emulator_with("paginate_cancel", |c| c.seed_users = 30);
     let client = builder(&emu).max_retries(0).build().unwrap();
     let mut users = client.users_with_page_size(10);
-    let handle = users.resume_handle();
+    let mut pages = client.user_pages(10);
+    let token = CancelToken::new();
+    token.cancel();
     for _ in 0..10 {
         users.next().unwrap().unwrap();
     }
-    // Asked for before the error it would clear: dropped when the error comes.
-    handle.resume();
-    emu.add_fault(once("GET", USERS, FaultAction::NotJson));
-    assert_eq!(users.next().unwrap().unwrap_err().kind(), ErrorKind::Decode);
-    assert!(users.next().is_none(), "ends after the error");
-    // From another thread, with no access to the iterator.
-    std::thread::spawn(move || handle.resume()).join().unwrap();
-    assert_eq!(users.map(Result::unwrap).count(), 20);
+    pages.next().unwrap().unwrap();
+    let before = arrivals(&emu, "GET", USERS);
+    assert_eq!(
+        users.next_with_cancel(&token).unwrap().unwrap_err().kind(),
+        ErrorKind::Cancelled
+    );
+    assert_eq!(
+        pages.next_with_cancel(&token).unwrap().unwrap_err().kind(),
+        ErrorKind::Cancelled
+    );
+    assert_eq!(arrivals(&emu, "GET", USERS), before, "nothing was sent");
+    // A fresh token per step, as the bindings' async iterators use.
+    let fresh = CancelToken::new();
+    assert_eq!(
+        users
+            .next_with_cancel(&fresh)
+            .unwrap()
+            .unwrap()
+            .username
+            .as_deref(),
+        Some("seed-user-11")
+    );
+    assert_eq!(users.map(Result::unwrap).count(), 19);
+    assert_eq!(pages.next_with_cancel(&fresh).unwrap().unwrap().skip, 10);
+    assert_eq!(pages.next().unwrap().unwrap().skip, 20);
+    assert!(pages.next().is_none());
 }

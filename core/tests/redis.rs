@@ -782,3 +782,206 @@ fn a_rediss_budget_trusts_what_the_client_trusts() {
     let _ = server.wait();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// What a descriptor names (`st_dev`, `st_ino`), or `None` when it is not open.
+fn names(fd: i32) -> Option<(u64, u64)> {
+    // SAFETY: fstat writes into a zeroed stat.
+    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+    (unsafe { libc::fstat(fd, &mut stat) } == 0).then_some((stat.st_dev, stat.st_ino))
+}
+
+/// The descriptors of this process that are sockets connected to Redis at
+/// `port` (TCP) or at the unix socket `path`, leaving out `apart`.
+fn redis_sockets(port: u16, path: &std::path::Path, apart: &[i32]) -> Vec<i32> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc/self/fd").unwrap().flatten() {
+        let Some(fd) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
+            continue;
+        };
+        if apart.contains(&fd) {
+            continue;
+        }
+        // SAFETY: getpeername writes at most `len` bytes into a zeroed sockaddr_storage.
+        let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+        let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+        let got = unsafe {
+            libc::getpeername(
+                fd,
+                (&mut storage as *mut libc::sockaddr_storage).cast(),
+                &mut len,
+            )
+        };
+        if got != 0 {
+            continue;
+        }
+        let to_redis = match i32::from(storage.ss_family) {
+            // SAFETY: the family says which address this is.
+            libc::AF_INET => {
+                let sin = unsafe { &*(&storage as *const _ as *const libc::sockaddr_in) };
+                u16::from_be(sin.sin_port) == port
+            }
+            libc::AF_UNIX => {
+                // SAFETY: as above.
+                let sun = unsafe { &*(&storage as *const _ as *const libc::sockaddr_un) };
+                let bytes: Vec<u8> = sun.sun_path.iter().map(|&c| c as u8).collect();
+                let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+                &bytes[..end] == path.as_os_str().as_bytes()
+            }
+            _ => false,
+        };
+        if to_redis {
+            found.push(fd);
+        }
+    }
+    found
+}
+
+/// The library never touches a descriptor it did not make: while an
+/// application thread opens connections of its own to the same Redis (unix
+/// socket and TCP), many budgets connect; a forked child finds every one of
+/// the application's descriptors where it was, and none of the budgets' Redis
+/// sockets still shared with the parent. (The budget once took the first new
+/// descriptor whose peer looked like Redis for its own, and the child's
+/// `/dev/null` went over the application's sockets.)
+#[test]
+fn a_fork_leaves_the_applications_own_sockets_alone() {
+    use std::os::fd::AsRawFd;
+    use std::sync::atomic::AtomicBool;
+
+    let emu = emulator_limited("redis-fork-fds", 100_000, Duration::from_secs(60));
+    emu.seed_users(1);
+    let socket =
+        std::env::temp_dir().join(format!("roomchat-fork-fds-{}.sock", std::process::id()));
+    let redis = RedisServer::start_with_socket(socket.clone());
+    const LINKS: usize = 40;
+    // Budgets whose settings differ are links of their own: each connects once.
+    let clients: Vec<Client> = (0..2 * LINKS)
+        .map(|i| {
+            let url = if i % 2 == 0 {
+                format!("redis+unix://{}", socket.display())
+            } else {
+                redis.url()
+            };
+            let budget = RedisBudget::new(url)
+                .on_error(OnRedisError::FailClosed)
+                .connect_timeout(Duration::from_millis(1000 + i as u64));
+            builder(&emu).redis_budget(budget).build().unwrap()
+        })
+        .collect();
+
+    // The application: its own connections to the same Redis, opened while the budgets connect.
+    let stop = Arc::new(AtomicBool::new(false));
+    let opened = Arc::new(AtomicUsize::new(0));
+    let application = {
+        let (stop, opened, socket, port) =
+            (stop.clone(), opened.clone(), socket.clone(), redis.port);
+        thread::spawn(move || {
+            let mut unix = Vec::new();
+            let mut tcp = Vec::new();
+            while !stop.load(Ordering::Relaxed) && unix.len() < 2000 {
+                unix.push(std::os::unix::net::UnixStream::connect(&socket).unwrap());
+                tcp.push(std::net::TcpStream::connect(("127.0.0.1", port)).unwrap());
+                opened.fetch_add(2, Ordering::Relaxed);
+                thread::sleep(Duration::from_micros(50));
+            }
+            (unix, tcp)
+        })
+    };
+    while opened.load(Ordering::Relaxed) < 20 {
+        thread::yield_now();
+    }
+    thread::scope(|scope| {
+        for share in clients.chunks(clients.len() / 4) {
+            scope.spawn(move || {
+                for client in share {
+                    client.list_users(&ListUsers::page(1, 0)).unwrap();
+                }
+            });
+        }
+    });
+    stop.store(true, Ordering::Relaxed);
+    let (unix, tcp) = application.join().unwrap();
+    let mine: Vec<i32> = unix
+        .iter()
+        .map(|s| s.as_raw_fd())
+        .chain(tcp.iter().map(|s| s.as_raw_fd()))
+        .collect();
+    let before: Vec<Option<(u64, u64)>> = mine.iter().map(|&fd| names(fd)).collect();
+    assert!(before.iter().all(Option::is_some));
+    let budget_sockets = redis_sockets(redis.port, &socket, &mine).len();
+    assert!(
+        budget_sockets >= 2 * LINKS,
+        "{budget_sockets} budget sockets"
+    );
+
+    let child = fork_child(|| {
+        let moved = mine
+            .iter()
+            .zip(&before)
+            .filter(|(&fd, was)| names(fd) != **was)
+            .count();
+        let shared = redis_sockets(redis.port, &socket, &mine).len();
+        // The exit code: how many of the application's descriptors moved, +100 when Redis sockets are shared.
+        (moved.min(99) + if shared > 0 { 100 } else { 0 }) as i32
+    });
+    let code = wait_child(child, Duration::from_secs(30));
+    println!(
+        "fork: {} application sockets opened while {} budgets connected; the child's verdict {code:?} (0: all in place, none of Redis's shared)",
+        mine.len(),
+        clients.len()
+    );
+    assert_eq!(
+        code,
+        Some(0),
+        "the child found (code % 100) of the application's descriptors moved, and (code >= 100) budget sockets of the parent's"
+    );
+    drop((unix, tcp));
+    let _ = std::fs::remove_file(&socket);
+}
+
+/// The budget's own connection speaks every form of Redis URL: TCP and unix
+/// socket, a password with and without a user, a database, RESP2 and RESP3.
+#[test]
+fn every_redis_url_form_connects() {
+    let emu = emulator_limited("redis-url-connect", 100_000, Duration::from_secs(60));
+    emu.seed_users(1);
+    let password = "p4ss-of-the-url-forms";
+    let socket =
+        std::env::temp_dir().join(format!("roomchat-url-forms-{}.sock", std::process::id()));
+    let redis = RedisServer::start_with(Some(password), Some(socket.clone()));
+    let (port, socket_path) = (redis.port, socket.display());
+    for (db, url) in [
+        (1, format!("redis://:{password}@127.0.0.1:{port}/1")),
+        (
+            2,
+            format!("redis://default:{password}@127.0.0.1:{port}/2?protocol=resp3"),
+        ),
+        (
+            3,
+            format!("redis+unix://{socket_path}?pass={password}&db=3"),
+        ),
+        (
+            4,
+            format!("unix://{socket_path}?user=default&pass={password}&db=4&protocol=resp3"),
+        ),
+    ] {
+        let client = builder(&emu)
+            .redis_budget(RedisBudget::new(&url).on_error(OnRedisError::FailClosed))
+            .build()
+            .unwrap();
+        client.list_users(&ListUsers::page(1, 0)).unwrap();
+        let state = client.rate_limit_state();
+        assert_eq!(
+            (state.backend, state.degraded, state.used),
+            (BudgetBackend::Redis, false, 1),
+            "db {db}"
+        );
+        let keyspace = redis.bulk_reply(&["INFO", "keyspace"]).unwrap();
+        assert!(
+            keyspace.contains(&format!("db{db}:keys=1")),
+            "db {db}: {keyspace}"
+        );
+    }
+    let _ = std::fs::remove_file(&socket);
+}

@@ -3,6 +3,7 @@
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::{Emulator, EmulatorConfig, RateLimit};
@@ -27,6 +28,62 @@ pub fn unthrottled_emulator(seed_users: usize) -> Emulator {
         ..EmulatorConfig::default()
     })
     .expect("the benchmark's emulator starts")
+}
+
+/// A busy CPU for a benchmark's loaded round: `scripts/bench/cpu-load.sh` (the
+/// one implementation every language's benchmarks use) as a child, one
+/// busy-loop process per core at normal priority, as on a production server.
+/// Dropping it (the round's end, a panic) closes the script's stdin, which
+/// kills the loops; so does this process's end, however it ends, and the
+/// script bounds them to 15 minutes besides. Needs the repository's scripts
+/// (the path is this crate's manifest directory's `../scripts`).
+#[derive(Debug)]
+pub struct CpuLoad {
+    child: Child,
+    processes: usize,
+}
+
+impl CpuLoad {
+    /// Starts the load and waits until its processes run.
+    pub fn start() -> io::Result<CpuLoad> {
+        let processes = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/bench/cpu-load.sh");
+        let mut child = Command::new("bash")
+            .args([script, &processes.to_string(), "900"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()?;
+        let mut ready = String::new();
+        let stdout = child.stdout.take().expect("piped");
+        BufReader::new(stdout).read_line(&mut ready)?;
+        let load = CpuLoad { child, processes };
+        if !ready.starts_with("cpu-load:") {
+            return Err(io::Error::other(format!(
+                "{script} did not start: {ready:?}"
+            )));
+        }
+        Ok(load)
+    }
+
+    /// The label of the loaded round's figures: `loaded (N busy processes)`.
+    pub fn label(&self) -> String {
+        format!("loaded ({} busy processes)", self.processes)
+    }
+}
+
+impl Drop for CpuLoad {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `round` idle (its label `idle`), then again under a [`CpuLoad`] (its
+/// label `loaded (N busy processes)`) with `loaded_calls` instead of `calls`.
+pub fn idle_and_loaded(calls: usize, loaded_calls: usize, mut round: impl FnMut(&str, usize)) {
+    round("idle", calls);
+    let load = CpuLoad::start().expect("scripts/bench/cpu-load.sh starts");
+    round(&load.label(), loaded_calls);
 }
 
 /// The outcome of [`compare`].

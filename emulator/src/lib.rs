@@ -453,6 +453,24 @@ impl Emulator {
             .to_owned()
     }
 
+    /// Creates a bot from a JSON object (`name` and `webhookURL` required; the
+    /// other fields of create bot, checked as the service checks them) and
+    /// returns its record, `_id` included (same as `POST /_emulator/bots`).
+    ///
+    /// # Panics
+    /// When `bot` is not a valid bot (a missing field, a taken name): a test bug.
+    pub fn add_bot(&self, bot: Value) -> Value {
+        self.shared
+            .state()
+            .add_bot(&bot)
+            .unwrap_or_else(|e| panic!("add_bot: {e}"))
+    }
+
+    /// How many times every user of `room_id` was signed out (eject all users).
+    pub fn ejections(&self, room_id: &str) -> u64 {
+        self.shared.state().ejections(room_id)
+    }
+
     /// Every user, deactivated ones too, in creation order: the users listing's
     /// record plus `"active"` (same as `GET /_emulator/users`).
     pub fn users(&self) -> Vec<Value> {

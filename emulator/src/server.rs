@@ -392,8 +392,13 @@ fn route(
         Reactivate,
         ValidateAccessToken,
         InvalidateAccessToken,
+        EjectAllUsers(&'a str),
+        UpdateBot(&'a str),
     }
     let (endpoint, allowed) = match segs.as_slice() {
+        // Without the `/consumer` prefix, as the reference page prints it.
+        ["api", "v1", "chatRoom", room, "eject-all"] => (Endpoint::EjectAllUsers(room), "POST"),
+        ["consumer", "api", "v2", "bot", bot] => (Endpoint::UpdateBot(bot), "PUT"),
         ["consumer", "api", "v2", "users"] => (Endpoint::ListUsers, "GET"),
         ["consumer", "api", "v2", "user", "deactivate"] => (Endpoint::Deactivate, "DELETE"),
         ["consumer", "api", "v2", "room" | "chatroom", room, "conversation", conv, "messages"] => {
@@ -485,6 +490,11 @@ fn route(
                 Ok(v) => state.invalidate_access_token(&v),
                 Err(a) => a,
             }),
+            Endpoint::EjectAllUsers(room) => Err(state.eject_all_users(room)),
+            Endpoint::UpdateBot(bot) => Err(match json_body() {
+                Ok(v) => state.update_bot(bot, &v),
+                Err(a) => a,
+            }),
         }
     };
     let mut response = match answer {
@@ -516,7 +526,7 @@ fn method_not_allowed(allow: &'static str) -> Response<Body> {
 /// The methods of each admin endpoint, as the `Allow` header lists them.
 fn admin_allow(path: &str) -> Option<&'static str> {
     Some(match path {
-        "/reset" | "/users/seed" | "/rooms" | "/conversations" => "POST",
+        "/reset" | "/users/seed" | "/rooms" | "/conversations" | "/bots" => "POST",
         "/users" => "GET",
         "/config" => "GET, PUT",
         "/gate" | "/faults" => "POST, DELETE",
@@ -598,6 +608,10 @@ fn admin(shared: &Shared, method: &Method, path: &str, body: &[u8]) -> Answer {
         },
         ("POST", "/rooms") => match state.create_room(&spec) {
             Ok(room) => (200, room),
+            Err(e) => bad(e),
+        },
+        ("POST", "/bots") => match state.add_bot(&spec) {
+            Ok(bot) => (200, bot),
             Err(e) => bad(e),
         },
         ("POST", "/conversations") => match state.add_conversation(&spec) {

@@ -168,6 +168,10 @@ pub(crate) struct State {
     active_indices: Vec<usize>,
     rooms: Vec<Value>,
     conversations: HashMap<(String, String), Vec<Value>>,
+    /// Bots, in creation order.
+    bots: Vec<Value>,
+    /// How many times each room's users were all signed out (eject-all).
+    ejections: HashMap<String, u64>,
     pub faults: Vec<FaultRule>,
     next_fault_id: u64,
     pub journal: Journal,
@@ -217,6 +221,8 @@ impl State {
             active_indices: Vec::new(),
             rooms: Vec::new(),
             conversations: HashMap::new(),
+            bots: Vec::new(),
+            ejections: HashMap::new(),
             faults: Vec::new(),
             next_fault_id: 1,
             journal: Journal::new(journal_capacity),
@@ -855,6 +861,114 @@ impl State {
         Ok(json!({"conversationId": conversation_id, "messages": all}))
     }
 
+    // ---- rooms: eject all ---------------------------------------------------
+
+    /// POST /api/v1/chatRoom/:roomId/eject-all: signs every user out of the room
+    /// (the emulator counts it: `ejections` in the room record of the admin API).
+    pub fn eject_all_users(&mut self, room_id: &str) -> Answer {
+        if !self.rooms.iter().any(|r| r["roomId"] == room_id) {
+            return (404, json!({"message": "invalid chatroom id"}));
+        }
+        *self.ejections.entry(room_id.to_owned()).or_default() += 1;
+        (200, json!({"success": true}))
+    }
+
+    /// How many times `room_id`'s users were all signed out.
+    pub fn ejections(&self, room_id: &str) -> u64 {
+        self.ejections.get(room_id).copied().unwrap_or(0)
+    }
+
+    // ---- bots ------------------------------------------------------------------
+
+    /// A bot made from `spec` (admin API): the fields create bot takes, checked
+    /// as the service checks them; `_id`, `customer` and `created` added.
+    pub fn add_bot(&mut self, spec: &Value) -> Result<Value, String> {
+        let Some(fields) = spec.as_object() else {
+            return Err("a bot should be a JSON object".into());
+        };
+        for required in ["name", "webhookURL"] {
+            if !fields.get(required).is_some_and(Value::is_string) {
+                return Err(format!("{required} (string) is required"));
+            }
+        }
+        let id = match fields.get("_id") {
+            None => self.new_id(),
+            Some(Value::String(id))
+                if !id.is_empty() && !self.bots.iter().any(|b| b["_id"] == *id) =>
+            {
+                id.clone()
+            }
+            Some(_) => return Err("_id should be a new, non-empty string".into()),
+        };
+        let fields = &fields
+            .iter()
+            .filter(|(k, _)| *k != "_id")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect::<Map<String, Value>>();
+        let mut bot = json!({
+            "_id": id,
+            "description": "",
+            "trigger": "mention",
+            "messageVisibility": "public",
+            "isAllowedInAllChatRooms": false,
+            "messageHistoryLimit": 0,
+            "metadata": "",
+            "enabled": true,
+            "customer": "emulated-customer",
+            "created": iso8601(SystemTime::now()),
+        });
+        let record = bot.as_object_mut().expect("an object");
+        if let Err((_, answer)) = bot_fields_check(fields, record) {
+            return Err(answer["message"]
+                .as_str()
+                .unwrap_or("invalid bot")
+                .to_owned());
+        }
+        let name = &fields["name"];
+        if self.bots.iter().any(|b| b["name"] == *name) {
+            return Err(format!("a bot named {name} exists"));
+        }
+        for (k, v) in fields {
+            record.insert(k.clone(), v.clone());
+        }
+        self.bots.push(bot.clone());
+        Ok(bot)
+    }
+
+    /// PUT /consumer/api/v2/bot/:botId: any of create bot's fields; the same
+    /// trigger/visibility rule; names unique in the account.
+    pub fn update_bot(&mut self, bot_id: &str, body: &Value) -> Answer {
+        let Some(index) = self.bots.iter().position(|b| b["_id"] == bot_id) else {
+            return bot_not_found();
+        };
+        let Some(fields) = body.as_object() else {
+            return invalid_bot_request("the body should be a JSON object".into());
+        };
+        let mut updated = self.bots[index].clone();
+        let record = updated.as_object_mut().expect("an object");
+        if let Err(answer) = bot_fields_check(fields, record) {
+            return answer;
+        }
+        if let Some(name) = fields.get("name") {
+            if self
+                .bots
+                .iter()
+                .enumerate()
+                .any(|(i, b)| i != index && b["name"] == *name)
+            {
+                return (
+                    400,
+                    json!({"success": false, "message": format!("a bot named {name} already exists")}),
+                );
+            }
+        }
+        for (k, v) in fields {
+            record.insert(k.clone(), v.clone());
+        }
+        self.bots[index] = updated.clone();
+        (200, json!({"success": true, "bot": updated}))
+    }
+
     /// Every user, deactivated ones too, in creation order: the listing record
     /// plus `"active"` (GET /_emulator/users).
     pub fn all_users(&self) -> Vec<Value> {
@@ -871,6 +985,63 @@ impl State {
 }
 
 /// Where the account stands against its rate limit after an admitted arrival.
+/// An unknown bot: a 401 that is not an authentication failure (the service's own answer).
+fn bot_not_found() -> Answer {
+    (
+        401,
+        json!({"success": false, "message": "bot not found, or customer does not have permission to modify the bot"}),
+    )
+}
+
+fn invalid_bot_request(details: String) -> Answer {
+    (
+        400,
+        json!({"success": false, "message": "invalid request", "error": details}),
+    )
+}
+
+/// Checks bot `fields` (of create or update) against the service's rules, the
+/// result of applying them to `current` included (the trigger/visibility rule).
+fn bot_fields_check(
+    fields: &Map<String, Value>,
+    current: &Map<String, Value>,
+) -> Result<(), Answer> {
+    for (name, value) in fields {
+        let ok = match name.as_str() {
+            "name" => value
+                .as_str()
+                .is_some_and(|s| !s.is_empty() && s.chars().count() <= 100),
+            "webhookURL" => value
+                .as_str()
+                .is_some_and(|s| s.starts_with("https://") || s.starts_with("http://")),
+            "description" => value.as_str().is_some_and(|s| s.chars().count() <= 1000),
+            "trigger" => matches!(value.as_str(), Some("message" | "mention")),
+            "messageVisibility" => matches!(value.as_str(), Some("public" | "private")),
+            "isAllowedInAllChatRooms" | "enabled" => value.is_boolean(),
+            "messageHistoryLimit" => value.as_u64().is_some_and(|n| n <= 100),
+            "metadata" => value.as_str().is_some_and(|s| s.chars().count() <= 10_000),
+            _ => return Err(invalid_bot_request(format!("\"{name}\" is not allowed"))),
+        };
+        if !ok {
+            return Err(invalid_bot_request(format!("\"{name}\" is not valid")));
+        }
+    }
+    let effective = |name: &str| {
+        fields
+            .get(name)
+            .or_else(|| current.get(name))
+            .and_then(Value::as_str)
+    };
+    if effective("trigger") == Some("message") && effective("messageVisibility") == Some("private")
+    {
+        return Err((
+            400,
+            json!({"success": false, "message": "Error: Bots cannot be configured to trigger on every message when message visibility is set to private. Please change the trigger to mention or the message visibility to public."}),
+        ));
+    }
+    Ok(())
+}
+
 pub struct RateStatus {
     pub limit: u32,
     pub remaining: u32,

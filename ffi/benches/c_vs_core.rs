@@ -2,6 +2,8 @@
 //! called as C would: options, client handle, out-pointers, page accessors,
 //! frees) and through the core client directly, against the embedded emulator,
 //! alternating in rounds. Prints both and the ratio C/core (goal: at most 1.05).
+//! Idle, then loaded: one busy-loop process per core beside it
+//! (`scripts/bench/cpu-load.sh`), a quarter of the calls.
 //!
 //! `cargo bench -p roomchat-ffi --bench c_vs_core` (`ROOMCHAT_BENCH_N` sets N, default 4000).
 
@@ -92,12 +94,15 @@ fn main() {
         assert!(names > 0);
         roomchat_user_page_free(page);
     };
-    let comparison = roomchat_emulator::bench::compare(n, 20, &via_c, &via_core);
-    comparison.print(
-        "list_users against the embedded emulator",
-        "C API",
-        "core",
-        1.05,
-    );
+    // Idle, then with one busy-loop process per core beside it (a quarter of the calls).
+    roomchat_emulator::bench::idle_and_loaded(n, (n / 4).max(200), |label, n| {
+        let comparison = roomchat_emulator::bench::compare(n, 20, &via_c, &via_core);
+        comparison.print(
+            &format!("list_users against the embedded emulator, {label},"),
+            "C API",
+            "core",
+            1.05,
+        );
+    });
     roomchat_client_free(c_client);
 }

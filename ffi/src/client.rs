@@ -108,7 +108,8 @@ pub struct roomchat_client_options {
     ca_pem: Option<String>,
     /// The failure of each setter whose last call was invalid, by setter, oldest first.
     errors: Vec<(&'static str, Failure)>,
-    /// Set by `roomchat_client_options_set_log_callback` (its last call counts).
+    /// Set by `roomchat_client_options_set_log_callback[_with_destroy]` (the last call
+    /// counts); shared with every client, view and iterator made from the options.
     log: Option<Arc<dyn Observer>>,
 }
 
@@ -159,6 +160,8 @@ pub extern "C" fn roomchat_client_options_new(
 }
 
 /// Frees client settings. `roomchat_client_options_free(NULL)` does nothing.
+/// When they held the last hold of their log callback, its destroy notifier runs
+/// now, on this thread (see `roomchat_client_options_set_log_callback_with_destroy`).
 #[no_mangle]
 pub extern "C" fn roomchat_client_options_free(options: *mut roomchat_client_options) {
     free_box(options)
@@ -575,7 +578,10 @@ pub extern "C" fn roomchat_client_new(
     })
 }
 
-/// Frees a client. `roomchat_client_free(NULL)` does nothing. No call on it may be running.
+/// Frees a client (or a view). `roomchat_client_free(NULL)` does nothing. No call on it
+/// may be running. When it held the last hold of its log callback, the callback's
+/// destroy notifier runs now, on this thread (see
+/// `roomchat_client_options_set_log_callback_with_destroy`).
 #[no_mangle]
 pub extern "C" fn roomchat_client_free(client: *mut roomchat_client) {
     free_box(client)

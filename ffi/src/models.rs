@@ -219,8 +219,8 @@ pub struct roomchat_users_iter {
 
 /// Fetches the next user (a page at a time, lazily). On `ROOMCHAT_RESULT_OK`
 /// writes an owned user to `*user_out` (free with `roomchat_user_free`); returns
-/// `ROOMCHAT_RESULT_ITERATION_DONE` at the end. After an error the iteration
-/// ends; `roomchat_users_iter_resume` lets it retry the failed page.
+/// `ROOMCHAT_RESULT_ITERATION_DONE` at the end, never after an error: the
+/// next call after an error fetches the failed page again.
 #[no_mangle]
 pub extern "C" fn roomchat_users_iter_next(
     iter: *mut roomchat_users_iter,
@@ -245,16 +245,19 @@ pub extern "C" fn roomchat_users_iter_next(
     }
 }
 
-/// After an error, lets the iteration go on with the page that failed.
+/// Does nothing (but check `iter`): the next call after an error retries the
+/// failed page by itself. Kept for code written when an error ended the iteration.
 #[no_mangle]
 pub extern "C" fn roomchat_users_iter_resume(iter: *mut roomchat_users_iter) -> roomchat_result {
     guard(ptr::null_mut(), || {
-        mut_arg(iter, "iter")?.users.resume();
+        mut_arg(iter, "iter")?;
         Ok(())
     })
 }
 
-/// Frees an iterator. NULL does nothing.
+/// Frees an iterator. NULL does nothing. When it held the last hold of a log
+/// callback, the callback's destroy notifier runs now, on this thread (see
+/// `roomchat_client_options_set_log_callback_with_destroy`).
 #[no_mangle]
 pub extern "C" fn roomchat_users_iter_free(iter: *mut roomchat_users_iter) {
     free_box(iter)

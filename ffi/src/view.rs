@@ -297,25 +297,53 @@ pub enum roomchat_log_level {
 enum_from_u32!(roomchat_log_level { Debug, Warning });
 
 /// Receives a client's log lines: `user_data` as given to
-/// `roomchat_client_options_set_log_callback`, the line's level, and the line
+/// `roomchat_client_options_set_log_callback_with_destroy` (or
+/// `roomchat_client_options_set_log_callback`), the line's level, and the line
 /// (NUL-terminated, e.g. `GET /consumer/api/v2/users?auth=REDACTED -> 200
 /// (attempt 1, 0.412 ms)`; the key never appears in it), valid only during the
-/// call. Called on the thread making the client call, possibly on several
-/// threads at once: it must be thread-safe, quick, and must not call the same
-/// client.
+/// call. Called on the thread making the client call (an iterator's step
+/// included), possibly on several threads at once: it must be thread-safe,
+/// quick, and must not call the same client. It is never called once its
+/// destroy notifier has run.
 #[allow(non_camel_case_types)]
 pub type roomchat_log_callback =
     Option<extern "C" fn(user_data: *mut c_void, level: roomchat_log_level, line: *const c_char)>;
 
-/// The callback and its data, as an observer of core's events.
+/// Releases `user_data` once the library no longer holds it (the contract of
+/// GLib's `GDestroyNotify`): see `roomchat_client_options_set_log_callback_with_destroy`
+/// for exactly when. Called exactly once, on whichever thread lets go of the
+/// library's last hold, so it must be callable from any thread; it must not
+/// unwind (a C++ exception, `longjmp`) out of the call.
+#[allow(non_camel_case_types)]
+pub type roomchat_destroy_notify = Option<extern "C" fn(user_data: *mut c_void)>;
+
+/// `user_data` and its destroy notifier: dropping it (exactly once, as Rust
+/// ownership guarantees) hands `user_data` to the notifier.
+struct UserData {
+    pointer: *mut c_void,
+    destroy: roomchat_destroy_notify,
+}
+
+impl Drop for UserData {
+    fn drop(&mut self) {
+        // `take` keeps a second call impossible even if this were ever reached twice.
+        if let Some(destroy) = self.destroy.take() {
+            destroy(self.pointer);
+        }
+    }
+}
+
+/// The callback and its data, as an observer of core's events. Shared (in an
+/// `Arc`) by the options and every client, view and iterator made from them;
+/// the last of them to go drops it, and with it `data`.
 struct LogCallback {
     callback: extern "C" fn(*mut c_void, roomchat_log_level, *const c_char),
-    user_data: *mut c_void,
+    data: UserData,
     lowest: Level,
 }
 
-// SAFETY: the caller promises (documented) that the callback may be called from
-// any thread with this `user_data`.
+// SAFETY: the caller promises (documented) that the callback may be called, and
+// the destroy notifier called, from any thread with this `user_data`.
 unsafe impl Send for LogCallback {}
 // SAFETY: as above: concurrent calls are the callback's to handle.
 unsafe impl Sync for LogCallback {}
@@ -333,7 +361,7 @@ impl Observer for LogCallback {
         let line = c_string(event.message());
         // A panic must not unwind into C, nor a C callback's failure into core.
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            (self.callback)(self.user_data, level, line.as_ptr())
+            (self.callback)(self.data.pointer, level, line.as_ptr())
         }));
     }
 }
@@ -344,7 +372,14 @@ impl Observer for LogCallback {
 /// with `user_data` (see `roomchat_log_callback`). NULL `callback` turns it off.
 /// Without a callback, the environment variable `ROOMCHAT_LOG=debug|info|warn`
 /// prints the lines to standard error (`[roomchat] DEBUG: …`). `user_data`
-/// stays the caller's and must outlive every client made from these options.
+/// stays the caller's (this is
+/// `roomchat_client_options_set_log_callback_with_destroy` with a NULL
+/// `destroy`): the callback may be called until the last client, view
+/// (`roomchat_client_with_options`) and iterator (`roomchat_client_users_iter`)
+/// made from these options is freed, in whatever order (an iterator or a view
+/// outlives its client's `roomchat_client_free`), so `user_data` must stay
+/// valid until all of them are freed. When that moment is hard to know, use
+/// `roomchat_client_options_set_log_callback_with_destroy`, which tells you.
 #[no_mangle]
 pub extern "C" fn roomchat_client_options_set_log_callback(
     options: *mut roomchat_client_options,
@@ -352,7 +387,52 @@ pub extern "C" fn roomchat_client_options_set_log_callback(
     user_data: *mut c_void,
     lowest_level: u32,
 ) -> roomchat_result {
-    guard(ptr::null_mut(), || {
+    roomchat_client_options_set_log_callback_with_destroy(
+        options,
+        callback,
+        user_data,
+        lowest_level,
+        None,
+    )
+}
+
+/// `roomchat_client_options_set_log_callback` with the library owning
+/// `user_data`: it calls `destroy(user_data)` (NULL `destroy`: nothing to call)
+/// exactly once, when it no longer holds the callback, and never calls
+/// `callback` after that. **When**: once the options and every client, view
+/// (`roomchat_client_with_options`) and iterator (`roomchat_client_users_iter`)
+/// made from them are gone, in any order: inside whichever of
+/// `roomchat_client_options_free`, `roomchat_client_free` and
+/// `roomchat_users_iter_free` comes last (or inside the setter call that
+/// replaces the callback, see below). **Where**: on the thread making that
+/// call, so `destroy` must be callable from any thread. It may free
+/// `user_data` and whatever the callback uses; it must not call into the
+/// object being freed. **Exactly once** for every call given a `destroy`,
+/// whatever the call returns: options never used to build a client run it
+/// when they are freed; a call whose callback the options do not keep runs it
+/// before returning: NULL `callback` (which turns logging off), a
+/// `lowest_level` that is not a `roomchat_log_level` (recorded for
+/// `roomchat_client_new`; the previous callback stays), NULL `options`
+/// (`ROOMCHAT_RESULT_INVALID_ARGUMENT`). **Set twice**: a later call of either
+/// setter replaces the callback, and the replaced one's `destroy` runs during
+/// that call if no client, view or iterator holds it, else when the last of
+/// them is freed.
+#[no_mangle]
+pub extern "C" fn roomchat_client_options_set_log_callback_with_destroy(
+    options: *mut roomchat_client_options,
+    callback: roomchat_log_callback,
+    user_data: *mut c_void,
+    lowest_level: u32,
+    destroy: roomchat_destroy_notify,
+) -> roomchat_result {
+    // Owned before anything can fail or panic: wherever `data` is dropped (kept
+    // by the options, or dropped by an early return or an unwinding panic inside
+    // `guard`), `destroy` runs exactly once.
+    let data = UserData {
+        pointer: user_data,
+        destroy,
+    };
+    guard(ptr::null_mut(), move || {
         let options = mut_arg(options, "options")?;
         let outcome = enum_arg(
             lowest_level,
@@ -368,7 +448,7 @@ pub extern "C" fn roomchat_client_options_set_log_callback(
             options.set_log(callback.map(|callback| {
                 Arc::new(LogCallback {
                     callback,
-                    user_data,
+                    data,
                     lowest,
                 }) as Arc<dyn Observer>
             }));
@@ -376,4 +456,66 @@ pub extern "C" fn roomchat_client_options_set_log_callback(
         options.record("log_callback", outcome);
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::{
+        roomchat_client_free, roomchat_client_new, roomchat_client_options_free,
+        roomchat_client_options_new, roomchat_client_options_set_base_url,
+    };
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    use std::thread::{self, ThreadId};
+
+    /// What the notifier saw: its calls and the thread of the last.
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    static THREAD: Mutex<Option<ThreadId>> = Mutex::new(None);
+
+    extern "C" fn count_destroy(user_data: *mut c_void) {
+        assert_eq!(user_data as usize, 0x5eed);
+        CALLS.fetch_add(1, Ordering::SeqCst);
+        *THREAD.lock().unwrap() = Some(thread::current().id());
+    }
+
+    extern "C" fn ignore_line(_: *mut c_void, _: roomchat_log_level, _: *const c_char) {}
+
+    #[test]
+    fn the_last_holder_runs_the_notifier_once_on_its_own_thread() {
+        let mut options = ptr::null_mut();
+        let key = c"a-private-key";
+        assert_eq!(
+            roomchat_client_options_new(key.as_ptr(), &mut options, ptr::null_mut()),
+            roomchat_result::Ok
+        );
+        roomchat_client_options_set_base_url(options, c"http://127.0.0.1:9".as_ptr());
+        assert_eq!(
+            roomchat_client_options_set_log_callback_with_destroy(
+                options,
+                Some(ignore_line),
+                0x5eed as *mut c_void,
+                0,
+                Some(count_destroy),
+            ),
+            roomchat_result::Ok
+        );
+        let mut client = ptr::null_mut();
+        assert_eq!(
+            roomchat_client_new(options, &mut client, ptr::null_mut()),
+            roomchat_result::Ok
+        );
+        roomchat_client_options_free(options);
+        assert_eq!(CALLS.load(Ordering::SeqCst), 0);
+        // The client, the last holder, freed on another thread: the notifier runs there.
+        let client = client as usize;
+        let freer = thread::spawn(move || {
+            roomchat_client_free(client as *mut roomchat_client);
+            thread::current().id()
+        })
+        .join()
+        .unwrap();
+        assert_eq!(CALLS.load(Ordering::SeqCst), 1);
+        assert_eq!(*THREAD.lock().unwrap(), Some(freer));
+    }
 }

@@ -95,7 +95,7 @@ check "requires-python is >=3.9" [ "$python_floor" = ">=3.9" ]
 check "bindings/python/README.md states CPython >= 3.9" grep -q 'CPython ≥ 3.9' bindings/python/README.md
 check "engines.node is >=18" [ "$node_floor" = ">=18" ]
 check "bindings/node/README.md states Node >= 18" grep -q 'Node.js ≥ 18' bindings/node/README.md
-check "README.md states the Rust MSRV $msrv" grep -q "Rust ≥ $msrv" README.md
+check "core/README.md states the Rust MSRV $msrv" grep -q "Rust ≥ $msrv" core/README.md
 
 [ "$failures" -eq 0 ] || { echo "versions: $failures of $checks checks failed" >&2; exit 1; }
 echo "versions: $checks checks: every crate, the Python and npm packages (the test kit's too) and this run's artefacts are $version (Rust >= $msrv, CPython $python_floor, Node $node_floor)"

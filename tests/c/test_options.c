@@ -1,8 +1,8 @@
 /*
  * Per-call options (roomchat_client_with_options), the answer beside the result
- * (the _with_response calls and roomchat_response_meta), the log callback,
- * ROOMCHAT_LOG and the User-Agent, against the emulator binary, under valgrind
- * (tests/c/run.sh).
+ * (the _with_response calls and roomchat_response_meta), the log callback and
+ * its destroy notifier, ROOMCHAT_LOG and the User-Agent, against the emulator
+ * binary, under valgrind (tests/c/run.sh).
  *
  * usage: test_options <path to roomchat-emulator>
  */
@@ -425,6 +425,144 @@ static void test_log_callback(void) {
   roomchat_client_free(client);
 }
 
+/* The destroy notifier's record: how often it ran, and the user_data of each run
+ * (as numbers: the notifier frees them). */
+static int destroy_calls = 0;
+static uintptr_t destroyed[8];
+
+static void on_destroy(void *user_data) {
+  if (destroy_calls < 8) destroyed[destroy_calls] = (uintptr_t)user_data;
+  destroy_calls++;
+  free(user_data);
+}
+
+/* Options for the emulator with a log callback into a fresh malloc'd `heard`
+ * owned by the library (freed by on_destroy); the `heard` goes to `*data_out`. */
+static roomchat_client_options *owned_log_options(heard **data_out) {
+  roomchat_client_options *options = NULL;
+  heard *data = (heard *)calloc(1, sizeof *data);
+  CHECK(roomchat_client_options_new(emu.private_key, &options, NULL) == ROOMCHAT_RESULT_OK);
+  roomchat_client_options_set_base_url(options, emu.base_url);
+  if (emu.ca_pem) roomchat_client_options_set_ca_pem(options, emu.ca_pem);
+  CHECK(roomchat_client_options_set_log_callback_with_destroy(options, on_log, data, ROOMCHAT_LOG_LEVEL_DEBUG,
+                                                              on_destroy) == ROOMCHAT_RESULT_OK);
+  *data_out = data;
+  return options;
+}
+
+/* The issue's case: an iterator and a view outlive their client's
+ * roomchat_client_free and still log; the notifier runs once, when the last of
+ * them is freed, and only then is user_data freed (valgrind: no invalid access). */
+static void test_log_destroy_after_iterator_and_view(void) {
+  heard *data = NULL;
+  roomchat_client_options *options = owned_log_options(&data);
+  roomchat_client *client = NULL, *view;
+  roomchat_users_iter *iter = NULL;
+  roomchat_user *user = NULL;
+  roomchat_user_page *page = NULL;
+  roomchat_result step;
+  int before;
+  destroy_calls = 0;
+  CHECK(roomchat_client_new(options, &client, NULL) == ROOMCHAT_RESULT_OK);
+  roomchat_client_options_free(options);
+  CHECK(destroy_calls == 0); /* the client holds the callback */
+  CHECK(roomchat_client_users_iter(client, 1, &iter, NULL) == ROOMCHAT_RESULT_OK);
+  view = make_view(client, 5000, 0);
+  roomchat_client_free(client);
+  CHECK(destroy_calls == 0);
+
+  /* The client is gone: the iterator's step and the view's call still log. */
+  before = data->count;
+  step = roomchat_users_iter_next(iter, &user, NULL);
+  CHECK(step == ROOMCHAT_RESULT_OK || step == ROOMCHAT_RESULT_ITERATION_DONE);
+  roomchat_user_free(user);
+  CHECK(data->count == before + 1 && data->count <= 8);
+  if (data->count >= 1 && data->count <= 8)
+    CHECK(starts_with(data->lines[data->count - 1], "GET " USERS_PATH "?auth=REDACTED&limit=1&skip=0 -> 200"));
+  CHECK(roomchat_client_list_users(view, 2, 0, &page, NULL) == ROOMCHAT_RESULT_OK);
+  roomchat_user_page_free(page);
+  CHECK(data->count == before + 2);
+  CHECK(destroy_calls == 0);
+
+  roomchat_users_iter_free(iter);
+  CHECK(destroy_calls == 0); /* the view still holds it */
+  roomchat_client_free(view);
+  CHECK(destroy_calls == 1 && destroyed[0] == (uintptr_t)data); /* and on_destroy freed it */
+}
+
+/* The notifier runs exactly once however the options end: freed unused, the
+ * callback replaced, turned off, refused. */
+static void test_log_destroy_runs_once(void) {
+  heard *first = NULL, *second = NULL, *off = (heard *)calloc(1, sizeof *off);
+  roomchat_client_options *options;
+  roomchat_client *client = NULL;
+  roomchat_error *err = NULL;
+
+  /* options never used to build a client: on roomchat_client_options_free */
+  destroy_calls = 0;
+  options = owned_log_options(&first);
+  CHECK(destroy_calls == 0);
+  roomchat_client_options_free(options);
+  CHECK(destroy_calls == 1 && destroyed[0] == (uintptr_t)first);
+
+  /* set twice: the first's notifier runs during the second call (nothing else held it) */
+  destroy_calls = 0;
+  options = owned_log_options(&first);
+  second = (heard *)calloc(1, sizeof *second);
+  CHECK(roomchat_client_options_set_log_callback_with_destroy(options, on_log, second, ROOMCHAT_LOG_LEVEL_WARNING,
+                                                              on_destroy) == ROOMCHAT_RESULT_OK);
+  CHECK(destroy_calls == 1 && destroyed[0] == (uintptr_t)first);
+  roomchat_client_options_free(options);
+  CHECK(destroy_calls == 2 && destroyed[1] == (uintptr_t)second);
+
+  /* set twice while a client holds the first: it lives on with that client */
+  destroy_calls = 0;
+  options = owned_log_options(&first);
+  CHECK(roomchat_client_new(options, &client, NULL) == ROOMCHAT_RESULT_OK);
+  second = (heard *)calloc(1, sizeof *second);
+  CHECK(roomchat_client_options_set_log_callback_with_destroy(options, on_log, second, ROOMCHAT_LOG_LEVEL_DEBUG,
+                                                              on_destroy) == ROOMCHAT_RESULT_OK);
+  CHECK(destroy_calls == 0);
+  roomchat_client_options_free(options);
+  CHECK(destroy_calls == 1 && destroyed[0] == (uintptr_t)second);
+  roomchat_client_free(client);
+  CHECK(destroy_calls == 2 && destroyed[1] == (uintptr_t)first);
+
+  /* a call the options do not keep runs the notifier before returning */
+  destroy_calls = 0;
+  options = owned_log_options(&first);
+  second = (heard *)calloc(1, sizeof *second);
+  CHECK(roomchat_client_options_set_log_callback_with_destroy(options, on_log, second, 7, on_destroy) ==
+        ROOMCHAT_RESULT_OK); /* a bad level: recorded, the first callback stays */
+  CHECK(destroy_calls == 1 && destroyed[0] == (uintptr_t)second);
+  client = NULL;
+  CHECK(roomchat_client_new(options, &client, &err) == ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  CHECK(client == NULL);
+  roomchat_error_free(err);
+  second = (heard *)calloc(1, sizeof *second);
+  CHECK(roomchat_client_options_set_log_callback_with_destroy(options, NULL, second, ROOMCHAT_LOG_LEVEL_DEBUG,
+                                                              on_destroy) == ROOMCHAT_RESULT_OK);
+  /* turned off: the new user_data at once, then the replaced first */
+  CHECK(destroy_calls == 3 && destroyed[1] == (uintptr_t)second && destroyed[2] == (uintptr_t)first);
+  roomchat_client_options_free(options);
+  CHECK(destroy_calls == 3);
+  CHECK(roomchat_client_options_set_log_callback_with_destroy(NULL, on_log, off, ROOMCHAT_LOG_LEVEL_DEBUG,
+                                                              on_destroy) == ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  CHECK(destroy_calls == 4 && destroyed[3] == (uintptr_t)off);
+
+  /* a NULL notifier, or the function without one: nothing is called, user_data stays the caller's */
+  destroy_calls = 0;
+  first = (heard *)calloc(1, sizeof *first);
+  CHECK(roomchat_client_options_new(emu.private_key, &options, NULL) == ROOMCHAT_RESULT_OK);
+  CHECK(roomchat_client_options_set_log_callback_with_destroy(options, on_log, first, ROOMCHAT_LOG_LEVEL_DEBUG,
+                                                              NULL) == ROOMCHAT_RESULT_OK);
+  CHECK(roomchat_client_options_set_log_callback(options, on_log, first, ROOMCHAT_LOG_LEVEL_DEBUG) ==
+        ROOMCHAT_RESULT_OK);
+  roomchat_client_options_free(options);
+  CHECK(destroy_calls == 0);
+  free(first);
+}
+
 /* ROOMCHAT_LOG without a callback: lines on standard error (captured in a file here). */
 static void test_roomchat_log_variable(void) {
   char path[] = "/tmp/roomchat-c-log-XXXXXX";
@@ -485,6 +623,8 @@ int main(int argc, char **argv) {
   test_bad_call_options();
   test_with_response();
   test_log_callback();
+  test_log_destroy_after_iterator_and_view();
+  test_log_destroy_runs_once();
   test_roomchat_log_variable();
   test_user_agent();
   CHECK(emulator_stop(&emu));

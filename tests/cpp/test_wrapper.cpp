@@ -1,6 +1,6 @@
 // The C++17 wrapper (include/roomchat.hpp) against the emulator binary: every
 // endpoint, the errors it throws and what they carry, the lazy user iteration
-// with a failure and resume, access tokens, views (with_options), the answer
+// with a failure and the retry of the next loop, access tokens, views (with_options), the answer
 // beside the result (_with_response), the log callback and its lifetime,
 // move-only handles, and one client shared by threads.
 // Run under valgrind by tests/c/run.sh. Prints "cpp: N passed, M failed".
@@ -275,8 +275,8 @@ void test_users_iteration() {
   // 7 users, 2 a page: 4 requests (the last page is short, so no empty fifth).
   CHECK(journal_count("\"path\":\"/consumer/api/v2/users\"") == 4);
 
-  // A server failure on the second page throws from ++ and ends the loop;
-  // resume() lets a new loop retry that page, without repeating a user.
+  // A server failure on the second page throws from ++ and ends that loop;
+  // a new loop retries that page by itself, without repeating a user.
   roomchat::Users users = client.users(3);
   std::vector<std::string> seen;
   auto it = users.begin();
@@ -293,7 +293,6 @@ void test_users_iteration() {
   CHECK(failed.status() == std::optional<std::uint16_t>(500));
   CHECK(failed.message() == "page boom");
   CHECK(it == users.end());
-  users.resume();
   for (const roomchat::User &user : users) seen.push_back(*user.username);
   // seen[1] and seen[2] are the same user (read through * and through ->).
   CHECK(seen.size() == 7);
@@ -715,6 +714,23 @@ void test_log_callback() {
   view->list_users(5);
   if (auto h = alive.lock()) CHECK(h->lines.size() == 1);
   view.reset();
+  CHECK(alive.expired());
+
+  // An iteration made through the C API from the Client's C object (not a
+  // Users of the wrapper) keeps the callback too: the library owns it.
+  heard = std::make_shared<Heard>();
+  alive = heard;
+  client = std::make_unique<roomchat::Client>(options_for_emulator().log_callback(hear_into(heard)));
+  heard.reset();
+  roomchat_users_iter *raw_iter = nullptr;
+  CHECK(roomchat_client_users_iter(client->get(), 1, &raw_iter, nullptr) == ROOMCHAT_RESULT_OK);
+  client.reset();
+  CHECK(!alive.expired());
+  {
+    roomchat::Users adopted(raw_iter);
+    CHECK(adopted.begin() == adopted.end());
+    if (auto h = alive.lock()) CHECK(h->lines.size() == 1);
+  }
   CHECK(alive.expired());
 
   // Warnings only; a callback that throws loses its line, never the call.

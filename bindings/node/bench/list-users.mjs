@@ -5,9 +5,13 @@
 // call, calls/s, ratios, the event-loop delay p99 of each, the event loop's
 // busy time per call (performance.eventLoopUtilization), and the time per call
 // the loop stood still for garbage collections that started in that client's
-// blocks.
+// blocks. Each mode twice: on the machine as it is (idle), then loaded: one
+// busy-loop process per core beside it (../../../scripts/bench/cpu-load.sh),
+// as on a production server, every client under the same load.
 //
-//   node bench/list-users.mjs            (ROOMCHAT_BENCH_N calls per side and mode, default 2000)
+//   node bench/list-users.mjs            (ROOMCHAT_BENCH_N calls per side and mode, default 2000;
+//                                         ROOMCHAT_BENCH_N_LOADED in the loaded round, default the same up to 1000)
+//   ROOMCHAT_NODE_THREAD_POLICY=...      (the pool's thread policy, see src/pool.rs; printed)
 //   ROOMCHAT_EMULATOR=path/to/roomchat-emulator (default: target/release/roomchat-emulator)
 import { spawn } from 'node:child_process'
 import http from 'node:http'
@@ -17,12 +21,15 @@ import { fileURLToPath } from 'node:url'
 import { createHistogram, monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks'
 import { request as undiciRequest, Agent as UndiciAgent } from 'undici'
 import { Client } from 'roomchat'
+import { loadedLabel, withCpuLoad } from './cpu-load.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, '..', '..', '..')
 const target = process.env.CARGO_TARGET_DIR || path.join(root, 'target')
 const binary = process.env.ROOMCHAT_EMULATOR || path.join(target, 'release', 'roomchat-emulator')
 const N = Number(process.env.ROOMCHAT_BENCH_N || 2000)
+const N_LOADED = Number(process.env.ROOMCHAT_BENCH_N_LOADED || Math.min(N, 1000))
+const POLICY = process.env.ROOMCHAT_NODE_THREAD_POLICY || 'default (normal)'
 const BLOCK = 25
 const IN_FLIGHT = 16
 
@@ -109,7 +116,7 @@ async function block(call, count, concurrency) {
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, lane))
 }
 
-async function measure(concurrency) {
+async function measure(concurrency, N) {
   const stats = Object.fromEntries(
     names.map((name) => [name, { ns: 0n, calls: 0, busyMs: 0, loop: createHistogram(), blocks: [] }]),
   )
@@ -154,9 +161,9 @@ async function measure(concurrency) {
   )
 }
 
-function table(title, results) {
+function table(title, round, N, results) {
   const pad = (text, n) => String(text).padStart(n)
-  console.log(`\n${title} (${N} calls per client, interleaved in blocks)`)
+  console.log(`\n${title}, ${round} (${N} calls per client, interleaved in blocks; thread policy ${POLICY})`)
   console.log(
     `${'client'.padEnd(16)}${pad('µs/call', 10)}${pad('calls/s', 10)}${pad('loop p99 ms', 13)}${pad('loop µs/call', 14)}${pad('GC µs/call', 12)}${pad('roomchat ×', 12)}`,
   )
@@ -170,14 +177,19 @@ function table(title, results) {
   }
   const vs = (other) => (results.roomchat.perSecond / results[other].perSecond).toFixed(2)
   console.log(
-    `roomchat calls/s: ${vs('fetch')}× fetch, ${vs('undici.request')}× undici.request, ${vs('http.request')}× http.request; ` +
+    `${round}: roomchat calls/s: ${vs('fetch')}× fetch, ${vs('undici.request')}× undici.request, ${vs('http.request')}× http.request; ` +
       `loop p99 ${results.roomchat.p99.toFixed(2)} ms vs ${Math.min(...names.slice(1).map((n) => results[n].p99)).toFixed(2)} ms (best other)`,
   )
 }
 
 try {
-  table('one call at a time', await measure(1))
-  table(`${IN_FLIGHT} calls in flight`, await measure(IN_FLIGHT))
+  for (const [title, concurrency] of [
+    ['one call at a time', 1],
+    [`${IN_FLIGHT} calls in flight`, IN_FLIGHT],
+  ]) {
+    table(title, 'idle', N, await measure(concurrency, N))
+    table(title, loadedLabel, N_LOADED, await withCpuLoad(() => measure(concurrency, N_LOADED)))
+  }
   if (sink === 0) throw new Error('nothing was read')
 } finally {
   keepAlive.destroy()

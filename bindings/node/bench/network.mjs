@@ -6,9 +6,10 @@
 //
 // * cold start: the first call of a new client / agent (TCP, TLS handshake,
 //   GET users?limit=1), median of ROOMCHAT_BENCH_N (default 30), the sides
-//   taking turns to go first;
+//   taking turns to go first; then again (half as many) loaded: one busy-loop
+//   process per core beside it (scripts/bench/cpu-load.sh);
 // * 16 calls at once from a new client / agent: wall time, and the connections
-//   and TLS handshakes the emulator counted;
+//   and TLS handshakes the emulator counted; idle, then loaded;
 // * the call after the server closed the idle connection (the emulator closes
 //   them after 1 s): its time, and whether the TLS session was resumed;
 // * a 200-user page and a 100,000-message conversation, gzip asked or not: bytes
@@ -24,6 +25,7 @@ import https from 'node:https'
 import net from 'node:net'
 import { Agent as UndiciAgent, request as undiciRequest } from 'undici'
 import { Client } from 'roomchat'
+import { loadedLabel, withCpuLoad } from './cpu-load.mjs'
 
 const env = process.env
 if (!env.ROOMCHAT_NET_BASE_URL) {
@@ -31,6 +33,7 @@ if (!env.ROOMCHAT_NET_BASE_URL) {
   process.exit(0)
 }
 const N = Number(env.ROOMCHAT_BENCH_N || 30)
+const N_LOADED = Math.max(Math.ceil(N / 2), 3)
 const IN_FLIGHT = 16
 const ca = fs.readFileSync(env.ROOMCHAT_NET_CA_FILE)
 const url = `${env.ROOMCHAT_NET_BASE_URL}/consumer/api/v2/users?auth=${encodeURIComponent(env.ROOMCHAT_NET_PRIVATE_KEY)}&limit=1`
@@ -104,42 +107,55 @@ for (const side of Object.values(sides)) {
   await side.call(client)
   await side.close(client)
 }
-const cold = Object.fromEntries(names.map((name) => [name, []]))
-for (let i = 0; i < N; i++) {
-  for (let j = 0; j < names.length; j++) {
-    const name = names[(i + j) % names.length]
-    const side = sides[name]
-    const started = performance.now()
-    const client = side.fresh()
-    await side.call(client)
-    cold[name].push(performance.now() - started)
-    await side.close(client)
+// Median cold start of each side over `n` rounds, the sides taking turns to go first.
+async function coldStarts(n) {
+  const cold = Object.fromEntries(names.map((name) => [name, []]))
+  for (let i = 0; i < n; i++) {
+    for (let j = 0; j < names.length; j++) {
+      const name = names[(i + j) % names.length]
+      const side = sides[name]
+      const started = performance.now()
+      const client = side.fresh()
+      await side.call(client)
+      cold[name].push(performance.now() - started)
+      await side.close(client)
+    }
+  }
+  return Object.fromEntries(names.map((name) => [name, median(cold[name])]))
+}
+function printCold(round, n, ms) {
+  for (const name of names) {
+    const vs = name === 'roomchat' ? '' : ` (roomchat ${((ms.roomchat / ms[name] - 1) * 100).toFixed(1).replace(/^(?!-)/, '+')}%)`
+    console.log(`node network: cold start (new client: TCP + TLS + request), ${round}, median of ${n}: ${name} ${ms[name].toFixed(1)} ms${vs}`)
   }
 }
-const coldMs = Object.fromEntries(names.map((name) => [name, median(cold[name])]))
-for (const name of names) {
-  const vs = name === 'roomchat' ? '' : ` (roomchat ${((coldMs.roomchat / coldMs[name] - 1) * 100).toFixed(1).replace(/^(?!-)/, '+')}%)`
-  console.log(`node network: cold start (new client: TCP + TLS + request), median of ${N}: ${name} ${coldMs[name].toFixed(1)} ms${vs}`)
-}
+const coldMs = await coldStarts(N)
+printCold('idle', N, coldMs)
+const coldLoadedMs = await withCpuLoad(() => coldStarts(N_LOADED))
+printCold(loadedLabel, N_LOADED, coldLoadedMs)
 
 // 16 at once from a fresh client / agent.
-for (const name of names) {
-  const side = sides[name]
-  await sleep(1200) // the emulator closes the earlier sides' idle connections (after 1 s) before counting
-  await admin('DELETE', '/connections')
-  const client = side.fresh()
-  const started = performance.now()
-  await Promise.all(Array.from({ length: IN_FLIGHT }, () => side.call(client)))
-  const wall = performance.now() - started
-  await sleep(200)
-  const stats = await admin('GET', '/connections')
-  await side.close(client)
-  // The counts include this GET's own connection (a new one: agent: false), left out here.
-  console.log(
-    `node network: ${IN_FLIGHT} calls at once from a new client: ${name} ${wall.toFixed(0)} ms, ` +
-      `${stats.accepted - 1} connections accepted, ${stats.tls_handshakes - 1} TLS handshakes`,
-  )
+async function atOnce(round) {
+  for (const name of names) {
+    const side = sides[name]
+    await sleep(1200) // the emulator closes the earlier sides' idle connections (after 1 s) before counting
+    await admin('DELETE', '/connections')
+    const client = side.fresh()
+    const started = performance.now()
+    await Promise.all(Array.from({ length: IN_FLIGHT }, () => side.call(client)))
+    const wall = performance.now() - started
+    await sleep(200)
+    const stats = await admin('GET', '/connections')
+    await side.close(client)
+    // The counts include this GET's own connection (a new one: agent: false), left out here.
+    console.log(
+      `node network: ${IN_FLIGHT} calls at once from a new client, ${round}: ${name} ${wall.toFixed(0)} ms, ` +
+        `${stats.accepted - 1} connections accepted, ${stats.tls_handshakes - 1} TLS handshakes`,
+    )
+  }
 }
+await atOnce('idle')
+await withCpuLoad(() => atOnce(loadedLabel))
 
 // After the server closed the idle connection: the next call, and TLS resumption.
 for (const name of names) {
@@ -227,5 +243,7 @@ const pct = (other) => `${Math.abs((coldMs.roomchat / coldMs[other] - 1) * 100).
 console.log(
   `node network: verdict: roomchat cold start ${coldMs.roomchat.toFixed(1)} ms is ${pct('fetch')} (${coldMs.fetch.toFixed(1)} ms) and ` +
     `${pct('undici.request')} (${coldMs['undici.request'].toFixed(1)} ms): ` +
-    (ahead('fetch') && ahead('undici.request') ? 'ahead of both' : 'not ahead of both'),
+    (ahead('fetch') && ahead('undici.request') ? 'ahead of both' : 'not ahead of both') +
+    `; ${loadedLabel}: roomchat ${coldLoadedMs.roomchat.toFixed(1)} ms, fetch ${coldLoadedMs.fetch.toFixed(1)} ms, ` +
+    `undici.request ${coldLoadedMs['undici.request'].toFixed(1)} ms`,
 )

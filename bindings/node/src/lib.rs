@@ -23,8 +23,7 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use roomchat::wire::{self, Operation, WireResponse};
 use roomchat::{
-    CancelToken, Client, ErrorKind, Event, Level, Observer, ResumeHandle, UserPages, Users,
-    MAX_PAGE_SIZE,
+    CancelToken, Client, ErrorKind, Event, Level, Observer, UserPages, Users, MAX_PAGE_SIZE,
 };
 
 use crate::args::{invalid, Args};
@@ -393,7 +392,6 @@ impl NativeClient {
             .for_iterator("users", cancel, settings)?
             .users_with_page_size(size);
         Ok(UsersIterator {
-            resume: users.resume_handle(),
             inner: Arc::new(Mutex::new(users)),
             tsfn: Arc::clone(&self.tsfn),
         })
@@ -412,7 +410,6 @@ impl NativeClient {
             .for_iterator("userPages", cancel, settings)?
             .user_pages(size);
         Ok(UserPagesIterator {
-            resume: pages.resume_handle(),
             inner: Arc::new(Mutex::new(pages)),
             tsfn: Arc::clone(&self.tsfn),
         })
@@ -478,8 +475,6 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub struct UsersIterator {
     /// Held by a pool thread for a whole page fetch: never taken on the JS thread.
     inner: Arc<Mutex<Users>>,
-    /// Resumes without `inner`'s lock (the JS thread must not wait for a fetch).
-    resume: ResumeHandle,
     tsfn: Arc<Tsfn>,
 }
 
@@ -495,12 +490,6 @@ impl UsersIterator {
             Some(Err(e)) => Err(e),
         });
     }
-
-    /// After an error, lets the next `next` fetch the failed page again. Never blocks.
-    #[napi]
-    pub fn resume(&self) {
-        self.resume.resume();
-    }
 }
 
 /// Core's `UserPages` iterator; each `next` runs on a pool thread.
@@ -508,8 +497,6 @@ impl UsersIterator {
 pub struct UserPagesIterator {
     /// Held by a pool thread for a whole page fetch: never taken on the JS thread.
     inner: Arc<Mutex<UserPages>>,
-    /// Resumes without `inner`'s lock (the JS thread must not wait for a fetch).
-    resume: ResumeHandle,
     tsfn: Arc<Tsfn>,
 }
 
@@ -524,12 +511,6 @@ impl UserPagesIterator {
             Some(Ok(page)) => Ok(shape::user_page(&page)),
             Some(Err(e)) => Err(e),
         });
-    }
-
-    /// After an error, lets the next `next` fetch the failed page again. Never blocks.
-    #[napi]
-    pub fn resume(&self) {
-        self.resume.resume();
     }
 }
 

@@ -385,16 +385,9 @@ pub fn builder(options: &str, from_env: bool) -> Result<ClientBuilder, Error> {
         }
         Some(_) => return Err(p.bad("ca", "PEM text or a Buffer of it, or an array of them")),
     }
-    // Node's own convention for extra roots, as `node` itself reads it.
-    if let Some(path) = std::env::var_os("NODE_EXTRA_CA_CERTS").filter(|p| !p.is_empty()) {
-        let pem = std::fs::read(&path).map_err(|e| {
-            Error::new(
-                roomchat::ErrorKind::Configuration,
-                format!("the file {path:?} named by NODE_EXTRA_CA_CERTS cannot be read: {e}"),
-            )
-        })?;
-        b = b.add_root_certificates_pem(pem);
-    }
+    // Node's own convention for extra roots, as `node` itself reads it (only
+    // when the client can make a TLS connection, as SSL_CERT_FILE).
+    b = b.add_root_certificates_from_env("NODE_EXTRA_CA_CERTS");
     if let Some(yes) = p.boolean("gzip")? {
         b = b.gzip(yes);
     }

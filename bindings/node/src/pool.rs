@@ -10,14 +10,22 @@
 //! in a queue. A thread idle for [`IDLE_TIMEOUT`] exits. The threads are not
 //! libuv handles, so they never keep a process alive.
 //!
-//! On Linux the threads run under `SCHED_BATCH` (`ROOMCHAT_NODE_THREAD_POLICY`,
-//! `batch` by default, `normal` to opt out): the same CPU share as any other
-//! thread, but a pool thread that wakes (its response arrived) does not
-//! preempt the event loop's thread mid-callback. Measured side by side with 16
-//! calls in flight on a 2-core machine (`bench/list-users.mjs`, 10 alternating
-//! pairs), the loop's delay p99 fell from 5.2–11.4 ms to 2.6–8.0 ms and the
-//! loop's busy time per call from 64–81 µs to 43–52 µs, with calls/s unchanged
-//! or higher. `ROOMCHAT_NODE_THREAD_NICENESS` (0 to 19, default [`DEFAULT_NICENESS`])
+//! On Linux the threads run under the normal policy (`SCHED_OTHER`), like the
+//! event loop's thread. `ROOMCHAT_NODE_THREAD_POLICY=batch` puts them under
+//! `SCHED_BATCH` instead: a pool thread that wakes (its response arrived) then
+//! does not preempt the event loop's thread mid-callback, but neither does it
+//! preempt any other busy process, so on a loaded CPU it waits for their time
+//! slices. It was the default, tuned on an idle 2-core machine for the loop's
+//! p99 with 16 calls in flight; measured again idle and loaded (one busy-loop
+//! process per core beside it, `bench/list-users.mjs`, 6 alternating runs of
+//! 500 calls per client, medians), `normal` is as fast or faster everywhere:
+//! one call at a time 315 µs idle and 393 µs loaded against batch's 328 and
+//! 497 (undici.request 410-660 µs; roomchat 1.75-1.78x its calls/s, batch
+//! 1.32-1.35x), loop p99 3.9 / 5.0 ms against 4.7 / 8.0; 16 in flight equal
+//! calls/s idle and loaded, loop p99 loaded 6.4 ms against 9.8, idle 8.3 ms
+//! against batch's 5.3 (the one figure batch still wins). Earlier, on a machine
+//! with two busy processes, batch's one-at-a-time calls took 1.1-2.7 ms, 2-7x
+//! undici's. `ROOMCHAT_NODE_THREAD_NICENESS` (0 to 19, default [`DEFAULT_NICENESS`])
 //! makes them that much nicer than the event loop's thread, so that the loop
 //! gets contended CPUs first; measured on a shared 2-core machine it cost the
 //! calls more (they then also lose to every other process) than it gave the
@@ -128,12 +136,12 @@ fn niceness() -> i32 {
 }
 
 /// Whether the pool's threads run under `SCHED_BATCH` (Linux; see the module
-/// docs): yes unless `ROOMCHAT_NODE_THREAD_POLICY` is `normal`.
+/// docs): only if `ROOMCHAT_NODE_THREAD_POLICY` is `batch`.
 #[cfg(target_os = "linux")]
 fn batch_policy() -> bool {
     static BATCH: OnceLock<bool> = OnceLock::new();
     *BATCH.get_or_init(|| {
-        std::env::var("ROOMCHAT_NODE_THREAD_POLICY").map_or(true, |v| v.trim() != "normal")
+        std::env::var("ROOMCHAT_NODE_THREAD_POLICY").is_ok_and(|v| v.trim() == "batch")
     })
 }
 

@@ -226,13 +226,55 @@ test('users() and userPages() fetch a page only when needed', async (t) => {
   await assert.rejects(client.users({ pageSize: 0 }).next(), { code: 'ROOMCHAT_VALIDATION' })
   await assert.rejects(client.userPages({ size: 5 }).next(), { code: 'ROOMCHAT_VALIDATION' })
 
-  // An error is yielded once; resume() goes on with the page that failed.
+  // An error ends no iteration: the next step fetches the page that failed.
   await emu.fault({ method: 'GET', path: USERS, times: 1, action: { kind: 'not_json' } })
   const failing = client.users({ pageSize: 200 })
   await assert.rejects(failing.next(), { code: 'ROOMCHAT_DECODE' })
-  assert.equal((await failing.next()).done, true)
-  failing.resume()
   assert.equal((await failing.next()).value.username, 'seed-user-1')
+  failing.resume() // does nothing now
+  assert.equal((await failing.next()).value.username, 'seed-user-2')
+})
+
+test('users() and userPages(): a step that times out ends nothing, the next step fetches that page', async (t) => {
+  const emu = await startEmulator(['--seed-users', '10'])
+  t.after(() => emu.stop())
+  const client = new Client(emu.options())
+  const settings = { timeoutMs: 300, maxRetries: 0 }
+
+  await emu.admin('DELETE', '/journal')
+  const users = client.users({ pageSize: 5 }, settings)
+  const names = []
+  for (let i = 0; i < 5; i++) names.push((await users.next()).value.username)
+  await emu.fault({ method: 'GET', path: USERS, times: 1, action: { kind: 'delay', ms: 2000 } })
+  await assert.rejects(users.next(), { code: 'ROOMCHAT_TIMEOUT' })
+  for await (const user of users) names.push(user.username)
+  assert.deepEqual(names, Array.from({ length: 10 }, (_, i) => `seed-user-${i + 1}`))
+  assert.equal(await emu.arrivals('GET', USERS), 3, 'page 2 twice: timed out, then answered')
+  assert.deepEqual(await users.next(), { done: true, value: undefined })
+
+  const pages = client.userPages({ pageSize: 4 }, settings)
+  const skips = [(await pages.next()).value.skip]
+  await emu.fault({ method: 'GET', path: USERS, times: 1, action: { kind: 'delay', ms: 2000 } })
+  await assert.rejects(pages.next(), { code: 'ROOMCHAT_TIMEOUT' })
+  for await (const page of pages) skips.push(page.skip)
+  assert.deepEqual(skips, [0, 4, 8])
+
+  // Errors of every step, not once: a 503 and a broken answer, then the page.
+  const failing = client.users({ pageSize: 200 }, settings)
+  await emu.fault({ method: 'GET', path: USERS, times: 1, action: { kind: 'respond', status: 503, body: '{}' } })
+  await assert.rejects(failing.next(), { status: 503 })
+  await emu.fault({ method: 'GET', path: USERS, times: 1, action: { kind: 'not_json' } })
+  await assert.rejects(failing.next(), { code: 'ROOMCHAT_DECODE' })
+  assert.equal((await failing.next()).value.username, 'seed-user-1')
+
+  // An iteration whose signal aborted rejects every later step too: it never reports done.
+  const aborted = client.users({}, { signal: AbortSignal.abort() })
+  await assert.rejects(aborted.next(), { name: 'AbortError' })
+  await assert.rejects(aborted.next(), { name: 'AbortError' })
+  // Bad arguments likewise.
+  const bad = client.users({ pageSize: 0 })
+  await assert.rejects(bad.next(), { code: 'ROOMCHAT_VALIDATION' })
+  await assert.rejects(bad.next(), { code: 'ROOMCHAT_VALIDATION' })
 })
 
 test('Client.fromEnv and option checks', async (t) => {

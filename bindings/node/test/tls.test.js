@@ -193,4 +193,15 @@ test('SSL_CERT_FILE, tlsRoots "system" over SSL_CERT_FILE, and NODE_EXTRA_CA_CER
     const result = run(env, options)
     assert.ok(expected(result), `${label}: ${JSON.stringify(result)}`)
   }
+  // A plain-http client reads no trust variable (as curl, requests and node
+  // itself, which only warns): both naming a missing file stop nothing.
+  const plain = await startEmulator(['--seed-users', '3'])
+  t.after(() => plain.stop())
+  const result = run({
+    ROOMCHAT_PRIVATE_KEY: plain.privateKey,
+    ROOMCHAT_BASE_URL: plain.baseUrl,
+    SSL_CERT_FILE: missing,
+    NODE_EXTRA_CA_CERTS: missing,
+  })
+  assert.deepEqual(result, { total: 3 })
 })

@@ -4,7 +4,9 @@ One release emulator, one run; contenders interleaved round by round (so a noisy
 neighbour hits all of them alike); every call reads every username of the page.
 Single-threaded, then 8 threads (roomchat: one shared Client; the others: one
 session/handle per thread, urllib3 one shared pool). Prints µs per call, calls/s
-and the ratios (median of the per-round ratios). Figures, not a test.
+and the ratios (median of the per-round ratios). Both idle and loaded: the same rounds again
+(half the calls) with one busy-loop process per core beside them (scripts/bench/cpu-load.sh),
+as on a production server, every contender under the same load. Figures, not a test.
 
     python bench.py [--calls 2000] [--rounds 5] [--threads 8] [--emulator PATH]
 """
@@ -29,6 +31,7 @@ import requests
 import urllib3
 
 import roomchat
+from cpu_load import LABEL as LOADED, cpu_load
 
 KEY = "sk_bench_python_0123456789"
 PAGE = 50
@@ -183,15 +186,24 @@ def main() -> None:
             f"list_users(limit={PAGE}) reading every username; {args.rounds} interleaved rounds of "
             f"{args.calls} calls per contender; Python {sys.version.split()[0]}, roomchat {roomchat.__version__}"
         )
-        single_times: Dict[str, List[float]] = {name: [] for name in contenders}
-        threaded_times: Dict[str, List[float]] = {name: [] for name in contenders}
-        for _ in range(args.rounds):
-            for name, factory in contenders.items():
-                single_times[name].append(single(factory, info, args.calls))
-            for name, factory in contenders.items():
-                threaded_times[name].append(threaded(factory, info, args.calls, args.threads))
-        report("single thread", single_times)
-        report(f"{args.threads} threads (per call: wall time / calls)", threaded_times)
+
+        def rounds(label: str, calls: int) -> None:
+            single_times: Dict[str, List[float]] = {name: [] for name in contenders}
+            threaded_times: Dict[str, List[float]] = {name: [] for name in contenders}
+            for _ in range(args.rounds):
+                for name, factory in contenders.items():
+                    single_times[name].append(single(factory, info, calls))
+                for name, factory in contenders.items():
+                    threaded_times[name].append(threaded(factory, info, calls, args.threads))
+            report(f"single thread, {label} ({calls} calls per round)", single_times)
+            report(
+                f"{args.threads} threads (per call: wall time / calls), {label} ({calls} calls per round)",
+                threaded_times,
+            )
+
+        rounds("idle", args.calls)
+        with cpu_load():
+            rounds(LOADED, max(args.calls // 2, 50))
 
         # Where roomchat's own time goes: the same page decoded by core without I/O (wire
         # layer, JSON out), and reading the 50 usernames of a page (models, attribute access).

@@ -6,8 +6,10 @@ namespaced host over TLS 1.3 with ~25 ms round trips. Every client trusts the te
 
 * cold start: a new client and its first call (TCP, TLS handshake, GET of one user),
   median of ROOMCHAT_BENCH_N (default 30) per library, the libraries alternating call by call;
+  then again (half as many) loaded: one busy-loop process per core beside it
+  (scripts/bench/cpu-load.sh), every library under the same load;
 * 16 calls at once from a new client (16 threads sharing it; asyncio for the async clients):
-  wall time, and the connections and TLS handshakes the emulator saw;
+  wall time, and the connections and TLS handshakes the emulator saw; the threads idle and loaded;
 * the call after the server closed the idle connection (the emulator closes them after 1 s):
   its time, and whether the TLS session was resumed;
 * a 200-user page and a 100,000-message conversation, gzip asked or not: bytes on the wire
@@ -21,6 +23,7 @@ Without the test network it prints one "skipped" line and exits 0.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -32,6 +35,8 @@ import threading
 import time
 import urllib.request
 from typing import Any, Callable, Dict, List, Optional
+
+from cpu_load import LABEL as LOADED, cpu_load
 
 ENV = os.environ
 CALLS_AT_ONCE = 16
@@ -154,26 +159,38 @@ def main() -> int:
     peers = [name for name in libraries if name != "roomchat"]
 
     # ---- cold start: the client made and its first call timed together, alternating ----
-    cold: Dict[str, List[float]] = {name: [] for name in libraries}
     names = list(libraries)
-    for round_index in range(n):
-        # The order turns each round, so that no library always follows the same one.
-        order = names[round_index % len(names) :] + names[: round_index % len(names)]
-        for name in order:
-            make, call = libraries[name]
-            started = time.perf_counter()
-            client = make()
-            call(client)
-            cold[name].append((time.perf_counter() - started) * 1e3)
-            close(client)
-    medians = {name: statistics.median(times) for name, times in cold.items()}
+
+    def cold_starts(rounds: int) -> Dict[str, float]:
+        cold: Dict[str, List[float]] = {name: [] for name in libraries}
+        for round_index in range(rounds):
+            # The order turns each round, so that no library always follows the same one.
+            order = names[round_index % len(names) :] + names[: round_index % len(names)]
+            for name in order:
+                make, call = libraries[name]
+                started = time.perf_counter()
+                client = make()
+                call(client)
+                cold[name].append((time.perf_counter() - started) * 1e3)
+                close(client)
+        return {name: statistics.median(times) for name, times in cold.items()}
+
+    def print_cold(label: str, rounds: int, ms: Dict[str, float]) -> None:
+        figures = ", ".join(f"{name} {ms[name]:.1f} ms" for name in names)
+        print(
+            f"python network: cold start (new client: TCP + TLS + GET ?limit=1), {label}, median of {rounds} each, "
+            f"alternating: {figures}",
+            flush=True,
+        )
+
+    # Idle, then again (half as many) with one busy-loop process per core beside it.
+    medians = cold_starts(n)
+    print_cold("idle", n, medians)
+    n_loaded = max((n + 1) // 2, 3)
+    with cpu_load():
+        loaded_medians = cold_starts(n_loaded)
+    print_cold(LOADED, n_loaded, loaded_medians)
     ours = medians["roomchat"]
-    figures = ", ".join(f"{name} {medians[name]:.1f} ms" for name in names)
-    print(
-        f"python network: cold start (new client: TCP + TLS + GET ?limit=1), median of {n} each, "
-        f"alternating: {figures}",
-        flush=True,
-    )
 
     # ---- 16 at once from a new client: threads sharing it, released together ----
     def report(contender: str, wall: float, stats: Dict[str, int], failures: List[BaseException]) -> None:
@@ -188,7 +205,7 @@ def main() -> int:
         if failures and contender.startswith("roomchat"):
             raise RuntimeError(f"{contender}: {len(failures)} of {CALLS_AT_ONCE} calls failed")
 
-    def at_once_threads(name: str) -> None:
+    def at_once_threads(name: str, label: str) -> None:
         make, call = libraries[name]
         client = make()
         go = threading.Event()
@@ -212,10 +229,12 @@ def main() -> int:
         wall = (time.perf_counter() - started) * 1e3
         stats = connections_since_reset()
         close(client)
-        report(f"{name} ({CALLS_AT_ONCE} threads)", wall, stats, failures)
+        report(f"{name} ({CALLS_AT_ONCE} threads), {label}", wall, stats, failures)
 
-    for name in names:
-        at_once_threads(name)
+    for label in ("idle", LOADED):
+        with cpu_load() if label == LOADED else contextlib.nullcontext():
+            for name in names:
+                at_once_threads(name, label)
 
     # ---- the same with the asyncio clients: 16 coroutines gathered ----
     async def roomchat_async() -> None:
@@ -360,7 +379,9 @@ def main() -> int:
     print(
         f"python network: verdict: roomchat's cold start {ours:.1f} ms is "
         f"{abs(change):.1f}% {'faster' if change < 0 else 'slower'} than the fastest peer, "
-        f"{fastest} {theirs:.1f} ms ({ours - theirs:+.1f} ms)"
+        f"{fastest} {theirs:.1f} ms ({ours - theirs:+.1f} ms); {LOADED}: roomchat "
+        f"{loaded_medians['roomchat']:.1f} ms, fastest peer "
+        f"{min(loaded_medians[name] for name in peers):.1f} ms"
     )
     return 0
 

@@ -910,7 +910,6 @@ impl Client {
         };
         let users = self.core(py)?.users_with_page_size(size);
         Ok(UserIterator {
-            resume: users.resume_handle(),
             state: Arc::new(IterLock::new(UsersState {
                 users,
                 pending: None,
@@ -932,7 +931,6 @@ impl Client {
         };
         let pages = self.core(py)?.user_pages(size);
         Ok(UserPageIterator {
-            resume: pages.resume_handle(),
             pages: Arc::new(IterLock::new(pages)),
         })
     }
@@ -1336,17 +1334,28 @@ struct UsersState {
 }
 
 impl UsersState {
-    /// Up to `n` users (empty at the end); an error after some users is kept for the next call.
-    fn batch(&mut self, n: usize) -> roomchat::Result<Vec<roomchat::User>> {
+    /// Up to `n` users (empty at the end), a page fetched meanwhile cancelled by
+    /// `cancel` when given (this step's token); an error after some users is kept for
+    /// the next call, but for a cancel (the canceller knows of it already).
+    fn batch(
+        &mut self,
+        n: usize,
+        cancel: Option<&CoreToken>,
+    ) -> roomchat::Result<Vec<roomchat::User>> {
         if let Some(e) = self.pending.take() {
             return Err(e);
         }
         let mut users = Vec::new();
         while users.len() < n.max(1) {
-            match self.users.next() {
+            let next = match cancel {
+                Some(token) => self.users.next_with_cancel(token),
+                None => self.users.next(),
+            };
+            match next {
                 None => break,
                 Some(Ok(user)) => users.push(user),
                 Some(Err(e)) if users.is_empty() => return Err(e),
+                Some(Err(e)) if e.kind() == roomchat::ErrorKind::Cancelled => break,
                 Some(Err(e)) => {
                     self.pending = Some(e);
                     break;
@@ -1357,17 +1366,15 @@ impl UsersState {
     }
 }
 
-/// Every user, fetched lazily page by page (`Client.users()`). After an error, iteration
-/// ends; `resume()` lets it go on with the page that failed.
+/// Every user, fetched lazily page by page (`Client.users()`). An error never ends the
+/// iteration: the step raises it, and the next step fetches the same page again.
 ///
 /// The state is locked only with the GIL released, since a step holds the lock for a
-/// whole page fetch and may need the GIL inside it (to log); `resume()` goes through
-/// a handle beside the lock and never waits for it. In a child forked while another
-/// thread was fetching a page, a step raises `RuntimeError` (see [`IterLock`]).
+/// whole page fetch and may need the GIL inside it (to log). In a child forked while
+/// another thread was fetching a page, a step raises `RuntimeError` (see [`IterLock`]).
 #[pyclass(frozen, module = "roomchat")]
 pub struct UserIterator {
     state: Arc<IterLock<UsersState>>,
-    resume: roomchat::ResumeHandle,
 }
 
 #[pymethods]
@@ -1397,7 +1404,8 @@ impl UserIterator {
     }
 
     /// Up to `n` users in one call (an empty list at the end): `n` at the page size
-    /// fetches at most one page in the usual case. `AsyncClient` takes a page per hop.
+    /// fetches at most one page in the usual case. `AsyncClient` takes a page per hop,
+    /// each with its own token: cancelling one step cancels no other.
     #[pyo3(signature = (n, *, _submit=None))]
     fn _next_batch(
         &self,
@@ -1408,21 +1416,24 @@ impl UserIterator {
         logging::refresh(py);
         self.state.check_not_forked_mid_fetch()?;
         let state = self.state.clone();
-        run_or_submit(py, _submit, |_| move || state.lock().batch(n), wrap_users)
+        run_or_submit(
+            py,
+            _submit,
+            |token| move || state.lock().batch(n, token.as_ref()),
+            wrap_users,
+        )
     }
 
-    /// After an error, lets iteration go on with the page that failed (never blocks).
-    fn resume(&self) {
-        self.resume.resume();
-    }
+    /// Does nothing: the next step after an error fetches the failed page again by
+    /// itself. Kept for code written when an error ended the iteration.
+    fn resume(&self) {}
 }
 
-/// The users listing page by page (`Client.user_pages()`). After an error, iteration
-/// ends; `resume()` lets it fetch the failed page again. Locked as `UserIterator` is.
+/// The users listing page by page (`Client.user_pages()`). An error never ends the
+/// iteration: the next step fetches the failed page again. Locked as `UserIterator` is.
 #[pyclass(frozen, module = "roomchat")]
 pub struct UserPageIterator {
     pages: Arc<IterLock<roomchat::UserPages>>,
-    resume: roomchat::ResumeHandle,
 }
 
 #[pymethods]
@@ -1436,7 +1447,8 @@ impl UserPageIterator {
         Ok((!page.is_none(py)).then_some(page))
     }
 
-    /// The next page, or `None` at the end.
+    /// The next page, or `None` at the end; fetched with `_submit`'s token, if any, as
+    /// this step's only.
     #[pyo3(signature = (*, _submit=None))]
     fn _next_page(
         &self,
@@ -1449,13 +1461,20 @@ impl UserPageIterator {
         run_or_submit(
             py,
             _submit,
-            |_| move || pages.lock().next().transpose(),
+            |token| {
+                move || {
+                    let mut pages = pages.lock();
+                    match &token {
+                        Some(token) => pages.next_with_cancel(token),
+                        None => pages.next(),
+                    }
+                    .transpose()
+                }
+            },
             wrap_next_page,
         )
     }
 
-    /// After an error, lets the next step fetch the failed page again (never blocks).
-    fn resume(&self) {
-        self.resume.resume();
-    }
+    /// Does nothing, as `UserIterator.resume()`.
+    fn resume(&self) {}
 }

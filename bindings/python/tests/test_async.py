@@ -223,6 +223,97 @@ def test_async_iteration_cancelled_midway(emu: Emulator) -> None:
     assert time.perf_counter() - started < 2.5
 
 
+def users_requests(emu: Emulator) -> int:
+    return len([e for e in emu.journal() if e["path"] == USERS])
+
+
+async def until_requests(emu: Emulator, count: int) -> None:
+    """Waits (the loop free) until the emulator has had `count` users requests."""
+    deadline = time.monotonic() + 10
+    while users_requests(emu) < count and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    assert users_requests(emu) == count
+
+
+def test_a_timed_out_step_cancels_that_step_only(emu: Emulator) -> None:
+    """``wait_for`` on one step of ``users()`` / ``user_pages()`` against a slow page:
+    the step ends with the timeout, the next one fetches that page again, and the
+    iteration goes on to the end, every user once (not StopAsyncIteration, not a
+    CancelledError on every later step)."""
+    emu.seed(10)
+
+    async def main() -> None:
+        async with async_client(emu) as client:
+            emu.clear_journal()
+            users = client.users(page_size=5)
+            names = [(await users.__anext__()).username for _ in range(5)]
+            emu.fault(USERS, {"kind": "delay", "ms": 3000})
+            step = asyncio.ensure_future(users.__anext__())
+            await until_requests(emu, 2)  # the slow page is on the wire
+            step.cancel()  # what wait_for's timeout does to the step, without its timing
+            with pytest.raises(asyncio.CancelledError):
+                await step
+            # A real timeout too, on a step whose page never comes in time.
+            emu.fault(USERS, {"kind": "delay", "ms": 3000})
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(users.__anext__(), 0.2)
+            names += [user.username async for user in users]
+            assert names == [f"seed-user-{n}" for n in range(1, 11)]
+            assert users_requests(emu) == 4  # page 2 three times: two cancelled, one answered
+            with pytest.raises(StopAsyncIteration):
+                await users.__anext__()
+
+            emu.clear_journal()
+            pages = client.user_pages(page_size=4)
+            sizes = [len((await pages.__anext__()).data)]
+            emu.fault(USERS, {"kind": "delay", "ms": 3000})
+            step = asyncio.ensure_future(pages.__anext__())
+            await until_requests(emu, 2)
+            step.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await step
+            rest = [page async for page in pages]
+            sizes += [len(page.data) for page in rest]
+            assert sizes == [4, 4, 2]
+            assert [page.skip for page in rest] == [4, 8]
+
+    started = time.perf_counter()
+    run(main())
+    assert time.perf_counter() - started < 2.5  # no step waited out a 3 s delay
+
+
+def test_a_page_that_came_as_its_step_was_cancelled_is_not_lost(emu: Emulator) -> None:
+    """The page arrives on the worker thread while the loop is busy, then the step is
+    cancelled: the page was taken from the iterator, so the next step yields it
+    (re-fetching it only if the cancel came first)."""
+    emu.seed(10)
+
+    async def main() -> None:
+        async with async_client(emu) as client:
+            for listing in ("users", "user_pages"):
+                emu.clear_journal()
+                iterator: Any = getattr(client, listing)(page_size=5)
+                first_page = 5 if listing == "users" else 1  # steps
+                got: List[Any] = [await iterator.__anext__() for _ in range(first_page)]
+                step = asyncio.ensure_future(iterator.__anext__())
+                await asyncio.sleep(0)  # the step submits its page fetch
+                deadline = time.monotonic() + 10
+                while users_requests(emu) < 2 and time.monotonic() < deadline:
+                    time.sleep(0.01)  # the loop kept busy: the answer waits in the dispatcher
+                time.sleep(0.3)  # ample for a local answer to reach the worker thread
+                step.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await step
+                got += [item async for item in iterator]
+                if listing == "users":
+                    assert [u.username for u in got] == [f"seed-user-{n}" for n in range(1, 11)]
+                else:
+                    assert [p.skip for p in got] == [0, 5]
+                print(f"\n{listing}: {users_requests(emu)} requests (2: the page that came was kept)")
+
+    run(main())
+
+
 def test_from_env_and_settings(emu: Emulator, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ROOMCHAT_PRIVATE_KEY", SECRET_KEY)
     monkeypatch.setenv("ROOMCHAT_BASE_URL", emu.base_url)

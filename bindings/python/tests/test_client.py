@@ -50,15 +50,25 @@ def test_user_pages(emu: Emulator, client: roomchat.Client) -> None:
     assert pages[-1].skip == 24
 
 
-def test_users_error_then_resume(emu: Emulator, client: roomchat.Client) -> None:
+def test_an_error_ends_no_iteration(emu: Emulator, client: roomchat.Client) -> None:
+    """A step that fails raises; the next step fetches the same page again (the loop
+    that caught the error goes on), for ``users()`` and ``user_pages()``."""
     emu.seed(5)
     emu.fault("/consumer/api/v2/users", {"kind": "respond", "status": 400, "body": '{"message":"nope"}'})
     users = client.users(page_size=2)
     with pytest.raises(roomchat.InvalidRequestError):
         next(users)
-    assert list(users) == []  # the iterator ends after an error...
-    users.resume()  # ...until resumed
     assert [u.username for u in users] == [f"seed-user-{n}" for n in range(1, 6)]
+    users.resume()  # does nothing now: kept for code written when an error ended the iteration
+    assert list(users) == []
+
+    pages = client.user_pages(page_size=2)
+    assert next(pages).skip == 0
+    emu.fault("/consumer/api/v2/users", {"kind": "respond", "status": 400, "body": '{"message":"nope"}'}, times=2)
+    for _ in range(2):
+        with pytest.raises(roomchat.InvalidRequestError):
+            next(pages)
+    assert [p.skip for p in pages] == [2, 4]
 
 
 def test_create_user_variants(emu: Emulator, client: roomchat.Client) -> None:

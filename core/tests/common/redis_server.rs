@@ -11,12 +11,24 @@ use std::time::{Duration, Instant};
 pub struct RedisServer {
     pub port: u16,
     password: Option<String>,
+    /// A unix socket the server listens on too.
+    pub socket: Option<std::path::PathBuf>,
     child: Option<Child>,
 }
 
 impl RedisServer {
     /// Starts `redis-server` (from `PATH`, or `REDIS_SERVER`), with `password` if given.
     pub fn start(password: Option<&str>) -> RedisServer {
+        RedisServer::start_with(password, None)
+    }
+
+    /// Starts `redis-server` listening on a unix socket at `socket` as well as on its port.
+    pub fn start_with_socket(socket: std::path::PathBuf) -> RedisServer {
+        RedisServer::start_with(None, Some(socket))
+    }
+
+    /// Starts `redis-server` with `password` if given, on a unix socket at `socket` too if given.
+    pub fn start_with(password: Option<&str>, socket: Option<std::path::PathBuf>) -> RedisServer {
         let port = {
             let probe = TcpListener::bind("127.0.0.1:0").expect("a free port");
             probe.local_addr().unwrap().port()
@@ -24,6 +36,7 @@ impl RedisServer {
         let mut server = RedisServer {
             port,
             password: password.map(str::to_owned),
+            socket,
             child: None,
         };
         server.restart();
@@ -52,6 +65,10 @@ impl RedisServer {
             .stderr(Stdio::null());
         if let Some(p) = &self.password {
             command.args(["--requirepass", p]);
+        }
+        if let Some(socket) = &self.socket {
+            command.arg("--unixsocket").arg(socket);
+            command.args(["--unixsocketperm", "700"]);
         }
         let child = command.spawn().unwrap_or_else(|e| {
             panic!("cannot start {binary} (install Debian's redis-server): {e}")
@@ -118,7 +135,7 @@ impl RedisServer {
 
     /// The bulk-string reply to one command over a fresh connection
     /// (authenticated), whole (`command` gives only its first line).
-    fn bulk_reply(&self, args: &[&str]) -> Option<String> {
+    pub fn bulk_reply(&self, args: &[&str]) -> Option<String> {
         let (mut stream, mut reader) = self.connect()?;
         stream.write_all(resp(args).as_bytes()).ok()?;
         let mut line = String::new();

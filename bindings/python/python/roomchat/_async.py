@@ -212,7 +212,17 @@ class AsyncClient:
             dispatchers[loop] = dispatcher
             return dispatcher
 
-    async def _submit(self, method: Callable[..., Any], token: CancelToken, *args: Any, **kwargs: Any) -> Any:
+    async def _submit(
+        self,
+        method: Callable[..., Any],
+        token: CancelToken,
+        *args: Any,
+        _keep: Optional[Callable[[Any], None]] = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Runs `method` on a worker thread. `_keep` (an iterator's step) gets the result
+        of a call whose task was cancelled but that finished all the same: a page taken
+        from the iterator, which the next step must yield."""
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         method(*args, _submit=(self._dispatcher_for(loop), future, token), **kwargs)
@@ -220,9 +230,11 @@ class AsyncClient:
             return await asyncio.shield(future)
         except asyncio.CancelledError:
             token.cancel()
+            if _keep is not None:
+                _keep_when_done(future, _keep)
             if not future.done():
                 try:
-                    await future  # the call gives its thread back within ~50 ms
+                    await asyncio.shield(future)  # the call gives its thread back within ~50 ms
                 except BaseException:  # its own CancelledError, or this task cancelled again
                     pass
             raise
@@ -320,14 +332,15 @@ class AsyncClient:
         return page
 
     def users(self, page_size: int = 200) -> AsyncIterator[User]:
-        """Every user, fetched lazily ``page_size`` at a time; a user id is never yielded twice."""
-        token = CancelToken()
-        return _AsyncUsers(self, token, self._client.with_cancel(token).users(page_size), page_size)
+        """Every user, fetched lazily ``page_size`` at a time; a user id is never yielded
+        twice. A step that fails or is cancelled (``asyncio.wait_for``) raises, and the
+        next step fetches the same page again: an error never ends the iteration."""
+        return _AsyncUsers(self, self._client.users(page_size), page_size)
 
     def user_pages(self, page_size: int = 200) -> AsyncIterator[UserPage]:
-        """The users listing page by page, ``page_size`` at a time."""
-        token = CancelToken()
-        return _AsyncPages(self, token, self._client.with_cancel(token).user_pages(page_size))
+        """The users listing page by page, ``page_size`` at a time. A step that fails or
+        is cancelled raises, and the next step fetches the same page again."""
+        return _AsyncPages(self, self._client.user_pages(page_size))
 
     async def create_user(
         self,
@@ -428,12 +441,25 @@ class AsyncClient:
         return self._client.iframe_html(room_id, access_token, width=width, height=height)
 
 
-class _AsyncUsers:
-    """``AsyncClient.users()``: one thread hop per page, not per user."""
+def _keep_when_done(future: asyncio.Future[Any], keep: Callable[[Any], None]) -> None:
+    """Hands `future`'s result to `keep` once it has one (at once if it has)."""
 
-    def __init__(self, client: AsyncClient, token: CancelToken, users: _native.UserIterator, page_size: int) -> None:
+    def hand_over(done: asyncio.Future[Any]) -> None:
+        if not done.cancelled() and done.exception() is None:
+            keep(done.result())
+
+    if future.done():
+        hand_over(future)
+    else:
+        future.add_done_callback(hand_over)
+
+
+class _AsyncUsers:
+    """``AsyncClient.users()``: one thread hop per page, not per user. Each step has its
+    own ``CancelToken``: a cancelled step cancels that step only."""
+
+    def __init__(self, client: AsyncClient, users: _native.UserIterator, page_size: int) -> None:
         self._client = client
-        self._token = token
         self._users = users
         self._page_size = page_size
         self._buffer: Deque[User] = collections.deque()
@@ -443,26 +469,37 @@ class _AsyncUsers:
 
     async def __anext__(self) -> User:
         if not self._buffer:
-            batch: List[User] = await self._client._submit(self._users._next_batch, self._token, self._page_size)
-            if not batch:
-                raise StopAsyncIteration
+            batch: List[User] = await self._client._submit(
+                self._users._next_batch, CancelToken(), self._page_size, _keep=self._buffer.extend
+            )
             self._buffer.extend(batch)
+            if not self._buffer:
+                raise StopAsyncIteration
         return self._buffer.popleft()
 
 
 class _AsyncPages:
-    """``AsyncClient.user_pages()``."""
+    """``AsyncClient.user_pages()``, a ``CancelToken`` per step as ``_AsyncUsers``."""
 
-    def __init__(self, client: AsyncClient, token: CancelToken, pages: _native.UserPageIterator) -> None:
+    def __init__(self, client: AsyncClient, pages: _native.UserPageIterator) -> None:
         self._client = client
-        self._token = token
         self._pages = pages
+        # Pages whose step was cancelled after they came: yielded first.
+        self._kept: Deque[UserPage] = collections.deque()
 
     def __aiter__(self) -> _AsyncPages:
         return self
 
     async def __anext__(self) -> UserPage:
-        page: Optional[UserPage] = await self._client._submit(self._pages._next_page, self._token)
-        if page is None:
-            raise StopAsyncIteration
-        return page
+        if not self._kept:
+            page: Optional[UserPage] = await self._client._submit(
+                self._pages._next_page, CancelToken(), _keep=self._keep
+            )
+            self._keep(page)
+            if not self._kept:
+                raise StopAsyncIteration
+        return self._kept.popleft()
+
+    def _keep(self, page: Optional[UserPage]) -> None:
+        if page is not None:
+            self._kept.append(page)

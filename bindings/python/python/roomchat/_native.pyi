@@ -201,7 +201,8 @@ class Client:
 
 @final
 class UserIterator:
-    """Every user, fetched lazily page by page."""
+    """Every user, fetched lazily page by page. An error never ends it: the next step
+    fetches the failed page again (``resume()`` does nothing)."""
 
     def __iter__(self) -> Self: ...
     def __next__(self) -> User: ...
@@ -210,7 +211,8 @@ class UserIterator:
 
 @final
 class UserPageIterator:
-    """The users listing, page by page."""
+    """The users listing, page by page. An error never ends it: the next step fetches
+    the failed page again (``resume()`` does nothing)."""
 
     def __iter__(self) -> Self: ...
     def __next__(self) -> UserPage: ...

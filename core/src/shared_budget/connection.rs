@@ -1,0 +1,398 @@
+//! A connection to Redis whose socket this library makes itself.
+//!
+//! The redis crate's own connection opens its socket out of sight, and the
+//! fork handlers must know the number of every socket a client holds (a
+//! forked child lets go of them) and of nothing else (the application's own
+//! descriptors are not ours to touch). So the socket is made here, and
+//! registered in the same step ([`SocketTicket::make`]); the crate is used
+//! for what a URL says ([`redis::ConnectionInfo`]), its protocol parser,
+//! its commands and its scripts, which run on any [`ConnectionLike`].
+
+use std::io::{self, Read, Write};
+use std::mem::ManuallyDrop;
+use std::net::{TcpStream, ToSocketAddrs};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use redis::{ConnectionAddr, ConnectionInfo, ConnectionLike, RedisError, RedisResult, Value};
+
+use crate::client::instant_after;
+use crate::fork::SocketTicket;
+
+/// One Redis server as a URL names it, and the TLS of a `rediss://` one.
+pub(super) struct Target {
+    info: ConnectionInfo,
+    tls: Option<Arc<rustls::ClientConfig>>,
+}
+
+impl Target {
+    /// The server `info` names; a TLS one trusts the DER certificates `roots`.
+    /// `Err` says why it cannot be reached (a sentence).
+    pub(super) fn new(info: ConnectionInfo, roots: &[&[u8]]) -> Result<Target, String> {
+        let tls = match info.addr() {
+            ConnectionAddr::TcpTls { insecure: true, .. } => return Err(
+                "asks for TLS without certificate checks (#insecure), which the client does not do"
+                    .into(),
+            ),
+            ConnectionAddr::TcpTls { .. } => {
+                let mut store = rustls::RootCertStore::empty();
+                store.add_parsable_certificates(
+                    roots
+                        .iter()
+                        .map(|der| rustls::pki_types::CertificateDer::from(*der)),
+                );
+                let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+                    rustls::crypto::ring::default_provider(),
+                ))
+                .with_safe_default_protocol_versions()
+                .map_err(|e| format!("has no usable TLS configuration: {e}"))?
+                .with_root_certificates(store)
+                .with_no_client_auth();
+                Some(Arc::new(config))
+            }
+            _ => None,
+        };
+        Ok(Target { info, tls })
+    }
+
+    /// A new connection, ready for commands (authenticated, on its database),
+    /// within `connect_timeout`; each later read and write waits `io_timeout` at most.
+    pub(super) fn connect(
+        &self,
+        connect_timeout: Duration,
+        io_timeout: Duration,
+    ) -> RedisResult<Connection> {
+        let deadline = instant_after(Instant::now(), connect_timeout);
+        let (stream, ticket) = match self.info.addr() {
+            ConnectionAddr::Tcp(host, port) => {
+                let (tcp, ticket) = connect_tcp(host, *port, deadline)?;
+                (Stream::Tcp(tcp), ticket)
+            }
+            ConnectionAddr::TcpTls { host, port, .. } => {
+                let config = self.tls.clone().ok_or_else(|| {
+                    RedisError::from((
+                        redis::ErrorKind::InvalidClientConfig,
+                        "no TLS configuration",
+                    ))
+                })?;
+                let name = rustls::pki_types::ServerName::try_from(host.clone())?;
+                let tls = rustls::ClientConnection::new(config, name)?;
+                let (tcp, ticket) = connect_tcp(host, *port, deadline)?;
+                (
+                    Stream::Tls(Box::new(rustls::StreamOwned::new(tls, tcp))),
+                    ticket,
+                )
+            }
+            #[cfg(unix)]
+            ConnectionAddr::Unix(path) => {
+                let (unix, ticket) = connect_unix(path, deadline)?;
+                (Stream::Unix(unix), ticket)
+            }
+            _ => {
+                return Err(RedisError::from((
+                    redis::ErrorKind::InvalidClientConfig,
+                    "this kind of Redis address cannot be reached on this platform",
+                )))
+            }
+        };
+        // From here on, dropping the connection closes the socket as its ticket is given back.
+        let mut connection = Connection {
+            ticket: ManuallyDrop::new(ticket),
+            stream: ManuallyDrop::new(stream),
+            parser: redis::Parser::new(),
+            db: self.info.redis_settings().db(),
+            open: true,
+        };
+        connection.stream.set_timeouts(time_left(deadline)?)?;
+        if let Stream::Tls(tls) = &mut *connection.stream {
+            // The handshake within the connect timeout, and its failure named now.
+            while tls.conn.is_handshaking() {
+                tls.conn.complete_io(&mut tls.sock)?;
+            }
+        }
+        connection.set_up(self.info.redis_settings())?;
+        connection.stream.set_timeouts(io_timeout)?;
+        Ok(connection)
+    }
+}
+
+/// The time left until `deadline`, or a timeout error when none is.
+fn time_left(deadline: Instant) -> io::Result<Duration> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left < Duration::from_millis(1) {
+        return Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            "the connect timeout passed",
+        ));
+    }
+    Ok(left)
+}
+
+/// A TCP connection to `host`, trying each of its addresses until `deadline`.
+fn connect_tcp(host: &str, port: u16, deadline: Instant) -> RedisResult<(TcpStream, SocketTicket)> {
+    let mut last_error = None;
+    for addr in (host, port).to_socket_addrs()? {
+        match crate::transport::connect_one(&addr, Some(time_left(deadline)?)) {
+            Ok((tcp, ticket)) => {
+                // Each command is one small write that waits for its reply.
+                let _ = tcp.set_nodelay(true);
+                return Ok((tcp, ticket));
+            }
+            Err(e) => last_error = Some(e),
+        }
+    }
+    Err(match last_error {
+        Some(e) => e.into(),
+        None => RedisError::from((
+            redis::ErrorKind::InvalidClientConfig,
+            "the Redis host resolves to no address",
+        )),
+    })
+}
+
+/// A connection to the unix socket at `path`, made and registered as one
+/// step like the TCP ones; waiting for a full backlog ends at `deadline`.
+#[cfg(unix)]
+fn connect_unix(
+    path: &std::path::Path,
+    deadline: Instant,
+) -> io::Result<(std::os::unix::net::UnixStream, SocketTicket)> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::net::UnixStream;
+
+    let bytes = path.as_os_str().as_bytes();
+    // SAFETY: all-zero is a valid sockaddr_un.
+    let mut address: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    if bytes.len() >= address.sun_path.len() || bytes.contains(&0) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the unix socket's path is too long or holds a NUL",
+        ));
+    }
+    address.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    for (slot, &byte) in address.sun_path.iter_mut().zip(bytes) {
+        *slot = byte as libc::c_char;
+    }
+    let (fd, ticket) = SocketTicket::make(|| {
+        // SAFETY: a plain syscall; the descriptor is owned by the stream below.
+        unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM, 0) }
+    })
+    .ok_or_else(io::Error::last_os_error)?;
+    // SAFETY: `fd` is a new socket that nothing else owns.
+    let stream = unsafe { UnixStream::from_raw_fd(fd) };
+    let connected = (|| {
+        crate::transport::set_cloexec(&stream)?;
+        // A connect to a listener whose backlog is full waits at most the send timeout.
+        stream.set_write_timeout(Some(time_left(deadline)?))?;
+        loop {
+            // SAFETY: `address` is a valid sockaddr_un of the length given.
+            let done = unsafe {
+                libc::connect(
+                    stream.as_raw_fd(),
+                    (&address as *const libc::sockaddr_un).cast(),
+                    std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t,
+                )
+            };
+            if done == 0 {
+                return Ok(());
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    })();
+    match connected {
+        Ok(()) => Ok((stream, ticket)),
+        Err(e) => {
+            ticket.close_with(|| drop(stream));
+            Err(e)
+        }
+    }
+}
+
+enum Stream {
+    Tcp(TcpStream),
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+    #[cfg(unix)]
+    Unix(std::os::unix::net::UnixStream),
+}
+
+impl Stream {
+    fn set_timeouts(&self, timeout: Duration) -> io::Result<()> {
+        let timeout = Some(timeout.max(Duration::from_millis(1)));
+        match self {
+            Stream::Tcp(tcp) => {
+                tcp.set_read_timeout(timeout)?;
+                tcp.set_write_timeout(timeout)
+            }
+            Stream::Tls(tls) => {
+                tls.sock.set_read_timeout(timeout)?;
+                tls.sock.set_write_timeout(timeout)
+            }
+            #[cfg(unix)]
+            Stream::Unix(unix) => {
+                unix.set_read_timeout(timeout)?;
+                unix.set_write_timeout(timeout)
+            }
+        }
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(tcp) => tcp.read(buf),
+            Stream::Tls(tls) => tls.read(buf),
+            #[cfg(unix)]
+            Stream::Unix(unix) => unix.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(tcp) => tcp.write(buf),
+            Stream::Tls(tls) => tls.write(buf),
+            #[cfg(unix)]
+            Stream::Unix(unix) => unix.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Tcp(tcp) => tcp.flush(),
+            Stream::Tls(tls) => tls.flush(),
+            #[cfg(unix)]
+            Stream::Unix(unix) => unix.flush(),
+        }
+    }
+}
+
+/// One connection to Redis, registered for the fork handlers for its whole life.
+pub(super) struct Connection {
+    /// Both dropped in `Drop`: the socket is closed as its ticket is given back.
+    ticket: ManuallyDrop<SocketTicket>,
+    stream: ManuallyDrop<Stream>,
+    parser: redis::Parser,
+    db: i64,
+    /// False after a failed read or write: the stream may hold half a reply.
+    open: bool,
+}
+
+impl Connection {
+    /// Authenticates (`HELLO 3` for RESP3) and selects the database, as the
+    /// URL asks; else a `PING`: a connection is pooled only once Redis has
+    /// answered on it, within the connect timeout (a server that accepts and
+    /// never answers fails the connect, and the callers waiting for it).
+    fn set_up(&mut self, settings: &redis::RedisConnectionInfo) -> RedisResult<()> {
+        if !settings.protocol().supports_resp3()
+            && settings.password().is_none()
+            && settings.db() == 0
+        {
+            return redis::cmd("PING").query::<()>(self);
+        }
+        if settings.protocol().supports_resp3() {
+            let mut hello = redis::cmd("HELLO");
+            hello.arg(3);
+            if let Some(password) = settings.password() {
+                hello
+                    .arg("AUTH")
+                    .arg(settings.username().unwrap_or("default"))
+                    .arg(password);
+            }
+            hello.query::<()>(self)?;
+        } else if let Some(password) = settings.password() {
+            let mut auth = redis::cmd("AUTH");
+            if let Some(user) = settings.username() {
+                auth.arg(user);
+            }
+            auth.arg(password).query::<()>(self)?;
+        }
+        if settings.db() != 0 {
+            redis::cmd("SELECT").arg(settings.db()).query::<()>(self)?;
+        }
+        Ok(())
+    }
+
+    fn send(&mut self, command: &[u8]) -> RedisResult<()> {
+        if !self.open {
+            return Err(io::Error::new(
+                io::ErrorKind::NotConnected,
+                "the connection failed before",
+            )
+            .into());
+        }
+        let stream = &mut *self.stream;
+        if let Err(e) = stream.write_all(command).and_then(|()| stream.flush()) {
+            self.open = false;
+            return Err(e.into());
+        }
+        Ok(())
+    }
+
+    /// The next reply (RESP3 pushes, which are no replies, skipped).
+    fn receive(&mut self) -> RedisResult<Value> {
+        loop {
+            match self.parser.parse_value(&mut *self.stream) {
+                Ok(Value::Push { .. }) => continue,
+                Ok(value) => return Ok(value),
+                Err(e) => {
+                    self.open = false;
+                    return Err(e);
+                }
+            }
+        }
+    }
+}
+
+impl ConnectionLike for Connection {
+    fn req_packed_command(&mut self, command: &[u8]) -> RedisResult<Value> {
+        self.send(command)?;
+        self.receive()
+    }
+
+    fn req_packed_commands(
+        &mut self,
+        commands: &[u8],
+        offset: usize,
+        count: usize,
+    ) -> RedisResult<Vec<Value>> {
+        self.send(commands)?;
+        let mut replies = Vec::with_capacity(count);
+        for i in 0..offset + count {
+            let reply = self.receive()?;
+            if i >= offset {
+                replies.push(reply);
+            }
+        }
+        Ok(replies)
+    }
+
+    fn get_db(&self) -> i64 {
+        self.db
+    }
+
+    fn check_connection(&mut self) -> bool {
+        redis::cmd("PING").query::<String>(self).is_ok()
+    }
+
+    fn is_open(&self) -> bool {
+        self.open
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        // SAFETY: both are taken once, here, and never used again.
+        let (ticket, stream) = unsafe {
+            (
+                ManuallyDrop::take(&mut self.ticket),
+                ManuallyDrop::take(&mut self.stream),
+            )
+        };
+        ticket.close_with(|| drop(stream));
+    }
+}
