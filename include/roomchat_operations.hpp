@@ -174,7 +174,9 @@ class Operations {
   // POST /api/v1/chatRoom/{roomId}/eject-all: Signs every user out of a room. The reference page
   // prints this path without the `/consumer` prefix; it is sent as printed. Repeatable: sent again
   // after a 5xx, a timeout or a lost answer, as a GET is.
-  Acknowledged eject_all_users(std::string_view room_id) const { return send_eject_all_users(nullptr, room_id); }
+  Acknowledged eject_all_users(std::string_view room_id) const {
+    return send_eject_all_users(nullptr, room_id);
+  }
   WithResponse<Acknowledged> eject_all_users_with_response(std::string_view room_id) const {
     return detail::with_response([&](roomchat_response_meta **meta) { return send_eject_all_users(meta, room_id); });
   }
@@ -183,7 +185,9 @@ class Operations {
   // rules as at creation (a bot triggered by every message cannot answer in private). Repeatable:
   // sent again after a 5xx, a timeout or a lost answer, as a GET is. A value outside its declared
   // limits throws ROOMCHAT_RESULT_VALIDATION and nothing is sent.
-  BotAnswer update_bot(std::string_view bot_id, const UpdateBot &params = {}) const { return send_update_bot(nullptr, bot_id, params); }
+  BotAnswer update_bot(std::string_view bot_id, const UpdateBot &params = {}) const {
+    return send_update_bot(nullptr, bot_id, params);
+  }
   WithResponse<BotAnswer> update_bot_with_response(std::string_view bot_id, const UpdateBot &params = {}) const {
     return detail::with_response([&](roomchat_response_meta **meta) { return send_update_bot(meta, bot_id, params); });
   }
@@ -209,16 +213,18 @@ class Operations {
     roomchat_update_bot_params *raw_params = nullptr;
     detail::check(roomchat_update_bot_params_new(&raw_params));
     detail::OwnedBy<roomchat_update_bot_params, roomchat_update_bot_params_free> owned_params(raw_params);
-    // A setter's failure is recorded in the C params: the call reports it, with its message.
-    if (params.name) static_cast<void>(roomchat_update_bot_params_set_name(raw_params, detail::CString(*params.name, "name").get()));
-    if (params.webhook_url) static_cast<void>(roomchat_update_bot_params_set_webhook_url(raw_params, detail::CString(*params.webhook_url, "webhook_url").get()));
-    if (params.description) static_cast<void>(roomchat_update_bot_params_set_description(raw_params, detail::CString(*params.description, "description").get()));
-    if (params.trigger) static_cast<void>(roomchat_update_bot_params_set_trigger(raw_params, detail::CString(*params.trigger, "trigger").get()));
-    if (params.message_visibility) static_cast<void>(roomchat_update_bot_params_set_message_visibility(raw_params, detail::CString(*params.message_visibility, "message_visibility").get()));
-    if (params.is_allowed_in_all_chat_rooms) static_cast<void>(roomchat_update_bot_params_set_is_allowed_in_all_chat_rooms(raw_params, *params.is_allowed_in_all_chat_rooms));
-    if (params.message_history_limit) static_cast<void>(roomchat_update_bot_params_set_message_history_limit(raw_params, *params.message_history_limit));
-    if (params.metadata) static_cast<void>(roomchat_update_bot_params_set_metadata(raw_params, detail::CString(*params.metadata, "metadata").get()));
-    if (params.enabled) static_cast<void>(roomchat_update_bot_params_set_enabled(raw_params, *params.enabled));
+    detail::set_param(raw_params, roomchat_update_bot_params_set_name, params.name, "name");
+    detail::set_param(raw_params, roomchat_update_bot_params_set_webhook_url, params.webhook_url, "webhook_url");
+    detail::set_param(raw_params, roomchat_update_bot_params_set_description, params.description, "description");
+    detail::set_param(raw_params, roomchat_update_bot_params_set_trigger, params.trigger, "trigger");
+    detail::set_param(raw_params, roomchat_update_bot_params_set_message_visibility,
+                      params.message_visibility, "message_visibility");
+    detail::set_param(raw_params, roomchat_update_bot_params_set_is_allowed_in_all_chat_rooms,
+                      params.is_allowed_in_all_chat_rooms, "is_allowed_in_all_chat_rooms");
+    detail::set_param(raw_params, roomchat_update_bot_params_set_message_history_limit,
+                      params.message_history_limit, "message_history_limit");
+    detail::set_param(raw_params, roomchat_update_bot_params_set_metadata, params.metadata, "metadata");
+    detail::set_param(raw_params, roomchat_update_bot_params_set_enabled, params.enabled, "enabled");
     roomchat_bot_answer *raw = nullptr;
     detail::check_call([&](roomchat_error **e) {
       return roomchat_client_update_bot_with_response(client(), bot_id_c.get(), raw_params, &raw, meta, e);

@@ -815,7 +815,7 @@ fn hpp_method(w: &mut String, op: &Operation) {
     doc(w, "  ", "//", &text);
     let _ = writeln!(
         w,
-        "  {result} {}({}) const {{ return send_{}({}); }}",
+        "  {result} {}({}) const {{\n    return send_{}({});\n  }}",
         op.name,
         decl.join(", "),
         op.name,
@@ -868,20 +868,15 @@ fn hpp_send(w: &mut String, op: &Operation) {
             w,
             "    detail::OwnedBy<{ty}, {ty}_free> owned_params(raw_params);"
         );
-        let _ = writeln!(
-            w,
-            "    // A setter's failure is recorded in the C params: the call reports it, with its message."
-        );
         for p in op.named_params() {
             let name = snake(&p.name);
-            let value = match p.kind.as_str() {
-                "integer" | "boolean" => format!("*params.{name}"),
-                _ => format!("detail::CString(*params.{name}, {name:?}).get()"),
-            };
-            let _ = writeln!(
-                w,
-                "    if (params.{name}) static_cast<void>({ty}_set_{name}(raw_params, {value}));"
-            );
+            let call = format!("    detail::set_param(raw_params, {ty}_set_{name}, params.{name}, {name:?});");
+            if call.len() <= 120 {
+                let _ = writeln!(w, "{call}");
+            } else {
+                let _ = writeln!(w, "    detail::set_param(raw_params, {ty}_set_{name},");
+                let _ = writeln!(w, "                      params.{name}, {name:?});");
+            }
         }
         c_args.push("raw_params".into());
     }
