@@ -52,7 +52,9 @@ pub(crate) fn number(value: Option<f64>) -> f64 {
 
 /// A record held by another, borrowed (NULL when absent).
 pub(crate) fn nested<T>(value: &Option<Box<T>>) -> *const T {
-    value.as_deref().map_or(ptr::null(), |inner| inner as *const T)
+    value
+        .as_deref()
+        .map_or(ptr::null(), |inner| inner as *const T)
 }
 
 /// Reads a record behind the panic boundary: `absent` for NULL.

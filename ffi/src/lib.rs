@@ -33,6 +33,6 @@ mod glue;
 
 pub use client::*;
 pub use error::*;
+pub use generated::*;
 pub use models::*;
 pub use view::*;
-pub use generated::*;

@@ -318,7 +318,9 @@ fn rust_record(w: &mut String, record: &Record) {
                 "i32".into(),
                 "-1",
                 format!("flag(r.{name})"),
-                format!("1 for true, 0 for false, -1 when the service left it out (or `{c}` is NULL)."),
+                format!(
+                    "1 for true, 0 for false, -1 when the service left it out (or `{c}` is NULL)."
+                ),
             ),
             (None, "integer") => (
                 "i64".into(),
@@ -531,11 +533,11 @@ fn rust_operation(w: &mut String, op: &Operation) {
         ));
     }
     if has_params(op) {
-        text.push_str(&format!(
+        text.push_str(
             " `params` (NULL: none set) stays the caller's and may be freed right after the call; \
              a value outside its declared limits gives `ROOMCHAT_RESULT_VALIDATION` and nothing \
-             is sent."
-        ));
+             is sent.",
+        );
     }
     text.push_str(&format!(
         " On success writes the answer to `*{out}` (owned by the caller: free with \
@@ -708,7 +710,11 @@ fn hpp_record(w: &mut String, record: &Record) {
     let mut inits = Vec::new();
     for field in &record.fields {
         let accessor = format!("roomchat_{c}_{}(raw)", field.snake());
-        inits.push(format!("{}_({})", field.snake(), cpp_field(field, &accessor).1));
+        inits.push(format!(
+            "{}_({})",
+            field.snake(),
+            cpp_field(field, &accessor).1
+        ));
     }
     inits.push(format!(
         "extra_json_(detail::string_or_empty(roomchat_{c}_extra_json(raw)))"
@@ -870,7 +876,9 @@ fn hpp_send(w: &mut String, op: &Operation) {
         );
         for p in op.named_params() {
             let name = snake(&p.name);
-            let call = format!("    detail::set_param(raw_params, {ty}_set_{name}, params.{name}, {name:?});");
+            let call = format!(
+                "    detail::set_param(raw_params, {ty}_set_{name}, params.{name}, {name:?});"
+            );
             if call.len() <= 120 {
                 let _ = writeln!(w, "{call}");
             } else {
