@@ -1,7 +1,9 @@
 /*
  * roomchat.hpp: a header-only C++17 wrapper over the C API of roomchat.h.
  *
- * Written by hand (roomchat.h is generated); the guide is ffi/README.md.
+ * Written by hand (roomchat.h is generated), but for the generated operations'
+ * records, parameters and methods, which it includes from roomchat_operations.hpp;
+ * the guide is ffi/README.md.
  *
  * Conventions:
  * - Handles (ClientOptions, CallOptions, Client, Users) own their C object and
@@ -23,6 +25,7 @@
 #define ROOMCHAT_HPP
 
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -319,11 +322,42 @@ struct Free {
 template <typename T>
 using Owned = std::unique_ptr<T, Free>;
 
+// Frees a C object with `FreeFunction`: the generated records' and params' _free.
+template <auto FreeFunction>
+struct FreeWith {
+  template <typename T>
+  void operator()(T *p) const noexcept {
+    FreeFunction(p);
+  }
+};
+
+template <typename T, auto FreeFunction>
+using OwnedBy = std::unique_ptr<T, FreeWith<FreeFunction>>;
+
 inline std::optional<std::string> optional_string(const char *text) {
   return text ? std::optional<std::string>(text) : std::nullopt;
 }
 
 inline std::string string_or_empty(const char *text) { return text ? std::string(text) : std::string(); }
+
+// The C accessors' forms of an absent field (-1, NaN, NULL) as std::nullopt.
+inline std::optional<bool> optional_bool(std::int32_t value) {
+  return value >= 0 ? std::optional<bool>(value == 1) : std::nullopt;
+}
+
+inline std::optional<std::int64_t> optional_integer(std::int64_t value) {
+  return value >= 0 ? std::optional<std::int64_t>(value) : std::nullopt;
+}
+
+inline std::optional<double> optional_number(double value) {
+  return std::isnan(value) ? std::nullopt : std::optional<double>(value);
+}
+
+// A record borrowed from another (NULL when absent), read into its C++ class.
+template <typename Record, typename Raw>
+std::optional<Record> optional_record(const Raw *raw) {
+  return raw ? std::optional<Record>(Record(raw)) : std::nullopt;
+}
 
 inline std::optional<std::chrono::milliseconds> optional_ms(std::int64_t ms) {
   return ms >= 0 ? std::optional<std::chrono::milliseconds>(std::chrono::milliseconds(ms)) : std::nullopt;
@@ -387,6 +421,18 @@ class OptionalCString {
  private:
   std::optional<CString> text_;
 };
+
+// Gives a generated params handle `value`, when it is set, through its C setter.
+// A setter's failure is recorded in the handle: the call reports it, with its message.
+template <typename Raw, typename Setter, typename Value>
+void set_param(Raw *raw, Setter setter, const std::optional<Value> &value, const char *what) {
+  if (!value) return;
+  if constexpr (std::is_same_v<Value, std::string>) {
+    static_cast<void>(setter(raw, CString(*value, what).get()));
+  } else {
+    static_cast<void>(setter(raw, *value));
+  }
+}
 
 // Takes a string the library returned through char ** (frees it).
 inline std::string take_string(char *text) {
@@ -497,6 +543,14 @@ inline void log_to_callback(void *user_data, roomchat_log_level level, const cha
 inline void delete_log_callback(void *user_data) noexcept { delete static_cast<LogCallback *>(user_data); }
 
 }  // namespace detail
+
+}  // namespace roomchat
+
+// The generated operations: their records, parameters, and detail::Operations,
+// the methods Client inherits.
+#include "roomchat_operations.hpp"
+
+namespace roomchat {
 
 // Settings for a Client (roomchat_client_options). Setters only record and
 // return *this, so they chain; bad values are reported by the Client
@@ -671,8 +725,10 @@ class Users;
 
 // A client of the chat service (roomchat_client). Thread-safe: one Client may
 // be used by many threads at once. Every client of the same private key in the
-// process shares one rate-limit budget.
-class Client {
+// process shares one rate-limit budget. The methods of the generated operations
+// (eject_all_users, update_bot, …) are inherited from detail::Operations
+// (roomchat_operations.hpp).
+class Client : public detail::Operations<Client> {
  public:
   // Builds a client; `options` may be destroyed right after (the library
   // keeps their log callback as long as the client needs it). Throws

@@ -3,6 +3,10 @@
 
 /// <reference types="node" />
 
+import type { GeneratedOperationName, OperationMethods } from './operations.js'
+// The generated operations' parameters and records (operations.d.ts, @generated).
+export * from './operations.js'
+
 /** Stable snake_case names of the error kinds (core's `ErrorKind::name`). */
 export type ErrorKind =
   | 'missing_auth'
@@ -492,6 +496,13 @@ export declare class Client {
   rateLimitState(): RateLimitState
 }
 
+/**
+ * The methods of the operations whose surfaces are generated from the
+ * declarations (operations.d.ts): `ejectAllUsers(roomId, options?)`,
+ * `updateBot(botId, params?, options?)`, … with the options of every call.
+ */
+export interface Client extends OperationMethods {}
+
 /** The operations of the pure layer, by core's stable names (as in the shared conformance vectors). */
 export type WireOperation =
   | 'list_users'
@@ -503,6 +514,7 @@ export type WireOperation =
   | 'reactivate_user'
   | 'validate_access_token'
   | 'invalidate_access_token'
+  | GeneratedOperationName
 
 export interface WireRequest {
   method: string
@@ -529,7 +541,9 @@ export declare const wire: {
    * `raw` {method, path, query?: [name, value][], body?, auth?: "private_key" |
    * "public_key" | "none"}; `reactivate_user` as `deactivate_user`;
    * `validate_access_token` {accessToken} (its `auth` is "public_key");
-   * `invalidate_access_token` {accessToken}. Throws `RoomchatValidationError` on bad parameters.
+   * `invalidate_access_token` {accessToken}; a generated operation (`eject_all_users`,
+   * `update_bot`, …) its params by their wire names, path params included
+   * ({botId, name?, …}). Throws `RoomchatValidationError` on bad parameters.
    */
   buildRequest(operation: WireOperation, params?: object, options?: { baseUrl: string; key?: string }): WireRequest
   /**

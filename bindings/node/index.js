@@ -6,6 +6,7 @@
 // RoomchatError objects. Types and docs: index.d.ts.
 
 const util = require('node:util')
+const { operationMethods } = require('./operations.js')
 const native = loadNative()
 
 // ---- the native addon -------------------------------------------------------------
@@ -218,6 +219,20 @@ function callOptionsOf(what, options, withResponseAllowed) {
   if (withResponse === undefined || withResponse === null) withResponse = false
   if (typeof withResponse !== 'boolean') throw validation(`${what}: withResponse must be a boolean`)
   return { signal, settings: any ? toJson(what, settings) : undefined, withResponse }
+}
+
+/**
+ * A generated operation's params as core takes them: the path params (its first
+ * arguments, by wire name) and the others (`params`, an object or nothing),
+ * one object of wire names. A path param given in `params` too is refused.
+ */
+function operationParams(what, pathParams, params) {
+  if (params === undefined || params === null) return pathParams
+  if (typeof params !== 'object' || Array.isArray(params)) throw validation(`${what}: params must be an object`)
+  for (const name in pathParams) {
+    if (Object.hasOwn(params, name)) throw validation(`${what}: ${name} is an argument of its own, not one of params`)
+  }
+  return { ...params, ...pathParams }
 }
 
 /** The settings of `withOptions(options)`, as JSON. */
@@ -618,6 +633,35 @@ class Client {
     const handle = signal === undefined ? undefined : new native.CancelHandle()
     const finish = withResponse ? withResponsePost(post) : post
     return submit(signal, handle, finish, (id) => client.callWith(op, id, json, settings, withResponse, handle))
+  }
+
+  /**
+   * A generated operation's call (operations.js): `operation` is core's stable
+   * name, run by the addon's one generic entry with the options every call takes.
+   */
+  #operation(operation, what, pathParams, params, options) {
+    let call
+    let json
+    try {
+      call = callOptionsOf(what, options, true)
+      json = toJson(what, operationParams(what, pathParams, params))
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    const client = this.#native
+    const { signal, settings, withResponse } = call
+    const handle = signal === undefined ? undefined : new native.CancelHandle()
+    return submit(signal, handle, parse, (id) => client.callOperation(operation, id, json, settings, withResponse, handle))
+  }
+
+  // The generated operations' methods (ejectAllUsers, updateBot, …), as the
+  // class's own: non-enumerable, each running through #operation.
+  static {
+    const methods = operationMethods((client, ...call) => client.#operation(...call))
+    for (const [name, method] of Object.entries(methods)) {
+      if (name in Client.prototype) throw new Error(`operations.js: Client already has ${name}`)
+      Object.defineProperty(Client.prototype, name, { value: method, writable: true, configurable: true })
+    }
   }
 
   listUsers(params = undefined, options = undefined) {

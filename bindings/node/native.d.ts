@@ -47,6 +47,15 @@ export declare class NativeClient {
    */
   callWith(op: number, id: number, params: string, settings: string | undefined | null, withResponse: boolean, cancel?: CancelHandle | undefined | null): void
   /**
+   * Starts `operation` (core's stable snake_case name), any declared one, with
+   * `params` (the JSON of its params by their wire names, path params included);
+   * `settings`, `withResponse` and `cancel` as `callWith` takes them. What the
+   * generated methods (operations.js) call: the operation's declaration in core
+   * checks the params, sends and decodes; the answer comes as its record's JSON.
+   * An unknown name or bad settings throw at once.
+   */
+  callOperation(operation: string, id: number, params: string, settings: string | undefined | null, withResponse: boolean, cancel?: CancelHandle | undefined | null): void
+  /**
    * A view of this client whose calls use `settings` (as `callWith` takes them):
    * the same pool, budget and log channel.
    */

@@ -120,6 +120,8 @@ export class Emulator {
   seedUsers(n: number): Promise<number>
   /** Creates a room (`name` "General" and a made-up `roomId` unless given); resolves to it. */
   createRoom(room?: { roomId?: string; name?: string; [field: string]: unknown }): Promise<Record<string, unknown>>
+  /** Creates a bot (`name` and `webhookURL` required, the others as the service defaults them); resolves to it, with its `_id`. */
+  createBot(bot: { name: string; webhookURL: string; [field: string]: unknown }): Promise<Record<string, unknown>>
   /** Adds messages to a conversation of `roomId` (a new one unless `conversationId`); resolves to its id. */
   addConversation(roomId: string, messages: SeedMessage[], options?: { conversationId?: string }): Promise<string>
   /** The next matching requests are answered `status` instead, without taking effect. */

@@ -239,6 +239,11 @@ class Emulator {
     return this._call('POST', '/rooms', { name: 'General', ...room })
   }
 
+  /** Creates a bot (`name` and `webhookURL` required, the others as the service defaults them); resolves to it, with its `_id`. */
+  async createBot(bot) {
+    return this._call('POST', '/bots', bot)
+  }
+
   /** Adds messages (`[username, text]` or the emulator's objects) to a conversation; resolves to its id. */
   async addConversation(roomId, messages, { conversationId } = {}) {
     const items = messages.map((message) =>

@@ -126,6 +126,10 @@ impl Failure {
     pub(crate) fn invalid(message: impl Into<String>) -> Failure {
         Failure::new(roomchat_result::InvalidArgument, message)
     }
+
+    pub(crate) fn code(&self) -> roomchat_result {
+        self.code
+    }
 }
 
 impl From<roomchat::Error> for Failure {

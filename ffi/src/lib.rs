@@ -27,8 +27,12 @@ mod client;
 mod error;
 mod models;
 mod view;
+// Last: the header lists the generated functions after the hand-written ones.
+mod generated;
+mod glue;
 
 pub use client::*;
 pub use error::*;
+pub use generated::*;
 pub use models::*;
 pub use view::*;

@@ -64,6 +64,7 @@ node esm.mjs
 
 cat >usage.ts <<'TS'
 import { Client, RoomchatError, AbortError, wire, type User, type CreatedUser, type ErrorCode, type TokenUser } from 'roomchat'
+import type { Acknowledged, Bot, BotAnswer, UpdateBotParams, WithResponse } from 'roomchat'
 
 async function main(): Promise<void> {
   const client = new Client({
@@ -85,6 +86,14 @@ async function main(): Promise<void> {
   for await (const user of client.users({ pageSize: 100 })) names.push(user.id ?? '')
   for await (const p of client.userPages()) names.push(String(p.total))
   const url: string = client.signInUrl('r1', created.accessToken)
+  // The generated operations (operations.d.ts): records, params, withResponse overloads.
+  const ejected: Acknowledged = await client.ejectAllUsers('r1', { signal: controller.signal })
+  const changes: UpdateBotParams = { name: 'helper', trigger: 'mention', messageHistoryLimit: 20 }
+  const answer: BotAnswer = await client.updateBot('64d1f0c2a9e8b7c6d5e4f3a2', changes, { timeoutMs: 5000 })
+  const bot: Bot | undefined = answer.bot
+  const seen: WithResponse<BotAnswer> = await client.withOptions({ maxRetries: 0 }).updateBot('b1', undefined, { withResponse: true })
+  names.push(String(ejected.success), bot?.id ?? '', bot?.webhookURL ?? '', String(bot?.extra.__v), String(seen.response.status))
+  wire.buildRequest('update_bot', { botId: 'b1', enabled: false })
   const state = client.rateLimitState()
   const request = wire.buildRequest('list_users', { limit: 5 }, { baseUrl: 'https://api.example.com' })
   console.log(names.length, url.length, state.remaining, request.url, (await client.listChatRooms()) as unknown[])

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The C ABI's checks, in one command: header freshness (pinned cbindgen), the
-# C99 suite, the C++17 smoke test and the C++ wrapper's suite (tests/cpp/)
+# C99 suite, the generated operations' C99 suite (test_operations.c), the C++17
+# smoke test and the C++ wrapper's suite (tests/cpp/)
 # against the emulator binary under valgrind, the C99 suite once more over TLS
 # (ROOMCHAT_TEST_TLS=1) and the TLS tests, the pkg-config template, and the C
 # guide's (ffi/README.md) C and C++ examples. Installs what is missing.
@@ -63,6 +64,8 @@ cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g $cflags $https_ha
   $curl_libs -o "$build/test_tls"
 cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g $cflags tests/c/test_options.c $libs \
   -o "$build/test_options"
+cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g $cflags tests/c/test_operations.c $libs \
+  -o "$build/test_operations"
 c++ -std=c++17 -Wall -Wextra -Werror -g $cflags tests/c/smoke.cpp "$lib/libroomchat.a" -lpthread -ldl -lm \
   -o "$build/smoke"
 cc -std=c99 -Wall -Wextra -Werror $cflags tests/c/readme_example.c $libs -o "$build/readme_example"
@@ -137,6 +140,8 @@ suite valgrind smoke '[A-Za-z+]+' "$emulator"
 suite valgrind test_wrapper cpp "$emulator"
 # Per-call options, the answer beside the result, the log callback and ROOMCHAT_LOG.
 suite valgrind test_options options "$emulator"
+# The generated operations (ffi/src/generated.rs): records, params handles, limits, NULLs.
+suite valgrind test_operations operations "$emulator"
 # Forking while threads call, and the Redis-shared budget (a real redis-server):
 # natively, not under valgrind (which serializes the threads and makes
 # deadline-bound fork loops and Redis timeouts meaningless).

@@ -2,7 +2,8 @@
 // endpoint, the errors it throws and what they carry, the lazy user iteration
 // with a failure and the retry of the next loop, access tokens, views (with_options), the answer
 // beside the result (_with_response), the log callback and its lifetime,
-// move-only handles, and one client shared by threads.
+// move-only handles, one client shared by threads, and the generated operations
+// (eject_all_users, update_bot).
 // Run under valgrind by tests/c/run.sh. Prints "cpp: N passed, M failed".
 #include <chrono>
 #include <memory>
@@ -824,6 +825,105 @@ void test_rate_limited(const roomchat::Client &client) {
   CHECK(after.blocked_for && *after.blocked_for > 100s);
 }
 
+
+// The generated operations (roomchat_operations.hpp): eject all users and
+// update bot, their records (nested, unknown fields in extra_json), their
+// parameters and declared limits, the exact paths, and moved-from clients.
+void test_generated_operations(const roomchat::Client &client) {
+  admin("POST", "/_emulator/rooms", "{\"roomId\": \"bbNiVFoXm\", \"name\": \"General\"}");
+  const int ejects = journal_count("\"method\":\"POST\",\"path\":\"/api/v1/chatRoom/bbNiVFoXm/eject-all\"");
+  roomchat::Acknowledged ack = client.eject_all_users("bbNiVFoXm");
+  CHECK(ack.success() == std::optional<bool>(true));
+  CHECK(!ack.message());
+  CHECK(ack.extra_json() == "{}");
+  CHECK(journal_count("\"method\":\"POST\",\"path\":\"/api/v1/chatRoom/bbNiVFoXm/eject-all\"") == ejects + 1);
+  roomchat::WithResponse<roomchat::Acknowledged> acked = client.eject_all_users_with_response("bbNiVFoXm");
+  CHECK(acked.value.success() == std::optional<bool>(true));
+  CHECK(acked.meta.status == 200 && acked.meta.attempts == 1);
+  roomchat::Error unknown_room =
+      expect_error([&] { client.eject_all_users("nope"); }, ROOMCHAT_RESULT_UNEXPECTED_STATUS);
+  CHECK(unknown_room.status() == std::optional<std::uint16_t>(404));
+  CHECK(unknown_room.message() == "invalid chatroom id");
+
+  char *seeded = nullptr;
+  CHECK(http_request(&emu, "POST", "/_emulator/bots",
+                     "{\"name\": \"cpp-helper\", \"webhookURL\": \"https://hooks.example/b\", "
+                     "\"trigger\": \"mention\", \"messageVisibility\": \"public\"}",
+                     &seeded) == 200);
+  char id[64] = "";
+  CHECK(seeded && json_string_field(seeded, "_id", id, sizeof id));
+  free(seeded);
+  const std::string bot_id = id;
+  const std::string bot_path = "/consumer/api/v2/bot/" + bot_id;
+  const std::string put = "\"method\":\"PUT\",\"path\":\"" + bot_path + "\"";
+
+  roomchat::UpdateBot change;
+  change.description = "answers questions";
+  change.message_history_limit = 20;
+  change.enabled = false;
+  roomchat::BotAnswer answer = client.update_bot(bot_id, change);
+  CHECK(answer.success() == std::optional<bool>(true));
+  CHECK(answer.extra_json() == "{}");
+  CHECK(answer.bot().has_value());
+  if (answer.bot()) {
+    const roomchat::Bot &bot = *answer.bot();
+    CHECK(bot.id() == std::optional<std::string>(bot_id));
+    CHECK(bot.name() == std::optional<std::string>("cpp-helper"));
+    CHECK(bot.description() == std::optional<std::string>("answers questions"));
+    CHECK(bot.webhook_url() == std::optional<std::string>("https://hooks.example/b"));
+    CHECK(bot.message_history_limit() == std::optional<std::int64_t>(20));
+    CHECK(bot.enabled() == std::optional<bool>(false));
+    CHECK(bot.is_allowed_in_all_chat_rooms() == std::optional<bool>(false));
+    CHECK(bot.extra_json() == "{}");
+  }
+  CHECK(journal_count(put) == 1);
+  // No params: none sent; the _with_response twin.
+  roomchat::WithResponse<roomchat::BotAnswer> same = client.update_bot_with_response(bot_id);
+  CHECK(same.meta.status == 200);
+  CHECK(same.value.bot() && same.value.bot()->description() == std::optional<std::string>("answers questions"));
+  CHECK(journal_count(put) == 2);
+
+  // The service's errors.
+  roomchat::UpdateBot private_on_every_message;
+  private_on_every_message.trigger = "message";
+  private_on_every_message.message_visibility = "private";
+  roomchat::Error refused =
+      expect_error([&] { client.update_bot(bot_id, private_on_every_message); }, ROOMCHAT_RESULT_INVALID_REQUEST);
+  CHECK(refused.message().find("trigger on every message") != std::string_view::npos);
+  roomchat::Error unknown_bot =
+      expect_error([&] { client.update_bot("000000000000000000000000"); }, ROOMCHAT_RESULT_INVALID_AUTH);
+  CHECK(unknown_bot.status() == std::optional<std::uint16_t>(401));
+
+  // Fields the records do not name are kept.
+  admin("POST", "/_emulator/faults",
+        ("{\"method\": \"PUT\", \"path\": \"" + bot_path +
+         "\", \"action\": {\"kind\": \"respond\", \"status\": 200, \"body\": {\"success\": true, "
+         "\"requestId\": \"r-1\", \"bot\": {\"name\": \"cpp-helper\", \"avatar\": \"a.png\"}}}}")
+            .c_str());
+  roomchat::BotAnswer extra = client.update_bot(bot_id);
+  CHECK(extra.extra_json() == "{\"requestId\":\"r-1\"}");
+  CHECK(extra.bot() && extra.bot()->extra_json() == "{\"avatar\":\"a.png\"}");
+  CHECK(extra.bot() && !extra.bot()->enabled() && !extra.bot()->message_history_limit());
+
+  // Refused before anything is sent: the declared limits, a NUL byte, a moved-from client.
+  const int sent = journal_count("\"method\":\"PUT\"");
+  roomchat::UpdateBot long_name;
+  long_name.name = std::string(101, 'x');
+  expect_error([&] { client.update_bot(bot_id, long_name); }, ROOMCHAT_RESULT_VALIDATION);
+  roomchat::UpdateBot too_many;
+  too_many.message_history_limit = 101;
+  expect_error([&] { client.update_bot(bot_id, too_many); }, ROOMCHAT_RESULT_VALIDATION);
+  roomchat::UpdateBot nul;
+  nul.metadata = std::string("a\0b", 3);
+  expect_error([&] { client.update_bot(bot_id, nul); }, ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  expect_error([&] { client.eject_all_users(std::string_view("bb\0x", 4)); }, ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  roomchat::Client moved = make_client(0);
+  roomchat::Client taker = std::move(moved);
+  expect_error([&] { moved.update_bot(bot_id, change); }, ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  expect_error([&] { moved.eject_all_users("bbNiVFoXm"); }, ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  CHECK(journal_count("\"method\":\"PUT\"") == sent);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -848,6 +948,7 @@ int main(int argc, char **argv) {
     test_log_callback();
     test_moves(client);
     test_threads(client);
+    test_generated_operations(client);
     test_rate_limited(client);
   } catch (const roomchat::Error &error) {
     fprintf(stderr, "unexpected roomchat::Error %s: %s\n", std::string(error.name()).c_str(), error.what());

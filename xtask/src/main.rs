@@ -100,7 +100,7 @@ fn codegen(check: bool) -> Result<(), String> {
 }
 
 /// `source` as rustfmt formats it, so the generated Rust reads as the rest does.
-fn rustfmt(source: &str) -> Result<String, String> {
+pub(crate) fn rustfmt(source: &str) -> Result<String, String> {
     let mut child = Command::new("rustfmt")
         .args(["--edition", "2021", "--emit", "stdout", "--quiet"])
         .stdin(Stdio::piped())

@@ -13,6 +13,7 @@
 mod args;
 mod ops;
 mod pool;
+mod records;
 mod shape;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -343,6 +344,38 @@ impl NativeClient {
         Ok(())
     }
 
+    /// Starts `operation` (core's stable snake_case name), any declared one, with
+    /// `params` (the JSON of its params by their wire names, path params included);
+    /// `settings`, `withResponse` and `cancel` as `callWith` takes them. What the
+    /// generated methods (operations.js) call: the operation's declaration in core
+    /// checks the params, sends and decodes; the answer comes as its record's JSON.
+    /// An unknown name or bad settings throw at once.
+    #[napi]
+    pub fn call_operation(
+        &self,
+        operation: String,
+        id: u32,
+        params: String,
+        settings: Option<String>,
+        with_response: bool,
+        cancel: Option<&CancelHandle>,
+    ) -> Result<()> {
+        let op = Operation::parse(&operation).map_err(|e| throw(&e))?;
+        let mut client = self.with_optional_cancel(cancel);
+        if let Some(settings) = settings {
+            let options = ops::call_options(op.name(), &settings).map_err(|e| throw(&e))?;
+            client = client.with_options(options).map_err(|e| throw(&e))?;
+        }
+        spawn(&self.tsfn, id, move || {
+            if with_response {
+                ops::run_operation_with_response(&client, op, &params)
+            } else {
+                ops::run_operation(&client, op, &params)
+            }
+        });
+        Ok(())
+    }
+
     /// A view of this client whose calls use `settings` (as `callWith` takes them):
     /// the same pool, budget and log channel.
     #[napi]
@@ -603,8 +636,11 @@ pub fn wire_decode(
             Operation::InvalidateAccessToken => {
                 wire::decode_invalidate_access_token(&response).map(|r| shape::invalidated(&r))
             }
-            // A future operation of core: its generic JSON form.
-            other => other.decode(&response).map(|r| shape::json(&r)),
+            // A generated operation's record, as its method returns it (or a
+            // future operation of core: its generic JSON form).
+            other => other
+                .decode(&response)
+                .map(|r| ops::shape_answer(other, &r)),
         }
     };
     decode().map_err(|e| throw(&e))

@@ -1,5 +1,6 @@
 //! The calls: JavaScript arguments to core's typed parameters, core's results to JSON text.
 
+use roomchat::wire::Operation;
 use roomchat::{
     CallOptions, Client, ClientBuilder, ConversationMessages, CreateUser, DeactivateUser, Error,
     ListUsers, OnRedisError, PathForm, Proxy, RateLimitConfig, RawAuth, RawRequest, ReactivateUser,
@@ -8,7 +9,7 @@ use roomchat::{
 use serde_json::Value;
 
 use crate::args::{self, invalid, Args};
-use crate::shape;
+use crate::{records, shape};
 
 /// The network calls, by the number the JS layer sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,6 +124,35 @@ pub fn run(client: &Client, op: Op, params: &str) -> Result<String, Error> {
 pub fn run_with_response(client: &Client, op: Op, params: &str) -> Result<String, Error> {
     let answer = client.with_response(|c| run(c, op, params))?;
     Ok(shape::with_response(&answer.value, &answer.meta))
+}
+
+/// Runs any declared operation by its declaration with the JSON text of its
+/// params (wire names, path params included) through core's one send path;
+/// the answer as the JSON text of its record as the JS layer returns it (see
+/// [`shape::record`]), or as core's JSON for an operation without a generated
+/// record. On a pool thread, as `run`.
+pub fn run_operation(client: &Client, op: Operation, params: &str) -> Result<String, Error> {
+    let value = args::parse(op.name(), params)?;
+    let answer = client.call_operation(op, &value)?;
+    Ok(shape_answer(op, &answer))
+}
+
+/// `run_operation`, with the answer's status and headers beside the result.
+pub fn run_operation_with_response(
+    client: &Client,
+    op: Operation,
+    params: &str,
+) -> Result<String, Error> {
+    let answer = client.with_response(|c| run_operation(c, op, params))?;
+    Ok(shape::with_response(&answer.value, &answer.meta))
+}
+
+/// An answer of `op` (core's JSON) as the JS layer returns it.
+pub fn shape_answer(op: Operation, answer: &Value) -> String {
+    match records::result_of(op) {
+        Some(record) => shape::record(answer, record),
+        None => shape::json(answer),
+    }
 }
 
 /// The per-call settings a call or `withOptions` takes: the JSON of

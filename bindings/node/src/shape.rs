@@ -397,6 +397,75 @@ pub fn json(value: &Value) -> String {
     text(value)
 }
 
+/// A record of a generated operation's answer, as declared (`records.rs`, generated).
+pub struct RecordShape {
+    pub fields: &'static [FieldShape],
+}
+
+/// A declared field of a record.
+pub struct FieldShape {
+    /// Its name on the wire (`_id`).
+    pub wire: &'static str,
+    /// Its name in JS (`id`).
+    pub js: &'static str,
+    /// The record it holds (one, or a list of them), if it holds one.
+    pub record: Option<&'static RecordShape>,
+}
+
+/// A generated operation's answer (core's JSON of its record, wire names, the
+/// unknown fields flattened in) as `{<declared fields by their JS names>, extra}`:
+/// the declared fields in declared order, those the service left out absent,
+/// every other field under `extra` as it came. Records nested in it likewise.
+pub fn record(value: &Value, shape: &RecordShape) -> String {
+    let mut out = Vec::with_capacity(256);
+    write_record(&mut out, value, shape);
+    into_text(out)
+}
+
+fn write_record(out: &mut Vec<u8>, value: &Value, shape: &RecordShape) {
+    let Value::Object(fields) = value else {
+        // Core decoded the answer into the declared record: not reached.
+        write_value(out, value);
+        return;
+    };
+    out.push(b'{');
+    for field in shape.fields {
+        let Some(value) = fields.get(field.wire) else {
+            continue;
+        };
+        write_str(out, field.js);
+        out.push(b':');
+        match (field.record, value) {
+            (Some(inner), Value::Array(items)) => {
+                out.push(b'[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    write_record(out, item, inner);
+                }
+                out.push(b']');
+            }
+            (Some(inner), _) => write_record(out, value, inner),
+            (None, _) => write_value(out, value),
+        }
+        out.push(b',');
+    }
+    out.extend_from_slice(b"\"extra\":{");
+    let unknown = fields
+        .iter()
+        .filter(|(name, _)| !shape.fields.iter().any(|f| f.wire == name.as_str()));
+    for (i, (name, value)) in unknown.enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_str(out, name);
+        out.push(b':');
+        write_value(out, value);
+    }
+    out.extend_from_slice(b"}}");
+}
+
 /// `{"data": <result>, "response": {status, headers, requestId?, attempts}}`: a call
 /// made with `withResponse`. `data` is the result's JSON text as it is (not parsed again);
 /// `headers` has lower-case names, a repeated header's values joined with ", ".

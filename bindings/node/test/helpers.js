@@ -156,6 +156,10 @@ function handle(info, child, exited) {
     fault(spec) {
       return admin('POST', '/faults', spec)
     },
+    /** `POST /_emulator/bots`: a bot (`name` and `webhookURL` required); resolves to it, with its `_id`. */
+    addBot(bot) {
+      return admin('POST', '/bots', bot)
+    },
     async stop() {
       child?.stdin.end()
       await exited

@@ -145,6 +145,16 @@ test.describe('every method against the emulator', () => {
     await assert.rejects(emu.addConversation('nowhere', [['ann', 'hi']]), (error) => error instanceof EmulatorError && /no room nowhere/.test(error.message))
   })
 
+  test('createBot, then a generated operation on it', async () => {
+    const bot = await emu.createBot({ name: 'kit-helper', webhookURL: 'https://hooks.example/kit' })
+    assert.match(bot._id, /^[0-9a-f]{24}$/)
+    assert.equal(bot.trigger, 'mention')
+    const answer = await emu.client().updateBot(bot._id, { enabled: false })
+    assert.equal(answer.bot.id, bot._id)
+    assert.equal(answer.bot.enabled, false)
+    await assert.rejects(emu.createBot({ name: 'no-webhook' }), (error) => error instanceof EmulatorError && /webhookURL/.test(error.message))
+  })
+
   test('failNext answers instead, and the journal shows it', async () => {
     await emu.failNext({ path: '/consumer/api/v1/user', status: 429, retryAfter: 1 })
     const started = Date.now()

@@ -17,6 +17,7 @@ const userToWire = ({ id, extra, ...rest }) => clean({ _id: id, ...rest, ...extr
 const authorToWire = ({ id, extra, ...rest }) => clean({ _id: id, ...rest, ...extra })
 const messageToWire = ({ id, text, user, extra, ...rest }) =>
   clean({ _id: id, ...rest, messages: text, user: user && authorToWire(user), ...extra })
+const botToWire = ({ id, extra, ...rest }) => clean({ _id: id, ...rest, ...extra })
 const TO_WIRE = {
   list_users: ({ data, extra, ...rest }) => ({ ...rest, data: data.map(userToWire), ...extra }),
   conversation_messages: (messages) => messages.map(messageToWire),
@@ -28,6 +29,8 @@ const TO_WIRE = {
   validate_access_token: ({ id, iat, extra, ...rest }) =>
     clean({ _id: id, ...rest, iat: iat === undefined ? undefined : iat.getTime() / 1000, ...extra }),
   invalidate_access_token: ({ extra, ...rest }) => clean({ ...rest, ...extra }),
+  eject_all_users: ({ extra, ...rest }) => clean({ ...rest, ...extra }),
+  update_bot: ({ bot, extra, ...rest }) => clean({ ...rest, bot: bot && botToWire(bot), ...extra }),
 }
 
 test('requests.json: request in, exact wire request out', () => {

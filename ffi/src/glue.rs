@@ -1,0 +1,146 @@
+//! The helpers the generated functions (`generated.rs`) are made of, written
+//! once: reading a record's fields as C values, and the params handles'
+//! setters and checks. No operation's name appears here.
+// A helper goes unused while no declaration needs it (no record has a number field yet).
+#![allow(dead_code)]
+
+use std::borrow::Cow;
+use std::ffi::{c_char, CString};
+use std::ptr;
+
+use serde_json::{Map, Value};
+
+use crate::client::{mut_arg, out_arg, text_arg, write_out};
+use crate::error::{c_string, failure_text, guard, guard_value, roomchat_result, Failure};
+
+// ---- records ---------------------------------------------------------------------------
+
+/// A text field as C keeps it (NULL when absent).
+pub(crate) fn text(value: Option<String>) -> Option<CString> {
+    value.map(c_string)
+}
+
+/// A JSON field as C keeps it: its text (NULL when absent).
+pub(crate) fn json_text(value: Option<Value>) -> Option<CString> {
+    value.map(|v| c_string(v.to_string()))
+}
+
+/// The fields a record does not name, as a JSON object's text.
+pub(crate) fn extra_json(extra: &Map<String, Value>) -> CString {
+    c_string(serde_json::to_string(extra).unwrap_or_else(|_| "{}".into()))
+}
+
+pub(crate) fn text_ptr(text: &Option<CString>) -> *const c_char {
+    text.as_ref().map_or(ptr::null(), |t| t.as_ptr())
+}
+
+/// 1, 0, or -1 when absent, as `roomchat_user_is_moderator`.
+pub(crate) fn flag(value: Option<bool>) -> i32 {
+    value.map_or(-1, i32::from)
+}
+
+/// The number, or -1 when absent (as `roomchat_token_user_iat`); a negative
+/// number is no count either, and reads as absent.
+pub(crate) fn integer(value: Option<i64>) -> i64 {
+    value.filter(|v| *v >= 0).unwrap_or(-1)
+}
+
+/// The number, or NaN when absent.
+pub(crate) fn number(value: Option<f64>) -> f64 {
+    value.unwrap_or(f64::NAN)
+}
+
+/// A record held by another, borrowed (NULL when absent).
+pub(crate) fn nested<T>(value: &Option<Box<T>>) -> *const T {
+    value
+        .as_deref()
+        .map_or(ptr::null(), |inner| inner as *const T)
+}
+
+/// Reads a record behind the panic boundary: `absent` for NULL.
+pub(crate) fn read<T, R: Copy>(record: *const T, absent: R, read: impl FnOnce(&T) -> R) -> R {
+    guard_value(absent, || {
+        // SAFETY: a non-NULL pointer is a live record of this library (documented).
+        unsafe { record.as_ref() }.map_or(absent, read)
+    })
+}
+
+// ---- params handles --------------------------------------------------------------------
+
+/// The values a params handle holds, and the failure of each setter whose last
+/// call was invalid (as `roomchat_client_options` keeps them): the call refuses
+/// params with a failure rather than sending without the value.
+#[derive(Default)]
+pub(crate) struct Params<P> {
+    values: P,
+    errors: Vec<(&'static str, Failure)>,
+}
+
+/// Writes a new params handle to `*out`.
+pub(crate) fn new_params<H>(out: *mut *mut H, make: impl FnOnce() -> H) -> roomchat_result {
+    guard(ptr::null_mut(), || {
+        out_arg(out, "params_out")?;
+        write_out(out, make());
+        Ok(())
+    })
+}
+
+/// One setter: `value` read from C is applied, or its failure recorded and
+/// returned; a valid call clears the failure an earlier call of it left.
+pub(crate) fn set_param<H, P, V>(
+    handle: *mut H,
+    params: impl FnOnce(&mut H) -> &mut Params<P>,
+    setter: &'static str,
+    value: impl FnOnce() -> Result<V, Failure>,
+    apply: impl FnOnce(&mut P, V),
+) -> roomchat_result {
+    let mut code = roomchat_result::Ok;
+    let guarded = guard(ptr::null_mut(), || {
+        let params = params(mut_arg(handle, "params")?);
+        params.errors.retain(|(name, _)| *name != setter);
+        match value() {
+            Ok(value) => apply(&mut params.values, value),
+            Err(failure) => {
+                code = failure.code();
+                params.errors.push((setter, failure));
+            }
+        }
+        Ok(())
+    });
+    if guarded == roomchat_result::Ok {
+        code
+    } else {
+        guarded
+    }
+}
+
+/// A string setter's value (copied).
+pub(crate) fn text_value(value: *const c_char, name: &str) -> Result<String, Failure> {
+    text_arg(value, name).map(str::to_owned)
+}
+
+/// A JSON setter's value, parsed from its text.
+pub(crate) fn json_value(value: *const c_char, name: &str) -> Result<Value, Failure> {
+    serde_json::from_str(text_arg(value, name)?)
+        .map_err(|e| Failure::invalid(format!("{name} is not valid JSON: {e}")))
+}
+
+/// The values of a params handle for a call: the defaults (none set) for NULL,
+/// a failure when a setter's last call was invalid.
+pub(crate) fn params_arg<'a, H: 'a, P: Default + Clone>(
+    handle: *const H,
+    params: impl FnOnce(&'a H) -> &'a Params<P>,
+) -> Result<Cow<'a, P>, Failure> {
+    // SAFETY: a non-NULL pointer is a live handle of this library (documented).
+    let Some(handle) = (unsafe { handle.as_ref() }) else {
+        return Ok(Cow::Owned(P::default()));
+    };
+    let params = params(handle);
+    match params.errors.first() {
+        Some((setter, failure)) => Err(Failure::invalid(format!(
+            "params: set_{setter} was given an invalid value: {}",
+            failure_text(failure)
+        ))),
+        None => Ok(Cow::Borrowed(&params.values)),
+    }
+}
