@@ -100,7 +100,7 @@ impl WireRequest {
 
     /// Whether it may be sent again after a 5xx, a timeout or a lost answer
     /// without creating or posting anything twice: a declared operation's
-    /// retry class says ([`Operation::spec`], [`RetryClass`](crate::wire::RetryClass));
+    /// retry class says ([`Operation::spec`], [`RetryClass`]);
     /// for any other request, GET, HEAD, PUT, DELETE and OPTIONS may be, POST
     /// and PATCH may not.
     pub fn is_idempotent(&self) -> bool {

@@ -15,6 +15,7 @@
 use std::fmt::Write;
 
 use crate::declaration::{snake, Declarations, Field, Operation, Param, Record};
+use crate::text::wrap;
 use crate::GENERATED;
 
 pub const RUST_PATH: &str = "ffi/src/generated.rs";
@@ -90,25 +91,6 @@ fn records_in_order(d: &Declarations) -> Vec<&Record> {
 /// `BotAnswer` → `bot_answer`: the record's C name after `roomchat_`.
 fn c_record(name: &str) -> String {
     snake(name)
-}
-
-/// Words wrapped to `width` columns, for comments.
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut current = String::new();
-    for word in text.split_whitespace() {
-        if !current.is_empty() && current.len() + 1 + word.len() > width {
-            lines.push(std::mem::take(&mut current));
-        }
-        if !current.is_empty() {
-            current.push(' ');
-        }
-        current.push_str(word);
-    }
-    if !current.is_empty() {
-        lines.push(current);
-    }
-    lines
 }
 
 fn doc(w: &mut String, indent: &str, marker: &str, text: &str) {

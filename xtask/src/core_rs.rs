@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use crate::declaration::{snake, Declarations, Field, Operation, Param, Record};
+use crate::text::{line, wrap};
 use crate::GENERATED;
 
 pub const PATH: &str = "core/src/operation/catalog.rs";
@@ -374,28 +375,6 @@ fn quoted(items: &[String]) -> String {
         .map(|s| format!("{s:?}"))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-fn line(w: &mut String, text: &str) {
-    w.push_str(text);
-    w.push('\n');
-}
-
-/// `text` in lines of at most `width` characters, broken at spaces.
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut current = String::new();
-    for word in text.split(' ') {
-        if !current.is_empty() && current.chars().count() + 1 + word.chars().count() > width {
-            lines.push(std::mem::take(&mut current));
-        }
-        if !current.is_empty() {
-            current.push(' ');
-        }
-        current.push_str(word);
-    }
-    lines.push(current);
-    lines
 }
 
 // ---- records.rs -----------------------------------------------------------------------

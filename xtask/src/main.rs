@@ -12,6 +12,7 @@ mod core_rs;
 mod declaration;
 mod node;
 mod python;
+mod text;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

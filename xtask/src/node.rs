@@ -17,9 +17,9 @@
 //! `id`), nested records shaped the same way, unknown fields kept in `extra`.
 
 use std::collections::{BTreeSet, HashSet};
-use std::fmt::Write;
 
 use crate::declaration::{camel, snake, Declarations, Field, Operation, Param, Record};
+use crate::text::{line, wrap};
 use crate::GENERATED;
 
 pub const JS_PATH: &str = "bindings/node/operations.js";
@@ -162,30 +162,6 @@ fn reachable_records(d: &Declarations) -> Vec<&Record> {
         .iter()
         .filter(|r| wanted.contains(r.name.as_str()))
         .collect()
-}
-
-fn line(w: &mut String, text: &str) {
-    if text.is_empty() {
-        w.push('\n');
-    } else {
-        let _ = writeln!(w, "{text}");
-    }
-}
-
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut current = String::new();
-    for word in text.split(' ') {
-        if !current.is_empty() && current.chars().count() + 1 + word.chars().count() > width {
-            lines.push(std::mem::take(&mut current));
-        }
-        if !current.is_empty() {
-            current.push(' ');
-        }
-        current.push_str(word);
-    }
-    lines.push(current);
-    lines
 }
 
 /// A JSDoc comment at `indent`: one line when it fits, else wrapped.

@@ -17,6 +17,7 @@
 use std::fmt::Write;
 
 use crate::declaration::{snake, Declarations, Field, Operation, Param, Record};
+use crate::text::wrap;
 use crate::GENERATED;
 
 pub const METHODS_PATH: &str = "bindings/python/src/operations.rs";
@@ -76,25 +77,6 @@ fn check_names(d: &Declarations) -> Result<(), String> {
 }
 
 // ---- docs ---------------------------------------------------------------------------------
-
-/// `text` broken into lines of at most `width` characters (at spaces).
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut current = String::new();
-    for word in text.split_whitespace() {
-        if !current.is_empty() && current.chars().count() + 1 + word.chars().count() > width {
-            lines.push(std::mem::take(&mut current));
-        }
-        if !current.is_empty() {
-            current.push(' ');
-        }
-        current.push_str(word);
-    }
-    if !current.is_empty() {
-        lines.push(current);
-    }
-    lines
-}
 
 /// What a parameter may be, in words (`at most 100 characters`), if anything is declared.
 fn limits(p: &Param) -> Option<String> {
