@@ -1011,9 +1011,12 @@ fn bot_fields_check(
             "name" => value
                 .as_str()
                 .is_some_and(|s| !s.is_empty() && s.chars().count() <= 100),
-            "webhookURL" => value
-                .as_str()
-                .is_some_and(|s| s.starts_with("https://") || s.starts_with("http://")),
+            "webhookURL" => value.as_str().is_some_and(|s| {
+                let rest = s
+                    .strip_prefix("https://")
+                    .or_else(|| s.strip_prefix("http://"));
+                rest.is_some_and(|r| !r.is_empty() && !r.chars().any(char::is_whitespace))
+            }),
             "description" => value.as_str().is_some_and(|s| s.chars().count() <= 1000),
             "trigger" => matches!(value.as_str(), Some("message" | "mention")),
             "messageVisibility" => matches!(value.as_str(), Some("public" | "private")),

@@ -3,8 +3,8 @@
 #  1. validates docs/openapi.yaml and docs/emulator-admin-openapi.yaml
 #     (openapi-spec-validator);
 #  2. starts the emulator binary (debug build: schemathesis, not the emulator,
-#     is the slow side) with an unthrottled rate limit, seeds a room and a
-#     conversation for the documented examples, and runs schemathesis on the
+#     is the slow side) with an unthrottled rate limit, seeds a room, a
+#     conversation and a bot for the documented examples, and runs schemathesis on the
 #     service's document: examples, coverage, fuzzing and stateful phases, a
 #     fixed seed, bounded in examples and in time; any failure fails the run;
 #  3. checks that every request of tests/conformance/requests.json is valid by
@@ -89,6 +89,7 @@ def post(path, body):
     with urllib.request.urlopen(request) as response:
         assert response.status == 200, response.status
 post("/rooms", {"roomId": "bbNiVFoXm", "name": "General"})
+post("/bots", {"_id": "64d1f0c2a9e8b7c6d5e4f3a2", "name": "helper", "webhookURL": "https://hooks.example/b"})
 post("/conversations", {"roomId": "bbNiVFoXm", "conversationId": "c1", "messages": [
     {"messages": "hello", "user": {"username": "jon", "email": "jon@example.com"}, "created": "2024-01-15T15:21:44.293Z"},
     {"messages": "hi", "user": {"username": "ann"}}]})
