@@ -726,7 +726,7 @@ class Users;
 // A client of the chat service (roomchat_client). Thread-safe: one Client may
 // be used by many threads at once. Every client of the same private key in the
 // process shares one rate-limit budget. The methods of the generated operations
-// (eject_all_users, update_bot, …) are inherited from detail::Operations
+// (one per operation of api/operations.toml) are inherited from detail::Operations
 // (roomchat_operations.hpp).
 class Client : public detail::Operations<Client> {
  public:

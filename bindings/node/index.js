@@ -654,7 +654,7 @@ class Client {
     return submit(signal, handle, parse, (id) => client.callOperation(operation, id, json, settings, withResponse, handle))
   }
 
-  // The generated operations' methods (ejectAllUsers, updateBot, …), as the
+  // The generated operations' methods (operations.js), as the
   // class's own: non-enumerable, each running through #operation.
   static {
     const methods = operationMethods((client, ...call) => client.#operation(...call))

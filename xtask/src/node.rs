@@ -40,7 +40,7 @@ fn generated(d: &Declarations) -> impl Iterator<Item = &Operation> {
     d.operations.iter().filter(|op| op.is_generated())
 }
 
-/// The method's name: `update_bot` → `updateBot`.
+/// The method's name: a snake_case operation name in camelCase.
 fn method_name(op: &Operation) -> String {
     camel(&op.name)
 }
