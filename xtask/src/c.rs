@@ -112,17 +112,7 @@ fn retry_text(op: &Operation, never: &str) -> String {
 
 /// A named param's limits, as its docs state them.
 fn limits(p: &Param) -> String {
-    let mut notes = Vec::new();
-    if let (Some(min), Some(max)) = (p.min, p.max) {
-        notes.push(format!("{min} to {max}"));
-    } else if let Some(min) = p.min {
-        notes.push(format!("at least {min}"));
-    } else if let Some(max) = p.max {
-        notes.push(format!("at most {max}"));
-    }
-    if let Some(max) = p.max_len {
-        notes.push(format!("at most {max} characters"));
-    }
+    let mut notes = p.bounds();
     if !p.choices.is_empty() {
         let choices: Vec<String> = p.choices.iter().map(|c| format!("`{c}`")).collect();
         notes.push(choices.join(" or "));

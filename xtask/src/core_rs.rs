@@ -528,13 +528,7 @@ fn param_type(p: &Param) -> (&'static str, &'static str) {
 }
 
 fn param_doc(p: &Param) -> String {
-    let mut notes = Vec::new();
-    if let (Some(min), Some(max)) = (p.min, p.max) {
-        notes.push(format!("{min} to {max}"));
-    }
-    if let Some(max) = p.max_len {
-        notes.push(format!("at most {max} characters"));
-    }
+    let mut notes = p.bounds();
     if !p.choices.is_empty() {
         let choices: Vec<String> = p.choices.iter().map(|c| format!("`{c:?}`")).collect();
         notes.push(choices.join(" or "));

@@ -169,6 +169,22 @@ impl Operation {
 }
 
 impl Param {
+    /// The declared bounds in words, for every generator's docs: `1 to 200`
+    /// (or `at least 1`, `at most 200`), `at most 1000 characters`.
+    pub fn bounds(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        match (self.min, self.max) {
+            (Some(min), Some(max)) => notes.push(format!("{min} to {max}")),
+            (Some(min), None) => notes.push(format!("at least {min}")),
+            (None, Some(max)) => notes.push(format!("at most {max}")),
+            (None, None) => {}
+        }
+        if let Some(max) = self.max_len {
+            notes.push(format!("at most {max} characters"));
+        }
+        notes
+    }
+
     /// The default as the text the docs show.
     pub fn default_text(&self) -> Option<String> {
         self.default.as_ref().map(|v| match v {

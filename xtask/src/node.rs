@@ -342,16 +342,7 @@ fn ts_field_type(field: &Field) -> String {
 
 /// A param's doc: its limits and documented default, if any.
 fn param_doc(p: &Param) -> Option<String> {
-    let mut notes = Vec::new();
-    match (p.min, p.max) {
-        (Some(min), Some(max)) => notes.push(format!("{min} to {max}")),
-        (Some(min), None) => notes.push(format!("at least {min}")),
-        (None, Some(max)) => notes.push(format!("at most {max}")),
-        (None, None) => {}
-    }
-    if let Some(max) = p.max_len {
-        notes.push(format!("at most {max} characters"));
-    }
+    let mut notes = p.bounds();
     if let Some(default) = p.default_text() {
         notes.push(format!("the service's default: {default}"));
     }

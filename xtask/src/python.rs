@@ -80,16 +80,7 @@ fn check_names(d: &Declarations) -> Result<(), String> {
 
 /// What a parameter may be, in words (`at most 100 characters`), if anything is declared.
 fn limits(p: &Param) -> Option<String> {
-    let mut parts = Vec::new();
-    match (p.min, p.max) {
-        (Some(min), Some(max)) => parts.push(format!("{min} to {max}")),
-        (Some(min), None) => parts.push(format!("at least {min}")),
-        (None, Some(max)) => parts.push(format!("at most {max}")),
-        (None, None) => {}
-    }
-    if let Some(max) = p.max_len {
-        parts.push(format!("at most {max} characters"));
-    }
+    let mut parts = p.bounds();
     if !p.choices.is_empty() {
         let choices: Vec<String> = p.choices.iter().map(|c| format!("`{c:?}`")).collect();
         parts.push(choices.join(" or "));
