@@ -1130,10 +1130,23 @@ impl Client {
         crate::signin::iframe_html(&url, width, height)
     }
 
-    /// Sends `request` with retries and decodes the answer.
-    /// A declared operation with its JSON params (the wire names), through
-    /// the one send path, its answer decoded into its record.
-    pub(crate) fn call_declared<T: crate::wire::Decoded>(
+    /// A declared operation with its JSON params (the service's wire names,
+    /// path params included), through the one send path, its answer decoded
+    /// into the record `T` (the operation's declared result; another type is
+    /// a decode error, [`Value`] takes any JSON): what the typed methods and
+    /// the bindings' generated methods call. The params are checked against
+    /// the declaration first (a validation error, nothing sent).
+    ///
+    /// ```
+    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
+    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).build()?;
+    /// # emu.seed_users(3);
+    /// use roomchat::{wire::Operation, UserPage};
+    /// let page: UserPage = client.call_declared(Operation::ListUsers, &serde_json::json!({"limit": 2}))?;
+    /// assert_eq!((page.total, page.data.len()), (3, 2));
+    /// # Ok::<(), roomchat::Error>(())
+    /// ```
+    pub fn call_declared<T: crate::wire::Decoded>(
         &self,
         operation: crate::wire::Operation,
         params: &Value,

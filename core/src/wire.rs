@@ -455,9 +455,13 @@ pub fn decode_raw(response: &WireResponse) -> Result<RawResponse> {
     })
 }
 
-/// A decoded success body that may still say it failed (`"success": false`).
-pub(crate) trait Decoded: DeserializeOwned {
+/// A record an operation's answer decodes into ([`Client::call_declared`](crate::Client::call_declared)):
+/// the crate's models and records, and [`Value`] for any JSON. A success body
+/// may still say it failed (`"success": false`): that answer is the error it
+/// stands for, not a record.
+pub trait Decoded: DeserializeOwned {
     /// True when the body may be a `{"success": false, …}` answer: the slow path decides.
+    #[doc(hidden)]
     fn may_report_failure(&self) -> bool;
 }
 

@@ -99,6 +99,21 @@ pub struct Operation {
     /// `hand-written`: each language's typed method is written by hand.
     #[serde(default)]
     pub surface: Option<String>,
+    /// Shapes of the eight operations that predate this file, which their
+    /// published surfaces keep in that language (`[operation.c]` and so on):
+    /// each language's generator reads its own table; a new operation has none.
+    #[serde(default)]
+    #[allow(dead_code)] // read by the generators that need it
+    pub rust: Option<toml::Table>,
+    #[serde(default)]
+    #[allow(dead_code)] // read by the generators that need it
+    pub c: Option<toml::Table>,
+    #[serde(default)]
+    #[allow(dead_code)] // read by the generators that need it
+    pub python: Option<toml::Table>,
+    #[serde(default)]
+    #[allow(dead_code)] // read by the generators that need it
+    pub node: Option<toml::Table>,
 }
 
 /// One parameter.
