@@ -1154,6 +1154,18 @@ impl Client {
         self.call(operation.build(params), crate::wire::decode_json::<T>)
     }
 
+    /// [`Client::call_declared`] with the answer decoded by `decode` (e.g.
+    /// [`wire::decode_list_users_view`](crate::wire::decode_list_users_view),
+    /// for a binding that turns the page into its own objects at once).
+    pub fn call_declared_with<R>(
+        &self,
+        operation: crate::wire::Operation,
+        params: &Value,
+        decode: impl FnOnce(&WireResponse) -> Result<R>,
+    ) -> Result<R> {
+        self.call(operation.build(params), decode)
+    }
+
     /// Any operation by its declaration, with its JSON params (the service's
     /// wire names; see [`Operation`](crate::wire::Operation)) and its result as
     /// JSON with the service's field names: what the bindings' generated
