@@ -11,11 +11,7 @@ use serde_json::Value;
 use crate::cancel::{self, CancelToken};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fork::{self, ForkLocal};
-use crate::models::{
-    ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated, Invalidated,
-    ListUsers, Message, RawAuth, RawRequest, RawResponse, ReactivateUser, Reactivated, TokenUser,
-    UserPage,
-};
+use crate::models::{ListUsers, RawAuth, RawRequest, RawResponse};
 use crate::observe::{Event, EventKind, Observer};
 use crate::options::CallOptions;
 use crate::pagination::{UserPages, Users};
@@ -871,24 +867,9 @@ impl Client {
         &self.inner.base_url
     }
 
-    /// GET /consumer/api/v2/users: one page of users.
-    ///
-    /// ```
-    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
-    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).chat_url(emu.chat_url()).public_key(emu.public_key()).build()?;
-    /// use roomchat::ListUsers;
-    /// # emu.seed_users(120);
-    /// let page = client.list_users(&ListUsers::page(50, 100))?;
-    /// assert_eq!((page.total, page.skip, page.data.len()), (120, 100, 20));
-    /// # Ok::<(), roomchat::Error>(())
-    /// ```
-    pub fn list_users(&self, params: &ListUsers) -> Result<UserPage> {
-        self.call(wire::list_users(params), wire::decode_list_users)
-    }
-
     /// One page of users, handed to `read` as a view borrowed from the
     /// response body ([`crate::view`]) instead of decoded into a
-    /// [`UserPage`]: for code that turns the page into something else at
+    /// [`UserPage`](crate::UserPage): for code that turns the page into something else at
     /// once. The call (budget, retries, errors) is [`Client::list_users`]'s.
     ///
     /// ```
@@ -934,136 +915,6 @@ impl Client {
     /// The users listing page by page, `page_size` at a time (1 to 200). See [`UserPages`].
     pub fn user_pages(&self, page_size: u32) -> UserPages {
         UserPages::new(self.clone(), page_size)
-    }
-
-    /// DELETE /consumer/api/v2/user/deactivate.
-    ///
-    /// ```
-    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
-    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).chat_url(emu.chat_url()).public_key(emu.public_key()).build()?;
-    /// use roomchat::{CreateUser, DeactivateUser, ErrorKind};
-    /// client.create_user(&CreateUser::regular("jon").field("uniqueUserIdentifier", "crm-1"))?;
-    /// client.deactivate_user(&DeactivateUser::UniqueUserIdentifier("crm-1".into()))?;
-    /// let again = client.deactivate_user(&DeactivateUser::UniqueUserIdentifier("crm-1".into()));
-    /// assert_eq!(again.unwrap_err().kind(), ErrorKind::UserNotFound);
-    /// # Ok::<(), roomchat::Error>(())
-    /// ```
-    pub fn deactivate_user(&self, target: &DeactivateUser) -> Result<Deactivated> {
-        self.call(wire::deactivate_user(target), wire::decode_deactivate_user)
-    }
-
-    /// POST /consumer/api/v2/user/reactivate: the inverse of
-    /// [`deactivate_user`](Self::deactivate_user). A user that is not
-    /// deactivated (or does not exist) is [`ErrorKind::UserNotFound`].
-    ///
-    /// Never retried after a 5xx, a timeout or a connection lost once the request
-    /// may have been sent (it is a POST), unless
-    /// [`ClientBuilder::retry_non_idempotent`] is set: connection failures before
-    /// sending and 429s are retried as for every call.
-    ///
-    /// ```
-    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
-    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).chat_url(emu.chat_url()).public_key(emu.public_key()).build()?;
-    /// use roomchat::{CreateUser, DeactivateUser, ErrorKind, ReactivateUser};
-    /// let jon = client.create_user(&CreateUser::regular("jon"))?;
-    /// client.deactivate_user(&DeactivateUser::UserId(jon.user_id.clone()))?;
-    /// client.reactivate_user(&ReactivateUser::UserId(jon.user_id.clone()))?;
-    /// let again = client.reactivate_user(&ReactivateUser::UserId(jon.user_id));
-    /// assert_eq!(again.unwrap_err().kind(), ErrorKind::UserNotFound);
-    /// # Ok::<(), roomchat::Error>(())
-    /// ```
-    pub fn reactivate_user(&self, target: &ReactivateUser) -> Result<Reactivated> {
-        self.call(wire::reactivate_user(target), wire::decode_reactivate_user)
-    }
-
-    /// POST /consumer/api/v1/user/accessToken/validate: the user `access_token`
-    /// signs in, with the token's issue time. Authenticated by the **public**
-    /// key ([`ClientBuilder::public_key`]; without one, [`ErrorKind::Configuration`]
-    /// and nothing is sent). A token that is not valid (forged, invalidated, or
-    /// of a deactivated user) is [`ErrorKind::InvalidRequest`] with the service's
-    /// message, `invalid accessToken`.
-    ///
-    /// It only reads, so it is retried as a GET is (after a 5xx or a timeout too).
-    ///
-    /// ```
-    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
-    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).chat_url(emu.chat_url()).public_key(emu.public_key()).build()?;
-    /// use roomchat::{CreateUser, ErrorKind};
-    /// let jon = client.create_user(&CreateUser::regular("jon"))?;
-    /// let user = client.validate_access_token(&jon.access_token)?;
-    /// assert_eq!((user.id.as_str(), user.username.as_deref()), (jon.user_id.as_str(), Some("jon")));
-    /// assert!(user.iat.is_some());
-    /// let forged = client.validate_access_token("a.b.c").unwrap_err();
-    /// assert_eq!((forged.kind(), forged.message()), (ErrorKind::InvalidRequest, "invalid accessToken"));
-    /// # Ok::<(), roomchat::Error>(())
-    /// ```
-    pub fn validate_access_token(&self, access_token: &str) -> Result<TokenUser> {
-        self.call(
-            wire::validate_access_token(access_token),
-            wire::decode_validate_access_token,
-        )
-    }
-
-    /// POST /consumer/api/v1/user/accesstoken/invalidate: `access_token` no
-    /// longer signs anyone in (nor validates). Never retried after a 5xx, a
-    /// timeout or a lost answer (it is a POST), unless
-    /// [`ClientBuilder::retry_non_idempotent`] is set.
-    ///
-    /// ```
-    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
-    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).chat_url(emu.chat_url()).public_key(emu.public_key()).build()?;
-    /// use roomchat::{CreateUser, ErrorKind};
-    /// let jon = client.create_user(&CreateUser::regular("jon"))?;
-    /// client.invalidate_access_token(&jon.access_token)?;
-    /// let after = client.validate_access_token(&jon.access_token).unwrap_err();
-    /// assert_eq!(after.kind(), ErrorKind::InvalidRequest);
-    /// # Ok::<(), roomchat::Error>(())
-    /// ```
-    pub fn invalidate_access_token(&self, access_token: &str) -> Result<Invalidated> {
-        self.call(
-            wire::invalidate_access_token(access_token),
-            wire::decode_invalidate_access_token,
-        )
-    }
-
-    /// GET /consumer/api/v2/room/:roomId/conversation/:conversationId/messages (or the `chatroom` form).
-    ///
-    /// ```
-    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
-    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).chat_url(emu.chat_url()).public_key(emu.public_key()).build()?;
-    /// use roomchat::{ConversationMessages, PathForm};
-    /// # emu.create_room(serde_json::json!({"roomId": "bbNiVFoXm", "name": "General"}));
-    /// # let conversation_id = emu.add_conversation("bbNiVFoXm", vec![serde_json::json!({"messages": "hi", "user": {"username": "jon"}})]);
-    /// let query = ConversationMessages::new("bbNiVFoXm", conversation_id).path_form(PathForm::ChatRoom);
-    /// let messages = client.conversation_messages(&query)?;
-    /// assert_eq!(messages[0].text.as_deref(), Some("hi"));
-    /// # Ok::<(), roomchat::Error>(())
-    /// ```
-    pub fn conversation_messages(&self, params: &ConversationMessages) -> Result<Vec<Message>> {
-        self.call(
-            wire::conversation_messages(params),
-            wire::decode_conversation_messages,
-        )
-    }
-
-    /// POST /consumer/api/v1/user. Never retried after a 5xx or timeout unless
-    /// [`ClientBuilder::retry_non_idempotent`] is set: it could create the user twice.
-    pub fn create_user(&self, params: &CreateUser) -> Result<CreatedUser> {
-        self.call(wire::create_user(params), wire::decode_create_user)
-    }
-
-    /// GET /consumer/api/v1/chatrooms: the JSON as it came.
-    ///
-    /// ```
-    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
-    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).chat_url(emu.chat_url()).public_key(emu.public_key()).build()?;
-    /// # emu.create_room(serde_json::json!({"roomId": "bbNiVFoXm", "name": "General"}));
-    /// let rooms = client.list_chat_rooms()?;
-    /// assert_eq!(rooms[0]["roomId"], "bbNiVFoXm");
-    /// # Ok::<(), roomchat::Error>(())
-    /// ```
-    pub fn list_chat_rooms(&self) -> Result<Value> {
-        self.call(Ok(wire::list_chat_rooms()), wire::decode_chat_rooms)
     }
 
     /// A request to an operation the contract names without a shape (section 4.7).

@@ -294,6 +294,32 @@ impl ListUsers {
     }
 }
 
+impl ListUsers {
+    /// The declaration's JSON params (`api/operations.toml`).
+    pub(crate) fn declared_params(&self) -> Value {
+        let mut params = Map::new();
+        if let Some(limit) = self.limit {
+            params.insert("limit".into(), limit.into());
+        }
+        if let Some(skip) = self.skip {
+            params.insert("skip".into(), skip.into());
+        }
+        Value::Object(params)
+    }
+}
+
+/// The JSON params naming one user by exactly one identifier.
+fn user_params(by_user_id: bool, id: &str) -> Value {
+    let field = if by_user_id {
+        "userId"
+    } else {
+        "uniqueUserIdentifier"
+    };
+    let mut params = Map::new();
+    params.insert(field.into(), id.into());
+    Value::Object(params)
+}
+
 /// Which user to deactivate (section 4.2): exactly one identifier, so that
 /// "both" and "neither" cannot be expressed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -312,6 +338,26 @@ pub enum ReactivateUser {
     UserId(String),
     /// By the customer-chosen `uniqueUserIdentifier`.
     UniqueUserIdentifier(String),
+}
+
+impl DeactivateUser {
+    /// The declaration's JSON params (`api/operations.toml`).
+    pub(crate) fn declared_params(&self) -> Value {
+        match self {
+            DeactivateUser::UserId(id) => user_params(true, id),
+            DeactivateUser::UniqueUserIdentifier(id) => user_params(false, id),
+        }
+    }
+}
+
+impl ReactivateUser {
+    /// The declaration's JSON params (`api/operations.toml`).
+    pub(crate) fn declared_params(&self) -> Value {
+        match self {
+            ReactivateUser::UserId(id) => user_params(true, id),
+            ReactivateUser::UniqueUserIdentifier(id) => user_params(false, id),
+        }
+    }
 }
 
 /// Which form of the conversation-messages path to use (section 4.3): both are given by the contract.
@@ -349,6 +395,19 @@ impl ConversationMessages {
     pub fn path_form(mut self, form: PathForm) -> Self {
         self.path_form = form;
         self
+    }
+
+    /// The declaration's JSON params (`api/operations.toml`).
+    pub(crate) fn declared_params(&self) -> Value {
+        let form = match self.path_form {
+            PathForm::Room => "room",
+            PathForm::ChatRoom => "chatroom",
+        };
+        serde_json::json!({
+            "roomId": self.room_id,
+            "conversationId": self.conversation_id,
+            "pathForm": form,
+        })
     }
 }
 
@@ -417,6 +476,26 @@ impl CreateUser {
     pub fn field(mut self, name: impl Into<String>, value: impl Into<Value>) -> Self {
         self.extra.insert(name.into(), value.into());
         self
+    }
+
+    /// The JSON params of create user's hand-written builder
+    /// (`crate::wire::Operation::CreateUser`).
+    pub(crate) fn declared_params(&self) -> Value {
+        let mut params = Map::new();
+        params.insert("username".into(), self.username.clone().into());
+        let role = match &self.role {
+            Role::Regular => "regular",
+            Role::ModeratorOfAllRooms => "moderator",
+            Role::ModeratorOfRoom(room) => {
+                params.insert("chatRoom".into(), room.clone().into());
+                "room_moderator"
+            }
+        };
+        params.insert("role".into(), role.into());
+        if !self.extra.is_empty() {
+            params.insert("extra".into(), Value::Object(self.extra.clone()));
+        }
+        Value::Object(params)
     }
 }
 

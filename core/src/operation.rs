@@ -12,6 +12,7 @@ use crate::wire::{self, WireRequest, WireResponse};
 mod catalog;
 pub(crate) mod methods;
 pub(crate) mod records;
+pub(crate) mod requests;
 mod spec;
 
 pub use catalog::Operation;

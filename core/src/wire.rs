@@ -22,15 +22,15 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+pub use crate::operation::requests::*;
 pub use crate::operation::{
     Operation, OperationSpec, Paging, ParamKind, ParamLocation, ParamSpec, RetryClass,
 };
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::models::{
-    check_non_empty, ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated,
-    Invalidated, ListUsers, Message, PathForm, RawAuth, RawRequest, RawResponse, ReactivateUser,
-    Reactivated, Role, TokenUser, UserPage, MAX_PAGE_SIZE,
+    check_non_empty, CreateUser, CreatedUser, Deactivated, Invalidated, Message, RawAuth,
+    RawRequest, RawResponse, Reactivated, Role, TokenUser, UserPage,
 };
 use crate::view::UserPageView;
 
@@ -146,29 +146,7 @@ pub fn encode_path_segment(segment: &str) -> String {
     encode_query_component(segment)
 }
 
-fn id_segment(what: &str, id: &str) -> Result<String> {
-    check_non_empty(what, id)?;
-    Ok(encode_path_segment(id))
-}
-
 // ---- builders -----------------------------------------------------------------------
-
-/// GET /consumer/api/v2/users (section 4.1). `limit` must be 1 to 200.
-pub fn list_users(params: &ListUsers) -> Result<WireRequest> {
-    let mut request = WireRequest::new("GET", "/consumer/api/v2/users".into());
-    if let Some(limit) = params.limit {
-        if !(1..=MAX_PAGE_SIZE).contains(&limit) {
-            return Err(Error::validation(format!(
-                "limit must be between 1 and {MAX_PAGE_SIZE}, not {limit}"
-            )));
-        }
-        request.query.push(("limit".into(), limit.to_string()));
-    }
-    if let Some(skip) = params.skip {
-        request.query.push(("skip".into(), skip.to_string()));
-    }
-    Ok(request)
-}
 
 /// The path of reactivate user.
 pub const REACTIVATE_USER_PATH: &str = "/consumer/api/v2/user/reactivate";
@@ -176,71 +154,6 @@ pub const REACTIVATE_USER_PATH: &str = "/consumer/api/v2/user/reactivate";
 pub const VALIDATE_ACCESS_TOKEN_PATH: &str = "/consumer/api/v1/user/accessToken/validate";
 /// The path of invalidate access token (`accesstoken` in lower case, unlike validate's).
 pub const INVALIDATE_ACCESS_TOKEN_PATH: &str = "/consumer/api/v1/user/accesstoken/invalidate";
-
-/// A request whose JSON body is the one field `field` = `value` (not empty).
-fn one_field(method: &str, path: &str, field: &str, value: &str) -> Result<WireRequest> {
-    check_non_empty(field, value)?;
-    let mut body = Map::new();
-    body.insert(field.into(), Value::String(value.to_owned()));
-    let mut request = WireRequest::new(method, path.into());
-    request.body = Some(Value::Object(body).to_string());
-    Ok(request)
-}
-
-/// DELETE /consumer/api/v2/user/deactivate (section 4.2), with exactly one identifier.
-pub fn deactivate_user(target: &DeactivateUser) -> Result<WireRequest> {
-    let (field, id) = match target {
-        DeactivateUser::UserId(id) => ("userId", id),
-        DeactivateUser::UniqueUserIdentifier(id) => ("uniqueUserIdentifier", id),
-    };
-    one_field("DELETE", "/consumer/api/v2/user/deactivate", field, id)
-}
-
-/// POST /consumer/api/v2/user/reactivate (field notes), with exactly one identifier.
-pub fn reactivate_user(target: &ReactivateUser) -> Result<WireRequest> {
-    let (field, id) = match target {
-        ReactivateUser::UserId(id) => ("userId", id),
-        ReactivateUser::UniqueUserIdentifier(id) => ("uniqueUserIdentifier", id),
-    };
-    one_field("POST", REACTIVATE_USER_PATH, field, id)
-}
-
-/// POST /consumer/api/v1/user/accessToken/validate (section 4.7 and the field
-/// notes): authenticated by the public key (`publicKey`), body `accessToken`.
-pub fn validate_access_token(access_token: &str) -> Result<WireRequest> {
-    let mut request = one_field(
-        "POST",
-        VALIDATE_ACCESS_TOKEN_PATH,
-        "accessToken",
-        access_token,
-    )?;
-    request.auth = RawAuth::PublicKey;
-    Ok(request)
-}
-
-/// POST /consumer/api/v1/user/accesstoken/invalidate (field notes), body `accessToken`.
-pub fn invalidate_access_token(access_token: &str) -> Result<WireRequest> {
-    one_field(
-        "POST",
-        INVALIDATE_ACCESS_TOKEN_PATH,
-        "accessToken",
-        access_token,
-    )
-}
-
-/// GET /consumer/api/v2/{room|chatroom}/:roomId/conversation/:conversationId/messages (section 4.3).
-pub fn conversation_messages(params: &ConversationMessages) -> Result<WireRequest> {
-    let form = match params.path_form {
-        PathForm::Room => "room",
-        PathForm::ChatRoom => "chatroom",
-    };
-    let room = id_segment("room_id", &params.room_id)?;
-    let conversation = id_segment("conversation_id", &params.conversation_id)?;
-    Ok(WireRequest::new(
-        "GET",
-        format!("/consumer/api/v2/{form}/{room}/conversation/{conversation}/messages"),
-    ))
-}
 
 /// POST /consumer/api/v1/user (section 4.4).
 pub fn create_user(params: &CreateUser) -> Result<WireRequest> {
@@ -273,11 +186,6 @@ pub fn create_user(params: &CreateUser) -> Result<WireRequest> {
     let mut request = WireRequest::new("POST", "/consumer/api/v1/user".into());
     request.body = Some(Value::Object(body).to_string());
     Ok(request)
-}
-
-/// GET /consumer/api/v1/chatrooms (section 4.5).
-pub fn list_chat_rooms() -> WireRequest {
-    WireRequest::new("GET", "/consumer/api/v1/chatrooms".into())
 }
 
 /// A request of section 4.7's shapeless operations. The path must start with
@@ -366,11 +274,6 @@ impl WireResponse {
     }
 }
 
-/// Decodes the users listing.
-pub fn decode_list_users(response: &WireResponse) -> Result<UserPage> {
-    decode_json(response)
-}
-
 /// Decodes the users listing into a view borrowed from `response`'s body
 /// (see [`crate::view`]): the same decode as [`decode_list_users`], with the
 /// same errors, and a few allocations instead of one per field.
@@ -403,41 +306,10 @@ pub fn decode_list_users_view(response: &WireResponse) -> Result<UserPageView<'_
     }
 }
 
-/// Decodes deactivate user.
-pub fn decode_deactivate_user(response: &WireResponse) -> Result<Deactivated> {
-    decode_json(response)
-}
-
-/// Decodes reactivate user.
-pub fn decode_reactivate_user(response: &WireResponse) -> Result<Reactivated> {
-    decode_json(response)
-}
-
-/// Decodes validate access token: the token's user record. An invalid token
-/// (400 `{"message": "invalid accessToken"}`) is [`ErrorKind::InvalidRequest`]
-/// with the service's message.
-pub fn decode_validate_access_token(response: &WireResponse) -> Result<TokenUser> {
-    decode_json(response)
-}
-
-/// Decodes invalidate access token.
-pub fn decode_invalidate_access_token(response: &WireResponse) -> Result<Invalidated> {
-    decode_json(response)
-}
-
-/// Decodes conversation messages: a JSON array of message records.
-pub fn decode_conversation_messages(response: &WireResponse) -> Result<Vec<Message>> {
-    decode_json(response)
-}
-
-/// Decodes create user.
-pub fn decode_create_user(response: &WireResponse) -> Result<CreatedUser> {
-    decode_json(response)
-}
-
-/// Decodes the chat-room list: the JSON as it came, whatever its shape.
+/// Decodes the chat-room list: the JSON as it came, whatever its shape (the
+/// older name of [`decode_list_chat_rooms`]).
 pub fn decode_chat_rooms(response: &WireResponse) -> Result<Value> {
-    decode_json(response)
+    decode_list_chat_rooms(response)
 }
 
 /// Decodes the answer to a raw request: any 2xx with a JSON (or empty) body.
@@ -787,6 +659,7 @@ fn parse_http_date(text: &str) -> Option<SystemTime> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::models::{ConversationMessages, ListUsers};
 
     fn answer(status: u16, body: &str) -> WireResponse {
         WireResponse::new(status, vec![], body.as_bytes().to_vec())

@@ -5,6 +5,8 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
+use serde::Deserialize;
+
 use crate::declaration::{snake, Declarations, Field, Operation, Param, Record};
 use crate::text::{line, wrap};
 use crate::GENERATED;
@@ -12,6 +14,7 @@ use crate::GENERATED;
 pub const PATH: &str = "core/src/operation/catalog.rs";
 pub const RECORDS_PATH: &str = "core/src/operation/records.rs";
 pub const METHODS_PATH: &str = "core/src/operation/methods.rs";
+pub const REQUESTS_PATH: &str = "core/src/operation/requests.rs";
 
 pub fn generate(d: &Declarations) -> String {
     let mut out = String::new();
@@ -240,7 +243,7 @@ fn spec(w: &mut String, op: &Operation) {
     line(
         w,
         &format!(
-            "static {}: OperationSpec = OperationSpec {{",
+            "pub(super) static {}: OperationSpec = OperationSpec {{",
             op.name.to_uppercase()
         ),
     );
@@ -476,20 +479,84 @@ fn rust_type(field: &Field) -> String {
 
 // ---- methods.rs -----------------------------------------------------------------------
 
-/// The typed `Client` methods of the generated operations, and their parameters.
-pub fn generate_methods(d: &Declarations) -> String {
+/// Rust's published shape of an operation that predates the declarations
+/// (`[operation.rust]`), and its doc example.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RustShape {
+    /// The hand-written parameters type (in `crate::models`) the typed method
+    /// takes by reference; its `declared_params()` gives the declaration's JSON params.
+    params: Option<String>,
+    /// The doc example's lines (a doctest; `# ` hides a line).
+    example: Option<String>,
+}
+
+fn rust_shape(op: &Operation) -> Result<RustShape, String> {
+    match &op.rust {
+        None => Ok(RustShape::default()),
+        Some(table) => table.clone().try_into().map_err(|e| {
+            format!(
+                "api/operations.toml, operation {:?}, [operation.rust]: {e}",
+                op.name
+            )
+        }),
+    }
+}
+
+/// The arguments a typed method (and its wire builder) takes after `&self`:
+/// the path's parameters and the other required ones as `&str`, in declared
+/// order, then the parameters type when there are optional ones (or a
+/// hand-written type holding them all).
+fn method_args<'a>(
+    op: &'a Operation,
+    shape: &RustShape,
+) -> (Vec<String>, Vec<&'a Param>, Option<String>) {
+    if let Some(ty) = &shape.params {
+        return (vec![format!("params: &{ty}")], Vec::new(), Some(ty.clone()));
+    }
+    let positional = positional(op);
+    let mut args: Vec<String> = positional
+        .iter()
+        .map(|p| format!("{}: &str", snake(&p.name)))
+        .collect();
+    let ty = has_params_type(op).then(|| op.type_name());
+    if let Some(ty) = &ty {
+        args.push(format!("params: &{ty}"));
+    }
+    (args, positional, ty)
+}
+
+/// The parameters a method takes one by one: the path's, then the other required ones.
+fn positional(op: &Operation) -> Vec<&Param> {
+    let mut params = op.positional_params();
+    params.extend(op.named_params().into_iter().filter(|p| p.required));
+    params
+}
+
+/// The optional parameters a generated parameters type holds.
+fn optional(op: &Operation) -> Vec<&Param> {
+    op.named_params()
+        .into_iter()
+        .filter(|p| !p.required)
+        .collect()
+}
+
+fn has_params_type(op: &Operation) -> bool {
+    !optional(op).is_empty() || op.extra
+}
+
+/// The typed `Client` methods of every operation, and the parameters types of
+/// the generated ones.
+pub fn generate_methods(d: &Declarations) -> Result<String, String> {
     let mut out = String::new();
     let w = &mut out;
     line(w, &format!("// {GENERATED}"));
     line(w, "");
     line(
         w,
-        "//! The typed `Client` methods of the operations whose surfaces are generated,",
+        "//! The typed `Client` method of every operation, and the parameters they",
     );
-    line(
-        w,
-        "//! and their parameters: made from `api/operations.toml`.",
-    );
+    line(w, "//! take: made from `api/operations.toml`.");
     line(w, "");
     line(w, "use serde_json::{Map, Value};");
     line(w, "");
@@ -497,8 +564,13 @@ pub fn generate_methods(d: &Declarations) -> String {
     line(w, "use super::Operation;");
     line(w, "use crate::client::Client;");
     line(w, "use crate::error::Result;");
-    for op in d.operations.iter().filter(|op| op.is_generated()) {
-        if !op.named_params().is_empty() || op.extra {
+    line(
+        w,
+        "#[allow(unused_imports)] // the models the operations take and give",
+    );
+    line(w, "use crate::models::*;");
+    for op in &d.operations {
+        if rust_shape(op)?.params.is_none() && has_params_type(op) {
             line(w, "");
             emit_params(w, op);
         }
@@ -506,15 +578,15 @@ pub fn generate_methods(d: &Declarations) -> String {
     line(w, "");
     line(w, "impl Client {");
     let mut first = true;
-    for op in d.operations.iter().filter(|op| op.is_generated()) {
+    for op in &d.operations {
         if !first {
             line(w, "");
         }
         first = false;
-        emit_method(w, op);
+        emit_method(w, op, &rust_shape(op)?);
     }
     line(w, "}");
-    out
+    Ok(out)
 }
 
 /// The Rust type of a parameter's value, and what its setter takes.
@@ -542,11 +614,8 @@ fn param_doc(p: &Param) -> String {
 
 fn emit_params(w: &mut String, op: &Operation) {
     let ty = op.type_name();
-    let required: Vec<&Param> = op
-        .named_params()
-        .into_iter()
-        .filter(|p| p.required)
-        .collect();
+    // Required parameters are the method's own arguments (see `positional`).
+    let required: Vec<&Param> = Vec::new();
     line(
         w,
         &format!(
@@ -557,7 +626,7 @@ fn emit_params(w: &mut String, op: &Operation) {
     line(w, "#[derive(Debug, Clone, PartialEq, Default)]");
     line(w, "#[non_exhaustive]");
     line(w, &format!("pub struct {ty} {{"));
-    for p in op.named_params() {
+    for p in optional(op) {
         line(w, &format!("    /// {}.", param_doc(p)));
         let (rust, _) = param_type(p);
         if p.required {
@@ -609,7 +678,7 @@ fn emit_params(w: &mut String, op: &Operation) {
         line(w, "        }");
         line(w, "    }");
     }
-    for p in op.named_params().into_iter().filter(|p| !p.required) {
+    for p in optional(op) {
         let (rust, takes) = param_type(p);
         let into = if rust == "String" || rust == "Value" {
             ".into()"
@@ -648,12 +717,12 @@ fn emit_params(w: &mut String, op: &Operation) {
     );
     line(
         w,
-        "    fn write_params(&self, params: &mut Map<String, Value>) {",
+        "    pub(crate) fn write_params(&self, params: &mut Map<String, Value>) {",
     );
     if op.extra {
         line(w, "        params.extend(self.extra.clone());");
     }
-    for p in op.named_params() {
+    for p in optional(op) {
         let name = snake(&p.name);
         if p.required {
             line(
@@ -683,52 +752,213 @@ fn emit_params(w: &mut String, op: &Operation) {
     line(w, "}");
 }
 
-fn emit_method(w: &mut String, op: &Operation) {
-    let retry = match op.retry.as_str() {
+/// The method's doc: what it does, how it is sent, and its example.
+fn method_doc(w: &mut String, op: &Operation, shape: &RustShape) {
+    let mut doc = format!("{} `{}`: {}", op.method, op.path, op.summary);
+    if op.auth == "public_key" {
+        doc.push_str(" Authenticated by the public key ([`ClientBuilder::public_key`](crate::ClientBuilder::public_key); without one, [`ErrorKind::Configuration`](crate::ErrorKind::Configuration) and nothing is sent).");
+    }
+    let mut paragraphs = vec![doc, retry_doc(op).to_owned()];
+    if !op
+        .params
+        .iter()
+        .all(|p| p.bounds().is_empty() && p.choices.is_empty())
+        || !op.exactly_one.is_empty()
+    {
+        paragraphs.push("A value outside the declared limits is [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.".to_owned());
+    }
+    for (i, paragraph) in paragraphs.iter().enumerate() {
+        if i > 0 {
+            line(w, "    ///");
+        }
+        for text in wrap(paragraph, 88) {
+            line(w, &format!("    /// {text}"));
+        }
+    }
+    if let Some(example) = &shape.example {
+        line(w, "    ///");
+        line(w, "    /// ```");
+        line(
+            w,
+            "    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();",
+        );
+        line(w, "    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).chat_url(emu.chat_url()).public_key(emu.public_key()).build()?;");
+        for text in example.lines() {
+            line(w, format!("    /// {text}").trim_end());
+        }
+        line(w, "    /// # Ok::<(), roomchat::Error>(())");
+        line(w, "    /// ```");
+    }
+}
+
+fn retry_doc(op: &Operation) -> &'static str {
+    match op.retry.as_str() {
         "repeatable" => "Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.",
         _ => "Never sent again after a 5xx, a timeout or a lost answer (a repeat could do it twice), unless the client allows it ([`ClientBuilder::retry_non_idempotent`](crate::ClientBuilder::retry_non_idempotent)).",
-    };
-    let doc = format!("{} `{}`: {} {}", op.method, op.path, op.summary, retry);
-    for text in wrap(&doc, 88) {
-        line(w, &format!("    /// {text}"));
     }
-    let mut args = vec!["&self".to_owned()];
-    for p in op.positional_params() {
-        args.push(format!("{}: &str", snake(&p.name)));
+}
+
+/// The JSON params of a call, built from the method's arguments (`json`).
+fn emit_json_params(
+    w: &mut String,
+    positional: &[&Param],
+    params_type: Option<&str>,
+    hand_written: bool,
+) {
+    if hand_written {
+        line(w, "        let json = params.declared_params();");
+        return;
     }
-    let has_params = !op.named_params().is_empty() || op.extra;
-    if has_params {
-        args.push(format!("params: &{}", op.type_name()));
+    if positional.is_empty() && params_type.is_none() {
+        line(w, "        let json = Value::Null;");
+        return;
     }
-    line(
-        w,
-        &format!(
-            "    pub fn {}({}) -> Result<{}> {{",
-            op.name,
-            args.join(", "),
-            op.result
-        ),
-    );
-    line(w, "        let mut json = Map::new();");
-    for p in op.positional_params() {
+    line(w, "        let mut map = Map::new();");
+    for p in positional {
         line(
             w,
             &format!(
-                "        json.insert({:?}.into(), {}.into());",
+                "        map.insert({:?}.into(), {}.into());",
                 p.name,
                 snake(&p.name)
             ),
         );
     }
-    if has_params {
-        line(w, "        params.write_params(&mut json);");
+    if params_type.is_some() {
+        line(w, "        params.write_params(&mut map);");
     }
+    line(w, "        let json = Value::Object(map);");
+}
+
+fn emit_method(w: &mut String, op: &Operation, shape: &RustShape) {
+    method_doc(w, op, shape);
+    let (args, positional, params_type) = method_args(op, shape);
+    let mut all = vec!["&self".to_owned()];
+    all.extend(args);
     line(
         w,
         &format!(
-            "        self.call_declared(Operation::{}, &Value::Object(json))",
+            "    pub fn {}({}) -> Result<{}> {{",
+            op.name,
+            all.join(", "),
+            op.result
+        ),
+    );
+    emit_json_params(
+        w,
+        &positional,
+        params_type.as_deref(),
+        shape.params.is_some(),
+    );
+    line(
+        w,
+        &format!(
+            "        self.call_declared(Operation::{}, &json)",
             op.type_name()
         ),
     );
     line(w, "    }");
+}
+
+// ---- requests.rs ----------------------------------------------------------------------
+
+/// Every operation's wire builder and decoder, for callers with their own HTTP
+/// stack (re-exported by `crate::wire`).
+pub fn generate_requests(d: &Declarations) -> Result<String, String> {
+    let mut out = String::new();
+    let w = &mut out;
+    line(w, &format!("// {GENERATED}"));
+    line(w, "");
+    line(
+        w,
+        "//! Every operation's wire builder and decoder (re-exported by [`crate::wire`]):",
+    );
+    line(w, "//! made from `api/operations.toml`.");
+    line(w, "");
+    line(w, "use serde_json::{Map, Value};");
+    line(w, "");
+    line(
+        w,
+        "#[allow(unused_imports)] // the parameters types of the generated operations",
+    );
+    line(w, "use super::methods::*;");
+    line(w, "use super::records::*;");
+    line(w, "use super::Operation;");
+    line(w, "use crate::error::Result;");
+    line(
+        w,
+        "#[allow(unused_imports)] // the models the operations take and give",
+    );
+    line(w, "use crate::models::*;");
+    line(
+        w,
+        "use crate::wire::{decode_json, WireRequest, WireResponse};",
+    );
+    for op in &d.operations {
+        let shape = rust_shape(op)?;
+        let (args, positional, params_type) = method_args(op, &shape);
+        if !op.is_hand_written() {
+            line(w, "");
+            let doc = format!(
+                "The request of [`Client::{name}`](crate::Client::{name}): {} `{}`, checked against the declaration (a validation error, nothing to send).",
+                op.method, op.path, name = op.name
+            );
+            for text in wrap(&doc, 92) {
+                line(w, &format!("/// {text}"));
+            }
+            if op.params.is_empty() {
+                line(w, &format!("pub fn {}() -> WireRequest {{", op.name));
+                line(
+                    w,
+                    &format!(
+                        "    super::catalog::{}.request_without_params()",
+                        op.name.to_uppercase()
+                    ),
+                );
+                line(w, "}");
+            } else {
+                line(
+                    w,
+                    &format!(
+                        "pub fn {}({}) -> Result<WireRequest> {{",
+                        op.name,
+                        args.join(", ")
+                    ),
+                );
+                let mut body = String::new();
+                emit_json_params(
+                    &mut body,
+                    &positional,
+                    params_type.as_deref(),
+                    shape.params.is_some(),
+                );
+                for text in body.lines() {
+                    line(w, &format!("    {}", text.trim_start()));
+                }
+                line(
+                    w,
+                    &format!("    Operation::{}.build(&json)", op.type_name()),
+                );
+                line(w, "}");
+            }
+        }
+        line(w, "");
+        let doc = format!(
+            "Decodes the answer of [`Client::{name}`](crate::Client::{name}): a non-2xx answer, or one that says `\"success\": false`, is the error it stands for.",
+            name = op.name
+        );
+        for text in wrap(&doc, 92) {
+            line(w, &format!("/// {text}"));
+        }
+        line(
+            w,
+            &format!(
+                "pub fn decode_{}(response: &WireResponse) -> Result<{}> {{",
+                op.name, op.result
+            ),
+        );
+        line(w, "    decode_json(response)");
+        line(w, "}");
+    }
+    Ok(out)
 }

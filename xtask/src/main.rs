@@ -61,7 +61,11 @@ fn codegen(check: bool) -> Result<(), String> {
         ),
         (
             core_rs::METHODS_PATH,
-            rustfmt(&core_rs::generate_methods(&declarations))?,
+            rustfmt(&core_rs::generate_methods(&declarations)?)?,
+        ),
+        (
+            core_rs::REQUESTS_PATH,
+            rustfmt(&core_rs::generate_requests(&declarations)?)?,
         ),
     ];
     // Each language's generator: its own module, its own files.

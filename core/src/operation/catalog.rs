@@ -169,7 +169,7 @@ impl Operation {
     }
 }
 
-static LIST_USERS: OperationSpec = OperationSpec {
+pub(super) static LIST_USERS: OperationSpec = OperationSpec {
     name: "list_users",
     summary: "One page of the account's users.",
     method: "GET",
@@ -206,7 +206,7 @@ static LIST_USERS: OperationSpec = OperationSpec {
     extra: false,
 };
 
-static DEACTIVATE_USER: OperationSpec = OperationSpec {
+pub(super) static DEACTIVATE_USER: OperationSpec = OperationSpec {
     name: "deactivate_user",
     summary: "Deactivates a user: their access tokens stop working until reactivated.",
     method: "DELETE",
@@ -243,7 +243,7 @@ static DEACTIVATE_USER: OperationSpec = OperationSpec {
     extra: false,
 };
 
-static CONVERSATION_MESSAGES: OperationSpec = OperationSpec {
+pub(super) static CONVERSATION_MESSAGES: OperationSpec = OperationSpec {
     name: "conversation_messages",
     summary: "The messages of a one-to-one conversation of a room, oldest first.",
     method: "GET",
@@ -291,7 +291,7 @@ static CONVERSATION_MESSAGES: OperationSpec = OperationSpec {
     extra: false,
 };
 
-static CREATE_USER: OperationSpec = OperationSpec {
+pub(super) static CREATE_USER: OperationSpec = OperationSpec {
     name: "create_user",
     summary: "Creates a user, a moderator of every room, or a moderator of one room.",
     method: "POST",
@@ -339,7 +339,7 @@ static CREATE_USER: OperationSpec = OperationSpec {
     extra: true,
 };
 
-static LIST_CHAT_ROOMS: OperationSpec = OperationSpec {
+pub(super) static LIST_CHAT_ROOMS: OperationSpec = OperationSpec {
     name: "list_chat_rooms",
     summary: "Every chat room of the account.",
     method: "GET",
@@ -353,7 +353,7 @@ static LIST_CHAT_ROOMS: OperationSpec = OperationSpec {
     extra: false,
 };
 
-static REACTIVATE_USER: OperationSpec = OperationSpec {
+pub(super) static REACTIVATE_USER: OperationSpec = OperationSpec {
     name: "reactivate_user",
     summary: "Reactivates a deactivated user.",
     method: "POST",
@@ -390,7 +390,7 @@ static REACTIVATE_USER: OperationSpec = OperationSpec {
     extra: false,
 };
 
-static VALIDATE_ACCESS_TOKEN: OperationSpec = OperationSpec {
+pub(super) static VALIDATE_ACCESS_TOKEN: OperationSpec = OperationSpec {
     name: "validate_access_token",
     summary: "The user an access token signs in, with the token's issue time.",
     method: "POST",
@@ -414,7 +414,7 @@ static VALIDATE_ACCESS_TOKEN: OperationSpec = OperationSpec {
     extra: false,
 };
 
-static INVALIDATE_ACCESS_TOKEN: OperationSpec = OperationSpec {
+pub(super) static INVALIDATE_ACCESS_TOKEN: OperationSpec = OperationSpec {
     name: "invalidate_access_token",
     summary: "Invalidates an access token: it signs nobody in any more.",
     method: "POST",
@@ -438,7 +438,7 @@ static INVALIDATE_ACCESS_TOKEN: OperationSpec = OperationSpec {
     extra: false,
 };
 
-static EJECT_ALL_USERS: OperationSpec = OperationSpec {
+pub(super) static EJECT_ALL_USERS: OperationSpec = OperationSpec {
     name: "eject_all_users",
     summary: "Signs every user out of a room. The reference page prints this path without the `/consumer` prefix; it is sent as printed.",
     method: "POST",
@@ -464,7 +464,7 @@ static EJECT_ALL_USERS: OperationSpec = OperationSpec {
     extra: false,
 };
 
-static UPDATE_BOT: OperationSpec = OperationSpec {
+pub(super) static UPDATE_BOT: OperationSpec = OperationSpec {
     name: "update_bot",
     summary: "Changes a bot's settings: any of its fields, under the same rules as at creation (a bot triggered by every message cannot answer in private).",
     method: "PUT",

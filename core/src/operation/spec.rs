@@ -146,6 +146,17 @@ impl OperationSpec {
         sent.next().is_none()
     }
 
+    /// The request of an operation that takes no parameters: its method, path and key.
+    pub(crate) fn request_without_params(&self) -> WireRequest {
+        WireRequest {
+            method: self.method.to_owned(),
+            path: self.path.to_owned(),
+            query: Vec::new(),
+            body: None,
+            auth: self.auth,
+        }
+    }
+
     /// The wire request for `params` (a JSON object with the wire names, or
     /// null for none), checked against the declaration: unknown parameters,
     /// wrong types, values out of their limits, a missing required one, or not
