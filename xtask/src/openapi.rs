@@ -454,7 +454,10 @@ fn merge(generated: &mut Value, note: Value, at: &str, differs: &[String]) -> Re
             Ok(())
         }
         (generated, note) if *generated == note => Ok(()),
-        (generated, note) if at.ends_with("/description") || differs.contains(&relative(at)) => {
+        (generated, note)
+            if (at.ends_with("/description") && generated.is_string() && note.is_string())
+                || differs.contains(&relative(at)) =>
+        {
             *generated = note;
             Ok(())
         }
