@@ -80,7 +80,7 @@ fn document(d: &Declarations, base: &str) -> Result<String, String> {
                 &mut schema,
                 note,
                 &format!("components/schemas/{}", record.name),
-                &[],
+                &mut Vec::new(),
             )
             .map_err(at)?;
         }
@@ -102,7 +102,7 @@ fn document(d: &Declarations, base: &str) -> Result<String, String> {
     for op in &d.operations {
         let mut operation = operation(d, op, &schema_names)?;
         if let Some(mut note) = notes.remove(op.name.as_str()) {
-            let differs = match note
+            let mut differs: Vec<String> = match note
                 .as_mapping_mut()
                 .and_then(|n| n.remove("x-differs-from-declaration"))
             {
@@ -112,7 +112,13 @@ fn document(d: &Declarations, base: &str) -> Result<String, String> {
                     .collect(),
                 _ => Vec::new(),
             };
-            merge(&mut operation, note, &op.name, &differs).map_err(at)?;
+            merge(&mut operation, note, &op.name, &mut differs).map_err(at)?;
+            if let Some(unused) = differs.first() {
+                return Err(at(format!(
+                    "x-operations: {}: x-differs-from-declaration lists {unused:?}, where the note does not differ",
+                    op.name
+                )));
+            }
         }
         let mut operation = ordered(operation, OPERATION_KEYS);
         if let Some(Value::Sequence(params)) = operation.get_mut("parameters") {
@@ -136,7 +142,7 @@ fn document(d: &Declarations, base: &str) -> Result<String, String> {
         paths.insert(path, item);
     }
 
-    // `paths` where the base had it (after `security`), or last.
+    // `paths` before `components`, or last.
     let mut out = Mapping::new();
     let mut paths = Some(Value::Mapping(paths));
     for (key, value) in doc {
@@ -420,8 +426,14 @@ fn record_schema(record: &Record) -> Value {
 
 /// Merges a hand-written `note` into what the declaration made. `at` names the
 /// place, for errors and for `differs` (places where the note may say otherwise,
-/// relative to the operation: `parameters/limit/schema/minimum`).
-fn merge(generated: &mut Value, note: Value, at: &str, differs: &[String]) -> Result<(), String> {
+/// relative to the operation: `parameters/limit/schema/minimum`; each one used
+/// is taken off the list).
+fn merge(
+    generated: &mut Value,
+    note: Value,
+    at: &str,
+    differs: &mut Vec<String>,
+) -> Result<(), String> {
     let relative = |at: &str| at.split_once('/').map_or("", |(_, rest)| rest).to_owned();
     match (generated, note) {
         (Value::Mapping(generated), Value::Mapping(note)) => {
@@ -454,18 +466,22 @@ fn merge(generated: &mut Value, note: Value, at: &str, differs: &[String]) -> Re
             Ok(())
         }
         (generated, note) if *generated == note => Ok(()),
-        (generated, note)
-            if (at.ends_with("/description") && generated.is_string() && note.is_string())
-                || differs.contains(&relative(at)) =>
-        {
-            *generated = note;
-            Ok(())
+        (generated, note) => {
+            if at.ends_with("/description") && generated.is_string() && note.is_string() {
+                *generated = note;
+                return Ok(());
+            }
+            if let Some(listed) = differs.iter().position(|d| *d == relative(at)) {
+                differs.remove(listed);
+                *generated = note;
+                return Ok(());
+            }
+            Err(format!(
+                "{at}: the note says {} where the declaration makes {} (list it in x-differs-from-declaration if the service does differ)",
+                serde_yaml::to_string(&note).unwrap_or_default().trim(),
+                serde_yaml::to_string(generated).unwrap_or_default().trim(),
+            ))
         }
-        (generated, note) => Err(format!(
-            "{at}: the note says {} where the declaration makes {} (list it in x-differs-from-declaration if the service does differ)",
-            serde_yaml::to_string(&note).unwrap_or_default().trim(),
-            serde_yaml::to_string(generated).unwrap_or_default().trim(),
-        )),
     }
 }
 
