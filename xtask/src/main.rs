@@ -10,7 +10,9 @@
 mod c;
 mod core_rs;
 mod declaration;
+mod guides;
 mod node;
+mod openapi;
 mod python;
 mod text;
 
@@ -72,6 +74,12 @@ fn codegen(check: bool) -> Result<(), String> {
     files.extend(c::files(&declarations)?);
     files.extend(python::files(&declarations)?);
     files.extend(node::files(&declarations)?);
+    // The documents: the OpenAPI description, over its hand-written base, and
+    // each guide's table of operations (a region of a hand-written README).
+    let base = root.join(openapi::BASE);
+    let base = std::fs::read_to_string(&base).map_err(|e| format!("{}: {e}", base.display()))?;
+    files.extend(openapi::files(&declarations, &base)?);
+    files.extend(guides::files(&declarations, &root)?);
 
     let mut stale = Vec::new();
     for (path, contents) in &files {
