@@ -7,7 +7,6 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::ratelimit::Budget;
 
 /// Cancels the calls of a client made with [`Client::with_cancel`](crate::Client::with_cancel).
 ///
@@ -36,11 +35,19 @@ pub struct CancelToken {
 /// How often a request already on the wire checks whether its call was cancelled.
 pub const CANCEL_CHECK_INTERVAL: Duration = Duration::from_millis(50);
 
+/// Where a call may wait for others (a rate budget): a cancel wakes its
+/// waiters to look again. Implemented by the layer above, so that this one
+/// knows nothing of budgets.
+pub(crate) trait Waiters: Sync {
+    /// Wakes every waiter to look again.
+    fn wake_all(&self);
+}
+
 #[derive(Default)]
 struct Inner {
     cancelled: AtomicBool,
     /// The budget a call of this token waits in, if any: woken on cancel.
-    waiting_in: Mutex<Option<&'static Budget>>,
+    waiting_in: Mutex<Option<&'static dyn Waiters>>,
     /// Wakes backoff sleeps (paired with `waiting_in`'s mutex).
     wake: Condvar,
 }
@@ -78,7 +85,7 @@ impl CancelToken {
         self.inner.cancelled.load(Ordering::SeqCst)
     }
 
-    fn slot(&self) -> MutexGuard<'_, Option<&'static Budget>> {
+    fn slot(&self) -> MutexGuard<'_, Option<&'static dyn Waiters>> {
         self.inner
             .waiting_in
             .lock()
@@ -87,13 +94,13 @@ impl CancelToken {
 
     /// Records that a call of this token is about to wait in `budget` (called
     /// with the budget's lock held, before the wait's last check of the flag).
-    pub(crate) fn waiting_in(&self, budget: &'static Budget) {
+    pub(crate) fn waiting_in(&self, budget: &'static dyn Waiters) {
         *self.slot() = Some(budget);
     }
 
     /// Sleeps `duration`, or less when cancelled (then `Err(Cancelled)`).
     pub(crate) fn sleep(&self, duration: Duration) -> Result<()> {
-        let deadline = crate::client::instant_after(Instant::now(), duration);
+        let deadline = crate::time::instant_after(Instant::now(), duration);
         let mut slot = self.slot();
         loop {
             self.check()?;

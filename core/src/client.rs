@@ -9,12 +9,12 @@ use std::time::{Duration, Instant, SystemTime};
 use serde_json::Value;
 
 use crate::cancel::{self, CancelToken};
+use crate::time::{check_duration, instant_after};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fork::{self, ForkLocal};
 use crate::models::{ListUsers, RawAuth, RawRequest, RawResponse};
 use crate::observe::{Event, EventKind, Observer};
 use crate::options::CallOptions;
-use crate::pagination::{UserPages, Users};
 use crate::proxy::{is_loopback, Proxy};
 use crate::ratelimit::{Budget, Budgets, RateLimitConfig, RateLimitState};
 use crate::response::{Capture, ResponseMeta, WithResponse};
@@ -33,30 +33,6 @@ pub const DEFAULT_MAX_RETRIES: u32 = 2;
 pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
 /// Default longest wait the client sleeps before a retry (`Retry-After` beyond it is returned as an error): 60 s.
 pub const DEFAULT_MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
-/// The longest duration any setting accepts (10⁹ s, about 31.7 years): a
-/// longer timeout, window or wait is a configuration error, since adding it to
-/// the clock could overflow. Every binding checks its arguments against it.
-pub const MAX_DURATION: Duration = Duration::from_secs(1_000_000_000);
-
-/// `Err(Configuration)` unless `value` is at most [`MAX_DURATION`].
-pub(crate) fn check_duration(what: &str, value: Duration) -> Result<()> {
-    if value > MAX_DURATION {
-        return Err(Error::configuration(format!(
-            "{what} must be at most {} s (got {:.3} s)",
-            MAX_DURATION.as_secs(),
-            value.as_secs_f64()
-        )));
-    }
-    Ok(())
-}
-
-/// `now + duration`, with `duration` first capped at [`MAX_DURATION`] (a wait
-/// read from a server or from Redis is never trusted to fit the clock).
-pub(crate) fn instant_after(now: Instant, duration: Duration) -> Instant {
-    // Unreachable `None` on every supported platform (their clocks span centuries).
-    now.checked_add(duration.min(MAX_DURATION)).unwrap_or(now)
-}
-
 /// Configures a [`Client`]. Made by [`Client::builder`].
 #[derive(Clone)]
 pub struct ClientBuilder {
@@ -466,7 +442,12 @@ impl ClientBuilder {
             .max_idle_connections(MAX_IDLE_CONNECTIONS)
             .max_idle_connections_per_host(MAX_IDLE_CONNECTIONS)
             .build();
-        fork::install();
+        // The budgets' locks are held around a fork, before the sockets'.
+        #[cfg(unix)]
+        {
+            crate::ratelimit::init_registry();
+            fork::install(|| Box::new(crate::ratelimit::lock_all()));
+        }
         let budget = self.budget_for(key, tls.roots())?;
         Ok(Client {
             inner: Arc::new(Inner {
@@ -802,7 +783,7 @@ impl Client {
     /// connection pool, the key's rate-limit budget, the observer. Iterators
     /// made from it carry its options; a view of a view adds its options to
     /// the first's. Fails with [`ErrorKind::Configuration`] on the values
-    /// [`ClientBuilder`] refuses (a zero timeout, a duration above [`MAX_DURATION`]).
+    /// [`ClientBuilder`] refuses (a zero timeout, a duration above [`MAX_DURATION`](crate::MAX_DURATION)).
     ///
     /// ```
     /// use std::time::Duration;
@@ -891,30 +872,6 @@ impl Client {
         self.call(wire::list_users(params), |response| {
             wire::decode_list_users_view(response).map(read)
         })
-    }
-
-    /// Every user, fetched lazily page by page (200 a page). See [`Users`].
-    ///
-    /// ```
-    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
-    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).chat_url(emu.chat_url()).public_key(emu.public_key()).build()?;
-    /// # emu.seed_users(450);
-    /// let names: Vec<String> = client.users().map(|u| u.map(|u| u.username.unwrap_or_default())).collect::<Result<_, _>>()?;
-    /// assert_eq!(names.len(), 450);
-    /// # Ok::<(), roomchat::Error>(())
-    /// ```
-    pub fn users(&self) -> Users {
-        Users::new(self.clone(), crate::models::MAX_PAGE_SIZE)
-    }
-
-    /// Every user, fetched lazily `page_size` at a time (1 to 200).
-    pub fn users_with_page_size(&self, page_size: u32) -> Users {
-        Users::new(self.clone(), page_size)
-    }
-
-    /// The users listing page by page, `page_size` at a time (1 to 200). See [`UserPages`].
-    pub fn user_pages(&self, page_size: u32) -> UserPages {
-        UserPages::new(self.clone(), page_size)
     }
 
     /// A request to an operation the contract names without a shape (section 4.7).

@@ -237,7 +237,7 @@ impl Error {
         }
         let forms = [
             secret.to_owned(),
-            crate::wire::encode_query_component(secret),
+            crate::percent::encode_query_component(secret),
         ];
         let scrub = |text: &mut String| *text = crate::secrets::scrub(text, &forms);
         scrub(&mut self.message);

@@ -26,6 +26,11 @@
 //! instructions a lock is held.
 
 use std::marker::PhantomData;
+
+/// Locks of the layers above this one, held across a fork (see `install`):
+/// released when dropped.
+#[cfg(unix)]
+pub(crate) type Held = Box<dyn std::any::Any>;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 /// The number of forks this process descends from, since roomchat was loaded (0 in the original process).
@@ -123,9 +128,6 @@ unsafe impl<T: Send + Sync> Sync for ForkLocal<T> {}
 #[cfg(unix)]
 pub(crate) use unix::{install, SocketTicket};
 
-#[cfg(not(unix))]
-pub(crate) fn install() {}
-
 /// On platforms without `fork`, nothing to track.
 #[cfg(not(unix))]
 pub(crate) struct SocketTicket;
@@ -147,8 +149,7 @@ mod unix {
     use std::os::fd::RawFd;
     use std::sync::{Mutex, MutexGuard, Once};
 
-    use super::{generation, Ordering, GENERATION};
-    use crate::ratelimit;
+    use super::{generation, Held, Ordering, GENERATION};
 
     /// The sockets this process's clients have open.
     static SOCKETS: Mutex<Vec<RawFd>> = Mutex::new(Vec::new());
@@ -216,28 +217,33 @@ mod unix {
     }
 
     /// What the forking thread holds between `prepare` and `parent`/`child`.
-    struct Held {
-        _budgets: ratelimit::AllLocked,
+    struct Holding {
+        _above: Option<Held>,
         sockets: MutexGuard<'static, Vec<RawFd>>,
     }
 
     thread_local! {
-        static HELD: RefCell<Option<Held>> = const { RefCell::new(None) };
+        static HELD: RefCell<Option<Holding>> = const { RefCell::new(None) };
     }
 
-    /// Installs the fork handlers, once per process.
-    pub(crate) fn install() {
+    /// What the layer above takes around a fork, before the socket list.
+    static HOLD: std::sync::OnceLock<fn() -> Held> = std::sync::OnceLock::new();
+
+    /// Installs the fork handlers, once per process. `hold` takes the locks of
+    /// the layer above (the rate budgets) for a fork, in that layer's order;
+    /// the first call's is kept.
+    pub(crate) fn install(hold: fn() -> Held) {
         static ONCE: Once = Once::new();
         ONCE.call_once(|| {
-            ratelimit::init_registry();
+            let _ = HOLD.set(hold);
             // SAFETY: the handlers are `extern "C"` functions that never unwind.
             let _ = unsafe { libc::pthread_atfork(Some(prepare), Some(parent), Some(child)) };
         });
     }
 
     extern "C" fn prepare() {
-        let held = Held {
-            _budgets: ratelimit::lock_all(),
+        let held = Holding {
+            _above: HOLD.get().map(|hold| hold()),
             sockets: sockets(),
         };
         let _ = HELD.try_with(|slot| *slot.borrow_mut() = Some(held));

@@ -64,6 +64,7 @@ pub mod observe;
 mod operation;
 mod options;
 mod pagination;
+mod percent;
 mod proxy;
 mod ratelimit;
 mod response;
@@ -71,6 +72,7 @@ mod secrets;
 #[cfg(feature = "redis")]
 mod shared_budget;
 mod signin;
+mod time;
 mod tls;
 mod trace;
 mod transport;
@@ -81,8 +83,9 @@ pub use cancel::{CancelToken, CANCEL_CHECK_INTERVAL};
 pub use client::{
     Client, ClientBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES,
     DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_WAIT, DEFAULT_TIMEOUT, ENV_APP_NAME, ENV_BASE_URL,
-    ENV_CHAT_URL, ENV_PRIVATE_KEY, ENV_PUBLIC_KEY, MAX_DURATION,
+    ENV_CHAT_URL, ENV_PRIVATE_KEY, ENV_PUBLIC_KEY,
 };
+pub use time::MAX_DURATION;
 pub use error::{Error, ErrorKind, Result};
 pub use models::{
     ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated, Invalidated,

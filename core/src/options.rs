@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::client::check_duration;
+use crate::time::check_duration;
 use crate::error::{Error, Result};
 
 /// Settings that differ from the client's for the calls of one view of it,

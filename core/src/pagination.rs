@@ -7,6 +7,34 @@ use crate::client::Client;
 use crate::error::Result;
 use crate::models::{ListUsers, User, UserPage, MAX_PAGE_SIZE};
 
+// The listing's iterators, made by the client (here, so that the client does
+// not reach up into this layer).
+impl Client {
+    /// Every user, fetched lazily page by page (200 a page). See [`Users`].
+    ///
+    /// ```
+    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
+    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).chat_url(emu.chat_url()).public_key(emu.public_key()).build()?;
+    /// # emu.seed_users(450);
+    /// let names: Vec<String> = client.users().map(|u| u.map(|u| u.username.unwrap_or_default())).collect::<Result<_, _>>()?;
+    /// assert_eq!(names.len(), 450);
+    /// # Ok::<(), roomchat::Error>(())
+    /// ```
+    pub fn users(&self) -> Users {
+        Users::new(self.clone(), MAX_PAGE_SIZE)
+    }
+
+    /// Every user, fetched lazily `page_size` at a time (1 to 200).
+    pub fn users_with_page_size(&self, page_size: u32) -> Users {
+        Users::new(self.clone(), page_size)
+    }
+
+    /// The users listing page by page, `page_size` at a time (1 to 200). See [`UserPages`].
+    pub fn user_pages(&self, page_size: u32) -> UserPages {
+        UserPages::new(self.clone(), page_size)
+    }
+}
+
 /// The users listing page by page: made by [`Client::user_pages`].
 ///
 /// Each `next` fetches one page (`limit` = the page size, `skip` advancing by

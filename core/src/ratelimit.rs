@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use once_cell::sync::Lazy;
 
 use crate::cancel::CancelToken;
-use crate::client::{check_duration, instant_after};
+use crate::time::{check_duration, instant_after};
 use crate::error::{Error, ErrorKind, Result};
 
 /// What to do when the budget has no free slot.
@@ -362,7 +362,15 @@ impl Budget {
         let _state = self.lock();
         self.freed.notify_all();
     }
+}
 
+impl crate::cancel::Waiters for Budget {
+    fn wake_all(&self) {
+        Budget::wake_all(self);
+    }
+}
+
+impl Budget {
     /// Holds every caller of this key off for `duration` (after a 429 or `X-RateLimit-Remaining: 0`).
     pub(crate) fn block_for(&self, duration: Duration) {
         let until = instant_after(Instant::now(), duration);

@@ -59,7 +59,7 @@ use once_cell::sync::Lazy;
 use sha2::{Digest, Sha256};
 
 use crate::cancel::{self, CancelToken};
-use crate::client::{check_duration, instant_after};
+use crate::time::{check_duration, instant_after};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fork::ForkLocal;
 use crate::ratelimit::{Budget, BudgetBackend, RateLimitConfig, RateLimitState, WhenLimited};

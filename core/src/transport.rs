@@ -39,7 +39,7 @@ use ureq::unversioned::transport::{
 use ureq::{Error, Timeout};
 
 use crate::cancel::{self, CANCEL_CHECK_INTERVAL};
-use crate::client::instant_after;
+use crate::time::instant_after;
 use crate::fork::SocketTicket;
 
 /// How long a host lookup is reused.

@@ -22,12 +22,14 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+pub use crate::percent::{encode_path_segment, encode_query_component};
 pub use crate::operation::requests::*;
 pub use crate::operation::{
     Operation, OperationSpec, Paging, ParamKind, ParamLocation, ParamSpec, RetryClass,
 };
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::percent::encode_into;
 use crate::models::{
     check_non_empty, CreateUser, CreatedUser, Deactivated, Invalidated, Message, RawAuth,
     RawRequest, RawResponse, Reactivated, Role, TokenUser, UserPage,
@@ -80,14 +82,14 @@ impl WireRequest {
             url.push(separator);
             url.push_str(name);
             url.push('=');
-            encode(key, &mut url);
+            encode_into(key, &mut url);
             separator = '&';
         }
         for (name, value) in &self.query {
             url.push(separator);
-            encode(name, &mut url);
+            encode_into(name, &mut url);
             url.push('=');
-            encode(value, &mut url);
+            encode_into(value, &mut url);
             separator = '&';
         }
         url
@@ -112,38 +114,6 @@ impl WireRequest {
             ),
         }
     }
-}
-
-// ---- encoding ---------------------------------------------------------------------
-
-fn encode(text: &str, out: &mut String) {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    for &b in text.as_bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push('%');
-            out.push(HEX[(b >> 4) as usize] as char);
-            out.push(HEX[(b & 15) as usize] as char);
-        }
-    }
-}
-
-/// Percent-encodes a query name or value: everything but `A-Z a-z 0-9 - . _ ~`.
-pub fn encode_query_component(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    encode(text, &mut out);
-    out
-}
-
-/// Percent-encodes one path segment, so that an id such as `../users` or
-/// `a?b#c` stays one segment: `/`, `?`, `#`, `%` and the rest are encoded, and
-/// a segment of only dots is encoded whole (`..` → `%2E%2E`).
-pub fn encode_path_segment(segment: &str) -> String {
-    if !segment.is_empty() && segment.bytes().all(|b| b == b'.') {
-        return "%2E".repeat(segment.len());
-    }
-    encode_query_component(segment)
 }
 
 // ---- builders -----------------------------------------------------------------------

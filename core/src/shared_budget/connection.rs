@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use redis::{ConnectionAddr, ConnectionInfo, ConnectionLike, RedisError, RedisResult, Value};
 
-use crate::client::instant_after;
+use crate::time::instant_after;
 use crate::fork::SocketTicket;
 
 /// One Redis server as a URL names it, and the TLS of a `rediss://` one.
