@@ -54,60 +54,58 @@
 //! ```
 #![deny(missing_docs)]
 
+// The layers, from the bottom up: each file uses only its own layer and those
+// below it (shared pieces: cancellation, errors, secrets, percent-encoding,
+// the duration bound).
 mod cancel;
-mod client;
-mod decode;
 mod error;
-mod fork;
-mod models;
-pub mod observe;
-mod operation;
-mod options;
-mod pagination;
 mod percent;
-mod proxy;
-mod ratelimit;
-mod response;
 mod secrets;
-#[cfg(feature = "redis")]
-mod shared_budget;
-mod signin;
 mod time;
-mod tls;
-mod trace;
-mod transport;
-pub mod view;
+// The pure layer: requests and answers without I/O (every operation's
+// declaration, builder and decoder).
 pub mod wire;
+// Sockets, TLS, proxies and fork safety.
+mod transport;
+// The rate budget: this process's, or shared through Redis.
+mod budget;
+// The one send path: the client, its attempts, retries and observation.
+mod send;
+// The operations' typed methods (generated) and the listing's iterators.
+mod api;
+
+pub use send::observe;
+pub use wire::view;
 
 pub use cancel::{CancelToken, CANCEL_CHECK_INTERVAL};
-pub use client::{
+pub use error::{Error, ErrorKind, Result};
+pub use observe::{Event, EventKind, Level, Observer, StderrObserver, ENV_LOG};
+pub use send::client::{
     Client, ClientBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES,
     DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_WAIT, DEFAULT_TIMEOUT, ENV_APP_NAME, ENV_BASE_URL,
     ENV_CHAT_URL, ENV_PRIVATE_KEY, ENV_PUBLIC_KEY,
 };
 pub use time::MAX_DURATION;
-pub use error::{Error, ErrorKind, Result};
-pub use models::{
+pub use wire::models::{
     ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated, Invalidated,
     ListUsers, Message, MessageAuthor, PathForm, RawAuth, RawRequest, RawResponse, ReactivateUser,
     Reactivated, Role, TokenUser, User, UserPage, MAX_PAGE_SIZE,
 };
-pub use observe::{Event, EventKind, Level, Observer, StderrObserver, ENV_LOG};
 // The generated operations' parameters and records (api/operations.toml).
-pub use operation::methods::*;
-pub use operation::records::*;
-pub use options::CallOptions;
-pub use pagination::{UserPages, Users};
-pub use proxy::Proxy;
-pub use ratelimit::{BudgetBackend, RateLimitConfig, RateLimitState, WhenLimited};
-pub use response::{ResponseMeta, WithResponse};
+pub use api::pagination::{UserPages, Users};
+pub use budget::ratelimit::{BudgetBackend, RateLimitConfig, RateLimitState, WhenLimited};
 #[cfg(feature = "redis")]
-pub use shared_budget::{
+pub use budget::shared_budget::{
     OnRedisError, RedisBudget, DEFAULT_BREAKER_COOLDOWN, DEFAULT_REDIS_TIMEOUT,
 };
-pub use signin::{escape_html, iframe_html, sign_in_url};
-pub use tls::{TlsRoots, ENV_SSL_CERT_FILE};
-pub use transport::RESOLVE_TTL;
+pub use send::options::CallOptions;
+pub use send::response::{ResponseMeta, WithResponse};
+pub use transport::connect::RESOLVE_TTL;
+pub use transport::proxy::Proxy;
+pub use transport::tls::{TlsRoots, ENV_SSL_CERT_FILE};
+pub use wire::operation::params::*;
+pub use wire::operation::records::*;
+pub use wire::signin::{escape_html, iframe_html, sign_in_url};
 
 /// The crate's version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -22,19 +22,25 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+pub(crate) mod decode;
+pub(crate) mod models;
+pub(crate) mod operation;
+pub(crate) mod signin;
+pub mod view;
+
 pub use crate::percent::{encode_path_segment, encode_query_component};
-pub use crate::operation::requests::*;
-pub use crate::operation::{
+pub use crate::wire::operation::requests::*;
+pub use crate::wire::operation::{
     Operation, OperationSpec, Paging, ParamKind, ParamLocation, ParamSpec, RetryClass,
 };
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::percent::encode_into;
-use crate::models::{
+use crate::wire::models::{
     check_non_empty, CreateUser, CreatedUser, Deactivated, Invalidated, Message, RawAuth,
     RawRequest, RawResponse, Reactivated, Role, TokenUser, UserPage,
 };
-use crate::view::UserPageView;
+use crate::wire::view::UserPageView;
 
 /// A request as it goes on the wire, before the key is added.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -245,7 +251,7 @@ impl WireResponse {
 }
 
 /// Decodes the users listing into a view borrowed from `response`'s body
-/// (see [`crate::view`]): the same decode as [`decode_list_users`], with the
+/// (see [`crate::wire::view`]): the same decode as [`decode_list_users`], with the
 /// same errors, and a few allocations instead of one per field.
 pub fn decode_list_users_view(response: &WireResponse) -> Result<UserPageView<'_>> {
     if response.is_success() {
@@ -629,7 +635,7 @@ fn parse_http_date(text: &str) -> Option<SystemTime> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::models::{ConversationMessages, ListUsers};
+    use crate::wire::models::{ConversationMessages, ListUsers};
 
     fn answer(status: u16, body: &str) -> WireResponse {
         WireResponse::new(status, vec![], body.as_bytes().to_vec())

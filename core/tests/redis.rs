@@ -317,7 +317,7 @@ fn one_redis_round_trip_per_call() {
     // it: one EVALSHA per call, and every other command one the acquire
     // script itself calls (each at most once per run), so none was a round
     // trip of its own.
-    let source = include_str!("../src/shared_budget.rs");
+    let source = include_str!("../src/budget/shared_budget.rs");
     let script = &source[source.find("const ACQUIRE").unwrap()..];
     let script = &script[..script.find("\"#;").unwrap()];
     for (name, calls) in inside {

@@ -1,4 +1,4 @@
-//! Core's catalog (`core/src/operation/catalog.rs`): the `Operation` enum, each
+//! Core's catalog (`core/src/wire/operation/catalog.rs`): the `Operation` enum, each
 //! operation's declaration as a static `OperationSpec`, and the build and
 //! decode dispatch.
 
@@ -11,10 +11,11 @@ use crate::declaration::{snake, Declarations, Field, Operation, Param, Record};
 use crate::text::{line, wrap};
 use crate::GENERATED;
 
-pub const PATH: &str = "core/src/operation/catalog.rs";
-pub const RECORDS_PATH: &str = "core/src/operation/records.rs";
-pub const METHODS_PATH: &str = "core/src/operation/methods.rs";
-pub const REQUESTS_PATH: &str = "core/src/operation/requests.rs";
+pub const PATH: &str = "core/src/wire/operation/catalog.rs";
+pub const RECORDS_PATH: &str = "core/src/wire/operation/records.rs";
+pub const PARAMS_PATH: &str = "core/src/wire/operation/params.rs";
+pub const REQUESTS_PATH: &str = "core/src/wire/operation/requests.rs";
+pub const METHODS_PATH: &str = "core/src/api/methods.rs";
 
 pub fn generate(d: &Declarations) -> String {
     let mut out = String::new();
@@ -42,13 +43,16 @@ pub fn generate(d: &Declarations) -> String {
         .partition(|name| records.contains(name.as_str()));
     if !models.is_empty() {
         let list: Vec<String> = models.into_iter().collect();
-        line(w, &format!("use crate::models::{{{}}};", list.join(", ")));
+        line(
+            w,
+            &format!("use crate::wire::models::{{{}}};", list.join(", ")),
+        );
     }
     if !declared.is_empty() {
         let list: Vec<String> = declared.into_iter().collect();
         line(w, &format!("use super::records::{{{}}};", list.join(", ")));
     }
-    line(w, "use crate::models::RawAuth;");
+    line(w, "use crate::wire::models::RawAuth;");
     line(
         w,
         "use crate::wire::{decode_json, WireRequest, WireResponse};",
@@ -545,8 +549,31 @@ fn has_params_type(op: &Operation) -> bool {
     !optional(op).is_empty() || op.extra
 }
 
-/// The typed `Client` methods of every operation, and the parameters types of
-/// the generated ones.
+/// The parameters types of the generated operations (the wire layer's: the
+/// builders take them too).
+pub fn generate_params(d: &Declarations) -> Result<String, String> {
+    let mut out = String::new();
+    let w = &mut out;
+    line(w, &format!("// {GENERATED}"));
+    line(w, "");
+    line(
+        w,
+        "//! The parameters the generated operations take, each sent only when set:",
+    );
+    line(w, "//! made from `api/operations.toml`.");
+    line(w, "");
+    line(w, "#[allow(unused_imports)] // as the operations need them");
+    line(w, "use serde_json::{Map, Value};");
+    for op in &d.operations {
+        if rust_shape(op)?.params.is_none() && has_params_type(op) {
+            line(w, "");
+            emit_params(w, op);
+        }
+    }
+    Ok(out)
+}
+
+/// The typed `Client` method of every operation.
 pub fn generate_methods(d: &Declarations) -> Result<String, String> {
     let mut out = String::new();
     let w = &mut out;
@@ -554,27 +581,18 @@ pub fn generate_methods(d: &Declarations) -> Result<String, String> {
     line(w, "");
     line(
         w,
-        "//! The typed `Client` method of every operation, and the parameters they",
+        "//! The typed `Client` method of every operation: made from `api/operations.toml`.",
     );
-    line(w, "//! take: made from `api/operations.toml`.");
     line(w, "");
+    line(w, "#[allow(unused_imports)] // as the operations need them");
     line(w, "use serde_json::{Map, Value};");
     line(w, "");
-    line(w, "use super::records::*;");
-    line(w, "use super::Operation;");
-    line(w, "use crate::client::Client;");
     line(w, "use crate::error::Result;");
-    line(
-        w,
-        "#[allow(unused_imports)] // the models the operations take and give",
-    );
-    line(w, "use crate::models::*;");
-    for op in &d.operations {
-        if rust_shape(op)?.params.is_none() && has_params_type(op) {
-            line(w, "");
-            emit_params(w, op);
-        }
-    }
+    line(w, "use crate::send::client::Client;");
+    line(w, "use crate::wire::models::*;");
+    line(w, "use crate::wire::operation::params::*;");
+    line(w, "use crate::wire::operation::records::*;");
+    line(w, "use crate::wire::Operation;");
     line(w, "");
     line(w, "impl Client {");
     let mut first = true;
@@ -619,7 +637,7 @@ fn emit_params(w: &mut String, op: &Operation) {
     line(
         w,
         &format!(
-            "/// The parameters of [`Client::{}`]: each is sent only when set.",
+            "/// The parameters of [`Client::{0}`](crate::Client::{0}): each is sent only when set.",
             op.name
         ),
     );
@@ -881,7 +899,7 @@ pub fn generate_requests(d: &Declarations) -> Result<String, String> {
         w,
         "#[allow(unused_imports)] // the parameters types of the generated operations",
     );
-    line(w, "use super::methods::*;");
+    line(w, "use super::params::*;");
     line(w, "use super::records::*;");
     line(w, "use super::Operation;");
     line(w, "use crate::error::Result;");
@@ -889,7 +907,7 @@ pub fn generate_requests(d: &Declarations) -> Result<String, String> {
         w,
         "#[allow(unused_imports)] // the models the operations take and give",
     );
-    line(w, "use crate::models::*;");
+    line(w, "use crate::wire::models::*;");
     line(
         w,
         "use crate::wire::{decode_json, WireRequest, WireResponse};",

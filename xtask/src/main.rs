@@ -66,6 +66,10 @@ fn codegen(check: bool) -> Result<(), String> {
             rustfmt(&core_rs::generate_methods(&declarations)?)?,
         ),
         (
+            core_rs::PARAMS_PATH,
+            rustfmt(&core_rs::generate_params(&declarations)?)?,
+        ),
+        (
             core_rs::REQUESTS_PATH,
             rustfmt(&core_rs::generate_requests(&declarations)?)?,
         ),

@@ -6,7 +6,7 @@
 //! sorting the fields out, so a decoded page cost about twice a plain
 //! `serde_json::Value`; here it costs less than one.
 //!
-//! The borrowed views ([`crate::view`]) are decoded by the same macros from
+//! The borrowed views ([`crate::wire::view`]) are decoded by the same macros from
 //! the same field lists, so a view and its model cannot disagree on a name, a
 //! type or a required field.
 
@@ -19,11 +19,11 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::models::{
+use crate::wire::models::{
     CreatedUser, Deactivated, Invalidated, Message, MessageAuthor, Reactivated, TokenUser, User,
     UserPage,
 };
-use crate::view::{RawFields, UserPageView, UserView};
+use crate::wire::view::{RawFields, UserPageView, UserView};
 
 /// Text borrowed from the input unless it had escapes (a field name, or a
 /// view's text).

@@ -3,9 +3,9 @@
 use std::collections::{HashSet, VecDeque};
 
 use crate::cancel::CancelToken;
-use crate::client::Client;
 use crate::error::Result;
-use crate::models::{ListUsers, User, UserPage, MAX_PAGE_SIZE};
+use crate::send::client::Client;
+use crate::wire::models::{ListUsers, User, UserPage, MAX_PAGE_SIZE};
 
 // The listing's iterators, made by the client (here, so that the client does
 // not reach up into this layer).
@@ -93,7 +93,7 @@ impl UserPages {
         let page = match fetched {
             Ok(page) => page,
             Err(e) => {
-                self.done = e.kind() == crate::ErrorKind::Validation;
+                self.done = e.kind() == crate::error::ErrorKind::Validation;
                 return Some(Err(e));
             }
         };

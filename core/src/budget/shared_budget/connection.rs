@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use redis::{ConnectionAddr, ConnectionInfo, ConnectionLike, RedisError, RedisResult, Value};
 
 use crate::time::instant_after;
-use crate::fork::SocketTicket;
+use crate::transport::fork::SocketTicket;
 
 /// One Redis server as a URL names it, and the TLS of a `rediss://` one.
 pub(super) struct Target {
@@ -132,7 +132,7 @@ fn time_left(deadline: Instant) -> io::Result<Duration> {
 fn connect_tcp(host: &str, port: u16, deadline: Instant) -> RedisResult<(TcpStream, SocketTicket)> {
     let mut last_error = None;
     for addr in (host, port).to_socket_addrs()? {
-        match crate::transport::connect_one(&addr, Some(time_left(deadline)?)) {
+        match crate::transport::connect::connect_one(&addr, Some(time_left(deadline)?)) {
             Ok((tcp, ticket)) => {
                 // Each command is one small write that waits for its reply.
                 let _ = tcp.set_nodelay(true);
@@ -182,7 +182,7 @@ fn connect_unix(
     // SAFETY: `fd` is a new socket that nothing else owns.
     let stream = unsafe { UnixStream::from_raw_fd(fd) };
     let connected = (|| {
-        crate::transport::set_cloexec(&stream)?;
+        crate::transport::connect::set_cloexec(&stream)?;
         // A connect to a listener whose backlog is full waits at most the send timeout.
         stream.set_write_timeout(Some(time_left(deadline)?))?;
         loop {

@@ -16,7 +16,7 @@ use ureq::tls::{Certificate, PemItem, RootCerts};
 use ureq::unversioned::transport::RustlsConnector;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::fork::{self, ForkLocal};
+use crate::transport::fork::{self, ForkLocal};
 
 /// The environment variable naming a PEM file of extra roots, as OpenSSL,
 /// curl and requests read it.

@@ -8,19 +8,20 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::Value;
 
+use crate::budget::ratelimit::{Budget, RateLimitConfig, RateLimitState};
+use crate::budget::Budgets;
 use crate::cancel::{self, CancelToken};
-use crate::time::{check_duration, instant_after};
 use crate::error::{Error, ErrorKind, Result};
-use crate::fork::{self, ForkLocal};
-use crate::models::{ListUsers, RawAuth, RawRequest, RawResponse};
-use crate::observe::{Event, EventKind, Observer};
-use crate::options::CallOptions;
-use crate::proxy::{is_loopback, Proxy};
-use crate::ratelimit::{Budget, Budgets, RateLimitConfig, RateLimitState};
-use crate::response::{Capture, ResponseMeta, WithResponse};
-use crate::tls::TlsRoots;
-use crate::transport::{self, CachingResolver};
-use crate::view::UserPageView;
+use crate::send::observe::{Event, EventKind, Observer};
+use crate::send::options::CallOptions;
+use crate::send::response::{Capture, ResponseMeta, WithResponse};
+use crate::time::{check_duration, instant_after};
+use crate::transport::connect::{self, CachingResolver};
+use crate::transport::fork::{self, ForkLocal};
+use crate::transport::proxy::{is_loopback, Proxy};
+use crate::transport::tls::TlsRoots;
+use crate::wire::models::{ListUsers, RawAuth, RawRequest, RawResponse};
+use crate::wire::view::UserPageView;
 use crate::wire::{self, WireRequest, WireResponse};
 
 /// Default connect timeout: 10 s.
@@ -63,7 +64,7 @@ pub struct ClientBuilder {
     /// The product and runtime the `User-Agent` names ([`ClientBuilder::sdk_identity`]).
     sdk: Option<(String, Option<String>)>,
     #[cfg(feature = "redis")]
-    redis_budget: Option<crate::shared_budget::RedisBudget>,
+    redis_budget: Option<crate::budget::shared_budget::RedisBudget>,
 }
 
 impl fmt::Debug for ClientBuilder {
@@ -132,7 +133,7 @@ impl ClientBuilder {
     /// (see [`RedisBudget`](crate::RedisBudget)), instead of this process alone.
     /// The limits are still those of [`ClientBuilder::rate_limit`].
     #[cfg(feature = "redis")]
-    pub fn redis_budget(mut self, budget: crate::shared_budget::RedisBudget) -> Self {
+    pub fn redis_budget(mut self, budget: crate::budget::shared_budget::RedisBudget) -> Self {
         self.redis_budget = Some(budget);
         self
     }
@@ -155,7 +156,12 @@ impl ClientBuilder {
         #[cfg(feature = "redis")]
         if let Some(shared) = &self.redis_budget {
             return Ok(Budgets::Shared(
-                crate::shared_budget::SharedBudget::for_key(key, self.rate_limit, shared, roots)?,
+                crate::budget::shared_budget::SharedBudget::for_key(
+                    key,
+                    self.rate_limit,
+                    shared,
+                    roots,
+                )?,
             ));
         }
         Ok(Budgets::Local(Budget::for_key(key, self.rate_limit)))
@@ -374,12 +380,12 @@ impl ClientBuilder {
         check_duration("the longest retry wait", self.max_retry_wait)?;
         let user_agent = user_agent(&self.sdk, self.app_name.as_deref())?;
         if self.observer.is_none() {
-            if let Some(stderr) = crate::observe::StderrObserver::from_env() {
+            if let Some(stderr) = crate::send::observe::StderrObserver::from_env() {
                 self.observer = Some(Arc::new(stderr));
             }
         }
         let base = BaseUrl::parse(&base_url)?;
-        let proxy = crate::proxy::choose(
+        let proxy = crate::transport::proxy::choose(
             &self.proxy,
             base.scheme.as_str(),
             base.authority.host(),
@@ -413,12 +419,18 @@ impl ClientBuilder {
                 })?;
                 self.root_pems.push(pem);
             }
-            crate::tls::SharedTls::for_settings(self.tls_roots, &self.root_pems, |name| {
-                std::env::var(name).ok().filter(|_| read_env)
-            })?
+            crate::transport::tls::SharedTls::for_settings(
+                self.tls_roots,
+                &self.root_pems,
+                |name| std::env::var(name).ok().filter(|_| read_env),
+            )?
         } else {
             // The added PEMs are still checked: a broken one is the caller's mistake.
-            crate::tls::SharedTls::for_settings(TlsRoots::WebPki, &self.root_pems, |_| None)?
+            crate::transport::tls::SharedTls::for_settings(
+                TlsRoots::WebPki,
+                &self.root_pems,
+                |_| None,
+            )?
         };
         let agent_config = ureq::Agent::config_builder()
             .tls_config(
@@ -445,8 +457,8 @@ impl ClientBuilder {
         // The budgets' locks are held around a fork, before the sockets'.
         #[cfg(unix)]
         {
-            crate::ratelimit::init_registry();
-            fork::install(|| Box::new(crate::ratelimit::lock_all()));
+            crate::budget::ratelimit::init_registry();
+            fork::install(|| Box::new(crate::budget::lock_all()));
         }
         let budget = self.budget_for(key, tls.roots())?;
         Ok(Client {
@@ -560,15 +572,15 @@ fn user_agent(sdk: &Option<(String, Option<String>)>, app_name: Option<&str>) ->
 const MAX_IDLE_CONNECTIONS: usize = 64;
 
 /// The client's ureq agent (connection pool and resolver cache), made anew in
-/// a forked child: see [`crate::fork`].
+/// a forked child: see [`crate::transport::fork`].
 struct AgentCell {
     agent: ForkLocal<ureq::Agent>,
     config: ureq::config::Config,
-    tls: crate::tls::SharedTls,
+    tls: crate::transport::tls::SharedTls,
 }
 
 impl AgentCell {
-    fn new(config: ureq::config::Config, tls: crate::tls::SharedTls) -> AgentCell {
+    fn new(config: ureq::config::Config, tls: crate::transport::tls::SharedTls) -> AgentCell {
         AgentCell {
             agent: ForkLocal::new(AgentCell::make(&config, &tls)),
             config,
@@ -576,10 +588,10 @@ impl AgentCell {
         }
     }
 
-    fn make(config: &ureq::config::Config, tls: &crate::tls::SharedTls) -> ureq::Agent {
+    fn make(config: &ureq::config::Config, tls: &crate::transport::tls::SharedTls) -> ureq::Agent {
         ureq::Agent::with_parts(
             config.clone(),
-            transport::connector(tls.connector()),
+            connect::connector(tls.connector()),
             CachingResolver::default(),
         )
     }
@@ -849,7 +861,7 @@ impl Client {
     }
 
     /// One page of users, handed to `read` as a view borrowed from the
-    /// response body ([`crate::view`]) instead of decoded into a
+    /// response body ([`crate::wire::view`]) instead of decoded into a
     /// [`UserPage`](crate::UserPage): for code that turns the page into something else at
     /// once. The call (budget, retries, errors) is [`Client::list_users`]'s.
     ///
@@ -923,7 +935,7 @@ impl Client {
         let chat_url = self.inner.chat_url.as_deref().ok_or_else(|| {
             Error::configuration("no chat URL was configured (ClientBuilder::chat_url)")
         })?;
-        crate::signin::sign_in_url(chat_url, room_id, access_token)
+        crate::wire::signin::sign_in_url(chat_url, room_id, access_token)
     }
 
     /// An `<iframe>` element showing `room_id` signed in as the holder of `access_token`.
@@ -935,7 +947,7 @@ impl Client {
         height: &str,
     ) -> Result<String> {
         let url = self.sign_in_url(room_id, access_token)?;
-        crate::signin::iframe_html(&url, width, height)
+        crate::wire::signin::iframe_html(&url, width, height)
     }
 
     /// A declared operation with its JSON params (the service's wire names,
@@ -1019,7 +1031,7 @@ impl Client {
         headers: Headers,
     ) -> Result<T> {
         let request = request?;
-        let span = crate::trace::CallSpan::start(&request, headers == Headers::All);
+        let span = crate::send::trace::CallSpan::start(&request, headers == Headers::All);
         let _entered = span.enter();
         self.execute(&request, decode, headers, &span)
             .map_err(|e| {
@@ -1034,7 +1046,7 @@ impl Client {
         request: &WireRequest,
         decode: impl FnOnce(&WireResponse) -> Result<T>,
         headers: Headers,
-        span: &crate::trace::CallSpan,
+        span: &crate::send::trace::CallSpan,
     ) -> Result<T> {
         let config = &self.inner.config;
         let key = match request.auth {
@@ -1427,7 +1439,7 @@ impl<'a> Events<'a> {
         wait: Option<Duration>,
     ) {
         let observer = self.observer.filter(|o| o.enabled(kind.level()));
-        let traced = crate::trace::wants(kind.level());
+        let traced = crate::send::trace::wants(kind.level());
         if observer.is_none() && !traced {
             return;
         }
@@ -1445,7 +1457,7 @@ impl<'a> Events<'a> {
             wait,
         };
         if traced {
-            crate::trace::event(&event);
+            crate::send::trace::event(&event);
         }
         if let Some(observer) = observer {
             observer.event(&event);
@@ -1456,7 +1468,7 @@ impl<'a> Events<'a> {
 fn classify_transport_error(e: ureq::Error) -> Attempt {
     use ureq::Timeout as T;
     // Before anything is sent, and never retried (not a connection failure).
-    if let Some(tls) = crate::tls::tls_failure(&e) {
+    if let Some(tls) = crate::transport::tls::tls_failure(&e) {
         return Attempt::NotSent(tls);
     }
     match e {

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use once_cell::sync::Lazy;
 
 use crate::cancel::CancelToken;
-use crate::time::{check_duration, instant_after};
 use crate::error::{Error, ErrorKind, Result};
+use crate::time::{check_duration, instant_after};
 
 /// What to do when the budget has no free slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -192,84 +192,23 @@ pub(crate) fn init_registry() {
     Lazy::force(&REGISTRY);
 }
 
-/// Every budget lock, held (registry first, as in [`Budget::for_key`]): see [`crate::fork`].
+/// This process's budget locks, held (registry first, as in [`Budget::for_key`]):
+/// see [`crate::budget::lock_all`].
 #[cfg(unix)]
-pub(crate) struct AllLocked {
+pub(crate) struct LocalLocked {
     // Released in declaration order: the reverse of the order taken.
     _budgets: Vec<MutexGuard<'static, BudgetState>>,
     _registry: MutexGuard<'static, HashMap<String, &'static Budget>>,
-    #[cfg(feature = "redis")]
-    _shared: MutexGuard<'static, crate::shared_budget::Registry>,
 }
 
-/// Takes every budget lock for a fork: the shared budgets' registry (which is
-/// held while a fallback budget is made), the registry, then each budget.
+/// Takes the registry, then each budget.
 #[cfg(unix)]
-pub(crate) fn lock_all() -> AllLocked {
-    #[cfg(feature = "redis")]
-    let shared = crate::shared_budget::registry();
+pub(crate) fn lock_local() -> LocalLocked {
     let registry = registry();
     let budgets = registry.values().map(|b| b.lock()).collect();
-    AllLocked {
+    LocalLocked {
         _budgets: budgets,
         _registry: registry,
-        #[cfg(feature = "redis")]
-        _shared: shared,
-    }
-}
-
-/// The budget a client counts its starts in: this process's, or Redis's.
-#[derive(Clone)]
-pub(crate) enum Budgets {
-    /// In this process.
-    Local(&'static Budget),
-    /// In Redis, shared by every process of the key.
-    #[cfg(feature = "redis")]
-    Shared(std::sync::Arc<crate::shared_budget::SharedBudget>),
-}
-
-impl Budgets {
-    /// Takes a slot for one start (see [`Budget::acquire`]); `on_degraded` hears of Redis failing.
-    ///
-    /// Waiting for Redis ends at `deadline` (the local budget waits as its policy says).
-    pub(crate) fn acquire(
-        &self,
-        cancel: Option<&CancelToken>,
-        #[allow(unused_variables)] deadline: Instant,
-        on_wait: impl FnMut(Duration),
-        #[allow(unused_variables, unused_mut)] mut on_degraded: impl FnMut(&Error),
-    ) -> Result<Instant> {
-        match self {
-            Budgets::Local(budget) => budget.acquire(cancel, on_wait),
-            #[cfg(feature = "redis")]
-            Budgets::Shared(shared) => shared.acquire(cancel, deadline, on_wait, on_degraded),
-        }
-    }
-
-    /// Holds every caller of the key off for `duration`.
-    pub(crate) fn block_for(&self, duration: Duration) {
-        match self {
-            Budgets::Local(budget) => budget.block_for(duration),
-            #[cfg(feature = "redis")]
-            Budgets::Shared(shared) => shared.block_for(duration),
-        }
-    }
-
-    /// The window the service clears a 429 within when it says nothing.
-    pub(crate) fn window(&self) -> Duration {
-        match self {
-            Budgets::Local(budget) => budget.window(),
-            #[cfg(feature = "redis")]
-            Budgets::Shared(shared) => shared.service_window(),
-        }
-    }
-
-    pub(crate) fn snapshot(&self) -> RateLimitState {
-        match self {
-            Budgets::Local(budget) => budget.snapshot(),
-            #[cfg(feature = "redis")]
-            Budgets::Shared(shared) => shared.snapshot(),
-        }
     }
 }
 

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use crate::time::check_duration;
 use crate::error::{Error, Result};
+use crate::time::check_duration;
 
 /// Settings that differ from the client's for the calls of one view of it,
 /// made by [`Client::with_options`](crate::Client::with_options). A setting

@@ -58,12 +58,14 @@ use std::time::{Duration, Instant};
 use once_cell::sync::Lazy;
 use sha2::{Digest, Sha256};
 
+use crate::budget::ratelimit::{
+    Budget, BudgetBackend, RateLimitConfig, RateLimitState, WhenLimited,
+};
 use crate::cancel::{self, CancelToken};
-use crate::time::{check_duration, instant_after};
 use crate::error::{Error, ErrorKind, Result};
-use crate::fork::ForkLocal;
-use crate::ratelimit::{Budget, BudgetBackend, RateLimitConfig, RateLimitState, WhenLimited};
 use crate::secrets::{passwords_of, redacted_url, scrub};
+use crate::time::{check_duration, instant_after};
+use crate::transport::fork::ForkLocal;
 
 mod connection;
 use connection::{Connection, Target};
@@ -598,7 +600,7 @@ impl SharedBudget {
         }
         let over_tls = settings.over_tls();
         let roots = if over_tls {
-            crate::tls::trusted_ders(roots)
+            crate::transport::tls::trusted_ders(roots)
         } else {
             Vec::new()
         };

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::models::RawAuth;
+use crate::wire::models::RawAuth;
 use crate::wire::{encode_path_segment, WireRequest};
 
 /// An operation's declaration: everything that differs between operations.

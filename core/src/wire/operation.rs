@@ -6,11 +6,11 @@
 use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
-use crate::models::{CreateUser, RawAuth, RawRequest};
+use crate::wire::models::{CreateUser, RawAuth, RawRequest};
 use crate::wire::{self, WireRequest, WireResponse};
 
 mod catalog;
-pub(crate) mod methods;
+pub(crate) mod params;
 pub(crate) mod records;
 pub(crate) mod requests;
 mod spec;

@@ -8,8 +8,8 @@ use serde_json::Value;
 use super::records::{Acknowledged, BotAnswer};
 use super::spec::{OperationSpec, Paging, ParamKind, ParamLocation, ParamSpec, RetryClass};
 use crate::error::Result;
-use crate::models::RawAuth;
-use crate::models::{
+use crate::wire::models::RawAuth;
+use crate::wire::models::{
     CreatedUser, Deactivated, Invalidated, Message, Reactivated, TokenUser, UserPage,
 };
 use crate::wire::{decode_json, WireRequest, WireResponse};

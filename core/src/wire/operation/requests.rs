@@ -6,12 +6,12 @@
 use serde_json::{Map, Value};
 
 #[allow(unused_imports)] // the parameters types of the generated operations
-use super::methods::*;
+use super::params::*;
 use super::records::*;
 use super::Operation;
 use crate::error::Result;
 #[allow(unused_imports)] // the models the operations take and give
-use crate::models::*;
+use crate::wire::models::*;
 use crate::wire::{decode_json, WireRequest, WireResponse};
 
 /// The request of [`Client::list_users`](crate::Client::list_users): GET

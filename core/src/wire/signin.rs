@@ -1,7 +1,7 @@
 //! The browser sign-in address of section 4.6, and an iframe around it.
 
 use crate::error::{Error, Result};
-use crate::models::check_non_empty;
+use crate::wire::models::check_non_empty;
 use crate::wire::{encode_path_segment, encode_query_component};
 
 /// `{chat_url}/<room_id>?accessToken=<token>`, with the room id encoded as one

@@ -13,7 +13,7 @@
 //! to nothing.
 
 use crate::error::Error;
-use crate::observe::{Event, Level};
+use crate::send::observe::{Event, Level};
 use crate::wire::WireRequest;
 
 #[cfg(feature = "tracing")]
@@ -43,10 +43,10 @@ pub(crate) fn event(#[allow(unused_variables)] event: &Event<'_>) {
     #[cfg(feature = "tracing")]
     {
         let kind = match event.kind {
-            crate::observe::EventKind::Attempt => "attempt",
-            crate::observe::EventKind::Retry => "retry",
-            crate::observe::EventKind::RateLimitWait => "rate_limit_wait",
-            crate::observe::EventKind::BudgetDegraded => "budget_degraded",
+            crate::send::observe::EventKind::Attempt => "attempt",
+            crate::send::observe::EventKind::Retry => "retry",
+            crate::send::observe::EventKind::RateLimitWait => "rate_limit_wait",
+            crate::send::observe::EventKind::BudgetDegraded => "budget_degraded",
         };
         let error = event.error.map(|e| e.kind().name());
         let elapsed_ms = event.elapsed.as_secs_f64() * 1000.0;
@@ -74,8 +74,8 @@ fn operation_name(request: &WireRequest, raw: bool) -> &'static str {
     if raw {
         return "raw";
     }
-    crate::operation::Operation::sent_as(&request.method, &request.path)
-        .map_or("unknown", crate::operation::Operation::name)
+    crate::wire::operation::Operation::sent_as(&request.method, &request.path)
+        .map_or("unknown", crate::wire::operation::Operation::name)
 }
 
 #[cfg(feature = "tracing")]
