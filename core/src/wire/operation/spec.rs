@@ -197,10 +197,15 @@ impl OperationSpec {
         for group in self.exactly_one {
             let count = group.iter().filter(|name| get(name).is_some()).count();
             if count != 1 {
+                // "userId and uniqueUserIdentifier", "a, b and c".
+                let names = match group.split_last() {
+                    Some((last, [])) => (*last).to_owned(),
+                    Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+                    None => String::new(),
+                };
                 return Err(invalid(format!(
-                    "give exactly one of {}{}",
-                    group.join(", "),
-                    if count > 1 { ", not more" } else { "" }
+                    "give exactly one of {names}{}",
+                    if count > 1 { ", not both" } else { "" }
                 )));
             }
         }
