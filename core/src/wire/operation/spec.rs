@@ -205,7 +205,11 @@ impl OperationSpec {
                 };
                 return Err(invalid(format!(
                     "give exactly one of {names}{}",
-                    if count > 1 { ", not both" } else { "" }
+                    match (count, group.len()) {
+                        (0 | 1, _) => "",
+                        (_, 2) => ", not both",
+                        _ => ", not more",
+                    }
                 )));
             }
         }
