@@ -906,10 +906,10 @@ roomchat_result roomchat_client_list_users_with_response(const struct roomchat_c
 
 // DELETE `/consumer/api/v2/user/deactivate`: Deactivates a user: their access tokens stop working
 // until reactivated. Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.
-// `by` is a `roomchat_user_identifier` value: which param `id` is; another number gives
-// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent. `id` is NUL-terminated UTF-8.
-// `ROOMCHAT_RESULT_USER_NOT_FOUND` when no active user has it. On failure writes the details to
-// `*err_out` when it is not NULL (free with `roomchat_error_free`).
+// `by` is a `roomchat_user_identifier` value: which of `userId`, `uniqueUserIdentifier` `id` is;
+// another number gives `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent. `id` is
+// NUL-terminated UTF-8. `ROOMCHAT_RESULT_USER_NOT_FOUND` when no active user has it. On failure
+// writes the details to `*err_out` when it is not NULL (free with `roomchat_error_free`).
 roomchat_result roomchat_client_deactivate_user(const struct roomchat_client *client,
                                                 uint32_t by,
                                                 const char *id,
@@ -999,10 +999,10 @@ roomchat_result roomchat_client_list_chat_rooms_with_response(const struct roomc
 // POST `/consumer/api/v2/user/reactivate`: Reactivates a deactivated user. Never sent again after
 // a 5xx, a timeout or a lost answer (a repeat could do it twice) unless
 // `roomchat_client_options_set_retries` allows it. `by` is a `roomchat_user_identifier` value:
-// which param `id` is; another number gives `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is
-// sent. `id` is NUL-terminated UTF-8. `ROOMCHAT_RESULT_USER_NOT_FOUND` when no deactivated user
-// has it (an active user too). On failure writes the details to `*err_out` when it is not NULL
-// (free with `roomchat_error_free`).
+// which of `userId`, `uniqueUserIdentifier` `id` is; another number gives
+// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent. `id` is NUL-terminated UTF-8.
+// `ROOMCHAT_RESULT_USER_NOT_FOUND` when no deactivated user has it (an active user too). On
+// failure writes the details to `*err_out` when it is not NULL (free with `roomchat_error_free`).
 roomchat_result roomchat_client_reactivate_user(const struct roomchat_client *client,
                                                 uint32_t by,
                                                 const char *id,

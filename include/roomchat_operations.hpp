@@ -11,7 +11,7 @@
 
 namespace roomchat {
 
-// Which identifier `roomchat_client_deactivate_user` is given. (roomchat_user_identifier)
+// Which identifier `roomchat_client_deactivate_user` is given (roomchat_user_identifier).
 enum class UserIdentifier : std::uint32_t {
   // The service's user id (`userId`).
   UserId = ROOMCHAT_USER_IDENTIFIER_USER_ID,
@@ -19,7 +19,7 @@ enum class UserIdentifier : std::uint32_t {
   UniqueUserIdentifier = ROOMCHAT_USER_IDENTIFIER_UNIQUE_USER_IDENTIFIER,
 };
 
-// Which form of the conversation-messages path to send. (roomchat_path_form)
+// Which form of the conversation-messages path to send (roomchat_path_form).
 enum class PathForm : std::uint32_t {
   // `/consumer/api/v2/room/...`
   Room = ROOMCHAT_PATH_FORM_ROOM,
@@ -27,7 +27,7 @@ enum class PathForm : std::uint32_t {
   ChatRoom = ROOMCHAT_PATH_FORM_CHAT_ROOM,
 };
 
-// What kind of user `roomchat_client_create_user` makes. (roomchat_role)
+// What kind of user `roomchat_client_create_user` makes (roomchat_role).
 enum class Role : std::uint32_t {
   // A regular user.
   Regular = ROOMCHAT_ROLE_REGULAR,
@@ -210,7 +210,8 @@ class Operations {
 
   // DELETE /consumer/api/v2/user/deactivate: Deactivates a user: their access tokens stop working
   // until reactivated. Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET
-  // is. by says: which param id is. `ROOMCHAT_RESULT_USER_NOT_FOUND` when no active user has it.
+  // is. by: which of `userId`, `uniqueUserIdentifier` id is. `ROOMCHAT_RESULT_USER_NOT_FOUND` when
+  // no active user has it.
   void deactivate_user(UserIdentifier by, std::string_view id) const {
     send_deactivate_user(nullptr, by, id);
   }
@@ -221,11 +222,16 @@ class Operations {
   // GET /consumer/api/v2/{pathForm}/{roomId}/conversation/{conversationId}/messages: The messages
   // of a one-to-one conversation of a room, oldest first. Repeatable: sent again after a 5xx, a
   // timeout or a lost answer, as a GET is.
-  std::vector<Message> conversation_messages(std::string_view room_id, std::string_view conversation_id, PathForm form = PathForm::Room) const {
+  std::vector<Message> conversation_messages(std::string_view room_id, std::string_view conversation_id,
+                                             PathForm form = PathForm::Room) const {
     return send_conversation_messages(nullptr, room_id, conversation_id, form);
   }
-  WithResponse<std::vector<Message>> conversation_messages_with_response(std::string_view room_id, std::string_view conversation_id, PathForm form = PathForm::Room) const {
-    return detail::with_response([&](roomchat_response_meta **meta) { return send_conversation_messages(meta, room_id, conversation_id, form); });
+  WithResponse<std::vector<Message>> conversation_messages_with_response(std::string_view room_id,
+                                                                         std::string_view conversation_id,
+                                                                         PathForm form = PathForm::Room) const {
+    return detail::with_response([&](roomchat_response_meta **meta) {
+      return send_conversation_messages(meta, room_id, conversation_id, form);
+    });
   }
 
   // POST /consumer/api/v1/user: Creates a user, a moderator of every room, or a moderator of one
@@ -235,11 +241,17 @@ class Operations {
   // `ROOMCHAT_RESULT_INVALID_ARGUMENT`, nothing sent). extra_json (std::nullopt: none) is a JSON
   // object of further fields, sent unchanged, e.g. `{"uniqueUserIdentifier": "crm-1"}`; another
   // JSON value gives `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent.
-  CreatedUser create_user(std::string_view username, Role role = Role::Regular, std::optional<std::string_view> chat_room = std::nullopt, std::optional<std::string_view> extra_json = std::nullopt) const {
+  CreatedUser create_user(std::string_view username, Role role = Role::Regular,
+                          std::optional<std::string_view> chat_room = std::nullopt,
+                          std::optional<std::string_view> extra_json = std::nullopt) const {
     return send_create_user(nullptr, username, role, chat_room, extra_json);
   }
-  WithResponse<CreatedUser> create_user_with_response(std::string_view username, Role role = Role::Regular, std::optional<std::string_view> chat_room = std::nullopt, std::optional<std::string_view> extra_json = std::nullopt) const {
-    return detail::with_response([&](roomchat_response_meta **meta) { return send_create_user(meta, username, role, chat_room, extra_json); });
+  WithResponse<CreatedUser> create_user_with_response(std::string_view username, Role role = Role::Regular,
+                                                      std::optional<std::string_view> chat_room = std::nullopt,
+                                                      std::optional<std::string_view> extra_json = std::nullopt) const {
+    return detail::with_response([&](roomchat_response_meta **meta) {
+      return send_create_user(meta, username, role, chat_room, extra_json);
+    });
   }
 
   // GET /consumer/api/v1/chatrooms: Every chat room of the account. Repeatable: sent again after a
@@ -253,8 +265,8 @@ class Operations {
 
   // POST /consumer/api/v2/user/reactivate: Reactivates a deactivated user. Never sent again after
   // a 5xx, a timeout or a lost answer (a repeat could do it twice) unless ClientOptions::retries
-  // allows it. by says: which param id is. `ROOMCHAT_RESULT_USER_NOT_FOUND` when no deactivated
-  // user has it (an active user too).
+  // allows it. by: which of `userId`, `uniqueUserIdentifier` id is.
+  // `ROOMCHAT_RESULT_USER_NOT_FOUND` when no deactivated user has it (an active user too).
   void reactivate_user(UserIdentifier by, std::string_view id) const {
     send_reactivate_user(nullptr, by, id);
   }
@@ -271,7 +283,9 @@ class Operations {
     return send_validate_access_token(nullptr, access_token);
   }
   WithResponse<TokenUser> validate_access_token_with_response(std::string_view access_token) const {
-    return detail::with_response([&](roomchat_response_meta **meta) { return send_validate_access_token(meta, access_token); });
+    return detail::with_response([&](roomchat_response_meta **meta) {
+      return send_validate_access_token(meta, access_token);
+    });
   }
 
   // POST /consumer/api/v1/user/accesstoken/invalidate: Invalidates an access token: it signs
@@ -283,7 +297,9 @@ class Operations {
     send_invalidate_access_token(nullptr, access_token);
   }
   WithResponse<void> invalidate_access_token_with_response(std::string_view access_token) const {
-    return detail::with_response([&](roomchat_response_meta **meta) { send_invalidate_access_token(meta, access_token); });
+    return detail::with_response([&](roomchat_response_meta **meta) {
+      send_invalidate_access_token(meta, access_token);
+    });
   }
 
   // POST /api/v1/chatRoom/{roomId}/eject-all: Signs every user out of a room. The reference page
@@ -325,28 +341,34 @@ class Operations {
   void send_deactivate_user(roomchat_response_meta **meta, UserIdentifier by, std::string_view id) const {
     detail::CString id_c(id, "id");
     detail::check_call([&](roomchat_error **e) {
-      return roomchat_client_deactivate_user_with_response(client(), static_cast<std::uint32_t>(by), id_c.get(), meta, e);
+      return roomchat_client_deactivate_user_with_response(client(), static_cast<std::uint32_t>(by), id_c.get(), meta,
+                                                           e);
     });
   }
 
-  std::vector<Message> send_conversation_messages(roomchat_response_meta **meta, std::string_view room_id, std::string_view conversation_id, PathForm form) const {
+  std::vector<Message> send_conversation_messages(roomchat_response_meta **meta, std::string_view room_id,
+                                                  std::string_view conversation_id, PathForm form) const {
     detail::CString room_id_c(room_id, "room_id");
     detail::CString conversation_id_c(conversation_id, "conversation_id");
     roomchat_messages *raw = nullptr;
     detail::check_call([&](roomchat_error **e) {
-      return roomchat_client_conversation_messages_with_response(client(), room_id_c.get(), conversation_id_c.get(), static_cast<std::uint32_t>(form), &raw, meta, e);
+      return roomchat_client_conversation_messages_with_response(client(), room_id_c.get(), conversation_id_c.get(),
+                                                                 static_cast<std::uint32_t>(form), &raw, meta, e);
     });
     detail::OwnedBy<roomchat_messages, roomchat_messages_free> owned(raw);
     return detail::to_messages(raw);
   }
 
-  CreatedUser send_create_user(roomchat_response_meta **meta, std::string_view username, Role role, std::optional<std::string_view> chat_room, std::optional<std::string_view> extra_json) const {
+  CreatedUser send_create_user(roomchat_response_meta **meta, std::string_view username, Role role,
+                               std::optional<std::string_view> chat_room,
+                               std::optional<std::string_view> extra_json) const {
     detail::CString username_c(username, "username");
     detail::OptionalCString chat_room_c(chat_room, "chat_room");
     detail::OptionalCString extra_json_c(extra_json, "extra_json");
     roomchat_created_user *raw = nullptr;
     detail::check_call([&](roomchat_error **e) {
-      return roomchat_client_create_user_with_response(client(), username_c.get(), static_cast<std::uint32_t>(role), chat_room_c.get(), extra_json_c.get(), &raw, meta, e);
+      return roomchat_client_create_user_with_response(client(), username_c.get(), static_cast<std::uint32_t>(role),
+                                                       chat_room_c.get(), extra_json_c.get(), &raw, meta, e);
     });
     detail::OwnedBy<roomchat_created_user, roomchat_created_user_free> owned(raw);
     return detail::to_created_user(raw);
@@ -363,7 +385,8 @@ class Operations {
   void send_reactivate_user(roomchat_response_meta **meta, UserIdentifier by, std::string_view id) const {
     detail::CString id_c(id, "id");
     detail::check_call([&](roomchat_error **e) {
-      return roomchat_client_reactivate_user_with_response(client(), static_cast<std::uint32_t>(by), id_c.get(), meta, e);
+      return roomchat_client_reactivate_user_with_response(client(), static_cast<std::uint32_t>(by), id_c.get(), meta,
+                                                           e);
     });
   }
 

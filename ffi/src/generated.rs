@@ -126,10 +126,10 @@ pub extern "C" fn roomchat_client_list_users_with_response(
 
 /// DELETE `/consumer/api/v2/user/deactivate`: Deactivates a user: their access tokens stop working
 /// until reactivated. Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.
-/// `by` is a `roomchat_user_identifier` value: which param `id` is; another number gives
-/// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent. `id` is NUL-terminated UTF-8.
-/// `ROOMCHAT_RESULT_USER_NOT_FOUND` when no active user has it. On failure writes the details to
-/// `*err_out` when it is not NULL (free with `roomchat_error_free`).
+/// `by` is a `roomchat_user_identifier` value: which of `userId`, `uniqueUserIdentifier` `id` is;
+/// another number gives `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent. `id` is
+/// NUL-terminated UTF-8. `ROOMCHAT_RESULT_USER_NOT_FOUND` when no active user has it. On failure
+/// writes the details to `*err_out` when it is not NULL (free with `roomchat_error_free`).
 #[no_mangle]
 pub extern "C" fn roomchat_client_deactivate_user(
     client: *const roomchat_client,
@@ -361,10 +361,10 @@ pub extern "C" fn roomchat_client_list_chat_rooms_with_response(
 /// POST `/consumer/api/v2/user/reactivate`: Reactivates a deactivated user. Never sent again after
 /// a 5xx, a timeout or a lost answer (a repeat could do it twice) unless
 /// `roomchat_client_options_set_retries` allows it. `by` is a `roomchat_user_identifier` value:
-/// which param `id` is; another number gives `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is
-/// sent. `id` is NUL-terminated UTF-8. `ROOMCHAT_RESULT_USER_NOT_FOUND` when no deactivated user
-/// has it (an active user too). On failure writes the details to `*err_out` when it is not NULL
-/// (free with `roomchat_error_free`).
+/// which of `userId`, `uniqueUserIdentifier` `id` is; another number gives
+/// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent. `id` is NUL-terminated UTF-8.
+/// `ROOMCHAT_RESULT_USER_NOT_FOUND` when no deactivated user has it (an active user too). On
+/// failure writes the details to `*err_out` when it is not NULL (free with `roomchat_error_free`).
 #[no_mangle]
 pub extern "C" fn roomchat_client_reactivate_user(
     client: *const roomchat_client,

@@ -198,7 +198,14 @@ fn rust(d: &Declarations, shaped: &[Shaped], enums: &[CEnum]) -> String {
         }
     }
     let any_arg = |f: fn(&ArgKind) -> bool| shaped.iter().flat_map(|s| &s.args).any(|a| f(&a.kind));
-    let mut client_uses = vec!["borrow_arg", "free_box", "out_arg", "roomchat_client", "text_arg", "write_out"];
+    let mut client_uses = vec![
+        "borrow_arg",
+        "free_box",
+        "out_arg",
+        "roomchat_client",
+        "text_arg",
+        "write_out",
+    ];
     if any_arg(|k| matches!(k, ArgKind::Text { required: false })) {
         client_uses.push("opt_text_arg");
     }
@@ -211,13 +218,19 @@ fn rust(d: &Declarations, shaped: &[Shaped], enums: &[CEnum]) -> String {
         error_uses.extend(["enum_arg", "enum_from_u32"]);
     }
     error_uses.sort_unstable();
-    if shaped.iter().any(|s| !s.positional.is_empty() || !s.args.is_empty()) {
+    if shaped
+        .iter()
+        .any(|s| !s.positional.is_empty() || !s.args.is_empty())
+    {
         glue.push("json_params");
     }
     if any_arg(|k| matches!(k, ArgKind::Extra)) {
         glue.push("json_object_arg");
     }
-    if shaped.iter().any(|s| s.args.iter().any(|a| s.needed_by(&a.name).is_some())) {
+    if shaped
+        .iter()
+        .any(|s| s.args.iter().any(|a| s.needed_by(&a.name).is_some()))
+    {
         glue.push("needed");
     }
     glue.sort_unstable();
@@ -231,7 +244,10 @@ fn rust(d: &Declarations, shaped: &[Shaped], enums: &[CEnum]) -> String {
     models.sort();
     models.dedup();
     for s in shaped {
-        let inner = s.op.result.strip_prefix("Vec<").map_or(s.op.result.as_str(), |r| r.trim_end_matches('>'));
+        let inner =
+            s.op.result
+                .strip_prefix("Vec<")
+                .map_or(s.op.result.as_str(), |r| r.trim_end_matches('>'));
         if !inner.contains("::") && !core_types.iter().any(|t| t == inner) {
             core_types.push(inner.to_owned());
         }
@@ -1116,7 +1132,12 @@ fn shape_of(op: &Operation) -> Result<Option<Shape>, String> {
         .map(|table| {
             toml::Value::Table(table.clone())
                 .try_into::<Shape>()
-                .map_err(|e| format!("api/operations.toml, operation {:?}, [operation.c]: {e}", op.name))
+                .map_err(|e| {
+                    format!(
+                        "api/operations.toml, operation {:?}, [operation.c]: {e}",
+                        op.name
+                    )
+                })
         })
         .transpose()
 }
@@ -1167,14 +1188,21 @@ fn shaped_ops<'a>(d: &'a Declarations) -> Result<Vec<Shaped<'a>>, String> {
                 .map(|p| p.name.clone())
                 .collect()
         });
-        let set_by_enum: Vec<&str> = shape.enums.values().filter_map(|e| e.param.as_deref()).collect();
+        let set_by_enum: Vec<&str> = shape
+            .enums
+            .values()
+            .filter_map(|e| e.param.as_deref())
+            .collect();
         let positional: Vec<&Param> = op
             .positional_params()
             .into_iter()
             .filter(|p| !set_by_enum.contains(&p.name.as_str()))
             .collect();
         if let Some(p) = positional.iter().find(|p| !p.required) {
-            return Err(at(format!("path param {:?} has no default in C: give it an enum", p.name)));
+            return Err(at(format!(
+                "path param {:?} has no default in C: give it an enum",
+                p.name
+            )));
         }
         let mut args = Vec::new();
         for name in &arguments {
@@ -1199,8 +1227,12 @@ fn shaped_ops<'a>(d: &'a Declarations) -> Result<Vec<Shaped<'a>>, String> {
                                     .ok_or_else(|| at(format!("variant {} has no value", v.name)))
                             })
                             .collect::<Result<_, _>>()?;
-                        if declared.is_some_and(|p| !p.choices.is_empty() && p.choices.len() != values.len()) {
-                            return Err(at(format!("enum {name}: one variant per choice of {wire}")));
+                        if declared.is_some_and(|p| {
+                            !p.choices.is_empty() && p.choices.len() != values.len()
+                        }) {
+                            return Err(at(format!(
+                                "enum {name}: one variant per choice of {wire}"
+                            )));
                         }
                         let required = declared.is_some_and(|p| p.required && p.default.is_none());
                         let default = if required {
@@ -1219,9 +1251,15 @@ fn shaped_ops<'a>(d: &'a Declarations) -> Result<Vec<Shaped<'a>>, String> {
                             .exactly_one
                             .first()
                             .filter(|_| op.exactly_one.len() == 1)
-                            .ok_or_else(|| at(format!("enum {name} picks, but there is not one exactly_one group")))?;
+                            .ok_or_else(|| {
+                                at(format!(
+                                    "enum {name} picks, but there is not one exactly_one group"
+                                ))
+                            })?;
                         if group.len() != enumeration.variants.len() {
-                            return Err(at(format!("enum {name}: one variant per param of the exactly_one group")));
+                            return Err(at(format!(
+                                "enum {name}: one variant per param of the exactly_one group"
+                            )));
                         }
                         (String::new(), group.clone(), None)
                     }
@@ -1231,9 +1269,18 @@ fn shaped_ops<'a>(d: &'a Declarations) -> Result<Vec<Shaped<'a>>, String> {
                     name: snake(name),
                     wire,
                     param: None,
-                    kind: ArgKind::Enum { enumeration, values, picks: e.picks.clone(), default },
+                    kind: ArgKind::Enum {
+                        enumeration,
+                        values,
+                        picks: e.picks.clone(),
+                        default,
+                    },
                 }
-            } else if let Some((by, _)) = shape.enums.iter().find(|(_, e)| e.picks.as_deref() == Some(name)) {
+            } else if let Some((by, _)) = shape
+                .enums
+                .iter()
+                .find(|(_, e)| e.picks.as_deref() == Some(name))
+            {
                 let group = op.exactly_one.first().cloned().unwrap_or_default();
                 if group
                     .iter()
@@ -1242,33 +1289,66 @@ fn shaped_ops<'a>(d: &'a Declarations) -> Result<Vec<Shaped<'a>>, String> {
                 {
                     return Err(at(format!("{name}: only strings may be picked")));
                 }
-                Arg { name: snake(name), wire: String::new(), param: None, kind: ArgKind::Picked { by: snake(by) } }
+                Arg {
+                    name: snake(name),
+                    wire: String::new(),
+                    param: None,
+                    kind: ArgKind::Picked { by: snake(by) },
+                }
             } else if name == "extra" {
                 if !op.extra {
                     return Err(at("extra is an argument only with extra = true".into()));
                 }
-                Arg { name: "extra_json".into(), wire: name.clone(), param: None, kind: ArgKind::Extra }
+                Arg {
+                    name: "extra_json".into(),
+                    wire: name.clone(),
+                    param: None,
+                    kind: ArgKind::Extra,
+                }
             } else if let Some(p) = param {
                 let kind = match p.kind.as_str() {
-                    "string" | "id" => ArgKind::Text { required: p.required },
+                    "string" | "id" => ArgKind::Text {
+                        required: p.required,
+                    },
                     "integer" => ArgKind::Integer {
                         wide: p.max.is_none_or(|max| max > u64::from(u32::MAX)),
                         zero_absent: p.min.is_some_and(|min| min > 0),
                     },
-                    other => return Err(at(format!("{name}: a {other} argument has no C form yet"))),
+                    other => {
+                        return Err(at(format!("{name}: a {other} argument has no C form yet")))
+                    }
                 };
-                Arg { name: snake(name), wire: name.clone(), param: Some(p), kind }
+                Arg {
+                    name: snake(name),
+                    wire: name.clone(),
+                    param: Some(p),
+                    kind,
+                }
             } else if op.is_hand_written() {
                 // A hand-written builder's JSON param the declaration does not type.
-                Arg { name: snake(name), wire: name.clone(), param: None, kind: ArgKind::Text { required: false } }
+                Arg {
+                    name: snake(name),
+                    wire: name.clone(),
+                    param: None,
+                    kind: ArgKind::Text { required: false },
+                }
             } else {
-                return Err(at(format!("argument {name:?} is no param, enum, picked value or extra")));
+                return Err(at(format!(
+                    "argument {name:?} is no param, enum, picked value or extra"
+                )));
             };
             args.push(arg);
         }
-        for p in op.params.iter().filter(|p| p.location != "path" && p.required) {
+        for p in op
+            .params
+            .iter()
+            .filter(|p| p.location != "path" && p.required)
+        {
             if !arguments.contains(&p.name) {
-                return Err(at(format!("the required param {:?} is no C argument", p.name)));
+                return Err(at(format!(
+                    "the required param {:?} is no C argument",
+                    p.name
+                )));
             }
         }
         let answer = match shape.result.as_deref() {
@@ -1282,7 +1362,14 @@ fn shaped_ops<'a>(d: &'a Declarations) -> Result<Vec<Shaped<'a>>, String> {
             Answer::Record(record) => record.clone(),
             Answer::Dropped => String::new(),
         });
-        shaped.push(Shaped { op, positional, args, answer, out, note: shape.note.clone() });
+        shaped.push(Shaped {
+            op,
+            positional,
+            args,
+            answer,
+            out,
+            note: shape.note.clone(),
+        });
     }
     Ok(shaped)
 }
@@ -1319,7 +1406,13 @@ fn shaped_text(s: &Shaped, c: bool) -> String {
             "ClientOptions::retries allows it"
         },
     ));
-    let quote = |name: &str| if c { format!("`{name}`") } else { name.to_owned() };
+    let quote = |name: &str| {
+        if c {
+            format!("`{name}`")
+        } else {
+            name.to_owned()
+        }
+    };
     if c {
         for p in &s.positional {
             text.push_str(&format!(
@@ -1388,7 +1481,9 @@ fn shaped_text(s: &Shaped, c: bool) -> String {
                     notes.insert(
                         0,
                         match p.default_text() {
-                            Some(default) => format!("0: not sent, the service's default {default}"),
+                            Some(default) => {
+                                format!("0: not sent, the service's default {default}")
+                            }
                             None => "0: not sent".into(),
                         },
                     );
@@ -1398,9 +1493,19 @@ fn shaped_text(s: &Shaped, c: bool) -> String {
                 }
                 text.push('.');
             }
-            ArgKind::Enum { enumeration, picks, .. } => {
+            ArgKind::Enum {
+                enumeration,
+                picks,
+                values,
+                ..
+            } => {
+                let group: Vec<String> = values.iter().map(|v| format!("`{v}`")).collect();
                 let of = match picks {
-                    Some(picked) => format!(": which param {} is", quote(&snake(picked))),
+                    Some(picked) => format!(
+                        ": which of {} {} is",
+                        group.join(", "),
+                        quote(&snake(picked))
+                    ),
                     None if arg.wire == arg.name => String::new(),
                     None => format!(" (`{}`)", arg.wire),
                 };
@@ -1411,7 +1516,7 @@ fn shaped_text(s: &Shaped, c: bool) -> String {
                         enumeration.c
                     ));
                 } else if picks.is_some() {
-                    text.push_str(&format!(" {name} says{of}."));
+                    text.push_str(&format!(" {name}{of}."));
                 }
             }
             ArgKind::Picked { .. } => {
@@ -1423,7 +1528,11 @@ fn shaped_text(s: &Shaped, c: bool) -> String {
                 " {name} ({}) is a JSON object of further fields, sent unchanged, e.g. \
                  `{{\"uniqueUserIdentifier\": \"crm-1\"}}`; another JSON value gives \
                  `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent.",
-                if c { "NULL: none" } else { "std::nullopt: none" }
+                if c {
+                    "NULL: none"
+                } else {
+                    "std::nullopt: none"
+                }
             )),
         }
     }
@@ -1493,7 +1602,12 @@ fn rust_shaped(w: &mut String, s: &Shaped) {
         names.push(out.clone());
     }
     w.push('\n');
-    doc(w, "", "///", &format!("{} `{}`: {}", op.method, op.path, shaped_text(s, true)));
+    doc(
+        w,
+        "",
+        "///",
+        &format!("{} `{}`: {}", op.method, op.path, shaped_text(s, true)),
+    );
     let _ = writeln!(w, "#[no_mangle]");
     if args.len() + 1 > 7 {
         let _ = writeln!(w, "#[allow(clippy::too_many_arguments)]");
@@ -1503,7 +1617,11 @@ fn rust_shaped(w: &mut String, s: &Shaped) {
         "pub extern \"C\" fn {call}({}, err_out: *mut *mut roomchat_error) -> roomchat_result {{",
         args.join(", ")
     );
-    let _ = writeln!(w, "    {call}_with_response({}, ptr::null_mut(), err_out)", names.join(", "));
+    let _ = writeln!(
+        w,
+        "    {call}_with_response({}, ptr::null_mut(), err_out)",
+        names.join(", ")
+    );
     let _ = writeln!(w, "}}");
 
     w.push('\n');
@@ -1536,7 +1654,6 @@ fn rust_shaped(w: &mut String, s: &Shaped) {
         let _ = writeln!(w, "        let {name} = text_arg({name}, {name:?})?;");
         fields.push(format!("({:?}, Some({name}.into()))", p.name));
     }
-    let mut picked_by: Option<(&str, &str)> = None;
     let (mut read, mut emitted) = (Vec::new(), Vec::new());
     for arg in &s.args {
         let name = arg.name.as_str();
@@ -1555,7 +1672,10 @@ fn rust_shaped(w: &mut String, s: &Shaped) {
                 );
             }
             ArgKind::Extra => {
-                let _ = writeln!(w, "        let {name} = json_object_arg({name}, {name:?})?;");
+                let _ = writeln!(
+                    w,
+                    "        let {name} = json_object_arg({name}, {name:?})?;"
+                );
             }
             ArgKind::Integer { .. } => {}
         }
@@ -1567,22 +1687,34 @@ fn rust_shaped(w: &mut String, s: &Shaped) {
         let value = match &arg.kind {
             ArgKind::Text { required: true } => format!("Some({name}.into())"),
             ArgKind::Text { required: false } => format!("{name}.map(Value::from)"),
-            ArgKind::Integer { zero_absent: true, .. } => format!("({name} > 0).then(|| {name}.into())"),
-            ArgKind::Integer { zero_absent: false, .. } => format!("Some({name}.into())"),
+            ArgKind::Integer {
+                zero_absent: true, ..
+            } => format!("({name} > 0).then(|| {name}.into())"),
+            ArgKind::Integer {
+                zero_absent: false, ..
+            } => format!("Some({name}.into())"),
             ArgKind::Extra => name.clone(),
             ArgKind::Picked { by } => {
-                picked_by = Some((by, name));
                 fields.push(format!("({by}, Some({name}.into()))"));
                 continue;
             }
-            ArgKind::Enum { enumeration, values, picks, .. } => {
+            ArgKind::Enum {
+                enumeration,
+                values,
+                picks,
+                ..
+            } => {
                 let arms: Vec<String> = enumeration
                     .variants
                     .iter()
                     .zip(values)
                     .map(|(v, value)| format!("{}::{} => {value:?},", enumeration.c, v.name))
                     .collect();
-                let _ = writeln!(w, "        let {name} = match {name} {{ {} }};", arms.join(" "));
+                let _ = writeln!(
+                    w,
+                    "        let {name} = match {name} {{ {} }};",
+                    arms.join(" ")
+                );
                 if picks.is_some() {
                     continue;
                 }
@@ -1591,15 +1723,22 @@ fn rust_shaped(w: &mut String, s: &Shaped) {
         };
         fields.push(format!("({:?}, {value})", arg.wire));
     }
-    let _ = picked_by;
     let params = if fields.is_empty() {
         "Value::Null".to_owned()
     } else {
-        let _ = writeln!(w, "        let params = json_params([{}]);", fields.join(", "));
+        let _ = writeln!(
+            w,
+            "        let params = json_params([{}]);",
+            fields.join(", ")
+        );
         "params".to_owned()
     };
     let result = s.core_result();
-    let answer = if s.answer == Answer::Dropped { "_" } else { "answer" };
+    let answer = if s.answer == Answer::Dropped {
+        "_"
+    } else {
+        "answer"
+    };
     let _ = writeln!(
         w,
         "        let ({answer}, meta) = respond(&client.client, meta_out, |c| {{ c.call_declared::<{result}>(Operation::{}, &{params}) }})?;",
@@ -1607,7 +1746,10 @@ fn rust_shaped(w: &mut String, s: &Shaped) {
     );
     match &s.answer {
         Answer::Record(record) => {
-            let _ = writeln!(w, "        write_out({out}, roomchat_{record}::from(answer));");
+            let _ = writeln!(
+                w,
+                "        write_out({out}, roomchat_{record}::from(answer));"
+            );
         }
         Answer::Json => {
             let _ = writeln!(w, "        write_string({out}, answer.to_string());");
@@ -1631,10 +1773,14 @@ fn rust_needed(w: &mut String, s: &Shaped, read: &[&str], emitted: &mut Vec<Stri
             continue;
         }
         emitted.push(arg.name.clone());
-        let pattern: Vec<String> =
-            variants.iter().map(|v| format!("{}::{}", enumeration.c, v.name)).collect();
-        let constants: Vec<String> =
-            variants.iter().map(|v| enumeration.constant(&v.name)).collect();
+        let pattern: Vec<String> = variants
+            .iter()
+            .map(|v| format!("{}::{}", enumeration.c, v.name))
+            .collect();
+        let constants: Vec<String> = variants
+            .iter()
+            .map(|v| enumeration.constant(&v.name))
+            .collect();
         let constants = constants.join(" or ");
         let missing = variants
             .iter()
@@ -1650,9 +1796,43 @@ fn rust_needed(w: &mut String, s: &Shaped, read: &[&str], emitted: &mut Vec<Stri
     }
 }
 
+/// `head(args)tail` as C++ lines of at most 120 characters: the arguments
+/// wrapped under the first one when the whole does not fit on one line.
+fn cpp_wrapped(indent: &str, head: &str, args: &[String], tail: &str) -> String {
+    let one = format!("{indent}{head}({}){tail}", args.join(", "));
+    if one.len() <= 120 {
+        return one;
+    }
+    let open = format!("{indent}{head}(");
+    let pad = " ".repeat(open.len());
+    let mut lines = vec![open];
+    for (i, arg) in args.iter().enumerate() {
+        let piece = if i + 1 == args.len() {
+            format!("{arg}){tail}")
+        } else {
+            format!("{arg},")
+        };
+        let last = lines.last_mut().expect("one line at least");
+        if last.ends_with('(') || last.len() + 1 + piece.len() <= 120 {
+            if !last.ends_with('(') {
+                last.push(' ');
+            }
+            last.push_str(&piece);
+        } else {
+            lines.push(format!("{pad}{piece}"));
+        }
+    }
+    lines.join("\n")
+}
+
 fn hpp_enum(w: &mut String, e: &CEnum) {
     w.push('\n');
-    doc(w, "", "//", &format!("{} ({})", e.doc, e.c));
+    doc(
+        w,
+        "",
+        "//",
+        &format!("{} ({}).", e.doc.trim_end_matches('.'), e.c),
+    );
     let _ = writeln!(w, "enum class {} : std::uint32_t {{", e.cpp);
     for v in &e.variants {
         doc(w, "  ", "//", &v.doc);
@@ -1672,17 +1852,31 @@ fn cpp_shaped_args(s: &Shaped, defaults: bool) -> (Vec<String>, Vec<String>) {
     }
     for arg in &s.args {
         let (ty, default) = match &arg.kind {
-            ArgKind::Text { required: true } | ArgKind::Picked { .. } => ("std::string_view".to_owned(), None),
-            ArgKind::Text { required: false } | ArgKind::Extra => {
-                ("std::optional<std::string_view>".to_owned(), Some("std::nullopt".to_owned()))
+            ArgKind::Text { required: true } | ArgKind::Picked { .. } => {
+                ("std::string_view".to_owned(), None)
             }
+            ArgKind::Text { required: false } | ArgKind::Extra => (
+                "std::optional<std::string_view>".to_owned(),
+                Some("std::nullopt".to_owned()),
+            ),
             ArgKind::Integer { wide, .. } => (
-                if *wide { "std::uint64_t" } else { "std::uint32_t" }.to_owned(),
+                if *wide {
+                    "std::uint64_t"
+                } else {
+                    "std::uint32_t"
+                }
+                .to_owned(),
                 Some("0".to_owned()),
             ),
-            ArgKind::Enum { enumeration, default, .. } => (
+            ArgKind::Enum {
+                enumeration,
+                default,
+                ..
+            } => (
                 enumeration.cpp.clone(),
-                default.as_ref().map(|d| format!("{}::{d}", enumeration.cpp)),
+                default
+                    .as_ref()
+                    .map(|d| format!("{}::{d}", enumeration.cpp)),
             ),
         };
         decl.push((format!("{ty} {}", arg.name), default));
@@ -1707,34 +1901,55 @@ fn hpp_shaped_method(w: &mut String, s: &Shaped) {
     let op = s.op;
     let result = s.cpp_result();
     let (decl, names) = cpp_shaped_args(s, true);
-    doc(w, "  ", "//", &format!("{} {}: {}", op.method, op.path, shaped_text(s, false)));
+    doc(
+        w,
+        "  ",
+        "//",
+        &format!("{} {}: {}", op.method, op.path, shaped_text(s, false)),
+    );
     let pass = |meta: &str| {
         std::iter::once(meta.to_owned())
             .chain(names.iter().cloned())
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let ret = if s.answer == Answer::Dropped { "" } else { "return " };
+    let ret = if s.answer == Answer::Dropped {
+        ""
+    } else {
+        "return "
+    };
     let _ = writeln!(
         w,
-        "  {result} {}({}) const {{\n    {ret}send_{}({});\n  }}",
-        op.name,
-        decl.join(", "),
+        "{}\n    {ret}send_{}({});\n  }}",
+        cpp_wrapped("  ", &format!("{result} {}", op.name), &decl, " const {"),
         op.name,
         pass("nullptr")
     );
     let _ = writeln!(
         w,
-        "  WithResponse<{result}> {}_with_response({}) const {{",
-        op.name,
-        decl.join(", ")
+        "{}",
+        cpp_wrapped(
+            "  ",
+            &format!("WithResponse<{result}> {}_with_response", op.name),
+            &decl,
+            " const {"
+        )
     );
-    let _ = writeln!(
-        w,
+    let call = format!(
         "    return detail::with_response([&](roomchat_response_meta **meta) {{ {ret}send_{}({}); }});",
         op.name,
         pass("meta")
     );
+    if call.len() <= 120 {
+        let _ = writeln!(w, "{call}");
+    } else {
+        let _ = writeln!(
+            w,
+            "    return detail::with_response([&](roomchat_response_meta **meta) {{"
+        );
+        let _ = writeln!(w, "      {ret}send_{}({});", op.name, pass("meta"));
+        let _ = writeln!(w, "    }});");
+    }
     let _ = writeln!(w, "  }}");
 }
 
@@ -1744,7 +1959,16 @@ fn hpp_shaped_send(w: &mut String, s: &Shaped) {
     let (decl, _) = cpp_shaped_args(s, false);
     let mut params = vec!["roomchat_response_meta **meta".to_owned()];
     params.extend(decl);
-    let _ = writeln!(w, "  {result} send_{}({}) const {{", op.name, params.join(", "));
+    let _ = writeln!(
+        w,
+        "{}",
+        cpp_wrapped(
+            "  ",
+            &format!("{result} send_{}", op.name),
+            &params,
+            " const {"
+        )
+    );
     let mut c_args = vec!["client()".to_owned()];
     for p in &s.positional {
         let name = snake(&p.name);
@@ -1782,9 +2006,13 @@ fn hpp_shaped_send(w: &mut String, s: &Shaped) {
     let _ = writeln!(w, "    detail::check_call([&](roomchat_error **e) {{");
     let _ = writeln!(
         w,
-        "      return roomchat_client_{}_with_response({});",
-        op.name,
-        c_args.join(", ")
+        "{}",
+        cpp_wrapped(
+            "      ",
+            &format!("return roomchat_client_{}_with_response", op.name),
+            &c_args,
+            ";"
+        )
     );
     let _ = writeln!(w, "    }});");
     match &s.answer {
