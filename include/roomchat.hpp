@@ -289,12 +289,8 @@ struct Free {
   void operator()(roomchat_client_options *p) const noexcept { roomchat_client_options_free(p); }
   void operator()(roomchat_client *p) const noexcept { roomchat_client_free(p); }
   void operator()(roomchat_error *p) const noexcept { roomchat_error_free(p); }
-  void operator()(roomchat_user_page *p) const noexcept { roomchat_user_page_free(p); }
   void operator()(roomchat_user *p) const noexcept { roomchat_user_free(p); }
   void operator()(roomchat_users_iter *p) const noexcept { roomchat_users_iter_free(p); }
-  void operator()(roomchat_messages *p) const noexcept { roomchat_messages_free(p); }
-  void operator()(roomchat_created_user *p) const noexcept { roomchat_created_user_free(p); }
-  void operator()(roomchat_token_user *p) const noexcept { roomchat_token_user_free(p); }
   void operator()(roomchat_call_options *p) const noexcept { roomchat_call_options_free(p); }
   void operator()(char *p) const noexcept { roomchat_string_free(p); }
 };

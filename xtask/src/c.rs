@@ -11,6 +11,13 @@
 //!   boundary `guard`, `respond`, `write_meta`, …).
 //! - `include/roomchat_operations.hpp`: the C++ records, the params structs and
 //!   the methods `roomchat::Client` inherits (roomchat.hpp includes it).
+//!
+//! The operations that predate the declarations keep their published C shapes,
+//! which their `[operation.c]` tables give (`Shape`): scalar arguments instead
+//! of a params handle, C enums for a choice or an exactly_one group, the
+//! hand-written C records of models.rs (C++: `detail::to_<record>` in
+//! roomchat.hpp), an answer dropped or given as JSON text. Their functions go
+//! through core's `Client::call_declared` with the JSON params by wire name.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -1324,20 +1331,30 @@ fn shaped_ops<'a>(d: &'a Declarations) -> Result<Vec<Shaped<'a>>, String> {
                     param: Some(p),
                     kind,
                 }
-            } else if op.is_hand_written() {
-                // A hand-written builder's JSON param the declaration does not type.
-                Arg {
-                    name: snake(name),
-                    wire: name.clone(),
-                    param: None,
-                    kind: ArgKind::Text { required: false },
-                }
             } else {
                 return Err(at(format!(
                     "argument {name:?} is no param, enum, picked value or extra"
                 )));
             };
             args.push(arg);
+        }
+        for arg in &args {
+            let ArgKind::Enum { enumeration, .. } = &arg.kind else {
+                continue;
+            };
+            for v in &enumeration.variants {
+                let needs = v.needs.as_deref().map(snake_or_extra);
+                let optional = args.iter().any(|a| {
+                    Some(&a.name) == needs.as_ref()
+                        && matches!(a.kind, ArgKind::Text { required: false } | ArgKind::Extra)
+                });
+                if needs.is_some() && !optional || v.missing.is_some() && needs.is_none() {
+                    return Err(at(format!(
+                        "variant {}: `needs` names an optional string argument (and `missing` goes with it)",
+                        v.name
+                    )));
+                }
+            }
         }
         for p in op
             .params
