@@ -9,7 +9,10 @@
  * and writes its outputs only on success; failure details go to an optional
  * roomchat_error ** that the caller frees with roomchat_error_free. Objects have
  * a _free function and _free(NULL) does nothing. A roomchat_client is
- * thread-safe; other objects are used by one thread at a time.
+ * thread-safe; other objects are used by one thread at a time. Every endpoint
+ * call has a _with_response form: the same arguments, then meta_out after the
+ * outputs (the answer's status, headers and attempts; NULL to skip); every
+ * output, *meta_out too, is written only on success.
  */
 
 #ifndef ROOMCHAT_H
