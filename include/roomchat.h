@@ -9,7 +9,10 @@
  * and writes its outputs only on success; failure details go to an optional
  * roomchat_error ** that the caller frees with roomchat_error_free. Objects have
  * a _free function and _free(NULL) does nothing. A roomchat_client is
- * thread-safe; other objects are used by one thread at a time.
+ * thread-safe; other objects are used by one thread at a time. Every endpoint
+ * call has a _with_response form: the same arguments, then meta_out after the
+ * outputs (the answer's status, headers and attempts; NULL to skip); every
+ * output, *meta_out too, is written only on success.
  */
 
 #ifndef ROOMCHAT_H
@@ -535,26 +538,6 @@ roomchat_result roomchat_client_new(const struct roomchat_client_options *option
 // `roomchat_client_options_set_log_callback_with_destroy`).
 void roomchat_client_free(struct roomchat_client *client);
 
-// GET /consumer/api/v2/users: one page. `limit` 0 means the service's default
-// (50), else 1 to 200. Writes the page to `*page_out` (free with `roomchat_user_page_free`).
-roomchat_result roomchat_client_list_users(const struct roomchat_client *client,
-                                           uint32_t limit,
-                                           uint64_t skip,
-                                           struct roomchat_user_page **page_out,
-                                           struct roomchat_error **err_out);
-
-// `roomchat_client_list_users`, and, when `meta_out` is not NULL, the answer's
-// status, headers and attempts written to `*meta_out` (free with
-// `roomchat_response_meta_free`). Every endpoint call has this form: the same
-// arguments, `meta_out` after the outputs; every output, `*meta_out` too, is
-// written only on success.
-roomchat_result roomchat_client_list_users_with_response(const struct roomchat_client *client,
-                                                         uint32_t limit,
-                                                         uint64_t skip,
-                                                         struct roomchat_user_page **page_out,
-                                                         struct roomchat_response_meta **meta_out,
-                                                         struct roomchat_error **err_out);
-
 // Starts a lazy iteration over every user, `page_size` (1 to 200; 0 = 200) at a time.
 // Writes the iterator to `*iter_out` (free with `roomchat_users_iter_free`); it keeps
 // its own reference to the client.
@@ -562,139 +545,6 @@ roomchat_result roomchat_client_users_iter(const struct roomchat_client *client,
                                            uint32_t page_size,
                                            struct roomchat_users_iter **iter_out,
                                            struct roomchat_error **err_out);
-
-// DELETE /consumer/api/v2/user/deactivate, by exactly one identifier. `by` is
-// a `roomchat_user_identifier` value; another number gives
-// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent.
-// `ROOMCHAT_RESULT_USER_NOT_FOUND` when no active user has it.
-roomchat_result roomchat_client_deactivate_user(const struct roomchat_client *client,
-                                                uint32_t by,
-                                                const char *id,
-                                                struct roomchat_error **err_out);
-
-// `roomchat_client_deactivate_user` with the answer (see
-// `roomchat_client_list_users_with_response`).
-roomchat_result roomchat_client_deactivate_user_with_response(const struct roomchat_client *client,
-                                                              uint32_t by,
-                                                              const char *id,
-                                                              struct roomchat_response_meta **meta_out,
-                                                              struct roomchat_error **err_out);
-
-// POST /consumer/api/v2/user/reactivate: the inverse of
-// `roomchat_client_deactivate_user`, by exactly one identifier. `by` is a
-// `roomchat_user_identifier` value; another number gives
-// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent.
-// `ROOMCHAT_RESULT_USER_NOT_FOUND` when no deactivated user has it (an active
-// user too). Never sent again after a 5xx, a timeout or a lost answer (it is a
-// POST) unless `roomchat_client_options_set_retries` allows it.
-roomchat_result roomchat_client_reactivate_user(const struct roomchat_client *client,
-                                                uint32_t by,
-                                                const char *id,
-                                                struct roomchat_error **err_out);
-
-// `roomchat_client_reactivate_user` with the answer (see
-// `roomchat_client_list_users_with_response`).
-roomchat_result roomchat_client_reactivate_user_with_response(const struct roomchat_client *client,
-                                                              uint32_t by,
-                                                              const char *id,
-                                                              struct roomchat_response_meta **meta_out,
-                                                              struct roomchat_error **err_out);
-
-// POST /consumer/api/v1/user/accessToken/validate, authenticated by the
-// **public** key (`roomchat_client_options_set_public_key`; without it
-// `ROOMCHAT_RESULT_CONFIGURATION` and nothing is sent). Writes the user the
-// token signs in to `*user_out` (free with `roomchat_token_user_free`). A token
-// that is not valid (forged, invalidated, or of a deactivated user) is
-// `ROOMCHAT_RESULT_INVALID_REQUEST` with the message `invalid accessToken`.
-// It only reads: retried as a GET is.
-roomchat_result roomchat_client_validate_access_token(const struct roomchat_client *client,
-                                                      const char *access_token,
-                                                      struct roomchat_token_user **user_out,
-                                                      struct roomchat_error **err_out);
-
-// `roomchat_client_validate_access_token` with the answer (see
-// `roomchat_client_list_users_with_response`).
-roomchat_result roomchat_client_validate_access_token_with_response(const struct roomchat_client *client,
-                                                                    const char *access_token,
-                                                                    struct roomchat_token_user **user_out,
-                                                                    struct roomchat_response_meta **meta_out,
-                                                                    struct roomchat_error **err_out);
-
-// POST /consumer/api/v1/user/accesstoken/invalidate: `access_token` no longer
-// signs anyone in nor validates. `ROOMCHAT_RESULT_INVALID_REQUEST` when it is
-// not a valid token (or was invalidated already). Never sent again after a 5xx,
-// a timeout or a lost answer (it is a POST) unless
-// `roomchat_client_options_set_retries` allows it.
-roomchat_result roomchat_client_invalidate_access_token(const struct roomchat_client *client,
-                                                        const char *access_token,
-                                                        struct roomchat_error **err_out);
-
-// `roomchat_client_invalidate_access_token` with the answer (see
-// `roomchat_client_list_users_with_response`).
-roomchat_result roomchat_client_invalidate_access_token_with_response(const struct roomchat_client *client,
-                                                                      const char *access_token,
-                                                                      struct roomchat_response_meta **meta_out,
-                                                                      struct roomchat_error **err_out);
-
-// GET the messages of a conversation, oldest first. `form` is a
-// `roomchat_path_form` value; another number gives
-// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent. Writes them to
-// `*messages_out` (free with `roomchat_messages_free`).
-roomchat_result roomchat_client_conversation_messages(const struct roomchat_client *client,
-                                                      const char *room_id,
-                                                      const char *conversation_id,
-                                                      uint32_t form,
-                                                      struct roomchat_messages **messages_out,
-                                                      struct roomchat_error **err_out);
-
-// `roomchat_client_conversation_messages` with the answer (see
-// `roomchat_client_list_users_with_response`).
-roomchat_result roomchat_client_conversation_messages_with_response(const struct roomchat_client *client,
-                                                                    const char *room_id,
-                                                                    const char *conversation_id,
-                                                                    uint32_t form,
-                                                                    struct roomchat_messages **messages_out,
-                                                                    struct roomchat_response_meta **meta_out,
-                                                                    struct roomchat_error **err_out);
-
-// POST /consumer/api/v1/user. `role` is a `roomchat_role` value; another
-// number gives `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent.
-// `chat_room` is required for `ROOMCHAT_ROLE_MODERATOR_OF_ROOM` and must be
-// NULL otherwise. `extra_json` (NULL for none) is a JSON object of fields sent
-// unchanged, e.g. `{"uniqueUserIdentifier": "crm-1", "email": "a@b.c"}`. Never
-// retried after a 5xx or timeout unless enabled. Writes the new user to
-// `*user_out` (free with `roomchat_created_user_free`).
-roomchat_result roomchat_client_create_user(const struct roomchat_client *client,
-                                            const char *username,
-                                            uint32_t role,
-                                            const char *chat_room,
-                                            const char *extra_json,
-                                            struct roomchat_created_user **user_out,
-                                            struct roomchat_error **err_out);
-
-// `roomchat_client_create_user` with the answer (see
-// `roomchat_client_list_users_with_response`).
-roomchat_result roomchat_client_create_user_with_response(const struct roomchat_client *client,
-                                                          const char *username,
-                                                          uint32_t role,
-                                                          const char *chat_room,
-                                                          const char *extra_json,
-                                                          struct roomchat_created_user **user_out,
-                                                          struct roomchat_response_meta **meta_out,
-                                                          struct roomchat_error **err_out);
-
-// GET /consumer/api/v1/chatrooms. Writes the JSON text as the service sent it
-// to `*json_out` (free with `roomchat_string_free`).
-roomchat_result roomchat_client_list_chat_rooms(const struct roomchat_client *client,
-                                                char **json_out,
-                                                struct roomchat_error **err_out);
-
-// `roomchat_client_list_chat_rooms` with the answer (see
-// `roomchat_client_list_users_with_response`).
-roomchat_result roomchat_client_list_chat_rooms_with_response(const struct roomchat_client *client,
-                                                              char **json_out,
-                                                              struct roomchat_response_meta **meta_out,
-                                                              struct roomchat_error **err_out);
 
 // A request to an operation without a documented shape, through the same
 // limits, retries and error decoding. `query_json` (NULL for none) is a JSON
@@ -1035,6 +885,181 @@ roomchat_result roomchat_client_options_set_log_callback_with_destroy(struct roo
                                                                       void *user_data,
                                                                       uint32_t lowest_level,
                                                                       roomchat_destroy_notify destroy);
+
+// GET `/consumer/api/v2/users`: One page of the account's users. Repeatable: sent again after a
+// 5xx, a timeout or a lost answer, as a GET is. `limit` (0: not sent, the service's default 50; 1
+// to 200). `skip` (at least 0). A value outside its declared limits gives
+// `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On success writes the answer to `*page_out`
+// (owned by the caller: free with `roomchat_user_page_free`); on failure writes nothing there, the
+// details to `*err_out` when it is not NULL (free with `roomchat_error_free`).
+roomchat_result roomchat_client_list_users(const struct roomchat_client *client,
+                                           uint32_t limit,
+                                           uint64_t skip,
+                                           struct roomchat_user_page **page_out,
+                                           struct roomchat_error **err_out);
+
+// `roomchat_client_list_users`, and, when `meta_out` is not NULL, the answer's status, headers and
+// attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+roomchat_result roomchat_client_list_users_with_response(const struct roomchat_client *client,
+                                                         uint32_t limit,
+                                                         uint64_t skip,
+                                                         struct roomchat_user_page **page_out,
+                                                         struct roomchat_response_meta **meta_out,
+                                                         struct roomchat_error **err_out);
+
+// DELETE `/consumer/api/v2/user/deactivate`: Deactivates a user: their access tokens stop working
+// until reactivated. Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.
+// `by` is a `roomchat_user_identifier` value: which of `userId`, `uniqueUserIdentifier` `id` is;
+// another number gives `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent. `id` is
+// NUL-terminated UTF-8. `ROOMCHAT_RESULT_USER_NOT_FOUND` when no active user has it. On failure
+// writes the details to `*err_out` when it is not NULL (free with `roomchat_error_free`).
+roomchat_result roomchat_client_deactivate_user(const struct roomchat_client *client,
+                                                uint32_t by,
+                                                const char *id,
+                                                struct roomchat_error **err_out);
+
+// `roomchat_client_deactivate_user`, and, when `meta_out` is not NULL, the answer's status,
+// headers and attempts written to `*meta_out` on success (free with
+// `roomchat_response_meta_free`).
+roomchat_result roomchat_client_deactivate_user_with_response(const struct roomchat_client *client,
+                                                              uint32_t by,
+                                                              const char *id,
+                                                              struct roomchat_response_meta **meta_out,
+                                                              struct roomchat_error **err_out);
+
+// GET `/consumer/api/v2/{pathForm}/{roomId}/conversation/{conversationId}/messages`: The messages
+// of a one-to-one conversation of a room, oldest first. Repeatable: sent again after a 5xx, a
+// timeout or a lost answer, as a GET is. `room_id` (NUL-terminated UTF-8) is the path's
+// `{roomId}`. `conversation_id` (NUL-terminated UTF-8) is the path's `{conversationId}`. `form` is
+// a `roomchat_path_form` value (`pathForm`); another number gives
+// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent. On success writes the answer to
+// `*messages_out` (owned by the caller: free with `roomchat_messages_free`); on failure writes
+// nothing there, the details to `*err_out` when it is not NULL (free with `roomchat_error_free`).
+roomchat_result roomchat_client_conversation_messages(const struct roomchat_client *client,
+                                                      const char *room_id,
+                                                      const char *conversation_id,
+                                                      uint32_t form,
+                                                      struct roomchat_messages **messages_out,
+                                                      struct roomchat_error **err_out);
+
+// `roomchat_client_conversation_messages`, and, when `meta_out` is not NULL, the answer's status,
+// headers and attempts written to `*meta_out` on success (free with
+// `roomchat_response_meta_free`).
+roomchat_result roomchat_client_conversation_messages_with_response(const struct roomchat_client *client,
+                                                                    const char *room_id,
+                                                                    const char *conversation_id,
+                                                                    uint32_t form,
+                                                                    struct roomchat_messages **messages_out,
+                                                                    struct roomchat_response_meta **meta_out,
+                                                                    struct roomchat_error **err_out);
+
+// POST `/consumer/api/v1/user`: Creates a user, a moderator of every room, or a moderator of one
+// room. Never sent again after a 5xx, a timeout or a lost answer (a repeat could do it twice)
+// unless `roomchat_client_options_set_retries` allows it. `username` (NUL-terminated UTF-8).
+// `role` is a `roomchat_role` value; another number gives `ROOMCHAT_RESULT_INVALID_ARGUMENT` and
+// nothing is sent. `chat_room` (NUL-terminated UTF-8) is `chatRoom`: required with
+// `ROOMCHAT_ROLE_MODERATOR_OF_ROOM` and NULL otherwise (else `ROOMCHAT_RESULT_INVALID_ARGUMENT`,
+// nothing sent). `extra_json` (NULL: none) is a JSON object of further fields, sent unchanged,
+// e.g. `{"uniqueUserIdentifier": "crm-1"}`; another JSON value gives
+// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent. On success writes the answer to
+// `*user_out` (owned by the caller: free with `roomchat_created_user_free`); on failure writes
+// nothing there, the details to `*err_out` when it is not NULL (free with `roomchat_error_free`).
+roomchat_result roomchat_client_create_user(const struct roomchat_client *client,
+                                            const char *username,
+                                            uint32_t role,
+                                            const char *chat_room,
+                                            const char *extra_json,
+                                            struct roomchat_created_user **user_out,
+                                            struct roomchat_error **err_out);
+
+// `roomchat_client_create_user`, and, when `meta_out` is not NULL, the answer's status, headers
+// and attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+roomchat_result roomchat_client_create_user_with_response(const struct roomchat_client *client,
+                                                          const char *username,
+                                                          uint32_t role,
+                                                          const char *chat_room,
+                                                          const char *extra_json,
+                                                          struct roomchat_created_user **user_out,
+                                                          struct roomchat_response_meta **meta_out,
+                                                          struct roomchat_error **err_out);
+
+// GET `/consumer/api/v1/chatrooms`: Every chat room of the account. Repeatable: sent again after a
+// 5xx, a timeout or a lost answer, as a GET is. On success writes the answer's JSON text to
+// `*json_out` (owned by the caller: free with `roomchat_string_free`); on failure writes nothing
+// there, the details to `*err_out` when it is not NULL (free with `roomchat_error_free`).
+roomchat_result roomchat_client_list_chat_rooms(const struct roomchat_client *client,
+                                                char **json_out,
+                                                struct roomchat_error **err_out);
+
+// `roomchat_client_list_chat_rooms`, and, when `meta_out` is not NULL, the answer's status,
+// headers and attempts written to `*meta_out` on success (free with
+// `roomchat_response_meta_free`).
+roomchat_result roomchat_client_list_chat_rooms_with_response(const struct roomchat_client *client,
+                                                              char **json_out,
+                                                              struct roomchat_response_meta **meta_out,
+                                                              struct roomchat_error **err_out);
+
+// POST `/consumer/api/v2/user/reactivate`: Reactivates a deactivated user. Never sent again after
+// a 5xx, a timeout or a lost answer (a repeat could do it twice) unless
+// `roomchat_client_options_set_retries` allows it. `by` is a `roomchat_user_identifier` value:
+// which of `userId`, `uniqueUserIdentifier` `id` is; another number gives
+// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent. `id` is NUL-terminated UTF-8.
+// `ROOMCHAT_RESULT_USER_NOT_FOUND` when no deactivated user has it (an active user too). On
+// failure writes the details to `*err_out` when it is not NULL (free with `roomchat_error_free`).
+roomchat_result roomchat_client_reactivate_user(const struct roomchat_client *client,
+                                                uint32_t by,
+                                                const char *id,
+                                                struct roomchat_error **err_out);
+
+// `roomchat_client_reactivate_user`, and, when `meta_out` is not NULL, the answer's status,
+// headers and attempts written to `*meta_out` on success (free with
+// `roomchat_response_meta_free`).
+roomchat_result roomchat_client_reactivate_user_with_response(const struct roomchat_client *client,
+                                                              uint32_t by,
+                                                              const char *id,
+                                                              struct roomchat_response_meta **meta_out,
+                                                              struct roomchat_error **err_out);
+
+// POST `/consumer/api/v1/user/accessToken/validate`: The user an access token signs in, with the
+// token's issue time. Authenticated by the **public** key
+// (`roomchat_client_options_set_public_key`; without it `ROOMCHAT_RESULT_CONFIGURATION` and
+// nothing is sent). Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.
+// `access_token` (NUL-terminated UTF-8) is `accessToken`. A token that is not valid (forged,
+// invalidated, or of a deactivated user) is `ROOMCHAT_RESULT_INVALID_REQUEST` with the message
+// `invalid accessToken`. On success writes the answer to `*user_out` (owned by the caller: free
+// with `roomchat_token_user_free`); on failure writes nothing there, the details to `*err_out`
+// when it is not NULL (free with `roomchat_error_free`).
+roomchat_result roomchat_client_validate_access_token(const struct roomchat_client *client,
+                                                      const char *access_token,
+                                                      struct roomchat_token_user **user_out,
+                                                      struct roomchat_error **err_out);
+
+// `roomchat_client_validate_access_token`, and, when `meta_out` is not NULL, the answer's status,
+// headers and attempts written to `*meta_out` on success (free with
+// `roomchat_response_meta_free`).
+roomchat_result roomchat_client_validate_access_token_with_response(const struct roomchat_client *client,
+                                                                    const char *access_token,
+                                                                    struct roomchat_token_user **user_out,
+                                                                    struct roomchat_response_meta **meta_out,
+                                                                    struct roomchat_error **err_out);
+
+// POST `/consumer/api/v1/user/accesstoken/invalidate`: Invalidates an access token: it signs
+// nobody in any more. Never sent again after a 5xx, a timeout or a lost answer (a repeat could do
+// it twice) unless `roomchat_client_options_set_retries` allows it. `access_token` (NUL-terminated
+// UTF-8) is `accessToken`. `access_token` no longer signs anyone in nor validates.
+// `ROOMCHAT_RESULT_INVALID_REQUEST` when it is not a valid token (or was invalidated already). On
+// failure writes the details to `*err_out` when it is not NULL (free with `roomchat_error_free`).
+roomchat_result roomchat_client_invalidate_access_token(const struct roomchat_client *client,
+                                                        const char *access_token,
+                                                        struct roomchat_error **err_out);
+
+// `roomchat_client_invalidate_access_token`, and, when `meta_out` is not NULL, the answer's
+// status, headers and attempts written to `*meta_out` on success (free with
+// `roomchat_response_meta_free`).
+roomchat_result roomchat_client_invalidate_access_token_with_response(const struct roomchat_client *client,
+                                                                      const char *access_token,
+                                                                      struct roomchat_response_meta **meta_out,
+                                                                      struct roomchat_error **err_out);
 
 // `success`: True: the service did it. 1 for true, 0 for false, -1 when the service left it out
 // (or `acknowledged` is NULL).

@@ -97,26 +97,6 @@ class Error : public std::runtime_error {
   std::shared_ptr<const Details> details_;
 };
 
-// What kind of user create_user makes (roomchat_role).
-enum class Role : std::uint32_t {
-  Regular = ROOMCHAT_ROLE_REGULAR,
-  ModeratorOfAllRooms = ROOMCHAT_ROLE_MODERATOR_OF_ALL_ROOMS,
-  // A moderator of one room (create_user's chat_room); a regular user elsewhere.
-  ModeratorOfRoom = ROOMCHAT_ROLE_MODERATOR_OF_ROOM,
-};
-
-// Which identifier deactivate_user and reactivate_user are given (roomchat_user_identifier).
-enum class UserIdentifier : std::uint32_t {
-  UserId = ROOMCHAT_USER_IDENTIFIER_USER_ID,
-  UniqueUserIdentifier = ROOMCHAT_USER_IDENTIFIER_UNIQUE_USER_IDENTIFIER,
-};
-
-// Which form of the conversation-messages path to send (roomchat_path_form).
-enum class PathForm : std::uint32_t {
-  Room = ROOMCHAT_PATH_FORM_ROOM,
-  ChatRoom = ROOMCHAT_PATH_FORM_CHAT_ROOM,
-};
-
 // Which key authenticates a raw request (roomchat_raw_auth).
 enum class RawAuth : std::uint32_t {
   PrivateKey = ROOMCHAT_RAW_AUTH_PRIVATE_KEY,
@@ -309,12 +289,8 @@ struct Free {
   void operator()(roomchat_client_options *p) const noexcept { roomchat_client_options_free(p); }
   void operator()(roomchat_client *p) const noexcept { roomchat_client_free(p); }
   void operator()(roomchat_error *p) const noexcept { roomchat_error_free(p); }
-  void operator()(roomchat_user_page *p) const noexcept { roomchat_user_page_free(p); }
   void operator()(roomchat_user *p) const noexcept { roomchat_user_free(p); }
   void operator()(roomchat_users_iter *p) const noexcept { roomchat_users_iter_free(p); }
-  void operator()(roomchat_messages *p) const noexcept { roomchat_messages_free(p); }
-  void operator()(roomchat_created_user *p) const noexcept { roomchat_created_user_free(p); }
-  void operator()(roomchat_token_user *p) const noexcept { roomchat_token_user_free(p); }
   void operator()(roomchat_call_options *p) const noexcept { roomchat_call_options_free(p); }
   void operator()(char *p) const noexcept { roomchat_string_free(p); }
 };
@@ -467,6 +443,35 @@ inline Message to_message(const roomchat_message *message) {
   out.author_username = field(ROOMCHAT_MESSAGE_FIELD_AUTHOR_USERNAME);
   out.author_email = field(ROOMCHAT_MESSAGE_FIELD_AUTHOR_EMAIL);
   out.author_unique_user_identifier = field(ROOMCHAT_MESSAGE_FIELD_AUTHOR_UNIQUE_USER_IDENTIFIER);
+  return out;
+}
+
+inline UserPage to_user_page(const roomchat_user_page *page) {
+  UserPage out;
+  out.total = roomchat_user_page_total(page);
+  out.limit = roomchat_user_page_limit(page);
+  out.skip = roomchat_user_page_skip(page);
+  const std::size_t count = roomchat_user_page_len(page);
+  out.users.reserve(count);
+  for (std::size_t i = 0; i < count; i++) out.users.push_back(to_user(roomchat_user_page_get(page, i)));
+  return out;
+}
+
+inline std::vector<Message> to_messages(const roomchat_messages *messages) {
+  std::vector<Message> out;
+  const std::size_t count = roomchat_messages_len(messages);
+  out.reserve(count);
+  for (std::size_t i = 0; i < count; i++) out.push_back(to_message(roomchat_messages_get(messages, i)));
+  return out;
+}
+
+inline CreatedUser to_created_user(const roomchat_created_user *user) {
+  CreatedUser out;
+  out.access_token = string_or_empty(roomchat_created_user_access_token(user));
+  out.username = string_or_empty(roomchat_created_user_username(user));
+  out.user_id = string_or_empty(roomchat_created_user_user_id(user));
+  out.is_moderator = roomchat_created_user_is_moderator(user);
+  out.chat_room = optional_string(roomchat_created_user_chat_room(user));
   return out;
 }
 
@@ -755,91 +760,8 @@ class Client : public detail::Operations<Client> {
     return Client(raw);
   }
 
-  // GET /consumer/api/v2/users: one page. `limit` 0 means the service's default (50), else 1 to 200.
-  UserPage list_users(std::uint32_t limit = 0, std::uint64_t skip = 0) const {
-    return send_list_users(nullptr, limit, skip);
-  }
-  WithResponse<UserPage> list_users_with_response(std::uint32_t limit = 0, std::uint64_t skip = 0) const {
-    return detail::with_response([&](roomchat_response_meta **meta) { return send_list_users(meta, limit, skip); });
-  }
-
   // Every user, lazily, `page_size` (1 to 200; 0 = 200) at a time: see Users.
   inline Users users(std::uint32_t page_size = 0) const;
-
-  // DELETE /consumer/api/v2/user/deactivate. Throws ROOMCHAT_RESULT_USER_NOT_FOUND when no active user has `id`.
-  void deactivate_user(UserIdentifier by, std::string_view id) const { send_deactivate_user(nullptr, by, id); }
-  WithResponse<void> deactivate_user_with_response(UserIdentifier by, std::string_view id) const {
-    return detail::with_response([&](roomchat_response_meta **meta) { send_deactivate_user(meta, by, id); });
-  }
-
-  // POST /consumer/api/v2/user/reactivate: the inverse of deactivate_user. Throws
-  // ROOMCHAT_RESULT_USER_NOT_FOUND when no deactivated user has `id` (an active
-  // user too). Never sent again after a 5xx, a timeout or a lost answer unless
-  // ClientOptions::retries allows POSTs to be.
-  void reactivate_user(UserIdentifier by, std::string_view id) const { send_reactivate_user(nullptr, by, id); }
-  WithResponse<void> reactivate_user_with_response(UserIdentifier by, std::string_view id) const {
-    return detail::with_response([&](roomchat_response_meta **meta) { send_reactivate_user(meta, by, id); });
-  }
-
-  // POST /consumer/api/v1/user/accessToken/validate: the user `access_token`
-  // signs in. Authenticated by the public key (ClientOptions::public_key; without
-  // it ROOMCHAT_RESULT_CONFIGURATION, nothing sent). A token that is not valid
-  // (forged, invalidated, its user deactivated) throws
-  // ROOMCHAT_RESULT_INVALID_REQUEST, "invalid accessToken". Retried as a GET is.
-  TokenUser validate_access_token(std::string_view access_token) const {
-    return send_validate_access_token(nullptr, access_token);
-  }
-  WithResponse<TokenUser> validate_access_token_with_response(std::string_view access_token) const {
-    return detail::with_response(
-        [&](roomchat_response_meta **meta) { return send_validate_access_token(meta, access_token); });
-  }
-
-  // POST /consumer/api/v1/user/accesstoken/invalidate: `access_token` no longer
-  // signs anyone in nor validates. Throws ROOMCHAT_RESULT_INVALID_REQUEST when
-  // it is not a valid token (or was invalidated already). Never sent again
-  // after a 5xx, a timeout or a lost answer unless ClientOptions::retries allows POSTs to be.
-  void invalidate_access_token(std::string_view access_token) const {
-    send_invalidate_access_token(nullptr, access_token);
-  }
-  WithResponse<void> invalidate_access_token_with_response(std::string_view access_token) const {
-    return detail::with_response(
-        [&](roomchat_response_meta **meta) { send_invalidate_access_token(meta, access_token); });
-  }
-
-  // GET the messages of a conversation, oldest first.
-  std::vector<Message> conversation_messages(std::string_view room_id, std::string_view conversation_id,
-                                             PathForm form = PathForm::Room) const {
-    return send_conversation_messages(nullptr, room_id, conversation_id, form);
-  }
-  WithResponse<std::vector<Message>> conversation_messages_with_response(std::string_view room_id,
-                                                                         std::string_view conversation_id,
-                                                                         PathForm form = PathForm::Room) const {
-    return detail::with_response([&](roomchat_response_meta **meta) {
-      return send_conversation_messages(meta, room_id, conversation_id, form);
-    });
-  }
-
-  // POST /consumer/api/v1/user. `chat_room` is required for Role::ModeratorOfRoom
-  // and refused otherwise; `extra_json` is a JSON object of fields sent unchanged,
-  // e.g. {"uniqueUserIdentifier": "crm-1"}. Never retried after a 5xx or timeout
-  // unless ClientOptions::retries allows it.
-  CreatedUser create_user(std::string_view username, Role role = Role::Regular,
-                          std::optional<std::string_view> chat_room = std::nullopt,
-                          std::optional<std::string_view> extra_json = std::nullopt) const {
-    return send_create_user(nullptr, username, role, chat_room, extra_json);
-  }
-  WithResponse<CreatedUser> create_user_with_response(std::string_view username, Role role = Role::Regular,
-                                                      std::optional<std::string_view> chat_room = std::nullopt,
-                                                      std::optional<std::string_view> extra_json = std::nullopt) const {
-    return detail::with_response(
-        [&](roomchat_response_meta **meta) { return send_create_user(meta, username, role, chat_room, extra_json); });
-  }
-
-  // GET /consumer/api/v1/chatrooms: the JSON text as the service sent it.
-  std::string list_chat_rooms() const { return send_list_chat_rooms(nullptr); }
-  WithResponse<std::string> list_chat_rooms_with_response() const {
-    return detail::with_response([&](roomchat_response_meta **meta) { return send_list_chat_rooms(meta); });
-  }
 
   // A request to an operation without a documented shape, through the same
   // limits, retries and error decoding. `query_json` is a JSON array of
@@ -903,98 +825,8 @@ class Client : public detail::Operations<Client> {
  private:
   explicit Client(roomchat_client *raw) noexcept : raw_(raw) {}
 
-  // Each endpoint's call once, through its _with_response C function: `meta`
+  // The raw request's call once, through its _with_response C function: `meta`
   // NULL is the plain call, else the answer is written there on success.
-  UserPage send_list_users(roomchat_response_meta **meta, std::uint32_t limit, std::uint64_t skip) const {
-    roomchat_user_page *raw = nullptr;
-    detail::check_call([&](roomchat_error **e) {
-      return roomchat_client_list_users_with_response(get(), limit, skip, &raw, meta, e);
-    });
-    detail::Owned<roomchat_user_page> page(raw);
-    UserPage out;
-    out.total = roomchat_user_page_total(raw);
-    out.limit = roomchat_user_page_limit(raw);
-    out.skip = roomchat_user_page_skip(raw);
-    const std::size_t count = roomchat_user_page_len(raw);
-    out.users.reserve(count);
-    for (std::size_t i = 0; i < count; i++) out.users.push_back(detail::to_user(roomchat_user_page_get(raw, i)));
-    return out;
-  }
-
-  void send_deactivate_user(roomchat_response_meta **meta, UserIdentifier by, std::string_view id) const {
-    detail::CString id_c(id, "id");
-    detail::check_call([&](roomchat_error **e) {
-      return roomchat_client_deactivate_user_with_response(get(), static_cast<std::uint32_t>(by), id_c.get(), meta, e);
-    });
-  }
-
-  void send_reactivate_user(roomchat_response_meta **meta, UserIdentifier by, std::string_view id) const {
-    detail::CString id_c(id, "id");
-    detail::check_call([&](roomchat_error **e) {
-      return roomchat_client_reactivate_user_with_response(get(), static_cast<std::uint32_t>(by), id_c.get(), meta, e);
-    });
-  }
-
-  TokenUser send_validate_access_token(roomchat_response_meta **meta, std::string_view access_token) const {
-    detail::CString token(access_token, "access_token");
-    roomchat_token_user *raw = nullptr;
-    detail::check_call([&](roomchat_error **e) {
-      return roomchat_client_validate_access_token_with_response(get(), token.get(), &raw, meta, e);
-    });
-    detail::Owned<roomchat_token_user> user(raw);
-    return detail::to_token_user(raw);
-  }
-
-  void send_invalidate_access_token(roomchat_response_meta **meta, std::string_view access_token) const {
-    detail::CString token(access_token, "access_token");
-    detail::check_call([&](roomchat_error **e) {
-      return roomchat_client_invalidate_access_token_with_response(get(), token.get(), meta, e);
-    });
-  }
-
-  std::vector<Message> send_conversation_messages(roomchat_response_meta **meta, std::string_view room_id,
-                                                  std::string_view conversation_id, PathForm form) const {
-    detail::CString room(room_id, "room_id"), conversation(conversation_id, "conversation_id");
-    roomchat_messages *raw = nullptr;
-    detail::check_call([&](roomchat_error **e) {
-      return roomchat_client_conversation_messages_with_response(get(), room.get(), conversation.get(),
-                                                                 static_cast<std::uint32_t>(form), &raw, meta, e);
-    });
-    detail::Owned<roomchat_messages> messages(raw);
-    std::vector<Message> out;
-    const std::size_t count = roomchat_messages_len(raw);
-    out.reserve(count);
-    for (std::size_t i = 0; i < count; i++) out.push_back(detail::to_message(roomchat_messages_get(raw, i)));
-    return out;
-  }
-
-  CreatedUser send_create_user(roomchat_response_meta **meta, std::string_view username, Role role,
-                               std::optional<std::string_view> chat_room,
-                               std::optional<std::string_view> extra_json) const {
-    detail::CString name(username, "username");
-    detail::OptionalCString room(chat_room, "chat_room"), extra(extra_json, "extra_json");
-    roomchat_created_user *raw = nullptr;
-    detail::check_call([&](roomchat_error **e) {
-      return roomchat_client_create_user_with_response(get(), name.get(), static_cast<std::uint32_t>(role),
-                                                       room.get(), extra.get(), &raw, meta, e);
-    });
-    detail::Owned<roomchat_created_user> user(raw);
-    CreatedUser out;
-    out.access_token = detail::string_or_empty(roomchat_created_user_access_token(raw));
-    out.username = detail::string_or_empty(roomchat_created_user_username(raw));
-    out.user_id = detail::string_or_empty(roomchat_created_user_user_id(raw));
-    out.is_moderator = roomchat_created_user_is_moderator(raw);
-    out.chat_room = detail::optional_string(roomchat_created_user_chat_room(raw));
-    return out;
-  }
-
-  std::string send_list_chat_rooms(roomchat_response_meta **meta) const {
-    char *json = nullptr;
-    detail::check_call(
-        [&](roomchat_error **e) { return roomchat_client_list_chat_rooms_with_response(get(), &json, meta, e); });
-    return detail::take_string(json);
-  }
-
   RawResponse send_raw_request(roomchat_response_meta **meta, std::string_view method, std::string_view path,
                                std::optional<std::string_view> query_json, std::optional<std::string_view> body_json,
                                RawAuth auth) const {

@@ -11,6 +11,32 @@
 
 namespace roomchat {
 
+// Which identifier `roomchat_client_deactivate_user` is given (roomchat_user_identifier).
+enum class UserIdentifier : std::uint32_t {
+  // The service's user id (`userId`).
+  UserId = ROOMCHAT_USER_IDENTIFIER_USER_ID,
+  // The customer-chosen `uniqueUserIdentifier`.
+  UniqueUserIdentifier = ROOMCHAT_USER_IDENTIFIER_UNIQUE_USER_IDENTIFIER,
+};
+
+// Which form of the conversation-messages path to send (roomchat_path_form).
+enum class PathForm : std::uint32_t {
+  // `/consumer/api/v2/room/...`
+  Room = ROOMCHAT_PATH_FORM_ROOM,
+  // `/consumer/api/v2/chatroom/...`
+  ChatRoom = ROOMCHAT_PATH_FORM_CHAT_ROOM,
+};
+
+// What kind of user `roomchat_client_create_user` makes (roomchat_role).
+enum class Role : std::uint32_t {
+  // A regular user.
+  Regular = ROOMCHAT_ROLE_REGULAR,
+  // A moderator of every room.
+  ModeratorOfAllRooms = ROOMCHAT_ROLE_MODERATOR_OF_ALL_ROOMS,
+  // A moderator of one room (`chat_room`); a regular user in any other.
+  ModeratorOfRoom = ROOMCHAT_ROLE_MODERATOR_OF_ROOM,
+};
+
 // The service's acknowledgement of an operation: `{"success": true}`, with a message for some.
 // (roomchat_acknowledged)
 class Acknowledged {
@@ -171,6 +197,111 @@ namespace detail {
 template <typename Derived>
 class Operations {
  public:
+  // GET /consumer/api/v2/users: One page of the account's users. Repeatable: sent again after a
+  // 5xx, a timeout or a lost answer, as a GET is. limit (0: not sent, the service's default 50; 1
+  // to 200). skip (at least 0). A value outside its declared limits gives
+  // `ROOMCHAT_RESULT_VALIDATION` and nothing is sent.
+  UserPage list_users(std::uint32_t limit = 0, std::uint64_t skip = 0) const {
+    return send_list_users(nullptr, limit, skip);
+  }
+  WithResponse<UserPage> list_users_with_response(std::uint32_t limit = 0, std::uint64_t skip = 0) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_list_users(meta, limit, skip); });
+  }
+
+  // DELETE /consumer/api/v2/user/deactivate: Deactivates a user: their access tokens stop working
+  // until reactivated. Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET
+  // is. by: which of `userId`, `uniqueUserIdentifier` id is. `ROOMCHAT_RESULT_USER_NOT_FOUND` when
+  // no active user has it.
+  void deactivate_user(UserIdentifier by, std::string_view id) const {
+    send_deactivate_user(nullptr, by, id);
+  }
+  WithResponse<void> deactivate_user_with_response(UserIdentifier by, std::string_view id) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { send_deactivate_user(meta, by, id); });
+  }
+
+  // GET /consumer/api/v2/{pathForm}/{roomId}/conversation/{conversationId}/messages: The messages
+  // of a one-to-one conversation of a room, oldest first. Repeatable: sent again after a 5xx, a
+  // timeout or a lost answer, as a GET is.
+  std::vector<Message> conversation_messages(std::string_view room_id, std::string_view conversation_id,
+                                             PathForm form = PathForm::Room) const {
+    return send_conversation_messages(nullptr, room_id, conversation_id, form);
+  }
+  WithResponse<std::vector<Message>> conversation_messages_with_response(std::string_view room_id,
+                                                                         std::string_view conversation_id,
+                                                                         PathForm form = PathForm::Room) const {
+    return detail::with_response([&](roomchat_response_meta **meta) {
+      return send_conversation_messages(meta, room_id, conversation_id, form);
+    });
+  }
+
+  // POST /consumer/api/v1/user: Creates a user, a moderator of every room, or a moderator of one
+  // room. Never sent again after a 5xx, a timeout or a lost answer (a repeat could do it twice)
+  // unless ClientOptions::retries allows it. chat_room (std::nullopt: not sent) is `chatRoom`:
+  // required with Role::ModeratorOfRoom and std::nullopt otherwise (else
+  // `ROOMCHAT_RESULT_INVALID_ARGUMENT`, nothing sent). extra_json (std::nullopt: none) is a JSON
+  // object of further fields, sent unchanged, e.g. `{"uniqueUserIdentifier": "crm-1"}`; another
+  // JSON value gives `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent.
+  CreatedUser create_user(std::string_view username, Role role = Role::Regular,
+                          std::optional<std::string_view> chat_room = std::nullopt,
+                          std::optional<std::string_view> extra_json = std::nullopt) const {
+    return send_create_user(nullptr, username, role, chat_room, extra_json);
+  }
+  WithResponse<CreatedUser> create_user_with_response(std::string_view username, Role role = Role::Regular,
+                                                      std::optional<std::string_view> chat_room = std::nullopt,
+                                                      std::optional<std::string_view> extra_json = std::nullopt) const {
+    return detail::with_response([&](roomchat_response_meta **meta) {
+      return send_create_user(meta, username, role, chat_room, extra_json);
+    });
+  }
+
+  // GET /consumer/api/v1/chatrooms: Every chat room of the account. Repeatable: sent again after a
+  // 5xx, a timeout or a lost answer, as a GET is.
+  std::string list_chat_rooms() const {
+    return send_list_chat_rooms(nullptr);
+  }
+  WithResponse<std::string> list_chat_rooms_with_response() const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_list_chat_rooms(meta); });
+  }
+
+  // POST /consumer/api/v2/user/reactivate: Reactivates a deactivated user. Never sent again after
+  // a 5xx, a timeout or a lost answer (a repeat could do it twice) unless ClientOptions::retries
+  // allows it. by: which of `userId`, `uniqueUserIdentifier` id is.
+  // `ROOMCHAT_RESULT_USER_NOT_FOUND` when no deactivated user has it (an active user too).
+  void reactivate_user(UserIdentifier by, std::string_view id) const {
+    send_reactivate_user(nullptr, by, id);
+  }
+  WithResponse<void> reactivate_user_with_response(UserIdentifier by, std::string_view id) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { send_reactivate_user(meta, by, id); });
+  }
+
+  // POST /consumer/api/v1/user/accessToken/validate: The user an access token signs in, with the
+  // token's issue time. Authenticated by the public key (ClientOptions::public_key; without it
+  // ROOMCHAT_RESULT_CONFIGURATION, nothing sent). Repeatable: sent again after a 5xx, a timeout or
+  // a lost answer, as a GET is. A token that is not valid (forged, invalidated, or of a
+  // deactivated user) is `ROOMCHAT_RESULT_INVALID_REQUEST` with the message `invalid accessToken`.
+  TokenUser validate_access_token(std::string_view access_token) const {
+    return send_validate_access_token(nullptr, access_token);
+  }
+  WithResponse<TokenUser> validate_access_token_with_response(std::string_view access_token) const {
+    return detail::with_response([&](roomchat_response_meta **meta) {
+      return send_validate_access_token(meta, access_token);
+    });
+  }
+
+  // POST /consumer/api/v1/user/accesstoken/invalidate: Invalidates an access token: it signs
+  // nobody in any more. Never sent again after a 5xx, a timeout or a lost answer (a repeat could
+  // do it twice) unless ClientOptions::retries allows it. `access_token` no longer signs anyone in
+  // nor validates. `ROOMCHAT_RESULT_INVALID_REQUEST` when it is not a valid token (or was
+  // invalidated already).
+  void invalidate_access_token(std::string_view access_token) const {
+    send_invalidate_access_token(nullptr, access_token);
+  }
+  WithResponse<void> invalidate_access_token_with_response(std::string_view access_token) const {
+    return detail::with_response([&](roomchat_response_meta **meta) {
+      send_invalidate_access_token(meta, access_token);
+    });
+  }
+
   // POST /api/v1/chatRoom/{roomId}/eject-all: Signs every user out of a room. The reference page
   // prints this path without the `/consumer` prefix; it is sent as printed. Repeatable: sent again
   // after a 5xx, a timeout or a lost answer, as a GET is.
@@ -197,6 +328,84 @@ class Operations {
 
  private:
   roomchat_client *client() const noexcept { return static_cast<const Derived *>(this)->get(); }
+
+  UserPage send_list_users(roomchat_response_meta **meta, std::uint32_t limit, std::uint64_t skip) const {
+    roomchat_user_page *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_list_users_with_response(client(), limit, skip, &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_user_page, roomchat_user_page_free> owned(raw);
+    return detail::to_user_page(raw);
+  }
+
+  void send_deactivate_user(roomchat_response_meta **meta, UserIdentifier by, std::string_view id) const {
+    detail::CString id_c(id, "id");
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_deactivate_user_with_response(client(), static_cast<std::uint32_t>(by), id_c.get(), meta,
+                                                           e);
+    });
+  }
+
+  std::vector<Message> send_conversation_messages(roomchat_response_meta **meta, std::string_view room_id,
+                                                  std::string_view conversation_id, PathForm form) const {
+    detail::CString room_id_c(room_id, "room_id");
+    detail::CString conversation_id_c(conversation_id, "conversation_id");
+    roomchat_messages *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_conversation_messages_with_response(client(), room_id_c.get(), conversation_id_c.get(),
+                                                                 static_cast<std::uint32_t>(form), &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_messages, roomchat_messages_free> owned(raw);
+    return detail::to_messages(raw);
+  }
+
+  CreatedUser send_create_user(roomchat_response_meta **meta, std::string_view username, Role role,
+                               std::optional<std::string_view> chat_room,
+                               std::optional<std::string_view> extra_json) const {
+    detail::CString username_c(username, "username");
+    detail::OptionalCString chat_room_c(chat_room, "chat_room");
+    detail::OptionalCString extra_json_c(extra_json, "extra_json");
+    roomchat_created_user *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_create_user_with_response(client(), username_c.get(), static_cast<std::uint32_t>(role),
+                                                       chat_room_c.get(), extra_json_c.get(), &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_created_user, roomchat_created_user_free> owned(raw);
+    return detail::to_created_user(raw);
+  }
+
+  std::string send_list_chat_rooms(roomchat_response_meta **meta) const {
+    char *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_list_chat_rooms_with_response(client(), &raw, meta, e);
+    });
+    return detail::take_string(raw);
+  }
+
+  void send_reactivate_user(roomchat_response_meta **meta, UserIdentifier by, std::string_view id) const {
+    detail::CString id_c(id, "id");
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_reactivate_user_with_response(client(), static_cast<std::uint32_t>(by), id_c.get(), meta,
+                                                           e);
+    });
+  }
+
+  TokenUser send_validate_access_token(roomchat_response_meta **meta, std::string_view access_token) const {
+    detail::CString access_token_c(access_token, "access_token");
+    roomchat_token_user *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_validate_access_token_with_response(client(), access_token_c.get(), &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_token_user, roomchat_token_user_free> owned(raw);
+    return detail::to_token_user(raw);
+  }
+
+  void send_invalidate_access_token(roomchat_response_meta **meta, std::string_view access_token) const {
+    detail::CString access_token_c(access_token, "access_token");
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_invalidate_access_token_with_response(client(), access_token_c.get(), meta, e);
+    });
+  }
 
   Acknowledged send_eject_all_users(roomchat_response_meta **meta, std::string_view room_id) const {
     detail::CString room_id_c(room_id, "room_id");

@@ -25,6 +25,17 @@ mod client;
 #[allow(dead_code, missing_docs, unused_imports)]
 #[path = "../src/error.rs"]
 mod error;
+#[allow(
+    dead_code,
+    missing_docs,
+    unused_imports,
+    clippy::not_unsafe_ptr_arg_deref
+)]
+#[path = "../src/generated.rs"]
+mod generated;
+#[allow(missing_docs, unused_imports)]
+#[path = "../src/glue.rs"]
+mod glue;
 #[allow(dead_code, missing_docs, unused_imports)]
 #[path = "../src/models.rs"]
 mod models;
@@ -39,6 +50,7 @@ mod view;
 
 use client::*;
 use error::roomchat_result;
+use generated::*;
 use models::*;
 
 fn main() {

@@ -1,4 +1,6 @@
-//! Client options, the client handle, and every endpoint.
+//! Client options, the client handle, and what is not a declared operation: the
+//! users iterator, the raw request, the rate-limit state, sign-in addresses.
+//! The declared operations' functions are generated (generated.rs).
 
 use std::ffi::{c_char, CStr};
 use std::ptr;
@@ -6,19 +8,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use roomchat::{
-    BudgetBackend, Client, ClientBuilder, ConversationMessages, CreateUser, DeactivateUser,
-    ListUsers, Observer, OnRedisError, PathForm, Proxy, RateLimitConfig, RawAuth, RawRequest,
-    ReactivateUser, RedisBudget, TlsRoots,
+    BudgetBackend, Client, ClientBuilder, Observer, OnRedisError, Proxy, RateLimitConfig, RawAuth,
+    RawRequest, RedisBudget, TlsRoots,
 };
 use serde_json::Value;
 
 use crate::error::{
     c_string, enum_arg, enum_from_u32, guard, guard_value, roomchat_error, roomchat_result, Failure,
 };
-use crate::models::{
-    roomchat_created_user, roomchat_messages, roomchat_token_user, roomchat_user_page,
-    roomchat_users_iter,
-};
+use crate::models::roomchat_users_iter;
 use crate::view::{respond, roomchat_response_meta, write_meta};
 
 // ---- argument helpers ------------------------------------------------------------------
@@ -35,7 +33,7 @@ pub(crate) fn text_arg<'a>(ptr: *const c_char, name: &str) -> Result<&'a str, Fa
 }
 
 /// An optional string argument (NULL = absent).
-fn opt_text_arg<'a>(ptr: *const c_char, name: &str) -> Result<Option<&'a str>, Failure> {
+pub(crate) fn opt_text_arg<'a>(ptr: *const c_char, name: &str) -> Result<Option<&'a str>, Failure> {
     if ptr.is_null() {
         Ok(None)
     } else {
@@ -44,7 +42,7 @@ fn opt_text_arg<'a>(ptr: *const c_char, name: &str) -> Result<Option<&'a str>, F
 }
 
 /// An optional JSON argument (NULL = absent).
-fn json_arg(ptr: *const c_char, name: &str) -> Result<Option<Value>, Failure> {
+pub(crate) fn json_arg(ptr: *const c_char, name: &str) -> Result<Option<Value>, Failure> {
     match opt_text_arg(ptr, name)? {
         None => Ok(None),
         Some(text) => serde_json::from_str(text)
@@ -587,54 +585,6 @@ pub extern "C" fn roomchat_client_free(client: *mut roomchat_client) {
     free_box(client)
 }
 
-/// GET /consumer/api/v2/users: one page. `limit` 0 means the service's default
-/// (50), else 1 to 200. Writes the page to `*page_out` (free with `roomchat_user_page_free`).
-#[no_mangle]
-pub extern "C" fn roomchat_client_list_users(
-    client: *const roomchat_client,
-    limit: u32,
-    skip: u64,
-    page_out: *mut *mut roomchat_user_page,
-    err_out: *mut *mut roomchat_error,
-) -> roomchat_result {
-    roomchat_client_list_users_with_response(
-        client,
-        limit,
-        skip,
-        page_out,
-        ptr::null_mut(),
-        err_out,
-    )
-}
-
-/// `roomchat_client_list_users`, and, when `meta_out` is not NULL, the answer's
-/// status, headers and attempts written to `*meta_out` (free with
-/// `roomchat_response_meta_free`). Every endpoint call has this form: the same
-/// arguments, `meta_out` after the outputs; every output, `*meta_out` too, is
-/// written only on success.
-#[no_mangle]
-pub extern "C" fn roomchat_client_list_users_with_response(
-    client: *const roomchat_client,
-    limit: u32,
-    skip: u64,
-    page_out: *mut *mut roomchat_user_page,
-    meta_out: *mut *mut roomchat_response_meta,
-    err_out: *mut *mut roomchat_error,
-) -> roomchat_result {
-    guard(err_out, || {
-        out_arg(page_out, "page_out")?;
-        let client = borrow_arg(client, "client")?;
-        let params = ListUsers {
-            limit: (limit > 0).then_some(limit),
-            skip: Some(skip),
-        };
-        let (page, meta) = respond(&client.client, meta_out, |c| c.list_users(&params))?;
-        write_out(page_out, roomchat_user_page::from(page));
-        write_meta(meta_out, meta);
-        Ok(())
-    })
-}
-
 /// Starts a lazy iteration over every user, `page_size` (1 to 200; 0 = 200) at a time.
 /// Writes the iterator to `*iter_out` (free with `roomchat_users_iter_free`); it keeps
 /// its own reference to the client.
@@ -659,393 +609,6 @@ pub extern "C" fn roomchat_client_users_iter(
                 users: client.client.users_with_page_size(size),
             },
         );
-        Ok(())
-    })
-}
-
-/// Which identifier `roomchat_client_deactivate_user` is given.
-#[allow(non_camel_case_types)]
-#[repr(u32)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum roomchat_user_identifier {
-    /// The service's user id (`userId`).
-    UserId = 0,
-    /// The customer-chosen `uniqueUserIdentifier`.
-    UniqueUserIdentifier = 1,
-}
-enum_from_u32!(roomchat_user_identifier {
-    UserId,
-    UniqueUserIdentifier
-});
-
-/// The user named by `by` (a `roomchat_user_identifier` value) and `id`.
-fn user_target(by: u32, id: *const c_char) -> Result<DeactivateUser, Failure> {
-    let by = enum_arg(
-        by,
-        "by",
-        "roomchat_user_identifier",
-        roomchat_user_identifier::from_u32,
-    )?;
-    let id = text_arg(id, "id")?.to_owned();
-    Ok(match by {
-        roomchat_user_identifier::UserId => DeactivateUser::UserId(id),
-        roomchat_user_identifier::UniqueUserIdentifier => DeactivateUser::UniqueUserIdentifier(id),
-    })
-}
-
-/// DELETE /consumer/api/v2/user/deactivate, by exactly one identifier. `by` is
-/// a `roomchat_user_identifier` value; another number gives
-/// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent.
-/// `ROOMCHAT_RESULT_USER_NOT_FOUND` when no active user has it.
-#[no_mangle]
-pub extern "C" fn roomchat_client_deactivate_user(
-    client: *const roomchat_client,
-    by: u32,
-    id: *const c_char,
-    err_out: *mut *mut roomchat_error,
-) -> roomchat_result {
-    roomchat_client_deactivate_user_with_response(client, by, id, ptr::null_mut(), err_out)
-}
-
-/// `roomchat_client_deactivate_user` with the answer (see
-/// `roomchat_client_list_users_with_response`).
-#[no_mangle]
-pub extern "C" fn roomchat_client_deactivate_user_with_response(
-    client: *const roomchat_client,
-    by: u32,
-    id: *const c_char,
-    meta_out: *mut *mut roomchat_response_meta,
-    err_out: *mut *mut roomchat_error,
-) -> roomchat_result {
-    guard(err_out, || {
-        let client = borrow_arg(client, "client")?;
-        let target = user_target(by, id)?;
-        let ((), meta) = respond(&client.client, meta_out, |c| {
-            c.deactivate_user(&target).map(drop)
-        })?;
-        write_meta(meta_out, meta);
-        Ok(())
-    })
-}
-
-/// POST /consumer/api/v2/user/reactivate: the inverse of
-/// `roomchat_client_deactivate_user`, by exactly one identifier. `by` is a
-/// `roomchat_user_identifier` value; another number gives
-/// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent.
-/// `ROOMCHAT_RESULT_USER_NOT_FOUND` when no deactivated user has it (an active
-/// user too). Never sent again after a 5xx, a timeout or a lost answer (it is a
-/// POST) unless `roomchat_client_options_set_retries` allows it.
-#[no_mangle]
-pub extern "C" fn roomchat_client_reactivate_user(
-    client: *const roomchat_client,
-    by: u32,
-    id: *const c_char,
-    err_out: *mut *mut roomchat_error,
-) -> roomchat_result {
-    roomchat_client_reactivate_user_with_response(client, by, id, ptr::null_mut(), err_out)
-}
-
-/// `roomchat_client_reactivate_user` with the answer (see
-/// `roomchat_client_list_users_with_response`).
-#[no_mangle]
-pub extern "C" fn roomchat_client_reactivate_user_with_response(
-    client: *const roomchat_client,
-    by: u32,
-    id: *const c_char,
-    meta_out: *mut *mut roomchat_response_meta,
-    err_out: *mut *mut roomchat_error,
-) -> roomchat_result {
-    guard(err_out, || {
-        let client = borrow_arg(client, "client")?;
-        let target = match user_target(by, id)? {
-            DeactivateUser::UserId(id) => ReactivateUser::UserId(id),
-            DeactivateUser::UniqueUserIdentifier(id) => ReactivateUser::UniqueUserIdentifier(id),
-        };
-        let ((), meta) = respond(&client.client, meta_out, |c| {
-            c.reactivate_user(&target).map(drop)
-        })?;
-        write_meta(meta_out, meta);
-        Ok(())
-    })
-}
-
-/// POST /consumer/api/v1/user/accessToken/validate, authenticated by the
-/// **public** key (`roomchat_client_options_set_public_key`; without it
-/// `ROOMCHAT_RESULT_CONFIGURATION` and nothing is sent). Writes the user the
-/// token signs in to `*user_out` (free with `roomchat_token_user_free`). A token
-/// that is not valid (forged, invalidated, or of a deactivated user) is
-/// `ROOMCHAT_RESULT_INVALID_REQUEST` with the message `invalid accessToken`.
-/// It only reads: retried as a GET is.
-#[no_mangle]
-pub extern "C" fn roomchat_client_validate_access_token(
-    client: *const roomchat_client,
-    access_token: *const c_char,
-    user_out: *mut *mut roomchat_token_user,
-    err_out: *mut *mut roomchat_error,
-) -> roomchat_result {
-    roomchat_client_validate_access_token_with_response(
-        client,
-        access_token,
-        user_out,
-        ptr::null_mut(),
-        err_out,
-    )
-}
-
-/// `roomchat_client_validate_access_token` with the answer (see
-/// `roomchat_client_list_users_with_response`).
-#[no_mangle]
-pub extern "C" fn roomchat_client_validate_access_token_with_response(
-    client: *const roomchat_client,
-    access_token: *const c_char,
-    user_out: *mut *mut roomchat_token_user,
-    meta_out: *mut *mut roomchat_response_meta,
-    err_out: *mut *mut roomchat_error,
-) -> roomchat_result {
-    guard(err_out, || {
-        out_arg(user_out, "user_out")?;
-        let client = borrow_arg(client, "client")?;
-        let token = text_arg(access_token, "access_token")?;
-        let (user, meta) = respond(&client.client, meta_out, |c| c.validate_access_token(token))?;
-        write_out(user_out, roomchat_token_user::from(user));
-        write_meta(meta_out, meta);
-        Ok(())
-    })
-}
-
-/// POST /consumer/api/v1/user/accesstoken/invalidate: `access_token` no longer
-/// signs anyone in nor validates. `ROOMCHAT_RESULT_INVALID_REQUEST` when it is
-/// not a valid token (or was invalidated already). Never sent again after a 5xx,
-/// a timeout or a lost answer (it is a POST) unless
-/// `roomchat_client_options_set_retries` allows it.
-#[no_mangle]
-pub extern "C" fn roomchat_client_invalidate_access_token(
-    client: *const roomchat_client,
-    access_token: *const c_char,
-    err_out: *mut *mut roomchat_error,
-) -> roomchat_result {
-    roomchat_client_invalidate_access_token_with_response(
-        client,
-        access_token,
-        ptr::null_mut(),
-        err_out,
-    )
-}
-
-/// `roomchat_client_invalidate_access_token` with the answer (see
-/// `roomchat_client_list_users_with_response`).
-#[no_mangle]
-pub extern "C" fn roomchat_client_invalidate_access_token_with_response(
-    client: *const roomchat_client,
-    access_token: *const c_char,
-    meta_out: *mut *mut roomchat_response_meta,
-    err_out: *mut *mut roomchat_error,
-) -> roomchat_result {
-    guard(err_out, || {
-        let client = borrow_arg(client, "client")?;
-        let token = text_arg(access_token, "access_token")?;
-        let ((), meta) = respond(&client.client, meta_out, |c| {
-            c.invalidate_access_token(token).map(drop)
-        })?;
-        write_meta(meta_out, meta);
-        Ok(())
-    })
-}
-
-/// Which form of the conversation-messages path to send.
-#[allow(non_camel_case_types)]
-#[repr(u32)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum roomchat_path_form {
-    /// `/consumer/api/v2/room/...`
-    Room = 0,
-    /// `/consumer/api/v2/chatroom/...`
-    ChatRoom = 1,
-}
-enum_from_u32!(roomchat_path_form { Room, ChatRoom });
-
-/// GET the messages of a conversation, oldest first. `form` is a
-/// `roomchat_path_form` value; another number gives
-/// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent. Writes them to
-/// `*messages_out` (free with `roomchat_messages_free`).
-#[no_mangle]
-pub extern "C" fn roomchat_client_conversation_messages(
-    client: *const roomchat_client,
-    room_id: *const c_char,
-    conversation_id: *const c_char,
-    form: u32,
-    messages_out: *mut *mut roomchat_messages,
-    err_out: *mut *mut roomchat_error,
-) -> roomchat_result {
-    roomchat_client_conversation_messages_with_response(
-        client,
-        room_id,
-        conversation_id,
-        form,
-        messages_out,
-        ptr::null_mut(),
-        err_out,
-    )
-}
-
-/// `roomchat_client_conversation_messages` with the answer (see
-/// `roomchat_client_list_users_with_response`).
-#[no_mangle]
-pub extern "C" fn roomchat_client_conversation_messages_with_response(
-    client: *const roomchat_client,
-    room_id: *const c_char,
-    conversation_id: *const c_char,
-    form: u32,
-    messages_out: *mut *mut roomchat_messages,
-    meta_out: *mut *mut roomchat_response_meta,
-    err_out: *mut *mut roomchat_error,
-) -> roomchat_result {
-    guard(err_out, || {
-        out_arg(messages_out, "messages_out")?;
-        let client = borrow_arg(client, "client")?;
-        let form = enum_arg(
-            form,
-            "form",
-            "roomchat_path_form",
-            roomchat_path_form::from_u32,
-        )?;
-        let query = ConversationMessages::new(
-            text_arg(room_id, "room_id")?,
-            text_arg(conversation_id, "conversation_id")?,
-        )
-        .path_form(match form {
-            roomchat_path_form::Room => PathForm::Room,
-            roomchat_path_form::ChatRoom => PathForm::ChatRoom,
-        });
-        let (messages, meta) = respond(&client.client, meta_out, |c| {
-            c.conversation_messages(&query)
-        })?;
-        write_out(messages_out, roomchat_messages::from(messages));
-        write_meta(meta_out, meta);
-        Ok(())
-    })
-}
-
-/// What kind of user `roomchat_client_create_user` makes.
-#[allow(non_camel_case_types)]
-#[repr(u32)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum roomchat_role {
-    /// A regular user.
-    Regular = 0,
-    /// A moderator of every room.
-    ModeratorOfAllRooms = 1,
-    /// A moderator of one room (`chat_room`); a regular user in any other.
-    ModeratorOfRoom = 2,
-}
-enum_from_u32!(roomchat_role {
-    Regular,
-    ModeratorOfAllRooms,
-    ModeratorOfRoom
-});
-
-/// POST /consumer/api/v1/user. `role` is a `roomchat_role` value; another
-/// number gives `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent.
-/// `chat_room` is required for `ROOMCHAT_ROLE_MODERATOR_OF_ROOM` and must be
-/// NULL otherwise. `extra_json` (NULL for none) is a JSON object of fields sent
-/// unchanged, e.g. `{"uniqueUserIdentifier": "crm-1", "email": "a@b.c"}`. Never
-/// retried after a 5xx or timeout unless enabled. Writes the new user to
-/// `*user_out` (free with `roomchat_created_user_free`).
-#[no_mangle]
-pub extern "C" fn roomchat_client_create_user(
-    client: *const roomchat_client,
-    username: *const c_char,
-    role: u32,
-    chat_room: *const c_char,
-    extra_json: *const c_char,
-    user_out: *mut *mut roomchat_created_user,
-    err_out: *mut *mut roomchat_error,
-) -> roomchat_result {
-    roomchat_client_create_user_with_response(
-        client,
-        username,
-        role,
-        chat_room,
-        extra_json,
-        user_out,
-        ptr::null_mut(),
-        err_out,
-    )
-}
-
-/// `roomchat_client_create_user` with the answer (see
-/// `roomchat_client_list_users_with_response`).
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub extern "C" fn roomchat_client_create_user_with_response(
-    client: *const roomchat_client,
-    username: *const c_char,
-    role: u32,
-    chat_room: *const c_char,
-    extra_json: *const c_char,
-    user_out: *mut *mut roomchat_created_user,
-    meta_out: *mut *mut roomchat_response_meta,
-    err_out: *mut *mut roomchat_error,
-) -> roomchat_result {
-    guard(err_out, || {
-        out_arg(user_out, "user_out")?;
-        let client = borrow_arg(client, "client")?;
-        let role = enum_arg(role, "role", "roomchat_role", roomchat_role::from_u32)?;
-        let username = text_arg(username, "username")?;
-        let chat_room = opt_text_arg(chat_room, "chat_room")?;
-        let mut request = match (role, chat_room) {
-            (roomchat_role::Regular, None) => CreateUser::regular(username),
-            (roomchat_role::ModeratorOfAllRooms, None) => CreateUser::moderator(username),
-            (roomchat_role::ModeratorOfRoom, Some(room)) => {
-                CreateUser::room_moderator(username, room)
-            }
-            (roomchat_role::ModeratorOfRoom, None) => {
-                return Err(Failure::invalid("a room moderator needs chat_room"))
-            }
-            (_, Some(_)) => {
-                return Err(Failure::invalid(
-                    "chat_room is only for ROOMCHAT_ROLE_MODERATOR_OF_ROOM",
-                ))
-            }
-        };
-        match json_arg(extra_json, "extra_json")? {
-            None => {}
-            Some(Value::Object(fields)) => request.extra = fields,
-            Some(_) => return Err(Failure::invalid("extra_json must be a JSON object")),
-        }
-        let (created, meta) = respond(&client.client, meta_out, |c| c.create_user(&request))?;
-        write_out(user_out, roomchat_created_user::from(created));
-        write_meta(meta_out, meta);
-        Ok(())
-    })
-}
-
-/// GET /consumer/api/v1/chatrooms. Writes the JSON text as the service sent it
-/// to `*json_out` (free with `roomchat_string_free`).
-#[no_mangle]
-pub extern "C" fn roomchat_client_list_chat_rooms(
-    client: *const roomchat_client,
-    json_out: *mut *mut c_char,
-    err_out: *mut *mut roomchat_error,
-) -> roomchat_result {
-    roomchat_client_list_chat_rooms_with_response(client, json_out, ptr::null_mut(), err_out)
-}
-
-/// `roomchat_client_list_chat_rooms` with the answer (see
-/// `roomchat_client_list_users_with_response`).
-#[no_mangle]
-pub extern "C" fn roomchat_client_list_chat_rooms_with_response(
-    client: *const roomchat_client,
-    json_out: *mut *mut c_char,
-    meta_out: *mut *mut roomchat_response_meta,
-    err_out: *mut *mut roomchat_error,
-) -> roomchat_result {
-    guard(err_out, || {
-        out_arg(json_out, "json_out")?;
-        let client = borrow_arg(client, "client")?;
-        let (rooms, meta) = respond(&client.client, meta_out, |c| c.list_chat_rooms())?;
-        write_string(json_out, rooms.to_string());
-        write_meta(meta_out, meta);
         Ok(())
     })
 }

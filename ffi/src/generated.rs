@@ -8,15 +8,497 @@
 use std::ffi::{c_char, CString};
 use std::ptr;
 
-use roomchat::{Acknowledged, Bot, BotAnswer, UpdateBot};
+use roomchat::wire::Operation;
+use roomchat::{
+    Acknowledged, Bot, BotAnswer, CreatedUser, Deactivated, Invalidated, Message, Reactivated,
+    TokenUser, UpdateBot, UserPage,
+};
+use serde_json::Value;
 
-use crate::client::{borrow_arg, free_box, out_arg, roomchat_client, text_arg, write_out};
-use crate::error::{guard, roomchat_error, roomchat_result};
+use crate::client::{
+    borrow_arg, free_box, opt_text_arg, out_arg, roomchat_client, text_arg, write_out, write_string,
+};
+use crate::error::{enum_arg, enum_from_u32, guard, roomchat_error, roomchat_result};
 use crate::glue::{
-    extra_json, flag, integer, nested, new_params, params_arg, read, set_param, text, text_ptr,
-    text_value, Params,
+    extra_json, flag, integer, json_object_arg, json_params, needed, nested, new_params,
+    params_arg, read, set_param, text, text_ptr, text_value, Params,
+};
+use crate::models::{
+    roomchat_created_user, roomchat_messages, roomchat_token_user, roomchat_user_page,
 };
 use crate::view::{respond, roomchat_response_meta, write_meta};
+
+/// Which identifier `roomchat_client_deactivate_user` is given.
+#[allow(non_camel_case_types)]
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum roomchat_user_identifier {
+    /// The service's user id (`userId`).
+    UserId = 0,
+    /// The customer-chosen `uniqueUserIdentifier`.
+    UniqueUserIdentifier = 1,
+}
+enum_from_u32!(roomchat_user_identifier {
+    UserId,
+    UniqueUserIdentifier
+});
+
+/// Which form of the conversation-messages path to send.
+#[allow(non_camel_case_types)]
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum roomchat_path_form {
+    /// `/consumer/api/v2/room/...`
+    Room = 0,
+    /// `/consumer/api/v2/chatroom/...`
+    ChatRoom = 1,
+}
+enum_from_u32!(roomchat_path_form { Room, ChatRoom });
+
+/// What kind of user `roomchat_client_create_user` makes.
+#[allow(non_camel_case_types)]
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum roomchat_role {
+    /// A regular user.
+    Regular = 0,
+    /// A moderator of every room.
+    ModeratorOfAllRooms = 1,
+    /// A moderator of one room (`chat_room`); a regular user in any other.
+    ModeratorOfRoom = 2,
+}
+enum_from_u32!(roomchat_role {
+    Regular,
+    ModeratorOfAllRooms,
+    ModeratorOfRoom
+});
+
+/// GET `/consumer/api/v2/users`: One page of the account's users. Repeatable: sent again after a
+/// 5xx, a timeout or a lost answer, as a GET is. `limit` (0: not sent, the service's default 50; 1
+/// to 200). `skip` (at least 0). A value outside its declared limits gives
+/// `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On success writes the answer to `*page_out`
+/// (owned by the caller: free with `roomchat_user_page_free`); on failure writes nothing there, the
+/// details to `*err_out` when it is not NULL (free with `roomchat_error_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_list_users(
+    client: *const roomchat_client,
+    limit: u32,
+    skip: u64,
+    page_out: *mut *mut roomchat_user_page,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_list_users_with_response(
+        client,
+        limit,
+        skip,
+        page_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_list_users`, and, when `meta_out` is not NULL, the answer's status, headers and
+/// attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_list_users_with_response(
+    client: *const roomchat_client,
+    limit: u32,
+    skip: u64,
+    page_out: *mut *mut roomchat_user_page,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(page_out, "page_out")?;
+        let client = borrow_arg(client, "client")?;
+        let params = json_params([
+            ("limit", (limit > 0).then(|| limit.into())),
+            ("skip", Some(skip.into())),
+        ]);
+        let (answer, meta) = respond(&client.client, meta_out, |c| {
+            c.call_declared::<UserPage>(Operation::ListUsers, &params)
+        })?;
+        write_out(page_out, roomchat_user_page::from(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// DELETE `/consumer/api/v2/user/deactivate`: Deactivates a user: their access tokens stop working
+/// until reactivated. Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.
+/// `by` is a `roomchat_user_identifier` value: which of `userId`, `uniqueUserIdentifier` `id` is;
+/// another number gives `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent. `id` is
+/// NUL-terminated UTF-8. `ROOMCHAT_RESULT_USER_NOT_FOUND` when no active user has it. On failure
+/// writes the details to `*err_out` when it is not NULL (free with `roomchat_error_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_deactivate_user(
+    client: *const roomchat_client,
+    by: u32,
+    id: *const c_char,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_deactivate_user_with_response(client, by, id, ptr::null_mut(), err_out)
+}
+
+/// `roomchat_client_deactivate_user`, and, when `meta_out` is not NULL, the answer's status,
+/// headers and attempts written to `*meta_out` on success (free with
+/// `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_deactivate_user_with_response(
+    client: *const roomchat_client,
+    by: u32,
+    id: *const c_char,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        let client = borrow_arg(client, "client")?;
+        let by = enum_arg(
+            by,
+            "by",
+            "roomchat_user_identifier",
+            roomchat_user_identifier::from_u32,
+        )?;
+        let id = text_arg(id, "id")?;
+        let by = match by {
+            roomchat_user_identifier::UserId => "userId",
+            roomchat_user_identifier::UniqueUserIdentifier => "uniqueUserIdentifier",
+        };
+        let params = json_params([(by, Some(id.into()))]);
+        let (_, meta) = respond(&client.client, meta_out, |c| {
+            c.call_declared::<Deactivated>(Operation::DeactivateUser, &params)
+        })?;
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// GET `/consumer/api/v2/{pathForm}/{roomId}/conversation/{conversationId}/messages`: The messages
+/// of a one-to-one conversation of a room, oldest first. Repeatable: sent again after a 5xx, a
+/// timeout or a lost answer, as a GET is. `room_id` (NUL-terminated UTF-8) is the path's
+/// `{roomId}`. `conversation_id` (NUL-terminated UTF-8) is the path's `{conversationId}`. `form` is
+/// a `roomchat_path_form` value (`pathForm`); another number gives
+/// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent. On success writes the answer to
+/// `*messages_out` (owned by the caller: free with `roomchat_messages_free`); on failure writes
+/// nothing there, the details to `*err_out` when it is not NULL (free with `roomchat_error_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_conversation_messages(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    conversation_id: *const c_char,
+    form: u32,
+    messages_out: *mut *mut roomchat_messages,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_conversation_messages_with_response(
+        client,
+        room_id,
+        conversation_id,
+        form,
+        messages_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_conversation_messages`, and, when `meta_out` is not NULL, the answer's status,
+/// headers and attempts written to `*meta_out` on success (free with
+/// `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_conversation_messages_with_response(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    conversation_id: *const c_char,
+    form: u32,
+    messages_out: *mut *mut roomchat_messages,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(messages_out, "messages_out")?;
+        let client = borrow_arg(client, "client")?;
+        let room_id = text_arg(room_id, "room_id")?;
+        let conversation_id = text_arg(conversation_id, "conversation_id")?;
+        let form = enum_arg(
+            form,
+            "form",
+            "roomchat_path_form",
+            roomchat_path_form::from_u32,
+        )?;
+        let form = match form {
+            roomchat_path_form::Room => "room",
+            roomchat_path_form::ChatRoom => "chatroom",
+        };
+        let params = json_params([
+            ("roomId", Some(room_id.into())),
+            ("conversationId", Some(conversation_id.into())),
+            ("pathForm", Some(form.into())),
+        ]);
+        let (answer, meta) = respond(&client.client, meta_out, |c| {
+            c.call_declared::<Vec<Message>>(Operation::ConversationMessages, &params)
+        })?;
+        write_out(messages_out, roomchat_messages::from(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// POST `/consumer/api/v1/user`: Creates a user, a moderator of every room, or a moderator of one
+/// room. Never sent again after a 5xx, a timeout or a lost answer (a repeat could do it twice)
+/// unless `roomchat_client_options_set_retries` allows it. `username` (NUL-terminated UTF-8).
+/// `role` is a `roomchat_role` value; another number gives `ROOMCHAT_RESULT_INVALID_ARGUMENT` and
+/// nothing is sent. `chat_room` (NUL-terminated UTF-8) is `chatRoom`: required with
+/// `ROOMCHAT_ROLE_MODERATOR_OF_ROOM` and NULL otherwise (else `ROOMCHAT_RESULT_INVALID_ARGUMENT`,
+/// nothing sent). `extra_json` (NULL: none) is a JSON object of further fields, sent unchanged,
+/// e.g. `{"uniqueUserIdentifier": "crm-1"}`; another JSON value gives
+/// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent. On success writes the answer to
+/// `*user_out` (owned by the caller: free with `roomchat_created_user_free`); on failure writes
+/// nothing there, the details to `*err_out` when it is not NULL (free with `roomchat_error_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_create_user(
+    client: *const roomchat_client,
+    username: *const c_char,
+    role: u32,
+    chat_room: *const c_char,
+    extra_json: *const c_char,
+    user_out: *mut *mut roomchat_created_user,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_create_user_with_response(
+        client,
+        username,
+        role,
+        chat_room,
+        extra_json,
+        user_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_create_user`, and, when `meta_out` is not NULL, the answer's status, headers
+/// and attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn roomchat_client_create_user_with_response(
+    client: *const roomchat_client,
+    username: *const c_char,
+    role: u32,
+    chat_room: *const c_char,
+    extra_json: *const c_char,
+    user_out: *mut *mut roomchat_created_user,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(user_out, "user_out")?;
+        let client = borrow_arg(client, "client")?;
+        let username = text_arg(username, "username")?;
+        let role = enum_arg(role, "role", "roomchat_role", roomchat_role::from_u32)?;
+        let chat_room = opt_text_arg(chat_room, "chat_room")?;
+        needed(
+            &chat_room,
+            matches!(role, roomchat_role::ModeratorOfRoom),
+            "a room moderator needs chat_room",
+            "chat_room is only for ROOMCHAT_ROLE_MODERATOR_OF_ROOM",
+        )?;
+        let extra_json = json_object_arg(extra_json, "extra_json")?;
+        let role = match role {
+            roomchat_role::Regular => "regular",
+            roomchat_role::ModeratorOfAllRooms => "moderator",
+            roomchat_role::ModeratorOfRoom => "room_moderator",
+        };
+        let params = json_params([
+            ("username", Some(username.into())),
+            ("role", Some(role.into())),
+            ("chatRoom", chat_room.map(Value::from)),
+            ("extra", extra_json),
+        ]);
+        let (answer, meta) = respond(&client.client, meta_out, |c| {
+            c.call_declared::<CreatedUser>(Operation::CreateUser, &params)
+        })?;
+        write_out(user_out, roomchat_created_user::from(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// GET `/consumer/api/v1/chatrooms`: Every chat room of the account. Repeatable: sent again after a
+/// 5xx, a timeout or a lost answer, as a GET is. On success writes the answer's JSON text to
+/// `*json_out` (owned by the caller: free with `roomchat_string_free`); on failure writes nothing
+/// there, the details to `*err_out` when it is not NULL (free with `roomchat_error_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_list_chat_rooms(
+    client: *const roomchat_client,
+    json_out: *mut *mut c_char,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_list_chat_rooms_with_response(client, json_out, ptr::null_mut(), err_out)
+}
+
+/// `roomchat_client_list_chat_rooms`, and, when `meta_out` is not NULL, the answer's status,
+/// headers and attempts written to `*meta_out` on success (free with
+/// `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_list_chat_rooms_with_response(
+    client: *const roomchat_client,
+    json_out: *mut *mut c_char,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(json_out, "json_out")?;
+        let client = borrow_arg(client, "client")?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| {
+            c.call_declared::<serde_json::Value>(Operation::ListChatRooms, &Value::Null)
+        })?;
+        write_string(json_out, answer.to_string());
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// POST `/consumer/api/v2/user/reactivate`: Reactivates a deactivated user. Never sent again after
+/// a 5xx, a timeout or a lost answer (a repeat could do it twice) unless
+/// `roomchat_client_options_set_retries` allows it. `by` is a `roomchat_user_identifier` value:
+/// which of `userId`, `uniqueUserIdentifier` `id` is; another number gives
+/// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent. `id` is NUL-terminated UTF-8.
+/// `ROOMCHAT_RESULT_USER_NOT_FOUND` when no deactivated user has it (an active user too). On
+/// failure writes the details to `*err_out` when it is not NULL (free with `roomchat_error_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_reactivate_user(
+    client: *const roomchat_client,
+    by: u32,
+    id: *const c_char,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_reactivate_user_with_response(client, by, id, ptr::null_mut(), err_out)
+}
+
+/// `roomchat_client_reactivate_user`, and, when `meta_out` is not NULL, the answer's status,
+/// headers and attempts written to `*meta_out` on success (free with
+/// `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_reactivate_user_with_response(
+    client: *const roomchat_client,
+    by: u32,
+    id: *const c_char,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        let client = borrow_arg(client, "client")?;
+        let by = enum_arg(
+            by,
+            "by",
+            "roomchat_user_identifier",
+            roomchat_user_identifier::from_u32,
+        )?;
+        let id = text_arg(id, "id")?;
+        let by = match by {
+            roomchat_user_identifier::UserId => "userId",
+            roomchat_user_identifier::UniqueUserIdentifier => "uniqueUserIdentifier",
+        };
+        let params = json_params([(by, Some(id.into()))]);
+        let (_, meta) = respond(&client.client, meta_out, |c| {
+            c.call_declared::<Reactivated>(Operation::ReactivateUser, &params)
+        })?;
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// POST `/consumer/api/v1/user/accessToken/validate`: The user an access token signs in, with the
+/// token's issue time. Authenticated by the **public** key
+/// (`roomchat_client_options_set_public_key`; without it `ROOMCHAT_RESULT_CONFIGURATION` and
+/// nothing is sent). Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.
+/// `access_token` (NUL-terminated UTF-8) is `accessToken`. A token that is not valid (forged,
+/// invalidated, or of a deactivated user) is `ROOMCHAT_RESULT_INVALID_REQUEST` with the message
+/// `invalid accessToken`. On success writes the answer to `*user_out` (owned by the caller: free
+/// with `roomchat_token_user_free`); on failure writes nothing there, the details to `*err_out`
+/// when it is not NULL (free with `roomchat_error_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_validate_access_token(
+    client: *const roomchat_client,
+    access_token: *const c_char,
+    user_out: *mut *mut roomchat_token_user,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_validate_access_token_with_response(
+        client,
+        access_token,
+        user_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_validate_access_token`, and, when `meta_out` is not NULL, the answer's status,
+/// headers and attempts written to `*meta_out` on success (free with
+/// `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_validate_access_token_with_response(
+    client: *const roomchat_client,
+    access_token: *const c_char,
+    user_out: *mut *mut roomchat_token_user,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(user_out, "user_out")?;
+        let client = borrow_arg(client, "client")?;
+        let access_token = text_arg(access_token, "access_token")?;
+        let params = json_params([("accessToken", Some(access_token.into()))]);
+        let (answer, meta) = respond(&client.client, meta_out, |c| {
+            c.call_declared::<TokenUser>(Operation::ValidateAccessToken, &params)
+        })?;
+        write_out(user_out, roomchat_token_user::from(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// POST `/consumer/api/v1/user/accesstoken/invalidate`: Invalidates an access token: it signs
+/// nobody in any more. Never sent again after a 5xx, a timeout or a lost answer (a repeat could do
+/// it twice) unless `roomchat_client_options_set_retries` allows it. `access_token` (NUL-terminated
+/// UTF-8) is `accessToken`. `access_token` no longer signs anyone in nor validates.
+/// `ROOMCHAT_RESULT_INVALID_REQUEST` when it is not a valid token (or was invalidated already). On
+/// failure writes the details to `*err_out` when it is not NULL (free with `roomchat_error_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_invalidate_access_token(
+    client: *const roomchat_client,
+    access_token: *const c_char,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_invalidate_access_token_with_response(
+        client,
+        access_token,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_invalidate_access_token`, and, when `meta_out` is not NULL, the answer's
+/// status, headers and attempts written to `*meta_out` on success (free with
+/// `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_invalidate_access_token_with_response(
+    client: *const roomchat_client,
+    access_token: *const c_char,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        let client = borrow_arg(client, "client")?;
+        let access_token = text_arg(access_token, "access_token")?;
+        let params = json_params([("accessToken", Some(access_token.into()))]);
+        let (_, meta) = respond(&client.client, meta_out, |c| {
+            c.call_declared::<Invalidated>(Operation::InvalidateAccessToken, &params)
+        })?;
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
 
 /// The service's acknowledgement of an operation: `{"success": true}`, with a message for some.
 /// An opaque record: read it with the `roomchat_acknowledged_*` accessors. Owned when a call

@@ -10,7 +10,7 @@ use std::ptr;
 
 use serde_json::{Map, Value};
 
-use crate::client::{mut_arg, out_arg, text_arg, write_out};
+use crate::client::{json_arg, mut_arg, out_arg, text_arg, write_out};
 use crate::error::{c_string, failure_text, guard, guard_value, roomchat_result, Failure};
 
 // ---- records ---------------------------------------------------------------------------
@@ -142,5 +142,42 @@ pub(crate) fn params_arg<'a, H: 'a, P: Default + Clone>(
             failure_text(failure)
         ))),
         None => Ok(Cow::Borrowed(&params.values)),
+    }
+}
+
+// ---- C arguments -----------------------------------------------------------------------
+
+/// The JSON params of a call, from its C arguments: those given (`None`: not sent).
+pub(crate) fn json_params<const N: usize>(params: [(&str, Option<Value>); N]) -> Value {
+    Value::Object(
+        params
+            .into_iter()
+            .filter_map(|(name, value)| Some((name.to_owned(), value?)))
+            .collect(),
+    )
+}
+
+/// An optional JSON object argument (NULL = absent): a JSON value of another
+/// kind is refused here, as an invalid argument, rather than sent.
+pub(crate) fn json_object_arg(ptr: *const c_char, name: &str) -> Result<Option<Value>, Failure> {
+    match json_arg(ptr, name)? {
+        None => Ok(None),
+        Some(object @ Value::Object(_)) => Ok(Some(object)),
+        Some(_) => Err(Failure::invalid(format!("{name} must be a JSON object"))),
+    }
+}
+
+/// An argument that some values of an enum argument require (`missing`: the
+/// message without it) and the others refuse (`refused`: the message with it).
+pub(crate) fn needed<T>(
+    value: &Option<T>,
+    needed: bool,
+    missing: &str,
+    refused: &str,
+) -> Result<(), Failure> {
+    match (value, needed) {
+        (None, true) => Err(Failure::invalid(missing)),
+        (Some(_), false) => Err(Failure::invalid(refused)),
+        _ => Ok(()),
     }
 }

@@ -11,10 +11,20 @@
 //!   boundary `guard`, `respond`, `write_meta`, …).
 //! - `include/roomchat_operations.hpp`: the C++ records, the params structs and
 //!   the methods `roomchat::Client` inherits (roomchat.hpp includes it).
+//!
+//! The operations that predate the declarations keep their published C shapes,
+//! which their `[operation.c]` tables give (`Shape`): scalar arguments instead
+//! of a params handle, C enums for a choice or an exactly_one group, the
+//! hand-written C records of models.rs (C++: `detail::to_<record>` in
+//! roomchat.hpp), an answer dropped or given as JSON text. Their functions go
+//! through core's `Client::call_declared` with the JSON params by wire name.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use crate::declaration::{snake, Declarations, Field, Operation, Param, Record};
+use serde::Deserialize;
+
+use crate::declaration::{pascal, snake, Declarations, Field, Operation, Param, Record};
 use crate::text::wrap;
 use crate::GENERATED;
 
@@ -24,14 +34,20 @@ pub const HPP_PATH: &str = "include/roomchat_operations.hpp";
 /// Every file this generator writes: (path from the repository's root, contents).
 pub fn files(d: &Declarations) -> Result<Vec<(&'static str, String)>, String> {
     check(d)?;
+    let shaped = shaped_ops(d)?;
+    let enums = defined_enums(d)?;
     Ok(vec![
-        (RUST_PATH, crate::rustfmt(&rust(d))?),
-        (HPP_PATH, hpp(d)),
+        (RUST_PATH, crate::rustfmt(&rust(d, &shaped, &enums))?),
+        (HPP_PATH, hpp(d, &shaped, &enums)),
     ])
 }
 
+/// The operations generated in the generic shape: declared after the older
+/// ones, with a params handle for their named params and a generated record.
 fn generated_ops(d: &Declarations) -> impl Iterator<Item = &Operation> {
-    d.operations.iter().filter(|op| op.is_generated())
+    d.operations
+        .iter()
+        .filter(|op| op.is_generated() && op.c.is_none())
 }
 
 fn has_params(op: &Operation) -> bool {
@@ -40,6 +56,7 @@ fn has_params(op: &Operation) -> bool {
 
 /// What this generator cannot express yet, refused rather than written wrong.
 fn check(d: &Declarations) -> Result<(), String> {
+    shaped_ops(d)?;
     for op in generated_ops(d) {
         let at = |what: &str| format!("the C generator, operation {:?}: {what}", op.name);
         if op.extra {
@@ -126,7 +143,7 @@ fn limits(p: &Param) -> String {
 
 // ---- ffi/src/generated.rs ---------------------------------------------------------------
 
-fn rust(d: &Declarations) -> String {
+fn rust(d: &Declarations, shaped: &[Shaped], enums: &[CEnum]) -> String {
     let mut out = String::new();
     let w = &mut out;
     let _ = writeln!(w, "// {GENERATED}");
@@ -187,25 +204,89 @@ fn rust(d: &Declarations) -> String {
             glue.push("json_value");
         }
     }
+    let any_arg = |f: fn(&ArgKind) -> bool| shaped.iter().flat_map(|s| &s.args).any(|a| f(&a.kind));
+    let mut client_uses = vec![
+        "borrow_arg",
+        "free_box",
+        "out_arg",
+        "roomchat_client",
+        "text_arg",
+        "write_out",
+    ];
+    if any_arg(|k| matches!(k, ArgKind::Text { required: false })) {
+        client_uses.push("opt_text_arg");
+    }
+    if shaped.iter().any(|s| s.answer == Answer::Json) {
+        client_uses.push("write_string");
+    }
+    client_uses.sort_unstable();
+    let mut error_uses = vec!["guard", "roomchat_error", "roomchat_result"];
+    if !enums.is_empty() {
+        error_uses.extend(["enum_arg", "enum_from_u32"]);
+    }
+    error_uses.sort_unstable();
+    if shaped
+        .iter()
+        .any(|s| !s.positional.is_empty() || !s.args.is_empty())
+    {
+        glue.push("json_params");
+    }
+    if any_arg(|k| matches!(k, ArgKind::Extra)) {
+        glue.push("json_object_arg");
+    }
+    if shaped
+        .iter()
+        .any(|s| s.args.iter().any(|a| s.needed_by(&a.name).is_some()))
+    {
+        glue.push("needed");
+    }
     glue.sort_unstable();
+    let mut models: Vec<String> = shaped
+        .iter()
+        .filter_map(|s| match &s.answer {
+            Answer::Record(record) => Some(format!("roomchat_{record}")),
+            _ => None,
+        })
+        .collect();
+    models.sort();
+    models.dedup();
+    for s in shaped {
+        let inner =
+            s.op.result
+                .strip_prefix("Vec<")
+                .map_or(s.op.result.as_str(), |r| r.trim_end_matches('>'));
+        if !inner.contains("::") && !core_types.iter().any(|t| t == inner) {
+            core_types.push(inner.to_owned());
+        }
+    }
+    core_types.sort();
     let _ = writeln!(w, "use std::ffi::{{c_char, CString}};");
     let _ = writeln!(w, "use std::ptr;");
     w.push('\n');
+    if !shaped.is_empty() {
+        let _ = writeln!(w, "use roomchat::wire::Operation;");
+    }
     let _ = writeln!(w, "use roomchat::{{{}}};", core_types.join(", "));
+    if !shaped.is_empty() {
+        let _ = writeln!(w, "use serde_json::Value;");
+    }
     w.push('\n');
-    let _ = writeln!(
-        w,
-        "use crate::client::{{borrow_arg, free_box, out_arg, roomchat_client, text_arg, write_out}};"
-    );
-    let _ = writeln!(
-        w,
-        "use crate::error::{{guard, roomchat_error, roomchat_result}};"
-    );
+    let _ = writeln!(w, "use crate::client::{{{}}};", client_uses.join(", "));
+    let _ = writeln!(w, "use crate::error::{{{}}};", error_uses.join(", "));
     let _ = writeln!(w, "use crate::glue::{{{}}};", glue.join(", "));
+    if !models.is_empty() {
+        let _ = writeln!(w, "use crate::models::{{{}}};", models.join(", "));
+    }
     let _ = writeln!(
         w,
         "use crate::view::{{respond, roomchat_response_meta, write_meta}};"
     );
+    for e in enums {
+        rust_enum(w, e);
+    }
+    for s in shaped {
+        rust_shaped(w, s);
+    }
     for record in records_in_order(d) {
         rust_record(w, record);
     }
@@ -585,7 +666,7 @@ fn rust_operation(w: &mut String, op: &Operation) {
 
 // ---- include/roomchat_operations.hpp ----------------------------------------------------
 
-fn hpp(d: &Declarations) -> String {
+fn hpp(d: &Declarations, shaped: &[Shaped], enums: &[CEnum]) -> String {
     let mut out = String::new();
     let w = &mut out;
     let _ = writeln!(w, "// {GENERATED}");
@@ -602,6 +683,9 @@ fn hpp(d: &Declarations) -> String {
          \n\
          namespace roomchat {\n",
     );
+    for e in enums {
+        hpp_enum(w, e);
+    }
     for record in records_in_order(d) {
         hpp_record(w, record);
     }
@@ -616,6 +700,13 @@ fn hpp(d: &Declarations) -> String {
          \x20public:\n",
     );
     let mut first = true;
+    for s in shaped {
+        if !first {
+            w.push('\n');
+        }
+        first = false;
+        hpp_shaped_method(w, s);
+    }
     for op in generated_ops(d) {
         if !first {
             w.push('\n');
@@ -630,6 +721,10 @@ fn hpp(d: &Declarations) -> String {
          \x20private:\n\
          \x20 roomchat_client *client() const noexcept { return static_cast<const Derived *>(this)->get(); }\n",
     );
+    for s in shaped {
+        w.push('\n');
+        hpp_shaped_send(w, s);
+    }
     for op in generated_ops(d) {
         w.push('\n');
         hpp_send(w, op);
@@ -877,5 +972,1078 @@ fn hpp_send(w: &mut String, op: &Operation) {
         "    detail::OwnedBy<roomchat_{record}, roomchat_{record}_free> owned(raw);"
     );
     let _ = writeln!(w, "    return {result}(raw);");
+    let _ = writeln!(w, "  }}");
+}
+
+// ---- the published shapes of the operations that predate the declarations -------------
+
+/// `[operation.c]` of api/operations.toml: what the C function of an operation
+/// that predates the declarations keeps and its declaration cannot say (the
+/// keys are documented in the file's header, "Published shapes, C").
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Shape {
+    arguments: Option<Vec<String>>,
+    result: Option<String>,
+    out: Option<String>,
+    note: Option<String>,
+    #[serde(default)]
+    enums: BTreeMap<String, EnumShape>,
+}
+
+/// `enums.<argument>`: a `uint32_t` argument of a C enum.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EnumShape {
+    name: String,
+    param: Option<String>,
+    picks: Option<String>,
+    doc: Option<String>,
+    #[serde(default)]
+    variants: Vec<Variant>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Variant {
+    name: String,
+    doc: String,
+    value: Option<String>,
+    needs: Option<String>,
+    /// The message when the argument the variant `needs` is missing.
+    missing: Option<String>,
+}
+
+/// A C enum as the header and roomchat_operations.hpp define it.
+#[derive(Debug, Clone)]
+struct CEnum {
+    /// `roomchat_user_identifier`.
+    c: String,
+    /// `UserIdentifier`.
+    cpp: String,
+    doc: String,
+    variants: Vec<Variant>,
+}
+
+impl CEnum {
+    /// `ROOMCHAT_ROLE_MODERATOR_OF_ROOM`: the constant cbindgen names a variant.
+    fn constant(&self, variant: &str) -> String {
+        format!("{}_{}", self.c, snake(variant)).to_ascii_uppercase()
+    }
+}
+
+/// How a C argument becomes a JSON param (or a check).
+#[derive(Debug)]
+enum ArgKind {
+    /// A string (`*const c_char`): required, or NULL for not sent.
+    Text { required: bool },
+    /// An integer: `u64` when the declared maximum does not fit `u32`; 0 is
+    /// "not sent" when the declared minimum is above it.
+    Integer { wide: bool, zero_absent: bool },
+    /// A `uint32_t` of `enumeration`, giving `param` the variants' values, or
+    /// choosing which of the exactly_one `group` the argument `picks` sets.
+    Enum {
+        enumeration: CEnum,
+        values: Vec<String>,
+        picks: Option<String>,
+        default: Option<String>,
+    },
+    /// The string the enum `by` picks the param of.
+    Picked { by: String },
+    /// `extra_json`: a JSON object's text, or NULL.
+    Extra,
+}
+
+#[derive(Debug)]
+struct Arg<'a> {
+    /// The C name (snake_case).
+    name: String,
+    /// The JSON param it sets (empty for a picked value: the enum names it).
+    wire: String,
+    param: Option<&'a Param>,
+    kind: ArgKind,
+}
+
+/// What the call gives back.
+#[derive(Debug, PartialEq)]
+enum Answer {
+    /// Nothing: the answer is dropped.
+    Dropped,
+    /// Its JSON text, through `char **`.
+    Json,
+    /// A hand-written C record (`roomchat_<name>`).
+    Record(String),
+}
+
+/// An operation in its published C shape.
+#[derive(Debug)]
+struct Shaped<'a> {
+    op: &'a Operation,
+    /// The path's params given as strings, in path order.
+    positional: Vec<&'a Param>,
+    args: Vec<Arg<'a>>,
+    answer: Answer,
+    out: String,
+    note: Option<String>,
+}
+
+impl Shaped<'_> {
+    fn call(&self) -> String {
+        format!("roomchat_client_{}", self.op.name)
+    }
+
+    /// The core type the answer is decoded into: `Vec<Message>`, `UserPage`.
+    fn core_result(&self) -> &str {
+        &self.op.result
+    }
+
+    /// The C++ type of the answer.
+    fn cpp_result(&self) -> String {
+        match &self.answer {
+            Answer::Dropped => "void".into(),
+            Answer::Json => "std::string".into(),
+            Answer::Record(_) => match self.op.result.strip_prefix("Vec<") {
+                Some(inner) => format!("std::vector<{}>", inner.trim_end_matches('>')),
+                None => self.op.result.clone(),
+            },
+        }
+    }
+
+    /// The variants that need `arg`, as `(enum argument, enum, variants)`.
+    fn needed_by(&self, arg: &str) -> Option<(&str, &CEnum, Vec<&Variant>)> {
+        self.args.iter().find_map(|a| match &a.kind {
+            ArgKind::Enum { enumeration, .. } => {
+                let needing: Vec<&Variant> = enumeration
+                    .variants
+                    .iter()
+                    .filter(|v| v.needs.as_deref().map(snake_or_extra) == Some(arg.to_owned()))
+                    .collect();
+                (!needing.is_empty()).then_some((a.name.as_str(), enumeration, needing))
+            }
+            _ => None,
+        })
+    }
+}
+
+/// A wire name as its C argument's name (`extra` is `extra_json`).
+fn snake_or_extra(wire: &str) -> String {
+    if wire == "extra" {
+        "extra_json".into()
+    } else {
+        snake(wire)
+    }
+}
+
+fn shape_of(op: &Operation) -> Result<Option<Shape>, String> {
+    op.c.as_ref()
+        .map(|table| {
+            toml::Value::Table(table.clone())
+                .try_into::<Shape>()
+                .map_err(|e| {
+                    format!(
+                        "api/operations.toml, operation {:?}, [operation.c]: {e}",
+                        op.name
+                    )
+                })
+        })
+        .transpose()
+}
+
+/// The enums the shapes define (`doc` and `variants` given), by C name.
+fn defined_enums(d: &Declarations) -> Result<Vec<CEnum>, String> {
+    let mut defined: Vec<CEnum> = Vec::new();
+    for op in &d.operations {
+        let Some(shape) = shape_of(op)? else { continue };
+        for e in shape.enums.values() {
+            let c = format!("roomchat_{}", e.name);
+            match (&e.doc, e.variants.is_empty()) {
+                (Some(doc), false) => {
+                    if defined.iter().any(|d| d.c == c) {
+                        return Err(format!("the C generator: enum {c} is defined twice"));
+                    }
+                    defined.push(CEnum {
+                        c,
+                        cpp: pascal(&e.name),
+                        doc: doc.clone(),
+                        variants: e.variants.clone(),
+                    });
+                }
+                (None, true) => {}
+                _ => {
+                    return Err(format!(
+                        "the C generator, operation {:?}: enum {c} needs both doc and variants (or neither)",
+                        op.name
+                    ))
+                }
+            }
+        }
+    }
+    Ok(defined)
+}
+
+/// Every operation with an `[operation.c]` table, in its published shape.
+fn shaped_ops<'a>(d: &'a Declarations) -> Result<Vec<Shaped<'a>>, String> {
+    let enums = defined_enums(d)?;
+    let mut shaped = Vec::new();
+    for op in &d.operations {
+        let Some(shape) = shape_of(op)? else { continue };
+        let at = |what: String| format!("the C generator, operation {:?}: {what}", op.name);
+        let arguments = shape.arguments.clone().unwrap_or_else(|| {
+            op.named_params()
+                .iter()
+                .filter(|p| p.required)
+                .map(|p| p.name.clone())
+                .collect()
+        });
+        let set_by_enum: Vec<&str> = shape
+            .enums
+            .values()
+            .filter_map(|e| e.param.as_deref())
+            .collect();
+        let positional: Vec<&Param> = op
+            .positional_params()
+            .into_iter()
+            .filter(|p| !set_by_enum.contains(&p.name.as_str()))
+            .collect();
+        if let Some(p) = positional.iter().find(|p| !p.required) {
+            return Err(at(format!(
+                "path param {:?} has no default in C: give it an enum",
+                p.name
+            )));
+        }
+        let mut args = Vec::new();
+        for name in &arguments {
+            let param = op.params.iter().find(|p| &p.name == name);
+            let arg = if let Some(e) = shape.enums.get(name) {
+                let enumeration = enums
+                    .iter()
+                    .find(|d| d.c == format!("roomchat_{}", e.name))
+                    .cloned()
+                    .ok_or_else(|| at(format!("enum roomchat_{} is defined nowhere", e.name)))?;
+                let (wire, values, default) = match (&e.param, &e.picks) {
+                    (Some(wire), None) => {
+                        let declared = op.params.iter().find(|p| &p.name == wire);
+                        let values: Vec<String> = enumeration
+                            .variants
+                            .iter()
+                            .enumerate()
+                            .map(|(i, v)| {
+                                v.value
+                                    .clone()
+                                    .or_else(|| declared.and_then(|p| p.choices.get(i).cloned()))
+                                    .ok_or_else(|| at(format!("variant {} has no value", v.name)))
+                            })
+                            .collect::<Result<_, _>>()?;
+                        if declared.is_some_and(|p| {
+                            !p.choices.is_empty() && p.choices.len() != values.len()
+                        }) {
+                            return Err(at(format!(
+                                "enum {name}: one variant per choice of {wire}"
+                            )));
+                        }
+                        let required = declared.is_some_and(|p| p.required && p.default.is_none());
+                        let default = if required {
+                            None
+                        } else {
+                            let declared_default = declared.and_then(Param::default_text);
+                            let i = declared_default
+                                .and_then(|d| values.iter().position(|v| *v == d))
+                                .unwrap_or(0);
+                            Some(enumeration.variants[i].name.clone())
+                        };
+                        (wire.clone(), values, default)
+                    }
+                    (None, Some(_)) => {
+                        let group = op
+                            .exactly_one
+                            .first()
+                            .filter(|_| op.exactly_one.len() == 1)
+                            .ok_or_else(|| {
+                                at(format!(
+                                    "enum {name} picks, but there is not one exactly_one group"
+                                ))
+                            })?;
+                        if group.len() != enumeration.variants.len() {
+                            return Err(at(format!(
+                                "enum {name}: one variant per param of the exactly_one group"
+                            )));
+                        }
+                        (String::new(), group.clone(), None)
+                    }
+                    _ => return Err(at(format!("enum {name}: give param or picks"))),
+                };
+                Arg {
+                    name: snake(name),
+                    wire,
+                    param: None,
+                    kind: ArgKind::Enum {
+                        enumeration,
+                        values,
+                        picks: e.picks.clone(),
+                        default,
+                    },
+                }
+            } else if let Some((by, _)) = shape
+                .enums
+                .iter()
+                .find(|(_, e)| e.picks.as_deref() == Some(name))
+            {
+                let group = op.exactly_one.first().cloned().unwrap_or_default();
+                if group
+                    .iter()
+                    .filter_map(|g| op.params.iter().find(|p| &p.name == g))
+                    .any(|p| !matches!(p.kind.as_str(), "string" | "id"))
+                {
+                    return Err(at(format!("{name}: only strings may be picked")));
+                }
+                Arg {
+                    name: snake(name),
+                    wire: String::new(),
+                    param: None,
+                    kind: ArgKind::Picked { by: snake(by) },
+                }
+            } else if name == "extra" {
+                if !op.extra {
+                    return Err(at("extra is an argument only with extra = true".into()));
+                }
+                Arg {
+                    name: "extra_json".into(),
+                    wire: name.clone(),
+                    param: None,
+                    kind: ArgKind::Extra,
+                }
+            } else if let Some(p) = param {
+                let kind = match p.kind.as_str() {
+                    "string" | "id" => ArgKind::Text {
+                        required: p.required,
+                    },
+                    "integer" => ArgKind::Integer {
+                        wide: p.max.is_none_or(|max| max > u64::from(u32::MAX)),
+                        zero_absent: p.min.is_some_and(|min| min > 0),
+                    },
+                    other => {
+                        return Err(at(format!("{name}: a {other} argument has no C form yet")))
+                    }
+                };
+                Arg {
+                    name: snake(name),
+                    wire: name.clone(),
+                    param: Some(p),
+                    kind,
+                }
+            } else {
+                return Err(at(format!(
+                    "argument {name:?} is no param, enum, picked value or extra"
+                )));
+            };
+            args.push(arg);
+        }
+        for arg in &args {
+            let ArgKind::Enum { enumeration, .. } = &arg.kind else {
+                continue;
+            };
+            for v in &enumeration.variants {
+                let needs = v.needs.as_deref().map(snake_or_extra);
+                let optional = args.iter().any(|a| {
+                    Some(&a.name) == needs.as_ref()
+                        && matches!(a.kind, ArgKind::Text { required: false } | ArgKind::Extra)
+                });
+                if needs.is_some() && !optional || v.missing.is_some() && needs.is_none() {
+                    return Err(at(format!(
+                        "variant {}: `needs` names an optional string argument (and `missing` goes with it)",
+                        v.name
+                    )));
+                }
+            }
+        }
+        for p in op
+            .params
+            .iter()
+            .filter(|p| p.location != "path" && p.required)
+        {
+            if !arguments.contains(&p.name) {
+                return Err(at(format!(
+                    "the required param {:?} is no C argument",
+                    p.name
+                )));
+            }
+        }
+        let answer = match shape.result.as_deref() {
+            Some("none") => Answer::Dropped,
+            Some("json") => Answer::Json,
+            Some(record) => Answer::Record(record.to_owned()),
+            None => Answer::Record(c_record(&op.result)),
+        };
+        let out = shape.out.clone().unwrap_or_else(|| match &answer {
+            Answer::Json => "json".into(),
+            Answer::Record(record) => record.clone(),
+            Answer::Dropped => String::new(),
+        });
+        shaped.push(Shaped {
+            op,
+            positional,
+            args,
+            answer,
+            out,
+            note: shape.note.clone(),
+        });
+    }
+    Ok(shaped)
+}
+
+/// The C type of an argument.
+fn c_type(arg: &Arg) -> &'static str {
+    match arg.kind {
+        ArgKind::Integer { wide: true, .. } => "u64",
+        ArgKind::Integer { wide: false, .. } | ArgKind::Enum { .. } => "u32",
+        _ => "*const c_char",
+    }
+}
+
+/// What a shaped function's doc says, after the method and path; `c`: for the
+/// C header (else for C++, whose argument types say part of it).
+fn shaped_text(s: &Shaped, c: bool) -> String {
+    let op = s.op;
+    let mut text = op.summary.clone();
+    if op.auth == "public_key" {
+        text.push_str(if c {
+            " Authenticated by the **public** key (`roomchat_client_options_set_public_key`; \
+             without it `ROOMCHAT_RESULT_CONFIGURATION` and nothing is sent)."
+        } else {
+            " Authenticated by the public key (ClientOptions::public_key; without it \
+             ROOMCHAT_RESULT_CONFIGURATION, nothing sent)."
+        });
+    }
+    text.push(' ');
+    text.push_str(&retry_text(
+        op,
+        if c {
+            "`roomchat_client_options_set_retries` allows it"
+        } else {
+            "ClientOptions::retries allows it"
+        },
+    ));
+    let quote = |name: &str| {
+        if c {
+            format!("`{name}`")
+        } else {
+            name.to_owned()
+        }
+    };
+    if c {
+        for p in &s.positional {
+            text.push_str(&format!(
+                " `{}` (NUL-terminated UTF-8) is the path's `{{{}}}`.",
+                snake(&p.name),
+                p.name
+            ));
+        }
+    }
+    let mut limited = false;
+    for arg in &s.args {
+        let name = quote(&arg.name);
+        match &arg.kind {
+            ArgKind::Text { required } => {
+                let needed = s.needed_by(&arg.name);
+                let is = if arg.wire == arg.name {
+                    String::new()
+                } else {
+                    format!(" is `{}`", arg.wire)
+                };
+                if c {
+                    text.push_str(&format!(" {name} (NUL-terminated UTF-8"));
+                    if !required && needed.is_none() {
+                        text.push_str(", or NULL: not sent");
+                    }
+                    text.push_str(&format!("){is}"));
+                } else if !required {
+                    text.push_str(&format!(" {name} (std::nullopt: not sent){is}"));
+                } else {
+                    continue;
+                }
+                if let Some((_, enumeration, variants)) = needed {
+                    let constants: Vec<String> = variants
+                        .iter()
+                        .map(|v| {
+                            if c {
+                                format!("`{}`", enumeration.constant(&v.name))
+                            } else {
+                                format!("{}::{}", enumeration.cpp, v.name)
+                            }
+                        })
+                        .collect();
+                    text.push_str(&format!(
+                        ": required with {} and {} otherwise (else `ROOMCHAT_RESULT_INVALID_ARGUMENT`, nothing sent)",
+                        constants.join(" or "),
+                        if c { "NULL" } else { "std::nullopt" }
+                    ));
+                }
+                if let Some(p) = arg.param {
+                    if !p.bounds().is_empty() {
+                        limited = true;
+                        text.push_str(&format!(" ({})", p.bounds().join("; ")));
+                    }
+                }
+                text.push('.');
+            }
+            ArgKind::Integer { zero_absent, .. } => {
+                let p = arg.param.expect("an integer argument is a declared param");
+                limited |= !p.bounds().is_empty();
+                text.push_str(&format!(" {name}"));
+                if arg.wire != arg.name {
+                    text.push_str(&format!(" is `{}`", arg.wire));
+                }
+                let mut notes = p.bounds();
+                if *zero_absent {
+                    notes.insert(
+                        0,
+                        match p.default_text() {
+                            Some(default) => {
+                                format!("0: not sent, the service's default {default}")
+                            }
+                            None => "0: not sent".into(),
+                        },
+                    );
+                }
+                if !notes.is_empty() {
+                    text.push_str(&format!(" ({})", notes.join("; ")));
+                }
+                text.push('.');
+            }
+            ArgKind::Enum {
+                enumeration,
+                picks,
+                values,
+                ..
+            } => {
+                let group: Vec<String> = values.iter().map(|v| format!("`{v}`")).collect();
+                let of = match picks {
+                    Some(picked) => format!(
+                        ": which of {} {} is",
+                        group.join(", "),
+                        quote(&snake(picked))
+                    ),
+                    None if arg.wire == arg.name => String::new(),
+                    None => format!(" (`{}`)", arg.wire),
+                };
+                if c {
+                    text.push_str(&format!(
+                        " {name} is a `{}` value{of}; another number gives \
+                         `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent.",
+                        enumeration.c
+                    ));
+                } else if picks.is_some() {
+                    text.push_str(&format!(" {name}{of}."));
+                }
+            }
+            ArgKind::Picked { .. } => {
+                if c {
+                    text.push_str(&format!(" {name} is NUL-terminated UTF-8."));
+                }
+            }
+            ArgKind::Extra => text.push_str(&format!(
+                " {name} ({}) is a JSON object of further fields, sent unchanged, e.g. \
+                 `{{\"uniqueUserIdentifier\": \"crm-1\"}}`; another JSON value gives \
+                 `ROOMCHAT_RESULT_INVALID_ARGUMENT` and nothing is sent.",
+                if c {
+                    "NULL: none"
+                } else {
+                    "std::nullopt: none"
+                }
+            )),
+        }
+    }
+    if limited {
+        text.push_str(" A value outside its declared limits gives `ROOMCHAT_RESULT_VALIDATION` and nothing is sent.");
+    }
+    if let Some(note) = &s.note {
+        text.push(' ');
+        text.push_str(note);
+    }
+    if c {
+        let out = format!("{}_out", s.out);
+        match &s.answer {
+            Answer::Record(record) => text.push_str(&format!(
+                " On success writes the answer to `*{out}` (owned by the caller: free with \
+                 `roomchat_{record}_free`); on failure writes nothing there,"
+            )),
+            Answer::Json => text.push_str(&format!(
+                " On success writes the answer's JSON text to `*{out}` (owned by the caller: free \
+                 with `roomchat_string_free`); on failure writes nothing there,"
+            )),
+            Answer::Dropped => text.push_str(" On failure writes"),
+        }
+        text.push_str(
+            " the details to `*err_out` when it is not NULL (free with `roomchat_error_free`).",
+        );
+    }
+    text
+}
+
+fn rust_enum(w: &mut String, e: &CEnum) {
+    w.push('\n');
+    doc(w, "", "///", &e.doc);
+    let _ = writeln!(w, "#[allow(non_camel_case_types)]");
+    let _ = writeln!(w, "#[repr(u32)]");
+    let _ = writeln!(w, "#[derive(Debug, Clone, Copy, PartialEq, Eq)]");
+    let _ = writeln!(w, "pub enum {} {{", e.c);
+    for (i, v) in e.variants.iter().enumerate() {
+        doc(w, "    ", "///", &v.doc);
+        let _ = writeln!(w, "    {} = {i},", v.name);
+    }
+    let _ = writeln!(w, "}}");
+    let names: Vec<&str> = e.variants.iter().map(|v| v.name.as_str()).collect();
+    let _ = writeln!(w, "enum_from_u32!({} {{ {} }});", e.c, names.join(", "));
+}
+
+fn rust_shaped(w: &mut String, s: &Shaped) {
+    let op = s.op;
+    let call = s.call();
+    let mut args = vec!["client: *const roomchat_client".to_owned()];
+    let mut names = vec!["client".to_owned()];
+    for p in &s.positional {
+        args.push(format!("{}: *const c_char", snake(&p.name)));
+        names.push(snake(&p.name));
+    }
+    for arg in &s.args {
+        args.push(format!("{}: {}", arg.name, c_type(arg)));
+        names.push(arg.name.clone());
+    }
+    let out = format!("{}_out", s.out);
+    match &s.answer {
+        Answer::Record(record) => args.push(format!("{out}: *mut *mut roomchat_{record}")),
+        Answer::Json => args.push(format!("{out}: *mut *mut c_char")),
+        Answer::Dropped => {}
+    }
+    if s.answer != Answer::Dropped {
+        names.push(out.clone());
+    }
+    w.push('\n');
+    doc(
+        w,
+        "",
+        "///",
+        &format!("{} `{}`: {}", op.method, op.path, shaped_text(s, true)),
+    );
+    let _ = writeln!(w, "#[no_mangle]");
+    if args.len() + 1 > 7 {
+        let _ = writeln!(w, "#[allow(clippy::too_many_arguments)]");
+    }
+    let _ = writeln!(
+        w,
+        "pub extern \"C\" fn {call}({}, err_out: *mut *mut roomchat_error) -> roomchat_result {{",
+        args.join(", ")
+    );
+    let _ = writeln!(
+        w,
+        "    {call}_with_response({}, ptr::null_mut(), err_out)",
+        names.join(", ")
+    );
+    let _ = writeln!(w, "}}");
+
+    w.push('\n');
+    doc(
+        w,
+        "",
+        "///",
+        &format!(
+            "`{call}`, and, when `meta_out` is not NULL, the answer's status, headers and \
+             attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`)."
+        ),
+    );
+    let _ = writeln!(w, "#[no_mangle]");
+    if args.len() + 2 > 7 {
+        let _ = writeln!(w, "#[allow(clippy::too_many_arguments)]");
+    }
+    let _ = writeln!(
+        w,
+        "pub extern \"C\" fn {call}_with_response({}, meta_out: *mut *mut roomchat_response_meta, err_out: *mut *mut roomchat_error) -> roomchat_result {{",
+        args.join(", ")
+    );
+    let _ = writeln!(w, "    guard(err_out, || {{");
+    if s.answer != Answer::Dropped {
+        let _ = writeln!(w, "        out_arg({out}, {out:?})?;");
+    }
+    let _ = writeln!(w, "        let client = borrow_arg(client, \"client\")?;");
+    let mut fields: Vec<String> = Vec::new();
+    for p in &s.positional {
+        let name = snake(&p.name);
+        let _ = writeln!(w, "        let {name} = text_arg({name}, {name:?})?;");
+        fields.push(format!("({:?}, Some({name}.into()))", p.name));
+    }
+    let (mut read, mut emitted) = (Vec::new(), Vec::new());
+    for arg in &s.args {
+        let name = arg.name.as_str();
+        match &arg.kind {
+            ArgKind::Text { required: true } | ArgKind::Picked { .. } => {
+                let _ = writeln!(w, "        let {name} = text_arg({name}, {name:?})?;");
+            }
+            ArgKind::Text { required: false } => {
+                let _ = writeln!(w, "        let {name} = opt_text_arg({name}, {name:?})?;");
+            }
+            ArgKind::Enum { enumeration, .. } => {
+                let _ = writeln!(
+                    w,
+                    "        let {name} = enum_arg({name}, {name:?}, {:?}, {}::from_u32)?;",
+                    enumeration.c, enumeration.c
+                );
+            }
+            ArgKind::Extra => {
+                let _ = writeln!(
+                    w,
+                    "        let {name} = json_object_arg({name}, {name:?})?;"
+                );
+            }
+            ArgKind::Integer { .. } => {}
+        }
+        read.push(name);
+        rust_needed(w, s, &read, &mut emitted);
+    }
+    for arg in &s.args {
+        let name = &arg.name;
+        let value = match &arg.kind {
+            ArgKind::Text { required: true } => format!("Some({name}.into())"),
+            ArgKind::Text { required: false } => format!("{name}.map(Value::from)"),
+            ArgKind::Integer {
+                zero_absent: true, ..
+            } => format!("({name} > 0).then(|| {name}.into())"),
+            ArgKind::Integer {
+                zero_absent: false, ..
+            } => format!("Some({name}.into())"),
+            ArgKind::Extra => name.clone(),
+            ArgKind::Picked { by } => {
+                fields.push(format!("({by}, Some({name}.into()))"));
+                continue;
+            }
+            ArgKind::Enum {
+                enumeration,
+                values,
+                picks,
+                ..
+            } => {
+                let arms: Vec<String> = enumeration
+                    .variants
+                    .iter()
+                    .zip(values)
+                    .map(|(v, value)| format!("{}::{} => {value:?},", enumeration.c, v.name))
+                    .collect();
+                let _ = writeln!(
+                    w,
+                    "        let {name} = match {name} {{ {} }};",
+                    arms.join(" ")
+                );
+                if picks.is_some() {
+                    continue;
+                }
+                format!("Some({name}.into())")
+            }
+        };
+        fields.push(format!("({:?}, {value})", arg.wire));
+    }
+    let params = if fields.is_empty() {
+        "Value::Null".to_owned()
+    } else {
+        let _ = writeln!(
+            w,
+            "        let params = json_params([{}]);",
+            fields.join(", ")
+        );
+        "params".to_owned()
+    };
+    let result = s.core_result();
+    let answer = if s.answer == Answer::Dropped {
+        "_"
+    } else {
+        "answer"
+    };
+    let _ = writeln!(
+        w,
+        "        let ({answer}, meta) = respond(&client.client, meta_out, |c| {{ c.call_declared::<{result}>(Operation::{}, &{params}) }})?;",
+        op.type_name()
+    );
+    match &s.answer {
+        Answer::Record(record) => {
+            let _ = writeln!(
+                w,
+                "        write_out({out}, roomchat_{record}::from(answer));"
+            );
+        }
+        Answer::Json => {
+            let _ = writeln!(w, "        write_string({out}, answer.to_string());");
+        }
+        Answer::Dropped => {}
+    }
+    let _ = writeln!(w, "        write_meta(meta_out, meta);");
+    let _ = writeln!(w, "        Ok(())");
+    let _ = writeln!(w, "    }})");
+    let _ = writeln!(w, "}}");
+}
+
+/// The check of an argument that some values of an enum argument need, once
+/// both are read (`read`: the arguments read so far).
+fn rust_needed(w: &mut String, s: &Shaped, read: &[&str], emitted: &mut Vec<String>) {
+    for arg in s.args.iter().filter(|a| read.contains(&a.name.as_str())) {
+        let Some((by, enumeration, variants)) = s.needed_by(&arg.name) else {
+            continue;
+        };
+        if !read.contains(&by) || emitted.contains(&arg.name) {
+            continue;
+        }
+        emitted.push(arg.name.clone());
+        let pattern: Vec<String> = variants
+            .iter()
+            .map(|v| format!("{}::{}", enumeration.c, v.name))
+            .collect();
+        let constants: Vec<String> = variants
+            .iter()
+            .map(|v| enumeration.constant(&v.name))
+            .collect();
+        let constants = constants.join(" or ");
+        let missing = variants
+            .iter()
+            .find_map(|v| v.missing.clone())
+            .unwrap_or_else(|| format!("{} is required with {constants}", arg.name));
+        let _ = writeln!(
+            w,
+            "        needed(&{}, matches!({by}, {}), {missing:?}, {:?})?;",
+            arg.name,
+            pattern.join(" | "),
+            format!("{} is only for {constants}", arg.name),
+        );
+    }
+}
+
+/// `head(args)tail` as C++ lines of at most 120 characters: the arguments
+/// wrapped under the first one when the whole does not fit on one line.
+fn cpp_wrapped(indent: &str, head: &str, args: &[String], tail: &str) -> String {
+    let one = format!("{indent}{head}({}){tail}", args.join(", "));
+    if one.len() <= 120 {
+        return one;
+    }
+    let open = format!("{indent}{head}(");
+    let pad = " ".repeat(open.len());
+    let mut lines = vec![open];
+    for (i, arg) in args.iter().enumerate() {
+        let piece = if i + 1 == args.len() {
+            format!("{arg}){tail}")
+        } else {
+            format!("{arg},")
+        };
+        let last = lines.last_mut().expect("one line at least");
+        if last.ends_with('(') || last.len() + 1 + piece.len() <= 120 {
+            if !last.ends_with('(') {
+                last.push(' ');
+            }
+            last.push_str(&piece);
+        } else {
+            lines.push(format!("{pad}{piece}"));
+        }
+    }
+    lines.join("\n")
+}
+
+fn hpp_enum(w: &mut String, e: &CEnum) {
+    w.push('\n');
+    doc(
+        w,
+        "",
+        "//",
+        &format!("{} ({}).", e.doc.trim_end_matches('.'), e.c),
+    );
+    let _ = writeln!(w, "enum class {} : std::uint32_t {{", e.cpp);
+    for v in &e.variants {
+        doc(w, "  ", "//", &v.doc);
+        let _ = writeln!(w, "  {} = {},", v.name, e.constant(&v.name));
+    }
+    let _ = writeln!(w, "}};");
+}
+
+/// A shaped method's C++ parameters (with their defaults where every later
+/// one has one) and the names passed on.
+fn cpp_shaped_args(s: &Shaped, defaults: bool) -> (Vec<String>, Vec<String>) {
+    let mut decl = Vec::new();
+    let mut names = Vec::new();
+    for p in &s.positional {
+        decl.push((format!("std::string_view {}", snake(&p.name)), None));
+        names.push(snake(&p.name));
+    }
+    for arg in &s.args {
+        let (ty, default) = match &arg.kind {
+            ArgKind::Text { required: true } | ArgKind::Picked { .. } => {
+                ("std::string_view".to_owned(), None)
+            }
+            ArgKind::Text { required: false } | ArgKind::Extra => (
+                "std::optional<std::string_view>".to_owned(),
+                Some("std::nullopt".to_owned()),
+            ),
+            ArgKind::Integer { wide, .. } => (
+                if *wide {
+                    "std::uint64_t"
+                } else {
+                    "std::uint32_t"
+                }
+                .to_owned(),
+                Some("0".to_owned()),
+            ),
+            ArgKind::Enum {
+                enumeration,
+                default,
+                ..
+            } => (
+                enumeration.cpp.clone(),
+                default
+                    .as_ref()
+                    .map(|d| format!("{}::{d}", enumeration.cpp)),
+            ),
+        };
+        decl.push((format!("{ty} {}", arg.name), default));
+        names.push(arg.name.clone());
+    }
+    let mut trailing = true;
+    let mut out: Vec<String> = Vec::new();
+    for (param, default) in decl.into_iter().rev() {
+        match default {
+            Some(default) if trailing && defaults => out.push(format!("{param} = {default}")),
+            _ => {
+                trailing &= false;
+                out.push(param);
+            }
+        }
+    }
+    out.reverse();
+    (out, names)
+}
+
+fn hpp_shaped_method(w: &mut String, s: &Shaped) {
+    let op = s.op;
+    let result = s.cpp_result();
+    let (decl, names) = cpp_shaped_args(s, true);
+    doc(
+        w,
+        "  ",
+        "//",
+        &format!("{} {}: {}", op.method, op.path, shaped_text(s, false)),
+    );
+    let pass = |meta: &str| {
+        std::iter::once(meta.to_owned())
+            .chain(names.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let ret = if s.answer == Answer::Dropped {
+        ""
+    } else {
+        "return "
+    };
+    let _ = writeln!(
+        w,
+        "{}\n    {ret}send_{}({});\n  }}",
+        cpp_wrapped("  ", &format!("{result} {}", op.name), &decl, " const {"),
+        op.name,
+        pass("nullptr")
+    );
+    let _ = writeln!(
+        w,
+        "{}",
+        cpp_wrapped(
+            "  ",
+            &format!("WithResponse<{result}> {}_with_response", op.name),
+            &decl,
+            " const {"
+        )
+    );
+    let call = format!(
+        "    return detail::with_response([&](roomchat_response_meta **meta) {{ {ret}send_{}({}); }});",
+        op.name,
+        pass("meta")
+    );
+    if call.len() <= 120 {
+        let _ = writeln!(w, "{call}");
+    } else {
+        let _ = writeln!(
+            w,
+            "    return detail::with_response([&](roomchat_response_meta **meta) {{"
+        );
+        let _ = writeln!(w, "      {ret}send_{}({});", op.name, pass("meta"));
+        let _ = writeln!(w, "    }});");
+    }
+    let _ = writeln!(w, "  }}");
+}
+
+fn hpp_shaped_send(w: &mut String, s: &Shaped) {
+    let op = s.op;
+    let result = s.cpp_result();
+    let (decl, _) = cpp_shaped_args(s, false);
+    let mut params = vec!["roomchat_response_meta **meta".to_owned()];
+    params.extend(decl);
+    let _ = writeln!(
+        w,
+        "{}",
+        cpp_wrapped(
+            "  ",
+            &format!("{result} send_{}", op.name),
+            &params,
+            " const {"
+        )
+    );
+    let mut c_args = vec!["client()".to_owned()];
+    for p in &s.positional {
+        let name = snake(&p.name);
+        let _ = writeln!(w, "    detail::CString {name}_c({name}, {name:?});");
+        c_args.push(format!("{name}_c.get()"));
+    }
+    for arg in &s.args {
+        let name = &arg.name;
+        match &arg.kind {
+            ArgKind::Text { required: true } | ArgKind::Picked { .. } => {
+                let _ = writeln!(w, "    detail::CString {name}_c({name}, {name:?});");
+                c_args.push(format!("{name}_c.get()"));
+            }
+            ArgKind::Text { required: false } | ArgKind::Extra => {
+                let _ = writeln!(w, "    detail::OptionalCString {name}_c({name}, {name:?});");
+                c_args.push(format!("{name}_c.get()"));
+            }
+            ArgKind::Integer { .. } => c_args.push(name.clone()),
+            ArgKind::Enum { .. } => c_args.push(format!("static_cast<std::uint32_t>({name})")),
+        }
+    }
+    match &s.answer {
+        Answer::Record(record) => {
+            let _ = writeln!(w, "    roomchat_{record} *raw = nullptr;");
+            c_args.push("&raw".into());
+        }
+        Answer::Json => {
+            let _ = writeln!(w, "    char *raw = nullptr;");
+            c_args.push("&raw".into());
+        }
+        Answer::Dropped => {}
+    }
+    c_args.push("meta".into());
+    c_args.push("e".into());
+    let _ = writeln!(w, "    detail::check_call([&](roomchat_error **e) {{");
+    let _ = writeln!(
+        w,
+        "{}",
+        cpp_wrapped(
+            "      ",
+            &format!("return roomchat_client_{}_with_response", op.name),
+            &c_args,
+            ";"
+        )
+    );
+    let _ = writeln!(w, "    }});");
+    match &s.answer {
+        Answer::Record(record) => {
+            let _ = writeln!(
+                w,
+                "    detail::OwnedBy<roomchat_{record}, roomchat_{record}_free> owned(raw);"
+            );
+            let _ = writeln!(w, "    return detail::to_{record}(raw);");
+        }
+        Answer::Json => {
+            let _ = writeln!(w, "    return detail::take_string(raw);");
+        }
+        Answer::Dropped => {}
+    }
     let _ = writeln!(w, "  }}");
 }
