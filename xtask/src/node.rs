@@ -962,6 +962,13 @@ fn records_rs(d: &Declarations, ops: &[NodeOp<'_>]) -> String {
                 node.op.name.to_ascii_uppercase()
             ),
         );
+        let params: Vec<String> = node
+            .op
+            .params
+            .iter()
+            .map(|p| format!("{:?}", p.name))
+            .collect();
+        line(w, &format!("params: &[{}],", params.join(", ")));
         let fields: Vec<String> = node
             .shape
             .fields

@@ -160,6 +160,8 @@ impl<'a> Args<'a> {
 /// core's JSON params: generated from the operation's `[operation.node]` table
 /// (records.rs, `params_of`).
 pub struct ParamsShape {
+    /// The declared params, by their wire names.
+    pub params: &'static [&'static str],
     /// Typed fields beyond the declared params, sent through `extra`.
     pub fields: &'static [(&'static str, ExtraKind)],
     /// The fields the declaration does not type come as one `extra` object
@@ -182,17 +184,35 @@ pub fn core_params(what: &str, params: Value, shape: &ParamsShape) -> Result<Val
     let Value::Object(mut fields) = params else {
         return Ok(params);
     };
-    if let Some(flag) = shape.role_flag {
-        // `role` is core's name for what the flag says: not a field of this shape.
-        if fields.contains_key("role") {
-            return Err(invalid(format!(
-                "{what}: unknown parameter \"role\" (use {flag})"
-            )));
+    // Refused here, naming this shape's fields: core would name its own JSON params.
+    let taken = |name: &str| {
+        shape.params.contains(&name)
+            || shape.fields.iter().any(|(field, _)| *field == name)
+            || (shape.extra_object && name == "extra")
+    };
+    if let Some(unknown) = fields.keys().find(|name| !taken(name)) {
+        let name: String = unknown.chars().take(64).collect();
+        let mut known: Vec<&str> = shape.params.to_vec();
+        known.extend(shape.fields.iter().map(|(field, _)| *field));
+        if shape.extra_object {
+            known.push("extra");
         }
+        return Err(invalid(format!(
+            "{what}: unknown parameter {name:?} (takes {})",
+            known.join(", ")
+        )));
+    }
+    if let Some(flag) = shape.role_flag {
+        let in_one_room = fields.get("chatRoom").is_some_and(|v| !v.is_null());
         match fields.remove(flag) {
+            // Core's message would name `role`, which this shape does not have.
+            None | Some(Value::Null | Value::Bool(false)) if in_one_room => {
+                return Err(invalid(format!(
+                    "{what}: chatRoom limits a moderator to one room: give it with {flag}: true"
+                )));
+            }
             None | Some(Value::Null | Value::Bool(false)) => {}
             Some(Value::Bool(true)) => {
-                let in_one_room = fields.get("chatRoom").is_some_and(|v| !v.is_null());
                 let role = if in_one_room {
                     "room_moderator"
                 } else {

@@ -61,6 +61,7 @@ pub fn params_of(operation: Operation) -> Option<&'static ParamsShape> {
 
 /// `createUser`'s params object.
 static CREATE_USER_PARAMS: ParamsShape = ParamsShape {
+    params: &["username", "isModerator", "chatRoom"],
     fields: &[
         ("uniqueUserIdentifier", ExtraKind::String),
         ("email", ExtraKind::String),
