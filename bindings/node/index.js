@@ -211,12 +211,14 @@ function callOptionsOf(what, options, withResponseAllowed) {
 
 /**
  * A declared operation's params as the addon takes them: the method's own
- * arguments (by wire name) and the others (`params`, an object or nothing),
- * one object of wire names. An argument given in `params` too is refused.
+ * arguments (by wire name, or undefined when it has none) and the others
+ * (`params`, an object or nothing), one object of wire names. An argument
+ * given in `params` too is refused.
  */
 function operationParams(what, argumentParams, params) {
   if (params === undefined || params === null) return argumentParams
   if (typeof params !== 'object' || Array.isArray(params)) throw validation(`${what}: params must be an object`)
+  if (argumentParams === undefined) return params
   for (const name in argumentParams) {
     if (Object.hasOwn(params, name)) throw validation(`${what}: ${name} is an argument of its own, not one of params`)
   }
@@ -649,7 +651,9 @@ class Client {
   // The declared operations' methods (operations.js), as the
   // class's own: non-enumerable, each running through #operation.
   static {
-    const methods = operationMethods((client, ...call) => client.#operation(...call))
+    const methods = operationMethods((client, operation, what, argumentParams, params, options) =>
+      client.#operation(operation, what, argumentParams, params, options),
+    )
     for (const [name, method] of Object.entries(methods)) {
       if (name in Client.prototype) throw new Error(`operations.js: Client already has ${name}`)
       Object.defineProperty(Client.prototype, name, { value: method, writable: true, configurable: true })

@@ -11,7 +11,7 @@ function operationMethods(run) {
   return {
     /** GET `/consumer/api/v2/users`: One page of the account's users. */
     listUsers(params = undefined, options = undefined) {
-      return run(this, 'list_users', 'listUsers', {}, params, options)
+      return run(this, 'list_users', 'listUsers', undefined, params, options)
     },
 
     /**
@@ -19,7 +19,7 @@ function operationMethods(run) {
      * until reactivated.
      */
     deactivateUser(params = undefined, options = undefined) {
-      return run(this, 'deactivate_user', 'deactivateUser', {}, params, options)
+      return run(this, 'deactivate_user', 'deactivateUser', undefined, params, options)
     },
 
     /**
@@ -27,7 +27,7 @@ function operationMethods(run) {
      * of a one-to-one conversation of a room, oldest first.
      */
     conversationMessages(params = undefined, options = undefined) {
-      return run(this, 'conversation_messages', 'conversationMessages', {}, params, options)
+      return run(this, 'conversation_messages', 'conversationMessages', undefined, params, options)
     },
 
     /**
@@ -35,17 +35,17 @@ function operationMethods(run) {
      * room.
      */
     createUser(params = undefined, options = undefined) {
-      return run(this, 'create_user', 'createUser', {}, params, options)
+      return run(this, 'create_user', 'createUser', undefined, params, options)
     },
 
     /** GET `/consumer/api/v1/chatrooms`: Every chat room of the account. */
     listChatRooms(options = undefined) {
-      return run(this, 'list_chat_rooms', 'listChatRooms', {}, undefined, options)
+      return run(this, 'list_chat_rooms', 'listChatRooms', undefined, undefined, options)
     },
 
     /** POST `/consumer/api/v2/user/reactivate`: Reactivates a deactivated user. */
     reactivateUser(params = undefined, options = undefined) {
-      return run(this, 'reactivate_user', 'reactivateUser', {}, params, options)
+      return run(this, 'reactivate_user', 'reactivateUser', undefined, params, options)
     },
 
     /**

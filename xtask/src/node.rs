@@ -14,7 +14,8 @@
 //!   (`shape.rs`); and the params object of an `[operation.node]` table as
 //!   core's JSON params.
 //!
-//! Names: path params are the first arguments, camelCase (`roomId`); the other
+//! Names: path params are the first arguments (unless a table's `arguments`
+//! names others), camelCase (`roomId`); the other
 //! params are fields of a params object named as on the wire (`webhookURL`); a
 //! record's fields are named as on the wire with a leading `_` dropped (`_id` →
 //! `id`), nested records shaped the same way, unknown fields kept in `extra`.
@@ -455,7 +456,7 @@ fn js(ops: &[NodeOp<'_>]) -> String {
             })
             .collect();
         let own = if own.is_empty() {
-            "{}".to_owned()
+            "undefined".to_owned()
         } else {
             format!("{{ {} }}", own.join(", "))
         };
