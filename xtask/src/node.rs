@@ -15,10 +15,10 @@
 //!   core's JSON params.
 //!
 //! Names: path params are the first arguments (unless a table's `arguments`
-//! names others), camelCase (`roomId`); the other
-//! params are fields of a params object named as on the wire (`webhookURL`); a
-//! record's fields are named as on the wire with a leading `_` dropped (`_id` →
-//! `id`), nested records shaped the same way, unknown fields kept in `extra`.
+//! names others), camelCase (`roomId`); the other params are fields of a params
+//! object named as on the wire (`webhookURL`); a record's fields are named as
+//! on the wire with a leading `_` dropped (`_id` → `id`), nested records shaped
+//! the same way, unknown fields kept in `extra`.
 //! The operations that predate the declarations keep their published shapes
 //! through their `[operation.node]` tables ([`NodeShape`]).
 
