@@ -360,40 +360,6 @@ export interface RateLimitState {
   degraded: boolean
 }
 
-export interface ListUsersParams {
-  /** 1 to 200 (the service's default: 50). */
-  limit?: number
-  skip?: number
-}
-
-export interface CreateUserParams {
-  username: string
-  /** A moderator of every room, or with `chatRoom` of that room only. */
-  isModerator?: boolean
-  /** With `isModerator: true`: the one room the moderator moderates. */
-  chatRoom?: string
-  uniqueUserIdentifier?: string
-  email?: string
-  profilePic?: string
-  externalUserId?: string
-  meta?: unknown
-  /** Other fields, sent as they are (they may not override username, isModerator or chatRoom). */
-  extra?: Record<string, unknown>
-}
-
-/** Exactly one of the two: both or neither is a `RoomchatValidationError`, before anything is sent. */
-export type DeactivateUserParams = { userId: string; uniqueUserIdentifier?: never } | { uniqueUserIdentifier: string; userId?: never }
-
-/** As for `deactivateUser`: exactly one of the two. */
-export type ReactivateUserParams = DeactivateUserParams
-
-export interface ConversationMessagesParams {
-  roomId: string
-  conversationId: string
-  /** Which path form to send (default `room`). */
-  pathForm?: 'room' | 'chatroom'
-}
-
 export interface RawRequestParams {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | (string & {})
   /** Under the base URL, e.g. `/consumer/api/v1/validate` (percent-encode ids yourself). */
@@ -443,44 +409,6 @@ export declare class Client {
    * count in `rateLimitState()` of both). Cheap.
    */
   withOptions(settings: CallSettings): Client
-  /** GET /consumer/api/v2/users: one page of users. */
-  listUsers(params: ListUsersParams | undefined, options: WithResponseOptions): Promise<WithResponse<UserPage>>
-  listUsers(params?: ListUsersParams, options?: CallOptions & { withResponse?: false }): Promise<UserPage>
-  /** POST /consumer/api/v1/user. Not retried after a 5xx or timeout unless `retryNonIdempotent`. */
-  createUser(params: CreateUserParams, options: WithResponseOptions): Promise<WithResponse<CreatedUser>>
-  createUser(params: CreateUserParams, options?: CallOptions & { withResponse?: false }): Promise<CreatedUser>
-  /** DELETE /consumer/api/v2/user/deactivate. */
-  deactivateUser(params: DeactivateUserParams, options: WithResponseOptions): Promise<WithResponse<Deactivated>>
-  deactivateUser(params: DeactivateUserParams, options?: CallOptions & { withResponse?: false }): Promise<Deactivated>
-  /**
-   * POST /consumer/api/v2/user/reactivate: the inverse of `deactivateUser`. A user that is
-   * not deactivated rejects with `ROOMCHAT_USER_NOT_FOUND`. Not sent again after a 5xx or a
-   * lost answer unless `retryNonIdempotent`.
-   */
-  reactivateUser(params: ReactivateUserParams, options: WithResponseOptions): Promise<WithResponse<Reactivated>>
-  reactivateUser(params: ReactivateUserParams, options?: CallOptions & { withResponse?: false }): Promise<Reactivated>
-  /**
-   * POST /consumer/api/v1/user/accessToken/validate, with the public key (`publicKey`):
-   * the user `accessToken` signs in. A token that is not valid rejects with
-   * `ROOMCHAT_INVALID_REQUEST` ("invalid accessToken"). A read: retried as a GET is.
-   */
-  validateAccessToken(accessToken: string, options: WithResponseOptions): Promise<WithResponse<TokenUser>>
-  validateAccessToken(accessToken: string, options?: CallOptions & { withResponse?: false }): Promise<TokenUser>
-  /**
-   * POST /consumer/api/v1/user/accesstoken/invalidate: the token no longer signs anyone
-   * in nor validates. Not sent again after a 5xx or a lost answer unless `retryNonIdempotent`.
-   */
-  invalidateAccessToken(accessToken: string, options: WithResponseOptions): Promise<WithResponse<Invalidated>>
-  invalidateAccessToken(accessToken: string, options?: CallOptions & { withResponse?: false }): Promise<Invalidated>
-  /** GET /consumer/api/v2/room/:roomId/conversation/:conversationId/messages, oldest first. */
-  conversationMessages(params: ConversationMessagesParams, options: WithResponseOptions): Promise<WithResponse<Message[]>>
-  conversationMessages(
-    params: ConversationMessagesParams,
-    options?: CallOptions & { withResponse?: false },
-  ): Promise<Message[]>
-  /** GET /consumer/api/v1/chatrooms: the JSON as it came. */
-  listChatRooms(options: WithResponseOptions): Promise<WithResponse<unknown>>
-  listChatRooms(options?: CallOptions & { withResponse?: false }): Promise<unknown>
   /** An endpoint the contract names without a shape, through the same limits, retries and errors. */
   rawRequest(params: RawRequestParams, options: WithResponseOptions): Promise<WithResponse<RawResponse>>
   rawRequest(params: RawRequestParams, options?: CallOptions & { withResponse?: false }): Promise<RawResponse>
@@ -497,24 +425,15 @@ export declare class Client {
 }
 
 /**
- * The methods of the operations whose surfaces are generated from the
- * declarations (operations.d.ts): `ejectAllUsers(roomId, options?)`,
+ * The methods of the declared operations, generated from the declarations
+ * (operations.d.ts): `listUsers(params?, options?)`, `createUser(params, options?)`,
+ * `validateAccessToken(accessToken, options?)`, `ejectAllUsers(roomId, options?)`,
  * `updateBot(botId, params?, options?)`, … with the options of every call.
  */
 export interface Client extends OperationMethods {}
 
 /** The operations of the pure layer, by core's stable names (as in the shared conformance vectors). */
-export type WireOperation =
-  | 'list_users'
-  | 'deactivate_user'
-  | 'conversation_messages'
-  | 'create_user'
-  | 'list_chat_rooms'
-  | 'raw'
-  | 'reactivate_user'
-  | 'validate_access_token'
-  | 'invalidate_access_token'
-  | GeneratedOperationName
+export type WireOperation = 'raw' | GeneratedOperationName
 
 export interface WireRequest {
   method: string

@@ -6,7 +6,7 @@
 // RoomchatError objects. Types and docs: index.d.ts.
 
 const util = require('node:util')
-const { operationMethods } = require('./operations.js')
+const { operationMethods, operationResults } = require('./operations.js')
 const native = loadNative()
 
 // ---- the native addon -------------------------------------------------------------
@@ -63,18 +63,6 @@ const OUTCOME_OK = 0
 const OUTCOME_ERROR = 1
 const OUTCOME_LOG_DEBUG = 2
 const ERROR_MARK = '\u0001roomchat-error:'
-
-const OP = {
-  listUsers: 0,
-  createUser: 1,
-  deactivateUser: 2,
-  conversationMessages: 3,
-  listChatRooms: 4,
-  rawRequest: 5,
-  reactivateUser: 6,
-  validateAccessToken: 7,
-  invalidateAccessToken: 8,
-}
 
 // ---- errors ---------------------------------------------------------------------
 
@@ -222,17 +210,19 @@ function callOptionsOf(what, options, withResponseAllowed) {
 }
 
 /**
- * A generated operation's params as core takes them: the path params (its first
- * arguments, by wire name) and the others (`params`, an object or nothing),
- * one object of wire names. A path param given in `params` too is refused.
+ * A declared operation's params as the addon takes them: the method's own
+ * arguments (by wire name, or undefined when it has none) and the others
+ * (`params`, an object or nothing), one object of wire names. An argument
+ * given in `params` too is refused.
  */
-function operationParams(what, pathParams, params) {
-  if (params === undefined || params === null) return pathParams
+function operationParams(what, argumentParams, params) {
+  if (params === undefined || params === null) return argumentParams
   if (typeof params !== 'object' || Array.isArray(params)) throw validation(`${what}: params must be an object`)
-  for (const name in pathParams) {
+  if (argumentParams === undefined) return params
+  for (const name in argumentParams) {
     if (Object.hasOwn(params, name)) throw validation(`${what}: ${name} is an argument of its own, not one of params`)
   }
-  return { ...params, ...pathParams }
+  return { ...params, ...argumentParams }
 }
 
 /** The settings of `withOptions(options)`, as JSON. */
@@ -510,6 +500,14 @@ const DECORATE = new Map([
   [tokenUser, decorateTokenUser],
 ])
 
+/** The records a result finishes besides parsing, by their TS type (operations.js names each operation's). */
+const FINISH_RECORD = { CreatedUser: createdUser, TokenUser: tokenUser }
+
+/** The `post` of each declared operation's result, by the operation's stable name. */
+const RESULT_POST = new Map(
+  Object.entries(operationResults).map(([operation, result]) => [operation, FINISH_RECORD[result] ?? parse]),
+)
+
 /** The `post` of a call made with `withResponse`: `{ data, response }`, `data` as `post` makes it. */
 function withResponsePost(post) {
   const decorate = DECORATE.get(post)
@@ -612,100 +610,58 @@ class Client {
     }
   }
 
-  #call(op, what, params, options, post) {
+  /** The raw request's call: the options every call takes. */
+  #raw(params, options) {
     let call
     let json
     try {
-      call = callOptionsOf(what, options, true)
-      json = toJson(what, params)
+      call = callOptionsOf('rawRequest', options, true)
+      json = toJson('rawRequest', params)
     } catch (error) {
       return Promise.reject(error)
     }
     const client = this.#native
     const { signal, settings, withResponse } = call
-    if (settings === undefined && !withResponse) {
-      if (signal === undefined) {
-        return submit(undefined, undefined, post, (id) => client.call(op, id, json))
-      }
-      const handle = new native.CancelHandle()
-      return submit(signal, handle, post, (id) => client.callCancellable(op, id, json, handle))
-    }
     const handle = signal === undefined ? undefined : new native.CancelHandle()
-    const finish = withResponse ? withResponsePost(post) : post
-    return submit(signal, handle, finish, (id) => client.callWith(op, id, json, settings, withResponse, handle))
+    const finish = withResponse ? withResponsePost(parse) : parse
+    return submit(signal, handle, finish, (id) => client.callRaw(id, json, settings, withResponse, handle))
   }
 
   /**
-   * A generated operation's call (operations.js): `operation` is core's stable
+   * A declared operation's call (operations.js): `operation` is core's stable
    * name, run by the addon's one generic entry with the options every call takes.
    */
-  #operation(operation, what, pathParams, params, options) {
+  #operation(operation, what, argumentParams, params, options) {
     let call
     let json
     try {
       call = callOptionsOf(what, options, true)
-      json = toJson(what, operationParams(what, pathParams, params))
+      json = toJson(what, operationParams(what, argumentParams, params))
     } catch (error) {
       return Promise.reject(error)
     }
     const client = this.#native
     const { signal, settings, withResponse } = call
     const handle = signal === undefined ? undefined : new native.CancelHandle()
-    return submit(signal, handle, parse, (id) => client.callOperation(operation, id, json, settings, withResponse, handle))
+    const post = RESULT_POST.get(operation) ?? parse
+    const finish = withResponse ? withResponsePost(post) : post
+    return submit(signal, handle, finish, (id) => client.callOperation(operation, id, json, settings, withResponse, handle))
   }
 
-  // The generated operations' methods (operations.js), as the
+  // The declared operations' methods (operations.js), as the
   // class's own: non-enumerable, each running through #operation.
   static {
-    const methods = operationMethods((client, ...call) => client.#operation(...call))
+    const methods = operationMethods((client, operation, what, argumentParams, params, options) =>
+      client.#operation(operation, what, argumentParams, params, options),
+    )
     for (const [name, method] of Object.entries(methods)) {
       if (name in Client.prototype) throw new Error(`operations.js: Client already has ${name}`)
       Object.defineProperty(Client.prototype, name, { value: method, writable: true, configurable: true })
     }
   }
 
-  listUsers(params = undefined, options = undefined) {
-    return this.#call(OP.listUsers, 'listUsers', params, options, parse)
-  }
-
-  createUser(params, options = undefined) {
-    return this.#call(OP.createUser, 'createUser', params, options, createdUser)
-  }
-
-  deactivateUser(params, options = undefined) {
-    return this.#call(OP.deactivateUser, 'deactivateUser', params, options, parse)
-  }
-
-  reactivateUser(params, options = undefined) {
-    return this.#call(OP.reactivateUser, 'reactivateUser', params, options, parse)
-  }
-
-  validateAccessToken(accessToken, options = undefined) {
-    return this.#token(OP.validateAccessToken, 'validateAccessToken', accessToken, options, tokenUser)
-  }
-
-  invalidateAccessToken(accessToken, options = undefined) {
-    return this.#token(OP.invalidateAccessToken, 'invalidateAccessToken', accessToken, options, parse)
-  }
-
-  /** A call that takes the access token itself: refused here when it is not a string. */
-  #token(op, what, accessToken, options, post) {
-    if (typeof accessToken !== 'string') {
-      return Promise.reject(validation(`${what}: accessToken must be a string`))
-    }
-    return this.#call(op, what, { accessToken }, options, post)
-  }
-
-  conversationMessages(params, options = undefined) {
-    return this.#call(OP.conversationMessages, 'conversationMessages', params, options, parse)
-  }
-
-  listChatRooms(options = undefined) {
-    return this.#call(OP.listChatRooms, 'listChatRooms', undefined, options, parse)
-  }
-
   rawRequest(params, options = undefined) {
-    return this.#call(OP.rawRequest, 'rawRequest', params, options, parse)
+    return this.#raw(params, options)
   }
 
   /** Every user, fetched a page at a time when needed. */
@@ -869,8 +825,6 @@ function bodyBuffer(body) {
   throw validation('wire.decodeResponse: body must be a string, a Buffer, a typed array or an ArrayBuffer')
 }
 
-const DECODE_POST = { create_user: createdUser, validate_access_token: tokenUser }
-
 const wire = Object.freeze({
   buildRequest(operation, params = undefined, options = undefined) {
     if (typeof operation !== 'string') throw validation('wire.buildRequest: operation must be a string')
@@ -898,7 +852,7 @@ const wire = Object.freeze({
     } catch (error) {
       throw fromNative(error)
     }
-    return (DECODE_POST[operation] ?? parse)(payload)
+    return (RESULT_POST.get(operation) ?? parse)(payload)
   },
 })
 

@@ -35,34 +35,31 @@ export declare class NativeClient {
    * `User-Agent`'s name for it (`Node 20.11.1`).
    */
   constructor(dispatcher: Dispatcher, options: string, fromEnv: boolean, serial: number, debug: boolean, warning: boolean, runtime: string)
-  /** Starts network call `op` with `params` (JSON); its outcome comes as `id`. */
-  call(op: number, id: number, params: string): void
-  /** The same, cancellable through `cancel`. */
-  callCancellable(op: number, id: number, params: string, cancel: CancelHandle): void
   /**
-   * The same, with per-call `settings` (the JSON of `{timeoutMs?, connectTimeoutMs?,
-   * maxRetries?, maxRetryWaitMs?}`, or none), the answer beside the result when
-   * `withResponse` (`{data, response}`), and cancellable through `cancel` when given.
-   * Bad settings throw at once.
+   * Starts the raw request (`rawRequest`) with `params` (JSON); its outcome
+   * comes as `id`. `settings`, `withResponse` and `cancel` as `callOperation`
+   * takes them.
    */
-  callWith(op: number, id: number, params: string, settings: string | undefined | null, withResponse: boolean, cancel?: CancelHandle | undefined | null): void
+  callRaw(id: number, params: string, settings: string | undefined | null, withResponse: boolean, cancel?: CancelHandle | undefined | null): void
   /**
    * Starts `operation` (core's stable snake_case name), any declared one, with
-   * `params` (the JSON of its params by their wire names, path params included);
-   * `settings`, `withResponse` and `cancel` as `callWith` takes them. What the
-   * generated methods (operations.js) call: the operation's declaration in core
-   * checks the params, sends and decodes; the answer comes as its record's JSON.
-   * An unknown name or bad settings throw at once.
+   * `params` (the JSON of its params object, the method's own arguments
+   * included); `settings` (the JSON of `{timeoutMs?, connectTimeoutMs?,
+   * maxRetries?, maxRetryWaitMs?}`, or none), the answer beside the result when
+   * `withResponse` (`{data, response}`), cancellable through `cancel` when given.
+   * What the generated methods (operations.js) call: the operation's declaration
+   * in core checks the params, sends and decodes; the answer comes as the JSON of
+   * what the method returns. An unknown name or bad settings throw at once.
    */
   callOperation(operation: string, id: number, params: string, settings: string | undefined | null, withResponse: boolean, cancel?: CancelHandle | undefined | null): void
   /**
-   * A view of this client whose calls use `settings` (as `callWith` takes them):
+   * A view of this client whose calls use `settings` (as `callOperation` takes them):
    * the same pool, budget and log channel.
    */
   withOptions(settings: string): NativeClient
-  /** Every user, lazily: `params` is the JSON of `{pageSize?}`; `settings` as `callWith` takes them. */
+  /** Every user, lazily: `params` is the JSON of `{pageSize?}`; `settings` as `callOperation` takes them. */
   users(params: string, cancel?: CancelHandle | undefined | null, settings?: string | undefined | null): UsersIterator
-  /** The listing page by page: `params` is the JSON of `{pageSize?}`; `settings` as `callWith` takes them. */
+  /** The listing page by page: `params` is the JSON of `{pageSize?}`; `settings` as `callOperation` takes them. */
   userPages(params: string, cancel?: CancelHandle | undefined | null, settings?: string | undefined | null): UserPagesIterator
   /** `args`: the JSON of `[roomId, accessToken]`. */
   signInUrl(args: string): string

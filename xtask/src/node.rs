@@ -1,4 +1,4 @@
-//! The Node surface of the generated operations, made from the declarations:
+//! The Node surface of every declared operation, made from the declarations:
 //!
 //! - `bindings/node/operations.js`: the `Client` methods, which index.js
 //!   installs on `Client.prototype`; each hands its arguments to the client's
@@ -7,18 +7,26 @@
 //!   name through the addon's `callOperation` on the package's threads.
 //! - `bindings/node/operations.d.ts`: their types (the params, the records, the
 //!   methods with their `withResponse` overloads), merged into `Client` by index.d.ts.
-//! - `bindings/node/src/records.rs`: each record's fields by wire name and JS
-//!   name, by which the addon's `shape::record` writes an answer on the pool
-//!   thread (the event loop only parses it).
+//! - `bindings/node/src/records.rs`: how the addon decodes each operation's
+//!   answer and writes it as the JS layer returns it, on the pool thread (the
+//!   event loop only parses it): a declared record by its fields' wire and JS
+//!   names (`shape::record`), one of core's models by its hand-written shape
+//!   (`shape.rs`); and the params object of an `[operation.node]` table as
+//!   core's JSON params.
 //!
-//! Names: path params are the first arguments, camelCase (`roomId`); the other
-//! params are fields of a params object named as on the wire (`webhookURL`); a
-//! record's fields are named as on the wire with a leading `_` dropped (`_id` →
-//! `id`), nested records shaped the same way, unknown fields kept in `extra`.
+//! Names: path params are the first arguments (unless a table's `arguments`
+//! names others), camelCase (`roomId`); the other params are fields of a params
+//! object named as on the wire (`webhookURL`); a record's fields are named as
+//! on the wire with a leading `_` dropped (`_id` → `id`), nested records shaped
+//! the same way, unknown fields kept in `extra`.
+//! The operations that predate the declarations keep their published shapes
+//! through their `[operation.node]` tables ([`NodeShape`]).
 
 use std::collections::{BTreeSet, HashSet};
 
-use crate::declaration::{camel, snake, Declarations, Field, Operation, Param, Record};
+use serde::Deserialize;
+
+use crate::declaration::{camel, pascal, snake, Declarations, Field, Operation, Param, Record};
 use crate::text::{line, wrap};
 use crate::GENERATED;
 
@@ -26,18 +34,76 @@ pub const JS_PATH: &str = "bindings/node/operations.js";
 pub const DTS_PATH: &str = "bindings/node/operations.d.ts";
 pub const RECORDS_PATH: &str = "bindings/node/src/records.rs";
 
+/// An operation's `[operation.node]` table: the published Node shapes of an
+/// operation that predates the declarations, which they do not say. Each key
+/// is documented in api/operations.toml under "Published shapes: Node".
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeShape {
+    /// The params the method takes as its own first arguments, in order,
+    /// instead of its path params (`[]`: every param in the params object).
+    arguments: Option<Vec<String>>,
+    /// The answer is decoded into core's view borrowed from the body
+    /// (`wire::decode_<name>_view`) and written by `shape::<result>_view`.
+    #[serde(default)]
+    view: bool,
+    /// Fields of the params object beyond the declared params, typed in Node
+    /// (`string` or `json`), sent through `extra` as they are.
+    #[serde(default)]
+    fields: Vec<ExtraField>,
+    /// `object`: the fields the declaration does not type come as one `extra`
+    /// object of the params (the JSON param of core's hand-written builder),
+    /// not at the params' top level.
+    extra: Option<String>,
+    /// A declared boolean param that stands for the `role` JSON param of
+    /// core's hand-written builder: true is `moderator`, or `room_moderator`
+    /// with `chatRoom`; false or absent is the builder's default.
+    role_flag: Option<String>,
+}
+
+/// A typed field of `NodeShape::fields`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExtraField {
+    name: String,
+    #[serde(rename = "type")]
+    kind: String,
+}
+
+/// An operation with its Node table (empty when it has none).
+struct NodeOp<'a> {
+    op: &'a Operation,
+    shape: NodeShape,
+}
+
 /// Every file this generator writes: (path from the repository's root, contents).
 pub fn files(d: &Declarations) -> Result<Vec<(&'static str, String)>, String> {
-    check(d)?;
+    let ops = node_ops(d)?;
+    check(d, &ops)?;
     Ok(vec![
-        (JS_PATH, js(d)),
-        (DTS_PATH, dts(d)),
-        (RECORDS_PATH, crate::rustfmt(&records_rs(d))?),
+        (JS_PATH, js(&ops)),
+        (DTS_PATH, dts(d, &ops)),
+        (RECORDS_PATH, crate::rustfmt(&records_rs(d, &ops))?),
     ])
 }
 
-fn generated(d: &Declarations) -> impl Iterator<Item = &Operation> {
-    d.operations.iter().filter(|op| op.is_generated())
+/// Every declared operation, each with its Node table read.
+fn node_ops(d: &Declarations) -> Result<Vec<NodeOp<'_>>, String> {
+    d.operations
+        .iter()
+        .map(|op| {
+            let shape = match &op.node {
+                None => NodeShape::default(),
+                Some(table) => toml::Value::Table(table.clone()).try_into().map_err(|e| {
+                    format!(
+                        "api/operations.toml, operation {:?}, [operation.node]: {e}",
+                        op.name
+                    )
+                })?,
+            };
+            Ok(NodeOp { op, shape })
+        })
+        .collect()
 }
 
 /// The method's name: a snake_case operation name in camelCase.
@@ -45,7 +111,7 @@ fn method_name(op: &Operation) -> String {
     camel(&op.name)
 }
 
-/// A path param's argument name: `roomId`, `webhookURL` → `webhookUrl`.
+/// A param's argument name: `roomId`, `webhookURL` → `webhookUrl`.
 fn argument_name(p: &Param) -> String {
     camel(&snake(&p.name))
 }
@@ -55,14 +121,51 @@ fn js_name(field: &Field) -> &str {
     field.name.strip_prefix('_').unwrap_or(&field.name)
 }
 
-/// The name of an operation's params interface: `UpdateBotParams`.
+/// The name of an operation's params type: `UpdateBotParams`.
 fn params_type(op: &Operation) -> String {
     format!("{}Params", op.type_name())
 }
 
-/// Whether the method takes a params object (body or query params, or extra fields).
-fn takes_params(op: &Operation) -> bool {
-    !op.named_params().is_empty() || op.extra
+impl NodeOp<'_> {
+    /// The params the method takes as its own arguments: the path params, unless its table says.
+    fn arguments(&self) -> Vec<&Param> {
+        match &self.shape.arguments {
+            None => self.op.positional_params(),
+            Some(names) => names
+                .iter()
+                .filter_map(|name| self.op.params.iter().find(|p| &p.name == name))
+                .collect(),
+        }
+    }
+
+    /// The params of the params object, in declared order.
+    fn object_params(&self) -> Vec<&Param> {
+        let arguments: Vec<&str> = self.arguments().iter().map(|p| p.name.as_str()).collect();
+        self.op
+            .params
+            .iter()
+            .filter(|p| !arguments.contains(&p.name.as_str()))
+            .collect()
+    }
+
+    /// Whether the method takes a params object (params beyond its arguments, or extra fields).
+    fn takes_params(&self) -> bool {
+        !self.object_params().is_empty() || self.op.extra
+    }
+
+    /// Whether a call must give the params object: a required param, or a group of which one is needed.
+    fn params_required(&self) -> bool {
+        self.object_params().iter().any(|p| p.required) || !self.op.exactly_one.is_empty()
+    }
+
+    fn extra_object(&self) -> bool {
+        self.shape.extra.as_deref() == Some("object")
+    }
+
+    /// Whether the addon turns the params object into core's JSON params (its table says how).
+    fn translates_params(&self) -> bool {
+        !self.shape.fields.is_empty() || self.extra_object() || self.shape.role_flag.is_some()
+    }
 }
 
 const RESERVED: &[&str] = &[
@@ -117,16 +220,75 @@ fn is_identifier(name: &str) -> bool {
 }
 
 /// What the declarations' checks (declaration.rs) leave to each language: the
-/// names this one makes must be usable JS names, distinct where they meet.
-fn check(d: &Declarations) -> Result<(), String> {
-    for op in generated(d) {
+/// names this one makes must be usable JS names, distinct where they meet, and
+/// a Node table must name what the declaration has.
+fn check(d: &Declarations, ops: &[NodeOp<'_>]) -> Result<(), String> {
+    for node in ops {
+        let op = node.op;
         let at = |what: String| format!("api/operations.toml, operation {:?}: {what}", op.name);
-        for p in op.positional_params() {
+        for name in node.shape.arguments.iter().flatten() {
+            if !op.params.iter().any(|p| &p.name == name) {
+                return Err(at(format!(
+                    "[operation.node] arguments names {name:?}, not a param"
+                )));
+            }
+        }
+        for p in node.arguments() {
             let name = argument_name(p);
             if !is_identifier(&name) || RESERVED.contains(&name.as_str()) {
                 return Err(at(format!(
-                    "path param {:?} makes the Node argument name {name:?}, which JS cannot take",
+                    "param {:?} makes the Node argument name {name:?}, which JS cannot take",
                     p.name
+                )));
+            }
+        }
+        if node.shape.arguments.is_some() {
+            for group in &op.exactly_one {
+                if node.arguments().iter().any(|p| group.contains(&p.name)) {
+                    return Err(at(
+                        "an argument of its own cannot be one of an exactly_one group".into(),
+                    ));
+                }
+            }
+        }
+        if node.shape.view && (op.result.contains('<') || op.result.contains("::")) {
+            return Err(at("[operation.node] view needs a model's view".into()));
+        }
+        for field in &node.shape.fields {
+            if !matches!(field.kind.as_str(), "string" | "json") {
+                return Err(at(format!(
+                    "[operation.node] field {:?}: type {:?}",
+                    field.name, field.kind
+                )));
+            }
+            if op.params.iter().any(|p| p.name == field.name) || field.name == "extra" {
+                return Err(at(format!(
+                    "[operation.node] field {:?} is declared already",
+                    field.name
+                )));
+            }
+        }
+        if let Some(extra) = &node.shape.extra {
+            if extra != "object" || !op.extra || !op.is_hand_written() {
+                return Err(at(format!(
+                    "[operation.node] extra {extra:?}: only \"object\", for a hand-written builder's extra fields"
+                )));
+            }
+        }
+        if !node.shape.fields.is_empty() && !node.extra_object() {
+            return Err(at(
+                "[operation.node] fields are sent through extra = \"object\"".into(),
+            ));
+        }
+        if let Some(flag) = &node.shape.role_flag {
+            if !op.is_hand_written()
+                || !op
+                    .params
+                    .iter()
+                    .any(|p| &p.name == flag && p.kind == "boolean")
+            {
+                return Err(at(format!(
+                    "[operation.node] role_flag {flag:?}: a boolean param of an operation with a hand-written builder"
                 )));
             }
         }
@@ -146,10 +308,10 @@ fn check(d: &Declarations) -> Result<(), String> {
     Ok(())
 }
 
-/// The records the generated operations' answers hold, each once, in declaration order.
-fn reachable_records(d: &Declarations) -> Vec<&Record> {
+/// The declared records the operations' answers hold, each once, in declaration order.
+fn reachable_records<'d>(d: &'d Declarations, ops: &[NodeOp<'d>]) -> Vec<&'d Record> {
     let mut wanted: BTreeSet<&str> = BTreeSet::new();
-    let mut todo: Vec<&str> = generated(d).map(|op| op.result.as_str()).collect();
+    let mut todo: Vec<&str> = ops.iter().map(|node| node.op.result.as_str()).collect();
     while let Some(name) = todo.pop() {
         if !wanted.insert(name) {
             continue;
@@ -162,6 +324,37 @@ fn reachable_records(d: &Declarations) -> Vec<&Record> {
         .iter()
         .filter(|r| wanted.contains(r.name.as_str()))
         .collect()
+}
+
+/// A result that is one of core's hand-written models (not a declared record):
+/// its element's model when it is a list (`Vec<Message>` → `Message`), `None` for any JSON.
+fn model_of<'a>(d: &Declarations, result: &'a str) -> Option<&'a str> {
+    if is_any_json(result) || d.records.iter().any(|r| r.name == result) {
+        return None;
+    }
+    Some(list_element(result).unwrap_or(result))
+}
+
+/// `Vec<Message>` → `Message`.
+fn list_element(result: &str) -> Option<&str> {
+    result
+        .strip_prefix("Vec<")
+        .and_then(|r| r.strip_suffix('>'))
+}
+
+fn is_any_json(result: &str) -> bool {
+    result == "serde_json::Value"
+}
+
+/// The result's TS type: the record or model, `Message[]` for a list, `unknown` for any JSON.
+fn ts_result(result: &str) -> String {
+    if is_any_json(result) {
+        return "unknown".into();
+    }
+    match list_element(result) {
+        Some(element) => format!("{element}[]"),
+        None => result.to_owned(),
+    }
 }
 
 /// A JSDoc comment at `indent`: one line when it fits, else wrapped.
@@ -186,42 +379,51 @@ fn retry_doc(op: &Operation) -> &'static str {
     }
 }
 
+/// What a method's doc says of its key, when it is not the private key.
+fn auth_doc(op: &Operation) -> &'static str {
+    match op.auth.as_str() {
+        "public_key" => " Authenticated by the account's public key (`publicKey`): without it, a `ROOMCHAT_CONFIGURATION` error.",
+        _ => "",
+    }
+}
+
 fn method_doc(op: &Operation) -> String {
     format!(
-        "{} `{}`: {} {} Parameters are checked before anything is sent (a `RoomchatValidationError`).",
+        "{} `{}`: {}{} {} Parameters are checked before anything is sent (a `RoomchatValidationError`).",
         op.method,
         op.path,
         op.summary,
+        auth_doc(op),
         retry_doc(op)
     )
 }
 
 // ---- operations.js ---------------------------------------------------------------------
 
-fn js(d: &Declarations) -> String {
+fn js(ops: &[NodeOp<'_>]) -> String {
     let mut out = String::new();
     let w = &mut out;
     line(w, &format!("// {GENERATED}"));
     line(w, "'use strict'");
     line(
         w,
-        "// The `Client` methods of the operations whose surfaces are generated. index.js",
+        "// The `Client` methods of the declared operations. index.js installs them on",
     );
     line(
         w,
-        "// installs them on `Client.prototype`; each hands its arguments to the client's",
+        "// `Client.prototype`; each hands its arguments to the client's one call path,",
     );
     line(
         w,
-        "// one call path, `run(client, operation, what, pathParams, params, options)`:",
+        "// `run(client, operation, what, argumentParams, params, options)`: the per-call",
     );
     line(
         w,
-        "// the per-call options of every method, the parameters checked by core against",
+        "// options of every method, the parameters checked by core against the",
     );
     line(
         w,
-        "// the declaration (nothing is sent on a bad one). Types and docs: operations.d.ts.",
+        "// declaration (nothing is sent on a bad one). Types and docs: operations.d.ts.",
     );
     line(w, "");
     line(
@@ -230,8 +432,8 @@ fn js(d: &Declarations) -> String {
     );
     line(w, "function operationMethods(run) {");
     line(w, "  return {");
-    let ops: Vec<&Operation> = generated(d).collect();
-    for (i, op) in ops.iter().enumerate() {
+    for (i, node) in ops.iter().enumerate() {
+        let op = node.op;
         if i > 0 {
             line(w, "");
         }
@@ -240,13 +442,9 @@ fn js(d: &Declarations) -> String {
             "    ",
             &format!("{} `{}`: {}", op.method, op.path, op.summary),
         );
-        let mut args: Vec<String> = op
-            .positional_params()
-            .iter()
-            .map(|p| argument_name(p))
-            .collect();
-        let path: Vec<String> = op
-            .positional_params()
+        let mut args: Vec<String> = node.arguments().iter().map(|p| argument_name(p)).collect();
+        let own: Vec<String> = node
+            .arguments()
             .iter()
             .map(|p| {
                 let arg = argument_name(p);
@@ -257,12 +455,12 @@ fn js(d: &Declarations) -> String {
                 }
             })
             .collect();
-        let path = if path.is_empty() {
-            "{}".to_owned()
+        let own = if own.is_empty() {
+            "undefined".to_owned()
         } else {
-            format!("{{ {} }}", path.join(", "))
+            format!("{{ {} }}", own.join(", "))
         };
-        let params = if takes_params(op) {
+        let params = if node.takes_params() {
             args.push("params = undefined".into());
             "params"
         } else {
@@ -276,7 +474,7 @@ fn js(d: &Declarations) -> String {
         line(
             w,
             &format!(
-                "      return run(this, {}, {}, {path}, {params}, options)",
+                "      return run(this, {}, {}, {own}, {params}, options)",
                 ts_quote(&op.name),
                 ts_quote(&method_name(op))
             ),
@@ -286,7 +484,24 @@ fn js(d: &Declarations) -> String {
     line(w, "  }");
     line(w, "}");
     line(w, "");
-    line(w, "module.exports = { operationMethods }");
+    line(
+        w,
+        "/** Each operation's result, by its TS type (index.js finishes some records, e.g. with a `Date`). */",
+    );
+    line(w, "const operationResults = Object.freeze({");
+    for node in ops {
+        line(
+            w,
+            &format!(
+                "  {}: {},",
+                node.op.name,
+                ts_quote(&ts_result(&node.op.result))
+            ),
+        );
+    }
+    line(w, "})");
+    line(w, "");
+    line(w, "module.exports = { operationMethods, operationResults }");
     out
 }
 
@@ -344,7 +559,11 @@ fn ts_field_type(field: &Field) -> String {
 fn param_doc(p: &Param) -> Option<String> {
     let mut notes = p.bounds();
     if let Some(default) = p.default_text() {
-        notes.push(format!("the service's default: {default}"));
+        notes.push(if p.location == "path" {
+            format!("`{default}` when not given")
+        } else {
+            format!("the service's default: {default}")
+        });
     }
     if notes.is_empty() {
         return None;
@@ -355,30 +574,152 @@ fn param_doc(p: &Param) -> Option<String> {
     Some(doc)
 }
 
-fn dts(d: &Declarations) -> String {
+fn ts_extra_type(field: &ExtraField) -> &'static str {
+    match field.kind.as_str() {
+        "json" => "unknown",
+        _ => "string",
+    }
+}
+
+/// The params object's type: an interface, or with exactly_one groups a type
+/// that says so (`{ userId: string; uniqueUserIdentifier?: never } | …`).
+fn params_decl(w: &mut String, node: &NodeOp<'_>) {
+    let op = node.op;
+    let in_group = |p: &Param| op.exactly_one.iter().any(|g| g.contains(&p.name));
+    let mut doc = format!(
+        "The parameters of `{}`, named as on the wire: {} sent only when given.",
+        method_name(op),
+        if node.object_params().iter().any(|p| p.required) {
+            "the optional ones are"
+        } else {
+            "each is"
+        }
+    );
+    for group in &op.exactly_one {
+        let names: Vec<String> = group.iter().map(|n| format!("`{n}`")).collect();
+        doc.push_str(&format!(
+            " Exactly one of {}: {} is a `RoomchatValidationError`, before anything is sent.",
+            names.join(" and "),
+            if group.len() == 2 {
+                "both or neither"
+            } else {
+                "more or none"
+            }
+        ));
+    }
+    jsdoc(w, "", &doc);
+    let mut fields: Vec<String> = Vec::new();
+    for p in node.object_params().into_iter().filter(|p| !in_group(p)) {
+        let mut text = String::new();
+        if let Some(doc) = param_doc(p) {
+            jsdoc(&mut text, "  ", &doc);
+        }
+        let optional = if p.required { "" } else { "?" };
+        text.push_str(&format!(
+            "  {}{optional}: {}",
+            ts_property(&p.name),
+            ts_param_type(p)
+        ));
+        fields.push(text);
+    }
+    for field in &node.shape.fields {
+        fields.push(format!(
+            "  {}?: {}",
+            ts_property(&field.name),
+            ts_extra_type(field)
+        ));
+    }
+    if node.extra_object() {
+        fields.push(
+            "  /** Other fields, sent as they are (they may not override the fields above). */\n  extra?: Record<string, unknown>"
+                .into(),
+        );
+    } else if op.extra {
+        fields.push("  /** Other fields, sent as they are. */\n  [field: string]: unknown".into());
+    }
+    if op.exactly_one.is_empty() {
+        line(w, &format!("export interface {} {{", params_type(op)));
+        for field in fields {
+            line(w, &field);
+        }
+        line(w, "}");
+        return;
+    }
+    let unions: Vec<Vec<String>> = op
+        .exactly_one
+        .iter()
+        .map(|group| {
+            group
+                .iter()
+                .map(|given| {
+                    let members: Vec<String> = group
+                        .iter()
+                        .map(|name| match op.params.iter().find(|p| &p.name == name) {
+                            Some(p) if name == given => {
+                                format!("{}: {}", ts_property(name), ts_param_type(p))
+                            }
+                            _ => format!("{}?: never", ts_property(name)),
+                        })
+                        .collect();
+                    format!("{{ {} }}", members.join("; "))
+                })
+                .collect()
+        })
+        .collect();
+    if fields.is_empty() && unions.len() == 1 {
+        line(w, &format!("export type {} =", params_type(op)));
+        for member in &unions[0] {
+            line(w, &format!("  | {member}"));
+        }
+        return;
+    }
+    let mut parts: Vec<String> = Vec::new();
+    if !fields.is_empty() {
+        parts.push(format!("{{\n{}\n}}", fields.join("\n")));
+    }
+    parts.extend(
+        unions
+            .iter()
+            .map(|members| format!("({})", members.join(" | "))),
+    );
+    line(
+        w,
+        &format!("export type {} = {}", params_type(op), parts.join(" & ")),
+    );
+}
+
+fn dts(d: &Declarations, ops: &[NodeOp<'_>]) -> String {
     let mut out = String::new();
     let w = &mut out;
     line(w, &format!("// {GENERATED}"));
     line(w, "//");
     line(
         w,
-        "// Types of the operations whose surfaces are generated (operations.js): their",
+        "// Types of the declared operations (operations.js): their parameters, the",
     );
     line(
         w,
-        "// parameters, the records they answer with, and their `Client` methods, which",
+        "// records they answer with (the models of the older ones are index.d.ts's), and",
     );
-    line(w, "// index.d.ts merges into `Client`.");
-    line(w, "");
     line(
         w,
-        "import type { CallOptions, WithResponse, WithResponseOptions } from './index.js'",
+        "// their `Client` methods, which index.d.ts merges into `Client`.",
     );
     line(w, "");
-    let names: Vec<String> = generated(d).map(|op| ts_quote(&op.name)).collect();
+    let mut imports: BTreeSet<&str> = ["CallOptions", "WithResponse", "WithResponseOptions"].into();
+    imports.extend(ops.iter().filter_map(|node| model_of(d, &node.op.result)));
     line(
         w,
-        "/** The stable names of the operations whose surfaces are generated (as `wire` takes them). */",
+        &format!(
+            "import type {{ {} }} from './index.js'",
+            imports.into_iter().collect::<Vec<_>>().join(", ")
+        ),
+    );
+    line(w, "");
+    let names: Vec<String> = ops.iter().map(|node| ts_quote(&node.op.name)).collect();
+    line(
+        w,
+        "/** The stable names of the declared operations (as `wire` takes them). */",
     );
     if names.is_empty() {
         line(w, "export type GeneratedOperationName = never");
@@ -389,7 +730,7 @@ fn dts(d: &Declarations) -> String {
         }
     }
 
-    for record in reachable_records(d) {
+    for record in reachable_records(d, ops) {
         line(w, "");
         jsdoc(
             w,
@@ -423,49 +764,22 @@ fn dts(d: &Declarations) -> String {
         line(w, "}");
     }
 
-    for op in generated(d).filter(|op| takes_params(op)) {
+    for node in ops.iter().filter(|node| node.takes_params()) {
         line(w, "");
-        jsdoc(
-            w,
-            "",
-            &format!(
-                "The parameters of `{}`, named as on the wire: {} sent only when given.",
-                method_name(op),
-                if op.named_params().iter().any(|p| p.required) {
-                    "the optional ones are"
-                } else {
-                    "each is"
-                }
-            ),
-        );
-        line(w, &format!("export interface {} {{", params_type(op)));
-        for p in op.named_params() {
-            if let Some(doc) = param_doc(p) {
-                jsdoc(w, "  ", &doc);
-            }
-            let optional = if p.required { "" } else { "?" };
-            line(
-                w,
-                &format!("  {}{optional}: {}", ts_property(&p.name), ts_param_type(p)),
-            );
-        }
-        if op.extra {
-            line(w, "  /** Other fields, sent as they are. */");
-            line(w, "  [field: string]: unknown");
-        }
-        line(w, "}");
+        params_decl(w, node);
     }
 
     line(w, "");
     line(
         w,
-        "/** The `Client` methods of the generated operations (index.d.ts merges them into `Client`). */",
+        "/** The `Client` methods of the declared operations (index.d.ts merges them into `Client`). */",
     );
     line(w, "export interface OperationMethods {");
-    for op in generated(d) {
+    for node in ops {
+        let op = node.op;
         jsdoc(w, "  ", &method_doc(op));
-        let mut args: Vec<String> = op
-            .positional_params()
+        let mut args: Vec<String> = node
+            .arguments()
             .iter()
             .map(|p| {
                 let kind = ts_param_type(p);
@@ -476,9 +790,9 @@ fn dts(d: &Declarations) -> String {
                 }
             })
             .collect();
-        let params_required = op.named_params().iter().any(|p| p.required);
+        let params_required = node.params_required();
         let mut with_response = args.clone();
-        if takes_params(op) {
+        if node.takes_params() {
             let kind = params_type(op);
             with_response.push(if params_required {
                 format!("params: {kind}")
@@ -494,17 +808,17 @@ fn dts(d: &Declarations) -> String {
         with_response.push("options: WithResponseOptions".into());
         args.push("options?: CallOptions & { withResponse?: false }".into());
         let name = method_name(op);
+        let result = ts_result(&op.result);
         line(
             w,
             &format!(
-                "  {name}({}): Promise<WithResponse<{}>>",
+                "  {name}({}): Promise<WithResponse<{result}>>",
                 with_response.join(", "),
-                op.result
             ),
         );
         line(
             w,
-            &format!("  {name}({}): Promise<{}>", args.join(", "), op.result),
+            &format!("  {name}({}): Promise<{result}>", args.join(", ")),
         );
     }
     line(w, "}");
@@ -517,50 +831,118 @@ fn static_name(record: &str) -> String {
     snake(record).to_ascii_uppercase()
 }
 
-fn records_rs(d: &Declarations) -> String {
+/// The expression that decodes `response` and writes the answer as the JS layer returns it.
+fn answer_expr(d: &Declarations, node: &NodeOp<'_>) -> String {
+    let op = node.op;
+    if d.records.iter().any(|r| r.name == op.result) {
+        return format!(
+            "operation.decode(response).map(|r| shape::record(&r, &{}))",
+            static_name(&op.result)
+        );
+    }
+    match model_of(d, &op.result) {
+        None => "operation.decode(response).map(|r| shape::json(&r))".into(),
+        Some(model) if node.shape.view => format!(
+            "wire::decode_{}_view(response).map(|r| shape::{}_view(&r))",
+            op.name,
+            snake(model)
+        ),
+        Some(model) => {
+            let plural = if list_element(&op.result).is_some() {
+                "s"
+            } else {
+                ""
+            };
+            format!(
+                "wire::decode_{}(response).map(|r| shape::{}{plural}(&r))",
+                op.name,
+                snake(model)
+            )
+        }
+    }
+}
+
+fn records_rs(d: &Declarations, ops: &[NodeOp<'_>]) -> String {
     let mut out = String::new();
     let w = &mut out;
     line(w, &format!("// {GENERATED}"));
     line(w, "");
-    line(
-        w,
-        "//! The records of the generated operations' answers, as the JS layer returns",
-    );
-    line(
-        w,
-        "//! them: each field's wire name and JS name (a leading `_` dropped), and the",
-    );
-    line(
-        w,
-        "//! record it holds. `shape::record` writes an answer by them, unknown fields",
-    );
-    line(w, "//! under `extra`.");
+    for text in [
+        "//! How the addon answers each declared operation, as the JS layer returns it",
+        "//! (on a pool thread: the event loop only parses the text): a declared record",
+        "//! by its fields' wire names and JS names (a leading `_` dropped), written by",
+        "//! `shape::record` with the unknown fields under `extra`; one of core's models",
+        "//! by its hand-written shape (shape.rs). And the params objects whose Node",
+        "//! shapes predate the declarations, as core's JSON params take them (args.rs).",
+    ] {
+        line(w, text);
+    }
     line(w, "");
-    line(w, "use roomchat::wire::Operation;");
+    line(w, "use roomchat::wire::{self, Operation, WireResponse};");
+    line(w, "use roomchat::Error;");
     line(w, "");
-    line(w, "use crate::shape::{FieldShape, RecordShape};");
+    line(w, "use crate::args::{ExtraKind, ParamsShape};");
+    line(w, "use crate::shape::{self, FieldShape, RecordShape};");
     line(w, "");
     line(
         w,
-        "/// The record of `operation`'s answer, for the operations whose surfaces are generated.",
+        "/// The answer of `operation` in `response`, as the JS layer returns it: a non-2xx",
     );
     line(
         w,
-        "pub fn result_of(operation: Operation) -> Option<&'static RecordShape> {",
+        "/// answer, or one that says it failed, is the error it stands for.",
     );
-    let ops: Vec<&Operation> = generated(d).collect();
-    if ops.is_empty() {
+    line(
+        w,
+        "pub fn answer(operation: Operation, response: &WireResponse) -> Result<String, Error> {",
+    );
+    line(w, "match operation {");
+    for node in ops {
+        line(
+            w,
+            &format!(
+                "Operation::{} => {},",
+                node.op.type_name(),
+                answer_expr(d, node)
+            ),
+        );
+    }
+    line(
+        w,
+        "// An operation of core's that is declared nowhere here: its JSON as it came.",
+    );
+    line(
+        w,
+        "_ => operation.decode(response).map(|r| shape::json(&r)),",
+    );
+    line(w, "}");
+    line(w, "}");
+    line(w, "");
+    line(
+        w,
+        "/// How the params object of `operation` becomes core's JSON params, where its",
+    );
+    line(
+        w,
+        "/// Node shape is not the declaration's (`[operation.node]` in api/operations.toml).",
+    );
+    line(
+        w,
+        "pub fn params_of(operation: Operation) -> Option<&'static ParamsShape> {",
+    );
+    let translated: Vec<&NodeOp<'_>> = ops.iter().filter(|n| n.translates_params()).collect();
+    if translated.is_empty() {
         line(w, "let _ = operation;");
         line(w, "None");
     } else {
         line(w, "match operation {");
-        for op in ops {
+        for node in &translated {
             line(
                 w,
                 &format!(
-                    "Operation::{} => Some(&{}),",
-                    op.type_name(),
-                    static_name(&op.result)
+                    "Operation::{} => Some(&{}_PARAMS),",
+                    node.op.type_name(),
+                    node.op.name.to_ascii_uppercase()
                 ),
             );
         }
@@ -568,7 +950,47 @@ fn records_rs(d: &Declarations) -> String {
         line(w, "}");
     }
     line(w, "}");
-    for record in reachable_records(d) {
+    for node in &translated {
+        line(w, "");
+        line(
+            w,
+            &format!("/// `{}`'s params object.", method_name(node.op)),
+        );
+        line(
+            w,
+            &format!(
+                "static {}_PARAMS: ParamsShape = ParamsShape {{",
+                node.op.name.to_ascii_uppercase()
+            ),
+        );
+        let params: Vec<String> = node
+            .op
+            .params
+            .iter()
+            .map(|p| format!("{:?}", p.name))
+            .collect();
+        line(w, &format!("params: &[{}],", params.join(", ")));
+        let fields: Vec<String> = node
+            .shape
+            .fields
+            .iter()
+            .map(|f| format!("({:?}, ExtraKind::{})", f.name, pascal(&f.kind)))
+            .collect();
+        line(w, &format!("fields: &[{}],", fields.join(", ")));
+        line(w, &format!("extra_object: {},", node.extra_object()));
+        line(
+            w,
+            &format!(
+                "role_flag: {},",
+                match &node.shape.role_flag {
+                    Some(flag) => format!("Some({flag:?})"),
+                    None => "None".into(),
+                }
+            ),
+        );
+        line(w, "};");
+    }
+    for record in reachable_records(d, ops) {
         line(w, "");
         for text in wrap(&format!("`{}`: {}", record.name, record.doc), 88) {
             line(w, &format!("/// {text}"));

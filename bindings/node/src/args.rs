@@ -54,11 +54,6 @@ impl<'a> Args<'a> {
         invalid(format!("{}: {name} must be {must}", self.what))
     }
 
-    /// An error about the call's arguments as a whole (`why` names no value).
-    pub fn refused(&self, why: &str) -> Error {
-        invalid(format!("{}: {why}", self.what))
-    }
-
     /// Refuses fields not in `known` (a typo would otherwise be ignored).
     pub fn only(&self, known: &[&str]) -> Result<(), Error> {
         let Some(fields) = self.fields else {
@@ -159,15 +154,100 @@ impl<'a> Args<'a> {
             )),
         }
     }
+}
 
-    /// A nested object.
-    pub fn object(&self, name: &str) -> Result<Option<&'a Map<String, Value>>, Error> {
-        match self.get(name) {
-            None => Ok(None),
-            Some(Value::Object(map)) => Ok(Some(map)),
-            Some(_) => Err(self.bad(name, "an object")),
+/// How a params object whose Node shape predates the declarations becomes
+/// core's JSON params: generated from the operation's `[operation.node]` table
+/// (records.rs, `params_of`).
+pub struct ParamsShape {
+    /// The declared params, by their wire names.
+    pub params: &'static [&'static str],
+    /// Typed fields beyond the declared params, sent through `extra`.
+    pub fields: &'static [(&'static str, ExtraKind)],
+    /// The fields the declaration does not type come as one `extra` object
+    /// (the JSON param of core's hand-written builder).
+    pub extra_object: bool,
+    /// The declared boolean that stands for the hand-written builder's `role`.
+    pub role_flag: Option<&'static str>,
+}
+
+/// The type of a [`ParamsShape`] field.
+pub enum ExtraKind {
+    String,
+    Json,
+}
+
+/// `params` (the JSON of a params object in its Node shape) as core's JSON
+/// params of operation `what`, by `shape`. What is not the shape's to check is
+/// left to core's builder (a missing or unknown param, the role's rules).
+pub fn core_params(what: &str, params: Value, shape: &ParamsShape) -> Result<Value, Error> {
+    let Value::Object(mut fields) = params else {
+        return Ok(params);
+    };
+    // Refused here, naming this shape's fields: core would name its own JSON params.
+    let taken = |name: &str| {
+        shape.params.contains(&name)
+            || shape.fields.iter().any(|(field, _)| *field == name)
+            || (shape.extra_object && name == "extra")
+    };
+    if let Some(unknown) = fields.keys().find(|name| !taken(name)) {
+        let name: String = unknown.chars().take(64).collect();
+        let mut known: Vec<&str> = shape.params.to_vec();
+        known.extend(shape.fields.iter().map(|(field, _)| *field));
+        if shape.extra_object {
+            known.push("extra");
+        }
+        return Err(invalid(format!(
+            "{what}: unknown parameter {name:?} (takes {})",
+            known.join(", ")
+        )));
+    }
+    if let Some(flag) = shape.role_flag {
+        let in_one_room = fields.get("chatRoom").is_some_and(|v| !v.is_null());
+        match fields.remove(flag) {
+            // Core's message would name `role`, which this shape does not have.
+            None | Some(Value::Null | Value::Bool(false)) if in_one_room => {
+                return Err(invalid(format!(
+                    "{what}: chatRoom limits a moderator to one room: give it with {flag}: true"
+                )));
+            }
+            None | Some(Value::Null | Value::Bool(false)) => {}
+            Some(Value::Bool(true)) => {
+                let role = if in_one_room {
+                    "room_moderator"
+                } else {
+                    "moderator"
+                };
+                fields.insert("role".into(), role.into());
+            }
+            Some(_) => return Err(invalid(format!("{what}: {flag} must be true or false"))),
         }
     }
+    if shape.extra_object {
+        let mut extra = match fields.remove("extra") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(extra)) => extra,
+            Some(_) => return Err(invalid(format!("{what}: extra must be an object"))),
+        };
+        for (name, kind) in shape.fields {
+            let Some(value) = fields.remove(*name).filter(|v| !v.is_null()) else {
+                continue;
+            };
+            if matches!(kind, ExtraKind::String) && !value.is_string() {
+                return Err(invalid(format!("{what}: {name} must be a string")));
+            }
+            if extra.contains_key(*name) {
+                return Err(invalid(format!(
+                    "{what}: {name} is given both as a field and in extra"
+                )));
+            }
+            extra.insert((*name).to_owned(), value);
+        }
+        if !extra.is_empty() {
+            fields.insert("extra".into(), Value::Object(extra));
+        }
+    }
+    Ok(Value::Object(fields))
 }
 
 /// A positional list of string arguments (sync helpers).

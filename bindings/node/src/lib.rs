@@ -28,7 +28,6 @@ use roomchat::{
 };
 
 use crate::args::{invalid, Args};
-use crate::ops::Op;
 
 /// The addon's own allocations (a page's models, its JSON text, the HTTP
 /// buffers) come from mimalloc: they are made on pool threads and often freed
@@ -290,66 +289,37 @@ impl NativeClient {
         })
     }
 
-    /// Starts network call `op` with `params` (JSON); its outcome comes as `id`.
+    /// Starts the raw request (`rawRequest`) with `params` (JSON); its outcome
+    /// comes as `id`. `settings`, `withResponse` and `cancel` as `callOperation`
+    /// takes them.
     #[napi]
-    pub fn call(&self, op: u32, id: u32, params: String) -> Result<()> {
-        self.start(self.client.clone(), op, id, params)
-    }
-
-    /// The same, cancellable through `cancel`.
-    #[napi]
-    pub fn call_cancellable(
+    pub fn call_raw(
         &self,
-        op: u32,
-        id: u32,
-        params: String,
-        cancel: &CancelHandle,
-    ) -> Result<()> {
-        self.start(
-            self.client.with_cancel(cancel.token.clone()),
-            op,
-            id,
-            params,
-        )
-    }
-
-    /// The same, with per-call `settings` (the JSON of `{timeoutMs?, connectTimeoutMs?,
-    /// maxRetries?, maxRetryWaitMs?}`, or none), the answer beside the result when
-    /// `withResponse` (`{data, response}`), and cancellable through `cancel` when given.
-    /// Bad settings throw at once.
-    #[napi]
-    pub fn call_with(
-        &self,
-        op: u32,
         id: u32,
         params: String,
         settings: Option<String>,
         with_response: bool,
         cancel: Option<&CancelHandle>,
     ) -> Result<()> {
-        let op_code = op;
-        let op = Op::from_code(op_code)
-            .ok_or_else(|| napi::Error::new(Status::InvalidArg, "unknown operation code"))?;
-        let mut client = self.with_optional_cancel(cancel);
-        if let Some(settings) = settings {
-            let options = ops::call_options(op.name(), &settings).map_err(|e| throw(&e))?;
-            client = client.with_options(options).map_err(|e| throw(&e))?;
-        }
-        if !with_response {
-            return self.start(client, op_code, id, params);
-        }
+        let client = self.for_call("rawRequest", cancel, settings)?;
         spawn(&self.tsfn, id, move || {
-            ops::run_with_response(&client, op, &params)
+            if with_response {
+                ops::run_raw_with_response(&client, &params)
+            } else {
+                ops::run_raw(&client, &params)
+            }
         });
         Ok(())
     }
 
     /// Starts `operation` (core's stable snake_case name), any declared one, with
-    /// `params` (the JSON of its params by their wire names, path params included);
-    /// `settings`, `withResponse` and `cancel` as `callWith` takes them. What the
-    /// generated methods (operations.js) call: the operation's declaration in core
-    /// checks the params, sends and decodes; the answer comes as its record's JSON.
-    /// An unknown name or bad settings throw at once.
+    /// `params` (the JSON of its params object, the method's own arguments
+    /// included); `settings` (the JSON of `{timeoutMs?, connectTimeoutMs?,
+    /// maxRetries?, maxRetryWaitMs?}`, or none), the answer beside the result when
+    /// `withResponse` (`{data, response}`), cancellable through `cancel` when given.
+    /// What the generated methods (operations.js) call: the operation's declaration
+    /// in core checks the params, sends and decodes; the answer comes as the JSON of
+    /// what the method returns. An unknown name or bad settings throw at once.
     #[napi]
     pub fn call_operation(
         &self,
@@ -361,11 +331,7 @@ impl NativeClient {
         cancel: Option<&CancelHandle>,
     ) -> Result<()> {
         let op = Operation::parse(&operation).map_err(|e| throw(&e))?;
-        let mut client = self.with_optional_cancel(cancel);
-        if let Some(settings) = settings {
-            let options = ops::call_options(op.name(), &settings).map_err(|e| throw(&e))?;
-            client = client.with_options(options).map_err(|e| throw(&e))?;
-        }
+        let client = self.for_call(op.name(), cancel, settings)?;
         spawn(&self.tsfn, id, move || {
             if with_response {
                 ops::run_operation_with_response(&client, op, &params)
@@ -376,7 +342,7 @@ impl NativeClient {
         Ok(())
     }
 
-    /// A view of this client whose calls use `settings` (as `callWith` takes them):
+    /// A view of this client whose calls use `settings` (as `callOperation` takes them):
     /// the same pool, budget and log channel.
     #[napi]
     pub fn with_options(&self, settings: String) -> Result<NativeClient> {
@@ -388,15 +354,9 @@ impl NativeClient {
         })
     }
 
-    fn start(&self, client: Client, op: u32, id: u32, params: String) -> Result<()> {
-        let op = Op::from_code(op)
-            .ok_or_else(|| napi::Error::new(Status::InvalidArg, "unknown operation code"))?;
-        spawn(&self.tsfn, id, move || ops::run(&client, op, &params));
-        Ok(())
-    }
-
-    /// `with_optional_cancel`, with the per-call `settings` of an iterator, if any.
-    fn for_iterator(
+    /// The client of one call or iterator: cancellable through `cancel`, with its
+    /// per-call `settings`, if any (bad ones throw, naming `what`).
+    fn for_call(
         &self,
         what: &str,
         cancel: Option<&CancelHandle>,
@@ -412,7 +372,7 @@ impl NativeClient {
         }
     }
 
-    /// Every user, lazily: `params` is the JSON of `{pageSize?}`; `settings` as `callWith` takes them.
+    /// Every user, lazily: `params` is the JSON of `{pageSize?}`; `settings` as `callOperation` takes them.
     #[napi]
     pub fn users(
         &self,
@@ -422,7 +382,7 @@ impl NativeClient {
     ) -> Result<UsersIterator> {
         let size = page_size("users", &params)?;
         let users = self
-            .for_iterator("users", cancel, settings)?
+            .for_call("users", cancel, settings)?
             .users_with_page_size(size);
         Ok(UsersIterator {
             inner: Arc::new(Mutex::new(users)),
@@ -430,7 +390,7 @@ impl NativeClient {
         })
     }
 
-    /// The listing page by page: `params` is the JSON of `{pageSize?}`; `settings` as `callWith` takes them.
+    /// The listing page by page: `params` is the JSON of `{pageSize?}`; `settings` as `callOperation` takes them.
     #[napi]
     pub fn user_pages(
         &self,
@@ -440,7 +400,7 @@ impl NativeClient {
     ) -> Result<UserPagesIterator> {
         let size = page_size("userPages", &params)?;
         let pages = self
-            .for_iterator("userPages", cancel, settings)?
+            .for_call("userPages", cancel, settings)?
             .user_pages(size);
         Ok(UserPagesIterator {
             inner: Arc::new(Mutex::new(pages)),
@@ -613,34 +573,10 @@ pub fn wire_decode(
             .collect::<std::result::Result<Vec<_>, _>>()?;
         let response = WireResponse::new(status, headers, body.to_vec());
         match op {
-            Operation::ListUsers => {
-                wire::decode_list_users_view(&response).map(|r| shape::user_page_view(&r))
-            }
-            Operation::DeactivateUser => {
-                wire::decode_deactivate_user(&response).map(|r| shape::deactivated(&r))
-            }
-            Operation::ConversationMessages => {
-                wire::decode_conversation_messages(&response).map(|r| shape::messages(&r))
-            }
-            Operation::CreateUser => {
-                wire::decode_create_user(&response).map(|r| shape::created_user(&r))
-            }
-            Operation::ListChatRooms => wire::decode_chat_rooms(&response).map(|r| shape::json(&r)),
+            // The escape hatch: whatever the caller sent.
             Operation::Raw => wire::decode_raw(&response).map(|r| shape::raw_response(&r)),
-            Operation::ReactivateUser => {
-                wire::decode_reactivate_user(&response).map(|r| shape::reactivated(&r))
-            }
-            Operation::ValidateAccessToken => {
-                wire::decode_validate_access_token(&response).map(|r| shape::token_user(&r))
-            }
-            Operation::InvalidateAccessToken => {
-                wire::decode_invalidate_access_token(&response).map(|r| shape::invalidated(&r))
-            }
-            // A generated operation's record, as its method returns it (or a
-            // future operation of core: its generic JSON form).
-            other => other
-                .decode(&response)
-                .map(|r| ops::shape_answer(other, &r)),
+            // As the operation's method returns it.
+            declared => records::answer(declared, &response),
         }
     };
     decode().map_err(|e| throw(&e))

@@ -1,140 +1,28 @@
-//! The calls: JavaScript arguments to core's typed parameters, core's results to JSON text.
+//! The calls: JavaScript arguments to core's parameters, core's results to JSON text.
 
 use roomchat::wire::Operation;
 use roomchat::{
-    CallOptions, Client, ClientBuilder, ConversationMessages, CreateUser, DeactivateUser, Error,
-    ListUsers, OnRedisError, PathForm, Proxy, RateLimitConfig, RawAuth, RawRequest, ReactivateUser,
-    RedisBudget, TlsRoots, WhenLimited, MAX_PAGE_SIZE,
+    CallOptions, Client, ClientBuilder, Error, OnRedisError, Proxy, RateLimitConfig, RawAuth,
+    RawRequest, RedisBudget, TlsRoots, WhenLimited,
 };
 use serde_json::Value;
 
 use crate::args::{self, invalid, Args};
 use crate::{records, shape};
 
-/// The network calls, by the number the JS layer sends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
-    ListUsers,
-    CreateUser,
-    DeactivateUser,
-    ConversationMessages,
-    ListChatRooms,
-    RawRequest,
-    ReactivateUser,
-    ValidateAccessToken,
-    InvalidateAccessToken,
-}
-
-impl Op {
-    pub fn from_code(code: u32) -> Option<Op> {
-        Some(match code {
-            0 => Op::ListUsers,
-            1 => Op::CreateUser,
-            2 => Op::DeactivateUser,
-            3 => Op::ConversationMessages,
-            4 => Op::ListChatRooms,
-            5 => Op::RawRequest,
-            6 => Op::ReactivateUser,
-            7 => Op::ValidateAccessToken,
-            8 => Op::InvalidateAccessToken,
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Op::ListUsers => "listUsers",
-            Op::CreateUser => "createUser",
-            Op::DeactivateUser => "deactivateUser",
-            Op::ConversationMessages => "conversationMessages",
-            Op::ListChatRooms => "listChatRooms",
-            Op::RawRequest => "rawRequest",
-            Op::ReactivateUser => "reactivateUser",
-            Op::ValidateAccessToken => "validateAccessToken",
-            Op::InvalidateAccessToken => "invalidateAccessToken",
-        }
-    }
-}
-
-/// Runs `op` with the JSON text of its parameters; the result as JSON text.
-/// Runs on a pool thread: parsing and validation happen here too, so the
-/// event loop only hands over a string.
-pub fn run(client: &Client, op: Op, params: &str) -> Result<String, Error> {
-    let what = op.name();
-    let value = args::parse(what, params)?;
-    let p = Args::new(what, &value)?;
-    match op {
-        Op::ListUsers => {
-            let params = list_users(&p)?;
-            client.list_users_with(&params, |page| shape::user_page_view(&page))
-        }
-        Op::CreateUser => {
-            let params = create_user(&p)?;
-            client.create_user(&params).map(|r| shape::created_user(&r))
-        }
-        Op::DeactivateUser => {
-            let target = deactivate_user(&p)?;
-            client
-                .deactivate_user(&target)
-                .map(|r| shape::deactivated(&r))
-        }
-        Op::ConversationMessages => {
-            let params = conversation_messages(&p)?;
-            client
-                .conversation_messages(&params)
-                .map(|r| shape::messages(&r))
-        }
-        Op::ListChatRooms => {
-            p.only(&[])?;
-            client.list_chat_rooms().map(|r| shape::json(&r))
-        }
-        Op::RawRequest => {
-            let request = raw_request(&p)?;
-            client
-                .raw_request(&request)
-                .map(|r| shape::raw_response(&r))
-        }
-        Op::ReactivateUser => {
-            let target = match deactivate_user(&p)? {
-                DeactivateUser::UserId(id) => ReactivateUser::UserId(id),
-                DeactivateUser::UniqueUserIdentifier(id) => {
-                    ReactivateUser::UniqueUserIdentifier(id)
-                }
-            };
-            client
-                .reactivate_user(&target)
-                .map(|r| shape::reactivated(&r))
-        }
-        Op::ValidateAccessToken => {
-            p.only(&["accessToken"])?;
-            client
-                .validate_access_token(&p.required_string("accessToken")?)
-                .map(|r| shape::token_user(&r))
-        }
-        Op::InvalidateAccessToken => {
-            p.only(&["accessToken"])?;
-            client
-                .invalidate_access_token(&p.required_string("accessToken")?)
-                .map(|r| shape::invalidated(&r))
-        }
-    }
-}
-
-/// `run`, with the answer's status and headers beside the result (`{ withResponse: true }`).
-pub fn run_with_response(client: &Client, op: Op, params: &str) -> Result<String, Error> {
-    let answer = client.with_response(|c| run(c, op, params))?;
-    Ok(shape::with_response(&answer.value, &answer.meta))
-}
-
-/// Runs any declared operation by its declaration with the JSON text of its
-/// params (wire names, path params included) through core's one send path;
-/// the answer as the JSON text of its record as the JS layer returns it (see
-/// [`shape::record`]), or as core's JSON for an operation without a generated
-/// record. On a pool thread, as `run`.
+/// Runs a declared operation with the JSON text of its params object (wire
+/// names, the method's own arguments included) through core's one send path:
+/// the params checked against the declaration (a params object in an older
+/// Node shape made core's JSON params first, [`records::params_of`]), the answer
+/// as the JSON text of what the method returns ([`records::answer`]). Runs on a
+/// pool thread: parsing and validation happen here too, so the event loop only
+/// hands over a string.
 pub fn run_operation(client: &Client, op: Operation, params: &str) -> Result<String, Error> {
-    let value = args::parse(op.name(), params)?;
-    let answer = client.call_operation(op, &value)?;
-    Ok(shape_answer(op, &answer))
+    let mut value = args::parse(op.name(), params)?;
+    if let Some(shape) = records::params_of(op) {
+        value = args::core_params(op.name(), value, shape)?;
+    }
+    client.call_declared_with(op, &value, |response| records::answer(op, response))
 }
 
 /// `run_operation`, with the answer's status and headers beside the result.
@@ -147,13 +35,23 @@ pub fn run_operation_with_response(
     Ok(shape::with_response(&answer.value, &answer.meta))
 }
 
-/// An answer of `op` (core's JSON) as the JS layer returns it.
-pub fn shape_answer(op: Operation, answer: &Value) -> String {
-    match records::result_of(op) {
-        Some(record) => shape::record(answer, record),
-        None => shape::json(answer),
-    }
+/// Runs the raw request (`rawRequest`: the escape hatch, not a declared
+/// operation) with the JSON text of its params; on a pool thread, as `run_operation`.
+pub fn run_raw(client: &Client, params: &str) -> Result<String, Error> {
+    let value = args::parse(RAW, params)?;
+    let request = raw_request(&Args::new(RAW, &value)?)?;
+    client
+        .raw_request(&request)
+        .map(|r| shape::raw_response(&r))
 }
+
+/// `run_raw`, with the answer's status and headers beside the result.
+pub fn run_raw_with_response(client: &Client, params: &str) -> Result<String, Error> {
+    let answer = client.with_response(|c| run_raw(c, params))?;
+    Ok(shape::with_response(&answer.value, &answer.meta))
+}
+
+const RAW: &str = "rawRequest";
 
 /// The per-call settings a call or `withOptions` takes: the JSON of
 /// `{timeoutMs?, connectTimeoutMs?, maxRetries?, maxRetryWaitMs?}` (the JS layer
@@ -185,96 +83,6 @@ pub const CALL_OPTIONS: [&str; 4] = [
     "maxRetries",
     "maxRetryWaitMs",
 ];
-
-fn list_users(p: &Args<'_>) -> Result<ListUsers, Error> {
-    p.only(&["limit", "skip"])?;
-    Ok(ListUsers {
-        limit: p
-            .whole("limit", 1, u64::from(MAX_PAGE_SIZE))?
-            .map(|n| n as u32),
-        skip: p.whole("skip", 0, args::MAX_SAFE_INTEGER)?,
-    })
-}
-
-/// Fields of createUser sent as they are, besides `username`, `isModerator` and `chatRoom`.
-const CREATE_USER_STRINGS: [&str; 4] = [
-    "uniqueUserIdentifier",
-    "email",
-    "profilePic",
-    "externalUserId",
-];
-
-fn create_user(p: &Args<'_>) -> Result<CreateUser, Error> {
-    p.only(&[
-        "username",
-        "isModerator",
-        "chatRoom",
-        "uniqueUserIdentifier",
-        "email",
-        "profilePic",
-        "externalUserId",
-        "meta",
-        "extra",
-    ])?;
-    let username = p.required_string("username")?;
-    let mut request = match (p.boolean("isModerator")?, p.string("chatRoom")?) {
-        (Some(true), Some(room)) => CreateUser::room_moderator(username, room),
-        (Some(true), None) => CreateUser::moderator(username),
-        (Some(false) | None, None) => CreateUser::regular(username),
-        (Some(false) | None, Some(_)) => return Err(invalid(
-            "createUser: chatRoom limits a moderator to one room: give it with isModerator: true",
-        )),
-    };
-    if let Some(extra) = p.object("extra")? {
-        request.extra = extra.clone();
-    }
-    for name in CREATE_USER_STRINGS {
-        if let Some(value) = p.string(name)? {
-            if request.extra.contains_key(name) {
-                return Err(invalid(format!(
-                    "createUser: {name} is given both as an option and in extra"
-                )));
-            }
-            request.extra.insert(name.into(), Value::String(value));
-        }
-    }
-    if let Some(meta) = p.get("meta") {
-        if request.extra.contains_key("meta") {
-            return Err(invalid(
-                "createUser: meta is given both as an option and in extra",
-            ));
-        }
-        request.extra.insert("meta".into(), meta.clone());
-    }
-    Ok(request)
-}
-
-/// Exactly one identifier, for deactivateUser and reactivateUser (named by `p`).
-fn deactivate_user(p: &Args<'_>) -> Result<DeactivateUser, Error> {
-    p.only(&["userId", "uniqueUserIdentifier"])?;
-    match (p.string("userId")?, p.string("uniqueUserIdentifier")?) {
-        (Some(id), None) => Ok(DeactivateUser::UserId(id)),
-        (None, Some(id)) => Ok(DeactivateUser::UniqueUserIdentifier(id)),
-        (Some(_), Some(_)) => {
-            Err(p.refused("give exactly one of userId and uniqueUserIdentifier, not both"))
-        }
-        (None, None) => Err(p.refused("give exactly one of userId and uniqueUserIdentifier")),
-    }
-}
-
-fn conversation_messages(p: &Args<'_>) -> Result<ConversationMessages, Error> {
-    p.only(&["roomId", "conversationId", "pathForm"])?;
-    let form = match p.string("pathForm")?.as_deref() {
-        None | Some("room") => PathForm::Room,
-        Some("chatroom") => PathForm::ChatRoom,
-        Some(_) => return Err(p.bad("pathForm", "\"room\" or \"chatroom\"")),
-    };
-    Ok(ConversationMessages::new(
-        p.required_string("roomId")?,
-        p.required_string("conversationId")?,
-    )
-    .path_form(form))
-}
 
 fn raw_request(p: &Args<'_>) -> Result<RawRequest, Error> {
     p.only(&["method", "path", "query", "body", "auth"])?;
