@@ -546,6 +546,53 @@ fn rust_params(w: &mut String, op: &Operation) {
     }
 }
 
+/// What every operation's pair of C functions shares: the plain function (its
+/// doc `text`; it forwards to `_with_response` without `meta_out`), then the doc
+/// and signature of `_with_response`, up to its body.
+fn entry_points(w: &mut String, call: &str, text: &str, args: &[String], names: &[String]) {
+    // clippy's too_many_arguments: more than 7, `err_out` (and `meta_out`) included.
+    let too_many = |count: usize| {
+        if count > 7 {
+            "#[allow(clippy::too_many_arguments)]\n"
+        } else {
+            ""
+        }
+    };
+    w.push('\n');
+    doc(w, "", "///", text);
+    let _ = writeln!(w, "#[no_mangle]");
+    w.push_str(too_many(args.len() + 1));
+    let _ = writeln!(
+        w,
+        "pub extern \"C\" fn {call}({}, err_out: *mut *mut roomchat_error) -> roomchat_result {{",
+        args.join(", ")
+    );
+    let _ = writeln!(
+        w,
+        "    {call}_with_response({}, ptr::null_mut(), err_out)",
+        names.join(", ")
+    );
+    let _ = writeln!(w, "}}");
+
+    w.push('\n');
+    doc(
+        w,
+        "",
+        "///",
+        &format!(
+            "`{call}`, and, when `meta_out` is not NULL, the answer's status, headers and \
+             attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`)."
+        ),
+    );
+    let _ = writeln!(w, "#[no_mangle]");
+    w.push_str(too_many(args.len() + 2));
+    let _ = writeln!(
+        w,
+        "pub extern \"C\" fn {call}_with_response({}, meta_out: *mut *mut roomchat_response_meta, err_out: *mut *mut roomchat_error) -> roomchat_result {{",
+        args.join(", ")
+    );
+}
+
 fn rust_operation(w: &mut String, op: &Operation) {
     let call = format!("roomchat_client_{}", op.name);
     let record = c_record(&op.result);
@@ -597,43 +644,7 @@ fn rust_operation(w: &mut String, op: &Operation) {
          `roomchat_{record}_free`); on failure writes nothing there, and the details to \
          `*err_out` when it is not NULL (free with `roomchat_error_free`)."
     ));
-    w.push('\n');
-    doc(w, "", "///", &text);
-    let _ = writeln!(w, "#[no_mangle]");
-    if args.len() + 2 > 7 {
-        let _ = writeln!(w, "#[allow(clippy::too_many_arguments)]");
-    }
-    let _ = writeln!(
-        w,
-        "pub extern \"C\" fn {call}({}, err_out: *mut *mut roomchat_error) -> roomchat_result {{",
-        args.join(", ")
-    );
-    let _ = writeln!(
-        w,
-        "    {call}_with_response({}, ptr::null_mut(), err_out)",
-        names.join(", ")
-    );
-    let _ = writeln!(w, "}}");
-
-    w.push('\n');
-    doc(
-        w,
-        "",
-        "///",
-        &format!(
-            "`{call}`, and, when `meta_out` is not NULL, the answer's status, headers and \
-             attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`)."
-        ),
-    );
-    let _ = writeln!(w, "#[no_mangle]");
-    if args.len() + 2 > 7 {
-        let _ = writeln!(w, "#[allow(clippy::too_many_arguments)]");
-    }
-    let _ = writeln!(
-        w,
-        "pub extern \"C\" fn {call}_with_response({}, meta_out: *mut *mut roomchat_response_meta, err_out: *mut *mut roomchat_error) -> roomchat_result {{",
-        args.join(", ")
-    );
+    entry_points(w, &call, &text, &args, &names);
     let _ = writeln!(w, "    guard(err_out, || {{");
     let _ = writeln!(w, "        out_arg({out}, {out:?})?;");
     let _ = writeln!(w, "        let client = borrow_arg(client, \"client\")?;");
@@ -1618,48 +1629,8 @@ fn rust_shaped(w: &mut String, s: &Shaped) {
     if s.answer != Answer::Dropped {
         names.push(out.clone());
     }
-    w.push('\n');
-    doc(
-        w,
-        "",
-        "///",
-        &format!("{} `{}`: {}", op.method, op.path, shaped_text(s, true)),
-    );
-    let _ = writeln!(w, "#[no_mangle]");
-    if args.len() + 1 > 7 {
-        let _ = writeln!(w, "#[allow(clippy::too_many_arguments)]");
-    }
-    let _ = writeln!(
-        w,
-        "pub extern \"C\" fn {call}({}, err_out: *mut *mut roomchat_error) -> roomchat_result {{",
-        args.join(", ")
-    );
-    let _ = writeln!(
-        w,
-        "    {call}_with_response({}, ptr::null_mut(), err_out)",
-        names.join(", ")
-    );
-    let _ = writeln!(w, "}}");
-
-    w.push('\n');
-    doc(
-        w,
-        "",
-        "///",
-        &format!(
-            "`{call}`, and, when `meta_out` is not NULL, the answer's status, headers and \
-             attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`)."
-        ),
-    );
-    let _ = writeln!(w, "#[no_mangle]");
-    if args.len() + 2 > 7 {
-        let _ = writeln!(w, "#[allow(clippy::too_many_arguments)]");
-    }
-    let _ = writeln!(
-        w,
-        "pub extern \"C\" fn {call}_with_response({}, meta_out: *mut *mut roomchat_response_meta, err_out: *mut *mut roomchat_error) -> roomchat_result {{",
-        args.join(", ")
-    );
+    let text = format!("{} `{}`: {}", op.method, op.path, shaped_text(s, true));
+    entry_points(w, &call, &text, &args, &names);
     let _ = writeln!(w, "    guard(err_out, || {{");
     if s.answer != Answer::Dropped {
         let _ = writeln!(w, "        out_arg({out}, {out:?})?;");
