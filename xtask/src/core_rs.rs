@@ -772,11 +772,14 @@ fn emit_params(w: &mut String, op: &Operation) {
 
 /// The method's doc: what it does, how it is sent, and its example.
 fn method_doc(w: &mut String, op: &Operation, shape: &RustShape) {
-    let mut doc = format!("{} `{}`: {}", op.method, op.path, op.summary);
+    let mut doc = op.summary.clone();
     if op.auth == "public_key" {
         doc.push_str(" Authenticated by the public key ([`ClientBuilder::public_key`](crate::ClientBuilder::public_key); without one, [`ErrorKind::Configuration`](crate::ErrorKind::Configuration) and nothing is sent).");
     }
-    let mut paragraphs = vec![doc, retry_doc(op).to_owned()];
+    let mut paragraphs = vec![
+        doc,
+        format!("`{} {}`. {}", op.method, op.path, retry_doc(op)),
+    ];
     if !op
         .params
         .iter()

@@ -13,9 +13,10 @@ use crate::wire::operation::records::*;
 use crate::wire::Operation;
 
 impl Client {
-    /// GET `/consumer/api/v2/users`: One page of the account's users.
+    /// One page of the account's users.
     ///
-    /// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    /// `GET /consumer/api/v2/users`. Repeatable: sent again after a 5xx, a timeout or a lost
+    /// answer, as a GET is.
     ///
     /// A value outside the declared limits is
     /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
@@ -34,10 +35,10 @@ impl Client {
         self.call_declared(Operation::ListUsers, &json)
     }
 
-    /// DELETE `/consumer/api/v2/user/deactivate`: Deactivates a user: their access tokens stop
-    /// working until reactivated.
+    /// Deactivates a user: their access tokens stop working until reactivated.
     ///
-    /// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    /// `DELETE /consumer/api/v2/user/deactivate`. Repeatable: sent again after a 5xx, a timeout
+    /// or a lost answer, as a GET is.
     ///
     /// A value outside the declared limits is
     /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
@@ -57,9 +58,9 @@ impl Client {
         self.call_declared(Operation::DeactivateUser, &json)
     }
 
-    /// GET `/consumer/api/v2/{pathForm}/{roomId}/conversation/{conversationId}/messages`: The
-    /// messages of a one-to-one conversation of a room, oldest first.
+    /// The messages of a one-to-one conversation of a room, oldest first.
     ///
+    /// `GET /consumer/api/v2/{pathForm}/{roomId}/conversation/{conversationId}/messages`.
     /// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.
     ///
     /// A value outside the declared limits is
@@ -81,11 +82,10 @@ impl Client {
         self.call_declared(Operation::ConversationMessages, &json)
     }
 
-    /// POST `/consumer/api/v1/user`: Creates a user, a moderator of every room, or a moderator
-    /// of one room.
+    /// Creates a user, a moderator of every room, or a moderator of one room.
     ///
-    /// Never sent again after a 5xx, a timeout or a lost answer (a repeat could do it twice),
-    /// unless the client allows it
+    /// `POST /consumer/api/v1/user`. Never sent again after a 5xx, a timeout or a lost answer
+    /// (a repeat could do it twice), unless the client allows it
     /// ([`ClientBuilder::retry_non_idempotent`](crate::ClientBuilder::retry_non_idempotent)).
     ///
     /// ```
@@ -101,9 +101,10 @@ impl Client {
         self.call_declared(Operation::CreateUser, &json)
     }
 
-    /// GET `/consumer/api/v1/chatrooms`: Every chat room of the account.
+    /// Every chat room of the account.
     ///
-    /// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    /// `GET /consumer/api/v1/chatrooms`. Repeatable: sent again after a 5xx, a timeout or a
+    /// lost answer, as a GET is.
     ///
     /// ```
     /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
@@ -118,10 +119,10 @@ impl Client {
         self.call_declared(Operation::ListChatRooms, &json)
     }
 
-    /// POST `/consumer/api/v2/user/reactivate`: Reactivates a deactivated user.
+    /// Reactivates a deactivated user.
     ///
-    /// Never sent again after a 5xx, a timeout or a lost answer (a repeat could do it twice),
-    /// unless the client allows it
+    /// `POST /consumer/api/v2/user/reactivate`. Never sent again after a 5xx, a timeout or a
+    /// lost answer (a repeat could do it twice), unless the client allows it
     /// ([`ClientBuilder::retry_non_idempotent`](crate::ClientBuilder::retry_non_idempotent)).
     ///
     /// A value outside the declared limits is
@@ -143,12 +144,12 @@ impl Client {
         self.call_declared(Operation::ReactivateUser, &json)
     }
 
-    /// POST `/consumer/api/v1/user/accessToken/validate`: The user an access token signs in,
-    /// with the token's issue time. Authenticated by the public key
-    /// ([`ClientBuilder::public_key`](crate::ClientBuilder::public_key); without one,
-    /// [`ErrorKind::Configuration`](crate::ErrorKind::Configuration) and nothing is sent).
+    /// The user an access token signs in, with the token's issue time. Authenticated by the
+    /// public key ([`ClientBuilder::public_key`](crate::ClientBuilder::public_key); without
+    /// one, [`ErrorKind::Configuration`](crate::ErrorKind::Configuration) and nothing is sent).
     ///
-    /// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    /// `POST /consumer/api/v1/user/accessToken/validate`. Repeatable: sent again after a 5xx, a
+    /// timeout or a lost answer, as a GET is.
     ///
     /// ```
     /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
@@ -169,11 +170,10 @@ impl Client {
         self.call_declared(Operation::ValidateAccessToken, &json)
     }
 
-    /// POST `/consumer/api/v1/user/accesstoken/invalidate`: Invalidates an access token: it
-    /// signs nobody in any more.
+    /// Invalidates an access token: it signs nobody in any more.
     ///
-    /// Never sent again after a 5xx, a timeout or a lost answer (a repeat could do it twice),
-    /// unless the client allows it
+    /// `POST /consumer/api/v1/user/accesstoken/invalidate`. Never sent again after a 5xx, a
+    /// timeout or a lost answer (a repeat could do it twice), unless the client allows it
     /// ([`ClientBuilder::retry_non_idempotent`](crate::ClientBuilder::retry_non_idempotent)).
     ///
     /// ```
@@ -193,10 +193,11 @@ impl Client {
         self.call_declared(Operation::InvalidateAccessToken, &json)
     }
 
-    /// POST `/api/v1/chatRoom/{roomId}/eject-all`: Signs every user out of a room. The
-    /// reference page prints this path without the `/consumer` prefix; it is sent as printed.
+    /// Signs every user out of a room. The reference page prints this path without the
+    /// `/consumer` prefix; it is sent as printed.
     ///
-    /// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    /// `POST /api/v1/chatRoom/{roomId}/eject-all`. Repeatable: sent again after a 5xx, a
+    /// timeout or a lost answer, as a GET is.
     pub fn eject_all_users(&self, room_id: &str) -> Result<Acknowledged> {
         let mut map = Map::new();
         map.insert("roomId".into(), room_id.into());
@@ -204,11 +205,11 @@ impl Client {
         self.call_declared(Operation::EjectAllUsers, &json)
     }
 
-    /// PUT `/consumer/api/v2/bot/{botId}`: Changes a bot's settings: any of its fields, under
-    /// the same rules as at creation (a bot triggered by every message cannot answer in
-    /// private).
+    /// Changes a bot's settings: any of its fields, under the same rules as at creation (a bot
+    /// triggered by every message cannot answer in private).
     ///
-    /// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    /// `PUT /consumer/api/v2/bot/{botId}`. Repeatable: sent again after a 5xx, a timeout or a
+    /// lost answer, as a GET is.
     ///
     /// A value outside the declared limits is
     /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
