@@ -189,8 +189,12 @@ pub fn check_decoders(response: &WireResponse) {
     let token_user_json = check_decoded(response, "decode_validate_access_token", &token_user);
     let invalidated = wire::decode_invalidate_access_token(response);
     let invalidated_json = check_decoded(response, "decode_invalidate_access_token", &invalidated);
+    let ejected = wire::decode_eject_all_users(response);
+    let ejected_json = check_decoded(response, "decode_eject_all_users", &ejected);
+    let bot_answer = wire::decode_update_bot(response);
+    let bot_answer_json = check_decoded(response, "decode_update_bot", &bot_answer);
 
-    let typed: [(Operation, Option<Value>, Option<ErrorKind>); 9] = [
+    let typed: [(Operation, Option<Value>, Option<ErrorKind>); 11] = [
         (
             Operation::ListUsers,
             users_json,
@@ -235,6 +239,16 @@ pub fn check_decoders(response: &WireResponse) {
             Operation::InvalidateAccessToken,
             invalidated_json,
             invalidated.as_ref().err().map(Error::kind),
+        ),
+        (
+            Operation::EjectAllUsers,
+            ejected_json,
+            ejected.as_ref().err().map(Error::kind),
+        ),
+        (
+            Operation::UpdateBot,
+            bot_answer_json,
+            bot_answer.as_ref().err().map(Error::kind),
         ),
     ];
     assert_eq!(typed.len(), Operation::ALL.len());
