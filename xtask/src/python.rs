@@ -497,8 +497,10 @@ fn method_doc(d: &Declarations, m: &Method<'_>, raw: bool) -> Vec<String> {
                 .into(),
         );
     }
-    if m.args.iter().any(|a| limits(a).is_some_and(|l| !l.starts_with("default")) || a.required && a.param.is_some_and(|p| p.location != "path"))
-        || !op.exactly_one.is_empty()
+    if m.args.iter().any(|a| {
+        limits(a).is_some_and(|l| !l.starts_with("default"))
+            || a.required && a.param.is_some_and(|p| p.location != "path")
+    }) || !op.exactly_one.is_empty()
     {
         paragraphs.push(
             "A value outside the declared limits raises `ValidationError` and nothing is sent."
@@ -569,7 +571,10 @@ fn py_str(text: &str) -> String {
 
 /// Core's type of a hand-written model (`Vec<Message>` → `Vec<roomchat::Message>`).
 fn core_type(result: &str) -> String {
-    if let Some(inner) = result.strip_prefix("Vec<").and_then(|r| r.strip_suffix('>')) {
+    if let Some(inner) = result
+        .strip_prefix("Vec<")
+        .and_then(|r| r.strip_suffix('>'))
+    {
         return format!("Vec<{}>", core_type(inner));
     }
     if result.contains("::") {
@@ -730,9 +735,7 @@ fn native_method(w: &mut String, d: &Declarations, m: &Method<'_>) {
                 a.python, a.python
             )
             .unwrap(),
-            Sink::Extra => {
-                writeln!(w, "        params.extra({:?}, {value})?;", a.python).unwrap()
-            }
+            Sink::Extra => writeln!(w, "        params.extra({:?}, {value})?;", a.python).unwrap(),
             Sink::ExtraField => writeln!(
                 w,
                 "        params.extra_{setter}({:?}, {:?}, {value})?;",
@@ -778,9 +781,7 @@ fn native_method(w: &mut String, d: &Declarations, m: &Method<'_>) {
             op.result
         )
     } else if m.result(d).starts_with("List[") && op.result == "serde_json::Value" {
-        format!(
-            "self.call_declared(py, _submit, {operation}, params, crate::declared::json_list)"
-        )
+        format!("self.call_declared(py, _submit, {operation}, params, crate::declared::json_list)")
     } else {
         format!(
             "self.call_model::<{}>(py, _submit, {operation}, params)",
@@ -1165,7 +1166,13 @@ fn operations(d: &Declarations, methods: &[Method<'_>]) -> String {
         let sig = signature(m);
         let result = format!("APIResponse[{}]", m.result(d));
         writeln!(w).unwrap();
-        def(w, "    ", &format!("def {}", m.op.name), &sig.params, &result);
+        def(
+            w,
+            "    ",
+            &format!("def {}", m.op.name),
+            &sig.params,
+            &result,
+        );
         docstring(w, "        ", &method_doc(d, m, true));
         let mut args = sig.args.clone();
         let first = if args.is_empty() {

@@ -97,9 +97,14 @@ impl Params {
         value: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         if let Some(v) = value {
-            let n = whole(python, v, i64::MIN.into(), i64::MAX.into())?;
-            // Within i64 by the check above.
-            self.put(wire, Value::from(n as i64));
+            let n = whole(python, v, i128::MIN, i128::MAX)?;
+            // Any JSON integer: core checks it against the declared range.
+            let number = match (i64::try_from(n), u64::try_from(n)) {
+                (Ok(n), _) => Value::from(n),
+                (_, Ok(n)) => Value::from(n),
+                _ => return Err(validation(v.py(), format!("{python} is out of range: {n}"))),
+            };
+            self.put(wire, number);
         }
         Ok(())
     }
