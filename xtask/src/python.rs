@@ -237,7 +237,8 @@ fn method_of(op: &Operation) -> Result<Method<'_>, String> {
             )));
         }
     }
-    if !shape.extra_fields.is_empty() && !(op.extra && op.is_hand_written()) {
+    let has_extra_object = op.extra && op.is_hand_written();
+    if !shape.extra_fields.is_empty() && !has_extra_object {
         return Err(at(
             "extra_fields need `extra = true` and a hand-written builder (its `extra` object)"
                 .into(),
