@@ -13,6 +13,8 @@
 //! - `bindings/python/python/roomchat/_operations.py`: the same methods for
 //!   `AsyncClient` and the two `with_raw_response` views (mixins), and for type
 //!   checkers the native `Client`'s (a protocol the stub of `Client` extends).
+//! - `bindings/python/python/roomchat/wire.py`: `roomchat.wire`, whose docs list
+//!   every operation's JSON params (core's builders and decoders are native).
 //!
 //! The parameters' Python shapes follow from the declaration: a required
 //! parameter is positional, the others keyword-only (but a listing's `limit` and
@@ -33,6 +35,7 @@ use crate::GENERATED;
 pub const METHODS_PATH: &str = "bindings/python/src/operations.rs";
 pub const RECORDS_PATH: &str = "bindings/python/python/roomchat/_records.py";
 pub const OPERATIONS_PATH: &str = "bindings/python/python/roomchat/_operations.py";
+pub const WIRE_PATH: &str = "bindings/python/python/roomchat/wire.py";
 
 /// Every file this generator writes: (path from the repository's root, contents).
 pub fn files(d: &Declarations) -> Result<Vec<(&'static str, String)>, String> {
@@ -42,6 +45,7 @@ pub fn files(d: &Declarations) -> Result<Vec<(&'static str, String)>, String> {
         (METHODS_PATH, crate::rustfmt(&native(d, &methods))?),
         (RECORDS_PATH, records(d)),
         (OPERATIONS_PATH, operations(d, &methods)),
+        (WIRE_PATH, wire(d)),
     ])
 }
 
@@ -429,7 +433,7 @@ fn method_doc(d: &Declarations, m: &Method<'_>, raw: bool) -> Vec<String> {
     let optional: Vec<&Arg<'_>> = m
         .args
         .iter()
-        .filter(|a| !a.required && a.sink != Sink::Extra)
+        .filter(|a| !a.required && matches!(a.sink, Sink::Param | Sink::ExtraField))
         .collect();
     if !optional.is_empty() {
         let each: Vec<String> = optional
@@ -1228,5 +1232,107 @@ fn operations(d: &Declarations, methods: &[Method<'_>]) -> String {
         );
         writeln!(w, "        return response").unwrap();
     }
+    out
+}
+
+// ---- Python: roomchat.wire ------------------------------------------------------------------
+
+/// An operation's JSON params in words, for `roomchat.wire`'s docs (reST).
+fn wire_params(op: &Operation) -> String {
+    if let Some(json_params) = &op.json_params {
+        return json_params.replace("``", "`").replace('`', "``");
+    }
+    let grouped: Vec<&str> = op
+        .exactly_one
+        .iter()
+        .flatten()
+        .map(String::as_str)
+        .collect();
+    let mut parts: Vec<String> = op
+        .params
+        .iter()
+        .filter(|p| !grouped.contains(&p.name.as_str()))
+        .map(|p| {
+            let mut text = format!("``{}``", p.name);
+            if !p.choices.is_empty() {
+                let choices: Vec<String> = p.choices.iter().map(|c| format!("``{c:?}``")).collect();
+                write!(text, ": {}", choices.join("/")).unwrap();
+            }
+            text
+        })
+        .collect();
+    for group in &op.exactly_one {
+        let names: Vec<String> = group.iter().map(|n| format!("``{n}``")).collect();
+        parts.push(format!("exactly one of {}", names.join(", ")));
+    }
+    if op.extra {
+        parts.push("other body fields as they are".into());
+    }
+    if op.auth == "public_key" {
+        parts.push("the request's ``auth`` is ``\"public_key\"``".into());
+    }
+    parts.join(", ")
+}
+
+fn wire(d: &Declarations) -> String {
+    let mut each: Vec<String> = d
+        .operations
+        .iter()
+        .map(|op| {
+            let params = wire_params(op);
+            if params.is_empty() {
+                format!("``{}``", op.name)
+            } else {
+                format!("``{}`` ({params})", op.name)
+            }
+        })
+        .collect();
+    // The generic escape hatch: core's, not a declared operation.
+    each.push(
+        "``raw`` (``method``, ``path``, ``query`` pairs, ``body``, ``auth``: \
+         ``\"private_key\"``/``\"public_key\"``/``\"none\"``)"
+            .into(),
+    );
+    let operations = wrap(
+        &format!(
+            "Operations and their parameters (the service's names): {}. Results are JSON \
+             with the service's field names (a validated token's ``iat`` as seconds since \
+             the epoch); an error answer raises its :class:`roomchat.RoomchatError`.",
+            each.join("; ")
+        ),
+        88,
+    );
+    let mut out = String::new();
+    let w = &mut out;
+    writeln!(w, "# {GENERATED}").unwrap();
+    writeln!(
+        w,
+        "\"\"\"The pure layer, for users who bring their own HTTP stack: core's request builders\n\
+         and response decoders by operation name, with no I/O.\n\
+         \n\
+         \x20   request = roomchat.wire.build_request(\"list_users\", {{\"limit\": 50}},\n\
+         \x20                                         base_url=\"https://api.example.com\", key=key)\n\
+         \x20   # send request[\"method\"] to request[\"url\"] (body: request[\"body\"] as JSON, if any)\n\
+         \x20   result = roomchat.wire.decode_response(\"list_users\", status, headers, body)\n"
+    )
+    .unwrap();
+    for line in operations {
+        writeln!(w, "{line}").unwrap();
+    }
+    writeln!(
+        w,
+        "\"\"\"\n\
+         \n\
+         from typing import Tuple\n\
+         \n\
+         from ._native import OPERATIONS as _OPERATIONS\n\
+         from ._native import build_request, decode_response\n\
+         \n\
+         #: Every operation name.\n\
+         OPERATIONS: Tuple[str, ...] = tuple(_OPERATIONS)\n\
+         \n\
+         __all__ = [\"OPERATIONS\", \"build_request\", \"decode_response\"]"
+    )
+    .unwrap();
     out
 }

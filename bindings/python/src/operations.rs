@@ -112,10 +112,9 @@ impl Client {
     ///
     /// `POST /consumer/api/v1/user`: returns a `CreatedUser`.
     ///
-    /// Keywords, each sent only when given or defaulted (the wire name in parentheses where it
-    /// differs): `is_moderator`, `chat_room` (`chatRoom`), `unique_user_identifier`
-    /// (`uniqueUserIdentifier`), `email`, `profile_pic` (`profilePic`), `external_user_id`
-    /// (`externalUserId`), `meta` (any JSON).
+    /// Keywords, each sent only when given (the wire name in parentheses where it differs):
+    /// `chat_room` (`chatRoom`), `unique_user_identifier` (`uniqueUserIdentifier`), `email`,
+    /// `profile_pic` (`profilePic`), `external_user_id` (`externalUserId`), `meta` (any JSON).
     ///
     /// With `is_moderator=True` and `chat_room`, `role` is sent as `"room_moderator"`.
     ///
