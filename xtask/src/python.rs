@@ -264,6 +264,8 @@ fn method_of(op: &Operation) -> Result<Method<'_>, String> {
         }
     }
 
+    // Python's order: the required params (the path's first, in its order) and a
+    // listing's `limit`/`skip` are positional; the rest are keyword-only, as declared.
     let paging = |p: &Param| op.pages != "none" && matches!(p.name.as_str(), "limit" | "skip");
     let mut order: Vec<&Param> = op.positional_params();
     order.retain(|p| p.required);
