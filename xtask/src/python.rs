@@ -1,20 +1,32 @@
-//! The Python surface of the generated operations (see CONTRIBUTING.md):
+//! The Python surface of every operation (see CONTRIBUTING.md):
 //!
 //! - `bindings/python/src/operations.rs`: `Client`'s methods (pyo3, a second
 //!   `#[pymethods]` block: the crate enables `multiple-pymethods`). Each converts
 //!   its arguments (a wrong type is a `TypeError`) into the operation's JSON
-//!   params and hands them to `Client::call_declared` (hand-written once, in
-//!   `src/declared.rs`), which runs core's `call_operation` with the GIL released,
-//!   or on the `AsyncClient` dispatcher, or through `with_response`.
+//!   params and runs it through core's `Client::call_declared` (glue written once,
+//!   in `src/declared.rs`) with the GIL released, or on the `AsyncClient`
+//!   dispatcher, or through `with_response`.
 //! - `bindings/python/python/roomchat/_records.py`: the typed records, pure Python
-//!   over the hand-written base `roomchat._record.Record`.
+//!   over the hand-written base `roomchat._record.Record` (the eight older
+//!   operations answer core's models, wrapped in the hand-written classes of
+//!   `src/models.rs`).
 //! - `bindings/python/python/roomchat/_operations.py`: the same methods for
 //!   `AsyncClient` and the two `with_raw_response` views (mixins), and for type
 //!   checkers the native `Client`'s (a protocol the stub of `Client` extends).
+//! - `bindings/python/python/roomchat/wire.py`: `roomchat.wire`, whose docs list
+//!   every operation's JSON params (core's builders and decoders are native).
 //!
-//! Nothing per operation is written by hand: a new operation is its declaration.
+//! The parameters' Python shapes follow from the declaration: a required
+//! parameter is positional, the others keyword-only (but a listing's `limit` and
+//! `skip`, positional as `list_users(50, 0)`), a declared default is the keyword's
+//! default (and sent); `[operation.python]` gives what an older operation
+//! published that cannot follow from it ([`Shape`]). Nothing per operation is
+//! written by hand: a new operation is its declaration.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
+
+use serde::Deserialize;
 
 use crate::declaration::{snake, Declarations, Field, Operation, Param, Record};
 use crate::text::wrap;
@@ -23,19 +35,309 @@ use crate::GENERATED;
 pub const METHODS_PATH: &str = "bindings/python/src/operations.rs";
 pub const RECORDS_PATH: &str = "bindings/python/python/roomchat/_records.py";
 pub const OPERATIONS_PATH: &str = "bindings/python/python/roomchat/_operations.py";
+pub const WIRE_PATH: &str = "bindings/python/python/roomchat/wire.py";
 
 /// Every file this generator writes: (path from the repository's root, contents).
 pub fn files(d: &Declarations) -> Result<Vec<(&'static str, String)>, String> {
-    check_names(d)?;
+    let methods = methods_of(d)?;
+    check_names(d, &methods)?;
     Ok(vec![
-        (METHODS_PATH, crate::rustfmt(&methods(d))?),
+        (METHODS_PATH, crate::rustfmt(&native(d, &methods))?),
         (RECORDS_PATH, records(d)),
-        (OPERATIONS_PATH, operations(d)),
+        (OPERATIONS_PATH, operations(d, &methods)),
+        (WIRE_PATH, wire(d)),
     ])
 }
 
-fn generated(d: &Declarations) -> impl Iterator<Item = &Operation> {
-    d.operations.iter().filter(|op| op.is_generated())
+// ---- the published shapes ------------------------------------------------------------------
+
+/// `[operation.python]`: what an operation's Python surface published before the
+/// declarations existed and cannot follow from them.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Shape {
+    /// The Python type of an answer core gives as any JSON (`serde_json::Value`);
+    /// a `List[...]` is checked to be a JSON array.
+    result: Option<String>,
+    /// A param's Python type (by wire name) where the derived one is not the
+    /// published one (a `str` where the choices would make a `Literal`).
+    #[serde(default)]
+    types: BTreeMap<String, String>,
+    /// Keywords sent inside the hand-written builder's `extra` object.
+    #[serde(default)]
+    extra_fields: Vec<ExtraField>,
+    /// Params Python does not take, set from the keywords given.
+    #[serde(default)]
+    picks: Vec<Pick>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExtraField {
+    /// The wire name (the keyword is its snake_case).
+    name: String,
+    /// `string` or `json`.
+    #[serde(rename = "type")]
+    kind: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Pick {
+    /// The JSON param it sets.
+    param: String,
+    /// Its value.
+    value: String,
+    /// The params (wire names) that must be given; a boolean must be true.
+    when: Vec<String>,
+}
+
+/// Where an argument goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sink {
+    /// The JSON param of its wire name.
+    Param,
+    /// Read by the picks only (a boolean, `False` by default).
+    Flag,
+    /// A field of the `extra` object.
+    ExtraField,
+    /// The `extra` dict itself: its fields sent as they are.
+    Extra,
+}
+
+/// One argument of a method, as every output shows it.
+#[derive(Debug)]
+struct Arg<'a> {
+    /// The Python name.
+    python: String,
+    /// The wire name (`extra` for the dict of extra fields).
+    wire: String,
+    /// string, id, integer, boolean, json, or `object` for the extra dict.
+    kind: String,
+    /// The Python type, without `Optional`.
+    ty: String,
+    required: bool,
+    /// The default as Python writes it (`None` when there is none to show).
+    default: Option<String>,
+    positional: bool,
+    sink: Sink,
+    /// Its declaration, when it is a declared param.
+    param: Option<&'a Param>,
+}
+
+impl Arg<'_> {
+    /// `name: type`, `name: type = default` or `name: Optional[type] = None`.
+    fn annotated(&self) -> String {
+        match (&self.default, self.required) {
+            (_, true) => format!("{}: {}", self.python, self.ty),
+            (Some(default), false) => format!("{}: {} = {default}", self.python, self.ty),
+            (None, false) if self.ty == "Any" => format!("{}: Any = None", self.python),
+            (None, false) => format!("{}: Optional[{}] = None", self.python, self.ty),
+        }
+    }
+
+    /// `name` or `name=default`, as `inspect.signature` shows it.
+    fn shown(&self) -> String {
+        match (&self.default, self.required) {
+            (_, true) => self.python.clone(),
+            (Some(default), false) => format!("{}={}", self.python, default.replace('"', "'")),
+            (None, false) => format!("{}=None", self.python),
+        }
+    }
+}
+
+/// An operation's Python method.
+struct Method<'a> {
+    op: &'a Operation,
+    shape: Shape,
+    args: Vec<Arg<'a>>,
+}
+
+impl Method<'_> {
+    fn positional(&self) -> impl Iterator<Item = &Arg<'_>> {
+        self.args.iter().filter(|a| a.positional)
+    }
+
+    fn keywords(&self) -> impl Iterator<Item = &Arg<'_>> {
+        self.args.iter().filter(|a| !a.positional)
+    }
+
+    /// The answer's Python type.
+    fn result(&self, d: &Declarations) -> String {
+        if let Some(result) = &self.shape.result {
+            return result.clone();
+        }
+        let op = &self.op.result;
+        if is_record(d, op) {
+            return op.clone();
+        }
+        match op.strip_prefix("Vec<").and_then(|r| r.strip_suffix('>')) {
+            Some(inner) => format!("List[{inner}]"),
+            None if op == "serde_json::Value" => "Any".into(),
+            None => op.clone(),
+        }
+    }
+}
+
+fn is_record(d: &Declarations, name: &str) -> bool {
+    d.records.iter().any(|r| r.name == name)
+}
+
+/// A Python literal of a declared default.
+fn py_literal(value: &toml::Value) -> String {
+    match value {
+        toml::Value::String(s) => py_str(s),
+        toml::Value::Integer(n) => n.to_string(),
+        toml::Value::Boolean(true) => "True".into(),
+        toml::Value::Boolean(false) => "False".into(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// The declared param's Python type, before `[operation.python]`'s `types`.
+fn param_type(p: &Param) -> String {
+    if !p.choices.is_empty() {
+        let choices: Vec<String> = p.choices.iter().map(|c| py_str(c)).collect();
+        return format!("Literal[{}]", choices.join(", "));
+    }
+    match p.kind.as_str() {
+        "string" | "id" => "str".into(),
+        "integer" => "int".into(),
+        "boolean" => "bool".into(),
+        _ => "Any".into(),
+    }
+}
+
+/// Every operation's method, its arguments in the order Python takes them.
+fn methods_of(d: &Declarations) -> Result<Vec<Method<'_>>, String> {
+    d.operations.iter().map(method_of).collect()
+}
+
+fn method_of(op: &Operation) -> Result<Method<'_>, String> {
+    let at = |what: String| {
+        format!(
+            "api/operations.toml, operation {:?}, [operation.python]: {what}",
+            op.name
+        )
+    };
+    let shape: Shape = match &op.python {
+        Some(table) => table
+            .clone()
+            .try_into()
+            .map_err(|e: toml::de::Error| at(e.message().to_owned()))?,
+        None => Shape::default(),
+    };
+    let declared = |name: &str| op.params.iter().find(|p| p.name == name);
+    for name in shape.types.keys() {
+        if declared(name).is_none() {
+            return Err(at(format!("types names {name:?}, not a param")));
+        }
+    }
+    if let Some(result) = &shape.result {
+        if op.result != "serde_json::Value" {
+            return Err(at(format!(
+                "result {result:?} is for an answer of any JSON, not {:?}",
+                op.result
+            )));
+        }
+    }
+    let has_extra_object = op.extra && op.is_hand_written();
+    if !shape.extra_fields.is_empty() && !has_extra_object {
+        return Err(at(
+            "extra_fields need `extra = true` and a hand-written builder (its `extra` object)"
+                .into(),
+        ));
+    }
+    let flags: Vec<&str> = shape
+        .picks
+        .iter()
+        .flat_map(|p| &p.when)
+        .map(String::as_str)
+        .filter(|name| declared(name).is_some_and(|p| p.kind == "boolean"))
+        .collect();
+    for pick in &shape.picks {
+        if declared(&pick.param).is_some() {
+            return Err(at(format!("picks set {:?}, a declared param", pick.param)));
+        }
+        if let Some(unknown) = pick.when.iter().find(|n| declared(n).is_none()) {
+            return Err(at(format!("picks name {unknown:?}, not a param")));
+        }
+    }
+
+    // Python's order: the required params (the path's first, in its order) and a
+    // listing's `limit`/`skip` are positional; the rest are keyword-only, as declared.
+    let paging = |p: &Param| op.pages != "none" && matches!(p.name.as_str(), "limit" | "skip");
+    let mut order: Vec<&Param> = op.positional_params();
+    order.retain(|p| p.required);
+    order.extend(
+        op.params
+            .iter()
+            .filter(|p| p.required && p.location != "path"),
+    );
+    order.extend(op.params.iter().filter(|p| !p.required && paging(p)));
+    let positional = order.len();
+    let rest: Vec<&Param> = op
+        .params
+        .iter()
+        .filter(|p| !order.iter().any(|o| o.name == p.name))
+        .collect();
+    order.extend(rest);
+
+    let mut args = Vec::new();
+    for (i, p) in order.into_iter().enumerate() {
+        let flag = flags.contains(&p.name.as_str());
+        args.push(Arg {
+            python: snake(&p.name),
+            wire: p.name.clone(),
+            kind: p.kind.clone(),
+            ty: shape
+                .types
+                .get(&p.name)
+                .cloned()
+                .unwrap_or_else(|| param_type(p)),
+            required: p.required,
+            default: if flag {
+                Some("False".into())
+            } else {
+                p.default.as_ref().map(py_literal)
+            },
+            positional: i < positional,
+            sink: if flag { Sink::Flag } else { Sink::Param },
+            param: Some(p),
+        });
+    }
+    for f in &shape.extra_fields {
+        let ty = match f.kind.as_str() {
+            "string" => "str",
+            "json" => "Any",
+            other => return Err(at(format!("extra field {:?}: type {other:?}", f.name))),
+        };
+        args.push(Arg {
+            python: snake(&f.name),
+            wire: f.name.clone(),
+            kind: f.kind.clone(),
+            ty: ty.into(),
+            required: false,
+            default: None,
+            positional: false,
+            sink: Sink::ExtraField,
+            param: None,
+        });
+    }
+    if op.extra {
+        args.push(Arg {
+            python: "extra".into(),
+            wire: "extra".into(),
+            kind: "object".into(),
+            ty: "Mapping[str, Any]".into(),
+            required: false,
+            default: None,
+            positional: false,
+            sink: Sink::Extra,
+            param: None,
+        });
+    }
+    Ok(Method { op, shape, args })
 }
 
 const PYTHON_KEYWORDS: &[&str] = &[
@@ -46,17 +348,23 @@ const PYTHON_KEYWORDS: &[&str] = &[
 ];
 
 /// Names the generated Python would not compile with, or that would shadow the
-/// methods' own (`self`, `_submit`) or the records' (`extra`, `to_dict`, ...).
-fn check_names(d: &Declarations) -> Result<(), String> {
-    for op in generated(d) {
-        for p in &op.params {
-            let name = snake(&p.name);
-            if PYTHON_KEYWORDS.contains(&name.as_str()) || name == "self" || name.starts_with('_') {
+/// methods' own (`self`, `_submit`, `params`) or the records' (`extra`, `to_dict`, ...).
+fn check_names(d: &Declarations, methods: &[Method<'_>]) -> Result<(), String> {
+    for m in methods {
+        let mut seen = Vec::new();
+        for a in &m.args {
+            let name = a.python.as_str();
+            if PYTHON_KEYWORDS.contains(&name)
+                || ["self", "py", "params"].contains(&name)
+                || name.starts_with('_')
+                || seen.contains(&name)
+            {
                 return Err(format!(
-                    "api/operations.toml, operation {:?}: param {:?} is `{name}` in Python, which cannot be a parameter's name",
-                    op.name, p.name
+                    "api/operations.toml, operation {:?}: param {:?} is `{name}` in Python, which cannot be a parameter's name (or is taken)",
+                    m.op.name, a.wire
                 ));
             }
+            seen.push(name);
         }
     }
     for record in &d.records {
@@ -79,60 +387,127 @@ fn check_names(d: &Declarations) -> Result<(), String> {
 // ---- docs ---------------------------------------------------------------------------------
 
 /// What a parameter may be, in words (`at most 100 characters`), if anything is declared.
-fn limits(p: &Param) -> Option<String> {
-    let mut parts = p.bounds();
-    if !p.choices.is_empty() {
-        let choices: Vec<String> = p.choices.iter().map(|c| format!("`{c:?}`")).collect();
-        parts.push(choices.join(" or "));
+fn limits(a: &Arg<'_>) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(p) = a.param {
+        parts = p.bounds();
+        if !p.choices.is_empty() {
+            let choices: Vec<String> = p.choices.iter().map(|c| format!("`{c:?}`")).collect();
+            parts.push(choices.join(" or "));
+        }
     }
-    if let Some(default) = p.default_text() {
-        parts.push(format!("the service's default: {default}"));
+    match a.sink {
+        Sink::Flag => {}
+        _ if a.required => {}
+        _ => {
+            if let Some(default) = &a.default {
+                parts.push(format!("default {default}"));
+            }
+        }
+    }
+    if a.kind == "json" {
+        parts.push("any JSON".into());
     }
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
+/// `user_id`, `unique_user_identifier`: the Python names of wire names.
+fn python_names(names: &[String]) -> String {
+    let names: Vec<String> = names.iter().map(|n| format!("`{}`", snake(n))).collect();
+    names.join(", ")
+}
+
 /// The paragraphs of a method's doc (the same text in Rust, where pyo3 makes it
 /// the method's `__doc__`, and in Python).
-fn method_doc(op: &Operation, raw: bool) -> Vec<String> {
+fn method_doc(d: &Declarations, m: &Method<'_>, raw: bool) -> Vec<String> {
+    let op = m.op;
+    let result = m.result(d);
     let mut paragraphs = vec![op.summary.clone()];
     let returns = if raw {
         format!(
-            "an `APIResponse` whose `parse()` is {} `{}` (the status, headers and request id beside it)",
-            article(&op.result),
-            op.result
+            "an `APIResponse` whose `parse()` is {} `{result}` (the status, headers and request id beside it)",
+            article(&result),
         )
     } else {
-        format!("{} `{}`", article(&op.result), op.result)
+        format!("{} `{result}`", article(&result))
     };
     paragraphs.push(format!("`{} {}`: returns {returns}.", op.method, op.path));
-    let named = op.named_params();
-    if !named.is_empty() {
-        let each: Vec<String> = named
+    let optional: Vec<&Arg<'_>> = m
+        .args
+        .iter()
+        .filter(|a| !a.required && matches!(a.sink, Sink::Param | Sink::ExtraField))
+        .collect();
+    if !optional.is_empty() {
+        let each: Vec<String> = optional
             .iter()
-            .map(|p| {
-                let python = snake(&p.name);
-                let mut text = format!("`{python}`");
+            .map(|a| {
+                let mut text = format!("`{}`", a.python);
                 let mut notes = Vec::new();
-                if python != p.name {
-                    notes.push(format!("`{}`", p.name));
+                if a.python != a.wire && a.sink != Sink::Flag {
+                    notes.push(format!("`{}`", a.wire));
                 }
-                notes.extend(limits(p));
+                notes.extend(limits(a));
                 if !notes.is_empty() {
                     write!(text, " ({})", notes.join("; ")).unwrap();
                 }
                 text
             })
             .collect();
+        let sent = if optional.iter().any(|a| a.default.is_some()) {
+            "each sent only when given or defaulted"
+        } else {
+            "each sent only when given"
+        };
+        let what = if optional.iter().any(|a| a.positional) {
+            "Parameters"
+        } else {
+            "Keywords"
+        };
         paragraphs.push(format!(
-            "Keywords, each sent only when given (the wire name in parentheses where it differs): {}.",
+            "{what}, {sent} (the wire name in parentheses where it differs): {}.",
             each.join(", ")
         ));
     }
-    if op
-        .params
-        .iter()
-        .any(|p| limits(p).is_some() || p.required && p.location != "path")
-        || !op.exactly_one.is_empty()
+    for pick in &m.shape.picks {
+        let when: Vec<String> = pick
+            .when
+            .iter()
+            .map(|name| match m.args.iter().find(|a| &a.wire == name) {
+                Some(a) if a.sink == Sink::Flag => format!("`{}=True`", a.python),
+                _ => format!("`{}`", snake(name)),
+            })
+            .collect();
+        paragraphs.push(format!(
+            "With {}, `{}` is sent as `{:?}`.",
+            when.join(" and "),
+            pick.param,
+            pick.value
+        ));
+    }
+    if op.extra {
+        paragraphs.push(
+            "`extra`: other body fields, sent as they are (a field given both there and as a \
+             keyword raises `ValidationError`)."
+                .into(),
+        );
+    }
+    for group in &op.exactly_one {
+        paragraphs.push(format!(
+            "Give exactly one of {} (both or neither: `ValidationError`, nothing sent).",
+            python_names(group)
+        ));
+    }
+    if op.auth == "public_key" {
+        paragraphs.push(
+            "Authenticated by the public key (the client's `public_key=`; without it \
+             `ConfigurationError`, nothing sent)."
+                .into(),
+        );
+    }
+    if m.args.iter().any(|a| {
+        limits(a).is_some_and(|l| !l.starts_with("default"))
+            || a.required && a.param.is_some_and(|p| p.location != "path")
+    }) || !op.exactly_one.is_empty()
     {
         paragraphs.push(
             "A value outside the declared limits raises `ValidationError` and nothing is sent."
@@ -152,7 +527,8 @@ fn method_doc(op: &Operation, raw: bool) -> Vec<String> {
 
 /// `a` or `an`, before `word`.
 fn article(word: &str) -> &'static str {
-    if word.starts_with(['A', 'E', 'I', 'O', 'U', 'a', 'e', 'i', 'o', 'u']) {
+    // `a UserPage`, `an Unknown`, `an Acknowledged`.
+    if word.starts_with(['A', 'E', 'I', 'O', 'a', 'e', 'i', 'o']) || word.starts_with("Un") {
         "an"
     } else {
         "a"
@@ -200,19 +576,44 @@ fn py_str(text: &str) -> String {
 
 // ---- Rust: Client's methods ----------------------------------------------------------------
 
-fn methods(d: &Declarations) -> String {
+/// Core's type of a hand-written model (`Vec<Message>` → `Vec<roomchat::Message>`).
+fn core_type(result: &str) -> String {
+    if let Some(inner) = result
+        .strip_prefix("Vec<")
+        .and_then(|r| r.strip_suffix('>'))
+    {
+        return format!("Vec<{}>", core_type(inner));
+    }
+    if result.contains("::") {
+        result.to_owned()
+    } else {
+        format!("roomchat::{result}")
+    }
+}
+
+/// A Rust literal of a declared default, as `serde_json::Value::from` takes it.
+fn rust_literal(value: &toml::Value) -> String {
+    match value {
+        toml::Value::String(s) => format!("{s:?}"),
+        toml::Value::Integer(n) => n.to_string(),
+        toml::Value::Boolean(b) => b.to_string(),
+        other => format!("{other:?}"),
+    }
+}
+
+fn native(d: &Declarations, methods: &[Method<'_>]) -> String {
     let mut out = String::new();
     let w = &mut out;
     writeln!(w, "// {GENERATED}").unwrap();
     writeln!(w).unwrap();
     writeln!(
         w,
-        "//! `roomchat.Client`'s methods of the operations whose surfaces are generated: each\n\
-         //! converts its arguments into the operation's JSON params (a wrong type is a\n\
-         //! `TypeError`; the declared limits are core's to check) and runs it with\n\
-         //! [`Client::call_declared`](crate::declared), as the hand-written methods run\n\
-         //! theirs (the GIL released, `AsyncClient`'s dispatcher, `with_raw_response`).\n\
-         //! Their types: `ClientOperations` in `roomchat/_operations.py`."
+        "//! `roomchat.Client`'s method of every operation: each converts its arguments into\n\
+         //! the operation's JSON params (a wrong type is a `TypeError`; the declared limits\n\
+         //! are core's to check) and runs it through core's `Client::call_declared`\n\
+         //! ([`crate::declared`]): the GIL released, or on `AsyncClient`'s dispatcher, or\n\
+         //! with the response kept for `with_raw_response`. Their types: `ClientOperations`\n\
+         //! in `roomchat/_operations.py`."
     )
     .unwrap();
     writeln!(w).unwrap();
@@ -224,100 +625,179 @@ fn methods(d: &Declarations) -> String {
     writeln!(w).unwrap();
     writeln!(w, "#[pymethods]").unwrap();
     writeln!(w, "impl Client {{").unwrap();
-    for op in generated(d) {
-        for line in doc_lines(&method_doc(op, false), 92) {
-            if line.is_empty() {
-                writeln!(w, "    ///").unwrap();
-            } else {
-                writeln!(w, "    /// {line}").unwrap();
-            }
-        }
-        let positional = op.positional_params();
-        let named = op.named_params();
-        // The signature pyo3 parses, and the one Python shows (without `_submit`).
-        let mut signature: Vec<String> = Vec::new();
-        let mut shown: Vec<String> = vec!["self".into()];
-        for p in &positional {
-            let name = snake(&p.name);
-            if p.required {
-                signature.push(name.clone());
-                shown.push(name);
-            } else {
-                signature.push(format!("{name}=None"));
-                shown.push(format!("{name}=None"));
-            }
-        }
-        signature.push("*".into());
-        if !named.is_empty() {
-            shown.push("*".into());
-        }
-        for p in &named {
-            let name = snake(&p.name);
-            if p.required {
-                signature.push(name.clone());
-                shown.push(name);
-            } else {
-                signature.push(format!("{name}=None"));
-                shown.push(format!("{name}=None"));
-            }
-        }
-        signature.push("_submit=None".into());
-        writeln!(w, "    #[pyo3(signature = ({}))]", signature.join(", ")).unwrap();
-        writeln!(
-            w,
-            "    #[pyo3(text_signature = {})]",
-            py_str(&format!("({})", shown.join(", ")))
-        )
-        .unwrap();
-        if positional.len() + named.len() + 3 > 7 {
-            writeln!(w, "    #[allow(clippy::too_many_arguments)]").unwrap();
-        }
-        writeln!(w, "    fn {}(", op.name).unwrap();
-        writeln!(w, "        &self,").unwrap();
-        writeln!(w, "        py: Python<'_>,").unwrap();
-        for p in positional.iter().chain(named.iter()) {
-            let ty = if p.required {
-                "&Bound<'_, PyAny>"
-            } else {
-                "Option<&Bound<'_, PyAny>>"
-            };
-            writeln!(w, "        {}: {ty},", snake(&p.name)).unwrap();
-        }
-        writeln!(w, "        _submit: Option<&Bound<'_, PyAny>>,").unwrap();
-        writeln!(w, "    ) -> PyResult<Py<PyAny>> {{").unwrap();
-        writeln!(w, "        let mut params = Params::new();").unwrap();
-        for p in positional.iter().chain(named.iter()) {
-            let setter = match p.kind.as_str() {
-                "string" | "id" => "text",
-                "integer" => "integer",
-                "boolean" => "flag",
-                _ => "json",
-            };
-            let python = snake(&p.name);
-            let value = if p.required {
-                format!("Some({python})")
-            } else {
-                python.clone()
-            };
-            writeln!(
-                w,
-                "        params.{setter}({:?}, {:?}, {value})?;",
-                p.name, python
-            )
-            .unwrap();
-        }
-        writeln!(
-            w,
-            "        self.call_declared(py, _submit, Operation::{}, params, {:?})",
-            op.type_name(),
-            op.result
-        )
-        .unwrap();
-        writeln!(w, "    }}").unwrap();
-        writeln!(w).unwrap();
+    for m in methods {
+        native_method(w, d, m);
     }
     writeln!(w, "}}").unwrap();
     out
+}
+
+fn native_method(w: &mut String, d: &Declarations, m: &Method<'_>) {
+    let op = m.op;
+    for line in doc_lines(&method_doc(d, m, false), 92) {
+        if line.is_empty() {
+            writeln!(w, "    ///").unwrap();
+        } else {
+            writeln!(w, "    /// {line}").unwrap();
+        }
+    }
+    // The signature pyo3 parses, and the one Python shows (without `_submit`).
+    let mut signature: Vec<String> = Vec::new();
+    let mut shown: Vec<String> = vec!["self".into()];
+    for a in m.positional() {
+        signature.push(if a.required {
+            a.python.clone()
+        } else {
+            format!("{}=None", a.python)
+        });
+        shown.push(a.shown());
+    }
+    signature.push("*".into());
+    if m.keywords().next().is_some() {
+        shown.push("*".into());
+    }
+    for a in m.keywords() {
+        signature.push(if a.required {
+            a.python.clone()
+        } else {
+            format!("{}=None", a.python)
+        });
+        shown.push(a.shown());
+    }
+    signature.push("_submit=None".into());
+    writeln!(w, "    #[pyo3(signature = ({}))]", signature.join(", ")).unwrap();
+    writeln!(
+        w,
+        "    #[pyo3(text_signature = {})]",
+        py_str(&format!("({})", shown.join(", ")))
+    )
+    .unwrap();
+    if m.args.len() + 3 > 7 {
+        writeln!(w, "    #[allow(clippy::too_many_arguments)]").unwrap();
+    }
+    writeln!(w, "    fn {}(", op.name).unwrap();
+    writeln!(w, "        &self,").unwrap();
+    writeln!(w, "        py: Python<'_>,").unwrap();
+    for a in &m.args {
+        let ty = if a.required {
+            "&Bound<'_, PyAny>"
+        } else {
+            "Option<&Bound<'_, PyAny>>"
+        };
+        writeln!(w, "        {}: {ty},", a.python).unwrap();
+    }
+    writeln!(w, "        _submit: Option<&Bound<'_, PyAny>>,").unwrap();
+    writeln!(w, "    ) -> PyResult<Py<PyAny>> {{").unwrap();
+    let nested = op.extra && op.is_hand_written();
+    writeln!(
+        w,
+        "        let {}params = {};",
+        if m.args.is_empty() { "" } else { "mut " },
+        if nested {
+            "Params::with_extra_object()"
+        } else {
+            "Params::new()"
+        }
+    )
+    .unwrap();
+    let ordered = m
+        .args
+        .iter()
+        .filter(|a| matches!(a.sink, Sink::Param | Sink::Flag))
+        .chain(m.args.iter().filter(|a| a.sink == Sink::Extra))
+        .chain(m.args.iter().filter(|a| a.sink == Sink::ExtraField));
+    for a in ordered {
+        let value = if a.required {
+            format!("Some({})", a.python)
+        } else {
+            a.python.clone()
+        };
+        let setter = match a.kind.as_str() {
+            "string" | "id" => "text",
+            "integer" => "integer",
+            "boolean" => "flag",
+            _ => "json",
+        };
+        match a.sink {
+            Sink::Param => {
+                writeln!(
+                    w,
+                    "        params.{setter}({:?}, {:?}, {value})?;",
+                    a.wire, a.python
+                )
+                .unwrap();
+                if let Some(default) = a.param.and_then(|p| p.default.as_ref()) {
+                    writeln!(
+                        w,
+                        "        params.or_default({:?}, {});",
+                        a.wire,
+                        rust_literal(default)
+                    )
+                    .unwrap();
+                }
+            }
+            Sink::Flag => writeln!(
+                w,
+                "        let {} = Params::given_flag({:?}, {value})?;",
+                a.python, a.python
+            )
+            .unwrap(),
+            Sink::Extra => writeln!(w, "        params.extra({:?}, {value})?;", a.python).unwrap(),
+            Sink::ExtraField => writeln!(
+                w,
+                "        params.extra_{setter}({:?}, {:?}, {value})?;",
+                a.wire, a.python
+            )
+            .unwrap(),
+        }
+    }
+    // The picks: for each param they set, the first whose params are all given.
+    let mut picked: Vec<&str> = Vec::new();
+    for pick in &m.shape.picks {
+        if !picked.contains(&pick.param.as_str()) {
+            picked.push(&pick.param);
+        }
+    }
+    for param in picked {
+        let mut first = true;
+        for pick in m.shape.picks.iter().filter(|p| p.param == param) {
+            let conditions: Vec<String> = pick
+                .when
+                .iter()
+                .map(|name| match m.args.iter().find(|a| &a.wire == name) {
+                    Some(a) if a.sink == Sink::Flag => a.python.clone(),
+                    _ => format!("params.has({name:?})"),
+                })
+                .collect();
+            writeln!(
+                w,
+                "        {}if {} {{",
+                if first { "" } else { "} else " },
+                conditions.join(" && ")
+            )
+            .unwrap();
+            writeln!(w, "            params.set({param:?}, {:?});", pick.value).unwrap();
+            first = false;
+        }
+        writeln!(w, "        }}").unwrap();
+    }
+    let operation = format!("Operation::{}", op.type_name());
+    let call = if is_record(d, &op.result) {
+        format!(
+            "self.call_record(py, _submit, {operation}, params, {:?})",
+            op.result
+        )
+    } else if m.result(d).starts_with("List[") && op.result == "serde_json::Value" {
+        format!("self.call_declared(py, _submit, {operation}, params, crate::declared::json_list)")
+    } else {
+        format!(
+            "self.call_model::<{}>(py, _submit, {operation}, params)",
+            core_type(&op.result)
+        )
+    };
+    writeln!(w, "        {call}").unwrap();
+    writeln!(w, "    }}").unwrap();
+    writeln!(w).unwrap();
 }
 
 // ---- Python: the records ---------------------------------------------------------------------
@@ -473,42 +953,19 @@ struct Signature {
     args: Vec<String>,
 }
 
-fn param_type(p: &Param) -> String {
-    if !p.choices.is_empty() {
-        let choices: Vec<String> = p.choices.iter().map(|c| py_str(c)).collect();
-        return format!("Literal[{}]", choices.join(", "));
-    }
-    match p.kind.as_str() {
-        "string" | "id" => "str".into(),
-        "integer" => "int".into(),
-        "boolean" => "bool".into(),
-        _ => "Any".into(),
-    }
-}
-
-fn signature(op: &Operation) -> Signature {
+fn signature(m: &Method<'_>) -> Signature {
     let mut params = Vec::new();
     let mut args = Vec::new();
-    let one = |p: &Param| {
-        let name = snake(&p.name);
-        if p.required {
-            format!("{name}: {}", param_type(p))
-        } else {
-            format!("{name}: Optional[{}] = None", param_type(p))
-        }
-    };
-    for p in op.positional_params() {
-        params.push(one(p));
-        args.push(snake(&p.name));
+    for a in m.positional() {
+        params.push(a.annotated());
+        args.push(a.python.clone());
     }
-    let named = op.named_params();
-    if !named.is_empty() {
+    if m.keywords().next().is_some() {
         params.push("*".into());
     }
-    for p in named {
-        params.push(one(p));
-        let name = snake(&p.name);
-        args.push(format!("{name}={name}"));
+    for a in m.keywords() {
+        params.push(a.annotated());
+        args.push(format!("{0}={0}", a.python));
     }
     Signature { params, args }
 }
@@ -553,45 +1010,76 @@ fn call(w: &mut String, indent: &str, prefix: &str, first: &str, args: &[String]
     writeln!(w, "{indent}){suffix}").unwrap();
 }
 
-fn operations(d: &Declarations) -> String {
-    let ops: Vec<&Operation> = generated(d).collect();
-    let mut results: Vec<&str> = ops.iter().map(|op| op.result.as_str()).collect();
-    results.sort_unstable();
-    results.dedup();
-    let uses = |what: &str| {
-        ops.iter()
-            .any(|op| signature(op).params.iter().any(|p| p.contains(what)))
-    };
+/// The names a Python type uses (`List[Dict[str, Any]]` → `List`, `Dict`, `str`,
+/// `Any`), outside its string literals (`Literal["room"]`).
+fn type_names(ty: &str) -> Vec<&str> {
+    ty.split('"')
+        .step_by(2)
+        .flat_map(|part| part.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')))
+        .filter(|n| !n.is_empty() && !n.starts_with(|c: char| c.is_ascii_digit()))
+        .collect()
+}
+
+fn operations(d: &Declarations, methods: &[Method<'_>]) -> String {
+    const TYPING: &[&str] = &["Any", "Dict", "List", "Literal", "Mapping", "Optional"];
+    let mut texts: Vec<String> = Vec::new();
+    for m in methods {
+        texts.push(m.result(d));
+        for a in &m.args {
+            texts.push(if a.required || a.default.is_some() || a.ty == "Any" {
+                a.ty.clone()
+            } else {
+                format!("Optional[{}]", a.ty)
+            });
+        }
+    }
+    let mut typing = vec!["TYPE_CHECKING", "Any"];
+    let mut records: Vec<&str> = Vec::new();
+    let mut models: Vec<&str> = Vec::new();
+    for name in texts.iter().flat_map(|t| type_names(t)) {
+        if TYPING.contains(&name) {
+            if !typing.contains(&name) {
+                typing.push(name);
+            }
+        } else if is_record(d, name) {
+            records.push(name);
+        } else if name.starts_with(|c: char| c.is_ascii_uppercase()) {
+            models.push(name);
+        }
+    }
+    typing[2..].sort_unstable();
+    typing.push("cast");
+    records.sort_unstable();
+    records.dedup();
+    models.sort_unstable();
+    models.dedup();
 
     let mut out = String::new();
     let w = &mut out;
     writeln!(w, "# {GENERATED}").unwrap();
     writeln!(
         w,
-        "\"\"\"The methods of the operations whose surfaces are generated (``api/operations.toml``).\n\
+        "\"\"\"The methods of every operation (``api/operations.toml``).\n\
          \n\
          ``roomchat.Client`` has them natively (``src/operations.rs``); here are the same for\n\
          :class:`AsyncClient` and the ``with_raw_response`` views (mixed into them: each forwards\n\
-         to the native method, as their hand-written methods do), and, for type checkers, the\n\
-         native ones (``ClientOperations``, which the stub of ``Client`` extends).\n\
+         to the native method), and, for type checkers, the native ones (``ClientOperations``,\n\
+         which the stub of ``Client`` extends).\n\
          \"\"\""
     )
     .unwrap();
     writeln!(w).unwrap();
     writeln!(w, "from __future__ import annotations").unwrap();
     writeln!(w).unwrap();
-    let mut typing = vec!["TYPE_CHECKING", "Any"];
-    if uses("Literal[") {
-        typing.push("Literal");
-    }
-    if uses("Optional[") {
-        typing.push("Optional");
-    }
-    typing.push("cast");
     writeln!(w, "from typing import {}", typing.join(", ")).unwrap();
     writeln!(w).unwrap();
-    if !results.is_empty() {
-        writeln!(w, "from ._records import {}", results.join(", ")).unwrap();
+    if !models.is_empty() {
+        writeln!(w, "from ._native import {}", models.join(", ")).unwrap();
+    }
+    if !records.is_empty() {
+        writeln!(w, "from ._records import {}", records.join(", ")).unwrap();
+    }
+    if !models.is_empty() || !records.is_empty() {
         writeln!(w).unwrap();
     }
     writeln!(w, "if TYPE_CHECKING:").unwrap();
@@ -610,17 +1098,17 @@ fn operations(d: &Declarations) -> String {
          ``Client`` extends it; stubtest checks the native methods against it).\"\"\""
     )
     .unwrap();
-    for op in &ops {
-        let sig = signature(op);
+    for m in methods {
+        let sig = signature(m);
         writeln!(w).unwrap();
         def(
             w,
             "        ",
-            &format!("def {}", op.name),
+            &format!("def {}", m.op.name),
             &sig.params,
-            &op.result,
+            &m.result(d),
         );
-        docstring(w, "            ", std::slice::from_ref(&op.summary));
+        docstring(w, "            ", std::slice::from_ref(&m.op.summary));
     }
     writeln!(w).unwrap();
     writeln!(w).unwrap();
@@ -644,22 +1132,23 @@ fn operations(d: &Declarations) -> String {
     writeln!(w).unwrap();
     writeln!(w, "    if TYPE_CHECKING:").unwrap();
     writeln!(w, "        _call: Callable[..., Awaitable[Any]]").unwrap();
-    for op in &ops {
-        let sig = signature(op);
+    for m in methods {
+        let sig = signature(m);
+        let result = m.result(d);
         writeln!(w).unwrap();
         def(
             w,
             "    ",
-            &format!("async def {}", op.name),
+            &format!("async def {}", m.op.name),
             &sig.params,
-            &op.result,
+            &result,
         );
-        docstring(w, "        ", &method_doc(op, false));
+        docstring(w, "        ", &method_doc(d, m, false));
         call(
             w,
             "        ",
-            &format!("result: {} = await self._call", op.result),
-            &py_str(&op.name),
+            &format!("result: {result} = await self._call"),
+            &py_str(&m.op.name),
             &sig.args,
             "",
         );
@@ -680,12 +1169,18 @@ fn operations(d: &Declarations) -> String {
     writeln!(w).unwrap();
     writeln!(w, "    if TYPE_CHECKING:").unwrap();
     writeln!(w, "        _client: Client").unwrap();
-    for op in &ops {
-        let sig = signature(op);
-        let result = format!("APIResponse[{}]", op.result);
+    for m in methods {
+        let sig = signature(m);
+        let result = format!("APIResponse[{}]", m.result(d));
         writeln!(w).unwrap();
-        def(w, "    ", &format!("def {}", op.name), &sig.params, &result);
-        docstring(w, "        ", &method_doc(op, true));
+        def(
+            w,
+            "    ",
+            &format!("def {}", m.op.name),
+            &sig.params,
+            &result,
+        );
+        docstring(w, "        ", &method_doc(d, m, true));
         let mut args = sig.args.clone();
         let first = if args.is_empty() {
             String::new()
@@ -695,7 +1190,7 @@ fn operations(d: &Declarations) -> String {
         call(
             w,
             "        ",
-            &format!("response = self._client.{}", op.name),
+            &format!("response = self._client.{}", m.op.name),
             &first,
             &args,
             "",
@@ -717,27 +1212,129 @@ fn operations(d: &Declarations) -> String {
     writeln!(w).unwrap();
     writeln!(w, "    if TYPE_CHECKING:").unwrap();
     writeln!(w, "        _call: Callable[..., Awaitable[Any]]").unwrap();
-    for op in &ops {
-        let sig = signature(op);
-        let result = format!("APIResponse[{}]", op.result);
+    for m in methods {
+        let sig = signature(m);
+        let result = format!("APIResponse[{}]", m.result(d));
         writeln!(w).unwrap();
         def(
             w,
             "    ",
-            &format!("async def {}", op.name),
+            &format!("async def {}", m.op.name),
             &sig.params,
             &result,
         );
-        docstring(w, "        ", &method_doc(op, true));
+        docstring(w, "        ", &method_doc(d, m, true));
         call(
             w,
             "        ",
             &format!("response: {result} = await self._call"),
-            &py_str(&op.name),
+            &py_str(&m.op.name),
             &sig.args,
             "",
         );
         writeln!(w, "        return response").unwrap();
     }
+    out
+}
+
+// ---- Python: roomchat.wire ------------------------------------------------------------------
+
+/// An operation's JSON params in words, for `roomchat.wire`'s docs (reST).
+fn wire_params(op: &Operation) -> String {
+    if let Some(json_params) = &op.json_params {
+        return json_params.replace("``", "`").replace('`', "``");
+    }
+    let grouped: Vec<&str> = op
+        .exactly_one
+        .iter()
+        .flatten()
+        .map(String::as_str)
+        .collect();
+    let mut parts: Vec<String> = op
+        .params
+        .iter()
+        .filter(|p| !grouped.contains(&p.name.as_str()))
+        .map(|p| {
+            let mut text = format!("``{}``", p.name);
+            if !p.choices.is_empty() {
+                let choices: Vec<String> = p.choices.iter().map(|c| format!("``{c:?}``")).collect();
+                write!(text, ": {}", choices.join("/")).unwrap();
+            }
+            text
+        })
+        .collect();
+    for group in &op.exactly_one {
+        let names: Vec<String> = group.iter().map(|n| format!("``{n}``")).collect();
+        parts.push(format!("exactly one of {}", names.join(", ")));
+    }
+    if op.extra {
+        parts.push("other body fields as they are".into());
+    }
+    if op.auth == "public_key" {
+        parts.push("the request's ``auth`` is ``\"public_key\"``".into());
+    }
+    parts.join(", ")
+}
+
+fn wire(d: &Declarations) -> String {
+    let mut each: Vec<String> = d
+        .operations
+        .iter()
+        .map(|op| {
+            let params = wire_params(op);
+            if params.is_empty() {
+                format!("``{}``", op.name)
+            } else {
+                format!("``{}`` ({params})", op.name)
+            }
+        })
+        .collect();
+    // The generic escape hatch: core's, not a declared operation.
+    each.push(
+        "``raw`` (``method``, ``path``, ``query`` pairs, ``body``, ``auth``: \
+         ``\"private_key\"``/``\"public_key\"``/``\"none\"``)"
+            .into(),
+    );
+    let operations = wrap(
+        &format!(
+            "Operations and their parameters (the service's names): {}. Results are JSON \
+             with the service's field names (a validated token's ``iat`` as seconds since \
+             the epoch); an error answer raises its :class:`roomchat.RoomchatError`.",
+            each.join("; ")
+        ),
+        88,
+    );
+    let mut out = String::new();
+    let w = &mut out;
+    writeln!(w, "# {GENERATED}").unwrap();
+    writeln!(
+        w,
+        "\"\"\"The pure layer, for users who bring their own HTTP stack: core's request builders\n\
+         and response decoders by operation name, with no I/O.\n\
+         \n\
+         \x20   request = roomchat.wire.build_request(\"list_users\", {{\"limit\": 50}},\n\
+         \x20                                         base_url=\"https://api.example.com\", key=key)\n\
+         \x20   # send request[\"method\"] to request[\"url\"] (body: request[\"body\"] as JSON, if any)\n\
+         \x20   result = roomchat.wire.decode_response(\"list_users\", status, headers, body)\n"
+    )
+    .unwrap();
+    for line in operations {
+        writeln!(w, "{line}").unwrap();
+    }
+    writeln!(
+        w,
+        "\"\"\"\n\
+         \n\
+         from typing import Tuple\n\
+         \n\
+         from ._native import OPERATIONS as _OPERATIONS\n\
+         from ._native import build_request, decode_response\n\
+         \n\
+         #: Every operation name.\n\
+         OPERATIONS: Tuple[str, ...] = tuple(_OPERATIONS)\n\
+         \n\
+         __all__ = [\"OPERATIONS\", \"build_request\", \"decode_response\"]"
+    )
+    .unwrap();
     out
 }

@@ -13,20 +13,15 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple, PyType};
 use roomchat::{
-    CallOptions, CancelToken as CoreToken, ClientBuilder, ConversationMessages, CreateUser,
-    DeactivateUser, ListUsers, OnRedisError, PathForm, RateLimitConfig, RawAuth, RawRequest,
-    ReactivateUser, RedisBudget, WhenLimited, WithResponse, MAX_PAGE_SIZE,
+    CallOptions, CancelToken as CoreToken, ClientBuilder, OnRedisError, RateLimitConfig, RawAuth,
+    RawRequest, RedisBudget, WhenLimited, WithResponse, MAX_PAGE_SIZE,
 };
-use serde_json::Value;
 
-use crate::convert::{flag, from_json, opt_text, seconds, text, to_json, whole};
+use crate::convert::{flag, opt_text, seconds, text, to_json, whole};
 use crate::dispatch::{Deliver, Dispatcher};
 use crate::errors::{configuration, to_py, validation, wrong_type, IntoPyResult};
 use crate::logging::{self, LoggingObserver};
-use crate::models::{
-    CreatedUser, Deactivated, Invalidated, Message, RateLimitState, RawResponse, Reactivated,
-    TokenUser, User, UserPage,
-};
+use crate::models::{RateLimitState, RawResponse, User, UserPage};
 use crate::response::APIResponse;
 
 // ---- RateLimit ------------------------------------------------------------------------
@@ -554,49 +549,8 @@ fn wrap_page(py: Python<'_>, page: roomchat::UserPage) -> PyResult<Py<PyAny>> {
     Ok(Py::new(py, UserPage::from(page))?.into_any())
 }
 
-fn wrap_created(py: Python<'_>, inner: roomchat::CreatedUser) -> PyResult<Py<PyAny>> {
-    Ok(Py::new(py, CreatedUser { inner })?.into_any())
-}
-
-fn wrap_deactivated(py: Python<'_>, inner: roomchat::Deactivated) -> PyResult<Py<PyAny>> {
-    Ok(Py::new(py, Deactivated { inner })?.into_any())
-}
-
-fn wrap_reactivated(py: Python<'_>, inner: roomchat::Reactivated) -> PyResult<Py<PyAny>> {
-    Ok(Py::new(py, Reactivated { inner })?.into_any())
-}
-
-fn wrap_token_user(py: Python<'_>, inner: roomchat::TokenUser) -> PyResult<Py<PyAny>> {
-    Ok(Py::new(py, TokenUser { inner })?.into_any())
-}
-
-fn wrap_invalidated(py: Python<'_>, inner: roomchat::Invalidated) -> PyResult<Py<PyAny>> {
-    Ok(Py::new(py, Invalidated { inner })?.into_any())
-}
-
 fn wrap_raw(py: Python<'_>, inner: roomchat::RawResponse) -> PyResult<Py<PyAny>> {
     Ok(Py::new(py, RawResponse { inner })?.into_any())
-}
-
-fn wrap_messages(py: Python<'_>, messages: Vec<roomchat::Message>) -> PyResult<Py<PyAny>> {
-    let list = PyList::empty(py);
-    for m in messages {
-        list.append(Py::new(py, Message { inner: Arc::new(m) })?)?;
-    }
-    Ok(list.into_any().unbind())
-}
-
-fn wrap_rooms(py: Python<'_>, rooms: Value) -> PyResult<Py<PyAny>> {
-    match rooms {
-        Value::Array(_) => Ok(from_json(py, &rooms)?.unbind()),
-        _ => Err(to_py(
-            py,
-            &roomchat::Error::new(
-                roomchat::ErrorKind::Decode,
-                "the chat-room list is not a JSON array",
-            ),
-        )),
-    }
 }
 
 fn wrap_users(py: Python<'_>, users: Vec<roomchat::User>) -> PyResult<Py<PyAny>> {
@@ -614,26 +568,7 @@ fn wrap_next_page(py: Python<'_>, page: Option<roomchat::UserPage>) -> PyResult<
     }
 }
 
-/// Exactly one of `user_id` and `unique_user_identifier` (deactivate and reactivate).
-fn one_user(
-    py: Python<'_>,
-    user_id: Option<&Bound<'_, PyAny>>,
-    unique_user_identifier: Option<&Bound<'_, PyAny>>,
-) -> PyResult<DeactivateUser> {
-    match (
-        opt_text("user_id", user_id)?,
-        opt_text("unique_user_identifier", unique_user_identifier)?,
-    ) {
-        (Some(id), None) => Ok(DeactivateUser::UserId(id)),
-        (None, Some(id)) => Ok(DeactivateUser::UniqueUserIdentifier(id)),
-        _ => Err(validation(
-            py,
-            "pass exactly one of user_id and unique_user_identifier",
-        )),
-    }
-}
-
-/// `limit`, `skip`, `page_size` and the like.
+/// `page_size` of the users iterators.
 fn page_size(name: &str, value: &Bound<'_, PyAny>) -> PyResult<u32> {
     Ok(whole(name, value, 1, MAX_PAGE_SIZE.into())? as u32)
 }
@@ -874,28 +809,6 @@ impl Client {
         }
     }
 
-    /// GET /consumer/api/v2/users: one page of users (`limit` 1 to 200).
-    #[pyo3(signature = (limit=None, skip=None, *, _submit=None))]
-    #[pyo3(text_signature = "(self, limit=50, skip=0)")]
-    fn list_users(
-        &self,
-        py: Python<'_>,
-        limit: Option<&Bound<'_, PyAny>>,
-        skip: Option<&Bound<'_, PyAny>>,
-        _submit: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        let limit = match limit {
-            Some(l) => page_size("limit", l)?,
-            None => 50,
-        };
-        let skip = match skip {
-            Some(s) => whole("skip", s, 0, u64::MAX.into())? as u64,
-            None => 0,
-        };
-        let params = ListUsers::page(limit, skip);
-        self.finish(py, _submit, move |c| c.list_users(&params), wrap_page)
-    }
-
     /// Every user, fetched lazily `page_size` at a time (1 to 200); a user id is never yielded twice.
     #[pyo3(signature = (page_size=None))]
     #[pyo3(text_signature = "(self, page_size=200)")]
@@ -933,222 +846,6 @@ impl Client {
         Ok(UserPageIterator {
             pages: Arc::new(IterLock::new(pages)),
         })
-    }
-
-    /// POST /consumer/api/v1/user. A moderator of one room: `is_moderator=True,
-    /// chat_room=...`. Other fields of `extra` are sent as they are. Never retried after
-    /// a 5xx or timeout unless `retry_non_idempotent=True` (it could create the user twice).
-    #[pyo3(signature = (
-        username, *, is_moderator=None, chat_room=None, unique_user_identifier=None, email=None,
-        profile_pic=None, external_user_id=None, meta=None, extra=None, _submit=None
-    ))]
-    #[pyo3(
-        text_signature = "(self, username, *, is_moderator=False, chat_room=None, \
-        unique_user_identifier=None, email=None, profile_pic=None, external_user_id=None, \
-        meta=None, extra=None)"
-    )]
-    #[allow(clippy::too_many_arguments)]
-    fn create_user(
-        &self,
-        py: Python<'_>,
-        username: &Bound<'_, PyAny>,
-        is_moderator: Option<&Bound<'_, PyAny>>,
-        chat_room: Option<&Bound<'_, PyAny>>,
-        unique_user_identifier: Option<&Bound<'_, PyAny>>,
-        email: Option<&Bound<'_, PyAny>>,
-        profile_pic: Option<&Bound<'_, PyAny>>,
-        external_user_id: Option<&Bound<'_, PyAny>>,
-        meta: Option<&Bound<'_, PyAny>>,
-        extra: Option<&Bound<'_, PyAny>>,
-        _submit: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        let username = text("username", username)?;
-        let moderator = match is_moderator {
-            Some(m) => flag("is_moderator", m)?,
-            None => false,
-        };
-        let mut request = match (moderator, opt_text("chat_room", chat_room)?) {
-            (false, None) => CreateUser::regular(username),
-            (true, None) => CreateUser::moderator(username),
-            (true, Some(room)) => CreateUser::room_moderator(username, room),
-            (false, Some(_)) => {
-                return Err(validation(
-                    py,
-                    "chat_room limits a moderator to one room: pass is_moderator=True with it",
-                ))
-            }
-        };
-        if let Some(extra) = extra.filter(|e| !e.is_none()) {
-            if !extra.is_instance_of::<PyDict>() {
-                return Err(wrong_type("extra", "a dict", extra));
-            }
-            match to_json("extra", extra)? {
-                Value::Object(map) => request.extra = map,
-                _ => return Err(wrong_type("extra", "a dict", extra)),
-            }
-        }
-        let named = [
-            (
-                "unique_user_identifier",
-                "uniqueUserIdentifier",
-                unique_user_identifier,
-            ),
-            ("email", "email", email),
-            ("profile_pic", "profilePic", profile_pic),
-            ("external_user_id", "externalUserId", external_user_id),
-        ];
-        for (arg, wire, value) in named {
-            if let Some(value) = opt_text(arg, value)? {
-                if request.extra.contains_key(wire) {
-                    return Err(validation(
-                        py,
-                        format!("{wire} is given twice: as {arg}= and in extra"),
-                    ));
-                }
-                request.extra.insert(wire.to_owned(), Value::String(value));
-            }
-        }
-        if let Some(meta) = meta.filter(|m| !m.is_none()) {
-            if request.extra.contains_key("meta") {
-                return Err(validation(py, "meta is given twice: as meta= and in extra"));
-            }
-            request
-                .extra
-                .insert("meta".to_owned(), to_json("meta", meta)?);
-        }
-        self.finish(py, _submit, move |c| c.create_user(&request), wrap_created)
-    }
-
-    /// DELETE /consumer/api/v2/user/deactivate, by exactly one of `user_id` and
-    /// `unique_user_identifier` (both or neither: `ValidationError`, nothing sent).
-    #[pyo3(signature = (*, user_id=None, unique_user_identifier=None, _submit=None))]
-    #[pyo3(text_signature = "(self, *, user_id=None, unique_user_identifier=None)")]
-    fn deactivate_user(
-        &self,
-        py: Python<'_>,
-        user_id: Option<&Bound<'_, PyAny>>,
-        unique_user_identifier: Option<&Bound<'_, PyAny>>,
-        _submit: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        let target = one_user(py, user_id, unique_user_identifier)?;
-        self.finish(
-            py,
-            _submit,
-            move |c| c.deactivate_user(&target),
-            wrap_deactivated,
-        )
-    }
-
-    /// POST /consumer/api/v2/user/reactivate: the inverse of `deactivate_user`, by exactly
-    /// one of `user_id` and `unique_user_identifier` (both or neither: `ValidationError`,
-    /// nothing sent). A user that is not deactivated raises `UserNotFoundError`. Never
-    /// sent again after a 5xx or a lost answer unless `retry_non_idempotent=True`.
-    #[pyo3(signature = (*, user_id=None, unique_user_identifier=None, _submit=None))]
-    #[pyo3(text_signature = "(self, *, user_id=None, unique_user_identifier=None)")]
-    fn reactivate_user(
-        &self,
-        py: Python<'_>,
-        user_id: Option<&Bound<'_, PyAny>>,
-        unique_user_identifier: Option<&Bound<'_, PyAny>>,
-        _submit: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        let target = match one_user(py, user_id, unique_user_identifier)? {
-            DeactivateUser::UserId(id) => ReactivateUser::UserId(id),
-            DeactivateUser::UniqueUserIdentifier(id) => ReactivateUser::UniqueUserIdentifier(id),
-        };
-        self.finish(
-            py,
-            _submit,
-            move |c| c.reactivate_user(&target),
-            wrap_reactivated,
-        )
-    }
-
-    /// POST /consumer/api/v1/user/accessToken/validate, with the public key (`public_key=`;
-    /// without it `ConfigurationError`, nothing sent): the user `access_token` signs in, as
-    /// a `TokenUser`. A token that is not valid raises `InvalidRequestError` ("invalid
-    /// accessToken"). A read: retried as a GET is.
-    #[pyo3(signature = (access_token, *, _submit=None))]
-    #[pyo3(text_signature = "(self, access_token)")]
-    fn validate_access_token(
-        &self,
-        py: Python<'_>,
-        access_token: &Bound<'_, PyAny>,
-        _submit: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        let token = text("access_token", access_token)?;
-        self.finish(
-            py,
-            _submit,
-            move |c| c.validate_access_token(&token),
-            wrap_token_user,
-        )
-    }
-
-    /// POST /consumer/api/v1/user/accesstoken/invalidate: `access_token` no longer signs
-    /// anyone in nor validates. Never sent again after a 5xx or a lost answer unless
-    /// `retry_non_idempotent=True`.
-    #[pyo3(signature = (access_token, *, _submit=None))]
-    #[pyo3(text_signature = "(self, access_token)")]
-    fn invalidate_access_token(
-        &self,
-        py: Python<'_>,
-        access_token: &Bound<'_, PyAny>,
-        _submit: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        let token = text("access_token", access_token)?;
-        self.finish(
-            py,
-            _submit,
-            move |c| c.invalidate_access_token(&token),
-            wrap_invalidated,
-        )
-    }
-
-    /// GET /consumer/api/v2/room/:roomId/conversation/:conversationId/messages
-    /// (`path_form="chatroom"` sends the `chatroom` form of the path).
-    #[pyo3(signature = (room_id, conversation_id, *, path_form=None, _submit=None))]
-    #[pyo3(text_signature = "(self, room_id, conversation_id, *, path_form='room')")]
-    fn conversation_messages(
-        &self,
-        py: Python<'_>,
-        room_id: &Bound<'_, PyAny>,
-        conversation_id: &Bound<'_, PyAny>,
-        path_form: Option<&Bound<'_, PyAny>>,
-        _submit: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        let form = match opt_text("path_form", path_form)?.as_deref() {
-            None | Some("room") => PathForm::Room,
-            Some("chatroom") => PathForm::ChatRoom,
-            Some(other) => {
-                return Err(validation(
-                    py,
-                    format!("path_form must be \"room\" or \"chatroom\", not {other:?}"),
-                ))
-            }
-        };
-        let params = ConversationMessages::new(
-            text("room_id", room_id)?,
-            text("conversation_id", conversation_id)?,
-        )
-        .path_form(form);
-        self.finish(
-            py,
-            _submit,
-            move |c| c.conversation_messages(&params),
-            wrap_messages,
-        )
-    }
-
-    /// GET /consumer/api/v1/chatrooms: the room objects as they came.
-    #[pyo3(signature = (*, _submit=None))]
-    #[pyo3(text_signature = "(self)")]
-    fn list_chat_rooms(
-        &self,
-        py: Python<'_>,
-        _submit: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        self.finish(py, _submit, |c| c.list_chat_rooms(), wrap_rooms)
     }
 
     /// A request to an endpoint the contract names without a shape, through the same

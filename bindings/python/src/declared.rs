@@ -1,35 +1,79 @@
 //! How the generated methods (`operations.rs`, made from `api/operations.toml`) run
-//! their operations: written once, for every operation with a generated surface.
+//! their operations: written once, for every operation.
 //!
 //! A method gathers its arguments into [`Params`] (the wire names, path params
-//! included; a wrong Python type is a `TypeError`, as for the hand-written methods),
-//! then [`Client::call_declared`] runs the operation through core's
-//! `call_operation`, which checks the declared limits (a `ValidationError`, nothing
-//! sent) and sends it through the one send path, by the same `finish` as the
-//! hand-written methods: the GIL released, or queued on `AsyncClient`'s dispatcher
-//! with its cancel token, or with the response kept for `with_raw_response`. The
-//! answer becomes its typed record, `roomchat._records.<Record>`, on the thread that
-//! holds the GIL.
+//! included; a wrong Python type is a `TypeError`), then runs the operation through
+//! core's `Client::call_declared`, which checks the declared limits (a
+//! `ValidationError`, nothing sent) and sends it through the one send path, by
+//! `Client::finish`: the GIL released, or queued on `AsyncClient`'s dispatcher with
+//! its cancel token, or with the response kept for `with_raw_response`. The answer
+//! becomes its Python object on the thread that holds the GIL: a declared record,
+//! `roomchat._records.<Record>`, or one of core's models in its hand-written class
+//! ([`IntoPython`]).
+
+use std::sync::Arc;
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::PyModule;
-use roomchat::wire::Operation;
+use pyo3::types::{PyDict, PyList, PyModule};
+use roomchat::wire::{Decoded, Operation};
 use serde_json::{Map, Value};
 
 use crate::client::Client;
 use crate::convert::{flag, from_json, text, to_json, whole};
+use crate::errors::{to_py, validation, wrong_type};
+use crate::models::{
+    CreatedUser, Deactivated, Invalidated, Message, Reactivated, TokenUser, UserPage,
+};
 
-/// An operation's JSON params, by wire name; an argument that is `None` is not sent.
-pub(crate) struct Params(Map<String, Value>);
+/// An operation's JSON params, by wire name. An optional argument left out or given
+/// as `None` (pyo3 passes both as `None`) is not sent; a required one given as `None`
+/// is a `TypeError`, as any other wrong type.
+pub(crate) struct Params {
+    fields: Map<String, Value>,
+    /// Body fields the declaration does not type (`extra=` and the keywords sent
+    /// inside it): the JSON param `extra`, an object, for a hand-written builder
+    /// that takes them so; otherwise params of their own.
+    extra: Map<String, Value>,
+    nested: bool,
+}
 
 impl Params {
     pub(crate) fn new() -> Params {
-        Params(Map::new())
+        Params {
+            fields: Map::new(),
+            extra: Map::new(),
+            nested: false,
+        }
+    }
+
+    /// The params of a hand-written builder that takes the untyped fields as the object `extra`.
+    pub(crate) fn with_extra_object() -> Params {
+        Params {
+            nested: true,
+            ..Params::new()
+        }
     }
 
     fn put(&mut self, wire: &str, value: Value) {
-        self.0.insert(wire.to_owned(), value);
+        self.fields.insert(wire.to_owned(), value);
+    }
+
+    /// Whether `wire` is given.
+    pub(crate) fn has(&self, wire: &str) -> bool {
+        self.fields.contains_key(wire)
+    }
+
+    /// `wire` = `value`, a param Python does not take (set from the keywords given).
+    pub(crate) fn set(&mut self, wire: &str, value: impl Into<Value>) {
+        self.put(wire, value.into());
+    }
+
+    /// `wire` = `value` unless given: the declared default, as the signature shows it.
+    pub(crate) fn or_default(&mut self, wire: &str, value: impl Into<Value>) {
+        self.fields
+            .entry(wire.to_owned())
+            .or_insert_with(|| value.into());
     }
 
     /// A `str` argument (`python` is its name in messages).
@@ -39,7 +83,7 @@ impl Params {
         python: &str,
         value: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        if let Some(v) = value.filter(|v| !v.is_none()) {
+        if let Some(v) = value {
             self.put(wire, Value::String(text(python, v)?));
         }
         Ok(())
@@ -52,10 +96,15 @@ impl Params {
         python: &str,
         value: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        if let Some(v) = value.filter(|v| !v.is_none()) {
-            let n = whole(python, v, i64::MIN.into(), i64::MAX.into())?;
-            // Within i64 by the check above.
-            self.put(wire, Value::from(n as i64));
+        if let Some(v) = value {
+            let n = whole(python, v, i128::MIN, i128::MAX)?;
+            // Any JSON integer: core checks it against the declared range.
+            let number = match (i64::try_from(n), u64::try_from(n)) {
+                (Ok(n), _) => Value::from(n),
+                (_, Ok(n)) => Value::from(n),
+                _ => return Err(validation(v.py(), format!("{python} is out of range: {n}"))),
+            };
+            self.put(wire, number);
         }
         Ok(())
     }
@@ -67,7 +116,7 @@ impl Params {
         python: &str,
         value: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        if let Some(v) = value.filter(|v| !v.is_none()) {
+        if let Some(v) = value {
             self.put(wire, Value::Bool(flag(python, v)?));
         }
         Ok(())
@@ -81,17 +130,211 @@ impl Params {
         python: &str,
         value: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        if let Some(v) = value.filter(|v| !v.is_none()) {
+        if let Some(v) = value {
             self.put(wire, to_json(python, v)?);
         }
         Ok(())
     }
+
+    /// A `bool` keyword that only picks another param's value (`False` when not given).
+    pub(crate) fn given_flag(python: &str, value: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+        match value {
+            Some(v) => flag(python, v),
+            None => Ok(false),
+        }
+    }
+
+    /// The `extra` dict: body fields sent as they are (after the declared params).
+    pub(crate) fn extra(&mut self, python: &str, value: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let Some(v) = value else {
+            return Ok(());
+        };
+        if !v.is_instance_of::<PyDict>() {
+            return Err(wrong_type(python, "a dict", v));
+        }
+        let Value::Object(fields) = to_json(python, v)? else {
+            return Err(wrong_type(python, "a dict", v));
+        };
+        if !self.nested {
+            if let Some(name) = fields.keys().find(|name| self.fields.contains_key(*name)) {
+                return Err(validation(
+                    v.py(),
+                    format!("{name} is given twice: as a keyword and in {python}"),
+                ));
+            }
+        }
+        self.extra = fields;
+        Ok(())
+    }
+
+    /// A typed keyword sent among the `extra` fields; also in `extra=` is a `ValidationError`.
+    fn put_extra(
+        &mut self,
+        py: Python<'_>,
+        wire: &str,
+        python: &str,
+        value: Value,
+    ) -> PyResult<()> {
+        if self.extra.contains_key(wire) {
+            return Err(validation(
+                py,
+                format!("{wire} is given twice: as {python}= and in extra"),
+            ));
+        }
+        self.extra.insert(wire.to_owned(), value);
+        Ok(())
+    }
+
+    /// A `str` keyword sent among the `extra` fields.
+    pub(crate) fn extra_text(
+        &mut self,
+        wire: &str,
+        python: &str,
+        value: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        match value {
+            Some(v) => self.put_extra(v.py(), wire, python, Value::String(text(python, v)?)),
+            None => Ok(()),
+        }
+    }
+
+    /// A JSON-able keyword sent among the `extra` fields.
+    pub(crate) fn extra_json(
+        &mut self,
+        wire: &str,
+        python: &str,
+        value: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        match value {
+            Some(v) => self.put_extra(v.py(), wire, python, to_json(python, v)?),
+            None => Ok(()),
+        }
+    }
+
+    /// The JSON params core's builder takes.
+    fn into_json(mut self) -> Value {
+        if self.nested {
+            if !self.extra.is_empty() {
+                let extra = Value::Object(std::mem::take(&mut self.extra));
+                self.fields.insert("extra".to_owned(), extra);
+            }
+        } else {
+            // The generic builder takes them as params of their own (none is a
+            // declared param given too: `extra` refused that).
+            self.fields.append(&mut self.extra);
+        }
+        Value::Object(self.fields)
+    }
+}
+
+/// How a call's result becomes a Python object.
+pub(crate) type Wrap<T> = fn(Python<'_>, T) -> PyResult<Py<PyAny>>;
+
+/// One of core's models as its hand-written Python class (`src/models.rs`).
+pub(crate) trait IntoPython: Decoded + Send + 'static {
+    fn wrap(py: Python<'_>, value: Self) -> PyResult<Py<PyAny>>;
+}
+
+impl IntoPython for roomchat::UserPage {
+    fn wrap(py: Python<'_>, page: Self) -> PyResult<Py<PyAny>> {
+        Ok(Py::new(py, UserPage::from(page))?.into_any())
+    }
+}
+
+impl IntoPython for roomchat::CreatedUser {
+    fn wrap(py: Python<'_>, inner: Self) -> PyResult<Py<PyAny>> {
+        Ok(Py::new(py, CreatedUser { inner })?.into_any())
+    }
+}
+
+impl IntoPython for roomchat::Deactivated {
+    fn wrap(py: Python<'_>, inner: Self) -> PyResult<Py<PyAny>> {
+        Ok(Py::new(py, Deactivated { inner })?.into_any())
+    }
+}
+
+impl IntoPython for roomchat::Reactivated {
+    fn wrap(py: Python<'_>, inner: Self) -> PyResult<Py<PyAny>> {
+        Ok(Py::new(py, Reactivated { inner })?.into_any())
+    }
+}
+
+impl IntoPython for roomchat::Invalidated {
+    fn wrap(py: Python<'_>, inner: Self) -> PyResult<Py<PyAny>> {
+        Ok(Py::new(py, Invalidated { inner })?.into_any())
+    }
+}
+
+impl IntoPython for roomchat::TokenUser {
+    fn wrap(py: Python<'_>, inner: Self) -> PyResult<Py<PyAny>> {
+        Ok(Py::new(py, TokenUser { inner })?.into_any())
+    }
+}
+
+impl IntoPython for Vec<roomchat::Message> {
+    fn wrap(py: Python<'_>, messages: Self) -> PyResult<Py<PyAny>> {
+        let list = PyList::empty(py);
+        for m in messages {
+            list.append(Py::new(py, Message { inner: Arc::new(m) })?)?;
+        }
+        Ok(list.into_any().unbind())
+    }
+}
+
+impl IntoPython for Value {
+    fn wrap(py: Python<'_>, value: Self) -> PyResult<Py<PyAny>> {
+        Ok(from_json(py, &value)?.unbind())
+    }
+}
+
+/// An answer of any JSON that Python publishes as a list (the chat rooms): a
+/// `DecodeError` when it is not a JSON array.
+pub(crate) fn json_list(py: Python<'_>, value: Value) -> PyResult<Py<PyAny>> {
+    match value {
+        Value::Array(_) => Ok(from_json(py, &value)?.unbind()),
+        _ => Err(to_py(
+            py,
+            &roomchat::Error::new(
+                roomchat::ErrorKind::Decode,
+                "the answer is not a JSON array",
+            ),
+        )),
+    }
 }
 
 impl Client {
-    /// Runs `operation` with `params` (see the module docs); its answer becomes a
-    /// `roomchat._records.<record>`.
-    pub(crate) fn call_declared(
+    /// Runs `operation` with `params` (see the module docs); `wrap` makes its answer,
+    /// core's `T`, a Python object.
+    pub(crate) fn call_declared<T: Decoded + Send + 'static>(
+        &self,
+        py: Python<'_>,
+        submit: Option<&Bound<'_, PyAny>>,
+        operation: Operation,
+        params: Params,
+        wrap: Wrap<T>,
+    ) -> PyResult<Py<PyAny>> {
+        let params = params.into_json();
+        self.finish(
+            py,
+            submit,
+            move |c| c.call_declared::<T>(operation, &params),
+            wrap,
+        )
+    }
+
+    /// [`Client::call_declared`] of an operation whose answer is one of core's models.
+    pub(crate) fn call_model<T: IntoPython>(
+        &self,
+        py: Python<'_>,
+        submit: Option<&Bound<'_, PyAny>>,
+        operation: Operation,
+        params: Params,
+    ) -> PyResult<Py<PyAny>> {
+        self.call_declared(py, submit, operation, params, T::wrap)
+    }
+
+    /// Runs `operation` with `params`; its answer becomes a `roomchat._records.<record>`.
+    pub(crate) fn call_record(
         &self,
         py: Python<'_>,
         submit: Option<&Bound<'_, PyAny>>,
@@ -99,7 +342,7 @@ impl Client {
         params: Params,
         record: &'static str,
     ) -> PyResult<Py<PyAny>> {
-        let params = Value::Object(params.0);
+        let params = params.into_json();
         self.finish(
             py,
             submit,
@@ -112,7 +355,7 @@ impl Client {
     }
 }
 
-/// `roomchat._records`, imported on the first generated call.
+/// `roomchat._records`, imported on the first call of an operation with a declared record.
 static RECORDS: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
 
 /// The answer (JSON with the service's field names, as core decoded it) as its record.

@@ -42,20 +42,7 @@ from typing import (
 
 from . import _native
 from ._errors import ConfigurationError
-from ._native import (
-    CancelToken,
-    CreatedUser,
-    Deactivated,
-    Invalidated,
-    Message,
-    RateLimit,
-    RateLimitState,
-    RawResponse,
-    Reactivated,
-    TokenUser,
-    User,
-    UserPage,
-)
+from ._native import CancelToken, RateLimit, RateLimitState, RawResponse, User, UserPage
 from ._operations import AsyncClientOperations
 
 if TYPE_CHECKING:
@@ -329,11 +316,6 @@ class AsyncClient(AsyncClientOperations):
 
     # ---- endpoints ----------------------------------------------------------------------
 
-    async def list_users(self, limit: int = 50, skip: int = 0) -> UserPage:
-        """GET /consumer/api/v2/users: one page of users (``limit`` 1 to 200)."""
-        page: UserPage = await self._call("list_users", limit, skip)
-        return page
-
     def users(self, page_size: int = 200) -> AsyncIterator[User]:
         """Every user, fetched lazily ``page_size`` at a time; a user id is never yielded
         twice. A step that fails or is cancelled (``asyncio.wait_for``) raises, and the
@@ -344,79 +326,6 @@ class AsyncClient(AsyncClientOperations):
         """The users listing page by page, ``page_size`` at a time. A step that fails or
         is cancelled raises, and the next step fetches the same page again."""
         return _AsyncPages(self, self._client.user_pages(page_size))
-
-    async def create_user(
-        self,
-        username: str,
-        *,
-        is_moderator: bool = False,
-        chat_room: Optional[str] = None,
-        unique_user_identifier: Optional[str] = None,
-        email: Optional[str] = None,
-        profile_pic: Optional[str] = None,
-        external_user_id: Optional[str] = None,
-        meta: Any = None,
-        extra: Optional[Mapping[str, Any]] = None,
-    ) -> CreatedUser:
-        """POST /consumer/api/v1/user (never retried after a 5xx or timeout unless ``retry_non_idempotent``)."""
-        created: CreatedUser = await self._call(
-            "create_user",
-            username,
-            is_moderator=is_moderator,
-            chat_room=chat_room,
-            unique_user_identifier=unique_user_identifier,
-            email=email,
-            profile_pic=profile_pic,
-            external_user_id=external_user_id,
-            meta=meta,
-            extra=extra,
-        )
-        return created
-
-    async def deactivate_user(
-        self, *, user_id: Optional[str] = None, unique_user_identifier: Optional[str] = None
-    ) -> Deactivated:
-        """DELETE /consumer/api/v2/user/deactivate, by exactly one of the two ids."""
-        done: Deactivated = await self._call(
-            "deactivate_user", user_id=user_id, unique_user_identifier=unique_user_identifier
-        )
-        return done
-
-    async def reactivate_user(
-        self, *, user_id: Optional[str] = None, unique_user_identifier: Optional[str] = None
-    ) -> Reactivated:
-        """POST /consumer/api/v2/user/reactivate, by exactly one of the two ids (never sent
-        again after a 5xx or a lost answer unless ``retry_non_idempotent``)."""
-        done: Reactivated = await self._call(
-            "reactivate_user", user_id=user_id, unique_user_identifier=unique_user_identifier
-        )
-        return done
-
-    async def validate_access_token(self, access_token: str) -> TokenUser:
-        """POST /consumer/api/v1/user/accessToken/validate, with the public key: the user
-        the token signs in (``InvalidRequestError`` "invalid accessToken" when it does not)."""
-        user: TokenUser = await self._call("validate_access_token", access_token)
-        return user
-
-    async def invalidate_access_token(self, access_token: str) -> Invalidated:
-        """POST /consumer/api/v1/user/accesstoken/invalidate (never sent again after a 5xx
-        or a lost answer unless ``retry_non_idempotent``)."""
-        done: Invalidated = await self._call("invalidate_access_token", access_token)
-        return done
-
-    async def conversation_messages(
-        self, room_id: str, conversation_id: str, *, path_form: str = "room"
-    ) -> List[Message]:
-        """GET /consumer/api/v2/room/:roomId/conversation/:conversationId/messages."""
-        messages: List[Message] = await self._call(
-            "conversation_messages", room_id, conversation_id, path_form=path_form
-        )
-        return messages
-
-    async def list_chat_rooms(self) -> List[Dict[str, Any]]:
-        """GET /consumer/api/v1/chatrooms: the room objects as they came."""
-        rooms: List[Dict[str, Any]] = await self._call("list_chat_rooms")
-        return rooms
 
     async def raw_request(
         self,
