@@ -45,9 +45,7 @@ pub fn files(d: &Declarations) -> Result<Vec<(&'static str, String)>, String> {
 /// The operations generated in the generic shape: declared after the older
 /// ones, with a params handle for their named params and a generated record.
 fn generated_ops(d: &Declarations) -> impl Iterator<Item = &Operation> {
-    d.operations
-        .iter()
-        .filter(|op| op.is_generated() && op.c.is_none())
+    d.operations.iter().filter(|op| op.c.is_none())
 }
 
 fn has_params(op: &Operation) -> bool {

@@ -530,11 +530,9 @@ fn method_args<'a>(
     (args, positional, ty)
 }
 
-/// The parameters a method takes one by one: the path's, then the other required ones.
+/// The parameters a method takes one by one (`Operation::argument_params`).
 fn positional(op: &Operation) -> Vec<&Param> {
-    let mut params = op.positional_params();
-    params.extend(op.named_params().into_iter().filter(|p| p.required));
-    params
+    op.argument_params()
 }
 
 /// The optional parameters a generated parameters type holds.

@@ -93,27 +93,36 @@ pub struct Operation {
     /// `hand-written`: core's JSON-params builder of this operation is written by hand.
     #[serde(default)]
     pub builder: Option<String>,
+    /// Typed body fields beyond `params` that a hand-written builder takes
+    /// inside its `extra` object (create user's `email`, …): the languages
+    /// whose published shapes type them read them here.
+    #[serde(default)]
+    pub extra_fields: Vec<ExtraField>,
     /// The JSON params as a hand-written builder takes them, for the docs.
     #[serde(default)]
     pub json_params: Option<String>,
-    /// `hand-written`: each language's typed method is written by hand.
-    #[serde(default)]
-    pub surface: Option<String>,
     /// Shapes of the eight operations that predate this file, which their
     /// published surfaces keep in that language (`[operation.c]` and so on):
     /// each language's generator reads its own table; a new operation has none.
     #[serde(default)]
-    #[allow(dead_code)] // read by the generators that need it
     pub rust: Option<toml::Table>,
     #[serde(default)]
-    #[allow(dead_code)] // read by the generators that need it
     pub c: Option<toml::Table>,
     #[serde(default)]
-    #[allow(dead_code)] // read by the generators that need it
     pub python: Option<toml::Table>,
     #[serde(default)]
-    #[allow(dead_code)] // read by the generators that need it
     pub node: Option<toml::Table>,
+}
+
+/// A typed body field sent inside a hand-written builder's `extra` object.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExtraField {
+    /// The wire name.
+    pub name: String,
+    /// `string` or `json`.
+    #[serde(rename = "type")]
+    pub kind: String,
 }
 
 /// One parameter.
@@ -153,9 +162,11 @@ impl Operation {
         self.builder.as_deref() == Some("hand-written")
     }
 
-    /// Whether every language's typed method is generated (not hand-written).
-    pub fn is_generated(&self) -> bool {
-        self.surface.is_none()
+    /// Whether it is one of the operations older than the declarations, whose
+    /// published shapes some language keeps (an `[operation.<language>]` table);
+    /// a newer one's every surface follows from the declaration alone.
+    pub fn is_older(&self) -> bool {
+        self.rust.is_some() || self.c.is_some() || self.python.is_some() || self.node.is_some()
     }
 
     /// The parameters that are not in the path.
@@ -164,6 +175,23 @@ impl Operation {
             .iter()
             .filter(|p| p.location != "path")
             .collect()
+    }
+
+    /// The params a method takes one by one, in every language: the path's
+    /// required params in the path's order, then the other required ones as
+    /// declared. The rest are keywords, an options object or a params handle.
+    pub fn argument_params(&self) -> Vec<&Param> {
+        let mut params: Vec<&Param> = self
+            .positional_params()
+            .into_iter()
+            .filter(|p| p.required)
+            .collect();
+        params.extend(
+            self.params
+                .iter()
+                .filter(|p| p.required && p.location != "path"),
+        );
+        params
     }
 
     /// The path's parameters, as declared.
@@ -376,11 +404,7 @@ pub fn load(text: &str) -> Result<Declarations, String> {
             }
         }
     }
-    for op in declarations
-        .operations
-        .iter()
-        .filter(|op| op.is_generated())
-    {
+    for op in declarations.operations.iter().filter(|op| !op.is_older()) {
         if !records.contains(op.result.as_str()) {
             return Err(format!(
                 "api/operations.toml, operation {:?}: its result {:?} is no [[record]]",
@@ -389,7 +413,7 @@ pub fn load(text: &str) -> Result<Declarations, String> {
         }
         if op.is_hand_written() {
             return Err(format!(
-                "api/operations.toml, operation {:?}: a generated surface needs the generic builder",
+                "api/operations.toml, operation {:?}: a builder written by hand is for an older operation's published params",
                 op.name
             ));
         }

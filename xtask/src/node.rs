@@ -26,7 +26,9 @@ use std::collections::{BTreeSet, HashSet};
 
 use serde::Deserialize;
 
-use crate::declaration::{camel, pascal, snake, Declarations, Field, Operation, Param, Record};
+use crate::declaration::{
+    camel, pascal, snake, Declarations, ExtraField, Field, Operation, Param, Record,
+};
 use crate::text::{line, wrap};
 use crate::GENERATED;
 
@@ -47,10 +49,6 @@ pub struct NodeShape {
     /// (`wire::decode_<name>_view`) and written by `shape::<result>_view`.
     #[serde(default)]
     view: bool,
-    /// Fields of the params object beyond the declared params, typed in Node
-    /// (`string` or `json`), sent through `extra` as they are.
-    #[serde(default)]
-    fields: Vec<ExtraField>,
     /// `object`: the fields the declaration does not type come as one `extra`
     /// object of the params (the JSON param of core's hand-written builder),
     /// not at the params' top level.
@@ -59,15 +57,6 @@ pub struct NodeShape {
     /// core's hand-written builder: true is `moderator`, or `room_moderator`
     /// with `chatRoom`; false or absent is the builder's default.
     role_flag: Option<String>,
-}
-
-/// A typed field of `NodeShape::fields`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ExtraField {
-    name: String,
-    #[serde(rename = "type")]
-    kind: String,
 }
 
 /// An operation with its Node table (empty when it has none).
@@ -127,10 +116,11 @@ fn params_type(op: &Operation) -> String {
 }
 
 impl NodeOp<'_> {
-    /// The params the method takes as its own arguments: the path params, unless its table says.
+    /// The params the method takes as its own arguments (`Operation::argument_params`),
+    /// unless its table says.
     fn arguments(&self) -> Vec<&Param> {
         match &self.shape.arguments {
-            None => self.op.positional_params(),
+            None => self.op.argument_params(),
             Some(names) => names
                 .iter()
                 .filter_map(|name| self.op.params.iter().find(|p| &p.name == name))
@@ -164,7 +154,7 @@ impl NodeOp<'_> {
 
     /// Whether the addon turns the params object into core's JSON params (its table says how).
     fn translates_params(&self) -> bool {
-        !self.shape.fields.is_empty() || self.extra_object() || self.shape.role_flag.is_some()
+        !self.op.extra_fields.is_empty() || self.extra_object() || self.shape.role_flag.is_some()
     }
 }
 
@@ -254,7 +244,7 @@ fn check(d: &Declarations, ops: &[NodeOp<'_>]) -> Result<(), String> {
         if node.shape.view && (op.result.contains('<') || op.result.contains("::")) {
             return Err(at("[operation.node] view needs a model's view".into()));
         }
-        for field in &node.shape.fields {
+        for field in &node.op.extra_fields {
             if !matches!(field.kind.as_str(), "string" | "json") {
                 return Err(at(format!(
                     "[operation.node] field {:?}: type {:?}",
@@ -275,7 +265,7 @@ fn check(d: &Declarations, ops: &[NodeOp<'_>]) -> Result<(), String> {
                 )));
             }
         }
-        if !node.shape.fields.is_empty() && !node.extra_object() {
+        if !node.op.extra_fields.is_empty() && !node.extra_object() {
             return Err(at(
                 "[operation.node] fields are sent through extra = \"object\"".into(),
             ));
@@ -622,7 +612,7 @@ fn params_decl(w: &mut String, node: &NodeOp<'_>) {
         ));
         fields.push(text);
     }
-    for field in &node.shape.fields {
+    for field in &node.op.extra_fields {
         fields.push(format!(
             "  {}?: {}",
             ts_property(&field.name),
@@ -971,8 +961,8 @@ fn records_rs(d: &Declarations, ops: &[NodeOp<'_>]) -> String {
             .collect();
         line(w, &format!("params: &[{}],", params.join(", ")));
         let fields: Vec<String> = node
-            .shape
-            .fields
+            .op
+            .extra_fields
             .iter()
             .map(|f| format!("({:?}, ExtraKind::{})", f.name, pascal(&f.kind)))
             .collect();

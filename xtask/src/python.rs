@@ -63,22 +63,9 @@ struct Shape {
     /// published one (a `str` where the choices would make a `Literal`).
     #[serde(default)]
     types: BTreeMap<String, String>,
-    /// Keywords sent inside the hand-written builder's `extra` object.
-    #[serde(default)]
-    extra_fields: Vec<ExtraField>,
     /// Params Python does not take, set from the keywords given.
     #[serde(default)]
     picks: Vec<Pick>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ExtraField {
-    /// The wire name (the keyword is its snake_case).
-    name: String,
-    /// `string` or `json`.
-    #[serde(rename = "type")]
-    kind: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -242,7 +229,7 @@ fn method_of(op: &Operation) -> Result<Method<'_>, String> {
         }
     }
     let has_extra_object = op.extra && op.is_hand_written();
-    if !shape.extra_fields.is_empty() && !has_extra_object {
+    if !op.extra_fields.is_empty() && !has_extra_object {
         return Err(at(
             "extra_fields need `extra = true` and a hand-written builder (its `extra` object)"
                 .into(),
@@ -267,13 +254,7 @@ fn method_of(op: &Operation) -> Result<Method<'_>, String> {
     // Python's order: the required params (the path's first, in its order) and a
     // listing's `limit`/`skip` are positional; the rest are keyword-only, as declared.
     let paging = |p: &Param| op.pages != "none" && matches!(p.name.as_str(), "limit" | "skip");
-    let mut order: Vec<&Param> = op.positional_params();
-    order.retain(|p| p.required);
-    order.extend(
-        op.params
-            .iter()
-            .filter(|p| p.required && p.location != "path"),
-    );
+    let mut order: Vec<&Param> = op.argument_params();
     order.extend(op.params.iter().filter(|p| !p.required && paging(p)));
     let positional = order.len();
     let rest: Vec<&Param> = op
@@ -306,7 +287,7 @@ fn method_of(op: &Operation) -> Result<Method<'_>, String> {
             param: Some(p),
         });
     }
-    for f in &shape.extra_fields {
+    for f in &op.extra_fields {
         let ty = match f.kind.as_str() {
             "string" => "str",
             "json" => "Any",
