@@ -14,8 +14,9 @@
 //!   (`shape.rs`); and the params object of an `[operation.node]` table as
 //!   core's JSON params.
 //!
-//! Names: the required params are the first arguments, the path's first (unless a table's `arguments`
-//! names others), camelCase (`roomId`); the other params are fields of a params
+//! Names: the required params are the first arguments, the path's first
+//! (unless a table's `arguments` names others), camelCase (`roomId`); the
+//! other params are fields of a params
 //! object named as on the wire (`webhookURL`); a record's fields are named as
 //! on the wire with a leading `_` dropped (`_id` → `id`), nested records shaped
 //! the same way, unknown fields kept in `extra`.

@@ -288,7 +288,7 @@ def test_signatures_are_the_declared_ones() -> None:
     for cls in (roomchat.AsyncClient, roomchat.ClientWithRawResponse, roomchat.AsyncClientWithRawResponse):
         assert list(inspect.signature(getattr(cls, "update_bot")).parameters) == list(update.parameters)
     assert "ValidationError" in (roomchat.Client.update_bot.__doc__ or "")
-    # Every generated record is exported (__init__.py names them: type checkers read a literal __all__).
+    # Every generated record is exported (__init__.py takes _records.__all__, in the one form type checkers read).
     from roomchat import _records
 
     assert set(_records.__all__) <= set(roomchat.__all__)
