@@ -91,7 +91,7 @@ fn the_generic_builder_checks_what_the_declaration_says() {
         "reactivate_user",
         json!({"userId": "u", "uniqueUserIdentifier": "x"})
     )
-    .contains("not more"));
+    .contains("userId and uniqueUserIdentifier, not both"));
     // Not an object.
     assert!(refused("list_users", json!([1])).contains("must be an object"));
 
