@@ -28,16 +28,16 @@
 #    benches may lack the loaded round); COMPARE_OWN_BENCHES=1 keeps each tree's.
 # 3. Prints one table per language: each figure (µs per call, ratios against the
 #    peers; idle and loaded), BEFORE median | AFTER median | change %, the noise
-#    (the larger spread, (max - min) / median, of either side's runs), and a
-#    verdict: "within noise" when every |change| is within its noise, else
-#    "moved" with the figures that did.
+#    (the larger spread, (max - min) / median, of either side's runs, at least
+#    COMPARE_NOISE_FLOOR, 1 %), and a verdict: "within noise" when every
+#    |change| is within its noise, else "moved" with the figures that did.
 #
-# Settings (environment): COMPARE_RUNS (3) runs per side; COMPARE_ONLY
+# Settings (environment): COMPARE_RUNS (5) runs per side; COMPARE_ONLY
 # ("python node rust c") a subset; N per run: COMPARE_PY_CALLS (1000) and
 # COMPARE_PY_ROUNDS (3) for bench.py, COMPARE_NODE_N (2000), COMPARE_RUST_N
-# (2000), COMPARE_C_N (8000), each bench's loaded round its own fraction of it;
+# (4000), COMPARE_C_N (20000), each bench's loaded round its own fraction of it;
 # COMPARE_LOGS=DIR keeps every run's output there.
-# Time on 2 cores: the runs about 15 minutes; the builds a few more (the fresh
+# Time on 2 cores: the runs about 12 minutes; the builds a few more (the fresh
 # BEFORE worktree recompiles the workspace's own crates each time), and the
 # first build of BEFORE's target dir (its dependencies too) 10-20 minutes more.
 # Needs git, cargo, python3 (with venv), node and npm, libcurl's headers.
@@ -59,13 +59,14 @@ before_short=$(git rev-parse --short "$before_commit")
 after_short=$(git rev-parse --short "$after_commit")
 [ -z "$(git status --porcelain --untracked-files=no)" ] || after_short="$after_short+changes"
 
-runs=${COMPARE_RUNS:-3}
+runs=${COMPARE_RUNS:-5}
+noise_floor=${COMPARE_NOISE_FLOOR:-1}
 only=${COMPARE_ONLY:-python node rust c}
 py_calls=${COMPARE_PY_CALLS:-1000}
 py_rounds=${COMPARE_PY_ROUNDS:-3}
 node_n=${COMPARE_NODE_N:-2000}
-rust_n=${COMPARE_RUST_N:-2000}
-c_n=${COMPARE_C_N:-8000}
+rust_n=${COMPARE_RUST_N:-4000}
+c_n=${COMPARE_C_N:-20000}
 for lang in $only; do
   case $lang in python | node | rust | c) ;; *) die "COMPARE_ONLY: unknown language $lang (python node rust c)" ;; esac
 done
@@ -224,11 +225,11 @@ done
 echo
 echo "BEFORE = $before_short, AFTER = $after_short; medians of $runs runs each, alternating; run time $(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s"
 echo "N: python $py_calls calls x $py_rounds rounds (loaded: half), node $node_n, rust $rust_n, c $c_n (loaded: the benches' own fraction)"
-python3 - "$logs" "$runs" "$only" <<'PY'
+python3 - "$logs" "$runs" "$only" "$noise_floor" <<'PY'
 import re, statistics, sys
 from pathlib import Path
 
-logs, runs, only = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split()
+logs, runs, only, floor = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(), float(sys.argv[4])
 NUM = r"([0-9]+(?:\.[0-9]+)?)"
 
 
@@ -359,8 +360,8 @@ for lang in ["python", "node", "rust", "c"]:
             continue
         before, after = statistics.median(values["BEFORE"]), statistics.median(values["AFTER"])
         change = (after - before) / before * 100 if before else 0.0
-        spread = max((max(v) - min(v)) / statistics.median(v) * 100 if statistics.median(v) else 0.0
-                     for v in values.values())
+        spread = max([floor] + [(max(v) - min(v)) / statistics.median(v) * 100 if statistics.median(v) else 0.0
+                                for v in values.values()])
         mark = "" if abs(change) <= spread else "  moved"
         if mark:
             moved.append(f"{name} {change:+.1f}%")
