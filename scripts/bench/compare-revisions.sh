@@ -15,8 +15,8 @@
 #    httpx, urllib3, pycurl); the Node addon (npm ci, napi build --release
 #    --platform; only the .node file is copied into bindings/node, nothing
 #    tracked is rewritten). A failed build stops the run with its log's tail.
-# 2. Runs each language's benchmark BEFORE, AFTER, BEFORE, AFTER, ... (RUNS
-#    times each, the same N), each against its own tree's release emulator:
+# 2. Runs each language's benchmark BEFORE, AFTER, BEFORE, AFTER, ...
+#    (COMPARE_RUNS times each, the same N), each against its own tree's release emulator:
 #      python  bindings/python/bench/bench.py      vs requests, httpx, urllib3, pycurl
 #      node    bindings/node/bench/list-users.mjs  vs fetch, undici, http (1 and 16 in flight)
 #      rust    cargo bench -p roomchat --bench list_users      vs the raw-socket floor, libcurl
