@@ -17,7 +17,7 @@ use crate::send::options::CallOptions;
 use crate::send::response::{Capture, ResponseMeta, WithResponse};
 use crate::time::{check_duration, instant_after};
 use crate::transport::connect::{self, CachingResolver};
-use crate::transport::fork::{self, ForkLocal};
+use crate::transport::fork::ForkLocal;
 use crate::transport::proxy::{is_loopback, Proxy};
 use crate::transport::tls::TlsRoots;
 use crate::wire::models::{ListUsers, RawAuth, RawRequest, RawResponse};
@@ -458,7 +458,7 @@ impl ClientBuilder {
         #[cfg(unix)]
         {
             crate::budget::ratelimit::init_registry();
-            fork::install(|| Box::new(crate::budget::lock_all()));
+            crate::transport::fork::install(|| Box::new(crate::budget::lock_all()));
         }
         let budget = self.budget_for(key, tls.roots())?;
         Ok(Client {
