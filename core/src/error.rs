@@ -27,7 +27,8 @@ pub enum ErrorKind {
     RateLimited = 6,
     /// The service failed (5xx). [`Error::event_id`] carries the id to quote to support.
     ServerError = 7,
-    /// A status the contract does not describe for this call (3xx, 404, 413, …).
+    /// A status the contract does not describe for this call (3xx, a 404 that is
+    /// not the service's JSON, 413, …).
     UnexpectedStatus = 8,
     /// The connect or overall timeout ran out.
     Timeout = 9,
@@ -51,11 +52,16 @@ pub enum ErrorKind {
     /// issuer, expired, a name mismatch) or the handshake broke. Never retried;
     /// the message names the reason.
     Tls = 17,
+    /// The room, channel, message, conversation, bot or membership the request
+    /// names does not exist: the service's 404 (`{}` or `invalid chatroom id`),
+    /// or a 400 or 401 whose body says it was not found. A user that does not
+    /// exist is [`UserNotFound`](ErrorKind::UserNotFound).
+    NotFound = 18,
 }
 
 impl ErrorKind {
     /// Every kind, in numeric order.
-    pub const ALL: [ErrorKind; 17] = [
+    pub const ALL: [ErrorKind; 18] = [
         ErrorKind::MissingAuth,
         ErrorKind::InvalidAuth,
         ErrorKind::InvalidRequest,
@@ -73,6 +79,7 @@ impl ErrorKind {
         ErrorKind::Cancelled,
         ErrorKind::BudgetUnavailable,
         ErrorKind::Tls,
+        ErrorKind::NotFound,
     ];
 
     /// The stable numeric code (see the type's docs).
@@ -100,6 +107,7 @@ impl ErrorKind {
             ErrorKind::Cancelled => "cancelled",
             ErrorKind::BudgetUnavailable => "budget_unavailable",
             ErrorKind::Tls => "tls",
+            ErrorKind::NotFound => "not_found",
         }
     }
 

@@ -282,10 +282,10 @@ pub fn decode_list_users_view(response: &WireResponse) -> Result<UserPageView<'_
     }
 }
 
-/// Decodes the chat-room list: the JSON as it came, whatever its shape (the
-/// older name of [`decode_list_chat_rooms`]).
+/// Decodes the chat-room list as JSON, whatever its shape (the older form of
+/// [`decode_list_chat_rooms`], which gives typed rooms).
 pub fn decode_chat_rooms(response: &WireResponse) -> Result<Value> {
-    decode_list_chat_rooms(response)
+    decode_json(response)
 }
 
 /// Decodes the answer to a raw request: any 2xx with a JSON (or empty) body.
@@ -353,7 +353,15 @@ impl Decoded for CreatedUser {
     }
 }
 
-impl Decoded for Vec<Message> {
+// A JSON array cannot say `"success": false`: an object in its place does not
+// decode as a list, and goes the slow way.
+impl<T: Decoded> Decoded for Vec<T> {
+    fn may_report_failure(&self) -> bool {
+        false
+    }
+}
+
+impl Decoded for Message {
     fn may_report_failure(&self) -> bool {
         false
     }
@@ -435,7 +443,12 @@ pub fn decode_error(response: &WireResponse, now: SystemTime) -> Error {
     let json: Option<Value> = serde_json::from_slice(&response.body).ok();
     let status = response.status;
     let text = json.as_ref().map(error_text).unwrap_or_default();
-    let (kind, message) = classify(status, &text);
+    let (mut kind, message) = classify(status, &text);
+    // The service's 404 for an unknown room is an empty object: JSON, so the
+    // service's own answer, not a proxy's page.
+    if status == 404 && matches!(&json, Some(Value::Object(_))) {
+        kind = ErrorKind::NotFound;
+    }
     let message = if message.is_empty() {
         let body = if json.is_some() || response.body.is_empty() {
             ""
@@ -508,13 +521,22 @@ fn classify(status: u16, text: &str) -> (ErrorKind, String) {
             || lower.contains("specify")
             || lower.contains("missing")
             || lower.contains("required"));
+    // "invalid chatroom id", "channel not found", "bot not found, or customer
+    // does not have permission…" (a 401), "user is not a member of the chat room".
+    let names_missing = !mentions_key
+        && (lower.contains("not found")
+            || lower.contains("invalid chatroom id")
+            || lower.contains("not a member"));
     let kind = match status {
+        400 | 401 | 404 if names_missing && lower.contains("user not found") => {
+            ErrorKind::UserNotFound
+        }
+        400 | 401 | 404 if names_missing => ErrorKind::NotFound,
         401 if asks_for_key => ErrorKind::MissingAuth,
         401 => ErrorKind::InvalidAuth,
         400 | 403 if asks_for_key => ErrorKind::MissingAuth,
         400 | 403 if mentions_key && lower.contains("invalid") => ErrorKind::InvalidAuth,
         400 | 403 if lower.contains("upgrade") => ErrorKind::PlanUpgradeRequired,
-        400 | 404 if lower.contains("user not found") => ErrorKind::UserNotFound,
         400 | 422 => ErrorKind::InvalidRequest,
         429 => ErrorKind::RateLimited,
         500..=599 => ErrorKind::ServerError,

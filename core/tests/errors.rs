@@ -67,6 +67,16 @@ fn every_error_kind_and_no_key_in_any() {
         ErrorKind::UserNotFound,
     );
 
+    // not found: a room that does not exist (the service's 404 `invalid chatroom id`)
+    let e = record(
+        client.eject_all_users("noSuchRoom").unwrap_err(),
+        ErrorKind::NotFound,
+    );
+    assert_eq!(
+        (e.status(), e.message()),
+        (Some(404), "invalid chatroom id")
+    );
+
     // plan upgrade required
     emu.gate_endpoint("GET", "/consumer/api/v1/chatrooms");
     record(
@@ -412,7 +422,8 @@ fn field_note_variants_decode_against_the_wire() {
             r#"{"success": false, "message": "bad conversation"}"#,
             ErrorKind::InvalidRequest,
         ),
-        (404, "{}", ErrorKind::UnexpectedStatus),
+        (404, "{}", ErrorKind::NotFound),
+        (404, "<html>Not Found</html>", ErrorKind::UnexpectedStatus),
     ];
     for (status, body, kind) in cases {
         emu.add_fault(once("GET", USERS, respond(status, body, &[])));

@@ -39,7 +39,7 @@ pub fn generate(d: &Declarations) -> String {
     let (declared, models): (BTreeSet<String>, BTreeSet<String>) = d
         .operations
         .iter()
-        .filter_map(|op| model_of(&op.result))
+        .filter_map(|op| model_of(&op.rust_result()))
         .partition(|name| records.contains(name.as_str()));
     if !models.is_empty() {
         let list: Vec<String> = models.into_iter().collect();
@@ -224,7 +224,7 @@ pub fn generate(d: &Declarations) -> String {
             &format!(
                 "            Operation::{} => super::to_json(decode_json::<{}>(response)),",
                 op.type_name(),
-                op.result
+                op.rust_result()
             ),
         );
     }
@@ -271,7 +271,7 @@ fn spec(w: &mut String, op: &Operation) {
         _ => "None",
     };
     line(w, &format!("    pages: Paging::{pages},"));
-    line(w, &format!("    result: {:?},", op.result));
+    line(w, &format!("    result: {:?},", op.rust_result()));
     if op.params.is_empty() {
         line(w, "    params: &[],");
     } else {
@@ -301,6 +301,8 @@ fn param(w: &mut String, p: &Param) {
         "id" => "Id",
         "integer" => "Integer",
         "boolean" => "Boolean",
+        "switch" => "Switch",
+        "json" => "Json",
         _ => "String",
     };
     let opt = |v: Option<u64>| v.map_or("None".to_owned(), |n| format!("Some({n})"));
@@ -609,7 +611,7 @@ pub fn generate_methods(d: &Declarations) -> Result<String, String> {
 fn param_type(p: &Param) -> (&'static str, &'static str) {
     match p.kind.as_str() {
         "integer" => ("u64", "u64"),
-        "boolean" => ("bool", "bool"),
+        "boolean" | "switch" => ("bool", "bool"),
         "json" => ("Value", "impl Into<Value>"),
         _ => ("String", "impl Into<String>"),
     }
@@ -860,7 +862,7 @@ fn emit_method(w: &mut String, op: &Operation, shape: &RustShape) {
             "    pub fn {}({}) -> Result<{}> {{",
             op.name,
             all.join(", "),
-            op.result
+            op.rust_result()
         ),
     );
     emit_json_params(
@@ -973,7 +975,8 @@ pub fn generate_requests(d: &Declarations) -> Result<String, String> {
             w,
             &format!(
                 "pub fn decode_{}(response: &WireResponse) -> Result<{}> {{",
-                op.name, op.result
+                op.name,
+                op.rust_result()
             ),
         );
         line(w, "    decode_json(response)");

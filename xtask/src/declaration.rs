@@ -101,6 +101,10 @@ pub struct Operation {
     /// The JSON params as a hand-written builder takes them, for the docs.
     #[serde(default)]
     pub json_params: Option<String>,
+    /// The errors the service gives for this operation that a caller should
+    /// know by kind, for every language's docs.
+    #[serde(default)]
+    pub errors: Vec<DeclaredError>,
     /// Shapes of the eight operations that predate this file, which their
     /// published surfaces keep in that language (`[operation.c]` and so on):
     /// each language's generator reads its own table; a new operation has none.
@@ -124,6 +128,24 @@ pub struct ExtraField {
     #[serde(rename = "type")]
     pub kind: String,
 }
+
+/// An error an operation's docs name: its kind (core's `ErrorKind::as_str`) and when.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeclaredError {
+    pub kind: String,
+    pub when: String,
+}
+
+/// The error kinds an `errors` entry may name: those an answer of the service
+/// is classified as (core's `ErrorKind::as_str`).
+pub const DECLARED_ERROR_KINDS: [&str; 5] = [
+    "not_found",
+    "user_not_found",
+    "invalid_request",
+    "plan_upgrade_required",
+    "validation",
+];
 
 /// One parameter.
 #[derive(Debug, Deserialize)]
@@ -156,6 +178,28 @@ impl Operation {
     /// `list_users` → `ListUsers`.
     pub fn type_name(&self) -> String {
         pascal(&self.name)
+    }
+
+    /// The record of the answer: `Room` for a `result` of `Room` or `[Room]`.
+    pub fn result_record(&self) -> &str {
+        self.result
+            .strip_prefix('[')
+            .and_then(|r| r.strip_suffix(']'))
+            .unwrap_or(&self.result)
+    }
+
+    /// Whether the answer is a JSON array of `result_record()`s.
+    pub fn result_is_list(&self) -> bool {
+        self.result.starts_with('[')
+    }
+
+    /// The answer's type in Rust: `Vec<Room>` for `[Room]`, else `result` as written.
+    pub fn rust_result(&self) -> String {
+        if self.result_is_list() {
+            format!("Vec<{}>", self.result_record())
+        } else {
+            self.result.clone()
+        }
     }
 
     pub fn is_hand_written(&self) -> bool {
@@ -333,7 +377,7 @@ pub fn load(text: &str) -> Result<Declarations, String> {
             }
             if !matches!(
                 p.kind.as_str(),
-                "string" | "id" | "integer" | "boolean" | "json"
+                "string" | "id" | "integer" | "boolean" | "switch" | "json"
             ) {
                 return Err(at(format!("param {:?}: type {:?}", p.name, p.kind)));
             }
@@ -364,6 +408,15 @@ pub fn load(text: &str) -> Result<Declarations, String> {
                 .any(|p| p.name == name && p.location == "path")
             {
                 return Err(at(format!("the path's {{{name}}} is not a path param")));
+            }
+        }
+        for error in &op.errors {
+            if !DECLARED_ERROR_KINDS.contains(&error.kind.as_str()) {
+                return Err(at(format!(
+                    "errors: kind {:?} (one of {})",
+                    error.kind,
+                    DECLARED_ERROR_KINDS.join(", ")
+                )));
             }
         }
         for group in &op.exactly_one {
@@ -405,7 +458,7 @@ pub fn load(text: &str) -> Result<Declarations, String> {
         }
     }
     for op in declarations.operations.iter().filter(|op| !op.is_older()) {
-        if !records.contains(op.result.as_str()) {
+        if !records.contains(op.result_record()) {
             return Err(format!(
                 "api/operations.toml, operation {:?}: its result {:?} is no [[record]]",
                 op.name, op.result

@@ -28,9 +28,17 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let result = match args.as_slice() {
-        ["codegen"] => codegen(false),
-        ["codegen", "--check"] => codegen(true),
-        _ => Err("usage: cargo xtask codegen [--check]".to_owned()),
+        ["codegen"] => codegen(false, None),
+        ["codegen", "--check"] => codegen(true, None),
+        ["codegen", "--only", part] | ["codegen", "--check", "--only", part]
+            if PARTS.contains(part) =>
+        {
+            codegen(args[1] == "--check", Some(part))
+        }
+        _ => Err(format!(
+            "usage: cargo xtask codegen [--check] [--only {}]",
+            PARTS.join("|")
+        )),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -48,45 +56,87 @@ fn root() -> PathBuf {
         .to_owned()
 }
 
-fn codegen(check: bool) -> Result<(), String> {
+/// The generators `--only` may pick: while one language's generator is being
+/// taught something new, the others' files can be left as they are.
+const PARTS: [&str; 5] = ["core", "c", "python", "node", "docs"];
+
+fn codegen(check: bool, only: Option<&str>) -> Result<(), String> {
     let root = root();
     let source = root.join("api/operations.toml");
     let text =
         std::fs::read_to_string(&source).map_err(|e| format!("{}: {e}", source.display()))?;
     let declarations = declaration::load(&text)?;
 
-    let mut files = vec![
-        (core_rs::PATH, rustfmt(&core_rs::generate(&declarations))?),
+    let wanted = |part: &str| only.is_none_or(|o| o == part);
+    let mut files = Vec::new();
+    if wanted("core") {
+        files.extend(core_files(&declarations)?);
+    }
+    // Each language's generator: its own module, its own files.
+    if wanted("c") {
+        files.extend(c::files(&declarations)?);
+    }
+    if wanted("python") {
+        files.extend(python::files(&declarations)?);
+    }
+    if wanted("node") {
+        files.extend(node::files(&declarations)?);
+    }
+    // The documents: the OpenAPI description, over its hand-written base, and
+    // each guide's table of operations (a region of a hand-written README).
+    if wanted("docs") {
+        let base = root.join(openapi::BASE);
+        let base =
+            std::fs::read_to_string(&base).map_err(|e| format!("{}: {e}", base.display()))?;
+        files.extend(openapi::files(&declarations, &base)?);
+        files.extend(guides::files(&declarations, &root)?);
+    }
+    write_or_check(&root, &files, check)?;
+    if check {
+        println!(
+            "codegen: the {} generated files are what api/operations.toml makes ({} operations, {} records)",
+            files.len(),
+            declarations.operations.len(),
+            declarations.records.len()
+        );
+    }
+    Ok(())
+}
+
+/// Core's generated files.
+fn core_files(
+    declarations: &declaration::Declarations,
+) -> Result<Vec<(&'static str, String)>, String> {
+    Ok(vec![
+        (core_rs::PATH, rustfmt(&core_rs::generate(declarations))?),
         (
             core_rs::RECORDS_PATH,
-            rustfmt(&core_rs::generate_records(&declarations))?,
+            rustfmt(&core_rs::generate_records(declarations))?,
         ),
         (
             core_rs::METHODS_PATH,
-            rustfmt(&core_rs::generate_methods(&declarations)?)?,
+            rustfmt(&core_rs::generate_methods(declarations)?)?,
         ),
         (
             core_rs::PARAMS_PATH,
-            rustfmt(&core_rs::generate_params(&declarations)?)?,
+            rustfmt(&core_rs::generate_params(declarations)?)?,
         ),
         (
             core_rs::REQUESTS_PATH,
-            rustfmt(&core_rs::generate_requests(&declarations)?)?,
+            rustfmt(&core_rs::generate_requests(declarations)?)?,
         ),
-    ];
-    // Each language's generator: its own module, its own files.
-    files.extend(c::files(&declarations)?);
-    files.extend(python::files(&declarations)?);
-    files.extend(node::files(&declarations)?);
-    // The documents: the OpenAPI description, over its hand-written base, and
-    // each guide's table of operations (a region of a hand-written README).
-    let base = root.join(openapi::BASE);
-    let base = std::fs::read_to_string(&base).map_err(|e| format!("{}: {e}", base.display()))?;
-    files.extend(openapi::files(&declarations, &base)?);
-    files.extend(guides::files(&declarations, &root)?);
+    ])
+}
 
+/// Writes the files that differ from what the tree holds, or, with `check`,
+/// fails naming them.
+fn write_or_check(
+    root: &Path,
+    files: &[(&'static str, String)],
+    check: bool,
+) -> Result<(), String> {
     let mut stale = Vec::new();
-    for (path, contents) in &files {
+    for (path, contents) in files {
         let target = root.join(path);
         let current = std::fs::read_to_string(&target).unwrap_or_default();
         if current == *contents {
@@ -104,14 +154,6 @@ fn codegen(check: bool) -> Result<(), String> {
             "stale generated files (run `cargo xtask codegen` and commit them):\n  {}",
             stale.join("\n  ")
         ));
-    }
-    if check {
-        println!(
-            "codegen: the {} generated files are what api/operations.toml makes ({} operations, {} records)",
-            files.len(),
-            declarations.operations.len(),
-            declarations.records.len()
-        );
     }
     Ok(())
 }

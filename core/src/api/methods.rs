@@ -101,20 +101,11 @@ impl Client {
         self.call_declared(Operation::CreateUser, &json)
     }
 
-    /// Every chat room of the account.
+    /// Every chat room of the account (an empty list when there is none).
     ///
     /// `GET /consumer/api/v1/chatrooms`. Repeatable: sent again after a 5xx, a timeout or a
     /// lost answer, as a GET is.
-    ///
-    /// ```
-    /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
-    /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).chat_url(emu.chat_url()).public_key(emu.public_key()).build()?;
-    /// # emu.create_room(serde_json::json!({"roomId": "bbNiVFoXm", "name": "General"}));
-    /// let rooms = client.list_chat_rooms()?;
-    /// assert_eq!(rooms[0]["roomId"], "bbNiVFoXm");
-    /// # Ok::<(), roomchat::Error>(())
-    /// ```
-    pub fn list_chat_rooms(&self) -> Result<serde_json::Value> {
+    pub fn list_chat_rooms(&self) -> Result<Vec<Room>> {
         let json = Value::Null;
         self.call_declared(Operation::ListChatRooms, &json)
     }
@@ -219,5 +210,501 @@ impl Client {
         params.write_params(&mut map);
         let json = Value::Object(map);
         self.call_declared(Operation::UpdateBot, &json)
+    }
+
+    /// Creates a chat room: its name, settings and look. Fields the declaration does not type
+    /// are sent as given.
+    ///
+    /// `POST /consumer/api/v1/chatroom`. Never sent again after a 5xx, a timeout or a lost
+    /// answer (a repeat could do it twice), unless the client allows it
+    /// ([`ClientBuilder::retry_non_idempotent`](crate::ClientBuilder::retry_non_idempotent)).
+    ///
+    /// A value outside the declared limits is
+    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    pub fn create_chat_room(&self, params: &CreateChatRoom) -> Result<RoomAnswer> {
+        let mut map = Map::new();
+        params.write_params(&mut map);
+        let json = Value::Object(map);
+        self.call_declared(Operation::CreateChatRoom, &json)
+    }
+
+    /// One chat room: its settings.
+    ///
+    /// `GET /consumer/api/v1/chatroom/{roomId}`. Repeatable: sent again after a 5xx, a timeout
+    /// or a lost answer, as a GET is.
+    pub fn get_chat_room(&self, room_id: &str) -> Result<Room> {
+        let mut map = Map::new();
+        map.insert("roomId".into(), room_id.into());
+        let json = Value::Object(map);
+        self.call_declared(Operation::GetChatRoom, &json)
+    }
+
+    /// Changes a chat room's name, description, password or metadata.
+    ///
+    /// `PUT /consumer/api/v1/chatroom/{roomId}`. Repeatable: sent again after a 5xx, a timeout
+    /// or a lost answer, as a GET is.
+    ///
+    /// A value outside the declared limits is
+    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    pub fn update_chat_room(&self, room_id: &str, params: &UpdateChatRoom) -> Result<RoomAnswer> {
+        let mut map = Map::new();
+        map.insert("roomId".into(), room_id.into());
+        params.write_params(&mut map);
+        let json = Value::Object(map);
+        self.call_declared(Operation::UpdateChatRoom, &json)
+    }
+
+    /// Deletes a chat room with all its messages, channels, one-to-one conversations, files and
+    /// memberships, irreversibly.
+    ///
+    /// `DELETE /consumer/api/v1/chatroom/{roomId}`. Repeatable: sent again after a 5xx, a
+    /// timeout or a lost answer, as a GET is.
+    pub fn delete_chat_room(&self, room_id: &str) -> Result<RoomAnswer> {
+        let mut map = Map::new();
+        map.insert("roomId".into(), room_id.into());
+        let json = Value::Object(map);
+        self.call_declared(Operation::DeleteChatRoom, &json)
+    }
+
+    /// Turns a room's chat on: its users can post again. (The reference pages print the on and
+    /// off paths the wrong way round; this sends `/on`.)
+    ///
+    /// `POST /consumer/api/v1/chatRoom/{roomId}/on`. Repeatable: sent again after a 5xx, a
+    /// timeout or a lost answer, as a GET is.
+    pub fn turn_chat_on(&self, room_id: &str) -> Result<Acknowledged> {
+        let mut map = Map::new();
+        map.insert("roomId".into(), room_id.into());
+        let json = Value::Object(map);
+        self.call_declared(Operation::TurnChatOn, &json)
+    }
+
+    /// Turns a room's chat off: its users see the chat-off message and cannot post. (This sends
+    /// `/off`, whatever the reference pages print.)
+    ///
+    /// `POST /consumer/api/v1/chatRoom/{roomId}/off`. Repeatable: sent again after a 5xx, a
+    /// timeout or a lost answer, as a GET is.
+    pub fn turn_chat_off(&self, room_id: &str) -> Result<Acknowledged> {
+        let mut map = Map::new();
+        map.insert("roomId".into(), room_id.into());
+        let json = Value::Object(map);
+        self.call_declared(Operation::TurnChatOff, &json)
+    }
+
+    /// Sets the message a room's users see while its chat is off; it takes effect at once.
+    ///
+    /// `POST /consumer/api/v1/chatroom/{roomId}/chatoffmessage`. Repeatable: sent again after a
+    /// 5xx, a timeout or a lost answer, as a GET is.
+    pub fn set_chat_off_message(&self, room_id: &str, message: &str) -> Result<Acknowledged> {
+        let mut map = Map::new();
+        map.insert("roomId".into(), room_id.into());
+        map.insert("message".into(), message.into());
+        let json = Value::Object(map);
+        self.call_declared(Operation::SetChatOffMessage, &json)
+    }
+
+    /// One page of a room's messages: the service's history export (the emulator gives them
+    /// oldest first).
+    ///
+    /// `GET /consumer/api/v1/chatRoom/{roomId}/messages`. Repeatable: sent again after a 5xx, a
+    /// timeout or a lost answer, as a GET is.
+    ///
+    /// A value outside the declared limits is
+    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    pub fn room_messages(&self, room_id: &str, params: &RoomMessages) -> Result<MessagePage> {
+        let mut map = Map::new();
+        map.insert("roomId".into(), room_id.into());
+        params.write_params(&mut map);
+        let json = Value::Object(map);
+        self.call_declared(Operation::RoomMessages, &json)
+    }
+
+    /// Deletes a room's messages: all of them, channel and private ones and files included,
+    /// unless told to keep those.
+    ///
+    /// `DELETE /consumer/api/v1/chatroom/{roomId}/messages`. Repeatable: sent again after a
+    /// 5xx, a timeout or a lost answer, as a GET is.
+    pub fn delete_room_messages(
+        &self,
+        room_id: &str,
+        params: &DeleteRoomMessages,
+    ) -> Result<RoomAnswer> {
+        let mut map = Map::new();
+        map.insert("roomId".into(), room_id.into());
+        params.write_params(&mut map);
+        let json = Value::Object(map);
+        self.call_declared(Operation::DeleteRoomMessages, &json)
+    }
+
+    /// Posts a message into a room, as exactly one author: a user (by access token), the room's
+    /// system, or a throw-away user made on the fly.
+    ///
+    /// `POST /consumer/api/v1/chatroom/{roomId}/message`. Never sent again after a 5xx, a
+    /// timeout or a lost answer (a repeat could do it twice), unless the client allows it
+    /// ([`ClientBuilder::retry_non_idempotent`](crate::ClientBuilder::retry_non_idempotent)).
+    ///
+    /// A value outside the declared limits is
+    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    pub fn send_room_message(
+        &self,
+        room_id: &str,
+        message: &str,
+        params: &SendRoomMessage,
+    ) -> Result<Acknowledged> {
+        let mut map = Map::new();
+        map.insert("roomId".into(), room_id.into());
+        map.insert("message".into(), message.into());
+        params.write_params(&mut map);
+        let json = Value::Object(map);
+        self.call_declared(Operation::SendRoomMessage, &json)
+    }
+
+    /// Creates a channel in a room.
+    ///
+    /// `POST /consumer/api/v1/chatroom/{roomId}/channel`. Never sent again after a 5xx, a
+    /// timeout or a lost answer (a repeat could do it twice), unless the client allows it
+    /// ([`ClientBuilder::retry_non_idempotent`](crate::ClientBuilder::retry_non_idempotent)).
+    ///
+    /// A value outside the declared limits is
+    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    pub fn create_channel(
+        &self,
+        room_id: &str,
+        channel_name: &str,
+        params: &CreateChannel,
+    ) -> Result<Channel> {
+        let mut map = Map::new();
+        map.insert("roomId".into(), room_id.into());
+        map.insert("channelName".into(), channel_name.into());
+        params.write_params(&mut map);
+        let json = Value::Object(map);
+        self.call_declared(Operation::CreateChannel, &json)
+    }
+
+    /// Changes a channel's name, state, notification rule or metadata.
+    ///
+    /// `PUT /consumer/api/v1/chatroom/{roomId}/channel/{channelId}`. Repeatable: sent again
+    /// after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// A value outside the declared limits is
+    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    pub fn update_channel(
+        &self,
+        room_id: &str,
+        channel_id: &str,
+        params: &UpdateChannel,
+    ) -> Result<Channel> {
+        let mut map = Map::new();
+        map.insert("roomId".into(), room_id.into());
+        map.insert("channelId".into(), channel_id.into());
+        params.write_params(&mut map);
+        let json = Value::Object(map);
+        self.call_declared(Operation::UpdateChannel, &json)
+    }
+
+    /// Posts a message into a channel, as exactly one author (as into a room).
+    ///
+    /// `POST /consumer/api/v1/chatroom/{roomId}/channel/{channelId}/message`. Never sent again
+    /// after a 5xx, a timeout or a lost answer (a repeat could do it twice), unless the client
+    /// allows it
+    /// ([`ClientBuilder::retry_non_idempotent`](crate::ClientBuilder::retry_non_idempotent)).
+    ///
+    /// A value outside the declared limits is
+    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    pub fn send_channel_message(
+        &self,
+        room_id: &str,
+        channel_id: &str,
+        message: &str,
+        params: &SendChannelMessage,
+    ) -> Result<Acknowledged> {
+        let mut map = Map::new();
+        map.insert("roomId".into(), room_id.into());
+        map.insert("channelId".into(), channel_id.into());
+        map.insert("message".into(), message.into());
+        params.write_params(&mut map);
+        let json = Value::Object(map);
+        self.call_declared(Operation::SendChannelMessage, &json)
+    }
+
+    /// One page of a channel's messages (the emulator gives them oldest first).
+    ///
+    /// `GET /consumer/api/v1/chatRoom/{roomId}/channel/{channelId}/messages`. Repeatable: sent
+    /// again after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// A value outside the declared limits is
+    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    pub fn channel_messages(
+        &self,
+        room_id: &str,
+        channel_id: &str,
+        params: &ChannelMessages,
+    ) -> Result<MessagePage> {
+        let mut map = Map::new();
+        map.insert("roomId".into(), room_id.into());
+        map.insert("channelId".into(), channel_id.into());
+        params.write_params(&mut map);
+        let json = Value::Object(map);
+        self.call_declared(Operation::ChannelMessages, &json)
+    }
+
+    /// Deletes one message of a channel.
+    ///
+    /// `DELETE /consumer/api/v2/chatroom/{roomId}/channel/{channelId}/message/{messageId}`.
+    /// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    pub fn delete_channel_message(
+        &self,
+        room_id: &str,
+        channel_id: &str,
+        message_id: &str,
+    ) -> Result<Acknowledged> {
+        let mut map = Map::new();
+        map.insert("roomId".into(), room_id.into());
+        map.insert("channelId".into(), channel_id.into());
+        map.insert("messageId".into(), message_id.into());
+        let json = Value::Object(map);
+        self.call_declared(Operation::DeleteChannelMessage, &json)
+    }
+
+    /// A room's one-to-one conversations, each with its two members.
+    ///
+    /// `GET /consumer/api/v2/{pathForm}/{roomId}/conversations`. Repeatable: sent again after a
+    /// 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// A value outside the declared limits is
+    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    pub fn list_conversations(&self, room_id: &str) -> Result<Vec<Conversation>> {
+        let mut map = Map::new();
+        map.insert("roomId".into(), room_id.into());
+        let json = Value::Object(map);
+        self.call_declared(Operation::ListConversations, &json)
+    }
+
+    /// Changes a user, named by exactly one of userId and uniqueUserIdentifier: any of their
+    /// name, email, picture, moderation, external id and meta.
+    ///
+    /// `PUT /consumer/api/v1/user`. Repeatable: sent again after a 5xx, a timeout or a lost
+    /// answer, as a GET is.
+    ///
+    /// A value outside the declared limits is
+    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    pub fn update_user(&self, params: &UpdateUser) -> Result<UpdatedUser> {
+        let mut map = Map::new();
+        params.write_params(&mut map);
+        let json = Value::Object(map);
+        self.call_declared(Operation::UpdateUser, &json)
+    }
+
+    /// Creates a user by the customer's own identifier, optionally a member of one room with a
+    /// role (Business plan).
+    ///
+    /// `POST /consumer/api/v2/user`. Never sent again after a 5xx, a timeout or a lost answer
+    /// (a repeat could do it twice), unless the client allows it
+    /// ([`ClientBuilder::retry_non_idempotent`](crate::ClientBuilder::retry_non_idempotent)).
+    pub fn create_user_v2(
+        &self,
+        unique_user_identifier: &str,
+        username: &str,
+        params: &CreateUserV2,
+    ) -> Result<ProvisionedUser> {
+        let mut map = Map::new();
+        map.insert("uniqueUserIdentifier".into(), unique_user_identifier.into());
+        map.insert("username".into(), username.into());
+        params.write_params(&mut map);
+        let json = Value::Object(map);
+        self.call_declared(Operation::CreateUserV2, &json)
+    }
+
+    /// A user's profile, by the customer's identifier.
+    ///
+    /// `GET /consumer/api/v2/user/{uniqueUserIdentifier}`. Repeatable: sent again after a 5xx,
+    /// a timeout or a lost answer, as a GET is.
+    pub fn get_user(&self, unique_user_identifier: &str) -> Result<UserProfile> {
+        let mut map = Map::new();
+        map.insert("uniqueUserIdentifier".into(), unique_user_identifier.into());
+        let json = Value::Object(map);
+        self.call_declared(Operation::GetUser, &json)
+    }
+
+    /// The rooms a user is a member of.
+    ///
+    /// `GET /consumer/api/v2/user/{uniqueUserIdentifier}/rooms`. Repeatable: sent again after a
+    /// 5xx, a timeout or a lost answer, as a GET is.
+    pub fn user_rooms(&self, unique_user_identifier: &str) -> Result<Vec<RoomName>> {
+        let mut map = Map::new();
+        map.insert("uniqueUserIdentifier".into(), unique_user_identifier.into());
+        let json = Value::Object(map);
+        self.call_declared(Operation::UserRooms, &json)
+    }
+
+    /// Removes a user for good, named by exactly one of userId and uniqueUserIdentifier:
+    /// memberships erased, live sessions ended.
+    ///
+    /// `DELETE /consumer/api/v2/user`. Repeatable: sent again after a 5xx, a timeout or a lost
+    /// answer, as a GET is.
+    ///
+    /// A value outside the declared limits is
+    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    pub fn remove_user(&self, params: &RemoveUser) -> Result<Acknowledged> {
+        let mut map = Map::new();
+        params.write_params(&mut map);
+        let json = Value::Object(map);
+        self.call_declared(Operation::RemoveUser, &json)
+    }
+
+    /// One page of a room's members, with their roles.
+    ///
+    /// `GET /consumer/api/v2/room/{roomId}/members`. Repeatable: sent again after a 5xx, a
+    /// timeout or a lost answer, as a GET is.
+    ///
+    /// A value outside the declared limits is
+    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    pub fn list_members(&self, room_id: &str, params: &ListMembers) -> Result<MemberPage> {
+        let mut map = Map::new();
+        map.insert("roomId".into(), room_id.into());
+        params.write_params(&mut map);
+        let json = Value::Object(map);
+        self.call_declared(Operation::ListMembers, &json)
+    }
+
+    /// Makes a user a member of a room with a role, or changes their role: how a room's
+    /// moderator is made.
+    ///
+    /// `POST /consumer/api/v2/room/{roomId}/member`. Repeatable: sent again after a 5xx, a
+    /// timeout or a lost answer, as a GET is.
+    ///
+    /// A value outside the declared limits is
+    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    pub fn set_member(
+        &self,
+        room_id: &str,
+        unique_user_identifier: &str,
+        role_name: &str,
+    ) -> Result<Member> {
+        let mut map = Map::new();
+        map.insert("roomId".into(), room_id.into());
+        map.insert("uniqueUserIdentifier".into(), unique_user_identifier.into());
+        map.insert("roleName".into(), role_name.into());
+        let json = Value::Object(map);
+        self.call_declared(Operation::SetMember, &json)
+    }
+
+    /// Removes a user from a room's members.
+    ///
+    /// `DELETE /consumer/api/v2/room/{roomId}/member`. Repeatable: sent again after a 5xx, a
+    /// timeout or a lost answer, as a GET is.
+    pub fn remove_member(
+        &self,
+        room_id: &str,
+        unique_user_identifier: &str,
+    ) -> Result<Acknowledged> {
+        let mut map = Map::new();
+        map.insert("roomId".into(), room_id.into());
+        map.insert("uniqueUserIdentifier".into(), unique_user_identifier.into());
+        let json = Value::Object(map);
+        self.call_declared(Operation::RemoveMember, &json)
+    }
+
+    /// Creates a bot: a webhook the service calls with a room's messages (Business plan). A bot
+    /// triggered by every message cannot answer in private.
+    ///
+    /// `POST /consumer/api/v2/bot`. Never sent again after a 5xx, a timeout or a lost answer (a
+    /// repeat could do it twice), unless the client allows it
+    /// ([`ClientBuilder::retry_non_idempotent`](crate::ClientBuilder::retry_non_idempotent)).
+    ///
+    /// A value outside the declared limits is
+    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    pub fn create_bot(
+        &self,
+        name: &str,
+        webhook_url: &str,
+        params: &CreateBot,
+    ) -> Result<BotAnswer> {
+        let mut map = Map::new();
+        map.insert("name".into(), name.into());
+        map.insert("webhookURL".into(), webhook_url.into());
+        params.write_params(&mut map);
+        let json = Value::Object(map);
+        self.call_declared(Operation::CreateBot, &json)
+    }
+
+    /// Every bot of the account.
+    ///
+    /// `GET /consumer/api/v2/bots`. Repeatable: sent again after a 5xx, a timeout or a lost
+    /// answer, as a GET is.
+    pub fn list_bots(&self) -> Result<BotList> {
+        let json = Value::Null;
+        self.call_declared(Operation::ListBots, &json)
+    }
+
+    /// Enables a bot: the service calls it again.
+    ///
+    /// `POST /consumer/api/v2/bot/{botId}/enable`. Repeatable: sent again after a 5xx, a
+    /// timeout or a lost answer, as a GET is.
+    pub fn enable_bot(&self, bot_id: &str) -> Result<BotAnswer> {
+        let mut map = Map::new();
+        map.insert("botId".into(), bot_id.into());
+        let json = Value::Object(map);
+        self.call_declared(Operation::EnableBot, &json)
+    }
+
+    /// Disables a bot: the service stops calling it.
+    ///
+    /// `POST /consumer/api/v2/bot/{botId}/disable`. Repeatable: sent again after a 5xx, a
+    /// timeout or a lost answer, as a GET is.
+    pub fn disable_bot(&self, bot_id: &str) -> Result<BotAnswer> {
+        let mut map = Map::new();
+        map.insert("botId".into(), bot_id.into());
+        let json = Value::Object(map);
+        self.call_declared(Operation::DisableBot, &json)
+    }
+
+    /// Enables a bot in one room.
+    ///
+    /// `POST /consumer/api/v2/bot/{botId}/chatroom/{roomId}/enable`. Repeatable: sent again
+    /// after a 5xx, a timeout or a lost answer, as a GET is.
+    pub fn enable_bot_in_room(&self, bot_id: &str, room_id: &str) -> Result<BotRoomAnswer> {
+        let mut map = Map::new();
+        map.insert("botId".into(), bot_id.into());
+        map.insert("roomId".into(), room_id.into());
+        let json = Value::Object(map);
+        self.call_declared(Operation::EnableBotInRoom, &json)
+    }
+
+    /// Disables a bot in one room.
+    ///
+    /// `POST /consumer/api/v2/bot/{botId}/chatroom/{roomId}/disable`. Repeatable: sent again
+    /// after a 5xx, a timeout or a lost answer, as a GET is.
+    pub fn disable_bot_in_room(&self, bot_id: &str, room_id: &str) -> Result<BotRoomAnswer> {
+        let mut map = Map::new();
+        map.insert("botId".into(), bot_id.into());
+        map.insert("roomId".into(), room_id.into());
+        let json = Value::Object(map);
+        self.call_declared(Operation::DisableBotInRoom, &json)
+    }
+
+    /// Posts a bot's message into a room, optionally answering a user or a message, with action
+    /// buttons.
+    ///
+    /// `POST /consumer/api/v2/bot/{botId}/chatroom/{roomId}/message`. Never sent again after a
+    /// 5xx, a timeout or a lost answer (a repeat could do it twice), unless the client allows
+    /// it
+    /// ([`ClientBuilder::retry_non_idempotent`](crate::ClientBuilder::retry_non_idempotent)).
+    ///
+    /// A value outside the declared limits is
+    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    pub fn send_bot_message(
+        &self,
+        bot_id: &str,
+        room_id: &str,
+        message: &str,
+        params: &SendBotMessage,
+    ) -> Result<Acknowledged> {
+        let mut map = Map::new();
+        map.insert("botId".into(), bot_id.into());
+        map.insert("roomId".into(), room_id.into());
+        map.insert("message".into(), message.into());
+        params.write_params(&mut map);
+        let json = Value::Object(map);
+        self.call_declared(Operation::SendBotMessage, &json)
     }
 }

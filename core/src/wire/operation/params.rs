@@ -121,3 +121,1037 @@ impl UpdateBot {
         }
     }
 }
+
+/// The parameters of [`Client::create_chat_room`](crate::Client::create_chat_room): each is sent only when set.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct CreateChatRoom {
+    /// `name`.
+    pub name: Option<String>,
+    /// `description`.
+    pub description: Option<String>,
+    /// `passwordProtected`.
+    pub password_protected: Option<bool>,
+    /// `roomPassword`.
+    pub room_password: Option<String>,
+    /// `preModeratedChatRoom`.
+    pub pre_moderated_chat_room: Option<bool>,
+    /// `enableOneToOneChat`.
+    pub enable_one_to_one_chat: Option<bool>,
+    /// `moderatorOnlyOneToOneChat`.
+    pub moderator_only_one_to_one_chat: Option<bool>,
+    /// `enableChannels`.
+    pub enable_channels: Option<bool>,
+    /// `defaultNotificationEnabled`.
+    pub default_notification_enabled: Option<bool>,
+    /// `fileSharingMode` (`""` or `"imageSharing"` or `"fileAndImageSharing"`).
+    pub file_sharing_mode: Option<String>,
+    /// `chatRoomPermissionLevel` (`"public"` or `"provisioned_users"` or `"members"`).
+    pub chat_room_permission_level: Option<String>,
+    /// `customCSS`.
+    pub custom_css: Option<String>,
+    /// `metadata` (at most 1000 characters).
+    pub metadata: Option<String>,
+    /// `customization`.
+    pub customization: Option<Value>,
+    /// Body fields the declaration does not type, sent as they are.
+    pub extra: Map<String, Value>,
+}
+
+impl CreateChatRoom {
+    /// Parameters with none set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `name`.
+    pub fn name(mut self, value: impl Into<String>) -> Self {
+        self.name = Some(value.into());
+        self
+    }
+
+    /// Sets `description`.
+    pub fn description(mut self, value: impl Into<String>) -> Self {
+        self.description = Some(value.into());
+        self
+    }
+
+    /// Sets `passwordProtected`.
+    pub fn password_protected(mut self, value: bool) -> Self {
+        self.password_protected = Some(value);
+        self
+    }
+
+    /// Sets `roomPassword`.
+    pub fn room_password(mut self, value: impl Into<String>) -> Self {
+        self.room_password = Some(value.into());
+        self
+    }
+
+    /// Sets `preModeratedChatRoom`.
+    pub fn pre_moderated_chat_room(mut self, value: bool) -> Self {
+        self.pre_moderated_chat_room = Some(value);
+        self
+    }
+
+    /// Sets `enableOneToOneChat`.
+    pub fn enable_one_to_one_chat(mut self, value: bool) -> Self {
+        self.enable_one_to_one_chat = Some(value);
+        self
+    }
+
+    /// Sets `moderatorOnlyOneToOneChat`.
+    pub fn moderator_only_one_to_one_chat(mut self, value: bool) -> Self {
+        self.moderator_only_one_to_one_chat = Some(value);
+        self
+    }
+
+    /// Sets `enableChannels`.
+    pub fn enable_channels(mut self, value: bool) -> Self {
+        self.enable_channels = Some(value);
+        self
+    }
+
+    /// Sets `defaultNotificationEnabled`.
+    pub fn default_notification_enabled(mut self, value: bool) -> Self {
+        self.default_notification_enabled = Some(value);
+        self
+    }
+
+    /// Sets `fileSharingMode` (`""` or `"imageSharing"` or `"fileAndImageSharing"`).
+    pub fn file_sharing_mode(mut self, value: impl Into<String>) -> Self {
+        self.file_sharing_mode = Some(value.into());
+        self
+    }
+
+    /// Sets `chatRoomPermissionLevel` (`"public"` or `"provisioned_users"` or `"members"`).
+    pub fn chat_room_permission_level(mut self, value: impl Into<String>) -> Self {
+        self.chat_room_permission_level = Some(value.into());
+        self
+    }
+
+    /// Sets `customCSS`.
+    pub fn custom_css(mut self, value: impl Into<String>) -> Self {
+        self.custom_css = Some(value.into());
+        self
+    }
+
+    /// Sets `metadata` (at most 1000 characters).
+    pub fn metadata(mut self, value: impl Into<String>) -> Self {
+        self.metadata = Some(value.into());
+        self
+    }
+
+    /// Sets `customization`.
+    pub fn customization(mut self, value: impl Into<Value>) -> Self {
+        self.customization = Some(value.into());
+        self
+    }
+
+    /// Sets a body field the declaration does not type, sent as it is.
+    pub fn field(mut self, name: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.extra.insert(name.into(), value.into());
+        self
+    }
+
+    /// The JSON params of the declaration's generic builder.
+    pub(crate) fn write_params(&self, params: &mut Map<String, Value>) {
+        params.extend(self.extra.clone());
+        if let Some(value) = &self.name {
+            params.insert("name".into(), value.clone().into());
+        }
+        if let Some(value) = &self.description {
+            params.insert("description".into(), value.clone().into());
+        }
+        if let Some(value) = &self.password_protected {
+            params.insert("passwordProtected".into(), (*value).into());
+        }
+        if let Some(value) = &self.room_password {
+            params.insert("roomPassword".into(), value.clone().into());
+        }
+        if let Some(value) = &self.pre_moderated_chat_room {
+            params.insert("preModeratedChatRoom".into(), (*value).into());
+        }
+        if let Some(value) = &self.enable_one_to_one_chat {
+            params.insert("enableOneToOneChat".into(), (*value).into());
+        }
+        if let Some(value) = &self.moderator_only_one_to_one_chat {
+            params.insert("moderatorOnlyOneToOneChat".into(), (*value).into());
+        }
+        if let Some(value) = &self.enable_channels {
+            params.insert("enableChannels".into(), (*value).into());
+        }
+        if let Some(value) = &self.default_notification_enabled {
+            params.insert("defaultNotificationEnabled".into(), (*value).into());
+        }
+        if let Some(value) = &self.file_sharing_mode {
+            params.insert("fileSharingMode".into(), value.clone().into());
+        }
+        if let Some(value) = &self.chat_room_permission_level {
+            params.insert("chatRoomPermissionLevel".into(), value.clone().into());
+        }
+        if let Some(value) = &self.custom_css {
+            params.insert("customCSS".into(), value.clone().into());
+        }
+        if let Some(value) = &self.metadata {
+            params.insert("metadata".into(), value.clone().into());
+        }
+        if let Some(value) = &self.customization {
+            params.insert("customization".into(), value.clone().into());
+        }
+    }
+}
+
+/// The parameters of [`Client::update_chat_room`](crate::Client::update_chat_room): each is sent only when set.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct UpdateChatRoom {
+    /// `name`.
+    pub name: Option<String>,
+    /// `description`.
+    pub description: Option<String>,
+    /// `roomPassword`.
+    pub room_password: Option<String>,
+    /// `passwordProtected`.
+    pub password_protected: Option<bool>,
+    /// `metadata` (at most 1000 characters).
+    pub metadata: Option<String>,
+}
+
+impl UpdateChatRoom {
+    /// Parameters with none set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `name`.
+    pub fn name(mut self, value: impl Into<String>) -> Self {
+        self.name = Some(value.into());
+        self
+    }
+
+    /// Sets `description`.
+    pub fn description(mut self, value: impl Into<String>) -> Self {
+        self.description = Some(value.into());
+        self
+    }
+
+    /// Sets `roomPassword`.
+    pub fn room_password(mut self, value: impl Into<String>) -> Self {
+        self.room_password = Some(value.into());
+        self
+    }
+
+    /// Sets `passwordProtected`.
+    pub fn password_protected(mut self, value: bool) -> Self {
+        self.password_protected = Some(value);
+        self
+    }
+
+    /// Sets `metadata` (at most 1000 characters).
+    pub fn metadata(mut self, value: impl Into<String>) -> Self {
+        self.metadata = Some(value.into());
+        self
+    }
+
+    /// The JSON params of the declaration's generic builder.
+    pub(crate) fn write_params(&self, params: &mut Map<String, Value>) {
+        if let Some(value) = &self.name {
+            params.insert("name".into(), value.clone().into());
+        }
+        if let Some(value) = &self.description {
+            params.insert("description".into(), value.clone().into());
+        }
+        if let Some(value) = &self.room_password {
+            params.insert("roomPassword".into(), value.clone().into());
+        }
+        if let Some(value) = &self.password_protected {
+            params.insert("passwordProtected".into(), (*value).into());
+        }
+        if let Some(value) = &self.metadata {
+            params.insert("metadata".into(), value.clone().into());
+        }
+    }
+}
+
+/// The parameters of [`Client::room_messages`](crate::Client::room_messages): each is sent only when set.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct RoomMessages {
+    /// `limit` (at least 1).
+    pub limit: Option<u64>,
+    /// `skip` (at least 0).
+    pub skip: Option<u64>,
+    /// `onlyAttachments`.
+    pub only_attachments: Option<bool>,
+}
+
+impl RoomMessages {
+    /// Parameters with none set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `limit` (at least 1).
+    pub fn limit(mut self, value: u64) -> Self {
+        self.limit = Some(value);
+        self
+    }
+
+    /// Sets `skip` (at least 0).
+    pub fn skip(mut self, value: u64) -> Self {
+        self.skip = Some(value);
+        self
+    }
+
+    /// Sets `onlyAttachments`.
+    pub fn only_attachments(mut self, value: bool) -> Self {
+        self.only_attachments = Some(value);
+        self
+    }
+
+    /// The JSON params of the declaration's generic builder.
+    pub(crate) fn write_params(&self, params: &mut Map<String, Value>) {
+        if let Some(value) = &self.limit {
+            params.insert("limit".into(), (*value).into());
+        }
+        if let Some(value) = &self.skip {
+            params.insert("skip".into(), (*value).into());
+        }
+        if let Some(value) = &self.only_attachments {
+            params.insert("onlyAttachments".into(), (*value).into());
+        }
+    }
+}
+
+/// The parameters of [`Client::delete_room_messages`](crate::Client::delete_room_messages): each is sent only when set.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct DeleteRoomMessages {
+    /// `doNotDeletePrivateMessages`.
+    pub do_not_delete_private_messages: Option<bool>,
+    /// `doNotDeleteChannelMessages`.
+    pub do_not_delete_channel_messages: Option<bool>,
+}
+
+impl DeleteRoomMessages {
+    /// Parameters with none set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `doNotDeletePrivateMessages`.
+    pub fn do_not_delete_private_messages(mut self, value: bool) -> Self {
+        self.do_not_delete_private_messages = Some(value);
+        self
+    }
+
+    /// Sets `doNotDeleteChannelMessages`.
+    pub fn do_not_delete_channel_messages(mut self, value: bool) -> Self {
+        self.do_not_delete_channel_messages = Some(value);
+        self
+    }
+
+    /// The JSON params of the declaration's generic builder.
+    pub(crate) fn write_params(&self, params: &mut Map<String, Value>) {
+        if let Some(value) = &self.do_not_delete_private_messages {
+            params.insert("doNotDeletePrivateMessages".into(), (*value).into());
+        }
+        if let Some(value) = &self.do_not_delete_channel_messages {
+            params.insert("doNotDeleteChannelMessages".into(), (*value).into());
+        }
+    }
+}
+
+/// The parameters of [`Client::send_room_message`](crate::Client::send_room_message): each is sent only when set.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct SendRoomMessage {
+    /// `userAccessToken`.
+    pub user_access_token: Option<String>,
+    /// `systemMessage`.
+    pub system_message: Option<bool>,
+    /// `user`.
+    pub user: Option<Value>,
+}
+
+impl SendRoomMessage {
+    /// Parameters with none set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `userAccessToken`.
+    pub fn user_access_token(mut self, value: impl Into<String>) -> Self {
+        self.user_access_token = Some(value.into());
+        self
+    }
+
+    /// Sets `systemMessage`.
+    pub fn system_message(mut self, value: bool) -> Self {
+        self.system_message = Some(value);
+        self
+    }
+
+    /// Sets `user`.
+    pub fn user(mut self, value: impl Into<Value>) -> Self {
+        self.user = Some(value.into());
+        self
+    }
+
+    /// The JSON params of the declaration's generic builder.
+    pub(crate) fn write_params(&self, params: &mut Map<String, Value>) {
+        if let Some(value) = &self.user_access_token {
+            params.insert("userAccessToken".into(), value.clone().into());
+        }
+        if let Some(value) = &self.system_message {
+            params.insert("systemMessage".into(), (*value).into());
+        }
+        if let Some(value) = &self.user {
+            params.insert("user".into(), value.clone().into());
+        }
+    }
+}
+
+/// The parameters of [`Client::create_channel`](crate::Client::create_channel): each is sent only when set.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct CreateChannel {
+    /// `enabled`.
+    pub enabled: Option<bool>,
+    /// `notifyAllUsers`.
+    pub notify_all_users: Option<bool>,
+    /// `metadata` (at most 1000 characters).
+    pub metadata: Option<String>,
+}
+
+impl CreateChannel {
+    /// Parameters with none set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `enabled`.
+    pub fn enabled(mut self, value: bool) -> Self {
+        self.enabled = Some(value);
+        self
+    }
+
+    /// Sets `notifyAllUsers`.
+    pub fn notify_all_users(mut self, value: bool) -> Self {
+        self.notify_all_users = Some(value);
+        self
+    }
+
+    /// Sets `metadata` (at most 1000 characters).
+    pub fn metadata(mut self, value: impl Into<String>) -> Self {
+        self.metadata = Some(value.into());
+        self
+    }
+
+    /// The JSON params of the declaration's generic builder.
+    pub(crate) fn write_params(&self, params: &mut Map<String, Value>) {
+        if let Some(value) = &self.enabled {
+            params.insert("enabled".into(), (*value).into());
+        }
+        if let Some(value) = &self.notify_all_users {
+            params.insert("notifyAllUsers".into(), (*value).into());
+        }
+        if let Some(value) = &self.metadata {
+            params.insert("metadata".into(), value.clone().into());
+        }
+    }
+}
+
+/// The parameters of [`Client::update_channel`](crate::Client::update_channel): each is sent only when set.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct UpdateChannel {
+    /// `channelName`.
+    pub channel_name: Option<String>,
+    /// `enabled`.
+    pub enabled: Option<bool>,
+    /// `notifyAllUsers`.
+    pub notify_all_users: Option<bool>,
+    /// `metadata` (at most 1000 characters).
+    pub metadata: Option<String>,
+}
+
+impl UpdateChannel {
+    /// Parameters with none set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `channelName`.
+    pub fn channel_name(mut self, value: impl Into<String>) -> Self {
+        self.channel_name = Some(value.into());
+        self
+    }
+
+    /// Sets `enabled`.
+    pub fn enabled(mut self, value: bool) -> Self {
+        self.enabled = Some(value);
+        self
+    }
+
+    /// Sets `notifyAllUsers`.
+    pub fn notify_all_users(mut self, value: bool) -> Self {
+        self.notify_all_users = Some(value);
+        self
+    }
+
+    /// Sets `metadata` (at most 1000 characters).
+    pub fn metadata(mut self, value: impl Into<String>) -> Self {
+        self.metadata = Some(value.into());
+        self
+    }
+
+    /// The JSON params of the declaration's generic builder.
+    pub(crate) fn write_params(&self, params: &mut Map<String, Value>) {
+        if let Some(value) = &self.channel_name {
+            params.insert("channelName".into(), value.clone().into());
+        }
+        if let Some(value) = &self.enabled {
+            params.insert("enabled".into(), (*value).into());
+        }
+        if let Some(value) = &self.notify_all_users {
+            params.insert("notifyAllUsers".into(), (*value).into());
+        }
+        if let Some(value) = &self.metadata {
+            params.insert("metadata".into(), value.clone().into());
+        }
+    }
+}
+
+/// The parameters of [`Client::send_channel_message`](crate::Client::send_channel_message): each is sent only when set.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct SendChannelMessage {
+    /// `userAccessToken`.
+    pub user_access_token: Option<String>,
+    /// `systemMessage`.
+    pub system_message: Option<bool>,
+    /// `user`.
+    pub user: Option<Value>,
+}
+
+impl SendChannelMessage {
+    /// Parameters with none set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `userAccessToken`.
+    pub fn user_access_token(mut self, value: impl Into<String>) -> Self {
+        self.user_access_token = Some(value.into());
+        self
+    }
+
+    /// Sets `systemMessage`.
+    pub fn system_message(mut self, value: bool) -> Self {
+        self.system_message = Some(value);
+        self
+    }
+
+    /// Sets `user`.
+    pub fn user(mut self, value: impl Into<Value>) -> Self {
+        self.user = Some(value.into());
+        self
+    }
+
+    /// The JSON params of the declaration's generic builder.
+    pub(crate) fn write_params(&self, params: &mut Map<String, Value>) {
+        if let Some(value) = &self.user_access_token {
+            params.insert("userAccessToken".into(), value.clone().into());
+        }
+        if let Some(value) = &self.system_message {
+            params.insert("systemMessage".into(), (*value).into());
+        }
+        if let Some(value) = &self.user {
+            params.insert("user".into(), value.clone().into());
+        }
+    }
+}
+
+/// The parameters of [`Client::channel_messages`](crate::Client::channel_messages): each is sent only when set.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct ChannelMessages {
+    /// `limit` (at least 1).
+    pub limit: Option<u64>,
+    /// `skip` (at least 0).
+    pub skip: Option<u64>,
+    /// `onlyAttachments`.
+    pub only_attachments: Option<bool>,
+}
+
+impl ChannelMessages {
+    /// Parameters with none set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `limit` (at least 1).
+    pub fn limit(mut self, value: u64) -> Self {
+        self.limit = Some(value);
+        self
+    }
+
+    /// Sets `skip` (at least 0).
+    pub fn skip(mut self, value: u64) -> Self {
+        self.skip = Some(value);
+        self
+    }
+
+    /// Sets `onlyAttachments`.
+    pub fn only_attachments(mut self, value: bool) -> Self {
+        self.only_attachments = Some(value);
+        self
+    }
+
+    /// The JSON params of the declaration's generic builder.
+    pub(crate) fn write_params(&self, params: &mut Map<String, Value>) {
+        if let Some(value) = &self.limit {
+            params.insert("limit".into(), (*value).into());
+        }
+        if let Some(value) = &self.skip {
+            params.insert("skip".into(), (*value).into());
+        }
+        if let Some(value) = &self.only_attachments {
+            params.insert("onlyAttachments".into(), (*value).into());
+        }
+    }
+}
+
+/// The parameters of [`Client::update_user`](crate::Client::update_user): each is sent only when set.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct UpdateUser {
+    /// `userId`.
+    pub user_id: Option<String>,
+    /// `uniqueUserIdentifier`.
+    pub unique_user_identifier: Option<String>,
+    /// `username`.
+    pub username: Option<String>,
+    /// `email`.
+    pub email: Option<String>,
+    /// `profilePic`.
+    pub profile_pic: Option<String>,
+    /// `chatRoom`.
+    pub chat_room: Option<String>,
+    /// `isModerator`.
+    pub is_moderator: Option<bool>,
+    /// `externalUserId`.
+    pub external_user_id: Option<Value>,
+    /// `meta`.
+    pub meta: Option<Value>,
+}
+
+impl UpdateUser {
+    /// Parameters with none set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `userId`.
+    pub fn user_id(mut self, value: impl Into<String>) -> Self {
+        self.user_id = Some(value.into());
+        self
+    }
+
+    /// Sets `uniqueUserIdentifier`.
+    pub fn unique_user_identifier(mut self, value: impl Into<String>) -> Self {
+        self.unique_user_identifier = Some(value.into());
+        self
+    }
+
+    /// Sets `username`.
+    pub fn username(mut self, value: impl Into<String>) -> Self {
+        self.username = Some(value.into());
+        self
+    }
+
+    /// Sets `email`.
+    pub fn email(mut self, value: impl Into<String>) -> Self {
+        self.email = Some(value.into());
+        self
+    }
+
+    /// Sets `profilePic`.
+    pub fn profile_pic(mut self, value: impl Into<String>) -> Self {
+        self.profile_pic = Some(value.into());
+        self
+    }
+
+    /// Sets `chatRoom`.
+    pub fn chat_room(mut self, value: impl Into<String>) -> Self {
+        self.chat_room = Some(value.into());
+        self
+    }
+
+    /// Sets `isModerator`.
+    pub fn is_moderator(mut self, value: bool) -> Self {
+        self.is_moderator = Some(value);
+        self
+    }
+
+    /// Sets `externalUserId`.
+    pub fn external_user_id(mut self, value: impl Into<Value>) -> Self {
+        self.external_user_id = Some(value.into());
+        self
+    }
+
+    /// Sets `meta`.
+    pub fn meta(mut self, value: impl Into<Value>) -> Self {
+        self.meta = Some(value.into());
+        self
+    }
+
+    /// The JSON params of the declaration's generic builder.
+    pub(crate) fn write_params(&self, params: &mut Map<String, Value>) {
+        if let Some(value) = &self.user_id {
+            params.insert("userId".into(), value.clone().into());
+        }
+        if let Some(value) = &self.unique_user_identifier {
+            params.insert("uniqueUserIdentifier".into(), value.clone().into());
+        }
+        if let Some(value) = &self.username {
+            params.insert("username".into(), value.clone().into());
+        }
+        if let Some(value) = &self.email {
+            params.insert("email".into(), value.clone().into());
+        }
+        if let Some(value) = &self.profile_pic {
+            params.insert("profilePic".into(), value.clone().into());
+        }
+        if let Some(value) = &self.chat_room {
+            params.insert("chatRoom".into(), value.clone().into());
+        }
+        if let Some(value) = &self.is_moderator {
+            params.insert("isModerator".into(), (*value).into());
+        }
+        if let Some(value) = &self.external_user_id {
+            params.insert("externalUserId".into(), value.clone().into());
+        }
+        if let Some(value) = &self.meta {
+            params.insert("meta".into(), value.clone().into());
+        }
+    }
+}
+
+/// The parameters of [`Client::create_user_v2`](crate::Client::create_user_v2): each is sent only when set.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct CreateUserV2 {
+    /// `firstName`.
+    pub first_name: Option<String>,
+    /// `lastName`.
+    pub last_name: Option<String>,
+    /// `email`.
+    pub email: Option<String>,
+    /// `meta`.
+    pub meta: Option<Value>,
+    /// `externalProfilePicURL`.
+    pub external_profile_pic_url: Option<String>,
+    /// `membershipDetails`.
+    pub membership_details: Option<Value>,
+}
+
+impl CreateUserV2 {
+    /// Parameters with none set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `firstName`.
+    pub fn first_name(mut self, value: impl Into<String>) -> Self {
+        self.first_name = Some(value.into());
+        self
+    }
+
+    /// Sets `lastName`.
+    pub fn last_name(mut self, value: impl Into<String>) -> Self {
+        self.last_name = Some(value.into());
+        self
+    }
+
+    /// Sets `email`.
+    pub fn email(mut self, value: impl Into<String>) -> Self {
+        self.email = Some(value.into());
+        self
+    }
+
+    /// Sets `meta`.
+    pub fn meta(mut self, value: impl Into<Value>) -> Self {
+        self.meta = Some(value.into());
+        self
+    }
+
+    /// Sets `externalProfilePicURL`.
+    pub fn external_profile_pic_url(mut self, value: impl Into<String>) -> Self {
+        self.external_profile_pic_url = Some(value.into());
+        self
+    }
+
+    /// Sets `membershipDetails`.
+    pub fn membership_details(mut self, value: impl Into<Value>) -> Self {
+        self.membership_details = Some(value.into());
+        self
+    }
+
+    /// The JSON params of the declaration's generic builder.
+    pub(crate) fn write_params(&self, params: &mut Map<String, Value>) {
+        if let Some(value) = &self.first_name {
+            params.insert("firstName".into(), value.clone().into());
+        }
+        if let Some(value) = &self.last_name {
+            params.insert("lastName".into(), value.clone().into());
+        }
+        if let Some(value) = &self.email {
+            params.insert("email".into(), value.clone().into());
+        }
+        if let Some(value) = &self.meta {
+            params.insert("meta".into(), value.clone().into());
+        }
+        if let Some(value) = &self.external_profile_pic_url {
+            params.insert("externalProfilePicURL".into(), value.clone().into());
+        }
+        if let Some(value) = &self.membership_details {
+            params.insert("membershipDetails".into(), value.clone().into());
+        }
+    }
+}
+
+/// The parameters of [`Client::remove_user`](crate::Client::remove_user): each is sent only when set.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct RemoveUser {
+    /// `userId`.
+    pub user_id: Option<String>,
+    /// `uniqueUserIdentifier`.
+    pub unique_user_identifier: Option<String>,
+}
+
+impl RemoveUser {
+    /// Parameters with none set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `userId`.
+    pub fn user_id(mut self, value: impl Into<String>) -> Self {
+        self.user_id = Some(value.into());
+        self
+    }
+
+    /// Sets `uniqueUserIdentifier`.
+    pub fn unique_user_identifier(mut self, value: impl Into<String>) -> Self {
+        self.unique_user_identifier = Some(value.into());
+        self
+    }
+
+    /// The JSON params of the declaration's generic builder.
+    pub(crate) fn write_params(&self, params: &mut Map<String, Value>) {
+        if let Some(value) = &self.user_id {
+            params.insert("userId".into(), value.clone().into());
+        }
+        if let Some(value) = &self.unique_user_identifier {
+            params.insert("uniqueUserIdentifier".into(), value.clone().into());
+        }
+    }
+}
+
+/// The parameters of [`Client::list_members`](crate::Client::list_members): each is sent only when set.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct ListMembers {
+    /// `limit` (1 to 200).
+    pub limit: Option<u64>,
+    /// `skip` (at least 0).
+    pub skip: Option<u64>,
+}
+
+impl ListMembers {
+    /// Parameters with none set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `limit` (1 to 200).
+    pub fn limit(mut self, value: u64) -> Self {
+        self.limit = Some(value);
+        self
+    }
+
+    /// Sets `skip` (at least 0).
+    pub fn skip(mut self, value: u64) -> Self {
+        self.skip = Some(value);
+        self
+    }
+
+    /// The JSON params of the declaration's generic builder.
+    pub(crate) fn write_params(&self, params: &mut Map<String, Value>) {
+        if let Some(value) = &self.limit {
+            params.insert("limit".into(), (*value).into());
+        }
+        if let Some(value) = &self.skip {
+            params.insert("skip".into(), (*value).into());
+        }
+    }
+}
+
+/// The parameters of [`Client::create_bot`](crate::Client::create_bot): each is sent only when set.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct CreateBot {
+    /// `description` (at most 1000 characters).
+    pub description: Option<String>,
+    /// `trigger` (`"message"` or `"mention"`).
+    pub trigger: Option<String>,
+    /// `messageVisibility` (`"public"` or `"private"`).
+    pub message_visibility: Option<String>,
+    /// `isAllowedInAllChatRooms`.
+    pub is_allowed_in_all_chat_rooms: Option<bool>,
+    /// `messageHistoryLimit` (0 to 100).
+    pub message_history_limit: Option<u64>,
+    /// `metadata` (at most 10000 characters).
+    pub metadata: Option<String>,
+    /// `enabled`.
+    pub enabled: Option<bool>,
+}
+
+impl CreateBot {
+    /// Parameters with none set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `description` (at most 1000 characters).
+    pub fn description(mut self, value: impl Into<String>) -> Self {
+        self.description = Some(value.into());
+        self
+    }
+
+    /// Sets `trigger` (`"message"` or `"mention"`).
+    pub fn trigger(mut self, value: impl Into<String>) -> Self {
+        self.trigger = Some(value.into());
+        self
+    }
+
+    /// Sets `messageVisibility` (`"public"` or `"private"`).
+    pub fn message_visibility(mut self, value: impl Into<String>) -> Self {
+        self.message_visibility = Some(value.into());
+        self
+    }
+
+    /// Sets `isAllowedInAllChatRooms`.
+    pub fn is_allowed_in_all_chat_rooms(mut self, value: bool) -> Self {
+        self.is_allowed_in_all_chat_rooms = Some(value);
+        self
+    }
+
+    /// Sets `messageHistoryLimit` (0 to 100).
+    pub fn message_history_limit(mut self, value: u64) -> Self {
+        self.message_history_limit = Some(value);
+        self
+    }
+
+    /// Sets `metadata` (at most 10000 characters).
+    pub fn metadata(mut self, value: impl Into<String>) -> Self {
+        self.metadata = Some(value.into());
+        self
+    }
+
+    /// Sets `enabled`.
+    pub fn enabled(mut self, value: bool) -> Self {
+        self.enabled = Some(value);
+        self
+    }
+
+    /// The JSON params of the declaration's generic builder.
+    pub(crate) fn write_params(&self, params: &mut Map<String, Value>) {
+        if let Some(value) = &self.description {
+            params.insert("description".into(), value.clone().into());
+        }
+        if let Some(value) = &self.trigger {
+            params.insert("trigger".into(), value.clone().into());
+        }
+        if let Some(value) = &self.message_visibility {
+            params.insert("messageVisibility".into(), value.clone().into());
+        }
+        if let Some(value) = &self.is_allowed_in_all_chat_rooms {
+            params.insert("isAllowedInAllChatRooms".into(), (*value).into());
+        }
+        if let Some(value) = &self.message_history_limit {
+            params.insert("messageHistoryLimit".into(), (*value).into());
+        }
+        if let Some(value) = &self.metadata {
+            params.insert("metadata".into(), value.clone().into());
+        }
+        if let Some(value) = &self.enabled {
+            params.insert("enabled".into(), (*value).into());
+        }
+    }
+}
+
+/// The parameters of [`Client::send_bot_message`](crate::Client::send_bot_message): each is sent only when set.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct SendBotMessage {
+    /// `userId`.
+    pub user_id: Option<String>,
+    /// `uniqueUserIdentifier`.
+    pub unique_user_identifier: Option<String>,
+    /// `messageId`.
+    pub message_id: Option<String>,
+    /// `actionButtons`.
+    pub action_buttons: Option<Value>,
+}
+
+impl SendBotMessage {
+    /// Parameters with none set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `userId`.
+    pub fn user_id(mut self, value: impl Into<String>) -> Self {
+        self.user_id = Some(value.into());
+        self
+    }
+
+    /// Sets `uniqueUserIdentifier`.
+    pub fn unique_user_identifier(mut self, value: impl Into<String>) -> Self {
+        self.unique_user_identifier = Some(value.into());
+        self
+    }
+
+    /// Sets `messageId`.
+    pub fn message_id(mut self, value: impl Into<String>) -> Self {
+        self.message_id = Some(value.into());
+        self
+    }
+
+    /// Sets `actionButtons`.
+    pub fn action_buttons(mut self, value: impl Into<Value>) -> Self {
+        self.action_buttons = Some(value.into());
+        self
+    }
+
+    /// The JSON params of the declaration's generic builder.
+    pub(crate) fn write_params(&self, params: &mut Map<String, Value>) {
+        if let Some(value) = &self.user_id {
+            params.insert("userId".into(), value.clone().into());
+        }
+        if let Some(value) = &self.unique_user_identifier {
+            params.insert("uniqueUserIdentifier".into(), value.clone().into());
+        }
+        if let Some(value) = &self.message_id {
+            params.insert("messageId".into(), value.clone().into());
+        }
+        if let Some(value) = &self.action_buttons {
+            params.insert("actionButtons".into(), value.clone().into());
+        }
+    }
+}

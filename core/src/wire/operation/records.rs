@@ -119,3 +119,751 @@ impl Decoded for BotAnswer {
         self.success != Some(true)
     }
 }
+
+/// A chat room and its settings (booleans here, whatever form they were set in).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Room {
+    /// `roomId`: The room's id (a short string such as `bbNiVFoXm`).
+    #[serde(rename = "roomId", default, skip_serializing_if = "Option::is_none")]
+    pub room_id: Option<String>,
+    /// `name`: Its name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// `description`: Its description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// `metadata`: The customer's text (at most 1000 characters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<String>,
+    /// `roomPassword`: Its password, when it has one.
+    #[serde(
+        rename = "roomPassword",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub room_password: Option<String>,
+    /// `passwordProtected`: True: users need the password.
+    #[serde(
+        rename = "passwordProtected",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub password_protected: Option<bool>,
+    /// `enableOneToOneChat`: True: users may talk one to one.
+    #[serde(
+        rename = "enableOneToOneChat",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub enable_one_to_one_chat: Option<bool>,
+    /// `moderatorOnlyOneToOneChat`: True: only with moderators.
+    #[serde(
+        rename = "moderatorOnlyOneToOneChat",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub moderator_only_one_to_one_chat: Option<bool>,
+    /// `enableChannels`: True: the room has channels.
+    #[serde(
+        rename = "enableChannels",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub enable_channels: Option<bool>,
+    /// `showNotificationForAllChannels`: True: users are notified of every channel's messages.
+    #[serde(
+        rename = "showNotificationForAllChannels",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub show_notification_for_all_channels: Option<bool>,
+    /// `enableLikeMessage`: True: users may like messages.
+    #[serde(
+        rename = "enableLikeMessage",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub enable_like_message: Option<bool>,
+    /// `defaultNotificationEnabled`: True: notifications are on by default.
+    #[serde(
+        rename = "defaultNotificationEnabled",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub default_notification_enabled: Option<bool>,
+    /// `preModeratedChatRoom`: True: a moderator approves each message.
+    #[serde(
+        rename = "preModeratedChatRoom",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub pre_moderated_chat_room: Option<bool>,
+    /// Every other field the service sent, as it came.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Decoded for Room {
+    fn may_report_failure(&self) -> bool {
+        self.extra.get("success") == Some(&Value::Bool(false))
+    }
+}
+
+/// The answer to creating, changing or deleting a room, or deleting its messages: `{"success":
+/// true, "roomId": ..., "url": ...}`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RoomAnswer {
+    /// `success`: True: the service did it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub success: Option<bool>,
+    /// `roomId`: The room's id.
+    #[serde(rename = "roomId", default, skip_serializing_if = "Option::is_none")]
+    pub room_id: Option<String>,
+    /// `url`: The room's chat URL (create and update).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Every other field the service sent, as it came.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Decoded for RoomAnswer {
+    fn may_report_failure(&self) -> bool {
+        self.success != Some(true)
+    }
+}
+
+/// A room by id and name.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RoomName {
+    /// `roomId`: The room's id.
+    #[serde(rename = "roomId", default, skip_serializing_if = "Option::is_none")]
+    pub room_id: Option<String>,
+    /// `name`: Its name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Every other field the service sent, as it came.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Decoded for RoomName {
+    fn may_report_failure(&self) -> bool {
+        self.extra.get("success") == Some(&Value::Bool(false))
+    }
+}
+
+/// Who posted a message: a user, the room's system, a throw-away user or a bot.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct MessageAuthor {
+    /// `_id`: Their id.
+    #[serde(rename = "_id", default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// `uniqueUserIdentifier`: The customer's identifier of the user, as given.
+    #[serde(
+        rename = "uniqueUserIdentifier",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub unique_user_identifier: Option<Value>,
+    /// `username`: Their name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub username: Option<String>,
+    /// `isModerator`: True: a moderator.
+    #[serde(
+        rename = "isModerator",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub is_moderator: Option<bool>,
+    /// `parentCustomerAccount`: The account's id.
+    #[serde(
+        rename = "parentCustomerAccount",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub parent_customer_account: Option<String>,
+    /// Every other field the service sent, as it came.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Decoded for MessageAuthor {
+    fn may_report_failure(&self) -> bool {
+        self.extra.get("success") == Some(&Value::Bool(false))
+    }
+}
+
+/// The file a message carries.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct MessageFile {
+    /// `_id`: The file's id.
+    #[serde(rename = "_id", default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// `url`: Where to download it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// `fileName`: Its name.
+    #[serde(rename = "fileName", default, skip_serializing_if = "Option::is_none")]
+    pub file_name: Option<String>,
+    /// `size`: Its size in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<f64>,
+    /// `contentType`: Its MIME type.
+    #[serde(
+        rename = "contentType",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub content_type: Option<String>,
+    /// `fileType`: `image` or `file`.
+    #[serde(rename = "fileType", default, skip_serializing_if = "Option::is_none")]
+    pub file_type: Option<String>,
+    /// `imageHeight`: An image's height in pixels.
+    #[serde(
+        rename = "imageHeight",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub image_height: Option<f64>,
+    /// `imageWidth`: An image's width in pixels.
+    #[serde(
+        rename = "imageWidth",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub image_width: Option<f64>,
+    /// Every other field the service sent, as it came.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Decoded for MessageFile {
+    fn may_report_failure(&self) -> bool {
+        self.extra.get("success") == Some(&Value::Bool(false))
+    }
+}
+
+/// A button of a bot's message: a link, or an action the service reports to the bot's webhook.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ActionButton {
+    /// `type`: `link` or `action`.
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub button_type: Option<String>,
+    /// `displayText`: Its label (at most 100 characters).
+    #[serde(
+        rename = "displayText",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub display_text: Option<String>,
+    /// `id`: The bot's id of it (at most 100 characters).
+    #[serde(rename = "id", default, skip_serializing_if = "Option::is_none")]
+    pub button_id: Option<String>,
+    /// `url`: A link's URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// `payload`: What the webhook is sent when it is pressed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<String>,
+    /// `imageURL`: An image shown on it.
+    #[serde(rename = "imageURL", default, skip_serializing_if = "Option::is_none")]
+    pub image_url: Option<String>,
+    /// `iconURL`: An icon shown on it.
+    #[serde(rename = "iconURL", default, skip_serializing_if = "Option::is_none")]
+    pub icon_url: Option<String>,
+    /// Every other field the service sent, as it came.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Decoded for ActionButton {
+    fn may_report_failure(&self) -> bool {
+        self.extra.get("success") == Some(&Value::Bool(false))
+    }
+}
+
+/// A message of a room or of a channel.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ChatMessage {
+    /// `_id`: The message's id (24 hexadecimal digits).
+    #[serde(rename = "_id", default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// `created`: When it was posted (ISO 8601).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created: Option<String>,
+    /// `chatRoom`: The room's id (a room's message).
+    #[serde(rename = "chatRoom", default, skip_serializing_if = "Option::is_none")]
+    pub chat_room: Option<String>,
+    /// `channel`: The channel's id (a channel's message).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+    /// `message`: The text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// `user`: Who posted it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<MessageAuthor>,
+    /// `likes`: Its likes, as the service gives them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub likes: Option<Value>,
+    /// `actionButtons`: A bot's buttons.
+    #[serde(
+        rename = "actionButtons",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub action_buttons: Option<Vec<ActionButton>>,
+    /// `file`: The file it carries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<MessageFile>,
+    /// `customer`: The account's id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub customer: Option<String>,
+    /// Every other field the service sent, as it came.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Decoded for ChatMessage {
+    fn may_report_failure(&self) -> bool {
+        self.extra.get("success") == Some(&Value::Bool(false))
+    }
+}
+
+/// One page of a room's or a channel's messages.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct MessagePage {
+    /// `limit`: The page size asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<i64>,
+    /// `skip`: How many messages came before this page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip: Option<i64>,
+    /// `totalRecords`: How many messages there are in all.
+    #[serde(
+        rename = "totalRecords",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub total_records: Option<i64>,
+    /// `count`: How many this page holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<i64>,
+    /// `messages`: The messages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub messages: Option<Vec<ChatMessage>>,
+    /// Every other field the service sent, as it came.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Decoded for MessagePage {
+    fn may_report_failure(&self) -> bool {
+        self.extra.get("success") == Some(&Value::Bool(false))
+    }
+}
+
+/// A channel of a room.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Channel {
+    /// `_id`: The channel's id (24 hexadecimal digits).
+    #[serde(rename = "_id", default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// `channelName`: Its name.
+    #[serde(
+        rename = "channelName",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub channel_name: Option<String>,
+    /// `enabled`: False: closed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// `notifyAllUsers`: True: every user of the room is notified of its messages, not only
+    /// those who opened it.
+    #[serde(
+        rename = "notifyAllUsers",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub notify_all_users: Option<bool>,
+    /// `metadata`: The customer's text (at most 1000 characters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<String>,
+    /// `roomId`: Its room's id.
+    #[serde(rename = "roomId", default, skip_serializing_if = "Option::is_none")]
+    pub room_id: Option<String>,
+    /// Every other field the service sent, as it came.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Decoded for Channel {
+    fn may_report_failure(&self) -> bool {
+        self.extra.get("success") == Some(&Value::Bool(false))
+    }
+}
+
+/// One of the two users of a one-to-one conversation.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ConversationMember {
+    /// `_id`: The user's id.
+    #[serde(rename = "_id", default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// `username`: Their name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub username: Option<String>,
+    /// `email`: Their email.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+    /// `firstName`: Their first name.
+    #[serde(rename = "firstName", default, skip_serializing_if = "Option::is_none")]
+    pub first_name: Option<String>,
+    /// `lastName`: Their last name.
+    #[serde(rename = "lastName", default, skip_serializing_if = "Option::is_none")]
+    pub last_name: Option<String>,
+    /// `profilePic`: Their picture's URL.
+    #[serde(
+        rename = "profilePic",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub profile_pic: Option<String>,
+    /// `uniqueUserIdentifier`: The customer's identifier of the user, as given.
+    #[serde(
+        rename = "uniqueUserIdentifier",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub unique_user_identifier: Option<Value>,
+    /// Every other field the service sent, as it came.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Decoded for ConversationMember {
+    fn may_report_failure(&self) -> bool {
+        self.extra.get("success") == Some(&Value::Bool(false))
+    }
+}
+
+/// A one-to-one conversation of a room.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Conversation {
+    /// `conversationId`: The conversation's id.
+    #[serde(
+        rename = "conversationId",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub conversation_id: Option<String>,
+    /// `roomId`: Its room's id.
+    #[serde(rename = "roomId", default, skip_serializing_if = "Option::is_none")]
+    pub room_id: Option<String>,
+    /// `memberOne`: One user.
+    #[serde(rename = "memberOne", default, skip_serializing_if = "Option::is_none")]
+    pub member_one: Option<ConversationMember>,
+    /// `memberTwo`: The other.
+    #[serde(rename = "memberTwo", default, skip_serializing_if = "Option::is_none")]
+    pub member_two: Option<ConversationMember>,
+    /// Every other field the service sent, as it came.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Decoded for Conversation {
+    fn may_report_failure(&self) -> bool {
+        self.extra.get("success") == Some(&Value::Bool(false))
+    }
+}
+
+/// A user as changed: the create-user answer's shape.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct UpdatedUser {
+    /// `accessToken`: An access token that signs the user in.
+    #[serde(
+        rename = "accessToken",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub access_token: Option<String>,
+    /// `userId`: The user's id.
+    #[serde(rename = "userId", default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    /// `username`: Their name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub username: Option<String>,
+    /// `email`: Their email.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+    /// `profilePic`: Their picture's URL.
+    #[serde(
+        rename = "profilePic",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub profile_pic: Option<String>,
+    /// `isModerator`: True: a moderator of every room.
+    #[serde(
+        rename = "isModerator",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub is_moderator: Option<bool>,
+    /// `chatRoom`: The room they moderate, for a room moderator.
+    #[serde(rename = "chatRoom", default, skip_serializing_if = "Option::is_none")]
+    pub chat_room: Option<String>,
+    /// `externalUserId`: The customer's id of the user, as given (a number or a string).
+    #[serde(
+        rename = "externalUserId",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub external_user_id: Option<Value>,
+    /// `meta`: The customer's data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
+    /// Every other field the service sent, as it came.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Decoded for UpdatedUser {
+    fn may_report_failure(&self) -> bool {
+        self.extra.get("success") == Some(&Value::Bool(false))
+    }
+}
+
+/// A user's profile.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct UserProfile {
+    /// `_id`: The user's id.
+    #[serde(rename = "_id", default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// `uniqueUserIdentifier`: The customer's identifier of the user, as given.
+    #[serde(
+        rename = "uniqueUserIdentifier",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub unique_user_identifier: Option<Value>,
+    /// `username`: Their name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub username: Option<String>,
+    /// `email`: Their email.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+    /// `firstName`: Their first name.
+    #[serde(rename = "firstName", default, skip_serializing_if = "Option::is_none")]
+    pub first_name: Option<String>,
+    /// `lastName`: Their last name.
+    #[serde(rename = "lastName", default, skip_serializing_if = "Option::is_none")]
+    pub last_name: Option<String>,
+    /// `profilePic`: Their picture's URL.
+    #[serde(
+        rename = "profilePic",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub profile_pic: Option<String>,
+    /// `profilePicKey`: The service's key of the picture.
+    #[serde(
+        rename = "profilePicKey",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub profile_pic_key: Option<String>,
+    /// `meta`: The customer's data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
+    /// `created`: When the user was made (ISO 8601).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created: Option<String>,
+    /// `updated`: When they last changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated: Option<String>,
+    /// `lastSeen`: When they were last seen.
+    #[serde(rename = "lastSeen", default, skip_serializing_if = "Option::is_none")]
+    pub last_seen: Option<String>,
+    /// `lastChatRoomId`: The room they were last in.
+    #[serde(
+        rename = "lastChatRoomId",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub last_chat_room_id: Option<String>,
+    /// `provisioned`: True: made through the API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provisioned: Option<bool>,
+    /// Every other field the service sent, as it came.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Decoded for UserProfile {
+    fn may_report_failure(&self) -> bool {
+        self.extra.get("success") == Some(&Value::Bool(false))
+    }
+}
+
+/// The answer to `create_user_v2`: the new user and an access token.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ProvisionedUser {
+    /// `success`: True: the service did it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub success: Option<bool>,
+    /// `accessToken`: An access token that signs the user in.
+    #[serde(
+        rename = "accessToken",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub access_token: Option<String>,
+    /// `user`: The user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<UserProfile>,
+    /// Every other field the service sent, as it came.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Decoded for ProvisionedUser {
+    fn may_report_failure(&self) -> bool {
+        self.success != Some(true)
+    }
+}
+
+/// A user's membership of a room, with their role.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Member {
+    /// `chatRoom`: The room.
+    #[serde(rename = "chatRoom", default, skip_serializing_if = "Option::is_none")]
+    pub chat_room: Option<RoomName>,
+    /// `user`: The user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<UserProfile>,
+    /// `roleName`: `user`, `guest`, `admin` or `moderator`.
+    #[serde(rename = "roleName", default, skip_serializing_if = "Option::is_none")]
+    pub role_name: Option<String>,
+    /// `lastSeen`: When they were last seen in the room.
+    #[serde(rename = "lastSeen", default, skip_serializing_if = "Option::is_none")]
+    pub last_seen: Option<String>,
+    /// `created`: When they became a member.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created: Option<String>,
+    /// Every other field the service sent, as it came.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Decoded for Member {
+    fn may_report_failure(&self) -> bool {
+        self.extra.get("success") == Some(&Value::Bool(false))
+    }
+}
+
+/// One page of a room's members.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct MemberPage {
+    /// `total`: How many members there are in all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<i64>,
+    /// `limit`: The page size asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<i64>,
+    /// `skip`: How many members came before this page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip: Option<i64>,
+    /// `data`: The members.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Vec<Member>>,
+    /// Every other field the service sent, as it came.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Decoded for MemberPage {
+    fn may_report_failure(&self) -> bool {
+        self.extra.get("success") == Some(&Value::Bool(false))
+    }
+}
+
+/// Every bot of the account: `{"success": true, "bots": [...]}`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct BotList {
+    /// `success`: True: the service did it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub success: Option<bool>,
+    /// `bots`: The bots.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bots: Option<Vec<Bot>>,
+    /// Every other field the service sent, as it came.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Decoded for BotList {
+    fn may_report_failure(&self) -> bool {
+        self.success != Some(true)
+    }
+}
+
+/// A bot's state in a room.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct BotStatus {
+    /// `status`: `ENABLED` or `DISABLED`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// Every other field the service sent, as it came.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Decoded for BotStatus {
+    fn may_report_failure(&self) -> bool {
+        self.extra.get("success") == Some(&Value::Bool(false))
+    }
+}
+
+/// The answer to enabling or disabling a bot in a room.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct BotRoomAnswer {
+    /// `success`: True: the service did it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub success: Option<bool>,
+    /// `message`: What the service said (disabling).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// `botStatus`: The bot's state in the room (enabling).
+    #[serde(rename = "botStatus", default, skip_serializing_if = "Option::is_none")]
+    pub bot_status: Option<BotStatus>,
+    /// Every other field the service sent, as it came.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Decoded for BotRoomAnswer {
+    fn may_report_failure(&self) -> bool {
+        self.success != Some(true)
+    }
+}

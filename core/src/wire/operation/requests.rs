@@ -72,7 +72,7 @@ pub fn list_chat_rooms() -> WireRequest {
 
 /// Decodes the answer of [`Client::list_chat_rooms`](crate::Client::list_chat_rooms): a non-2xx
 /// answer, or one that says `"success": false`, is the error it stands for.
-pub fn decode_list_chat_rooms(response: &WireResponse) -> Result<serde_json::Value> {
+pub fn decode_list_chat_rooms(response: &WireResponse) -> Result<Vec<Room>> {
     decode_json(response)
 }
 
@@ -154,5 +154,566 @@ pub fn update_bot(bot_id: &str, params: &UpdateBot) -> Result<WireRequest> {
 /// Decodes the answer of [`Client::update_bot`](crate::Client::update_bot): a non-2xx answer,
 /// or one that says `"success": false`, is the error it stands for.
 pub fn decode_update_bot(response: &WireResponse) -> Result<BotAnswer> {
+    decode_json(response)
+}
+
+/// The request of [`Client::create_chat_room`](crate::Client::create_chat_room): POST
+/// `/consumer/api/v1/chatroom`, checked against the declaration (a validation error, nothing to
+/// send).
+pub fn create_chat_room(params: &CreateChatRoom) -> Result<WireRequest> {
+    let mut map = Map::new();
+    params.write_params(&mut map);
+    let json = Value::Object(map);
+    Operation::CreateChatRoom.build(&json)
+}
+
+/// Decodes the answer of [`Client::create_chat_room`](crate::Client::create_chat_room): a
+/// non-2xx answer, or one that says `"success": false`, is the error it stands for.
+pub fn decode_create_chat_room(response: &WireResponse) -> Result<RoomAnswer> {
+    decode_json(response)
+}
+
+/// The request of [`Client::get_chat_room`](crate::Client::get_chat_room): GET
+/// `/consumer/api/v1/chatroom/{roomId}`, checked against the declaration (a validation error,
+/// nothing to send).
+pub fn get_chat_room(room_id: &str) -> Result<WireRequest> {
+    let mut map = Map::new();
+    map.insert("roomId".into(), room_id.into());
+    let json = Value::Object(map);
+    Operation::GetChatRoom.build(&json)
+}
+
+/// Decodes the answer of [`Client::get_chat_room`](crate::Client::get_chat_room): a non-2xx
+/// answer, or one that says `"success": false`, is the error it stands for.
+pub fn decode_get_chat_room(response: &WireResponse) -> Result<Room> {
+    decode_json(response)
+}
+
+/// The request of [`Client::update_chat_room`](crate::Client::update_chat_room): PUT
+/// `/consumer/api/v1/chatroom/{roomId}`, checked against the declaration (a validation error,
+/// nothing to send).
+pub fn update_chat_room(room_id: &str, params: &UpdateChatRoom) -> Result<WireRequest> {
+    let mut map = Map::new();
+    map.insert("roomId".into(), room_id.into());
+    params.write_params(&mut map);
+    let json = Value::Object(map);
+    Operation::UpdateChatRoom.build(&json)
+}
+
+/// Decodes the answer of [`Client::update_chat_room`](crate::Client::update_chat_room): a
+/// non-2xx answer, or one that says `"success": false`, is the error it stands for.
+pub fn decode_update_chat_room(response: &WireResponse) -> Result<RoomAnswer> {
+    decode_json(response)
+}
+
+/// The request of [`Client::delete_chat_room`](crate::Client::delete_chat_room): DELETE
+/// `/consumer/api/v1/chatroom/{roomId}`, checked against the declaration (a validation error,
+/// nothing to send).
+pub fn delete_chat_room(room_id: &str) -> Result<WireRequest> {
+    let mut map = Map::new();
+    map.insert("roomId".into(), room_id.into());
+    let json = Value::Object(map);
+    Operation::DeleteChatRoom.build(&json)
+}
+
+/// Decodes the answer of [`Client::delete_chat_room`](crate::Client::delete_chat_room): a
+/// non-2xx answer, or one that says `"success": false`, is the error it stands for.
+pub fn decode_delete_chat_room(response: &WireResponse) -> Result<RoomAnswer> {
+    decode_json(response)
+}
+
+/// The request of [`Client::turn_chat_on`](crate::Client::turn_chat_on): POST
+/// `/consumer/api/v1/chatRoom/{roomId}/on`, checked against the declaration (a validation
+/// error, nothing to send).
+pub fn turn_chat_on(room_id: &str) -> Result<WireRequest> {
+    let mut map = Map::new();
+    map.insert("roomId".into(), room_id.into());
+    let json = Value::Object(map);
+    Operation::TurnChatOn.build(&json)
+}
+
+/// Decodes the answer of [`Client::turn_chat_on`](crate::Client::turn_chat_on): a non-2xx
+/// answer, or one that says `"success": false`, is the error it stands for.
+pub fn decode_turn_chat_on(response: &WireResponse) -> Result<Acknowledged> {
+    decode_json(response)
+}
+
+/// The request of [`Client::turn_chat_off`](crate::Client::turn_chat_off): POST
+/// `/consumer/api/v1/chatRoom/{roomId}/off`, checked against the declaration (a validation
+/// error, nothing to send).
+pub fn turn_chat_off(room_id: &str) -> Result<WireRequest> {
+    let mut map = Map::new();
+    map.insert("roomId".into(), room_id.into());
+    let json = Value::Object(map);
+    Operation::TurnChatOff.build(&json)
+}
+
+/// Decodes the answer of [`Client::turn_chat_off`](crate::Client::turn_chat_off): a non-2xx
+/// answer, or one that says `"success": false`, is the error it stands for.
+pub fn decode_turn_chat_off(response: &WireResponse) -> Result<Acknowledged> {
+    decode_json(response)
+}
+
+/// The request of [`Client::set_chat_off_message`](crate::Client::set_chat_off_message): POST
+/// `/consumer/api/v1/chatroom/{roomId}/chatoffmessage`, checked against the declaration (a
+/// validation error, nothing to send).
+pub fn set_chat_off_message(room_id: &str, message: &str) -> Result<WireRequest> {
+    let mut map = Map::new();
+    map.insert("roomId".into(), room_id.into());
+    map.insert("message".into(), message.into());
+    let json = Value::Object(map);
+    Operation::SetChatOffMessage.build(&json)
+}
+
+/// Decodes the answer of [`Client::set_chat_off_message`](crate::Client::set_chat_off_message):
+/// a non-2xx answer, or one that says `"success": false`, is the error it stands for.
+pub fn decode_set_chat_off_message(response: &WireResponse) -> Result<Acknowledged> {
+    decode_json(response)
+}
+
+/// The request of [`Client::room_messages`](crate::Client::room_messages): GET
+/// `/consumer/api/v1/chatRoom/{roomId}/messages`, checked against the declaration (a validation
+/// error, nothing to send).
+pub fn room_messages(room_id: &str, params: &RoomMessages) -> Result<WireRequest> {
+    let mut map = Map::new();
+    map.insert("roomId".into(), room_id.into());
+    params.write_params(&mut map);
+    let json = Value::Object(map);
+    Operation::RoomMessages.build(&json)
+}
+
+/// Decodes the answer of [`Client::room_messages`](crate::Client::room_messages): a non-2xx
+/// answer, or one that says `"success": false`, is the error it stands for.
+pub fn decode_room_messages(response: &WireResponse) -> Result<MessagePage> {
+    decode_json(response)
+}
+
+/// The request of [`Client::delete_room_messages`](crate::Client::delete_room_messages): DELETE
+/// `/consumer/api/v1/chatroom/{roomId}/messages`, checked against the declaration (a validation
+/// error, nothing to send).
+pub fn delete_room_messages(room_id: &str, params: &DeleteRoomMessages) -> Result<WireRequest> {
+    let mut map = Map::new();
+    map.insert("roomId".into(), room_id.into());
+    params.write_params(&mut map);
+    let json = Value::Object(map);
+    Operation::DeleteRoomMessages.build(&json)
+}
+
+/// Decodes the answer of [`Client::delete_room_messages`](crate::Client::delete_room_messages):
+/// a non-2xx answer, or one that says `"success": false`, is the error it stands for.
+pub fn decode_delete_room_messages(response: &WireResponse) -> Result<RoomAnswer> {
+    decode_json(response)
+}
+
+/// The request of [`Client::send_room_message`](crate::Client::send_room_message): POST
+/// `/consumer/api/v1/chatroom/{roomId}/message`, checked against the declaration (a validation
+/// error, nothing to send).
+pub fn send_room_message(
+    room_id: &str,
+    message: &str,
+    params: &SendRoomMessage,
+) -> Result<WireRequest> {
+    let mut map = Map::new();
+    map.insert("roomId".into(), room_id.into());
+    map.insert("message".into(), message.into());
+    params.write_params(&mut map);
+    let json = Value::Object(map);
+    Operation::SendRoomMessage.build(&json)
+}
+
+/// Decodes the answer of [`Client::send_room_message`](crate::Client::send_room_message): a
+/// non-2xx answer, or one that says `"success": false`, is the error it stands for.
+pub fn decode_send_room_message(response: &WireResponse) -> Result<Acknowledged> {
+    decode_json(response)
+}
+
+/// The request of [`Client::create_channel`](crate::Client::create_channel): POST
+/// `/consumer/api/v1/chatroom/{roomId}/channel`, checked against the declaration (a validation
+/// error, nothing to send).
+pub fn create_channel(
+    room_id: &str,
+    channel_name: &str,
+    params: &CreateChannel,
+) -> Result<WireRequest> {
+    let mut map = Map::new();
+    map.insert("roomId".into(), room_id.into());
+    map.insert("channelName".into(), channel_name.into());
+    params.write_params(&mut map);
+    let json = Value::Object(map);
+    Operation::CreateChannel.build(&json)
+}
+
+/// Decodes the answer of [`Client::create_channel`](crate::Client::create_channel): a non-2xx
+/// answer, or one that says `"success": false`, is the error it stands for.
+pub fn decode_create_channel(response: &WireResponse) -> Result<Channel> {
+    decode_json(response)
+}
+
+/// The request of [`Client::update_channel`](crate::Client::update_channel): PUT
+/// `/consumer/api/v1/chatroom/{roomId}/channel/{channelId}`, checked against the declaration (a
+/// validation error, nothing to send).
+pub fn update_channel(
+    room_id: &str,
+    channel_id: &str,
+    params: &UpdateChannel,
+) -> Result<WireRequest> {
+    let mut map = Map::new();
+    map.insert("roomId".into(), room_id.into());
+    map.insert("channelId".into(), channel_id.into());
+    params.write_params(&mut map);
+    let json = Value::Object(map);
+    Operation::UpdateChannel.build(&json)
+}
+
+/// Decodes the answer of [`Client::update_channel`](crate::Client::update_channel): a non-2xx
+/// answer, or one that says `"success": false`, is the error it stands for.
+pub fn decode_update_channel(response: &WireResponse) -> Result<Channel> {
+    decode_json(response)
+}
+
+/// The request of [`Client::send_channel_message`](crate::Client::send_channel_message): POST
+/// `/consumer/api/v1/chatroom/{roomId}/channel/{channelId}/message`, checked against the
+/// declaration (a validation error, nothing to send).
+pub fn send_channel_message(
+    room_id: &str,
+    channel_id: &str,
+    message: &str,
+    params: &SendChannelMessage,
+) -> Result<WireRequest> {
+    let mut map = Map::new();
+    map.insert("roomId".into(), room_id.into());
+    map.insert("channelId".into(), channel_id.into());
+    map.insert("message".into(), message.into());
+    params.write_params(&mut map);
+    let json = Value::Object(map);
+    Operation::SendChannelMessage.build(&json)
+}
+
+/// Decodes the answer of [`Client::send_channel_message`](crate::Client::send_channel_message):
+/// a non-2xx answer, or one that says `"success": false`, is the error it stands for.
+pub fn decode_send_channel_message(response: &WireResponse) -> Result<Acknowledged> {
+    decode_json(response)
+}
+
+/// The request of [`Client::channel_messages`](crate::Client::channel_messages): GET
+/// `/consumer/api/v1/chatRoom/{roomId}/channel/{channelId}/messages`, checked against the
+/// declaration (a validation error, nothing to send).
+pub fn channel_messages(
+    room_id: &str,
+    channel_id: &str,
+    params: &ChannelMessages,
+) -> Result<WireRequest> {
+    let mut map = Map::new();
+    map.insert("roomId".into(), room_id.into());
+    map.insert("channelId".into(), channel_id.into());
+    params.write_params(&mut map);
+    let json = Value::Object(map);
+    Operation::ChannelMessages.build(&json)
+}
+
+/// Decodes the answer of [`Client::channel_messages`](crate::Client::channel_messages): a
+/// non-2xx answer, or one that says `"success": false`, is the error it stands for.
+pub fn decode_channel_messages(response: &WireResponse) -> Result<MessagePage> {
+    decode_json(response)
+}
+
+/// The request of [`Client::delete_channel_message`](crate::Client::delete_channel_message):
+/// DELETE `/consumer/api/v2/chatroom/{roomId}/channel/{channelId}/message/{messageId}`, checked
+/// against the declaration (a validation error, nothing to send).
+pub fn delete_channel_message(
+    room_id: &str,
+    channel_id: &str,
+    message_id: &str,
+) -> Result<WireRequest> {
+    let mut map = Map::new();
+    map.insert("roomId".into(), room_id.into());
+    map.insert("channelId".into(), channel_id.into());
+    map.insert("messageId".into(), message_id.into());
+    let json = Value::Object(map);
+    Operation::DeleteChannelMessage.build(&json)
+}
+
+/// Decodes the answer of
+/// [`Client::delete_channel_message`](crate::Client::delete_channel_message): a non-2xx answer,
+/// or one that says `"success": false`, is the error it stands for.
+pub fn decode_delete_channel_message(response: &WireResponse) -> Result<Acknowledged> {
+    decode_json(response)
+}
+
+/// The request of [`Client::list_conversations`](crate::Client::list_conversations): GET
+/// `/consumer/api/v2/{pathForm}/{roomId}/conversations`, checked against the declaration (a
+/// validation error, nothing to send).
+pub fn list_conversations(room_id: &str) -> Result<WireRequest> {
+    let mut map = Map::new();
+    map.insert("roomId".into(), room_id.into());
+    let json = Value::Object(map);
+    Operation::ListConversations.build(&json)
+}
+
+/// Decodes the answer of [`Client::list_conversations`](crate::Client::list_conversations): a
+/// non-2xx answer, or one that says `"success": false`, is the error it stands for.
+pub fn decode_list_conversations(response: &WireResponse) -> Result<Vec<Conversation>> {
+    decode_json(response)
+}
+
+/// The request of [`Client::update_user`](crate::Client::update_user): PUT
+/// `/consumer/api/v1/user`, checked against the declaration (a validation error, nothing to
+/// send).
+pub fn update_user(params: &UpdateUser) -> Result<WireRequest> {
+    let mut map = Map::new();
+    params.write_params(&mut map);
+    let json = Value::Object(map);
+    Operation::UpdateUser.build(&json)
+}
+
+/// Decodes the answer of [`Client::update_user`](crate::Client::update_user): a non-2xx answer,
+/// or one that says `"success": false`, is the error it stands for.
+pub fn decode_update_user(response: &WireResponse) -> Result<UpdatedUser> {
+    decode_json(response)
+}
+
+/// The request of [`Client::create_user_v2`](crate::Client::create_user_v2): POST
+/// `/consumer/api/v2/user`, checked against the declaration (a validation error, nothing to
+/// send).
+pub fn create_user_v2(
+    unique_user_identifier: &str,
+    username: &str,
+    params: &CreateUserV2,
+) -> Result<WireRequest> {
+    let mut map = Map::new();
+    map.insert("uniqueUserIdentifier".into(), unique_user_identifier.into());
+    map.insert("username".into(), username.into());
+    params.write_params(&mut map);
+    let json = Value::Object(map);
+    Operation::CreateUserV2.build(&json)
+}
+
+/// Decodes the answer of [`Client::create_user_v2`](crate::Client::create_user_v2): a non-2xx
+/// answer, or one that says `"success": false`, is the error it stands for.
+pub fn decode_create_user_v2(response: &WireResponse) -> Result<ProvisionedUser> {
+    decode_json(response)
+}
+
+/// The request of [`Client::get_user`](crate::Client::get_user): GET
+/// `/consumer/api/v2/user/{uniqueUserIdentifier}`, checked against the declaration (a
+/// validation error, nothing to send).
+pub fn get_user(unique_user_identifier: &str) -> Result<WireRequest> {
+    let mut map = Map::new();
+    map.insert("uniqueUserIdentifier".into(), unique_user_identifier.into());
+    let json = Value::Object(map);
+    Operation::GetUser.build(&json)
+}
+
+/// Decodes the answer of [`Client::get_user`](crate::Client::get_user): a non-2xx answer, or
+/// one that says `"success": false`, is the error it stands for.
+pub fn decode_get_user(response: &WireResponse) -> Result<UserProfile> {
+    decode_json(response)
+}
+
+/// The request of [`Client::user_rooms`](crate::Client::user_rooms): GET
+/// `/consumer/api/v2/user/{uniqueUserIdentifier}/rooms`, checked against the declaration (a
+/// validation error, nothing to send).
+pub fn user_rooms(unique_user_identifier: &str) -> Result<WireRequest> {
+    let mut map = Map::new();
+    map.insert("uniqueUserIdentifier".into(), unique_user_identifier.into());
+    let json = Value::Object(map);
+    Operation::UserRooms.build(&json)
+}
+
+/// Decodes the answer of [`Client::user_rooms`](crate::Client::user_rooms): a non-2xx answer,
+/// or one that says `"success": false`, is the error it stands for.
+pub fn decode_user_rooms(response: &WireResponse) -> Result<Vec<RoomName>> {
+    decode_json(response)
+}
+
+/// The request of [`Client::remove_user`](crate::Client::remove_user): DELETE
+/// `/consumer/api/v2/user`, checked against the declaration (a validation error, nothing to
+/// send).
+pub fn remove_user(params: &RemoveUser) -> Result<WireRequest> {
+    let mut map = Map::new();
+    params.write_params(&mut map);
+    let json = Value::Object(map);
+    Operation::RemoveUser.build(&json)
+}
+
+/// Decodes the answer of [`Client::remove_user`](crate::Client::remove_user): a non-2xx answer,
+/// or one that says `"success": false`, is the error it stands for.
+pub fn decode_remove_user(response: &WireResponse) -> Result<Acknowledged> {
+    decode_json(response)
+}
+
+/// The request of [`Client::list_members`](crate::Client::list_members): GET
+/// `/consumer/api/v2/room/{roomId}/members`, checked against the declaration (a validation
+/// error, nothing to send).
+pub fn list_members(room_id: &str, params: &ListMembers) -> Result<WireRequest> {
+    let mut map = Map::new();
+    map.insert("roomId".into(), room_id.into());
+    params.write_params(&mut map);
+    let json = Value::Object(map);
+    Operation::ListMembers.build(&json)
+}
+
+/// Decodes the answer of [`Client::list_members`](crate::Client::list_members): a non-2xx
+/// answer, or one that says `"success": false`, is the error it stands for.
+pub fn decode_list_members(response: &WireResponse) -> Result<MemberPage> {
+    decode_json(response)
+}
+
+/// The request of [`Client::set_member`](crate::Client::set_member): POST
+/// `/consumer/api/v2/room/{roomId}/member`, checked against the declaration (a validation
+/// error, nothing to send).
+pub fn set_member(
+    room_id: &str,
+    unique_user_identifier: &str,
+    role_name: &str,
+) -> Result<WireRequest> {
+    let mut map = Map::new();
+    map.insert("roomId".into(), room_id.into());
+    map.insert("uniqueUserIdentifier".into(), unique_user_identifier.into());
+    map.insert("roleName".into(), role_name.into());
+    let json = Value::Object(map);
+    Operation::SetMember.build(&json)
+}
+
+/// Decodes the answer of [`Client::set_member`](crate::Client::set_member): a non-2xx answer,
+/// or one that says `"success": false`, is the error it stands for.
+pub fn decode_set_member(response: &WireResponse) -> Result<Member> {
+    decode_json(response)
+}
+
+/// The request of [`Client::remove_member`](crate::Client::remove_member): DELETE
+/// `/consumer/api/v2/room/{roomId}/member`, checked against the declaration (a validation
+/// error, nothing to send).
+pub fn remove_member(room_id: &str, unique_user_identifier: &str) -> Result<WireRequest> {
+    let mut map = Map::new();
+    map.insert("roomId".into(), room_id.into());
+    map.insert("uniqueUserIdentifier".into(), unique_user_identifier.into());
+    let json = Value::Object(map);
+    Operation::RemoveMember.build(&json)
+}
+
+/// Decodes the answer of [`Client::remove_member`](crate::Client::remove_member): a non-2xx
+/// answer, or one that says `"success": false`, is the error it stands for.
+pub fn decode_remove_member(response: &WireResponse) -> Result<Acknowledged> {
+    decode_json(response)
+}
+
+/// The request of [`Client::create_bot`](crate::Client::create_bot): POST
+/// `/consumer/api/v2/bot`, checked against the declaration (a validation error, nothing to
+/// send).
+pub fn create_bot(name: &str, webhook_url: &str, params: &CreateBot) -> Result<WireRequest> {
+    let mut map = Map::new();
+    map.insert("name".into(), name.into());
+    map.insert("webhookURL".into(), webhook_url.into());
+    params.write_params(&mut map);
+    let json = Value::Object(map);
+    Operation::CreateBot.build(&json)
+}
+
+/// Decodes the answer of [`Client::create_bot`](crate::Client::create_bot): a non-2xx answer,
+/// or one that says `"success": false`, is the error it stands for.
+pub fn decode_create_bot(response: &WireResponse) -> Result<BotAnswer> {
+    decode_json(response)
+}
+
+/// The request of [`Client::list_bots`](crate::Client::list_bots): GET `/consumer/api/v2/bots`,
+/// checked against the declaration (a validation error, nothing to send).
+pub fn list_bots() -> WireRequest {
+    super::catalog::LIST_BOTS.request_without_params()
+}
+
+/// Decodes the answer of [`Client::list_bots`](crate::Client::list_bots): a non-2xx answer, or
+/// one that says `"success": false`, is the error it stands for.
+pub fn decode_list_bots(response: &WireResponse) -> Result<BotList> {
+    decode_json(response)
+}
+
+/// The request of [`Client::enable_bot`](crate::Client::enable_bot): POST
+/// `/consumer/api/v2/bot/{botId}/enable`, checked against the declaration (a validation error,
+/// nothing to send).
+pub fn enable_bot(bot_id: &str) -> Result<WireRequest> {
+    let mut map = Map::new();
+    map.insert("botId".into(), bot_id.into());
+    let json = Value::Object(map);
+    Operation::EnableBot.build(&json)
+}
+
+/// Decodes the answer of [`Client::enable_bot`](crate::Client::enable_bot): a non-2xx answer,
+/// or one that says `"success": false`, is the error it stands for.
+pub fn decode_enable_bot(response: &WireResponse) -> Result<BotAnswer> {
+    decode_json(response)
+}
+
+/// The request of [`Client::disable_bot`](crate::Client::disable_bot): POST
+/// `/consumer/api/v2/bot/{botId}/disable`, checked against the declaration (a validation error,
+/// nothing to send).
+pub fn disable_bot(bot_id: &str) -> Result<WireRequest> {
+    let mut map = Map::new();
+    map.insert("botId".into(), bot_id.into());
+    let json = Value::Object(map);
+    Operation::DisableBot.build(&json)
+}
+
+/// Decodes the answer of [`Client::disable_bot`](crate::Client::disable_bot): a non-2xx answer,
+/// or one that says `"success": false`, is the error it stands for.
+pub fn decode_disable_bot(response: &WireResponse) -> Result<BotAnswer> {
+    decode_json(response)
+}
+
+/// The request of [`Client::enable_bot_in_room`](crate::Client::enable_bot_in_room): POST
+/// `/consumer/api/v2/bot/{botId}/chatroom/{roomId}/enable`, checked against the declaration (a
+/// validation error, nothing to send).
+pub fn enable_bot_in_room(bot_id: &str, room_id: &str) -> Result<WireRequest> {
+    let mut map = Map::new();
+    map.insert("botId".into(), bot_id.into());
+    map.insert("roomId".into(), room_id.into());
+    let json = Value::Object(map);
+    Operation::EnableBotInRoom.build(&json)
+}
+
+/// Decodes the answer of [`Client::enable_bot_in_room`](crate::Client::enable_bot_in_room): a
+/// non-2xx answer, or one that says `"success": false`, is the error it stands for.
+pub fn decode_enable_bot_in_room(response: &WireResponse) -> Result<BotRoomAnswer> {
+    decode_json(response)
+}
+
+/// The request of [`Client::disable_bot_in_room`](crate::Client::disable_bot_in_room): POST
+/// `/consumer/api/v2/bot/{botId}/chatroom/{roomId}/disable`, checked against the declaration (a
+/// validation error, nothing to send).
+pub fn disable_bot_in_room(bot_id: &str, room_id: &str) -> Result<WireRequest> {
+    let mut map = Map::new();
+    map.insert("botId".into(), bot_id.into());
+    map.insert("roomId".into(), room_id.into());
+    let json = Value::Object(map);
+    Operation::DisableBotInRoom.build(&json)
+}
+
+/// Decodes the answer of [`Client::disable_bot_in_room`](crate::Client::disable_bot_in_room): a
+/// non-2xx answer, or one that says `"success": false`, is the error it stands for.
+pub fn decode_disable_bot_in_room(response: &WireResponse) -> Result<BotRoomAnswer> {
+    decode_json(response)
+}
+
+/// The request of [`Client::send_bot_message`](crate::Client::send_bot_message): POST
+/// `/consumer/api/v2/bot/{botId}/chatroom/{roomId}/message`, checked against the declaration (a
+/// validation error, nothing to send).
+pub fn send_bot_message(
+    bot_id: &str,
+    room_id: &str,
+    message: &str,
+    params: &SendBotMessage,
+) -> Result<WireRequest> {
+    let mut map = Map::new();
+    map.insert("botId".into(), bot_id.into());
+    map.insert("roomId".into(), room_id.into());
+    map.insert("message".into(), message.into());
+    params.write_params(&mut map);
+    let json = Value::Object(map);
+    Operation::SendBotMessage.build(&json)
+}
+
+/// Decodes the answer of [`Client::send_bot_message`](crate::Client::send_bot_message): a
+/// non-2xx answer, or one that says `"success": false`, is the error it stands for.
+pub fn decode_send_bot_message(response: &WireResponse) -> Result<Acknowledged> {
     decode_json(response)
 }

@@ -109,6 +109,12 @@ pub enum ParamKind {
     Integer,
     /// `true` or `false`.
     Boolean,
+    /// A setting the service takes as `"on"`/`"off"`: `true` or `false` for the
+    /// caller, sent as `"on"` or `"off"`.
+    Switch,
+    /// Any JSON value, sent as given (an object of settings, an author, a
+    /// list of buttons).
+    Json,
 }
 
 impl OperationSpec {
@@ -307,6 +313,13 @@ impl ParamSpec {
                     return Err(format!("{name} must be true or false"));
                 }
             }
+            ParamKind::Switch => {
+                return match value.as_bool() {
+                    Some(on) => Ok(Value::from(if on { "on" } else { "off" })),
+                    None => Err(format!("{name} must be true or false")),
+                };
+            }
+            ParamKind::Json => {}
         }
         Ok(value.clone())
     }
