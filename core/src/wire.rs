@@ -446,7 +446,15 @@ pub fn decode_error(response: &WireResponse, now: SystemTime) -> Error {
     let (mut kind, message) = classify(status, &text);
     // The service's 404 for an unknown room is an empty object: JSON, so the
     // service's own answer, not a proxy's page.
-    if status == 404 && matches!(&json, Some(Value::Object(_))) {
+    // The reference pages print room validation failures (the object with
+    // `details`) under a 404 too: those are invalid requests.
+    let validation = json
+        .as_ref()
+        .and_then(|j| j.get("error"))
+        .is_some_and(|e| e.get("details").is_some());
+    if status == 404 && validation {
+        kind = ErrorKind::InvalidRequest;
+    } else if status == 404 && matches!(&json, Some(Value::Object(_))) {
         kind = ErrorKind::NotFound;
     }
     let message = if message.is_empty() {

@@ -414,6 +414,44 @@ impl<'de> Deserialize<'de> for EpochSeconds {
     }
 }
 
+/// A field the pages type loosely ("number or string"): its text, a number
+/// written as JSON writes it (`7` → `"7"`), or none for null.
+struct TextOrNumber(Option<String>);
+
+impl<'de> Deserialize<'de> for TextOrNumber {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TextOrNumberVisitor;
+        impl<'de> Visitor<'de> for TextOrNumberVisitor {
+            type Value = TextOrNumber;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or a number")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<TextOrNumber, E> {
+                Ok(TextOrNumber(Some(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<TextOrNumber, E> {
+                Ok(TextOrNumber(Some(v)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<TextOrNumber, E> {
+                Ok(TextOrNumber(Some(v.to_string())))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<TextOrNumber, E> {
+                Ok(TextOrNumber(Some(v.to_string())))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<TextOrNumber, E> {
+                Ok(TextOrNumber(Some(
+                    serde_json::Number::from_f64(v)
+                        .map_or_else(|| v.to_string(), |n| n.to_string()),
+                )))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<TextOrNumber, E> {
+                Ok(TextOrNumber(None))
+            }
+        }
+        deserializer.deserialize_any(TextOrNumberVisitor)
+    }
+}
+
 impl<'de> Deserialize<'de> for TokenUser {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct TokenUserVisitor;
@@ -431,7 +469,9 @@ impl<'de> Deserialize<'de> for TokenUser {
                         "username" => out.username = map.next_value()?,
                         "chatRoom" => out.chat_room = map.next_value()?,
                         "isModerator" => out.is_moderator = map.next_value()?,
-                        "externalUserId" => out.external_user_id = map.next_value()?,
+                        "externalUserId" => {
+                            out.external_user_id = map.next_value::<TextOrNumber>()?.0
+                        }
                         "created" => out.created = map.next_value()?,
                         "updated" => out.updated = map.next_value()?,
                         "iat" => out.iat = map.next_value::<EpochSeconds>()?.0,

@@ -228,7 +228,8 @@ pub struct TokenUser {
         skip_serializing_if = "Option::is_none"
     )]
     pub is_moderator: Option<bool>,
-    /// The customer's own id of the user, given at creation.
+    /// The customer's own id of the user, given at creation: a number given
+    /// there comes as its text (`7` → `"7"`).
     #[serde(
         rename = "externalUserId",
         default,

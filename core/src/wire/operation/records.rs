@@ -313,7 +313,7 @@ pub struct MessageFile {
     pub file_name: Option<String>,
     /// `size`: Its size in bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub size: Option<f64>,
+    pub size: Option<i64>,
     /// `contentType`: Its MIME type.
     #[serde(
         rename = "contentType",
@@ -330,14 +330,14 @@ pub struct MessageFile {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub image_height: Option<f64>,
+    pub image_height: Option<i64>,
     /// `imageWidth`: An image's width in pixels.
     #[serde(
         rename = "imageWidth",
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub image_width: Option<f64>,
+    pub image_width: Option<i64>,
     /// Every other field the service sent, as it came.
     #[serde(flatten)]
     pub extra: Map<String, Value>,

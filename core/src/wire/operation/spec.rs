@@ -201,7 +201,11 @@ impl OperationSpec {
             }
         }
         for group in self.exactly_one {
-            let count = group.iter().filter(|name| get(name).is_some()).count();
+            // A flag is an author only when set: `systemMessage: false` is not one.
+            let count = group
+                .iter()
+                .filter(|name| get(name).is_some_and(|v| *v != Value::Bool(false)))
+                .count();
             if count != 1 {
                 // "userId and uniqueUserIdentifier", "a, b and c".
                 let names = match group.split_last() {
