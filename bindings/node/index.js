@@ -677,7 +677,7 @@ class Client {
     }
     const open = (handle, settings) => {
       if (json instanceof Error) throw json
-      return client.paged(operation, items, json, handle, settings)
+      return client.paged(operation, what, items, json, handle, settings)
     }
     return new LazyIterator(what, open, options, items ? PAGED_ITEMS : PAGED_PAGES)
   }

@@ -1199,9 +1199,11 @@ fn records_rs(d: &Declarations, ops: &[NodeOp<'_>], paged: &[Paged<'_>]) -> Stri
     }
     line(w, "");
     line(w, "use roomchat::wire::{self, Operation, WireResponse};");
-    line(w, "use roomchat::Error;");
+    line(w, "use roomchat::{Client, Error};");
+    line(w, "use serde_json::Value;");
     line(w, "");
-    line(w, "use crate::args::{ExtraKind, ParamsShape};");
+    line(w, "use crate::args::{self, Args, ExtraKind, ParamsShape};");
+    line(w, "use crate::paged::{self, PagedSteps};");
     line(
         w,
         "use crate::shape::{self, FieldShape, Paging, RecordShape};",
@@ -1321,30 +1323,104 @@ fn records_rs(d: &Declarations, ops: &[NodeOp<'_>], paged: &[Paged<'_>]) -> Stri
         line(w, "};");
     }
     line(w, "");
+    line(w, "");
+    for text in [
+        "/// The lazy iterator of a listing that pages (core's, over its items when",
+        "/// `items`, else page by page) for `params`: the JSON of the method's own",
+        "/// arguments and its params object (`pageSize`, `skip` and the listing's other",
+        "/// params, by their wire names); `what` names the method in errors.",
+    ] {
+        line(w, text);
+    }
     line(
         w,
-        "/// How a listing that pages is written by its lazy iterators: its pages and their items.",
+        "pub fn open_paged(client: &Client, operation: Operation, what: &str, items: bool, params: &Value) -> Result<Box<dyn PagedSteps>, Error> {",
     );
-    line(
-        w,
-        "pub fn paging_of(operation: Operation) -> Option<&'static Paging> {",
-    );
-    if paged.is_empty() {
-        line(w, "let _ = operation;");
-        line(w, "None");
-    } else {
+    line(w, "let p = Args::new(what, params)?;");
+    if !paged.is_empty() {
         line(w, "match operation {");
-        for paging in paged {
+    }
+    for paging in paged {
+        let op = paging.node.op;
+        let mut known: Vec<String> = paging
+            .node
+            .arguments()
+            .iter()
+            .map(|p| format!("{:?}", p.name))
+            .collect();
+        known.push("\"pageSize\"".into());
+        known.push("\"skip\"".into());
+        known.extend(paging.filters().iter().map(|p| format!("{:?}", p.name)));
+        line(w, &format!("Operation::{} => {{", op.type_name()));
+        line(w, &format!("p.only(&[{}])?;", known.join(", ")));
+        line(
+            w,
+            &format!("let mut query = roomchat::{}::new();", op.type_name()),
+        );
+        line(
+            w,
+            "if let Some(size) = p.whole(\"pageSize\", 1, args::MAX_SAFE_INTEGER)? { query = query.limit(size); }",
+        );
+        line(
+            w,
+            "if let Some(skip) = p.whole(\"skip\", 0, args::MAX_SAFE_INTEGER)? { query = query.skip(skip); }",
+        );
+        for filter in paging.filters() {
+            let read = match filter.kind.as_str() {
+                "boolean" | "switch" => format!("p.boolean({:?})?", filter.name),
+                "integer" => format!("p.whole({:?}, 0, args::MAX_SAFE_INTEGER)?", filter.name),
+                _ => format!("p.string({:?})?", filter.name),
+            };
             line(
                 w,
                 &format!(
-                    "Operation::{} => Some(&{}_PAGING),",
-                    paging.node.op.type_name(),
-                    paging.node.op.name.to_ascii_uppercase()
+                    "if let Some(value) = {read} {{ query = query.{}(value); }}",
+                    snake(&filter.name)
                 ),
             );
         }
-        line(w, "_ => None,");
+        let mut call_args: Vec<String> = Vec::new();
+        for (i, arg) in paging.node.arguments().iter().enumerate() {
+            line(
+                w,
+                &format!("let arg{i} = p.required_string({:?})?;", arg.name),
+            );
+            call_args.push(format!("&arg{i}"));
+        }
+        call_args.push("&query".into());
+        let static_paging = format!("&{}_PAGING", op.name.to_ascii_uppercase());
+        line(w, "Ok(if items {");
+        line(
+            w,
+            &format!(
+                "paged::items(client.iter_{}({}), {static_paging})",
+                op.name,
+                call_args.join(", ")
+            ),
+        );
+        line(w, "} else {");
+        line(
+            w,
+            &format!(
+                "paged::pages(client.{}_pages({}), {static_paging})",
+                op.name,
+                call_args.join(", ")
+            ),
+        );
+        line(w, "})");
+        line(w, "}");
+    }
+    if paged.is_empty() {
+        line(w, "let _ = (client, operation, items, p);");
+        line(
+            w,
+            "Err(args::invalid(format!(\"{what}: no listing pages\")))",
+        );
+    } else {
+        line(
+            w,
+            "_ => Err(args::invalid(format!(\"{what}: {} is not a listing that pages\", operation.name()))),",
+        );
         line(w, "}");
     }
     line(w, "}");

@@ -8,9 +8,11 @@
 //! shapes predate the declarations, as core's JSON params take them (args.rs).
 
 use roomchat::wire::{self, Operation, WireResponse};
-use roomchat::Error;
+use roomchat::{Client, Error};
+use serde_json::Value;
 
-use crate::args::{ExtraKind, ParamsShape};
+use crate::args::{self, Args, ExtraKind, ParamsShape};
+use crate::paged::{self, PagedSteps};
 use crate::shape::{self, FieldShape, Paging, RecordShape};
 
 /// The answer of `operation` in `response`, as the JS layer returns it: a non-2xx
@@ -192,13 +194,96 @@ static CREATE_CHAT_ROOM_PARAMS: ParamsShape = ParamsShape {
     role_flag: None,
 };
 
-/// How a listing that pages is written by its lazy iterators: its pages and their items.
-pub fn paging_of(operation: Operation) -> Option<&'static Paging> {
+/// The lazy iterator of a listing that pages (core's, over its items when
+/// `items`, else page by page) for `params`: the JSON of the method's own
+/// arguments and its params object (`pageSize`, `skip` and the listing's other
+/// params, by their wire names); `what` names the method in errors.
+pub fn open_paged(
+    client: &Client,
+    operation: Operation,
+    what: &str,
+    items: bool,
+    params: &Value,
+) -> Result<Box<dyn PagedSteps>, Error> {
+    let p = Args::new(what, params)?;
     match operation {
-        Operation::RoomMessages => Some(&ROOM_MESSAGES_PAGING),
-        Operation::ChannelMessages => Some(&CHANNEL_MESSAGES_PAGING),
-        Operation::ListMembers => Some(&LIST_MEMBERS_PAGING),
-        _ => None,
+        Operation::RoomMessages => {
+            p.only(&["roomId", "pageSize", "skip", "onlyAttachments"])?;
+            let mut query = roomchat::RoomMessages::new();
+            if let Some(size) = p.whole("pageSize", 1, args::MAX_SAFE_INTEGER)? {
+                query = query.limit(size);
+            }
+            if let Some(skip) = p.whole("skip", 0, args::MAX_SAFE_INTEGER)? {
+                query = query.skip(skip);
+            }
+            if let Some(value) = p.boolean("onlyAttachments")? {
+                query = query.only_attachments(value);
+            }
+            let arg0 = p.required_string("roomId")?;
+            Ok(if items {
+                paged::items(
+                    client.iter_room_messages(&arg0, &query),
+                    &ROOM_MESSAGES_PAGING,
+                )
+            } else {
+                paged::pages(
+                    client.room_messages_pages(&arg0, &query),
+                    &ROOM_MESSAGES_PAGING,
+                )
+            })
+        }
+        Operation::ChannelMessages => {
+            p.only(&["roomId", "channelId", "pageSize", "skip", "onlyAttachments"])?;
+            let mut query = roomchat::ChannelMessages::new();
+            if let Some(size) = p.whole("pageSize", 1, args::MAX_SAFE_INTEGER)? {
+                query = query.limit(size);
+            }
+            if let Some(skip) = p.whole("skip", 0, args::MAX_SAFE_INTEGER)? {
+                query = query.skip(skip);
+            }
+            if let Some(value) = p.boolean("onlyAttachments")? {
+                query = query.only_attachments(value);
+            }
+            let arg0 = p.required_string("roomId")?;
+            let arg1 = p.required_string("channelId")?;
+            Ok(if items {
+                paged::items(
+                    client.iter_channel_messages(&arg0, &arg1, &query),
+                    &CHANNEL_MESSAGES_PAGING,
+                )
+            } else {
+                paged::pages(
+                    client.channel_messages_pages(&arg0, &arg1, &query),
+                    &CHANNEL_MESSAGES_PAGING,
+                )
+            })
+        }
+        Operation::ListMembers => {
+            p.only(&["roomId", "pageSize", "skip"])?;
+            let mut query = roomchat::ListMembers::new();
+            if let Some(size) = p.whole("pageSize", 1, args::MAX_SAFE_INTEGER)? {
+                query = query.limit(size);
+            }
+            if let Some(skip) = p.whole("skip", 0, args::MAX_SAFE_INTEGER)? {
+                query = query.skip(skip);
+            }
+            let arg0 = p.required_string("roomId")?;
+            Ok(if items {
+                paged::items(
+                    client.iter_list_members(&arg0, &query),
+                    &LIST_MEMBERS_PAGING,
+                )
+            } else {
+                paged::pages(
+                    client.list_members_pages(&arg0, &query),
+                    &LIST_MEMBERS_PAGING,
+                )
+            })
+        }
+        _ => Err(args::invalid(format!(
+            "{what}: {} is not a listing that pages",
+            operation.name()
+        ))),
     }
 }
 
