@@ -26,6 +26,7 @@ export type ErrorKind =
   | 'cancelled'
   | 'budget_unavailable'
   | 'tls'
+  | 'not_found'
 
 /** `ROOMCHAT_` and the kind in upper case, e.g. `ROOMCHAT_RATE_LIMITED`. */
 export type ErrorCode = `ROOMCHAT_${Uppercase<ErrorKind>}`
@@ -389,6 +390,25 @@ export interface LazyIterator<T> extends AsyncIterableIterator<T> {
    * again by itself. Kept for code written when an error ended the iteration.
    */
   resume(): void
+}
+
+/**
+ * The lazy iterator of a listing that pages by `limit`/`skip` (`iterRoomMessages`,
+ * `roomMessagesPages`, …): core's, a page fetched off the event loop when the one
+ * before is used up, memory one page whatever the listing's length (no record of
+ * what it yielded is kept). An error never ends it: a `next()` rejects and the
+ * next `next()` fetches the same page again (with bad arguments, every `next()`
+ * rejects; a page size out of its limits rejects once, then it ends). It ends
+ * after an empty page, when `skip` reaches the listing's total, or after a short
+ * page of a listing that gives no total.
+ */
+export interface PagingIterator<T> extends LazyIterator<T> {
+  /**
+   * Where to resume: the offset of the first record (of the first record of the
+   * page) not yielded yet. After a stop, `{ skip: it.nextSkip }` makes a new
+   * iterator go on where this one left off.
+   */
+  readonly nextSkip: number
 }
 
 /**

@@ -6,7 +6,7 @@
 // RoomchatError objects. Types and docs: index.d.ts.
 
 const util = require('node:util')
-const { operationMethods, operationResults } = require('./operations.js')
+const { operationMethods, operationResults, pagingMethods } = require('./operations.js')
 const native = loadNative()
 
 // ---- the native addon -------------------------------------------------------------
@@ -654,10 +654,32 @@ class Client {
     const methods = operationMethods((client, operation, what, argumentParams, params, options) =>
       client.#operation(operation, what, argumentParams, params, options),
     )
-    for (const [name, method] of Object.entries(methods)) {
+    const paging = pagingMethods((client, operation, what, items, argumentParams, params, options) =>
+      client.#iterate(operation, what, items, argumentParams, params, options),
+    )
+    for (const [name, method] of [...Object.entries(methods), ...Object.entries(paging)]) {
       if (name in Client.prototype) throw new Error(`operations.js: Client already has ${name}`)
       Object.defineProperty(Client.prototype, name, { value: method, writable: true, configurable: true })
     }
+  }
+
+  /**
+   * A lazy iterator of a listing that pages (operations.js): core's iterator of
+   * `operation`, over its items when `items`, else page by page.
+   */
+  #iterate(operation, what, items, argumentParams, params, options) {
+    const client = this.#native
+    let json
+    try {
+      json = toJson(what, operationParams(what, argumentParams, params))
+    } catch (error) {
+      json = error
+    }
+    const open = (handle, settings) => {
+      if (json instanceof Error) throw json
+      return client.paged(operation, what, items, json, handle, settings)
+    }
+    return new LazyIterator(what, open, options, items ? PAGED_ITEMS : PAGED_PAGES)
   }
 
   rawRequest(params, options = undefined) {
@@ -666,12 +688,27 @@ class Client {
 
   /** Every user, fetched a page at a time when needed. */
   users(params = undefined, options = undefined) {
-    return new LazyIterator(this.#native, 'users', params, options, userStep)
+    return new LazyIterator('users', this.#nativeIterator('users', params), options, ONE_BY_ONE)
   }
 
   /** The users listing, page by page. */
   userPages(params = undefined, options = undefined) {
-    return new LazyIterator(this.#native, 'userPages', params, options, parse)
+    return new LazyIterator('userPages', this.#nativeIterator('userPages', params), options, ONE_BY_ONE)
+  }
+
+  /** Opens the native iterator `method` (users, userPages) with `params`. */
+  #nativeIterator(method, params) {
+    const client = this.#native
+    let json
+    try {
+      json = toJson(method, params)
+    } catch (error) {
+      json = error
+    }
+    return (handle, settings) => {
+      if (json instanceof Error) throw json
+      return client[method](json, handle, settings)
+    }
   }
 
   signInUrl(roomId, accessToken) {
@@ -700,11 +737,15 @@ class Client {
   }
 }
 
-function userStep(payload) {
-  return JSON.parse(payload)
-}
-
 const DONE = Object.freeze({ done: true, value: undefined })
+
+// How a native iterator's step delivers: one value a step (users, userPages),
+// or a listing that pages (src/lib.rs `PagedIterator`): `{skip, items}` (every
+// record of a page not yet handed over, buffered here and yielded one by one)
+// or `{skip, page}`, `skip` where core would resume after them.
+const ONE_BY_ONE = 0
+const PAGED_ITEMS = 1
+const PAGED_PAGES = 2
 
 /**
  * An async iterator over a native core iterator, made at the first `next()`.
@@ -713,10 +754,8 @@ const DONE = Object.freeze({ done: true, value: undefined })
  * at the end of the listing, or at `return()`.
  */
 class LazyIterator {
-  #client
-  #method
-  #params
-  #post
+  #open
+  #mode
   #signal
   #settings
   #handle
@@ -724,16 +763,19 @@ class LazyIterator {
   #native = null
   #done = false
   #tail = Promise.resolve()
+  // A listing that pages: the records of the last batch not yet yielded, and
+  // where core resumes after that batch.
+  #buffered = []
+  #read = 0
+  #skip = 0
 
-  constructor(client, method, params, options, post) {
-    this.#client = client
-    this.#method = method
-    this.#post = post
+  constructor(what, open, options, mode) {
+    this.#open = open
+    this.#mode = mode
     try {
-      const call = callOptionsOf(method, options, false)
+      const call = callOptionsOf(what, options, false)
       this.#signal = call.signal
       this.#settings = call.settings
-      this.#params = toJson(method, params)
     } catch (error) {
       this.#error = error
     }
@@ -741,6 +783,14 @@ class LazyIterator {
 
   [Symbol.asyncIterator]() {
     return this
+  }
+
+  /**
+   * Where a new iterator given it as `skip` would go on (a listing that pages):
+   * the offset of the next record (or page) this one has not yielded.
+   */
+  get nextSkip() {
+    return this.#skip - (this.#buffered.length - this.#read)
   }
 
   next() {
@@ -754,13 +804,18 @@ class LazyIterator {
   }
 
   #step() {
+    if (this.#read < this.#buffered.length) {
+      const value = this.#buffered[this.#read]
+      this.#buffered[this.#read++] = undefined
+      return { done: false, value }
+    }
     if (this.#done) return DONE
     if (this.#error !== undefined) throw this.#error
     if (this.#signal !== undefined && this.#signal.aborted) throw abortError(this.#signal)
     if (this.#native === null) {
       try {
         if (this.#signal !== undefined) this.#handle = new native.CancelHandle()
-        this.#native = this.#client[this.#method](this.#params, this.#handle, this.#settings)
+        this.#native = this.#open(this.#handle, this.#settings)
       } catch (error) {
         throw fromNative(error)
       }
@@ -768,27 +823,32 @@ class LazyIterator {
     const it = this.#native
     const post = (payload) => {
       if (payload === 'null') {
-        this.#finish()
+        this.#done = true
         return DONE
       }
-      return { done: false, value: this.#post(payload) }
+      const value = JSON.parse(payload)
+      if (this.#mode === ONE_BY_ONE) return { done: false, value }
+      this.#skip = value.skip
+      if (this.#mode === PAGED_PAGES) return { done: false, value: value.page }
+      // A batch is never empty (core ends the listing instead).
+      this.#buffered = value.items
+      this.#read = 1
+      const first = value.items[0]
+      value.items[0] = undefined
+      return { done: false, value: first }
     }
     // An abort cancels the native call and every later step (the signal stays aborted).
     return submit(this.#signal, this.#handle, post, (id) => it.next(id))
   }
 
-  #finish() {
-    this.#done = true
-  }
-
-  #close() {
-    this.#done = true
-    this.#native = null
-  }
-
   /** Stops early (a `break` out of `for await`): nothing more is fetched. */
   return(value = undefined) {
-    this.#close()
+    this.#done = true
+    this.#native = null
+    // What was not yielded is dropped: `nextSkip` still points at it.
+    this.#skip = this.nextSkip
+    this.#buffered = []
+    this.#read = 0
     return Promise.resolve({ done: true, value })
   }
 

@@ -61,6 +61,14 @@ export declare class NativeClient {
   users(params: string, cancel?: CancelHandle | undefined | null, settings?: string | undefined | null): UsersIterator
   /** The listing page by page: `params` is the JSON of `{pageSize?}`; `settings` as `callOperation` takes them. */
   userPages(params: string, cancel?: CancelHandle | undefined | null, settings?: string | undefined | null): UserPagesIterator
+  /**
+   * The lazy iterator of a listing that pages (`iterRoomMessages`,
+   * `roomMessagesPages`, …): `operation` is its stable name, `what` the
+   * method's, `items` over its records (else page by page), `params` the JSON
+   * of the method's arguments and params object (`pageSize`, `skip`, the
+   * listing's other params); `settings` as `callOperation` takes them.
+   */
+  paged(operation: string, what: string, items: boolean, params: string, cancel?: CancelHandle | undefined | null, settings?: string | undefined | null): PagedIterator
   /** `args`: the JSON of `[roomId, accessToken]`. */
   signInUrl(args: string): string
   /** `args`: the JSON of `[roomId, accessToken, width, height]`. */
@@ -69,6 +77,12 @@ export declare class NativeClient {
   rateLimitState(): string
   /** The REST base URL. */
   get baseUrl(): string
+}
+
+/** Core's iterator of a listing that pages; each `next` runs on a pool thread. */
+export declare class PagedIterator {
+  /** The next step (JSON: `{skip, items}` or `{skip, page}`), or `null` at the end, delivered as `id`. */
+  next(id: number): void
 }
 
 /** Core's `UserPages` iterator; each `next` runs on a pool thread. */

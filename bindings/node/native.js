@@ -838,6 +838,7 @@ module.exports = nativeBinding
 module.exports.CancelHandle = nativeBinding.CancelHandle
 module.exports.Dispatcher = nativeBinding.Dispatcher
 module.exports.NativeClient = nativeBinding.NativeClient
+module.exports.PagedIterator = nativeBinding.PagedIterator
 module.exports.UserPagesIterator = nativeBinding.UserPagesIterator
 module.exports.UsersIterator = nativeBinding.UsersIterator
 module.exports.errorKinds = nativeBinding.errorKinds

@@ -4,7 +4,7 @@
 // records they answer with (the models of the older ones are index.d.ts's), and
 // their `Client` methods, which index.d.ts merges into `Client`.
 
-import type { CallOptions, CreatedUser, Deactivated, Invalidated, Message, Reactivated, TokenUser, UserPage, WithResponse, WithResponseOptions } from './index.js'
+import type { CallOptions, CreatedUser, Deactivated, Invalidated, Message, PagingIterator, Reactivated, TokenUser, UserPage, WithResponse, WithResponseOptions } from './index.js'
 
 /** The stable names of the declared operations (as `wire` takes them). */
 export type GeneratedOperationName =
@@ -18,6 +18,37 @@ export type GeneratedOperationName =
   | 'invalidate_access_token'
   | 'eject_all_users'
   | 'update_bot'
+  | 'create_chat_room'
+  | 'get_chat_room'
+  | 'update_chat_room'
+  | 'delete_chat_room'
+  | 'turn_chat_on'
+  | 'turn_chat_off'
+  | 'set_chat_off_message'
+  | 'room_messages'
+  | 'delete_room_messages'
+  | 'send_room_message'
+  | 'create_channel'
+  | 'update_channel'
+  | 'send_channel_message'
+  | 'channel_messages'
+  | 'delete_channel_message'
+  | 'list_conversations'
+  | 'update_user'
+  | 'create_user_v2'
+  | 'get_user'
+  | 'user_rooms'
+  | 'remove_user'
+  | 'list_members'
+  | 'set_member'
+  | 'remove_member'
+  | 'create_bot'
+  | 'list_bots'
+  | 'enable_bot'
+  | 'disable_bot'
+  | 'enable_bot_in_room'
+  | 'disable_bot_in_room'
+  | 'send_bot_message'
 
 /**
  * The service's acknowledgement of an operation: `{"success": true}`, with a message for some. Fields
@@ -74,6 +105,360 @@ export interface BotAnswer {
   success?: boolean
   /** The bot as it is now. */
   bot?: Bot
+  /** Every other field the service sent, as it came. */
+  extra: Record<string, unknown>
+}
+
+/**
+ * A chat room and its settings (booleans here, whatever form they were set in). Fields the service
+ * left out are `undefined`.
+ */
+export interface Room {
+  /** The room's id (a short string such as `bbNiVFoXm`). */
+  roomId?: string
+  /** Its name. */
+  name?: string
+  /** Its description. */
+  description?: string
+  /** The customer's text (at most 1000 characters). */
+  metadata?: string
+  /** Its password, when it has one. */
+  roomPassword?: string
+  /** True: users need the password. */
+  passwordProtected?: boolean
+  /** True: users may talk one to one. */
+  enableOneToOneChat?: boolean
+  /** True: only with moderators. */
+  moderatorOnlyOneToOneChat?: boolean
+  /** True: the room has channels. */
+  enableChannels?: boolean
+  /** True: users are notified of every channel's messages. */
+  showNotificationForAllChannels?: boolean
+  /** True: users may like messages. */
+  enableLikeMessage?: boolean
+  /** True: notifications are on by default. */
+  defaultNotificationEnabled?: boolean
+  /** True: a moderator approves each message. */
+  preModeratedChatRoom?: boolean
+  /** Every other field the service sent, as it came. */
+  extra: Record<string, unknown>
+}
+
+/**
+ * The answer to creating, changing or deleting a room, or deleting its messages: `{"success": true,
+ * "roomId": ..., "url": ...}`. Fields the service left out are `undefined`.
+ */
+export interface RoomAnswer {
+  /** True: the service did it. */
+  success?: boolean
+  /** The room's id. */
+  roomId?: string
+  /** The room's chat URL (create and update). */
+  url?: string
+  /** Every other field the service sent, as it came. */
+  extra: Record<string, unknown>
+}
+
+/** A room by id and name. Fields the service left out are `undefined`. */
+export interface RoomName {
+  /** The room's id. */
+  roomId?: string
+  /** Its name. */
+  name?: string
+  /** Every other field the service sent, as it came. */
+  extra: Record<string, unknown>
+}
+
+/**
+ * Who posted a message: a user, the room's system, a throw-away user or a bot. Fields the service left
+ * out are `undefined`.
+ */
+export interface MessageAuthor {
+  /** Their id. `_id` on the wire. */
+  id?: string
+  /** The customer's identifier of the user, as given. */
+  uniqueUserIdentifier?: unknown
+  /** Their name. */
+  username?: string
+  /** True: a moderator. */
+  isModerator?: boolean
+  /** The account's id. */
+  parentCustomerAccount?: string
+  /** Every other field the service sent, as it came. */
+  extra: Record<string, unknown>
+}
+
+/** The file a message carries. Fields the service left out are `undefined`. */
+export interface MessageFile {
+  /** The file's id. `_id` on the wire. */
+  id?: string
+  /** Where to download it. */
+  url?: string
+  /** Its name. */
+  fileName?: string
+  /** Its size in bytes. */
+  size?: number
+  /** Its MIME type. */
+  contentType?: string
+  /** `image` or `file`. */
+  fileType?: string
+  /** An image's height in pixels. */
+  imageHeight?: number
+  /** An image's width in pixels. */
+  imageWidth?: number
+  /** Every other field the service sent, as it came. */
+  extra: Record<string, unknown>
+}
+
+/**
+ * A button of a bot's message: a link, or an action the service reports to the bot's webhook. Fields
+ * the service left out are `undefined`.
+ */
+export interface ActionButton {
+  /** `link` or `action`. */
+  type?: string
+  /** Its label (at most 100 characters). */
+  displayText?: string
+  /** The bot's id of it (at most 100 characters). */
+  id?: string
+  /** A link's URL. */
+  url?: string
+  /** What the webhook is sent when it is pressed. */
+  payload?: string
+  /** An image shown on it. */
+  imageURL?: string
+  /** An icon shown on it. */
+  iconURL?: string
+  /** Every other field the service sent, as it came. */
+  extra: Record<string, unknown>
+}
+
+/** A message of a room or of a channel. Fields the service left out are `undefined`. */
+export interface ChatMessage {
+  /** The message's id (24 hexadecimal digits). `_id` on the wire. */
+  id?: string
+  /** When it was posted (ISO 8601). */
+  created?: string
+  /** The room's id (a room's message). */
+  chatRoom?: string
+  /** The channel's id (a channel's message). */
+  channel?: string
+  /** The text. */
+  message?: string
+  /** Who posted it. */
+  user?: MessageAuthor
+  /** Its likes, as the service gives them. */
+  likes?: unknown
+  /** A bot's buttons. */
+  actionButtons?: ActionButton[]
+  /** The file it carries. */
+  file?: MessageFile
+  /** The account's id. */
+  customer?: string
+  /** Every other field the service sent, as it came. */
+  extra: Record<string, unknown>
+}
+
+/** One page of a room's or a channel's messages. Fields the service left out are `undefined`. */
+export interface MessagePage {
+  /** The page size asked for. */
+  limit?: number
+  /** How many messages came before this page. */
+  skip?: number
+  /** How many messages there are in all. */
+  totalRecords?: number
+  /** How many this page holds. */
+  count?: number
+  /** The messages. */
+  messages?: ChatMessage[]
+  /** Every other field the service sent, as it came. */
+  extra: Record<string, unknown>
+}
+
+/** A channel of a room. Fields the service left out are `undefined`. */
+export interface Channel {
+  /** The channel's id (24 hexadecimal digits). `_id` on the wire. */
+  id?: string
+  /** Its name. */
+  channelName?: string
+  /** False: closed. */
+  enabled?: boolean
+  /** True: every user of the room is notified of its messages, not only those who opened it. */
+  notifyAllUsers?: boolean
+  /** The customer's text (at most 1000 characters). */
+  metadata?: string
+  /** Its room's id. */
+  roomId?: string
+  /** Every other field the service sent, as it came. */
+  extra: Record<string, unknown>
+}
+
+/** One of the two users of a one-to-one conversation. Fields the service left out are `undefined`. */
+export interface ConversationMember {
+  /** The user's id. `_id` on the wire. */
+  id?: string
+  /** Their name. */
+  username?: string
+  /** Their email. */
+  email?: string
+  /** Their first name. */
+  firstName?: string
+  /** Their last name. */
+  lastName?: string
+  /** Their picture's URL. */
+  profilePic?: string
+  /** The customer's identifier of the user, as given. */
+  uniqueUserIdentifier?: unknown
+  /** Every other field the service sent, as it came. */
+  extra: Record<string, unknown>
+}
+
+/** A one-to-one conversation of a room. Fields the service left out are `undefined`. */
+export interface Conversation {
+  /** The conversation's id. */
+  conversationId?: string
+  /** Its room's id. */
+  roomId?: string
+  /** One user. */
+  memberOne?: ConversationMember
+  /** The other. */
+  memberTwo?: ConversationMember
+  /** Every other field the service sent, as it came. */
+  extra: Record<string, unknown>
+}
+
+/** A user as changed: the create-user answer's shape. Fields the service left out are `undefined`. */
+export interface UpdatedUser {
+  /** An access token that signs the user in. */
+  accessToken?: string
+  /** The user's id. */
+  userId?: string
+  /** Their name. */
+  username?: string
+  /** Their email. */
+  email?: string
+  /** Their picture's URL. */
+  profilePic?: string
+  /** True: a moderator of every room. */
+  isModerator?: boolean
+  /** The room they moderate, for a room moderator. */
+  chatRoom?: string
+  /** The customer's id of the user, as given (a number or a string). */
+  externalUserId?: unknown
+  /** The customer's data. */
+  meta?: unknown
+  /** Every other field the service sent, as it came. */
+  extra: Record<string, unknown>
+}
+
+/** A user's profile. Fields the service left out are `undefined`. */
+export interface UserProfile {
+  /** The user's id. `_id` on the wire. */
+  id?: string
+  /** The customer's identifier of the user, as given. */
+  uniqueUserIdentifier?: unknown
+  /** Their name. */
+  username?: string
+  /** Their email. */
+  email?: string
+  /** Their first name. */
+  firstName?: string
+  /** Their last name. */
+  lastName?: string
+  /** Their picture's URL. */
+  profilePic?: string
+  /** The service's key of the picture. */
+  profilePicKey?: string
+  /** The customer's data. */
+  meta?: unknown
+  /** When the user was made (ISO 8601). */
+  created?: string
+  /** When they last changed. */
+  updated?: string
+  /** When they were last seen. */
+  lastSeen?: string
+  /** The room they were last in. */
+  lastChatRoomId?: string
+  /** True: made through the API. */
+  provisioned?: boolean
+  /** Every other field the service sent, as it came. */
+  extra: Record<string, unknown>
+}
+
+/**
+ * The answer to `create_user_v2`: the new user and an access token. Fields the service left out are
+ * `undefined`.
+ */
+export interface ProvisionedUser {
+  /** True: the service did it. */
+  success?: boolean
+  /** An access token that signs the user in. */
+  accessToken?: string
+  /** The user. */
+  user?: UserProfile
+  /** Every other field the service sent, as it came. */
+  extra: Record<string, unknown>
+}
+
+/** A user's membership of a room, with their role. Fields the service left out are `undefined`. */
+export interface Member {
+  /** The room. */
+  chatRoom?: RoomName
+  /** The user. */
+  user?: UserProfile
+  /** `user`, `guest`, `admin` or `moderator`. */
+  roleName?: string
+  /** When they were last seen in the room. */
+  lastSeen?: string
+  /** When they became a member. */
+  created?: string
+  /** Every other field the service sent, as it came. */
+  extra: Record<string, unknown>
+}
+
+/** One page of a room's members. Fields the service left out are `undefined`. */
+export interface MemberPage {
+  /** How many members there are in all. */
+  total?: number
+  /** The page size asked for. */
+  limit?: number
+  /** How many members came before this page. */
+  skip?: number
+  /** The members. */
+  data?: Member[]
+  /** Every other field the service sent, as it came. */
+  extra: Record<string, unknown>
+}
+
+/**
+ * Every bot of the account: `{"success": true, "bots": [...]}`. Fields the service left out are
+ * `undefined`.
+ */
+export interface BotList {
+  /** True: the service did it. */
+  success?: boolean
+  /** The bots. */
+  bots?: Bot[]
+  /** Every other field the service sent, as it came. */
+  extra: Record<string, unknown>
+}
+
+/** A bot's state in a room. Fields the service left out are `undefined`. */
+export interface BotStatus {
+  /** `ENABLED` or `DISABLED`. */
+  status?: string
+  /** Every other field the service sent, as it came. */
+  extra: Record<string, unknown>
+}
+
+/** The answer to enabling or disabling a bot in a room. Fields the service left out are `undefined`. */
+export interface BotRoomAnswer {
+  /** True: the service did it. */
+  success?: boolean
+  /** What the service said (disabling). */
+  message?: string
+  /** The bot's state in the room (enabling). */
+  botStatus?: BotStatus
   /** Every other field the service sent, as it came. */
   extra: Record<string, unknown>
 }
@@ -146,6 +531,204 @@ export interface UpdateBotParams {
   enabled?: boolean
 }
 
+/** The parameters of `createChatRoom`, named as on the wire: each is sent only when given. */
+export interface CreateChatRoomParams {
+  name?: string
+  description?: string
+  passwordProtected?: boolean
+  roomPassword?: string
+  preModeratedChatRoom?: boolean
+  enableOneToOneChat?: boolean
+  moderatorOnlyOneToOneChat?: boolean
+  enableChannels?: boolean
+  defaultNotificationEnabled?: boolean
+  fileSharingMode?: '' | 'imageSharing' | 'fileAndImageSharing'
+  /** The service's default: public. */
+  chatRoomPermissionLevel?: 'public' | 'provisioned_users' | 'members'
+  customCSS?: string
+  /** At most 1000 characters. */
+  metadata?: string
+  customization?: unknown
+  /** Other fields, sent as they are (they may not override the fields above). */
+  extra?: Record<string, unknown>
+}
+
+/** The parameters of `updateChatRoom`, named as on the wire: each is sent only when given. */
+export interface UpdateChatRoomParams {
+  name?: string
+  description?: string
+  roomPassword?: string
+  passwordProtected?: boolean
+  /** At most 1000 characters. */
+  metadata?: string
+}
+
+/** The parameters of `roomMessages`, named as on the wire: each is sent only when given. */
+export interface RoomMessagesParams {
+  /** At least 1; the service's default: 50. */
+  limit?: number
+  /** At least 0; the service's default: 0. */
+  skip?: number
+  onlyAttachments?: boolean
+}
+
+/** The parameters of `deleteRoomMessages`, named as on the wire: each is sent only when given. */
+export interface DeleteRoomMessagesParams {
+  doNotDeletePrivateMessages?: boolean
+  doNotDeleteChannelMessages?: boolean
+}
+
+/**
+ * The parameters of `sendRoomMessage`, named as on the wire: each is sent only when given. Exactly one
+ * of `userAccessToken` and `systemMessage` and `user`: more or none is a `RoomchatValidationError`,
+ * before anything is sent.
+ */
+export type SendRoomMessageParams =
+  | { userAccessToken: string; systemMessage?: never; user?: never }
+  | { userAccessToken?: never; systemMessage: boolean; user?: never }
+  | { userAccessToken?: never; systemMessage?: never; user: unknown }
+
+/** The parameters of `createChannel`, named as on the wire: each is sent only when given. */
+export interface CreateChannelParams {
+  enabled?: boolean
+  notifyAllUsers?: boolean
+  /** At most 1000 characters. */
+  metadata?: string
+}
+
+/** The parameters of `updateChannel`, named as on the wire: each is sent only when given. */
+export interface UpdateChannelParams {
+  channelName?: string
+  enabled?: boolean
+  notifyAllUsers?: boolean
+  /** At most 1000 characters. */
+  metadata?: string
+}
+
+/**
+ * The parameters of `sendChannelMessage`, named as on the wire: each is sent only when given. Exactly
+ * one of `userAccessToken` and `systemMessage` and `user`: more or none is a
+ * `RoomchatValidationError`, before anything is sent.
+ */
+export type SendChannelMessageParams =
+  | { userAccessToken: string; systemMessage?: never; user?: never }
+  | { userAccessToken?: never; systemMessage: boolean; user?: never }
+  | { userAccessToken?: never; systemMessage?: never; user: unknown }
+
+/** The parameters of `channelMessages`, named as on the wire: each is sent only when given. */
+export interface ChannelMessagesParams {
+  /** At least 1; the service's default: 50. */
+  limit?: number
+  /** At least 0; the service's default: 0. */
+  skip?: number
+  onlyAttachments?: boolean
+}
+
+/** The parameters of `listConversations`, named as on the wire: each is sent only when given. */
+export interface ListConversationsParams {
+  /** `room` when not given. */
+  pathForm?: 'room' | 'chatroom'
+}
+
+/**
+ * The parameters of `updateUser`, named as on the wire: each is sent only when given. Exactly one of
+ * `userId` and `uniqueUserIdentifier`: both or neither is a `RoomchatValidationError`, before anything
+ * is sent.
+ */
+export type UpdateUserParams = {
+  username?: string
+  email?: string
+  profilePic?: string
+  chatRoom?: string
+  isModerator?: boolean
+  externalUserId?: unknown
+  meta?: unknown
+} & ({ userId: string; uniqueUserIdentifier?: never } | { userId?: never; uniqueUserIdentifier: string })
+
+/** The parameters of `createUserV2`, named as on the wire: each is sent only when given. */
+export interface CreateUserV2Params {
+  firstName?: string
+  lastName?: string
+  email?: string
+  meta?: unknown
+  externalProfilePicURL?: string
+  membershipDetails?: unknown
+}
+
+/**
+ * The parameters of `removeUser`, named as on the wire: each is sent only when given. Exactly one of
+ * `userId` and `uniqueUserIdentifier`: both or neither is a `RoomchatValidationError`, before anything
+ * is sent.
+ */
+export type RemoveUserParams =
+  | { userId: string; uniqueUserIdentifier?: never }
+  | { userId?: never; uniqueUserIdentifier: string }
+
+/** The parameters of `listMembers`, named as on the wire: each is sent only when given. */
+export interface ListMembersParams {
+  /** 1 to 200; the service's default: 50. */
+  limit?: number
+  /** At least 0; the service's default: 0. */
+  skip?: number
+}
+
+/** The parameters of `createBot`, named as on the wire: each is sent only when given. */
+export interface CreateBotParams {
+  /** At most 1000 characters. */
+  description?: string
+  trigger?: 'message' | 'mention'
+  messageVisibility?: 'public' | 'private'
+  isAllowedInAllChatRooms?: boolean
+  /** 0 to 100. */
+  messageHistoryLimit?: number
+  /** At most 10000 characters. */
+  metadata?: string
+  enabled?: boolean
+}
+
+/** The parameters of `sendBotMessage`, named as on the wire: each is sent only when given. */
+export interface SendBotMessageParams {
+  userId?: string
+  uniqueUserIdentifier?: string
+  messageId?: string
+  actionButtons?: unknown
+}
+
+/**
+ * The parameters of `iterRoomMessages` and `roomMessagesPages`: the page size, where to start, and
+ * `roomMessages`'s other parameters, named as on the wire.
+ */
+export interface IterRoomMessagesParams {
+  /** Messages a request (at least 1; default 200). */
+  pageSize?: number
+  /** How many to pass over first (default 0): a stopped iterator's `nextSkip` resumes it. */
+  skip?: number
+  onlyAttachments?: boolean
+}
+
+/**
+ * The parameters of `iterChannelMessages` and `channelMessagesPages`: the page size, where to start,
+ * and `channelMessages`'s other parameters, named as on the wire.
+ */
+export interface IterChannelMessagesParams {
+  /** Messages a request (at least 1; default 200). */
+  pageSize?: number
+  /** How many to pass over first (default 0): a stopped iterator's `nextSkip` resumes it. */
+  skip?: number
+  onlyAttachments?: boolean
+}
+
+/**
+ * The parameters of `iterListMembers` and `listMembersPages`: the page size, where to start, and
+ * `listMembers`'s other parameters, named as on the wire.
+ */
+export interface IterListMembersParams {
+  /** Data a request (1 to 200; default 200). */
+  pageSize?: number
+  /** How many to pass over first (default 0): a stopped iterator's `nextSkip` resumes it. */
+  skip?: number
+}
+
 /** The `Client` methods of the declared operations (index.d.ts merges them into `Client`). */
 export interface OperationMethods {
   /**
@@ -159,6 +742,8 @@ export interface OperationMethods {
    * DELETE `/consumer/api/v2/user/deactivate`: Deactivates a user: their access tokens stop working
    * until reactivated. Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.
    * Parameters are checked before anything is sent (a `RoomchatValidationError`).
+   * @throws {RoomchatError} `user_not_found` (`ROOMCHAT_USER_NOT_FOUND`) when no active user has
+   *   this id.
    */
   deactivateUser(params: DeactivateUserParams, options: WithResponseOptions): Promise<WithResponse<Deactivated>>
   deactivateUser(params: DeactivateUserParams, options?: CallOptions & { withResponse?: false }): Promise<Deactivated>
@@ -179,16 +764,18 @@ export interface OperationMethods {
   createUser(params: CreateUserParams, options: WithResponseOptions): Promise<WithResponse<CreatedUser>>
   createUser(params: CreateUserParams, options?: CallOptions & { withResponse?: false }): Promise<CreatedUser>
   /**
-   * GET `/consumer/api/v1/chatrooms`: Every chat room of the account. Repeatable: sent again after a
-   * 5xx, a timeout or a lost answer, as a GET is. Parameters are checked before anything is sent (a
-   * `RoomchatValidationError`).
+   * GET `/consumer/api/v1/chatrooms`: Every chat room of the account (an empty list when there is
+   * none). Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. Parameters are
+   * checked before anything is sent (a `RoomchatValidationError`).
    */
-  listChatRooms(options: WithResponseOptions): Promise<WithResponse<unknown>>
-  listChatRooms(options?: CallOptions & { withResponse?: false }): Promise<unknown>
+  listChatRooms(options: WithResponseOptions): Promise<WithResponse<Room[]>>
+  listChatRooms(options?: CallOptions & { withResponse?: false }): Promise<Room[]>
   /**
    * POST `/consumer/api/v2/user/reactivate`: Reactivates a deactivated user. Not sent again after a
    * 5xx, a timeout or a lost answer (a repeat could do it twice) unless `retryNonIdempotent`.
    * Parameters are checked before anything is sent (a `RoomchatValidationError`).
+   * @throws {RoomchatError} `user_not_found` (`ROOMCHAT_USER_NOT_FOUND`) when no deactivated user
+   *   has this id (an active user too).
    */
   reactivateUser(params: ReactivateUserParams, options: WithResponseOptions): Promise<WithResponse<Reactivated>>
   reactivateUser(params: ReactivateUserParams, options?: CallOptions & { withResponse?: false }): Promise<Reactivated>
@@ -197,6 +784,8 @@ export interface OperationMethods {
    * token's issue time. Authenticated by the account's public key (`publicKey`): without it, a
    * `ROOMCHAT_CONFIGURATION` error. Repeatable: sent again after a 5xx, a timeout or a lost answer, as
    * a GET is. Parameters are checked before anything is sent (a `RoomchatValidationError`).
+   * @throws {RoomchatError} `invalid_request` (`ROOMCHAT_INVALID_REQUEST`) when the token is not
+   *   valid (forged, invalidated, or of a deactivated user): the message is `invalid accessToken`.
    */
   validateAccessToken(accessToken: string, options: WithResponseOptions): Promise<WithResponse<TokenUser>>
   validateAccessToken(accessToken: string, options?: CallOptions & { withResponse?: false }): Promise<TokenUser>
@@ -205,6 +794,8 @@ export interface OperationMethods {
    * in any more. Not sent again after a 5xx, a timeout or a lost answer (a repeat could do it twice)
    * unless `retryNonIdempotent`. Parameters are checked before anything is sent (a
    * `RoomchatValidationError`).
+   * @throws {RoomchatError} `invalid_request` (`ROOMCHAT_INVALID_REQUEST`) when the token is not
+   *   valid, or was invalidated already.
    */
   invalidateAccessToken(accessToken: string, options: WithResponseOptions): Promise<WithResponse<Invalidated>>
   invalidateAccessToken(accessToken: string, options?: CallOptions & { withResponse?: false }): Promise<Invalidated>
@@ -213,6 +804,7 @@ export interface OperationMethods {
    * prints this path without the `/consumer` prefix; it is sent as printed. Repeatable: sent again
    * after a 5xx, a timeout or a lost answer, as a GET is. Parameters are checked before anything is
    * sent (a `RoomchatValidationError`).
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when no room has this id.
    */
   ejectAllUsers(roomId: string, options: WithResponseOptions): Promise<WithResponse<Acknowledged>>
   ejectAllUsers(roomId: string, options?: CallOptions & { withResponse?: false }): Promise<Acknowledged>
@@ -221,7 +813,350 @@ export interface OperationMethods {
    * rules as at creation (a bot triggered by every message cannot answer in private). Repeatable: sent
    * again after a 5xx, a timeout or a lost answer, as a GET is. Parameters are checked before anything
    * is sent (a `RoomchatValidationError`).
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when no bot of the account has this
+   *   id.
+   * @throws {RoomchatError} `invalid_request` (`ROOMCHAT_INVALID_REQUEST`) when trigger `message`
+   *   with visibility `private`, a name another bot has, or another invalid field.
    */
   updateBot(botId: string, params: UpdateBotParams | undefined, options: WithResponseOptions): Promise<WithResponse<BotAnswer>>
   updateBot(botId: string, params?: UpdateBotParams, options?: CallOptions & { withResponse?: false }): Promise<BotAnswer>
+  /**
+   * POST `/consumer/api/v1/chatroom`: Creates a chat room: its name, settings and look. Fields the
+   * declaration does not type are sent as given. Not sent again after a 5xx, a timeout or a lost
+   * answer (a repeat could do it twice) unless `retryNonIdempotent`. Parameters are checked before
+   * anything is sent (a `RoomchatValidationError`).
+   * @throws {RoomchatError} `invalid_request` (`ROOMCHAT_INVALID_REQUEST`) when a password-protected
+   *   room without `roomPassword`, or another invalid field (the service's validation object, whose
+   *   messages the error carries).
+   */
+  createChatRoom(params: CreateChatRoomParams | undefined, options: WithResponseOptions): Promise<WithResponse<RoomAnswer>>
+  createChatRoom(params?: CreateChatRoomParams, options?: CallOptions & { withResponse?: false }): Promise<RoomAnswer>
+  /**
+   * GET `/consumer/api/v1/chatroom/{roomId}`: One chat room: its settings. Repeatable: sent again
+   * after a 5xx, a timeout or a lost answer, as a GET is. Parameters are checked before anything is
+   * sent (a `RoomchatValidationError`).
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when no room has this id (the service
+   *   answers 404 with `{}`).
+   */
+  getChatRoom(roomId: string, options: WithResponseOptions): Promise<WithResponse<Room>>
+  getChatRoom(roomId: string, options?: CallOptions & { withResponse?: false }): Promise<Room>
+  /**
+   * PUT `/consumer/api/v1/chatroom/{roomId}`: Changes a chat room's name, description, password or
+   * metadata. Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. Parameters
+   * are checked before anything is sent (a `RoomchatValidationError`).
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when no room has this id.
+   * @throws {RoomchatError} `invalid_request` (`ROOMCHAT_INVALID_REQUEST`) when an invalid field
+   *   (the service's validation object).
+   */
+  updateChatRoom(roomId: string, params: UpdateChatRoomParams | undefined, options: WithResponseOptions): Promise<WithResponse<RoomAnswer>>
+  updateChatRoom(roomId: string, params?: UpdateChatRoomParams, options?: CallOptions & { withResponse?: false }): Promise<RoomAnswer>
+  /**
+   * DELETE `/consumer/api/v1/chatroom/{roomId}`: Deletes a chat room with all its messages, channels,
+   * one-to-one conversations, files and memberships, irreversibly. Repeatable: sent again after a 5xx,
+   * a timeout or a lost answer, as a GET is. Parameters are checked before anything is sent (a
+   * `RoomchatValidationError`).
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when no room has this id (`invalid
+   *   chatroom id`): also what a repeat meets when the first delete's answer was lost and the client
+   *   sent it again.
+   */
+  deleteChatRoom(roomId: string, options: WithResponseOptions): Promise<WithResponse<RoomAnswer>>
+  deleteChatRoom(roomId: string, options?: CallOptions & { withResponse?: false }): Promise<RoomAnswer>
+  /**
+   * POST `/consumer/api/v1/chatRoom/{roomId}/on`: Turns a room's chat on: its users can post again.
+   * (The reference pages print the on and off paths the wrong way round; this sends `/on`.)
+   * Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. Parameters are
+   * checked before anything is sent (a `RoomchatValidationError`).
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when no room has this id.
+   */
+  turnChatOn(roomId: string, options: WithResponseOptions): Promise<WithResponse<Acknowledged>>
+  turnChatOn(roomId: string, options?: CallOptions & { withResponse?: false }): Promise<Acknowledged>
+  /**
+   * POST `/consumer/api/v1/chatRoom/{roomId}/off`: Turns a room's chat off: its users see the chat-off
+   * message and cannot post. (This sends `/off`, whatever the reference pages print.) Repeatable: sent
+   * again after a 5xx, a timeout or a lost answer, as a GET is. Parameters are checked before anything
+   * is sent (a `RoomchatValidationError`).
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when no room has this id.
+   */
+  turnChatOff(roomId: string, options: WithResponseOptions): Promise<WithResponse<Acknowledged>>
+  turnChatOff(roomId: string, options?: CallOptions & { withResponse?: false }): Promise<Acknowledged>
+  /**
+   * POST `/consumer/api/v1/chatroom/{roomId}/chatoffmessage`: Sets the message a room's users see
+   * while its chat is off; it takes effect at once. Repeatable: sent again after a 5xx, a timeout or a
+   * lost answer, as a GET is. Parameters are checked before anything is sent (a
+   * `RoomchatValidationError`).
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when no room has this id.
+   */
+  setChatOffMessage(roomId: string, message: string, options: WithResponseOptions): Promise<WithResponse<Acknowledged>>
+  setChatOffMessage(roomId: string, message: string, options?: CallOptions & { withResponse?: false }): Promise<Acknowledged>
+  /**
+   * GET `/consumer/api/v1/chatRoom/{roomId}/messages`: One page of a room's messages: the service's
+   * history export (the emulator gives them oldest first). Repeatable: sent again after a 5xx, a
+   * timeout or a lost answer, as a GET is. Parameters are checked before anything is sent (a
+   * `RoomchatValidationError`).
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when no room has this id.
+   */
+  roomMessages(roomId: string, params: RoomMessagesParams | undefined, options: WithResponseOptions): Promise<WithResponse<MessagePage>>
+  roomMessages(roomId: string, params?: RoomMessagesParams, options?: CallOptions & { withResponse?: false }): Promise<MessagePage>
+  /**
+   * DELETE `/consumer/api/v1/chatroom/{roomId}/messages`: Deletes a room's messages: all of them,
+   * channel and private ones and files included, unless told to keep those. Repeatable: sent again
+   * after a 5xx, a timeout or a lost answer, as a GET is. Parameters are checked before anything is
+   * sent (a `RoomchatValidationError`).
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when no room has this id (`invalid
+   *   chatroom id`).
+   */
+  deleteRoomMessages(roomId: string, params: DeleteRoomMessagesParams | undefined, options: WithResponseOptions): Promise<WithResponse<RoomAnswer>>
+  deleteRoomMessages(roomId: string, params?: DeleteRoomMessagesParams, options?: CallOptions & { withResponse?: false }): Promise<RoomAnswer>
+  /**
+   * POST `/consumer/api/v1/chatroom/{roomId}/message`: Posts a message into a room, as exactly one
+   * author: a user (by access token), the room's system, or a throw-away user made on the fly. Not
+   * sent again after a 5xx, a timeout or a lost answer (a repeat could do it twice) unless
+   * `retryNonIdempotent`. Parameters are checked before anything is sent (a
+   * `RoomchatValidationError`).
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when no room has this id (`invalid
+   *   chatroom id`).
+   * @throws {RoomchatError} `invalid_request` (`ROOMCHAT_INVALID_REQUEST`) when the room's chat is
+   *   off (a user cannot post), or the access token signs nobody in.
+   */
+  sendRoomMessage(roomId: string, message: string, params: SendRoomMessageParams, options: WithResponseOptions): Promise<WithResponse<Acknowledged>>
+  sendRoomMessage(roomId: string, message: string, params: SendRoomMessageParams, options?: CallOptions & { withResponse?: false }): Promise<Acknowledged>
+  /**
+   * POST `/consumer/api/v1/chatroom/{roomId}/channel`: Creates a channel in a room. Not sent again
+   * after a 5xx, a timeout or a lost answer (a repeat could do it twice) unless `retryNonIdempotent`.
+   * Parameters are checked before anything is sent (a `RoomchatValidationError`).
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when no room has this id.
+   */
+  createChannel(roomId: string, channelName: string, params: CreateChannelParams | undefined, options: WithResponseOptions): Promise<WithResponse<Channel>>
+  createChannel(roomId: string, channelName: string, params?: CreateChannelParams, options?: CallOptions & { withResponse?: false }): Promise<Channel>
+  /**
+   * PUT `/consumer/api/v1/chatroom/{roomId}/channel/{channelId}`: Changes a channel's name, state,
+   * notification rule or metadata. Repeatable: sent again after a 5xx, a timeout or a lost answer, as
+   * a GET is. Parameters are checked before anything is sent (a `RoomchatValidationError`).
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when no channel has this id in the
+   *   room (`channel not found`).
+   */
+  updateChannel(roomId: string, channelId: string, params: UpdateChannelParams | undefined, options: WithResponseOptions): Promise<WithResponse<Channel>>
+  updateChannel(roomId: string, channelId: string, params?: UpdateChannelParams, options?: CallOptions & { withResponse?: false }): Promise<Channel>
+  /**
+   * POST `/consumer/api/v1/chatroom/{roomId}/channel/{channelId}/message`: Posts a message into a
+   * channel, as exactly one author (as into a room). Not sent again after a 5xx, a timeout or a lost
+   * answer (a repeat could do it twice) unless `retryNonIdempotent`. Parameters are checked before
+   * anything is sent (a `RoomchatValidationError`).
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when no room or channel has this id.
+   */
+  sendChannelMessage(roomId: string, channelId: string, message: string, params: SendChannelMessageParams, options: WithResponseOptions): Promise<WithResponse<Acknowledged>>
+  sendChannelMessage(roomId: string, channelId: string, message: string, params: SendChannelMessageParams, options?: CallOptions & { withResponse?: false }): Promise<Acknowledged>
+  /**
+   * GET `/consumer/api/v1/chatRoom/{roomId}/channel/{channelId}/messages`: One page of a channel's
+   * messages (the emulator gives them oldest first). Repeatable: sent again after a 5xx, a timeout or
+   * a lost answer, as a GET is. Parameters are checked before anything is sent (a
+   * `RoomchatValidationError`).
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when no room or channel has this id.
+   */
+  channelMessages(roomId: string, channelId: string, params: ChannelMessagesParams | undefined, options: WithResponseOptions): Promise<WithResponse<MessagePage>>
+  channelMessages(roomId: string, channelId: string, params?: ChannelMessagesParams, options?: CallOptions & { withResponse?: false }): Promise<MessagePage>
+  /**
+   * DELETE `/consumer/api/v2/chatroom/{roomId}/channel/{channelId}/message/{messageId}`: Deletes one
+   * message of a channel. Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.
+   * Parameters are checked before anything is sent (a `RoomchatValidationError`).
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when no such message in the channel:
+   *   also what a repeat meets when the first delete's answer was lost.
+   */
+  deleteChannelMessage(roomId: string, channelId: string, messageId: string, options: WithResponseOptions): Promise<WithResponse<Acknowledged>>
+  deleteChannelMessage(roomId: string, channelId: string, messageId: string, options?: CallOptions & { withResponse?: false }): Promise<Acknowledged>
+  /**
+   * GET `/consumer/api/v2/{pathForm}/{roomId}/conversations`: A room's one-to-one conversations, each
+   * with its two members. Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.
+   * Parameters are checked before anything is sent (a `RoomchatValidationError`).
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when no room has this id.
+   */
+  listConversations(roomId: string, params: ListConversationsParams | undefined, options: WithResponseOptions): Promise<WithResponse<Conversation[]>>
+  listConversations(roomId: string, params?: ListConversationsParams, options?: CallOptions & { withResponse?: false }): Promise<Conversation[]>
+  /**
+   * PUT `/consumer/api/v1/user`: Changes a user, named by exactly one of userId and
+   * uniqueUserIdentifier: any of their name, email, picture, moderation, external id and meta.
+   * Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. Parameters are
+   * checked before anything is sent (a `RoomchatValidationError`).
+   * @throws {RoomchatError} `user_not_found` (`ROOMCHAT_USER_NOT_FOUND`) when no user has this id.
+   */
+  updateUser(params: UpdateUserParams, options: WithResponseOptions): Promise<WithResponse<UpdatedUser>>
+  updateUser(params: UpdateUserParams, options?: CallOptions & { withResponse?: false }): Promise<UpdatedUser>
+  /**
+   * POST `/consumer/api/v2/user`: Creates a user by the customer's own identifier, optionally a member
+   * of one room with a role (Business plan). Not sent again after a 5xx, a timeout or a lost answer (a
+   * repeat could do it twice) unless `retryNonIdempotent`. Parameters are checked before anything is
+   * sent (a `RoomchatValidationError`).
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when `membershipDetails.roomId` names
+   *   no room (`chatRoom not found`).
+   * @throws {RoomchatError} `plan_upgrade_required` (`ROOMCHAT_PLAN_UPGRADE_REQUIRED`) when the
+   *   account's plan is below Business.
+   */
+  createUserV2(uniqueUserIdentifier: string, username: string, params: CreateUserV2Params | undefined, options: WithResponseOptions): Promise<WithResponse<ProvisionedUser>>
+  createUserV2(uniqueUserIdentifier: string, username: string, params?: CreateUserV2Params, options?: CallOptions & { withResponse?: false }): Promise<ProvisionedUser>
+  /**
+   * GET `/consumer/api/v2/user/{uniqueUserIdentifier}`: A user's profile, by the customer's
+   * identifier. Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.
+   * Parameters are checked before anything is sent (a `RoomchatValidationError`).
+   * @throws {RoomchatError} `user_not_found` (`ROOMCHAT_USER_NOT_FOUND`) when no user has this
+   *   identifier.
+   */
+  getUser(uniqueUserIdentifier: string, options: WithResponseOptions): Promise<WithResponse<UserProfile>>
+  getUser(uniqueUserIdentifier: string, options?: CallOptions & { withResponse?: false }): Promise<UserProfile>
+  /**
+   * GET `/consumer/api/v2/user/{uniqueUserIdentifier}/rooms`: The rooms a user is a member of.
+   * Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. Parameters are
+   * checked before anything is sent (a `RoomchatValidationError`).
+   * @throws {RoomchatError} `user_not_found` (`ROOMCHAT_USER_NOT_FOUND`) when no user has this
+   *   identifier.
+   */
+  userRooms(uniqueUserIdentifier: string, options: WithResponseOptions): Promise<WithResponse<RoomName[]>>
+  userRooms(uniqueUserIdentifier: string, options?: CallOptions & { withResponse?: false }): Promise<RoomName[]>
+  /**
+   * DELETE `/consumer/api/v2/user`: Removes a user for good, named by exactly one of userId and
+   * uniqueUserIdentifier: memberships erased, live sessions ended. Repeatable: sent again after a 5xx,
+   * a timeout or a lost answer, as a GET is. Parameters are checked before anything is sent (a
+   * `RoomchatValidationError`).
+   * @throws {RoomchatError} `user_not_found` (`ROOMCHAT_USER_NOT_FOUND`) when no user has this id:
+   *   also what a repeat meets when the first removal's answer was lost.
+   */
+  removeUser(params: RemoveUserParams, options: WithResponseOptions): Promise<WithResponse<Acknowledged>>
+  removeUser(params: RemoveUserParams, options?: CallOptions & { withResponse?: false }): Promise<Acknowledged>
+  /**
+   * GET `/consumer/api/v2/room/{roomId}/members`: One page of a room's members, with their roles.
+   * Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. Parameters are
+   * checked before anything is sent (a `RoomchatValidationError`).
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when no room has this id.
+   */
+  listMembers(roomId: string, params: ListMembersParams | undefined, options: WithResponseOptions): Promise<WithResponse<MemberPage>>
+  listMembers(roomId: string, params?: ListMembersParams, options?: CallOptions & { withResponse?: false }): Promise<MemberPage>
+  /**
+   * POST `/consumer/api/v2/room/{roomId}/member`: Makes a user a member of a room with a role, or
+   * changes their role: how a room's moderator is made. Repeatable: sent again after a 5xx, a timeout
+   * or a lost answer, as a GET is. Parameters are checked before anything is sent (a
+   * `RoomchatValidationError`).
+   * @throws {RoomchatError} `user_not_found` (`ROOMCHAT_USER_NOT_FOUND`) when no user has this
+   *   identifier.
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when no room has this id (`chatRoom
+   *   not found`).
+   */
+  setMember(roomId: string, uniqueUserIdentifier: string, roleName: 'user' | 'guest' | 'admin' | 'moderator', options: WithResponseOptions): Promise<WithResponse<Member>>
+  setMember(roomId: string, uniqueUserIdentifier: string, roleName: 'user' | 'guest' | 'admin' | 'moderator', options?: CallOptions & { withResponse?: false }): Promise<Member>
+  /**
+   * DELETE `/consumer/api/v2/room/{roomId}/member`: Removes a user from a room's members. Repeatable:
+   * sent again after a 5xx, a timeout or a lost answer, as a GET is. Parameters are checked before
+   * anything is sent (a `RoomchatValidationError`).
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when the user is not a member of the
+   *   room: also what a repeat meets when the first removal's answer was lost.
+   */
+  removeMember(roomId: string, uniqueUserIdentifier: string, options: WithResponseOptions): Promise<WithResponse<Acknowledged>>
+  removeMember(roomId: string, uniqueUserIdentifier: string, options?: CallOptions & { withResponse?: false }): Promise<Acknowledged>
+  /**
+   * POST `/consumer/api/v2/bot`: Creates a bot: a webhook the service calls with a room's messages
+   * (Business plan). A bot triggered by every message cannot answer in private. Not sent again after a
+   * 5xx, a timeout or a lost answer (a repeat could do it twice) unless `retryNonIdempotent`.
+   * Parameters are checked before anything is sent (a `RoomchatValidationError`).
+   * @throws {RoomchatError} `invalid_request` (`ROOMCHAT_INVALID_REQUEST`) when trigger `message`
+   *   with visibility `private`, a name another bot has, or another invalid field.
+   * @throws {RoomchatError} `plan_upgrade_required` (`ROOMCHAT_PLAN_UPGRADE_REQUIRED`) when the
+   *   account's plan is below Business.
+   */
+  createBot(name: string, webhookUrl: string, params: CreateBotParams | undefined, options: WithResponseOptions): Promise<WithResponse<BotAnswer>>
+  createBot(name: string, webhookUrl: string, params?: CreateBotParams, options?: CallOptions & { withResponse?: false }): Promise<BotAnswer>
+  /**
+   * GET `/consumer/api/v2/bots`: Every bot of the account. Repeatable: sent again after a 5xx, a
+   * timeout or a lost answer, as a GET is. Parameters are checked before anything is sent (a
+   * `RoomchatValidationError`).
+   */
+  listBots(options: WithResponseOptions): Promise<WithResponse<BotList>>
+  listBots(options?: CallOptions & { withResponse?: false }): Promise<BotList>
+  /**
+   * POST `/consumer/api/v2/bot/{botId}/enable`: Enables a bot: the service calls it again. Repeatable:
+   * sent again after a 5xx, a timeout or a lost answer, as a GET is. Parameters are checked before
+   * anything is sent (a `RoomchatValidationError`).
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when no bot of the account has this
+   *   id (the service answers 401, read by its body).
+   */
+  enableBot(botId: string, options: WithResponseOptions): Promise<WithResponse<BotAnswer>>
+  enableBot(botId: string, options?: CallOptions & { withResponse?: false }): Promise<BotAnswer>
+  /**
+   * POST `/consumer/api/v2/bot/{botId}/disable`: Disables a bot: the service stops calling it.
+   * Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. Parameters are
+   * checked before anything is sent (a `RoomchatValidationError`).
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when no bot of the account has this
+   *   id (the service answers 401, read by its body).
+   */
+  disableBot(botId: string, options: WithResponseOptions): Promise<WithResponse<BotAnswer>>
+  disableBot(botId: string, options?: CallOptions & { withResponse?: false }): Promise<BotAnswer>
+  /**
+   * POST `/consumer/api/v2/bot/{botId}/chatroom/{roomId}/enable`: Enables a bot in one room.
+   * Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. Parameters are
+   * checked before anything is sent (a `RoomchatValidationError`).
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when no bot or no room has this id
+   *   (the service answers 401, read by its body).
+   */
+  enableBotInRoom(botId: string, roomId: string, options: WithResponseOptions): Promise<WithResponse<BotRoomAnswer>>
+  enableBotInRoom(botId: string, roomId: string, options?: CallOptions & { withResponse?: false }): Promise<BotRoomAnswer>
+  /**
+   * POST `/consumer/api/v2/bot/{botId}/chatroom/{roomId}/disable`: Disables a bot in one room.
+   * Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. Parameters are
+   * checked before anything is sent (a `RoomchatValidationError`).
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when no bot or no room has this id
+   *   (the service answers 401, read by its body).
+   */
+  disableBotInRoom(botId: string, roomId: string, options: WithResponseOptions): Promise<WithResponse<BotRoomAnswer>>
+  disableBotInRoom(botId: string, roomId: string, options?: CallOptions & { withResponse?: false }): Promise<BotRoomAnswer>
+  /**
+   * POST `/consumer/api/v2/bot/{botId}/chatroom/{roomId}/message`: Posts a bot's message into a room,
+   * optionally answering a user or a message, with action buttons. Not sent again after a 5xx, a
+   * timeout or a lost answer (a repeat could do it twice) unless `retryNonIdempotent`. Parameters are
+   * checked before anything is sent (a `RoomchatValidationError`).
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when no bot or no room has this id.
+   * @throws {RoomchatError} `invalid_request` (`ROOMCHAT_INVALID_REQUEST`) when the bot is not
+   *   enabled in the room, or an action button is invalid.
+   */
+  sendBotMessage(botId: string, roomId: string, message: string, params: SendBotMessageParams | undefined, options: WithResponseOptions): Promise<WithResponse<Acknowledged>>
+  sendBotMessage(botId: string, roomId: string, message: string, params?: SendBotMessageParams, options?: CallOptions & { withResponse?: false }): Promise<Acknowledged>
+  /**
+   * Every ChatMessage of `roomMessages`, fetched a page at a time when needed (`for await`). An error
+   * never ends it: a `next()` rejects and the next one fetches the same page again. It ends on a short
+   * or empty page, or when the total is reached; `nextSkip` says where a stopped one would resume.
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when no room has this id.
+   */
+  iterRoomMessages(roomId: string, params?: IterRoomMessagesParams, options?: CallOptions): PagingIterator<ChatMessage>
+  /**
+   * `roomMessages` page by page, fetched when needed (`for await`). An error never ends it: a `next()`
+   * rejects and the next one fetches the same page again. It ends on a short or empty page, or when
+   * the total is reached; `nextSkip` says where a stopped one would resume.
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when no room has this id.
+   */
+  roomMessagesPages(roomId: string, params?: IterRoomMessagesParams, options?: CallOptions): PagingIterator<MessagePage>
+  /**
+   * Every ChatMessage of `channelMessages`, fetched a page at a time when needed (`for await`). An
+   * error never ends it: a `next()` rejects and the next one fetches the same page again. It ends on a
+   * short or empty page, or when the total is reached; `nextSkip` says where a stopped one would
+   * resume.
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when no room or channel has this id.
+   */
+  iterChannelMessages(roomId: string, channelId: string, params?: IterChannelMessagesParams, options?: CallOptions): PagingIterator<ChatMessage>
+  /**
+   * `channelMessages` page by page, fetched when needed (`for await`). An error never ends it: a
+   * `next()` rejects and the next one fetches the same page again. It ends on a short or empty page,
+   * or when the total is reached; `nextSkip` says where a stopped one would resume.
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when no room or channel has this id.
+   */
+  channelMessagesPages(roomId: string, channelId: string, params?: IterChannelMessagesParams, options?: CallOptions): PagingIterator<MessagePage>
+  /**
+   * Every Member of `listMembers`, fetched a page at a time when needed (`for await`). An error never
+   * ends it: a `next()` rejects and the next one fetches the same page again. It ends on a short or
+   * empty page, or when the total is reached; `nextSkip` says where a stopped one would resume.
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when no room has this id.
+   */
+  iterListMembers(roomId: string, params?: IterListMembersParams, options?: CallOptions): PagingIterator<Member>
+  /**
+   * `listMembers` page by page, fetched when needed (`for await`). An error never ends it: a `next()`
+   * rejects and the next one fetches the same page again. It ends on a short or empty page, or when
+   * the total is reached; `nextSkip` says where a stopped one would resume.
+   * @throws {RoomchatError} `not_found` (`ROOMCHAT_NOT_FOUND`) when no room has this id.
+   */
+  listMembersPages(roomId: string, params?: IterListMembersParams, options?: CallOptions): PagingIterator<MemberPage>
 }

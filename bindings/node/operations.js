@@ -38,7 +38,10 @@ function operationMethods(run) {
       return run(this, 'create_user', 'createUser', undefined, params, options)
     },
 
-    /** GET `/consumer/api/v1/chatrooms`: Every chat room of the account. */
+    /**
+     * GET `/consumer/api/v1/chatrooms`: Every chat room of the account (an empty list when there is
+     * none).
+     */
     listChatRooms(options = undefined) {
       return run(this, 'list_chat_rooms', 'listChatRooms', undefined, undefined, options)
     },
@@ -79,6 +82,221 @@ function operationMethods(run) {
     updateBot(botId, params = undefined, options = undefined) {
       return run(this, 'update_bot', 'updateBot', { botId }, params, options)
     },
+
+    /**
+     * POST `/consumer/api/v1/chatroom`: Creates a chat room: its name, settings and look. Fields the
+     * declaration does not type are sent as given.
+     */
+    createChatRoom(params = undefined, options = undefined) {
+      return run(this, 'create_chat_room', 'createChatRoom', undefined, params, options)
+    },
+
+    /** GET `/consumer/api/v1/chatroom/{roomId}`: One chat room: its settings. */
+    getChatRoom(roomId, options = undefined) {
+      return run(this, 'get_chat_room', 'getChatRoom', { roomId }, undefined, options)
+    },
+
+    /**
+     * PUT `/consumer/api/v1/chatroom/{roomId}`: Changes a chat room's name, description, password or
+     * metadata.
+     */
+    updateChatRoom(roomId, params = undefined, options = undefined) {
+      return run(this, 'update_chat_room', 'updateChatRoom', { roomId }, params, options)
+    },
+
+    /**
+     * DELETE `/consumer/api/v1/chatroom/{roomId}`: Deletes a chat room with all its messages,
+     * channels, one-to-one conversations, files and memberships, irreversibly.
+     */
+    deleteChatRoom(roomId, options = undefined) {
+      return run(this, 'delete_chat_room', 'deleteChatRoom', { roomId }, undefined, options)
+    },
+
+    /**
+     * POST `/consumer/api/v1/chatRoom/{roomId}/on`: Turns a room's chat on: its users can post again.
+     * (The reference pages print the on and off paths the wrong way round; this sends `/on`.)
+     */
+    turnChatOn(roomId, options = undefined) {
+      return run(this, 'turn_chat_on', 'turnChatOn', { roomId }, undefined, options)
+    },
+
+    /**
+     * POST `/consumer/api/v1/chatRoom/{roomId}/off`: Turns a room's chat off: its users see the
+     * chat-off message and cannot post. (This sends `/off`, whatever the reference pages print.)
+     */
+    turnChatOff(roomId, options = undefined) {
+      return run(this, 'turn_chat_off', 'turnChatOff', { roomId }, undefined, options)
+    },
+
+    /**
+     * POST `/consumer/api/v1/chatroom/{roomId}/chatoffmessage`: Sets the message a room's users see
+     * while its chat is off; it takes effect at once.
+     */
+    setChatOffMessage(roomId, message, options = undefined) {
+      return run(this, 'set_chat_off_message', 'setChatOffMessage', { roomId, message }, undefined, options)
+    },
+
+    /**
+     * GET `/consumer/api/v1/chatRoom/{roomId}/messages`: One page of a room's messages: the service's
+     * history export (the emulator gives them oldest first).
+     */
+    roomMessages(roomId, params = undefined, options = undefined) {
+      return run(this, 'room_messages', 'roomMessages', { roomId }, params, options)
+    },
+
+    /**
+     * DELETE `/consumer/api/v1/chatroom/{roomId}/messages`: Deletes a room's messages: all of them,
+     * channel and private ones and files included, unless told to keep those.
+     */
+    deleteRoomMessages(roomId, params = undefined, options = undefined) {
+      return run(this, 'delete_room_messages', 'deleteRoomMessages', { roomId }, params, options)
+    },
+
+    /**
+     * POST `/consumer/api/v1/chatroom/{roomId}/message`: Posts a message into a room, as exactly one
+     * author: a user (by access token), the room's system, or a throw-away user made on the fly.
+     */
+    sendRoomMessage(roomId, message, params = undefined, options = undefined) {
+      return run(this, 'send_room_message', 'sendRoomMessage', { roomId, message }, params, options)
+    },
+
+    /** POST `/consumer/api/v1/chatroom/{roomId}/channel`: Creates a channel in a room. */
+    createChannel(roomId, channelName, params = undefined, options = undefined) {
+      return run(this, 'create_channel', 'createChannel', { roomId, channelName }, params, options)
+    },
+
+    /**
+     * PUT `/consumer/api/v1/chatroom/{roomId}/channel/{channelId}`: Changes a channel's name, state,
+     * notification rule or metadata.
+     */
+    updateChannel(roomId, channelId, params = undefined, options = undefined) {
+      return run(this, 'update_channel', 'updateChannel', { roomId, channelId }, params, options)
+    },
+
+    /**
+     * POST `/consumer/api/v1/chatroom/{roomId}/channel/{channelId}/message`: Posts a message into a
+     * channel, as exactly one author (as into a room).
+     */
+    sendChannelMessage(roomId, channelId, message, params = undefined, options = undefined) {
+      return run(this, 'send_channel_message', 'sendChannelMessage', { roomId, channelId, message }, params, options)
+    },
+
+    /**
+     * GET `/consumer/api/v1/chatRoom/{roomId}/channel/{channelId}/messages`: One page of a channel's
+     * messages (the emulator gives them oldest first).
+     */
+    channelMessages(roomId, channelId, params = undefined, options = undefined) {
+      return run(this, 'channel_messages', 'channelMessages', { roomId, channelId }, params, options)
+    },
+
+    /**
+     * DELETE `/consumer/api/v2/chatroom/{roomId}/channel/{channelId}/message/{messageId}`: Deletes one
+     * message of a channel.
+     */
+    deleteChannelMessage(roomId, channelId, messageId, options = undefined) {
+      return run(this, 'delete_channel_message', 'deleteChannelMessage', { roomId, channelId, messageId }, undefined, options)
+    },
+
+    /**
+     * GET `/consumer/api/v2/{pathForm}/{roomId}/conversations`: A room's one-to-one conversations,
+     * each with its two members.
+     */
+    listConversations(roomId, params = undefined, options = undefined) {
+      return run(this, 'list_conversations', 'listConversations', { roomId }, params, options)
+    },
+
+    /**
+     * PUT `/consumer/api/v1/user`: Changes a user, named by exactly one of userId and
+     * uniqueUserIdentifier: any of their name, email, picture, moderation, external id and meta.
+     */
+    updateUser(params = undefined, options = undefined) {
+      return run(this, 'update_user', 'updateUser', undefined, params, options)
+    },
+
+    /**
+     * POST `/consumer/api/v2/user`: Creates a user by the customer's own identifier, optionally a
+     * member of one room with a role (Business plan).
+     */
+    createUserV2(uniqueUserIdentifier, username, params = undefined, options = undefined) {
+      return run(this, 'create_user_v2', 'createUserV2', { uniqueUserIdentifier, username }, params, options)
+    },
+
+    /** GET `/consumer/api/v2/user/{uniqueUserIdentifier}`: A user's profile, by the customer's identifier. */
+    getUser(uniqueUserIdentifier, options = undefined) {
+      return run(this, 'get_user', 'getUser', { uniqueUserIdentifier }, undefined, options)
+    },
+
+    /** GET `/consumer/api/v2/user/{uniqueUserIdentifier}/rooms`: The rooms a user is a member of. */
+    userRooms(uniqueUserIdentifier, options = undefined) {
+      return run(this, 'user_rooms', 'userRooms', { uniqueUserIdentifier }, undefined, options)
+    },
+
+    /**
+     * DELETE `/consumer/api/v2/user`: Removes a user for good, named by exactly one of userId and
+     * uniqueUserIdentifier: memberships erased, live sessions ended.
+     */
+    removeUser(params = undefined, options = undefined) {
+      return run(this, 'remove_user', 'removeUser', undefined, params, options)
+    },
+
+    /** GET `/consumer/api/v2/room/{roomId}/members`: One page of a room's members, with their roles. */
+    listMembers(roomId, params = undefined, options = undefined) {
+      return run(this, 'list_members', 'listMembers', { roomId }, params, options)
+    },
+
+    /**
+     * POST `/consumer/api/v2/room/{roomId}/member`: Makes a user a member of a room with a role, or
+     * changes their role: how a room's moderator is made.
+     */
+    setMember(roomId, uniqueUserIdentifier, roleName, options = undefined) {
+      return run(this, 'set_member', 'setMember', { roomId, uniqueUserIdentifier, roleName }, undefined, options)
+    },
+
+    /** DELETE `/consumer/api/v2/room/{roomId}/member`: Removes a user from a room's members. */
+    removeMember(roomId, uniqueUserIdentifier, options = undefined) {
+      return run(this, 'remove_member', 'removeMember', { roomId, uniqueUserIdentifier }, undefined, options)
+    },
+
+    /**
+     * POST `/consumer/api/v2/bot`: Creates a bot: a webhook the service calls with a room's messages
+     * (Business plan). A bot triggered by every message cannot answer in private.
+     */
+    createBot(name, webhookUrl, params = undefined, options = undefined) {
+      return run(this, 'create_bot', 'createBot', { name, 'webhookURL': webhookUrl }, params, options)
+    },
+
+    /** GET `/consumer/api/v2/bots`: Every bot of the account. */
+    listBots(options = undefined) {
+      return run(this, 'list_bots', 'listBots', undefined, undefined, options)
+    },
+
+    /** POST `/consumer/api/v2/bot/{botId}/enable`: Enables a bot: the service calls it again. */
+    enableBot(botId, options = undefined) {
+      return run(this, 'enable_bot', 'enableBot', { botId }, undefined, options)
+    },
+
+    /** POST `/consumer/api/v2/bot/{botId}/disable`: Disables a bot: the service stops calling it. */
+    disableBot(botId, options = undefined) {
+      return run(this, 'disable_bot', 'disableBot', { botId }, undefined, options)
+    },
+
+    /** POST `/consumer/api/v2/bot/{botId}/chatroom/{roomId}/enable`: Enables a bot in one room. */
+    enableBotInRoom(botId, roomId, options = undefined) {
+      return run(this, 'enable_bot_in_room', 'enableBotInRoom', { botId, roomId }, undefined, options)
+    },
+
+    /** POST `/consumer/api/v2/bot/{botId}/chatroom/{roomId}/disable`: Disables a bot in one room. */
+    disableBotInRoom(botId, roomId, options = undefined) {
+      return run(this, 'disable_bot_in_room', 'disableBotInRoom', { botId, roomId }, undefined, options)
+    },
+
+    /**
+     * POST `/consumer/api/v2/bot/{botId}/chatroom/{roomId}/message`: Posts a bot's message into a
+     * room, optionally answering a user or a message, with action buttons.
+     */
+    sendBotMessage(botId, roomId, message, params = undefined, options = undefined) {
+      return run(this, 'send_bot_message', 'sendBotMessage', { botId, roomId, message }, params, options)
+    },
   }
 }
 
@@ -88,12 +306,83 @@ const operationResults = Object.freeze({
   deactivate_user: 'Deactivated',
   conversation_messages: 'Message[]',
   create_user: 'CreatedUser',
-  list_chat_rooms: 'unknown',
+  list_chat_rooms: 'Room[]',
   reactivate_user: 'Reactivated',
   validate_access_token: 'TokenUser',
   invalidate_access_token: 'Invalidated',
   eject_all_users: 'Acknowledged',
   update_bot: 'BotAnswer',
+  create_chat_room: 'RoomAnswer',
+  get_chat_room: 'Room',
+  update_chat_room: 'RoomAnswer',
+  delete_chat_room: 'RoomAnswer',
+  turn_chat_on: 'Acknowledged',
+  turn_chat_off: 'Acknowledged',
+  set_chat_off_message: 'Acknowledged',
+  room_messages: 'MessagePage',
+  delete_room_messages: 'RoomAnswer',
+  send_room_message: 'Acknowledged',
+  create_channel: 'Channel',
+  update_channel: 'Channel',
+  send_channel_message: 'Acknowledged',
+  channel_messages: 'MessagePage',
+  delete_channel_message: 'Acknowledged',
+  list_conversations: 'Conversation[]',
+  update_user: 'UpdatedUser',
+  create_user_v2: 'ProvisionedUser',
+  get_user: 'UserProfile',
+  user_rooms: 'RoomName[]',
+  remove_user: 'Acknowledged',
+  list_members: 'MemberPage',
+  set_member: 'Member',
+  remove_member: 'Acknowledged',
+  create_bot: 'BotAnswer',
+  list_bots: 'BotList',
+  enable_bot: 'BotAnswer',
+  disable_bot: 'BotAnswer',
+  enable_bot_in_room: 'BotRoomAnswer',
+  disable_bot_in_room: 'BotRoomAnswer',
+  send_bot_message: 'Acknowledged',
 })
 
-module.exports = { operationMethods, operationResults }
+
+/**
+ * The lazy iterators of the listings that page, by name, each made by
+ * `iterate(client, operation, what, items, argumentParams, params, options)`:
+ * over the items when `items`, else page by page (core's iterator, as `users()`).
+ */
+function pagingMethods(iterate) {
+  return {
+    /** `roomMessages`, item by item, fetched lazily. */
+    iterRoomMessages(roomId, params = undefined, options = undefined) {
+      return iterate(this, 'room_messages', 'iterRoomMessages', true, { roomId }, params, options)
+    },
+
+    /** `roomMessages`, page by page, fetched lazily. */
+    roomMessagesPages(roomId, params = undefined, options = undefined) {
+      return iterate(this, 'room_messages', 'roomMessagesPages', false, { roomId }, params, options)
+    },
+
+    /** `channelMessages`, item by item, fetched lazily. */
+    iterChannelMessages(roomId, channelId, params = undefined, options = undefined) {
+      return iterate(this, 'channel_messages', 'iterChannelMessages', true, { roomId, channelId }, params, options)
+    },
+
+    /** `channelMessages`, page by page, fetched lazily. */
+    channelMessagesPages(roomId, channelId, params = undefined, options = undefined) {
+      return iterate(this, 'channel_messages', 'channelMessagesPages', false, { roomId, channelId }, params, options)
+    },
+
+    /** `listMembers`, item by item, fetched lazily. */
+    iterListMembers(roomId, params = undefined, options = undefined) {
+      return iterate(this, 'list_members', 'iterListMembers', true, { roomId }, params, options)
+    },
+
+    /** `listMembers`, page by page, fetched lazily. */
+    listMembersPages(roomId, params = undefined, options = undefined) {
+      return iterate(this, 'list_members', 'listMembersPages', false, { roomId }, params, options)
+    },
+  }
+}
+
+module.exports = { operationMethods, operationResults, pagingMethods }

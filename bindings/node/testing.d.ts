@@ -52,6 +52,36 @@ export type SeedMessage =
   | [username: string, text: string]
   | { messages: string; user: { username: string; _id?: string; email?: string }; created?: string }
 
+/** An existing user of the emulator, by one of its identifiers. */
+export type SeedUserRef = { userId: string; uniqueUserIdentifier?: never } | { uniqueUserIdentifier: string; userId?: never }
+
+/** A user made up for a seeded message or conversation. */
+export interface SeedAuthorUser {
+  username: string
+  [field: string]: unknown
+}
+
+/**
+ * The author of seeded room or channel messages: the room's system, an existing
+ * user, a bot, or a throw-away user (`user`; `seed-author` when none is given).
+ */
+export type SeedAuthor =
+  | { system: true }
+  | { userId: string }
+  | { uniqueUserIdentifier: string }
+  | { botId: string }
+  | { user: SeedAuthorUser }
+  | {}
+
+/** A seeded room or channel message. */
+export type SeedRoomMessage = SeedAuthor & {
+  message: string
+  /** ISO 8601 (default: now). */
+  created?: string
+  file?: Record<string, unknown>
+  actionButtons?: Array<Record<string, unknown>>
+}
+
 /** One request the emulator received (REST API and sign-in pages; never the admin API). */
 export class JournalEntry {
   private constructor()
@@ -122,8 +152,35 @@ export class Emulator {
   createRoom(room?: { roomId?: string; name?: string; [field: string]: unknown }): Promise<Record<string, unknown>>
   /** Creates a bot (`name` and `webhookURL` required, the others as the service defaults them); resolves to it, with its `_id`. */
   createBot(bot: { name: string; webhookURL: string; [field: string]: unknown }): Promise<Record<string, unknown>>
-  /** Adds messages to a conversation of `roomId` (a new one unless `conversationId`); resolves to its id. */
-  addConversation(roomId: string, messages: SeedMessage[], options?: { conversationId?: string }): Promise<string>
+  /**
+   * Adds messages to a one-to-one conversation of `roomId` (a new one unless
+   * `conversationId`); resolves to its id. `memberOne`/`memberTwo` are its members,
+   * else the messages' first two authors.
+   */
+  addConversation(
+    roomId: string,
+    messages: SeedMessage[],
+    options?: { conversationId?: string; memberOne?: SeedUserRef | SeedAuthorUser; memberTwo?: SeedUserRef | SeedAuthorUser },
+  ): Promise<string>
+  /** Posts messages into a room, or one of its channels (`channelId`), after those it holds; resolves to their ids. */
+  addMessages(roomId: string, messages: Array<string | SeedRoomMessage>, options?: { channelId?: string }): Promise<string[]>
+  /**
+   * Posts `count` messages at once (`"<text> <n>"`, `n` their position; every
+   * `attachmentEvery`-th with a file) by one author; resolves to how many the room
+   * (or channel) holds.
+   */
+  seedMessages(
+    roomId: string,
+    count: number,
+    options?: SeedAuthor & { channelId?: string; text?: string; attachmentEvery?: number },
+  ): Promise<number>
+  /** Creates a channel in `roomId`; resolves to it, with its `_id`. */
+  addChannel(
+    roomId: string,
+    channel: { channelName: string; enabled?: boolean; notifyAllUsers?: boolean; metadata?: string },
+  ): Promise<Record<string, unknown>>
+  /** Makes a user a member of `roomId` with `roleName` (default `user`); resolves to the member record. */
+  addMember(roomId: string, member: SeedUserRef & { roleName?: 'user' | 'guest' | 'admin' | 'moderator' }): Promise<Record<string, unknown>>
   /** The next matching requests are answered `status` instead, without taking effect. */
   failNext(options?: FailNextOptions): Promise<void>
   /** The next matching requests take effect, and their answers come `ms` late. */

@@ -87,6 +87,11 @@ function testKeys() {
   return [`sk_test_emulator_${token}`, `pk_test_emulator_${token}`]
 }
 
+/** `fields` without those that are undefined (the admin API reads a given null as given). */
+function defined(fields) {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined))
+}
+
 function wholeNumber(value, name, least = 0) {
   if (!Number.isSafeInteger(value) || value < least) {
     throw new RangeError(`${name} must be a whole number of at least ${least}, not ${String(value)}`)
@@ -244,13 +249,56 @@ class Emulator {
     return this._call('POST', '/bots', bot)
   }
 
-  /** Adds messages (`[username, text]` or the emulator's objects) to a conversation; resolves to its id. */
-  async addConversation(roomId, messages, { conversationId } = {}) {
+  /**
+   * Adds messages (`[username, text]` or the emulator's objects) to a one-to-one
+   * conversation of `roomId` (a new one unless `conversationId`); resolves to its id.
+   * `memberOne` and `memberTwo` (a user by `userId` or `uniqueUserIdentifier`, or
+   * `{ username, ... }`) are its two members, else the messages' first two authors.
+   */
+  async addConversation(roomId, messages, { conversationId, memberOne, memberTwo } = {}) {
     const items = messages.map((message) =>
       Array.isArray(message) ? { messages: message[1], user: { username: message[0] } } : { ...message },
     )
-    const spec = { roomId, messages: items, ...(conversationId === undefined ? {} : { conversationId }) }
+    const spec = { roomId, messages: items, ...defined({ conversationId, memberOne, memberTwo }) }
     return (await this._call('POST', '/conversations', spec)).conversationId
+  }
+
+  /**
+   * Posts messages into a room, or into one of its channels (`channelId`), after
+   * those it holds: each a text (posted by a throw-away user) or `{ message,
+   * created?, file?, actionButtons? }` with its author (`system: true`, `userId`,
+   * `uniqueUserIdentifier`, `botId` or `user: { username }`). Resolves to their ids.
+   */
+  async addMessages(roomId, messages, { channelId } = {}) {
+    if (!Array.isArray(messages)) throw new TypeError('messages must be an array')
+    const items = messages.map((message) => (typeof message === 'string' ? { message } : { ...message }))
+    const spec = { roomId, messages: items, ...defined({ channelId }) }
+    return (await this._call('POST', '/messages', spec)).ids
+  }
+
+  /**
+   * Posts `count` messages at once into a room or one of its channels (`channelId`):
+   * `"<text> <n>"` (`text` default `"message"`, `n` their position), every
+   * `attachmentEvery`-th with a file, all by one author (`system`, `userId`,
+   * `uniqueUserIdentifier`, `botId`, `user`; a throw-away user by default).
+   * Resolves to how many messages the room (or channel) holds.
+   */
+  async seedMessages(roomId, count, { channelId, text, attachmentEvery, ...author } = {}) {
+    const spec = { roomId, count: wholeNumber(count, 'count'), ...defined({ channelId, text, attachmentEvery, ...author }) }
+    return (await this._call('POST', '/messages', spec)).total
+  }
+
+  /** Creates a channel in `roomId` (`channelName` required, as create channel takes it); resolves to it, with its `_id`. */
+  async addChannel(roomId, channel) {
+    return this._call('POST', '/channels', { ...channel, roomId })
+  }
+
+  /**
+   * Makes a user (by `userId` or `uniqueUserIdentifier`) a member of `roomId`
+   * with `roleName` (default `user`); resolves to the member record.
+   */
+  async addMember(roomId, member) {
+    return this._call('POST', '/members', { ...member, roomId })
   }
 
   async _fault(path, method, times, action) {

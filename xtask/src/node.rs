@@ -70,10 +70,11 @@ struct NodeOp<'a> {
 pub fn files(d: &Declarations) -> Result<Vec<(&'static str, String)>, String> {
     let ops = node_ops(d)?;
     check(d, &ops)?;
+    let paged = paged(d, &ops)?;
     Ok(vec![
-        (JS_PATH, js(&ops)),
-        (DTS_PATH, dts(d, &ops)),
-        (RECORDS_PATH, crate::rustfmt(&records_rs(d, &ops))?),
+        (JS_PATH, js(&ops, &paged)),
+        (DTS_PATH, dts(d, &ops, &paged)),
+        (RECORDS_PATH, crate::rustfmt(&records_rs(d, &ops, &paged))?),
     ])
 }
 
@@ -149,8 +150,19 @@ impl NodeOp<'_> {
         self.object_params().iter().any(|p| p.required) || !self.op.exactly_one.is_empty()
     }
 
+    /// Whether the fields the declaration does not type come as one `extra` object of
+    /// the params: an older operation's whose table says so, and every newer one with
+    /// `extra = true` (an object keeps TypeScript's check of the typed fields' names,
+    /// which an index signature would switch off: a misspelt `passwordProtcted` is an
+    /// error, not a field sent as given).
     fn extra_object(&self) -> bool {
-        self.shape.extra.as_deref() == Some("object")
+        self.shape.extra.as_deref() == Some("object") || self.flattens_extra()
+    }
+
+    /// Whether the `extra` object's fields are sent beside the typed ones (a newer
+    /// operation's: core takes them at the params' top level), not as core's `extra`.
+    fn flattens_extra(&self) -> bool {
+        self.op.extra && !self.op.is_older()
     }
 
     /// Whether the addon turns the params object into core's JSON params (its table says how).
@@ -302,7 +314,7 @@ fn check(d: &Declarations, ops: &[NodeOp<'_>]) -> Result<(), String> {
 /// The declared records the operations' answers hold, each once, in declaration order.
 fn reachable_records<'d>(d: &'d Declarations, ops: &[NodeOp<'d>]) -> Vec<&'d Record> {
     let mut wanted: BTreeSet<&str> = BTreeSet::new();
-    let mut todo: Vec<&str> = ops.iter().map(|node| node.op.result.as_str()).collect();
+    let mut todo: Vec<&str> = ops.iter().map(|node| node.op.result_record()).collect();
     while let Some(name) = todo.pop() {
         if !wanted.insert(name) {
             continue;
@@ -317,13 +329,111 @@ fn reachable_records<'d>(d: &'d Declarations, ops: &[NodeOp<'d>]) -> Vec<&'d Rec
         .collect()
 }
 
+/// A listing that pages (`pages` other than `none`), with its lazy iterators: an
+/// older one's (`list_users`) are hand-written (`users()`, `userPages()`).
+struct Paged<'a> {
+    node: &'a NodeOp<'a>,
+    /// The page's record (`MessagePage`).
+    page: &'a Record,
+    /// Its list of items (`messages`) and their record (`ChatMessage`).
+    list: &'a Field,
+    item: &'a Record,
+}
+
+/// The paging limit's and offset's wire names: the iterators set them.
+const PAGING_PARAMS: [&str; 2] = ["limit", "skip"];
+
+fn paged<'a>(d: &'a Declarations, ops: &'a [NodeOp<'a>]) -> Result<Vec<Paged<'a>>, String> {
+    let mut out = Vec::new();
+    for node in ops
+        .iter()
+        .filter(|n| n.op.pages != "none" && !n.op.is_older())
+    {
+        let at = |what: &str| format!("api/operations.toml, operation {:?}: {what}", node.op.name);
+        let page = declared_record(d, &node.op.result)
+            .filter(|_| !node.op.result_is_list())
+            .ok_or_else(|| at("a listing that pages answers one page record"))?;
+        let list = page
+            .fields
+            .iter()
+            .find(|f| f.is_list() && f.record().is_some())
+            .ok_or_else(|| at("its page record has no list of records"))?;
+        let item = list
+            .record()
+            .and_then(|name| d.records.iter().find(|r| r.name == name))
+            .ok_or_else(|| at("its page's items are no record"))?;
+        if !PAGING_PARAMS.iter().all(|name| {
+            node.op
+                .params
+                .iter()
+                .any(|p| &p.name == name && p.location == "query")
+        }) {
+            return Err(at(
+                "a listing that pages takes `limit` and `skip` in its query",
+            ));
+        }
+        out.push(Paged {
+            node,
+            page,
+            list,
+            item,
+        });
+    }
+    Ok(out)
+}
+
+impl Paged<'_> {
+    /// `iterRoomMessages`.
+    fn items_method(&self) -> String {
+        format!("iter{}", self.node.op.type_name())
+    }
+
+    /// `roomMessagesPages`.
+    fn pages_method(&self) -> String {
+        format!("{}Pages", method_name(self.node.op))
+    }
+
+    /// `IterRoomMessagesParams`.
+    fn params_type(&self) -> String {
+        format!("Iter{}Params", self.node.op.type_name())
+    }
+
+    /// The params of the iterators' params object besides `pageSize` and `skip`.
+    fn filters(&self) -> Vec<&Param> {
+        self.node
+            .object_params()
+            .into_iter()
+            .filter(|p| !PAGING_PARAMS.contains(&p.name.as_str()))
+            .collect()
+    }
+
+    /// The declared maximum of a page (`limit`'s), if any.
+    fn max_page(&self) -> Option<u64> {
+        self.node
+            .op
+            .params
+            .iter()
+            .find(|p| p.name == "limit")
+            .and_then(|p| p.max)
+    }
+}
+
 /// A result that is one of core's hand-written models (not a declared record):
 /// its element's model when it is a list (`Vec<Message>` → `Message`), `None` for any JSON.
 fn model_of<'a>(d: &Declarations, result: &'a str) -> Option<&'a str> {
-    if is_any_json(result) || d.records.iter().any(|r| r.name == result) {
+    if is_any_json(result) || declared_record(d, result).is_some() {
         return None;
     }
     Some(list_element(result).unwrap_or(result))
+}
+
+/// The declared record a result is (`Room`) or lists (`[Room]`), if it is one.
+fn declared_record<'d>(d: &'d Declarations, result: &str) -> Option<&'d Record> {
+    let name = result
+        .strip_prefix('[')
+        .and_then(|r| r.strip_suffix(']'))
+        .unwrap_or(result);
+    d.records.iter().find(|r| r.name == name)
 }
 
 /// `Vec<Message>` → `Message`.
@@ -337,10 +447,14 @@ fn is_any_json(result: &str) -> bool {
     result == "serde_json::Value"
 }
 
-/// The result's TS type: the record or model, `Message[]` for a list, `unknown` for any JSON.
+/// The result's TS type: the record or model, `Message[]` for a list (`Vec<Message>` or
+/// `[Room]`), `unknown` for any JSON.
 fn ts_result(result: &str) -> String {
     if is_any_json(result) {
         return "unknown".into();
+    }
+    if let Some(record) = result.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+        return format!("{record}[]");
     }
     match list_element(result) {
         Some(element) => format!("{element}[]"),
@@ -360,6 +474,41 @@ fn jsdoc(w: &mut String, indent: &str, text: &str) {
         line(w, &format!("{indent} * {part}"));
     }
     line(w, &format!("{indent} */"));
+}
+
+/// A JSDoc comment at `indent`: `text` wrapped, then one `@tag` line each (wrapped, their
+/// later lines indented); without tags as [`jsdoc`] writes it.
+fn jsdoc_tagged(w: &mut String, indent: &str, text: &str, tags: &[String]) {
+    if tags.is_empty() {
+        jsdoc(w, indent, text);
+        return;
+    }
+    line(w, &format!("{indent}/**"));
+    for part in wrap(text, 100 - indent.len()) {
+        line(w, &format!("{indent} * {part}"));
+    }
+    for tag in tags {
+        for (i, part) in wrap(tag, 98 - indent.len()).into_iter().enumerate() {
+            let lead = if i == 0 { "" } else { "  " };
+            line(w, &format!("{indent} * {lead}{part}"));
+        }
+    }
+    line(w, &format!("{indent} */"));
+}
+
+/// The `@throws` lines of a method's doc: each declared error, by its kind and code.
+fn throws_doc(op: &Operation) -> Vec<String> {
+    op.errors
+        .iter()
+        .map(|e| {
+            format!(
+                "@throws {{RoomchatError}} `{}` (`ROOMCHAT_{}`) when {}.",
+                e.kind,
+                e.kind.to_ascii_uppercase(),
+                e.when.trim_end_matches('.')
+            )
+        })
+        .collect()
 }
 
 /// What a method's doc says after its summary: how it is retried.
@@ -391,7 +540,7 @@ fn method_doc(op: &Operation) -> String {
 
 // ---- operations.js ---------------------------------------------------------------------
 
-fn js(ops: &[NodeOp<'_>]) -> String {
+fn js(ops: &[NodeOp<'_>], paged: &[Paged<'_>]) -> String {
     let mut out = String::new();
     let w = &mut out;
     line(w, &format!("// {GENERATED}"));
@@ -492,7 +641,80 @@ fn js(ops: &[NodeOp<'_>]) -> String {
     }
     line(w, "})");
     line(w, "");
-    line(w, "module.exports = { operationMethods, operationResults }");
+    line(w, "");
+    line(w, "/**");
+    line(
+        w,
+        " * The lazy iterators of the listings that page, by name, each made by",
+    );
+    line(
+        w,
+        " * `iterate(client, operation, what, items, argumentParams, params, options)`:",
+    );
+    line(
+        w,
+        " * over the items when `items`, else page by page (core's iterator, as `users()`).",
+    );
+    line(w, " */");
+    line(w, "function pagingMethods(iterate) {");
+    line(w, "  return {");
+    for (i, paging) in paged.iter().enumerate() {
+        let node = paging.node;
+        if i > 0 {
+            line(w, "");
+        }
+        let args: Vec<String> = node.arguments().iter().map(|p| argument_name(p)).collect();
+        let own: Vec<String> = node
+            .arguments()
+            .iter()
+            .map(|p| {
+                let arg = argument_name(p);
+                if arg == p.name {
+                    arg
+                } else {
+                    format!("{}: {arg}", ts_quote(&p.name))
+                }
+            })
+            .collect();
+        let own = if own.is_empty() {
+            "undefined".to_owned()
+        } else {
+            format!("{{ {} }}", own.join(", "))
+        };
+        let mut signature = args.clone();
+        signature.push("params = undefined".into());
+        signature.push("options = undefined".into());
+        for (method, items, what) in [
+            (paging.items_method(), true, "item by item"),
+            (paging.pages_method(), false, "page by page"),
+        ] {
+            if !items {
+                line(w, "");
+            }
+            jsdoc(
+                w,
+                "    ",
+                &format!("`{}`, {what}, fetched lazily.", method_name(node.op)),
+            );
+            line(w, &format!("    {method}({}) {{", signature.join(", ")));
+            line(
+                w,
+                &format!(
+                    "      return iterate(this, {}, {}, {items}, {own}, params, options)",
+                    ts_quote(&node.op.name),
+                    ts_quote(&method)
+                ),
+            );
+            line(w, "    },");
+        }
+    }
+    line(w, "  }");
+    line(w, "}");
+    line(w, "");
+    line(
+        w,
+        "module.exports = { operationMethods, operationResults, pagingMethods }",
+    );
     out
 }
 
@@ -522,7 +744,8 @@ fn ts_param_type(p: &Param) -> String {
     }
     match p.kind.as_str() {
         "integer" => "number",
-        "boolean" => "boolean",
+        // A switch is sent as "on"/"off": a boolean for the caller.
+        "boolean" | "switch" => "boolean",
         "json" => "unknown",
         _ => "string",
     }
@@ -679,7 +902,7 @@ fn params_decl(w: &mut String, node: &NodeOp<'_>) {
     );
 }
 
-fn dts(d: &Declarations, ops: &[NodeOp<'_>]) -> String {
+fn dts(d: &Declarations, ops: &[NodeOp<'_>], paged: &[Paged<'_>]) -> String {
     let mut out = String::new();
     let w = &mut out;
     line(w, &format!("// {GENERATED}"));
@@ -698,6 +921,9 @@ fn dts(d: &Declarations, ops: &[NodeOp<'_>]) -> String {
     );
     line(w, "");
     let mut imports: BTreeSet<&str> = ["CallOptions", "WithResponse", "WithResponseOptions"].into();
+    if !paged.is_empty() {
+        imports.insert("PagingIterator");
+    }
     imports.extend(ops.iter().filter_map(|node| model_of(d, &node.op.result)));
     line(
         w,
@@ -760,6 +986,55 @@ fn dts(d: &Declarations, ops: &[NodeOp<'_>]) -> String {
         params_decl(w, node);
     }
 
+    for paging in paged {
+        line(w, "");
+        jsdoc(
+            w,
+            "",
+            &format!(
+                "The parameters of `{}` and `{}`: the page size, where to start, and `{}`'s other parameters, named as on the wire.",
+                paging.items_method(),
+                paging.pages_method(),
+                method_name(paging.node.op)
+            ),
+        );
+        line(w, &format!("export interface {} {{", paging.params_type()));
+        let bound = match paging.max_page() {
+            Some(max) => format!("1 to {max}"),
+            None => "at least 1".to_owned(),
+        };
+        jsdoc(
+            w,
+            "  ",
+            &format!(
+                "{} a request ({bound}; default 200{}).",
+                paging.list.name[..1].to_ascii_uppercase() + &paging.list.name[1..],
+                if paging.max_page().is_some_and(|m| m < 200) {
+                    ", at most the maximum"
+                } else {
+                    ""
+                }
+            ),
+        );
+        line(w, "  pageSize?: number");
+        jsdoc(
+            w,
+            "  ",
+            "How many to pass over first (default 0): a stopped iterator's `nextSkip` resumes it.",
+        );
+        line(w, "  skip?: number");
+        for p in paging.filters() {
+            if let Some(doc) = param_doc(p) {
+                jsdoc(w, "  ", &doc);
+            }
+            line(
+                w,
+                &format!("  {}?: {}", ts_property(&p.name), ts_param_type(p)),
+            );
+        }
+        line(w, "}");
+    }
+
     line(w, "");
     line(
         w,
@@ -768,7 +1043,7 @@ fn dts(d: &Declarations, ops: &[NodeOp<'_>]) -> String {
     line(w, "export interface OperationMethods {");
     for node in ops {
         let op = node.op;
-        jsdoc(w, "  ", &method_doc(op));
+        jsdoc_tagged(w, "  ", &method_doc(op), &throws_doc(op));
         let mut args: Vec<String> = node
             .arguments()
             .iter()
@@ -812,6 +1087,55 @@ fn dts(d: &Declarations, ops: &[NodeOp<'_>]) -> String {
             &format!("  {name}({}): Promise<{result}>", args.join(", ")),
         );
     }
+    for paging in paged {
+        let op = paging.node.op;
+        let mut args: Vec<String> = paging
+            .node
+            .arguments()
+            .iter()
+            .map(|p| format!("{}: {}", argument_name(p), ts_param_type(p)))
+            .collect();
+        args.push(format!("params?: {}", paging.params_type()));
+        args.push("options?: CallOptions".into());
+        let rule = "An error never ends it: a `next()` rejects and the next one fetches the same page again. It ends on a short or empty page, or when the total is reached; `nextSkip` says where a stopped one would resume.";
+        jsdoc_tagged(
+            w,
+            "  ",
+            &format!(
+                "Every {} of `{}`, fetched a page at a time when needed (`for await`). {rule}",
+                paging.item.name,
+                method_name(op)
+            ),
+            &throws_doc(op),
+        );
+        line(
+            w,
+            &format!(
+                "  {}({}): PagingIterator<{}>",
+                paging.items_method(),
+                args.join(", "),
+                paging.item.name
+            ),
+        );
+        jsdoc_tagged(
+            w,
+            "  ",
+            &format!(
+                "`{}` page by page, fetched when needed (`for await`). {rule}",
+                method_name(op)
+            ),
+            &throws_doc(op),
+        );
+        line(
+            w,
+            &format!(
+                "  {}({}): PagingIterator<{}>",
+                paging.pages_method(),
+                args.join(", "),
+                paging.page.name
+            ),
+        );
+    }
     line(w, "}");
     out
 }
@@ -825,10 +1149,15 @@ fn static_name(record: &str) -> String {
 /// The expression that decodes `response` and writes the answer as the JS layer returns it.
 fn answer_expr(d: &Declarations, node: &NodeOp<'_>) -> String {
     let op = node.op;
-    if d.records.iter().any(|r| r.name == op.result) {
+    if let Some(record) = declared_record(d, &op.result) {
+        let write = if op.result_is_list() {
+            "records"
+        } else {
+            "record"
+        };
         return format!(
-            "operation.decode(response).map(|r| shape::record(&r, &{}))",
-            static_name(&op.result)
+            "operation.decode(response).map(|r| shape::{write}(&r, &{}))",
+            static_name(&record.name)
         );
     }
     match model_of(d, &op.result) {
@@ -853,7 +1182,7 @@ fn answer_expr(d: &Declarations, node: &NodeOp<'_>) -> String {
     }
 }
 
-fn records_rs(d: &Declarations, ops: &[NodeOp<'_>]) -> String {
+fn records_rs(d: &Declarations, ops: &[NodeOp<'_>], paged: &[Paged<'_>]) -> String {
     let mut out = String::new();
     let w = &mut out;
     line(w, &format!("// {GENERATED}"));
@@ -870,10 +1199,15 @@ fn records_rs(d: &Declarations, ops: &[NodeOp<'_>]) -> String {
     }
     line(w, "");
     line(w, "use roomchat::wire::{self, Operation, WireResponse};");
-    line(w, "use roomchat::Error;");
+    line(w, "use roomchat::{Client, Error};");
+    line(w, "use serde_json::Value;");
     line(w, "");
-    line(w, "use crate::args::{ExtraKind, ParamsShape};");
-    line(w, "use crate::shape::{self, FieldShape, RecordShape};");
+    line(w, "use crate::args::{self, Args, ExtraKind, ParamsShape};");
+    line(w, "use crate::paged::{self, PagedSteps};");
+    line(
+        w,
+        "use crate::shape::{self, FieldShape, Paging, RecordShape};",
+    );
     line(w, "");
     line(
         w,
@@ -968,7 +1302,14 @@ fn records_rs(d: &Declarations, ops: &[NodeOp<'_>]) -> String {
             .map(|f| format!("({:?}, ExtraKind::{})", f.name, pascal(&f.kind)))
             .collect();
         line(w, &format!("fields: &[{}],", fields.join(", ")));
-        line(w, &format!("extra_object: {},", node.extra_object()));
+        line(
+            w,
+            &format!(
+                "extra_object: {},",
+                node.extra_object() && !node.flattens_extra()
+            ),
+        );
+        line(w, &format!("flatten_extra: {},", node.flattens_extra()));
         line(
             w,
             &format!(
@@ -980,6 +1321,124 @@ fn records_rs(d: &Declarations, ops: &[NodeOp<'_>]) -> String {
             ),
         );
         line(w, "};");
+    }
+    line(w, "");
+    line(w, "");
+    for text in [
+        "/// The lazy iterator of a listing that pages (core's, over its items when",
+        "/// `items`, else page by page) for `params`: the JSON of the method's own",
+        "/// arguments and its params object (`pageSize`, `skip` and the listing's other",
+        "/// params, by their wire names); `what` names the method in errors.",
+    ] {
+        line(w, text);
+    }
+    line(
+        w,
+        "pub fn open_paged(client: &Client, operation: Operation, what: &str, items: bool, params: &Value) -> Result<Box<dyn PagedSteps>, Error> {",
+    );
+    line(w, "let p = Args::new(what, params)?;");
+    if !paged.is_empty() {
+        line(w, "match operation {");
+    }
+    for paging in paged {
+        let op = paging.node.op;
+        let mut known: Vec<String> = paging
+            .node
+            .arguments()
+            .iter()
+            .map(|p| format!("{:?}", p.name))
+            .collect();
+        known.push("\"pageSize\"".into());
+        known.push("\"skip\"".into());
+        known.extend(paging.filters().iter().map(|p| format!("{:?}", p.name)));
+        line(w, &format!("Operation::{} => {{", op.type_name()));
+        line(w, &format!("p.only(&[{}])?;", known.join(", ")));
+        line(
+            w,
+            &format!("let mut query = roomchat::{}::new();", op.type_name()),
+        );
+        line(
+            w,
+            "if let Some(size) = p.whole(\"pageSize\", 1, args::MAX_SAFE_INTEGER)? { query = query.limit(size); }",
+        );
+        line(
+            w,
+            "if let Some(skip) = p.whole(\"skip\", 0, args::MAX_SAFE_INTEGER)? { query = query.skip(skip); }",
+        );
+        for filter in paging.filters() {
+            let read = match filter.kind.as_str() {
+                "boolean" | "switch" => format!("p.boolean({:?})?", filter.name),
+                "integer" => format!("p.whole({:?}, 0, args::MAX_SAFE_INTEGER)?", filter.name),
+                _ => format!("p.string({:?})?", filter.name),
+            };
+            line(
+                w,
+                &format!(
+                    "if let Some(value) = {read} {{ query = query.{}(value); }}",
+                    snake(&filter.name)
+                ),
+            );
+        }
+        let mut call_args: Vec<String> = Vec::new();
+        for (i, arg) in paging.node.arguments().iter().enumerate() {
+            line(
+                w,
+                &format!("let arg{i} = p.required_string({:?})?;", arg.name),
+            );
+            call_args.push(format!("&arg{i}"));
+        }
+        call_args.push("&query".into());
+        let static_paging = format!("&{}_PAGING", op.name.to_ascii_uppercase());
+        line(w, "Ok(if items {");
+        line(
+            w,
+            &format!(
+                "paged::items(client.iter_{}({}), {static_paging})",
+                op.name,
+                call_args.join(", ")
+            ),
+        );
+        line(w, "} else {");
+        line(
+            w,
+            &format!(
+                "paged::pages(client.{}_pages({}), {static_paging})",
+                op.name,
+                call_args.join(", ")
+            ),
+        );
+        line(w, "})");
+        line(w, "}");
+    }
+    if paged.is_empty() {
+        line(w, "let _ = (client, operation, items, p);");
+        line(
+            w,
+            "Err(args::invalid(format!(\"{what}: no listing pages\")))",
+        );
+    } else {
+        line(
+            w,
+            "_ => Err(args::invalid(format!(\"{what}: {} is not a listing that pages\", operation.name()))),",
+        );
+        line(w, "}");
+    }
+    line(w, "}");
+    for paging in paged {
+        line(w, "");
+        line(
+            w,
+            &format!("/// `{}`'s pages and items.", method_name(paging.node.op)),
+        );
+        line(
+            w,
+            &format!(
+                "static {}_PAGING: Paging = Paging {{ page: &{}, item: &{} }};",
+                paging.node.op.name.to_ascii_uppercase(),
+                static_name(&paging.page.name),
+                static_name(&paging.item.name)
+            ),
+        );
     }
     for record in reachable_records(d, ops) {
         line(w, "");

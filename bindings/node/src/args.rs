@@ -169,6 +169,9 @@ pub struct ParamsShape {
     pub extra_object: bool,
     /// The declared boolean that stands for the hand-written builder's `role`.
     pub role_flag: Option<&'static str>,
+    /// The fields the declaration does not type come as one `extra` object,
+    /// sent beside the typed ones (core takes them at the params' top level).
+    pub flatten_extra: bool,
 }
 
 /// The type of a [`ParamsShape`] field.
@@ -188,13 +191,13 @@ pub fn core_params(what: &str, params: Value, shape: &ParamsShape) -> Result<Val
     let taken = |name: &str| {
         shape.params.contains(&name)
             || shape.fields.iter().any(|(field, _)| *field == name)
-            || (shape.extra_object && name == "extra")
+            || ((shape.extra_object || shape.flatten_extra) && name == "extra")
     };
     if let Some(unknown) = fields.keys().find(|name| !taken(name)) {
         let name: String = unknown.chars().take(64).collect();
         let mut known: Vec<&str> = shape.params.to_vec();
         known.extend(shape.fields.iter().map(|(field, _)| *field));
-        if shape.extra_object {
+        if shape.extra_object || shape.flatten_extra {
             known.push("extra");
         }
         return Err(invalid(format!(
@@ -245,6 +248,24 @@ pub fn core_params(what: &str, params: Value, shape: &ParamsShape) -> Result<Val
         }
         if !extra.is_empty() {
             fields.insert("extra".into(), Value::Object(extra));
+        }
+    }
+    if shape.flatten_extra {
+        match fields.remove("extra") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(extra)) => {
+                for (name, value) in extra {
+                    // A typed field is given as itself, where its type is checked.
+                    if shape.params.contains(&name.as_str()) || fields.contains_key(&name) {
+                        let name: String = name.chars().take(64).collect();
+                        return Err(invalid(format!(
+                            "{what}: {name} is a parameter of its own: give it as one, not in extra"
+                        )));
+                    }
+                    fields.insert(name, value);
+                }
+            }
+            Some(_) => return Err(invalid(format!("{what}: extra must be an object"))),
         }
     }
     Ok(Value::Object(fields))

@@ -12,6 +12,7 @@
 
 mod args;
 mod ops;
+mod paged;
 mod pool;
 mod records;
 mod shape;
@@ -408,6 +409,32 @@ impl NativeClient {
         })
     }
 
+    /// The lazy iterator of a listing that pages (`iterRoomMessages`,
+    /// `roomMessagesPages`, …): `operation` is its stable name, `what` the
+    /// method's, `items` over its records (else page by page), `params` the JSON
+    /// of the method's arguments and params object (`pageSize`, `skip`, the
+    /// listing's other params); `settings` as `callOperation` takes them.
+    #[napi]
+    pub fn paged(
+        &self,
+        operation: String,
+        what: String,
+        items: bool,
+        params: String,
+        cancel: Option<&CancelHandle>,
+        settings: Option<String>,
+    ) -> Result<PagedIterator> {
+        let op = Operation::parse(&operation).map_err(|e| throw(&e))?;
+        let client = self.for_call(&what, cancel, settings)?;
+        let steps = args::parse(&what, &params)
+            .and_then(|params| records::open_paged(&client, op, &what, items, &params))
+            .map_err(|e| throw(&e))?;
+        Ok(PagedIterator {
+            inner: Arc::new(Mutex::new(steps)),
+            tsfn: Arc::clone(&self.tsfn),
+        })
+    }
+
     fn with_optional_cancel(&self, cancel: Option<&CancelHandle>) -> Client {
         match cancel {
             Some(handle) => self.client.with_cancel(handle.token.clone()),
@@ -503,6 +530,27 @@ impl UserPagesIterator {
             None => Ok("null".to_owned()),
             Some(Ok(page)) => Ok(shape::user_page(&page)),
             Some(Err(e)) => Err(e),
+        });
+    }
+}
+
+/// Core's iterator of a listing that pages; each `next` runs on a pool thread.
+#[napi]
+pub struct PagedIterator {
+    /// Held by a pool thread for a whole page fetch: never taken on the JS thread.
+    inner: Arc<Mutex<Box<dyn paged::PagedSteps>>>,
+    tsfn: Arc<Tsfn>,
+}
+
+#[napi]
+impl PagedIterator {
+    /// The next step (JSON: `{skip, items}` or `{skip, page}`), or `null` at the end, delivered as `id`.
+    #[napi]
+    pub fn next(&self, id: u32) {
+        let inner = Arc::clone(&self.inner);
+        spawn(&self.tsfn, id, move || match lock(&inner).step() {
+            None => Ok("null".to_owned()),
+            Some(result) => result,
         });
     }
 }

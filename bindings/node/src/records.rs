@@ -8,10 +8,12 @@
 //! shapes predate the declarations, as core's JSON params take them (args.rs).
 
 use roomchat::wire::{self, Operation, WireResponse};
-use roomchat::Error;
+use roomchat::{Client, Error};
+use serde_json::Value;
 
-use crate::args::{ExtraKind, ParamsShape};
-use crate::shape::{self, FieldShape, RecordShape};
+use crate::args::{self, Args, ExtraKind, ParamsShape};
+use crate::paged::{self, PagedSteps};
+use crate::shape::{self, FieldShape, Paging, RecordShape};
 
 /// The answer of `operation` in `response`, as the JS layer returns it: a non-2xx
 /// answer, or one that says it failed, is the error it stands for.
@@ -29,7 +31,9 @@ pub fn answer(operation: Operation, response: &WireResponse) -> Result<String, E
         Operation::CreateUser => {
             wire::decode_create_user(response).map(|r| shape::created_user(&r))
         }
-        Operation::ListChatRooms => operation.decode(response).map(|r| shape::json(&r)),
+        Operation::ListChatRooms => operation
+            .decode(response)
+            .map(|r| shape::records(&r, &ROOM)),
         Operation::ReactivateUser => {
             wire::decode_reactivate_user(response).map(|r| shape::reactivated(&r))
         }
@@ -45,6 +49,97 @@ pub fn answer(operation: Operation, response: &WireResponse) -> Result<String, E
         Operation::UpdateBot => operation
             .decode(response)
             .map(|r| shape::record(&r, &BOT_ANSWER)),
+        Operation::CreateChatRoom => operation
+            .decode(response)
+            .map(|r| shape::record(&r, &ROOM_ANSWER)),
+        Operation::GetChatRoom => operation.decode(response).map(|r| shape::record(&r, &ROOM)),
+        Operation::UpdateChatRoom => operation
+            .decode(response)
+            .map(|r| shape::record(&r, &ROOM_ANSWER)),
+        Operation::DeleteChatRoom => operation
+            .decode(response)
+            .map(|r| shape::record(&r, &ROOM_ANSWER)),
+        Operation::TurnChatOn => operation
+            .decode(response)
+            .map(|r| shape::record(&r, &ACKNOWLEDGED)),
+        Operation::TurnChatOff => operation
+            .decode(response)
+            .map(|r| shape::record(&r, &ACKNOWLEDGED)),
+        Operation::SetChatOffMessage => operation
+            .decode(response)
+            .map(|r| shape::record(&r, &ACKNOWLEDGED)),
+        Operation::RoomMessages => operation
+            .decode(response)
+            .map(|r| shape::record(&r, &MESSAGE_PAGE)),
+        Operation::DeleteRoomMessages => operation
+            .decode(response)
+            .map(|r| shape::record(&r, &ROOM_ANSWER)),
+        Operation::SendRoomMessage => operation
+            .decode(response)
+            .map(|r| shape::record(&r, &ACKNOWLEDGED)),
+        Operation::CreateChannel => operation
+            .decode(response)
+            .map(|r| shape::record(&r, &CHANNEL)),
+        Operation::UpdateChannel => operation
+            .decode(response)
+            .map(|r| shape::record(&r, &CHANNEL)),
+        Operation::SendChannelMessage => operation
+            .decode(response)
+            .map(|r| shape::record(&r, &ACKNOWLEDGED)),
+        Operation::ChannelMessages => operation
+            .decode(response)
+            .map(|r| shape::record(&r, &MESSAGE_PAGE)),
+        Operation::DeleteChannelMessage => operation
+            .decode(response)
+            .map(|r| shape::record(&r, &ACKNOWLEDGED)),
+        Operation::ListConversations => operation
+            .decode(response)
+            .map(|r| shape::records(&r, &CONVERSATION)),
+        Operation::UpdateUser => operation
+            .decode(response)
+            .map(|r| shape::record(&r, &UPDATED_USER)),
+        Operation::CreateUserV2 => operation
+            .decode(response)
+            .map(|r| shape::record(&r, &PROVISIONED_USER)),
+        Operation::GetUser => operation
+            .decode(response)
+            .map(|r| shape::record(&r, &USER_PROFILE)),
+        Operation::UserRooms => operation
+            .decode(response)
+            .map(|r| shape::records(&r, &ROOM_NAME)),
+        Operation::RemoveUser => operation
+            .decode(response)
+            .map(|r| shape::record(&r, &ACKNOWLEDGED)),
+        Operation::ListMembers => operation
+            .decode(response)
+            .map(|r| shape::record(&r, &MEMBER_PAGE)),
+        Operation::SetMember => operation
+            .decode(response)
+            .map(|r| shape::record(&r, &MEMBER)),
+        Operation::RemoveMember => operation
+            .decode(response)
+            .map(|r| shape::record(&r, &ACKNOWLEDGED)),
+        Operation::CreateBot => operation
+            .decode(response)
+            .map(|r| shape::record(&r, &BOT_ANSWER)),
+        Operation::ListBots => operation
+            .decode(response)
+            .map(|r| shape::record(&r, &BOT_LIST)),
+        Operation::EnableBot => operation
+            .decode(response)
+            .map(|r| shape::record(&r, &BOT_ANSWER)),
+        Operation::DisableBot => operation
+            .decode(response)
+            .map(|r| shape::record(&r, &BOT_ANSWER)),
+        Operation::EnableBotInRoom => operation
+            .decode(response)
+            .map(|r| shape::record(&r, &BOT_ROOM_ANSWER)),
+        Operation::DisableBotInRoom => operation
+            .decode(response)
+            .map(|r| shape::record(&r, &BOT_ROOM_ANSWER)),
+        Operation::SendBotMessage => operation
+            .decode(response)
+            .map(|r| shape::record(&r, &ACKNOWLEDGED)),
         // An operation of core's that is declared nowhere here: its JSON as it came.
         _ => operation.decode(response).map(|r| shape::json(&r)),
     }
@@ -55,6 +150,7 @@ pub fn answer(operation: Operation, response: &WireResponse) -> Result<String, E
 pub fn params_of(operation: Operation) -> Option<&'static ParamsShape> {
     match operation {
         Operation::CreateUser => Some(&CREATE_USER_PARAMS),
+        Operation::CreateChatRoom => Some(&CREATE_CHAT_ROOM_PARAMS),
         _ => None,
     }
 }
@@ -70,7 +166,143 @@ static CREATE_USER_PARAMS: ParamsShape = ParamsShape {
         ("meta", ExtraKind::Json),
     ],
     extra_object: true,
+    flatten_extra: false,
     role_flag: Some("isModerator"),
+};
+
+/// `createChatRoom`'s params object.
+static CREATE_CHAT_ROOM_PARAMS: ParamsShape = ParamsShape {
+    params: &[
+        "name",
+        "description",
+        "passwordProtected",
+        "roomPassword",
+        "preModeratedChatRoom",
+        "enableOneToOneChat",
+        "moderatorOnlyOneToOneChat",
+        "enableChannels",
+        "defaultNotificationEnabled",
+        "fileSharingMode",
+        "chatRoomPermissionLevel",
+        "customCSS",
+        "metadata",
+        "customization",
+    ],
+    fields: &[],
+    extra_object: false,
+    flatten_extra: true,
+    role_flag: None,
+};
+
+/// The lazy iterator of a listing that pages (core's, over its items when
+/// `items`, else page by page) for `params`: the JSON of the method's own
+/// arguments and its params object (`pageSize`, `skip` and the listing's other
+/// params, by their wire names); `what` names the method in errors.
+pub fn open_paged(
+    client: &Client,
+    operation: Operation,
+    what: &str,
+    items: bool,
+    params: &Value,
+) -> Result<Box<dyn PagedSteps>, Error> {
+    let p = Args::new(what, params)?;
+    match operation {
+        Operation::RoomMessages => {
+            p.only(&["roomId", "pageSize", "skip", "onlyAttachments"])?;
+            let mut query = roomchat::RoomMessages::new();
+            if let Some(size) = p.whole("pageSize", 1, args::MAX_SAFE_INTEGER)? {
+                query = query.limit(size);
+            }
+            if let Some(skip) = p.whole("skip", 0, args::MAX_SAFE_INTEGER)? {
+                query = query.skip(skip);
+            }
+            if let Some(value) = p.boolean("onlyAttachments")? {
+                query = query.only_attachments(value);
+            }
+            let arg0 = p.required_string("roomId")?;
+            Ok(if items {
+                paged::items(
+                    client.iter_room_messages(&arg0, &query),
+                    &ROOM_MESSAGES_PAGING,
+                )
+            } else {
+                paged::pages(
+                    client.room_messages_pages(&arg0, &query),
+                    &ROOM_MESSAGES_PAGING,
+                )
+            })
+        }
+        Operation::ChannelMessages => {
+            p.only(&["roomId", "channelId", "pageSize", "skip", "onlyAttachments"])?;
+            let mut query = roomchat::ChannelMessages::new();
+            if let Some(size) = p.whole("pageSize", 1, args::MAX_SAFE_INTEGER)? {
+                query = query.limit(size);
+            }
+            if let Some(skip) = p.whole("skip", 0, args::MAX_SAFE_INTEGER)? {
+                query = query.skip(skip);
+            }
+            if let Some(value) = p.boolean("onlyAttachments")? {
+                query = query.only_attachments(value);
+            }
+            let arg0 = p.required_string("roomId")?;
+            let arg1 = p.required_string("channelId")?;
+            Ok(if items {
+                paged::items(
+                    client.iter_channel_messages(&arg0, &arg1, &query),
+                    &CHANNEL_MESSAGES_PAGING,
+                )
+            } else {
+                paged::pages(
+                    client.channel_messages_pages(&arg0, &arg1, &query),
+                    &CHANNEL_MESSAGES_PAGING,
+                )
+            })
+        }
+        Operation::ListMembers => {
+            p.only(&["roomId", "pageSize", "skip"])?;
+            let mut query = roomchat::ListMembers::new();
+            if let Some(size) = p.whole("pageSize", 1, args::MAX_SAFE_INTEGER)? {
+                query = query.limit(size);
+            }
+            if let Some(skip) = p.whole("skip", 0, args::MAX_SAFE_INTEGER)? {
+                query = query.skip(skip);
+            }
+            let arg0 = p.required_string("roomId")?;
+            Ok(if items {
+                paged::items(
+                    client.iter_list_members(&arg0, &query),
+                    &LIST_MEMBERS_PAGING,
+                )
+            } else {
+                paged::pages(
+                    client.list_members_pages(&arg0, &query),
+                    &LIST_MEMBERS_PAGING,
+                )
+            })
+        }
+        _ => Err(args::invalid(format!(
+            "{what}: {} is not a listing that pages",
+            operation.name()
+        ))),
+    }
+}
+
+/// `roomMessages`'s pages and items.
+static ROOM_MESSAGES_PAGING: Paging = Paging {
+    page: &MESSAGE_PAGE,
+    item: &CHAT_MESSAGE,
+};
+
+/// `channelMessages`'s pages and items.
+static CHANNEL_MESSAGES_PAGING: Paging = Paging {
+    page: &MESSAGE_PAGE,
+    item: &CHAT_MESSAGE,
+};
+
+/// `listMembers`'s pages and items.
+static LIST_MEMBERS_PAGING: Paging = Paging {
+    page: &MEMBER_PAGE,
+    item: &MEMBER,
 };
 
 /// `Acknowledged`: The service's acknowledgement of an operation: `{"success": true}`, with
@@ -169,6 +401,676 @@ static BOT_ANSWER: RecordShape = RecordShape {
             wire: "bot",
             js: "bot",
             record: Some(&BOT),
+        },
+    ],
+};
+
+/// `Room`: A chat room and its settings (booleans here, whatever form they were set in).
+static ROOM: RecordShape = RecordShape {
+    fields: &[
+        FieldShape {
+            wire: "roomId",
+            js: "roomId",
+            record: None,
+        },
+        FieldShape {
+            wire: "name",
+            js: "name",
+            record: None,
+        },
+        FieldShape {
+            wire: "description",
+            js: "description",
+            record: None,
+        },
+        FieldShape {
+            wire: "metadata",
+            js: "metadata",
+            record: None,
+        },
+        FieldShape {
+            wire: "roomPassword",
+            js: "roomPassword",
+            record: None,
+        },
+        FieldShape {
+            wire: "passwordProtected",
+            js: "passwordProtected",
+            record: None,
+        },
+        FieldShape {
+            wire: "enableOneToOneChat",
+            js: "enableOneToOneChat",
+            record: None,
+        },
+        FieldShape {
+            wire: "moderatorOnlyOneToOneChat",
+            js: "moderatorOnlyOneToOneChat",
+            record: None,
+        },
+        FieldShape {
+            wire: "enableChannels",
+            js: "enableChannels",
+            record: None,
+        },
+        FieldShape {
+            wire: "showNotificationForAllChannels",
+            js: "showNotificationForAllChannels",
+            record: None,
+        },
+        FieldShape {
+            wire: "enableLikeMessage",
+            js: "enableLikeMessage",
+            record: None,
+        },
+        FieldShape {
+            wire: "defaultNotificationEnabled",
+            js: "defaultNotificationEnabled",
+            record: None,
+        },
+        FieldShape {
+            wire: "preModeratedChatRoom",
+            js: "preModeratedChatRoom",
+            record: None,
+        },
+    ],
+};
+
+/// `RoomAnswer`: The answer to creating, changing or deleting a room, or deleting its
+/// messages: `{"success": true, "roomId": ..., "url": ...}`.
+static ROOM_ANSWER: RecordShape = RecordShape {
+    fields: &[
+        FieldShape {
+            wire: "success",
+            js: "success",
+            record: None,
+        },
+        FieldShape {
+            wire: "roomId",
+            js: "roomId",
+            record: None,
+        },
+        FieldShape {
+            wire: "url",
+            js: "url",
+            record: None,
+        },
+    ],
+};
+
+/// `RoomName`: A room by id and name.
+static ROOM_NAME: RecordShape = RecordShape {
+    fields: &[
+        FieldShape {
+            wire: "roomId",
+            js: "roomId",
+            record: None,
+        },
+        FieldShape {
+            wire: "name",
+            js: "name",
+            record: None,
+        },
+    ],
+};
+
+/// `MessageAuthor`: Who posted a message: a user, the room's system, a throw-away user or a
+/// bot.
+static MESSAGE_AUTHOR: RecordShape = RecordShape {
+    fields: &[
+        FieldShape {
+            wire: "_id",
+            js: "id",
+            record: None,
+        },
+        FieldShape {
+            wire: "uniqueUserIdentifier",
+            js: "uniqueUserIdentifier",
+            record: None,
+        },
+        FieldShape {
+            wire: "username",
+            js: "username",
+            record: None,
+        },
+        FieldShape {
+            wire: "isModerator",
+            js: "isModerator",
+            record: None,
+        },
+        FieldShape {
+            wire: "parentCustomerAccount",
+            js: "parentCustomerAccount",
+            record: None,
+        },
+    ],
+};
+
+/// `MessageFile`: The file a message carries.
+static MESSAGE_FILE: RecordShape = RecordShape {
+    fields: &[
+        FieldShape {
+            wire: "_id",
+            js: "id",
+            record: None,
+        },
+        FieldShape {
+            wire: "url",
+            js: "url",
+            record: None,
+        },
+        FieldShape {
+            wire: "fileName",
+            js: "fileName",
+            record: None,
+        },
+        FieldShape {
+            wire: "size",
+            js: "size",
+            record: None,
+        },
+        FieldShape {
+            wire: "contentType",
+            js: "contentType",
+            record: None,
+        },
+        FieldShape {
+            wire: "fileType",
+            js: "fileType",
+            record: None,
+        },
+        FieldShape {
+            wire: "imageHeight",
+            js: "imageHeight",
+            record: None,
+        },
+        FieldShape {
+            wire: "imageWidth",
+            js: "imageWidth",
+            record: None,
+        },
+    ],
+};
+
+/// `ActionButton`: A button of a bot's message: a link, or an action the service reports to
+/// the bot's webhook.
+static ACTION_BUTTON: RecordShape = RecordShape {
+    fields: &[
+        FieldShape {
+            wire: "type",
+            js: "type",
+            record: None,
+        },
+        FieldShape {
+            wire: "displayText",
+            js: "displayText",
+            record: None,
+        },
+        FieldShape {
+            wire: "id",
+            js: "id",
+            record: None,
+        },
+        FieldShape {
+            wire: "url",
+            js: "url",
+            record: None,
+        },
+        FieldShape {
+            wire: "payload",
+            js: "payload",
+            record: None,
+        },
+        FieldShape {
+            wire: "imageURL",
+            js: "imageURL",
+            record: None,
+        },
+        FieldShape {
+            wire: "iconURL",
+            js: "iconURL",
+            record: None,
+        },
+    ],
+};
+
+/// `ChatMessage`: A message of a room or of a channel.
+static CHAT_MESSAGE: RecordShape = RecordShape {
+    fields: &[
+        FieldShape {
+            wire: "_id",
+            js: "id",
+            record: None,
+        },
+        FieldShape {
+            wire: "created",
+            js: "created",
+            record: None,
+        },
+        FieldShape {
+            wire: "chatRoom",
+            js: "chatRoom",
+            record: None,
+        },
+        FieldShape {
+            wire: "channel",
+            js: "channel",
+            record: None,
+        },
+        FieldShape {
+            wire: "message",
+            js: "message",
+            record: None,
+        },
+        FieldShape {
+            wire: "user",
+            js: "user",
+            record: Some(&MESSAGE_AUTHOR),
+        },
+        FieldShape {
+            wire: "likes",
+            js: "likes",
+            record: None,
+        },
+        FieldShape {
+            wire: "actionButtons",
+            js: "actionButtons",
+            record: Some(&ACTION_BUTTON),
+        },
+        FieldShape {
+            wire: "file",
+            js: "file",
+            record: Some(&MESSAGE_FILE),
+        },
+        FieldShape {
+            wire: "customer",
+            js: "customer",
+            record: None,
+        },
+    ],
+};
+
+/// `MessagePage`: One page of a room's or a channel's messages.
+static MESSAGE_PAGE: RecordShape = RecordShape {
+    fields: &[
+        FieldShape {
+            wire: "limit",
+            js: "limit",
+            record: None,
+        },
+        FieldShape {
+            wire: "skip",
+            js: "skip",
+            record: None,
+        },
+        FieldShape {
+            wire: "totalRecords",
+            js: "totalRecords",
+            record: None,
+        },
+        FieldShape {
+            wire: "count",
+            js: "count",
+            record: None,
+        },
+        FieldShape {
+            wire: "messages",
+            js: "messages",
+            record: Some(&CHAT_MESSAGE),
+        },
+    ],
+};
+
+/// `Channel`: A channel of a room.
+static CHANNEL: RecordShape = RecordShape {
+    fields: &[
+        FieldShape {
+            wire: "_id",
+            js: "id",
+            record: None,
+        },
+        FieldShape {
+            wire: "channelName",
+            js: "channelName",
+            record: None,
+        },
+        FieldShape {
+            wire: "enabled",
+            js: "enabled",
+            record: None,
+        },
+        FieldShape {
+            wire: "notifyAllUsers",
+            js: "notifyAllUsers",
+            record: None,
+        },
+        FieldShape {
+            wire: "metadata",
+            js: "metadata",
+            record: None,
+        },
+        FieldShape {
+            wire: "roomId",
+            js: "roomId",
+            record: None,
+        },
+    ],
+};
+
+/// `ConversationMember`: One of the two users of a one-to-one conversation.
+static CONVERSATION_MEMBER: RecordShape = RecordShape {
+    fields: &[
+        FieldShape {
+            wire: "_id",
+            js: "id",
+            record: None,
+        },
+        FieldShape {
+            wire: "username",
+            js: "username",
+            record: None,
+        },
+        FieldShape {
+            wire: "email",
+            js: "email",
+            record: None,
+        },
+        FieldShape {
+            wire: "firstName",
+            js: "firstName",
+            record: None,
+        },
+        FieldShape {
+            wire: "lastName",
+            js: "lastName",
+            record: None,
+        },
+        FieldShape {
+            wire: "profilePic",
+            js: "profilePic",
+            record: None,
+        },
+        FieldShape {
+            wire: "uniqueUserIdentifier",
+            js: "uniqueUserIdentifier",
+            record: None,
+        },
+    ],
+};
+
+/// `Conversation`: A one-to-one conversation of a room.
+static CONVERSATION: RecordShape = RecordShape {
+    fields: &[
+        FieldShape {
+            wire: "conversationId",
+            js: "conversationId",
+            record: None,
+        },
+        FieldShape {
+            wire: "roomId",
+            js: "roomId",
+            record: None,
+        },
+        FieldShape {
+            wire: "memberOne",
+            js: "memberOne",
+            record: Some(&CONVERSATION_MEMBER),
+        },
+        FieldShape {
+            wire: "memberTwo",
+            js: "memberTwo",
+            record: Some(&CONVERSATION_MEMBER),
+        },
+    ],
+};
+
+/// `UpdatedUser`: A user as changed: the create-user answer's shape.
+static UPDATED_USER: RecordShape = RecordShape {
+    fields: &[
+        FieldShape {
+            wire: "accessToken",
+            js: "accessToken",
+            record: None,
+        },
+        FieldShape {
+            wire: "userId",
+            js: "userId",
+            record: None,
+        },
+        FieldShape {
+            wire: "username",
+            js: "username",
+            record: None,
+        },
+        FieldShape {
+            wire: "email",
+            js: "email",
+            record: None,
+        },
+        FieldShape {
+            wire: "profilePic",
+            js: "profilePic",
+            record: None,
+        },
+        FieldShape {
+            wire: "isModerator",
+            js: "isModerator",
+            record: None,
+        },
+        FieldShape {
+            wire: "chatRoom",
+            js: "chatRoom",
+            record: None,
+        },
+        FieldShape {
+            wire: "externalUserId",
+            js: "externalUserId",
+            record: None,
+        },
+        FieldShape {
+            wire: "meta",
+            js: "meta",
+            record: None,
+        },
+    ],
+};
+
+/// `UserProfile`: A user's profile.
+static USER_PROFILE: RecordShape = RecordShape {
+    fields: &[
+        FieldShape {
+            wire: "_id",
+            js: "id",
+            record: None,
+        },
+        FieldShape {
+            wire: "uniqueUserIdentifier",
+            js: "uniqueUserIdentifier",
+            record: None,
+        },
+        FieldShape {
+            wire: "username",
+            js: "username",
+            record: None,
+        },
+        FieldShape {
+            wire: "email",
+            js: "email",
+            record: None,
+        },
+        FieldShape {
+            wire: "firstName",
+            js: "firstName",
+            record: None,
+        },
+        FieldShape {
+            wire: "lastName",
+            js: "lastName",
+            record: None,
+        },
+        FieldShape {
+            wire: "profilePic",
+            js: "profilePic",
+            record: None,
+        },
+        FieldShape {
+            wire: "profilePicKey",
+            js: "profilePicKey",
+            record: None,
+        },
+        FieldShape {
+            wire: "meta",
+            js: "meta",
+            record: None,
+        },
+        FieldShape {
+            wire: "created",
+            js: "created",
+            record: None,
+        },
+        FieldShape {
+            wire: "updated",
+            js: "updated",
+            record: None,
+        },
+        FieldShape {
+            wire: "lastSeen",
+            js: "lastSeen",
+            record: None,
+        },
+        FieldShape {
+            wire: "lastChatRoomId",
+            js: "lastChatRoomId",
+            record: None,
+        },
+        FieldShape {
+            wire: "provisioned",
+            js: "provisioned",
+            record: None,
+        },
+    ],
+};
+
+/// `ProvisionedUser`: The answer to `create_user_v2`: the new user and an access token.
+static PROVISIONED_USER: RecordShape = RecordShape {
+    fields: &[
+        FieldShape {
+            wire: "success",
+            js: "success",
+            record: None,
+        },
+        FieldShape {
+            wire: "accessToken",
+            js: "accessToken",
+            record: None,
+        },
+        FieldShape {
+            wire: "user",
+            js: "user",
+            record: Some(&USER_PROFILE),
+        },
+    ],
+};
+
+/// `Member`: A user's membership of a room, with their role.
+static MEMBER: RecordShape = RecordShape {
+    fields: &[
+        FieldShape {
+            wire: "chatRoom",
+            js: "chatRoom",
+            record: Some(&ROOM_NAME),
+        },
+        FieldShape {
+            wire: "user",
+            js: "user",
+            record: Some(&USER_PROFILE),
+        },
+        FieldShape {
+            wire: "roleName",
+            js: "roleName",
+            record: None,
+        },
+        FieldShape {
+            wire: "lastSeen",
+            js: "lastSeen",
+            record: None,
+        },
+        FieldShape {
+            wire: "created",
+            js: "created",
+            record: None,
+        },
+    ],
+};
+
+/// `MemberPage`: One page of a room's members.
+static MEMBER_PAGE: RecordShape = RecordShape {
+    fields: &[
+        FieldShape {
+            wire: "total",
+            js: "total",
+            record: None,
+        },
+        FieldShape {
+            wire: "limit",
+            js: "limit",
+            record: None,
+        },
+        FieldShape {
+            wire: "skip",
+            js: "skip",
+            record: None,
+        },
+        FieldShape {
+            wire: "data",
+            js: "data",
+            record: Some(&MEMBER),
+        },
+    ],
+};
+
+/// `BotList`: Every bot of the account: `{"success": true, "bots": [...]}`.
+static BOT_LIST: RecordShape = RecordShape {
+    fields: &[
+        FieldShape {
+            wire: "success",
+            js: "success",
+            record: None,
+        },
+        FieldShape {
+            wire: "bots",
+            js: "bots",
+            record: Some(&BOT),
+        },
+    ],
+};
+
+/// `BotStatus`: A bot's state in a room.
+static BOT_STATUS: RecordShape = RecordShape {
+    fields: &[FieldShape {
+        wire: "status",
+        js: "status",
+        record: None,
+    }],
+};
+
+/// `BotRoomAnswer`: The answer to enabling or disabling a bot in a room.
+static BOT_ROOM_ANSWER: RecordShape = RecordShape {
+    fields: &[
+        FieldShape {
+            wire: "success",
+            js: "success",
+            record: None,
+        },
+        FieldShape {
+            wire: "message",
+            js: "message",
+            record: None,
+        },
+        FieldShape {
+            wire: "botStatus",
+            js: "botStatus",
+            record: Some(&BOT_STATUS),
         },
     ],
 };

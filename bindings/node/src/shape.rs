@@ -402,6 +402,14 @@ pub struct RecordShape {
     pub fields: &'static [FieldShape],
 }
 
+/// A listing that pages, as its lazy iterators write it (`records.rs`, generated).
+pub struct Paging {
+    /// Its page (`MessagePage`).
+    pub page: &'static RecordShape,
+    /// The items of a page (`ChatMessage`).
+    pub item: &'static RecordShape,
+}
+
 /// A declared field of a record.
 pub struct FieldShape {
     /// Its name on the wire (`_id`).
@@ -422,6 +430,29 @@ pub fn record(value: &Value, shape: &RecordShape) -> String {
     into_text(out)
 }
 
+/// An answer that is a list of declared records (`[Room]`), each as [`record`] writes one.
+pub fn records(value: &Value, shape: &RecordShape) -> String {
+    let mut out = Vec::with_capacity(256);
+    write_records(&mut out, value, shape);
+    into_text(out)
+}
+
+fn write_records(out: &mut Vec<u8>, value: &Value, shape: &RecordShape) {
+    let Value::Array(items) = value else {
+        // Core decoded the answer into a list of the record: not reached.
+        write_value(out, value);
+        return;
+    };
+    out.push(b'[');
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_record(out, item, shape);
+    }
+    out.push(b']');
+}
+
 fn write_record(out: &mut Vec<u8>, value: &Value, shape: &RecordShape) {
     let Value::Object(fields) = value else {
         // Core decoded the answer into the declared record: not reached.
@@ -436,16 +467,7 @@ fn write_record(out: &mut Vec<u8>, value: &Value, shape: &RecordShape) {
         write_str(out, field.js);
         out.push(b':');
         match (field.record, value) {
-            (Some(inner), Value::Array(items)) => {
-                out.push(b'[');
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    write_record(out, item, inner);
-                }
-                out.push(b']');
-            }
+            (Some(inner), Value::Array(_)) => write_records(out, value, inner),
             (Some(inner), _) => write_record(out, value, inner),
             (None, _) => write_value(out, value),
         }

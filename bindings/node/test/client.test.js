@@ -140,7 +140,10 @@ test('endpoints', async (t) => {
     }
     const chatroom = (await emu.journal()).filter((e) => e.path.startsWith('/consumer/api/v2/chatroom/'))
     assert.equal(chatroom.length, 1)
-    await assert.rejects(client.conversationMessages({ roomId: 'nope', conversationId: 'c' }), { code: 'ROOMCHAT_INVALID_REQUEST' })
+    await assert.rejects(client.conversationMessages({ roomId: 'nope', conversationId: 'c' }), {
+      code: 'ROOMCHAT_NOT_FOUND',
+      kind: 'not_found',
+    })
   })
 
   await t.test('listChatRooms and rawRequest (public key, query, body)', async () => {
@@ -315,7 +318,8 @@ test('Client.fromEnv and option checks', async (t) => {
   assert.throws(() => new Client({ ...good, appName: 'a\nb' }), { code: 'ROOMCHAT_CONFIGURATION' })
   const http = new Client({ ...good, baseUrl: 'http://example.com', allowInsecureHttp: true })
   assert.equal(http.baseUrl, 'http://example.com')
-  assert.equal(Object.keys(errorCodes).length, 17)
+  assert.equal(Object.keys(errorCodes).length, 18)
+  assert.equal(errorCodes.not_found, 'ROOMCHAT_NOT_FOUND')
   assert.equal(errorCodes.tls, 'ROOMCHAT_TLS')
   assert.equal(errorCodes.budget_unavailable, 'ROOMCHAT_BUDGET_UNAVAILABLE')
   assert.equal(errorCodes.rate_limited, 'ROOMCHAT_RATE_LIMITED')

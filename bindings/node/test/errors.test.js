@@ -38,7 +38,9 @@ const FAULTS = [
     { kind: 'respond', status: 400, body: '{"message":"This endpoint is not available on your current plan. Please upgrade your plan to use it."}' },
     'ROOMCHAT_PLAN_UPGRADE_REQUIRED',
   ],
-  ['respond 404', { kind: 'respond', status: 404, body: '{"error":true,"message":"not found"}' }, 'ROOMCHAT_UNEXPECTED_STATUS'],
+  ['respond 404', { kind: 'respond', status: 404, body: '{"error":true,"message":"not found"}' }, 'ROOMCHAT_NOT_FOUND'],
+  // The service's 404 for an unknown room: an empty JSON object.
+  ['respond 404 {}', { kind: 'respond', status: 404, body: '{}' }, 'ROOMCHAT_NOT_FOUND'],
   ['delay', { kind: 'delay', ms: DELAY_MS }, 'ROOMCHAT_TIMEOUT'],
   ['close', { kind: 'close' }, 'ROOMCHAT_CONNECTION'],
   ['truncate', { kind: 'truncate' }, 'ROOMCHAT_DECODE'],
@@ -221,6 +223,7 @@ test('the key appears in no error message, stack, inspect output or debug line, 
   await once('GET', USERS, respond(400, JSON.stringify({ error: true, message: `bad auth=${key} and ${encodeURIComponent(key)}` })))
   await expectKind('invalid_request', client.listUsers())
   await expectKind('user_not_found', client.deactivateUser({ userId: '000000000000000000000000' }))
+  await expectKind('not_found', client.ejectAllUsers('no-such-room'))
   await emu.admin('POST', '/gate', { method: 'GET', path: ROOMS })
   await expectKind('plan_upgrade_required', client.listChatRooms())
   await emu.admin('DELETE', '/gate')

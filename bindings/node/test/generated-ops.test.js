@@ -39,6 +39,7 @@ test('ejectAllUsers signs a room out: the path as printed, the typed answer, an 
 
   const unknown = await rejects(client.ejectAllUsers('nope'))
   assert.ok(unknown instanceof RoomchatError)
+  assert.deepEqual([unknown.kind, unknown.code], ['not_found', 'ROOMCHAT_NOT_FOUND'])
   assert.equal(unknown.status, 404)
   assert.equal(unknown.detail, 'invalid chatroom id')
   assert.equal(unknown.path, '/api/v1/chatRoom/nope/eject-all?auth=REDACTED')
