@@ -301,10 +301,12 @@ fn operation(d: &Declarations, op: &Operation, schema_names: &[String]) -> Resul
     }
     let body: Vec<&Param> = op.params.iter().filter(|p| p.location == "body").collect();
     if !body.is_empty() {
+        // A body of optional fields only may be left out (clients send `{}`).
+        let required = body.iter().any(|p| p.required) || !op.exactly_one.is_empty();
         entries.push((
             "requestBody",
             map(vec![
-                ("required", true.into()),
+                ("required", required.into()),
                 (
                     "content",
                     map(vec![(
