@@ -77,13 +77,7 @@ fn document(d: &Declarations, base: &str) -> Result<String, String> {
         let mut schema = record_schema(record);
         if let Some(mut note) = schemas.remove(record.name.as_str()) {
             let mut differs = differs_listed(&mut note);
-            merge(
-                &mut schema,
-                note,
-                &record.name,
-                &mut differs,
-            )
-            .map_err(at)?;
+            merge(&mut schema, note, &record.name, &mut differs).map_err(at)?;
             if let Some(unused) = differs.first() {
                 return Err(at(format!(
                     "components/schemas/{}: x-differs-from-declaration lists {unused:?}, where the note does not differ",
@@ -429,10 +423,7 @@ fn param_schema(p: &Param) -> Value {
         // A boolean for the caller, `"on"`/`"off"` on the wire.
         "switch" => {
             entries.push(("type", "string".into()));
-            entries.push((
-                "enum",
-                Value::Sequence(vec!["on".into(), "off".into()]),
-            ));
+            entries.push(("enum", Value::Sequence(vec!["on".into(), "off".into()])));
         }
         "json" => {}
         // `id` is an identifier: never empty.
