@@ -4,8 +4,11 @@
 //! What an operation's declaration says is written from it: the method and
 //! path, `operationId` (the stable name), the summary, the parameters (where
 //! each goes, its type, whether it is required, its limits), the request body's
-//! schema, the key that authenticates it, the retry class (`x-retry`) and the
-//! success answer's schema; and each `[[record]]`'s component schema. The base
+//! schema (a switch param is the `"on"`/`"off"` enum), the key that
+//! authenticates it, the retry class (`x-retry`), the success answer's schema
+//! (an array for `[Record]`), the 401/413/429/500 every call may meet, and each
+//! declared error's `when` in the response whose `x-error-kinds` names its kind
+//! (see `document_errors`); and each `[[record]]`'s component schema. The base
 //! holds the rest: info, servers, tags, the hand-written models' schemas, the
 //! error answers, and under `x-operations` (keyed by the stable name) each
 //! operation's prose, examples, links and error responses, merged in.
