@@ -4,8 +4,11 @@
 //! What an operation's declaration says is written from it: the method and
 //! path, `operationId` (the stable name), the summary, the parameters (where
 //! each goes, its type, whether it is required, its limits), the request body's
-//! schema, the key that authenticates it, the retry class (`x-retry`) and the
-//! success answer's schema; and each `[[record]]`'s component schema. The base
+//! schema (a switch param is the `"on"`/`"off"` enum), the key that
+//! authenticates it, the retry class (`x-retry`), the success answer's schema
+//! (an array for `[Record]`), the 401/413/429/500 every call may meet, and each
+//! declared error's `when` in the response whose `x-error-kinds` names its kind
+//! (see `document_errors`); and each `[[record]]`'s component schema. The base
 //! holds the rest: info, servers, tags, the hand-written models' schemas, the
 //! error answers, and under `x-operations` (keyed by the stable name) each
 //! operation's prose, examples, links and error responses, merged in.
@@ -75,14 +78,15 @@ fn document(d: &Declarations, base: &str) -> Result<String, String> {
         .ok_or_else(|| at("components.schemas must be a mapping".into()))?;
     for record in &d.records {
         let mut schema = record_schema(record);
-        if let Some(note) = schemas.remove(record.name.as_str()) {
-            merge(
-                &mut schema,
-                note,
-                &format!("components/schemas/{}", record.name),
-                &mut Vec::new(),
-            )
-            .map_err(at)?;
+        if let Some(mut note) = schemas.remove(record.name.as_str()) {
+            let mut differs = differs_listed(&mut note);
+            merge(&mut schema, note, &record.name, &mut differs).map_err(at)?;
+            if let Some(unused) = differs.first() {
+                return Err(at(format!(
+                    "components/schemas/{}: x-differs-from-declaration lists {unused:?}, where the note does not differ",
+                    record.name
+                )));
+            }
         }
         schemas.insert(record.name.clone().into(), schema);
     }
@@ -90,6 +94,13 @@ fn document(d: &Declarations, base: &str) -> Result<String, String> {
         .keys()
         .filter_map(|k| k.as_str().map(str::to_owned))
         .collect();
+
+    let shared_responses = doc
+        .get("components")
+        .and_then(|c| c.get("responses"))
+        .and_then(Value::as_mapping)
+        .cloned()
+        .unwrap_or_default();
 
     // The declared operations first, in the declarations' order; then the
     // base's own paths (what no declaration describes).
@@ -102,16 +113,16 @@ fn document(d: &Declarations, base: &str) -> Result<String, String> {
     for op in &d.operations {
         let mut operation = operation(d, op, &schema_names)?;
         if let Some(mut note) = notes.remove(op.name.as_str()) {
-            let mut differs: Vec<String> = match note
-                .as_mapping_mut()
-                .and_then(|n| n.remove("x-differs-from-declaration"))
+            // An error status the note gives is the note's whole (the success
+            // answer's notes are merged like the rest).
+            if let (Some(Value::Mapping(generated)), Some(Value::Mapping(given))) =
+                (operation.get_mut("responses"), note.get("responses"))
             {
-                Some(Value::Sequence(list)) => list
-                    .iter()
-                    .filter_map(|v| v.as_str().map(str::to_owned))
-                    .collect(),
-                _ => Vec::new(),
-            };
+                for status in given.keys().filter(|s| s.as_str() != Some("200")) {
+                    generated.remove(status);
+                }
+            }
+            let mut differs = differs_listed(&mut note);
             merge(&mut operation, note, &op.name, &mut differs).map_err(at)?;
             if let Some(unused) = differs.first() {
                 return Err(at(format!(
@@ -120,6 +131,7 @@ fn document(d: &Declarations, base: &str) -> Result<String, String> {
                 )));
             }
         }
+        document_errors(op, &mut operation, &shared_responses).map_err(at)?;
         let mut operation = ordered(operation, OPERATION_KEYS);
         if let Some(Value::Sequence(params)) = operation.get_mut("parameters") {
             for param in params.iter_mut() {
@@ -161,6 +173,81 @@ fn document(d: &Declarations, base: &str) -> Result<String, String> {
         "# {}\n# The hand-written part is {BASE}: the document's framing, the older\n# models' schemas, and each operation's notes (x-operations).\n{yaml}",
         crate::GENERATED
     ))
+}
+
+/// The key by which a response names the declared error kinds it carries.
+const ERROR_KINDS: &str = "x-error-kinds";
+
+/// Each error the declaration names (`errors`) documented by the responses
+/// that carry it: a response lists the kinds in `x-error-kinds` (its status
+/// and shapes are the service's, written in the note), and the generator adds
+/// to its description what the declaration says of each. A declared kind no
+/// response carries, or a listed kind the declaration does not name, fails.
+fn document_errors(
+    op: &Operation,
+    operation: &mut Value,
+    shared_responses: &Mapping,
+) -> Result<(), String> {
+    let at = |what: String| format!("x-operations: {}: {what}", op.name);
+    let Some(Value::Mapping(responses)) = operation.get_mut("responses") else {
+        return Err(at("no responses".into()));
+    };
+    let mut carried = Vec::new();
+    for (status, response) in responses.iter_mut() {
+        let status = status.as_str().unwrap_or_default().to_owned();
+        let Some(Value::Sequence(kinds)) = response.get(ERROR_KINDS).cloned() else {
+            continue;
+        };
+        // A shared response (`$ref`) that carries kinds is written out here:
+        // a reference takes no other keys.
+        if let Some(target) = response.get("$ref").and_then(Value::as_str) {
+            let name = target
+                .strip_prefix("#/components/responses/")
+                .ok_or_else(|| at(format!("response {status}: $ref {target:?}")))?;
+            let mut shared = shared_responses
+                .get(name)
+                .cloned()
+                .ok_or_else(|| at(format!("response {status}: no components.responses.{name}")))?;
+            let shared_map = shared.as_mapping_mut().expect("a response is a mapping");
+            shared_map.insert(ERROR_KINDS.into(), Value::Sequence(kinds.clone()));
+            *response = shared;
+        }
+        let mut lines = Vec::new();
+        for kind in &kinds {
+            let kind = kind.as_str().unwrap_or_default();
+            let declared: Vec<_> = op.errors.iter().filter(|e| e.kind == kind).collect();
+            if declared.is_empty() {
+                return Err(at(format!(
+                    "response {status} lists {kind:?} in {ERROR_KINDS}, an error the declaration does not name"
+                )));
+            }
+            for error in declared {
+                lines.push(format!("`{kind}`: {}.", error.when));
+            }
+            carried.push(kind.to_owned());
+        }
+        let response = response
+            .as_mapping_mut()
+            .ok_or_else(|| at(format!("response {status} is not a mapping")))?;
+        let prose = response
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .trim_end()
+            .to_owned();
+        let joined = lines.join("\n- ");
+        response.insert(
+            "description".into(),
+            format!("{prose}\n\nroomchat reports it as the error kind\n- {joined}\n").into(),
+        );
+    }
+    if let Some(missing) = op.errors.iter().find(|e| !carried.contains(&e.kind)) {
+        return Err(at(format!(
+            "the declared error {:?} is in no response's {ERROR_KINDS} (write the response the service gives for it)",
+            missing.kind
+        )));
+    }
+    Ok(())
 }
 
 fn map(entries: Vec<(&str, Value)>) -> Value {
@@ -211,10 +298,12 @@ fn operation(d: &Declarations, op: &Operation, schema_names: &[String]) -> Resul
     }
     let body: Vec<&Param> = op.params.iter().filter(|p| p.location == "body").collect();
     if !body.is_empty() {
+        // A body of optional fields only may be left out (clients send `{}`).
+        let required = body.iter().any(|p| p.required) || !op.exactly_one.is_empty();
         entries.push((
             "requestBody",
             map(vec![
-                ("required", true.into()),
+                ("required", required.into()),
                 (
                     "content",
                     map(vec![(
@@ -254,15 +343,36 @@ fn operation(d: &Declarations, op: &Operation, schema_names: &[String]) -> Resul
             )]),
         ),
     ]);
-    entries.push(("responses", map(vec![("200", success)])));
+    // What every operation may meet, whatever it is: a note that gives one of
+    // these statuses replaces it (an operation whose 401 is also a not-found).
+    let reference = |name: &str| {
+        map(vec![(
+            "$ref",
+            format!("#/components/responses/{name}").into(),
+        )])
+    };
+    let mut responses = vec![("200", success)];
+    responses.push(("401", reference("Unauthorized")));
+    if !body.is_empty() {
+        responses.push(("413", reference("PayloadTooLarge")));
+    }
+    responses.push(("429", reference("TooManyRequests")));
+    responses.push(("500", reference("InternalError")));
+    entries.push(("responses", map(responses)));
     Ok(map(entries))
 }
 
 fn success_description(d: &Declarations, op: &Operation) -> String {
-    d.records
+    let doc = d
+        .records
         .iter()
-        .find(|r| r.name == op.result)
-        .map_or_else(|| format!("The answer ({}).", op.result), |r| r.doc.clone())
+        .find(|r| r.name == op.result_record())
+        .map_or_else(|| format!("The answer ({}).", op.result), |r| r.doc.clone());
+    if op.result_is_list() {
+        format!("A JSON array (empty when there is none), each item: {doc}")
+    } else {
+        doc
+    }
 }
 
 /// The schema of the answer: a model's (hand-written in the base, or a
@@ -281,11 +391,15 @@ fn result_schema(op: &Operation, schema_names: &[String]) -> Result<Value, Strin
     if op.result == "serde_json::Value" {
         return Ok(Value::Mapping(Mapping::new()));
     }
-    if let Some(inner) = op
-        .result
-        .strip_prefix("Vec<")
-        .and_then(|r| r.strip_suffix('>'))
-    {
+    // `[Room]` (a declared list of records) or `Vec<Message>` (an older model's).
+    let list = if op.result_is_list() {
+        Some(op.result_record())
+    } else {
+        op.result
+            .strip_prefix("Vec<")
+            .and_then(|r| r.strip_suffix('>'))
+    };
+    if let Some(inner) = list {
         return Ok(map(vec![
             ("type", "array".into()),
             ("items", known(inner)?),
@@ -309,6 +423,11 @@ fn param_schema(p: &Param) -> Value {
     match p.kind.as_str() {
         "integer" => entries.push(("type", "integer".into())),
         "boolean" => entries.push(("type", "boolean".into())),
+        // A boolean for the caller, `"on"`/`"off"` on the wire.
+        "switch" => {
+            entries.push(("type", "string".into()));
+            entries.push(("enum", Value::Sequence(vec!["on".into(), "off".into()])));
+        }
         "json" => {}
         // `id` is an identifier: never empty.
         "id" => {
@@ -397,18 +516,29 @@ fn body_schema(op: &Operation, body: &[&Param]) -> Value {
     map(entries)
 }
 
+/// A record's schema. Every field may be absent or `null` (every client reads
+/// either as "no value"): the service's answers carry `null`s (`file`,
+/// `roomPassword`, `lastSeen`) where its pages show values.
 fn record_schema(record: &Record) -> Value {
+    let null = || map(vec![("type", "null".into())]);
     let properties = record
         .fields
         .iter()
         .map(|f| {
             let mut schema = match (f.record(), f.is_list()) {
-                (Some(inner), true) => {
-                    map(vec![("type", "array".into()), ("items", schema_ref(inner))])
-                }
-                (Some(inner), false) => schema_ref(inner),
+                (Some(inner), true) => map(vec![
+                    ("type", Value::Sequence(vec!["array".into(), "null".into()])),
+                    ("items", schema_ref(inner)),
+                ]),
+                (Some(inner), false) => map(vec![(
+                    "anyOf",
+                    Value::Sequence(vec![schema_ref(inner), null()]),
+                )]),
                 (None, _) if f.kind == "json" => Value::Mapping(Mapping::new()),
-                (None, _) => map(vec![("type", f.kind.as_str().into())]),
+                (None, _) => map(vec![(
+                    "type",
+                    Value::Sequence(vec![f.kind.as_str().into(), "null".into()]),
+                )]),
             };
             schema
                 .as_mapping_mut()
@@ -482,6 +612,20 @@ fn merge(
                 serde_yaml::to_string(generated).unwrap_or_default().trim(),
             ))
         }
+    }
+}
+
+/// The places a note lists in `x-differs-from-declaration`, taken out of it.
+fn differs_listed(note: &mut Value) -> Vec<String> {
+    match note
+        .as_mapping_mut()
+        .and_then(|n| n.remove("x-differs-from-declaration"))
+    {
+        Some(Value::Sequence(list)) => list
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect(),
+        _ => Vec::new(),
     }
 }
 
