@@ -430,9 +430,19 @@ fn route(
             if body.iter().all(u8::is_ascii_whitespace) {
                 return Ok(Value::Null);
             }
-            serde_json::from_slice(body).map_err(|e| {
-                (400, json!({"error": true, "message": format!("request body is not valid JSON: {e}")}))
-            })
+            // Strict, as the service's JSON parser is: an object or an array, never a
+            // bare `null` (which would read as no body at all).
+            match serde_json::from_slice(body) {
+                Ok(Value::Null) => Err((
+                    400,
+                    json!({"error": true, "message": "request body is not valid JSON: a body is an object or an array, not null"}),
+                )),
+                Ok(value) => Ok(value),
+                Err(e) => Err((
+                    400,
+                    json!({"error": true, "message": format!("request body is not valid JSON: {e}")}),
+                )),
+            }
         };
         // The operations that take a JSON body: parsed first, a bad one answered 400.
         let with_body = |state: &mut State, run: &dyn Fn(&mut State, &Value) -> Answer| {

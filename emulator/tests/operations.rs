@@ -1076,3 +1076,44 @@ fn new_operations_share_auth_gating_faults_and_the_journal() {
         ("GET", path.as_str(), 200)
     );
 }
+
+#[test]
+fn schema_violations_are_refused_as_the_service_refuses_them() {
+    let f = Fixture::new();
+    let room = new_room(&f, json!({"name": "Strict"}));
+    f.emu.seed_messages(&room, None, 3);
+
+    // A flag that is neither true nor false: refused, and nothing is deleted.
+    let odd = send(
+        &f.agent,
+        "DELETE",
+        &f.api(&room_path(&room, "/messages"), "doNotDeleteChannelMessages=1611"),
+        None,
+    );
+    assert_eq!(odd.status, 400, "{}", odd.text);
+    assert_eq!(first_detail(&odd)["path"], json!(["doNotDeleteChannelMessages"]));
+    let page = f
+        .get(&format!("/consumer/api/v1/chatRoom/{room}/messages"), "")
+        .json();
+    assert_eq!(page["totalRecords"], 3);
+
+    // A bare `null` body is no body: refused, not read as `{}`.
+    let null = f.call("PUT", &room_path(&room, ""), "null");
+    assert_eq!(null.status, 400, "{}", null.text);
+    assert_eq!(f.call("POST", ROOMS, "null").status, 400);
+
+    // Only the system flag may be false; the other authors have their types.
+    for body in [
+        json!({"message": "hi", "systemMessage": true, "user": false}),
+        json!({"message": "hi", "systemMessage": true, "userAccessToken": false}),
+    ] {
+        let answer = f.call("POST", &room_path(&room, "/message"), &body.to_string());
+        assert_eq!(answer.status, 400, "{body}: {}", answer.text);
+    }
+    let posted = f.call(
+        "POST",
+        &room_path(&room, "/message"),
+        &json!({"message": "hi", "systemMessage": true}).to_string(),
+    );
+    assert_eq!(posted.status, 200, "{}", posted.text);
+}

@@ -168,11 +168,55 @@ fn document(d: &Declarations, base: &str) -> Result<String, String> {
     if let Some(paths) = paths {
         out.insert("paths".into(), paths);
     }
-    let yaml = serde_yaml::to_string(&out).map_err(|e| e.to_string())?;
+    let yaml = quote_yaml11_booleans(&serde_yaml::to_string(&out).map_err(|e| e.to_string())?);
     Ok(format!(
         "# {}\n# The hand-written part is {BASE}: the document's framing, the older\n# models' schemas, and each operation's notes (x-operations).\n{yaml}",
         crate::GENERATED
     ))
+}
+
+/// serde_yaml writes YAML 1.2, where `on`, `off`, `yes` and `no` are strings;
+/// YAML 1.1 loaders (PyYAML, so schemathesis and the vector check) read them
+/// as booleans. A plain scalar value that is one of them is written quoted.
+fn quote_yaml11_booleans(yaml: &str) -> String {
+    const YAML11_BOOLEANS: [&str; 8] = ["on", "off", "yes", "no", "On", "Off", "Yes", "No"];
+    let mut out = String::with_capacity(yaml.len() + 64);
+    let mut block_indent: Option<usize> = None;
+    for line in yaml.lines() {
+        let indent = line.len() - line.trim_start().len();
+        // Inside a block scalar (`|`, `>`): text, left as it is.
+        if let Some(block) = block_indent {
+            if line.trim().is_empty() || indent > block {
+                out.push_str(line);
+                out.push('\n');
+                continue;
+            }
+            block_indent = None;
+        }
+        let (head, value) = match line.rsplit_once(": ") {
+            Some((head, value)) if !head.trim_start().starts_with('#') => {
+                (format!("{head}: "), value)
+            }
+            _ => match line.trim_start().strip_prefix("- ") {
+                Some(value) => (format!("{}- ", &line[..indent]), value),
+                None => (String::new(), line),
+            },
+        };
+        if !head.is_empty() && YAML11_BOOLEANS.contains(&value) {
+            out.push_str(&format!("{head}'{value}'"));
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+        if line.ends_with('|')
+            || line.ends_with('>')
+            || line.ends_with("|-")
+            || line.ends_with(">-")
+        {
+            block_indent = Some(indent);
+        }
+    }
+    out
 }
 
 /// The key by which a response names the declared error kinds it carries.
@@ -489,10 +533,18 @@ fn body_schema(op: &Operation, body: &[&Param]) -> Value {
             group
                 .iter()
                 .map(|name| {
-                    map(vec![(
+                    let mut branch = vec![(
                         "required",
                         Value::Sequence(vec![name.as_str().into()]),
-                    )])
+                    )];
+                    // A flag is given only when true (`systemMessage: false` is no author).
+                    if body.iter().any(|p| p.name == *name && p.kind == "boolean") {
+                        branch.push((
+                            "properties",
+                            map(vec![(name.as_str(), map(vec![("const", true.into())]))]),
+                        ));
+                    }
+                    map(branch)
                 })
                 .collect(),
         )

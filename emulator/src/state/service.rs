@@ -657,9 +657,24 @@ impl State {
         room_id: &str,
         query: &HashMap<String, String>,
     ) -> Answer {
-        let keep = |name: &str| query.get(name).is_some_and(|v| v == "true");
-        let keep_private = keep("doNotDeletePrivateMessages");
-        let keep_channels = keep("doNotDeleteChannelMessages");
+        // Booleans in the query: `true` or `false`, anything else refused as the
+        // service's validation refuses it.
+        let given: Map<String, Value> = query
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect();
+        let mut flags = [false; 2];
+        for (flag, name) in flags
+            .iter_mut()
+            .zip(["doNotDeletePrivateMessages", "doNotDeleteChannelMessages"])
+        {
+            match query.get(name).map(String::as_str) {
+                None | Some("false") => {}
+                Some("true") => *flag = true,
+                Some(_) => return joi_boolean(&Value::Object(given), name),
+            }
+        }
+        let [keep_private, keep_channels] = flags;
         let Some(data) = self.room_data.get_mut(room_id) else {
             return invalid_room();
         };
@@ -709,6 +724,15 @@ impl State {
         match fields.get("systemMessage") {
             None | Some(Value::Bool(_)) => {}
             Some(_) => return joi_boolean(body, "systemMessage"),
+        }
+        // Only the flag may be given as false; the other authors are a token and an object.
+        match fields.get("userAccessToken") {
+            None | Some(Value::String(_)) => {}
+            Some(_) => return joi_string(body, "userAccessToken"),
+        }
+        match fields.get("user") {
+            None | Some(Value::Object(_)) => {}
+            Some(_) => return joi_object(body, "user"),
         }
         let given: Vec<&str> = AUTHORS
             .into_iter()
