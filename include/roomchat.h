@@ -546,15 +546,15 @@ typedef struct roomchat_room_messages_iter roomchat_room_messages_iter;
 typedef struct roomchat_room_messages_params roomchat_room_messages_params;
 
 // A room by id and name.
-// An opaque record: read it with the `roomchat_room_name_*` accessors. Owned when a call returned
-// it (free with `roomchat_room_name_free`); borrowed when another record's accessor returned it
-// (valid until that record is freed; never freed on its own).
-typedef struct roomchat_room_name roomchat_room_name;
+// An opaque record: read it with the `roomchat_room_name_record_*` accessors. Owned when a call
+// returned it (free with `roomchat_room_name_record_free`); borrowed when another record's
+// accessor returned it (valid until that record is freed; never freed on its own).
+typedef struct roomchat_room_name_record roomchat_room_name_record;
 
-// A list of `roomchat_room_name` records, in the service's order: read it with
-// `roomchat_room_name_list_len` and `roomchat_room_name_list_get`; owned by the caller of the call
-// that returned it, freed with `roomchat_room_name_list_free`.
-typedef struct roomchat_room_name_list roomchat_room_name_list;
+// A list of `roomchat_room_name_record` records, in the service's order: read it with
+// `roomchat_room_name_record_list_len` and `roomchat_room_name_record_list_get`; owned by the
+// caller of the call that returned it, freed with `roomchat_room_name_record_list_free`.
+typedef struct roomchat_room_name_record_list roomchat_room_name_record_list;
 
 // The parameters of `roomchat_client_send_bot_message`: each is sent only when set. Made by
 // `roomchat_send_bot_message_params_new`, freed with `roomchat_send_bot_message_params_free`; the
@@ -1507,21 +1507,22 @@ const char *roomchat_room_answer_extra_json(const struct roomchat_room_answer *r
 // `roomchat_room_answer_free(NULL)` does nothing. Never call it on a borrowed record.
 void roomchat_room_answer_free(struct roomchat_room_answer *room_answer);
 
-// `roomId`: The room's id. Borrowed from `room_name` (valid until it is freed), or NULL when the
-// service left it out (or `room_name` is NULL).
-const char *roomchat_room_name_room_id(const struct roomchat_room_name *room_name);
+// `roomId`: The room's id. Borrowed from `room_name_record` (valid until it is freed), or NULL
+// when the service left it out (or `room_name_record` is NULL).
+const char *roomchat_room_name_record_room_id(const struct roomchat_room_name_record *room_name_record);
 
-// `name`: Its name. Borrowed from `room_name` (valid until it is freed), or NULL when the service
-// left it out (or `room_name` is NULL).
-const char *roomchat_room_name_name(const struct roomchat_room_name *room_name);
+// `name`: Its name. Borrowed from `room_name_record` (valid until it is freed), or NULL when the
+// service left it out (or `room_name_record` is NULL).
+const char *roomchat_room_name_record_name(const struct roomchat_room_name_record *room_name_record);
 
 // The fields the service sent that the record does not name, as the text of a JSON object (`{}`
-// when none), borrowed from `room_name` (valid until it is freed); NULL when `room_name` is NULL.
-const char *roomchat_room_name_extra_json(const struct roomchat_room_name *room_name);
+// when none), borrowed from `room_name_record` (valid until it is freed); NULL when
+// `room_name_record` is NULL.
+const char *roomchat_room_name_record_extra_json(const struct roomchat_room_name_record *room_name_record);
 
-// Frees a `roomchat_room_name` a call returned, and every record borrowed from it.
-// `roomchat_room_name_free(NULL)` does nothing. Never call it on a borrowed record.
-void roomchat_room_name_free(struct roomchat_room_name *room_name);
+// Frees a `roomchat_room_name_record` a call returned, and every record borrowed from it.
+// `roomchat_room_name_record_free(NULL)` does nothing. Never call it on a borrowed record.
+void roomchat_room_name_record_free(struct roomchat_room_name_record *room_name_record);
 
 // `_id`: Their id. Borrowed from `message_author` (valid until it is freed), or NULL when the
 // service left it out (or `message_author` is NULL).
@@ -1950,7 +1951,7 @@ void roomchat_provisioned_user_free(struct roomchat_provisioned_user *provisione
 
 // `chatRoom`: The room. Borrowed from `member`: valid until it is freed; never free it. NULL when
 // the service left it out (or `member` is NULL).
-const struct roomchat_room_name *roomchat_member_chat_room(const struct roomchat_member *member);
+const struct roomchat_room_name_record *roomchat_member_chat_room(const struct roomchat_member *member);
 
 // `user`: The user. Borrowed from `member`: valid until it is freed; never free it. NULL when the
 // service left it out (or `member` is NULL).
@@ -2086,16 +2087,16 @@ const struct roomchat_room *roomchat_room_list_get(const struct roomchat_room_li
 void roomchat_room_list_free(struct roomchat_room_list *list);
 
 // How many records the list holds (0 for NULL).
-size_t roomchat_room_name_list_len(const struct roomchat_room_name_list *list);
+size_t roomchat_room_name_record_list_len(const struct roomchat_room_name_record_list *list);
 
 // The `index`th record, borrowed from `list` (valid until it is freed; never free it), or NULL
 // when out of range (or `list` is NULL).
-const struct roomchat_room_name *roomchat_room_name_list_get(const struct roomchat_room_name_list *list,
-                                                             size_t index);
+const struct roomchat_room_name_record *roomchat_room_name_record_list_get(const struct roomchat_room_name_record_list *list,
+                                                                           size_t index);
 
-// Frees a list and every record borrowed from it. `roomchat_room_name_list_free(NULL)` does
+// Frees a list and every record borrowed from it. `roomchat_room_name_record_list_free(NULL)` does
 // nothing.
-void roomchat_room_name_list_free(struct roomchat_room_name_list *list);
+void roomchat_room_name_record_list_free(struct roomchat_room_name_record_list *list);
 
 // GET `/consumer/api/v1/chatrooms`: Every chat room of the account (an empty list when there is
 // none). Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. On success
@@ -3067,20 +3068,20 @@ roomchat_result roomchat_client_get_user_with_response(const struct roomchat_cli
 // GET `/consumer/api/v2/user/{uniqueUserIdentifier}/rooms`: The rooms a user is a member of.
 // Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.
 // `unique_user_identifier` (NUL-terminated UTF-8) is the path's `{uniqueUserIdentifier}`. On
-// success writes the list to `*room_name_list_out` (owned by the caller: free with
-// `roomchat_room_name_list_free`); on failure writes nothing there, and the details to `*err_out`
-// when it is not NULL (free with `roomchat_error_free`). `ROOMCHAT_RESULT_USER_NOT_FOUND` when no
-// user has this identifier.
+// success writes the list to `*room_name_record_list_out` (owned by the caller: free with
+// `roomchat_room_name_record_list_free`); on failure writes nothing there, and the details to
+// `*err_out` when it is not NULL (free with `roomchat_error_free`).
+// `ROOMCHAT_RESULT_USER_NOT_FOUND` when no user has this identifier.
 roomchat_result roomchat_client_user_rooms(const struct roomchat_client *client,
                                            const char *unique_user_identifier,
-                                           struct roomchat_room_name_list **room_name_list_out,
+                                           struct roomchat_room_name_record_list **room_name_record_list_out,
                                            struct roomchat_error **err_out);
 
 // `roomchat_client_user_rooms`, and, when `meta_out` is not NULL, the answer's status, headers and
 // attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
 roomchat_result roomchat_client_user_rooms_with_response(const struct roomchat_client *client,
                                                          const char *unique_user_identifier,
-                                                         struct roomchat_room_name_list **room_name_list_out,
+                                                         struct roomchat_room_name_record_list **room_name_record_list_out,
                                                          struct roomchat_response_meta **meta_out,
                                                          struct roomchat_error **err_out);
 

@@ -289,15 +289,15 @@ class RoomAnswer {
   std::string extra_json_;
 };
 
-// A room by id and name. (roomchat_room_name)
+// A room by id and name. (roomchat_room_name_record)
 class RoomName {
  public:
   RoomName() = default;
   // Reads a C record, which stays the caller's (borrowed for the call).
-  explicit RoomName(const roomchat_room_name *raw)
-      : room_id_(detail::optional_string(roomchat_room_name_room_id(raw))),
-        name_(detail::optional_string(roomchat_room_name_name(raw))),
-        extra_json_(detail::string_or_empty(roomchat_room_name_extra_json(raw))) {}
+  explicit RoomName(const roomchat_room_name_record *raw)
+      : room_id_(detail::optional_string(roomchat_room_name_record_room_id(raw))),
+        name_(detail::optional_string(roomchat_room_name_record_name(raw))),
+        extra_json_(detail::string_or_empty(roomchat_room_name_record_extra_json(raw))) {}
 
   // `roomId`: The room's id. (std::nullopt when the service left it out)
   const std::optional<std::string> &room_id() const noexcept { return room_id_; }
@@ -2285,12 +2285,12 @@ class Operations {
 
   std::vector<RoomName> send_user_rooms(roomchat_response_meta **meta, std::string_view unique_user_identifier) const {
     detail::CString unique_user_identifier_c(unique_user_identifier, "unique_user_identifier");
-    roomchat_room_name_list *raw = nullptr;
+    roomchat_room_name_record_list *raw = nullptr;
     detail::check_call([&](roomchat_error **e) {
       return roomchat_client_user_rooms_with_response(client(), unique_user_identifier_c.get(), &raw, meta, e);
     });
-    detail::OwnedBy<roomchat_room_name_list, roomchat_room_name_list_free> owned(raw);
-    return detail::record_list<RoomName>(raw, roomchat_room_name_list_len, roomchat_room_name_list_get);
+    detail::OwnedBy<roomchat_room_name_record_list, roomchat_room_name_record_list_free> owned(raw);
+    return detail::record_list<RoomName>(raw, roomchat_room_name_record_list_len, roomchat_room_name_record_list_get);
   }
 
   Acknowledged send_remove_user(roomchat_response_meta **meta, const RemoveUser &params) const {

@@ -943,21 +943,21 @@ pub extern "C" fn roomchat_room_answer_free(room_answer: *mut roomchat_room_answ
 }
 
 /// A room by id and name.
-/// An opaque record: read it with the `roomchat_room_name_*` accessors. Owned when a call returned
-/// it (free with `roomchat_room_name_free`); borrowed when another record's accessor returned it
-/// (valid until that record is freed; never freed on its own).
+/// An opaque record: read it with the `roomchat_room_name_record_*` accessors. Owned when a call
+/// returned it (free with `roomchat_room_name_record_free`); borrowed when another record's
+/// accessor returned it (valid until that record is freed; never freed on its own).
 #[allow(non_camel_case_types)]
-pub struct roomchat_room_name {
+pub struct roomchat_room_name_record {
     room_id: Option<CString>,
     name: Option<CString>,
     extra_json: CString,
 }
 
-/// The `roomchat_room_name` of core's `RoomName` record (its type inferred where it is used).
-macro_rules! roomchat_room_name_from {
+/// The `roomchat_room_name_record` of core's `RoomName` record (its type inferred where it is used).
+macro_rules! roomchat_room_name_record_from {
     ($record:expr) => {{
         let record = $record;
-        roomchat_room_name {
+        roomchat_room_name_record {
             room_id: text(record.room_id),
             name: text(record.name),
             extra_json: extra_json(&record.extra),
@@ -965,36 +965,39 @@ macro_rules! roomchat_room_name_from {
     }};
 }
 
-/// `roomId`: The room's id. Borrowed from `room_name` (valid until it is freed), or NULL when the
-/// service left it out (or `room_name` is NULL).
+/// `roomId`: The room's id. Borrowed from `room_name_record` (valid until it is freed), or NULL
+/// when the service left it out (or `room_name_record` is NULL).
 #[no_mangle]
-pub extern "C" fn roomchat_room_name_room_id(
-    room_name: *const roomchat_room_name,
+pub extern "C" fn roomchat_room_name_record_room_id(
+    room_name_record: *const roomchat_room_name_record,
 ) -> *const c_char {
-    read(room_name, ptr::null(), |r| text_ptr(&r.room_id))
+    read(room_name_record, ptr::null(), |r| text_ptr(&r.room_id))
 }
 
-/// `name`: Its name. Borrowed from `room_name` (valid until it is freed), or NULL when the service
-/// left it out (or `room_name` is NULL).
+/// `name`: Its name. Borrowed from `room_name_record` (valid until it is freed), or NULL when the
+/// service left it out (or `room_name_record` is NULL).
 #[no_mangle]
-pub extern "C" fn roomchat_room_name_name(room_name: *const roomchat_room_name) -> *const c_char {
-    read(room_name, ptr::null(), |r| text_ptr(&r.name))
+pub extern "C" fn roomchat_room_name_record_name(
+    room_name_record: *const roomchat_room_name_record,
+) -> *const c_char {
+    read(room_name_record, ptr::null(), |r| text_ptr(&r.name))
 }
 
 /// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
-/// when none), borrowed from `room_name` (valid until it is freed); NULL when `room_name` is NULL.
+/// when none), borrowed from `room_name_record` (valid until it is freed); NULL when
+/// `room_name_record` is NULL.
 #[no_mangle]
-pub extern "C" fn roomchat_room_name_extra_json(
-    room_name: *const roomchat_room_name,
+pub extern "C" fn roomchat_room_name_record_extra_json(
+    room_name_record: *const roomchat_room_name_record,
 ) -> *const c_char {
-    read(room_name, ptr::null(), |r| r.extra_json.as_ptr())
+    read(room_name_record, ptr::null(), |r| r.extra_json.as_ptr())
 }
 
-/// Frees a `roomchat_room_name` a call returned, and every record borrowed from it.
-/// `roomchat_room_name_free(NULL)` does nothing. Never call it on a borrowed record.
+/// Frees a `roomchat_room_name_record` a call returned, and every record borrowed from it.
+/// `roomchat_room_name_record_free(NULL)` does nothing. Never call it on a borrowed record.
 #[no_mangle]
-pub extern "C" fn roomchat_room_name_free(room_name: *mut roomchat_room_name) {
-    free_box(room_name)
+pub extern "C" fn roomchat_room_name_record_free(room_name_record: *mut roomchat_room_name_record) {
+    free_box(room_name_record)
 }
 
 /// Who posted a message: a user, the room's system, a throw-away user or a bot.
@@ -2297,7 +2300,7 @@ pub extern "C" fn roomchat_provisioned_user_free(provisioned_user: *mut roomchat
 /// until that record is freed; never freed on its own).
 #[allow(non_camel_case_types)]
 pub struct roomchat_member {
-    chat_room: Option<Box<roomchat_room_name>>,
+    chat_room: Option<Box<roomchat_room_name_record>>,
     user: Option<Box<roomchat_user_profile>>,
     role_name: Option<CString>,
     last_seen: Option<CString>,
@@ -2312,7 +2315,7 @@ macro_rules! roomchat_member_from {
         roomchat_member {
             chat_room: record
                 .chat_room
-                .map(|inner| Box::new(roomchat_room_name_from!(inner))),
+                .map(|inner| Box::new(roomchat_room_name_record_from!(inner))),
             user: record
                 .user
                 .map(|inner| Box::new(roomchat_user_profile_from!(inner))),
@@ -2329,7 +2332,7 @@ macro_rules! roomchat_member_from {
 #[no_mangle]
 pub extern "C" fn roomchat_member_chat_room(
     member: *const roomchat_member,
-) -> *const roomchat_room_name {
+) -> *const roomchat_room_name_record {
     read(member, ptr::null(), |r| nested(&r.chat_room))
 }
 
@@ -2742,20 +2745,20 @@ pub extern "C" fn roomchat_room_list_free(list: *mut roomchat_room_list) {
     free_box(list)
 }
 
-/// A list of `roomchat_room_name` records, in the service's order: read it with
-/// `roomchat_room_name_list_len` and `roomchat_room_name_list_get`; owned by the caller of the call
-/// that returned it, freed with `roomchat_room_name_list_free`.
+/// A list of `roomchat_room_name_record` records, in the service's order: read it with
+/// `roomchat_room_name_record_list_len` and `roomchat_room_name_record_list_get`; owned by the
+/// caller of the call that returned it, freed with `roomchat_room_name_record_list_free`.
 #[allow(non_camel_case_types)]
-pub struct roomchat_room_name_list {
-    items: Vec<roomchat_room_name>,
+pub struct roomchat_room_name_record_list {
+    items: Vec<roomchat_room_name_record>,
 }
 
-macro_rules! roomchat_room_name_list_from {
+macro_rules! roomchat_room_name_record_list_from {
     ($records:expr) => {
-        roomchat_room_name_list {
+        roomchat_room_name_record_list {
             items: $records
                 .into_iter()
-                .map(|record| roomchat_room_name_from!(record))
+                .map(|record| roomchat_room_name_record_from!(record))
                 .collect(),
         }
     };
@@ -2763,28 +2766,30 @@ macro_rules! roomchat_room_name_list_from {
 
 /// How many records the list holds (0 for NULL).
 #[no_mangle]
-pub extern "C" fn roomchat_room_name_list_len(list: *const roomchat_room_name_list) -> usize {
+pub extern "C" fn roomchat_room_name_record_list_len(
+    list: *const roomchat_room_name_record_list,
+) -> usize {
     read(list, 0, |l| l.items.len())
 }
 
 /// The `index`th record, borrowed from `list` (valid until it is freed; never free it), or NULL
 /// when out of range (or `list` is NULL).
 #[no_mangle]
-pub extern "C" fn roomchat_room_name_list_get(
-    list: *const roomchat_room_name_list,
+pub extern "C" fn roomchat_room_name_record_list_get(
+    list: *const roomchat_room_name_record_list,
     index: usize,
-) -> *const roomchat_room_name {
+) -> *const roomchat_room_name_record {
     read(list, ptr::null(), |l| {
         l.items
             .get(index)
-            .map_or(ptr::null(), |r| r as *const roomchat_room_name)
+            .map_or(ptr::null(), |r| r as *const roomchat_room_name_record)
     })
 }
 
-/// Frees a list and every record borrowed from it. `roomchat_room_name_list_free(NULL)` does
+/// Frees a list and every record borrowed from it. `roomchat_room_name_record_list_free(NULL)` does
 /// nothing.
 #[no_mangle]
-pub extern "C" fn roomchat_room_name_list_free(list: *mut roomchat_room_name_list) {
+pub extern "C" fn roomchat_room_name_record_list_free(list: *mut roomchat_room_name_record_list) {
     free_box(list)
 }
 
@@ -5440,21 +5445,21 @@ pub extern "C" fn roomchat_client_get_user_with_response(
 /// GET `/consumer/api/v2/user/{uniqueUserIdentifier}/rooms`: The rooms a user is a member of.
 /// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.
 /// `unique_user_identifier` (NUL-terminated UTF-8) is the path's `{uniqueUserIdentifier}`. On
-/// success writes the list to `*room_name_list_out` (owned by the caller: free with
-/// `roomchat_room_name_list_free`); on failure writes nothing there, and the details to `*err_out`
-/// when it is not NULL (free with `roomchat_error_free`). `ROOMCHAT_RESULT_USER_NOT_FOUND` when no
-/// user has this identifier.
+/// success writes the list to `*room_name_record_list_out` (owned by the caller: free with
+/// `roomchat_room_name_record_list_free`); on failure writes nothing there, and the details to
+/// `*err_out` when it is not NULL (free with `roomchat_error_free`).
+/// `ROOMCHAT_RESULT_USER_NOT_FOUND` when no user has this identifier.
 #[no_mangle]
 pub extern "C" fn roomchat_client_user_rooms(
     client: *const roomchat_client,
     unique_user_identifier: *const c_char,
-    room_name_list_out: *mut *mut roomchat_room_name_list,
+    room_name_record_list_out: *mut *mut roomchat_room_name_record_list,
     err_out: *mut *mut roomchat_error,
 ) -> roomchat_result {
     roomchat_client_user_rooms_with_response(
         client,
         unique_user_identifier,
-        room_name_list_out,
+        room_name_record_list_out,
         ptr::null_mut(),
         err_out,
     )
@@ -5466,18 +5471,21 @@ pub extern "C" fn roomchat_client_user_rooms(
 pub extern "C" fn roomchat_client_user_rooms_with_response(
     client: *const roomchat_client,
     unique_user_identifier: *const c_char,
-    room_name_list_out: *mut *mut roomchat_room_name_list,
+    room_name_record_list_out: *mut *mut roomchat_room_name_record_list,
     meta_out: *mut *mut roomchat_response_meta,
     err_out: *mut *mut roomchat_error,
 ) -> roomchat_result {
     guard(err_out, || {
-        out_arg(room_name_list_out, "room_name_list_out")?;
+        out_arg(room_name_record_list_out, "room_name_record_list_out")?;
         let client = borrow_arg(client, "client")?;
         let unique_user_identifier = text_arg(unique_user_identifier, "unique_user_identifier")?;
         let (answer, meta) = respond(&client.client, meta_out, |c| {
             c.user_rooms(unique_user_identifier)
         })?;
-        write_out(room_name_list_out, roomchat_room_name_list_from!(answer));
+        write_out(
+            room_name_record_list_out,
+            roomchat_room_name_record_list_from!(answer),
+        );
         write_meta(meta_out, meta);
         Ok(())
     })

@@ -100,7 +100,7 @@ static void test_eject_all_users(roomchat_client *client) {
 
   /* An unknown room: the service's 404 and its message; nothing written out. */
   expect_error(roomchat_client_eject_all_users_with_response(client, "nope", &answer, &meta, &err), &err,
-               ROOMCHAT_RESULT_UNEXPECTED_STATUS, 404, "invalid chatroom id");
+               ROOMCHAT_RESULT_NOT_FOUND, 404, "invalid chatroom id");
   CHECK(answer == NULL && meta == NULL);
   CHECK(journal_count("\"path\":\"/api/v1/chatRoom/nope/eject-all\"") == 1);
 

@@ -21,6 +21,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use std::sync::Mutex;
 
 use serde::Deserialize;
 
@@ -33,6 +34,7 @@ pub const HPP_PATH: &str = "include/roomchat_operations.hpp";
 
 /// Every file this generator writes: (path from the repository's root, contents).
 pub fn files(d: &Declarations) -> Result<Vec<(&'static str, String)>, String> {
+    suffix_colliding_records(d);
     check(d)?;
     let shaped = shaped_ops(d)?;
     let enums = defined_enums(d)?;
@@ -202,9 +204,44 @@ fn records_in_order(d: &Declarations) -> Vec<&Record> {
     ordered
 }
 
-/// `BotAnswer` → `bot_answer`: the record's C name after `roomchat_`.
+/// The records whose plain C name would be another record's accessor (the
+/// `RoomName` record's `roomchat_room_name` is the `Room` record's `name`
+/// accessor): C has one namespace for both, so these take a `_record` suffix.
+static SUFFIXED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Finds the records `c_record` suffixes (once, before anything is written).
+fn suffix_colliding_records(d: &Declarations) {
+    let accessors: Vec<String> = d
+        .records
+        .iter()
+        .flat_map(|r| {
+            r.fields
+                .iter()
+                .map(move |f| format!("{}_{}", snake(&r.name), f.snake()))
+        })
+        .collect();
+    let colliding = d
+        .records
+        .iter()
+        .map(|r| snake(&r.name))
+        .filter(|name| accessors.contains(name))
+        .collect();
+    *SUFFIXED.lock().unwrap_or_else(|e| e.into_inner()) = colliding;
+}
+
+/// `BotAnswer` → `bot_answer`: the record's C name after `roomchat_`
+/// (`room_name_record` for `RoomName`: see `SUFFIXED`).
 fn c_record(name: &str) -> String {
-    snake(name)
+    let plain = snake(name);
+    if SUFFIXED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .contains(&plain)
+    {
+        format!("{plain}_record")
+    } else {
+        plain
+    }
 }
 
 fn doc(w: &mut String, indent: &str, marker: &str, text: &str) {
