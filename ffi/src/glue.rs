@@ -142,7 +142,10 @@ pub(crate) fn json_value(value: *const c_char, name: &str) -> Result<Value, Fail
 
 /// The setter of the fields the declaration does not type: a JSON object's
 /// text, each of its fields sent as given (another JSON value is refused).
-pub(crate) fn json_object_value(value: *const c_char, name: &str) -> Result<Map<String, Value>, Failure> {
+pub(crate) fn json_object_value(
+    value: *const c_char,
+    name: &str,
+) -> Result<Map<String, Value>, Failure> {
     match json_value(value, name)? {
         Value::Object(fields) => Ok(fields),
         _ => Err(Failure::invalid(format!("{name} must be a JSON object"))),

@@ -110,10 +110,19 @@ fn check(d: &Declarations) -> Result<(), String> {
                 p.name, p.kind
             )));
         }
-        if op.positional_params().iter().any(|p| !p.required && p.default.is_none()) {
+        if op
+            .positional_params()
+            .iter()
+            .any(|p| !p.required && p.default.is_none())
+        {
             return Err(at("an optional path param needs a default"));
         }
-        if op.extra && op.named_params().iter().any(|p| snake(&p.name) == "extra_json") {
+        if op.extra
+            && op
+                .named_params()
+                .iter()
+                .any(|p| snake(&p.name) == "extra_json")
+        {
             return Err(at("its setter set_extra_json would be taken"));
         }
     }
@@ -602,7 +611,6 @@ fn rust_iter(w: &mut String, op: &Operation, item: &str) {
     let _ = writeln!(w, "}}");
 }
 
-
 /// The owned list handle of a `[Record]` answer.
 fn rust_list(w: &mut String, record: &str) {
     let ty = list_type(record);
@@ -629,9 +637,17 @@ fn rust_list(w: &mut String, record: &str) {
     );
     let _ = writeln!(w, "}}");
     w.push('\n');
-    doc(w, "", "///", "How many records the list holds (0 for NULL).");
+    doc(
+        w,
+        "",
+        "///",
+        "How many records the list holds (0 for NULL).",
+    );
     let _ = writeln!(w, "#[no_mangle]");
-    let _ = writeln!(w, "pub extern \"C\" fn {ty}_len(list: *const {ty}) -> usize {{");
+    let _ = writeln!(
+        w,
+        "pub extern \"C\" fn {ty}_len(list: *const {ty}) -> usize {{"
+    );
     let _ = writeln!(w, "    read(list, 0, |l| l.items.len())");
     let _ = writeln!(w, "}}");
     w.push('\n');
@@ -639,10 +655,8 @@ fn rust_list(w: &mut String, record: &str) {
         w,
         "",
         "///",
-        &format!(
-            "The `index`th record, borrowed from `list` (valid until it is freed; never free it), \
-             or NULL when out of range (or `list` is NULL)."
-        ),
+        "The `index`th record, borrowed from `list` (valid until it is freed; never free it), \
+         or NULL when out of range (or `list` is NULL).",
     );
     let _ = writeln!(w, "#[no_mangle]");
     let _ = writeln!(
@@ -774,7 +788,10 @@ fn rust_record(w: &mut String, record: &Record) {
                 w,
                 "pub extern \"C\" fn {ty}_{name}_get({c}: *const {ty}, index: usize) -> *const {item} {{"
             );
-            let _ = writeln!(w, "    read({c}, ptr::null(), |r| list_get(&r.{name}, index))");
+            let _ = writeln!(
+                w,
+                "    read({c}, ptr::null(), |r| list_get(&r.{name}, index))"
+            );
             let _ = writeln!(w, "}}");
             continue;
         }
@@ -1048,7 +1065,11 @@ fn rust_operation(w: &mut String, op: &Operation) {
     let record = c_record(op.result_record());
     let (out, out_ty, free) = if op.result_is_list() {
         let list = list_type(op.result_record());
-        (format!("{record}_list_out"), list.clone(), format!("{list}_free"))
+        (
+            format!("{record}_list_out"),
+            list.clone(),
+            format!("{list}_free"),
+        )
     } else {
         (
             format!("{record}_out"),
