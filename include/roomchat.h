@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-// The result of every fallible function. 0 is success; 1 to 17 mirror the
+// The result of every fallible function. 0 is success; 1 to 18 mirror the
 // core library's error kinds with the same numbers. A value never changes
 // meaning; new codes get new numbers.
 enum roomchat_result
@@ -67,6 +67,9 @@ enum roomchat_result
   // The TLS handshake failed: the server's certificate was rejected (unknown issuer,
   // expired, a name mismatch; the message says which). Never retried.
   ROOMCHAT_RESULT_TLS = 17,
+  // The room, channel, message, bot or membership the call names does not exist (an
+  // unknown user is `ROOMCHAT_RESULT_USER_NOT_FOUND`).
+  ROOMCHAT_RESULT_NOT_FOUND = 18,
   // A NULL pointer where one is not allowed, a string that is not UTF-8, malformed JSON
   // text, or an enum parameter holding a value its enum does not have.
   ROOMCHAT_RESULT_INVALID_ARGUMENT = 100,
@@ -281,6 +284,12 @@ typedef uint32_t roomchat_tls_roots;
 // returned it (valid until that record is freed; never freed on its own).
 typedef struct roomchat_acknowledged roomchat_acknowledged;
 
+// A button of a bot's message: a link, or an action the service reports to the bot's webhook.
+// An opaque record: read it with the `roomchat_action_button_*` accessors. Owned when a call
+// returned it (free with `roomchat_action_button_free`); borrowed when another record's accessor
+// returned it (valid until that record is freed; never freed on its own).
+typedef struct roomchat_action_button roomchat_action_button;
+
 // A bot: a webhook that the service calls with a room's messages, and that answers in the room.
 // An opaque record: read it with the `roomchat_bot_*` accessors. Owned when a call returned it
 // (free with `roomchat_bot_free`); borrowed when another record's accessor returned it (valid
@@ -293,11 +302,57 @@ typedef struct roomchat_bot roomchat_bot;
 // (valid until that record is freed; never freed on its own).
 typedef struct roomchat_bot_answer roomchat_bot_answer;
 
+// Every bot of the account: `{"success": true, "bots": [...]}`.
+// An opaque record: read it with the `roomchat_bot_list_*` accessors. Owned when a call returned
+// it (free with `roomchat_bot_list_free`); borrowed when another record's accessor returned it
+// (valid until that record is freed; never freed on its own).
+typedef struct roomchat_bot_list roomchat_bot_list;
+
+// The answer to enabling or disabling a bot in a room.
+// An opaque record: read it with the `roomchat_bot_room_answer_*` accessors. Owned when a call
+// returned it (free with `roomchat_bot_room_answer_free`); borrowed when another record's accessor
+// returned it (valid until that record is freed; never freed on its own).
+typedef struct roomchat_bot_room_answer roomchat_bot_room_answer;
+
+// A bot's state in a room.
+// An opaque record: read it with the `roomchat_bot_status_*` accessors. Owned when a call returned
+// it (free with `roomchat_bot_status_free`); borrowed when another record's accessor returned it
+// (valid until that record is freed; never freed on its own).
+typedef struct roomchat_bot_status roomchat_bot_status;
+
 // Settings a view of a client uses instead of the client's (see
 // `roomchat_client_with_options`). Made by `roomchat_call_options_new`, freed
 // with `roomchat_call_options_free`; a setting never set keeps the client's.
 // Not thread-safe: configure it on one thread.
 typedef struct roomchat_call_options roomchat_call_options;
+
+// A channel of a room.
+// An opaque record: read it with the `roomchat_channel_*` accessors. Owned when a call returned it
+// (free with `roomchat_channel_free`); borrowed when another record's accessor returned it (valid
+// until that record is freed; never freed on its own).
+typedef struct roomchat_channel roomchat_channel;
+
+// A lazy iteration over every `roomchat_chat_message` of `roomchat_client_channel_messages`, a
+// page at a time: made by `roomchat_client_iter_channel_messages`, stepped by
+// `roomchat_channel_messages_iter_next`, freed with `roomchat_channel_messages_iter_free`. It
+// keeps its own reference to the client and holds one page at most, whatever the listing's length.
+// Use it from one thread at a time.
+typedef struct roomchat_channel_messages_iter roomchat_channel_messages_iter;
+
+// The parameters of `roomchat_client_channel_messages`: each is sent only when set. Made by
+// `roomchat_channel_messages_params_new`, freed with `roomchat_channel_messages_params_free`; the
+// call only reads it, so it may be freed (or reused) right after. A setter given an invalid
+// argument (NULL, not UTF-8) returns `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call
+// then fails with it and sends nothing, unless a later valid call of the same setter replaces it.
+// Values outside the declared limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`,
+// nothing sent). Not thread-safe: set it on one thread.
+typedef struct roomchat_channel_messages_params roomchat_channel_messages_params;
+
+// A message of a room or of a channel.
+// An opaque record: read it with the `roomchat_chat_message_*` accessors. Owned when a call
+// returned it (free with `roomchat_chat_message_free`); borrowed when another record's accessor
+// returned it (valid until that record is freed; never freed on its own).
+typedef struct roomchat_chat_message roomchat_chat_message;
 
 // A client of the chat service. Made by `roomchat_client_new`, freed with
 // `roomchat_client_free`. **Thread-safe**: one client may be used by many
@@ -313,25 +368,221 @@ typedef struct roomchat_client roomchat_client;
 // Not thread-safe: configure it on one thread.
 typedef struct roomchat_client_options roomchat_client_options;
 
+// A one-to-one conversation of a room.
+// An opaque record: read it with the `roomchat_conversation_*` accessors. Owned when a call
+// returned it (free with `roomchat_conversation_free`); borrowed when another record's accessor
+// returned it (valid until that record is freed; never freed on its own).
+typedef struct roomchat_conversation roomchat_conversation;
+
+// A list of `roomchat_conversation` records, in the service's order: read it with
+// `roomchat_conversation_list_len` and `roomchat_conversation_list_get`; owned by the caller of
+// the call that returned it, freed with `roomchat_conversation_list_free`.
+typedef struct roomchat_conversation_list roomchat_conversation_list;
+
+// One of the two users of a one-to-one conversation.
+// An opaque record: read it with the `roomchat_conversation_member_*` accessors. Owned when a call
+// returned it (free with `roomchat_conversation_member_free`); borrowed when another record's
+// accessor returned it (valid until that record is freed; never freed on its own).
+typedef struct roomchat_conversation_member roomchat_conversation_member;
+
+// The parameters of `roomchat_client_create_bot`: each is sent only when set. Made by
+// `roomchat_create_bot_params_new`, freed with `roomchat_create_bot_params_free`; the call only
+// reads it, so it may be freed (or reused) right after. A setter given an invalid argument (NULL,
+// not UTF-8) returns `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call then fails with
+// it and sends nothing, unless a later valid call of the same setter replaces it. Values outside
+// the declared limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`, nothing sent). Not
+// thread-safe: set it on one thread.
+typedef struct roomchat_create_bot_params roomchat_create_bot_params;
+
+// The parameters of `roomchat_client_create_channel`: each is sent only when set. Made by
+// `roomchat_create_channel_params_new`, freed with `roomchat_create_channel_params_free`; the call
+// only reads it, so it may be freed (or reused) right after. A setter given an invalid argument
+// (NULL, not UTF-8) returns `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call then fails
+// with it and sends nothing, unless a later valid call of the same setter replaces it. Values
+// outside the declared limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`, nothing
+// sent). Not thread-safe: set it on one thread.
+typedef struct roomchat_create_channel_params roomchat_create_channel_params;
+
+// The parameters of `roomchat_client_create_chat_room`: each is sent only when set. Made by
+// `roomchat_create_chat_room_params_new`, freed with `roomchat_create_chat_room_params_free`; the
+// call only reads it, so it may be freed (or reused) right after. A setter given an invalid
+// argument (NULL, not UTF-8) returns `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call
+// then fails with it and sends nothing, unless a later valid call of the same setter replaces it.
+// Values outside the declared limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`,
+// nothing sent). Not thread-safe: set it on one thread.
+typedef struct roomchat_create_chat_room_params roomchat_create_chat_room_params;
+
+// The parameters of `roomchat_client_create_user_v2`: each is sent only when set. Made by
+// `roomchat_create_user_v2_params_new`, freed with `roomchat_create_user_v2_params_free`; the call
+// only reads it, so it may be freed (or reused) right after. A setter given an invalid argument
+// (NULL, not UTF-8) returns `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call then fails
+// with it and sends nothing, unless a later valid call of the same setter replaces it. Values
+// outside the declared limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`, nothing
+// sent). Not thread-safe: set it on one thread.
+typedef struct roomchat_create_user_v2_params roomchat_create_user_v2_params;
+
 // A newly created user. Free with `roomchat_created_user_free`.
 typedef struct roomchat_created_user roomchat_created_user;
+
+// The parameters of `roomchat_client_delete_room_messages`: each is sent only when set. Made by
+// `roomchat_delete_room_messages_params_new`, freed with
+// `roomchat_delete_room_messages_params_free`; the call only reads it, so it may be freed (or
+// reused) right after. A setter given an invalid argument (NULL, not UTF-8) returns
+// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call then fails with it and sends
+// nothing, unless a later valid call of the same setter replaces it. Values outside the declared
+// limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`, nothing sent). Not thread-safe:
+// set it on one thread.
+typedef struct roomchat_delete_room_messages_params roomchat_delete_room_messages_params;
 
 // The details of one failure. Made by a failing call when its `err_out` is
 // not NULL; owned by the caller, freed with `roomchat_error_free`. Strings
 // it returns live as long as it does. The private key never appears in it.
 typedef struct roomchat_error roomchat_error;
 
+// A lazy iteration over every `roomchat_member` of `roomchat_client_list_members`, a page at a
+// time: made by `roomchat_client_iter_list_members`, stepped by `roomchat_list_members_iter_next`,
+// freed with `roomchat_list_members_iter_free`. It keeps its own reference to the client and holds
+// one page at most, whatever the listing's length. Use it from one thread at a time.
+typedef struct roomchat_list_members_iter roomchat_list_members_iter;
+
+// The parameters of `roomchat_client_list_members`: each is sent only when set. Made by
+// `roomchat_list_members_params_new`, freed with `roomchat_list_members_params_free`; the call
+// only reads it, so it may be freed (or reused) right after. A setter given an invalid argument
+// (NULL, not UTF-8) returns `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call then fails
+// with it and sends nothing, unless a later valid call of the same setter replaces it. Values
+// outside the declared limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`, nothing
+// sent). Not thread-safe: set it on one thread.
+typedef struct roomchat_list_members_params roomchat_list_members_params;
+
+// A user's membership of a room, with their role.
+// An opaque record: read it with the `roomchat_member_*` accessors. Owned when a call returned it
+// (free with `roomchat_member_free`); borrowed when another record's accessor returned it (valid
+// until that record is freed; never freed on its own).
+typedef struct roomchat_member roomchat_member;
+
+// One page of a room's members.
+// An opaque record: read it with the `roomchat_member_page_*` accessors. Owned when a call
+// returned it (free with `roomchat_member_page_free`); borrowed when another record's accessor
+// returned it (valid until that record is freed; never freed on its own).
+typedef struct roomchat_member_page roomchat_member_page;
+
 // A message record.
 typedef struct roomchat_message roomchat_message;
 
+// Who posted a message: a user, the room's system, a throw-away user or a bot.
+// An opaque record: read it with the `roomchat_message_author_*` accessors. Owned when a call
+// returned it (free with `roomchat_message_author_free`); borrowed when another record's accessor
+// returned it (valid until that record is freed; never freed on its own).
+typedef struct roomchat_message_author roomchat_message_author;
+
+// The file a message carries.
+// An opaque record: read it with the `roomchat_message_file_*` accessors. Owned when a call
+// returned it (free with `roomchat_message_file_free`); borrowed when another record's accessor
+// returned it (valid until that record is freed; never freed on its own).
+typedef struct roomchat_message_file roomchat_message_file;
+
+// One page of a room's or a channel's messages.
+// An opaque record: read it with the `roomchat_message_page_*` accessors. Owned when a call
+// returned it (free with `roomchat_message_page_free`); borrowed when another record's accessor
+// returned it (valid until that record is freed; never freed on its own).
+typedef struct roomchat_message_page roomchat_message_page;
+
 // The messages of a conversation, oldest first. Free with `roomchat_messages_free`.
 typedef struct roomchat_messages roomchat_messages;
+
+// The answer to `create_user_v2`: the new user and an access token.
+// An opaque record: read it with the `roomchat_provisioned_user_*` accessors. Owned when a call
+// returned it (free with `roomchat_provisioned_user_free`); borrowed when another record's
+// accessor returned it (valid until that record is freed; never freed on its own).
+typedef struct roomchat_provisioned_user roomchat_provisioned_user;
+
+// The parameters of `roomchat_client_remove_user`: each is sent only when set. Made by
+// `roomchat_remove_user_params_new`, freed with `roomchat_remove_user_params_free`; the call only
+// reads it, so it may be freed (or reused) right after. A setter given an invalid argument (NULL,
+// not UTF-8) returns `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call then fails with
+// it and sends nothing, unless a later valid call of the same setter replaces it. Values outside
+// the declared limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`, nothing sent). Not
+// thread-safe: set it on one thread.
+typedef struct roomchat_remove_user_params roomchat_remove_user_params;
 
 // The HTTP answer a call's result came from: status, headers, attempts. Given
 // by the `_with_response` form of every endpoint call (e.g.
 // `roomchat_client_list_users_with_response`); owned by the caller, freed with
 // `roomchat_response_meta_free`. Strings it returns live as long as it does.
 typedef struct roomchat_response_meta roomchat_response_meta;
+
+// A chat room and its settings (booleans here, whatever form they were set in).
+// An opaque record: read it with the `roomchat_room_*` accessors. Owned when a call returned it
+// (free with `roomchat_room_free`); borrowed when another record's accessor returned it (valid
+// until that record is freed; never freed on its own).
+typedef struct roomchat_room roomchat_room;
+
+// The answer to creating, changing or deleting a room, or deleting its messages: `{"success":
+// true, "roomId": ..., "url": ...}`.
+// An opaque record: read it with the `roomchat_room_answer_*` accessors. Owned when a call
+// returned it (free with `roomchat_room_answer_free`); borrowed when another record's accessor
+// returned it (valid until that record is freed; never freed on its own).
+typedef struct roomchat_room_answer roomchat_room_answer;
+
+// A list of `roomchat_room` records, in the service's order: read it with `roomchat_room_list_len`
+// and `roomchat_room_list_get`; owned by the caller of the call that returned it, freed with
+// `roomchat_room_list_free`.
+typedef struct roomchat_room_list roomchat_room_list;
+
+// A lazy iteration over every `roomchat_chat_message` of `roomchat_client_room_messages`, a page
+// at a time: made by `roomchat_client_iter_room_messages`, stepped by
+// `roomchat_room_messages_iter_next`, freed with `roomchat_room_messages_iter_free`. It keeps its
+// own reference to the client and holds one page at most, whatever the listing's length. Use it
+// from one thread at a time.
+typedef struct roomchat_room_messages_iter roomchat_room_messages_iter;
+
+// The parameters of `roomchat_client_room_messages`: each is sent only when set. Made by
+// `roomchat_room_messages_params_new`, freed with `roomchat_room_messages_params_free`; the call
+// only reads it, so it may be freed (or reused) right after. A setter given an invalid argument
+// (NULL, not UTF-8) returns `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call then fails
+// with it and sends nothing, unless a later valid call of the same setter replaces it. Values
+// outside the declared limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`, nothing
+// sent). Not thread-safe: set it on one thread.
+typedef struct roomchat_room_messages_params roomchat_room_messages_params;
+
+// A room by id and name.
+// An opaque record: read it with the `roomchat_room_name_record_*` accessors. Owned when a call
+// returned it (free with `roomchat_room_name_record_free`); borrowed when another record's
+// accessor returned it (valid until that record is freed; never freed on its own).
+typedef struct roomchat_room_name_record roomchat_room_name_record;
+
+// A list of `roomchat_room_name_record` records, in the service's order: read it with
+// `roomchat_room_name_record_list_len` and `roomchat_room_name_record_list_get`; owned by the
+// caller of the call that returned it, freed with `roomchat_room_name_record_list_free`.
+typedef struct roomchat_room_name_record_list roomchat_room_name_record_list;
+
+// The parameters of `roomchat_client_send_bot_message`: each is sent only when set. Made by
+// `roomchat_send_bot_message_params_new`, freed with `roomchat_send_bot_message_params_free`; the
+// call only reads it, so it may be freed (or reused) right after. A setter given an invalid
+// argument (NULL, not UTF-8) returns `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call
+// then fails with it and sends nothing, unless a later valid call of the same setter replaces it.
+// Values outside the declared limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`,
+// nothing sent). Not thread-safe: set it on one thread.
+typedef struct roomchat_send_bot_message_params roomchat_send_bot_message_params;
+
+// The parameters of `roomchat_client_send_channel_message`: each is sent only when set. Made by
+// `roomchat_send_channel_message_params_new`, freed with
+// `roomchat_send_channel_message_params_free`; the call only reads it, so it may be freed (or
+// reused) right after. A setter given an invalid argument (NULL, not UTF-8) returns
+// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call then fails with it and sends
+// nothing, unless a later valid call of the same setter replaces it. Values outside the declared
+// limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`, nothing sent). Not thread-safe:
+// set it on one thread.
+typedef struct roomchat_send_channel_message_params roomchat_send_channel_message_params;
+
+// The parameters of `roomchat_client_send_room_message`: each is sent only when set. Made by
+// `roomchat_send_room_message_params_new`, freed with `roomchat_send_room_message_params_free`;
+// the call only reads it, so it may be freed (or reused) right after. A setter given an invalid
+// argument (NULL, not UTF-8) returns `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call
+// then fails with it and sends nothing, unless a later valid call of the same setter replaces it.
+// Values outside the declared limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`,
+// nothing sent). Not thread-safe: set it on one thread.
+typedef struct roomchat_send_room_message_params roomchat_send_room_message_params;
 
 // The user an access token signs in, as `roomchat_client_validate_access_token`
 // returns it. Free with `roomchat_token_user_free`.
@@ -346,12 +597,51 @@ typedef struct roomchat_token_user roomchat_token_user;
 // thread-safe: set it on one thread.
 typedef struct roomchat_update_bot_params roomchat_update_bot_params;
 
+// The parameters of `roomchat_client_update_channel`: each is sent only when set. Made by
+// `roomchat_update_channel_params_new`, freed with `roomchat_update_channel_params_free`; the call
+// only reads it, so it may be freed (or reused) right after. A setter given an invalid argument
+// (NULL, not UTF-8) returns `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call then fails
+// with it and sends nothing, unless a later valid call of the same setter replaces it. Values
+// outside the declared limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`, nothing
+// sent). Not thread-safe: set it on one thread.
+typedef struct roomchat_update_channel_params roomchat_update_channel_params;
+
+// The parameters of `roomchat_client_update_chat_room`: each is sent only when set. Made by
+// `roomchat_update_chat_room_params_new`, freed with `roomchat_update_chat_room_params_free`; the
+// call only reads it, so it may be freed (or reused) right after. A setter given an invalid
+// argument (NULL, not UTF-8) returns `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call
+// then fails with it and sends nothing, unless a later valid call of the same setter replaces it.
+// Values outside the declared limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`,
+// nothing sent). Not thread-safe: set it on one thread.
+typedef struct roomchat_update_chat_room_params roomchat_update_chat_room_params;
+
+// The parameters of `roomchat_client_update_user`: each is sent only when set. Made by
+// `roomchat_update_user_params_new`, freed with `roomchat_update_user_params_free`; the call only
+// reads it, so it may be freed (or reused) right after. A setter given an invalid argument (NULL,
+// not UTF-8) returns `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call then fails with
+// it and sends nothing, unless a later valid call of the same setter replaces it. Values outside
+// the declared limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`, nothing sent). Not
+// thread-safe: set it on one thread.
+typedef struct roomchat_update_user_params roomchat_update_user_params;
+
+// A user as changed: the create-user answer's shape.
+// An opaque record: read it with the `roomchat_updated_user_*` accessors. Owned when a call
+// returned it (free with `roomchat_updated_user_free`); borrowed when another record's accessor
+// returned it (valid until that record is freed; never freed on its own).
+typedef struct roomchat_updated_user roomchat_updated_user;
+
 // A user record. Owned when returned by `roomchat_users_iter_next` (free with
 // `roomchat_user_free`); borrowed from its page when returned by `roomchat_user_page_get`.
 typedef struct roomchat_user roomchat_user;
 
 // One page of the users listing. Free with `roomchat_user_page_free`.
 typedef struct roomchat_user_page roomchat_user_page;
+
+// A user's profile.
+// An opaque record: read it with the `roomchat_user_profile_*` accessors. Owned when a call
+// returned it (free with `roomchat_user_profile_free`); borrowed when another record's accessor
+// returned it (valid until that record is freed; never freed on its own).
+typedef struct roomchat_user_profile roomchat_user_profile;
 
 // A lazy iteration over every user. Use it from one thread at a time.
 typedef struct roomchat_users_iter roomchat_users_iter;
@@ -983,22 +1273,6 @@ roomchat_result roomchat_client_create_user_with_response(const struct roomchat_
                                                           struct roomchat_response_meta **meta_out,
                                                           struct roomchat_error **err_out);
 
-// GET `/consumer/api/v1/chatrooms`: Every chat room of the account. Repeatable: sent again after a
-// 5xx, a timeout or a lost answer, as a GET is. On success writes the answer's JSON text to
-// `*json_out` (owned by the caller: free with `roomchat_string_free`); on failure writes nothing
-// there, the details to `*err_out` when it is not NULL (free with `roomchat_error_free`).
-roomchat_result roomchat_client_list_chat_rooms(const struct roomchat_client *client,
-                                                char **json_out,
-                                                struct roomchat_error **err_out);
-
-// `roomchat_client_list_chat_rooms`, and, when `meta_out` is not NULL, the answer's status,
-// headers and attempts written to `*meta_out` on success (free with
-// `roomchat_response_meta_free`).
-roomchat_result roomchat_client_list_chat_rooms_with_response(const struct roomchat_client *client,
-                                                              char **json_out,
-                                                              struct roomchat_response_meta **meta_out,
-                                                              struct roomchat_error **err_out);
-
 // POST `/consumer/api/v2/user/reactivate`: Reactivates a deactivated user. Never sent again after
 // a 5xx, a timeout or a lost answer (a repeat could do it twice) unless
 // `roomchat_client_options_set_retries` allows it. `by` is a `roomchat_user_identifier` value:
@@ -1152,12 +1426,702 @@ const char *roomchat_bot_answer_extra_json(const struct roomchat_bot_answer *bot
 // `roomchat_bot_answer_free(NULL)` does nothing. Never call it on a borrowed record.
 void roomchat_bot_answer_free(struct roomchat_bot_answer *bot_answer);
 
+// `roomId`: The room's id (a short string such as `bbNiVFoXm`). Borrowed from `room` (valid until
+// it is freed), or NULL when the service left it out (or `room` is NULL).
+const char *roomchat_room_room_id(const struct roomchat_room *room);
+
+// `name`: Its name. Borrowed from `room` (valid until it is freed), or NULL when the service left
+// it out (or `room` is NULL).
+const char *roomchat_room_name(const struct roomchat_room *room);
+
+// `description`: Its description. Borrowed from `room` (valid until it is freed), or NULL when the
+// service left it out (or `room` is NULL).
+const char *roomchat_room_description(const struct roomchat_room *room);
+
+// `metadata`: The customer's text (at most 1000 characters). Borrowed from `room` (valid until it
+// is freed), or NULL when the service left it out (or `room` is NULL).
+const char *roomchat_room_metadata(const struct roomchat_room *room);
+
+// `roomPassword`: Its password, when it has one. Borrowed from `room` (valid until it is freed),
+// or NULL when the service left it out (or `room` is NULL).
+const char *roomchat_room_room_password(const struct roomchat_room *room);
+
+// `passwordProtected`: True: users need the password. 1 for true, 0 for false, -1 when the service
+// left it out (or `room` is NULL).
+int32_t roomchat_room_password_protected(const struct roomchat_room *room);
+
+// `enableOneToOneChat`: True: users may talk one to one. 1 for true, 0 for false, -1 when the
+// service left it out (or `room` is NULL).
+int32_t roomchat_room_enable_one_to_one_chat(const struct roomchat_room *room);
+
+// `moderatorOnlyOneToOneChat`: True: only with moderators. 1 for true, 0 for false, -1 when the
+// service left it out (or `room` is NULL).
+int32_t roomchat_room_moderator_only_one_to_one_chat(const struct roomchat_room *room);
+
+// `enableChannels`: True: the room has channels. 1 for true, 0 for false, -1 when the service left
+// it out (or `room` is NULL).
+int32_t roomchat_room_enable_channels(const struct roomchat_room *room);
+
+// `showNotificationForAllChannels`: True: users are notified of every channel's messages. 1 for
+// true, 0 for false, -1 when the service left it out (or `room` is NULL).
+int32_t roomchat_room_show_notification_for_all_channels(const struct roomchat_room *room);
+
+// `enableLikeMessage`: True: users may like messages. 1 for true, 0 for false, -1 when the service
+// left it out (or `room` is NULL).
+int32_t roomchat_room_enable_like_message(const struct roomchat_room *room);
+
+// `defaultNotificationEnabled`: True: notifications are on by default. 1 for true, 0 for false, -1
+// when the service left it out (or `room` is NULL).
+int32_t roomchat_room_default_notification_enabled(const struct roomchat_room *room);
+
+// `preModeratedChatRoom`: True: a moderator approves each message. 1 for true, 0 for false, -1
+// when the service left it out (or `room` is NULL).
+int32_t roomchat_room_pre_moderated_chat_room(const struct roomchat_room *room);
+
+// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+// when none), borrowed from `room` (valid until it is freed); NULL when `room` is NULL.
+const char *roomchat_room_extra_json(const struct roomchat_room *room);
+
+// Frees a `roomchat_room` a call returned, and every record borrowed from it.
+// `roomchat_room_free(NULL)` does nothing. Never call it on a borrowed record.
+void roomchat_room_free(struct roomchat_room *room);
+
+// `success`: True: the service did it. 1 for true, 0 for false, -1 when the service left it out
+// (or `room_answer` is NULL).
+int32_t roomchat_room_answer_success(const struct roomchat_room_answer *room_answer);
+
+// `roomId`: The room's id. Borrowed from `room_answer` (valid until it is freed), or NULL when the
+// service left it out (or `room_answer` is NULL).
+const char *roomchat_room_answer_room_id(const struct roomchat_room_answer *room_answer);
+
+// `url`: The room's chat URL (create and update). Borrowed from `room_answer` (valid until it is
+// freed), or NULL when the service left it out (or `room_answer` is NULL).
+const char *roomchat_room_answer_url(const struct roomchat_room_answer *room_answer);
+
+// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+// when none), borrowed from `room_answer` (valid until it is freed); NULL when `room_answer` is
+// NULL.
+const char *roomchat_room_answer_extra_json(const struct roomchat_room_answer *room_answer);
+
+// Frees a `roomchat_room_answer` a call returned, and every record borrowed from it.
+// `roomchat_room_answer_free(NULL)` does nothing. Never call it on a borrowed record.
+void roomchat_room_answer_free(struct roomchat_room_answer *room_answer);
+
+// `roomId`: The room's id. Borrowed from `room_name_record` (valid until it is freed), or NULL
+// when the service left it out (or `room_name_record` is NULL).
+const char *roomchat_room_name_record_room_id(const struct roomchat_room_name_record *room_name_record);
+
+// `name`: Its name. Borrowed from `room_name_record` (valid until it is freed), or NULL when the
+// service left it out (or `room_name_record` is NULL).
+const char *roomchat_room_name_record_name(const struct roomchat_room_name_record *room_name_record);
+
+// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+// when none), borrowed from `room_name_record` (valid until it is freed); NULL when
+// `room_name_record` is NULL.
+const char *roomchat_room_name_record_extra_json(const struct roomchat_room_name_record *room_name_record);
+
+// Frees a `roomchat_room_name_record` a call returned, and every record borrowed from it.
+// `roomchat_room_name_record_free(NULL)` does nothing. Never call it on a borrowed record.
+void roomchat_room_name_record_free(struct roomchat_room_name_record *room_name_record);
+
+// `_id`: Their id. Borrowed from `message_author` (valid until it is freed), or NULL when the
+// service left it out (or `message_author` is NULL).
+const char *roomchat_message_author_id(const struct roomchat_message_author *message_author);
+
+// `uniqueUserIdentifier`: The customer's identifier of the user, as given. JSON text, borrowed
+// from `message_author` (valid until it is freed), or NULL when the service left it out (or
+// `message_author` is NULL).
+const char *roomchat_message_author_unique_user_identifier(const struct roomchat_message_author *message_author);
+
+// `username`: Their name. Borrowed from `message_author` (valid until it is freed), or NULL when
+// the service left it out (or `message_author` is NULL).
+const char *roomchat_message_author_username(const struct roomchat_message_author *message_author);
+
+// `isModerator`: True: a moderator. 1 for true, 0 for false, -1 when the service left it out (or
+// `message_author` is NULL).
+int32_t roomchat_message_author_is_moderator(const struct roomchat_message_author *message_author);
+
+// `parentCustomerAccount`: The account's id. Borrowed from `message_author` (valid until it is
+// freed), or NULL when the service left it out (or `message_author` is NULL).
+const char *roomchat_message_author_parent_customer_account(const struct roomchat_message_author *message_author);
+
+// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+// when none), borrowed from `message_author` (valid until it is freed); NULL when `message_author`
+// is NULL.
+const char *roomchat_message_author_extra_json(const struct roomchat_message_author *message_author);
+
+// Frees a `roomchat_message_author` a call returned, and every record borrowed from it.
+// `roomchat_message_author_free(NULL)` does nothing. Never call it on a borrowed record.
+void roomchat_message_author_free(struct roomchat_message_author *message_author);
+
+// `_id`: The file's id. Borrowed from `message_file` (valid until it is freed), or NULL when the
+// service left it out (or `message_file` is NULL).
+const char *roomchat_message_file_id(const struct roomchat_message_file *message_file);
+
+// `url`: Where to download it. Borrowed from `message_file` (valid until it is freed), or NULL
+// when the service left it out (or `message_file` is NULL).
+const char *roomchat_message_file_url(const struct roomchat_message_file *message_file);
+
+// `fileName`: Its name. Borrowed from `message_file` (valid until it is freed), or NULL when the
+// service left it out (or `message_file` is NULL).
+const char *roomchat_message_file_file_name(const struct roomchat_message_file *message_file);
+
+// `size`: Its size in bytes. NaN when the service left it out (or `message_file` is NULL).
+double roomchat_message_file_size(const struct roomchat_message_file *message_file);
+
+// `contentType`: Its MIME type. Borrowed from `message_file` (valid until it is freed), or NULL
+// when the service left it out (or `message_file` is NULL).
+const char *roomchat_message_file_content_type(const struct roomchat_message_file *message_file);
+
+// `fileType`: `image` or `file`. Borrowed from `message_file` (valid until it is freed), or NULL
+// when the service left it out (or `message_file` is NULL).
+const char *roomchat_message_file_file_type(const struct roomchat_message_file *message_file);
+
+// `imageHeight`: An image's height in pixels. NaN when the service left it out (or `message_file`
+// is NULL).
+double roomchat_message_file_image_height(const struct roomchat_message_file *message_file);
+
+// `imageWidth`: An image's width in pixels. NaN when the service left it out (or `message_file` is
+// NULL).
+double roomchat_message_file_image_width(const struct roomchat_message_file *message_file);
+
+// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+// when none), borrowed from `message_file` (valid until it is freed); NULL when `message_file` is
+// NULL.
+const char *roomchat_message_file_extra_json(const struct roomchat_message_file *message_file);
+
+// Frees a `roomchat_message_file` a call returned, and every record borrowed from it.
+// `roomchat_message_file_free(NULL)` does nothing. Never call it on a borrowed record.
+void roomchat_message_file_free(struct roomchat_message_file *message_file);
+
+// `type`: `link` or `action`. Borrowed from `action_button` (valid until it is freed), or NULL
+// when the service left it out (or `action_button` is NULL).
+const char *roomchat_action_button_button_type(const struct roomchat_action_button *action_button);
+
+// `displayText`: Its label (at most 100 characters). Borrowed from `action_button` (valid until it
+// is freed), or NULL when the service left it out (or `action_button` is NULL).
+const char *roomchat_action_button_display_text(const struct roomchat_action_button *action_button);
+
+// `id`: The bot's id of it (at most 100 characters). Borrowed from `action_button` (valid until it
+// is freed), or NULL when the service left it out (or `action_button` is NULL).
+const char *roomchat_action_button_button_id(const struct roomchat_action_button *action_button);
+
+// `url`: A link's URL. Borrowed from `action_button` (valid until it is freed), or NULL when the
+// service left it out (or `action_button` is NULL).
+const char *roomchat_action_button_url(const struct roomchat_action_button *action_button);
+
+// `payload`: What the webhook is sent when it is pressed. Borrowed from `action_button` (valid
+// until it is freed), or NULL when the service left it out (or `action_button` is NULL).
+const char *roomchat_action_button_payload(const struct roomchat_action_button *action_button);
+
+// `imageURL`: An image shown on it. Borrowed from `action_button` (valid until it is freed), or
+// NULL when the service left it out (or `action_button` is NULL).
+const char *roomchat_action_button_image_url(const struct roomchat_action_button *action_button);
+
+// `iconURL`: An icon shown on it. Borrowed from `action_button` (valid until it is freed), or NULL
+// when the service left it out (or `action_button` is NULL).
+const char *roomchat_action_button_icon_url(const struct roomchat_action_button *action_button);
+
+// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+// when none), borrowed from `action_button` (valid until it is freed); NULL when `action_button`
+// is NULL.
+const char *roomchat_action_button_extra_json(const struct roomchat_action_button *action_button);
+
+// Frees a `roomchat_action_button` a call returned, and every record borrowed from it.
+// `roomchat_action_button_free(NULL)` does nothing. Never call it on a borrowed record.
+void roomchat_action_button_free(struct roomchat_action_button *action_button);
+
+// `_id`: The message's id (24 hexadecimal digits). Borrowed from `chat_message` (valid until it is
+// freed), or NULL when the service left it out (or `chat_message` is NULL).
+const char *roomchat_chat_message_id(const struct roomchat_chat_message *chat_message);
+
+// `created`: When it was posted (ISO 8601). Borrowed from `chat_message` (valid until it is
+// freed), or NULL when the service left it out (or `chat_message` is NULL).
+const char *roomchat_chat_message_created(const struct roomchat_chat_message *chat_message);
+
+// `chatRoom`: The room's id (a room's message). Borrowed from `chat_message` (valid until it is
+// freed), or NULL when the service left it out (or `chat_message` is NULL).
+const char *roomchat_chat_message_chat_room(const struct roomchat_chat_message *chat_message);
+
+// `channel`: The channel's id (a channel's message). Borrowed from `chat_message` (valid until it
+// is freed), or NULL when the service left it out (or `chat_message` is NULL).
+const char *roomchat_chat_message_channel(const struct roomchat_chat_message *chat_message);
+
+// `message`: The text. Borrowed from `chat_message` (valid until it is freed), or NULL when the
+// service left it out (or `chat_message` is NULL).
+const char *roomchat_chat_message_message(const struct roomchat_chat_message *chat_message);
+
+// `user`: Who posted it. Borrowed from `chat_message`: valid until it is freed; never free it.
+// NULL when the service left it out (or `chat_message` is NULL).
+const struct roomchat_message_author *roomchat_chat_message_user(const struct roomchat_chat_message *chat_message);
+
+// `likes`: Its likes, as the service gives them. JSON text, borrowed from `chat_message` (valid
+// until it is freed), or NULL when the service left it out (or `chat_message` is NULL).
+const char *roomchat_chat_message_likes(const struct roomchat_chat_message *chat_message);
+
+// `actionButtons`: A bot's buttons. How many records it holds: read each with
+// `roomchat_chat_message_action_buttons_get`. 0 when the service left it out (or `chat_message` is
+// NULL).
+size_t roomchat_chat_message_action_buttons_len(const struct roomchat_chat_message *chat_message);
+
+// The `index`th record of `actionButtons`, borrowed from `chat_message` (valid until it is freed;
+// never free it), or NULL when out of range (or `chat_message` is NULL).
+const struct roomchat_action_button *roomchat_chat_message_action_buttons_get(const struct roomchat_chat_message *chat_message,
+                                                                              size_t index);
+
+// `file`: The file it carries. Borrowed from `chat_message`: valid until it is freed; never free
+// it. NULL when the service left it out (or `chat_message` is NULL).
+const struct roomchat_message_file *roomchat_chat_message_file(const struct roomchat_chat_message *chat_message);
+
+// `customer`: The account's id. Borrowed from `chat_message` (valid until it is freed), or NULL
+// when the service left it out (or `chat_message` is NULL).
+const char *roomchat_chat_message_customer(const struct roomchat_chat_message *chat_message);
+
+// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+// when none), borrowed from `chat_message` (valid until it is freed); NULL when `chat_message` is
+// NULL.
+const char *roomchat_chat_message_extra_json(const struct roomchat_chat_message *chat_message);
+
+// Frees a `roomchat_chat_message` a call returned, and every record borrowed from it.
+// `roomchat_chat_message_free(NULL)` does nothing. Never call it on a borrowed record.
+void roomchat_chat_message_free(struct roomchat_chat_message *chat_message);
+
+// `limit`: The page size asked for. -1 when the service left it out or sent a negative number (or
+// `message_page` is NULL).
+int64_t roomchat_message_page_limit(const struct roomchat_message_page *message_page);
+
+// `skip`: How many messages came before this page. -1 when the service left it out or sent a
+// negative number (or `message_page` is NULL).
+int64_t roomchat_message_page_skip(const struct roomchat_message_page *message_page);
+
+// `totalRecords`: How many messages there are in all. -1 when the service left it out or sent a
+// negative number (or `message_page` is NULL).
+int64_t roomchat_message_page_total_records(const struct roomchat_message_page *message_page);
+
+// `count`: How many this page holds. -1 when the service left it out or sent a negative number (or
+// `message_page` is NULL).
+int64_t roomchat_message_page_count(const struct roomchat_message_page *message_page);
+
+// `messages`: The messages. How many records it holds: read each with
+// `roomchat_message_page_messages_get`. 0 when the service left it out (or `message_page` is
+// NULL).
+size_t roomchat_message_page_messages_len(const struct roomchat_message_page *message_page);
+
+// The `index`th record of `messages`, borrowed from `message_page` (valid until it is freed; never
+// free it), or NULL when out of range (or `message_page` is NULL).
+const struct roomchat_chat_message *roomchat_message_page_messages_get(const struct roomchat_message_page *message_page,
+                                                                       size_t index);
+
+// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+// when none), borrowed from `message_page` (valid until it is freed); NULL when `message_page` is
+// NULL.
+const char *roomchat_message_page_extra_json(const struct roomchat_message_page *message_page);
+
+// Frees a `roomchat_message_page` a call returned, and every record borrowed from it.
+// `roomchat_message_page_free(NULL)` does nothing. Never call it on a borrowed record.
+void roomchat_message_page_free(struct roomchat_message_page *message_page);
+
+// `_id`: The channel's id (24 hexadecimal digits). Borrowed from `channel` (valid until it is
+// freed), or NULL when the service left it out (or `channel` is NULL).
+const char *roomchat_channel_id(const struct roomchat_channel *channel);
+
+// `channelName`: Its name. Borrowed from `channel` (valid until it is freed), or NULL when the
+// service left it out (or `channel` is NULL).
+const char *roomchat_channel_channel_name(const struct roomchat_channel *channel);
+
+// `enabled`: False: closed. 1 for true, 0 for false, -1 when the service left it out (or `channel`
+// is NULL).
+int32_t roomchat_channel_enabled(const struct roomchat_channel *channel);
+
+// `notifyAllUsers`: True: every user of the room is notified of its messages, not only those who
+// opened it. 1 for true, 0 for false, -1 when the service left it out (or `channel` is NULL).
+int32_t roomchat_channel_notify_all_users(const struct roomchat_channel *channel);
+
+// `metadata`: The customer's text (at most 1000 characters). Borrowed from `channel` (valid until
+// it is freed), or NULL when the service left it out (or `channel` is NULL).
+const char *roomchat_channel_metadata(const struct roomchat_channel *channel);
+
+// `roomId`: Its room's id. Borrowed from `channel` (valid until it is freed), or NULL when the
+// service left it out (or `channel` is NULL).
+const char *roomchat_channel_room_id(const struct roomchat_channel *channel);
+
+// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+// when none), borrowed from `channel` (valid until it is freed); NULL when `channel` is NULL.
+const char *roomchat_channel_extra_json(const struct roomchat_channel *channel);
+
+// Frees a `roomchat_channel` a call returned, and every record borrowed from it.
+// `roomchat_channel_free(NULL)` does nothing. Never call it on a borrowed record.
+void roomchat_channel_free(struct roomchat_channel *channel);
+
+// `_id`: The user's id. Borrowed from `conversation_member` (valid until it is freed), or NULL
+// when the service left it out (or `conversation_member` is NULL).
+const char *roomchat_conversation_member_id(const struct roomchat_conversation_member *conversation_member);
+
+// `username`: Their name. Borrowed from `conversation_member` (valid until it is freed), or NULL
+// when the service left it out (or `conversation_member` is NULL).
+const char *roomchat_conversation_member_username(const struct roomchat_conversation_member *conversation_member);
+
+// `email`: Their email. Borrowed from `conversation_member` (valid until it is freed), or NULL
+// when the service left it out (or `conversation_member` is NULL).
+const char *roomchat_conversation_member_email(const struct roomchat_conversation_member *conversation_member);
+
+// `firstName`: Their first name. Borrowed from `conversation_member` (valid until it is freed), or
+// NULL when the service left it out (or `conversation_member` is NULL).
+const char *roomchat_conversation_member_first_name(const struct roomchat_conversation_member *conversation_member);
+
+// `lastName`: Their last name. Borrowed from `conversation_member` (valid until it is freed), or
+// NULL when the service left it out (or `conversation_member` is NULL).
+const char *roomchat_conversation_member_last_name(const struct roomchat_conversation_member *conversation_member);
+
+// `profilePic`: Their picture's URL. Borrowed from `conversation_member` (valid until it is
+// freed), or NULL when the service left it out (or `conversation_member` is NULL).
+const char *roomchat_conversation_member_profile_pic(const struct roomchat_conversation_member *conversation_member);
+
+// `uniqueUserIdentifier`: The customer's identifier of the user, as given. JSON text, borrowed
+// from `conversation_member` (valid until it is freed), or NULL when the service left it out (or
+// `conversation_member` is NULL).
+const char *roomchat_conversation_member_unique_user_identifier(const struct roomchat_conversation_member *conversation_member);
+
+// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+// when none), borrowed from `conversation_member` (valid until it is freed); NULL when
+// `conversation_member` is NULL.
+const char *roomchat_conversation_member_extra_json(const struct roomchat_conversation_member *conversation_member);
+
+// Frees a `roomchat_conversation_member` a call returned, and every record borrowed from it.
+// `roomchat_conversation_member_free(NULL)` does nothing. Never call it on a borrowed record.
+void roomchat_conversation_member_free(struct roomchat_conversation_member *conversation_member);
+
+// `conversationId`: The conversation's id. Borrowed from `conversation` (valid until it is freed),
+// or NULL when the service left it out (or `conversation` is NULL).
+const char *roomchat_conversation_conversation_id(const struct roomchat_conversation *conversation);
+
+// `roomId`: Its room's id. Borrowed from `conversation` (valid until it is freed), or NULL when
+// the service left it out (or `conversation` is NULL).
+const char *roomchat_conversation_room_id(const struct roomchat_conversation *conversation);
+
+// `memberOne`: One user. Borrowed from `conversation`: valid until it is freed; never free it.
+// NULL when the service left it out (or `conversation` is NULL).
+const struct roomchat_conversation_member *roomchat_conversation_member_one(const struct roomchat_conversation *conversation);
+
+// `memberTwo`: The other. Borrowed from `conversation`: valid until it is freed; never free it.
+// NULL when the service left it out (or `conversation` is NULL).
+const struct roomchat_conversation_member *roomchat_conversation_member_two(const struct roomchat_conversation *conversation);
+
+// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+// when none), borrowed from `conversation` (valid until it is freed); NULL when `conversation` is
+// NULL.
+const char *roomchat_conversation_extra_json(const struct roomchat_conversation *conversation);
+
+// Frees a `roomchat_conversation` a call returned, and every record borrowed from it.
+// `roomchat_conversation_free(NULL)` does nothing. Never call it on a borrowed record.
+void roomchat_conversation_free(struct roomchat_conversation *conversation);
+
+// `accessToken`: An access token that signs the user in. Borrowed from `updated_user` (valid until
+// it is freed), or NULL when the service left it out (or `updated_user` is NULL).
+const char *roomchat_updated_user_access_token(const struct roomchat_updated_user *updated_user);
+
+// `userId`: The user's id. Borrowed from `updated_user` (valid until it is freed), or NULL when
+// the service left it out (or `updated_user` is NULL).
+const char *roomchat_updated_user_user_id(const struct roomchat_updated_user *updated_user);
+
+// `username`: Their name. Borrowed from `updated_user` (valid until it is freed), or NULL when the
+// service left it out (or `updated_user` is NULL).
+const char *roomchat_updated_user_username(const struct roomchat_updated_user *updated_user);
+
+// `email`: Their email. Borrowed from `updated_user` (valid until it is freed), or NULL when the
+// service left it out (or `updated_user` is NULL).
+const char *roomchat_updated_user_email(const struct roomchat_updated_user *updated_user);
+
+// `profilePic`: Their picture's URL. Borrowed from `updated_user` (valid until it is freed), or
+// NULL when the service left it out (or `updated_user` is NULL).
+const char *roomchat_updated_user_profile_pic(const struct roomchat_updated_user *updated_user);
+
+// `isModerator`: True: a moderator of every room. 1 for true, 0 for false, -1 when the service
+// left it out (or `updated_user` is NULL).
+int32_t roomchat_updated_user_is_moderator(const struct roomchat_updated_user *updated_user);
+
+// `chatRoom`: The room they moderate, for a room moderator. Borrowed from `updated_user` (valid
+// until it is freed), or NULL when the service left it out (or `updated_user` is NULL).
+const char *roomchat_updated_user_chat_room(const struct roomchat_updated_user *updated_user);
+
+// `externalUserId`: The customer's id of the user, as given (a number or a string). JSON text,
+// borrowed from `updated_user` (valid until it is freed), or NULL when the service left it out (or
+// `updated_user` is NULL).
+const char *roomchat_updated_user_external_user_id(const struct roomchat_updated_user *updated_user);
+
+// `meta`: The customer's data. JSON text, borrowed from `updated_user` (valid until it is freed),
+// or NULL when the service left it out (or `updated_user` is NULL).
+const char *roomchat_updated_user_meta(const struct roomchat_updated_user *updated_user);
+
+// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+// when none), borrowed from `updated_user` (valid until it is freed); NULL when `updated_user` is
+// NULL.
+const char *roomchat_updated_user_extra_json(const struct roomchat_updated_user *updated_user);
+
+// Frees a `roomchat_updated_user` a call returned, and every record borrowed from it.
+// `roomchat_updated_user_free(NULL)` does nothing. Never call it on a borrowed record.
+void roomchat_updated_user_free(struct roomchat_updated_user *updated_user);
+
+// `_id`: The user's id. Borrowed from `user_profile` (valid until it is freed), or NULL when the
+// service left it out (or `user_profile` is NULL).
+const char *roomchat_user_profile_id(const struct roomchat_user_profile *user_profile);
+
+// `uniqueUserIdentifier`: The customer's identifier of the user, as given. JSON text, borrowed
+// from `user_profile` (valid until it is freed), or NULL when the service left it out (or
+// `user_profile` is NULL).
+const char *roomchat_user_profile_unique_user_identifier(const struct roomchat_user_profile *user_profile);
+
+// `username`: Their name. Borrowed from `user_profile` (valid until it is freed), or NULL when the
+// service left it out (or `user_profile` is NULL).
+const char *roomchat_user_profile_username(const struct roomchat_user_profile *user_profile);
+
+// `email`: Their email. Borrowed from `user_profile` (valid until it is freed), or NULL when the
+// service left it out (or `user_profile` is NULL).
+const char *roomchat_user_profile_email(const struct roomchat_user_profile *user_profile);
+
+// `firstName`: Their first name. Borrowed from `user_profile` (valid until it is freed), or NULL
+// when the service left it out (or `user_profile` is NULL).
+const char *roomchat_user_profile_first_name(const struct roomchat_user_profile *user_profile);
+
+// `lastName`: Their last name. Borrowed from `user_profile` (valid until it is freed), or NULL
+// when the service left it out (or `user_profile` is NULL).
+const char *roomchat_user_profile_last_name(const struct roomchat_user_profile *user_profile);
+
+// `profilePic`: Their picture's URL. Borrowed from `user_profile` (valid until it is freed), or
+// NULL when the service left it out (or `user_profile` is NULL).
+const char *roomchat_user_profile_profile_pic(const struct roomchat_user_profile *user_profile);
+
+// `profilePicKey`: The service's key of the picture. Borrowed from `user_profile` (valid until it
+// is freed), or NULL when the service left it out (or `user_profile` is NULL).
+const char *roomchat_user_profile_profile_pic_key(const struct roomchat_user_profile *user_profile);
+
+// `meta`: The customer's data. JSON text, borrowed from `user_profile` (valid until it is freed),
+// or NULL when the service left it out (or `user_profile` is NULL).
+const char *roomchat_user_profile_meta(const struct roomchat_user_profile *user_profile);
+
+// `created`: When the user was made (ISO 8601). Borrowed from `user_profile` (valid until it is
+// freed), or NULL when the service left it out (or `user_profile` is NULL).
+const char *roomchat_user_profile_created(const struct roomchat_user_profile *user_profile);
+
+// `updated`: When they last changed. Borrowed from `user_profile` (valid until it is freed), or
+// NULL when the service left it out (or `user_profile` is NULL).
+const char *roomchat_user_profile_updated(const struct roomchat_user_profile *user_profile);
+
+// `lastSeen`: When they were last seen. Borrowed from `user_profile` (valid until it is freed), or
+// NULL when the service left it out (or `user_profile` is NULL).
+const char *roomchat_user_profile_last_seen(const struct roomchat_user_profile *user_profile);
+
+// `lastChatRoomId`: The room they were last in. Borrowed from `user_profile` (valid until it is
+// freed), or NULL when the service left it out (or `user_profile` is NULL).
+const char *roomchat_user_profile_last_chat_room_id(const struct roomchat_user_profile *user_profile);
+
+// `provisioned`: True: made through the API. 1 for true, 0 for false, -1 when the service left it
+// out (or `user_profile` is NULL).
+int32_t roomchat_user_profile_provisioned(const struct roomchat_user_profile *user_profile);
+
+// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+// when none), borrowed from `user_profile` (valid until it is freed); NULL when `user_profile` is
+// NULL.
+const char *roomchat_user_profile_extra_json(const struct roomchat_user_profile *user_profile);
+
+// Frees a `roomchat_user_profile` a call returned, and every record borrowed from it.
+// `roomchat_user_profile_free(NULL)` does nothing. Never call it on a borrowed record.
+void roomchat_user_profile_free(struct roomchat_user_profile *user_profile);
+
+// `success`: True: the service did it. 1 for true, 0 for false, -1 when the service left it out
+// (or `provisioned_user` is NULL).
+int32_t roomchat_provisioned_user_success(const struct roomchat_provisioned_user *provisioned_user);
+
+// `accessToken`: An access token that signs the user in. Borrowed from `provisioned_user` (valid
+// until it is freed), or NULL when the service left it out (or `provisioned_user` is NULL).
+const char *roomchat_provisioned_user_access_token(const struct roomchat_provisioned_user *provisioned_user);
+
+// `user`: The user. Borrowed from `provisioned_user`: valid until it is freed; never free it. NULL
+// when the service left it out (or `provisioned_user` is NULL).
+const struct roomchat_user_profile *roomchat_provisioned_user_user(const struct roomchat_provisioned_user *provisioned_user);
+
+// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+// when none), borrowed from `provisioned_user` (valid until it is freed); NULL when
+// `provisioned_user` is NULL.
+const char *roomchat_provisioned_user_extra_json(const struct roomchat_provisioned_user *provisioned_user);
+
+// Frees a `roomchat_provisioned_user` a call returned, and every record borrowed from it.
+// `roomchat_provisioned_user_free(NULL)` does nothing. Never call it on a borrowed record.
+void roomchat_provisioned_user_free(struct roomchat_provisioned_user *provisioned_user);
+
+// `chatRoom`: The room. Borrowed from `member`: valid until it is freed; never free it. NULL when
+// the service left it out (or `member` is NULL).
+const struct roomchat_room_name_record *roomchat_member_chat_room(const struct roomchat_member *member);
+
+// `user`: The user. Borrowed from `member`: valid until it is freed; never free it. NULL when the
+// service left it out (or `member` is NULL).
+const struct roomchat_user_profile *roomchat_member_user(const struct roomchat_member *member);
+
+// `roleName`: `user`, `guest`, `admin` or `moderator`. Borrowed from `member` (valid until it is
+// freed), or NULL when the service left it out (or `member` is NULL).
+const char *roomchat_member_role_name(const struct roomchat_member *member);
+
+// `lastSeen`: When they were last seen in the room. Borrowed from `member` (valid until it is
+// freed), or NULL when the service left it out (or `member` is NULL).
+const char *roomchat_member_last_seen(const struct roomchat_member *member);
+
+// `created`: When they became a member. Borrowed from `member` (valid until it is freed), or NULL
+// when the service left it out (or `member` is NULL).
+const char *roomchat_member_created(const struct roomchat_member *member);
+
+// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+// when none), borrowed from `member` (valid until it is freed); NULL when `member` is NULL.
+const char *roomchat_member_extra_json(const struct roomchat_member *member);
+
+// Frees a `roomchat_member` a call returned, and every record borrowed from it.
+// `roomchat_member_free(NULL)` does nothing. Never call it on a borrowed record.
+void roomchat_member_free(struct roomchat_member *member);
+
+// `total`: How many members there are in all. -1 when the service left it out or sent a negative
+// number (or `member_page` is NULL).
+int64_t roomchat_member_page_total(const struct roomchat_member_page *member_page);
+
+// `limit`: The page size asked for. -1 when the service left it out or sent a negative number (or
+// `member_page` is NULL).
+int64_t roomchat_member_page_limit(const struct roomchat_member_page *member_page);
+
+// `skip`: How many members came before this page. -1 when the service left it out or sent a
+// negative number (or `member_page` is NULL).
+int64_t roomchat_member_page_skip(const struct roomchat_member_page *member_page);
+
+// `data`: The members. How many records it holds: read each with `roomchat_member_page_data_get`.
+// 0 when the service left it out (or `member_page` is NULL).
+size_t roomchat_member_page_data_len(const struct roomchat_member_page *member_page);
+
+// The `index`th record of `data`, borrowed from `member_page` (valid until it is freed; never free
+// it), or NULL when out of range (or `member_page` is NULL).
+const struct roomchat_member *roomchat_member_page_data_get(const struct roomchat_member_page *member_page,
+                                                            size_t index);
+
+// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+// when none), borrowed from `member_page` (valid until it is freed); NULL when `member_page` is
+// NULL.
+const char *roomchat_member_page_extra_json(const struct roomchat_member_page *member_page);
+
+// Frees a `roomchat_member_page` a call returned, and every record borrowed from it.
+// `roomchat_member_page_free(NULL)` does nothing. Never call it on a borrowed record.
+void roomchat_member_page_free(struct roomchat_member_page *member_page);
+
+// `success`: True: the service did it. 1 for true, 0 for false, -1 when the service left it out
+// (or `bot_list` is NULL).
+int32_t roomchat_bot_list_success(const struct roomchat_bot_list *bot_list);
+
+// `bots`: The bots. How many records it holds: read each with `roomchat_bot_list_bots_get`. 0 when
+// the service left it out (or `bot_list` is NULL).
+size_t roomchat_bot_list_bots_len(const struct roomchat_bot_list *bot_list);
+
+// The `index`th record of `bots`, borrowed from `bot_list` (valid until it is freed; never free
+// it), or NULL when out of range (or `bot_list` is NULL).
+const struct roomchat_bot *roomchat_bot_list_bots_get(const struct roomchat_bot_list *bot_list,
+                                                      size_t index);
+
+// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+// when none), borrowed from `bot_list` (valid until it is freed); NULL when `bot_list` is NULL.
+const char *roomchat_bot_list_extra_json(const struct roomchat_bot_list *bot_list);
+
+// Frees a `roomchat_bot_list` a call returned, and every record borrowed from it.
+// `roomchat_bot_list_free(NULL)` does nothing. Never call it on a borrowed record.
+void roomchat_bot_list_free(struct roomchat_bot_list *bot_list);
+
+// `status`: `ENABLED` or `DISABLED`. Borrowed from `bot_status` (valid until it is freed), or NULL
+// when the service left it out (or `bot_status` is NULL).
+const char *roomchat_bot_status_status(const struct roomchat_bot_status *bot_status);
+
+// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+// when none), borrowed from `bot_status` (valid until it is freed); NULL when `bot_status` is
+// NULL.
+const char *roomchat_bot_status_extra_json(const struct roomchat_bot_status *bot_status);
+
+// Frees a `roomchat_bot_status` a call returned, and every record borrowed from it.
+// `roomchat_bot_status_free(NULL)` does nothing. Never call it on a borrowed record.
+void roomchat_bot_status_free(struct roomchat_bot_status *bot_status);
+
+// `success`: True: the service did it. 1 for true, 0 for false, -1 when the service left it out
+// (or `bot_room_answer` is NULL).
+int32_t roomchat_bot_room_answer_success(const struct roomchat_bot_room_answer *bot_room_answer);
+
+// `message`: What the service said (disabling). Borrowed from `bot_room_answer` (valid until it is
+// freed), or NULL when the service left it out (or `bot_room_answer` is NULL).
+const char *roomchat_bot_room_answer_message(const struct roomchat_bot_room_answer *bot_room_answer);
+
+// `botStatus`: The bot's state in the room (enabling). Borrowed from `bot_room_answer`: valid
+// until it is freed; never free it. NULL when the service left it out (or `bot_room_answer` is
+// NULL).
+const struct roomchat_bot_status *roomchat_bot_room_answer_bot_status(const struct roomchat_bot_room_answer *bot_room_answer);
+
+// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+// when none), borrowed from `bot_room_answer` (valid until it is freed); NULL when
+// `bot_room_answer` is NULL.
+const char *roomchat_bot_room_answer_extra_json(const struct roomchat_bot_room_answer *bot_room_answer);
+
+// Frees a `roomchat_bot_room_answer` a call returned, and every record borrowed from it.
+// `roomchat_bot_room_answer_free(NULL)` does nothing. Never call it on a borrowed record.
+void roomchat_bot_room_answer_free(struct roomchat_bot_room_answer *bot_room_answer);
+
+// How many records the list holds (0 for NULL).
+size_t roomchat_conversation_list_len(const struct roomchat_conversation_list *list);
+
+// The `index`th record, borrowed from `list` (valid until it is freed; never free it), or NULL
+// when out of range (or `list` is NULL).
+const struct roomchat_conversation *roomchat_conversation_list_get(const struct roomchat_conversation_list *list,
+                                                                   size_t index);
+
+// Frees a list and every record borrowed from it. `roomchat_conversation_list_free(NULL)` does
+// nothing.
+void roomchat_conversation_list_free(struct roomchat_conversation_list *list);
+
+// How many records the list holds (0 for NULL).
+size_t roomchat_room_list_len(const struct roomchat_room_list *list);
+
+// The `index`th record, borrowed from `list` (valid until it is freed; never free it), or NULL
+// when out of range (or `list` is NULL).
+const struct roomchat_room *roomchat_room_list_get(const struct roomchat_room_list *list,
+                                                   size_t index);
+
+// Frees a list and every record borrowed from it. `roomchat_room_list_free(NULL)` does nothing.
+void roomchat_room_list_free(struct roomchat_room_list *list);
+
+// How many records the list holds (0 for NULL).
+size_t roomchat_room_name_record_list_len(const struct roomchat_room_name_record_list *list);
+
+// The `index`th record, borrowed from `list` (valid until it is freed; never free it), or NULL
+// when out of range (or `list` is NULL).
+const struct roomchat_room_name_record *roomchat_room_name_record_list_get(const struct roomchat_room_name_record_list *list,
+                                                                           size_t index);
+
+// Frees a list and every record borrowed from it. `roomchat_room_name_record_list_free(NULL)` does
+// nothing.
+void roomchat_room_name_record_list_free(struct roomchat_room_name_record_list *list);
+
+// GET `/consumer/api/v1/chatrooms`: Every chat room of the account (an empty list when there is
+// none). Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. On success
+// writes the list to `*room_list_out` (owned by the caller: free with `roomchat_room_list_free`);
+// on failure writes nothing there, and the details to `*err_out` when it is not NULL (free with
+// `roomchat_error_free`).
+roomchat_result roomchat_client_list_chat_rooms(const struct roomchat_client *client,
+                                                struct roomchat_room_list **room_list_out,
+                                                struct roomchat_error **err_out);
+
+// `roomchat_client_list_chat_rooms`, and, when `meta_out` is not NULL, the answer's status,
+// headers and attempts written to `*meta_out` on success (free with
+// `roomchat_response_meta_free`).
+roomchat_result roomchat_client_list_chat_rooms_with_response(const struct roomchat_client *client,
+                                                              struct roomchat_room_list **room_list_out,
+                                                              struct roomchat_response_meta **meta_out,
+                                                              struct roomchat_error **err_out);
+
 // POST `/api/v1/chatRoom/{roomId}/eject-all`: Signs every user out of a room. The reference page
 // prints this path without the `/consumer` prefix; it is sent as printed. Repeatable: sent again
 // after a 5xx, a timeout or a lost answer, as a GET is. `room_id` (NUL-terminated UTF-8) is the
 // path's `{roomId}`. On success writes the answer to `*acknowledged_out` (owned by the caller:
 // free with `roomchat_acknowledged_free`); on failure writes nothing there, and the details to
-// `*err_out` when it is not NULL (free with `roomchat_error_free`).
+// `*err_out` when it is not NULL (free with `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND`
+// when no room has this id.
 roomchat_result roomchat_client_eject_all_users(const struct roomchat_client *client,
                                                 const char *room_id,
                                                 struct roomchat_acknowledged **acknowledged_out,
@@ -1227,7 +2191,9 @@ roomchat_result roomchat_update_bot_params_set_enabled(struct roomchat_update_bo
 // after the call; a value outside its declared limits gives `ROOMCHAT_RESULT_VALIDATION` and
 // nothing is sent. On success writes the answer to `*bot_answer_out` (owned by the caller: free
 // with `roomchat_bot_answer_free`); on failure writes nothing there, and the details to `*err_out`
-// when it is not NULL (free with `roomchat_error_free`).
+// when it is not NULL (free with `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when no bot
+// of the account has this id. `ROOMCHAT_RESULT_INVALID_REQUEST` when trigger `message` with
+// visibility `private`, a name another bot has, or another invalid field.
 roomchat_result roomchat_client_update_bot(const struct roomchat_client *client,
                                            const char *bot_id,
                                            const struct roomchat_update_bot_params *params,
@@ -1242,6 +2208,1267 @@ roomchat_result roomchat_client_update_bot_with_response(const struct roomchat_c
                                                          struct roomchat_bot_answer **bot_answer_out,
                                                          struct roomchat_response_meta **meta_out,
                                                          struct roomchat_error **err_out);
+
+// Starts the parameters of `roomchat_client_create_chat_room` with none set. Writes them to
+// `*params_out` (owned by the caller: free with `roomchat_create_chat_room_params_free`).
+roomchat_result roomchat_create_chat_room_params_new(struct roomchat_create_chat_room_params **params_out);
+
+// Frees the parameters. `roomchat_create_chat_room_params_free(NULL)` does nothing.
+void roomchat_create_chat_room_params_free(struct roomchat_create_chat_room_params *params);
+
+// Sets `name`: NUL-terminated UTF-8, copied. A later call replaces the value.
+roomchat_result roomchat_create_chat_room_params_set_name(struct roomchat_create_chat_room_params *params,
+                                                          const char *value);
+
+// Sets `description`: NUL-terminated UTF-8, copied. A later call replaces the value.
+roomchat_result roomchat_create_chat_room_params_set_description(struct roomchat_create_chat_room_params *params,
+                                                                 const char *value);
+
+// Sets `passwordProtected` (sent as `"on"` for true, `"off"` for false). A later call replaces the
+// value.
+roomchat_result roomchat_create_chat_room_params_set_password_protected(struct roomchat_create_chat_room_params *params,
+                                                                        bool value);
+
+// Sets `roomPassword`: NUL-terminated UTF-8, copied. A later call replaces the value.
+roomchat_result roomchat_create_chat_room_params_set_room_password(struct roomchat_create_chat_room_params *params,
+                                                                   const char *value);
+
+// Sets `preModeratedChatRoom` (sent as `"on"` for true, `"off"` for false). A later call replaces
+// the value.
+roomchat_result roomchat_create_chat_room_params_set_pre_moderated_chat_room(struct roomchat_create_chat_room_params *params,
+                                                                             bool value);
+
+// Sets `enableOneToOneChat` (sent as `"on"` for true, `"off"` for false). A later call replaces
+// the value.
+roomchat_result roomchat_create_chat_room_params_set_enable_one_to_one_chat(struct roomchat_create_chat_room_params *params,
+                                                                            bool value);
+
+// Sets `moderatorOnlyOneToOneChat` (sent as `"on"` for true, `"off"` for false). A later call
+// replaces the value.
+roomchat_result roomchat_create_chat_room_params_set_moderator_only_one_to_one_chat(struct roomchat_create_chat_room_params *params,
+                                                                                    bool value);
+
+// Sets `enableChannels` (sent as `"on"` for true, `"off"` for false). A later call replaces the
+// value.
+roomchat_result roomchat_create_chat_room_params_set_enable_channels(struct roomchat_create_chat_room_params *params,
+                                                                     bool value);
+
+// Sets `defaultNotificationEnabled` (sent as `"on"` for true, `"off"` for false). A later call
+// replaces the value.
+roomchat_result roomchat_create_chat_room_params_set_default_notification_enabled(struct roomchat_create_chat_room_params *params,
+                                                                                  bool value);
+
+// Sets `fileSharingMode` (`` or `imageSharing` or `fileAndImageSharing`): NUL-terminated UTF-8,
+// copied. A later call replaces the value.
+roomchat_result roomchat_create_chat_room_params_set_file_sharing_mode(struct roomchat_create_chat_room_params *params,
+                                                                       const char *value);
+
+// Sets `chatRoomPermissionLevel` (`public` or `provisioned_users` or `members`): NUL-terminated
+// UTF-8, copied. A later call replaces the value.
+roomchat_result roomchat_create_chat_room_params_set_chat_room_permission_level(struct roomchat_create_chat_room_params *params,
+                                                                                const char *value);
+
+// Sets `customCSS`: NUL-terminated UTF-8, copied. A later call replaces the value.
+roomchat_result roomchat_create_chat_room_params_set_custom_css(struct roomchat_create_chat_room_params *params,
+                                                                const char *value);
+
+// Sets `metadata` (at most 1000 characters): NUL-terminated UTF-8, copied. A later call replaces
+// the value.
+roomchat_result roomchat_create_chat_room_params_set_metadata(struct roomchat_create_chat_room_params *params,
+                                                              const char *value);
+
+// Sets `customization`: JSON text (any JSON value, sent as given), NUL-terminated UTF-8, copied;
+// text that is not JSON is `ROOMCHAT_RESULT_INVALID_ARGUMENT`. A later call replaces the value.
+roomchat_result roomchat_create_chat_room_params_set_customization(struct roomchat_create_chat_room_params *params,
+                                                                   const char *value);
+
+// Sets the body fields the declaration does not type: the text of a JSON object (NUL-terminated
+// UTF-8, copied), each field sent as given, e.g. `{"mainColor": "#336699", "enableLikeMessage":
+// "on"}`. A typed param set by its own setter wins over a field of the same name. A later call
+// replaces the fields; text that is not a JSON object is `ROOMCHAT_RESULT_INVALID_ARGUMENT`.
+roomchat_result roomchat_create_chat_room_params_set_extra_json(struct roomchat_create_chat_room_params *params,
+                                                                const char *fields);
+
+// POST `/consumer/api/v1/chatroom`: Creates a chat room: its name, settings and look. Fields the
+// declaration does not type are sent as given. Never sent again after a 5xx, a timeout or a lost
+// answer (a repeat could do it twice) unless `roomchat_client_options_set_retries` allows it.
+// `params` (NULL: none set) stays the caller's and may be freed right after the call; a value
+// outside its declared limits gives `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On success
+// writes the answer to `*room_answer_out` (owned by the caller: free with
+// `roomchat_room_answer_free`); on failure writes nothing there, and the details to `*err_out`
+// when it is not NULL (free with `roomchat_error_free`). `ROOMCHAT_RESULT_INVALID_REQUEST` when a
+// password-protected room without `roomPassword`, or another invalid field (the service's
+// validation object, whose messages the error carries).
+roomchat_result roomchat_client_create_chat_room(const struct roomchat_client *client,
+                                                 const struct roomchat_create_chat_room_params *params,
+                                                 struct roomchat_room_answer **room_answer_out,
+                                                 struct roomchat_error **err_out);
+
+// `roomchat_client_create_chat_room`, and, when `meta_out` is not NULL, the answer's status,
+// headers and attempts written to `*meta_out` on success (free with
+// `roomchat_response_meta_free`).
+roomchat_result roomchat_client_create_chat_room_with_response(const struct roomchat_client *client,
+                                                               const struct roomchat_create_chat_room_params *params,
+                                                               struct roomchat_room_answer **room_answer_out,
+                                                               struct roomchat_response_meta **meta_out,
+                                                               struct roomchat_error **err_out);
+
+// GET `/consumer/api/v1/chatroom/{roomId}`: One chat room: its settings. Repeatable: sent again
+// after a 5xx, a timeout or a lost answer, as a GET is. `room_id` (NUL-terminated UTF-8) is the
+// path's `{roomId}`. On success writes the answer to `*room_out` (owned by the caller: free with
+// `roomchat_room_free`); on failure writes nothing there, and the details to `*err_out` when it is
+// not NULL (free with `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when no room has this id
+// (the service answers 404 with `{}`).
+roomchat_result roomchat_client_get_chat_room(const struct roomchat_client *client,
+                                              const char *room_id,
+                                              struct roomchat_room **room_out,
+                                              struct roomchat_error **err_out);
+
+// `roomchat_client_get_chat_room`, and, when `meta_out` is not NULL, the answer's status, headers
+// and attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+roomchat_result roomchat_client_get_chat_room_with_response(const struct roomchat_client *client,
+                                                            const char *room_id,
+                                                            struct roomchat_room **room_out,
+                                                            struct roomchat_response_meta **meta_out,
+                                                            struct roomchat_error **err_out);
+
+// Starts the parameters of `roomchat_client_update_chat_room` with none set. Writes them to
+// `*params_out` (owned by the caller: free with `roomchat_update_chat_room_params_free`).
+roomchat_result roomchat_update_chat_room_params_new(struct roomchat_update_chat_room_params **params_out);
+
+// Frees the parameters. `roomchat_update_chat_room_params_free(NULL)` does nothing.
+void roomchat_update_chat_room_params_free(struct roomchat_update_chat_room_params *params);
+
+// Sets `name`: NUL-terminated UTF-8, copied. A later call replaces the value.
+roomchat_result roomchat_update_chat_room_params_set_name(struct roomchat_update_chat_room_params *params,
+                                                          const char *value);
+
+// Sets `description`: NUL-terminated UTF-8, copied. A later call replaces the value.
+roomchat_result roomchat_update_chat_room_params_set_description(struct roomchat_update_chat_room_params *params,
+                                                                 const char *value);
+
+// Sets `roomPassword`: NUL-terminated UTF-8, copied. A later call replaces the value.
+roomchat_result roomchat_update_chat_room_params_set_room_password(struct roomchat_update_chat_room_params *params,
+                                                                   const char *value);
+
+// Sets `passwordProtected` (sent as `"on"` for true, `"off"` for false). A later call replaces the
+// value.
+roomchat_result roomchat_update_chat_room_params_set_password_protected(struct roomchat_update_chat_room_params *params,
+                                                                        bool value);
+
+// Sets `metadata` (at most 1000 characters): NUL-terminated UTF-8, copied. A later call replaces
+// the value.
+roomchat_result roomchat_update_chat_room_params_set_metadata(struct roomchat_update_chat_room_params *params,
+                                                              const char *value);
+
+// PUT `/consumer/api/v1/chatroom/{roomId}`: Changes a chat room's name, description, password or
+// metadata. Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. `room_id`
+// (NUL-terminated UTF-8) is the path's `{roomId}`. `params` (NULL: none set) stays the caller's
+// and may be freed right after the call; a value outside its declared limits gives
+// `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On success writes the answer to
+// `*room_answer_out` (owned by the caller: free with `roomchat_room_answer_free`); on failure
+// writes nothing there, and the details to `*err_out` when it is not NULL (free with
+// `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when no room has this id.
+// `ROOMCHAT_RESULT_INVALID_REQUEST` when an invalid field (the service's validation object).
+roomchat_result roomchat_client_update_chat_room(const struct roomchat_client *client,
+                                                 const char *room_id,
+                                                 const struct roomchat_update_chat_room_params *params,
+                                                 struct roomchat_room_answer **room_answer_out,
+                                                 struct roomchat_error **err_out);
+
+// `roomchat_client_update_chat_room`, and, when `meta_out` is not NULL, the answer's status,
+// headers and attempts written to `*meta_out` on success (free with
+// `roomchat_response_meta_free`).
+roomchat_result roomchat_client_update_chat_room_with_response(const struct roomchat_client *client,
+                                                               const char *room_id,
+                                                               const struct roomchat_update_chat_room_params *params,
+                                                               struct roomchat_room_answer **room_answer_out,
+                                                               struct roomchat_response_meta **meta_out,
+                                                               struct roomchat_error **err_out);
+
+// DELETE `/consumer/api/v1/chatroom/{roomId}`: Deletes a chat room with all its messages,
+// channels, one-to-one conversations, files and memberships, irreversibly. Repeatable: sent again
+// after a 5xx, a timeout or a lost answer, as a GET is. `room_id` (NUL-terminated UTF-8) is the
+// path's `{roomId}`. On success writes the answer to `*room_answer_out` (owned by the caller: free
+// with `roomchat_room_answer_free`); on failure writes nothing there, and the details to
+// `*err_out` when it is not NULL (free with `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND`
+// when no room has this id (`invalid chatroom id`): also what a repeat meets when the first
+// delete's answer was lost and the client sent it again.
+roomchat_result roomchat_client_delete_chat_room(const struct roomchat_client *client,
+                                                 const char *room_id,
+                                                 struct roomchat_room_answer **room_answer_out,
+                                                 struct roomchat_error **err_out);
+
+// `roomchat_client_delete_chat_room`, and, when `meta_out` is not NULL, the answer's status,
+// headers and attempts written to `*meta_out` on success (free with
+// `roomchat_response_meta_free`).
+roomchat_result roomchat_client_delete_chat_room_with_response(const struct roomchat_client *client,
+                                                               const char *room_id,
+                                                               struct roomchat_room_answer **room_answer_out,
+                                                               struct roomchat_response_meta **meta_out,
+                                                               struct roomchat_error **err_out);
+
+// POST `/consumer/api/v1/chatRoom/{roomId}/on`: Turns a room's chat on: its users can post again.
+// (The reference pages print the on and off paths the wrong way round; this sends `/on`.)
+// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. `room_id`
+// (NUL-terminated UTF-8) is the path's `{roomId}`. On success writes the answer to
+// `*acknowledged_out` (owned by the caller: free with `roomchat_acknowledged_free`); on failure
+// writes nothing there, and the details to `*err_out` when it is not NULL (free with
+// `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when no room has this id.
+roomchat_result roomchat_client_turn_chat_on(const struct roomchat_client *client,
+                                             const char *room_id,
+                                             struct roomchat_acknowledged **acknowledged_out,
+                                             struct roomchat_error **err_out);
+
+// `roomchat_client_turn_chat_on`, and, when `meta_out` is not NULL, the answer's status, headers
+// and attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+roomchat_result roomchat_client_turn_chat_on_with_response(const struct roomchat_client *client,
+                                                           const char *room_id,
+                                                           struct roomchat_acknowledged **acknowledged_out,
+                                                           struct roomchat_response_meta **meta_out,
+                                                           struct roomchat_error **err_out);
+
+// POST `/consumer/api/v1/chatRoom/{roomId}/off`: Turns a room's chat off: its users see the
+// chat-off message and cannot post. (This sends `/off`, whatever the reference pages print.)
+// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. `room_id`
+// (NUL-terminated UTF-8) is the path's `{roomId}`. On success writes the answer to
+// `*acknowledged_out` (owned by the caller: free with `roomchat_acknowledged_free`); on failure
+// writes nothing there, and the details to `*err_out` when it is not NULL (free with
+// `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when no room has this id.
+roomchat_result roomchat_client_turn_chat_off(const struct roomchat_client *client,
+                                              const char *room_id,
+                                              struct roomchat_acknowledged **acknowledged_out,
+                                              struct roomchat_error **err_out);
+
+// `roomchat_client_turn_chat_off`, and, when `meta_out` is not NULL, the answer's status, headers
+// and attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+roomchat_result roomchat_client_turn_chat_off_with_response(const struct roomchat_client *client,
+                                                            const char *room_id,
+                                                            struct roomchat_acknowledged **acknowledged_out,
+                                                            struct roomchat_response_meta **meta_out,
+                                                            struct roomchat_error **err_out);
+
+// POST `/consumer/api/v1/chatroom/{roomId}/chatoffmessage`: Sets the message a room's users see
+// while its chat is off; it takes effect at once. Repeatable: sent again after a 5xx, a timeout or
+// a lost answer, as a GET is. `room_id` (NUL-terminated UTF-8) is the path's `{roomId}`. `message`
+// (NUL-terminated UTF-8) is `message`. On success writes the answer to `*acknowledged_out` (owned
+// by the caller: free with `roomchat_acknowledged_free`); on failure writes nothing there, and the
+// details to `*err_out` when it is not NULL (free with `roomchat_error_free`).
+// `ROOMCHAT_RESULT_NOT_FOUND` when no room has this id.
+roomchat_result roomchat_client_set_chat_off_message(const struct roomchat_client *client,
+                                                     const char *room_id,
+                                                     const char *message,
+                                                     struct roomchat_acknowledged **acknowledged_out,
+                                                     struct roomchat_error **err_out);
+
+// `roomchat_client_set_chat_off_message`, and, when `meta_out` is not NULL, the answer's status,
+// headers and attempts written to `*meta_out` on success (free with
+// `roomchat_response_meta_free`).
+roomchat_result roomchat_client_set_chat_off_message_with_response(const struct roomchat_client *client,
+                                                                   const char *room_id,
+                                                                   const char *message,
+                                                                   struct roomchat_acknowledged **acknowledged_out,
+                                                                   struct roomchat_response_meta **meta_out,
+                                                                   struct roomchat_error **err_out);
+
+// Starts the parameters of `roomchat_client_room_messages` with none set. Writes them to
+// `*params_out` (owned by the caller: free with `roomchat_room_messages_params_free`).
+roomchat_result roomchat_room_messages_params_new(struct roomchat_room_messages_params **params_out);
+
+// Frees the parameters. `roomchat_room_messages_params_free(NULL)` does nothing.
+void roomchat_room_messages_params_free(struct roomchat_room_messages_params *params);
+
+// Sets `limit` (at least 1). A later call replaces the value.
+roomchat_result roomchat_room_messages_params_set_limit(struct roomchat_room_messages_params *params,
+                                                        uint64_t value);
+
+// Sets `skip` (at least 0). A later call replaces the value.
+roomchat_result roomchat_room_messages_params_set_skip(struct roomchat_room_messages_params *params,
+                                                       uint64_t value);
+
+// Sets `onlyAttachments`. A later call replaces the value.
+roomchat_result roomchat_room_messages_params_set_only_attachments(struct roomchat_room_messages_params *params,
+                                                                   bool value);
+
+// GET `/consumer/api/v1/chatRoom/{roomId}/messages`: One page of a room's messages: the service's
+// history export (the emulator gives them oldest first). Repeatable: sent again after a 5xx, a
+// timeout or a lost answer, as a GET is. `room_id` (NUL-terminated UTF-8) is the path's
+// `{roomId}`. `params` (NULL: none set) stays the caller's and may be freed right after the call;
+// a value outside its declared limits gives `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On
+// success writes the answer to `*message_page_out` (owned by the caller: free with
+// `roomchat_message_page_free`); on failure writes nothing there, and the details to `*err_out`
+// when it is not NULL (free with `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when no room
+// has this id.
+roomchat_result roomchat_client_room_messages(const struct roomchat_client *client,
+                                              const char *room_id,
+                                              const struct roomchat_room_messages_params *params,
+                                              struct roomchat_message_page **message_page_out,
+                                              struct roomchat_error **err_out);
+
+// `roomchat_client_room_messages`, and, when `meta_out` is not NULL, the answer's status, headers
+// and attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+roomchat_result roomchat_client_room_messages_with_response(const struct roomchat_client *client,
+                                                            const char *room_id,
+                                                            const struct roomchat_room_messages_params *params,
+                                                            struct roomchat_message_page **message_page_out,
+                                                            struct roomchat_response_meta **meta_out,
+                                                            struct roomchat_error **err_out);
+
+// Starts a lazy iteration over every record of `roomchat_client_room_messages` (GET
+// `/consumer/api/v1/chatRoom/{roomId}/messages`), from the first page: nothing is sent until
+// `roomchat_room_messages_iter_next`. `room_id` (NUL-terminated UTF-8) as for the call. `params`
+// (NULL: none set; it stays the caller's): `limit` is the page size (default 200), `skip` where to
+// start (default 0; to resume an iteration that stopped, its
+// `roomchat_room_messages_iter_next_skip`), the others as for the call. Writes the iterator to
+// `*iter_out` (free with `roomchat_room_messages_iter_free`).
+roomchat_result roomchat_client_iter_room_messages(const struct roomchat_client *client,
+                                                   const char *room_id,
+                                                   const struct roomchat_room_messages_params *params,
+                                                   struct roomchat_room_messages_iter **iter_out,
+                                                   struct roomchat_error **err_out);
+
+// The next record, fetching the next page when the last one is used up. On `ROOMCHAT_RESULT_OK`
+// writes it to `*chat_message_out` (owned by the caller: free with `roomchat_chat_message_free`).
+// Returns `ROOMCHAT_RESULT_ITERATION_DONE` at the end: after an empty page, or a page that reaches
+// the listing's total. An error (a timeout, a 5xx, `ROOMCHAT_RESULT_NOT_FOUND` for a room deleted
+// meanwhile) is returned as it is, details in `*err_out` when it is not NULL, and never ends the
+// iteration: the next call fetches the same page again (bound your own retries: a revoked key
+// fails every time). A page size outside the declared limits is `ROOMCHAT_RESULT_VALIDATION` once,
+// then the end.
+roomchat_result roomchat_room_messages_iter_next(struct roomchat_room_messages_iter *iter,
+                                                 struct roomchat_chat_message **chat_message_out,
+                                                 struct roomchat_error **err_out);
+
+// Where the iteration stands: the `skip` of the record `roomchat_room_messages_iter_next` gives
+// next. Passed as `skip` to `roomchat_client_iter_room_messages`, it goes on where this iterator
+// left off. 0 for NULL.
+uint64_t roomchat_room_messages_iter_next_skip(const struct roomchat_room_messages_iter *iter);
+
+// Frees an iterator (the records it gave stay the caller's).
+// `roomchat_room_messages_iter_free(NULL)` does nothing. When it held the last hold of a log
+// callback, the callback's destroy notifier runs now, on this thread.
+void roomchat_room_messages_iter_free(struct roomchat_room_messages_iter *iter);
+
+// Starts the parameters of `roomchat_client_delete_room_messages` with none set. Writes them to
+// `*params_out` (owned by the caller: free with `roomchat_delete_room_messages_params_free`).
+roomchat_result roomchat_delete_room_messages_params_new(struct roomchat_delete_room_messages_params **params_out);
+
+// Frees the parameters. `roomchat_delete_room_messages_params_free(NULL)` does nothing.
+void roomchat_delete_room_messages_params_free(struct roomchat_delete_room_messages_params *params);
+
+// Sets `doNotDeletePrivateMessages`. A later call replaces the value.
+roomchat_result roomchat_delete_room_messages_params_set_do_not_delete_private_messages(struct roomchat_delete_room_messages_params *params,
+                                                                                        bool value);
+
+// Sets `doNotDeleteChannelMessages`. A later call replaces the value.
+roomchat_result roomchat_delete_room_messages_params_set_do_not_delete_channel_messages(struct roomchat_delete_room_messages_params *params,
+                                                                                        bool value);
+
+// DELETE `/consumer/api/v1/chatroom/{roomId}/messages`: Deletes a room's messages: all of them,
+// channel and private ones and files included, unless told to keep those. Repeatable: sent again
+// after a 5xx, a timeout or a lost answer, as a GET is. `room_id` (NUL-terminated UTF-8) is the
+// path's `{roomId}`. `params` (NULL: none set) stays the caller's and may be freed right after the
+// call; a value outside its declared limits gives `ROOMCHAT_RESULT_VALIDATION` and nothing is
+// sent. On success writes the answer to `*room_answer_out` (owned by the caller: free with
+// `roomchat_room_answer_free`); on failure writes nothing there, and the details to `*err_out`
+// when it is not NULL (free with `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when no room
+// has this id (`invalid chatroom id`).
+roomchat_result roomchat_client_delete_room_messages(const struct roomchat_client *client,
+                                                     const char *room_id,
+                                                     const struct roomchat_delete_room_messages_params *params,
+                                                     struct roomchat_room_answer **room_answer_out,
+                                                     struct roomchat_error **err_out);
+
+// `roomchat_client_delete_room_messages`, and, when `meta_out` is not NULL, the answer's status,
+// headers and attempts written to `*meta_out` on success (free with
+// `roomchat_response_meta_free`).
+roomchat_result roomchat_client_delete_room_messages_with_response(const struct roomchat_client *client,
+                                                                   const char *room_id,
+                                                                   const struct roomchat_delete_room_messages_params *params,
+                                                                   struct roomchat_room_answer **room_answer_out,
+                                                                   struct roomchat_response_meta **meta_out,
+                                                                   struct roomchat_error **err_out);
+
+// Starts the parameters of `roomchat_client_send_room_message` with none set. Writes them to
+// `*params_out` (owned by the caller: free with `roomchat_send_room_message_params_free`).
+roomchat_result roomchat_send_room_message_params_new(struct roomchat_send_room_message_params **params_out);
+
+// Frees the parameters. `roomchat_send_room_message_params_free(NULL)` does nothing.
+void roomchat_send_room_message_params_free(struct roomchat_send_room_message_params *params);
+
+// Sets `userAccessToken`: NUL-terminated UTF-8, copied. A later call replaces the value.
+roomchat_result roomchat_send_room_message_params_set_user_access_token(struct roomchat_send_room_message_params *params,
+                                                                        const char *value);
+
+// Sets `systemMessage`. A later call replaces the value.
+roomchat_result roomchat_send_room_message_params_set_system_message(struct roomchat_send_room_message_params *params,
+                                                                     bool value);
+
+// Sets `user`: JSON text (any JSON value, sent as given), NUL-terminated UTF-8, copied; text that
+// is not JSON is `ROOMCHAT_RESULT_INVALID_ARGUMENT`. A later call replaces the value.
+roomchat_result roomchat_send_room_message_params_set_user(struct roomchat_send_room_message_params *params,
+                                                           const char *value);
+
+// POST `/consumer/api/v1/chatroom/{roomId}/message`: Posts a message into a room, as exactly one
+// author: a user (by access token), the room's system, or a throw-away user made on the fly. Never
+// sent again after a 5xx, a timeout or a lost answer (a repeat could do it twice) unless
+// `roomchat_client_options_set_retries` allows it. `room_id` (NUL-terminated UTF-8) is the path's
+// `{roomId}`. `message` (NUL-terminated UTF-8) is `message`. `params` (NULL: none set) stays the
+// caller's and may be freed right after the call; a value outside its declared limits gives
+// `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On success writes the answer to
+// `*acknowledged_out` (owned by the caller: free with `roomchat_acknowledged_free`); on failure
+// writes nothing there, and the details to `*err_out` when it is not NULL (free with
+// `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when no room has this id (`invalid chatroom
+// id`). `ROOMCHAT_RESULT_INVALID_REQUEST` when the room's chat is off (a user cannot post), or the
+// access token signs nobody in.
+roomchat_result roomchat_client_send_room_message(const struct roomchat_client *client,
+                                                  const char *room_id,
+                                                  const char *message,
+                                                  const struct roomchat_send_room_message_params *params,
+                                                  struct roomchat_acknowledged **acknowledged_out,
+                                                  struct roomchat_error **err_out);
+
+// `roomchat_client_send_room_message`, and, when `meta_out` is not NULL, the answer's status,
+// headers and attempts written to `*meta_out` on success (free with
+// `roomchat_response_meta_free`).
+roomchat_result roomchat_client_send_room_message_with_response(const struct roomchat_client *client,
+                                                                const char *room_id,
+                                                                const char *message,
+                                                                const struct roomchat_send_room_message_params *params,
+                                                                struct roomchat_acknowledged **acknowledged_out,
+                                                                struct roomchat_response_meta **meta_out,
+                                                                struct roomchat_error **err_out);
+
+// Starts the parameters of `roomchat_client_create_channel` with none set. Writes them to
+// `*params_out` (owned by the caller: free with `roomchat_create_channel_params_free`).
+roomchat_result roomchat_create_channel_params_new(struct roomchat_create_channel_params **params_out);
+
+// Frees the parameters. `roomchat_create_channel_params_free(NULL)` does nothing.
+void roomchat_create_channel_params_free(struct roomchat_create_channel_params *params);
+
+// Sets `enabled`. A later call replaces the value.
+roomchat_result roomchat_create_channel_params_set_enabled(struct roomchat_create_channel_params *params,
+                                                           bool value);
+
+// Sets `notifyAllUsers`. A later call replaces the value.
+roomchat_result roomchat_create_channel_params_set_notify_all_users(struct roomchat_create_channel_params *params,
+                                                                    bool value);
+
+// Sets `metadata` (at most 1000 characters): NUL-terminated UTF-8, copied. A later call replaces
+// the value.
+roomchat_result roomchat_create_channel_params_set_metadata(struct roomchat_create_channel_params *params,
+                                                            const char *value);
+
+// POST `/consumer/api/v1/chatroom/{roomId}/channel`: Creates a channel in a room. Never sent again
+// after a 5xx, a timeout or a lost answer (a repeat could do it twice) unless
+// `roomchat_client_options_set_retries` allows it. `room_id` (NUL-terminated UTF-8) is the path's
+// `{roomId}`. `channel_name` (NUL-terminated UTF-8) is `channelName`. `params` (NULL: none set)
+// stays the caller's and may be freed right after the call; a value outside its declared limits
+// gives `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On success writes the answer to
+// `*channel_out` (owned by the caller: free with `roomchat_channel_free`); on failure writes
+// nothing there, and the details to `*err_out` when it is not NULL (free with
+// `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when no room has this id.
+roomchat_result roomchat_client_create_channel(const struct roomchat_client *client,
+                                               const char *room_id,
+                                               const char *channel_name,
+                                               const struct roomchat_create_channel_params *params,
+                                               struct roomchat_channel **channel_out,
+                                               struct roomchat_error **err_out);
+
+// `roomchat_client_create_channel`, and, when `meta_out` is not NULL, the answer's status, headers
+// and attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+roomchat_result roomchat_client_create_channel_with_response(const struct roomchat_client *client,
+                                                             const char *room_id,
+                                                             const char *channel_name,
+                                                             const struct roomchat_create_channel_params *params,
+                                                             struct roomchat_channel **channel_out,
+                                                             struct roomchat_response_meta **meta_out,
+                                                             struct roomchat_error **err_out);
+
+// Starts the parameters of `roomchat_client_update_channel` with none set. Writes them to
+// `*params_out` (owned by the caller: free with `roomchat_update_channel_params_free`).
+roomchat_result roomchat_update_channel_params_new(struct roomchat_update_channel_params **params_out);
+
+// Frees the parameters. `roomchat_update_channel_params_free(NULL)` does nothing.
+void roomchat_update_channel_params_free(struct roomchat_update_channel_params *params);
+
+// Sets `channelName`: NUL-terminated UTF-8, copied. A later call replaces the value.
+roomchat_result roomchat_update_channel_params_set_channel_name(struct roomchat_update_channel_params *params,
+                                                                const char *value);
+
+// Sets `enabled`. A later call replaces the value.
+roomchat_result roomchat_update_channel_params_set_enabled(struct roomchat_update_channel_params *params,
+                                                           bool value);
+
+// Sets `notifyAllUsers`. A later call replaces the value.
+roomchat_result roomchat_update_channel_params_set_notify_all_users(struct roomchat_update_channel_params *params,
+                                                                    bool value);
+
+// Sets `metadata` (at most 1000 characters): NUL-terminated UTF-8, copied. A later call replaces
+// the value.
+roomchat_result roomchat_update_channel_params_set_metadata(struct roomchat_update_channel_params *params,
+                                                            const char *value);
+
+// PUT `/consumer/api/v1/chatroom/{roomId}/channel/{channelId}`: Changes a channel's name, state,
+// notification rule or metadata. Repeatable: sent again after a 5xx, a timeout or a lost answer,
+// as a GET is. `room_id` (NUL-terminated UTF-8) is the path's `{roomId}`. `channel_id`
+// (NUL-terminated UTF-8) is the path's `{channelId}`. `params` (NULL: none set) stays the caller's
+// and may be freed right after the call; a value outside its declared limits gives
+// `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On success writes the answer to `*channel_out`
+// (owned by the caller: free with `roomchat_channel_free`); on failure writes nothing there, and
+// the details to `*err_out` when it is not NULL (free with `roomchat_error_free`).
+// `ROOMCHAT_RESULT_NOT_FOUND` when no channel has this id in the room (`channel not found`).
+roomchat_result roomchat_client_update_channel(const struct roomchat_client *client,
+                                               const char *room_id,
+                                               const char *channel_id,
+                                               const struct roomchat_update_channel_params *params,
+                                               struct roomchat_channel **channel_out,
+                                               struct roomchat_error **err_out);
+
+// `roomchat_client_update_channel`, and, when `meta_out` is not NULL, the answer's status, headers
+// and attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+roomchat_result roomchat_client_update_channel_with_response(const struct roomchat_client *client,
+                                                             const char *room_id,
+                                                             const char *channel_id,
+                                                             const struct roomchat_update_channel_params *params,
+                                                             struct roomchat_channel **channel_out,
+                                                             struct roomchat_response_meta **meta_out,
+                                                             struct roomchat_error **err_out);
+
+// Starts the parameters of `roomchat_client_send_channel_message` with none set. Writes them to
+// `*params_out` (owned by the caller: free with `roomchat_send_channel_message_params_free`).
+roomchat_result roomchat_send_channel_message_params_new(struct roomchat_send_channel_message_params **params_out);
+
+// Frees the parameters. `roomchat_send_channel_message_params_free(NULL)` does nothing.
+void roomchat_send_channel_message_params_free(struct roomchat_send_channel_message_params *params);
+
+// Sets `userAccessToken`: NUL-terminated UTF-8, copied. A later call replaces the value.
+roomchat_result roomchat_send_channel_message_params_set_user_access_token(struct roomchat_send_channel_message_params *params,
+                                                                           const char *value);
+
+// Sets `systemMessage`. A later call replaces the value.
+roomchat_result roomchat_send_channel_message_params_set_system_message(struct roomchat_send_channel_message_params *params,
+                                                                        bool value);
+
+// Sets `user`: JSON text (any JSON value, sent as given), NUL-terminated UTF-8, copied; text that
+// is not JSON is `ROOMCHAT_RESULT_INVALID_ARGUMENT`. A later call replaces the value.
+roomchat_result roomchat_send_channel_message_params_set_user(struct roomchat_send_channel_message_params *params,
+                                                              const char *value);
+
+// POST `/consumer/api/v1/chatroom/{roomId}/channel/{channelId}/message`: Posts a message into a
+// channel, as exactly one author (as into a room). Never sent again after a 5xx, a timeout or a
+// lost answer (a repeat could do it twice) unless `roomchat_client_options_set_retries` allows it.
+// `room_id` (NUL-terminated UTF-8) is the path's `{roomId}`. `channel_id` (NUL-terminated UTF-8)
+// is the path's `{channelId}`. `message` (NUL-terminated UTF-8) is `message`. `params` (NULL: none
+// set) stays the caller's and may be freed right after the call; a value outside its declared
+// limits gives `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On success writes the answer to
+// `*acknowledged_out` (owned by the caller: free with `roomchat_acknowledged_free`); on failure
+// writes nothing there, and the details to `*err_out` when it is not NULL (free with
+// `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when no room or channel has this id.
+roomchat_result roomchat_client_send_channel_message(const struct roomchat_client *client,
+                                                     const char *room_id,
+                                                     const char *channel_id,
+                                                     const char *message,
+                                                     const struct roomchat_send_channel_message_params *params,
+                                                     struct roomchat_acknowledged **acknowledged_out,
+                                                     struct roomchat_error **err_out);
+
+// `roomchat_client_send_channel_message`, and, when `meta_out` is not NULL, the answer's status,
+// headers and attempts written to `*meta_out` on success (free with
+// `roomchat_response_meta_free`).
+roomchat_result roomchat_client_send_channel_message_with_response(const struct roomchat_client *client,
+                                                                   const char *room_id,
+                                                                   const char *channel_id,
+                                                                   const char *message,
+                                                                   const struct roomchat_send_channel_message_params *params,
+                                                                   struct roomchat_acknowledged **acknowledged_out,
+                                                                   struct roomchat_response_meta **meta_out,
+                                                                   struct roomchat_error **err_out);
+
+// Starts the parameters of `roomchat_client_channel_messages` with none set. Writes them to
+// `*params_out` (owned by the caller: free with `roomchat_channel_messages_params_free`).
+roomchat_result roomchat_channel_messages_params_new(struct roomchat_channel_messages_params **params_out);
+
+// Frees the parameters. `roomchat_channel_messages_params_free(NULL)` does nothing.
+void roomchat_channel_messages_params_free(struct roomchat_channel_messages_params *params);
+
+// Sets `limit` (at least 1). A later call replaces the value.
+roomchat_result roomchat_channel_messages_params_set_limit(struct roomchat_channel_messages_params *params,
+                                                           uint64_t value);
+
+// Sets `skip` (at least 0). A later call replaces the value.
+roomchat_result roomchat_channel_messages_params_set_skip(struct roomchat_channel_messages_params *params,
+                                                          uint64_t value);
+
+// Sets `onlyAttachments`. A later call replaces the value.
+roomchat_result roomchat_channel_messages_params_set_only_attachments(struct roomchat_channel_messages_params *params,
+                                                                      bool value);
+
+// GET `/consumer/api/v1/chatRoom/{roomId}/channel/{channelId}/messages`: One page of a channel's
+// messages (the emulator gives them oldest first). Repeatable: sent again after a 5xx, a timeout
+// or a lost answer, as a GET is. `room_id` (NUL-terminated UTF-8) is the path's `{roomId}`.
+// `channel_id` (NUL-terminated UTF-8) is the path's `{channelId}`. `params` (NULL: none set) stays
+// the caller's and may be freed right after the call; a value outside its declared limits gives
+// `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On success writes the answer to
+// `*message_page_out` (owned by the caller: free with `roomchat_message_page_free`); on failure
+// writes nothing there, and the details to `*err_out` when it is not NULL (free with
+// `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when no room or channel has this id.
+roomchat_result roomchat_client_channel_messages(const struct roomchat_client *client,
+                                                 const char *room_id,
+                                                 const char *channel_id,
+                                                 const struct roomchat_channel_messages_params *params,
+                                                 struct roomchat_message_page **message_page_out,
+                                                 struct roomchat_error **err_out);
+
+// `roomchat_client_channel_messages`, and, when `meta_out` is not NULL, the answer's status,
+// headers and attempts written to `*meta_out` on success (free with
+// `roomchat_response_meta_free`).
+roomchat_result roomchat_client_channel_messages_with_response(const struct roomchat_client *client,
+                                                               const char *room_id,
+                                                               const char *channel_id,
+                                                               const struct roomchat_channel_messages_params *params,
+                                                               struct roomchat_message_page **message_page_out,
+                                                               struct roomchat_response_meta **meta_out,
+                                                               struct roomchat_error **err_out);
+
+// Starts a lazy iteration over every record of `roomchat_client_channel_messages` (GET
+// `/consumer/api/v1/chatRoom/{roomId}/channel/{channelId}/messages`), from the first page: nothing
+// is sent until `roomchat_channel_messages_iter_next`. `room_id` (NUL-terminated UTF-8) as for the
+// call. `channel_id` (NUL-terminated UTF-8) as for the call. `params` (NULL: none set; it stays
+// the caller's): `limit` is the page size (default 200), `skip` where to start (default 0; to
+// resume an iteration that stopped, its `roomchat_channel_messages_iter_next_skip`), the others as
+// for the call. Writes the iterator to `*iter_out` (free with
+// `roomchat_channel_messages_iter_free`).
+roomchat_result roomchat_client_iter_channel_messages(const struct roomchat_client *client,
+                                                      const char *room_id,
+                                                      const char *channel_id,
+                                                      const struct roomchat_channel_messages_params *params,
+                                                      struct roomchat_channel_messages_iter **iter_out,
+                                                      struct roomchat_error **err_out);
+
+// The next record, fetching the next page when the last one is used up. On `ROOMCHAT_RESULT_OK`
+// writes it to `*chat_message_out` (owned by the caller: free with `roomchat_chat_message_free`).
+// Returns `ROOMCHAT_RESULT_ITERATION_DONE` at the end: after an empty page, or a page that reaches
+// the listing's total. An error (a timeout, a 5xx, `ROOMCHAT_RESULT_NOT_FOUND` for a room deleted
+// meanwhile) is returned as it is, details in `*err_out` when it is not NULL, and never ends the
+// iteration: the next call fetches the same page again (bound your own retries: a revoked key
+// fails every time). A page size outside the declared limits is `ROOMCHAT_RESULT_VALIDATION` once,
+// then the end.
+roomchat_result roomchat_channel_messages_iter_next(struct roomchat_channel_messages_iter *iter,
+                                                    struct roomchat_chat_message **chat_message_out,
+                                                    struct roomchat_error **err_out);
+
+// Where the iteration stands: the `skip` of the record `roomchat_channel_messages_iter_next` gives
+// next. Passed as `skip` to `roomchat_client_iter_channel_messages`, it goes on where this
+// iterator left off. 0 for NULL.
+uint64_t roomchat_channel_messages_iter_next_skip(const struct roomchat_channel_messages_iter *iter);
+
+// Frees an iterator (the records it gave stay the caller's).
+// `roomchat_channel_messages_iter_free(NULL)` does nothing. When it held the last hold of a log
+// callback, the callback's destroy notifier runs now, on this thread.
+void roomchat_channel_messages_iter_free(struct roomchat_channel_messages_iter *iter);
+
+// DELETE `/consumer/api/v2/chatroom/{roomId}/channel/{channelId}/message/{messageId}`: Deletes one
+// message of a channel. Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET
+// is. `room_id` (NUL-terminated UTF-8) is the path's `{roomId}`. `channel_id` (NUL-terminated
+// UTF-8) is the path's `{channelId}`. `message_id` (NUL-terminated UTF-8) is the path's
+// `{messageId}`. On success writes the answer to `*acknowledged_out` (owned by the caller: free
+// with `roomchat_acknowledged_free`); on failure writes nothing there, and the details to
+// `*err_out` when it is not NULL (free with `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND`
+// when no such message in the channel: also what a repeat meets when the first delete's answer was
+// lost.
+roomchat_result roomchat_client_delete_channel_message(const struct roomchat_client *client,
+                                                       const char *room_id,
+                                                       const char *channel_id,
+                                                       const char *message_id,
+                                                       struct roomchat_acknowledged **acknowledged_out,
+                                                       struct roomchat_error **err_out);
+
+// `roomchat_client_delete_channel_message`, and, when `meta_out` is not NULL, the answer's status,
+// headers and attempts written to `*meta_out` on success (free with
+// `roomchat_response_meta_free`).
+roomchat_result roomchat_client_delete_channel_message_with_response(const struct roomchat_client *client,
+                                                                     const char *room_id,
+                                                                     const char *channel_id,
+                                                                     const char *message_id,
+                                                                     struct roomchat_acknowledged **acknowledged_out,
+                                                                     struct roomchat_response_meta **meta_out,
+                                                                     struct roomchat_error **err_out);
+
+// GET `/consumer/api/v2/{pathForm}/{roomId}/conversations`: A room's one-to-one conversations,
+// each with its two members. Repeatable: sent again after a 5xx, a timeout or a lost answer, as a
+// GET is. `room_id` (NUL-terminated UTF-8) is the path's `{roomId}`. The path's `{pathForm}` is
+// `room`. On success writes the list to `*conversation_list_out` (owned by the caller: free with
+// `roomchat_conversation_list_free`); on failure writes nothing there, and the details to
+// `*err_out` when it is not NULL (free with `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND`
+// when no room has this id.
+roomchat_result roomchat_client_list_conversations(const struct roomchat_client *client,
+                                                   const char *room_id,
+                                                   struct roomchat_conversation_list **conversation_list_out,
+                                                   struct roomchat_error **err_out);
+
+// `roomchat_client_list_conversations`, and, when `meta_out` is not NULL, the answer's status,
+// headers and attempts written to `*meta_out` on success (free with
+// `roomchat_response_meta_free`).
+roomchat_result roomchat_client_list_conversations_with_response(const struct roomchat_client *client,
+                                                                 const char *room_id,
+                                                                 struct roomchat_conversation_list **conversation_list_out,
+                                                                 struct roomchat_response_meta **meta_out,
+                                                                 struct roomchat_error **err_out);
+
+// Starts the parameters of `roomchat_client_update_user` with none set. Writes them to
+// `*params_out` (owned by the caller: free with `roomchat_update_user_params_free`).
+roomchat_result roomchat_update_user_params_new(struct roomchat_update_user_params **params_out);
+
+// Frees the parameters. `roomchat_update_user_params_free(NULL)` does nothing.
+void roomchat_update_user_params_free(struct roomchat_update_user_params *params);
+
+// Sets `userId`: NUL-terminated UTF-8, copied. A later call replaces the value.
+roomchat_result roomchat_update_user_params_set_user_id(struct roomchat_update_user_params *params,
+                                                        const char *value);
+
+// Sets `uniqueUserIdentifier`: NUL-terminated UTF-8, copied. A later call replaces the value.
+roomchat_result roomchat_update_user_params_set_unique_user_identifier(struct roomchat_update_user_params *params,
+                                                                       const char *value);
+
+// Sets `username`: NUL-terminated UTF-8, copied. A later call replaces the value.
+roomchat_result roomchat_update_user_params_set_username(struct roomchat_update_user_params *params,
+                                                         const char *value);
+
+// Sets `email`: NUL-terminated UTF-8, copied. A later call replaces the value.
+roomchat_result roomchat_update_user_params_set_email(struct roomchat_update_user_params *params,
+                                                      const char *value);
+
+// Sets `profilePic`: NUL-terminated UTF-8, copied. A later call replaces the value.
+roomchat_result roomchat_update_user_params_set_profile_pic(struct roomchat_update_user_params *params,
+                                                            const char *value);
+
+// Sets `chatRoom`: NUL-terminated UTF-8, copied. A later call replaces the value.
+roomchat_result roomchat_update_user_params_set_chat_room(struct roomchat_update_user_params *params,
+                                                          const char *value);
+
+// Sets `isModerator`. A later call replaces the value.
+roomchat_result roomchat_update_user_params_set_is_moderator(struct roomchat_update_user_params *params,
+                                                             bool value);
+
+// Sets `externalUserId`: JSON text (any JSON value, sent as given), NUL-terminated UTF-8, copied;
+// text that is not JSON is `ROOMCHAT_RESULT_INVALID_ARGUMENT`. A later call replaces the value.
+roomchat_result roomchat_update_user_params_set_external_user_id(struct roomchat_update_user_params *params,
+                                                                 const char *value);
+
+// Sets `meta`: JSON text (any JSON value, sent as given), NUL-terminated UTF-8, copied; text that
+// is not JSON is `ROOMCHAT_RESULT_INVALID_ARGUMENT`. A later call replaces the value.
+roomchat_result roomchat_update_user_params_set_meta(struct roomchat_update_user_params *params,
+                                                     const char *value);
+
+// PUT `/consumer/api/v1/user`: Changes a user, named by exactly one of userId and
+// uniqueUserIdentifier: any of their name, email, picture, moderation, external id and meta.
+// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. `params` (NULL:
+// none set) stays the caller's and may be freed right after the call; a value outside its declared
+// limits gives `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On success writes the answer to
+// `*updated_user_out` (owned by the caller: free with `roomchat_updated_user_free`); on failure
+// writes nothing there, and the details to `*err_out` when it is not NULL (free with
+// `roomchat_error_free`). `ROOMCHAT_RESULT_USER_NOT_FOUND` when no user has this id.
+roomchat_result roomchat_client_update_user(const struct roomchat_client *client,
+                                            const struct roomchat_update_user_params *params,
+                                            struct roomchat_updated_user **updated_user_out,
+                                            struct roomchat_error **err_out);
+
+// `roomchat_client_update_user`, and, when `meta_out` is not NULL, the answer's status, headers
+// and attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+roomchat_result roomchat_client_update_user_with_response(const struct roomchat_client *client,
+                                                          const struct roomchat_update_user_params *params,
+                                                          struct roomchat_updated_user **updated_user_out,
+                                                          struct roomchat_response_meta **meta_out,
+                                                          struct roomchat_error **err_out);
+
+// Starts the parameters of `roomchat_client_create_user_v2` with none set. Writes them to
+// `*params_out` (owned by the caller: free with `roomchat_create_user_v2_params_free`).
+roomchat_result roomchat_create_user_v2_params_new(struct roomchat_create_user_v2_params **params_out);
+
+// Frees the parameters. `roomchat_create_user_v2_params_free(NULL)` does nothing.
+void roomchat_create_user_v2_params_free(struct roomchat_create_user_v2_params *params);
+
+// Sets `firstName`: NUL-terminated UTF-8, copied. A later call replaces the value.
+roomchat_result roomchat_create_user_v2_params_set_first_name(struct roomchat_create_user_v2_params *params,
+                                                              const char *value);
+
+// Sets `lastName`: NUL-terminated UTF-8, copied. A later call replaces the value.
+roomchat_result roomchat_create_user_v2_params_set_last_name(struct roomchat_create_user_v2_params *params,
+                                                             const char *value);
+
+// Sets `email`: NUL-terminated UTF-8, copied. A later call replaces the value.
+roomchat_result roomchat_create_user_v2_params_set_email(struct roomchat_create_user_v2_params *params,
+                                                         const char *value);
+
+// Sets `meta`: JSON text (any JSON value, sent as given), NUL-terminated UTF-8, copied; text that
+// is not JSON is `ROOMCHAT_RESULT_INVALID_ARGUMENT`. A later call replaces the value.
+roomchat_result roomchat_create_user_v2_params_set_meta(struct roomchat_create_user_v2_params *params,
+                                                        const char *value);
+
+// Sets `externalProfilePicURL`: NUL-terminated UTF-8, copied. A later call replaces the value.
+roomchat_result roomchat_create_user_v2_params_set_external_profile_pic_url(struct roomchat_create_user_v2_params *params,
+                                                                            const char *value);
+
+// Sets `membershipDetails`: JSON text (any JSON value, sent as given), NUL-terminated UTF-8,
+// copied; text that is not JSON is `ROOMCHAT_RESULT_INVALID_ARGUMENT`. A later call replaces the
+// value.
+roomchat_result roomchat_create_user_v2_params_set_membership_details(struct roomchat_create_user_v2_params *params,
+                                                                      const char *value);
+
+// POST `/consumer/api/v2/user`: Creates a user by the customer's own identifier, optionally a
+// member of one room with a role (Business plan). Never sent again after a 5xx, a timeout or a
+// lost answer (a repeat could do it twice) unless `roomchat_client_options_set_retries` allows it.
+// `unique_user_identifier` (NUL-terminated UTF-8) is `uniqueUserIdentifier`. `username`
+// (NUL-terminated UTF-8) is `username`. `params` (NULL: none set) stays the caller's and may be
+// freed right after the call; a value outside its declared limits gives
+// `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On success writes the answer to
+// `*provisioned_user_out` (owned by the caller: free with `roomchat_provisioned_user_free`); on
+// failure writes nothing there, and the details to `*err_out` when it is not NULL (free with
+// `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when `membershipDetails.roomId` names no
+// room (`chatRoom not found`). `ROOMCHAT_RESULT_PLAN_UPGRADE_REQUIRED` when the account's plan is
+// below Business.
+roomchat_result roomchat_client_create_user_v2(const struct roomchat_client *client,
+                                               const char *unique_user_identifier,
+                                               const char *username,
+                                               const struct roomchat_create_user_v2_params *params,
+                                               struct roomchat_provisioned_user **provisioned_user_out,
+                                               struct roomchat_error **err_out);
+
+// `roomchat_client_create_user_v2`, and, when `meta_out` is not NULL, the answer's status, headers
+// and attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+roomchat_result roomchat_client_create_user_v2_with_response(const struct roomchat_client *client,
+                                                             const char *unique_user_identifier,
+                                                             const char *username,
+                                                             const struct roomchat_create_user_v2_params *params,
+                                                             struct roomchat_provisioned_user **provisioned_user_out,
+                                                             struct roomchat_response_meta **meta_out,
+                                                             struct roomchat_error **err_out);
+
+// GET `/consumer/api/v2/user/{uniqueUserIdentifier}`: A user's profile, by the customer's
+// identifier. Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.
+// `unique_user_identifier` (NUL-terminated UTF-8) is the path's `{uniqueUserIdentifier}`. On
+// success writes the answer to `*user_profile_out` (owned by the caller: free with
+// `roomchat_user_profile_free`); on failure writes nothing there, and the details to `*err_out`
+// when it is not NULL (free with `roomchat_error_free`). `ROOMCHAT_RESULT_USER_NOT_FOUND` when no
+// user has this identifier.
+roomchat_result roomchat_client_get_user(const struct roomchat_client *client,
+                                         const char *unique_user_identifier,
+                                         struct roomchat_user_profile **user_profile_out,
+                                         struct roomchat_error **err_out);
+
+// `roomchat_client_get_user`, and, when `meta_out` is not NULL, the answer's status, headers and
+// attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+roomchat_result roomchat_client_get_user_with_response(const struct roomchat_client *client,
+                                                       const char *unique_user_identifier,
+                                                       struct roomchat_user_profile **user_profile_out,
+                                                       struct roomchat_response_meta **meta_out,
+                                                       struct roomchat_error **err_out);
+
+// GET `/consumer/api/v2/user/{uniqueUserIdentifier}/rooms`: The rooms a user is a member of.
+// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.
+// `unique_user_identifier` (NUL-terminated UTF-8) is the path's `{uniqueUserIdentifier}`. On
+// success writes the list to `*room_name_record_list_out` (owned by the caller: free with
+// `roomchat_room_name_record_list_free`); on failure writes nothing there, and the details to
+// `*err_out` when it is not NULL (free with `roomchat_error_free`).
+// `ROOMCHAT_RESULT_USER_NOT_FOUND` when no user has this identifier.
+roomchat_result roomchat_client_user_rooms(const struct roomchat_client *client,
+                                           const char *unique_user_identifier,
+                                           struct roomchat_room_name_record_list **room_name_record_list_out,
+                                           struct roomchat_error **err_out);
+
+// `roomchat_client_user_rooms`, and, when `meta_out` is not NULL, the answer's status, headers and
+// attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+roomchat_result roomchat_client_user_rooms_with_response(const struct roomchat_client *client,
+                                                         const char *unique_user_identifier,
+                                                         struct roomchat_room_name_record_list **room_name_record_list_out,
+                                                         struct roomchat_response_meta **meta_out,
+                                                         struct roomchat_error **err_out);
+
+// Starts the parameters of `roomchat_client_remove_user` with none set. Writes them to
+// `*params_out` (owned by the caller: free with `roomchat_remove_user_params_free`).
+roomchat_result roomchat_remove_user_params_new(struct roomchat_remove_user_params **params_out);
+
+// Frees the parameters. `roomchat_remove_user_params_free(NULL)` does nothing.
+void roomchat_remove_user_params_free(struct roomchat_remove_user_params *params);
+
+// Sets `userId`: NUL-terminated UTF-8, copied. A later call replaces the value.
+roomchat_result roomchat_remove_user_params_set_user_id(struct roomchat_remove_user_params *params,
+                                                        const char *value);
+
+// Sets `uniqueUserIdentifier`: NUL-terminated UTF-8, copied. A later call replaces the value.
+roomchat_result roomchat_remove_user_params_set_unique_user_identifier(struct roomchat_remove_user_params *params,
+                                                                       const char *value);
+
+// DELETE `/consumer/api/v2/user`: Removes a user for good, named by exactly one of userId and
+// uniqueUserIdentifier: memberships erased, live sessions ended. Repeatable: sent again after a
+// 5xx, a timeout or a lost answer, as a GET is. `params` (NULL: none set) stays the caller's and
+// may be freed right after the call; a value outside its declared limits gives
+// `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On success writes the answer to
+// `*acknowledged_out` (owned by the caller: free with `roomchat_acknowledged_free`); on failure
+// writes nothing there, and the details to `*err_out` when it is not NULL (free with
+// `roomchat_error_free`). `ROOMCHAT_RESULT_USER_NOT_FOUND` when no user has this id: also what a
+// repeat meets when the first removal's answer was lost.
+roomchat_result roomchat_client_remove_user(const struct roomchat_client *client,
+                                            const struct roomchat_remove_user_params *params,
+                                            struct roomchat_acknowledged **acknowledged_out,
+                                            struct roomchat_error **err_out);
+
+// `roomchat_client_remove_user`, and, when `meta_out` is not NULL, the answer's status, headers
+// and attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+roomchat_result roomchat_client_remove_user_with_response(const struct roomchat_client *client,
+                                                          const struct roomchat_remove_user_params *params,
+                                                          struct roomchat_acknowledged **acknowledged_out,
+                                                          struct roomchat_response_meta **meta_out,
+                                                          struct roomchat_error **err_out);
+
+// Starts the parameters of `roomchat_client_list_members` with none set. Writes them to
+// `*params_out` (owned by the caller: free with `roomchat_list_members_params_free`).
+roomchat_result roomchat_list_members_params_new(struct roomchat_list_members_params **params_out);
+
+// Frees the parameters. `roomchat_list_members_params_free(NULL)` does nothing.
+void roomchat_list_members_params_free(struct roomchat_list_members_params *params);
+
+// Sets `limit` (1 to 200). A later call replaces the value.
+roomchat_result roomchat_list_members_params_set_limit(struct roomchat_list_members_params *params,
+                                                       uint64_t value);
+
+// Sets `skip` (at least 0). A later call replaces the value.
+roomchat_result roomchat_list_members_params_set_skip(struct roomchat_list_members_params *params,
+                                                      uint64_t value);
+
+// GET `/consumer/api/v2/room/{roomId}/members`: One page of a room's members, with their roles.
+// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. `room_id`
+// (NUL-terminated UTF-8) is the path's `{roomId}`. `params` (NULL: none set) stays the caller's
+// and may be freed right after the call; a value outside its declared limits gives
+// `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On success writes the answer to
+// `*member_page_out` (owned by the caller: free with `roomchat_member_page_free`); on failure
+// writes nothing there, and the details to `*err_out` when it is not NULL (free with
+// `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when no room has this id.
+roomchat_result roomchat_client_list_members(const struct roomchat_client *client,
+                                             const char *room_id,
+                                             const struct roomchat_list_members_params *params,
+                                             struct roomchat_member_page **member_page_out,
+                                             struct roomchat_error **err_out);
+
+// `roomchat_client_list_members`, and, when `meta_out` is not NULL, the answer's status, headers
+// and attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+roomchat_result roomchat_client_list_members_with_response(const struct roomchat_client *client,
+                                                           const char *room_id,
+                                                           const struct roomchat_list_members_params *params,
+                                                           struct roomchat_member_page **member_page_out,
+                                                           struct roomchat_response_meta **meta_out,
+                                                           struct roomchat_error **err_out);
+
+// Starts a lazy iteration over every record of `roomchat_client_list_members` (GET
+// `/consumer/api/v2/room/{roomId}/members`), from the first page: nothing is sent until
+// `roomchat_list_members_iter_next`. `room_id` (NUL-terminated UTF-8) as for the call. `params`
+// (NULL: none set; it stays the caller's): `limit` is the page size (default 200), `skip` where to
+// start (default 0; to resume an iteration that stopped, its
+// `roomchat_list_members_iter_next_skip`), the others as for the call. Writes the iterator to
+// `*iter_out` (free with `roomchat_list_members_iter_free`).
+roomchat_result roomchat_client_iter_list_members(const struct roomchat_client *client,
+                                                  const char *room_id,
+                                                  const struct roomchat_list_members_params *params,
+                                                  struct roomchat_list_members_iter **iter_out,
+                                                  struct roomchat_error **err_out);
+
+// The next record, fetching the next page when the last one is used up. On `ROOMCHAT_RESULT_OK`
+// writes it to `*member_out` (owned by the caller: free with `roomchat_member_free`). Returns
+// `ROOMCHAT_RESULT_ITERATION_DONE` at the end: after an empty page, or a page that reaches the
+// listing's total. An error (a timeout, a 5xx, `ROOMCHAT_RESULT_NOT_FOUND` for a room deleted
+// meanwhile) is returned as it is, details in `*err_out` when it is not NULL, and never ends the
+// iteration: the next call fetches the same page again (bound your own retries: a revoked key
+// fails every time). A page size outside the declared limits is `ROOMCHAT_RESULT_VALIDATION` once,
+// then the end.
+roomchat_result roomchat_list_members_iter_next(struct roomchat_list_members_iter *iter,
+                                                struct roomchat_member **member_out,
+                                                struct roomchat_error **err_out);
+
+// Where the iteration stands: the `skip` of the record `roomchat_list_members_iter_next` gives
+// next. Passed as `skip` to `roomchat_client_iter_list_members`, it goes on where this iterator
+// left off. 0 for NULL.
+uint64_t roomchat_list_members_iter_next_skip(const struct roomchat_list_members_iter *iter);
+
+// Frees an iterator (the records it gave stay the caller's).
+// `roomchat_list_members_iter_free(NULL)` does nothing. When it held the last hold of a log
+// callback, the callback's destroy notifier runs now, on this thread.
+void roomchat_list_members_iter_free(struct roomchat_list_members_iter *iter);
+
+// POST `/consumer/api/v2/room/{roomId}/member`: Makes a user a member of a room with a role, or
+// changes their role: how a room's moderator is made. Repeatable: sent again after a 5xx, a
+// timeout or a lost answer, as a GET is. `room_id` (NUL-terminated UTF-8) is the path's
+// `{roomId}`. `unique_user_identifier` (NUL-terminated UTF-8) is `uniqueUserIdentifier`.
+// `role_name` (NUL-terminated UTF-8) is `roleName` (`user` or `guest` or `admin` or `moderator`).
+// On success writes the answer to `*member_out` (owned by the caller: free with
+// `roomchat_member_free`); on failure writes nothing there, and the details to `*err_out` when it
+// is not NULL (free with `roomchat_error_free`). `ROOMCHAT_RESULT_USER_NOT_FOUND` when no user has
+// this identifier. `ROOMCHAT_RESULT_NOT_FOUND` when no room has this id (`chatRoom not found`).
+roomchat_result roomchat_client_set_member(const struct roomchat_client *client,
+                                           const char *room_id,
+                                           const char *unique_user_identifier,
+                                           const char *role_name,
+                                           struct roomchat_member **member_out,
+                                           struct roomchat_error **err_out);
+
+// `roomchat_client_set_member`, and, when `meta_out` is not NULL, the answer's status, headers and
+// attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+roomchat_result roomchat_client_set_member_with_response(const struct roomchat_client *client,
+                                                         const char *room_id,
+                                                         const char *unique_user_identifier,
+                                                         const char *role_name,
+                                                         struct roomchat_member **member_out,
+                                                         struct roomchat_response_meta **meta_out,
+                                                         struct roomchat_error **err_out);
+
+// DELETE `/consumer/api/v2/room/{roomId}/member`: Removes a user from a room's members.
+// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. `room_id`
+// (NUL-terminated UTF-8) is the path's `{roomId}`. `unique_user_identifier` (NUL-terminated UTF-8)
+// is `uniqueUserIdentifier`. On success writes the answer to `*acknowledged_out` (owned by the
+// caller: free with `roomchat_acknowledged_free`); on failure writes nothing there, and the
+// details to `*err_out` when it is not NULL (free with `roomchat_error_free`).
+// `ROOMCHAT_RESULT_NOT_FOUND` when the user is not a member of the room: also what a repeat meets
+// when the first removal's answer was lost.
+roomchat_result roomchat_client_remove_member(const struct roomchat_client *client,
+                                              const char *room_id,
+                                              const char *unique_user_identifier,
+                                              struct roomchat_acknowledged **acknowledged_out,
+                                              struct roomchat_error **err_out);
+
+// `roomchat_client_remove_member`, and, when `meta_out` is not NULL, the answer's status, headers
+// and attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+roomchat_result roomchat_client_remove_member_with_response(const struct roomchat_client *client,
+                                                            const char *room_id,
+                                                            const char *unique_user_identifier,
+                                                            struct roomchat_acknowledged **acknowledged_out,
+                                                            struct roomchat_response_meta **meta_out,
+                                                            struct roomchat_error **err_out);
+
+// Starts the parameters of `roomchat_client_create_bot` with none set. Writes them to
+// `*params_out` (owned by the caller: free with `roomchat_create_bot_params_free`).
+roomchat_result roomchat_create_bot_params_new(struct roomchat_create_bot_params **params_out);
+
+// Frees the parameters. `roomchat_create_bot_params_free(NULL)` does nothing.
+void roomchat_create_bot_params_free(struct roomchat_create_bot_params *params);
+
+// Sets `description` (at most 1000 characters): NUL-terminated UTF-8, copied. A later call
+// replaces the value.
+roomchat_result roomchat_create_bot_params_set_description(struct roomchat_create_bot_params *params,
+                                                           const char *value);
+
+// Sets `trigger` (`message` or `mention`): NUL-terminated UTF-8, copied. A later call replaces the
+// value.
+roomchat_result roomchat_create_bot_params_set_trigger(struct roomchat_create_bot_params *params,
+                                                       const char *value);
+
+// Sets `messageVisibility` (`public` or `private`): NUL-terminated UTF-8, copied. A later call
+// replaces the value.
+roomchat_result roomchat_create_bot_params_set_message_visibility(struct roomchat_create_bot_params *params,
+                                                                  const char *value);
+
+// Sets `isAllowedInAllChatRooms`. A later call replaces the value.
+roomchat_result roomchat_create_bot_params_set_is_allowed_in_all_chat_rooms(struct roomchat_create_bot_params *params,
+                                                                            bool value);
+
+// Sets `messageHistoryLimit` (0 to 100). A later call replaces the value.
+roomchat_result roomchat_create_bot_params_set_message_history_limit(struct roomchat_create_bot_params *params,
+                                                                     uint64_t value);
+
+// Sets `metadata` (at most 10000 characters): NUL-terminated UTF-8, copied. A later call replaces
+// the value.
+roomchat_result roomchat_create_bot_params_set_metadata(struct roomchat_create_bot_params *params,
+                                                        const char *value);
+
+// Sets `enabled`. A later call replaces the value.
+roomchat_result roomchat_create_bot_params_set_enabled(struct roomchat_create_bot_params *params,
+                                                       bool value);
+
+// POST `/consumer/api/v2/bot`: Creates a bot: a webhook the service calls with a room's messages
+// (Business plan). A bot triggered by every message cannot answer in private. Never sent again
+// after a 5xx, a timeout or a lost answer (a repeat could do it twice) unless
+// `roomchat_client_options_set_retries` allows it. `name` (NUL-terminated UTF-8) is `name` (at
+// most 100 characters). `webhook_url` (NUL-terminated UTF-8) is `webhookURL`. `params` (NULL: none
+// set) stays the caller's and may be freed right after the call; a value outside its declared
+// limits gives `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On success writes the answer to
+// `*bot_answer_out` (owned by the caller: free with `roomchat_bot_answer_free`); on failure writes
+// nothing there, and the details to `*err_out` when it is not NULL (free with
+// `roomchat_error_free`). `ROOMCHAT_RESULT_INVALID_REQUEST` when trigger `message` with visibility
+// `private`, a name another bot has, or another invalid field.
+// `ROOMCHAT_RESULT_PLAN_UPGRADE_REQUIRED` when the account's plan is below Business.
+roomchat_result roomchat_client_create_bot(const struct roomchat_client *client,
+                                           const char *name,
+                                           const char *webhook_url,
+                                           const struct roomchat_create_bot_params *params,
+                                           struct roomchat_bot_answer **bot_answer_out,
+                                           struct roomchat_error **err_out);
+
+// `roomchat_client_create_bot`, and, when `meta_out` is not NULL, the answer's status, headers and
+// attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+roomchat_result roomchat_client_create_bot_with_response(const struct roomchat_client *client,
+                                                         const char *name,
+                                                         const char *webhook_url,
+                                                         const struct roomchat_create_bot_params *params,
+                                                         struct roomchat_bot_answer **bot_answer_out,
+                                                         struct roomchat_response_meta **meta_out,
+                                                         struct roomchat_error **err_out);
+
+// GET `/consumer/api/v2/bots`: Every bot of the account. Repeatable: sent again after a 5xx, a
+// timeout or a lost answer, as a GET is. On success writes the answer to `*bot_list_out` (owned by
+// the caller: free with `roomchat_bot_list_free`); on failure writes nothing there, and the
+// details to `*err_out` when it is not NULL (free with `roomchat_error_free`).
+roomchat_result roomchat_client_list_bots(const struct roomchat_client *client,
+                                          struct roomchat_bot_list **bot_list_out,
+                                          struct roomchat_error **err_out);
+
+// `roomchat_client_list_bots`, and, when `meta_out` is not NULL, the answer's status, headers and
+// attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+roomchat_result roomchat_client_list_bots_with_response(const struct roomchat_client *client,
+                                                        struct roomchat_bot_list **bot_list_out,
+                                                        struct roomchat_response_meta **meta_out,
+                                                        struct roomchat_error **err_out);
+
+// POST `/consumer/api/v2/bot/{botId}/enable`: Enables a bot: the service calls it again.
+// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. `bot_id`
+// (NUL-terminated UTF-8) is the path's `{botId}`. On success writes the answer to
+// `*bot_answer_out` (owned by the caller: free with `roomchat_bot_answer_free`); on failure writes
+// nothing there, and the details to `*err_out` when it is not NULL (free with
+// `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when no bot of the account has this id (the
+// service answers 401, read by its body).
+roomchat_result roomchat_client_enable_bot(const struct roomchat_client *client,
+                                           const char *bot_id,
+                                           struct roomchat_bot_answer **bot_answer_out,
+                                           struct roomchat_error **err_out);
+
+// `roomchat_client_enable_bot`, and, when `meta_out` is not NULL, the answer's status, headers and
+// attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+roomchat_result roomchat_client_enable_bot_with_response(const struct roomchat_client *client,
+                                                         const char *bot_id,
+                                                         struct roomchat_bot_answer **bot_answer_out,
+                                                         struct roomchat_response_meta **meta_out,
+                                                         struct roomchat_error **err_out);
+
+// POST `/consumer/api/v2/bot/{botId}/disable`: Disables a bot: the service stops calling it.
+// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. `bot_id`
+// (NUL-terminated UTF-8) is the path's `{botId}`. On success writes the answer to
+// `*bot_answer_out` (owned by the caller: free with `roomchat_bot_answer_free`); on failure writes
+// nothing there, and the details to `*err_out` when it is not NULL (free with
+// `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when no bot of the account has this id (the
+// service answers 401, read by its body).
+roomchat_result roomchat_client_disable_bot(const struct roomchat_client *client,
+                                            const char *bot_id,
+                                            struct roomchat_bot_answer **bot_answer_out,
+                                            struct roomchat_error **err_out);
+
+// `roomchat_client_disable_bot`, and, when `meta_out` is not NULL, the answer's status, headers
+// and attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+roomchat_result roomchat_client_disable_bot_with_response(const struct roomchat_client *client,
+                                                          const char *bot_id,
+                                                          struct roomchat_bot_answer **bot_answer_out,
+                                                          struct roomchat_response_meta **meta_out,
+                                                          struct roomchat_error **err_out);
+
+// POST `/consumer/api/v2/bot/{botId}/chatroom/{roomId}/enable`: Enables a bot in one room.
+// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. `bot_id`
+// (NUL-terminated UTF-8) is the path's `{botId}`. `room_id` (NUL-terminated UTF-8) is the path's
+// `{roomId}`. On success writes the answer to `*bot_room_answer_out` (owned by the caller: free
+// with `roomchat_bot_room_answer_free`); on failure writes nothing there, and the details to
+// `*err_out` when it is not NULL (free with `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND`
+// when no bot or no room has this id (the service answers 401, read by its body).
+roomchat_result roomchat_client_enable_bot_in_room(const struct roomchat_client *client,
+                                                   const char *bot_id,
+                                                   const char *room_id,
+                                                   struct roomchat_bot_room_answer **bot_room_answer_out,
+                                                   struct roomchat_error **err_out);
+
+// `roomchat_client_enable_bot_in_room`, and, when `meta_out` is not NULL, the answer's status,
+// headers and attempts written to `*meta_out` on success (free with
+// `roomchat_response_meta_free`).
+roomchat_result roomchat_client_enable_bot_in_room_with_response(const struct roomchat_client *client,
+                                                                 const char *bot_id,
+                                                                 const char *room_id,
+                                                                 struct roomchat_bot_room_answer **bot_room_answer_out,
+                                                                 struct roomchat_response_meta **meta_out,
+                                                                 struct roomchat_error **err_out);
+
+// POST `/consumer/api/v2/bot/{botId}/chatroom/{roomId}/disable`: Disables a bot in one room.
+// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. `bot_id`
+// (NUL-terminated UTF-8) is the path's `{botId}`. `room_id` (NUL-terminated UTF-8) is the path's
+// `{roomId}`. On success writes the answer to `*bot_room_answer_out` (owned by the caller: free
+// with `roomchat_bot_room_answer_free`); on failure writes nothing there, and the details to
+// `*err_out` when it is not NULL (free with `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND`
+// when no bot or no room has this id (the service answers 401, read by its body).
+roomchat_result roomchat_client_disable_bot_in_room(const struct roomchat_client *client,
+                                                    const char *bot_id,
+                                                    const char *room_id,
+                                                    struct roomchat_bot_room_answer **bot_room_answer_out,
+                                                    struct roomchat_error **err_out);
+
+// `roomchat_client_disable_bot_in_room`, and, when `meta_out` is not NULL, the answer's status,
+// headers and attempts written to `*meta_out` on success (free with
+// `roomchat_response_meta_free`).
+roomchat_result roomchat_client_disable_bot_in_room_with_response(const struct roomchat_client *client,
+                                                                  const char *bot_id,
+                                                                  const char *room_id,
+                                                                  struct roomchat_bot_room_answer **bot_room_answer_out,
+                                                                  struct roomchat_response_meta **meta_out,
+                                                                  struct roomchat_error **err_out);
+
+// Starts the parameters of `roomchat_client_send_bot_message` with none set. Writes them to
+// `*params_out` (owned by the caller: free with `roomchat_send_bot_message_params_free`).
+roomchat_result roomchat_send_bot_message_params_new(struct roomchat_send_bot_message_params **params_out);
+
+// Frees the parameters. `roomchat_send_bot_message_params_free(NULL)` does nothing.
+void roomchat_send_bot_message_params_free(struct roomchat_send_bot_message_params *params);
+
+// Sets `userId`: NUL-terminated UTF-8, copied. A later call replaces the value.
+roomchat_result roomchat_send_bot_message_params_set_user_id(struct roomchat_send_bot_message_params *params,
+                                                             const char *value);
+
+// Sets `uniqueUserIdentifier`: NUL-terminated UTF-8, copied. A later call replaces the value.
+roomchat_result roomchat_send_bot_message_params_set_unique_user_identifier(struct roomchat_send_bot_message_params *params,
+                                                                            const char *value);
+
+// Sets `messageId`: NUL-terminated UTF-8, copied. A later call replaces the value.
+roomchat_result roomchat_send_bot_message_params_set_message_id(struct roomchat_send_bot_message_params *params,
+                                                                const char *value);
+
+// Sets `actionButtons`: JSON text (any JSON value, sent as given), NUL-terminated UTF-8, copied;
+// text that is not JSON is `ROOMCHAT_RESULT_INVALID_ARGUMENT`. A later call replaces the value.
+roomchat_result roomchat_send_bot_message_params_set_action_buttons(struct roomchat_send_bot_message_params *params,
+                                                                    const char *value);
+
+// POST `/consumer/api/v2/bot/{botId}/chatroom/{roomId}/message`: Posts a bot's message into a
+// room, optionally answering a user or a message, with action buttons. Never sent again after a
+// 5xx, a timeout or a lost answer (a repeat could do it twice) unless
+// `roomchat_client_options_set_retries` allows it. `bot_id` (NUL-terminated UTF-8) is the path's
+// `{botId}`. `room_id` (NUL-terminated UTF-8) is the path's `{roomId}`. `message` (NUL-terminated
+// UTF-8) is `message` (at most 1000 characters). `params` (NULL: none set) stays the caller's and
+// may be freed right after the call; a value outside its declared limits gives
+// `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On success writes the answer to
+// `*acknowledged_out` (owned by the caller: free with `roomchat_acknowledged_free`); on failure
+// writes nothing there, and the details to `*err_out` when it is not NULL (free with
+// `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when no bot or no room has this id.
+// `ROOMCHAT_RESULT_INVALID_REQUEST` when the bot is not enabled in the room, or an action button
+// is invalid.
+roomchat_result roomchat_client_send_bot_message(const struct roomchat_client *client,
+                                                 const char *bot_id,
+                                                 const char *room_id,
+                                                 const char *message,
+                                                 const struct roomchat_send_bot_message_params *params,
+                                                 struct roomchat_acknowledged **acknowledged_out,
+                                                 struct roomchat_error **err_out);
+
+// `roomchat_client_send_bot_message`, and, when `meta_out` is not NULL, the answer's status,
+// headers and attempts written to `*meta_out` on success (free with
+// `roomchat_response_meta_free`).
+roomchat_result roomchat_client_send_bot_message_with_response(const struct roomchat_client *client,
+                                                               const char *bot_id,
+                                                               const char *room_id,
+                                                               const char *message,
+                                                               const struct roomchat_send_bot_message_params *params,
+                                                               struct roomchat_acknowledged **acknowledged_out,
+                                                               struct roomchat_response_meta **meta_out,
+                                                               struct roomchat_error **err_out);
 
 #ifdef __cplusplus
 }  // extern "C"

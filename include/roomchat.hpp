@@ -335,6 +335,17 @@ std::optional<Record> optional_record(const Raw *raw) {
   return raw ? std::optional<Record>(Record(raw)) : std::nullopt;
 }
 
+// The records of a C list (a list handle, or a record's list field: `len` and
+// `get` are its C accessors), each read into its C++ class.
+template <typename Record, typename Raw, typename Len, typename Get>
+std::vector<Record> record_list(const Raw *raw, Len len, Get get) {
+  std::vector<Record> out;
+  const std::size_t count = len(raw);
+  out.reserve(count);
+  for (std::size_t i = 0; i < count; i++) out.emplace_back(get(raw, i));
+  return out;
+}
+
 inline std::optional<std::chrono::milliseconds> optional_ms(std::int64_t ms) {
   return ms >= 0 ? std::optional<std::chrono::milliseconds>(std::chrono::milliseconds(ms)) : std::nullopt;
 }
@@ -548,6 +559,88 @@ inline void log_to_callback(void *user_data, roomchat_log_level level, const cha
 inline void delete_log_callback(void *user_data) noexcept { delete static_cast<LogCallback *>(user_data); }
 
 }  // namespace detail
+
+// A lazy iteration over every record of a paged listing (Client::iter_room_messages,
+// iter_channel_messages, iter_list_members), a page at a time: an input range, so
+// iterate it once, from one thread at a time. A failure throws from begin() or ++
+// and ends that loop, never the iteration: a new loop fetches the page that failed
+// again and goes on from where the last one stopped. It holds one page at most and
+// keeps its own reference to the client (and so to its log callback). The paging
+// rules are the library's (see the C iterator's _next).
+template <typename Item, typename RawIter, typename RawItem, auto Next, auto NextSkip, auto FreeIter,
+          auto FreeItem>
+class Items {
+ public:
+  class iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = Item;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const Item *;
+    using reference = const Item &;
+
+    iterator() noexcept = default;
+    reference operator*() const { return *owner_->current_; }
+    pointer operator->() const { return &*owner_->current_; }
+    iterator &operator++() {
+      owner_->fetch();
+      return *this;
+    }
+    void operator++(int) { ++*this; }
+    friend bool operator==(const iterator &a, const iterator &b) noexcept { return a.at_end() == b.at_end(); }
+    friend bool operator!=(const iterator &a, const iterator &b) noexcept { return !(a == b); }
+
+   private:
+    friend class Items;
+    explicit iterator(Items *owner) noexcept : owner_(owner) {}
+    bool at_end() const noexcept { return owner_ == nullptr || !owner_->current_; }
+    Items *owner_ = nullptr;
+  };
+
+  // Takes ownership of `raw` (from the C roomchat_client_iter_<name>).
+  explicit Items(RawIter *raw) noexcept : raw_(raw) {}
+  Items(Items &&other) noexcept
+      : raw_(std::move(other.raw_)), current_(std::exchange(other.current_, std::nullopt)), done_(other.done_) {}
+  Items &operator=(Items &&other) noexcept {
+    raw_ = std::move(other.raw_);
+    current_ = std::exchange(other.current_, std::nullopt);
+    done_ = other.done_;
+    return *this;
+  }
+
+  // The record the iteration stands at, fetching the first one if none was.
+  iterator begin() {
+    if (!current_ && !done_) fetch();
+    return iterator(this);
+  }
+  iterator end() noexcept { return iterator(); }
+
+  // The `skip` of the record after the one the iteration stands at: given as
+  // `skip` to a new iteration, it goes on from there.
+  std::uint64_t next_skip() const noexcept { return NextSkip(raw_.get()); }
+
+  // The C object, still owned by this handle (NULL once moved from).
+  RawIter *get() const noexcept { return raw_.get(); }
+
+ private:
+  void fetch() {
+    current_.reset();
+    RawItem *raw = nullptr;
+    roomchat_error *error = nullptr;
+    const roomchat_result code = Next(raw_.get(), &raw, &error);
+    if (code == ROOMCHAT_RESULT_ITERATION_DONE) {
+      done_ = true;
+      return;
+    }
+    if (code != ROOMCHAT_RESULT_OK) detail::throw_error(code, error);
+    detail::OwnedBy<RawItem, FreeItem> item(raw);
+    current_.emplace(raw);
+  }
+
+  detail::OwnedBy<RawIter, FreeIter> raw_;
+  std::optional<Item> current_;
+  bool done_ = false;
+};
 
 }  // namespace roomchat
 

@@ -169,6 +169,877 @@ class BotAnswer {
   std::string extra_json_;
 };
 
+// A chat room and its settings (booleans here, whatever form they were set in). (roomchat_room)
+class Room {
+ public:
+  Room() = default;
+  // Reads a C record, which stays the caller's (borrowed for the call).
+  explicit Room(const roomchat_room *raw)
+      : room_id_(detail::optional_string(roomchat_room_room_id(raw))),
+        name_(detail::optional_string(roomchat_room_name(raw))),
+        description_(detail::optional_string(roomchat_room_description(raw))),
+        metadata_(detail::optional_string(roomchat_room_metadata(raw))),
+        room_password_(detail::optional_string(roomchat_room_room_password(raw))),
+        password_protected_(detail::optional_bool(roomchat_room_password_protected(raw))),
+        enable_one_to_one_chat_(detail::optional_bool(roomchat_room_enable_one_to_one_chat(raw))),
+        moderator_only_one_to_one_chat_(detail::optional_bool(roomchat_room_moderator_only_one_to_one_chat(raw))),
+        enable_channels_(detail::optional_bool(roomchat_room_enable_channels(raw))),
+        show_notification_for_all_channels_(detail::optional_bool(roomchat_room_show_notification_for_all_channels(raw))),
+        enable_like_message_(detail::optional_bool(roomchat_room_enable_like_message(raw))),
+        default_notification_enabled_(detail::optional_bool(roomchat_room_default_notification_enabled(raw))),
+        pre_moderated_chat_room_(detail::optional_bool(roomchat_room_pre_moderated_chat_room(raw))),
+        extra_json_(detail::string_or_empty(roomchat_room_extra_json(raw))) {}
+
+  // `roomId`: The room's id (a short string such as `bbNiVFoXm`). (std::nullopt when the service
+  // left it out)
+  const std::optional<std::string> &room_id() const noexcept { return room_id_; }
+
+  // `name`: Its name. (std::nullopt when the service left it out)
+  const std::optional<std::string> &name() const noexcept { return name_; }
+
+  // `description`: Its description. (std::nullopt when the service left it out)
+  const std::optional<std::string> &description() const noexcept { return description_; }
+
+  // `metadata`: The customer's text (at most 1000 characters). (std::nullopt when the service left
+  // it out)
+  const std::optional<std::string> &metadata() const noexcept { return metadata_; }
+
+  // `roomPassword`: Its password, when it has one. (std::nullopt when the service left it out)
+  const std::optional<std::string> &room_password() const noexcept { return room_password_; }
+
+  // `passwordProtected`: True: users need the password. (std::nullopt when the service left it
+  // out)
+  const std::optional<bool> &password_protected() const noexcept { return password_protected_; }
+
+  // `enableOneToOneChat`: True: users may talk one to one. (std::nullopt when the service left it
+  // out)
+  const std::optional<bool> &enable_one_to_one_chat() const noexcept { return enable_one_to_one_chat_; }
+
+  // `moderatorOnlyOneToOneChat`: True: only with moderators. (std::nullopt when the service left
+  // it out)
+  const std::optional<bool> &moderator_only_one_to_one_chat() const noexcept { return moderator_only_one_to_one_chat_; }
+
+  // `enableChannels`: True: the room has channels. (std::nullopt when the service left it out)
+  const std::optional<bool> &enable_channels() const noexcept { return enable_channels_; }
+
+  // `showNotificationForAllChannels`: True: users are notified of every channel's messages.
+  // (std::nullopt when the service left it out)
+  const std::optional<bool> &show_notification_for_all_channels() const noexcept { return show_notification_for_all_channels_; }
+
+  // `enableLikeMessage`: True: users may like messages. (std::nullopt when the service left it
+  // out)
+  const std::optional<bool> &enable_like_message() const noexcept { return enable_like_message_; }
+
+  // `defaultNotificationEnabled`: True: notifications are on by default. (std::nullopt when the
+  // service left it out)
+  const std::optional<bool> &default_notification_enabled() const noexcept { return default_notification_enabled_; }
+
+  // `preModeratedChatRoom`: True: a moderator approves each message. (std::nullopt when the
+  // service left it out)
+  const std::optional<bool> &pre_moderated_chat_room() const noexcept { return pre_moderated_chat_room_; }
+
+  // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
+  const std::string &extra_json() const noexcept { return extra_json_; }
+
+ private:
+  std::optional<std::string> room_id_;
+  std::optional<std::string> name_;
+  std::optional<std::string> description_;
+  std::optional<std::string> metadata_;
+  std::optional<std::string> room_password_;
+  std::optional<bool> password_protected_;
+  std::optional<bool> enable_one_to_one_chat_;
+  std::optional<bool> moderator_only_one_to_one_chat_;
+  std::optional<bool> enable_channels_;
+  std::optional<bool> show_notification_for_all_channels_;
+  std::optional<bool> enable_like_message_;
+  std::optional<bool> default_notification_enabled_;
+  std::optional<bool> pre_moderated_chat_room_;
+  std::string extra_json_;
+};
+
+// The answer to creating, changing or deleting a room, or deleting its messages: `{"success":
+// true, "roomId": ..., "url": ...}`. (roomchat_room_answer)
+class RoomAnswer {
+ public:
+  RoomAnswer() = default;
+  // Reads a C record, which stays the caller's (borrowed for the call).
+  explicit RoomAnswer(const roomchat_room_answer *raw)
+      : success_(detail::optional_bool(roomchat_room_answer_success(raw))),
+        room_id_(detail::optional_string(roomchat_room_answer_room_id(raw))),
+        url_(detail::optional_string(roomchat_room_answer_url(raw))),
+        extra_json_(detail::string_or_empty(roomchat_room_answer_extra_json(raw))) {}
+
+  // `success`: True: the service did it. (std::nullopt when the service left it out)
+  const std::optional<bool> &success() const noexcept { return success_; }
+
+  // `roomId`: The room's id. (std::nullopt when the service left it out)
+  const std::optional<std::string> &room_id() const noexcept { return room_id_; }
+
+  // `url`: The room's chat URL (create and update). (std::nullopt when the service left it out)
+  const std::optional<std::string> &url() const noexcept { return url_; }
+
+  // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
+  const std::string &extra_json() const noexcept { return extra_json_; }
+
+ private:
+  std::optional<bool> success_;
+  std::optional<std::string> room_id_;
+  std::optional<std::string> url_;
+  std::string extra_json_;
+};
+
+// A room by id and name. (roomchat_room_name_record)
+class RoomName {
+ public:
+  RoomName() = default;
+  // Reads a C record, which stays the caller's (borrowed for the call).
+  explicit RoomName(const roomchat_room_name_record *raw)
+      : room_id_(detail::optional_string(roomchat_room_name_record_room_id(raw))),
+        name_(detail::optional_string(roomchat_room_name_record_name(raw))),
+        extra_json_(detail::string_or_empty(roomchat_room_name_record_extra_json(raw))) {}
+
+  // `roomId`: The room's id. (std::nullopt when the service left it out)
+  const std::optional<std::string> &room_id() const noexcept { return room_id_; }
+
+  // `name`: Its name. (std::nullopt when the service left it out)
+  const std::optional<std::string> &name() const noexcept { return name_; }
+
+  // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
+  const std::string &extra_json() const noexcept { return extra_json_; }
+
+ private:
+  std::optional<std::string> room_id_;
+  std::optional<std::string> name_;
+  std::string extra_json_;
+};
+
+// Who posted a message: a user, the room's system, a throw-away user or a bot.
+// (roomchat_message_author)
+class MessageAuthor {
+ public:
+  MessageAuthor() = default;
+  // Reads a C record, which stays the caller's (borrowed for the call).
+  explicit MessageAuthor(const roomchat_message_author *raw)
+      : id_(detail::optional_string(roomchat_message_author_id(raw))),
+        unique_user_identifier_(detail::optional_string(roomchat_message_author_unique_user_identifier(raw))),
+        username_(detail::optional_string(roomchat_message_author_username(raw))),
+        is_moderator_(detail::optional_bool(roomchat_message_author_is_moderator(raw))),
+        parent_customer_account_(detail::optional_string(roomchat_message_author_parent_customer_account(raw))),
+        extra_json_(detail::string_or_empty(roomchat_message_author_extra_json(raw))) {}
+
+  // `_id`: Their id. (std::nullopt when the service left it out)
+  const std::optional<std::string> &id() const noexcept { return id_; }
+
+  // `uniqueUserIdentifier`: The customer's identifier of the user, as given. (std::nullopt when
+  // the service left it out)
+  const std::optional<std::string> &unique_user_identifier() const noexcept { return unique_user_identifier_; }
+
+  // `username`: Their name. (std::nullopt when the service left it out)
+  const std::optional<std::string> &username() const noexcept { return username_; }
+
+  // `isModerator`: True: a moderator. (std::nullopt when the service left it out)
+  const std::optional<bool> &is_moderator() const noexcept { return is_moderator_; }
+
+  // `parentCustomerAccount`: The account's id. (std::nullopt when the service left it out)
+  const std::optional<std::string> &parent_customer_account() const noexcept { return parent_customer_account_; }
+
+  // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
+  const std::string &extra_json() const noexcept { return extra_json_; }
+
+ private:
+  std::optional<std::string> id_;
+  std::optional<std::string> unique_user_identifier_;
+  std::optional<std::string> username_;
+  std::optional<bool> is_moderator_;
+  std::optional<std::string> parent_customer_account_;
+  std::string extra_json_;
+};
+
+// The file a message carries. (roomchat_message_file)
+class MessageFile {
+ public:
+  MessageFile() = default;
+  // Reads a C record, which stays the caller's (borrowed for the call).
+  explicit MessageFile(const roomchat_message_file *raw)
+      : id_(detail::optional_string(roomchat_message_file_id(raw))),
+        url_(detail::optional_string(roomchat_message_file_url(raw))),
+        file_name_(detail::optional_string(roomchat_message_file_file_name(raw))),
+        size_(detail::optional_number(roomchat_message_file_size(raw))),
+        content_type_(detail::optional_string(roomchat_message_file_content_type(raw))),
+        file_type_(detail::optional_string(roomchat_message_file_file_type(raw))),
+        image_height_(detail::optional_number(roomchat_message_file_image_height(raw))),
+        image_width_(detail::optional_number(roomchat_message_file_image_width(raw))),
+        extra_json_(detail::string_or_empty(roomchat_message_file_extra_json(raw))) {}
+
+  // `_id`: The file's id. (std::nullopt when the service left it out)
+  const std::optional<std::string> &id() const noexcept { return id_; }
+
+  // `url`: Where to download it. (std::nullopt when the service left it out)
+  const std::optional<std::string> &url() const noexcept { return url_; }
+
+  // `fileName`: Its name. (std::nullopt when the service left it out)
+  const std::optional<std::string> &file_name() const noexcept { return file_name_; }
+
+  // `size`: Its size in bytes. (std::nullopt when the service left it out)
+  const std::optional<double> &size() const noexcept { return size_; }
+
+  // `contentType`: Its MIME type. (std::nullopt when the service left it out)
+  const std::optional<std::string> &content_type() const noexcept { return content_type_; }
+
+  // `fileType`: `image` or `file`. (std::nullopt when the service left it out)
+  const std::optional<std::string> &file_type() const noexcept { return file_type_; }
+
+  // `imageHeight`: An image's height in pixels. (std::nullopt when the service left it out)
+  const std::optional<double> &image_height() const noexcept { return image_height_; }
+
+  // `imageWidth`: An image's width in pixels. (std::nullopt when the service left it out)
+  const std::optional<double> &image_width() const noexcept { return image_width_; }
+
+  // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
+  const std::string &extra_json() const noexcept { return extra_json_; }
+
+ private:
+  std::optional<std::string> id_;
+  std::optional<std::string> url_;
+  std::optional<std::string> file_name_;
+  std::optional<double> size_;
+  std::optional<std::string> content_type_;
+  std::optional<std::string> file_type_;
+  std::optional<double> image_height_;
+  std::optional<double> image_width_;
+  std::string extra_json_;
+};
+
+// A button of a bot's message: a link, or an action the service reports to the bot's webhook.
+// (roomchat_action_button)
+class ActionButton {
+ public:
+  ActionButton() = default;
+  // Reads a C record, which stays the caller's (borrowed for the call).
+  explicit ActionButton(const roomchat_action_button *raw)
+      : button_type_(detail::optional_string(roomchat_action_button_button_type(raw))),
+        display_text_(detail::optional_string(roomchat_action_button_display_text(raw))),
+        button_id_(detail::optional_string(roomchat_action_button_button_id(raw))),
+        url_(detail::optional_string(roomchat_action_button_url(raw))),
+        payload_(detail::optional_string(roomchat_action_button_payload(raw))),
+        image_url_(detail::optional_string(roomchat_action_button_image_url(raw))),
+        icon_url_(detail::optional_string(roomchat_action_button_icon_url(raw))),
+        extra_json_(detail::string_or_empty(roomchat_action_button_extra_json(raw))) {}
+
+  // `type`: `link` or `action`. (std::nullopt when the service left it out)
+  const std::optional<std::string> &button_type() const noexcept { return button_type_; }
+
+  // `displayText`: Its label (at most 100 characters). (std::nullopt when the service left it out)
+  const std::optional<std::string> &display_text() const noexcept { return display_text_; }
+
+  // `id`: The bot's id of it (at most 100 characters). (std::nullopt when the service left it out)
+  const std::optional<std::string> &button_id() const noexcept { return button_id_; }
+
+  // `url`: A link's URL. (std::nullopt when the service left it out)
+  const std::optional<std::string> &url() const noexcept { return url_; }
+
+  // `payload`: What the webhook is sent when it is pressed. (std::nullopt when the service left it
+  // out)
+  const std::optional<std::string> &payload() const noexcept { return payload_; }
+
+  // `imageURL`: An image shown on it. (std::nullopt when the service left it out)
+  const std::optional<std::string> &image_url() const noexcept { return image_url_; }
+
+  // `iconURL`: An icon shown on it. (std::nullopt when the service left it out)
+  const std::optional<std::string> &icon_url() const noexcept { return icon_url_; }
+
+  // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
+  const std::string &extra_json() const noexcept { return extra_json_; }
+
+ private:
+  std::optional<std::string> button_type_;
+  std::optional<std::string> display_text_;
+  std::optional<std::string> button_id_;
+  std::optional<std::string> url_;
+  std::optional<std::string> payload_;
+  std::optional<std::string> image_url_;
+  std::optional<std::string> icon_url_;
+  std::string extra_json_;
+};
+
+// A message of a room or of a channel. (roomchat_chat_message)
+class ChatMessage {
+ public:
+  ChatMessage() = default;
+  // Reads a C record, which stays the caller's (borrowed for the call).
+  explicit ChatMessage(const roomchat_chat_message *raw)
+      : id_(detail::optional_string(roomchat_chat_message_id(raw))),
+        created_(detail::optional_string(roomchat_chat_message_created(raw))),
+        chat_room_(detail::optional_string(roomchat_chat_message_chat_room(raw))),
+        channel_(detail::optional_string(roomchat_chat_message_channel(raw))),
+        message_(detail::optional_string(roomchat_chat_message_message(raw))),
+        user_(detail::optional_record<MessageAuthor>(roomchat_chat_message_user(raw))),
+        likes_(detail::optional_string(roomchat_chat_message_likes(raw))),
+        action_buttons_(detail::record_list<ActionButton>(raw, roomchat_chat_message_action_buttons_len, roomchat_chat_message_action_buttons_get)),
+        file_(detail::optional_record<MessageFile>(roomchat_chat_message_file(raw))),
+        customer_(detail::optional_string(roomchat_chat_message_customer(raw))),
+        extra_json_(detail::string_or_empty(roomchat_chat_message_extra_json(raw))) {}
+
+  // `_id`: The message's id (24 hexadecimal digits). (std::nullopt when the service left it out)
+  const std::optional<std::string> &id() const noexcept { return id_; }
+
+  // `created`: When it was posted (ISO 8601). (std::nullopt when the service left it out)
+  const std::optional<std::string> &created() const noexcept { return created_; }
+
+  // `chatRoom`: The room's id (a room's message). (std::nullopt when the service left it out)
+  const std::optional<std::string> &chat_room() const noexcept { return chat_room_; }
+
+  // `channel`: The channel's id (a channel's message). (std::nullopt when the service left it out)
+  const std::optional<std::string> &channel() const noexcept { return channel_; }
+
+  // `message`: The text. (std::nullopt when the service left it out)
+  const std::optional<std::string> &message() const noexcept { return message_; }
+
+  // `user`: Who posted it. (std::nullopt when the service left it out)
+  const std::optional<MessageAuthor> &user() const noexcept { return user_; }
+
+  // `likes`: Its likes, as the service gives them. (std::nullopt when the service left it out)
+  const std::optional<std::string> &likes() const noexcept { return likes_; }
+
+  // `actionButtons`: A bot's buttons. (empty when the service left it out)
+  const std::vector<ActionButton> &action_buttons() const noexcept { return action_buttons_; }
+
+  // `file`: The file it carries. (std::nullopt when the service left it out)
+  const std::optional<MessageFile> &file() const noexcept { return file_; }
+
+  // `customer`: The account's id. (std::nullopt when the service left it out)
+  const std::optional<std::string> &customer() const noexcept { return customer_; }
+
+  // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
+  const std::string &extra_json() const noexcept { return extra_json_; }
+
+ private:
+  std::optional<std::string> id_;
+  std::optional<std::string> created_;
+  std::optional<std::string> chat_room_;
+  std::optional<std::string> channel_;
+  std::optional<std::string> message_;
+  std::optional<MessageAuthor> user_;
+  std::optional<std::string> likes_;
+  std::vector<ActionButton> action_buttons_;
+  std::optional<MessageFile> file_;
+  std::optional<std::string> customer_;
+  std::string extra_json_;
+};
+
+// One page of a room's or a channel's messages. (roomchat_message_page)
+class MessagePage {
+ public:
+  MessagePage() = default;
+  // Reads a C record, which stays the caller's (borrowed for the call).
+  explicit MessagePage(const roomchat_message_page *raw)
+      : limit_(detail::optional_integer(roomchat_message_page_limit(raw))),
+        skip_(detail::optional_integer(roomchat_message_page_skip(raw))),
+        total_records_(detail::optional_integer(roomchat_message_page_total_records(raw))),
+        count_(detail::optional_integer(roomchat_message_page_count(raw))),
+        messages_(detail::record_list<ChatMessage>(raw, roomchat_message_page_messages_len, roomchat_message_page_messages_get)),
+        extra_json_(detail::string_or_empty(roomchat_message_page_extra_json(raw))) {}
+
+  // `limit`: The page size asked for. (std::nullopt when the service left it out or sent a
+  // negative number)
+  const std::optional<std::int64_t> &limit() const noexcept { return limit_; }
+
+  // `skip`: How many messages came before this page. (std::nullopt when the service left it out or
+  // sent a negative number)
+  const std::optional<std::int64_t> &skip() const noexcept { return skip_; }
+
+  // `totalRecords`: How many messages there are in all. (std::nullopt when the service left it out
+  // or sent a negative number)
+  const std::optional<std::int64_t> &total_records() const noexcept { return total_records_; }
+
+  // `count`: How many this page holds. (std::nullopt when the service left it out or sent a
+  // negative number)
+  const std::optional<std::int64_t> &count() const noexcept { return count_; }
+
+  // `messages`: The messages. (empty when the service left it out)
+  const std::vector<ChatMessage> &messages() const noexcept { return messages_; }
+
+  // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
+  const std::string &extra_json() const noexcept { return extra_json_; }
+
+ private:
+  std::optional<std::int64_t> limit_;
+  std::optional<std::int64_t> skip_;
+  std::optional<std::int64_t> total_records_;
+  std::optional<std::int64_t> count_;
+  std::vector<ChatMessage> messages_;
+  std::string extra_json_;
+};
+
+// A channel of a room. (roomchat_channel)
+class Channel {
+ public:
+  Channel() = default;
+  // Reads a C record, which stays the caller's (borrowed for the call).
+  explicit Channel(const roomchat_channel *raw)
+      : id_(detail::optional_string(roomchat_channel_id(raw))),
+        channel_name_(detail::optional_string(roomchat_channel_channel_name(raw))),
+        enabled_(detail::optional_bool(roomchat_channel_enabled(raw))),
+        notify_all_users_(detail::optional_bool(roomchat_channel_notify_all_users(raw))),
+        metadata_(detail::optional_string(roomchat_channel_metadata(raw))),
+        room_id_(detail::optional_string(roomchat_channel_room_id(raw))),
+        extra_json_(detail::string_or_empty(roomchat_channel_extra_json(raw))) {}
+
+  // `_id`: The channel's id (24 hexadecimal digits). (std::nullopt when the service left it out)
+  const std::optional<std::string> &id() const noexcept { return id_; }
+
+  // `channelName`: Its name. (std::nullopt when the service left it out)
+  const std::optional<std::string> &channel_name() const noexcept { return channel_name_; }
+
+  // `enabled`: False: closed. (std::nullopt when the service left it out)
+  const std::optional<bool> &enabled() const noexcept { return enabled_; }
+
+  // `notifyAllUsers`: True: every user of the room is notified of its messages, not only those who
+  // opened it. (std::nullopt when the service left it out)
+  const std::optional<bool> &notify_all_users() const noexcept { return notify_all_users_; }
+
+  // `metadata`: The customer's text (at most 1000 characters). (std::nullopt when the service left
+  // it out)
+  const std::optional<std::string> &metadata() const noexcept { return metadata_; }
+
+  // `roomId`: Its room's id. (std::nullopt when the service left it out)
+  const std::optional<std::string> &room_id() const noexcept { return room_id_; }
+
+  // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
+  const std::string &extra_json() const noexcept { return extra_json_; }
+
+ private:
+  std::optional<std::string> id_;
+  std::optional<std::string> channel_name_;
+  std::optional<bool> enabled_;
+  std::optional<bool> notify_all_users_;
+  std::optional<std::string> metadata_;
+  std::optional<std::string> room_id_;
+  std::string extra_json_;
+};
+
+// One of the two users of a one-to-one conversation. (roomchat_conversation_member)
+class ConversationMember {
+ public:
+  ConversationMember() = default;
+  // Reads a C record, which stays the caller's (borrowed for the call).
+  explicit ConversationMember(const roomchat_conversation_member *raw)
+      : id_(detail::optional_string(roomchat_conversation_member_id(raw))),
+        username_(detail::optional_string(roomchat_conversation_member_username(raw))),
+        email_(detail::optional_string(roomchat_conversation_member_email(raw))),
+        first_name_(detail::optional_string(roomchat_conversation_member_first_name(raw))),
+        last_name_(detail::optional_string(roomchat_conversation_member_last_name(raw))),
+        profile_pic_(detail::optional_string(roomchat_conversation_member_profile_pic(raw))),
+        unique_user_identifier_(detail::optional_string(roomchat_conversation_member_unique_user_identifier(raw))),
+        extra_json_(detail::string_or_empty(roomchat_conversation_member_extra_json(raw))) {}
+
+  // `_id`: The user's id. (std::nullopt when the service left it out)
+  const std::optional<std::string> &id() const noexcept { return id_; }
+
+  // `username`: Their name. (std::nullopt when the service left it out)
+  const std::optional<std::string> &username() const noexcept { return username_; }
+
+  // `email`: Their email. (std::nullopt when the service left it out)
+  const std::optional<std::string> &email() const noexcept { return email_; }
+
+  // `firstName`: Their first name. (std::nullopt when the service left it out)
+  const std::optional<std::string> &first_name() const noexcept { return first_name_; }
+
+  // `lastName`: Their last name. (std::nullopt when the service left it out)
+  const std::optional<std::string> &last_name() const noexcept { return last_name_; }
+
+  // `profilePic`: Their picture's URL. (std::nullopt when the service left it out)
+  const std::optional<std::string> &profile_pic() const noexcept { return profile_pic_; }
+
+  // `uniqueUserIdentifier`: The customer's identifier of the user, as given. (std::nullopt when
+  // the service left it out)
+  const std::optional<std::string> &unique_user_identifier() const noexcept { return unique_user_identifier_; }
+
+  // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
+  const std::string &extra_json() const noexcept { return extra_json_; }
+
+ private:
+  std::optional<std::string> id_;
+  std::optional<std::string> username_;
+  std::optional<std::string> email_;
+  std::optional<std::string> first_name_;
+  std::optional<std::string> last_name_;
+  std::optional<std::string> profile_pic_;
+  std::optional<std::string> unique_user_identifier_;
+  std::string extra_json_;
+};
+
+// A one-to-one conversation of a room. (roomchat_conversation)
+class Conversation {
+ public:
+  Conversation() = default;
+  // Reads a C record, which stays the caller's (borrowed for the call).
+  explicit Conversation(const roomchat_conversation *raw)
+      : conversation_id_(detail::optional_string(roomchat_conversation_conversation_id(raw))),
+        room_id_(detail::optional_string(roomchat_conversation_room_id(raw))),
+        member_one_(detail::optional_record<ConversationMember>(roomchat_conversation_member_one(raw))),
+        member_two_(detail::optional_record<ConversationMember>(roomchat_conversation_member_two(raw))),
+        extra_json_(detail::string_or_empty(roomchat_conversation_extra_json(raw))) {}
+
+  // `conversationId`: The conversation's id. (std::nullopt when the service left it out)
+  const std::optional<std::string> &conversation_id() const noexcept { return conversation_id_; }
+
+  // `roomId`: Its room's id. (std::nullopt when the service left it out)
+  const std::optional<std::string> &room_id() const noexcept { return room_id_; }
+
+  // `memberOne`: One user. (std::nullopt when the service left it out)
+  const std::optional<ConversationMember> &member_one() const noexcept { return member_one_; }
+
+  // `memberTwo`: The other. (std::nullopt when the service left it out)
+  const std::optional<ConversationMember> &member_two() const noexcept { return member_two_; }
+
+  // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
+  const std::string &extra_json() const noexcept { return extra_json_; }
+
+ private:
+  std::optional<std::string> conversation_id_;
+  std::optional<std::string> room_id_;
+  std::optional<ConversationMember> member_one_;
+  std::optional<ConversationMember> member_two_;
+  std::string extra_json_;
+};
+
+// A user as changed: the create-user answer's shape. (roomchat_updated_user)
+class UpdatedUser {
+ public:
+  UpdatedUser() = default;
+  // Reads a C record, which stays the caller's (borrowed for the call).
+  explicit UpdatedUser(const roomchat_updated_user *raw)
+      : access_token_(detail::optional_string(roomchat_updated_user_access_token(raw))),
+        user_id_(detail::optional_string(roomchat_updated_user_user_id(raw))),
+        username_(detail::optional_string(roomchat_updated_user_username(raw))),
+        email_(detail::optional_string(roomchat_updated_user_email(raw))),
+        profile_pic_(detail::optional_string(roomchat_updated_user_profile_pic(raw))),
+        is_moderator_(detail::optional_bool(roomchat_updated_user_is_moderator(raw))),
+        chat_room_(detail::optional_string(roomchat_updated_user_chat_room(raw))),
+        external_user_id_(detail::optional_string(roomchat_updated_user_external_user_id(raw))),
+        meta_(detail::optional_string(roomchat_updated_user_meta(raw))),
+        extra_json_(detail::string_or_empty(roomchat_updated_user_extra_json(raw))) {}
+
+  // `accessToken`: An access token that signs the user in. (std::nullopt when the service left it
+  // out)
+  const std::optional<std::string> &access_token() const noexcept { return access_token_; }
+
+  // `userId`: The user's id. (std::nullopt when the service left it out)
+  const std::optional<std::string> &user_id() const noexcept { return user_id_; }
+
+  // `username`: Their name. (std::nullopt when the service left it out)
+  const std::optional<std::string> &username() const noexcept { return username_; }
+
+  // `email`: Their email. (std::nullopt when the service left it out)
+  const std::optional<std::string> &email() const noexcept { return email_; }
+
+  // `profilePic`: Their picture's URL. (std::nullopt when the service left it out)
+  const std::optional<std::string> &profile_pic() const noexcept { return profile_pic_; }
+
+  // `isModerator`: True: a moderator of every room. (std::nullopt when the service left it out)
+  const std::optional<bool> &is_moderator() const noexcept { return is_moderator_; }
+
+  // `chatRoom`: The room they moderate, for a room moderator. (std::nullopt when the service left
+  // it out)
+  const std::optional<std::string> &chat_room() const noexcept { return chat_room_; }
+
+  // `externalUserId`: The customer's id of the user, as given (a number or a string).
+  // (std::nullopt when the service left it out)
+  const std::optional<std::string> &external_user_id() const noexcept { return external_user_id_; }
+
+  // `meta`: The customer's data. (std::nullopt when the service left it out)
+  const std::optional<std::string> &meta() const noexcept { return meta_; }
+
+  // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
+  const std::string &extra_json() const noexcept { return extra_json_; }
+
+ private:
+  std::optional<std::string> access_token_;
+  std::optional<std::string> user_id_;
+  std::optional<std::string> username_;
+  std::optional<std::string> email_;
+  std::optional<std::string> profile_pic_;
+  std::optional<bool> is_moderator_;
+  std::optional<std::string> chat_room_;
+  std::optional<std::string> external_user_id_;
+  std::optional<std::string> meta_;
+  std::string extra_json_;
+};
+
+// A user's profile. (roomchat_user_profile)
+class UserProfile {
+ public:
+  UserProfile() = default;
+  // Reads a C record, which stays the caller's (borrowed for the call).
+  explicit UserProfile(const roomchat_user_profile *raw)
+      : id_(detail::optional_string(roomchat_user_profile_id(raw))),
+        unique_user_identifier_(detail::optional_string(roomchat_user_profile_unique_user_identifier(raw))),
+        username_(detail::optional_string(roomchat_user_profile_username(raw))),
+        email_(detail::optional_string(roomchat_user_profile_email(raw))),
+        first_name_(detail::optional_string(roomchat_user_profile_first_name(raw))),
+        last_name_(detail::optional_string(roomchat_user_profile_last_name(raw))),
+        profile_pic_(detail::optional_string(roomchat_user_profile_profile_pic(raw))),
+        profile_pic_key_(detail::optional_string(roomchat_user_profile_profile_pic_key(raw))),
+        meta_(detail::optional_string(roomchat_user_profile_meta(raw))),
+        created_(detail::optional_string(roomchat_user_profile_created(raw))),
+        updated_(detail::optional_string(roomchat_user_profile_updated(raw))),
+        last_seen_(detail::optional_string(roomchat_user_profile_last_seen(raw))),
+        last_chat_room_id_(detail::optional_string(roomchat_user_profile_last_chat_room_id(raw))),
+        provisioned_(detail::optional_bool(roomchat_user_profile_provisioned(raw))),
+        extra_json_(detail::string_or_empty(roomchat_user_profile_extra_json(raw))) {}
+
+  // `_id`: The user's id. (std::nullopt when the service left it out)
+  const std::optional<std::string> &id() const noexcept { return id_; }
+
+  // `uniqueUserIdentifier`: The customer's identifier of the user, as given. (std::nullopt when
+  // the service left it out)
+  const std::optional<std::string> &unique_user_identifier() const noexcept { return unique_user_identifier_; }
+
+  // `username`: Their name. (std::nullopt when the service left it out)
+  const std::optional<std::string> &username() const noexcept { return username_; }
+
+  // `email`: Their email. (std::nullopt when the service left it out)
+  const std::optional<std::string> &email() const noexcept { return email_; }
+
+  // `firstName`: Their first name. (std::nullopt when the service left it out)
+  const std::optional<std::string> &first_name() const noexcept { return first_name_; }
+
+  // `lastName`: Their last name. (std::nullopt when the service left it out)
+  const std::optional<std::string> &last_name() const noexcept { return last_name_; }
+
+  // `profilePic`: Their picture's URL. (std::nullopt when the service left it out)
+  const std::optional<std::string> &profile_pic() const noexcept { return profile_pic_; }
+
+  // `profilePicKey`: The service's key of the picture. (std::nullopt when the service left it out)
+  const std::optional<std::string> &profile_pic_key() const noexcept { return profile_pic_key_; }
+
+  // `meta`: The customer's data. (std::nullopt when the service left it out)
+  const std::optional<std::string> &meta() const noexcept { return meta_; }
+
+  // `created`: When the user was made (ISO 8601). (std::nullopt when the service left it out)
+  const std::optional<std::string> &created() const noexcept { return created_; }
+
+  // `updated`: When they last changed. (std::nullopt when the service left it out)
+  const std::optional<std::string> &updated() const noexcept { return updated_; }
+
+  // `lastSeen`: When they were last seen. (std::nullopt when the service left it out)
+  const std::optional<std::string> &last_seen() const noexcept { return last_seen_; }
+
+  // `lastChatRoomId`: The room they were last in. (std::nullopt when the service left it out)
+  const std::optional<std::string> &last_chat_room_id() const noexcept { return last_chat_room_id_; }
+
+  // `provisioned`: True: made through the API. (std::nullopt when the service left it out)
+  const std::optional<bool> &provisioned() const noexcept { return provisioned_; }
+
+  // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
+  const std::string &extra_json() const noexcept { return extra_json_; }
+
+ private:
+  std::optional<std::string> id_;
+  std::optional<std::string> unique_user_identifier_;
+  std::optional<std::string> username_;
+  std::optional<std::string> email_;
+  std::optional<std::string> first_name_;
+  std::optional<std::string> last_name_;
+  std::optional<std::string> profile_pic_;
+  std::optional<std::string> profile_pic_key_;
+  std::optional<std::string> meta_;
+  std::optional<std::string> created_;
+  std::optional<std::string> updated_;
+  std::optional<std::string> last_seen_;
+  std::optional<std::string> last_chat_room_id_;
+  std::optional<bool> provisioned_;
+  std::string extra_json_;
+};
+
+// The answer to `create_user_v2`: the new user and an access token. (roomchat_provisioned_user)
+class ProvisionedUser {
+ public:
+  ProvisionedUser() = default;
+  // Reads a C record, which stays the caller's (borrowed for the call).
+  explicit ProvisionedUser(const roomchat_provisioned_user *raw)
+      : success_(detail::optional_bool(roomchat_provisioned_user_success(raw))),
+        access_token_(detail::optional_string(roomchat_provisioned_user_access_token(raw))),
+        user_(detail::optional_record<UserProfile>(roomchat_provisioned_user_user(raw))),
+        extra_json_(detail::string_or_empty(roomchat_provisioned_user_extra_json(raw))) {}
+
+  // `success`: True: the service did it. (std::nullopt when the service left it out)
+  const std::optional<bool> &success() const noexcept { return success_; }
+
+  // `accessToken`: An access token that signs the user in. (std::nullopt when the service left it
+  // out)
+  const std::optional<std::string> &access_token() const noexcept { return access_token_; }
+
+  // `user`: The user. (std::nullopt when the service left it out)
+  const std::optional<UserProfile> &user() const noexcept { return user_; }
+
+  // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
+  const std::string &extra_json() const noexcept { return extra_json_; }
+
+ private:
+  std::optional<bool> success_;
+  std::optional<std::string> access_token_;
+  std::optional<UserProfile> user_;
+  std::string extra_json_;
+};
+
+// A user's membership of a room, with their role. (roomchat_member)
+class Member {
+ public:
+  Member() = default;
+  // Reads a C record, which stays the caller's (borrowed for the call).
+  explicit Member(const roomchat_member *raw)
+      : chat_room_(detail::optional_record<RoomName>(roomchat_member_chat_room(raw))),
+        user_(detail::optional_record<UserProfile>(roomchat_member_user(raw))),
+        role_name_(detail::optional_string(roomchat_member_role_name(raw))),
+        last_seen_(detail::optional_string(roomchat_member_last_seen(raw))),
+        created_(detail::optional_string(roomchat_member_created(raw))),
+        extra_json_(detail::string_or_empty(roomchat_member_extra_json(raw))) {}
+
+  // `chatRoom`: The room. (std::nullopt when the service left it out)
+  const std::optional<RoomName> &chat_room() const noexcept { return chat_room_; }
+
+  // `user`: The user. (std::nullopt when the service left it out)
+  const std::optional<UserProfile> &user() const noexcept { return user_; }
+
+  // `roleName`: `user`, `guest`, `admin` or `moderator`. (std::nullopt when the service left it
+  // out)
+  const std::optional<std::string> &role_name() const noexcept { return role_name_; }
+
+  // `lastSeen`: When they were last seen in the room. (std::nullopt when the service left it out)
+  const std::optional<std::string> &last_seen() const noexcept { return last_seen_; }
+
+  // `created`: When they became a member. (std::nullopt when the service left it out)
+  const std::optional<std::string> &created() const noexcept { return created_; }
+
+  // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
+  const std::string &extra_json() const noexcept { return extra_json_; }
+
+ private:
+  std::optional<RoomName> chat_room_;
+  std::optional<UserProfile> user_;
+  std::optional<std::string> role_name_;
+  std::optional<std::string> last_seen_;
+  std::optional<std::string> created_;
+  std::string extra_json_;
+};
+
+// One page of a room's members. (roomchat_member_page)
+class MemberPage {
+ public:
+  MemberPage() = default;
+  // Reads a C record, which stays the caller's (borrowed for the call).
+  explicit MemberPage(const roomchat_member_page *raw)
+      : total_(detail::optional_integer(roomchat_member_page_total(raw))),
+        limit_(detail::optional_integer(roomchat_member_page_limit(raw))),
+        skip_(detail::optional_integer(roomchat_member_page_skip(raw))),
+        data_(detail::record_list<Member>(raw, roomchat_member_page_data_len, roomchat_member_page_data_get)),
+        extra_json_(detail::string_or_empty(roomchat_member_page_extra_json(raw))) {}
+
+  // `total`: How many members there are in all. (std::nullopt when the service left it out or sent
+  // a negative number)
+  const std::optional<std::int64_t> &total() const noexcept { return total_; }
+
+  // `limit`: The page size asked for. (std::nullopt when the service left it out or sent a
+  // negative number)
+  const std::optional<std::int64_t> &limit() const noexcept { return limit_; }
+
+  // `skip`: How many members came before this page. (std::nullopt when the service left it out or
+  // sent a negative number)
+  const std::optional<std::int64_t> &skip() const noexcept { return skip_; }
+
+  // `data`: The members. (empty when the service left it out)
+  const std::vector<Member> &data() const noexcept { return data_; }
+
+  // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
+  const std::string &extra_json() const noexcept { return extra_json_; }
+
+ private:
+  std::optional<std::int64_t> total_;
+  std::optional<std::int64_t> limit_;
+  std::optional<std::int64_t> skip_;
+  std::vector<Member> data_;
+  std::string extra_json_;
+};
+
+// Every bot of the account: `{"success": true, "bots": [...]}`. (roomchat_bot_list)
+class BotList {
+ public:
+  BotList() = default;
+  // Reads a C record, which stays the caller's (borrowed for the call).
+  explicit BotList(const roomchat_bot_list *raw)
+      : success_(detail::optional_bool(roomchat_bot_list_success(raw))),
+        bots_(detail::record_list<Bot>(raw, roomchat_bot_list_bots_len, roomchat_bot_list_bots_get)),
+        extra_json_(detail::string_or_empty(roomchat_bot_list_extra_json(raw))) {}
+
+  // `success`: True: the service did it. (std::nullopt when the service left it out)
+  const std::optional<bool> &success() const noexcept { return success_; }
+
+  // `bots`: The bots. (empty when the service left it out)
+  const std::vector<Bot> &bots() const noexcept { return bots_; }
+
+  // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
+  const std::string &extra_json() const noexcept { return extra_json_; }
+
+ private:
+  std::optional<bool> success_;
+  std::vector<Bot> bots_;
+  std::string extra_json_;
+};
+
+// A bot's state in a room. (roomchat_bot_status)
+class BotStatus {
+ public:
+  BotStatus() = default;
+  // Reads a C record, which stays the caller's (borrowed for the call).
+  explicit BotStatus(const roomchat_bot_status *raw)
+      : status_(detail::optional_string(roomchat_bot_status_status(raw))),
+        extra_json_(detail::string_or_empty(roomchat_bot_status_extra_json(raw))) {}
+
+  // `status`: `ENABLED` or `DISABLED`. (std::nullopt when the service left it out)
+  const std::optional<std::string> &status() const noexcept { return status_; }
+
+  // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
+  const std::string &extra_json() const noexcept { return extra_json_; }
+
+ private:
+  std::optional<std::string> status_;
+  std::string extra_json_;
+};
+
+// The answer to enabling or disabling a bot in a room. (roomchat_bot_room_answer)
+class BotRoomAnswer {
+ public:
+  BotRoomAnswer() = default;
+  // Reads a C record, which stays the caller's (borrowed for the call).
+  explicit BotRoomAnswer(const roomchat_bot_room_answer *raw)
+      : success_(detail::optional_bool(roomchat_bot_room_answer_success(raw))),
+        message_(detail::optional_string(roomchat_bot_room_answer_message(raw))),
+        bot_status_(detail::optional_record<BotStatus>(roomchat_bot_room_answer_bot_status(raw))),
+        extra_json_(detail::string_or_empty(roomchat_bot_room_answer_extra_json(raw))) {}
+
+  // `success`: True: the service did it. (std::nullopt when the service left it out)
+  const std::optional<bool> &success() const noexcept { return success_; }
+
+  // `message`: What the service said (disabling). (std::nullopt when the service left it out)
+  const std::optional<std::string> &message() const noexcept { return message_; }
+
+  // `botStatus`: The bot's state in the room (enabling). (std::nullopt when the service left it
+  // out)
+  const std::optional<BotStatus> &bot_status() const noexcept { return bot_status_; }
+
+  // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
+  const std::string &extra_json() const noexcept { return extra_json_; }
+
+ private:
+  std::optional<bool> success_;
+  std::optional<std::string> message_;
+  std::optional<BotStatus> bot_status_;
+  std::string extra_json_;
+};
+
 // The parameters of Client::update_bot: each is sent only when set (roomchat_update_bot_params).
 struct UpdateBot {
   // `name` (at most 100 characters).
@@ -190,6 +1061,235 @@ struct UpdateBot {
   // `enabled`.
   std::optional<bool> enabled;
 };
+
+// The parameters of Client::create_chat_room: each is sent only when set
+// (roomchat_create_chat_room_params).
+struct CreateChatRoom {
+  // `name`.
+  std::optional<std::string> name;
+  // `description`.
+  std::optional<std::string> description;
+  // `passwordProtected`, sent as "on" or "off".
+  std::optional<bool> password_protected;
+  // `roomPassword`.
+  std::optional<std::string> room_password;
+  // `preModeratedChatRoom`, sent as "on" or "off".
+  std::optional<bool> pre_moderated_chat_room;
+  // `enableOneToOneChat`, sent as "on" or "off".
+  std::optional<bool> enable_one_to_one_chat;
+  // `moderatorOnlyOneToOneChat`, sent as "on" or "off".
+  std::optional<bool> moderator_only_one_to_one_chat;
+  // `enableChannels`, sent as "on" or "off".
+  std::optional<bool> enable_channels;
+  // `defaultNotificationEnabled`, sent as "on" or "off".
+  std::optional<bool> default_notification_enabled;
+  // `fileSharingMode` (`` or `imageSharing` or `fileAndImageSharing`).
+  std::optional<std::string> file_sharing_mode;
+  // `chatRoomPermissionLevel` (`public` or `provisioned_users` or `members`).
+  std::optional<std::string> chat_room_permission_level;
+  // `customCSS`.
+  std::optional<std::string> custom_css;
+  // `metadata` (at most 1000 characters).
+  std::optional<std::string> metadata;
+  // `customization`, JSON text (any JSON value, sent as given).
+  std::optional<std::string> customization;
+  // Body fields the declaration does not type: a JSON object's text, each field sent as given.
+  std::optional<std::string> extra_json;
+};
+
+// The parameters of Client::update_chat_room: each is sent only when set
+// (roomchat_update_chat_room_params).
+struct UpdateChatRoom {
+  // `name`.
+  std::optional<std::string> name;
+  // `description`.
+  std::optional<std::string> description;
+  // `roomPassword`.
+  std::optional<std::string> room_password;
+  // `passwordProtected`, sent as "on" or "off".
+  std::optional<bool> password_protected;
+  // `metadata` (at most 1000 characters).
+  std::optional<std::string> metadata;
+};
+
+// The parameters of Client::room_messages: each is sent only when set
+// (roomchat_room_messages_params).
+struct RoomMessages {
+  // `limit` (at least 1).
+  std::optional<std::uint64_t> limit;
+  // `skip` (at least 0).
+  std::optional<std::uint64_t> skip;
+  // `onlyAttachments`.
+  std::optional<bool> only_attachments;
+};
+
+// The parameters of Client::delete_room_messages: each is sent only when set
+// (roomchat_delete_room_messages_params).
+struct DeleteRoomMessages {
+  // `doNotDeletePrivateMessages`.
+  std::optional<bool> do_not_delete_private_messages;
+  // `doNotDeleteChannelMessages`.
+  std::optional<bool> do_not_delete_channel_messages;
+};
+
+// The parameters of Client::send_room_message: each is sent only when set
+// (roomchat_send_room_message_params).
+struct SendRoomMessage {
+  // `userAccessToken`.
+  std::optional<std::string> user_access_token;
+  // `systemMessage`.
+  std::optional<bool> system_message;
+  // `user`, JSON text (any JSON value, sent as given).
+  std::optional<std::string> user;
+};
+
+// The parameters of Client::create_channel: each is sent only when set
+// (roomchat_create_channel_params).
+struct CreateChannel {
+  // `enabled`.
+  std::optional<bool> enabled;
+  // `notifyAllUsers`.
+  std::optional<bool> notify_all_users;
+  // `metadata` (at most 1000 characters).
+  std::optional<std::string> metadata;
+};
+
+// The parameters of Client::update_channel: each is sent only when set
+// (roomchat_update_channel_params).
+struct UpdateChannel {
+  // `channelName`.
+  std::optional<std::string> channel_name;
+  // `enabled`.
+  std::optional<bool> enabled;
+  // `notifyAllUsers`.
+  std::optional<bool> notify_all_users;
+  // `metadata` (at most 1000 characters).
+  std::optional<std::string> metadata;
+};
+
+// The parameters of Client::send_channel_message: each is sent only when set
+// (roomchat_send_channel_message_params).
+struct SendChannelMessage {
+  // `userAccessToken`.
+  std::optional<std::string> user_access_token;
+  // `systemMessage`.
+  std::optional<bool> system_message;
+  // `user`, JSON text (any JSON value, sent as given).
+  std::optional<std::string> user;
+};
+
+// The parameters of Client::channel_messages: each is sent only when set
+// (roomchat_channel_messages_params).
+struct ChannelMessages {
+  // `limit` (at least 1).
+  std::optional<std::uint64_t> limit;
+  // `skip` (at least 0).
+  std::optional<std::uint64_t> skip;
+  // `onlyAttachments`.
+  std::optional<bool> only_attachments;
+};
+
+// The parameters of Client::update_user: each is sent only when set (roomchat_update_user_params).
+struct UpdateUser {
+  // `userId`.
+  std::optional<std::string> user_id;
+  // `uniqueUserIdentifier`.
+  std::optional<std::string> unique_user_identifier;
+  // `username`.
+  std::optional<std::string> username;
+  // `email`.
+  std::optional<std::string> email;
+  // `profilePic`.
+  std::optional<std::string> profile_pic;
+  // `chatRoom`.
+  std::optional<std::string> chat_room;
+  // `isModerator`.
+  std::optional<bool> is_moderator;
+  // `externalUserId`, JSON text (any JSON value, sent as given).
+  std::optional<std::string> external_user_id;
+  // `meta`, JSON text (any JSON value, sent as given).
+  std::optional<std::string> meta;
+};
+
+// The parameters of Client::create_user_v2: each is sent only when set
+// (roomchat_create_user_v2_params).
+struct CreateUserV2 {
+  // `firstName`.
+  std::optional<std::string> first_name;
+  // `lastName`.
+  std::optional<std::string> last_name;
+  // `email`.
+  std::optional<std::string> email;
+  // `meta`, JSON text (any JSON value, sent as given).
+  std::optional<std::string> meta;
+  // `externalProfilePicURL`.
+  std::optional<std::string> external_profile_pic_url;
+  // `membershipDetails`, JSON text (any JSON value, sent as given).
+  std::optional<std::string> membership_details;
+};
+
+// The parameters of Client::remove_user: each is sent only when set (roomchat_remove_user_params).
+struct RemoveUser {
+  // `userId`.
+  std::optional<std::string> user_id;
+  // `uniqueUserIdentifier`.
+  std::optional<std::string> unique_user_identifier;
+};
+
+// The parameters of Client::list_members: each is sent only when set
+// (roomchat_list_members_params).
+struct ListMembers {
+  // `limit` (1 to 200).
+  std::optional<std::uint64_t> limit;
+  // `skip` (at least 0).
+  std::optional<std::uint64_t> skip;
+};
+
+// The parameters of Client::create_bot: each is sent only when set (roomchat_create_bot_params).
+struct CreateBot {
+  // `description` (at most 1000 characters).
+  std::optional<std::string> description;
+  // `trigger` (`message` or `mention`).
+  std::optional<std::string> trigger;
+  // `messageVisibility` (`public` or `private`).
+  std::optional<std::string> message_visibility;
+  // `isAllowedInAllChatRooms`.
+  std::optional<bool> is_allowed_in_all_chat_rooms;
+  // `messageHistoryLimit` (0 to 100).
+  std::optional<std::uint64_t> message_history_limit;
+  // `metadata` (at most 10000 characters).
+  std::optional<std::string> metadata;
+  // `enabled`.
+  std::optional<bool> enabled;
+};
+
+// The parameters of Client::send_bot_message: each is sent only when set
+// (roomchat_send_bot_message_params).
+struct SendBotMessage {
+  // `userId`.
+  std::optional<std::string> user_id;
+  // `uniqueUserIdentifier`.
+  std::optional<std::string> unique_user_identifier;
+  // `messageId`.
+  std::optional<std::string> message_id;
+  // `actionButtons`, JSON text (any JSON value, sent as given).
+  std::optional<std::string> action_buttons;
+};
+
+// Every ChatMessage of Client::room_messages, lazily, a page at a time
+// (Client::iter_room_messages): see Items.
+using RoomMessagesItems = Items<ChatMessage, roomchat_room_messages_iter, roomchat_chat_message, roomchat_room_messages_iter_next, roomchat_room_messages_iter_next_skip, roomchat_room_messages_iter_free,
+                  roomchat_chat_message_free>;
+
+// Every ChatMessage of Client::channel_messages, lazily, a page at a time
+// (Client::iter_channel_messages): see Items.
+using ChannelMessagesItems = Items<ChatMessage, roomchat_channel_messages_iter, roomchat_chat_message, roomchat_channel_messages_iter_next, roomchat_channel_messages_iter_next_skip, roomchat_channel_messages_iter_free,
+                  roomchat_chat_message_free>;
+
+// Every Member of Client::list_members, lazily, a page at a time (Client::iter_list_members): see
+// Items.
+using ListMembersItems = Items<Member, roomchat_list_members_iter, roomchat_member, roomchat_list_members_iter_next, roomchat_list_members_iter_next_skip, roomchat_list_members_iter_free,
+                  roomchat_member_free>;
 
 namespace detail {
 
@@ -254,15 +1354,6 @@ class Operations {
     });
   }
 
-  // GET /consumer/api/v1/chatrooms: Every chat room of the account. Repeatable: sent again after a
-  // 5xx, a timeout or a lost answer, as a GET is.
-  std::string list_chat_rooms() const {
-    return send_list_chat_rooms(nullptr);
-  }
-  WithResponse<std::string> list_chat_rooms_with_response() const {
-    return detail::with_response([&](roomchat_response_meta **meta) { return send_list_chat_rooms(meta); });
-  }
-
   // POST /consumer/api/v2/user/reactivate: Reactivates a deactivated user. Never sent again after
   // a 5xx, a timeout or a lost answer (a repeat could do it twice) unless ClientOptions::retries
   // allows it. by: which of `userId`, `uniqueUserIdentifier` id is.
@@ -302,9 +1393,19 @@ class Operations {
     });
   }
 
+  // GET /consumer/api/v1/chatrooms: Every chat room of the account (an empty list when there is
+  // none). Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.
+  std::vector<Room> list_chat_rooms() const {
+    return send_list_chat_rooms(nullptr);
+  }
+  WithResponse<std::vector<Room>> list_chat_rooms_with_response() const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_list_chat_rooms(meta); });
+  }
+
   // POST /api/v1/chatRoom/{roomId}/eject-all: Signs every user out of a room. The reference page
   // prints this path without the `/consumer` prefix; it is sent as printed. Repeatable: sent again
-  // after a 5xx, a timeout or a lost answer, as a GET is.
+  // after a 5xx, a timeout or a lost answer, as a GET is. Throws ROOMCHAT_RESULT_NOT_FOUND when no
+  // room has this id.
   Acknowledged eject_all_users(std::string_view room_id) const {
     return send_eject_all_users(nullptr, room_id);
   }
@@ -315,12 +1416,430 @@ class Operations {
   // PUT /consumer/api/v2/bot/{botId}: Changes a bot's settings: any of its fields, under the same
   // rules as at creation (a bot triggered by every message cannot answer in private). Repeatable:
   // sent again after a 5xx, a timeout or a lost answer, as a GET is. A value outside its declared
-  // limits throws ROOMCHAT_RESULT_VALIDATION and nothing is sent.
+  // limits throws ROOMCHAT_RESULT_VALIDATION and nothing is sent. Throws ROOMCHAT_RESULT_NOT_FOUND
+  // when no bot of the account has this id. Throws ROOMCHAT_RESULT_INVALID_REQUEST when trigger
+  // `message` with visibility `private`, a name another bot has, or another invalid field.
   BotAnswer update_bot(std::string_view bot_id, const UpdateBot &params = {}) const {
     return send_update_bot(nullptr, bot_id, params);
   }
   WithResponse<BotAnswer> update_bot_with_response(std::string_view bot_id, const UpdateBot &params = {}) const {
     return detail::with_response([&](roomchat_response_meta **meta) { return send_update_bot(meta, bot_id, params); });
+  }
+
+  // POST /consumer/api/v1/chatroom: Creates a chat room: its name, settings and look. Fields the
+  // declaration does not type are sent as given. Never sent again after a 5xx, a timeout or a lost
+  // answer (a repeat could do it twice) unless ClientOptions::retries allows it. A value outside
+  // its declared limits throws ROOMCHAT_RESULT_VALIDATION and nothing is sent. Throws
+  // ROOMCHAT_RESULT_INVALID_REQUEST when a password-protected room without `roomPassword`, or
+  // another invalid field (the service's validation object, whose messages the error carries).
+  RoomAnswer create_chat_room(const CreateChatRoom &params = {}) const {
+    return send_create_chat_room(nullptr, params);
+  }
+  WithResponse<RoomAnswer> create_chat_room_with_response(const CreateChatRoom &params = {}) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_create_chat_room(meta, params); });
+  }
+
+  // GET /consumer/api/v1/chatroom/{roomId}: One chat room: its settings. Repeatable: sent again
+  // after a 5xx, a timeout or a lost answer, as a GET is. Throws ROOMCHAT_RESULT_NOT_FOUND when no
+  // room has this id (the service answers 404 with `{}`).
+  Room get_chat_room(std::string_view room_id) const {
+    return send_get_chat_room(nullptr, room_id);
+  }
+  WithResponse<Room> get_chat_room_with_response(std::string_view room_id) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_get_chat_room(meta, room_id); });
+  }
+
+  // PUT /consumer/api/v1/chatroom/{roomId}: Changes a chat room's name, description, password or
+  // metadata. Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. A value
+  // outside its declared limits throws ROOMCHAT_RESULT_VALIDATION and nothing is sent. Throws
+  // ROOMCHAT_RESULT_NOT_FOUND when no room has this id. Throws ROOMCHAT_RESULT_INVALID_REQUEST
+  // when an invalid field (the service's validation object).
+  RoomAnswer update_chat_room(std::string_view room_id, const UpdateChatRoom &params = {}) const {
+    return send_update_chat_room(nullptr, room_id, params);
+  }
+  WithResponse<RoomAnswer> update_chat_room_with_response(std::string_view room_id, const UpdateChatRoom &params = {}) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_update_chat_room(meta, room_id, params); });
+  }
+
+  // DELETE /consumer/api/v1/chatroom/{roomId}: Deletes a chat room with all its messages,
+  // channels, one-to-one conversations, files and memberships, irreversibly. Repeatable: sent
+  // again after a 5xx, a timeout or a lost answer, as a GET is. Throws ROOMCHAT_RESULT_NOT_FOUND
+  // when no room has this id (`invalid chatroom id`): also what a repeat meets when the first
+  // delete's answer was lost and the client sent it again.
+  RoomAnswer delete_chat_room(std::string_view room_id) const {
+    return send_delete_chat_room(nullptr, room_id);
+  }
+  WithResponse<RoomAnswer> delete_chat_room_with_response(std::string_view room_id) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_delete_chat_room(meta, room_id); });
+  }
+
+  // POST /consumer/api/v1/chatRoom/{roomId}/on: Turns a room's chat on: its users can post again.
+  // (The reference pages print the on and off paths the wrong way round; this sends `/on`.)
+  // Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. Throws
+  // ROOMCHAT_RESULT_NOT_FOUND when no room has this id.
+  Acknowledged turn_chat_on(std::string_view room_id) const {
+    return send_turn_chat_on(nullptr, room_id);
+  }
+  WithResponse<Acknowledged> turn_chat_on_with_response(std::string_view room_id) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_turn_chat_on(meta, room_id); });
+  }
+
+  // POST /consumer/api/v1/chatRoom/{roomId}/off: Turns a room's chat off: its users see the
+  // chat-off message and cannot post. (This sends `/off`, whatever the reference pages print.)
+  // Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. Throws
+  // ROOMCHAT_RESULT_NOT_FOUND when no room has this id.
+  Acknowledged turn_chat_off(std::string_view room_id) const {
+    return send_turn_chat_off(nullptr, room_id);
+  }
+  WithResponse<Acknowledged> turn_chat_off_with_response(std::string_view room_id) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_turn_chat_off(meta, room_id); });
+  }
+
+  // POST /consumer/api/v1/chatroom/{roomId}/chatoffmessage: Sets the message a room's users see
+  // while its chat is off; it takes effect at once. Repeatable: sent again after a 5xx, a timeout
+  // or a lost answer, as a GET is. Throws ROOMCHAT_RESULT_NOT_FOUND when no room has this id.
+  Acknowledged set_chat_off_message(std::string_view room_id, std::string_view message) const {
+    return send_set_chat_off_message(nullptr, room_id, message);
+  }
+  WithResponse<Acknowledged> set_chat_off_message_with_response(std::string_view room_id, std::string_view message) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_set_chat_off_message(meta, room_id, message); });
+  }
+
+  // GET /consumer/api/v1/chatRoom/{roomId}/messages: One page of a room's messages: the service's
+  // history export (the emulator gives them oldest first). Repeatable: sent again after a 5xx, a
+  // timeout or a lost answer, as a GET is. A value outside its declared limits throws
+  // ROOMCHAT_RESULT_VALIDATION and nothing is sent. Throws ROOMCHAT_RESULT_NOT_FOUND when no room
+  // has this id.
+  MessagePage room_messages(std::string_view room_id, const RoomMessages &params = {}) const {
+    return send_room_messages(nullptr, room_id, params);
+  }
+  WithResponse<MessagePage> room_messages_with_response(std::string_view room_id, const RoomMessages &params = {}) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_room_messages(meta, room_id, params); });
+  }
+
+  // Every record of room_messages, lazily, a page at a time: params.limit is the page size
+  // (default 200), params.skip where to start (Items::next_skip of a stopped iteration resumes
+  // it). Nothing is sent before the first record is asked for.
+  RoomMessagesItems iter_room_messages(std::string_view room_id, const RoomMessages &params = {}) const {
+    detail::CString room_id_c(room_id, "room_id");
+    roomchat_room_messages_params *raw_params = nullptr;
+    detail::check(roomchat_room_messages_params_new(&raw_params));
+    detail::OwnedBy<roomchat_room_messages_params, roomchat_room_messages_params_free> owned_params(raw_params);
+    detail::set_param(raw_params, roomchat_room_messages_params_set_limit, params.limit, "limit");
+    detail::set_param(raw_params, roomchat_room_messages_params_set_skip, params.skip, "skip");
+    detail::set_param(raw_params, roomchat_room_messages_params_set_only_attachments,
+                      params.only_attachments, "only_attachments");
+    roomchat_room_messages_iter *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_iter_room_messages(client(), room_id_c.get(), raw_params, &raw, e);
+    });
+    return RoomMessagesItems(raw);
+  }
+
+  // DELETE /consumer/api/v1/chatroom/{roomId}/messages: Deletes a room's messages: all of them,
+  // channel and private ones and files included, unless told to keep those. Repeatable: sent again
+  // after a 5xx, a timeout or a lost answer, as a GET is. A value outside its declared limits
+  // throws ROOMCHAT_RESULT_VALIDATION and nothing is sent. Throws ROOMCHAT_RESULT_NOT_FOUND when
+  // no room has this id (`invalid chatroom id`).
+  RoomAnswer delete_room_messages(std::string_view room_id, const DeleteRoomMessages &params = {}) const {
+    return send_delete_room_messages(nullptr, room_id, params);
+  }
+  WithResponse<RoomAnswer> delete_room_messages_with_response(std::string_view room_id, const DeleteRoomMessages &params = {}) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_delete_room_messages(meta, room_id, params); });
+  }
+
+  // POST /consumer/api/v1/chatroom/{roomId}/message: Posts a message into a room, as exactly one
+  // author: a user (by access token), the room's system, or a throw-away user made on the fly.
+  // Never sent again after a 5xx, a timeout or a lost answer (a repeat could do it twice) unless
+  // ClientOptions::retries allows it. A value outside its declared limits throws
+  // ROOMCHAT_RESULT_VALIDATION and nothing is sent. Throws ROOMCHAT_RESULT_NOT_FOUND when no room
+  // has this id (`invalid chatroom id`). Throws ROOMCHAT_RESULT_INVALID_REQUEST when the room's
+  // chat is off (a user cannot post), or the access token signs nobody in.
+  Acknowledged send_room_message(std::string_view room_id, std::string_view message, const SendRoomMessage &params = {}) const {
+    return send_send_room_message(nullptr, room_id, message, params);
+  }
+  WithResponse<Acknowledged> send_room_message_with_response(std::string_view room_id, std::string_view message, const SendRoomMessage &params = {}) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_send_room_message(meta, room_id, message, params); });
+  }
+
+  // POST /consumer/api/v1/chatroom/{roomId}/channel: Creates a channel in a room. Never sent again
+  // after a 5xx, a timeout or a lost answer (a repeat could do it twice) unless
+  // ClientOptions::retries allows it. A value outside its declared limits throws
+  // ROOMCHAT_RESULT_VALIDATION and nothing is sent. Throws ROOMCHAT_RESULT_NOT_FOUND when no room
+  // has this id.
+  Channel create_channel(std::string_view room_id, std::string_view channel_name, const CreateChannel &params = {}) const {
+    return send_create_channel(nullptr, room_id, channel_name, params);
+  }
+  WithResponse<Channel> create_channel_with_response(std::string_view room_id, std::string_view channel_name, const CreateChannel &params = {}) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_create_channel(meta, room_id, channel_name, params); });
+  }
+
+  // PUT /consumer/api/v1/chatroom/{roomId}/channel/{channelId}: Changes a channel's name, state,
+  // notification rule or metadata. Repeatable: sent again after a 5xx, a timeout or a lost answer,
+  // as a GET is. A value outside its declared limits throws ROOMCHAT_RESULT_VALIDATION and nothing
+  // is sent. Throws ROOMCHAT_RESULT_NOT_FOUND when no channel has this id in the room (`channel
+  // not found`).
+  Channel update_channel(std::string_view room_id, std::string_view channel_id, const UpdateChannel &params = {}) const {
+    return send_update_channel(nullptr, room_id, channel_id, params);
+  }
+  WithResponse<Channel> update_channel_with_response(std::string_view room_id, std::string_view channel_id, const UpdateChannel &params = {}) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_update_channel(meta, room_id, channel_id, params); });
+  }
+
+  // POST /consumer/api/v1/chatroom/{roomId}/channel/{channelId}/message: Posts a message into a
+  // channel, as exactly one author (as into a room). Never sent again after a 5xx, a timeout or a
+  // lost answer (a repeat could do it twice) unless ClientOptions::retries allows it. A value
+  // outside its declared limits throws ROOMCHAT_RESULT_VALIDATION and nothing is sent. Throws
+  // ROOMCHAT_RESULT_NOT_FOUND when no room or channel has this id.
+  Acknowledged send_channel_message(std::string_view room_id, std::string_view channel_id, std::string_view message, const SendChannelMessage &params = {}) const {
+    return send_send_channel_message(nullptr, room_id, channel_id, message, params);
+  }
+  WithResponse<Acknowledged> send_channel_message_with_response(std::string_view room_id, std::string_view channel_id, std::string_view message, const SendChannelMessage &params = {}) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_send_channel_message(meta, room_id, channel_id, message, params); });
+  }
+
+  // GET /consumer/api/v1/chatRoom/{roomId}/channel/{channelId}/messages: One page of a channel's
+  // messages (the emulator gives them oldest first). Repeatable: sent again after a 5xx, a timeout
+  // or a lost answer, as a GET is. A value outside its declared limits throws
+  // ROOMCHAT_RESULT_VALIDATION and nothing is sent. Throws ROOMCHAT_RESULT_NOT_FOUND when no room
+  // or channel has this id.
+  MessagePage channel_messages(std::string_view room_id, std::string_view channel_id, const ChannelMessages &params = {}) const {
+    return send_channel_messages(nullptr, room_id, channel_id, params);
+  }
+  WithResponse<MessagePage> channel_messages_with_response(std::string_view room_id, std::string_view channel_id, const ChannelMessages &params = {}) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_channel_messages(meta, room_id, channel_id, params); });
+  }
+
+  // Every record of channel_messages, lazily, a page at a time: params.limit is the page size
+  // (default 200), params.skip where to start (Items::next_skip of a stopped iteration resumes
+  // it). Nothing is sent before the first record is asked for.
+  ChannelMessagesItems iter_channel_messages(std::string_view room_id, std::string_view channel_id,
+                                             const ChannelMessages &params = {}) const {
+    detail::CString room_id_c(room_id, "room_id");
+    detail::CString channel_id_c(channel_id, "channel_id");
+    roomchat_channel_messages_params *raw_params = nullptr;
+    detail::check(roomchat_channel_messages_params_new(&raw_params));
+    detail::OwnedBy<roomchat_channel_messages_params, roomchat_channel_messages_params_free> owned_params(raw_params);
+    detail::set_param(raw_params, roomchat_channel_messages_params_set_limit, params.limit, "limit");
+    detail::set_param(raw_params, roomchat_channel_messages_params_set_skip, params.skip, "skip");
+    detail::set_param(raw_params, roomchat_channel_messages_params_set_only_attachments,
+                      params.only_attachments, "only_attachments");
+    roomchat_channel_messages_iter *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_iter_channel_messages(client(), room_id_c.get(), channel_id_c.get(), raw_params, &raw, e);
+    });
+    return ChannelMessagesItems(raw);
+  }
+
+  // DELETE /consumer/api/v2/chatroom/{roomId}/channel/{channelId}/message/{messageId}: Deletes one
+  // message of a channel. Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET
+  // is. Throws ROOMCHAT_RESULT_NOT_FOUND when no such message in the channel: also what a repeat
+  // meets when the first delete's answer was lost.
+  Acknowledged delete_channel_message(std::string_view room_id, std::string_view channel_id, std::string_view message_id) const {
+    return send_delete_channel_message(nullptr, room_id, channel_id, message_id);
+  }
+  WithResponse<Acknowledged> delete_channel_message_with_response(std::string_view room_id, std::string_view channel_id, std::string_view message_id) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_delete_channel_message(meta, room_id, channel_id, message_id); });
+  }
+
+  // GET /consumer/api/v2/{pathForm}/{roomId}/conversations: A room's one-to-one conversations,
+  // each with its two members. Repeatable: sent again after a 5xx, a timeout or a lost answer, as
+  // a GET is. Throws ROOMCHAT_RESULT_NOT_FOUND when no room has this id.
+  std::vector<Conversation> list_conversations(std::string_view room_id) const {
+    return send_list_conversations(nullptr, room_id);
+  }
+  WithResponse<std::vector<Conversation>> list_conversations_with_response(std::string_view room_id) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_list_conversations(meta, room_id); });
+  }
+
+  // PUT /consumer/api/v1/user: Changes a user, named by exactly one of userId and
+  // uniqueUserIdentifier: any of their name, email, picture, moderation, external id and meta.
+  // Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. A value outside
+  // its declared limits throws ROOMCHAT_RESULT_VALIDATION and nothing is sent. Throws
+  // ROOMCHAT_RESULT_USER_NOT_FOUND when no user has this id.
+  UpdatedUser update_user(const UpdateUser &params = {}) const {
+    return send_update_user(nullptr, params);
+  }
+  WithResponse<UpdatedUser> update_user_with_response(const UpdateUser &params = {}) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_update_user(meta, params); });
+  }
+
+  // POST /consumer/api/v2/user: Creates a user by the customer's own identifier, optionally a
+  // member of one room with a role (Business plan). Never sent again after a 5xx, a timeout or a
+  // lost answer (a repeat could do it twice) unless ClientOptions::retries allows it. A value
+  // outside its declared limits throws ROOMCHAT_RESULT_VALIDATION and nothing is sent. Throws
+  // ROOMCHAT_RESULT_NOT_FOUND when `membershipDetails.roomId` names no room (`chatRoom not
+  // found`). Throws ROOMCHAT_RESULT_PLAN_UPGRADE_REQUIRED when the account's plan is below
+  // Business.
+  ProvisionedUser create_user_v2(std::string_view unique_user_identifier, std::string_view username, const CreateUserV2 &params = {}) const {
+    return send_create_user_v2(nullptr, unique_user_identifier, username, params);
+  }
+  WithResponse<ProvisionedUser> create_user_v2_with_response(std::string_view unique_user_identifier, std::string_view username, const CreateUserV2 &params = {}) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_create_user_v2(meta, unique_user_identifier, username, params); });
+  }
+
+  // GET /consumer/api/v2/user/{uniqueUserIdentifier}: A user's profile, by the customer's
+  // identifier. Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.
+  // Throws ROOMCHAT_RESULT_USER_NOT_FOUND when no user has this identifier.
+  UserProfile get_user(std::string_view unique_user_identifier) const {
+    return send_get_user(nullptr, unique_user_identifier);
+  }
+  WithResponse<UserProfile> get_user_with_response(std::string_view unique_user_identifier) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_get_user(meta, unique_user_identifier); });
+  }
+
+  // GET /consumer/api/v2/user/{uniqueUserIdentifier}/rooms: The rooms a user is a member of.
+  // Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. Throws
+  // ROOMCHAT_RESULT_USER_NOT_FOUND when no user has this identifier.
+  std::vector<RoomName> user_rooms(std::string_view unique_user_identifier) const {
+    return send_user_rooms(nullptr, unique_user_identifier);
+  }
+  WithResponse<std::vector<RoomName>> user_rooms_with_response(std::string_view unique_user_identifier) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_user_rooms(meta, unique_user_identifier); });
+  }
+
+  // DELETE /consumer/api/v2/user: Removes a user for good, named by exactly one of userId and
+  // uniqueUserIdentifier: memberships erased, live sessions ended. Repeatable: sent again after a
+  // 5xx, a timeout or a lost answer, as a GET is. A value outside its declared limits throws
+  // ROOMCHAT_RESULT_VALIDATION and nothing is sent. Throws ROOMCHAT_RESULT_USER_NOT_FOUND when no
+  // user has this id: also what a repeat meets when the first removal's answer was lost.
+  Acknowledged remove_user(const RemoveUser &params = {}) const {
+    return send_remove_user(nullptr, params);
+  }
+  WithResponse<Acknowledged> remove_user_with_response(const RemoveUser &params = {}) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_remove_user(meta, params); });
+  }
+
+  // GET /consumer/api/v2/room/{roomId}/members: One page of a room's members, with their roles.
+  // Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. A value outside
+  // its declared limits throws ROOMCHAT_RESULT_VALIDATION and nothing is sent. Throws
+  // ROOMCHAT_RESULT_NOT_FOUND when no room has this id.
+  MemberPage list_members(std::string_view room_id, const ListMembers &params = {}) const {
+    return send_list_members(nullptr, room_id, params);
+  }
+  WithResponse<MemberPage> list_members_with_response(std::string_view room_id, const ListMembers &params = {}) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_list_members(meta, room_id, params); });
+  }
+
+  // Every record of list_members, lazily, a page at a time: params.limit is the page size (default
+  // 200), params.skip where to start (Items::next_skip of a stopped iteration resumes it). Nothing
+  // is sent before the first record is asked for.
+  ListMembersItems iter_list_members(std::string_view room_id, const ListMembers &params = {}) const {
+    detail::CString room_id_c(room_id, "room_id");
+    roomchat_list_members_params *raw_params = nullptr;
+    detail::check(roomchat_list_members_params_new(&raw_params));
+    detail::OwnedBy<roomchat_list_members_params, roomchat_list_members_params_free> owned_params(raw_params);
+    detail::set_param(raw_params, roomchat_list_members_params_set_limit, params.limit, "limit");
+    detail::set_param(raw_params, roomchat_list_members_params_set_skip, params.skip, "skip");
+    roomchat_list_members_iter *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_iter_list_members(client(), room_id_c.get(), raw_params, &raw, e);
+    });
+    return ListMembersItems(raw);
+  }
+
+  // POST /consumer/api/v2/room/{roomId}/member: Makes a user a member of a room with a role, or
+  // changes their role: how a room's moderator is made. Repeatable: sent again after a 5xx, a
+  // timeout or a lost answer, as a GET is. Throws ROOMCHAT_RESULT_USER_NOT_FOUND when no user has
+  // this identifier. Throws ROOMCHAT_RESULT_NOT_FOUND when no room has this id (`chatRoom not
+  // found`).
+  Member set_member(std::string_view room_id, std::string_view unique_user_identifier, std::string_view role_name) const {
+    return send_set_member(nullptr, room_id, unique_user_identifier, role_name);
+  }
+  WithResponse<Member> set_member_with_response(std::string_view room_id, std::string_view unique_user_identifier, std::string_view role_name) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_set_member(meta, room_id, unique_user_identifier, role_name); });
+  }
+
+  // DELETE /consumer/api/v2/room/{roomId}/member: Removes a user from a room's members.
+  // Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. Throws
+  // ROOMCHAT_RESULT_NOT_FOUND when the user is not a member of the room: also what a repeat meets
+  // when the first removal's answer was lost.
+  Acknowledged remove_member(std::string_view room_id, std::string_view unique_user_identifier) const {
+    return send_remove_member(nullptr, room_id, unique_user_identifier);
+  }
+  WithResponse<Acknowledged> remove_member_with_response(std::string_view room_id, std::string_view unique_user_identifier) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_remove_member(meta, room_id, unique_user_identifier); });
+  }
+
+  // POST /consumer/api/v2/bot: Creates a bot: a webhook the service calls with a room's messages
+  // (Business plan). A bot triggered by every message cannot answer in private. Never sent again
+  // after a 5xx, a timeout or a lost answer (a repeat could do it twice) unless
+  // ClientOptions::retries allows it. A value outside its declared limits throws
+  // ROOMCHAT_RESULT_VALIDATION and nothing is sent. Throws ROOMCHAT_RESULT_INVALID_REQUEST when
+  // trigger `message` with visibility `private`, a name another bot has, or another invalid field.
+  // Throws ROOMCHAT_RESULT_PLAN_UPGRADE_REQUIRED when the account's plan is below Business.
+  BotAnswer create_bot(std::string_view name, std::string_view webhook_url, const CreateBot &params = {}) const {
+    return send_create_bot(nullptr, name, webhook_url, params);
+  }
+  WithResponse<BotAnswer> create_bot_with_response(std::string_view name, std::string_view webhook_url, const CreateBot &params = {}) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_create_bot(meta, name, webhook_url, params); });
+  }
+
+  // GET /consumer/api/v2/bots: Every bot of the account. Repeatable: sent again after a 5xx, a
+  // timeout or a lost answer, as a GET is.
+  BotList list_bots() const {
+    return send_list_bots(nullptr);
+  }
+  WithResponse<BotList> list_bots_with_response() const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_list_bots(meta); });
+  }
+
+  // POST /consumer/api/v2/bot/{botId}/enable: Enables a bot: the service calls it again.
+  // Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. Throws
+  // ROOMCHAT_RESULT_NOT_FOUND when no bot of the account has this id (the service answers 401,
+  // read by its body).
+  BotAnswer enable_bot(std::string_view bot_id) const {
+    return send_enable_bot(nullptr, bot_id);
+  }
+  WithResponse<BotAnswer> enable_bot_with_response(std::string_view bot_id) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_enable_bot(meta, bot_id); });
+  }
+
+  // POST /consumer/api/v2/bot/{botId}/disable: Disables a bot: the service stops calling it.
+  // Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. Throws
+  // ROOMCHAT_RESULT_NOT_FOUND when no bot of the account has this id (the service answers 401,
+  // read by its body).
+  BotAnswer disable_bot(std::string_view bot_id) const {
+    return send_disable_bot(nullptr, bot_id);
+  }
+  WithResponse<BotAnswer> disable_bot_with_response(std::string_view bot_id) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_disable_bot(meta, bot_id); });
+  }
+
+  // POST /consumer/api/v2/bot/{botId}/chatroom/{roomId}/enable: Enables a bot in one room.
+  // Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. Throws
+  // ROOMCHAT_RESULT_NOT_FOUND when no bot or no room has this id (the service answers 401, read by
+  // its body).
+  BotRoomAnswer enable_bot_in_room(std::string_view bot_id, std::string_view room_id) const {
+    return send_enable_bot_in_room(nullptr, bot_id, room_id);
+  }
+  WithResponse<BotRoomAnswer> enable_bot_in_room_with_response(std::string_view bot_id, std::string_view room_id) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_enable_bot_in_room(meta, bot_id, room_id); });
+  }
+
+  // POST /consumer/api/v2/bot/{botId}/chatroom/{roomId}/disable: Disables a bot in one room.
+  // Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. Throws
+  // ROOMCHAT_RESULT_NOT_FOUND when no bot or no room has this id (the service answers 401, read by
+  // its body).
+  BotRoomAnswer disable_bot_in_room(std::string_view bot_id, std::string_view room_id) const {
+    return send_disable_bot_in_room(nullptr, bot_id, room_id);
+  }
+  WithResponse<BotRoomAnswer> disable_bot_in_room_with_response(std::string_view bot_id, std::string_view room_id) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_disable_bot_in_room(meta, bot_id, room_id); });
+  }
+
+  // POST /consumer/api/v2/bot/{botId}/chatroom/{roomId}/message: Posts a bot's message into a
+  // room, optionally answering a user or a message, with action buttons. Never sent again after a
+  // 5xx, a timeout or a lost answer (a repeat could do it twice) unless ClientOptions::retries
+  // allows it. A value outside its declared limits throws ROOMCHAT_RESULT_VALIDATION and nothing
+  // is sent. Throws ROOMCHAT_RESULT_NOT_FOUND when no bot or no room has this id. Throws
+  // ROOMCHAT_RESULT_INVALID_REQUEST when the bot is not enabled in the room, or an action button
+  // is invalid.
+  Acknowledged send_bot_message(std::string_view bot_id, std::string_view room_id, std::string_view message, const SendBotMessage &params = {}) const {
+    return send_send_bot_message(nullptr, bot_id, room_id, message, params);
+  }
+  WithResponse<Acknowledged> send_bot_message_with_response(std::string_view bot_id, std::string_view room_id, std::string_view message, const SendBotMessage &params = {}) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_send_bot_message(meta, bot_id, room_id, message, params); });
   }
 
  protected:
@@ -374,14 +1893,6 @@ class Operations {
     return detail::to_created_user(raw);
   }
 
-  std::string send_list_chat_rooms(roomchat_response_meta **meta) const {
-    char *raw = nullptr;
-    detail::check_call([&](roomchat_error **e) {
-      return roomchat_client_list_chat_rooms_with_response(client(), &raw, meta, e);
-    });
-    return detail::take_string(raw);
-  }
-
   void send_reactivate_user(roomchat_response_meta **meta, UserIdentifier by, std::string_view id) const {
     detail::CString id_c(id, "id");
     detail::check_call([&](roomchat_error **e) {
@@ -405,6 +1916,15 @@ class Operations {
     detail::check_call([&](roomchat_error **e) {
       return roomchat_client_invalidate_access_token_with_response(client(), access_token_c.get(), meta, e);
     });
+  }
+
+  std::vector<Room> send_list_chat_rooms(roomchat_response_meta **meta) const {
+    roomchat_room_list *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_list_chat_rooms_with_response(client(), &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_room_list, roomchat_room_list_free> owned(raw);
+    return detail::record_list<Room>(raw, roomchat_room_list_len, roomchat_room_list_get);
   }
 
   Acknowledged send_eject_all_users(roomchat_response_meta **meta, std::string_view room_id) const {
@@ -440,6 +1960,491 @@ class Operations {
     });
     detail::OwnedBy<roomchat_bot_answer, roomchat_bot_answer_free> owned(raw);
     return BotAnswer(raw);
+  }
+
+  RoomAnswer send_create_chat_room(roomchat_response_meta **meta, const CreateChatRoom &params) const {
+    roomchat_create_chat_room_params *raw_params = nullptr;
+    detail::check(roomchat_create_chat_room_params_new(&raw_params));
+    detail::OwnedBy<roomchat_create_chat_room_params, roomchat_create_chat_room_params_free> owned_params(raw_params);
+    detail::set_param(raw_params, roomchat_create_chat_room_params_set_name, params.name, "name");
+    detail::set_param(raw_params, roomchat_create_chat_room_params_set_description, params.description, "description");
+    detail::set_param(raw_params, roomchat_create_chat_room_params_set_password_protected,
+                      params.password_protected, "password_protected");
+    detail::set_param(raw_params, roomchat_create_chat_room_params_set_room_password,
+                      params.room_password, "room_password");
+    detail::set_param(raw_params, roomchat_create_chat_room_params_set_pre_moderated_chat_room,
+                      params.pre_moderated_chat_room, "pre_moderated_chat_room");
+    detail::set_param(raw_params, roomchat_create_chat_room_params_set_enable_one_to_one_chat,
+                      params.enable_one_to_one_chat, "enable_one_to_one_chat");
+    detail::set_param(raw_params, roomchat_create_chat_room_params_set_moderator_only_one_to_one_chat,
+                      params.moderator_only_one_to_one_chat, "moderator_only_one_to_one_chat");
+    detail::set_param(raw_params, roomchat_create_chat_room_params_set_enable_channels,
+                      params.enable_channels, "enable_channels");
+    detail::set_param(raw_params, roomchat_create_chat_room_params_set_default_notification_enabled,
+                      params.default_notification_enabled, "default_notification_enabled");
+    detail::set_param(raw_params, roomchat_create_chat_room_params_set_file_sharing_mode,
+                      params.file_sharing_mode, "file_sharing_mode");
+    detail::set_param(raw_params, roomchat_create_chat_room_params_set_chat_room_permission_level,
+                      params.chat_room_permission_level, "chat_room_permission_level");
+    detail::set_param(raw_params, roomchat_create_chat_room_params_set_custom_css, params.custom_css, "custom_css");
+    detail::set_param(raw_params, roomchat_create_chat_room_params_set_metadata, params.metadata, "metadata");
+    detail::set_param(raw_params, roomchat_create_chat_room_params_set_customization,
+                      params.customization, "customization");
+    detail::set_param(raw_params, roomchat_create_chat_room_params_set_extra_json, params.extra_json, "extra_json");
+    roomchat_room_answer *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_create_chat_room_with_response(client(), raw_params, &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_room_answer, roomchat_room_answer_free> owned(raw);
+    return RoomAnswer(raw);
+  }
+
+  Room send_get_chat_room(roomchat_response_meta **meta, std::string_view room_id) const {
+    detail::CString room_id_c(room_id, "room_id");
+    roomchat_room *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_get_chat_room_with_response(client(), room_id_c.get(), &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_room, roomchat_room_free> owned(raw);
+    return Room(raw);
+  }
+
+  RoomAnswer send_update_chat_room(roomchat_response_meta **meta, std::string_view room_id, const UpdateChatRoom &params) const {
+    detail::CString room_id_c(room_id, "room_id");
+    roomchat_update_chat_room_params *raw_params = nullptr;
+    detail::check(roomchat_update_chat_room_params_new(&raw_params));
+    detail::OwnedBy<roomchat_update_chat_room_params, roomchat_update_chat_room_params_free> owned_params(raw_params);
+    detail::set_param(raw_params, roomchat_update_chat_room_params_set_name, params.name, "name");
+    detail::set_param(raw_params, roomchat_update_chat_room_params_set_description, params.description, "description");
+    detail::set_param(raw_params, roomchat_update_chat_room_params_set_room_password,
+                      params.room_password, "room_password");
+    detail::set_param(raw_params, roomchat_update_chat_room_params_set_password_protected,
+                      params.password_protected, "password_protected");
+    detail::set_param(raw_params, roomchat_update_chat_room_params_set_metadata, params.metadata, "metadata");
+    roomchat_room_answer *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_update_chat_room_with_response(client(), room_id_c.get(), raw_params, &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_room_answer, roomchat_room_answer_free> owned(raw);
+    return RoomAnswer(raw);
+  }
+
+  RoomAnswer send_delete_chat_room(roomchat_response_meta **meta, std::string_view room_id) const {
+    detail::CString room_id_c(room_id, "room_id");
+    roomchat_room_answer *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_delete_chat_room_with_response(client(), room_id_c.get(), &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_room_answer, roomchat_room_answer_free> owned(raw);
+    return RoomAnswer(raw);
+  }
+
+  Acknowledged send_turn_chat_on(roomchat_response_meta **meta, std::string_view room_id) const {
+    detail::CString room_id_c(room_id, "room_id");
+    roomchat_acknowledged *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_turn_chat_on_with_response(client(), room_id_c.get(), &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_acknowledged, roomchat_acknowledged_free> owned(raw);
+    return Acknowledged(raw);
+  }
+
+  Acknowledged send_turn_chat_off(roomchat_response_meta **meta, std::string_view room_id) const {
+    detail::CString room_id_c(room_id, "room_id");
+    roomchat_acknowledged *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_turn_chat_off_with_response(client(), room_id_c.get(), &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_acknowledged, roomchat_acknowledged_free> owned(raw);
+    return Acknowledged(raw);
+  }
+
+  Acknowledged send_set_chat_off_message(roomchat_response_meta **meta, std::string_view room_id, std::string_view message) const {
+    detail::CString room_id_c(room_id, "room_id");
+    detail::CString message_c(message, "message");
+    roomchat_acknowledged *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_set_chat_off_message_with_response(client(), room_id_c.get(), message_c.get(), &raw, meta,
+                                                                e);
+    });
+    detail::OwnedBy<roomchat_acknowledged, roomchat_acknowledged_free> owned(raw);
+    return Acknowledged(raw);
+  }
+
+  MessagePage send_room_messages(roomchat_response_meta **meta, std::string_view room_id, const RoomMessages &params) const {
+    detail::CString room_id_c(room_id, "room_id");
+    roomchat_room_messages_params *raw_params = nullptr;
+    detail::check(roomchat_room_messages_params_new(&raw_params));
+    detail::OwnedBy<roomchat_room_messages_params, roomchat_room_messages_params_free> owned_params(raw_params);
+    detail::set_param(raw_params, roomchat_room_messages_params_set_limit, params.limit, "limit");
+    detail::set_param(raw_params, roomchat_room_messages_params_set_skip, params.skip, "skip");
+    detail::set_param(raw_params, roomchat_room_messages_params_set_only_attachments,
+                      params.only_attachments, "only_attachments");
+    roomchat_message_page *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_room_messages_with_response(client(), room_id_c.get(), raw_params, &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_message_page, roomchat_message_page_free> owned(raw);
+    return MessagePage(raw);
+  }
+
+  RoomAnswer send_delete_room_messages(roomchat_response_meta **meta, std::string_view room_id, const DeleteRoomMessages &params) const {
+    detail::CString room_id_c(room_id, "room_id");
+    roomchat_delete_room_messages_params *raw_params = nullptr;
+    detail::check(roomchat_delete_room_messages_params_new(&raw_params));
+    detail::OwnedBy<roomchat_delete_room_messages_params, roomchat_delete_room_messages_params_free> owned_params(raw_params);
+    detail::set_param(raw_params, roomchat_delete_room_messages_params_set_do_not_delete_private_messages,
+                      params.do_not_delete_private_messages, "do_not_delete_private_messages");
+    detail::set_param(raw_params, roomchat_delete_room_messages_params_set_do_not_delete_channel_messages,
+                      params.do_not_delete_channel_messages, "do_not_delete_channel_messages");
+    roomchat_room_answer *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_delete_room_messages_with_response(client(), room_id_c.get(), raw_params, &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_room_answer, roomchat_room_answer_free> owned(raw);
+    return RoomAnswer(raw);
+  }
+
+  Acknowledged send_send_room_message(roomchat_response_meta **meta, std::string_view room_id, std::string_view message, const SendRoomMessage &params) const {
+    detail::CString room_id_c(room_id, "room_id");
+    detail::CString message_c(message, "message");
+    roomchat_send_room_message_params *raw_params = nullptr;
+    detail::check(roomchat_send_room_message_params_new(&raw_params));
+    detail::OwnedBy<roomchat_send_room_message_params, roomchat_send_room_message_params_free> owned_params(raw_params);
+    detail::set_param(raw_params, roomchat_send_room_message_params_set_user_access_token,
+                      params.user_access_token, "user_access_token");
+    detail::set_param(raw_params, roomchat_send_room_message_params_set_system_message,
+                      params.system_message, "system_message");
+    detail::set_param(raw_params, roomchat_send_room_message_params_set_user, params.user, "user");
+    roomchat_acknowledged *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_send_room_message_with_response(client(), room_id_c.get(), message_c.get(), raw_params,
+                                                             &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_acknowledged, roomchat_acknowledged_free> owned(raw);
+    return Acknowledged(raw);
+  }
+
+  Channel send_create_channel(roomchat_response_meta **meta, std::string_view room_id, std::string_view channel_name, const CreateChannel &params) const {
+    detail::CString room_id_c(room_id, "room_id");
+    detail::CString channel_name_c(channel_name, "channel_name");
+    roomchat_create_channel_params *raw_params = nullptr;
+    detail::check(roomchat_create_channel_params_new(&raw_params));
+    detail::OwnedBy<roomchat_create_channel_params, roomchat_create_channel_params_free> owned_params(raw_params);
+    detail::set_param(raw_params, roomchat_create_channel_params_set_enabled, params.enabled, "enabled");
+    detail::set_param(raw_params, roomchat_create_channel_params_set_notify_all_users,
+                      params.notify_all_users, "notify_all_users");
+    detail::set_param(raw_params, roomchat_create_channel_params_set_metadata, params.metadata, "metadata");
+    roomchat_channel *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_create_channel_with_response(client(), room_id_c.get(), channel_name_c.get(), raw_params,
+                                                          &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_channel, roomchat_channel_free> owned(raw);
+    return Channel(raw);
+  }
+
+  Channel send_update_channel(roomchat_response_meta **meta, std::string_view room_id, std::string_view channel_id, const UpdateChannel &params) const {
+    detail::CString room_id_c(room_id, "room_id");
+    detail::CString channel_id_c(channel_id, "channel_id");
+    roomchat_update_channel_params *raw_params = nullptr;
+    detail::check(roomchat_update_channel_params_new(&raw_params));
+    detail::OwnedBy<roomchat_update_channel_params, roomchat_update_channel_params_free> owned_params(raw_params);
+    detail::set_param(raw_params, roomchat_update_channel_params_set_channel_name, params.channel_name, "channel_name");
+    detail::set_param(raw_params, roomchat_update_channel_params_set_enabled, params.enabled, "enabled");
+    detail::set_param(raw_params, roomchat_update_channel_params_set_notify_all_users,
+                      params.notify_all_users, "notify_all_users");
+    detail::set_param(raw_params, roomchat_update_channel_params_set_metadata, params.metadata, "metadata");
+    roomchat_channel *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_update_channel_with_response(client(), room_id_c.get(), channel_id_c.get(), raw_params,
+                                                          &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_channel, roomchat_channel_free> owned(raw);
+    return Channel(raw);
+  }
+
+  Acknowledged send_send_channel_message(roomchat_response_meta **meta, std::string_view room_id, std::string_view channel_id, std::string_view message, const SendChannelMessage &params) const {
+    detail::CString room_id_c(room_id, "room_id");
+    detail::CString channel_id_c(channel_id, "channel_id");
+    detail::CString message_c(message, "message");
+    roomchat_send_channel_message_params *raw_params = nullptr;
+    detail::check(roomchat_send_channel_message_params_new(&raw_params));
+    detail::OwnedBy<roomchat_send_channel_message_params, roomchat_send_channel_message_params_free> owned_params(raw_params);
+    detail::set_param(raw_params, roomchat_send_channel_message_params_set_user_access_token,
+                      params.user_access_token, "user_access_token");
+    detail::set_param(raw_params, roomchat_send_channel_message_params_set_system_message,
+                      params.system_message, "system_message");
+    detail::set_param(raw_params, roomchat_send_channel_message_params_set_user, params.user, "user");
+    roomchat_acknowledged *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_send_channel_message_with_response(client(), room_id_c.get(), channel_id_c.get(),
+                                                                message_c.get(), raw_params, &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_acknowledged, roomchat_acknowledged_free> owned(raw);
+    return Acknowledged(raw);
+  }
+
+  MessagePage send_channel_messages(roomchat_response_meta **meta, std::string_view room_id, std::string_view channel_id, const ChannelMessages &params) const {
+    detail::CString room_id_c(room_id, "room_id");
+    detail::CString channel_id_c(channel_id, "channel_id");
+    roomchat_channel_messages_params *raw_params = nullptr;
+    detail::check(roomchat_channel_messages_params_new(&raw_params));
+    detail::OwnedBy<roomchat_channel_messages_params, roomchat_channel_messages_params_free> owned_params(raw_params);
+    detail::set_param(raw_params, roomchat_channel_messages_params_set_limit, params.limit, "limit");
+    detail::set_param(raw_params, roomchat_channel_messages_params_set_skip, params.skip, "skip");
+    detail::set_param(raw_params, roomchat_channel_messages_params_set_only_attachments,
+                      params.only_attachments, "only_attachments");
+    roomchat_message_page *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_channel_messages_with_response(client(), room_id_c.get(), channel_id_c.get(), raw_params,
+                                                            &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_message_page, roomchat_message_page_free> owned(raw);
+    return MessagePage(raw);
+  }
+
+  Acknowledged send_delete_channel_message(roomchat_response_meta **meta, std::string_view room_id, std::string_view channel_id, std::string_view message_id) const {
+    detail::CString room_id_c(room_id, "room_id");
+    detail::CString channel_id_c(channel_id, "channel_id");
+    detail::CString message_id_c(message_id, "message_id");
+    roomchat_acknowledged *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_delete_channel_message_with_response(client(), room_id_c.get(), channel_id_c.get(),
+                                                                  message_id_c.get(), &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_acknowledged, roomchat_acknowledged_free> owned(raw);
+    return Acknowledged(raw);
+  }
+
+  std::vector<Conversation> send_list_conversations(roomchat_response_meta **meta, std::string_view room_id) const {
+    detail::CString room_id_c(room_id, "room_id");
+    roomchat_conversation_list *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_list_conversations_with_response(client(), room_id_c.get(), &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_conversation_list, roomchat_conversation_list_free> owned(raw);
+    return detail::record_list<Conversation>(raw, roomchat_conversation_list_len, roomchat_conversation_list_get);
+  }
+
+  UpdatedUser send_update_user(roomchat_response_meta **meta, const UpdateUser &params) const {
+    roomchat_update_user_params *raw_params = nullptr;
+    detail::check(roomchat_update_user_params_new(&raw_params));
+    detail::OwnedBy<roomchat_update_user_params, roomchat_update_user_params_free> owned_params(raw_params);
+    detail::set_param(raw_params, roomchat_update_user_params_set_user_id, params.user_id, "user_id");
+    detail::set_param(raw_params, roomchat_update_user_params_set_unique_user_identifier,
+                      params.unique_user_identifier, "unique_user_identifier");
+    detail::set_param(raw_params, roomchat_update_user_params_set_username, params.username, "username");
+    detail::set_param(raw_params, roomchat_update_user_params_set_email, params.email, "email");
+    detail::set_param(raw_params, roomchat_update_user_params_set_profile_pic, params.profile_pic, "profile_pic");
+    detail::set_param(raw_params, roomchat_update_user_params_set_chat_room, params.chat_room, "chat_room");
+    detail::set_param(raw_params, roomchat_update_user_params_set_is_moderator, params.is_moderator, "is_moderator");
+    detail::set_param(raw_params, roomchat_update_user_params_set_external_user_id,
+                      params.external_user_id, "external_user_id");
+    detail::set_param(raw_params, roomchat_update_user_params_set_meta, params.meta, "meta");
+    roomchat_updated_user *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_update_user_with_response(client(), raw_params, &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_updated_user, roomchat_updated_user_free> owned(raw);
+    return UpdatedUser(raw);
+  }
+
+  ProvisionedUser send_create_user_v2(roomchat_response_meta **meta, std::string_view unique_user_identifier, std::string_view username, const CreateUserV2 &params) const {
+    detail::CString unique_user_identifier_c(unique_user_identifier, "unique_user_identifier");
+    detail::CString username_c(username, "username");
+    roomchat_create_user_v2_params *raw_params = nullptr;
+    detail::check(roomchat_create_user_v2_params_new(&raw_params));
+    detail::OwnedBy<roomchat_create_user_v2_params, roomchat_create_user_v2_params_free> owned_params(raw_params);
+    detail::set_param(raw_params, roomchat_create_user_v2_params_set_first_name, params.first_name, "first_name");
+    detail::set_param(raw_params, roomchat_create_user_v2_params_set_last_name, params.last_name, "last_name");
+    detail::set_param(raw_params, roomchat_create_user_v2_params_set_email, params.email, "email");
+    detail::set_param(raw_params, roomchat_create_user_v2_params_set_meta, params.meta, "meta");
+    detail::set_param(raw_params, roomchat_create_user_v2_params_set_external_profile_pic_url,
+                      params.external_profile_pic_url, "external_profile_pic_url");
+    detail::set_param(raw_params, roomchat_create_user_v2_params_set_membership_details,
+                      params.membership_details, "membership_details");
+    roomchat_provisioned_user *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_create_user_v2_with_response(client(), unique_user_identifier_c.get(), username_c.get(),
+                                                          raw_params, &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_provisioned_user, roomchat_provisioned_user_free> owned(raw);
+    return ProvisionedUser(raw);
+  }
+
+  UserProfile send_get_user(roomchat_response_meta **meta, std::string_view unique_user_identifier) const {
+    detail::CString unique_user_identifier_c(unique_user_identifier, "unique_user_identifier");
+    roomchat_user_profile *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_get_user_with_response(client(), unique_user_identifier_c.get(), &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_user_profile, roomchat_user_profile_free> owned(raw);
+    return UserProfile(raw);
+  }
+
+  std::vector<RoomName> send_user_rooms(roomchat_response_meta **meta, std::string_view unique_user_identifier) const {
+    detail::CString unique_user_identifier_c(unique_user_identifier, "unique_user_identifier");
+    roomchat_room_name_record_list *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_user_rooms_with_response(client(), unique_user_identifier_c.get(), &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_room_name_record_list, roomchat_room_name_record_list_free> owned(raw);
+    return detail::record_list<RoomName>(raw, roomchat_room_name_record_list_len, roomchat_room_name_record_list_get);
+  }
+
+  Acknowledged send_remove_user(roomchat_response_meta **meta, const RemoveUser &params) const {
+    roomchat_remove_user_params *raw_params = nullptr;
+    detail::check(roomchat_remove_user_params_new(&raw_params));
+    detail::OwnedBy<roomchat_remove_user_params, roomchat_remove_user_params_free> owned_params(raw_params);
+    detail::set_param(raw_params, roomchat_remove_user_params_set_user_id, params.user_id, "user_id");
+    detail::set_param(raw_params, roomchat_remove_user_params_set_unique_user_identifier,
+                      params.unique_user_identifier, "unique_user_identifier");
+    roomchat_acknowledged *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_remove_user_with_response(client(), raw_params, &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_acknowledged, roomchat_acknowledged_free> owned(raw);
+    return Acknowledged(raw);
+  }
+
+  MemberPage send_list_members(roomchat_response_meta **meta, std::string_view room_id, const ListMembers &params) const {
+    detail::CString room_id_c(room_id, "room_id");
+    roomchat_list_members_params *raw_params = nullptr;
+    detail::check(roomchat_list_members_params_new(&raw_params));
+    detail::OwnedBy<roomchat_list_members_params, roomchat_list_members_params_free> owned_params(raw_params);
+    detail::set_param(raw_params, roomchat_list_members_params_set_limit, params.limit, "limit");
+    detail::set_param(raw_params, roomchat_list_members_params_set_skip, params.skip, "skip");
+    roomchat_member_page *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_list_members_with_response(client(), room_id_c.get(), raw_params, &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_member_page, roomchat_member_page_free> owned(raw);
+    return MemberPage(raw);
+  }
+
+  Member send_set_member(roomchat_response_meta **meta, std::string_view room_id, std::string_view unique_user_identifier, std::string_view role_name) const {
+    detail::CString room_id_c(room_id, "room_id");
+    detail::CString unique_user_identifier_c(unique_user_identifier, "unique_user_identifier");
+    detail::CString role_name_c(role_name, "role_name");
+    roomchat_member *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_set_member_with_response(client(), room_id_c.get(), unique_user_identifier_c.get(),
+                                                      role_name_c.get(), &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_member, roomchat_member_free> owned(raw);
+    return Member(raw);
+  }
+
+  Acknowledged send_remove_member(roomchat_response_meta **meta, std::string_view room_id, std::string_view unique_user_identifier) const {
+    detail::CString room_id_c(room_id, "room_id");
+    detail::CString unique_user_identifier_c(unique_user_identifier, "unique_user_identifier");
+    roomchat_acknowledged *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_remove_member_with_response(client(), room_id_c.get(), unique_user_identifier_c.get(),
+                                                         &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_acknowledged, roomchat_acknowledged_free> owned(raw);
+    return Acknowledged(raw);
+  }
+
+  BotAnswer send_create_bot(roomchat_response_meta **meta, std::string_view name, std::string_view webhook_url, const CreateBot &params) const {
+    detail::CString name_c(name, "name");
+    detail::CString webhook_url_c(webhook_url, "webhook_url");
+    roomchat_create_bot_params *raw_params = nullptr;
+    detail::check(roomchat_create_bot_params_new(&raw_params));
+    detail::OwnedBy<roomchat_create_bot_params, roomchat_create_bot_params_free> owned_params(raw_params);
+    detail::set_param(raw_params, roomchat_create_bot_params_set_description, params.description, "description");
+    detail::set_param(raw_params, roomchat_create_bot_params_set_trigger, params.trigger, "trigger");
+    detail::set_param(raw_params, roomchat_create_bot_params_set_message_visibility,
+                      params.message_visibility, "message_visibility");
+    detail::set_param(raw_params, roomchat_create_bot_params_set_is_allowed_in_all_chat_rooms,
+                      params.is_allowed_in_all_chat_rooms, "is_allowed_in_all_chat_rooms");
+    detail::set_param(raw_params, roomchat_create_bot_params_set_message_history_limit,
+                      params.message_history_limit, "message_history_limit");
+    detail::set_param(raw_params, roomchat_create_bot_params_set_metadata, params.metadata, "metadata");
+    detail::set_param(raw_params, roomchat_create_bot_params_set_enabled, params.enabled, "enabled");
+    roomchat_bot_answer *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_create_bot_with_response(client(), name_c.get(), webhook_url_c.get(), raw_params, &raw,
+                                                      meta, e);
+    });
+    detail::OwnedBy<roomchat_bot_answer, roomchat_bot_answer_free> owned(raw);
+    return BotAnswer(raw);
+  }
+
+  BotList send_list_bots(roomchat_response_meta **meta) const {
+    roomchat_bot_list *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_list_bots_with_response(client(), &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_bot_list, roomchat_bot_list_free> owned(raw);
+    return BotList(raw);
+  }
+
+  BotAnswer send_enable_bot(roomchat_response_meta **meta, std::string_view bot_id) const {
+    detail::CString bot_id_c(bot_id, "bot_id");
+    roomchat_bot_answer *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_enable_bot_with_response(client(), bot_id_c.get(), &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_bot_answer, roomchat_bot_answer_free> owned(raw);
+    return BotAnswer(raw);
+  }
+
+  BotAnswer send_disable_bot(roomchat_response_meta **meta, std::string_view bot_id) const {
+    detail::CString bot_id_c(bot_id, "bot_id");
+    roomchat_bot_answer *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_disable_bot_with_response(client(), bot_id_c.get(), &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_bot_answer, roomchat_bot_answer_free> owned(raw);
+    return BotAnswer(raw);
+  }
+
+  BotRoomAnswer send_enable_bot_in_room(roomchat_response_meta **meta, std::string_view bot_id, std::string_view room_id) const {
+    detail::CString bot_id_c(bot_id, "bot_id");
+    detail::CString room_id_c(room_id, "room_id");
+    roomchat_bot_room_answer *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_enable_bot_in_room_with_response(client(), bot_id_c.get(), room_id_c.get(), &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_bot_room_answer, roomchat_bot_room_answer_free> owned(raw);
+    return BotRoomAnswer(raw);
+  }
+
+  BotRoomAnswer send_disable_bot_in_room(roomchat_response_meta **meta, std::string_view bot_id, std::string_view room_id) const {
+    detail::CString bot_id_c(bot_id, "bot_id");
+    detail::CString room_id_c(room_id, "room_id");
+    roomchat_bot_room_answer *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_disable_bot_in_room_with_response(client(), bot_id_c.get(), room_id_c.get(), &raw, meta,
+                                                               e);
+    });
+    detail::OwnedBy<roomchat_bot_room_answer, roomchat_bot_room_answer_free> owned(raw);
+    return BotRoomAnswer(raw);
+  }
+
+  Acknowledged send_send_bot_message(roomchat_response_meta **meta, std::string_view bot_id, std::string_view room_id, std::string_view message, const SendBotMessage &params) const {
+    detail::CString bot_id_c(bot_id, "bot_id");
+    detail::CString room_id_c(room_id, "room_id");
+    detail::CString message_c(message, "message");
+    roomchat_send_bot_message_params *raw_params = nullptr;
+    detail::check(roomchat_send_bot_message_params_new(&raw_params));
+    detail::OwnedBy<roomchat_send_bot_message_params, roomchat_send_bot_message_params_free> owned_params(raw_params);
+    detail::set_param(raw_params, roomchat_send_bot_message_params_set_user_id, params.user_id, "user_id");
+    detail::set_param(raw_params, roomchat_send_bot_message_params_set_unique_user_identifier,
+                      params.unique_user_identifier, "unique_user_identifier");
+    detail::set_param(raw_params, roomchat_send_bot_message_params_set_message_id, params.message_id, "message_id");
+    detail::set_param(raw_params, roomchat_send_bot_message_params_set_action_buttons,
+                      params.action_buttons, "action_buttons");
+    roomchat_acknowledged *raw = nullptr;
+    detail::check_call([&](roomchat_error **e) {
+      return roomchat_client_send_bot_message_with_response(client(), bot_id_c.get(), room_id_c.get(), message_c.get(),
+                                                            raw_params, &raw, meta, e);
+    });
+    detail::OwnedBy<roomchat_acknowledged, roomchat_acknowledged_free> owned(raw);
+    return Acknowledged(raw);
   }
 };
 

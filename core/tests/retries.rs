@@ -180,12 +180,15 @@ fn retry_after_is_honoured_in_seconds_and_as_a_date() {
 // not its name or its method: every operation of a class below meets the same faults and
 // the journal counts what reached the emulator.
 
+/// A call of one operation, its answer dropped.
+type Call = Box<dyn Fn(&Client) -> roomchat::Result<()>>;
+
 /// An operation called on targets of its own (a round makes fresh rooms and names).
 struct Case {
     name: &'static str,
     method: &'static str,
     path: String,
-    call: Box<dyn Fn(&Client) -> roomchat::Result<()>>,
+    call: Call,
 }
 
 fn case(

@@ -6,7 +6,7 @@ use std::ptr;
 
 use roomchat::ErrorKind;
 
-/// The result of every fallible function. 0 is success; 1 to 17 mirror the
+/// The result of every fallible function. 0 is success; 1 to 18 mirror the
 /// core library's error kinds with the same numbers. A value never changes
 /// meaning; new codes get new numbers.
 #[allow(non_camel_case_types)]
@@ -50,6 +50,9 @@ pub enum roomchat_result {
     /// The TLS handshake failed: the server's certificate was rejected (unknown issuer,
     /// expired, a name mismatch; the message says which). Never retried.
     Tls = 17,
+    /// The room, channel, message, bot or membership the call names does not exist (an
+    /// unknown user is `ROOMCHAT_RESULT_USER_NOT_FOUND`).
+    NotFound = 18,
     /// A NULL pointer where one is not allowed, a string that is not UTF-8, malformed JSON
     /// text, or an enum parameter holding a value its enum does not have.
     InvalidArgument = 100,
@@ -82,6 +85,7 @@ impl From<ErrorKind> for roomchat_result {
             ErrorKind::Cancelled => R::Cancelled,
             ErrorKind::BudgetUnavailable => R::BudgetUnavailable,
             ErrorKind::Tls => R::Tls,
+            ErrorKind::NotFound => R::NotFound,
             _ => R::Unknown,
         }
     }
@@ -322,6 +326,7 @@ enum_from_u32!(roomchat_result {
     Cancelled,
     BudgetUnavailable,
     Tls,
+    NotFound,
     InvalidArgument,
     Panic,
     IterationDone,
@@ -350,6 +355,7 @@ impl roomchat_result {
             R::Cancelled => b"cancelled\0",
             R::BudgetUnavailable => b"budget_unavailable\0",
             R::Tls => b"tls\0",
+            R::NotFound => b"not_found\0",
             R::InvalidArgument => b"invalid_argument\0",
             R::Panic => b"panic\0",
             R::IterationDone => b"iteration_done\0",
@@ -403,14 +409,15 @@ mod tests {
                 .to_str()
                 .unwrap()
         };
-        for number in (0..=17).chain(100..=103) {
+        for number in (0..=18).chain(100..=103) {
             let code = roomchat_result::from_u32(number).unwrap();
             assert_eq!(code as u32, number);
         }
         assert_eq!(name(4), "user_not_found");
         assert_eq!(name(17), "tls");
+        assert_eq!(name(18), "not_found");
         assert_eq!(name(103), "unknown");
-        for unknown in [18, 99, 104, u32::MAX] {
+        for unknown in [19, 99, 104, u32::MAX] {
             assert_eq!(name(unknown), "unknown");
         }
     }

@@ -10,18 +10,21 @@ use std::ptr;
 
 use roomchat::wire::Operation;
 use roomchat::{
-    Acknowledged, Bot, BotAnswer, CreatedUser, Deactivated, Invalidated, Message, Reactivated,
-    TokenUser, UpdateBot, UserPage,
+    ChannelMessages, CreateBot, CreateChannel, CreateChatRoom, CreateUserV2, CreatedUser,
+    Deactivated, DeleteRoomMessages, Invalidated, ListMembers, MemberPage, Message, MessagePage,
+    PageItems, Reactivated, RemoveUser, RoomMessages, SendBotMessage, SendChannelMessage,
+    SendRoomMessage, TokenUser, UpdateBot, UpdateChannel, UpdateChatRoom, UpdateUser, UserPage,
 };
 use serde_json::Value;
 
 use crate::client::{
-    borrow_arg, free_box, opt_text_arg, out_arg, roomchat_client, text_arg, write_out, write_string,
+    borrow_arg, free_box, opt_text_arg, out_arg, roomchat_client, text_arg, write_out,
 };
 use crate::error::{enum_arg, enum_from_u32, guard, roomchat_error, roomchat_result};
 use crate::glue::{
-    extra_json, flag, integer, json_object_arg, json_params, needed, nested, new_params,
-    params_arg, read, set_param, text, text_ptr, text_value, Params,
+    extra_json, flag, integer, json_object_arg, json_object_value, json_params, json_text,
+    json_value, list_get, list_len, needed, nested, new_params, next_item, number, params_arg,
+    read, set_param, text, text_ptr, text_value, Params,
 };
 use crate::models::{
     roomchat_created_user, roomchat_messages, roomchat_token_user, roomchat_user_page,
@@ -323,41 +326,6 @@ pub extern "C" fn roomchat_client_create_user_with_response(
     })
 }
 
-/// GET `/consumer/api/v1/chatrooms`: Every chat room of the account. Repeatable: sent again after a
-/// 5xx, a timeout or a lost answer, as a GET is. On success writes the answer's JSON text to
-/// `*json_out` (owned by the caller: free with `roomchat_string_free`); on failure writes nothing
-/// there, the details to `*err_out` when it is not NULL (free with `roomchat_error_free`).
-#[no_mangle]
-pub extern "C" fn roomchat_client_list_chat_rooms(
-    client: *const roomchat_client,
-    json_out: *mut *mut c_char,
-    err_out: *mut *mut roomchat_error,
-) -> roomchat_result {
-    roomchat_client_list_chat_rooms_with_response(client, json_out, ptr::null_mut(), err_out)
-}
-
-/// `roomchat_client_list_chat_rooms`, and, when `meta_out` is not NULL, the answer's status,
-/// headers and attempts written to `*meta_out` on success (free with
-/// `roomchat_response_meta_free`).
-#[no_mangle]
-pub extern "C" fn roomchat_client_list_chat_rooms_with_response(
-    client: *const roomchat_client,
-    json_out: *mut *mut c_char,
-    meta_out: *mut *mut roomchat_response_meta,
-    err_out: *mut *mut roomchat_error,
-) -> roomchat_result {
-    guard(err_out, || {
-        out_arg(json_out, "json_out")?;
-        let client = borrow_arg(client, "client")?;
-        let (answer, meta) = respond(&client.client, meta_out, |c| {
-            c.call_declared::<serde_json::Value>(Operation::ListChatRooms, &Value::Null)
-        })?;
-        write_string(json_out, answer.to_string());
-        write_meta(meta_out, meta);
-        Ok(())
-    })
-}
-
 /// POST `/consumer/api/v2/user/reactivate`: Reactivates a deactivated user. Never sent again after
 /// a 5xx, a timeout or a lost answer (a repeat could do it twice) unless
 /// `roomchat_client_options_set_retries` allows it. `by` is a `roomchat_user_identifier` value:
@@ -511,14 +479,16 @@ pub struct roomchat_acknowledged {
     extra_json: CString,
 }
 
-impl From<Acknowledged> for roomchat_acknowledged {
-    fn from(record: Acknowledged) -> Self {
+/// The `roomchat_acknowledged` of core's `Acknowledged` record (its type inferred where it is used).
+macro_rules! roomchat_acknowledged_from {
+    ($record:expr) => {{
+        let record = $record;
         roomchat_acknowledged {
             success: record.success,
             message: text(record.message),
             extra_json: extra_json(&record.extra),
         }
-    }
+    }};
 }
 
 /// `success`: True: the service did it. 1 for true, 0 for false, -1 when the service left it out
@@ -575,8 +545,10 @@ pub struct roomchat_bot {
     extra_json: CString,
 }
 
-impl From<Bot> for roomchat_bot {
-    fn from(record: Bot) -> Self {
+/// The `roomchat_bot` of core's `Bot` record (its type inferred where it is used).
+macro_rules! roomchat_bot_from {
+    ($record:expr) => {{
+        let record = $record;
         roomchat_bot {
             id: text(record.id),
             name: text(record.name),
@@ -592,7 +564,7 @@ impl From<Bot> for roomchat_bot {
             created: text(record.created),
             extra_json: extra_json(&record.extra),
         }
-    }
+    }};
 }
 
 /// `_id`: The bot's id (24 hexadecimal digits). Borrowed from `bot` (valid until it is freed), or
@@ -705,14 +677,16 @@ pub struct roomchat_bot_answer {
     extra_json: CString,
 }
 
-impl From<BotAnswer> for roomchat_bot_answer {
-    fn from(record: BotAnswer) -> Self {
+/// The `roomchat_bot_answer` of core's `BotAnswer` record (its type inferred where it is used).
+macro_rules! roomchat_bot_answer_from {
+    ($record:expr) => {{
+        let record = $record;
         roomchat_bot_answer {
             success: record.success,
-            bot: record.bot.map(|inner| Box::new(roomchat_bot::from(inner))),
+            bot: record.bot.map(|inner| Box::new(roomchat_bot_from!(inner))),
             extra_json: extra_json(&record.extra),
         }
-    }
+    }};
 }
 
 /// `success`: True: the service did it. 1 for true, 0 for false, -1 when the service left it out
@@ -748,12 +722,2118 @@ pub extern "C" fn roomchat_bot_answer_free(bot_answer: *mut roomchat_bot_answer)
     free_box(bot_answer)
 }
 
+/// A chat room and its settings (booleans here, whatever form they were set in).
+/// An opaque record: read it with the `roomchat_room_*` accessors. Owned when a call returned it
+/// (free with `roomchat_room_free`); borrowed when another record's accessor returned it (valid
+/// until that record is freed; never freed on its own).
+#[allow(non_camel_case_types)]
+pub struct roomchat_room {
+    room_id: Option<CString>,
+    name: Option<CString>,
+    description: Option<CString>,
+    metadata: Option<CString>,
+    room_password: Option<CString>,
+    password_protected: Option<bool>,
+    enable_one_to_one_chat: Option<bool>,
+    moderator_only_one_to_one_chat: Option<bool>,
+    enable_channels: Option<bool>,
+    show_notification_for_all_channels: Option<bool>,
+    enable_like_message: Option<bool>,
+    default_notification_enabled: Option<bool>,
+    pre_moderated_chat_room: Option<bool>,
+    extra_json: CString,
+}
+
+/// The `roomchat_room` of core's `Room` record (its type inferred where it is used).
+macro_rules! roomchat_room_from {
+    ($record:expr) => {{
+        let record = $record;
+        roomchat_room {
+            room_id: text(record.room_id),
+            name: text(record.name),
+            description: text(record.description),
+            metadata: text(record.metadata),
+            room_password: text(record.room_password),
+            password_protected: record.password_protected,
+            enable_one_to_one_chat: record.enable_one_to_one_chat,
+            moderator_only_one_to_one_chat: record.moderator_only_one_to_one_chat,
+            enable_channels: record.enable_channels,
+            show_notification_for_all_channels: record.show_notification_for_all_channels,
+            enable_like_message: record.enable_like_message,
+            default_notification_enabled: record.default_notification_enabled,
+            pre_moderated_chat_room: record.pre_moderated_chat_room,
+            extra_json: extra_json(&record.extra),
+        }
+    }};
+}
+
+/// `roomId`: The room's id (a short string such as `bbNiVFoXm`). Borrowed from `room` (valid until
+/// it is freed), or NULL when the service left it out (or `room` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_room_room_id(room: *const roomchat_room) -> *const c_char {
+    read(room, ptr::null(), |r| text_ptr(&r.room_id))
+}
+
+/// `name`: Its name. Borrowed from `room` (valid until it is freed), or NULL when the service left
+/// it out (or `room` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_room_name(room: *const roomchat_room) -> *const c_char {
+    read(room, ptr::null(), |r| text_ptr(&r.name))
+}
+
+/// `description`: Its description. Borrowed from `room` (valid until it is freed), or NULL when the
+/// service left it out (or `room` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_room_description(room: *const roomchat_room) -> *const c_char {
+    read(room, ptr::null(), |r| text_ptr(&r.description))
+}
+
+/// `metadata`: The customer's text (at most 1000 characters). Borrowed from `room` (valid until it
+/// is freed), or NULL when the service left it out (or `room` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_room_metadata(room: *const roomchat_room) -> *const c_char {
+    read(room, ptr::null(), |r| text_ptr(&r.metadata))
+}
+
+/// `roomPassword`: Its password, when it has one. Borrowed from `room` (valid until it is freed),
+/// or NULL when the service left it out (or `room` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_room_room_password(room: *const roomchat_room) -> *const c_char {
+    read(room, ptr::null(), |r| text_ptr(&r.room_password))
+}
+
+/// `passwordProtected`: True: users need the password. 1 for true, 0 for false, -1 when the service
+/// left it out (or `room` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_room_password_protected(room: *const roomchat_room) -> i32 {
+    read(room, -1, |r| flag(r.password_protected))
+}
+
+/// `enableOneToOneChat`: True: users may talk one to one. 1 for true, 0 for false, -1 when the
+/// service left it out (or `room` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_room_enable_one_to_one_chat(room: *const roomchat_room) -> i32 {
+    read(room, -1, |r| flag(r.enable_one_to_one_chat))
+}
+
+/// `moderatorOnlyOneToOneChat`: True: only with moderators. 1 for true, 0 for false, -1 when the
+/// service left it out (or `room` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_room_moderator_only_one_to_one_chat(room: *const roomchat_room) -> i32 {
+    read(room, -1, |r| flag(r.moderator_only_one_to_one_chat))
+}
+
+/// `enableChannels`: True: the room has channels. 1 for true, 0 for false, -1 when the service left
+/// it out (or `room` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_room_enable_channels(room: *const roomchat_room) -> i32 {
+    read(room, -1, |r| flag(r.enable_channels))
+}
+
+/// `showNotificationForAllChannels`: True: users are notified of every channel's messages. 1 for
+/// true, 0 for false, -1 when the service left it out (or `room` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_room_show_notification_for_all_channels(
+    room: *const roomchat_room,
+) -> i32 {
+    read(room, -1, |r| flag(r.show_notification_for_all_channels))
+}
+
+/// `enableLikeMessage`: True: users may like messages. 1 for true, 0 for false, -1 when the service
+/// left it out (or `room` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_room_enable_like_message(room: *const roomchat_room) -> i32 {
+    read(room, -1, |r| flag(r.enable_like_message))
+}
+
+/// `defaultNotificationEnabled`: True: notifications are on by default. 1 for true, 0 for false, -1
+/// when the service left it out (or `room` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_room_default_notification_enabled(room: *const roomchat_room) -> i32 {
+    read(room, -1, |r| flag(r.default_notification_enabled))
+}
+
+/// `preModeratedChatRoom`: True: a moderator approves each message. 1 for true, 0 for false, -1
+/// when the service left it out (or `room` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_room_pre_moderated_chat_room(room: *const roomchat_room) -> i32 {
+    read(room, -1, |r| flag(r.pre_moderated_chat_room))
+}
+
+/// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+/// when none), borrowed from `room` (valid until it is freed); NULL when `room` is NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_room_extra_json(room: *const roomchat_room) -> *const c_char {
+    read(room, ptr::null(), |r| r.extra_json.as_ptr())
+}
+
+/// Frees a `roomchat_room` a call returned, and every record borrowed from it.
+/// `roomchat_room_free(NULL)` does nothing. Never call it on a borrowed record.
+#[no_mangle]
+pub extern "C" fn roomchat_room_free(room: *mut roomchat_room) {
+    free_box(room)
+}
+
+/// The answer to creating, changing or deleting a room, or deleting its messages: `{"success":
+/// true, "roomId": ..., "url": ...}`.
+/// An opaque record: read it with the `roomchat_room_answer_*` accessors. Owned when a call
+/// returned it (free with `roomchat_room_answer_free`); borrowed when another record's accessor
+/// returned it (valid until that record is freed; never freed on its own).
+#[allow(non_camel_case_types)]
+pub struct roomchat_room_answer {
+    success: Option<bool>,
+    room_id: Option<CString>,
+    url: Option<CString>,
+    extra_json: CString,
+}
+
+/// The `roomchat_room_answer` of core's `RoomAnswer` record (its type inferred where it is used).
+macro_rules! roomchat_room_answer_from {
+    ($record:expr) => {{
+        let record = $record;
+        roomchat_room_answer {
+            success: record.success,
+            room_id: text(record.room_id),
+            url: text(record.url),
+            extra_json: extra_json(&record.extra),
+        }
+    }};
+}
+
+/// `success`: True: the service did it. 1 for true, 0 for false, -1 when the service left it out
+/// (or `room_answer` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_room_answer_success(room_answer: *const roomchat_room_answer) -> i32 {
+    read(room_answer, -1, |r| flag(r.success))
+}
+
+/// `roomId`: The room's id. Borrowed from `room_answer` (valid until it is freed), or NULL when the
+/// service left it out (or `room_answer` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_room_answer_room_id(
+    room_answer: *const roomchat_room_answer,
+) -> *const c_char {
+    read(room_answer, ptr::null(), |r| text_ptr(&r.room_id))
+}
+
+/// `url`: The room's chat URL (create and update). Borrowed from `room_answer` (valid until it is
+/// freed), or NULL when the service left it out (or `room_answer` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_room_answer_url(
+    room_answer: *const roomchat_room_answer,
+) -> *const c_char {
+    read(room_answer, ptr::null(), |r| text_ptr(&r.url))
+}
+
+/// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+/// when none), borrowed from `room_answer` (valid until it is freed); NULL when `room_answer` is
+/// NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_room_answer_extra_json(
+    room_answer: *const roomchat_room_answer,
+) -> *const c_char {
+    read(room_answer, ptr::null(), |r| r.extra_json.as_ptr())
+}
+
+/// Frees a `roomchat_room_answer` a call returned, and every record borrowed from it.
+/// `roomchat_room_answer_free(NULL)` does nothing. Never call it on a borrowed record.
+#[no_mangle]
+pub extern "C" fn roomchat_room_answer_free(room_answer: *mut roomchat_room_answer) {
+    free_box(room_answer)
+}
+
+/// A room by id and name.
+/// An opaque record: read it with the `roomchat_room_name_record_*` accessors. Owned when a call
+/// returned it (free with `roomchat_room_name_record_free`); borrowed when another record's
+/// accessor returned it (valid until that record is freed; never freed on its own).
+#[allow(non_camel_case_types)]
+pub struct roomchat_room_name_record {
+    room_id: Option<CString>,
+    name: Option<CString>,
+    extra_json: CString,
+}
+
+/// The `roomchat_room_name_record` of core's `RoomName` record (its type inferred where it is used).
+macro_rules! roomchat_room_name_record_from {
+    ($record:expr) => {{
+        let record = $record;
+        roomchat_room_name_record {
+            room_id: text(record.room_id),
+            name: text(record.name),
+            extra_json: extra_json(&record.extra),
+        }
+    }};
+}
+
+/// `roomId`: The room's id. Borrowed from `room_name_record` (valid until it is freed), or NULL
+/// when the service left it out (or `room_name_record` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_room_name_record_room_id(
+    room_name_record: *const roomchat_room_name_record,
+) -> *const c_char {
+    read(room_name_record, ptr::null(), |r| text_ptr(&r.room_id))
+}
+
+/// `name`: Its name. Borrowed from `room_name_record` (valid until it is freed), or NULL when the
+/// service left it out (or `room_name_record` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_room_name_record_name(
+    room_name_record: *const roomchat_room_name_record,
+) -> *const c_char {
+    read(room_name_record, ptr::null(), |r| text_ptr(&r.name))
+}
+
+/// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+/// when none), borrowed from `room_name_record` (valid until it is freed); NULL when
+/// `room_name_record` is NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_room_name_record_extra_json(
+    room_name_record: *const roomchat_room_name_record,
+) -> *const c_char {
+    read(room_name_record, ptr::null(), |r| r.extra_json.as_ptr())
+}
+
+/// Frees a `roomchat_room_name_record` a call returned, and every record borrowed from it.
+/// `roomchat_room_name_record_free(NULL)` does nothing. Never call it on a borrowed record.
+#[no_mangle]
+pub extern "C" fn roomchat_room_name_record_free(room_name_record: *mut roomchat_room_name_record) {
+    free_box(room_name_record)
+}
+
+/// Who posted a message: a user, the room's system, a throw-away user or a bot.
+/// An opaque record: read it with the `roomchat_message_author_*` accessors. Owned when a call
+/// returned it (free with `roomchat_message_author_free`); borrowed when another record's accessor
+/// returned it (valid until that record is freed; never freed on its own).
+#[allow(non_camel_case_types)]
+pub struct roomchat_message_author {
+    id: Option<CString>,
+    unique_user_identifier: Option<CString>,
+    username: Option<CString>,
+    is_moderator: Option<bool>,
+    parent_customer_account: Option<CString>,
+    extra_json: CString,
+}
+
+/// The `roomchat_message_author` of core's `MessageAuthor` record (its type inferred where it is used).
+macro_rules! roomchat_message_author_from {
+    ($record:expr) => {{
+        let record = $record;
+        roomchat_message_author {
+            id: text(record.id),
+            unique_user_identifier: json_text(record.unique_user_identifier),
+            username: text(record.username),
+            is_moderator: record.is_moderator,
+            parent_customer_account: text(record.parent_customer_account),
+            extra_json: extra_json(&record.extra),
+        }
+    }};
+}
+
+/// `_id`: Their id. Borrowed from `message_author` (valid until it is freed), or NULL when the
+/// service left it out (or `message_author` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_message_author_id(
+    message_author: *const roomchat_message_author,
+) -> *const c_char {
+    read(message_author, ptr::null(), |r| text_ptr(&r.id))
+}
+
+/// `uniqueUserIdentifier`: The customer's identifier of the user, as given. JSON text, borrowed
+/// from `message_author` (valid until it is freed), or NULL when the service left it out (or
+/// `message_author` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_message_author_unique_user_identifier(
+    message_author: *const roomchat_message_author,
+) -> *const c_char {
+    read(message_author, ptr::null(), |r| {
+        text_ptr(&r.unique_user_identifier)
+    })
+}
+
+/// `username`: Their name. Borrowed from `message_author` (valid until it is freed), or NULL when
+/// the service left it out (or `message_author` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_message_author_username(
+    message_author: *const roomchat_message_author,
+) -> *const c_char {
+    read(message_author, ptr::null(), |r| text_ptr(&r.username))
+}
+
+/// `isModerator`: True: a moderator. 1 for true, 0 for false, -1 when the service left it out (or
+/// `message_author` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_message_author_is_moderator(
+    message_author: *const roomchat_message_author,
+) -> i32 {
+    read(message_author, -1, |r| flag(r.is_moderator))
+}
+
+/// `parentCustomerAccount`: The account's id. Borrowed from `message_author` (valid until it is
+/// freed), or NULL when the service left it out (or `message_author` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_message_author_parent_customer_account(
+    message_author: *const roomchat_message_author,
+) -> *const c_char {
+    read(message_author, ptr::null(), |r| {
+        text_ptr(&r.parent_customer_account)
+    })
+}
+
+/// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+/// when none), borrowed from `message_author` (valid until it is freed); NULL when `message_author`
+/// is NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_message_author_extra_json(
+    message_author: *const roomchat_message_author,
+) -> *const c_char {
+    read(message_author, ptr::null(), |r| r.extra_json.as_ptr())
+}
+
+/// Frees a `roomchat_message_author` a call returned, and every record borrowed from it.
+/// `roomchat_message_author_free(NULL)` does nothing. Never call it on a borrowed record.
+#[no_mangle]
+pub extern "C" fn roomchat_message_author_free(message_author: *mut roomchat_message_author) {
+    free_box(message_author)
+}
+
+/// The file a message carries.
+/// An opaque record: read it with the `roomchat_message_file_*` accessors. Owned when a call
+/// returned it (free with `roomchat_message_file_free`); borrowed when another record's accessor
+/// returned it (valid until that record is freed; never freed on its own).
+#[allow(non_camel_case_types)]
+pub struct roomchat_message_file {
+    id: Option<CString>,
+    url: Option<CString>,
+    file_name: Option<CString>,
+    size: Option<f64>,
+    content_type: Option<CString>,
+    file_type: Option<CString>,
+    image_height: Option<f64>,
+    image_width: Option<f64>,
+    extra_json: CString,
+}
+
+/// The `roomchat_message_file` of core's `MessageFile` record (its type inferred where it is used).
+macro_rules! roomchat_message_file_from {
+    ($record:expr) => {{
+        let record = $record;
+        roomchat_message_file {
+            id: text(record.id),
+            url: text(record.url),
+            file_name: text(record.file_name),
+            size: record.size,
+            content_type: text(record.content_type),
+            file_type: text(record.file_type),
+            image_height: record.image_height,
+            image_width: record.image_width,
+            extra_json: extra_json(&record.extra),
+        }
+    }};
+}
+
+/// `_id`: The file's id. Borrowed from `message_file` (valid until it is freed), or NULL when the
+/// service left it out (or `message_file` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_message_file_id(
+    message_file: *const roomchat_message_file,
+) -> *const c_char {
+    read(message_file, ptr::null(), |r| text_ptr(&r.id))
+}
+
+/// `url`: Where to download it. Borrowed from `message_file` (valid until it is freed), or NULL
+/// when the service left it out (or `message_file` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_message_file_url(
+    message_file: *const roomchat_message_file,
+) -> *const c_char {
+    read(message_file, ptr::null(), |r| text_ptr(&r.url))
+}
+
+/// `fileName`: Its name. Borrowed from `message_file` (valid until it is freed), or NULL when the
+/// service left it out (or `message_file` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_message_file_file_name(
+    message_file: *const roomchat_message_file,
+) -> *const c_char {
+    read(message_file, ptr::null(), |r| text_ptr(&r.file_name))
+}
+
+/// `size`: Its size in bytes. NaN when the service left it out (or `message_file` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_message_file_size(message_file: *const roomchat_message_file) -> f64 {
+    read(message_file, f64::NAN, |r| number(r.size))
+}
+
+/// `contentType`: Its MIME type. Borrowed from `message_file` (valid until it is freed), or NULL
+/// when the service left it out (or `message_file` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_message_file_content_type(
+    message_file: *const roomchat_message_file,
+) -> *const c_char {
+    read(message_file, ptr::null(), |r| text_ptr(&r.content_type))
+}
+
+/// `fileType`: `image` or `file`. Borrowed from `message_file` (valid until it is freed), or NULL
+/// when the service left it out (or `message_file` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_message_file_file_type(
+    message_file: *const roomchat_message_file,
+) -> *const c_char {
+    read(message_file, ptr::null(), |r| text_ptr(&r.file_type))
+}
+
+/// `imageHeight`: An image's height in pixels. NaN when the service left it out (or `message_file`
+/// is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_message_file_image_height(
+    message_file: *const roomchat_message_file,
+) -> f64 {
+    read(message_file, f64::NAN, |r| number(r.image_height))
+}
+
+/// `imageWidth`: An image's width in pixels. NaN when the service left it out (or `message_file` is
+/// NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_message_file_image_width(
+    message_file: *const roomchat_message_file,
+) -> f64 {
+    read(message_file, f64::NAN, |r| number(r.image_width))
+}
+
+/// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+/// when none), borrowed from `message_file` (valid until it is freed); NULL when `message_file` is
+/// NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_message_file_extra_json(
+    message_file: *const roomchat_message_file,
+) -> *const c_char {
+    read(message_file, ptr::null(), |r| r.extra_json.as_ptr())
+}
+
+/// Frees a `roomchat_message_file` a call returned, and every record borrowed from it.
+/// `roomchat_message_file_free(NULL)` does nothing. Never call it on a borrowed record.
+#[no_mangle]
+pub extern "C" fn roomchat_message_file_free(message_file: *mut roomchat_message_file) {
+    free_box(message_file)
+}
+
+/// A button of a bot's message: a link, or an action the service reports to the bot's webhook.
+/// An opaque record: read it with the `roomchat_action_button_*` accessors. Owned when a call
+/// returned it (free with `roomchat_action_button_free`); borrowed when another record's accessor
+/// returned it (valid until that record is freed; never freed on its own).
+#[allow(non_camel_case_types)]
+pub struct roomchat_action_button {
+    button_type: Option<CString>,
+    display_text: Option<CString>,
+    button_id: Option<CString>,
+    url: Option<CString>,
+    payload: Option<CString>,
+    image_url: Option<CString>,
+    icon_url: Option<CString>,
+    extra_json: CString,
+}
+
+/// The `roomchat_action_button` of core's `ActionButton` record (its type inferred where it is used).
+macro_rules! roomchat_action_button_from {
+    ($record:expr) => {{
+        let record = $record;
+        roomchat_action_button {
+            button_type: text(record.button_type),
+            display_text: text(record.display_text),
+            button_id: text(record.button_id),
+            url: text(record.url),
+            payload: text(record.payload),
+            image_url: text(record.image_url),
+            icon_url: text(record.icon_url),
+            extra_json: extra_json(&record.extra),
+        }
+    }};
+}
+
+/// `type`: `link` or `action`. Borrowed from `action_button` (valid until it is freed), or NULL
+/// when the service left it out (or `action_button` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_action_button_button_type(
+    action_button: *const roomchat_action_button,
+) -> *const c_char {
+    read(action_button, ptr::null(), |r| text_ptr(&r.button_type))
+}
+
+/// `displayText`: Its label (at most 100 characters). Borrowed from `action_button` (valid until it
+/// is freed), or NULL when the service left it out (or `action_button` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_action_button_display_text(
+    action_button: *const roomchat_action_button,
+) -> *const c_char {
+    read(action_button, ptr::null(), |r| text_ptr(&r.display_text))
+}
+
+/// `id`: The bot's id of it (at most 100 characters). Borrowed from `action_button` (valid until it
+/// is freed), or NULL when the service left it out (or `action_button` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_action_button_button_id(
+    action_button: *const roomchat_action_button,
+) -> *const c_char {
+    read(action_button, ptr::null(), |r| text_ptr(&r.button_id))
+}
+
+/// `url`: A link's URL. Borrowed from `action_button` (valid until it is freed), or NULL when the
+/// service left it out (or `action_button` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_action_button_url(
+    action_button: *const roomchat_action_button,
+) -> *const c_char {
+    read(action_button, ptr::null(), |r| text_ptr(&r.url))
+}
+
+/// `payload`: What the webhook is sent when it is pressed. Borrowed from `action_button` (valid
+/// until it is freed), or NULL when the service left it out (or `action_button` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_action_button_payload(
+    action_button: *const roomchat_action_button,
+) -> *const c_char {
+    read(action_button, ptr::null(), |r| text_ptr(&r.payload))
+}
+
+/// `imageURL`: An image shown on it. Borrowed from `action_button` (valid until it is freed), or
+/// NULL when the service left it out (or `action_button` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_action_button_image_url(
+    action_button: *const roomchat_action_button,
+) -> *const c_char {
+    read(action_button, ptr::null(), |r| text_ptr(&r.image_url))
+}
+
+/// `iconURL`: An icon shown on it. Borrowed from `action_button` (valid until it is freed), or NULL
+/// when the service left it out (or `action_button` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_action_button_icon_url(
+    action_button: *const roomchat_action_button,
+) -> *const c_char {
+    read(action_button, ptr::null(), |r| text_ptr(&r.icon_url))
+}
+
+/// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+/// when none), borrowed from `action_button` (valid until it is freed); NULL when `action_button`
+/// is NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_action_button_extra_json(
+    action_button: *const roomchat_action_button,
+) -> *const c_char {
+    read(action_button, ptr::null(), |r| r.extra_json.as_ptr())
+}
+
+/// Frees a `roomchat_action_button` a call returned, and every record borrowed from it.
+/// `roomchat_action_button_free(NULL)` does nothing. Never call it on a borrowed record.
+#[no_mangle]
+pub extern "C" fn roomchat_action_button_free(action_button: *mut roomchat_action_button) {
+    free_box(action_button)
+}
+
+/// A message of a room or of a channel.
+/// An opaque record: read it with the `roomchat_chat_message_*` accessors. Owned when a call
+/// returned it (free with `roomchat_chat_message_free`); borrowed when another record's accessor
+/// returned it (valid until that record is freed; never freed on its own).
+#[allow(non_camel_case_types)]
+pub struct roomchat_chat_message {
+    id: Option<CString>,
+    created: Option<CString>,
+    chat_room: Option<CString>,
+    channel: Option<CString>,
+    message: Option<CString>,
+    user: Option<Box<roomchat_message_author>>,
+    likes: Option<CString>,
+    action_buttons: Option<Vec<roomchat_action_button>>,
+    file: Option<Box<roomchat_message_file>>,
+    customer: Option<CString>,
+    extra_json: CString,
+}
+
+/// The `roomchat_chat_message` of core's `ChatMessage` record (its type inferred where it is used).
+macro_rules! roomchat_chat_message_from {
+    ($record:expr) => {{
+        let record = $record;
+        roomchat_chat_message {
+            id: text(record.id),
+            created: text(record.created),
+            chat_room: text(record.chat_room),
+            channel: text(record.channel),
+            message: text(record.message),
+            user: record
+                .user
+                .map(|inner| Box::new(roomchat_message_author_from!(inner))),
+            likes: json_text(record.likes),
+            action_buttons: record.action_buttons.map(|items| {
+                items
+                    .into_iter()
+                    .map(|inner| roomchat_action_button_from!(inner))
+                    .collect()
+            }),
+            file: record
+                .file
+                .map(|inner| Box::new(roomchat_message_file_from!(inner))),
+            customer: text(record.customer),
+            extra_json: extra_json(&record.extra),
+        }
+    }};
+}
+
+/// `_id`: The message's id (24 hexadecimal digits). Borrowed from `chat_message` (valid until it is
+/// freed), or NULL when the service left it out (or `chat_message` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_chat_message_id(
+    chat_message: *const roomchat_chat_message,
+) -> *const c_char {
+    read(chat_message, ptr::null(), |r| text_ptr(&r.id))
+}
+
+/// `created`: When it was posted (ISO 8601). Borrowed from `chat_message` (valid until it is
+/// freed), or NULL when the service left it out (or `chat_message` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_chat_message_created(
+    chat_message: *const roomchat_chat_message,
+) -> *const c_char {
+    read(chat_message, ptr::null(), |r| text_ptr(&r.created))
+}
+
+/// `chatRoom`: The room's id (a room's message). Borrowed from `chat_message` (valid until it is
+/// freed), or NULL when the service left it out (or `chat_message` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_chat_message_chat_room(
+    chat_message: *const roomchat_chat_message,
+) -> *const c_char {
+    read(chat_message, ptr::null(), |r| text_ptr(&r.chat_room))
+}
+
+/// `channel`: The channel's id (a channel's message). Borrowed from `chat_message` (valid until it
+/// is freed), or NULL when the service left it out (or `chat_message` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_chat_message_channel(
+    chat_message: *const roomchat_chat_message,
+) -> *const c_char {
+    read(chat_message, ptr::null(), |r| text_ptr(&r.channel))
+}
+
+/// `message`: The text. Borrowed from `chat_message` (valid until it is freed), or NULL when the
+/// service left it out (or `chat_message` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_chat_message_message(
+    chat_message: *const roomchat_chat_message,
+) -> *const c_char {
+    read(chat_message, ptr::null(), |r| text_ptr(&r.message))
+}
+
+/// `user`: Who posted it. Borrowed from `chat_message`: valid until it is freed; never free it.
+/// NULL when the service left it out (or `chat_message` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_chat_message_user(
+    chat_message: *const roomchat_chat_message,
+) -> *const roomchat_message_author {
+    read(chat_message, ptr::null(), |r| nested(&r.user))
+}
+
+/// `likes`: Its likes, as the service gives them. JSON text, borrowed from `chat_message` (valid
+/// until it is freed), or NULL when the service left it out (or `chat_message` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_chat_message_likes(
+    chat_message: *const roomchat_chat_message,
+) -> *const c_char {
+    read(chat_message, ptr::null(), |r| text_ptr(&r.likes))
+}
+
+/// `actionButtons`: A bot's buttons. How many records it holds: read each with
+/// `roomchat_chat_message_action_buttons_get`. 0 when the service left it out (or `chat_message` is
+/// NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_chat_message_action_buttons_len(
+    chat_message: *const roomchat_chat_message,
+) -> usize {
+    read(chat_message, 0, |r| list_len(&r.action_buttons))
+}
+
+/// The `index`th record of `actionButtons`, borrowed from `chat_message` (valid until it is freed;
+/// never free it), or NULL when out of range (or `chat_message` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_chat_message_action_buttons_get(
+    chat_message: *const roomchat_chat_message,
+    index: usize,
+) -> *const roomchat_action_button {
+    read(chat_message, ptr::null(), |r| {
+        list_get(&r.action_buttons, index)
+    })
+}
+
+/// `file`: The file it carries. Borrowed from `chat_message`: valid until it is freed; never free
+/// it. NULL when the service left it out (or `chat_message` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_chat_message_file(
+    chat_message: *const roomchat_chat_message,
+) -> *const roomchat_message_file {
+    read(chat_message, ptr::null(), |r| nested(&r.file))
+}
+
+/// `customer`: The account's id. Borrowed from `chat_message` (valid until it is freed), or NULL
+/// when the service left it out (or `chat_message` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_chat_message_customer(
+    chat_message: *const roomchat_chat_message,
+) -> *const c_char {
+    read(chat_message, ptr::null(), |r| text_ptr(&r.customer))
+}
+
+/// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+/// when none), borrowed from `chat_message` (valid until it is freed); NULL when `chat_message` is
+/// NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_chat_message_extra_json(
+    chat_message: *const roomchat_chat_message,
+) -> *const c_char {
+    read(chat_message, ptr::null(), |r| r.extra_json.as_ptr())
+}
+
+/// Frees a `roomchat_chat_message` a call returned, and every record borrowed from it.
+/// `roomchat_chat_message_free(NULL)` does nothing. Never call it on a borrowed record.
+#[no_mangle]
+pub extern "C" fn roomchat_chat_message_free(chat_message: *mut roomchat_chat_message) {
+    free_box(chat_message)
+}
+
+/// One page of a room's or a channel's messages.
+/// An opaque record: read it with the `roomchat_message_page_*` accessors. Owned when a call
+/// returned it (free with `roomchat_message_page_free`); borrowed when another record's accessor
+/// returned it (valid until that record is freed; never freed on its own).
+#[allow(non_camel_case_types)]
+pub struct roomchat_message_page {
+    limit: Option<i64>,
+    skip: Option<i64>,
+    total_records: Option<i64>,
+    count: Option<i64>,
+    messages: Option<Vec<roomchat_chat_message>>,
+    extra_json: CString,
+}
+
+/// The `roomchat_message_page` of core's `MessagePage` record (its type inferred where it is used).
+macro_rules! roomchat_message_page_from {
+    ($record:expr) => {{
+        let record = $record;
+        roomchat_message_page {
+            limit: record.limit,
+            skip: record.skip,
+            total_records: record.total_records,
+            count: record.count,
+            messages: record.messages.map(|items| {
+                items
+                    .into_iter()
+                    .map(|inner| roomchat_chat_message_from!(inner))
+                    .collect()
+            }),
+            extra_json: extra_json(&record.extra),
+        }
+    }};
+}
+
+/// `limit`: The page size asked for. -1 when the service left it out or sent a negative number (or
+/// `message_page` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_message_page_limit(message_page: *const roomchat_message_page) -> i64 {
+    read(message_page, -1, |r| integer(r.limit))
+}
+
+/// `skip`: How many messages came before this page. -1 when the service left it out or sent a
+/// negative number (or `message_page` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_message_page_skip(message_page: *const roomchat_message_page) -> i64 {
+    read(message_page, -1, |r| integer(r.skip))
+}
+
+/// `totalRecords`: How many messages there are in all. -1 when the service left it out or sent a
+/// negative number (or `message_page` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_message_page_total_records(
+    message_page: *const roomchat_message_page,
+) -> i64 {
+    read(message_page, -1, |r| integer(r.total_records))
+}
+
+/// `count`: How many this page holds. -1 when the service left it out or sent a negative number (or
+/// `message_page` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_message_page_count(message_page: *const roomchat_message_page) -> i64 {
+    read(message_page, -1, |r| integer(r.count))
+}
+
+/// `messages`: The messages. How many records it holds: read each with
+/// `roomchat_message_page_messages_get`. 0 when the service left it out (or `message_page` is
+/// NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_message_page_messages_len(
+    message_page: *const roomchat_message_page,
+) -> usize {
+    read(message_page, 0, |r| list_len(&r.messages))
+}
+
+/// The `index`th record of `messages`, borrowed from `message_page` (valid until it is freed; never
+/// free it), or NULL when out of range (or `message_page` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_message_page_messages_get(
+    message_page: *const roomchat_message_page,
+    index: usize,
+) -> *const roomchat_chat_message {
+    read(message_page, ptr::null(), |r| list_get(&r.messages, index))
+}
+
+/// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+/// when none), borrowed from `message_page` (valid until it is freed); NULL when `message_page` is
+/// NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_message_page_extra_json(
+    message_page: *const roomchat_message_page,
+) -> *const c_char {
+    read(message_page, ptr::null(), |r| r.extra_json.as_ptr())
+}
+
+/// Frees a `roomchat_message_page` a call returned, and every record borrowed from it.
+/// `roomchat_message_page_free(NULL)` does nothing. Never call it on a borrowed record.
+#[no_mangle]
+pub extern "C" fn roomchat_message_page_free(message_page: *mut roomchat_message_page) {
+    free_box(message_page)
+}
+
+/// A channel of a room.
+/// An opaque record: read it with the `roomchat_channel_*` accessors. Owned when a call returned it
+/// (free with `roomchat_channel_free`); borrowed when another record's accessor returned it (valid
+/// until that record is freed; never freed on its own).
+#[allow(non_camel_case_types)]
+pub struct roomchat_channel {
+    id: Option<CString>,
+    channel_name: Option<CString>,
+    enabled: Option<bool>,
+    notify_all_users: Option<bool>,
+    metadata: Option<CString>,
+    room_id: Option<CString>,
+    extra_json: CString,
+}
+
+/// The `roomchat_channel` of core's `Channel` record (its type inferred where it is used).
+macro_rules! roomchat_channel_from {
+    ($record:expr) => {{
+        let record = $record;
+        roomchat_channel {
+            id: text(record.id),
+            channel_name: text(record.channel_name),
+            enabled: record.enabled,
+            notify_all_users: record.notify_all_users,
+            metadata: text(record.metadata),
+            room_id: text(record.room_id),
+            extra_json: extra_json(&record.extra),
+        }
+    }};
+}
+
+/// `_id`: The channel's id (24 hexadecimal digits). Borrowed from `channel` (valid until it is
+/// freed), or NULL when the service left it out (or `channel` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_channel_id(channel: *const roomchat_channel) -> *const c_char {
+    read(channel, ptr::null(), |r| text_ptr(&r.id))
+}
+
+/// `channelName`: Its name. Borrowed from `channel` (valid until it is freed), or NULL when the
+/// service left it out (or `channel` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_channel_channel_name(channel: *const roomchat_channel) -> *const c_char {
+    read(channel, ptr::null(), |r| text_ptr(&r.channel_name))
+}
+
+/// `enabled`: False: closed. 1 for true, 0 for false, -1 when the service left it out (or `channel`
+/// is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_channel_enabled(channel: *const roomchat_channel) -> i32 {
+    read(channel, -1, |r| flag(r.enabled))
+}
+
+/// `notifyAllUsers`: True: every user of the room is notified of its messages, not only those who
+/// opened it. 1 for true, 0 for false, -1 when the service left it out (or `channel` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_channel_notify_all_users(channel: *const roomchat_channel) -> i32 {
+    read(channel, -1, |r| flag(r.notify_all_users))
+}
+
+/// `metadata`: The customer's text (at most 1000 characters). Borrowed from `channel` (valid until
+/// it is freed), or NULL when the service left it out (or `channel` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_channel_metadata(channel: *const roomchat_channel) -> *const c_char {
+    read(channel, ptr::null(), |r| text_ptr(&r.metadata))
+}
+
+/// `roomId`: Its room's id. Borrowed from `channel` (valid until it is freed), or NULL when the
+/// service left it out (or `channel` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_channel_room_id(channel: *const roomchat_channel) -> *const c_char {
+    read(channel, ptr::null(), |r| text_ptr(&r.room_id))
+}
+
+/// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+/// when none), borrowed from `channel` (valid until it is freed); NULL when `channel` is NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_channel_extra_json(channel: *const roomchat_channel) -> *const c_char {
+    read(channel, ptr::null(), |r| r.extra_json.as_ptr())
+}
+
+/// Frees a `roomchat_channel` a call returned, and every record borrowed from it.
+/// `roomchat_channel_free(NULL)` does nothing. Never call it on a borrowed record.
+#[no_mangle]
+pub extern "C" fn roomchat_channel_free(channel: *mut roomchat_channel) {
+    free_box(channel)
+}
+
+/// One of the two users of a one-to-one conversation.
+/// An opaque record: read it with the `roomchat_conversation_member_*` accessors. Owned when a call
+/// returned it (free with `roomchat_conversation_member_free`); borrowed when another record's
+/// accessor returned it (valid until that record is freed; never freed on its own).
+#[allow(non_camel_case_types)]
+pub struct roomchat_conversation_member {
+    id: Option<CString>,
+    username: Option<CString>,
+    email: Option<CString>,
+    first_name: Option<CString>,
+    last_name: Option<CString>,
+    profile_pic: Option<CString>,
+    unique_user_identifier: Option<CString>,
+    extra_json: CString,
+}
+
+/// The `roomchat_conversation_member` of core's `ConversationMember` record (its type inferred where it is used).
+macro_rules! roomchat_conversation_member_from {
+    ($record:expr) => {{
+        let record = $record;
+        roomchat_conversation_member {
+            id: text(record.id),
+            username: text(record.username),
+            email: text(record.email),
+            first_name: text(record.first_name),
+            last_name: text(record.last_name),
+            profile_pic: text(record.profile_pic),
+            unique_user_identifier: json_text(record.unique_user_identifier),
+            extra_json: extra_json(&record.extra),
+        }
+    }};
+}
+
+/// `_id`: The user's id. Borrowed from `conversation_member` (valid until it is freed), or NULL
+/// when the service left it out (or `conversation_member` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_conversation_member_id(
+    conversation_member: *const roomchat_conversation_member,
+) -> *const c_char {
+    read(conversation_member, ptr::null(), |r| text_ptr(&r.id))
+}
+
+/// `username`: Their name. Borrowed from `conversation_member` (valid until it is freed), or NULL
+/// when the service left it out (or `conversation_member` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_conversation_member_username(
+    conversation_member: *const roomchat_conversation_member,
+) -> *const c_char {
+    read(conversation_member, ptr::null(), |r| text_ptr(&r.username))
+}
+
+/// `email`: Their email. Borrowed from `conversation_member` (valid until it is freed), or NULL
+/// when the service left it out (or `conversation_member` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_conversation_member_email(
+    conversation_member: *const roomchat_conversation_member,
+) -> *const c_char {
+    read(conversation_member, ptr::null(), |r| text_ptr(&r.email))
+}
+
+/// `firstName`: Their first name. Borrowed from `conversation_member` (valid until it is freed), or
+/// NULL when the service left it out (or `conversation_member` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_conversation_member_first_name(
+    conversation_member: *const roomchat_conversation_member,
+) -> *const c_char {
+    read(conversation_member, ptr::null(), |r| {
+        text_ptr(&r.first_name)
+    })
+}
+
+/// `lastName`: Their last name. Borrowed from `conversation_member` (valid until it is freed), or
+/// NULL when the service left it out (or `conversation_member` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_conversation_member_last_name(
+    conversation_member: *const roomchat_conversation_member,
+) -> *const c_char {
+    read(conversation_member, ptr::null(), |r| text_ptr(&r.last_name))
+}
+
+/// `profilePic`: Their picture's URL. Borrowed from `conversation_member` (valid until it is
+/// freed), or NULL when the service left it out (or `conversation_member` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_conversation_member_profile_pic(
+    conversation_member: *const roomchat_conversation_member,
+) -> *const c_char {
+    read(conversation_member, ptr::null(), |r| {
+        text_ptr(&r.profile_pic)
+    })
+}
+
+/// `uniqueUserIdentifier`: The customer's identifier of the user, as given. JSON text, borrowed
+/// from `conversation_member` (valid until it is freed), or NULL when the service left it out (or
+/// `conversation_member` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_conversation_member_unique_user_identifier(
+    conversation_member: *const roomchat_conversation_member,
+) -> *const c_char {
+    read(conversation_member, ptr::null(), |r| {
+        text_ptr(&r.unique_user_identifier)
+    })
+}
+
+/// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+/// when none), borrowed from `conversation_member` (valid until it is freed); NULL when
+/// `conversation_member` is NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_conversation_member_extra_json(
+    conversation_member: *const roomchat_conversation_member,
+) -> *const c_char {
+    read(conversation_member, ptr::null(), |r| r.extra_json.as_ptr())
+}
+
+/// Frees a `roomchat_conversation_member` a call returned, and every record borrowed from it.
+/// `roomchat_conversation_member_free(NULL)` does nothing. Never call it on a borrowed record.
+#[no_mangle]
+pub extern "C" fn roomchat_conversation_member_free(
+    conversation_member: *mut roomchat_conversation_member,
+) {
+    free_box(conversation_member)
+}
+
+/// A one-to-one conversation of a room.
+/// An opaque record: read it with the `roomchat_conversation_*` accessors. Owned when a call
+/// returned it (free with `roomchat_conversation_free`); borrowed when another record's accessor
+/// returned it (valid until that record is freed; never freed on its own).
+#[allow(non_camel_case_types)]
+pub struct roomchat_conversation {
+    conversation_id: Option<CString>,
+    room_id: Option<CString>,
+    member_one: Option<Box<roomchat_conversation_member>>,
+    member_two: Option<Box<roomchat_conversation_member>>,
+    extra_json: CString,
+}
+
+/// The `roomchat_conversation` of core's `Conversation` record (its type inferred where it is used).
+macro_rules! roomchat_conversation_from {
+    ($record:expr) => {{
+        let record = $record;
+        roomchat_conversation {
+            conversation_id: text(record.conversation_id),
+            room_id: text(record.room_id),
+            member_one: record
+                .member_one
+                .map(|inner| Box::new(roomchat_conversation_member_from!(inner))),
+            member_two: record
+                .member_two
+                .map(|inner| Box::new(roomchat_conversation_member_from!(inner))),
+            extra_json: extra_json(&record.extra),
+        }
+    }};
+}
+
+/// `conversationId`: The conversation's id. Borrowed from `conversation` (valid until it is freed),
+/// or NULL when the service left it out (or `conversation` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_conversation_conversation_id(
+    conversation: *const roomchat_conversation,
+) -> *const c_char {
+    read(conversation, ptr::null(), |r| text_ptr(&r.conversation_id))
+}
+
+/// `roomId`: Its room's id. Borrowed from `conversation` (valid until it is freed), or NULL when
+/// the service left it out (or `conversation` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_conversation_room_id(
+    conversation: *const roomchat_conversation,
+) -> *const c_char {
+    read(conversation, ptr::null(), |r| text_ptr(&r.room_id))
+}
+
+/// `memberOne`: One user. Borrowed from `conversation`: valid until it is freed; never free it.
+/// NULL when the service left it out (or `conversation` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_conversation_member_one(
+    conversation: *const roomchat_conversation,
+) -> *const roomchat_conversation_member {
+    read(conversation, ptr::null(), |r| nested(&r.member_one))
+}
+
+/// `memberTwo`: The other. Borrowed from `conversation`: valid until it is freed; never free it.
+/// NULL when the service left it out (or `conversation` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_conversation_member_two(
+    conversation: *const roomchat_conversation,
+) -> *const roomchat_conversation_member {
+    read(conversation, ptr::null(), |r| nested(&r.member_two))
+}
+
+/// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+/// when none), borrowed from `conversation` (valid until it is freed); NULL when `conversation` is
+/// NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_conversation_extra_json(
+    conversation: *const roomchat_conversation,
+) -> *const c_char {
+    read(conversation, ptr::null(), |r| r.extra_json.as_ptr())
+}
+
+/// Frees a `roomchat_conversation` a call returned, and every record borrowed from it.
+/// `roomchat_conversation_free(NULL)` does nothing. Never call it on a borrowed record.
+#[no_mangle]
+pub extern "C" fn roomchat_conversation_free(conversation: *mut roomchat_conversation) {
+    free_box(conversation)
+}
+
+/// A user as changed: the create-user answer's shape.
+/// An opaque record: read it with the `roomchat_updated_user_*` accessors. Owned when a call
+/// returned it (free with `roomchat_updated_user_free`); borrowed when another record's accessor
+/// returned it (valid until that record is freed; never freed on its own).
+#[allow(non_camel_case_types)]
+pub struct roomchat_updated_user {
+    access_token: Option<CString>,
+    user_id: Option<CString>,
+    username: Option<CString>,
+    email: Option<CString>,
+    profile_pic: Option<CString>,
+    is_moderator: Option<bool>,
+    chat_room: Option<CString>,
+    external_user_id: Option<CString>,
+    meta: Option<CString>,
+    extra_json: CString,
+}
+
+/// The `roomchat_updated_user` of core's `UpdatedUser` record (its type inferred where it is used).
+macro_rules! roomchat_updated_user_from {
+    ($record:expr) => {{
+        let record = $record;
+        roomchat_updated_user {
+            access_token: text(record.access_token),
+            user_id: text(record.user_id),
+            username: text(record.username),
+            email: text(record.email),
+            profile_pic: text(record.profile_pic),
+            is_moderator: record.is_moderator,
+            chat_room: text(record.chat_room),
+            external_user_id: json_text(record.external_user_id),
+            meta: json_text(record.meta),
+            extra_json: extra_json(&record.extra),
+        }
+    }};
+}
+
+/// `accessToken`: An access token that signs the user in. Borrowed from `updated_user` (valid until
+/// it is freed), or NULL when the service left it out (or `updated_user` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_updated_user_access_token(
+    updated_user: *const roomchat_updated_user,
+) -> *const c_char {
+    read(updated_user, ptr::null(), |r| text_ptr(&r.access_token))
+}
+
+/// `userId`: The user's id. Borrowed from `updated_user` (valid until it is freed), or NULL when
+/// the service left it out (or `updated_user` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_updated_user_user_id(
+    updated_user: *const roomchat_updated_user,
+) -> *const c_char {
+    read(updated_user, ptr::null(), |r| text_ptr(&r.user_id))
+}
+
+/// `username`: Their name. Borrowed from `updated_user` (valid until it is freed), or NULL when the
+/// service left it out (or `updated_user` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_updated_user_username(
+    updated_user: *const roomchat_updated_user,
+) -> *const c_char {
+    read(updated_user, ptr::null(), |r| text_ptr(&r.username))
+}
+
+/// `email`: Their email. Borrowed from `updated_user` (valid until it is freed), or NULL when the
+/// service left it out (or `updated_user` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_updated_user_email(
+    updated_user: *const roomchat_updated_user,
+) -> *const c_char {
+    read(updated_user, ptr::null(), |r| text_ptr(&r.email))
+}
+
+/// `profilePic`: Their picture's URL. Borrowed from `updated_user` (valid until it is freed), or
+/// NULL when the service left it out (or `updated_user` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_updated_user_profile_pic(
+    updated_user: *const roomchat_updated_user,
+) -> *const c_char {
+    read(updated_user, ptr::null(), |r| text_ptr(&r.profile_pic))
+}
+
+/// `isModerator`: True: a moderator of every room. 1 for true, 0 for false, -1 when the service
+/// left it out (or `updated_user` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_updated_user_is_moderator(
+    updated_user: *const roomchat_updated_user,
+) -> i32 {
+    read(updated_user, -1, |r| flag(r.is_moderator))
+}
+
+/// `chatRoom`: The room they moderate, for a room moderator. Borrowed from `updated_user` (valid
+/// until it is freed), or NULL when the service left it out (or `updated_user` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_updated_user_chat_room(
+    updated_user: *const roomchat_updated_user,
+) -> *const c_char {
+    read(updated_user, ptr::null(), |r| text_ptr(&r.chat_room))
+}
+
+/// `externalUserId`: The customer's id of the user, as given (a number or a string). JSON text,
+/// borrowed from `updated_user` (valid until it is freed), or NULL when the service left it out (or
+/// `updated_user` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_updated_user_external_user_id(
+    updated_user: *const roomchat_updated_user,
+) -> *const c_char {
+    read(updated_user, ptr::null(), |r| text_ptr(&r.external_user_id))
+}
+
+/// `meta`: The customer's data. JSON text, borrowed from `updated_user` (valid until it is freed),
+/// or NULL when the service left it out (or `updated_user` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_updated_user_meta(
+    updated_user: *const roomchat_updated_user,
+) -> *const c_char {
+    read(updated_user, ptr::null(), |r| text_ptr(&r.meta))
+}
+
+/// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+/// when none), borrowed from `updated_user` (valid until it is freed); NULL when `updated_user` is
+/// NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_updated_user_extra_json(
+    updated_user: *const roomchat_updated_user,
+) -> *const c_char {
+    read(updated_user, ptr::null(), |r| r.extra_json.as_ptr())
+}
+
+/// Frees a `roomchat_updated_user` a call returned, and every record borrowed from it.
+/// `roomchat_updated_user_free(NULL)` does nothing. Never call it on a borrowed record.
+#[no_mangle]
+pub extern "C" fn roomchat_updated_user_free(updated_user: *mut roomchat_updated_user) {
+    free_box(updated_user)
+}
+
+/// A user's profile.
+/// An opaque record: read it with the `roomchat_user_profile_*` accessors. Owned when a call
+/// returned it (free with `roomchat_user_profile_free`); borrowed when another record's accessor
+/// returned it (valid until that record is freed; never freed on its own).
+#[allow(non_camel_case_types)]
+pub struct roomchat_user_profile {
+    id: Option<CString>,
+    unique_user_identifier: Option<CString>,
+    username: Option<CString>,
+    email: Option<CString>,
+    first_name: Option<CString>,
+    last_name: Option<CString>,
+    profile_pic: Option<CString>,
+    profile_pic_key: Option<CString>,
+    meta: Option<CString>,
+    created: Option<CString>,
+    updated: Option<CString>,
+    last_seen: Option<CString>,
+    last_chat_room_id: Option<CString>,
+    provisioned: Option<bool>,
+    extra_json: CString,
+}
+
+/// The `roomchat_user_profile` of core's `UserProfile` record (its type inferred where it is used).
+macro_rules! roomchat_user_profile_from {
+    ($record:expr) => {{
+        let record = $record;
+        roomchat_user_profile {
+            id: text(record.id),
+            unique_user_identifier: json_text(record.unique_user_identifier),
+            username: text(record.username),
+            email: text(record.email),
+            first_name: text(record.first_name),
+            last_name: text(record.last_name),
+            profile_pic: text(record.profile_pic),
+            profile_pic_key: text(record.profile_pic_key),
+            meta: json_text(record.meta),
+            created: text(record.created),
+            updated: text(record.updated),
+            last_seen: text(record.last_seen),
+            last_chat_room_id: text(record.last_chat_room_id),
+            provisioned: record.provisioned,
+            extra_json: extra_json(&record.extra),
+        }
+    }};
+}
+
+/// `_id`: The user's id. Borrowed from `user_profile` (valid until it is freed), or NULL when the
+/// service left it out (or `user_profile` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_user_profile_id(
+    user_profile: *const roomchat_user_profile,
+) -> *const c_char {
+    read(user_profile, ptr::null(), |r| text_ptr(&r.id))
+}
+
+/// `uniqueUserIdentifier`: The customer's identifier of the user, as given. JSON text, borrowed
+/// from `user_profile` (valid until it is freed), or NULL when the service left it out (or
+/// `user_profile` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_user_profile_unique_user_identifier(
+    user_profile: *const roomchat_user_profile,
+) -> *const c_char {
+    read(user_profile, ptr::null(), |r| {
+        text_ptr(&r.unique_user_identifier)
+    })
+}
+
+/// `username`: Their name. Borrowed from `user_profile` (valid until it is freed), or NULL when the
+/// service left it out (or `user_profile` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_user_profile_username(
+    user_profile: *const roomchat_user_profile,
+) -> *const c_char {
+    read(user_profile, ptr::null(), |r| text_ptr(&r.username))
+}
+
+/// `email`: Their email. Borrowed from `user_profile` (valid until it is freed), or NULL when the
+/// service left it out (or `user_profile` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_user_profile_email(
+    user_profile: *const roomchat_user_profile,
+) -> *const c_char {
+    read(user_profile, ptr::null(), |r| text_ptr(&r.email))
+}
+
+/// `firstName`: Their first name. Borrowed from `user_profile` (valid until it is freed), or NULL
+/// when the service left it out (or `user_profile` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_user_profile_first_name(
+    user_profile: *const roomchat_user_profile,
+) -> *const c_char {
+    read(user_profile, ptr::null(), |r| text_ptr(&r.first_name))
+}
+
+/// `lastName`: Their last name. Borrowed from `user_profile` (valid until it is freed), or NULL
+/// when the service left it out (or `user_profile` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_user_profile_last_name(
+    user_profile: *const roomchat_user_profile,
+) -> *const c_char {
+    read(user_profile, ptr::null(), |r| text_ptr(&r.last_name))
+}
+
+/// `profilePic`: Their picture's URL. Borrowed from `user_profile` (valid until it is freed), or
+/// NULL when the service left it out (or `user_profile` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_user_profile_profile_pic(
+    user_profile: *const roomchat_user_profile,
+) -> *const c_char {
+    read(user_profile, ptr::null(), |r| text_ptr(&r.profile_pic))
+}
+
+/// `profilePicKey`: The service's key of the picture. Borrowed from `user_profile` (valid until it
+/// is freed), or NULL when the service left it out (or `user_profile` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_user_profile_profile_pic_key(
+    user_profile: *const roomchat_user_profile,
+) -> *const c_char {
+    read(user_profile, ptr::null(), |r| text_ptr(&r.profile_pic_key))
+}
+
+/// `meta`: The customer's data. JSON text, borrowed from `user_profile` (valid until it is freed),
+/// or NULL when the service left it out (or `user_profile` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_user_profile_meta(
+    user_profile: *const roomchat_user_profile,
+) -> *const c_char {
+    read(user_profile, ptr::null(), |r| text_ptr(&r.meta))
+}
+
+/// `created`: When the user was made (ISO 8601). Borrowed from `user_profile` (valid until it is
+/// freed), or NULL when the service left it out (or `user_profile` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_user_profile_created(
+    user_profile: *const roomchat_user_profile,
+) -> *const c_char {
+    read(user_profile, ptr::null(), |r| text_ptr(&r.created))
+}
+
+/// `updated`: When they last changed. Borrowed from `user_profile` (valid until it is freed), or
+/// NULL when the service left it out (or `user_profile` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_user_profile_updated(
+    user_profile: *const roomchat_user_profile,
+) -> *const c_char {
+    read(user_profile, ptr::null(), |r| text_ptr(&r.updated))
+}
+
+/// `lastSeen`: When they were last seen. Borrowed from `user_profile` (valid until it is freed), or
+/// NULL when the service left it out (or `user_profile` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_user_profile_last_seen(
+    user_profile: *const roomchat_user_profile,
+) -> *const c_char {
+    read(user_profile, ptr::null(), |r| text_ptr(&r.last_seen))
+}
+
+/// `lastChatRoomId`: The room they were last in. Borrowed from `user_profile` (valid until it is
+/// freed), or NULL when the service left it out (or `user_profile` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_user_profile_last_chat_room_id(
+    user_profile: *const roomchat_user_profile,
+) -> *const c_char {
+    read(user_profile, ptr::null(), |r| {
+        text_ptr(&r.last_chat_room_id)
+    })
+}
+
+/// `provisioned`: True: made through the API. 1 for true, 0 for false, -1 when the service left it
+/// out (or `user_profile` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_user_profile_provisioned(
+    user_profile: *const roomchat_user_profile,
+) -> i32 {
+    read(user_profile, -1, |r| flag(r.provisioned))
+}
+
+/// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+/// when none), borrowed from `user_profile` (valid until it is freed); NULL when `user_profile` is
+/// NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_user_profile_extra_json(
+    user_profile: *const roomchat_user_profile,
+) -> *const c_char {
+    read(user_profile, ptr::null(), |r| r.extra_json.as_ptr())
+}
+
+/// Frees a `roomchat_user_profile` a call returned, and every record borrowed from it.
+/// `roomchat_user_profile_free(NULL)` does nothing. Never call it on a borrowed record.
+#[no_mangle]
+pub extern "C" fn roomchat_user_profile_free(user_profile: *mut roomchat_user_profile) {
+    free_box(user_profile)
+}
+
+/// The answer to `create_user_v2`: the new user and an access token.
+/// An opaque record: read it with the `roomchat_provisioned_user_*` accessors. Owned when a call
+/// returned it (free with `roomchat_provisioned_user_free`); borrowed when another record's
+/// accessor returned it (valid until that record is freed; never freed on its own).
+#[allow(non_camel_case_types)]
+pub struct roomchat_provisioned_user {
+    success: Option<bool>,
+    access_token: Option<CString>,
+    user: Option<Box<roomchat_user_profile>>,
+    extra_json: CString,
+}
+
+/// The `roomchat_provisioned_user` of core's `ProvisionedUser` record (its type inferred where it is used).
+macro_rules! roomchat_provisioned_user_from {
+    ($record:expr) => {{
+        let record = $record;
+        roomchat_provisioned_user {
+            success: record.success,
+            access_token: text(record.access_token),
+            user: record
+                .user
+                .map(|inner| Box::new(roomchat_user_profile_from!(inner))),
+            extra_json: extra_json(&record.extra),
+        }
+    }};
+}
+
+/// `success`: True: the service did it. 1 for true, 0 for false, -1 when the service left it out
+/// (or `provisioned_user` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_provisioned_user_success(
+    provisioned_user: *const roomchat_provisioned_user,
+) -> i32 {
+    read(provisioned_user, -1, |r| flag(r.success))
+}
+
+/// `accessToken`: An access token that signs the user in. Borrowed from `provisioned_user` (valid
+/// until it is freed), or NULL when the service left it out (or `provisioned_user` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_provisioned_user_access_token(
+    provisioned_user: *const roomchat_provisioned_user,
+) -> *const c_char {
+    read(provisioned_user, ptr::null(), |r| text_ptr(&r.access_token))
+}
+
+/// `user`: The user. Borrowed from `provisioned_user`: valid until it is freed; never free it. NULL
+/// when the service left it out (or `provisioned_user` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_provisioned_user_user(
+    provisioned_user: *const roomchat_provisioned_user,
+) -> *const roomchat_user_profile {
+    read(provisioned_user, ptr::null(), |r| nested(&r.user))
+}
+
+/// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+/// when none), borrowed from `provisioned_user` (valid until it is freed); NULL when
+/// `provisioned_user` is NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_provisioned_user_extra_json(
+    provisioned_user: *const roomchat_provisioned_user,
+) -> *const c_char {
+    read(provisioned_user, ptr::null(), |r| r.extra_json.as_ptr())
+}
+
+/// Frees a `roomchat_provisioned_user` a call returned, and every record borrowed from it.
+/// `roomchat_provisioned_user_free(NULL)` does nothing. Never call it on a borrowed record.
+#[no_mangle]
+pub extern "C" fn roomchat_provisioned_user_free(provisioned_user: *mut roomchat_provisioned_user) {
+    free_box(provisioned_user)
+}
+
+/// A user's membership of a room, with their role.
+/// An opaque record: read it with the `roomchat_member_*` accessors. Owned when a call returned it
+/// (free with `roomchat_member_free`); borrowed when another record's accessor returned it (valid
+/// until that record is freed; never freed on its own).
+#[allow(non_camel_case_types)]
+pub struct roomchat_member {
+    chat_room: Option<Box<roomchat_room_name_record>>,
+    user: Option<Box<roomchat_user_profile>>,
+    role_name: Option<CString>,
+    last_seen: Option<CString>,
+    created: Option<CString>,
+    extra_json: CString,
+}
+
+/// The `roomchat_member` of core's `Member` record (its type inferred where it is used).
+macro_rules! roomchat_member_from {
+    ($record:expr) => {{
+        let record = $record;
+        roomchat_member {
+            chat_room: record
+                .chat_room
+                .map(|inner| Box::new(roomchat_room_name_record_from!(inner))),
+            user: record
+                .user
+                .map(|inner| Box::new(roomchat_user_profile_from!(inner))),
+            role_name: text(record.role_name),
+            last_seen: text(record.last_seen),
+            created: text(record.created),
+            extra_json: extra_json(&record.extra),
+        }
+    }};
+}
+
+/// `chatRoom`: The room. Borrowed from `member`: valid until it is freed; never free it. NULL when
+/// the service left it out (or `member` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_member_chat_room(
+    member: *const roomchat_member,
+) -> *const roomchat_room_name_record {
+    read(member, ptr::null(), |r| nested(&r.chat_room))
+}
+
+/// `user`: The user. Borrowed from `member`: valid until it is freed; never free it. NULL when the
+/// service left it out (or `member` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_member_user(
+    member: *const roomchat_member,
+) -> *const roomchat_user_profile {
+    read(member, ptr::null(), |r| nested(&r.user))
+}
+
+/// `roleName`: `user`, `guest`, `admin` or `moderator`. Borrowed from `member` (valid until it is
+/// freed), or NULL when the service left it out (or `member` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_member_role_name(member: *const roomchat_member) -> *const c_char {
+    read(member, ptr::null(), |r| text_ptr(&r.role_name))
+}
+
+/// `lastSeen`: When they were last seen in the room. Borrowed from `member` (valid until it is
+/// freed), or NULL when the service left it out (or `member` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_member_last_seen(member: *const roomchat_member) -> *const c_char {
+    read(member, ptr::null(), |r| text_ptr(&r.last_seen))
+}
+
+/// `created`: When they became a member. Borrowed from `member` (valid until it is freed), or NULL
+/// when the service left it out (or `member` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_member_created(member: *const roomchat_member) -> *const c_char {
+    read(member, ptr::null(), |r| text_ptr(&r.created))
+}
+
+/// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+/// when none), borrowed from `member` (valid until it is freed); NULL when `member` is NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_member_extra_json(member: *const roomchat_member) -> *const c_char {
+    read(member, ptr::null(), |r| r.extra_json.as_ptr())
+}
+
+/// Frees a `roomchat_member` a call returned, and every record borrowed from it.
+/// `roomchat_member_free(NULL)` does nothing. Never call it on a borrowed record.
+#[no_mangle]
+pub extern "C" fn roomchat_member_free(member: *mut roomchat_member) {
+    free_box(member)
+}
+
+/// One page of a room's members.
+/// An opaque record: read it with the `roomchat_member_page_*` accessors. Owned when a call
+/// returned it (free with `roomchat_member_page_free`); borrowed when another record's accessor
+/// returned it (valid until that record is freed; never freed on its own).
+#[allow(non_camel_case_types)]
+pub struct roomchat_member_page {
+    total: Option<i64>,
+    limit: Option<i64>,
+    skip: Option<i64>,
+    data: Option<Vec<roomchat_member>>,
+    extra_json: CString,
+}
+
+/// The `roomchat_member_page` of core's `MemberPage` record (its type inferred where it is used).
+macro_rules! roomchat_member_page_from {
+    ($record:expr) => {{
+        let record = $record;
+        roomchat_member_page {
+            total: record.total,
+            limit: record.limit,
+            skip: record.skip,
+            data: record.data.map(|items| {
+                items
+                    .into_iter()
+                    .map(|inner| roomchat_member_from!(inner))
+                    .collect()
+            }),
+            extra_json: extra_json(&record.extra),
+        }
+    }};
+}
+
+/// `total`: How many members there are in all. -1 when the service left it out or sent a negative
+/// number (or `member_page` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_member_page_total(member_page: *const roomchat_member_page) -> i64 {
+    read(member_page, -1, |r| integer(r.total))
+}
+
+/// `limit`: The page size asked for. -1 when the service left it out or sent a negative number (or
+/// `member_page` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_member_page_limit(member_page: *const roomchat_member_page) -> i64 {
+    read(member_page, -1, |r| integer(r.limit))
+}
+
+/// `skip`: How many members came before this page. -1 when the service left it out or sent a
+/// negative number (or `member_page` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_member_page_skip(member_page: *const roomchat_member_page) -> i64 {
+    read(member_page, -1, |r| integer(r.skip))
+}
+
+/// `data`: The members. How many records it holds: read each with `roomchat_member_page_data_get`.
+/// 0 when the service left it out (or `member_page` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_member_page_data_len(member_page: *const roomchat_member_page) -> usize {
+    read(member_page, 0, |r| list_len(&r.data))
+}
+
+/// The `index`th record of `data`, borrowed from `member_page` (valid until it is freed; never free
+/// it), or NULL when out of range (or `member_page` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_member_page_data_get(
+    member_page: *const roomchat_member_page,
+    index: usize,
+) -> *const roomchat_member {
+    read(member_page, ptr::null(), |r| list_get(&r.data, index))
+}
+
+/// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+/// when none), borrowed from `member_page` (valid until it is freed); NULL when `member_page` is
+/// NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_member_page_extra_json(
+    member_page: *const roomchat_member_page,
+) -> *const c_char {
+    read(member_page, ptr::null(), |r| r.extra_json.as_ptr())
+}
+
+/// Frees a `roomchat_member_page` a call returned, and every record borrowed from it.
+/// `roomchat_member_page_free(NULL)` does nothing. Never call it on a borrowed record.
+#[no_mangle]
+pub extern "C" fn roomchat_member_page_free(member_page: *mut roomchat_member_page) {
+    free_box(member_page)
+}
+
+/// Every bot of the account: `{"success": true, "bots": [...]}`.
+/// An opaque record: read it with the `roomchat_bot_list_*` accessors. Owned when a call returned
+/// it (free with `roomchat_bot_list_free`); borrowed when another record's accessor returned it
+/// (valid until that record is freed; never freed on its own).
+#[allow(non_camel_case_types)]
+pub struct roomchat_bot_list {
+    success: Option<bool>,
+    bots: Option<Vec<roomchat_bot>>,
+    extra_json: CString,
+}
+
+/// The `roomchat_bot_list` of core's `BotList` record (its type inferred where it is used).
+macro_rules! roomchat_bot_list_from {
+    ($record:expr) => {{
+        let record = $record;
+        roomchat_bot_list {
+            success: record.success,
+            bots: record.bots.map(|items| {
+                items
+                    .into_iter()
+                    .map(|inner| roomchat_bot_from!(inner))
+                    .collect()
+            }),
+            extra_json: extra_json(&record.extra),
+        }
+    }};
+}
+
+/// `success`: True: the service did it. 1 for true, 0 for false, -1 when the service left it out
+/// (or `bot_list` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_bot_list_success(bot_list: *const roomchat_bot_list) -> i32 {
+    read(bot_list, -1, |r| flag(r.success))
+}
+
+/// `bots`: The bots. How many records it holds: read each with `roomchat_bot_list_bots_get`. 0 when
+/// the service left it out (or `bot_list` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_bot_list_bots_len(bot_list: *const roomchat_bot_list) -> usize {
+    read(bot_list, 0, |r| list_len(&r.bots))
+}
+
+/// The `index`th record of `bots`, borrowed from `bot_list` (valid until it is freed; never free
+/// it), or NULL when out of range (or `bot_list` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_bot_list_bots_get(
+    bot_list: *const roomchat_bot_list,
+    index: usize,
+) -> *const roomchat_bot {
+    read(bot_list, ptr::null(), |r| list_get(&r.bots, index))
+}
+
+/// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+/// when none), borrowed from `bot_list` (valid until it is freed); NULL when `bot_list` is NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_bot_list_extra_json(
+    bot_list: *const roomchat_bot_list,
+) -> *const c_char {
+    read(bot_list, ptr::null(), |r| r.extra_json.as_ptr())
+}
+
+/// Frees a `roomchat_bot_list` a call returned, and every record borrowed from it.
+/// `roomchat_bot_list_free(NULL)` does nothing. Never call it on a borrowed record.
+#[no_mangle]
+pub extern "C" fn roomchat_bot_list_free(bot_list: *mut roomchat_bot_list) {
+    free_box(bot_list)
+}
+
+/// A bot's state in a room.
+/// An opaque record: read it with the `roomchat_bot_status_*` accessors. Owned when a call returned
+/// it (free with `roomchat_bot_status_free`); borrowed when another record's accessor returned it
+/// (valid until that record is freed; never freed on its own).
+#[allow(non_camel_case_types)]
+pub struct roomchat_bot_status {
+    status: Option<CString>,
+    extra_json: CString,
+}
+
+/// The `roomchat_bot_status` of core's `BotStatus` record (its type inferred where it is used).
+macro_rules! roomchat_bot_status_from {
+    ($record:expr) => {{
+        let record = $record;
+        roomchat_bot_status {
+            status: text(record.status),
+            extra_json: extra_json(&record.extra),
+        }
+    }};
+}
+
+/// `status`: `ENABLED` or `DISABLED`. Borrowed from `bot_status` (valid until it is freed), or NULL
+/// when the service left it out (or `bot_status` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_bot_status_status(
+    bot_status: *const roomchat_bot_status,
+) -> *const c_char {
+    read(bot_status, ptr::null(), |r| text_ptr(&r.status))
+}
+
+/// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+/// when none), borrowed from `bot_status` (valid until it is freed); NULL when `bot_status` is
+/// NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_bot_status_extra_json(
+    bot_status: *const roomchat_bot_status,
+) -> *const c_char {
+    read(bot_status, ptr::null(), |r| r.extra_json.as_ptr())
+}
+
+/// Frees a `roomchat_bot_status` a call returned, and every record borrowed from it.
+/// `roomchat_bot_status_free(NULL)` does nothing. Never call it on a borrowed record.
+#[no_mangle]
+pub extern "C" fn roomchat_bot_status_free(bot_status: *mut roomchat_bot_status) {
+    free_box(bot_status)
+}
+
+/// The answer to enabling or disabling a bot in a room.
+/// An opaque record: read it with the `roomchat_bot_room_answer_*` accessors. Owned when a call
+/// returned it (free with `roomchat_bot_room_answer_free`); borrowed when another record's accessor
+/// returned it (valid until that record is freed; never freed on its own).
+#[allow(non_camel_case_types)]
+pub struct roomchat_bot_room_answer {
+    success: Option<bool>,
+    message: Option<CString>,
+    bot_status: Option<Box<roomchat_bot_status>>,
+    extra_json: CString,
+}
+
+/// The `roomchat_bot_room_answer` of core's `BotRoomAnswer` record (its type inferred where it is used).
+macro_rules! roomchat_bot_room_answer_from {
+    ($record:expr) => {{
+        let record = $record;
+        roomchat_bot_room_answer {
+            success: record.success,
+            message: text(record.message),
+            bot_status: record
+                .bot_status
+                .map(|inner| Box::new(roomchat_bot_status_from!(inner))),
+            extra_json: extra_json(&record.extra),
+        }
+    }};
+}
+
+/// `success`: True: the service did it. 1 for true, 0 for false, -1 when the service left it out
+/// (or `bot_room_answer` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_bot_room_answer_success(
+    bot_room_answer: *const roomchat_bot_room_answer,
+) -> i32 {
+    read(bot_room_answer, -1, |r| flag(r.success))
+}
+
+/// `message`: What the service said (disabling). Borrowed from `bot_room_answer` (valid until it is
+/// freed), or NULL when the service left it out (or `bot_room_answer` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_bot_room_answer_message(
+    bot_room_answer: *const roomchat_bot_room_answer,
+) -> *const c_char {
+    read(bot_room_answer, ptr::null(), |r| text_ptr(&r.message))
+}
+
+/// `botStatus`: The bot's state in the room (enabling). Borrowed from `bot_room_answer`: valid
+/// until it is freed; never free it. NULL when the service left it out (or `bot_room_answer` is
+/// NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_bot_room_answer_bot_status(
+    bot_room_answer: *const roomchat_bot_room_answer,
+) -> *const roomchat_bot_status {
+    read(bot_room_answer, ptr::null(), |r| nested(&r.bot_status))
+}
+
+/// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
+/// when none), borrowed from `bot_room_answer` (valid until it is freed); NULL when
+/// `bot_room_answer` is NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_bot_room_answer_extra_json(
+    bot_room_answer: *const roomchat_bot_room_answer,
+) -> *const c_char {
+    read(bot_room_answer, ptr::null(), |r| r.extra_json.as_ptr())
+}
+
+/// Frees a `roomchat_bot_room_answer` a call returned, and every record borrowed from it.
+/// `roomchat_bot_room_answer_free(NULL)` does nothing. Never call it on a borrowed record.
+#[no_mangle]
+pub extern "C" fn roomchat_bot_room_answer_free(bot_room_answer: *mut roomchat_bot_room_answer) {
+    free_box(bot_room_answer)
+}
+
+/// A list of `roomchat_conversation` records, in the service's order: read it with
+/// `roomchat_conversation_list_len` and `roomchat_conversation_list_get`; owned by the caller of
+/// the call that returned it, freed with `roomchat_conversation_list_free`.
+#[allow(non_camel_case_types)]
+pub struct roomchat_conversation_list {
+    items: Vec<roomchat_conversation>,
+}
+
+macro_rules! roomchat_conversation_list_from {
+    ($records:expr) => {
+        roomchat_conversation_list {
+            items: $records
+                .into_iter()
+                .map(|record| roomchat_conversation_from!(record))
+                .collect(),
+        }
+    };
+}
+
+/// How many records the list holds (0 for NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_conversation_list_len(list: *const roomchat_conversation_list) -> usize {
+    read(list, 0, |l| l.items.len())
+}
+
+/// The `index`th record, borrowed from `list` (valid until it is freed; never free it), or NULL
+/// when out of range (or `list` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_conversation_list_get(
+    list: *const roomchat_conversation_list,
+    index: usize,
+) -> *const roomchat_conversation {
+    read(list, ptr::null(), |l| {
+        l.items
+            .get(index)
+            .map_or(ptr::null(), |r| r as *const roomchat_conversation)
+    })
+}
+
+/// Frees a list and every record borrowed from it. `roomchat_conversation_list_free(NULL)` does
+/// nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_conversation_list_free(list: *mut roomchat_conversation_list) {
+    free_box(list)
+}
+
+/// A list of `roomchat_room` records, in the service's order: read it with `roomchat_room_list_len`
+/// and `roomchat_room_list_get`; owned by the caller of the call that returned it, freed with
+/// `roomchat_room_list_free`.
+#[allow(non_camel_case_types)]
+pub struct roomchat_room_list {
+    items: Vec<roomchat_room>,
+}
+
+macro_rules! roomchat_room_list_from {
+    ($records:expr) => {
+        roomchat_room_list {
+            items: $records
+                .into_iter()
+                .map(|record| roomchat_room_from!(record))
+                .collect(),
+        }
+    };
+}
+
+/// How many records the list holds (0 for NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_room_list_len(list: *const roomchat_room_list) -> usize {
+    read(list, 0, |l| l.items.len())
+}
+
+/// The `index`th record, borrowed from `list` (valid until it is freed; never free it), or NULL
+/// when out of range (or `list` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_room_list_get(
+    list: *const roomchat_room_list,
+    index: usize,
+) -> *const roomchat_room {
+    read(list, ptr::null(), |l| {
+        l.items
+            .get(index)
+            .map_or(ptr::null(), |r| r as *const roomchat_room)
+    })
+}
+
+/// Frees a list and every record borrowed from it. `roomchat_room_list_free(NULL)` does nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_room_list_free(list: *mut roomchat_room_list) {
+    free_box(list)
+}
+
+/// A list of `roomchat_room_name_record` records, in the service's order: read it with
+/// `roomchat_room_name_record_list_len` and `roomchat_room_name_record_list_get`; owned by the
+/// caller of the call that returned it, freed with `roomchat_room_name_record_list_free`.
+#[allow(non_camel_case_types)]
+pub struct roomchat_room_name_record_list {
+    items: Vec<roomchat_room_name_record>,
+}
+
+macro_rules! roomchat_room_name_record_list_from {
+    ($records:expr) => {
+        roomchat_room_name_record_list {
+            items: $records
+                .into_iter()
+                .map(|record| roomchat_room_name_record_from!(record))
+                .collect(),
+        }
+    };
+}
+
+/// How many records the list holds (0 for NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_room_name_record_list_len(
+    list: *const roomchat_room_name_record_list,
+) -> usize {
+    read(list, 0, |l| l.items.len())
+}
+
+/// The `index`th record, borrowed from `list` (valid until it is freed; never free it), or NULL
+/// when out of range (or `list` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_room_name_record_list_get(
+    list: *const roomchat_room_name_record_list,
+    index: usize,
+) -> *const roomchat_room_name_record {
+    read(list, ptr::null(), |l| {
+        l.items
+            .get(index)
+            .map_or(ptr::null(), |r| r as *const roomchat_room_name_record)
+    })
+}
+
+/// Frees a list and every record borrowed from it. `roomchat_room_name_record_list_free(NULL)` does
+/// nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_room_name_record_list_free(list: *mut roomchat_room_name_record_list) {
+    free_box(list)
+}
+
+/// GET `/consumer/api/v1/chatrooms`: Every chat room of the account (an empty list when there is
+/// none). Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. On success
+/// writes the list to `*room_list_out` (owned by the caller: free with `roomchat_room_list_free`);
+/// on failure writes nothing there, and the details to `*err_out` when it is not NULL (free with
+/// `roomchat_error_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_list_chat_rooms(
+    client: *const roomchat_client,
+    room_list_out: *mut *mut roomchat_room_list,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_list_chat_rooms_with_response(client, room_list_out, ptr::null_mut(), err_out)
+}
+
+/// `roomchat_client_list_chat_rooms`, and, when `meta_out` is not NULL, the answer's status,
+/// headers and attempts written to `*meta_out` on success (free with
+/// `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_list_chat_rooms_with_response(
+    client: *const roomchat_client,
+    room_list_out: *mut *mut roomchat_room_list,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(room_list_out, "room_list_out")?;
+        let client = borrow_arg(client, "client")?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| c.list_chat_rooms())?;
+        write_out(room_list_out, roomchat_room_list_from!(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
 /// POST `/api/v1/chatRoom/{roomId}/eject-all`: Signs every user out of a room. The reference page
 /// prints this path without the `/consumer` prefix; it is sent as printed. Repeatable: sent again
 /// after a 5xx, a timeout or a lost answer, as a GET is. `room_id` (NUL-terminated UTF-8) is the
 /// path's `{roomId}`. On success writes the answer to `*acknowledged_out` (owned by the caller:
 /// free with `roomchat_acknowledged_free`); on failure writes nothing there, and the details to
-/// `*err_out` when it is not NULL (free with `roomchat_error_free`).
+/// `*err_out` when it is not NULL (free with `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND`
+/// when no room has this id.
 #[no_mangle]
 pub extern "C" fn roomchat_client_eject_all_users(
     client: *const roomchat_client,
@@ -786,7 +2866,7 @@ pub extern "C" fn roomchat_client_eject_all_users_with_response(
         let client = borrow_arg(client, "client")?;
         let room_id = text_arg(room_id, "room_id")?;
         let (answer, meta) = respond(&client.client, meta_out, |c| c.eject_all_users(room_id))?;
-        write_out(acknowledged_out, roomchat_acknowledged::from(answer));
+        write_out(acknowledged_out, roomchat_acknowledged_from!(answer));
         write_meta(meta_out, meta);
         Ok(())
     })
@@ -968,7 +3048,9 @@ pub extern "C" fn roomchat_update_bot_params_set_enabled(
 /// after the call; a value outside its declared limits gives `ROOMCHAT_RESULT_VALIDATION` and
 /// nothing is sent. On success writes the answer to `*bot_answer_out` (owned by the caller: free
 /// with `roomchat_bot_answer_free`); on failure writes nothing there, and the details to `*err_out`
-/// when it is not NULL (free with `roomchat_error_free`).
+/// when it is not NULL (free with `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when no bot
+/// of the account has this id. `ROOMCHAT_RESULT_INVALID_REQUEST` when trigger `message` with
+/// visibility `private`, a name another bot has, or another invalid field.
 #[no_mangle]
 pub extern "C" fn roomchat_client_update_bot(
     client: *const roomchat_client,
@@ -1004,7 +3086,3389 @@ pub extern "C" fn roomchat_client_update_bot_with_response(
         let bot_id = text_arg(bot_id, "bot_id")?;
         let params = params_arg(params, |h: &roomchat_update_bot_params| &h.params)?;
         let (answer, meta) = respond(&client.client, meta_out, |c| c.update_bot(bot_id, &params))?;
-        write_out(bot_answer_out, roomchat_bot_answer::from(answer));
+        write_out(bot_answer_out, roomchat_bot_answer_from!(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// The parameters of `roomchat_client_create_chat_room`: each is sent only when set. Made by
+/// `roomchat_create_chat_room_params_new`, freed with `roomchat_create_chat_room_params_free`; the
+/// call only reads it, so it may be freed (or reused) right after. A setter given an invalid
+/// argument (NULL, not UTF-8) returns `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call
+/// then fails with it and sends nothing, unless a later valid call of the same setter replaces it.
+/// Values outside the declared limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`,
+/// nothing sent). Not thread-safe: set it on one thread.
+#[allow(non_camel_case_types)]
+pub struct roomchat_create_chat_room_params {
+    params: Params<CreateChatRoom>,
+}
+
+/// Starts the parameters of `roomchat_client_create_chat_room` with none set. Writes them to
+/// `*params_out` (owned by the caller: free with `roomchat_create_chat_room_params_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_create_chat_room_params_new(
+    params_out: *mut *mut roomchat_create_chat_room_params,
+) -> roomchat_result {
+    new_params(params_out, || roomchat_create_chat_room_params {
+        params: Params::default(),
+    })
+}
+
+/// Frees the parameters. `roomchat_create_chat_room_params_free(NULL)` does nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_create_chat_room_params_free(
+    params: *mut roomchat_create_chat_room_params,
+) {
+    free_box(params)
+}
+
+/// Sets `name`: NUL-terminated UTF-8, copied. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_create_chat_room_params_set_name(
+    params: *mut roomchat_create_chat_room_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "name",
+        || text_value(value, "name"),
+        |p, v| p.name = Some(v),
+    )
+}
+
+/// Sets `description`: NUL-terminated UTF-8, copied. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_create_chat_room_params_set_description(
+    params: *mut roomchat_create_chat_room_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "description",
+        || text_value(value, "description"),
+        |p, v| p.description = Some(v),
+    )
+}
+
+/// Sets `passwordProtected` (sent as `"on"` for true, `"off"` for false). A later call replaces the
+/// value.
+#[no_mangle]
+pub extern "C" fn roomchat_create_chat_room_params_set_password_protected(
+    params: *mut roomchat_create_chat_room_params,
+    value: bool,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "password_protected",
+        || Ok(value),
+        |p, v| p.password_protected = Some(v),
+    )
+}
+
+/// Sets `roomPassword`: NUL-terminated UTF-8, copied. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_create_chat_room_params_set_room_password(
+    params: *mut roomchat_create_chat_room_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "room_password",
+        || text_value(value, "room_password"),
+        |p, v| p.room_password = Some(v),
+    )
+}
+
+/// Sets `preModeratedChatRoom` (sent as `"on"` for true, `"off"` for false). A later call replaces
+/// the value.
+#[no_mangle]
+pub extern "C" fn roomchat_create_chat_room_params_set_pre_moderated_chat_room(
+    params: *mut roomchat_create_chat_room_params,
+    value: bool,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "pre_moderated_chat_room",
+        || Ok(value),
+        |p, v| p.pre_moderated_chat_room = Some(v),
+    )
+}
+
+/// Sets `enableOneToOneChat` (sent as `"on"` for true, `"off"` for false). A later call replaces
+/// the value.
+#[no_mangle]
+pub extern "C" fn roomchat_create_chat_room_params_set_enable_one_to_one_chat(
+    params: *mut roomchat_create_chat_room_params,
+    value: bool,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "enable_one_to_one_chat",
+        || Ok(value),
+        |p, v| p.enable_one_to_one_chat = Some(v),
+    )
+}
+
+/// Sets `moderatorOnlyOneToOneChat` (sent as `"on"` for true, `"off"` for false). A later call
+/// replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_create_chat_room_params_set_moderator_only_one_to_one_chat(
+    params: *mut roomchat_create_chat_room_params,
+    value: bool,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "moderator_only_one_to_one_chat",
+        || Ok(value),
+        |p, v| p.moderator_only_one_to_one_chat = Some(v),
+    )
+}
+
+/// Sets `enableChannels` (sent as `"on"` for true, `"off"` for false). A later call replaces the
+/// value.
+#[no_mangle]
+pub extern "C" fn roomchat_create_chat_room_params_set_enable_channels(
+    params: *mut roomchat_create_chat_room_params,
+    value: bool,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "enable_channels",
+        || Ok(value),
+        |p, v| p.enable_channels = Some(v),
+    )
+}
+
+/// Sets `defaultNotificationEnabled` (sent as `"on"` for true, `"off"` for false). A later call
+/// replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_create_chat_room_params_set_default_notification_enabled(
+    params: *mut roomchat_create_chat_room_params,
+    value: bool,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "default_notification_enabled",
+        || Ok(value),
+        |p, v| p.default_notification_enabled = Some(v),
+    )
+}
+
+/// Sets `fileSharingMode` (`` or `imageSharing` or `fileAndImageSharing`): NUL-terminated UTF-8,
+/// copied. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_create_chat_room_params_set_file_sharing_mode(
+    params: *mut roomchat_create_chat_room_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "file_sharing_mode",
+        || text_value(value, "file_sharing_mode"),
+        |p, v| p.file_sharing_mode = Some(v),
+    )
+}
+
+/// Sets `chatRoomPermissionLevel` (`public` or `provisioned_users` or `members`): NUL-terminated
+/// UTF-8, copied. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_create_chat_room_params_set_chat_room_permission_level(
+    params: *mut roomchat_create_chat_room_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "chat_room_permission_level",
+        || text_value(value, "chat_room_permission_level"),
+        |p, v| p.chat_room_permission_level = Some(v),
+    )
+}
+
+/// Sets `customCSS`: NUL-terminated UTF-8, copied. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_create_chat_room_params_set_custom_css(
+    params: *mut roomchat_create_chat_room_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "custom_css",
+        || text_value(value, "custom_css"),
+        |p, v| p.custom_css = Some(v),
+    )
+}
+
+/// Sets `metadata` (at most 1000 characters): NUL-terminated UTF-8, copied. A later call replaces
+/// the value.
+#[no_mangle]
+pub extern "C" fn roomchat_create_chat_room_params_set_metadata(
+    params: *mut roomchat_create_chat_room_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "metadata",
+        || text_value(value, "metadata"),
+        |p, v| p.metadata = Some(v),
+    )
+}
+
+/// Sets `customization`: JSON text (any JSON value, sent as given), NUL-terminated UTF-8, copied;
+/// text that is not JSON is `ROOMCHAT_RESULT_INVALID_ARGUMENT`. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_create_chat_room_params_set_customization(
+    params: *mut roomchat_create_chat_room_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "customization",
+        || json_value(value, "customization"),
+        |p, v| p.customization = Some(v),
+    )
+}
+
+/// Sets the body fields the declaration does not type: the text of a JSON object (NUL-terminated
+/// UTF-8, copied), each field sent as given, e.g. `{"mainColor": "#336699", "enableLikeMessage":
+/// "on"}`. A typed param set by its own setter wins over a field of the same name. A later call
+/// replaces the fields; text that is not a JSON object is `ROOMCHAT_RESULT_INVALID_ARGUMENT`.
+#[no_mangle]
+pub extern "C" fn roomchat_create_chat_room_params_set_extra_json(
+    params: *mut roomchat_create_chat_room_params,
+    fields: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "extra_json",
+        || json_object_value(fields, "extra_json"),
+        |p, v| p.extra = v,
+    )
+}
+
+/// POST `/consumer/api/v1/chatroom`: Creates a chat room: its name, settings and look. Fields the
+/// declaration does not type are sent as given. Never sent again after a 5xx, a timeout or a lost
+/// answer (a repeat could do it twice) unless `roomchat_client_options_set_retries` allows it.
+/// `params` (NULL: none set) stays the caller's and may be freed right after the call; a value
+/// outside its declared limits gives `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On success
+/// writes the answer to `*room_answer_out` (owned by the caller: free with
+/// `roomchat_room_answer_free`); on failure writes nothing there, and the details to `*err_out`
+/// when it is not NULL (free with `roomchat_error_free`). `ROOMCHAT_RESULT_INVALID_REQUEST` when a
+/// password-protected room without `roomPassword`, or another invalid field (the service's
+/// validation object, whose messages the error carries).
+#[no_mangle]
+pub extern "C" fn roomchat_client_create_chat_room(
+    client: *const roomchat_client,
+    params: *const roomchat_create_chat_room_params,
+    room_answer_out: *mut *mut roomchat_room_answer,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_create_chat_room_with_response(
+        client,
+        params,
+        room_answer_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_create_chat_room`, and, when `meta_out` is not NULL, the answer's status,
+/// headers and attempts written to `*meta_out` on success (free with
+/// `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_create_chat_room_with_response(
+    client: *const roomchat_client,
+    params: *const roomchat_create_chat_room_params,
+    room_answer_out: *mut *mut roomchat_room_answer,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(room_answer_out, "room_answer_out")?;
+        let client = borrow_arg(client, "client")?;
+        let params = params_arg(params, |h: &roomchat_create_chat_room_params| &h.params)?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| c.create_chat_room(&params))?;
+        write_out(room_answer_out, roomchat_room_answer_from!(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// GET `/consumer/api/v1/chatroom/{roomId}`: One chat room: its settings. Repeatable: sent again
+/// after a 5xx, a timeout or a lost answer, as a GET is. `room_id` (NUL-terminated UTF-8) is the
+/// path's `{roomId}`. On success writes the answer to `*room_out` (owned by the caller: free with
+/// `roomchat_room_free`); on failure writes nothing there, and the details to `*err_out` when it is
+/// not NULL (free with `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when no room has this id
+/// (the service answers 404 with `{}`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_get_chat_room(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    room_out: *mut *mut roomchat_room,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_get_chat_room_with_response(client, room_id, room_out, ptr::null_mut(), err_out)
+}
+
+/// `roomchat_client_get_chat_room`, and, when `meta_out` is not NULL, the answer's status, headers
+/// and attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_get_chat_room_with_response(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    room_out: *mut *mut roomchat_room,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(room_out, "room_out")?;
+        let client = borrow_arg(client, "client")?;
+        let room_id = text_arg(room_id, "room_id")?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| c.get_chat_room(room_id))?;
+        write_out(room_out, roomchat_room_from!(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// The parameters of `roomchat_client_update_chat_room`: each is sent only when set. Made by
+/// `roomchat_update_chat_room_params_new`, freed with `roomchat_update_chat_room_params_free`; the
+/// call only reads it, so it may be freed (or reused) right after. A setter given an invalid
+/// argument (NULL, not UTF-8) returns `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call
+/// then fails with it and sends nothing, unless a later valid call of the same setter replaces it.
+/// Values outside the declared limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`,
+/// nothing sent). Not thread-safe: set it on one thread.
+#[allow(non_camel_case_types)]
+pub struct roomchat_update_chat_room_params {
+    params: Params<UpdateChatRoom>,
+}
+
+/// Starts the parameters of `roomchat_client_update_chat_room` with none set. Writes them to
+/// `*params_out` (owned by the caller: free with `roomchat_update_chat_room_params_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_update_chat_room_params_new(
+    params_out: *mut *mut roomchat_update_chat_room_params,
+) -> roomchat_result {
+    new_params(params_out, || roomchat_update_chat_room_params {
+        params: Params::default(),
+    })
+}
+
+/// Frees the parameters. `roomchat_update_chat_room_params_free(NULL)` does nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_update_chat_room_params_free(
+    params: *mut roomchat_update_chat_room_params,
+) {
+    free_box(params)
+}
+
+/// Sets `name`: NUL-terminated UTF-8, copied. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_update_chat_room_params_set_name(
+    params: *mut roomchat_update_chat_room_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "name",
+        || text_value(value, "name"),
+        |p, v| p.name = Some(v),
+    )
+}
+
+/// Sets `description`: NUL-terminated UTF-8, copied. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_update_chat_room_params_set_description(
+    params: *mut roomchat_update_chat_room_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "description",
+        || text_value(value, "description"),
+        |p, v| p.description = Some(v),
+    )
+}
+
+/// Sets `roomPassword`: NUL-terminated UTF-8, copied. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_update_chat_room_params_set_room_password(
+    params: *mut roomchat_update_chat_room_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "room_password",
+        || text_value(value, "room_password"),
+        |p, v| p.room_password = Some(v),
+    )
+}
+
+/// Sets `passwordProtected` (sent as `"on"` for true, `"off"` for false). A later call replaces the
+/// value.
+#[no_mangle]
+pub extern "C" fn roomchat_update_chat_room_params_set_password_protected(
+    params: *mut roomchat_update_chat_room_params,
+    value: bool,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "password_protected",
+        || Ok(value),
+        |p, v| p.password_protected = Some(v),
+    )
+}
+
+/// Sets `metadata` (at most 1000 characters): NUL-terminated UTF-8, copied. A later call replaces
+/// the value.
+#[no_mangle]
+pub extern "C" fn roomchat_update_chat_room_params_set_metadata(
+    params: *mut roomchat_update_chat_room_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "metadata",
+        || text_value(value, "metadata"),
+        |p, v| p.metadata = Some(v),
+    )
+}
+
+/// PUT `/consumer/api/v1/chatroom/{roomId}`: Changes a chat room's name, description, password or
+/// metadata. Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. `room_id`
+/// (NUL-terminated UTF-8) is the path's `{roomId}`. `params` (NULL: none set) stays the caller's
+/// and may be freed right after the call; a value outside its declared limits gives
+/// `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On success writes the answer to
+/// `*room_answer_out` (owned by the caller: free with `roomchat_room_answer_free`); on failure
+/// writes nothing there, and the details to `*err_out` when it is not NULL (free with
+/// `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when no room has this id.
+/// `ROOMCHAT_RESULT_INVALID_REQUEST` when an invalid field (the service's validation object).
+#[no_mangle]
+pub extern "C" fn roomchat_client_update_chat_room(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    params: *const roomchat_update_chat_room_params,
+    room_answer_out: *mut *mut roomchat_room_answer,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_update_chat_room_with_response(
+        client,
+        room_id,
+        params,
+        room_answer_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_update_chat_room`, and, when `meta_out` is not NULL, the answer's status,
+/// headers and attempts written to `*meta_out` on success (free with
+/// `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_update_chat_room_with_response(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    params: *const roomchat_update_chat_room_params,
+    room_answer_out: *mut *mut roomchat_room_answer,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(room_answer_out, "room_answer_out")?;
+        let client = borrow_arg(client, "client")?;
+        let room_id = text_arg(room_id, "room_id")?;
+        let params = params_arg(params, |h: &roomchat_update_chat_room_params| &h.params)?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| {
+            c.update_chat_room(room_id, &params)
+        })?;
+        write_out(room_answer_out, roomchat_room_answer_from!(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// DELETE `/consumer/api/v1/chatroom/{roomId}`: Deletes a chat room with all its messages,
+/// channels, one-to-one conversations, files and memberships, irreversibly. Repeatable: sent again
+/// after a 5xx, a timeout or a lost answer, as a GET is. `room_id` (NUL-terminated UTF-8) is the
+/// path's `{roomId}`. On success writes the answer to `*room_answer_out` (owned by the caller: free
+/// with `roomchat_room_answer_free`); on failure writes nothing there, and the details to
+/// `*err_out` when it is not NULL (free with `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND`
+/// when no room has this id (`invalid chatroom id`): also what a repeat meets when the first
+/// delete's answer was lost and the client sent it again.
+#[no_mangle]
+pub extern "C" fn roomchat_client_delete_chat_room(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    room_answer_out: *mut *mut roomchat_room_answer,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_delete_chat_room_with_response(
+        client,
+        room_id,
+        room_answer_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_delete_chat_room`, and, when `meta_out` is not NULL, the answer's status,
+/// headers and attempts written to `*meta_out` on success (free with
+/// `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_delete_chat_room_with_response(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    room_answer_out: *mut *mut roomchat_room_answer,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(room_answer_out, "room_answer_out")?;
+        let client = borrow_arg(client, "client")?;
+        let room_id = text_arg(room_id, "room_id")?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| c.delete_chat_room(room_id))?;
+        write_out(room_answer_out, roomchat_room_answer_from!(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// POST `/consumer/api/v1/chatRoom/{roomId}/on`: Turns a room's chat on: its users can post again.
+/// (The reference pages print the on and off paths the wrong way round; this sends `/on`.)
+/// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. `room_id`
+/// (NUL-terminated UTF-8) is the path's `{roomId}`. On success writes the answer to
+/// `*acknowledged_out` (owned by the caller: free with `roomchat_acknowledged_free`); on failure
+/// writes nothing there, and the details to `*err_out` when it is not NULL (free with
+/// `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when no room has this id.
+#[no_mangle]
+pub extern "C" fn roomchat_client_turn_chat_on(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    acknowledged_out: *mut *mut roomchat_acknowledged,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_turn_chat_on_with_response(
+        client,
+        room_id,
+        acknowledged_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_turn_chat_on`, and, when `meta_out` is not NULL, the answer's status, headers
+/// and attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_turn_chat_on_with_response(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    acknowledged_out: *mut *mut roomchat_acknowledged,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(acknowledged_out, "acknowledged_out")?;
+        let client = borrow_arg(client, "client")?;
+        let room_id = text_arg(room_id, "room_id")?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| c.turn_chat_on(room_id))?;
+        write_out(acknowledged_out, roomchat_acknowledged_from!(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// POST `/consumer/api/v1/chatRoom/{roomId}/off`: Turns a room's chat off: its users see the
+/// chat-off message and cannot post. (This sends `/off`, whatever the reference pages print.)
+/// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. `room_id`
+/// (NUL-terminated UTF-8) is the path's `{roomId}`. On success writes the answer to
+/// `*acknowledged_out` (owned by the caller: free with `roomchat_acknowledged_free`); on failure
+/// writes nothing there, and the details to `*err_out` when it is not NULL (free with
+/// `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when no room has this id.
+#[no_mangle]
+pub extern "C" fn roomchat_client_turn_chat_off(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    acknowledged_out: *mut *mut roomchat_acknowledged,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_turn_chat_off_with_response(
+        client,
+        room_id,
+        acknowledged_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_turn_chat_off`, and, when `meta_out` is not NULL, the answer's status, headers
+/// and attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_turn_chat_off_with_response(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    acknowledged_out: *mut *mut roomchat_acknowledged,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(acknowledged_out, "acknowledged_out")?;
+        let client = borrow_arg(client, "client")?;
+        let room_id = text_arg(room_id, "room_id")?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| c.turn_chat_off(room_id))?;
+        write_out(acknowledged_out, roomchat_acknowledged_from!(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// POST `/consumer/api/v1/chatroom/{roomId}/chatoffmessage`: Sets the message a room's users see
+/// while its chat is off; it takes effect at once. Repeatable: sent again after a 5xx, a timeout or
+/// a lost answer, as a GET is. `room_id` (NUL-terminated UTF-8) is the path's `{roomId}`. `message`
+/// (NUL-terminated UTF-8) is `message`. On success writes the answer to `*acknowledged_out` (owned
+/// by the caller: free with `roomchat_acknowledged_free`); on failure writes nothing there, and the
+/// details to `*err_out` when it is not NULL (free with `roomchat_error_free`).
+/// `ROOMCHAT_RESULT_NOT_FOUND` when no room has this id.
+#[no_mangle]
+pub extern "C" fn roomchat_client_set_chat_off_message(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    message: *const c_char,
+    acknowledged_out: *mut *mut roomchat_acknowledged,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_set_chat_off_message_with_response(
+        client,
+        room_id,
+        message,
+        acknowledged_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_set_chat_off_message`, and, when `meta_out` is not NULL, the answer's status,
+/// headers and attempts written to `*meta_out` on success (free with
+/// `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_set_chat_off_message_with_response(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    message: *const c_char,
+    acknowledged_out: *mut *mut roomchat_acknowledged,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(acknowledged_out, "acknowledged_out")?;
+        let client = borrow_arg(client, "client")?;
+        let room_id = text_arg(room_id, "room_id")?;
+        let message = text_arg(message, "message")?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| {
+            c.set_chat_off_message(room_id, message)
+        })?;
+        write_out(acknowledged_out, roomchat_acknowledged_from!(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// The parameters of `roomchat_client_room_messages`: each is sent only when set. Made by
+/// `roomchat_room_messages_params_new`, freed with `roomchat_room_messages_params_free`; the call
+/// only reads it, so it may be freed (or reused) right after. A setter given an invalid argument
+/// (NULL, not UTF-8) returns `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call then fails
+/// with it and sends nothing, unless a later valid call of the same setter replaces it. Values
+/// outside the declared limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`, nothing
+/// sent). Not thread-safe: set it on one thread.
+#[allow(non_camel_case_types)]
+pub struct roomchat_room_messages_params {
+    params: Params<RoomMessages>,
+}
+
+/// Starts the parameters of `roomchat_client_room_messages` with none set. Writes them to
+/// `*params_out` (owned by the caller: free with `roomchat_room_messages_params_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_room_messages_params_new(
+    params_out: *mut *mut roomchat_room_messages_params,
+) -> roomchat_result {
+    new_params(params_out, || roomchat_room_messages_params {
+        params: Params::default(),
+    })
+}
+
+/// Frees the parameters. `roomchat_room_messages_params_free(NULL)` does nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_room_messages_params_free(params: *mut roomchat_room_messages_params) {
+    free_box(params)
+}
+
+/// Sets `limit` (at least 1). A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_room_messages_params_set_limit(
+    params: *mut roomchat_room_messages_params,
+    value: u64,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "limit",
+        || Ok(value),
+        |p, v| p.limit = Some(v),
+    )
+}
+
+/// Sets `skip` (at least 0). A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_room_messages_params_set_skip(
+    params: *mut roomchat_room_messages_params,
+    value: u64,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "skip",
+        || Ok(value),
+        |p, v| p.skip = Some(v),
+    )
+}
+
+/// Sets `onlyAttachments`. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_room_messages_params_set_only_attachments(
+    params: *mut roomchat_room_messages_params,
+    value: bool,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "only_attachments",
+        || Ok(value),
+        |p, v| p.only_attachments = Some(v),
+    )
+}
+
+/// GET `/consumer/api/v1/chatRoom/{roomId}/messages`: One page of a room's messages: the service's
+/// history export (the emulator gives them oldest first). Repeatable: sent again after a 5xx, a
+/// timeout or a lost answer, as a GET is. `room_id` (NUL-terminated UTF-8) is the path's
+/// `{roomId}`. `params` (NULL: none set) stays the caller's and may be freed right after the call;
+/// a value outside its declared limits gives `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On
+/// success writes the answer to `*message_page_out` (owned by the caller: free with
+/// `roomchat_message_page_free`); on failure writes nothing there, and the details to `*err_out`
+/// when it is not NULL (free with `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when no room
+/// has this id.
+#[no_mangle]
+pub extern "C" fn roomchat_client_room_messages(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    params: *const roomchat_room_messages_params,
+    message_page_out: *mut *mut roomchat_message_page,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_room_messages_with_response(
+        client,
+        room_id,
+        params,
+        message_page_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_room_messages`, and, when `meta_out` is not NULL, the answer's status, headers
+/// and attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_room_messages_with_response(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    params: *const roomchat_room_messages_params,
+    message_page_out: *mut *mut roomchat_message_page,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(message_page_out, "message_page_out")?;
+        let client = borrow_arg(client, "client")?;
+        let room_id = text_arg(room_id, "room_id")?;
+        let params = params_arg(params, |h: &roomchat_room_messages_params| &h.params)?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| {
+            c.room_messages(room_id, &params)
+        })?;
+        write_out(message_page_out, roomchat_message_page_from!(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// A lazy iteration over every `roomchat_chat_message` of `roomchat_client_room_messages`, a page
+/// at a time: made by `roomchat_client_iter_room_messages`, stepped by
+/// `roomchat_room_messages_iter_next`, freed with `roomchat_room_messages_iter_free`. It keeps its
+/// own reference to the client and holds one page at most, whatever the listing's length. Use it
+/// from one thread at a time.
+#[allow(non_camel_case_types)]
+pub struct roomchat_room_messages_iter {
+    items: PageItems<MessagePage>,
+}
+
+/// Starts a lazy iteration over every record of `roomchat_client_room_messages` (GET
+/// `/consumer/api/v1/chatRoom/{roomId}/messages`), from the first page: nothing is sent until
+/// `roomchat_room_messages_iter_next`. `room_id` (NUL-terminated UTF-8) as for the call. `params`
+/// (NULL: none set; it stays the caller's): `limit` is the page size (default 200), `skip` where to
+/// start (default 0; to resume an iteration that stopped, its
+/// `roomchat_room_messages_iter_next_skip`), the others as for the call. Writes the iterator to
+/// `*iter_out` (free with `roomchat_room_messages_iter_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_iter_room_messages(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    params: *const roomchat_room_messages_params,
+    iter_out: *mut *mut roomchat_room_messages_iter,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(iter_out, "iter_out")?;
+        let client = borrow_arg(client, "client")?;
+        let room_id = text_arg(room_id, "room_id")?;
+        let params = params_arg(params, |h: &roomchat_room_messages_params| &h.params)?;
+        write_out(
+            iter_out,
+            roomchat_room_messages_iter {
+                items: client.client.iter_room_messages(room_id, &params),
+            },
+        );
+        Ok(())
+    })
+}
+
+/// The next record, fetching the next page when the last one is used up. On `ROOMCHAT_RESULT_OK`
+/// writes it to `*chat_message_out` (owned by the caller: free with `roomchat_chat_message_free`).
+/// Returns `ROOMCHAT_RESULT_ITERATION_DONE` at the end: after an empty page, or a page that reaches
+/// the listing's total. An error (a timeout, a 5xx, `ROOMCHAT_RESULT_NOT_FOUND` for a room deleted
+/// meanwhile) is returned as it is, details in `*err_out` when it is not NULL, and never ends the
+/// iteration: the next call fetches the same page again (bound your own retries: a revoked key
+/// fails every time). A page size outside the declared limits is `ROOMCHAT_RESULT_VALIDATION` once,
+/// then the end.
+#[no_mangle]
+pub extern "C" fn roomchat_room_messages_iter_next(
+    iter: *mut roomchat_room_messages_iter,
+    chat_message_out: *mut *mut roomchat_chat_message,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    next_item(
+        iter,
+        chat_message_out,
+        "chat_message_out",
+        err_out,
+        |i: &mut roomchat_room_messages_iter| {
+            i.items
+                .next()
+                .map(|item| item.map(|record| roomchat_chat_message_from!(record)))
+        },
+    )
+}
+
+/// Where the iteration stands: the `skip` of the record `roomchat_room_messages_iter_next` gives
+/// next. Passed as `skip` to `roomchat_client_iter_room_messages`, it goes on where this iterator
+/// left off. 0 for NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_room_messages_iter_next_skip(
+    iter: *const roomchat_room_messages_iter,
+) -> u64 {
+    read(iter, 0, |i| i.items.next_skip())
+}
+
+/// Frees an iterator (the records it gave stay the caller's).
+/// `roomchat_room_messages_iter_free(NULL)` does nothing. When it held the last hold of a log
+/// callback, the callback's destroy notifier runs now, on this thread.
+#[no_mangle]
+pub extern "C" fn roomchat_room_messages_iter_free(iter: *mut roomchat_room_messages_iter) {
+    free_box(iter)
+}
+
+/// The parameters of `roomchat_client_delete_room_messages`: each is sent only when set. Made by
+/// `roomchat_delete_room_messages_params_new`, freed with
+/// `roomchat_delete_room_messages_params_free`; the call only reads it, so it may be freed (or
+/// reused) right after. A setter given an invalid argument (NULL, not UTF-8) returns
+/// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call then fails with it and sends
+/// nothing, unless a later valid call of the same setter replaces it. Values outside the declared
+/// limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`, nothing sent). Not thread-safe:
+/// set it on one thread.
+#[allow(non_camel_case_types)]
+pub struct roomchat_delete_room_messages_params {
+    params: Params<DeleteRoomMessages>,
+}
+
+/// Starts the parameters of `roomchat_client_delete_room_messages` with none set. Writes them to
+/// `*params_out` (owned by the caller: free with `roomchat_delete_room_messages_params_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_delete_room_messages_params_new(
+    params_out: *mut *mut roomchat_delete_room_messages_params,
+) -> roomchat_result {
+    new_params(params_out, || roomchat_delete_room_messages_params {
+        params: Params::default(),
+    })
+}
+
+/// Frees the parameters. `roomchat_delete_room_messages_params_free(NULL)` does nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_delete_room_messages_params_free(
+    params: *mut roomchat_delete_room_messages_params,
+) {
+    free_box(params)
+}
+
+/// Sets `doNotDeletePrivateMessages`. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_delete_room_messages_params_set_do_not_delete_private_messages(
+    params: *mut roomchat_delete_room_messages_params,
+    value: bool,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "do_not_delete_private_messages",
+        || Ok(value),
+        |p, v| p.do_not_delete_private_messages = Some(v),
+    )
+}
+
+/// Sets `doNotDeleteChannelMessages`. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_delete_room_messages_params_set_do_not_delete_channel_messages(
+    params: *mut roomchat_delete_room_messages_params,
+    value: bool,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "do_not_delete_channel_messages",
+        || Ok(value),
+        |p, v| p.do_not_delete_channel_messages = Some(v),
+    )
+}
+
+/// DELETE `/consumer/api/v1/chatroom/{roomId}/messages`: Deletes a room's messages: all of them,
+/// channel and private ones and files included, unless told to keep those. Repeatable: sent again
+/// after a 5xx, a timeout or a lost answer, as a GET is. `room_id` (NUL-terminated UTF-8) is the
+/// path's `{roomId}`. `params` (NULL: none set) stays the caller's and may be freed right after the
+/// call; a value outside its declared limits gives `ROOMCHAT_RESULT_VALIDATION` and nothing is
+/// sent. On success writes the answer to `*room_answer_out` (owned by the caller: free with
+/// `roomchat_room_answer_free`); on failure writes nothing there, and the details to `*err_out`
+/// when it is not NULL (free with `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when no room
+/// has this id (`invalid chatroom id`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_delete_room_messages(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    params: *const roomchat_delete_room_messages_params,
+    room_answer_out: *mut *mut roomchat_room_answer,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_delete_room_messages_with_response(
+        client,
+        room_id,
+        params,
+        room_answer_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_delete_room_messages`, and, when `meta_out` is not NULL, the answer's status,
+/// headers and attempts written to `*meta_out` on success (free with
+/// `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_delete_room_messages_with_response(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    params: *const roomchat_delete_room_messages_params,
+    room_answer_out: *mut *mut roomchat_room_answer,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(room_answer_out, "room_answer_out")?;
+        let client = borrow_arg(client, "client")?;
+        let room_id = text_arg(room_id, "room_id")?;
+        let params = params_arg(params, |h: &roomchat_delete_room_messages_params| &h.params)?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| {
+            c.delete_room_messages(room_id, &params)
+        })?;
+        write_out(room_answer_out, roomchat_room_answer_from!(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// The parameters of `roomchat_client_send_room_message`: each is sent only when set. Made by
+/// `roomchat_send_room_message_params_new`, freed with `roomchat_send_room_message_params_free`;
+/// the call only reads it, so it may be freed (or reused) right after. A setter given an invalid
+/// argument (NULL, not UTF-8) returns `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call
+/// then fails with it and sends nothing, unless a later valid call of the same setter replaces it.
+/// Values outside the declared limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`,
+/// nothing sent). Not thread-safe: set it on one thread.
+#[allow(non_camel_case_types)]
+pub struct roomchat_send_room_message_params {
+    params: Params<SendRoomMessage>,
+}
+
+/// Starts the parameters of `roomchat_client_send_room_message` with none set. Writes them to
+/// `*params_out` (owned by the caller: free with `roomchat_send_room_message_params_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_send_room_message_params_new(
+    params_out: *mut *mut roomchat_send_room_message_params,
+) -> roomchat_result {
+    new_params(params_out, || roomchat_send_room_message_params {
+        params: Params::default(),
+    })
+}
+
+/// Frees the parameters. `roomchat_send_room_message_params_free(NULL)` does nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_send_room_message_params_free(
+    params: *mut roomchat_send_room_message_params,
+) {
+    free_box(params)
+}
+
+/// Sets `userAccessToken`: NUL-terminated UTF-8, copied. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_send_room_message_params_set_user_access_token(
+    params: *mut roomchat_send_room_message_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "user_access_token",
+        || text_value(value, "user_access_token"),
+        |p, v| p.user_access_token = Some(v),
+    )
+}
+
+/// Sets `systemMessage`. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_send_room_message_params_set_system_message(
+    params: *mut roomchat_send_room_message_params,
+    value: bool,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "system_message",
+        || Ok(value),
+        |p, v| p.system_message = Some(v),
+    )
+}
+
+/// Sets `user`: JSON text (any JSON value, sent as given), NUL-terminated UTF-8, copied; text that
+/// is not JSON is `ROOMCHAT_RESULT_INVALID_ARGUMENT`. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_send_room_message_params_set_user(
+    params: *mut roomchat_send_room_message_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "user",
+        || json_value(value, "user"),
+        |p, v| p.user = Some(v),
+    )
+}
+
+/// POST `/consumer/api/v1/chatroom/{roomId}/message`: Posts a message into a room, as exactly one
+/// author: a user (by access token), the room's system, or a throw-away user made on the fly. Never
+/// sent again after a 5xx, a timeout or a lost answer (a repeat could do it twice) unless
+/// `roomchat_client_options_set_retries` allows it. `room_id` (NUL-terminated UTF-8) is the path's
+/// `{roomId}`. `message` (NUL-terminated UTF-8) is `message`. `params` (NULL: none set) stays the
+/// caller's and may be freed right after the call; a value outside its declared limits gives
+/// `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On success writes the answer to
+/// `*acknowledged_out` (owned by the caller: free with `roomchat_acknowledged_free`); on failure
+/// writes nothing there, and the details to `*err_out` when it is not NULL (free with
+/// `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when no room has this id (`invalid chatroom
+/// id`). `ROOMCHAT_RESULT_INVALID_REQUEST` when the room's chat is off (a user cannot post), or the
+/// access token signs nobody in.
+#[no_mangle]
+pub extern "C" fn roomchat_client_send_room_message(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    message: *const c_char,
+    params: *const roomchat_send_room_message_params,
+    acknowledged_out: *mut *mut roomchat_acknowledged,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_send_room_message_with_response(
+        client,
+        room_id,
+        message,
+        params,
+        acknowledged_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_send_room_message`, and, when `meta_out` is not NULL, the answer's status,
+/// headers and attempts written to `*meta_out` on success (free with
+/// `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_send_room_message_with_response(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    message: *const c_char,
+    params: *const roomchat_send_room_message_params,
+    acknowledged_out: *mut *mut roomchat_acknowledged,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(acknowledged_out, "acknowledged_out")?;
+        let client = borrow_arg(client, "client")?;
+        let room_id = text_arg(room_id, "room_id")?;
+        let message = text_arg(message, "message")?;
+        let params = params_arg(params, |h: &roomchat_send_room_message_params| &h.params)?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| {
+            c.send_room_message(room_id, message, &params)
+        })?;
+        write_out(acknowledged_out, roomchat_acknowledged_from!(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// The parameters of `roomchat_client_create_channel`: each is sent only when set. Made by
+/// `roomchat_create_channel_params_new`, freed with `roomchat_create_channel_params_free`; the call
+/// only reads it, so it may be freed (or reused) right after. A setter given an invalid argument
+/// (NULL, not UTF-8) returns `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call then fails
+/// with it and sends nothing, unless a later valid call of the same setter replaces it. Values
+/// outside the declared limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`, nothing
+/// sent). Not thread-safe: set it on one thread.
+#[allow(non_camel_case_types)]
+pub struct roomchat_create_channel_params {
+    params: Params<CreateChannel>,
+}
+
+/// Starts the parameters of `roomchat_client_create_channel` with none set. Writes them to
+/// `*params_out` (owned by the caller: free with `roomchat_create_channel_params_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_create_channel_params_new(
+    params_out: *mut *mut roomchat_create_channel_params,
+) -> roomchat_result {
+    new_params(params_out, || roomchat_create_channel_params {
+        params: Params::default(),
+    })
+}
+
+/// Frees the parameters. `roomchat_create_channel_params_free(NULL)` does nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_create_channel_params_free(params: *mut roomchat_create_channel_params) {
+    free_box(params)
+}
+
+/// Sets `enabled`. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_create_channel_params_set_enabled(
+    params: *mut roomchat_create_channel_params,
+    value: bool,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "enabled",
+        || Ok(value),
+        |p, v| p.enabled = Some(v),
+    )
+}
+
+/// Sets `notifyAllUsers`. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_create_channel_params_set_notify_all_users(
+    params: *mut roomchat_create_channel_params,
+    value: bool,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "notify_all_users",
+        || Ok(value),
+        |p, v| p.notify_all_users = Some(v),
+    )
+}
+
+/// Sets `metadata` (at most 1000 characters): NUL-terminated UTF-8, copied. A later call replaces
+/// the value.
+#[no_mangle]
+pub extern "C" fn roomchat_create_channel_params_set_metadata(
+    params: *mut roomchat_create_channel_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "metadata",
+        || text_value(value, "metadata"),
+        |p, v| p.metadata = Some(v),
+    )
+}
+
+/// POST `/consumer/api/v1/chatroom/{roomId}/channel`: Creates a channel in a room. Never sent again
+/// after a 5xx, a timeout or a lost answer (a repeat could do it twice) unless
+/// `roomchat_client_options_set_retries` allows it. `room_id` (NUL-terminated UTF-8) is the path's
+/// `{roomId}`. `channel_name` (NUL-terminated UTF-8) is `channelName`. `params` (NULL: none set)
+/// stays the caller's and may be freed right after the call; a value outside its declared limits
+/// gives `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On success writes the answer to
+/// `*channel_out` (owned by the caller: free with `roomchat_channel_free`); on failure writes
+/// nothing there, and the details to `*err_out` when it is not NULL (free with
+/// `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when no room has this id.
+#[no_mangle]
+pub extern "C" fn roomchat_client_create_channel(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    channel_name: *const c_char,
+    params: *const roomchat_create_channel_params,
+    channel_out: *mut *mut roomchat_channel,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_create_channel_with_response(
+        client,
+        room_id,
+        channel_name,
+        params,
+        channel_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_create_channel`, and, when `meta_out` is not NULL, the answer's status, headers
+/// and attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_create_channel_with_response(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    channel_name: *const c_char,
+    params: *const roomchat_create_channel_params,
+    channel_out: *mut *mut roomchat_channel,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(channel_out, "channel_out")?;
+        let client = borrow_arg(client, "client")?;
+        let room_id = text_arg(room_id, "room_id")?;
+        let channel_name = text_arg(channel_name, "channel_name")?;
+        let params = params_arg(params, |h: &roomchat_create_channel_params| &h.params)?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| {
+            c.create_channel(room_id, channel_name, &params)
+        })?;
+        write_out(channel_out, roomchat_channel_from!(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// The parameters of `roomchat_client_update_channel`: each is sent only when set. Made by
+/// `roomchat_update_channel_params_new`, freed with `roomchat_update_channel_params_free`; the call
+/// only reads it, so it may be freed (or reused) right after. A setter given an invalid argument
+/// (NULL, not UTF-8) returns `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call then fails
+/// with it and sends nothing, unless a later valid call of the same setter replaces it. Values
+/// outside the declared limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`, nothing
+/// sent). Not thread-safe: set it on one thread.
+#[allow(non_camel_case_types)]
+pub struct roomchat_update_channel_params {
+    params: Params<UpdateChannel>,
+}
+
+/// Starts the parameters of `roomchat_client_update_channel` with none set. Writes them to
+/// `*params_out` (owned by the caller: free with `roomchat_update_channel_params_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_update_channel_params_new(
+    params_out: *mut *mut roomchat_update_channel_params,
+) -> roomchat_result {
+    new_params(params_out, || roomchat_update_channel_params {
+        params: Params::default(),
+    })
+}
+
+/// Frees the parameters. `roomchat_update_channel_params_free(NULL)` does nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_update_channel_params_free(params: *mut roomchat_update_channel_params) {
+    free_box(params)
+}
+
+/// Sets `channelName`: NUL-terminated UTF-8, copied. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_update_channel_params_set_channel_name(
+    params: *mut roomchat_update_channel_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "channel_name",
+        || text_value(value, "channel_name"),
+        |p, v| p.channel_name = Some(v),
+    )
+}
+
+/// Sets `enabled`. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_update_channel_params_set_enabled(
+    params: *mut roomchat_update_channel_params,
+    value: bool,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "enabled",
+        || Ok(value),
+        |p, v| p.enabled = Some(v),
+    )
+}
+
+/// Sets `notifyAllUsers`. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_update_channel_params_set_notify_all_users(
+    params: *mut roomchat_update_channel_params,
+    value: bool,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "notify_all_users",
+        || Ok(value),
+        |p, v| p.notify_all_users = Some(v),
+    )
+}
+
+/// Sets `metadata` (at most 1000 characters): NUL-terminated UTF-8, copied. A later call replaces
+/// the value.
+#[no_mangle]
+pub extern "C" fn roomchat_update_channel_params_set_metadata(
+    params: *mut roomchat_update_channel_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "metadata",
+        || text_value(value, "metadata"),
+        |p, v| p.metadata = Some(v),
+    )
+}
+
+/// PUT `/consumer/api/v1/chatroom/{roomId}/channel/{channelId}`: Changes a channel's name, state,
+/// notification rule or metadata. Repeatable: sent again after a 5xx, a timeout or a lost answer,
+/// as a GET is. `room_id` (NUL-terminated UTF-8) is the path's `{roomId}`. `channel_id`
+/// (NUL-terminated UTF-8) is the path's `{channelId}`. `params` (NULL: none set) stays the caller's
+/// and may be freed right after the call; a value outside its declared limits gives
+/// `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On success writes the answer to `*channel_out`
+/// (owned by the caller: free with `roomchat_channel_free`); on failure writes nothing there, and
+/// the details to `*err_out` when it is not NULL (free with `roomchat_error_free`).
+/// `ROOMCHAT_RESULT_NOT_FOUND` when no channel has this id in the room (`channel not found`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_update_channel(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    channel_id: *const c_char,
+    params: *const roomchat_update_channel_params,
+    channel_out: *mut *mut roomchat_channel,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_update_channel_with_response(
+        client,
+        room_id,
+        channel_id,
+        params,
+        channel_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_update_channel`, and, when `meta_out` is not NULL, the answer's status, headers
+/// and attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_update_channel_with_response(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    channel_id: *const c_char,
+    params: *const roomchat_update_channel_params,
+    channel_out: *mut *mut roomchat_channel,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(channel_out, "channel_out")?;
+        let client = borrow_arg(client, "client")?;
+        let room_id = text_arg(room_id, "room_id")?;
+        let channel_id = text_arg(channel_id, "channel_id")?;
+        let params = params_arg(params, |h: &roomchat_update_channel_params| &h.params)?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| {
+            c.update_channel(room_id, channel_id, &params)
+        })?;
+        write_out(channel_out, roomchat_channel_from!(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// The parameters of `roomchat_client_send_channel_message`: each is sent only when set. Made by
+/// `roomchat_send_channel_message_params_new`, freed with
+/// `roomchat_send_channel_message_params_free`; the call only reads it, so it may be freed (or
+/// reused) right after. A setter given an invalid argument (NULL, not UTF-8) returns
+/// `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call then fails with it and sends
+/// nothing, unless a later valid call of the same setter replaces it. Values outside the declared
+/// limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`, nothing sent). Not thread-safe:
+/// set it on one thread.
+#[allow(non_camel_case_types)]
+pub struct roomchat_send_channel_message_params {
+    params: Params<SendChannelMessage>,
+}
+
+/// Starts the parameters of `roomchat_client_send_channel_message` with none set. Writes them to
+/// `*params_out` (owned by the caller: free with `roomchat_send_channel_message_params_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_send_channel_message_params_new(
+    params_out: *mut *mut roomchat_send_channel_message_params,
+) -> roomchat_result {
+    new_params(params_out, || roomchat_send_channel_message_params {
+        params: Params::default(),
+    })
+}
+
+/// Frees the parameters. `roomchat_send_channel_message_params_free(NULL)` does nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_send_channel_message_params_free(
+    params: *mut roomchat_send_channel_message_params,
+) {
+    free_box(params)
+}
+
+/// Sets `userAccessToken`: NUL-terminated UTF-8, copied. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_send_channel_message_params_set_user_access_token(
+    params: *mut roomchat_send_channel_message_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "user_access_token",
+        || text_value(value, "user_access_token"),
+        |p, v| p.user_access_token = Some(v),
+    )
+}
+
+/// Sets `systemMessage`. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_send_channel_message_params_set_system_message(
+    params: *mut roomchat_send_channel_message_params,
+    value: bool,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "system_message",
+        || Ok(value),
+        |p, v| p.system_message = Some(v),
+    )
+}
+
+/// Sets `user`: JSON text (any JSON value, sent as given), NUL-terminated UTF-8, copied; text that
+/// is not JSON is `ROOMCHAT_RESULT_INVALID_ARGUMENT`. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_send_channel_message_params_set_user(
+    params: *mut roomchat_send_channel_message_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "user",
+        || json_value(value, "user"),
+        |p, v| p.user = Some(v),
+    )
+}
+
+/// POST `/consumer/api/v1/chatroom/{roomId}/channel/{channelId}/message`: Posts a message into a
+/// channel, as exactly one author (as into a room). Never sent again after a 5xx, a timeout or a
+/// lost answer (a repeat could do it twice) unless `roomchat_client_options_set_retries` allows it.
+/// `room_id` (NUL-terminated UTF-8) is the path's `{roomId}`. `channel_id` (NUL-terminated UTF-8)
+/// is the path's `{channelId}`. `message` (NUL-terminated UTF-8) is `message`. `params` (NULL: none
+/// set) stays the caller's and may be freed right after the call; a value outside its declared
+/// limits gives `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On success writes the answer to
+/// `*acknowledged_out` (owned by the caller: free with `roomchat_acknowledged_free`); on failure
+/// writes nothing there, and the details to `*err_out` when it is not NULL (free with
+/// `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when no room or channel has this id.
+#[no_mangle]
+pub extern "C" fn roomchat_client_send_channel_message(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    channel_id: *const c_char,
+    message: *const c_char,
+    params: *const roomchat_send_channel_message_params,
+    acknowledged_out: *mut *mut roomchat_acknowledged,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_send_channel_message_with_response(
+        client,
+        room_id,
+        channel_id,
+        message,
+        params,
+        acknowledged_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_send_channel_message`, and, when `meta_out` is not NULL, the answer's status,
+/// headers and attempts written to `*meta_out` on success (free with
+/// `roomchat_response_meta_free`).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn roomchat_client_send_channel_message_with_response(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    channel_id: *const c_char,
+    message: *const c_char,
+    params: *const roomchat_send_channel_message_params,
+    acknowledged_out: *mut *mut roomchat_acknowledged,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(acknowledged_out, "acknowledged_out")?;
+        let client = borrow_arg(client, "client")?;
+        let room_id = text_arg(room_id, "room_id")?;
+        let channel_id = text_arg(channel_id, "channel_id")?;
+        let message = text_arg(message, "message")?;
+        let params = params_arg(params, |h: &roomchat_send_channel_message_params| &h.params)?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| {
+            c.send_channel_message(room_id, channel_id, message, &params)
+        })?;
+        write_out(acknowledged_out, roomchat_acknowledged_from!(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// The parameters of `roomchat_client_channel_messages`: each is sent only when set. Made by
+/// `roomchat_channel_messages_params_new`, freed with `roomchat_channel_messages_params_free`; the
+/// call only reads it, so it may be freed (or reused) right after. A setter given an invalid
+/// argument (NULL, not UTF-8) returns `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call
+/// then fails with it and sends nothing, unless a later valid call of the same setter replaces it.
+/// Values outside the declared limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`,
+/// nothing sent). Not thread-safe: set it on one thread.
+#[allow(non_camel_case_types)]
+pub struct roomchat_channel_messages_params {
+    params: Params<ChannelMessages>,
+}
+
+/// Starts the parameters of `roomchat_client_channel_messages` with none set. Writes them to
+/// `*params_out` (owned by the caller: free with `roomchat_channel_messages_params_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_channel_messages_params_new(
+    params_out: *mut *mut roomchat_channel_messages_params,
+) -> roomchat_result {
+    new_params(params_out, || roomchat_channel_messages_params {
+        params: Params::default(),
+    })
+}
+
+/// Frees the parameters. `roomchat_channel_messages_params_free(NULL)` does nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_channel_messages_params_free(
+    params: *mut roomchat_channel_messages_params,
+) {
+    free_box(params)
+}
+
+/// Sets `limit` (at least 1). A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_channel_messages_params_set_limit(
+    params: *mut roomchat_channel_messages_params,
+    value: u64,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "limit",
+        || Ok(value),
+        |p, v| p.limit = Some(v),
+    )
+}
+
+/// Sets `skip` (at least 0). A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_channel_messages_params_set_skip(
+    params: *mut roomchat_channel_messages_params,
+    value: u64,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "skip",
+        || Ok(value),
+        |p, v| p.skip = Some(v),
+    )
+}
+
+/// Sets `onlyAttachments`. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_channel_messages_params_set_only_attachments(
+    params: *mut roomchat_channel_messages_params,
+    value: bool,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "only_attachments",
+        || Ok(value),
+        |p, v| p.only_attachments = Some(v),
+    )
+}
+
+/// GET `/consumer/api/v1/chatRoom/{roomId}/channel/{channelId}/messages`: One page of a channel's
+/// messages (the emulator gives them oldest first). Repeatable: sent again after a 5xx, a timeout
+/// or a lost answer, as a GET is. `room_id` (NUL-terminated UTF-8) is the path's `{roomId}`.
+/// `channel_id` (NUL-terminated UTF-8) is the path's `{channelId}`. `params` (NULL: none set) stays
+/// the caller's and may be freed right after the call; a value outside its declared limits gives
+/// `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On success writes the answer to
+/// `*message_page_out` (owned by the caller: free with `roomchat_message_page_free`); on failure
+/// writes nothing there, and the details to `*err_out` when it is not NULL (free with
+/// `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when no room or channel has this id.
+#[no_mangle]
+pub extern "C" fn roomchat_client_channel_messages(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    channel_id: *const c_char,
+    params: *const roomchat_channel_messages_params,
+    message_page_out: *mut *mut roomchat_message_page,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_channel_messages_with_response(
+        client,
+        room_id,
+        channel_id,
+        params,
+        message_page_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_channel_messages`, and, when `meta_out` is not NULL, the answer's status,
+/// headers and attempts written to `*meta_out` on success (free with
+/// `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_channel_messages_with_response(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    channel_id: *const c_char,
+    params: *const roomchat_channel_messages_params,
+    message_page_out: *mut *mut roomchat_message_page,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(message_page_out, "message_page_out")?;
+        let client = borrow_arg(client, "client")?;
+        let room_id = text_arg(room_id, "room_id")?;
+        let channel_id = text_arg(channel_id, "channel_id")?;
+        let params = params_arg(params, |h: &roomchat_channel_messages_params| &h.params)?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| {
+            c.channel_messages(room_id, channel_id, &params)
+        })?;
+        write_out(message_page_out, roomchat_message_page_from!(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// A lazy iteration over every `roomchat_chat_message` of `roomchat_client_channel_messages`, a
+/// page at a time: made by `roomchat_client_iter_channel_messages`, stepped by
+/// `roomchat_channel_messages_iter_next`, freed with `roomchat_channel_messages_iter_free`. It
+/// keeps its own reference to the client and holds one page at most, whatever the listing's length.
+/// Use it from one thread at a time.
+#[allow(non_camel_case_types)]
+pub struct roomchat_channel_messages_iter {
+    items: PageItems<MessagePage>,
+}
+
+/// Starts a lazy iteration over every record of `roomchat_client_channel_messages` (GET
+/// `/consumer/api/v1/chatRoom/{roomId}/channel/{channelId}/messages`), from the first page: nothing
+/// is sent until `roomchat_channel_messages_iter_next`. `room_id` (NUL-terminated UTF-8) as for the
+/// call. `channel_id` (NUL-terminated UTF-8) as for the call. `params` (NULL: none set; it stays
+/// the caller's): `limit` is the page size (default 200), `skip` where to start (default 0; to
+/// resume an iteration that stopped, its `roomchat_channel_messages_iter_next_skip`), the others as
+/// for the call. Writes the iterator to `*iter_out` (free with
+/// `roomchat_channel_messages_iter_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_iter_channel_messages(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    channel_id: *const c_char,
+    params: *const roomchat_channel_messages_params,
+    iter_out: *mut *mut roomchat_channel_messages_iter,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(iter_out, "iter_out")?;
+        let client = borrow_arg(client, "client")?;
+        let room_id = text_arg(room_id, "room_id")?;
+        let channel_id = text_arg(channel_id, "channel_id")?;
+        let params = params_arg(params, |h: &roomchat_channel_messages_params| &h.params)?;
+        write_out(
+            iter_out,
+            roomchat_channel_messages_iter {
+                items: client
+                    .client
+                    .iter_channel_messages(room_id, channel_id, &params),
+            },
+        );
+        Ok(())
+    })
+}
+
+/// The next record, fetching the next page when the last one is used up. On `ROOMCHAT_RESULT_OK`
+/// writes it to `*chat_message_out` (owned by the caller: free with `roomchat_chat_message_free`).
+/// Returns `ROOMCHAT_RESULT_ITERATION_DONE` at the end: after an empty page, or a page that reaches
+/// the listing's total. An error (a timeout, a 5xx, `ROOMCHAT_RESULT_NOT_FOUND` for a room deleted
+/// meanwhile) is returned as it is, details in `*err_out` when it is not NULL, and never ends the
+/// iteration: the next call fetches the same page again (bound your own retries: a revoked key
+/// fails every time). A page size outside the declared limits is `ROOMCHAT_RESULT_VALIDATION` once,
+/// then the end.
+#[no_mangle]
+pub extern "C" fn roomchat_channel_messages_iter_next(
+    iter: *mut roomchat_channel_messages_iter,
+    chat_message_out: *mut *mut roomchat_chat_message,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    next_item(
+        iter,
+        chat_message_out,
+        "chat_message_out",
+        err_out,
+        |i: &mut roomchat_channel_messages_iter| {
+            i.items
+                .next()
+                .map(|item| item.map(|record| roomchat_chat_message_from!(record)))
+        },
+    )
+}
+
+/// Where the iteration stands: the `skip` of the record `roomchat_channel_messages_iter_next` gives
+/// next. Passed as `skip` to `roomchat_client_iter_channel_messages`, it goes on where this
+/// iterator left off. 0 for NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_channel_messages_iter_next_skip(
+    iter: *const roomchat_channel_messages_iter,
+) -> u64 {
+    read(iter, 0, |i| i.items.next_skip())
+}
+
+/// Frees an iterator (the records it gave stay the caller's).
+/// `roomchat_channel_messages_iter_free(NULL)` does nothing. When it held the last hold of a log
+/// callback, the callback's destroy notifier runs now, on this thread.
+#[no_mangle]
+pub extern "C" fn roomchat_channel_messages_iter_free(iter: *mut roomchat_channel_messages_iter) {
+    free_box(iter)
+}
+
+/// DELETE `/consumer/api/v2/chatroom/{roomId}/channel/{channelId}/message/{messageId}`: Deletes one
+/// message of a channel. Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET
+/// is. `room_id` (NUL-terminated UTF-8) is the path's `{roomId}`. `channel_id` (NUL-terminated
+/// UTF-8) is the path's `{channelId}`. `message_id` (NUL-terminated UTF-8) is the path's
+/// `{messageId}`. On success writes the answer to `*acknowledged_out` (owned by the caller: free
+/// with `roomchat_acknowledged_free`); on failure writes nothing there, and the details to
+/// `*err_out` when it is not NULL (free with `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND`
+/// when no such message in the channel: also what a repeat meets when the first delete's answer was
+/// lost.
+#[no_mangle]
+pub extern "C" fn roomchat_client_delete_channel_message(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    channel_id: *const c_char,
+    message_id: *const c_char,
+    acknowledged_out: *mut *mut roomchat_acknowledged,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_delete_channel_message_with_response(
+        client,
+        room_id,
+        channel_id,
+        message_id,
+        acknowledged_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_delete_channel_message`, and, when `meta_out` is not NULL, the answer's status,
+/// headers and attempts written to `*meta_out` on success (free with
+/// `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_delete_channel_message_with_response(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    channel_id: *const c_char,
+    message_id: *const c_char,
+    acknowledged_out: *mut *mut roomchat_acknowledged,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(acknowledged_out, "acknowledged_out")?;
+        let client = borrow_arg(client, "client")?;
+        let room_id = text_arg(room_id, "room_id")?;
+        let channel_id = text_arg(channel_id, "channel_id")?;
+        let message_id = text_arg(message_id, "message_id")?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| {
+            c.delete_channel_message(room_id, channel_id, message_id)
+        })?;
+        write_out(acknowledged_out, roomchat_acknowledged_from!(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// GET `/consumer/api/v2/{pathForm}/{roomId}/conversations`: A room's one-to-one conversations,
+/// each with its two members. Repeatable: sent again after a 5xx, a timeout or a lost answer, as a
+/// GET is. `room_id` (NUL-terminated UTF-8) is the path's `{roomId}`. The path's `{pathForm}` is
+/// `room`. On success writes the list to `*conversation_list_out` (owned by the caller: free with
+/// `roomchat_conversation_list_free`); on failure writes nothing there, and the details to
+/// `*err_out` when it is not NULL (free with `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND`
+/// when no room has this id.
+#[no_mangle]
+pub extern "C" fn roomchat_client_list_conversations(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    conversation_list_out: *mut *mut roomchat_conversation_list,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_list_conversations_with_response(
+        client,
+        room_id,
+        conversation_list_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_list_conversations`, and, when `meta_out` is not NULL, the answer's status,
+/// headers and attempts written to `*meta_out` on success (free with
+/// `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_list_conversations_with_response(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    conversation_list_out: *mut *mut roomchat_conversation_list,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(conversation_list_out, "conversation_list_out")?;
+        let client = borrow_arg(client, "client")?;
+        let room_id = text_arg(room_id, "room_id")?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| c.list_conversations(room_id))?;
+        write_out(
+            conversation_list_out,
+            roomchat_conversation_list_from!(answer),
+        );
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// The parameters of `roomchat_client_update_user`: each is sent only when set. Made by
+/// `roomchat_update_user_params_new`, freed with `roomchat_update_user_params_free`; the call only
+/// reads it, so it may be freed (or reused) right after. A setter given an invalid argument (NULL,
+/// not UTF-8) returns `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call then fails with
+/// it and sends nothing, unless a later valid call of the same setter replaces it. Values outside
+/// the declared limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`, nothing sent). Not
+/// thread-safe: set it on one thread.
+#[allow(non_camel_case_types)]
+pub struct roomchat_update_user_params {
+    params: Params<UpdateUser>,
+}
+
+/// Starts the parameters of `roomchat_client_update_user` with none set. Writes them to
+/// `*params_out` (owned by the caller: free with `roomchat_update_user_params_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_update_user_params_new(
+    params_out: *mut *mut roomchat_update_user_params,
+) -> roomchat_result {
+    new_params(params_out, || roomchat_update_user_params {
+        params: Params::default(),
+    })
+}
+
+/// Frees the parameters. `roomchat_update_user_params_free(NULL)` does nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_update_user_params_free(params: *mut roomchat_update_user_params) {
+    free_box(params)
+}
+
+/// Sets `userId`: NUL-terminated UTF-8, copied. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_update_user_params_set_user_id(
+    params: *mut roomchat_update_user_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "user_id",
+        || text_value(value, "user_id"),
+        |p, v| p.user_id = Some(v),
+    )
+}
+
+/// Sets `uniqueUserIdentifier`: NUL-terminated UTF-8, copied. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_update_user_params_set_unique_user_identifier(
+    params: *mut roomchat_update_user_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "unique_user_identifier",
+        || text_value(value, "unique_user_identifier"),
+        |p, v| p.unique_user_identifier = Some(v),
+    )
+}
+
+/// Sets `username`: NUL-terminated UTF-8, copied. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_update_user_params_set_username(
+    params: *mut roomchat_update_user_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "username",
+        || text_value(value, "username"),
+        |p, v| p.username = Some(v),
+    )
+}
+
+/// Sets `email`: NUL-terminated UTF-8, copied. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_update_user_params_set_email(
+    params: *mut roomchat_update_user_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "email",
+        || text_value(value, "email"),
+        |p, v| p.email = Some(v),
+    )
+}
+
+/// Sets `profilePic`: NUL-terminated UTF-8, copied. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_update_user_params_set_profile_pic(
+    params: *mut roomchat_update_user_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "profile_pic",
+        || text_value(value, "profile_pic"),
+        |p, v| p.profile_pic = Some(v),
+    )
+}
+
+/// Sets `chatRoom`: NUL-terminated UTF-8, copied. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_update_user_params_set_chat_room(
+    params: *mut roomchat_update_user_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "chat_room",
+        || text_value(value, "chat_room"),
+        |p, v| p.chat_room = Some(v),
+    )
+}
+
+/// Sets `isModerator`. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_update_user_params_set_is_moderator(
+    params: *mut roomchat_update_user_params,
+    value: bool,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "is_moderator",
+        || Ok(value),
+        |p, v| p.is_moderator = Some(v),
+    )
+}
+
+/// Sets `externalUserId`: JSON text (any JSON value, sent as given), NUL-terminated UTF-8, copied;
+/// text that is not JSON is `ROOMCHAT_RESULT_INVALID_ARGUMENT`. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_update_user_params_set_external_user_id(
+    params: *mut roomchat_update_user_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "external_user_id",
+        || json_value(value, "external_user_id"),
+        |p, v| p.external_user_id = Some(v),
+    )
+}
+
+/// Sets `meta`: JSON text (any JSON value, sent as given), NUL-terminated UTF-8, copied; text that
+/// is not JSON is `ROOMCHAT_RESULT_INVALID_ARGUMENT`. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_update_user_params_set_meta(
+    params: *mut roomchat_update_user_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "meta",
+        || json_value(value, "meta"),
+        |p, v| p.meta = Some(v),
+    )
+}
+
+/// PUT `/consumer/api/v1/user`: Changes a user, named by exactly one of userId and
+/// uniqueUserIdentifier: any of their name, email, picture, moderation, external id and meta.
+/// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. `params` (NULL:
+/// none set) stays the caller's and may be freed right after the call; a value outside its declared
+/// limits gives `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On success writes the answer to
+/// `*updated_user_out` (owned by the caller: free with `roomchat_updated_user_free`); on failure
+/// writes nothing there, and the details to `*err_out` when it is not NULL (free with
+/// `roomchat_error_free`). `ROOMCHAT_RESULT_USER_NOT_FOUND` when no user has this id.
+#[no_mangle]
+pub extern "C" fn roomchat_client_update_user(
+    client: *const roomchat_client,
+    params: *const roomchat_update_user_params,
+    updated_user_out: *mut *mut roomchat_updated_user,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_update_user_with_response(
+        client,
+        params,
+        updated_user_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_update_user`, and, when `meta_out` is not NULL, the answer's status, headers
+/// and attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_update_user_with_response(
+    client: *const roomchat_client,
+    params: *const roomchat_update_user_params,
+    updated_user_out: *mut *mut roomchat_updated_user,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(updated_user_out, "updated_user_out")?;
+        let client = borrow_arg(client, "client")?;
+        let params = params_arg(params, |h: &roomchat_update_user_params| &h.params)?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| c.update_user(&params))?;
+        write_out(updated_user_out, roomchat_updated_user_from!(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// The parameters of `roomchat_client_create_user_v2`: each is sent only when set. Made by
+/// `roomchat_create_user_v2_params_new`, freed with `roomchat_create_user_v2_params_free`; the call
+/// only reads it, so it may be freed (or reused) right after. A setter given an invalid argument
+/// (NULL, not UTF-8) returns `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call then fails
+/// with it and sends nothing, unless a later valid call of the same setter replaces it. Values
+/// outside the declared limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`, nothing
+/// sent). Not thread-safe: set it on one thread.
+#[allow(non_camel_case_types)]
+pub struct roomchat_create_user_v2_params {
+    params: Params<CreateUserV2>,
+}
+
+/// Starts the parameters of `roomchat_client_create_user_v2` with none set. Writes them to
+/// `*params_out` (owned by the caller: free with `roomchat_create_user_v2_params_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_create_user_v2_params_new(
+    params_out: *mut *mut roomchat_create_user_v2_params,
+) -> roomchat_result {
+    new_params(params_out, || roomchat_create_user_v2_params {
+        params: Params::default(),
+    })
+}
+
+/// Frees the parameters. `roomchat_create_user_v2_params_free(NULL)` does nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_create_user_v2_params_free(params: *mut roomchat_create_user_v2_params) {
+    free_box(params)
+}
+
+/// Sets `firstName`: NUL-terminated UTF-8, copied. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_create_user_v2_params_set_first_name(
+    params: *mut roomchat_create_user_v2_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "first_name",
+        || text_value(value, "first_name"),
+        |p, v| p.first_name = Some(v),
+    )
+}
+
+/// Sets `lastName`: NUL-terminated UTF-8, copied. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_create_user_v2_params_set_last_name(
+    params: *mut roomchat_create_user_v2_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "last_name",
+        || text_value(value, "last_name"),
+        |p, v| p.last_name = Some(v),
+    )
+}
+
+/// Sets `email`: NUL-terminated UTF-8, copied. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_create_user_v2_params_set_email(
+    params: *mut roomchat_create_user_v2_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "email",
+        || text_value(value, "email"),
+        |p, v| p.email = Some(v),
+    )
+}
+
+/// Sets `meta`: JSON text (any JSON value, sent as given), NUL-terminated UTF-8, copied; text that
+/// is not JSON is `ROOMCHAT_RESULT_INVALID_ARGUMENT`. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_create_user_v2_params_set_meta(
+    params: *mut roomchat_create_user_v2_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "meta",
+        || json_value(value, "meta"),
+        |p, v| p.meta = Some(v),
+    )
+}
+
+/// Sets `externalProfilePicURL`: NUL-terminated UTF-8, copied. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_create_user_v2_params_set_external_profile_pic_url(
+    params: *mut roomchat_create_user_v2_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "external_profile_pic_url",
+        || text_value(value, "external_profile_pic_url"),
+        |p, v| p.external_profile_pic_url = Some(v),
+    )
+}
+
+/// Sets `membershipDetails`: JSON text (any JSON value, sent as given), NUL-terminated UTF-8,
+/// copied; text that is not JSON is `ROOMCHAT_RESULT_INVALID_ARGUMENT`. A later call replaces the
+/// value.
+#[no_mangle]
+pub extern "C" fn roomchat_create_user_v2_params_set_membership_details(
+    params: *mut roomchat_create_user_v2_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "membership_details",
+        || json_value(value, "membership_details"),
+        |p, v| p.membership_details = Some(v),
+    )
+}
+
+/// POST `/consumer/api/v2/user`: Creates a user by the customer's own identifier, optionally a
+/// member of one room with a role (Business plan). Never sent again after a 5xx, a timeout or a
+/// lost answer (a repeat could do it twice) unless `roomchat_client_options_set_retries` allows it.
+/// `unique_user_identifier` (NUL-terminated UTF-8) is `uniqueUserIdentifier`. `username`
+/// (NUL-terminated UTF-8) is `username`. `params` (NULL: none set) stays the caller's and may be
+/// freed right after the call; a value outside its declared limits gives
+/// `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On success writes the answer to
+/// `*provisioned_user_out` (owned by the caller: free with `roomchat_provisioned_user_free`); on
+/// failure writes nothing there, and the details to `*err_out` when it is not NULL (free with
+/// `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when `membershipDetails.roomId` names no
+/// room (`chatRoom not found`). `ROOMCHAT_RESULT_PLAN_UPGRADE_REQUIRED` when the account's plan is
+/// below Business.
+#[no_mangle]
+pub extern "C" fn roomchat_client_create_user_v2(
+    client: *const roomchat_client,
+    unique_user_identifier: *const c_char,
+    username: *const c_char,
+    params: *const roomchat_create_user_v2_params,
+    provisioned_user_out: *mut *mut roomchat_provisioned_user,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_create_user_v2_with_response(
+        client,
+        unique_user_identifier,
+        username,
+        params,
+        provisioned_user_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_create_user_v2`, and, when `meta_out` is not NULL, the answer's status, headers
+/// and attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_create_user_v2_with_response(
+    client: *const roomchat_client,
+    unique_user_identifier: *const c_char,
+    username: *const c_char,
+    params: *const roomchat_create_user_v2_params,
+    provisioned_user_out: *mut *mut roomchat_provisioned_user,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(provisioned_user_out, "provisioned_user_out")?;
+        let client = borrow_arg(client, "client")?;
+        let unique_user_identifier = text_arg(unique_user_identifier, "unique_user_identifier")?;
+        let username = text_arg(username, "username")?;
+        let params = params_arg(params, |h: &roomchat_create_user_v2_params| &h.params)?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| {
+            c.create_user_v2(unique_user_identifier, username, &params)
+        })?;
+        write_out(
+            provisioned_user_out,
+            roomchat_provisioned_user_from!(answer),
+        );
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// GET `/consumer/api/v2/user/{uniqueUserIdentifier}`: A user's profile, by the customer's
+/// identifier. Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.
+/// `unique_user_identifier` (NUL-terminated UTF-8) is the path's `{uniqueUserIdentifier}`. On
+/// success writes the answer to `*user_profile_out` (owned by the caller: free with
+/// `roomchat_user_profile_free`); on failure writes nothing there, and the details to `*err_out`
+/// when it is not NULL (free with `roomchat_error_free`). `ROOMCHAT_RESULT_USER_NOT_FOUND` when no
+/// user has this identifier.
+#[no_mangle]
+pub extern "C" fn roomchat_client_get_user(
+    client: *const roomchat_client,
+    unique_user_identifier: *const c_char,
+    user_profile_out: *mut *mut roomchat_user_profile,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_get_user_with_response(
+        client,
+        unique_user_identifier,
+        user_profile_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_get_user`, and, when `meta_out` is not NULL, the answer's status, headers and
+/// attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_get_user_with_response(
+    client: *const roomchat_client,
+    unique_user_identifier: *const c_char,
+    user_profile_out: *mut *mut roomchat_user_profile,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(user_profile_out, "user_profile_out")?;
+        let client = borrow_arg(client, "client")?;
+        let unique_user_identifier = text_arg(unique_user_identifier, "unique_user_identifier")?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| {
+            c.get_user(unique_user_identifier)
+        })?;
+        write_out(user_profile_out, roomchat_user_profile_from!(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// GET `/consumer/api/v2/user/{uniqueUserIdentifier}/rooms`: The rooms a user is a member of.
+/// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.
+/// `unique_user_identifier` (NUL-terminated UTF-8) is the path's `{uniqueUserIdentifier}`. On
+/// success writes the list to `*room_name_record_list_out` (owned by the caller: free with
+/// `roomchat_room_name_record_list_free`); on failure writes nothing there, and the details to
+/// `*err_out` when it is not NULL (free with `roomchat_error_free`).
+/// `ROOMCHAT_RESULT_USER_NOT_FOUND` when no user has this identifier.
+#[no_mangle]
+pub extern "C" fn roomchat_client_user_rooms(
+    client: *const roomchat_client,
+    unique_user_identifier: *const c_char,
+    room_name_record_list_out: *mut *mut roomchat_room_name_record_list,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_user_rooms_with_response(
+        client,
+        unique_user_identifier,
+        room_name_record_list_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_user_rooms`, and, when `meta_out` is not NULL, the answer's status, headers and
+/// attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_user_rooms_with_response(
+    client: *const roomchat_client,
+    unique_user_identifier: *const c_char,
+    room_name_record_list_out: *mut *mut roomchat_room_name_record_list,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(room_name_record_list_out, "room_name_record_list_out")?;
+        let client = borrow_arg(client, "client")?;
+        let unique_user_identifier = text_arg(unique_user_identifier, "unique_user_identifier")?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| {
+            c.user_rooms(unique_user_identifier)
+        })?;
+        write_out(
+            room_name_record_list_out,
+            roomchat_room_name_record_list_from!(answer),
+        );
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// The parameters of `roomchat_client_remove_user`: each is sent only when set. Made by
+/// `roomchat_remove_user_params_new`, freed with `roomchat_remove_user_params_free`; the call only
+/// reads it, so it may be freed (or reused) right after. A setter given an invalid argument (NULL,
+/// not UTF-8) returns `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call then fails with
+/// it and sends nothing, unless a later valid call of the same setter replaces it. Values outside
+/// the declared limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`, nothing sent). Not
+/// thread-safe: set it on one thread.
+#[allow(non_camel_case_types)]
+pub struct roomchat_remove_user_params {
+    params: Params<RemoveUser>,
+}
+
+/// Starts the parameters of `roomchat_client_remove_user` with none set. Writes them to
+/// `*params_out` (owned by the caller: free with `roomchat_remove_user_params_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_remove_user_params_new(
+    params_out: *mut *mut roomchat_remove_user_params,
+) -> roomchat_result {
+    new_params(params_out, || roomchat_remove_user_params {
+        params: Params::default(),
+    })
+}
+
+/// Frees the parameters. `roomchat_remove_user_params_free(NULL)` does nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_remove_user_params_free(params: *mut roomchat_remove_user_params) {
+    free_box(params)
+}
+
+/// Sets `userId`: NUL-terminated UTF-8, copied. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_remove_user_params_set_user_id(
+    params: *mut roomchat_remove_user_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "user_id",
+        || text_value(value, "user_id"),
+        |p, v| p.user_id = Some(v),
+    )
+}
+
+/// Sets `uniqueUserIdentifier`: NUL-terminated UTF-8, copied. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_remove_user_params_set_unique_user_identifier(
+    params: *mut roomchat_remove_user_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "unique_user_identifier",
+        || text_value(value, "unique_user_identifier"),
+        |p, v| p.unique_user_identifier = Some(v),
+    )
+}
+
+/// DELETE `/consumer/api/v2/user`: Removes a user for good, named by exactly one of userId and
+/// uniqueUserIdentifier: memberships erased, live sessions ended. Repeatable: sent again after a
+/// 5xx, a timeout or a lost answer, as a GET is. `params` (NULL: none set) stays the caller's and
+/// may be freed right after the call; a value outside its declared limits gives
+/// `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On success writes the answer to
+/// `*acknowledged_out` (owned by the caller: free with `roomchat_acknowledged_free`); on failure
+/// writes nothing there, and the details to `*err_out` when it is not NULL (free with
+/// `roomchat_error_free`). `ROOMCHAT_RESULT_USER_NOT_FOUND` when no user has this id: also what a
+/// repeat meets when the first removal's answer was lost.
+#[no_mangle]
+pub extern "C" fn roomchat_client_remove_user(
+    client: *const roomchat_client,
+    params: *const roomchat_remove_user_params,
+    acknowledged_out: *mut *mut roomchat_acknowledged,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_remove_user_with_response(
+        client,
+        params,
+        acknowledged_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_remove_user`, and, when `meta_out` is not NULL, the answer's status, headers
+/// and attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_remove_user_with_response(
+    client: *const roomchat_client,
+    params: *const roomchat_remove_user_params,
+    acknowledged_out: *mut *mut roomchat_acknowledged,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(acknowledged_out, "acknowledged_out")?;
+        let client = borrow_arg(client, "client")?;
+        let params = params_arg(params, |h: &roomchat_remove_user_params| &h.params)?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| c.remove_user(&params))?;
+        write_out(acknowledged_out, roomchat_acknowledged_from!(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// The parameters of `roomchat_client_list_members`: each is sent only when set. Made by
+/// `roomchat_list_members_params_new`, freed with `roomchat_list_members_params_free`; the call
+/// only reads it, so it may be freed (or reused) right after. A setter given an invalid argument
+/// (NULL, not UTF-8) returns `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call then fails
+/// with it and sends nothing, unless a later valid call of the same setter replaces it. Values
+/// outside the declared limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`, nothing
+/// sent). Not thread-safe: set it on one thread.
+#[allow(non_camel_case_types)]
+pub struct roomchat_list_members_params {
+    params: Params<ListMembers>,
+}
+
+/// Starts the parameters of `roomchat_client_list_members` with none set. Writes them to
+/// `*params_out` (owned by the caller: free with `roomchat_list_members_params_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_list_members_params_new(
+    params_out: *mut *mut roomchat_list_members_params,
+) -> roomchat_result {
+    new_params(params_out, || roomchat_list_members_params {
+        params: Params::default(),
+    })
+}
+
+/// Frees the parameters. `roomchat_list_members_params_free(NULL)` does nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_list_members_params_free(params: *mut roomchat_list_members_params) {
+    free_box(params)
+}
+
+/// Sets `limit` (1 to 200). A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_list_members_params_set_limit(
+    params: *mut roomchat_list_members_params,
+    value: u64,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "limit",
+        || Ok(value),
+        |p, v| p.limit = Some(v),
+    )
+}
+
+/// Sets `skip` (at least 0). A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_list_members_params_set_skip(
+    params: *mut roomchat_list_members_params,
+    value: u64,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "skip",
+        || Ok(value),
+        |p, v| p.skip = Some(v),
+    )
+}
+
+/// GET `/consumer/api/v2/room/{roomId}/members`: One page of a room's members, with their roles.
+/// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. `room_id`
+/// (NUL-terminated UTF-8) is the path's `{roomId}`. `params` (NULL: none set) stays the caller's
+/// and may be freed right after the call; a value outside its declared limits gives
+/// `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On success writes the answer to
+/// `*member_page_out` (owned by the caller: free with `roomchat_member_page_free`); on failure
+/// writes nothing there, and the details to `*err_out` when it is not NULL (free with
+/// `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when no room has this id.
+#[no_mangle]
+pub extern "C" fn roomchat_client_list_members(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    params: *const roomchat_list_members_params,
+    member_page_out: *mut *mut roomchat_member_page,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_list_members_with_response(
+        client,
+        room_id,
+        params,
+        member_page_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_list_members`, and, when `meta_out` is not NULL, the answer's status, headers
+/// and attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_list_members_with_response(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    params: *const roomchat_list_members_params,
+    member_page_out: *mut *mut roomchat_member_page,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(member_page_out, "member_page_out")?;
+        let client = borrow_arg(client, "client")?;
+        let room_id = text_arg(room_id, "room_id")?;
+        let params = params_arg(params, |h: &roomchat_list_members_params| &h.params)?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| {
+            c.list_members(room_id, &params)
+        })?;
+        write_out(member_page_out, roomchat_member_page_from!(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// A lazy iteration over every `roomchat_member` of `roomchat_client_list_members`, a page at a
+/// time: made by `roomchat_client_iter_list_members`, stepped by `roomchat_list_members_iter_next`,
+/// freed with `roomchat_list_members_iter_free`. It keeps its own reference to the client and holds
+/// one page at most, whatever the listing's length. Use it from one thread at a time.
+#[allow(non_camel_case_types)]
+pub struct roomchat_list_members_iter {
+    items: PageItems<MemberPage>,
+}
+
+/// Starts a lazy iteration over every record of `roomchat_client_list_members` (GET
+/// `/consumer/api/v2/room/{roomId}/members`), from the first page: nothing is sent until
+/// `roomchat_list_members_iter_next`. `room_id` (NUL-terminated UTF-8) as for the call. `params`
+/// (NULL: none set; it stays the caller's): `limit` is the page size (default 200), `skip` where to
+/// start (default 0; to resume an iteration that stopped, its
+/// `roomchat_list_members_iter_next_skip`), the others as for the call. Writes the iterator to
+/// `*iter_out` (free with `roomchat_list_members_iter_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_iter_list_members(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    params: *const roomchat_list_members_params,
+    iter_out: *mut *mut roomchat_list_members_iter,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(iter_out, "iter_out")?;
+        let client = borrow_arg(client, "client")?;
+        let room_id = text_arg(room_id, "room_id")?;
+        let params = params_arg(params, |h: &roomchat_list_members_params| &h.params)?;
+        write_out(
+            iter_out,
+            roomchat_list_members_iter {
+                items: client.client.iter_list_members(room_id, &params),
+            },
+        );
+        Ok(())
+    })
+}
+
+/// The next record, fetching the next page when the last one is used up. On `ROOMCHAT_RESULT_OK`
+/// writes it to `*member_out` (owned by the caller: free with `roomchat_member_free`). Returns
+/// `ROOMCHAT_RESULT_ITERATION_DONE` at the end: after an empty page, or a page that reaches the
+/// listing's total. An error (a timeout, a 5xx, `ROOMCHAT_RESULT_NOT_FOUND` for a room deleted
+/// meanwhile) is returned as it is, details in `*err_out` when it is not NULL, and never ends the
+/// iteration: the next call fetches the same page again (bound your own retries: a revoked key
+/// fails every time). A page size outside the declared limits is `ROOMCHAT_RESULT_VALIDATION` once,
+/// then the end.
+#[no_mangle]
+pub extern "C" fn roomchat_list_members_iter_next(
+    iter: *mut roomchat_list_members_iter,
+    member_out: *mut *mut roomchat_member,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    next_item(
+        iter,
+        member_out,
+        "member_out",
+        err_out,
+        |i: &mut roomchat_list_members_iter| {
+            i.items
+                .next()
+                .map(|item| item.map(|record| roomchat_member_from!(record)))
+        },
+    )
+}
+
+/// Where the iteration stands: the `skip` of the record `roomchat_list_members_iter_next` gives
+/// next. Passed as `skip` to `roomchat_client_iter_list_members`, it goes on where this iterator
+/// left off. 0 for NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_list_members_iter_next_skip(
+    iter: *const roomchat_list_members_iter,
+) -> u64 {
+    read(iter, 0, |i| i.items.next_skip())
+}
+
+/// Frees an iterator (the records it gave stay the caller's).
+/// `roomchat_list_members_iter_free(NULL)` does nothing. When it held the last hold of a log
+/// callback, the callback's destroy notifier runs now, on this thread.
+#[no_mangle]
+pub extern "C" fn roomchat_list_members_iter_free(iter: *mut roomchat_list_members_iter) {
+    free_box(iter)
+}
+
+/// POST `/consumer/api/v2/room/{roomId}/member`: Makes a user a member of a room with a role, or
+/// changes their role: how a room's moderator is made. Repeatable: sent again after a 5xx, a
+/// timeout or a lost answer, as a GET is. `room_id` (NUL-terminated UTF-8) is the path's
+/// `{roomId}`. `unique_user_identifier` (NUL-terminated UTF-8) is `uniqueUserIdentifier`.
+/// `role_name` (NUL-terminated UTF-8) is `roleName` (`user` or `guest` or `admin` or `moderator`).
+/// On success writes the answer to `*member_out` (owned by the caller: free with
+/// `roomchat_member_free`); on failure writes nothing there, and the details to `*err_out` when it
+/// is not NULL (free with `roomchat_error_free`). `ROOMCHAT_RESULT_USER_NOT_FOUND` when no user has
+/// this identifier. `ROOMCHAT_RESULT_NOT_FOUND` when no room has this id (`chatRoom not found`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_set_member(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    unique_user_identifier: *const c_char,
+    role_name: *const c_char,
+    member_out: *mut *mut roomchat_member,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_set_member_with_response(
+        client,
+        room_id,
+        unique_user_identifier,
+        role_name,
+        member_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_set_member`, and, when `meta_out` is not NULL, the answer's status, headers and
+/// attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_set_member_with_response(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    unique_user_identifier: *const c_char,
+    role_name: *const c_char,
+    member_out: *mut *mut roomchat_member,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(member_out, "member_out")?;
+        let client = borrow_arg(client, "client")?;
+        let room_id = text_arg(room_id, "room_id")?;
+        let unique_user_identifier = text_arg(unique_user_identifier, "unique_user_identifier")?;
+        let role_name = text_arg(role_name, "role_name")?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| {
+            c.set_member(room_id, unique_user_identifier, role_name)
+        })?;
+        write_out(member_out, roomchat_member_from!(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// DELETE `/consumer/api/v2/room/{roomId}/member`: Removes a user from a room's members.
+/// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. `room_id`
+/// (NUL-terminated UTF-8) is the path's `{roomId}`. `unique_user_identifier` (NUL-terminated UTF-8)
+/// is `uniqueUserIdentifier`. On success writes the answer to `*acknowledged_out` (owned by the
+/// caller: free with `roomchat_acknowledged_free`); on failure writes nothing there, and the
+/// details to `*err_out` when it is not NULL (free with `roomchat_error_free`).
+/// `ROOMCHAT_RESULT_NOT_FOUND` when the user is not a member of the room: also what a repeat meets
+/// when the first removal's answer was lost.
+#[no_mangle]
+pub extern "C" fn roomchat_client_remove_member(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    unique_user_identifier: *const c_char,
+    acknowledged_out: *mut *mut roomchat_acknowledged,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_remove_member_with_response(
+        client,
+        room_id,
+        unique_user_identifier,
+        acknowledged_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_remove_member`, and, when `meta_out` is not NULL, the answer's status, headers
+/// and attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_remove_member_with_response(
+    client: *const roomchat_client,
+    room_id: *const c_char,
+    unique_user_identifier: *const c_char,
+    acknowledged_out: *mut *mut roomchat_acknowledged,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(acknowledged_out, "acknowledged_out")?;
+        let client = borrow_arg(client, "client")?;
+        let room_id = text_arg(room_id, "room_id")?;
+        let unique_user_identifier = text_arg(unique_user_identifier, "unique_user_identifier")?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| {
+            c.remove_member(room_id, unique_user_identifier)
+        })?;
+        write_out(acknowledged_out, roomchat_acknowledged_from!(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// The parameters of `roomchat_client_create_bot`: each is sent only when set. Made by
+/// `roomchat_create_bot_params_new`, freed with `roomchat_create_bot_params_free`; the call only
+/// reads it, so it may be freed (or reused) right after. A setter given an invalid argument (NULL,
+/// not UTF-8) returns `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call then fails with
+/// it and sends nothing, unless a later valid call of the same setter replaces it. Values outside
+/// the declared limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`, nothing sent). Not
+/// thread-safe: set it on one thread.
+#[allow(non_camel_case_types)]
+pub struct roomchat_create_bot_params {
+    params: Params<CreateBot>,
+}
+
+/// Starts the parameters of `roomchat_client_create_bot` with none set. Writes them to
+/// `*params_out` (owned by the caller: free with `roomchat_create_bot_params_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_create_bot_params_new(
+    params_out: *mut *mut roomchat_create_bot_params,
+) -> roomchat_result {
+    new_params(params_out, || roomchat_create_bot_params {
+        params: Params::default(),
+    })
+}
+
+/// Frees the parameters. `roomchat_create_bot_params_free(NULL)` does nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_create_bot_params_free(params: *mut roomchat_create_bot_params) {
+    free_box(params)
+}
+
+/// Sets `description` (at most 1000 characters): NUL-terminated UTF-8, copied. A later call
+/// replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_create_bot_params_set_description(
+    params: *mut roomchat_create_bot_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "description",
+        || text_value(value, "description"),
+        |p, v| p.description = Some(v),
+    )
+}
+
+/// Sets `trigger` (`message` or `mention`): NUL-terminated UTF-8, copied. A later call replaces the
+/// value.
+#[no_mangle]
+pub extern "C" fn roomchat_create_bot_params_set_trigger(
+    params: *mut roomchat_create_bot_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "trigger",
+        || text_value(value, "trigger"),
+        |p, v| p.trigger = Some(v),
+    )
+}
+
+/// Sets `messageVisibility` (`public` or `private`): NUL-terminated UTF-8, copied. A later call
+/// replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_create_bot_params_set_message_visibility(
+    params: *mut roomchat_create_bot_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "message_visibility",
+        || text_value(value, "message_visibility"),
+        |p, v| p.message_visibility = Some(v),
+    )
+}
+
+/// Sets `isAllowedInAllChatRooms`. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_create_bot_params_set_is_allowed_in_all_chat_rooms(
+    params: *mut roomchat_create_bot_params,
+    value: bool,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "is_allowed_in_all_chat_rooms",
+        || Ok(value),
+        |p, v| p.is_allowed_in_all_chat_rooms = Some(v),
+    )
+}
+
+/// Sets `messageHistoryLimit` (0 to 100). A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_create_bot_params_set_message_history_limit(
+    params: *mut roomchat_create_bot_params,
+    value: u64,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "message_history_limit",
+        || Ok(value),
+        |p, v| p.message_history_limit = Some(v),
+    )
+}
+
+/// Sets `metadata` (at most 10000 characters): NUL-terminated UTF-8, copied. A later call replaces
+/// the value.
+#[no_mangle]
+pub extern "C" fn roomchat_create_bot_params_set_metadata(
+    params: *mut roomchat_create_bot_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "metadata",
+        || text_value(value, "metadata"),
+        |p, v| p.metadata = Some(v),
+    )
+}
+
+/// Sets `enabled`. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_create_bot_params_set_enabled(
+    params: *mut roomchat_create_bot_params,
+    value: bool,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "enabled",
+        || Ok(value),
+        |p, v| p.enabled = Some(v),
+    )
+}
+
+/// POST `/consumer/api/v2/bot`: Creates a bot: a webhook the service calls with a room's messages
+/// (Business plan). A bot triggered by every message cannot answer in private. Never sent again
+/// after a 5xx, a timeout or a lost answer (a repeat could do it twice) unless
+/// `roomchat_client_options_set_retries` allows it. `name` (NUL-terminated UTF-8) is `name` (at
+/// most 100 characters). `webhook_url` (NUL-terminated UTF-8) is `webhookURL`. `params` (NULL: none
+/// set) stays the caller's and may be freed right after the call; a value outside its declared
+/// limits gives `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On success writes the answer to
+/// `*bot_answer_out` (owned by the caller: free with `roomchat_bot_answer_free`); on failure writes
+/// nothing there, and the details to `*err_out` when it is not NULL (free with
+/// `roomchat_error_free`). `ROOMCHAT_RESULT_INVALID_REQUEST` when trigger `message` with visibility
+/// `private`, a name another bot has, or another invalid field.
+/// `ROOMCHAT_RESULT_PLAN_UPGRADE_REQUIRED` when the account's plan is below Business.
+#[no_mangle]
+pub extern "C" fn roomchat_client_create_bot(
+    client: *const roomchat_client,
+    name: *const c_char,
+    webhook_url: *const c_char,
+    params: *const roomchat_create_bot_params,
+    bot_answer_out: *mut *mut roomchat_bot_answer,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_create_bot_with_response(
+        client,
+        name,
+        webhook_url,
+        params,
+        bot_answer_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_create_bot`, and, when `meta_out` is not NULL, the answer's status, headers and
+/// attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_create_bot_with_response(
+    client: *const roomchat_client,
+    name: *const c_char,
+    webhook_url: *const c_char,
+    params: *const roomchat_create_bot_params,
+    bot_answer_out: *mut *mut roomchat_bot_answer,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(bot_answer_out, "bot_answer_out")?;
+        let client = borrow_arg(client, "client")?;
+        let name = text_arg(name, "name")?;
+        let webhook_url = text_arg(webhook_url, "webhook_url")?;
+        let params = params_arg(params, |h: &roomchat_create_bot_params| &h.params)?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| {
+            c.create_bot(name, webhook_url, &params)
+        })?;
+        write_out(bot_answer_out, roomchat_bot_answer_from!(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// GET `/consumer/api/v2/bots`: Every bot of the account. Repeatable: sent again after a 5xx, a
+/// timeout or a lost answer, as a GET is. On success writes the answer to `*bot_list_out` (owned by
+/// the caller: free with `roomchat_bot_list_free`); on failure writes nothing there, and the
+/// details to `*err_out` when it is not NULL (free with `roomchat_error_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_list_bots(
+    client: *const roomchat_client,
+    bot_list_out: *mut *mut roomchat_bot_list,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_list_bots_with_response(client, bot_list_out, ptr::null_mut(), err_out)
+}
+
+/// `roomchat_client_list_bots`, and, when `meta_out` is not NULL, the answer's status, headers and
+/// attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_list_bots_with_response(
+    client: *const roomchat_client,
+    bot_list_out: *mut *mut roomchat_bot_list,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(bot_list_out, "bot_list_out")?;
+        let client = borrow_arg(client, "client")?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| c.list_bots())?;
+        write_out(bot_list_out, roomchat_bot_list_from!(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// POST `/consumer/api/v2/bot/{botId}/enable`: Enables a bot: the service calls it again.
+/// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. `bot_id`
+/// (NUL-terminated UTF-8) is the path's `{botId}`. On success writes the answer to
+/// `*bot_answer_out` (owned by the caller: free with `roomchat_bot_answer_free`); on failure writes
+/// nothing there, and the details to `*err_out` when it is not NULL (free with
+/// `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when no bot of the account has this id (the
+/// service answers 401, read by its body).
+#[no_mangle]
+pub extern "C" fn roomchat_client_enable_bot(
+    client: *const roomchat_client,
+    bot_id: *const c_char,
+    bot_answer_out: *mut *mut roomchat_bot_answer,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_enable_bot_with_response(
+        client,
+        bot_id,
+        bot_answer_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_enable_bot`, and, when `meta_out` is not NULL, the answer's status, headers and
+/// attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_enable_bot_with_response(
+    client: *const roomchat_client,
+    bot_id: *const c_char,
+    bot_answer_out: *mut *mut roomchat_bot_answer,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(bot_answer_out, "bot_answer_out")?;
+        let client = borrow_arg(client, "client")?;
+        let bot_id = text_arg(bot_id, "bot_id")?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| c.enable_bot(bot_id))?;
+        write_out(bot_answer_out, roomchat_bot_answer_from!(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// POST `/consumer/api/v2/bot/{botId}/disable`: Disables a bot: the service stops calling it.
+/// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. `bot_id`
+/// (NUL-terminated UTF-8) is the path's `{botId}`. On success writes the answer to
+/// `*bot_answer_out` (owned by the caller: free with `roomchat_bot_answer_free`); on failure writes
+/// nothing there, and the details to `*err_out` when it is not NULL (free with
+/// `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when no bot of the account has this id (the
+/// service answers 401, read by its body).
+#[no_mangle]
+pub extern "C" fn roomchat_client_disable_bot(
+    client: *const roomchat_client,
+    bot_id: *const c_char,
+    bot_answer_out: *mut *mut roomchat_bot_answer,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_disable_bot_with_response(
+        client,
+        bot_id,
+        bot_answer_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_disable_bot`, and, when `meta_out` is not NULL, the answer's status, headers
+/// and attempts written to `*meta_out` on success (free with `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_disable_bot_with_response(
+    client: *const roomchat_client,
+    bot_id: *const c_char,
+    bot_answer_out: *mut *mut roomchat_bot_answer,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(bot_answer_out, "bot_answer_out")?;
+        let client = borrow_arg(client, "client")?;
+        let bot_id = text_arg(bot_id, "bot_id")?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| c.disable_bot(bot_id))?;
+        write_out(bot_answer_out, roomchat_bot_answer_from!(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// POST `/consumer/api/v2/bot/{botId}/chatroom/{roomId}/enable`: Enables a bot in one room.
+/// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. `bot_id`
+/// (NUL-terminated UTF-8) is the path's `{botId}`. `room_id` (NUL-terminated UTF-8) is the path's
+/// `{roomId}`. On success writes the answer to `*bot_room_answer_out` (owned by the caller: free
+/// with `roomchat_bot_room_answer_free`); on failure writes nothing there, and the details to
+/// `*err_out` when it is not NULL (free with `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND`
+/// when no bot or no room has this id (the service answers 401, read by its body).
+#[no_mangle]
+pub extern "C" fn roomchat_client_enable_bot_in_room(
+    client: *const roomchat_client,
+    bot_id: *const c_char,
+    room_id: *const c_char,
+    bot_room_answer_out: *mut *mut roomchat_bot_room_answer,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_enable_bot_in_room_with_response(
+        client,
+        bot_id,
+        room_id,
+        bot_room_answer_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_enable_bot_in_room`, and, when `meta_out` is not NULL, the answer's status,
+/// headers and attempts written to `*meta_out` on success (free with
+/// `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_enable_bot_in_room_with_response(
+    client: *const roomchat_client,
+    bot_id: *const c_char,
+    room_id: *const c_char,
+    bot_room_answer_out: *mut *mut roomchat_bot_room_answer,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(bot_room_answer_out, "bot_room_answer_out")?;
+        let client = borrow_arg(client, "client")?;
+        let bot_id = text_arg(bot_id, "bot_id")?;
+        let room_id = text_arg(room_id, "room_id")?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| {
+            c.enable_bot_in_room(bot_id, room_id)
+        })?;
+        write_out(bot_room_answer_out, roomchat_bot_room_answer_from!(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// POST `/consumer/api/v2/bot/{botId}/chatroom/{roomId}/disable`: Disables a bot in one room.
+/// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. `bot_id`
+/// (NUL-terminated UTF-8) is the path's `{botId}`. `room_id` (NUL-terminated UTF-8) is the path's
+/// `{roomId}`. On success writes the answer to `*bot_room_answer_out` (owned by the caller: free
+/// with `roomchat_bot_room_answer_free`); on failure writes nothing there, and the details to
+/// `*err_out` when it is not NULL (free with `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND`
+/// when no bot or no room has this id (the service answers 401, read by its body).
+#[no_mangle]
+pub extern "C" fn roomchat_client_disable_bot_in_room(
+    client: *const roomchat_client,
+    bot_id: *const c_char,
+    room_id: *const c_char,
+    bot_room_answer_out: *mut *mut roomchat_bot_room_answer,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_disable_bot_in_room_with_response(
+        client,
+        bot_id,
+        room_id,
+        bot_room_answer_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_disable_bot_in_room`, and, when `meta_out` is not NULL, the answer's status,
+/// headers and attempts written to `*meta_out` on success (free with
+/// `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_disable_bot_in_room_with_response(
+    client: *const roomchat_client,
+    bot_id: *const c_char,
+    room_id: *const c_char,
+    bot_room_answer_out: *mut *mut roomchat_bot_room_answer,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(bot_room_answer_out, "bot_room_answer_out")?;
+        let client = borrow_arg(client, "client")?;
+        let bot_id = text_arg(bot_id, "bot_id")?;
+        let room_id = text_arg(room_id, "room_id")?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| {
+            c.disable_bot_in_room(bot_id, room_id)
+        })?;
+        write_out(bot_room_answer_out, roomchat_bot_room_answer_from!(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// The parameters of `roomchat_client_send_bot_message`: each is sent only when set. Made by
+/// `roomchat_send_bot_message_params_new`, freed with `roomchat_send_bot_message_params_free`; the
+/// call only reads it, so it may be freed (or reused) right after. A setter given an invalid
+/// argument (NULL, not UTF-8) returns `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call
+/// then fails with it and sends nothing, unless a later valid call of the same setter replaces it.
+/// Values outside the declared limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`,
+/// nothing sent). Not thread-safe: set it on one thread.
+#[allow(non_camel_case_types)]
+pub struct roomchat_send_bot_message_params {
+    params: Params<SendBotMessage>,
+}
+
+/// Starts the parameters of `roomchat_client_send_bot_message` with none set. Writes them to
+/// `*params_out` (owned by the caller: free with `roomchat_send_bot_message_params_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_send_bot_message_params_new(
+    params_out: *mut *mut roomchat_send_bot_message_params,
+) -> roomchat_result {
+    new_params(params_out, || roomchat_send_bot_message_params {
+        params: Params::default(),
+    })
+}
+
+/// Frees the parameters. `roomchat_send_bot_message_params_free(NULL)` does nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_send_bot_message_params_free(
+    params: *mut roomchat_send_bot_message_params,
+) {
+    free_box(params)
+}
+
+/// Sets `userId`: NUL-terminated UTF-8, copied. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_send_bot_message_params_set_user_id(
+    params: *mut roomchat_send_bot_message_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "user_id",
+        || text_value(value, "user_id"),
+        |p, v| p.user_id = Some(v),
+    )
+}
+
+/// Sets `uniqueUserIdentifier`: NUL-terminated UTF-8, copied. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_send_bot_message_params_set_unique_user_identifier(
+    params: *mut roomchat_send_bot_message_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "unique_user_identifier",
+        || text_value(value, "unique_user_identifier"),
+        |p, v| p.unique_user_identifier = Some(v),
+    )
+}
+
+/// Sets `messageId`: NUL-terminated UTF-8, copied. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_send_bot_message_params_set_message_id(
+    params: *mut roomchat_send_bot_message_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "message_id",
+        || text_value(value, "message_id"),
+        |p, v| p.message_id = Some(v),
+    )
+}
+
+/// Sets `actionButtons`: JSON text (any JSON value, sent as given), NUL-terminated UTF-8, copied;
+/// text that is not JSON is `ROOMCHAT_RESULT_INVALID_ARGUMENT`. A later call replaces the value.
+#[no_mangle]
+pub extern "C" fn roomchat_send_bot_message_params_set_action_buttons(
+    params: *mut roomchat_send_bot_message_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "action_buttons",
+        || json_value(value, "action_buttons"),
+        |p, v| p.action_buttons = Some(v),
+    )
+}
+
+/// POST `/consumer/api/v2/bot/{botId}/chatroom/{roomId}/message`: Posts a bot's message into a
+/// room, optionally answering a user or a message, with action buttons. Never sent again after a
+/// 5xx, a timeout or a lost answer (a repeat could do it twice) unless
+/// `roomchat_client_options_set_retries` allows it. `bot_id` (NUL-terminated UTF-8) is the path's
+/// `{botId}`. `room_id` (NUL-terminated UTF-8) is the path's `{roomId}`. `message` (NUL-terminated
+/// UTF-8) is `message` (at most 1000 characters). `params` (NULL: none set) stays the caller's and
+/// may be freed right after the call; a value outside its declared limits gives
+/// `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On success writes the answer to
+/// `*acknowledged_out` (owned by the caller: free with `roomchat_acknowledged_free`); on failure
+/// writes nothing there, and the details to `*err_out` when it is not NULL (free with
+/// `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND` when no bot or no room has this id.
+/// `ROOMCHAT_RESULT_INVALID_REQUEST` when the bot is not enabled in the room, or an action button
+/// is invalid.
+#[no_mangle]
+pub extern "C" fn roomchat_client_send_bot_message(
+    client: *const roomchat_client,
+    bot_id: *const c_char,
+    room_id: *const c_char,
+    message: *const c_char,
+    params: *const roomchat_send_bot_message_params,
+    acknowledged_out: *mut *mut roomchat_acknowledged,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_send_bot_message_with_response(
+        client,
+        bot_id,
+        room_id,
+        message,
+        params,
+        acknowledged_out,
+        ptr::null_mut(),
+        err_out,
+    )
+}
+
+/// `roomchat_client_send_bot_message`, and, when `meta_out` is not NULL, the answer's status,
+/// headers and attempts written to `*meta_out` on success (free with
+/// `roomchat_response_meta_free`).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn roomchat_client_send_bot_message_with_response(
+    client: *const roomchat_client,
+    bot_id: *const c_char,
+    room_id: *const c_char,
+    message: *const c_char,
+    params: *const roomchat_send_bot_message_params,
+    acknowledged_out: *mut *mut roomchat_acknowledged,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(acknowledged_out, "acknowledged_out")?;
+        let client = borrow_arg(client, "client")?;
+        let bot_id = text_arg(bot_id, "bot_id")?;
+        let room_id = text_arg(room_id, "room_id")?;
+        let message = text_arg(message, "message")?;
+        let params = params_arg(params, |h: &roomchat_send_bot_message_params| &h.params)?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| {
+            c.send_bot_message(bot_id, room_id, message, &params)
+        })?;
+        write_out(acknowledged_out, roomchat_acknowledged_from!(answer));
         write_meta(meta_out, meta);
         Ok(())
     })

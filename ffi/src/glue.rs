@@ -11,7 +11,9 @@ use std::ptr;
 use serde_json::{Map, Value};
 
 use crate::client::{json_arg, mut_arg, out_arg, text_arg, write_out};
-use crate::error::{c_string, failure_text, guard, guard_value, roomchat_result, Failure};
+use crate::error::{
+    c_string, failure_text, guard, guard_value, roomchat_error, roomchat_result, Failure,
+};
 
 // ---- records ---------------------------------------------------------------------------
 
@@ -55,6 +57,19 @@ pub(crate) fn nested<T>(value: &Option<Box<T>>) -> *const T {
     value
         .as_deref()
         .map_or(ptr::null(), |inner| inner as *const T)
+}
+
+/// How many records a list field holds (0 when the service left it out).
+pub(crate) fn list_len<T>(value: &Option<Vec<T>>) -> usize {
+    value.as_ref().map_or(0, Vec::len)
+}
+
+/// The `index`th record of a list field, borrowed (NULL when out of range or absent).
+pub(crate) fn list_get<T>(value: &Option<Vec<T>>, index: usize) -> *const T {
+    value
+        .as_ref()
+        .and_then(|items| items.get(index))
+        .map_or(ptr::null(), |item| item as *const T)
 }
 
 /// Reads a record behind the panic boundary: `absent` for NULL.
@@ -125,6 +140,18 @@ pub(crate) fn json_value(value: *const c_char, name: &str) -> Result<Value, Fail
         .map_err(|e| Failure::invalid(format!("{name} is not valid JSON: {e}")))
 }
 
+/// The setter of the fields the declaration does not type: a JSON object's
+/// text, each of its fields sent as given (another JSON value is refused).
+pub(crate) fn json_object_value(
+    value: *const c_char,
+    name: &str,
+) -> Result<Map<String, Value>, Failure> {
+    match json_value(value, name)? {
+        Value::Object(fields) => Ok(fields),
+        _ => Err(Failure::invalid(format!("{name} must be a JSON object"))),
+    }
+}
+
 /// The values of a params handle for a call: the defaults (none set) for NULL,
 /// a failure when a setter's last call was invalid.
 pub(crate) fn params_arg<'a, H: 'a, P: Default + Clone>(
@@ -179,5 +206,37 @@ pub(crate) fn needed<T>(
         (None, true) => Err(Failure::invalid(missing)),
         (Some(_), false) => Err(Failure::invalid(refused)),
         _ => Ok(()),
+    }
+}
+
+// ---- iterators -------------------------------------------------------------------------
+
+/// One step of an item iterator (`roomchat_<name>_iter_next`): the next
+/// record written to `*out` (owned by the caller), `ROOMCHAT_RESULT_ITERATION_DONE`
+/// at the end, or the error of the page that failed (the next step fetches it
+/// again: core's iterator keeps its place). `out` is checked before anything
+/// is fetched, so a NULL there loses no record.
+pub(crate) fn next_item<H, T>(
+    iter: *mut H,
+    out: *mut *mut T,
+    out_name: &str,
+    err_out: *mut *mut roomchat_error,
+    next: impl FnOnce(&mut H) -> Option<roomchat::Result<T>>,
+) -> roomchat_result {
+    let mut done = false;
+    let code = guard(err_out, || {
+        out_arg(out, out_name)?;
+        let iter = mut_arg(iter, "iter")?;
+        match next(iter) {
+            None => done = true,
+            Some(Err(e)) => return Err(Failure::from(e)),
+            Some(Ok(item)) => write_out(out, item),
+        }
+        Ok(())
+    });
+    if done {
+        roomchat_result::IterationDone
+    } else {
+        code
     }
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The C ABI's checks, in one command: header freshness (pinned cbindgen), the
-# C99 suite, the generated operations' C99 suite (test_operations.c), the C++17
+# C99 suite, the generated operations' C99 suites (test_operations.c, test_api.c), the C++17
 # smoke test and the C++ wrapper's suite (tests/cpp/)
 # against the emulator binary under valgrind, the C99 suite once more over TLS
 # (ROOMCHAT_TEST_TLS=1) and the TLS tests, the pkg-config template, and the C
@@ -66,6 +66,7 @@ cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g $cflags tests/c/t
   -o "$build/test_options"
 cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g $cflags tests/c/test_operations.c $libs \
   -o "$build/test_operations"
+cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g $cflags tests/c/test_api.c $libs -o "$build/test_api"
 c++ -std=c++17 -Wall -Wextra -Werror -g $cflags tests/c/smoke.cpp "$lib/libroomchat.a" -lpthread -ldl -lm \
   -o "$build/smoke"
 cc -std=c99 -Wall -Wextra -Werror $cflags tests/c/readme_example.c $libs -o "$build/readme_example"
@@ -142,6 +143,9 @@ suite valgrind test_wrapper cpp "$emulator"
 suite valgrind test_options options "$emulator"
 # The generated operations (ffi/src/generated.rs): records, params handles, limits, NULLs.
 suite valgrind test_operations operations "$emulator"
+# The whole documented API (issue 29): one test per operation, the iterators and the
+# webinar story, against one emulator; once, not in the TLS or network passes.
+suite valgrind test_api api "$emulator"
 # Forking while threads call, and the Redis-shared budget (a real redis-server):
 # natively, not under valgrind (which serializes the threads and makes
 # deadline-bound fork loops and Redis timeouts meaningless).

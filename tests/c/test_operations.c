@@ -100,7 +100,7 @@ static void test_eject_all_users(roomchat_client *client) {
 
   /* An unknown room: the service's 404 and its message; nothing written out. */
   expect_error(roomchat_client_eject_all_users_with_response(client, "nope", &answer, &meta, &err), &err,
-               ROOMCHAT_RESULT_UNEXPECTED_STATUS, 404, "invalid chatroom id");
+               ROOMCHAT_RESULT_NOT_FOUND, 404, "invalid chatroom id");
   CHECK(answer == NULL && meta == NULL);
   CHECK(journal_count("\"path\":\"/api/v1/chatRoom/nope/eject-all\"") == 1);
 
@@ -190,9 +190,9 @@ static void test_update_bot(roomchat_client *client) {
                ROOMCHAT_RESULT_INVALID_REQUEST, 400, "trigger on every message");
   roomchat_update_bot_params_free(params);
   params = NULL;
-  /* An unknown bot: the service's 401 and its message (core reads a 401 as the key refused). */
+  /* An unknown bot: the service's 401, read by its body as not found (not as the key refused). */
   expect_error(roomchat_client_update_bot(client, "000000000000000000000000", NULL, &answer, &err), &err,
-               ROOMCHAT_RESULT_INVALID_AUTH, 401, "bot not found");
+               ROOMCHAT_RESULT_NOT_FOUND, 401, "bot not found");
   CHECK(answer == NULL);
 
   /* Fields the record does not name are kept, in the answer and in the nested bot. */

@@ -101,7 +101,8 @@ static void test_view_shares_budget_and_pool(void) {
   roomchat_client *client = make_client(2), *view;
   roomchat_user_page *page = NULL;
   roomchat_rate_limit_state state;
-  char *rooms = NULL, *stats = NULL;
+  char *stats = NULL;
+  roomchat_room_list *rooms = NULL;
   CHECK(http_request(&emu, "DELETE", "/_emulator/connections", NULL, NULL) == 200);
   view = make_view(client, 5000, 0);
   CHECK(view != NULL && view != client);
@@ -112,7 +113,7 @@ static void test_view_shares_budget_and_pool(void) {
   roomchat_user_page_free(page);
   page = NULL;
   CHECK(roomchat_client_list_chat_rooms(view, &rooms, NULL) == ROOMCHAT_RESULT_OK);
-  roomchat_string_free(rooms);
+  roomchat_room_list_free(rooms);
   CHECK(roomchat_client_rate_limit_state(client, &state) == ROOMCHAT_RESULT_OK);
   CHECK(state.used == 3); /* the parent counts its view's calls */
   CHECK(roomchat_client_rate_limit_state(view, &state) == ROOMCHAT_RESULT_OK);
@@ -243,7 +244,8 @@ static void test_with_response(void) {
   roomchat_messages *messages = NULL;
   roomchat_response_meta *meta = NULL;
   roomchat_error *err = NULL;
-  char *body = NULL, *rooms = NULL, *raw = NULL, conversation[64];
+  char *body = NULL, *raw = NULL, conversation[64];
+  roomchat_room_list *rooms = NULL;
   uint16_t status = 0;
 
   CHECK(roomchat_client_list_users_with_response(client, 0, 0, &page, &meta, NULL) == ROOMCHAT_RESULT_OK);
@@ -312,7 +314,9 @@ static void test_with_response(void) {
   meta = NULL;
   CHECK(roomchat_client_list_chat_rooms_with_response(client, &rooms, &meta, NULL) == ROOMCHAT_RESULT_OK);
   check_meta(meta, 1);
-  roomchat_string_free(rooms);
+  CHECK(roomchat_room_list_len(rooms) == 1);
+  CHECK(strcmp(roomchat_room_room_id(roomchat_room_list_get(rooms, 0)), "r-meta") == 0);
+  roomchat_room_list_free(rooms);
   roomchat_response_meta_free(meta);
   meta = NULL;
   CHECK(roomchat_client_raw_request_with_response(client, "GET", USERS_PATH, NULL, NULL,
@@ -597,11 +601,12 @@ static void test_roomchat_log_variable(void) {
 
 static void test_user_agent(void) {
   roomchat_client *client = make_client(0);
-  char *rooms = NULL, agent[512], want[512];
+  char agent[512], want[512];
+  roomchat_room_list *rooms = NULL;
   struct utsname host;
   CHECK(uname(&host) == 0);
   CHECK(roomchat_client_list_chat_rooms(client, &rooms, NULL) == ROOMCHAT_RESULT_OK);
-  roomchat_string_free(rooms);
+  roomchat_room_list_free(rooms);
   last_user_agent(agent, sizeof agent);
   snprintf(want, sizeof want, "roomchat-c/%s (core %s; linux %s) c-options/1.0", roomchat_version(),
            roomchat_version(), host.machine);

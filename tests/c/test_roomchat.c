@@ -144,7 +144,8 @@ static void test_users(roomchat_client *client) {
 }
 
 static void test_rooms_messages_sign_in(roomchat_client *client) {
-  char *body = NULL, *json = NULL, *url = NULL, *html = NULL, *raw = NULL;
+  char *body = NULL, *url = NULL, *html = NULL, *raw = NULL;
+  roomchat_room_list *rooms = NULL;
   char conversation[64], path[1024];
   roomchat_messages *messages = NULL;
   roomchat_created_user *mod = NULL;
@@ -185,9 +186,10 @@ static void test_rooms_messages_sign_in(roomchat_client *client) {
   CHECK(count_occurrences(body, path) == 1);
   free(body);
 
-  CHECK(roomchat_client_list_chat_rooms(client, &json, &err) == ROOMCHAT_RESULT_OK);
-  CHECK(strstr(json, "\"roomId\":\"r1\"") != NULL);
-  roomchat_string_free(json);
+  CHECK(roomchat_client_list_chat_rooms(client, &rooms, &err) == ROOMCHAT_RESULT_OK);
+  CHECK(roomchat_room_list_len(rooms) == 1);
+  CHECK(strcmp(roomchat_room_room_id(roomchat_room_list_get(rooms, 0)), "r1") == 0);
+  roomchat_room_list_free(rooms);
 
   CHECK(roomchat_client_create_user(client, "mod", ROOMCHAT_ROLE_MODERATOR_OF_ROOM, "r1", NULL, &mod, &err) ==
         ROOMCHAT_RESULT_OK);
@@ -283,6 +285,7 @@ static void test_error_codes(roomchat_client *client) {
   roomchat_client *other;
   roomchat_error *err = NULL;
   roomchat_client_options *options = NULL;
+  roomchat_room_list *rooms = NULL;
   char *out = NULL, *journal = NULL;
   uint16_t status = 0;
   char dead_url[64];
@@ -306,7 +309,8 @@ static void test_error_codes(roomchat_client *client) {
   /* plan upgrade */
   CHECK(http_request(&emu, "POST", "/_emulator/gate", "{\"method\": \"GET\", \"path\": \"/consumer/api/v1/chatrooms\"}",
                      NULL) == 200);
-  expect_error(roomchat_client_list_chat_rooms(client, &out, &err), &err, ROOMCHAT_RESULT_PLAN_UPGRADE_REQUIRED, 400);
+  expect_error(roomchat_client_list_chat_rooms(client, &rooms, &err), &err, ROOMCHAT_RESULT_PLAN_UPGRADE_REQUIRED, 400);
+  CHECK(rooms == NULL);
   CHECK(http_request(&emu, "DELETE", "/_emulator/gate", NULL, NULL) == 200);
 
   /* server error with eventId; a POST is sent once */
@@ -329,9 +333,9 @@ static void test_error_codes(roomchat_client *client) {
   roomchat_user_page_free(page);
   page = NULL;
 
-  /* unexpected status */
+  /* a 404 `{}` (the emulator's unknown path, the service's unknown room): not found */
   expect_error(roomchat_client_raw_request(client, "GET", "/consumer/api/v9/nothing", NULL, NULL,
-                                           ROOMCHAT_RAW_AUTH_PRIVATE_KEY, &status, &out, &err), &err, ROOMCHAT_RESULT_UNEXPECTED_STATUS, 404);
+                                           ROOMCHAT_RAW_AUTH_PRIVATE_KEY, &status, &out, &err), &err, ROOMCHAT_RESULT_NOT_FOUND, 404);
 
   /* timeout */
   other = make_client(emu.private_key, emu.base_url, 0, 300, 0);
@@ -372,7 +376,7 @@ static void test_error_codes(roomchat_client *client) {
 }
 
 /* Numbers that no enum parameter of the ABI takes: each enum's max + 1 is added per enum. */
-static const uint32_t out_of_range[] = {18, 255, 256, 65536, 0x7fffffffu, 0x80000000u, UINT32_MAX};
+static const uint32_t out_of_range[] = {19, 255, 256, 65536, 0x7fffffffu, 0x80000000u, UINT32_MAX};
 #define OUT_OF_RANGE_COUNT (sizeof out_of_range / sizeof out_of_range[0])
 
 /* A call given an enum parameter outside its enum: ROOMCHAT_RESULT_INVALID_ARGUMENT,
@@ -402,13 +406,14 @@ static void test_enum_parameters_out_of_range(roomchat_client *client) {
   int round, named = 0;
 
   /* Every code has its own name; any other number is "unknown". */
-  for (value = 0; value <= 17; value++) named += strcmp(roomchat_result_name(value), "unknown") != 0;
+  for (value = 0; value <= 18; value++) named += strcmp(roomchat_result_name(value), "unknown") != 0;
   for (value = 100; value <= 102; value++) named += strcmp(roomchat_result_name(value), "unknown") != 0;
-  CHECK(named == 21);
+  CHECK(named == 22);
   CHECK(strcmp(roomchat_result_name(ROOMCHAT_RESULT_UNKNOWN), "unknown") == 0);
   CHECK(strcmp(roomchat_result_name(ROOMCHAT_RESULT_TLS), "tls") == 0);
-  CHECK(strcmp(roomchat_result_name(18), "unknown") == 0);
-  for (value = 18; value < 100; value++) CHECK(strcmp(roomchat_result_name(value), "unknown") == 0);
+  CHECK(strcmp(roomchat_result_name(ROOMCHAT_RESULT_NOT_FOUND), "not_found") == 0);
+  CHECK(strcmp(roomchat_result_name(19), "unknown") == 0);
+  for (value = 19; value < 100; value++) CHECK(strcmp(roomchat_result_name(value), "unknown") == 0);
   for (i = 0; i < OUT_OF_RANGE_COUNT; i++) CHECK(strcmp(roomchat_result_name(out_of_range[i]), "unknown") == 0);
   CHECK(strcmp(roomchat_result_name(104), "unknown") == 0);
 

@@ -339,15 +339,15 @@ void test_messages_rooms_raw(const roomchat::Client &client) {
   CHECK(journal_count(std::string("\"path\":\"/consumer/api/v2/chatroom/r1/conversation/") + conversation +
                       "/messages\"") == 1);
   roomchat::Error unknown = expect_error([&] { client.conversation_messages("r1", "nope"); },
-                                         ROOMCHAT_RESULT_INVALID_REQUEST);
+                                         ROOMCHAT_RESULT_NOT_FOUND);
   CHECK(unknown.status() == std::optional<std::uint16_t>(400));
 
-  const std::string rooms = client.list_chat_rooms();
-  CHECK(rooms.find("\"roomId\":\"r1\"") != std::string::npos);
+  const std::vector<roomchat::Room> rooms = client.list_chat_rooms();
+  CHECK(rooms.size() == 1 && rooms[0].room_id() == std::optional<std::string>("r1"));
 
   roomchat::RawResponse raw = client.raw_request("GET", "/consumer/api/v1/chatrooms");
   CHECK(raw.status == 200);
-  CHECK(raw.body == rooms);
+  CHECK(raw.body.find("\"roomId\":\"r1\"") != std::string::npos);
   roomchat::RawResponse limited = client.raw_request("GET", "/consumer/api/v2/users", R"([["limit", "1"]])");
   CHECK(limited.body.find("\"limit\":1") != std::string::npos);
   roomchat::RawResponse created =
@@ -623,9 +623,9 @@ void test_with_response(const roomchat::Client &client) {
       client.conversation_messages_with_response("r-meta", conversation);
   check_meta(messages.meta, 1, std::string("/consumer/api/v2/room/r-meta/conversation/") + conversation + "/messages");
   CHECK(messages.value.size() == 1 && messages.value[0].text == std::optional<std::string>("hi"));
-  roomchat::WithResponse<std::string> rooms = client.list_chat_rooms_with_response();
+  roomchat::WithResponse<std::vector<roomchat::Room>> rooms = client.list_chat_rooms_with_response();
   check_meta(rooms.meta, 1, "/consumer/api/v1/chatrooms");
-  CHECK(rooms.value.find("\"roomId\":\"r-meta\"") != std::string::npos);
+  CHECK(rooms.value.size() == 1 && rooms.value[0].room_id() == std::optional<std::string>("r-meta"));
   roomchat::WithResponse<roomchat::RawResponse> raw = client.raw_request_with_response("GET", users, R"([["limit", "2"]])");
   check_meta(raw.meta, 1, users);
   CHECK(raw.value.status == 200 && raw.value.body.find("\"limit\":2") != std::string::npos);
@@ -841,7 +841,7 @@ void test_generated_operations(const roomchat::Client &client) {
   CHECK(acked.value.success() == std::optional<bool>(true));
   CHECK(acked.meta.status == 200 && acked.meta.attempts == 1);
   roomchat::Error unknown_room =
-      expect_error([&] { client.eject_all_users("nope"); }, ROOMCHAT_RESULT_UNEXPECTED_STATUS);
+      expect_error([&] { client.eject_all_users("nope"); }, ROOMCHAT_RESULT_NOT_FOUND);
   CHECK(unknown_room.status() == std::optional<std::uint16_t>(404));
   CHECK(unknown_room.message() == "invalid chatroom id");
 
@@ -891,7 +891,7 @@ void test_generated_operations(const roomchat::Client &client) {
       expect_error([&] { client.update_bot(bot_id, private_on_every_message); }, ROOMCHAT_RESULT_INVALID_REQUEST);
   CHECK(refused.message().find("trigger on every message") != std::string_view::npos);
   roomchat::Error unknown_bot =
-      expect_error([&] { client.update_bot("000000000000000000000000"); }, ROOMCHAT_RESULT_INVALID_AUTH);
+      expect_error([&] { client.update_bot("000000000000000000000000"); }, ROOMCHAT_RESULT_NOT_FOUND);
   CHECK(unknown_bot.status() == std::optional<std::uint16_t>(401));
 
   // Fields the records do not name are kept.
@@ -924,6 +924,69 @@ void test_generated_operations(const roomchat::Client &client) {
   CHECK(journal_count("\"method\":\"PUT\"") == sent);
 }
 
+// The whole documented API in C++ (issue 29), a smoke: typed answers of the
+// new methods, required arguments, switch/JSON/extra params, lists, NOT_FOUND,
+// and the Items range over a room's history (its break, its resume).
+void test_documented_api(const roomchat::Client &client) {
+  roomchat::CreateChatRoom room_params;
+  room_params.name = "cpp webinar";
+  room_params.enable_channels = true;
+  room_params.customization = R"({"sidebarColor": "#123456"})";
+  room_params.extra_json = R"({"mainColor": "#336699"})";
+  const roomchat::RoomAnswer created = client.create_chat_room(room_params);
+  CHECK(created.success() == std::optional<bool>(true) && created.room_id());
+  const std::string room_id = created.room_id().value_or("");
+  const roomchat::Room room = client.get_chat_room(room_id);
+  CHECK(room.name() == std::optional<std::string>("cpp webinar") && room.enable_channels() == std::optional<bool>(true));
+  CHECK(room.extra_json().find("\"mainColor\":\"#336699\"") != std::string::npos);
+  roomchat::CreateChatRoom bad_json;
+  bad_json.customization = "{nope";
+  expect_error([&] { client.create_chat_room(bad_json); }, ROOMCHAT_RESULT_INVALID_ARGUMENT);
+
+  const roomchat::ProvisionedUser host = client.create_user_v2("cpp-host", "Ada");
+  CHECK(host.access_token() && host.user() && host.user()->username() == std::optional<std::string>("Ada"));
+  const roomchat::Member member = client.set_member(room_id, "cpp-host", "moderator");
+  CHECK(member.role_name() == std::optional<std::string>("moderator"));
+  const std::vector<roomchat::RoomName> rooms = client.user_rooms("cpp-host");
+  CHECK(rooms.size() == 1 && rooms[0].room_id() == std::optional<std::string>(room_id));
+
+  roomchat::SendRoomMessage as_system;
+  as_system.system_message = true;
+  admin("POST", "/_emulator/messages",
+        (std::string(R"({"roomId": ")") + room_id + R"(", "count": 5, "system": true})").c_str());
+  client.send_room_message(room_id, "the end", as_system);
+  const roomchat::MessagePage page = client.room_messages(room_id);
+  CHECK(page.total_records() == std::optional<std::int64_t>(6) && page.messages().size() == 6);
+  CHECK(page.messages().back().message() == std::optional<std::string>("the end"));
+  CHECK(page.messages().back().user() &&
+        page.messages().back().user()->username() == std::optional<std::string>("system"));
+
+  // The range: two records a page; a break, then a new iteration resumed from next_skip().
+  roomchat::RoomMessages by_two;
+  by_two.limit = 2;
+  roomchat::RoomMessagesItems history = client.iter_room_messages(room_id, by_two);
+  std::vector<std::string> texts;
+  for (const roomchat::ChatMessage &message : history) {
+    texts.push_back(message.message().value_or(""));
+    if (texts.size() == 3) break;
+  }
+  CHECK(texts.size() == 3 && texts[0] == "message 1" && history.next_skip() == 3);
+  by_two.skip = history.next_skip();
+  for (const roomchat::ChatMessage &message : client.iter_room_messages(room_id, by_two))
+    texts.push_back(message.message().value_or(""));
+  CHECK(texts.size() == 6 && texts[3] == "message 4" && texts[5] == "the end");
+  std::size_t members = 0;
+  for (const roomchat::Member &each : client.iter_list_members(room_id)) members += each.role_name() == std::optional<std::string>("moderator");
+  CHECK(members == 1);
+
+  client.delete_chat_room(room_id);
+  const roomchat::Error gone = expect_error([&] { client.get_chat_room(room_id); }, ROOMCHAT_RESULT_NOT_FOUND);
+  CHECK(gone.status() == std::optional<std::uint16_t>(404) && gone.name() == "not_found");
+  roomchat::RoomMessagesItems missing = client.iter_room_messages(room_id);
+  expect_error([&] { missing.begin(); }, ROOMCHAT_RESULT_NOT_FOUND);
+  expect_error([&] { missing.begin(); }, ROOMCHAT_RESULT_NOT_FOUND);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -949,6 +1012,7 @@ int main(int argc, char **argv) {
     test_moves(client);
     test_threads(client);
     test_generated_operations(client);
+    test_documented_api(client);
     test_rate_limited(client);
   } catch (const roomchat::Error &error) {
     fprintf(stderr, "unexpected roomchat::Error %s: %s\n", std::string(error.name()).c_str(), error.what());

@@ -21,6 +21,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use std::sync::Mutex;
 
 use serde::Deserialize;
 
@@ -33,6 +34,7 @@ pub const HPP_PATH: &str = "include/roomchat_operations.hpp";
 
 /// Every file this generator writes: (path from the repository's root, contents).
 pub fn files(d: &Declarations) -> Result<Vec<(&'static str, String)>, String> {
+    suffix_colliding_records(d);
     check(d)?;
     let shaped = shaped_ops(d)?;
     let enums = defined_enums(d)?;
@@ -48,37 +50,145 @@ fn generated_ops(d: &Declarations) -> impl Iterator<Item = &Operation> {
     d.operations.iter().filter(|op| op.c.is_none())
 }
 
+/// Whether the call takes a params handle: for its optional named params, or
+/// the fields the declaration does not type (core's parameters type holds the
+/// same ones; the required params are arguments of their own).
 fn has_params(op: &Operation) -> bool {
-    !op.named_params().is_empty() || op.extra
+    optional_params(op).next().is_some() || op.extra
+}
+
+/// The named params a params handle sets (the required ones are arguments).
+fn optional_params(op: &Operation) -> impl Iterator<Item = &Param> {
+    op.named_params().into_iter().filter(|p| !p.required)
+}
+
+/// The params the C function takes as arguments after the client, in order
+/// (`Operation::argument_params`): the path's, then the other required ones.
+fn argument_params(op: &Operation) -> Vec<&Param> {
+    op.argument_params()
+}
+
+/// `ROOMCHAT_RESULT_NOT_FOUND` for core's `not_found`.
+fn result_constant(kind: &str) -> String {
+    format!("ROOMCHAT_RESULT_{}", kind.to_ascii_uppercase())
+}
+
+/// The declared errors as the docs' sentences: "`ROOMCHAT_RESULT_NOT_FOUND` when …."
+fn errors_text(op: &Operation) -> String {
+    op.errors
+        .iter()
+        .map(|e| {
+            format!(
+                " `{}` when {}.",
+                result_constant(&e.kind),
+                e.when.trim_end_matches('.')
+            )
+        })
+        .collect()
 }
 
 /// What this generator cannot express yet, refused rather than written wrong.
 fn check(d: &Declarations) -> Result<(), String> {
     shaped_ops(d)?;
+    for op in paged_ops(d) {
+        page_item(d, op)?;
+        if !has_params(op) {
+            return Err(format!(
+                "the C generator, operation {:?}: a paged operation takes limit and skip",
+                op.name
+            ));
+        }
+    }
     for op in generated_ops(d) {
         let at = |what: &str| format!("the C generator, operation {:?}: {what}", op.name);
-        if op.extra {
-            return Err(at("extra = true has no C form yet"));
+        if let Some(p) = argument_params(op)
+            .iter()
+            .find(|p| !matches!(p.kind.as_str(), "string" | "id"))
+        {
+            return Err(at(&format!(
+                "the required param {:?} is a {}: only strings are C arguments yet",
+                p.name, p.kind
+            )));
         }
-        if op.named_params().iter().any(|p| p.required) {
-            return Err(at("a required named param has no C form yet"));
+        if op
+            .positional_params()
+            .iter()
+            .any(|p| !p.required && p.default.is_none())
+        {
+            return Err(at("an optional path param needs a default"));
+        }
+        if op.extra
+            && op
+                .named_params()
+                .iter()
+                .any(|p| snake(&p.name) == "extra_json")
+        {
+            return Err(at("its setter set_extra_json would be taken"));
+        }
+    }
+    let names: Vec<String> = d.records.iter().map(|r| c_record(&r.name)).collect();
+    for op in generated_ops(d).filter(|op| op.result_is_list()) {
+        let list = list_type(op.result_record());
+        if names.iter().any(|n| format!("roomchat_{n}") == list) {
+            return Err(format!(
+                "the C generator, operation {:?}: its list handle {list} is a record's name",
+                op.name
+            ));
         }
     }
     for record in &d.records {
+        let accessors: Vec<String> = record
+            .fields
+            .iter()
+            .flat_map(|f| {
+                if f.is_list() {
+                    vec![format!("{}_len", f.snake()), format!("{}_get", f.snake())]
+                } else {
+                    vec![f.snake()]
+                }
+            })
+            .collect();
         for field in &record.fields {
             let at = format!(
                 "the C generator, record {:?}, field {:?}",
                 record.name, field.name
             );
-            if field.is_list() {
-                return Err(format!("{at}: lists of records have no C form yet"));
+            if field.is_list() && field.record().is_none() {
+                return Err(format!("{at}: only lists of records have a C form"));
             }
-            if matches!(field.snake().as_str(), "free" | "extra_json") {
+            let taken = ["free", "extra_json"].contains(&field.snake().as_str())
+                || accessors.iter().filter(|a| **a == field.snake()).count() > 1;
+            if taken {
                 return Err(format!("{at}: its C accessor would be taken"));
             }
         }
     }
     Ok(())
+}
+
+/// The generated operations that page: each gets an item iterator.
+fn paged_ops(d: &Declarations) -> impl Iterator<Item = &Operation> {
+    generated_ops(d).filter(|op| op.pages != "none")
+}
+
+/// The record a paged operation's pages list (the page record's list field).
+fn page_item<'a>(d: &'a Declarations, op: &Operation) -> Result<&'a str, String> {
+    d.records
+        .iter()
+        .find(|r| r.name == op.result_record())
+        .and_then(|r| r.fields.iter().find(|f| f.is_list()))
+        .and_then(Field::record)
+        .ok_or_else(|| {
+            format!(
+                "the C generator, operation {:?}: a paged answer needs a list of records",
+                op.name
+            )
+        })
+}
+
+/// `roomchat_room_list`: the owned list handle of a `[Record]` answer.
+fn list_type(record: &str) -> String {
+    format!("roomchat_{}_list", c_record(record))
 }
 
 /// The records, each after the records it holds (C++ needs them defined first).
@@ -103,9 +213,44 @@ fn records_in_order(d: &Declarations) -> Vec<&Record> {
     ordered
 }
 
-/// `BotAnswer` → `bot_answer`: the record's C name after `roomchat_`.
+/// The records whose plain C name would be another record's accessor (the
+/// `RoomName` record's `roomchat_room_name` is the `Room` record's `name`
+/// accessor): C has one namespace for both, so these take a `_record` suffix.
+static SUFFIXED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Finds the records `c_record` suffixes (once, before anything is written).
+fn suffix_colliding_records(d: &Declarations) {
+    let accessors: Vec<String> = d
+        .records
+        .iter()
+        .flat_map(|r| {
+            r.fields
+                .iter()
+                .map(move |f| format!("{}_{}", snake(&r.name), f.snake()))
+        })
+        .collect();
+    let colliding = d
+        .records
+        .iter()
+        .map(|r| snake(&r.name))
+        .filter(|name| accessors.contains(name))
+        .collect();
+    *SUFFIXED.lock().unwrap_or_else(|e| e.into_inner()) = colliding;
+}
+
+/// `BotAnswer` → `bot_answer`: the record's C name after `roomchat_`
+/// (`room_name_record` for `RoomName`: see `SUFFIXED`).
 fn c_record(name: &str) -> String {
-    snake(name)
+    let plain = snake(name);
+    if SUFFIXED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .contains(&plain)
+    {
+        format!("{plain}_record")
+    } else {
+        plain
+    }
 }
 
 fn doc(w: &mut String, indent: &str, marker: &str, text: &str) {
@@ -152,15 +297,22 @@ fn rust(d: &Declarations, shaped: &[Shaped], enums: &[CEnum]) -> String {
          //! the conventions of the hand-written ones (see lib.rs) through the same helpers\n\
          //! (`glue.rs`, `guard`, `respond`, `write_meta`).\n\n",
     );
-    let mut core_types: Vec<String> = d.records.iter().map(|r| r.name.clone()).collect();
+    let mut core_types: Vec<String> = Vec::new();
     core_types.extend(
         generated_ops(d)
             .filter(|op| has_params(op))
             .map(|op| op.type_name()),
     );
+    for op in paged_ops(d) {
+        core_types.push(op.result_record().to_owned());
+    }
+    if paged_ops(d).next().is_some() {
+        core_types.push("PageItems".into());
+    }
     core_types.sort();
+    core_types.dedup();
     let any_json_param = generated_ops(d)
-        .flat_map(|op| op.named_params())
+        .flat_map(optional_params)
         .any(|p| p.kind == "json");
     let any_params = generated_ops(d).any(has_params);
     let kinds: Vec<&str> = d
@@ -168,7 +320,9 @@ fn rust(d: &Declarations, shaped: &[Shaped], enums: &[CEnum]) -> String {
         .iter()
         .flat_map(|r| r.fields.iter())
         .map(|f| {
-            if f.record().is_some() {
+            if f.is_list() {
+                "list"
+            } else if f.record().is_some() {
                 "record"
             } else {
                 f.kind.as_str()
@@ -185,6 +339,8 @@ fn rust(d: &Declarations, shaped: &[Shaped], enums: &[CEnum]) -> String {
         ("integer", "integer"),
         ("number", "number"),
         ("record", "nested"),
+        ("list", "list_len"),
+        ("list", "list_get"),
     ] {
         if kinds.contains(&kind) && !glue.contains(&helper) {
             glue.push(helper);
@@ -193,13 +349,16 @@ fn rust(d: &Declarations, shaped: &[Shaped], enums: &[CEnum]) -> String {
     if any_params {
         glue.extend(["new_params", "params_arg", "set_param", "Params"]);
         if generated_ops(d)
-            .flat_map(|op| op.named_params())
+            .flat_map(optional_params)
             .any(|p| matches!(p.kind.as_str(), "string" | "id"))
         {
             glue.push("text_value");
         }
         if any_json_param {
             glue.push("json_value");
+        }
+        if generated_ops(d).any(|op| op.extra) {
+            glue.push("json_object_value");
         }
     }
     let any_arg = |f: fn(&ArgKind) -> bool| shaped.iter().flat_map(|s| &s.args).any(|a| f(&a.kind));
@@ -237,6 +396,9 @@ fn rust(d: &Declarations, shaped: &[Shaped], enums: &[CEnum]) -> String {
         .any(|s| s.args.iter().any(|a| s.needed_by(&a.name).is_some()))
     {
         glue.push("needed");
+    }
+    if paged_ops(d).next().is_some() {
+        glue.push("next_item");
     }
     glue.sort_unstable();
     let mut models: Vec<String> = shaped
@@ -288,18 +450,241 @@ fn rust(d: &Declarations, shaped: &[Shaped], enums: &[CEnum]) -> String {
     for record in records_in_order(d) {
         rust_record(w, record);
     }
+    let mut lists: Vec<&str> = generated_ops(d)
+        .filter(|op| op.result_is_list())
+        .map(Operation::result_record)
+        .collect();
+    lists.sort_unstable();
+    lists.dedup();
+    for record in lists {
+        rust_list(w, record);
+    }
     for op in generated_ops(d) {
         if has_params(op) {
             rust_params(w, op);
         }
         rust_operation(w, op);
+        if op.pages != "none" {
+            rust_iter(w, op, page_item(d, op).expect("checked"));
+        }
     }
     out
+}
+
+/// A paged operation's item iterator: `roomchat_client_iter_<name>` and the
+/// `roomchat_<name>_iter` handle's `_next`, `_next_skip` and `_free`, over
+/// core's `Client::iter_<name>` (the paging rules are core's, written once).
+fn rust_iter(w: &mut String, op: &Operation, item: &str) {
+    let ty = format!("roomchat_{}_iter", op.name);
+    let start = format!("roomchat_client_iter_{}", op.name);
+    let params_ty = format!("roomchat_{}_params", op.name);
+    let item_ty = format!("roomchat_{}", c_record(item));
+    let out = format!("{}_out", c_record(item));
+    let positional: Vec<String> = argument_params(op).iter().map(|p| snake(&p.name)).collect();
+    w.push('\n');
+    doc(
+        w,
+        "",
+        "///",
+        &format!(
+            "A lazy iteration over every `{item_ty}` of `roomchat_client_{}`, a page at a time: \
+             made by `{start}`, stepped by `{ty}_next`, freed with `{ty}_free`. It keeps its own \
+             reference to the client and holds one page at most, whatever the listing's length. \
+             Use it from one thread at a time.",
+            op.name
+        ),
+    );
+    let _ = writeln!(w, "#[allow(non_camel_case_types)]");
+    let _ = writeln!(w, "pub struct {ty} {{");
+    let _ = writeln!(w, "    items: PageItems<{}>,", op.result_record());
+    let _ = writeln!(w, "}}");
+
+    let mut args = vec!["client: *const roomchat_client".to_owned()];
+    args.extend(positional.iter().map(|p| format!("{p}: *const c_char")));
+    args.push(format!("params: *const {params_ty}"));
+    args.push(format!("iter_out: *mut *mut {ty}"));
+    args.push("err_out: *mut *mut roomchat_error".into());
+    w.push('\n');
+    let mut text = format!(
+        "Starts a lazy iteration over every record of `roomchat_client_{}` ({} `{}`), from the \
+         first page: nothing is sent until `{ty}_next`.",
+        op.name, op.method, op.path
+    );
+    for p in &positional {
+        text.push_str(&format!(" `{p}` (NUL-terminated UTF-8) as for the call."));
+    }
+    text.push_str(&format!(
+        " `params` (NULL: none set; it stays the caller's): `limit` is the page size (default \
+         200), `skip` where to start (default 0; to resume an iteration that stopped, its \
+         `{ty}_next_skip`), the others as for the call. Writes the iterator to `*iter_out` \
+         (free with `{ty}_free`)."
+    ));
+    doc(w, "", "///", &text);
+    let _ = writeln!(w, "#[no_mangle]");
+    let _ = writeln!(
+        w,
+        "pub extern \"C\" fn {start}({}) -> roomchat_result {{",
+        args.join(", ")
+    );
+    let _ = writeln!(w, "    guard(err_out, || {{");
+    let _ = writeln!(w, "        out_arg(iter_out, \"iter_out\")?;");
+    let _ = writeln!(w, "        let client = borrow_arg(client, \"client\")?;");
+    for p in &positional {
+        let _ = writeln!(w, "        let {p} = text_arg({p}, {p:?})?;");
+    }
+    let _ = writeln!(
+        w,
+        "        let params = params_arg(params, |h: &{params_ty}| &h.params)?;"
+    );
+    let mut core_args = positional.clone();
+    core_args.push("&params".into());
+    let _ = writeln!(
+        w,
+        "        write_out(iter_out, {ty} {{ items: client.client.iter_{}({}) }});",
+        op.name,
+        core_args.join(", ")
+    );
+    let _ = writeln!(w, "        Ok(())");
+    let _ = writeln!(w, "    }})");
+    let _ = writeln!(w, "}}");
+
+    w.push('\n');
+    doc(
+        w,
+        "",
+        "///",
+        &format!(
+            "The next record, fetching the next page when the last one is used up. On \
+             `ROOMCHAT_RESULT_OK` writes it to `*{out}` (owned by the caller: free with \
+             `{item_ty}_free`). Returns `ROOMCHAT_RESULT_ITERATION_DONE` at the end: after an \
+             empty page, or a page that reaches the listing's total. An error (a timeout, a 5xx, \
+             `ROOMCHAT_RESULT_NOT_FOUND` for a room deleted meanwhile) is returned as it is, \
+             details in `*err_out` when it is not NULL, and never ends the iteration: the next \
+             call fetches the same page again (bound your own retries: a revoked key fails every \
+             time). A page size outside the declared limits is `ROOMCHAT_RESULT_VALIDATION` once, \
+             then the end."
+        ),
+    );
+    let _ = writeln!(w, "#[no_mangle]");
+    let _ = writeln!(
+        w,
+        "pub extern \"C\" fn {ty}_next(iter: *mut {ty}, {out}: *mut *mut {item_ty}, err_out: *mut *mut roomchat_error) -> roomchat_result {{"
+    );
+    let _ = writeln!(
+        w,
+        "    next_item(iter, {out}, {out:?}, err_out, |i: &mut {ty}| i.items.next().map(|item| item.map(|record| {item_ty}_from!(record))))"
+    );
+    let _ = writeln!(w, "}}");
+
+    w.push('\n');
+    doc(
+        w,
+        "",
+        "///",
+        &format!(
+            "Where the iteration stands: the `skip` of the record `{ty}_next` gives next. Passed \
+             as `skip` to `{start}`, it goes on where this iterator left off. 0 for NULL."
+        ),
+    );
+    let _ = writeln!(w, "#[no_mangle]");
+    let _ = writeln!(
+        w,
+        "pub extern \"C\" fn {ty}_next_skip(iter: *const {ty}) -> u64 {{"
+    );
+    let _ = writeln!(w, "    read(iter, 0, |i| i.items.next_skip())");
+    let _ = writeln!(w, "}}");
+
+    w.push('\n');
+    doc(
+        w,
+        "",
+        "///",
+        &format!(
+            "Frees an iterator (the records it gave stay the caller's). `{ty}_free(NULL)` does \
+             nothing. When it held the last hold of a log callback, the callback's destroy \
+             notifier runs now, on this thread."
+        ),
+    );
+    let _ = writeln!(w, "#[no_mangle]");
+    let _ = writeln!(w, "pub extern \"C\" fn {ty}_free(iter: *mut {ty}) {{");
+    let _ = writeln!(w, "    free_box(iter)");
+    let _ = writeln!(w, "}}");
+}
+
+/// The owned list handle of a `[Record]` answer.
+fn rust_list(w: &mut String, record: &str) {
+    let ty = list_type(record);
+    let item = format!("roomchat_{}", c_record(record));
+    w.push('\n');
+    doc(
+        w,
+        "",
+        "///",
+        &format!(
+            "A list of `{item}` records, in the service's order: read it with `{ty}_len` and \
+             `{ty}_get`; owned by the caller of the call that returned it, freed with `{ty}_free`."
+        ),
+    );
+    let _ = writeln!(w, "#[allow(non_camel_case_types)]");
+    let _ = writeln!(w, "pub struct {ty} {{");
+    let _ = writeln!(w, "    items: Vec<{item}>,");
+    let _ = writeln!(w, "}}");
+    w.push('\n');
+    let _ = writeln!(w, "macro_rules! {ty}_from {{");
+    let _ = writeln!(
+        w,
+        "    ($records:expr) => {{ {ty} {{ items: $records.into_iter().map(|record| {item}_from!(record)).collect() }} }};"
+    );
+    let _ = writeln!(w, "}}");
+    w.push('\n');
+    doc(
+        w,
+        "",
+        "///",
+        "How many records the list holds (0 for NULL).",
+    );
+    let _ = writeln!(w, "#[no_mangle]");
+    let _ = writeln!(
+        w,
+        "pub extern \"C\" fn {ty}_len(list: *const {ty}) -> usize {{"
+    );
+    let _ = writeln!(w, "    read(list, 0, |l| l.items.len())");
+    let _ = writeln!(w, "}}");
+    w.push('\n');
+    doc(
+        w,
+        "",
+        "///",
+        "The `index`th record, borrowed from `list` (valid until it is freed; never free it), \
+         or NULL when out of range (or `list` is NULL).",
+    );
+    let _ = writeln!(w, "#[no_mangle]");
+    let _ = writeln!(
+        w,
+        "pub extern \"C\" fn {ty}_get(list: *const {ty}, index: usize) -> *const {item} {{"
+    );
+    let _ = writeln!(
+        w,
+        "    read(list, ptr::null(), |l| l.items.get(index).map_or(ptr::null(), |r| r as *const {item}))"
+    );
+    let _ = writeln!(w, "}}");
+    w.push('\n');
+    doc(
+        w,
+        "",
+        "///",
+        &format!("Frees a list and every record borrowed from it. `{ty}_free(NULL)` does nothing."),
+    );
+    let _ = writeln!(w, "#[no_mangle]");
+    let _ = writeln!(w, "pub extern \"C\" fn {ty}_free(list: *mut {ty}) {{");
+    let _ = writeln!(w, "    free_box(list)");
+    let _ = writeln!(w, "}}");
 }
 
 /// The Rust type a record's handle keeps a field in.
 fn kept_type(field: &Field) -> String {
     match (field.record(), field.kind.as_str()) {
+        (Some(inner), _) if field.is_list() => format!("Option<Vec<roomchat_{}>>", c_record(inner)),
         (Some(inner), _) => format!("Option<Box<roomchat_{}>>", c_record(inner)),
         (None, "boolean") => "Option<bool>".into(),
         (None, "integer") => "Option<i64>".into(),
@@ -331,14 +716,27 @@ fn rust_record(w: &mut String, record: &Record) {
     let _ = writeln!(w, "    extra_json: CString,");
     let _ = writeln!(w, "}}");
     w.push('\n');
-    let _ = writeln!(w, "impl From<{}> for {ty} {{", record.name);
-    let _ = writeln!(w, "    fn from(record: {}) -> Self {{", record.name);
+    // A macro rather than `From`: it needs no name of core's record (one may
+    // be shadowed at core's root by an older model of the same name, as
+    // `MessageAuthor` is); the type comes from core's method it is given.
+    let _ = writeln!(
+        w,
+        "/// The `{ty}` of core's `{}` record (its type inferred where it is used).",
+        record.name
+    );
+    let _ = writeln!(w, "macro_rules! {ty}_from {{");
+    let _ = writeln!(w, "    ($record:expr) => {{{{");
+    let _ = writeln!(w, "        let record = $record;");
     let _ = writeln!(w, "        {ty} {{");
     for field in &record.fields {
         let name = field.snake();
         let value = match (field.record(), field.kind.as_str()) {
+            (Some(inner), _) if field.is_list() => format!(
+                "record.{name}.map(|items| items.into_iter().map(|inner| roomchat_{}_from!(inner)).collect())",
+                c_record(inner)
+            ),
             (Some(inner), _) => format!(
-                "record.{name}.map(|inner| Box::new(roomchat_{}::from(inner)))",
+                "record.{name}.map(|inner| Box::new(roomchat_{}_from!(inner)))",
                 c_record(inner)
             ),
             (None, "string") => format!("text(record.{name})"),
@@ -349,12 +747,54 @@ fn rust_record(w: &mut String, record: &Record) {
     }
     let _ = writeln!(w, "            extra_json: extra_json(&record.extra),");
     let _ = writeln!(w, "        }}");
-    let _ = writeln!(w, "    }}");
+    let _ = writeln!(w, "    }}}};");
     let _ = writeln!(w, "}}");
 
     for field in &record.fields {
         let name = field.snake();
         let wire = format!("`{}`: {}", field.name, field.doc);
+        if let (Some(inner), true) = (field.record(), field.is_list()) {
+            let item = format!("roomchat_{}", c_record(inner));
+            w.push('\n');
+            doc(
+                w,
+                "",
+                "///",
+                &format!(
+                    "{wire} How many records it holds: read each with `{ty}_{name}_get`. 0 when \
+                     the service left it out (or `{c}` is NULL)."
+                ),
+            );
+            let _ = writeln!(w, "#[no_mangle]");
+            let _ = writeln!(
+                w,
+                "pub extern \"C\" fn {ty}_{name}_len({c}: *const {ty}) -> usize {{"
+            );
+            let _ = writeln!(w, "    read({c}, 0, |r| list_len(&r.{name}))");
+            let _ = writeln!(w, "}}");
+            w.push('\n');
+            doc(
+                w,
+                "",
+                "///",
+                &format!(
+                    "The `index`th record of `{}`, borrowed from `{c}` (valid until it is freed; \
+                     never free it), or NULL when out of range (or `{c}` is NULL).",
+                    field.name
+                ),
+            );
+            let _ = writeln!(w, "#[no_mangle]");
+            let _ = writeln!(
+                w,
+                "pub extern \"C\" fn {ty}_{name}_get({c}: *const {ty}, index: usize) -> *const {item} {{"
+            );
+            let _ = writeln!(
+                w,
+                "    read({c}, ptr::null(), |r| list_get(&r.{name}, index))"
+            );
+            let _ = writeln!(w, "}}");
+            continue;
+        }
         let (ret, absent, body, note) = match (field.record(), field.kind.as_str()) {
             (Some(inner), _) => (
                 format!("*const roomchat_{}", c_record(inner)),
@@ -504,14 +944,20 @@ fn rust_params(w: &mut String, op: &Operation) {
     let _ = writeln!(w, "pub extern \"C\" fn {ty}_free(params: *mut {ty}) {{");
     let _ = writeln!(w, "    free_box(params)");
     let _ = writeln!(w, "}}");
-    for p in op.named_params() {
+    for p in optional_params(op) {
         let name = snake(&p.name);
         let (c_type, takes, value) = match p.kind.as_str() {
             "integer" => ("u64", "", "|| Ok(value)".to_owned()),
             "boolean" => ("bool", "", "|| Ok(value)".to_owned()),
+            "switch" => (
+                "bool",
+                " (sent as `\"on\"` for true, `\"off\"` for false)",
+                "|| Ok(value)".to_owned(),
+            ),
             "json" => (
                 "*const c_char",
-                ": JSON text, NUL-terminated UTF-8, copied",
+                ": JSON text (any JSON value, sent as given), NUL-terminated UTF-8, copied; text \
+                 that is not JSON is `ROOMCHAT_RESULT_INVALID_ARGUMENT`",
                 format!("|| json_value(value, {name:?})"),
             ),
             _ => (
@@ -539,6 +985,29 @@ fn rust_params(w: &mut String, op: &Operation) {
         let _ = writeln!(
             w,
             "    set_param(params, |h| &mut h.params, {name:?}, {value}, |p, v| p.{name} = Some(v))"
+        );
+        let _ = writeln!(w, "}}");
+    }
+    if op.extra {
+        w.push('\n');
+        doc(
+            w,
+            "",
+            "///",
+            "Sets the body fields the declaration does not type: the text of a JSON object \
+             (NUL-terminated UTF-8, copied), each field sent as given, e.g. \
+             `{\"mainColor\": \"#336699\", \"enableLikeMessage\": \"on\"}`. A typed param set by its \
+             own setter wins over a field of the same name. A later call replaces the fields; \
+             text that is not a JSON object is `ROOMCHAT_RESULT_INVALID_ARGUMENT`.",
+        );
+        let _ = writeln!(w, "#[no_mangle]");
+        let _ = writeln!(
+            w,
+            "pub extern \"C\" fn {ty}_set_extra_json(params: *mut {ty}, fields: *const c_char) -> roomchat_result {{"
+        );
+        let _ = writeln!(
+            w,
+            "    set_param(params, |h| &mut h.params, \"extra_json\", || json_object_value(fields, \"extra_json\"), |p, v| p.extra = v)"
         );
         let _ = writeln!(w, "}}");
     }
@@ -593,20 +1062,30 @@ fn entry_points(w: &mut String, call: &str, text: &str, args: &[String], names: 
 
 fn rust_operation(w: &mut String, op: &Operation) {
     let call = format!("roomchat_client_{}", op.name);
-    let record = c_record(&op.result);
-    let out = format!("{record}_out");
-    let positional: Vec<String> = op
-        .positional_params()
-        .iter()
-        .map(|p| snake(&p.name))
-        .collect();
+    let record = c_record(op.result_record());
+    let (out, out_ty, free) = if op.result_is_list() {
+        let list = list_type(op.result_record());
+        (
+            format!("{record}_list_out"),
+            list.clone(),
+            format!("{list}_free"),
+        )
+    } else {
+        (
+            format!("{record}_out"),
+            format!("roomchat_{record}"),
+            format!("roomchat_{record}_free"),
+        )
+    };
+    let arguments = argument_params(op);
+    let positional: Vec<String> = arguments.iter().map(|p| snake(&p.name)).collect();
     let params_ty = format!("roomchat_{}_params", op.name);
     let mut args = vec!["client: *const roomchat_client".to_owned()];
     args.extend(positional.iter().map(|p| format!("{p}: *const c_char")));
     if has_params(op) {
         args.push(format!("params: *const {params_ty}"));
     }
-    args.push(format!("{out}: *mut *mut roomchat_{record}"));
+    args.push(format!("{out}: *mut *mut {out_ty}"));
     let mut names = vec!["client".to_owned()];
     names.extend(positional.iter().cloned());
     if has_params(op) {
@@ -621,13 +1100,27 @@ fn rust_operation(w: &mut String, op: &Operation) {
         op.summary,
         retry_text(op, "`roomchat_client_options_set_retries` allows it")
     );
-    for p in &positional {
+    for p in &arguments {
+        if p.location == "path" {
+            text.push_str(&format!(
+                " `{}` (NUL-terminated UTF-8) is the path's `{{{}}}`.",
+                snake(&p.name),
+                p.name
+            ));
+        } else {
+            text.push_str(&format!(
+                " `{}` (NUL-terminated UTF-8) is `{}`{}.",
+                snake(&p.name),
+                p.name,
+                limits(p)
+            ));
+        }
+    }
+    if let Some(fixed) = op.positional_params().iter().find(|p| !p.required) {
         text.push_str(&format!(
-            " `{p}` (NUL-terminated UTF-8) is the path's `{{{}}}`.",
-            op.positional_params()
-                .iter()
-                .find(|d| snake(&d.name) == *p)
-                .map_or("", |d| d.name.as_str())
+            " The path's `{{{}}}` is `{}`.",
+            fixed.name,
+            fixed.default_text().unwrap_or_default()
         ));
     }
     if has_params(op) {
@@ -637,10 +1130,16 @@ fn rust_operation(w: &mut String, op: &Operation) {
              is sent.",
         );
     }
+    let what = if op.result_is_list() {
+        "the list"
+    } else {
+        "the answer"
+    };
     text.push_str(&format!(
-        " On success writes the answer to `*{out}` (owned by the caller: free with \
-         `roomchat_{record}_free`); on failure writes nothing there, and the details to \
-         `*err_out` when it is not NULL (free with `roomchat_error_free`)."
+        " On success writes {what} to `*{out}` (owned by the caller: free with `{free}`); on \
+         failure writes nothing there, and the details to `*err_out` when it is not NULL (free \
+         with `roomchat_error_free`).{}",
+        errors_text(op)
     ));
     entry_points(w, &call, &text, &args, &names);
     let _ = writeln!(w, "    guard(err_out, || {{");
@@ -663,10 +1162,7 @@ fn rust_operation(w: &mut String, op: &Operation) {
         op.name,
         core_args.join(", ")
     );
-    let _ = writeln!(
-        w,
-        "        write_out({out}, roomchat_{record}::from(answer));"
-    );
+    let _ = writeln!(w, "        write_out({out}, {out_ty}_from!(answer));");
     let _ = writeln!(w, "        write_meta(meta_out, meta);");
     let _ = writeln!(w, "        Ok(())");
     let _ = writeln!(w, "    }})");
@@ -701,6 +1197,9 @@ fn hpp(d: &Declarations, shaped: &[Shaped], enums: &[CEnum]) -> String {
     for op in generated_ops(d).filter(|op| has_params(op)) {
         hpp_params(w, op);
     }
+    for op in paged_ops(d) {
+        hpp_items(w, op, page_item(d, op).expect("checked"));
+    }
     w.push_str(
         "\nnamespace detail {\n\n\
          // The methods of the generated operations, which Client (roomchat.hpp) inherits.\n\
@@ -722,6 +1221,10 @@ fn hpp(d: &Declarations, shaped: &[Shaped], enums: &[CEnum]) -> String {
         }
         first = false;
         hpp_method(w, op);
+        if op.pages != "none" {
+            w.push('\n');
+            hpp_iter_method(w, op);
+        }
     }
     w.push_str(
         "\n protected:\n\
@@ -747,6 +1250,10 @@ fn hpp(d: &Declarations, shaped: &[Shaped], enums: &[CEnum]) -> String {
 /// The C++ type of a record's field, and how it is read from the C accessor's result.
 fn cpp_field(field: &Field, accessor: &str) -> (String, String) {
     match (field.record(), field.kind.as_str()) {
+        (Some(inner), _) if field.is_list() => (
+            format!("std::vector<{inner}>"),
+            format!("detail::record_list<{inner}>({accessor})"),
+        ),
         (Some(inner), _) => (
             format!("std::optional<{inner}>"),
             format!("detail::optional_record<{inner}>({accessor})"),
@@ -785,7 +1292,14 @@ fn hpp_record(w: &mut String, record: &Record) {
     let _ = writeln!(w, "  explicit {name}(const roomchat_{c} *raw)");
     let mut inits = Vec::new();
     for field in &record.fields {
-        let accessor = format!("roomchat_{c}_{}(raw)", field.snake());
+        let accessor = if field.is_list() {
+            format!(
+                "raw, roomchat_{c}_{name}_len, roomchat_{c}_{name}_get",
+                name = field.snake()
+            )
+        } else {
+            format!("roomchat_{c}_{}(raw)", field.snake())
+        };
         inits.push(format!(
             "{}_({})",
             field.snake(),
@@ -798,7 +1312,9 @@ fn hpp_record(w: &mut String, record: &Record) {
     let _ = writeln!(w, "      : {} {{}}", inits.join(",\n        "));
     for field in &record.fields {
         w.push('\n');
-        let absent = if field.record().is_some() || field.kind != "integer" {
+        let absent = if field.is_list() {
+            " (empty when the service left it out)".to_owned()
+        } else if field.record().is_some() || field.kind != "integer" {
             " (std::nullopt when the service left it out)".to_owned()
         } else {
             " (std::nullopt when the service left it out or sent a negative number)".to_owned()
@@ -838,7 +1354,7 @@ fn hpp_record(w: &mut String, record: &Record) {
 fn cpp_param_type(p: &Param) -> &'static str {
     match p.kind.as_str() {
         "integer" => "std::optional<std::uint64_t>",
-        "boolean" => "std::optional<bool>",
+        "boolean" | "switch" => "std::optional<bool>",
         _ => "std::optional<std::string>",
     }
 }
@@ -855,10 +1371,23 @@ fn hpp_params(w: &mut String, op: &Operation) {
         ),
     );
     let _ = writeln!(w, "struct {} {{", op.type_name());
-    for p in op.named_params() {
-        let json = if p.kind == "json" { ", JSON text" } else { "" };
-        doc(w, "  ", "//", &format!("`{}`{}{json}.", p.name, limits(p)));
+    for p in optional_params(op) {
+        let kind = match p.kind.as_str() {
+            "json" => ", JSON text (any JSON value, sent as given)",
+            "switch" => ", sent as \"on\" or \"off\"",
+            _ => "",
+        };
+        doc(w, "  ", "//", &format!("`{}`{}{kind}.", p.name, limits(p)));
         let _ = writeln!(w, "  {} {};", cpp_param_type(p), snake(&p.name));
+    }
+    if op.extra {
+        doc(
+            w,
+            "  ",
+            "//",
+            "Body fields the declaration does not type: a JSON object's text, each field sent as given.",
+        );
+        let _ = writeln!(w, "  std::optional<std::string> extra_json;");
     }
     let _ = writeln!(w, "}};");
 }
@@ -867,7 +1396,7 @@ fn hpp_params(w: &mut String, op: &Operation) {
 fn cpp_args(op: &Operation, defaults: bool) -> (Vec<String>, Vec<String>) {
     let mut decl = Vec::new();
     let mut names = Vec::new();
-    for p in op.positional_params() {
+    for p in argument_params(op) {
         decl.push(format!("std::string_view {}", snake(&p.name)));
         names.push(snake(&p.name));
     }
@@ -879,8 +1408,17 @@ fn cpp_args(op: &Operation, defaults: bool) -> (Vec<String>, Vec<String>) {
     (decl, names)
 }
 
+/// The C++ type of a generated operation's answer.
+fn cpp_result(op: &Operation) -> String {
+    if op.result_is_list() {
+        format!("std::vector<{}>", op.result_record())
+    } else {
+        op.result.clone()
+    }
+}
+
 fn hpp_method(w: &mut String, op: &Operation) {
-    let result = &op.result;
+    let result = cpp_result(op);
     let (decl, names) = cpp_args(op, true);
     let mut text = format!(
         "{} {}: {} {}",
@@ -893,6 +1431,13 @@ fn hpp_method(w: &mut String, op: &Operation) {
         text.push_str(
             " A value outside its declared limits throws ROOMCHAT_RESULT_VALIDATION and nothing is sent.",
         );
+    }
+    for e in &op.errors {
+        text.push_str(&format!(
+            " Throws {} when {}.",
+            result_constant(&e.kind),
+            e.when.trim_end_matches('.')
+        ));
     }
     doc(w, "  ", "//", &text);
     let _ = writeln!(
@@ -924,20 +1469,11 @@ fn hpp_method(w: &mut String, op: &Operation) {
     let _ = writeln!(w, "  }}");
 }
 
-fn hpp_send(w: &mut String, op: &Operation) {
-    let result = &op.result;
-    let record = c_record(result);
-    let (decl, _) = cpp_args(op, false);
-    let mut params = vec!["roomchat_response_meta **meta".to_owned()];
-    params.extend(decl);
-    let _ = writeln!(
-        w,
-        "  {result} send_{}({}) const {{",
-        op.name,
-        params.join(", ")
-    );
+/// Writes the C arguments' preparation of a generated method (strings, the
+/// params handle) and gives the C call's arguments up to the params.
+fn hpp_c_args(w: &mut String, op: &Operation) -> Vec<String> {
     let mut c_args = vec!["client()".to_owned()];
-    for p in op.positional_params() {
+    for p in argument_params(op) {
         let name = snake(&p.name);
         let _ = writeln!(w, "    detail::CString {name}_c({name}, {name:?});");
         c_args.push(format!("{name}_c.get()"));
@@ -950,8 +1486,11 @@ fn hpp_send(w: &mut String, op: &Operation) {
             w,
             "    detail::OwnedBy<{ty}, {ty}_free> owned_params(raw_params);"
         );
-        for p in op.named_params() {
-            let name = snake(&p.name);
+        let mut setters: Vec<String> = optional_params(op).map(|p| snake(&p.name)).collect();
+        if op.extra {
+            setters.push("extra_json".into());
+        }
+        for name in setters {
             let call = format!(
                 "    detail::set_param(raw_params, {ty}_set_{name}, params.{name}, {name:?});"
             );
@@ -964,23 +1503,126 @@ fn hpp_send(w: &mut String, op: &Operation) {
         }
         c_args.push("raw_params".into());
     }
-    let _ = writeln!(w, "    roomchat_{record} *raw = nullptr;");
+    c_args
+}
+
+/// `RoomMessagesItems`: the C++ range of a paged operation's records.
+fn items_type(op: &Operation) -> String {
+    format!("{}Items", op.type_name())
+}
+
+fn hpp_items(w: &mut String, op: &Operation, item: &str) {
+    let iter = format!("roomchat_{}_iter", op.name);
+    w.push('\n');
+    doc(
+        w,
+        "",
+        "//",
+        &format!(
+            "Every {item} of Client::{}, lazily, a page at a time (Client::iter_{}): see Items.",
+            op.name, op.name
+        ),
+    );
+    let _ = writeln!(
+        w,
+        "using {} = Items<{item}, {iter}, roomchat_{}, {iter}_next, {iter}_next_skip, {iter}_free,",
+        items_type(op),
+        c_record(item)
+    );
+    let _ = writeln!(w, "                  roomchat_{}_free>;", c_record(item));
+}
+
+fn hpp_iter_method(w: &mut String, op: &Operation) {
+    let (decl, _) = cpp_args(op, true);
+    doc(
+        w,
+        "  ",
+        "//",
+        &format!(
+            "Every record of {}, lazily, a page at a time: params.limit is the page size (default \
+             200), params.skip where to start (Items::next_skip of a stopped iteration resumes \
+             it). Nothing is sent before the first record is asked for.",
+            op.name
+        ),
+    );
+    let _ = writeln!(
+        w,
+        "{}",
+        cpp_wrapped(
+            "  ",
+            &format!("{} iter_{}", items_type(op), op.name),
+            &decl,
+            " const {"
+        )
+    );
+    let mut c_args = hpp_c_args(w, op);
+    let iter = format!("roomchat_{}_iter", op.name);
+    let _ = writeln!(w, "    {iter} *raw = nullptr;");
+    c_args.push("&raw".into());
+    c_args.push("e".into());
+    let _ = writeln!(w, "    detail::check_call([&](roomchat_error **e) {{");
+    let _ = writeln!(
+        w,
+        "{}",
+        cpp_wrapped(
+            "      ",
+            &format!("return roomchat_client_iter_{}", op.name),
+            &c_args,
+            ";"
+        )
+    );
+    let _ = writeln!(w, "    }});");
+    let _ = writeln!(w, "    return {}(raw);", items_type(op));
+    let _ = writeln!(w, "  }}");
+}
+
+fn hpp_send(w: &mut String, op: &Operation) {
+    let result = cpp_result(op);
+    let record = c_record(op.result_record());
+    let (decl, _) = cpp_args(op, false);
+    let mut params = vec!["roomchat_response_meta **meta".to_owned()];
+    params.extend(decl);
+    let _ = writeln!(
+        w,
+        "  {result} send_{}({}) const {{",
+        op.name,
+        params.join(", ")
+    );
+    let mut c_args = hpp_c_args(w, op);
+    let raw_ty = if op.result_is_list() {
+        list_type(op.result_record())
+    } else {
+        format!("roomchat_{record}")
+    };
+    let _ = writeln!(w, "    {raw_ty} *raw = nullptr;");
     c_args.push("&raw".into());
     c_args.push("meta".into());
     c_args.push("e".into());
     let _ = writeln!(w, "    detail::check_call([&](roomchat_error **e) {{");
     let _ = writeln!(
         w,
-        "      return roomchat_client_{}_with_response({});",
-        op.name,
-        c_args.join(", ")
+        "{}",
+        cpp_wrapped(
+            "      ",
+            &format!("return roomchat_client_{}_with_response", op.name),
+            &c_args,
+            ";"
+        )
     );
     let _ = writeln!(w, "    }});");
     let _ = writeln!(
         w,
-        "    detail::OwnedBy<roomchat_{record}, roomchat_{record}_free> owned(raw);"
+        "    detail::OwnedBy<{raw_ty}, {raw_ty}_free> owned(raw);"
     );
-    let _ = writeln!(w, "    return {result}(raw);");
+    if op.result_is_list() {
+        let _ = writeln!(
+            w,
+            "    return detail::record_list<{}>(raw, {raw_ty}_len, {raw_ty}_get);",
+            op.result_record()
+        );
+    } else {
+        let _ = writeln!(w, "    return {result}(raw);");
+    }
     let _ = writeln!(w, "  }}");
 }
 
@@ -1565,9 +2207,13 @@ fn shaped_text(s: &Shaped, c: bool) -> String {
     if limited {
         text.push_str(" A value outside its declared limits gives `ROOMCHAT_RESULT_VALIDATION` and nothing is sent.");
     }
-    if let Some(note) = &s.note {
-        text.push(' ');
-        text.push_str(note);
+    match &s.note {
+        Some(note) => {
+            text.push(' ');
+            text.push_str(note);
+        }
+        // The published note says the errors where there is one.
+        None => text.push_str(&errors_text(op)),
     }
     if c {
         let out = format!("{}_out", s.out);
