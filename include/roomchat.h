@@ -1566,8 +1566,9 @@ const char *roomchat_message_file_url(const struct roomchat_message_file *messag
 // service left it out (or `message_file` is NULL).
 const char *roomchat_message_file_file_name(const struct roomchat_message_file *message_file);
 
-// `size`: Its size in bytes. NaN when the service left it out (or `message_file` is NULL).
-double roomchat_message_file_size(const struct roomchat_message_file *message_file);
+// `size`: Its size in bytes. -1 when the service left it out or sent a negative number (or
+// `message_file` is NULL).
+int64_t roomchat_message_file_size(const struct roomchat_message_file *message_file);
 
 // `contentType`: Its MIME type. Borrowed from `message_file` (valid until it is freed), or NULL
 // when the service left it out (or `message_file` is NULL).
@@ -1577,13 +1578,13 @@ const char *roomchat_message_file_content_type(const struct roomchat_message_fil
 // when the service left it out (or `message_file` is NULL).
 const char *roomchat_message_file_file_type(const struct roomchat_message_file *message_file);
 
-// `imageHeight`: An image's height in pixels. NaN when the service left it out (or `message_file`
-// is NULL).
-double roomchat_message_file_image_height(const struct roomchat_message_file *message_file);
+// `imageHeight`: An image's height in pixels. -1 when the service left it out or sent a negative
+// number (or `message_file` is NULL).
+int64_t roomchat_message_file_image_height(const struct roomchat_message_file *message_file);
 
-// `imageWidth`: An image's width in pixels. NaN when the service left it out (or `message_file` is
-// NULL).
-double roomchat_message_file_image_width(const struct roomchat_message_file *message_file);
+// `imageWidth`: An image's width in pixels. -1 when the service left it out or sent a negative
+// number (or `message_file` is NULL).
+int64_t roomchat_message_file_image_width(const struct roomchat_message_file *message_file);
 
 // The fields the service sent that the record does not name, as the text of a JSON object (`{}`
 // when none), borrowed from `message_file` (valid until it is freed); NULL when `message_file` is

@@ -365,11 +365,11 @@ class MessageFile {
       : id_(detail::optional_string(roomchat_message_file_id(raw))),
         url_(detail::optional_string(roomchat_message_file_url(raw))),
         file_name_(detail::optional_string(roomchat_message_file_file_name(raw))),
-        size_(detail::optional_number(roomchat_message_file_size(raw))),
+        size_(detail::optional_integer(roomchat_message_file_size(raw))),
         content_type_(detail::optional_string(roomchat_message_file_content_type(raw))),
         file_type_(detail::optional_string(roomchat_message_file_file_type(raw))),
-        image_height_(detail::optional_number(roomchat_message_file_image_height(raw))),
-        image_width_(detail::optional_number(roomchat_message_file_image_width(raw))),
+        image_height_(detail::optional_integer(roomchat_message_file_image_height(raw))),
+        image_width_(detail::optional_integer(roomchat_message_file_image_width(raw))),
         extra_json_(detail::string_or_empty(roomchat_message_file_extra_json(raw))) {}
 
   // `_id`: The file's id. (std::nullopt when the service left it out)
@@ -381,8 +381,9 @@ class MessageFile {
   // `fileName`: Its name. (std::nullopt when the service left it out)
   const std::optional<std::string> &file_name() const noexcept { return file_name_; }
 
-  // `size`: Its size in bytes. (std::nullopt when the service left it out)
-  const std::optional<double> &size() const noexcept { return size_; }
+  // `size`: Its size in bytes. (std::nullopt when the service left it out or sent a negative
+  // number)
+  const std::optional<std::int64_t> &size() const noexcept { return size_; }
 
   // `contentType`: Its MIME type. (std::nullopt when the service left it out)
   const std::optional<std::string> &content_type() const noexcept { return content_type_; }
@@ -390,11 +391,13 @@ class MessageFile {
   // `fileType`: `image` or `file`. (std::nullopt when the service left it out)
   const std::optional<std::string> &file_type() const noexcept { return file_type_; }
 
-  // `imageHeight`: An image's height in pixels. (std::nullopt when the service left it out)
-  const std::optional<double> &image_height() const noexcept { return image_height_; }
+  // `imageHeight`: An image's height in pixels. (std::nullopt when the service left it out or sent
+  // a negative number)
+  const std::optional<std::int64_t> &image_height() const noexcept { return image_height_; }
 
-  // `imageWidth`: An image's width in pixels. (std::nullopt when the service left it out)
-  const std::optional<double> &image_width() const noexcept { return image_width_; }
+  // `imageWidth`: An image's width in pixels. (std::nullopt when the service left it out or sent a
+  // negative number)
+  const std::optional<std::int64_t> &image_width() const noexcept { return image_width_; }
 
   // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
   const std::string &extra_json() const noexcept { return extra_json_; }
@@ -403,11 +406,11 @@ class MessageFile {
   std::optional<std::string> id_;
   std::optional<std::string> url_;
   std::optional<std::string> file_name_;
-  std::optional<double> size_;
+  std::optional<std::int64_t> size_;
   std::optional<std::string> content_type_;
   std::optional<std::string> file_type_;
-  std::optional<double> image_height_;
-  std::optional<double> image_width_;
+  std::optional<std::int64_t> image_height_;
+  std::optional<std::int64_t> image_width_;
   std::string extra_json_;
 };
 

@@ -23,8 +23,8 @@ use crate::client::{
 use crate::error::{enum_arg, enum_from_u32, guard, roomchat_error, roomchat_result};
 use crate::glue::{
     extra_json, flag, integer, json_object_arg, json_object_value, json_params, json_text,
-    json_value, list_get, list_len, needed, nested, new_params, next_item, number, params_arg,
-    read, set_param, text, text_ptr, text_value, Params,
+    json_value, list_get, list_len, needed, nested, new_params, next_item, params_arg, read,
+    set_param, text, text_ptr, text_value, Params,
 };
 use crate::models::{
     roomchat_created_user, roomchat_messages, roomchat_token_user, roomchat_user_page,
@@ -1105,11 +1105,11 @@ pub struct roomchat_message_file {
     id: Option<CString>,
     url: Option<CString>,
     file_name: Option<CString>,
-    size: Option<f64>,
+    size: Option<i64>,
     content_type: Option<CString>,
     file_type: Option<CString>,
-    image_height: Option<f64>,
-    image_width: Option<f64>,
+    image_height: Option<i64>,
+    image_width: Option<i64>,
     extra_json: CString,
 }
 
@@ -1158,10 +1158,11 @@ pub extern "C" fn roomchat_message_file_file_name(
     read(message_file, ptr::null(), |r| text_ptr(&r.file_name))
 }
 
-/// `size`: Its size in bytes. NaN when the service left it out (or `message_file` is NULL).
+/// `size`: Its size in bytes. -1 when the service left it out or sent a negative number (or
+/// `message_file` is NULL).
 #[no_mangle]
-pub extern "C" fn roomchat_message_file_size(message_file: *const roomchat_message_file) -> f64 {
-    read(message_file, f64::NAN, |r| number(r.size))
+pub extern "C" fn roomchat_message_file_size(message_file: *const roomchat_message_file) -> i64 {
+    read(message_file, -1, |r| integer(r.size))
 }
 
 /// `contentType`: Its MIME type. Borrowed from `message_file` (valid until it is freed), or NULL
@@ -1182,22 +1183,22 @@ pub extern "C" fn roomchat_message_file_file_type(
     read(message_file, ptr::null(), |r| text_ptr(&r.file_type))
 }
 
-/// `imageHeight`: An image's height in pixels. NaN when the service left it out (or `message_file`
-/// is NULL).
+/// `imageHeight`: An image's height in pixels. -1 when the service left it out or sent a negative
+/// number (or `message_file` is NULL).
 #[no_mangle]
 pub extern "C" fn roomchat_message_file_image_height(
     message_file: *const roomchat_message_file,
-) -> f64 {
-    read(message_file, f64::NAN, |r| number(r.image_height))
+) -> i64 {
+    read(message_file, -1, |r| integer(r.image_height))
 }
 
-/// `imageWidth`: An image's width in pixels. NaN when the service left it out (or `message_file` is
-/// NULL).
+/// `imageWidth`: An image's width in pixels. -1 when the service left it out or sent a negative
+/// number (or `message_file` is NULL).
 #[no_mangle]
 pub extern "C" fn roomchat_message_file_image_width(
     message_file: *const roomchat_message_file,
-) -> f64 {
-    read(message_file, f64::NAN, |r| number(r.image_width))
+) -> i64 {
+    read(message_file, -1, |r| integer(r.image_width))
 }
 
 /// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
