@@ -285,7 +285,7 @@ fn room_messages_pages_typed_messages_and_filters_attachments() {
         .expect("message 25 carries a file");
     assert_eq!(
         (file.file_type.as_deref(), file.size),
-        (Some("image"), Some(1024.0))
+        (Some("image"), Some(1024))
     );
 
     let files = client
