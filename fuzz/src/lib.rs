@@ -214,7 +214,11 @@ pub fn check_decoders(response: &WireResponse) {
         .map(|r| serde_json::json!({"status": r.status, "body": r.body}))
         .map_err(Clone::clone);
     let raw_json = check_decoded(response, "decode_raw", &raw_json);
-    typed.push((Operation::Raw, raw_json, raw.as_ref().err().map(Error::kind)));
+    typed.push((
+        Operation::Raw,
+        raw_json,
+        raw.as_ref().err().map(Error::kind),
+    ));
 
     assert_eq!(typed.len(), Operation::ALL.len(), "a decoder per operation");
     for (op, value, kind) in typed {
