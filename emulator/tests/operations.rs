@@ -1087,11 +1087,17 @@ fn schema_violations_are_refused_as_the_service_refuses_them() {
     let odd = send(
         &f.agent,
         "DELETE",
-        &f.api(&room_path(&room, "/messages"), "doNotDeleteChannelMessages=1611"),
+        &f.api(
+            &room_path(&room, "/messages"),
+            "doNotDeleteChannelMessages=1611",
+        ),
         None,
     );
     assert_eq!(odd.status, 400, "{}", odd.text);
-    assert_eq!(first_detail(&odd)["path"], json!(["doNotDeleteChannelMessages"]));
+    assert_eq!(
+        first_detail(&odd)["path"],
+        json!(["doNotDeleteChannelMessages"])
+    );
     let page = f
         .get(&format!("/consumer/api/v1/chatRoom/{room}/messages"), "")
         .json();

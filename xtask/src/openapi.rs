@@ -533,10 +533,8 @@ fn body_schema(op: &Operation, body: &[&Param]) -> Value {
             group
                 .iter()
                 .map(|name| {
-                    let mut branch = vec![(
-                        "required",
-                        Value::Sequence(vec![name.as_str().into()]),
-                    )];
+                    let mut branch =
+                        vec![("required", Value::Sequence(vec![name.as_str().into()]))];
                     // A flag is given only when true (`systemMessage: false` is no author).
                     if body.iter().any(|p| p.name == *name && p.kind == "boolean") {
                         branch.push((
