@@ -439,6 +439,15 @@ typedef struct roomchat_delete_room_messages_params roomchat_delete_room_message
 // it returns live as long as it does. The private key never appears in it.
 typedef struct roomchat_error roomchat_error;
 
+// The parameters of `roomchat_client_list_conversations`: each is sent only when set. Made by
+// `roomchat_list_conversations_params_new`, freed with `roomchat_list_conversations_params_free`;
+// the call only reads it, so it may be freed (or reused) right after. A setter given an invalid
+// argument (NULL, not UTF-8) returns `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call
+// then fails with it and sends nothing, unless a later valid call of the same setter replaces it.
+// Values outside the declared limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`,
+// nothing sent). Not thread-safe: set it on one thread.
+typedef struct roomchat_list_conversations_params roomchat_list_conversations_params;
+
 // A lazy iteration over every `roomchat_member` of `roomchat_client_list_members`, a page at a
 // time: made by `roomchat_client_iter_list_members`, stepped by `roomchat_list_members_iter_next`,
 // freed with `roomchat_list_members_iter_free`. It keeps its own reference to the client and holds
@@ -2896,15 +2905,30 @@ roomchat_result roomchat_client_delete_channel_message_with_response(const struc
                                                                      struct roomchat_response_meta **meta_out,
                                                                      struct roomchat_error **err_out);
 
+// Starts the parameters of `roomchat_client_list_conversations` with none set. Writes them to
+// `*params_out` (owned by the caller: free with `roomchat_list_conversations_params_free`).
+roomchat_result roomchat_list_conversations_params_new(struct roomchat_list_conversations_params **params_out);
+
+// Frees the parameters. `roomchat_list_conversations_params_free(NULL)` does nothing.
+void roomchat_list_conversations_params_free(struct roomchat_list_conversations_params *params);
+
+// Sets `pathForm` (`room` or `chatroom`): NUL-terminated UTF-8, copied. A later call replaces the
+// value.
+roomchat_result roomchat_list_conversations_params_set_path_form(struct roomchat_list_conversations_params *params,
+                                                                 const char *value);
+
 // GET `/consumer/api/v2/{pathForm}/{roomId}/conversations`: A room's one-to-one conversations,
 // each with its two members. Repeatable: sent again after a 5xx, a timeout or a lost answer, as a
 // GET is. `room_id` (NUL-terminated UTF-8) is the path's `{roomId}`. The path's `{pathForm}` is
-// `room`. On success writes the list to `*conversation_list_out` (owned by the caller: free with
+// `room`. `params` (NULL: none set) stays the caller's and may be freed right after the call; a
+// value outside its declared limits gives `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On
+// success writes the list to `*conversation_list_out` (owned by the caller: free with
 // `roomchat_conversation_list_free`); on failure writes nothing there, and the details to
 // `*err_out` when it is not NULL (free with `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND`
 // when no room has this id.
 roomchat_result roomchat_client_list_conversations(const struct roomchat_client *client,
                                                    const char *room_id,
+                                                   const struct roomchat_list_conversations_params *params,
                                                    struct roomchat_conversation_list **conversation_list_out,
                                                    struct roomchat_error **err_out);
 
@@ -2913,6 +2937,7 @@ roomchat_result roomchat_client_list_conversations(const struct roomchat_client 
 // `roomchat_response_meta_free`).
 roomchat_result roomchat_client_list_conversations_with_response(const struct roomchat_client *client,
                                                                  const char *room_id,
+                                                                 const struct roomchat_list_conversations_params *params,
                                                                  struct roomchat_conversation_list **conversation_list_out,
                                                                  struct roomchat_response_meta **meta_out,
                                                                  struct roomchat_error **err_out);

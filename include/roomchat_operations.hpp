@@ -1192,6 +1192,13 @@ struct ChannelMessages {
   std::optional<bool> only_attachments;
 };
 
+// The parameters of Client::list_conversations: each is sent only when set
+// (roomchat_list_conversations_params).
+struct ListConversations {
+  // `pathForm` (`room` or `chatroom`).
+  std::optional<std::string> path_form;
+};
+
 // The parameters of Client::update_user: each is sent only when set (roomchat_update_user_params).
 struct UpdateUser {
   // `userId`.
@@ -1647,12 +1654,13 @@ class Operations {
 
   // GET /consumer/api/v2/{pathForm}/{roomId}/conversations: A room's one-to-one conversations,
   // each with its two members. Repeatable: sent again after a 5xx, a timeout or a lost answer, as
-  // a GET is. Throws ROOMCHAT_RESULT_NOT_FOUND when no room has this id.
-  std::vector<Conversation> list_conversations(std::string_view room_id) const {
-    return send_list_conversations(nullptr, room_id);
+  // a GET is. A value outside its declared limits throws ROOMCHAT_RESULT_VALIDATION and nothing is
+  // sent. Throws ROOMCHAT_RESULT_NOT_FOUND when no room has this id.
+  std::vector<Conversation> list_conversations(std::string_view room_id, const ListConversations &params = {}) const {
+    return send_list_conversations(nullptr, room_id, params);
   }
-  WithResponse<std::vector<Conversation>> list_conversations_with_response(std::string_view room_id) const {
-    return detail::with_response([&](roomchat_response_meta **meta) { return send_list_conversations(meta, room_id); });
+  WithResponse<std::vector<Conversation>> list_conversations_with_response(std::string_view room_id, const ListConversations &params = {}) const {
+    return detail::with_response([&](roomchat_response_meta **meta) { return send_list_conversations(meta, room_id, params); });
   }
 
   // PUT /consumer/api/v1/user: Changes a user, named by exactly one of userId and
@@ -2220,11 +2228,15 @@ class Operations {
     return Acknowledged(raw);
   }
 
-  std::vector<Conversation> send_list_conversations(roomchat_response_meta **meta, std::string_view room_id) const {
+  std::vector<Conversation> send_list_conversations(roomchat_response_meta **meta, std::string_view room_id, const ListConversations &params) const {
     detail::CString room_id_c(room_id, "room_id");
+    roomchat_list_conversations_params *raw_params = nullptr;
+    detail::check(roomchat_list_conversations_params_new(&raw_params));
+    detail::OwnedBy<roomchat_list_conversations_params, roomchat_list_conversations_params_free> owned_params(raw_params);
+    detail::set_param(raw_params, roomchat_list_conversations_params_set_path_form, params.path_form, "path_form");
     roomchat_conversation_list *raw = nullptr;
     detail::check_call([&](roomchat_error **e) {
-      return roomchat_client_list_conversations_with_response(client(), room_id_c.get(), &raw, meta, e);
+      return roomchat_client_list_conversations_with_response(client(), room_id_c.get(), raw_params, &raw, meta, e);
     });
     detail::OwnedBy<roomchat_conversation_list, roomchat_conversation_list_free> owned(raw);
     return detail::record_list<Conversation>(raw, roomchat_conversation_list_len, roomchat_conversation_list_get);

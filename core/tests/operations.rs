@@ -619,7 +619,9 @@ fn list_conversations_gives_each_conversation_with_both_members() {
         json!({"username": "bob"}),
         vec![json!({"messages": "hi", "user": {"username": "ann"}})],
     );
-    let listed = client.list_conversations(&id).unwrap();
+    let listed = client
+        .list_conversations(&id, &ListConversations::new())
+        .unwrap();
     assert_eq!(listed.len(), 1);
     let c = &listed[0];
     assert_eq!(c.conversation_id.as_deref(), Some(conversation.as_str()));
@@ -637,8 +639,17 @@ fn list_conversations_gives_each_conversation_with_both_members() {
         sent("GET", &format!("/consumer/api/v2/room/{id}/conversations")),
         1
     );
+    // The heading's `/chatroom/` form: the same listing.
+    let again = client
+        .list_conversations(&id, &ListConversations::new().path_form("chatroom"))
+        .unwrap();
+    assert_eq!(again, listed);
     assert_eq!(
-        kind(client.list_conversations(UNKNOWN_ROOM)),
+        sent("GET", &format!("/consumer/api/v2/chatroom/{id}/conversations")),
+        1
+    );
+    assert_eq!(
+        kind(client.list_conversations(UNKNOWN_ROOM, &ListConversations::new())),
         ErrorKind::NotFound
     );
 }

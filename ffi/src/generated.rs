@@ -11,9 +11,10 @@ use std::ptr;
 use roomchat::wire::Operation;
 use roomchat::{
     ChannelMessages, CreateBot, CreateChannel, CreateChatRoom, CreateUserV2, CreatedUser,
-    Deactivated, DeleteRoomMessages, Invalidated, ListMembers, MemberPage, Message, MessagePage,
-    PageItems, Reactivated, RemoveUser, RoomMessages, SendBotMessage, SendChannelMessage,
-    SendRoomMessage, TokenUser, UpdateBot, UpdateChannel, UpdateChatRoom, UpdateUser, UserPage,
+    Deactivated, DeleteRoomMessages, Invalidated, ListConversations, ListMembers, MemberPage,
+    Message, MessagePage, PageItems, Reactivated, RemoveUser, RoomMessages, SendBotMessage,
+    SendChannelMessage, SendRoomMessage, TokenUser, UpdateBot, UpdateChannel, UpdateChatRoom,
+    UpdateUser, UserPage,
 };
 use serde_json::Value;
 
@@ -4954,10 +4955,59 @@ pub extern "C" fn roomchat_client_delete_channel_message_with_response(
     })
 }
 
+/// The parameters of `roomchat_client_list_conversations`: each is sent only when set. Made by
+/// `roomchat_list_conversations_params_new`, freed with `roomchat_list_conversations_params_free`;
+/// the call only reads it, so it may be freed (or reused) right after. A setter given an invalid
+/// argument (NULL, not UTF-8) returns `ROOMCHAT_RESULT_INVALID_ARGUMENT` and records it: the call
+/// then fails with it and sends nothing, unless a later valid call of the same setter replaces it.
+/// Values outside the declared limits are refused by the call (`ROOMCHAT_RESULT_VALIDATION`,
+/// nothing sent). Not thread-safe: set it on one thread.
+#[allow(non_camel_case_types)]
+pub struct roomchat_list_conversations_params {
+    params: Params<ListConversations>,
+}
+
+/// Starts the parameters of `roomchat_client_list_conversations` with none set. Writes them to
+/// `*params_out` (owned by the caller: free with `roomchat_list_conversations_params_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_list_conversations_params_new(
+    params_out: *mut *mut roomchat_list_conversations_params,
+) -> roomchat_result {
+    new_params(params_out, || roomchat_list_conversations_params {
+        params: Params::default(),
+    })
+}
+
+/// Frees the parameters. `roomchat_list_conversations_params_free(NULL)` does nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_list_conversations_params_free(
+    params: *mut roomchat_list_conversations_params,
+) {
+    free_box(params)
+}
+
+/// Sets `pathForm` (`room` or `chatroom`): NUL-terminated UTF-8, copied. A later call replaces the
+/// value.
+#[no_mangle]
+pub extern "C" fn roomchat_list_conversations_params_set_path_form(
+    params: *mut roomchat_list_conversations_params,
+    value: *const c_char,
+) -> roomchat_result {
+    set_param(
+        params,
+        |h| &mut h.params,
+        "path_form",
+        || text_value(value, "path_form"),
+        |p, v| p.path_form = Some(v),
+    )
+}
+
 /// GET `/consumer/api/v2/{pathForm}/{roomId}/conversations`: A room's one-to-one conversations,
 /// each with its two members. Repeatable: sent again after a 5xx, a timeout or a lost answer, as a
 /// GET is. `room_id` (NUL-terminated UTF-8) is the path's `{roomId}`. The path's `{pathForm}` is
-/// `room`. On success writes the list to `*conversation_list_out` (owned by the caller: free with
+/// `room`. `params` (NULL: none set) stays the caller's and may be freed right after the call; a
+/// value outside its declared limits gives `ROOMCHAT_RESULT_VALIDATION` and nothing is sent. On
+/// success writes the list to `*conversation_list_out` (owned by the caller: free with
 /// `roomchat_conversation_list_free`); on failure writes nothing there, and the details to
 /// `*err_out` when it is not NULL (free with `roomchat_error_free`). `ROOMCHAT_RESULT_NOT_FOUND`
 /// when no room has this id.
@@ -4965,12 +5015,14 @@ pub extern "C" fn roomchat_client_delete_channel_message_with_response(
 pub extern "C" fn roomchat_client_list_conversations(
     client: *const roomchat_client,
     room_id: *const c_char,
+    params: *const roomchat_list_conversations_params,
     conversation_list_out: *mut *mut roomchat_conversation_list,
     err_out: *mut *mut roomchat_error,
 ) -> roomchat_result {
     roomchat_client_list_conversations_with_response(
         client,
         room_id,
+        params,
         conversation_list_out,
         ptr::null_mut(),
         err_out,
@@ -4984,6 +5036,7 @@ pub extern "C" fn roomchat_client_list_conversations(
 pub extern "C" fn roomchat_client_list_conversations_with_response(
     client: *const roomchat_client,
     room_id: *const c_char,
+    params: *const roomchat_list_conversations_params,
     conversation_list_out: *mut *mut roomchat_conversation_list,
     meta_out: *mut *mut roomchat_response_meta,
     err_out: *mut *mut roomchat_error,
@@ -4992,7 +5045,10 @@ pub extern "C" fn roomchat_client_list_conversations_with_response(
         out_arg(conversation_list_out, "conversation_list_out")?;
         let client = borrow_arg(client, "client")?;
         let room_id = text_arg(room_id, "room_id")?;
-        let (answer, meta) = respond(&client.client, meta_out, |c| c.list_conversations(room_id))?;
+        let params = params_arg(params, |h: &roomchat_list_conversations_params| &h.params)?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| {
+            c.list_conversations(room_id, &params)
+        })?;
         write_out(
             conversation_list_out,
             roomchat_conversation_list_from!(answer),

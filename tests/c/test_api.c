@@ -421,7 +421,7 @@ static void test_list_conversations(void) {
   CHECK(body && json_string_field(body, "conversationId", conversation_id, sizeof conversation_id));
   free(body);
   clear_journal();
-  OK(roomchat_client_list_conversations(client, "conv-1", &conversations, &err));
+  OK(roomchat_client_list_conversations(client, "conv-1", NULL, &conversations, &err));
   CHECK(roomchat_conversation_list_len(conversations) == 1);
   c = roomchat_conversation_list_get(conversations, 0);
   CHECK(same(roomchat_conversation_conversation_id(c), conversation_id));
@@ -431,7 +431,19 @@ static void test_list_conversations(void) {
   roomchat_conversation_list_free(conversations);
   conversations = NULL;
   CHECK(journal_count("\"path\":\"/consumer/api/v2/room/conv-1/conversations\"") == 1);
-  FAILS(roomchat_client_list_conversations(client, "nope", &conversations, &err), ROOMCHAT_RESULT_NOT_FOUND, 0);
+  /* The heading's /chatroom/ form lists the same conversation. */
+  {
+    roomchat_list_conversations_params *params = NULL;
+    OK(roomchat_list_conversations_params_new(&params));
+    OK(roomchat_list_conversations_params_set_path_form(params, "chatroom"));
+    OK(roomchat_client_list_conversations(client, "conv-1", params, &conversations, &err));
+    CHECK(roomchat_conversation_list_len(conversations) == 1);
+    roomchat_conversation_list_free(conversations);
+    conversations = NULL;
+    roomchat_list_conversations_params_free(params);
+    CHECK(journal_count("\"path\":\"/consumer/api/v2/chatroom/conv-1/conversations\"") == 1);
+  }
+  FAILS(roomchat_client_list_conversations(client, "nope", NULL, &conversations, &err), ROOMCHAT_RESULT_NOT_FOUND, 0);
   CHECK(conversations == NULL);
 }
 

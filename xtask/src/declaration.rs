@@ -213,11 +213,13 @@ impl Operation {
         self.rust.is_some() || self.c.is_some() || self.python.is_some() || self.node.is_some()
     }
 
-    /// The parameters that are not in the path.
+    /// The parameters given by name (keywords, an options object, a params
+    /// handle): those not in the path, and a path's optional ones (a form of
+    /// the path with a default, as `pathForm`).
     pub fn named_params(&self) -> Vec<&Param> {
         self.params
             .iter()
-            .filter(|p| p.location != "path")
+            .filter(|p| p.location != "path" || !p.required)
             .collect()
     }
 

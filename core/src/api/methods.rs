@@ -704,9 +704,14 @@ impl Client {
     /// - [`ErrorKind::Validation`](crate::ErrorKind::Validation): a value outside the declared
     ///   limits; nothing is sent.
     /// - [`ErrorKind::NotFound`](crate::ErrorKind::NotFound): no room has this id.
-    pub fn list_conversations(&self, room_id: &str) -> Result<Vec<Conversation>> {
+    pub fn list_conversations(
+        &self,
+        room_id: &str,
+        params: &ListConversations,
+    ) -> Result<Vec<Conversation>> {
         let mut map = Map::new();
         map.insert("roomId".into(), room_id.into());
+        params.write_params(&mut map);
         let json = Value::Object(map);
         self.call_declared(Operation::ListConversations, &json)
     }

@@ -724,6 +724,34 @@ impl ChannelMessages {
     }
 }
 
+/// The parameters of [`Client::list_conversations`](crate::Client::list_conversations): each is sent only when set.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct ListConversations {
+    /// `pathForm` (`"room"` or `"chatroom"`).
+    pub path_form: Option<String>,
+}
+
+impl ListConversations {
+    /// Parameters with none set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `pathForm` (`"room"` or `"chatroom"`).
+    pub fn path_form(mut self, value: impl Into<String>) -> Self {
+        self.path_form = Some(value.into());
+        self
+    }
+
+    /// The JSON params of the declaration's generic builder.
+    pub(crate) fn write_params(&self, params: &mut Map<String, Value>) {
+        if let Some(value) = &self.path_form {
+            params.insert("pathForm".into(), value.clone().into());
+        }
+    }
+}
+
 /// The parameters of [`Client::update_user`](crate::Client::update_user): each is sent only when set.
 #[derive(Debug, Clone, PartialEq, Default)]
 #[non_exhaustive]

@@ -443,9 +443,10 @@ pub fn decode_delete_channel_message(response: &WireResponse) -> Result<Acknowle
 /// The request of [`Client::list_conversations`](crate::Client::list_conversations): GET
 /// `/consumer/api/v2/{pathForm}/{roomId}/conversations`, checked against the declaration (a
 /// validation error, nothing to send).
-pub fn list_conversations(room_id: &str) -> Result<WireRequest> {
+pub fn list_conversations(room_id: &str, params: &ListConversations) -> Result<WireRequest> {
     let mut map = Map::new();
     map.insert("roomId".into(), room_id.into());
+    params.write_params(&mut map);
     let json = Value::Object(map);
     Operation::ListConversations.build(&json)
 }
