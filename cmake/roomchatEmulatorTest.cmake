@@ -3,7 +3,7 @@
 #   include(roomchatEmulatorTest)   # installed beside roomchatConfig.cmake
 #   roomchat_add_emulator_test(NAME <name> COMMAND <command> [<arg>...]
 #                              [EMULATOR <path>] [EMULATOR_ARGS <arg>...]
-#                              [WORKING_DIRECTORY <dir>])
+#                              [SEED <file>] [WORKING_DIRECTORY <dir>])
 #
 # Before the command runs, an emulator starts on a free loopback port, and the
 # command finds it in its environment:
@@ -13,6 +13,14 @@
 # The test's result is the command's exit code; the emulator is stopped after
 # it (and stops by itself if the test is killed: it watches its parent). Each
 # test has its own emulator, so `ctest -j` runs them side by side.
+#
+# SEED names a JSON file (relative to the current source directory) of admin
+# requests the emulator applies before the test starts, e.g.
+#   [{"path": "/rooms", "body": {"roomId": "webinar", "name": "Webinar"}},
+#    {"path": "/messages", "body": {"roomId": "webinar", "count": 500}},
+#    {"path": "/channels", "body": {"roomId": "webinar", "channelName": "Q&A"}},
+#    {"path": "/members", "body": {"roomId": "webinar", "uniqueUserIdentifier": "host", "roleName": "moderator"}}]
+# (the emulator's `--seed FILE`; the admin API's paths and bodies are in its README).
 #
 # The emulator executable is EMULATOR, else the ROOMCHAT_EMULATOR cache
 # variable (found on PATH as `roomchat-emulator` when not set), else, when the
@@ -28,7 +36,7 @@ set(_roomchat_emulator_launcher "${CMAKE_CURRENT_LIST_DIR}/roomchat-emulator-lau
 find_program(ROOMCHAT_EMULATOR roomchat-emulator DOC "The roomchat emulator executable (roomchat_add_emulator_test)")
 
 function(roomchat_add_emulator_test)
-  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;EMULATOR;WORKING_DIRECTORY" "COMMAND;EMULATOR_ARGS")
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;EMULATOR;WORKING_DIRECTORY;SEED" "COMMAND;EMULATOR_ARGS")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "roomchat_add_emulator_test: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
   endif()
@@ -43,6 +51,10 @@ function(roomchat_add_emulator_test)
   list(POP_FRONT arg_COMMAND program)
   if(TARGET "${program}")
     set(program "$<TARGET_FILE:${program}>")
+  endif()
+  if(arg_SEED)
+    get_filename_component(seed "${arg_SEED}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    list(APPEND arg_EMULATOR_ARGS --seed "${seed}")
   endif()
   list(LENGTH arg_EMULATOR_ARGS emulator_argc)
   set(working_directory)

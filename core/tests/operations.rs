@@ -645,7 +645,10 @@ fn list_conversations_gives_each_conversation_with_both_members() {
         .unwrap();
     assert_eq!(again, listed);
     assert_eq!(
-        sent("GET", &format!("/consumer/api/v2/chatroom/{id}/conversations")),
+        sent(
+            "GET",
+            &format!("/consumer/api/v2/chatroom/{id}/conversations")
+        ),
         1
     );
     assert_eq!(

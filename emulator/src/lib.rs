@@ -495,6 +495,25 @@ impl Emulator {
             .to_owned()
     }
 
+    /// Sends one request of the admin API (`POST /_emulator/rooms` is
+    /// `admin_request("POST", "/rooms", &body)`), without HTTP; returns its
+    /// status and JSON answer. The emulator binary's `--seed FILE` applies a
+    /// file of these at start.
+    pub fn admin_request(&self, method: &str, path: &str, body: &Value) -> (u16, Value) {
+        let Ok(method) = hyper::Method::from_bytes(method.as_bytes()) else {
+            return (
+                405,
+                serde_json::json!({"error": true, "message": format!("no method {method:?}")}),
+            );
+        };
+        let body = if body.is_null() {
+            Vec::new()
+        } else {
+            body.to_string().into_bytes()
+        };
+        server::admin(&self.shared, &method, path, &body)
+    }
+
     /// Adds messages to a room or channel (same as `POST /_emulator/messages`:
     /// `{"roomId", "channelId"?, "count": N, …}` or `{"roomId", "channelId"?,
     /// "messages": [...]}`); returns `{"added", "total", "ids"?}`.

@@ -16,7 +16,7 @@ use roomchat_emulator::{
 
 const USAGE: &str =
     "usage: roomchat-emulator [--host 127.0.0.1] [--port 0] [--private-key K] [--public-key P]
-                         [--rate-limit 600/60s] [--rate-limit-headers] [--seed-users N]
+                         [--rate-limit 600/60s] [--rate-limit-headers] [--seed-users N] [--seed FILE]
                          [--max-body-bytes N] [--journal-capacity N] [--read-timeout 10s]
                          [--ignore-stdin] [--gzip-min-bytes N]
                          [--tls [--tls-name NAME]... [--tls-expired]]
@@ -25,6 +25,12 @@ const USAGE: &str =
 Serves the chat service's REST API locally. Prints one JSON line with its addresses
 and keys, then serves until SIGINT, SIGTERM, SIGHUP, (unless --ignore-stdin) stdin
 closes, or (on Linux) the process that started it dies.
+
+--seed FILE applies, before the ready line, the admin requests a JSON file lists:
+[{\"method\": \"POST\", \"path\": \"/rooms\", \"body\": {\"roomId\": \"webinar\", \"name\": \"Webinar\"}},
+ {\"path\": \"/messages\", \"body\": {\"roomId\": \"webinar\", \"count\": 500}}, ...] (method POST
+when left out; paths as under /_emulator, whose README documents them). The first that
+is not answered 200 stops the start, named with its answer.
 
 --gzip-min-bytes N gzips REST answers and sign-in pages of at least N bytes to
 requests that accept gzip (never by default).
@@ -39,11 +45,14 @@ the CA that signed them, echoed as ca_file (null without it).";
 struct Args {
     config: EmulatorConfig,
     watch_stdin: bool,
+    /// `--seed`: a JSON file of admin requests applied at start.
+    seed: Option<PathBuf>,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut config = EmulatorConfig::default();
     let mut watch_stdin = true;
+    let mut seed = None;
     let mut generated = false;
     let mut names: Vec<String> = Vec::new();
     let mut expired = false;
@@ -62,6 +71,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
             "--public-key" => config.public_key = value()?,
             "--rate-limit" => config.rate_limit = value()?.parse::<RateLimit>()?,
             "--rate-limit-headers" => config.rate_limit_headers = true,
+            "--seed" => seed = Some(PathBuf::from(value()?)),
             "--seed-users" => {
                 config.seed_users = value()?.parse().map_err(|_| "--seed-users takes a count")?
             }
@@ -159,7 +169,31 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     Ok(Args {
         config,
         watch_stdin,
+        seed,
     })
+}
+
+/// Applies `--seed FILE`: each admin request it lists, in order; the first not
+/// answered 200 is the error.
+fn apply_seed(emulator: &Emulator, file: &std::path::Path) -> Result<usize, String> {
+    let at = |what: String| format!("--seed {}: {what}", file.display());
+    let text = std::fs::read_to_string(file).map_err(|e| at(e.to_string()))?;
+    let requests: Vec<serde_json::Value> = serde_json::from_str(&text)
+        .map_err(|e| at(format!("not a JSON array of admin requests: {e}")))?;
+    for (n, request) in requests.iter().enumerate() {
+        let path = request["path"]
+            .as_str()
+            .ok_or_else(|| at(format!("request {}: no \"path\"", n + 1)))?;
+        let method = request["method"].as_str().unwrap_or("POST");
+        let (status, answer) = emulator.admin_request(method, path, &request["body"]);
+        if status != 200 {
+            return Err(at(format!(
+                "request {} ({method} {path}) was answered {status}: {answer}",
+                n + 1
+            )));
+        }
+    }
+    Ok(requests.len())
 }
 
 fn main() -> ExitCode {
@@ -184,6 +218,12 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Some(file) = &args.seed {
+        if let Err(message) = apply_seed(&emulator, file) {
+            eprintln!("roomchat-emulator: {message}");
+            return ExitCode::FAILURE;
+        }
+    }
     // Signal handlers go in before the ready line: a test may signal right after reading it.
     let (stop_tx, stop_rx) = std::sync::mpsc::channel::<&'static str>();
     let signals = tokio::runtime::Builder::new_current_thread()

@@ -785,7 +785,7 @@ fn ceil_secs(d: Duration) -> u64 {
 }
 
 /// The admin API under `/_emulator`.
-fn admin(shared: &Shared, method: &Method, path: &str, body: &[u8]) -> Answer {
+pub(crate) fn admin(shared: &Shared, method: &Method, path: &str, body: &[u8]) -> Answer {
     let spec: Value = if body.iter().all(u8::is_ascii_whitespace) {
         Value::Null
     } else {

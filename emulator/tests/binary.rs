@@ -329,3 +329,50 @@ fn gzip_min_bytes_turns_compression_on() {
     drop(child.stdin.take());
     assert!(wait_exit(&mut child).success());
 }
+
+#[test]
+fn seed_applies_admin_requests_before_the_ready_line() {
+    let dir = std::env::temp_dir().join(format!("roomchat-seed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let seed = dir.join("seed.json");
+    std::fs::write(
+        &seed,
+        r#"[{"path": "/rooms", "body": {"roomId": "webinar", "name": "Webinar"}},
+            {"path": "/messages", "body": {"roomId": "webinar", "count": 250}},
+            {"path": "/channels", "body": {"roomId": "webinar", "channelName": "Q&A"}},
+            {"method": "POST", "path": "/users/seed", "body": {"count": 3}}]"#,
+    )
+    .unwrap();
+    let (mut child, ready) = spawn(&["--seed", seed.to_str().unwrap()]);
+    let base = ready["base_url"].as_str().unwrap();
+    let key = ready["private_key"].as_str().unwrap();
+    let page = send(
+        &agent(),
+        "GET",
+        &format!("{base}/consumer/api/v1/chatRoom/webinar/messages?auth={key}&limit=1"),
+        None,
+    );
+    assert_eq!(page.json()["totalRecords"], 250, "{}", page.text);
+    drop(child.stdin.take());
+    assert!(wait_exit(&mut child).success());
+
+    // A request the admin API refuses stops the start, naming it.
+    std::fs::write(
+        &seed,
+        r#"[{"path": "/messages", "body": {"roomId": "nowhere", "count": 1}}]"#,
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_roomchat-emulator"))
+        .args(["--seed", seed.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty(), "no ready line");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("request 1 (POST /messages) was answered 400"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

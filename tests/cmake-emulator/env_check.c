@@ -68,6 +68,15 @@ int main(int argc, char **argv) {
     return 1;
   }
   CHECK(roomchat_user_page_total(page) == strtoull(argv[1], NULL, 10));
+  if (strcmp(mode, "webinar") == 0) {
+    roomchat_message_page *messages = NULL;
+    if (roomchat_client_room_messages(client, "webinar", NULL, &messages, &err) != ROOMCHAT_RESULT_OK) {
+      fprintf(stderr, "room messages: %s\n", roomchat_error_message(err));
+      return 1;
+    }
+    CHECK(roomchat_message_page_total_records(messages) == 250);
+    roomchat_message_page_free(messages);
+  }
   if (strcmp(mode, "hold") == 0) {
     struct timespec wait = {0, 300 * 1000 * 1000};
     nanosleep(&wait, NULL);
