@@ -155,8 +155,12 @@ impl Method<'_> {
             return result.clone();
         }
         let op = &self.op.result;
-        if is_record(d, op) {
-            return op.clone();
+        if is_record(d, self.op.result_record()) {
+            return if self.op.result_is_list() {
+                format!("List[{}]", self.op.result_record())
+            } else {
+                op.clone()
+            };
         }
         match op.strip_prefix("Vec<").and_then(|r| r.strip_suffix('>')) {
             Some(inner) => format!("List[{inner}]"),
@@ -190,7 +194,7 @@ fn param_type(p: &Param) -> String {
     match p.kind.as_str() {
         "string" | "id" => "str".into(),
         "integer" => "int".into(),
-        "boolean" => "bool".into(),
+        "boolean" | "switch" => "bool".into(),
         _ => "Any".into(),
     }
 }
@@ -503,7 +507,29 @@ fn method_doc(d: &Declarations, m: &Method<'_>, raw: bool) -> Vec<String> {
               (a repeat could do it twice)."
             .to_owned(),
     });
+    if !op.errors.is_empty() {
+        // Google style, as Sphinx's napoleon and IDEs read it: one line per error,
+        // kept apart by `doc_lines` (a paragraph's `\n`).
+        let mut raises = "Raises:".to_owned();
+        for error in &op.errors {
+            write!(
+                raises,
+                "\n    {}: when {}.",
+                error_class(&error.kind),
+                error.when
+            )
+            .unwrap();
+        }
+        paragraphs.push(raises);
+    }
     paragraphs
+}
+
+/// The exception class of a declared error kind (`roomchat._errors`).
+fn error_class(kind: &str) -> String {
+    let mut class = crate::declaration::pascal(kind);
+    class.push_str("Error");
+    class
 }
 
 /// `a` or `an`, before `word`.
@@ -523,7 +549,20 @@ fn doc_lines(paragraphs: &[String], width: usize) -> Vec<String> {
         if i > 0 {
             lines.push(String::new());
         }
-        lines.extend(wrap(paragraph, width));
+        if !paragraph.contains('\n') {
+            lines.extend(wrap(paragraph, width));
+            continue;
+        }
+        // A `\n` keeps a line of its own, its indent kept and its continuation
+        // indented four more (a `Raises:` section).
+        for line in paragraph.split('\n') {
+            let body = line.trim_start();
+            let indent = &line[..line.len() - body.len()];
+            for (j, part) in wrap(body, width - indent.len() - 4).into_iter().enumerate() {
+                let extra = if j == 0 { "" } else { "    " };
+                lines.push(format!("{indent}{extra}{part}"));
+            }
+        }
     }
     lines
 }
@@ -696,7 +735,8 @@ fn native_method(w: &mut String, d: &Declarations, m: &Method<'_>) {
         let setter = match a.kind.as_str() {
             "string" | "id" => "text",
             "integer" => "integer",
-            "boolean" => "flag",
+            // A switch is a bool for the caller: core sends it as "on"/"off".
+            "boolean" | "switch" => "flag",
             _ => "json",
         };
         match a.sink {
@@ -763,10 +803,15 @@ fn native_method(w: &mut String, d: &Declarations, m: &Method<'_>) {
         writeln!(w, "        }}").unwrap();
     }
     let operation = format!("Operation::{}", op.type_name());
-    let call = if is_record(d, &op.result) {
+    let call = if is_record(d, op.result_record()) {
         format!(
-            "self.call_record(py, _submit, {operation}, params, {:?})",
-            op.result
+            "self.{}(py, _submit, {operation}, params, {:?})",
+            if op.result_is_list() {
+                "call_records"
+            } else {
+                "call_record"
+            },
+            op.result_record()
         )
     } else if m.result(d).starts_with("List[") && op.result == "serde_json::Value" {
         format!("self.call_declared(py, _submit, {operation}, params, crate::declared::json_list)")
