@@ -321,6 +321,7 @@ impl Emulator {
             SocketAddr::V6(a) => format!("{scheme}://[{}]:{}", a.ip(), a.port()),
         };
         let shared = Arc::new(Shared::new(config));
+        shared.state().chat_url = format!("{base_url}/chat");
         let (acceptor, ca_pem, ca_file) = match prepared {
             Some(p) => (Some(p.acceptor), p.ca_pem, p.ca_file),
             None => (None, None, None),
@@ -464,6 +465,91 @@ impl Emulator {
             .state()
             .add_bot(&bot)
             .unwrap_or_else(|e| panic!("add_bot: {e}"))
+    }
+
+    /// Adds a conversation of `room_id` between two members (each an existing
+    /// user as `{"userId"}` or `{"uniqueUserIdentifier"}`, or any object with a
+    /// `username`) holding `messages` (as [`Emulator::add_conversation`]);
+    /// returns its id (same as `POST /_emulator/conversations` with `memberOne`
+    /// and `memberTwo`).
+    ///
+    /// # Panics
+    /// When the room does not exist or a member or message is malformed: a test bug.
+    pub fn add_conversation_between(
+        &self,
+        room_id: &str,
+        member_one: Value,
+        member_two: Value,
+        messages: Vec<Value>,
+    ) -> String {
+        let spec = serde_json::json!({"roomId": room_id, "memberOne": member_one,
+            "memberTwo": member_two, "messages": messages});
+        let out = self
+            .shared
+            .state()
+            .add_conversation(&spec)
+            .unwrap_or_else(|e| panic!("add_conversation_between: {e}"));
+        out["conversationId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// Adds messages to a room or channel (same as `POST /_emulator/messages`:
+    /// `{"roomId", "channelId"?, "count": N, …}` or `{"roomId", "channelId"?,
+    /// "messages": [...]}`); returns `{"added", "total", "ids"?}`.
+    ///
+    /// # Panics
+    /// When the spec is malformed or names no room or channel: a test bug.
+    pub fn add_messages(&self, spec: Value) -> Value {
+        self.shared
+            .state()
+            .add_messages(&spec)
+            .unwrap_or_else(|e| panic!("add_messages: {e}"))
+    }
+
+    /// Adds `count` messages (`message <n>`, from a throw-away user
+    /// `seed-author`) to room `room_id`, or to its channel `channel_id`;
+    /// returns how many it holds now.
+    ///
+    /// # Panics
+    /// When the room or channel does not exist: a test bug.
+    pub fn seed_messages(&self, room_id: &str, channel_id: Option<&str>, count: usize) -> usize {
+        let out = self.add_messages(
+            serde_json::json!({"roomId": room_id, "channelId": channel_id, "count": count}),
+        );
+        out["total"].as_u64().unwrap_or_default() as usize
+    }
+
+    /// Adds a channel to `room_id` (`channel`: create channel's body) and
+    /// returns it, `_id` included (same as `POST /_emulator/channels`).
+    ///
+    /// # Panics
+    /// When the room does not exist or the channel is malformed: a test bug.
+    pub fn add_channel(&self, room_id: &str, channel: Value) -> Value {
+        let mut spec = channel;
+        if let Some(fields) = spec.as_object_mut() {
+            fields.insert("roomId".into(), Value::from(room_id));
+        }
+        self.shared
+            .state()
+            .add_channel(&spec)
+            .unwrap_or_else(|e| panic!("add_channel: {e}"))
+    }
+
+    /// Makes the user with `unique_user_identifier` a member of `room_id` with
+    /// `role` (`admin`, `moderator`, `guest` or `user`); returns the member
+    /// record (same as `POST /_emulator/members`).
+    ///
+    /// # Panics
+    /// When the room or user does not exist or the role is not one of those: a test bug.
+    pub fn add_member(&self, room_id: &str, unique_user_identifier: &str, role: &str) -> Value {
+        let spec = serde_json::json!({"roomId": room_id,
+            "uniqueUserIdentifier": unique_user_identifier, "roleName": role});
+        self.shared
+            .state()
+            .add_member(&spec)
+            .unwrap_or_else(|e| panic!("add_member: {e}"))
     }
 
     /// How many times every user of `room_id` was signed out (eject all users).

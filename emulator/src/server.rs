@@ -382,47 +382,19 @@ fn route(
         );
     }
 
-    enum Endpoint<'a> {
-        ListUsers,
-        Deactivate,
-        Messages(&'a str, &'a str),
-        CreateUser,
-        ChatRooms,
-        Validate,
-        Reactivate,
-        ValidateAccessToken,
-        InvalidateAccessToken,
-        EjectAllUsers(&'a str),
-        UpdateBot(&'a str),
-    }
-    let (endpoint, allowed) = match segs.as_slice() {
-        // Without the `/consumer` prefix, as the reference page prints it.
-        ["api", "v1", "chatRoom", room, "eject-all"] => (Endpoint::EjectAllUsers(room), "POST"),
-        ["consumer", "api", "v2", "bot", bot] => (Endpoint::UpdateBot(bot), "PUT"),
-        ["consumer", "api", "v2", "users"] => (Endpoint::ListUsers, "GET"),
-        ["consumer", "api", "v2", "user", "deactivate"] => (Endpoint::Deactivate, "DELETE"),
-        ["consumer", "api", "v2", "room" | "chatroom", room, "conversation", conv, "messages"] => {
-            (Endpoint::Messages(room, conv), "GET")
-        }
-        ["consumer", "api", "v1", "user"] => (Endpoint::CreateUser, "POST"),
-        ["consumer", "api", "v1", "chatrooms"] => (Endpoint::ChatRooms, "GET"),
-        ["consumer", "api", "v1", "validate"] => (Endpoint::Validate, "GET"),
-        ["consumer", "api", "v2", "user", "reactivate"] => (Endpoint::Reactivate, "POST"),
-        ["consumer", "api", "v1", "user", "accessToken", "validate"] => {
-            (Endpoint::ValidateAccessToken, "POST")
-        }
-        ["consumer", "api", "v1", "user", "accesstoken", "invalidate"] => {
-            (Endpoint::InvalidateAccessToken, "POST")
-        }
-        _ => return json_response((404, json!({"error": true, "message": "not found"}))),
+    // Every documented path in its documented casing only; `{}` is one path parameter.
+    let Some((op, params)) = (match resolve(method.as_str(), &segs) {
+        Resolved::Found(op, params) => Some((op, params)),
+        Resolved::WrongMethod(allow) => return method_not_allowed(&allow),
+        Resolved::NotFound => None,
+    }) else {
+        return json_response((404, json!({"error": true, "message": "not found"})));
     };
-    if method.as_str() != allowed {
-        return method_not_allowed(allowed);
-    }
+    let param = |n: usize| params.get(n).copied().unwrap_or_default();
 
     let mut state = shared.state();
-    let auth = match endpoint {
-        Endpoint::Validate | Endpoint::ValidateAccessToken => {
+    let auth = match op {
+        Op::Validate | Op::ValidateAccessToken => {
             state.check_public_key(query.get("publicKey").map(String::as_str))
         }
         _ => state.check_auth(query.get("auth").map(String::as_str)),
@@ -462,39 +434,64 @@ fn route(
                 (400, json!({"error": true, "message": format!("request body is not valid JSON: {e}")}))
             })
         };
-        match endpoint {
+        // The operations that take a JSON body: parsed first, a bad one answered 400.
+        let with_body = |state: &mut State, run: &dyn Fn(&mut State, &Value) -> Answer| {
+            Err(match json_body() {
+                Ok(v) => run(state, &v),
+                Err(a) => a,
+            })
+        };
+        let state = &mut *state;
+        match op {
             // Already JSON text: sent as is, never parsed again.
-            Endpoint::ListUsers => state.list_users(&query),
-            Endpoint::Deactivate => Err(match json_body() {
-                Ok(v) => state.deactivate_user(&v),
-                Err(a) => a,
-            }),
-            Endpoint::Messages(room, conv) => Err(state.conversation_messages(room, conv)),
-            Endpoint::CreateUser => Err(match json_body() {
-                Ok(v) => state.create_user(&v),
-                Err(a) => a,
-            }),
-            Endpoint::ChatRooms => Err(state.list_chat_rooms()),
-            Endpoint::Validate => {
-                Err(state.validate_token(query.get("accessToken").map(String::as_str)))
+            Op::ListUsers => state.list_users(&query),
+            Op::Deactivate => with_body(state, &|s, v| s.deactivate_user(v)),
+            Op::ConversationMessages => Err(state.conversation_messages(param(0), param(1))),
+            Op::CreateUser => with_body(state, &|s, v| s.create_user(v)),
+            Op::ChatRooms => Err(state.list_chat_rooms()),
+            Op::Validate => Err(state.validate_token(query.get("accessToken").map(String::as_str))),
+            Op::Reactivate => with_body(state, &|s, v| s.reactivate_user(v)),
+            Op::ValidateAccessToken => with_body(state, &|s, v| s.validate_access_token(v)),
+            Op::InvalidateAccessToken => with_body(state, &|s, v| s.invalidate_access_token(v)),
+            Op::EjectAllUsers => Err(state.eject_all_users(param(0))),
+            Op::UpdateBot => with_body(state, &|s, v| s.update_bot(param(0), v)),
+            Op::CreateChatRoom => with_body(state, &|s, v| s.create_chat_room(v)),
+            Op::GetChatRoom => Err(state.get_chat_room(param(0))),
+            Op::UpdateChatRoom => with_body(state, &|s, v| s.update_chat_room(param(0), v)),
+            Op::DeleteChatRoom => Err(state.delete_chat_room(param(0))),
+            Op::TurnChatOn => Err(state.turn_chat(param(0), true)),
+            Op::TurnChatOff => Err(state.turn_chat(param(0), false)),
+            Op::SetChatOffMessage => with_body(state, &|s, v| s.set_chat_off_message(param(0), v)),
+            Op::RoomMessages => state.room_messages(param(0), None, &query),
+            Op::DeleteRoomMessages => Err(state.delete_room_messages(param(0), &query)),
+            Op::SendRoomMessage => with_body(state, &|s, v| s.send_message(param(0), None, v)),
+            Op::CreateChannel => with_body(state, &|s, v| s.create_channel(param(0), v)),
+            Op::UpdateChannel => with_body(state, &|s, v| s.update_channel(param(0), param(1), v)),
+            Op::SendChannelMessage => {
+                with_body(state, &|s, v| s.send_message(param(0), Some(param(1)), v))
             }
-            Endpoint::Reactivate => Err(match json_body() {
-                Ok(v) => state.reactivate_user(&v),
-                Err(a) => a,
-            }),
-            Endpoint::ValidateAccessToken => Err(match json_body() {
-                Ok(v) => state.validate_access_token(&v),
-                Err(a) => a,
-            }),
-            Endpoint::InvalidateAccessToken => Err(match json_body() {
-                Ok(v) => state.invalidate_access_token(&v),
-                Err(a) => a,
-            }),
-            Endpoint::EjectAllUsers(room) => Err(state.eject_all_users(room)),
-            Endpoint::UpdateBot(bot) => Err(match json_body() {
-                Ok(v) => state.update_bot(bot, &v),
-                Err(a) => a,
-            }),
+            Op::ChannelMessages => state.room_messages(param(0), Some(param(1)), &query),
+            Op::DeleteChannelMessage => {
+                Err(state.delete_channel_message(param(0), param(1), param(2)))
+            }
+            Op::ListConversations => Err(state.list_conversations(param(0))),
+            Op::UpdateUser => with_body(state, &|s, v| s.update_user(v)),
+            Op::CreateUserV2 => with_body(state, &|s, v| s.create_user_v2(v)),
+            Op::GetUser => Err(state.get_user(param(0))),
+            Op::UserRooms => Err(state.user_rooms(param(0))),
+            Op::RemoveUser => with_body(state, &|s, v| s.remove_user(v)),
+            Op::ListMembers => Err(state.list_members(param(0), &query)),
+            Op::SetMember => with_body(state, &|s, v| s.set_member(param(0), v)),
+            Op::RemoveMember => with_body(state, &|s, v| s.remove_member(param(0), v)),
+            Op::CreateBot => with_body(state, &|s, v| s.create_bot(v)),
+            Op::ListBots => Err(state.list_bots()),
+            Op::EnableBot => Err(state.set_bot_enabled(param(0), true)),
+            Op::DisableBot => Err(state.set_bot_enabled(param(0), false)),
+            Op::EnableBotInRoom => Err(state.set_bot_in_room(param(0), param(1), true)),
+            Op::DisableBotInRoom => Err(state.set_bot_in_room(param(0), param(1), false)),
+            Op::SendBotMessage => {
+                with_body(state, &|s, v| s.send_bot_message(param(0), param(1), v))
+            }
         }
     };
     let mut response = match answer {
@@ -514,19 +511,257 @@ fn route(
 }
 
 /// 405, with the `Allow` header RFC 9110 requires (`allow`: the path's methods, `", "`-separated).
-fn method_not_allowed(allow: &'static str) -> Response<Body> {
+fn method_not_allowed(allow: &str) -> Response<Body> {
     let mut response =
         json_response((405, json!({"error": true, "message": "method not allowed"})));
+    if let Ok(value) = HeaderValue::from_str(allow) {
+        response.headers_mut().insert(ALLOW, value);
+    }
     response
-        .headers_mut()
-        .insert(ALLOW, HeaderValue::from_static(allow));
-    response
+}
+
+/// The service's operations (the `{}` of their paths are handed over in order).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Op {
+    ListUsers,
+    Deactivate,
+    ConversationMessages,
+    CreateUser,
+    ChatRooms,
+    Validate,
+    Reactivate,
+    ValidateAccessToken,
+    InvalidateAccessToken,
+    EjectAllUsers,
+    UpdateBot,
+    CreateChatRoom,
+    GetChatRoom,
+    UpdateChatRoom,
+    DeleteChatRoom,
+    TurnChatOn,
+    TurnChatOff,
+    SetChatOffMessage,
+    RoomMessages,
+    DeleteRoomMessages,
+    SendRoomMessage,
+    CreateChannel,
+    UpdateChannel,
+    SendChannelMessage,
+    ChannelMessages,
+    DeleteChannelMessage,
+    ListConversations,
+    UpdateUser,
+    CreateUserV2,
+    GetUser,
+    UserRooms,
+    RemoveUser,
+    ListMembers,
+    SetMember,
+    RemoveMember,
+    CreateBot,
+    ListBots,
+    EnableBot,
+    DisableBot,
+    EnableBotInRoom,
+    DisableBotInRoom,
+    SendBotMessage,
+}
+
+/// Every path the emulator serves, exactly as the service's pages print it
+/// (`docs/`: `chatroom` and `chatRoom` differ on purpose). `{}` is a parameter.
+const ROUTES: &[(&str, &str, Op)] = &[
+    ("GET", "/consumer/api/v2/users", Op::ListUsers),
+    ("DELETE", "/consumer/api/v2/user/deactivate", Op::Deactivate),
+    ("POST", "/consumer/api/v2/user/reactivate", Op::Reactivate),
+    (
+        "GET",
+        "/consumer/api/v2/room/{}/conversation/{}/messages",
+        Op::ConversationMessages,
+    ),
+    (
+        "GET",
+        "/consumer/api/v2/chatroom/{}/conversation/{}/messages",
+        Op::ConversationMessages,
+    ),
+    ("POST", "/consumer/api/v1/user", Op::CreateUser),
+    ("PUT", "/consumer/api/v1/user", Op::UpdateUser),
+    ("GET", "/consumer/api/v1/chatrooms", Op::ChatRooms),
+    ("GET", "/consumer/api/v1/validate", Op::Validate),
+    (
+        "POST",
+        "/consumer/api/v1/user/accessToken/validate",
+        Op::ValidateAccessToken,
+    ),
+    (
+        "POST",
+        "/consumer/api/v1/user/accesstoken/invalidate",
+        Op::InvalidateAccessToken,
+    ),
+    // Without the `/consumer` prefix, as the reference page prints it.
+    ("POST", "/api/v1/chatRoom/{}/eject-all", Op::EjectAllUsers),
+    ("POST", "/consumer/api/v1/chatroom", Op::CreateChatRoom),
+    ("GET", "/consumer/api/v1/chatroom/{}", Op::GetChatRoom),
+    ("PUT", "/consumer/api/v1/chatroom/{}", Op::UpdateChatRoom),
+    ("DELETE", "/consumer/api/v1/chatroom/{}", Op::DeleteChatRoom),
+    ("POST", "/consumer/api/v1/chatRoom/{}/on", Op::TurnChatOn),
+    ("POST", "/consumer/api/v1/chatRoom/{}/off", Op::TurnChatOff),
+    (
+        "POST",
+        "/consumer/api/v1/chatroom/{}/chatoffmessage",
+        Op::SetChatOffMessage,
+    ),
+    (
+        "GET",
+        "/consumer/api/v1/chatRoom/{}/messages",
+        Op::RoomMessages,
+    ),
+    (
+        "DELETE",
+        "/consumer/api/v1/chatroom/{}/messages",
+        Op::DeleteRoomMessages,
+    ),
+    (
+        "POST",
+        "/consumer/api/v1/chatroom/{}/message",
+        Op::SendRoomMessage,
+    ),
+    (
+        "POST",
+        "/consumer/api/v1/chatroom/{}/channel",
+        Op::CreateChannel,
+    ),
+    (
+        "PUT",
+        "/consumer/api/v1/chatroom/{}/channel/{}",
+        Op::UpdateChannel,
+    ),
+    (
+        "POST",
+        "/consumer/api/v1/chatroom/{}/channel/{}/message",
+        Op::SendChannelMessage,
+    ),
+    (
+        "GET",
+        "/consumer/api/v1/chatRoom/{}/channel/{}/messages",
+        Op::ChannelMessages,
+    ),
+    (
+        "DELETE",
+        "/consumer/api/v2/chatroom/{}/channel/{}/message/{}",
+        Op::DeleteChannelMessage,
+    ),
+    (
+        "GET",
+        "/consumer/api/v2/room/{}/conversations",
+        Op::ListConversations,
+    ),
+    (
+        "GET",
+        "/consumer/api/v2/chatroom/{}/conversations",
+        Op::ListConversations,
+    ),
+    ("POST", "/consumer/api/v2/user", Op::CreateUserV2),
+    ("DELETE", "/consumer/api/v2/user", Op::RemoveUser),
+    ("GET", "/consumer/api/v2/user/{}", Op::GetUser),
+    ("GET", "/consumer/api/v2/user/{}/rooms", Op::UserRooms),
+    ("GET", "/consumer/api/v2/room/{}/members", Op::ListMembers),
+    ("POST", "/consumer/api/v2/room/{}/member", Op::SetMember),
+    (
+        "DELETE",
+        "/consumer/api/v2/room/{}/member",
+        Op::RemoveMember,
+    ),
+    ("POST", "/consumer/api/v2/bot", Op::CreateBot),
+    ("GET", "/consumer/api/v2/bots", Op::ListBots),
+    ("PUT", "/consumer/api/v2/bot/{}", Op::UpdateBot),
+    ("POST", "/consumer/api/v2/bot/{}/enable", Op::EnableBot),
+    ("POST", "/consumer/api/v2/bot/{}/disable", Op::DisableBot),
+    (
+        "POST",
+        "/consumer/api/v2/bot/{}/chatroom/{}/enable",
+        Op::EnableBotInRoom,
+    ),
+    (
+        "POST",
+        "/consumer/api/v2/bot/{}/chatroom/{}/disable",
+        Op::DisableBotInRoom,
+    ),
+    (
+        "POST",
+        "/consumer/api/v2/bot/{}/chatroom/{}/message",
+        Op::SendBotMessage,
+    ),
+];
+
+enum Resolved<'a> {
+    Found(Op, Vec<&'a str>),
+    /// The path is served, for other methods (the `Allow` list).
+    WrongMethod(String),
+    NotFound,
+}
+
+/// The path parameters of `segs` under `pattern`, if it matches (`exact`:
+/// the literal segments in the same case; otherwise in any case).
+fn match_pattern<'a>(pattern: &str, segs: &[&'a str], exact: bool) -> Option<Vec<&'a str>> {
+    let parts: Vec<&str> = pattern.trim_start_matches('/').split('/').collect();
+    if parts.len() != segs.len() {
+        return None;
+    }
+    let mut params = Vec::new();
+    for (part, seg) in parts.iter().zip(segs) {
+        if *part == "{}" {
+            params.push(*seg);
+        } else if !(if exact {
+            part == seg
+        } else {
+            part.eq_ignore_ascii_case(seg)
+        }) {
+            return None;
+        }
+    }
+    Some(params)
+}
+
+/// The operation a request names. Among the patterns a path matches, those
+/// with the fewest parameters win (`/user/deactivate` is not get user
+/// `/user/{}`). A known path asked with another method is a 405, unless that
+/// method has the path in another casing: then it is not found, as any
+/// wrongly cased path is.
+fn resolve<'a>(method: &str, segs: &[&'a str]) -> Resolved<'a> {
+    let matching: Vec<(&str, Op, Vec<&'a str>)> = ROUTES
+        .iter()
+        .filter_map(|(m, pattern, op)| match_pattern(pattern, segs, true).map(|p| (*m, *op, p)))
+        .collect();
+    let Some(fewest) = matching.iter().map(|(_, _, p)| p.len()).min() else {
+        return Resolved::NotFound;
+    };
+    let best: Vec<_> = matching
+        .into_iter()
+        .filter(|(_, _, p)| p.len() == fewest)
+        .collect();
+    let mut allow = Vec::new();
+    for (m, op, params) in best {
+        if m == method {
+            return Resolved::Found(op, params);
+        }
+        allow.push(m);
+    }
+    let other_casing = ROUTES.iter().any(|(m, pattern, _)| {
+        *m == method
+            && match_pattern(pattern, segs, false).is_some()
+            && match_pattern(pattern, segs, true).is_none()
+    });
+    if other_casing {
+        return Resolved::NotFound;
+    }
+    Resolved::WrongMethod(allow.join(", "))
 }
 
 /// The methods of each admin endpoint, as the `Allow` header lists them.
 fn admin_allow(path: &str) -> Option<&'static str> {
     Some(match path {
-        "/reset" | "/users/seed" | "/rooms" | "/conversations" | "/bots" => "POST",
+        "/reset" | "/users/seed" | "/rooms" | "/conversations" | "/bots" | "/messages"
+        | "/channels" | "/members" => "POST",
         "/users" => "GET",
         "/config" => "GET, PUT",
         "/gate" | "/faults" => "POST, DELETE",
@@ -612,6 +847,18 @@ fn admin(shared: &Shared, method: &Method, path: &str, body: &[u8]) -> Answer {
         },
         ("POST", "/bots") => match state.add_bot(&spec) {
             Ok(bot) => (200, bot),
+            Err(e) => bad(e),
+        },
+        ("POST", "/messages") => match state.add_messages(&spec) {
+            Ok(out) => (200, out),
+            Err(e) => bad(e),
+        },
+        ("POST", "/channels") => match state.add_channel(&spec) {
+            Ok(out) => (200, out),
+            Err(e) => bad(e),
+        },
+        ("POST", "/members") => match state.add_member(&spec) {
+            Ok(out) => (200, out),
             Err(e) => bad(e),
         },
         ("POST", "/conversations") => match state.add_conversation(&spec) {

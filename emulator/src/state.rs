@@ -11,6 +11,9 @@ use crate::journal::Journal;
 use crate::jwt::{self, TokenClaims};
 use crate::{Fault, RateLimit};
 
+mod service;
+pub(crate) use service::RoomData;
+
 /// The largest `limit` the users listing accepts (section 4.1).
 pub const MAX_LIMIT: u64 = 200;
 /// The `limit` the users listing applies when none is given.
@@ -44,6 +47,9 @@ struct StoredUser {
     created: SystemTime,
     /// When it was created, deactivated or reactivated last (validate access token's `updated`).
     updated: SystemTime,
+    /// Removed for good (remove user): out of every index, kept only so that
+    /// the indices of the others stay put.
+    removed: bool,
 }
 
 impl UserRecord {
@@ -167,7 +173,15 @@ pub(crate) struct State {
     /// a page of the listing is a slice of it, whatever `skip` is.
     active_indices: Vec<usize>,
     rooms: Vec<Value>,
+    /// Each room's messages, channels and members, by room id.
+    room_data: HashMap<String, RoomData>,
     conversations: HashMap<(String, String), Vec<Value>>,
+    /// (room id, conversation id, memberOne, memberTwo), in creation order.
+    conversation_members: Vec<(String, String, Value, Value)>,
+    /// (bot id, room id) pairs where the bot was enabled.
+    bot_rooms: HashSet<(String, String)>,
+    /// `{chat_url}` of the room addresses create and update chat room answer.
+    pub chat_url: String,
     /// Bots, in creation order.
     bots: Vec<Value>,
     /// How many times each room's users were all signed out (eject-all).
@@ -220,7 +234,11 @@ impl State {
             by_unique_identifier: HashMap::new(),
             active_indices: Vec::new(),
             rooms: Vec::new(),
+            room_data: HashMap::new(),
             conversations: HashMap::new(),
+            conversation_members: Vec::new(),
+            bot_rooms: HashSet::new(),
+            chat_url: "http://127.0.0.1/chat".into(),
             bots: Vec::new(),
             ejections: HashMap::new(),
             faults: Vec::new(),
@@ -243,6 +261,7 @@ impl State {
         );
         *self = State {
             jwt_secret: self.jwt_secret,
+            chat_url: std::mem::take(&mut self.chat_url),
             ..fresh
         };
     }
@@ -505,6 +524,7 @@ impl State {
             active: true,
             created: at,
             updated: at,
+            removed: false,
         });
     }
 
@@ -780,15 +800,7 @@ impl State {
         let Some(fields) = spec.as_object() else {
             return Err("a room should be a JSON object".into());
         };
-        let mut room = json!({
-            "roomId": "",
-            "name": "",
-            "roomPassword": null,
-            "passwordProtected": false,
-            "enableChannels": false,
-            "enableOneToOneChat": false,
-            "preModeratedChatRoom": false,
-        });
+        let mut room = service::room_defaults("");
         for (k, v) in fields {
             room[k] = v.clone();
         }
@@ -806,7 +818,7 @@ impl State {
         if !room["name"].is_string() {
             return Err("name should be a string".into());
         }
-        self.rooms.push(room.clone());
+        self.insert_room(room.clone());
         Ok(room)
     }
 
@@ -852,6 +864,15 @@ impl State {
                 "created": created,
                 "user": author,
             }));
+        }
+        let known = self
+            .conversation_members
+            .iter()
+            .any(|(r, c, _, _)| r == room_id && *c == conversation_id);
+        if !known {
+            let (one, two) = self.conversation_pair(spec, &records)?;
+            self.conversation_members
+                .push((room_id.to_owned(), conversation_id.clone(), one, two));
         }
         self.conversations
             .entry((room_id.to_owned(), conversation_id.clone()))
@@ -974,6 +995,7 @@ impl State {
     pub fn all_users(&self) -> Vec<Value> {
         self.users
             .iter()
+            .filter(|user| !user.removed)
             .map(|user| {
                 let mut record: Value =
                     serde_json::from_str(&user.listing_json).unwrap_or_else(|_| json!({}));

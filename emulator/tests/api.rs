@@ -375,7 +375,7 @@ fn every_405_names_the_allowed_methods() {
         ("POST", USERS, "GET"),
         ("TRACE", DEACTIVATE, "DELETE"),
         ("GET", DEACTIVATE, "DELETE"),
-        ("TRACE", CREATE, "POST"),
+        ("TRACE", CREATE, "POST, PUT"),
         ("TRACE", "/consumer/api/v1/chatrooms", "GET"),
         ("TRACE", "/consumer/api/v1/validate", "GET"),
         (
