@@ -139,8 +139,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     println!("\n6. Chat rooms (GET /consumer/api/v1/chatrooms)");
-    let rooms = client.list_chat_rooms()?;
-    println!("   {rooms}");
+    for room in client.list_chat_rooms()? {
+        println!(
+            "   {} {:?}",
+            room.room_id.as_deref().unwrap_or("?"),
+            room.name.as_deref().unwrap_or("")
+        );
+    }
 
     if let (Some(room), Some(conversation)) = (&room_id, &conversation_id) {
         println!(

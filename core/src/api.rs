@@ -1,5 +1,7 @@
 //! The operations as typed `Client` methods (generated from
-//! `api/operations.toml`), and the users listing's iterators.
+//! `api/operations.toml`), the listings' iterators, generic (`pages`) and
+//! the users listing's own (`pagination`).
 
 pub(crate) mod methods;
+pub(crate) mod pages;
 pub(crate) mod pagination;

@@ -92,6 +92,7 @@ pub use wire::models::{
     Reactivated, Role, TokenUser, User, UserPage, MAX_PAGE_SIZE,
 };
 // The generated operations' parameters and records (api/operations.toml).
+pub use api::pages::{Page, PageItems, Pages, DEFAULT_ITER_PAGE_SIZE};
 pub use api::pagination::{UserPages, Users};
 pub use budget::ratelimit::{BudgetBackend, RateLimitConfig, RateLimitState, WhenLimited};
 #[cfg(feature = "redis")]
@@ -117,6 +118,9 @@ const _: () = {
     assert_send_sync::<Error>();
     assert_send_sync::<Users>();
     assert_send_sync::<UserPages>();
+    assert_send_sync::<Pages<MessagePage>>();
+    assert_send_sync::<PageItems<MessagePage>>();
+    assert_send_sync::<PageItems<MemberPage>>();
     assert_send_sync::<User>();
     assert_send_sync::<CreatedUser>();
     assert_send_sync::<TokenUser>();

@@ -231,17 +231,19 @@ fn hostile_ids_cannot_change_the_request() {
 }
 
 #[test]
-fn chat_rooms_come_back_as_sent() {
+fn chat_rooms_come_back_typed_with_unknown_fields_kept() {
     let emu = emulator("rooms");
     let client = client(&emu);
-    assert_eq!(client.list_chat_rooms().unwrap(), json!([]));
+    assert!(client.list_chat_rooms().unwrap().is_empty());
     emu.create_room(
         json!({"roomId": "r1", "name": "General", "enableChannels": true, "custom": [1, 2]}),
     );
     let rooms = client.list_chat_rooms().unwrap();
-    assert_eq!(rooms[0]["roomId"], "r1");
-    assert_eq!(rooms[0]["enableChannels"], true);
-    assert_eq!(rooms[0]["custom"], json!([1, 2]));
+    assert_eq!(rooms.len(), 1);
+    assert_eq!(rooms[0].room_id.as_deref(), Some("r1"));
+    assert_eq!(rooms[0].name.as_deref(), Some("General"));
+    assert_eq!(rooms[0].enable_channels, Some(true));
+    assert_eq!(rooms[0].extra["custom"], json!([1, 2]));
 }
 
 #[test]

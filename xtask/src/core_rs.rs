@@ -523,13 +523,23 @@ fn method_args<'a>(
     let positional = positional(op);
     let mut args: Vec<String> = positional
         .iter()
-        .map(|p| format!("{}: &str", snake(&p.name)))
+        .map(|p| format!("{}: {}", snake(&p.name), argument_type(p)))
         .collect();
     let ty = has_params_type(op).then(|| op.type_name());
     if let Some(ty) = &ty {
         args.push(format!("params: &{ty}"));
     }
     (args, positional, ty)
+}
+
+/// The type of a parameter the method takes as its own argument.
+fn argument_type(p: &Param) -> &'static str {
+    match p.kind.as_str() {
+        "integer" => "u64",
+        "boolean" | "switch" => "bool",
+        "json" => "&Value",
+        _ => "&str",
+    }
 }
 
 /// The parameters a method takes one by one (`Operation::argument_params`).
@@ -602,9 +612,191 @@ pub fn generate_methods(d: &Declarations) -> Result<String, String> {
         }
         first = false;
         emit_method(w, op, &rust_shape(op)?);
+        if is_paged(op) {
+            line(w, "");
+            emit_paging_methods(w, op)?;
+        }
     }
     line(w, "}");
+    let mut page_records = BTreeSet::new();
+    for op in d.operations.iter().filter(|op| is_paged(op)) {
+        if page_records.insert(op.result_record()) {
+            line(w, "");
+            emit_page_impl(w, op, d)?;
+        }
+    }
     Ok(out)
+}
+
+/// Whether the operation gets the generic iterators (`Client::iter_<name>`,
+/// `Client::<name>_pages`): a newer listing that pages; the older `list_users`
+/// keeps its own (`users()`, `user_pages()`).
+fn is_paged(op: &Operation) -> bool {
+    op.pages != "none" && !op.is_older()
+}
+
+/// `Client::<name>_pages` and `Client::iter_<name>`: the generic iterators
+/// (`crate::api::pages`) over the operation's typed method.
+fn emit_paging_methods(w: &mut String, op: &Operation) -> Result<(), String> {
+    let at = |what: &str| format!("api/operations.toml, operation {:?}: {what}", op.name);
+    let limit = op
+        .params
+        .iter()
+        .find(|p| p.name == "limit" && p.location == "query" && p.kind == "integer")
+        .ok_or_else(|| at("a listing that pages needs an integer query param `limit`"))?;
+    if !op
+        .params
+        .iter()
+        .any(|p| p.name == "skip" && p.location == "query" && p.kind == "integer")
+    {
+        return Err(at(
+            "a listing that pages needs an integer query param `skip`",
+        ));
+    }
+    let page_size = limit
+        .max
+        .map_or("crate::DEFAULT_ITER_PAGE_SIZE".to_owned(), |max| {
+            format!("{}", max.min(200))
+        });
+    let (args, positional, params_type) = method_args(op, &RustShape::default());
+    let params_type = params_type.ok_or_else(|| at("a listing has a params type"))?;
+    let record = op.result_record();
+    let mut all = vec!["&self".to_owned()];
+    all.extend(args);
+    let owned: Vec<String> = positional.iter().map(|p| snake(&p.name)).collect();
+    let size_doc = match limit.max {
+        Some(max) => format!("1 to {max}, default {}", max.min(200)),
+        None => "default 200".to_owned(),
+    };
+    let doc = format!(
+        "Every page of [`Client::{name}`] in turn, lazily: `params.limit` records a page ({size_doc}), from `params.skip` (default 0). An error is an `Err` item and the next step fetches the same page again; see [`Pages`](crate::Pages).",
+        name = op.name
+    );
+    for text in wrap(&doc, 88) {
+        line(w, &format!("    /// {text}"));
+    }
+    line(
+        w,
+        &format!(
+            "    pub fn {}_pages({}) -> crate::Pages<{record}> {{",
+            op.name,
+            all.join(", ")
+        ),
+    );
+    for name in &owned {
+        line(w, &format!("        let {name} = {name}.to_owned();"));
+    }
+    line(w, "        let params = params.clone();");
+    line(w, "        crate::Pages::new(");
+    line(w, "            self.clone(),");
+    line(
+        w,
+        &format!("            params.limit.unwrap_or({page_size}),"),
+    );
+    line(w, "            params.skip.unwrap_or(0),");
+    line(w, "            move |client, limit, skip| {");
+    line(
+        w,
+        &format!("                let page = {params_type} {{ limit: Some(limit), skip: Some(skip), ..params.clone() }};"),
+    );
+    let mut call: Vec<String> = owned.iter().map(|n| format!("&{n}")).collect();
+    call.push("&page".to_owned());
+    line(
+        w,
+        &format!("                client.{}({})", op.name, call.join(", ")),
+    );
+    line(w, "            },");
+    line(w, "        )");
+    line(w, "    }");
+    line(w, "");
+    let doc = format!(
+        "Every record of [`Client::{name}`], fetched lazily page by page as [`Client::{name}_pages`] fetches them. An error is an `Err` item and the next step fetches the same page again; [`PageItems::next_skip`](crate::PageItems::next_skip) is where to resume after a stop. See [`PageItems`](crate::PageItems).",
+        name = op.name
+    );
+    for text in wrap(&doc, 88) {
+        line(w, &format!("    /// {text}"));
+    }
+    line(
+        w,
+        &format!(
+            "    pub fn iter_{}({}) -> crate::PageItems<{record}> {{",
+            op.name,
+            all.join(", ")
+        ),
+    );
+    let call: Vec<String> = owned
+        .iter()
+        .cloned()
+        .chain(std::iter::once("params".to_owned()))
+        .collect();
+    line(
+        w,
+        &format!(
+            "        crate::PageItems::new(self.{}_pages({}))",
+            op.name,
+            call.join(", ")
+        ),
+    );
+    line(w, "    }");
+    Ok(())
+}
+
+/// The page record's `Page` impl: its records are its one list field, its
+/// total the field `pages` names.
+fn emit_page_impl(w: &mut String, op: &Operation, d: &Declarations) -> Result<(), String> {
+    let name = op.result_record();
+    let at = |what: &str| {
+        format!(
+            "api/operations.toml, record {name:?} (a page of {:?}): {what}",
+            op.name
+        )
+    };
+    let record = d
+        .records
+        .iter()
+        .find(|r| r.name == name)
+        .ok_or_else(|| at("no such record"))?;
+    let lists: Vec<&Field> = record
+        .fields
+        .iter()
+        .filter(|f| f.is_list() && f.record().is_some())
+        .collect();
+    let [items] = lists.as_slice() else {
+        return Err(at("a page record has exactly one list of records"));
+    };
+    let total_name = match op.pages.as_str() {
+        "total" => "total",
+        _ => "totalRecords",
+    };
+    let total = record
+        .fields
+        .iter()
+        .find(|f| f.name == total_name && f.kind == "integer")
+        .ok_or_else(|| at(&format!("no integer field `{total_name}`")))?;
+    let item = items.record().unwrap_or_default();
+    let (field, total) = (items.snake(), total.snake());
+    line(w, &format!("impl crate::Page for {name} {{"));
+    line(w, &format!("    type Item = {item};"));
+    line(w, "");
+    line(w, &format!("    fn items(&self) -> &[{item}] {{"));
+    line(
+        w,
+        &format!("        self.{field}.as_deref().unwrap_or_default()"),
+    );
+    line(w, "    }");
+    line(w, "");
+    line(w, &format!("    fn into_items(self) -> Vec<{item}> {{"));
+    line(w, &format!("        self.{field}.unwrap_or_default()"));
+    line(w, "    }");
+    line(w, "");
+    line(w, "    fn total(&self) -> Option<u64> {");
+    line(
+        w,
+        &format!("        self.{total}.and_then(|n| u64::try_from(n).ok())"),
+    );
+    line(w, "    }");
+    line(w, "}");
+    Ok(())
 }
 
 /// The Rust type of a parameter's value, and what its setter takes.
@@ -751,17 +943,16 @@ fn emit_params(w: &mut String, op: &Operation) {
                 ),
             );
         } else {
+            // A JSON value goes in as it is (`.into()` would convert it to itself).
             let value = match param_type(p).0 {
-                "u64" | "bool" => "(*value)",
-                _ => "value.clone()",
+                "u64" | "bool" => "(*value).into()",
+                "Value" => "value.clone()",
+                _ => "value.clone().into()",
             };
             line(w, &format!("        if let Some(value) = &self.{name} {{"));
             line(
                 w,
-                &format!(
-                    "            params.insert({:?}.into(), {value}.into());",
-                    p.name
-                ),
+                &format!("            params.insert({:?}.into(), {value});", p.name),
             );
             line(w, "        }");
         }
@@ -780,13 +971,11 @@ fn method_doc(w: &mut String, op: &Operation, shape: &RustShape) {
         doc,
         format!("`{} {}`. {}", op.method, op.path, retry_doc(op)),
     ];
-    if !op
-        .params
-        .iter()
-        .all(|p| p.bounds().is_empty() && p.choices.is_empty())
-        || !op.exactly_one.is_empty()
-    {
-        paragraphs.push("A value outside the declared limits is [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.".to_owned());
+    if op.pages != "none" && !op.is_older() {
+        paragraphs.push(format!(
+            "Every page in turn: [`Client::{0}_pages`]; every item: [`Client::iter_{0}`].",
+            op.name
+        ));
     }
     for (i, paragraph) in paragraphs.iter().enumerate() {
         if i > 0 {
@@ -810,6 +999,57 @@ fn method_doc(w: &mut String, op: &Operation, shape: &RustShape) {
         line(w, "    /// # Ok::<(), roomchat::Error>(())");
         line(w, "    /// ```");
     }
+    errors_doc(w, op);
+}
+
+/// The method doc's `# Errors` section: a value outside the declared limits,
+/// then the errors the declaration names, each by its `ErrorKind`.
+fn errors_doc(w: &mut String, op: &Operation) {
+    let mut items = Vec::new();
+    if !op
+        .params
+        .iter()
+        .all(|p| p.bounds().is_empty() && p.choices.is_empty())
+        || !op.exactly_one.is_empty()
+    {
+        items.push(format!(
+            "{}: a value outside the declared limits{}; nothing is sent.",
+            error_kind_link("validation"),
+            if op.exactly_one.is_empty() {
+                ""
+            } else {
+                ", or not exactly one of a group"
+            }
+        ));
+    }
+    for error in &op.errors {
+        items.push(format!("{}: {}.", error_kind_link(&error.kind), error.when));
+    }
+    if items.is_empty() {
+        return;
+    }
+    line(w, "    ///");
+    line(w, "    /// # Errors");
+    line(w, "    ///");
+    line(
+        w,
+        "    /// Besides those of every call (the key, the network, the rate limit, a 5xx):",
+    );
+    line(w, "    ///");
+    for item in items {
+        let mut first = true;
+        for text in wrap(&item, 86) {
+            let bullet = if first { "-" } else { " " };
+            line(w, &format!("    /// {bullet} {text}"));
+            first = false;
+        }
+    }
+}
+
+/// `not_found` → a link to `ErrorKind::NotFound`.
+fn error_kind_link(kind: &str) -> String {
+    let variant = crate::declaration::pascal(kind);
+    format!("[`ErrorKind::{variant}`](crate::ErrorKind::{variant})")
 }
 
 fn retry_doc(op: &Operation) -> &'static str {
@@ -836,13 +1076,13 @@ fn emit_json_params(
     }
     line(w, "        let mut map = Map::new();");
     for p in positional {
+        let value = match p.kind.as_str() {
+            "json" => format!("{}.clone()", snake(&p.name)),
+            _ => format!("{}.into()", snake(&p.name)),
+        };
         line(
             w,
-            &format!(
-                "        map.insert({:?}.into(), {}.into());",
-                p.name,
-                snake(&p.name)
-            ),
+            &format!("        map.insert({:?}.into(), {value});", p.name),
         );
     }
     if params_type.is_some() {

@@ -18,9 +18,6 @@ impl Client {
     /// `GET /consumer/api/v2/users`. Repeatable: sent again after a 5xx, a timeout or a lost
     /// answer, as a GET is.
     ///
-    /// A value outside the declared limits is
-    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
-    ///
     /// ```
     /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
     /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).chat_url(emu.chat_url()).public_key(emu.public_key()).build()?;
@@ -30,6 +27,13 @@ impl Client {
     /// assert_eq!((page.total, page.skip, page.data.len()), (120, 100, 20));
     /// # Ok::<(), roomchat::Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::Validation`](crate::ErrorKind::Validation): a value outside the declared
+    ///   limits; nothing is sent.
     pub fn list_users(&self, params: &ListUsers) -> Result<UserPage> {
         let json = params.declared_params();
         self.call_declared(Operation::ListUsers, &json)
@@ -39,9 +43,6 @@ impl Client {
     ///
     /// `DELETE /consumer/api/v2/user/deactivate`. Repeatable: sent again after a 5xx, a timeout
     /// or a lost answer, as a GET is.
-    ///
-    /// A value outside the declared limits is
-    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
     ///
     /// ```
     /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
@@ -53,6 +54,15 @@ impl Client {
     /// assert_eq!(again.unwrap_err().kind(), ErrorKind::UserNotFound);
     /// # Ok::<(), roomchat::Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::Validation`](crate::ErrorKind::Validation): a value outside the declared
+    ///   limits, or not exactly one of a group; nothing is sent.
+    /// - [`ErrorKind::UserNotFound`](crate::ErrorKind::UserNotFound): no active user has this
+    ///   id.
     pub fn deactivate_user(&self, params: &DeactivateUser) -> Result<Deactivated> {
         let json = params.declared_params();
         self.call_declared(Operation::DeactivateUser, &json)
@@ -62,9 +72,6 @@ impl Client {
     ///
     /// `GET /consumer/api/v2/{pathForm}/{roomId}/conversation/{conversationId}/messages`.
     /// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.
-    ///
-    /// A value outside the declared limits is
-    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
     ///
     /// ```
     /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
@@ -77,6 +84,13 @@ impl Client {
     /// assert_eq!(messages[0].text.as_deref(), Some("hi"));
     /// # Ok::<(), roomchat::Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::Validation`](crate::ErrorKind::Validation): a value outside the declared
+    ///   limits; nothing is sent.
     pub fn conversation_messages(&self, params: &ConversationMessages) -> Result<Vec<Message>> {
         let json = params.declared_params();
         self.call_declared(Operation::ConversationMessages, &json)
@@ -116,9 +130,6 @@ impl Client {
     /// lost answer (a repeat could do it twice), unless the client allows it
     /// ([`ClientBuilder::retry_non_idempotent`](crate::ClientBuilder::retry_non_idempotent)).
     ///
-    /// A value outside the declared limits is
-    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
-    ///
     /// ```
     /// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
     /// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).chat_url(emu.chat_url()).public_key(emu.public_key()).build()?;
@@ -130,6 +141,15 @@ impl Client {
     /// assert_eq!(again.unwrap_err().kind(), ErrorKind::UserNotFound);
     /// # Ok::<(), roomchat::Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::Validation`](crate::ErrorKind::Validation): a value outside the declared
+    ///   limits, or not exactly one of a group; nothing is sent.
+    /// - [`ErrorKind::UserNotFound`](crate::ErrorKind::UserNotFound): no deactivated user has
+    ///   this id (an active user too).
     pub fn reactivate_user(&self, params: &ReactivateUser) -> Result<Reactivated> {
         let json = params.declared_params();
         self.call_declared(Operation::ReactivateUser, &json)
@@ -154,6 +174,14 @@ impl Client {
     /// assert_eq!((forged.kind(), forged.message()), (ErrorKind::InvalidRequest, "invalid accessToken"));
     /// # Ok::<(), roomchat::Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::InvalidRequest`](crate::ErrorKind::InvalidRequest): the token is not
+    ///   valid (forged, invalidated, or of a deactivated user): the message is `invalid
+    ///   accessToken`.
     pub fn validate_access_token(&self, access_token: &str) -> Result<TokenUser> {
         let mut map = Map::new();
         map.insert("accessToken".into(), access_token.into());
@@ -177,6 +205,13 @@ impl Client {
     /// assert_eq!(after.kind(), ErrorKind::InvalidRequest);
     /// # Ok::<(), roomchat::Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::InvalidRequest`](crate::ErrorKind::InvalidRequest): the token is not
+    ///   valid, or was invalidated already.
     pub fn invalidate_access_token(&self, access_token: &str) -> Result<Invalidated> {
         let mut map = Map::new();
         map.insert("accessToken".into(), access_token.into());
@@ -189,6 +224,12 @@ impl Client {
     ///
     /// `POST /api/v1/chatRoom/{roomId}/eject-all`. Repeatable: sent again after a 5xx, a
     /// timeout or a lost answer, as a GET is.
+    ///
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::NotFound`](crate::ErrorKind::NotFound): no room has this id.
     pub fn eject_all_users(&self, room_id: &str) -> Result<Acknowledged> {
         let mut map = Map::new();
         map.insert("roomId".into(), room_id.into());
@@ -202,8 +243,16 @@ impl Client {
     /// `PUT /consumer/api/v2/bot/{botId}`. Repeatable: sent again after a 5xx, a timeout or a
     /// lost answer, as a GET is.
     ///
-    /// A value outside the declared limits is
-    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::Validation`](crate::ErrorKind::Validation): a value outside the declared
+    ///   limits; nothing is sent.
+    /// - [`ErrorKind::NotFound`](crate::ErrorKind::NotFound): no bot of the account has this
+    ///   id.
+    /// - [`ErrorKind::InvalidRequest`](crate::ErrorKind::InvalidRequest): trigger `message`
+    ///   with visibility `private`, a name another bot has, or another invalid field.
     pub fn update_bot(&self, bot_id: &str, params: &UpdateBot) -> Result<BotAnswer> {
         let mut map = Map::new();
         map.insert("botId".into(), bot_id.into());
@@ -219,8 +268,15 @@ impl Client {
     /// answer (a repeat could do it twice), unless the client allows it
     /// ([`ClientBuilder::retry_non_idempotent`](crate::ClientBuilder::retry_non_idempotent)).
     ///
-    /// A value outside the declared limits is
-    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::Validation`](crate::ErrorKind::Validation): a value outside the declared
+    ///   limits; nothing is sent.
+    /// - [`ErrorKind::InvalidRequest`](crate::ErrorKind::InvalidRequest): a password-protected
+    ///   room without `roomPassword`, or another invalid field (the service's validation
+    ///   object, whose messages the error carries).
     pub fn create_chat_room(&self, params: &CreateChatRoom) -> Result<RoomAnswer> {
         let mut map = Map::new();
         params.write_params(&mut map);
@@ -232,6 +288,13 @@ impl Client {
     ///
     /// `GET /consumer/api/v1/chatroom/{roomId}`. Repeatable: sent again after a 5xx, a timeout
     /// or a lost answer, as a GET is.
+    ///
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::NotFound`](crate::ErrorKind::NotFound): no room has this id (the service
+    ///   answers 404 with `{}`).
     pub fn get_chat_room(&self, room_id: &str) -> Result<Room> {
         let mut map = Map::new();
         map.insert("roomId".into(), room_id.into());
@@ -244,8 +307,15 @@ impl Client {
     /// `PUT /consumer/api/v1/chatroom/{roomId}`. Repeatable: sent again after a 5xx, a timeout
     /// or a lost answer, as a GET is.
     ///
-    /// A value outside the declared limits is
-    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::Validation`](crate::ErrorKind::Validation): a value outside the declared
+    ///   limits; nothing is sent.
+    /// - [`ErrorKind::NotFound`](crate::ErrorKind::NotFound): no room has this id.
+    /// - [`ErrorKind::InvalidRequest`](crate::ErrorKind::InvalidRequest): an invalid field (the
+    ///   service's validation object).
     pub fn update_chat_room(&self, room_id: &str, params: &UpdateChatRoom) -> Result<RoomAnswer> {
         let mut map = Map::new();
         map.insert("roomId".into(), room_id.into());
@@ -259,6 +329,14 @@ impl Client {
     ///
     /// `DELETE /consumer/api/v1/chatroom/{roomId}`. Repeatable: sent again after a 5xx, a
     /// timeout or a lost answer, as a GET is.
+    ///
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::NotFound`](crate::ErrorKind::NotFound): no room has this id (`invalid
+    ///   chatroom id`): also what a repeat meets when the first delete's answer was lost and
+    ///   the client sent it again.
     pub fn delete_chat_room(&self, room_id: &str) -> Result<RoomAnswer> {
         let mut map = Map::new();
         map.insert("roomId".into(), room_id.into());
@@ -271,6 +349,12 @@ impl Client {
     ///
     /// `POST /consumer/api/v1/chatRoom/{roomId}/on`. Repeatable: sent again after a 5xx, a
     /// timeout or a lost answer, as a GET is.
+    ///
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::NotFound`](crate::ErrorKind::NotFound): no room has this id.
     pub fn turn_chat_on(&self, room_id: &str) -> Result<Acknowledged> {
         let mut map = Map::new();
         map.insert("roomId".into(), room_id.into());
@@ -283,6 +367,12 @@ impl Client {
     ///
     /// `POST /consumer/api/v1/chatRoom/{roomId}/off`. Repeatable: sent again after a 5xx, a
     /// timeout or a lost answer, as a GET is.
+    ///
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::NotFound`](crate::ErrorKind::NotFound): no room has this id.
     pub fn turn_chat_off(&self, room_id: &str) -> Result<Acknowledged> {
         let mut map = Map::new();
         map.insert("roomId".into(), room_id.into());
@@ -294,6 +384,12 @@ impl Client {
     ///
     /// `POST /consumer/api/v1/chatroom/{roomId}/chatoffmessage`. Repeatable: sent again after a
     /// 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::NotFound`](crate::ErrorKind::NotFound): no room has this id.
     pub fn set_chat_off_message(&self, room_id: &str, message: &str) -> Result<Acknowledged> {
         let mut map = Map::new();
         map.insert("roomId".into(), room_id.into());
@@ -308,8 +404,16 @@ impl Client {
     /// `GET /consumer/api/v1/chatRoom/{roomId}/messages`. Repeatable: sent again after a 5xx, a
     /// timeout or a lost answer, as a GET is.
     ///
-    /// A value outside the declared limits is
-    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    /// Every page in turn: [`Client::room_messages_pages`]; every item:
+    /// [`Client::iter_room_messages`].
+    ///
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::Validation`](crate::ErrorKind::Validation): a value outside the declared
+    ///   limits; nothing is sent.
+    /// - [`ErrorKind::NotFound`](crate::ErrorKind::NotFound): no room has this id.
     pub fn room_messages(&self, room_id: &str, params: &RoomMessages) -> Result<MessagePage> {
         let mut map = Map::new();
         map.insert("roomId".into(), room_id.into());
@@ -318,11 +422,55 @@ impl Client {
         self.call_declared(Operation::RoomMessages, &json)
     }
 
+    /// Every page of [`Client::room_messages`] in turn, lazily: `params.limit` records a page
+    /// (default 200), from `params.skip` (default 0). An error is an `Err` item and the next
+    /// step fetches the same page again; see [`Pages`](crate::Pages).
+    pub fn room_messages_pages(
+        &self,
+        room_id: &str,
+        params: &RoomMessages,
+    ) -> crate::Pages<MessagePage> {
+        let room_id = room_id.to_owned();
+        let params = params.clone();
+        crate::Pages::new(
+            self.clone(),
+            params.limit.unwrap_or(crate::DEFAULT_ITER_PAGE_SIZE),
+            params.skip.unwrap_or(0),
+            move |client, limit, skip| {
+                let page = RoomMessages {
+                    limit: Some(limit),
+                    skip: Some(skip),
+                    ..params.clone()
+                };
+                client.room_messages(&room_id, &page)
+            },
+        )
+    }
+
+    /// Every record of [`Client::room_messages`], fetched lazily page by page as
+    /// [`Client::room_messages_pages`] fetches them. An error is an `Err` item and the next
+    /// step fetches the same page again; [`PageItems::next_skip`](crate::PageItems::next_skip)
+    /// is where to resume after a stop. See [`PageItems`](crate::PageItems).
+    pub fn iter_room_messages(
+        &self,
+        room_id: &str,
+        params: &RoomMessages,
+    ) -> crate::PageItems<MessagePage> {
+        crate::PageItems::new(self.room_messages_pages(room_id, params))
+    }
+
     /// Deletes a room's messages: all of them, channel and private ones and files included,
     /// unless told to keep those.
     ///
     /// `DELETE /consumer/api/v1/chatroom/{roomId}/messages`. Repeatable: sent again after a
     /// 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::NotFound`](crate::ErrorKind::NotFound): no room has this id (`invalid
+    ///   chatroom id`).
     pub fn delete_room_messages(
         &self,
         room_id: &str,
@@ -342,8 +490,16 @@ impl Client {
     /// timeout or a lost answer (a repeat could do it twice), unless the client allows it
     /// ([`ClientBuilder::retry_non_idempotent`](crate::ClientBuilder::retry_non_idempotent)).
     ///
-    /// A value outside the declared limits is
-    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::Validation`](crate::ErrorKind::Validation): a value outside the declared
+    ///   limits, or not exactly one of a group; nothing is sent.
+    /// - [`ErrorKind::NotFound`](crate::ErrorKind::NotFound): no room has this id (`invalid
+    ///   chatroom id`).
+    /// - [`ErrorKind::InvalidRequest`](crate::ErrorKind::InvalidRequest): the room's chat is
+    ///   off (a user cannot post), or the access token signs nobody in.
     pub fn send_room_message(
         &self,
         room_id: &str,
@@ -364,8 +520,13 @@ impl Client {
     /// timeout or a lost answer (a repeat could do it twice), unless the client allows it
     /// ([`ClientBuilder::retry_non_idempotent`](crate::ClientBuilder::retry_non_idempotent)).
     ///
-    /// A value outside the declared limits is
-    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::Validation`](crate::ErrorKind::Validation): a value outside the declared
+    ///   limits; nothing is sent.
+    /// - [`ErrorKind::NotFound`](crate::ErrorKind::NotFound): no room has this id.
     pub fn create_channel(
         &self,
         room_id: &str,
@@ -385,8 +546,14 @@ impl Client {
     /// `PUT /consumer/api/v1/chatroom/{roomId}/channel/{channelId}`. Repeatable: sent again
     /// after a 5xx, a timeout or a lost answer, as a GET is.
     ///
-    /// A value outside the declared limits is
-    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::Validation`](crate::ErrorKind::Validation): a value outside the declared
+    ///   limits; nothing is sent.
+    /// - [`ErrorKind::NotFound`](crate::ErrorKind::NotFound): no channel has this id in the
+    ///   room (`channel not found`).
     pub fn update_channel(
         &self,
         room_id: &str,
@@ -408,8 +575,13 @@ impl Client {
     /// allows it
     /// ([`ClientBuilder::retry_non_idempotent`](crate::ClientBuilder::retry_non_idempotent)).
     ///
-    /// A value outside the declared limits is
-    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::Validation`](crate::ErrorKind::Validation): a value outside the declared
+    ///   limits, or not exactly one of a group; nothing is sent.
+    /// - [`ErrorKind::NotFound`](crate::ErrorKind::NotFound): no room or channel has this id.
     pub fn send_channel_message(
         &self,
         room_id: &str,
@@ -431,8 +603,16 @@ impl Client {
     /// `GET /consumer/api/v1/chatRoom/{roomId}/channel/{channelId}/messages`. Repeatable: sent
     /// again after a 5xx, a timeout or a lost answer, as a GET is.
     ///
-    /// A value outside the declared limits is
-    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    /// Every page in turn: [`Client::channel_messages_pages`]; every item:
+    /// [`Client::iter_channel_messages`].
+    ///
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::Validation`](crate::ErrorKind::Validation): a value outside the declared
+    ///   limits; nothing is sent.
+    /// - [`ErrorKind::NotFound`](crate::ErrorKind::NotFound): no room or channel has this id.
     pub fn channel_messages(
         &self,
         room_id: &str,
@@ -447,10 +627,57 @@ impl Client {
         self.call_declared(Operation::ChannelMessages, &json)
     }
 
+    /// Every page of [`Client::channel_messages`] in turn, lazily: `params.limit` records a
+    /// page (default 200), from `params.skip` (default 0). An error is an `Err` item and the
+    /// next step fetches the same page again; see [`Pages`](crate::Pages).
+    pub fn channel_messages_pages(
+        &self,
+        room_id: &str,
+        channel_id: &str,
+        params: &ChannelMessages,
+    ) -> crate::Pages<MessagePage> {
+        let room_id = room_id.to_owned();
+        let channel_id = channel_id.to_owned();
+        let params = params.clone();
+        crate::Pages::new(
+            self.clone(),
+            params.limit.unwrap_or(crate::DEFAULT_ITER_PAGE_SIZE),
+            params.skip.unwrap_or(0),
+            move |client, limit, skip| {
+                let page = ChannelMessages {
+                    limit: Some(limit),
+                    skip: Some(skip),
+                    ..params.clone()
+                };
+                client.channel_messages(&room_id, &channel_id, &page)
+            },
+        )
+    }
+
+    /// Every record of [`Client::channel_messages`], fetched lazily page by page as
+    /// [`Client::channel_messages_pages`] fetches them. An error is an `Err` item and the next
+    /// step fetches the same page again; [`PageItems::next_skip`](crate::PageItems::next_skip)
+    /// is where to resume after a stop. See [`PageItems`](crate::PageItems).
+    pub fn iter_channel_messages(
+        &self,
+        room_id: &str,
+        channel_id: &str,
+        params: &ChannelMessages,
+    ) -> crate::PageItems<MessagePage> {
+        crate::PageItems::new(self.channel_messages_pages(room_id, channel_id, params))
+    }
+
     /// Deletes one message of a channel.
     ///
     /// `DELETE /consumer/api/v2/chatroom/{roomId}/channel/{channelId}/message/{messageId}`.
     /// Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::NotFound`](crate::ErrorKind::NotFound): no such message in the channel:
+    ///   also what a repeat meets when the first delete's answer was lost.
     pub fn delete_channel_message(
         &self,
         room_id: &str,
@@ -470,8 +697,13 @@ impl Client {
     /// `GET /consumer/api/v2/{pathForm}/{roomId}/conversations`. Repeatable: sent again after a
     /// 5xx, a timeout or a lost answer, as a GET is.
     ///
-    /// A value outside the declared limits is
-    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::Validation`](crate::ErrorKind::Validation): a value outside the declared
+    ///   limits; nothing is sent.
+    /// - [`ErrorKind::NotFound`](crate::ErrorKind::NotFound): no room has this id.
     pub fn list_conversations(&self, room_id: &str) -> Result<Vec<Conversation>> {
         let mut map = Map::new();
         map.insert("roomId".into(), room_id.into());
@@ -485,8 +717,13 @@ impl Client {
     /// `PUT /consumer/api/v1/user`. Repeatable: sent again after a 5xx, a timeout or a lost
     /// answer, as a GET is.
     ///
-    /// A value outside the declared limits is
-    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::Validation`](crate::ErrorKind::Validation): a value outside the declared
+    ///   limits, or not exactly one of a group; nothing is sent.
+    /// - [`ErrorKind::UserNotFound`](crate::ErrorKind::UserNotFound): no user has this id.
     pub fn update_user(&self, params: &UpdateUser) -> Result<UpdatedUser> {
         let mut map = Map::new();
         params.write_params(&mut map);
@@ -500,6 +737,15 @@ impl Client {
     /// `POST /consumer/api/v2/user`. Never sent again after a 5xx, a timeout or a lost answer
     /// (a repeat could do it twice), unless the client allows it
     /// ([`ClientBuilder::retry_non_idempotent`](crate::ClientBuilder::retry_non_idempotent)).
+    ///
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::NotFound`](crate::ErrorKind::NotFound): `membershipDetails.roomId` names
+    ///   no room (`chatRoom not found`).
+    /// - [`ErrorKind::PlanUpgradeRequired`](crate::ErrorKind::PlanUpgradeRequired): the
+    ///   account's plan is below Business.
     pub fn create_user_v2(
         &self,
         unique_user_identifier: &str,
@@ -518,6 +764,13 @@ impl Client {
     ///
     /// `GET /consumer/api/v2/user/{uniqueUserIdentifier}`. Repeatable: sent again after a 5xx,
     /// a timeout or a lost answer, as a GET is.
+    ///
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::UserNotFound`](crate::ErrorKind::UserNotFound): no user has this
+    ///   identifier.
     pub fn get_user(&self, unique_user_identifier: &str) -> Result<UserProfile> {
         let mut map = Map::new();
         map.insert("uniqueUserIdentifier".into(), unique_user_identifier.into());
@@ -529,6 +782,13 @@ impl Client {
     ///
     /// `GET /consumer/api/v2/user/{uniqueUserIdentifier}/rooms`. Repeatable: sent again after a
     /// 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::UserNotFound`](crate::ErrorKind::UserNotFound): no user has this
+    ///   identifier.
     pub fn user_rooms(&self, unique_user_identifier: &str) -> Result<Vec<RoomName>> {
         let mut map = Map::new();
         map.insert("uniqueUserIdentifier".into(), unique_user_identifier.into());
@@ -542,8 +802,14 @@ impl Client {
     /// `DELETE /consumer/api/v2/user`. Repeatable: sent again after a 5xx, a timeout or a lost
     /// answer, as a GET is.
     ///
-    /// A value outside the declared limits is
-    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::Validation`](crate::ErrorKind::Validation): a value outside the declared
+    ///   limits, or not exactly one of a group; nothing is sent.
+    /// - [`ErrorKind::UserNotFound`](crate::ErrorKind::UserNotFound): no user has this id: also
+    ///   what a repeat meets when the first removal's answer was lost.
     pub fn remove_user(&self, params: &RemoveUser) -> Result<Acknowledged> {
         let mut map = Map::new();
         params.write_params(&mut map);
@@ -556,8 +822,16 @@ impl Client {
     /// `GET /consumer/api/v2/room/{roomId}/members`. Repeatable: sent again after a 5xx, a
     /// timeout or a lost answer, as a GET is.
     ///
-    /// A value outside the declared limits is
-    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    /// Every page in turn: [`Client::list_members_pages`]; every item:
+    /// [`Client::iter_list_members`].
+    ///
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::Validation`](crate::ErrorKind::Validation): a value outside the declared
+    ///   limits; nothing is sent.
+    /// - [`ErrorKind::NotFound`](crate::ErrorKind::NotFound): no room has this id.
     pub fn list_members(&self, room_id: &str, params: &ListMembers) -> Result<MemberPage> {
         let mut map = Map::new();
         map.insert("roomId".into(), room_id.into());
@@ -566,14 +840,59 @@ impl Client {
         self.call_declared(Operation::ListMembers, &json)
     }
 
+    /// Every page of [`Client::list_members`] in turn, lazily: `params.limit` records a page (1
+    /// to 200, default 200), from `params.skip` (default 0). An error is an `Err` item and the
+    /// next step fetches the same page again; see [`Pages`](crate::Pages).
+    pub fn list_members_pages(
+        &self,
+        room_id: &str,
+        params: &ListMembers,
+    ) -> crate::Pages<MemberPage> {
+        let room_id = room_id.to_owned();
+        let params = params.clone();
+        crate::Pages::new(
+            self.clone(),
+            params.limit.unwrap_or(200),
+            params.skip.unwrap_or(0),
+            move |client, limit, skip| {
+                let page = ListMembers {
+                    limit: Some(limit),
+                    skip: Some(skip),
+                    ..params.clone()
+                };
+                client.list_members(&room_id, &page)
+            },
+        )
+    }
+
+    /// Every record of [`Client::list_members`], fetched lazily page by page as
+    /// [`Client::list_members_pages`] fetches them. An error is an `Err` item and the next step
+    /// fetches the same page again; [`PageItems::next_skip`](crate::PageItems::next_skip) is
+    /// where to resume after a stop. See [`PageItems`](crate::PageItems).
+    pub fn iter_list_members(
+        &self,
+        room_id: &str,
+        params: &ListMembers,
+    ) -> crate::PageItems<MemberPage> {
+        crate::PageItems::new(self.list_members_pages(room_id, params))
+    }
+
     /// Makes a user a member of a room with a role, or changes their role: how a room's
     /// moderator is made.
     ///
     /// `POST /consumer/api/v2/room/{roomId}/member`. Repeatable: sent again after a 5xx, a
     /// timeout or a lost answer, as a GET is.
     ///
-    /// A value outside the declared limits is
-    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::Validation`](crate::ErrorKind::Validation): a value outside the declared
+    ///   limits; nothing is sent.
+    /// - [`ErrorKind::UserNotFound`](crate::ErrorKind::UserNotFound): no user has this
+    ///   identifier.
+    /// - [`ErrorKind::NotFound`](crate::ErrorKind::NotFound): no room has this id (`chatRoom
+    ///   not found`).
     pub fn set_member(
         &self,
         room_id: &str,
@@ -592,6 +911,13 @@ impl Client {
     ///
     /// `DELETE /consumer/api/v2/room/{roomId}/member`. Repeatable: sent again after a 5xx, a
     /// timeout or a lost answer, as a GET is.
+    ///
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::NotFound`](crate::ErrorKind::NotFound): the user is not a member of the
+    ///   room: also what a repeat meets when the first removal's answer was lost.
     pub fn remove_member(
         &self,
         room_id: &str,
@@ -611,8 +937,16 @@ impl Client {
     /// repeat could do it twice), unless the client allows it
     /// ([`ClientBuilder::retry_non_idempotent`](crate::ClientBuilder::retry_non_idempotent)).
     ///
-    /// A value outside the declared limits is
-    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::Validation`](crate::ErrorKind::Validation): a value outside the declared
+    ///   limits; nothing is sent.
+    /// - [`ErrorKind::InvalidRequest`](crate::ErrorKind::InvalidRequest): trigger `message`
+    ///   with visibility `private`, a name another bot has, or another invalid field.
+    /// - [`ErrorKind::PlanUpgradeRequired`](crate::ErrorKind::PlanUpgradeRequired): the
+    ///   account's plan is below Business.
     pub fn create_bot(
         &self,
         name: &str,
@@ -640,6 +974,13 @@ impl Client {
     ///
     /// `POST /consumer/api/v2/bot/{botId}/enable`. Repeatable: sent again after a 5xx, a
     /// timeout or a lost answer, as a GET is.
+    ///
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::NotFound`](crate::ErrorKind::NotFound): no bot of the account has this id
+    ///   (the service answers 401, read by its body).
     pub fn enable_bot(&self, bot_id: &str) -> Result<BotAnswer> {
         let mut map = Map::new();
         map.insert("botId".into(), bot_id.into());
@@ -651,6 +992,13 @@ impl Client {
     ///
     /// `POST /consumer/api/v2/bot/{botId}/disable`. Repeatable: sent again after a 5xx, a
     /// timeout or a lost answer, as a GET is.
+    ///
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::NotFound`](crate::ErrorKind::NotFound): no bot of the account has this id
+    ///   (the service answers 401, read by its body).
     pub fn disable_bot(&self, bot_id: &str) -> Result<BotAnswer> {
         let mut map = Map::new();
         map.insert("botId".into(), bot_id.into());
@@ -662,6 +1010,13 @@ impl Client {
     ///
     /// `POST /consumer/api/v2/bot/{botId}/chatroom/{roomId}/enable`. Repeatable: sent again
     /// after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::NotFound`](crate::ErrorKind::NotFound): no bot or no room has this id
+    ///   (the service answers 401, read by its body).
     pub fn enable_bot_in_room(&self, bot_id: &str, room_id: &str) -> Result<BotRoomAnswer> {
         let mut map = Map::new();
         map.insert("botId".into(), bot_id.into());
@@ -674,6 +1029,13 @@ impl Client {
     ///
     /// `POST /consumer/api/v2/bot/{botId}/chatroom/{roomId}/disable`. Repeatable: sent again
     /// after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::NotFound`](crate::ErrorKind::NotFound): no bot or no room has this id
+    ///   (the service answers 401, read by its body).
     pub fn disable_bot_in_room(&self, bot_id: &str, room_id: &str) -> Result<BotRoomAnswer> {
         let mut map = Map::new();
         map.insert("botId".into(), bot_id.into());
@@ -690,8 +1052,15 @@ impl Client {
     /// it
     /// ([`ClientBuilder::retry_non_idempotent`](crate::ClientBuilder::retry_non_idempotent)).
     ///
-    /// A value outside the declared limits is
-    /// [`ErrorKind::Validation`](crate::ErrorKind::Validation) and nothing is sent.
+    /// # Errors
+    ///
+    /// Besides those of every call (the key, the network, the rate limit, a 5xx):
+    ///
+    /// - [`ErrorKind::Validation`](crate::ErrorKind::Validation): a value outside the declared
+    ///   limits; nothing is sent.
+    /// - [`ErrorKind::NotFound`](crate::ErrorKind::NotFound): no bot or no room has this id.
+    /// - [`ErrorKind::InvalidRequest`](crate::ErrorKind::InvalidRequest): the bot is not
+    ///   enabled in the room, or an action button is invalid.
     pub fn send_bot_message(
         &self,
         bot_id: &str,
@@ -706,5 +1075,37 @@ impl Client {
         params.write_params(&mut map);
         let json = Value::Object(map);
         self.call_declared(Operation::SendBotMessage, &json)
+    }
+}
+
+impl crate::Page for MessagePage {
+    type Item = ChatMessage;
+
+    fn items(&self) -> &[ChatMessage] {
+        self.messages.as_deref().unwrap_or_default()
+    }
+
+    fn into_items(self) -> Vec<ChatMessage> {
+        self.messages.unwrap_or_default()
+    }
+
+    fn total(&self) -> Option<u64> {
+        self.total_records.and_then(|n| u64::try_from(n).ok())
+    }
+}
+
+impl crate::Page for MemberPage {
+    type Item = Member;
+
+    fn items(&self) -> &[Member] {
+        self.data.as_deref().unwrap_or_default()
+    }
+
+    fn into_items(self) -> Vec<Member> {
+        self.data.unwrap_or_default()
+    }
+
+    fn total(&self) -> Option<u64> {
+        self.total.and_then(|n| u64::try_from(n).ok())
     }
 }

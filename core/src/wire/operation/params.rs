@@ -297,7 +297,7 @@ impl CreateChatRoom {
             params.insert("metadata".into(), value.clone().into());
         }
         if let Some(value) = &self.customization {
-            params.insert("customization".into(), value.clone().into());
+            params.insert("customization".into(), value.clone());
         }
     }
 }
@@ -508,7 +508,7 @@ impl SendRoomMessage {
             params.insert("systemMessage".into(), (*value).into());
         }
         if let Some(value) = &self.user {
-            params.insert("user".into(), value.clone().into());
+            params.insert("user".into(), value.clone());
         }
     }
 }
@@ -669,7 +669,7 @@ impl SendChannelMessage {
             params.insert("systemMessage".into(), (*value).into());
         }
         if let Some(value) = &self.user {
-            params.insert("user".into(), value.clone().into());
+            params.insert("user".into(), value.clone());
         }
     }
 }
@@ -832,10 +832,10 @@ impl UpdateUser {
             params.insert("isModerator".into(), (*value).into());
         }
         if let Some(value) = &self.external_user_id {
-            params.insert("externalUserId".into(), value.clone().into());
+            params.insert("externalUserId".into(), value.clone());
         }
         if let Some(value) = &self.meta {
-            params.insert("meta".into(), value.clone().into());
+            params.insert("meta".into(), value.clone());
         }
     }
 }
@@ -912,13 +912,13 @@ impl CreateUserV2 {
             params.insert("email".into(), value.clone().into());
         }
         if let Some(value) = &self.meta {
-            params.insert("meta".into(), value.clone().into());
+            params.insert("meta".into(), value.clone());
         }
         if let Some(value) = &self.external_profile_pic_url {
             params.insert("externalProfilePicURL".into(), value.clone().into());
         }
         if let Some(value) = &self.membership_details {
-            params.insert("membershipDetails".into(), value.clone().into());
+            params.insert("membershipDetails".into(), value.clone());
         }
     }
 }
@@ -1151,7 +1151,7 @@ impl SendBotMessage {
             params.insert("messageId".into(), value.clone().into());
         }
         if let Some(value) = &self.action_buttons {
-            params.insert("actionButtons".into(), value.clone().into());
+            params.insert("actionButtons".into(), value.clone());
         }
     }
 }
