@@ -1549,4 +1549,194 @@ impl Client {
             "Acknowledged",
         )
     }
+
+    /// Every record (`ChatMessage`) of `room_messages`, fetched lazily page by page.
+    ///
+    /// `page_size`: the records a page holds, the `limit` of each request (at least 1; default
+    /// 200); `skip`: where to start (default 0): a stopped iterator's `next_skip` goes on where it
+    /// stopped; `only_attachments` (`onlyAttachments`), sent when given.
+    ///
+    /// An error never ends the iteration: the step raises it, and the next step fetches the same
+    /// page again (a loop that goes on after an error bounds its own retries). It ends after an
+    /// empty page or when `skip` reaches the listing's total. Memory stays one page: nothing is
+    /// de-duplicated. Each page is fetched with the GIL released.
+    #[pyo3(signature = (room_id, *, page_size=None, skip=None, only_attachments=None))]
+    #[pyo3(text_signature = "(self, room_id, *, page_size=200, skip=0, only_attachments=None)")]
+    fn iter_room_messages(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        page_size: Option<&Bound<'_, PyAny>>,
+        skip: Option<&Bound<'_, PyAny>>,
+        only_attachments: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<crate::pages::RecordIterator> {
+        let room_id = crate::convert::text("room_id", room_id)?;
+        let mut params = roomchat::RoomMessages::new()
+            .limit(crate::pages::page_size(page_size, None)?)
+            .skip(crate::pages::skip(skip)?);
+        if let Some(value) = only_attachments {
+            params = params.only_attachments(crate::convert::flag("only_attachments", value)?);
+        }
+        let source = self.core(py)?.iter_room_messages(&room_id, &params);
+        Ok(crate::pages::RecordIterator::new(source, "ChatMessage"))
+    }
+
+    /// Every page (`MessagePage`) of `room_messages`, fetched lazily page by page.
+    ///
+    /// `page_size`: the records a page holds, the `limit` of each request (at least 1; default
+    /// 200); `skip`: where to start (default 0): a stopped iterator's `next_skip` goes on where it
+    /// stopped; `only_attachments` (`onlyAttachments`), sent when given.
+    ///
+    /// An error never ends the iteration: the step raises it, and the next step fetches the same
+    /// page again (a loop that goes on after an error bounds its own retries). It ends after an
+    /// empty page or when `skip` reaches the listing's total. Memory stays one page: nothing is
+    /// de-duplicated. Each page is fetched with the GIL released.
+    #[pyo3(signature = (room_id, *, page_size=None, skip=None, only_attachments=None))]
+    #[pyo3(text_signature = "(self, room_id, *, page_size=200, skip=0, only_attachments=None)")]
+    fn room_messages_pages(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        page_size: Option<&Bound<'_, PyAny>>,
+        skip: Option<&Bound<'_, PyAny>>,
+        only_attachments: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<crate::pages::RecordPageIterator> {
+        let room_id = crate::convert::text("room_id", room_id)?;
+        let mut params = roomchat::RoomMessages::new()
+            .limit(crate::pages::page_size(page_size, None)?)
+            .skip(crate::pages::skip(skip)?);
+        if let Some(value) = only_attachments {
+            params = params.only_attachments(crate::convert::flag("only_attachments", value)?);
+        }
+        let source = self.core(py)?.room_messages_pages(&room_id, &params);
+        Ok(crate::pages::RecordPageIterator::new(source, "MessagePage"))
+    }
+
+    /// Every record (`ChatMessage`) of `channel_messages`, fetched lazily page by page.
+    ///
+    /// `page_size`: the records a page holds, the `limit` of each request (at least 1; default
+    /// 200); `skip`: where to start (default 0): a stopped iterator's `next_skip` goes on where it
+    /// stopped; `only_attachments` (`onlyAttachments`), sent when given.
+    ///
+    /// An error never ends the iteration: the step raises it, and the next step fetches the same
+    /// page again (a loop that goes on after an error bounds its own retries). It ends after an
+    /// empty page or when `skip` reaches the listing's total. Memory stays one page: nothing is
+    /// de-duplicated. Each page is fetched with the GIL released.
+    #[pyo3(signature = (room_id, channel_id, *, page_size=None, skip=None, only_attachments=None))]
+    #[pyo3(
+        text_signature = "(self, room_id, channel_id, *, page_size=200, skip=0, only_attachments=None)"
+    )]
+    fn iter_channel_messages(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        channel_id: &Bound<'_, PyAny>,
+        page_size: Option<&Bound<'_, PyAny>>,
+        skip: Option<&Bound<'_, PyAny>>,
+        only_attachments: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<crate::pages::RecordIterator> {
+        let room_id = crate::convert::text("room_id", room_id)?;
+        let channel_id = crate::convert::text("channel_id", channel_id)?;
+        let mut params = roomchat::ChannelMessages::new()
+            .limit(crate::pages::page_size(page_size, None)?)
+            .skip(crate::pages::skip(skip)?);
+        if let Some(value) = only_attachments {
+            params = params.only_attachments(crate::convert::flag("only_attachments", value)?);
+        }
+        let source = self
+            .core(py)?
+            .iter_channel_messages(&room_id, &channel_id, &params);
+        Ok(crate::pages::RecordIterator::new(source, "ChatMessage"))
+    }
+
+    /// Every page (`MessagePage`) of `channel_messages`, fetched lazily page by page.
+    ///
+    /// `page_size`: the records a page holds, the `limit` of each request (at least 1; default
+    /// 200); `skip`: where to start (default 0): a stopped iterator's `next_skip` goes on where it
+    /// stopped; `only_attachments` (`onlyAttachments`), sent when given.
+    ///
+    /// An error never ends the iteration: the step raises it, and the next step fetches the same
+    /// page again (a loop that goes on after an error bounds its own retries). It ends after an
+    /// empty page or when `skip` reaches the listing's total. Memory stays one page: nothing is
+    /// de-duplicated. Each page is fetched with the GIL released.
+    #[pyo3(signature = (room_id, channel_id, *, page_size=None, skip=None, only_attachments=None))]
+    #[pyo3(
+        text_signature = "(self, room_id, channel_id, *, page_size=200, skip=0, only_attachments=None)"
+    )]
+    fn channel_messages_pages(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        channel_id: &Bound<'_, PyAny>,
+        page_size: Option<&Bound<'_, PyAny>>,
+        skip: Option<&Bound<'_, PyAny>>,
+        only_attachments: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<crate::pages::RecordPageIterator> {
+        let room_id = crate::convert::text("room_id", room_id)?;
+        let channel_id = crate::convert::text("channel_id", channel_id)?;
+        let mut params = roomchat::ChannelMessages::new()
+            .limit(crate::pages::page_size(page_size, None)?)
+            .skip(crate::pages::skip(skip)?);
+        if let Some(value) = only_attachments {
+            params = params.only_attachments(crate::convert::flag("only_attachments", value)?);
+        }
+        let source = self
+            .core(py)?
+            .channel_messages_pages(&room_id, &channel_id, &params);
+        Ok(crate::pages::RecordPageIterator::new(source, "MessagePage"))
+    }
+
+    /// Every record (`Member`) of `list_members`, fetched lazily page by page.
+    ///
+    /// `page_size`: the records a page holds, the `limit` of each request (1 to 200; default 200);
+    /// `skip`: where to start (default 0): a stopped iterator's `next_skip` goes on where it
+    /// stopped.
+    ///
+    /// An error never ends the iteration: the step raises it, and the next step fetches the same
+    /// page again (a loop that goes on after an error bounds its own retries). It ends after an
+    /// empty page or when `skip` reaches the listing's total. Memory stays one page: nothing is
+    /// de-duplicated. Each page is fetched with the GIL released.
+    #[pyo3(signature = (room_id, *, page_size=None, skip=None))]
+    #[pyo3(text_signature = "(self, room_id, *, page_size=200, skip=0)")]
+    fn iter_list_members(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        page_size: Option<&Bound<'_, PyAny>>,
+        skip: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<crate::pages::RecordIterator> {
+        let room_id = crate::convert::text("room_id", room_id)?;
+        let params = roomchat::ListMembers::new()
+            .limit(crate::pages::page_size(page_size, Some(200))?)
+            .skip(crate::pages::skip(skip)?);
+        let source = self.core(py)?.iter_list_members(&room_id, &params);
+        Ok(crate::pages::RecordIterator::new(source, "Member"))
+    }
+
+    /// Every page (`MemberPage`) of `list_members`, fetched lazily page by page.
+    ///
+    /// `page_size`: the records a page holds, the `limit` of each request (1 to 200; default 200);
+    /// `skip`: where to start (default 0): a stopped iterator's `next_skip` goes on where it
+    /// stopped.
+    ///
+    /// An error never ends the iteration: the step raises it, and the next step fetches the same
+    /// page again (a loop that goes on after an error bounds its own retries). It ends after an
+    /// empty page or when `skip` reaches the listing's total. Memory stays one page: nothing is
+    /// de-duplicated. Each page is fetched with the GIL released.
+    #[pyo3(signature = (room_id, *, page_size=None, skip=None))]
+    #[pyo3(text_signature = "(self, room_id, *, page_size=200, skip=0)")]
+    fn list_members_pages(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        page_size: Option<&Bound<'_, PyAny>>,
+        skip: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<crate::pages::RecordPageIterator> {
+        let room_id = crate::convert::text("room_id", room_id)?;
+        let params = roomchat::ListMembers::new()
+            .limit(crate::pages::page_size(page_size, Some(200))?)
+            .skip(crate::pages::skip(skip)?);
+        let source = self.core(py)?.list_members_pages(&room_id, &params);
+        Ok(crate::pages::RecordPageIterator::new(source, "MemberPage"))
+    }
 }

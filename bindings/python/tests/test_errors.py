@@ -30,6 +30,7 @@ def cases(emu: Emulator) -> Dict[str, Callable[[], object]]:
             client.list_users(),
         ),
         "user_not_found": lambda: client.deactivate_user(user_id="000000000000000000000000"),
+        "not_found": lambda: client.get_chat_room("nope"),
         "plan_upgrade_required": lambda: (emu.gate("GET", "/consumer/api/v1/chatrooms"), client.list_chat_rooms()),
         "rate_limited": lambda: (
             # Retry-After 0: a 429 holds off every client of the key (process-wide) until it clears.
@@ -96,6 +97,7 @@ EXPECTED: List[Tuple[str, int, type]] = [
     ("cancelled", 15, roomchat.CancelledError),
     ("budget_unavailable", 16, roomchat.BudgetUnavailableError),
     ("tls", 17, roomchat.TlsError),
+    ("not_found", 18, roomchat.NotFoundError),
 ]
 
 

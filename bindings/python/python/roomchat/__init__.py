@@ -54,6 +54,8 @@ from ._native import (
     RateLimitState,
     RawResponse,
     Reactivated,
+    RecordIterator,
+    RecordPageIterator,
     TokenUser,
     User,
     UserIterator,
@@ -68,6 +70,7 @@ from ._native import (
 from ._records import *
 from ._records import __all__ as __all__
 from ._async import AsyncClient
+from ._paging import AsyncRecordIterator, AsyncRecordPageIterator
 from ._raw import AsyncClientWithRawResponse, ClientWithRawResponse
 from . import wire
 
@@ -101,6 +104,8 @@ __all__ += [
     "APIResponse",
     "AsyncClient",
     "AsyncClientWithRawResponse",
+    "AsyncRecordIterator",
+    "AsyncRecordPageIterator",
     "AuthenticationError",
     "CORE_VERSION",
     "CancelToken",
@@ -127,6 +132,8 @@ __all__ += [
     "RateLimitedError",
     "RawResponse",
     "Reactivated",
+    "RecordIterator",
+    "RecordPageIterator",
     "ResponseTooLargeError",
     "RoomchatError",
     "ServerError",

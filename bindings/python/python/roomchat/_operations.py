@@ -12,12 +12,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, List, Literal, Mapping, Optional, cast
 
 from ._native import CreatedUser, Deactivated, Invalidated, Message, Reactivated, TokenUser, UserPage
-from ._records import Acknowledged, BotAnswer, BotList, BotRoomAnswer, Channel, Conversation, Member, MemberPage, MessagePage, ProvisionedUser, Room, RoomAnswer, RoomName, UpdatedUser, UserProfile
+from ._paging import AsyncRecordIterator, AsyncRecordPageIterator
+from ._records import Acknowledged, BotAnswer, BotList, BotRoomAnswer, Channel, ChatMessage, Conversation, Member, MemberPage, MessagePage, ProvisionedUser, Room, RoomAnswer, RoomName, UpdatedUser, UserProfile
 
 if TYPE_CHECKING:
     from typing import Awaitable, Callable, type_check_only
 
-    from ._native import APIResponse, Client
+    from ._native import APIResponse, Client, RecordIterator, RecordPageIterator
 
     @type_check_only
     class ClientOperations:
@@ -365,6 +366,66 @@ if TYPE_CHECKING:
             action buttons.
             """
 
+        def iter_room_messages(
+            self,
+            room_id: str,
+            *,
+            page_size: int = 200,
+            skip: int = 0,
+            only_attachments: Optional[bool] = None,
+        ) -> RecordIterator[ChatMessage]:
+            """Every record (``ChatMessage``) of ``room_messages``, fetched lazily page by page."""
+
+        def room_messages_pages(
+            self,
+            room_id: str,
+            *,
+            page_size: int = 200,
+            skip: int = 0,
+            only_attachments: Optional[bool] = None,
+        ) -> RecordPageIterator[MessagePage]:
+            """Every page (``MessagePage``) of ``room_messages``, fetched lazily page by page."""
+
+        def iter_channel_messages(
+            self,
+            room_id: str,
+            channel_id: str,
+            *,
+            page_size: int = 200,
+            skip: int = 0,
+            only_attachments: Optional[bool] = None,
+        ) -> RecordIterator[ChatMessage]:
+            """Every record (``ChatMessage``) of ``channel_messages``, fetched lazily page by page."""
+
+        def channel_messages_pages(
+            self,
+            room_id: str,
+            channel_id: str,
+            *,
+            page_size: int = 200,
+            skip: int = 0,
+            only_attachments: Optional[bool] = None,
+        ) -> RecordPageIterator[MessagePage]:
+            """Every page (``MessagePage``) of ``channel_messages``, fetched lazily page by page."""
+
+        def iter_list_members(
+            self,
+            room_id: str,
+            *,
+            page_size: int = 200,
+            skip: int = 0,
+        ) -> RecordIterator[Member]:
+            """Every record (``Member``) of ``list_members``, fetched lazily page by page."""
+
+        def list_members_pages(
+            self,
+            room_id: str,
+            *,
+            page_size: int = 200,
+            skip: int = 0,
+        ) -> RecordPageIterator[MemberPage]:
+            """Every page (``MemberPage``) of ``list_members``, fetched lazily page by page."""
+
 
 __all__ = ["AsyncClientOperations", "AsyncRawClientOperations", "RawClientOperations"]
 
@@ -376,6 +437,182 @@ class AsyncClientOperations:
 
     if TYPE_CHECKING:
         _call: Callable[..., Awaitable[Any]]
+        _client: Client
+        _submit: Callable[..., Awaitable[Any]]
+
+    def iter_room_messages(
+        self,
+        room_id: str,
+        *,
+        page_size: int = 200,
+        skip: int = 0,
+        only_attachments: Optional[bool] = None,
+    ) -> AsyncRecordIterator[ChatMessage]:
+        """Every record (``ChatMessage``) of ``room_messages``, fetched lazily page by page.
+
+        ``page_size``: the records a page holds, the ``limit`` of each request (at least 1;
+        default 200); ``skip``: where to start (default 0): a stopped iterator's ``next_skip``
+        goes on where it stopped; ``only_attachments`` (``onlyAttachments``), sent when given.
+
+        An error never ends the iteration: the step raises it, and the next step fetches the
+        same page again (a loop that goes on after an error bounds its own retries). It ends
+        after an empty page or when ``skip`` reaches the listing's total. Memory stays one page:
+        nothing is de-duplicated. Each page is fetched with the GIL released.
+
+        Async: ``async for``; each page is fetched on the client's threads, and a cancelled step
+        (``asyncio.wait_for``) raises while the next fetches the same page again.
+        """
+        return AsyncRecordIterator(self, self._client.iter_room_messages(
+            room_id,
+            page_size=page_size,
+            skip=skip,
+            only_attachments=only_attachments,
+        ))
+
+    def room_messages_pages(
+        self,
+        room_id: str,
+        *,
+        page_size: int = 200,
+        skip: int = 0,
+        only_attachments: Optional[bool] = None,
+    ) -> AsyncRecordPageIterator[MessagePage]:
+        """Every page (``MessagePage``) of ``room_messages``, fetched lazily page by page.
+
+        ``page_size``: the records a page holds, the ``limit`` of each request (at least 1;
+        default 200); ``skip``: where to start (default 0): a stopped iterator's ``next_skip``
+        goes on where it stopped; ``only_attachments`` (``onlyAttachments``), sent when given.
+
+        An error never ends the iteration: the step raises it, and the next step fetches the
+        same page again (a loop that goes on after an error bounds its own retries). It ends
+        after an empty page or when ``skip`` reaches the listing's total. Memory stays one page:
+        nothing is de-duplicated. Each page is fetched with the GIL released.
+
+        Async: ``async for``; each page is fetched on the client's threads, and a cancelled step
+        (``asyncio.wait_for``) raises while the next fetches the same page again.
+        """
+        return AsyncRecordPageIterator(self, self._client.room_messages_pages(
+            room_id,
+            page_size=page_size,
+            skip=skip,
+            only_attachments=only_attachments,
+        ))
+
+    def iter_channel_messages(
+        self,
+        room_id: str,
+        channel_id: str,
+        *,
+        page_size: int = 200,
+        skip: int = 0,
+        only_attachments: Optional[bool] = None,
+    ) -> AsyncRecordIterator[ChatMessage]:
+        """Every record (``ChatMessage``) of ``channel_messages``, fetched lazily page by page.
+
+        ``page_size``: the records a page holds, the ``limit`` of each request (at least 1;
+        default 200); ``skip``: where to start (default 0): a stopped iterator's ``next_skip``
+        goes on where it stopped; ``only_attachments`` (``onlyAttachments``), sent when given.
+
+        An error never ends the iteration: the step raises it, and the next step fetches the
+        same page again (a loop that goes on after an error bounds its own retries). It ends
+        after an empty page or when ``skip`` reaches the listing's total. Memory stays one page:
+        nothing is de-duplicated. Each page is fetched with the GIL released.
+
+        Async: ``async for``; each page is fetched on the client's threads, and a cancelled step
+        (``asyncio.wait_for``) raises while the next fetches the same page again.
+        """
+        return AsyncRecordIterator(self, self._client.iter_channel_messages(
+            room_id,
+            channel_id,
+            page_size=page_size,
+            skip=skip,
+            only_attachments=only_attachments,
+        ))
+
+    def channel_messages_pages(
+        self,
+        room_id: str,
+        channel_id: str,
+        *,
+        page_size: int = 200,
+        skip: int = 0,
+        only_attachments: Optional[bool] = None,
+    ) -> AsyncRecordPageIterator[MessagePage]:
+        """Every page (``MessagePage``) of ``channel_messages``, fetched lazily page by page.
+
+        ``page_size``: the records a page holds, the ``limit`` of each request (at least 1;
+        default 200); ``skip``: where to start (default 0): a stopped iterator's ``next_skip``
+        goes on where it stopped; ``only_attachments`` (``onlyAttachments``), sent when given.
+
+        An error never ends the iteration: the step raises it, and the next step fetches the
+        same page again (a loop that goes on after an error bounds its own retries). It ends
+        after an empty page or when ``skip`` reaches the listing's total. Memory stays one page:
+        nothing is de-duplicated. Each page is fetched with the GIL released.
+
+        Async: ``async for``; each page is fetched on the client's threads, and a cancelled step
+        (``asyncio.wait_for``) raises while the next fetches the same page again.
+        """
+        return AsyncRecordPageIterator(self, self._client.channel_messages_pages(
+            room_id,
+            channel_id,
+            page_size=page_size,
+            skip=skip,
+            only_attachments=only_attachments,
+        ))
+
+    def iter_list_members(
+        self,
+        room_id: str,
+        *,
+        page_size: int = 200,
+        skip: int = 0,
+    ) -> AsyncRecordIterator[Member]:
+        """Every record (``Member``) of ``list_members``, fetched lazily page by page.
+
+        ``page_size``: the records a page holds, the ``limit`` of each request (1 to 200;
+        default 200); ``skip``: where to start (default 0): a stopped iterator's ``next_skip``
+        goes on where it stopped.
+
+        An error never ends the iteration: the step raises it, and the next step fetches the
+        same page again (a loop that goes on after an error bounds its own retries). It ends
+        after an empty page or when ``skip`` reaches the listing's total. Memory stays one page:
+        nothing is de-duplicated. Each page is fetched with the GIL released.
+
+        Async: ``async for``; each page is fetched on the client's threads, and a cancelled step
+        (``asyncio.wait_for``) raises while the next fetches the same page again.
+        """
+        return AsyncRecordIterator(self, self._client.iter_list_members(
+            room_id,
+            page_size=page_size,
+            skip=skip,
+        ))
+
+    def list_members_pages(
+        self,
+        room_id: str,
+        *,
+        page_size: int = 200,
+        skip: int = 0,
+    ) -> AsyncRecordPageIterator[MemberPage]:
+        """Every page (``MemberPage``) of ``list_members``, fetched lazily page by page.
+
+        ``page_size``: the records a page holds, the ``limit`` of each request (1 to 200;
+        default 200); ``skip``: where to start (default 0): a stopped iterator's ``next_skip``
+        goes on where it stopped.
+
+        An error never ends the iteration: the step raises it, and the next step fetches the
+        same page again (a loop that goes on after an error bounds its own retries). It ends
+        after an empty page or when ``skip`` reaches the listing's total. Memory stays one page:
+        nothing is de-duplicated. Each page is fetched with the GIL released.
+
+        Async: ``async for``; each page is fetched on the client's threads, and a cancelled step
+        (``asyncio.wait_for``) raises while the next fetches the same page again.
+        """
+        return AsyncRecordPageIterator(self, self._client.list_members_pages(
+            room_id,
+            page_size=page_size,
+            skip=skip,
+        ))
 
     async def list_users(self, limit: int = 50, skip: int = 0) -> UserPage:
         """One page of the account's users.

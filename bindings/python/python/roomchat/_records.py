@@ -304,7 +304,7 @@ class MessageAuthor(Record):
         ("isModerator", "is_moderator", "boolean"),
         ("parentCustomerAccount", "parent_customer_account", "string"),
     )
-    _shown = ("id", "is_moderator")
+    _shown = ("id", "username", "is_moderator")
 
     @property
     def id(self) -> Optional[str]:
@@ -347,7 +347,7 @@ class MessageFile(Record):
         ("imageHeight", "image_height", "number"),
         ("imageWidth", "image_width", "number"),
     )
-    _shown = ("id", "size", "image_height", "image_width")
+    _shown = ("id", "file_name", "size", "image_height", "image_width")
 
     @property
     def id(self) -> Optional[str]:
@@ -565,7 +565,7 @@ class Channel(Record):
         ("metadata", "metadata", "string"),
         ("roomId", "room_id", "string"),
     )
-    _shown = ("id", "enabled", "notify_all_users", "room_id")
+    _shown = ("id", "channel_name", "enabled", "notify_all_users", "room_id")
 
     @property
     def id(self) -> Optional[str]:
@@ -614,7 +614,7 @@ class ConversationMember(Record):
         ("profilePic", "profile_pic", "string"),
         ("uniqueUserIdentifier", "unique_user_identifier", "json"),
     )
-    _shown = ("id",)
+    _shown = ("id", "username", "first_name", "last_name")
 
     @property
     def id(self) -> Optional[str]:
@@ -702,7 +702,7 @@ class UpdatedUser(Record):
         ("externalUserId", "external_user_id", "json"),
         ("meta", "meta", "json"),
     )
-    _shown = ("user_id", "is_moderator")
+    _shown = ("user_id", "username", "is_moderator")
 
     @property
     def access_token(self) -> Optional[str]:
@@ -771,7 +771,7 @@ class UserProfile(Record):
         ("lastChatRoomId", "last_chat_room_id", "string"),
         ("provisioned", "provisioned", "boolean"),
     )
-    _shown = ("id", "last_chat_room_id", "provisioned")
+    _shown = ("id", "username", "first_name", "last_name", "last_chat_room_id", "provisioned")
 
     @property
     def id(self) -> Optional[str]:
@@ -884,7 +884,7 @@ class Member(Record):
         ("lastSeen", "last_seen", "string"),
         ("created", "created", "string"),
     )
-    _shown = ("chat_room", "user")
+    _shown = ("chat_room", "user", "role_name")
 
     @property
     def chat_room(self) -> Optional[RoomName]:
