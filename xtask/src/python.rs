@@ -17,8 +17,8 @@
 //!   every operation's JSON params (core's builders and decoders are native).
 //!
 //! The parameters' Python shapes follow from the declaration: a required
-//! parameter is positional, the others keyword-only (but a listing's `limit` and
-//! `skip`, positional as `list_users(50, 0)`), a declared default is the keyword's
+//! parameter is positional, the others keyword-only (but the older `list_users`'s
+//! `limit` and `skip`, positional as `list_users(50, 0)`), a declared default is the keyword's
 //! default (and sent); `[operation.python]` gives what an older operation
 //! published that cannot follow from it ([`Shape`]). Nothing per operation is
 //! written by hand: a new operation is its declaration.
@@ -258,7 +258,10 @@ fn method_of(op: &Operation) -> Result<Method<'_>, String> {
 
     // Python's order: the required params (the path's first, in its order) and a
     // listing's `limit`/`skip` are positional; the rest are keyword-only, as declared.
-    let paging = |p: &Param| op.pages != "none" && matches!(p.name.as_str(), "limit" | "skip");
+    // (`list_users(50, 0)` as published; a newer listing's are keywords, as everywhere.)
+    let paging = |p: &Param| {
+        op.pages != "none" && op.is_older() && matches!(p.name.as_str(), "limit" | "skip")
+    };
     let mut order: Vec<&Param> = op.argument_params();
     order.extend(op.params.iter().filter(|p| !p.required && paging(p)));
     let positional = order.len();

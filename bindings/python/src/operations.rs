@@ -639,7 +639,7 @@ impl Client {
     ///
     /// `GET /consumer/api/v1/chatRoom/{roomId}/messages`: returns a `MessagePage`.
     ///
-    /// Parameters, each sent only when given or defaulted (the wire name in parentheses where it
+    /// Keywords, each sent only when given or defaulted (the wire name in parentheses where it
     /// differs): `limit` (at least 1; default 50), `skip` (at least 0; default 0),
     /// `only_attachments` (`onlyAttachments`).
     ///
@@ -649,8 +649,8 @@ impl Client {
     ///
     /// Raises:
     ///     NotFoundError: when no room has this id.
-    #[pyo3(signature = (room_id, limit=None, skip=None, *, only_attachments=None, _submit=None))]
-    #[pyo3(text_signature = "(self, room_id, limit=50, skip=0, *, only_attachments=None)")]
+    #[pyo3(signature = (room_id, *, limit=None, skip=None, only_attachments=None, _submit=None))]
+    #[pyo3(text_signature = "(self, room_id, *, limit=50, skip=0, only_attachments=None)")]
     fn room_messages(
         &self,
         py: Python<'_>,
@@ -901,7 +901,7 @@ impl Client {
     /// `GET /consumer/api/v1/chatRoom/{roomId}/channel/{channelId}/messages`: returns a
     /// `MessagePage`.
     ///
-    /// Parameters, each sent only when given or defaulted (the wire name in parentheses where it
+    /// Keywords, each sent only when given or defaulted (the wire name in parentheses where it
     /// differs): `limit` (at least 1; default 50), `skip` (at least 0; default 0),
     /// `only_attachments` (`onlyAttachments`).
     ///
@@ -911,9 +911,9 @@ impl Client {
     ///
     /// Raises:
     ///     NotFoundError: when no room or channel has this id.
-    #[pyo3(signature = (room_id, channel_id, limit=None, skip=None, *, only_attachments=None, _submit=None))]
+    #[pyo3(signature = (room_id, channel_id, *, limit=None, skip=None, only_attachments=None, _submit=None))]
     #[pyo3(
-        text_signature = "(self, room_id, channel_id, limit=50, skip=0, *, only_attachments=None)"
+        text_signature = "(self, room_id, channel_id, *, limit=50, skip=0, only_attachments=None)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn channel_messages(
@@ -1223,7 +1223,7 @@ impl Client {
     ///
     /// `GET /consumer/api/v2/room/{roomId}/members`: returns a `MemberPage`.
     ///
-    /// Parameters, each sent only when given or defaulted (the wire name in parentheses where it
+    /// Keywords, each sent only when given or defaulted (the wire name in parentheses where it
     /// differs): `limit` (1 to 200; default 50), `skip` (at least 0; default 0).
     ///
     /// A value outside the declared limits raises `ValidationError` and nothing is sent.
@@ -1232,8 +1232,8 @@ impl Client {
     ///
     /// Raises:
     ///     NotFoundError: when no room has this id.
-    #[pyo3(signature = (room_id, limit=None, skip=None, *, _submit=None))]
-    #[pyo3(text_signature = "(self, room_id, limit=50, skip=0)")]
+    #[pyo3(signature = (room_id, *, limit=None, skip=None, _submit=None))]
+    #[pyo3(text_signature = "(self, room_id, *, limit=50, skip=0)")]
     fn list_members(
         &self,
         py: Python<'_>,

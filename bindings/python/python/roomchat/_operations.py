@@ -159,9 +159,9 @@ if TYPE_CHECKING:
         def room_messages(
             self,
             room_id: str,
+            *,
             limit: int = 50,
             skip: int = 0,
-            *,
             only_attachments: Optional[bool] = None,
         ) -> MessagePage:
             """One page of a room's messages: the service's history export (the emulator gives them
@@ -231,9 +231,9 @@ if TYPE_CHECKING:
             self,
             room_id: str,
             channel_id: str,
+            *,
             limit: int = 50,
             skip: int = 0,
-            *,
             only_attachments: Optional[bool] = None,
         ) -> MessagePage:
             """One page of a channel's messages (the emulator gives them oldest first)."""
@@ -303,7 +303,7 @@ if TYPE_CHECKING:
             memberships erased, live sessions ended.
             """
 
-        def list_members(self, room_id: str, limit: int = 50, skip: int = 0) -> MemberPage:
+        def list_members(self, room_id: str, *, limit: int = 50, skip: int = 0) -> MemberPage:
             """One page of a room's members, with their roles."""
 
         def set_member(
@@ -1056,9 +1056,9 @@ class AsyncClientOperations:
     async def room_messages(
         self,
         room_id: str,
+        *,
         limit: int = 50,
         skip: int = 0,
-        *,
         only_attachments: Optional[bool] = None,
     ) -> MessagePage:
         """One page of a room's messages: the service's history export (the emulator gives them
@@ -1066,8 +1066,8 @@ class AsyncClientOperations:
 
         ``GET /consumer/api/v1/chatRoom/{roomId}/messages``: returns a ``MessagePage``.
 
-        Parameters, each sent only when given or defaulted (the wire name in parentheses where
-        it differs): ``limit`` (at least 1; default 50), ``skip`` (at least 0; default 0),
+        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
+        differs): ``limit`` (at least 1; default 50), ``skip`` (at least 0; default 0),
         ``only_attachments`` (``onlyAttachments``).
 
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
@@ -1080,8 +1080,8 @@ class AsyncClientOperations:
         result: MessagePage = await self._call(
             "room_messages",
             room_id,
-            limit,
-            skip,
+            limit=limit,
+            skip=skip,
             only_attachments=only_attachments,
         )
         return result
@@ -1272,9 +1272,9 @@ class AsyncClientOperations:
         self,
         room_id: str,
         channel_id: str,
+        *,
         limit: int = 50,
         skip: int = 0,
-        *,
         only_attachments: Optional[bool] = None,
     ) -> MessagePage:
         """One page of a channel's messages (the emulator gives them oldest first).
@@ -1282,8 +1282,8 @@ class AsyncClientOperations:
         ``GET /consumer/api/v1/chatRoom/{roomId}/channel/{channelId}/messages``: returns a
         ``MessagePage``.
 
-        Parameters, each sent only when given or defaulted (the wire name in parentheses where
-        it differs): ``limit`` (at least 1; default 50), ``skip`` (at least 0; default 0),
+        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
+        differs): ``limit`` (at least 1; default 50), ``skip`` (at least 0; default 0),
         ``only_attachments`` (``onlyAttachments``).
 
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
@@ -1297,8 +1297,8 @@ class AsyncClientOperations:
             "channel_messages",
             room_id,
             channel_id,
-            limit,
-            skip,
+            limit=limit,
+            skip=skip,
             only_attachments=only_attachments,
         )
         return result
@@ -1508,13 +1508,13 @@ class AsyncClientOperations:
         )
         return result
 
-    async def list_members(self, room_id: str, limit: int = 50, skip: int = 0) -> MemberPage:
+    async def list_members(self, room_id: str, *, limit: int = 50, skip: int = 0) -> MemberPage:
         """One page of a room's members, with their roles.
 
         ``GET /consumer/api/v2/room/{roomId}/members``: returns a ``MemberPage``.
 
-        Parameters, each sent only when given or defaulted (the wire name in parentheses where
-        it differs): ``limit`` (1 to 200; default 50), ``skip`` (at least 0; default 0).
+        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
+        differs): ``limit`` (1 to 200; default 50), ``skip`` (at least 0; default 0).
 
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
 
@@ -1523,7 +1523,7 @@ class AsyncClientOperations:
         Raises:
             NotFoundError: when no room has this id.
         """
-        result: MemberPage = await self._call("list_members", room_id, limit, skip)
+        result: MemberPage = await self._call("list_members", room_id, limit=limit, skip=skip)
         return result
 
     async def set_member(
@@ -2181,9 +2181,9 @@ class RawClientOperations:
     def room_messages(
         self,
         room_id: str,
+        *,
         limit: int = 50,
         skip: int = 0,
-        *,
         only_attachments: Optional[bool] = None,
     ) -> APIResponse[MessagePage]:
         """One page of a room's messages: the service's history export (the emulator gives them
@@ -2192,8 +2192,8 @@ class RawClientOperations:
         ``GET /consumer/api/v1/chatRoom/{roomId}/messages``: returns an ``APIResponse`` whose
         ``parse()`` is a ``MessagePage`` (the status, headers and request id beside it).
 
-        Parameters, each sent only when given or defaulted (the wire name in parentheses where
-        it differs): ``limit`` (at least 1; default 50), ``skip`` (at least 0; default 0),
+        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
+        differs): ``limit`` (at least 1; default 50), ``skip`` (at least 0; default 0),
         ``only_attachments`` (``onlyAttachments``).
 
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
@@ -2205,8 +2205,8 @@ class RawClientOperations:
         """
         response = self._client.room_messages(
             room_id,
-            limit,
-            skip,
+            limit=limit,
+            skip=skip,
             only_attachments=only_attachments,
         )
         return cast("APIResponse[MessagePage]", response)
@@ -2398,9 +2398,9 @@ class RawClientOperations:
         self,
         room_id: str,
         channel_id: str,
+        *,
         limit: int = 50,
         skip: int = 0,
-        *,
         only_attachments: Optional[bool] = None,
     ) -> APIResponse[MessagePage]:
         """One page of a channel's messages (the emulator gives them oldest first).
@@ -2409,8 +2409,8 @@ class RawClientOperations:
         ``APIResponse`` whose ``parse()`` is a ``MessagePage`` (the status, headers and request
         id beside it).
 
-        Parameters, each sent only when given or defaulted (the wire name in parentheses where
-        it differs): ``limit`` (at least 1; default 50), ``skip`` (at least 0; default 0),
+        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
+        differs): ``limit`` (at least 1; default 50), ``skip`` (at least 0; default 0),
         ``only_attachments`` (``onlyAttachments``).
 
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
@@ -2423,8 +2423,8 @@ class RawClientOperations:
         response = self._client.channel_messages(
             room_id,
             channel_id,
-            limit,
-            skip,
+            limit=limit,
+            skip=skip,
             only_attachments=only_attachments,
         )
         return cast("APIResponse[MessagePage]", response)
@@ -2629,14 +2629,20 @@ class RawClientOperations:
         )
         return cast("APIResponse[Acknowledged]", response)
 
-    def list_members(self, room_id: str, limit: int = 50, skip: int = 0) -> APIResponse[MemberPage]:
+    def list_members(
+        self,
+        room_id: str,
+        *,
+        limit: int = 50,
+        skip: int = 0,
+    ) -> APIResponse[MemberPage]:
         """One page of a room's members, with their roles.
 
         ``GET /consumer/api/v2/room/{roomId}/members``: returns an ``APIResponse`` whose
         ``parse()`` is a ``MemberPage`` (the status, headers and request id beside it).
 
-        Parameters, each sent only when given or defaulted (the wire name in parentheses where
-        it differs): ``limit`` (1 to 200; default 50), ``skip`` (at least 0; default 0).
+        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
+        differs): ``limit`` (1 to 200; default 50), ``skip`` (at least 0; default 0).
 
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
 
@@ -2645,7 +2651,7 @@ class RawClientOperations:
         Raises:
             NotFoundError: when no room has this id.
         """
-        response = self._client.list_members(room_id, limit, skip)
+        response = self._client.list_members(room_id, limit=limit, skip=skip)
         return cast("APIResponse[MemberPage]", response)
 
     def set_member(
@@ -3328,9 +3334,9 @@ class AsyncRawClientOperations:
     async def room_messages(
         self,
         room_id: str,
+        *,
         limit: int = 50,
         skip: int = 0,
-        *,
         only_attachments: Optional[bool] = None,
     ) -> APIResponse[MessagePage]:
         """One page of a room's messages: the service's history export (the emulator gives them
@@ -3339,8 +3345,8 @@ class AsyncRawClientOperations:
         ``GET /consumer/api/v1/chatRoom/{roomId}/messages``: returns an ``APIResponse`` whose
         ``parse()`` is a ``MessagePage`` (the status, headers and request id beside it).
 
-        Parameters, each sent only when given or defaulted (the wire name in parentheses where
-        it differs): ``limit`` (at least 1; default 50), ``skip`` (at least 0; default 0),
+        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
+        differs): ``limit`` (at least 1; default 50), ``skip`` (at least 0; default 0),
         ``only_attachments`` (``onlyAttachments``).
 
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
@@ -3353,8 +3359,8 @@ class AsyncRawClientOperations:
         response: APIResponse[MessagePage] = await self._call(
             "room_messages",
             room_id,
-            limit,
-            skip,
+            limit=limit,
+            skip=skip,
             only_attachments=only_attachments,
         )
         return response
@@ -3551,9 +3557,9 @@ class AsyncRawClientOperations:
         self,
         room_id: str,
         channel_id: str,
+        *,
         limit: int = 50,
         skip: int = 0,
-        *,
         only_attachments: Optional[bool] = None,
     ) -> APIResponse[MessagePage]:
         """One page of a channel's messages (the emulator gives them oldest first).
@@ -3562,8 +3568,8 @@ class AsyncRawClientOperations:
         ``APIResponse`` whose ``parse()`` is a ``MessagePage`` (the status, headers and request
         id beside it).
 
-        Parameters, each sent only when given or defaulted (the wire name in parentheses where
-        it differs): ``limit`` (at least 1; default 50), ``skip`` (at least 0; default 0),
+        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
+        differs): ``limit`` (at least 1; default 50), ``skip`` (at least 0; default 0),
         ``only_attachments`` (``onlyAttachments``).
 
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
@@ -3577,8 +3583,8 @@ class AsyncRawClientOperations:
             "channel_messages",
             room_id,
             channel_id,
-            limit,
-            skip,
+            limit=limit,
+            skip=skip,
             only_attachments=only_attachments,
         )
         return response
@@ -3801,6 +3807,7 @@ class AsyncRawClientOperations:
     async def list_members(
         self,
         room_id: str,
+        *,
         limit: int = 50,
         skip: int = 0,
     ) -> APIResponse[MemberPage]:
@@ -3809,8 +3816,8 @@ class AsyncRawClientOperations:
         ``GET /consumer/api/v2/room/{roomId}/members``: returns an ``APIResponse`` whose
         ``parse()`` is a ``MemberPage`` (the status, headers and request id beside it).
 
-        Parameters, each sent only when given or defaulted (the wire name in parentheses where
-        it differs): ``limit`` (1 to 200; default 50), ``skip`` (at least 0; default 0).
+        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
+        differs): ``limit`` (1 to 200; default 50), ``skip`` (at least 0; default 0).
 
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
 
@@ -3819,7 +3826,12 @@ class AsyncRawClientOperations:
         Raises:
             NotFoundError: when no room has this id.
         """
-        response: APIResponse[MemberPage] = await self._call("list_members", room_id, limit, skip)
+        response: APIResponse[MemberPage] = await self._call(
+            "list_members",
+            room_id,
+            limit=limit,
+            skip=skip,
+        )
         return response
 
     async def set_member(
