@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import pathlib
+import subprocess
+import sys
 from typing import Any, Dict, Iterator, List
 
 import pytest
@@ -623,3 +627,26 @@ def test_with_raw_response_of_a_new_operation(client: roomchat.Client) -> None:
     assert raw.status == 200 and raw.parse().room_id == room_id
     rooms = client.with_raw_response.list_chat_rooms().parse()
     assert [r.room_id for r in rooms] == [room_id]
+
+
+def test_readme_webinar_example_runs(emu: Emulator) -> None:
+    """The README's webinar story (examples/webinar.py, shown there verbatim) runs, sync and async."""
+    example = pathlib.Path(__file__).resolve().parents[1] / "examples" / "webinar.py"
+    assert example.read_text().strip() in (example.parents[1] / "README.md").read_text()
+    env = dict(
+        os.environ,
+        ROOMCHAT_PRIVATE_KEY=emu.private_key,
+        ROOMCHAT_PUBLIC_KEY=emu.public_key,
+        ROOMCHAT_BASE_URL=emu.base_url,
+    )
+    done = subprocess.run([sys.executable, str(example)], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "system: The webinar starts in 5 minutes.",
+        "Hana: Welcome, everyone!",
+        "exported 2 messages",
+        "deleted: not_found",
+        "async: Slides are up.",
+    ]
+    with emu.client() as client:
+        assert client.list_chat_rooms() == []
