@@ -1,16 +1,19 @@
 //! The quickstart: every endpoint, pagination, an error, a user's lifecycle
-//! with its access token, and the rate-limit state.
+//! with its access token, the webinar story (a room made, its host a
+//! moderator, posts, the history exported page by page, the room deleted),
+//! and the rate-limit state.
 //!
 //! `cargo run --example quickstart` starts the emulator embedded and talks to it.
 //! With `ROOMCHAT_BASE_URL` and `ROOMCHAT_PRIVATE_KEY` set (and optionally
 //! `ROOMCHAT_CHAT_URL`, `ROOMCHAT_PUBLIC_KEY`, `ROOMCHAT_ROOM_ID`,
 //! `ROOMCHAT_CONVERSATION_ID`), the same walk-through talks to a real account
 //! instead — note that it then creates three users and deactivates one of them,
-//! and, with the public key, creates a fourth and invalidates its token.
+//! and, with the public key, creates a fourth and invalidates its token; the
+//! webinar story creates a room, a user and five messages, and deletes the room.
 
 use roomchat::{
-    Client, ConversationMessages, CreateUser, DeactivateUser, ErrorKind, ListUsers, PathForm,
-    RateLimitConfig, ReactivateUser,
+    Client, ConversationMessages, CreateChatRoom, CreateUser, DeactivateUser, ErrorKind, ListUsers,
+    PathForm, RateLimitConfig, ReactivateUser, RoomMessages, SendRoomMessage,
 };
 use roomchat_emulator::{Emulator, EmulatorConfig};
 use serde_json::json;
@@ -222,9 +225,59 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
 
+    println!(
+        "\n10. The webinar story: a room, its host a moderator, posts, the transcript, the end"
+    );
+    let webinar = client
+        .create_chat_room(&CreateChatRoom::new().name("Webinar: Rust in production"))?
+        .room_id
+        .ok_or("the service gave no roomId")?;
+    println!("   created room {webinar} (POST /consumer/api/v1/chatroom)");
+    let host = client.create_user(
+        &CreateUser::regular("Grace").field("uniqueUserIdentifier", format!("host-{webinar}")),
+    )?;
+    let member = client.set_member(&webinar, &format!("host-{webinar}"), "moderator")?;
+    println!(
+        "   Grace is its {} (POST /consumer/api/v2/room/{webinar}/member)",
+        member.role_name.as_deref().unwrap_or("?")
+    );
+    client.send_room_message(
+        &webinar,
+        "Welcome! We start at 10:00.",
+        &SendRoomMessage::new().system_message(true),
+    )?;
+    for slide in 1..=4 {
+        client.send_room_message(
+            &webinar,
+            &format!("Slide {slide}"),
+            &SendRoomMessage::new().user_access_token(host.access_token.clone()),
+        )?;
+    }
+    // The history, 2 messages a request here (200 by default): an error would be an
+    // item, and the next step would fetch the same page again.
+    println!("   the transcript, page by page (GET …/chatRoom/{webinar}/messages):");
+    for message in client.iter_room_messages(&webinar, &RoomMessages::new().limit(2)) {
+        let message = message?;
+        println!(
+            "   - {}: {}",
+            message
+                .user
+                .and_then(|u| u.username)
+                .unwrap_or_else(|| "?".into()),
+            message.message.unwrap_or_default()
+        );
+    }
+    client.delete_chat_room(&webinar)?;
+    match client.get_chat_room(&webinar) {
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            println!("   deleted (DELETE /consumer/api/v1/chatroom/{webinar}): {e}")
+        }
+        other => println!("   unexpected: {other:?}"),
+    }
+
     let state = client.rate_limit_state();
     println!(
-        "\n10. Rate-limit budget of this key: {} used, {} remaining of {} per {:?}; next slot in {:?}",
+        "\n11. Rate-limit budget of this key: {} used, {} remaining of {} per {:?}; next slot in {:?}",
         state.used, state.remaining, state.limit, state.window, state.next_free_in
     );
     Ok(())

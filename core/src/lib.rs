@@ -1,15 +1,20 @@
 //! `roomchat`: a synchronous client for the hosted chat service's REST API.
 //!
-//! Create users and moderators, list, deactivate and reactivate users,
-//! validate and invalidate their access tokens, read conversation messages,
-//! list chat rooms, and sign users into rooms, from a server.
+//! Every documented operation of the service, typed, from a server: create,
+//! change and delete chat rooms, post and read their messages and channels
+//! (the history export: [`Client::iter_room_messages`]), create users,
+//! members and moderators, manage bots, validate access tokens, and sign
+//! users into rooms.
 //!
 //! * [`Client`] sends requests on one keep-alive connection pool, shares one
 //!   rate-limit budget per private key across the whole process, and retries
-//!   only what is safe to retry: connection failures and 429s for every
-//!   method, 5xx and timeouts only for GET, DELETE and validate access token
-//!   (a read sent as a POST): a retried create-user could create the user
-//!   twice.
+//!   only what is safe to retry, by each operation's declared class:
+//!   connection failures and 429s for every operation, 5xx and timeouts only
+//!   for the repeatable ones (reads, updates, deletes, set member); a create
+//!   or a post is never sent twice unless the client allows it
+//!   ([`ClientBuilder::retry_non_idempotent`]).
+//! * The listings that page are iterators, page by page ([`Pages`]) or record
+//!   by record ([`PageItems`]): an error is an item, never the end.
 //! * [`wire`] is the pure layer underneath — request builders and response
 //!   decoders without I/O — for use with another HTTP stack.
 //! * Every failure is an [`Error`] with a stable [`ErrorKind`]; the private key

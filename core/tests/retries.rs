@@ -5,8 +5,13 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::*;
-use roomchat::{CreateUser, DeactivateUser, ErrorKind, ListUsers};
-use roomchat_emulator::FaultAction;
+use roomchat::wire::{Operation, RetryClass};
+use roomchat::{
+    Client, CreateBot, CreateChannel, CreateChatRoom, CreateUser, CreateUserV2, DeactivateUser,
+    ErrorKind, ListMembers, ListUsers, RoomMessages, SendRoomMessage,
+};
+use roomchat_emulator::{Emulator, FaultAction};
+use serde_json::json;
 
 const EVENT_500: &str = r#"{"message":"Internal server error occurred","eventId":"ev-1"}"#;
 
@@ -167,6 +172,253 @@ fn retry_after_is_honoured_in_seconds_and_as_a_date() {
         "waited {:?} for {date}",
         started.elapsed()
     );
+}
+
+// ---- retries by class: the fault matrix -------------------------------------------------
+//
+// The retry rule follows an operation's declared class (`retry` in api/operations.toml),
+// not its name or its method: every operation of a class below meets the same faults and
+// the journal counts what reached the emulator.
+
+/// A call of one operation, its answer dropped.
+type Call = Box<dyn Fn(&Client) -> roomchat::Result<()>>;
+
+/// An operation called on targets of its own (a round makes fresh rooms and names).
+struct Case {
+    name: &'static str,
+    method: &'static str,
+    path: String,
+    call: Call,
+}
+
+fn case(
+    name: &'static str,
+    method: &'static str,
+    path: String,
+    call: impl Fn(&Client) -> roomchat::Result<()> + 'static,
+) -> Case {
+    Case {
+        name,
+        method,
+        path,
+        call: Box::new(call),
+    }
+}
+
+/// Repeatable operations, of several methods, on round `round`'s own room and user.
+fn repeatable_cases(emu: &Emulator, round: usize) -> Vec<Case> {
+    let room = format!("rep-{round}");
+    emu.create_room(json!({"roomId": room, "name": "r"}));
+    let gone = format!("gone-{round}");
+    emu.create_room(json!({"roomId": gone, "name": "g"}));
+    let uid = format!("rep-user-{round}");
+    client(emu)
+        .create_user(&CreateUser::regular("u").field("uniqueUserIdentifier", uid.as_str()))
+        .unwrap();
+    let (r1, r2, r3, r4, u) = (room.clone(), room.clone(), room.clone(), gone.clone(), uid);
+    vec![
+        case(
+            "get_chat_room",
+            "GET",
+            format!("/consumer/api/v1/chatroom/{room}"),
+            move |c| c.get_chat_room(&r1).map(drop),
+        ),
+        case(
+            "list_members",
+            "GET",
+            format!("/consumer/api/v2/room/{room}/members"),
+            move |c| c.list_members(&r2, &ListMembers::new()).map(drop),
+        ),
+        case(
+            "set_member",
+            "POST",
+            format!("/consumer/api/v2/room/{room}/member"),
+            move |c| c.set_member(&r3, &u, "moderator").map(drop),
+        ),
+        case(
+            "turn_chat_off",
+            "POST",
+            format!("/consumer/api/v1/chatRoom/{room}/off"),
+            {
+                let room = room.clone();
+                move |c| c.turn_chat_off(&room).map(drop)
+            },
+        ),
+        case(
+            "delete_chat_room",
+            "DELETE",
+            format!("/consumer/api/v1/chatroom/{gone}"),
+            move |c| c.delete_chat_room(&r4).map(drop),
+        ),
+    ]
+}
+
+/// Operations that are never repeated, on round `round`'s own room and names.
+fn never_cases(emu: &Emulator, round: usize) -> Vec<Case> {
+    let room = format!("never-{round}");
+    emu.create_room(json!({"roomId": room, "name": "n"}));
+    let (r1, r2) = (room.clone(), room.clone());
+    vec![
+        case(
+            "send_room_message",
+            "POST",
+            format!("/consumer/api/v1/chatroom/{room}/message"),
+            move |c| {
+                c.send_room_message(&r1, "once", &SendRoomMessage::new().system_message(true))
+                    .map(drop)
+            },
+        ),
+        case(
+            "create_channel",
+            "POST",
+            format!("/consumer/api/v1/chatroom/{room}/channel"),
+            move |c| c.create_channel(&r2, "c", &CreateChannel::new()).map(drop),
+        ),
+        case(
+            "create_chat_room",
+            "POST",
+            "/consumer/api/v1/chatroom".into(),
+            move |c| {
+                c.create_chat_room(&CreateChatRoom::new().name(format!("n-{round}")))
+                    .map(drop)
+            },
+        ),
+        case(
+            "create_bot",
+            "POST",
+            "/consumer/api/v2/bot".into(),
+            move |c| {
+                c.create_bot(
+                    &format!("bot-{round}"),
+                    "https://hooks.example.com/b",
+                    &CreateBot::new(),
+                )
+                .map(drop)
+            },
+        ),
+        case(
+            "create_user_v2",
+            "POST",
+            "/consumer/api/v2/user".into(),
+            move |c| {
+                c.create_user_v2(&format!("v2-{round}"), "v", &CreateUserV2::new())
+                    .map(drop)
+            },
+        ),
+    ]
+}
+
+fn class_of(case: &Case) -> RetryClass {
+    Operation::from_name(case.name)
+        .unwrap()
+        .spec()
+        .unwrap()
+        .retry
+}
+
+/// A 503 (nothing done) and a connection dropped before any answer byte.
+fn faults() -> [(&'static str, FaultAction, ErrorKind); 2] {
+    [
+        ("503", respond(503, "", &[]), ErrorKind::ServerError),
+        (
+            "dropped connection",
+            FaultAction::CloseConnection,
+            ErrorKind::Connection,
+        ),
+    ]
+}
+
+#[test]
+fn repeatable_operations_are_sent_again_after_a_503_and_a_dropped_connection() {
+    let emu = emulator("class_repeatable");
+    let client = client(&emu);
+    for (round, (fault, action, _)) in faults().into_iter().enumerate() {
+        for case in repeatable_cases(&emu, round) {
+            assert_eq!(class_of(&case), RetryClass::Repeatable, "{}", case.name);
+            emu.clear_journal();
+            emu.add_fault(once(case.method, &case.path, action.clone()));
+            (case.call)(&client).unwrap_or_else(|e| panic!("{} after a {fault}: {e}", case.name));
+            assert_eq!(
+                arrivals(&emu, case.method, &case.path),
+                2,
+                "{} after a {fault}",
+                case.name
+            );
+        }
+    }
+}
+
+#[test]
+fn never_operations_are_sent_once_after_a_503_or_a_dropped_connection_unless_opted_in() {
+    let emu = emulator("class_never");
+    let client = client(&emu);
+    let opted_in = builder(&emu).retry_non_idempotent(true).build().unwrap();
+    for (round, (fault, action, kind)) in faults().into_iter().enumerate() {
+        for case in never_cases(&emu, round) {
+            assert_eq!(class_of(&case), RetryClass::Never, "{}", case.name);
+            emu.clear_journal();
+            emu.add_fault(once(case.method, &case.path, action.clone()));
+            let e = (case.call)(&client).unwrap_err();
+            assert_eq!(e.kind(), kind, "{} after a {fault}: {e}", case.name);
+            assert_eq!(
+                arrivals(&emu, case.method, &case.path),
+                1,
+                "{} after a {fault}",
+                case.name
+            );
+        }
+        // The caller's opt-in: the same faults, sent again.
+        for case in never_cases(&emu, round + 10) {
+            emu.clear_journal();
+            emu.add_fault(once(case.method, &case.path, action.clone()));
+            (case.call)(&opted_in)
+                .unwrap_or_else(|e| panic!("{} opted in, after a {fault}: {e}", case.name));
+            assert_eq!(
+                arrivals(&emu, case.method, &case.path),
+                2,
+                "{} opted in, after a {fault}",
+                case.name
+            );
+        }
+    }
+}
+
+#[test]
+fn after_a_lost_answer_a_post_happened_once_and_a_repeated_delete_meets_not_found() {
+    // The emulator does the request, then holds its answer past the client's timeout.
+    let emu = emulator("class_lost_answer");
+    let hasty = builder(&emu)
+        .timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let lost = || FaultAction::Delay(Duration::from_millis(700));
+
+    let never = never_cases(&emu, 0);
+    let post = &never[0];
+    emu.add_fault(once(post.method, &post.path, lost()));
+    assert_eq!((post.call)(&hasty).unwrap_err().kind(), ErrorKind::Timeout);
+    assert_eq!(arrivals(&emu, post.method, &post.path), 1);
+    let posted = hasty
+        .room_messages("never-0", &RoomMessages::new())
+        .unwrap()
+        .total_records;
+    assert_eq!(posted, Some(1), "posted once, not twice");
+
+    let repeatable = repeatable_cases(&emu, 0);
+    let upsert = &repeatable[2];
+    emu.add_fault(once(upsert.method, &upsert.path, lost()));
+    (upsert.call)(&hasty).unwrap();
+    assert_eq!(arrivals(&emu, upsert.method, &upsert.path), 2);
+    // A delete whose answer was lost is sent again, and meets the room it deleted
+    // gone: the caller sees NotFound (documented on delete_chat_room).
+    let delete = &repeatable[4];
+    emu.add_fault(once(delete.method, &delete.path, lost()));
+    assert_eq!(
+        (delete.call)(&hasty).unwrap_err().kind(),
+        ErrorKind::NotFound
+    );
+    assert_eq!(arrivals(&emu, delete.method, &delete.path), 2);
+    std::thread::sleep(Duration::from_millis(450)); // the held answers, before the emulator stops
 }
 
 /// IMF-fixdate, for the test only.

@@ -343,6 +343,11 @@ fn json_params_doc(op: &Operation) -> String {
             part.push('?');
         }
         let mut notes = Vec::new();
+        match p.kind.as_str() {
+            "switch" => notes.push("a boolean, sent as `\"on\"`/`\"off\"`".to_owned()),
+            "json" => notes.push("any JSON".to_owned()),
+            _ => {}
+        }
         if let (Some(min), Some(max)) = (p.min, p.max) {
             notes.push(format!("{min} to {max}"));
         }

@@ -178,6 +178,28 @@ impl<P: Page> std::iter::FusedIterator for Pages<P> {}
 /// step fetches the page that failed again; memory stays one page. It yields
 /// every record the pages hold, with no de-duplication (records added or
 /// removed before the current offset while it runs shift later pages).
+///
+/// ```
+/// # let emu = roomchat_emulator::Emulator::start(Default::default()).unwrap();
+/// # let client = roomchat::Client::builder(emu.private_key()).base_url(emu.base_url()).build()?;
+/// use roomchat::{CreateChatRoom, RoomMessages};
+/// let room = client.create_chat_room(&CreateChatRoom::new().name("Webinar"))?.room_id.unwrap();
+/// # emu.seed_messages(&room, None, 450);
+/// // The whole history, 200 messages a request, oldest first (as the emulator gives them).
+/// let mut transcript = Vec::new();
+/// let mut messages = client.iter_room_messages(&room, &RoomMessages::new());
+/// for message in messages.by_ref() {
+///     match message {
+///         Ok(message) => transcript.push(message.message.unwrap_or_default()),
+///         // The next step fetches the same page again; or stop here, and resume
+///         // later from `messages.next_skip()` (pass it as `skip`).
+///         Err(e) => return Err(e),
+///     }
+/// }
+/// assert_eq!(transcript.len(), 450);
+/// assert_eq!(messages.next_skip(), 450);
+/// # Ok::<(), roomchat::Error>(())
+/// ```
 pub struct PageItems<P: Page> {
     pages: Pages<P>,
     buffered: VecDeque<P::Item>,

@@ -1859,3 +1859,30 @@ fn bot_message_check(fields: &Map<String, Value>) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_is_a_slice_of_the_log_whatever_its_size() {
+        let mut state = State::new("sk".into(), "pk".into(), RateLimit::default(), false, 0);
+        state.create_room(&json!({"roomId": "r"})).unwrap();
+        let seeding = std::time::Instant::now();
+        state
+            .add_messages(&json!({"roomId": "r", "count": 100_000}))
+            .unwrap();
+        let seeded = seeding.elapsed();
+        let query = HashMap::from([
+            ("limit".to_owned(), "200".to_owned()),
+            ("skip".to_owned(), "99800".to_owned()),
+        ]);
+        let paging = std::time::Instant::now();
+        let page = state.room_messages("r", None, &query).unwrap();
+        let one_page = paging.elapsed();
+        let page: Value = serde_json::from_str(&page).unwrap();
+        assert_eq!(page["count"], 200);
+        assert_eq!(page["messages"][0]["message"], "message 99801");
+        println!("100,000 messages seeded in {seeded:?}; the page of 200 at skip 99,800 built in {one_page:?}");
+    }
+}

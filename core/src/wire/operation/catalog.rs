@@ -75,19 +75,23 @@ pub enum Operation {
     UpdateBot,
     /// `create_chat_room`: POST `/consumer/api/v1/chatroom`. Creates a chat room: its name,
     /// settings and look. Fields the declaration does not type are sent as given. Params:
-    /// `name`?, `description`?, `passwordProtected`?, `roomPassword`?, `preModeratedChatRoom`?,
-    /// `enableOneToOneChat`?, `moderatorOnlyOneToOneChat`?, `enableChannels`?,
-    /// `defaultNotificationEnabled`?, `fileSharingMode`? (`` | `imageSharing` |
-    /// `fileAndImageSharing`), `chatRoomPermissionLevel`? (`public` | `provisioned_users` |
-    /// `members`), `customCSS`?, `metadata`? (at most 1000 characters), `customization`?; other
-    /// body fields are sent as they are.
+    /// `name`?, `description`?, `passwordProtected`? (a boolean, sent as `"on"`/`"off"`),
+    /// `roomPassword`?, `preModeratedChatRoom`? (a boolean, sent as `"on"`/`"off"`),
+    /// `enableOneToOneChat`? (a boolean, sent as `"on"`/`"off"`), `moderatorOnlyOneToOneChat`?
+    /// (a boolean, sent as `"on"`/`"off"`), `enableChannels`? (a boolean, sent as
+    /// `"on"`/`"off"`), `defaultNotificationEnabled`? (a boolean, sent as `"on"`/`"off"`),
+    /// `fileSharingMode`? (`` | `imageSharing` | `fileAndImageSharing`),
+    /// `chatRoomPermissionLevel`? (`public` | `provisioned_users` | `members`), `customCSS`?,
+    /// `metadata`? (at most 1000 characters), `customization`? (any JSON); other body fields
+    /// are sent as they are.
     CreateChatRoom,
     /// `get_chat_room`: GET `/consumer/api/v1/chatroom/{roomId}`. One chat room: its settings.
     /// Params: `roomId`.
     GetChatRoom,
     /// `update_chat_room`: PUT `/consumer/api/v1/chatroom/{roomId}`. Changes a chat room's
     /// name, description, password or metadata. Params: `roomId`, `name`?, `description`?,
-    /// `roomPassword`?, `passwordProtected`?, `metadata`? (at most 1000 characters).
+    /// `roomPassword`?, `passwordProtected`? (a boolean, sent as `"on"`/`"off"`), `metadata`?
+    /// (at most 1000 characters).
     UpdateChatRoom,
     /// `delete_chat_room`: DELETE `/consumer/api/v1/chatroom/{roomId}`. Deletes a chat room
     /// with all its messages, channels, one-to-one conversations, files and memberships,
@@ -117,7 +121,8 @@ pub enum Operation {
     /// `send_room_message`: POST `/consumer/api/v1/chatroom/{roomId}/message`. Posts a message
     /// into a room, as exactly one author: a user (by access token), the room's system, or a
     /// throw-away user made on the fly. Params: `roomId`, `message`, `userAccessToken`?,
-    /// `systemMessage`?, `user`?; exactly one of `userAccessToken`, `systemMessage`, `user`.
+    /// `systemMessage`?, `user`? (any JSON); exactly one of `userAccessToken`, `systemMessage`,
+    /// `user`.
     SendRoomMessage,
     /// `create_channel`: POST `/consumer/api/v1/chatroom/{roomId}/channel`. Creates a channel
     /// in a room. Params: `roomId`, `channelName`, `enabled`?, `notifyAllUsers`?, `metadata`?
@@ -130,7 +135,7 @@ pub enum Operation {
     /// `send_channel_message`: POST
     /// `/consumer/api/v1/chatroom/{roomId}/channel/{channelId}/message`. Posts a message into a
     /// channel, as exactly one author (as into a room). Params: `roomId`, `channelId`,
-    /// `message`, `userAccessToken`?, `systemMessage`?, `user`?; exactly one of
+    /// `message`, `userAccessToken`?, `systemMessage`?, `user`? (any JSON); exactly one of
     /// `userAccessToken`, `systemMessage`, `user`.
     SendChannelMessage,
     /// `channel_messages`: GET
@@ -149,13 +154,13 @@ pub enum Operation {
     /// `update_user`: PUT `/consumer/api/v1/user`. Changes a user, named by exactly one of
     /// userId and uniqueUserIdentifier: any of their name, email, picture, moderation, external
     /// id and meta. Params: `userId`?, `uniqueUserIdentifier`?, `username`?, `email`?,
-    /// `profilePic`?, `chatRoom`?, `isModerator`?, `externalUserId`?, `meta`?; exactly one of
-    /// `userId`, `uniqueUserIdentifier`.
+    /// `profilePic`?, `chatRoom`?, `isModerator`?, `externalUserId`? (any JSON), `meta`? (any
+    /// JSON); exactly one of `userId`, `uniqueUserIdentifier`.
     UpdateUser,
     /// `create_user_v2`: POST `/consumer/api/v2/user`. Creates a user by the customer's own
     /// identifier, optionally a member of one room with a role (Business plan). Params:
-    /// `uniqueUserIdentifier`, `username`, `firstName`?, `lastName`?, `email`?, `meta`?,
-    /// `externalProfilePicURL`?, `membershipDetails`?.
+    /// `uniqueUserIdentifier`, `username`, `firstName`?, `lastName`?, `email`?, `meta`? (any
+    /// JSON), `externalProfilePicURL`?, `membershipDetails`? (any JSON).
     CreateUserV2,
     /// `get_user`: GET `/consumer/api/v2/user/{uniqueUserIdentifier}`. A user's profile, by the
     /// customer's identifier. Params: `uniqueUserIdentifier`.
@@ -201,7 +206,7 @@ pub enum Operation {
     /// `send_bot_message`: POST `/consumer/api/v2/bot/{botId}/chatroom/{roomId}/message`. Posts
     /// a bot's message into a room, optionally answering a user or a message, with action
     /// buttons. Params: `botId`, `roomId`, `message` (at most 1000 characters), `userId`?,
-    /// `uniqueUserIdentifier`?, `messageId`?, `actionButtons`?.
+    /// `uniqueUserIdentifier`?, `messageId`?, `actionButtons`? (any JSON).
     SendBotMessage,
     /// `raw`: a request the caller shapes. Params: `method`, `path`, `query`? (pairs of
     /// strings), `body`?, `auth`? (`private_key` | `public_key` | `none`).
