@@ -157,10 +157,11 @@ impl Method<'_> {
         }
         let op = &self.op.result;
         if is_record(d, self.op.result_record()) {
+            let record = py_record(self.op.result_record());
             return if self.op.result_is_list() {
-                format!("List[{}]", self.op.result_record())
+                format!("List[{record}]")
             } else {
-                op.clone()
+                record.to_owned()
             };
         }
         match op.strip_prefix("Vec<").and_then(|r| r.strip_suffix('>')) {
@@ -169,6 +170,21 @@ impl Method<'_> {
             None => op.clone(),
         }
     }
+}
+
+/// Records whose declared name is a hand-written native model's (`src/models.rs`), which
+/// `roomchat` published first and keeps: in Python the record is called otherwise.
+const RENAMED_RECORDS: &[(&str, &str)] = &[
+    // `roomchat.MessageAuthor` is a conversation message's author (native).
+    ("MessageAuthor", "ChatMessageAuthor"),
+];
+
+/// A declared record's Python class name.
+fn py_record(name: &str) -> &str {
+    RENAMED_RECORDS
+        .iter()
+        .find(|(declared, _)| *declared == name)
+        .map_or(name, |(_, python)| python)
 }
 
 fn is_record(d: &Declarations, name: &str) -> bool {
@@ -818,7 +834,7 @@ fn native_method(w: &mut String, d: &Declarations, m: &Method<'_>) {
             } else {
                 "call_record"
             },
-            op.result_record()
+            py_record(op.result_record())
         )
     } else if m.result(d).starts_with("List[") && op.result == "serde_json::Value" {
         format!("self.call_declared(py, _submit, {operation}, params, crate::declared::json_list)")
@@ -838,7 +854,7 @@ fn native_method(w: &mut String, d: &Declarations, m: &Method<'_>) {
 /// A field's Python type (without the `Optional`).
 fn field_type(f: &Field) -> String {
     let inner = match f.record() {
-        Some(record) => record.to_owned(),
+        Some(record) => py_record(record).to_owned(),
         None => match f.kind.as_str() {
             "string" => "str".into(),
             "boolean" => "bool".into(),
@@ -903,7 +919,11 @@ fn records(d: &Declarations) -> String {
     writeln!(w).unwrap();
     writeln!(w, "from ._record import Record").unwrap();
     writeln!(w).unwrap();
-    let names: Vec<String> = d.records.iter().map(|r| py_str(&r.name)).collect();
+    let names: Vec<String> = d
+        .records
+        .iter()
+        .map(|r| py_str(py_record(&r.name)))
+        .collect();
     writeln!(w, "__all__ = [{}]", names.join(", ")).unwrap();
     for record in &d.records {
         record_class(w, record);
@@ -914,7 +934,7 @@ fn records(d: &Declarations) -> String {
 fn record_class(w: &mut String, record: &Record) {
     writeln!(w).unwrap();
     writeln!(w).unwrap();
-    writeln!(w, "class {}(Record):", record.name).unwrap();
+    writeln!(w, "class {}(Record):", py_record(&record.name)).unwrap();
     docstring(w, "    ", std::slice::from_ref(&record.doc));
     writeln!(w).unwrap();
     writeln!(w, "    __slots__ = ()").unwrap();
@@ -925,7 +945,7 @@ fn record_class(w: &mut String, record: &Record) {
     .unwrap();
     writeln!(w, "    _fields = (").unwrap();
     for f in &record.fields {
-        let kind = match f.record() {
+        let kind = match f.record().map(py_record) {
             Some(r) if f.is_list() => format!("[{r}]"),
             Some(r) => r.to_owned(),
             None => f.kind.clone(),
@@ -949,7 +969,7 @@ fn record_class(w: &mut String, record: &Record) {
     let trailing = if shown.len() == 1 { "," } else { "" };
     writeln!(w, "    _shown = ({}{trailing})", shown.join(", ")).unwrap();
     for f in &record.fields {
-        let getter = match (f.record(), f.is_list()) {
+        let getter = match (f.record().map(py_record), f.is_list()) {
             (Some(r), true) => format!("self._records({}, {r})", py_str(&f.name)),
             (Some(r), false) => format!("self._record({}, {r})", py_str(&f.name)),
             (None, _) => {
@@ -1062,7 +1082,9 @@ fn operations(d: &Declarations, methods: &[Method<'_>], pagings: &[Paging<'_>]) 
     for m in methods {
         texts.push(m.result(d));
         for paging in pagings.iter().filter(|p| p.op.name == m.op.name) {
-            texts.push(format!("List[{}, {}]", paging.page, paging.item));
+            // The records its iterators yield, imported as the answers' are.
+            texts.push(paging.page.to_owned());
+            texts.push(paging.item.clone());
             for p in &paging.keywords {
                 texts.push(format!("Optional[{}]", param_type(p)));
             }
@@ -1083,7 +1105,7 @@ fn operations(d: &Declarations, methods: &[Method<'_>], pagings: &[Paging<'_>]) 
             if !typing.contains(&name) {
                 typing.push(name);
             }
-        } else if is_record(d, name) {
+        } else if d.records.iter().any(|r| py_record(&r.name) == name) {
             records.push(name);
         } else if name.starts_with(|c: char| c.is_ascii_uppercase()) {
             models.push(name);
@@ -1439,7 +1461,7 @@ fn pagings(d: &Declarations) -> Result<Vec<Paging<'_>>, String> {
             .ok_or_else(|| at("a listing that pages answers one page record"))?;
         let mut lists = page.fields.iter().filter(|f| f.is_list() && f.record().is_some());
         let item = match (lists.next(), lists.next()) {
-            (Some(f), None) => f.record().unwrap_or_default().to_owned(),
+            (Some(f), None) => py_record(f.record().unwrap_or_default()).to_owned(),
             _ => return Err(at("its page record needs exactly one list of records")),
         };
         let limit = op.params.iter().find(|p| p.name == "limit");
@@ -1448,7 +1470,7 @@ fn pagings(d: &Declarations) -> Result<Vec<Paging<'_>>, String> {
         }
         out.push(Paging {
             op,
-            page: &page.name,
+            page: py_record(&page.name),
             item,
             path: op.positional_params(),
             keywords: op

@@ -183,7 +183,9 @@ def test_room_messages(emu: Emulator, client: roomchat.Client) -> None:
     first = page.messages[0]
     assert isinstance(first, roomchat.ChatMessage) and first.chat_room == room_id
     assert first.file is not None and first.file.file_name == "file-2.png" and first.file.size == 1024
-    assert first.user is not None and first.user.username == "seed-author"
+    assert isinstance(first.user, roomchat.ChatMessageAuthor) and first.user.username == "seed-author"
+    # roomchat.MessageAuthor stays the conversation messages' author (published first).
+    assert roomchat.MessageAuthor is roomchat._native.MessageAuthor
     only = client.room_messages(room_id, only_attachments=True)
     assert only.messages is not None and [m.message for m in only.messages] == ["message 2", "message 4"]
     assert emu.journal()[-1].params["onlyAttachments"] == "true"

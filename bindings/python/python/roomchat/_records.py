@@ -13,7 +13,7 @@ from typing import Any, List, Optional
 
 from ._record import Record
 
-__all__ = ["Acknowledged", "Bot", "BotAnswer", "Room", "RoomAnswer", "RoomName", "MessageAuthor", "MessageFile", "ActionButton", "ChatMessage", "MessagePage", "Channel", "ConversationMember", "Conversation", "UpdatedUser", "UserProfile", "ProvisionedUser", "Member", "MemberPage", "BotList", "BotStatus", "BotRoomAnswer"]
+__all__ = ["Acknowledged", "Bot", "BotAnswer", "Room", "RoomAnswer", "RoomName", "ChatMessageAuthor", "MessageFile", "ActionButton", "ChatMessage", "MessagePage", "Channel", "ConversationMember", "Conversation", "UpdatedUser", "UserProfile", "ProvisionedUser", "Member", "MemberPage", "BotList", "BotStatus", "BotRoomAnswer"]
 
 
 class Acknowledged(Record):
@@ -292,7 +292,7 @@ class RoomName(Record):
         return self._str("name")
 
 
-class MessageAuthor(Record):
+class ChatMessageAuthor(Record):
     """Who posted a message: a user, the room's system, a throw-away user or a bot."""
 
     __slots__ = ()
@@ -453,7 +453,7 @@ class ChatMessage(Record):
         ("chatRoom", "chat_room", "string"),
         ("channel", "channel", "string"),
         ("message", "message", "string"),
-        ("user", "user", "MessageAuthor"),
+        ("user", "user", "ChatMessageAuthor"),
         ("likes", "likes", "json"),
         ("actionButtons", "action_buttons", "[ActionButton]"),
         ("file", "file", "MessageFile"),
@@ -487,9 +487,9 @@ class ChatMessage(Record):
         return self._str("message")
 
     @property
-    def user(self) -> Optional[MessageAuthor]:
+    def user(self) -> Optional[ChatMessageAuthor]:
         """Who posted it."""
-        return self._record("user", MessageAuthor)
+        return self._record("user", ChatMessageAuthor)
 
     @property
     def likes(self) -> Optional[Any]:
