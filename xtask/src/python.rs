@@ -43,7 +43,10 @@ pub fn files(d: &Declarations) -> Result<Vec<(&'static str, String)>, String> {
     check_names(d, &methods)?;
     let pagings = pagings(d)?;
     Ok(vec![
-        (METHODS_PATH, crate::rustfmt(&native(d, &methods, &pagings))?),
+        (
+            METHODS_PATH,
+            crate::rustfmt(&native(d, &methods, &pagings))?,
+        ),
         (RECORDS_PATH, records(d)),
         (OPERATIONS_PATH, operations(d, &methods, &pagings)),
         (WIRE_PATH, wire(d)),
@@ -1459,7 +1462,10 @@ fn pagings(d: &Declarations) -> Result<Vec<Paging<'_>>, String> {
             .iter()
             .find(|r| r.name == op.result_record() && !op.result_is_list())
             .ok_or_else(|| at("a listing that pages answers one page record"))?;
-        let mut lists = page.fields.iter().filter(|f| f.is_list() && f.record().is_some());
+        let mut lists = page
+            .fields
+            .iter()
+            .filter(|f| f.is_list() && f.record().is_some());
         let item = match (lists.next(), lists.next()) {
             (Some(f), None) => py_record(f.record().unwrap_or_default()).to_owned(),
             _ => return Err(at("its page record needs exactly one list of records")),
@@ -1563,7 +1569,9 @@ impl Paging<'_> {
 
     fn item_doc(&self) -> Vec<String> {
         let mut doc = self.items_doc(&format!("`{}`", self.item));
-        doc[0] = doc[0].replace("Every `", "Every record (`").replacen("` of", "`) of", 1);
+        doc[0] = doc[0]
+            .replace("Every `", "Every record (`")
+            .replacen("` of", "`) of", 1);
         doc
     }
 
@@ -1584,7 +1592,12 @@ fn native_paging(w: &mut String, paging: &Paging<'_>) {
     signature.push("*".into());
     signature.push("page_size=None".into());
     signature.push("skip=None".into());
-    signature.extend(paging.keywords.iter().map(|p| format!("{}=None", snake(&p.name))));
+    signature.extend(
+        paging
+            .keywords
+            .iter()
+            .map(|p| format!("{}=None", snake(&p.name))),
+    );
     let params_type = format!("roomchat::{}", op.type_name());
     let max = match paging.max {
         Some(max) => format!("Some({max})"),
@@ -1637,12 +1650,20 @@ fn native_paging(w: &mut String, paging: &Paging<'_>) {
         writeln!(w, "    ) -> PyResult<crate::pages::{class}> {{").unwrap();
         for p in &paging.path {
             let name = snake(&p.name);
-            writeln!(w, "        let {name} = crate::convert::text({name:?}, {name})?;").unwrap();
+            writeln!(
+                w,
+                "        let {name} = crate::convert::text({name:?}, {name})?;"
+            )
+            .unwrap();
         }
         writeln!(
             w,
             "        let {}params = {params_type}::new()",
-            if paging.keywords.is_empty() { "" } else { "mut " }
+            if paging.keywords.is_empty() {
+                ""
+            } else {
+                "mut "
+            }
         )
         .unwrap();
         writeln!(

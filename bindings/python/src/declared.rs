@@ -385,7 +385,10 @@ fn wrap_records(py: Python<'_>, (answer, record): (Value, &'static str)) -> PyRe
 static RECORDS: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
 
 /// The answer (JSON with the service's field names, as core decoded it) as its record.
-pub(crate) fn wrap_record(py: Python<'_>, (answer, record): (Value, &'static str)) -> PyResult<Py<PyAny>> {
+pub(crate) fn wrap_record(
+    py: Python<'_>,
+    (answer, record): (Value, &'static str),
+) -> PyResult<Py<PyAny>> {
     let records =
         RECORDS.get_or_try_init(py, || py.import("roomchat._records").map(Bound::unbind))?;
     let class = records.bind(py).getattr(record)?;

@@ -145,7 +145,11 @@ impl RecordIterator {
     /// The rest of the current page, or the next page's records (an empty list at the
     /// end): `AsyncClient` takes a page per hop, each with its own token.
     #[pyo3(signature = (*, _submit=None))]
-    fn _next_batch(&self, py: Python<'_>, _submit: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    fn _next_batch(
+        &self,
+        py: Python<'_>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
         logging::refresh(py);
         self.state.check_not_forked_mid_fetch()?;
         let state = self.state.clone();
@@ -174,7 +178,10 @@ pub struct RecordPageIterator {
 }
 
 impl RecordPageIterator {
-    pub(crate) fn new(pages: impl PageSource + 'static, record: &'static str) -> RecordPageIterator {
+    pub(crate) fn new(
+        pages: impl PageSource + 'static,
+        record: &'static str,
+    ) -> RecordPageIterator {
         RecordPageIterator {
             pages: Arc::new(IterLock::new(Box::new(pages))),
             record,
@@ -205,7 +212,11 @@ impl RecordPageIterator {
     /// The next page, or `None` at the end; fetched with `_submit`'s token, if any, as
     /// this step's only.
     #[pyo3(signature = (*, _submit=None))]
-    fn _next_page(&self, py: Python<'_>, _submit: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    fn _next_page(
+        &self,
+        py: Python<'_>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
         logging::refresh(py);
         self.pages.check_not_forked_mid_fetch()?;
         let pages = self.pages.clone();
@@ -227,7 +238,9 @@ impl RecordPageIterator {
 /// `page_size=`: 1 to the listing's declared most (else any), 200 when not given.
 pub(crate) fn page_size(value: Option<&Bound<'_, PyAny>>, max: Option<u64>) -> PyResult<u64> {
     match value {
-        Some(v) => Ok(crate::convert::whole("page_size", v, 1, max.unwrap_or(u64::MAX).into())? as u64),
+        Some(v) => {
+            Ok(crate::convert::whole("page_size", v, 1, max.unwrap_or(u64::MAX).into())? as u64)
+        }
         None => Ok(roomchat::DEFAULT_ITER_PAGE_SIZE.min(max.unwrap_or(u64::MAX))),
     }
 }
