@@ -17,8 +17,8 @@
 //!   every operation's JSON params (core's builders and decoders are native).
 //!
 //! The parameters' Python shapes follow from the declaration: a required
-//! parameter is positional, the others keyword-only (but a listing's `limit` and
-//! `skip`, positional as `list_users(50, 0)`), a declared default is the keyword's
+//! parameter is positional, the others keyword-only (but the older `list_users`'s
+//! `limit` and `skip`, positional as `list_users(50, 0)`), a declared default is the keyword's
 //! default (and sent); `[operation.python]` gives what an older operation
 //! published that cannot follow from it ([`Shape`]). Nothing per operation is
 //! written by hand: a new operation is its declaration.
@@ -41,10 +41,14 @@ pub const WIRE_PATH: &str = "bindings/python/python/roomchat/wire.py";
 pub fn files(d: &Declarations) -> Result<Vec<(&'static str, String)>, String> {
     let methods = methods_of(d)?;
     check_names(d, &methods)?;
+    let pagings = pagings(d)?;
     Ok(vec![
-        (METHODS_PATH, crate::rustfmt(&native(d, &methods))?),
+        (
+            METHODS_PATH,
+            crate::rustfmt(&native(d, &methods, &pagings))?,
+        ),
         (RECORDS_PATH, records(d)),
-        (OPERATIONS_PATH, operations(d, &methods)),
+        (OPERATIONS_PATH, operations(d, &methods, &pagings)),
         (WIRE_PATH, wire(d)),
     ])
 }
@@ -155,8 +159,13 @@ impl Method<'_> {
             return result.clone();
         }
         let op = &self.op.result;
-        if is_record(d, op) {
-            return op.clone();
+        if is_record(d, self.op.result_record()) {
+            let record = py_record(self.op.result_record());
+            return if self.op.result_is_list() {
+                format!("List[{record}]")
+            } else {
+                record.to_owned()
+            };
         }
         match op.strip_prefix("Vec<").and_then(|r| r.strip_suffix('>')) {
             Some(inner) => format!("List[{inner}]"),
@@ -164,6 +173,21 @@ impl Method<'_> {
             None => op.clone(),
         }
     }
+}
+
+/// Records whose declared name is a hand-written native model's (`src/models.rs`), which
+/// `roomchat` published first and keeps: in Python the record is called otherwise.
+const RENAMED_RECORDS: &[(&str, &str)] = &[
+    // `roomchat.MessageAuthor` is a conversation message's author (native).
+    ("MessageAuthor", "ChatMessageAuthor"),
+];
+
+/// A declared record's Python class name.
+fn py_record(name: &str) -> &str {
+    RENAMED_RECORDS
+        .iter()
+        .find(|(declared, _)| *declared == name)
+        .map_or(name, |(_, python)| python)
 }
 
 fn is_record(d: &Declarations, name: &str) -> bool {
@@ -190,7 +214,7 @@ fn param_type(p: &Param) -> String {
     match p.kind.as_str() {
         "string" | "id" => "str".into(),
         "integer" => "int".into(),
-        "boolean" => "bool".into(),
+        "boolean" | "switch" => "bool".into(),
         _ => "Any".into(),
     }
 }
@@ -253,7 +277,10 @@ fn method_of(op: &Operation) -> Result<Method<'_>, String> {
 
     // Python's order: the required params (the path's first, in its order) and a
     // listing's `limit`/`skip` are positional; the rest are keyword-only, as declared.
-    let paging = |p: &Param| op.pages != "none" && matches!(p.name.as_str(), "limit" | "skip");
+    // (`list_users(50, 0)` as published; a newer listing's are keywords, as everywhere.)
+    let paging = |p: &Param| {
+        op.pages != "none" && op.is_older() && matches!(p.name.as_str(), "limit" | "skip")
+    };
     let mut order: Vec<&Param> = op.argument_params();
     order.extend(op.params.iter().filter(|p| !p.required && paging(p)));
     let positional = order.len();
@@ -503,7 +530,29 @@ fn method_doc(d: &Declarations, m: &Method<'_>, raw: bool) -> Vec<String> {
               (a repeat could do it twice)."
             .to_owned(),
     });
+    if !op.errors.is_empty() {
+        // Google style, as Sphinx's napoleon and IDEs read it: one line per error,
+        // kept apart by `doc_lines` (a paragraph's `\n`).
+        let mut raises = "Raises:".to_owned();
+        for error in &op.errors {
+            write!(
+                raises,
+                "\n    {}: when {}.",
+                error_class(&error.kind),
+                error.when
+            )
+            .unwrap();
+        }
+        paragraphs.push(raises);
+    }
     paragraphs
+}
+
+/// The exception class of a declared error kind (`roomchat._errors`).
+fn error_class(kind: &str) -> String {
+    let mut class = crate::declaration::pascal(kind);
+    class.push_str("Error");
+    class
 }
 
 /// `a` or `an`, before `word`.
@@ -523,7 +572,20 @@ fn doc_lines(paragraphs: &[String], width: usize) -> Vec<String> {
         if i > 0 {
             lines.push(String::new());
         }
-        lines.extend(wrap(paragraph, width));
+        if !paragraph.contains('\n') {
+            lines.extend(wrap(paragraph, width));
+            continue;
+        }
+        // A `\n` keeps a line of its own, its indent kept and its continuation
+        // indented four more (a `Raises:` section).
+        for line in paragraph.split('\n') {
+            let body = line.trim_start();
+            let indent = &line[..line.len() - body.len()];
+            for (j, part) in wrap(body, width - indent.len() - 4).into_iter().enumerate() {
+                let extra = if j == 0 { "" } else { "    " };
+                lines.push(format!("{indent}{extra}{part}"));
+            }
+        }
     }
     lines
 }
@@ -582,7 +644,7 @@ fn rust_literal(value: &toml::Value) -> String {
     }
 }
 
-fn native(d: &Declarations, methods: &[Method<'_>]) -> String {
+fn native(d: &Declarations, methods: &[Method<'_>], pagings: &[Paging<'_>]) -> String {
     let mut out = String::new();
     let w = &mut out;
     writeln!(w, "// {GENERATED}").unwrap();
@@ -608,6 +670,9 @@ fn native(d: &Declarations, methods: &[Method<'_>]) -> String {
     writeln!(w, "impl Client {{").unwrap();
     for m in methods {
         native_method(w, d, m);
+    }
+    for paging in pagings {
+        native_paging(w, paging);
     }
     writeln!(w, "}}").unwrap();
     out
@@ -696,7 +761,8 @@ fn native_method(w: &mut String, d: &Declarations, m: &Method<'_>) {
         let setter = match a.kind.as_str() {
             "string" | "id" => "text",
             "integer" => "integer",
-            "boolean" => "flag",
+            // A switch is a bool for the caller: core sends it as "on"/"off".
+            "boolean" | "switch" => "flag",
             _ => "json",
         };
         match a.sink {
@@ -763,10 +829,15 @@ fn native_method(w: &mut String, d: &Declarations, m: &Method<'_>) {
         writeln!(w, "        }}").unwrap();
     }
     let operation = format!("Operation::{}", op.type_name());
-    let call = if is_record(d, &op.result) {
+    let call = if is_record(d, op.result_record()) {
         format!(
-            "self.call_record(py, _submit, {operation}, params, {:?})",
-            op.result
+            "self.{}(py, _submit, {operation}, params, {:?})",
+            if op.result_is_list() {
+                "call_records"
+            } else {
+                "call_record"
+            },
+            py_record(op.result_record())
         )
     } else if m.result(d).starts_with("List[") && op.result == "serde_json::Value" {
         format!("self.call_declared(py, _submit, {operation}, params, crate::declared::json_list)")
@@ -786,7 +857,7 @@ fn native_method(w: &mut String, d: &Declarations, m: &Method<'_>) {
 /// A field's Python type (without the `Optional`).
 fn field_type(f: &Field) -> String {
     let inner = match f.record() {
-        Some(record) => record.to_owned(),
+        Some(record) => py_record(record).to_owned(),
         None => match f.kind.as_str() {
             "string" => "str".into(),
             "boolean" => "bool".into(),
@@ -809,7 +880,10 @@ fn shown(f: &Field) -> bool {
     let name = f.name.trim_start_matches('_');
     matches!(f.kind.as_str(), "boolean" | "integer" | "number")
         || f.record().is_some()
-        || f.kind == "string" && (matches!(name, "id" | "name" | "message") || name.ends_with("Id"))
+        || f.kind == "string"
+            && (matches!(name, "id" | "name" | "message" | "username")
+                || name.ends_with("Id")
+                || name.ends_with("Name"))
 }
 
 fn records(d: &Declarations) -> String {
@@ -848,7 +922,11 @@ fn records(d: &Declarations) -> String {
     writeln!(w).unwrap();
     writeln!(w, "from ._record import Record").unwrap();
     writeln!(w).unwrap();
-    let names: Vec<String> = d.records.iter().map(|r| py_str(&r.name)).collect();
+    let names: Vec<String> = d
+        .records
+        .iter()
+        .map(|r| py_str(py_record(&r.name)))
+        .collect();
     writeln!(w, "__all__ = [{}]", names.join(", ")).unwrap();
     for record in &d.records {
         record_class(w, record);
@@ -859,7 +937,7 @@ fn records(d: &Declarations) -> String {
 fn record_class(w: &mut String, record: &Record) {
     writeln!(w).unwrap();
     writeln!(w).unwrap();
-    writeln!(w, "class {}(Record):", record.name).unwrap();
+    writeln!(w, "class {}(Record):", py_record(&record.name)).unwrap();
     docstring(w, "    ", std::slice::from_ref(&record.doc));
     writeln!(w).unwrap();
     writeln!(w, "    __slots__ = ()").unwrap();
@@ -870,7 +948,7 @@ fn record_class(w: &mut String, record: &Record) {
     .unwrap();
     writeln!(w, "    _fields = (").unwrap();
     for f in &record.fields {
-        let kind = match f.record() {
+        let kind = match f.record().map(py_record) {
             Some(r) if f.is_list() => format!("[{r}]"),
             Some(r) => r.to_owned(),
             None => f.kind.clone(),
@@ -894,7 +972,7 @@ fn record_class(w: &mut String, record: &Record) {
     let trailing = if shown.len() == 1 { "," } else { "" };
     writeln!(w, "    _shown = ({}{trailing})", shown.join(", ")).unwrap();
     for f in &record.fields {
-        let getter = match (f.record(), f.is_list()) {
+        let getter = match (f.record().map(py_record), f.is_list()) {
             (Some(r), true) => format!("self._records({}, {r})", py_str(&f.name)),
             (Some(r), false) => format!("self._record({}, {r})", py_str(&f.name)),
             (None, _) => {
@@ -1001,11 +1079,19 @@ fn type_names(ty: &str) -> Vec<&str> {
         .collect()
 }
 
-fn operations(d: &Declarations, methods: &[Method<'_>]) -> String {
+fn operations(d: &Declarations, methods: &[Method<'_>], pagings: &[Paging<'_>]) -> String {
     const TYPING: &[&str] = &["Any", "Dict", "List", "Literal", "Mapping", "Optional"];
     let mut texts: Vec<String> = Vec::new();
     for m in methods {
         texts.push(m.result(d));
+        for paging in pagings.iter().filter(|p| p.op.name == m.op.name) {
+            // The records its iterators yield, imported as the answers' are.
+            texts.push(paging.page.to_owned());
+            texts.push(paging.item.clone());
+            for p in &paging.keywords {
+                texts.push(format!("Optional[{}]", param_type(p)));
+            }
+        }
         for a in &m.args {
             texts.push(if a.required || a.default.is_some() || a.ty == "Any" {
                 a.ty.clone()
@@ -1022,7 +1108,7 @@ fn operations(d: &Declarations, methods: &[Method<'_>]) -> String {
             if !typing.contains(&name) {
                 typing.push(name);
             }
-        } else if is_record(d, name) {
+        } else if d.records.iter().any(|r| py_record(&r.name) == name) {
             records.push(name);
         } else if name.starts_with(|c: char| c.is_ascii_uppercase()) {
             models.push(name);
@@ -1057,6 +1143,13 @@ fn operations(d: &Declarations, methods: &[Method<'_>]) -> String {
     if !models.is_empty() {
         writeln!(w, "from ._native import {}", models.join(", ")).unwrap();
     }
+    if !pagings.is_empty() {
+        writeln!(
+            w,
+            "from ._paging import AsyncRecordIterator, AsyncRecordPageIterator"
+        )
+        .unwrap();
+    }
     if !records.is_empty() {
         writeln!(w, "from ._records import {}", records.join(", ")).unwrap();
     }
@@ -1070,7 +1163,15 @@ fn operations(d: &Declarations, methods: &[Method<'_>]) -> String {
     )
     .unwrap();
     writeln!(w).unwrap();
-    writeln!(w, "    from ._native import APIResponse, Client").unwrap();
+    if pagings.is_empty() {
+        writeln!(w, "    from ._native import APIResponse, Client").unwrap();
+    } else {
+        writeln!(
+            w,
+            "    from ._native import APIResponse, Client, RecordIterator, RecordPageIterator"
+        )
+        .unwrap();
+    }
     writeln!(w).unwrap();
     writeln!(
         w,
@@ -1090,6 +1191,9 @@ fn operations(d: &Declarations, methods: &[Method<'_>]) -> String {
             &m.result(d),
         );
         docstring(w, "            ", std::slice::from_ref(&m.op.summary));
+    }
+    for paging in pagings {
+        python_paging(w, paging, false, "        ");
     }
     writeln!(w).unwrap();
     writeln!(w).unwrap();
@@ -1113,6 +1217,13 @@ fn operations(d: &Declarations, methods: &[Method<'_>]) -> String {
     writeln!(w).unwrap();
     writeln!(w, "    if TYPE_CHECKING:").unwrap();
     writeln!(w, "        _call: Callable[..., Awaitable[Any]]").unwrap();
+    if !pagings.is_empty() {
+        writeln!(w, "        _client: Client").unwrap();
+        writeln!(w, "        _submit: Callable[..., Awaitable[Any]]").unwrap();
+    }
+    for paging in pagings {
+        python_paging(w, paging, true, "    ");
+    }
     for m in methods {
         let sig = signature(m);
         let result = m.result(d);
@@ -1318,4 +1429,326 @@ fn wire(d: &Declarations) -> String {
     )
     .unwrap();
     out
+}
+
+// ---- the listings' iterators ------------------------------------------------------------------
+
+/// A listing's iterators (`iter_<name>`, `<name>_pages`): a newer operation that
+/// pages (the older `list_users` keeps its hand-written `users()`/`user_pages()`),
+/// over core's generic `PageItems`/`Pages`.
+struct Paging<'a> {
+    op: &'a Operation,
+    /// The page's record (`MessagePage`) and the record it lists (`ChatMessage`).
+    page: &'a str,
+    item: String,
+    /// The path's params, positional.
+    path: Vec<&'a Param>,
+    /// The listing's other params but `limit`/`skip`: keyword-only.
+    keywords: Vec<&'a Param>,
+    /// The most `limit` may be, if declared.
+    max: Option<u64>,
+}
+
+fn pagings(d: &Declarations) -> Result<Vec<Paging<'_>>, String> {
+    let mut out = Vec::new();
+    for op in d
+        .operations
+        .iter()
+        .filter(|op| op.pages != "none" && !op.is_older())
+    {
+        let at = |what: &str| format!("api/operations.toml, operation {:?}: {what}", op.name);
+        let page = d
+            .records
+            .iter()
+            .find(|r| r.name == op.result_record() && !op.result_is_list())
+            .ok_or_else(|| at("a listing that pages answers one page record"))?;
+        let mut lists = page
+            .fields
+            .iter()
+            .filter(|f| f.is_list() && f.record().is_some());
+        let item = match (lists.next(), lists.next()) {
+            (Some(f), None) => py_record(f.record().unwrap_or_default()).to_owned(),
+            _ => return Err(at("its page record needs exactly one list of records")),
+        };
+        let limit = op.params.iter().find(|p| p.name == "limit");
+        if limit.is_none() || !op.params.iter().any(|p| p.name == "skip") {
+            return Err(at("a listing that pages takes `limit` and `skip`"));
+        }
+        out.push(Paging {
+            op,
+            page: py_record(&page.name),
+            item,
+            path: op.positional_params(),
+            keywords: op
+                .named_params()
+                .into_iter()
+                .filter(|p| !matches!(p.name.as_str(), "limit" | "skip"))
+                .collect(),
+            max: limit.and_then(|p| p.max),
+        });
+    }
+    Ok(out)
+}
+
+impl Paging<'_> {
+    /// `(room_id, *, page_size=200, skip=0, only_attachments=None)`, annotated or as
+    /// `inspect.signature` shows it; and the arguments that pass it on.
+    fn params(&self, annotated: bool) -> Signature {
+        let mut params = Vec::new();
+        let mut args = Vec::new();
+        for p in &self.path {
+            let name = snake(&p.name);
+            params.push(if annotated {
+                format!("{name}: {}", param_type(p))
+            } else {
+                name.clone()
+            });
+            args.push(name);
+        }
+        params.push("*".into());
+        if annotated {
+            params.push("page_size: int = 200".into());
+            params.push("skip: int = 0".into());
+        } else {
+            params.push("page_size=200".into());
+            params.push("skip=0".into());
+        }
+        args.push("page_size=page_size".into());
+        args.push("skip=skip".into());
+        for p in &self.keywords {
+            let name = snake(&p.name);
+            let ty = param_type(p);
+            params.push(match (annotated, ty.as_str()) {
+                (false, _) => format!("{name}=None"),
+                (true, "Any") => format!("{name}: Any = None"),
+                (true, _) => format!("{name}: Optional[{ty}] = None"),
+            });
+            args.push(format!("{name}={name}"));
+        }
+        Signature { params, args }
+    }
+
+    fn keywords_doc(&self) -> String {
+        let mut each = vec![format!(
+            "`page_size`: the records a page holds, the `limit` of each request ({}default 200)",
+            match self.max {
+                Some(max) => format!("1 to {max}; "),
+                None => "at least 1; ".into(),
+            }
+        )];
+        each.push(
+            "`skip`: where to start (default 0): a stopped iterator's `next_skip` goes on where \
+             it stopped"
+                .into(),
+        );
+        for p in &self.keywords {
+            let python = snake(&p.name);
+            if python == p.name {
+                each.push(format!("`{python}`"));
+            } else {
+                each.push(format!("`{python}` (`{}`), sent when given", p.name));
+            }
+        }
+        format!("{}.", each.join("; "))
+    }
+
+    fn items_doc(&self, what: &str) -> Vec<String> {
+        vec![
+            format!(
+                "Every {what} of `{}`, fetched lazily page by page.",
+                self.op.name
+            ),
+            self.keywords_doc(),
+            "An error never ends the iteration: the step raises it, and the next step fetches \
+             the same page again (a loop that goes on after an error bounds its own retries). It \
+             ends after an empty page or when `skip` reaches the listing's total. Memory stays \
+             one page: nothing is de-duplicated. Each page is fetched with the GIL released."
+                .into(),
+        ]
+    }
+
+    fn item_doc(&self) -> Vec<String> {
+        let mut doc = self.items_doc(&format!("`{}`", self.item));
+        doc[0] = doc[0]
+            .replace("Every `", "Every record (`")
+            .replacen("` of", "`) of", 1);
+        doc
+    }
+
+    fn page_doc(&self) -> Vec<String> {
+        self.items_doc(&format!("page (`{}`)", self.page))
+    }
+}
+
+/// The native `iter_<name>` and `<name>_pages` of `Client` (Rust).
+fn native_paging(w: &mut String, paging: &Paging<'_>) {
+    let op = paging.op;
+    let shown = {
+        let mut shown = vec!["self".to_owned()];
+        shown.extend(paging.params(false).params);
+        shown.join(", ")
+    };
+    let mut signature: Vec<String> = paging.path.iter().map(|p| snake(&p.name)).collect();
+    signature.push("*".into());
+    signature.push("page_size=None".into());
+    signature.push("skip=None".into());
+    signature.extend(
+        paging
+            .keywords
+            .iter()
+            .map(|p| format!("{}=None", snake(&p.name))),
+    );
+    let params_type = format!("roomchat::{}", op.type_name());
+    let max = match paging.max {
+        Some(max) => format!("Some({max})"),
+        None => "None".into(),
+    };
+    for (name, doc, core, class, record) in [
+        (
+            format!("iter_{}", op.name),
+            paging.item_doc(),
+            format!("iter_{}", op.name),
+            "RecordIterator",
+            paging.item.as_str(),
+        ),
+        (
+            format!("{}_pages", op.name),
+            paging.page_doc(),
+            format!("{}_pages", op.name),
+            "RecordPageIterator",
+            paging.page,
+        ),
+    ] {
+        for line in doc_lines(&doc, 92) {
+            if line.is_empty() {
+                writeln!(w, "    ///").unwrap();
+            } else {
+                writeln!(w, "    /// {line}").unwrap();
+            }
+        }
+        writeln!(w, "    #[pyo3(signature = ({}))]", signature.join(", ")).unwrap();
+        writeln!(
+            w,
+            "    #[pyo3(text_signature = {})]",
+            py_str(&format!("({shown})"))
+        )
+        .unwrap();
+        if paging.path.len() + paging.keywords.len() + 4 > 7 {
+            writeln!(w, "    #[allow(clippy::too_many_arguments)]").unwrap();
+        }
+        writeln!(w, "    fn {name}(").unwrap();
+        writeln!(w, "        &self,").unwrap();
+        writeln!(w, "        py: Python<'_>,").unwrap();
+        for p in &paging.path {
+            writeln!(w, "        {}: &Bound<'_, PyAny>,", snake(&p.name)).unwrap();
+        }
+        writeln!(w, "        page_size: Option<&Bound<'_, PyAny>>,").unwrap();
+        writeln!(w, "        skip: Option<&Bound<'_, PyAny>>,").unwrap();
+        for p in &paging.keywords {
+            writeln!(w, "        {}: Option<&Bound<'_, PyAny>>,", snake(&p.name)).unwrap();
+        }
+        writeln!(w, "    ) -> PyResult<crate::pages::{class}> {{").unwrap();
+        for p in &paging.path {
+            let name = snake(&p.name);
+            writeln!(
+                w,
+                "        let {name} = crate::convert::text({name:?}, {name})?;"
+            )
+            .unwrap();
+        }
+        writeln!(
+            w,
+            "        let {}params = {params_type}::new()",
+            if paging.keywords.is_empty() {
+                ""
+            } else {
+                "mut "
+            }
+        )
+        .unwrap();
+        writeln!(
+            w,
+            "            .limit(crate::pages::page_size(page_size, {max})?)"
+        )
+        .unwrap();
+        writeln!(w, "            .skip(crate::pages::skip(skip)?);").unwrap();
+        for p in &paging.keywords {
+            let name = snake(&p.name);
+            let value = match p.kind.as_str() {
+                "string" | "id" => format!("crate::convert::text({name:?}, value)?"),
+                "integer" => {
+                    format!("crate::convert::whole({name:?}, value, 0, u64::MAX.into())? as u64")
+                }
+                "boolean" | "switch" => format!("crate::convert::flag({name:?}, value)?"),
+                _ => format!("crate::convert::to_json({name:?}, value)?"),
+            };
+            writeln!(w, "        if let Some(value) = {name} {{").unwrap();
+            writeln!(w, "            params = params.{name}({value});").unwrap();
+            writeln!(w, "        }}").unwrap();
+        }
+        let path: Vec<String> = paging
+            .path
+            .iter()
+            .map(|p| format!("&{}", snake(&p.name)))
+            .collect();
+        writeln!(
+            w,
+            "        let source = self.core(py)?.{core}({}, &params);",
+            path.join(", ")
+        )
+        .unwrap();
+        writeln!(
+            w,
+            "        Ok(crate::pages::{class}::new(source, {record:?}))"
+        )
+        .unwrap();
+        writeln!(w, "    }}").unwrap();
+        writeln!(w).unwrap();
+    }
+}
+
+/// `ClientOperations`' (types only) or `AsyncClientOperations`' iterators (Python).
+fn python_paging(w: &mut String, paging: &Paging<'_>, asynchronous: bool, indent: &str) {
+    let op = paging.op;
+    let sig = paging.params(true);
+    let (items, pages) = if asynchronous {
+        (
+            format!("AsyncRecordIterator[{}]", paging.item),
+            format!("AsyncRecordPageIterator[{}]", paging.page),
+        )
+    } else {
+        (
+            format!("RecordIterator[{}]", paging.item),
+            format!("RecordPageIterator[{}]", paging.page),
+        )
+    };
+    for (name, doc, result) in [
+        (format!("iter_{}", op.name), paging.item_doc(), items),
+        (format!("{}_pages", op.name), paging.page_doc(), pages),
+    ] {
+        writeln!(w).unwrap();
+        def(w, indent, &format!("def {name}"), &sig.params, &result);
+        let body = format!("{indent}    ");
+        if asynchronous {
+            let mut doc = doc;
+            doc.push(
+                "Async: `async for`; each page is fetched on the client's threads, and a \
+                 cancelled step (`asyncio.wait_for`) raises while the next fetches the same \
+                 page again."
+                    .into(),
+            );
+            docstring(w, &body, &doc);
+            let class = result.split('[').next().unwrap_or_default();
+            call(
+                w,
+                &body,
+                &format!("return {class}(self, self._client.{name}"),
+                "",
+                &sig.args,
+                ")",
+            );
+        } else {
+            docstring(w, &body, &doc[..1]);
+        }
+    }
 }

@@ -447,7 +447,7 @@ impl Client {
     }
 
     /// The core client, for one call (and the logging levels for it, read now).
-    fn core(&self, py: Python<'_>) -> PyResult<roomchat::Client> {
+    pub(crate) fn core(&self, py: Python<'_>) -> PyResult<roomchat::Client> {
         let client = self
             .inner
             .read()
@@ -485,7 +485,7 @@ fn submit_parts<'py>(
 /// Runs the call `make` gives now, with the GIL released, and wraps its result; or,
 /// given `_submit=(dispatcher, future, token)` (how `AsyncClient` calls), queues it on
 /// the dispatcher's threads (`make` is given the token) and returns `None`.
-fn run_or_submit<T: Send + 'static, F>(
+pub(crate) fn run_or_submit<T: Send + 'static, F>(
     py: Python<'_>,
     submit: Option<&Bound<'_, PyAny>>,
     make: impl FnOnce(Option<CoreToken>) -> F,
@@ -959,20 +959,20 @@ impl Client {
 /// knows which process holds it: after `fork()` in the middle of a fetch by another
 /// thread, the child's copy of the lock stays held for good (the thread holding it
 /// does not exist there), so the child gets an error instead of waiting forever.
-struct IterLock<T> {
+pub(crate) struct IterLock<T> {
     state: Mutex<T>,
     /// The id of the process whose thread holds `state`, or 0 when it is free.
     holder: AtomicU32,
 }
 
 /// The lock of an [`IterLock`]: marks it free again before unlocking.
-struct IterGuard<'a, T> {
+pub(crate) struct IterGuard<'a, T> {
     state: MutexGuard<'a, T>,
     holder: &'a AtomicU32,
 }
 
 impl<T> IterLock<T> {
-    fn new(state: T) -> IterLock<T> {
+    pub(crate) fn new(state: T) -> IterLock<T> {
         IterLock {
             state: Mutex::new(state),
             holder: AtomicU32::new(0),
@@ -982,7 +982,7 @@ impl<T> IterLock<T> {
     /// Fails when a thread of the parent process held the lock at the fork (checked
     /// with the GIL held, before waiting for the lock: in the child, nothing can change
     /// `holder` any more).
-    fn check_not_forked_mid_fetch(&self) -> PyResult<()> {
+    pub(crate) fn check_not_forked_mid_fetch(&self) -> PyResult<()> {
         match self.holder.load(Ordering::Acquire) {
             0 => Ok(()),
             pid if pid == std::process::id() => Ok(()),
@@ -994,7 +994,7 @@ impl<T> IterLock<T> {
     }
 
     /// Locks the state: only ever with the GIL released (see `UserIterator`).
-    fn lock(&self) -> IterGuard<'_, T> {
+    pub(crate) fn lock(&self) -> IterGuard<'_, T> {
         let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         self.holder.store(std::process::id(), Ordering::Release);
         IterGuard {

@@ -123,7 +123,6 @@ impl Params {
     }
 
     /// Any JSON-able argument.
-    #[allow(dead_code)] // for a declared `json` param; none is declared today
     pub(crate) fn json(
         &mut self,
         wire: &str,
@@ -287,21 +286,6 @@ impl IntoPython for Value {
     }
 }
 
-/// An answer of any JSON that Python publishes as a list (the chat rooms): a
-/// `DecodeError` when it is not a JSON array.
-pub(crate) fn json_list(py: Python<'_>, value: Value) -> PyResult<Py<PyAny>> {
-    match value {
-        Value::Array(_) => Ok(from_json(py, &value)?.unbind()),
-        _ => Err(to_py(
-            py,
-            &roomchat::Error::new(
-                roomchat::ErrorKind::Decode,
-                "the answer is not a JSON array",
-            ),
-        )),
-    }
-}
-
 impl Client {
     /// Runs `operation` with `params` (see the module docs); `wrap` makes its answer,
     /// core's `T`, a Python object.
@@ -355,11 +339,56 @@ impl Client {
     }
 }
 
+impl Client {
+    /// Runs `operation` with `params`; its answer, a JSON array, becomes a list of
+    /// `roomchat._records.<record>`.
+    pub(crate) fn call_records(
+        &self,
+        py: Python<'_>,
+        submit: Option<&Bound<'_, PyAny>>,
+        operation: Operation,
+        params: Params,
+        record: &'static str,
+    ) -> PyResult<Py<PyAny>> {
+        let params = params.into_json();
+        self.finish(
+            py,
+            submit,
+            move |c| {
+                c.call_operation(operation, &params)
+                    .map(|answer| (answer, record))
+            },
+            wrap_records,
+        )
+    }
+}
+
+/// The answer, a JSON array of records, as a list of its record class.
+fn wrap_records(py: Python<'_>, (answer, record): (Value, &'static str)) -> PyResult<Py<PyAny>> {
+    let Value::Array(items) = answer else {
+        return Err(to_py(
+            py,
+            &roomchat::Error::new(
+                roomchat::ErrorKind::Decode,
+                "the answer is not a JSON array",
+            ),
+        ));
+    };
+    let list = PyList::empty(py);
+    for item in items {
+        list.append(wrap_record(py, (item, record))?)?;
+    }
+    Ok(list.into_any().unbind())
+}
+
 /// `roomchat._records`, imported on the first call of an operation with a declared record.
 static RECORDS: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
 
 /// The answer (JSON with the service's field names, as core decoded it) as its record.
-fn wrap_record(py: Python<'_>, (answer, record): (Value, &'static str)) -> PyResult<Py<PyAny>> {
+pub(crate) fn wrap_record(
+    py: Python<'_>,
+    (answer, record): (Value, &'static str),
+) -> PyResult<Py<PyAny>> {
     let records =
         RECORDS.get_or_try_init(py, || py.import("roomchat._records").map(Bound::unbind))?;
     let class = records.bind(py).getattr(record)?;

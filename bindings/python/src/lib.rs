@@ -20,6 +20,7 @@ mod errors;
 mod logging;
 mod models;
 mod operations;
+mod pages;
 mod response;
 mod wire;
 
@@ -34,6 +35,8 @@ mod _native {
         CreatedUser, Deactivated, Invalidated, Message, MessageAuthor, RateLimitState, RawResponse,
         Reactivated, TokenUser, User, UserPage,
     };
+    #[pymodule_export]
+    use super::pages::{RecordIterator, RecordPageIterator};
     #[pymodule_export]
     use super::response::APIResponse;
     #[pymodule_export]

@@ -55,6 +55,9 @@ impl Client {
     /// A value outside the declared limits raises `ValidationError` and nothing is sent.
     ///
     /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// Raises:
+    ///     UserNotFoundError: when no active user has this id.
     #[pyo3(signature = (*, user_id=None, unique_user_identifier=None, _submit=None))]
     #[pyo3(text_signature = "(self, *, user_id=None, unique_user_identifier=None)")]
     fn deactivate_user(
@@ -168,9 +171,9 @@ impl Client {
         self.call_model::<roomchat::CreatedUser>(py, _submit, Operation::CreateUser, params)
     }
 
-    /// Every chat room of the account.
+    /// Every chat room of the account (an empty list when there is none).
     ///
-    /// `GET /consumer/api/v1/chatrooms`: returns a `List[Dict[str, Any]]`.
+    /// `GET /consumer/api/v1/chatrooms`: returns a `List[Room]`.
     ///
     /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
     #[pyo3(signature = (*, _submit=None))]
@@ -181,13 +184,7 @@ impl Client {
         _submit: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let params = Params::new();
-        self.call_declared(
-            py,
-            _submit,
-            Operation::ListChatRooms,
-            params,
-            crate::declared::json_list,
-        )
+        self.call_records(py, _submit, Operation::ListChatRooms, params, "Room")
     }
 
     /// Reactivates a deactivated user.
@@ -204,6 +201,9 @@ impl Client {
     ///
     /// Never sent again after a 5xx or a lost answer unless `retry_non_idempotent=True` (a repeat
     /// could do it twice).
+    ///
+    /// Raises:
+    ///     UserNotFoundError: when no deactivated user has this id (an active user too).
     #[pyo3(signature = (*, user_id=None, unique_user_identifier=None, _submit=None))]
     #[pyo3(text_signature = "(self, *, user_id=None, unique_user_identifier=None)")]
     fn reactivate_user(
@@ -233,6 +233,10 @@ impl Client {
     /// A value outside the declared limits raises `ValidationError` and nothing is sent.
     ///
     /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// Raises:
+    ///     InvalidRequestError: when the token is not valid (forged, invalidated, or of a
+    ///         deactivated user): the message is `invalid accessToken`.
     #[pyo3(signature = (access_token, *, _submit=None))]
     #[pyo3(text_signature = "(self, access_token)")]
     fn validate_access_token(
@@ -254,6 +258,9 @@ impl Client {
     ///
     /// Never sent again after a 5xx or a lost answer unless `retry_non_idempotent=True` (a repeat
     /// could do it twice).
+    ///
+    /// Raises:
+    ///     InvalidRequestError: when the token is not valid, or was invalidated already.
     #[pyo3(signature = (access_token, *, _submit=None))]
     #[pyo3(text_signature = "(self, access_token)")]
     fn invalidate_access_token(
@@ -278,6 +285,9 @@ impl Client {
     /// `POST /api/v1/chatRoom/{roomId}/eject-all`: returns an `Acknowledged`.
     ///
     /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// Raises:
+    ///     NotFoundError: when no room has this id.
     #[pyo3(signature = (room_id, *, _submit=None))]
     #[pyo3(text_signature = "(self, room_id)")]
     fn eject_all_users(
@@ -312,6 +322,11 @@ impl Client {
     /// A value outside the declared limits raises `ValidationError` and nothing is sent.
     ///
     /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// Raises:
+    ///     NotFoundError: when no bot of the account has this id.
+    ///     InvalidRequestError: when trigger `message` with visibility `private`, a name
+    ///         another bot has, or another invalid field.
     #[pyo3(signature = (bot_id, *, name=None, webhook_url=None, description=None, trigger=None, message_visibility=None, is_allowed_in_all_chat_rooms=None, message_history_limit=None, metadata=None, enabled=None, _submit=None))]
     #[pyo3(
         text_signature = "(self, bot_id, *, name=None, webhook_url=None, description=None, trigger=None, message_visibility=None, is_allowed_in_all_chat_rooms=None, message_history_limit=None, metadata=None, enabled=None)"
@@ -356,5 +371,1372 @@ impl Client {
         params.text("metadata", "metadata", metadata)?;
         params.flag("enabled", "enabled", enabled)?;
         self.call_record(py, _submit, Operation::UpdateBot, params, "BotAnswer")
+    }
+
+    /// Creates a chat room: its name, settings and look. Fields the declaration does not type are
+    /// sent as given.
+    ///
+    /// `POST /consumer/api/v1/chatroom`: returns a `RoomAnswer`.
+    ///
+    /// Keywords, each sent only when given or defaulted (the wire name in parentheses where it
+    /// differs): `name`, `description`, `password_protected` (`passwordProtected`), `room_password`
+    /// (`roomPassword`), `pre_moderated_chat_room` (`preModeratedChatRoom`),
+    /// `enable_one_to_one_chat` (`enableOneToOneChat`), `moderator_only_one_to_one_chat`
+    /// (`moderatorOnlyOneToOneChat`), `enable_channels` (`enableChannels`),
+    /// `default_notification_enabled` (`defaultNotificationEnabled`), `file_sharing_mode`
+    /// (`fileSharingMode`; `""` or `"imageSharing"` or `"fileAndImageSharing"`),
+    /// `chat_room_permission_level` (`chatRoomPermissionLevel`; `"public"` or `"provisioned_users"`
+    /// or `"members"`; default "public"), `custom_css` (`customCSS`), `metadata` (at most 1000
+    /// characters), `customization` (any JSON).
+    ///
+    /// `extra`: other body fields, sent as they are (a field given both there and as a keyword
+    /// raises `ValidationError`).
+    ///
+    /// A value outside the declared limits raises `ValidationError` and nothing is sent.
+    ///
+    /// Never sent again after a 5xx or a lost answer unless `retry_non_idempotent=True` (a repeat
+    /// could do it twice).
+    ///
+    /// Raises:
+    ///     InvalidRequestError: when a password-protected room without `roomPassword`, or
+    ///         another invalid field (the service's validation object, whose messages the error
+    ///         carries).
+    #[pyo3(signature = (*, name=None, description=None, password_protected=None, room_password=None, pre_moderated_chat_room=None, enable_one_to_one_chat=None, moderator_only_one_to_one_chat=None, enable_channels=None, default_notification_enabled=None, file_sharing_mode=None, chat_room_permission_level=None, custom_css=None, metadata=None, customization=None, extra=None, _submit=None))]
+    #[pyo3(
+        text_signature = "(self, *, name=None, description=None, password_protected=None, room_password=None, pre_moderated_chat_room=None, enable_one_to_one_chat=None, moderator_only_one_to_one_chat=None, enable_channels=None, default_notification_enabled=None, file_sharing_mode=None, chat_room_permission_level='public', custom_css=None, metadata=None, customization=None, extra=None)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn create_chat_room(
+        &self,
+        py: Python<'_>,
+        name: Option<&Bound<'_, PyAny>>,
+        description: Option<&Bound<'_, PyAny>>,
+        password_protected: Option<&Bound<'_, PyAny>>,
+        room_password: Option<&Bound<'_, PyAny>>,
+        pre_moderated_chat_room: Option<&Bound<'_, PyAny>>,
+        enable_one_to_one_chat: Option<&Bound<'_, PyAny>>,
+        moderator_only_one_to_one_chat: Option<&Bound<'_, PyAny>>,
+        enable_channels: Option<&Bound<'_, PyAny>>,
+        default_notification_enabled: Option<&Bound<'_, PyAny>>,
+        file_sharing_mode: Option<&Bound<'_, PyAny>>,
+        chat_room_permission_level: Option<&Bound<'_, PyAny>>,
+        custom_css: Option<&Bound<'_, PyAny>>,
+        metadata: Option<&Bound<'_, PyAny>>,
+        customization: Option<&Bound<'_, PyAny>>,
+        extra: Option<&Bound<'_, PyAny>>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut params = Params::new();
+        params.text("name", "name", name)?;
+        params.text("description", "description", description)?;
+        params.flag(
+            "passwordProtected",
+            "password_protected",
+            password_protected,
+        )?;
+        params.text("roomPassword", "room_password", room_password)?;
+        params.flag(
+            "preModeratedChatRoom",
+            "pre_moderated_chat_room",
+            pre_moderated_chat_room,
+        )?;
+        params.flag(
+            "enableOneToOneChat",
+            "enable_one_to_one_chat",
+            enable_one_to_one_chat,
+        )?;
+        params.flag(
+            "moderatorOnlyOneToOneChat",
+            "moderator_only_one_to_one_chat",
+            moderator_only_one_to_one_chat,
+        )?;
+        params.flag("enableChannels", "enable_channels", enable_channels)?;
+        params.flag(
+            "defaultNotificationEnabled",
+            "default_notification_enabled",
+            default_notification_enabled,
+        )?;
+        params.text("fileSharingMode", "file_sharing_mode", file_sharing_mode)?;
+        params.text(
+            "chatRoomPermissionLevel",
+            "chat_room_permission_level",
+            chat_room_permission_level,
+        )?;
+        params.or_default("chatRoomPermissionLevel", "public");
+        params.text("customCSS", "custom_css", custom_css)?;
+        params.text("metadata", "metadata", metadata)?;
+        params.json("customization", "customization", customization)?;
+        params.extra("extra", extra)?;
+        self.call_record(py, _submit, Operation::CreateChatRoom, params, "RoomAnswer")
+    }
+
+    /// One chat room: its settings.
+    ///
+    /// `GET /consumer/api/v1/chatroom/{roomId}`: returns a `Room`.
+    ///
+    /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// Raises:
+    ///     NotFoundError: when no room has this id (the service answers 404 with `{}`).
+    #[pyo3(signature = (room_id, *, _submit=None))]
+    #[pyo3(text_signature = "(self, room_id)")]
+    fn get_chat_room(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut params = Params::new();
+        params.text("roomId", "room_id", Some(room_id))?;
+        self.call_record(py, _submit, Operation::GetChatRoom, params, "Room")
+    }
+
+    /// Changes a chat room's name, description, password or metadata.
+    ///
+    /// `PUT /consumer/api/v1/chatroom/{roomId}`: returns a `RoomAnswer`.
+    ///
+    /// Keywords, each sent only when given (the wire name in parentheses where it differs): `name`,
+    /// `description`, `room_password` (`roomPassword`), `password_protected` (`passwordProtected`),
+    /// `metadata` (at most 1000 characters).
+    ///
+    /// A value outside the declared limits raises `ValidationError` and nothing is sent.
+    ///
+    /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// Raises:
+    ///     NotFoundError: when no room has this id.
+    ///     InvalidRequestError: when an invalid field (the service's validation object).
+    #[pyo3(signature = (room_id, *, name=None, description=None, room_password=None, password_protected=None, metadata=None, _submit=None))]
+    #[pyo3(
+        text_signature = "(self, room_id, *, name=None, description=None, room_password=None, password_protected=None, metadata=None)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn update_chat_room(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        name: Option<&Bound<'_, PyAny>>,
+        description: Option<&Bound<'_, PyAny>>,
+        room_password: Option<&Bound<'_, PyAny>>,
+        password_protected: Option<&Bound<'_, PyAny>>,
+        metadata: Option<&Bound<'_, PyAny>>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut params = Params::new();
+        params.text("roomId", "room_id", Some(room_id))?;
+        params.text("name", "name", name)?;
+        params.text("description", "description", description)?;
+        params.text("roomPassword", "room_password", room_password)?;
+        params.flag(
+            "passwordProtected",
+            "password_protected",
+            password_protected,
+        )?;
+        params.text("metadata", "metadata", metadata)?;
+        self.call_record(py, _submit, Operation::UpdateChatRoom, params, "RoomAnswer")
+    }
+
+    /// Deletes a chat room with all its messages, channels, one-to-one conversations, files and
+    /// memberships, irreversibly.
+    ///
+    /// `DELETE /consumer/api/v1/chatroom/{roomId}`: returns a `RoomAnswer`.
+    ///
+    /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// Raises:
+    ///     NotFoundError: when no room has this id (`invalid chatroom id`): also what a repeat
+    ///         meets when the first delete's answer was lost and the client sent it again.
+    #[pyo3(signature = (room_id, *, _submit=None))]
+    #[pyo3(text_signature = "(self, room_id)")]
+    fn delete_chat_room(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut params = Params::new();
+        params.text("roomId", "room_id", Some(room_id))?;
+        self.call_record(py, _submit, Operation::DeleteChatRoom, params, "RoomAnswer")
+    }
+
+    /// Turns a room's chat on: its users can post again. (The reference pages print the on and off
+    /// paths the wrong way round; this sends `/on`.)
+    ///
+    /// `POST /consumer/api/v1/chatRoom/{roomId}/on`: returns an `Acknowledged`.
+    ///
+    /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// Raises:
+    ///     NotFoundError: when no room has this id.
+    #[pyo3(signature = (room_id, *, _submit=None))]
+    #[pyo3(text_signature = "(self, room_id)")]
+    fn turn_chat_on(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut params = Params::new();
+        params.text("roomId", "room_id", Some(room_id))?;
+        self.call_record(py, _submit, Operation::TurnChatOn, params, "Acknowledged")
+    }
+
+    /// Turns a room's chat off: its users see the chat-off message and cannot post. (This sends
+    /// `/off`, whatever the reference pages print.)
+    ///
+    /// `POST /consumer/api/v1/chatRoom/{roomId}/off`: returns an `Acknowledged`.
+    ///
+    /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// Raises:
+    ///     NotFoundError: when no room has this id.
+    #[pyo3(signature = (room_id, *, _submit=None))]
+    #[pyo3(text_signature = "(self, room_id)")]
+    fn turn_chat_off(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut params = Params::new();
+        params.text("roomId", "room_id", Some(room_id))?;
+        self.call_record(py, _submit, Operation::TurnChatOff, params, "Acknowledged")
+    }
+
+    /// Sets the message a room's users see while its chat is off; it takes effect at once.
+    ///
+    /// `POST /consumer/api/v1/chatroom/{roomId}/chatoffmessage`: returns an `Acknowledged`.
+    ///
+    /// A value outside the declared limits raises `ValidationError` and nothing is sent.
+    ///
+    /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// Raises:
+    ///     NotFoundError: when no room has this id.
+    #[pyo3(signature = (room_id, message, *, _submit=None))]
+    #[pyo3(text_signature = "(self, room_id, message)")]
+    fn set_chat_off_message(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        message: &Bound<'_, PyAny>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut params = Params::new();
+        params.text("roomId", "room_id", Some(room_id))?;
+        params.text("message", "message", Some(message))?;
+        self.call_record(
+            py,
+            _submit,
+            Operation::SetChatOffMessage,
+            params,
+            "Acknowledged",
+        )
+    }
+
+    /// One page of a room's messages: the service's history export (the emulator gives them oldest
+    /// first).
+    ///
+    /// `GET /consumer/api/v1/chatRoom/{roomId}/messages`: returns a `MessagePage`.
+    ///
+    /// Keywords, each sent only when given or defaulted (the wire name in parentheses where it
+    /// differs): `limit` (at least 1; default 50), `skip` (at least 0; default 0),
+    /// `only_attachments` (`onlyAttachments`).
+    ///
+    /// A value outside the declared limits raises `ValidationError` and nothing is sent.
+    ///
+    /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// Raises:
+    ///     NotFoundError: when no room has this id.
+    #[pyo3(signature = (room_id, *, limit=None, skip=None, only_attachments=None, _submit=None))]
+    #[pyo3(text_signature = "(self, room_id, *, limit=50, skip=0, only_attachments=None)")]
+    fn room_messages(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        limit: Option<&Bound<'_, PyAny>>,
+        skip: Option<&Bound<'_, PyAny>>,
+        only_attachments: Option<&Bound<'_, PyAny>>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut params = Params::new();
+        params.text("roomId", "room_id", Some(room_id))?;
+        params.integer("limit", "limit", limit)?;
+        params.or_default("limit", 50);
+        params.integer("skip", "skip", skip)?;
+        params.or_default("skip", 0);
+        params.flag("onlyAttachments", "only_attachments", only_attachments)?;
+        self.call_record(py, _submit, Operation::RoomMessages, params, "MessagePage")
+    }
+
+    /// Deletes a room's messages: all of them, channel and private ones and files included, unless
+    /// told to keep those.
+    ///
+    /// `DELETE /consumer/api/v1/chatroom/{roomId}/messages`: returns a `RoomAnswer`.
+    ///
+    /// Keywords, each sent only when given (the wire name in parentheses where it differs):
+    /// `do_not_delete_private_messages` (`doNotDeletePrivateMessages`),
+    /// `do_not_delete_channel_messages` (`doNotDeleteChannelMessages`).
+    ///
+    /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// Raises:
+    ///     NotFoundError: when no room has this id (`invalid chatroom id`).
+    #[pyo3(signature = (room_id, *, do_not_delete_private_messages=None, do_not_delete_channel_messages=None, _submit=None))]
+    #[pyo3(
+        text_signature = "(self, room_id, *, do_not_delete_private_messages=None, do_not_delete_channel_messages=None)"
+    )]
+    fn delete_room_messages(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        do_not_delete_private_messages: Option<&Bound<'_, PyAny>>,
+        do_not_delete_channel_messages: Option<&Bound<'_, PyAny>>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut params = Params::new();
+        params.text("roomId", "room_id", Some(room_id))?;
+        params.flag(
+            "doNotDeletePrivateMessages",
+            "do_not_delete_private_messages",
+            do_not_delete_private_messages,
+        )?;
+        params.flag(
+            "doNotDeleteChannelMessages",
+            "do_not_delete_channel_messages",
+            do_not_delete_channel_messages,
+        )?;
+        self.call_record(
+            py,
+            _submit,
+            Operation::DeleteRoomMessages,
+            params,
+            "RoomAnswer",
+        )
+    }
+
+    /// Posts a message into a room, as exactly one author: a user (by access token), the room's
+    /// system, or a throw-away user made on the fly.
+    ///
+    /// `POST /consumer/api/v1/chatroom/{roomId}/message`: returns an `Acknowledged`.
+    ///
+    /// Keywords, each sent only when given (the wire name in parentheses where it differs):
+    /// `user_access_token` (`userAccessToken`), `system_message` (`systemMessage`), `user` (any
+    /// JSON).
+    ///
+    /// Give exactly one of `user_access_token`, `system_message`, `user` (both or neither:
+    /// `ValidationError`, nothing sent).
+    ///
+    /// A value outside the declared limits raises `ValidationError` and nothing is sent.
+    ///
+    /// Never sent again after a 5xx or a lost answer unless `retry_non_idempotent=True` (a repeat
+    /// could do it twice).
+    ///
+    /// Raises:
+    ///     NotFoundError: when no room has this id (`invalid chatroom id`).
+    ///     InvalidRequestError: when the room's chat is off (a user cannot post), or the access
+    ///         token signs nobody in.
+    #[pyo3(signature = (room_id, message, *, user_access_token=None, system_message=None, user=None, _submit=None))]
+    #[pyo3(
+        text_signature = "(self, room_id, message, *, user_access_token=None, system_message=None, user=None)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn send_room_message(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        message: &Bound<'_, PyAny>,
+        user_access_token: Option<&Bound<'_, PyAny>>,
+        system_message: Option<&Bound<'_, PyAny>>,
+        user: Option<&Bound<'_, PyAny>>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut params = Params::new();
+        params.text("roomId", "room_id", Some(room_id))?;
+        params.text("message", "message", Some(message))?;
+        params.text("userAccessToken", "user_access_token", user_access_token)?;
+        params.flag("systemMessage", "system_message", system_message)?;
+        params.json("user", "user", user)?;
+        self.call_record(
+            py,
+            _submit,
+            Operation::SendRoomMessage,
+            params,
+            "Acknowledged",
+        )
+    }
+
+    /// Creates a channel in a room.
+    ///
+    /// `POST /consumer/api/v1/chatroom/{roomId}/channel`: returns a `Channel`.
+    ///
+    /// Keywords, each sent only when given (the wire name in parentheses where it differs):
+    /// `enabled`, `notify_all_users` (`notifyAllUsers`), `metadata` (at most 1000 characters).
+    ///
+    /// A value outside the declared limits raises `ValidationError` and nothing is sent.
+    ///
+    /// Never sent again after a 5xx or a lost answer unless `retry_non_idempotent=True` (a repeat
+    /// could do it twice).
+    ///
+    /// Raises:
+    ///     NotFoundError: when no room has this id.
+    #[pyo3(signature = (room_id, channel_name, *, enabled=None, notify_all_users=None, metadata=None, _submit=None))]
+    #[pyo3(
+        text_signature = "(self, room_id, channel_name, *, enabled=None, notify_all_users=None, metadata=None)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn create_channel(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        channel_name: &Bound<'_, PyAny>,
+        enabled: Option<&Bound<'_, PyAny>>,
+        notify_all_users: Option<&Bound<'_, PyAny>>,
+        metadata: Option<&Bound<'_, PyAny>>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut params = Params::new();
+        params.text("roomId", "room_id", Some(room_id))?;
+        params.text("channelName", "channel_name", Some(channel_name))?;
+        params.flag("enabled", "enabled", enabled)?;
+        params.flag("notifyAllUsers", "notify_all_users", notify_all_users)?;
+        params.text("metadata", "metadata", metadata)?;
+        self.call_record(py, _submit, Operation::CreateChannel, params, "Channel")
+    }
+
+    /// Changes a channel's name, state, notification rule or metadata.
+    ///
+    /// `PUT /consumer/api/v1/chatroom/{roomId}/channel/{channelId}`: returns a `Channel`.
+    ///
+    /// Keywords, each sent only when given (the wire name in parentheses where it differs):
+    /// `channel_name` (`channelName`), `enabled`, `notify_all_users` (`notifyAllUsers`), `metadata`
+    /// (at most 1000 characters).
+    ///
+    /// A value outside the declared limits raises `ValidationError` and nothing is sent.
+    ///
+    /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// Raises:
+    ///     NotFoundError: when no channel has this id in the room (`channel not found`).
+    #[pyo3(signature = (room_id, channel_id, *, channel_name=None, enabled=None, notify_all_users=None, metadata=None, _submit=None))]
+    #[pyo3(
+        text_signature = "(self, room_id, channel_id, *, channel_name=None, enabled=None, notify_all_users=None, metadata=None)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn update_channel(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        channel_id: &Bound<'_, PyAny>,
+        channel_name: Option<&Bound<'_, PyAny>>,
+        enabled: Option<&Bound<'_, PyAny>>,
+        notify_all_users: Option<&Bound<'_, PyAny>>,
+        metadata: Option<&Bound<'_, PyAny>>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut params = Params::new();
+        params.text("roomId", "room_id", Some(room_id))?;
+        params.text("channelId", "channel_id", Some(channel_id))?;
+        params.text("channelName", "channel_name", channel_name)?;
+        params.flag("enabled", "enabled", enabled)?;
+        params.flag("notifyAllUsers", "notify_all_users", notify_all_users)?;
+        params.text("metadata", "metadata", metadata)?;
+        self.call_record(py, _submit, Operation::UpdateChannel, params, "Channel")
+    }
+
+    /// Posts a message into a channel, as exactly one author (as into a room).
+    ///
+    /// `POST /consumer/api/v1/chatroom/{roomId}/channel/{channelId}/message`: returns an
+    /// `Acknowledged`.
+    ///
+    /// Keywords, each sent only when given (the wire name in parentheses where it differs):
+    /// `user_access_token` (`userAccessToken`), `system_message` (`systemMessage`), `user` (any
+    /// JSON).
+    ///
+    /// Give exactly one of `user_access_token`, `system_message`, `user` (both or neither:
+    /// `ValidationError`, nothing sent).
+    ///
+    /// A value outside the declared limits raises `ValidationError` and nothing is sent.
+    ///
+    /// Never sent again after a 5xx or a lost answer unless `retry_non_idempotent=True` (a repeat
+    /// could do it twice).
+    ///
+    /// Raises:
+    ///     NotFoundError: when no room or channel has this id.
+    #[pyo3(signature = (room_id, channel_id, message, *, user_access_token=None, system_message=None, user=None, _submit=None))]
+    #[pyo3(
+        text_signature = "(self, room_id, channel_id, message, *, user_access_token=None, system_message=None, user=None)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn send_channel_message(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        channel_id: &Bound<'_, PyAny>,
+        message: &Bound<'_, PyAny>,
+        user_access_token: Option<&Bound<'_, PyAny>>,
+        system_message: Option<&Bound<'_, PyAny>>,
+        user: Option<&Bound<'_, PyAny>>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut params = Params::new();
+        params.text("roomId", "room_id", Some(room_id))?;
+        params.text("channelId", "channel_id", Some(channel_id))?;
+        params.text("message", "message", Some(message))?;
+        params.text("userAccessToken", "user_access_token", user_access_token)?;
+        params.flag("systemMessage", "system_message", system_message)?;
+        params.json("user", "user", user)?;
+        self.call_record(
+            py,
+            _submit,
+            Operation::SendChannelMessage,
+            params,
+            "Acknowledged",
+        )
+    }
+
+    /// One page of a channel's messages (the emulator gives them oldest first).
+    ///
+    /// `GET /consumer/api/v1/chatRoom/{roomId}/channel/{channelId}/messages`: returns a
+    /// `MessagePage`.
+    ///
+    /// Keywords, each sent only when given or defaulted (the wire name in parentheses where it
+    /// differs): `limit` (at least 1; default 50), `skip` (at least 0; default 0),
+    /// `only_attachments` (`onlyAttachments`).
+    ///
+    /// A value outside the declared limits raises `ValidationError` and nothing is sent.
+    ///
+    /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// Raises:
+    ///     NotFoundError: when no room or channel has this id.
+    #[pyo3(signature = (room_id, channel_id, *, limit=None, skip=None, only_attachments=None, _submit=None))]
+    #[pyo3(
+        text_signature = "(self, room_id, channel_id, *, limit=50, skip=0, only_attachments=None)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn channel_messages(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        channel_id: &Bound<'_, PyAny>,
+        limit: Option<&Bound<'_, PyAny>>,
+        skip: Option<&Bound<'_, PyAny>>,
+        only_attachments: Option<&Bound<'_, PyAny>>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut params = Params::new();
+        params.text("roomId", "room_id", Some(room_id))?;
+        params.text("channelId", "channel_id", Some(channel_id))?;
+        params.integer("limit", "limit", limit)?;
+        params.or_default("limit", 50);
+        params.integer("skip", "skip", skip)?;
+        params.or_default("skip", 0);
+        params.flag("onlyAttachments", "only_attachments", only_attachments)?;
+        self.call_record(
+            py,
+            _submit,
+            Operation::ChannelMessages,
+            params,
+            "MessagePage",
+        )
+    }
+
+    /// Deletes one message of a channel.
+    ///
+    /// `DELETE /consumer/api/v2/chatroom/{roomId}/channel/{channelId}/message/{messageId}`: returns
+    /// an `Acknowledged`.
+    ///
+    /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// Raises:
+    ///     NotFoundError: when no such message in the channel: also what a repeat meets when
+    ///         the first delete's answer was lost.
+    #[pyo3(signature = (room_id, channel_id, message_id, *, _submit=None))]
+    #[pyo3(text_signature = "(self, room_id, channel_id, message_id)")]
+    fn delete_channel_message(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        channel_id: &Bound<'_, PyAny>,
+        message_id: &Bound<'_, PyAny>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut params = Params::new();
+        params.text("roomId", "room_id", Some(room_id))?;
+        params.text("channelId", "channel_id", Some(channel_id))?;
+        params.text("messageId", "message_id", Some(message_id))?;
+        self.call_record(
+            py,
+            _submit,
+            Operation::DeleteChannelMessage,
+            params,
+            "Acknowledged",
+        )
+    }
+
+    /// A room's one-to-one conversations, each with its two members.
+    ///
+    /// `GET /consumer/api/v2/{pathForm}/{roomId}/conversations`: returns a `List[Conversation]`.
+    ///
+    /// Keywords, each sent only when given or defaulted (the wire name in parentheses where it
+    /// differs): `path_form` (`pathForm`; `"room"` or `"chatroom"`; default "room").
+    ///
+    /// A value outside the declared limits raises `ValidationError` and nothing is sent.
+    ///
+    /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// Raises:
+    ///     NotFoundError: when no room has this id.
+    #[pyo3(signature = (room_id, *, path_form=None, _submit=None))]
+    #[pyo3(text_signature = "(self, room_id, *, path_form='room')")]
+    fn list_conversations(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        path_form: Option<&Bound<'_, PyAny>>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut params = Params::new();
+        params.text("roomId", "room_id", Some(room_id))?;
+        params.text("pathForm", "path_form", path_form)?;
+        params.or_default("pathForm", "room");
+        self.call_records(
+            py,
+            _submit,
+            Operation::ListConversations,
+            params,
+            "Conversation",
+        )
+    }
+
+    /// Changes a user, named by exactly one of userId and uniqueUserIdentifier: any of their name,
+    /// email, picture, moderation, external id and meta.
+    ///
+    /// `PUT /consumer/api/v1/user`: returns a `UpdatedUser`.
+    ///
+    /// Keywords, each sent only when given (the wire name in parentheses where it differs):
+    /// `user_id` (`userId`), `unique_user_identifier` (`uniqueUserIdentifier`), `username`,
+    /// `email`, `profile_pic` (`profilePic`), `chat_room` (`chatRoom`), `is_moderator`
+    /// (`isModerator`), `external_user_id` (`externalUserId`; any JSON), `meta` (any JSON).
+    ///
+    /// Give exactly one of `user_id`, `unique_user_identifier` (both or neither: `ValidationError`,
+    /// nothing sent).
+    ///
+    /// A value outside the declared limits raises `ValidationError` and nothing is sent.
+    ///
+    /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// Raises:
+    ///     UserNotFoundError: when no user has this id.
+    #[pyo3(signature = (*, user_id=None, unique_user_identifier=None, username=None, email=None, profile_pic=None, chat_room=None, is_moderator=None, external_user_id=None, meta=None, _submit=None))]
+    #[pyo3(
+        text_signature = "(self, *, user_id=None, unique_user_identifier=None, username=None, email=None, profile_pic=None, chat_room=None, is_moderator=None, external_user_id=None, meta=None)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn update_user(
+        &self,
+        py: Python<'_>,
+        user_id: Option<&Bound<'_, PyAny>>,
+        unique_user_identifier: Option<&Bound<'_, PyAny>>,
+        username: Option<&Bound<'_, PyAny>>,
+        email: Option<&Bound<'_, PyAny>>,
+        profile_pic: Option<&Bound<'_, PyAny>>,
+        chat_room: Option<&Bound<'_, PyAny>>,
+        is_moderator: Option<&Bound<'_, PyAny>>,
+        external_user_id: Option<&Bound<'_, PyAny>>,
+        meta: Option<&Bound<'_, PyAny>>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut params = Params::new();
+        params.text("userId", "user_id", user_id)?;
+        params.text(
+            "uniqueUserIdentifier",
+            "unique_user_identifier",
+            unique_user_identifier,
+        )?;
+        params.text("username", "username", username)?;
+        params.text("email", "email", email)?;
+        params.text("profilePic", "profile_pic", profile_pic)?;
+        params.text("chatRoom", "chat_room", chat_room)?;
+        params.flag("isModerator", "is_moderator", is_moderator)?;
+        params.json("externalUserId", "external_user_id", external_user_id)?;
+        params.json("meta", "meta", meta)?;
+        self.call_record(py, _submit, Operation::UpdateUser, params, "UpdatedUser")
+    }
+
+    /// Creates a user by the customer's own identifier, optionally a member of one room with a role
+    /// (Business plan).
+    ///
+    /// `POST /consumer/api/v2/user`: returns a `ProvisionedUser`.
+    ///
+    /// Keywords, each sent only when given (the wire name in parentheses where it differs):
+    /// `first_name` (`firstName`), `last_name` (`lastName`), `email`, `meta` (any JSON),
+    /// `external_profile_pic_url` (`externalProfilePicURL`), `membership_details`
+    /// (`membershipDetails`; any JSON).
+    ///
+    /// A value outside the declared limits raises `ValidationError` and nothing is sent.
+    ///
+    /// Never sent again after a 5xx or a lost answer unless `retry_non_idempotent=True` (a repeat
+    /// could do it twice).
+    ///
+    /// Raises:
+    ///     NotFoundError: when `membershipDetails.roomId` names no room (`chatRoom not found`).
+    ///     PlanUpgradeRequiredError: when the account's plan is below Business.
+    #[pyo3(signature = (unique_user_identifier, username, *, first_name=None, last_name=None, email=None, meta=None, external_profile_pic_url=None, membership_details=None, _submit=None))]
+    #[pyo3(
+        text_signature = "(self, unique_user_identifier, username, *, first_name=None, last_name=None, email=None, meta=None, external_profile_pic_url=None, membership_details=None)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn create_user_v2(
+        &self,
+        py: Python<'_>,
+        unique_user_identifier: &Bound<'_, PyAny>,
+        username: &Bound<'_, PyAny>,
+        first_name: Option<&Bound<'_, PyAny>>,
+        last_name: Option<&Bound<'_, PyAny>>,
+        email: Option<&Bound<'_, PyAny>>,
+        meta: Option<&Bound<'_, PyAny>>,
+        external_profile_pic_url: Option<&Bound<'_, PyAny>>,
+        membership_details: Option<&Bound<'_, PyAny>>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut params = Params::new();
+        params.text(
+            "uniqueUserIdentifier",
+            "unique_user_identifier",
+            Some(unique_user_identifier),
+        )?;
+        params.text("username", "username", Some(username))?;
+        params.text("firstName", "first_name", first_name)?;
+        params.text("lastName", "last_name", last_name)?;
+        params.text("email", "email", email)?;
+        params.json("meta", "meta", meta)?;
+        params.text(
+            "externalProfilePicURL",
+            "external_profile_pic_url",
+            external_profile_pic_url,
+        )?;
+        params.json(
+            "membershipDetails",
+            "membership_details",
+            membership_details,
+        )?;
+        self.call_record(
+            py,
+            _submit,
+            Operation::CreateUserV2,
+            params,
+            "ProvisionedUser",
+        )
+    }
+
+    /// A user's profile, by the customer's identifier.
+    ///
+    /// `GET /consumer/api/v2/user/{uniqueUserIdentifier}`: returns a `UserProfile`.
+    ///
+    /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// Raises:
+    ///     UserNotFoundError: when no user has this identifier.
+    #[pyo3(signature = (unique_user_identifier, *, _submit=None))]
+    #[pyo3(text_signature = "(self, unique_user_identifier)")]
+    fn get_user(
+        &self,
+        py: Python<'_>,
+        unique_user_identifier: &Bound<'_, PyAny>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut params = Params::new();
+        params.text(
+            "uniqueUserIdentifier",
+            "unique_user_identifier",
+            Some(unique_user_identifier),
+        )?;
+        self.call_record(py, _submit, Operation::GetUser, params, "UserProfile")
+    }
+
+    /// The rooms a user is a member of.
+    ///
+    /// `GET /consumer/api/v2/user/{uniqueUserIdentifier}/rooms`: returns a `List[RoomName]`.
+    ///
+    /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// Raises:
+    ///     UserNotFoundError: when no user has this identifier.
+    #[pyo3(signature = (unique_user_identifier, *, _submit=None))]
+    #[pyo3(text_signature = "(self, unique_user_identifier)")]
+    fn user_rooms(
+        &self,
+        py: Python<'_>,
+        unique_user_identifier: &Bound<'_, PyAny>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut params = Params::new();
+        params.text(
+            "uniqueUserIdentifier",
+            "unique_user_identifier",
+            Some(unique_user_identifier),
+        )?;
+        self.call_records(py, _submit, Operation::UserRooms, params, "RoomName")
+    }
+
+    /// Removes a user for good, named by exactly one of userId and uniqueUserIdentifier:
+    /// memberships erased, live sessions ended.
+    ///
+    /// `DELETE /consumer/api/v2/user`: returns an `Acknowledged`.
+    ///
+    /// Keywords, each sent only when given (the wire name in parentheses where it differs):
+    /// `user_id` (`userId`), `unique_user_identifier` (`uniqueUserIdentifier`).
+    ///
+    /// Give exactly one of `user_id`, `unique_user_identifier` (both or neither: `ValidationError`,
+    /// nothing sent).
+    ///
+    /// A value outside the declared limits raises `ValidationError` and nothing is sent.
+    ///
+    /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// Raises:
+    ///     UserNotFoundError: when no user has this id: also what a repeat meets when the first
+    ///         removal's answer was lost.
+    #[pyo3(signature = (*, user_id=None, unique_user_identifier=None, _submit=None))]
+    #[pyo3(text_signature = "(self, *, user_id=None, unique_user_identifier=None)")]
+    fn remove_user(
+        &self,
+        py: Python<'_>,
+        user_id: Option<&Bound<'_, PyAny>>,
+        unique_user_identifier: Option<&Bound<'_, PyAny>>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut params = Params::new();
+        params.text("userId", "user_id", user_id)?;
+        params.text(
+            "uniqueUserIdentifier",
+            "unique_user_identifier",
+            unique_user_identifier,
+        )?;
+        self.call_record(py, _submit, Operation::RemoveUser, params, "Acknowledged")
+    }
+
+    /// One page of a room's members, with their roles.
+    ///
+    /// `GET /consumer/api/v2/room/{roomId}/members`: returns a `MemberPage`.
+    ///
+    /// Keywords, each sent only when given or defaulted (the wire name in parentheses where it
+    /// differs): `limit` (1 to 200; default 50), `skip` (at least 0; default 0).
+    ///
+    /// A value outside the declared limits raises `ValidationError` and nothing is sent.
+    ///
+    /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// Raises:
+    ///     NotFoundError: when no room has this id.
+    #[pyo3(signature = (room_id, *, limit=None, skip=None, _submit=None))]
+    #[pyo3(text_signature = "(self, room_id, *, limit=50, skip=0)")]
+    fn list_members(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        limit: Option<&Bound<'_, PyAny>>,
+        skip: Option<&Bound<'_, PyAny>>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut params = Params::new();
+        params.text("roomId", "room_id", Some(room_id))?;
+        params.integer("limit", "limit", limit)?;
+        params.or_default("limit", 50);
+        params.integer("skip", "skip", skip)?;
+        params.or_default("skip", 0);
+        self.call_record(py, _submit, Operation::ListMembers, params, "MemberPage")
+    }
+
+    /// Makes a user a member of a room with a role, or changes their role: how a room's moderator
+    /// is made.
+    ///
+    /// `POST /consumer/api/v2/room/{roomId}/member`: returns a `Member`.
+    ///
+    /// A value outside the declared limits raises `ValidationError` and nothing is sent.
+    ///
+    /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// Raises:
+    ///     UserNotFoundError: when no user has this identifier.
+    ///     NotFoundError: when no room has this id (`chatRoom not found`).
+    #[pyo3(signature = (room_id, unique_user_identifier, role_name, *, _submit=None))]
+    #[pyo3(text_signature = "(self, room_id, unique_user_identifier, role_name)")]
+    fn set_member(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        unique_user_identifier: &Bound<'_, PyAny>,
+        role_name: &Bound<'_, PyAny>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut params = Params::new();
+        params.text("roomId", "room_id", Some(room_id))?;
+        params.text(
+            "uniqueUserIdentifier",
+            "unique_user_identifier",
+            Some(unique_user_identifier),
+        )?;
+        params.text("roleName", "role_name", Some(role_name))?;
+        self.call_record(py, _submit, Operation::SetMember, params, "Member")
+    }
+
+    /// Removes a user from a room's members.
+    ///
+    /// `DELETE /consumer/api/v2/room/{roomId}/member`: returns an `Acknowledged`.
+    ///
+    /// A value outside the declared limits raises `ValidationError` and nothing is sent.
+    ///
+    /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// Raises:
+    ///     NotFoundError: when the user is not a member of the room: also what a repeat meets
+    ///         when the first removal's answer was lost.
+    #[pyo3(signature = (room_id, unique_user_identifier, *, _submit=None))]
+    #[pyo3(text_signature = "(self, room_id, unique_user_identifier)")]
+    fn remove_member(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        unique_user_identifier: &Bound<'_, PyAny>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut params = Params::new();
+        params.text("roomId", "room_id", Some(room_id))?;
+        params.text(
+            "uniqueUserIdentifier",
+            "unique_user_identifier",
+            Some(unique_user_identifier),
+        )?;
+        self.call_record(py, _submit, Operation::RemoveMember, params, "Acknowledged")
+    }
+
+    /// Creates a bot: a webhook the service calls with a room's messages (Business plan). A bot
+    /// triggered by every message cannot answer in private.
+    ///
+    /// `POST /consumer/api/v2/bot`: returns a `BotAnswer`.
+    ///
+    /// Keywords, each sent only when given (the wire name in parentheses where it differs):
+    /// `description` (at most 1000 characters), `trigger` (`"message"` or `"mention"`),
+    /// `message_visibility` (`messageVisibility`; `"public"` or `"private"`),
+    /// `is_allowed_in_all_chat_rooms` (`isAllowedInAllChatRooms`), `message_history_limit`
+    /// (`messageHistoryLimit`; 0 to 100), `metadata` (at most 10000 characters), `enabled`.
+    ///
+    /// A value outside the declared limits raises `ValidationError` and nothing is sent.
+    ///
+    /// Never sent again after a 5xx or a lost answer unless `retry_non_idempotent=True` (a repeat
+    /// could do it twice).
+    ///
+    /// Raises:
+    ///     InvalidRequestError: when trigger `message` with visibility `private`, a name
+    ///         another bot has, or another invalid field.
+    ///     PlanUpgradeRequiredError: when the account's plan is below Business.
+    #[pyo3(signature = (name, webhook_url, *, description=None, trigger=None, message_visibility=None, is_allowed_in_all_chat_rooms=None, message_history_limit=None, metadata=None, enabled=None, _submit=None))]
+    #[pyo3(
+        text_signature = "(self, name, webhook_url, *, description=None, trigger=None, message_visibility=None, is_allowed_in_all_chat_rooms=None, message_history_limit=None, metadata=None, enabled=None)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn create_bot(
+        &self,
+        py: Python<'_>,
+        name: &Bound<'_, PyAny>,
+        webhook_url: &Bound<'_, PyAny>,
+        description: Option<&Bound<'_, PyAny>>,
+        trigger: Option<&Bound<'_, PyAny>>,
+        message_visibility: Option<&Bound<'_, PyAny>>,
+        is_allowed_in_all_chat_rooms: Option<&Bound<'_, PyAny>>,
+        message_history_limit: Option<&Bound<'_, PyAny>>,
+        metadata: Option<&Bound<'_, PyAny>>,
+        enabled: Option<&Bound<'_, PyAny>>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut params = Params::new();
+        params.text("name", "name", Some(name))?;
+        params.text("webhookURL", "webhook_url", Some(webhook_url))?;
+        params.text("description", "description", description)?;
+        params.text("trigger", "trigger", trigger)?;
+        params.text(
+            "messageVisibility",
+            "message_visibility",
+            message_visibility,
+        )?;
+        params.flag(
+            "isAllowedInAllChatRooms",
+            "is_allowed_in_all_chat_rooms",
+            is_allowed_in_all_chat_rooms,
+        )?;
+        params.integer(
+            "messageHistoryLimit",
+            "message_history_limit",
+            message_history_limit,
+        )?;
+        params.text("metadata", "metadata", metadata)?;
+        params.flag("enabled", "enabled", enabled)?;
+        self.call_record(py, _submit, Operation::CreateBot, params, "BotAnswer")
+    }
+
+    /// Every bot of the account.
+    ///
+    /// `GET /consumer/api/v2/bots`: returns a `BotList`.
+    ///
+    /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    #[pyo3(signature = (*, _submit=None))]
+    #[pyo3(text_signature = "(self)")]
+    fn list_bots(&self, py: Python<'_>, _submit: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        let params = Params::new();
+        self.call_record(py, _submit, Operation::ListBots, params, "BotList")
+    }
+
+    /// Enables a bot: the service calls it again.
+    ///
+    /// `POST /consumer/api/v2/bot/{botId}/enable`: returns a `BotAnswer`.
+    ///
+    /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// Raises:
+    ///     NotFoundError: when no bot of the account has this id (the service answers 401, read
+    ///         by its body).
+    #[pyo3(signature = (bot_id, *, _submit=None))]
+    #[pyo3(text_signature = "(self, bot_id)")]
+    fn enable_bot(
+        &self,
+        py: Python<'_>,
+        bot_id: &Bound<'_, PyAny>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut params = Params::new();
+        params.text("botId", "bot_id", Some(bot_id))?;
+        self.call_record(py, _submit, Operation::EnableBot, params, "BotAnswer")
+    }
+
+    /// Disables a bot: the service stops calling it.
+    ///
+    /// `POST /consumer/api/v2/bot/{botId}/disable`: returns a `BotAnswer`.
+    ///
+    /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// Raises:
+    ///     NotFoundError: when no bot of the account has this id (the service answers 401, read
+    ///         by its body).
+    #[pyo3(signature = (bot_id, *, _submit=None))]
+    #[pyo3(text_signature = "(self, bot_id)")]
+    fn disable_bot(
+        &self,
+        py: Python<'_>,
+        bot_id: &Bound<'_, PyAny>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut params = Params::new();
+        params.text("botId", "bot_id", Some(bot_id))?;
+        self.call_record(py, _submit, Operation::DisableBot, params, "BotAnswer")
+    }
+
+    /// Enables a bot in one room.
+    ///
+    /// `POST /consumer/api/v2/bot/{botId}/chatroom/{roomId}/enable`: returns a `BotRoomAnswer`.
+    ///
+    /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// Raises:
+    ///     NotFoundError: when no bot or no room has this id (the service answers 401, read by
+    ///         its body).
+    #[pyo3(signature = (bot_id, room_id, *, _submit=None))]
+    #[pyo3(text_signature = "(self, bot_id, room_id)")]
+    fn enable_bot_in_room(
+        &self,
+        py: Python<'_>,
+        bot_id: &Bound<'_, PyAny>,
+        room_id: &Bound<'_, PyAny>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut params = Params::new();
+        params.text("botId", "bot_id", Some(bot_id))?;
+        params.text("roomId", "room_id", Some(room_id))?;
+        self.call_record(
+            py,
+            _submit,
+            Operation::EnableBotInRoom,
+            params,
+            "BotRoomAnswer",
+        )
+    }
+
+    /// Disables a bot in one room.
+    ///
+    /// `POST /consumer/api/v2/bot/{botId}/chatroom/{roomId}/disable`: returns a `BotRoomAnswer`.
+    ///
+    /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    ///
+    /// Raises:
+    ///     NotFoundError: when no bot or no room has this id (the service answers 401, read by
+    ///         its body).
+    #[pyo3(signature = (bot_id, room_id, *, _submit=None))]
+    #[pyo3(text_signature = "(self, bot_id, room_id)")]
+    fn disable_bot_in_room(
+        &self,
+        py: Python<'_>,
+        bot_id: &Bound<'_, PyAny>,
+        room_id: &Bound<'_, PyAny>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut params = Params::new();
+        params.text("botId", "bot_id", Some(bot_id))?;
+        params.text("roomId", "room_id", Some(room_id))?;
+        self.call_record(
+            py,
+            _submit,
+            Operation::DisableBotInRoom,
+            params,
+            "BotRoomAnswer",
+        )
+    }
+
+    /// Posts a bot's message into a room, optionally answering a user or a message, with action
+    /// buttons.
+    ///
+    /// `POST /consumer/api/v2/bot/{botId}/chatroom/{roomId}/message`: returns an `Acknowledged`.
+    ///
+    /// Keywords, each sent only when given (the wire name in parentheses where it differs):
+    /// `user_id` (`userId`), `unique_user_identifier` (`uniqueUserIdentifier`), `message_id`
+    /// (`messageId`), `action_buttons` (`actionButtons`; any JSON).
+    ///
+    /// A value outside the declared limits raises `ValidationError` and nothing is sent.
+    ///
+    /// Never sent again after a 5xx or a lost answer unless `retry_non_idempotent=True` (a repeat
+    /// could do it twice).
+    ///
+    /// Raises:
+    ///     NotFoundError: when no bot or no room has this id.
+    ///     InvalidRequestError: when the bot is not enabled in the room, or an action button is
+    ///         invalid.
+    #[pyo3(signature = (bot_id, room_id, message, *, user_id=None, unique_user_identifier=None, message_id=None, action_buttons=None, _submit=None))]
+    #[pyo3(
+        text_signature = "(self, bot_id, room_id, message, *, user_id=None, unique_user_identifier=None, message_id=None, action_buttons=None)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn send_bot_message(
+        &self,
+        py: Python<'_>,
+        bot_id: &Bound<'_, PyAny>,
+        room_id: &Bound<'_, PyAny>,
+        message: &Bound<'_, PyAny>,
+        user_id: Option<&Bound<'_, PyAny>>,
+        unique_user_identifier: Option<&Bound<'_, PyAny>>,
+        message_id: Option<&Bound<'_, PyAny>>,
+        action_buttons: Option<&Bound<'_, PyAny>>,
+        _submit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut params = Params::new();
+        params.text("botId", "bot_id", Some(bot_id))?;
+        params.text("roomId", "room_id", Some(room_id))?;
+        params.text("message", "message", Some(message))?;
+        params.text("userId", "user_id", user_id)?;
+        params.text(
+            "uniqueUserIdentifier",
+            "unique_user_identifier",
+            unique_user_identifier,
+        )?;
+        params.text("messageId", "message_id", message_id)?;
+        params.json("actionButtons", "action_buttons", action_buttons)?;
+        self.call_record(
+            py,
+            _submit,
+            Operation::SendBotMessage,
+            params,
+            "Acknowledged",
+        )
+    }
+
+    /// Every record (`ChatMessage`) of `room_messages`, fetched lazily page by page.
+    ///
+    /// `page_size`: the records a page holds, the `limit` of each request (at least 1; default
+    /// 200); `skip`: where to start (default 0): a stopped iterator's `next_skip` goes on where it
+    /// stopped; `only_attachments` (`onlyAttachments`), sent when given.
+    ///
+    /// An error never ends the iteration: the step raises it, and the next step fetches the same
+    /// page again (a loop that goes on after an error bounds its own retries). It ends after an
+    /// empty page or when `skip` reaches the listing's total. Memory stays one page: nothing is
+    /// de-duplicated. Each page is fetched with the GIL released.
+    #[pyo3(signature = (room_id, *, page_size=None, skip=None, only_attachments=None))]
+    #[pyo3(text_signature = "(self, room_id, *, page_size=200, skip=0, only_attachments=None)")]
+    fn iter_room_messages(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        page_size: Option<&Bound<'_, PyAny>>,
+        skip: Option<&Bound<'_, PyAny>>,
+        only_attachments: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<crate::pages::RecordIterator> {
+        let room_id = crate::convert::text("room_id", room_id)?;
+        let mut params = roomchat::RoomMessages::new()
+            .limit(crate::pages::page_size(page_size, None)?)
+            .skip(crate::pages::skip(skip)?);
+        if let Some(value) = only_attachments {
+            params = params.only_attachments(crate::convert::flag("only_attachments", value)?);
+        }
+        let source = self.core(py)?.iter_room_messages(&room_id, &params);
+        Ok(crate::pages::RecordIterator::new(source, "ChatMessage"))
+    }
+
+    /// Every page (`MessagePage`) of `room_messages`, fetched lazily page by page.
+    ///
+    /// `page_size`: the records a page holds, the `limit` of each request (at least 1; default
+    /// 200); `skip`: where to start (default 0): a stopped iterator's `next_skip` goes on where it
+    /// stopped; `only_attachments` (`onlyAttachments`), sent when given.
+    ///
+    /// An error never ends the iteration: the step raises it, and the next step fetches the same
+    /// page again (a loop that goes on after an error bounds its own retries). It ends after an
+    /// empty page or when `skip` reaches the listing's total. Memory stays one page: nothing is
+    /// de-duplicated. Each page is fetched with the GIL released.
+    #[pyo3(signature = (room_id, *, page_size=None, skip=None, only_attachments=None))]
+    #[pyo3(text_signature = "(self, room_id, *, page_size=200, skip=0, only_attachments=None)")]
+    fn room_messages_pages(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        page_size: Option<&Bound<'_, PyAny>>,
+        skip: Option<&Bound<'_, PyAny>>,
+        only_attachments: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<crate::pages::RecordPageIterator> {
+        let room_id = crate::convert::text("room_id", room_id)?;
+        let mut params = roomchat::RoomMessages::new()
+            .limit(crate::pages::page_size(page_size, None)?)
+            .skip(crate::pages::skip(skip)?);
+        if let Some(value) = only_attachments {
+            params = params.only_attachments(crate::convert::flag("only_attachments", value)?);
+        }
+        let source = self.core(py)?.room_messages_pages(&room_id, &params);
+        Ok(crate::pages::RecordPageIterator::new(source, "MessagePage"))
+    }
+
+    /// Every record (`ChatMessage`) of `channel_messages`, fetched lazily page by page.
+    ///
+    /// `page_size`: the records a page holds, the `limit` of each request (at least 1; default
+    /// 200); `skip`: where to start (default 0): a stopped iterator's `next_skip` goes on where it
+    /// stopped; `only_attachments` (`onlyAttachments`), sent when given.
+    ///
+    /// An error never ends the iteration: the step raises it, and the next step fetches the same
+    /// page again (a loop that goes on after an error bounds its own retries). It ends after an
+    /// empty page or when `skip` reaches the listing's total. Memory stays one page: nothing is
+    /// de-duplicated. Each page is fetched with the GIL released.
+    #[pyo3(signature = (room_id, channel_id, *, page_size=None, skip=None, only_attachments=None))]
+    #[pyo3(
+        text_signature = "(self, room_id, channel_id, *, page_size=200, skip=0, only_attachments=None)"
+    )]
+    fn iter_channel_messages(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        channel_id: &Bound<'_, PyAny>,
+        page_size: Option<&Bound<'_, PyAny>>,
+        skip: Option<&Bound<'_, PyAny>>,
+        only_attachments: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<crate::pages::RecordIterator> {
+        let room_id = crate::convert::text("room_id", room_id)?;
+        let channel_id = crate::convert::text("channel_id", channel_id)?;
+        let mut params = roomchat::ChannelMessages::new()
+            .limit(crate::pages::page_size(page_size, None)?)
+            .skip(crate::pages::skip(skip)?);
+        if let Some(value) = only_attachments {
+            params = params.only_attachments(crate::convert::flag("only_attachments", value)?);
+        }
+        let source = self
+            .core(py)?
+            .iter_channel_messages(&room_id, &channel_id, &params);
+        Ok(crate::pages::RecordIterator::new(source, "ChatMessage"))
+    }
+
+    /// Every page (`MessagePage`) of `channel_messages`, fetched lazily page by page.
+    ///
+    /// `page_size`: the records a page holds, the `limit` of each request (at least 1; default
+    /// 200); `skip`: where to start (default 0): a stopped iterator's `next_skip` goes on where it
+    /// stopped; `only_attachments` (`onlyAttachments`), sent when given.
+    ///
+    /// An error never ends the iteration: the step raises it, and the next step fetches the same
+    /// page again (a loop that goes on after an error bounds its own retries). It ends after an
+    /// empty page or when `skip` reaches the listing's total. Memory stays one page: nothing is
+    /// de-duplicated. Each page is fetched with the GIL released.
+    #[pyo3(signature = (room_id, channel_id, *, page_size=None, skip=None, only_attachments=None))]
+    #[pyo3(
+        text_signature = "(self, room_id, channel_id, *, page_size=200, skip=0, only_attachments=None)"
+    )]
+    fn channel_messages_pages(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        channel_id: &Bound<'_, PyAny>,
+        page_size: Option<&Bound<'_, PyAny>>,
+        skip: Option<&Bound<'_, PyAny>>,
+        only_attachments: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<crate::pages::RecordPageIterator> {
+        let room_id = crate::convert::text("room_id", room_id)?;
+        let channel_id = crate::convert::text("channel_id", channel_id)?;
+        let mut params = roomchat::ChannelMessages::new()
+            .limit(crate::pages::page_size(page_size, None)?)
+            .skip(crate::pages::skip(skip)?);
+        if let Some(value) = only_attachments {
+            params = params.only_attachments(crate::convert::flag("only_attachments", value)?);
+        }
+        let source = self
+            .core(py)?
+            .channel_messages_pages(&room_id, &channel_id, &params);
+        Ok(crate::pages::RecordPageIterator::new(source, "MessagePage"))
+    }
+
+    /// Every record (`Member`) of `list_members`, fetched lazily page by page.
+    ///
+    /// `page_size`: the records a page holds, the `limit` of each request (1 to 200; default 200);
+    /// `skip`: where to start (default 0): a stopped iterator's `next_skip` goes on where it
+    /// stopped.
+    ///
+    /// An error never ends the iteration: the step raises it, and the next step fetches the same
+    /// page again (a loop that goes on after an error bounds its own retries). It ends after an
+    /// empty page or when `skip` reaches the listing's total. Memory stays one page: nothing is
+    /// de-duplicated. Each page is fetched with the GIL released.
+    #[pyo3(signature = (room_id, *, page_size=None, skip=None))]
+    #[pyo3(text_signature = "(self, room_id, *, page_size=200, skip=0)")]
+    fn iter_list_members(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        page_size: Option<&Bound<'_, PyAny>>,
+        skip: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<crate::pages::RecordIterator> {
+        let room_id = crate::convert::text("room_id", room_id)?;
+        let params = roomchat::ListMembers::new()
+            .limit(crate::pages::page_size(page_size, Some(200))?)
+            .skip(crate::pages::skip(skip)?);
+        let source = self.core(py)?.iter_list_members(&room_id, &params);
+        Ok(crate::pages::RecordIterator::new(source, "Member"))
+    }
+
+    /// Every page (`MemberPage`) of `list_members`, fetched lazily page by page.
+    ///
+    /// `page_size`: the records a page holds, the `limit` of each request (1 to 200; default 200);
+    /// `skip`: where to start (default 0): a stopped iterator's `next_skip` goes on where it
+    /// stopped.
+    ///
+    /// An error never ends the iteration: the step raises it, and the next step fetches the same
+    /// page again (a loop that goes on after an error bounds its own retries). It ends after an
+    /// empty page or when `skip` reaches the listing's total. Memory stays one page: nothing is
+    /// de-duplicated. Each page is fetched with the GIL released.
+    #[pyo3(signature = (room_id, *, page_size=None, skip=None))]
+    #[pyo3(text_signature = "(self, room_id, *, page_size=200, skip=0)")]
+    fn list_members_pages(
+        &self,
+        py: Python<'_>,
+        room_id: &Bound<'_, PyAny>,
+        page_size: Option<&Bound<'_, PyAny>>,
+        skip: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<crate::pages::RecordPageIterator> {
+        let room_id = crate::convert::text("room_id", room_id)?;
+        let params = roomchat::ListMembers::new()
+            .limit(crate::pages::page_size(page_size, Some(200))?)
+            .skip(crate::pages::skip(skip)?);
+        let source = self.core(py)?.list_members_pages(&room_id, &params);
+        Ok(crate::pages::RecordPageIterator::new(source, "MemberPage"))
     }
 }

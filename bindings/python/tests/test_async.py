@@ -77,7 +77,7 @@ def test_every_endpoint(emu: Emulator) -> None:
                 await client.deactivate_user(user_id=ann.user_id)
             messages = await client.conversation_messages("bbNiVFoXm", conversation, path_form="chatroom")
             assert messages[0].text == "hi"
-            assert (await client.list_chat_rooms())[0]["roomId"] == "bbNiVFoXm"
+            assert (await client.list_chat_rooms())[0].room_id == "bbNiVFoXm"
             raw = await client.raw_request("GET", USERS, query={"limit": "1"})
             assert raw.body["limit"] == 1
             assert client.rate_limit_state().used >= 1

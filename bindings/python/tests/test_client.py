@@ -153,7 +153,7 @@ def test_conversation_messages_both_path_forms(emu: Emulator, client: roomchat.C
         assert messages[0].to_dict()["messages"] == "hi"
     paths = [e["path"].split("/")[4] for e in emu.journal()]
     assert paths == ["room", "chatroom"]
-    with pytest.raises(roomchat.InvalidRequestError):
+    with pytest.raises(roomchat.NotFoundError):
         client.conversation_messages("nope", conversation)
     with pytest.raises(roomchat.ValidationError):
         client.conversation_messages("bbNiVFoXm", conversation, path_form="rooms")
@@ -163,7 +163,10 @@ def test_list_chat_rooms(emu: Emulator, client: roomchat.Client) -> None:
     assert client.list_chat_rooms() == []
     emu.room("bbNiVFoXm", "General")
     rooms = client.list_chat_rooms()
-    assert rooms[0]["roomId"] == "bbNiVFoXm" and rooms[0]["roomPassword"] is None
+    # Typed since issue 29: `Room` records (`room_id`; the wire form is `to_dict()`).
+    assert isinstance(rooms[0], roomchat.Room)
+    assert rooms[0].room_id == "bbNiVFoXm" and rooms[0].room_password is None
+    assert rooms[0].to_dict()["roomId"] == "bbNiVFoXm"
 
 
 def test_raw_request_with_each_key(emu: Emulator, client: roomchat.Client) -> None:

@@ -71,7 +71,9 @@ def test_vectors_were_found() -> None:
 
 
 def test_wire_module_extras() -> None:
-    assert roomchat.wire.OPERATIONS == (
+    # Every declared operation (api/operations.toml, in its order), then core's escape hatch.
+    assert len(roomchat.wire.OPERATIONS) == 42 and roomchat.wire.OPERATIONS[-1] == "raw"
+    assert roomchat.wire.OPERATIONS[:10] == (
         "list_users",
         "deactivate_user",
         "conversation_messages",
@@ -82,8 +84,8 @@ def test_wire_module_extras() -> None:
         "invalidate_access_token",
         "eject_all_users",
         "update_bot",
-        "raw",
     )
+    assert {"create_chat_room", "room_messages", "send_bot_message"} <= set(roomchat.wire.OPERATIONS)
     assert roomchat.wire.build_request("validate_access_token", {"accessToken": "t"})["auth"] == "public_key"
     with pytest.raises(roomchat.ValidationError, match="unknown operation"):
         roomchat.wire.build_request("drop_tables", {})

@@ -30,6 +30,7 @@ def cases(emu: Emulator) -> Dict[str, Callable[[], object]]:
             client.list_users(),
         ),
         "user_not_found": lambda: client.deactivate_user(user_id="000000000000000000000000"),
+        "not_found": lambda: client.get_chat_room("nope"),
         "plan_upgrade_required": lambda: (emu.gate("GET", "/consumer/api/v1/chatrooms"), client.list_chat_rooms()),
         "rate_limited": lambda: (
             # Retry-After 0: a 429 holds off every client of the key (process-wide) until it clears.
@@ -40,7 +41,11 @@ def cases(emu: Emulator) -> Dict[str, Callable[[], object]]:
             emu.fault(USERS, {"kind": "respond", "status": 500, "body": '{"message":"boom","eventId":"ev-42"}'}),
             client.list_users(),
         ),
-        "unexpected_status": lambda: client.raw_request("GET", "/consumer/api/v9/nothing"),
+        # (A JSON 404, the emulator's answer to an unknown path, is `not_found` since issue 29.)
+        "unexpected_status": lambda: (
+            emu.fault(USERS, {"kind": "respond", "status": 418, "body": "{}"}),
+            client.list_users(),
+        ),
         "timeout": lambda: (
             emu.fault(USERS, {"kind": "delay", "ms": 1500}),
             emu.client(max_retries=0, timeout=0.2).list_users(),
@@ -96,6 +101,7 @@ EXPECTED: List[Tuple[str, int, type]] = [
     ("cancelled", 15, roomchat.CancelledError),
     ("budget_unavailable", 16, roomchat.BudgetUnavailableError),
     ("tls", 17, roomchat.TlsError),
+    ("not_found", 18, roomchat.NotFoundError),
 ]
 
 

@@ -69,7 +69,7 @@ FAULTS: Dict[str, Tuple[Dict[str, Any], Optional[Type[roomchat.RoomchatError]]]]
         roomchat.RateLimitedError,
     ),
     "respond_401": ({"kind": "respond", "status": 401, "body": '{"message":"invalid auth token"}'}, roomchat.InvalidAuthError),
-    "respond_404": ({"kind": "respond", "status": 404, "body": "{}"}, roomchat.UnexpectedStatusError),
+    "respond_404": ({"kind": "respond", "status": 404, "body": "{}"}, roomchat.NotFoundError),
     "delay": ({"kind": "delay", "ms": 1500}, roomchat.TimeoutError),
     "close": ({"kind": "close"}, roomchat.ConnectionError),
     "truncate": ({"kind": "truncate"}, roomchat.DecodeError),

@@ -55,7 +55,7 @@ def test_eject_all_users(emu: Emulator, client: roomchat.Client) -> None:
 
 
 def test_eject_all_users_of_an_unknown_room(emu: Emulator, client: roomchat.Client) -> None:
-    with pytest.raises(roomchat.RoomchatError) as raised:
+    with pytest.raises(roomchat.NotFoundError) as raised:
         client.eject_all_users("nope")
     assert raised.value.status == 404
     assert raised.value.message == "invalid chatroom id"

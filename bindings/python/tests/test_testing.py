@@ -144,7 +144,7 @@ def test_create_room_and_add_conversation(emu: Emulator) -> None:
     more = emu.add_conversation("support", [("ann", "still there?")], conversation_id=conversation)
     assert more == conversation
     with emu.client() as client:
-        assert [r["roomId"] for r in client.list_chat_rooms()] == ["support", made_up["roomId"]]
+        assert [r.room_id for r in client.list_chat_rooms()] == ["support", made_up["roomId"]]
         messages = client.conversation_messages("support", conversation)
     assert [(m.text, m.user.username) for m in messages] == [
         ("hello", "ann"),

@@ -29,6 +29,7 @@ from ._errors import (
     InvalidAuthError,
     InvalidRequestError,
     MissingAuthError,
+    NotFoundError,
     PlanUpgradeRequiredError,
     RateLimitedError,
     ResponseTooLargeError,
@@ -53,6 +54,8 @@ from ._native import (
     RateLimitState,
     RawResponse,
     Reactivated,
+    RecordIterator,
+    RecordPageIterator,
     TokenUser,
     User,
     UserIterator,
@@ -67,6 +70,7 @@ from ._native import (
 from ._records import *
 from ._records import __all__ as __all__
 from ._async import AsyncClient
+from ._paging import AsyncRecordIterator, AsyncRecordPageIterator
 from ._raw import AsyncClientWithRawResponse, ClientWithRawResponse
 from . import wire
 
@@ -100,6 +104,8 @@ __all__ += [
     "APIResponse",
     "AsyncClient",
     "AsyncClientWithRawResponse",
+    "AsyncRecordIterator",
+    "AsyncRecordPageIterator",
     "AuthenticationError",
     "CORE_VERSION",
     "CancelToken",
@@ -119,12 +125,15 @@ __all__ += [
     "Message",
     "MessageAuthor",
     "MissingAuthError",
+    "NotFoundError",
     "PlanUpgradeRequiredError",
     "RateLimit",
     "RateLimitState",
     "RateLimitedError",
     "RawResponse",
     "Reactivated",
+    "RecordIterator",
+    "RecordPageIterator",
     "ResponseTooLargeError",
     "RoomchatError",
     "ServerError",

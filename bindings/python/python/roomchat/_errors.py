@@ -31,6 +31,7 @@ __all__ = [
     "CancelledError",
     "BudgetUnavailableError",
     "TlsError",
+    "NotFoundError",
 ]
 
 
@@ -231,6 +232,15 @@ class TlsError(ConnectionError):
     code = 17
 
 
+class NotFoundError(RoomchatError):
+    """The room, channel, message, conversation or bot named does not exist (a user who
+    does not exist is ``UserNotFoundError``): a JSON 404, or an answer that says the thing is
+    not found, an invalid chatroom id or not a member. Never a bad key."""
+
+    kind = "not_found"
+    code = 18
+
+
 _BY_CODE: Dict[int, Type[RoomchatError]] = {
     cls.code: cls
     for cls in (
@@ -251,6 +261,7 @@ _BY_CODE: Dict[int, Type[RoomchatError]] = {
         CancelledError,
         BudgetUnavailableError,
         TlsError,
+        NotFoundError,
     )
 }
 

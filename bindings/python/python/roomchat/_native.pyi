@@ -28,6 +28,8 @@ __all__ = [
     "RateLimitState",
     "RawResponse",
     "Reactivated",
+    "RecordIterator",
+    "RecordPageIterator",
     "TokenUser",
     "User",
     "UserIterator",
@@ -193,6 +195,29 @@ class UserPageIterator:
     def __next__(self) -> UserPage: ...
     def _next_page(self, *, _submit: Any = None) -> Optional[UserPage]: ...
     def resume(self) -> None: ...
+
+@final
+class RecordIterator(Generic[_T]):
+    """Every record of a listing that pages (``Client.iter_room_messages()``, …), fetched
+    lazily page by page. An error never ends it: the next step fetches the failed page
+    again. ``next_skip``: where a new iterator (``skip=``) goes on after a stop."""
+
+    def __iter__(self) -> Self: ...
+    def __next__(self) -> _T: ...
+    @property
+    def next_skip(self) -> int: ...
+    def _next_batch(self, *, _submit: Any = None) -> List[_T]: ...
+
+@final
+class RecordPageIterator(Generic[_T]):
+    """A listing that pages, page by page (``Client.room_messages_pages()``, …). An error
+    never ends it: the next step fetches the failed page again."""
+
+    def __iter__(self) -> Self: ...
+    def __next__(self) -> _T: ...
+    @property
+    def next_skip(self) -> int: ...
+    def _next_page(self, *, _submit: Any = None) -> Optional[_T]: ...
 
 @final
 class User:

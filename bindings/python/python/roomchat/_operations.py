@@ -9,15 +9,16 @@ which the stub of ``Client`` extends).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, List, Literal, Mapping, Optional, cast
+from typing import TYPE_CHECKING, Any, List, Literal, Mapping, Optional, cast
 
 from ._native import CreatedUser, Deactivated, Invalidated, Message, Reactivated, TokenUser, UserPage
-from ._records import Acknowledged, BotAnswer
+from ._paging import AsyncRecordIterator, AsyncRecordPageIterator
+from ._records import Acknowledged, BotAnswer, BotList, BotRoomAnswer, Channel, ChatMessage, Conversation, Member, MemberPage, MessagePage, ProvisionedUser, Room, RoomAnswer, RoomName, UpdatedUser, UserProfile
 
 if TYPE_CHECKING:
     from typing import Awaitable, Callable, type_check_only
 
-    from ._native import APIResponse, Client
+    from ._native import APIResponse, Client, RecordIterator, RecordPageIterator
 
     @type_check_only
     class ClientOperations:
@@ -59,8 +60,8 @@ if TYPE_CHECKING:
         ) -> CreatedUser:
             """Creates a user, a moderator of every room, or a moderator of one room."""
 
-        def list_chat_rooms(self) -> List[Dict[str, Any]]:
-            """Every chat room of the account."""
+        def list_chat_rooms(self) -> List[Room]:
+            """Every chat room of the account (an empty list when there is none)."""
 
         def reactivate_user(
             self,
@@ -99,6 +100,332 @@ if TYPE_CHECKING:
             bot triggered by every message cannot answer in private).
             """
 
+        def create_chat_room(
+            self,
+            *,
+            name: Optional[str] = None,
+            description: Optional[str] = None,
+            password_protected: Optional[bool] = None,
+            room_password: Optional[str] = None,
+            pre_moderated_chat_room: Optional[bool] = None,
+            enable_one_to_one_chat: Optional[bool] = None,
+            moderator_only_one_to_one_chat: Optional[bool] = None,
+            enable_channels: Optional[bool] = None,
+            default_notification_enabled: Optional[bool] = None,
+            file_sharing_mode: Optional[Literal["", "imageSharing", "fileAndImageSharing"]] = None,
+            chat_room_permission_level: Literal["public", "provisioned_users", "members"] = "public",
+            custom_css: Optional[str] = None,
+            metadata: Optional[str] = None,
+            customization: Any = None,
+            extra: Optional[Mapping[str, Any]] = None,
+        ) -> RoomAnswer:
+            """Creates a chat room: its name, settings and look. Fields the declaration does not
+            type are sent as given.
+            """
+
+        def get_chat_room(self, room_id: str) -> Room:
+            """One chat room: its settings."""
+
+        def update_chat_room(
+            self,
+            room_id: str,
+            *,
+            name: Optional[str] = None,
+            description: Optional[str] = None,
+            room_password: Optional[str] = None,
+            password_protected: Optional[bool] = None,
+            metadata: Optional[str] = None,
+        ) -> RoomAnswer:
+            """Changes a chat room's name, description, password or metadata."""
+
+        def delete_chat_room(self, room_id: str) -> RoomAnswer:
+            """Deletes a chat room with all its messages, channels, one-to-one conversations, files
+            and memberships, irreversibly.
+            """
+
+        def turn_chat_on(self, room_id: str) -> Acknowledged:
+            """Turns a room's chat on: its users can post again. (The reference pages print the on
+            and off paths the wrong way round; this sends ``/on``.)
+            """
+
+        def turn_chat_off(self, room_id: str) -> Acknowledged:
+            """Turns a room's chat off: its users see the chat-off message and cannot post. (This
+            sends ``/off``, whatever the reference pages print.)
+            """
+
+        def set_chat_off_message(self, room_id: str, message: str) -> Acknowledged:
+            """Sets the message a room's users see while its chat is off; it takes effect at once."""
+
+        def room_messages(
+            self,
+            room_id: str,
+            *,
+            limit: int = 50,
+            skip: int = 0,
+            only_attachments: Optional[bool] = None,
+        ) -> MessagePage:
+            """One page of a room's messages: the service's history export (the emulator gives them
+            oldest first).
+            """
+
+        def delete_room_messages(
+            self,
+            room_id: str,
+            *,
+            do_not_delete_private_messages: Optional[bool] = None,
+            do_not_delete_channel_messages: Optional[bool] = None,
+        ) -> RoomAnswer:
+            """Deletes a room's messages: all of them, channel and private ones and files included,
+            unless told to keep those.
+            """
+
+        def send_room_message(
+            self,
+            room_id: str,
+            message: str,
+            *,
+            user_access_token: Optional[str] = None,
+            system_message: Optional[bool] = None,
+            user: Any = None,
+        ) -> Acknowledged:
+            """Posts a message into a room, as exactly one author: a user (by access token), the
+            room's system, or a throw-away user made on the fly.
+            """
+
+        def create_channel(
+            self,
+            room_id: str,
+            channel_name: str,
+            *,
+            enabled: Optional[bool] = None,
+            notify_all_users: Optional[bool] = None,
+            metadata: Optional[str] = None,
+        ) -> Channel:
+            """Creates a channel in a room."""
+
+        def update_channel(
+            self,
+            room_id: str,
+            channel_id: str,
+            *,
+            channel_name: Optional[str] = None,
+            enabled: Optional[bool] = None,
+            notify_all_users: Optional[bool] = None,
+            metadata: Optional[str] = None,
+        ) -> Channel:
+            """Changes a channel's name, state, notification rule or metadata."""
+
+        def send_channel_message(
+            self,
+            room_id: str,
+            channel_id: str,
+            message: str,
+            *,
+            user_access_token: Optional[str] = None,
+            system_message: Optional[bool] = None,
+            user: Any = None,
+        ) -> Acknowledged:
+            """Posts a message into a channel, as exactly one author (as into a room)."""
+
+        def channel_messages(
+            self,
+            room_id: str,
+            channel_id: str,
+            *,
+            limit: int = 50,
+            skip: int = 0,
+            only_attachments: Optional[bool] = None,
+        ) -> MessagePage:
+            """One page of a channel's messages (the emulator gives them oldest first)."""
+
+        def delete_channel_message(
+            self,
+            room_id: str,
+            channel_id: str,
+            message_id: str,
+        ) -> Acknowledged:
+            """Deletes one message of a channel."""
+
+        def list_conversations(
+            self,
+            room_id: str,
+            *,
+            path_form: Literal["room", "chatroom"] = "room",
+        ) -> List[Conversation]:
+            """A room's one-to-one conversations, each with its two members."""
+
+        def update_user(
+            self,
+            *,
+            user_id: Optional[str] = None,
+            unique_user_identifier: Optional[str] = None,
+            username: Optional[str] = None,
+            email: Optional[str] = None,
+            profile_pic: Optional[str] = None,
+            chat_room: Optional[str] = None,
+            is_moderator: Optional[bool] = None,
+            external_user_id: Any = None,
+            meta: Any = None,
+        ) -> UpdatedUser:
+            """Changes a user, named by exactly one of userId and uniqueUserIdentifier: any of
+            their name, email, picture, moderation, external id and meta.
+            """
+
+        def create_user_v2(
+            self,
+            unique_user_identifier: str,
+            username: str,
+            *,
+            first_name: Optional[str] = None,
+            last_name: Optional[str] = None,
+            email: Optional[str] = None,
+            meta: Any = None,
+            external_profile_pic_url: Optional[str] = None,
+            membership_details: Any = None,
+        ) -> ProvisionedUser:
+            """Creates a user by the customer's own identifier, optionally a member of one room
+            with a role (Business plan).
+            """
+
+        def get_user(self, unique_user_identifier: str) -> UserProfile:
+            """A user's profile, by the customer's identifier."""
+
+        def user_rooms(self, unique_user_identifier: str) -> List[RoomName]:
+            """The rooms a user is a member of."""
+
+        def remove_user(
+            self,
+            *,
+            user_id: Optional[str] = None,
+            unique_user_identifier: Optional[str] = None,
+        ) -> Acknowledged:
+            """Removes a user for good, named by exactly one of userId and uniqueUserIdentifier:
+            memberships erased, live sessions ended.
+            """
+
+        def list_members(self, room_id: str, *, limit: int = 50, skip: int = 0) -> MemberPage:
+            """One page of a room's members, with their roles."""
+
+        def set_member(
+            self,
+            room_id: str,
+            unique_user_identifier: str,
+            role_name: Literal["user", "guest", "admin", "moderator"],
+        ) -> Member:
+            """Makes a user a member of a room with a role, or changes their role: how a room's
+            moderator is made.
+            """
+
+        def remove_member(self, room_id: str, unique_user_identifier: str) -> Acknowledged:
+            """Removes a user from a room's members."""
+
+        def create_bot(
+            self,
+            name: str,
+            webhook_url: str,
+            *,
+            description: Optional[str] = None,
+            trigger: Optional[Literal["message", "mention"]] = None,
+            message_visibility: Optional[Literal["public", "private"]] = None,
+            is_allowed_in_all_chat_rooms: Optional[bool] = None,
+            message_history_limit: Optional[int] = None,
+            metadata: Optional[str] = None,
+            enabled: Optional[bool] = None,
+        ) -> BotAnswer:
+            """Creates a bot: a webhook the service calls with a room's messages (Business plan). A
+            bot triggered by every message cannot answer in private.
+            """
+
+        def list_bots(self) -> BotList:
+            """Every bot of the account."""
+
+        def enable_bot(self, bot_id: str) -> BotAnswer:
+            """Enables a bot: the service calls it again."""
+
+        def disable_bot(self, bot_id: str) -> BotAnswer:
+            """Disables a bot: the service stops calling it."""
+
+        def enable_bot_in_room(self, bot_id: str, room_id: str) -> BotRoomAnswer:
+            """Enables a bot in one room."""
+
+        def disable_bot_in_room(self, bot_id: str, room_id: str) -> BotRoomAnswer:
+            """Disables a bot in one room."""
+
+        def send_bot_message(
+            self,
+            bot_id: str,
+            room_id: str,
+            message: str,
+            *,
+            user_id: Optional[str] = None,
+            unique_user_identifier: Optional[str] = None,
+            message_id: Optional[str] = None,
+            action_buttons: Any = None,
+        ) -> Acknowledged:
+            """Posts a bot's message into a room, optionally answering a user or a message, with
+            action buttons.
+            """
+
+        def iter_room_messages(
+            self,
+            room_id: str,
+            *,
+            page_size: int = 200,
+            skip: int = 0,
+            only_attachments: Optional[bool] = None,
+        ) -> RecordIterator[ChatMessage]:
+            """Every record (``ChatMessage``) of ``room_messages``, fetched lazily page by page."""
+
+        def room_messages_pages(
+            self,
+            room_id: str,
+            *,
+            page_size: int = 200,
+            skip: int = 0,
+            only_attachments: Optional[bool] = None,
+        ) -> RecordPageIterator[MessagePage]:
+            """Every page (``MessagePage``) of ``room_messages``, fetched lazily page by page."""
+
+        def iter_channel_messages(
+            self,
+            room_id: str,
+            channel_id: str,
+            *,
+            page_size: int = 200,
+            skip: int = 0,
+            only_attachments: Optional[bool] = None,
+        ) -> RecordIterator[ChatMessage]:
+            """Every record (``ChatMessage``) of ``channel_messages``, fetched lazily page by page."""
+
+        def channel_messages_pages(
+            self,
+            room_id: str,
+            channel_id: str,
+            *,
+            page_size: int = 200,
+            skip: int = 0,
+            only_attachments: Optional[bool] = None,
+        ) -> RecordPageIterator[MessagePage]:
+            """Every page (``MessagePage``) of ``channel_messages``, fetched lazily page by page."""
+
+        def iter_list_members(
+            self,
+            room_id: str,
+            *,
+            page_size: int = 200,
+            skip: int = 0,
+        ) -> RecordIterator[Member]:
+            """Every record (``Member``) of ``list_members``, fetched lazily page by page."""
+
+        def list_members_pages(
+            self,
+            room_id: str,
+            *,
+            page_size: int = 200,
+            skip: int = 0,
+        ) -> RecordPageIterator[MemberPage]:
+            """Every page (``MemberPage``) of ``list_members``, fetched lazily page by page."""
+
 
 __all__ = ["AsyncClientOperations", "AsyncRawClientOperations", "RawClientOperations"]
 
@@ -110,6 +437,182 @@ class AsyncClientOperations:
 
     if TYPE_CHECKING:
         _call: Callable[..., Awaitable[Any]]
+        _client: Client
+        _submit: Callable[..., Awaitable[Any]]
+
+    def iter_room_messages(
+        self,
+        room_id: str,
+        *,
+        page_size: int = 200,
+        skip: int = 0,
+        only_attachments: Optional[bool] = None,
+    ) -> AsyncRecordIterator[ChatMessage]:
+        """Every record (``ChatMessage``) of ``room_messages``, fetched lazily page by page.
+
+        ``page_size``: the records a page holds, the ``limit`` of each request (at least 1;
+        default 200); ``skip``: where to start (default 0): a stopped iterator's ``next_skip``
+        goes on where it stopped; ``only_attachments`` (``onlyAttachments``), sent when given.
+
+        An error never ends the iteration: the step raises it, and the next step fetches the
+        same page again (a loop that goes on after an error bounds its own retries). It ends
+        after an empty page or when ``skip`` reaches the listing's total. Memory stays one page:
+        nothing is de-duplicated. Each page is fetched with the GIL released.
+
+        Async: ``async for``; each page is fetched on the client's threads, and a cancelled step
+        (``asyncio.wait_for``) raises while the next fetches the same page again.
+        """
+        return AsyncRecordIterator(self, self._client.iter_room_messages(
+            room_id,
+            page_size=page_size,
+            skip=skip,
+            only_attachments=only_attachments,
+        ))
+
+    def room_messages_pages(
+        self,
+        room_id: str,
+        *,
+        page_size: int = 200,
+        skip: int = 0,
+        only_attachments: Optional[bool] = None,
+    ) -> AsyncRecordPageIterator[MessagePage]:
+        """Every page (``MessagePage``) of ``room_messages``, fetched lazily page by page.
+
+        ``page_size``: the records a page holds, the ``limit`` of each request (at least 1;
+        default 200); ``skip``: where to start (default 0): a stopped iterator's ``next_skip``
+        goes on where it stopped; ``only_attachments`` (``onlyAttachments``), sent when given.
+
+        An error never ends the iteration: the step raises it, and the next step fetches the
+        same page again (a loop that goes on after an error bounds its own retries). It ends
+        after an empty page or when ``skip`` reaches the listing's total. Memory stays one page:
+        nothing is de-duplicated. Each page is fetched with the GIL released.
+
+        Async: ``async for``; each page is fetched on the client's threads, and a cancelled step
+        (``asyncio.wait_for``) raises while the next fetches the same page again.
+        """
+        return AsyncRecordPageIterator(self, self._client.room_messages_pages(
+            room_id,
+            page_size=page_size,
+            skip=skip,
+            only_attachments=only_attachments,
+        ))
+
+    def iter_channel_messages(
+        self,
+        room_id: str,
+        channel_id: str,
+        *,
+        page_size: int = 200,
+        skip: int = 0,
+        only_attachments: Optional[bool] = None,
+    ) -> AsyncRecordIterator[ChatMessage]:
+        """Every record (``ChatMessage``) of ``channel_messages``, fetched lazily page by page.
+
+        ``page_size``: the records a page holds, the ``limit`` of each request (at least 1;
+        default 200); ``skip``: where to start (default 0): a stopped iterator's ``next_skip``
+        goes on where it stopped; ``only_attachments`` (``onlyAttachments``), sent when given.
+
+        An error never ends the iteration: the step raises it, and the next step fetches the
+        same page again (a loop that goes on after an error bounds its own retries). It ends
+        after an empty page or when ``skip`` reaches the listing's total. Memory stays one page:
+        nothing is de-duplicated. Each page is fetched with the GIL released.
+
+        Async: ``async for``; each page is fetched on the client's threads, and a cancelled step
+        (``asyncio.wait_for``) raises while the next fetches the same page again.
+        """
+        return AsyncRecordIterator(self, self._client.iter_channel_messages(
+            room_id,
+            channel_id,
+            page_size=page_size,
+            skip=skip,
+            only_attachments=only_attachments,
+        ))
+
+    def channel_messages_pages(
+        self,
+        room_id: str,
+        channel_id: str,
+        *,
+        page_size: int = 200,
+        skip: int = 0,
+        only_attachments: Optional[bool] = None,
+    ) -> AsyncRecordPageIterator[MessagePage]:
+        """Every page (``MessagePage``) of ``channel_messages``, fetched lazily page by page.
+
+        ``page_size``: the records a page holds, the ``limit`` of each request (at least 1;
+        default 200); ``skip``: where to start (default 0): a stopped iterator's ``next_skip``
+        goes on where it stopped; ``only_attachments`` (``onlyAttachments``), sent when given.
+
+        An error never ends the iteration: the step raises it, and the next step fetches the
+        same page again (a loop that goes on after an error bounds its own retries). It ends
+        after an empty page or when ``skip`` reaches the listing's total. Memory stays one page:
+        nothing is de-duplicated. Each page is fetched with the GIL released.
+
+        Async: ``async for``; each page is fetched on the client's threads, and a cancelled step
+        (``asyncio.wait_for``) raises while the next fetches the same page again.
+        """
+        return AsyncRecordPageIterator(self, self._client.channel_messages_pages(
+            room_id,
+            channel_id,
+            page_size=page_size,
+            skip=skip,
+            only_attachments=only_attachments,
+        ))
+
+    def iter_list_members(
+        self,
+        room_id: str,
+        *,
+        page_size: int = 200,
+        skip: int = 0,
+    ) -> AsyncRecordIterator[Member]:
+        """Every record (``Member``) of ``list_members``, fetched lazily page by page.
+
+        ``page_size``: the records a page holds, the ``limit`` of each request (1 to 200;
+        default 200); ``skip``: where to start (default 0): a stopped iterator's ``next_skip``
+        goes on where it stopped.
+
+        An error never ends the iteration: the step raises it, and the next step fetches the
+        same page again (a loop that goes on after an error bounds its own retries). It ends
+        after an empty page or when ``skip`` reaches the listing's total. Memory stays one page:
+        nothing is de-duplicated. Each page is fetched with the GIL released.
+
+        Async: ``async for``; each page is fetched on the client's threads, and a cancelled step
+        (``asyncio.wait_for``) raises while the next fetches the same page again.
+        """
+        return AsyncRecordIterator(self, self._client.iter_list_members(
+            room_id,
+            page_size=page_size,
+            skip=skip,
+        ))
+
+    def list_members_pages(
+        self,
+        room_id: str,
+        *,
+        page_size: int = 200,
+        skip: int = 0,
+    ) -> AsyncRecordPageIterator[MemberPage]:
+        """Every page (``MemberPage``) of ``list_members``, fetched lazily page by page.
+
+        ``page_size``: the records a page holds, the ``limit`` of each request (1 to 200;
+        default 200); ``skip``: where to start (default 0): a stopped iterator's ``next_skip``
+        goes on where it stopped.
+
+        An error never ends the iteration: the step raises it, and the next step fetches the
+        same page again (a loop that goes on after an error bounds its own retries). It ends
+        after an empty page or when ``skip`` reaches the listing's total. Memory stays one page:
+        nothing is de-duplicated. Each page is fetched with the GIL released.
+
+        Async: ``async for``; each page is fetched on the client's threads, and a cancelled step
+        (``asyncio.wait_for``) raises while the next fetches the same page again.
+        """
+        return AsyncRecordPageIterator(self, self._client.list_members_pages(
+            room_id,
+            page_size=page_size,
+            skip=skip,
+        ))
 
     async def list_users(self, limit: int = 50, skip: int = 0) -> UserPage:
         """One page of the account's users.
@@ -145,6 +648,9 @@ class AsyncClientOperations:
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
 
         Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            UserNotFoundError: when no active user has this id.
         """
         result: Deactivated = await self._call(
             "deactivate_user",
@@ -228,14 +734,14 @@ class AsyncClientOperations:
         )
         return result
 
-    async def list_chat_rooms(self) -> List[Dict[str, Any]]:
-        """Every chat room of the account.
+    async def list_chat_rooms(self) -> List[Room]:
+        """Every chat room of the account (an empty list when there is none).
 
-        ``GET /consumer/api/v1/chatrooms``: returns a ``List[Dict[str, Any]]``.
+        ``GET /consumer/api/v1/chatrooms``: returns a ``List[Room]``.
 
         Sent again after a 5xx, a timeout or a lost answer, as a GET is.
         """
-        result: List[Dict[str, Any]] = await self._call("list_chat_rooms")
+        result: List[Room] = await self._call("list_chat_rooms")
         return result
 
     async def reactivate_user(
@@ -258,6 +764,9 @@ class AsyncClientOperations:
 
         Never sent again after a 5xx or a lost answer unless ``retry_non_idempotent=True`` (a
         repeat could do it twice).
+
+        Raises:
+            UserNotFoundError: when no deactivated user has this id (an active user too).
         """
         result: Reactivated = await self._call(
             "reactivate_user",
@@ -277,6 +786,10 @@ class AsyncClientOperations:
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
 
         Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            InvalidRequestError: when the token is not valid (forged, invalidated, or of a
+                deactivated user): the message is ``invalid accessToken``.
         """
         result: TokenUser = await self._call("validate_access_token", access_token)
         return result
@@ -290,6 +803,9 @@ class AsyncClientOperations:
 
         Never sent again after a 5xx or a lost answer unless ``retry_non_idempotent=True`` (a
         repeat could do it twice).
+
+        Raises:
+            InvalidRequestError: when the token is not valid, or was invalidated already.
         """
         result: Invalidated = await self._call("invalidate_access_token", access_token)
         return result
@@ -301,6 +817,9 @@ class AsyncClientOperations:
         ``POST /api/v1/chatRoom/{roomId}/eject-all``: returns an ``Acknowledged``.
 
         Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id.
         """
         result: Acknowledged = await self._call("eject_all_users", room_id)
         return result
@@ -335,6 +854,11 @@ class AsyncClientOperations:
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
 
         Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no bot of the account has this id.
+            InvalidRequestError: when trigger ``message`` with visibility ``private``, a
+                name another bot has, or another invalid field.
         """
         result: BotAnswer = await self._call(
             "update_bot",
@@ -348,6 +872,855 @@ class AsyncClientOperations:
             message_history_limit=message_history_limit,
             metadata=metadata,
             enabled=enabled,
+        )
+        return result
+
+    async def create_chat_room(
+        self,
+        *,
+        name: Optional[str] = None,
+        description: Optional[str] = None,
+        password_protected: Optional[bool] = None,
+        room_password: Optional[str] = None,
+        pre_moderated_chat_room: Optional[bool] = None,
+        enable_one_to_one_chat: Optional[bool] = None,
+        moderator_only_one_to_one_chat: Optional[bool] = None,
+        enable_channels: Optional[bool] = None,
+        default_notification_enabled: Optional[bool] = None,
+        file_sharing_mode: Optional[Literal["", "imageSharing", "fileAndImageSharing"]] = None,
+        chat_room_permission_level: Literal["public", "provisioned_users", "members"] = "public",
+        custom_css: Optional[str] = None,
+        metadata: Optional[str] = None,
+        customization: Any = None,
+        extra: Optional[Mapping[str, Any]] = None,
+    ) -> RoomAnswer:
+        """Creates a chat room: its name, settings and look. Fields the declaration does not type
+        are sent as given.
+
+        ``POST /consumer/api/v1/chatroom``: returns a ``RoomAnswer``.
+
+        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
+        differs): ``name``, ``description``, ``password_protected`` (``passwordProtected``),
+        ``room_password`` (``roomPassword``), ``pre_moderated_chat_room``
+        (``preModeratedChatRoom``), ``enable_one_to_one_chat`` (``enableOneToOneChat``),
+        ``moderator_only_one_to_one_chat`` (``moderatorOnlyOneToOneChat``), ``enable_channels``
+        (``enableChannels``), ``default_notification_enabled`` (``defaultNotificationEnabled``),
+        ``file_sharing_mode`` (``fileSharingMode``; ``""`` or ``"imageSharing"`` or
+        ``"fileAndImageSharing"``), ``chat_room_permission_level`` (``chatRoomPermissionLevel``;
+        ``"public"`` or ``"provisioned_users"`` or ``"members"``; default "public"),
+        ``custom_css`` (``customCSS``), ``metadata`` (at most 1000 characters),
+        ``customization`` (any JSON).
+
+        ``extra``: other body fields, sent as they are (a field given both there and as a
+        keyword raises ``ValidationError``).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Never sent again after a 5xx or a lost answer unless ``retry_non_idempotent=True`` (a
+        repeat could do it twice).
+
+        Raises:
+            InvalidRequestError: when a password-protected room without ``roomPassword``, or
+                another invalid field (the service's validation object, whose messages the error
+                carries).
+        """
+        result: RoomAnswer = await self._call(
+            "create_chat_room",
+            name=name,
+            description=description,
+            password_protected=password_protected,
+            room_password=room_password,
+            pre_moderated_chat_room=pre_moderated_chat_room,
+            enable_one_to_one_chat=enable_one_to_one_chat,
+            moderator_only_one_to_one_chat=moderator_only_one_to_one_chat,
+            enable_channels=enable_channels,
+            default_notification_enabled=default_notification_enabled,
+            file_sharing_mode=file_sharing_mode,
+            chat_room_permission_level=chat_room_permission_level,
+            custom_css=custom_css,
+            metadata=metadata,
+            customization=customization,
+            extra=extra,
+        )
+        return result
+
+    async def get_chat_room(self, room_id: str) -> Room:
+        """One chat room: its settings.
+
+        ``GET /consumer/api/v1/chatroom/{roomId}``: returns a ``Room``.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id (the service answers 404 with ``{}``).
+        """
+        result: Room = await self._call("get_chat_room", room_id)
+        return result
+
+    async def update_chat_room(
+        self,
+        room_id: str,
+        *,
+        name: Optional[str] = None,
+        description: Optional[str] = None,
+        room_password: Optional[str] = None,
+        password_protected: Optional[bool] = None,
+        metadata: Optional[str] = None,
+    ) -> RoomAnswer:
+        """Changes a chat room's name, description, password or metadata.
+
+        ``PUT /consumer/api/v1/chatroom/{roomId}``: returns a ``RoomAnswer``.
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``name``, ``description``, ``room_password`` (``roomPassword``), ``password_protected``
+        (``passwordProtected``), ``metadata`` (at most 1000 characters).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id.
+            InvalidRequestError: when an invalid field (the service's validation object).
+        """
+        result: RoomAnswer = await self._call(
+            "update_chat_room",
+            room_id,
+            name=name,
+            description=description,
+            room_password=room_password,
+            password_protected=password_protected,
+            metadata=metadata,
+        )
+        return result
+
+    async def delete_chat_room(self, room_id: str) -> RoomAnswer:
+        """Deletes a chat room with all its messages, channels, one-to-one conversations, files and
+        memberships, irreversibly.
+
+        ``DELETE /consumer/api/v1/chatroom/{roomId}``: returns a ``RoomAnswer``.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id (``invalid chatroom id``): also what a
+                repeat meets when the first delete's answer was lost and the client sent it
+                again.
+        """
+        result: RoomAnswer = await self._call("delete_chat_room", room_id)
+        return result
+
+    async def turn_chat_on(self, room_id: str) -> Acknowledged:
+        """Turns a room's chat on: its users can post again. (The reference pages print the on and
+        off paths the wrong way round; this sends ``/on``.)
+
+        ``POST /consumer/api/v1/chatRoom/{roomId}/on``: returns an ``Acknowledged``.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id.
+        """
+        result: Acknowledged = await self._call("turn_chat_on", room_id)
+        return result
+
+    async def turn_chat_off(self, room_id: str) -> Acknowledged:
+        """Turns a room's chat off: its users see the chat-off message and cannot post. (This sends
+        ``/off``, whatever the reference pages print.)
+
+        ``POST /consumer/api/v1/chatRoom/{roomId}/off``: returns an ``Acknowledged``.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id.
+        """
+        result: Acknowledged = await self._call("turn_chat_off", room_id)
+        return result
+
+    async def set_chat_off_message(self, room_id: str, message: str) -> Acknowledged:
+        """Sets the message a room's users see while its chat is off; it takes effect at once.
+
+        ``POST /consumer/api/v1/chatroom/{roomId}/chatoffmessage``: returns an ``Acknowledged``.
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id.
+        """
+        result: Acknowledged = await self._call("set_chat_off_message", room_id, message)
+        return result
+
+    async def room_messages(
+        self,
+        room_id: str,
+        *,
+        limit: int = 50,
+        skip: int = 0,
+        only_attachments: Optional[bool] = None,
+    ) -> MessagePage:
+        """One page of a room's messages: the service's history export (the emulator gives them
+        oldest first).
+
+        ``GET /consumer/api/v1/chatRoom/{roomId}/messages``: returns a ``MessagePage``.
+
+        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
+        differs): ``limit`` (at least 1; default 50), ``skip`` (at least 0; default 0),
+        ``only_attachments`` (``onlyAttachments``).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id.
+        """
+        result: MessagePage = await self._call(
+            "room_messages",
+            room_id,
+            limit=limit,
+            skip=skip,
+            only_attachments=only_attachments,
+        )
+        return result
+
+    async def delete_room_messages(
+        self,
+        room_id: str,
+        *,
+        do_not_delete_private_messages: Optional[bool] = None,
+        do_not_delete_channel_messages: Optional[bool] = None,
+    ) -> RoomAnswer:
+        """Deletes a room's messages: all of them, channel and private ones and files included,
+        unless told to keep those.
+
+        ``DELETE /consumer/api/v1/chatroom/{roomId}/messages``: returns a ``RoomAnswer``.
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``do_not_delete_private_messages`` (``doNotDeletePrivateMessages``),
+        ``do_not_delete_channel_messages`` (``doNotDeleteChannelMessages``).
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id (``invalid chatroom id``).
+        """
+        result: RoomAnswer = await self._call(
+            "delete_room_messages",
+            room_id,
+            do_not_delete_private_messages=do_not_delete_private_messages,
+            do_not_delete_channel_messages=do_not_delete_channel_messages,
+        )
+        return result
+
+    async def send_room_message(
+        self,
+        room_id: str,
+        message: str,
+        *,
+        user_access_token: Optional[str] = None,
+        system_message: Optional[bool] = None,
+        user: Any = None,
+    ) -> Acknowledged:
+        """Posts a message into a room, as exactly one author: a user (by access token), the room's
+        system, or a throw-away user made on the fly.
+
+        ``POST /consumer/api/v1/chatroom/{roomId}/message``: returns an ``Acknowledged``.
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``user_access_token`` (``userAccessToken``), ``system_message`` (``systemMessage``),
+        ``user`` (any JSON).
+
+        Give exactly one of ``user_access_token``, ``system_message``, ``user`` (both or
+        neither: ``ValidationError``, nothing sent).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Never sent again after a 5xx or a lost answer unless ``retry_non_idempotent=True`` (a
+        repeat could do it twice).
+
+        Raises:
+            NotFoundError: when no room has this id (``invalid chatroom id``).
+            InvalidRequestError: when the room's chat is off (a user cannot post), or the
+                access token signs nobody in.
+        """
+        result: Acknowledged = await self._call(
+            "send_room_message",
+            room_id,
+            message,
+            user_access_token=user_access_token,
+            system_message=system_message,
+            user=user,
+        )
+        return result
+
+    async def create_channel(
+        self,
+        room_id: str,
+        channel_name: str,
+        *,
+        enabled: Optional[bool] = None,
+        notify_all_users: Optional[bool] = None,
+        metadata: Optional[str] = None,
+    ) -> Channel:
+        """Creates a channel in a room.
+
+        ``POST /consumer/api/v1/chatroom/{roomId}/channel``: returns a ``Channel``.
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``enabled``, ``notify_all_users`` (``notifyAllUsers``), ``metadata`` (at most 1000
+        characters).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Never sent again after a 5xx or a lost answer unless ``retry_non_idempotent=True`` (a
+        repeat could do it twice).
+
+        Raises:
+            NotFoundError: when no room has this id.
+        """
+        result: Channel = await self._call(
+            "create_channel",
+            room_id,
+            channel_name,
+            enabled=enabled,
+            notify_all_users=notify_all_users,
+            metadata=metadata,
+        )
+        return result
+
+    async def update_channel(
+        self,
+        room_id: str,
+        channel_id: str,
+        *,
+        channel_name: Optional[str] = None,
+        enabled: Optional[bool] = None,
+        notify_all_users: Optional[bool] = None,
+        metadata: Optional[str] = None,
+    ) -> Channel:
+        """Changes a channel's name, state, notification rule or metadata.
+
+        ``PUT /consumer/api/v1/chatroom/{roomId}/channel/{channelId}``: returns a ``Channel``.
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``channel_name`` (``channelName``), ``enabled``, ``notify_all_users``
+        (``notifyAllUsers``), ``metadata`` (at most 1000 characters).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no channel has this id in the room (``channel not found``).
+        """
+        result: Channel = await self._call(
+            "update_channel",
+            room_id,
+            channel_id,
+            channel_name=channel_name,
+            enabled=enabled,
+            notify_all_users=notify_all_users,
+            metadata=metadata,
+        )
+        return result
+
+    async def send_channel_message(
+        self,
+        room_id: str,
+        channel_id: str,
+        message: str,
+        *,
+        user_access_token: Optional[str] = None,
+        system_message: Optional[bool] = None,
+        user: Any = None,
+    ) -> Acknowledged:
+        """Posts a message into a channel, as exactly one author (as into a room).
+
+        ``POST /consumer/api/v1/chatroom/{roomId}/channel/{channelId}/message``: returns an
+        ``Acknowledged``.
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``user_access_token`` (``userAccessToken``), ``system_message`` (``systemMessage``),
+        ``user`` (any JSON).
+
+        Give exactly one of ``user_access_token``, ``system_message``, ``user`` (both or
+        neither: ``ValidationError``, nothing sent).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Never sent again after a 5xx or a lost answer unless ``retry_non_idempotent=True`` (a
+        repeat could do it twice).
+
+        Raises:
+            NotFoundError: when no room or channel has this id.
+        """
+        result: Acknowledged = await self._call(
+            "send_channel_message",
+            room_id,
+            channel_id,
+            message,
+            user_access_token=user_access_token,
+            system_message=system_message,
+            user=user,
+        )
+        return result
+
+    async def channel_messages(
+        self,
+        room_id: str,
+        channel_id: str,
+        *,
+        limit: int = 50,
+        skip: int = 0,
+        only_attachments: Optional[bool] = None,
+    ) -> MessagePage:
+        """One page of a channel's messages (the emulator gives them oldest first).
+
+        ``GET /consumer/api/v1/chatRoom/{roomId}/channel/{channelId}/messages``: returns a
+        ``MessagePage``.
+
+        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
+        differs): ``limit`` (at least 1; default 50), ``skip`` (at least 0; default 0),
+        ``only_attachments`` (``onlyAttachments``).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room or channel has this id.
+        """
+        result: MessagePage = await self._call(
+            "channel_messages",
+            room_id,
+            channel_id,
+            limit=limit,
+            skip=skip,
+            only_attachments=only_attachments,
+        )
+        return result
+
+    async def delete_channel_message(
+        self,
+        room_id: str,
+        channel_id: str,
+        message_id: str,
+    ) -> Acknowledged:
+        """Deletes one message of a channel.
+
+        ``DELETE /consumer/api/v2/chatroom/{roomId}/channel/{channelId}/message/{messageId}``:
+        returns an ``Acknowledged``.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no such message in the channel: also what a repeat meets
+                when the first delete's answer was lost.
+        """
+        result: Acknowledged = await self._call(
+            "delete_channel_message",
+            room_id,
+            channel_id,
+            message_id,
+        )
+        return result
+
+    async def list_conversations(
+        self,
+        room_id: str,
+        *,
+        path_form: Literal["room", "chatroom"] = "room",
+    ) -> List[Conversation]:
+        """A room's one-to-one conversations, each with its two members.
+
+        ``GET /consumer/api/v2/{pathForm}/{roomId}/conversations``: returns a
+        ``List[Conversation]``.
+
+        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
+        differs): ``path_form`` (``pathForm``; ``"room"`` or ``"chatroom"``; default "room").
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id.
+        """
+        result: List[Conversation] = await self._call(
+            "list_conversations",
+            room_id,
+            path_form=path_form,
+        )
+        return result
+
+    async def update_user(
+        self,
+        *,
+        user_id: Optional[str] = None,
+        unique_user_identifier: Optional[str] = None,
+        username: Optional[str] = None,
+        email: Optional[str] = None,
+        profile_pic: Optional[str] = None,
+        chat_room: Optional[str] = None,
+        is_moderator: Optional[bool] = None,
+        external_user_id: Any = None,
+        meta: Any = None,
+    ) -> UpdatedUser:
+        """Changes a user, named by exactly one of userId and uniqueUserIdentifier: any of their
+        name, email, picture, moderation, external id and meta.
+
+        ``PUT /consumer/api/v1/user``: returns a ``UpdatedUser``.
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``user_id`` (``userId``), ``unique_user_identifier`` (``uniqueUserIdentifier``),
+        ``username``, ``email``, ``profile_pic`` (``profilePic``), ``chat_room`` (``chatRoom``),
+        ``is_moderator`` (``isModerator``), ``external_user_id`` (``externalUserId``; any JSON),
+        ``meta`` (any JSON).
+
+        Give exactly one of ``user_id``, ``unique_user_identifier`` (both or neither:
+        ``ValidationError``, nothing sent).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            UserNotFoundError: when no user has this id.
+        """
+        result: UpdatedUser = await self._call(
+            "update_user",
+            user_id=user_id,
+            unique_user_identifier=unique_user_identifier,
+            username=username,
+            email=email,
+            profile_pic=profile_pic,
+            chat_room=chat_room,
+            is_moderator=is_moderator,
+            external_user_id=external_user_id,
+            meta=meta,
+        )
+        return result
+
+    async def create_user_v2(
+        self,
+        unique_user_identifier: str,
+        username: str,
+        *,
+        first_name: Optional[str] = None,
+        last_name: Optional[str] = None,
+        email: Optional[str] = None,
+        meta: Any = None,
+        external_profile_pic_url: Optional[str] = None,
+        membership_details: Any = None,
+    ) -> ProvisionedUser:
+        """Creates a user by the customer's own identifier, optionally a member of one room with a
+        role (Business plan).
+
+        ``POST /consumer/api/v2/user``: returns a ``ProvisionedUser``.
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``first_name`` (``firstName``), ``last_name`` (``lastName``), ``email``, ``meta`` (any
+        JSON), ``external_profile_pic_url`` (``externalProfilePicURL``), ``membership_details``
+        (``membershipDetails``; any JSON).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Never sent again after a 5xx or a lost answer unless ``retry_non_idempotent=True`` (a
+        repeat could do it twice).
+
+        Raises:
+            NotFoundError: when ``membershipDetails.roomId`` names no room (``chatRoom not
+                found``).
+            PlanUpgradeRequiredError: when the account's plan is below Business.
+        """
+        result: ProvisionedUser = await self._call(
+            "create_user_v2",
+            unique_user_identifier,
+            username,
+            first_name=first_name,
+            last_name=last_name,
+            email=email,
+            meta=meta,
+            external_profile_pic_url=external_profile_pic_url,
+            membership_details=membership_details,
+        )
+        return result
+
+    async def get_user(self, unique_user_identifier: str) -> UserProfile:
+        """A user's profile, by the customer's identifier.
+
+        ``GET /consumer/api/v2/user/{uniqueUserIdentifier}``: returns a ``UserProfile``.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            UserNotFoundError: when no user has this identifier.
+        """
+        result: UserProfile = await self._call("get_user", unique_user_identifier)
+        return result
+
+    async def user_rooms(self, unique_user_identifier: str) -> List[RoomName]:
+        """The rooms a user is a member of.
+
+        ``GET /consumer/api/v2/user/{uniqueUserIdentifier}/rooms``: returns a
+        ``List[RoomName]``.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            UserNotFoundError: when no user has this identifier.
+        """
+        result: List[RoomName] = await self._call("user_rooms", unique_user_identifier)
+        return result
+
+    async def remove_user(
+        self,
+        *,
+        user_id: Optional[str] = None,
+        unique_user_identifier: Optional[str] = None,
+    ) -> Acknowledged:
+        """Removes a user for good, named by exactly one of userId and uniqueUserIdentifier:
+        memberships erased, live sessions ended.
+
+        ``DELETE /consumer/api/v2/user``: returns an ``Acknowledged``.
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``user_id`` (``userId``), ``unique_user_identifier`` (``uniqueUserIdentifier``).
+
+        Give exactly one of ``user_id``, ``unique_user_identifier`` (both or neither:
+        ``ValidationError``, nothing sent).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            UserNotFoundError: when no user has this id: also what a repeat meets when the
+                first removal's answer was lost.
+        """
+        result: Acknowledged = await self._call(
+            "remove_user",
+            user_id=user_id,
+            unique_user_identifier=unique_user_identifier,
+        )
+        return result
+
+    async def list_members(self, room_id: str, *, limit: int = 50, skip: int = 0) -> MemberPage:
+        """One page of a room's members, with their roles.
+
+        ``GET /consumer/api/v2/room/{roomId}/members``: returns a ``MemberPage``.
+
+        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
+        differs): ``limit`` (1 to 200; default 50), ``skip`` (at least 0; default 0).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id.
+        """
+        result: MemberPage = await self._call("list_members", room_id, limit=limit, skip=skip)
+        return result
+
+    async def set_member(
+        self,
+        room_id: str,
+        unique_user_identifier: str,
+        role_name: Literal["user", "guest", "admin", "moderator"],
+    ) -> Member:
+        """Makes a user a member of a room with a role, or changes their role: how a room's
+        moderator is made.
+
+        ``POST /consumer/api/v2/room/{roomId}/member``: returns a ``Member``.
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            UserNotFoundError: when no user has this identifier.
+            NotFoundError: when no room has this id (``chatRoom not found``).
+        """
+        result: Member = await self._call("set_member", room_id, unique_user_identifier, role_name)
+        return result
+
+    async def remove_member(self, room_id: str, unique_user_identifier: str) -> Acknowledged:
+        """Removes a user from a room's members.
+
+        ``DELETE /consumer/api/v2/room/{roomId}/member``: returns an ``Acknowledged``.
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when the user is not a member of the room: also what a repeat
+                meets when the first removal's answer was lost.
+        """
+        result: Acknowledged = await self._call("remove_member", room_id, unique_user_identifier)
+        return result
+
+    async def create_bot(
+        self,
+        name: str,
+        webhook_url: str,
+        *,
+        description: Optional[str] = None,
+        trigger: Optional[Literal["message", "mention"]] = None,
+        message_visibility: Optional[Literal["public", "private"]] = None,
+        is_allowed_in_all_chat_rooms: Optional[bool] = None,
+        message_history_limit: Optional[int] = None,
+        metadata: Optional[str] = None,
+        enabled: Optional[bool] = None,
+    ) -> BotAnswer:
+        """Creates a bot: a webhook the service calls with a room's messages (Business plan). A bot
+        triggered by every message cannot answer in private.
+
+        ``POST /consumer/api/v2/bot``: returns a ``BotAnswer``.
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``description`` (at most 1000 characters), ``trigger`` (``"message"`` or ``"mention"``),
+        ``message_visibility`` (``messageVisibility``; ``"public"`` or ``"private"``),
+        ``is_allowed_in_all_chat_rooms`` (``isAllowedInAllChatRooms``),
+        ``message_history_limit`` (``messageHistoryLimit``; 0 to 100), ``metadata`` (at most
+        10000 characters), ``enabled``.
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Never sent again after a 5xx or a lost answer unless ``retry_non_idempotent=True`` (a
+        repeat could do it twice).
+
+        Raises:
+            InvalidRequestError: when trigger ``message`` with visibility ``private``, a
+                name another bot has, or another invalid field.
+            PlanUpgradeRequiredError: when the account's plan is below Business.
+        """
+        result: BotAnswer = await self._call(
+            "create_bot",
+            name,
+            webhook_url,
+            description=description,
+            trigger=trigger,
+            message_visibility=message_visibility,
+            is_allowed_in_all_chat_rooms=is_allowed_in_all_chat_rooms,
+            message_history_limit=message_history_limit,
+            metadata=metadata,
+            enabled=enabled,
+        )
+        return result
+
+    async def list_bots(self) -> BotList:
+        """Every bot of the account.
+
+        ``GET /consumer/api/v2/bots``: returns a ``BotList``.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+        """
+        result: BotList = await self._call("list_bots")
+        return result
+
+    async def enable_bot(self, bot_id: str) -> BotAnswer:
+        """Enables a bot: the service calls it again.
+
+        ``POST /consumer/api/v2/bot/{botId}/enable``: returns a ``BotAnswer``.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no bot of the account has this id (the service answers 401,
+                read by its body).
+        """
+        result: BotAnswer = await self._call("enable_bot", bot_id)
+        return result
+
+    async def disable_bot(self, bot_id: str) -> BotAnswer:
+        """Disables a bot: the service stops calling it.
+
+        ``POST /consumer/api/v2/bot/{botId}/disable``: returns a ``BotAnswer``.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no bot of the account has this id (the service answers 401,
+                read by its body).
+        """
+        result: BotAnswer = await self._call("disable_bot", bot_id)
+        return result
+
+    async def enable_bot_in_room(self, bot_id: str, room_id: str) -> BotRoomAnswer:
+        """Enables a bot in one room.
+
+        ``POST /consumer/api/v2/bot/{botId}/chatroom/{roomId}/enable``: returns a
+        ``BotRoomAnswer``.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no bot or no room has this id (the service answers 401, read
+                by its body).
+        """
+        result: BotRoomAnswer = await self._call("enable_bot_in_room", bot_id, room_id)
+        return result
+
+    async def disable_bot_in_room(self, bot_id: str, room_id: str) -> BotRoomAnswer:
+        """Disables a bot in one room.
+
+        ``POST /consumer/api/v2/bot/{botId}/chatroom/{roomId}/disable``: returns a
+        ``BotRoomAnswer``.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no bot or no room has this id (the service answers 401, read
+                by its body).
+        """
+        result: BotRoomAnswer = await self._call("disable_bot_in_room", bot_id, room_id)
+        return result
+
+    async def send_bot_message(
+        self,
+        bot_id: str,
+        room_id: str,
+        message: str,
+        *,
+        user_id: Optional[str] = None,
+        unique_user_identifier: Optional[str] = None,
+        message_id: Optional[str] = None,
+        action_buttons: Any = None,
+    ) -> Acknowledged:
+        """Posts a bot's message into a room, optionally answering a user or a message, with action
+        buttons.
+
+        ``POST /consumer/api/v2/bot/{botId}/chatroom/{roomId}/message``: returns an
+        ``Acknowledged``.
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``user_id`` (``userId``), ``unique_user_identifier`` (``uniqueUserIdentifier``),
+        ``message_id`` (``messageId``), ``action_buttons`` (``actionButtons``; any JSON).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Never sent again after a 5xx or a lost answer unless ``retry_non_idempotent=True`` (a
+        repeat could do it twice).
+
+        Raises:
+            NotFoundError: when no bot or no room has this id.
+            InvalidRequestError: when the bot is not enabled in the room, or an action
+                button is invalid.
+        """
+        result: Acknowledged = await self._call(
+            "send_bot_message",
+            bot_id,
+            room_id,
+            message,
+            user_id=user_id,
+            unique_user_identifier=unique_user_identifier,
+            message_id=message_id,
+            action_buttons=action_buttons,
         )
         return result
 
@@ -396,6 +1769,9 @@ class RawClientOperations:
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
 
         Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            UserNotFoundError: when no active user has this id.
         """
         response = self._client.deactivate_user(
             user_id=user_id,
@@ -474,16 +1850,16 @@ class RawClientOperations:
         )
         return cast("APIResponse[CreatedUser]", response)
 
-    def list_chat_rooms(self) -> APIResponse[List[Dict[str, Any]]]:
-        """Every chat room of the account.
+    def list_chat_rooms(self) -> APIResponse[List[Room]]:
+        """Every chat room of the account (an empty list when there is none).
 
         ``GET /consumer/api/v1/chatrooms``: returns an ``APIResponse`` whose ``parse()`` is a
-        ``List[Dict[str, Any]]`` (the status, headers and request id beside it).
+        ``List[Room]`` (the status, headers and request id beside it).
 
         Sent again after a 5xx, a timeout or a lost answer, as a GET is.
         """
         response = self._client.list_chat_rooms()
-        return cast("APIResponse[List[Dict[str, Any]]]", response)
+        return cast("APIResponse[List[Room]]", response)
 
     def reactivate_user(
         self,
@@ -506,6 +1882,9 @@ class RawClientOperations:
 
         Never sent again after a 5xx or a lost answer unless ``retry_non_idempotent=True`` (a
         repeat could do it twice).
+
+        Raises:
+            UserNotFoundError: when no deactivated user has this id (an active user too).
         """
         response = self._client.reactivate_user(
             user_id=user_id,
@@ -525,6 +1904,10 @@ class RawClientOperations:
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
 
         Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            InvalidRequestError: when the token is not valid (forged, invalidated, or of a
+                deactivated user): the message is ``invalid accessToken``.
         """
         response = self._client.validate_access_token(access_token)
         return cast("APIResponse[TokenUser]", response)
@@ -539,6 +1922,9 @@ class RawClientOperations:
 
         Never sent again after a 5xx or a lost answer unless ``retry_non_idempotent=True`` (a
         repeat could do it twice).
+
+        Raises:
+            InvalidRequestError: when the token is not valid, or was invalidated already.
         """
         response = self._client.invalidate_access_token(access_token)
         return cast("APIResponse[Invalidated]", response)
@@ -551,6 +1937,9 @@ class RawClientOperations:
         ``parse()`` is an ``Acknowledged`` (the status, headers and request id beside it).
 
         Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id.
         """
         response = self._client.eject_all_users(room_id)
         return cast("APIResponse[Acknowledged]", response)
@@ -586,6 +1975,11 @@ class RawClientOperations:
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
 
         Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no bot of the account has this id.
+            InvalidRequestError: when trigger ``message`` with visibility ``private``, a
+                name another bot has, or another invalid field.
         """
         response = self._client.update_bot(
             bot_id,
@@ -600,6 +1994,870 @@ class RawClientOperations:
             enabled=enabled,
         )
         return cast("APIResponse[BotAnswer]", response)
+
+    def create_chat_room(
+        self,
+        *,
+        name: Optional[str] = None,
+        description: Optional[str] = None,
+        password_protected: Optional[bool] = None,
+        room_password: Optional[str] = None,
+        pre_moderated_chat_room: Optional[bool] = None,
+        enable_one_to_one_chat: Optional[bool] = None,
+        moderator_only_one_to_one_chat: Optional[bool] = None,
+        enable_channels: Optional[bool] = None,
+        default_notification_enabled: Optional[bool] = None,
+        file_sharing_mode: Optional[Literal["", "imageSharing", "fileAndImageSharing"]] = None,
+        chat_room_permission_level: Literal["public", "provisioned_users", "members"] = "public",
+        custom_css: Optional[str] = None,
+        metadata: Optional[str] = None,
+        customization: Any = None,
+        extra: Optional[Mapping[str, Any]] = None,
+    ) -> APIResponse[RoomAnswer]:
+        """Creates a chat room: its name, settings and look. Fields the declaration does not type
+        are sent as given.
+
+        ``POST /consumer/api/v1/chatroom``: returns an ``APIResponse`` whose ``parse()`` is a
+        ``RoomAnswer`` (the status, headers and request id beside it).
+
+        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
+        differs): ``name``, ``description``, ``password_protected`` (``passwordProtected``),
+        ``room_password`` (``roomPassword``), ``pre_moderated_chat_room``
+        (``preModeratedChatRoom``), ``enable_one_to_one_chat`` (``enableOneToOneChat``),
+        ``moderator_only_one_to_one_chat`` (``moderatorOnlyOneToOneChat``), ``enable_channels``
+        (``enableChannels``), ``default_notification_enabled`` (``defaultNotificationEnabled``),
+        ``file_sharing_mode`` (``fileSharingMode``; ``""`` or ``"imageSharing"`` or
+        ``"fileAndImageSharing"``), ``chat_room_permission_level`` (``chatRoomPermissionLevel``;
+        ``"public"`` or ``"provisioned_users"`` or ``"members"``; default "public"),
+        ``custom_css`` (``customCSS``), ``metadata`` (at most 1000 characters),
+        ``customization`` (any JSON).
+
+        ``extra``: other body fields, sent as they are (a field given both there and as a
+        keyword raises ``ValidationError``).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Never sent again after a 5xx or a lost answer unless ``retry_non_idempotent=True`` (a
+        repeat could do it twice).
+
+        Raises:
+            InvalidRequestError: when a password-protected room without ``roomPassword``, or
+                another invalid field (the service's validation object, whose messages the error
+                carries).
+        """
+        response = self._client.create_chat_room(
+            name=name,
+            description=description,
+            password_protected=password_protected,
+            room_password=room_password,
+            pre_moderated_chat_room=pre_moderated_chat_room,
+            enable_one_to_one_chat=enable_one_to_one_chat,
+            moderator_only_one_to_one_chat=moderator_only_one_to_one_chat,
+            enable_channels=enable_channels,
+            default_notification_enabled=default_notification_enabled,
+            file_sharing_mode=file_sharing_mode,
+            chat_room_permission_level=chat_room_permission_level,
+            custom_css=custom_css,
+            metadata=metadata,
+            customization=customization,
+            extra=extra,
+        )
+        return cast("APIResponse[RoomAnswer]", response)
+
+    def get_chat_room(self, room_id: str) -> APIResponse[Room]:
+        """One chat room: its settings.
+
+        ``GET /consumer/api/v1/chatroom/{roomId}``: returns an ``APIResponse`` whose ``parse()``
+        is a ``Room`` (the status, headers and request id beside it).
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id (the service answers 404 with ``{}``).
+        """
+        response = self._client.get_chat_room(room_id)
+        return cast("APIResponse[Room]", response)
+
+    def update_chat_room(
+        self,
+        room_id: str,
+        *,
+        name: Optional[str] = None,
+        description: Optional[str] = None,
+        room_password: Optional[str] = None,
+        password_protected: Optional[bool] = None,
+        metadata: Optional[str] = None,
+    ) -> APIResponse[RoomAnswer]:
+        """Changes a chat room's name, description, password or metadata.
+
+        ``PUT /consumer/api/v1/chatroom/{roomId}``: returns an ``APIResponse`` whose ``parse()``
+        is a ``RoomAnswer`` (the status, headers and request id beside it).
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``name``, ``description``, ``room_password`` (``roomPassword``), ``password_protected``
+        (``passwordProtected``), ``metadata`` (at most 1000 characters).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id.
+            InvalidRequestError: when an invalid field (the service's validation object).
+        """
+        response = self._client.update_chat_room(
+            room_id,
+            name=name,
+            description=description,
+            room_password=room_password,
+            password_protected=password_protected,
+            metadata=metadata,
+        )
+        return cast("APIResponse[RoomAnswer]", response)
+
+    def delete_chat_room(self, room_id: str) -> APIResponse[RoomAnswer]:
+        """Deletes a chat room with all its messages, channels, one-to-one conversations, files and
+        memberships, irreversibly.
+
+        ``DELETE /consumer/api/v1/chatroom/{roomId}``: returns an ``APIResponse`` whose
+        ``parse()`` is a ``RoomAnswer`` (the status, headers and request id beside it).
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id (``invalid chatroom id``): also what a
+                repeat meets when the first delete's answer was lost and the client sent it
+                again.
+        """
+        response = self._client.delete_chat_room(room_id)
+        return cast("APIResponse[RoomAnswer]", response)
+
+    def turn_chat_on(self, room_id: str) -> APIResponse[Acknowledged]:
+        """Turns a room's chat on: its users can post again. (The reference pages print the on and
+        off paths the wrong way round; this sends ``/on``.)
+
+        ``POST /consumer/api/v1/chatRoom/{roomId}/on``: returns an ``APIResponse`` whose
+        ``parse()`` is an ``Acknowledged`` (the status, headers and request id beside it).
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id.
+        """
+        response = self._client.turn_chat_on(room_id)
+        return cast("APIResponse[Acknowledged]", response)
+
+    def turn_chat_off(self, room_id: str) -> APIResponse[Acknowledged]:
+        """Turns a room's chat off: its users see the chat-off message and cannot post. (This sends
+        ``/off``, whatever the reference pages print.)
+
+        ``POST /consumer/api/v1/chatRoom/{roomId}/off``: returns an ``APIResponse`` whose
+        ``parse()`` is an ``Acknowledged`` (the status, headers and request id beside it).
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id.
+        """
+        response = self._client.turn_chat_off(room_id)
+        return cast("APIResponse[Acknowledged]", response)
+
+    def set_chat_off_message(self, room_id: str, message: str) -> APIResponse[Acknowledged]:
+        """Sets the message a room's users see while its chat is off; it takes effect at once.
+
+        ``POST /consumer/api/v1/chatroom/{roomId}/chatoffmessage``: returns an ``APIResponse``
+        whose ``parse()`` is an ``Acknowledged`` (the status, headers and request id beside it).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id.
+        """
+        response = self._client.set_chat_off_message(room_id, message)
+        return cast("APIResponse[Acknowledged]", response)
+
+    def room_messages(
+        self,
+        room_id: str,
+        *,
+        limit: int = 50,
+        skip: int = 0,
+        only_attachments: Optional[bool] = None,
+    ) -> APIResponse[MessagePage]:
+        """One page of a room's messages: the service's history export (the emulator gives them
+        oldest first).
+
+        ``GET /consumer/api/v1/chatRoom/{roomId}/messages``: returns an ``APIResponse`` whose
+        ``parse()`` is a ``MessagePage`` (the status, headers and request id beside it).
+
+        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
+        differs): ``limit`` (at least 1; default 50), ``skip`` (at least 0; default 0),
+        ``only_attachments`` (``onlyAttachments``).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id.
+        """
+        response = self._client.room_messages(
+            room_id,
+            limit=limit,
+            skip=skip,
+            only_attachments=only_attachments,
+        )
+        return cast("APIResponse[MessagePage]", response)
+
+    def delete_room_messages(
+        self,
+        room_id: str,
+        *,
+        do_not_delete_private_messages: Optional[bool] = None,
+        do_not_delete_channel_messages: Optional[bool] = None,
+    ) -> APIResponse[RoomAnswer]:
+        """Deletes a room's messages: all of them, channel and private ones and files included,
+        unless told to keep those.
+
+        ``DELETE /consumer/api/v1/chatroom/{roomId}/messages``: returns an ``APIResponse`` whose
+        ``parse()`` is a ``RoomAnswer`` (the status, headers and request id beside it).
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``do_not_delete_private_messages`` (``doNotDeletePrivateMessages``),
+        ``do_not_delete_channel_messages`` (``doNotDeleteChannelMessages``).
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id (``invalid chatroom id``).
+        """
+        response = self._client.delete_room_messages(
+            room_id,
+            do_not_delete_private_messages=do_not_delete_private_messages,
+            do_not_delete_channel_messages=do_not_delete_channel_messages,
+        )
+        return cast("APIResponse[RoomAnswer]", response)
+
+    def send_room_message(
+        self,
+        room_id: str,
+        message: str,
+        *,
+        user_access_token: Optional[str] = None,
+        system_message: Optional[bool] = None,
+        user: Any = None,
+    ) -> APIResponse[Acknowledged]:
+        """Posts a message into a room, as exactly one author: a user (by access token), the room's
+        system, or a throw-away user made on the fly.
+
+        ``POST /consumer/api/v1/chatroom/{roomId}/message``: returns an ``APIResponse`` whose
+        ``parse()`` is an ``Acknowledged`` (the status, headers and request id beside it).
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``user_access_token`` (``userAccessToken``), ``system_message`` (``systemMessage``),
+        ``user`` (any JSON).
+
+        Give exactly one of ``user_access_token``, ``system_message``, ``user`` (both or
+        neither: ``ValidationError``, nothing sent).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Never sent again after a 5xx or a lost answer unless ``retry_non_idempotent=True`` (a
+        repeat could do it twice).
+
+        Raises:
+            NotFoundError: when no room has this id (``invalid chatroom id``).
+            InvalidRequestError: when the room's chat is off (a user cannot post), or the
+                access token signs nobody in.
+        """
+        response = self._client.send_room_message(
+            room_id,
+            message,
+            user_access_token=user_access_token,
+            system_message=system_message,
+            user=user,
+        )
+        return cast("APIResponse[Acknowledged]", response)
+
+    def create_channel(
+        self,
+        room_id: str,
+        channel_name: str,
+        *,
+        enabled: Optional[bool] = None,
+        notify_all_users: Optional[bool] = None,
+        metadata: Optional[str] = None,
+    ) -> APIResponse[Channel]:
+        """Creates a channel in a room.
+
+        ``POST /consumer/api/v1/chatroom/{roomId}/channel``: returns an ``APIResponse`` whose
+        ``parse()`` is a ``Channel`` (the status, headers and request id beside it).
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``enabled``, ``notify_all_users`` (``notifyAllUsers``), ``metadata`` (at most 1000
+        characters).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Never sent again after a 5xx or a lost answer unless ``retry_non_idempotent=True`` (a
+        repeat could do it twice).
+
+        Raises:
+            NotFoundError: when no room has this id.
+        """
+        response = self._client.create_channel(
+            room_id,
+            channel_name,
+            enabled=enabled,
+            notify_all_users=notify_all_users,
+            metadata=metadata,
+        )
+        return cast("APIResponse[Channel]", response)
+
+    def update_channel(
+        self,
+        room_id: str,
+        channel_id: str,
+        *,
+        channel_name: Optional[str] = None,
+        enabled: Optional[bool] = None,
+        notify_all_users: Optional[bool] = None,
+        metadata: Optional[str] = None,
+    ) -> APIResponse[Channel]:
+        """Changes a channel's name, state, notification rule or metadata.
+
+        ``PUT /consumer/api/v1/chatroom/{roomId}/channel/{channelId}``: returns an
+        ``APIResponse`` whose ``parse()`` is a ``Channel`` (the status, headers and request id
+        beside it).
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``channel_name`` (``channelName``), ``enabled``, ``notify_all_users``
+        (``notifyAllUsers``), ``metadata`` (at most 1000 characters).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no channel has this id in the room (``channel not found``).
+        """
+        response = self._client.update_channel(
+            room_id,
+            channel_id,
+            channel_name=channel_name,
+            enabled=enabled,
+            notify_all_users=notify_all_users,
+            metadata=metadata,
+        )
+        return cast("APIResponse[Channel]", response)
+
+    def send_channel_message(
+        self,
+        room_id: str,
+        channel_id: str,
+        message: str,
+        *,
+        user_access_token: Optional[str] = None,
+        system_message: Optional[bool] = None,
+        user: Any = None,
+    ) -> APIResponse[Acknowledged]:
+        """Posts a message into a channel, as exactly one author (as into a room).
+
+        ``POST /consumer/api/v1/chatroom/{roomId}/channel/{channelId}/message``: returns an
+        ``APIResponse`` whose ``parse()`` is an ``Acknowledged`` (the status, headers and
+        request id beside it).
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``user_access_token`` (``userAccessToken``), ``system_message`` (``systemMessage``),
+        ``user`` (any JSON).
+
+        Give exactly one of ``user_access_token``, ``system_message``, ``user`` (both or
+        neither: ``ValidationError``, nothing sent).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Never sent again after a 5xx or a lost answer unless ``retry_non_idempotent=True`` (a
+        repeat could do it twice).
+
+        Raises:
+            NotFoundError: when no room or channel has this id.
+        """
+        response = self._client.send_channel_message(
+            room_id,
+            channel_id,
+            message,
+            user_access_token=user_access_token,
+            system_message=system_message,
+            user=user,
+        )
+        return cast("APIResponse[Acknowledged]", response)
+
+    def channel_messages(
+        self,
+        room_id: str,
+        channel_id: str,
+        *,
+        limit: int = 50,
+        skip: int = 0,
+        only_attachments: Optional[bool] = None,
+    ) -> APIResponse[MessagePage]:
+        """One page of a channel's messages (the emulator gives them oldest first).
+
+        ``GET /consumer/api/v1/chatRoom/{roomId}/channel/{channelId}/messages``: returns an
+        ``APIResponse`` whose ``parse()`` is a ``MessagePage`` (the status, headers and request
+        id beside it).
+
+        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
+        differs): ``limit`` (at least 1; default 50), ``skip`` (at least 0; default 0),
+        ``only_attachments`` (``onlyAttachments``).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room or channel has this id.
+        """
+        response = self._client.channel_messages(
+            room_id,
+            channel_id,
+            limit=limit,
+            skip=skip,
+            only_attachments=only_attachments,
+        )
+        return cast("APIResponse[MessagePage]", response)
+
+    def delete_channel_message(
+        self,
+        room_id: str,
+        channel_id: str,
+        message_id: str,
+    ) -> APIResponse[Acknowledged]:
+        """Deletes one message of a channel.
+
+        ``DELETE /consumer/api/v2/chatroom/{roomId}/channel/{channelId}/message/{messageId}``:
+        returns an ``APIResponse`` whose ``parse()`` is an ``Acknowledged`` (the status, headers
+        and request id beside it).
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no such message in the channel: also what a repeat meets
+                when the first delete's answer was lost.
+        """
+        response = self._client.delete_channel_message(room_id, channel_id, message_id)
+        return cast("APIResponse[Acknowledged]", response)
+
+    def list_conversations(
+        self,
+        room_id: str,
+        *,
+        path_form: Literal["room", "chatroom"] = "room",
+    ) -> APIResponse[List[Conversation]]:
+        """A room's one-to-one conversations, each with its two members.
+
+        ``GET /consumer/api/v2/{pathForm}/{roomId}/conversations``: returns an ``APIResponse``
+        whose ``parse()`` is a ``List[Conversation]`` (the status, headers and request id beside
+        it).
+
+        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
+        differs): ``path_form`` (``pathForm``; ``"room"`` or ``"chatroom"``; default "room").
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id.
+        """
+        response = self._client.list_conversations(room_id, path_form=path_form)
+        return cast("APIResponse[List[Conversation]]", response)
+
+    def update_user(
+        self,
+        *,
+        user_id: Optional[str] = None,
+        unique_user_identifier: Optional[str] = None,
+        username: Optional[str] = None,
+        email: Optional[str] = None,
+        profile_pic: Optional[str] = None,
+        chat_room: Optional[str] = None,
+        is_moderator: Optional[bool] = None,
+        external_user_id: Any = None,
+        meta: Any = None,
+    ) -> APIResponse[UpdatedUser]:
+        """Changes a user, named by exactly one of userId and uniqueUserIdentifier: any of their
+        name, email, picture, moderation, external id and meta.
+
+        ``PUT /consumer/api/v1/user``: returns an ``APIResponse`` whose ``parse()`` is a
+        ``UpdatedUser`` (the status, headers and request id beside it).
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``user_id`` (``userId``), ``unique_user_identifier`` (``uniqueUserIdentifier``),
+        ``username``, ``email``, ``profile_pic`` (``profilePic``), ``chat_room`` (``chatRoom``),
+        ``is_moderator`` (``isModerator``), ``external_user_id`` (``externalUserId``; any JSON),
+        ``meta`` (any JSON).
+
+        Give exactly one of ``user_id``, ``unique_user_identifier`` (both or neither:
+        ``ValidationError``, nothing sent).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            UserNotFoundError: when no user has this id.
+        """
+        response = self._client.update_user(
+            user_id=user_id,
+            unique_user_identifier=unique_user_identifier,
+            username=username,
+            email=email,
+            profile_pic=profile_pic,
+            chat_room=chat_room,
+            is_moderator=is_moderator,
+            external_user_id=external_user_id,
+            meta=meta,
+        )
+        return cast("APIResponse[UpdatedUser]", response)
+
+    def create_user_v2(
+        self,
+        unique_user_identifier: str,
+        username: str,
+        *,
+        first_name: Optional[str] = None,
+        last_name: Optional[str] = None,
+        email: Optional[str] = None,
+        meta: Any = None,
+        external_profile_pic_url: Optional[str] = None,
+        membership_details: Any = None,
+    ) -> APIResponse[ProvisionedUser]:
+        """Creates a user by the customer's own identifier, optionally a member of one room with a
+        role (Business plan).
+
+        ``POST /consumer/api/v2/user``: returns an ``APIResponse`` whose ``parse()`` is a
+        ``ProvisionedUser`` (the status, headers and request id beside it).
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``first_name`` (``firstName``), ``last_name`` (``lastName``), ``email``, ``meta`` (any
+        JSON), ``external_profile_pic_url`` (``externalProfilePicURL``), ``membership_details``
+        (``membershipDetails``; any JSON).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Never sent again after a 5xx or a lost answer unless ``retry_non_idempotent=True`` (a
+        repeat could do it twice).
+
+        Raises:
+            NotFoundError: when ``membershipDetails.roomId`` names no room (``chatRoom not
+                found``).
+            PlanUpgradeRequiredError: when the account's plan is below Business.
+        """
+        response = self._client.create_user_v2(
+            unique_user_identifier,
+            username,
+            first_name=first_name,
+            last_name=last_name,
+            email=email,
+            meta=meta,
+            external_profile_pic_url=external_profile_pic_url,
+            membership_details=membership_details,
+        )
+        return cast("APIResponse[ProvisionedUser]", response)
+
+    def get_user(self, unique_user_identifier: str) -> APIResponse[UserProfile]:
+        """A user's profile, by the customer's identifier.
+
+        ``GET /consumer/api/v2/user/{uniqueUserIdentifier}``: returns an ``APIResponse`` whose
+        ``parse()`` is a ``UserProfile`` (the status, headers and request id beside it).
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            UserNotFoundError: when no user has this identifier.
+        """
+        response = self._client.get_user(unique_user_identifier)
+        return cast("APIResponse[UserProfile]", response)
+
+    def user_rooms(self, unique_user_identifier: str) -> APIResponse[List[RoomName]]:
+        """The rooms a user is a member of.
+
+        ``GET /consumer/api/v2/user/{uniqueUserIdentifier}/rooms``: returns an ``APIResponse``
+        whose ``parse()`` is a ``List[RoomName]`` (the status, headers and request id beside
+        it).
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            UserNotFoundError: when no user has this identifier.
+        """
+        response = self._client.user_rooms(unique_user_identifier)
+        return cast("APIResponse[List[RoomName]]", response)
+
+    def remove_user(
+        self,
+        *,
+        user_id: Optional[str] = None,
+        unique_user_identifier: Optional[str] = None,
+    ) -> APIResponse[Acknowledged]:
+        """Removes a user for good, named by exactly one of userId and uniqueUserIdentifier:
+        memberships erased, live sessions ended.
+
+        ``DELETE /consumer/api/v2/user``: returns an ``APIResponse`` whose ``parse()`` is an
+        ``Acknowledged`` (the status, headers and request id beside it).
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``user_id`` (``userId``), ``unique_user_identifier`` (``uniqueUserIdentifier``).
+
+        Give exactly one of ``user_id``, ``unique_user_identifier`` (both or neither:
+        ``ValidationError``, nothing sent).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            UserNotFoundError: when no user has this id: also what a repeat meets when the
+                first removal's answer was lost.
+        """
+        response = self._client.remove_user(
+            user_id=user_id,
+            unique_user_identifier=unique_user_identifier,
+        )
+        return cast("APIResponse[Acknowledged]", response)
+
+    def list_members(
+        self,
+        room_id: str,
+        *,
+        limit: int = 50,
+        skip: int = 0,
+    ) -> APIResponse[MemberPage]:
+        """One page of a room's members, with their roles.
+
+        ``GET /consumer/api/v2/room/{roomId}/members``: returns an ``APIResponse`` whose
+        ``parse()`` is a ``MemberPage`` (the status, headers and request id beside it).
+
+        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
+        differs): ``limit`` (1 to 200; default 50), ``skip`` (at least 0; default 0).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id.
+        """
+        response = self._client.list_members(room_id, limit=limit, skip=skip)
+        return cast("APIResponse[MemberPage]", response)
+
+    def set_member(
+        self,
+        room_id: str,
+        unique_user_identifier: str,
+        role_name: Literal["user", "guest", "admin", "moderator"],
+    ) -> APIResponse[Member]:
+        """Makes a user a member of a room with a role, or changes their role: how a room's
+        moderator is made.
+
+        ``POST /consumer/api/v2/room/{roomId}/member``: returns an ``APIResponse`` whose
+        ``parse()`` is a ``Member`` (the status, headers and request id beside it).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            UserNotFoundError: when no user has this identifier.
+            NotFoundError: when no room has this id (``chatRoom not found``).
+        """
+        response = self._client.set_member(room_id, unique_user_identifier, role_name)
+        return cast("APIResponse[Member]", response)
+
+    def remove_member(self, room_id: str, unique_user_identifier: str) -> APIResponse[Acknowledged]:
+        """Removes a user from a room's members.
+
+        ``DELETE /consumer/api/v2/room/{roomId}/member``: returns an ``APIResponse`` whose
+        ``parse()`` is an ``Acknowledged`` (the status, headers and request id beside it).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when the user is not a member of the room: also what a repeat
+                meets when the first removal's answer was lost.
+        """
+        response = self._client.remove_member(room_id, unique_user_identifier)
+        return cast("APIResponse[Acknowledged]", response)
+
+    def create_bot(
+        self,
+        name: str,
+        webhook_url: str,
+        *,
+        description: Optional[str] = None,
+        trigger: Optional[Literal["message", "mention"]] = None,
+        message_visibility: Optional[Literal["public", "private"]] = None,
+        is_allowed_in_all_chat_rooms: Optional[bool] = None,
+        message_history_limit: Optional[int] = None,
+        metadata: Optional[str] = None,
+        enabled: Optional[bool] = None,
+    ) -> APIResponse[BotAnswer]:
+        """Creates a bot: a webhook the service calls with a room's messages (Business plan). A bot
+        triggered by every message cannot answer in private.
+
+        ``POST /consumer/api/v2/bot``: returns an ``APIResponse`` whose ``parse()`` is a
+        ``BotAnswer`` (the status, headers and request id beside it).
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``description`` (at most 1000 characters), ``trigger`` (``"message"`` or ``"mention"``),
+        ``message_visibility`` (``messageVisibility``; ``"public"`` or ``"private"``),
+        ``is_allowed_in_all_chat_rooms`` (``isAllowedInAllChatRooms``),
+        ``message_history_limit`` (``messageHistoryLimit``; 0 to 100), ``metadata`` (at most
+        10000 characters), ``enabled``.
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Never sent again after a 5xx or a lost answer unless ``retry_non_idempotent=True`` (a
+        repeat could do it twice).
+
+        Raises:
+            InvalidRequestError: when trigger ``message`` with visibility ``private``, a
+                name another bot has, or another invalid field.
+            PlanUpgradeRequiredError: when the account's plan is below Business.
+        """
+        response = self._client.create_bot(
+            name,
+            webhook_url,
+            description=description,
+            trigger=trigger,
+            message_visibility=message_visibility,
+            is_allowed_in_all_chat_rooms=is_allowed_in_all_chat_rooms,
+            message_history_limit=message_history_limit,
+            metadata=metadata,
+            enabled=enabled,
+        )
+        return cast("APIResponse[BotAnswer]", response)
+
+    def list_bots(self) -> APIResponse[BotList]:
+        """Every bot of the account.
+
+        ``GET /consumer/api/v2/bots``: returns an ``APIResponse`` whose ``parse()`` is a
+        ``BotList`` (the status, headers and request id beside it).
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+        """
+        response = self._client.list_bots()
+        return cast("APIResponse[BotList]", response)
+
+    def enable_bot(self, bot_id: str) -> APIResponse[BotAnswer]:
+        """Enables a bot: the service calls it again.
+
+        ``POST /consumer/api/v2/bot/{botId}/enable``: returns an ``APIResponse`` whose
+        ``parse()`` is a ``BotAnswer`` (the status, headers and request id beside it).
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no bot of the account has this id (the service answers 401,
+                read by its body).
+        """
+        response = self._client.enable_bot(bot_id)
+        return cast("APIResponse[BotAnswer]", response)
+
+    def disable_bot(self, bot_id: str) -> APIResponse[BotAnswer]:
+        """Disables a bot: the service stops calling it.
+
+        ``POST /consumer/api/v2/bot/{botId}/disable``: returns an ``APIResponse`` whose
+        ``parse()`` is a ``BotAnswer`` (the status, headers and request id beside it).
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no bot of the account has this id (the service answers 401,
+                read by its body).
+        """
+        response = self._client.disable_bot(bot_id)
+        return cast("APIResponse[BotAnswer]", response)
+
+    def enable_bot_in_room(self, bot_id: str, room_id: str) -> APIResponse[BotRoomAnswer]:
+        """Enables a bot in one room.
+
+        ``POST /consumer/api/v2/bot/{botId}/chatroom/{roomId}/enable``: returns an
+        ``APIResponse`` whose ``parse()`` is a ``BotRoomAnswer`` (the status, headers and
+        request id beside it).
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no bot or no room has this id (the service answers 401, read
+                by its body).
+        """
+        response = self._client.enable_bot_in_room(bot_id, room_id)
+        return cast("APIResponse[BotRoomAnswer]", response)
+
+    def disable_bot_in_room(self, bot_id: str, room_id: str) -> APIResponse[BotRoomAnswer]:
+        """Disables a bot in one room.
+
+        ``POST /consumer/api/v2/bot/{botId}/chatroom/{roomId}/disable``: returns an
+        ``APIResponse`` whose ``parse()`` is a ``BotRoomAnswer`` (the status, headers and
+        request id beside it).
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no bot or no room has this id (the service answers 401, read
+                by its body).
+        """
+        response = self._client.disable_bot_in_room(bot_id, room_id)
+        return cast("APIResponse[BotRoomAnswer]", response)
+
+    def send_bot_message(
+        self,
+        bot_id: str,
+        room_id: str,
+        message: str,
+        *,
+        user_id: Optional[str] = None,
+        unique_user_identifier: Optional[str] = None,
+        message_id: Optional[str] = None,
+        action_buttons: Any = None,
+    ) -> APIResponse[Acknowledged]:
+        """Posts a bot's message into a room, optionally answering a user or a message, with action
+        buttons.
+
+        ``POST /consumer/api/v2/bot/{botId}/chatroom/{roomId}/message``: returns an
+        ``APIResponse`` whose ``parse()`` is an ``Acknowledged`` (the status, headers and
+        request id beside it).
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``user_id`` (``userId``), ``unique_user_identifier`` (``uniqueUserIdentifier``),
+        ``message_id`` (``messageId``), ``action_buttons`` (``actionButtons``; any JSON).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Never sent again after a 5xx or a lost answer unless ``retry_non_idempotent=True`` (a
+        repeat could do it twice).
+
+        Raises:
+            NotFoundError: when no bot or no room has this id.
+            InvalidRequestError: when the bot is not enabled in the room, or an action
+                button is invalid.
+        """
+        response = self._client.send_bot_message(
+            bot_id,
+            room_id,
+            message,
+            user_id=user_id,
+            unique_user_identifier=unique_user_identifier,
+            message_id=message_id,
+            action_buttons=action_buttons,
+        )
+        return cast("APIResponse[Acknowledged]", response)
 
 
 class AsyncRawClientOperations:
@@ -646,6 +2904,9 @@ class AsyncRawClientOperations:
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
 
         Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            UserNotFoundError: when no active user has this id.
         """
         response: APIResponse[Deactivated] = await self._call(
             "deactivate_user",
@@ -731,15 +2992,15 @@ class AsyncRawClientOperations:
         )
         return response
 
-    async def list_chat_rooms(self) -> APIResponse[List[Dict[str, Any]]]:
-        """Every chat room of the account.
+    async def list_chat_rooms(self) -> APIResponse[List[Room]]:
+        """Every chat room of the account (an empty list when there is none).
 
         ``GET /consumer/api/v1/chatrooms``: returns an ``APIResponse`` whose ``parse()`` is a
-        ``List[Dict[str, Any]]`` (the status, headers and request id beside it).
+        ``List[Room]`` (the status, headers and request id beside it).
 
         Sent again after a 5xx, a timeout or a lost answer, as a GET is.
         """
-        response: APIResponse[List[Dict[str, Any]]] = await self._call("list_chat_rooms")
+        response: APIResponse[List[Room]] = await self._call("list_chat_rooms")
         return response
 
     async def reactivate_user(
@@ -763,6 +3024,9 @@ class AsyncRawClientOperations:
 
         Never sent again after a 5xx or a lost answer unless ``retry_non_idempotent=True`` (a
         repeat could do it twice).
+
+        Raises:
+            UserNotFoundError: when no deactivated user has this id (an active user too).
         """
         response: APIResponse[Reactivated] = await self._call(
             "reactivate_user",
@@ -783,6 +3047,10 @@ class AsyncRawClientOperations:
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
 
         Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            InvalidRequestError: when the token is not valid (forged, invalidated, or of a
+                deactivated user): the message is ``invalid accessToken``.
         """
         response: APIResponse[TokenUser] = await self._call("validate_access_token", access_token)
         return response
@@ -797,6 +3065,9 @@ class AsyncRawClientOperations:
 
         Never sent again after a 5xx or a lost answer unless ``retry_non_idempotent=True`` (a
         repeat could do it twice).
+
+        Raises:
+            InvalidRequestError: when the token is not valid, or was invalidated already.
         """
         response: APIResponse[Invalidated] = await self._call(
             "invalidate_access_token",
@@ -812,6 +3083,9 @@ class AsyncRawClientOperations:
         ``parse()`` is an ``Acknowledged`` (the status, headers and request id beside it).
 
         Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id.
         """
         response: APIResponse[Acknowledged] = await self._call("eject_all_users", room_id)
         return response
@@ -847,6 +3121,11 @@ class AsyncRawClientOperations:
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
 
         Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no bot of the account has this id.
+            InvalidRequestError: when trigger ``message`` with visibility ``private``, a
+                name another bot has, or another invalid field.
         """
         response: APIResponse[BotAnswer] = await self._call(
             "update_bot",
@@ -860,5 +3139,925 @@ class AsyncRawClientOperations:
             message_history_limit=message_history_limit,
             metadata=metadata,
             enabled=enabled,
+        )
+        return response
+
+    async def create_chat_room(
+        self,
+        *,
+        name: Optional[str] = None,
+        description: Optional[str] = None,
+        password_protected: Optional[bool] = None,
+        room_password: Optional[str] = None,
+        pre_moderated_chat_room: Optional[bool] = None,
+        enable_one_to_one_chat: Optional[bool] = None,
+        moderator_only_one_to_one_chat: Optional[bool] = None,
+        enable_channels: Optional[bool] = None,
+        default_notification_enabled: Optional[bool] = None,
+        file_sharing_mode: Optional[Literal["", "imageSharing", "fileAndImageSharing"]] = None,
+        chat_room_permission_level: Literal["public", "provisioned_users", "members"] = "public",
+        custom_css: Optional[str] = None,
+        metadata: Optional[str] = None,
+        customization: Any = None,
+        extra: Optional[Mapping[str, Any]] = None,
+    ) -> APIResponse[RoomAnswer]:
+        """Creates a chat room: its name, settings and look. Fields the declaration does not type
+        are sent as given.
+
+        ``POST /consumer/api/v1/chatroom``: returns an ``APIResponse`` whose ``parse()`` is a
+        ``RoomAnswer`` (the status, headers and request id beside it).
+
+        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
+        differs): ``name``, ``description``, ``password_protected`` (``passwordProtected``),
+        ``room_password`` (``roomPassword``), ``pre_moderated_chat_room``
+        (``preModeratedChatRoom``), ``enable_one_to_one_chat`` (``enableOneToOneChat``),
+        ``moderator_only_one_to_one_chat`` (``moderatorOnlyOneToOneChat``), ``enable_channels``
+        (``enableChannels``), ``default_notification_enabled`` (``defaultNotificationEnabled``),
+        ``file_sharing_mode`` (``fileSharingMode``; ``""`` or ``"imageSharing"`` or
+        ``"fileAndImageSharing"``), ``chat_room_permission_level`` (``chatRoomPermissionLevel``;
+        ``"public"`` or ``"provisioned_users"`` or ``"members"``; default "public"),
+        ``custom_css`` (``customCSS``), ``metadata`` (at most 1000 characters),
+        ``customization`` (any JSON).
+
+        ``extra``: other body fields, sent as they are (a field given both there and as a
+        keyword raises ``ValidationError``).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Never sent again after a 5xx or a lost answer unless ``retry_non_idempotent=True`` (a
+        repeat could do it twice).
+
+        Raises:
+            InvalidRequestError: when a password-protected room without ``roomPassword``, or
+                another invalid field (the service's validation object, whose messages the error
+                carries).
+        """
+        response: APIResponse[RoomAnswer] = await self._call(
+            "create_chat_room",
+            name=name,
+            description=description,
+            password_protected=password_protected,
+            room_password=room_password,
+            pre_moderated_chat_room=pre_moderated_chat_room,
+            enable_one_to_one_chat=enable_one_to_one_chat,
+            moderator_only_one_to_one_chat=moderator_only_one_to_one_chat,
+            enable_channels=enable_channels,
+            default_notification_enabled=default_notification_enabled,
+            file_sharing_mode=file_sharing_mode,
+            chat_room_permission_level=chat_room_permission_level,
+            custom_css=custom_css,
+            metadata=metadata,
+            customization=customization,
+            extra=extra,
+        )
+        return response
+
+    async def get_chat_room(self, room_id: str) -> APIResponse[Room]:
+        """One chat room: its settings.
+
+        ``GET /consumer/api/v1/chatroom/{roomId}``: returns an ``APIResponse`` whose ``parse()``
+        is a ``Room`` (the status, headers and request id beside it).
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id (the service answers 404 with ``{}``).
+        """
+        response: APIResponse[Room] = await self._call("get_chat_room", room_id)
+        return response
+
+    async def update_chat_room(
+        self,
+        room_id: str,
+        *,
+        name: Optional[str] = None,
+        description: Optional[str] = None,
+        room_password: Optional[str] = None,
+        password_protected: Optional[bool] = None,
+        metadata: Optional[str] = None,
+    ) -> APIResponse[RoomAnswer]:
+        """Changes a chat room's name, description, password or metadata.
+
+        ``PUT /consumer/api/v1/chatroom/{roomId}``: returns an ``APIResponse`` whose ``parse()``
+        is a ``RoomAnswer`` (the status, headers and request id beside it).
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``name``, ``description``, ``room_password`` (``roomPassword``), ``password_protected``
+        (``passwordProtected``), ``metadata`` (at most 1000 characters).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id.
+            InvalidRequestError: when an invalid field (the service's validation object).
+        """
+        response: APIResponse[RoomAnswer] = await self._call(
+            "update_chat_room",
+            room_id,
+            name=name,
+            description=description,
+            room_password=room_password,
+            password_protected=password_protected,
+            metadata=metadata,
+        )
+        return response
+
+    async def delete_chat_room(self, room_id: str) -> APIResponse[RoomAnswer]:
+        """Deletes a chat room with all its messages, channels, one-to-one conversations, files and
+        memberships, irreversibly.
+
+        ``DELETE /consumer/api/v1/chatroom/{roomId}``: returns an ``APIResponse`` whose
+        ``parse()`` is a ``RoomAnswer`` (the status, headers and request id beside it).
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id (``invalid chatroom id``): also what a
+                repeat meets when the first delete's answer was lost and the client sent it
+                again.
+        """
+        response: APIResponse[RoomAnswer] = await self._call("delete_chat_room", room_id)
+        return response
+
+    async def turn_chat_on(self, room_id: str) -> APIResponse[Acknowledged]:
+        """Turns a room's chat on: its users can post again. (The reference pages print the on and
+        off paths the wrong way round; this sends ``/on``.)
+
+        ``POST /consumer/api/v1/chatRoom/{roomId}/on``: returns an ``APIResponse`` whose
+        ``parse()`` is an ``Acknowledged`` (the status, headers and request id beside it).
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id.
+        """
+        response: APIResponse[Acknowledged] = await self._call("turn_chat_on", room_id)
+        return response
+
+    async def turn_chat_off(self, room_id: str) -> APIResponse[Acknowledged]:
+        """Turns a room's chat off: its users see the chat-off message and cannot post. (This sends
+        ``/off``, whatever the reference pages print.)
+
+        ``POST /consumer/api/v1/chatRoom/{roomId}/off``: returns an ``APIResponse`` whose
+        ``parse()`` is an ``Acknowledged`` (the status, headers and request id beside it).
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id.
+        """
+        response: APIResponse[Acknowledged] = await self._call("turn_chat_off", room_id)
+        return response
+
+    async def set_chat_off_message(self, room_id: str, message: str) -> APIResponse[Acknowledged]:
+        """Sets the message a room's users see while its chat is off; it takes effect at once.
+
+        ``POST /consumer/api/v1/chatroom/{roomId}/chatoffmessage``: returns an ``APIResponse``
+        whose ``parse()`` is an ``Acknowledged`` (the status, headers and request id beside it).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id.
+        """
+        response: APIResponse[Acknowledged] = await self._call(
+            "set_chat_off_message",
+            room_id,
+            message,
+        )
+        return response
+
+    async def room_messages(
+        self,
+        room_id: str,
+        *,
+        limit: int = 50,
+        skip: int = 0,
+        only_attachments: Optional[bool] = None,
+    ) -> APIResponse[MessagePage]:
+        """One page of a room's messages: the service's history export (the emulator gives them
+        oldest first).
+
+        ``GET /consumer/api/v1/chatRoom/{roomId}/messages``: returns an ``APIResponse`` whose
+        ``parse()`` is a ``MessagePage`` (the status, headers and request id beside it).
+
+        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
+        differs): ``limit`` (at least 1; default 50), ``skip`` (at least 0; default 0),
+        ``only_attachments`` (``onlyAttachments``).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id.
+        """
+        response: APIResponse[MessagePage] = await self._call(
+            "room_messages",
+            room_id,
+            limit=limit,
+            skip=skip,
+            only_attachments=only_attachments,
+        )
+        return response
+
+    async def delete_room_messages(
+        self,
+        room_id: str,
+        *,
+        do_not_delete_private_messages: Optional[bool] = None,
+        do_not_delete_channel_messages: Optional[bool] = None,
+    ) -> APIResponse[RoomAnswer]:
+        """Deletes a room's messages: all of them, channel and private ones and files included,
+        unless told to keep those.
+
+        ``DELETE /consumer/api/v1/chatroom/{roomId}/messages``: returns an ``APIResponse`` whose
+        ``parse()`` is a ``RoomAnswer`` (the status, headers and request id beside it).
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``do_not_delete_private_messages`` (``doNotDeletePrivateMessages``),
+        ``do_not_delete_channel_messages`` (``doNotDeleteChannelMessages``).
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id (``invalid chatroom id``).
+        """
+        response: APIResponse[RoomAnswer] = await self._call(
+            "delete_room_messages",
+            room_id,
+            do_not_delete_private_messages=do_not_delete_private_messages,
+            do_not_delete_channel_messages=do_not_delete_channel_messages,
+        )
+        return response
+
+    async def send_room_message(
+        self,
+        room_id: str,
+        message: str,
+        *,
+        user_access_token: Optional[str] = None,
+        system_message: Optional[bool] = None,
+        user: Any = None,
+    ) -> APIResponse[Acknowledged]:
+        """Posts a message into a room, as exactly one author: a user (by access token), the room's
+        system, or a throw-away user made on the fly.
+
+        ``POST /consumer/api/v1/chatroom/{roomId}/message``: returns an ``APIResponse`` whose
+        ``parse()`` is an ``Acknowledged`` (the status, headers and request id beside it).
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``user_access_token`` (``userAccessToken``), ``system_message`` (``systemMessage``),
+        ``user`` (any JSON).
+
+        Give exactly one of ``user_access_token``, ``system_message``, ``user`` (both or
+        neither: ``ValidationError``, nothing sent).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Never sent again after a 5xx or a lost answer unless ``retry_non_idempotent=True`` (a
+        repeat could do it twice).
+
+        Raises:
+            NotFoundError: when no room has this id (``invalid chatroom id``).
+            InvalidRequestError: when the room's chat is off (a user cannot post), or the
+                access token signs nobody in.
+        """
+        response: APIResponse[Acknowledged] = await self._call(
+            "send_room_message",
+            room_id,
+            message,
+            user_access_token=user_access_token,
+            system_message=system_message,
+            user=user,
+        )
+        return response
+
+    async def create_channel(
+        self,
+        room_id: str,
+        channel_name: str,
+        *,
+        enabled: Optional[bool] = None,
+        notify_all_users: Optional[bool] = None,
+        metadata: Optional[str] = None,
+    ) -> APIResponse[Channel]:
+        """Creates a channel in a room.
+
+        ``POST /consumer/api/v1/chatroom/{roomId}/channel``: returns an ``APIResponse`` whose
+        ``parse()`` is a ``Channel`` (the status, headers and request id beside it).
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``enabled``, ``notify_all_users`` (``notifyAllUsers``), ``metadata`` (at most 1000
+        characters).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Never sent again after a 5xx or a lost answer unless ``retry_non_idempotent=True`` (a
+        repeat could do it twice).
+
+        Raises:
+            NotFoundError: when no room has this id.
+        """
+        response: APIResponse[Channel] = await self._call(
+            "create_channel",
+            room_id,
+            channel_name,
+            enabled=enabled,
+            notify_all_users=notify_all_users,
+            metadata=metadata,
+        )
+        return response
+
+    async def update_channel(
+        self,
+        room_id: str,
+        channel_id: str,
+        *,
+        channel_name: Optional[str] = None,
+        enabled: Optional[bool] = None,
+        notify_all_users: Optional[bool] = None,
+        metadata: Optional[str] = None,
+    ) -> APIResponse[Channel]:
+        """Changes a channel's name, state, notification rule or metadata.
+
+        ``PUT /consumer/api/v1/chatroom/{roomId}/channel/{channelId}``: returns an
+        ``APIResponse`` whose ``parse()`` is a ``Channel`` (the status, headers and request id
+        beside it).
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``channel_name`` (``channelName``), ``enabled``, ``notify_all_users``
+        (``notifyAllUsers``), ``metadata`` (at most 1000 characters).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no channel has this id in the room (``channel not found``).
+        """
+        response: APIResponse[Channel] = await self._call(
+            "update_channel",
+            room_id,
+            channel_id,
+            channel_name=channel_name,
+            enabled=enabled,
+            notify_all_users=notify_all_users,
+            metadata=metadata,
+        )
+        return response
+
+    async def send_channel_message(
+        self,
+        room_id: str,
+        channel_id: str,
+        message: str,
+        *,
+        user_access_token: Optional[str] = None,
+        system_message: Optional[bool] = None,
+        user: Any = None,
+    ) -> APIResponse[Acknowledged]:
+        """Posts a message into a channel, as exactly one author (as into a room).
+
+        ``POST /consumer/api/v1/chatroom/{roomId}/channel/{channelId}/message``: returns an
+        ``APIResponse`` whose ``parse()`` is an ``Acknowledged`` (the status, headers and
+        request id beside it).
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``user_access_token`` (``userAccessToken``), ``system_message`` (``systemMessage``),
+        ``user`` (any JSON).
+
+        Give exactly one of ``user_access_token``, ``system_message``, ``user`` (both or
+        neither: ``ValidationError``, nothing sent).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Never sent again after a 5xx or a lost answer unless ``retry_non_idempotent=True`` (a
+        repeat could do it twice).
+
+        Raises:
+            NotFoundError: when no room or channel has this id.
+        """
+        response: APIResponse[Acknowledged] = await self._call(
+            "send_channel_message",
+            room_id,
+            channel_id,
+            message,
+            user_access_token=user_access_token,
+            system_message=system_message,
+            user=user,
+        )
+        return response
+
+    async def channel_messages(
+        self,
+        room_id: str,
+        channel_id: str,
+        *,
+        limit: int = 50,
+        skip: int = 0,
+        only_attachments: Optional[bool] = None,
+    ) -> APIResponse[MessagePage]:
+        """One page of a channel's messages (the emulator gives them oldest first).
+
+        ``GET /consumer/api/v1/chatRoom/{roomId}/channel/{channelId}/messages``: returns an
+        ``APIResponse`` whose ``parse()`` is a ``MessagePage`` (the status, headers and request
+        id beside it).
+
+        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
+        differs): ``limit`` (at least 1; default 50), ``skip`` (at least 0; default 0),
+        ``only_attachments`` (``onlyAttachments``).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room or channel has this id.
+        """
+        response: APIResponse[MessagePage] = await self._call(
+            "channel_messages",
+            room_id,
+            channel_id,
+            limit=limit,
+            skip=skip,
+            only_attachments=only_attachments,
+        )
+        return response
+
+    async def delete_channel_message(
+        self,
+        room_id: str,
+        channel_id: str,
+        message_id: str,
+    ) -> APIResponse[Acknowledged]:
+        """Deletes one message of a channel.
+
+        ``DELETE /consumer/api/v2/chatroom/{roomId}/channel/{channelId}/message/{messageId}``:
+        returns an ``APIResponse`` whose ``parse()`` is an ``Acknowledged`` (the status, headers
+        and request id beside it).
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no such message in the channel: also what a repeat meets
+                when the first delete's answer was lost.
+        """
+        response: APIResponse[Acknowledged] = await self._call(
+            "delete_channel_message",
+            room_id,
+            channel_id,
+            message_id,
+        )
+        return response
+
+    async def list_conversations(
+        self,
+        room_id: str,
+        *,
+        path_form: Literal["room", "chatroom"] = "room",
+    ) -> APIResponse[List[Conversation]]:
+        """A room's one-to-one conversations, each with its two members.
+
+        ``GET /consumer/api/v2/{pathForm}/{roomId}/conversations``: returns an ``APIResponse``
+        whose ``parse()`` is a ``List[Conversation]`` (the status, headers and request id beside
+        it).
+
+        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
+        differs): ``path_form`` (``pathForm``; ``"room"`` or ``"chatroom"``; default "room").
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id.
+        """
+        response: APIResponse[List[Conversation]] = await self._call(
+            "list_conversations",
+            room_id,
+            path_form=path_form,
+        )
+        return response
+
+    async def update_user(
+        self,
+        *,
+        user_id: Optional[str] = None,
+        unique_user_identifier: Optional[str] = None,
+        username: Optional[str] = None,
+        email: Optional[str] = None,
+        profile_pic: Optional[str] = None,
+        chat_room: Optional[str] = None,
+        is_moderator: Optional[bool] = None,
+        external_user_id: Any = None,
+        meta: Any = None,
+    ) -> APIResponse[UpdatedUser]:
+        """Changes a user, named by exactly one of userId and uniqueUserIdentifier: any of their
+        name, email, picture, moderation, external id and meta.
+
+        ``PUT /consumer/api/v1/user``: returns an ``APIResponse`` whose ``parse()`` is a
+        ``UpdatedUser`` (the status, headers and request id beside it).
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``user_id`` (``userId``), ``unique_user_identifier`` (``uniqueUserIdentifier``),
+        ``username``, ``email``, ``profile_pic`` (``profilePic``), ``chat_room`` (``chatRoom``),
+        ``is_moderator`` (``isModerator``), ``external_user_id`` (``externalUserId``; any JSON),
+        ``meta`` (any JSON).
+
+        Give exactly one of ``user_id``, ``unique_user_identifier`` (both or neither:
+        ``ValidationError``, nothing sent).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            UserNotFoundError: when no user has this id.
+        """
+        response: APIResponse[UpdatedUser] = await self._call(
+            "update_user",
+            user_id=user_id,
+            unique_user_identifier=unique_user_identifier,
+            username=username,
+            email=email,
+            profile_pic=profile_pic,
+            chat_room=chat_room,
+            is_moderator=is_moderator,
+            external_user_id=external_user_id,
+            meta=meta,
+        )
+        return response
+
+    async def create_user_v2(
+        self,
+        unique_user_identifier: str,
+        username: str,
+        *,
+        first_name: Optional[str] = None,
+        last_name: Optional[str] = None,
+        email: Optional[str] = None,
+        meta: Any = None,
+        external_profile_pic_url: Optional[str] = None,
+        membership_details: Any = None,
+    ) -> APIResponse[ProvisionedUser]:
+        """Creates a user by the customer's own identifier, optionally a member of one room with a
+        role (Business plan).
+
+        ``POST /consumer/api/v2/user``: returns an ``APIResponse`` whose ``parse()`` is a
+        ``ProvisionedUser`` (the status, headers and request id beside it).
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``first_name`` (``firstName``), ``last_name`` (``lastName``), ``email``, ``meta`` (any
+        JSON), ``external_profile_pic_url`` (``externalProfilePicURL``), ``membership_details``
+        (``membershipDetails``; any JSON).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Never sent again after a 5xx or a lost answer unless ``retry_non_idempotent=True`` (a
+        repeat could do it twice).
+
+        Raises:
+            NotFoundError: when ``membershipDetails.roomId`` names no room (``chatRoom not
+                found``).
+            PlanUpgradeRequiredError: when the account's plan is below Business.
+        """
+        response: APIResponse[ProvisionedUser] = await self._call(
+            "create_user_v2",
+            unique_user_identifier,
+            username,
+            first_name=first_name,
+            last_name=last_name,
+            email=email,
+            meta=meta,
+            external_profile_pic_url=external_profile_pic_url,
+            membership_details=membership_details,
+        )
+        return response
+
+    async def get_user(self, unique_user_identifier: str) -> APIResponse[UserProfile]:
+        """A user's profile, by the customer's identifier.
+
+        ``GET /consumer/api/v2/user/{uniqueUserIdentifier}``: returns an ``APIResponse`` whose
+        ``parse()`` is a ``UserProfile`` (the status, headers and request id beside it).
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            UserNotFoundError: when no user has this identifier.
+        """
+        response: APIResponse[UserProfile] = await self._call("get_user", unique_user_identifier)
+        return response
+
+    async def user_rooms(self, unique_user_identifier: str) -> APIResponse[List[RoomName]]:
+        """The rooms a user is a member of.
+
+        ``GET /consumer/api/v2/user/{uniqueUserIdentifier}/rooms``: returns an ``APIResponse``
+        whose ``parse()`` is a ``List[RoomName]`` (the status, headers and request id beside
+        it).
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            UserNotFoundError: when no user has this identifier.
+        """
+        response: APIResponse[List[RoomName]] = await self._call(
+            "user_rooms",
+            unique_user_identifier,
+        )
+        return response
+
+    async def remove_user(
+        self,
+        *,
+        user_id: Optional[str] = None,
+        unique_user_identifier: Optional[str] = None,
+    ) -> APIResponse[Acknowledged]:
+        """Removes a user for good, named by exactly one of userId and uniqueUserIdentifier:
+        memberships erased, live sessions ended.
+
+        ``DELETE /consumer/api/v2/user``: returns an ``APIResponse`` whose ``parse()`` is an
+        ``Acknowledged`` (the status, headers and request id beside it).
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``user_id`` (``userId``), ``unique_user_identifier`` (``uniqueUserIdentifier``).
+
+        Give exactly one of ``user_id``, ``unique_user_identifier`` (both or neither:
+        ``ValidationError``, nothing sent).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            UserNotFoundError: when no user has this id: also what a repeat meets when the
+                first removal's answer was lost.
+        """
+        response: APIResponse[Acknowledged] = await self._call(
+            "remove_user",
+            user_id=user_id,
+            unique_user_identifier=unique_user_identifier,
+        )
+        return response
+
+    async def list_members(
+        self,
+        room_id: str,
+        *,
+        limit: int = 50,
+        skip: int = 0,
+    ) -> APIResponse[MemberPage]:
+        """One page of a room's members, with their roles.
+
+        ``GET /consumer/api/v2/room/{roomId}/members``: returns an ``APIResponse`` whose
+        ``parse()`` is a ``MemberPage`` (the status, headers and request id beside it).
+
+        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
+        differs): ``limit`` (1 to 200; default 50), ``skip`` (at least 0; default 0).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no room has this id.
+        """
+        response: APIResponse[MemberPage] = await self._call(
+            "list_members",
+            room_id,
+            limit=limit,
+            skip=skip,
+        )
+        return response
+
+    async def set_member(
+        self,
+        room_id: str,
+        unique_user_identifier: str,
+        role_name: Literal["user", "guest", "admin", "moderator"],
+    ) -> APIResponse[Member]:
+        """Makes a user a member of a room with a role, or changes their role: how a room's
+        moderator is made.
+
+        ``POST /consumer/api/v2/room/{roomId}/member``: returns an ``APIResponse`` whose
+        ``parse()`` is a ``Member`` (the status, headers and request id beside it).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            UserNotFoundError: when no user has this identifier.
+            NotFoundError: when no room has this id (``chatRoom not found``).
+        """
+        response: APIResponse[Member] = await self._call(
+            "set_member",
+            room_id,
+            unique_user_identifier,
+            role_name,
+        )
+        return response
+
+    async def remove_member(
+        self,
+        room_id: str,
+        unique_user_identifier: str,
+    ) -> APIResponse[Acknowledged]:
+        """Removes a user from a room's members.
+
+        ``DELETE /consumer/api/v2/room/{roomId}/member``: returns an ``APIResponse`` whose
+        ``parse()`` is an ``Acknowledged`` (the status, headers and request id beside it).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when the user is not a member of the room: also what a repeat
+                meets when the first removal's answer was lost.
+        """
+        response: APIResponse[Acknowledged] = await self._call(
+            "remove_member",
+            room_id,
+            unique_user_identifier,
+        )
+        return response
+
+    async def create_bot(
+        self,
+        name: str,
+        webhook_url: str,
+        *,
+        description: Optional[str] = None,
+        trigger: Optional[Literal["message", "mention"]] = None,
+        message_visibility: Optional[Literal["public", "private"]] = None,
+        is_allowed_in_all_chat_rooms: Optional[bool] = None,
+        message_history_limit: Optional[int] = None,
+        metadata: Optional[str] = None,
+        enabled: Optional[bool] = None,
+    ) -> APIResponse[BotAnswer]:
+        """Creates a bot: a webhook the service calls with a room's messages (Business plan). A bot
+        triggered by every message cannot answer in private.
+
+        ``POST /consumer/api/v2/bot``: returns an ``APIResponse`` whose ``parse()`` is a
+        ``BotAnswer`` (the status, headers and request id beside it).
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``description`` (at most 1000 characters), ``trigger`` (``"message"`` or ``"mention"``),
+        ``message_visibility`` (``messageVisibility``; ``"public"`` or ``"private"``),
+        ``is_allowed_in_all_chat_rooms`` (``isAllowedInAllChatRooms``),
+        ``message_history_limit`` (``messageHistoryLimit``; 0 to 100), ``metadata`` (at most
+        10000 characters), ``enabled``.
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Never sent again after a 5xx or a lost answer unless ``retry_non_idempotent=True`` (a
+        repeat could do it twice).
+
+        Raises:
+            InvalidRequestError: when trigger ``message`` with visibility ``private``, a
+                name another bot has, or another invalid field.
+            PlanUpgradeRequiredError: when the account's plan is below Business.
+        """
+        response: APIResponse[BotAnswer] = await self._call(
+            "create_bot",
+            name,
+            webhook_url,
+            description=description,
+            trigger=trigger,
+            message_visibility=message_visibility,
+            is_allowed_in_all_chat_rooms=is_allowed_in_all_chat_rooms,
+            message_history_limit=message_history_limit,
+            metadata=metadata,
+            enabled=enabled,
+        )
+        return response
+
+    async def list_bots(self) -> APIResponse[BotList]:
+        """Every bot of the account.
+
+        ``GET /consumer/api/v2/bots``: returns an ``APIResponse`` whose ``parse()`` is a
+        ``BotList`` (the status, headers and request id beside it).
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+        """
+        response: APIResponse[BotList] = await self._call("list_bots")
+        return response
+
+    async def enable_bot(self, bot_id: str) -> APIResponse[BotAnswer]:
+        """Enables a bot: the service calls it again.
+
+        ``POST /consumer/api/v2/bot/{botId}/enable``: returns an ``APIResponse`` whose
+        ``parse()`` is a ``BotAnswer`` (the status, headers and request id beside it).
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no bot of the account has this id (the service answers 401,
+                read by its body).
+        """
+        response: APIResponse[BotAnswer] = await self._call("enable_bot", bot_id)
+        return response
+
+    async def disable_bot(self, bot_id: str) -> APIResponse[BotAnswer]:
+        """Disables a bot: the service stops calling it.
+
+        ``POST /consumer/api/v2/bot/{botId}/disable``: returns an ``APIResponse`` whose
+        ``parse()`` is a ``BotAnswer`` (the status, headers and request id beside it).
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no bot of the account has this id (the service answers 401,
+                read by its body).
+        """
+        response: APIResponse[BotAnswer] = await self._call("disable_bot", bot_id)
+        return response
+
+    async def enable_bot_in_room(self, bot_id: str, room_id: str) -> APIResponse[BotRoomAnswer]:
+        """Enables a bot in one room.
+
+        ``POST /consumer/api/v2/bot/{botId}/chatroom/{roomId}/enable``: returns an
+        ``APIResponse`` whose ``parse()`` is a ``BotRoomAnswer`` (the status, headers and
+        request id beside it).
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no bot or no room has this id (the service answers 401, read
+                by its body).
+        """
+        response: APIResponse[BotRoomAnswer] = await self._call(
+            "enable_bot_in_room",
+            bot_id,
+            room_id,
+        )
+        return response
+
+    async def disable_bot_in_room(self, bot_id: str, room_id: str) -> APIResponse[BotRoomAnswer]:
+        """Disables a bot in one room.
+
+        ``POST /consumer/api/v2/bot/{botId}/chatroom/{roomId}/disable``: returns an
+        ``APIResponse`` whose ``parse()`` is a ``BotRoomAnswer`` (the status, headers and
+        request id beside it).
+
+        Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+
+        Raises:
+            NotFoundError: when no bot or no room has this id (the service answers 401, read
+                by its body).
+        """
+        response: APIResponse[BotRoomAnswer] = await self._call(
+            "disable_bot_in_room",
+            bot_id,
+            room_id,
+        )
+        return response
+
+    async def send_bot_message(
+        self,
+        bot_id: str,
+        room_id: str,
+        message: str,
+        *,
+        user_id: Optional[str] = None,
+        unique_user_identifier: Optional[str] = None,
+        message_id: Optional[str] = None,
+        action_buttons: Any = None,
+    ) -> APIResponse[Acknowledged]:
+        """Posts a bot's message into a room, optionally answering a user or a message, with action
+        buttons.
+
+        ``POST /consumer/api/v2/bot/{botId}/chatroom/{roomId}/message``: returns an
+        ``APIResponse`` whose ``parse()`` is an ``Acknowledged`` (the status, headers and
+        request id beside it).
+
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``user_id`` (``userId``), ``unique_user_identifier`` (``uniqueUserIdentifier``),
+        ``message_id`` (``messageId``), ``action_buttons`` (``actionButtons``; any JSON).
+
+        A value outside the declared limits raises ``ValidationError`` and nothing is sent.
+
+        Never sent again after a 5xx or a lost answer unless ``retry_non_idempotent=True`` (a
+        repeat could do it twice).
+
+        Raises:
+            NotFoundError: when no bot or no room has this id.
+            InvalidRequestError: when the bot is not enabled in the room, or an action
+                button is invalid.
+        """
+        response: APIResponse[Acknowledged] = await self._call(
+            "send_bot_message",
+            bot_id,
+            room_id,
+            message,
+            user_id=user_id,
+            unique_user_identifier=unique_user_identifier,
+            message_id=message_id,
+            action_buttons=action_buttons,
         )
         return response

@@ -9,11 +9,11 @@ pickle. Their base, :class:`roomchat._record.Record`, is written by hand.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, List, Optional
 
 from ._record import Record
 
-__all__ = ["Acknowledged", "Bot", "BotAnswer"]
+__all__ = ["Acknowledged", "Bot", "BotAnswer", "Room", "RoomAnswer", "RoomName", "ChatMessageAuthor", "MessageFile", "ActionButton", "ChatMessage", "MessagePage", "Channel", "ConversationMember", "Conversation", "UpdatedUser", "UserProfile", "ProvisionedUser", "Member", "MemberPage", "BotList", "BotStatus", "BotRoomAnswer"]
 
 
 class Acknowledged(Record):
@@ -148,3 +148,865 @@ class BotAnswer(Record):
     def bot(self) -> Optional[Bot]:
         """The bot as it is now."""
         return self._record("bot", Bot)
+
+
+class Room(Record):
+    """A chat room and its settings (booleans here, whatever form they were set in)."""
+
+    __slots__ = ()
+    # (wire name, attribute, type: string, boolean, integer, number, json, a record's name)
+    _fields = (
+        ("roomId", "room_id", "string"),
+        ("name", "name", "string"),
+        ("description", "description", "string"),
+        ("metadata", "metadata", "string"),
+        ("roomPassword", "room_password", "string"),
+        ("passwordProtected", "password_protected", "boolean"),
+        ("enableOneToOneChat", "enable_one_to_one_chat", "boolean"),
+        ("moderatorOnlyOneToOneChat", "moderator_only_one_to_one_chat", "boolean"),
+        ("enableChannels", "enable_channels", "boolean"),
+        ("showNotificationForAllChannels", "show_notification_for_all_channels", "boolean"),
+        ("enableLikeMessage", "enable_like_message", "boolean"),
+        ("defaultNotificationEnabled", "default_notification_enabled", "boolean"),
+        ("preModeratedChatRoom", "pre_moderated_chat_room", "boolean"),
+    )
+    _shown = ("room_id", "name", "password_protected", "enable_one_to_one_chat", "moderator_only_one_to_one_chat", "enable_channels", "show_notification_for_all_channels", "enable_like_message", "default_notification_enabled", "pre_moderated_chat_room")
+
+    @property
+    def room_id(self) -> Optional[str]:
+        """``roomId``: The room's id (a short string such as ``bbNiVFoXm``)."""
+        return self._str("roomId")
+
+    @property
+    def name(self) -> Optional[str]:
+        """Its name."""
+        return self._str("name")
+
+    @property
+    def description(self) -> Optional[str]:
+        """Its description."""
+        return self._str("description")
+
+    @property
+    def metadata(self) -> Optional[str]:
+        """The customer's text (at most 1000 characters)."""
+        return self._str("metadata")
+
+    @property
+    def room_password(self) -> Optional[str]:
+        """``roomPassword``: Its password, when it has one."""
+        return self._str("roomPassword")
+
+    @property
+    def password_protected(self) -> Optional[bool]:
+        """``passwordProtected``: True: users need the password."""
+        return self._bool("passwordProtected")
+
+    @property
+    def enable_one_to_one_chat(self) -> Optional[bool]:
+        """``enableOneToOneChat``: True: users may talk one to one."""
+        return self._bool("enableOneToOneChat")
+
+    @property
+    def moderator_only_one_to_one_chat(self) -> Optional[bool]:
+        """``moderatorOnlyOneToOneChat``: True: only with moderators."""
+        return self._bool("moderatorOnlyOneToOneChat")
+
+    @property
+    def enable_channels(self) -> Optional[bool]:
+        """``enableChannels``: True: the room has channels."""
+        return self._bool("enableChannels")
+
+    @property
+    def show_notification_for_all_channels(self) -> Optional[bool]:
+        """``showNotificationForAllChannels``: True: users are notified of every channel's
+        messages.
+        """
+        return self._bool("showNotificationForAllChannels")
+
+    @property
+    def enable_like_message(self) -> Optional[bool]:
+        """``enableLikeMessage``: True: users may like messages."""
+        return self._bool("enableLikeMessage")
+
+    @property
+    def default_notification_enabled(self) -> Optional[bool]:
+        """``defaultNotificationEnabled``: True: notifications are on by default."""
+        return self._bool("defaultNotificationEnabled")
+
+    @property
+    def pre_moderated_chat_room(self) -> Optional[bool]:
+        """``preModeratedChatRoom``: True: a moderator approves each message."""
+        return self._bool("preModeratedChatRoom")
+
+
+class RoomAnswer(Record):
+    """The answer to creating, changing or deleting a room, or deleting its messages: ``{"success":
+    true, "roomId": ..., "url": ...}``.
+    """
+
+    __slots__ = ()
+    # (wire name, attribute, type: string, boolean, integer, number, json, a record's name)
+    _fields = (
+        ("success", "success", "boolean"),
+        ("roomId", "room_id", "string"),
+        ("url", "url", "string"),
+    )
+    _shown = ("success", "room_id")
+
+    @property
+    def success(self) -> Optional[bool]:
+        """True: the service did it."""
+        return self._bool("success")
+
+    @property
+    def room_id(self) -> Optional[str]:
+        """``roomId``: The room's id."""
+        return self._str("roomId")
+
+    @property
+    def url(self) -> Optional[str]:
+        """The room's chat URL (create and update)."""
+        return self._str("url")
+
+
+class RoomName(Record):
+    """A room by id and name."""
+
+    __slots__ = ()
+    # (wire name, attribute, type: string, boolean, integer, number, json, a record's name)
+    _fields = (
+        ("roomId", "room_id", "string"),
+        ("name", "name", "string"),
+    )
+    _shown = ("room_id", "name")
+
+    @property
+    def room_id(self) -> Optional[str]:
+        """``roomId``: The room's id."""
+        return self._str("roomId")
+
+    @property
+    def name(self) -> Optional[str]:
+        """Its name."""
+        return self._str("name")
+
+
+class ChatMessageAuthor(Record):
+    """Who posted a message: a user, the room's system, a throw-away user or a bot."""
+
+    __slots__ = ()
+    # (wire name, attribute, type: string, boolean, integer, number, json, a record's name)
+    _fields = (
+        ("_id", "id", "string"),
+        ("uniqueUserIdentifier", "unique_user_identifier", "json"),
+        ("username", "username", "string"),
+        ("isModerator", "is_moderator", "boolean"),
+        ("parentCustomerAccount", "parent_customer_account", "string"),
+    )
+    _shown = ("id", "username", "is_moderator")
+
+    @property
+    def id(self) -> Optional[str]:
+        """``_id``: Their id."""
+        return self._str("_id")
+
+    @property
+    def unique_user_identifier(self) -> Optional[Any]:
+        """``uniqueUserIdentifier``: The customer's identifier of the user, as given."""
+        return self._json("uniqueUserIdentifier")
+
+    @property
+    def username(self) -> Optional[str]:
+        """Their name."""
+        return self._str("username")
+
+    @property
+    def is_moderator(self) -> Optional[bool]:
+        """``isModerator``: True: a moderator."""
+        return self._bool("isModerator")
+
+    @property
+    def parent_customer_account(self) -> Optional[str]:
+        """``parentCustomerAccount``: The account's id."""
+        return self._str("parentCustomerAccount")
+
+
+class MessageFile(Record):
+    """The file a message carries."""
+
+    __slots__ = ()
+    # (wire name, attribute, type: string, boolean, integer, number, json, a record's name)
+    _fields = (
+        ("_id", "id", "string"),
+        ("url", "url", "string"),
+        ("fileName", "file_name", "string"),
+        ("size", "size", "number"),
+        ("contentType", "content_type", "string"),
+        ("fileType", "file_type", "string"),
+        ("imageHeight", "image_height", "number"),
+        ("imageWidth", "image_width", "number"),
+    )
+    _shown = ("id", "file_name", "size", "image_height", "image_width")
+
+    @property
+    def id(self) -> Optional[str]:
+        """``_id``: The file's id."""
+        return self._str("_id")
+
+    @property
+    def url(self) -> Optional[str]:
+        """Where to download it."""
+        return self._str("url")
+
+    @property
+    def file_name(self) -> Optional[str]:
+        """``fileName``: Its name."""
+        return self._str("fileName")
+
+    @property
+    def size(self) -> Optional[float]:
+        """Its size in bytes."""
+        return self._float("size")
+
+    @property
+    def content_type(self) -> Optional[str]:
+        """``contentType``: Its MIME type."""
+        return self._str("contentType")
+
+    @property
+    def file_type(self) -> Optional[str]:
+        """``fileType``: ``image`` or ``file``."""
+        return self._str("fileType")
+
+    @property
+    def image_height(self) -> Optional[float]:
+        """``imageHeight``: An image's height in pixels."""
+        return self._float("imageHeight")
+
+    @property
+    def image_width(self) -> Optional[float]:
+        """``imageWidth``: An image's width in pixels."""
+        return self._float("imageWidth")
+
+
+class ActionButton(Record):
+    """A button of a bot's message: a link, or an action the service reports to the bot's webhook."""
+
+    __slots__ = ()
+    # (wire name, attribute, type: string, boolean, integer, number, json, a record's name)
+    _fields = (
+        ("type", "button_type", "string"),
+        ("displayText", "display_text", "string"),
+        ("id", "button_id", "string"),
+        ("url", "url", "string"),
+        ("payload", "payload", "string"),
+        ("imageURL", "image_url", "string"),
+        ("iconURL", "icon_url", "string"),
+    )
+    _shown = ("button_id",)
+
+    @property
+    def button_type(self) -> Optional[str]:
+        """``type``: ``link`` or ``action``."""
+        return self._str("type")
+
+    @property
+    def display_text(self) -> Optional[str]:
+        """``displayText``: Its label (at most 100 characters)."""
+        return self._str("displayText")
+
+    @property
+    def button_id(self) -> Optional[str]:
+        """``id``: The bot's id of it (at most 100 characters)."""
+        return self._str("id")
+
+    @property
+    def url(self) -> Optional[str]:
+        """A link's URL."""
+        return self._str("url")
+
+    @property
+    def payload(self) -> Optional[str]:
+        """What the webhook is sent when it is pressed."""
+        return self._str("payload")
+
+    @property
+    def image_url(self) -> Optional[str]:
+        """``imageURL``: An image shown on it."""
+        return self._str("imageURL")
+
+    @property
+    def icon_url(self) -> Optional[str]:
+        """``iconURL``: An icon shown on it."""
+        return self._str("iconURL")
+
+
+class ChatMessage(Record):
+    """A message of a room or of a channel."""
+
+    __slots__ = ()
+    # (wire name, attribute, type: string, boolean, integer, number, json, a record's name)
+    _fields = (
+        ("_id", "id", "string"),
+        ("created", "created", "string"),
+        ("chatRoom", "chat_room", "string"),
+        ("channel", "channel", "string"),
+        ("message", "message", "string"),
+        ("user", "user", "ChatMessageAuthor"),
+        ("likes", "likes", "json"),
+        ("actionButtons", "action_buttons", "[ActionButton]"),
+        ("file", "file", "MessageFile"),
+        ("customer", "customer", "string"),
+    )
+    _shown = ("id", "message", "user", "action_buttons", "file")
+
+    @property
+    def id(self) -> Optional[str]:
+        """``_id``: The message's id (24 hexadecimal digits)."""
+        return self._str("_id")
+
+    @property
+    def created(self) -> Optional[str]:
+        """When it was posted (ISO 8601)."""
+        return self._str("created")
+
+    @property
+    def chat_room(self) -> Optional[str]:
+        """``chatRoom``: The room's id (a room's message)."""
+        return self._str("chatRoom")
+
+    @property
+    def channel(self) -> Optional[str]:
+        """The channel's id (a channel's message)."""
+        return self._str("channel")
+
+    @property
+    def message(self) -> Optional[str]:
+        """The text."""
+        return self._str("message")
+
+    @property
+    def user(self) -> Optional[ChatMessageAuthor]:
+        """Who posted it."""
+        return self._record("user", ChatMessageAuthor)
+
+    @property
+    def likes(self) -> Optional[Any]:
+        """Its likes, as the service gives them."""
+        return self._json("likes")
+
+    @property
+    def action_buttons(self) -> Optional[List[ActionButton]]:
+        """``actionButtons``: A bot's buttons."""
+        return self._records("actionButtons", ActionButton)
+
+    @property
+    def file(self) -> Optional[MessageFile]:
+        """The file it carries."""
+        return self._record("file", MessageFile)
+
+    @property
+    def customer(self) -> Optional[str]:
+        """The account's id."""
+        return self._str("customer")
+
+
+class MessagePage(Record):
+    """One page of a room's or a channel's messages."""
+
+    __slots__ = ()
+    # (wire name, attribute, type: string, boolean, integer, number, json, a record's name)
+    _fields = (
+        ("limit", "limit", "integer"),
+        ("skip", "skip", "integer"),
+        ("totalRecords", "total_records", "integer"),
+        ("count", "count", "integer"),
+        ("messages", "messages", "[ChatMessage]"),
+    )
+    _shown = ("limit", "skip", "total_records", "count", "messages")
+
+    @property
+    def limit(self) -> Optional[int]:
+        """The page size asked for."""
+        return self._int("limit")
+
+    @property
+    def skip(self) -> Optional[int]:
+        """How many messages came before this page."""
+        return self._int("skip")
+
+    @property
+    def total_records(self) -> Optional[int]:
+        """``totalRecords``: How many messages there are in all."""
+        return self._int("totalRecords")
+
+    @property
+    def count(self) -> Optional[int]:
+        """How many this page holds."""
+        return self._int("count")
+
+    @property
+    def messages(self) -> Optional[List[ChatMessage]]:
+        """The messages."""
+        return self._records("messages", ChatMessage)
+
+
+class Channel(Record):
+    """A channel of a room."""
+
+    __slots__ = ()
+    # (wire name, attribute, type: string, boolean, integer, number, json, a record's name)
+    _fields = (
+        ("_id", "id", "string"),
+        ("channelName", "channel_name", "string"),
+        ("enabled", "enabled", "boolean"),
+        ("notifyAllUsers", "notify_all_users", "boolean"),
+        ("metadata", "metadata", "string"),
+        ("roomId", "room_id", "string"),
+    )
+    _shown = ("id", "channel_name", "enabled", "notify_all_users", "room_id")
+
+    @property
+    def id(self) -> Optional[str]:
+        """``_id``: The channel's id (24 hexadecimal digits)."""
+        return self._str("_id")
+
+    @property
+    def channel_name(self) -> Optional[str]:
+        """``channelName``: Its name."""
+        return self._str("channelName")
+
+    @property
+    def enabled(self) -> Optional[bool]:
+        """False: closed."""
+        return self._bool("enabled")
+
+    @property
+    def notify_all_users(self) -> Optional[bool]:
+        """``notifyAllUsers``: True: every user of the room is notified of its messages, not only
+        those who opened it.
+        """
+        return self._bool("notifyAllUsers")
+
+    @property
+    def metadata(self) -> Optional[str]:
+        """The customer's text (at most 1000 characters)."""
+        return self._str("metadata")
+
+    @property
+    def room_id(self) -> Optional[str]:
+        """``roomId``: Its room's id."""
+        return self._str("roomId")
+
+
+class ConversationMember(Record):
+    """One of the two users of a one-to-one conversation."""
+
+    __slots__ = ()
+    # (wire name, attribute, type: string, boolean, integer, number, json, a record's name)
+    _fields = (
+        ("_id", "id", "string"),
+        ("username", "username", "string"),
+        ("email", "email", "string"),
+        ("firstName", "first_name", "string"),
+        ("lastName", "last_name", "string"),
+        ("profilePic", "profile_pic", "string"),
+        ("uniqueUserIdentifier", "unique_user_identifier", "json"),
+    )
+    _shown = ("id", "username", "first_name", "last_name")
+
+    @property
+    def id(self) -> Optional[str]:
+        """``_id``: The user's id."""
+        return self._str("_id")
+
+    @property
+    def username(self) -> Optional[str]:
+        """Their name."""
+        return self._str("username")
+
+    @property
+    def email(self) -> Optional[str]:
+        """Their email."""
+        return self._str("email")
+
+    @property
+    def first_name(self) -> Optional[str]:
+        """``firstName``: Their first name."""
+        return self._str("firstName")
+
+    @property
+    def last_name(self) -> Optional[str]:
+        """``lastName``: Their last name."""
+        return self._str("lastName")
+
+    @property
+    def profile_pic(self) -> Optional[str]:
+        """``profilePic``: Their picture's URL."""
+        return self._str("profilePic")
+
+    @property
+    def unique_user_identifier(self) -> Optional[Any]:
+        """``uniqueUserIdentifier``: The customer's identifier of the user, as given."""
+        return self._json("uniqueUserIdentifier")
+
+
+class Conversation(Record):
+    """A one-to-one conversation of a room."""
+
+    __slots__ = ()
+    # (wire name, attribute, type: string, boolean, integer, number, json, a record's name)
+    _fields = (
+        ("conversationId", "conversation_id", "string"),
+        ("roomId", "room_id", "string"),
+        ("memberOne", "member_one", "ConversationMember"),
+        ("memberTwo", "member_two", "ConversationMember"),
+    )
+    _shown = ("conversation_id", "room_id", "member_one", "member_two")
+
+    @property
+    def conversation_id(self) -> Optional[str]:
+        """``conversationId``: The conversation's id."""
+        return self._str("conversationId")
+
+    @property
+    def room_id(self) -> Optional[str]:
+        """``roomId``: Its room's id."""
+        return self._str("roomId")
+
+    @property
+    def member_one(self) -> Optional[ConversationMember]:
+        """``memberOne``: One user."""
+        return self._record("memberOne", ConversationMember)
+
+    @property
+    def member_two(self) -> Optional[ConversationMember]:
+        """``memberTwo``: The other."""
+        return self._record("memberTwo", ConversationMember)
+
+
+class UpdatedUser(Record):
+    """A user as changed: the create-user answer's shape."""
+
+    __slots__ = ()
+    # (wire name, attribute, type: string, boolean, integer, number, json, a record's name)
+    _fields = (
+        ("accessToken", "access_token", "string"),
+        ("userId", "user_id", "string"),
+        ("username", "username", "string"),
+        ("email", "email", "string"),
+        ("profilePic", "profile_pic", "string"),
+        ("isModerator", "is_moderator", "boolean"),
+        ("chatRoom", "chat_room", "string"),
+        ("externalUserId", "external_user_id", "json"),
+        ("meta", "meta", "json"),
+    )
+    _shown = ("user_id", "username", "is_moderator")
+
+    @property
+    def access_token(self) -> Optional[str]:
+        """``accessToken``: An access token that signs the user in."""
+        return self._str("accessToken")
+
+    @property
+    def user_id(self) -> Optional[str]:
+        """``userId``: The user's id."""
+        return self._str("userId")
+
+    @property
+    def username(self) -> Optional[str]:
+        """Their name."""
+        return self._str("username")
+
+    @property
+    def email(self) -> Optional[str]:
+        """Their email."""
+        return self._str("email")
+
+    @property
+    def profile_pic(self) -> Optional[str]:
+        """``profilePic``: Their picture's URL."""
+        return self._str("profilePic")
+
+    @property
+    def is_moderator(self) -> Optional[bool]:
+        """``isModerator``: True: a moderator of every room."""
+        return self._bool("isModerator")
+
+    @property
+    def chat_room(self) -> Optional[str]:
+        """``chatRoom``: The room they moderate, for a room moderator."""
+        return self._str("chatRoom")
+
+    @property
+    def external_user_id(self) -> Optional[Any]:
+        """``externalUserId``: The customer's id of the user, as given (a number or a string)."""
+        return self._json("externalUserId")
+
+    @property
+    def meta(self) -> Optional[Any]:
+        """The customer's data."""
+        return self._json("meta")
+
+
+class UserProfile(Record):
+    """A user's profile."""
+
+    __slots__ = ()
+    # (wire name, attribute, type: string, boolean, integer, number, json, a record's name)
+    _fields = (
+        ("_id", "id", "string"),
+        ("uniqueUserIdentifier", "unique_user_identifier", "json"),
+        ("username", "username", "string"),
+        ("email", "email", "string"),
+        ("firstName", "first_name", "string"),
+        ("lastName", "last_name", "string"),
+        ("profilePic", "profile_pic", "string"),
+        ("profilePicKey", "profile_pic_key", "string"),
+        ("meta", "meta", "json"),
+        ("created", "created", "string"),
+        ("updated", "updated", "string"),
+        ("lastSeen", "last_seen", "string"),
+        ("lastChatRoomId", "last_chat_room_id", "string"),
+        ("provisioned", "provisioned", "boolean"),
+    )
+    _shown = ("id", "username", "first_name", "last_name", "last_chat_room_id", "provisioned")
+
+    @property
+    def id(self) -> Optional[str]:
+        """``_id``: The user's id."""
+        return self._str("_id")
+
+    @property
+    def unique_user_identifier(self) -> Optional[Any]:
+        """``uniqueUserIdentifier``: The customer's identifier of the user, as given."""
+        return self._json("uniqueUserIdentifier")
+
+    @property
+    def username(self) -> Optional[str]:
+        """Their name."""
+        return self._str("username")
+
+    @property
+    def email(self) -> Optional[str]:
+        """Their email."""
+        return self._str("email")
+
+    @property
+    def first_name(self) -> Optional[str]:
+        """``firstName``: Their first name."""
+        return self._str("firstName")
+
+    @property
+    def last_name(self) -> Optional[str]:
+        """``lastName``: Their last name."""
+        return self._str("lastName")
+
+    @property
+    def profile_pic(self) -> Optional[str]:
+        """``profilePic``: Their picture's URL."""
+        return self._str("profilePic")
+
+    @property
+    def profile_pic_key(self) -> Optional[str]:
+        """``profilePicKey``: The service's key of the picture."""
+        return self._str("profilePicKey")
+
+    @property
+    def meta(self) -> Optional[Any]:
+        """The customer's data."""
+        return self._json("meta")
+
+    @property
+    def created(self) -> Optional[str]:
+        """When the user was made (ISO 8601)."""
+        return self._str("created")
+
+    @property
+    def updated(self) -> Optional[str]:
+        """When they last changed."""
+        return self._str("updated")
+
+    @property
+    def last_seen(self) -> Optional[str]:
+        """``lastSeen``: When they were last seen."""
+        return self._str("lastSeen")
+
+    @property
+    def last_chat_room_id(self) -> Optional[str]:
+        """``lastChatRoomId``: The room they were last in."""
+        return self._str("lastChatRoomId")
+
+    @property
+    def provisioned(self) -> Optional[bool]:
+        """True: made through the API."""
+        return self._bool("provisioned")
+
+
+class ProvisionedUser(Record):
+    """The answer to ``create_user_v2``: the new user and an access token."""
+
+    __slots__ = ()
+    # (wire name, attribute, type: string, boolean, integer, number, json, a record's name)
+    _fields = (
+        ("success", "success", "boolean"),
+        ("accessToken", "access_token", "string"),
+        ("user", "user", "UserProfile"),
+    )
+    _shown = ("success", "user")
+
+    @property
+    def success(self) -> Optional[bool]:
+        """True: the service did it."""
+        return self._bool("success")
+
+    @property
+    def access_token(self) -> Optional[str]:
+        """``accessToken``: An access token that signs the user in."""
+        return self._str("accessToken")
+
+    @property
+    def user(self) -> Optional[UserProfile]:
+        """The user."""
+        return self._record("user", UserProfile)
+
+
+class Member(Record):
+    """A user's membership of a room, with their role."""
+
+    __slots__ = ()
+    # (wire name, attribute, type: string, boolean, integer, number, json, a record's name)
+    _fields = (
+        ("chatRoom", "chat_room", "RoomName"),
+        ("user", "user", "UserProfile"),
+        ("roleName", "role_name", "string"),
+        ("lastSeen", "last_seen", "string"),
+        ("created", "created", "string"),
+    )
+    _shown = ("chat_room", "user", "role_name")
+
+    @property
+    def chat_room(self) -> Optional[RoomName]:
+        """``chatRoom``: The room."""
+        return self._record("chatRoom", RoomName)
+
+    @property
+    def user(self) -> Optional[UserProfile]:
+        """The user."""
+        return self._record("user", UserProfile)
+
+    @property
+    def role_name(self) -> Optional[str]:
+        """``roleName``: ``user``, ``guest``, ``admin`` or ``moderator``."""
+        return self._str("roleName")
+
+    @property
+    def last_seen(self) -> Optional[str]:
+        """``lastSeen``: When they were last seen in the room."""
+        return self._str("lastSeen")
+
+    @property
+    def created(self) -> Optional[str]:
+        """When they became a member."""
+        return self._str("created")
+
+
+class MemberPage(Record):
+    """One page of a room's members."""
+
+    __slots__ = ()
+    # (wire name, attribute, type: string, boolean, integer, number, json, a record's name)
+    _fields = (
+        ("total", "total", "integer"),
+        ("limit", "limit", "integer"),
+        ("skip", "skip", "integer"),
+        ("data", "data", "[Member]"),
+    )
+    _shown = ("total", "limit", "skip", "data")
+
+    @property
+    def total(self) -> Optional[int]:
+        """How many members there are in all."""
+        return self._int("total")
+
+    @property
+    def limit(self) -> Optional[int]:
+        """The page size asked for."""
+        return self._int("limit")
+
+    @property
+    def skip(self) -> Optional[int]:
+        """How many members came before this page."""
+        return self._int("skip")
+
+    @property
+    def data(self) -> Optional[List[Member]]:
+        """The members."""
+        return self._records("data", Member)
+
+
+class BotList(Record):
+    """Every bot of the account: ``{"success": true, "bots": [...]}``."""
+
+    __slots__ = ()
+    # (wire name, attribute, type: string, boolean, integer, number, json, a record's name)
+    _fields = (
+        ("success", "success", "boolean"),
+        ("bots", "bots", "[Bot]"),
+    )
+    _shown = ("success", "bots")
+
+    @property
+    def success(self) -> Optional[bool]:
+        """True: the service did it."""
+        return self._bool("success")
+
+    @property
+    def bots(self) -> Optional[List[Bot]]:
+        """The bots."""
+        return self._records("bots", Bot)
+
+
+class BotStatus(Record):
+    """A bot's state in a room."""
+
+    __slots__ = ()
+    # (wire name, attribute, type: string, boolean, integer, number, json, a record's name)
+    _fields = (
+        ("status", "status", "string"),
+    )
+    _shown = ()
+
+    @property
+    def status(self) -> Optional[str]:
+        """``ENABLED`` or ``DISABLED``."""
+        return self._str("status")
+
+
+class BotRoomAnswer(Record):
+    """The answer to enabling or disabling a bot in a room."""
+
+    __slots__ = ()
+    # (wire name, attribute, type: string, boolean, integer, number, json, a record's name)
+    _fields = (
+        ("success", "success", "boolean"),
+        ("message", "message", "string"),
+        ("botStatus", "bot_status", "BotStatus"),
+    )
+    _shown = ("success", "message", "bot_status")
+
+    @property
+    def success(self) -> Optional[bool]:
+        """True: the service did it."""
+        return self._bool("success")
+
+    @property
+    def message(self) -> Optional[str]:
+        """What the service said (disabling)."""
+        return self._str("message")
+
+    @property
+    def bot_status(self) -> Optional[BotStatus]:
+        """``botStatus``: The bot's state in the room (enabling)."""
+        return self._record("botStatus", BotStatus)

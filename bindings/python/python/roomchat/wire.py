@@ -19,7 +19,43 @@ one of ``userId``, ``uniqueUserIdentifier``); ``validate_access_token``
 ``update_bot`` (``botId``, ``name``, ``webhookURL``, ``description``, ``trigger``:
 ``"message"``/``"mention"``, ``messageVisibility``: ``"public"``/``"private"``,
 ``isAllowedInAllChatRooms``, ``messageHistoryLimit``, ``metadata``, ``enabled``);
-``raw`` (``method``, ``path``, ``query`` pairs, ``body``, ``auth``:
+``create_chat_room`` (``name``, ``description``, ``passwordProtected``,
+``roomPassword``, ``preModeratedChatRoom``, ``enableOneToOneChat``,
+``moderatorOnlyOneToOneChat``, ``enableChannels``, ``defaultNotificationEnabled``,
+``fileSharingMode``: ``""``/``"imageSharing"``/``"fileAndImageSharing"``,
+``chatRoomPermissionLevel``: ``"public"``/``"provisioned_users"``/``"members"``,
+``customCSS``, ``metadata``, ``customization``, other body fields as they are);
+``get_chat_room`` (``roomId``); ``update_chat_room`` (``roomId``, ``name``,
+``description``, ``roomPassword``, ``passwordProtected``, ``metadata``);
+``delete_chat_room`` (``roomId``); ``turn_chat_on`` (``roomId``); ``turn_chat_off``
+(``roomId``); ``set_chat_off_message`` (``roomId``, ``message``); ``room_messages``
+(``roomId``, ``limit``, ``skip``, ``onlyAttachments``); ``delete_room_messages``
+(``roomId``, ``doNotDeletePrivateMessages``, ``doNotDeleteChannelMessages``);
+``send_room_message`` (``roomId``, ``message``, exactly one of ``userAccessToken``,
+``systemMessage``, ``user``); ``create_channel`` (``roomId``, ``channelName``,
+``enabled``, ``notifyAllUsers``, ``metadata``); ``update_channel`` (``roomId``,
+``channelId``, ``channelName``, ``enabled``, ``notifyAllUsers``, ``metadata``);
+``send_channel_message`` (``roomId``, ``channelId``, ``message``, exactly one of
+``userAccessToken``, ``systemMessage``, ``user``); ``channel_messages`` (``roomId``,
+``channelId``, ``limit``, ``skip``, ``onlyAttachments``); ``delete_channel_message``
+(``roomId``, ``channelId``, ``messageId``); ``list_conversations`` (``pathForm``:
+``"room"``/``"chatroom"``, ``roomId``); ``update_user`` (``username``, ``email``,
+``profilePic``, ``chatRoom``, ``isModerator``, ``externalUserId``, ``meta``, exactly one
+of ``userId``, ``uniqueUserIdentifier``); ``create_user_v2`` (``uniqueUserIdentifier``,
+``username``, ``firstName``, ``lastName``, ``email``, ``meta``,
+``externalProfilePicURL``, ``membershipDetails``); ``get_user``
+(``uniqueUserIdentifier``); ``user_rooms`` (``uniqueUserIdentifier``); ``remove_user``
+(exactly one of ``userId``, ``uniqueUserIdentifier``); ``list_members`` (``roomId``,
+``limit``, ``skip``); ``set_member`` (``roomId``, ``uniqueUserIdentifier``,
+``roleName``: ``"user"``/``"guest"``/``"admin"``/``"moderator"``); ``remove_member``
+(``roomId``, ``uniqueUserIdentifier``); ``create_bot`` (``name``, ``webhookURL``,
+``description``, ``trigger``: ``"message"``/``"mention"``, ``messageVisibility``:
+``"public"``/``"private"``, ``isAllowedInAllChatRooms``, ``messageHistoryLimit``,
+``metadata``, ``enabled``); ``list_bots``; ``enable_bot`` (``botId``); ``disable_bot``
+(``botId``); ``enable_bot_in_room`` (``botId``, ``roomId``); ``disable_bot_in_room``
+(``botId``, ``roomId``); ``send_bot_message`` (``botId``, ``roomId``, ``message``,
+``userId``, ``uniqueUserIdentifier``, ``messageId``, ``actionButtons``); ``raw``
+(``method``, ``path``, ``query`` pairs, ``body``, ``auth``:
 ``"private_key"``/``"public_key"``/``"none"``). Results are JSON with the service's
 field names (a validated token's ``iat`` as seconds since the epoch); an error answer
 raises its :class:`roomchat.RoomchatError`.

@@ -430,6 +430,107 @@ class Emulator:
         conversation: str = self._call("POST", "/conversations", spec)["conversationId"]
         return conversation
 
+    def add_conversation_between(
+        self,
+        room_id: str,
+        member_one: Mapping[str, Any],
+        member_two: Mapping[str, Any],
+        messages: Sequence[Union[Tuple[str, str], Mapping[str, Any]]] = (),
+    ) -> str:
+        """Adds a one-to-one conversation of `room_id` between two members, each an existing
+        user (``{"userId": ...}`` or ``{"uniqueUserIdentifier": ...}``) or any object with a
+        ``username``, holding `messages` (as :meth:`add_conversation`); returns its id.
+        ``list_conversations`` lists it with those two members."""
+        items = [
+            {"messages": m[1], "user": {"username": m[0]}} if isinstance(m, tuple) else dict(m) for m in messages
+        ]
+        spec: Dict[str, Any] = {
+            "roomId": room_id,
+            "memberOne": dict(member_one),
+            "memberTwo": dict(member_two),
+            "messages": items,
+        }
+        conversation: str = self._call("POST", "/conversations", spec)["conversationId"]
+        return conversation
+
+    def add_messages(
+        self,
+        room_id: str,
+        messages: Sequence[Union[str, Mapping[str, Any]]],
+        *,
+        channel_id: Optional[str] = None,
+        author: Optional[Mapping[str, Any]] = None,
+    ) -> List[str]:
+        """Adds `messages` to room `room_id` (or to its channel `channel_id`) after those it
+        holds (rooms and channels list oldest first); returns their ids. A message is its
+        text, or the emulator's form ``{"message": text, "file"?: {...}, "actionButtons"?:
+        [...], "created"?: ISO 8601}``. `author` (else a throw-away user ``seed-author``):
+        ``{"system": True}``, an existing user (``{"userId": ...}`` or
+        ``{"uniqueUserIdentifier": ...}``), a bot (``{"botId": ...}``) or ``{"user":
+        {"username": ...}}``; a dict message's own author keys win."""
+        items = []
+        for message in messages:
+            item: Dict[str, Any] = dict(author or {})
+            item.update({"message": message} if isinstance(message, str) else dict(message))
+            items.append(item)
+        spec: Dict[str, Any] = {"roomId": room_id, "messages": items}
+        if channel_id is not None:
+            spec["channelId"] = channel_id
+        ids: List[str] = self._call("POST", "/messages", spec)["ids"]
+        return ids
+
+    def seed_messages(
+        self,
+        room_id: str,
+        count: int,
+        *,
+        channel_id: Optional[str] = None,
+        text: str = "message",
+        attachment_every: Optional[int] = None,
+        author: Optional[Mapping[str, Any]] = None,
+    ) -> int:
+        """Adds `count` messages (``"<text> <n>"``, `n` counting from 1 over all the room's or
+        channel's messages) in bulk to room `room_id` or its channel `channel_id`; every
+        `attachment_every`-th carries a file. `author` as in :meth:`add_messages`. Returns
+        how many messages the room (or channel) holds now. A million takes about a second."""
+        spec: Dict[str, Any] = {"roomId": room_id, "count": _count(count, "count"), "text": text, **(author or {})}
+        if channel_id is not None:
+            spec["channelId"] = channel_id
+        if attachment_every is not None:
+            spec["attachmentEvery"] = _count(attachment_every, "attachment_every")
+        total: int = self._call("POST", "/messages", spec)["total"]
+        return total
+
+    def add_channel(self, room_id: str, channel_name: str = "general", **fields: Any) -> Dict[str, Any]:
+        """Adds a channel to room `room_id` and returns it as create channel answers it
+        (``_id`` included). Other fields by their wire names (``enabled=True``,
+        ``notifyAllUsers=False``, ``metadata="..."``), checked as the service checks them."""
+        spec: Dict[str, Any] = {"roomId": room_id, "channelName": channel_name, **fields}
+        channel: Dict[str, Any] = self._call("POST", "/channels", spec)
+        return channel
+
+    def add_member(
+        self,
+        room_id: str,
+        *,
+        unique_user_identifier: Optional[str] = None,
+        user_id: Optional[str] = None,
+        role_name: str = "user",
+    ) -> Dict[str, Any]:
+        """Makes an existing user (by exactly one of `unique_user_identifier`, `user_id`) a
+        member of room `room_id` with `role_name` (``admin``, ``moderator``, ``guest`` or
+        ``user``), or changes their role; returns the member record as ``list_members``
+        lists it."""
+        if (unique_user_identifier is None) == (user_id is None):
+            raise TypeError("give exactly one of unique_user_identifier, user_id")
+        spec: Dict[str, Any] = {"roomId": room_id, "roleName": role_name}
+        if user_id is not None:
+            spec["userId"] = user_id
+        else:
+            spec["uniqueUserIdentifier"] = unique_user_identifier
+        member: Dict[str, Any] = self._call("POST", "/members", spec)
+        return member
+
     def _fault(self, path: str, method: Optional[str], times: int, action: Dict[str, Any]) -> None:
         rule: Dict[str, Any] = {"path": path, "times": _count(times, "times"), "action": action}
         if method is not None:
