@@ -354,6 +354,12 @@ typedef struct roomchat_channel_messages_params roomchat_channel_messages_params
 // returned it (valid until that record is freed; never freed on its own).
 typedef struct roomchat_chat_message roomchat_chat_message;
 
+// Who posted a message: a user, the room's system, a throw-away user or a bot.
+// An opaque record: read it with the `roomchat_chat_message_author_*` accessors. Owned when a call
+// returned it (free with `roomchat_chat_message_author_free`); borrowed when another record's
+// accessor returned it (valid until that record is freed; never freed on its own).
+typedef struct roomchat_chat_message_author roomchat_chat_message_author;
+
 // A client of the chat service. Made by `roomchat_client_new`, freed with
 // `roomchat_client_free`. **Thread-safe**: one client may be used by many
 // threads at once; it shares one connection pool, and every client of the same
@@ -477,12 +483,6 @@ typedef struct roomchat_member_page roomchat_member_page;
 
 // A message record.
 typedef struct roomchat_message roomchat_message;
-
-// Who posted a message: a user, the room's system, a throw-away user or a bot.
-// An opaque record: read it with the `roomchat_message_author_*` accessors. Owned when a call
-// returned it (free with `roomchat_message_author_free`); borrowed when another record's accessor
-// returned it (valid until that record is freed; never freed on its own).
-typedef struct roomchat_message_author roomchat_message_author;
 
 // The file a message carries.
 // An opaque record: read it with the `roomchat_message_file_*` accessors. Owned when a call
@@ -1533,35 +1533,35 @@ const char *roomchat_room_name_record_extra_json(const struct roomchat_room_name
 // `roomchat_room_name_record_free(NULL)` does nothing. Never call it on a borrowed record.
 void roomchat_room_name_record_free(struct roomchat_room_name_record *room_name_record);
 
-// `_id`: Their id. Borrowed from `message_author` (valid until it is freed), or NULL when the
-// service left it out (or `message_author` is NULL).
-const char *roomchat_message_author_id(const struct roomchat_message_author *message_author);
+// `_id`: Their id. Borrowed from `chat_message_author` (valid until it is freed), or NULL when the
+// service left it out (or `chat_message_author` is NULL).
+const char *roomchat_chat_message_author_id(const struct roomchat_chat_message_author *chat_message_author);
 
 // `uniqueUserIdentifier`: The customer's identifier of the user, as given. JSON text, borrowed
-// from `message_author` (valid until it is freed), or NULL when the service left it out (or
-// `message_author` is NULL).
-const char *roomchat_message_author_unique_user_identifier(const struct roomchat_message_author *message_author);
+// from `chat_message_author` (valid until it is freed), or NULL when the service left it out (or
+// `chat_message_author` is NULL).
+const char *roomchat_chat_message_author_unique_user_identifier(const struct roomchat_chat_message_author *chat_message_author);
 
-// `username`: Their name. Borrowed from `message_author` (valid until it is freed), or NULL when
-// the service left it out (or `message_author` is NULL).
-const char *roomchat_message_author_username(const struct roomchat_message_author *message_author);
+// `username`: Their name. Borrowed from `chat_message_author` (valid until it is freed), or NULL
+// when the service left it out (or `chat_message_author` is NULL).
+const char *roomchat_chat_message_author_username(const struct roomchat_chat_message_author *chat_message_author);
 
 // `isModerator`: True: a moderator. 1 for true, 0 for false, -1 when the service left it out (or
-// `message_author` is NULL).
-int32_t roomchat_message_author_is_moderator(const struct roomchat_message_author *message_author);
+// `chat_message_author` is NULL).
+int32_t roomchat_chat_message_author_is_moderator(const struct roomchat_chat_message_author *chat_message_author);
 
-// `parentCustomerAccount`: The account's id. Borrowed from `message_author` (valid until it is
-// freed), or NULL when the service left it out (or `message_author` is NULL).
-const char *roomchat_message_author_parent_customer_account(const struct roomchat_message_author *message_author);
+// `parentCustomerAccount`: The account's id. Borrowed from `chat_message_author` (valid until it
+// is freed), or NULL when the service left it out (or `chat_message_author` is NULL).
+const char *roomchat_chat_message_author_parent_customer_account(const struct roomchat_chat_message_author *chat_message_author);
 
 // The fields the service sent that the record does not name, as the text of a JSON object (`{}`
-// when none), borrowed from `message_author` (valid until it is freed); NULL when `message_author`
-// is NULL.
-const char *roomchat_message_author_extra_json(const struct roomchat_message_author *message_author);
+// when none), borrowed from `chat_message_author` (valid until it is freed); NULL when
+// `chat_message_author` is NULL.
+const char *roomchat_chat_message_author_extra_json(const struct roomchat_chat_message_author *chat_message_author);
 
-// Frees a `roomchat_message_author` a call returned, and every record borrowed from it.
-// `roomchat_message_author_free(NULL)` does nothing. Never call it on a borrowed record.
-void roomchat_message_author_free(struct roomchat_message_author *message_author);
+// Frees a `roomchat_chat_message_author` a call returned, and every record borrowed from it.
+// `roomchat_chat_message_author_free(NULL)` does nothing. Never call it on a borrowed record.
+void roomchat_chat_message_author_free(struct roomchat_chat_message_author *chat_message_author);
 
 // `_id`: The file's id. Borrowed from `message_file` (valid until it is freed), or NULL when the
 // service left it out (or `message_file` is NULL).
@@ -1663,7 +1663,7 @@ const char *roomchat_chat_message_message(const struct roomchat_chat_message *ch
 
 // `user`: Who posted it. Borrowed from `chat_message`: valid until it is freed; never free it.
 // NULL when the service left it out (or `chat_message` is NULL).
-const struct roomchat_message_author *roomchat_chat_message_user(const struct roomchat_chat_message *chat_message);
+const struct roomchat_chat_message_author *roomchat_chat_message_user(const struct roomchat_chat_message *chat_message);
 
 // `likes`: Its likes, as the service gives them. JSON text, borrowed from `chat_message` (valid
 // until it is freed), or NULL when the service left it out (or `chat_message` is NULL).

@@ -315,18 +315,18 @@ class RoomName {
 };
 
 // Who posted a message: a user, the room's system, a throw-away user or a bot.
-// (roomchat_message_author)
-class MessageAuthor {
+// (roomchat_chat_message_author)
+class ChatMessageAuthor {
  public:
-  MessageAuthor() = default;
+  ChatMessageAuthor() = default;
   // Reads a C record, which stays the caller's (borrowed for the call).
-  explicit MessageAuthor(const roomchat_message_author *raw)
-      : id_(detail::optional_string(roomchat_message_author_id(raw))),
-        unique_user_identifier_(detail::optional_string(roomchat_message_author_unique_user_identifier(raw))),
-        username_(detail::optional_string(roomchat_message_author_username(raw))),
-        is_moderator_(detail::optional_bool(roomchat_message_author_is_moderator(raw))),
-        parent_customer_account_(detail::optional_string(roomchat_message_author_parent_customer_account(raw))),
-        extra_json_(detail::string_or_empty(roomchat_message_author_extra_json(raw))) {}
+  explicit ChatMessageAuthor(const roomchat_chat_message_author *raw)
+      : id_(detail::optional_string(roomchat_chat_message_author_id(raw))),
+        unique_user_identifier_(detail::optional_string(roomchat_chat_message_author_unique_user_identifier(raw))),
+        username_(detail::optional_string(roomchat_chat_message_author_username(raw))),
+        is_moderator_(detail::optional_bool(roomchat_chat_message_author_is_moderator(raw))),
+        parent_customer_account_(detail::optional_string(roomchat_chat_message_author_parent_customer_account(raw))),
+        extra_json_(detail::string_or_empty(roomchat_chat_message_author_extra_json(raw))) {}
 
   // `_id`: Their id. (std::nullopt when the service left it out)
   const std::optional<std::string> &id() const noexcept { return id_; }
@@ -477,7 +477,7 @@ class ChatMessage {
         chat_room_(detail::optional_string(roomchat_chat_message_chat_room(raw))),
         channel_(detail::optional_string(roomchat_chat_message_channel(raw))),
         message_(detail::optional_string(roomchat_chat_message_message(raw))),
-        user_(detail::optional_record<MessageAuthor>(roomchat_chat_message_user(raw))),
+        user_(detail::optional_record<ChatMessageAuthor>(roomchat_chat_message_user(raw))),
         likes_(detail::optional_string(roomchat_chat_message_likes(raw))),
         action_buttons_(detail::record_list<ActionButton>(raw, roomchat_chat_message_action_buttons_len, roomchat_chat_message_action_buttons_get)),
         file_(detail::optional_record<MessageFile>(roomchat_chat_message_file(raw))),
@@ -500,7 +500,7 @@ class ChatMessage {
   const std::optional<std::string> &message() const noexcept { return message_; }
 
   // `user`: Who posted it. (std::nullopt when the service left it out)
-  const std::optional<MessageAuthor> &user() const noexcept { return user_; }
+  const std::optional<ChatMessageAuthor> &user() const noexcept { return user_; }
 
   // `likes`: Its likes, as the service gives them. (std::nullopt when the service left it out)
   const std::optional<std::string> &likes() const noexcept { return likes_; }
@@ -523,7 +523,7 @@ class ChatMessage {
   std::optional<std::string> chat_room_;
   std::optional<std::string> channel_;
   std::optional<std::string> message_;
-  std::optional<MessageAuthor> user_;
+  std::optional<ChatMessageAuthor> user_;
   std::optional<std::string> likes_;
   std::vector<ActionButton> action_buttons_;
   std::optional<MessageFile> file_;

@@ -173,7 +173,7 @@ export interface RoomName {
  * Who posted a message: a user, the room's system, a throw-away user or a bot. Fields the service left
  * out are `undefined`.
  */
-export interface MessageAuthor {
+export interface ChatMessageAuthor {
   /** Their id. `_id` on the wire. */
   id?: string
   /** The customer's identifier of the user, as given. */
@@ -246,7 +246,7 @@ export interface ChatMessage {
   /** The text. */
   message?: string
   /** Who posted it. */
-  user?: MessageAuthor
+  user?: ChatMessageAuthor
   /** Its likes, as the service gives them. */
   likes?: unknown
   /** A bot's buttons. */

@@ -1002,11 +1002,11 @@ pub extern "C" fn roomchat_room_name_record_free(room_name_record: *mut roomchat
 }
 
 /// Who posted a message: a user, the room's system, a throw-away user or a bot.
-/// An opaque record: read it with the `roomchat_message_author_*` accessors. Owned when a call
-/// returned it (free with `roomchat_message_author_free`); borrowed when another record's accessor
-/// returned it (valid until that record is freed; never freed on its own).
+/// An opaque record: read it with the `roomchat_chat_message_author_*` accessors. Owned when a call
+/// returned it (free with `roomchat_chat_message_author_free`); borrowed when another record's
+/// accessor returned it (valid until that record is freed; never freed on its own).
 #[allow(non_camel_case_types)]
-pub struct roomchat_message_author {
+pub struct roomchat_chat_message_author {
     id: Option<CString>,
     unique_user_identifier: Option<CString>,
     username: Option<CString>,
@@ -1015,11 +1015,11 @@ pub struct roomchat_message_author {
     extra_json: CString,
 }
 
-/// The `roomchat_message_author` of core's `MessageAuthor` record (its type inferred where it is used).
-macro_rules! roomchat_message_author_from {
+/// The `roomchat_chat_message_author` of core's `ChatMessageAuthor` record (its type inferred where it is used).
+macro_rules! roomchat_chat_message_author_from {
     ($record:expr) => {{
         let record = $record;
-        roomchat_message_author {
+        roomchat_chat_message_author {
             id: text(record.id),
             unique_user_identifier: json_text(record.unique_user_identifier),
             username: text(record.username),
@@ -1030,71 +1030,73 @@ macro_rules! roomchat_message_author_from {
     }};
 }
 
-/// `_id`: Their id. Borrowed from `message_author` (valid until it is freed), or NULL when the
-/// service left it out (or `message_author` is NULL).
+/// `_id`: Their id. Borrowed from `chat_message_author` (valid until it is freed), or NULL when the
+/// service left it out (or `chat_message_author` is NULL).
 #[no_mangle]
-pub extern "C" fn roomchat_message_author_id(
-    message_author: *const roomchat_message_author,
+pub extern "C" fn roomchat_chat_message_author_id(
+    chat_message_author: *const roomchat_chat_message_author,
 ) -> *const c_char {
-    read(message_author, ptr::null(), |r| text_ptr(&r.id))
+    read(chat_message_author, ptr::null(), |r| text_ptr(&r.id))
 }
 
 /// `uniqueUserIdentifier`: The customer's identifier of the user, as given. JSON text, borrowed
-/// from `message_author` (valid until it is freed), or NULL when the service left it out (or
-/// `message_author` is NULL).
+/// from `chat_message_author` (valid until it is freed), or NULL when the service left it out (or
+/// `chat_message_author` is NULL).
 #[no_mangle]
-pub extern "C" fn roomchat_message_author_unique_user_identifier(
-    message_author: *const roomchat_message_author,
+pub extern "C" fn roomchat_chat_message_author_unique_user_identifier(
+    chat_message_author: *const roomchat_chat_message_author,
 ) -> *const c_char {
-    read(message_author, ptr::null(), |r| {
+    read(chat_message_author, ptr::null(), |r| {
         text_ptr(&r.unique_user_identifier)
     })
 }
 
-/// `username`: Their name. Borrowed from `message_author` (valid until it is freed), or NULL when
-/// the service left it out (or `message_author` is NULL).
+/// `username`: Their name. Borrowed from `chat_message_author` (valid until it is freed), or NULL
+/// when the service left it out (or `chat_message_author` is NULL).
 #[no_mangle]
-pub extern "C" fn roomchat_message_author_username(
-    message_author: *const roomchat_message_author,
+pub extern "C" fn roomchat_chat_message_author_username(
+    chat_message_author: *const roomchat_chat_message_author,
 ) -> *const c_char {
-    read(message_author, ptr::null(), |r| text_ptr(&r.username))
+    read(chat_message_author, ptr::null(), |r| text_ptr(&r.username))
 }
 
 /// `isModerator`: True: a moderator. 1 for true, 0 for false, -1 when the service left it out (or
-/// `message_author` is NULL).
+/// `chat_message_author` is NULL).
 #[no_mangle]
-pub extern "C" fn roomchat_message_author_is_moderator(
-    message_author: *const roomchat_message_author,
+pub extern "C" fn roomchat_chat_message_author_is_moderator(
+    chat_message_author: *const roomchat_chat_message_author,
 ) -> i32 {
-    read(message_author, -1, |r| flag(r.is_moderator))
+    read(chat_message_author, -1, |r| flag(r.is_moderator))
 }
 
-/// `parentCustomerAccount`: The account's id. Borrowed from `message_author` (valid until it is
-/// freed), or NULL when the service left it out (or `message_author` is NULL).
+/// `parentCustomerAccount`: The account's id. Borrowed from `chat_message_author` (valid until it
+/// is freed), or NULL when the service left it out (or `chat_message_author` is NULL).
 #[no_mangle]
-pub extern "C" fn roomchat_message_author_parent_customer_account(
-    message_author: *const roomchat_message_author,
+pub extern "C" fn roomchat_chat_message_author_parent_customer_account(
+    chat_message_author: *const roomchat_chat_message_author,
 ) -> *const c_char {
-    read(message_author, ptr::null(), |r| {
+    read(chat_message_author, ptr::null(), |r| {
         text_ptr(&r.parent_customer_account)
     })
 }
 
 /// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
-/// when none), borrowed from `message_author` (valid until it is freed); NULL when `message_author`
-/// is NULL.
+/// when none), borrowed from `chat_message_author` (valid until it is freed); NULL when
+/// `chat_message_author` is NULL.
 #[no_mangle]
-pub extern "C" fn roomchat_message_author_extra_json(
-    message_author: *const roomchat_message_author,
+pub extern "C" fn roomchat_chat_message_author_extra_json(
+    chat_message_author: *const roomchat_chat_message_author,
 ) -> *const c_char {
-    read(message_author, ptr::null(), |r| r.extra_json.as_ptr())
+    read(chat_message_author, ptr::null(), |r| r.extra_json.as_ptr())
 }
 
-/// Frees a `roomchat_message_author` a call returned, and every record borrowed from it.
-/// `roomchat_message_author_free(NULL)` does nothing. Never call it on a borrowed record.
+/// Frees a `roomchat_chat_message_author` a call returned, and every record borrowed from it.
+/// `roomchat_chat_message_author_free(NULL)` does nothing. Never call it on a borrowed record.
 #[no_mangle]
-pub extern "C" fn roomchat_message_author_free(message_author: *mut roomchat_message_author) {
-    free_box(message_author)
+pub extern "C" fn roomchat_chat_message_author_free(
+    chat_message_author: *mut roomchat_chat_message_author,
+) {
+    free_box(chat_message_author)
 }
 
 /// The file a message carries.
@@ -1343,7 +1345,7 @@ pub struct roomchat_chat_message {
     chat_room: Option<CString>,
     channel: Option<CString>,
     message: Option<CString>,
-    user: Option<Box<roomchat_message_author>>,
+    user: Option<Box<roomchat_chat_message_author>>,
     likes: Option<CString>,
     action_buttons: Option<Vec<roomchat_action_button>>,
     file: Option<Box<roomchat_message_file>>,
@@ -1363,7 +1365,7 @@ macro_rules! roomchat_chat_message_from {
             message: text(record.message),
             user: record
                 .user
-                .map(|inner| Box::new(roomchat_message_author_from!(inner))),
+                .map(|inner| Box::new(roomchat_chat_message_author_from!(inner))),
             likes: json_text(record.likes),
             action_buttons: record.action_buttons.map(|items| {
                 items
@@ -1430,7 +1432,7 @@ pub extern "C" fn roomchat_chat_message_message(
 #[no_mangle]
 pub extern "C" fn roomchat_chat_message_user(
     chat_message: *const roomchat_chat_message,
-) -> *const roomchat_message_author {
+) -> *const roomchat_chat_message_author {
     read(chat_message, ptr::null(), |r| nested(&r.user))
 }
 

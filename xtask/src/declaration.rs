@@ -329,6 +329,20 @@ pub fn pascal(snake: &str) -> String {
         .collect()
 }
 
+/// The models of the older operations, hand-written in core and published
+/// under these names in every language: a record may not take one.
+const CORE_MODELS: [&str; 9] = [
+    "User",
+    "UserPage",
+    "Message",
+    "MessageAuthor",
+    "CreatedUser",
+    "Deactivated",
+    "Reactivated",
+    "Invalidated",
+    "TokenUser",
+];
+
 /// Reads and checks the declarations: every mistake the generators would
 /// otherwise turn into code that does not compile, or worse, that does.
 pub fn load(text: &str) -> Result<Declarations, String> {
@@ -429,6 +443,12 @@ pub fn load(text: &str) -> Result<Declarations, String> {
     }
     let mut records = HashSet::new();
     for record in &declarations.records {
+        if CORE_MODELS.contains(&record.name.as_str()) {
+            return Err(format!(
+                "api/operations.toml: record {:?} has the name of a model core published first (roomchat::{0}): give it another",
+                record.name
+            ));
+        }
         if !records.insert(record.name.as_str()) {
             return Err(format!(
                 "api/operations.toml: record {:?} declared twice",

@@ -160,7 +160,7 @@ impl Method<'_> {
         }
         let op = &self.op.result;
         if is_record(d, self.op.result_record()) {
-            let record = py_record(self.op.result_record());
+            let record = self.op.result_record();
             return if self.op.result_is_list() {
                 format!("List[{record}]")
             } else {
@@ -173,21 +173,6 @@ impl Method<'_> {
             None => op.clone(),
         }
     }
-}
-
-/// Records whose declared name is a hand-written native model's (`src/models.rs`), which
-/// `roomchat` published first and keeps: in Python the record is called otherwise.
-const RENAMED_RECORDS: &[(&str, &str)] = &[
-    // `roomchat.MessageAuthor` is a conversation message's author (native).
-    ("MessageAuthor", "ChatMessageAuthor"),
-];
-
-/// A declared record's Python class name.
-fn py_record(name: &str) -> &str {
-    RENAMED_RECORDS
-        .iter()
-        .find(|(declared, _)| *declared == name)
-        .map_or(name, |(_, python)| python)
 }
 
 fn is_record(d: &Declarations, name: &str) -> bool {
@@ -837,7 +822,7 @@ fn native_method(w: &mut String, d: &Declarations, m: &Method<'_>) {
             } else {
                 "call_record"
             },
-            py_record(op.result_record())
+            (op.result_record())
         )
     } else if m.result(d).starts_with("List[") && op.result == "serde_json::Value" {
         format!("self.call_declared(py, _submit, {operation}, params, crate::declared::json_list)")
@@ -857,7 +842,7 @@ fn native_method(w: &mut String, d: &Declarations, m: &Method<'_>) {
 /// A field's Python type (without the `Optional`).
 fn field_type(f: &Field) -> String {
     let inner = match f.record() {
-        Some(record) => py_record(record).to_owned(),
+        Some(record) => (record).to_owned(),
         None => match f.kind.as_str() {
             "string" => "str".into(),
             "boolean" => "bool".into(),
@@ -925,7 +910,7 @@ fn records(d: &Declarations) -> String {
     let names: Vec<String> = d
         .records
         .iter()
-        .map(|r| py_str(py_record(&r.name)))
+        .map(|r| py_str(&r.name))
         .collect();
     writeln!(w, "__all__ = [{}]", names.join(", ")).unwrap();
     for record in &d.records {
@@ -937,7 +922,7 @@ fn records(d: &Declarations) -> String {
 fn record_class(w: &mut String, record: &Record) {
     writeln!(w).unwrap();
     writeln!(w).unwrap();
-    writeln!(w, "class {}(Record):", py_record(&record.name)).unwrap();
+    writeln!(w, "class {}(Record):", (&record.name)).unwrap();
     docstring(w, "    ", std::slice::from_ref(&record.doc));
     writeln!(w).unwrap();
     writeln!(w, "    __slots__ = ()").unwrap();
@@ -948,7 +933,7 @@ fn record_class(w: &mut String, record: &Record) {
     .unwrap();
     writeln!(w, "    _fields = (").unwrap();
     for f in &record.fields {
-        let kind = match f.record().map(py_record) {
+        let kind = match f.record() {
             Some(r) if f.is_list() => format!("[{r}]"),
             Some(r) => r.to_owned(),
             None => f.kind.clone(),
@@ -972,7 +957,7 @@ fn record_class(w: &mut String, record: &Record) {
     let trailing = if shown.len() == 1 { "," } else { "" };
     writeln!(w, "    _shown = ({}{trailing})", shown.join(", ")).unwrap();
     for f in &record.fields {
-        let getter = match (f.record().map(py_record), f.is_list()) {
+        let getter = match (f.record(), f.is_list()) {
             (Some(r), true) => format!("self._records({}, {r})", py_str(&f.name)),
             (Some(r), false) => format!("self._record({}, {r})", py_str(&f.name)),
             (None, _) => {
@@ -1108,7 +1093,7 @@ fn operations(d: &Declarations, methods: &[Method<'_>], pagings: &[Paging<'_>]) 
             if !typing.contains(&name) {
                 typing.push(name);
             }
-        } else if d.records.iter().any(|r| py_record(&r.name) == name) {
+        } else if d.records.iter().any(|r| r.name == name) {
             records.push(name);
         } else if name.starts_with(|c: char| c.is_ascii_uppercase()) {
             models.push(name);
@@ -1467,7 +1452,7 @@ fn pagings(d: &Declarations) -> Result<Vec<Paging<'_>>, String> {
             .iter()
             .filter(|f| f.is_list() && f.record().is_some());
         let item = match (lists.next(), lists.next()) {
-            (Some(f), None) => py_record(f.record().unwrap_or_default()).to_owned(),
+            (Some(f), None) => (f.record().unwrap_or_default()).to_owned(),
             _ => return Err(at("its page record needs exactly one list of records")),
         };
         let limit = op.params.iter().find(|p| p.name == "limit");
@@ -1476,7 +1461,7 @@ fn pagings(d: &Declarations) -> Result<Vec<Paging<'_>>, String> {
         }
         out.push(Paging {
             op,
-            page: py_record(&page.name),
+            page: (&page.name),
             item,
             path: op.positional_params(),
             keywords: op

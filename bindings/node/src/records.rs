@@ -514,9 +514,9 @@ static ROOM_NAME: RecordShape = RecordShape {
     ],
 };
 
-/// `MessageAuthor`: Who posted a message: a user, the room's system, a throw-away user or a
-/// bot.
-static MESSAGE_AUTHOR: RecordShape = RecordShape {
+/// `ChatMessageAuthor`: Who posted a message: a user, the room's system, a throw-away user
+/// or a bot.
+static CHAT_MESSAGE_AUTHOR: RecordShape = RecordShape {
     fields: &[
         FieldShape {
             wire: "_id",
@@ -665,7 +665,7 @@ static CHAT_MESSAGE: RecordShape = RecordShape {
         FieldShape {
             wire: "user",
             js: "user",
-            record: Some(&MESSAGE_AUTHOR),
+            record: Some(&CHAT_MESSAGE_AUTHOR),
         },
         FieldShape {
             wire: "likes",

@@ -341,11 +341,11 @@ class MessageFile(Record):
         ("_id", "id", "string"),
         ("url", "url", "string"),
         ("fileName", "file_name", "string"),
-        ("size", "size", "number"),
+        ("size", "size", "integer"),
         ("contentType", "content_type", "string"),
         ("fileType", "file_type", "string"),
-        ("imageHeight", "image_height", "number"),
-        ("imageWidth", "image_width", "number"),
+        ("imageHeight", "image_height", "integer"),
+        ("imageWidth", "image_width", "integer"),
     )
     _shown = ("id", "file_name", "size", "image_height", "image_width")
 
@@ -365,9 +365,9 @@ class MessageFile(Record):
         return self._str("fileName")
 
     @property
-    def size(self) -> Optional[float]:
+    def size(self) -> Optional[int]:
         """Its size in bytes."""
-        return self._float("size")
+        return self._int("size")
 
     @property
     def content_type(self) -> Optional[str]:
@@ -380,14 +380,14 @@ class MessageFile(Record):
         return self._str("fileType")
 
     @property
-    def image_height(self) -> Optional[float]:
+    def image_height(self) -> Optional[int]:
         """``imageHeight``: An image's height in pixels."""
-        return self._float("imageHeight")
+        return self._int("imageHeight")
 
     @property
-    def image_width(self) -> Optional[float]:
+    def image_width(self) -> Optional[int]:
         """``imageWidth``: An image's width in pixels."""
-        return self._float("imageWidth")
+        return self._int("imageWidth")
 
 
 class ActionButton(Record):

@@ -259,7 +259,7 @@ impl Decoded for RoomName {
 /// Who posted a message: a user, the room's system, a throw-away user or a bot.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
-pub struct MessageAuthor {
+pub struct ChatMessageAuthor {
     /// `_id`: Their id.
     #[serde(rename = "_id", default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
@@ -292,7 +292,7 @@ pub struct MessageAuthor {
     pub extra: Map<String, Value>,
 }
 
-impl Decoded for MessageAuthor {
+impl Decoded for ChatMessageAuthor {
     fn may_report_failure(&self) -> bool {
         self.extra.get("success") == Some(&Value::Bool(false))
     }
@@ -410,7 +410,7 @@ pub struct ChatMessage {
     pub message: Option<String>,
     /// `user`: Who posted it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user: Option<MessageAuthor>,
+    pub user: Option<ChatMessageAuthor>,
     /// `likes`: Its likes, as the service gives them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub likes: Option<Value>,
