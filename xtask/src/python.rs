@@ -907,11 +907,7 @@ fn records(d: &Declarations) -> String {
     writeln!(w).unwrap();
     writeln!(w, "from ._record import Record").unwrap();
     writeln!(w).unwrap();
-    let names: Vec<String> = d
-        .records
-        .iter()
-        .map(|r| py_str(&r.name))
-        .collect();
+    let names: Vec<String> = d.records.iter().map(|r| py_str(&r.name)).collect();
     writeln!(w, "__all__ = [{}]", names.join(", ")).unwrap();
     for record in &d.records {
         record_class(w, record);
