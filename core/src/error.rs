@@ -294,7 +294,7 @@ mod tests {
     #[test]
     fn codes_are_stable() {
         let codes: Vec<u32> = ErrorKind::ALL.iter().map(|k| k.code()).collect();
-        assert_eq!(codes, (1..=17).collect::<Vec<_>>());
+        assert_eq!(codes, (1..=18).collect::<Vec<_>>());
         for kind in ErrorKind::ALL {
             assert_eq!(ErrorKind::from_name(kind.name()), Some(kind));
         }

@@ -749,7 +749,34 @@ mod tests {
             kind(502, "<html>bad gateway</html>"),
             ErrorKind::ServerError
         );
-        assert_eq!(kind(404, "{}"), ErrorKind::UnexpectedStatus);
+        // The service's JSON 404 names something missing; a proxy's page does not.
+        assert_eq!(kind(404, "{}"), ErrorKind::NotFound);
+        assert_eq!(
+            kind(404, r#"{"message":"invalid chatroom id"}"#),
+            ErrorKind::NotFound
+        );
+        assert_eq!(
+            kind(
+                401,
+                r#"{"success":false,"message":"bot not found, or customer does not have permission to modify the bot"}"#
+            ),
+            ErrorKind::NotFound
+        );
+        assert_eq!(
+            kind(401, r#"{"message":"invalid auth token"}"#),
+            ErrorKind::InvalidAuth
+        );
+        assert_eq!(
+            kind(404, "<html>Not Found</html>"),
+            ErrorKind::UnexpectedStatus
+        );
+        assert_eq!(
+            kind(
+                404,
+                r#"{"error":{"details":[{"message":"\"roomPassword\" is required"}]}}"#
+            ),
+            ErrorKind::InvalidRequest
+        );
         let nested = decode_error(
             &answer(
                 400,
