@@ -285,10 +285,10 @@ static void test_send_room_message_and_room_messages(void) {
   CHECK(roomchat_message_page_messages_len(page) == 3);
   m = roomchat_message_page_messages_get(page, 0); /* oldest first */
   CHECK(same(roomchat_chat_message_message(m), "Welcome") && same(roomchat_chat_message_chat_room(m), "msg-1"));
-  CHECK(same(roomchat_message_author_username(roomchat_chat_message_user(m)), "system"));
+  CHECK(same(roomchat_chat_message_author_username(roomchat_chat_message_user(m)), "system"));
   m = roomchat_message_page_messages_get(page, 1);
-  CHECK(same(roomchat_message_author_username(roomchat_chat_message_user(m)), "ann"));
-  CHECK(same(roomchat_message_author_id(roomchat_chat_message_user(m)), roomchat_created_user_user_id(ann)));
+  CHECK(same(roomchat_chat_message_author_username(roomchat_chat_message_user(m)), "ann"));
+  CHECK(same(roomchat_chat_message_author_id(roomchat_chat_message_user(m)), roomchat_created_user_user_id(ann)));
   m = roomchat_message_page_messages_get(page, 2);
   CHECK(same(roomchat_message_file_url(roomchat_chat_message_file(m)), "https://files.example/a.png"));
   CHECK(roomchat_message_file_size(roomchat_chat_message_file(m)) == 1234.0);
@@ -823,7 +823,7 @@ static void test_webinar_story(void) {
   OK(roomchat_client_iter_room_messages(client, room_id, NULL, &history, &err));
   while (roomchat_room_messages_iter_next(history, &message, &err) == ROOMCHAT_RESULT_OK) {
     CHECK(count < 2 && same(roomchat_chat_message_message(message), transcript[count]));
-    CHECK(same(roomchat_message_author_username(roomchat_chat_message_user(message)), count == 0 ? "system" : "Grace"));
+    CHECK(same(roomchat_chat_message_author_username(roomchat_chat_message_user(message)), count == 0 ? "system" : "Grace"));
     roomchat_chat_message_free(message);
     message = NULL;
     count++;
