@@ -140,8 +140,10 @@ step "Python wheels and sdist: manylinux2014 x86_64 and aarch64, musllinux_1_2 x
 timed "wheels and sdist" bash scripts/dist/python.sh
 
 step "Python package: the manylinux2014 x86_64 wheel in a fresh venv, pytest, stubtest, mypy --strict, short benchmark"
+# Its TLS pass takes test_tokens only: test_client, test_async and test_faults run over
+# TLS in the test-network step below (the same tests, over TLS, with latency).
 ROOMCHAT_PYTHON_WHEEL=$(ls "${CARGO_TARGET_DIR:-$PWD/target}"/dist/python/roomchat-*-manylinux*_x86_64.whl) \
-  bash bindings/python/run-tests.sh 2>&1 | tee "$log_dir/python.log"
+  ROOMCHAT_PY_TLS_FILES=test_tokens.py bash bindings/python/run-tests.sh 2>&1 | tee "$log_dir/python.log"
 
 step "Python across the test network: tinyproxy, NO_PROXY, a lost POST answer (scripts/testnet.sh)"
 (cd bindings/python/tests && bash ../../../scripts/testnet.sh run -- "${CARGO_TARGET_DIR:-$PWD/../../../target}/python-test-venv/bin/python" \
