@@ -73,7 +73,8 @@ pub fn expected_kinds(status: u16) -> &'static [ErrorKind] {
             PlanUpgradeRequired,
             UnexpectedStatus,
         ],
-        404 => &[UserNotFound, NotFound, UnexpectedStatus],
+        // The room pages print their validation object under a 404 too.
+        404 => &[UserNotFound, NotFound, InvalidRequest, UnexpectedStatus],
         422 => &[InvalidRequest],
         429 => &[RateLimited],
         500..=599 => &[ServerError],
