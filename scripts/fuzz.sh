@@ -40,8 +40,9 @@ for t in "${targets[@]}"; do
         >"$log" 2>&1
     status=$?
     set -e
-    execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
-    took=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | grep -o 'in [0-9]*' | grep -o '[0-9]*' | tail -1)
+    # A run that crashed at once prints no final stats: no match is not an error here.
+    execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)
+    took=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | grep -o 'in [0-9]*' | grep -o '[0-9]*' | tail -1 || true)
     after=$(find "artifacts/$t" -type f | wc -l)
     findings=$((after - before))
     if [ "$status" -ne 0 ] && [ "$findings" -eq 0 ]; then

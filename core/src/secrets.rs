@@ -8,24 +8,47 @@
 /// sentinels' own in a `redis+sentinel://` URL).
 const PASSWORD_PARAMS: [&str; 3] = ["pass", "password", "sentinel_password"];
 
-/// Where `url`'s user information (`user:password@`) and query start and end.
-fn url_parts(url: &str) -> (usize, Option<(usize, usize)>, Option<usize>) {
+/// Where `url`'s parts are: the end of its scheme, its user information
+/// (`user:password@`), its query (at the `?`) and its fragment (at the `#`).
+struct UrlParts {
+    user_info: Option<(usize, usize)>,
+    query: Option<usize>,
+    fragment: Option<usize>,
+}
+
+fn url_parts(url: &str) -> UrlParts {
     let scheme_end = url.find("://").map_or(0, |i| i + 3);
     let query = url[scheme_end..].find('?').map(|i| scheme_end + i);
     let before_query = &url[..query.unwrap_or(url.len())];
-    // The last `@` before the query: a password may itself hold an `@`.
+    // The last `@` before the query: a password may itself hold an `@` (or a `#`).
     let user_info = before_query
         .rfind('@')
         .filter(|&at| at >= scheme_end)
         .map(|at| (scheme_end, at));
-    (scheme_end, user_info, query)
+    let after_user_info = user_info.map_or(scheme_end, |(_, at)| at);
+    let fragment = url[after_user_info..]
+        .find('#')
+        .map(|i| after_user_info + i);
+    // A `?` after the `#` is the fragment's, not a query.
+    let query = query.filter(|&q| fragment.is_none_or(|f| q < f));
+    UrlParts {
+        user_info,
+        query,
+        fragment,
+    }
 }
 
-/// `url` with its user information and every password query parameter shown as `REDACTED`.
+/// `url` with its user information and every password query parameter shown
+/// as `REDACTED`; a fragment other than `#insecure` (the one the redis crate
+/// reads) is shown as `#REDACTED`, as a password may have been written there.
 pub(crate) fn redacted_url(url: &str) -> String {
-    let (_, user_info, query) = url_parts(url);
+    let UrlParts {
+        user_info,
+        query,
+        fragment,
+    } = url_parts(url);
     let mut out = String::with_capacity(url.len());
-    let head_end = query.unwrap_or(url.len());
+    let head_end = query.or(fragment).unwrap_or(url.len());
     match user_info {
         Some((start, at)) => {
             out.push_str(&url[..start]);
@@ -36,10 +59,7 @@ pub(crate) fn redacted_url(url: &str) -> String {
     }
     if let Some(q) = query {
         out.push('?');
-        let (pairs, fragment) = match url[q + 1..].split_once('#') {
-            Some((pairs, fragment)) => (pairs, Some(fragment)),
-            None => (&url[q + 1..], None),
-        };
+        let pairs = &url[q + 1..fragment.unwrap_or(url.len())];
         let shown: Vec<String> = pairs
             .split('&')
             .map(|pair| match pair.split_once('=') {
@@ -48,23 +68,35 @@ pub(crate) fn redacted_url(url: &str) -> String {
             })
             .collect();
         out.push_str(&shown.join("&"));
-        if let Some(fragment) = fragment {
-            out.push('#');
-            out.push_str(fragment);
-        }
+    }
+    if let Some(f) = fragment {
+        let text = &url[f + 1..];
+        out.push('#');
+        out.push_str(if text.eq_ignore_ascii_case("insecure") {
+            text
+        } else {
+            "REDACTED"
+        });
     }
     out
 }
 
+/// Whether a query parameter may carry a password: its name ends with one of
+/// [`PASSWORD_PARAMS`] (so `?pass` in a query written `/??pass=…`, or `x;pass`,
+/// counts too: hiding a harmless value costs less than showing a password).
 fn is_password_param(name: &str) -> bool {
-    let name = percent_decode(name);
-    PASSWORD_PARAMS.iter().any(|p| name.eq_ignore_ascii_case(p))
+    let name = percent_decode(name).to_ascii_lowercase();
+    PASSWORD_PARAMS.iter().any(|p| name.ends_with(p))
 }
 
 /// Every password in `url` (user information and query), as written and as
 /// decoded, to scrub from any text that might quote one.
 pub(crate) fn passwords_of(url: &str) -> Vec<String> {
-    let (_, user_info, query) = url_parts(url);
+    let UrlParts {
+        user_info,
+        query,
+        fragment,
+    } = url_parts(url);
     let mut found = Vec::new();
     if let Some((start, at)) = user_info {
         let credentials = &url[start..at];
@@ -73,7 +105,7 @@ pub(crate) fn passwords_of(url: &str) -> Vec<String> {
         }
     }
     if let Some(q) = query {
-        let pairs = url[q + 1..].split('#').next().unwrap_or_default();
+        let pairs = &url[q + 1..fragment.unwrap_or(url.len())];
         for pair in pairs.split('&') {
             if let Some((name, value)) = pair.split_once('=') {
                 if is_password_param(name) {
@@ -148,7 +180,27 @@ mod tests {
         );
         assert_eq!(
             redacted_url("unix:///run/r.sock?Password=a%40b&user=u#x"),
-            "unix:///run/r.sock?Password=REDACTED&user=u#x"
+            "unix:///run/r.sock?Password=REDACTED&user=u#REDACTED"
+        );
+        // A fragment may hold what looks like a query (found by fuzz/redis_url);
+        // `#insecure` is the one fragment the redis crate reads.
+        assert_eq!(redacted_url(":///a?b#c?pass=pw9&"), ":///a?b#REDACTED");
+        assert_eq!(redacted_url("redis://h/0#pass=pw9"), "redis://h/0#REDACTED");
+        assert_eq!(
+            redacted_url("rediss+cluster:///??pass=pw9&"),
+            "rediss+cluster:///??pass=REDACTED&"
+        );
+        assert_eq!(
+            redacted_url("rediss://h/0#insecure"),
+            "rediss://h/0#insecure"
+        );
+        assert_eq!(
+            redacted_url("redis+sentinel://:a@s1,s2/svc?sentinel_password=b&db=1"),
+            "redis+sentinel://REDACTED@s1,s2/svc?sentinel_password=REDACTED&db=1"
+        );
+        assert_eq!(
+            passwords_of("redis+sentinel://:a@s1/svc?sentinel_password=b"),
+            ["a", "b"]
         );
         // An `@` in a query password is not taken for user information.
         assert_eq!(

@@ -212,3 +212,22 @@ fn user_info_cannot_pass_a_remote_host_off_as_loopback() {
         );
     }
 }
+
+/// fuzz/redis_url: a `pass=` after a `#` (a fragment, though it looks like a
+/// query parameter) was shown as written by the budget's `Debug`.
+#[cfg(feature = "redis")]
+#[test]
+fn a_password_in_a_redis_urls_fragment_is_not_shown() {
+    for url in [
+        ":///a?b#c?pass=FuzzRedisPw9&",
+        "redis://h/0#pass=FuzzRedisPw9",
+        "rediss+cluster:///??pass=FuzzRedisPw9&",
+    ] {
+        let budget = roomchat::RedisBudget::new(url);
+        assert!(
+            !format!("{budget:?}").contains("FuzzRedisPw9"),
+            "{budget:?}"
+        );
+        assert!(!budget.redacted_url().contains("FuzzRedisPw9"));
+    }
+}
