@@ -785,9 +785,12 @@ roomchat_result roomchat_client_options_set_proxy(struct roomchat_client_options
                                                   const char *url);
 
 // Shares the key's rate budget with every process and host through the Redis
-// server at `url` (copied; `redis://[[user]:password@]host[:port][/db]`,
+// deployment at `url` (copied): one server (`redis://[[user]:password@]host[:port][/db]`,
 // `rediss://` for TLS, or `redis+unix:///path[?pass=password]` for a unix
-// socket), with the limits of `roomchat_client_options_set_rate_limit`. The
+// socket), a Redis Cluster (`redis+cluster://[[user]:password@]host:port[,host:port…]`,
+// `rediss+cluster://`) or the primary that sentinels name
+// (`redis+sentinel://[[user]:password@]host[:port][,…]/service[/db][?sentinel_password=…]`,
+// `rediss+sentinel://`), with the limits of `roomchat_client_options_set_rate_limit`. The
 // password is never shown in any error or log line, in any of its forms. Call it
 // before the other Redis setters: each call starts the Redis settings afresh.
 roomchat_result roomchat_client_options_set_rate_limit_redis(struct roomchat_client_options *options,

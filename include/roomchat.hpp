@@ -713,8 +713,10 @@ class ClientOptions {
   }
   // No proxy, whatever the environment says.
   ClientOptions &no_proxy() { return set(roomchat_client_options_set_proxy(get(), nullptr)); }
-  // Shares the key's budget through the Redis server at `url` (redis://, rediss://,
-  // redis+unix://). Call it before the other Redis setters.
+  // Shares the key's budget through the Redis deployment at `url`: one server (redis://,
+  // rediss://, redis+unix://), a Cluster (redis+cluster://host:port,host:port…) or the
+  // primary that sentinels name (redis+sentinel://host,host…/service). Call it before
+  // the other Redis setters.
   ClientOptions &rate_limit_redis(std::string_view url) {
     return set(roomchat_client_options_set_rate_limit_redis(get(), detail::CString(url, "redis url").get()));
   }

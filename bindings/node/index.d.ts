@@ -99,9 +99,12 @@ export interface RateLimitOptions {
   /** With `"wait"`: the longest wait before failing (default 60000). */
   maxWaitMs?: number
   /**
-   * Share the budget with every process and host through this Redis
-   * (`redis://[:password@]host[:port][/db]`, `rediss://` for TLS). The URL and its
-   * password never appear in errors or debug output.
+   * Share the budget with every process and host through this Redis: one server
+   * (`redis://[:password@]host[:port][/db]`, `rediss://` for TLS), a Redis Cluster
+   * (`redis+cluster://[:password@]host:port[,host:port…]`, `rediss+cluster://`) or the
+   * primary that sentinels name (`redis+sentinel://[:password@]host[:port][,…]/service[/db]`,
+   * `?sentinel_password=…` for the sentinels' own; `rediss+sentinel://`). The URL's
+   * passwords never appear in errors or debug output.
    */
   redisUrl?: string
   /** While Redis cannot be reached (default `"local_fallback"`). */

@@ -31,7 +31,10 @@ use crate::response::APIResponse;
 /// `"fail"` raises `RateLimitedError` at once.
 ///
 /// With `redis_url`, the budget is kept in Redis and shared by every process and host
-/// on the key (gunicorn workers, `multiprocessing`, several machines); while Redis
+/// on the key (gunicorn workers, `multiprocessing`, several machines): one server
+/// (`redis://[:password@]host[:port][/db]`, `rediss://`), a Redis Cluster
+/// (`redis+cluster://[:password@]host:port[,host:port…]`) or the primary that sentinels
+/// name (`redis+sentinel://[:password@]host[:port][,…]/service[/db]`); while Redis
 /// cannot be reached, `on_redis_error` says what happens: `"local_fallback"` (count in
 /// this process at `requests / expected_processes`), `"fail_closed"` (raise
 /// `BudgetUnavailableError`) or `"fail_open"` (send without counting).

@@ -50,7 +50,11 @@ _T = TypeVar("_T")
 
 @final
 class RateLimit:
-    """The client-side rate limit of a private key."""
+    """The client-side rate limit of a private key.
+
+    ``redis_url`` shares it through Redis: one server (``redis://``, ``rediss://``),
+    a Redis Cluster (``redis+cluster://host:port,host:port``) or the primary that
+    sentinels name (``redis+sentinel://host,host/service``)."""
 
     def __new__(
         cls,
