@@ -72,6 +72,8 @@ if cargo clippy --version >/dev/null 2>&1; then
   cargo clippy --workspace --all-targets --locked -- -D warnings
   # The feature `tracing` is on in no package of the workspace: its code is linted here.
   cargo clippy -p roomchat --all-targets --features tracing --locked -- -D warnings
+  # The tests outside `cargo test`'s default set (test = false) are not among --all-targets.
+  cargo clippy -p roomchat --features redis --test redis_topologies --test stress --test network --locked -- -D warnings
 else
   echo "clippy is not installed: skipped"
 fi

@@ -493,7 +493,7 @@ fn tls_and_passwords_on_a_cluster_and_a_sentinel() {
 
         // Not trusting the CA: refused, and the error names no password.
         let wary = builder(&emu)
-            .redis_budget(budget.key_prefix(&format!("{what}-wary")))
+            .redis_budget(budget.key_prefix(format!("{what}-wary")))
             .max_retries(0)
             .build()
             .unwrap();
