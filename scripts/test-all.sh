@@ -34,7 +34,9 @@ timed() { # name, then the command
 
 # Debian packages a fresh machine lacks: libcurl's headers (the benchmark's
 # libcurl side links the system libcurl), valgrind and pkg-config (the C suites),
-# redis-server (the shared rate budget's tests start their own on free ports).
+# redis-server (the shared rate budget's tests start their own on free ports;
+# its redis-cli makes clusters, and it runs the sentinels: `redis-server --sentinel`
+# is what Debian's redis-sentinel package runs).
 step "system packages"
 need_apt=()
 pkg-config --exists libcurl 2>/dev/null || need_apt+=(libcurl4-openssl-dev)
@@ -86,6 +88,9 @@ ROOMCHAT_TEST_TLS=1 cargo test --locked -p roomchat --test endpoints --test retr
 
 step "Rust: the cargo feature tracing (one span per call, the key redacted)"
 cargo test --locked -p roomchat --features tracing --test tracing 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
+
+step "Rust: the shared budget on Redis Cluster and Sentinel (real servers resharded and failing over under 4 processes x 4 threads: tests/redis/topology.sh)"
+cargo test --locked -p roomchat --features redis --test redis_topologies -- --nocapture 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^(redis budget|test result)'
 
 step "across the test network: a namespaced host over TLS with ~25 ms round trips, through tinyproxy (scripts/testnet.sh)"
 cargo build --quiet --locked -p roomchat-emulator

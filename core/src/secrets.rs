@@ -4,8 +4,9 @@
 
 /// The query parameters that carry a password in a URL (`pass`, as the redis
 /// crate reads `redis+unix:///path?pass=…`; `password`, which other clients
-/// accept, hidden too in case a user writes it).
-const PASSWORD_PARAMS: [&str; 2] = ["pass", "password"];
+/// accept, hidden too in case a user writes it; `sentinel_password`, the
+/// sentinels' own in a `redis+sentinel://` URL).
+const PASSWORD_PARAMS: [&str; 3] = ["pass", "password", "sentinel_password"];
 
 /// Where `url`'s user information (`user:password@`) and query start and end.
 fn url_parts(url: &str) -> (usize, Option<(usize, usize)>, Option<usize>) {

@@ -450,13 +450,7 @@ fn no_redis_password_in_any_output_for_every_url_form() {
 
 /// The Redis key holding a key's 429 block (as the client names it: see `shared_budget`).
 fn block_key(prefix: &str, private_key: &str) -> String {
-    use sha2::{Digest, Sha256};
-    let digest = Sha256::new()
-        .chain_update(b"roomchat-budget-v1\0")
-        .chain_update(private_key.as_bytes())
-        .finalize();
-    let hash: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
-    format!("{prefix}:{{{hash}}}:block")
+    common::redis_server::budget_key(prefix, private_key, "block")
 }
 
 #[test]
@@ -638,77 +632,13 @@ fn keys_on_one_redis_share_its_connections() {
     assert!(connections <= 2, "{connections} connections");
 }
 
-/// A CA and a certificate for 127.0.0.1 signed by it (openssl), in `dir`:
-/// `ca.pem`, `server.pem`, `server.key`.
-fn make_certificates(dir: &std::path::Path) {
-    let run = |args: &[&str]| {
-        let status = std::process::Command::new("openssl")
-            .args(args)
-            .current_dir(dir)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .expect("openssl runs (Debian's openssl)");
-        assert!(status.success(), "openssl {args:?}");
-    };
-    run(&[
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:P-256",
-        "-nodes",
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.pem",
-        "-days",
-        "2",
-        "-subj",
-        "/CN=roomchat test redis CA",
-    ]);
-    run(&[
-        "req",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:P-256",
-        "-nodes",
-        "-keyout",
-        "server.key",
-        "-out",
-        "server.csr",
-        "-subj",
-        "/CN=127.0.0.1",
-    ]);
-    std::fs::write(dir.join("ext.cnf"), "subjectAltName=IP:127.0.0.1\n").unwrap();
-    run(&[
-        "x509",
-        "-req",
-        "-in",
-        "server.csr",
-        "-CA",
-        "ca.pem",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-out",
-        "server.pem",
-        "-days",
-        "2",
-        "-extfile",
-        "ext.cnf",
-    ]);
-}
-
 #[test]
 fn a_rediss_budget_trusts_what_the_client_trusts() {
     let emu = emulator_limited("redis-tls", 100_000, Duration::from_secs(60));
     emu.seed_users(1);
     let dir = std::env::temp_dir().join(format!("roomchat-redis-tls-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    make_certificates(&dir);
+    common::redis_server::make_certificates(&dir);
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -727,13 +657,13 @@ fn a_rediss_budget_trusts_what_the_client_trusts() {
         ])
         .args([
             "--tls-cert-file",
-            &path("server.pem"),
+            &path("server.crt"),
             "--tls-key-file",
             &path("server.key"),
         ])
         .args([
             "--tls-ca-cert-file",
-            &path("ca.pem"),
+            &path("ca.crt"),
             "--tls-auth-clients",
             "no",
         ])
@@ -754,7 +684,7 @@ fn a_rediss_budget_trusts_what_the_client_trusts() {
         .on_error(OnRedisError::FailClosed)
         .connect_timeout(Duration::from_secs(2))
         .io_timeout(Duration::from_secs(2));
-    let ca = std::fs::read_to_string(dir.join("ca.pem")).unwrap();
+    let ca = std::fs::read_to_string(dir.join("ca.crt")).unwrap();
 
     // Trusting the CA (the client's own option): the budget lives in Redis over TLS.
     let trusting = builder(&emu)

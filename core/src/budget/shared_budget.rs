@@ -41,14 +41,10 @@
 //! does no I/O: it shows what the last round trip learned. After `fork()` the
 //! child opens connections of its own, and the parent's sockets are pointed
 //! at `/dev/null` in it (on Unix): the client makes each socket itself (see
-//! [`connection`]), so it knows their numbers, and touches no other.
-//!
-//! # Redis permissions
-//!
-//! With Redis ACLs, the user needs `+evalsha +eval +script|load` on the keys
-//! `{prefix}:*` (the scripts call `TIME`, `PTTL`, `LLEN`, `LINDEX`, `RPOP`,
-//! `LPUSH`, `LTRIM`, `PEXPIRE` and `SET`), e.g.
-//! `ACL SETUSER roomchat on >secret ~roomchat:* +evalsha +eval +script|load`.
+//! [`connection`]), so it knows their numbers, and touches no other; a
+//! cluster's node connections too, which the redis crate's cluster client makes
+//! through [`redis::cluster::Connect`]. The three deployments (one server,
+//! Cluster, Sentinel) are in [`deployment`].
 
 use std::collections::HashMap;
 use std::fmt;
@@ -68,7 +64,8 @@ use crate::time::{check_duration, instant_after};
 use crate::transport::fork::ForkLocal;
 
 mod connection;
-use connection::{Connection, Target};
+mod deployment;
+use deployment::{Deployment, Pooled};
 
 /// What the client does while the shared budget in Redis cannot be reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -105,7 +102,39 @@ impl OnRedisError {
     }
 }
 
-/// Where and how the key's budget is shared: a Redis server reached by URL.
+/// Where and how the key's budget is shared: a Redis deployment reached by URL.
+///
+/// # Deployments
+///
+/// The URL names one of three:
+/// - **one server**: `redis://[[user]:password@]host[:port][/db]`, `rediss://…`
+///   for TLS, `redis+unix:///path?pass=…`;
+/// - **Redis Cluster**: `redis+cluster://[[user]:password@]host:port[,host:port…]`
+///   (`rediss+cluster://` for TLS): seed nodes, from which the redis crate's
+///   cluster client learns the slots. Both keys share one slot, so an acquire
+///   stays one EVALSHA, sent to the slot's primary; `MOVED` and `ASK` (a slot
+///   being resharded) are followed there and never reach a caller. A primary
+///   that fails fails the round trip: the circuit breaker and the [`OnRedisError`] policy hold until a
+///   fresh cluster connection finds the promoted replica. Up to 16 connections
+///   per node, as for one server (each pooled cluster connection holds one to
+///   each node it has used).
+/// - **Sentinel**: `redis+sentinel://[[user]:password@]host[:port][,host[:port]…]/service[/db]`
+///   (default port 26379; `rediss+sentinel://` for TLS to the sentinels and the
+///   primary; `?sentinel_password=…[&sentinel_username=…]` when the sentinels
+///   need their own credentials). Each new connection asks the sentinels in
+///   order for the service's primary and checks that it says it is one (`ROLE`);
+///   after a failover the old primary's refusals (or silence) fail the round
+///   trip, and the next connection asks the sentinels again.
+///
+/// # Redis permissions
+///
+/// With Redis ACLs, the user needs `+evalsha +eval +script|load +ping` on the keys
+/// `{prefix}:*` (the scripts call `TIME`, `PTTL`, `LLEN`, `LINDEX`, `RPOP`,
+/// `LPUSH`, `LTRIM`, `PEXPIRE` and `SET`), e.g.
+/// `ACL SETUSER roomchat on >secret ~roomchat:* +evalsha +eval +script|load +ping`.
+/// On a cluster also `+cluster|slots +asking`; behind Sentinel also `+role` on
+/// the data nodes, and on the sentinels (when they use ACLs) a user with
+/// `+sentinel|get-master-addr-by-name +ping`.
 ///
 /// ```no_run
 /// use roomchat::{Client, OnRedisError, RedisBudget};
@@ -115,6 +144,12 @@ impl OnRedisError {
 ///         .on_error(OnRedisError::LocalFallback)
 ///         .expected_processes(8))
 ///     .build()?;
+/// // A Redis Cluster, from three of its nodes:
+/// let budget = RedisBudget::new("redis+cluster://:password@10.0.0.5:6379,10.0.0.6:6379,10.0.0.7:6379");
+/// // The primary that three sentinels name for the service `budget`:
+/// let budget = RedisBudget::new(
+///     "redis+sentinel://:password@10.0.1.5,10.0.1.6,10.0.1.7/budget?sentinel_password=other",
+/// );
 /// # Ok::<(), roomchat::Error>(())
 /// ```
 #[derive(Clone, PartialEq, Eq)]
@@ -148,8 +183,11 @@ pub const DEFAULT_REDIS_TIMEOUT: Duration = Duration::from_millis(500);
 pub const DEFAULT_BREAKER_COOLDOWN: Duration = Duration::from_secs(5);
 
 impl RedisBudget {
-    /// The budget shared through the Redis server at `url` (`redis://[:password@]host[:port][/db]`,
-    /// `rediss://` for TLS). Defaults: prefix `roomchat`, [`OnRedisError::LocalFallback`] with 4
+    /// The budget shared through the Redis deployment at `url`: one server
+    /// (`redis://[:password@]host[:port][/db]`, `rediss://` for TLS), a Redis Cluster
+    /// (`redis+cluster://[:password@]host:port[,host:port…]`) or the primary that
+    /// sentinels name (`redis+sentinel://[:password@]host[:port][,…]/service[/db]`); see
+    /// [`RedisBudget`] for every form. Defaults: prefix `roomchat`, [`OnRedisError::LocalFallback`] with 4
     /// expected processes, 500 ms timeouts, a 5 s breaker.
     pub fn new(url: impl Into<String>) -> RedisBudget {
         RedisBudget {
@@ -210,9 +248,17 @@ impl RedisBudget {
         redacted_url(&self.url)
     }
 
-    /// Whether Redis is reached over TLS (`rediss://`, `valkeys://`).
+    /// Whether Redis is reached over TLS (`rediss://`, `valkeys://`,
+    /// `rediss+cluster://`, `rediss+sentinel://`).
     pub(crate) fn over_tls(&self) -> bool {
-        ["rediss://", "valkeys://"].iter().any(|scheme| {
+        [
+            "rediss://",
+            "valkeys://",
+            "rediss+cluster://",
+            "rediss+sentinel://",
+        ]
+        .iter()
+        .any(|scheme| {
             self.url
                 .get(..scheme.len())
                 .is_some_and(|s| s.eq_ignore_ascii_case(scheme))
@@ -315,7 +361,7 @@ const MAX_CONNECTIONS: usize = 16;
 /// key that use it: its connections, and the circuit breaker (a Redis that is
 /// down is down for every key).
 struct Link {
-    target: Target,
+    deployment: Deployment,
     settings: RedisBudget,
     /// The URL's passwords, scrubbed from every message that quotes Redis's errors.
     passwords: Vec<String>,
@@ -331,7 +377,7 @@ struct LinkState {
 
 #[derive(Default)]
 struct Slots {
-    idle: Vec<Connection>,
+    idle: Vec<Pooled>,
     /// Connections open, idle or in use.
     open: usize,
     /// One caller is connecting; the others wait for it rather than connect too.
@@ -395,7 +441,7 @@ impl Link {
         &self,
         cancel: Option<&CancelToken>,
         deadline: Instant,
-        f: impl FnOnce(&mut Connection) -> redis::RedisResult<T>,
+        f: impl FnOnce(&mut Pooled) -> redis::RedisResult<T>,
     ) -> std::result::Result<T, LinkError> {
         let state = self.process();
         let mut slots = lock(&state.slots);
@@ -451,7 +497,7 @@ impl Link {
                 .unwrap_or_else(|p| p.into_inner().0);
         };
         drop(slots);
-        let outcome = f(&mut pooled);
+        let outcome = self.deployment.within(|| f(&mut pooled));
         let mut slots = lock(&state.slots);
         match outcome {
             Ok(value) => {
@@ -484,8 +530,8 @@ impl Link {
         ))
     }
 
-    fn connect(&self) -> redis::RedisResult<Connection> {
-        self.target
+    fn connect(&self) -> redis::RedisResult<Pooled> {
+        self.deployment
             .connect(self.settings.connect_timeout, self.settings.io_timeout)
     }
 }
@@ -623,16 +669,15 @@ impl SharedBudget {
                         redacted_url(&settings.url)
                     ))
                 };
-                let info = redis::IntoConnectionInfo::into_connection_info(settings.url.as_str())
-                    .map_err(|e| {
-                    not_valid(format!(
-                        "is not valid: {}",
-                        scrub(&e.to_string(), &passwords)
-                    ))
-                })?;
-                let target = Target::new(info, &roots).map_err(not_valid)?;
+                let deployment = Deployment::new(
+                    &settings.url,
+                    &roots,
+                    settings.connect_timeout,
+                    settings.io_timeout,
+                )
+                .map_err(|why| not_valid(scrub(&why, &passwords)))?;
                 let link = Arc::new(Link {
-                    target,
+                    deployment,
                     settings: settings.clone(),
                     passwords,
                     process: ForkLocal::new(LinkState::default()),

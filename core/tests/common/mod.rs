@@ -4,6 +4,7 @@
 use std::time::{Duration, Instant, SystemTime};
 
 pub mod redis_server;
+pub mod redis_topology;
 
 use roomchat::{Client, ClientBuilder, Error, RateLimitConfig};
 use roomchat_emulator::{Emulator, EmulatorConfig, EmulatorTls, Fault, FaultAction};

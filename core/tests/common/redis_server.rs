@@ -214,3 +214,79 @@ fn resp(args: &[&str]) -> String {
     }
     request
 }
+
+/// A CA and a certificate for 127.0.0.1 signed by it (openssl), in `dir`:
+/// `ca.crt`, `server.crt`, `server.key` (the names `tests/redis/topology.sh --tls` reads).
+pub fn make_certificates(dir: &std::path::Path) {
+    let run = |args: &[&str]| {
+        let status = std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("openssl runs (Debian's openssl)");
+        assert!(status.success(), "openssl {args:?}");
+    };
+    run(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=roomchat test redis CA",
+    ]);
+    run(&[
+        "req",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=127.0.0.1",
+    ]);
+    std::fs::write(dir.join("ext.cnf"), "subjectAltName=IP:127.0.0.1\n").unwrap();
+    run(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.crt",
+        "-days",
+        "2",
+        "-extfile",
+        "ext.cnf",
+    ]);
+}
+
+/// The budget's Redis key `{prefix}:{<hash>}:{suffix}` (`starts` or `block`)
+/// for `private_key`, as the client names it (see `shared_budget`).
+pub fn budget_key(prefix: &str, private_key: &str, suffix: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::new()
+        .chain_update(b"roomchat-budget-v1\0")
+        .chain_update(private_key.as_bytes())
+        .finalize();
+    let hash: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    format!("{prefix}:{{{hash}}}:{suffix}")
+}

@@ -25,34 +25,49 @@ pub(super) struct Target {
     tls: Option<Arc<rustls::ClientConfig>>,
 }
 
+/// The TLS configuration for the servers of `info`'s kind: `None` without TLS,
+/// one trusting the DER certificates `roots` for `rediss://`. `Err` says why
+/// the server cannot be reached (a sentence).
+pub(super) fn tls_for(
+    addr: &ConnectionAddr,
+    roots: &[&[u8]],
+) -> Result<Option<Arc<rustls::ClientConfig>>, String> {
+    match addr {
+        ConnectionAddr::TcpTls { insecure: true, .. } => Err(
+            "asks for TLS without certificate checks (#insecure), which the client does not do"
+                .into(),
+        ),
+        ConnectionAddr::TcpTls { .. } => {
+            let mut store = rustls::RootCertStore::empty();
+            store.add_parsable_certificates(
+                roots
+                    .iter()
+                    .map(|der| rustls::pki_types::CertificateDer::from(*der)),
+            );
+            let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+                rustls::crypto::ring::default_provider(),
+            ))
+            .with_safe_default_protocol_versions()
+            .map_err(|e| format!("has no usable TLS configuration: {e}"))?
+            .with_root_certificates(store)
+            .with_no_client_auth();
+            Ok(Some(Arc::new(config)))
+        }
+        _ => Ok(None),
+    }
+}
+
 impl Target {
     /// The server `info` names; a TLS one trusts the DER certificates `roots`.
     /// `Err` says why it cannot be reached (a sentence).
     pub(super) fn new(info: ConnectionInfo, roots: &[&[u8]]) -> Result<Target, String> {
-        let tls = match info.addr() {
-            ConnectionAddr::TcpTls { insecure: true, .. } => return Err(
-                "asks for TLS without certificate checks (#insecure), which the client does not do"
-                    .into(),
-            ),
-            ConnectionAddr::TcpTls { .. } => {
-                let mut store = rustls::RootCertStore::empty();
-                store.add_parsable_certificates(
-                    roots
-                        .iter()
-                        .map(|der| rustls::pki_types::CertificateDer::from(*der)),
-                );
-                let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-                    rustls::crypto::ring::default_provider(),
-                ))
-                .with_safe_default_protocol_versions()
-                .map_err(|e| format!("has no usable TLS configuration: {e}"))?
-                .with_root_certificates(store)
-                .with_no_client_auth();
-                Some(Arc::new(config))
-            }
-            _ => None,
-        };
+        let tls = tls_for(info.addr(), roots)?;
         Ok(Target { info, tls })
+    }
+
+    /// The server `info` names, over `tls` when it is a TLS address.
+    pub(super) fn with_tls(info: ConnectionInfo, tls: Option<Arc<rustls::ClientConfig>>) -> Target {
+        Target { info, tls }
     }
 
     /// A new connection, ready for commands (authenticated, on its database),
@@ -101,6 +116,7 @@ impl Target {
             stream: ManuallyDrop::new(stream),
             parser: redis::Parser::new(),
             db: self.info.redis_settings().db(),
+            io_timeout,
             open: true,
         };
         connection.stream.set_timeouts(time_left(deadline)?)?;
@@ -221,21 +237,27 @@ enum Stream {
 
 impl Stream {
     fn set_timeouts(&self, timeout: Duration) -> io::Result<()> {
+        self.set_read_timeout(timeout)?;
+        self.set_write_timeout(timeout)
+    }
+
+    fn set_read_timeout(&self, timeout: Duration) -> io::Result<()> {
         let timeout = Some(timeout.max(Duration::from_millis(1)));
         match self {
-            Stream::Tcp(tcp) => {
-                tcp.set_read_timeout(timeout)?;
-                tcp.set_write_timeout(timeout)
-            }
-            Stream::Tls(tls) => {
-                tls.sock.set_read_timeout(timeout)?;
-                tls.sock.set_write_timeout(timeout)
-            }
+            Stream::Tcp(tcp) => tcp.set_read_timeout(timeout),
+            Stream::Tls(tls) => tls.sock.set_read_timeout(timeout),
             #[cfg(unix)]
-            Stream::Unix(unix) => {
-                unix.set_read_timeout(timeout)?;
-                unix.set_write_timeout(timeout)
-            }
+            Stream::Unix(unix) => unix.set_read_timeout(timeout),
+        }
+    }
+
+    fn set_write_timeout(&self, timeout: Duration) -> io::Result<()> {
+        let timeout = Some(timeout.max(Duration::from_millis(1)));
+        match self {
+            Stream::Tcp(tcp) => tcp.set_write_timeout(timeout),
+            Stream::Tls(tls) => tls.sock.set_write_timeout(timeout),
+            #[cfg(unix)]
+            Stream::Unix(unix) => unix.set_write_timeout(timeout),
         }
     }
 }
@@ -278,6 +300,9 @@ pub(super) struct Connection {
     stream: ManuallyDrop<Stream>,
     parser: redis::Parser,
     db: i64,
+    /// Every read and write waits this long at most (also when the redis
+    /// crate's cluster code asks for no timeout).
+    io_timeout: Duration,
     /// False after a failed read or write: the stream may hold half a reply.
     open: bool,
 }
@@ -381,6 +406,48 @@ impl ConnectionLike for Connection {
 
     fn is_open(&self) -> bool {
         self.open
+    }
+}
+
+// The redis crate's cluster code makes its node connections through this
+// trait, so a cluster's sockets are made (and registered) here as well. Its
+// `connect` is given only the node's address and settings: the TLS
+// configuration and I/O timeout come from the cluster link making it, which
+// sets them for the calling thread ([`ClusterNodes::within`](super::deployment)).
+impl redis::cluster::Connect for Connection {
+    fn connect<T>(info: T, timeout: Option<Duration>) -> RedisResult<Self>
+    where
+        T: redis::IntoConnectionInfo,
+    {
+        let info = info.into_connection_info()?;
+        let (tls, connect_timeout, io_timeout) =
+            super::deployment::node_settings().ok_or_else(|| {
+                RedisError::from((
+                    redis::ErrorKind::InvalidClientConfig,
+                    "a cluster node connection made outside its cluster link",
+                ))
+            })?;
+        Target::with_tls(info, tls).connect(timeout.unwrap_or(connect_timeout), io_timeout)
+    }
+
+    fn send_packed_command(&mut self, cmd: &[u8]) -> RedisResult<()> {
+        self.send(cmd)
+    }
+
+    fn set_write_timeout(&self, dur: Option<Duration>) -> RedisResult<()> {
+        Ok(self
+            .stream
+            .set_write_timeout(dur.unwrap_or(self.io_timeout))?)
+    }
+
+    fn set_read_timeout(&self, dur: Option<Duration>) -> RedisResult<()> {
+        Ok(self
+            .stream
+            .set_read_timeout(dur.unwrap_or(self.io_timeout))?)
+    }
+
+    fn recv_response(&mut self) -> RedisResult<Value> {
+        self.receive()
     }
 }
 

@@ -1,0 +1,552 @@
+//! The shared rate budget on Redis as production runs it, with real servers
+//! (`tests/redis/topology.sh`): a Redis Cluster whose budget slot is resharded
+//! and whose primary fails over, and a Sentinel-watched primary failing over —
+//! each under 4 processes × 4 threads on one key — plus TLS, passwords, the
+//! connection bound per node, one EVALSHA per call and a forked child.
+//!
+//! Not in `cargo test`'s default set (`test = false`): the test command runs it
+//! once with `--nocapture`, for its figures.
+#![cfg(all(feature = "redis", target_os = "linux"))]
+
+mod common;
+
+use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime};
+
+use common::redis_server::{budget_key, make_certificates};
+use common::redis_topology::Topology;
+use common::*;
+use roomchat::{BudgetBackend, ErrorKind, ListUsers, OnRedisError, RateLimitConfig, RedisBudget};
+use roomchat_emulator::{Emulator, RateLimit};
+
+const LIMIT: u32 = 60;
+const WINDOW: Duration = Duration::from_secs(3);
+
+fn emulator_limited(test: &str, requests: u32, window: Duration) -> Emulator {
+    let emu = emulator_with(test, |c| {
+        c.rate_limit = RateLimit { requests, window };
+        c.journal_capacity = 100_000;
+    });
+    emu.seed_users(2);
+    emu
+}
+
+fn fail_closed(url: &str) -> RedisBudget {
+    RedisBudget::new(url)
+        .on_error(OnRedisError::FailClosed)
+        .connect_timeout(Duration::from_millis(200))
+        .io_timeout(Duration::from_millis(200))
+        .breaker_cooldown(Duration::from_millis(300))
+}
+
+/// The `port` of a `host:port`.
+fn port_of(address: &str) -> u16 {
+    address.rsplit(':').next().unwrap().parse().unwrap()
+}
+
+/// `redis-cli` against one node; its output.
+fn redis_cli(port: u16, args: &[&str]) -> String {
+    let output = std::process::Command::new("redis-cli")
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+            "--no-auth-warning",
+        ])
+        .args(args)
+        .output()
+        .expect("redis-cli runs");
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// What one child process saw (written to a file, one line, read by the parent).
+#[derive(Debug, Default, Clone, Copy)]
+struct ChildReport {
+    ok: usize,
+    /// Calls refused by the failure policy (fail_closed: BudgetUnavailable).
+    refused: usize,
+    other_errors: usize,
+    /// Milliseconds since the run began of the first and last refused call.
+    first_refused_ms: u64,
+    last_refused_ms: u64,
+    /// Calls that succeeded after the last refused one.
+    ok_after_refused: usize,
+    degraded_at_end: bool,
+}
+
+impl ChildReport {
+    fn parse(line: &str) -> ChildReport {
+        let n: Vec<u64> = line
+            .split_whitespace()
+            .map(|f| f.parse().unwrap())
+            .collect();
+        ChildReport {
+            ok: n[0] as usize,
+            refused: n[1] as usize,
+            other_errors: n[2] as usize,
+            first_refused_ms: n[3],
+            last_refused_ms: n[4],
+            ok_after_refused: n[5] as usize,
+            degraded_at_end: n[6] == 1,
+        }
+    }
+}
+
+/// What a 4 × 4 run measured.
+struct Run {
+    children: Vec<ChildReport>,
+    calls: usize,
+    answered_429: usize,
+    busiest: usize,
+    /// The busiest window among the calls that arrived after the last refused one.
+    busiest_after_refusals: usize,
+    event: String,
+    event_at: Duration,
+}
+
+impl Run {
+    fn succeeded(&self) -> usize {
+        self.children.iter().map(|c| c.ok).sum()
+    }
+
+    fn refused(&self) -> usize {
+        self.children.iter().map(|c| c.refused).sum()
+    }
+
+    fn refusal_span(&self) -> Option<(u64, u64)> {
+        let refusing: Vec<_> = self.children.iter().filter(|c| c.refused > 0).collect();
+        (!refusing.is_empty()).then(|| {
+            (
+                refusing.iter().map(|c| c.first_refused_ms).min().unwrap(),
+                refusing.iter().map(|c| c.last_refused_ms).max().unwrap(),
+            )
+        })
+    }
+
+    fn print(&self, what: &str, run_for: Duration) {
+        let refused = match self.refusal_span() {
+            None => "0 calls met the failure policy (fail_closed)".to_owned(),
+            Some((first, last)) => format!(
+                "{} calls met the failure policy (fail_closed) from {:.1} s to {:.1} s ({:.1} s)",
+                self.refused(),
+                first as f64 / 1000.0,
+                last as f64 / 1000.0,
+                (last - first) as f64 / 1000.0
+            ),
+        };
+        println!(
+            "redis budget on {what}: 4 processes x 4 threads for {run_for:?}; {} at {:.1} s; \
+             {} calls ({} succeeded), {} answered 429, busiest {WINDOW:?} window {} of the service's {LIMIT} ({:.1}%), \
+             after the failure {} ({:.1}%); {refused}",
+            self.event,
+            self.event_at.as_secs_f64(),
+            self.calls,
+            self.succeeded(),
+            self.answered_429,
+            self.busiest,
+            self.busiest as f64 * 100.0 / LIMIT as f64,
+            self.busiest_after_refusals,
+            self.busiest_after_refusals as f64 * 100.0 / LIMIT as f64,
+        );
+    }
+}
+
+/// 4 forked processes × 4 threads calling on one key for `run_for`, the budget
+/// in Redis at `url` (fail_closed); `event` runs in the parent at `event_after`.
+fn four_by_four(
+    emu: &Emulator,
+    url: &str,
+    run_for: Duration,
+    event_after: Duration,
+    event: impl FnOnce() -> String,
+) -> Run {
+    let reports = std::env::temp_dir().join(format!(
+        "roomchat-topology-reports-{}-{}",
+        std::process::id(),
+        emu.base_url()
+            .rsplit(':')
+            .next()
+            .unwrap()
+            .trim_end_matches('/')
+    ));
+    std::fs::create_dir_all(&reports).unwrap();
+    let began = Instant::now();
+    let children: Vec<_> = (0..4)
+        .map(|i| {
+            let report = reports.join(format!("child-{i}"));
+            fork_child(move || {
+                let client = builder(emu)
+                    .rate_limit(RateLimitConfig::new(LIMIT, WINDOW))
+                    .redis_budget(fail_closed(url))
+                    .max_retries(0)
+                    .build()
+                    .unwrap();
+                let counts: [AtomicUsize; 6] = Default::default();
+                thread::scope(|scope| {
+                    for _ in 0..4 {
+                        scope.spawn(|| {
+                            while began.elapsed() < run_for {
+                                match client.list_users(&ListUsers::page(1, 0)) {
+                                    Ok(_) => {
+                                        counts[0].fetch_add(1, Ordering::SeqCst);
+                                        counts[5].fetch_add(1, Ordering::SeqCst);
+                                    }
+                                    Err(e) if e.kind() == ErrorKind::BudgetUnavailable => {
+                                        let at = began.elapsed().as_millis() as usize;
+                                        counts[1].fetch_add(1, Ordering::SeqCst);
+                                        let _ = counts[3].compare_exchange(
+                                            0,
+                                            at,
+                                            Ordering::SeqCst,
+                                            Ordering::SeqCst,
+                                        );
+                                        counts[4].fetch_max(at, Ordering::SeqCst);
+                                        counts[5].store(0, Ordering::SeqCst);
+                                        // fail_closed refuses at once: no spinning meanwhile.
+                                        thread::sleep(Duration::from_millis(10));
+                                    }
+                                    Err(e) => {
+                                        eprintln!("child: {e}");
+                                        counts[2].fetch_add(1, Ordering::SeqCst);
+                                    }
+                                }
+                            }
+                        });
+                    }
+                });
+                let degraded = client.rate_limit_state().degraded;
+                let line = format!(
+                    "{} {} {} {} {} {} {}\n",
+                    counts[0].load(Ordering::SeqCst),
+                    counts[1].load(Ordering::SeqCst),
+                    counts[2].load(Ordering::SeqCst),
+                    counts[3].load(Ordering::SeqCst),
+                    counts[4].load(Ordering::SeqCst),
+                    counts[5].load(Ordering::SeqCst),
+                    u8::from(degraded)
+                );
+                let written =
+                    std::fs::File::create(&report).and_then(|mut f| f.write_all(line.as_bytes()));
+                i32::from(written.is_err())
+            })
+        })
+        .collect();
+    thread::sleep(event_after.saturating_sub(began.elapsed()));
+    let event_at = began.elapsed();
+    let event = event();
+    let codes: Vec<i32> = children
+        .into_iter()
+        .map(|pid| wait_child(pid, run_for + Duration::from_secs(60)).unwrap_or(-2))
+        .collect();
+    assert_eq!(codes, [0, 0, 0, 0], "a child failed to run or report");
+    let children: Vec<ChildReport> = (0..4)
+        .map(|i| {
+            ChildReport::parse(
+                &std::fs::read_to_string(reports.join(format!("child-{i}"))).unwrap(),
+            )
+        })
+        .collect();
+    let _ = std::fs::remove_dir_all(&reports);
+    let journal = emu.journal();
+    let mut arrived: Vec<SystemTime> = journal.iter().map(|e| e.received_at).collect();
+    arrived.sort();
+    let mut run = Run {
+        calls: journal.len(),
+        answered_429: journal.iter().filter(|e| e.status == 429).count(),
+        busiest: busiest_window(&arrived, WINDOW),
+        busiest_after_refusals: 0,
+        children,
+        event,
+        event_at,
+    };
+    let began_at = SystemTime::now() - began.elapsed();
+    let recovered_at =
+        began_at + Duration::from_millis(run.refusal_span().map_or(0, |(_, last)| last));
+    let after: Vec<SystemTime> = arrived.into_iter().filter(|t| *t > recovered_at).collect();
+    run.busiest_after_refusals = busiest_window(&after, WINDOW);
+    run
+}
+
+fn fork_child(f: impl FnOnce() -> i32) -> libc::pid_t {
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(99);
+        unsafe { libc::_exit(code) }
+    }
+    pid
+}
+
+/// The budget's starts key for the emulator's private key (where its slot is).
+fn starts_key(emu: &Emulator) -> String {
+    budget_key("roomchat", &emu.private_key(), "starts")
+}
+
+#[test]
+fn a_cluster_budget_holds_while_its_slot_is_resharded() {
+    let emu = emulator_limited("cluster-reshard", LIMIT, WINDOW);
+    let cluster = Topology::cluster("cluster-reshard", &["--replicas", "0"]);
+    let key = starts_key(&emu);
+    let run_for = Duration::from_secs(8);
+    let run = four_by_four(&emu, &cluster.url, run_for, Duration::from_secs(3), || {
+        format!("its slot moved {}", cluster.command("reshard", &[&key]))
+    });
+    run.print("a 3-primary cluster", run_for);
+    for child in &run.children {
+        assert_eq!(
+            (child.refused, child.other_errors, child.degraded_at_end),
+            (0, 0, false),
+            "MOVED and ASK are followed without an error reaching a caller: {child:?}"
+        );
+    }
+    assert_eq!(run.answered_429, 0);
+    assert!(run.busiest <= LIMIT as usize);
+    assert!(
+        run.busiest >= 57,
+        "the busiest window used {} of 60: under 95%",
+        run.busiest
+    );
+}
+
+#[test]
+fn a_cluster_budget_survives_its_primary_failing_over() {
+    let emu = emulator_limited("cluster-failover", LIMIT, WINDOW);
+    let cluster = Topology::cluster("cluster-failover", &["--replicas", "1"]);
+    let key = starts_key(&emu);
+    let run_for = Duration::from_secs(10);
+    let run = four_by_four(&emu, &cluster.url, run_for, Duration::from_secs(3), || {
+        let took = cluster.command("fail-primary", &[&key]);
+        format!("its primary was killed and a replica promoted in {took} s")
+    });
+    run.print("a 3-primary, 3-replica cluster", run_for);
+    assert_survived(&run);
+}
+
+#[test]
+fn a_sentinel_budget_survives_a_failover() {
+    let emu = emulator_limited("sentinel-failover", LIMIT, WINDOW);
+    let sentinel = Topology::sentinel("sentinel-failover", &[]);
+    let key = starts_key(&emu);
+    let run_for = Duration::from_secs(10);
+    let run = four_by_four(&emu, &sentinel.url, run_for, Duration::from_secs(3), || {
+        let took = sentinel.command("fail-primary", &[&key]);
+        format!("the primary was killed and the sentinels promoted its replica in {took} s")
+    });
+    run.print("a primary, a replica and 3 sentinels", run_for);
+    assert_survived(&run);
+}
+
+/// Through a failover: only the policy's refusals, none answered 429, every
+/// process back on Redis afterwards and the budget exact again.
+fn assert_survived(run: &Run) {
+    for child in &run.children {
+        assert_eq!(child.other_errors, 0, "{child:?}");
+        assert!(
+            !child.degraded_at_end,
+            "back on Redis at the end: {child:?}"
+        );
+        assert!(
+            child.ok_after_refused > 0,
+            "calls succeeded after the failover: {child:?}"
+        );
+    }
+    assert_eq!(run.answered_429, 0, "the budget held through the failover");
+    if let Some((first, last)) = run.refusal_span() {
+        assert!(last - first < 20_000, "refused for {} ms", last - first);
+    }
+    assert!(run.busiest <= LIMIT as usize);
+    assert!(
+        run.busiest_after_refusals >= 57,
+        "after the failover the busiest window used {} of 60: under 95%",
+        run.busiest_after_refusals
+    );
+}
+
+/// One EVALSHA per call on a cluster, at most 16 connections per node from a
+/// process whatever its threads, and a forked child that makes its own.
+#[test]
+fn a_cluster_budget_is_one_round_trip_per_call_and_bounded_per_node() {
+    let emu = emulator_limited("cluster-bounds", 100_000, Duration::from_secs(60));
+    let cluster = Topology::cluster("cluster-bounds", &["--replicas", "0"]);
+    let client = builder(&emu)
+        .redis_budget(fail_closed(&cluster.url))
+        .build()
+        .unwrap();
+    client.list_users(&ListUsers::page(1, 0)).unwrap();
+    let primary = port_of(&cluster.command("primary-of", &[&starts_key(&emu)]));
+    let evalsha = || -> u64 {
+        let stats = redis_cli(primary, &["INFO", "commandstats"]);
+        stats
+            .lines()
+            .find_map(|l| l.strip_prefix("cmdstat_evalsha:calls="))
+            .and_then(|rest| rest.split(',').next())
+            .map_or(0, |n| n.parse().unwrap())
+    };
+    let before = evalsha();
+    const CALLS: u64 = 100;
+    for _ in 0..CALLS {
+        client.list_users(&ListUsers::page(1, 0)).unwrap();
+    }
+    let per_call = evalsha() - before;
+    assert_eq!(
+        per_call, CALLS,
+        "one EVALSHA per call on the slot's primary"
+    );
+
+    thread::scope(|scope| {
+        for _ in 0..32 {
+            scope.spawn(|| {
+                for _ in 0..30 {
+                    client.list_users(&ListUsers::page(1, 0)).unwrap();
+                }
+            });
+        }
+    });
+    let nodes: Vec<u16> = cluster
+        .url
+        .split("://")
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .map(port_of)
+        .collect();
+    let per_node: Vec<usize> = nodes
+        .iter()
+        .map(|&port| {
+            // Every client but the one asking (redis-cli).
+            redis_cli(port, &["CLIENT", "LIST"]).lines().count() - 1
+        })
+        .collect();
+    println!(
+        "redis budget on a cluster: {CALLS} calls sent {per_call} EVALSHA to the slot's primary; \
+         32 threads held {per_node:?} connections to the 3 primaries (bound 16 each)"
+    );
+    assert!(per_node.iter().all(|&n| n <= 16), "{per_node:?}");
+
+    let child = fork_child(|| {
+        // The parent's node sockets are not the child's to use.
+        if nodes.iter().any(|&port| sockets_to(port) != 0) {
+            return 3;
+        }
+        for _ in 0..3 {
+            if client.list_users(&ListUsers::page(1, 0)).is_err() {
+                return 1;
+            }
+        }
+        i32::from(client.rate_limit_state().degraded) * 2
+    });
+    assert_eq!(wait_child(child, Duration::from_secs(30)), Some(0));
+    client.list_users(&ListUsers::page(1, 0)).unwrap();
+    let state = client.rate_limit_state();
+    assert_eq!(
+        (state.backend, state.degraded),
+        (BudgetBackend::Redis, false)
+    );
+}
+
+/// `rediss+cluster://` and `rediss+sentinel://` with passwords: trusted as the
+/// client trusts, and no password in any text the library shows.
+#[test]
+fn tls_and_passwords_on_a_cluster_and_a_sentinel() {
+    let emu = emulator_limited("topologies-tls", 100_000, Duration::from_secs(60));
+    let certificates =
+        std::env::temp_dir().join(format!("roomchat-topology-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&certificates).unwrap();
+    make_certificates(&certificates);
+    let ca = std::fs::read_to_string(certificates.join("ca.crt")).unwrap();
+    let password = "topology-s3cret-pw";
+    let tls = certificates.display().to_string();
+    let cluster = Topology::cluster(
+        "cluster-tls",
+        &["--replicas", "0", "--password", password, "--tls", &tls],
+    );
+    let sentinel = Topology::sentinel("sentinel-tls", &["--password", password, "--tls", &tls]);
+    for (what, url) in [("cluster", &cluster.url), ("sentinel", &sentinel.url)] {
+        assert!(
+            url.contains(password),
+            "{what}: the harness's URL carries the password"
+        );
+        let budget = fail_closed(url)
+            .connect_timeout(Duration::from_secs(2))
+            .io_timeout(Duration::from_secs(2));
+        assert!(
+            !format!("{budget:?}").contains(password),
+            "{what}: {budget:?}"
+        );
+        assert!(!budget.redacted_url().contains(password));
+        let client = builder(&emu)
+            .redis_budget(budget.clone().key_prefix(what))
+            .add_root_certificates_pem(&ca)
+            .build()
+            .unwrap();
+        client.list_users(&ListUsers::page(1, 0)).unwrap();
+        let state = client.rate_limit_state();
+        assert_eq!(
+            (state.backend, state.degraded, state.used),
+            (BudgetBackend::Redis, false, 1),
+            "{what}"
+        );
+        assert!(!format!("{client:?}").contains(password));
+
+        // Not trusting the CA: refused, and the error names no password.
+        let wary = builder(&emu)
+            .redis_budget(budget.key_prefix(&format!("{what}-wary")))
+            .max_retries(0)
+            .build()
+            .unwrap();
+        let error = wary.list_users(&ListUsers::page(1, 0)).unwrap_err();
+        assert_eq!(
+            error.kind(),
+            ErrorKind::BudgetUnavailable,
+            "{what}: {error}"
+        );
+        let shown = format!("{error} {error:?}");
+        assert!(!shown.contains(password), "{what}: {shown}");
+        println!("redis budget over TLS on a {what}: trusted with the client's roots; without them: {error}");
+    }
+    let _ = std::fs::remove_dir_all(&certificates);
+}
+
+/// Forms a cluster or sentinel URL cannot take are refused when the client is
+/// built, with the URL shown redacted.
+#[test]
+fn bad_cluster_and_sentinel_urls_are_configuration_errors() {
+    let emu = emulator_limited("topologies-bad-urls", 100_000, Duration::from_secs(60));
+    for (url, why) in [
+        ("redis+cluster://:pw-1@", "no seed node"),
+        (
+            "redis+cluster://:pw-2@127.0.0.1:7000/3",
+            "database other than 0",
+        ),
+        ("redis+sentinel://:pw-3@127.0.0.1:26379", "no service"),
+        ("rediss+sentinel://127.0.0.1/svc?sentinel_password=pw-4", ""),
+    ] {
+        let built = builder(&emu)
+            .redis_budget(RedisBudget::new(url).on_error(OnRedisError::FailClosed))
+            .build();
+        match built {
+            Err(error) => {
+                assert_eq!(error.kind(), ErrorKind::Configuration, "{url}: {error}");
+                assert!(
+                    !why.is_empty() && error.to_string().contains(why),
+                    "{url}: {error}"
+                );
+                assert!(!error.to_string().contains("pw-"), "{error}");
+            }
+            // A well-formed sentinel URL builds; a sentinel that is not there
+            // refuses the call, and no text shows its password.
+            Ok(client) => {
+                assert!(why.is_empty(), "{url} was taken");
+                let error = client.list_users(&ListUsers::page(1, 0)).unwrap_err();
+                assert_eq!(error.kind(), ErrorKind::BudgetUnavailable, "{error}");
+                assert!(
+                    !format!("{error} {error:?} {client:?}").contains("pw-4"),
+                    "{error}"
+                );
+            }
+        }
+    }
+}
