@@ -150,6 +150,19 @@ suite valgrind test_api api "$emulator"
 # natively, not under valgrind (which serializes the threads and makes
 # deadline-bound fork loops and Redis timeouts meaningless).
 suite native test_fork fork "$emulator"
-suite native test_redis redis "$emulator" "$(command -v redis-server || echo redis-server)"
+# With a Redis Cluster (no replicas) and a Sentinel set-up, started by the one harness
+# every language's tests use, stopped when this script ends whatever happens.
+topologies=$(mktemp -d)
+stop_topologies() {
+  bash tests/redis/topology.sh stop "$topologies/cluster" >/dev/null 2>&1 || true
+  bash tests/redis/topology.sh stop "$topologies/sentinel" >/dev/null 2>&1 || true
+  rm -rf "$topologies"
+}
+trap stop_topologies EXIT
+echo "starting a Redis Cluster and a Sentinel set-up (tests/redis/topology.sh)"
+topology_password=c-topology-password-31
+cluster_url=$(bash tests/redis/topology.sh cluster "$topologies/cluster" --replicas 0 --password "$topology_password" | tail -n 1)
+sentinel_url=$(bash tests/redis/topology.sh sentinel "$topologies/sentinel" --password "$topology_password" | tail -n 1)
+suite native test_redis redis "$emulator" "$(command -v redis-server || echo redis-server)" "$cluster_url" "$sentinel_url"
 echo "c-abi: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

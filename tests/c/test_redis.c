@@ -4,9 +4,11 @@
  * state naming the backend, Redis killed under ROOMCHAT_REDIS_POLICY_FAIL_CLOSED
  * (a typed error, quickly, without the password in it), a bad policy value
  * refused, and a password in every form the redis crate parses shown in no
- * error and no output. Prints "redis: N passed, M failed".
+ * error and no output; given a Redis Cluster's and a Sentinel set-up's URLs
+ * (run.sh starts them with tests/redis/topology.sh), one call through each and
+ * their malformed forms refused at build. Prints "redis: N passed, M failed".
  *
- * Usage: test_redis <path to roomchat-emulator> [path to redis-server]
+ * Usage: test_redis <path to roomchat-emulator> [path to redis-server [cluster URL sentinel URL]]
  */
 #include <fcntl.h>
 #include <time.h>
@@ -73,7 +75,9 @@ static void redis_kill(void) {
   }
 }
 
-static roomchat_client *shared_client(const emulator *emu, const char *redis_url, uint32_t policy) {
+/* A client of `emu` whose budget is in Redis at `redis_url`; Redis timeouts of `timeout_ms`. */
+static roomchat_client *shared_client_waiting(const emulator *emu, const char *redis_url, uint32_t policy,
+                                              uint32_t timeout_ms) {
   roomchat_client_options *options = NULL;
   roomchat_client *client = NULL;
   roomchat_error *err = NULL;
@@ -83,13 +87,17 @@ static roomchat_client *shared_client(const emulator *emu, const char *redis_url
   roomchat_client_options_set_rate_limit(options, 100, 60000, true, 0);
   roomchat_client_options_set_rate_limit_redis(options, redis_url);
   roomchat_client_options_set_redis_policy(options, policy, 0);
-  roomchat_client_options_set_redis_timeouts(options, 200, 200, 300);
+  roomchat_client_options_set_redis_timeouts(options, timeout_ms, timeout_ms, 300);
   if (roomchat_client_new(options, &client, &err) != ROOMCHAT_RESULT_OK) {
     fprintf(stderr, "client: %s\n", roomchat_error_message(err));
   }
   roomchat_error_free(err);
   roomchat_client_options_free(options);
   return client;
+}
+
+static roomchat_client *shared_client(const emulator *emu, const char *redis_url, uint32_t policy) {
+  return shared_client_waiting(emu, redis_url, policy, 200);
 }
 
 static roomchat_result list_one(roomchat_client *client, roomchat_error **err) {
@@ -206,6 +214,56 @@ static void test_password_never_shown(const emulator *emu) {
   CHECK(!leaked_to_stderr);
 }
 
+/* Issue 31: a call through a Redis Cluster and one through Sentinel count in Redis
+ * (not degraded); the malformed forms of their URLs are refused at build with
+ * ROOMCHAT_RESULT_CONFIGURATION. */
+static void test_topologies(const emulator *emu, const char *cluster_url, const char *sentinel_url) {
+  const char *urls[2];
+  const char *bad[] = {
+      "redis+cluster://",                                   /* no seeds */
+      "redis+cluster:///tmp/roomchat-cluster.sock",         /* a unix socket */
+      "redis+cluster://127.0.0.1:7000/3",                   /* a database other than 0 */
+      "redis+sentinel://127.0.0.1:1",                       /* no service name */
+      "rediss+sentinel://127.0.0.1:26379/?sentinel_password=x", /* an empty service name */
+  };
+  size_t i;
+  urls[0] = cluster_url;
+  urls[1] = sentinel_url;
+  for (i = 0; i < 2; i++) {
+    /* Timeouts of 2 s: the servers share a loaded machine with the rest of the run. */
+    roomchat_client *client = shared_client_waiting(emu, urls[i], ROOMCHAT_REDIS_POLICY_FAIL_CLOSED, 2000);
+    roomchat_rate_limit_state state;
+    roomchat_error *err = NULL;
+    roomchat_result r;
+    CHECK(client != NULL);
+    if (!client) continue;
+    r = list_one(client, &err);
+    CHECK(r == ROOMCHAT_RESULT_OK);
+    if (r != ROOMCHAT_RESULT_OK)
+      fprintf(stderr, "  through the %s: %s\n", i == 0 ? "cluster" : "sentinels", roomchat_error_message(err));
+    roomchat_error_free(err);
+    CHECK(roomchat_client_rate_limit_state(client, &state) == ROOMCHAT_RESULT_OK);
+    CHECK(state.backend == ROOMCHAT_BUDGET_BACKEND_REDIS);
+    CHECK(!state.degraded);
+    roomchat_client_free(client);
+  }
+  for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    roomchat_client_options *options = NULL;
+    roomchat_client *none = NULL;
+    roomchat_error *err = NULL;
+    roomchat_result r;
+    roomchat_client_options_new(emu->private_key, &options, NULL);
+    roomchat_client_options_set_base_url(options, emu->base_url);
+    roomchat_client_options_set_rate_limit_redis(options, bad[i]);
+    r = roomchat_client_new(options, &none, &err);
+    CHECK(r == ROOMCHAT_RESULT_CONFIGURATION && none == NULL);
+    if (r != ROOMCHAT_RESULT_CONFIGURATION) fprintf(stderr, "  %s: %s\n", bad[i], roomchat_result_name(r));
+    roomchat_client_free(none);
+    roomchat_error_free(err);
+    roomchat_client_options_free(options);
+  }
+}
+
 static double now_s(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -229,6 +287,7 @@ int main(int argc, char **argv) {
   alarm(120);
   if (!emulator_start(&emu, argv[1], args)) return 2;
   test_password_never_shown(&emu);
+  if (argc > 4) test_topologies(&emu, argv[3], argv[4]);
   port = free_port();
   CHECK(redis_start(redis_binary, port));
   snprintf(url, sizeof url, "redis://:%s@127.0.0.1:%d/0", PASSWORD, port);
