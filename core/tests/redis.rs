@@ -47,17 +47,6 @@ fn unthrottled_fail_closed(test: &str) -> (Emulator, RedisServer, Client) {
     (emu, redis, client)
 }
 
-/// Runs `f` in a forked child, which exits with its result (0 = success). Returns the pid.
-fn fork_child(f: impl FnOnce() -> i32) -> libc::pid_t {
-    let pid = unsafe { libc::fork() };
-    assert!(pid >= 0, "fork failed");
-    if pid == 0 {
-        let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(99);
-        unsafe { libc::_exit(code) }
-    }
-    pid
-}
-
 #[test]
 fn four_processes_of_four_threads_share_one_budget() {
     let window = Duration::from_secs(3);

@@ -270,16 +270,6 @@ fn four_by_four(
     run
 }
 
-fn fork_child(f: impl FnOnce() -> i32) -> libc::pid_t {
-    let pid = unsafe { libc::fork() };
-    assert!(pid >= 0, "fork failed");
-    if pid == 0 {
-        let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(99);
-        unsafe { libc::_exit(code) }
-    }
-    pid
-}
-
 /// The budget's starts key for the emulator's private key (where its slot is).
 fn starts_key(emu: &Emulator) -> String {
     budget_key("roomchat", &emu.private_key(), "starts")

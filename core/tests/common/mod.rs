@@ -127,6 +127,18 @@ pub fn busiest_window(arrivals: &[SystemTime], window: Duration) -> usize {
     })
 }
 
+/// Runs `f` in a forked child, which exits with its result (0 = success; 99 if it
+/// panicked). Returns the pid, for [`wait_child`].
+pub fn fork_child(f: impl FnOnce() -> i32) -> libc::pid_t {
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(99);
+        unsafe { libc::_exit(code) }
+    }
+    pid
+}
+
 /// Waits for the forked child `pid` up to `deadline`, killing it if it outlives that:
 /// its exit code (-1 if a signal ended it), or `None` if it hung.
 pub fn wait_child(pid: libc::pid_t, deadline: Duration) -> Option<i32> {

@@ -281,6 +281,7 @@ pub fn make_certificates(dir: &std::path::Path) {
 
 /// The budget's Redis key `{prefix}:{<hash>}:{suffix}` (`starts` or `block`)
 /// for `private_key`, as the client names it (see `shared_budget`).
+#[cfg(feature = "redis")]
 pub fn budget_key(prefix: &str, private_key: &str, suffix: &str) -> String {
     use sha2::{Digest, Sha256};
     let digest = Sha256::new()
