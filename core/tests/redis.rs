@@ -223,7 +223,8 @@ fn redis_dying_and_coming_back_under_each_policy() {
         let state = client.rate_limit_state();
         assert!(!state.degraded, "{policy:?}: the shared budget resumes");
         assert_eq!(state.used, 1, "{policy:?}: counted in the new Redis");
-        assert_eq!(redis.command(&["DBSIZE"]).as_deref(), Some(":1"));
+        // The starts list and the hold key, made afresh.
+        assert_eq!(redis.command(&["DBSIZE"]).as_deref(), Some(":2"));
     }
 }
 
@@ -437,9 +438,9 @@ fn no_redis_password_in_any_output_for_every_url_form() {
     }
 }
 
-/// The Redis key holding a key's 429 block (as the client names it: see `shared_budget`).
-fn block_key(prefix: &str, private_key: &str) -> String {
-    common::redis_server::budget_key(prefix, private_key, "block")
+/// The Redis key holding a key's 429 hold (as the client names it: see `shared_budget`).
+fn hold_key(prefix: &str, private_key: &str) -> String {
+    common::redis_server::budget_key(prefix, private_key, "hold")
 }
 
 #[test]
@@ -452,15 +453,21 @@ fn a_hold_read_back_from_redis_is_capped_at_two_windows() {
         .build()
         .unwrap();
     client.list_users(&ListUsers::default()).unwrap();
-    // A block of ~31 years, as an older client fed an epoch in ms would have written.
-    let block = block_key("roomchat", &emu.private_key());
-    let reply = redis.command(&["SET", &block, "1", "PX", "1000000000000"]);
+    // A hold until ~31 years after the epoch past today, as a client fed a time
+    // in the wrong unit would have written (Redis time in µs).
+    let hold = hold_key("roomchat", &emu.private_key());
+    let until = SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_micros()
+        + 1_000_000_000_000_000;
+    let reply = redis.command(&["SET", &hold, &until.to_string(), "PX", "1000000000000"]);
     assert_eq!(reply.as_deref(), Some("+OK"));
     let error = client.list_users(&ListUsers::default()).unwrap_err();
     assert_eq!(error.kind(), ErrorKind::RateLimited, "{error}");
     let wait = error.retry_after().unwrap();
     println!(
-        "redis budget: a 31-year block read back from Redis made a wait of {:.1} s",
+        "redis budget: a 31-year hold read back from Redis made a wait of {:.1} s",
         wait.as_secs_f64()
     );
     // Two windows of 10 s plus the jitter allowance, and the gate's jitter.
@@ -898,7 +905,7 @@ fn every_redis_url_form_connects() {
         );
         let keyspace = redis.bulk_reply(&["INFO", "keyspace"]).unwrap();
         assert!(
-            keyspace.contains(&format!("db{db}:keys=1")),
+            keyspace.contains(&format!("db{db}:keys=2")),
             "db {db}: {keyspace}"
         );
     }

@@ -14,13 +14,16 @@
 //! callers of its process wait on a local gate instead of polling Redis: one
 //! caller per process asks Redis at a time until a start is admitted.
 //!
-//! A 429 anywhere sets a block key whose expiry is the `Retry-After` (or the
-//! window); the same script refuses every start while it lives.
+//! A 429 anywhere sets the hold key to the end of the `Retry-After` (or the
+//! window) on Redis's clock; the same script refuses every start until then.
 //!
-//! Keys are `{prefix}:{<hash>}:starts` and `{prefix}:{<hash>}:block`, where
+//! Keys are `{prefix}:{<hash>}:starts` and `{prefix}:{<hash>}:hold`, where
 //! `<hash>` is the first 128 bits of SHA-256 of the private key: the key
 //! itself never reaches Redis, and the braces are a Redis Cluster hash tag, so
-//! both keys of a budget live in one slot. Both expire when idle.
+//! both keys of a budget live in one slot. Both expire together when idle
+//! (see [`ACQUIRE`] for why together). Older versions kept the hold as a
+//! `:block` key whose expiry was the hold: a process of an older version shares
+//! the count with newer ones, but not their 429 holds.
 //!
 //! # When Redis fails
 //!
@@ -292,15 +295,21 @@ impl RedisBudget {
 
 /// One start: `{admitted, value_us, used, blocked_ms}`: admitted (`1`, Redis's
 /// time in µs) or not (`0`, the wait in µs), the starts in the window (with
-/// this one, when admitted), and the 429 block's remaining ms (0: none).
-/// KEYS: starts list, block key. ARGV: limit, window (µs), idle expiry (ms).
+/// this one, when admitted), and the 429 hold's remaining ms (0: none).
+/// KEYS: starts list, hold key. ARGV: limit, window (µs), idle expiry (ms).
+///
+/// The hold key holds the Redis time (µs) until which every start is held off
+/// (0 or past: none), and lives as long as the starts list: on Redis Cluster, a
+/// script whose keys are all present (or all absent) while its slot migrates is
+/// run or redirected (`ASK`), where one with a key on each side would be refused
+/// (`TRYAGAIN`) for as long as the migration lasts.
 const ACQUIRE: &str = r#"
 if redis.replicate_commands then pcall(redis.replicate_commands) end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
-local blocked = redis.call('PTTL', KEYS[2])
+local held_until = tonumber(redis.call('GET', KEYS[2])) or 0
 -- Starts that left the window are dropped from the tail (oldest), each once:
 -- what is left is the window's count, without reading the list.
 local used = redis.call('LLEN', KEYS[1])
@@ -311,7 +320,10 @@ while used > 0 do
   redis.call('RPOP', KEYS[1])
   used = used - 1
 end
-if blocked > 0 then return {0, blocked * 1000, used, blocked} end
+if held_until > now then
+  local held = held_until - now
+  return {0, held, used, math.floor((held + 999) / 1000)}
+end
 if used >= limit then
   -- The start that frees a slot is the limit-th newest: the oldest, unless a
   -- client with a larger limit left a longer list.
@@ -322,15 +334,20 @@ end
 redis.call('LPUSH', KEYS[1], string.format('%.0f', now))
 redis.call('LTRIM', KEYS[1], 0, limit - 1)
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('SET', KEYS[2], string.format('%.0f', held_until), 'PX', ARGV[3])
 return {1, now, used + 1, 0}
 "#;
 
-/// Holds every start off for ARGV[1] ms (never shortens a longer hold). KEYS: block key.
+/// Holds every start off for ARGV[1] ms from now on Redis's clock (never
+/// shortens a longer hold); the key lives at least the idle expiry (ARGV[2] ms).
+/// KEYS: hold key.
 const BLOCK: &str = r#"
-local hold = tonumber(ARGV[1])
-if redis.call('PTTL', KEYS[1]) < hold then
-  redis.call('SET', KEYS[1], '1', 'PX', hold)
-end
+if redis.replicate_commands then pcall(redis.replicate_commands) end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+local held_until = math.max(now + tonumber(ARGV[1]) * 1000, tonumber(redis.call('GET', KEYS[1])) or 0)
+local keep = math.max(math.floor((held_until - now) / 1000) + 1, tonumber(ARGV[2]))
+redis.call('SET', KEYS[1], string.format('%.0f', held_until), 'PX', keep)
 return 1
 "#;
 
@@ -556,7 +573,7 @@ pub(crate) fn registry() -> MutexGuard<'static, Registry> {
 pub(crate) struct SharedBudget {
     link: Arc<Link>,
     starts_key: String,
-    block_key: String,
+    hold_key: String,
     settings: RedisBudget,
     config: RateLimitConfig,
     /// The in-process budget of [`OnRedisError::LocalFallback`].
@@ -696,7 +713,7 @@ impl SharedBudget {
         let budget = Arc::new(SharedBudget {
             link,
             starts_key: format!("{}:{{{hash}}}:starts", settings.key_prefix),
-            block_key: format!("{}:{{{hash}}}:block", settings.key_prefix),
+            hold_key: format!("{}:{{{hash}}}:hold", settings.key_prefix),
             settings: settings.clone(),
             config,
             fallback: Budget::for_key(&fallback_key, fallback_config),
@@ -713,6 +730,11 @@ impl SharedBudget {
 
     fn window(&self) -> Duration {
         self.config.window + self.config.jitter_allowance
+    }
+
+    /// How long the budget's keys live unused (ms): a window and a second.
+    fn idle_expiry_ms(&self) -> u64 {
+        self.window().as_millis() as u64 + 1000
     }
 
     /// Takes a start, as [`Budget::acquire`] does; `on_degraded` is told when
@@ -744,10 +766,10 @@ impl SharedBudget {
                     .scripts
                     .acquire
                     .key(&self.starts_key)
-                    .key(&self.block_key)
+                    .key(&self.hold_key)
                     .arg(self.config.effective_requests())
                     .arg(self.window().as_micros() as u64)
-                    .arg(self.window().as_millis() as u64 + 1000)
+                    .arg(self.idle_expiry_ms())
                     .invoke(connection)?;
                 Ok((admitted, value, used, blocked_ms))
             });
@@ -925,8 +947,9 @@ impl SharedBudget {
         let shared = self.link.round_trip(None, deadline, |connection| {
             self.scripts
                 .block
-                .key(&self.block_key)
+                .key(&self.hold_key)
                 .arg(duration.as_millis().max(1) as u64)
+                .arg(self.idle_expiry_ms())
                 .invoke::<i64>(connection)
         });
         if shared.is_err() {
