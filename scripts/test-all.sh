@@ -92,7 +92,12 @@ step "Rust: the cargo feature tracing (one span per call, the key redacted)"
 cargo test --locked -p roomchat --features tracing --test tracing 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
 
 step "Rust: the shared budget on Redis Cluster and Sentinel (real servers resharded and failing over under 4 processes x 4 threads: tests/redis/topology.sh)"
-cargo test --locked -p roomchat --features redis --test redis_topologies -- --nocapture 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^(redis budget|test result)'
+if ! cargo test --locked -p roomchat --features redis --test redis_topologies -- --nocapture >"$log_dir/topologies.log" 2>&1; then
+  sed -n '/^failures:/,$p' "$log_dir/topologies.log"
+  exit 1
+fi
+grep -E '^(redis budget|test result)' "$log_dir/topologies.log"
+grep -E '^test result' "$log_dir/topologies.log" >>"$log_dir/cargo.log"
 
 step "across the test network: a namespaced host over TLS with ~25 ms round trips, through tinyproxy (scripts/testnet.sh)"
 cargo build --quiet --locked -p roomchat-emulator
