@@ -26,7 +26,9 @@ function installed(binary) {
     return false
   }
 }
-const skip = !(installed('redis-server') && installed('redis-cli')) && 'redis-server and redis-cli are not installed'
+// A bare machine skips; the test run (CI set) never does: there a missing server fails.
+const skip = !process.env.CI && !(installed('redis-server') && installed('redis-cli')) &&
+  'redis-server and redis-cli are not installed'
 
 /** Runs topology.sh (without blocking the loop); resolves to stdout's last line. */
 function topology(...args) {

@@ -66,7 +66,8 @@ const rateLimit = (redis, extra = {}) => ({
   redisConnectTimeoutMs: 200, redisTimeoutMs: 200, redisBreakerCooldownMs: 300, ...extra,
 })
 
-const skip = REDIS_SERVER === null && 'redis-server is not installed'
+// A bare machine skips; the test run (CI set) never does: there a missing server fails.
+const skip = !process.env.CI && REDIS_SERVER === null && 'redis-server is not installed'
 
 test('two processes count in one budget kept in Redis', { skip }, async (t) => {
   const emu = await startEmulator(['--seed-users', '3'])
