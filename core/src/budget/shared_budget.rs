@@ -254,18 +254,7 @@ impl RedisBudget {
     /// Whether Redis is reached over TLS (`rediss://`, `valkeys://`,
     /// `rediss+cluster://`, `rediss+sentinel://`).
     pub(crate) fn over_tls(&self) -> bool {
-        [
-            "rediss://",
-            "valkeys://",
-            "rediss+cluster://",
-            "rediss+sentinel://",
-        ]
-        .iter()
-        .any(|scheme| {
-            self.url
-                .get(..scheme.len())
-                .is_some_and(|s| s.eq_ignore_ascii_case(scheme))
-        })
+        deployment::over_tls(&self.url)
     }
 
     fn validate(&self) -> Result<()> {

@@ -15,6 +15,33 @@ use super::connection::{tls_for, Connection, Target};
 /// The port of a sentinel whose address names none.
 const SENTINEL_PORT: u16 = 26379;
 
+/// The schemes of the multi-node forms, each with its kind and whether it is over TLS.
+const MULTI_NODE_SCHEMES: [(&str, MultiNode, bool); 4] = [
+    ("redis+cluster", MultiNode::Cluster, false),
+    ("rediss+cluster", MultiNode::Cluster, true),
+    ("redis+sentinel", MultiNode::Sentinel, false),
+    ("rediss+sentinel", MultiNode::Sentinel, true),
+];
+
+/// The one-server schemes over TLS (as the redis crate reads them).
+const SERVER_TLS_SCHEMES: [&str; 2] = ["rediss", "valkeys"];
+
+#[derive(Clone, Copy)]
+enum MultiNode {
+    Cluster,
+    Sentinel,
+}
+
+/// Whether the deployment `url` names is reached over TLS.
+pub(super) fn over_tls(url: &str) -> bool {
+    SERVER_TLS_SCHEMES
+        .iter()
+        .any(|scheme| strip_scheme(url, scheme).is_some())
+        || MULTI_NODE_SCHEMES
+            .iter()
+            .any(|(scheme, _, tls)| *tls && strip_scheme(url, scheme).is_some())
+}
+
 /// Where the budget lives.
 pub(super) enum Deployment {
     /// One server (or a primary that never moves).
@@ -148,15 +175,16 @@ impl Deployment {
         connect_timeout: Duration,
         io_timeout: Duration,
     ) -> Result<Deployment, String> {
-        for (scheme, tls) in [("redis+cluster", false), ("rediss+cluster", true)] {
+        for (scheme, kind, tls) in MULTI_NODE_SCHEMES {
             if let Some(rest) = strip_scheme(url, scheme) {
-                return ClusterNodes::new(split(rest, tls), roots, connect_timeout, io_timeout)
-                    .map(Deployment::Cluster);
-            }
-        }
-        for (scheme, tls) in [("redis+sentinel", false), ("rediss+sentinel", true)] {
-            if let Some(rest) = strip_scheme(url, scheme) {
-                return Sentinels::new(split(rest, tls), roots).map(Deployment::Sentinel);
+                let parts = split(rest, tls);
+                return match kind {
+                    MultiNode::Cluster => {
+                        ClusterNodes::new(parts, roots, connect_timeout, io_timeout)
+                            .map(Deployment::Cluster)
+                    }
+                    MultiNode::Sentinel => Sentinels::new(parts, roots).map(Deployment::Sentinel),
+                };
             }
         }
         Target::new(parse_info(url)?, roots).map(Deployment::Server)
@@ -280,6 +308,12 @@ impl Sentinels {
             (None, None) => String::new(),
             (user, password) => format!("{}:{}@", user.unwrap_or(""), password.unwrap_or("")),
         };
+        let primary_url =
+            parts.server_url("{address}", db, &["sentinel_username", "sentinel_password"]);
+        // Checked now: a URL that cannot name a primary is refused when the client is built.
+        let primary = parse_info(&primary_url.replace("{address}", "127.0.0.1:6379"))?;
+        // One TLS configuration (the scheme's) serves the sentinels and the primary.
+        let tls = tls_for(primary.addr(), roots)?;
         let scheme = if parts.tls { "rediss" } else { "redis" };
         let sentinels = parts
             .hosts
@@ -289,14 +323,9 @@ impl Sentinels {
                     "{scheme}://{sentinel_credentials}{}",
                     with_sentinel_port(host)
                 );
-                Target::new(parse_info(&url)?, roots)
+                Ok(Target::with_tls(parse_info(&url)?, tls.clone()))
             })
-            .collect::<Result<Vec<_>, _>>()?;
-        let primary_url =
-            parts.server_url("{address}", db, &["sentinel_username", "sentinel_password"]);
-        // Checked now: a URL that cannot name a primary is refused when the client is built.
-        let primary = parse_info(&primary_url.replace("{address}", "127.0.0.1:6379"))?;
-        let tls = tls_for(primary.addr(), roots)?;
+            .collect::<Result<Vec<_>, String>>()?;
         Ok(Sentinels {
             sentinels,
             service: service.to_owned(),
@@ -439,6 +468,18 @@ mod tests {
         assert_eq!(with_sentinel_port("s1"), "s1:26379");
         assert_eq!(with_sentinel_port("[::1]"), "[::1]:26379");
         assert_eq!(with_sentinel_port("[::1]:7"), "[::1]:7");
+        for (url, tls) in [
+            ("rediss://h", true),
+            ("VALKEYS://h", true),
+            ("rediss+cluster://a:1", true),
+            ("rediss+sentinel://s/svc", true),
+            ("redis://h", false),
+            ("redis+cluster://a:1", false),
+            ("redis+sentinel://s/svc", false),
+            ("redis+unix:///r.sock", false),
+        ] {
+            assert_eq!(over_tls(url), tls, "{url}");
+        }
     }
 
     #[test]
