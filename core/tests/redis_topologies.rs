@@ -310,29 +310,35 @@ fn a_cluster_budget_holds_while_its_slot_is_resharded() {
 
 #[test]
 fn a_cluster_budget_survives_its_primary_failing_over() {
-    let emu = emulator_limited("cluster-failover", LIMIT, WINDOW);
-    let cluster = Topology::cluster("cluster-failover", &["--replicas", "1"]);
-    let key = starts_key(&emu);
-    let run_for = Duration::from_secs(10);
-    let run = four_by_four(&emu, &cluster.url, run_for, Duration::from_secs(3), || {
-        let took = cluster.command("fail-primary", &[&key]);
-        format!("its primary was killed and a replica promoted in {took} s")
-    });
-    run.print("a 3-primary, 3-replica cluster", run_for);
-    assert_survived(&run);
+    survives_a_failover(
+        "cluster-failover",
+        Topology::cluster("cluster-failover", &["--replicas", "1"]),
+        "a 3-primary, 3-replica cluster",
+        "its primary was killed and a replica promoted",
+    );
 }
 
 #[test]
 fn a_sentinel_budget_survives_a_failover() {
-    let emu = emulator_limited("sentinel-failover", LIMIT, WINDOW);
-    let sentinel = Topology::sentinel("sentinel-failover", &[]);
+    survives_a_failover(
+        "sentinel-failover",
+        Topology::sentinel("sentinel-failover", &[]),
+        "a primary, a replica and 3 sentinels",
+        "the primary was killed and the sentinels promoted its replica",
+    );
+}
+
+/// Test `test`: a 4 × 4 run on `topology` whose budget's primary is killed 3 s
+/// in (`what` the topology is, `event` what happened to it), then [`assert_survived`].
+fn survives_a_failover(test: &str, topology: Topology, what: &str, event: &str) {
+    let emu = emulator_limited(test, LIMIT, WINDOW);
     let key = starts_key(&emu);
     let run_for = Duration::from_secs(10);
-    let run = four_by_four(&emu, &sentinel.url, run_for, Duration::from_secs(3), || {
-        let took = sentinel.command("fail-primary", &[&key]);
-        format!("the primary was killed and the sentinels promoted its replica in {took} s")
+    let run = four_by_four(&emu, &topology.url, run_for, Duration::from_secs(3), || {
+        let took = topology.command("fail-primary", &[&key]);
+        format!("{event} in {took} s")
     });
-    run.print("a primary, a replica and 3 sentinels", run_for);
+    run.print(what, run_for);
     assert_survived(&run);
 }
 
