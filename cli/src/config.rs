@@ -1,27 +1,317 @@
 //! The client from flags, environment (`ROOMCHAT_PRIVATE_KEY`, `ROOMCHAT_PUBLIC_KEY`,
 //! `ROOMCHAT_BASE_URL`) and the profile file, as the SDK takes them.
+//!
+//! Precedence: a flag, then the environment, then the profile
+//! (`$XDG_CONFIG_HOME/roomchat/config.toml`, table `[<profile>]`, `default`
+//! unless `--profile` or `ROOMCHAT_PROFILE` names another). Keys are never
+//! flags (a command line is visible to every user of the machine): they come
+//! from the environment or the profile, and a profile file that holds a key
+//! must be readable by its owner alone, as ssh requires of its keys.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::{Arg, ArgAction, ArgMatches};
+use roomchat::{Error, ErrorKind};
+use serde::Deserialize;
 
 use crate::error::CliError;
 
-/// The flags every command takes (key source, base URL, client options, budget, output).
-pub fn global_args() -> Vec<clap::Arg> {
-    vec![clap::Arg::new("base-url")
-        .long("base-url")
-        .global(true)
-        .help("The service's base URL (ROOMCHAT_BASE_URL)")]
+/// The environment variable of the private key.
+pub const ENV_PRIVATE_KEY: &str = "ROOMCHAT_PRIVATE_KEY";
+/// The environment variable of the public key.
+pub const ENV_PUBLIC_KEY: &str = "ROOMCHAT_PUBLIC_KEY";
+/// The environment variable of the base URL.
+pub const ENV_BASE_URL: &str = "ROOMCHAT_BASE_URL";
+
+const HEADING: &str = "Client options";
+
+/// The flags every command takes (profile, base URL, client options, rate
+/// budget, dry run): global, so they may come before or after the command.
+pub fn global_args() -> Vec<Arg> {
+    let value = |id: &'static str, help: &'static str| {
+        Arg::new(id)
+            .long(id)
+            .global(true)
+            .help_heading(HEADING)
+            .help(help)
+    };
+    vec![
+        value("profile", "The profile of the config file to use [env: ROOMCHAT_PROFILE] (default: default)")
+            .value_name("NAME"),
+        value("base-url", "The service's base URL [env: ROOMCHAT_BASE_URL]").value_name("URL"),
+        value("timeout", "Overall timeout of one attempt, in seconds")
+            .value_name("SECS")
+            .value_parser(clap::value_parser!(f64)),
+        value("connect-timeout", "Connect timeout, in seconds")
+            .value_name("SECS")
+            .value_parser(clap::value_parser!(f64)),
+        value("max-retries", "Retries after the first attempt (0: none)")
+            .value_name("N")
+            .value_parser(clap::value_parser!(u32)),
+        value("max-retry-wait", "The longest wait before a retry, in seconds")
+            .value_name("SECS")
+            .value_parser(clap::value_parser!(f64)),
+        value(
+            "retry-non-idempotent",
+            "Also retry calls whose retry class is `never` (a create could happen twice)",
+        )
+        .action(ArgAction::SetTrue),
+        value("ca-file", "Also trust the CA certificates of this PEM file").value_name("FILE"),
+        value("proxy", "The proxy: a URL, or `none` (default: from the environment, as curl)")
+            .value_name("URL"),
+        value("no-compression", "Do not ask for gzip-compressed answers").action(ArgAction::SetTrue),
+        value("allow-insecure-http", "Allow sending the key over plain http:// to a remote host")
+            .action(ArgAction::SetTrue),
+        value("rate-limit", "Requests per window this command may send (default: the service's 600)")
+            .value_name("N")
+            .value_parser(clap::value_parser!(u32).range(1..)),
+        value("rate-window", "The rate limit's window, in seconds (default 60)")
+            .value_name("SECS")
+            .value_parser(clap::value_parser!(u64).range(1..)),
+        value(
+            "redis-url",
+            "Share the key's rate budget through this Redis (redis://, rediss://, redis+sentinel://) [env: ROOMCHAT_REDIS_URL]",
+        )
+        .value_name("URL"),
+        value("app-name", "An application name closing the User-Agent").value_name("NAME"),
+        value(
+            "dry-run",
+            "Print the request (method, URL with the key REDACTED, body) and its curl; send nothing",
+        )
+        .action(ArgAction::SetTrue),
+    ]
+}
+
+/// One profile of the config file: every setting is optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Profile {
+    base_url: Option<String>,
+    private_key: Option<String>,
+    public_key: Option<String>,
+    chat_url: Option<String>,
+    timeout: Option<f64>,
+    connect_timeout: Option<f64>,
+    max_retries: Option<u32>,
+    max_retry_wait: Option<f64>,
+    retry_non_idempotent: Option<bool>,
+    ca_file: Option<String>,
+    proxy: Option<String>,
+    compression: Option<bool>,
+    allow_insecure_http: Option<bool>,
+    rate_limit: Option<u32>,
+    rate_window: Option<u64>,
+    redis_url: Option<String>,
+    app_name: Option<String>,
+}
+
+/// The config file's path: `$XDG_CONFIG_HOME/roomchat/config.toml`, else
+/// `$HOME/.config/roomchat/config.toml`.
+pub fn config_path() -> Option<PathBuf> {
+    let base = env("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| env("HOME").map(|home| Path::new(&home).join(".config")))?;
+    Some(base.join("roomchat").join("config.toml"))
+}
+
+/// A set environment variable; an empty one counts as unset.
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+fn config_error(message: String) -> CliError {
+    CliError::Sdk(Error::new(ErrorKind::Configuration, message))
+}
+
+/// The profile the flags and environment name, from the config file; the
+/// default profile of a missing file is empty, a named one is an error.
+fn profile(matches: &ArgMatches) -> Result<Profile, CliError> {
+    let named = matches
+        .try_get_one::<String>("profile")
+        .ok()
+        .flatten()
+        .cloned()
+        .or_else(|| env("ROOMCHAT_PROFILE"));
+    let Some(path) = config_path() else {
+        return match named {
+            Some(name) => Err(config_error(format!(
+                "profile {name:?}: no config file (set XDG_CONFIG_HOME or HOME)"
+            ))),
+            None => Ok(Profile::default()),
+        };
+    };
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && named.is_none() => {
+            return Ok(Profile::default())
+        }
+        Err(source) => {
+            return Err(CliError::Io {
+                path: path.display().to_string(),
+                source,
+            })
+        }
+    };
+    let shown = path.display();
+    let mut table: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| config_error(format!("{shown}: {}", e.message())))?;
+    let holds_key = table.values().any(|profile| {
+        profile
+            .as_table()
+            .is_some_and(|p| p.contains_key("private_key") || p.contains_key("public_key"))
+    });
+    if holds_key {
+        refuse_if_shared(&path)?;
+    }
+    let name = named.unwrap_or_else(|| "default".to_owned());
+    match table.remove(&name) {
+        Some(toml::Value::Table(p)) => p.try_into().map_err(|e: toml::de::Error| {
+            config_error(format!("{shown}: [{name}]: {}", e.message()))
+        }),
+        Some(_) => Err(config_error(format!("{shown}: {name} is not a table"))),
+        None if name == "default" => Ok(Profile::default()),
+        None => Err(config_error(format!("{shown}: no profile [{name}]"))),
+    }
+}
+
+/// Refuses a file holding a key that its group or others may read (as ssh does).
+#[cfg(unix)]
+fn refuse_if_shared(path: &Path) -> Result<(), CliError> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path)
+        .map_err(|source| CliError::Io {
+            path: path.display().to_string(),
+            source,
+        })?
+        .permissions()
+        .mode();
+    if mode & 0o077 != 0 {
+        return Err(config_error(format!(
+            "{} holds a key and is readable by others (mode {:o}): run `chmod 600 {}`",
+            path.display(),
+            mode & 0o777,
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn refuse_if_shared(_path: &Path) -> Result<(), CliError> {
+    Ok(())
+}
+
+fn flag<'a>(matches: &'a ArgMatches, id: &str) -> Option<&'a String> {
+    matches.try_get_one::<String>(id).ok().flatten()
+}
+
+fn number<T: Clone + Send + Sync + 'static>(matches: &ArgMatches, id: &str) -> Option<T> {
+    matches.try_get_one::<T>(id).ok().flatten().cloned()
+}
+
+fn switch(matches: &ArgMatches, id: &str) -> bool {
+    matches.try_get_one::<bool>(id).ok().flatten().copied() == Some(true)
+}
+
+fn seconds(value: f64, what: &str) -> Result<Duration, CliError> {
+    Duration::try_from_secs_f64(value).map_err(|_| {
+        CliError::Usage(format!(
+            "{what} must be a number of seconds ≥ 0, not {value}"
+        ))
+    })
+}
+
+/// The base URL the flags, environment and profile give, if any.
+pub fn base_url(matches: &ArgMatches) -> Result<Option<String>, CliError> {
+    Ok(flag(matches, "base-url")
+        .cloned()
+        .or_else(|| env(ENV_BASE_URL))
+        .or(profile(matches)?.base_url))
+}
+
+/// Whether `--dry-run` was given.
+pub fn dry_run(matches: &ArgMatches) -> bool {
+    switch(matches, "dry-run")
 }
 
 /// The client the command's flags, environment and profile describe.
-pub fn client(matches: &clap::ArgMatches) -> Result<roomchat::Client, CliError> {
-    let key = std::env::var("ROOMCHAT_PRIVATE_KEY")
-        .map_err(|_| CliError::Usage("no private key: set ROOMCHAT_PRIVATE_KEY".into()))?;
-    let mut builder = roomchat::Client::builder(key);
-    if let Some(url) = matches
-        .get_one::<String>("base-url")
+///
+/// Errors: no private key, no base URL, a profile file others may read that
+/// holds a key, an unreadable CA file, or a setting the SDK refuses.
+pub fn client(matches: &ArgMatches) -> Result<roomchat::Client, CliError> {
+    let p = profile(matches)?;
+    let key = env(ENV_PRIVATE_KEY).or(p.private_key).ok_or_else(|| {
+        config_error(format!(
+            "no private key: set {ENV_PRIVATE_KEY} or private_key in a profile of the config file"
+        ))
+    })?;
+    let base_url = flag(matches, "base-url")
         .cloned()
-        .or_else(|| std::env::var("ROOMCHAT_BASE_URL").ok())
-    {
-        builder = builder.base_url(url);
+        .or_else(|| env(ENV_BASE_URL))
+        .or(p.base_url)
+        .ok_or_else(|| {
+            config_error(format!(
+                "no base URL: set {ENV_BASE_URL}, --base-url, or base_url in a profile"
+            ))
+        })?;
+    let mut builder = roomchat::Client::builder(key).base_url(base_url);
+    if let Some(public) = env(ENV_PUBLIC_KEY).or(p.public_key) {
+        builder = builder.public_key(public);
     }
+    if let Some(url) = env("ROOMCHAT_CHAT_URL").or(p.chat_url) {
+        builder = builder.chat_url(url);
+    }
+    if let Some(t) = number::<f64>(matches, "timeout").or(p.timeout) {
+        builder = builder.timeout(seconds(t, "--timeout")?);
+    }
+    if let Some(t) = number::<f64>(matches, "connect-timeout").or(p.connect_timeout) {
+        builder = builder.connect_timeout(seconds(t, "--connect-timeout")?);
+    }
+    if let Some(n) = number::<u32>(matches, "max-retries").or(p.max_retries) {
+        builder = builder.max_retries(n);
+    }
+    if let Some(t) = number::<f64>(matches, "max-retry-wait").or(p.max_retry_wait) {
+        builder = builder.max_retry_wait(seconds(t, "--max-retry-wait")?);
+    }
+    if switch(matches, "retry-non-idempotent") || p.retry_non_idempotent == Some(true) {
+        builder = builder.retry_non_idempotent(true);
+    }
+    if let Some(file) = flag(matches, "ca-file").cloned().or(p.ca_file) {
+        let pem = std::fs::read(&file).map_err(|source| CliError::Io { path: file, source })?;
+        builder = builder.add_root_certificates_pem(pem);
+    }
+    match flag(matches, "proxy").cloned().or(p.proxy).as_deref() {
+        None => {}
+        Some("none") => builder = builder.proxy(roomchat::Proxy::None),
+        Some(url) => builder = builder.proxy(roomchat::Proxy::Url(url.to_owned())),
+    }
+    if switch(matches, "no-compression") || p.compression == Some(false) {
+        builder = builder.gzip(false);
+    }
+    if switch(matches, "allow-insecure-http") || p.allow_insecure_http == Some(true) {
+        builder = builder.allow_insecure_http(true);
+    }
+    let requests = number::<u32>(matches, "rate-limit").or(p.rate_limit);
+    let window = number::<u64>(matches, "rate-window").or(p.rate_window);
+    if requests.is_some() || window.is_some() {
+        let default = roomchat::RateLimitConfig::default();
+        builder = builder.rate_limit(roomchat::RateLimitConfig::new(
+            requests.unwrap_or(default.requests),
+            window.map_or(default.window, Duration::from_secs),
+        ));
+    }
+    if let Some(url) = flag(matches, "redis-url")
+        .cloned()
+        .or_else(|| env("ROOMCHAT_REDIS_URL"))
+        .or(p.redis_url)
+    {
+        builder = builder.redis_budget(roomchat::RedisBudget::new(url));
+    }
+    if let Some(app) = flag(matches, "app-name").cloned().or(p.app_name) {
+        builder = builder.app_name(app);
+    }
+    builder = builder.sdk_identity(format!("roomchat-cli/{}", env!("CARGO_PKG_VERSION")), None);
     Ok(builder.build()?)
 }

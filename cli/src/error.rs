@@ -2,6 +2,10 @@
 
 use std::fmt;
 
+use serde_json::{json, Value};
+
+use crate::output;
+
 /// What made a command fail.
 #[derive(Debug)]
 pub enum CliError {
@@ -10,24 +14,76 @@ pub enum CliError {
     /// The command line was wrong: an unknown flag, a value out of its limits, bad JSON.
     Usage(String),
     /// A file could not be read or written.
-    Io { path: String, source: std::io::Error },
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
     /// Interrupted (Ctrl-C): what to run to go on.
     Interrupted { resume: String },
 }
+
+/// The exit code of a usage error (also clap's).
+pub const EXIT_USAGE: u8 = 2;
+/// The exit code of a file that could not be read or written.
+pub const EXIT_IO: u8 = 3;
+/// The exit code after Ctrl-C (128 + SIGINT, as shells report it).
+pub const EXIT_INTERRUPTED: u8 = 130;
 
 impl CliError {
     /// The process's exit code for this error.
     pub fn exit_code(&self) -> u8 {
         match self {
-            CliError::Usage(_) => 2,
-            CliError::Io { .. } => 3,
-            CliError::Interrupted { .. } => 130,
+            CliError::Usage(_) => EXIT_USAGE,
+            CliError::Io { .. } => EXIT_IO,
+            CliError::Interrupted { .. } => EXIT_INTERRUPTED,
             CliError::Sdk(e) => output::exit_code_of(e.kind()),
         }
     }
-}
 
-use crate::output;
+    /// The stable name of what failed: the SDK's error kind (`not_found`,
+    /// `rate_limited`, …), or `usage`, `io`, `interrupted`.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            CliError::Sdk(e) => e.kind().name(),
+            CliError::Usage(_) => "usage",
+            CliError::Io { .. } => "io",
+            CliError::Interrupted { .. } => "interrupted",
+        }
+    }
+
+    /// The error as a JSON object: `{"error": {"kind", "status", "message", "exit_code", …}}`.
+    pub fn to_json(&self) -> Value {
+        let mut error = json!({
+            "kind": self.kind_name(),
+            "status": Value::Null,
+            "message": self.message(),
+            "exit_code": self.exit_code(),
+        });
+        match self {
+            CliError::Sdk(e) => {
+                error["status"] = e.status().map_or(Value::Null, Value::from);
+                if let Some(wait) = e.retry_after() {
+                    error["retry_after"] = json!(wait.as_secs_f64());
+                }
+                if let Some(id) = e.event_id() {
+                    error["event_id"] = json!(id);
+                }
+            }
+            CliError::Io { path, .. } => error["path"] = json!(path),
+            CliError::Interrupted { resume } => error["resume"] = json!(resume),
+            CliError::Usage(_) => {}
+        }
+        json!({ "error": error })
+    }
+
+    /// The message alone, without the kind.
+    pub fn message(&self) -> String {
+        match self {
+            CliError::Sdk(e) => e.message().to_owned(),
+            other => other.to_string(),
+        }
+    }
+}
 
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -39,6 +95,8 @@ impl fmt::Display for CliError {
         }
     }
 }
+
+impl std::error::Error for CliError {}
 
 impl From<roomchat::Error> for CliError {
     fn from(e: roomchat::Error) -> Self {

@@ -31,7 +31,8 @@ pub mod view;
 pub use crate::percent::{encode_path_segment, encode_query_component};
 pub use crate::wire::operation::requests::*;
 pub use crate::wire::operation::{
-    Operation, OperationSpec, Paging, ParamKind, ParamLocation, ParamSpec, RetryClass,
+    DeclaredError, Operation, OperationSpec, Paging, ParamKind, ParamLocation, ParamSpec,
+    RetryClass,
 };
 
 use crate::error::{Error, ErrorKind, Result};

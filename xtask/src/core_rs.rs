@@ -32,9 +32,9 @@ pub fn generate(d: &Declarations) -> String {
     line(w, "");
     line(
         w,
-        "use super::spec::{OperationSpec, Paging, ParamKind, ParamLocation, ParamSpec, RetryClass};",
+        "use super::spec::{\n    DeclaredError, OperationSpec, Paging, ParamKind, ParamLocation, ParamSpec, RetryClass,\n};",
     );
-    line(w, "use crate::error::Result;");
+    line(w, "use crate::error::{ErrorKind, Result};");
     let records: BTreeSet<&str> = d.records.iter().map(|r| r.name.as_str()).collect();
     let (declared, models): (BTreeSet<String>, BTreeSet<String>) = d
         .operations
@@ -253,6 +253,7 @@ fn spec(w: &mut String, op: &Operation) {
     );
     line(w, &format!("    name: {:?},", op.name));
     line(w, &format!("    summary: {:?},", op.summary));
+    line(w, &format!("    family: {:?},", op.family));
     line(w, &format!("    method: {:?},", op.method));
     line(w, &format!("    path: {:?},", op.path));
     let auth = match op.auth.as_str() {
@@ -288,7 +289,36 @@ fn spec(w: &mut String, op: &Operation) {
         .collect();
     line(w, &format!("    exactly_one: &[{}],", groups.join(", ")));
     line(w, &format!("    extra: {},", op.extra));
+    if op.errors.is_empty() {
+        line(w, "    errors: &[],");
+    } else {
+        line(w, "    errors: &[");
+        for e in &op.errors {
+            line(
+                w,
+                &format!(
+                    "        DeclaredError {{ kind: ErrorKind::{}, when: {:?} }},",
+                    camel(&e.kind),
+                    e.when
+                ),
+            );
+        }
+        line(w, "    ],");
+    }
     line(w, "};");
+}
+
+/// `user_not_found` as `UserNotFound`: an `ErrorKind` variant's name.
+fn camel(snake: &str) -> String {
+    snake
+        .split('_')
+        .map(|word| {
+            let mut chars = word.chars();
+            chars.next().map_or(String::new(), |c| {
+                c.to_ascii_uppercase().to_string() + chars.as_str()
+            })
+        })
+        .collect()
 }
 
 fn param(w: &mut String, p: &Param) {

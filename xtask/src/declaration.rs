@@ -76,6 +76,10 @@ impl Record {
 pub struct Operation {
     pub name: String,
     pub summary: String,
+    /// The family it belongs to (`Rooms`, `Users`, …): how the command line's
+    /// help and the guides group operations; empty: none declared.
+    #[serde(default)]
+    pub family: String,
     pub method: String,
     pub path: String,
     #[serde(default = "private_key")]

@@ -16,7 +16,9 @@ pub(crate) mod requests;
 mod spec;
 
 pub use catalog::Operation;
-pub use spec::{OperationSpec, Paging, ParamKind, ParamLocation, ParamSpec, RetryClass};
+pub use spec::{
+    DeclaredError, OperationSpec, Paging, ParamKind, ParamLocation, ParamSpec, RetryClass,
+};
 
 impl Operation {
     /// The operation called `name`.
@@ -54,12 +56,25 @@ fn to_json<T: serde::Serialize>(value: Result<T>) -> Result<Value> {
 /// `create_user`'s JSON params (hand-written: they predate the declarations):
 /// `username`, `role`? (`regular` | `moderator` | `room_moderator`),
 /// `chatRoom` (room moderators), `extra`? (an object of fields sent as they are).
+/// The declaration's shape is taken too, as the command line builds it from
+/// the declaration: `isModerator`? (a boolean instead of `role`: true is a
+/// moderator, of the room `chatRoom` when given) and other fields at the top
+/// level, sent as they are (as `extra`'s).
 fn build_create_user(params: &Value) -> Result<WireRequest> {
     let p = Params::new(Operation::CreateUser, params)?;
-    p.only(&["username", "role", "chatRoom", "extra"])?;
+    let known = ["username", "role", "chatRoom", "extra", "isModerator"];
     let username = p.required("username")?;
     let chat_room = p.text("chatRoom")?;
-    let mut request = match (p.text("role")?.as_deref(), chat_room) {
+    let role = match (p.text("role")?, p.get("isModerator")) {
+        (Some(role), None) => Some(role),
+        (None, None) => None,
+        (None, Some(Value::Bool(true))) if chat_room.is_some() => Some("room_moderator".into()),
+        (None, Some(Value::Bool(true))) => Some("moderator".into()),
+        (None, Some(Value::Bool(false))) => Some("regular".into()),
+        (None, Some(_)) => return Err(p.invalid("isModerator must be true or false".into())),
+        (Some(_), Some(_)) => return Err(p.invalid("give role or isModerator, not both".into())),
+    };
+    let mut request = match (role.as_deref(), chat_room) {
         (None | Some("regular"), None) => CreateUser::regular(username),
         (Some("moderator"), None) => CreateUser::moderator(username),
         (Some("room_moderator"), Some(room)) => CreateUser::room_moderator(username, room),
@@ -81,6 +96,11 @@ fn build_create_user(params: &Value) -> Result<WireRequest> {
         None => {}
         Some(Value::Object(extra)) => request.extra = extra.clone(),
         Some(_) => return Err(Error::validation("extra must be an object")),
+    }
+    for (name, value) in p.fields.into_iter().flatten() {
+        if !known.contains(&name.as_str()) && !value.is_null() {
+            request.extra.insert(name.clone(), value.clone());
+        }
     }
     wire::create_user(&request)
 }

@@ -9,8 +9,10 @@ use super::records::{
     Acknowledged, BotAnswer, BotList, BotRoomAnswer, Channel, Conversation, Member, MemberPage,
     MessagePage, ProvisionedUser, Room, RoomAnswer, RoomName, UpdatedUser, UserProfile,
 };
-use super::spec::{OperationSpec, Paging, ParamKind, ParamLocation, ParamSpec, RetryClass};
-use crate::error::Result;
+use super::spec::{
+    DeclaredError, OperationSpec, Paging, ParamKind, ParamLocation, ParamSpec, RetryClass,
+};
+use crate::error::{ErrorKind, Result};
 use crate::wire::models::RawAuth;
 use crate::wire::models::{
     CreatedUser, Deactivated, Invalidated, Message, Reactivated, TokenUser, UserPage,
@@ -469,6 +471,7 @@ impl Operation {
 pub(super) static LIST_USERS: OperationSpec = OperationSpec {
     name: "list_users",
     summary: "One page of the account's users.",
+    family: "Users",
     method: "GET",
     path: "/consumer/api/v2/users",
     auth: RawAuth::PrivateKey,
@@ -501,11 +504,13 @@ pub(super) static LIST_USERS: OperationSpec = OperationSpec {
     ],
     exactly_one: &[],
     extra: false,
+    errors: &[],
 };
 
 pub(super) static DEACTIVATE_USER: OperationSpec = OperationSpec {
     name: "deactivate_user",
     summary: "Deactivates a user: their access tokens stop working until reactivated.",
+    family: "Users",
     method: "DELETE",
     path: "/consumer/api/v2/user/deactivate",
     auth: RawAuth::PrivateKey,
@@ -538,11 +543,16 @@ pub(super) static DEACTIVATE_USER: OperationSpec = OperationSpec {
     ],
     exactly_one: &[&["userId", "uniqueUserIdentifier"]],
     extra: false,
+    errors: &[DeclaredError {
+        kind: ErrorKind::UserNotFound,
+        when: "no active user has this id",
+    }],
 };
 
 pub(super) static CONVERSATION_MESSAGES: OperationSpec = OperationSpec {
     name: "conversation_messages",
     summary: "The messages of a one-to-one conversation of a room, oldest first.",
+    family: "Messages and channels",
     method: "GET",
     path: "/consumer/api/v2/{pathForm}/{roomId}/conversation/{conversationId}/messages",
     auth: RawAuth::PrivateKey,
@@ -586,11 +596,13 @@ pub(super) static CONVERSATION_MESSAGES: OperationSpec = OperationSpec {
     ],
     exactly_one: &[],
     extra: false,
+    errors: &[],
 };
 
 pub(super) static CREATE_USER: OperationSpec = OperationSpec {
     name: "create_user",
     summary: "Creates a user, a moderator of every room, or a moderator of one room.",
+    family: "Users",
     method: "POST",
     path: "/consumer/api/v1/user",
     auth: RawAuth::PrivateKey,
@@ -634,11 +646,13 @@ pub(super) static CREATE_USER: OperationSpec = OperationSpec {
     ],
     exactly_one: &[],
     extra: true,
+    errors: &[],
 };
 
 pub(super) static LIST_CHAT_ROOMS: OperationSpec = OperationSpec {
     name: "list_chat_rooms",
     summary: "Every chat room of the account (an empty list when there is none).",
+    family: "Rooms",
     method: "GET",
     path: "/consumer/api/v1/chatrooms",
     auth: RawAuth::PrivateKey,
@@ -648,11 +662,13 @@ pub(super) static LIST_CHAT_ROOMS: OperationSpec = OperationSpec {
     params: &[],
     exactly_one: &[],
     extra: false,
+    errors: &[],
 };
 
 pub(super) static REACTIVATE_USER: OperationSpec = OperationSpec {
     name: "reactivate_user",
     summary: "Reactivates a deactivated user.",
+    family: "Users",
     method: "POST",
     path: "/consumer/api/v2/user/reactivate",
     auth: RawAuth::PrivateKey,
@@ -685,35 +701,46 @@ pub(super) static REACTIVATE_USER: OperationSpec = OperationSpec {
     ],
     exactly_one: &[&["userId", "uniqueUserIdentifier"]],
     extra: false,
+    errors: &[DeclaredError {
+        kind: ErrorKind::UserNotFound,
+        when: "no deactivated user has this id (an active user too)",
+    }],
 };
 
 pub(super) static VALIDATE_ACCESS_TOKEN: OperationSpec = OperationSpec {
     name: "validate_access_token",
     summary: "The user an access token signs in, with the token's issue time.",
+    family: "Users",
     method: "POST",
     path: "/consumer/api/v1/user/accessToken/validate",
     auth: RawAuth::PublicKey,
     retry: RetryClass::Repeatable,
     pages: Paging::None,
     result: "TokenUser",
-    params: &[ParamSpec {
-        name: "accessToken",
-        location: ParamLocation::Body,
-        kind: ParamKind::Id,
-        required: true,
-        min: None,
-        max: None,
-        max_len: None,
-        choices: &[],
-        default: None,
-    }],
+    params: &[
+        ParamSpec {
+            name: "accessToken",
+            location: ParamLocation::Body,
+            kind: ParamKind::Id,
+            required: true,
+            min: None,
+            max: None,
+            max_len: None,
+            choices: &[],
+            default: None,
+        },
+    ],
     exactly_one: &[],
     extra: false,
+    errors: &[
+        DeclaredError { kind: ErrorKind::InvalidRequest, when: "the token is not valid (forged, invalidated, or of a deactivated user): the message is `invalid accessToken`" },
+    ],
 };
 
 pub(super) static INVALIDATE_ACCESS_TOKEN: OperationSpec = OperationSpec {
     name: "invalidate_access_token",
     summary: "Invalidates an access token: it signs nobody in any more.",
+    family: "Users",
     method: "POST",
     path: "/consumer/api/v1/user/accesstoken/invalidate",
     auth: RawAuth::PrivateKey,
@@ -733,11 +760,16 @@ pub(super) static INVALIDATE_ACCESS_TOKEN: OperationSpec = OperationSpec {
     }],
     exactly_one: &[],
     extra: false,
+    errors: &[DeclaredError {
+        kind: ErrorKind::InvalidRequest,
+        when: "the token is not valid, or was invalidated already",
+    }],
 };
 
 pub(super) static EJECT_ALL_USERS: OperationSpec = OperationSpec {
     name: "eject_all_users",
     summary: "Signs every user out of a room. The reference page prints this path without the `/consumer` prefix; it is sent as printed.",
+    family: "Rooms",
     method: "POST",
     path: "/api/v1/chatRoom/{roomId}/eject-all",
     auth: RawAuth::PrivateKey,
@@ -759,11 +791,15 @@ pub(super) static EJECT_ALL_USERS: OperationSpec = OperationSpec {
     ],
     exactly_one: &[],
     extra: false,
+    errors: &[
+        DeclaredError { kind: ErrorKind::NotFound, when: "no room has this id" },
+    ],
 };
 
 pub(super) static UPDATE_BOT: OperationSpec = OperationSpec {
     name: "update_bot",
     summary: "Changes a bot's settings: any of its fields, under the same rules as at creation (a bot triggered by every message cannot answer in private).",
+    family: "Bots",
     method: "PUT",
     path: "/consumer/api/v2/bot/{botId}",
     auth: RawAuth::PrivateKey,
@@ -884,11 +920,16 @@ pub(super) static UPDATE_BOT: OperationSpec = OperationSpec {
     ],
     exactly_one: &[],
     extra: false,
+    errors: &[
+        DeclaredError { kind: ErrorKind::NotFound, when: "no bot of the account has this id" },
+        DeclaredError { kind: ErrorKind::InvalidRequest, when: "trigger `message` with visibility `private`, a name another bot has, or another invalid field" },
+    ],
 };
 
 pub(super) static CREATE_CHAT_ROOM: OperationSpec = OperationSpec {
     name: "create_chat_room",
     summary: "Creates a chat room: its name, settings and look. Fields the declaration does not type are sent as given.",
+    family: "Rooms",
     method: "POST",
     path: "/consumer/api/v1/chatroom",
     auth: RawAuth::PrivateKey,
@@ -1053,11 +1094,15 @@ pub(super) static CREATE_CHAT_ROOM: OperationSpec = OperationSpec {
     ],
     exactly_one: &[],
     extra: true,
+    errors: &[
+        DeclaredError { kind: ErrorKind::InvalidRequest, when: "a password-protected room without `roomPassword`, or another invalid field (the service's validation object, whose messages the error carries)" },
+    ],
 };
 
 pub(super) static GET_CHAT_ROOM: OperationSpec = OperationSpec {
     name: "get_chat_room",
     summary: "One chat room: its settings.",
+    family: "Rooms",
     method: "GET",
     path: "/consumer/api/v1/chatroom/{roomId}",
     auth: RawAuth::PrivateKey,
@@ -1077,11 +1122,16 @@ pub(super) static GET_CHAT_ROOM: OperationSpec = OperationSpec {
     }],
     exactly_one: &[],
     extra: false,
+    errors: &[DeclaredError {
+        kind: ErrorKind::NotFound,
+        when: "no room has this id (the service answers 404 with `{}`)",
+    }],
 };
 
 pub(super) static UPDATE_CHAT_ROOM: OperationSpec = OperationSpec {
     name: "update_chat_room",
     summary: "Changes a chat room's name, description, password or metadata.",
+    family: "Rooms",
     method: "PUT",
     path: "/consumer/api/v1/chatroom/{roomId}",
     auth: RawAuth::PrivateKey,
@@ -1158,11 +1208,22 @@ pub(super) static UPDATE_CHAT_ROOM: OperationSpec = OperationSpec {
     ],
     exactly_one: &[],
     extra: false,
+    errors: &[
+        DeclaredError {
+            kind: ErrorKind::NotFound,
+            when: "no room has this id",
+        },
+        DeclaredError {
+            kind: ErrorKind::InvalidRequest,
+            when: "an invalid field (the service's validation object)",
+        },
+    ],
 };
 
 pub(super) static DELETE_CHAT_ROOM: OperationSpec = OperationSpec {
     name: "delete_chat_room",
     summary: "Deletes a chat room with all its messages, channels, one-to-one conversations, files and memberships, irreversibly.",
+    family: "Rooms",
     method: "DELETE",
     path: "/consumer/api/v1/chatroom/{roomId}",
     auth: RawAuth::PrivateKey,
@@ -1184,11 +1245,15 @@ pub(super) static DELETE_CHAT_ROOM: OperationSpec = OperationSpec {
     ],
     exactly_one: &[],
     extra: false,
+    errors: &[
+        DeclaredError { kind: ErrorKind::NotFound, when: "no room has this id (`invalid chatroom id`): also what a repeat meets when the first delete's answer was lost and the client sent it again" },
+    ],
 };
 
 pub(super) static TURN_CHAT_ON: OperationSpec = OperationSpec {
     name: "turn_chat_on",
     summary: "Turns a room's chat on: its users can post again. (The reference pages print the on and off paths the wrong way round; this sends `/on`.)",
+    family: "Rooms",
     method: "POST",
     path: "/consumer/api/v1/chatRoom/{roomId}/on",
     auth: RawAuth::PrivateKey,
@@ -1210,11 +1275,15 @@ pub(super) static TURN_CHAT_ON: OperationSpec = OperationSpec {
     ],
     exactly_one: &[],
     extra: false,
+    errors: &[
+        DeclaredError { kind: ErrorKind::NotFound, when: "no room has this id" },
+    ],
 };
 
 pub(super) static TURN_CHAT_OFF: OperationSpec = OperationSpec {
     name: "turn_chat_off",
     summary: "Turns a room's chat off: its users see the chat-off message and cannot post. (This sends `/off`, whatever the reference pages print.)",
+    family: "Rooms",
     method: "POST",
     path: "/consumer/api/v1/chatRoom/{roomId}/off",
     auth: RawAuth::PrivateKey,
@@ -1236,11 +1305,15 @@ pub(super) static TURN_CHAT_OFF: OperationSpec = OperationSpec {
     ],
     exactly_one: &[],
     extra: false,
+    errors: &[
+        DeclaredError { kind: ErrorKind::NotFound, when: "no room has this id" },
+    ],
 };
 
 pub(super) static SET_CHAT_OFF_MESSAGE: OperationSpec = OperationSpec {
     name: "set_chat_off_message",
     summary: "Sets the message a room's users see while its chat is off; it takes effect at once.",
+    family: "Rooms",
     method: "POST",
     path: "/consumer/api/v1/chatroom/{roomId}/chatoffmessage",
     auth: RawAuth::PrivateKey,
@@ -1273,11 +1346,16 @@ pub(super) static SET_CHAT_OFF_MESSAGE: OperationSpec = OperationSpec {
     ],
     exactly_one: &[],
     extra: false,
+    errors: &[DeclaredError {
+        kind: ErrorKind::NotFound,
+        when: "no room has this id",
+    }],
 };
 
 pub(super) static ROOM_MESSAGES: OperationSpec = OperationSpec {
     name: "room_messages",
     summary: "One page of a room's messages: the service's history export (the emulator gives them oldest first).",
+    family: "Messages and channels",
     method: "GET",
     path: "/consumer/api/v1/chatRoom/{roomId}/messages",
     auth: RawAuth::PrivateKey,
@@ -1332,11 +1410,15 @@ pub(super) static ROOM_MESSAGES: OperationSpec = OperationSpec {
     ],
     exactly_one: &[],
     extra: false,
+    errors: &[
+        DeclaredError { kind: ErrorKind::NotFound, when: "no room has this id" },
+    ],
 };
 
 pub(super) static DELETE_ROOM_MESSAGES: OperationSpec = OperationSpec {
     name: "delete_room_messages",
     summary: "Deletes a room's messages: all of them, channel and private ones and files included, unless told to keep those.",
+    family: "Messages and channels",
     method: "DELETE",
     path: "/consumer/api/v1/chatroom/{roomId}/messages",
     auth: RawAuth::PrivateKey,
@@ -1380,11 +1462,15 @@ pub(super) static DELETE_ROOM_MESSAGES: OperationSpec = OperationSpec {
     ],
     exactly_one: &[],
     extra: false,
+    errors: &[
+        DeclaredError { kind: ErrorKind::NotFound, when: "no room has this id (`invalid chatroom id`)" },
+    ],
 };
 
 pub(super) static SEND_ROOM_MESSAGE: OperationSpec = OperationSpec {
     name: "send_room_message",
     summary: "Posts a message into a room, as exactly one author: a user (by access token), the room's system, or a throw-away user made on the fly.",
+    family: "Messages and channels",
     method: "POST",
     path: "/consumer/api/v1/chatroom/{roomId}/message",
     auth: RawAuth::PrivateKey,
@@ -1450,11 +1536,16 @@ pub(super) static SEND_ROOM_MESSAGE: OperationSpec = OperationSpec {
     ],
     exactly_one: &[&["userAccessToken", "systemMessage", "user"]],
     extra: false,
+    errors: &[
+        DeclaredError { kind: ErrorKind::NotFound, when: "no room has this id (`invalid chatroom id`)" },
+        DeclaredError { kind: ErrorKind::InvalidRequest, when: "the room's chat is off (a user cannot post), or the access token signs nobody in" },
+    ],
 };
 
 pub(super) static CREATE_CHANNEL: OperationSpec = OperationSpec {
     name: "create_channel",
     summary: "Creates a channel in a room.",
+    family: "Messages and channels",
     method: "POST",
     path: "/consumer/api/v1/chatroom/{roomId}/channel",
     auth: RawAuth::PrivateKey,
@@ -1520,11 +1611,16 @@ pub(super) static CREATE_CHANNEL: OperationSpec = OperationSpec {
     ],
     exactly_one: &[],
     extra: false,
+    errors: &[DeclaredError {
+        kind: ErrorKind::NotFound,
+        when: "no room has this id",
+    }],
 };
 
 pub(super) static UPDATE_CHANNEL: OperationSpec = OperationSpec {
     name: "update_channel",
     summary: "Changes a channel's name, state, notification rule or metadata.",
+    family: "Messages and channels",
     method: "PUT",
     path: "/consumer/api/v1/chatroom/{roomId}/channel/{channelId}",
     auth: RawAuth::PrivateKey,
@@ -1601,11 +1697,16 @@ pub(super) static UPDATE_CHANNEL: OperationSpec = OperationSpec {
     ],
     exactly_one: &[],
     extra: false,
+    errors: &[DeclaredError {
+        kind: ErrorKind::NotFound,
+        when: "no channel has this id in the room (`channel not found`)",
+    }],
 };
 
 pub(super) static SEND_CHANNEL_MESSAGE: OperationSpec = OperationSpec {
     name: "send_channel_message",
     summary: "Posts a message into a channel, as exactly one author (as into a room).",
+    family: "Messages and channels",
     method: "POST",
     path: "/consumer/api/v1/chatroom/{roomId}/channel/{channelId}/message",
     auth: RawAuth::PrivateKey,
@@ -1682,11 +1783,16 @@ pub(super) static SEND_CHANNEL_MESSAGE: OperationSpec = OperationSpec {
     ],
     exactly_one: &[&["userAccessToken", "systemMessage", "user"]],
     extra: false,
+    errors: &[DeclaredError {
+        kind: ErrorKind::NotFound,
+        when: "no room or channel has this id",
+    }],
 };
 
 pub(super) static CHANNEL_MESSAGES: OperationSpec = OperationSpec {
     name: "channel_messages",
     summary: "One page of a channel's messages (the emulator gives them oldest first).",
+    family: "Messages and channels",
     method: "GET",
     path: "/consumer/api/v1/chatRoom/{roomId}/channel/{channelId}/messages",
     auth: RawAuth::PrivateKey,
@@ -1752,11 +1858,16 @@ pub(super) static CHANNEL_MESSAGES: OperationSpec = OperationSpec {
     ],
     exactly_one: &[],
     extra: false,
+    errors: &[DeclaredError {
+        kind: ErrorKind::NotFound,
+        when: "no room or channel has this id",
+    }],
 };
 
 pub(super) static DELETE_CHANNEL_MESSAGE: OperationSpec = OperationSpec {
     name: "delete_channel_message",
     summary: "Deletes one message of a channel.",
+    family: "Messages and channels",
     method: "DELETE",
     path: "/consumer/api/v2/chatroom/{roomId}/channel/{channelId}/message/{messageId}",
     auth: RawAuth::PrivateKey,
@@ -1800,11 +1911,15 @@ pub(super) static DELETE_CHANNEL_MESSAGE: OperationSpec = OperationSpec {
     ],
     exactly_one: &[],
     extra: false,
+    errors: &[
+        DeclaredError { kind: ErrorKind::NotFound, when: "no such message in the channel: also what a repeat meets when the first delete's answer was lost" },
+    ],
 };
 
 pub(super) static LIST_CONVERSATIONS: OperationSpec = OperationSpec {
     name: "list_conversations",
     summary: "A room's one-to-one conversations, each with its two members.",
+    family: "Messages and channels",
     method: "GET",
     path: "/consumer/api/v2/{pathForm}/{roomId}/conversations",
     auth: RawAuth::PrivateKey,
@@ -1837,11 +1952,16 @@ pub(super) static LIST_CONVERSATIONS: OperationSpec = OperationSpec {
     ],
     exactly_one: &[],
     extra: false,
+    errors: &[DeclaredError {
+        kind: ErrorKind::NotFound,
+        when: "no room has this id",
+    }],
 };
 
 pub(super) static UPDATE_USER: OperationSpec = OperationSpec {
     name: "update_user",
     summary: "Changes a user, named by exactly one of userId and uniqueUserIdentifier: any of their name, email, picture, moderation, external id and meta.",
+    family: "Users",
     method: "PUT",
     path: "/consumer/api/v1/user",
     auth: RawAuth::PrivateKey,
@@ -1951,11 +2071,15 @@ pub(super) static UPDATE_USER: OperationSpec = OperationSpec {
     ],
     exactly_one: &[&["userId", "uniqueUserIdentifier"]],
     extra: false,
+    errors: &[
+        DeclaredError { kind: ErrorKind::UserNotFound, when: "no user has this id" },
+    ],
 };
 
 pub(super) static CREATE_USER_V2: OperationSpec = OperationSpec {
     name: "create_user_v2",
     summary: "Creates a user by the customer's own identifier, optionally a member of one room with a role (Business plan).",
+    family: "Users",
     method: "POST",
     path: "/consumer/api/v2/user",
     auth: RawAuth::PrivateKey,
@@ -2054,11 +2178,16 @@ pub(super) static CREATE_USER_V2: OperationSpec = OperationSpec {
     ],
     exactly_one: &[],
     extra: false,
+    errors: &[
+        DeclaredError { kind: ErrorKind::NotFound, when: "`membershipDetails.roomId` names no room (`chatRoom not found`)" },
+        DeclaredError { kind: ErrorKind::PlanUpgradeRequired, when: "the account's plan is below Business" },
+    ],
 };
 
 pub(super) static GET_USER: OperationSpec = OperationSpec {
     name: "get_user",
     summary: "A user's profile, by the customer's identifier.",
+    family: "Users",
     method: "GET",
     path: "/consumer/api/v2/user/{uniqueUserIdentifier}",
     auth: RawAuth::PrivateKey,
@@ -2078,11 +2207,16 @@ pub(super) static GET_USER: OperationSpec = OperationSpec {
     }],
     exactly_one: &[],
     extra: false,
+    errors: &[DeclaredError {
+        kind: ErrorKind::UserNotFound,
+        when: "no user has this identifier",
+    }],
 };
 
 pub(super) static USER_ROOMS: OperationSpec = OperationSpec {
     name: "user_rooms",
     summary: "The rooms a user is a member of.",
+    family: "Users",
     method: "GET",
     path: "/consumer/api/v2/user/{uniqueUserIdentifier}/rooms",
     auth: RawAuth::PrivateKey,
@@ -2102,11 +2236,16 @@ pub(super) static USER_ROOMS: OperationSpec = OperationSpec {
     }],
     exactly_one: &[],
     extra: false,
+    errors: &[DeclaredError {
+        kind: ErrorKind::UserNotFound,
+        when: "no user has this identifier",
+    }],
 };
 
 pub(super) static REMOVE_USER: OperationSpec = OperationSpec {
     name: "remove_user",
     summary: "Removes a user for good, named by exactly one of userId and uniqueUserIdentifier: memberships erased, live sessions ended.",
+    family: "Users",
     method: "DELETE",
     path: "/consumer/api/v2/user",
     auth: RawAuth::PrivateKey,
@@ -2139,11 +2278,15 @@ pub(super) static REMOVE_USER: OperationSpec = OperationSpec {
     ],
     exactly_one: &[&["userId", "uniqueUserIdentifier"]],
     extra: false,
+    errors: &[
+        DeclaredError { kind: ErrorKind::UserNotFound, when: "no user has this id: also what a repeat meets when the first removal's answer was lost" },
+    ],
 };
 
 pub(super) static LIST_MEMBERS: OperationSpec = OperationSpec {
     name: "list_members",
     summary: "One page of a room's members, with their roles.",
+    family: "Members",
     method: "GET",
     path: "/consumer/api/v2/room/{roomId}/members",
     auth: RawAuth::PrivateKey,
@@ -2187,11 +2330,16 @@ pub(super) static LIST_MEMBERS: OperationSpec = OperationSpec {
     ],
     exactly_one: &[],
     extra: false,
+    errors: &[DeclaredError {
+        kind: ErrorKind::NotFound,
+        when: "no room has this id",
+    }],
 };
 
 pub(super) static SET_MEMBER: OperationSpec = OperationSpec {
     name: "set_member",
     summary: "Makes a user a member of a room with a role, or changes their role: how a room's moderator is made.",
+    family: "Members",
     method: "POST",
     path: "/consumer/api/v2/room/{roomId}/member",
     auth: RawAuth::PrivateKey,
@@ -2235,11 +2383,16 @@ pub(super) static SET_MEMBER: OperationSpec = OperationSpec {
     ],
     exactly_one: &[],
     extra: false,
+    errors: &[
+        DeclaredError { kind: ErrorKind::UserNotFound, when: "no user has this identifier" },
+        DeclaredError { kind: ErrorKind::NotFound, when: "no room has this id (`chatRoom not found`)" },
+    ],
 };
 
 pub(super) static REMOVE_MEMBER: OperationSpec = OperationSpec {
     name: "remove_member",
     summary: "Removes a user from a room's members.",
+    family: "Members",
     method: "DELETE",
     path: "/consumer/api/v2/room/{roomId}/member",
     auth: RawAuth::PrivateKey,
@@ -2272,11 +2425,15 @@ pub(super) static REMOVE_MEMBER: OperationSpec = OperationSpec {
     ],
     exactly_one: &[],
     extra: false,
+    errors: &[
+        DeclaredError { kind: ErrorKind::NotFound, when: "the user is not a member of the room: also what a repeat meets when the first removal's answer was lost" },
+    ],
 };
 
 pub(super) static CREATE_BOT: OperationSpec = OperationSpec {
     name: "create_bot",
     summary: "Creates a bot: a webhook the service calls with a room's messages (Business plan). A bot triggered by every message cannot answer in private.",
+    family: "Bots",
     method: "POST",
     path: "/consumer/api/v2/bot",
     auth: RawAuth::PrivateKey,
@@ -2386,11 +2543,16 @@ pub(super) static CREATE_BOT: OperationSpec = OperationSpec {
     ],
     exactly_one: &[],
     extra: false,
+    errors: &[
+        DeclaredError { kind: ErrorKind::InvalidRequest, when: "trigger `message` with visibility `private`, a name another bot has, or another invalid field" },
+        DeclaredError { kind: ErrorKind::PlanUpgradeRequired, when: "the account's plan is below Business" },
+    ],
 };
 
 pub(super) static LIST_BOTS: OperationSpec = OperationSpec {
     name: "list_bots",
     summary: "Every bot of the account.",
+    family: "Bots",
     method: "GET",
     path: "/consumer/api/v2/bots",
     auth: RawAuth::PrivateKey,
@@ -2400,11 +2562,13 @@ pub(super) static LIST_BOTS: OperationSpec = OperationSpec {
     params: &[],
     exactly_one: &[],
     extra: false,
+    errors: &[],
 };
 
 pub(super) static ENABLE_BOT: OperationSpec = OperationSpec {
     name: "enable_bot",
     summary: "Enables a bot: the service calls it again.",
+    family: "Bots",
     method: "POST",
     path: "/consumer/api/v2/bot/{botId}/enable",
     auth: RawAuth::PrivateKey,
@@ -2424,11 +2588,16 @@ pub(super) static ENABLE_BOT: OperationSpec = OperationSpec {
     }],
     exactly_one: &[],
     extra: false,
+    errors: &[DeclaredError {
+        kind: ErrorKind::NotFound,
+        when: "no bot of the account has this id (the service answers 401, read by its body)",
+    }],
 };
 
 pub(super) static DISABLE_BOT: OperationSpec = OperationSpec {
     name: "disable_bot",
     summary: "Disables a bot: the service stops calling it.",
+    family: "Bots",
     method: "POST",
     path: "/consumer/api/v2/bot/{botId}/disable",
     auth: RawAuth::PrivateKey,
@@ -2448,11 +2617,16 @@ pub(super) static DISABLE_BOT: OperationSpec = OperationSpec {
     }],
     exactly_one: &[],
     extra: false,
+    errors: &[DeclaredError {
+        kind: ErrorKind::NotFound,
+        when: "no bot of the account has this id (the service answers 401, read by its body)",
+    }],
 };
 
 pub(super) static ENABLE_BOT_IN_ROOM: OperationSpec = OperationSpec {
     name: "enable_bot_in_room",
     summary: "Enables a bot in one room.",
+    family: "Bots",
     method: "POST",
     path: "/consumer/api/v2/bot/{botId}/chatroom/{roomId}/enable",
     auth: RawAuth::PrivateKey,
@@ -2485,11 +2659,16 @@ pub(super) static ENABLE_BOT_IN_ROOM: OperationSpec = OperationSpec {
     ],
     exactly_one: &[],
     extra: false,
+    errors: &[DeclaredError {
+        kind: ErrorKind::NotFound,
+        when: "no bot or no room has this id (the service answers 401, read by its body)",
+    }],
 };
 
 pub(super) static DISABLE_BOT_IN_ROOM: OperationSpec = OperationSpec {
     name: "disable_bot_in_room",
     summary: "Disables a bot in one room.",
+    family: "Bots",
     method: "POST",
     path: "/consumer/api/v2/bot/{botId}/chatroom/{roomId}/disable",
     auth: RawAuth::PrivateKey,
@@ -2522,11 +2701,16 @@ pub(super) static DISABLE_BOT_IN_ROOM: OperationSpec = OperationSpec {
     ],
     exactly_one: &[],
     extra: false,
+    errors: &[DeclaredError {
+        kind: ErrorKind::NotFound,
+        when: "no bot or no room has this id (the service answers 401, read by its body)",
+    }],
 };
 
 pub(super) static SEND_BOT_MESSAGE: OperationSpec = OperationSpec {
     name: "send_bot_message",
     summary: "Posts a bot's message into a room, optionally answering a user or a message, with action buttons.",
+    family: "Bots",
     method: "POST",
     path: "/consumer/api/v2/bot/{botId}/chatroom/{roomId}/message",
     auth: RawAuth::PrivateKey,
@@ -2614,4 +2798,8 @@ pub(super) static SEND_BOT_MESSAGE: OperationSpec = OperationSpec {
     ],
     exactly_one: &[],
     extra: false,
+    errors: &[
+        DeclaredError { kind: ErrorKind::NotFound, when: "no bot or no room has this id" },
+        DeclaredError { kind: ErrorKind::InvalidRequest, when: "the bot is not enabled in the room, or an action button is invalid" },
+    ],
 };

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::wire::models::RawAuth;
 use crate::wire::{encode_path_segment, WireRequest};
 
@@ -16,6 +16,9 @@ pub struct OperationSpec {
     pub name: &'static str,
     /// One line: what the operation does.
     pub summary: &'static str,
+    /// The family it belongs to (`Rooms`, `Users`, `Bots`, …): how the
+    /// command line's help groups operations; empty when none is declared.
+    pub family: &'static str,
     /// The HTTP method, upper case.
     pub method: &'static str,
     /// The exact path, casing as documented; `{name}` is a path parameter.
@@ -34,6 +37,18 @@ pub struct OperationSpec {
     pub exactly_one: &'static [&'static [&'static str]],
     /// Whether a caller may pass body fields the declaration does not type.
     pub extra: bool,
+    /// The errors of the service a caller should know by kind, and when they come.
+    pub errors: &'static [DeclaredError],
+}
+
+/// An error an operation's declaration names: its kind and when the service gives it.
+#[derive(Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DeclaredError {
+    /// The error's kind.
+    pub kind: ErrorKind,
+    /// When it comes, in a few words.
+    pub when: &'static str,
 }
 
 /// Whether an operation may be sent again once it may have reached the service.
