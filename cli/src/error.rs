@@ -91,7 +91,7 @@ impl fmt::Display for CliError {
             CliError::Sdk(e) => write!(f, "{e}"),
             CliError::Usage(m) => write!(f, "{m}"),
             CliError::Io { path, source } => write!(f, "{path}: {source}"),
-            CliError::Interrupted { resume } => write!(f, "interrupted; to resume: {resume}"),
+            CliError::Interrupted { resume } => write!(f, "stopped; to resume, run {resume}"),
         }
     }
 }

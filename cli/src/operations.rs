@@ -409,7 +409,7 @@ fn stream_all(
     let mut csv_writer: Option<(Vec<String>, ())> = None;
     let mut written = 0u64;
     let resume = |skip: u64| CliError::Interrupted {
-        resume: format!("run the same command with --skip {skip}"),
+        resume: format!("the same command with --skip {skip}"),
     };
     loop {
         if max.is_some_and(|m| written >= m) {

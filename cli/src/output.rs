@@ -300,7 +300,13 @@ pub fn curl(request: &WireRequest, base_url: &str) -> String {
     };
     let quoted_url = url
         .split(MARK)
-        .map(shell_quote)
+        .map(|piece| {
+            if piece.is_empty() {
+                String::new()
+            } else {
+                shell_quote(piece)
+            }
+        })
         .collect::<Vec<_>>()
         .join(&format!("\"{variable}\""));
     let mut command = format!("curl -sS -X {} {quoted_url}", request.method);

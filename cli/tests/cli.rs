@@ -770,3 +770,81 @@ fn completions_and_the_man_page_are_generated() {
     let version = roomchat(None, &config, &["--version"]).ok().stdout;
     assert!(version.starts_with("roomchat "));
 }
+
+#[cfg(unix)]
+#[test]
+fn interrupted_paging_says_where_to_resume_and_resuming_loses_nothing() {
+    let emu = emulator();
+    let config = config_dir("interrupt");
+    emu.create_room(json!({"roomId": "room1", "name": "General"}));
+    emu.seed_messages("room1", None, 100);
+    // One request a second: ten pages take ten seconds, Ctrl-C comes after about two.
+    let child = Command::new(BIN)
+        .args(["room-messages", "room1", "--all", "--page-size", "10"])
+        .args(["--rate-limit", "1", "--rate-window", "1"])
+        .env("ROOMCHAT_PRIVATE_KEY", emu.private_key())
+        .env("ROOMCHAT_BASE_URL", emu.base_url())
+        .env("XDG_CONFIG_HOME", &config)
+        .env_remove("ROOMCHAT_PROFILE")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    // The shell's own kill: no procps needed.
+    let killed = Command::new("sh")
+        .args(["-c", &format!("kill -INT {}", child.id())])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let first: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        !first.is_empty() && first.len() < 100,
+        "{} lines",
+        first.len()
+    );
+    let resume = format!("--skip {}", first.len());
+    assert!(stderr.contains(&resume), "{stderr}");
+    assert!(!stderr.contains(&emu.private_key()));
+
+    let rest = roomchat(
+        Some(&emu),
+        &config,
+        &[
+            "room-messages",
+            "room1",
+            "--all",
+            "--skip",
+            &first.len().to_string(),
+        ],
+    )
+    .ok();
+    let texts: Vec<String> = first
+        .iter()
+        .cloned()
+        .chain(
+            rest.stdout
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap()),
+        )
+        .map(|m: Value| m["message"].as_str().unwrap().to_owned())
+        .collect();
+    let expected: Vec<String> = (1..=100).map(|n| format!("message {n}")).collect();
+    assert_eq!(texts, expected, "every message once, in order");
+}
+
+#[test]
+fn the_guide_documents_the_exit_code_of_every_error_kind() {
+    let guide = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    for kind in roomchat::ErrorKind::ALL {
+        let row = format!("| {} | `{}`", 10 + kind.code(), kind.name());
+        assert!(guide.contains(&row), "cli/README.md lacks {row}");
+    }
+}
