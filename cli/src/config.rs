@@ -57,7 +57,16 @@ pub fn global_args() -> Vec<Arg> {
             "Also retry calls whose retry class is `never` (a create could happen twice)",
         )
         .action(ArgAction::SetTrue),
+        value("base-backoff", "The first retry's backoff, in seconds (doubles each retry; default 0.25)")
+            .value_name("SECS")
+            .value_parser(clap::value_parser!(f64)),
+        value("max-response-bytes", "The largest answer accepted, in bytes")
+            .value_name("N")
+            .value_parser(clap::value_parser!(u64)),
         value("ca-file", "Also trust the CA certificates of this PEM file").value_name("FILE"),
+        value("tls-roots", "The roots https:// trusts: webpki (bundled, the default) or system")
+            .value_name("ROOTS")
+            .value_parser(["webpki", "system"]),
         value("proxy", "The proxy: a URL, or `none` (default: from the environment, as curl)")
             .value_name("URL"),
         value("no-compression", "Do not ask for gzip-compressed answers").action(ArgAction::SetTrue),
@@ -74,6 +83,12 @@ pub fn global_args() -> Vec<Arg> {
             "Share the key's rate budget through this Redis (redis://, rediss://, redis+sentinel://) [env: ROOMCHAT_REDIS_URL]",
         )
         .value_name("URL"),
+        value(
+            "redis-on-error",
+            "When the Redis budget cannot be reached: local_fallback (default), fail_closed or fail_open",
+        )
+        .value_name("POLICY")
+        .value_parser(["local_fallback", "fail_closed", "fail_open"]),
         value("app-name", "An application name closing the User-Agent").value_name("NAME"),
         value(
             "dry-run",
@@ -96,13 +111,17 @@ struct Profile {
     max_retries: Option<u32>,
     max_retry_wait: Option<f64>,
     retry_non_idempotent: Option<bool>,
+    base_backoff: Option<f64>,
+    max_response_bytes: Option<u64>,
     ca_file: Option<String>,
+    tls_roots: Option<String>,
     proxy: Option<String>,
     compression: Option<bool>,
     allow_insecure_http: Option<bool>,
     rate_limit: Option<u32>,
     rate_window: Option<u64>,
     redis_url: Option<String>,
+    redis_on_error: Option<String>,
     app_name: Option<String>,
 }
 
@@ -278,6 +297,25 @@ pub fn client(matches: &ArgMatches) -> Result<roomchat::Client, CliError> {
     if switch(matches, "retry-non-idempotent") || p.retry_non_idempotent == Some(true) {
         builder = builder.retry_non_idempotent(true);
     }
+    if let Some(t) = number::<f64>(matches, "base-backoff").or(p.base_backoff) {
+        builder = builder.base_backoff(seconds(t, "--base-backoff")?);
+    }
+    if let Some(n) = number::<u64>(matches, "max-response-bytes").or(p.max_response_bytes) {
+        builder = builder.max_response_bytes(n);
+    }
+    match flag(matches, "tls-roots")
+        .cloned()
+        .or(p.tls_roots)
+        .as_deref()
+    {
+        None | Some("webpki") => {}
+        Some("system") => builder = builder.tls_roots(roomchat::TlsRoots::System),
+        Some(other) => {
+            return Err(config_error(format!(
+                "tls_roots must be webpki or system, not {other:?}"
+            )))
+        }
+    }
     if let Some(file) = flag(matches, "ca-file").cloned().or(p.ca_file) {
         let pem = std::fs::read(&file).map_err(|source| CliError::Io { path: file, source })?;
         builder = builder.add_root_certificates_pem(pem);
@@ -307,7 +345,19 @@ pub fn client(matches: &ArgMatches) -> Result<roomchat::Client, CliError> {
         .or_else(|| env("ROOMCHAT_REDIS_URL"))
         .or(p.redis_url)
     {
-        builder = builder.redis_budget(roomchat::RedisBudget::new(url));
+        let mut budget = roomchat::RedisBudget::new(url);
+        if let Some(name) = flag(matches, "redis-on-error")
+            .cloned()
+            .or(p.redis_on_error)
+        {
+            let policy = roomchat::OnRedisError::from_name(&name).ok_or_else(|| {
+                config_error(format!(
+                    "redis_on_error must be local_fallback, fail_closed or fail_open, not {name:?}"
+                ))
+            })?;
+            budget = budget.on_error(policy);
+        }
+        builder = builder.redis_budget(budget);
     }
     if let Some(app) = flag(matches, "app-name").cloned().or(p.app_name) {
         builder = builder.app_name(app);

@@ -848,3 +848,97 @@ fn the_guide_documents_the_exit_code_of_every_error_kind() {
         assert!(guide.contains(&row), "cli/README.md lacks {row}");
     }
 }
+
+#[test]
+fn client_options_reach_the_client() {
+    use roomchat_emulator::{EmulatorTls, Fault, FaultAction};
+    use std::time::Duration;
+    let config = config_dir("options");
+    let fault = |action: FaultAction| Fault {
+        method: Some("GET".into()),
+        path: "/consumer/api/v1/chatrooms".into(),
+        times: 1,
+        action,
+    };
+    let emu = emulator();
+    let run = |args: &[&str]| roomchat(Some(&emu), &config, args);
+
+    // Retries: a 503 is retried by default, not with --max-retries 0.
+    let unavailable = || {
+        fault(FaultAction::Respond {
+            status: 503,
+            headers: vec![],
+            body: "{}".into(),
+            content_type: None,
+        })
+    };
+    emu.add_fault(unavailable());
+    let no_retry = run(&["list-chat-rooms", "--max-retries", "0"]);
+    assert_eq!(no_retry.code, 17, "server_error: {}", no_retry.stderr);
+    assert!(
+        no_retry.stderr.contains("server_error (status 503)"),
+        "{}",
+        no_retry.stderr
+    );
+    emu.add_fault(unavailable());
+    run(&["list-chat-rooms", "--base-backoff", "0.01"]).ok();
+    assert_eq!(emu.journal().len(), 3);
+
+    // The attempt's timeout, the answer's cap.
+    emu.add_fault(fault(FaultAction::Delay(Duration::from_secs(3))));
+    let slow = run(&["list-chat-rooms", "--timeout", "0.3", "--max-retries", "0"]);
+    assert_eq!(slow.code, 19, "timeout: {}", slow.stderr);
+    emu.add_fault(Fault {
+        method: Some("GET".into()),
+        path: "/consumer/api/v2/users".into(),
+        times: 1,
+        action: FaultAction::LargeBody { bytes: 4096 },
+    });
+    let large = run(&[
+        "list-users",
+        "--max-response-bytes",
+        "1000",
+        "--max-retries",
+        "0",
+    ]);
+    assert_eq!(
+        large.code,
+        22,
+        "response_too_large: {} {} {:?}",
+        large.stderr,
+        large.stdout.len(),
+        emu.journal().iter().map(|e| e.status).collect::<Vec<_>>()
+    );
+
+    // A shared budget that cannot be reached, with the policy that refuses to send.
+    let closed = run(&[
+        "list-chat-rooms",
+        "--redis-url",
+        "redis://:hunter2@127.0.0.1:9/0",
+        "--redis-on-error",
+        "fail_closed",
+    ]);
+    assert_eq!(closed.code, 26, "budget_unavailable: {}", closed.stderr);
+    assert!(!closed.stderr.contains("hunter2"), "{}", closed.stderr);
+
+    // A private CA: refused without --ca-file, trusted with it.
+    let tls = Emulator::start(EmulatorConfig {
+        tls: Some(EmulatorTls::generated()),
+        ..EmulatorConfig::default()
+    })
+    .unwrap();
+    let ca = tls.ca_file().unwrap();
+    let untrusted = roomchat(
+        Some(&tls),
+        &config,
+        &["list-chat-rooms", "--max-retries", "0"],
+    );
+    assert_eq!(untrusted.code, 27, "tls: {}", untrusted.stderr);
+    let trusted = roomchat(
+        Some(&tls),
+        &config,
+        &["list-chat-rooms", "--ca-file", ca.to_str().unwrap()],
+    )
+    .ok();
+    assert_eq!(trusted.json(), json!([]));
+}
