@@ -128,3 +128,13 @@ fn man() -> Result<(), CliError> {
         .write_all(&out)
         .map_err(output::write_error)
 }
+
+#[cfg(test)]
+mod tests {
+    /// clap's own checks of the whole tree: ids, flags and groups, every
+    /// declared operation's command included.
+    #[test]
+    fn the_command_tree_is_valid() {
+        super::command().debug_assert();
+    }
+}

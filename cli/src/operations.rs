@@ -78,6 +78,43 @@ pub fn families() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
     families
 }
 
+/// The argument id of a parameter: its wire name under a prefix of its own,
+/// so that no parameter can take the id of a flag of the command line's.
+fn param_id(name: &str) -> String {
+    format!("param.{name}")
+}
+
+/// The flags of the command line's own an operation's command has (besides the global ones).
+const OWN_FLAGS: [&str; 7] = [
+    "output",
+    "all",
+    "page-size",
+    "max-items",
+    "extra",
+    "help",
+    "version",
+];
+
+/// The long flag of a parameter: its name in kebab case, or, should that be
+/// a flag of the command line's own (`--output`, `--timeout`, …),
+/// `--param-` and its name.
+pub fn param_long(name: &str) -> String {
+    let long = kebab(name);
+    let global = config::global_args();
+    let taken = OWN_FLAGS.contains(&long.as_str())
+        || global.iter().any(|a| a.get_long() == Some(long.as_str()));
+    if taken {
+        format!("param-{long}")
+    } else {
+        long
+    }
+}
+
+/// Whether the operation's listing pages by `limit` and `skip` parameters (`--all` then works).
+fn pages(spec: &OperationSpec) -> bool {
+    spec.pages != Paging::None && spec.param("limit").is_some() && spec.param("skip").is_some()
+}
+
 /// Whether a parameter is a positional argument: a path parameter the call must give.
 fn positional(param: &ParamSpec) -> bool {
     param.location == ParamLocation::Path && param.default.is_none()
@@ -104,18 +141,18 @@ fn command(spec: &'static OperationSpec) -> Command {
     for (i, group) in spec.exactly_one.iter().enumerate() {
         command = command.group(
             ArgGroup::new(format!("exactly-one-{i}"))
-                .args(group.iter().copied())
+                .args(group.iter().map(|name| param_id(name)))
                 .required(true)
                 .multiple(false),
         );
     }
-    if spec.pages != Paging::None {
+    if pages(spec) {
         let limit = spec.param("limit");
         let mut page_size = Arg::new("page-size")
             .long("page-size")
             .value_name("N")
             .requires("all")
-            .conflicts_with("limit")
+            .conflicts_with(param_id("limit"))
             .help("With --all: the items each request asks for (the limit)");
         page_size = page_size.value_parser(clap::value_parser!(u64).range(
             limit.and_then(|l| l.min).unwrap_or(1)..=limit.and_then(|l| l.max).unwrap_or(u64::MAX),
@@ -164,21 +201,24 @@ fn details(spec: &OperationSpec) -> String {
             ));
         }
     }
-    if spec.pages != Paging::None {
+    if pages(spec) {
         text.push_str(
             "Paging: one page by default (--limit, --skip); --all streams every item as JSON lines, \
              --max-items stops early, and an interrupted run prints the --skip to resume from.\n",
         );
     }
     for group in spec.exactly_one {
-        let flags: Vec<String> = group.iter().map(|n| format!("--{}", kebab(n))).collect();
+        let flags: Vec<String> = group
+            .iter()
+            .map(|n| format!("--{}", param_long(n)))
+            .collect();
         text.push_str(&format!("Give exactly one of {}.\n", flags.join(", ")));
     }
     text
 }
 
 fn param_arg(spec: &OperationSpec, param: &'static ParamSpec) -> Arg {
-    let mut arg = Arg::new(param.name);
+    let mut arg = Arg::new(param_id(param.name));
     let mut help = output::kind_text(param.kind).to_owned();
     if positional(param) {
         arg = arg
@@ -186,7 +226,7 @@ fn param_arg(spec: &OperationSpec, param: &'static ParamSpec) -> Arg {
             .required(param.required);
     } else {
         arg = arg
-            .long(kebab(param.name))
+            .long(param_long(param.name))
             .required(param.required && !spec.exactly_one.iter().any(|g| g.contains(&param.name)));
     }
     match param.kind {
@@ -270,16 +310,18 @@ pub fn params_of(spec: &OperationSpec, matches: &ArgMatches) -> Result<Value, Cl
     let mut params = Map::new();
     for param in spec.params {
         let value = match param.kind {
-            ParamKind::Integer => matches.get_one::<u64>(param.name).map(|n| Value::from(*n)),
-            ParamKind::Boolean | ParamKind::Switch => {
-                matches.get_one::<bool>(param.name).map(|b| Value::Bool(*b))
-            }
-            ParamKind::Json => match matches.get_one::<String>(param.name) {
-                Some(text) => Some(json_argument(&kebab(param.name), text)?),
+            ParamKind::Integer => matches
+                .get_one::<u64>(&param_id(param.name))
+                .map(|n| Value::from(*n)),
+            ParamKind::Boolean | ParamKind::Switch => matches
+                .get_one::<bool>(&param_id(param.name))
+                .map(|b| Value::Bool(*b)),
+            ParamKind::Json => match matches.get_one::<String>(&param_id(param.name)) {
+                Some(text) => Some(json_argument(&param_long(param.name), text)?),
                 None => None,
             },
             _ => matches
-                .get_one::<String>(param.name)
+                .get_one::<String>(&param_id(param.name))
                 .map(|s| Value::String(s.clone())),
         };
         if let Some(value) = value {
@@ -293,7 +335,7 @@ pub fn params_of(spec: &OperationSpec, matches: &ArgMatches) -> Result<Value, Cl
                     if spec.param(&name).is_some() {
                         return Err(CliError::Usage(format!(
                             "--extra: {name} is a parameter of its own: give it as --{}",
-                            kebab(&name)
+                            param_long(&name)
                         )));
                     }
                     params.insert(name, value);
