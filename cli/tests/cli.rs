@@ -189,6 +189,13 @@ fn every_declared_operation_runs_once_through_the_cli() {
         .to_owned();
     let rooms = call(&["list-chat-rooms"]);
     assert_eq!(rooms.as_array().map(Vec::len), Some(2), "{rooms}");
+    let one = roomchat(Some(&emu), &config, &["get-chat-room", "room1"]).ok();
+    assert_eq!(
+        one.stdout.lines().count(),
+        1,
+        "one line when piped: {}",
+        one.stdout
+    );
     call(&["get-chat-room", "room1"]);
     call(&["update-chat-room", "room1", "--description", "all hands"]);
     call(&["turn-chat-off", "room1"]);
@@ -618,6 +625,24 @@ fn bad_input_gets_a_clear_error_and_its_exit_code() {
         ],
     );
     assert_eq!(two_authors.code, 2, "{}", two_authors.stderr);
+    // A flag is an author only when set: core refuses, nothing is sent.
+    let no_author = run(
+        Some(&emu),
+        &[
+            "send-room-message",
+            "r",
+            "--message",
+            "m",
+            "--system-message",
+            "false",
+        ],
+    );
+    assert_eq!(no_author.code, 23, "validation: {}", no_author.stderr);
+    assert!(
+        no_author.stderr.contains("give exactly one of"),
+        "{}",
+        no_author.stderr
+    );
     let no_name = run(Some(&emu), &["create-channel", "r"]);
     assert_eq!(no_name.code, 2);
     assert!(
@@ -700,6 +725,36 @@ fn all_streams_every_item_of_a_paged_listing() {
     assert_eq!(lines.len(), 120);
     assert_eq!(lines[0]["message"], "message 11");
     assert_eq!(lines[119]["message"], "message 130");
+
+    // The reader going away (`| head -1`) ends the stream quietly.
+    let mut child = Command::new(BIN)
+        .args(["room-messages", "room1", "--all", "--page-size", "10"])
+        .env("ROOMCHAT_PRIVATE_KEY", emu.private_key())
+        .env("ROOMCHAT_BASE_URL", emu.base_url())
+        .env("XDG_CONFIG_HOME", &config)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    assert!(first.contains("message 1"), "{first}");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     // One page as a table and as CSV; users as JSON lines.
     emu.seed_users(3);
