@@ -251,6 +251,7 @@ fn param_arg(spec: &OperationSpec, param: &'static ParamSpec) -> Arg {
             arg = arg.value_name("JSON");
         }
         _ => {
+            arg = arg.value_name(upper_snake(param.name));
             if !param.choices.is_empty() {
                 arg = arg.value_parser(PossibleValuesParser::new(param.choices.iter().copied()));
             } else {

@@ -197,6 +197,20 @@ fn every_declared_operation_runs_once_through_the_cli() {
         one.stdout
     );
     call(&["get-chat-room", "room1"]);
+    // On a terminal (util-linux `script` gives it one): indented.
+    #[cfg(target_os = "linux")]
+    {
+        let on_tty = Command::new("script")
+            .args(["-qec", &format!("{BIN} get-chat-room room1"), "/dev/null"])
+            .env("ROOMCHAT_PRIVATE_KEY", emu.private_key())
+            .env("ROOMCHAT_BASE_URL", emu.base_url())
+            .env("XDG_CONFIG_HOME", &config)
+            .output()
+            .unwrap();
+        let shown = String::from_utf8_lossy(&on_tty.stdout);
+        assert!(on_tty.status.success(), "{shown}");
+        assert!(shown.starts_with("{\r\n  \""), "{shown:?}");
+    }
     call(&["update-chat-room", "room1", "--description", "all hands"]);
     call(&["turn-chat-off", "room1"]);
     call(&["turn-chat-on", "room1"]);
