@@ -1285,6 +1285,24 @@ roomchat_result roomchat_client_create_user_with_response(const struct roomchat_
                                                           struct roomchat_response_meta **meta_out,
                                                           struct roomchat_error **err_out);
 
+// GET `/consumer/api/v1/chatrooms`: Every chat room of the account (an empty list when there is
+// none). Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. The same
+// answer as typed records: `roomchat_client_list_chat_rooms_typed`. On success writes the answer's
+// JSON text to `*json_out` (owned by the caller: free with `roomchat_string_free`); on failure
+// writes nothing there, the details to `*err_out` when it is not NULL (free with
+// `roomchat_error_free`).
+roomchat_result roomchat_client_list_chat_rooms(const struct roomchat_client *client,
+                                                char **json_out,
+                                                struct roomchat_error **err_out);
+
+// `roomchat_client_list_chat_rooms`, and, when `meta_out` is not NULL, the answer's status,
+// headers and attempts written to `*meta_out` on success (free with
+// `roomchat_response_meta_free`).
+roomchat_result roomchat_client_list_chat_rooms_with_response(const struct roomchat_client *client,
+                                                              char **json_out,
+                                                              struct roomchat_response_meta **meta_out,
+                                                              struct roomchat_error **err_out);
+
 // POST `/consumer/api/v2/user/reactivate`: Reactivates a deactivated user. Never sent again after
 // a 5xx, a timeout or a lost answer (a repeat could do it twice) unless
 // `roomchat_client_options_set_retries` allows it. `by` is a `roomchat_user_identifier` value:
@@ -1490,6 +1508,10 @@ int32_t roomchat_room_default_notification_enabled(const struct roomchat_room *r
 // when the service left it out (or `room` is NULL).
 int32_t roomchat_room_pre_moderated_chat_room(const struct roomchat_room *room);
 
+// `chatOff`: True: its chat is off (`turn_chat_off`): users see the chat-off message and cannot
+// post. 1 for true, 0 for false, -1 when the service left it out (or `room` is NULL).
+int32_t roomchat_room_chat_off(const struct roomchat_room *room);
+
 // The fields the service sent that the record does not name, as the text of a JSON object (`{}`
 // when none), borrowed from `room` (valid until it is freed); NULL when `room` is NULL.
 const char *roomchat_room_extra_json(const struct roomchat_room *room);
@@ -1540,9 +1562,9 @@ void roomchat_room_name_record_free(struct roomchat_room_name_record *room_name_
 // service left it out (or `chat_message_author` is NULL).
 const char *roomchat_chat_message_author_id(const struct roomchat_chat_message_author *chat_message_author);
 
-// `uniqueUserIdentifier`: The customer's identifier of the user, as given. JSON text, borrowed
-// from `chat_message_author` (valid until it is freed), or NULL when the service left it out (or
-// `chat_message_author` is NULL).
+// `uniqueUserIdentifier`: The customer's identifier of the user, as given. As text: a string as it
+// is (no JSON quotes), a number as its digits; borrowed from `chat_message_author` (valid until it
+// is freed), or NULL when the service left it out or sent null (or `chat_message_author` is NULL).
 const char *roomchat_chat_message_author_unique_user_identifier(const struct roomchat_chat_message_author *chat_message_author);
 
 // `username`: Their name. Borrowed from `chat_message_author` (valid until it is freed), or NULL
@@ -1790,9 +1812,9 @@ const char *roomchat_conversation_member_last_name(const struct roomchat_convers
 // freed), or NULL when the service left it out (or `conversation_member` is NULL).
 const char *roomchat_conversation_member_profile_pic(const struct roomchat_conversation_member *conversation_member);
 
-// `uniqueUserIdentifier`: The customer's identifier of the user, as given. JSON text, borrowed
-// from `conversation_member` (valid until it is freed), or NULL when the service left it out (or
-// `conversation_member` is NULL).
+// `uniqueUserIdentifier`: The customer's identifier of the user, as given. As text: a string as it
+// is (no JSON quotes), a number as its digits; borrowed from `conversation_member` (valid until it
+// is freed), or NULL when the service left it out or sent null (or `conversation_member` is NULL).
 const char *roomchat_conversation_member_unique_user_identifier(const struct roomchat_conversation_member *conversation_member);
 
 // The fields the service sent that the record does not name, as the text of a JSON object (`{}`
@@ -1857,9 +1879,10 @@ int32_t roomchat_updated_user_is_moderator(const struct roomchat_updated_user *u
 // until it is freed), or NULL when the service left it out (or `updated_user` is NULL).
 const char *roomchat_updated_user_chat_room(const struct roomchat_updated_user *updated_user);
 
-// `externalUserId`: The customer's id of the user, as given (a number or a string). JSON text,
-// borrowed from `updated_user` (valid until it is freed), or NULL when the service left it out (or
-// `updated_user` is NULL).
+// `externalUserId`: The customer's id of the user, as given (a number or a string). As text: a
+// string as it is (no JSON quotes), a number as its digits; borrowed from `updated_user` (valid
+// until it is freed), or NULL when the service left it out or sent null (or `updated_user` is
+// NULL).
 const char *roomchat_updated_user_external_user_id(const struct roomchat_updated_user *updated_user);
 
 // `meta`: The customer's data. JSON text, borrowed from `updated_user` (valid until it is freed),
@@ -1879,9 +1902,9 @@ void roomchat_updated_user_free(struct roomchat_updated_user *updated_user);
 // service left it out (or `user_profile` is NULL).
 const char *roomchat_user_profile_id(const struct roomchat_user_profile *user_profile);
 
-// `uniqueUserIdentifier`: The customer's identifier of the user, as given. JSON text, borrowed
-// from `user_profile` (valid until it is freed), or NULL when the service left it out (or
-// `user_profile` is NULL).
+// `uniqueUserIdentifier`: The customer's identifier of the user, as given. As text: a string as it
+// is (no JSON quotes), a number as its digits; borrowed from `user_profile` (valid until it is
+// freed), or NULL when the service left it out or sent null (or `user_profile` is NULL).
 const char *roomchat_user_profile_unique_user_identifier(const struct roomchat_user_profile *user_profile);
 
 // `username`: Their name. Borrowed from `user_profile` (valid until it is freed), or NULL when the
@@ -2115,18 +2138,19 @@ void roomchat_room_name_record_list_free(struct roomchat_room_name_record_list *
 // none). Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. On success
 // writes the list to `*room_list_out` (owned by the caller: free with `roomchat_room_list_free`);
 // on failure writes nothing there, and the details to `*err_out` when it is not NULL (free with
-// `roomchat_error_free`).
-roomchat_result roomchat_client_list_chat_rooms(const struct roomchat_client *client,
-                                                struct roomchat_room_list **room_list_out,
-                                                struct roomchat_error **err_out);
+// `roomchat_error_free`). `roomchat_client_list_chat_rooms` gives the same answer as JSON text
+// (its published form).
+roomchat_result roomchat_client_list_chat_rooms_typed(const struct roomchat_client *client,
+                                                      struct roomchat_room_list **room_list_out,
+                                                      struct roomchat_error **err_out);
 
-// `roomchat_client_list_chat_rooms`, and, when `meta_out` is not NULL, the answer's status,
+// `roomchat_client_list_chat_rooms_typed`, and, when `meta_out` is not NULL, the answer's status,
 // headers and attempts written to `*meta_out` on success (free with
 // `roomchat_response_meta_free`).
-roomchat_result roomchat_client_list_chat_rooms_with_response(const struct roomchat_client *client,
-                                                              struct roomchat_room_list **room_list_out,
-                                                              struct roomchat_response_meta **meta_out,
-                                                              struct roomchat_error **err_out);
+roomchat_result roomchat_client_list_chat_rooms_typed_with_response(const struct roomchat_client *client,
+                                                                    struct roomchat_room_list **room_list_out,
+                                                                    struct roomchat_response_meta **meta_out,
+                                                                    struct roomchat_error **err_out);
 
 // POST `/api/v1/chatRoom/{roomId}/eject-all`: Signs every user out of a room. The reference page
 // prints this path without the `/consumer` prefix; it is sent as printed. Repeatable: sent again

@@ -49,14 +49,17 @@ class Acknowledged {
         extra_json_(detail::string_or_empty(roomchat_acknowledged_extra_json(raw))) {}
 
   // `success`: True: the service did it. (std::nullopt when the service left it out)
-  const std::optional<bool> &success() const noexcept { return success_; }
+  const std::optional<bool> &success() const & noexcept { return success_; }
+  std::optional<bool> success() && noexcept { return std::move(success_); }
 
   // `message`: What the service said, when it said something. (std::nullopt when the service left
   // it out)
-  const std::optional<std::string> &message() const noexcept { return message_; }
+  const std::optional<std::string> &message() const & noexcept { return message_; }
+  std::optional<std::string> message() && noexcept { return std::move(message_); }
 
   // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
-  const std::string &extra_json() const noexcept { return extra_json_; }
+  const std::string &extra_json() const & noexcept { return extra_json_; }
+  std::string extra_json() && noexcept { return std::move(extra_json_); }
 
  private:
   std::optional<bool> success_;
@@ -86,47 +89,60 @@ class Bot {
         extra_json_(detail::string_or_empty(roomchat_bot_extra_json(raw))) {}
 
   // `_id`: The bot's id (24 hexadecimal digits). (std::nullopt when the service left it out)
-  const std::optional<std::string> &id() const noexcept { return id_; }
+  const std::optional<std::string> &id() const & noexcept { return id_; }
+  std::optional<std::string> id() && noexcept { return std::move(id_); }
 
   // `name`: Its name, unique in the account. (std::nullopt when the service left it out)
-  const std::optional<std::string> &name() const noexcept { return name_; }
+  const std::optional<std::string> &name() const & noexcept { return name_; }
+  std::optional<std::string> name() && noexcept { return std::move(name_); }
 
   // `description`: What it does. (std::nullopt when the service left it out)
-  const std::optional<std::string> &description() const noexcept { return description_; }
+  const std::optional<std::string> &description() const & noexcept { return description_; }
+  std::optional<std::string> description() && noexcept { return std::move(description_); }
 
   // `trigger`: `message`: every message; `mention`: messages that mention it. (std::nullopt when
   // the service left it out)
-  const std::optional<std::string> &trigger() const noexcept { return trigger_; }
+  const std::optional<std::string> &trigger() const & noexcept { return trigger_; }
+  std::optional<std::string> trigger() && noexcept { return std::move(trigger_); }
 
   // `messageVisibility`: `public`: its answers are seen by the room; `private`: by the asker only.
   // (std::nullopt when the service left it out)
-  const std::optional<std::string> &message_visibility() const noexcept { return message_visibility_; }
+  const std::optional<std::string> &message_visibility() const & noexcept { return message_visibility_; }
+  std::optional<std::string> message_visibility() && noexcept { return std::move(message_visibility_); }
 
   // `isAllowedInAllChatRooms`: True: enabled in every room, not only those it is enabled in.
   // (std::nullopt when the service left it out)
-  const std::optional<bool> &is_allowed_in_all_chat_rooms() const noexcept { return is_allowed_in_all_chat_rooms_; }
+  const std::optional<bool> &is_allowed_in_all_chat_rooms() const & noexcept { return is_allowed_in_all_chat_rooms_; }
+  std::optional<bool> is_allowed_in_all_chat_rooms() && noexcept { return std::move(is_allowed_in_all_chat_rooms_); }
 
   // `messageHistoryLimit`: How many earlier messages the webhook is sent. (std::nullopt when the
   // service left it out or sent a negative number)
-  const std::optional<std::int64_t> &message_history_limit() const noexcept { return message_history_limit_; }
+  const std::optional<std::int64_t> &message_history_limit() const & noexcept { return message_history_limit_; }
+  std::optional<std::int64_t> message_history_limit() && noexcept { return std::move(message_history_limit_); }
 
   // `webhookURL`: The URL the service calls. (std::nullopt when the service left it out)
-  const std::optional<std::string> &webhook_url() const noexcept { return webhook_url_; }
+  const std::optional<std::string> &webhook_url() const & noexcept { return webhook_url_; }
+  std::optional<std::string> webhook_url() && noexcept { return std::move(webhook_url_); }
 
   // `metadata`: The customer's JSON text. (std::nullopt when the service left it out)
-  const std::optional<std::string> &metadata() const noexcept { return metadata_; }
+  const std::optional<std::string> &metadata() const & noexcept { return metadata_; }
+  std::optional<std::string> metadata() && noexcept { return std::move(metadata_); }
 
   // `enabled`: False: the service does not call it. (std::nullopt when the service left it out)
-  const std::optional<bool> &enabled() const noexcept { return enabled_; }
+  const std::optional<bool> &enabled() const & noexcept { return enabled_; }
+  std::optional<bool> enabled() && noexcept { return std::move(enabled_); }
 
   // `customer`: The account's id. (std::nullopt when the service left it out)
-  const std::optional<std::string> &customer() const noexcept { return customer_; }
+  const std::optional<std::string> &customer() const & noexcept { return customer_; }
+  std::optional<std::string> customer() && noexcept { return std::move(customer_); }
 
   // `created`: When it was created (ISO 8601). (std::nullopt when the service left it out)
-  const std::optional<std::string> &created() const noexcept { return created_; }
+  const std::optional<std::string> &created() const & noexcept { return created_; }
+  std::optional<std::string> created() && noexcept { return std::move(created_); }
 
   // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
-  const std::string &extra_json() const noexcept { return extra_json_; }
+  const std::string &extra_json() const & noexcept { return extra_json_; }
+  std::string extra_json() && noexcept { return std::move(extra_json_); }
 
  private:
   std::optional<std::string> id_;
@@ -155,13 +171,16 @@ class BotAnswer {
         extra_json_(detail::string_or_empty(roomchat_bot_answer_extra_json(raw))) {}
 
   // `success`: True: the service did it. (std::nullopt when the service left it out)
-  const std::optional<bool> &success() const noexcept { return success_; }
+  const std::optional<bool> &success() const & noexcept { return success_; }
+  std::optional<bool> success() && noexcept { return std::move(success_); }
 
   // `bot`: The bot as it is now. (std::nullopt when the service left it out)
-  const std::optional<Bot> &bot() const noexcept { return bot_; }
+  const std::optional<Bot> &bot() const & noexcept { return bot_; }
+  std::optional<Bot> bot() && noexcept { return std::move(bot_); }
 
   // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
-  const std::string &extra_json() const noexcept { return extra_json_; }
+  const std::string &extra_json() const & noexcept { return extra_json_; }
+  std::string extra_json() && noexcept { return std::move(extra_json_); }
 
  private:
   std::optional<bool> success_;
@@ -188,58 +207,78 @@ class Room {
         enable_like_message_(detail::optional_bool(roomchat_room_enable_like_message(raw))),
         default_notification_enabled_(detail::optional_bool(roomchat_room_default_notification_enabled(raw))),
         pre_moderated_chat_room_(detail::optional_bool(roomchat_room_pre_moderated_chat_room(raw))),
+        chat_off_(detail::optional_bool(roomchat_room_chat_off(raw))),
         extra_json_(detail::string_or_empty(roomchat_room_extra_json(raw))) {}
 
   // `roomId`: The room's id (a short string such as `bbNiVFoXm`). (std::nullopt when the service
   // left it out)
-  const std::optional<std::string> &room_id() const noexcept { return room_id_; }
+  const std::optional<std::string> &room_id() const & noexcept { return room_id_; }
+  std::optional<std::string> room_id() && noexcept { return std::move(room_id_); }
 
   // `name`: Its name. (std::nullopt when the service left it out)
-  const std::optional<std::string> &name() const noexcept { return name_; }
+  const std::optional<std::string> &name() const & noexcept { return name_; }
+  std::optional<std::string> name() && noexcept { return std::move(name_); }
 
   // `description`: Its description. (std::nullopt when the service left it out)
-  const std::optional<std::string> &description() const noexcept { return description_; }
+  const std::optional<std::string> &description() const & noexcept { return description_; }
+  std::optional<std::string> description() && noexcept { return std::move(description_); }
 
   // `metadata`: The customer's text (at most 1000 characters). (std::nullopt when the service left
   // it out)
-  const std::optional<std::string> &metadata() const noexcept { return metadata_; }
+  const std::optional<std::string> &metadata() const & noexcept { return metadata_; }
+  std::optional<std::string> metadata() && noexcept { return std::move(metadata_); }
 
   // `roomPassword`: Its password, when it has one. (std::nullopt when the service left it out)
-  const std::optional<std::string> &room_password() const noexcept { return room_password_; }
+  const std::optional<std::string> &room_password() const & noexcept { return room_password_; }
+  std::optional<std::string> room_password() && noexcept { return std::move(room_password_); }
 
   // `passwordProtected`: True: users need the password. (std::nullopt when the service left it
   // out)
-  const std::optional<bool> &password_protected() const noexcept { return password_protected_; }
+  const std::optional<bool> &password_protected() const & noexcept { return password_protected_; }
+  std::optional<bool> password_protected() && noexcept { return std::move(password_protected_); }
 
   // `enableOneToOneChat`: True: users may talk one to one. (std::nullopt when the service left it
   // out)
-  const std::optional<bool> &enable_one_to_one_chat() const noexcept { return enable_one_to_one_chat_; }
+  const std::optional<bool> &enable_one_to_one_chat() const & noexcept { return enable_one_to_one_chat_; }
+  std::optional<bool> enable_one_to_one_chat() && noexcept { return std::move(enable_one_to_one_chat_); }
 
   // `moderatorOnlyOneToOneChat`: True: only with moderators. (std::nullopt when the service left
   // it out)
-  const std::optional<bool> &moderator_only_one_to_one_chat() const noexcept { return moderator_only_one_to_one_chat_; }
+  const std::optional<bool> &moderator_only_one_to_one_chat() const & noexcept { return moderator_only_one_to_one_chat_; }
+  std::optional<bool> moderator_only_one_to_one_chat() && noexcept { return std::move(moderator_only_one_to_one_chat_); }
 
   // `enableChannels`: True: the room has channels. (std::nullopt when the service left it out)
-  const std::optional<bool> &enable_channels() const noexcept { return enable_channels_; }
+  const std::optional<bool> &enable_channels() const & noexcept { return enable_channels_; }
+  std::optional<bool> enable_channels() && noexcept { return std::move(enable_channels_); }
 
   // `showNotificationForAllChannels`: True: users are notified of every channel's messages.
   // (std::nullopt when the service left it out)
-  const std::optional<bool> &show_notification_for_all_channels() const noexcept { return show_notification_for_all_channels_; }
+  const std::optional<bool> &show_notification_for_all_channels() const & noexcept { return show_notification_for_all_channels_; }
+  std::optional<bool> show_notification_for_all_channels() && noexcept { return std::move(show_notification_for_all_channels_); }
 
   // `enableLikeMessage`: True: users may like messages. (std::nullopt when the service left it
   // out)
-  const std::optional<bool> &enable_like_message() const noexcept { return enable_like_message_; }
+  const std::optional<bool> &enable_like_message() const & noexcept { return enable_like_message_; }
+  std::optional<bool> enable_like_message() && noexcept { return std::move(enable_like_message_); }
 
   // `defaultNotificationEnabled`: True: notifications are on by default. (std::nullopt when the
   // service left it out)
-  const std::optional<bool> &default_notification_enabled() const noexcept { return default_notification_enabled_; }
+  const std::optional<bool> &default_notification_enabled() const & noexcept { return default_notification_enabled_; }
+  std::optional<bool> default_notification_enabled() && noexcept { return std::move(default_notification_enabled_); }
 
   // `preModeratedChatRoom`: True: a moderator approves each message. (std::nullopt when the
   // service left it out)
-  const std::optional<bool> &pre_moderated_chat_room() const noexcept { return pre_moderated_chat_room_; }
+  const std::optional<bool> &pre_moderated_chat_room() const & noexcept { return pre_moderated_chat_room_; }
+  std::optional<bool> pre_moderated_chat_room() && noexcept { return std::move(pre_moderated_chat_room_); }
+
+  // `chatOff`: True: its chat is off (`turn_chat_off`): users see the chat-off message and cannot
+  // post. (std::nullopt when the service left it out)
+  const std::optional<bool> &chat_off() const & noexcept { return chat_off_; }
+  std::optional<bool> chat_off() && noexcept { return std::move(chat_off_); }
 
   // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
-  const std::string &extra_json() const noexcept { return extra_json_; }
+  const std::string &extra_json() const & noexcept { return extra_json_; }
+  std::string extra_json() && noexcept { return std::move(extra_json_); }
 
  private:
   std::optional<std::string> room_id_;
@@ -255,6 +294,7 @@ class Room {
   std::optional<bool> enable_like_message_;
   std::optional<bool> default_notification_enabled_;
   std::optional<bool> pre_moderated_chat_room_;
+  std::optional<bool> chat_off_;
   std::string extra_json_;
 };
 
@@ -271,16 +311,20 @@ class RoomAnswer {
         extra_json_(detail::string_or_empty(roomchat_room_answer_extra_json(raw))) {}
 
   // `success`: True: the service did it. (std::nullopt when the service left it out)
-  const std::optional<bool> &success() const noexcept { return success_; }
+  const std::optional<bool> &success() const & noexcept { return success_; }
+  std::optional<bool> success() && noexcept { return std::move(success_); }
 
   // `roomId`: The room's id. (std::nullopt when the service left it out)
-  const std::optional<std::string> &room_id() const noexcept { return room_id_; }
+  const std::optional<std::string> &room_id() const & noexcept { return room_id_; }
+  std::optional<std::string> room_id() && noexcept { return std::move(room_id_); }
 
   // `url`: The room's chat URL (create and update). (std::nullopt when the service left it out)
-  const std::optional<std::string> &url() const noexcept { return url_; }
+  const std::optional<std::string> &url() const & noexcept { return url_; }
+  std::optional<std::string> url() && noexcept { return std::move(url_); }
 
   // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
-  const std::string &extra_json() const noexcept { return extra_json_; }
+  const std::string &extra_json() const & noexcept { return extra_json_; }
+  std::string extra_json() && noexcept { return std::move(extra_json_); }
 
  private:
   std::optional<bool> success_;
@@ -300,13 +344,16 @@ class RoomName {
         extra_json_(detail::string_or_empty(roomchat_room_name_record_extra_json(raw))) {}
 
   // `roomId`: The room's id. (std::nullopt when the service left it out)
-  const std::optional<std::string> &room_id() const noexcept { return room_id_; }
+  const std::optional<std::string> &room_id() const & noexcept { return room_id_; }
+  std::optional<std::string> room_id() && noexcept { return std::move(room_id_); }
 
   // `name`: Its name. (std::nullopt when the service left it out)
-  const std::optional<std::string> &name() const noexcept { return name_; }
+  const std::optional<std::string> &name() const & noexcept { return name_; }
+  std::optional<std::string> name() && noexcept { return std::move(name_); }
 
   // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
-  const std::string &extra_json() const noexcept { return extra_json_; }
+  const std::string &extra_json() const & noexcept { return extra_json_; }
+  std::string extra_json() && noexcept { return std::move(extra_json_); }
 
  private:
   std::optional<std::string> room_id_;
@@ -329,23 +376,29 @@ class ChatMessageAuthor {
         extra_json_(detail::string_or_empty(roomchat_chat_message_author_extra_json(raw))) {}
 
   // `_id`: Their id. (std::nullopt when the service left it out)
-  const std::optional<std::string> &id() const noexcept { return id_; }
+  const std::optional<std::string> &id() const & noexcept { return id_; }
+  std::optional<std::string> id() && noexcept { return std::move(id_); }
 
   // `uniqueUserIdentifier`: The customer's identifier of the user, as given. (std::nullopt when
   // the service left it out)
-  const std::optional<std::string> &unique_user_identifier() const noexcept { return unique_user_identifier_; }
+  const std::optional<std::string> &unique_user_identifier() const & noexcept { return unique_user_identifier_; }
+  std::optional<std::string> unique_user_identifier() && noexcept { return std::move(unique_user_identifier_); }
 
   // `username`: Their name. (std::nullopt when the service left it out)
-  const std::optional<std::string> &username() const noexcept { return username_; }
+  const std::optional<std::string> &username() const & noexcept { return username_; }
+  std::optional<std::string> username() && noexcept { return std::move(username_); }
 
   // `isModerator`: True: a moderator. (std::nullopt when the service left it out)
-  const std::optional<bool> &is_moderator() const noexcept { return is_moderator_; }
+  const std::optional<bool> &is_moderator() const & noexcept { return is_moderator_; }
+  std::optional<bool> is_moderator() && noexcept { return std::move(is_moderator_); }
 
   // `parentCustomerAccount`: The account's id. (std::nullopt when the service left it out)
-  const std::optional<std::string> &parent_customer_account() const noexcept { return parent_customer_account_; }
+  const std::optional<std::string> &parent_customer_account() const & noexcept { return parent_customer_account_; }
+  std::optional<std::string> parent_customer_account() && noexcept { return std::move(parent_customer_account_); }
 
   // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
-  const std::string &extra_json() const noexcept { return extra_json_; }
+  const std::string &extra_json() const & noexcept { return extra_json_; }
+  std::string extra_json() && noexcept { return std::move(extra_json_); }
 
  private:
   std::optional<std::string> id_;
@@ -373,34 +426,43 @@ class MessageFile {
         extra_json_(detail::string_or_empty(roomchat_message_file_extra_json(raw))) {}
 
   // `_id`: The file's id. (std::nullopt when the service left it out)
-  const std::optional<std::string> &id() const noexcept { return id_; }
+  const std::optional<std::string> &id() const & noexcept { return id_; }
+  std::optional<std::string> id() && noexcept { return std::move(id_); }
 
   // `url`: Where to download it. (std::nullopt when the service left it out)
-  const std::optional<std::string> &url() const noexcept { return url_; }
+  const std::optional<std::string> &url() const & noexcept { return url_; }
+  std::optional<std::string> url() && noexcept { return std::move(url_); }
 
   // `fileName`: Its name. (std::nullopt when the service left it out)
-  const std::optional<std::string> &file_name() const noexcept { return file_name_; }
+  const std::optional<std::string> &file_name() const & noexcept { return file_name_; }
+  std::optional<std::string> file_name() && noexcept { return std::move(file_name_); }
 
   // `size`: Its size in bytes. (std::nullopt when the service left it out or sent a negative
   // number)
-  const std::optional<std::int64_t> &size() const noexcept { return size_; }
+  const std::optional<std::int64_t> &size() const & noexcept { return size_; }
+  std::optional<std::int64_t> size() && noexcept { return std::move(size_); }
 
   // `contentType`: Its MIME type. (std::nullopt when the service left it out)
-  const std::optional<std::string> &content_type() const noexcept { return content_type_; }
+  const std::optional<std::string> &content_type() const & noexcept { return content_type_; }
+  std::optional<std::string> content_type() && noexcept { return std::move(content_type_); }
 
   // `fileType`: `image` or `file`. (std::nullopt when the service left it out)
-  const std::optional<std::string> &file_type() const noexcept { return file_type_; }
+  const std::optional<std::string> &file_type() const & noexcept { return file_type_; }
+  std::optional<std::string> file_type() && noexcept { return std::move(file_type_); }
 
   // `imageHeight`: An image's height in pixels. (std::nullopt when the service left it out or sent
   // a negative number)
-  const std::optional<std::int64_t> &image_height() const noexcept { return image_height_; }
+  const std::optional<std::int64_t> &image_height() const & noexcept { return image_height_; }
+  std::optional<std::int64_t> image_height() && noexcept { return std::move(image_height_); }
 
   // `imageWidth`: An image's width in pixels. (std::nullopt when the service left it out or sent a
   // negative number)
-  const std::optional<std::int64_t> &image_width() const noexcept { return image_width_; }
+  const std::optional<std::int64_t> &image_width() const & noexcept { return image_width_; }
+  std::optional<std::int64_t> image_width() && noexcept { return std::move(image_width_); }
 
   // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
-  const std::string &extra_json() const noexcept { return extra_json_; }
+  const std::string &extra_json() const & noexcept { return extra_json_; }
+  std::string extra_json() && noexcept { return std::move(extra_json_); }
 
  private:
   std::optional<std::string> id_;
@@ -431,29 +493,37 @@ class ActionButton {
         extra_json_(detail::string_or_empty(roomchat_action_button_extra_json(raw))) {}
 
   // `type`: `link` or `action`. (std::nullopt when the service left it out)
-  const std::optional<std::string> &button_type() const noexcept { return button_type_; }
+  const std::optional<std::string> &button_type() const & noexcept { return button_type_; }
+  std::optional<std::string> button_type() && noexcept { return std::move(button_type_); }
 
   // `displayText`: Its label (at most 100 characters). (std::nullopt when the service left it out)
-  const std::optional<std::string> &display_text() const noexcept { return display_text_; }
+  const std::optional<std::string> &display_text() const & noexcept { return display_text_; }
+  std::optional<std::string> display_text() && noexcept { return std::move(display_text_); }
 
   // `id`: The bot's id of it (at most 100 characters). (std::nullopt when the service left it out)
-  const std::optional<std::string> &button_id() const noexcept { return button_id_; }
+  const std::optional<std::string> &button_id() const & noexcept { return button_id_; }
+  std::optional<std::string> button_id() && noexcept { return std::move(button_id_); }
 
   // `url`: A link's URL. (std::nullopt when the service left it out)
-  const std::optional<std::string> &url() const noexcept { return url_; }
+  const std::optional<std::string> &url() const & noexcept { return url_; }
+  std::optional<std::string> url() && noexcept { return std::move(url_); }
 
   // `payload`: What the webhook is sent when it is pressed. (std::nullopt when the service left it
   // out)
-  const std::optional<std::string> &payload() const noexcept { return payload_; }
+  const std::optional<std::string> &payload() const & noexcept { return payload_; }
+  std::optional<std::string> payload() && noexcept { return std::move(payload_); }
 
   // `imageURL`: An image shown on it. (std::nullopt when the service left it out)
-  const std::optional<std::string> &image_url() const noexcept { return image_url_; }
+  const std::optional<std::string> &image_url() const & noexcept { return image_url_; }
+  std::optional<std::string> image_url() && noexcept { return std::move(image_url_); }
 
   // `iconURL`: An icon shown on it. (std::nullopt when the service left it out)
-  const std::optional<std::string> &icon_url() const noexcept { return icon_url_; }
+  const std::optional<std::string> &icon_url() const & noexcept { return icon_url_; }
+  std::optional<std::string> icon_url() && noexcept { return std::move(icon_url_); }
 
   // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
-  const std::string &extra_json() const noexcept { return extra_json_; }
+  const std::string &extra_json() const & noexcept { return extra_json_; }
+  std::string extra_json() && noexcept { return std::move(extra_json_); }
 
  private:
   std::optional<std::string> button_type_;
@@ -485,37 +555,48 @@ class ChatMessage {
         extra_json_(detail::string_or_empty(roomchat_chat_message_extra_json(raw))) {}
 
   // `_id`: The message's id (24 hexadecimal digits). (std::nullopt when the service left it out)
-  const std::optional<std::string> &id() const noexcept { return id_; }
+  const std::optional<std::string> &id() const & noexcept { return id_; }
+  std::optional<std::string> id() && noexcept { return std::move(id_); }
 
   // `created`: When it was posted (ISO 8601). (std::nullopt when the service left it out)
-  const std::optional<std::string> &created() const noexcept { return created_; }
+  const std::optional<std::string> &created() const & noexcept { return created_; }
+  std::optional<std::string> created() && noexcept { return std::move(created_); }
 
   // `chatRoom`: The room's id (a room's message). (std::nullopt when the service left it out)
-  const std::optional<std::string> &chat_room() const noexcept { return chat_room_; }
+  const std::optional<std::string> &chat_room() const & noexcept { return chat_room_; }
+  std::optional<std::string> chat_room() && noexcept { return std::move(chat_room_); }
 
   // `channel`: The channel's id (a channel's message). (std::nullopt when the service left it out)
-  const std::optional<std::string> &channel() const noexcept { return channel_; }
+  const std::optional<std::string> &channel() const & noexcept { return channel_; }
+  std::optional<std::string> channel() && noexcept { return std::move(channel_); }
 
   // `message`: The text. (std::nullopt when the service left it out)
-  const std::optional<std::string> &message() const noexcept { return message_; }
+  const std::optional<std::string> &message() const & noexcept { return message_; }
+  std::optional<std::string> message() && noexcept { return std::move(message_); }
 
   // `user`: Who posted it. (std::nullopt when the service left it out)
-  const std::optional<ChatMessageAuthor> &user() const noexcept { return user_; }
+  const std::optional<ChatMessageAuthor> &user() const & noexcept { return user_; }
+  std::optional<ChatMessageAuthor> user() && noexcept { return std::move(user_); }
 
   // `likes`: Its likes, as the service gives them. (std::nullopt when the service left it out)
-  const std::optional<std::string> &likes() const noexcept { return likes_; }
+  const std::optional<std::string> &likes() const & noexcept { return likes_; }
+  std::optional<std::string> likes() && noexcept { return std::move(likes_); }
 
   // `actionButtons`: A bot's buttons. (empty when the service left it out)
-  const std::vector<ActionButton> &action_buttons() const noexcept { return action_buttons_; }
+  const std::vector<ActionButton> &action_buttons() const & noexcept { return action_buttons_; }
+  std::vector<ActionButton> action_buttons() && noexcept { return std::move(action_buttons_); }
 
   // `file`: The file it carries. (std::nullopt when the service left it out)
-  const std::optional<MessageFile> &file() const noexcept { return file_; }
+  const std::optional<MessageFile> &file() const & noexcept { return file_; }
+  std::optional<MessageFile> file() && noexcept { return std::move(file_); }
 
   // `customer`: The account's id. (std::nullopt when the service left it out)
-  const std::optional<std::string> &customer() const noexcept { return customer_; }
+  const std::optional<std::string> &customer() const & noexcept { return customer_; }
+  std::optional<std::string> customer() && noexcept { return std::move(customer_); }
 
   // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
-  const std::string &extra_json() const noexcept { return extra_json_; }
+  const std::string &extra_json() const & noexcept { return extra_json_; }
+  std::string extra_json() && noexcept { return std::move(extra_json_); }
 
  private:
   std::optional<std::string> id_;
@@ -546,25 +627,31 @@ class MessagePage {
 
   // `limit`: The page size asked for. (std::nullopt when the service left it out or sent a
   // negative number)
-  const std::optional<std::int64_t> &limit() const noexcept { return limit_; }
+  const std::optional<std::int64_t> &limit() const & noexcept { return limit_; }
+  std::optional<std::int64_t> limit() && noexcept { return std::move(limit_); }
 
   // `skip`: How many messages came before this page. (std::nullopt when the service left it out or
   // sent a negative number)
-  const std::optional<std::int64_t> &skip() const noexcept { return skip_; }
+  const std::optional<std::int64_t> &skip() const & noexcept { return skip_; }
+  std::optional<std::int64_t> skip() && noexcept { return std::move(skip_); }
 
   // `totalRecords`: How many messages there are in all. (std::nullopt when the service left it out
   // or sent a negative number)
-  const std::optional<std::int64_t> &total_records() const noexcept { return total_records_; }
+  const std::optional<std::int64_t> &total_records() const & noexcept { return total_records_; }
+  std::optional<std::int64_t> total_records() && noexcept { return std::move(total_records_); }
 
   // `count`: How many this page holds. (std::nullopt when the service left it out or sent a
   // negative number)
-  const std::optional<std::int64_t> &count() const noexcept { return count_; }
+  const std::optional<std::int64_t> &count() const & noexcept { return count_; }
+  std::optional<std::int64_t> count() && noexcept { return std::move(count_); }
 
   // `messages`: The messages. (empty when the service left it out)
-  const std::vector<ChatMessage> &messages() const noexcept { return messages_; }
+  const std::vector<ChatMessage> &messages() const & noexcept { return messages_; }
+  std::vector<ChatMessage> messages() && noexcept { return std::move(messages_); }
 
   // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
-  const std::string &extra_json() const noexcept { return extra_json_; }
+  const std::string &extra_json() const & noexcept { return extra_json_; }
+  std::string extra_json() && noexcept { return std::move(extra_json_); }
 
  private:
   std::optional<std::int64_t> limit_;
@@ -590,27 +677,34 @@ class Channel {
         extra_json_(detail::string_or_empty(roomchat_channel_extra_json(raw))) {}
 
   // `_id`: The channel's id (24 hexadecimal digits). (std::nullopt when the service left it out)
-  const std::optional<std::string> &id() const noexcept { return id_; }
+  const std::optional<std::string> &id() const & noexcept { return id_; }
+  std::optional<std::string> id() && noexcept { return std::move(id_); }
 
   // `channelName`: Its name. (std::nullopt when the service left it out)
-  const std::optional<std::string> &channel_name() const noexcept { return channel_name_; }
+  const std::optional<std::string> &channel_name() const & noexcept { return channel_name_; }
+  std::optional<std::string> channel_name() && noexcept { return std::move(channel_name_); }
 
   // `enabled`: False: closed. (std::nullopt when the service left it out)
-  const std::optional<bool> &enabled() const noexcept { return enabled_; }
+  const std::optional<bool> &enabled() const & noexcept { return enabled_; }
+  std::optional<bool> enabled() && noexcept { return std::move(enabled_); }
 
   // `notifyAllUsers`: True: every user of the room is notified of its messages, not only those who
   // opened it. (std::nullopt when the service left it out)
-  const std::optional<bool> &notify_all_users() const noexcept { return notify_all_users_; }
+  const std::optional<bool> &notify_all_users() const & noexcept { return notify_all_users_; }
+  std::optional<bool> notify_all_users() && noexcept { return std::move(notify_all_users_); }
 
   // `metadata`: The customer's text (at most 1000 characters). (std::nullopt when the service left
   // it out)
-  const std::optional<std::string> &metadata() const noexcept { return metadata_; }
+  const std::optional<std::string> &metadata() const & noexcept { return metadata_; }
+  std::optional<std::string> metadata() && noexcept { return std::move(metadata_); }
 
   // `roomId`: Its room's id. (std::nullopt when the service left it out)
-  const std::optional<std::string> &room_id() const noexcept { return room_id_; }
+  const std::optional<std::string> &room_id() const & noexcept { return room_id_; }
+  std::optional<std::string> room_id() && noexcept { return std::move(room_id_); }
 
   // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
-  const std::string &extra_json() const noexcept { return extra_json_; }
+  const std::string &extra_json() const & noexcept { return extra_json_; }
+  std::string extra_json() && noexcept { return std::move(extra_json_); }
 
  private:
   std::optional<std::string> id_;
@@ -638,29 +732,37 @@ class ConversationMember {
         extra_json_(detail::string_or_empty(roomchat_conversation_member_extra_json(raw))) {}
 
   // `_id`: The user's id. (std::nullopt when the service left it out)
-  const std::optional<std::string> &id() const noexcept { return id_; }
+  const std::optional<std::string> &id() const & noexcept { return id_; }
+  std::optional<std::string> id() && noexcept { return std::move(id_); }
 
   // `username`: Their name. (std::nullopt when the service left it out)
-  const std::optional<std::string> &username() const noexcept { return username_; }
+  const std::optional<std::string> &username() const & noexcept { return username_; }
+  std::optional<std::string> username() && noexcept { return std::move(username_); }
 
   // `email`: Their email. (std::nullopt when the service left it out)
-  const std::optional<std::string> &email() const noexcept { return email_; }
+  const std::optional<std::string> &email() const & noexcept { return email_; }
+  std::optional<std::string> email() && noexcept { return std::move(email_); }
 
   // `firstName`: Their first name. (std::nullopt when the service left it out)
-  const std::optional<std::string> &first_name() const noexcept { return first_name_; }
+  const std::optional<std::string> &first_name() const & noexcept { return first_name_; }
+  std::optional<std::string> first_name() && noexcept { return std::move(first_name_); }
 
   // `lastName`: Their last name. (std::nullopt when the service left it out)
-  const std::optional<std::string> &last_name() const noexcept { return last_name_; }
+  const std::optional<std::string> &last_name() const & noexcept { return last_name_; }
+  std::optional<std::string> last_name() && noexcept { return std::move(last_name_); }
 
   // `profilePic`: Their picture's URL. (std::nullopt when the service left it out)
-  const std::optional<std::string> &profile_pic() const noexcept { return profile_pic_; }
+  const std::optional<std::string> &profile_pic() const & noexcept { return profile_pic_; }
+  std::optional<std::string> profile_pic() && noexcept { return std::move(profile_pic_); }
 
   // `uniqueUserIdentifier`: The customer's identifier of the user, as given. (std::nullopt when
   // the service left it out)
-  const std::optional<std::string> &unique_user_identifier() const noexcept { return unique_user_identifier_; }
+  const std::optional<std::string> &unique_user_identifier() const & noexcept { return unique_user_identifier_; }
+  std::optional<std::string> unique_user_identifier() && noexcept { return std::move(unique_user_identifier_); }
 
   // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
-  const std::string &extra_json() const noexcept { return extra_json_; }
+  const std::string &extra_json() const & noexcept { return extra_json_; }
+  std::string extra_json() && noexcept { return std::move(extra_json_); }
 
  private:
   std::optional<std::string> id_;
@@ -686,19 +788,24 @@ class Conversation {
         extra_json_(detail::string_or_empty(roomchat_conversation_extra_json(raw))) {}
 
   // `conversationId`: The conversation's id. (std::nullopt when the service left it out)
-  const std::optional<std::string> &conversation_id() const noexcept { return conversation_id_; }
+  const std::optional<std::string> &conversation_id() const & noexcept { return conversation_id_; }
+  std::optional<std::string> conversation_id() && noexcept { return std::move(conversation_id_); }
 
   // `roomId`: Its room's id. (std::nullopt when the service left it out)
-  const std::optional<std::string> &room_id() const noexcept { return room_id_; }
+  const std::optional<std::string> &room_id() const & noexcept { return room_id_; }
+  std::optional<std::string> room_id() && noexcept { return std::move(room_id_); }
 
   // `memberOne`: One user. (std::nullopt when the service left it out)
-  const std::optional<ConversationMember> &member_one() const noexcept { return member_one_; }
+  const std::optional<ConversationMember> &member_one() const & noexcept { return member_one_; }
+  std::optional<ConversationMember> member_one() && noexcept { return std::move(member_one_); }
 
   // `memberTwo`: The other. (std::nullopt when the service left it out)
-  const std::optional<ConversationMember> &member_two() const noexcept { return member_two_; }
+  const std::optional<ConversationMember> &member_two() const & noexcept { return member_two_; }
+  std::optional<ConversationMember> member_two() && noexcept { return std::move(member_two_); }
 
   // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
-  const std::string &extra_json() const noexcept { return extra_json_; }
+  const std::string &extra_json() const & noexcept { return extra_json_; }
+  std::string extra_json() && noexcept { return std::move(extra_json_); }
 
  private:
   std::optional<std::string> conversation_id_;
@@ -727,36 +834,46 @@ class UpdatedUser {
 
   // `accessToken`: An access token that signs the user in. (std::nullopt when the service left it
   // out)
-  const std::optional<std::string> &access_token() const noexcept { return access_token_; }
+  const std::optional<std::string> &access_token() const & noexcept { return access_token_; }
+  std::optional<std::string> access_token() && noexcept { return std::move(access_token_); }
 
   // `userId`: The user's id. (std::nullopt when the service left it out)
-  const std::optional<std::string> &user_id() const noexcept { return user_id_; }
+  const std::optional<std::string> &user_id() const & noexcept { return user_id_; }
+  std::optional<std::string> user_id() && noexcept { return std::move(user_id_); }
 
   // `username`: Their name. (std::nullopt when the service left it out)
-  const std::optional<std::string> &username() const noexcept { return username_; }
+  const std::optional<std::string> &username() const & noexcept { return username_; }
+  std::optional<std::string> username() && noexcept { return std::move(username_); }
 
   // `email`: Their email. (std::nullopt when the service left it out)
-  const std::optional<std::string> &email() const noexcept { return email_; }
+  const std::optional<std::string> &email() const & noexcept { return email_; }
+  std::optional<std::string> email() && noexcept { return std::move(email_); }
 
   // `profilePic`: Their picture's URL. (std::nullopt when the service left it out)
-  const std::optional<std::string> &profile_pic() const noexcept { return profile_pic_; }
+  const std::optional<std::string> &profile_pic() const & noexcept { return profile_pic_; }
+  std::optional<std::string> profile_pic() && noexcept { return std::move(profile_pic_); }
 
   // `isModerator`: True: a moderator of every room. (std::nullopt when the service left it out)
-  const std::optional<bool> &is_moderator() const noexcept { return is_moderator_; }
+  const std::optional<bool> &is_moderator() const & noexcept { return is_moderator_; }
+  std::optional<bool> is_moderator() && noexcept { return std::move(is_moderator_); }
 
   // `chatRoom`: The room they moderate, for a room moderator. (std::nullopt when the service left
   // it out)
-  const std::optional<std::string> &chat_room() const noexcept { return chat_room_; }
+  const std::optional<std::string> &chat_room() const & noexcept { return chat_room_; }
+  std::optional<std::string> chat_room() && noexcept { return std::move(chat_room_); }
 
   // `externalUserId`: The customer's id of the user, as given (a number or a string).
   // (std::nullopt when the service left it out)
-  const std::optional<std::string> &external_user_id() const noexcept { return external_user_id_; }
+  const std::optional<std::string> &external_user_id() const & noexcept { return external_user_id_; }
+  std::optional<std::string> external_user_id() && noexcept { return std::move(external_user_id_); }
 
   // `meta`: The customer's data. (std::nullopt when the service left it out)
-  const std::optional<std::string> &meta() const noexcept { return meta_; }
+  const std::optional<std::string> &meta() const & noexcept { return meta_; }
+  std::optional<std::string> meta() && noexcept { return std::move(meta_); }
 
   // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
-  const std::string &extra_json() const noexcept { return extra_json_; }
+  const std::string &extra_json() const & noexcept { return extra_json_; }
+  std::string extra_json() && noexcept { return std::move(extra_json_); }
 
  private:
   std::optional<std::string> access_token_;
@@ -794,50 +911,65 @@ class UserProfile {
         extra_json_(detail::string_or_empty(roomchat_user_profile_extra_json(raw))) {}
 
   // `_id`: The user's id. (std::nullopt when the service left it out)
-  const std::optional<std::string> &id() const noexcept { return id_; }
+  const std::optional<std::string> &id() const & noexcept { return id_; }
+  std::optional<std::string> id() && noexcept { return std::move(id_); }
 
   // `uniqueUserIdentifier`: The customer's identifier of the user, as given. (std::nullopt when
   // the service left it out)
-  const std::optional<std::string> &unique_user_identifier() const noexcept { return unique_user_identifier_; }
+  const std::optional<std::string> &unique_user_identifier() const & noexcept { return unique_user_identifier_; }
+  std::optional<std::string> unique_user_identifier() && noexcept { return std::move(unique_user_identifier_); }
 
   // `username`: Their name. (std::nullopt when the service left it out)
-  const std::optional<std::string> &username() const noexcept { return username_; }
+  const std::optional<std::string> &username() const & noexcept { return username_; }
+  std::optional<std::string> username() && noexcept { return std::move(username_); }
 
   // `email`: Their email. (std::nullopt when the service left it out)
-  const std::optional<std::string> &email() const noexcept { return email_; }
+  const std::optional<std::string> &email() const & noexcept { return email_; }
+  std::optional<std::string> email() && noexcept { return std::move(email_); }
 
   // `firstName`: Their first name. (std::nullopt when the service left it out)
-  const std::optional<std::string> &first_name() const noexcept { return first_name_; }
+  const std::optional<std::string> &first_name() const & noexcept { return first_name_; }
+  std::optional<std::string> first_name() && noexcept { return std::move(first_name_); }
 
   // `lastName`: Their last name. (std::nullopt when the service left it out)
-  const std::optional<std::string> &last_name() const noexcept { return last_name_; }
+  const std::optional<std::string> &last_name() const & noexcept { return last_name_; }
+  std::optional<std::string> last_name() && noexcept { return std::move(last_name_); }
 
   // `profilePic`: Their picture's URL. (std::nullopt when the service left it out)
-  const std::optional<std::string> &profile_pic() const noexcept { return profile_pic_; }
+  const std::optional<std::string> &profile_pic() const & noexcept { return profile_pic_; }
+  std::optional<std::string> profile_pic() && noexcept { return std::move(profile_pic_); }
 
   // `profilePicKey`: The service's key of the picture. (std::nullopt when the service left it out)
-  const std::optional<std::string> &profile_pic_key() const noexcept { return profile_pic_key_; }
+  const std::optional<std::string> &profile_pic_key() const & noexcept { return profile_pic_key_; }
+  std::optional<std::string> profile_pic_key() && noexcept { return std::move(profile_pic_key_); }
 
   // `meta`: The customer's data. (std::nullopt when the service left it out)
-  const std::optional<std::string> &meta() const noexcept { return meta_; }
+  const std::optional<std::string> &meta() const & noexcept { return meta_; }
+  std::optional<std::string> meta() && noexcept { return std::move(meta_); }
 
   // `created`: When the user was made (ISO 8601). (std::nullopt when the service left it out)
-  const std::optional<std::string> &created() const noexcept { return created_; }
+  const std::optional<std::string> &created() const & noexcept { return created_; }
+  std::optional<std::string> created() && noexcept { return std::move(created_); }
 
   // `updated`: When they last changed. (std::nullopt when the service left it out)
-  const std::optional<std::string> &updated() const noexcept { return updated_; }
+  const std::optional<std::string> &updated() const & noexcept { return updated_; }
+  std::optional<std::string> updated() && noexcept { return std::move(updated_); }
 
   // `lastSeen`: When they were last seen. (std::nullopt when the service left it out)
-  const std::optional<std::string> &last_seen() const noexcept { return last_seen_; }
+  const std::optional<std::string> &last_seen() const & noexcept { return last_seen_; }
+  std::optional<std::string> last_seen() && noexcept { return std::move(last_seen_); }
 
   // `lastChatRoomId`: The room they were last in. (std::nullopt when the service left it out)
-  const std::optional<std::string> &last_chat_room_id() const noexcept { return last_chat_room_id_; }
+  const std::optional<std::string> &last_chat_room_id() const & noexcept { return last_chat_room_id_; }
+  std::optional<std::string> last_chat_room_id() && noexcept { return std::move(last_chat_room_id_); }
 
   // `provisioned`: True: made through the API. (std::nullopt when the service left it out)
-  const std::optional<bool> &provisioned() const noexcept { return provisioned_; }
+  const std::optional<bool> &provisioned() const & noexcept { return provisioned_; }
+  std::optional<bool> provisioned() && noexcept { return std::move(provisioned_); }
 
   // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
-  const std::string &extra_json() const noexcept { return extra_json_; }
+  const std::string &extra_json() const & noexcept { return extra_json_; }
+  std::string extra_json() && noexcept { return std::move(extra_json_); }
 
  private:
   std::optional<std::string> id_;
@@ -869,17 +1001,21 @@ class ProvisionedUser {
         extra_json_(detail::string_or_empty(roomchat_provisioned_user_extra_json(raw))) {}
 
   // `success`: True: the service did it. (std::nullopt when the service left it out)
-  const std::optional<bool> &success() const noexcept { return success_; }
+  const std::optional<bool> &success() const & noexcept { return success_; }
+  std::optional<bool> success() && noexcept { return std::move(success_); }
 
   // `accessToken`: An access token that signs the user in. (std::nullopt when the service left it
   // out)
-  const std::optional<std::string> &access_token() const noexcept { return access_token_; }
+  const std::optional<std::string> &access_token() const & noexcept { return access_token_; }
+  std::optional<std::string> access_token() && noexcept { return std::move(access_token_); }
 
   // `user`: The user. (std::nullopt when the service left it out)
-  const std::optional<UserProfile> &user() const noexcept { return user_; }
+  const std::optional<UserProfile> &user() const & noexcept { return user_; }
+  std::optional<UserProfile> user() && noexcept { return std::move(user_); }
 
   // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
-  const std::string &extra_json() const noexcept { return extra_json_; }
+  const std::string &extra_json() const & noexcept { return extra_json_; }
+  std::string extra_json() && noexcept { return std::move(extra_json_); }
 
  private:
   std::optional<bool> success_;
@@ -902,23 +1038,29 @@ class Member {
         extra_json_(detail::string_or_empty(roomchat_member_extra_json(raw))) {}
 
   // `chatRoom`: The room. (std::nullopt when the service left it out)
-  const std::optional<RoomName> &chat_room() const noexcept { return chat_room_; }
+  const std::optional<RoomName> &chat_room() const & noexcept { return chat_room_; }
+  std::optional<RoomName> chat_room() && noexcept { return std::move(chat_room_); }
 
   // `user`: The user. (std::nullopt when the service left it out)
-  const std::optional<UserProfile> &user() const noexcept { return user_; }
+  const std::optional<UserProfile> &user() const & noexcept { return user_; }
+  std::optional<UserProfile> user() && noexcept { return std::move(user_); }
 
   // `roleName`: `user`, `guest`, `admin` or `moderator`. (std::nullopt when the service left it
   // out)
-  const std::optional<std::string> &role_name() const noexcept { return role_name_; }
+  const std::optional<std::string> &role_name() const & noexcept { return role_name_; }
+  std::optional<std::string> role_name() && noexcept { return std::move(role_name_); }
 
   // `lastSeen`: When they were last seen in the room. (std::nullopt when the service left it out)
-  const std::optional<std::string> &last_seen() const noexcept { return last_seen_; }
+  const std::optional<std::string> &last_seen() const & noexcept { return last_seen_; }
+  std::optional<std::string> last_seen() && noexcept { return std::move(last_seen_); }
 
   // `created`: When they became a member. (std::nullopt when the service left it out)
-  const std::optional<std::string> &created() const noexcept { return created_; }
+  const std::optional<std::string> &created() const & noexcept { return created_; }
+  std::optional<std::string> created() && noexcept { return std::move(created_); }
 
   // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
-  const std::string &extra_json() const noexcept { return extra_json_; }
+  const std::string &extra_json() const & noexcept { return extra_json_; }
+  std::string extra_json() && noexcept { return std::move(extra_json_); }
 
  private:
   std::optional<RoomName> chat_room_;
@@ -943,21 +1085,26 @@ class MemberPage {
 
   // `total`: How many members there are in all. (std::nullopt when the service left it out or sent
   // a negative number)
-  const std::optional<std::int64_t> &total() const noexcept { return total_; }
+  const std::optional<std::int64_t> &total() const & noexcept { return total_; }
+  std::optional<std::int64_t> total() && noexcept { return std::move(total_); }
 
   // `limit`: The page size asked for. (std::nullopt when the service left it out or sent a
   // negative number)
-  const std::optional<std::int64_t> &limit() const noexcept { return limit_; }
+  const std::optional<std::int64_t> &limit() const & noexcept { return limit_; }
+  std::optional<std::int64_t> limit() && noexcept { return std::move(limit_); }
 
   // `skip`: How many members came before this page. (std::nullopt when the service left it out or
   // sent a negative number)
-  const std::optional<std::int64_t> &skip() const noexcept { return skip_; }
+  const std::optional<std::int64_t> &skip() const & noexcept { return skip_; }
+  std::optional<std::int64_t> skip() && noexcept { return std::move(skip_); }
 
   // `data`: The members. (empty when the service left it out)
-  const std::vector<Member> &data() const noexcept { return data_; }
+  const std::vector<Member> &data() const & noexcept { return data_; }
+  std::vector<Member> data() && noexcept { return std::move(data_); }
 
   // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
-  const std::string &extra_json() const noexcept { return extra_json_; }
+  const std::string &extra_json() const & noexcept { return extra_json_; }
+  std::string extra_json() && noexcept { return std::move(extra_json_); }
 
  private:
   std::optional<std::int64_t> total_;
@@ -978,13 +1125,16 @@ class BotList {
         extra_json_(detail::string_or_empty(roomchat_bot_list_extra_json(raw))) {}
 
   // `success`: True: the service did it. (std::nullopt when the service left it out)
-  const std::optional<bool> &success() const noexcept { return success_; }
+  const std::optional<bool> &success() const & noexcept { return success_; }
+  std::optional<bool> success() && noexcept { return std::move(success_); }
 
   // `bots`: The bots. (empty when the service left it out)
-  const std::vector<Bot> &bots() const noexcept { return bots_; }
+  const std::vector<Bot> &bots() const & noexcept { return bots_; }
+  std::vector<Bot> bots() && noexcept { return std::move(bots_); }
 
   // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
-  const std::string &extra_json() const noexcept { return extra_json_; }
+  const std::string &extra_json() const & noexcept { return extra_json_; }
+  std::string extra_json() && noexcept { return std::move(extra_json_); }
 
  private:
   std::optional<bool> success_;
@@ -1002,10 +1152,12 @@ class BotStatus {
         extra_json_(detail::string_or_empty(roomchat_bot_status_extra_json(raw))) {}
 
   // `status`: `ENABLED` or `DISABLED`. (std::nullopt when the service left it out)
-  const std::optional<std::string> &status() const noexcept { return status_; }
+  const std::optional<std::string> &status() const & noexcept { return status_; }
+  std::optional<std::string> status() && noexcept { return std::move(status_); }
 
   // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
-  const std::string &extra_json() const noexcept { return extra_json_; }
+  const std::string &extra_json() const & noexcept { return extra_json_; }
+  std::string extra_json() && noexcept { return std::move(extra_json_); }
 
  private:
   std::optional<std::string> status_;
@@ -1024,17 +1176,21 @@ class BotRoomAnswer {
         extra_json_(detail::string_or_empty(roomchat_bot_room_answer_extra_json(raw))) {}
 
   // `success`: True: the service did it. (std::nullopt when the service left it out)
-  const std::optional<bool> &success() const noexcept { return success_; }
+  const std::optional<bool> &success() const & noexcept { return success_; }
+  std::optional<bool> success() && noexcept { return std::move(success_); }
 
   // `message`: What the service said (disabling). (std::nullopt when the service left it out)
-  const std::optional<std::string> &message() const noexcept { return message_; }
+  const std::optional<std::string> &message() const & noexcept { return message_; }
+  std::optional<std::string> message() && noexcept { return std::move(message_); }
 
   // `botStatus`: The bot's state in the room (enabling). (std::nullopt when the service left it
   // out)
-  const std::optional<BotStatus> &bot_status() const noexcept { return bot_status_; }
+  const std::optional<BotStatus> &bot_status() const & noexcept { return bot_status_; }
+  std::optional<BotStatus> bot_status() && noexcept { return std::move(bot_status_); }
 
   // The fields the service sent that this record does not name, as a JSON object's text ("{}" when none).
-  const std::string &extra_json() const noexcept { return extra_json_; }
+  const std::string &extra_json() const & noexcept { return extra_json_; }
+  std::string extra_json() && noexcept { return std::move(extra_json_); }
 
  private:
   std::optional<bool> success_;
@@ -1932,7 +2088,7 @@ class Operations {
   std::vector<Room> send_list_chat_rooms(roomchat_response_meta **meta) const {
     roomchat_room_list *raw = nullptr;
     detail::check_call([&](roomchat_error **e) {
-      return roomchat_client_list_chat_rooms_with_response(client(), &raw, meta, e);
+      return roomchat_client_list_chat_rooms_typed_with_response(client(), &raw, meta, e);
     });
     detail::OwnedBy<roomchat_room_list, roomchat_room_list_free> owned(raw);
     return detail::record_list<Room>(raw, roomchat_room_list_len, roomchat_room_list_get);

@@ -48,6 +48,8 @@ command -v ip >/dev/null || need_apt+=(iproute2)
 command -v tinyproxy >/dev/null || need_apt+=(tinyproxy-bin)
 # Certificates for redis-server over TLS.
 command -v openssl >/dev/null || need_apt+=(openssl)
+# libabigail's abidw/abidiff: the C ABI check against the last release (tests/abi/).
+command -v abidiff >/dev/null || need_apt+=(abigail-tools)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing ${need_apt[*]}"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
@@ -118,7 +120,7 @@ cargo run --quiet --locked --example quickstart >"$log_dir/quickstart.log"
 grep -q "Rate-limit budget of this key" "$log_dir/quickstart.log"
 echo "quickstart ran: $(wc -l <"$log_dir/quickstart.log") lines of output"
 
-step "C ABI: header freshness, C99 and C++17 suites (the C++ wrapper's among them) under valgrind, pkg-config, the C/C++ guide's examples"
+step "C ABI: header freshness, the ABI against 0.1.0 (abidiff), C99 and C++17 suites (the C++ wrapper's among them) under valgrind, pkg-config, the C/C++ guide's examples"
 bash tests/c/run.sh 2>&1 | tee "$log_dir/c.log"
 
 step "Node package: the release addon (zig, glibc 2.17), freshness of the generated loader, node --test (plain and TLS), short bench"

@@ -140,6 +140,8 @@ export interface Room {
   defaultNotificationEnabled?: boolean
   /** True: a moderator approves each message. */
   preModeratedChatRoom?: boolean
+  /** True: its chat is off (`turn_chat_off`): users see the chat-off message and cannot post. */
+  chatOff?: boolean
   /** Every other field the service sent, as it came. */
   extra: Record<string, unknown>
 }

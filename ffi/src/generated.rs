@@ -19,11 +19,11 @@ use roomchat::{
 use serde_json::Value;
 
 use crate::client::{
-    borrow_arg, free_box, opt_text_arg, out_arg, roomchat_client, text_arg, write_out,
+    borrow_arg, free_box, opt_text_arg, out_arg, roomchat_client, text_arg, write_out, write_string,
 };
 use crate::error::{enum_arg, enum_from_u32, guard, roomchat_error, roomchat_result};
 use crate::glue::{
-    extra_json, flag, integer, json_object_arg, json_object_value, json_params, json_text,
+    extra_json, flag, id_text, integer, json_object_arg, json_object_value, json_params, json_text,
     json_value, list_get, list_len, needed, nested, new_params, next_item, params_arg, read,
     set_param, text, text_ptr, text_value, Params,
 };
@@ -322,6 +322,43 @@ pub extern "C" fn roomchat_client_create_user_with_response(
             c.call_declared::<CreatedUser>(Operation::CreateUser, &params)
         })?;
         write_out(user_out, roomchat_created_user::from(answer));
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// GET `/consumer/api/v1/chatrooms`: Every chat room of the account (an empty list when there is
+/// none). Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. The same
+/// answer as typed records: `roomchat_client_list_chat_rooms_typed`. On success writes the answer's
+/// JSON text to `*json_out` (owned by the caller: free with `roomchat_string_free`); on failure
+/// writes nothing there, the details to `*err_out` when it is not NULL (free with
+/// `roomchat_error_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_list_chat_rooms(
+    client: *const roomchat_client,
+    json_out: *mut *mut c_char,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    roomchat_client_list_chat_rooms_with_response(client, json_out, ptr::null_mut(), err_out)
+}
+
+/// `roomchat_client_list_chat_rooms`, and, when `meta_out` is not NULL, the answer's status,
+/// headers and attempts written to `*meta_out` on success (free with
+/// `roomchat_response_meta_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_list_chat_rooms_with_response(
+    client: *const roomchat_client,
+    json_out: *mut *mut c_char,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(json_out, "json_out")?;
+        let client = borrow_arg(client, "client")?;
+        let (answer, meta) = respond(&client.client, meta_out, |c| {
+            c.call_declared::<Value>(Operation::ListChatRooms, &Value::Null)
+        })?;
+        write_string(json_out, answer.to_string());
         write_meta(meta_out, meta);
         Ok(())
     })
@@ -742,6 +779,7 @@ pub struct roomchat_room {
     enable_like_message: Option<bool>,
     default_notification_enabled: Option<bool>,
     pre_moderated_chat_room: Option<bool>,
+    chat_off: Option<bool>,
     extra_json: CString,
 }
 
@@ -763,6 +801,7 @@ macro_rules! roomchat_room_from {
             enable_like_message: record.enable_like_message,
             default_notification_enabled: record.default_notification_enabled,
             pre_moderated_chat_room: record.pre_moderated_chat_room,
+            chat_off: record.chat_off,
             extra_json: extra_json(&record.extra),
         }
     }};
@@ -859,6 +898,13 @@ pub extern "C" fn roomchat_room_default_notification_enabled(room: *const roomch
 #[no_mangle]
 pub extern "C" fn roomchat_room_pre_moderated_chat_room(room: *const roomchat_room) -> i32 {
     read(room, -1, |r| flag(r.pre_moderated_chat_room))
+}
+
+/// `chatOff`: True: its chat is off (`turn_chat_off`): users see the chat-off message and cannot
+/// post. 1 for true, 0 for false, -1 when the service left it out (or `room` is NULL).
+#[no_mangle]
+pub extern "C" fn roomchat_room_chat_off(room: *const roomchat_room) -> i32 {
+    read(room, -1, |r| flag(r.chat_off))
 }
 
 /// The fields the service sent that the record does not name, as the text of a JSON object (`{}`
@@ -1021,7 +1067,7 @@ macro_rules! roomchat_chat_message_author_from {
         let record = $record;
         roomchat_chat_message_author {
             id: text(record.id),
-            unique_user_identifier: json_text(record.unique_user_identifier),
+            unique_user_identifier: id_text(record.unique_user_identifier),
             username: text(record.username),
             is_moderator: record.is_moderator,
             parent_customer_account: text(record.parent_customer_account),
@@ -1039,9 +1085,9 @@ pub extern "C" fn roomchat_chat_message_author_id(
     read(chat_message_author, ptr::null(), |r| text_ptr(&r.id))
 }
 
-/// `uniqueUserIdentifier`: The customer's identifier of the user, as given. JSON text, borrowed
-/// from `chat_message_author` (valid until it is freed), or NULL when the service left it out (or
-/// `chat_message_author` is NULL).
+/// `uniqueUserIdentifier`: The customer's identifier of the user, as given. As text: a string as it
+/// is (no JSON quotes), a number as its digits; borrowed from `chat_message_author` (valid until it
+/// is freed), or NULL when the service left it out or sent null (or `chat_message_author` is NULL).
 #[no_mangle]
 pub extern "C" fn roomchat_chat_message_author_unique_user_identifier(
     chat_message_author: *const roomchat_chat_message_author,
@@ -1717,7 +1763,7 @@ macro_rules! roomchat_conversation_member_from {
             first_name: text(record.first_name),
             last_name: text(record.last_name),
             profile_pic: text(record.profile_pic),
-            unique_user_identifier: json_text(record.unique_user_identifier),
+            unique_user_identifier: id_text(record.unique_user_identifier),
             extra_json: extra_json(&record.extra),
         }
     }};
@@ -1781,9 +1827,9 @@ pub extern "C" fn roomchat_conversation_member_profile_pic(
     })
 }
 
-/// `uniqueUserIdentifier`: The customer's identifier of the user, as given. JSON text, borrowed
-/// from `conversation_member` (valid until it is freed), or NULL when the service left it out (or
-/// `conversation_member` is NULL).
+/// `uniqueUserIdentifier`: The customer's identifier of the user, as given. As text: a string as it
+/// is (no JSON quotes), a number as its digits; borrowed from `conversation_member` (valid until it
+/// is freed), or NULL when the service left it out or sent null (or `conversation_member` is NULL).
 #[no_mangle]
 pub extern "C" fn roomchat_conversation_member_unique_user_identifier(
     conversation_member: *const roomchat_conversation_member,
@@ -1926,7 +1972,7 @@ macro_rules! roomchat_updated_user_from {
             profile_pic: text(record.profile_pic),
             is_moderator: record.is_moderator,
             chat_room: text(record.chat_room),
-            external_user_id: json_text(record.external_user_id),
+            external_user_id: id_text(record.external_user_id),
             meta: json_text(record.meta),
             extra_json: extra_json(&record.extra),
         }
@@ -1996,9 +2042,10 @@ pub extern "C" fn roomchat_updated_user_chat_room(
     read(updated_user, ptr::null(), |r| text_ptr(&r.chat_room))
 }
 
-/// `externalUserId`: The customer's id of the user, as given (a number or a string). JSON text,
-/// borrowed from `updated_user` (valid until it is freed), or NULL when the service left it out (or
-/// `updated_user` is NULL).
+/// `externalUserId`: The customer's id of the user, as given (a number or a string). As text: a
+/// string as it is (no JSON quotes), a number as its digits; borrowed from `updated_user` (valid
+/// until it is freed), or NULL when the service left it out or sent null (or `updated_user` is
+/// NULL).
 #[no_mangle]
 pub extern "C" fn roomchat_updated_user_external_user_id(
     updated_user: *const roomchat_updated_user,
@@ -2061,7 +2108,7 @@ macro_rules! roomchat_user_profile_from {
         let record = $record;
         roomchat_user_profile {
             id: text(record.id),
-            unique_user_identifier: json_text(record.unique_user_identifier),
+            unique_user_identifier: id_text(record.unique_user_identifier),
             username: text(record.username),
             email: text(record.email),
             first_name: text(record.first_name),
@@ -2088,9 +2135,9 @@ pub extern "C" fn roomchat_user_profile_id(
     read(user_profile, ptr::null(), |r| text_ptr(&r.id))
 }
 
-/// `uniqueUserIdentifier`: The customer's identifier of the user, as given. JSON text, borrowed
-/// from `user_profile` (valid until it is freed), or NULL when the service left it out (or
-/// `user_profile` is NULL).
+/// `uniqueUserIdentifier`: The customer's identifier of the user, as given. As text: a string as it
+/// is (no JSON quotes), a number as its digits; borrowed from `user_profile` (valid until it is
+/// freed), or NULL when the service left it out or sent null (or `user_profile` is NULL).
 #[no_mangle]
 pub extern "C" fn roomchat_user_profile_unique_user_identifier(
     user_profile: *const roomchat_user_profile,
@@ -2801,21 +2848,27 @@ pub extern "C" fn roomchat_room_name_record_list_free(list: *mut roomchat_room_n
 /// none). Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is. On success
 /// writes the list to `*room_list_out` (owned by the caller: free with `roomchat_room_list_free`);
 /// on failure writes nothing there, and the details to `*err_out` when it is not NULL (free with
-/// `roomchat_error_free`).
+/// `roomchat_error_free`). `roomchat_client_list_chat_rooms` gives the same answer as JSON text
+/// (its published form).
 #[no_mangle]
-pub extern "C" fn roomchat_client_list_chat_rooms(
+pub extern "C" fn roomchat_client_list_chat_rooms_typed(
     client: *const roomchat_client,
     room_list_out: *mut *mut roomchat_room_list,
     err_out: *mut *mut roomchat_error,
 ) -> roomchat_result {
-    roomchat_client_list_chat_rooms_with_response(client, room_list_out, ptr::null_mut(), err_out)
+    roomchat_client_list_chat_rooms_typed_with_response(
+        client,
+        room_list_out,
+        ptr::null_mut(),
+        err_out,
+    )
 }
 
-/// `roomchat_client_list_chat_rooms`, and, when `meta_out` is not NULL, the answer's status,
+/// `roomchat_client_list_chat_rooms_typed`, and, when `meta_out` is not NULL, the answer's status,
 /// headers and attempts written to `*meta_out` on success (free with
 /// `roomchat_response_meta_free`).
 #[no_mangle]
-pub extern "C" fn roomchat_client_list_chat_rooms_with_response(
+pub extern "C" fn roomchat_client_list_chat_rooms_typed_with_response(
     client: *const roomchat_client,
     room_list_out: *mut *mut roomchat_room_list,
     meta_out: *mut *mut roomchat_response_meta,

@@ -27,6 +27,17 @@ pub(crate) fn json_text(value: Option<Value>) -> Option<CString> {
     value.map(|v| c_string(v.to_string()))
 }
 
+/// An identifier the customer chose (a string or a number) as C keeps it:
+/// a string as its text (no JSON quotes), a number as its digits, another JSON
+/// value as its JSON text; NULL when absent or null.
+pub(crate) fn id_text(value: Option<Value>) -> Option<CString> {
+    match value? {
+        Value::Null => None,
+        Value::String(text) => Some(c_string(text)),
+        other => Some(c_string(other.to_string())),
+    }
+}
+
 /// The fields a record does not name, as a JSON object's text.
 pub(crate) fn extra_json(extra: &Map<String, Value>) -> CString {
     c_string(serde_json::to_string(extra).unwrap_or_else(|_| "{}".into()))

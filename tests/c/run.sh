@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The C ABI's checks, in one command: header freshness (pinned cbindgen), the
-# C99 suite, the generated operations' C99 suites (test_operations.c, test_api.c), the C++17
+# The C ABI's checks, in one command: header freshness (pinned cbindgen), the ABI
+# against the last release's (tests/abi/check.sh, abidiff), the C99 suite, the generated operations' C99 suites (test_operations.c, test_api.c), the C++17
 # smoke test and the C++ wrapper's suite (tests/cpp/)
 # against the emulator binary under valgrind, the C99 suite once more over TLS
 # (ROOMCHAT_TEST_TLS=1) and the TLS tests, the pkg-config template, and the C
@@ -17,6 +17,7 @@ need_apt=()
 command -v valgrind >/dev/null || need_apt+=(valgrind)
 command -v pkg-config >/dev/null || need_apt+=(pkg-config)
 command -v c++ >/dev/null || need_apt+=(g++)
+command -v abidiff >/dev/null || need_apt+=(abigail-tools)
 # libcurl: the harness's admin calls to an emulator serving HTTPS.
 pkg-config --exists libcurl 2>/dev/null || need_apt+=(libcurl4-openssl-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
@@ -40,6 +41,13 @@ if ! diff -u include/roomchat.h "$build/roomchat.h"; then
   echo "  cbindgen --config ffi/cbindgen.toml --crate roomchat-ffi --output include/roomchat.h" >&2
   exit 1
 fi
+
+# The C ABI keeps its promise: what a program built against the last release's header
+# and library calls is still there with the same prototype (additions are fine).
+echo "checking the C ABI against the last release's (tests/abi/check.sh, libabigail's abidiff)"
+abi_started=$EPOCHREALTIME
+bash tests/abi/check.sh "$lib/libroomchat.so" "$build/abi"
+awk -v from="$abi_started" -v to="$EPOCHREALTIME" 'BEGIN { printf "the ABI check took %.1f s\n", to - from }'
 
 # The installed roomchat.pc comes from the same template (CMakeLists.txt, see
 # tests/c/clean-room.sh); this one points at the source tree and the debug build.
@@ -81,7 +89,8 @@ cc -std=c99 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Wall -Wextra -Werror -g
 cc -std=c99 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Wall -Wextra -Werror -g $cflags tests/c/test_redis.c $libs \
   -o "$build/test_redis"
 # The C/C++ guide shows the examples verbatim, so they cannot drift apart.
-python3 - "$root/ffi/README.md" "$root/tests/c/readme_example.c" "$root/tests/cpp/readme_example.cpp" <<'PY'
+python3 - "$root/ffi/README.md" "$root/tests/c/readme_example.c" "$root/tests/cpp/readme_example.cpp" \
+  "$root/tests/c/readme_export.c" <<'PY'
 import sys
 readme = open(sys.argv[1]).read()
 for path in sys.argv[2:]:

@@ -13,6 +13,9 @@
 #include "harness.h"
 #include "roomchat.h"
 
+/* The C guide's export (ffi/README.md shows this file verbatim). */
+#include "readme_export.c"
+
 static emulator emu;
 static roomchat_client *client;
 static roomchat_error *err;
@@ -143,8 +146,22 @@ static void test_get_and_list_chat_rooms(void) {
   /* An unknown room: the service's 404 `{}`, now a kind of its own. */
   FAILS(roomchat_client_get_chat_room(client, "nope", &room, &err), ROOMCHAT_RESULT_NOT_FOUND, 404);
   CHECK(room == NULL);
-  /* list_chat_rooms: a typed list (its published shape was JSON text). */
-  OK(roomchat_client_list_chat_rooms(client, &rooms, &err));
+  /* list_chat_rooms keeps 0.1.0's prototype: the answer's JSON text through `char **`, freed
+     with roomchat_string_free (a 0.1.0 program runs unchanged on this library). */
+  {
+    char *json = NULL;
+    roomchat_response_meta *meta = NULL;
+    OK(roomchat_client_list_chat_rooms(client, &json, &err));
+    CHECK(json != NULL && json[0] == '[' && strstr(json, "\"roomId\":\"get-1\"") != NULL);
+    roomchat_string_free(json);
+    json = NULL;
+    OK(roomchat_client_list_chat_rooms_with_response(client, &json, &meta, &err));
+    CHECK(json != NULL && json[0] == '[' && roomchat_response_meta_status(meta) == 200);
+    roomchat_string_free(json);
+    roomchat_response_meta_free(meta);
+  }
+  /* The typed list under its own name. */
+  OK(roomchat_client_list_chat_rooms_typed(client, &rooms, &err));
   CHECK(roomchat_room_list_len(rooms) >= 2);
   for (i = 0; i < roomchat_room_list_len(rooms); i++)
     found += same(roomchat_room_room_id(roomchat_room_list_get(rooms, i)), "get-1");
@@ -201,7 +218,8 @@ static void test_chat_on_off_and_message(void) {
   roomchat_acknowledged_free(ack);
   ack = NULL;
   room = get_room("onoff-1");
-  CHECK(has(roomchat_room_extra_json(room), "\"chatOff\":true"));
+  /* The chat-off state is a typed field (issue 37), no longer among the extra fields. */
+  CHECK(roomchat_room_chat_off(room) == 1 && !has(roomchat_room_extra_json(room), "chatOff\""));
   CHECK(has(roomchat_room_extra_json(room), "\"chatOffMessage\":\"back soon\""));
   roomchat_room_free(room);
   /* While off, a user cannot post. */
@@ -250,7 +268,8 @@ static void test_send_room_message_and_room_messages(void) {
   roomchat_created_user *ann = NULL;
   const roomchat_chat_message *m;
   seed_room("msg-1");
-  OK(roomchat_client_create_user(client, "ann", ROOMCHAT_ROLE_REGULAR, NULL, NULL, &ann, &err));
+  OK(roomchat_client_create_user(client, "ann", ROOMCHAT_ROLE_REGULAR, NULL, "{\"uniqueUserIdentifier\": \"crm-42\"}",
+                                 &ann, &err));
   OK(roomchat_send_room_message_params_new(&system));
   OK(roomchat_send_room_message_params_set_system_message(system, true));
   OK(roomchat_send_room_message_params_new(&as_user));
@@ -286,8 +305,12 @@ static void test_send_room_message_and_room_messages(void) {
   m = roomchat_message_page_messages_get(page, 0); /* oldest first */
   CHECK(same(roomchat_chat_message_message(m), "Welcome") && same(roomchat_chat_message_chat_room(m), "msg-1"));
   CHECK(same(roomchat_chat_message_author_username(roomchat_chat_message_user(m)), "system"));
+  /* The system author has no identifier (the service's null): NULL, not the text "null". */
+  CHECK(roomchat_chat_message_author_unique_user_identifier(roomchat_chat_message_user(m)) == NULL);
   m = roomchat_message_page_messages_get(page, 1);
   CHECK(same(roomchat_chat_message_author_username(roomchat_chat_message_user(m)), "ann"));
+  /* An identifier is text: strcmp(id, "crm-42") == 0, no JSON quotes (issue 37). */
+  CHECK(same(roomchat_chat_message_author_unique_user_identifier(roomchat_chat_message_user(m)), "crm-42"));
   CHECK(same(roomchat_chat_message_author_id(roomchat_chat_message_user(m)), roomchat_created_user_user_id(ann)));
   m = roomchat_message_page_messages_get(page, 2);
   CHECK(same(roomchat_message_file_url(roomchat_chat_message_file(m)), "https://files.example/a.png"));
@@ -475,6 +498,8 @@ static void test_users(void) {
   /* get_user, user_rooms: the state create made. */
   OK(roomchat_client_get_user(client, "crm-ann", &profile, &err));
   CHECK(same(roomchat_user_profile_username(profile), "ann") && same(roomchat_user_profile_first_name(profile), "Ann"));
+  /* An identifier is text, not JSON text with its quotes (issue 37). */
+  CHECK(same(roomchat_user_profile_unique_user_identifier(profile), "crm-ann"));
   CHECK(has(roomchat_user_profile_meta(profile), "gold"));
   roomchat_user_profile_free(profile);
   profile = NULL;
@@ -789,12 +814,13 @@ static void test_webinar_story(void) {
   roomchat_member *member = NULL;
   roomchat_send_room_message_params *as_system = NULL, *as_host = NULL;
   roomchat_acknowledged *ack = NULL;
-  roomchat_room_messages_iter *history = NULL;
-  roomchat_chat_message *message = NULL;
   roomchat_room *gone = NULL;
   char room_id[64] = "";
   const char *transcript[2] = {"The webinar starts at 10:00.", "Welcome, everyone!"};
-  size_t count = 0;
+  char exported[256] = "";
+  uint64_t resume_skip = 99;
+  FILE *out = tmpfile();
+  size_t length;
 
   OK(roomchat_create_chat_room_params_new(&room_params));
   OK(roomchat_create_chat_room_params_set_name(room_params, "Webinar: Q3 roadmap"));
@@ -820,20 +846,25 @@ static void test_webinar_story(void) {
   roomchat_send_room_message_params_free(as_system);
   roomchat_send_room_message_params_free(as_host);
 
-  OK(roomchat_client_iter_room_messages(client, room_id, NULL, &history, &err));
-  while (roomchat_room_messages_iter_next(history, &message, &err) == ROOMCHAT_RESULT_OK) {
-    CHECK(count < 2 && same(roomchat_chat_message_message(message), transcript[count]));
-    CHECK(same(roomchat_chat_message_author_username(roomchat_chat_message_user(message)), count == 0 ? "system" : "Grace"));
-    roomchat_chat_message_free(message);
-    message = NULL;
-    count++;
-  }
-  CHECK(count == 2 && err == NULL);
-  roomchat_room_messages_iter_free(history);
+  /* The guide's export: the whole transcript, then where it ended. */
+  CHECK(out != NULL);
+  if (!out) return;
+  CHECK(export_transcript(client, room_id, out, &resume_skip) == 0 && resume_skip == 2);
+  rewind(out);
+  length = fread(exported, 1, sizeof exported - 1, out);
+  exported[length] = '\0';
+  CHECK(strcmp(exported, "system: The webinar starts at 10:00.\nGrace: Welcome, everyone!\n") == 0);
 
   OK(roomchat_client_delete_chat_room(client, room_id, &room, &err));
   roomchat_room_answer_free(room);
   FAILS(roomchat_client_get_chat_room(client, room_id, &gone, &err), ROOMCHAT_RESULT_NOT_FOUND, 404);
+  /* An export of the deleted room: each error reported and freed (valgrind: no leak), the
+     export stopped after 3 in a row, at skip 0. */
+  clear_journal();
+  rewind(out);
+  CHECK(export_transcript(client, room_id, out, &resume_skip) == -1 && resume_skip == 0);
+  CHECK(journal_count("\"method\":\"GET\"") == 3);
+  fclose(out);
   roomchat_provisioned_user_free(host);
 }
 

@@ -112,7 +112,7 @@ static void test_view_shares_budget_and_pool(void) {
   CHECK(roomchat_client_list_users(view, 0, 0, &page, NULL) == ROOMCHAT_RESULT_OK);
   roomchat_user_page_free(page);
   page = NULL;
-  CHECK(roomchat_client_list_chat_rooms(view, &rooms, NULL) == ROOMCHAT_RESULT_OK);
+  CHECK(roomchat_client_list_chat_rooms_typed(view, &rooms, NULL) == ROOMCHAT_RESULT_OK);
   roomchat_room_list_free(rooms);
   CHECK(roomchat_client_rate_limit_state(client, &state) == ROOMCHAT_RESULT_OK);
   CHECK(state.used == 3); /* the parent counts its view's calls */
@@ -312,7 +312,7 @@ static void test_with_response(void) {
   roomchat_messages_free(messages);
   roomchat_response_meta_free(meta);
   meta = NULL;
-  CHECK(roomchat_client_list_chat_rooms_with_response(client, &rooms, &meta, NULL) == ROOMCHAT_RESULT_OK);
+  CHECK(roomchat_client_list_chat_rooms_typed_with_response(client, &rooms, &meta, NULL) == ROOMCHAT_RESULT_OK);
   check_meta(meta, 1);
   CHECK(roomchat_room_list_len(rooms) == 1);
   CHECK(strcmp(roomchat_room_room_id(roomchat_room_list_get(rooms, 0)), "r-meta") == 0);
@@ -605,7 +605,7 @@ static void test_user_agent(void) {
   roomchat_room_list *rooms = NULL;
   struct utsname host;
   CHECK(uname(&host) == 0);
-  CHECK(roomchat_client_list_chat_rooms(client, &rooms, NULL) == ROOMCHAT_RESULT_OK);
+  CHECK(roomchat_client_list_chat_rooms_typed(client, &rooms, NULL) == ROOMCHAT_RESULT_OK);
   roomchat_room_list_free(rooms);
   last_user_agent(agent, sizeof agent);
   snprintf(want, sizeof want, "roomchat-c/%s (core %s; linux %s) c-options/1.0", roomchat_version(),

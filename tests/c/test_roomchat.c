@@ -186,7 +186,7 @@ static void test_rooms_messages_sign_in(roomchat_client *client) {
   CHECK(count_occurrences(body, path) == 1);
   free(body);
 
-  CHECK(roomchat_client_list_chat_rooms(client, &rooms, &err) == ROOMCHAT_RESULT_OK);
+  CHECK(roomchat_client_list_chat_rooms_typed(client, &rooms, &err) == ROOMCHAT_RESULT_OK);
   CHECK(roomchat_room_list_len(rooms) == 1);
   CHECK(strcmp(roomchat_room_room_id(roomchat_room_list_get(rooms, 0)), "r1") == 0);
   roomchat_room_list_free(rooms);
@@ -309,7 +309,7 @@ static void test_error_codes(roomchat_client *client) {
   /* plan upgrade */
   CHECK(http_request(&emu, "POST", "/_emulator/gate", "{\"method\": \"GET\", \"path\": \"/consumer/api/v1/chatrooms\"}",
                      NULL) == 200);
-  expect_error(roomchat_client_list_chat_rooms(client, &rooms, &err), &err, ROOMCHAT_RESULT_PLAN_UPGRADE_REQUIRED, 400);
+  expect_error(roomchat_client_list_chat_rooms_typed(client, &rooms, &err), &err, ROOMCHAT_RESULT_PLAN_UPGRADE_REQUIRED, 400);
   CHECK(rooms == NULL);
   CHECK(http_request(&emu, "DELETE", "/_emulator/gate", NULL, NULL) == 200);
 

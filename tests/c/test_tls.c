@@ -155,7 +155,7 @@ static void test_ca_option_gives_real_answers(void) {
   CHECK(roomchat_client_list_users(client, 0, 0, &page, &err) == ROOMCHAT_RESULT_OK);
   CHECK(roomchat_user_page_total(page) == 1);
   CHECK(page != NULL && strcmp(roomchat_user_username(roomchat_user_page_get(page, 0)), "tls-ann") == 0);
-  CHECK(roomchat_client_list_chat_rooms(client, &rooms, &err) == ROOMCHAT_RESULT_OK);
+  CHECK(roomchat_client_list_chat_rooms_typed(client, &rooms, &err) == ROOMCHAT_RESULT_OK);
   CHECK(rooms != NULL && roomchat_room_list_len(rooms) == 0);
   /* the emulator saw the requests, over handshakes that all succeeded */
   CHECK(http_request(&emu, "GET", "/_emulator/journal", NULL, &journal) == 200);

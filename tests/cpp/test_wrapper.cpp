@@ -950,6 +950,20 @@ void test_documented_api(const roomchat::Client &client) {
   const std::vector<roomchat::RoomName> rooms = client.user_rooms("cpp-host");
   CHECK(rooms.size() == 1 && rooms[0].room_id() == std::optional<std::string>(room_id));
 
+  // A record's accessors on a temporary (issue 37): its field moves out by value, so a
+  // range-for over it or a reference bound to it does not dangle (valgrind saw freed memory
+  // read when they returned references); on an lvalue they still return references.
+  client.create_bot("cpp-bot", "https://bots.example/hook");
+  std::size_t bots = 0;
+  for (auto &b : client.list_bots().bots()) bots += b.name() == std::optional<std::string>("cpp-bot");
+  CHECK(bots == 1);
+  const std::optional<std::string> &host_id = client.get_user("cpp-host").unique_user_identifier();
+  CHECK(host_id == std::optional<std::string>("cpp-host"));
+  const std::string &extra = client.get_user("cpp-host").extra_json();
+  CHECK(!extra.empty() && extra[0] == '{');
+  static_assert(!std::is_reference_v<decltype(std::declval<roomchat::BotList>().bots())>);
+  static_assert(std::is_reference_v<decltype(std::declval<const roomchat::BotList &>().bots())>);
+
   roomchat::SendRoomMessage as_system;
   as_system.system_message = true;
   admin("POST", "/_emulator/messages",

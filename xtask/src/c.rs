@@ -47,7 +47,35 @@ pub fn files(d: &Declarations) -> Result<Vec<(&'static str, String)>, String> {
 /// The operations generated in the generic shape: declared after the older
 /// ones, with a params handle for their named params and a generated record.
 fn generated_ops(d: &Declarations) -> impl Iterator<Item = &Operation> {
-    d.operations.iter().filter(|op| op.c.is_none())
+    d.operations
+        .iter()
+        .filter(|op| op.c.is_none() || typed_name(op).is_some())
+}
+
+/// `[operation.c] typed`: the name under which an older operation whose
+/// published C function keeps its shape (`list_chat_rooms`: JSON text, as in
+/// 0.1.0) also has the generated, typed one (`list_chat_rooms_typed`).
+fn typed_name(op: &Operation) -> Option<String> {
+    shape_of(op).ok().flatten().and_then(|s| s.typed)
+}
+
+/// The C function of a generated operation, `roomchat_client_<name>` (the
+/// typed name where the published one keeps an older shape).
+fn c_call(op: &Operation) -> String {
+    format!("roomchat_client_{}", c_name(op))
+}
+
+/// The `<name>` of the C function that gives an operation's typed answer (the
+/// guides' tables name it).
+pub fn c_name(op: &Operation) -> String {
+    typed_name(op).unwrap_or_else(|| op.name.clone())
+}
+
+/// Whether the operation's C++ method is the generated one (also for an
+/// operation that keeps an older C shape beside it: C++ is compiled from its
+/// header, so its methods follow the typed function).
+fn cpp_generated(s: &Shaped) -> bool {
+    typed_name(s.op).is_none()
 }
 
 /// Whether the call takes a params handle: for its optional named params, or
@@ -101,6 +129,13 @@ fn check(d: &Declarations) -> Result<(), String> {
     }
     for op in generated_ops(d) {
         let at = |what: &str| format!("the C generator, operation {:?}: {what}", op.name);
+        if typed_name(op).is_some()
+            && (has_params(op) || op.pages != "none" || !op.params.is_empty())
+        {
+            return Err(at(
+                "`typed` (a typed function beside the published one) takes no params yet",
+            ));
+        }
         if let Some(p) = argument_params(op)
             .iter()
             .find(|p| !matches!(p.kind.as_str(), "string" | "id"))
@@ -346,6 +381,9 @@ fn rust(d: &Declarations, shaped: &[Shaped], enums: &[CEnum]) -> String {
             glue.push(helper);
         }
     }
+    if d.records.iter().flat_map(|r| &r.fields).any(is_identifier) {
+        glue.push("id_text");
+    }
     if any_params {
         glue.extend(["new_params", "params_arg", "set_param", "Params"]);
         if generated_ops(d)
@@ -410,7 +448,7 @@ fn rust(d: &Declarations, shaped: &[Shaped], enums: &[CEnum]) -> String {
         .collect();
     models.sort();
     models.dedup();
-    for s in shaped {
+    for s in shaped.iter().filter(|s| s.answer != Answer::Json) {
         let inner =
             s.op.result
                 .strip_prefix("Vec<")
@@ -682,6 +720,13 @@ fn rust_list(w: &mut String, record: &str) {
 }
 
 /// The Rust type a record's handle keeps a field in.
+/// Whether a `json` field is an identifier the customer chose (a string or a
+/// number: `uniqueUserIdentifier`, `externalUserId`): C gives it as text, so
+/// `strcmp(id, "host-42")` compares it, not as JSON text with its quotes.
+fn is_identifier(field: &Field) -> bool {
+    field.kind == "json" && (field.name.ends_with("Identifier") || field.name.ends_with("Id"))
+}
+
 fn kept_type(field: &Field) -> String {
     match (field.record(), field.kind.as_str()) {
         (Some(inner), _) if field.is_list() => format!("Option<Vec<roomchat_{}>>", c_record(inner)),
@@ -740,6 +785,7 @@ fn rust_record(w: &mut String, record: &Record) {
                 c_record(inner)
             ),
             (None, "string") => format!("text(record.{name})"),
+            (None, "json") if is_identifier(field) => format!("id_text(record.{name})"),
             (None, "json") => format!("json_text(record.{name})"),
             _ => format!("record.{name}"),
         };
@@ -826,6 +872,16 @@ fn rust_record(w: &mut String, record: &Record) {
                 "f64::NAN",
                 format!("number(r.{name})"),
                 format!("NaN when the service left it out (or `{c}` is NULL)."),
+            ),
+            (None, "json") if is_identifier(field) => (
+                "*const c_char".into(),
+                "ptr::null()",
+                format!("text_ptr(&r.{name})"),
+                format!(
+                    "As text: a string as it is (no JSON quotes), a number as its digits; \
+                     borrowed from `{c}` (valid until it is freed), or NULL when the service left \
+                     it out or sent null (or `{c}` is NULL)."
+                ),
             ),
             (None, "json") => (
                 "*const c_char".into(),
@@ -1061,7 +1117,7 @@ fn entry_points(w: &mut String, call: &str, text: &str, args: &[String], names: 
 }
 
 fn rust_operation(w: &mut String, op: &Operation) {
-    let call = format!("roomchat_client_{}", op.name);
+    let call = c_call(op);
     let record = c_record(op.result_record());
     let (out, out_ty, free) = if op.result_is_list() {
         let list = list_type(op.result_record());
@@ -1141,6 +1197,12 @@ fn rust_operation(w: &mut String, op: &Operation) {
          with `roomchat_error_free`).{}",
         errors_text(op)
     ));
+    if typed_name(op).is_some() {
+        text.push_str(&format!(
+            " `roomchat_client_{}` gives the same answer as JSON text (its published form).",
+            op.name
+        ));
+    }
     entry_points(w, &call, &text, &args, &names);
     let _ = writeln!(w, "    guard(err_out, || {{");
     let _ = writeln!(w, "        out_arg({out}, {out:?})?;");
@@ -1208,7 +1270,7 @@ fn hpp(d: &Declarations, shaped: &[Shaped], enums: &[CEnum]) -> String {
          \x20public:\n",
     );
     let mut first = true;
-    for s in shaped {
+    for s in shaped.iter().filter(|s| cpp_generated(s)) {
         if !first {
             w.push('\n');
         }
@@ -1233,7 +1295,7 @@ fn hpp(d: &Declarations, shaped: &[Shaped], enums: &[CEnum]) -> String {
          \x20private:\n\
          \x20 roomchat_client *client() const noexcept { return static_cast<const Derived *>(this)->get(); }\n",
     );
-    for s in shaped {
+    for s in shaped.iter().filter(|s| cpp_generated(s)) {
         w.push('\n');
         hpp_shaped_send(w, s);
     }
@@ -1325,12 +1387,13 @@ fn hpp_record(w: &mut String, record: &Record) {
             "//",
             &format!("`{}`: {}{absent}", field.name, field.doc),
         );
+        // On an lvalue a reference; on a temporary (`client.list_bots().bots()`) the value,
+        // moved out, so that a range-for over it or a reference bound to it does not dangle.
         let _ = writeln!(
             w,
-            "  const {} &{}() const noexcept {{ return {}_; }}",
-            cpp_field(field, "").0,
-            field.snake(),
-            field.snake()
+            "  const {ty} &{name}() const & noexcept {{ return {name}_; }}\n  {ty} {name}() && noexcept {{ return std::move({name}_); }}",
+            ty = cpp_field(field, "").0,
+            name = field.snake(),
         );
     }
     w.push('\n');
@@ -1340,7 +1403,7 @@ fn hpp_record(w: &mut String, record: &Record) {
     );
     let _ = writeln!(
         w,
-        "  const std::string &extra_json() const noexcept {{ return extra_json_; }}"
+        "  const std::string &extra_json() const & noexcept {{ return extra_json_; }}\n  std::string extra_json() && noexcept {{ return std::move(extra_json_); }}"
     );
     w.push('\n');
     let _ = writeln!(w, " private:");
@@ -1604,7 +1667,7 @@ fn hpp_send(w: &mut String, op: &Operation) {
         "{}",
         cpp_wrapped(
             "      ",
-            &format!("return roomchat_client_{}_with_response", op.name),
+            &format!("return {}_with_response", c_call(op)),
             &c_args,
             ";"
         )
@@ -1638,6 +1701,8 @@ struct Shape {
     result: Option<String>,
     out: Option<String>,
     note: Option<String>,
+    /// The name of the generated, typed function beside the published one.
+    typed: Option<String>,
     #[serde(default)]
     enums: BTreeMap<String, EnumShape>,
 }
@@ -1745,7 +1810,12 @@ impl Shaped<'_> {
 
     /// The core type the answer is decoded into: `Vec<Message>`, `UserPage`.
     fn core_result(&self) -> &str {
-        &self.op.result
+        if self.answer == Answer::Json {
+            // The text of any JSON answer, whatever the typed form decodes.
+            "Value"
+        } else {
+            &self.op.result
+        }
     }
 
     /// The C++ type of the answer.
@@ -2222,10 +2292,17 @@ fn shaped_text(s: &Shaped, c: bool) -> String {
                 " On success writes the answer to `*{out}` (owned by the caller: free with \
                  `roomchat_{record}_free`); on failure writes nothing there,"
             )),
-            Answer::Json => text.push_str(&format!(
-                " On success writes the answer's JSON text to `*{out}` (owned by the caller: free \
-                 with `roomchat_string_free`); on failure writes nothing there,"
-            )),
+            Answer::Json => {
+                if let Some(typed) = typed_name(s.op) {
+                    text.push_str(&format!(
+                        " The same answer as typed records: `roomchat_client_{typed}`."
+                    ));
+                }
+                text.push_str(&format!(
+                    " On success writes the answer's JSON text to `*{out}` (owned by the caller: \
+                     free with `roomchat_string_free`); on failure writes nothing there,"
+                ))
+            }
             Answer::Dropped => text.push_str(" On failure writes"),
         }
         text.push_str(

@@ -31,9 +31,10 @@ const GUIDES: &[Guide] = &[
         head: "| C | C++ (`roomchat::Client`) |",
         call: |op| {
             format!(
-                "| `roomchat_client_{0}(…)`, `roomchat_client_{0}_with_response(…)` | `{0}(…)` → {1} |",
+                "| `roomchat_client_{2}(…)`, `roomchat_client_{2}_with_response(…)` | `{0}(…)` → {1} |",
                 op.name,
-                answer(op)
+                answer(op),
+                crate::c::c_name(op)
             )
         },
         error: |kind| format!("`ROOMCHAT_RESULT_{}`", kind.to_ascii_uppercase()),

@@ -889,6 +889,13 @@ fn records(d: &Declarations) -> String {
     writeln!(w).unwrap();
     writeln!(w, "from __future__ import annotations").unwrap();
     writeln!(w).unwrap();
+    if d.records
+        .iter()
+        .flat_map(|r| &r.fields)
+        .any(|f| py_name(f) != f.snake())
+    {
+        writeln!(w, "import warnings").unwrap();
+    }
     let uses_any = d
         .records
         .iter()
@@ -915,6 +922,18 @@ fn records(d: &Declarations) -> String {
     out
 }
 
+/// A field's Python attribute: the wire name where it is one plain word (`type`, `id`,
+/// as the wire and Node name it) that only Rust had to rename (`rust = "button_type"`),
+/// else the snake_case name every language shares.
+fn py_name(f: &Field) -> String {
+    let word = !f.name.is_empty() && f.name.bytes().all(|b| b.is_ascii_lowercase());
+    if f.rust.is_some() && word && !PYTHON_KEYWORDS.contains(&f.name.as_str()) {
+        f.name.clone()
+    } else {
+        f.snake()
+    }
+}
+
 fn record_class(w: &mut String, record: &Record) {
     writeln!(w).unwrap();
     writeln!(w).unwrap();
@@ -938,7 +957,7 @@ fn record_class(w: &mut String, record: &Record) {
             w,
             "        ({}, {}, {}),",
             py_str(&f.name),
-            py_str(&f.snake()),
+            py_str(&py_name(f)),
             py_str(&kind)
         )
         .unwrap();
@@ -948,7 +967,7 @@ fn record_class(w: &mut String, record: &Record) {
         .fields
         .iter()
         .filter(|f| shown(f))
-        .map(|f| py_str(&f.snake()))
+        .map(|f| py_str(&py_name(f)))
         .collect();
     let trailing = if shown.len() == 1 { "," } else { "" };
     writeln!(w, "    _shown = ({}{trailing})", shown.join(", ")).unwrap();
@@ -972,16 +991,37 @@ fn record_class(w: &mut String, record: &Record) {
         writeln!(
             w,
             "    def {}(self) -> Optional[{}]:",
-            f.snake(),
+            py_name(f),
             field_type(f)
         )
         .unwrap();
         let mut doc = f.doc.clone();
-        if f.snake() != f.name {
+        if py_name(f) != f.name {
             doc = format!("`{}`: {doc}", f.name);
         }
         docstring(w, "        ", &[doc]);
         writeln!(w, "        return {getter}").unwrap();
+    }
+    // The names these attributes had before they took the wire's, kept as deprecated aliases.
+    for f in record.fields.iter().filter(|f| py_name(f) != f.snake()) {
+        let (old, new) = (f.snake(), py_name(f));
+        writeln!(w).unwrap();
+        writeln!(w, "    @property").unwrap();
+        writeln!(w, "    def {old}(self) -> Optional[{}]:", field_type(f)).unwrap();
+        docstring(
+            w,
+            "        ",
+            &[format!(
+                "Deprecated: ``{new}``, the wire's name (``{old}`` goes in a later minor version)."
+            )],
+        );
+        writeln!(
+            w,
+            "        warnings.warn(\"{}.{old} is deprecated: use .{new}\", DeprecationWarning, stacklevel=2)",
+            record.name
+        )
+        .unwrap();
+        writeln!(w, "        return self.{new}").unwrap();
     }
 }
 

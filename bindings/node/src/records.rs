@@ -473,6 +473,11 @@ static ROOM: RecordShape = RecordShape {
             js: "preModeratedChatRoom",
             record: None,
         },
+        FieldShape {
+            wire: "chatOff",
+            js: "chatOff",
+            record: None,
+        },
     ],
 };
 

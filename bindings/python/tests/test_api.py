@@ -140,12 +140,17 @@ def test_delete_chat_room(client: roomchat.Client, emu: Emulator) -> None:
 def test_turn_chat_off_and_on(emu: Emulator, client: roomchat.Client) -> None:
     room_id = room(client)
     token = user(client, "crm-1", "ann", room_id)
+    # The chat-off state is a typed attribute, not only extra["chatOff"] (issue 37).
+    assert client.get_chat_room(room_id).chat_off is False
     assert client.turn_chat_off(room_id).success is True
     assert last(emu)["path"] == f"/consumer/api/v1/chatRoom/{room_id}/off"
+    off = client.get_chat_room(room_id)
+    assert off.chat_off is True and "chatOff" not in off.extra and "chat_off=True" in repr(off)
     with pytest.raises(roomchat.InvalidRequestError):
         client.send_room_message(room_id, "hello?", user_access_token=token)
     assert client.turn_chat_on(room_id).success is True
     assert last(emu)["path"] == f"/consumer/api/v1/chatRoom/{room_id}/on"
+    assert [r.chat_off for r in client.list_chat_rooms() if r.room_id == room_id] == [False]
     client.send_room_message(room_id, "hello", user_access_token=token)
     assert client.room_messages(room_id).total_records == 1
     with pytest.raises(roomchat.NotFoundError):
@@ -368,6 +373,10 @@ def test_get_user(client: roomchat.Client) -> None:
     assert profile.username == "ann" and profile.created is not None
     with pytest.raises(roomchat.UserNotFoundError):
         client.get_user("nobody")
+    # An unknown user is a thing not found: `except NotFoundError` catches it too (issue 37).
+    with pytest.raises(roomchat.NotFoundError) as raised:
+        client.get_user("nobody")
+    assert type(raised.value) is roomchat.UserNotFoundError and raised.value.kind == "user_not_found"
 
 
 def test_user_rooms(client: roomchat.Client) -> None:
@@ -517,6 +526,14 @@ def test_send_bot_message(emu: Emulator, client: roomchat.Client) -> None:
     messages = client.room_messages(room_id).messages
     assert messages is not None and messages[-1].message == "See the docs"
     assert messages[-1].action_buttons is not None and messages[-1].action_buttons[0].display_text == "Docs"
+    # A button's `type` and `id` by the wire's (and Node's) names; the old names warn (issue 37).
+    button = messages[-1].action_buttons[0]
+    assert (button.type, button.id, button.url) == ("link", "docs", "https://docs.example")
+    with pytest.warns(DeprecationWarning, match=r"ActionButton.button_type is deprecated: use .type"):
+        assert button.button_type == "link"
+    with pytest.warns(DeprecationWarning, match=r"ActionButton.button_id is deprecated: use .id"):
+        assert button.button_id == "docs"
+    assert "id='docs'" in repr(button)
     with pytest.raises(roomchat.InvalidRequestError):
         client.send_bot_message(made.id, room_id, "bad", action_buttons=[{"type": "link", "displayText": "x", "id": "x"}])
     with pytest.raises(roomchat.NotFoundError):

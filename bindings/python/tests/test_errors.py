@@ -121,6 +121,8 @@ def test_hierarchy() -> None:
     assert issubclass(roomchat.ConnectionError, builtins.ConnectionError)
     assert issubclass(roomchat.ValidationError, ValueError)
     assert issubclass(roomchat.ConfigurationError, ValueError)
+    assert issubclass(roomchat.UserNotFoundError, roomchat.NotFoundError)
+    assert not issubclass(roomchat.NotFoundError, roomchat.UserNotFoundError)
     for _, _, cls in EXPECTED:
         assert issubclass(cls, roomchat.RoomchatError) and issubclass(cls, Exception)
         assert cls.__module__ == "roomchat"

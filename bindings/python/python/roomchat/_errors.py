@@ -127,8 +127,18 @@ class InvalidRequestError(RoomchatError):
     code = 3
 
 
-class UserNotFoundError(RoomchatError):
-    """The user named does not exist or is already deactivated."""
+class NotFoundError(RoomchatError):
+    """The room, channel, message, conversation, bot or user named does not exist: a JSON
+    404, or an answer that says the thing is not found, an invalid chatroom id or not a
+    member. Never a bad key. A user is the subclass ``UserNotFoundError``, so
+    ``except NotFoundError`` catches every thing that is not there."""
+
+    kind = "not_found"
+    code = 18
+
+
+class UserNotFoundError(NotFoundError):
+    """The user named does not exist or is already deactivated (a ``NotFoundError``)."""
 
     kind = "user_not_found"
     code = 4
@@ -230,15 +240,6 @@ class TlsError(ConnectionError):
 
     kind = "tls"
     code = 17
-
-
-class NotFoundError(RoomchatError):
-    """The room, channel, message, conversation or bot named does not exist (a user who
-    does not exist is ``UserNotFoundError``): a JSON 404, or an answer that says the thing is
-    not found, an invalid chatroom id or not a member. Never a bad key."""
-
-    kind = "not_found"
-    code = 18
 
 
 _BY_CODE: Dict[int, Type[RoomchatError]] = {

@@ -9,6 +9,7 @@ pickle. Their base, :class:`roomchat._record.Record`, is written by hand.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, List, Optional
 
 from ._record import Record
@@ -169,8 +170,9 @@ class Room(Record):
         ("enableLikeMessage", "enable_like_message", "boolean"),
         ("defaultNotificationEnabled", "default_notification_enabled", "boolean"),
         ("preModeratedChatRoom", "pre_moderated_chat_room", "boolean"),
+        ("chatOff", "chat_off", "boolean"),
     )
-    _shown = ("room_id", "name", "password_protected", "enable_one_to_one_chat", "moderator_only_one_to_one_chat", "enable_channels", "show_notification_for_all_channels", "enable_like_message", "default_notification_enabled", "pre_moderated_chat_room")
+    _shown = ("room_id", "name", "password_protected", "enable_one_to_one_chat", "moderator_only_one_to_one_chat", "enable_channels", "show_notification_for_all_channels", "enable_like_message", "default_notification_enabled", "pre_moderated_chat_room", "chat_off")
 
     @property
     def room_id(self) -> Optional[str]:
@@ -238,6 +240,13 @@ class Room(Record):
     def pre_moderated_chat_room(self) -> Optional[bool]:
         """``preModeratedChatRoom``: True: a moderator approves each message."""
         return self._bool("preModeratedChatRoom")
+
+    @property
+    def chat_off(self) -> Optional[bool]:
+        """``chatOff``: True: its chat is off (``turn_chat_off``): users see the chat-off message
+        and cannot post.
+        """
+        return self._bool("chatOff")
 
 
 class RoomAnswer(Record):
@@ -396,19 +405,19 @@ class ActionButton(Record):
     __slots__ = ()
     # (wire name, attribute, type: string, boolean, integer, number, json, a record's name)
     _fields = (
-        ("type", "button_type", "string"),
+        ("type", "type", "string"),
         ("displayText", "display_text", "string"),
-        ("id", "button_id", "string"),
+        ("id", "id", "string"),
         ("url", "url", "string"),
         ("payload", "payload", "string"),
         ("imageURL", "image_url", "string"),
         ("iconURL", "icon_url", "string"),
     )
-    _shown = ("button_id",)
+    _shown = ("id",)
 
     @property
-    def button_type(self) -> Optional[str]:
-        """``type``: ``link`` or ``action``."""
+    def type(self) -> Optional[str]:
+        """``link`` or ``action``."""
         return self._str("type")
 
     @property
@@ -417,8 +426,8 @@ class ActionButton(Record):
         return self._str("displayText")
 
     @property
-    def button_id(self) -> Optional[str]:
-        """``id``: The bot's id of it (at most 100 characters)."""
+    def id(self) -> Optional[str]:
+        """The bot's id of it (at most 100 characters)."""
         return self._str("id")
 
     @property
@@ -440,6 +449,18 @@ class ActionButton(Record):
     def icon_url(self) -> Optional[str]:
         """``iconURL``: An icon shown on it."""
         return self._str("iconURL")
+
+    @property
+    def button_type(self) -> Optional[str]:
+        """Deprecated: ``type``, the wire's name (``button_type`` goes in a later minor version)."""
+        warnings.warn("ActionButton.button_type is deprecated: use .type", DeprecationWarning, stacklevel=2)
+        return self.type
+
+    @property
+    def button_id(self) -> Optional[str]:
+        """Deprecated: ``id``, the wire's name (``button_id`` goes in a later minor version)."""
+        warnings.warn("ActionButton.button_id is deprecated: use .id", DeprecationWarning, stacklevel=2)
+        return self.id
 
 
 class ChatMessage(Record):

@@ -199,6 +199,10 @@ pub struct Room {
         skip_serializing_if = "Option::is_none"
     )]
     pub pre_moderated_chat_room: Option<bool>,
+    /// `chatOff`: True: its chat is off (`turn_chat_off`): users see the chat-off message and
+    /// cannot post.
+    #[serde(rename = "chatOff", default, skip_serializing_if = "Option::is_none")]
+    pub chat_off: Option<bool>,
     /// Every other field the service sent, as it came.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
