@@ -157,6 +157,85 @@ function replacer(key, value) {
   return value
 }
 
+/** How deep a params object may nest (a self-referencing one would otherwise recurse forever). */
+const MAX_DEPTH = 128
+
+/** Whether `value` (an object, not an array) is a plain object: `{...}`, `Object.create(null)` or another realm's `{...}`. */
+function isPlainObject(value) {
+  const proto = Object.getPrototypeOf(value)
+  if (proto === Object.prototype || proto === null) return true
+  return Object.getPrototypeOf(proto) === null && typeof proto.constructor === 'function' && proto.constructor.name === 'Object'
+}
+
+/** What a value that JSON would silently change (or drop) is, for an error message; undefined for plain JSON (nested values not looked at). */
+function notPlain(value, inArray) {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return undefined
+    case 'number':
+      return Number.isFinite(value) ? undefined : String(value)
+    case 'undefined':
+      // A field left undefined is a field not given; an array's would become null.
+      return inArray ? 'undefined' : undefined
+    case 'object': {
+      if (value === null) return undefined
+      if (Array.isArray(value)) return undefined
+      if (!isPlainObject(value)) {
+        const name = typeof value.constructor === 'function' && value.constructor.name ? value.constructor.name : 'object'
+        return `a ${name}`
+      }
+      return typeof value.toJSON === 'function' ? 'an object with a toJSON method' : undefined
+    }
+    default:
+      // function, symbol, bigint
+      return typeof value === 'bigint' ? 'a BigInt' : `a ${typeof value}`
+  }
+}
+
+/** The first value in `value` that is not plain JSON, as `[path, what it is]`, or undefined. */
+function firstNotPlain(value, path, inArray, depth) {
+  const why = notPlain(value, inArray)
+  if (why !== undefined) return [path, why]
+  if (typeof value !== 'object' || value === null) return undefined
+  if (depth >= MAX_DEPTH) return [path, `nested deeper than ${MAX_DEPTH} levels (or referring to itself)`]
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = firstNotPlain(value[i], `${path}[${i}]`, true, depth + 1)
+      if (found !== undefined) return found
+    }
+    return undefined
+  }
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue
+    const found = firstNotPlain(value[key], path === '' ? key : `${path}.${key}`, false, depth + 1)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+/**
+ * The JSON text of a call's params: plain JSON only (objects, arrays,
+ * strings, finite numbers, booleans, null; a field left undefined is not
+ * given). What `JSON.stringify` would silently change is refused naming the
+ * param: a `Map` (sent as `{}`), a `Date` (as text), a function (dropped),
+ * a class instance, a `Buffer`, a BigInt, NaN.
+ */
+function paramsJson(what, value) {
+  const found = firstNotPlain(value, '', false, 0)
+  if (found !== undefined) {
+    const [path, why] = found
+    const depth = why.startsWith('nested')
+    throw validation(
+      depth
+        ? `${what}: ${path || 'params'} ${why}`
+        : `${what}: ${path || 'params'} must be plain JSON (an object, array, string, finite number, boolean or null), not ${why}`,
+    )
+  }
+  // Checked above: no replacer needed (JSON.stringify's fast path).
+  return JSON.stringify(value === undefined ? null : value)
+}
+
 /** The JSON text of an argument (lone surrogates become escapes that core refuses). */
 function toJson(what, value) {
   try {
@@ -616,7 +695,7 @@ class Client {
     let json
     try {
       call = callOptionsOf('rawRequest', options, true)
-      json = toJson('rawRequest', params)
+      json = paramsJson('rawRequest', params)
     } catch (error) {
       return Promise.reject(error)
     }
@@ -636,7 +715,7 @@ class Client {
     let json
     try {
       call = callOptionsOf(what, options, true)
-      json = toJson(what, operationParams(what, argumentParams, params))
+      json = paramsJson(what, operationParams(what, argumentParams, params))
     } catch (error) {
       return Promise.reject(error)
     }
@@ -671,7 +750,7 @@ class Client {
     const client = this.#native
     let json
     try {
-      json = toJson(what, operationParams(what, argumentParams, params))
+      json = paramsJson(what, operationParams(what, argumentParams, params))
     } catch (error) {
       json = error
     }
@@ -701,7 +780,7 @@ class Client {
     const client = this.#native
     let json
     try {
-      json = toJson(method, params)
+      json = paramsJson(method, params)
     } catch (error) {
       json = error
     }
@@ -894,7 +973,7 @@ const wire = Object.freeze({
       if (options.baseUrl !== undefined) urlArgs = toJson('wire.buildRequest', [options.baseUrl, options.key ?? null])
     }
     try {
-      return JSON.parse(native.wireBuild(operation, toJson('wire.buildRequest', params), urlArgs))
+      return JSON.parse(native.wireBuild(operation, paramsJson('wire.buildRequest', params), urlArgs))
     } catch (error) {
       throw fromNative(error)
     }

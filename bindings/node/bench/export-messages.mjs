@@ -4,11 +4,14 @@
 // against one release emulator seeded in bulk. Prints messages/s, the RSS
 // before and at the end, the largest RSS sampled during the export (every 20 ms)
 // and the process's peak RSS (process.resourceUsage().maxRSS: the whole life of
-// the process, so the loaded round's includes the idle round's). Twice: on the
-// machine as it is (idle), then with one busy-loop process per core beside it
-// (../../../scripts/bench/cpu-load.sh).
+// the process, so the loaded round's includes the idle round's). The first export
+// of the process gives the README's figures (the largest RSS sampled during it
+// against the RSS when it started; the peak RSS after three exports against the
+// same start); then twice: on the machine as it is (idle), then with one
+// busy-loop process per core beside it (../../../scripts/bench/cpu-load.sh).
 //
 //   node bench/export-messages.mjs       (ROOMCHAT_BENCH_MESSAGES messages, default 100000)
+//   ROOMCHAT_BENCH_ASSERT_RSS=1          (exit 1 if the RSS grew more than the README says)
 //   ROOMCHAT_EMULATOR=path/to/roomchat-emulator (default: target/release/roomchat-emulator)
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -20,6 +23,12 @@ const root = path.resolve(here, '..', '..', '..')
 const target = process.env.CARGO_TARGET_DIR || path.join(root, 'target')
 const binary = process.env.ROOMCHAT_EMULATOR || path.join(target, 'release', 'roomchat-emulator')
 const MESSAGES = Number(process.env.ROOMCHAT_BENCH_MESSAGES || 100_000)
+/** What bindings/node/README.md promises: the first export of a process raises its RSS by at most this many MiB. */
+const RSS_PROMISE_MIB = 16
+/** … and the process's peak RSS stays within this many MiB of where the first export started, however many follow. */
+const RSS_CEILING_MIB = 28
+/** Exit non-zero when the RSS grows more than the README says (the test command sets it). */
+const ASSERT_RSS = process.env.ROOMCHAT_BENCH_ASSERT_RSS === '1'
 
 const mib = (bytes) => `${(bytes / 1048576).toFixed(1)} MiB`
 
@@ -57,8 +66,27 @@ function print(label, r) {
 }
 
 console.log(`export of a ${MESSAGES}-message room with iterRoomMessages (200 a page), Node ${process.version}`)
-// A first pass warms the connections and the JIT; the figures are the next ones.
-await exportOnce()
+// The first export of this process gives the README's memory figure: the RSS
+// when the export starts (the client made, the room seeded, nothing exported
+// yet) against the largest sampled during it. It also warms the connections
+// and the JIT for the speed figures, the next ones.
+const first = await exportOnce()
+print('first export of the process', first)
+const grown = first.largest - first.before
+console.log(
+  `the first export raised the RSS by ${mib(grown)} (the README: at most ${RSS_PROMISE_MIB} MiB)` +
+    (grown > RSS_PROMISE_MIB * 1048576 ? ': MORE than the README says' : ''),
+)
 print('idle', await exportOnce())
-print(loadedLabel, await withCpuLoad(exportOnce))
+const last = await withCpuLoad(exportOnce)
+print(loadedLabel, last)
 await emu.stop()
+const ceiling = last.maxRss - first.before
+console.log(
+  `after three exports the peak RSS is ${mib(ceiling)} above where the first started (the README: at most ${RSS_CEILING_MIB} MiB)` +
+    (ceiling > RSS_CEILING_MIB * 1048576 ? ': MORE than the README says' : ''),
+)
+if (ASSERT_RSS && (grown > RSS_PROMISE_MIB * 1048576 || ceiling > RSS_CEILING_MIB * 1048576)) {
+  console.error('export-messages: the RSS grew more than bindings/node/README.md says')
+  process.exitCode = 1
+}

@@ -7,11 +7,14 @@
 // the loop stood still for garbage collections that started in that client's
 // blocks. Each mode twice: on the machine as it is (idle), then loaded: one
 // busy-loop process per core beside it (../../../scripts/bench/cpu-load.sh),
-// as on a production server, every client under the same load.
+// as on a production server, every client under the same load. Last, one line
+// per round: one call at a time, roomchat's µs per call beside undici.request's
+// (the figure a regression of the call path shows in first).
 //
 //   node bench/list-users.mjs            (ROOMCHAT_BENCH_N calls per side and mode, default 2000;
 //                                         ROOMCHAT_BENCH_N_LOADED in the loaded round, default the same up to 1000)
 //   ROOMCHAT_NODE_THREAD_POLICY=...      (the pool's thread policy, see src/pool.rs; printed)
+//   ROOMCHAT_NODE_SPIN_US=...            (how long a pool thread looks for the next call, see src/pool.rs; printed)
 //   ROOMCHAT_EMULATOR=path/to/roomchat-emulator (default: target/release/roomchat-emulator)
 import { spawn } from 'node:child_process'
 import http from 'node:http'
@@ -29,7 +32,9 @@ const target = process.env.CARGO_TARGET_DIR || path.join(root, 'target')
 const binary = process.env.ROOMCHAT_EMULATOR || path.join(target, 'release', 'roomchat-emulator')
 const N = Number(process.env.ROOMCHAT_BENCH_N || 2000)
 const N_LOADED = Number(process.env.ROOMCHAT_BENCH_N_LOADED || Math.min(N, 1000))
-const POLICY = process.env.ROOMCHAT_NODE_THREAD_POLICY || 'default (normal)'
+const POLICY =
+  (process.env.ROOMCHAT_NODE_THREAD_POLICY || 'default (normal)') +
+  (process.env.ROOMCHAT_NODE_SPIN_US === undefined ? '' : `, spin ${process.env.ROOMCHAT_NODE_SPIN_US} µs`)
 const BLOCK = 25
 const IN_FLIGHT = 16
 
@@ -182,14 +187,34 @@ function table(title, round, N, results) {
   )
 }
 
+/**
+ * The figure a regression of the one-at-a-time path shows in: roomchat's µs per
+ * call beside undici.request's, idle and loaded, on one line each.
+ */
+function oneAtATime(round, results) {
+  const ours = results.roomchat.us
+  const theirs = results['undici.request'].us
+  const ratio = theirs / ours
+  console.log(
+    `one call at a time, ${round}: roomchat ${ours.toFixed(1)} µs/call, undici.request ${theirs.toFixed(1)} µs/call: ` +
+      `${ratio.toFixed(2)}× undici's speed${ratio < 1 ? ' (BEHIND undici: a regression of the one-at-a-time path?)' : ''}`,
+  )
+}
+
 try {
+  const summary = []
   for (const [title, concurrency] of [
     ['one call at a time', 1],
     [`${IN_FLIGHT} calls in flight`, IN_FLIGHT],
   ]) {
-    table(title, 'idle', N, await measure(concurrency, N))
-    table(title, loadedLabel, N_LOADED, await withCpuLoad(() => measure(concurrency, N_LOADED)))
+    const idle = await measure(concurrency, N)
+    table(title, 'idle', N, idle)
+    const loaded = await withCpuLoad(() => measure(concurrency, N_LOADED))
+    table(title, loadedLabel, N_LOADED, loaded)
+    if (concurrency === 1) summary.push(['idle', idle], [loadedLabel, loaded])
   }
+  console.log()
+  for (const [round, results] of summary) oneAtATime(round, results)
   if (sink === 0) throw new Error('nothing was read')
 } finally {
   keepAlive.destroy()

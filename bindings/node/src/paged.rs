@@ -26,8 +26,15 @@ where
     P: Page + Send + 'static,
     P::Item: Serialize + Send,
 {
-    Box::new(ItemSteps { inner, paging })
+    Box::new(ItemSteps {
+        inner,
+        paging,
+        size_hint: FIRST_SIZE_HINT,
+    })
 }
+
+/// The first step's text is sized for this many bytes (then like the last step's).
+const FIRST_SIZE_HINT: usize = 16 * 1024;
 
 /// Page by page.
 pub fn pages<P>(inner: Pages<P>, paging: &'static Paging) -> Box<dyn PagedSteps>
@@ -40,6 +47,8 @@ where
 struct ItemSteps<P: Page> {
     inner: PageItems<P>,
     paging: &'static Paging,
+    /// Bytes the next step's text is sized for.
+    size_hint: usize,
 }
 
 impl<P> PagedSteps for ItemSteps<P>
@@ -52,12 +61,21 @@ where
             Ok(batch) => batch,
             Err(e) => return Some(Err(e)),
         };
-        let items: Vec<Value> = batch.iter().map(as_json).collect();
-        Some(Ok(format!(
-            "{{\"skip\":{},\"items\":{}}}",
-            self.inner.next_skip(),
-            shape::records(&Value::Array(items), self.paging.item)
-        )))
+        // One text, sized like the last step's (pages are alike), written
+        // record by record: no list of the page's records as JSON values, no
+        // text grown by doubling and copied into another.
+        let mut out = Vec::with_capacity(self.size_hint);
+        out.extend_from_slice(b"{\"skip\":");
+        out.extend_from_slice(self.inner.next_skip().to_string().as_bytes());
+        out.extend_from_slice(b",\"items\":");
+        shape::write_items(&mut out, &batch, self.paging.item);
+        out.push(b'}');
+        drop(batch);
+        self.size_hint = out.len() + out.len() / 16;
+        // Only whole UTF-8 strings and ASCII were written.
+        Some(Ok(
+            String::from_utf8(out).unwrap_or_else(|_| "null".to_owned())
+        ))
     }
 }
 

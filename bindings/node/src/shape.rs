@@ -437,6 +437,22 @@ pub fn records(value: &Value, shape: &RecordShape) -> String {
     into_text(out)
 }
 
+/// Core's records (`items`) as the JSON list of `shape`'s records, written to
+/// `out`: each record becomes a JSON value (its wire names) only while it is
+/// written, so a page's records never all exist twice at once.
+pub fn write_items<T: Serialize>(out: &mut Vec<u8>, items: &[T], shape: &RecordShape) {
+    out.push(b'[');
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        // Core's records are strings, numbers and maps of JSON values: they always serialize.
+        let value = serde_json::to_value(item).unwrap_or(Value::Null);
+        write_record(out, &value, shape);
+    }
+    out.push(b']');
+}
+
 fn write_records(out: &mut Vec<u8>, value: &Value, shape: &RecordShape) {
     let Value::Array(items) = value else {
         // Core decoded the answer into a list of the record: not reached.
