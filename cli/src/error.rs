@@ -10,7 +10,10 @@ pub enum CliError {
     /// The command line was wrong: an unknown flag, a value out of its limits, bad JSON.
     Usage(String),
     /// A file could not be read or written.
-    Io { path: String, source: std::io::Error },
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
     /// Interrupted (Ctrl-C): what to run to go on.
     Interrupted { resume: String },
 }

@@ -911,3 +911,78 @@ fn every_redis_url_form_connects() {
     }
     let _ = std::fs::remove_file(&socket);
 }
+
+/// The ACL line every guide prints is the same everywhere, and is all the
+/// budget needs: a user made with exactly it counts in Redis under
+/// `fail_closed`; a user made with the line the guides printed before (no
+/// command the script runs) is refused, and the error names the permission
+/// problem rather than saying Redis cannot be reached.
+#[test]
+fn the_documented_acl_line_is_all_the_budget_needs() {
+    let line = common::redis_server::documented_acl();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for guide in [
+        "../README.md",
+        "README.md",
+        "../ffi/README.md",
+        "../bindings/node/README.md",
+        "../bindings/python/README.md",
+        "src/budget/shared_budget.rs",
+    ] {
+        let text = std::fs::read_to_string(root.join(guide)).unwrap();
+        assert!(
+            text.lines()
+                .any(|l| l.trim_start_matches("///").trim() == line),
+            "{guide} does not print the ACL line `{line}`"
+        );
+    }
+    let emu = emulator_limited("redis-acl", 100_000, Duration::from_secs(60));
+    emu.seed_users(1);
+    let redis = RedisServer::start(None);
+    let password = "acl-pass-w0rd-5";
+    assert_eq!(
+        redis.set_user(&line, "roomchat", password).as_deref(),
+        Some("+OK")
+    );
+    let old = "ACL SETUSER roomchat on >secret ~roomchat:* +evalsha +eval +script|load +ping";
+    assert_eq!(
+        redis.set_user(old, "before", password).as_deref(),
+        Some("+OK")
+    );
+    let budget = |user: &str| {
+        RedisBudget::new(format!(
+            "redis://{user}:{password}@127.0.0.1:{}/0",
+            redis.port
+        ))
+        .on_error(OnRedisError::FailClosed)
+    };
+    let allowed = builder(&emu)
+        .redis_budget(budget("roomchat"))
+        .build()
+        .unwrap();
+    allowed.list_users(&ListUsers::page(1, 0)).unwrap();
+    let state = allowed.rate_limit_state();
+    assert_eq!(
+        (state.backend, state.degraded, state.used),
+        (BudgetBackend::Redis, false, 1)
+    );
+    let refused = builder(&emu)
+        .redis_budget(budget("before"))
+        .max_retries(0)
+        .build()
+        .unwrap();
+    for attempt in 0..2 {
+        // The refusal itself, then the breaker's cooldown: both say why.
+        let error = refused.list_users(&ListUsers::page(1, 0)).unwrap_err();
+        let shown = format!("{error} {error:?}");
+        assert_eq!(error.kind(), ErrorKind::BudgetUnavailable, "{shown}");
+        assert!(
+            shown.contains("lack of permission") && !shown.contains("cannot be"),
+            "attempt {attempt}: {shown}"
+        );
+        assert!(!shown.contains(password), "{shown}");
+        if attempt == 0 {
+            println!("redis budget: with the ACL the guides printed before: {error}");
+        }
+    }
+}

@@ -131,13 +131,18 @@ impl OnRedisError {
 ///
 /// # Redis permissions
 ///
-/// With Redis ACLs, the user needs `+evalsha +eval +script|load +ping` on the keys
-/// `{prefix}:*` (the scripts call `TIME`, `PTTL`, `LLEN`, `LINDEX`, `RPOP`,
-/// `LPUSH`, `LTRIM`, `PEXPIRE` and `SET`), e.g.
-/// `ACL SETUSER roomchat on >secret ~roomchat:* +evalsha +eval +script|load +ping`.
-/// On a cluster also `+cluster|slots +asking`; behind Sentinel also `+role` on
-/// the data nodes, and on the sentinels (when they use ACLs) a user with
-/// `+sentinel|get-master-addr-by-name +ping`.
+/// With Redis ACLs (Redis 6 and later check every command a script runs), the
+/// user needs this, on the data nodes (one line; `>secret` is its password):
+///
+/// ```text
+/// ACL SETUSER roomchat on >secret ~roomchat:* +evalsha +script|load +ping +time +get +set +lpush +ltrim +llen +lindex +rpop +pexpire
+/// ```
+///
+/// (`~roomchat:*` is the default [`RedisBudget::key_prefix`]). On a cluster add
+/// `+cluster|slots +asking`; behind Sentinel add `+role`; with a database other
+/// than 0 in the URL add `+select`. On the sentinels (when they use ACLs), a
+/// user with `+sentinel|get-master-addr-by-name +ping +auth +hello`. A refusal
+/// (`NOPERM`) fails the round trip with an error that says so.
 ///
 /// ```no_run
 /// use roomchat::{Client, OnRedisError, RedisBudget};
@@ -383,9 +388,14 @@ struct LinkState {
 
 #[derive(Default)]
 struct Slots {
-    idle: Vec<Pooled>,
+    /// Idle connections, each with the generation it was made in.
+    idle: Vec<(Pooled, u64)>,
     /// Connections open, idle or in use.
     open: usize,
+    /// Bumped by every failure: a connection made before it is stale (after a
+    /// failover every one of them points at the dead primary, or was closed by
+    /// Redis), and is closed when it comes back or is found idle, never reused.
+    generation: u64,
     /// One caller is connecting; the others wait for it rather than connect too.
     connecting: bool,
     /// Redis failed: no call goes to it before this; then one caller probes it.
@@ -394,6 +404,8 @@ struct Slots {
     probing: bool,
     /// The last round trip failed (and no later one succeeded).
     degraded: bool,
+    /// What the last failure said (scrubbed), for the errors of the breaker's cooldown.
+    last_failure: Option<String>,
 }
 
 /// Why a round trip did not happen or failed.
@@ -405,11 +417,39 @@ enum LinkError {
 }
 
 impl Slots {
-    fn open_breaker(&mut self, cooldown: Duration) {
+    fn open_breaker(&mut self, cooldown: Duration, why: &Error) {
         self.breaker_until = Some(instant_after(Instant::now(), cooldown));
         self.probing = false;
         self.degraded = true;
+        self.last_failure = Some(why.message().to_owned());
+        self.stale_all();
     }
+
+    /// Every connection made so far is stale: the idle ones are closed now,
+    /// those in use as they come back.
+    fn stale_all(&mut self) {
+        self.generation += 1;
+        self.open -= self.idle.len();
+        self.idle.clear();
+    }
+}
+
+/// Whether `e` is Redis refusing a command to the URL's user (its ACL).
+fn refused_by_acl(e: &redis::RedisError) -> bool {
+    if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoPerm) {
+        return true;
+    }
+    let text = e.to_string();
+    text.contains("NOPERM")
+        || text.contains("can't run this command")
+        || text.contains("no permissions to")
+}
+
+/// Whether `e` is a connection found closed (reset, end of file, broken
+/// pipe): what an idle connection that Redis or a proxy closed says at once,
+/// never a slow or refusing Redis.
+fn found_closed(e: &redis::RedisError) -> bool {
+    !e.is_timeout() && e.is_connection_dropped()
 }
 
 impl Link {
@@ -425,6 +465,22 @@ impl Link {
                 redacted_url(&self.settings.url)
             ),
         ))
+    }
+
+    /// The breaker's error: what the failure that opened it said.
+    fn still_failing(&self, slots: &Slots, now: &str) -> LinkError {
+        match &slots.last_failure {
+            Some(why) => LinkError::Unavailable(Error::new(
+                ErrorKind::BudgetUnavailable,
+                format!("{why} ({now})"),
+            )),
+            None => self.unavailable(now),
+        }
+    }
+
+    /// What the last failure said, while Redis is skipped.
+    fn last_failure(&self) -> Option<String> {
+        lock(&self.process().slots).last_failure.clone()
     }
 
     /// Whether callers skip Redis for now (the breaker is open, or another
@@ -443,97 +499,147 @@ impl Link {
     /// caller at a time). No lock is held during I/O. Waiting for a connection
     /// ends at `deadline`, at a cancel (seen within [`cancel::CANCEL_CHECK_INTERVAL`]),
     /// or when the breaker opens, for every waiter at once.
+    ///
+    /// The I/O itself (a connect, with Sentinel's questions or a cluster's
+    /// redirects, and the round trip) ends within the connect and I/O timeouts
+    /// together, whatever happens. A connection taken from the idle pool that
+    /// turns out closed (Redis's `timeout`, a proxy's idle limit) is not a
+    /// failure of Redis: the round trip is made once more on a new connection,
+    /// and only a failure of that one opens the breaker.
     fn round_trip<T>(
         &self,
         cancel: Option<&CancelToken>,
         deadline: Instant,
-        f: impl FnOnce(&mut Pooled) -> redis::RedisResult<T>,
+        mut f: impl FnMut(&mut Pooled) -> redis::RedisResult<T>,
     ) -> std::result::Result<T, LinkError> {
         let state = self.process();
-        let mut slots = lock(&state.slots);
-        let mut pooled = loop {
-            if let Some(token) = cancel {
-                token.check().map_err(LinkError::Cancelled)?;
-            }
-            let now = Instant::now();
-            if slots.probing {
-                return Err(self.unavailable("is being probed after a failure"));
-            }
-            // After the cooldown, the caller that goes to Redis probes it for
-            // everyone. It is marked only as it goes (never while it waits, which
-            // may end without a round trip), and the round trip's outcome clears it.
-            let probe = match slots.breaker_until {
-                Some(t) if t > now => {
-                    return Err(self.unavailable("failed recently (the breaker is open)"))
+        let mut retried = false;
+        let mut io_deadline = None;
+        loop {
+            let mut slots = lock(&state.slots);
+            let (mut pooled, generation, from_idle) = loop {
+                if let Some(token) = cancel {
+                    token.check().map_err(LinkError::Cancelled)?;
                 }
-                Some(_) => true,
-                None => false,
+                let now = Instant::now();
+                if slots.probing && !retried {
+                    return Err(self.still_failing(&slots, "being probed after a failure"));
+                }
+                // After the cooldown, the caller that goes to Redis probes it for
+                // everyone. It is marked only as it goes (never while it waits, which
+                // may end without a round trip), and the round trip's outcome clears it.
+                let probe = match slots.breaker_until {
+                    Some(t) if t > now => {
+                        return Err(self.still_failing(&slots, "the breaker is open"))
+                    }
+                    Some(_) => true,
+                    None => false,
+                };
+                if !retried {
+                    if let Some((pooled, generation)) = slots.idle.pop() {
+                        slots.probing = probe;
+                        break (pooled, generation, true);
+                    }
+                }
+                if !slots.connecting && slots.open < MAX_CONNECTIONS {
+                    slots.probing = probe;
+                    slots.connecting = true;
+                    let generation = slots.generation;
+                    drop(slots);
+                    let until = *io_deadline.get_or_insert_with(|| self.io_deadline());
+                    let made = connection::until(until, || self.connect());
+                    slots = lock(&state.slots);
+                    slots.connecting = false;
+                    state.changed.notify_all();
+                    match made {
+                        Ok(pooled) => {
+                            slots.open += 1;
+                            break (pooled, generation, false);
+                        }
+                        Err(e) => {
+                            let error = self.failed(&e);
+                            slots.open_breaker(self.settings.breaker_cooldown, &error);
+                            return Err(LinkError::Unavailable(error));
+                        }
+                    }
+                }
+                if now >= deadline {
+                    return Err(
+                        self.unavailable("had no free connection before the call's deadline")
+                    );
+                }
+                let wait = (deadline - now).min(cancel::CANCEL_CHECK_INTERVAL);
+                slots = state
+                    .changed
+                    .wait_timeout(slots, wait)
+                    .map(|(g, _)| g)
+                    .unwrap_or_else(|p| p.into_inner().0);
             };
-            if let Some(pooled) = slots.idle.pop() {
-                slots.probing = probe;
-                break pooled;
-            }
-            if !slots.connecting && slots.open < MAX_CONNECTIONS {
-                slots.probing = probe;
-                slots.connecting = true;
-                drop(slots);
-                let made = self.connect();
-                slots = lock(&state.slots);
-                slots.connecting = false;
-                state.changed.notify_all();
-                match made {
-                    Ok(pooled) => {
-                        slots.open += 1;
-                        break pooled;
+            drop(slots);
+            let until = *io_deadline.get_or_insert_with(|| self.io_deadline());
+            let outcome = connection::until(until, || self.deployment.within(|| f(&mut pooled)));
+            let mut slots = lock(&state.slots);
+            match outcome {
+                Ok(value) => {
+                    if generation == slots.generation {
+                        slots.idle.push((pooled, generation));
+                    } else {
+                        slots.open -= 1;
                     }
-                    Err(e) => {
-                        slots.open_breaker(self.settings.breaker_cooldown);
-                        return Err(self.failed(&e));
-                    }
+                    slots.breaker_until = None;
+                    slots.probing = false;
+                    slots.degraded = false;
+                    slots.last_failure = None;
+                    state.changed.notify_one();
+                    drop(slots);
+                    return Ok(value);
                 }
-            }
-            if now >= deadline {
-                return Err(self.unavailable("had no free connection before the call's deadline"));
-            }
-            let wait = (deadline - now).min(cancel::CANCEL_CHECK_INTERVAL);
-            slots = state
-                .changed
-                .wait_timeout(slots, wait)
-                .map(|(g, _)| g)
-                .unwrap_or_else(|p| p.into_inner().0);
-        };
-        drop(slots);
-        let outcome = self.deployment.within(|| f(&mut pooled));
-        let mut slots = lock(&state.slots);
-        match outcome {
-            Ok(value) => {
-                slots.idle.push(pooled);
-                slots.breaker_until = None;
-                slots.probing = false;
-                slots.degraded = false;
-                state.changed.notify_one();
-                Ok(value)
-            }
-            Err(e) => {
-                slots.open -= 1;
-                slots.open_breaker(self.settings.breaker_cooldown);
-                state.changed.notify_all();
-                drop(slots);
-                drop(pooled);
-                Err(self.failed(&e))
+                Err(e) => {
+                    slots.open -= 1;
+                    if from_idle && !retried && found_closed(&e) && Instant::now() < until {
+                        // Closed while idle: so may be every connection as old;
+                        // once more on a new one.
+                        if generation == slots.generation {
+                            slots.stale_all();
+                        }
+                        retried = true;
+                        state.changed.notify_all();
+                        drop(slots);
+                        drop(pooled);
+                        continue;
+                    }
+                    let error = self.failed(&e);
+                    slots.open_breaker(self.settings.breaker_cooldown, &error);
+                    state.changed.notify_all();
+                    drop(slots);
+                    drop(pooled);
+                    return Err(LinkError::Unavailable(error));
+                }
             }
         }
     }
 
-    fn failed(&self, e: &redis::RedisError) -> LinkError {
-        LinkError::Unavailable(Error::new(
-            ErrorKind::BudgetUnavailable,
+    /// When the I/O of a round trip starting now must be over: one connect and one round trip.
+    fn io_deadline(&self) -> Instant {
+        instant_after(
+            Instant::now(),
+            self.settings.connect_timeout + self.settings.io_timeout,
+        )
+    }
+
+    fn failed(&self, e: &redis::RedisError) -> Error {
+        let said = scrub(&e.to_string(), &self.passwords);
+        let url = redacted_url(&self.settings.url);
+        let message = if refused_by_acl(e) {
             format!(
-                "the shared rate budget in Redis ({}) failed: {}",
-                redacted_url(&self.settings.url),
-                scrub(&e.to_string(), &self.passwords)
-            ),
-        ))
+                "the shared rate budget in Redis ({url}) was refused by Redis for lack of permission \
+                 (the Redis user's ACL does not allow a command the budget runs; see the ACL line in \
+                 the guide): {said}"
+            )
+        } else {
+            format!("the shared rate budget in Redis ({url}) failed: {said}")
+        };
+        Error::new(ErrorKind::BudgetUnavailable, message)
     }
 
     fn connect(&self) -> redis::RedisResult<Pooled> {
@@ -747,7 +853,10 @@ impl SharedBudget {
                 &mut on_wait,
             )?;
             let polling = match route {
-                Route::Fallback => return self.fall_back(cancel, &mut on_wait),
+                Route::Fallback => {
+                    let why = self.link.last_failure();
+                    return self.fall_back(cancel, &mut on_wait, why.as_deref());
+                }
                 Route::Redis { polling } => polling,
             };
             let outcome = self.link.round_trip(cancel, deadline, |connection| {
@@ -800,7 +909,7 @@ impl SharedBudget {
                     process.gate_changed.notify_all();
                     drop(gate);
                     on_degraded(&error);
-                    return self.fall_back(cancel, &mut on_wait);
+                    return self.fall_back(cancel, &mut on_wait, Some(error.message()));
                 }
             }
         }
@@ -892,20 +1001,25 @@ impl SharedBudget {
         Ok(())
     }
 
+    /// The policy's answer while Redis fails; `why` is what its last failure said.
     fn fall_back(
         &self,
         cancel: Option<&CancelToken>,
         on_wait: &mut impl FnMut(Duration),
+        why: Option<&str>,
     ) -> Result<Instant> {
         match self.settings.on_error {
             OnRedisError::LocalFallback => self.fallback.acquire(cancel, on_wait),
             OnRedisError::FailOpen => Ok(Instant::now()),
             OnRedisError::FailClosed => Err(Error::new(
                 ErrorKind::BudgetUnavailable,
-                format!(
-                    "the shared rate budget in Redis ({}) cannot be reached, and the client fails closed",
-                    redacted_url(&self.settings.url)
-                ),
+                match why {
+                    Some(why) => format!("{why}; the client fails closed"),
+                    None => format!(
+                        "the shared rate budget in Redis ({}) cannot be used, and the client fails closed",
+                        redacted_url(&self.settings.url)
+                    ),
+                },
             )),
         }
     }
