@@ -681,29 +681,46 @@ fn a_rediss_budget_trusts_what_the_client_trusts() {
         .connect_timeout(Duration::from_secs(2))
         .io_timeout(Duration::from_secs(2));
     let ca = std::fs::read_to_string(dir.join("ca.crt")).unwrap();
+    let trusting = |prefix: &str| {
+        builder(&emu)
+            .redis_budget(budget.clone().key_prefix(prefix))
+            .add_root_certificates_pem(&ca)
+            .build()
+            .unwrap()
+    };
+    let wary = |prefix: &str| {
+        builder(&emu)
+            .redis_budget(budget.clone().key_prefix(prefix))
+            .max_retries(0)
+            .build()
+            .unwrap()
+    };
+    let trusted = |client: &Client| {
+        client.list_users(&ListUsers::default()).unwrap();
+        let state = client.rate_limit_state();
+        assert_eq!(
+            (state.backend, state.degraded, state.used),
+            (BudgetBackend::Redis, false, 1)
+        );
+    };
+    let refused = |client: &Client| {
+        let error = client.list_users(&ListUsers::default()).unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::BudgetUnavailable, "{error}");
+        error
+    };
 
     // Trusting the CA (the client's own option): the budget lives in Redis over TLS.
-    let trusting = builder(&emu)
-        .redis_budget(budget.clone().key_prefix("tls-trusted"))
-        .add_root_certificates_pem(&ca)
-        .build()
-        .unwrap();
-    trusting.list_users(&ListUsers::default()).unwrap();
-    let state = trusting.rate_limit_state();
-    assert_eq!(
-        (state.backend, state.degraded, state.used),
-        (BudgetBackend::Redis, false, 1)
-    );
-
-    // Without it, the same Redis is not trusted: fail closed.
-    let wary = builder(&emu)
-        .redis_budget(budget.key_prefix("tls-untrusted"))
-        .max_retries(0)
-        .build()
-        .unwrap();
-    let error = wary.list_users(&ListUsers::default()).unwrap_err();
-    assert_eq!(error.kind(), ErrorKind::BudgetUnavailable, "{error}");
+    // Without it, the same Redis is not trusted: fail closed; also while a
+    // client that trusts it uses the same URL and key (its link is not shared).
+    let first = trusting("tls-one");
+    trusted(&first);
+    let error = refused(&wary("tls-one"));
     println!("redis budget over TLS: trusted with the client's roots; without them: {error}");
+    // The other way round: a client without the roots first, then one with them.
+    let second = wary("tls-two");
+    refused(&second);
+    trusted(&trusting("tls-two"));
+    drop((first, second));
     let _ = server.kill();
     let _ = server.wait();
     let _ = std::fs::remove_dir_all(&dir);

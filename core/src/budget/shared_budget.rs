@@ -746,16 +746,8 @@ impl SharedBudget {
     ) -> Result<Arc<SharedBudget>> {
         settings.validate()?;
         let hash = key_hash(private_key);
-        let id = format!(
-            "{}\0{hash}\0{}\0{}\0{:?}\0{:?}",
-            settings.url, settings.key_prefix, config.requests, config.window, config.reserve
-        );
-        let mut registry = registry();
-        if let Some(existing) = registry.budgets.get(&id) {
-            if existing.settings == *settings && existing.config == config {
-                return Ok(existing.clone());
-            }
-        }
+        // The roots a TLS link trusts are part of its identity (and so of the
+        // budget's): a client never reaches Redis through another's trust.
         let over_tls = settings.over_tls();
         let roots = if over_tls {
             crate::transport::tls::trusted_ders(roots)
@@ -767,6 +759,16 @@ impl SharedBudget {
         } else {
             String::new()
         };
+        let id = format!(
+            "{}\0{hash}\0{}\0{}\0{:?}\0{:?}\0{roots_id}",
+            settings.url, settings.key_prefix, config.requests, config.window, config.reserve
+        );
+        let mut registry = registry();
+        if let Some(existing) = registry.budgets.get(&id) {
+            if existing.settings == *settings && existing.config == config {
+                return Ok(existing.clone());
+            }
+        }
         let link_id = format!(
             "{}\0{:?}\0{:?}\0{:?}\0{roots_id}",
             settings.url, settings.connect_timeout, settings.io_timeout, settings.breaker_cooldown
