@@ -1003,3 +1003,42 @@ fn the_documented_acl_line_is_all_the_budget_needs() {
         }
     }
 }
+
+/// A pooled connection that Redis closed while idle (`timeout 1`, as managed
+/// Redis and proxies do) is not Redis failing: the call after a quiet while
+/// is made on a new connection, under `fail_closed`, and the breaker stays shut.
+#[test]
+fn an_idle_connection_closed_by_redis_is_not_a_failure() {
+    let (_emu, redis, client) = unthrottled_fail_closed("redis-idle-timeout");
+    assert_eq!(
+        redis.command(&["CONFIG", "SET", "timeout", "1"]).as_deref(),
+        Some("+OK")
+    );
+    client.list_users(&ListUsers::page(1, 0)).unwrap();
+    assert_eq!(redis.client_count(), 1);
+    // Quiet until Redis has closed the idle connection.
+    let quiet = Instant::now();
+    thread::sleep(Duration::from_millis(1500));
+    while redis.client_count() != 0 {
+        assert!(
+            quiet.elapsed() < Duration::from_secs(5),
+            "Redis kept the idle connection"
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+    for call in 0..3 {
+        client
+            .list_users(&ListUsers::page(1, 0))
+            .unwrap_or_else(|e| panic!("call {call} after {:?} idle: {e}", quiet.elapsed()));
+        let state = client.rate_limit_state();
+        assert_eq!(
+            (state.backend, state.degraded),
+            (BudgetBackend::Redis, false)
+        );
+    }
+    assert_eq!(client.rate_limit_state().used, 4);
+    println!(
+        "redis budget: after {} ms idle (Redis's timeout 1 s closed the connection), 3 calls under fail_closed all counted in Redis",
+        quiet.elapsed().as_millis()
+    );
+}
