@@ -1042,3 +1042,50 @@ fn an_idle_connection_closed_by_redis_is_not_a_failure() {
         quiet.elapsed().as_millis()
     );
 }
+
+/// A link and its pooled connections go with the last client using it: ten
+/// URLs (ten databases of one Redis), ten clients each, every client dropped:
+/// no connection stays open.
+#[test]
+fn connections_go_with_the_last_client_of_a_url() {
+    let emu = emulator_limited("redis-release", 100_000, Duration::from_secs(60));
+    emu.seed_users(1);
+    let redis = RedisServer::start(None);
+    let clients: Vec<Client> = (0..10)
+        .flat_map(|db| {
+            let url = format!("redis://127.0.0.1:{}/{db}", redis.port);
+            let emu = &emu;
+            (0..10).map(move |_| {
+                builder(emu)
+                    .redis_budget(RedisBudget::new(&url).on_error(OnRedisError::FailClosed))
+                    .build()
+                    .unwrap()
+            })
+        })
+        .collect();
+    for client in &clients {
+        client.list_users(&ListUsers::page(1, 0)).unwrap();
+    }
+    let open = redis.client_count();
+    assert_eq!(open, 10, "one connection per URL");
+    // Some clients go: every URL still has one, and keeps its connection.
+    let (kept, gone): (Vec<_>, Vec<_>) = clients
+        .into_iter()
+        .enumerate()
+        .partition(|(i, _)| i % 10 == 0);
+    drop(gone);
+    assert!(
+        redis.has_clients(10),
+        "{} connections",
+        redis.client_count()
+    );
+    drop(kept);
+    assert!(
+        redis.has_clients(0),
+        "{} connections still open after every client went",
+        redis.client_count()
+    );
+    println!(
+        "redis budget: 10 URLs, 100 clients: {open} connections; all clients dropped: 0 (were 10)"
+    );
+}

@@ -49,9 +49,9 @@
 //! through [`redis::cluster::Connect`]. The three deployments (one server,
 //! Cluster, Sentinel) are in [`deployment`].
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use once_cell::sync::Lazy;
@@ -372,6 +372,8 @@ const MAX_CONNECTIONS: usize = 16;
 /// key that use it: its connections, and the circuit breaker (a Redis that is
 /// down is down for every key).
 struct Link {
+    /// Its entry in the registry.
+    id: String,
     deployment: Deployment,
     settings: RedisBudget,
     /// The URL's passwords, scrubbed from every message that quotes Redis's errors.
@@ -652,10 +654,36 @@ impl Link {
 
 /// Shared budgets by (URL, key hash, prefix, limits), and the links to each
 /// Redis server by URL and settings. Held across `fork()` by the fork handlers.
+///
+/// Both hold their entries weakly: a budget goes with its last client, and a
+/// link (with its pooled connections) with the last budget using it; each
+/// takes its entry out as it goes. `BTreeMap`s, so that nothing in them is
+/// "possibly lost" to a leak checker at exit.
 #[derive(Default)]
 pub(crate) struct Registry {
-    budgets: HashMap<String, Arc<SharedBudget>>,
-    links: HashMap<String, Arc<Link>>,
+    budgets: BTreeMap<String, Weak<SharedBudget>>,
+    links: BTreeMap<String, Weak<Link>>,
+}
+
+impl Registry {
+    /// Takes out the entry `id` of `map` if what it names is gone.
+    fn forget<T>(map: &mut BTreeMap<String, Weak<T>>, id: &str) {
+        if map.get(id).is_some_and(|w| w.strong_count() == 0) {
+            map.remove(id);
+        }
+    }
+}
+
+impl Drop for SharedBudget {
+    fn drop(&mut self) {
+        Registry::forget(&mut registry().budgets, &self.id);
+    }
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        Registry::forget(&mut registry().links, &self.id);
+    }
 }
 
 static REGISTRY: Lazy<Mutex<Registry>> = Lazy::new(Default::default);
@@ -666,13 +694,15 @@ pub(crate) fn registry() -> MutexGuard<'static, Registry> {
 
 /// A key's budget in Redis, as one process uses it.
 pub(crate) struct SharedBudget {
+    /// Its entry in the registry.
+    id: String,
     link: Arc<Link>,
     starts_key: String,
     hold_key: String,
     settings: RedisBudget,
     config: RateLimitConfig,
     /// The in-process budget of [`OnRedisError::LocalFallback`].
-    fallback: &'static Budget,
+    fallback: Arc<Budget>,
     /// What each process keeps of its own: the gate, and what it last learned.
     process: ForkLocal<ProcessState>,
     scripts: Scripts,
@@ -763,18 +793,21 @@ impl SharedBudget {
             "{}\0{hash}\0{}\0{}\0{:?}\0{:?}\0{roots_id}",
             settings.url, settings.key_prefix, config.requests, config.window, config.reserve
         );
+        // Dropped after the registry's lock: a budget's drop takes it.
+        let mut _replaced = None;
         let mut registry = registry();
-        if let Some(existing) = registry.budgets.get(&id) {
+        if let Some(existing) = registry.budgets.get(&id).and_then(Weak::upgrade) {
             if existing.settings == *settings && existing.config == config {
-                return Ok(existing.clone());
+                return Ok(existing);
             }
+            _replaced = Some(existing);
         }
         let link_id = format!(
             "{}\0{:?}\0{:?}\0{:?}\0{roots_id}",
             settings.url, settings.connect_timeout, settings.io_timeout, settings.breaker_cooldown
         );
-        let link = match registry.links.get(&link_id) {
-            Some(link) => link.clone(),
+        let link = match registry.links.get(&link_id).and_then(Weak::upgrade) {
+            Some(link) => link,
             None => {
                 let passwords = passwords_of(&settings.url);
                 let not_valid = |why: String| {
@@ -791,12 +824,13 @@ impl SharedBudget {
                 )
                 .map_err(|why| not_valid(scrub(&why, &passwords)))?;
                 let link = Arc::new(Link {
+                    id: link_id.clone(),
                     deployment,
                     settings: settings.clone(),
                     passwords,
                     process: ForkLocal::new(LinkState::default()),
                 });
-                registry.links.insert(link_id, link.clone());
+                registry.links.insert(link_id, Arc::downgrade(&link));
                 link
             }
         };
@@ -808,6 +842,7 @@ impl SharedBudget {
             settings.expected_processes
         );
         let budget = Arc::new(SharedBudget {
+            id: id.clone(),
             link,
             starts_key: format!("{}:{{{hash}}}:starts", settings.key_prefix),
             hold_key: format!("{}:{{{hash}}}:hold", settings.key_prefix),
@@ -817,7 +852,7 @@ impl SharedBudget {
             process: ForkLocal::new(ProcessState::default()),
             scripts: Scripts::new(),
         });
-        registry.budgets.insert(id, budget.clone());
+        registry.budgets.insert(id, Arc::downgrade(&budget));
         Ok(budget)
     }
 
