@@ -222,7 +222,17 @@ fn redis_dying_and_coming_back_under_each_policy() {
         client.list_users(&ListUsers::page(1, 0)).unwrap();
         let state = client.rate_limit_state();
         assert!(!state.degraded, "{policy:?}: the shared budget resumes");
-        assert_eq!(state.used, 1, "{policy:?}: counted in the new Redis");
+        // Back from the local fallback, the 10 starts it admitted are entered first.
+        let local = if policy == OnRedisError::LocalFallback {
+            10
+        } else {
+            0
+        };
+        assert_eq!(
+            state.used,
+            1 + local,
+            "{policy:?}: counted in the new Redis"
+        );
         // The starts list and the hold key, made afresh.
         assert_eq!(redis.command(&["DBSIZE"]).as_deref(), Some(":2"));
     }
@@ -1088,4 +1098,58 @@ fn connections_go_with_the_last_client_of_a_url() {
     println!(
         "redis budget: 10 URLs, 100 clients: {open} connections; all clients dropped: 0 (were 10)"
     );
+}
+
+/// A process back from its local fallback enters what it admitted there into
+/// Redis before admitting through it: another process (here a second client
+/// reaching the same Redis by another URL, with its own link and state) then
+/// counts them, and the service answers no 429.
+#[test]
+fn a_return_from_the_fallback_enters_its_local_starts_first() {
+    let window = Duration::from_secs(4);
+    let emu = emulator_limited("redis-return", 40, window);
+    emu.seed_users(1);
+    let mut redis = RedisServer::start(None);
+    let client = |url: String| {
+        builder(&emu)
+            .rate_limit(RateLimitConfig::new(40, window).fail_fast())
+            .redis_budget(
+                RedisBudget::new(url)
+                    .on_error(OnRedisError::LocalFallback)
+                    .expected_processes(2)
+                    .connect_timeout(Duration::from_millis(200))
+                    .io_timeout(Duration::from_millis(200))
+                    .breaker_cooldown(Duration::from_millis(300)),
+            )
+            .max_retries(0)
+            .build()
+            .unwrap()
+    };
+    let back = client(format!("redis://127.0.0.1:{}/0", redis.port));
+    let other = client(format!("redis://127.0.0.1:{}", redis.port));
+    redis.kill();
+    // The fallback's share: 40 / 2 processes.
+    let local = (0..25)
+        .filter(|_| back.list_users(&ListUsers::page(1, 0)).is_ok())
+        .count();
+    assert!(back.rate_limit_state().degraded);
+    redis.restart();
+    thread::sleep(Duration::from_millis(350));
+    back.list_users(&ListUsers::page(1, 0)).unwrap();
+    let state = back.rate_limit_state();
+    assert!(!state.degraded);
+    assert_eq!(
+        state.used as usize,
+        local + 1,
+        "the local starts entered first"
+    );
+    let admitted = (0..40)
+        .filter(|_| other.list_users(&ListUsers::page(1, 0)).is_ok())
+        .count();
+    let answered_429 = emu.journal().iter().filter(|e| e.status == 429).count();
+    println!(
+        "redis budget: back from the fallback ({local} local starts entered first), the other process was admitted {admitted} more; {answered_429} answered 429"
+    );
+    assert_eq!(admitted, 39 - local - 1);
+    assert_eq!(answered_429, 0);
 }

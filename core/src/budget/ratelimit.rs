@@ -270,6 +270,13 @@ impl Budget {
         budget
     }
 
+    /// Counts a start admitted elsewhere (by Redis) at `at`, without waiting.
+    pub(crate) fn record(&self, at: Instant) {
+        let mut state = self.lock();
+        state.prune(at);
+        state.starts.push_back(at);
+    }
+
     /// Whether the budget counts nothing any more: no start in the window, no hold.
     fn unused(&self, now: Instant) -> bool {
         let mut state = self.lock();

@@ -290,7 +290,9 @@ impl RedisBudget {
 /// One start: `{admitted, value_us, used, blocked_ms}`: admitted (`1`, Redis's
 /// time in µs) or not (`0`, the wait in µs), the starts in the window (with
 /// this one, when admitted), and the 429 hold's remaining ms (0: none).
-/// KEYS: starts list, hold key. ARGV: limit, window (µs), idle expiry (ms).
+/// KEYS: starts list, hold key. ARGV: limit, window (µs), idle expiry (ms),
+/// and optionally the number of starts admitted by the local fallback that
+/// Redis does not know of, then each one's age (µs), merged in first.
 ///
 /// The hold key holds the Redis time (µs) until which every start is held off
 /// (0 or past: none), and lives as long as the starts list: on Redis Cluster, a
@@ -304,6 +306,29 @@ local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local held_until = tonumber(redis.call('GET', KEYS[2])) or 0
+-- A process back from its local fallback first enters what it admitted there
+-- (ARGV[4] starts, ARGV[5...]: their ages in µs), in order, the newest first.
+local merged = tonumber(ARGV[4] or '0')
+if merged > 0 then
+  local starts = {}
+  local listed = redis.call('LLEN', KEYS[1])
+  for i = 0, listed - 1 do
+    starts[#starts + 1] = tonumber(redis.call('LINDEX', KEYS[1], i))
+  end
+  for i = 1, merged do
+    local age = tonumber(ARGV[4 + i])
+    if age < window then starts[#starts + 1] = now - age end
+  end
+  table.sort(starts, function(a, b) return a > b end)
+  redis.call('LTRIM', KEYS[1], 1, 0)
+  for i = math.min(#starts, limit), 1, -1 do
+    redis.call('LPUSH', KEYS[1], string.format('%.0f', starts[i]))
+  end
+  if #starts > 0 then
+    redis.call('PEXPIRE', KEYS[1], ARGV[3])
+    redis.call('SET', KEYS[2], string.format('%.0f', held_until), 'PX', ARGV[3])
+  end
+end
 -- Starts that left the window are dropped from the tail (oldest), each once:
 -- what is left is the window's count, without reading the list.
 local used = redis.call('LLEN', KEYS[1])
@@ -714,6 +739,10 @@ struct ProcessState {
     gate_changed: Condvar,
     /// What the last round trip said of the budget (for the state, without I/O).
     known: Mutex<Option<Known>>,
+    /// Starts the local fallback admitted that Redis has not been told of:
+    /// the first round trip back enters them into the shared record before
+    /// it admits anything, so the window Redis counts holds them.
+    unmerged: Mutex<Vec<Instant>>,
 }
 
 /// The budget as the last round trip found it.
@@ -896,18 +925,36 @@ impl SharedBudget {
                 }
                 Route::Redis { polling } => polling,
             };
+            let unmerged = std::mem::take(&mut *lock(&process.unmerged));
             let outcome = self.link.round_trip(cancel, deadline, |connection| {
-                let (admitted, value, used, blocked_ms): (i64, i64, i64, i64) = self
-                    .scripts
-                    .acquire
+                let now = Instant::now();
+                let ages: Vec<u64> = unmerged
+                    .iter()
+                    .map(|at| now.saturating_duration_since(*at))
+                    .filter(|age| *age < self.window())
+                    .map(|age| age.as_micros() as u64)
+                    .collect();
+                let mut invocation = self.scripts.acquire.prepare_invoke();
+                invocation
                     .key(&self.starts_key)
                     .key(&self.hold_key)
                     .arg(self.config.effective_requests())
                     .arg(self.window().as_micros() as u64)
-                    .arg(self.idle_expiry_ms())
-                    .invoke(connection)?;
+                    .arg(self.idle_expiry_ms());
+                if !ages.is_empty() {
+                    invocation.arg(ages.len());
+                    for age in &ages {
+                        invocation.arg(*age);
+                    }
+                }
+                let (admitted, value, used, blocked_ms): (i64, i64, i64, i64) =
+                    invocation.invoke(connection)?;
                 Ok((admitted, value, used, blocked_ms))
             });
+            if outcome.is_err() && !unmerged.is_empty() {
+                // Told next time.
+                lock(&process.unmerged).extend(unmerged);
+            }
             let mut gate = lock(&process.gate);
             if polling {
                 gate.polling = false;
@@ -930,7 +977,12 @@ impl SharedBudget {
                 Ok(Verdict::Admitted) => {
                     gate.not_before = None;
                     process.gate_changed.notify_all();
-                    return Ok(Instant::now());
+                    drop(gate);
+                    // The fallback knows this process's own recent starts: should
+                    // Redis fail now, it goes on from them, not from nothing.
+                    let now = Instant::now();
+                    self.fallback.record(now);
+                    return Ok(now);
                 }
                 Ok(Verdict::Wait(wait)) => {
                     let until = instant_after(Instant::now(), wait + gate.jitter(wait));
@@ -1046,7 +1098,14 @@ impl SharedBudget {
         why: Option<&str>,
     ) -> Result<Instant> {
         match self.settings.on_error {
-            OnRedisError::LocalFallback => self.fallback.acquire(cancel, on_wait),
+            OnRedisError::LocalFallback => {
+                let at = self.fallback.acquire(cancel, on_wait)?;
+                let mut unmerged = lock(&self.process().unmerged);
+                let window = self.window();
+                unmerged.retain(|t| at.saturating_duration_since(*t) < window);
+                unmerged.push(at);
+                Ok(at)
+            }
             OnRedisError::FailOpen => Ok(Instant::now()),
             OnRedisError::FailClosed => Err(Error::new(
                 ErrorKind::BudgetUnavailable,
