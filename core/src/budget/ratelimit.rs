@@ -297,6 +297,22 @@ impl Budget {
         cancel: Option<&CancelToken>,
         mut on_wait: impl FnMut(Duration),
     ) -> Result<Instant> {
+        loop {
+            if let Some(at) = self.acquire_until(cancel, &mut on_wait, None)? {
+                return Ok(at);
+            }
+        }
+    }
+
+    /// As [`Budget::acquire`], but a wait that would go past `until` ends
+    /// there with `Ok(None)`, no slot taken (the Redis budget's fallback
+    /// stops waiting when Redis may be tried again).
+    pub(crate) fn acquire_until(
+        self: &Arc<Self>,
+        cancel: Option<&CancelToken>,
+        mut on_wait: impl FnMut(Duration),
+        until: Option<Instant>,
+    ) -> Result<Option<Instant>> {
         let started_waiting = Instant::now();
         let mut announced = false;
         let mut state = self.lock();
@@ -309,7 +325,10 @@ impl Budget {
             let wait = state.wait(now);
             if wait.is_zero() {
                 state.starts.push_back(now);
-                return Ok(now);
+                return Ok(Some(now));
+            }
+            if until.is_some_and(|u| u <= now) {
+                return Ok(None);
             }
             let allowed = match state.config.when_limited {
                 WhenLimited::Fail => Duration::ZERO,
@@ -341,6 +360,10 @@ impl Budget {
                 token.check()?;
             }
             // Woken early when a 429, a settings change or a cancel alters the picture.
+            let wait = match until {
+                Some(u) => wait.min(u - now),
+                None => wait,
+            };
             state = self
                 .freed
                 .wait_timeout(state, wait)

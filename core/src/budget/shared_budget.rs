@@ -292,7 +292,8 @@ impl RedisBudget {
 /// this one, when admitted), and the 429 hold's remaining ms (0: none).
 /// KEYS: starts list, hold key. ARGV: limit, window (µs), idle expiry (ms),
 /// and optionally the number of starts admitted by the local fallback that
-/// Redis does not know of, then each one's age (µs), merged in first.
+/// Redis does not know of, how many times each counts, then each one's age
+/// (µs), merged in first.
 ///
 /// The hold key holds the Redis time (µs) until which every start is held off
 /// (0 or past: none), and lives as long as the starts list: on Redis Cluster, a
@@ -307,17 +308,21 @@ local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local held_until = tonumber(redis.call('GET', KEYS[2])) or 0
 -- A process back from its local fallback first enters what it admitted there
--- (ARGV[4] starts, ARGV[5...]: their ages in µs), in order, the newest first.
+-- (ARGV[4] starts, each ARGV[5] times, ARGV[6...]: their ages in µs), in
+-- order, the newest first.
 local merged = tonumber(ARGV[4] or '0')
 if merged > 0 then
+  local copies = tonumber(ARGV[5])
   local starts = {}
   local listed = redis.call('LLEN', KEYS[1])
   for i = 0, listed - 1 do
     starts[#starts + 1] = tonumber(redis.call('LINDEX', KEYS[1], i))
   end
   for i = 1, merged do
-    local age = tonumber(ARGV[4 + i])
-    if age < window then starts[#starts + 1] = now - age end
+    local age = tonumber(ARGV[5 + i])
+    if age < window then
+      for _ = 1, copies do starts[#starts + 1] = now - age end
+    end
   end
   table.sort(starts, function(a, b) return a > b end)
   redis.call('LTRIM', KEYS[1], 1, 0)
@@ -515,6 +520,16 @@ impl Link {
     fn skipped(&self) -> bool {
         let slots = lock(&self.process().slots);
         slots.probing || slots.breaker_until.is_some_and(|t| t > Instant::now())
+    }
+
+    /// When Redis may be tried again: the end of the breaker's cooldown, or
+    /// soon while another caller probes it (`None`: the breaker is shut).
+    fn breaker_until(&self) -> Option<Instant> {
+        let slots = lock(&self.process().slots);
+        if slots.probing {
+            return Some(instant_after(Instant::now(), Duration::from_millis(50)));
+        }
+        slots.breaker_until
     }
 
     /// Whether the last round trip failed.
@@ -921,7 +936,11 @@ impl SharedBudget {
             let polling = match route {
                 Route::Fallback => {
                     let why = self.link.last_failure();
-                    return self.fall_back(cancel, &mut on_wait, why.as_deref());
+                    match self.fall_back(cancel, &mut on_wait, why.as_deref())? {
+                        Some(at) => return Ok(at),
+                        // The cooldown ended while the fallback was full: Redis first.
+                        None => continue,
+                    }
                 }
                 Route::Redis { polling } => polling,
             };
@@ -942,7 +961,17 @@ impl SharedBudget {
                     .arg(self.window().as_micros() as u64)
                     .arg(self.idle_expiry_ms());
                 if !ages.is_empty() {
-                    invocation.arg(ages.len());
+                    // The other processes of the key fell back as this one did
+                    // (a failed Redis fails them all) and count locally until
+                    // each comes back: until they enter their own starts, each
+                    // is taken to have admitted what this one did. Counting
+                    // them twice after that holds the budget at most one
+                    // window; not counting them let the first process back
+                    // spend the whole limit while the others still counted
+                    // their shares locally.
+                    invocation
+                        .arg(ages.len())
+                        .arg(self.settings.expected_processes);
                     for age in &ages {
                         invocation.arg(*age);
                     }
@@ -998,7 +1027,10 @@ impl SharedBudget {
                     process.gate_changed.notify_all();
                     drop(gate);
                     on_degraded(&error);
-                    return self.fall_back(cancel, &mut on_wait, Some(error.message()));
+                    match self.fall_back(cancel, &mut on_wait, Some(error.message()))? {
+                        Some(at) => return Ok(at),
+                        None => continue,
+                    }
                 }
             }
         }
@@ -1090,23 +1122,29 @@ impl SharedBudget {
         Ok(())
     }
 
-    /// The policy's answer while Redis fails; `why` is what its last failure said.
+    /// The policy's answer while Redis fails; `why` is what its last failure
+    /// said. `Ok(None)`: the local fallback was full until the breaker's
+    /// cooldown ended, when Redis is tried first (so a process is back on
+    /// Redis within a cooldown, however long its fallback's waits).
     fn fall_back(
         &self,
         cancel: Option<&CancelToken>,
         on_wait: &mut impl FnMut(Duration),
         why: Option<&str>,
-    ) -> Result<Instant> {
+    ) -> Result<Option<Instant>> {
         match self.settings.on_error {
             OnRedisError::LocalFallback => {
-                let at = self.fallback.acquire(cancel, on_wait)?;
+                let until = self.link.breaker_until();
+                let Some(at) = self.fallback.acquire_until(cancel, &mut *on_wait, until)? else {
+                    return Ok(None);
+                };
                 let mut unmerged = lock(&self.process().unmerged);
                 let window = self.window();
                 unmerged.retain(|t| at.saturating_duration_since(*t) < window);
                 unmerged.push(at);
-                Ok(at)
+                Ok(Some(at))
             }
-            OnRedisError::FailOpen => Ok(Instant::now()),
+            OnRedisError::FailOpen => Ok(Some(Instant::now())),
             OnRedisError::FailClosed => Err(Error::new(
                 ErrorKind::BudgetUnavailable,
                 match why {
