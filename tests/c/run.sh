@@ -101,9 +101,14 @@ suite() {
   local under=$1 name=$2 label=$3
   shift 3
   local log=$build/$name${SUITE_LOG_SUFFIX:-}.log
-  echo "running $name $([ "$under" = valgrind ] && echo "under valgrind" || echo natively)"
+  echo "running $name $([ "$under" = native ] && echo natively || echo "under $under")"
   set +e
   if [ "$under" = valgrind ]; then
+    valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect \
+      --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
+      --suppressions="$root/tests/c/valgrind-tls.supp" \
+      "$build/$name" "$@" | tee "$log"
+  elif [ "$under" = valgrind-defaults ]; then
     # valgrind's own leak kinds: "possibly lost" is an error too (a program
     # that frees all it got leaves nothing behind, issue 37).
     valgrind --quiet --leak-check=full --error-exitcode=99 \
@@ -154,9 +159,9 @@ suite valgrind test_api api "$emulator"
 # deadline-bound fork loops and Redis timeouts meaningless).
 suite native test_fork fork "$emulator"
 # Clients on ten Redis URLs and in-process ones, all freed: nothing left behind
-# under valgrind's defaults (links, pooled connections and budgets go with their
-# last client).
-suite valgrind test_release release "$emulator" "$(command -v redis-server || echo redis-server)"
+# under valgrind's defaults, "possibly lost" included (links, pooled connections
+# and budgets go with their last client).
+suite valgrind-defaults test_release release "$emulator" "$(command -v redis-server || echo redis-server)"
 # With a Redis Cluster (no replicas) and a Sentinel set-up, started by the one harness
 # every language's tests use, stopped when this script ends whatever happens.
 topologies=$(mktemp -d)
