@@ -271,6 +271,7 @@ impl Budget {
     }
 
     /// Counts a start admitted elsewhere (by Redis) at `at`, without waiting.
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
     pub(crate) fn record(&self, at: Instant) {
         let mut state = self.lock();
         state.prune(at);
