@@ -34,6 +34,22 @@
 //! expected_processes` (the default), a typed error, or no limit. A script
 //! cache emptied by a Redis restart (`NOSCRIPT`) is reloaded on the fly.
 //!
+//! A round trip's I/O (a connect, Sentinel's questions or a cluster's
+//! redirects included, and the script) ends within the connect and I/O
+//! timeouts together. A failure makes every pooled connection made before it
+//! stale (closed, never reused: after a failover they all point at the dead
+//! primary), so one probe after one cooldown finds the new primary whatever
+//! the number of threads; a caller waiting for a slot of the local fallback
+//! stops waiting when the cooldown ends, to try Redis first. A pooled
+//! connection found closed (Redis's `timeout`, a proxy's idle limit) is no
+//! failure: the round trip is made once more on a new connection. Every start
+//! admitted through Redis is noted in the fallback too, so a fall back goes on
+//! from this process's recent starts; and the first round trip back enters
+//! the fallback's starts of the window into Redis before it admits anything —
+//! once for each expected process, since the others fell back as long and
+//! count locally until they come back and enter their own (counting them twice
+//! then holds the key at most one window).
+//!
 //! # Connections
 //!
 //! The budgets of every key on one Redis URL share a process's connections to
