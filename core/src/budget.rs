@@ -37,7 +37,7 @@ pub(crate) fn lock_all() -> AllLocked {
 #[derive(Clone)]
 pub(crate) enum Budgets {
     /// In this process.
-    Local(&'static Budget),
+    Local(std::sync::Arc<Budget>),
     /// In Redis, shared by every process of the key.
     #[cfg(feature = "redis")]
     Shared(std::sync::Arc<shared_budget::SharedBudget>),

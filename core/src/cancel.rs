@@ -38,7 +38,7 @@ pub const CANCEL_CHECK_INTERVAL: Duration = Duration::from_millis(50);
 /// Where a call may wait for others (a rate budget): a cancel wakes its
 /// waiters to look again. Implemented by the layer above, so that this one
 /// knows nothing of budgets.
-pub(crate) trait Waiters: Sync {
+pub(crate) trait Waiters: Send + Sync {
     /// Wakes every waiter to look again.
     fn wake_all(&self);
 }
@@ -47,7 +47,7 @@ pub(crate) trait Waiters: Sync {
 struct Inner {
     cancelled: AtomicBool,
     /// The budget a call of this token waits in, if any: woken on cancel.
-    waiting_in: Mutex<Option<&'static dyn Waiters>>,
+    waiting_in: Mutex<Option<std::sync::Weak<dyn Waiters>>>,
     /// Wakes backoff sleeps (paired with `waiting_in`'s mutex).
     wake: Condvar,
 }
@@ -72,7 +72,7 @@ impl CancelToken {
         let budget = {
             let slot = self.slot();
             self.inner.wake.notify_all();
-            *slot
+            slot.as_ref().and_then(std::sync::Weak::upgrade)
         };
         // Outside the token's lock: a waiter holds the budget's lock while it registers here.
         if let Some(budget) = budget {
@@ -85,7 +85,7 @@ impl CancelToken {
         self.inner.cancelled.load(Ordering::SeqCst)
     }
 
-    fn slot(&self) -> MutexGuard<'_, Option<&'static dyn Waiters>> {
+    fn slot(&self) -> MutexGuard<'_, Option<std::sync::Weak<dyn Waiters>>> {
         self.inner
             .waiting_in
             .lock()
@@ -94,7 +94,7 @@ impl CancelToken {
 
     /// Records that a call of this token is about to wait in `budget` (called
     /// with the budget's lock held, before the wait's last check of the flag).
-    pub(crate) fn waiting_in(&self, budget: &'static dyn Waiters) {
+    pub(crate) fn waiting_in(&self, budget: std::sync::Weak<dyn Waiters>) {
         *self.slot() = Some(budget);
     }
 

@@ -222,7 +222,18 @@ fn redis_dying_and_coming_back_under_each_policy() {
         client.list_users(&ListUsers::page(1, 0)).unwrap();
         let state = client.rate_limit_state();
         assert!(!state.degraded, "{policy:?}: the shared budget resumes");
-        assert_eq!(state.used, 1, "{policy:?}: counted in the new Redis");
+        // Back from the local fallback, the 10 starts it admitted are entered
+        // first, for each of the 4 expected processes (the default).
+        let local = if policy == OnRedisError::LocalFallback {
+            4 * 10
+        } else {
+            0
+        };
+        assert_eq!(
+            state.used,
+            1 + local,
+            "{policy:?}: counted in the new Redis"
+        );
         // The starts list and the hold key, made afresh.
         assert_eq!(redis.command(&["DBSIZE"]).as_deref(), Some(":2"));
     }
@@ -681,29 +692,46 @@ fn a_rediss_budget_trusts_what_the_client_trusts() {
         .connect_timeout(Duration::from_secs(2))
         .io_timeout(Duration::from_secs(2));
     let ca = std::fs::read_to_string(dir.join("ca.crt")).unwrap();
+    let trusting = |prefix: &str| {
+        builder(&emu)
+            .redis_budget(budget.clone().key_prefix(prefix))
+            .add_root_certificates_pem(&ca)
+            .build()
+            .unwrap()
+    };
+    let wary = |prefix: &str| {
+        builder(&emu)
+            .redis_budget(budget.clone().key_prefix(prefix))
+            .max_retries(0)
+            .build()
+            .unwrap()
+    };
+    let trusted = |client: &Client| {
+        client.list_users(&ListUsers::default()).unwrap();
+        let state = client.rate_limit_state();
+        assert_eq!(
+            (state.backend, state.degraded, state.used),
+            (BudgetBackend::Redis, false, 1)
+        );
+    };
+    let refused = |client: &Client| {
+        let error = client.list_users(&ListUsers::default()).unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::BudgetUnavailable, "{error}");
+        error
+    };
 
     // Trusting the CA (the client's own option): the budget lives in Redis over TLS.
-    let trusting = builder(&emu)
-        .redis_budget(budget.clone().key_prefix("tls-trusted"))
-        .add_root_certificates_pem(&ca)
-        .build()
-        .unwrap();
-    trusting.list_users(&ListUsers::default()).unwrap();
-    let state = trusting.rate_limit_state();
-    assert_eq!(
-        (state.backend, state.degraded, state.used),
-        (BudgetBackend::Redis, false, 1)
-    );
-
-    // Without it, the same Redis is not trusted: fail closed.
-    let wary = builder(&emu)
-        .redis_budget(budget.key_prefix("tls-untrusted"))
-        .max_retries(0)
-        .build()
-        .unwrap();
-    let error = wary.list_users(&ListUsers::default()).unwrap_err();
-    assert_eq!(error.kind(), ErrorKind::BudgetUnavailable, "{error}");
+    // Without it, the same Redis is not trusted: fail closed; also while a
+    // client that trusts it uses the same URL and key (its link is not shared).
+    let first = trusting("tls-one");
+    trusted(&first);
+    let error = refused(&wary("tls-one"));
     println!("redis budget over TLS: trusted with the client's roots; without them: {error}");
+    // The other way round: a client without the roots first, then one with them.
+    let second = wary("tls-two");
+    refused(&second);
+    trusted(&trusting("tls-two"));
+    drop((first, second));
     let _ = server.kill();
     let _ = server.wait();
     let _ = std::fs::remove_dir_all(&dir);
@@ -910,4 +938,223 @@ fn every_redis_url_form_connects() {
         );
     }
     let _ = std::fs::remove_file(&socket);
+}
+
+/// The ACL line every guide prints is the same everywhere, and is all the
+/// budget needs: a user made with exactly it counts in Redis under
+/// `fail_closed`; a user made with the line the guides printed before (no
+/// command the script runs) is refused, and the error names the permission
+/// problem rather than saying Redis cannot be reached.
+#[test]
+fn the_documented_acl_line_is_all_the_budget_needs() {
+    let line = common::redis_server::documented_acl();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for guide in [
+        "../README.md",
+        "README.md",
+        "../ffi/README.md",
+        "../bindings/node/README.md",
+        "../bindings/python/README.md",
+        "src/budget/shared_budget.rs",
+    ] {
+        let text = std::fs::read_to_string(root.join(guide)).unwrap();
+        assert!(
+            text.lines()
+                .any(|l| l.trim_start_matches("///").trim() == line),
+            "{guide} does not print the ACL line `{line}`"
+        );
+    }
+    let emu = emulator_limited("redis-acl", 100_000, Duration::from_secs(60));
+    emu.seed_users(1);
+    let redis = RedisServer::start(None);
+    let password = "acl-pass-w0rd-5";
+    assert_eq!(
+        redis.set_user(&line, "roomchat", password).as_deref(),
+        Some("+OK")
+    );
+    let old = "ACL SETUSER roomchat on >secret ~roomchat:* +evalsha +eval +script|load +ping";
+    assert_eq!(
+        redis.set_user(old, "before", password).as_deref(),
+        Some("+OK")
+    );
+    let budget = |user: &str| {
+        RedisBudget::new(format!(
+            "redis://{user}:{password}@127.0.0.1:{}/0",
+            redis.port
+        ))
+        .on_error(OnRedisError::FailClosed)
+    };
+    let allowed = builder(&emu)
+        .redis_budget(budget("roomchat"))
+        .build()
+        .unwrap();
+    allowed.list_users(&ListUsers::page(1, 0)).unwrap();
+    let state = allowed.rate_limit_state();
+    assert_eq!(
+        (state.backend, state.degraded, state.used),
+        (BudgetBackend::Redis, false, 1)
+    );
+    let refused = builder(&emu)
+        .redis_budget(budget("before"))
+        .max_retries(0)
+        .build()
+        .unwrap();
+    for attempt in 0..2 {
+        // The refusal itself, then the breaker's cooldown: both say why.
+        let error = refused.list_users(&ListUsers::page(1, 0)).unwrap_err();
+        let shown = format!("{error} {error:?}");
+        assert_eq!(error.kind(), ErrorKind::BudgetUnavailable, "{shown}");
+        assert!(
+            shown.contains("lack of permission") && !shown.contains("cannot be"),
+            "attempt {attempt}: {shown}"
+        );
+        assert!(!shown.contains(password), "{shown}");
+        if attempt == 0 {
+            println!("redis budget: with the ACL the guides printed before: {error}");
+        }
+    }
+}
+
+/// A pooled connection that Redis closed while idle (`timeout 1`, as managed
+/// Redis and proxies do) is not Redis failing: the call after a quiet while
+/// is made on a new connection, under `fail_closed`, and the breaker stays shut.
+#[test]
+fn an_idle_connection_closed_by_redis_is_not_a_failure() {
+    let (_emu, redis, client) = unthrottled_fail_closed("redis-idle-timeout");
+    assert_eq!(
+        redis.command(&["CONFIG", "SET", "timeout", "1"]).as_deref(),
+        Some("+OK")
+    );
+    client.list_users(&ListUsers::page(1, 0)).unwrap();
+    assert_eq!(redis.client_count(), 1);
+    // Quiet until Redis has closed the idle connection.
+    let quiet = Instant::now();
+    thread::sleep(Duration::from_millis(1500));
+    while redis.client_count() != 0 {
+        assert!(
+            quiet.elapsed() < Duration::from_secs(5),
+            "Redis kept the idle connection"
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+    for call in 0..3 {
+        client
+            .list_users(&ListUsers::page(1, 0))
+            .unwrap_or_else(|e| panic!("call {call} after {:?} idle: {e}", quiet.elapsed()));
+        let state = client.rate_limit_state();
+        assert_eq!(
+            (state.backend, state.degraded),
+            (BudgetBackend::Redis, false)
+        );
+    }
+    assert_eq!(client.rate_limit_state().used, 4);
+    println!(
+        "redis budget: after {} ms idle (Redis's timeout 1 s closed the connection), 3 calls under fail_closed all counted in Redis",
+        quiet.elapsed().as_millis()
+    );
+}
+
+/// A link and its pooled connections go with the last client using it: ten
+/// URLs (ten databases of one Redis), ten clients each, every client dropped:
+/// no connection stays open.
+#[test]
+fn connections_go_with_the_last_client_of_a_url() {
+    let emu = emulator_limited("redis-release", 100_000, Duration::from_secs(60));
+    emu.seed_users(1);
+    let redis = RedisServer::start(None);
+    let clients: Vec<Client> = (0..10)
+        .flat_map(|db| {
+            let url = format!("redis://127.0.0.1:{}/{db}", redis.port);
+            let emu = &emu;
+            (0..10).map(move |_| {
+                builder(emu)
+                    .redis_budget(RedisBudget::new(&url).on_error(OnRedisError::FailClosed))
+                    .build()
+                    .unwrap()
+            })
+        })
+        .collect();
+    for client in &clients {
+        client.list_users(&ListUsers::page(1, 0)).unwrap();
+    }
+    let open = redis.client_count();
+    assert_eq!(open, 10, "one connection per URL");
+    // Some clients go: every URL still has one, and keeps its connection.
+    let (kept, gone): (Vec<_>, Vec<_>) = clients
+        .into_iter()
+        .enumerate()
+        .partition(|(i, _)| i % 10 == 0);
+    drop(gone);
+    assert!(
+        redis.has_clients(10),
+        "{} connections",
+        redis.client_count()
+    );
+    drop(kept);
+    assert!(
+        redis.has_clients(0),
+        "{} connections still open after every client went",
+        redis.client_count()
+    );
+    println!(
+        "redis budget: 10 URLs, 100 clients: {open} connections; all clients dropped: 0 (were 10)"
+    );
+}
+
+/// A process back from its local fallback enters what it admitted there into
+/// Redis before admitting through it (and as much for each other expected
+/// process, which fell back too until it enters its own): another process (here a second client
+/// reaching the same Redis by another URL, with its own link and state) then
+/// counts them, and the service answers no 429.
+#[test]
+fn a_return_from_the_fallback_enters_its_local_starts_first() {
+    let window = Duration::from_secs(4);
+    let emu = emulator_limited("redis-return", 40, window);
+    emu.seed_users(1);
+    let mut redis = RedisServer::start(None);
+    let client = |url: String| {
+        builder(&emu)
+            .rate_limit(RateLimitConfig::new(40, window).fail_fast())
+            .redis_budget(
+                RedisBudget::new(url)
+                    .on_error(OnRedisError::LocalFallback)
+                    .expected_processes(2)
+                    .connect_timeout(Duration::from_millis(200))
+                    .io_timeout(Duration::from_millis(200))
+                    .breaker_cooldown(Duration::from_millis(300)),
+            )
+            .max_retries(0)
+            .build()
+            .unwrap()
+    };
+    let back = client(format!("redis://127.0.0.1:{}/0", redis.port));
+    let other = client(format!("redis://127.0.0.1:{}", redis.port));
+    redis.kill();
+    // 8 of the fallback's share (40 / 2 processes).
+    let local = (0..8)
+        .filter(|_| back.list_users(&ListUsers::page(1, 0)).is_ok())
+        .count();
+    assert_eq!(local, 8);
+    assert!(back.rate_limit_state().degraded);
+    redis.restart();
+    thread::sleep(Duration::from_millis(350));
+    back.list_users(&ListUsers::page(1, 0)).unwrap();
+    let state = back.rate_limit_state();
+    assert!(!state.degraded);
+    // Its own, and as many for the other expected process (which may have
+    // counted locally as long: it enters its own when it is back).
+    assert_eq!(
+        state.used as usize,
+        2 * local + 1,
+        "the local starts entered first"
+    );
+    let admitted = (0..40)
+        .filter(|_| other.list_users(&ListUsers::page(1, 0)).is_ok())
+        .count();
+    let answered_429 = emu.journal().iter().filter(|e| e.status == 429).count();
+    println!(
+        "redis budget: back from the fallback ({local} local starts entered first), the other process was admitted {admitted} more; {answered_429} answered 429"
+    );
+    assert_eq!(admitted, 39 - 2 * local - 1);
+    assert_eq!(answered_429, 0);
 }

@@ -63,6 +63,8 @@ fn redis_cli(port: u16, args: &[&str]) -> String {
 }
 
 /// What one child process saw (written to a file, one line, read by the parent).
+/// A call "refused" met the failure policy: refused under `fail_closed`, or
+/// served by the local fallback (the state degraded) under `local_fallback`.
 #[derive(Debug, Default, Clone)]
 struct ChildReport {
     ok: usize,
@@ -75,6 +77,9 @@ struct ChildReport {
     /// Calls that succeeded after the last refused one.
     ok_after_refused: usize,
     degraded_at_end: bool,
+    /// The longest a refused call that waited for no rate-limit slot took
+    /// (ms): how long a call waited on Redis.
+    longest_refused_ms: u64,
     /// The other errors' `Debug`, one per line.
     errors: String,
 }
@@ -94,6 +99,7 @@ impl ChildReport {
             last_refused_ms: n[4],
             ok_after_refused: n[5] as usize,
             degraded_at_end: n[6] == 1,
+            longest_refused_ms: n[7],
             errors: errors.to_owned(),
         }
     }
@@ -109,6 +115,10 @@ struct Run {
     busiest_after_refusals: usize,
     event: String,
     event_at: Duration,
+    /// When the run began.
+    began: Instant,
+    /// Threads per process.
+    threads: usize,
 }
 
 impl Run {
@@ -121,7 +131,11 @@ impl Run {
     }
 
     fn refusal_span(&self) -> Option<(u64, u64)> {
-        let refusing: Vec<_> = self.children.iter().filter(|c| c.refused > 0).collect();
+        let refusing: Vec<_> = self
+            .children
+            .iter()
+            .filter(|c| c.last_refused_ms > 0)
+            .collect();
         (!refusing.is_empty()).then(|| {
             (
                 refusing.iter().map(|c| c.first_refused_ms).min().unwrap(),
@@ -132,9 +146,9 @@ impl Run {
 
     fn print(&self, what: &str, run_for: Duration) {
         let refused = match self.refusal_span() {
-            None => "0 calls met the failure policy (fail_closed)".to_owned(),
+            None => "0 calls met the failure policy".to_owned(),
             Some((first, last)) => format!(
-                "{} calls met the failure policy (fail_closed) from {:.1} s to {:.1} s ({:.1} s)",
+                "{} calls met the failure policy (refused, or served by the fallback) from {:.1} s to {:.1} s ({:.1} s)",
                 self.refused(),
                 first as f64 / 1000.0,
                 last as f64 / 1000.0,
@@ -142,9 +156,10 @@ impl Run {
             ),
         };
         println!(
-            "redis budget on {what}: 4 processes x 4 threads for {run_for:?}; {} at {:.1} s; \
+            "redis budget on {what}: 4 processes x {} threads for {run_for:?}; {} at {:.1} s; \
              {} calls ({} succeeded), {} answered 429, busiest {WINDOW:?} window {} of the service's {LIMIT} ({:.1}%), \
              after the failure {} ({:.1}%); {refused}",
+            self.threads,
             self.event,
             self.event_at.as_secs_f64(),
             self.calls,
@@ -167,6 +182,19 @@ fn four_by_four(
     event_after: Duration,
     event: impl FnOnce() -> String,
 ) -> Run {
+    four_by(emu, fail_closed(url), 4, run_for, event_after, event)
+}
+
+/// 4 forked processes × `threads` threads calling on one key for `run_for`,
+/// the budget `budget`; `event` runs in the parent at `event_after`.
+fn four_by(
+    emu: &Emulator,
+    budget: RedisBudget,
+    threads: usize,
+    run_for: Duration,
+    event_after: Duration,
+    event: impl FnOnce() -> String,
+) -> Run {
     let reports = std::env::temp_dir().join(format!(
         "roomchat-topology-reports-{}-{}",
         std::process::id(),
@@ -181,37 +209,75 @@ fn four_by_four(
     let children: Vec<_> = (0..4)
         .map(|i| {
             let report = reports.join(format!("child-{i}"));
+            let budget = budget.clone();
             fork_child(move || {
                 let client = builder(emu)
                     .rate_limit(RateLimitConfig::new(LIMIT, WINDOW))
-                    .redis_budget(fail_closed(url))
+                    .observer(std::sync::Arc::new(SlotWaits))
+                    .redis_budget(budget)
                     // Retries as shipped: a keep-alive connection the emulator closed
                     // while this process was refused for seconds is sent again (a GET).
                     // A 429 would show in the journal, which the tests count.
                     .build()
                     .unwrap();
-                let counts: [AtomicUsize; 6] = Default::default();
+                let counts: [AtomicUsize; 7] = Default::default();
                 let other_errors = std::sync::Mutex::new(Vec::new());
+                let refusal = std::sync::Mutex::new(String::new());
+                let refused_at = |at: usize| {
+                    counts[1].fetch_add(1, Ordering::SeqCst);
+                    let _ = counts[3].compare_exchange(0, at, Ordering::SeqCst, Ordering::SeqCst);
+                    counts[4].fetch_max(at, Ordering::SeqCst);
+                    counts[5].store(0, Ordering::SeqCst);
+                };
                 thread::scope(|scope| {
-                    for _ in 0..4 {
+                    // The state, watched (it does no I/O): the process counts
+                    // exactly again from its first round trip after the failure.
+                    scope.spawn(|| {
+                        while began.elapsed() < run_for {
+                            if client.rate_limit_state().degraded {
+                                let at = began.elapsed().as_millis() as usize;
+                                let _ = counts[3].compare_exchange(
+                                    0,
+                                    at,
+                                    Ordering::SeqCst,
+                                    Ordering::SeqCst,
+                                );
+                                counts[4].fetch_max(at, Ordering::SeqCst);
+                                counts[5].store(0, Ordering::SeqCst);
+                            }
+                            thread::sleep(Duration::from_millis(5));
+                        }
+                    });
+                    for _ in 0..threads {
                         scope.spawn(|| {
                             while began.elapsed() < run_for {
-                                match client.list_users(&ListUsers::page(1, 0)) {
+                                WAITED_FOR_A_SLOT.with(|w| w.set(false));
+                                let started = Instant::now();
+                                let result = client.list_users(&ListUsers::page(1, 0));
+                                let at = began.elapsed().as_millis() as usize;
+                                match result {
                                     Ok(_) => {
                                         counts[0].fetch_add(1, Ordering::SeqCst);
-                                        counts[5].fetch_add(1, Ordering::SeqCst);
+                                        if client.rate_limit_state().degraded {
+                                            // Served by the local fallback.
+                                            refused_at(at);
+                                        } else {
+                                            counts[5].fetch_add(1, Ordering::SeqCst);
+                                        }
                                     }
                                     Err(e) if e.kind() == ErrorKind::BudgetUnavailable => {
-                                        let at = began.elapsed().as_millis() as usize;
-                                        counts[1].fetch_add(1, Ordering::SeqCst);
-                                        let _ = counts[3].compare_exchange(
-                                            0,
-                                            at,
-                                            Ordering::SeqCst,
-                                            Ordering::SeqCst,
-                                        );
-                                        counts[4].fetch_max(at, Ordering::SeqCst);
-                                        counts[5].store(0, Ordering::SeqCst);
+                                        refused_at(at);
+                                        if !WAITED_FOR_A_SLOT.with(|w| w.get()) {
+                                            counts[6].fetch_max(
+                                                started.elapsed().as_millis() as usize,
+                                                Ordering::SeqCst,
+                                            );
+                                        }
+                                        let mut first = refusal.lock().unwrap();
+                                        if first.is_empty() {
+                                            *first = format!("{e} {e:?}");
+                                        }
+                                        drop(first);
                                         // fail_closed refuses at once: no spinning meanwhile.
                                         thread::sleep(Duration::from_millis(10));
                                     }
@@ -226,15 +292,20 @@ fn four_by_four(
                 });
                 let degraded = client.rate_limit_state().degraded;
                 let line = format!(
-                    "{} {} {} {} {} {} {}\n",
+                    "{} {} {} {} {} {} {} {}\n",
                     counts[0].load(Ordering::SeqCst),
                     counts[1].load(Ordering::SeqCst),
                     counts[2].load(Ordering::SeqCst),
                     counts[3].load(Ordering::SeqCst),
                     counts[4].load(Ordering::SeqCst),
                     counts[5].load(Ordering::SeqCst),
-                    u8::from(degraded)
-                ) + &other_errors.into_inner().unwrap().join("\n");
+                    u8::from(degraded),
+                    counts[6].load(Ordering::SeqCst),
+                ) + &[refusal.into_inner().unwrap()]
+                    .into_iter()
+                    .chain(other_errors.into_inner().unwrap())
+                    .collect::<Vec<_>>()
+                    .join("\n");
                 let written =
                     std::fs::File::create(&report).and_then(|mut f| f.write_all(line.as_bytes()));
                 i32::from(written.is_err())
@@ -268,6 +339,8 @@ fn four_by_four(
         children,
         event,
         event_at,
+        began,
+        threads,
     };
     let began_at = SystemTime::now() - began.elapsed();
     let recovered_at =
@@ -275,6 +348,27 @@ fn four_by_four(
     let after: Vec<SystemTime> = arrived.into_iter().filter(|t| *t > recovered_at).collect();
     run.busiest_after_refusals = busiest_window(&after, WINDOW);
     run
+}
+
+thread_local! {
+    /// Whether the call this thread is making waited for a rate-limit slot.
+    static WAITED_FOR_A_SLOT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks the calling thread's call as one that waited for a slot (the
+/// observer is called on the calling thread): such a call's time is not time
+/// spent waiting on Redis.
+struct SlotWaits;
+
+impl roomchat::Observer for SlotWaits {
+    fn enabled(&self, _level: roomchat::Level) -> bool {
+        true
+    }
+    fn event(&self, event: &roomchat::Event<'_>) {
+        if event.kind == roomchat::EventKind::RateLimitWait {
+            WAITED_FOR_A_SLOT.with(|w| w.set(true));
+        }
+    }
 }
 
 /// The budget's starts key for the emulator's private key (where its slot is).
@@ -308,38 +402,134 @@ fn a_cluster_budget_holds_while_its_slot_is_resharded() {
     );
 }
 
+/// The password the matrix's deployments require: it appears in no output.
+const MATRIX_PASSWORD: &str = "matrix-s3cret-37";
+
 #[test]
-fn a_cluster_budget_survives_its_primary_failing_over() {
-    survives_a_failover(
-        "cluster-failover",
-        Topology::cluster("cluster-failover", &["--replicas", "1"]),
+fn the_failover_matrix_on_a_cluster() {
+    failover_matrix(
+        "cluster",
+        Topology::cluster(
+            "cluster-matrix",
+            &["--replicas", "1", "--password", MATRIX_PASSWORD],
+        ),
         "a 3-primary, 3-replica cluster",
-        "its primary was killed and a replica promoted",
     );
 }
 
 #[test]
-fn a_sentinel_budget_survives_a_failover() {
-    survives_a_failover(
-        "sentinel-failover",
-        Topology::sentinel("sentinel-failover", &[]),
+fn the_failover_matrix_on_a_sentinel() {
+    failover_matrix(
+        "sentinel",
+        Topology::sentinel("sentinel-matrix", &["--password", MATRIX_PASSWORD]),
         "a primary, a replica and 3 sentinels",
-        "the primary was killed and the sentinels promoted its replica",
     );
 }
 
-/// Test `test`: a 4 × 4 run on `topology` whose budget's primary is killed 3 s
-/// in (`what` the topology is, `event` what happened to it), then [`assert_survived`].
-fn survives_a_failover(test: &str, topology: Topology, what: &str, event: &str) {
-    let emu = emulator_limited(test, LIMIT, WINDOW);
-    let key = starts_key(&emu);
-    let run_for = Duration::from_secs(10);
-    let run = four_by_four(&emu, &topology.url, run_for, Duration::from_secs(3), || {
-        let took = topology.command("fail-primary", &[&key]);
-        format!("{event} in {took} s")
-    });
-    run.print(what, run_for);
-    assert_survived(&run);
+/// The failover matrix on one deployment (reused across its cells): under
+/// `local_fallback` and `fail_closed`, 4 processes × 4 and × 8 threads, the
+/// primary of the budget's slot killed 2 s in and, once a replica serves,
+/// brought back (as a replica). Each cell: no 429, the busiest window after the
+/// failover ≥ 95% of the limit, every process exact again within the
+/// promotion time and one breaker cooldown, no refused call waiting on Redis
+/// longer than its timeouts, no password in any output.
+fn failover_matrix(kind: &str, topology: Topology, what: &str) {
+    let began = Instant::now();
+    let cooldown = Duration::from_millis(300);
+    let timeouts = Duration::from_millis(200);
+    assert!(topology.url.contains(MATRIX_PASSWORD));
+    for policy in [OnRedisError::LocalFallback, OnRedisError::FailClosed] {
+        for threads in [4, 8] {
+            let test = format!("{kind}-matrix-{}-{threads}", policy.name());
+            let emu = emulator_limited(&test, LIMIT, WINDOW);
+            let key = starts_key(&emu);
+            let budget = RedisBudget::new(&topology.url)
+                .on_error(policy)
+                .expected_processes(4)
+                .connect_timeout(timeouts)
+                .io_timeout(timeouts)
+                .breaker_cooldown(cooldown);
+            let promotion = std::cell::Cell::new(Duration::ZERO);
+            let killed = std::cell::Cell::new(Instant::now());
+            let run_for = Duration::from_secs(13);
+            let run = four_by(
+                &emu,
+                budget,
+                threads,
+                run_for,
+                Duration::from_secs(2),
+                || {
+                    let took = topology.command("fail-primary", &[&key]);
+                    promotion.set(Duration::from_secs_f64(took.parse().unwrap()));
+                    killed.set(Instant::now() - promotion.get());
+                    let back = topology.command("revive", &[]);
+                    format!(
+                    "the primary was killed and a replica promoted in {took} s, the old primary back as a replica in {back} s"
+                )
+                },
+            );
+            let killed_at = killed.get().saturating_duration_since(run.began);
+            let recovery = run
+                .refusal_span()
+                .map(|(_, last)| Duration::from_millis(last).saturating_sub(killed_at));
+            let longest = run
+                .children
+                .iter()
+                .map(|c| c.longest_refused_ms)
+                .max()
+                .unwrap_or(0);
+            let line = format!(
+                "redis budget: failover matrix, {what}, {} x 4 processes x {threads} threads: {} calls, \
+                 {} answered 429, busiest {WINDOW:?} window after the failover {} of {LIMIT} ({:.1}%); \
+                 exact again {} ms after the kill (promotion {} ms + cooldown {} ms); \
+                 longest refused call (no slot wait) {longest} ms (timeouts {} + {} ms); {}",
+                policy.name(),
+                run.calls,
+                run.answered_429,
+                run.busiest_after_refusals,
+                run.busiest_after_refusals as f64 * 100.0 / LIMIT as f64,
+                recovery.map_or("-".to_owned(), |r| r.as_millis().to_string()),
+                promotion.get().as_millis(),
+                cooldown.as_millis(),
+                timeouts.as_millis(),
+                timeouts.as_millis(),
+                run.event,
+            );
+            println!("{line}");
+            println!(
+                "  killed at {:.2} s, promoted at {:.2} s; per process, failing from/to (s): {:?}",
+                killed_at.as_secs_f64(),
+                (killed_at + promotion.get()).as_secs_f64(),
+                run.children
+                    .iter()
+                    .map(|c| (
+                        c.first_refused_ms as f64 / 1000.0,
+                        c.last_refused_ms as f64 / 1000.0
+                    ))
+                    .collect::<Vec<_>>()
+            );
+            run.print(&format!("{what} ({} x {threads})", policy.name()), run_for);
+            assert!(!line.contains(MATRIX_PASSWORD), "{line}");
+            for child in &run.children {
+                assert!(!child.errors.contains(MATRIX_PASSWORD), "{}", child.errors);
+            }
+            assert_survived(&run);
+            let recovery = recovery.expect("the kill was felt");
+            assert!(
+                recovery <= promotion.get() + cooldown + Duration::from_secs(1),
+                "{test}: exact again {recovery:?} after the kill, promotion {:?}",
+                promotion.get()
+            );
+            assert!(
+                longest <= (2 * timeouts + Duration::from_millis(600)).as_millis() as u64,
+                "{test}: a refused call waited {longest} ms"
+            );
+        }
+    }
+    println!(
+        "redis budget: failover matrix on {what}: 4 cells in {:.1} s",
+        began.elapsed().as_secs_f64()
+    );
 }
 
 /// Through a failover: only the policy's refusals, none answered 429, every

@@ -88,6 +88,8 @@ cc -std=c99 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Wall -Wextra -Werror -g
   -o "$build/test_fork"
 cc -std=c99 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Wall -Wextra -Werror -g $cflags tests/c/test_redis.c $libs \
   -o "$build/test_redis"
+cc -std=c99 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Wall -Wextra -Werror -g $cflags tests/c/test_release.c $libs \
+  -o "$build/test_release"
 # The C/C++ guide shows the examples verbatim, so they cannot drift apart.
 python3 - "$root/ffi/README.md" "$root/tests/c/readme_example.c" "$root/tests/cpp/readme_example.cpp" \
   "$root/tests/c/readme_export.c" <<'PY'
@@ -108,11 +110,17 @@ suite() {
   local under=$1 name=$2 label=$3
   shift 3
   local log=$build/$name${SUITE_LOG_SUFFIX:-}.log
-  echo "running $name $([ "$under" = valgrind ] && echo "under valgrind" || echo natively)"
+  echo "running $name $([ "$under" = native ] && echo natively || echo "under $under")"
   set +e
   if [ "$under" = valgrind ]; then
     valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect \
       --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
+      --suppressions="$root/tests/c/valgrind-tls.supp" \
+      "$build/$name" "$@" | tee "$log"
+  elif [ "$under" = valgrind-defaults ]; then
+    # valgrind's own leak kinds: "possibly lost" is an error too (a program
+    # that frees all it got leaves nothing behind, issue 37).
+    valgrind --quiet --leak-check=full --error-exitcode=99 \
       --suppressions="$root/tests/c/valgrind-tls.supp" \
       "$build/$name" "$@" | tee "$log"
   else
@@ -159,6 +167,10 @@ suite valgrind test_api api "$emulator"
 # natively, not under valgrind (which serializes the threads and makes
 # deadline-bound fork loops and Redis timeouts meaningless).
 suite native test_fork fork "$emulator"
+# Clients on ten Redis URLs and in-process ones, all freed: nothing left behind
+# under valgrind's defaults, "possibly lost" included (links, pooled connections
+# and budgets go with their last client).
+suite valgrind-defaults test_release release "$emulator" "$(command -v redis-server || echo redis-server)"
 # With a Redis Cluster (no replicas) and a Sentinel set-up, started by the one harness
 # every language's tests use, stopped when this script ends whatever happens.
 topologies=$(mktemp -d)

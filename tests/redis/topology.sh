@@ -13,6 +13,9 @@
 #                                        prints "from host:port to host:port"
 #   topology.sh fail-primary DIR [KEY]   SIGKILLs that primary, waits until a replica serves;
 #                                        prints the seconds it took
+#   topology.sh revive DIR               starts again every data node of DIR that is down (the
+#                                        killed primary), on its port with its config; waits
+#                                        until it serves as a replica; prints the seconds it took
 #   topology.sh stop DIR                 kills every server started in DIR (idempotent)
 #
 # The result is stdout's last line; diagnostics go to stderr; a failure exits non-zero
@@ -30,7 +33,7 @@ die() {
   exit 1
 }
 note() { echo "topology.sh: $*" >&2; }
-usage() { die "usage: topology.sh cluster|sentinel|primary-of|reshard|fail-primary|stop DIR [options] (see its header)"; }
+usage() { die "usage: topology.sh cluster|sentinel|primary-of|reshard|fail-primary|revive|stop DIR [options] (see its header)"; }
 
 # The time since the epoch in milliseconds, in MS (no subshell).
 now_ms() {
@@ -539,6 +542,49 @@ cmd_fail_primary() {
   printf '%d.%03d\n' $(((MS - started) / 1000)) $(((MS - started) % 1000))
 }
 
+# Whether the revived server at port REVIVED is a replica whose link to its primary is up.
+revived_replica() {
+  local info
+  info=$(rcli "$REVIVED" INFO replication 2>/dev/null) || { WHY="$REVIVED does not answer"; return 1; }
+  grep -q '^role:slave' <<<"$info" && grep -q '^master_link_status:up' <<<"$info" || {
+    WHY="$REVIVED is no replica in sync yet"
+    return 1
+  }
+}
+
+cmd_revive() {
+  load_state
+  local name started revived=()
+  now_ms
+  started=$MS
+  for name in $(servers node all); do
+    ! alive "$(pid_of "$name")" || continue
+    redis-server "$DIR/$name/redis.conf" >"$DIR/$name/start.out" 2>&1 || die "$name did not start: $(tail -n 5 "$DIR/$name/start.out")"
+    revived+=("$name")
+  done
+  [ ${#revived[@]} -gt 0 ] || die "every data node of $DIR is running"
+  wait_up "${revived[@]}"
+  if [ "$KIND" = sentinel ]; then
+    # What the sentinels would do once they look at it again (up to 10 s later):
+    # follow the primary they name.
+    sentinel_primary
+    for name in "${revived[@]}"; do
+      rcli "$(port_of "$name")" REPLICAOF "${PRIMARY%:*}" "${PRIMARY##*:}" >/dev/null ||
+        die "$name did not take REPLICAOF $PRIMARY"
+    done
+  fi
+  for name in "${revived[@]}"; do
+    REVIVED=$(port_of "$name")
+    wait_for "$name (port $REVIVED) to serve as a replica" revived_replica
+  done
+  if [ "$KIND" = cluster ]; then
+    wait_for "the cluster to settle" cluster_settled
+  fi
+  now_ms
+  note "${revived[*]} back, as replicas"
+  printf '%d.%03d\n' $(((MS - started) / 1000)) $(((MS - started) % 1000))
+}
+
 cmd_stop() {
   [ -d "$DIR" ] || return 0
   local f pid pids=()
@@ -576,6 +622,7 @@ sentinel) cmd_sentinel "$@" ;;
 primary-of) cmd_primary_of "$@" ;;
 reshard) cmd_reshard "$@" ;;
 fail-primary) cmd_fail_primary "$@" ;;
+revive) cmd_revive "$@" ;;
 stop) cmd_stop ;;
 *) usage ;;
 esac

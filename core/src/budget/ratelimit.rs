@@ -5,8 +5,8 @@
 //! a few requests of the limit in reserve and a window a little longer than
 //! the service's, which absorbs network jitter between start and arrival.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use once_cell::sync::Lazy;
@@ -172,17 +172,28 @@ impl BudgetState {
     }
 }
 
-/// The budget of one private key, shared process-wide. Budgets live as long
-/// as the process (one per key ever used), so they are handed out as `&'static`.
+/// The budget of one private key, shared process-wide by every client of the
+/// key. It outlives its last client for as long as it still counts starts (or
+/// holds callers off), so that a client made again at once starts from the
+/// same count; then it goes (see [`Budget::for_key`]).
 pub(crate) struct Budget {
     state: Mutex<BudgetState>,
     freed: Condvar,
 }
 
-/// Budgets by private key. The key is only used as a map key, never shown.
-static REGISTRY: Lazy<Mutex<HashMap<String, &'static Budget>>> = Lazy::new(Default::default);
+/// Budgets by private key, and how large the registry may grow before its
+/// unused budgets are looked for. The key is only used as a map key, never
+/// shown. A `BTreeMap`: its nodes are pointed at from their start, so what is
+/// left in it at exit is "still reachable" to a leak checker, not "possibly lost".
+#[derive(Default)]
+pub(crate) struct Registry {
+    budgets: BTreeMap<String, Arc<Budget>>,
+    sweep_at: usize,
+}
 
-fn registry() -> MutexGuard<'static, HashMap<String, &'static Budget>> {
+static REGISTRY: Lazy<Mutex<Registry>> = Lazy::new(Default::default);
+
+fn registry() -> MutexGuard<'static, Registry> {
     REGISTRY.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -198,37 +209,80 @@ pub(crate) fn init_registry() {
 pub(crate) struct LocalLocked {
     // Released in declaration order: the reverse of the order taken.
     _budgets: Vec<MutexGuard<'static, BudgetState>>,
-    _registry: MutexGuard<'static, HashMap<String, &'static Budget>>,
+    _registry: MutexGuard<'static, Registry>,
 }
 
 /// Takes the registry, then each budget.
 #[cfg(unix)]
 pub(crate) fn lock_local() -> LocalLocked {
     let registry = registry();
-    let budgets = registry.values().map(|b| b.lock()).collect();
+    let budgets = registry
+        .budgets
+        .values()
+        .map(|b| {
+            let budget: *const Budget = Arc::as_ptr(b);
+            // SAFETY: a budget leaves the registry (and may be freed) only with
+            // the registry's lock held, which `LocalLocked` holds until after
+            // these guards are released (its fields drop in declaration order).
+            unsafe { &*budget }.lock()
+        })
+        .collect();
     LocalLocked {
         _budgets: budgets,
         _registry: registry,
     }
 }
 
+/// Budgets no client holds whose every start has left the window (and that
+/// hold no one off) are dropped once the registry has doubled since the last
+/// look: amortized, a client made costs O(1) more, and the registry stays
+/// within twice the budgets in use.
+const FIRST_SWEEP: usize = 64;
+
 impl Budget {
     /// The budget of `private_key`, created on first use. A client built later
     /// with other settings for the same key replaces the settings (counts are kept).
-    pub(crate) fn for_key(private_key: &str, config: RateLimitConfig) -> &'static Budget {
+    pub(crate) fn for_key(private_key: &str, config: RateLimitConfig) -> Arc<Budget> {
         let mut registry = registry();
-        let budget: &'static Budget = registry.entry(private_key.to_owned()).or_insert_with(|| {
-            Box::leak(Box::new(Budget {
-                state: Mutex::new(BudgetState {
-                    config,
-                    starts: VecDeque::new(),
-                    blocked_until: None,
-                }),
-                freed: Condvar::new(),
-            }))
+        if let Some(budget) = registry.budgets.get(private_key) {
+            let budget = budget.clone();
+            budget.lock().config = config;
+            return budget;
+        }
+        if registry.budgets.len() >= registry.sweep_at {
+            let now = Instant::now();
+            registry
+                .budgets
+                .retain(|_, budget| Arc::strong_count(budget) > 1 || !budget.unused(now));
+            registry.sweep_at = (registry.budgets.len() * 2).max(FIRST_SWEEP);
+        }
+        let budget = Arc::new(Budget {
+            state: Mutex::new(BudgetState {
+                config,
+                starts: VecDeque::new(),
+                blocked_until: None,
+            }),
+            freed: Condvar::new(),
         });
-        budget.lock().config = config;
+        registry
+            .budgets
+            .insert(private_key.to_owned(), budget.clone());
         budget
+    }
+
+    /// Counts a start admitted elsewhere (by Redis) at `at`, without waiting.
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
+    pub(crate) fn record(&self, at: Instant) {
+        let mut state = self.lock();
+        state.prune(at);
+        state.starts.push_back(at);
+    }
+
+    /// Whether the budget counts nothing any more: no start in the window, no hold.
+    fn unused(&self, now: Instant) -> bool {
+        let mut state = self.lock();
+        state.prune(now);
+        state.starts.is_empty() && state.blocked_until.is_none()
     }
 
     fn lock(&self) -> MutexGuard<'_, BudgetState> {
@@ -240,10 +294,26 @@ impl Budget {
     /// told how long the caller will wait, once, before it first waits (with no
     /// lock held). A cancelled `cancel` ends the wait with [`ErrorKind::Cancelled`].
     pub(crate) fn acquire(
-        &'static self,
+        self: &Arc<Self>,
         cancel: Option<&CancelToken>,
         mut on_wait: impl FnMut(Duration),
     ) -> Result<Instant> {
+        loop {
+            if let Some(at) = self.acquire_until(cancel, &mut on_wait, None)? {
+                return Ok(at);
+            }
+        }
+    }
+
+    /// As [`Budget::acquire`], but a wait that would go past `until` ends
+    /// there with `Ok(None)`, no slot taken (the Redis budget's fallback
+    /// stops waiting when Redis may be tried again).
+    pub(crate) fn acquire_until(
+        self: &Arc<Self>,
+        cancel: Option<&CancelToken>,
+        mut on_wait: impl FnMut(Duration),
+        until: Option<Instant>,
+    ) -> Result<Option<Instant>> {
         let started_waiting = Instant::now();
         let mut announced = false;
         let mut state = self.lock();
@@ -256,7 +326,10 @@ impl Budget {
             let wait = state.wait(now);
             if wait.is_zero() {
                 state.starts.push_back(now);
-                return Ok(now);
+                return Ok(Some(now));
+            }
+            if until.is_some_and(|u| u <= now) {
+                return Ok(None);
             }
             let allowed = match state.config.when_limited {
                 WhenLimited::Fail => Duration::ZERO,
@@ -284,10 +357,14 @@ impl Budget {
                 continue;
             }
             if let Some(token) = cancel {
-                token.waiting_in(self);
+                token.waiting_in(Arc::downgrade(self) as std::sync::Weak<dyn crate::cancel::Waiters>);
                 token.check()?;
             }
             // Woken early when a 429, a settings change or a cancel alters the picture.
+            let wait = match until {
+                Some(u) => wait.min(u - now),
+                None => wait,
+            };
             state = self
                 .freed
                 .wait_timeout(state, wait)
@@ -380,5 +457,32 @@ mod tests {
             ErrorKind::RateLimited
         );
         assert_eq!(budget.snapshot().remaining, 0);
+    }
+
+    #[test]
+    fn a_budget_goes_once_unheld_and_its_window_has_passed() {
+        let config = RateLimitConfig::new(5, Duration::from_millis(20));
+        let held = Budget::for_key("unit-test-release-held", config);
+        held.acquire(None, |_| {}).unwrap();
+        for i in 0..300 {
+            let budget = Budget::for_key(&format!("unit-test-release-{i}"), config);
+            budget.acquire(None, |_| {}).unwrap();
+        }
+        // Unheld, but within its window: kept (a client made again counts on).
+        let recent = Budget::for_key("unit-test-release-299", config);
+        assert_eq!(recent.snapshot().used, 1);
+        drop(recent);
+        std::thread::sleep(Duration::from_millis(30));
+        for i in 0..300 {
+            drop(Budget::for_key(
+                &format!("unit-test-release-again-{i}"),
+                config,
+            ));
+        }
+        let registry = registry();
+        assert!(!registry.budgets.contains_key("unit-test-release-0"));
+        assert!(registry.budgets.contains_key("unit-test-release-held"));
+        drop(registry);
+        drop(held);
     }
 }

@@ -34,6 +34,22 @@
 //! expected_processes` (the default), a typed error, or no limit. A script
 //! cache emptied by a Redis restart (`NOSCRIPT`) is reloaded on the fly.
 //!
+//! A round trip's I/O (a connect, Sentinel's questions or a cluster's
+//! redirects included, and the script) ends within the connect and I/O
+//! timeouts together. A failure makes every pooled connection made before it
+//! stale (closed, never reused: after a failover they all point at the dead
+//! primary), so one probe after one cooldown finds the new primary whatever
+//! the number of threads; a caller waiting for a slot of the local fallback
+//! stops waiting when the cooldown ends, to try Redis first. A pooled
+//! connection found closed (Redis's `timeout`, a proxy's idle limit) is no
+//! failure: the round trip is made once more on a new connection. Every start
+//! admitted through Redis is noted in the fallback too, so a fall back goes on
+//! from this process's recent starts; and the first round trip back enters
+//! the fallback's starts of the window into Redis before it admits anything —
+//! once for each expected process, since the others fell back as long and
+//! count locally until they come back and enter their own (counting them twice
+//! then holds the key at most one window).
+//!
 //! # Connections
 //!
 //! The budgets of every key on one Redis URL share a process's connections to
@@ -49,9 +65,9 @@
 //! through [`redis::cluster::Connect`]. The three deployments (one server,
 //! Cluster, Sentinel) are in [`deployment`].
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use once_cell::sync::Lazy;
@@ -131,13 +147,18 @@ impl OnRedisError {
 ///
 /// # Redis permissions
 ///
-/// With Redis ACLs, the user needs `+evalsha +eval +script|load +ping` on the keys
-/// `{prefix}:*` (the scripts call `TIME`, `PTTL`, `LLEN`, `LINDEX`, `RPOP`,
-/// `LPUSH`, `LTRIM`, `PEXPIRE` and `SET`), e.g.
-/// `ACL SETUSER roomchat on >secret ~roomchat:* +evalsha +eval +script|load +ping`.
-/// On a cluster also `+cluster|slots +asking`; behind Sentinel also `+role` on
-/// the data nodes, and on the sentinels (when they use ACLs) a user with
-/// `+sentinel|get-master-addr-by-name +ping`.
+/// With Redis ACLs (Redis 6 and later check every command a script runs), the
+/// user needs this, on the data nodes (one line; `>secret` is its password):
+///
+/// ```text
+/// ACL SETUSER roomchat on >secret ~roomchat:* +evalsha +script|load +ping +time +get +set +lpush +ltrim +llen +lindex +rpop +pexpire
+/// ```
+///
+/// (`~roomchat:*` is the default [`RedisBudget::key_prefix`]). On a cluster add
+/// `+cluster|slots +asking`; behind Sentinel add `+role`; with a database other
+/// than 0 in the URL add `+select`. On the sentinels (when they use ACLs), a
+/// user with `+sentinel|get-master-addr-by-name +ping +auth +hello`. A refusal
+/// (`NOPERM`) fails the round trip with an error that says so.
 ///
 /// ```no_run
 /// use roomchat::{Client, OnRedisError, RedisBudget};
@@ -285,7 +306,10 @@ impl RedisBudget {
 /// One start: `{admitted, value_us, used, blocked_ms}`: admitted (`1`, Redis's
 /// time in µs) or not (`0`, the wait in µs), the starts in the window (with
 /// this one, when admitted), and the 429 hold's remaining ms (0: none).
-/// KEYS: starts list, hold key. ARGV: limit, window (µs), idle expiry (ms).
+/// KEYS: starts list, hold key. ARGV: limit, window (µs), idle expiry (ms),
+/// and optionally the number of starts admitted by the local fallback that
+/// Redis does not know of, how many times each counts, then each one's age
+/// (µs), merged in first.
 ///
 /// The hold key holds the Redis time (µs) until which every start is held off
 /// (0 or past: none), and lives as long as the starts list: on Redis Cluster, a
@@ -299,6 +323,33 @@ local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local held_until = tonumber(redis.call('GET', KEYS[2])) or 0
+-- A process back from its local fallback first enters what it admitted there
+-- (ARGV[4] starts, each ARGV[5] times, ARGV[6...]: their ages in µs), in
+-- order, the newest first.
+local merged = tonumber(ARGV[4] or '0')
+if merged > 0 then
+  local copies = tonumber(ARGV[5])
+  local starts = {}
+  local listed = redis.call('LLEN', KEYS[1])
+  for i = 0, listed - 1 do
+    starts[#starts + 1] = tonumber(redis.call('LINDEX', KEYS[1], i))
+  end
+  for i = 1, merged do
+    local age = tonumber(ARGV[5 + i])
+    if age < window then
+      for _ = 1, copies do starts[#starts + 1] = now - age end
+    end
+  end
+  table.sort(starts, function(a, b) return a > b end)
+  redis.call('LTRIM', KEYS[1], 1, 0)
+  for i = math.min(#starts, limit), 1, -1 do
+    redis.call('LPUSH', KEYS[1], string.format('%.0f', starts[i]))
+  end
+  if #starts > 0 then
+    redis.call('PEXPIRE', KEYS[1], ARGV[3])
+    redis.call('SET', KEYS[2], string.format('%.0f', held_until), 'PX', ARGV[3])
+  end
+end
 -- Starts that left the window are dropped from the tail (oldest), each once:
 -- what is left is the window's count, without reading the list.
 local used = redis.call('LLEN', KEYS[1])
@@ -367,6 +418,8 @@ const MAX_CONNECTIONS: usize = 16;
 /// key that use it: its connections, and the circuit breaker (a Redis that is
 /// down is down for every key).
 struct Link {
+    /// Its entry in the registry.
+    id: String,
     deployment: Deployment,
     settings: RedisBudget,
     /// The URL's passwords, scrubbed from every message that quotes Redis's errors.
@@ -383,9 +436,14 @@ struct LinkState {
 
 #[derive(Default)]
 struct Slots {
-    idle: Vec<Pooled>,
+    /// Idle connections, each with the generation it was made in.
+    idle: Vec<(Pooled, u64)>,
     /// Connections open, idle or in use.
     open: usize,
+    /// Bumped by every failure: a connection made before it is stale (after a
+    /// failover every one of them points at the dead primary, or was closed by
+    /// Redis), and is closed when it comes back or is found idle, never reused.
+    generation: u64,
     /// One caller is connecting; the others wait for it rather than connect too.
     connecting: bool,
     /// Redis failed: no call goes to it before this; then one caller probes it.
@@ -394,6 +452,8 @@ struct Slots {
     probing: bool,
     /// The last round trip failed (and no later one succeeded).
     degraded: bool,
+    /// What the last failure said (scrubbed), for the errors of the breaker's cooldown.
+    last_failure: Option<String>,
 }
 
 /// Why a round trip did not happen or failed.
@@ -405,11 +465,39 @@ enum LinkError {
 }
 
 impl Slots {
-    fn open_breaker(&mut self, cooldown: Duration) {
+    fn open_breaker(&mut self, cooldown: Duration, why: &Error) {
         self.breaker_until = Some(instant_after(Instant::now(), cooldown));
         self.probing = false;
         self.degraded = true;
+        self.last_failure = Some(why.message().to_owned());
+        self.stale_all();
     }
+
+    /// Every connection made so far is stale: the idle ones are closed now,
+    /// those in use as they come back.
+    fn stale_all(&mut self) {
+        self.generation += 1;
+        self.open -= self.idle.len();
+        self.idle.clear();
+    }
+}
+
+/// Whether `e` is Redis refusing a command to the URL's user (its ACL).
+fn refused_by_acl(e: &redis::RedisError) -> bool {
+    if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoPerm) {
+        return true;
+    }
+    let text = e.to_string();
+    text.contains("NOPERM")
+        || text.contains("can't run this command")
+        || text.contains("no permissions to")
+}
+
+/// Whether `e` is a connection found closed (reset, end of file, broken
+/// pipe): what an idle connection that Redis or a proxy closed says at once,
+/// never a slow or refusing Redis.
+fn found_closed(e: &redis::RedisError) -> bool {
+    !e.is_timeout() && e.is_connection_dropped()
 }
 
 impl Link {
@@ -427,11 +515,37 @@ impl Link {
         ))
     }
 
+    /// The breaker's error: what the failure that opened it said.
+    fn still_failing(&self, slots: &Slots, now: &str) -> LinkError {
+        match &slots.last_failure {
+            Some(why) => LinkError::Unavailable(Error::new(
+                ErrorKind::BudgetUnavailable,
+                format!("{why} ({now})"),
+            )),
+            None => self.unavailable(now),
+        }
+    }
+
+    /// What the last failure said, while Redis is skipped.
+    fn last_failure(&self) -> Option<String> {
+        lock(&self.process().slots).last_failure.clone()
+    }
+
     /// Whether callers skip Redis for now (the breaker is open, or another
     /// caller is probing it after the cooldown).
     fn skipped(&self) -> bool {
         let slots = lock(&self.process().slots);
         slots.probing || slots.breaker_until.is_some_and(|t| t > Instant::now())
+    }
+
+    /// When Redis may be tried again: the end of the breaker's cooldown, or
+    /// soon while another caller probes it (`None`: the breaker is shut).
+    fn breaker_until(&self) -> Option<Instant> {
+        let slots = lock(&self.process().slots);
+        if slots.probing {
+            return Some(instant_after(Instant::now(), Duration::from_millis(50)));
+        }
+        slots.breaker_until
     }
 
     /// Whether the last round trip failed.
@@ -443,97 +557,147 @@ impl Link {
     /// caller at a time). No lock is held during I/O. Waiting for a connection
     /// ends at `deadline`, at a cancel (seen within [`cancel::CANCEL_CHECK_INTERVAL`]),
     /// or when the breaker opens, for every waiter at once.
+    ///
+    /// The I/O itself (a connect, with Sentinel's questions or a cluster's
+    /// redirects, and the round trip) ends within the connect and I/O timeouts
+    /// together, whatever happens. A connection taken from the idle pool that
+    /// turns out closed (Redis's `timeout`, a proxy's idle limit) is not a
+    /// failure of Redis: the round trip is made once more on a new connection,
+    /// and only a failure of that one opens the breaker.
     fn round_trip<T>(
         &self,
         cancel: Option<&CancelToken>,
         deadline: Instant,
-        f: impl FnOnce(&mut Pooled) -> redis::RedisResult<T>,
+        mut f: impl FnMut(&mut Pooled) -> redis::RedisResult<T>,
     ) -> std::result::Result<T, LinkError> {
         let state = self.process();
-        let mut slots = lock(&state.slots);
-        let mut pooled = loop {
-            if let Some(token) = cancel {
-                token.check().map_err(LinkError::Cancelled)?;
-            }
-            let now = Instant::now();
-            if slots.probing {
-                return Err(self.unavailable("is being probed after a failure"));
-            }
-            // After the cooldown, the caller that goes to Redis probes it for
-            // everyone. It is marked only as it goes (never while it waits, which
-            // may end without a round trip), and the round trip's outcome clears it.
-            let probe = match slots.breaker_until {
-                Some(t) if t > now => {
-                    return Err(self.unavailable("failed recently (the breaker is open)"))
+        let mut retried = false;
+        let mut io_deadline = None;
+        loop {
+            let mut slots = lock(&state.slots);
+            let (mut pooled, generation, from_idle) = loop {
+                if let Some(token) = cancel {
+                    token.check().map_err(LinkError::Cancelled)?;
                 }
-                Some(_) => true,
-                None => false,
+                let now = Instant::now();
+                if slots.probing && !retried {
+                    return Err(self.still_failing(&slots, "being probed after a failure"));
+                }
+                // After the cooldown, the caller that goes to Redis probes it for
+                // everyone. It is marked only as it goes (never while it waits, which
+                // may end without a round trip), and the round trip's outcome clears it.
+                let probe = match slots.breaker_until {
+                    Some(t) if t > now => {
+                        return Err(self.still_failing(&slots, "the breaker is open"))
+                    }
+                    Some(_) => true,
+                    None => false,
+                };
+                if !retried {
+                    if let Some((pooled, generation)) = slots.idle.pop() {
+                        slots.probing = probe;
+                        break (pooled, generation, true);
+                    }
+                }
+                if !slots.connecting && slots.open < MAX_CONNECTIONS {
+                    slots.probing = probe;
+                    slots.connecting = true;
+                    let generation = slots.generation;
+                    drop(slots);
+                    let until = *io_deadline.get_or_insert_with(|| self.io_deadline());
+                    let made = connection::until(until, || self.connect());
+                    slots = lock(&state.slots);
+                    slots.connecting = false;
+                    state.changed.notify_all();
+                    match made {
+                        Ok(pooled) => {
+                            slots.open += 1;
+                            break (pooled, generation, false);
+                        }
+                        Err(e) => {
+                            let error = self.failed(&e);
+                            slots.open_breaker(self.settings.breaker_cooldown, &error);
+                            return Err(LinkError::Unavailable(error));
+                        }
+                    }
+                }
+                if now >= deadline {
+                    return Err(
+                        self.unavailable("had no free connection before the call's deadline")
+                    );
+                }
+                let wait = (deadline - now).min(cancel::CANCEL_CHECK_INTERVAL);
+                slots = state
+                    .changed
+                    .wait_timeout(slots, wait)
+                    .map(|(g, _)| g)
+                    .unwrap_or_else(|p| p.into_inner().0);
             };
-            if let Some(pooled) = slots.idle.pop() {
-                slots.probing = probe;
-                break pooled;
-            }
-            if !slots.connecting && slots.open < MAX_CONNECTIONS {
-                slots.probing = probe;
-                slots.connecting = true;
-                drop(slots);
-                let made = self.connect();
-                slots = lock(&state.slots);
-                slots.connecting = false;
-                state.changed.notify_all();
-                match made {
-                    Ok(pooled) => {
-                        slots.open += 1;
-                        break pooled;
+            drop(slots);
+            let until = *io_deadline.get_or_insert_with(|| self.io_deadline());
+            let outcome = connection::until(until, || self.deployment.within(|| f(&mut pooled)));
+            let mut slots = lock(&state.slots);
+            match outcome {
+                Ok(value) => {
+                    if generation == slots.generation {
+                        slots.idle.push((pooled, generation));
+                    } else {
+                        slots.open -= 1;
                     }
-                    Err(e) => {
-                        slots.open_breaker(self.settings.breaker_cooldown);
-                        return Err(self.failed(&e));
-                    }
+                    slots.breaker_until = None;
+                    slots.probing = false;
+                    slots.degraded = false;
+                    slots.last_failure = None;
+                    state.changed.notify_one();
+                    drop(slots);
+                    return Ok(value);
                 }
-            }
-            if now >= deadline {
-                return Err(self.unavailable("had no free connection before the call's deadline"));
-            }
-            let wait = (deadline - now).min(cancel::CANCEL_CHECK_INTERVAL);
-            slots = state
-                .changed
-                .wait_timeout(slots, wait)
-                .map(|(g, _)| g)
-                .unwrap_or_else(|p| p.into_inner().0);
-        };
-        drop(slots);
-        let outcome = self.deployment.within(|| f(&mut pooled));
-        let mut slots = lock(&state.slots);
-        match outcome {
-            Ok(value) => {
-                slots.idle.push(pooled);
-                slots.breaker_until = None;
-                slots.probing = false;
-                slots.degraded = false;
-                state.changed.notify_one();
-                Ok(value)
-            }
-            Err(e) => {
-                slots.open -= 1;
-                slots.open_breaker(self.settings.breaker_cooldown);
-                state.changed.notify_all();
-                drop(slots);
-                drop(pooled);
-                Err(self.failed(&e))
+                Err(e) => {
+                    slots.open -= 1;
+                    if from_idle && !retried && found_closed(&e) && Instant::now() < until {
+                        // Closed while idle: so may be every connection as old;
+                        // once more on a new one.
+                        if generation == slots.generation {
+                            slots.stale_all();
+                        }
+                        retried = true;
+                        state.changed.notify_all();
+                        drop(slots);
+                        drop(pooled);
+                        continue;
+                    }
+                    let error = self.failed(&e);
+                    slots.open_breaker(self.settings.breaker_cooldown, &error);
+                    state.changed.notify_all();
+                    drop(slots);
+                    drop(pooled);
+                    return Err(LinkError::Unavailable(error));
+                }
             }
         }
     }
 
-    fn failed(&self, e: &redis::RedisError) -> LinkError {
-        LinkError::Unavailable(Error::new(
-            ErrorKind::BudgetUnavailable,
+    /// When the I/O of a round trip starting now must be over: one connect and one round trip.
+    fn io_deadline(&self) -> Instant {
+        instant_after(
+            Instant::now(),
+            self.settings.connect_timeout + self.settings.io_timeout,
+        )
+    }
+
+    fn failed(&self, e: &redis::RedisError) -> Error {
+        let said = scrub(&e.to_string(), &self.passwords);
+        let url = redacted_url(&self.settings.url);
+        let message = if refused_by_acl(e) {
             format!(
-                "the shared rate budget in Redis ({}) failed: {}",
-                redacted_url(&self.settings.url),
-                scrub(&e.to_string(), &self.passwords)
-            ),
-        ))
+                "the shared rate budget in Redis ({url}) was refused by Redis for lack of permission \
+                 (the Redis user's ACL does not allow a command the budget runs; see the ACL line in \
+                 the guide): {said}"
+            )
+        } else {
+            format!("the shared rate budget in Redis ({url}) failed: {said}")
+        };
+        Error::new(ErrorKind::BudgetUnavailable, message)
     }
 
     fn connect(&self) -> redis::RedisResult<Pooled> {
@@ -546,10 +710,36 @@ impl Link {
 
 /// Shared budgets by (URL, key hash, prefix, limits), and the links to each
 /// Redis server by URL and settings. Held across `fork()` by the fork handlers.
+///
+/// Both hold their entries weakly: a budget goes with its last client, and a
+/// link (with its pooled connections) with the last budget using it; each
+/// takes its entry out as it goes. `BTreeMap`s, so that nothing in them is
+/// "possibly lost" to a leak checker at exit.
 #[derive(Default)]
 pub(crate) struct Registry {
-    budgets: HashMap<String, Arc<SharedBudget>>,
-    links: HashMap<String, Arc<Link>>,
+    budgets: BTreeMap<String, Weak<SharedBudget>>,
+    links: BTreeMap<String, Weak<Link>>,
+}
+
+impl Registry {
+    /// Takes out the entry `id` of `map` if what it names is gone.
+    fn forget<T>(map: &mut BTreeMap<String, Weak<T>>, id: &str) {
+        if map.get(id).is_some_and(|w| w.strong_count() == 0) {
+            map.remove(id);
+        }
+    }
+}
+
+impl Drop for SharedBudget {
+    fn drop(&mut self) {
+        Registry::forget(&mut registry().budgets, &self.id);
+    }
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        Registry::forget(&mut registry().links, &self.id);
+    }
 }
 
 static REGISTRY: Lazy<Mutex<Registry>> = Lazy::new(Default::default);
@@ -560,13 +750,15 @@ pub(crate) fn registry() -> MutexGuard<'static, Registry> {
 
 /// A key's budget in Redis, as one process uses it.
 pub(crate) struct SharedBudget {
+    /// Its entry in the registry.
+    id: String,
     link: Arc<Link>,
     starts_key: String,
     hold_key: String,
     settings: RedisBudget,
     config: RateLimitConfig,
     /// The in-process budget of [`OnRedisError::LocalFallback`].
-    fallback: &'static Budget,
+    fallback: Arc<Budget>,
     /// What each process keeps of its own: the gate, and what it last learned.
     process: ForkLocal<ProcessState>,
     scripts: Scripts,
@@ -578,6 +770,10 @@ struct ProcessState {
     gate_changed: Condvar,
     /// What the last round trip said of the budget (for the state, without I/O).
     known: Mutex<Option<Known>>,
+    /// Starts the local fallback admitted that Redis has not been told of:
+    /// the first round trip back enters them into the shared record before
+    /// it admits anything, so the window Redis counts holds them.
+    unmerged: Mutex<Vec<Instant>>,
 }
 
 /// The budget as the last round trip found it.
@@ -640,16 +836,8 @@ impl SharedBudget {
     ) -> Result<Arc<SharedBudget>> {
         settings.validate()?;
         let hash = key_hash(private_key);
-        let id = format!(
-            "{}\0{hash}\0{}\0{}\0{:?}\0{:?}",
-            settings.url, settings.key_prefix, config.requests, config.window, config.reserve
-        );
-        let mut registry = registry();
-        if let Some(existing) = registry.budgets.get(&id) {
-            if existing.settings == *settings && existing.config == config {
-                return Ok(existing.clone());
-            }
-        }
+        // The roots a TLS link trusts are part of its identity (and so of the
+        // budget's): a client never reaches Redis through another's trust.
         let over_tls = settings.over_tls();
         let roots = if over_tls {
             crate::transport::tls::trusted_ders(roots)
@@ -661,12 +849,25 @@ impl SharedBudget {
         } else {
             String::new()
         };
+        let id = format!(
+            "{}\0{hash}\0{}\0{}\0{:?}\0{:?}\0{roots_id}",
+            settings.url, settings.key_prefix, config.requests, config.window, config.reserve
+        );
+        // Dropped after the registry's lock: a budget's drop takes it.
+        let mut _replaced = None;
+        let mut registry = registry();
+        if let Some(existing) = registry.budgets.get(&id).and_then(Weak::upgrade) {
+            if existing.settings == *settings && existing.config == config {
+                return Ok(existing);
+            }
+            _replaced = Some(existing);
+        }
         let link_id = format!(
             "{}\0{:?}\0{:?}\0{:?}\0{roots_id}",
             settings.url, settings.connect_timeout, settings.io_timeout, settings.breaker_cooldown
         );
-        let link = match registry.links.get(&link_id) {
-            Some(link) => link.clone(),
+        let link = match registry.links.get(&link_id).and_then(Weak::upgrade) {
+            Some(link) => link,
             None => {
                 let passwords = passwords_of(&settings.url);
                 let not_valid = |why: String| {
@@ -683,12 +884,13 @@ impl SharedBudget {
                 )
                 .map_err(|why| not_valid(scrub(&why, &passwords)))?;
                 let link = Arc::new(Link {
+                    id: link_id.clone(),
                     deployment,
                     settings: settings.clone(),
                     passwords,
                     process: ForkLocal::new(LinkState::default()),
                 });
-                registry.links.insert(link_id, link.clone());
+                registry.links.insert(link_id, Arc::downgrade(&link));
                 link
             }
         };
@@ -700,6 +902,7 @@ impl SharedBudget {
             settings.expected_processes
         );
         let budget = Arc::new(SharedBudget {
+            id: id.clone(),
             link,
             starts_key: format!("{}:{{{hash}}}:starts", settings.key_prefix),
             hold_key: format!("{}:{{{hash}}}:hold", settings.key_prefix),
@@ -709,7 +912,7 @@ impl SharedBudget {
             process: ForkLocal::new(ProcessState::default()),
             scripts: Scripts::new(),
         });
-        registry.budgets.insert(id, budget.clone());
+        registry.budgets.insert(id, Arc::downgrade(&budget));
         Ok(budget)
     }
 
@@ -747,21 +950,56 @@ impl SharedBudget {
                 &mut on_wait,
             )?;
             let polling = match route {
-                Route::Fallback => return self.fall_back(cancel, &mut on_wait),
+                Route::Fallback => {
+                    let why = self.link.last_failure();
+                    match self.fall_back(cancel, &mut on_wait, why.as_deref())? {
+                        Some(at) => return Ok(at),
+                        // The cooldown ended while the fallback was full: Redis first.
+                        None => continue,
+                    }
+                }
                 Route::Redis { polling } => polling,
             };
+            let unmerged = std::mem::take(&mut *lock(&process.unmerged));
             let outcome = self.link.round_trip(cancel, deadline, |connection| {
-                let (admitted, value, used, blocked_ms): (i64, i64, i64, i64) = self
-                    .scripts
-                    .acquire
+                let now = Instant::now();
+                let ages: Vec<u64> = unmerged
+                    .iter()
+                    .map(|at| now.saturating_duration_since(*at))
+                    .filter(|age| *age < self.window())
+                    .map(|age| age.as_micros() as u64)
+                    .collect();
+                let mut invocation = self.scripts.acquire.prepare_invoke();
+                invocation
                     .key(&self.starts_key)
                     .key(&self.hold_key)
                     .arg(self.config.effective_requests())
                     .arg(self.window().as_micros() as u64)
-                    .arg(self.idle_expiry_ms())
-                    .invoke(connection)?;
+                    .arg(self.idle_expiry_ms());
+                if !ages.is_empty() {
+                    // The other processes of the key fell back as this one did
+                    // (a failed Redis fails them all) and count locally until
+                    // each comes back: until they enter their own starts, each
+                    // is taken to have admitted what this one did. Counting
+                    // them twice after that holds the budget at most one
+                    // window; not counting them let the first process back
+                    // spend the whole limit while the others still counted
+                    // their shares locally.
+                    invocation
+                        .arg(ages.len())
+                        .arg(self.settings.expected_processes);
+                    for age in &ages {
+                        invocation.arg(*age);
+                    }
+                }
+                let (admitted, value, used, blocked_ms): (i64, i64, i64, i64) =
+                    invocation.invoke(connection)?;
                 Ok((admitted, value, used, blocked_ms))
             });
+            if outcome.is_err() && !unmerged.is_empty() {
+                // Told next time.
+                lock(&process.unmerged).extend(unmerged);
+            }
             let mut gate = lock(&process.gate);
             if polling {
                 gate.polling = false;
@@ -784,7 +1022,12 @@ impl SharedBudget {
                 Ok(Verdict::Admitted) => {
                     gate.not_before = None;
                     process.gate_changed.notify_all();
-                    return Ok(Instant::now());
+                    drop(gate);
+                    // The fallback knows this process's own recent starts: should
+                    // Redis fail now, it goes on from them, not from nothing.
+                    let now = Instant::now();
+                    self.fallback.record(now);
+                    return Ok(now);
                 }
                 Ok(Verdict::Wait(wait)) => {
                     let until = instant_after(Instant::now(), wait + gate.jitter(wait));
@@ -800,7 +1043,10 @@ impl SharedBudget {
                     process.gate_changed.notify_all();
                     drop(gate);
                     on_degraded(&error);
-                    return self.fall_back(cancel, &mut on_wait);
+                    match self.fall_back(cancel, &mut on_wait, Some(error.message()))? {
+                        Some(at) => return Ok(at),
+                        None => continue,
+                    }
                 }
             }
         }
@@ -892,20 +1138,38 @@ impl SharedBudget {
         Ok(())
     }
 
+    /// The policy's answer while Redis fails; `why` is what its last failure
+    /// said. `Ok(None)`: the local fallback was full until the breaker's
+    /// cooldown ended, when Redis is tried first (so a process is back on
+    /// Redis within a cooldown, however long its fallback's waits).
     fn fall_back(
         &self,
         cancel: Option<&CancelToken>,
         on_wait: &mut impl FnMut(Duration),
-    ) -> Result<Instant> {
+        why: Option<&str>,
+    ) -> Result<Option<Instant>> {
         match self.settings.on_error {
-            OnRedisError::LocalFallback => self.fallback.acquire(cancel, on_wait),
-            OnRedisError::FailOpen => Ok(Instant::now()),
+            OnRedisError::LocalFallback => {
+                let until = self.link.breaker_until();
+                let Some(at) = self.fallback.acquire_until(cancel, &mut *on_wait, until)? else {
+                    return Ok(None);
+                };
+                let mut unmerged = lock(&self.process().unmerged);
+                let window = self.window();
+                unmerged.retain(|t| at.saturating_duration_since(*t) < window);
+                unmerged.push(at);
+                Ok(Some(at))
+            }
+            OnRedisError::FailOpen => Ok(Some(Instant::now())),
             OnRedisError::FailClosed => Err(Error::new(
                 ErrorKind::BudgetUnavailable,
-                format!(
-                    "the shared rate budget in Redis ({}) cannot be reached, and the client fails closed",
-                    redacted_url(&self.settings.url)
-                ),
+                match why {
+                    Some(why) => format!("{why}; the client fails closed"),
+                    None => format!(
+                        "the shared rate budget in Redis ({}) cannot be used, and the client fails closed",
+                        redacted_url(&self.settings.url)
+                    ),
+                },
             )),
         }
     }

@@ -199,6 +199,37 @@ impl RedisServer {
     }
 }
 
+/// The ACL line every guide prints for the budget's Redis user
+/// (`ACL SETUSER roomchat on >secret ~roomchat:* …`), read from core's guide:
+/// the tests set their users up with it, so the guide cannot drift from what works.
+pub fn documented_acl() -> String {
+    let guide = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let text = std::fs::read_to_string(&guide).expect("core/README.md");
+    text.lines()
+        .map(str::trim)
+        .find(|line| line.starts_with("ACL SETUSER roomchat on >secret "))
+        .expect("core/README.md prints the ACL line")
+        .to_owned()
+}
+
+impl RedisServer {
+    /// Runs `line` (an `ACL SETUSER roomchat on >secret …` line) for the user
+    /// `user` with the password `password`; Redis's first reply line.
+    pub fn set_user(&self, line: &str, user: &str, password: &str) -> Option<String> {
+        let words: Vec<String> = line
+            .split_whitespace()
+            .enumerate()
+            .map(|(i, word)| match (i, word) {
+                (2, "roomchat") => user.to_owned(),
+                (_, ">secret") => format!(">{password}"),
+                _ => word.to_owned(),
+            })
+            .collect();
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        self.command(&words)
+    }
+}
+
 impl Drop for RedisServer {
     fn drop(&mut self) {
         self.freeze(false);

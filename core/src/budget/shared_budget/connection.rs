@@ -8,6 +8,7 @@
 //! for what a URL says ([`redis::ConnectionInfo`]), its protocol parser,
 //! its commands and its scripts, which run on any [`ConnectionLike`].
 
+use std::cell::Cell;
 use std::io::{self, Read, Write};
 use std::mem::ManuallyDrop;
 use std::net::{TcpStream, ToSocketAddrs};
@@ -18,6 +19,35 @@ use redis::{ConnectionAddr, ConnectionInfo, ConnectionLike, RedisError, RedisRes
 
 use crate::time::instant_after;
 use crate::transport::fork::SocketTicket;
+
+thread_local! {
+    /// When the I/O of the round trip this thread is making must be over (see [`until`]).
+    static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// Runs `f`, whose every connect, read and write on this thread ends by
+/// `deadline` at the latest (later ones fail at once with a timeout): so a
+/// round trip waits on Redis no longer than its timeouts, however many
+/// sentinels it asks or cluster redirects it follows.
+pub(super) fn until<T>(deadline: Instant, f: impl FnOnce() -> T) -> T {
+    struct Reset(Option<Instant>);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            DEADLINE.with(|d| d.set(self.0));
+        }
+    }
+    let _reset = Reset(DEADLINE.with(|d| d.replace(Some(deadline))));
+    f()
+}
+
+/// `timeout`, shortened to what is left before this thread's deadline;
+/// a timeout error when nothing is.
+fn within_deadline(timeout: Duration) -> io::Result<Duration> {
+    match DEADLINE.with(Cell::get) {
+        Some(deadline) => Ok(timeout.min(time_left(deadline)?)),
+        None => Ok(timeout),
+    }
+}
 
 /// One Redis server as a URL names it, and the TLS of a `rediss://` one.
 pub(super) struct Target {
@@ -77,7 +107,7 @@ impl Target {
         connect_timeout: Duration,
         io_timeout: Duration,
     ) -> RedisResult<Connection> {
-        let deadline = instant_after(Instant::now(), connect_timeout);
+        let deadline = instant_after(Instant::now(), within_deadline(connect_timeout)?);
         let (stream, ticket) = match self.info.addr() {
             ConnectionAddr::Tcp(host, port) => {
                 let (tcp, ticket) = connect_tcp(host, *port, deadline)?;
@@ -117,6 +147,7 @@ impl Target {
             parser: redis::Parser::new(),
             db: self.info.redis_settings().db(),
             io_timeout,
+            timeout_set: io_timeout,
             open: true,
         };
         connection.stream.set_timeouts(time_left(deadline)?)?;
@@ -128,6 +159,7 @@ impl Target {
         }
         connection.set_up(self.info.redis_settings())?;
         connection.stream.set_timeouts(io_timeout)?;
+        connection.timeout_set = io_timeout;
         Ok(connection)
     }
 }
@@ -303,6 +335,9 @@ pub(super) struct Connection {
     /// Every read and write waits this long at most (also when the redis
     /// crate's cluster code asks for no timeout).
     io_timeout: Duration,
+    /// The read and write timeout the socket has now (shorter than
+    /// `io_timeout` near the deadline of a round trip).
+    timeout_set: Duration,
     /// False after a failed read or write: the stream may hold half a reply.
     open: bool,
 }
@@ -349,6 +384,12 @@ impl Connection {
                 "the connection failed before",
             )
             .into());
+        }
+        // Near the round trip's deadline, the read and write wait only what is left.
+        let timeout = within_deadline(self.io_timeout)?;
+        if timeout != self.timeout_set {
+            self.stream.set_timeouts(timeout)?;
+            self.timeout_set = timeout;
         }
         let stream = &mut *self.stream;
         if let Err(e) = stream.write_all(command).and_then(|()| stream.flush()) {
@@ -437,13 +478,13 @@ impl redis::cluster::Connect for Connection {
     fn set_write_timeout(&self, dur: Option<Duration>) -> RedisResult<()> {
         Ok(self
             .stream
-            .set_write_timeout(dur.unwrap_or(self.io_timeout))?)
+            .set_write_timeout(within_deadline(dur.unwrap_or(self.io_timeout))?)?)
     }
 
     fn set_read_timeout(&self, dur: Option<Duration>) -> RedisResult<()> {
         Ok(self
             .stream
-            .set_read_timeout(dur.unwrap_or(self.io_timeout))?)
+            .set_read_timeout(within_deadline(dur.unwrap_or(self.io_timeout))?)?)
     }
 
     fn recv_response(&mut self) -> RedisResult<Value> {
