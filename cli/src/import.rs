@@ -314,7 +314,7 @@ fn create_once(client: &Client, create_client: &Client, fields: &Map<String, Val
                     };
                 }
                 unknown += 1;
-                if unknown >= 3 {
+                if unknown >= 5 {
                     return Outcome::Failed {
                         reason: format!("not created after {unknown} tries: {error}"),
                     };

@@ -14,6 +14,7 @@ mod formats;
 mod progress;
 mod store;
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::io::{BufReader, BufWriter, Write};
 use std::path::PathBuf;
@@ -373,13 +374,92 @@ struct PageView<'a> {
     success: Option<bool>,
 }
 
-/// The fields of a message the export looks at.
-#[derive(Deserialize)]
-struct Head<'a> {
-    #[serde(rename = "_id", borrow, default)]
-    id: Option<std::borrow::Cow<'a, str>>,
-    #[serde(borrow, default)]
-    created: Option<std::borrow::Cow<'a, str>>,
+/// The `_id` and `created` of a message record (JSON text serde_json has checked already):
+/// a scan of its top-level keys, much cheaper than a second parse of every field. A value
+/// with escapes is unescaped through serde_json.
+fn head(raw: &str) -> (Option<Cow<'_, str>>, Option<Cow<'_, str>>) {
+    let b = raw.as_bytes();
+    let (mut id, mut created) = (None, None);
+    let mut i = match b.iter().position(|&c| c == b'{') {
+        Some(p) => p + 1,
+        None => return (None, None),
+    };
+    // The end of the string starting at `at` (a quote), one past its closing quote.
+    let string_end = |mut at: usize| -> usize {
+        at += 1;
+        while at < b.len() {
+            match b[at] {
+                b'\\' => at += 2,
+                b'"' => return at + 1,
+                _ => at += 1,
+            }
+        }
+        b.len()
+    };
+    let text_of = |from: usize, to: usize| -> Option<Cow<'_, str>> {
+        let slice = raw.get(from..to)?;
+        if slice.contains('\\') {
+            serde_json::from_str::<String>(slice).ok().map(Cow::Owned)
+        } else {
+            slice.get(1..slice.len().checked_sub(1)?).map(Cow::Borrowed)
+        }
+    };
+    while i < b.len() {
+        // A key.
+        while i < b.len() && b[i] != b'"' {
+            if b[i] == b'}' {
+                return (id, created);
+            }
+            i += 1;
+        }
+        if i >= b.len() {
+            break;
+        }
+        let key_end = string_end(i);
+        let key = &raw[i..key_end];
+        i = key_end;
+        while i < b.len() && (b[i] == b':' || b[i].is_ascii_whitespace()) {
+            i += 1;
+        }
+        // Its value: a string, or anything else skipped by depth.
+        let value_start = i;
+        if i < b.len() && b[i] == b'"' {
+            i = string_end(i);
+            match key {
+                "\"_id\"" => id = text_of(value_start, i),
+                "\"created\"" => created = text_of(value_start, i),
+                _ => {}
+            }
+        } else {
+            let mut depth = 0usize;
+            while i < b.len() {
+                match b[i] {
+                    b'"' => {
+                        i = string_end(i);
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' if depth == 0 => break,
+                    b'}' | b']' => depth -= 1,
+                    b',' if depth == 0 => break,
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        if id.is_some() && created.is_some() {
+            break;
+        }
+        // Past the comma (or at the closing brace).
+        while i < b.len() && b[i] != b',' && b[i] != b'}' {
+            i += 1;
+        }
+        if i < b.len() && b[i] == b'}' {
+            break;
+        }
+        i += 1;
+    }
+    (id, created)
 }
 
 /// The body of one page of the room's (or channel's) listing.
@@ -544,33 +624,27 @@ fn fetch_all(
         if let Some(t) = page.total_records {
             total = Some(t);
         }
+        let mut anchored = false;
         if overlap == 1 {
-            let first_id = items.first().and_then(|raw| {
-                serde_json::from_str::<Head<'_>>(raw.get())
-                    .ok()
-                    .and_then(|h| h.id.map(|c| c.into_owned()))
-            });
-            let anchored = first_id.as_deref().is_some_and(|id| recent.last() == Some(id));
+            let first_id = items.first().and_then(|raw| head(raw.get()).0);
+            let first_id = first_id.as_deref();
+            anchored = first_id.is_some_and(|id| recent.last() == Some(id));
             if !anchored && next_skip > 0 {
                 // Messages before this point were deleted (or the listing changed order):
                 // step back a page and let the recent ids drop what was seen already.
-                let known = first_id.as_deref().is_some_and(|id| recent.contains(id));
+                let known = first_id.is_some_and(|id| recent.contains(id));
                 if !known || items.is_empty() {
                     next_skip = next_skip.saturating_sub(job.page_size);
-                    if next_skip > 0 {
-                        continue;
-                    }
+                    continue;
                 }
             }
         }
-        for raw in &items {
-            let head: Head<'_> = serde_json::from_str(raw.get()).map_err(|e| {
-                CliError::Sdk(roomchat::Error::new(
-                    ErrorKind::Decode,
-                    format!("a message of {}: {e}", target.label()),
-                ))
-            })?;
-            let Some(id) = head.id.as_deref() else {
+        for (k, raw) in items.iter().enumerate() {
+            if anchored && k == 0 {
+                continue; // the last message already written
+            }
+            let (id, created) = head(raw.get());
+            let Some(id) = id.as_deref() else {
                 // No id: nothing to recognise it by; kept (never dropped).
                 write_record(&mut line, raw);
                 part.write_all(&line).map_err(|e| store::io_error(&paths.part, e))?;
@@ -578,11 +652,12 @@ fn fetch_all(
                 messages += 1;
                 continue;
             };
-            if recent.contains(id) {
+            // Anchored, the page goes on from the last message written: nothing to look up.
+            if !anchored && recent.contains(id) {
                 continue;
             }
             recent.push(id);
-            if !keep(job, head.created.as_deref()) {
+            if !keep(job, created.as_deref()) {
                 continue;
             }
             write_record(&mut line, raw);
@@ -797,6 +872,25 @@ pub fn parse_time(text: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_head_of_a_record() {
+        let cases = [
+            (r#"{"_id":"a1","created":"t1","x":1}"#, Some("a1"), Some("t1")),
+            (
+                r#"{"user":{"_id":"u","created":"no"},"likes":[{"_id":"l"}],"message":"a \"}\" ,","_id":"m\u0031","created":"t"}"#,
+                Some("m1"),
+                Some("t"),
+            ),
+            (r#" { "created" : "c" , "_id" : "i" } "#, Some("i"), Some("c")),
+            (r#"{"_id":null,"n":[1,[2,{"a":"}"}]]}"#, None, None),
+            (r#"{}"#, None, None),
+        ];
+        for (raw, id, created) in cases {
+            let (i, c) = head(raw);
+            assert_eq!((i.as_deref(), c.as_deref()), (id, created), "{raw}");
+        }
+    }
 
     #[test]
     fn times() {

@@ -9,7 +9,7 @@
 //! `part_bytes` (dropping what was appended after the last checkpoint) and fetches again from
 //! `next_skip`.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -69,11 +69,11 @@ impl Checkpoint {
     }
 }
 
-/// The ids of the latest messages, bounded.
+/// The ids of the latest messages, bounded. Looked up only when a page does not begin with
+/// the last message written (a shift), so a list searched in turn is enough.
 #[derive(Debug, Default)]
 pub struct RecentIds {
     order: VecDeque<String>,
-    set: HashSet<String>,
 }
 
 impl RecentIds {
@@ -86,18 +86,20 @@ impl RecentIds {
     }
 
     pub fn contains(&self, id: &str) -> bool {
-        self.set.contains(id)
+        self.order.iter().any(|known| known == id)
     }
 
     pub fn push(&mut self, id: &str) {
-        if self.set.insert(id.to_owned()) {
-            self.order.push_back(id.to_owned());
-            if self.order.len() > RECENT_IDS {
-                if let Some(old) = self.order.pop_front() {
-                    self.set.remove(&old);
-                }
+        if self.order.len() == RECENT_IDS {
+            if let Some(mut old) = self.order.pop_front() {
+                // The oldest id's buffer serves the newest.
+                old.clear();
+                old.push_str(id);
+                self.order.push_back(old);
+                return;
             }
         }
+        self.order.push_back(id.to_owned());
     }
 
     pub fn last(&self) -> Option<&str> {
