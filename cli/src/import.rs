@@ -161,10 +161,7 @@ fn import_users(matches: &clap::ArgMatches) -> Result<(), CliError> {
     let mut existing: HashMap<String, String> = HashMap::new();
     for user in client.users_with_page_size(200) {
         let user = user?;
-        if let (Some(uid), Some(id)) = (
-            user.unique_user_identifier,
-            user.user_id.or(user.id),
-        ) {
+        if let (Some(uid), Some(id)) = (user.unique_user_identifier, user.user_id.or(user.id)) {
             existing.insert(uid, id);
         }
     }
@@ -227,11 +224,7 @@ fn import_users(matches: &clap::ArgMatches) -> Result<(), CliError> {
         .collect();
     write_results(&results_path, &rows, &outcomes)?;
     let count = |name: &str| outcomes.iter().filter(|o| o.name() == name).count();
-    let (created, there, failed) = (
-        count("created"),
-        count("already there"),
-        count("failed"),
-    );
+    let (created, there, failed) = (count("created"), count("already there"), count("failed"));
     if !quiet {
         eprintln!(
             "roomchat import users: {} rows: {created} created, {there} already there, {failed} failed, {:.2} s; results in {}",
@@ -302,7 +295,10 @@ fn create_once(client: &Client, create_client: &Client, fields: &Map<String, Val
                 } else {
                     Outcome::Created {
                         user_id,
-                        note: format!("confirmed after an unknown outcome ({})", error.kind().name()),
+                        note: format!(
+                            "confirmed after an unknown outcome ({})",
+                            error.kind().name()
+                        ),
                     }
                 };
             }
@@ -345,7 +341,9 @@ fn create_user_of(fields: &Map<String, Value>) -> Result<CreateUser, String> {
         (true, None | Some(Value::Null)) => CreateUser::moderator(username),
         (false, None | Some(Value::Null)) => CreateUser::regular(username),
         (false, Some(_)) => {
-            return Err("chatRoom is given without isModerator: true (it names a moderator's room)".into())
+            return Err(
+                "chatRoom is given without isModerator: true (it names a moderator's room)".into(),
+            )
         }
         (true, Some(other)) => return Err(format!("chatRoom should be text, not {other}")),
     };
@@ -462,7 +460,14 @@ fn write_results(path: &Path, rows: &[Row], outcomes: &[Outcome]) -> Result<(), 
     };
     let csv_error = |e: csv::Error| CliError::Usage(format!("{}: {e}", path.display()));
     writer
-        .write_record(["line", "uniqueUserIdentifier", "username", "result", "userId", "reason"])
+        .write_record([
+            "line",
+            "uniqueUserIdentifier",
+            "username",
+            "result",
+            "userId",
+            "reason",
+        ])
         .map_err(csv_error)?;
     for (row, outcome) in rows.iter().zip(outcomes) {
         let (user_id, reason) = match outcome {

@@ -20,7 +20,11 @@ use roomchat_emulator::Emulator;
 use serde_json::{json, Value};
 
 /// The big room's size: 100,000 in a release build, 20,000 in a debug one.
-const BIG: usize = if cfg!(debug_assertions) { 20_000 } else { 100_000 };
+const BIG: usize = if cfg!(debug_assertions) {
+    20_000
+} else {
+    100_000
+};
 
 fn client(emu: &Emulator) -> Client {
     Client::builder(emu.private_key())
@@ -88,9 +92,8 @@ fn a_100k_room_in_every_format_at_the_sdk_rate_in_flat_memory() {
         &dir.0,
         &["export", "tenth", "-o", "tenth.jsonl", "--quiet"],
     ));
-    let mut line = format!(
-        "cli export: {BIG} messages; SDK iter_room_messages {sdk_rate:.0} msg/s;"
-    );
+    let mut line =
+        format!("cli export: {BIG} messages; SDK iter_room_messages {sdk_rate:.0} msg/s;");
     for format in ["jsonl", "json", "csv", "txt", "html"] {
         let file = format!("big.{format}");
         let run = run_ok(roomchat(
@@ -156,17 +159,16 @@ fn a_100k_room_in_every_format_at_the_sdk_rate_in_flat_memory() {
             "csv" => {
                 let mut reader = csv::Reader::from_path(&path).unwrap();
                 assert_eq!(&reader.headers().unwrap()[0], "id");
-                let ids: Vec<String> = reader
-                    .records()
-                    .map(|r| r.unwrap()[0].to_owned())
-                    .collect();
+                let ids: Vec<String> = reader.records().map(|r| r.unwrap()[0].to_owned()).collect();
                 assert_exactly(&ids, &expected, "csv");
             }
             "txt" => {
                 let text = std::fs::read_to_string(&path).unwrap();
                 let messages = text.lines().filter(|l| l.starts_with("[20")).count();
                 assert_eq!(messages, BIG);
-                assert!(text.contains("seed-author: a message of the webinar's transcript, number 1\n"));
+                assert!(
+                    text.contains("seed-author: a message of the webinar's transcript, number 1\n")
+                );
                 assert!(text.contains("[file: "));
             }
             "html" => {
@@ -196,7 +198,11 @@ fn checkpoint_skip(path: &Path) -> Option<u64> {
 /// Runs `export big -o big.jsonl` and SIGKILLs it once its checkpoint is past half the room;
 /// the checkpoint's skip then.
 fn kill_half_way(emu: &Emulator, dir: &Scratch) -> u64 {
-    let mut cmd = roomchat(emu, &dir.0, &["export", "big", "-o", "big.jsonl", "--quiet"]);
+    let mut cmd = roomchat(
+        emu,
+        &dir.0,
+        &["export", "big", "-o", "big.jsonl", "--quiet"],
+    );
     let mut child = cmd.spawn().unwrap();
     let checkpoint = dir.path("big.jsonl.roomchat-checkpoint");
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -233,11 +239,18 @@ fn killed_half_way_and_run_again_every_message_once_in_order() {
     let dir = Scratch::new("resume");
     let at = kill_half_way(&emu, &dir);
     emu.clear_journal();
-    let run = run_ok(roomchat(&emu, &dir.0, &["export", "big", "-o", "big.jsonl"]));
+    let run = run_ok(roomchat(
+        &emu,
+        &dir.0,
+        &["export", "big", "-o", "big.jsonl"],
+    ));
     // Resumed, not started again: about the second half's pages.
     let pages = pages_asked(&emu);
     let left = (BIG as u64 - at) as usize / 200 + 2;
-    assert!(pages <= left, "{pages} pages asked, {left} left at the kill");
+    assert!(
+        pages <= left,
+        "{pages} pages asked, {left} left at the kill"
+    );
     assert!(run.stderr.contains("1 room(s) exported"), "{}", run.stderr);
     let expected = room_ids(&client(&emu), "big");
     assert_exactly(&jsonl_ids(&dir.path("big.jsonl")), &expected, "resumed");
@@ -245,9 +258,17 @@ fn killed_half_way_and_run_again_every_message_once_in_order() {
     assert!(!dir.path("big.jsonl.roomchat-part").exists());
     // Once more: finished, nothing is fetched again.
     emu.clear_journal();
-    let again = run_ok(roomchat(&emu, &dir.0, &["export", "big", "-o", "big.jsonl"]));
+    let again = run_ok(roomchat(
+        &emu,
+        &dir.0,
+        &["export", "big", "-o", "big.jsonl"],
+    ));
     assert_eq!(pages_asked(&emu), 0);
-    assert!(again.stderr.contains("is there already"), "{}", again.stderr);
+    assert!(
+        again.stderr.contains("is there already"),
+        "{}",
+        again.stderr
+    );
 }
 
 #[test]
@@ -267,7 +288,11 @@ fn messages_posted_during_the_export_are_all_there_once_in_order() {
         });
         kill_half_way(&emu, &dir);
         let before_rerun = posted.load(Ordering::Relaxed);
-        run_ok(roomchat(&emu, &dir.0, &["export", "big", "-o", "big.jsonl"]));
+        run_ok(roomchat(
+            &emu,
+            &dir.0,
+            &["export", "big", "-o", "big.jsonl"],
+        ));
         stop.store(true, Ordering::Relaxed);
         let ids = jsonl_ids(&dir.path("big.jsonl"));
         assert!(
@@ -302,9 +327,23 @@ fn several_rooms_a_channel_and_a_time_filter() {
     let run = run_ok(roomchat(
         &emu,
         &dir.0,
-        &["export", "--all-rooms", &target, "-o", "out", "--page-size", "7", "-j", "2"],
+        &[
+            "export",
+            "--all-rooms",
+            &target,
+            "-o",
+            "out",
+            "--page-size",
+            "7",
+            "-j",
+            "2",
+        ],
     ));
-    assert!(run.stderr.contains("3 room(s) exported, 500 messages"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("3 room(s) exported, 500 messages"),
+        "{}",
+        run.stderr
+    );
     assert_eq!(jsonl_ids(&dir.path("out/alpha.jsonl")).len(), 20);
     assert_eq!(jsonl_ids(&dir.path("out/beta.jsonl")).len(), 450);
     let side = jsonl_ids(&dir.path(&format!("out/alpha--{channel}.jsonl")));
@@ -314,7 +353,18 @@ fn several_rooms_a_channel_and_a_time_filter() {
     run_ok(roomchat(
         &emu,
         &dir.0,
-        &["export", "alpha", "-f", "txt", "-o", "days.txt", "--after", "2024-01-05T12:00:00Z", "--before", "2024-01-10"],
+        &[
+            "export",
+            "alpha",
+            "-f",
+            "txt",
+            "-o",
+            "days.txt",
+            "--after",
+            "2024-01-05T12:00:00Z",
+            "--before",
+            "2024-01-10",
+        ],
     ));
     let text = std::fs::read_to_string(dir.path("days.txt")).unwrap();
     let days: Vec<&str> = text
@@ -331,13 +381,21 @@ fn several_rooms_a_channel_and_a_time_filter() {
         r#"{"version":1,"room":"alpha","channel":null,"after":"2024-01-01","before":null,"next_skip":0,"messages":0,"part_bytes":0,"recent_ids":[],"fetched_all":false,"total":null}"#,
     )
     .unwrap();
-    let refused = run_measured(roomchat(&emu, &dir.0, &["export", "alpha", "-o", "x.jsonl"]));
+    let refused = run_measured(roomchat(
+        &emu,
+        &dir.0,
+        &["export", "alpha", "-o", "x.jsonl"],
+    ));
     assert_eq!(refused.status.code(), Some(2), "{}", refused.stderr);
     assert!(refused.stderr.contains("--restart"), "{}", refused.stderr);
     // Bad input: a clear error and an exit code, no panic.
     for (args, code, says) in [
         (vec!["export"], 2, "--all-rooms"),
-        (vec!["export", "alpha", "--after", "last week"], 2, "not a time"),
+        (
+            vec!["export", "alpha", "--after", "last week"],
+            2,
+            "not a time",
+        ),
         (vec!["export", "alpha", "-f", "pdf"], 2, "pdf"),
         (vec!["export", "nope"], -1, "nope"),
     ] {

@@ -17,7 +17,14 @@ fn results(path: &std::path::Path) -> Vec<(String, String, String, String)> {
     let mut reader = csv::Reader::from_path(path).unwrap();
     assert_eq!(
         reader.headers().unwrap().iter().collect::<Vec<_>>(),
-        ["line", "uniqueUserIdentifier", "username", "result", "userId", "reason"]
+        [
+            "line",
+            "uniqueUserIdentifier",
+            "username",
+            "result",
+            "userId",
+            "reason"
+        ]
     );
     reader
         .records()
@@ -63,17 +70,36 @@ fn a_thousand_users_twice_creates_each_once() {
     }
     std::fs::write(dir.path("users.csv"), csv).unwrap();
 
-    let first = run_ok(roomchat(&emu, &dir.0, &["import", "users", "users.csv", "-j", "8"]));
+    let first = run_ok(roomchat(
+        &emu,
+        &dir.0,
+        &["import", "users", "users.csv", "-j", "8"],
+    ));
     let rows = results(&dir.path("users.csv.results.csv"));
     assert_eq!(rows.len(), 1000);
     assert_eq!(tally(&rows).get("created"), Some(&1000), "{}", first.stderr);
-    assert!(first.stderr.contains("1000 created, 0 already there, 0 failed"), "{}", first.stderr);
+    assert!(
+        first
+            .stderr
+            .contains("1000 created, 0 already there, 0 failed"),
+        "{}",
+        first.stderr
+    );
     assert_nobody_twice(&emu, 1000);
     let users = emu.users();
-    let u7 = users.iter().find(|u| u["uniqueUserIdentifier"] == "crm-7").unwrap();
-    assert_eq!((&u7["username"], &u7["email"]), (&"User 7".into(), &"user7@example.com".into()));
+    let u7 = users
+        .iter()
+        .find(|u| u["uniqueUserIdentifier"] == "crm-7")
+        .unwrap();
+    assert_eq!(
+        (&u7["username"], &u7["email"]),
+        (&"User 7".into(), &"user7@example.com".into())
+    );
     assert_eq!(u7["meta"]["n"], 7);
-    let u100 = users.iter().find(|u| u["uniqueUserIdentifier"] == "crm-100").unwrap();
+    let u100 = users
+        .iter()
+        .find(|u| u["uniqueUserIdentifier"] == "crm-100")
+        .unwrap();
     assert_eq!(u100["isModerator"], true);
     // No access token in the result file.
     let text = std::fs::read_to_string(dir.path("users.csv.results.csv")).unwrap();
@@ -82,8 +108,17 @@ fn a_thousand_users_twice_creates_each_once() {
     emu.clear_journal();
     let second = run_ok(roomchat(&emu, &dir.0, &["import", "users", "users.csv"]));
     let rows = results(&dir.path("users.csv.results.csv"));
-    assert_eq!(tally(&rows).get("already there"), Some(&1000), "{}", second.stderr);
-    assert!(second.stderr.contains("0 created, 1000 already there"), "{}", second.stderr);
+    assert_eq!(
+        tally(&rows).get("already there"),
+        Some(&1000),
+        "{}",
+        second.stderr
+    );
+    assert!(
+        second.stderr.contains("0 created, 1000 already there"),
+        "{}",
+        second.stderr
+    );
     assert_eq!(
         emu.journal().iter().filter(|e| e.method == "POST").count(),
         0,
@@ -130,18 +165,33 @@ fn unknown_outcomes_are_checked_before_sending_again() {
     let run = run_measured(roomchat(
         &emu,
         &dir.0,
-        &["import", "users", "users.jsonl", "--create-timeout", "0.5", "-j", "4"],
+        &[
+            "import",
+            "users",
+            "users.jsonl",
+            "--create-timeout",
+            "0.5",
+            "-j",
+            "4",
+        ],
     ));
     let rows = results(&dir.path("users.jsonl.results.csv"));
     let failed: Vec<_> = rows.iter().filter(|r| r.1 == "failed").collect();
-    assert!(run.status.success() && failed.is_empty(), "{failed:?} {}", run.stderr);
+    assert!(
+        run.status.success() && failed.is_empty(),
+        "{failed:?} {}",
+        run.stderr
+    );
     assert_eq!(tally(&rows).get("created"), Some(&100), "{}", run.stderr);
     assert_nobody_twice(&emu, 100);
     // Each user was asked for in one POST that took effect: a timed-out create was looked up
     // (GET), found, and not sent again.
     let journal = emu.journal();
     let mut effective = HashMap::<String, usize>::new();
-    for e in journal.iter().filter(|e| e.method == "POST" && e.status == 200) {
+    for e in journal
+        .iter()
+        .filter(|e| e.method == "POST" && e.status == 200)
+    {
         let body: serde_json::Value = serde_json::from_str(&e.body).unwrap();
         *effective
             .entry(body["uniqueUserIdentifier"].as_str().unwrap().to_owned())
@@ -153,7 +203,10 @@ fn unknown_outcomes_are_checked_before_sending_again() {
         .iter()
         .filter(|e| e.method == "GET" && e.path.starts_with("/consumer/api/v2/user/ext-"))
         .count();
-    assert!(lookups >= 8 + 3, "{lookups} lookups for 11 unknown outcomes");
+    assert!(
+        lookups >= 8 + 3,
+        "{lookups} lookups for 11 unknown outcomes"
+    );
     let confirmed = rows
         .iter()
         .filter(|r| r.3.starts_with("confirmed after an unknown outcome"))
@@ -163,7 +216,12 @@ fn unknown_outcomes_are_checked_before_sending_again() {
     // Run again: nobody created, everybody there.
     let again = run_ok(roomchat(&emu, &dir.0, &["import", "users", "users.jsonl"]));
     let rows = results(&dir.path("users.jsonl.results.csv"));
-    assert_eq!(tally(&rows).get("already there"), Some(&100), "{}", again.stderr);
+    assert_eq!(
+        tally(&rows).get("already there"),
+        Some(&100),
+        "{}",
+        again.stderr
+    );
     assert_nobody_twice(&emu, 100);
 }
 
@@ -191,16 +249,27 @@ fn bad_rows_are_reported_and_bad_files_refused() {
     assert_eq!(by[0], ("created", ""));
     assert!(by[1].1.contains("no uniqueUserIdentifier"), "{by:?}");
     assert!(by[2].1.contains("not JSON"), "{by:?}");
-    assert!(by[3].1.contains("same uniqueUserIdentifier as line 1"), "{by:?}");
+    assert!(
+        by[3].1.contains("same uniqueUserIdentifier as line 1"),
+        "{by:?}"
+    );
     assert!(by[4].1.contains("username"), "{by:?}");
     assert_nobody_twice(&emu, 1);
 
     std::fs::write(dir.path("nouser.csv"), "name,email\nann,a@example.com\n").unwrap();
     for (args, code, says) in [
         (vec!["import", "users", "missing.csv"], 3, "missing.csv"),
-        (vec!["import", "users", "nouser.csv"], 2, "no username column"),
+        (
+            vec!["import", "users", "nouser.csv"],
+            2,
+            "no username column",
+        ),
         (vec!["import", "users"], 2, "FILE"),
-        (vec!["import", "users", "mixed.jsonl", "--create-timeout", "0"], 2, "create-timeout"),
+        (
+            vec!["import", "users", "mixed.jsonl", "--create-timeout", "0"],
+            2,
+            "create-timeout",
+        ),
     ] {
         let run = run_measured(roomchat(&emu, &dir.0, &args));
         assert!(!run.stderr.contains("panicked"), "{}", run.stderr);

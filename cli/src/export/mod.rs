@@ -154,8 +154,12 @@ struct Stats {
 
 /// Runs `export`.
 pub fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
-    let format = Format::parse(matches.get_one::<String>("export-format").expect("defaulted"))
-        .expect("clap checked the choice");
+    let format = Format::parse(
+        matches
+            .get_one::<String>("export-format")
+            .expect("defaulted"),
+    )
+    .expect("clap checked the choice");
     let time_arg = |name: &str| -> Result<Option<(String, i64)>, CliError> {
         match matches.get_one::<String>(&format!("export-{name}")) {
             None => Ok(None),
@@ -208,7 +212,12 @@ pub fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
     let output = matches.get_one::<PathBuf>("export-output").cloned();
     let as_folder = match &output {
         None => true,
-        Some(p) => pairs.len() > 1 || all_rooms || p.is_dir() || p.as_os_str().to_string_lossy().ends_with('/'),
+        Some(p) => {
+            pairs.len() > 1
+                || all_rooms
+                || p.is_dir()
+                || p.as_os_str().to_string_lossy().ends_with('/')
+        }
     };
     let folder = output.clone().unwrap_or_else(|| PathBuf::from("."));
     if as_folder {
@@ -245,7 +254,9 @@ pub fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
     let job = Job {
         client,
         format,
-        page_size: *matches.get_one::<u64>("export-page-size").expect("defaulted"),
+        page_size: *matches
+            .get_one::<u64>("export-page-size")
+            .expect("defaulted"),
         after,
         before,
         restart: matches.get_flag("export-restart"),
@@ -306,7 +317,13 @@ pub fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
 fn safe_file_name(id: &str) -> String {
     let name: String = id
         .chars()
-        .map(|c| if c.is_alphanumeric() || "-_.".contains(c) { c } else { '_' })
+        .map(|c| {
+            if c.is_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     if name.starts_with('.') || name.is_empty() {
         format!("_{name}")
@@ -522,7 +539,12 @@ fn export_target(job: &Job<'_>, target: &Target) -> Result<(), CliError> {
     let paths = Paths::of(target.output.clone());
     let label = target.label();
     if job.restart {
-        for p in [&paths.checkpoint, &paths.part, &paths.staging, &paths.output] {
+        for p in [
+            &paths.checkpoint,
+            &paths.part,
+            &paths.staging,
+            &paths.output,
+        ] {
             store::remove_if_there(p)?;
         }
     }
@@ -575,7 +597,9 @@ fn export_target(job: &Job<'_>, target: &Target) -> Result<(), CliError> {
         job.stats.rooms.fetch_add(1, Ordering::Relaxed);
         return Ok(());
     }
-    let bar = job.progress.room(&label, checkpoint.total, checkpoint.next_skip);
+    let bar = job
+        .progress
+        .room(&label, checkpoint.total, checkpoint.next_skip);
     if !checkpoint.fetched_all {
         fetch_all(job, target, &paths, &mut checkpoint, &bar)?;
     }
@@ -603,8 +627,11 @@ fn fetch_all(
     let mut part = BufWriter::with_capacity(256 * 1024, part_file);
     let mut recent = RecentIds::from_list(&checkpoint.recent_ids);
     // Uncommitted progress: written to the part file's buffer, not yet vouched for.
-    let (mut next_skip, mut messages, mut part_bytes) =
-        (checkpoint.next_skip, checkpoint.messages, checkpoint.part_bytes);
+    let (mut next_skip, mut messages, mut part_bytes) = (
+        checkpoint.next_skip,
+        checkpoint.messages,
+        checkpoint.part_bytes,
+    );
     let mut total = checkpoint.total;
     let mut last_commit = Instant::now();
     let mut line = Vec::with_capacity(4096);
@@ -647,7 +674,8 @@ fn fetch_all(
             let Some(id) = id.as_deref() else {
                 // No id: nothing to recognise it by; kept (never dropped).
                 write_record(&mut line, raw);
-                part.write_all(&line).map_err(|e| store::io_error(&paths.part, e))?;
+                part.write_all(&line)
+                    .map_err(|e| store::io_error(&paths.part, e))?;
                 part_bytes += line.len() as u64;
                 messages += 1;
                 continue;
@@ -661,7 +689,8 @@ fn fetch_all(
                 continue;
             }
             write_record(&mut line, raw);
-            part.write_all(&line).map_err(|e| store::io_error(&paths.part, e))?;
+            part.write_all(&line)
+                .map_err(|e| store::io_error(&paths.part, e))?;
             part_bytes += line.len() as u64;
             messages += 1;
         }
@@ -711,7 +740,8 @@ fn keep(job: &Job<'_>, created: Option<&str>) -> bool {
     let Some(ms) = created.and_then(parse_time) else {
         return true;
     };
-    job.after.as_ref().is_none_or(|(_, a)| ms > *a) && job.before.as_ref().is_none_or(|(_, b)| ms < *b)
+    job.after.as_ref().is_none_or(|(_, a)| ms > *a)
+        && job.before.as_ref().is_none_or(|(_, b)| ms < *b)
 }
 
 /// Writes the final file from the part file; its size.
@@ -746,9 +776,10 @@ fn finish(
             messages: checkpoint.messages,
             exported_at: &exported_at,
         };
-        let input = std::fs::File::open(&paths.part).map_err(|e| store::io_error(&paths.part, e))?;
-        let file =
-            std::fs::File::create(&paths.staging).map_err(|e| store::io_error(&paths.staging, e))?;
+        let input =
+            std::fs::File::open(&paths.part).map_err(|e| store::io_error(&paths.part, e))?;
+        let file = std::fs::File::create(&paths.staging)
+            .map_err(|e| store::io_error(&paths.staging, e))?;
         let mut out = BufWriter::with_capacity(256 * 1024, file);
         formats::render(
             job.format,
@@ -758,8 +789,11 @@ fn finish(
         )
         .and_then(|()| out.flush())
         .map_err(|e| store::io_error(&paths.staging, e))?;
-        let file = out.into_inner().map_err(|e| store::io_error(&paths.staging, e.into_error()))?;
-        file.sync_all().map_err(|e| store::io_error(&paths.staging, e))?;
+        let file = out
+            .into_inner()
+            .map_err(|e| store::io_error(&paths.staging, e.into_error()))?;
+        file.sync_all()
+            .map_err(|e| store::io_error(&paths.staging, e))?;
         drop(file);
         std::fs::rename(&paths.staging, &paths.output)
             .map_err(|e| store::io_error(&paths.output, e))?;
@@ -834,9 +868,7 @@ pub fn parse_time(text: &str) -> Option<i64> {
     }
     let rest = rest.strip_prefix(['T', 't', ' '])?;
     // hh:mm[:ss[.fff]] then Z, ±hh:mm or nothing (UTC).
-    let zone_at = rest
-        .find(['Z', 'z', '+', '-'])
-        .unwrap_or(rest.len());
+    let zone_at = rest.find(['Z', 'z', '+', '-']).unwrap_or(rest.len());
     let (clock, zone) = rest.split_at(zone_at);
     let mut parts = clock.split(':');
     let h = num(parts.next()?)?;
@@ -876,13 +908,21 @@ mod tests {
     #[test]
     fn the_head_of_a_record() {
         let cases = [
-            (r#"{"_id":"a1","created":"t1","x":1}"#, Some("a1"), Some("t1")),
+            (
+                r#"{"_id":"a1","created":"t1","x":1}"#,
+                Some("a1"),
+                Some("t1"),
+            ),
             (
                 r#"{"user":{"_id":"u","created":"no"},"likes":[{"_id":"l"}],"message":"a \"}\" ,","_id":"m\u0031","created":"t"}"#,
                 Some("m1"),
                 Some("t"),
             ),
-            (r#" { "created" : "c" , "_id" : "i" } "#, Some("i"), Some("c")),
+            (
+                r#" { "created" : "c" , "_id" : "i" } "#,
+                Some("i"),
+                Some("c"),
+            ),
             (r#"{"_id":null,"n":[1,[2,{"a":"}"}]]}"#, None, None),
             (r#"{}"#, None, None),
         ];
@@ -896,7 +936,10 @@ mod tests {
     fn times() {
         assert_eq!(parse_time("1970-01-01"), Some(0));
         assert_eq!(parse_time("1970-01-01T00:00:01.5Z"), Some(1500));
-        assert_eq!(parse_time("2024-01-15T15:21:44.293Z"), Some(1_705_332_104_293));
+        assert_eq!(
+            parse_time("2024-01-15T15:21:44.293Z"),
+            Some(1_705_332_104_293)
+        );
         assert_eq!(
             parse_time("2024-01-15T16:21:44.293+01:00"),
             Some(1_705_332_104_293)
@@ -920,7 +963,15 @@ mod tests {
         };
         formats::render(Format::Html, line.as_bytes(), &mut out, &heading).unwrap();
         let html = String::from_utf8(out).unwrap();
-        for bad in ["<script>", "<img", "<b>f", "<i>go", "javascript:", "<Room>", "r<1>"] {
+        for bad in [
+            "<script>",
+            "<img",
+            "<b>f",
+            "<i>go",
+            "javascript:",
+            "<Room>",
+            "r<1>",
+        ] {
             assert!(!html.contains(bad), "{bad} in {html}");
         }
         assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;x&quot;"));

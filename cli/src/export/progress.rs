@@ -125,7 +125,10 @@ impl RoomBar<'_> {
                     *last = Some(Instant::now());
                     let of = match total {
                         Some(t) if t > 0 => {
-                            format!("{done}/{t} messages ({:.0}%)", 100.0 * done as f64 / t as f64)
+                            format!(
+                                "{done}/{t} messages ({:.0}%)",
+                                100.0 * done as f64 / t as f64
+                            )
                         }
                         _ => format!("{done} messages"),
                     };
