@@ -5,15 +5,13 @@
 #   2. the HTML transcript opened in headless Chromium: a screenshot in light and in dark
 #      (prefers-color-scheme), and the rendered DOM searched for the messages, authors,
 #      channel, file and bot buttons, with the hostile text shown as text, never run.
-# Needs tmux, chromium, curl, python3; builds the debug binaries when absent.
+# Needs tmux, chromium, curl, python3; builds the debug binaries (a no-op when fresh).
 # Usage: bash cli/tests/export_ui.sh   (from the repository's root; about 15 s once built)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 target=${CARGO_TARGET_DIR:-$root/target}
-if [ ! -x "$target/debug/roomchat" ] || [ ! -x "$target/debug/roomchat-emulator" ]; then
-  cargo build --locked -q -p roomchat-cli -p roomchat-emulator
-fi
+cargo build --locked -q -p roomchat-cli -p roomchat-emulator  # a no-op after cargo test
 rc=$target/debug/roomchat
 emu_bin=$target/debug/roomchat-emulator
 for tool in tmux chromium curl python3; do
@@ -96,7 +94,7 @@ chrome=(chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage -
 "${chrome[@]}" --screenshot="$work/light.png" "file://$page" >/dev/null 2>&1
 "${chrome[@]}" --force-dark-mode --blink-settings=preferredColorScheme=0 --screenshot="$work/dark.png" "file://$page" >/dev/null 2>&1
 "${chrome[@]}" --dump-dom "file://$page" 2>/dev/null >"$work/dom.html"
-"${chrome[@]}" --dump-dom "file://$side" 2>/dev/null >"$work/side.html"
+cp "$side" "$work/side.html"  # the channel's page: its file is enough
 python3 - "$work" <<'PY'
 import sys, zlib, struct, re, html
 work = sys.argv[1]
