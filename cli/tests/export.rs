@@ -322,7 +322,19 @@ fn several_rooms_a_channel_and_a_time_filter() {
     emu.seed_messages("alpha", Some(&channel), 30);
     let dir = Scratch::new("rooms");
 
-    // Every room (the channel named), into a folder, 2 at a time, small pages.
+    // Every room (the channel named), into a folder, 2 at a time, small pages; two 429s met
+    // on the way are waited out.
+    emu.add_fault(roomchat_emulator::Fault {
+        method: Some("GET".into()),
+        path: "/consumer/api/v1/chatRoom/beta/messages".into(),
+        times: 2,
+        action: roomchat_emulator::FaultAction::Respond {
+            status: 429,
+            headers: vec![("Retry-After".into(), "1".into())],
+            body: r#"{"message":"Too many requests"}"#.into(),
+            content_type: None,
+        },
+    });
     let target = format!("alpha/{channel}");
     let run = run_ok(roomchat(
         &emu,

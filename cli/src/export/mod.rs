@@ -199,8 +199,9 @@ pub fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
     // The export handles 429s itself (waits as long as the budget says, never gives up,
     // counts them); other transient failures are retried here too, a few times.
     let client = client.with_options(CallOptions::new().max_retries(0))?;
+    let stats = Stats::default();
     if all_rooms {
-        for room in call_patiently(&client, None, || client.list_chat_rooms())? {
+        for room in call_patiently(&client, Some(&stats), || client.list_chat_rooms())? {
             if let Some(id) = room.room_id {
                 if !pairs.iter().any(|(r, c, _)| *r == id && c.is_none()) {
                     pairs.push((id, None, room.name));
@@ -228,12 +229,8 @@ pub fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
         .map(|(room, channel, name)| {
             let output = if as_folder {
                 let stem = match &channel {
-                    Some(c) => format!("{}--{c}", safe_file_name(&room)),
+                    Some(c) => format!("{}--{}", safe_file_name(&room), safe_file_name(c)),
                     None => safe_file_name(&room),
-                };
-                let stem = match &channel {
-                    Some(_) => stem.replace('/', "_"),
-                    None => stem,
                 };
                 folder.join(format!("{stem}.{}", format.extension()))
             } else {
@@ -250,7 +247,6 @@ pub fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
 
     let quiet = matches.get_flag("export-quiet");
     let progress = Progress::new(quiet);
-    let stats = Stats::default();
     let job = Job {
         client,
         format,
