@@ -81,9 +81,17 @@ fn a_100k_room_in_every_format_at_the_sdk_rate_in_flat_memory() {
     seeded_room(&emu, "tenth", BIG / 10);
     let sdk = client(&emu);
     room_ids(&sdk, "tenth"); // warm
-    let started = Instant::now();
-    let expected = room_ids(&sdk, "big");
-    let sdk_rate = BIG as f64 / started.elapsed().as_secs_f64();
+                             // The best of a few rounds (a release build): the machine is shared, the figure the
+                             // fastest the code can go.
+    let rounds = if cfg!(debug_assertions) { 1 } else { 3 };
+    let mut expected = Vec::new();
+    let mut best = Duration::MAX;
+    for _ in 0..rounds {
+        let started = Instant::now();
+        expected = room_ids(&sdk, "big");
+        best = best.min(started.elapsed());
+    }
+    let sdk_rate = BIG as f64 / best.as_secs_f64();
     assert_eq!(expected.len(), BIG);
 
     let dir = Scratch::new("formats");
@@ -96,16 +104,24 @@ fn a_100k_room_in_every_format_at_the_sdk_rate_in_flat_memory() {
         format!("cli export: {BIG} messages; SDK iter_room_messages {sdk_rate:.0} msg/s;");
     for format in ["jsonl", "json", "csv", "txt", "html"] {
         let file = format!("big.{format}");
-        let run = run_ok(roomchat(
-            &emu,
-            &dir.0,
-            &["export", "big", "-f", format, "-o", &file, "--quiet"],
-        ));
-        let rate = BIG as f64 / run.elapsed.as_secs_f64();
+        let (mut best, mut peak) = (Duration::MAX, 0f64);
+        for round in 0..rounds {
+            if round > 0 {
+                std::fs::remove_file(dir.path(&file)).unwrap();
+            }
+            let run = run_ok(roomchat(
+                &emu,
+                &dir.0,
+                &["export", "big", "-f", format, "-o", &file, "--quiet"],
+            ));
+            best = best.min(run.elapsed);
+            peak = peak.max(run.peak_rss_mib);
+        }
+        let rate = BIG as f64 / best.as_secs_f64();
         line += &format!(
             " {format} {rate:.0} msg/s ({:.2}x), peak RSS {:.1} MiB;",
             rate / sdk_rate,
-            run.peak_rss_mib
+            peak
         );
         let path = dir.path(&file);
         let text_len = std::fs::metadata(&path).unwrap().len();
@@ -135,11 +151,10 @@ fn a_100k_room_in_every_format_at_the_sdk_rate_in_flat_memory() {
                     .body;
                 let sent: Value = serde_json::from_str(&first).unwrap();
                 assert_eq!(sent, page["messages"][0]);
-                assert!(run.peak_rss_mib < 30.0, "peak RSS {} MiB", run.peak_rss_mib);
+                assert!(peak < 30.0, "peak RSS {peak} MiB");
                 assert!(
-                    run.peak_rss_mib < small.peak_rss_mib + 5.0,
-                    "memory grows with the room: {} MiB for {BIG}, {} MiB for {}",
-                    run.peak_rss_mib,
+                    peak < small.peak_rss_mib + 5.0,
+                    "memory grows with the room: {peak} MiB for {BIG}, {} MiB for {}",
                     small.peak_rss_mib,
                     BIG / 10
                 );
@@ -198,6 +213,13 @@ fn checkpoint_skip(path: &Path) -> Option<u64> {
 /// Runs `export big -o big.jsonl` and SIGKILLs it once its checkpoint is past half the room;
 /// the checkpoint's skip then.
 fn kill_half_way(emu: &Emulator, dir: &Scratch) -> u64 {
+    // Every page held 3 ms: the checkpoint (replaced every 200 ms) moves in small steps.
+    emu.add_fault(roomchat_emulator::Fault {
+        method: Some("GET".into()),
+        path: "/consumer/api/v1/chatRoom/big/messages".into(),
+        times: u32::MAX,
+        action: roomchat_emulator::FaultAction::Delay(Duration::from_millis(3)),
+    });
     let mut cmd = roomchat(
         emu,
         &dir.0,
@@ -208,6 +230,12 @@ fn kill_half_way(emu: &Emulator, dir: &Scratch) -> u64 {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         if checkpoint_skip(&checkpoint).is_some_and(|s| s >= BIG as u64 / 2) {
+            // Then a moment later, anywhere between two checkpoints.
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .subsec_nanos();
+            std::thread::sleep(Duration::from_micros(u64::from(nanos % 200_000)));
             break;
         }
         assert!(
@@ -219,7 +247,9 @@ fn kill_half_way(emu: &Emulator, dir: &Scratch) -> u64 {
     }
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
+    emu.clear_faults();
     let at = checkpoint_skip(&checkpoint).unwrap();
+    assert!(at < BIG as u64, "killed after the listing's end: {at}");
     assert!(!dir.path("big.jsonl").exists(), "not finished when killed");
     at
 }
@@ -295,14 +325,14 @@ fn messages_posted_during_the_export_are_all_there_once_in_order() {
         ));
         stop.store(true, Ordering::Relaxed);
         let ids = jsonl_ids(&dir.path("big.jsonl"));
+        let expected = room_ids(&client(&emu), "big");
+        assert!(expected.len() >= ids.len());
+        assert_exactly(&ids, &expected[..ids.len()], "with messages arriving");
         assert!(
             ids.len() >= BIG + before_rerun,
             "{} exported, {BIG} seeded and {before_rerun} posted before the second run",
             ids.len()
         );
-        let expected = room_ids(&client(&emu), "big");
-        assert!(expected.len() >= ids.len());
-        assert_exactly(&ids, &expected[..ids.len()], "with messages arriving");
     });
 }
 

@@ -1,9 +1,79 @@
 //! The export's output formats, written from the part file (one raw message record a line) in
 //! one streaming pass: memory stays that of one message whatever the room's size.
 
+use std::borrow::Cow;
 use std::io::{self, BufRead, Write};
 
-use roomchat::ChatMessage;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+/// A message record as the renderers read it: borrowed from the line (no copy of a text
+/// without escapes), the lists kept as their JSON text until needed.
+#[derive(Deserialize)]
+struct ChatMessage<'a> {
+    #[serde(rename = "_id", borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    created: Option<Cow<'a, str>>,
+    #[serde(rename = "chatRoom", borrow, default)]
+    chat_room: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    channel: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    message: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    user: Option<Author<'a>>,
+    #[serde(rename = "actionButtons", borrow, default)]
+    action_buttons: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    file: Option<File<'a>>,
+    #[serde(borrow, default)]
+    likes: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Author<'a> {
+    #[serde(rename = "_id", borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    username: Option<Cow<'a, str>>,
+    #[serde(rename = "uniqueUserIdentifier", borrow, default)]
+    unique_user_identifier: Option<&'a RawValue>,
+    #[serde(rename = "isModerator", default)]
+    is_moderator: Option<bool>,
+}
+
+#[derive(Deserialize)]
+struct File<'a> {
+    #[serde(borrow, default)]
+    url: Option<Cow<'a, str>>,
+    #[serde(rename = "fileName", borrow, default)]
+    file_name: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct Button<'a> {
+    #[serde(rename = "displayText", borrow, default)]
+    display_text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    payload: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    url: Option<Cow<'a, str>>,
+}
+
+/// A list's JSON text, unless absent, null or empty.
+fn list_text<'a>(raw: Option<&'a RawValue>) -> Option<&'a str> {
+    raw.map(RawValue::get)
+        .filter(|t| !matches!(t.trim(), "" | "null" | "[]" | "{}"))
+}
+
+impl<'a> ChatMessage<'a> {
+    fn buttons(&'a self) -> Vec<Button<'a>> {
+        list_text(self.action_buttons)
+            .and_then(|t| serde_json::from_str(t).ok())
+            .unwrap_or_default()
+    }
+}
 
 /// An output format of `roomchat export`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,8 +150,8 @@ pub fn render(
             let mut writer = csv::Writer::from_writer(out);
             writer.write_record(CSV_COLUMNS)?;
             for line in lines.lines() {
-                let message = decode(&line?)?;
-                writer.write_record(csv_row(&message))?;
+                let line = line?;
+                writer.write_record(csv_row(&decode(&line)?).iter().map(|c| c.as_bytes()))?;
             }
             writer.flush()
         }
@@ -95,21 +165,23 @@ pub fn render(
                 heading.messages, heading.exported_at
             )?;
             for line in lines.lines() {
-                txt_message(out, &decode(&line?)?)?;
+                let line = line?;
+                txt_message(out, &decode(&line)?)?;
             }
             Ok(())
         }
         Format::Html => {
             html_head(out, heading)?;
             for line in lines.lines() {
-                html_message(out, &decode(&line?)?)?;
+                let line = line?;
+                html_message(out, &decode(&line)?)?;
             }
             out.write_all(HTML_TAIL.as_bytes())
         }
     }
 }
 
-fn decode(line: &str) -> io::Result<ChatMessage> {
+fn decode(line: &str) -> io::Result<ChatMessage<'_>> {
     serde_json::from_str(line).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
 }
 
@@ -140,69 +212,58 @@ const CSV_COLUMNS: [&str; 13] = [
     "likes",
 ];
 
-fn csv_row(m: &ChatMessage) -> [String; 13] {
+fn csv_row<'a>(m: &'a ChatMessage<'a>) -> [Cow<'a, str>; 13] {
     let user = m.user.as_ref();
-    let text = |v: &Option<String>| v.clone().unwrap_or_default();
-    let uid = user
-        .and_then(|u| u.unique_user_identifier.as_ref())
-        .map(|v| match v {
-            serde_json::Value::String(s) => s.clone(),
-            serde_json::Value::Null => String::new(),
-            other => other.to_string(),
-        })
-        .unwrap_or_default();
-    let json_of = |v: Option<String>| v.unwrap_or_default();
+    let text = |v: &'a Option<Cow<'a, str>>| v.as_deref().map_or(Cow::Borrowed(""), Cow::Borrowed);
+    let uid = match user
+        .and_then(|u| u.unique_user_identifier)
+        .map(RawValue::get)
+    {
+        None | Some("null") => Cow::Borrowed(""),
+        Some(t) if t.starts_with('"') => serde_json::from_str::<String>(t)
+            .map(Cow::Owned)
+            .unwrap_or(Cow::Borrowed(t)),
+        Some(t) => Cow::Borrowed(t),
+    };
+    let empty = Cow::Borrowed("");
     [
         text(&m.id),
         text(&m.created),
         text(&m.chat_room),
         text(&m.channel),
-        user.and_then(|u| u.id.clone()).unwrap_or_default(),
-        user.and_then(|u| u.username.clone()).unwrap_or_default(),
+        user.map_or(empty.clone(), |u| text(&u.id)),
+        user.map_or(empty.clone(), |u| text(&u.username)),
         uid,
         user.and_then(|u| u.is_moderator)
-            .map(|b| b.to_string())
-            .unwrap_or_default(),
+            .map_or(empty.clone(), |b| {
+                Cow::Borrowed(if b { "true" } else { "false" })
+            }),
         text(&m.message),
+        m.file.as_ref().map_or(empty.clone(), |f| text(&f.url)),
         m.file
             .as_ref()
-            .and_then(|f| f.url.clone())
-            .unwrap_or_default(),
-        m.file
-            .as_ref()
-            .and_then(|f| f.file_name.clone())
-            .unwrap_or_default(),
-        json_of(
-            m.action_buttons
-                .as_ref()
-                .filter(|b| !b.is_empty())
-                .and_then(|b| serde_json::to_string(b).ok()),
-        ),
-        json_of(
-            m.likes
-                .as_ref()
-                .filter(|l| l.as_array().is_none_or(|a| !a.is_empty()))
-                .map(|l| l.to_string()),
-        ),
+            .map_or(empty.clone(), |f| text(&f.file_name)),
+        list_text(m.action_buttons).map_or(empty.clone(), Cow::Borrowed),
+        list_text(m.likes).map_or(empty, Cow::Borrowed),
     ]
 }
 
 /// `2024-01-15T15:21:44.293Z` as `2024-01-15 15:21:44 UTC`; anything else as it is.
-pub fn readable_time(created: &str) -> String {
+pub fn readable_time(created: &str) -> Cow<'_, str> {
     let b = created.as_bytes();
-    if b.len() >= 19 && b[10] == b'T' && created.ends_with('Z') {
-        format!("{} {} UTC", &created[..10], &created[11..19])
+    if b.len() >= 19 && b[10] == b'T' && created.ends_with('Z') && created.is_char_boundary(19) {
+        Cow::Owned(format!("{} {} UTC", &created[..10], &created[11..19]))
     } else {
-        created.to_owned()
+        Cow::Borrowed(created)
     }
 }
 
-fn author(m: &ChatMessage) -> (&str, &'static str) {
+fn author<'a>(m: &'a ChatMessage<'a>) -> (&'a str, &'static str) {
     let user = m.user.as_ref();
     let name = user.and_then(|u| u.username.as_deref()).unwrap_or("?");
     let role = if name == "system" && user.and_then(|u| u.is_moderator) == Some(true) {
         "system"
-    } else if m.action_buttons.as_ref().is_some_and(|b| !b.is_empty()) {
+    } else if list_text(m.action_buttons).is_some() {
         "bot"
     } else if user.and_then(|u| u.is_moderator) == Some(true) {
         "moderator"
@@ -212,7 +273,7 @@ fn author(m: &ChatMessage) -> (&str, &'static str) {
     (name, role)
 }
 
-fn button_label(b: &roomchat::ActionButton) -> &str {
+fn button_label<'a>(b: &'a Button<'a>) -> &'a str {
     b.display_text
         .as_deref()
         .or(b.payload.as_deref())
@@ -220,7 +281,7 @@ fn button_label(b: &roomchat::ActionButton) -> &str {
         .unwrap_or("button")
 }
 
-fn txt_message(out: &mut impl Write, m: &ChatMessage) -> io::Result<()> {
+fn txt_message(out: &mut impl Write, m: &ChatMessage<'_>) -> io::Result<()> {
     let (name, role) = author(m);
     let when = readable_time(m.created.as_deref().unwrap_or(""));
     let role = if role.is_empty() {
@@ -230,7 +291,11 @@ fn txt_message(out: &mut impl Write, m: &ChatMessage) -> io::Result<()> {
     };
     let text = m.message.as_deref().unwrap_or("");
     // Continuation lines indented, so that a message cannot pass for another.
-    let text = text.replace('\n', "\n    ");
+    let text = if text.contains('\n') {
+        Cow::Owned(text.replace('\n', "\n    "))
+    } else {
+        Cow::Borrowed(text)
+    };
     writeln!(out, "[{when}] {name}{role}: {text}")?;
     if let Some(file) = &m.file {
         writeln!(
@@ -240,7 +305,8 @@ fn txt_message(out: &mut impl Write, m: &ChatMessage) -> io::Result<()> {
             file.url.as_deref().unwrap_or("")
         )?;
     }
-    if let Some(buttons) = m.action_buttons.as_ref().filter(|b| !b.is_empty()) {
+    let buttons = m.buttons();
+    if !buttons.is_empty() {
         let labels: Vec<String> = buttons
             .iter()
             .map(|b| format!("[{}]", button_label(b)))
@@ -250,8 +316,11 @@ fn txt_message(out: &mut impl Write, m: &ChatMessage) -> io::Result<()> {
     Ok(())
 }
 
-/// Escapes text for HTML content and attribute values.
-pub fn escape(text: &str) -> String {
+/// Escapes text for HTML content and attribute values (borrowed when nothing needs it).
+pub fn escape(text: &str) -> Cow<'_, str> {
+    if !text.contains(['&', '<', '>', '"', '\'']) {
+        return Cow::Borrowed(text);
+    }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
         match c {
@@ -263,13 +332,14 @@ pub fn escape(text: &str) -> String {
             c => out.push(c),
         }
     }
-    out
+    Cow::Owned(out)
 }
 
 /// A link target only when it is http(s): never `javascript:` or `data:`.
 fn safe_url(url: &str) -> Option<String> {
     let lower = url.trim_start().to_ascii_lowercase();
-    (lower.starts_with("https://") || lower.starts_with("http://")).then(|| escape(url.trim()))
+    (lower.starts_with("https://") || lower.starts_with("http://"))
+        .then(|| escape(url.trim()).into_owned())
 }
 
 const HTML_STYLE: &str = r#"
@@ -301,7 +371,7 @@ time { color: var(--muted); font-size: .85rem; margin-left: auto; }
 const HTML_TAIL: &str = "</main>\n</body>\n</html>\n";
 
 fn html_head(out: &mut impl Write, heading: &Heading<'_>) -> io::Result<()> {
-    let title = escape(&title(heading));
+    let title = escape(&title(heading)).into_owned();
     write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
@@ -315,7 +385,7 @@ fn html_head(out: &mut impl Write, heading: &Heading<'_>) -> io::Result<()> {
     )
 }
 
-fn html_message(out: &mut impl Write, m: &ChatMessage) -> io::Result<()> {
+fn html_message(out: &mut impl Write, m: &ChatMessage<'_>) -> io::Result<()> {
     let (name, role) = author(m);
     let created = m.created.as_deref().unwrap_or("");
     write!(
@@ -347,9 +417,10 @@ fn html_message(out: &mut impl Write, m: &ChatMessage) -> io::Result<()> {
             None => write!(out, "\n<div class=\"file\">📎 <span>{label}</span></div>")?,
         }
     }
-    if let Some(buttons) = m.action_buttons.as_ref().filter(|b| !b.is_empty()) {
+    let buttons = m.buttons();
+    if !buttons.is_empty() {
         out.write_all(b"\n<div class=\"buttons\">")?;
-        for b in buttons {
+        for b in &buttons {
             let label = escape(button_label(b));
             match b.url.as_deref().and_then(safe_url) {
                 Some(url) => write!(

@@ -593,6 +593,11 @@ fn export_target(job: &Job<'_>, target: &Target) -> Result<(), CliError> {
         job.stats.rooms.fetch_add(1, Ordering::Relaxed);
         return Ok(());
     }
+    if checkpoint.fetched_all && paths.part.exists() {
+        // Stopped while the final file was being written: the listing's end was reached then;
+        // ask again from there, for what was posted since (one page when nothing was).
+        checkpoint.fetched_all = false;
+    }
     let bar = job
         .progress
         .room(&label, checkpoint.total, checkpoint.next_skip);
@@ -610,7 +615,7 @@ fn export_target(job: &Job<'_>, target: &Target) -> Result<(), CliError> {
 }
 
 /// How often the part file is fsynced and the checkpoint replaced.
-const COMMIT_EVERY: Duration = Duration::from_millis(500);
+const COMMIT_EVERY: Duration = Duration::from_millis(200);
 
 fn fetch_all(
     job: &Job<'_>,
