@@ -62,7 +62,7 @@ struct Button<'a> {
 }
 
 /// A list's JSON text, unless absent, null or empty.
-fn list_text<'a>(raw: Option<&'a RawValue>) -> Option<&'a str> {
+fn list_text(raw: Option<&RawValue>) -> Option<&str> {
     raw.map(RawValue::get)
         .filter(|t| !matches!(t.trim(), "" | "null" | "[]" | "{}"))
 }
