@@ -46,6 +46,10 @@ command -v redis-server >/dev/null || need_apt+=(redis-server)
 # The test network (scripts/testnet.sh): network namespaces and a CONNECT proxy.
 command -v ip >/dev/null || need_apt+=(iproute2)
 command -v tinyproxy >/dev/null || need_apt+=(tinyproxy-bin)
+# roomchat export as a person sees it (cli/tests/export_ui.sh): a terminal and a browser.
+command -v tmux >/dev/null || need_apt+=(tmux)
+command -v chromium >/dev/null || need_apt+=(chromium)
+command -v curl >/dev/null || need_apt+=(curl)
 # Certificates for redis-server over TLS.
 command -v openssl >/dev/null || need_apt+=(openssl)
 # libabigail's abidw/abidiff: the C ABI check against the last release (tests/abi/).
@@ -114,6 +118,12 @@ grep -E '^test result' "$log_dir/network.log" >>"$log_dir/cargo.log"
 step "stress: 64 threads x 500 calls on one client under a binding budget (release)"
 cargo test --release --locked -p roomchat --test stress -- --nocapture 2>&1 | tee "$log_dir/stress.log" | grep -E '^(stress|test result)'
 grep -q '^test result: ok. 1 passed' "$log_dir/stress.log"
+
+step "roomchat export (release): 100,000 messages in every format beside the SDK's iterator, peak RSS, killed half-way and run again (messages arriving too); the progress bar in tmux, the HTML transcript in Chromium"
+cargo test --release --locked -p roomchat-cli --test export -- --nocapture --test-threads=1 2>&1 | tee "$log_dir/cli-export.log" | grep -E '^(cli export|test result)'
+grep -q '^test result: ok. 4 passed' "$log_dir/cli-export.log"
+bash cli/tests/export_ui.sh 2>&1 | tee "$log_dir/cli-export-ui.log" | grep -E '^(screenshots|the transcript|export_ui)'
+grep -q '^export_ui: OK' "$log_dir/cli-export-ui.log"
 
 step "the README's demo (cargo run --example quickstart)"
 cargo run --quiet --locked --example quickstart >"$log_dir/quickstart.log"
