@@ -150,6 +150,10 @@ fn import_users(matches: &clap::ArgMatches) -> Result<(), CliError> {
         read_jsonl(&file)?
     };
 
+    if crate::config::dry_run(matches) {
+        return dry_run(matches, &rows);
+    }
+
     let client = crate::config::client(matches)?;
     let create_client = match create_timeout {
         Some(t) => client.with_options(CallOptions::new().timeout(t))?,
@@ -557,4 +561,19 @@ impl Progress {
             bar.finish_and_clear();
         }
     }
+}
+
+/// `--dry-run`: the create-user request of every valid row, printed as the operation
+/// commands print theirs; nothing is sent (not even the listing of who is there).
+fn dry_run(matches: &clap::ArgMatches, rows: &[Row]) -> Result<(), CliError> {
+    let base_url = crate::config::base_url(matches)?.unwrap_or_else(|| "https://BASE_URL".into());
+    for row in rows {
+        if let Ok(fields) = &row.fields {
+            if let Ok(user) = create_user_of(fields) {
+                let request = roomchat::wire::create_user(&user)?;
+                crate::output::print_dry_run(&request, &base_url, false)?;
+            }
+        }
+    }
+    Ok(())
 }

@@ -73,7 +73,16 @@ fn a_thousand_users_twice_creates_each_once() {
     let first = run_ok(roomchat(
         &emu,
         &dir.0,
-        &["import", "users", "users.csv", "-j", "8"],
+        // The emulator here has no effective limit: a higher budget keeps the test short.
+        &[
+            "--rate-limit",
+            "20000",
+            "import",
+            "users",
+            "users.csv",
+            "-j",
+            "8",
+        ],
     ));
     let rows = results(&dir.path("users.csv.results.csv"));
     assert_eq!(rows.len(), 1000);
@@ -276,4 +285,50 @@ fn bad_rows_are_reported_and_bad_files_refused() {
         assert_eq!(run.status.code(), Some(code), "{args:?}: {}", run.stderr);
         assert!(run.stderr.contains(says), "{args:?}: {}", run.stderr);
     }
+}
+
+#[test]
+fn dry_runs_of_import_and_export_send_nothing() {
+    let emu = emulator();
+    let dir = Scratch::new("dry-run");
+    std::fs::write(
+        dir.path("users.csv"),
+        "username,uniqueUserIdentifier\nAnn Lee,crm-1\n",
+    )
+    .unwrap();
+    emu.clear_journal();
+    for args in [
+        &["import", "users", "users.csv", "--dry-run"][..],
+        &["export", "R1", "R2/C1", "--all-rooms", "--dry-run"][..],
+    ] {
+        let out = roomchat(&emu, &dir.0, args).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(stdout.contains("auth=REDACTED"), "{stdout}");
+        assert!(
+            !stdout.contains(&emu.private_key()),
+            "the key shown: {stdout}"
+        );
+        if args[0] == "import" {
+            assert!(
+                stdout.contains(r#""uniqueUserIdentifier":"crm-1""#),
+                "{stdout}"
+            );
+        } else {
+            assert!(
+                stdout.contains("/chatRoom/R2/channel/C1/messages"),
+                "{stdout}"
+            );
+        }
+    }
+    assert!(
+        emu.journal().is_empty(),
+        "a dry run sent {:?}",
+        emu.journal()
+    );
+    assert!(!dir.path("users.csv.results.csv").exists());
 }

@@ -195,7 +195,19 @@ pub fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
         pairs.push((room.to_owned(), channel.map(str::to_owned), None));
     }
 
+    if crate::config::dry_run(matches) {
+        return dry_run(matches, &pairs, all_rooms);
+    }
+
     let client = crate::config::client(matches)?;
+    // Killed at any moment the export resumes (the checkpoint and part files are
+    // consistent whenever the process stops), so Ctrl-C only says how to go on.
+    let _ = ctrlc::set_handler(|| {
+        eprintln!(
+            "\nroomchat: export interrupted; run the same command again to resume where it stopped"
+        );
+        std::process::exit(i32::from(crate::error::EXIT_INTERRUPTED));
+    });
     // The export handles 429s itself (waits as long as the budget says, never gives up,
     // counts them); other transient failures are retried here too, a few times.
     let client = client.with_options(CallOptions::new().max_retries(0))?;
@@ -900,6 +912,38 @@ pub fn parse_time(text: &str) -> Option<i64> {
         }
     }
     Some(ms)
+}
+
+/// `--dry-run`: the first request of each target (the rooms' listing with `--all-rooms`),
+/// printed as the operation commands print theirs; nothing is sent.
+fn dry_run(
+    matches: &clap::ArgMatches,
+    pairs: &[(String, Option<String>, Option<String>)],
+    all_rooms: bool,
+) -> Result<(), CliError> {
+    let base_url = crate::config::base_url(matches)?.unwrap_or_else(|| "https://BASE_URL".into());
+    let limit = *matches
+        .get_one::<u64>("export-page-size")
+        .expect("defaulted");
+    let mut requests = Vec::new();
+    if all_rooms {
+        requests.push(Operation::ListChatRooms.build(&serde_json::json!({}))?);
+    }
+    for (room, channel, _) in pairs {
+        let mut params = serde_json::json!({"roomId": room, "limit": limit, "skip": 0});
+        let operation = match channel {
+            Some(channel) => {
+                params["channelId"] = channel.as_str().into();
+                Operation::ChannelMessages
+            }
+            None => Operation::RoomMessages,
+        };
+        requests.push(operation.build(&params)?);
+    }
+    for request in &requests {
+        crate::output::print_dry_run(request, &base_url, false)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
