@@ -36,6 +36,10 @@ pub struct Field {
     pub doc: String,
     /// The name in code, where the wire name made snake_case is not it.
     pub rust: Option<String>,
+    /// True: a secret (an access token, a webhook URL): every language's debug
+    /// output (Rust `Debug`, Python `repr`, Node `util.inspect`) hides its value.
+    #[serde(default)]
+    pub secret: bool,
 }
 
 impl Field {
@@ -517,6 +521,9 @@ pub fn load(text: &str) -> Result<Declarations, String> {
                     "string" | "boolean" | "integer" | "number" | "json"
                 ) => {}
                 None => return Err(format!("{at}: type {:?}", field.kind)),
+            }
+            if field.secret && field.kind != "string" {
+                return Err(format!("{at}: only a string field may be secret"));
             }
         }
     }
