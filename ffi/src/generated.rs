@@ -3825,7 +3825,8 @@ pub extern "C" fn roomchat_room_messages_params_free(params: *mut roomchat_room_
     free_box(params)
 }
 
-/// Sets `limit` (at least 1). A later call replaces the value.
+/// Sets `limit` (at least 1); 0: not set, the service's default 50 (an iterator's page size 200). A
+/// later call replaces the value.
 #[no_mangle]
 pub extern "C" fn roomchat_room_messages_params_set_limit(
     params: *mut roomchat_room_messages_params,
@@ -3836,7 +3837,7 @@ pub extern "C" fn roomchat_room_messages_params_set_limit(
         |h| &mut h.params,
         "limit",
         || Ok(value),
-        |p, v| p.limit = Some(v),
+        |p, v| p.limit = (v != 0).then_some(v),
     )
 }
 
@@ -4708,7 +4709,8 @@ pub extern "C" fn roomchat_channel_messages_params_free(
     free_box(params)
 }
 
-/// Sets `limit` (at least 1). A later call replaces the value.
+/// Sets `limit` (at least 1); 0: not set, the service's default 50 (an iterator's page size 200). A
+/// later call replaces the value.
 #[no_mangle]
 pub extern "C" fn roomchat_channel_messages_params_set_limit(
     params: *mut roomchat_channel_messages_params,
@@ -4719,7 +4721,7 @@ pub extern "C" fn roomchat_channel_messages_params_set_limit(
         |h| &mut h.params,
         "limit",
         || Ok(value),
-        |p, v| p.limit = Some(v),
+        |p, v| p.limit = (v != 0).then_some(v),
     )
 }
 
@@ -5684,7 +5686,8 @@ pub extern "C" fn roomchat_list_members_params_free(params: *mut roomchat_list_m
     free_box(params)
 }
 
-/// Sets `limit` (1 to 200). A later call replaces the value.
+/// Sets `limit` (1 to 200); 0: not set, the service's default 50 (an iterator's page size 200). A
+/// later call replaces the value.
 #[no_mangle]
 pub extern "C" fn roomchat_list_members_params_set_limit(
     params: *mut roomchat_list_members_params,
@@ -5695,7 +5698,7 @@ pub extern "C" fn roomchat_list_members_params_set_limit(
         |h| &mut h.params,
         "limit",
         || Ok(value),
-        |p, v| p.limit = Some(v),
+        |p, v| p.limit = (v != 0).then_some(v),
     )
 }
 

@@ -1438,9 +1438,16 @@ fn records_rs(d: &Declarations, ops: &[NodeOp<'_>], paged: &[Paged<'_>]) -> Stri
             w,
             &format!("let mut query = roomchat::{}::new();", op.type_name()),
         );
+        // The page size is the `limit` of each request, checked against the declared
+        // limit's bounds here so that an error names what the caller passed (`pageSize`).
+        let limit = op.params.iter().find(|p| p.name == PAGING_PARAMS[0]);
+        let least = limit.and_then(|p| p.min).unwrap_or(1).max(1);
+        let most = limit
+            .and_then(|p| p.max)
+            .map_or("args::MAX_SAFE_INTEGER".to_owned(), |max| max.to_string());
         line(
             w,
-            "if let Some(size) = p.whole(\"pageSize\", 1, args::MAX_SAFE_INTEGER)? { query = query.limit(size); }",
+            &format!("if let Some(size) = p.whole(\"pageSize\", {least}, {most})? {{ query = query.limit(size); }}"),
         );
         line(
             w,
