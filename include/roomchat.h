@@ -2515,7 +2515,8 @@ roomchat_result roomchat_room_messages_params_new(struct roomchat_room_messages_
 // Frees the parameters. `roomchat_room_messages_params_free(NULL)` does nothing.
 void roomchat_room_messages_params_free(struct roomchat_room_messages_params *params);
 
-// Sets `limit` (at least 1). A later call replaces the value.
+// Sets `limit` (at least 1); 0: not set, the service's default 50 (an iterator's page size 200). A
+// later call replaces the value.
 roomchat_result roomchat_room_messages_params_set_limit(struct roomchat_room_messages_params *params,
                                                         uint64_t value);
 
@@ -2829,7 +2830,8 @@ roomchat_result roomchat_channel_messages_params_new(struct roomchat_channel_mes
 // Frees the parameters. `roomchat_channel_messages_params_free(NULL)` does nothing.
 void roomchat_channel_messages_params_free(struct roomchat_channel_messages_params *params);
 
-// Sets `limit` (at least 1). A later call replaces the value.
+// Sets `limit` (at least 1); 0: not set, the service's default 50 (an iterator's page size 200). A
+// later call replaces the value.
 roomchat_result roomchat_channel_messages_params_set_limit(struct roomchat_channel_messages_params *params,
                                                            uint64_t value);
 
@@ -3182,7 +3184,8 @@ roomchat_result roomchat_list_members_params_new(struct roomchat_list_members_pa
 // Frees the parameters. `roomchat_list_members_params_free(NULL)` does nothing.
 void roomchat_list_members_params_free(struct roomchat_list_members_params *params);
 
-// Sets `limit` (1 to 200). A later call replaces the value.
+// Sets `limit` (1 to 200); 0: not set, the service's default 50 (an iterator's page size 200). A
+// later call replaces the value.
 roomchat_result roomchat_list_members_params_set_limit(struct roomchat_list_members_params *params,
                                                        uint64_t value);
 

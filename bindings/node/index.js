@@ -6,7 +6,7 @@
 // RoomchatError objects. Types and docs: index.d.ts.
 
 const util = require('node:util')
-const { operationMethods, operationResults, pagingMethods } = require('./operations.js')
+const { operationMethods, operationResults, pagingMethods, recordSecrets } = require('./operations.js')
 const native = loadNative()
 
 // ---- the native addon -------------------------------------------------------------
@@ -573,6 +573,49 @@ function tokenUser(payload) {
   return decorateTokenUser(JSON.parse(payload))
 }
 
+/**
+ * `util.inspect` of a record with secret fields (`secret = true` in api/operations.toml:
+ * an access token, a webhook URL): each shown by its length only. The fields stay
+ * readable as they are.
+ */
+function inspectWithSecrets(depth, options) {
+  const { hidden } = recordSecrets[this[RECORD_NAME]]
+  const shown = { ...this }
+  for (const name of hidden) {
+    if (shown[name] !== undefined && shown[name] !== null) shown[name] = `[hidden: ${String(shown[name]).length} characters]`
+  }
+  return `${this[RECORD_NAME]} ${util.inspect(shown, { ...options, depth: options.depth === null ? null : depth })}`
+}
+
+const RECORD_NAME = Symbol('record')
+
+/** `value`, a parsed record of `type` (`Bot`, `Bot[]`), with its secrets (and its inner records') hidden from `util.inspect`. */
+function hideSecrets(type, value) {
+  if (type.endsWith('[]')) {
+    if (Array.isArray(value)) for (const item of value) hideSecrets(type.slice(0, -2), item)
+    return value
+  }
+  const secrets = recordSecrets[type]
+  if (secrets === undefined || value === null || typeof value !== 'object') return value
+  if (secrets.hidden.length > 0) {
+    Object.defineProperty(value, RECORD_NAME, { value: type })
+    Object.defineProperty(value, util.inspect.custom, { value: inspectWithSecrets })
+  }
+  for (const [field, inner] of Object.entries(secrets.inner)) {
+    const held = value[field]
+    if (Array.isArray(held)) for (const item of held) hideSecrets(inner, item)
+    else hideSecrets(inner, held)
+  }
+  return value
+}
+
+/** The `post` of a result of `type` that holds secrets: parsed, then hidden. */
+function withSecretsHidden(type) {
+  const decorate = (value) => hideSecrets(type, value)
+  const post = (payload) => decorate(JSON.parse(payload))
+  return [post, decorate]
+}
+
 /** What a result's `post` does to the parsed value besides parsing it. */
 const DECORATE = new Map([
   [createdUser, decorateCreatedUser],
@@ -581,6 +624,13 @@ const DECORATE = new Map([
 
 /** The records a result finishes besides parsing, by their TS type (operations.js names each operation's). */
 const FINISH_RECORD = { CreatedUser: createdUser, TokenUser: tokenUser }
+for (const type of Object.keys(recordSecrets)) {
+  for (const each of [type, `${type}[]`]) {
+    const [post, decorate] = withSecretsHidden(each)
+    FINISH_RECORD[each] = post
+    DECORATE.set(post, decorate)
+  }
+}
 
 /** The `post` of each declared operation's result, by the operation's stable name. */
 const RESULT_POST = new Map(

@@ -385,4 +385,18 @@ function pagingMethods(iterate) {
   }
 }
 
-module.exports = { operationMethods, operationResults, pagingMethods }
+
+/**
+ * The records with a field declared `secret = true` (an access token, a webhook URL), or
+ * holding such a record: `hidden`, the fields `util.inspect` shows by their length only;
+ * `inner`, the fields holding such records (or lists of them), by the record's name.
+ */
+const recordSecrets = Object.freeze({
+  Bot: { hidden: ['webhookURL'], inner: {} },
+  BotAnswer: { hidden: [], inner: { bot: 'Bot' } },
+  UpdatedUser: { hidden: ['accessToken'], inner: {} },
+  ProvisionedUser: { hidden: ['accessToken'], inner: {} },
+  BotList: { hidden: [], inner: { bots: 'Bot' } },
+})
+
+module.exports = { operationMethods, operationResults, pagingMethods, recordSecrets }

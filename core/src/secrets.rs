@@ -2,6 +2,8 @@
 //! of every text the library shows: URLs shown redacted, and the passwords
 //! found in them scrubbed from any message that might quote one.
 
+use std::borrow::Cow;
+
 /// The query parameters that carry a password in a URL (`pass`, as the redis
 /// crate reads `redis+unix:///path?pass=…`; `password`, which other clients
 /// accept, hidden too in case a user writes it; `sentinel_password`, the
@@ -11,44 +13,174 @@ const PASSWORD_PARAMS: [&str; 3] = ["pass", "password", "sentinel_password"];
 /// Where `url`'s parts are: the end of its scheme, its user information
 /// (`user:password@`), its query (at the `?`) and its fragment (at the `#`).
 struct UrlParts {
+    scheme_end: usize,
     user_info: Option<(usize, usize)>,
     query: Option<usize>,
     fragment: Option<usize>,
+    /// Whether the URL reads two ways (an `@` in a password parameter's value
+    /// that might also end user information whose password holds a `?` or
+    /// `#`): then what precedes the query is not shown either.
+    ambiguous: bool,
+}
+
+/// Where the user information of `rest` (a URL after its `scheme://`) ends:
+/// the offset of its `@`, if it has any.
+///
+/// A password may hold an `@`, `/`, `?` or `#` written as is (`redis://:S3cr?t9@host`):
+/// the user information ends at the last `@` of the URL, unless that `@` is in
+/// a password parameter's value (`redis://h/0?pass=a@b`), where it ends at the
+/// last `@` before the query. A URL whose authority is empty (`redis+unix:///…`)
+/// has none. The Redis deployments and [`redacted_url`] read it the same way.
+pub(crate) fn user_info_end(rest: &str) -> Option<usize> {
+    user_info_reading(rest).0
+}
+
+/// [`user_info_end`], and whether `rest` also reads another way.
+fn user_info_reading(rest: &str) -> (Option<usize>, bool) {
+    if rest.starts_with('/') {
+        return (None, false);
+    }
+    let Some(last_at) = rest.rfind('@') else {
+        return (None, false);
+    };
+    let boundary = rest.find(['?', '#']).unwrap_or(rest.len());
+    if last_at < boundary {
+        return (Some(last_at), false);
+    }
+    // The `@` is past a `?` or `#`: is it in a password parameter's value (of
+    // the query, or of a fragment written as one)? Then the URL reads two ways.
+    let in_password_value = query_pieces(&rest[boundary + 1..last_at])
+        .iter()
+        .any(|piece| matches!(piece, QueryPiece::Password { .. }));
+    if in_password_value {
+        (rest[..boundary].rfind('@'), true)
+    } else {
+        (Some(last_at), false)
+    }
+}
+
+/// `url` with the `/`, `?`, `#` and `@` of its user information percent-encoded,
+/// so that a URL parser reads the user information as [`user_info_end`] does
+/// (`redis://:S3cr?t9@host` → `redis://:S3cr%3Ft9@host`); other URLs unchanged.
+pub(crate) fn with_user_info_encoded(url: &str) -> Cow<'_, str> {
+    let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
+        return Cow::Borrowed(url);
+    };
+    match user_info_end(&url[scheme_end..]) {
+        Some(at) => {
+            let user_info = &url[scheme_end..scheme_end + at];
+            match encoded_user_info(user_info) {
+                Cow::Borrowed(_) => Cow::Borrowed(url),
+                Cow::Owned(encoded) => Cow::Owned(format!(
+                    "{}{encoded}{}",
+                    &url[..scheme_end],
+                    &url[scheme_end + at..]
+                )),
+            }
+        }
+        None => Cow::Borrowed(url),
+    }
+}
+
+/// User information (`user:password`) with the characters that would end it
+/// for a URL parser (`/`, `?`, `#`, `@`) percent-encoded.
+pub(crate) fn encoded_user_info(user_info: &str) -> Cow<'_, str> {
+    if !user_info.contains(['/', '?', '#', '@']) {
+        return Cow::Borrowed(user_info);
+    }
+    let mut out = String::with_capacity(user_info.len() + 8);
+    for c in user_info.chars() {
+        match c {
+            '/' => out.push_str("%2F"),
+            '?' => out.push_str("%3F"),
+            '#' => out.push_str("%23"),
+            '@' => out.push_str("%40"),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
 }
 
 fn url_parts(url: &str) -> UrlParts {
     let scheme_end = url.find("://").map_or(0, |i| i + 3);
-    let query = url[scheme_end..].find('?').map(|i| scheme_end + i);
-    let before_query = &url[..query.unwrap_or(url.len())];
-    // The last `@` before the query: a password may itself hold an `@` (or a `#`).
-    let user_info = before_query
-        .rfind('@')
-        .filter(|&at| at >= scheme_end)
-        .map(|at| (scheme_end, at));
+    let (at, ambiguous) = user_info_reading(&url[scheme_end..]);
+    let user_info = at.map(|at| (scheme_end, scheme_end + at));
     let after_user_info = user_info.map_or(scheme_end, |(_, at)| at);
+    let query = url[after_user_info..]
+        .find('?')
+        .map(|i| after_user_info + i);
     let fragment = url[after_user_info..]
         .find('#')
         .map(|i| after_user_info + i);
     // A `?` after the `#` is the fragment's, not a query.
     let query = query.filter(|&q| fragment.is_none_or(|f| q < f));
     UrlParts {
+        scheme_end,
         user_info,
         query,
         fragment,
+        ambiguous,
     }
+}
+
+/// A query (the text after its `?`) in pieces: text shown as written, and each
+/// password parameter's name and value. A parameter's value runs to the next
+/// `&`; in other parameters a further `?` starts another one, as far as showing
+/// goes (`?=y?pass=…` holds a `pass` parameter, though a URL parser reads one
+/// parameter `=y?pass=…`): hiding a harmless value costs less than showing a password.
+enum QueryPiece<'a> {
+    Shown(&'a str),
+    Password { name: &'a str, value: &'a str },
+}
+
+fn query_pieces(query: &str) -> Vec<QueryPiece<'_>> {
+    let mut pieces = Vec::new();
+    for (i, pair) in query.split('&').enumerate() {
+        if i > 0 {
+            pieces.push(QueryPiece::Shown("&"));
+        }
+        let mut pair = pair;
+        loop {
+            match pair.split_once('=') {
+                Some((name, value)) if is_password_param(name) => {
+                    pieces.push(QueryPiece::Password { name, value });
+                    break;
+                }
+                _ => match pair.find('?') {
+                    Some(q) => {
+                        pieces.push(QueryPiece::Shown(&pair[..=q]));
+                        pair = &pair[q + 1..];
+                    }
+                    None => {
+                        pieces.push(QueryPiece::Shown(pair));
+                        break;
+                    }
+                },
+            }
+        }
+    }
+    pieces
 }
 
 /// `url` with its user information and every password query parameter shown
 /// as `REDACTED`; a fragment other than `#insecure` (the one the redis crate
 /// reads) is shown as `#REDACTED`, as a password may have been written there.
+/// A URL that reads two ways (see [`user_info_end`]) is shown as its scheme alone.
 pub(crate) fn redacted_url(url: &str) -> String {
     let UrlParts {
+        scheme_end,
         user_info,
         query,
         fragment,
+        ambiguous,
     } = url_parts(url);
     let mut out = String::with_capacity(url.len());
     let head_end = query.or(fragment).unwrap_or(url.len());
+    if ambiguous {
+        out.push_str(&url[..scheme_end]);
+        out.push_str("REDACTED");
+        return out;
+    }
     match user_info {
         Some((start, at)) => {
             out.push_str(&url[..start]);
@@ -60,14 +192,15 @@ pub(crate) fn redacted_url(url: &str) -> String {
     if let Some(q) = query {
         out.push('?');
         let pairs = &url[q + 1..fragment.unwrap_or(url.len())];
-        let shown: Vec<String> = pairs
-            .split('&')
-            .map(|pair| match pair.split_once('=') {
-                Some((name, _)) if is_password_param(name) => format!("{name}=REDACTED"),
-                _ => pair.to_owned(),
-            })
-            .collect();
-        out.push_str(&shown.join("&"));
+        for piece in query_pieces(pairs) {
+            match piece {
+                QueryPiece::Shown(text) => out.push_str(text),
+                QueryPiece::Password { name, .. } => {
+                    out.push_str(name);
+                    out.push_str("=REDACTED");
+                }
+            }
+        }
     }
     if let Some(f) = fragment {
         let text = &url[f + 1..];
@@ -93,25 +226,33 @@ fn is_password_param(name: &str) -> bool {
 /// decoded, to scrub from any text that might quote one.
 pub(crate) fn passwords_of(url: &str) -> Vec<String> {
     let UrlParts {
+        scheme_end,
         user_info,
         query,
         fragment,
+        ambiguous,
     } = url_parts(url);
     let mut found = Vec::new();
-    if let Some((start, at)) = user_info {
-        let credentials = &url[start..at];
+    let mut user_password = |credentials: &str| {
         if let Some((_, password)) = credentials.split_once(':') {
             found.push(password.to_owned());
+        }
+    };
+    if let Some((start, at)) = user_info {
+        user_password(&url[start..at]);
+    }
+    if ambiguous {
+        // The other reading: user information up to the URL's last `@`.
+        if let Some(at) = url.rfind('@').filter(|&at| at > scheme_end) {
+            user_password(&url[scheme_end..at]);
         }
     }
     if let Some(q) = query {
         let pairs = &url[q + 1..fragment.unwrap_or(url.len())];
-        for pair in pairs.split('&') {
-            if let Some((name, value)) = pair.split_once('=') {
-                if is_password_param(name) {
-                    found.push(value.to_owned());
-                    found.push(percent_decode(&value.replace('+', " ")));
-                }
+        for piece in query_pieces(pairs) {
+            if let QueryPiece::Password { value, .. } = piece {
+                found.push(value.to_owned());
+                found.push(percent_decode(&value.replace('+', " ")));
             }
         }
     }
@@ -206,6 +347,53 @@ mod tests {
         assert_eq!(
             redacted_url("redis+unix:///r.sock?pass=a@b"),
             "redis+unix:///r.sock?pass=REDACTED"
+        );
+        // A password holding a `?`, `#` or `/` written as is (issue 37, item 8).
+        for (url, shown) in [
+            ("redis://:S3cr?t9@host", "redis://REDACTED@host"),
+            ("redis://u:S3cr#t9@host:1/0", "redis://REDACTED@host:1/0"),
+            (
+                "redis://:S3/cr?t9@host/2?protocol=resp3",
+                "redis://REDACTED@host/2?protocol=resp3",
+            ),
+            (
+                "rediss+cluster://:a?b#c/d@h1,h2",
+                "rediss+cluster://REDACTED@h1,h2",
+            ),
+            (
+                "redis+sentinel://:S3cr?t9@s1/svc?sentinel_password=x?y",
+                "redis+sentinel://REDACTED@s1/svc?sentinel_password=REDACTED",
+            ),
+            // A `pass=` after a second `?` (fuzz/redis_url).
+            (
+                "rediss+cluster://h/x?=y?pass=S3crt9",
+                "rediss+cluster://h/x?=y?pass=REDACTED",
+            ),
+            // A password parameter's value runs to the next `&`, `?` and `@` included.
+            (
+                "redis+unix:///r.sock?pass=S3cr?t9&db=1",
+                "redis+unix:///r.sock?pass=REDACTED&db=1",
+            ),
+            ("redis://h/0?pass=a?S3crt9@b", "redis://REDACTED"),
+            (
+                "redis://:S3?c#r@t9@s1?sentinel_password=S3?c#r@t9",
+                "redis://REDACTED",
+            ),
+        ] {
+            assert_eq!(redacted_url(url), shown, "{url}");
+            assert!(!passwords_of(url).is_empty(), "{url}");
+        }
+        assert_eq!(passwords_of("redis://:S3cr?t9@host"), ["S3cr?t9"]);
+        assert_eq!(user_info_end("h/0?pass=a@b"), None);
+        assert_eq!(user_info_end(":x@h/0?pass=a@b"), Some(2));
+        assert_eq!(user_info_end("/r.sock?pass=a@b"), None);
+        assert_eq!(
+            with_user_info_encoded("redis://u:S3/c?r#t@9@host:1/0?db=1"),
+            "redis://u:S3%2Fc%3Fr%23t%409@host:1/0?db=1"
+        );
+        assert_eq!(
+            with_user_info_encoded("redis://:plain@h"),
+            "redis://:plain@h"
         );
         assert_eq!(passwords_of("redis://:s3cret@h:1"), ["s3cret"]);
         assert_eq!(passwords_of("redis://user:p@ss@h"), ["p@ss"]);

@@ -135,3 +135,42 @@ fn a_requests_retry_class_is_its_operations() {
         None
     );
 }
+
+/// A record field declared `secret = true` (an access token, a webhook URL) is
+/// hidden by `Debug`, in the record and in the records that hold it (issue 37, item 9).
+#[test]
+fn secret_fields_are_hidden_from_debug() {
+    let answer = |body: &str| wire::WireResponse::new(200, Vec::new(), body.as_bytes().to_vec());
+    let token = "eyJhbGciOiJIUzI1NiJ9.secret-token-payload";
+    let hook = "https://hooks.example/b?token=hook-secret-0123";
+    let updated = wire::decode_update_user(&answer(&format!(
+        r#"{{"accessToken":"{token}","userId":"u1","username":"sam"}}"#
+    )))
+    .unwrap();
+    let provisioned = wire::decode_create_user_v2(&answer(&format!(
+        r#"{{"success":true,"accessToken":"{token}","user":{{"username":"sam"}}}}"#
+    )))
+    .unwrap();
+    let bots = wire::decode_list_bots(&answer(&format!(
+        r#"{{"success":true,"bots":[{{"_id":"b1","name":"helper","webhookURL":"{hook}"}}]}}"#
+    )))
+    .unwrap();
+    assert_eq!(updated.access_token.as_deref(), Some(token));
+    assert_eq!(
+        bots.bots.as_ref().unwrap()[0].webhook_url.as_deref(),
+        Some(hook)
+    );
+    for shown in [
+        format!("{updated:?}"),
+        format!("{provisioned:?}"),
+        format!("{bots:?}"),
+        format!("{bots:#?}"),
+    ] {
+        assert!(
+            !shown.contains("secret-token") && !shown.contains("hook-secret"),
+            "{shown}"
+        );
+        assert!(shown.contains("[hidden: "), "{shown}");
+    }
+    assert!(format!("{updated:?}").contains(r#"username: Some("sam")"#));
+}

@@ -231,3 +231,51 @@ fn a_password_in_a_redis_urls_fragment_is_not_shown() {
         assert!(!budget.redacted_url().contains("FuzzRedisPw9"));
     }
 }
+
+/// fuzz/redis_url, `crash-…` (`rediss+cluster://h/x?=y?pass=…`): a `pass=`
+/// after a second `?` was shown whole by the budget's `Debug`. And (issue 37,
+/// item 8) a password holding `?`, `#` or `/` written as is was shown, in the
+/// budget's `Debug`, its `redacted_url` and the configuration error, for each
+/// form of URL: the user information ends at the URL's last `@`.
+#[cfg(feature = "redis")]
+#[test]
+fn a_redis_password_with_a_question_mark_hash_or_slash_is_not_shown() {
+    const PASSWORD: &str = "FuzzRedisPw9";
+    let built = |url: &str| {
+        let budget = roomchat::RedisBudget::new(url);
+        let shown = format!("{budget:?}");
+        assert!(!shown.contains(PASSWORD), "{shown}");
+        assert!(!budget.redacted_url().contains(PASSWORD), "{url}");
+        Client::builder("sk_redis_secret")
+            .base_url("http://127.0.0.1:9")
+            .redis_budget(budget)
+            .build()
+    };
+    assert!(built("rediss+cluster://h/x?=y?pass=FuzzRedisPw9").is_err());
+    for password in ["S3cr?t9", "S3cr#t9", "S3/cr/t9", "a?b#c/d@e"] {
+        let password = format!("{password}{PASSWORD}");
+        // Valid URLs: built (the password reaches Redis percent-encoded).
+        for url in [
+            format!("redis://:{password}@127.0.0.1:6390/0"),
+            format!("redis+cluster://user:{password}@127.0.0.1:7000,127.0.0.1:7001"),
+            format!("redis+sentinel://:{password}@127.0.0.1:26379/mymaster"),
+        ] {
+            assert!(
+                built(&url).is_ok(),
+                "{}",
+                roomchat::RedisBudget::new(url).redacted_url()
+            );
+        }
+        // Invalid ones: refused, without the password.
+        for url in [
+            format!("redis://:{password}@127.0.0.1:notaport/0"),
+            format!("redis+cluster://:{password}@h:1/2"),
+            format!("redis+sentinel://:{password}@s1?sentinel_password={password}"),
+        ] {
+            let e = built(&url).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Configuration, "{e}");
+            assert!(!e.to_string().contains(PASSWORD), "{e}");
+            assert!(!format!("{e:?}").contains(PASSWORD), "{e:?}");
+        }
+    }
+}

@@ -103,3 +103,60 @@ fn a_connection_closed_while_idle_is_replaced_without_an_error() {
         "each call found the last connection dead and made a new one"
     );
 }
+
+/// A server that keeps each request's head (request line and header lines,
+/// lowercased) and answers `{"success": true}`, one request per connection.
+fn head_server(heads: Arc<Mutex<Vec<Vec<String>>>>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut head = Vec::new();
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                head.push(line.trim_end().to_ascii_lowercase());
+            }
+            heads.lock().unwrap().push(head);
+            let answer = r#"{"success":true}"#;
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+                answer.len()
+            );
+        }
+    });
+    addr
+}
+
+/// A POST without a body (eject all, chat on/off, bot enable/disable…) goes out
+/// with `Content-Length: 0`, as curl, requests and fetch send it, not as an
+/// empty chunked body, which some servers and proxies refuse (issue 37, item 14).
+/// A GET says nothing of a body.
+#[test]
+fn a_post_without_a_body_says_content_length_0() {
+    let heads = Arc::new(Mutex::new(Vec::new()));
+    let addr = head_server(heads.clone());
+    let client = Client::builder("sk_test_transport_empty_post_0001")
+        .base_url(format!("http://{addr}"))
+        .max_retries(0)
+        .build()
+        .unwrap();
+    client.eject_all_users("room-1").unwrap();
+    client.turn_chat_off("room-1").unwrap();
+    client.turn_chat_on("room-1").unwrap();
+    let heads = heads.lock().unwrap();
+    assert_eq!(heads.len(), 3, "{heads:#?}");
+    for head in heads.iter() {
+        assert!(head[0].starts_with("post "), "{head:#?}");
+        assert!(head.iter().any(|l| l == "content-length: 0"), "{head:#?}");
+        assert!(
+            !head.iter().any(|l| l.starts_with("transfer-encoding")),
+            "{head:#?}"
+        );
+    }
+}

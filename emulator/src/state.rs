@@ -459,7 +459,7 @@ impl State {
         };
         let mut extra = Map::new();
         // Only these extras are kept (`listing_json` writes exactly these, and `meta`).
-        for key in ["email", "profilePic", "externalUserId"] {
+        for key in ["email", "profilePic"] {
             match optional_text(key) {
                 Ok(Some(v)) => {
                     extra.insert(key.into(), json!(v));
@@ -467,6 +467,14 @@ impl State {
                 Ok(None) => {}
                 Err(a) => return a,
             }
+        }
+        // "a number or a string", as the create user page says (and update user takes).
+        match fields.get("externalUserId") {
+            None => {}
+            Some(v @ (Value::String(_) | Value::Number(_))) => {
+                extra.insert("externalUserId".into(), v.clone());
+            }
+            Some(_) => return invalid("externalUserId should be a number or a string".into()),
         }
         if let Some(meta) = fields.get("meta").filter(|m| !m.is_null()) {
             extra.insert("meta".into(), meta.clone());

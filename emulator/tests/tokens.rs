@@ -69,6 +69,25 @@ fn validate_answers_the_stored_record_with_the_tokens_issue_time() {
     assert!(record.get("chatRoom").is_none() && record.get("externalUserId").is_none());
 }
 
+/// `externalUserId` is "a number or a string" at create user, as at update user
+/// (issue 37, item 13); anything else is refused.
+#[test]
+fn create_user_takes_a_numeric_external_user_id() {
+    let f = Fixture::new();
+    let bob = f.create_user(r#"{"username": "bob", "externalUserId": 7}"#);
+    assert_eq!(
+        f.validate(&text(&bob, "accessToken")).json()["externalUserId"],
+        7
+    );
+    assert_eq!(f.get(USERS, "").json()["data"][0]["externalUserId"], 7);
+    for bad in ["true", "[7]", r#"{"id": 7}"#] {
+        let body = format!(r#"{{"username": "jon", "externalUserId": {bad}}}"#);
+        let refused = f.call("POST", CREATE, &body);
+        assert_eq!(refused.status, 400, "{bad}: {}", refused.text);
+        assert!(refused.text.contains("externalUserId"), "{}", refused.text);
+    }
+}
+
 #[test]
 fn validate_takes_the_public_key_and_refuses_bad_tokens() {
     let f = Fixture::new();

@@ -3878,7 +3878,8 @@ pub extern "C" fn roomchat_room_messages_params_free(params: *mut roomchat_room_
     free_box(params)
 }
 
-/// Sets `limit` (at least 1). A later call replaces the value.
+/// Sets `limit` (at least 1); 0: not set, the service's default 50 (an iterator's page size 200). A
+/// later call replaces the value.
 #[no_mangle]
 pub extern "C" fn roomchat_room_messages_params_set_limit(
     params: *mut roomchat_room_messages_params,
@@ -3889,7 +3890,7 @@ pub extern "C" fn roomchat_room_messages_params_set_limit(
         |h| &mut h.params,
         "limit",
         || Ok(value),
-        |p, v| p.limit = Some(v),
+        |p, v| p.limit = (v != 0).then_some(v),
     )
 }
 
@@ -4761,7 +4762,8 @@ pub extern "C" fn roomchat_channel_messages_params_free(
     free_box(params)
 }
 
-/// Sets `limit` (at least 1). A later call replaces the value.
+/// Sets `limit` (at least 1); 0: not set, the service's default 50 (an iterator's page size 200). A
+/// later call replaces the value.
 #[no_mangle]
 pub extern "C" fn roomchat_channel_messages_params_set_limit(
     params: *mut roomchat_channel_messages_params,
@@ -4772,7 +4774,7 @@ pub extern "C" fn roomchat_channel_messages_params_set_limit(
         |h| &mut h.params,
         "limit",
         || Ok(value),
-        |p, v| p.limit = Some(v),
+        |p, v| p.limit = (v != 0).then_some(v),
     )
 }
 
@@ -5737,7 +5739,8 @@ pub extern "C" fn roomchat_list_members_params_free(params: *mut roomchat_list_m
     free_box(params)
 }
 
-/// Sets `limit` (1 to 200). A later call replaces the value.
+/// Sets `limit` (1 to 200); 0: not set, the service's default 50 (an iterator's page size 200). A
+/// later call replaces the value.
 #[no_mangle]
 pub extern "C" fn roomchat_list_members_params_set_limit(
     params: *mut roomchat_list_members_params,
@@ -5748,7 +5751,7 @@ pub extern "C" fn roomchat_list_members_params_set_limit(
         |h| &mut h.params,
         "limit",
         || Ok(value),
-        |p, v| p.limit = Some(v),
+        |p, v| p.limit = (v != 0).then_some(v),
     )
 }
 

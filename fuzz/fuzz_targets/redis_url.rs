@@ -1,7 +1,9 @@
 //! A client built with `RedisBudget::new(url)` for arbitrary Redis URLs of
 //! every form (one server, `redis+cluster://`, `redis+sentinel://`, their TLS
 //! forms, unix sockets), a known password placed in the user information or a
-//! password parameter (`pass`, `password`, `sentinel_password`).
+//! password parameter (`pass`, `password`, `sentinel_password`), after
+//! characters of the fuzzer's own (`?`, `#`, `/`, `@` and all: a password may
+//! hold them written as is).
 //! Checks: no panic; building never connects; an error is a Configuration error;
 //! neither an error, the budget's `Debug` nor its `redacted_url` shows the password.
 #![no_main]
@@ -34,8 +36,8 @@ enum Scheme {
 #[derive(Arbitrary, Debug)]
 enum Password {
     None,
-    UserInfo { user: Option<String> },
-    Param(u8),
+    UserInfo { user: Option<String>, chars: String },
+    Param { name: u8, chars: String },
 }
 
 #[derive(Arbitrary, Debug)]
@@ -65,15 +67,19 @@ fuzz_target!(|input: Input| {
     let userinfo = match &input.password {
         Password::None => String::new(),
         // A user name holds no `/`, `?`, `#` or `@` (they would end the user information).
-        Password::UserInfo { user } => format!(
-            "{}:{PASSWORD}@",
+        // The password's own characters may be anything: it ends at the URL's last `@`.
+        Password::UserInfo { user, chars } => format!(
+            "{}:{}{PASSWORD}@",
             user.as_deref()
                 .unwrap_or("")
-                .replace(['/', '?', '#', '@'], "")
+                .replace(['/', '?', '#', '@', ':'], ""),
+            chars
         ),
-        Password::Param(n) => {
-            let name = ["pass", "password", "sentinel_password"][*n as usize % 3];
-            query = format!("{name}={PASSWORD}&{query}");
+        // A parameter's value ends at an `&` (and a `#` starts the fragment, shown
+        // redacted anyway): anything else may be in it.
+        Password::Param { name, chars } => {
+            let name = ["pass", "password", "sentinel_password"][*name as usize % 3];
+            query = format!("{name}={}{PASSWORD}&{query}", chars.replace('&', ""));
             String::new()
         }
     };

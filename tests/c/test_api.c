@@ -708,6 +708,23 @@ static void test_iter_room_messages(void) {
   CHECK(journal_count("\"path\":\"/consumer/api/v1/chatRoom/hist-1/messages\"") == 3);
   /* Resumed from a skip. */
   CHECK(export_room("hist-1", 200, 440, NULL) == 10);
+  /* A limit of 0 is "not set", as for roomchat_client_list_users and roomchat_client_users_iter
+     (issue 37, item 20): the iterator's page size (200), and for one call the service's default. */
+  clear_journal();
+  CHECK(export_room("hist-1", 0, 0, NULL) == 450);
+  CHECK(journal_count("limit=200") == 3 && journal_count("limit=0") == 0);
+  {
+    roomchat_room_messages_params *zero = NULL;
+    roomchat_message_page *page = NULL;
+    clear_journal();
+    OK(roomchat_room_messages_params_new(&zero));
+    OK(roomchat_room_messages_params_set_limit(zero, 0));
+    OK(roomchat_client_room_messages(client, "hist-1", zero, &page, &err));
+    CHECK(roomchat_message_page_count(page) == 50 && roomchat_message_page_limit(page) == 50);
+    CHECK(journal_count("\"path\":\"/consumer/api/v1/chatRoom/hist-1/messages\"") == 1 && journal_count("limit=") == 0);
+    roomchat_message_page_free(page);
+    roomchat_room_messages_params_free(zero);
+  }
 
   /* An error on the second page: returned, and the next step fetches that page again. */
   OK(roomchat_client_iter_room_messages(client, "hist-1", NULL, &iter, &err));

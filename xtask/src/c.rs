@@ -1002,8 +1002,23 @@ fn rust_params(w: &mut String, op: &Operation) {
     let _ = writeln!(w, "}}");
     for p in optional_params(op) {
         let name = snake(&p.name);
+        // An integer whose least value is above 0 (a listing's `limit`): 0 is "not set",
+        // as for the arguments of the C functions (`roomchat_client_list_users`'s limit 0,
+        // `roomchat_client_users_iter`'s page size 0): one rule for every listing in C,
+        // where an integer cannot be left out.
+        let zero_unsets = p.kind == "integer" && p.min.is_some_and(|min| min > 0);
+        let zero_note = if zero_unsets {
+            match p.default_text() {
+                Some(default) => format!(
+                    "; 0: not set, the service's default {default} (an iterator's page size 200)"
+                ),
+                None => "; 0: not set".to_owned(),
+            }
+        } else {
+            String::new()
+        };
         let (c_type, takes, value) = match p.kind.as_str() {
-            "integer" => ("u64", "", "|| Ok(value)".to_owned()),
+            "integer" => ("u64", zero_note.as_str(), "|| Ok(value)".to_owned()),
             "boolean" => ("bool", "", "|| Ok(value)".to_owned()),
             "switch" => (
                 "bool",
@@ -1038,9 +1053,14 @@ fn rust_params(w: &mut String, op: &Operation) {
             w,
             "pub extern \"C\" fn {ty}_set_{name}(params: *mut {ty}, value: {c_type}) -> roomchat_result {{"
         );
+        let store = if zero_unsets {
+            format!("p.{name} = (v != 0).then_some(v)")
+        } else {
+            format!("p.{name} = Some(v)")
+        };
         let _ = writeln!(
             w,
-            "    set_param(params, |h| &mut h.params, {name:?}, {value}, |p, v| p.{name} = Some(v))"
+            "    set_param(params, |h| &mut h.params, {name:?}, {value}, |p, v| {store})"
         );
         let _ = writeln!(w, "}}");
     }

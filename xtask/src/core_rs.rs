@@ -446,6 +446,26 @@ pub fn generate_records(d: &Declarations) -> String {
     line(w, "use serde_json::{Map, Value};");
     line(w, "");
     line(w, "use crate::wire::Decoded;");
+    if d.records.iter().flat_map(|r| &r.fields).any(|f| f.secret) {
+        line(w, "");
+        line(
+            w,
+            "/// A secret field's value (`secret = true`) as `Debug` shows it: its length, never its text.",
+        );
+        line(w, "struct Hidden<'a>(&'a String);");
+        line(w, "");
+        line(w, "impl std::fmt::Debug for Hidden<'_> {");
+        line(
+            w,
+            "    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {",
+        );
+        line(
+            w,
+            "        write!(f, \"[hidden: {} characters]\", self.0.chars().count())",
+        );
+        line(w, "    }");
+        line(w, "}");
+    }
     for record in &d.records {
         line(w, "");
         emit_record(w, record);
@@ -457,9 +477,15 @@ fn emit_record(w: &mut String, record: &Record) {
     for text in wrap(&record.doc, 92) {
         line(w, &format!("/// {text}"));
     }
+    let has_secret = record.fields.iter().any(|f| f.secret);
     line(
         w,
-        "#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]",
+        if has_secret {
+            // `Debug` by hand: the secret fields' values hidden.
+            "#[derive(Clone, PartialEq, Default, Serialize, Deserialize)]"
+        } else {
+            "#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]"
+        },
     );
     line(w, "#[non_exhaustive]");
     line(w, &format!("pub struct {} {{", record.name));
@@ -487,6 +513,30 @@ fn emit_record(w: &mut String, record: &Record) {
     line(w, "    pub extra: Map<String, Value>,");
     line(w, "}");
     line(w, "");
+    if has_secret {
+        line(w, &format!("impl std::fmt::Debug for {} {{", record.name));
+        line(
+            w,
+            "    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {",
+        );
+        line(w, &format!("        f.debug_struct({:?})", record.name));
+        for field in &record.fields {
+            let name = field.snake();
+            if field.secret {
+                line(
+                    w,
+                    &format!("            .field({name:?}, &self.{name}.as_ref().map(Hidden))"),
+                );
+            } else {
+                line(w, &format!("            .field({name:?}, &self.{name})"));
+            }
+        }
+        line(w, "            .field(\"extra\", &self.extra)");
+        line(w, "            .finish()");
+        line(w, "    }");
+        line(w, "}");
+        line(w, "");
+    }
     line(w, &format!("impl Decoded for {} {{", record.name));
     line(w, "    fn may_report_failure(&self) -> bool {");
     if record.has_success() {

@@ -36,6 +36,10 @@ pub struct Field {
     pub doc: String,
     /// The name in code, where the wire name made snake_case is not it.
     pub rust: Option<String>,
+    /// True: a secret (an access token, a webhook URL): every language's debug
+    /// output (Rust `Debug`, Python `repr`, Node `util.inspect`) hides its value.
+    #[serde(default)]
+    pub secret: bool,
 }
 
 impl Field {
@@ -278,6 +282,43 @@ impl Param {
         notes
     }
 
+    /// Whether `default` is a value this param itself takes: of its type, within
+    /// its limits and among its choices (`Err` says why not). Core checks a
+    /// given value the same way (`ParamSpec::check`).
+    fn check_default(&self, default: &toml::Value) -> Result<(), String> {
+        match (self.kind.as_str(), default) {
+            ("string" | "id", toml::Value::String(text)) => {
+                if self.kind == "id" && text.is_empty() {
+                    return Err("\"\" is empty, and an id must not be".into());
+                }
+                if let Some(max) = self.max_len {
+                    if text.chars().count() as u64 > max {
+                        return Err(format!("{text:?} is longer than max_len {max}"));
+                    }
+                }
+                if !self.choices.is_empty() && !self.choices.contains(text) {
+                    return Err(format!(
+                        "{text:?} is not one of its choices ({})",
+                        self.choices.join(", ")
+                    ));
+                }
+                Ok(())
+            }
+            ("integer", toml::Value::Integer(n)) => {
+                let (min, max) = (self.min.unwrap_or(0), self.max.unwrap_or(u64::MAX));
+                match u64::try_from(*n) {
+                    Ok(n) if (min..=max).contains(&n) => Ok(()),
+                    _ => Err(format!("{n} is outside {min} to {max}")),
+                }
+            }
+            ("boolean" | "switch", toml::Value::Boolean(_)) | ("json", _) => Ok(()),
+            (kind, toml::Value::String(text)) => Err(format!("{text:?} is not of its type {kind}")),
+            (kind, toml::Value::Integer(n)) => Err(format!("{n} is not of its type {kind}")),
+            (kind, toml::Value::Boolean(b)) => Err(format!("{b} is not of its type {kind}")),
+            (kind, value) => Err(format!("{value:?} is not of its type {kind}")),
+        }
+    }
+
     /// The default as the text the docs show.
     pub fn default_text(&self) -> Option<String> {
         self.default.as_ref().map(|v| match v {
@@ -414,6 +455,10 @@ pub fn load(text: &str) -> Result<Declarations, String> {
             if p.location == "path" && !op.path.contains(&format!("{{{}}}", p.name)) {
                 return Err(at(format!("path param {:?} is not in the path", p.name)));
             }
+            if let Some(default) = &p.default {
+                p.check_default(default)
+                    .map_err(|why| at(format!("param {:?}: default {why}", p.name)))?;
+            }
             if p.location == "path" && !p.required && p.default.is_none() {
                 return Err(at(format!(
                     "path param {:?} needs required = true or a default",
@@ -481,6 +526,9 @@ pub fn load(text: &str) -> Result<Declarations, String> {
                 ) => {}
                 None => return Err(format!("{at}: type {:?}", field.kind)),
             }
+            if field.secret && field.kind != "string" {
+                return Err(format!("{at}: only a string field may be secret"));
+            }
         }
     }
     for op in declarations.operations.iter().filter(|op| !op.is_older()) {
@@ -498,4 +546,107 @@ pub fn load(text: &str) -> Result<Declarations, String> {
         }
     }
     Ok(declarations)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An operation whose one param is declared by `param` (a TOML inline table).
+    fn declared(param: &str) -> Result<Declarations, String> {
+        load(&format!(
+            r#"
+[[operation]]
+name = "list_things"
+summary = "Things."
+method = "GET"
+path = "/v2/{{pathForm}}/things"
+retry = "repeatable"
+result = "Thing"
+params = [
+  {{ name = "pathForm", in = "path", type = "string", choices = ["room", "chatroom"], default = "room" }},
+  {param},
+]
+
+[[record]]
+name = "Thing"
+doc = "A thing."
+fields = []
+"#
+        ))
+    }
+
+    /// A declared default the param itself refuses is refused (issue 37, item 11):
+    /// the casing slip `default = "chatRoom"` against the choices `room`/`chatroom`.
+    #[test]
+    fn a_default_outside_the_params_type_limits_or_choices_is_refused() {
+        assert!(declared(r#"{ name = "limit", in = "query", type = "integer", min = 1, max = 200, default = 50 }"#).is_ok());
+        for (param, why) in [
+            (
+                r#"{ name = "form", in = "query", type = "string", choices = ["room", "chatroom"], default = "chatRoom" }"#,
+                r#"param "form": default "chatRoom" is not one of its choices (room, chatroom)"#,
+            ),
+            (
+                r#"{ name = "limit", in = "query", type = "integer", min = 1, max = 200, default = 0 }"#,
+                "default 0 is outside 1 to 200",
+            ),
+            (
+                r#"{ name = "limit", in = "query", type = "integer", max = 200, default = 201 }"#,
+                "default 201 is outside 0 to 200",
+            ),
+            (
+                r#"{ name = "limit", in = "query", type = "integer", default = "50" }"#,
+                r#"default "50" is not of its type integer"#,
+            ),
+            (
+                r#"{ name = "name", in = "query", type = "string", max_len = 3, default = "abcd" }"#,
+                "default \"abcd\" is longer than max_len 3",
+            ),
+            (
+                r#"{ name = "on", in = "body", type = "switch", default = "on" }"#,
+                r#"default "on" is not of its type switch"#,
+            ),
+            (
+                r#"{ name = "id", in = "body", type = "id", default = "" }"#,
+                "an id must not be",
+            ),
+        ] {
+            let refused = declared(param).err().unwrap_or_default();
+            assert!(refused.contains(why), "{param}: {refused}");
+        }
+        // The path's own default is checked too.
+        let slip = load(
+            r#"
+[[operation]]
+name = "list_things"
+summary = "Things."
+method = "GET"
+path = "/v2/{pathForm}/things"
+retry = "repeatable"
+result = "Thing"
+params = [
+  { name = "pathForm", in = "path", type = "string", choices = ["room", "chatroom"], default = "chatRoom" },
+]
+
+[[record]]
+name = "Thing"
+doc = "A thing."
+fields = []
+"#,
+        );
+        assert!(
+            slip.as_ref()
+                .err()
+                .is_some_and(|e| e
+                    .contains(r#"param "pathForm": default "chatRoom" is not one of its choices"#)),
+            "{slip:?}"
+        );
+    }
+
+    /// The declarations in the repository pass.
+    #[test]
+    fn the_repositorys_declarations_load() {
+        let text = include_str!("../../api/operations.toml");
+        load(text).unwrap();
+    }
 }

@@ -72,7 +72,7 @@ pub fn files(d: &Declarations) -> Result<Vec<(&'static str, String)>, String> {
     check(d, &ops)?;
     let paged = paged(d, &ops)?;
     Ok(vec![
-        (JS_PATH, js(&ops, &paged)),
+        (JS_PATH, js(d, &ops, &paged)),
         (DTS_PATH, dts(d, &ops, &paged)),
         (RECORDS_PATH, crate::rustfmt(&records_rs(d, &ops, &paged))?),
     ])
@@ -540,7 +540,7 @@ fn method_doc(op: &Operation) -> String {
 
 // ---- operations.js ---------------------------------------------------------------------
 
-fn js(ops: &[NodeOp<'_>], paged: &[Paged<'_>]) -> String {
+fn js(d: &Declarations, ops: &[NodeOp<'_>], paged: &[Paged<'_>]) -> String {
     let mut out = String::new();
     let w = &mut out;
     line(w, &format!("// {GENERATED}"));
@@ -711,11 +711,92 @@ fn js(ops: &[NodeOp<'_>], paged: &[Paged<'_>]) -> String {
     line(w, "  }");
     line(w, "}");
     line(w, "");
+    record_secrets(w, d);
     line(
         w,
-        "module.exports = { operationMethods, operationResults, pagingMethods }",
+        "module.exports = { operationMethods, operationResults, pagingMethods, recordSecrets }",
     );
     out
+}
+
+/// `recordSecrets`: each record with a field declared `secret` or holding such a
+/// record (in a field or a list), by name: `hidden`, the fields `util.inspect`
+/// shows by their length only; `inner`, the fields holding such records, by the
+/// record's name. index.js hides them in every answer that holds one.
+fn record_secrets(w: &mut String, d: &Declarations) {
+    let mut holding: BTreeSet<&str> = BTreeSet::new();
+    loop {
+        let before = holding.len();
+        for record in &d.records {
+            if record
+                .fields
+                .iter()
+                .any(|f| f.secret || f.record().is_some_and(|r| holding.contains(r)))
+            {
+                holding.insert(&record.name);
+            }
+        }
+        if holding.len() == before {
+            break;
+        }
+    }
+    line(w, "");
+    line(w, "/**");
+    line(
+        w,
+        " * The records with a field declared `secret = true` (an access token, a webhook URL), or",
+    );
+    line(
+        w,
+        " * holding such a record: `hidden`, the fields `util.inspect` shows by their length only;",
+    );
+    line(
+        w,
+        " * `inner`, the fields holding such records (or lists of them), by the record's name.",
+    );
+    line(w, " */");
+    line(w, "const recordSecrets = Object.freeze({");
+    for record in d
+        .records
+        .iter()
+        .filter(|r| holding.contains(r.name.as_str()))
+    {
+        let js_name = |f: &Field| ts_quote(f.name.trim_start_matches('_'));
+        let hidden: Vec<String> = record
+            .fields
+            .iter()
+            .filter(|f| f.secret)
+            .map(js_name)
+            .collect();
+        let inner: Vec<String> = record
+            .fields
+            .iter()
+            .filter_map(|f| {
+                f.record().filter(|r| holding.contains(r)).map(|r| {
+                    format!(
+                        "{}: {}",
+                        ts_property(f.name.trim_start_matches('_')),
+                        ts_quote(r)
+                    )
+                })
+            })
+            .collect();
+        let inner = if inner.is_empty() {
+            "{}".to_owned()
+        } else {
+            format!("{{ {} }}", inner.join(", "))
+        };
+        line(
+            w,
+            &format!(
+                "  {}: {{ hidden: [{}], inner: {inner} }},",
+                record.name,
+                hidden.join(", "),
+            ),
+        );
+    }
+    line(w, "})");
+    line(w, "");
 }
 
 // ---- operations.d.ts -------------------------------------------------------------------
@@ -1357,9 +1438,16 @@ fn records_rs(d: &Declarations, ops: &[NodeOp<'_>], paged: &[Paged<'_>]) -> Stri
             w,
             &format!("let mut query = roomchat::{}::new();", op.type_name()),
         );
+        // The page size is the `limit` of each request, checked against the declared
+        // limit's bounds here so that an error names what the caller passed (`pageSize`).
+        let limit = op.params.iter().find(|p| p.name == PAGING_PARAMS[0]);
+        let least = limit.and_then(|p| p.min).unwrap_or(1).max(1);
+        let most = limit
+            .and_then(|p| p.max)
+            .map_or("args::MAX_SAFE_INTEGER".to_owned(), |max| max.to_string());
         line(
             w,
-            "if let Some(size) = p.whole(\"pageSize\", 1, args::MAX_SAFE_INTEGER)? { query = query.limit(size); }",
+            &format!("if let Some(size) = p.whole(\"pageSize\", {least}, {most})? {{ query = query.limit(size); }}"),
         );
         line(
             w,

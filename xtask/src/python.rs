@@ -18,8 +18,8 @@
 //!
 //! The parameters' Python shapes follow from the declaration: a required
 //! parameter is positional, the others keyword-only (but the older `list_users`'s
-//! `limit` and `skip`, positional as `list_users(50, 0)`), a declared default is the keyword's
-//! default (and sent); `[operation.python]` gives what an older operation
+//! `limit` and `skip`, positional as `list_users(50, 0)`), a declared default is
+//! documented and sent only when given (as in every language: it is the service's); `[operation.python]` gives what an older operation
 //! published that cannot follow from it ([`Shape`]). Nothing per operation is
 //! written by hand: a new operation is its declaration.
 
@@ -289,11 +289,9 @@ fn method_of(op: &Operation) -> Result<Method<'_>, String> {
                 .cloned()
                 .unwrap_or_else(|| param_type(p)),
             required: p.required,
-            default: if flag {
-                Some("False".into())
-            } else {
-                p.default.as_ref().map(py_literal)
-            },
+            // A declared default is the service's (or, for a path's form, core's):
+            // documented, sent only when given, as in every language.
+            default: flag.then(|| "False".into()),
             positional: i < positional,
             sink: if flag { Sink::Flag } else { Sink::Param },
             param: Some(p),
@@ -393,8 +391,8 @@ fn limits(a: &Arg<'_>) -> Option<String> {
         Sink::Flag => {}
         _ if a.required => {}
         _ => {
-            if let Some(default) = &a.default {
-                parts.push(format!("default {default}"));
+            if let Some(default) = a.param.and_then(|p| p.default.as_ref()) {
+                parts.push(format!("default {}", py_literal(default)));
             }
         }
     }
@@ -446,11 +444,7 @@ fn method_doc(d: &Declarations, m: &Method<'_>, raw: bool) -> Vec<String> {
                 text
             })
             .collect();
-        let sent = if optional.iter().any(|a| a.default.is_some()) {
-            "each sent only when given or defaulted"
-        } else {
-            "each sent only when given"
-        };
+        let sent = "each sent only when given";
         let what = if optional.iter().any(|a| a.positional) {
             "Parameters"
         } else {
@@ -619,16 +613,6 @@ fn core_type(result: &str) -> String {
     }
 }
 
-/// A Rust literal of a declared default, as `serde_json::Value::from` takes it.
-fn rust_literal(value: &toml::Value) -> String {
-    match value {
-        toml::Value::String(s) => format!("{s:?}"),
-        toml::Value::Integer(n) => n.to_string(),
-        toml::Value::Boolean(b) => b.to_string(),
-        other => format!("{other:?}"),
-    }
-}
-
 fn native(d: &Declarations, methods: &[Method<'_>], pagings: &[Paging<'_>]) -> String {
     let mut out = String::new();
     let w = &mut out;
@@ -758,15 +742,6 @@ fn native_method(w: &mut String, d: &Declarations, m: &Method<'_>) {
                     a.wire, a.python
                 )
                 .unwrap();
-                if let Some(default) = a.param.and_then(|p| p.default.as_ref()) {
-                    writeln!(
-                        w,
-                        "        params.or_default({:?}, {});",
-                        a.wire,
-                        rust_literal(default)
-                    )
-                    .unwrap();
-                }
             }
             Sink::Flag => writeln!(
                 w,
@@ -859,11 +834,11 @@ fn field_type(f: &Field) -> String {
 }
 
 /// Whether `repr` shows the field: ids, names, messages, flags, numbers and the
-/// records inside. Other text (a webhook URL, metadata, a token) may carry a
-/// secret or be long; it is read through the attribute, never printed.
+/// records inside, never a field declared `secret`. Other text (metadata) may
+/// carry a secret or be long; it is read through the attribute, never printed.
 fn shown(f: &Field) -> bool {
     let name = f.name.trim_start_matches('_');
-    matches!(f.kind.as_str(), "boolean" | "integer" | "number")
+    !f.secret && matches!(f.kind.as_str(), "boolean" | "integer" | "number")
         || f.record().is_some()
         || f.kind == "string"
             && (matches!(name, "id" | "name" | "message" | "username")

@@ -261,7 +261,7 @@ pub fn open_paged(
         Operation::ListMembers => {
             p.only(&["roomId", "pageSize", "skip"])?;
             let mut query = roomchat::ListMembers::new();
-            if let Some(size) = p.whole("pageSize", 1, args::MAX_SAFE_INTEGER)? {
+            if let Some(size) = p.whole("pageSize", 1, 200)? {
                 query = query.limit(size);
             }
             if let Some(skip) = p.whole("skip", 0, args::MAX_SAFE_INTEGER)? {

@@ -561,7 +561,17 @@ test('iterChannelMessages and iterListMembers (and their pages)', async () => {
   for await (const page of client.listMembersPages(id, { pageSize: 2, skip: 1 })) totals.push(page.data.length)
   assert.deepEqual(totals, [2, 2])
   const tooBig = client.iterListMembers(id, { pageSize: 201 })
-  assert.ok((await rejection(tooBig.next())) instanceof RoomchatValidationError)
+  const refused = await rejection(tooBig.next())
+  assert.ok(refused instanceof RoomchatValidationError)
+  // Issue 37, item 20: the error names what the caller passed (pageSize), not the request's limit;
+  // a page size of 0 is refused the same way for every listing (the declared limit's least is 1).
+  assert.match(refused.message, /pageSize/)
+  assert.doesNotMatch(refused.message, /\blimit\b/)
+  for (const iterator of [client.iterListMembers(id, { pageSize: 0 }), client.iterRoomMessages(id, { pageSize: 0 }), client.users({ pageSize: 0 })]) {
+    const zero = await rejection(iterator.next())
+    assert.ok(zero instanceof RoomchatValidationError)
+    assert.match(zero.message, /pageSize/)
+  }
 })
 
 test('the webinar story: a room, its moderator, posts as the system and a user, the history page by page, the export, the delete', async () => {

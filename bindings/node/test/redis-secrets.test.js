@@ -130,3 +130,38 @@ test('a Redis URL the client refuses is named without its password', () => {
     assertNoSecret(redisUrl.replace(SECRET, '***'), { message: error.message, stack: error.stack, json: JSON.stringify(error) })
   }
 })
+
+// Issue 37, item 8: a password holding `?`, `#` or `/` written as is, in each form of URL
+// (one server, cluster, sentinel), and a `pass=` after a second `?`: in no configuration
+// error, nor in util.inspect of a client built with it.
+test('a Redis password holding ?, # or / is in no configuration error, in any form of URL', () => {
+  for (const special of ['?', '#', '/']) {
+    const password = `S3cr${special}t9${SECRET}`
+    for (const redisUrl of [
+      `redis://:${password}@127.0.0.1:notaport/0`,
+      `redis+cluster://:${password}@h:1/2`,
+      `redis+sentinel://:${password}@s1`,
+      `rediss+cluster://h:1/x?=y?pass=${SECRET}&z=/2`,
+    ]) {
+      let caught
+      try {
+        new Client({ privateKey: 'sk_test_redis_special', baseUrl: 'http://127.0.0.1:9', rateLimit: rateLimit(redisUrl, 'fail_closed') })
+      } catch (error) {
+        caught = error
+      }
+      assert.ok(caught, `${redisUrl.replace(SECRET, '<secret>')}: built`)
+      assert.equal(caught.code, 'ROOMCHAT_CONFIGURATION', caught.message)
+      assertNoSecret(`config error (${special})`, {
+        'error.message': caught.message,
+        'error.stack': caught.stack,
+        'util.inspect(error)': util.inspect(caught, { showHidden: true, depth: null }),
+      })
+    }
+    const built = new Client({
+      privateKey: 'sk_test_redis_special',
+      baseUrl: 'http://127.0.0.1:9',
+      rateLimit: rateLimit(`redis+cluster://u:${password}@127.0.0.1:1,127.0.0.1:2`, 'fail_closed'),
+    })
+    assertNoSecret(`client (${special})`, { 'util.inspect(client)': util.inspect(built, { showHidden: true, depth: null }) })
+  }
+})

@@ -69,13 +69,6 @@ impl Params {
         self.put(wire, value.into());
     }
 
-    /// `wire` = `value` unless given: the declared default, as the signature shows it.
-    pub(crate) fn or_default(&mut self, wire: &str, value: impl Into<Value>) {
-        self.fields
-            .entry(wire.to_owned())
-            .or_insert_with(|| value.into());
-    }
-
     /// A `str` argument (`python` is its name in messages).
     pub(crate) fn text(
         &mut self,

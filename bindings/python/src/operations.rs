@@ -19,14 +19,14 @@ impl Client {
     ///
     /// `GET /consumer/api/v2/users`: returns a `UserPage`.
     ///
-    /// Parameters, each sent only when given or defaulted (the wire name in parentheses where it
-    /// differs): `limit` (1 to 200; default 50), `skip` (at least 0; default 0).
+    /// Parameters, each sent only when given (the wire name in parentheses where it differs):
+    /// `limit` (1 to 200; default 50), `skip` (at least 0; default 0).
     ///
     /// A value outside the declared limits raises `ValidationError` and nothing is sent.
     ///
     /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
     #[pyo3(signature = (limit=None, skip=None, *, _submit=None))]
-    #[pyo3(text_signature = "(self, limit=50, skip=0)")]
+    #[pyo3(text_signature = "(self, limit=None, skip=None)")]
     fn list_users(
         &self,
         py: Python<'_>,
@@ -36,9 +36,7 @@ impl Client {
     ) -> PyResult<Py<PyAny>> {
         let mut params = Params::new();
         params.integer("limit", "limit", limit)?;
-        params.or_default("limit", 50);
         params.integer("skip", "skip", skip)?;
-        params.or_default("skip", 0);
         self.call_model::<roomchat::UserPage>(py, _submit, Operation::ListUsers, params)
     }
 
@@ -82,14 +80,14 @@ impl Client {
     /// `GET /consumer/api/v2/{pathForm}/{roomId}/conversation/{conversationId}/messages`: returns a
     /// `List[Message]`.
     ///
-    /// Keywords, each sent only when given or defaulted (the wire name in parentheses where it
-    /// differs): `path_form` (`pathForm`; `"room"` or `"chatroom"`; default "room").
+    /// Keywords, each sent only when given (the wire name in parentheses where it differs):
+    /// `path_form` (`pathForm`; `"room"` or `"chatroom"`; default "room").
     ///
     /// A value outside the declared limits raises `ValidationError` and nothing is sent.
     ///
     /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
     #[pyo3(signature = (room_id, conversation_id, *, path_form=None, _submit=None))]
-    #[pyo3(text_signature = "(self, room_id, conversation_id, *, path_form='room')")]
+    #[pyo3(text_signature = "(self, room_id, conversation_id, *, path_form=None)")]
     fn conversation_messages(
         &self,
         py: Python<'_>,
@@ -102,7 +100,6 @@ impl Client {
         params.text("roomId", "room_id", Some(room_id))?;
         params.text("conversationId", "conversation_id", Some(conversation_id))?;
         params.text("pathForm", "path_form", path_form)?;
-        params.or_default("pathForm", "room");
         self.call_model::<Vec<roomchat::Message>>(
             py,
             _submit,
@@ -378,16 +375,16 @@ impl Client {
     ///
     /// `POST /consumer/api/v1/chatroom`: returns a `RoomAnswer`.
     ///
-    /// Keywords, each sent only when given or defaulted (the wire name in parentheses where it
-    /// differs): `name`, `description`, `password_protected` (`passwordProtected`), `room_password`
-    /// (`roomPassword`), `pre_moderated_chat_room` (`preModeratedChatRoom`),
-    /// `enable_one_to_one_chat` (`enableOneToOneChat`), `moderator_only_one_to_one_chat`
-    /// (`moderatorOnlyOneToOneChat`), `enable_channels` (`enableChannels`),
-    /// `default_notification_enabled` (`defaultNotificationEnabled`), `file_sharing_mode`
-    /// (`fileSharingMode`; `""` or `"imageSharing"` or `"fileAndImageSharing"`),
-    /// `chat_room_permission_level` (`chatRoomPermissionLevel`; `"public"` or `"provisioned_users"`
-    /// or `"members"`; default "public"), `custom_css` (`customCSS`), `metadata` (at most 1000
-    /// characters), `customization` (any JSON).
+    /// Keywords, each sent only when given (the wire name in parentheses where it differs): `name`,
+    /// `description`, `password_protected` (`passwordProtected`), `room_password` (`roomPassword`),
+    /// `pre_moderated_chat_room` (`preModeratedChatRoom`), `enable_one_to_one_chat`
+    /// (`enableOneToOneChat`), `moderator_only_one_to_one_chat` (`moderatorOnlyOneToOneChat`),
+    /// `enable_channels` (`enableChannels`), `default_notification_enabled`
+    /// (`defaultNotificationEnabled`), `file_sharing_mode` (`fileSharingMode`; `""` or
+    /// `"imageSharing"` or `"fileAndImageSharing"`), `chat_room_permission_level`
+    /// (`chatRoomPermissionLevel`; `"public"` or `"provisioned_users"` or `"members"`; default
+    /// "public"), `custom_css` (`customCSS`), `metadata` (at most 1000 characters), `customization`
+    /// (any JSON).
     ///
     /// `extra`: other body fields, sent as they are (a field given both there and as a keyword
     /// raises `ValidationError`).
@@ -403,7 +400,7 @@ impl Client {
     ///         carries).
     #[pyo3(signature = (*, name=None, description=None, password_protected=None, room_password=None, pre_moderated_chat_room=None, enable_one_to_one_chat=None, moderator_only_one_to_one_chat=None, enable_channels=None, default_notification_enabled=None, file_sharing_mode=None, chat_room_permission_level=None, custom_css=None, metadata=None, customization=None, extra=None, _submit=None))]
     #[pyo3(
-        text_signature = "(self, *, name=None, description=None, password_protected=None, room_password=None, pre_moderated_chat_room=None, enable_one_to_one_chat=None, moderator_only_one_to_one_chat=None, enable_channels=None, default_notification_enabled=None, file_sharing_mode=None, chat_room_permission_level='public', custom_css=None, metadata=None, customization=None, extra=None)"
+        text_signature = "(self, *, name=None, description=None, password_protected=None, room_password=None, pre_moderated_chat_room=None, enable_one_to_one_chat=None, moderator_only_one_to_one_chat=None, enable_channels=None, default_notification_enabled=None, file_sharing_mode=None, chat_room_permission_level=None, custom_css=None, metadata=None, customization=None, extra=None)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn create_chat_room(
@@ -462,7 +459,6 @@ impl Client {
             "chat_room_permission_level",
             chat_room_permission_level,
         )?;
-        params.or_default("chatRoomPermissionLevel", "public");
         params.text("customCSS", "custom_css", custom_css)?;
         params.text("metadata", "metadata", metadata)?;
         params.json("customization", "customization", customization)?;
@@ -639,9 +635,9 @@ impl Client {
     ///
     /// `GET /consumer/api/v1/chatRoom/{roomId}/messages`: returns a `MessagePage`.
     ///
-    /// Keywords, each sent only when given or defaulted (the wire name in parentheses where it
-    /// differs): `limit` (at least 1; default 50), `skip` (at least 0; default 0),
-    /// `only_attachments` (`onlyAttachments`).
+    /// Keywords, each sent only when given (the wire name in parentheses where it differs): `limit`
+    /// (at least 1; default 50), `skip` (at least 0; default 0), `only_attachments`
+    /// (`onlyAttachments`).
     ///
     /// A value outside the declared limits raises `ValidationError` and nothing is sent.
     ///
@@ -650,7 +646,7 @@ impl Client {
     /// Raises:
     ///     NotFoundError: when no room has this id.
     #[pyo3(signature = (room_id, *, limit=None, skip=None, only_attachments=None, _submit=None))]
-    #[pyo3(text_signature = "(self, room_id, *, limit=50, skip=0, only_attachments=None)")]
+    #[pyo3(text_signature = "(self, room_id, *, limit=None, skip=None, only_attachments=None)")]
     fn room_messages(
         &self,
         py: Python<'_>,
@@ -663,9 +659,7 @@ impl Client {
         let mut params = Params::new();
         params.text("roomId", "room_id", Some(room_id))?;
         params.integer("limit", "limit", limit)?;
-        params.or_default("limit", 50);
         params.integer("skip", "skip", skip)?;
-        params.or_default("skip", 0);
         params.flag("onlyAttachments", "only_attachments", only_attachments)?;
         self.call_record(py, _submit, Operation::RoomMessages, params, "MessagePage")
     }
@@ -901,9 +895,9 @@ impl Client {
     /// `GET /consumer/api/v1/chatRoom/{roomId}/channel/{channelId}/messages`: returns a
     /// `MessagePage`.
     ///
-    /// Keywords, each sent only when given or defaulted (the wire name in parentheses where it
-    /// differs): `limit` (at least 1; default 50), `skip` (at least 0; default 0),
-    /// `only_attachments` (`onlyAttachments`).
+    /// Keywords, each sent only when given (the wire name in parentheses where it differs): `limit`
+    /// (at least 1; default 50), `skip` (at least 0; default 0), `only_attachments`
+    /// (`onlyAttachments`).
     ///
     /// A value outside the declared limits raises `ValidationError` and nothing is sent.
     ///
@@ -913,7 +907,7 @@ impl Client {
     ///     NotFoundError: when no room or channel has this id.
     #[pyo3(signature = (room_id, channel_id, *, limit=None, skip=None, only_attachments=None, _submit=None))]
     #[pyo3(
-        text_signature = "(self, room_id, channel_id, *, limit=50, skip=0, only_attachments=None)"
+        text_signature = "(self, room_id, channel_id, *, limit=None, skip=None, only_attachments=None)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn channel_messages(
@@ -930,9 +924,7 @@ impl Client {
         params.text("roomId", "room_id", Some(room_id))?;
         params.text("channelId", "channel_id", Some(channel_id))?;
         params.integer("limit", "limit", limit)?;
-        params.or_default("limit", 50);
         params.integer("skip", "skip", skip)?;
-        params.or_default("skip", 0);
         params.flag("onlyAttachments", "only_attachments", only_attachments)?;
         self.call_record(
             py,
@@ -980,8 +972,8 @@ impl Client {
     ///
     /// `GET /consumer/api/v2/{pathForm}/{roomId}/conversations`: returns a `List[Conversation]`.
     ///
-    /// Keywords, each sent only when given or defaulted (the wire name in parentheses where it
-    /// differs): `path_form` (`pathForm`; `"room"` or `"chatroom"`; default "room").
+    /// Keywords, each sent only when given (the wire name in parentheses where it differs):
+    /// `path_form` (`pathForm`; `"room"` or `"chatroom"`; default "room").
     ///
     /// A value outside the declared limits raises `ValidationError` and nothing is sent.
     ///
@@ -990,7 +982,7 @@ impl Client {
     /// Raises:
     ///     NotFoundError: when no room has this id.
     #[pyo3(signature = (room_id, *, path_form=None, _submit=None))]
-    #[pyo3(text_signature = "(self, room_id, *, path_form='room')")]
+    #[pyo3(text_signature = "(self, room_id, *, path_form=None)")]
     fn list_conversations(
         &self,
         py: Python<'_>,
@@ -1001,7 +993,6 @@ impl Client {
         let mut params = Params::new();
         params.text("roomId", "room_id", Some(room_id))?;
         params.text("pathForm", "path_form", path_form)?;
-        params.or_default("pathForm", "room");
         self.call_records(
             py,
             _submit,
@@ -1223,8 +1214,8 @@ impl Client {
     ///
     /// `GET /consumer/api/v2/room/{roomId}/members`: returns a `MemberPage`.
     ///
-    /// Keywords, each sent only when given or defaulted (the wire name in parentheses where it
-    /// differs): `limit` (1 to 200; default 50), `skip` (at least 0; default 0).
+    /// Keywords, each sent only when given (the wire name in parentheses where it differs): `limit`
+    /// (1 to 200; default 50), `skip` (at least 0; default 0).
     ///
     /// A value outside the declared limits raises `ValidationError` and nothing is sent.
     ///
@@ -1233,7 +1224,7 @@ impl Client {
     /// Raises:
     ///     NotFoundError: when no room has this id.
     #[pyo3(signature = (room_id, *, limit=None, skip=None, _submit=None))]
-    #[pyo3(text_signature = "(self, room_id, *, limit=50, skip=0)")]
+    #[pyo3(text_signature = "(self, room_id, *, limit=None, skip=None)")]
     fn list_members(
         &self,
         py: Python<'_>,
@@ -1245,9 +1236,7 @@ impl Client {
         let mut params = Params::new();
         params.text("roomId", "room_id", Some(room_id))?;
         params.integer("limit", "limit", limit)?;
-        params.or_default("limit", 50);
         params.integer("skip", "skip", skip)?;
-        params.or_default("skip", 0);
         self.call_record(py, _submit, Operation::ListMembers, params, "MemberPage")
     }
 

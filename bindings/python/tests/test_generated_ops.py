@@ -308,3 +308,31 @@ def test_records_from_dict() -> None:
     with pytest.raises(TypeError):
         roomchat.Bot()
     assert roomchat.Acknowledged.from_dict({"success": True}) != roomchat.Acknowledged.from_dict({"success": False})
+
+
+# ---- a declared default is sent only when given (issue 37, item 12) -----------------------
+
+
+def test_create_chat_room_sends_a_declared_default_only_when_given(emu: Emulator, client: roomchat.Client) -> None:
+    client.create_chat_room(name="Webinar 42")
+    assert sent(emu)["body"] == {"name": "Webinar 42"}
+    emu.clear_journal()
+    # The caller's own value through `extra` is theirs alone, not "given twice".
+    client.create_chat_room(name="Members", extra={"chatRoomPermissionLevel": "members"})
+    assert sent(emu)["body"] == {"name": "Members", "chatRoomPermissionLevel": "members"}
+    emu.clear_journal()
+    client.create_chat_room(name="Provisioned", chat_room_permission_level="provisioned_users")
+    assert sent(emu)["body"] == {"name": "Provisioned", "chatRoomPermissionLevel": "provisioned_users"}
+
+
+def test_secret_fields_are_hidden_from_repr(emu: Emulator, client: roomchat.Client) -> None:
+    # `secret = true` in api/operations.toml (issue 37, item 9): an access token, a webhook URL.
+    made = client.create_user_v2("crm-secret-1", "sam")
+    assert made.access_token and made.access_token not in repr(made)
+    updated = client.update_user(unique_user_identifier="crm-secret-1", username="sam2")
+    assert updated.access_token and updated.access_token not in repr(updated)
+    bot = client.create_bot("secret-bot", HOOK)
+    assert bot.bot is not None and bot.bot.webhook_url == HOOK
+    assert "hook-secret" not in repr(bot) and "hooks.example" not in repr(bot)
+    listed = client.list_bots()
+    assert "hook-secret" not in repr(listed)

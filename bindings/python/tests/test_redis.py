@@ -223,6 +223,37 @@ def test_redis_options_are_checked() -> None:
     assert roomchat.RateLimit().redis_url is None
 
 
+@pytest.mark.parametrize("special", ["?", "#", "/"])
+def test_a_password_holding_a_question_mark_hash_or_slash_is_never_shown(special: str) -> None:
+    # Issue 37, item 8: the user information ends at the URL's last `@`, whatever the
+    # password holds, in each form of URL; a `pass=` after a second `?` is hidden too.
+    secret = f"S3cr{special}t9{PASSWORD}"
+    urls = {
+        f"redis://:{secret}@10.0.0.5:6379/0": f"redis://REDACTED@10.0.0.5:6379/0",
+        f"redis+cluster://u:{secret}@10.0.0.5:7000,10.0.0.6:7000": "redis+cluster://REDACTED@10.0.0.5:7000,10.0.0.6:7000",
+        f"redis+sentinel://:{secret}@10.0.0.5/mymaster": "redis+sentinel://REDACTED@10.0.0.5/mymaster",
+        f"rediss+cluster://h/x?=y?pass={PASSWORD}": "rediss+cluster://h/x?=y?pass=REDACTED",
+    }
+    for url, shown in urls.items():
+        limit = roomchat.RateLimit(redis_url=url)
+        assert limit.redis_url == shown
+        assert PASSWORD not in repr(limit) and special + "t9" not in repr(limit)
+    # The configuration error of each form, without the password.
+    for url in [
+        f"redis://:{secret}@127.0.0.1:notaport/0",
+        f"redis+cluster://:{secret}@h:1/2",
+        f"redis+sentinel://:{secret}@s1",
+    ]:
+        with pytest.raises(roomchat.ConfigurationError) as raised:
+            roomchat.Client(
+                "sk_test_redis_special",
+                base_url="http://127.0.0.1:1",
+                rate_limit=roomchat.RateLimit(redis_url=url),
+            )
+        assert PASSWORD not in str(raised.value) and PASSWORD not in repr(raised.value)
+        assert "REDACTED" in str(raised.value)
+
+
 
 # ---- without a redis-server: a silent one and unreachable ones ------------------------------
 

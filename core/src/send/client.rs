@@ -1296,6 +1296,15 @@ impl Client {
                 );
                 agent.run(self.with_timeouts(agent, r))
             }
+            // A POST or PUT without a body says `Content-Length: 0` (as curl, requests
+            // and fetch do): ureq sends a body of unknown size as an empty chunked
+            // one, which some servers and proxies refuse.
+            None if method == Method::POST || method == Method::PUT || method == Method::PATCH => {
+                let mut r = Request::new(&[][..]);
+                *r.method_mut() = method;
+                *r.uri_mut() = uri;
+                agent.run(self.with_timeouts(agent, r))
+            }
             None => {
                 let mut r = Request::new(());
                 *r.method_mut() = method;

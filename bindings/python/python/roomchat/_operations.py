@@ -25,7 +25,7 @@ if TYPE_CHECKING:
         """The native ``Client``'s generated methods, for type checkers only (the stub of
         ``Client`` extends it; stubtest checks the native methods against it)."""
 
-        def list_users(self, limit: int = 50, skip: int = 0) -> UserPage:
+        def list_users(self, limit: Optional[int] = None, skip: Optional[int] = None) -> UserPage:
             """One page of the account's users."""
 
         def deactivate_user(
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
             room_id: str,
             conversation_id: str,
             *,
-            path_form: str = "room",
+            path_form: Optional[str] = None,
         ) -> List[Message]:
             """The messages of a one-to-one conversation of a room, oldest first."""
 
@@ -113,7 +113,7 @@ if TYPE_CHECKING:
             enable_channels: Optional[bool] = None,
             default_notification_enabled: Optional[bool] = None,
             file_sharing_mode: Optional[Literal["", "imageSharing", "fileAndImageSharing"]] = None,
-            chat_room_permission_level: Literal["public", "provisioned_users", "members"] = "public",
+            chat_room_permission_level: Optional[Literal["public", "provisioned_users", "members"]] = None,
             custom_css: Optional[str] = None,
             metadata: Optional[str] = None,
             customization: Any = None,
@@ -160,8 +160,8 @@ if TYPE_CHECKING:
             self,
             room_id: str,
             *,
-            limit: int = 50,
-            skip: int = 0,
+            limit: Optional[int] = None,
+            skip: Optional[int] = None,
             only_attachments: Optional[bool] = None,
         ) -> MessagePage:
             """One page of a room's messages: the service's history export (the emulator gives them
@@ -232,8 +232,8 @@ if TYPE_CHECKING:
             room_id: str,
             channel_id: str,
             *,
-            limit: int = 50,
-            skip: int = 0,
+            limit: Optional[int] = None,
+            skip: Optional[int] = None,
             only_attachments: Optional[bool] = None,
         ) -> MessagePage:
             """One page of a channel's messages (the emulator gives them oldest first)."""
@@ -250,7 +250,7 @@ if TYPE_CHECKING:
             self,
             room_id: str,
             *,
-            path_form: Literal["room", "chatroom"] = "room",
+            path_form: Optional[Literal["room", "chatroom"]] = None,
         ) -> List[Conversation]:
             """A room's one-to-one conversations, each with its two members."""
 
@@ -303,7 +303,13 @@ if TYPE_CHECKING:
             memberships erased, live sessions ended.
             """
 
-        def list_members(self, room_id: str, *, limit: int = 50, skip: int = 0) -> MemberPage:
+        def list_members(
+            self,
+            room_id: str,
+            *,
+            limit: Optional[int] = None,
+            skip: Optional[int] = None,
+        ) -> MemberPage:
             """One page of a room's members, with their roles."""
 
         def set_member(
@@ -614,13 +620,13 @@ class AsyncClientOperations:
             skip=skip,
         ))
 
-    async def list_users(self, limit: int = 50, skip: int = 0) -> UserPage:
+    async def list_users(self, limit: Optional[int] = None, skip: Optional[int] = None) -> UserPage:
         """One page of the account's users.
 
         ``GET /consumer/api/v2/users``: returns a ``UserPage``.
 
-        Parameters, each sent only when given or defaulted (the wire name in parentheses where
-        it differs): ``limit`` (1 to 200; default 50), ``skip`` (at least 0; default 0).
+        Parameters, each sent only when given (the wire name in parentheses where it differs):
+        ``limit`` (1 to 200; default 50), ``skip`` (at least 0; default 0).
 
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
 
@@ -664,15 +670,15 @@ class AsyncClientOperations:
         room_id: str,
         conversation_id: str,
         *,
-        path_form: str = "room",
+        path_form: Optional[str] = None,
     ) -> List[Message]:
         """The messages of a one-to-one conversation of a room, oldest first.
 
         ``GET /consumer/api/v2/{pathForm}/{roomId}/conversation/{conversationId}/messages``:
         returns a ``List[Message]``.
 
-        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
-        differs): ``path_form`` (``pathForm``; ``"room"`` or ``"chatroom"``; default "room").
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``path_form`` (``pathForm``; ``"room"`` or ``"chatroom"``; default "room").
 
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
 
@@ -888,7 +894,7 @@ class AsyncClientOperations:
         enable_channels: Optional[bool] = None,
         default_notification_enabled: Optional[bool] = None,
         file_sharing_mode: Optional[Literal["", "imageSharing", "fileAndImageSharing"]] = None,
-        chat_room_permission_level: Literal["public", "provisioned_users", "members"] = "public",
+        chat_room_permission_level: Optional[Literal["public", "provisioned_users", "members"]] = None,
         custom_css: Optional[str] = None,
         metadata: Optional[str] = None,
         customization: Any = None,
@@ -899,8 +905,8 @@ class AsyncClientOperations:
 
         ``POST /consumer/api/v1/chatroom``: returns a ``RoomAnswer``.
 
-        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
-        differs): ``name``, ``description``, ``password_protected`` (``passwordProtected``),
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``name``, ``description``, ``password_protected`` (``passwordProtected``),
         ``room_password`` (``roomPassword``), ``pre_moderated_chat_room``
         (``preModeratedChatRoom``), ``enable_one_to_one_chat`` (``enableOneToOneChat``),
         ``moderator_only_one_to_one_chat`` (``moderatorOnlyOneToOneChat``), ``enable_channels``
@@ -1057,8 +1063,8 @@ class AsyncClientOperations:
         self,
         room_id: str,
         *,
-        limit: int = 50,
-        skip: int = 0,
+        limit: Optional[int] = None,
+        skip: Optional[int] = None,
         only_attachments: Optional[bool] = None,
     ) -> MessagePage:
         """One page of a room's messages: the service's history export (the emulator gives them
@@ -1066,8 +1072,8 @@ class AsyncClientOperations:
 
         ``GET /consumer/api/v1/chatRoom/{roomId}/messages``: returns a ``MessagePage``.
 
-        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
-        differs): ``limit`` (at least 1; default 50), ``skip`` (at least 0; default 0),
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``limit`` (at least 1; default 50), ``skip`` (at least 0; default 0),
         ``only_attachments`` (``onlyAttachments``).
 
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
@@ -1273,8 +1279,8 @@ class AsyncClientOperations:
         room_id: str,
         channel_id: str,
         *,
-        limit: int = 50,
-        skip: int = 0,
+        limit: Optional[int] = None,
+        skip: Optional[int] = None,
         only_attachments: Optional[bool] = None,
     ) -> MessagePage:
         """One page of a channel's messages (the emulator gives them oldest first).
@@ -1282,8 +1288,8 @@ class AsyncClientOperations:
         ``GET /consumer/api/v1/chatRoom/{roomId}/channel/{channelId}/messages``: returns a
         ``MessagePage``.
 
-        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
-        differs): ``limit`` (at least 1; default 50), ``skip`` (at least 0; default 0),
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``limit`` (at least 1; default 50), ``skip`` (at least 0; default 0),
         ``only_attachments`` (``onlyAttachments``).
 
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
@@ -1332,15 +1338,15 @@ class AsyncClientOperations:
         self,
         room_id: str,
         *,
-        path_form: Literal["room", "chatroom"] = "room",
+        path_form: Optional[Literal["room", "chatroom"]] = None,
     ) -> List[Conversation]:
         """A room's one-to-one conversations, each with its two members.
 
         ``GET /consumer/api/v2/{pathForm}/{roomId}/conversations``: returns a
         ``List[Conversation]``.
 
-        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
-        differs): ``path_form`` (``pathForm``; ``"room"`` or ``"chatroom"``; default "room").
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``path_form`` (``pathForm``; ``"room"`` or ``"chatroom"``; default "room").
 
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
 
@@ -1508,13 +1514,19 @@ class AsyncClientOperations:
         )
         return result
 
-    async def list_members(self, room_id: str, *, limit: int = 50, skip: int = 0) -> MemberPage:
+    async def list_members(
+        self,
+        room_id: str,
+        *,
+        limit: Optional[int] = None,
+        skip: Optional[int] = None,
+    ) -> MemberPage:
         """One page of a room's members, with their roles.
 
         ``GET /consumer/api/v2/room/{roomId}/members``: returns a ``MemberPage``.
 
-        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
-        differs): ``limit`` (1 to 200; default 50), ``skip`` (at least 0; default 0).
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``limit`` (1 to 200; default 50), ``skip`` (at least 0; default 0).
 
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
 
@@ -1733,14 +1745,18 @@ class RawClientOperations:
     if TYPE_CHECKING:
         _client: Client
 
-    def list_users(self, limit: int = 50, skip: int = 0) -> APIResponse[UserPage]:
+    def list_users(
+        self,
+        limit: Optional[int] = None,
+        skip: Optional[int] = None,
+    ) -> APIResponse[UserPage]:
         """One page of the account's users.
 
         ``GET /consumer/api/v2/users``: returns an ``APIResponse`` whose ``parse()`` is a
         ``UserPage`` (the status, headers and request id beside it).
 
-        Parameters, each sent only when given or defaulted (the wire name in parentheses where
-        it differs): ``limit`` (1 to 200; default 50), ``skip`` (at least 0; default 0).
+        Parameters, each sent only when given (the wire name in parentheses where it differs):
+        ``limit`` (1 to 200; default 50), ``skip`` (at least 0; default 0).
 
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
 
@@ -1784,7 +1800,7 @@ class RawClientOperations:
         room_id: str,
         conversation_id: str,
         *,
-        path_form: str = "room",
+        path_form: Optional[str] = None,
     ) -> APIResponse[List[Message]]:
         """The messages of a one-to-one conversation of a room, oldest first.
 
@@ -1792,8 +1808,8 @@ class RawClientOperations:
         returns an ``APIResponse`` whose ``parse()`` is a ``List[Message]`` (the status, headers
         and request id beside it).
 
-        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
-        differs): ``path_form`` (``pathForm``; ``"room"`` or ``"chatroom"``; default "room").
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``path_form`` (``pathForm``; ``"room"`` or ``"chatroom"``; default "room").
 
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
 
@@ -2008,7 +2024,7 @@ class RawClientOperations:
         enable_channels: Optional[bool] = None,
         default_notification_enabled: Optional[bool] = None,
         file_sharing_mode: Optional[Literal["", "imageSharing", "fileAndImageSharing"]] = None,
-        chat_room_permission_level: Literal["public", "provisioned_users", "members"] = "public",
+        chat_room_permission_level: Optional[Literal["public", "provisioned_users", "members"]] = None,
         custom_css: Optional[str] = None,
         metadata: Optional[str] = None,
         customization: Any = None,
@@ -2020,8 +2036,8 @@ class RawClientOperations:
         ``POST /consumer/api/v1/chatroom``: returns an ``APIResponse`` whose ``parse()`` is a
         ``RoomAnswer`` (the status, headers and request id beside it).
 
-        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
-        differs): ``name``, ``description``, ``password_protected`` (``passwordProtected``),
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``name``, ``description``, ``password_protected`` (``passwordProtected``),
         ``room_password`` (``roomPassword``), ``pre_moderated_chat_room``
         (``preModeratedChatRoom``), ``enable_one_to_one_chat`` (``enableOneToOneChat``),
         ``moderator_only_one_to_one_chat`` (``moderatorOnlyOneToOneChat``), ``enable_channels``
@@ -2182,8 +2198,8 @@ class RawClientOperations:
         self,
         room_id: str,
         *,
-        limit: int = 50,
-        skip: int = 0,
+        limit: Optional[int] = None,
+        skip: Optional[int] = None,
         only_attachments: Optional[bool] = None,
     ) -> APIResponse[MessagePage]:
         """One page of a room's messages: the service's history export (the emulator gives them
@@ -2192,8 +2208,8 @@ class RawClientOperations:
         ``GET /consumer/api/v1/chatRoom/{roomId}/messages``: returns an ``APIResponse`` whose
         ``parse()`` is a ``MessagePage`` (the status, headers and request id beside it).
 
-        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
-        differs): ``limit`` (at least 1; default 50), ``skip`` (at least 0; default 0),
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``limit`` (at least 1; default 50), ``skip`` (at least 0; default 0),
         ``only_attachments`` (``onlyAttachments``).
 
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
@@ -2399,8 +2415,8 @@ class RawClientOperations:
         room_id: str,
         channel_id: str,
         *,
-        limit: int = 50,
-        skip: int = 0,
+        limit: Optional[int] = None,
+        skip: Optional[int] = None,
         only_attachments: Optional[bool] = None,
     ) -> APIResponse[MessagePage]:
         """One page of a channel's messages (the emulator gives them oldest first).
@@ -2409,8 +2425,8 @@ class RawClientOperations:
         ``APIResponse`` whose ``parse()`` is a ``MessagePage`` (the status, headers and request
         id beside it).
 
-        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
-        differs): ``limit`` (at least 1; default 50), ``skip`` (at least 0; default 0),
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``limit`` (at least 1; default 50), ``skip`` (at least 0; default 0),
         ``only_attachments`` (``onlyAttachments``).
 
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
@@ -2454,7 +2470,7 @@ class RawClientOperations:
         self,
         room_id: str,
         *,
-        path_form: Literal["room", "chatroom"] = "room",
+        path_form: Optional[Literal["room", "chatroom"]] = None,
     ) -> APIResponse[List[Conversation]]:
         """A room's one-to-one conversations, each with its two members.
 
@@ -2462,8 +2478,8 @@ class RawClientOperations:
         whose ``parse()`` is a ``List[Conversation]`` (the status, headers and request id beside
         it).
 
-        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
-        differs): ``path_form`` (``pathForm``; ``"room"`` or ``"chatroom"``; default "room").
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``path_form`` (``pathForm``; ``"room"`` or ``"chatroom"``; default "room").
 
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
 
@@ -2633,16 +2649,16 @@ class RawClientOperations:
         self,
         room_id: str,
         *,
-        limit: int = 50,
-        skip: int = 0,
+        limit: Optional[int] = None,
+        skip: Optional[int] = None,
     ) -> APIResponse[MemberPage]:
         """One page of a room's members, with their roles.
 
         ``GET /consumer/api/v2/room/{roomId}/members``: returns an ``APIResponse`` whose
         ``parse()`` is a ``MemberPage`` (the status, headers and request id beside it).
 
-        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
-        differs): ``limit`` (1 to 200; default 50), ``skip`` (at least 0; default 0).
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``limit`` (1 to 200; default 50), ``skip`` (at least 0; default 0).
 
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
 
@@ -2868,14 +2884,18 @@ class AsyncRawClientOperations:
     if TYPE_CHECKING:
         _call: Callable[..., Awaitable[Any]]
 
-    async def list_users(self, limit: int = 50, skip: int = 0) -> APIResponse[UserPage]:
+    async def list_users(
+        self,
+        limit: Optional[int] = None,
+        skip: Optional[int] = None,
+    ) -> APIResponse[UserPage]:
         """One page of the account's users.
 
         ``GET /consumer/api/v2/users``: returns an ``APIResponse`` whose ``parse()`` is a
         ``UserPage`` (the status, headers and request id beside it).
 
-        Parameters, each sent only when given or defaulted (the wire name in parentheses where
-        it differs): ``limit`` (1 to 200; default 50), ``skip`` (at least 0; default 0).
+        Parameters, each sent only when given (the wire name in parentheses where it differs):
+        ``limit`` (1 to 200; default 50), ``skip`` (at least 0; default 0).
 
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
 
@@ -2920,7 +2940,7 @@ class AsyncRawClientOperations:
         room_id: str,
         conversation_id: str,
         *,
-        path_form: str = "room",
+        path_form: Optional[str] = None,
     ) -> APIResponse[List[Message]]:
         """The messages of a one-to-one conversation of a room, oldest first.
 
@@ -2928,8 +2948,8 @@ class AsyncRawClientOperations:
         returns an ``APIResponse`` whose ``parse()`` is a ``List[Message]`` (the status, headers
         and request id beside it).
 
-        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
-        differs): ``path_form`` (``pathForm``; ``"room"`` or ``"chatroom"``; default "room").
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``path_form`` (``pathForm``; ``"room"`` or ``"chatroom"``; default "room").
 
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
 
@@ -3155,7 +3175,7 @@ class AsyncRawClientOperations:
         enable_channels: Optional[bool] = None,
         default_notification_enabled: Optional[bool] = None,
         file_sharing_mode: Optional[Literal["", "imageSharing", "fileAndImageSharing"]] = None,
-        chat_room_permission_level: Literal["public", "provisioned_users", "members"] = "public",
+        chat_room_permission_level: Optional[Literal["public", "provisioned_users", "members"]] = None,
         custom_css: Optional[str] = None,
         metadata: Optional[str] = None,
         customization: Any = None,
@@ -3167,8 +3187,8 @@ class AsyncRawClientOperations:
         ``POST /consumer/api/v1/chatroom``: returns an ``APIResponse`` whose ``parse()`` is a
         ``RoomAnswer`` (the status, headers and request id beside it).
 
-        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
-        differs): ``name``, ``description``, ``password_protected`` (``passwordProtected``),
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``name``, ``description``, ``password_protected`` (``passwordProtected``),
         ``room_password`` (``roomPassword``), ``pre_moderated_chat_room``
         (``preModeratedChatRoom``), ``enable_one_to_one_chat`` (``enableOneToOneChat``),
         ``moderator_only_one_to_one_chat`` (``moderatorOnlyOneToOneChat``), ``enable_channels``
@@ -3335,8 +3355,8 @@ class AsyncRawClientOperations:
         self,
         room_id: str,
         *,
-        limit: int = 50,
-        skip: int = 0,
+        limit: Optional[int] = None,
+        skip: Optional[int] = None,
         only_attachments: Optional[bool] = None,
     ) -> APIResponse[MessagePage]:
         """One page of a room's messages: the service's history export (the emulator gives them
@@ -3345,8 +3365,8 @@ class AsyncRawClientOperations:
         ``GET /consumer/api/v1/chatRoom/{roomId}/messages``: returns an ``APIResponse`` whose
         ``parse()`` is a ``MessagePage`` (the status, headers and request id beside it).
 
-        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
-        differs): ``limit`` (at least 1; default 50), ``skip`` (at least 0; default 0),
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``limit`` (at least 1; default 50), ``skip`` (at least 0; default 0),
         ``only_attachments`` (``onlyAttachments``).
 
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
@@ -3558,8 +3578,8 @@ class AsyncRawClientOperations:
         room_id: str,
         channel_id: str,
         *,
-        limit: int = 50,
-        skip: int = 0,
+        limit: Optional[int] = None,
+        skip: Optional[int] = None,
         only_attachments: Optional[bool] = None,
     ) -> APIResponse[MessagePage]:
         """One page of a channel's messages (the emulator gives them oldest first).
@@ -3568,8 +3588,8 @@ class AsyncRawClientOperations:
         ``APIResponse`` whose ``parse()`` is a ``MessagePage`` (the status, headers and request
         id beside it).
 
-        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
-        differs): ``limit`` (at least 1; default 50), ``skip`` (at least 0; default 0),
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``limit`` (at least 1; default 50), ``skip`` (at least 0; default 0),
         ``only_attachments`` (``onlyAttachments``).
 
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
@@ -3619,7 +3639,7 @@ class AsyncRawClientOperations:
         self,
         room_id: str,
         *,
-        path_form: Literal["room", "chatroom"] = "room",
+        path_form: Optional[Literal["room", "chatroom"]] = None,
     ) -> APIResponse[List[Conversation]]:
         """A room's one-to-one conversations, each with its two members.
 
@@ -3627,8 +3647,8 @@ class AsyncRawClientOperations:
         whose ``parse()`` is a ``List[Conversation]`` (the status, headers and request id beside
         it).
 
-        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
-        differs): ``path_form`` (``pathForm``; ``"room"`` or ``"chatroom"``; default "room").
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``path_form`` (``pathForm``; ``"room"`` or ``"chatroom"``; default "room").
 
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
 
@@ -3808,16 +3828,16 @@ class AsyncRawClientOperations:
         self,
         room_id: str,
         *,
-        limit: int = 50,
-        skip: int = 0,
+        limit: Optional[int] = None,
+        skip: Optional[int] = None,
     ) -> APIResponse[MemberPage]:
         """One page of a room's members, with their roles.
 
         ``GET /consumer/api/v2/room/{roomId}/members``: returns an ``APIResponse`` whose
         ``parse()`` is a ``MemberPage`` (the status, headers and request id beside it).
 
-        Keywords, each sent only when given or defaulted (the wire name in parentheses where it
-        differs): ``limit`` (1 to 200; default 50), ``skip`` (at least 0; default 0).
+        Keywords, each sent only when given (the wire name in parentheses where it differs):
+        ``limit`` (1 to 200; default 50), ``skip`` (at least 0; default 0).
 
         A value outside the declared limits raises ``ValidationError`` and nothing is sent.
 

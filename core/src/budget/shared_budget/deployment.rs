@@ -11,6 +11,7 @@ use redis::cluster::{ClusterClient, ClusterClientBuilder, ClusterConnection};
 use redis::{ConnectionInfo, ConnectionLike, RedisError, RedisResult, Value};
 
 use super::connection::{tls_for, Connection, Target};
+use crate::secrets::{encoded_user_info, user_info_end, with_user_info_encoded};
 
 /// The port of a sentinel whose address names none.
 const SENTINEL_PORT: u16 = 26379;
@@ -86,13 +87,15 @@ struct Parts<'a> {
 }
 
 fn split(rest: &str, tls: bool) -> Parts<'_> {
-    let (before_query, query) = match rest.split_once('?') {
-        Some((before, query)) => (before, Some(query)),
-        None => (rest, None),
+    // The user information first, as `secrets` reads it: a password may hold a
+    // `?`, `#` or `/` written as is.
+    let (userinfo, after) = match user_info_end(rest) {
+        Some(at) => (Some(&rest[..at]), &rest[at + 1..]),
+        None => (None, rest),
     };
-    let (userinfo, location) = match before_query.rsplit_once('@') {
-        Some((userinfo, location)) => (Some(userinfo), location),
-        None => (None, before_query),
+    let (location, query) = match after.split_once('?') {
+        Some((before, query)) => (before, Some(query)),
+        None => (after, None),
     };
     let (hosts, path) = location.split_once('/').unwrap_or((location, ""));
     Parts {
@@ -109,7 +112,10 @@ impl Parts<'_> {
     /// query parameters (less those named in `leave_out`).
     fn server_url(&self, host: &str, path: &str, leave_out: &[&str]) -> String {
         let scheme = if self.tls { "rediss" } else { "redis" };
-        let userinfo = self.userinfo.map(|u| format!("{u}@")).unwrap_or_default();
+        let userinfo = self
+            .userinfo
+            .map(|u| format!("{}@", encoded_user_info(u)))
+            .unwrap_or_default();
         let query = self.query_without(leave_out);
         let query = if query.is_empty() {
             String::new()
@@ -187,7 +193,7 @@ impl Deployment {
                 };
             }
         }
-        Target::new(parse_info(url)?, roots).map(Deployment::Server)
+        Target::new(parse_info(&with_user_info_encoded(url))?, roots).map(Deployment::Server)
     }
 
     /// A new connection, ready for the budget's scripts.
@@ -465,6 +471,20 @@ mod tests {
             parts.server_url("{address}", "2", &["sentinel_password"]),
             "rediss://{address}/2?protocol=resp3"
         );
+        // A password holding `?`, `#` or `/` as is: the user information ends at
+        // the last `@`, and reaches each server percent-encoded.
+        let parts = split(":S3cr?t#9/x@a:1,b:2/0?protocol=resp3", false);
+        assert_eq!(parts.userinfo, Some(":S3cr?t#9/x"));
+        assert_eq!(parts.hosts, ["a:1", "b:2"]);
+        assert_eq!((parts.path, parts.query), ("0", Some("protocol=resp3")));
+        assert_eq!(
+            parts.server_url("a:1", "", &[]),
+            "redis://:S3cr%3Ft%239%2Fx@a:1/?protocol=resp3"
+        );
+        let info = parse_info(&parts.server_url("a:1", "", &[])).unwrap();
+        assert_eq!(info.redis_settings().password(), Some("S3cr?t#9/x"));
+        let info = parse_info(&with_user_info_encoded("redis://:S3cr?t9@h:1")).unwrap();
+        assert_eq!(info.redis_settings().password(), Some("S3cr?t9"));
         assert_eq!(with_sentinel_port("s1"), "s1:26379");
         assert_eq!(with_sentinel_port("[::1]"), "[::1]:26379");
         assert_eq!(with_sentinel_port("[::1]:7"), "[::1]:7");

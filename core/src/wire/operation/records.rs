@@ -9,6 +9,15 @@ use serde_json::{Map, Value};
 
 use crate::wire::Decoded;
 
+/// A secret field's value (`secret = true`) as `Debug` shows it: its length, never its text.
+struct Hidden<'a>(&'a String);
+
+impl std::fmt::Debug for Hidden<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "[hidden: {} characters]", self.0.chars().count())
+    }
+}
+
 /// The service's acknowledgement of an operation: `{"success": true}`, with a message for some.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -32,7 +41,7 @@ impl Decoded for Acknowledged {
 
 /// A bot: a webhook that the service calls with a room's messages, and that answers in the
 /// room.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Bot {
     /// `_id`: The bot's id (24 hexadecimal digits).
@@ -91,6 +100,29 @@ pub struct Bot {
     /// Every other field the service sent, as it came.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+impl std::fmt::Debug for Bot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bot")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .field("description", &self.description)
+            .field("trigger", &self.trigger)
+            .field("message_visibility", &self.message_visibility)
+            .field(
+                "is_allowed_in_all_chat_rooms",
+                &self.is_allowed_in_all_chat_rooms,
+            )
+            .field("message_history_limit", &self.message_history_limit)
+            .field("webhook_url", &self.webhook_url.as_ref().map(Hidden))
+            .field("metadata", &self.metadata)
+            .field("enabled", &self.enabled)
+            .field("customer", &self.customer)
+            .field("created", &self.created)
+            .field("extra", &self.extra)
+            .finish()
+    }
 }
 
 impl Decoded for Bot {
@@ -594,7 +626,7 @@ impl Decoded for Conversation {
 }
 
 /// A user as changed: the create-user answer's shape.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UpdatedUser {
     /// `accessToken`: An access token that signs the user in.
@@ -643,6 +675,23 @@ pub struct UpdatedUser {
     /// Every other field the service sent, as it came.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+impl std::fmt::Debug for UpdatedUser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UpdatedUser")
+            .field("access_token", &self.access_token.as_ref().map(Hidden))
+            .field("user_id", &self.user_id)
+            .field("username", &self.username)
+            .field("email", &self.email)
+            .field("profile_pic", &self.profile_pic)
+            .field("is_moderator", &self.is_moderator)
+            .field("chat_room", &self.chat_room)
+            .field("external_user_id", &self.external_user_id)
+            .field("meta", &self.meta)
+            .field("extra", &self.extra)
+            .finish()
+    }
 }
 
 impl Decoded for UpdatedUser {
@@ -725,7 +774,7 @@ impl Decoded for UserProfile {
 }
 
 /// The answer to `create_user_v2`: the new user and an access token.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ProvisionedUser {
     /// `success`: True: the service did it.
@@ -744,6 +793,17 @@ pub struct ProvisionedUser {
     /// Every other field the service sent, as it came.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+impl std::fmt::Debug for ProvisionedUser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProvisionedUser")
+            .field("success", &self.success)
+            .field("access_token", &self.access_token.as_ref().map(Hidden))
+            .field("user", &self.user)
+            .field("extra", &self.extra)
+            .finish()
+    }
 }
 
 impl Decoded for ProvisionedUser {

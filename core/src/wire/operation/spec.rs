@@ -264,10 +264,25 @@ impl OperationSpec {
             match declared.strip_prefix('{').and_then(|d| d.strip_suffix('}')) {
                 None => path.push_str(declared),
                 Some(name) => {
-                    let value = get(name)
-                        .and_then(Value::as_str)
-                        .or_else(|| self.param(name).and_then(|p| p.default))
-                        .ok_or_else(|| invalid(format!("{name} is required")))?;
+                    let value = match get(name).and_then(Value::as_str) {
+                        Some(given) => given,
+                        // A declared default is checked as a given value is: a
+                        // default outside the param's choices is never sent.
+                        None => match self.param(name) {
+                            Some(
+                                param @ ParamSpec {
+                                    default: Some(default),
+                                    ..
+                                },
+                            ) => {
+                                param.check(&Value::from(*default)).map_err(|why| {
+                                    invalid(format!("the declared default of {name}: {why}"))
+                                })?;
+                                default
+                            }
+                            _ => return Err(invalid(format!("{name} is required"))),
+                        },
+                    };
                     path.push_str(&encode_path_segment(value));
                 }
             }
@@ -349,5 +364,58 @@ fn as_text(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A path default outside its param's choices (the casing slip
+    /// `default = "chatRoom"`) is refused, not sent (issue 37, item 11).
+    #[test]
+    fn a_path_default_is_checked_as_a_given_value() {
+        const fn spec(default: &'static str) -> ParamSpec {
+            ParamSpec {
+                name: "pathForm",
+                location: ParamLocation::Path,
+                kind: ParamKind::String,
+                required: false,
+                min: None,
+                max: None,
+                max_len: None,
+                choices: &["room", "chatroom"],
+                default: Some(default),
+            }
+        }
+        static GOOD: [ParamSpec; 1] = [spec("room")];
+        static SLIP: [ParamSpec; 1] = [spec("chatRoom")];
+        let op = |params: &'static [ParamSpec]| OperationSpec {
+            name: "list_things",
+            summary: "",
+            method: "GET",
+            path: "/v2/{pathForm}/things",
+            auth: RawAuth::PrivateKey,
+            retry: RetryClass::Repeatable,
+            pages: Paging::None,
+            result: "Thing",
+            params,
+            exactly_one: &[],
+            extra: false,
+        };
+        assert_eq!(
+            op(&GOOD).build(&Value::Null).unwrap().path,
+            "/v2/room/things"
+        );
+        let refused = op(&SLIP).build(&Value::Null).unwrap_err();
+        assert_eq!(refused.kind(), crate::ErrorKind::Validation);
+        assert!(
+            refused.message().contains("declared default of pathForm")
+                && refused.message().contains("\"chatRoom\""),
+            "{refused}"
+        );
+        // A given value still wins over the (bad) default.
+        let given = serde_json::json!({"pathForm": "chatroom"});
+        assert_eq!(op(&SLIP).build(&given).unwrap().path, "/v2/chatroom/things");
     }
 }
