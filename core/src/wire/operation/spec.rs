@@ -392,6 +392,7 @@ mod tests {
         static SLIP: [ParamSpec; 1] = [spec("chatRoom")];
         let op = |params: &'static [ParamSpec]| OperationSpec {
             name: "list_things",
+            family: "",
             summary: "",
             method: "GET",
             path: "/v2/{pathForm}/things",
@@ -402,6 +403,7 @@ mod tests {
             params,
             exactly_one: &[],
             extra: false,
+            errors: &[],
         };
         assert_eq!(
             op(&GOOD).build(&Value::Null).unwrap().path,
