@@ -31,6 +31,7 @@ struct UrlParts {
 /// a password parameter's value (`redis://h/0?pass=a@b`), where it ends at the
 /// last `@` before the query. A URL whose authority is empty (`redis+unix:///…`)
 /// has none. The Redis deployments and [`redacted_url`] read it the same way.
+#[cfg_attr(not(feature = "redis"), allow(dead_code))] // the Redis URL forms use it
 pub(crate) fn user_info_end(rest: &str) -> Option<usize> {
     user_info_reading(rest).0
 }
@@ -62,6 +63,7 @@ fn user_info_reading(rest: &str) -> (Option<usize>, bool) {
 /// `url` with the `/`, `?`, `#` and `@` of its user information percent-encoded,
 /// so that a URL parser reads the user information as [`user_info_end`] does
 /// (`redis://:S3cr?t9@host` → `redis://:S3cr%3Ft9@host`); other URLs unchanged.
+#[cfg_attr(not(feature = "redis"), allow(dead_code))] // the Redis URL forms use it
 pub(crate) fn with_user_info_encoded(url: &str) -> Cow<'_, str> {
     let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
         return Cow::Borrowed(url);
@@ -84,6 +86,7 @@ pub(crate) fn with_user_info_encoded(url: &str) -> Cow<'_, str> {
 
 /// User information (`user:password`) with the characters that would end it
 /// for a URL parser (`/`, `?`, `#`, `@`) percent-encoded.
+#[cfg_attr(not(feature = "redis"), allow(dead_code))] // the Redis URL forms use it
 pub(crate) fn encoded_user_info(user_info: &str) -> Cow<'_, str> {
     if !user_info.contains(['/', '?', '#', '@']) {
         return Cow::Borrowed(user_info);
