@@ -18,62 +18,7 @@
 
 #define PASSWORD "c-test-redis-password-31"
 
-static pid_t redis_pid;
-
-static int free_port(void) {
-  struct sockaddr_in addr;
-  socklen_t len = sizeof addr;
-  int port, fd = socket(AF_INET, SOCK_STREAM, 0);
-  memset(&addr, 0, sizeof addr);
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, (struct sockaddr *)&addr, sizeof addr);
-  getsockname(fd, (struct sockaddr *)&addr, &len);
-  port = ntohs(addr.sin_port);
-  close(fd);
-  return port;
-}
-
-static int port_open(int port) {
-  struct sockaddr_in addr;
-  int ok, fd = socket(AF_INET, SOCK_STREAM, 0);
-  memset(&addr, 0, sizeof addr);
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons((unsigned short)port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ok = connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0;
-  close(fd);
-  return ok;
-}
-
-static int redis_start(const char *binary, int port) {
-  char port_text[16];
-  int i;
-  snprintf(port_text, sizeof port_text, "%d", port);
-  redis_pid = fork();
-  if (redis_pid == 0) {
-    int null = open("/dev/null", O_RDWR);
-    dup2(null, 0);
-    dup2(null, 1);
-    dup2(null, 2);
-    execlp(binary, binary, "--port", port_text, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-           "--requirepass", PASSWORD, (char *)NULL);
-    _exit(127);
-  }
-  for (i = 0; i < 500; i++) {
-    if (port_open(port)) return 1;
-    usleep(10000);
-  }
-  return 0;
-}
-
-static void redis_kill(void) {
-  if (redis_pid > 0) {
-    kill(redis_pid, SIGKILL);
-    waitpid(redis_pid, NULL, 0);
-    redis_pid = 0;
-  }
-}
+#include "redis_server.h"
 
 /* A client of `emu` whose budget is in Redis at `redis_url`; Redis timeouts of `timeout_ms`. */
 static roomchat_client *shared_client_waiting(const emulator *emu, const char *redis_url, uint32_t policy,
@@ -289,7 +234,7 @@ int main(int argc, char **argv) {
   test_password_never_shown(&emu);
   if (argc > 4) test_topologies(&emu, argv[3], argv[4]);
   port = free_port();
-  CHECK(redis_start(redis_binary, port));
+  CHECK(redis_start(redis_binary, port, PASSWORD));
   snprintf(url, sizeof url, "redis://:%s@127.0.0.1:%d/0", PASSWORD, port);
 
   /* Two processes, one budget: the parent's 3 starts and the child's 2 count in one window. */

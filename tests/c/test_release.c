@@ -12,54 +12,7 @@
 #include "roomchat.h"
 #include "harness.h"
 
-static pid_t redis_pid;
-
-static int free_port(void) {
-  struct sockaddr_in addr;
-  socklen_t len = sizeof addr;
-  int port, fd = socket(AF_INET, SOCK_STREAM, 0);
-  memset(&addr, 0, sizeof addr);
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, (struct sockaddr *)&addr, sizeof addr);
-  getsockname(fd, (struct sockaddr *)&addr, &len);
-  port = ntohs(addr.sin_port);
-  close(fd);
-  return port;
-}
-
-static int port_open(int port) {
-  struct sockaddr_in addr;
-  int ok, fd = socket(AF_INET, SOCK_STREAM, 0);
-  memset(&addr, 0, sizeof addr);
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons((unsigned short)port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ok = connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0;
-  close(fd);
-  return ok;
-}
-
-static int redis_start(const char *binary, int port) {
-  char port_text[16];
-  int i;
-  snprintf(port_text, sizeof port_text, "%d", port);
-  redis_pid = fork();
-  if (redis_pid == 0) {
-    int null = open("/dev/null", O_RDWR);
-    dup2(null, 0);
-    dup2(null, 1);
-    dup2(null, 2);
-    execlp(binary, binary, "--port", port_text, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-           (char *)NULL);
-    _exit(127);
-  }
-  for (i = 0; i < 500; i++) {
-    if (port_open(port)) return 1;
-    usleep(10000);
-  }
-  return 0;
-}
+#include "redis_server.h"
 
 /* A client of `emu`, its budget in Redis at `redis_url` (NULL: in this process). */
 static roomchat_client *make_client(const emulator *emu, const char *redis_url) {
@@ -105,7 +58,7 @@ int main(int argc, char **argv) {
   alarm(300);
   if (!emulator_start(&emu, argv[1], args)) return 2;
   port = free_port();
-  CHECK(redis_start(argv[2], port));
+  CHECK(redis_start(argv[2], port, NULL));
   for (i = 0; i < 30; i++) {
     snprintf(url, sizeof url, "redis://127.0.0.1:%d/%d", port, i % 10);
     clients[i] = make_client(&emu, i < 20 ? url : NULL);
@@ -116,8 +69,7 @@ int main(int argc, char **argv) {
     CHECK(state.backend == (i < 20 ? ROOMCHAT_BUDGET_BACKEND_REDIS : ROOMCHAT_BUDGET_BACKEND_LOCAL));
   }
   for (i = 0; i < 30; i++) roomchat_client_free(clients[i]);
-  kill(redis_pid, SIGKILL);
-  waitpid(redis_pid, NULL, 0);
+  redis_kill();
   emulator_stop(&emu);
   printf("release: %d passed, %d failed\n", harness_passed, harness_failed);
   return harness_failed ? 1 : 0;
