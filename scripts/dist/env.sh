@@ -89,8 +89,9 @@ elapsed() { awk -v s="$1" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }'
 # listing streamed whole (--all: as many lines as the first page's total); a
 # value out of its limits (exit 2, nothing sent); no key in any output
 # (--dry-run's included); and Ctrl-C while a call waits on a service that
-# never answers: a plain call ends at once, killed by SIGINT as the native
-# binary is, and --all exits 130 naming where to resume. Prints one line.
+# never answers (SIGINT to the process group, as a terminal sends it): a plain
+# call ends at once, killed by SIGINT as the native binary is, and --all exits
+# 130 naming where to resume. Prints one line.
 check_roomchat_command() {
   local version=$1 out total lines code
   shift
@@ -120,14 +121,17 @@ server = socket.socket()
 server.bind(("127.0.0.1", 0))
 server.listen(16)
 env = dict(os.environ, ROOMCHAT_BASE_URL=f"http://127.0.0.1:{server.getsockname()[1]}")
-for extra, expect in (([], -signal.SIGINT), (["--all"], 130)):
+# npx got the SIGINT too, and npm exits by raising it again once its child has ended.
+npx = os.path.basename(sys.argv[1]) == "npx"
+for extra, expect in (([], -signal.SIGINT), (["--all"], -signal.SIGINT if npx else 130)):
     command = sys.argv[1:] + ["list-users", "--timeout", "60", "--max-retries", "0"] + extra
-    child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # A process group of its own, signalled whole: what Ctrl-C in a terminal does (npx's child gets it too).
+    child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     server.settimeout(30)
     held = server.accept()[0]  # the call is in flight
     time.sleep(0.3)
     sent = time.monotonic()
-    child.send_signal(signal.SIGINT)
+    os.killpg(child.pid, signal.SIGINT)
     try:
         _, err = child.communicate(timeout=10)
     except subprocess.TimeoutExpired:
