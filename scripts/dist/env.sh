@@ -87,6 +87,8 @@ elapsed() { awk -v s="$1" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }'
 # The `roomchat` command a package put on PATH, run as "$@" after the version
 # it must report, against the emulator start_emulator started: --version; a
 # listing streamed whole (--all: as many lines as the first page's total); a
+# room made, three messages posted and listed (and exported, once `roomchat
+# export` exists: cli/src/export); a
 # value out of its limits (exit 2, nothing sent); no key in any output
 # (--dry-run's included); and Ctrl-C while a call waits on a service that
 # never answers (SIGINT to the process group, as a terminal sends it): a plain
@@ -108,6 +110,19 @@ check_roomchat_command() {
   code=0
   "$@" list-users --limit 100000 >"$out/limit.out" 2>"$out/limit.err" || code=$?
   [ "$code" -eq 2 ] || { echo "roomchat list-users --limit 100000: exit $code, not 2" >&2; cat "$out/limit.err" >&2; return 1; }
+  # A room's history through the command: a room, three messages, the room's messages streamed (--all).
+  room=$("$@" create-chat-room --name "Clean room" --output json)
+  room=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["roomId"])' "$room")
+  for n in 1 2 3; do "$@" send-room-message "$room" --system-message --message "message $n" >/dev/null; done
+  "$@" room-messages "$room" --all >"$out/messages.jsonl"
+  [ "$(grep -c '"message [123]"' "$out/messages.jsonl")" -eq 3 ] || { echo "roomchat room-messages --all: not the 3 messages" >&2; cat "$out/messages.jsonl" >&2; return 1; }
+  # roomchat export, once the command line has it (cli/src/export): the same three messages.
+  exported=
+  if "$@" export --help | grep -q -- '--output-path'; then
+    "$@" export "$room" --quiet -o "$out/export.jsonl"
+    [ "$(grep -c '"message [123]"' "$out/export.jsonl")" -eq 3 ] || { echo "roomchat export: not the 3 messages" >&2; cat "$out/export.jsonl" >&2; return 1; }
+    exported=", export (3 messages)"
+  fi
   "$@" --dry-run list-users --limit 3 >"$out/dry.out" 2>&1
   grep -q 'curl' "$out/dry.out" || { echo "roomchat --dry-run printed no curl command" >&2; return 1; }
   if grep -rqF -e "$ROOMCHAT_PRIVATE_KEY" -e "$ROOMCHAT_PUBLIC_KEY" "$out"; then
@@ -143,6 +158,6 @@ for extra, expect in (([], -signal.SIGINT), (["--all"], -signal.SIGINT if npx el
     print(f"{'--all' if extra else 'a call'}: exit {child.returncode} {took:.2f} s after SIGINT")
     held.close()
 PY
-  echo "roomchat command ($*): --version, list-users --all ($lines lines), a limit refused (exit 2), --dry-run, no key printed; Ctrl-C: $(paste -sd ';' "$out/sigint.log")"
+  echo "roomchat command ($*): --version, list-users --all ($lines lines), a room's 3 messages sent and listed$exported, a limit refused (exit 2), --dry-run, no key printed; Ctrl-C: $(paste -sd ';' "$out/sigint.log")"
   rm -rf "$out"
 }
