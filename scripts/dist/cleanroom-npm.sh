@@ -122,11 +122,12 @@ node -e '
 ' >readme.mjs
 node readme.mjs | tee readme.log
 # The `roomchat` command (package.json's bin: the addon runs the Rust command line): npx in
-# the project, and npm install -g (into a prefix of its own) from the same registry.
+# the project, and npm install -g (into a prefix of its own) from the same registry (a global
+# install reads no project .npmrc: --registry).
 [ "$(npx --no-install roomchat --version)" = "roomchat $version" ]
 [ "$(npx --no-install roomchat list-users --limit 1 --output json | node -p 'JSON.parse(require("fs").readFileSync(0, "utf8")).total')" -gt 0 ]
 echo "npx roomchat: --version and list-users ran"
-npm install -g --prefix "$work/global" --no-audit --no-fund --loglevel=error --cache "$work/npm-cache" roomchat
+npm install -g --prefix "$work/global" --registry "$npm_url" --no-audit --no-fund --loglevel=error --cache "$work/npm-cache" roomchat
 [ "$(PATH=$work/global/bin:$PATH command -v roomchat)" = "$work/global/bin/roomchat" ]
 check_roomchat_command "$version" "$work/global/bin/roomchat"
 stop_emulator
