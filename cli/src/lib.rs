@@ -34,3 +34,37 @@ use std::ffi::OsString;
 pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
     i32::from(app::run(args))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+
+    fn run(args: &[&str]) -> i32 {
+        super::run(
+            std::iter::once("roomchat")
+                .chain(args.iter().copied())
+                .map(OsString::from),
+        )
+    }
+
+    /// What the Python and Node packages call: the exit code comes back, the
+    /// process goes on (a code of 0 after help and version, clap's 2 after a
+    /// bad command line, a command's own code after it ran).
+    #[test]
+    fn the_entry_point_returns_the_exit_code_and_the_process_goes_on() {
+        assert_eq!(run(&["--version"]), 0);
+        assert_eq!(run(&["list-users", "--help"]), 0);
+        assert_eq!(run(&["no-such-operation"]), 2);
+        assert_eq!(run(&["list-users", "--limit", "100000"]), 2);
+        // Nothing is sent: no key, no service needed.
+        assert_eq!(
+            run(&[
+                "--base-url",
+                "https://api.example.com",
+                "--dry-run",
+                "list-users"
+            ]),
+            0
+        );
+    }
+}
