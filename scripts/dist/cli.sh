@@ -7,7 +7,8 @@
 #   cli.sh [RUST_TARGET...]   (default: x86_64-unknown-linux-musl aarch64-unknown-linux-musl)
 #
 # Each is checked static (no program interpreter, no shared library) and of its
-# machine; the x86_64 one runs `roomchat --version` here. Into
+# machine; the x86_64 one runs `roomchat --version` here, and the checks of
+# check_roomchat_command (env.sh) against the emulator if it is built. Into
 # ${CARGO_TARGET_DIR:-target}/dist/cli: roomchat-cli-<version>-<target>.tar.gz
 # (roomchat, README.md, CHANGELOG.md) and its .sha256. The release workflow
 # (.github/workflows/release.yml, job cli) builds the same for macOS and Windows.
@@ -48,6 +49,12 @@ for rust_target in "${targets[@]}"; do
   if [ "$elf" = X86-64 ] && [ "$(uname -m)" = x86_64 ]; then
     [ "$("$binary" --version)" = "roomchat $version" ] || { echo "$binary --version: not roomchat $version" >&2; exit 1; }
     ran=", --version: roomchat $version"
+    # Against the emulator when there is one (the test command builds it first; the release workflow has none).
+    if [ -x "$target/debug/roomchat-emulator" ]; then
+      start_emulator "$target/debug/roomchat-emulator" 3
+      check_roomchat_command "$version" "$binary"
+      stop_emulator
+    fi
   fi
   name=roomchat-cli-$version-$rust_target
   stage=$(mktemp -d)
