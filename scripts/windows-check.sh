@@ -25,7 +25,7 @@ libnode=$target_dir/windows-check/libnode
 mkdir -p "$libnode"
 : >"$libnode/libnode.dll"
 
-echo "cargo clippy --target $target_triple -p roomchat -p roomchat-ffi -p roomchat-python -p roomchat-node -- -D warnings"
+echo "cargo clippy --target $target_triple -p roomchat -p roomchat-ffi -p roomchat-python -p roomchat-node -p roomchat-cli -- -D warnings"
 LIBNODE_PATH=$libnode cargo clippy --quiet --locked --target "$target_triple" \
-  -p roomchat -p roomchat-ffi -p roomchat-python -p roomchat-node -- -D warnings
-echo "windows ($target_triple): core, ffi, bindings/python and bindings/node check without warnings"
+  -p roomchat -p roomchat-ffi -p roomchat-python -p roomchat-node -p roomchat-cli -- -D warnings
+echo "windows ($target_triple): core, ffi, bindings/python, bindings/node and cli check without warnings"

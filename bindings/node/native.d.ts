@@ -97,6 +97,15 @@ export declare class UsersIterator {
   next(id: number): void
 }
 
+/**
+ * The package's `roomchat` command (`bin/roomchat.js`): runs the command line
+ * of `roomchat-cli` (the same `roomchat_cli::run` as the binary of `cargo
+ * install roomchat-cli`) on `argv`, the arguments after the program's name,
+ * on this thread, which it blocks until the command ends; output goes to the
+ * process's stdout and stderr. Returns the exit code.
+ */
+export declare function cliMain(argv: Array<string>): number
+
 /** The stable snake_case names of core's error kinds, in numeric order (1, 2, …). */
 export declare function errorKinds(): Array<string>
 

@@ -841,6 +841,7 @@ module.exports.NativeClient = nativeBinding.NativeClient
 module.exports.PagedIterator = nativeBinding.PagedIterator
 module.exports.UserPagesIterator = nativeBinding.UserPagesIterator
 module.exports.UsersIterator = nativeBinding.UsersIterator
+module.exports.cliMain = nativeBinding.cliMain
 module.exports.errorKinds = nativeBinding.errorKinds
 module.exports.setMaxThreads = nativeBinding.setMaxThreads
 module.exports.threadPoolStats = nativeBinding.threadPoolStats

@@ -2,7 +2,6 @@
 
 use std::ffi::OsString;
 use std::io::Write;
-use std::process::ExitCode;
 
 use clap::{Arg, ArgMatches, Command};
 
@@ -73,16 +72,16 @@ pub fn command() -> Command {
 }
 
 /// Parses `args`, runs the command, prints any error; the process's exit code.
-pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+pub fn run(args: impl IntoIterator<Item = OsString>) -> u8 {
     let matches = match command().try_get_matches_from(args) {
         Ok(m) => m,
         Err(e) => {
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() {
+            return if e.use_stderr() {
                 crate::error::EXIT_USAGE
             } else {
                 0
-            });
+            };
         }
     };
     let (result, asked) = match matches.subcommand() {
@@ -98,12 +97,12 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         None => (Err(CliError::Usage("no command given".into())), None),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => 0,
         // The reader of stdout went away (`| head`): not an error of the command.
-        Err(e) if output::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if output::is_broken_pipe(&e) => 0,
         Err(e) => {
             output::print_error(&e, asked);
-            ExitCode::from(e.exit_code())
+            e.exit_code()
         }
     }
 }

@@ -4,8 +4,9 @@
 # and Linux platform packages published to it); npm picks the platform package
 # itself. Then: require() and import, `tsc --noEmit --strict` on a TypeScript
 # file, the Quickstart of the README that npm shows (read from the installed
-# package) against the emulator binary, and the error a missing platform
-# package gives.
+# package) against the emulator binary, the `roomchat` command (npx, and
+# npm install -g; check_roomchat_command in env.sh), and the error a missing
+# platform package gives.
 set -euo pipefail
 # shellcheck source=scripts/dist/env.sh
 source "$(dirname "$0")/env.sh"
@@ -120,6 +121,15 @@ node -e '
   process.stdout.write(/```js\n([\s\S]*?)```/.exec(quickstart)[1])
 ' >readme.mjs
 node readme.mjs | tee readme.log
+# The `roomchat` command (package.json's bin: the addon runs the Rust command line): npx in
+# the project, and npm install -g (into a prefix of its own) from the same registry (a global
+# install reads no project .npmrc: --registry).
+[ "$(npx --no-install roomchat --version)" = "roomchat $version" ]
+[ "$(npx --no-install roomchat list-users --limit 1 --output json | node -p 'JSON.parse(require("fs").readFileSync(0, "utf8")).total')" -gt 0 ]
+echo "npx roomchat: --version and list-users ran"
+npm install -g --prefix "$work/global" --registry "$npm_url" --no-audit --no-fund --loglevel=error --cache "$work/npm-cache" roomchat
+[ "$(PATH=$work/global/bin:$PATH command -v roomchat)" = "$work/global/bin/roomchat" ]
+check_roomchat_command "$version" "$work/global/bin/roomchat"
 stop_emulator
 grep -qE '^sign Ann in at .*/bbNiVFoXm\?accessToken=' readme.log
 grep -qx '4 users; the first is seed-user-1' readme.log
@@ -149,4 +159,4 @@ node -e '
     if (!/^roomchat has no native addon for this platform \(linux-riscv64-gnu, Node v[0-9.]+\): prebuilt addons exist for .*\blinux-x64-gnu\b.*\bwin32-x64-msvc\b/.test(error.message)) process.exit(1)
   }
 '
-echo "clean room (npm): roomchat $version and roomchat-linux-x64-gnu installed by name from the registry, no Rust on PATH; require, import, tsc --strict and the README's Quickstart ran: $(wc -l <readme.log) lines"
+echo "clean room (npm): roomchat $version and roomchat-linux-x64-gnu installed by name from the registry, no Rust on PATH; require, import, tsc --strict and the README's Quickstart ran: $(wc -l <readme.log) lines; the roomchat command ran (npx, npm install -g)"

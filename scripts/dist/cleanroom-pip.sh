@@ -50,6 +50,9 @@ print(re.search(r"```python\n(.*?)```", quickstart, re.S).group(1), end="")
 PY
 start_emulator "$target/debug/roomchat-emulator" 2
 "$venv_python" "$work/readme_example.py" | tee "$work/readme.log"
+# The `roomchat` command pip put on the venv's PATH (console script: the extension module runs the Rust command line).
+[ "$(PATH=$work/venv/bin:$PATH command -v roomchat)" = "$work/venv/bin/roomchat" ]
+check_roomchat_command "$version" "$work/venv/bin/roomchat"
 stop_emulator
 grep -qE '^sign Ann in at http://127\.0\.0\.1:[0-9]+/.*bbNiVFoXm\?accessToken=' "$work/readme.log"
 grep -qx 'ann True' "$work/readme.log"
@@ -57,4 +60,4 @@ grep -qx 'no such user: 400 user not found' "$work/readme.log"
 grep -qx "eve's token signs in eve" "$work/readme.log"
 grep -qx 'after invalidation: invalid accessToken' "$work/readme.log"
 grep -qx '4 users' "$work/readme.log"
-echo "clean room (pip): roomchat $version installed by name from the index, no Rust on PATH; the README's Quickstart ran: $(wc -l <"$work/readme.log") lines"
+echo "clean room (pip): roomchat $version installed by name from the index, no Rust on PATH; the README's Quickstart ran: $(wc -l <"$work/readme.log") lines; the roomchat command ran"

@@ -83,3 +83,81 @@ stop_emulator() {
 
 # Seconds since $1 (a `date +%s.%N`), one decimal.
 elapsed() { awk -v s="$1" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }'; }
+
+# The `roomchat` command a package put on PATH, run as "$@" after the version
+# it must report, against the emulator start_emulator started: --version; a
+# listing streamed whole (--all: as many lines as the first page's total); a
+# room made, three messages posted and listed (and exported, once `roomchat
+# export` exists: cli/src/export); a
+# value out of its limits (exit 2, nothing sent); no key in any output
+# (--dry-run's included); and Ctrl-C while a call waits on a service that
+# never answers (SIGINT to the process group, as a terminal sends it): a plain
+# call ends at once, killed by SIGINT as the native binary is, and --all exits
+# 130 naming where to resume. Prints one line.
+check_roomchat_command() {
+  local version=$1 out total lines code
+  shift
+  out=$(mktemp -d)
+  [ "$("$@" --version)" = "roomchat $version" ] || { echo "roomchat --version: not roomchat $version" >&2; return 1; }
+  "$@" list-users --limit 1 --output json >"$out/page.json"
+  total=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["total"])' "$out/page.json")
+  "$@" list-users --all --page-size 2 >"$out/all.jsonl"
+  lines=$(wc -l <"$out/all.jsonl")
+  if [ "$lines" -ne "$total" ] || [ "$total" -le 2 ]; then
+    echo "roomchat list-users --all: $lines lines, total $total" >&2
+    return 1
+  fi
+  code=0
+  "$@" list-users --limit 100000 >"$out/limit.out" 2>"$out/limit.err" || code=$?
+  [ "$code" -eq 2 ] || { echo "roomchat list-users --limit 100000: exit $code, not 2" >&2; cat "$out/limit.err" >&2; return 1; }
+  # A room's history through the command: a room, three messages, the room's messages streamed (--all).
+  room=$("$@" create-chat-room --name "Clean room" --output json)
+  room=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["roomId"])' "$room")
+  for n in 1 2 3; do "$@" send-room-message "$room" --system-message --message "message $n" >/dev/null; done
+  "$@" room-messages "$room" --all >"$out/messages.jsonl"
+  [ "$(grep -c '"message [123]"' "$out/messages.jsonl")" -eq 3 ] || { echo "roomchat room-messages --all: not the 3 messages" >&2; cat "$out/messages.jsonl" >&2; return 1; }
+  # roomchat export, once the command line has it (cli/src/export): the same three messages.
+  exported=
+  if "$@" export --help | grep -q -- '--output-path'; then
+    "$@" export "$room" --quiet -o "$out/export.jsonl"
+    [ "$(grep -c '"message [123]"' "$out/export.jsonl")" -eq 3 ] || { echo "roomchat export: not the 3 messages" >&2; cat "$out/export.jsonl" >&2; return 1; }
+    exported=", export (3 messages)"
+  fi
+  "$@" --dry-run list-users --limit 3 >"$out/dry.out" 2>&1
+  grep -q 'curl' "$out/dry.out" || { echo "roomchat --dry-run printed no curl command" >&2; return 1; }
+  if grep -rqF -e "$ROOMCHAT_PRIVATE_KEY" -e "$ROOMCHAT_PUBLIC_KEY" "$out"; then
+    echo "roomchat printed a key" >&2
+    return 1
+  fi
+  # A service that accepts connections and never answers.
+  python3 - "$@" <<'PY' >"$out/sigint.log"
+import os, signal, socket, subprocess, sys, time
+server = socket.socket()
+server.bind(("127.0.0.1", 0))
+server.listen(16)
+env = dict(os.environ, ROOMCHAT_BASE_URL=f"http://127.0.0.1:{server.getsockname()[1]}")
+# npx got the SIGINT too, and npm exits by raising it again once its child has ended.
+npx = os.path.basename(sys.argv[1]) == "npx"
+for extra, expect in (([], -signal.SIGINT), (["--all"], -signal.SIGINT if npx else 130)):
+    command = sys.argv[1:] + ["list-users", "--timeout", "60", "--max-retries", "0"] + extra
+    # A process group of its own, signalled whole: what Ctrl-C in a terminal does (npx's child gets it too).
+    child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    server.settimeout(30)
+    held = server.accept()[0]  # the call is in flight
+    time.sleep(0.3)
+    sent = time.monotonic()
+    os.killpg(child.pid, signal.SIGINT)
+    try:
+        _, err = child.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        sys.exit(f"{' '.join(extra) or 'a call'}: still running 10 s after SIGINT")
+    took = time.monotonic() - sent
+    if child.returncode != expect or (extra and b"--skip 0" not in err):
+        sys.exit(f"{' '.join(extra) or 'a call'}: exit {child.returncode}, not {expect}: {err.decode()}")
+    print(f"{'--all' if extra else 'a call'}: exit {child.returncode} {took:.2f} s after SIGINT")
+    held.close()
+PY
+  echo "roomchat command ($*): --version, list-users --all ($lines lines), a room's 3 messages sent and listed$exported, a limit refused (exit 2), --dry-run, no key printed; Ctrl-C: $(paste -sd ';' "$out/sigint.log")"
+  rm -rf "$out"
+}

@@ -68,8 +68,9 @@ pack() {
   # pre-publish writes): not in the committed package.json, whose lockfile
   # cannot hold packages that are not published yet.
   stage=$(mktemp -d)
+  # --parents: bin/roomchat.js stays in bin/, where package.json's "bin" names it.
   # shellcheck disable=SC2046 # one word per file package.json lists
-  cp package.json $(node -p 'require("./package.json").files.join(" ")') "$stage/"
+  cp --parents package.json $(node -p 'require("./package.json").files.join(" ")') "$stage/"
   node - "$stage/package.json" "$version" npm/*/package.json <<'JS'
 const fs = require('node:fs')
 const [file, version, ...platforms] = process.argv.slice(2)

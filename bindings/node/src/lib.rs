@@ -630,6 +630,20 @@ pub fn wire_decode(
     decode().map_err(|e| throw(&e))
 }
 
+/// The package's `roomchat` command (`bin/roomchat.js`): runs the command line
+/// of `roomchat-cli` (the same `roomchat_cli::run` as the binary of `cargo
+/// install roomchat-cli`) on `argv`, the arguments after the program's name,
+/// on this thread, which it blocks until the command ends; output goes to the
+/// process's stdout and stderr. Returns the exit code.
+#[napi]
+pub fn cli_main(argv: Vec<String>) -> i32 {
+    roomchat_cli::run(
+        std::iter::once("roomchat".to_owned())
+            .chain(argv)
+            .map(Into::into),
+    )
+}
+
 /// Sets the most threads the package's pool runs at once (1 to 1024); returns the previous maximum.
 #[napi]
 pub fn set_max_threads(max: u32) -> Result<u32> {

@@ -12,6 +12,7 @@
 
 use pyo3::prelude::*;
 
+mod cli;
 mod client;
 mod convert;
 mod declared;
@@ -26,6 +27,8 @@ mod wire;
 
 #[pymodule]
 mod _native {
+    #[pymodule_export]
+    use super::cli::cli_main;
     #[pymodule_export]
     use super::client::{CancelToken, Client, RateLimit, UserIterator, UserPageIterator};
     #[pymodule_export]

@@ -36,6 +36,7 @@ __all__ = [
     "UserPage",
     "UserPageIterator",
     "build_request",
+    "cli_main",
     "decode_response",
 ]
 
@@ -501,6 +502,10 @@ def build_request(
     base_url: Optional[str] = None,
     key: Optional[str] = None,
 ) -> Dict[str, Any]: ...
+def cli_main(argv: Sequence[str]) -> int:
+    """The ``roomchat`` command (the Rust command line's entry point) on ``argv``, the
+    arguments after the program's name, with the GIL released; returns its exit code."""
+
 def decode_response(
     operation: str,
     status: int,
