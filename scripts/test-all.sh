@@ -99,6 +99,8 @@ cargo test --locked -p roomchat --features tracing --test tracing 2>&1 | tee -a 
 
 step "Rust: the shared budget on Redis Cluster and Sentinel (real servers resharded and failing over under 4 processes x 4 threads: tests/redis/topology.sh)"
 if ! cargo test --locked -p roomchat --features redis --test redis_topologies -- --nocapture >"$log_dir/topologies.log" 2>&1; then
+  # With --nocapture a failed assertion is a "panicked" line among the figures.
+  grep -E -A3 "panicked|^redis budget" "$log_dir/topologies.log"
   sed -n '/^failures:/,$p' "$log_dir/topologies.log"
   exit 1
 fi
