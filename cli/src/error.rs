@@ -20,12 +20,16 @@ pub enum CliError {
     },
     /// Interrupted (Ctrl-C): what to run to go on.
     Interrupted { resume: String },
+    /// A job of many items (an import) ended with some of them failed; the others were done.
+    Partial(String),
 }
 
 /// The exit code of a usage error (also clap's).
 pub const EXIT_USAGE: u8 = 2;
 /// The exit code of a file that could not be read or written.
 pub const EXIT_IO: u8 = 3;
+/// The exit code of a job of many items that ended with some of them failed.
+pub const EXIT_PARTIAL: u8 = 4;
 /// The exit code after Ctrl-C (128 + SIGINT, as shells report it).
 pub const EXIT_INTERRUPTED: u8 = 130;
 
@@ -35,18 +39,20 @@ impl CliError {
         match self {
             CliError::Usage(_) => EXIT_USAGE,
             CliError::Io { .. } => EXIT_IO,
+            CliError::Partial(_) => EXIT_PARTIAL,
             CliError::Interrupted { .. } => EXIT_INTERRUPTED,
             CliError::Sdk(e) => output::exit_code_of(e.kind()),
         }
     }
 
     /// The stable name of what failed: the SDK's error kind (`not_found`,
-    /// `rate_limited`, …), or `usage`, `io`, `interrupted`.
+    /// `rate_limited`, …), or `usage`, `io`, `partial`, `interrupted`.
     pub fn kind_name(&self) -> &'static str {
         match self {
             CliError::Sdk(e) => e.kind().name(),
             CliError::Usage(_) => "usage",
             CliError::Io { .. } => "io",
+            CliError::Partial(_) => "partial",
             CliError::Interrupted { .. } => "interrupted",
         }
     }
@@ -71,7 +77,7 @@ impl CliError {
             }
             CliError::Io { path, .. } => error["path"] = json!(path),
             CliError::Interrupted { resume } => error["resume"] = json!(resume),
-            CliError::Usage(_) => {}
+            CliError::Usage(_) | CliError::Partial(_) => {}
         }
         json!({ "error": error })
     }
@@ -89,7 +95,7 @@ impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CliError::Sdk(e) => write!(f, "{e}"),
-            CliError::Usage(m) => write!(f, "{m}"),
+            CliError::Usage(m) | CliError::Partial(m) => write!(f, "{m}"),
             CliError::Io { path, source } => write!(f, "{path}: {source}"),
             CliError::Interrupted { resume } => write!(f, "stopped; to resume, run {resume}"),
         }

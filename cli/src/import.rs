@@ -238,7 +238,7 @@ fn import_users(matches: &clap::ArgMatches) -> Result<(), CliError> {
         );
     }
     if failed > 0 {
-        return Err(CliError::Usage(format!(
+        return Err(CliError::Partial(format!(
             "{failed} of {} users failed (their reasons are in {})",
             rows.len(),
             results_path.display()
