@@ -115,7 +115,7 @@ test('listChatRooms: Room records, unknown fields kept in extra', async () => {
   assert.equal(found.description, 'all hands')
   assert.equal(found.passwordProtected, false)
   assert.equal(found.roomPassword, undefined) // null on the wire: absent
-  assert.equal(found.extra.chatOff, false)
+  assert.equal(found.chatOff, false)
   assert.equal(typeof found.extra, 'object')
 })
 
@@ -154,12 +154,12 @@ test('turnChatOff / turnChatOn: /off and /on, users cannot post while off, the s
   const jon = await user('crm-chat-off')
   const before = await lastSeq()
   assert.equal((await client.turnChatOff(id)).success, true)
-  assert.equal((await client.getChatRoom(id)).extra.chatOff, true)
+  assert.equal((await client.getChatRoom(id)).chatOff, true)
   const refused = await rejection(client.sendRoomMessage(id, 'hello', { userAccessToken: jon.accessToken }))
   assert.equal(refused.kind, 'invalid_request')
   await client.sendRoomMessage(id, 'maintenance', { systemMessage: true })
   assert.equal((await client.turnChatOn(id)).success, true)
-  assert.equal((await client.getChatRoom(id)).extra.chatOff, false)
+  assert.equal((await client.getChatRoom(id)).chatOff, false)
   await client.sendRoomMessage(id, 'hello', { userAccessToken: jon.accessToken })
   const paths = (await sentSince(before)).map((e) => `${e.method} ${e.path}`)
   assert.ok(paths.includes(`POST /consumer/api/v1/chatRoom/${id}/off`), paths.join('\n'))
