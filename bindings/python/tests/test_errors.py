@@ -166,8 +166,8 @@ def test_attributes_of_a_server_error(emu: Emulator) -> None:
         client.list_users(limit=5)
     error = caught.value
     assert (error.status, error.event_id, error.method, error.message) == (503, "ev-7", "GET", "down")
-    assert error.path == "/consumer/api/v2/users?auth=REDACTED&limit=5&skip=0"
-    assert str(error) == "down (GET /consumer/api/v2/users?auth=REDACTED&limit=5&skip=0, HTTP 503) [eventId ev-7]"
+    assert error.path == "/consumer/api/v2/users?auth=REDACTED&limit=5"
+    assert str(error) == "down (GET /consumer/api/v2/users?auth=REDACTED&limit=5, HTTP 503) [eventId ev-7]"
 
 
 def test_retry_after_in_seconds(emu: Emulator) -> None:

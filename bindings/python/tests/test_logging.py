@@ -27,7 +27,7 @@ def test_one_debug_line_per_attempt(emu: Emulator, client: roomchat.Client, capl
     (record,) = records(caplog)
     assert record.levelno == logging.DEBUG
     message = record.getMessage()
-    assert message.startswith("GET /consumer/api/v2/users?auth=REDACTED&limit=5&skip=0 -> 200 (attempt 1, ")
+    assert message.startswith("GET /consumer/api/v2/users?auth=REDACTED&limit=5 -> 200 (attempt 1, ")
     assert message.endswith(" ms)")
     assert record.roomchat_status == 200 and record.roomchat_attempt == 1  # type: ignore[attr-defined]
     assert record.roomchat_event == "attempt" and record.roomchat_elapsed > 0  # type: ignore[attr-defined]
