@@ -23,6 +23,8 @@ mod output;
 
 use std::ffi::OsString;
 
+pub use operations::kebab as command_name;
+
 /// Runs the command line on `args` (the program's name first, as
 /// [`std::env::args_os`] gives them): parses, runs the command, prints its
 /// output on stdout and any error on stderr. Returns the process's exit code

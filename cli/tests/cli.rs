@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use roomchat::wire::Operation;
+use roomchat_cli::command_name as kebab;
 use roomchat_emulator::{Emulator, EmulatorConfig};
 use serde_json::{json, Value};
 
@@ -92,27 +93,6 @@ fn roomchat(emu: Option<&Emulator>, config: &PathBuf, args: &[&str]) -> Run {
 
 fn emulator() -> Emulator {
     Emulator::start(EmulatorConfig::default()).unwrap()
-}
-
-fn kebab(name: &str) -> String {
-    let mut out = String::new();
-    let mut previous_lower = false;
-    for c in name.chars() {
-        if c == '_' {
-            out.push('-');
-            previous_lower = false;
-        } else if c.is_ascii_uppercase() {
-            if previous_lower {
-                out.push('-');
-            }
-            out.push(c.to_ascii_lowercase());
-            previous_lower = false;
-        } else {
-            out.push(c);
-            previous_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
-        }
-    }
-    out
 }
 
 #[test]

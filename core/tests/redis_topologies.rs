@@ -119,6 +119,9 @@ struct Run {
     began: Instant,
     /// Threads per process.
     threads: usize,
+    /// Arrivals at the service per 250 ms from the start, `n` or `n/429s`:
+    /// printed when a run met 429s, to show where they came from.
+    timeline: String,
 }
 
 impl Run {
@@ -170,6 +173,9 @@ impl Run {
             self.busiest_after_refusals,
             self.busiest_after_refusals as f64 * 100.0 / LIMIT as f64,
         );
+        if self.answered_429 > 0 {
+            println!("  arrivals per 250 ms (n/429s): {}", self.timeline);
+        }
     }
 }
 
@@ -331,6 +337,26 @@ fn four_by(
     let journal = emu.journal();
     let mut arrived: Vec<SystemTime> = journal.iter().map(|e| e.received_at).collect();
     arrived.sort();
+    let began_at = SystemTime::now() - began.elapsed();
+    let mut buckets = vec![(0usize, 0usize); (run_for.as_millis() / 250 + 1) as usize];
+    for entry in journal.iter() {
+        let ms = entry
+            .received_at
+            .duration_since(began_at)
+            .unwrap_or_default()
+            .as_millis() as usize;
+        let bucket = &mut buckets[(ms / 250).min(buckets.len() - 1)];
+        bucket.0 += 1;
+        bucket.1 += usize::from(entry.status == 429);
+    }
+    let timeline = buckets
+        .iter()
+        .map(|(n, throttled)| match throttled {
+            0 => n.to_string(),
+            t => format!("{n}/{t}"),
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
     let mut run = Run {
         calls: journal.len(),
         answered_429: journal.iter().filter(|e| e.status == 429).count(),
@@ -341,8 +367,8 @@ fn four_by(
         event_at,
         began,
         threads,
+        timeline,
     };
-    let began_at = SystemTime::now() - began.elapsed();
     let recovered_at =
         began_at + Duration::from_millis(run.refusal_span().map_or(0, |(_, last)| last));
     let after: Vec<SystemTime> = arrived.into_iter().filter(|t| *t > recovered_at).collect();

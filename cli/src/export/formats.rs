@@ -316,23 +316,13 @@ fn txt_message(out: &mut impl Write, m: &ChatMessage<'_>) -> io::Result<()> {
     Ok(())
 }
 
-/// Escapes text for HTML content and attribute values (borrowed when nothing needs it).
+/// Escapes text for HTML content and attribute values (borrowed when nothing
+/// needs it, which is most messages; core's [`roomchat::escape_html`] otherwise).
 pub fn escape(text: &str) -> Cow<'_, str> {
     if !text.contains(['&', '<', '>', '"', '\'']) {
         return Cow::Borrowed(text);
     }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    Cow::Owned(out)
+    Cow::Owned(roomchat::escape_html(text))
 }
 
 /// A link target only when it is http(s): never `javascript:` or `data:`.
