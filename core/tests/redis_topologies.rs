@@ -345,7 +345,8 @@ fn four_by(
             .duration_since(began_at)
             .unwrap_or_default()
             .as_millis() as usize;
-        let bucket = &mut buckets[(ms / 250).min(buckets.len() - 1)];
+        let last = buckets.len() - 1;
+        let bucket = &mut buckets[(ms / 250).min(last)];
         bucket.0 += 1;
         bucket.1 += usize::from(entry.status == 429);
     }
