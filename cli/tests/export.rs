@@ -181,6 +181,12 @@ fn a_100k_room_in_every_format_at_the_sdk_rate_in_flat_memory() {
                 let text = std::fs::read_to_string(&path).unwrap();
                 let messages = text.lines().filter(|l| l.starts_with("[20")).count();
                 assert_eq!(messages, BIG);
+                // The count is the footer, known once the last message is written.
+                let last = text.lines().last().unwrap();
+                assert!(
+                    last.starts_with(&format!("{BIG} messages, exported 20")),
+                    "{last}"
+                );
                 assert!(
                     text.contains("seed-author: a message of the webinar's transcript, number 1\n")
                 );
@@ -191,6 +197,12 @@ fn a_100k_room_in_every_format_at_the_sdk_rate_in_flat_memory() {
                 assert_eq!(text.matches("<article class=\"msg\"").count(), BIG);
                 assert!(text.contains(&format!("id=\"m-{}\"", expected[BIG - 1])));
                 assert!(text.trim_end().ends_with("</html>"));
+                assert_eq!(html_ids(&text), expected, "html");
+                let footer = text.rfind("<footer class=\"page\">").unwrap();
+                assert!(footer > text.rfind("</article>").unwrap());
+                assert!(text[footer..].starts_with(&format!(
+                    "<footer class=\"page\"><p>{BIG} messages, exported 20"
+                )));
             }
             _ => unreachable!(),
         }
@@ -210,9 +222,22 @@ fn checkpoint_skip(path: &Path) -> Option<u64> {
     serde_json::from_slice::<Value>(&text).ok()?["next_skip"].as_u64()
 }
 
+/// The message ids of an html export (its articles' `id="m-…"`), in the page's order.
+fn html_ids(text: &str) -> Vec<String> {
+    text.split("<article class=\"msg\" id=\"m-")
+        .skip(1)
+        .map(|rest| rest[..rest.find('"').unwrap()].to_owned())
+        .collect()
+}
+
 /// Runs `export big -o big.jsonl` and SIGKILLs it once its checkpoint is past half the room;
 /// the checkpoint's skip then.
 fn kill_half_way(emu: &Emulator, dir: &Scratch) -> u64 {
+    kill_half_way_as(emu, dir, "big.jsonl", &[])
+}
+
+/// [`kill_half_way`] of `export big -o FILE ARGS`.
+fn kill_half_way_as(emu: &Emulator, dir: &Scratch, file: &str, args: &[&str]) -> u64 {
     // Every page held 3 ms: the checkpoint (replaced every 200 ms) moves in small steps.
     emu.add_fault(roomchat_emulator::Fault {
         method: Some("GET".into()),
@@ -223,10 +248,10 @@ fn kill_half_way(emu: &Emulator, dir: &Scratch) -> u64 {
     let mut cmd = roomchat(
         emu,
         &dir.0,
-        &["export", "big", "-o", "big.jsonl", "--quiet"],
+        &[&["export", "big", "-o", file, "--quiet"], args].concat(),
     );
     let mut child = cmd.spawn().unwrap();
-    let checkpoint = dir.path("big.jsonl.roomchat-checkpoint");
+    let checkpoint = dir.path(&format!("{file}.roomchat-checkpoint"));
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         if checkpoint_skip(&checkpoint).is_some_and(|s| s >= BIG as u64 / 2) {
@@ -250,7 +275,7 @@ fn kill_half_way(emu: &Emulator, dir: &Scratch) -> u64 {
     emu.clear_faults();
     let at = checkpoint_skip(&checkpoint).unwrap();
     assert!(at < BIG as u64, "killed after the listing's end: {at}");
-    assert!(!dir.path("big.jsonl").exists(), "not finished when killed");
+    assert!(!dir.path(file).exists(), "not finished when killed");
     at
 }
 
@@ -299,6 +324,107 @@ fn killed_half_way_and_run_again_every_message_once_in_order() {
         "{}",
         again.stderr
     );
+}
+
+#[test]
+fn an_html_export_killed_half_way_and_run_again_every_message_once_in_order() {
+    let emu = emulator();
+    seeded_room(&emu, "big", BIG);
+    let dir = Scratch::new("resume-html");
+    kill_half_way_as(&emu, &dir, "big.html", &["-f", "html"]);
+    // Killed while the converter was rendering: its staging file is thrown away and rebuilt
+    // from the part file.
+    assert!(dir.path("big.html.roomchat-tmp").exists());
+    emu.clear_journal();
+    run_ok(roomchat(
+        &emu,
+        &dir.0,
+        &["export", "big", "-f", "html", "-o", "big.html", "--quiet"],
+    ));
+    let text = std::fs::read_to_string(dir.path("big.html")).unwrap();
+    let expected = room_ids(&client(&emu), "big");
+    assert_exactly(&html_ids(&text), &expected, "html resumed");
+    assert!(text.contains(&format!("<p>{BIG} messages, exported ")));
+    let leftovers: Vec<_> = std::fs::read_dir(&dir.0)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".roomchat-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn a_failing_converter_is_a_typed_error_that_stops_the_fetch_and_keeps_the_part() {
+    let emu = emulator();
+    emu.create_room(json!({"roomId": "alpha", "name": "Alpha"}));
+    emu.seed_messages("alpha", None, 2_000);
+    let dir = Scratch::new("converter");
+    let listed = |emu: &Emulator| {
+        emu.journal()
+            .iter()
+            .filter(|e| e.path.ends_with("/alpha/messages"))
+            .count()
+    };
+
+    // The staging file cannot be created (a folder is in the way): the converter fails at
+    // once, and the fetch stops at its next page (at most a few pages ahead).
+    std::fs::create_dir(dir.path("a.txt.roomchat-tmp")).unwrap();
+    emu.clear_journal();
+    let run = run_measured(roomchat(
+        &emu,
+        &dir.0,
+        &[
+            "export",
+            "alpha",
+            "-f",
+            "txt",
+            "-o",
+            "a.txt",
+            "--page-size",
+            "50",
+        ],
+    ));
+    assert_eq!(run.status.code(), Some(3), "{}", run.stderr);
+    assert!(run.stderr.contains("a.txt.roomchat-tmp"), "{}", run.stderr);
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    let pages = listed(&emu);
+    assert!(
+        pages <= 6,
+        "{pages} pages fetched after the converter failed"
+    );
+    assert!(!dir.path("a.txt").exists());
+    // Out of the way, the same command finishes the export.
+    std::fs::remove_dir(dir.path("a.txt.roomchat-tmp")).unwrap();
+    run_ok(roomchat(
+        &emu,
+        &dir.0,
+        &["export", "alpha", "-f", "txt", "-o", "a.txt", "--quiet"],
+    ));
+    let text = std::fs::read_to_string(dir.path("a.txt")).unwrap();
+    assert_eq!(text.lines().filter(|l| l.starts_with("[20")).count(), 2_000);
+    let last = text.lines().last().unwrap();
+    assert!(last.starts_with("2000 messages, exported "), "{last}");
+
+    // A line of the part file that is not a record (changed behind the export's back): the
+    // render's error, typed, naming the file; the part file and the checkpoint are kept.
+    std::fs::write(dir.path("b.csv.roomchat-part"), "not a record\n").unwrap();
+    std::fs::write(
+        dir.path("b.csv.roomchat-checkpoint"),
+        r#"{"version":1,"room":"alpha","channel":null,"after":null,"before":null,"next_skip":0,"messages":1,"part_bytes":13,"recent_ids":[],"fetched_all":false,"total":null}"#,
+    )
+    .unwrap();
+    let run = run_measured(roomchat(
+        &emu,
+        &dir.0,
+        &["export", "alpha", "-f", "csv", "-o", "b.csv", "--quiet"],
+    ));
+    assert_eq!(run.status.code(), Some(3), "{}", run.stderr);
+    assert!(run.stderr.contains("b.csv.roomchat-tmp"), "{}", run.stderr);
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    assert!(dir.path("b.csv.roomchat-part").exists());
+    assert!(dir.path("b.csv.roomchat-checkpoint").exists());
+    assert!(!dir.path("b.csv.roomchat-tmp").exists());
+    assert!(!dir.path("b.csv").exists());
 }
 
 #[test]

@@ -7,8 +7,12 @@
 //! checkpoint (replaced atomically) how much of the part file is valid and the next `skip`
 //! (see [`store`]). Pages overlap by one message, and the ids of the latest 1,000 messages are
 //! kept: a message seen twice (a page read again, a shift after a deletion) is written once.
-//! Once the listing's end is reached, the final file is written from the part file in the
-//! chosen format (atomically: a temporary file, fsync, rename) and the checkpoint removed.
+//! A jsonl export's final file is the part file, renamed once the listing's end is reached.
+//! The other formats are rendered while the pages come: a converter thread writes the format's
+//! opening to a staging file, renders what the part file held already (a resumed export), then
+//! each page's new lines as the fetch hands them over, fsyncing every 200 ms; at the listing's
+//! end it writes the closing, and the staging file is fsynced and renamed into place. The part
+//! file stays the source of truth: a staging file left by a kill is rebuilt by the next run.
 
 mod formats;
 mod progress;
@@ -16,9 +20,11 @@ mod store;
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
-use std::io::{BufReader, BufWriter, Write};
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -613,10 +619,16 @@ fn export_target(job: &Job<'_>, target: &Target) -> Result<(), CliError> {
     let bar = job
         .progress
         .room(&label, checkpoint.total, checkpoint.next_skip);
-    if !checkpoint.fetched_all {
-        fetch_all(job, target, &paths, &mut checkpoint, &bar)?;
-    }
-    let bytes = finish(job, target, &paths, &checkpoint)?;
+    let staged = if job.format == Format::Jsonl {
+        if !checkpoint.fetched_all {
+            let part = store::open_part(&paths.part, checkpoint.part_bytes)?;
+            fetch_all(job, target, &paths, part, &mut checkpoint, &bar, None)?;
+        }
+        None
+    } else {
+        Some(fetch_rendering(job, target, &paths, &mut checkpoint, &bar)?)
+    };
+    let bytes = finish(&paths, &checkpoint, staged)?;
     bar.done(checkpoint.messages, bytes);
     job.stats.rooms.fetch_add(1, Ordering::Relaxed);
     job.stats
@@ -629,15 +641,147 @@ fn export_target(job: &Job<'_>, target: &Target) -> Result<(), CliError> {
 /// How often the part file is fsynced and the checkpoint replaced.
 const COMMIT_EVERY: Duration = Duration::from_millis(200);
 
-fn fetch_all(
+/// How many pages the fetch may be ahead of the converter (then it waits for it).
+const PAGES_AHEAD: usize = 8;
+
+/// The final file of a format other than jsonl, being rendered into the staging file.
+type Staged = formats::Renderer<BufWriter<File>>;
+
+/// [`fetch_all`] (unless the listing's end was reached already) with a converter thread
+/// rendering the records into the staging file as they come (see [`convert`]); the rendering,
+/// all but its closing. A converter's error ends the fetch (its next page finds the channel
+/// closed) and is the one returned; a fetch's error ends the converter (the channel closes).
+fn fetch_rendering(
     job: &Job<'_>,
     target: &Target,
     paths: &Paths,
     checkpoint: &mut Checkpoint,
     bar: &progress::RoomBar<'_>,
+) -> Result<Staged, CliError> {
+    // The title comes first: the room's name is asked for now, when it is not known.
+    let room_name = match (&target.name, job.format) {
+        (Some(n), _) => Some(n.clone()),
+        (None, Format::Html | Format::Txt) => job
+            .client
+            .get_chat_room(&target.room)
+            .ok()
+            .and_then(|r| r.name),
+        _ => None,
+    };
+    let title = formats::Title {
+        room: &target.room,
+        room_name: room_name.as_deref(),
+        channel: target.channel.as_deref(),
+    };
+    // Cut back to what the checkpoint vouches for before the converter reads that much.
+    let part = if checkpoint.fetched_all {
+        None
+    } else {
+        Some(store::open_part(&paths.part, checkpoint.part_bytes)?)
+    };
+    let (format, prefix) = (job.format, checkpoint.part_bytes);
+    let (pages, received) = std::sync::mpsc::sync_channel(PAGES_AHEAD);
+    let result = std::thread::scope(|scope| {
+        let title = &title;
+        let converter = scope.spawn(move || convert(format, paths, title, prefix, received));
+        let fetched = match part {
+            Some(part) => fetch_all(job, target, paths, part, checkpoint, bar, Some(&pages)),
+            None => Ok(()),
+        };
+        drop(pages);
+        let converted = converter.join().unwrap_or_else(|_| {
+            Err(CliError::Usage(format!(
+                "{}: the converter stopped unexpectedly; run the same command again",
+                paths.staging.display()
+            )))
+        });
+        // The converter fails only of its own (a closed channel ends it well): its error
+        // first, a fetch that stopped for it having no other to tell.
+        match (fetched, converted) {
+            (_, Err(e)) | (Err(e), Ok(_)) => Err(e),
+            (Ok(()), Ok(staged)) => Ok(staged),
+        }
+    });
+    if result.is_err() {
+        // Rebuilt from the part file by the next run anyway.
+        let _ = std::fs::remove_file(&paths.staging);
+    }
+    result
+}
+
+/// The converter: creates the staging file, writes the format's opening, renders the part
+/// file's first `prefix` bytes (what a resumed export had), then every page's lines received,
+/// flushing the staging file and fsyncing it (on a thread of its own) about every 200 ms, so
+/// that the final fsync has little left. Ends when the fetch closes the channel, or at its own
+/// error (which closes it).
+fn convert(
+    format: Format,
+    paths: &Paths,
+    title: &formats::Title<'_>,
+    prefix: u64,
+    pages: Receiver<Vec<u8>>,
+) -> Result<Staged, CliError> {
+    let staging = |e| store::io_error(&paths.staging, e);
+    let input = File::open(&paths.part).map_err(|e| store::io_error(&paths.part, e))?;
+    let file = File::create(&paths.staging).map_err(staging)?;
+    let mut out =
+        formats::Renderer::begin(format, BufWriter::with_capacity(256 * 1024, file), title)
+            .map_err(staging)?;
+    let mut last_sync = Instant::now();
+    let mut input = BufReader::with_capacity(256 * 1024, input.take(prefix));
+    out.records(&mut input).map_err(staging)?;
+    if input.into_inner().limit() > 0 {
+        return Err(CliError::Usage(format!(
+            "{}: shorter than its checkpoint says ({prefix} bytes); use --restart",
+            paths.part.display()
+        )));
+    }
+    // The fsyncs run on a thread of their own: the rendering goes on meanwhile.
+    let syncing = out.get_ref().get_ref().try_clone().map_err(staging)?;
+    std::thread::scope(|scope| {
+        let (kick, kicks) = std::sync::mpsc::sync_channel::<()>(1);
+        let syncer = scope.spawn(move || kicks.iter().try_for_each(|()| syncing.sync_data()));
+        let render = || -> std::io::Result<()> {
+            for page in pages {
+                out.chunk(&page)?;
+                if last_sync.elapsed() >= COMMIT_EVERY {
+                    out.flush()?;
+                    match kick.try_send(()) {
+                        // Full: the last fsync is still running; this one waits for the next.
+                        Ok(()) | Err(TrySendError::Full(())) => {}
+                        // The syncer stopped at an error, told below.
+                        Err(TrySendError::Disconnected(())) => break,
+                    }
+                    last_sync = Instant::now();
+                }
+            }
+            Ok(())
+        };
+        let rendered = render();
+        drop(kick);
+        let synced = syncer.join().unwrap_or_else(|_| {
+            Err(std::io::Error::other(
+                "the staging file's fsync thread stopped unexpectedly",
+            ))
+        });
+        rendered.and(synced).map_err(staging)
+    })?;
+    Ok(out)
+}
+
+/// Fetches the listing from the checkpoint on, appending each page's new records to the part
+/// file (`part`, cut back to the checkpoint already) and, with `pages`, handing them to the
+/// converter; commits every 200 ms and at the end.
+fn fetch_all(
+    job: &Job<'_>,
+    target: &Target,
+    paths: &Paths,
+    part: File,
+    checkpoint: &mut Checkpoint,
+    bar: &progress::RoomBar<'_>,
+    pages: Option<&SyncSender<Vec<u8>>>,
 ) -> Result<(), CliError> {
-    let part_file = store::open_part(&paths.part, checkpoint.part_bytes)?;
-    let mut part = BufWriter::with_capacity(256 * 1024, part_file);
+    let mut part = BufWriter::with_capacity(256 * 1024, part);
     let mut recent = RecentIds::from_list(&checkpoint.recent_ids);
     // Uncommitted progress: written to the part file's buffer, not yet vouched for.
     let (mut next_skip, mut messages, mut part_bytes) = (
@@ -647,7 +791,8 @@ fn fetch_all(
     );
     let mut total = checkpoint.total;
     let mut last_commit = Instant::now();
-    let mut line = Vec::with_capacity(4096);
+    // This page's new lines, for the part file (and the converter).
+    let mut lines = Vec::with_capacity(64 * 1024);
     loop {
         // One message of overlap: the page must begin with the last message already listed.
         let overlap = u64::from(next_skip > 0);
@@ -686,10 +831,7 @@ fn fetch_all(
             let (id, created) = head(raw.get());
             let Some(id) = id.as_deref() else {
                 // No id: nothing to recognise it by; kept (never dropped).
-                write_record(&mut line, raw);
-                part.write_all(&line)
-                    .map_err(|e| store::io_error(&paths.part, e))?;
-                part_bytes += line.len() as u64;
+                write_record(&mut lines, raw);
                 messages += 1;
                 continue;
             };
@@ -701,11 +843,25 @@ fn fetch_all(
             if !keep(job, created.as_deref()) {
                 continue;
             }
-            write_record(&mut line, raw);
-            part.write_all(&line)
-                .map_err(|e| store::io_error(&paths.part, e))?;
-            part_bytes += line.len() as u64;
+            write_record(&mut lines, raw);
             messages += 1;
+        }
+        part.write_all(&lines)
+            .map_err(|e| store::io_error(&paths.part, e))?;
+        part_bytes += lines.len() as u64;
+        match pages {
+            Some(pages) if !lines.is_empty() => {
+                let room_for_next = lines.len() + lines.len() / 4;
+                let page = std::mem::replace(&mut lines, Vec::with_capacity(room_for_next));
+                // Closed: the converter stopped at an error, which is the one told.
+                pages.send(page).map_err(|_| {
+                    CliError::Usage(format!(
+                        "{}: the converter stopped",
+                        paths.staging.display()
+                    ))
+                })?;
+            }
+            _ => lines.clear(),
         }
         next_skip = skip + items.len() as u64;
         let at_end = (items.len() as u64) < limit;
@@ -730,10 +886,9 @@ fn fetch_all(
     }
 }
 
-/// One line of the part file: the record as the service sent it (compacted only if it
-/// spanned lines).
+/// Appends one line of the part file to `line`: the record as the service sent it (compacted
+/// only if it spanned lines).
 fn write_record(line: &mut Vec<u8>, raw: &RawValue) {
-    line.clear();
     let text = raw.get();
     if text.contains('\n') || text.contains('\r') {
         let value: serde_json::Value = serde_json::from_str(text).expect("valid JSON");
@@ -757,61 +912,38 @@ fn keep(job: &Job<'_>, created: Option<&str>) -> bool {
         && job.before.as_ref().is_none_or(|(_, b)| ms < *b)
 }
 
-/// Writes the final file from the part file; its size.
-fn finish(
-    job: &Job<'_>,
-    target: &Target,
-    paths: &Paths,
-    checkpoint: &Checkpoint,
-) -> Result<u64, CliError> {
-    if job.format == Format::Jsonl {
-        // The part file is the jsonl export: fsynced at the last commit, renamed into place.
-        if paths.part.exists() {
-            std::fs::rename(&paths.part, &paths.output)
+/// Puts the final file in place: jsonl's part file renamed, or `staged` (every record
+/// rendered) closed, fsynced and renamed; then the part file and the checkpoint removed. Its size.
+fn finish(paths: &Paths, checkpoint: &Checkpoint, staged: Option<Staged>) -> Result<u64, CliError> {
+    match staged {
+        None => {
+            // The part file is the jsonl export: fsynced at the last commit, renamed into place.
+            if paths.part.exists() {
+                std::fs::rename(&paths.part, &paths.output)
+                    .map_err(|e| store::io_error(&paths.output, e))?;
+                store::sync_parent(&paths.output)?;
+            }
+        }
+        Some(staged) => {
+            let exported_at = now_rfc3339();
+            let footer = formats::Footer {
+                messages: checkpoint.messages,
+                exported_at: &exported_at,
+            };
+            let out = staged
+                .end(&footer)
+                .map_err(|e| store::io_error(&paths.staging, e))?;
+            let file = out
+                .into_inner()
+                .map_err(|e| store::io_error(&paths.staging, e.into_error()))?;
+            file.sync_all()
+                .map_err(|e| store::io_error(&paths.staging, e))?;
+            drop(file);
+            std::fs::rename(&paths.staging, &paths.output)
                 .map_err(|e| store::io_error(&paths.output, e))?;
             store::sync_parent(&paths.output)?;
+            store::remove_if_there(&paths.part)?;
         }
-    } else {
-        let room_name = match (&target.name, job.format) {
-            (Some(n), _) => Some(n.clone()),
-            (None, Format::Html | Format::Txt) => job
-                .client
-                .get_chat_room(&target.room)
-                .ok()
-                .and_then(|r| r.name),
-            _ => None,
-        };
-        let exported_at = now_rfc3339();
-        let heading = formats::Heading {
-            room: &target.room,
-            room_name: room_name.as_deref(),
-            channel: target.channel.as_deref(),
-            messages: checkpoint.messages,
-            exported_at: &exported_at,
-        };
-        let input =
-            std::fs::File::open(&paths.part).map_err(|e| store::io_error(&paths.part, e))?;
-        let file = std::fs::File::create(&paths.staging)
-            .map_err(|e| store::io_error(&paths.staging, e))?;
-        let mut out = BufWriter::with_capacity(256 * 1024, file);
-        formats::render(
-            job.format,
-            BufReader::with_capacity(256 * 1024, input),
-            &mut out,
-            &heading,
-        )
-        .and_then(|()| out.flush())
-        .map_err(|e| store::io_error(&paths.staging, e))?;
-        let file = out
-            .into_inner()
-            .map_err(|e| store::io_error(&paths.staging, e.into_error()))?;
-        file.sync_all()
-            .map_err(|e| store::io_error(&paths.staging, e))?;
-        drop(file);
-        std::fs::rename(&paths.staging, &paths.output)
-            .map_err(|e| store::io_error(&paths.output, e))?;
-        store::sync_parent(&paths.output)?;
-        store::remove_if_there(&paths.part)?;
     }
     store::remove_if_there(&paths.checkpoint)?;
     store::sync_parent(&paths.checkpoint)?;
@@ -996,17 +1128,115 @@ mod tests {
     }
 
     #[test]
+    fn rendered_page_by_page_as_rendered_whole() {
+        let records = [
+            r#"{"_id":"a","created":"2024-01-15T15:21:44.293Z","message":"one\ntwo, \"three\"","user":{"username":"ann","isModerator":true,"uniqueUserIdentifier":"u\u00e9"}}"#,
+            r#"{"_id":"b","created":"later <today>","message":"<b>&</b>","channel":"c1","file":{"url":"https://f.example/x?a&b","fileName":"x.png"},"likes":[{"_id":"l"}]}"#,
+            r#"{"_id":"c","message":"pick","user":{"username":"bot"},"actionButtons":[{"displayText":"A","url":"https://a.example"},{"payload":"p"}]}"#,
+            r#"{"_id":"d","created":"2024-01-15T15:21:44Z","message":"","user":null,"file":null}"#,
+        ];
+        let part: String = records.iter().map(|r| format!("{r}\n")).collect();
+        let title = formats::Title {
+            room: "r",
+            room_name: Some("Room"),
+            channel: Some("c1"),
+        };
+        let footer = formats::Footer {
+            messages: 4,
+            exported_at: "2024-01-16T00:00:00Z",
+        };
+        for format in Format::NAMES.map(|n| Format::parse(n).unwrap()) {
+            let mut whole = Vec::new();
+            formats::render(format, part.as_bytes(), &mut whole, &title, &footer).unwrap();
+            // A resumed export: the part file's first record, then pages of one and two.
+            let first = records[0].len() + 1;
+            let mut pieces = formats::Renderer::begin(format, Vec::new(), &title).unwrap();
+            pieces.records(&part.as_bytes()[..first]).unwrap();
+            pieces
+                .chunk(&part.as_bytes()[first..first + records[1].len() + 1])
+                .unwrap();
+            pieces
+                .chunk(&part.as_bytes()[first + records[1].len() + 1..])
+                .unwrap();
+            let pieces = pieces.end(&footer).unwrap();
+            assert_eq!(
+                String::from_utf8(pieces).unwrap(),
+                String::from_utf8(whole.clone()).unwrap(),
+                "{format:?}"
+            );
+            let text = String::from_utf8(whole).unwrap();
+            match format {
+                Format::Jsonl => assert_eq!(text, part),
+                Format::Json => {
+                    let all: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+                    assert_eq!(all.len(), 4);
+                }
+                Format::Csv => assert_eq!(
+                    csv::Reader::from_reader(text.as_bytes()).records().count(),
+                    4
+                ),
+                Format::Txt => {
+                    assert!(text.starts_with("Room Room (r), channel c1\n"), "{text}");
+                    assert!(
+                        text.contains(
+                            "[2024-01-15 15:21:44 UTC] ann (moderator): one\n    two, \"three\"\n"
+                        ),
+                        "{text}"
+                    );
+                    assert!(text.contains("[later <today>] ?: <b>&</b>\n    [file: x.png https://f.example/x?a&b]\n"), "{text}");
+                    assert!(
+                        text.contains("bot (bot): pick\n    buttons: [A] [p]\n"),
+                        "{text}"
+                    );
+                    assert!(
+                        text.ends_with("\n\n4 messages, exported 2024-01-16T00:00:00Z\n"),
+                        "{text}"
+                    );
+                }
+                Format::Html => {
+                    assert!(
+                        text.contains(
+                            "<time datetime=\"later &lt;today&gt;\">later &lt;today&gt;</time>"
+                        ),
+                        "{text}"
+                    );
+                    assert!(text.ends_with("<footer class=\"page\"><p>4 messages, exported 2024-01-16T00:00:00Z</p></footer>\n</main>\n</body>\n</html>\n"), "{text}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_line_that_is_not_a_record_is_an_error() {
+        let title = formats::Title {
+            room: "r",
+            room_name: None,
+            channel: None,
+        };
+        for format in [Format::Csv, Format::Txt, Format::Html] {
+            let mut out = formats::Renderer::begin(format, Vec::new(), &title).unwrap();
+            let e = out.chunk(b"{\"_id\":\"a\"}\nnot json\n").unwrap_err();
+            assert_eq!(e.kind(), std::io::ErrorKind::InvalidData, "{format:?}");
+        }
+        let mut out = formats::Renderer::begin(Format::Json, Vec::new(), &title).unwrap();
+        let e = out.chunk(b"\xff\n").unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
+    }
+
+    #[test]
     fn html_escapes_everything() {
         let line = r#"{"_id":"a<b","created":"2024-01-15T15:21:44.293Z","message":"<script>alert(1)</script> & \"x\"","user":{"username":"<img src=x onerror=alert(1)>"},"file":{"url":"javascript:alert(1)","fileName":"<b>f</b>"},"actionButtons":[{"type":"url","displayText":"<i>go</i>","url":"https://e.example/?a=1&b=\"2\""}]}"#;
         let mut out = Vec::new();
-        let heading = formats::Heading {
+        let title = formats::Title {
             room: "r<1>",
             room_name: Some("<Room>"),
             channel: None,
-            messages: 1,
-            exported_at: "now",
         };
-        formats::render(Format::Html, line.as_bytes(), &mut out, &heading).unwrap();
+        let footer = formats::Footer {
+            messages: 1,
+            exported_at: "now<",
+        };
+        formats::render(Format::Html, line.as_bytes(), &mut out, &title, &footer).unwrap();
         let html = String::from_utf8(out).unwrap();
         for bad in [
             "<script>",
@@ -1016,6 +1246,7 @@ mod tests {
             "javascript:",
             "<Room>",
             "r<1>",
+            "now<",
         ] {
             assert!(!html.contains(bad), "{bad} in {html}");
         }
