@@ -151,7 +151,7 @@ impl OnRedisError {
 /// user needs this, on the data nodes (one line; `>secret` is its password):
 ///
 /// ```text
-/// ACL SETUSER roomchat on >secret ~roomchat:* +evalsha +script|load +ping +time +get +set +lpush +ltrim +llen +lindex +rpop +pexpire
+/// ACL SETUSER roomchat on >secret ~roomchat:* +evalsha +script|load +ping +time +get +set +lpush +ltrim +llen +lindex +pexpire
 /// ```
 ///
 /// (`~roomchat:*` is the default [`RedisBudget::key_prefix`]). On a cluster add
@@ -341,38 +341,42 @@ if merged > 0 then
     end
   end
   table.sort(starts, function(a, b) return a > b end)
-  redis.call('LTRIM', KEYS[1], 1, 0)
-  for i = math.min(#starts, limit), 1, -1 do
+  -- The new list goes in front of the old one, which is then cut off: the key
+  -- is never emptied on the way (see below).
+  local keep = math.min(#starts, limit)
+  for i = keep, 1, -1 do
     redis.call('LPUSH', KEYS[1], string.format('%.0f', starts[i]))
   end
-  if #starts > 0 then
+  if keep > 0 then
+    redis.call('LTRIM', KEYS[1], 0, keep - 1)
     redis.call('PEXPIRE', KEYS[1], ARGV[3])
     redis.call('SET', KEYS[2], string.format('%.0f', held_until), 'PX', ARGV[3])
   end
 end
--- Starts that left the window are dropped from the tail (oldest), each once:
--- what is left is the window's count, without reading the list.
-local used = redis.call('LLEN', KEYS[1])
-local oldest
-while used > 0 do
-  oldest = tonumber(redis.call('LINDEX', KEYS[1], -1))
-  if now - oldest < window then break end
-  redis.call('RPOP', KEYS[1])
-  used = used - 1
+-- The list is newest first: the starts still in the window are a prefix of it,
+-- found by bisection. Those that left it stay until an admitted start cuts
+-- them off: a script that emptied the list (removing the key) and pushed to it
+-- again is refused on a Redis Cluster node whose slot is migrating away
+-- ("non local key"), while the key being there lets it run.
+local listed = redis.call('LLEN', KEYS[1])
+local used, past = 0, listed
+while used < past do
+  local mid = math.floor((used + past) / 2)
+  if now - tonumber(redis.call('LINDEX', KEYS[1], mid)) < window then used = mid + 1 else past = mid end
 end
 if held_until > now then
   local held = held_until - now
   return {0, held, used, math.floor((held + 999) / 1000)}
 end
 if used >= limit then
-  -- The start that frees a slot is the limit-th newest: the oldest, unless a
-  -- client with a larger limit left a longer list.
-  local freeing = oldest
-  if used > limit then freeing = tonumber(redis.call('LINDEX', KEYS[1], limit - 1)) end
+  -- The start that frees a slot is the limit-th newest (the oldest in the
+  -- window, unless a client with a larger limit left a longer list).
+  local freeing = tonumber(redis.call('LINDEX', KEYS[1], limit - 1))
   return {0, freeing + window - now, used, 0}
 end
 redis.call('LPUSH', KEYS[1], string.format('%.0f', now))
-redis.call('LTRIM', KEYS[1], 0, limit - 1)
+-- This start and those still in the window (fewer than the limit).
+redis.call('LTRIM', KEYS[1], 0, used)
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('SET', KEYS[2], string.format('%.0f', held_until), 'PX', ARGV[3])
 return {1, now, used + 1, 0}
