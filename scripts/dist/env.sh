@@ -13,8 +13,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1 NPM_CONFIG_UPDATE_NOTIFIER=false
 # The build tools venv (bindings/python/requirements-build.txt: maturin, ziglang,
 # cargo-zigbuild, auditwheel), shared with bindings/python/run-tests.sh, put
 # first on PATH: `zig` is `python -m ziglang` there, and napi's --cross-compile
-# finds this cargo-zigbuild (the same version maturin embeds, so both write the
-# same zig wrappers and share one build of the dependencies).
+# finds this cargo-zigbuild (the same version maturin embeds).
 build_tools() {
   local tools=$target/python-venv
   [ -x "$tools/bin/python" ] || "${PYTHON:-python3}" -m venv "$tools"
@@ -27,6 +26,37 @@ build_tools() {
     grep -qx "$rust_target" <<<"$installed" || missing+=("$rust_target")
   done
   if [ ${#missing[@]} -gt 0 ]; then rustup target add "${missing[@]}"; fi
+}
+
+# The addons and the wheels of one target share one build of their dependencies
+# (core, the command line, rustls, ring, clap...: most of each build), in
+# $zig_target_dir. Cargo reuses a build only when its environment matches, and
+# cargo-zigbuild names its zig wrappers (the C compiler and linker cargo is given)
+# after the program that writes them: napi's cargo-zigbuild and the one maturin
+# embeds write the same wrappers under two paths, and each build started over.
+# Both take the compiler and linker from the environment when it names them, so
+# zig_env exports, for one target, what cargo-zigbuild would set (captured by
+# running it over a stand-in cargo that writes its environment down) and both
+# builds see the same paths. The features both enable are alike too (see
+# bindings/python/Cargo.toml).
+# shellcheck disable=SC2034
+zig_target_dir=$target/zig
+zig_env() { # the target as cargo-zigbuild takes it (x86_64-unknown-linux-gnu.2.17)
+  local capture=$target/zig-env/$1.env stand_in=$target/zig-env/bin
+  mkdir -p "$stand_in"
+  cat >"$stand_in/cargo" <<'SH'
+#!/usr/bin/env bash
+if [ "$1" = metadata ]; then exec "$ROOMCHAT_REAL_CARGO" "$@"; fi
+env >"$ROOMCHAT_ZIG_ENV"
+SH
+  chmod +x "$stand_in/cargo"
+  ROOMCHAT_REAL_CARGO=$(command -v cargo) ROOMCHAT_ZIG_ENV=$capture PATH="$stand_in:$PATH" \
+    cargo-zigbuild build --release --target "$1" --manifest-path "$root/bindings/node/Cargo.toml" >/dev/null
+  local line
+  while IFS= read -r line; do
+    export "${line?}"
+  done < <(grep -E '^(CC|CXX|AR|RANLIB|CMAKE_TOOLCHAIN_FILE)_[a-z0-9_]+=|^CARGO_TARGET_[A-Z0-9_]+_LINKER=|^CARGO_ZIGBUILD_[A-Za-z0-9_]+=|^CARGO_TARGET_APPLIES_TO_HOST=' "$capture")
+  grep -q '_LINKER=' "$capture" || { echo "zig_env: cargo-zigbuild named no linker for $1" >&2; return 1; }
 }
 
 # The workspace version (Cargo.toml's [workspace.package]): every package's.

@@ -41,8 +41,8 @@ build() {
     # A target folder of its own: napi's and maturin's builds of the same
     # dependencies differ in their environment, and in one folder each would
     # rebuild what the other built last.
-    npx --loglevel=error napi build --platform --release --cross-compile --target "$zig_target" --target-dir "$target/napi" \
-      --js native.js --dts native.d.ts >/dev/null
+    (zig_env "$zig_target" && npx --loglevel=error napi build --platform --release --cross-compile --target "$zig_target" \
+      --target-dir "$zig_target_dir" --js native.js --dts native.d.ts >/dev/null)
     addon=roomchat.$platform.node
     if [[ $rust_target == *-gnu ]]; then
       newest=$(objdump -T "$addon" | grep -oE 'GLIBC_[0-9]+(\.[0-9]+)*' | sort -uV | tail -n 1)

@@ -27,8 +27,12 @@ mkdir -p "$out"
 for spec in "${wheels[@]}"; do
   read -r rust_target compatibility tag <<<"$spec"
   started=$(date +%s.%N)
-  maturin build --quiet --release --locked --zig --target "$rust_target" --compatibility "$compatibility" \
-    --manifest-path "$manifest" --out "$out/$tag"
+  zig_target=$rust_target
+  [[ $rust_target == *-gnu ]] && zig_target=$rust_target.2.17
+  # The addon of this target was built in $zig_target_dir with the same environment:
+  # its dependencies are reused (see env.sh).
+  (zig_env "$zig_target" && maturin build --quiet --release --locked --zig --target "$rust_target" \
+    --compatibility "$compatibility" --manifest-path "$manifest" --target-dir "$zig_target_dir" --out "$out/$tag")
   wheel=$(ls "$out/$tag"/roomchat-*.whl)
   if [[ $rust_target == *-musl ]]; then
     # zig links a musl library against `libc.so`; musl's loader takes any

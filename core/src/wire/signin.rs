@@ -47,16 +47,23 @@ pub fn iframe_html(url: &str, width: &str, height: &str) -> Result<String> {
 /// Escapes `& < > " '` for HTML text and attribute values.
 pub fn escape_html(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
+    // Runs between the five characters are copied whole (all are ASCII, so every
+    // index found is a char boundary).
+    let mut copied = 0;
+    for (at, byte) in text.bytes().enumerate() {
+        let entity = match byte {
+            b'&' => "&amp;",
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            b'"' => "&quot;",
+            b'\'' => "&#39;",
+            _ => continue,
+        };
+        out.push_str(&text[copied..at]);
+        out.push_str(entity);
+        copied = at + 1;
     }
+    out.push_str(&text[copied..]);
     out
 }
 
