@@ -23,6 +23,11 @@ step() { printf '\n==> [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*";
 # The release steps (scripts/dist/): each one's time, printed at the end, and how many passed.
 dist_times=()
 dist_passed=0
+# The release builds on this machine (the benches, the stress test, the export's figures,
+# the C library over the test network) resolve features over these three packages at
+# once, so that core and its dependencies are built once in release, not once for each
+# package's own feature set (three builds before).
+release_set=(-p roomchat -p roomchat-cli -p roomchat-ffi)
 timed() { # name, then the command
   local name=$1 started
   shift
@@ -111,18 +116,18 @@ step "across the test network: a namespaced host over TLS with ~25 ms round trip
 cargo build --quiet --locked -p roomchat-emulator
 # The tests, then the benchmark's figures (cold start, 16 at once, resumption; against libcurl).
 bash scripts/testnet.sh run -- bash -c 'cargo test --locked -p roomchat --test network -- --nocapture &&
-  ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N_NETWORK:-30} cargo bench --quiet --locked -p roomchat --bench network' 2>&1 \
+  ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N_NETWORK:-30} cargo bench --quiet --locked '"${release_set[*]}"' --bench network' 2>&1 \
   | tee "$log_dir/network.log" | grep -E '^(testnet|network|test result)'
 grep -q '^test result: ok. 1 passed' "$log_dir/network.log"
 grep -q '^network: cold start' "$log_dir/network.log"
 grep -E '^test result' "$log_dir/network.log" >>"$log_dir/cargo.log"
 
 step "stress: 64 threads x 500 calls on one client under a binding budget (release)"
-cargo test --release --locked -p roomchat --test stress -- --nocapture 2>&1 | tee "$log_dir/stress.log" | grep -E '^(stress|test result)'
+cargo test --release --locked "${release_set[@]}" --test stress -- --nocapture 2>&1 | tee "$log_dir/stress.log" | grep -E '^(stress|test result)'
 grep -q '^test result: ok. 1 passed' "$log_dir/stress.log"
 
 step "roomchat export (release): 100,000 messages in every format beside the SDK's iterator, peak RSS, killed half-way and run again (messages arriving too); the progress bar in tmux, the HTML transcript in Chromium"
-cargo test --release --locked -p roomchat-cli --test export -- --nocapture --test-threads=1 2>&1 | tee "$log_dir/cli-export.log" | grep -oE 'cli export: .*|^test result.*'
+cargo test --release --locked "${release_set[@]}" --test export -- --nocapture --test-threads=1 2>&1 | tee "$log_dir/cli-export.log" | grep -oE 'cli export: .*|^test result.*'
 grep -q '^test result: ok. 4 passed' "$log_dir/cli-export.log"
 grep -q 'cli export: ' "$log_dir/cli-export.log"
 bash cli/tests/export_ui.sh 2>&1 | tee "$log_dir/cli-export-ui.log" | grep -E '^(screenshots|the transcript|export_ui)'
@@ -229,12 +234,12 @@ step "figures: the rate limiter under threads, seeding, and both benchmarks (pri
 cargo test --quiet --locked -p roomchat --test ratelimit -- --nocapture many_threads 2>&1 | grep -oE 'rate limiter.*'
 cargo test --quiet --locked -p roomchat-emulator --test service -- --nocapture seeding 2>&1 | grep -oE 'seeding .*'
 cargo test --quiet --locked -p roomchat --test threads -- --nocapture 2>&1 | grep -oE 'threads made.*'
-ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N:-2000} cargo bench --quiet --locked -p roomchat --bench list_users
-cargo bench --quiet --locked -p roomchat --bench decode
-ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N_GZIP:-30} cargo bench --quiet --locked -p roomchat --bench compression
-ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N:-2000} cargo bench --quiet --locked -p roomchat --features redis --bench budget
+ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N:-2000} cargo bench --quiet --locked "${release_set[@]}" --bench list_users
+cargo bench --quiet --locked "${release_set[@]}" --bench decode
+ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N_GZIP:-30} cargo bench --quiet --locked "${release_set[@]}" --bench compression
+ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N:-2000} cargo bench --quiet --locked "${release_set[@]}" --features roomchat/redis --bench budget
 cargo test --quiet --locked -p roomchat --features redis --test redis -- --nocapture 2>&1 | grep -oE 'redis budget: .*'
-ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N:-2000} cargo bench --quiet --locked -p roomchat-ffi --bench c_vs_core
+ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N:-2000} cargo bench --quiet --locked "${release_set[@]}" --bench c_vs_core
 
 # One closing line for the whole run: the sum of every suite's counts.
 sum_field() { grep -E '^test result: ' "$log_dir/cargo.log" | sed -E "s/.* ([0-9]+) $1.*/\\1/" | awk '{s+=$1} END {print s+0}'; }

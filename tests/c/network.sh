@@ -24,7 +24,9 @@ if ! pkg-config --exists libcurl 2>/dev/null; then
   echo "installing libcurl4-openssl-dev"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pkg-config libcurl4-openssl-dev >/dev/null
 fi
-cargo build --quiet --locked --release -p roomchat-ffi
+# Features resolved as the test command's other release builds do (scripts/test-all.sh,
+# release_set): one release build of core for them all.
+cargo build --quiet --locked --release -p roomchat-ffi -p roomchat-cli -p roomchat
 cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g -I"$root/include" -DROOMCHAT_HARNESS_HTTPS \
   $(pkg-config --cflags libcurl) tests/c/test_network.c -L"$lib" -Wl,-rpath,"$lib" -lroomchat \
   $(pkg-config --libs libcurl) -o "$build/test_network"
