@@ -328,8 +328,15 @@ fn one_redis_round_trip_per_call() {
             "{name} is not a command of the acquire script: a round trip of its own ({delta:?})"
         );
         let halvings = u64::from(u64::BITS - (CALLS + 2).leading_zeros());
-        let bound = if name == "lindex" { CALLS * halvings } else { CALLS };
-        assert!(*calls <= bound, "{name} ran {calls} times for {CALLS} calls");
+        let bound = if name == "lindex" {
+            CALLS * halvings
+        } else {
+            CALLS
+        };
+        assert!(
+            *calls <= bound,
+            "{name} ran {calls} times for {CALLS} calls"
+        );
     }
     assert_eq!(evalsha, CALLS, "one EVALSHA per call ({delta:?})");
 }
