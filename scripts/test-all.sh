@@ -96,14 +96,17 @@ step "Rust tests (cargo test --workspace)"
 cargo test --workspace --locked 2>&1 | tee "$log_dir/cargo.log"
 
 step "Rust tests over TLS (ROOMCHAT_TEST_TLS=1: every emulator serves HTTPS with a CA of its own)"
-ROOMCHAT_TEST_TLS=1 cargo test --locked -p roomchat --test endpoints --test retries --test errors \
+# --workspace (the tests named are core's) keeps the features of the run above: its test
+# binaries are run again, not built again for core's own feature set. So do the later
+# debug steps that name core's tests.
+ROOMCHAT_TEST_TLS=1 cargo test --locked --workspace --test endpoints --test retries --test errors \
   --test pagination --test hooks --test transport --test holds --test limits --test tokens --test options 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
 
 step "Rust: the cargo feature tracing (one span per call, the key redacted)"
 cargo test --locked -p roomchat --features tracing --test tracing 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
 
 step "Rust: the shared budget on Redis Cluster and Sentinel (real servers resharded and failing over under 4 processes x 4 threads: tests/redis/topology.sh)"
-if ! cargo test --locked -p roomchat --features redis --test redis_topologies -- --nocapture >"$log_dir/topologies.log" 2>&1; then
+if ! cargo test --locked --workspace --test redis_topologies -- --nocapture >"$log_dir/topologies.log" 2>&1; then
   # With --nocapture a failed assertion is a "panicked" line among the figures.
   grep -E -A3 "panicked|^redis budget" "$log_dir/topologies.log"
   sed -n '/^failures:/,$p' "$log_dir/topologies.log"
@@ -115,7 +118,7 @@ grep -E '^test result' "$log_dir/topologies.log" >>"$log_dir/cargo.log"
 step "across the test network: a namespaced host over TLS with ~25 ms round trips, through tinyproxy (scripts/testnet.sh)"
 cargo build --quiet --locked -p roomchat-emulator
 # The tests, then the benchmark's figures (cold start, 16 at once, resumption; against libcurl).
-bash scripts/testnet.sh run -- bash -c 'cargo test --locked -p roomchat --test network -- --nocapture &&
+bash scripts/testnet.sh run -- bash -c 'cargo test --locked --workspace --test network -- --nocapture &&
   ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N_NETWORK:-30} cargo bench --quiet --locked '"${release_set[*]}"' --bench network' 2>&1 \
   | tee "$log_dir/network.log" | grep -E '^(testnet|network|test result)'
 grep -q '^test result: ok. 1 passed' "$log_dir/network.log"
@@ -231,14 +234,14 @@ step "actionlint (pinned) with shellcheck: .github/workflows/"
 timed "actionlint" bash scripts/dist/actionlint.sh
 
 step "figures: the rate limiter under threads, seeding, and both benchmarks (printed, not asserted on time)"
-cargo test --quiet --locked -p roomchat --test ratelimit -- --nocapture many_threads 2>&1 | grep -oE 'rate limiter.*'
+cargo test --quiet --locked --workspace --test ratelimit -- --nocapture many_threads 2>&1 | grep -oE 'rate limiter.*'
 cargo test --quiet --locked -p roomchat-emulator --test service -- --nocapture seeding 2>&1 | grep -oE 'seeding .*'
-cargo test --quiet --locked -p roomchat --test threads -- --nocapture 2>&1 | grep -oE 'threads made.*'
+cargo test --quiet --locked --workspace --test threads -- --nocapture 2>&1 | grep -oE 'threads made.*'
 ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N:-2000} cargo bench --quiet --locked "${release_set[@]}" --bench list_users
 cargo bench --quiet --locked "${release_set[@]}" --bench decode
 ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N_GZIP:-30} cargo bench --quiet --locked "${release_set[@]}" --bench compression
 ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N:-2000} cargo bench --quiet --locked "${release_set[@]}" --features roomchat/redis --bench budget
-cargo test --quiet --locked -p roomchat --features redis --test redis -- --nocapture 2>&1 | grep -oE 'redis budget: .*'
+cargo test --quiet --locked --workspace --test redis -- --nocapture 2>&1 | grep -oE 'redis budget: .*'
 ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N:-2000} cargo bench --quiet --locked "${release_set[@]}" --bench c_vs_core
 
 # One closing line for the whole run: the sum of every suite's counts.
