@@ -131,7 +131,8 @@ grep -q '^test result: ok. 1 passed' "$log_dir/stress.log"
 
 step "roomchat export (release): 100,000 messages in every format beside the SDK's iterator, peak RSS, killed half-way and run again (messages arriving too); the progress bar in tmux, the HTML transcript in Chromium"
 cargo test --release --locked "${release_set[@]}" --test export -- --nocapture --test-threads=1 2>&1 | tee "$log_dir/cli-export.log" | grep -oE 'cli export: .*|^test result.*'
-grep -q '^test result: ok. 6 passed' "$log_dir/cli-export.log"
+# A failure shows its assertion (the log is gone when the run ends).
+grep -q '^test result: ok. 6 passed' "$log_dir/cli-export.log" || { grep -E -A4 'panicked' "$log_dir/cli-export.log"; exit 1; }
 grep -q 'cli export: ' "$log_dir/cli-export.log"
 bash cli/tests/export_ui.sh 2>&1 | tee "$log_dir/cli-export-ui.log" | grep -E '^(screenshots|the transcript|export_ui)'
 grep -q '^export_ui: OK' "$log_dir/cli-export-ui.log"

@@ -367,7 +367,9 @@ fn a_failing_converter_is_a_typed_error_that_stops_the_fetch_and_keeps_the_part(
     };
 
     // The staging file cannot be created (a folder is in the way): the converter fails at
-    // once, and the fetch stops at its next page (at most a few pages ahead).
+    // once, and the fetch stops at its next page. It may have run ahead of the converter by
+    // the pages the channel holds (8) before the converter's thread even began: at most those,
+    // the one in hand and the one whose hand-over failed, of the room's 40.
     std::fs::create_dir(dir.path("a.txt.roomchat-tmp")).unwrap();
     emu.clear_journal();
     let run = run_measured(roomchat(
@@ -389,7 +391,7 @@ fn a_failing_converter_is_a_typed_error_that_stops_the_fetch_and_keeps_the_part(
     assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
     let pages = listed(&emu);
     assert!(
-        pages <= 6,
+        pages <= 10,
         "{pages} pages fetched after the converter failed"
     );
     assert!(!dir.path("a.txt").exists());
