@@ -18,8 +18,15 @@ cd "$(dirname "$0")/.."
 
 log_dir=$(mktemp -d)
 trap 'rm -rf "$log_dir"' EXIT
-# Each step's header shows the run's time so far (minutes:seconds), so a slow step shows in CI's log.
-step() { printf '\n==> [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
+# Each step's header shows the run's time so far (minutes:seconds) and the CPU time its
+# commands have used so far (user + system, every process waited for), so a slow step,
+# and whether it computes or waits, shows in CI's log.
+step() {
+  local cpu
+  times >"$log_dir/times" # in this shell: a subshell's `times` would not count this shell's children
+  cpu=$(awk 'NR == 2 { split($1, u, "m"); split($2, s, "m"); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$log_dir/times")
+  printf '\n==> [%d:%02d, cpu %d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) $((cpu / 60)) $((cpu % 60)) "$*"
+}
 # The release steps (scripts/dist/): each one's time, printed at the end, and how many passed.
 dist_times=()
 dist_passed=0
@@ -279,4 +286,5 @@ echo "testkit: ${testkit_passed} passed, ${testkit_failed} failed"
 # The release steps: artefacts built and checked, version check, clean rooms, actionlint (a failure stops the run).
 echo "dist: ${dist_passed} passed, 0 failed"
 echo "total: $((rust_passed + c_passed + node_passed + py_passed + testkit_passed + dist_passed)) passed, $((rust_failed + c_failed + node_failed + py_failed + testkit_failed)) failed"
+step "done"
 echo "run time: $((SECONDS / 60)) min $((SECONDS % 60)) s"
