@@ -13,6 +13,8 @@
 //! each page's new lines as the fetch hands them over, fsyncing every 200 ms; at the listing's
 //! end it writes the closing, and the staging file is fsynced and renamed into place. The part
 //! file stays the source of truth: a staging file left by a kill is rebuilt by the next run.
+//! (Its last pages are not fsynced: the rendered file, fsynced and renamed, is the commit of
+//! the listing's end; a stop before it resumes from the last checkpoint.)
 
 mod formats;
 mod progress;
@@ -590,6 +592,8 @@ fn export_target(job: &Job<'_>, target: &Target) -> Result<(), CliError> {
             c
         }
         None if paths.output.exists() => {
+            // A part file left by a stop just after the rendered file was put in place.
+            store::remove_if_there(&paths.part)?;
             job.stats.skipped.fetch_add(1, Ordering::Relaxed);
             job.progress.note(&format!(
                 "{label}: {} is there already (use --restart to export again)",
@@ -867,17 +871,24 @@ fn fetch_all(
         let at_end = (items.len() as u64) < limit;
         bar.update(next_skip, total);
         if at_end || last_commit.elapsed() >= COMMIT_EVERY {
-            part.flush().map_err(|e| store::io_error(&paths.part, e))?;
-            part.get_ref()
-                .sync_data()
-                .map_err(|e| store::io_error(&paths.part, e))?;
             checkpoint.next_skip = next_skip;
             checkpoint.messages = messages;
             checkpoint.part_bytes = part_bytes;
             checkpoint.recent_ids = recent.to_list();
             checkpoint.total = total;
             checkpoint.fetched_all = at_end;
-            store::save_checkpoint(&paths.checkpoint, checkpoint)?;
+            // With a converter (any format but jsonl), the listing's end is committed by
+            // `finish`: the rendered file fsynced and renamed into place, then the checkpoint
+            // and the part file removed. Making the part file durable first would be work
+            // thrown away (an fsync of all it got since the last commit); a stop before that
+            // resumes from the last commit.
+            if !(at_end && pages.is_some()) {
+                part.flush().map_err(|e| store::io_error(&paths.part, e))?;
+                part.get_ref()
+                    .sync_data()
+                    .map_err(|e| store::io_error(&paths.part, e))?;
+                store::save_checkpoint(&paths.checkpoint, checkpoint)?;
+            }
             last_commit = Instant::now();
         }
         if at_end {
@@ -913,7 +924,7 @@ fn keep(job: &Job<'_>, created: Option<&str>) -> bool {
 }
 
 /// Puts the final file in place: jsonl's part file renamed, or `staged` (every record
-/// rendered) closed, fsynced and renamed; then the part file and the checkpoint removed. Its size.
+/// rendered) closed, fsynced and renamed; then the checkpoint and the part file removed. Its size.
 fn finish(paths: &Paths, checkpoint: &Checkpoint, staged: Option<Staged>) -> Result<u64, CliError> {
     match staged {
         None => {
@@ -923,6 +934,8 @@ fn finish(paths: &Paths, checkpoint: &Checkpoint, staged: Option<Staged>) -> Res
                     .map_err(|e| store::io_error(&paths.output, e))?;
                 store::sync_parent(&paths.output)?;
             }
+            store::remove_if_there(&paths.checkpoint)?;
+            store::sync_parent(&paths.checkpoint)?;
         }
         Some(staged) => {
             let exported_at = now_rfc3339();
@@ -942,11 +955,14 @@ fn finish(paths: &Paths, checkpoint: &Checkpoint, staged: Option<Staged>) -> Res
             std::fs::rename(&paths.staging, &paths.output)
                 .map_err(|e| store::io_error(&paths.output, e))?;
             store::sync_parent(&paths.output)?;
+            // The checkpoint before the part file: a stop between the two leaves the export
+            // done and a stray part file (the next run removes it), never a checkpoint whose
+            // part file is gone.
+            store::remove_if_there(&paths.checkpoint)?;
+            store::sync_parent(&paths.checkpoint)?;
             store::remove_if_there(&paths.part)?;
         }
     }
-    store::remove_if_there(&paths.checkpoint)?;
-    store::sync_parent(&paths.checkpoint)?;
     Ok(std::fs::metadata(&paths.output)
         .map(|m| m.len())
         .unwrap_or_default())
