@@ -5,7 +5,8 @@
 //! connection bound per node, one EVALSHA per call and a forked child.
 //!
 //! Not in `cargo test`'s default set (`test = false`): the test command runs it
-//! once with `--nocapture`, for its figures.
+//! once with `--nocapture`, for its figures, and `--test-threads=1`: the tests fork
+//! (see `one_test_at_a_time`, which each holds as well).
 #![cfg(all(feature = "redis", target_os = "linux"))]
 
 mod common;
@@ -23,6 +24,18 @@ use roomchat_emulator::{Emulator, RateLimit};
 
 const LIMIT: u32 = 60;
 const WINDOW: Duration = Duration::from_secs(3);
+
+/// Held by each test for all its run: the tests fork, and a child forked while another
+/// test's thread held a lock (the budget registry's, a pool's, stdout's) would wait on it
+/// forever (two children of the resharding test once hung so). One test at a time, the
+/// only other threads at a fork are the emulator's, which the children never touch.
+fn one_test_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    // A failed test poisons it; the next one runs all the same.
+    SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 fn emulator_limited(test: &str, requests: u32, window: Duration) -> Emulator {
     let emu = emulator_with(test, |c| {
@@ -405,6 +418,7 @@ fn starts_key(emu: &Emulator) -> String {
 
 #[test]
 fn a_cluster_budget_holds_while_its_slot_is_resharded() {
+    let _serial = one_test_at_a_time();
     let emu = emulator_limited("cluster-reshard", LIMIT, WINDOW);
     let cluster = Topology::cluster("cluster-reshard", &["--replicas", "0"]);
     let key = starts_key(&emu);
@@ -434,6 +448,7 @@ const MATRIX_PASSWORD: &str = "matrix-s3cret-37";
 
 #[test]
 fn the_failover_matrix_on_a_cluster() {
+    let _serial = one_test_at_a_time();
     failover_matrix(
         "cluster",
         Topology::cluster(
@@ -446,6 +461,7 @@ fn the_failover_matrix_on_a_cluster() {
 
 #[test]
 fn the_failover_matrix_on_a_sentinel() {
+    let _serial = one_test_at_a_time();
     failover_matrix(
         "sentinel",
         Topology::sentinel("sentinel-matrix", &["--password", MATRIX_PASSWORD]),
@@ -605,6 +621,7 @@ fn assert_survived(run: &Run) {
 /// process whatever its threads, and a forked child that makes its own.
 #[test]
 fn a_cluster_budget_is_one_round_trip_per_call_and_bounded_per_node() {
+    let _serial = one_test_at_a_time();
     let emu = emulator_limited("cluster-bounds", 100_000, Duration::from_secs(60));
     let cluster = Topology::cluster("cluster-bounds", &["--replicas", "0"]);
     let client = builder(&emu)
@@ -687,6 +704,7 @@ fn a_cluster_budget_is_one_round_trip_per_call_and_bounded_per_node() {
 /// client trusts, and no password in any text the library shows.
 #[test]
 fn tls_and_passwords_on_a_cluster_and_a_sentinel() {
+    let _serial = one_test_at_a_time();
     let emu = emulator_limited("topologies-tls", 100_000, Duration::from_secs(60));
     let certificates =
         std::env::temp_dir().join(format!("roomchat-topology-tls-{}", std::process::id()));
@@ -750,6 +768,7 @@ fn tls_and_passwords_on_a_cluster_and_a_sentinel() {
 /// built, with the URL shown redacted.
 #[test]
 fn bad_cluster_and_sentinel_urls_are_configuration_errors() {
+    let _serial = one_test_at_a_time();
     let emu = emulator_limited("topologies-bad-urls", 100_000, Duration::from_secs(60));
     for (url, why) in [
         ("redis+cluster://:pw-1@", "no seed node"),
@@ -784,5 +803,97 @@ fn bad_cluster_and_sentinel_urls_are_configuration_errors() {
                 );
             }
         }
+    }
+}
+
+/// `line` (the guides' `ACL SETUSER roomchat on >secret …`) for `user` with `password`,
+/// then `extras`.
+fn acl_line(line: &str, user: &str, password: &str, extras: &str) -> String {
+    let words: Vec<String> = line
+        .split_whitespace()
+        .enumerate()
+        .map(|(i, word)| match (i, word) {
+            (2, "roomchat") => user.to_owned(),
+            (_, ">secret") => format!(">{password}"),
+            _ => word.to_owned(),
+        })
+        .collect();
+    format!("{} {extras}", words.join(" "))
+        .trim_end()
+        .to_owned()
+}
+
+/// The ACL the guides print for Cluster and for Sentinel — the one line plus that form's
+/// extras on the data nodes, and on the sentinels a user with the permissions they name —
+/// is all the budget needs there: calls under `fail_closed` count in Redis. The one line
+/// without the extras is refused, and the error names the permission, not the network.
+#[test]
+fn the_guides_acl_works_on_a_cluster_and_a_sentinel() {
+    let _serial = one_test_at_a_time();
+    let emu = emulator_limited("topologies-acl", 100_000, Duration::from_secs(60));
+    let line = common::redis_server::documented_acl();
+    let extras = common::redis_server::documented_acl_extras();
+    let (admin, password, watcher) = ("topology-acl-admin-pw", "acl-user-pw-7", "acl-watcher-pw-3");
+    let cluster = Topology::cluster("cluster-acl", &["--replicas", "0", "--password", admin]);
+    let sentinel = Topology::sentinel("sentinel-acl", &["--password", admin]);
+    for (topology, extra) in [
+        (&cluster, &extras.cluster),
+        (&sentinel, &extras.sentinel_data),
+    ] {
+        topology.each("node", &acl_line(&line, "roomchat", password, extra));
+        topology.each("node", &acl_line(&line, "bare", password, ""));
+    }
+    sentinel.each(
+        "sentinel",
+        &format!("ACL SETUSER watcher on >{watcher} {}", extras.on_sentinels),
+    );
+    let as_user = |url: &str, user: &str| {
+        url.replace(&format!(":{admin}@"), &format!("{user}:{password}@"))
+            .replace(
+                &format!("?sentinel_password={admin}"),
+                &format!("?sentinel_username=watcher&sentinel_password={watcher}"),
+            )
+    };
+    for (what, topology) in [("a cluster", &cluster), ("a sentinel", &sentinel)] {
+        let url = as_user(&topology.url, "roomchat");
+        assert!(!url.contains(admin), "{what}: {url}");
+        let client = builder(&emu)
+            .redis_budget(fail_closed(&url))
+            .max_retries(0)
+            .build()
+            .unwrap();
+        for _ in 0..5 {
+            client.list_users(&ListUsers::page(1, 0)).unwrap();
+        }
+        let state = client.rate_limit_state();
+        assert_eq!(
+            (state.backend, state.degraded, state.used),
+            (BudgetBackend::Redis, false, 5),
+            "{what}"
+        );
+        let refused = builder(&emu)
+            .redis_budget(fail_closed(&as_user(&topology.url, "bare")))
+            .max_retries(0)
+            .build()
+            .unwrap();
+        let error = refused.list_users(&ListUsers::page(1, 0)).unwrap_err();
+        let shown = format!("{error} {error:?}");
+        assert_eq!(
+            error.kind(),
+            ErrorKind::BudgetUnavailable,
+            "{what}: {shown}"
+        );
+        assert!(
+            shown.contains("lack of permission") && !shown.contains("cannot be"),
+            "{what}: {shown}"
+        );
+        for secret in [admin, password, watcher] {
+            assert!(!shown.contains(secret), "{what}: {shown}");
+        }
+        println!(
+            "redis budget on {what}: the guides' ACL (the line, then `{}`) counted 5 of 5 calls in Redis; \
+             the line alone: {error}",
+            if what == "a cluster" { &extras.cluster } else { &extras.sentinel_data }
+        );
     }
 }

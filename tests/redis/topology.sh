@@ -16,6 +16,10 @@
 #   topology.sh revive DIR               starts again every data node of DIR that is down (the
 #                                        killed primary), on its port with its config; waits
 #                                        until it serves as a replica; prints the seconds it took
+#   topology.sh each DIR node|sentinel   runs the command read from stdin (one line of words, as
+#                                        redis-cli takes them: an ACL SETUSER, say, whose password
+#                                        stays off command lines) on every live data node or
+#                                        sentinel; an error reply fails; prints "ok N"
 #   topology.sh stop DIR                 kills every server started in DIR (idempotent)
 #
 # The result is stdout's last line; diagnostics go to stderr; a failure exits non-zero
@@ -33,7 +37,7 @@ die() {
   exit 1
 }
 note() { echo "topology.sh: $*" >&2; }
-usage() { die "usage: topology.sh cluster|sentinel|primary-of|reshard|fail-primary|revive|stop DIR [options] (see its header)"; }
+usage() { die "usage: topology.sh cluster|sentinel|primary-of|reshard|fail-primary|revive|each|stop DIR [options] (see its header)"; }
 
 # The time since the epoch in milliseconds, in MS (no subshell).
 now_ms() {
@@ -585,6 +589,21 @@ cmd_revive() {
   printf '%d.%03d\n' $(((MS - started) / 1000)) $(((MS - started) % 1000))
 }
 
+cmd_each() {
+  [ $# -eq 1 ] || usage
+  local kind=$1 line name reply count=0
+  case $kind in node | sentinel) ;; *) usage ;; esac
+  load_state
+  IFS= read -r line || die "each: no command on stdin"
+  for name in $(servers "$kind"); do
+    reply=$(rcli "$(port_of "$name")" <<<"$line" 2>&1) || die "$name: $reply"
+    case $reply in ERR* | NOPERM* | WRONGPASS* | NOAUTH* | "(error)"*) die "$name: $reply" ;; esac
+    count=$((count + 1))
+  done
+  [ "$count" -gt 0 ] || die "no live $kind in $DIR"
+  echo "ok $count"
+}
+
 cmd_stop() {
   [ -d "$DIR" ] || return 0
   local f pid pids=()
@@ -623,6 +642,7 @@ primary-of) cmd_primary_of "$@" ;;
 reshard) cmd_reshard "$@" ;;
 fail-primary) cmd_fail_primary "$@" ;;
 revive) cmd_revive "$@" ;;
+each) cmd_each "$@" ;;
 stop) cmd_stop ;;
 *) usage ;;
 esac

@@ -609,7 +609,9 @@ impl Link {
                     let generation = slots.generation;
                     drop(slots);
                     let until = *io_deadline.get_or_insert_with(|| self.io_deadline());
-                    let made = connection::until(until, || self.connect());
+                    let made = connection::until(until, || {
+                        self.connect().map_err(|e| self.deployment.explain(e))
+                    });
                     slots = lock(&state.slots);
                     slots.connecting = false;
                     state.changed.notify_all();
@@ -639,7 +641,12 @@ impl Link {
             };
             drop(slots);
             let until = *io_deadline.get_or_insert_with(|| self.io_deadline());
-            let outcome = connection::until(until, || self.deployment.within(|| f(&mut pooled)));
+            let outcome = connection::until(until, || {
+                // Explained (which may ask a seed) before the slots are locked again.
+                self.deployment
+                    .within(|| f(&mut pooled))
+                    .map_err(|e| self.deployment.explain(e))
+            });
             let mut slots = lock(&state.slots);
             match outcome {
                 Ok(value) => {

@@ -212,6 +212,62 @@ pub fn documented_acl() -> String {
         .to_owned()
 }
 
+/// What the guides print beside the one ACL line (README.md's words, which every guide
+/// repeats): the extras for Cluster's nodes, for a Sentinel-watched primary and replica,
+/// and the permissions of a user on the sentinels themselves.
+pub struct AclExtras {
+    pub cluster: String,
+    pub sentinel_data: String,
+    pub on_sentinels: String,
+}
+
+/// [`AclExtras`] read from README.md; every other guide must print the same three.
+pub fn documented_acl_extras() -> AclExtras {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Words joined by single spaces: a guide may wrap its lines anywhere.
+    let flat = |guide: &str| {
+        let text = std::fs::read_to_string(root.join(guide)).expect(guide);
+        text.split_whitespace()
+            .filter(|w| *w != "///")
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let readme = flat("../README.md");
+    let code_before = |marker: &str| -> String {
+        let head = &readme[..readme.find(marker).expect(marker)];
+        let close = head.rfind('`').expect(marker);
+        let open = head[..close].rfind('`').expect(marker);
+        head[open + 1..close].to_owned()
+    };
+    let code_after = |marker: &str| -> String {
+        let rest = &readme[readme.find(marker).expect(marker) + marker.len()..];
+        let open = rest.find('`').expect(marker);
+        let close = open + 1 + rest[open + 1..].find('`').expect(marker);
+        rest[open + 1..close].to_owned()
+    };
+    let extras = AclExtras {
+        cluster: code_before(" for Cluster (not"),
+        sentinel_data: code_before(" for Sentinel, and"),
+        on_sentinels: code_after("on the sentinels, a user with"),
+    };
+    for guide in [
+        "README.md",
+        "../ffi/README.md",
+        "../bindings/node/README.md",
+        "../bindings/python/README.md",
+        "src/budget/shared_budget.rs",
+    ] {
+        let text = flat(guide);
+        for code in [&extras.cluster, &extras.sentinel_data, &extras.on_sentinels] {
+            assert!(
+                text.contains(&format!("`{code}`")),
+                "{guide} does not print `{code}`"
+            );
+        }
+    }
+    extras
+}
+
 impl RedisServer {
     /// Runs `line` (an `ACL SETUSER roomchat on >secret …` line) for the user
     /// `user` with the password `password`; Redis's first reply line.

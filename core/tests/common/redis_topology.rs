@@ -49,12 +49,39 @@ impl Topology {
         self.run(&all)
     }
 
+    /// Runs `line` (redis-cli's words, given on stdin: a password in it stays off command
+    /// lines) on every live server of `kind` (`node` or `sentinel`); how many.
+    pub fn each(&self, kind: &str, line: &str) -> usize {
+        let dir = self.dir.display().to_string();
+        let last = self.run_with_input(&["each", dir.as_str(), kind], Some(line));
+        last.strip_prefix("ok ")
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("topology.sh each {kind}: {last}"))
+    }
+
     fn run(&self, args: &[&str]) -> String {
-        let output = Command::new("bash")
+        self.run_with_input(args, None)
+    }
+
+    fn run_with_input(&self, args: &[&str], input: Option<&str>) -> String {
+        let mut child = Command::new("bash")
             .arg(script())
             .args(args)
-            .stdin(Stdio::null())
-            .output()
+            .stdin(if input.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("bash runs tests/redis/topology.sh");
+        if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+            use std::io::Write;
+            stdin.write_all(format!("{input}\n").as_bytes()).unwrap();
+        }
+        let output = child
+            .wait_with_output()
             .expect("bash runs tests/redis/topology.sh");
         let stdout = String::from_utf8_lossy(&output.stdout);
         assert!(

@@ -62,6 +62,8 @@ pub(super) enum Pooled {
 
 pub(super) struct ClusterNodes {
     client: ClusterClient,
+    /// The first seed node, asked why when the cluster cannot be mapped ([`Deployment::explain`]).
+    first_seed: ConnectionInfo,
     tls: Option<Arc<rustls::ClientConfig>>,
     connect_timeout: Duration,
     io_timeout: Duration,
@@ -216,6 +218,22 @@ impl Deployment {
         }
     }
 
+    /// The error to tell for `e`, a failed connect or round trip. The redis crate tells
+    /// a cluster whose slot map it could not get as "no connections found", which hides
+    /// a seed refusing `CLUSTER SLOTS` to the URL's user (its ACL lacks
+    /// `+cluster|slots`): the first seed is asked, and its refusal told instead. Within
+    /// the caller's I/O deadline ([`connection::until`](super::connection::until)).
+    pub(super) fn explain(&self, e: RedisError) -> RedisError {
+        match self {
+            Deployment::Cluster(nodes)
+                if e.kind() == redis::ErrorKind::ClusterConnectionNotFound =>
+            {
+                nodes.refusal().unwrap_or(e)
+            }
+            _ => e,
+        }
+    }
+
     /// Runs `f`, a round trip on one of this deployment's connections (a
     /// cluster connection may connect to a node it was redirected to meanwhile).
     pub(super) fn within<T>(&self, f: impl FnOnce() -> T) -> T {
@@ -261,6 +279,7 @@ impl ClusterNodes {
             .map(|host| parse_info(&parts.server_url(host, "", &[])))
             .collect::<Result<Vec<_>, _>>()?;
         let tls = tls_for(seeds[0].addr(), roots)?;
+        let first_seed = seeds[0].clone();
         let client = ClusterClientBuilder::new(seeds)
             .connection_timeout(connect_timeout)
             .response_timeout(io_timeout)
@@ -274,10 +293,22 @@ impl ClusterNodes {
             .map_err(|e| format!("is not valid: {e}"))?;
         Ok(ClusterNodes {
             client,
+            first_seed,
             tls,
             connect_timeout,
             io_timeout,
         })
+    }
+
+    /// The first seed's refusal of `CLUSTER SLOTS` to the URL's user, if it refuses it.
+    fn refusal(&self) -> Option<RedisError> {
+        let seed = Target::with_tls(self.first_seed.clone(), self.tls.clone());
+        let mut connection = seed.connect(self.connect_timeout, self.io_timeout).ok()?;
+        let e = redis::cmd("CLUSTER")
+            .arg("SLOTS")
+            .query::<Value>(&mut connection)
+            .err()?;
+        super::refused_by_acl(&e).then_some(e)
     }
 
     fn within<T>(&self, f: impl FnOnce() -> T) -> T {
