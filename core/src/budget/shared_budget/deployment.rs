@@ -48,7 +48,7 @@ pub(super) enum Deployment {
     /// One server (or a primary that never moves).
     Server(Target),
     /// A Redis Cluster, reached from its seed nodes.
-    Cluster(ClusterNodes),
+    Cluster(Box<ClusterNodes>),
     /// The primary that a set of sentinels names for a service.
     Sentinel(Sentinels),
 }
@@ -189,7 +189,7 @@ impl Deployment {
                 return match kind {
                     MultiNode::Cluster => {
                         ClusterNodes::new(parts, roots, connect_timeout, io_timeout)
-                            .map(Deployment::Cluster)
+                            .map(|nodes| Deployment::Cluster(Box::new(nodes)))
                     }
                     MultiNode::Sentinel => Sentinels::new(parts, roots).map(Deployment::Sentinel),
                 };
