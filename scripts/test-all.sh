@@ -2,14 +2,21 @@
 # Runs every test of roomchat: fmt, clippy and docs; the Rust workspace (emulator,
 # core, C ABI crate, conformance vectors, Redis budget, doc tests), its endpoint
 # and fault tests again over TLS, the tests across the test network (a namespaced
-# host, tinyproxy) and the stress test; the README's demo; the header freshness check and the C/C++ suites under
-# valgrind; the Node package; the OpenAPI document and schemathesis; the Python
-# package (release wheel in a fresh venv, pytest); the installed C/C++ package in
-# a clean room; the Windows check (clippy for x86_64-pc-windows-gnu); the release
-# artefacts (scripts/dist/: wheels, sdist and npm packages as released, the
+# host, tinyproxy); the README's demo; the header freshness check and the C/C++
+# suites under valgrind; the Node package; the OpenAPI document and schemathesis;
+# the Python package (release wheel in a fresh venv, pytest); the installed C/C++
+# package in a clean room; the Windows check (clippy for x86_64-pc-windows-gnu); the
+# release artefacts (scripts/dist/: wheels, sdist and npm packages as released, the
 # version check, the MSRV, clean-room installs by name from local registries with
-# no Rust on PATH, the arm64 ones run under qemu-user, actionlint); then prints
-# the figures.
+# no Rust on PATH, the arm64 ones run under qemu-user, actionlint); then, last, on a
+# machine with nothing else running, the benchmarks, the stress test, roomchat
+# export's figures and the other figures.
+#
+# Three phases, so that two CPUs are used while much of the run waits (25 ms round
+# trips, Redis failovers, valgrind, npm and pip): (1) the tests, while the release
+# artefacts for the other platforms, the Windows clippy and the MSRV check build in
+# the background, niced (scripts/background-builds.sh); (2) once those are reported,
+# the steps that install them; (3) the benchmarks and figures, alone.
 # Installs what a fresh machine lacks (Debian packages, the pinned cbindgen,
 # maturin, the napi CLI, the mingw-w64 compiler and the Windows rustup target) on
 # the way, so it is also what CI runs (.ci/run).
@@ -17,7 +24,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 log_dir=$(mktemp -d)
-trap 'rm -rf "$log_dir"' EXIT
+background_pid=
+# A run that stops early stops its background builds too (their own process group).
+trap '[ -z "$background_pid" ] || kill -- "-$background_pid" 2>/dev/null; rm -rf "$log_dir"' EXIT
 # Each step's header shows the run's time so far (minutes:seconds) and the CPU time its
 # commands have used so far (user + system, every process waited for), so a slow step,
 # and whether it computes or waits, shows in CI's log.
@@ -66,6 +75,19 @@ command -v curl >/dev/null || need_apt+=(curl)
 command -v openssl >/dev/null || need_apt+=(openssl)
 # libabigail's abidw/abidiff: the C ABI check against the last release (tests/abi/).
 command -v abidiff >/dev/null || need_apt+=(abigail-tools)
+# What later scripts would install on their own (each checks again when run alone),
+# here so that nothing runs apt-get while the background builds run (dpkg's lock):
+# the Windows check's C compiler, qemu-user and debootstrap (arm64), cmake and g++
+# (the C/C++ clean rooms), shellcheck (actionlint), python3-venv (OpenAPI).
+command -v x86_64-w64-mingw32-gcc >/dev/null || need_apt+=(gcc-mingw-w64-x86-64)
+command -v qemu-aarch64-static >/dev/null || need_apt+=(qemu-user-static)
+command -v debootstrap >/dev/null || need_apt+=(debootstrap)
+command -v cmake >/dev/null || need_apt+=(cmake)
+command -v make >/dev/null || need_apt+=(make)
+command -v c++ >/dev/null || need_apt+=(g++)
+command -v readelf >/dev/null || need_apt+=(binutils)
+command -v shellcheck >/dev/null || need_apt+=(shellcheck)
+python3 -c 'import ensurepip' 2>/dev/null || need_apt+=(python3-venv)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing ${need_apt[*]}"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
@@ -84,6 +106,38 @@ fi
 
 step "generated files: each is what api/operations.toml makes (cargo xtask codegen --check)"
 cargo xtask codegen --check
+
+step "build tools and toolchains, then the background builds start (scripts/background-builds.sh, niced: the aarch64 and musl wheels and addons, the sdist, the emulator's static packages, the Windows clippy, the MSRV check)"
+# Installed here, before anything runs beside: the rustup targets and the MSRV
+# toolchain, the pinned build tools (maturin, zig, cargo-zigbuild: scripts/dist/env.sh),
+# bindings/node's npm packages (napi; the Node step must not reinstall them while
+# the background builds use them).
+bash -c 'source scripts/dist/env.sh && build_tools'
+for rust_target in x86_64-pc-windows-gnu aarch64-unknown-linux-musl; do
+  rustup target list --installed | grep -qx "$rust_target" || rustup target add "$rust_target"
+done
+bash scripts/dist/msrv.sh install
+(cd bindings/node && npm ci --no-audit --no-fund --loglevel=error)
+background_dir=$log_dir/background
+mkdir -p "$background_dir"
+background_jobs=(wheels-cross npm-addons emulator-packages windows msrv)
+setsid nice -n 19 bash scripts/background-builds.sh "$background_dir" "${background_jobs[@]}" </dev/null >/dev/null 2>&1 &
+background_pid=$!
+echo "background builds: ${background_jobs[*]} (pid $background_pid)"
+# Waits for a background job, prints its output and its cost, and fails the run if it failed.
+background_report() {
+  local job=$1 state status seconds cpu
+  until [ -f "$background_dir/$job.done" ]; do
+    state=$(sed -E 's/.*\) ([A-Za-z]).*/\1/' "/proc/$background_pid/stat" 2>/dev/null || true)
+    case $state in '' | Z*) echo "the background builds stopped before $job ended" >&2; exit 1 ;; esac
+    sleep 1
+  done
+  read -r status seconds cpu <"$background_dir/$job.done"
+  cat "$background_dir/$job.log"
+  echo "(background job $job: exit $status, $seconds s, cpu $cpu s)"
+  [ "$status" -eq 0 ] || { echo "the background job $job failed" >&2; exit 1; }
+  dist_times+=("$job (background): $seconds s")
+}
 
 step "lints (cargo clippy, warnings are errors)"
 if cargo clippy --version >/dev/null 2>&1; then
@@ -113,7 +167,8 @@ step "Rust: the cargo feature tracing (one span per call, the key redacted)"
 cargo test --locked -p roomchat --features tracing --test tracing 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
 
 step "Rust: the shared budget on Redis Cluster and Sentinel (real servers resharded and failing over under 4 processes x 4 threads: tests/redis/topology.sh)"
-if ! cargo test --locked --workspace --test redis_topologies -- --nocapture >"$log_dir/topologies.log" 2>&1; then
+# One test at a time: they fork (core/tests/redis_topologies.rs, one_test_at_a_time).
+if ! cargo test --locked --workspace --test redis_topologies -- --nocapture --test-threads=1 >"$log_dir/topologies.log" 2>&1; then
   # With --nocapture a failed assertion is a "panicked" line among the figures.
   grep -E -A3 "panicked|^redis budget" "$log_dir/topologies.log"
   sed -n '/^failures:/,$p' "$log_dir/topologies.log"
@@ -124,25 +179,10 @@ grep -E '^test result' "$log_dir/topologies.log" >>"$log_dir/cargo.log"
 
 step "across the test network: a namespaced host over TLS with ~25 ms round trips, through tinyproxy (scripts/testnet.sh)"
 cargo build --quiet --locked -p roomchat-emulator
-# The tests, then the benchmark's figures (cold start, 16 at once, resumption; against libcurl).
-bash scripts/testnet.sh run -- bash -c 'cargo test --locked --workspace --test network -- --nocapture &&
-  ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N_NETWORK:-30} cargo bench --quiet --locked '"${release_set[*]}"' --bench network' 2>&1 \
+bash scripts/testnet.sh run -- cargo test --locked --workspace --test network -- --nocapture 2>&1 \
   | tee "$log_dir/network.log" | grep -E '^(testnet|network|test result)'
 grep -q '^test result: ok. 1 passed' "$log_dir/network.log"
-grep -q '^network: cold start' "$log_dir/network.log"
 grep -E '^test result' "$log_dir/network.log" >>"$log_dir/cargo.log"
-
-step "stress: 64 threads x 500 calls on one client under a binding budget (release)"
-cargo test --release --locked "${release_set[@]}" --test stress -- --nocapture 2>&1 | tee "$log_dir/stress.log" | grep -E '^(stress|test result)'
-grep -q '^test result: ok. 1 passed' "$log_dir/stress.log"
-
-step "roomchat export (release): 100,000 messages in every format beside the SDK's iterator, peak RSS, killed half-way and run again (messages arriving too); the progress bar in tmux, the HTML transcript in Chromium"
-cargo test --release --locked "${release_set[@]}" --test export -- --nocapture --test-threads=1 2>&1 | tee "$log_dir/cli-export.log" | grep -oE 'cli export: .*|^test result.*'
-# A failure shows its assertion (the log is gone when the run ends).
-grep -q '^test result: ok. 6 passed' "$log_dir/cli-export.log" || { grep -E -A4 'panicked' "$log_dir/cli-export.log"; exit 1; }
-grep -q 'cli export: ' "$log_dir/cli-export.log"
-bash cli/tests/export_ui.sh 2>&1 | tee "$log_dir/cli-export-ui.log" | grep -E '^(screenshots|the transcript|export_ui)'
-grep -q '^export_ui: OK' "$log_dir/cli-export-ui.log"
 
 step "the README's demo (cargo run --example quickstart)"
 cargo run --quiet --locked --example quickstart >"$log_dir/quickstart.log"
@@ -152,14 +192,11 @@ echo "quickstart ran: $(wc -l <"$log_dir/quickstart.log") lines of output"
 step "C ABI: header freshness, the ABI against 0.1.0 (abidiff), C99 and C++17 suites (the C++ wrapper's among them) under valgrind, pkg-config, the C/C++ guide's examples"
 bash tests/c/run.sh 2>&1 | tee "$log_dir/c.log"
 
-step "Node package: the release addon (zig, glibc 2.17), freshness of the generated loader, node --test (plain and TLS), short bench"
-bash bindings/node/run-tests.sh 2>&1 | tee "$log_dir/node.log"
+step "Node package: the release addon (zig, glibc 2.17), freshness of the generated loader, node --test (plain and TLS); its benchmarks run last"
+ROOMCHAT_NODE_PART=tests ROOMCHAT_NODE_MODULES_READY=1 bash bindings/node/run-tests.sh 2>&1 | tee "$log_dir/node.log"
 
-step "npm packages: the linux-x64-musl and linux-arm64-gnu addons (zig), then every package packed (scripts/dist/node.sh)"
-timed "npm addons (musl, arm64) and packs" bash -c 'bash scripts/dist/node.sh build x86_64-unknown-linux-musl aarch64-unknown-linux-gnu && bash scripts/dist/node.sh pack'
-
-step "C across the test network: the proxy option, HTTPS_PROXY and NO_PROXY via tinyproxy, a wrong proxy password, a late POST answer sent once, cold start vs libcurl (scripts/testnet.sh)"
-bash scripts/testnet.sh run -- bash tests/c/network.sh 2>&1 | tee "$log_dir/c-net.log" | grep -E '^(testnet|c network|c-network)'
+step "C across the test network: the proxy option, HTTPS_PROXY and NO_PROXY via tinyproxy, a wrong proxy password, a late POST answer sent once (scripts/testnet.sh; the cold-start bench runs last)"
+bash scripts/testnet.sh run -- env ROOMCHAT_C_NETWORK_PART=tests bash tests/c/network.sh 2>&1 | tee "$log_dir/c-net.log" | grep -E '^(testnet|c network|c-network)'
 grep -qE '^c-network: [0-9]+ passed, 0 failed$' "$log_dir/c-net.log"
 
 step "Node across the test network: tinyproxy, NO_PROXY, a lost POST answer (scripts/testnet.sh)"
@@ -171,26 +208,20 @@ bash scripts/testnet.sh run -- env ROOMCHAT_TEST_NET=1 node --test --test-concur
   bindings/node/test/client.test.js bindings/node/test/errors.test.js 2>&1 | tee "$log_dir/node-net-suite.log" | grep -E '^(testnet|ℹ (pass|fail|skipped))'
 grep -qE '^ℹ fail 0$' "$log_dir/node-net-suite.log"
 
-step "Node benchmark across the test network: cold start and 16 at once vs fetch and undici (figures, not asserted)"
-ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N_NETWORK:-30} bash scripts/testnet.sh run -- node bindings/node/bench/network.mjs 2>&1 \
-  | tee "$log_dir/node-net-bench.log" | grep -E '^(testnet|node network)'
-grep -q '^node network: verdict' "$log_dir/node-net-bench.log"
-
 step "OpenAPI: docs/openapi.yaml validated, the conformance vectors checked against it, schemathesis against the emulator"
 bash tests/openapi/run.sh
-
-step "Python wheels and sdist: manylinux2014 x86_64 and aarch64, musllinux_1_2 x86_64 (maturin + zig), auditwheel show asserts each tag (scripts/dist/python.sh)"
-timed "wheels and sdist" bash scripts/dist/python.sh
 
 # The static roomchat executables (scripts/dist/cli.sh: a whole release build of their own,
 # ~4 min cold) are built and checked by the release workflow, not here: the command itself is
 # tested from the wheel and the npm packages in the clean rooms below (the same entry point).
+step "the manylinux2014 x86_64 wheel (maturin + zig; it shares the Node addon's build), auditwheel show asserts its tag (scripts/dist/python.sh host)"
+timed "wheel manylinux2014 x86_64" bash scripts/dist/python.sh host
 
-step "Python package: the manylinux2014 x86_64 wheel in a fresh venv, pytest, stubtest, mypy --strict, short benchmark"
+step "Python package: the manylinux2014 x86_64 wheel in a fresh venv, pytest, stubtest, mypy --strict; its benchmark runs last"
 # Its TLS pass takes test_tokens only: test_client, test_async and test_faults run over
 # TLS in the test-network step below (the same tests, over TLS, with latency).
 ROOMCHAT_PYTHON_WHEEL=$(ls "${CARGO_TARGET_DIR:-$PWD/target}"/dist/python/roomchat-*-manylinux*_x86_64.whl) \
-  ROOMCHAT_PY_TLS_FILES=test_tokens.py bash bindings/python/run-tests.sh 2>&1 | tee "$log_dir/python.log"
+  ROOMCHAT_PY_PART=tests ROOMCHAT_PY_TLS_FILES=test_tokens.py bash bindings/python/run-tests.sh 2>&1 | tee "$log_dir/python.log"
 
 step "Python across the test network: tinyproxy, NO_PROXY, a lost POST answer (scripts/testnet.sh)"
 (cd bindings/python/tests && bash ../../../scripts/testnet.sh run -- "${CARGO_TARGET_DIR:-$PWD/../../../target}/python-test-venv/bin/python" \
@@ -204,27 +235,33 @@ step "Python endpoint and fault tests across the test network, over TLS (ROOMCHA
 # A failure shows its traceback (the log is gone when the run ends).
 grep -qE '^[0-9]+ passed in' "$log_dir/python-net-suite.log" || { tail -n 120 "$log_dir/python-net-suite.log"; exit 1; }
 
-step "Python across the test network, benchmark: roomchat against requests, httpx, urllib3 (figures, not asserted on time)"
-bash scripts/testnet.sh run -- env ROOMCHAT_BENCH_N="${ROOMCHAT_BENCH_N_NETWORK:-30}" \
-  "${CARGO_TARGET_DIR:-$PWD/target}/python-test-venv/bin/python" bindings/python/bench/network.py 2>&1 \
-  | tee "$log_dir/python-net-bench.log" | grep -E '^(testnet|python network)'
-grep -q '^python network: verdict' "$log_dir/python-net-bench.log"
-
 step "C/C++ package in a clean room: cmake --install, then find_package and pkg-config projects outside the repository, without cargo on PATH, run against the emulator (tests/c/clean-room.sh)"
 bash tests/c/clean-room.sh 2>&1 | tee "$log_dir/c-clean-room.log"
 grep -qE '^c-clean-room: [0-9]+ passed, 0 failed$' "$log_dir/c-clean-room.log"
 
-step "Windows: clippy (warnings are errors) of core, ffi and both bindings for x86_64-pc-windows-gnu (scripts/windows-check.sh)"
-bash scripts/windows-check.sh
+step "release builds for the last phase (the benchmarks, the stress test, roomchat export): compiled now, beside the background builds"
+cargo test --release --locked "${release_set[@]}" --test stress --test export --no-run 2>&1 | grep -vE '^ +(Executable|Finished)' || true
+cargo bench --locked --no-run "${release_set[@]}" --bench network --bench list_users --bench decode --bench compression --bench c_vs_core 2>&1 \
+  | grep -vE '^ +(Executable|Finished)' || true
+cargo bench --locked --no-run "${release_set[@]}" --features roomchat/redis --bench budget 2>&1 | grep -vE '^ +(Executable|Finished)' || true
+
+step "background builds: each job's output (scripts/background-builds.sh)"
+for job in "${background_jobs[@]}"; do
+  printf '\n--> %s\n' "$job"
+  background_report "$job"
+  case $job in wheels-cross | npm-addons | msrv) dist_passed=$((dist_passed + 1)) ;; esac
+done
+wait "$background_pid"
+background_pid=
+
+step "npm packages: every package packed, the three addons in theirs (scripts/dist/node.sh pack)"
+timed "npm packs" bash scripts/dist/node.sh pack
 
 step "test kit: the emulator's wheels and npm packages (static Linux x64/arm64) installed by name from pypiserver and verdaccio as users would, the READMEs' tests of a user's code from them (pytest and pytest-xdist, node --test, Jest, Vitest, CTest via roomchat_add_emulator_test), arm64 under qemu"
-bash scripts/testkit-packages.sh 2>&1 | tee "$log_dir/testkit.log"
+ROOMCHAT_EMULATOR_PACKAGES_READY=1 bash scripts/testkit-packages.sh 2>&1 | tee "$log_dir/testkit.log"
 
 step "versions: one version for every package and artefact, the CHANGELOG, the supported ranges (scripts/dist/versions.sh)"
 timed "versions" bash scripts/dist/versions.sh
-
-step "Rust MSRV: the crates checked with the toolchain their rust-version names (scripts/dist/msrv.sh)"
-timed "msrv" bash scripts/dist/msrv.sh
 
 step "clean room, pip: a fresh venv installs roomchat by name from pypiserver, no Rust on PATH, runs the README's Quickstart"
 timed "clean room pip" bash scripts/dist/cleanroom-pip.sh
@@ -240,6 +277,37 @@ timed "clean room arm64 (qemu-user)" bash scripts/dist/cleanroom-arm64.sh
 
 step "actionlint (pinned) with shellcheck: .github/workflows/"
 timed "actionlint" bash scripts/dist/actionlint.sh
+
+step "benchmarks across the test network: Rust, C (cold start vs libcurl), Node (vs fetch and undici), Python (vs requests, httpx, urllib3): figures, not asserted on time"
+bash scripts/testnet.sh run -- env ROOMCHAT_BENCH_N="${ROOMCHAT_BENCH_N_NETWORK:-30}" \
+  cargo bench --quiet --locked "${release_set[@]}" --bench network 2>&1 | tee "$log_dir/network-bench.log" | grep -E '^(testnet|network)'
+grep -q '^network: cold start' "$log_dir/network-bench.log"
+bash scripts/testnet.sh run -- env ROOMCHAT_C_NETWORK_PART=bench bash tests/c/network.sh 2>&1 | tee "$log_dir/c-net-bench.log" | grep -E '^(testnet|c network|c-network)'
+grep -qE '^c-network: [0-9]+ passed, 0 failed$' "$log_dir/c-net-bench.log"
+ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N_NETWORK:-30} bash scripts/testnet.sh run -- node bindings/node/bench/network.mjs 2>&1 \
+  | tee "$log_dir/node-net-bench.log" | grep -E '^(testnet|node network)'
+grep -q '^node network: verdict' "$log_dir/node-net-bench.log"
+
+bash scripts/testnet.sh run -- env ROOMCHAT_BENCH_N="${ROOMCHAT_BENCH_N_NETWORK:-30}" \
+  "${CARGO_TARGET_DIR:-$PWD/target}/python-test-venv/bin/python" bindings/python/bench/network.py 2>&1 \
+  | tee "$log_dir/python-net-bench.log" | grep -E '^(testnet|python network)'
+grep -q '^python network: verdict' "$log_dir/python-net-bench.log"
+
+step "Node and Python benchmarks: one call at a time beside undici / requests and httpx, idle and loaded; 100,000 messages through the iterators (the READMEs' RSS promises asserted)"
+ROOMCHAT_NODE_PART=bench bash bindings/node/run-tests.sh 2>&1 | tee "$log_dir/node-bench.log"
+ROOMCHAT_PY_PART=bench bash bindings/python/run-tests.sh 2>&1 | tee "$log_dir/python-bench.log"
+
+step "stress: 64 threads x 500 calls on one client under a binding budget (release)"
+cargo test --release --locked "${release_set[@]}" --test stress -- --nocapture 2>&1 | tee "$log_dir/stress.log" | grep -E '^(stress|test result)'
+grep -q '^test result: ok. 1 passed' "$log_dir/stress.log"
+
+step "roomchat export (release): 100,000 messages in every format beside the SDK's iterator, peak RSS, killed half-way and run again (messages arriving too); the progress bar in tmux, the HTML transcript in Chromium"
+cargo test --release --locked "${release_set[@]}" --test export -- --nocapture --test-threads=1 2>&1 | tee "$log_dir/cli-export.log" | grep -oE 'cli export: .*|^test result.*'
+# A failure shows its assertion (the log is gone when the run ends).
+grep -q '^test result: ok. 6 passed' "$log_dir/cli-export.log" || { grep -E -A4 'panicked' "$log_dir/cli-export.log"; exit 1; }
+grep -q 'cli export: ' "$log_dir/cli-export.log"
+bash cli/tests/export_ui.sh 2>&1 | tee "$log_dir/cli-export-ui.log" | grep -E '^(screenshots|the transcript|export_ui)'
+grep -q '^export_ui: OK' "$log_dir/cli-export-ui.log"
 
 step "figures: the rate limiter under threads, seeding, and both benchmarks (printed, not asserted on time)"
 cargo test --quiet --locked --workspace --test ratelimit -- --nocapture many_threads 2>&1 | grep -oE 'rate limiter.*'
@@ -261,6 +329,8 @@ c_passed=$(sed -E 's/^[^:]+: ([0-9]+) passed.*/\1/' <<<"$c_line")
 c_failed=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$c_line")
 c_net_line=$(grep -E '^c-network: [0-9]+ passed' "$log_dir/c-net.log" | tail -n 1)
 c_passed=$(( c_passed + $(sed -E 's/^c-network: ([0-9]+) passed.*/\1/' <<<"$c_net_line") ))
+c_net_line=$(grep -E '^c-network: [0-9]+ passed' "$log_dir/c-net-bench.log" | tail -n 1)
+c_passed=$(( c_passed + $(sed -E 's/^c-network: ([0-9]+) passed.*/\1/' <<<"$c_net_line") ))
 c_clean_line=$(grep -E '^c-clean-room: [0-9]+ passed' "$log_dir/c-clean-room.log" | tail -n 1)
 c_passed=$(( c_passed + $(sed -E 's/^c-clean-room: ([0-9]+) passed.*/\1/' <<<"$c_clean_line") ))
 # Every pytest closing line of the Python script (its plain and TLS passes), then the network test.
@@ -268,11 +338,13 @@ py_lines=$(grep -hE '^[0-9]+ (passed|failed)|^=* ?[0-9]+ (passed|failed)' "$log_
 py_sum() { awk -v word="$1" '{ for (i = 1; i < NF; i++) if ($(i + 1) ~ "^" word) s += $i } END { print s + 0 }' <<<"$py_lines"; }
 py_passed=$(( $(py_sum passed) + 1 ))
 py_failed=$(py_sum failed)
-# The Node script's own closing line counts both its passes (plain and TLS); then the network test.
+# The Node script's closing lines: its tests (plain and TLS passes), then its benchmarks'
+# (the RSS promise); then the network tests.
 node_line=$(grep -E '^node: [0-9]+ passed, [0-9]+ failed' "$log_dir/node.log" | tail -n 1)
+node_bench_line=$(grep -E '^node: [0-9]+ passed, [0-9]+ failed' "$log_dir/node-bench.log" | tail -n 1)
 node_net_passed=$(sed -nE 's/^ℹ pass ([0-9]+)$/\1/p' "$log_dir/node-net-suite.log" | tail -n 1)
-node_passed=$(( $(sed -E 's/^node: ([0-9]+) passed.*/\1/' <<<"$node_line") + 1 + node_net_passed ))
-node_failed=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$node_line")
+node_passed=$(( $(sed -E 's/^node: ([0-9]+) passed.*/\1/' <<<"$node_line") + $(sed -E 's/^node: ([0-9]+) passed.*/\1/' <<<"$node_bench_line") + 1 + node_net_passed ))
+node_failed=$(( $(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$node_line") + $(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$node_bench_line") ))
 testkit_line=$(grep -E '^testkit-packages: [0-9]+ passed, [0-9]+ failed' "$log_dir/testkit.log" | tail -n 1)
 testkit_passed=$(sed -E 's/^[^:]+: ([0-9]+) passed.*/\1/' <<<"$testkit_line")
 testkit_failed=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$testkit_line")

@@ -44,8 +44,14 @@ trap 'stop_registries; rm -rf "$work"' EXIT
 user_path=$(path_without_rust)
 as_user() { env -u ROOMCHAT_EMULATOR -u CARGO_TARGET_DIR PATH="$user_path" "$@"; }
 
-step "the emulator's packages (scripts/package-emulator.sh)"
-bash scripts/package-emulator.sh
+# ROOMCHAT_EMULATOR_PACKAGES_READY=1: scripts/test-all.sh has just built them (in its background builds).
+if [ "${ROOMCHAT_EMULATOR_PACKAGES_READY:-}" = 1 ] && [ -d "$emulator_dist/python" ] && [ -d "$emulator_dist/npm" ]; then
+  step "the emulator's packages: built by the test command's background builds (scripts/package-emulator.sh)"
+  (cd "$emulator_dist" && ls -1 python/* npm/*)
+else
+  step "the emulator's packages (scripts/package-emulator.sh)"
+  bash scripts/package-emulator.sh
+fi
 
 step "the SDK's wheel and npm packages (the release artefacts: scripts/dist/python.sh and node.sh, which test-all.sh ran; built here when missing)"
 if ! ls "$dist/python/roomchat-$version-"*manylinux*_x86_64.whl >/dev/null 2>&1; then bash scripts/dist/python.sh host; fi

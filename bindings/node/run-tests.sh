@@ -9,7 +9,13 @@
 #   a time: roomchat's µs per call beside undici's, idle and loaded); the export
 #   benchmark, the README's RSS promise asserted. The packed
 #   packages, installed by name from a registry: scripts/dist/cleanroom-npm.sh.
+# ROOMCHAT_NODE_PART=tests runs all but the two benchmarks, =bench only them (after a
+# tests run: scripts/test-all.sh runs the benchmarks last, on a machine with nothing
+# else running). ROOMCHAT_NODE_MODULES_READY=1: test-all.sh has run `npm ci` already,
+# and a background build is using node_modules (napi), so this script must not rerun it.
 set -euo pipefail
+part=${ROOMCHAT_NODE_PART:-all}
+case $part in all | tests | bench) ;; *) echo "ROOMCHAT_NODE_PART: all, tests or bench, not $part" >&2; exit 2 ;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 target=${CARGO_TARGET_DIR:-$root/target}
@@ -19,11 +25,17 @@ step() { printf '\n--> %s\n' "$*"; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+passed=0 failed=0
+if [ "$part" != bench ]; then
 step "emulator binaries (debug for the tests, release for the benchmark)"
 (cd "$root" && cargo build --quiet --locked -p roomchat-emulator && cargo build --quiet --locked --release -p roomchat-emulator)
 
-step "npm ci"
-npm ci --no-audit --no-fund --loglevel=error
+if [ "${ROOMCHAT_NODE_MODULES_READY:-}" = 1 ]; then
+  step "npm ci: done by the test command before its background builds began"
+else
+  step "npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
 
 step "the release addon for this machine (scripts/dist/node.sh build: zig, glibc 2.17 floor) and the freshness of the generated native.js / native.d.ts"
 cp native.js native.d.ts "$work/"
@@ -65,6 +77,9 @@ readme, example = (open(p).read() for p in sys.argv[1:])
 if example.strip() not in readme:
     sys.exit("bindings/node/README.md does not contain bindings/node/examples/readme.mjs verbatim")
 PY
+fi
+
+if [ "$part" != tests ]; then
 
 step "benchmark, short run (figures, not asserted)"
 ROOMCHAT_BENCH_N=${ROOMCHAT_NODE_BENCH_N:-300} ROOMCHAT_EMULATOR="$target/release/roomchat-emulator" node bench/list-users.mjs
@@ -77,7 +92,8 @@ if ROOMCHAT_BENCH_ASSERT_RSS=1 ROOMCHAT_EMULATOR="$target/release/roomchat-emula
 else
   failed=$(( failed + 1 ))
 fi
+fi
 
 echo
-echo "node: ${passed:-0} passed, ${failed:-1} failed"
+echo "node: ${passed:-0} passed, ${failed:-1} failed ($part)"
 [ "${failed:-1}" -eq 0 ] && [ "${passed:-0}" -gt 0 ]

@@ -7,7 +7,12 @@
 # (the README's among them), and a short run of
 # the benchmark (printed figures). Installs what it needs (pinned) into venvs under
 # ${CARGO_TARGET_DIR:-target}.
+# ROOMCHAT_PY_PART=tests runs all but the benchmark, =bench only the benchmark (in the
+# venv a tests run made: scripts/test-all.sh runs the benchmarks last, on a machine
+# with nothing else running).
 set -euo pipefail
+part=${ROOMCHAT_PY_PART:-all}
+case $part in all | tests | bench) ;; *) echo "ROOMCHAT_PY_PART: all, tests or bench, not $part" >&2; exit 2 ;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 cd "$root"
@@ -16,6 +21,7 @@ python=${PYTHON:-python3}
 venv=$target/python-test-venv    # made anew each run: the wheel and the test tools only
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 
+if [ "$part" != bench ]; then
 echo "==> emulator binaries (debug for the tests, release for the benchmark)"
 cargo build --quiet --locked -p roomchat-emulator
 cargo build --quiet --locked --release -p roomchat-emulator
@@ -74,6 +80,10 @@ mkdir -p "$mypy_dir"
 (cd "$mypy_dir" && "$venv/bin/python" -m mypy --strict --no-incremental -p roomchat.testing)
 (cd "$mypy_dir" && "$venv/bin/python" -m mypy --strict --no-incremental "$here/examples/test_user_signup.py")
 
+fi
+
+if [ "$part" != tests ]; then
 echo "==> benchmark, short run (figures, not a test)"
 "$venv/bin/python" "$here/bench/bench.py" --calls "${ROOMCHAT_PY_BENCH_CALLS:-300}" --rounds 3 \
   --emulator "$target/release/roomchat-emulator"
+fi

@@ -42,14 +42,19 @@ build_tools() {
 # shellcheck disable=SC2034
 zig_target_dir=$target/zig
 zig_env() { # the target as cargo-zigbuild takes it (x86_64-unknown-linux-gnu.2.17)
-  local capture=$target/zig-env/$1.env stand_in=$target/zig-env/bin
+  # Files of this process only (the test command builds two targets at once): the
+  # captured environment, and the stand-in written aside and renamed into place.
+  # ($BASHPID read once: in a redirection of `cat` it would be cat's own.)
+  local me=$BASHPID
+  local capture=$target/zig-env/$1.$me.env stand_in=$target/zig-env/bin
   mkdir -p "$stand_in"
-  cat >"$stand_in/cargo" <<'SH'
+  cat >"$stand_in/cargo.$me" <<'SH'
 #!/usr/bin/env bash
 if [ "$1" = metadata ]; then exec "$ROOMCHAT_REAL_CARGO" "$@"; fi
 env >"$ROOMCHAT_ZIG_ENV"
 SH
-  chmod +x "$stand_in/cargo"
+  chmod +x "$stand_in/cargo.$me"
+  mv -f "$stand_in/cargo.$me" "$stand_in/cargo"
   ROOMCHAT_REAL_CARGO=$(command -v cargo) ROOMCHAT_ZIG_ENV=$capture PATH="$stand_in:$PATH" \
     cargo-zigbuild build --release --target "$1" --manifest-path "$root/bindings/node/Cargo.toml" >/dev/null
   local line
@@ -57,6 +62,7 @@ SH
     export "${line?}"
   done < <(grep -E '^(CC|CXX|AR|RANLIB|CMAKE_TOOLCHAIN_FILE)_[a-z0-9_]+=|^CARGO_TARGET_[A-Z0-9_]+_LINKER=|^CARGO_ZIGBUILD_[A-Za-z0-9_]+=|^CARGO_TARGET_APPLIES_TO_HOST=' "$capture")
   grep -q '_LINKER=' "$capture" || { echo "zig_env: cargo-zigbuild named no linker for $1" >&2; return 1; }
+  rm -f "$capture"
 }
 
 # The workspace version (Cargo.toml's [workspace.package]): every package's.

@@ -30,20 +30,26 @@ platform_of() {
 build() {
   build_tools
   [ -d node_modules/@napi-rs/cli ] || npm ci --no-audit --no-fund --loglevel=error
-  local targets=("$@") rust_target platform zig_target addon started newest
+  local targets=("$@") rust_target platform zig_target addon started newest host out_dir
   [ ${#targets[@]} -gt 0 ] || targets=(x86_64-unknown-linux-gnu x86_64-unknown-linux-musl aarch64-unknown-linux-gnu)
+  host=$(rustc -vV | sed -n 's/^host: //p')
   for rust_target in "${targets[@]}"; do
     platform=$(platform_of "$rust_target")
     zig_target=$rust_target
     # cargo-zigbuild reads a glibc version after the triple: the oldest glibc the addon needs.
     [[ $rust_target == *-gnu ]] && zig_target=$rust_target.2.17
+    # The host's addon, native.js and native.d.ts go into bindings/node (the tests load
+    # them; run-tests.sh checks that the generated two are the committed ones); another
+    # target's into a folder of its own, so that building it (the test command does, in
+    # the background) never rewrites a file the tests are reading.
+    out_dir=$node_dir
+    [ "$rust_target" = "$host" ] || out_dir=$target/napi-out/$platform
+    mkdir -p "$out_dir"
     started=$(date +%s.%N)
-    # A target folder of its own: napi's and maturin's builds of the same
-    # dependencies differ in their environment, and in one folder each would
-    # rebuild what the other built last.
+    # $zig_target_dir: the wheel of the same target shares this build (env.sh, zig_env).
     (zig_env "$zig_target" && npx --loglevel=error napi build --platform --release --cross-compile --target "$zig_target" \
-      --target-dir "$zig_target_dir" --js native.js --dts native.d.ts >/dev/null)
-    addon=roomchat.$platform.node
+      --target-dir "$zig_target_dir" --output-dir "$out_dir" --js native.js --dts native.d.ts >/dev/null)
+    addon=$out_dir/roomchat.$platform.node
     if [[ $rust_target == *-gnu ]]; then
       newest=$(objdump -T "$addon" | grep -oE 'GLIBC_[0-9]+(\.[0-9]+)*' | sort -uV | tail -n 1)
       if [ "$(printf '%s\n' "$newest" GLIBC_2.17 | sort -V | tail -n 1)" != GLIBC_2.17 ]; then
@@ -55,7 +61,7 @@ build() {
       floor="musl: $(readelf -d "$addon" | grep -oE 'Shared library: \[[^]]+\]' | tr '\n' ' ')"
     fi
     cp "$addon" "npm/$platform/"
-    printf 'addon %s: %s bytes, %s (%s s)\n' "$addon" "$(stat -c %s "$addon")" "$floor" "$(elapsed "$started")"
+    printf 'addon %s: %s bytes, %s (%s s)\n' "$(basename "$addon")" "$(stat -c %s "$addon")" "$floor" "$(elapsed "$started")"
   done
 }
 

@@ -5,7 +5,9 @@
 #   each checked with `auditwheel show` (it must report the intended tag), and
 #   the sdist (its build is checked by scripts/dist/cleanroom-sdist.sh).
 # `python.sh host` builds only the manylinux2014 x86_64 wheel (what
-# bindings/python/run-tests.sh tests when it runs on its own).
+# bindings/python/run-tests.sh tests); `python.sh cross` the others and the sdist
+# (scripts/test-all.sh builds them in the background, beside the steps that wait).
+# Each run replaces only the files it builds.
 set -euo pipefail
 # shellcheck source=scripts/dist/env.sh
 source "$(dirname "$0")/env.sh"
@@ -20,13 +22,18 @@ wheels=(
   "aarch64-unknown-linux-gnu manylinux2014 manylinux_2_17_aarch64"
   "x86_64-unknown-linux-musl musllinux_1_2 musllinux_1_2_x86_64"
 )
-[ "${1:-all}" = host ] && wheels=("${wheels[0]}")
+case "${1:-all}" in
+  all) ;;
+  host) wheels=("${wheels[0]}") ;;
+  cross) wheels=("${wheels[@]:1}") ;;
+  *) echo "usage: python.sh [all|host|cross]" >&2; exit 2 ;;
+esac
 
-rm -rf "$out"
 mkdir -p "$out"
 for spec in "${wheels[@]}"; do
   read -r rust_target compatibility tag <<<"$spec"
   started=$(date +%s.%N)
+  rm -rf "${out:?}/$tag" "$out"/roomchat-*-"$tag".whl "$out"/roomchat-*."$tag".whl
   zig_target=$rust_target
   [[ $rust_target == *-gnu ]] && zig_target=$rust_target.2.17
   # The addon of this target was built in $zig_target_dir with the same environment:
@@ -62,6 +69,7 @@ for spec in "${wheels[@]}"; do
 done
 
 if [ "${1:-all}" != host ]; then
+  rm -f "$out"/roomchat-*.tar.gz
   maturin sdist --manifest-path "$manifest" --out "$out" >/dev/null
   sdist=$(ls "$out"/roomchat-*.tar.gz)
   printf 'sdist %s: %s bytes\n' "$(basename "$sdist")" "$(stat -c %s "$sdist")"

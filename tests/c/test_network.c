@@ -8,6 +8,7 @@
  * - a wrong proxy password shows neither that password nor the key;
  * - a POST whose answer comes after the timeout is a timeout, sent once.
  * Then a short bench: cold start (new client + one call) against libcurl.
+ * ROOMCHAT_C_NETWORK_PART=tests or =bench runs one of the two parts.
  *
  * Run through `bash scripts/testnet.sh run -- bash tests/c/network.sh`; without
  * ROOMCHAT_NET_BASE_URL it says it is skipped and exits 0.
@@ -287,6 +288,7 @@ int main(void) {
   const char *admin_url = getenv("ROOMCHAT_NET_ADMIN_URL");
   const char *ca_file = getenv("ROOMCHAT_NET_CA_FILE");
   const char *suffix = "/_emulator";
+  const char *part;
   size_t base_len;
 
   base_url = getenv("ROOMCHAT_NET_BASE_URL");
@@ -322,11 +324,16 @@ int main(void) {
   CHECK(https_request(&admin, "POST", "/_emulator/reset", NULL, NULL) == 200);
   CHECK(https_request(&admin, "POST", "/_emulator/users/seed", "{\"count\":5}", NULL) == 200);
 
-  test_proxy_option();
-  test_proxy_environment();
-  test_wrong_proxy_password();
-  test_lost_post_answer_sent_once();
-  bench_cold_start();
+  /* ROOMCHAT_C_NETWORK_PART: "tests" or "bench" runs that part only (the test
+   * command runs the bench last, on a machine with nothing else running). */
+  part = getenv("ROOMCHAT_C_NETWORK_PART");
+  if (!part || strcmp(part, "bench") != 0) {
+    test_proxy_option();
+    test_proxy_environment();
+    test_wrong_proxy_password();
+    test_lost_post_answer_sent_once();
+  }
+  if (!part || strcmp(part, "tests") != 0) bench_cold_start();
 
   curl_global_cleanup();
   free(admin.ca_pem);
