@@ -15,6 +15,12 @@
 # not stop the next one: test-all.sh reports each job where it needs it and fails
 # the run on a failed one. Every job is a script the release steps also run alone.
 set -uo pipefail
+# test-all.sh starts this in a session of its own (setsid: one process group to stop),
+# and Linux gives each session an autogroup that competes with the others as an equal
+# whatever the nice values inside it: at nice 0 the background builds took half the
+# CPUs from the foreground (its clippy ran twice as long). The autogroup's own nice
+# value is what yields them.
+echo 19 >/proc/self/autogroup 2>/dev/null || true
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 1
 dir=$1

@@ -26,7 +26,7 @@ cd "$(dirname "$0")/.."
 log_dir=$(mktemp -d)
 background_pid=
 # A run that stops early stops its background builds too (their own process group).
-trap '[ -z "$background_pid" ] || kill -- "-$background_pid" 2>/dev/null; rm -rf "$log_dir"' EXIT
+trap '[ -z "$background_pid" ] || kill -- "-$background_pid" 2>/dev/null || true; rm -rf "$log_dir"' EXIT
 # Each step's header shows the run's time so far (minutes:seconds) and the CPU time its
 # commands have used so far (user + system, every process waited for), so a slow step,
 # and whether it computes or waits, shows in CI's log.
