@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
-# The test command's background builds: the release artefacts for the other
-# platforms (the aarch64 and musl wheels and addons, the sdist, the emulator's
-# static packages), the Windows clippy and the MSRV check. All of it is compiling,
-# with nothing to wait on, and none of it is needed before the steps that install
-# those artefacts. scripts/test-all.sh starts this script at its beginning, under
-# `nice -n 19`, so that it uses the CPU the foreground's steps leave idle while they
-# wait (25 ms round trips, Redis failovers, valgrind's single thread, npm and pip)
-# and yields it whenever they compute. No benchmark runs while it does.
+# The test command's background builds: this machine's Node addon and wheel, the
+# release artefacts for the other platforms (the aarch64 and musl wheels and addons,
+# the sdist, the emulator's static packages), the Windows clippy, the MSRV check, and
+# the checks that only compute (OpenAPI's schemathesis, the sdist's clean-room build,
+# actionlint). None of it has a time to keep or a benchmark to print, and the steps
+# that use what it builds wait for it. scripts/test-all.sh starts this script at its
+# beginning, at the lowest priority, so that it uses the CPU the foreground's steps
+# leave idle while they wait (25 ms round trips, Redis failovers, valgrind's single
+# thread, npm and pip) and yields it whenever they compute. No benchmark runs while
+# it does.
 #
 #   background-builds.sh DIR JOB...
 #
 # runs the JOBs one after another; each one's output goes to DIR/JOB.log and, when
-# it ends, DIR/JOB.done holds "EXIT_STATUS SECONDS CPU_SECONDS". A failed job does
-# not stop the next one: test-all.sh reports each job where it needs it and fails
-# the run on a failed one. Every job is a script the release steps also run alone.
+# it ends, DIR/JOB.done holds "EXIT_STATUS SECONDS CPU_SECONDS". A job that needs the
+# foreground's debug emulator waits for DIR/debug-emulator, which test-all.sh writes
+# once its workspace tests built it. A failed job does not stop the next one:
+# test-all.sh reports each job where it needs it and fails the run on a failed one.
+# Every job is a script the test command or the release steps also run alone.
 set -uo pipefail
 # test-all.sh starts this in a session of its own (setsid: one process group to stop),
 # and Linux gives each session an autogroup that competes with the others as an equal
@@ -33,8 +37,25 @@ cpu_so_far() {
   CPU=$(awk 'NR == 2 { split($1, u, "m"); split($2, s, "m"); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$dir/.times")
 }
 
+target=${CARGO_TARGET_DIR:-$root/target}
+# Waits for a marker the foreground writes (at most an hour: the run's own bound).
+await() {
+  local i
+  for ((i = 0; i < 3600; i++)); do
+    [ -f "$dir/$1" ] && return 0
+    sleep 1
+  done
+  echo "background-builds.sh: $1 never came"
+  return 1
+}
+
 for job in "$@"; do
+  needs=
   case $job in
+    # This machine's addon, as released, and the freshness of the generated loader
+    # (bindings/node/run-tests.sh's first part); then the wheel, sharing its build.
+    node-addon) command=(env ROOMCHAT_NODE_PART=addon ROOMCHAT_NODE_MODULES_READY=1 bash bindings/node/run-tests.sh) ;;
+    wheel-host) command=(bash scripts/dist/python.sh host) ;;
     # The manylinux2014 aarch64 and musllinux_1_2 x86_64 wheels, and the sdist.
     wheels-cross) command=(bash scripts/dist/python.sh cross) ;;
     # The linux-x64-musl and linux-arm64-gnu addons (each shares its target's
@@ -44,13 +65,29 @@ for job in "$@"; do
     emulator-packages) command=(bash scripts/package-emulator.sh) ;;
     windows) command=(bash scripts/windows-check.sh) ;;
     msrv) command=(bash scripts/dist/msrv.sh) ;;
+    # Checks that compute and keep no time: schemathesis's bound raised, since the
+    # foreground comes first.
+    openapi)
+      needs=debug-emulator
+      command=(env ROOMCHAT_EMULATOR_BIN="$target/debug/roomchat-emulator" OPENAPI_TIMEOUT=1800 bash tests/openapi/run.sh)
+      ;;
+    cleanroom-sdist)
+      needs=debug-emulator
+      command=(bash scripts/dist/cleanroom-sdist.sh)
+      ;;
+    actionlint) command=(bash scripts/dist/actionlint.sh) ;;
     *) echo "background-builds.sh: no job $job" >"$dir/$job.log"; echo "2 0 0" >"$dir/$job.done"; continue ;;
   esac
   started=$SECONDS
   cpu_so_far
   cpu_before=$CPU
-  "${command[@]}" </dev/null >"$dir/$job.log" 2>&1
-  status=$?
+  : >"$dir/$job.log"
+  if [ -z "$needs" ] || await "$needs" >>"$dir/$job.log" 2>&1; then
+    "${command[@]}" </dev/null >>"$dir/$job.log" 2>&1
+    status=$?
+  else
+    status=1
+  fi
   cpu_so_far
   # Written aside and renamed: the foreground reads a whole line or none.
   echo "$status $((SECONDS - started)) $((CPU - cpu_before))" >"$dir/$job.tmp"

@@ -40,10 +40,13 @@ step() {
 dist_times=()
 dist_passed=0
 # The release builds on this machine (the benches, the stress test, the export's figures,
-# the C library over the test network) resolve features over these three packages at
-# once, so that core and its dependencies are built once in release, not once for each
-# package's own feature set (three builds before).
-release_set=(-p roomchat -p roomchat-cli -p roomchat-ffi)
+# the C library over the test network, the release emulator the Node and Python
+# benchmarks run against) resolve features over these four packages at once, so that
+# core and its dependencies are built once in release, not once for each package's own
+# feature set (four builds before: the emulator's alone built rustls, ring and serde_json
+# a second time). The scripts it calls build the same set (ROOMCHAT_RELEASE_PACKAGES).
+release_set=(-p roomchat -p roomchat-cli -p roomchat-ffi -p roomchat-emulator)
+export ROOMCHAT_RELEASE_PACKAGES="${release_set[*]}"
 timed() { # name, then the command
   local name=$1 started
   shift
@@ -107,7 +110,7 @@ fi
 step "generated files: each is what api/operations.toml makes (cargo xtask codegen --check)"
 cargo xtask codegen --check
 
-step "build tools and toolchains, then the background builds start (scripts/background-builds.sh, niced: the aarch64 and musl wheels and addons, the sdist, the emulator's static packages, the Windows clippy, the MSRV check)"
+step "build tools and toolchains, then the background builds start (scripts/background-builds.sh, at the lowest priority: this machine's addon and wheel, the aarch64 and musl ones, the sdist and its clean room, the emulator's static packages, the Windows clippy, the MSRV check, OpenAPI's schemathesis, actionlint)"
 # Installed here, before anything runs beside: the rustup targets and the MSRV
 # toolchain, the pinned build tools (maturin, zig, cargo-zigbuild: scripts/dist/env.sh),
 # bindings/node's npm packages (napi; the Node step must not reinstall them while
@@ -120,13 +123,18 @@ bash scripts/dist/msrv.sh install
 (cd bindings/node && npm ci --no-audit --no-fund --loglevel=error)
 background_dir=$log_dir/background
 mkdir -p "$background_dir"
-background_jobs=(wheels-cross npm-addons emulator-packages windows msrv)
+# In the order the foreground needs them: the host's addon (Node step), its wheel (Python
+# step), then what only the later steps use.
+background_jobs=(node-addon wheel-host wheels-cross npm-addons emulator-packages openapi cleanroom-sdist windows msrv actionlint)
+# Counted as release steps when reported (as the release steps before them were).
+background_dist_jobs=" wheel-host wheels-cross npm-addons cleanroom-sdist msrv actionlint "
 setsid nice -n 19 bash scripts/background-builds.sh "$background_dir" "${background_jobs[@]}" </dev/null >/dev/null 2>&1 &
 background_pid=$!
 echo "background builds: ${background_jobs[*]} (pid $background_pid)"
 # Waits for a background job, prints its output and its cost, and fails the run if it failed.
 background_report() {
   local job=$1 state status seconds cpu
+  printf -- '--> background job %s\n' "$job"
   until [ -f "$background_dir/$job.done" ]; do
     state=$(sed -E 's/.*\) ([A-Za-z]).*/\1/' "/proc/$background_pid/stat" 2>/dev/null || true)
     case $state in '' | Z*) echo "the background builds stopped before $job ended" >&2; exit 1 ;; esac
@@ -137,6 +145,7 @@ background_report() {
   echo "(background job $job: exit $status, $seconds s, cpu $cpu s)"
   [ "$status" -eq 0 ] || { echo "the background job $job failed" >&2; exit 1; }
   dist_times+=("$job (background): $seconds s")
+  [[ $background_dist_jobs != *" $job "* ]] || dist_passed=$((dist_passed + 1))
 }
 
 step "lints (cargo clippy, warnings are errors)"
@@ -155,6 +164,9 @@ RUSTDOCFLAGS="-D warnings" cargo doc --quiet --no-deps --workspace --locked
 
 step "Rust tests (cargo test --workspace)"
 cargo test --workspace --locked 2>&1 | tee "$log_dir/cargo.log"
+# The debug emulator the background's OpenAPI and sdist jobs run against: built now.
+cargo build --quiet --locked -p roomchat-emulator
+touch "$background_dir/debug-emulator"
 
 step "Rust tests over TLS (ROOMCHAT_TEST_TLS=1: every emulator serves HTTPS with a CA of its own)"
 # --workspace (the tests named are core's) keeps the features of the run above: its test
@@ -192,7 +204,8 @@ echo "quickstart ran: $(wc -l <"$log_dir/quickstart.log") lines of output"
 step "C ABI: header freshness, the ABI against 0.1.0 (abidiff), C99 and C++17 suites (the C++ wrapper's among them) under valgrind, pkg-config, the C/C++ guide's examples"
 bash tests/c/run.sh 2>&1 | tee "$log_dir/c.log"
 
-step "Node package: the release addon (zig, glibc 2.17), freshness of the generated loader, node --test (plain and TLS); its benchmarks run last"
+step "Node package: the release addon (zig, glibc 2.17) and the freshness of the generated loader (built in the background), node --test (plain and TLS); its benchmarks run last"
+background_report node-addon
 ROOMCHAT_NODE_PART=tests ROOMCHAT_NODE_MODULES_READY=1 bash bindings/node/run-tests.sh 2>&1 | tee "$log_dir/node.log"
 
 step "C across the test network: the proxy option, HTTPS_PROXY and NO_PROXY via tinyproxy, a wrong proxy password, a late POST answer sent once (scripts/testnet.sh; the cold-start bench runs last)"
@@ -208,14 +221,11 @@ bash scripts/testnet.sh run -- env ROOMCHAT_TEST_NET=1 node --test --test-concur
   bindings/node/test/client.test.js bindings/node/test/errors.test.js 2>&1 | tee "$log_dir/node-net-suite.log" | grep -E '^(testnet|ℹ (pass|fail|skipped))'
 grep -qE '^ℹ fail 0$' "$log_dir/node-net-suite.log"
 
-step "OpenAPI: docs/openapi.yaml validated, the conformance vectors checked against it, schemathesis against the emulator"
-bash tests/openapi/run.sh
-
 # The static roomchat executables (scripts/dist/cli.sh: a whole release build of their own,
 # ~4 min cold) are built and checked by the release workflow, not here: the command itself is
 # tested from the wheel and the npm packages in the clean rooms below (the same entry point).
-step "the manylinux2014 x86_64 wheel (maturin + zig; it shares the Node addon's build), auditwheel show asserts its tag (scripts/dist/python.sh host)"
-timed "wheel manylinux2014 x86_64" bash scripts/dist/python.sh host
+step "the manylinux2014 x86_64 wheel (maturin + zig; it shares the Node addon's build), auditwheel show asserts its tag (scripts/dist/python.sh host, built in the background)"
+background_report wheel-host
 
 step "Python package: the manylinux2014 x86_64 wheel in a fresh venv, pytest, stubtest, mypy --strict; its benchmark runs last"
 # Its TLS pass takes test_tokens only: test_client, test_async and test_faults run over
@@ -240,24 +250,20 @@ bash tests/c/clean-room.sh 2>&1 | tee "$log_dir/c-clean-room.log"
 grep -qE '^c-clean-room: [0-9]+ passed, 0 failed$' "$log_dir/c-clean-room.log"
 
 step "release builds for the last phase (the benchmarks, the stress test, roomchat export): compiled now, beside the background builds"
-cargo test --release --locked "${release_set[@]}" --test stress --test export --no-run 2>&1 | grep -vE '^ +(Executable|Finished)' || true
-cargo bench --locked --no-run "${release_set[@]}" --bench network --bench list_users --bench decode --bench compression --bench c_vs_core 2>&1 \
-  | grep -vE '^ +(Executable|Finished)' || true
-cargo bench --locked --no-run "${release_set[@]}" --features roomchat/redis --bench budget 2>&1 | grep -vE '^ +(Executable|Finished)' || true
+cargo test --quiet --release --locked "${release_set[@]}" --test stress --test export --no-run
+cargo bench --quiet --locked --no-run "${release_set[@]}" --bench network --bench list_users --bench decode --bench compression --bench c_vs_core
+cargo bench --quiet --locked --no-run "${release_set[@]}" --features roomchat/redis --bench budget
+echo "built: the stress and export tests, the benches network, list_users, decode, compression, c_vs_core and budget"
 
-step "background builds: each job's output (scripts/background-builds.sh)"
-for job in "${background_jobs[@]}"; do
-  printf '\n--> %s\n' "$job"
-  background_report "$job"
-  case $job in wheels-cross | npm-addons | msrv) dist_passed=$((dist_passed + 1)) ;; esac
-done
-wait "$background_pid"
-background_pid=
+step "the other platforms' wheels and addons, and the sdist (built in the background: scripts/dist/python.sh cross, scripts/dist/node.sh build)"
+background_report wheels-cross
+background_report npm-addons
 
 step "npm packages: every package packed, the three addons in theirs (scripts/dist/node.sh pack)"
 timed "npm packs" bash scripts/dist/node.sh pack
 
 step "test kit: the emulator's wheels and npm packages (static Linux x64/arm64) installed by name from pypiserver and verdaccio as users would, the READMEs' tests of a user's code from them (pytest and pytest-xdist, node --test, Jest, Vitest, CTest via roomchat_add_emulator_test), arm64 under qemu"
+background_report emulator-packages
 ROOMCHAT_EMULATOR_PACKAGES_READY=1 bash scripts/testkit-packages.sh 2>&1 | tee "$log_dir/testkit.log"
 
 step "versions: one version for every package and artefact, the CHANGELOG, the supported ranges (scripts/dist/versions.sh)"
@@ -269,14 +275,15 @@ timed "clean room pip" bash scripts/dist/cleanroom-pip.sh
 step "clean room, npm: a fresh project installs roomchat by name from verdaccio, no Rust on PATH: require, import, tsc --strict, the README's Quickstart"
 timed "clean room npm" bash scripts/dist/cleanroom-npm.sh
 
-step "clean room, sdist: it builds and installs with Rust in a fresh venv"
-timed "clean room sdist" bash scripts/dist/cleanroom-sdist.sh
-
 step "clean room, linux-arm64: the aarch64 wheel and the arm64 addon, installed by name, run under qemu-user against the emulator"
 timed "clean room arm64 (qemu-user)" bash scripts/dist/cleanroom-arm64.sh
 
-step "actionlint (pinned) with shellcheck: .github/workflows/"
-timed "actionlint" bash scripts/dist/actionlint.sh
+step "the rest of the background builds, which must end before the benchmarks: OpenAPI (docs/openapi.yaml validated, the conformance vectors checked against it, schemathesis against the emulator), the sdist built and installed with Rust in a fresh venv, the Windows clippy (warnings are errors), the MSRV, actionlint"
+for job in openapi cleanroom-sdist windows msrv actionlint; do
+  background_report "$job"
+done
+wait "$background_pid"
+background_pid=
 
 step "benchmarks across the test network: Rust, C (cold start vs libcurl), Node (vs fetch and undici), Python (vs requests, httpx, urllib3): figures, not asserted on time"
 bash scripts/testnet.sh run -- env ROOMCHAT_BENCH_N="${ROOMCHAT_BENCH_N_NETWORK:-30}" \

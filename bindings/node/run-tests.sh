@@ -9,13 +9,16 @@
 #   a time: roomchat's µs per call beside undici's, idle and loaded); the export
 #   benchmark, the README's RSS promise asserted. The packed
 #   packages, installed by name from a registry: scripts/dist/cleanroom-npm.sh.
-# ROOMCHAT_NODE_PART=tests runs all but the two benchmarks, =bench only them (after a
-# tests run: scripts/test-all.sh runs the benchmarks last, on a machine with nothing
-# else running). ROOMCHAT_NODE_MODULES_READY=1: test-all.sh has run `npm ci` already,
-# and a background build is using node_modules (napi), so this script must not rerun it.
+# ROOMCHAT_NODE_PART runs one part: =addon the release addon and the freshness check
+# (scripts/test-all.sh builds it in the background), =tests the tests (with the addon
+# built), =bench the two benchmarks (after a tests run: test-all.sh runs them last, on
+# a machine with nothing else running); unset, all three. ROOMCHAT_NODE_MODULES_READY=1:
+# test-all.sh has run `npm ci` already, and background builds use node_modules (napi),
+# so this script must not rerun it.
 set -euo pipefail
 part=${ROOMCHAT_NODE_PART:-all}
-case $part in all | tests | bench) ;; *) echo "ROOMCHAT_NODE_PART: all, tests or bench, not $part" >&2; exit 2 ;; esac
+case $part in all | addon | tests | bench) ;; *) echo "ROOMCHAT_NODE_PART: addon, tests or bench, not $part" >&2; exit 2 ;; esac
+in_part() { [ "$part" = all ] || [ "$part" = "$1" ]; }
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 target=${CARGO_TARGET_DIR:-$root/target}
@@ -26,10 +29,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 passed=0 failed=0
-if [ "$part" != bench ]; then
-step "emulator binaries (debug for the tests, release for the benchmark)"
-(cd "$root" && cargo build --quiet --locked -p roomchat-emulator && cargo build --quiet --locked --release -p roomchat-emulator)
-
+if in_part addon; then
 if [ "${ROOMCHAT_NODE_MODULES_READY:-}" = 1 ]; then
   step "npm ci: done by the test command before its background builds began"
 else
@@ -49,6 +49,16 @@ for generated in native.js native.d.ts; do
   fi
 done
 echo "native.js and native.d.ts are what napi generates"
+[ "$part" != addon ] || exit 0
+fi
+
+if in_part tests; then
+step "emulator binaries (debug for the tests, release for the benchmark)"
+# ROOMCHAT_RELEASE_PACKAGES: the packages scripts/test-all.sh builds in release together
+# (one feature resolution for all its release builds).
+# shellcheck disable=SC2086 # a list of -p options
+(cd "$root" && cargo build --quiet --locked -p roomchat-emulator &&
+  cargo build --quiet --locked --release ${ROOMCHAT_RELEASE_PACKAGES:--p roomchat-emulator})
 
 step "node --test (against the emulator)"
 node --test --test-reporter=spec test/*.test.js 2>&1 | tee "$work/node-test.log"
@@ -79,7 +89,7 @@ if example.strip() not in readme:
 PY
 fi
 
-if [ "$part" != tests ]; then
+if in_part bench; then
 
 step "benchmark, short run (figures, not asserted)"
 ROOMCHAT_BENCH_N=${ROOMCHAT_NODE_BENCH_N:-300} ROOMCHAT_EMULATOR="$target/release/roomchat-emulator" node bench/list-users.mjs

@@ -24,7 +24,10 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 if [ "$part" != bench ]; then
 echo "==> emulator binaries (debug for the tests, release for the benchmark)"
 cargo build --quiet --locked -p roomchat-emulator
-cargo build --quiet --locked --release -p roomchat-emulator
+# ROOMCHAT_RELEASE_PACKAGES: the packages scripts/test-all.sh builds in release together
+# (one feature resolution for all its release builds).
+# shellcheck disable=SC2086 # a list of -p options
+cargo build --quiet --locked --release ${ROOMCHAT_RELEASE_PACKAGES:--p roomchat-emulator}
 
 # The wheel under test is the one released: manylinux2014 x86_64 (zig, glibc 2.17).
 # scripts/test-all.sh has built it with the others (scripts/dist/python.sh) and

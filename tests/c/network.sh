@@ -25,8 +25,9 @@ if ! pkg-config --exists libcurl 2>/dev/null; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pkg-config libcurl4-openssl-dev >/dev/null
 fi
 # Features resolved as the test command's other release builds do (scripts/test-all.sh,
-# release_set): one release build of core for them all.
-cargo build --quiet --locked --release -p roomchat-ffi -p roomchat-cli -p roomchat
+# release_set, ROOMCHAT_RELEASE_PACKAGES): one release build of core for them all.
+# shellcheck disable=SC2086 # a list of -p options
+cargo build --quiet --locked --release ${ROOMCHAT_RELEASE_PACKAGES:--p roomchat-ffi -p roomchat-cli -p roomchat -p roomchat-emulator}
 cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g -I"$root/include" -DROOMCHAT_HARNESS_HTTPS \
   $(pkg-config --cflags libcurl) tests/c/test_network.c -L"$lib" -Wl,-rpath,"$lib" -lroomchat \
   $(pkg-config --libs libcurl) -o "$build/test_network"
