@@ -2,8 +2,7 @@
 # The test command's background builds: this machine's Node addon and wheel, the
 # release artefacts for the other platforms (the aarch64 and musl wheels and addons,
 # the sdist, the emulator's static packages), the Windows clippy, the MSRV check, and
-# the checks that only compute (OpenAPI's schemathesis, the sdist's clean-room build,
-# actionlint). None of it has a time to keep or a benchmark to print, and the steps
+# the checks that only compute (OpenAPI's schemathesis, actionlint). None of it has a time to keep or a benchmark to print, and the steps
 # that use what it builds wait for it. scripts/test-all.sh starts this script at its
 # beginning, at the lowest priority, so that it uses the CPU the foreground's steps
 # leave idle while they wait (25 ms round trips, Redis failovers, valgrind's single
@@ -14,7 +13,7 @@
 #
 # runs the JOBs one after another; each one's output goes to DIR/JOB.log and, when
 # it ends, DIR/JOB.done holds "EXIT_STATUS SECONDS CPU_SECONDS". A job that needs the
-# foreground's debug emulator waits for DIR/debug-emulator, which test-all.sh writes
+# foreground's debug emulator (OpenAPI) waits for DIR/debug-emulator, which test-all.sh writes
 # once its workspace tests built it. A failed job does not stop the next one:
 # test-all.sh reports each job where it needs it and fails the run on a failed one.
 # Every job is a script the test command or the release steps also run alone.
@@ -70,10 +69,6 @@ for job in "$@"; do
     openapi)
       needs=debug-emulator
       command=(env ROOMCHAT_EMULATOR_BIN="$target/debug/roomchat-emulator" OPENAPI_TIMEOUT=1800 bash tests/openapi/run.sh)
-      ;;
-    cleanroom-sdist)
-      needs=debug-emulator
-      command=(bash scripts/dist/cleanroom-sdist.sh)
       ;;
     actionlint) command=(bash scripts/dist/actionlint.sh) ;;
     *) echo "background-builds.sh: no job $job" >"$dir/$job.log"; echo "2 0 0" >"$dir/$job.done"; continue ;;

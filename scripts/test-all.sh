@@ -110,7 +110,7 @@ fi
 step "generated files: each is what api/operations.toml makes (cargo xtask codegen --check)"
 cargo xtask codegen --check
 
-step "build tools and toolchains, then the background builds start (scripts/background-builds.sh, at the lowest priority: this machine's addon and wheel, the aarch64 and musl ones, the sdist and its clean room, the emulator's static packages, the Windows clippy, the MSRV check, OpenAPI's schemathesis, actionlint)"
+step "build tools and toolchains, then the background builds start (scripts/background-builds.sh, at the lowest priority: this machine's addon and wheel, the aarch64 and musl ones and the sdist, the emulator's static packages, the Windows clippy, the MSRV check, OpenAPI's schemathesis, actionlint)"
 # Installed here, before anything runs beside: the rustup targets and the MSRV
 # toolchain, the pinned build tools (maturin, zig, cargo-zigbuild: scripts/dist/env.sh),
 # bindings/node's npm packages (napi; the Node step must not reinstall them while
@@ -125,9 +125,9 @@ background_dir=$log_dir/background
 mkdir -p "$background_dir"
 # In the order the foreground needs them: the host's addon (Node step), its wheel (Python
 # step), then what only the later steps use.
-background_jobs=(node-addon wheel-host wheels-cross npm-addons emulator-packages openapi cleanroom-sdist windows msrv actionlint)
+background_jobs=(node-addon wheel-host wheels-cross npm-addons emulator-packages openapi windows msrv actionlint)
 # Counted as release steps when reported (as the release steps before them were).
-background_dist_jobs=" wheel-host wheels-cross npm-addons cleanroom-sdist msrv actionlint "
+background_dist_jobs=" wheel-host wheels-cross npm-addons msrv actionlint "
 setsid nice -n 19 bash scripts/background-builds.sh "$background_dir" "${background_jobs[@]}" </dev/null >/dev/null 2>&1 &
 background_pid=$!
 echo "background builds: ${background_jobs[*]} (pid $background_pid)"
@@ -164,7 +164,7 @@ RUSTDOCFLAGS="-D warnings" cargo doc --quiet --no-deps --workspace --locked
 
 step "Rust tests (cargo test --workspace)"
 cargo test --workspace --locked 2>&1 | tee "$log_dir/cargo.log"
-# The debug emulator the background's OpenAPI and sdist jobs run against: built now.
+# The debug emulator the background's OpenAPI job runs against: built now.
 cargo build --quiet --locked -p roomchat-emulator
 touch "$background_dir/debug-emulator"
 
@@ -275,11 +275,14 @@ timed "clean room pip" bash scripts/dist/cleanroom-pip.sh
 step "clean room, npm: a fresh project installs roomchat by name from verdaccio, no Rust on PATH: require, import, tsc --strict, the README's Quickstart"
 timed "clean room npm" bash scripts/dist/cleanroom-npm.sh
 
+step "clean room, sdist: it builds and installs with Rust in a fresh venv"
+timed "clean room sdist" bash scripts/dist/cleanroom-sdist.sh
+
 step "clean room, linux-arm64: the aarch64 wheel and the arm64 addon, installed by name, run under qemu-user against the emulator"
 timed "clean room arm64 (qemu-user)" bash scripts/dist/cleanroom-arm64.sh
 
-step "the rest of the background builds, which must end before the benchmarks: OpenAPI (docs/openapi.yaml validated, the conformance vectors checked against it, schemathesis against the emulator), the sdist built and installed with Rust in a fresh venv, the Windows clippy (warnings are errors), the MSRV, actionlint"
-for job in openapi cleanroom-sdist windows msrv actionlint; do
+step "the rest of the background builds, which must end before the benchmarks: OpenAPI (docs/openapi.yaml validated, the conformance vectors checked against it, schemathesis against the emulator), the Windows clippy (warnings are errors), the MSRV, actionlint"
+for job in openapi windows msrv actionlint; do
   background_report "$job"
 done
 wait "$background_pid"

@@ -809,15 +809,7 @@ fn bad_cluster_and_sentinel_urls_are_configuration_errors() {
 /// `line` (the guides' `ACL SETUSER roomchat on >secret …`) for `user` with `password`,
 /// then `extras`.
 fn acl_line(line: &str, user: &str, password: &str, extras: &str) -> String {
-    let words: Vec<String> = line
-        .split_whitespace()
-        .enumerate()
-        .map(|(i, word)| match (i, word) {
-            (2, "roomchat") => user.to_owned(),
-            (_, ">secret") => format!(">{password}"),
-            _ => word.to_owned(),
-        })
-        .collect();
+    let words = common::redis_server::acl_words(line, user, password);
     format!("{} {extras}", words.join(" "))
         .trim_end()
         .to_owned()

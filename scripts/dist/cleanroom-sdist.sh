@@ -15,17 +15,16 @@ command -v cargo >/dev/null
 "${PYTHON:-python3}" -m venv "$work/venv"
 "$work/venv/bin/pip" install --quiet "$(grep -E '^maturin==' "$root/bindings/python/requirements-build.txt")"
 # Built where no workspace is around it: only what the sdist holds (its crates
-# compile from the unpacked sources). A debug build (the release wheels are
-# python.sh's), in a target folder of its own ($target/sdist): the test command
-# runs this beside its other steps, whose builds in the run's target folder would
-# wait for this one's lock (or it for theirs); a later run reuses it. Unpacked here
-# with the files dated now (--touch): the sdist
+# compile from the unpacked sources). A debug build in the run's target folder:
+# the dependencies the test run already compiled are reused, so the check costs
+# seconds, not a second release build of everything (the release wheels are
+# python.sh's). Unpacked here with the files dated now (--touch): the sdist
 # dates them all alike and long ago, so cargo would take an earlier run's build
 # of the sdist's own crates (the same relative paths) as fresh, stale code and all.
 started=$(date +%s.%N)
 mkdir "$work/src"
 tar -xzf "$sdist" -C "$work/src" --touch
-if ! (cd "$work" && PATH="$work/venv/bin:$PATH" CARGO_TARGET_DIR=$target/sdist MATURIN_PEP517_ARGS="--profile dev" \
+if ! (cd "$work" && PATH="$work/venv/bin:$PATH" CARGO_TARGET_DIR=$target MATURIN_PEP517_ARGS="--profile dev" \
   "$work/venv/bin/pip" install --no-build-isolation --no-index "$work/src/roomchat-$version") >"$work/pip.log" 2>&1; then
   tail -n 40 "$work/pip.log" >&2
   exit 1

@@ -268,19 +268,24 @@ pub fn documented_acl_extras() -> AclExtras {
     extras
 }
 
+/// The words of `line` (the guides' `ACL SETUSER roomchat on >secret …`) for the user
+/// `user` with the password `password`.
+pub fn acl_words(line: &str, user: &str, password: &str) -> Vec<String> {
+    line.split_whitespace()
+        .enumerate()
+        .map(|(i, word)| match (i, word) {
+            (2, "roomchat") => user.to_owned(),
+            (_, ">secret") => format!(">{password}"),
+            _ => word.to_owned(),
+        })
+        .collect()
+}
+
 impl RedisServer {
     /// Runs `line` (an `ACL SETUSER roomchat on >secret …` line) for the user
     /// `user` with the password `password`; Redis's first reply line.
     pub fn set_user(&self, line: &str, user: &str, password: &str) -> Option<String> {
-        let words: Vec<String> = line
-            .split_whitespace()
-            .enumerate()
-            .map(|(i, word)| match (i, word) {
-                (2, "roomchat") => user.to_owned(),
-                (_, ">secret") => format!(">{password}"),
-                _ => word.to_owned(),
-            })
-            .collect();
+        let words = acl_words(line, user, password);
         let words: Vec<&str> = words.iter().map(String::as_str).collect();
         self.command(&words)
     }
