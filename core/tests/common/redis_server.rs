@@ -212,6 +212,35 @@ pub fn documented_acl() -> String {
         .to_owned()
 }
 
+/// Every guide that prints the ACL (paths from `core/`), the root README first.
+pub const ACL_GUIDES: [&str; 6] = [
+    "../README.md",
+    "README.md",
+    "../ffi/README.md",
+    "../bindings/node/README.md",
+    "../bindings/python/README.md",
+    "src/budget/shared_budget.rs",
+];
+
+/// Asserts that `error` is Redis refusing the budget for lack of permission, said as
+/// such (not as Redis out of reach) and showing none of `secrets`; the text it showed.
+pub fn assert_refused_for_permission(error: &roomchat::Error, secrets: &[&str]) -> String {
+    let shown = format!("{error} {error:?}");
+    assert_eq!(
+        error.kind(),
+        roomchat::ErrorKind::BudgetUnavailable,
+        "{shown}"
+    );
+    assert!(
+        shown.contains("lack of permission") && !shown.contains("cannot be"),
+        "{shown}"
+    );
+    for secret in secrets {
+        assert!(!shown.contains(secret), "{shown}");
+    }
+    shown
+}
+
 /// What the guides print beside the one ACL line (README.md's words, which every guide
 /// repeats): the extras for Cluster's nodes, for a Sentinel-watched primary and replica,
 /// and the permissions of a user on the sentinels themselves.
@@ -232,7 +261,7 @@ pub fn documented_acl_extras() -> AclExtras {
             .collect::<Vec<_>>()
             .join(" ")
     };
-    let readme = flat("../README.md");
+    let readme = flat(ACL_GUIDES[0]);
     let code_before = |marker: &str| -> String {
         let head = &readme[..readme.find(marker).expect(marker)];
         let close = head.rfind('`').expect(marker);
@@ -250,13 +279,7 @@ pub fn documented_acl_extras() -> AclExtras {
         sentinel_data: code_before(" for Sentinel, and"),
         on_sentinels: code_after("on the sentinels, a user with"),
     };
-    for guide in [
-        "README.md",
-        "../ffi/README.md",
-        "../bindings/node/README.md",
-        "../bindings/python/README.md",
-        "src/budget/shared_budget.rs",
-    ] {
+    for guide in &ACL_GUIDES[1..] {
         let text = flat(guide);
         for code in [&extras.cluster, &extras.sentinel_data, &extras.on_sentinels] {
             assert!(
