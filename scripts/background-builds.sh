@@ -33,7 +33,7 @@ shift
 # (in a subshell it would count the subshell's children only).
 cpu_so_far() {
   times >"$dir/.times"
-  CPU=$(awk 'NR == 2 { split($1, u, "m"); split($2, s, "m"); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$dir/.times")
+  CPU=$(awk -f scripts/times-cpu.awk "$dir/.times")
 }
 
 target=${CARGO_TARGET_DIR:-$root/target}

@@ -33,7 +33,7 @@ trap '[ -z "$background_pid" ] || kill -- "-$background_pid" 2>/dev/null || true
 step() {
   local cpu
   times >"$log_dir/times" # in this shell: a subshell's `times` would not count this shell's children
-  cpu=$(awk 'NR == 2 { split($1, u, "m"); split($2, s, "m"); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$log_dir/times")
+  cpu=$(awk -f scripts/times-cpu.awk "$log_dir/times")
   printf '\n==> [%d:%02d, cpu %d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) $((cpu / 60)) $((cpu % 60)) "$*"
 }
 # The release steps (scripts/dist/): each one's time, printed at the end, and how many passed.
@@ -146,6 +146,7 @@ background_report() {
   [ "$status" -eq 0 ] || { echo "the background job $job failed" >&2; exit 1; }
   dist_times+=("$job (background): $seconds s")
   [[ $background_dist_jobs != *" $job "* ]] || dist_passed=$((dist_passed + 1))
+  touch "$background_dir/$job.reported"
 }
 
 step "lints (cargo clippy, warnings are errors)"
@@ -282,8 +283,8 @@ step "clean room, linux-arm64: the aarch64 wheel and the arm64 addon, installed 
 timed "clean room arm64 (qemu-user)" bash scripts/dist/cleanroom-arm64.sh
 
 step "the rest of the background builds, which must end before the benchmarks: OpenAPI (docs/openapi.yaml validated, the conformance vectors checked against it, schemathesis against the emulator), the Windows clippy (warnings are errors), the MSRV, actionlint"
-for job in openapi windows msrv actionlint; do
-  background_report "$job"
+for job in "${background_jobs[@]}"; do # each one not reported in its step already
+  [ -f "$background_dir/$job.reported" ] || background_report "$job"
 done
 wait "$background_pid"
 background_pid=
