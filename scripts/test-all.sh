@@ -23,15 +23,34 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# No incremental compilation: the run builds each debug crate once, and incremental's
+# bookkeeping cost the workspace's test build 21% more CPU (cargo test --no-run:
+# 204 s against 258 s, cold).
+export CARGO_INCREMENTAL=0
 log_dir=$(mktemp -d)
 background_pid=
 # A run that stops early stops its background builds too (their own process group).
-trap '[ -z "$background_pid" ] || kill -- "-$background_pid" 2>/dev/null || true; rm -rf "$log_dir"' EXIT
+# A failed run prints the end of the failed step's log, when it wrote one: many steps
+# print only a few lines of it (grep), which would hide the failure's message.
+on_exit() {
+  local status=$? newest
+  [ -z "$background_pid" ] || kill -- "-$background_pid" 2>/dev/null || true
+  if [ "$status" -ne 0 ]; then
+    newest=$(find "$log_dir" -maxdepth 1 -name '*.log' -newer "$log_dir/step-started" -printf '%T@ %p\n' 2>/dev/null | sort -n | tail -n 1 | cut -d' ' -f2-)
+    if [ -n "$newest" ]; then
+      printf '\n==> the run failed (exit %d); the end of the step log %s:\n' "$status" "${newest##*/}"
+      tail -n 150 "$newest"
+    fi
+  fi
+  rm -rf "$log_dir"
+}
+trap on_exit EXIT
 # Each step's header shows the run's time so far (minutes:seconds) and the CPU time its
 # commands have used so far (user + system, every process waited for), so a slow step,
 # and whether it computes or waits, shows in CI's log.
 step() {
   local cpu
+  touch "$log_dir/step-started"
   times >"$log_dir/times" # in this shell: a subshell's `times` would not count this shell's children
   cpu=$(awk -f scripts/times-cpu.awk "$log_dir/times")
   printf '\n==> [%d:%02d, cpu %d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) $((cpu / 60)) $((cpu % 60)) "$*"
@@ -47,6 +66,11 @@ dist_passed=0
 # a second time). The scripts it calls build the same set (ROOMCHAT_RELEASE_PACKAGES).
 release_set=(-p roomchat -p roomchat-cli -p roomchat-ffi -p roomchat-emulator)
 export ROOMCHAT_RELEASE_PACKAGES="${release_set[*]}"
+# The same for debug builds: the scripts build the whole workspace (what `cargo test
+# --workspace` resolved), not their own few packages, each of which resolved other
+# features and built the dependencies again (`-p roomchat-ffi -p roomchat-emulator`:
+# 75 s of CPU; `-p roomchat-cli -p roomchat-emulator`, in the benchmarks' phase: 45 s).
+export ROOMCHAT_DEBUG_PACKAGES=--workspace
 timed() { # name, then the command
   local name=$1 started
   shift
@@ -151,11 +175,14 @@ background_report() {
 
 step "lints (cargo clippy, warnings are errors)"
 if cargo clippy --version >/dev/null 2>&1; then
-  cargo clippy --workspace --all-targets --locked -- -D warnings
-  # The feature `tracing` is on in no package of the workspace: its code is linted here.
-  cargo clippy -p roomchat --all-targets --features tracing --locked -- -D warnings
-  # The tests outside `cargo test`'s default set (test = false) are not among --all-targets.
-  cargo clippy -p roomchat --features redis --test redis_topologies --test stress --test network --locked -- -D warnings
+  # The tests outside `cargo test`'s default set (test = false) are not among --all-targets:
+  # named here.
+  cargo clippy --workspace --all-targets --test redis_topologies --test stress --test network --locked -- -D warnings
+  # The feature `tracing` is on in no package of the workspace: its code (core's library
+  # and its test) is linted here. --workspace keeps the features of the run above, so
+  # only the crates over core are checked again, not every dependency (12 s of CPU
+  # against 49 s for `-p roomchat`, whose features differ: libc, serde_core, http).
+  cargo clippy --workspace --lib --test tracing --features roomchat/tracing --locked -- -D warnings
 else
   echo "clippy is not installed: skipped"
 fi
@@ -165,8 +192,10 @@ RUSTDOCFLAGS="-D warnings" cargo doc --quiet --no-deps --workspace --locked
 
 step "Rust tests (cargo test --workspace)"
 cargo test --workspace --locked 2>&1 | tee "$log_dir/cargo.log"
-# The debug emulator the background's OpenAPI job runs against: built now.
-cargo build --quiet --locked -p roomchat-emulator
+# The debug emulator the background's OpenAPI job runs against, the C library and the
+# CLI: built now, the workspace at once (ROOMCHAT_DEBUG_PACKAGES).
+# shellcheck disable=SC2086 # a list of options
+cargo build --quiet --locked $ROOMCHAT_DEBUG_PACKAGES
 touch "$background_dir/debug-emulator"
 
 step "Rust tests over TLS (ROOMCHAT_TEST_TLS=1: every emulator serves HTTPS with a CA of its own)"
@@ -177,7 +206,7 @@ ROOMCHAT_TEST_TLS=1 cargo test --locked --workspace --test endpoints --test retr
   --test pagination --test hooks --test transport --test holds --test limits --test tokens --test options 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
 
 step "Rust: the cargo feature tracing (one span per call, the key redacted)"
-cargo test --locked -p roomchat --features tracing --test tracing 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
+cargo test --locked --workspace --features roomchat/tracing --test tracing 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
 
 step "Rust: the shared budget on Redis Cluster and Sentinel (real servers resharded and failing over under 4 processes x 4 threads: tests/redis/topology.sh)"
 # One test at a time: they fork (core/tests/redis_topologies.rs, one_test_at_a_time).
@@ -191,7 +220,8 @@ grep -E '^(redis budget|test result)' "$log_dir/topologies.log"
 grep -E '^test result' "$log_dir/topologies.log" >>"$log_dir/cargo.log"
 
 step "across the test network: a namespaced host over TLS with ~25 ms round trips, through tinyproxy (scripts/testnet.sh)"
-cargo build --quiet --locked -p roomchat-emulator
+# shellcheck disable=SC2086 # a list of options
+cargo build --quiet --locked $ROOMCHAT_DEBUG_PACKAGES
 bash scripts/testnet.sh run -- cargo test --locked --workspace --test network -- --nocapture 2>&1 \
   | tee "$log_dir/network.log" | grep -E '^(testnet|network|test result)'
 grep -q '^test result: ok. 1 passed' "$log_dir/network.log"
@@ -290,16 +320,20 @@ wait "$background_pid"
 background_pid=
 
 step "benchmarks across the test network: Rust, C (cold start vs libcurl), Node (vs fetch and undici), Python (vs requests, httpx, urllib3): figures, not asserted on time"
-bash scripts/testnet.sh run -- env ROOMCHAT_BENCH_N="${ROOMCHAT_BENCH_N_NETWORK:-30}" \
+# Against the release emulator: the debug one took most of the minute that the Node and
+# Python benchmarks spent on the 100,000-message conversation (serializing and gzipping
+# 23 MB per call), not the clients measured.
+release_emulator=${CARGO_TARGET_DIR:-$PWD/target}/release/roomchat-emulator
+ROOMCHAT_EMULATOR=$release_emulator bash scripts/testnet.sh run -- env ROOMCHAT_BENCH_N="${ROOMCHAT_BENCH_N_NETWORK:-30}" \
   cargo bench --quiet --locked "${release_set[@]}" --bench network 2>&1 | tee "$log_dir/network-bench.log" | grep -E '^(testnet|network)'
 grep -q '^network: cold start' "$log_dir/network-bench.log"
-bash scripts/testnet.sh run -- env ROOMCHAT_C_NETWORK_PART=bench bash tests/c/network.sh 2>&1 | tee "$log_dir/c-net-bench.log" | grep -E '^(testnet|c network|c-network)'
+ROOMCHAT_EMULATOR=$release_emulator bash scripts/testnet.sh run -- env ROOMCHAT_C_NETWORK_PART=bench bash tests/c/network.sh 2>&1 | tee "$log_dir/c-net-bench.log" | grep -E '^(testnet|c network|c-network)'
 grep -qE '^c-network: [0-9]+ passed, 0 failed$' "$log_dir/c-net-bench.log"
-ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N_NETWORK:-30} bash scripts/testnet.sh run -- node bindings/node/bench/network.mjs 2>&1 \
+ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N_NETWORK:-30} ROOMCHAT_EMULATOR=$release_emulator bash scripts/testnet.sh run -- node bindings/node/bench/network.mjs 2>&1 \
   | tee "$log_dir/node-net-bench.log" | grep -E '^(testnet|node network)'
 grep -q '^node network: verdict' "$log_dir/node-net-bench.log"
 
-bash scripts/testnet.sh run -- env ROOMCHAT_BENCH_N="${ROOMCHAT_BENCH_N_NETWORK:-30}" \
+ROOMCHAT_EMULATOR=$release_emulator bash scripts/testnet.sh run -- env ROOMCHAT_BENCH_N="${ROOMCHAT_BENCH_N_NETWORK:-30}" \
   "${CARGO_TARGET_DIR:-$PWD/target}/python-test-venv/bin/python" bindings/python/bench/network.py 2>&1 \
   | tee "$log_dir/python-net-bench.log" | grep -E '^(testnet|python network)'
 grep -q '^python network: verdict' "$log_dir/python-net-bench.log"
@@ -322,7 +356,7 @@ grep -q '^export_ui: OK' "$log_dir/cli-export-ui.log"
 
 step "figures: the rate limiter under threads, seeding, and both benchmarks (printed, not asserted on time)"
 cargo test --quiet --locked --workspace --test ratelimit -- --nocapture many_threads 2>&1 | grep -oE 'rate limiter.*'
-cargo test --quiet --locked -p roomchat-emulator --test service -- --nocapture seeding 2>&1 | grep -oE 'seeding .*'
+cargo test --quiet --locked --workspace --test service -- --nocapture seeding 2>&1 | grep -oE 'seeding .*'
 cargo test --quiet --locked --workspace --test threads -- --nocapture 2>&1 | grep -oE 'threads made.*'
 ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N:-2000} cargo bench --quiet --locked "${release_set[@]}" --bench list_users
 cargo bench --quiet --locked "${release_set[@]}" --bench decode

@@ -56,8 +56,9 @@ if in_part tests; then
 step "emulator binaries (debug for the tests, release for the benchmark)"
 # ROOMCHAT_RELEASE_PACKAGES: the packages scripts/test-all.sh builds in release together
 # (one feature resolution for all its release builds).
+# ROOMCHAT_DEBUG_PACKAGES: the same for its debug build (the workspace).
 # shellcheck disable=SC2086 # a list of -p options
-(cd "$root" && cargo build --quiet --locked -p roomchat-emulator &&
+(cd "$root" && cargo build --quiet --locked ${ROOMCHAT_DEBUG_PACKAGES:--p roomchat-emulator} &&
   cargo build --quiet --locked --release ${ROOMCHAT_RELEASE_PACKAGES:--p roomchat-emulator})
 
 step "node --test (against the emulator)"

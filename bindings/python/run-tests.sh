@@ -23,7 +23,9 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 
 if [ "$part" != bench ]; then
 echo "==> emulator binaries (debug for the tests, release for the benchmark)"
-cargo build --quiet --locked -p roomchat-emulator
+# ROOMCHAT_DEBUG_PACKAGES: scripts/test-all.sh's debug build (the workspace).
+# shellcheck disable=SC2086 # a list of options
+cargo build --quiet --locked ${ROOMCHAT_DEBUG_PACKAGES:--p roomchat-emulator}
 # ROOMCHAT_RELEASE_PACKAGES: the packages scripts/test-all.sh builds in release together
 # (one feature resolution for all its release builds).
 # shellcheck disable=SC2086 # a list of -p options

@@ -11,7 +11,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 target=${CARGO_TARGET_DIR:-$root/target}
-cargo build --locked -q -p roomchat-cli -p roomchat-emulator  # a no-op after cargo test
+# A no-op in scripts/test-all.sh, which built the workspace (ROOMCHAT_DEBUG_PACKAGES).
+# shellcheck disable=SC2086 # a list of options
+cargo build --locked -q ${ROOMCHAT_DEBUG_PACKAGES:--p roomchat-cli -p roomchat-emulator}
 rc=$target/debug/roomchat
 emu_bin=$target/debug/roomchat-emulator
 for tool in tmux chromium curl python3; do

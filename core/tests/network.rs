@@ -206,7 +206,8 @@ fn across_the_test_network() {
         .count();
     assert_eq!(posts, 1, "a POST whose answer was lost was sent again");
 
-    // Timeouts hold to within 50 ms across the link.
+    // Timeouts hold to within 50 ms across the link. Up to 1 ms early too: a deadline
+    // less than a millisecond away counts as reached (the shortest socket timeout).
     net.admin(
         "POST",
         "/faults",
@@ -227,7 +228,7 @@ fn across_the_test_network() {
         took.as_millis()
     );
     assert!(
-        took >= set && took < set + Duration::from_millis(50),
+        took + Duration::from_millis(1) >= set && took < set + Duration::from_millis(50),
         "{took:?}"
     );
 }

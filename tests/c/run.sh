@@ -30,7 +30,9 @@ if ! cbindgen --version 2>/dev/null | grep -q "$CBINDGEN_VERSION"; then
 fi
 
 echo "building roomchat-ffi and roomchat-emulator"
-cargo build --quiet --locked -p roomchat-ffi -p roomchat-emulator
+# ROOMCHAT_DEBUG_PACKAGES: what scripts/test-all.sh builds in debug at once (the workspace).
+# shellcheck disable=SC2086 # a list of options
+cargo build --quiet --locked ${ROOMCHAT_DEBUG_PACKAGES:--p roomchat-ffi -p roomchat-emulator}
 lib=$target/debug
 emulator=$lib/roomchat-emulator
 
