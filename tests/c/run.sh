@@ -104,7 +104,7 @@ PY
 
 passed=0
 failed=0
-# Runs one suite (`under` is `valgrind` or `native`) and adds its result line,
+# Runs one suite (`under` is `valgrind`, with its default leak kinds, or `native`) and adds its result line,
 # `<label>: N passed, M failed`, to the totals; a missing line or a non-zero exit
 # (99 under valgrind: it found errors or leaks) counts as one more failure.
 # SUITE_LOG_SUFFIX (optional) keeps a second run's log beside the first's.
@@ -115,13 +115,8 @@ suite() {
   echo "running $name $([ "$under" = native ] && echo natively || echo "under $under")"
   set +e
   if [ "$under" = valgrind ]; then
-    valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect \
-      --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
-      --suppressions="$root/tests/c/valgrind-tls.supp" \
-      "$build/$name" "$@" | tee "$log"
-  elif [ "$under" = valgrind-defaults ]; then
     # valgrind's own leak kinds: "possibly lost" is an error too (a program
-    # that frees all it got leaves nothing behind, issue 37).
+    # that frees all it got leaves nothing behind, issue 37; over TLS too).
     valgrind --quiet --leak-check=full --error-exitcode=99 \
       --suppressions="$root/tests/c/valgrind-tls.supp" \
       "$build/$name" "$@" | tee "$log"
@@ -172,7 +167,7 @@ suite native test_fork fork "$emulator"
 # Clients on ten Redis URLs and in-process ones, all freed: nothing left behind
 # under valgrind's defaults, "possibly lost" included (links, pooled connections
 # and budgets go with their last client).
-suite valgrind-defaults test_release release "$emulator" "$(command -v redis-server || echo redis-server)"
+suite valgrind test_release release "$emulator" "$(command -v redis-server || echo redis-server)"
 # With a Redis Cluster (no replicas) and a Sentinel set-up, started by the one harness
 # every language's tests use, stopped when this script ends whatever happens.
 topologies=$(mktemp -d)

@@ -26,7 +26,7 @@ use std::fmt;
 use std::io::{self, Read, Write};
 use std::mem::ManuallyDrop;
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
-use std::sync::{mpsc, Arc, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use ureq::config::Config;
@@ -139,16 +139,25 @@ impl Resolver for CachingResolver {
 }
 
 /// A real lookup, bounded by `timeout` (on a thread of its own when a timeout applies, as ureq does).
+///
+/// The answer comes back through a mutex and a condition variable, not a channel: a
+/// channel's blocking receive makes std keep a handle of the calling thread for the rest
+/// of its life, which a thread that Rust did not start (a C program's main thread) never
+/// frees, and valgrind's defaults count it as "possibly lost".
 fn lookup(host: &str, port: u16, timeout: NextTimeout) -> Result<Vec<SocketAddr>, Error> {
     let target = (host.to_owned(), port);
     if timeout.after.is_not_happening() {
         return Ok(target.to_socket_addrs()?.collect());
     }
-    let (tx, rx) = mpsc::sync_channel(1);
+    type Answer = (Mutex<Option<io::Result<Vec<SocketAddr>>>>, Condvar);
+    let answer: Arc<Answer> = Arc::new((Mutex::new(None), Condvar::new()));
+    let theirs = Arc::clone(&answer);
     std::thread::Builder::new()
         .name("roomchat-resolve".into())
         .spawn(move || {
-            let _ = tx.send(target.to_socket_addrs().map(Vec::from_iter));
+            let found = target.to_socket_addrs().map(Vec::from_iter);
+            *theirs.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(found);
+            theirs.1.notify_one();
         })?;
     let deadline = instant_after(Instant::now(), *timeout.after);
     let cancellable = cancel::in_flight_is_cancellable();
@@ -161,11 +170,16 @@ fn lookup(host: &str, port: u16, timeout: NextTimeout) -> Result<Vec<SocketAddr>
         let Some(wait) = slice(Some(left), cancellable) else {
             return Err(Error::Timeout(timeout.reason));
         };
-        match rx.recv_timeout(wait) {
-            Ok(found) => return Ok(found?),
-            Err(mpsc::RecvTimeoutError::Timeout) if left > wait => {}
-            Err(mpsc::RecvTimeoutError::Timeout) => return Err(Error::Timeout(timeout.reason)),
-            Err(mpsc::RecvTimeoutError::Disconnected) => return Err(Error::HostNotFound),
+        let found = answer.0.lock().unwrap_or_else(|e| e.into_inner());
+        let (mut found, _) = answer
+            .1
+            .wait_timeout_while(found, wait, |found| found.is_none())
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(found) = found.take() {
+            return Ok(found?);
+        }
+        if left <= wait {
+            return Err(Error::Timeout(timeout.reason));
         }
     }
 }

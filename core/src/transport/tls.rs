@@ -171,6 +171,24 @@ struct RootsKey {
 static SHARED_TLS: Lazy<ForkLocal<Mutex<Vec<SharedTls>>>> =
     Lazy::new(|| ForkLocal::new(Mutex::new(Vec::new())));
 
+#[cfg(unix)]
+static RELEASE_AT_EXIT: std::sync::Once = std::sync::Once::new();
+
+/// Empties the process's shared TLS as it exits (an `atexit` handler): what the entries
+/// hold (the session cache's tables, the parsed roots) is freed, so that a program that
+/// freed every client it made leaves nothing of the library's behind. Valgrind's defaults
+/// count what only a hash table's inner pointer reaches as "possibly lost": a C program
+/// that frees all it got would fail them. A client still alive keeps its own TLS (its
+/// `Arc`s); a lock held at that moment by another thread is left alone.
+#[cfg(unix)]
+extern "C" fn release_shared_tls() {
+    let _ = std::panic::catch_unwind(|| {
+        if let Ok(mut entries) = shared_entries().try_lock() {
+            entries.clear();
+        }
+    });
+}
+
 /// At most this many sets of roots are kept; the oldest goes first.
 const SHARED_TLS_ENTRIES: usize = 8;
 
@@ -246,6 +264,12 @@ impl SharedTls {
 /// client (one connector per set), else `made`, kept (the oldest entry goes
 /// when full).
 fn remember(made: SharedTls) -> SharedTls {
+    #[cfg(unix)]
+    RELEASE_AT_EXIT.call_once(|| {
+        // SAFETY: registers a function of this library with no argument; glibc runs it
+        // at exit, or when this library is unloaded (atexit is per shared object).
+        let _ = unsafe { libc::atexit(release_shared_tls) };
+    });
     let mut entries = shared_entries().lock().unwrap_or_else(|e| e.into_inner());
     if let Some(found) = entries.iter().find(|t| t.key == made.key) {
         return found.clone();
