@@ -24,7 +24,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # No incremental compilation: the run builds each debug crate once, and incremental's
-# bookkeeping cost the workspace's test build 21% more CPU (cargo test --no-run:
+# bookkeeping cost the workspace's test build 26% more CPU (cargo test --no-run:
 # 204 s against 258 s, cold).
 export CARGO_INCREMENTAL=0
 log_dir=$(mktemp -d)
