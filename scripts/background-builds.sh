@@ -2,19 +2,19 @@
 # The test command's background builds: this machine's Node addon and wheel, the
 # release artefacts for the other platforms (the aarch64 and musl wheels and addons,
 # the sdist, the emulator's static packages), the Windows clippy, the MSRV check, and
-# the checks that only compute (OpenAPI's schemathesis, actionlint). None of it has a time to keep or a benchmark to print, and the steps
-# that use what it builds wait for it. scripts/test-all.sh starts this script at its
-# beginning, at the lowest priority, so that it uses the CPU the foreground's steps
-# leave idle while they wait (25 ms round trips, Redis failovers, valgrind's single
-# thread, npm and pip) and yields it whenever they compute. No benchmark runs while
-# it does.
+# the checks that only compute (OpenAPI's schemathesis, actionlint). None of it has a
+# time to keep or a benchmark to print, and the steps that use what it builds wait for
+# it. scripts/test-all.sh starts this script at its beginning, at the lowest priority,
+# so that it uses the CPU the foreground's steps leave idle while they wait (25 ms round
+# trips, Redis failovers, valgrind's single thread, npm and pip) and yields it whenever
+# they compute. No benchmark runs while it does.
 #
 #   background-builds.sh DIR JOB...
 #
 # runs the JOBs one after another; each one's output goes to DIR/JOB.log and, when
 # it ends, DIR/JOB.done holds "EXIT_STATUS SECONDS CPU_SECONDS". A job that needs the
-# foreground's debug emulator (OpenAPI) waits for DIR/debug-emulator, which test-all.sh writes
-# once its workspace tests built it. A failed job does not stop the next one:
+# foreground's debug emulator (OpenAPI) waits for DIR/debug-emulator, which
+# test-all.sh writes once its workspace tests built it. A failed job does not stop the next one:
 # test-all.sh reports each job where it needs it and fails the run on a failed one.
 # Every job is a script the test command or the release steps also run alone.
 set -uo pipefail

@@ -220,8 +220,7 @@ grep -E '^(redis budget|test result)' "$log_dir/topologies.log"
 grep -E '^test result' "$log_dir/topologies.log" >>"$log_dir/cargo.log"
 
 step "across the test network: a namespaced host over TLS with ~25 ms round trips, through tinyproxy (scripts/testnet.sh)"
-# shellcheck disable=SC2086 # a list of options
-cargo build --quiet --locked $ROOMCHAT_DEBUG_PACKAGES
+# testnet.sh runs the debug emulator, built with the workspace in the Rust tests' step.
 bash scripts/testnet.sh run -- cargo test --locked --workspace --test network -- --nocapture 2>&1 \
   | tee "$log_dir/network.log" | grep -E '^(testnet|network|test result)'
 grep -q '^test result: ok. 1 passed' "$log_dir/network.log"
