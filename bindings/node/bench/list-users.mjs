@@ -14,7 +14,6 @@
 //   node bench/list-users.mjs            (ROOMCHAT_BENCH_N calls per side and mode, default 2000;
 //                                         ROOMCHAT_BENCH_N_LOADED in the loaded round, default the same up to 1000)
 //   ROOMCHAT_NODE_THREAD_POLICY=...      (the pool's thread policy, see src/pool.rs; printed)
-//   ROOMCHAT_NODE_SPIN_US=...            (how long a pool thread looks for the next call, see src/pool.rs; printed)
 //   ROOMCHAT_EMULATOR=path/to/roomchat-emulator (default: target/release/roomchat-emulator)
 import { spawn } from 'node:child_process'
 import http from 'node:http'
@@ -32,9 +31,7 @@ const target = process.env.CARGO_TARGET_DIR || path.join(root, 'target')
 const binary = process.env.ROOMCHAT_EMULATOR || path.join(target, 'release', 'roomchat-emulator')
 const N = Number(process.env.ROOMCHAT_BENCH_N || 2000)
 const N_LOADED = Number(process.env.ROOMCHAT_BENCH_N_LOADED || Math.min(N, 1000))
-const POLICY =
-  (process.env.ROOMCHAT_NODE_THREAD_POLICY || 'default (normal)') +
-  (process.env.ROOMCHAT_NODE_SPIN_US === undefined ? '' : `, spin ${process.env.ROOMCHAT_NODE_SPIN_US} µs`)
+const POLICY = process.env.ROOMCHAT_NODE_THREAD_POLICY || 'default (normal)'
 const BLOCK = 25
 const IN_FLIGHT = 16
 

@@ -31,15 +31,20 @@
 //! calls more (they then also lose to every other process) than it gave the
 //! loop, hence off by default.
 //!
-//! A thread that finished a call looks for the next one for up to
-//! [`DEFAULT_SPIN`] (`ROOMCHAT_NODE_SPIN_US`) before it sleeps: one call at a
-//! time, every call otherwise began by waking a sleeping thread, a hand-over
-//! undici does not make (see [`spin_for_work`]).
+//! A thread that finished a call sleeps at once; it does not spin looking for
+//! the next one. A 300 µs spin was tried (one call at a time, each call began
+//! by waking a sleeping thread): on an idle 2-core machine it saved nothing
+//! measurable (one call at a time 369 against 362 µs without, means of 10
+//! alternating runs of `bench/list-users.mjs`), and on a loaded one it made
+//! calls 2-4x slower (0.26-0.78x undici's speed against 1.09-1.38x without):
+//! a spinner preempted by a busy process held the next call until its next
+//! time slice (~1.5 ms), and even when another thread was woken for it the
+//! CPU time spent spinning was held against the pool thread when its
+//! response arrived (0.70-1.02x undici's).
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Threads the pool starts at most, unless configured.
 pub const DEFAULT_MAX_THREADS: usize = 64;
@@ -52,10 +57,6 @@ pub const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
 pub const DEFAULT_NICENESS: i32 = 0;
 /// Stack of each pool thread.
 const STACK_SIZE: usize = 512 * 1024;
-/// How long a thread that finished a call keeps looking for the next one
-/// before it sleeps, unless configured (`ROOMCHAT_NODE_SPIN_US`, 0 to 10000;
-/// 0: never). See [`spin_for_work`].
-pub const DEFAULT_SPIN: Duration = Duration::from_micros(300);
 
 type Job = Box<dyn FnOnce() + Send + 'static>;
 
@@ -65,17 +66,12 @@ struct State {
     threads: usize,
     /// Threads waiting for work.
     idle: usize,
-    /// Threads looking for work without sleeping (0 or 1): see [`spin_for_work`].
-    spinning: usize,
     max: usize,
 }
 
 struct Pool {
     state: Mutex<State>,
     work: Condvar,
-    /// `state.queue.len()`, readable without the lock (by the spinning thread).
-    queued: AtomicUsize,
-    spin: Duration,
 }
 
 fn pool() -> &'static Pool {
@@ -86,22 +82,14 @@ fn pool() -> &'static Pool {
             .and_then(|v| v.trim().parse::<usize>().ok())
             .filter(|n| (1..=MAX_THREADS_LIMIT).contains(n))
             .unwrap_or(DEFAULT_MAX_THREADS);
-        let spin = std::env::var("ROOMCHAT_NODE_SPIN_US")
-            .ok()
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .filter(|us| *us <= 10_000)
-            .map_or(DEFAULT_SPIN, Duration::from_micros);
         Pool {
             state: Mutex::new(State {
                 queue: VecDeque::new(),
                 threads: 0,
                 idle: 0,
-                spinning: 0,
                 max,
             }),
             work: Condvar::new(),
-            queued: AtomicUsize::new(0),
-            spin,
         }
     })
 }
@@ -114,18 +102,11 @@ fn lock() -> MutexGuard<'static, State> {
 
 /// Runs `job` on a pool thread.
 pub fn submit(job: Job) {
-    let pool = pool();
     let mut state = lock();
     state.queue.push_back(job);
-    pool.queued.store(state.queue.len(), Ordering::Release);
-    // A spinning thread takes the first job without being woken.
-    let waiting = state.queue.len().saturating_sub(state.spinning);
-    if waiting == 0 {
-        return;
-    }
     // Every idle thread will be woken for one job; start another thread when
     // more jobs wait than idle threads can take.
-    if waiting > state.idle && state.threads < state.max {
+    if state.queue.len() > state.idle && state.threads < state.max {
         state.threads += 1;
         let spawned = std::thread::Builder::new()
             .name("roomchat".into())
@@ -138,7 +119,7 @@ pub fn submit(job: Job) {
         }
     }
     drop(state);
-    pool.work.notify_one();
+    pool().work.notify_one();
 }
 
 /// Sets the maximum number of threads (1 to [`MAX_THREADS_LIMIT`]); returns the previous one.
@@ -147,65 +128,10 @@ pub fn set_max_threads(max: usize) -> usize {
     std::mem::replace(&mut state.max, max)
 }
 
-/// (threads alive, threads idle, jobs queued, maximum); a spinning thread counts as idle.
+/// (threads alive, threads idle, jobs queued, maximum).
 pub fn stats() -> (usize, usize, usize, usize) {
     let state = lock();
-    (
-        state.threads,
-        state.idle + state.spinning,
-        state.queue.len(),
-        state.max,
-    )
-}
-
-/// Looks for a job for up to the pool's spin time without sleeping; true if
-/// one was queued meanwhile (the caller takes it under the lock).
-///
-/// One call at a time, the next call comes a few tens of microseconds after
-/// the last one's outcome was delivered (the event loop reads it and the
-/// caller's code makes the next call). A thread asleep on the condition
-/// variable must then be woken: on an idle machine its CPU has gone idle too,
-/// and waking it (an inter-processor interrupt; in a virtual machine an exit
-/// to the hypervisor) took longer than the gap; on a loaded one the woken
-/// thread waits for a time slice. A thread still looking takes the call at
-/// once. Only one thread spins at a time, briefly, and it yields its CPU
-/// between looks, so that on a busy machine it gives way to whatever else is
-/// runnable (the event loop's thread first of all).
-fn spin_for_work(pool: &Pool) -> bool {
-    let started = Instant::now();
-    let mut last = started;
-    loop {
-        for _ in 0..64 {
-            if pool.queued.load(Ordering::Acquire) > 0 {
-                return true;
-            }
-            std::hint::spin_loop();
-        }
-        let now = Instant::now();
-        // Time out; or this thread was preempted between two looks: the
-        // machine is busy, and a sleeping thread is woken as soon as one that
-        // spins would get its turn again: stop competing for the CPU.
-        if now.duration_since(started) >= pool.spin || now.duration_since(last) >= CONTENDED {
-            return false;
-        }
-        std::thread::yield_now();
-        last = Instant::now();
-        // The same when the yield gave the CPU away (another thread ran meanwhile).
-        if last.duration_since(now) >= CONTENDED {
-            return false;
-        }
-    }
-}
-
-/// A pause this long between two looks (or in a `yield_now`) means another
-/// thread ran on this CPU meanwhile: see [`spin_for_work`].
-const CONTENDED: Duration = Duration::from_micros(20);
-
-/// Whether the pool's threads may spin at all: not on a single CPU, where a
-/// spinning thread only delays the one that would give it work.
-fn may_spin() -> bool {
-    static MAY: OnceLock<bool> = OnceLock::new();
-    *MAY.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() > 1))
+    (state.threads, state.idle, state.queue.len(), state.max)
 }
 
 #[cfg(target_os = "linux")]
@@ -258,33 +184,18 @@ fn work() {
     lower_priority();
     let pool = pool();
     let mut state = lock();
-    // Whether the last thing this thread did was a job: then it may spin.
-    let mut worked = false;
     loop {
         if let Some(job) = state.queue.pop_front() {
-            pool.queued.store(state.queue.len(), Ordering::Release);
             drop(state);
             // A panic in core must not take the thread's accounting with it;
             // the job itself reports its outcome (see `lib.rs`).
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
-            worked = true;
             state = lock();
             continue;
         }
         if state.threads > state.max {
             break;
         }
-        if worked && state.spinning == 0 && !pool.spin.is_zero() && may_spin() {
-            worked = false;
-            state.spinning = 1;
-            drop(state);
-            spin_for_work(pool);
-            state = lock();
-            state.spinning = 0;
-            // A job queued while spinning was not announced: take it now.
-            continue;
-        }
-        worked = false;
         state.idle += 1;
         let (next, timeout) = pool
             .work
