@@ -34,10 +34,28 @@ if [ ! -x "$emulator" ]; then
   cargo build --quiet --locked -p roomchat-emulator
 fi
 
+# ROOMCHAT_RELEASE_PACKAGES (set by scripts/test-all.sh): the packages the test
+# command builds in release together. Built first (a no-op when fresh), cmake's
+# `cargo rustc -p roomchat-ffi` must then reuse that build and compile the C
+# library's own crate only: ffi/Cargo.toml names the features the others turn
+# on so that it can.
+if [ -n "${ROOMCHAT_RELEASE_PACKAGES:-}" ]; then
+  # shellcheck disable=SC2086 # a list of -p options
+  cargo build --quiet --release --locked $ROOMCHAT_RELEASE_PACKAGES
+fi
 echo "installing: cmake -S . -B $package/build && cmake --build && cmake --install --prefix $prefix"
 cmake -S . -B "$package/build" -DCMAKE_BUILD_TYPE=Release >"$package.configure.log" 2>&1 ||
   { cat "$package.configure.log"; exit 1; }
-cmake --build "$package/build" 2>&1 | sed 's/^/  /'
+cmake --build "$package/build" 2>&1 | tee "$package.build.log" | sed 's/^/  /'
+if [ -n "${ROOMCHAT_RELEASE_PACKAGES:-}" ]; then
+  again=$(sed -nE 's/^ *Compiling ([^ ]+) .*/\1/p' "$package.build.log" | grep -vx roomchat-ffi || true)
+  if [ -n "$again" ]; then
+    echo "cmake's build compiled again what the release build of $ROOMCHAT_RELEASE_PACKAGES had built:" $again >&2
+    echo "the features those packages turn on differ from roomchat-ffi's own: update the list in ffi/Cargo.toml (compare cargo tree -e normal,build -f '{p} [{f}]' of roomchat-ffi alone and of the set)" >&2
+    exit 1
+  fi
+  echo "cmake's cargo build reused the release build of the workspace (compiled: roomchat-ffi only)"
+fi
 rm -rf "$prefix"
 cmake --install "$package/build" --prefix "$prefix" >/dev/null
 echo "installed in $prefix:"
