@@ -50,7 +50,7 @@ cmake --build "$package/build" 2>&1 | tee "$package.build.log" | sed 's/^/  /'
 if [ -n "${ROOMCHAT_RELEASE_PACKAGES:-}" ]; then
   again=$(sed -nE 's/^ *Compiling ([^ ]+) .*/\1/p' "$package.build.log" | grep -vx roomchat-ffi || true)
   if [ -n "$again" ]; then
-    echo "cmake's build compiled again what the release build of $ROOMCHAT_RELEASE_PACKAGES had built:" $again >&2
+    echo "cmake's build compiled again what the release build of $ROOMCHAT_RELEASE_PACKAGES had built: $(tr "\n" " " <<<"$again")" >&2
     echo "the features those packages turn on differ from roomchat-ffi's own: update the list in ffi/Cargo.toml (compare cargo tree -e normal,build -f '{p} [{f}]' of roomchat-ffi alone and of the set)" >&2
     exit 1
   fi
