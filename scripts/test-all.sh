@@ -353,15 +353,19 @@ grep -q 'cli export: ' "$log_dir/cli-export.log"
 bash cli/tests/export_ui.sh 2>&1 | tee "$log_dir/cli-export-ui.log" | grep -E '^(screenshots|the transcript|export_ui)'
 grep -q '^export_ui: OK' "$log_dir/cli-export-ui.log"
 
-step "figures: the rate limiter under threads, seeding, and both benchmarks (printed, not asserted on time)"
-cargo test --quiet --locked --workspace --test ratelimit -- --nocapture many_threads 2>&1 | grep -oE 'rate limiter.*'
-cargo test --quiet --locked --workspace --test service -- --nocapture seeding 2>&1 | grep -oE 'seeding .*'
-cargo test --quiet --locked --workspace --test threads -- --nocapture 2>&1 | grep -oE 'threads made.*'
+step "figures: the rate limiter under threads, seeding, the shared budget on Redis, and the benchmarks (printed, not asserted on time)"
+# The tests' figures, as the Rust tests' step printed them (to stderr, past the harness's
+# capture: core/tests/common's and emulator/tests/common's `figure`), not run again here.
+figures=$(grep -oE '(rate limiter: |seeding 100,000 users in process |threads made: |redis budget: ).*' "$log_dir/cargo.log")
+for figure in 'rate limiter' 'seeding' 'threads made' 'redis budget'; do
+  grep -q "^$figure" <<<"$figures" || { echo "the Rust tests' step printed no '$figure' figure" >&2; exit 1; }
+done
+grep -v '^redis budget' <<<"$figures"
 ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N:-2000} cargo bench --quiet --locked "${release_set[@]}" --bench list_users
 cargo bench --quiet --locked "${release_set[@]}" --bench decode
 ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N_GZIP:-30} cargo bench --quiet --locked "${release_set[@]}" --bench compression
 ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N:-2000} cargo bench --quiet --locked "${release_set[@]}" --features roomchat/redis --bench budget
-cargo test --quiet --locked --workspace --test redis -- --nocapture 2>&1 | grep -oE 'redis budget: .*'
+grep '^redis budget' <<<"$figures"
 ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N:-2000} cargo bench --quiet --locked "${release_set[@]}" --bench c_vs_core
 
 # One closing line for the whole run: the sum of every suite's counts.

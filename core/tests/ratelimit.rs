@@ -53,10 +53,10 @@ fn many_threads_use_the_budget_without_a_single_429() {
     // The busiest rolling window, as the service counts it (arrivals).
     let busiest = busiest_window(&arrived, window);
     let used = busiest as f64 / f64::from(limit);
-    println!(
+    figure(format_args!(
         "rate limiter: {} calls by 8 threads in {:.2?}; busiest {:?} window had {busiest} of {limit} allowed ({:.1}% of the budget); {rejected} answered 429",
         journal.len(), elapsed, window, used * 100.0
-    );
+    ));
     assert_eq!(journal.len(), calls);
     assert_eq!(rejected, 0, "no request may be rejected");
     assert!(

@@ -89,12 +89,12 @@ fn four_processes_of_four_threads_share_one_budget() {
     let mut arrived: Vec<SystemTime> = journal.iter().map(|e| e.received_at).collect();
     arrived.sort();
     let most = busiest_window(&arrived, window);
-    println!(
+    figure(format_args!(
         "redis budget: 4 processes x 4 threads for {run_for:?}: {} calls, {answered_429} answered 429, \
          busiest {window:?} window {most} of the service's 60 ({:.1}%); children exited {codes:?}",
         journal.len(),
         most as f64 * 100.0 / 60.0
-    );
+    ));
     assert_eq!(
         codes,
         [0, 0, 0, 0],
@@ -162,9 +162,9 @@ fn a_429_in_one_process_holds_the_others_off() {
         .iter()
         .filter(|e| e.received_at >= held_until)
         .count();
-    println!(
+    figure(format_args!(
         "redis budget: a 429 (Retry-After 2) held both processes off: {during_hold} arrivals from 0.1 s to 1.9 s after it, {after_hold} after"
-    );
+    ));
     assert_eq!(during_hold, 0, "a process sent during the hold");
     assert!(after_hold > 10, "the calls resumed after the hold");
 }
@@ -306,14 +306,14 @@ fn one_redis_round_trip_per_call() {
         .find(|(n, _)| n == "evalsha")
         .map_or(0, |(_, c)| *c);
     let inside: Vec<&(String, u64)> = delta.iter().filter(|(n, _)| n != "evalsha").collect();
-    println!(
+    figure(format_args!(
         "redis budget: {CALLS} calls sent {evalsha} EVALSHA and no other command (the script ran {})",
         inside
             .iter()
             .map(|(name, calls)| format!("{} {calls}", name.to_uppercase()))
             .collect::<Vec<_>>()
             .join(", ")
-    );
+    ));
     // Redis counts the commands a script runs as well as the EVALSHA that ran
     // it: one EVALSHA per call, and every other command one the acquire
     // script itself calls (each at most once per run, but LINDEX, which finds
@@ -484,10 +484,10 @@ fn a_hold_read_back_from_redis_is_capped_at_two_windows() {
     let error = client.list_users(&ListUsers::default()).unwrap_err();
     assert_eq!(error.kind(), ErrorKind::RateLimited, "{error}");
     let wait = error.retry_after().unwrap();
-    println!(
+    figure(format_args!(
         "redis budget: a 31-year hold read back from Redis made a wait of {:.1} s",
         wait.as_secs_f64()
-    );
+    ));
     // Two windows of 10 s plus the jitter allowance, and the gate's jitter.
     assert!(wait <= Duration::from_secs(23), "{wait:?}");
 }
@@ -562,11 +562,11 @@ fn a_black_holed_redis_delays_concurrent_callers_once_not_one_after_another() {
         .map(|c| c.join().unwrap())
         .max()
         .unwrap();
-    println!(
+    figure(format_args!(
         "redis budget: 16 concurrent calls with a black-holed Redis (500 ms timeouts) all done in {} ms (was ~8 s); rate_limit_state took {} µs meanwhile",
         slowest.as_millis(),
         state_took.as_micros()
-    );
+    ));
     assert!(slowest < Duration::from_millis(1500), "{slowest:?}");
     assert!(state_took < Duration::from_millis(20), "{state_took:?}");
     assert_eq!(state.backend, BudgetBackend::Redis);
@@ -605,10 +605,10 @@ fn waiting_for_redis_ends_at_a_cancel() {
         .unwrap_err();
     let late = started.elapsed().saturating_sub(Duration::from_millis(200));
     canceller.join().unwrap();
-    println!(
+    figure(format_args!(
         "redis budget: a cancel while waiting for Redis was seen after {} ms",
         late.as_millis()
-    );
+    ));
     assert_eq!(error.kind(), ErrorKind::Cancelled, "{error}");
     assert!(late < Duration::from_millis(200), "{late:?}");
     assert_eq!(stuck.join().unwrap().kind(), ErrorKind::BudgetUnavailable);
@@ -639,9 +639,9 @@ fn keys_on_one_redis_share_its_connections() {
         client.list_users(&ListUsers::page(1, 0)).unwrap();
     }
     let connections = redis.client_count();
-    println!(
+    figure(format_args!(
         "redis budget: 40 keys on one Redis use {connections} connection(s) (was one per key)"
-    );
+    ));
     // The count includes the helper's own connection asking.
     assert!(connections <= 2, "{connections} connections");
 }
@@ -733,7 +733,9 @@ fn a_rediss_budget_trusts_what_the_client_trusts() {
     let first = trusting("tls-one");
     trusted(&first);
     let error = refused(&wary("tls-one"));
-    println!("redis budget over TLS: trusted with the client's roots; without them: {error}");
+    figure(format_args!(
+        "redis budget over TLS: trusted with the client's roots; without them: {error}"
+    ));
     // The other way round: a client without the roots first, then one with them.
     let second = wary("tls-two");
     refused(&second);
@@ -1004,7 +1006,9 @@ fn the_documented_acl_line_is_all_the_budget_needs() {
         let error = refused.list_users(&ListUsers::page(1, 0)).unwrap_err();
         common::redis_server::assert_refused_for_permission(&error, &[password]);
         if attempt == 0 {
-            println!("redis budget: with the ACL the guides printed before: {error}");
+            figure(format_args!(
+                "redis budget: with the ACL the guides printed before: {error}"
+            ));
         }
     }
 }
@@ -1042,10 +1046,10 @@ fn an_idle_connection_closed_by_redis_is_not_a_failure() {
         );
     }
     assert_eq!(client.rate_limit_state().used, 4);
-    println!(
+    figure(format_args!(
         "redis budget: after {} ms idle (Redis's timeout 1 s closed the connection), 3 calls under fail_closed all counted in Redis",
         quiet.elapsed().as_millis()
-    );
+    ));
 }
 
 /// A link and its pooled connections go with the last client using it: ten
@@ -1090,9 +1094,9 @@ fn connections_go_with_the_last_client_of_a_url() {
         "{} connections still open after every client went",
         redis.client_count()
     );
-    println!(
+    figure(format_args!(
         "redis budget: 10 URLs, 100 clients: {open} connections; all clients dropped: 0 (were 10)"
-    );
+    ));
 }
 
 /// A process back from its local fallback enters what it admitted there into
@@ -1146,9 +1150,9 @@ fn a_return_from_the_fallback_enters_its_local_starts_first() {
         .filter(|_| other.list_users(&ListUsers::page(1, 0)).is_ok())
         .count();
     let answered_429 = emu.journal().iter().filter(|e| e.status == 429).count();
-    println!(
+    figure(format_args!(
         "redis budget: back from the fallback ({local} local starts entered first), the other process was admitted {admitted} more; {answered_429} answered 429"
-    );
+    ));
     assert_eq!(admitted, 39 - 2 * local - 1);
     assert_eq!(answered_429, 0);
 }

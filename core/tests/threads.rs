@@ -98,6 +98,6 @@ fn a_thousand_calls_make_no_thread() {
             );
         }
     });
-    println!("threads made: {control} by 100 calls of a default ureq agent, {made} by 1000 calls of the client");
+    figure(format_args!("threads made: {control} by 100 calls of a default ureq agent, {made} by 1000 calls of the client"));
     assert_eq!(made, 0, "the client made {made} threads in 1000 calls");
 }

@@ -270,10 +270,10 @@ fn seeding_in_process_is_fast() {
     let f = Fixture::new();
     let started = Instant::now();
     assert_eq!(f.emu.seed_users(100_000), 100_000);
-    println!(
+    figure(format_args!(
         "seeding 100,000 users in process took {:?}",
         started.elapsed()
-    );
+    ));
 }
 
 fn fault(f: &Fixture, spec: serde_json::Value) {

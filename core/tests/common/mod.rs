@@ -6,6 +6,14 @@ use std::time::{Duration, Instant, SystemTime};
 pub mod redis_server;
 pub mod redis_topology;
 
+/// Prints a figure (a line of measured numbers the test command shows) to stderr,
+/// past the test harness's capture: the test command takes it from the log of its
+/// one workspace run instead of running the test again with `--nocapture`.
+pub fn figure(line: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
 use roomchat::{Client, ClientBuilder, Error, RateLimitConfig};
 use roomchat_emulator::{Emulator, EmulatorConfig, EmulatorTls, Fault, FaultAction};
 

@@ -5,6 +5,14 @@
 use roomchat_emulator::{Emulator, EmulatorConfig};
 use serde_json::Value;
 
+/// Prints a figure (a line of measured numbers the test command shows) to stderr,
+/// past the test harness's capture: the test command takes it from the log of its
+/// one workspace run instead of running the test again with `--nocapture`.
+pub fn figure(line: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
 pub struct Answer {
     pub status: u16,
     pub headers: Vec<(String, String)>,
