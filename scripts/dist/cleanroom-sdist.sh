@@ -21,16 +21,6 @@ command -v cargo >/dev/null
 # python.sh's). Unpacked here with the files dated now (--touch): the sdist
 # dates them all alike and long ago, so cargo would take an earlier run's build
 # of the sdist's own crates (the same relative paths) as fresh, stale code and all.
-# The sdist's manifest has no [profile] (maturin writes the workspace's members
-# and package fields only): the workspace's dev profile is given through the
-# environment, or every dependency is compiled again for other debuginfo (91 s
-# instead of ~35 s in the test command).
-dev_debug=$("${PYTHON:-python3}" -c '
-import sys, tomllib
-with open(sys.argv[1], "rb") as f:
-    debug = tomllib.load(f).get("profile", {}).get("dev", {}).get("debug", "")
-print(str(debug).lower() if isinstance(debug, bool) else debug)' "$root/Cargo.toml")
-[ -z "$dev_debug" ] || export CARGO_PROFILE_DEV_DEBUG=$dev_debug
 started=$(date +%s.%N)
 mkdir "$work/src"
 tar -xzf "$sdist" -C "$work/src" --touch
