@@ -776,6 +776,16 @@ fn convert(
 /// Fetches the listing from the checkpoint on, appending each page's new records to the part
 /// file (`part`, cut back to the checkpoint already) and, with `pages`, handing them to the
 /// converter; commits every 200 ms and at the end.
+///
+/// The commits every 200 ms run on a committer thread: the part file's fsync (all it got
+/// since the last one, some 20 MB at full speed) and the checkpoint's replacement took the
+/// fetch off the wire meanwhile, which made a 100,000-message export to a disk 0.7-0.9x the
+/// SDK iterator's rate where it was 1.1-1.5x to tmpfs. A checkpoint still vouches only for
+/// what is durable: the fetch flushes the part file's buffer before it hands the committer
+/// a copy of the checkpoint, and the committer fsyncs the part file before it writes that
+/// copy. The committer takes one at a time (a commit due while the last one runs waits for
+/// the next page) and in order, and is done before the listing's end is committed here or
+/// [`finish`] commits it: no late copy can replace a later checkpoint or outlive the export.
 fn fetch_all(
     job: &Job<'_>,
     target: &Target,
@@ -785,6 +795,57 @@ fn fetch_all(
     bar: &progress::RoomBar<'_>,
     pages: Option<&SyncSender<Vec<u8>>>,
 ) -> Result<(), CliError> {
+    let syncing = part
+        .try_clone()
+        .map_err(|e| store::io_error(&paths.part, e))?;
+    std::thread::scope(|scope| {
+        let (commits, to_commit) = std::sync::mpsc::sync_channel::<Checkpoint>(1);
+        let committer = scope.spawn(move || -> Result<(), CliError> {
+            for copy in to_commit {
+                syncing
+                    .sync_data()
+                    .map_err(|e| store::io_error(&paths.part, e))?;
+                store::save_checkpoint(&paths.checkpoint, &copy)?;
+            }
+            Ok(())
+        });
+        let fetched = fetch_pages(job, target, paths, part, checkpoint, bar, pages, &commits);
+        drop(commits);
+        let committed = committer.join().unwrap_or_else(|_| {
+            Err(CliError::Usage(format!(
+                "{}: the committer stopped unexpectedly; run the same command again",
+                paths.checkpoint.display()
+            )))
+        });
+        // The committer's error first: a fetch that stopped for it has no other to tell.
+        let at_end = committed.and(fetched)?;
+        if let Some(mut part) = at_end {
+            // A jsonl export's end, committed once every earlier commit is done: the part
+            // file (the final file) durable, then the checkpoint saying the listing is done.
+            part.flush().map_err(|e| store::io_error(&paths.part, e))?;
+            part.get_ref()
+                .sync_data()
+                .map_err(|e| store::io_error(&paths.part, e))?;
+            store::save_checkpoint(&paths.checkpoint, checkpoint)?;
+        }
+        Ok(())
+    })
+}
+
+/// [`fetch_all`]'s fetch: to the listing's end, handing every commit due but the last to
+/// `commits`; the part file when the listing's end is left to commit (jsonl), `None` when
+/// [`finish`] commits it (the other formats).
+#[allow(clippy::too_many_arguments)]
+fn fetch_pages(
+    job: &Job<'_>,
+    target: &Target,
+    paths: &Paths,
+    part: File,
+    checkpoint: &mut Checkpoint,
+    bar: &progress::RoomBar<'_>,
+    pages: Option<&SyncSender<Vec<u8>>>,
+    commits: &SyncSender<Checkpoint>,
+) -> Result<Option<BufWriter<File>>, CliError> {
     let mut part = BufWriter::with_capacity(256 * 1024, part);
     let mut recent = RecentIds::from_list(&checkpoint.recent_ids);
     // Uncommitted progress: written to the part file's buffer, not yet vouched for.
@@ -882,17 +943,17 @@ fn fetch_all(
             // and the part file removed. Making the part file durable first would be work
             // thrown away (an fsync of all it got since the last commit); a stop before that
             // resumes from the last commit.
-            if !(at_end && pages.is_some()) {
-                part.flush().map_err(|e| store::io_error(&paths.part, e))?;
-                part.get_ref()
-                    .sync_data()
-                    .map_err(|e| store::io_error(&paths.part, e))?;
-                store::save_checkpoint(&paths.checkpoint, checkpoint)?;
+            if at_end {
+                return Ok(pages.is_none().then_some(part));
             }
-            last_commit = Instant::now();
-        }
-        if at_end {
-            return Ok(());
+            part.flush().map_err(|e| store::io_error(&paths.part, e))?;
+            match commits.try_send(checkpoint.clone()) {
+                Ok(()) => last_commit = Instant::now(),
+                // The last commit still runs: this one is made after the next page.
+                Err(TrySendError::Full(_)) => {}
+                // The committer stopped at an error, which `fetch_all` tells.
+                Err(TrySendError::Disconnected(_)) => return Ok(None),
+            }
         }
     }
 }
