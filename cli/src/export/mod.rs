@@ -960,7 +960,7 @@ fn fetch_pages(
             }
             part.flush().map_err(|e| store::io_error(&paths.part, e))?;
             match commits.try_send(checkpoint.clone()) {
-                // Full: the last two still run; this one waits for the next due.
+                // Full: one commit runs and one waits; this one is left for the next due.
                 Ok(()) | Err(TrySendError::Full(_)) => last_commit = (Instant::now(), part_bytes),
                 // The committer stopped at an error, which `fetch_all` tells.
                 Err(TrySendError::Disconnected(_)) => return Ok(None),
