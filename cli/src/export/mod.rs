@@ -810,13 +810,9 @@ fn fetch_all(
     std::thread::scope(|scope| {
         let (commits, to_commit) = std::sync::mpsc::sync_channel::<Checkpoint>(1);
         let committer = scope.spawn(move || -> Result<(), CliError> {
-            for copy in to_commit {
-                syncing
-                    .sync_data()
-                    .map_err(|e| store::io_error(&paths.part, e))?;
-                store::save_checkpoint(&paths.checkpoint, &copy)?;
-            }
-            Ok(())
+            to_commit
+                .iter()
+                .try_for_each(|copy| commit(&syncing, paths, &copy))
         });
         let fetched = fetch_pages(job, target, paths, part, checkpoint, bar, pages, &commits);
         drop(commits);
@@ -832,13 +828,18 @@ fn fetch_all(
             // A jsonl export's end, committed once every earlier commit is done: the part
             // file (the final file) durable, then the checkpoint saying the listing is done.
             part.flush().map_err(|e| store::io_error(&paths.part, e))?;
-            part.get_ref()
-                .sync_data()
-                .map_err(|e| store::io_error(&paths.part, e))?;
-            store::save_checkpoint(&paths.checkpoint, checkpoint)?;
+            commit(part.get_ref(), paths, checkpoint)?;
         }
         Ok(())
     })
+}
+
+/// One commit: the part file's data made durable, then `checkpoint`, which vouches for it,
+/// put in place (the part file's writes it covers were flushed before).
+fn commit(part: &File, paths: &Paths, checkpoint: &Checkpoint) -> Result<(), CliError> {
+    part.sync_data()
+        .map_err(|e| store::io_error(&paths.part, e))?;
+    store::save_checkpoint(&paths.checkpoint, checkpoint)
 }
 
 /// [`fetch_all`]'s fetch: to the listing's end, handing every commit due but the last to
