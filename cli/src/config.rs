@@ -91,11 +91,23 @@ pub fn global_args() -> Vec<Arg> {
         .value_parser(["local_fallback", "fail_closed", "fail_open"]),
         value("app-name", "An application name closing the User-Agent").value_name("NAME"),
         value(
+            "raw-csv-cells",
+            "Write CSV cells as the service sent them: without it, a cell beginning with = + - @, a tab or a line break gets a leading ' so that no spreadsheet runs it as a formula",
+        )
+        .action(ArgAction::SetTrue),
+        value(
             "dry-run",
             "Print the request (method, URL with the key REDACTED, body) and its curl; send nothing",
         )
         .action(ArgAction::SetTrue),
     ]
+}
+
+/// Whether `--raw-csv-cells` was given: CSV cells are written as they are,
+/// formulas included (see [`crate::safe_text::csv_cell`]).
+#[allow(dead_code)] // until every CSV writer uses it (this round)
+pub fn raw_csv_cells(matches: &ArgMatches) -> bool {
+    switch(matches, "raw-csv-cells")
 }
 
 /// One profile of the config file: every setting is optional.

@@ -10,7 +10,8 @@
 //!
 //! Layers: `app` builds the command tree and dispatches; `config` turns
 //! flags, environment and profile into a client; `operations` is the generic
-//! operation command; `output` prints answers and errors; `export` and
+//! operation command; `output` prints answers and errors; `safe_text` makes
+//! the service's text safe for a spreadsheet cell or a terminal line; `export` and
 //! `import` are the two jobs.
 
 mod app;
@@ -20,6 +21,7 @@ mod export;
 mod import;
 mod operations;
 mod output;
+mod safe_text;
 
 use std::ffi::OsString;
 
