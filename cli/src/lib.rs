@@ -19,6 +19,7 @@ mod config;
 mod error;
 mod export;
 mod import;
+mod interrupt;
 mod operations;
 mod output;
 mod safe_text;

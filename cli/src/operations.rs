@@ -7,18 +7,17 @@
 //! [`roomchat::Client::call_operation`].
 
 use std::io::{self, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 use clap::builder::{BoolishValueParser, PossibleValuesParser};
 use clap::{Arg, ArgAction, ArgGroup, ArgMatches, Command};
 use roomchat::wire::{
     Operation, OperationSpec, Paging, ParamKind, ParamLocation, ParamSpec, RetryClass,
 };
-use roomchat::{CancelToken, ErrorKind};
+use roomchat::ErrorKind;
 use serde_json::{Map, Value};
 
 use crate::error::CliError;
+use crate::interrupt::Interrupts;
 use crate::{config, output};
 
 /// The family of an operation that declares none.
@@ -436,17 +435,8 @@ fn stream_all(
     let size = page_size(spec, &params);
     params["limit"] = Value::from(size);
     let mut skip = params.get("skip").and_then(Value::as_u64).unwrap_or(0);
-    let cancel = CancelToken::new();
-    let interrupted = Arc::new(AtomicBool::new(false));
-    {
-        let (cancel, interrupted) = (cancel.clone(), interrupted.clone());
-        // A second handler cannot be set (a test harness, an embedding): Ctrl-C then kills as usual.
-        let _ = ctrlc::set_handler(move || {
-            interrupted.store(true, Ordering::SeqCst);
-            cancel.cancel();
-        });
-    }
-    let client = client.with_cancel(cancel);
+    let interrupts = Interrupts::catch();
+    let client = client.with_cancel(interrupts.cancel_token());
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let mut csv_writer: Option<(Vec<String>, ())> = None;
@@ -458,14 +448,14 @@ fn stream_all(
         if max.is_some_and(|m| written >= m) {
             break;
         }
-        if interrupted.load(Ordering::SeqCst) {
+        if interrupts.requested() {
             let _ = out.flush();
             return Err(resume(skip));
         }
         params["skip"] = Value::from(skip);
         let page = match client.call_operation(op, &params) {
             Ok(page) => page,
-            Err(e) if e.kind() == ErrorKind::Cancelled || interrupted.load(Ordering::SeqCst) => {
+            Err(e) if e.kind() == ErrorKind::Cancelled || interrupts.requested() => {
                 let _ = out.flush();
                 return Err(resume(skip));
             }
