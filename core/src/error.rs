@@ -128,7 +128,10 @@ impl fmt::Display for ErrorKind {
 /// It carries the [`ErrorKind`], a human-readable message (the service's own
 /// text when it sent one), the HTTP status when there was an answer, the
 /// method and the path of the request (with `auth` redacted), the `eventId` of
-/// a server failure, and how long to wait when rate limited. The private key
+/// a server failure, how long to wait when rate limited, and each text the
+/// service's error body held ([`service_message`](Self::service_message),
+/// [`service_error`](Self::service_error),
+/// [`service_error_message`](Self::service_error_message)). The private key
 /// never appears in any of them.
 #[derive(Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{kind}: {message}{}", self.context())]
@@ -140,6 +143,52 @@ pub struct Error {
     path: Option<String>,
     event_id: Option<String>,
     retry_after: Option<Duration>,
+    service: ServiceTexts,
+}
+
+/// The texts of a service's error body, each as it came (see
+/// [`Error::service_message`]). Empty strings, `"error": true` and other
+/// non-text values are not texts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct ServiceTexts {
+    /// `message`.
+    pub(crate) message: Option<String>,
+    /// `error`: a string, or a validation object's `message` or `details[].message` joined by `"; "`.
+    pub(crate) error: Option<String>,
+    /// `errorMessage`.
+    pub(crate) error_message: Option<String>,
+}
+
+impl ServiceTexts {
+    /// The error's message: the distinct texts in the order `message`,
+    /// `errorMessage`, `error` (the first is the one the kind is read from), the
+    /// first followed by `": "` and the others joined by `"; "`; a text equal to
+    /// an earlier one is shown once. Empty when the body held none.
+    pub(crate) fn shown(&self) -> String {
+        let mut texts: Vec<&str> = Vec::with_capacity(3);
+        for text in [&self.message, &self.error_message, &self.error]
+            .into_iter()
+            .flatten()
+        {
+            if !texts.contains(&text.as_str()) {
+                texts.push(text);
+            }
+        }
+        match texts.split_first() {
+            None => String::new(),
+            Some((first, [])) => (*first).to_owned(),
+            Some((first, rest)) => format!("{first}: {}", rest.join("; ")),
+        }
+    }
+
+    /// The text the kind is read from: `message`, else `errorMessage`, else `error`.
+    pub(crate) fn primary(&self) -> &str {
+        self.message
+            .as_deref()
+            .or(self.error_message.as_deref())
+            .or(self.error.as_deref())
+            .unwrap_or_default()
+    }
 }
 
 impl fmt::Debug for Error {
@@ -152,6 +201,9 @@ impl fmt::Debug for Error {
             .field("path", &self.path)
             .field("event_id", &self.event_id)
             .field("retry_after", &self.retry_after)
+            .field("service_message", &self.service.message)
+            .field("service_error", &self.service.error)
+            .field("service_error_message", &self.service.error_message)
             .finish()
     }
 }
@@ -167,6 +219,7 @@ impl Error {
             path: None,
             event_id: None,
             retry_after: None,
+            service: ServiceTexts::default(),
         }
     }
 
@@ -184,8 +237,38 @@ impl Error {
     }
 
     /// The message: the service's own text when it sent one, otherwise the client's.
+    ///
+    /// A service's error body may carry its text in `message`, `errorMessage`
+    /// and `error` (section 7 of the contract). When it holds more than one and
+    /// they differ, the message shows each once: the first (in that order)
+    /// followed by `": "`, then the others joined by `"; "`, e.g.
+    /// `invalid request: "actionButtons[0].type" must be one of [link, action]`
+    /// for `{"message": "invalid request", "error": "\"actionButtons[0].type\" must
+    /// be one of [link, action]"}`. Each is also an accessor of its own
+    /// ([`service_message`](Self::service_message) …).
     pub fn message(&self) -> &str {
         &self.message
+    }
+
+    /// The service's error body's `message`, as it came; `None` when the body
+    /// had none (or it was empty, or not a string), or when the service did not answer.
+    pub fn service_message(&self) -> Option<&str> {
+        self.service.message.as_deref()
+    }
+
+    /// The service's error body's `error` when it is text: a string (a
+    /// validation detail such as `"actionButtons[0].type" must be one of
+    /// [link, action]`), or the validation object's `message`, else its
+    /// `details[].message` joined by `"; "`. `None` for `"error": true` (a flag,
+    /// not a detail), an empty string, or no `error` at all.
+    pub fn service_error(&self) -> Option<&str> {
+        self.service.error.as_deref()
+    }
+
+    /// The service's error body's `errorMessage` (an older endpoints' form), as
+    /// it came; `None` when the body had none (or it was empty, or not a string).
+    pub fn service_error_message(&self) -> Option<&str> {
+        self.service.error_message.as_deref()
     }
 
     /// The HTTP status, when the service answered.
@@ -228,6 +311,11 @@ impl Error {
         self
     }
 
+    pub(crate) fn with_service_texts(mut self, service: ServiceTexts) -> Error {
+        self.service = service;
+        self
+    }
+
     /// Sets the request context (method and redacted path) unless already set.
     pub(crate) fn with_request(mut self, method: &str, redacted_path: &str) -> Error {
         if self.method.is_none() {
@@ -249,11 +337,17 @@ impl Error {
         ];
         let scrub = |text: &mut String| *text = crate::secrets::scrub(text, &forms);
         scrub(&mut self.message);
-        if let Some(p) = self.path.as_mut() {
-            scrub(p);
-        }
-        if let Some(e) = self.event_id.as_mut() {
-            scrub(e);
+        for text in [
+            &mut self.path,
+            &mut self.event_id,
+            &mut self.service.message,
+            &mut self.service.error,
+            &mut self.service.error_message,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            scrub(text);
         }
         self
     }
