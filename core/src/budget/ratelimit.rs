@@ -2,8 +2,11 @@
 //!
 //! The service allows 600 requests per rolling minute per private key and
 //! counts *arrivals*. The client counts *starts*, so it keeps a small margin:
-//! a few requests of the limit in reserve and a window a little longer than
-//! the service's, which absorbs network jitter between start and arrival.
+//! a window a little longer than the service's, which absorbs the spread of
+//! the delay between start and arrival (at most N starts in any window of
+//! W + J means at most N arrivals in any window of W, as long as those delays
+//! differ by J at most), and, from 50 requests up, 2 % of the limit in reserve
+//! for arrivals the client cannot count (a connection the transport opens again).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -31,27 +34,36 @@ pub struct RateLimitConfig {
     pub requests: u32,
     /// The service's rolling window (default 60 s).
     pub window: Duration,
-    /// Requests of the limit kept in reserve (default: 2 % of the limit, at least 1 when the limit is over 1).
+    /// Requests of the limit kept in reserve (default: 2 % of the limit, rounded
+    /// down: none below 50 requests, so that a small budget such as 2 per 5 s
+    /// sends 2, not 1).
     pub reserve: u32,
     /// Added to the window to absorb jitter between start and arrival (default: 5 % of the window, at most 1 s).
     pub jitter_allowance: Duration,
-    /// Wait for a slot, or fail at once (default: wait up to 60 s).
+    /// Wait for a slot, or fail at once (default: wait up to the window plus
+    /// its jitter allowance, 61 s for the default 60 s window: the longest a
+    /// slot of a spent budget can take to free, so that spending the budget
+    /// never fails a call that waiting would let through). Set with
+    /// [`RateLimitConfig::new`]; a window changed afterwards keeps this wait.
     pub when_limited: WhenLimited,
 }
 
 impl RateLimitConfig {
-    /// `requests` per `window`, with the default margins and waiting policy.
+    /// `requests` per `window`, with the default margins and waiting policy
+    /// (see the fields).
     pub fn new(requests: u32, window: Duration) -> RateLimitConfig {
+        let jitter_allowance = (window / 20).min(Duration::from_secs(1));
         RateLimitConfig {
             requests,
             window,
-            reserve: if requests > 1 {
-                requests.div_ceil(50)
-            } else {
-                0
-            },
-            jitter_allowance: (window / 20).min(Duration::from_secs(1)),
-            when_limited: WhenLimited::Wait(Duration::from_secs(60)),
+            reserve: requests / 50,
+            jitter_allowance,
+            // At most MAX_DURATION, so that the longest window valid stays valid.
+            when_limited: WhenLimited::Wait(
+                window
+                    .saturating_add(jitter_allowance)
+                    .min(crate::time::MAX_DURATION),
+            ),
         }
     }
 
@@ -444,7 +456,7 @@ mod tests {
         assert_eq!(e.kind(), ErrorKind::RateLimited);
         assert!(e.retry_after().unwrap() > Duration::from_secs(9));
         let s = budget.snapshot();
-        assert_eq!((s.limit, s.used, s.remaining), (2, 2, 0));
+        assert_eq!((s.limit, s.used, s.remaining), (3, 3, 0));
     }
 
     #[test]
