@@ -119,8 +119,8 @@ export interface RateLimitOptions {
   whenLimited?: 'wait' | 'fail'
   /**
    * With `"wait"`: the longest wait before failing (default: the window plus its jitter
-   * allowance, `windowMs / 20` at most 1000, the longest a slot can take to free: 61000 for
-   * the service's window).
+   * allowance, `windowMs / 20` at most 1000, the longest a slot can take to free, and 1000
+   * for contention: 62000 for the service's window).
    */
   maxWaitMs?: number
   /**
@@ -371,7 +371,7 @@ export interface RawResponse {
 }
 
 export interface RateLimitState {
-  /** Requests the client allows itself per window (the service's limit less 2 % from 50 requests up). */
+  /** Requests the client allows itself per window (the service's limit less 2 %, at least one, from 10 requests up). */
   limit: number
   /** The window the client counts in. */
   windowMs: number

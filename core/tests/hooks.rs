@@ -39,7 +39,7 @@ fn a_cancelled_token_sends_nothing() {
 #[test]
 fn cancel_abandons_a_rate_limit_wait() {
     let emu = emulator("cancel-budget");
-    // 3 per 20 s (no reserve below 50): 3 starts, then a wait of about 20 s.
+    // 3 per 20 s (no reserve below 10): 3 starts, then a wait of about 20 s.
     let client = builder(&emu)
         .rate_limit(RateLimitConfig::new(3, Duration::from_secs(20)))
         .build()
@@ -188,7 +188,7 @@ fn the_observer_sees_attempts_retries_and_waits_without_the_key() {
         .ends_with(" after server_error (HTTP 503) (attempt 1 failed)"));
     assert!(seen[2].3.contains("-> 200 (attempt 2, "));
 
-    // The budget (4, no reserve below 50) has two starts left: the call after them waits, and says so first.
+    // The budget (4, no reserve below 10) has two starts left: the call after them waits, and says so first.
     for _ in 0..3 {
         client.list_users(&ListUsers::page(5, 0)).unwrap();
     }

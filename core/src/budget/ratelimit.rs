@@ -5,8 +5,11 @@
 //! a window a little longer than the service's, which absorbs the spread of
 //! the delay between start and arrival (at most N starts in any window of
 //! W + J means at most N arrivals in any window of W, as long as those delays
-//! differ by J at most), and, from 50 requests up, 2 % of the limit in reserve
-//! for arrivals the client cannot count (a connection the transport opens again).
+//! differ by J at most), and, from 10 requests up, 2 % of the limit (at least
+//! one) in reserve for a burst whose delays spread wider than J (requests
+//! queued behind new connections and busy CPUs) and for arrivals the client
+//! cannot count. Below 10 a reserved request would cost more than a tenth of
+//! the budget, and a burst is too short to spread.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -17,6 +20,12 @@ use once_cell::sync::Lazy;
 use crate::cancel::CancelToken;
 use crate::error::{Error, ErrorKind, Result};
 use crate::time::{check_duration, instant_after};
+
+/// What the default longest wait for a slot adds to the window and its jitter
+/// allowance (see [`RateLimitConfig::when_limited`]): a caller measures its wait
+/// from before it takes the budget's lock (or asks Redis), so the slot it gets
+/// may free a little later than a window after it began.
+pub(crate) const WAIT_SLACK: Duration = Duration::from_secs(1);
 
 /// What to do when the budget has no free slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,17 +43,19 @@ pub struct RateLimitConfig {
     pub requests: u32,
     /// The service's rolling window (default 60 s).
     pub window: Duration,
-    /// Requests of the limit kept in reserve (default: 2 % of the limit, rounded
-    /// down: none below 50 requests, so that a small budget such as 2 per 5 s
-    /// sends 2, not 1).
+    /// Requests of the limit kept in reserve (default: 2 % of the limit, at
+    /// least 1, from 10 requests up; none below, so that a small budget such as
+    /// 2 per 5 s sends 2, not 1).
     pub reserve: u32,
     /// Added to the window to absorb jitter between start and arrival (default: 5 % of the window, at most 1 s).
     pub jitter_allowance: Duration,
     /// Wait for a slot, or fail at once (default: wait up to the window plus
-    /// its jitter allowance, 61 s for the default 60 s window: the longest a
-    /// slot of a spent budget can take to free, so that spending the budget
-    /// never fails a call that waiting would let through). Set with
-    /// [`RateLimitConfig::new`]; a window changed afterwards keeps this wait.
+    /// its jitter allowance, the longest a slot of a spent budget can take to
+    /// free, and a second more for callers contending for the budget's
+    /// lock and for the round trip to Redis: 62 s for the default 60 s window,
+    /// so that spending the budget never fails a call that waiting would let
+    /// through). Set by [`RateLimitConfig::new`]; a window changed afterwards
+    /// keeps this wait.
     pub when_limited: WhenLimited,
 }
 
@@ -56,12 +67,17 @@ impl RateLimitConfig {
         RateLimitConfig {
             requests,
             window,
-            reserve: requests / 50,
+            reserve: if requests >= 10 {
+                requests.div_ceil(50)
+            } else {
+                0
+            },
             jitter_allowance,
             // At most MAX_DURATION, so that the longest window valid stays valid.
             when_limited: WhenLimited::Wait(
                 window
                     .saturating_add(jitter_allowance)
+                    .saturating_add(WAIT_SLACK)
                     .min(crate::time::MAX_DURATION),
             ),
         }
