@@ -120,7 +120,7 @@ export interface RateLimitOptions {
   /**
    * With `"wait"`: the longest wait before failing (default: the window plus its jitter
    * allowance, `windowMs / 20` at most 1000, the longest a slot can take to free, and 1000
-   * for contention: 62000 for the service's window).
+   * for contention, at least 60000: 62000 for the service's window).
    */
   maxWaitMs?: number
   /**

@@ -29,8 +29,8 @@ use crate::response::APIResponse;
 /// The client-side rate limit of a private key: `requests` per `window` seconds; when
 /// the budget is spent, `when_limited="wait"` waits up to `max_wait` seconds for a slot
 /// (by default the window plus its jitter allowance, the longest a slot can take to free,
-/// and a second for contention: 62 s for the default 60 s window), `"fail"` raises
-/// `RateLimitedError` at once.
+/// and a second for contention, at least 60 s: 62 s for the default 60 s window), `"fail"`
+/// raises `RateLimitedError` at once.
 ///
 /// With `redis_url`, the budget is kept in Redis and shared by every process and host
 /// on the key (gunicorn workers, `multiprocessing`, several machines): one server

@@ -27,6 +27,12 @@ use crate::time::{check_duration, instant_after};
 /// may free a little later than a window after it began.
 pub(crate) const WAIT_SLACK: Duration = Duration::from_secs(1);
 
+/// The shortest default longest wait for a slot (see
+/// [`RateLimitConfig::when_limited`]): a minute, within which the contract says
+/// the service's limit clears. A short window's budget (2 per 5 s) under
+/// sustained load from many callers may keep one of them waiting several windows.
+pub(crate) const SHORTEST_DEFAULT_WAIT: Duration = Duration::from_secs(60);
+
 /// What to do when the budget has no free slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WhenLimited {
@@ -51,11 +57,12 @@ pub struct RateLimitConfig {
     pub jitter_allowance: Duration,
     /// Wait for a slot, or fail at once (default: wait up to the window plus
     /// its jitter allowance, the longest a slot of a spent budget can take to
-    /// free, and a second more for callers contending for the budget's
-    /// lock and for the round trip to Redis: 62 s for the default 60 s window,
-    /// so that spending the budget never fails a call that waiting would let
-    /// through). Set by [`RateLimitConfig::new`]; a window changed afterwards
-    /// keeps this wait.
+    /// free, and a second more for callers contending for the budget's lock
+    /// and for the round trip to Redis; and at least a minute, within which the
+    /// contract says the service's limit clears, so that a caller queued behind others under sustained load is not failed
+    /// after one short window. 62 s for the default 60 s window: spending the
+    /// budget never fails a call that waiting would let through). Set by
+    /// [`RateLimitConfig::new`]; a window changed afterwards keeps this wait.
     pub when_limited: WhenLimited,
 }
 
@@ -78,6 +85,7 @@ impl RateLimitConfig {
                 window
                     .saturating_add(jitter_allowance)
                     .saturating_add(WAIT_SLACK)
+                    .max(SHORTEST_DEFAULT_WAIT)
                     .min(crate::time::MAX_DURATION),
             ),
         }
