@@ -141,9 +141,17 @@ pub struct Error {
     status: Option<u16>,
     method: Option<String>,
     path: Option<String>,
-    event_id: Option<String>,
     retry_after: Option<Duration>,
-    service: ServiceTexts,
+    /// What the service's body said (its texts, its `eventId`). Boxed: most
+    /// errors have none, and the error stays small to return.
+    service: Option<Box<ServiceParts>>,
+}
+
+/// What a service's error body said besides its status.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct ServiceParts {
+    texts: ServiceTexts,
+    event_id: Option<String>,
 }
 
 /// The texts of a service's error body, each as it came (see
@@ -199,11 +207,11 @@ impl fmt::Debug for Error {
             .field("status", &self.status)
             .field("method", &self.method)
             .field("path", &self.path)
-            .field("event_id", &self.event_id)
+            .field("event_id", &self.event_id())
             .field("retry_after", &self.retry_after)
-            .field("service_message", &self.service.message)
-            .field("service_error", &self.service.error)
-            .field("service_error_message", &self.service.error_message)
+            .field("service_message", &self.service_message())
+            .field("service_error", &self.service_error())
+            .field("service_error_message", &self.service_error_message())
             .finish()
     }
 }
@@ -217,9 +225,8 @@ impl Error {
             status: None,
             method: None,
             path: None,
-            event_id: None,
             retry_after: None,
-            service: ServiceTexts::default(),
+            service: None,
         }
     }
 
@@ -253,7 +260,7 @@ impl Error {
     /// The service's error body's `message`, as it came; `None` when the body
     /// had none (or it was empty, or not a string), or when the service did not answer.
     pub fn service_message(&self) -> Option<&str> {
-        self.service.message.as_deref()
+        self.service.as_ref()?.texts.message.as_deref()
     }
 
     /// The service's error body's `error` when it is text: a string (a
@@ -262,13 +269,13 @@ impl Error {
     /// `details[].message` joined by `"; "`. `None` for `"error": true` (a flag,
     /// not a detail), an empty string, or no `error` at all.
     pub fn service_error(&self) -> Option<&str> {
-        self.service.error.as_deref()
+        self.service.as_ref()?.texts.error.as_deref()
     }
 
     /// The service's error body's `errorMessage` (an older endpoints' form), as
     /// it came; `None` when the body had none (or it was empty, or not a string).
     pub fn service_error_message(&self) -> Option<&str> {
-        self.service.error_message.as_deref()
+        self.service.as_ref()?.texts.error_message.as_deref()
     }
 
     /// The HTTP status, when the service answered.
@@ -288,7 +295,7 @@ impl Error {
 
     /// The service's `eventId` of a server failure, to quote to support.
     pub fn event_id(&self) -> Option<&str> {
-        self.event_id.as_deref()
+        self.service.as_ref()?.event_id.as_deref()
     }
 
     /// How long to wait before trying again, when known (rate limits, `Retry-After`).
@@ -302,8 +309,8 @@ impl Error {
     }
 
     pub(crate) fn with_event_id(mut self, event_id: Option<String>) -> Error {
-        self.event_id = event_id;
-        self
+        self.service_parts().event_id = event_id;
+        self.drop_empty_service_parts()
     }
 
     pub(crate) fn with_retry_after(mut self, retry_after: Option<Duration>) -> Error {
@@ -311,8 +318,19 @@ impl Error {
         self
     }
 
-    pub(crate) fn with_service_texts(mut self, service: ServiceTexts) -> Error {
-        self.service = service;
+    pub(crate) fn with_service_texts(mut self, texts: ServiceTexts) -> Error {
+        self.service_parts().texts = texts;
+        self.drop_empty_service_parts()
+    }
+
+    fn service_parts(&mut self) -> &mut ServiceParts {
+        self.service.get_or_insert_with(Default::default)
+    }
+
+    fn drop_empty_service_parts(mut self) -> Error {
+        if self.service.as_deref() == Some(&ServiceParts::default()) {
+            self.service = None;
+        }
         self
     }
 
@@ -337,17 +355,21 @@ impl Error {
         ];
         let scrub = |text: &mut String| *text = crate::secrets::scrub(text, &forms);
         scrub(&mut self.message);
-        for text in [
-            &mut self.path,
-            &mut self.event_id,
-            &mut self.service.message,
-            &mut self.service.error,
-            &mut self.service.error_message,
-        ]
-        .into_iter()
-        .flatten()
-        {
-            scrub(text);
+        if let Some(path) = self.path.as_mut() {
+            scrub(path);
+        }
+        if let Some(service) = self.service.as_deref_mut() {
+            for text in [
+                &mut service.event_id,
+                &mut service.texts.message,
+                &mut service.texts.error,
+                &mut service.texts.error_message,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                scrub(text);
+            }
         }
         self
     }
@@ -368,7 +390,7 @@ impl Error {
         } else if let Some(s) = self.status {
             out.push_str(&format!(" (HTTP {s})"));
         }
-        if let Some(e) = &self.event_id {
+        if let Some(e) = self.event_id() {
             out.push_str(&format!(" [eventId {e}]"));
         }
         if let Some(r) = self.retry_after {

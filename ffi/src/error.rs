@@ -103,9 +103,15 @@ pub struct roomchat_error {
     retry_after_ms: i64,
     method: Option<CString>,
     path: Option<CString>,
-    service_message: Option<CString>,
-    service_error: Option<CString>,
-    service_error_message: Option<CString>,
+    /// Boxed: most errors have none, and a failure stays small to return.
+    service: Option<Box<ServiceTexts>>,
+}
+
+/// The texts of the service's error body (see `roomchat::Error::service_message`).
+struct ServiceTexts {
+    message: Option<CString>,
+    error: Option<CString>,
+    error_message: Option<CString>,
 }
 
 /// A failure inside a call, before it is handed to C.
@@ -126,9 +132,7 @@ impl Failure {
                 retry_after_ms: -1,
                 method: None,
                 path: None,
-                service_message: None,
-                service_error: None,
-                service_error_message: None,
+                service: None,
             },
         }
     }
@@ -158,12 +162,21 @@ impl From<roomchat::Error> for Failure {
                     .unwrap_or(-1),
                 method: e.method().map(|s| c_string(s.to_owned())),
                 path: e.path().map(|s| c_string(s.to_owned())),
-                service_message: e.service_message().map(|s| c_string(s.to_owned())),
-                service_error: e.service_error().map(|s| c_string(s.to_owned())),
-                service_error_message: e.service_error_message().map(|s| c_string(s.to_owned())),
+                service: service_texts(&e),
             },
         }
     }
+}
+
+fn service_texts(e: &roomchat::Error) -> Option<Box<ServiceTexts>> {
+    let text = |t: Option<&str>| t.map(|s| c_string(s.to_owned()));
+    let texts = ServiceTexts {
+        message: text(e.service_message()),
+        error: text(e.service_error()),
+        error_message: text(e.service_error_message()),
+    };
+    let any = texts.message.is_some() || texts.error.is_some() || texts.error_message.is_some();
+    any.then(|| Box::new(texts))
 }
 
 /// The message a failure carries.
@@ -282,7 +295,9 @@ pub extern "C" fn roomchat_error_path(error: *const roomchat_error) -> *const c_
 #[no_mangle]
 pub extern "C" fn roomchat_error_service_message(error: *const roomchat_error) -> *const c_char {
     guard_value(ptr::null(), || {
-        borrow(error).map_or(ptr::null(), |e| opt_ptr(&e.service_message))
+        borrow(error)
+            .and_then(|e| e.service.as_deref())
+            .map_or(ptr::null(), |s| opt_ptr(&s.message))
     })
 }
 
@@ -294,7 +309,9 @@ pub extern "C" fn roomchat_error_service_message(error: *const roomchat_error) -
 #[no_mangle]
 pub extern "C" fn roomchat_error_service_error(error: *const roomchat_error) -> *const c_char {
     guard_value(ptr::null(), || {
-        borrow(error).map_or(ptr::null(), |e| opt_ptr(&e.service_error))
+        borrow(error)
+            .and_then(|e| e.service.as_deref())
+            .map_or(ptr::null(), |s| opt_ptr(&s.error))
     })
 }
 
@@ -306,7 +323,9 @@ pub extern "C" fn roomchat_error_service_error_message(
     error: *const roomchat_error,
 ) -> *const c_char {
     guard_value(ptr::null(), || {
-        borrow(error).map_or(ptr::null(), |e| opt_ptr(&e.service_error_message))
+        borrow(error)
+            .and_then(|e| e.service.as_deref())
+            .map_or(ptr::null(), |s| opt_ptr(&s.error_message))
     })
 }
 
