@@ -5,8 +5,10 @@
 //! (`$XDG_CONFIG_HOME/roomchat/config.toml`, table `[<profile>]`, `default`
 //! unless `--profile` or `ROOMCHAT_PROFILE` names another). Keys are never
 //! flags (a command line is visible to every user of the machine): they come
-//! from the environment or the profile, and a profile file that holds a key
-//! must be readable by its owner alone, as ssh requires of its keys.
+//! from the environment or the profile. As ssh does for its files, the profile
+//! file, and every folder above it, must be writable by its owner alone (root
+//! or the user), whatever it holds; one that holds a key must also be readable
+//! by its owner alone.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -16,6 +18,8 @@ use roomchat::{Error, ErrorKind};
 use serde::Deserialize;
 
 use crate::error::CliError;
+
+mod file_permissions;
 
 /// The environment variable of the private key.
 pub const ENV_PRIVATE_KEY: &str = "ROOMCHAT_PRIVATE_KEY";
@@ -151,7 +155,7 @@ fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
-fn config_error(message: String) -> CliError {
+pub(crate) fn config_error(message: String) -> CliError {
     CliError::Sdk(Error::new(ErrorKind::Configuration, message))
 }
 
@@ -172,18 +176,22 @@ fn profile(matches: &ArgMatches) -> Result<Profile, CliError> {
             None => Ok(Profile::default()),
         };
     };
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
+    let io_error = |source| CliError::Io {
+        path: path.display().to_string(),
+        source,
+    };
+    let mut file = match std::fs::File::open(&path) {
+        Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && named.is_none() => {
             return Ok(Profile::default())
         }
-        Err(source) => {
-            return Err(CliError::Io {
-                path: path.display().to_string(),
-                source,
-            })
-        }
+        Err(source) => return Err(io_error(source)),
     };
+    // Whatever it holds: a file others can write could point the key at their server
+    // (base_url, proxy, ca_file). Checked on the file opened, so it cannot be swapped after.
+    file_permissions::refuse_if_others_can_write(&path, &file)?;
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut file, &mut text).map_err(io_error)?;
     let shown = path.display();
     let mut table: toml::Table = text
         .parse()
@@ -194,7 +202,7 @@ fn profile(matches: &ArgMatches) -> Result<Profile, CliError> {
             .is_some_and(|p| p.contains_key("private_key") || p.contains_key("public_key"))
     });
     if holds_key {
-        refuse_if_shared(&path)?;
+        file_permissions::refuse_if_others_can_read(&path, &file)?;
     }
     let name = named.unwrap_or_else(|| "default".to_owned());
     match table.remove(&name) {
@@ -205,33 +213,6 @@ fn profile(matches: &ArgMatches) -> Result<Profile, CliError> {
         None if name == "default" => Ok(Profile::default()),
         None => Err(config_error(format!("{shown}: no profile [{name}]"))),
     }
-}
-
-/// Refuses a file holding a key that its group or others may read (as ssh does).
-#[cfg(unix)]
-fn refuse_if_shared(path: &Path) -> Result<(), CliError> {
-    use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(path)
-        .map_err(|source| CliError::Io {
-            path: path.display().to_string(),
-            source,
-        })?
-        .permissions()
-        .mode();
-    if mode & 0o077 != 0 {
-        return Err(config_error(format!(
-            "{} holds a key and is readable by others (mode {:o}): run `chmod 600 {}`",
-            path.display(),
-            mode & 0o777,
-            path.display()
-        )));
-    }
-    Ok(())
-}
-
-#[cfg(not(unix))]
-fn refuse_if_shared(_path: &Path) -> Result<(), CliError> {
-    Ok(())
 }
 
 fn flag<'a>(matches: &'a ArgMatches, id: &str) -> Option<&'a String> {
