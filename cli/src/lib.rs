@@ -33,9 +33,12 @@ pub use operations::kebab as command_name;
 /// output on stdout and any error on stderr. Returns the process's exit code
 /// (0 on success; the codes per error kind are in the README).
 ///
-/// Ctrl-C during a streamed listing (`--all`) is caught (a handler is
-/// installed, once per process) so that the command can print where to
-/// resume; otherwise SIGINT keeps whatever disposition the process gave it.
+/// Ctrl-C during a long command (`--all`, `export`, `import`) is caught for
+/// that command's duration, so that it can stop cleanly and say how to go on;
+/// the disposition SIGINT had before is put back when the command returns, so
+/// a program that embeds the command line keeps its own Ctrl-C behaviour,
+/// however often it calls `run`. A second Ctrl-C during a command does what
+/// Ctrl-C did before it began.
 pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
     i32::from(app::run(args))
 }

@@ -16,6 +16,7 @@ use std::path::Path;
 
 use crate::error::CliError;
 
+#[cfg(unix)]
 use super::config_error;
 
 /// Refuses the profile file `file` (opened from `path`) when someone other
