@@ -103,3 +103,95 @@ fn pause_for(pause: Duration, stopped: &dyn Fn() -> bool) -> roomchat::Result<()
         std::thread::sleep(left.min(STOP_CHECK));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::*;
+
+    /// A client that is never called: the calls below are stand-ins.
+    fn client() -> Client {
+        Client::builder("sk_test_patience")
+            .base_url("http://127.0.0.1:9")
+            .build()
+            .unwrap()
+    }
+
+    /// A call that fails with `kind` `failures` times, then answers.
+    fn failing(kind: ErrorKind, failures: u32, calls: &Cell<u32>) -> roomchat::Result<u32> {
+        calls.set(calls.get() + 1);
+        if calls.get() <= failures {
+            Err(Error::new(kind, "a stand-in failure"))
+        } else {
+            Ok(calls.get())
+        }
+    }
+
+    #[test]
+    fn a_transient_failure_is_retried_as_many_times_as_asked_and_no_more() {
+        let client = client();
+        for (retries, answer) in [(0, Err(ErrorKind::Timeout)), (1, Ok(2))] {
+            let calls = Cell::new(0);
+            let met = Cell::new(0);
+            let patience = Patience {
+                max_wait: None,
+                transient_retries: retries,
+            };
+            let got = patience.call(
+                &client,
+                &|| false,
+                |_| met.set(met.get() + 1),
+                || failing(ErrorKind::Timeout, 1, &calls),
+            );
+            assert_eq!(got.map_err(|e| e.kind()), answer);
+            assert_eq!(met.get(), retries);
+        }
+        // Not transient: returned at once.
+        let calls = Cell::new(0);
+        let patience = Patience {
+            max_wait: None,
+            transient_retries: 5,
+        };
+        let got = patience.call(
+            &client,
+            &|| false,
+            |_| {},
+            || failing(ErrorKind::NotFound, 1, &calls),
+        );
+        assert_eq!(got.map_err(|e| e.kind()), Err(ErrorKind::NotFound));
+        assert_eq!(calls.get(), 1);
+    }
+
+    #[test]
+    fn a_rate_limit_wait_past_max_wait_or_a_stop_ends_the_call() {
+        let client = client();
+        // No Retry-After and no hold: the first pause is 1 s, past the bound.
+        let bounded = Patience {
+            max_wait: Some(Duration::from_millis(100)),
+            transient_retries: 0,
+        };
+        let calls = Cell::new(0);
+        let started = Instant::now();
+        let got = bounded.call(
+            &client,
+            &|| false,
+            |_| {},
+            || failing(ErrorKind::RateLimited, 1, &calls),
+        );
+        assert_eq!(got.map_err(|e| e.kind()), Err(ErrorKind::RateLimited));
+        assert_eq!(calls.get(), 1);
+        assert!(started.elapsed() < Duration::from_millis(500));
+
+        // Unbounded, the wait is cut short by a stop (Ctrl-C): cancelled.
+        let calls = Cell::new(0);
+        let got = Patience::default().call(
+            &client,
+            &|| true,
+            |_| {},
+            || failing(ErrorKind::RateLimited, 1, &calls),
+        );
+        assert_eq!(got.map_err(|e| e.kind()), Err(ErrorKind::Cancelled));
+        assert_eq!(calls.get(), 1);
+    }
+}

@@ -95,6 +95,11 @@ fn unlimited() -> RateLimit {
     }
 }
 
+/// `args` as the `&str`s a run takes.
+fn strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
 /// A CSV's header and rows.
 fn read_csv(text: &str) -> (Vec<String>, Vec<Vec<String>>) {
     let mut reader = csv::Reader::from_reader(text.as_bytes());
@@ -296,42 +301,27 @@ fn a_stopped_csv_resumes_with_the_flags_it_prints() {
     );
     let cli = Cli::new(&emu, "resume");
     emu.seed_users(100);
-    let first = cli.run(&[
-        "list-users",
-        "--all",
-        "--output",
-        "csv",
-        "--page-size",
-        "10",
-        "--skip",
-        "5",
-        "--max-items",
-        "80",
-        "--max-retry-wait",
-        "1",
-        "--max-retries",
-        "0",
-    ]);
+    // A CSV of users 6 to 85, ten a request; a wait longer than a second stops it.
+    let listing = |skip: &str, max: &str, more: &[&'static str]| -> Vec<String> {
+        let mut args = vec![
+            "list-users",
+            "--all",
+            "--output",
+            "csv",
+            "--page-size",
+            "10",
+        ];
+        args.extend(["--skip", skip, "--max-items", max, "--max-retry-wait", "1"]);
+        args.extend(more);
+        args.into_iter().map(str::to_owned).collect()
+    };
+    let first = cli.run(&strs(&listing("5", "80", &["--max-retries", "0"])));
     assert_eq!(first.code, 16, "rate_limited: {}", first.stderr);
     let hint = "to resume, run the same command with --skip 55 --max-items 30 --no-header";
     assert!(first.stderr.contains(hint), "{}", first.stderr);
 
     emu.set_rate_limit(unlimited());
-    let rest = cli.ok(&[
-        "list-users",
-        "--all",
-        "--output",
-        "csv",
-        "--page-size",
-        "10",
-        "--skip",
-        "55",
-        "--max-items",
-        "30",
-        "--no-header",
-        "--max-retry-wait",
-        "1",
-    ]);
+    let rest = cli.ok(&strs(&listing("55", "30", &["--no-header"])));
     let appended = format!("{}{rest}", first.stdout);
     let (header, rows) = read_csv(&appended);
     assert_eq!(header[0], "_id");
