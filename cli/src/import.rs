@@ -28,6 +28,7 @@ pub fn command() -> clap::Command {
         .subcommand(
             clap::Command::new("users")
                 .about("Create the users a CSV or JSON-lines file lists, each once")
+                .arg(crate::output::error_output_arg())
                 .long_about(
                     "Create the users a CSV (a header row of field names) or JSON-lines file \
                      lists: the create-user fields (username, uniqueUserIdentifier, email, \

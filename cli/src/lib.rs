@@ -10,7 +10,8 @@
 //!
 //! Layers: `app` builds the command tree and dispatches; `config` turns
 //! flags, environment and profile into a client; `operations` is the generic
-//! operation command; `output` prints answers and errors; `safe_text` makes
+//! operation command; `output` prints answers and errors; `patience` waits
+//! out the rate limit for a long job (`--all`); `safe_text` makes
 //! the service's text safe for a spreadsheet cell or a terminal line; `export` and
 //! `import` are the two jobs.
 
@@ -22,6 +23,7 @@ mod import;
 mod interrupt;
 mod operations;
 mod output;
+mod patience;
 mod safe_text;
 
 use std::ffi::OsString;

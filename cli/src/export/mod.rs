@@ -45,6 +45,7 @@ use store::{Checkpoint, Paths, RecentIds};
 pub fn command() -> clap::Command {
     clap::Command::new("export")
         .about("Export rooms' message history (resumable)")
+        .arg(crate::output::error_output_arg())
         .long_about(
             "Export rooms' and channels' message history to files, resumable and lossless: \
              killed at any moment, the same command run again goes on where it stopped and \
