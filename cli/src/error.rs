@@ -160,7 +160,7 @@ fn meaning(kind: roomchat::ErrorKind) -> &'static str {
         K::Decode => "the answer could not be decoded",
         K::ResponseTooLarge => "the answer was larger than the cap",
         K::Validation => "the client refused the request (nothing was sent)",
-        K::Configuration => "no key or base URL, a bad setting, a profile file others can read",
+        K::Configuration => "no key or base URL, a bad setting, a profile file others can write (or read, when it holds a key)",
         K::Cancelled => "the call was cancelled",
         K::BudgetUnavailable => "the shared (Redis) budget could not be consulted",
         K::Tls => "the TLS handshake failed",
