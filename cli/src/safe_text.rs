@@ -18,7 +18,6 @@ const FORMULA_STARTS: [char; 7] = ['=', '+', '-', '@', '\t', '\r', '\n'];
 ///
 /// The CSV writer still quotes the cell where CSV needs it; this only decides
 /// what the spreadsheet sees inside the quotes.
-#[allow(dead_code)] // until every CSV writer uses it (this round)
 pub fn csv_cell(text: &str, raw: bool) -> Cow<'_, str> {
     if !raw && text.starts_with(FORMULA_STARTS) {
         Cow::Owned(format!("'{text}"))
