@@ -441,21 +441,25 @@ fn the_result_file_names_every_row_and_runs_no_formula() {
     let run = run_measured(roomchat(&emu, &dir.0, &["import", "users", "users.csv"]));
     assert_eq!(run.status.code(), Some(4), "{}", run.stderr);
     let rows = by_uid(&dir.path("users.csv.results.csv"));
-    assert_eq!(
-        rows["'@crm-1"],
-        (
-            "'=HYPERLINK(\"https://evil.example\",\"x\")".into(),
-            "created".into(),
-            String::new()
-        ),
-        "{rows:?}"
-    );
-    let maybe = &rows["crm-2"];
+    let maybe = rows
+        .get("crm-2")
+        .unwrap_or_else(|| panic!("no row crm-2: {rows:?}"));
     assert_eq!(
         (maybe.0.as_str(), maybe.1.as_str()),
         ("Maybe Moderator", "failed")
     );
     assert!(maybe.2.contains("isModerator \"maybe\""), "{maybe:?}");
+    let formula = rows
+        .get("'@crm-1")
+        .unwrap_or_else(|| panic!("no row '@crm-1: {rows:?}"));
+    assert_eq!(
+        formula,
+        &(
+            "'=HYPERLINK(\"https://evil.example\",\"x\")".into(),
+            "created".into(),
+            String::new()
+        ),
+    );
 
     let raw = run_measured(roomchat(
         &emu,
