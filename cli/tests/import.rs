@@ -487,7 +487,7 @@ fn the_result_file_is_renamed_then_its_folder_fsynced() {
         "username,uniqueUserIdentifier\nAnn,f-1\n",
     )
     .unwrap();
-    let mut cmd = roomchat(&emu, &dir.0, &["import", "users", "users.csv"]);
+    let cmd = roomchat(&emu, &dir.0, &["import", "users", "users.csv"]);
     let program = cmd.get_program().to_owned();
     let args: Vec<_> = cmd.get_args().map(|a| a.to_owned()).collect();
     let trace = dir.path("trace.txt");
@@ -630,6 +630,30 @@ fn an_identifier_a_deactivated_user_holds_fails() {
         "{stderr}"
     );
     assert_nobody_twice(&emu, 3);
+
+    // A record that says `"deactivated": true` settles it without a second listing.
+    emu.clear_journal();
+    emu.add_fault(Fault {
+        method: Some("GET".into()),
+        path: "/consumer/api/v2/user/d-1".into(),
+        times: 1,
+        action: FaultAction::Respond {
+            status: 200,
+            headers: vec![],
+            body: r#"{"_id": "6141fd87c3b6750317d04f64", "uniqueUserIdentifier": "d-1", "username": "Gone", "deactivated": true}"#.into(),
+            content_type: None,
+        },
+    });
+    let run = run_measured(roomchat(&emu, &dir.0, &["import", "users", "users.csv"]));
+    let rows = by_uid(&dir.path("users.csv.results.csv"));
+    assert_eq!(rows["d-1"].1, "failed", "{rows:?} {}", run.stderr);
+    assert!(rows["d-1"].2.contains("deactivated?"), "{rows:?}");
+    let listings = emu
+        .journal()
+        .iter()
+        .filter(|e| e.path == "/consumer/api/v2/users")
+        .count();
+    assert_eq!(listings, 1, "only the listing at the start");
 }
 
 /// Issue 44, item 18: SIGINT from a script (`kill -INT`) while creates are in flight: no new
@@ -682,7 +706,9 @@ fn an_interrupted_import_stops_cleanly_and_a_rerun_completes_it() {
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
     assert_eq!(status.code(), Some(130), "{status} {stderr}");
     assert!(
-        stderr.contains("to resume, run the same command again"),
+        stderr.contains(
+            "to resume, run the same command again (the rows done are then `already there`)"
+        ),
         "{stderr}"
     );
     let rows = results(&dir.path("users.jsonl.results.csv"));

@@ -44,7 +44,9 @@ pub fn command() -> clap::Command {
                      profilePic, isModerator, chatRoom, externalUserId, meta, and any other \
                      passed through). Each row needs a uniqueUserIdentifier: users already \
                      there are recognised by it, so the same file can be run again, and a \
-                     create whose outcome is unknown is checked before it is sent again.",
+                     create whose outcome is unknown is checked before it is sent again. \
+                     Ctrl-C sends no new create, settles those in flight, writes the result \
+                     file and exits 130: running the same command again completes the import.",
                 )
                 .arg(
                     Arg::new("import-file")
@@ -64,7 +66,7 @@ pub fn command() -> clap::Command {
                         .long("results")
                         .value_name("FILE")
                         .value_parser(clap::value_parser!(PathBuf))
-                        .help("The result file (CSV: line, uniqueUserIdentifier, username, result, userId, reason); default FILE.results.csv"),
+                        .help("The result file (CSV: line, uniqueUserIdentifier, username, result, userId, reason; result: created, already there, failed or not attempted); default FILE.results.csv"),
                 )
                 .arg(
                     Arg::new("import-jobs")
@@ -99,7 +101,7 @@ pub fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
     }
 }
 
-/// What `--resume` would be: the same command, which finds the rows done `already there`.
+/// How to go on after Ctrl-C: the same command, which finds the rows done `already there`.
 const RESUME: &str = "the same command again (the rows done are then `already there`)";
 
 fn import_users(matches: &clap::ArgMatches) -> Result<(), CliError> {
@@ -337,7 +339,9 @@ fn settle_found(attempts: Vec<Attempt>, client: &Client, interrupts: &Interrupts
             _ => None,
         })
         .collect();
-    let activity = if unsettled.is_empty() || interrupts.requested() {
+    let activity = if unsettled.is_empty() {
+        Activity::Listed(HashSet::new())
+    } else if interrupts.requested() {
         Activity::Unchecked("interrupted".into())
     } else {
         match active_users(client, Some(&unsettled)) {

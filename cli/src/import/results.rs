@@ -10,7 +10,7 @@ use crate::error::CliError;
 use crate::safe_text::csv_cell;
 
 /// The columns of the result file.
-pub const COLUMNS: [&str; 6] = [
+const COLUMNS: [&str; 6] = [
     "line",
     "uniqueUserIdentifier",
     "username",

@@ -8,6 +8,7 @@ use roomchat::CreateUser;
 use serde_json::{Map, Value};
 
 use crate::error::CliError;
+use crate::export::store::io_error;
 
 /// One row of the file: the fields it gives, and what makes it unusable, if anything. A row
 /// with a problem keeps every field that could be read, so that the result file still names
@@ -28,13 +29,6 @@ impl Row {
             Some(Value::String(s)) => s.clone(),
             Some(other) => other.to_string(),
         }
-    }
-}
-
-fn io_error(path: &Path, source: std::io::Error) -> CliError {
-    CliError::Io {
-        path: path.display().to_string(),
-        source,
     }
 }
 
