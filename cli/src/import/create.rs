@@ -73,10 +73,11 @@ pub struct Found {
     user_id: String,
     /// The create's error that made us look.
     error: Error,
-    /// The service refused the create because the identifier is in use, and no earlier
-    /// create of this row had an unknown outcome: the user is not ours (another run made it
-    /// meanwhile, or it is deactivated).
-    someone_elses: bool,
+    /// The kind of the unknown outcome the user may come from. `None`: the service refused
+    /// the create because the identifier is in use, and no earlier create of this row had an
+    /// unknown outcome, so the user is not ours (another run made it meanwhile, or it is
+    /// deactivated).
+    unknown: Option<ErrorKind>,
     /// What the record says (`"deactivated": true|false`), when it says.
     deactivated: Option<bool>,
 }
@@ -106,36 +107,33 @@ pub fn settle(found: Found, activity: &Activity) -> Outcome {
     let Found {
         user_id,
         error,
-        someone_elses,
+        unknown,
         ..
     } = found;
-    match (active, someone_elses) {
-        (Ok(true), true) => Outcome::AlreadyThere {
+    match (active, unknown) {
+        (Ok(true), None) => Outcome::AlreadyThere {
             user_id,
             note: "created meanwhile (the create found the identifier in use)".into(),
         },
-        (Ok(true), false) => Outcome::Created {
+        (Ok(true), Some(kind)) => Outcome::Created {
             user_id,
-            note: format!(
-                "confirmed after an unknown outcome ({})",
-                error.kind().name()
-            ),
+            note: format!("confirmed after an unknown outcome ({})", kind.name()),
         },
         (Ok(false), _) => Outcome::Failed {
             reason: format!("{error} (no active user has it: deactivated?)"),
             cause: Some(error),
         },
-        (Err(why), true) => Outcome::Failed {
+        (Err(why), None) => Outcome::Failed {
             reason: format!(
                 "{error} (a user the listing did not show as active holds it; not checked again: {why})"
             ),
             cause: Some(error),
         },
-        (Err(why), false) => Outcome::Created {
+        (Err(why), Some(kind)) => Outcome::Created {
             user_id,
             note: format!(
                 "confirmed after an unknown outcome ({}); not checked whether active: {why}",
-                error.kind().name()
+                kind.name()
             ),
         },
     }
@@ -216,7 +214,11 @@ impl Creator<'_> {
                     return Attempt::Found(Found {
                         uid: uid.to_owned(),
                         user_id: profile.id.clone().unwrap_or_default(),
-                        someone_elses: in_use && unknown == 0,
+                        unknown: if in_use {
+                            last_unknown
+                        } else {
+                            Some(error.kind())
+                        },
                         deactivated: match profile.extra.get("deactivated") {
                             Some(Value::Bool(d)) => Some(*d),
                             _ => None,
