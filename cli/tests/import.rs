@@ -492,6 +492,10 @@ fn the_result_file_is_renamed_then_its_folder_fsynced() {
     let args: Vec<_> = cmd.get_args().map(|a| a.to_owned()).collect();
     let trace = dir.path("trace.txt");
     // strace: every machine of the project has it (the test command installs it otherwise).
+    std::process::Command::new("strace")
+        .arg("-V")
+        .output()
+        .expect("this test needs strace (apt-get install strace)");
     let mut traced = std::process::Command::new("strace");
     traced
         .args([
