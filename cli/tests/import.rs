@@ -674,15 +674,26 @@ fn an_interrupted_import_stops_cleanly_and_a_rerun_completes_it() {
         lines += &format!("{{\"username\": \"u{i}\", \"uniqueUserIdentifier\": \"s-{i}\"}}\n");
     }
     std::fs::write(dir.path("users.jsonl"), lines).unwrap();
-    // Each create takes effect, then its answer waits 2 s: three are in flight at any time.
-    on_create(&emu, 30, FaultAction::Delay(Duration::from_secs(2)));
+    // Five are there before: `already there`.
+    let sdk = sdk(&emu);
+    for i in 0..5 {
+        sdk.create_user(
+            &roomchat::CreateUser::regular(format!("u{i}"))
+                .field("uniqueUserIdentifier", format!("s-{i}")),
+        )
+        .unwrap();
+    }
+    // Each create takes effect, then its answer is held 3 s: SIGINT comes once the first
+    // three (of -j 3) took effect, while their answers are held.
+    on_create(&emu, 30, FaultAction::Delay(Duration::from_secs(3)));
+    emu.clear_journal();
     let mut child = roomchat(&emu, &dir.0, &["import", "users", "users.jsonl", "-j", "3"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while emu.users().len() < 5 {
+    while emu.users().len() < 8 {
         assert!(
             std::time::Instant::now() < deadline,
             "the import does not start"
@@ -715,23 +726,27 @@ fn an_interrupted_import_stops_cleanly_and_a_rerun_completes_it() {
         ),
         "{stderr}"
     );
-    let rows = results(&dir.path("users.jsonl.results.csv"));
-    assert_eq!(rows.len(), 30);
-    let counts = tally(&rows);
-    let created = counts.get("created").copied().unwrap_or(0);
-    let skipped = counts.get("not attempted").copied().unwrap_or(0);
-    assert_eq!(created + skipped, 30, "{counts:?}");
-    assert!(created >= 5 && skipped > 0, "{counts:?}");
     assert!(
-        stderr.contains(&format!(
-            "30 rows: {created} created, 0 already there, 0 failed, {skipped} not attempted"
-        )),
+        stderr.contains("30 rows: 3 created, 5 already there, 0 failed, 22 not attempted"),
         "{stderr}"
     );
-    // What the file says was created is what the service has: nothing left unknown.
+    let rows = results(&dir.path("users.jsonl.results.csv"));
+    assert_eq!(rows.len(), 30);
+    // The three in flight: cancelled, then found by their lookup.
+    let created: Vec<_> = rows.iter().filter(|r| r.1 == "created").collect();
+    assert_eq!(created.len(), 3, "{rows:?}");
+    assert!(
+        created.iter().all(|r| r
+            .3
+            .starts_with("confirmed after an unknown outcome (cancelled)")),
+        "{created:?}"
+    );
+    assert!(rows[8..].iter().all(|r| r.1 == "not attempted"), "{rows:?}");
+    // What the file says was created is what the service has, and no create was sent after
+    // SIGINT.
     let users = emu.users();
-    assert_eq!(users.len(), created, "{rows:?}");
-    for row in rows.iter().filter(|r| r.1 == "created") {
+    assert_eq!(users.len(), 8);
+    for row in &created {
         assert!(
             users
                 .iter()
@@ -739,23 +754,19 @@ fn an_interrupted_import_stops_cleanly_and_a_rerun_completes_it() {
             "{row:?} not in the service"
         );
     }
-    // Stopped without waiting for the held answers to come.
-    assert!(stopped_in < Duration::from_secs(2), "{stopped_in:?}");
+    let posts = emu.journal().iter().filter(|e| e.method == "POST").count();
+    assert_eq!(posts, 3);
+    // Stopped without waiting for the held answers.
+    assert!(stopped_in < Duration::from_millis(2500), "{stopped_in:?}");
 
     emu.clear_faults();
     let again = run_ok(roomchat(&emu, &dir.0, &["import", "users", "users.jsonl"]));
-    let rows = results(&dir.path("users.jsonl.results.csv"));
-    let counts = tally(&rows);
-    assert_eq!(
-        counts.get("already there"),
-        Some(&created),
-        "{}",
-        again.stderr
-    );
-    assert_eq!(counts.get("created"), Some(&skipped), "{}", again.stderr);
+    let counts = tally(&results(&dir.path("users.jsonl.results.csv")));
+    assert_eq!(counts.get("already there"), Some(&8), "{}", again.stderr);
+    assert_eq!(counts.get("created"), Some(&22), "{}", again.stderr);
     assert_nobody_twice(&emu, 30);
     println!(
-        "cli import: stopped {:.0} ms after SIGINT with {created} created, {skipped} not attempted",
+        "cli import: stopped {:.0} ms after SIGINT, 3 creates in flight settled",
         stopped_in.as_secs_f64() * 1e3
     );
 }
