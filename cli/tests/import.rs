@@ -722,7 +722,7 @@ fn an_interrupted_import_stops_cleanly_and_a_rerun_completes_it() {
     assert_eq!(status.code(), Some(130), "{status} {stderr}");
     assert!(
         stderr.contains(
-            "to resume, run the same command again (the rows done are then `already there`)"
+            "to resume, run the same command again: the rows done are found already there"
         ),
         "{stderr}"
     );

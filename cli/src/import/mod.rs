@@ -102,7 +102,7 @@ pub fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
 }
 
 /// How to go on after Ctrl-C: the same command, which finds the rows done `already there`.
-const RESUME: &str = "the same command again (the rows done are then `already there`)";
+const RESUME: &str = "the same command again: the rows done are found already there";
 
 fn import_users(matches: &clap::ArgMatches) -> Result<(), CliError> {
     let file = matches
