@@ -94,6 +94,8 @@ command -v redis-server >/dev/null || need_apt+=(redis-server)
 # The test network (scripts/testnet.sh): network namespaces and a CONNECT proxy.
 command -v ip >/dev/null || need_apt+=(iproute2)
 command -v tinyproxy >/dev/null || need_apt+=(tinyproxy-bin)
+# roomchat import: the result file's rename and folder fsync as strace sees them (cli/tests/import.rs).
+command -v strace >/dev/null || need_apt+=(strace)
 # roomchat export as a person sees it (cli/tests/export_ui.sh): a terminal and a browser.
 command -v tmux >/dev/null || need_apt+=(tmux)
 command -v chromium >/dev/null || need_apt+=(chromium)

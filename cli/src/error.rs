@@ -126,7 +126,7 @@ pub fn exit_statuses() -> Vec<(u8, String)> {
         (
             EXIT_PARTIAL,
             "partly done: `import` created or found some users and failed others (each reason in \
-             the result file)"
+             the result file; when every row failed, the first failure's code instead)"
                 .into(),
         ),
     ];

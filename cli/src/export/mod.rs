@@ -18,7 +18,7 @@
 
 mod formats;
 mod progress;
-mod store;
+pub(crate) mod store; // also the import's result file (write_atomically)
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
