@@ -20,6 +20,9 @@ import subprocess
 import sys
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the checkout
+from probe import probe  # noqa: E402 (tests/abi/probe.py, beside this file)
+
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 scratch = os.path.abspath(sys.argv[1])
 header = open(os.path.join(root, "include", "roomchat.h")).read()
@@ -164,33 +167,30 @@ def run(case):
         return False, f"{what}: the mutation changed nothing", ""
     open(os.path.join(work, "include", "roomchat.h"), "w").write(mutated)
     # The shim library: what the (mutated) header declares, defined and exported.
-    open(os.path.join(work, "library", "include", "roomchat.h"), "w").write(library_header)
-    probe = os.path.join(work, "library", "shim.c")
-    shim = os.path.join(work, "library", "libroomchat.so")
-    subprocess.run(
-        [sys.executable, os.path.join(root, "tests", "abi", "probe.py"), os.path.join(work, "library", "include", "roomchat.h"), probe],
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
-    subprocess.run(
-        ["cc", "-std=c99", "-g", "-O0", "-shared", "-fPIC", "-w", "-I" + os.path.join(work, "library", "include"), probe, "-o", shim],
-        check=True,
-    )
+    library = os.path.join(work, "library")
+    open(os.path.join(library, "include", "roomchat.h"), "w").write(library_header)
+    shim_source = os.path.join(library, "shim.c")
+    shim = os.path.join(library, "libroomchat.so")
+    open(shim_source, "w").write(probe(library_header)[0])
+    compile_shim = ["cc", "-std=c99", "-g", "-O0", "-shared", "-fPIC", "-w", "-I" + os.path.join(library, "include")]
+    subprocess.run(compile_shim + [shim_source, "-o", shim], check=True)
+    check_sh = os.path.join(root, "tests", "abi", "check.sh")
     check = subprocess.run(
-        ["bash", os.path.join(root, "tests", "abi", "check.sh"), shim, os.path.join(work, "build"), os.path.join(work, "include")],
+        ["bash", check_sh, shim, os.path.join(work, "build"), os.path.join(work, "include")],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
+    status = check.returncode
     if must_name is None:
-        if check.returncode == 0:
+        if status == 0:
             return True, f"{what}: the check passes, as it must", ""
-        return False, f"{what}: the check FAILED (exit {check.returncode}) although nothing broke", check.stdout
-    if check.returncode == 0:
+        return False, f"{what}: the check FAILED (exit {status}) although nothing broke", check.stdout
+    if status == 0:
         return False, f"{what}: the check PASSED although the ABI broke", check.stdout
     if not re.search(r"\b" + re.escape(must_name) + r"\b", check.stdout):
-        return False, f"{what}: the check failed (exit {check.returncode}) but its report never names {must_name}", check.stdout
-    return True, f"{what}: the check fails (exit {check.returncode}) and names {must_name}", ""
+        return False, f"{what}: the check failed (exit {status}) but its report never names {must_name}", check.stdout
+    return True, f"{what}: the check fails (exit {status}) and names {must_name}", ""
 
 
 def main():
