@@ -105,7 +105,6 @@ pub fn global_args() -> Vec<Arg> {
 
 /// Whether `--raw-csv-cells` was given: CSV cells are written as they are,
 /// formulas included (see [`crate::safe_text::csv_cell`]).
-#[allow(dead_code)] // until every CSV writer uses it (this round)
 pub fn raw_csv_cells(matches: &ArgMatches) -> bool {
     switch(matches, "raw-csv-cells")
 }
