@@ -68,9 +68,10 @@ struct Button<'a> {
 
 /// How a record's fields are read. A record is read `Strict`ly first: the types the service
 /// documents (strings, a boolean `isModerator`, objects `user` and `file`), each string
-/// borrowed as it is parsed, at the cost of the old typed reading; any other type fails it.
-/// Then, only for such a record, `Lenient`ly: every field taken as its JSON text first
-/// ([`RawValue`]), then shown whatever its type ([`text`]).
+/// borrowed as it is parsed, as cheap as a derived struct; any other type fails it. Then,
+/// only for such a record, `Lenient`ly: every field taken as its JSON text first
+/// ([`RawValue`]), then shown whatever its type ([`text`]): each value scanned twice, some
+/// 20% dearer a record, so not for every record.
 #[derive(Clone, Copy)]
 enum Reading {
     Strict,
@@ -160,52 +161,40 @@ impl<'de> Fields<'de> for Author<'de> {
     }
 }
 
-impl<'de> Fields<'de> for Attachment<'de> {
-    fn field<A: MapAccess<'de>>(
-        &mut self,
-        key: &str,
-        map: &mut A,
-        r: Reading,
-    ) -> Result<(), A::Error> {
-        match key {
-            "url" => self.url = map.next_value_seed(TextSeed(r))?,
-            "fileName" => self.file_name = map.next_value_seed(TextSeed(r))?,
-            _ => drop(map.next_value::<IgnoredAny>()?),
-        }
-        Ok(())
-    }
+/// The [`Fields`] of a record type whose fields are all shown as text: `KEY => field`, and
+/// the field that a value other than an object fills.
+macro_rules! text_fields {
+    ($record:ident { $($key:literal => $field:ident),+ } else $scalar:ident) => {
+        impl<'de> Fields<'de> for $record<'de> {
+            fn field<A: MapAccess<'de>>(
+                &mut self,
+                key: &str,
+                map: &mut A,
+                r: Reading,
+            ) -> Result<(), A::Error> {
+                match key {
+                    $($key => self.$field = map.next_value_seed(TextSeed(r))?,)+
+                    _ => drop(map.next_value::<IgnoredAny>()?),
+                }
+                Ok(())
+            }
 
-    fn not_an_object(file_name: Text<'de>) -> Self {
-        Attachment {
-            file_name,
-            ..Attachment::default()
+            fn not_an_object(text: Text<'de>) -> Self {
+                $record {
+                    $scalar: text,
+                    ..$record::default()
+                }
+            }
         }
-    }
+    };
 }
 
-impl<'de> Fields<'de> for Button<'de> {
-    fn field<A: MapAccess<'de>>(
-        &mut self,
-        key: &str,
-        map: &mut A,
-        r: Reading,
-    ) -> Result<(), A::Error> {
-        match key {
-            "displayText" => self.display_text = map.next_value_seed(TextSeed(r))?,
-            "payload" => self.payload = map.next_value_seed(TextSeed(r))?,
-            "url" => self.url = map.next_value_seed(TextSeed(r))?,
-            _ => drop(map.next_value::<IgnoredAny>()?),
-        }
-        Ok(())
-    }
-
-    fn not_an_object(display_text: Text<'de>) -> Self {
-        Button {
-            display_text,
-            ..Button::default()
-        }
-    }
-}
+text_fields!(Attachment { "url" => url, "fileName" => file_name } else file_name);
+text_fields!(Button {
+    "displayText" => display_text,
+    "payload" => payload,
+    "url" => url
+} else display_text);
 
 /// Reads one part-file line. A record that is not an object (a string, an array, a number)
 /// is shown whole: the text of a message with no other field, as compact JSON. A line that is
@@ -1087,20 +1076,11 @@ mod tests {
     };
 
     /// `records` (one a line) rendered whole in `format`.
-    fn rendered(format: Format, records: &[&str], raw_csv_cells: bool) -> String {
+    fn rendered(format: Format, records: &[&str]) -> String {
         let part: String = records.iter().map(|r| format!("{r}\n")).collect();
-        let mut out = Renderer::begin(format, Vec::new(), &TITLE)
-            .unwrap()
-            .with_raw_csv_cells(raw_csv_cells);
+        let mut out = Renderer::begin(format, Vec::new(), &TITLE).unwrap();
         out.records(part.as_bytes()).unwrap();
         String::from_utf8(out.end(&FOOTER).unwrap()).unwrap()
-    }
-
-    fn csv_rows(text: &str) -> Vec<Vec<String>> {
-        csv::Reader::from_reader(text.as_bytes())
-            .records()
-            .map(|r| r.unwrap().iter().map(str::to_owned).collect())
-            .collect()
     }
 
     /// Records with a field of every odd type the service might send, and records that are
@@ -1135,132 +1115,53 @@ mod tests {
         ] {
             // Each alone (a first record too), then all together.
             for record in ODD {
-                rendered(format, &[record], false);
+                rendered(format, &[record]);
             }
-            rendered(format, &ODD, false);
+            rendered(format, &ODD);
         }
     }
 
-    #[test]
-    fn odd_types_render_as_their_text() {
-        let txt = rendered(Format::Txt, &ODD, false);
-        for line in [
-            "[2024-01-15 15:21:44 UTC] 42 (moderator): epoch ms\n",
-            "[2024-01-15 15:21:44 UTC] ? (bot): {\"a\":[1,2],\"b\":\"x y\"}\n    [file: x.png ]\n    buttons: [A]\n",
-            "[2024-01-15 15:21:44 UTC] ? (bot): [\"one\",2]\n    buttons: [go]\n",
-            "[2024-01-15 15:21:44 UTC] ann: 123456789012345678901234567890\n",
-            "[] ?: \n",
-            "[{\"at\":1}] {\"first\":\"a\"}: false\n    [file:  7]\n",
-            "[true] ? (bot): \n    [file: [\"a\"] ]\n    buttons: [plain] [3] [{\"t\":1}] [false] [button]\n",
-            "[] ?: last\n",
-        ] {
-            assert!(txt.contains(line), "{line:?} not in\n{txt}");
+    /// A record's rendering in every format but the JSON ones, read `reading`.
+    fn each_format(record: &str, reading: Reading) -> String {
+        let m: Message<'_> = read_object(record, reading).unwrap();
+        let mut out = Vec::new();
+        txt_message(&mut out, &m).unwrap();
+        html_message(&mut out, &m).unwrap();
+        for cell in csv_row(&m) {
+            out.extend_from_slice(cell.as_bytes());
+            out.push(b'|');
         }
-        // A lone surrogate, which no Rust string holds: its escape shown.
-        assert!(txt.contains("[] \\udc00: a\\ud800b\n"), "{txt}");
-        assert!(txt.contains("[1e400] ?: -0.0\n"), "{txt}");
-        // Not objects: each shown whole, as compact JSON, with no author or time.
-        for line in [
-            "[] ?: \"a string record\"\n",
-            "[] ?: [\"an\",\"array\",{\"record\":true}]\n",
-            "[] ?: 12.5\n",
-            "[] ?: null\n",
-        ] {
-            assert!(txt.contains(line), "{line:?} not in\n{txt}");
-        }
-
-        let rows = csv_rows(&rendered(Format::Csv, &ODD, false));
-        assert_eq!(rows.len(), ODD.len());
-        let row = |id: &str| rows.iter().find(|r| r[0] == id).unwrap().clone();
-        // `created` as sent; numbers and booleans as their JSON text; JSON columns compact.
-        assert_eq!(
-            row("ms"),
-            [
-                "ms",
-                "1705332104293",
-                "",
-                "",
-                "",
-                "42",
-                "",
-                "true",
-                "epoch ms",
-                "",
-                "",
-                "",
-                "7"
-            ]
-        );
-        assert_eq!(
-            row("s")[8..],
-            [
-                "{\"a\":[1,2],\"b\":\"x y\"}",
-                "",
-                "x.png",
-                "{\"displayText\":\"A\",\"url\":\"https://a.example\"}",
-                ""
-            ]
-        );
-        assert_eq!(
-            row("5"),
-            [
-                "5",
-                "{\"at\":1}",
-                "true",
-                "[1]",
-                "[]",
-                "{\"first\":\"a\"}",
-                "{\"k\":1}",
-                "1",
-                "false",
-                "7",
-                "",
-                "",
-                ""
-            ]
-        );
-        assert_eq!(row("dup2")[8], "last");
-        assert_eq!(row("deep")[12], "[".repeat(32) + "1" + &"]".repeat(32));
-        assert_eq!(rows[11][8], "\"a string record\"");
-        assert!(rows[11][..8].iter().all(String::is_empty));
-
-        let html = rendered(Format::Html, &ODD, false);
-        assert!(
-            html.contains(
-                "<time datetime=\"2024-01-15T15:21:44.293Z\">2024-01-15 15:21:44 UTC</time>"
-            ),
-            "{html}"
-        );
-        assert!(
-            html.contains("<time datetime=\"2024-01-15T15:21:44Z\">2024-01-15 15:21:44 UTC</time>"),
-            "{html}"
-        );
-        assert!(
-            html.contains(
-                "<div class=\"text\">{&quot;a&quot;:[1,2],&quot;b&quot;:&quot;x y&quot;}</div>"
-            ),
-            "{html}"
-        );
-        assert!(
-            html.contains(
-                "<a class=\"button\" href=\"https://a.example\" rel=\"noopener noreferrer\">A</a>"
-            ),
-            "{html}"
-        );
-        assert!(
-            html.contains("<div class=\"text\">&quot;a string record&quot;</div>"),
-            "{html}"
-        );
+        String::from_utf8(out).unwrap()
     }
 
     #[test]
-    fn json_keeps_each_record_as_sent() {
-        let json = rendered(Format::Json, &ODD, false);
-        let all: Vec<&RawValue> = serde_json::from_str(&json).unwrap();
-        let got: Vec<&str> = all.iter().map(|r| r.get()).collect();
-        assert_eq!(got, ODD);
-        assert_eq!(rendered(Format::Json, &[], false), "[\n]\n");
-        serde_json::from_str::<Vec<&RawValue>>(&rendered(Format::Json, &[], false)).unwrap();
+    fn a_record_reads_strictly_as_it_reads_leniently() {
+        for record in [
+            r#"{"_id":"a","created":"2024-01-15T15:21:44.293Z","chatRoom":"r","channel":"c","message":"one\ntwo \"q\" \u00e9","user":{"_id":"u","username":"ann","uniqueUserIdentifier":"x","isModerator":true,"parentCustomerAccount":"p"},"likes":[{"_id":"l"}],"actionButtons":[],"file":{"_id":"f","url":"https://f.example/x","fileName":"x.png","size":1},"__v":0}"#,
+            r#"{"_id":"b","message":"pick","user":{"username":"bot","isModerator":false},"actionButtons":[{"displayText":"A","url":"https://a.example"},{"payload":"p"}],"file":null,"likes":null}"#,
+            r#"{"_id":"c","user":null,"message":null,"\u005fid":"escaped key","created":null}"#,
+            r#"{"_id":"d","_id":"last","message":"twice"}"#,
+        ] {
+            assert_eq!(
+                each_format(record, Reading::Strict),
+                each_format(record, Reading::Lenient),
+                "{record}"
+            );
+        }
+        // What fails the strict reading is left to the lenient one.
+        for odd in [
+            r#"{"_id":1}"#,
+            r#"{"user":"ann"}"#,
+            r#"{"user":{"isModerator":"true"}}"#,
+            r#"{"file":["a"]}"#,
+            r#"{"message":"\ud800"}"#,
+        ] {
+            assert!(
+                read_object::<Message<'_>>(odd, Reading::Strict).is_err(),
+                "{odd}"
+            );
+            decode(odd).unwrap();
+        }
     }
 
     #[test]
@@ -1280,6 +1181,14 @@ mod tests {
         assert_eq!(utc("100000000000"), Some("1973-03-03T09:46:40Z".to_owned()));
         assert_eq!(utc("99999999999"), Some("5138-11-16T09:46:39Z".to_owned()));
         assert_eq!(utc("-1000"), Some("1969-12-31T23:43:20Z".to_owned()));
+        // Before the year 0 too (jiff reaches -9999).
+        let year_minus_27 = rendered(Format::Txt, &[r#"{"created":-63000000000}"#]);
+        assert!(
+            year_minus_27.contains("[-000027-08-11 08:00:00 UTC]"),
+            "{year_minus_27}"
+        );
+        let year_0 = rendered(Format::Txt, &[r#"{"created":"0000-01-01T00:00:00Z"}"#]);
+        assert!(year_0.contains("[0000-01-01 00:00:00 UTC]"), "{year_0}");
         for not_a_time in [
             "\"2024-13-45T99:00:00Z\"",
             "\"yesterday\"",
@@ -1291,110 +1200,6 @@ mod tests {
         ] {
             assert_eq!(utc(not_a_time), None, "{not_a_time}");
         }
-    }
-
-    /// Every line of `text`, split at every kind of line break a reader or a program knows.
-    fn all_lines(text: &str) -> Vec<&str> {
-        text.split([
-            '\n', '\r', '\u{b}', '\u{c}', '\u{1c}', '\u{1d}', '\u{1e}', '\u{85}', '\u{2028}',
-            '\u{2029}',
-        ])
-        .collect()
-    }
-
-    #[test]
-    fn no_field_starts_a_line_of_the_transcript() {
-        let forged = "\n[2024-01-15 15:21:44 UTC] admin (moderator): send the password";
-        let records = [
-            format!(r#"{{"_id":"1","created":"2024-01-15T15:21:44Z","user":{{"username":{}}},"message":"hi"}}"#, serde_json::to_string(&format!("ann{forged}")).unwrap()),
-            format!(r#"{{"_id":"2","created":{},"message":"a\rb\u2028c\u2029d\u0085e\u000bf\u000cg\r\nh\n\ti\u001cj\u001b[2Jk\u202el"}}"#, serde_json::to_string(&format!("2024{forged}")).unwrap()),
-            format!(r#"{{"_id":"3","message":"file","file":{{"fileName":{},"url":"https://f.example/\n[x] y: z"}}}}"#, serde_json::to_string(&format!("a.png{forged}")).unwrap()),
-            r#"{"_id":"4","message":"pick","actionButtons":[{"displayText":"ok\r\n[2024-01-15 15:21:44 UTC] admin: x"},{"payload":"\u2028[p] q: r"}]}"#.to_owned(),
-            r#"{"_id":"5","message":{"nested":"\n[2024-01-15 15:21:44 UTC] admin: x"},"user":{"username":{"n":"\r[t] u: v"}}}"#.to_owned(),
-        ];
-        let records: Vec<&str> = records.iter().map(String::as_str).collect();
-        let part: String = records.iter().map(|r| format!("{r}\n")).collect();
-        let title = Title {
-            room: "r\n[2024-01-15 15:21:44 UTC] admin: title",
-            room_name: Some("Room\u{2028}[t] u: v"),
-            channel: Some("c\r[t] u: v"),
-        };
-        let mut out = Vec::new();
-        let mut renderer = Renderer::begin(Format::Txt, &mut out, &title).unwrap();
-        renderer.records(part.as_bytes()).unwrap();
-        renderer.end(&FOOTER).unwrap();
-        let txt = String::from_utf8(out).unwrap();
-
-        // Every message is one line beginning with `[`; nothing else begins so.
-        let starts: Vec<&str> = all_lines(&txt)
-            .into_iter()
-            .filter(|l| l.starts_with('['))
-            .collect();
-        assert_eq!(starts.len(), records.len(), "{txt}");
-        for forged in ["[2024-01-15 15:21:44 UTC] admin", "[x]", "[t]", "[p]"] {
-            assert!(starts.iter().all(|l| !l.starts_with(forged)), "{txt}");
-        }
-        // Only `\n` breaks lines, and no control character or bidirectional override is left
-        // but tabs.
-        assert!(
-            !txt.chars().any(|c| (c.is_control() && c != '\n' && c != '\t')
-                || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')),
-            "{txt:?}"
-        );
-        for expected in [
-            "Room Room\\u{2028}[t] u: v (r\\u{a}[2024-01-15 15:21:44 UTC] admin: title), channel c\\u{d}[t] u: v\n",
-            "[2024-01-15 15:21:44 UTC] ann\\u{a}[2024-01-15 15:21:44 UTC] admin (moderator): send the password: hi\n",
-            // The text's line breaks of every kind continue it, indented; `\r\n` is one.
-            "[2024\\u{a}[2024-01-15 15:21:44 UTC] admin (moderator): send the password] ?: a\n    b\n    c\n    d\n    e\n    f\n    g\n    h\n    \ti\\u{1c}j\\u{1b}[2Jk\\u{202e}l\n",
-            "    [file: a.png\\u{a}[2024-01-15 15:21:44 UTC] admin (moderator): send the password https://f.example/\\u{a}[x] y: z]\n",
-            "    buttons: [ok\\u{d}\\u{a}[2024-01-15 15:21:44 UTC] admin: x] [\\u{2028}[p] q: r]\n",
-            "[] {\"n\":\"\\r[t] u: v\"}: {\"nested\":\"\\n[2024-01-15 15:21:44 UTC] admin: x\"}\n",
-        ] {
-            assert!(txt.contains(expected), "{expected:?} not in\n{txt}");
-        }
-    }
-
-    #[test]
-    fn csv_cells_a_spreadsheet_would_run_get_a_quote_unless_raw() {
-        let record = r#"{"_id":"=1+1","created":"+1","chatRoom":"-2","channel":"@SUM(1+1)*cmd|/c calc!A0","user":{"_id":"\tx","username":"\rx","uniqueUserIdentifier":"\nx","isModerator":-1},"message":"=HYPERLINK(\"https://evil.example\",\"x\")","file":{"url":"=u","fileName":"@f"},"likes":-3}"#;
-        let safe = csv_rows(&rendered(Format::Csv, &[record], false));
-        let raw = csv_rows(&rendered(Format::Csv, &[record], true));
-        let expected_raw = [
-            "=1+1",
-            "+1",
-            "-2",
-            "@SUM(1+1)*cmd|/c calc!A0",
-            "\tx",
-            "\rx",
-            "\nx",
-            "-1",
-            "=HYPERLINK(\"https://evil.example\",\"x\")",
-            "=u",
-            "@f",
-            "",
-            "-3",
-        ];
-        assert_eq!(raw, [expected_raw]);
-        let expected_safe: Vec<String> = expected_raw
-            .iter()
-            .map(|c| {
-                if c.is_empty() {
-                    String::new()
-                } else {
-                    format!("'{c}")
-                }
-            })
-            .collect();
-        assert_eq!(safe, [expected_safe]);
-        // Cells that are no formula stay as they are, and the header too.
-        let plain = rendered(
-            Format::Csv,
-            &[r#"{"_id":"a","message":"x = 1","likes":[{"_id":"-"}]}"#],
-            false,
-        );
-        assert!(plain.starts_with("id,created,chatRoom,"), "{plain}");
-        assert_eq!(csv_rows(&plain)[0][8], "x = 1");
-        assert_eq!(csv_rows(&plain)[0][12], "[{\"_id\":\"-\"}]");
     }
 
     #[test]
