@@ -143,6 +143,7 @@ impl Target {
 struct Job<'a> {
     client: Client,
     format: Format,
+    raw_csv_cells: bool,
     page_size: u64,
     after: Option<(String, i64)>,
     before: Option<(String, i64)>,
@@ -271,6 +272,7 @@ pub fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
     let job = Job {
         client,
         format,
+        raw_csv_cells: crate::config::raw_csv_cells(matches),
         page_size: *matches
             .get_one::<u64>("export-page-size")
             .expect("defaulted"),
@@ -693,7 +695,8 @@ fn fetch_rendering(
     let (pages, received) = std::sync::mpsc::sync_channel(PAGES_AHEAD);
     let result = std::thread::scope(|scope| {
         let title = &title;
-        let converter = scope.spawn(move || convert(format, paths, title, prefix, received));
+        let converter =
+            scope.spawn(move || convert(format, job.raw_csv_cells, paths, title, prefix, received));
         let fetched = match part {
             Some(part) => fetch_all(job, target, paths, part, checkpoint, bar, Some(&pages)),
             None => Ok(()),
@@ -726,6 +729,7 @@ fn fetch_rendering(
 /// error (which closes it).
 fn convert(
     format: Format,
+    raw_csv_cells: bool,
     paths: &Paths,
     title: &formats::Title<'_>,
     prefix: u64,
@@ -736,7 +740,8 @@ fn convert(
     let file = File::create(&paths.staging).map_err(staging)?;
     let mut out =
         formats::Renderer::begin(format, BufWriter::with_capacity(256 * 1024, file), title)
-            .map_err(staging)?;
+            .map_err(staging)?
+            .with_raw_csv_cells(raw_csv_cells);
     let mut last_sync = Instant::now();
     let mut unsynced = 0usize;
     let mut input = BufReader::with_capacity(256 * 1024, input.take(prefix));
