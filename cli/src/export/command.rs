@@ -1,0 +1,316 @@
+//! The `export` command: its flags, and the run (targets decided, exported a few at once, a
+//! summary, the exit code).
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use clap::{Arg, ArgAction};
+use roomchat::{CallOptions, Client};
+
+use super::fetch::call_patiently;
+use super::naming::{self, Target};
+use super::progress::Progress;
+use super::store::{self, Paths};
+use super::time::parse_time;
+use super::{commit, convert, dry_run, resume, Format};
+use crate::error::CliError;
+
+/// The `export` command.
+pub fn command() -> clap::Command {
+    clap::Command::new("export")
+        .about("Export rooms' message history (resumable)")
+        .long_about(
+            "Export rooms' and channels' message history to files, resumable and lossless: \
+             killed at any moment, the same command run again goes on where it stopped and \
+             ends with every message exactly once, in order.",
+        )
+        .arg(
+            Arg::new("export-targets")
+                .value_name("ROOM[/CHANNEL]")
+                .num_args(0..)
+                .help("Rooms to export, or ROOM/CHANNEL for a channel's messages"),
+        )
+        .arg(
+            Arg::new("export-all-rooms")
+                .long("all-rooms")
+                .action(ArgAction::SetTrue)
+                .help("Every room of the account (the API lists no channels: name them as ROOM/CHANNEL)"),
+        )
+        .arg(
+            Arg::new("export-format")
+                .long("format")
+                .short('f')
+                .value_parser(Format::NAMES)
+                .default_value("jsonl")
+                .help("jsonl: each record as the service sent it; json: one array; csv; txt; html: a transcript page"),
+        )
+        .arg(
+            Arg::new("export-output")
+                .long("output-path")
+                .short('o')
+                .value_name("FILE|FOLDER")
+                .value_parser(clap::value_parser!(PathBuf))
+                .help("The file (one target) or folder (one file per room: ROOM.EXT, ROOM--CHANNEL.EXT); default: the current folder"),
+        )
+        .arg(
+            Arg::new("export-after")
+                .long("after")
+                .value_name("TIME")
+                .help("Only messages created after TIME (RFC 3339, e.g. 2024-01-15T15:00:00Z, or a date)"),
+        )
+        .arg(
+            Arg::new("export-before")
+                .long("before")
+                .value_name("TIME")
+                .help("Only messages created before TIME"),
+        )
+        .arg(
+            Arg::new("export-jobs")
+                .long("jobs")
+                .short('j')
+                .value_parser(clap::value_parser!(u16).range(1..=64))
+                .default_value("4")
+                .help("Rooms exported at once (all under the client's one rate budget)"),
+        )
+        .arg(
+            Arg::new("export-page-size")
+                .long("page-size")
+                .value_parser(clap::value_parser!(u64).range(1..=1000))
+                .default_value("200")
+                .help("Messages asked for per request"),
+        )
+        .arg(
+            Arg::new("export-restart")
+                .long("restart")
+                .action(ArgAction::SetTrue)
+                .help("Ignore a checkpoint or finished file and export again from the start"),
+        )
+        .arg(
+            Arg::new("export-quiet")
+                .long("quiet")
+                .short('q')
+                .action(ArgAction::SetTrue)
+                .help("No progress and no summary (errors only)"),
+        )
+}
+
+/// What every room's export shares.
+pub(super) struct Job<'a> {
+    pub(super) client: Client,
+    pub(super) format: Format,
+    pub(super) page_size: u64,
+    pub(super) after: Option<(String, i64)>,
+    pub(super) before: Option<(String, i64)>,
+    pub(super) restart: bool,
+    pub(super) progress: &'a Progress,
+    pub(super) stats: &'a Stats,
+}
+
+#[derive(Default)]
+pub(super) struct Stats {
+    pub(super) rooms: AtomicU64,
+    pub(super) skipped: AtomicU64,
+    pub(super) messages: AtomicU64,
+    pub(super) bytes: AtomicU64,
+    pub(super) rate_limited: AtomicU64,
+    pub(super) retries: AtomicU64,
+}
+
+impl Job<'_> {
+    /// `--after` in milliseconds since the epoch.
+    pub(super) fn after_ms(&self) -> Option<i64> {
+        self.after.as_ref().map(|a| a.1)
+    }
+
+    /// `--before` in milliseconds since the epoch.
+    pub(super) fn before_ms(&self) -> Option<i64> {
+        self.before.as_ref().map(|b| b.1)
+    }
+}
+
+/// Runs `export`.
+pub fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
+    let format = Format::parse(
+        matches
+            .get_one::<String>("export-format")
+            .expect("defaulted"),
+    )
+    .expect("clap checked the choice");
+    let time_arg = |name: &str| -> Result<Option<(String, i64)>, CliError> {
+        match matches.get_one::<String>(&format!("export-{name}")) {
+            None => Ok(None),
+            Some(text) => parse_time(text).map(|ms| Some((text.clone(), ms))).ok_or_else(|| {
+                CliError::Usage(format!(
+                    "--{name} {text:?}: not a time (RFC 3339 such as 2024-01-15T15:00:00Z, or a date such as 2024-01-15)"
+                ))
+            }),
+        }
+    };
+    let (after, before) = (time_arg("after")?, time_arg("before")?);
+    let named: Vec<String> = matches
+        .get_many::<String>("export-targets")
+        .map(|v| v.cloned().collect())
+        .unwrap_or_default();
+    let all_rooms = matches.get_flag("export-all-rooms");
+    if named.is_empty() && !all_rooms {
+        return Err(CliError::Usage(
+            "export: name rooms (ROOM or ROOM/CHANNEL), or --all-rooms".into(),
+        ));
+    }
+    let mut pairs = Vec::new();
+    for t in &named {
+        let (room, channel) = match t.split_once('/') {
+            Some((r, c)) => (r, Some(c)),
+            None => (t.as_str(), None),
+        };
+        if room.is_empty() || channel.is_some_and(|c| c.is_empty() || c.contains('/')) {
+            return Err(CliError::Usage(format!(
+                "export: {t:?} is not ROOM or ROOM/CHANNEL"
+            )));
+        }
+        pairs.push((room.to_owned(), channel.map(str::to_owned), None));
+    }
+
+    if crate::config::dry_run(matches) {
+        return dry_run::dry_run(matches, &pairs, all_rooms);
+    }
+
+    let client = crate::config::client(matches)?;
+    // Killed at any moment the export resumes (the checkpoint and part files are
+    // consistent whenever the process stops), so Ctrl-C only says how to go on.
+    let _ = ctrlc::set_handler(|| {
+        eprintln!(
+            "\nroomchat: export interrupted; run the same command again to resume where it stopped"
+        );
+        std::process::exit(i32::from(crate::error::EXIT_INTERRUPTED));
+    });
+    // The export handles 429s itself (waits as long as the budget says, never gives up,
+    // counts them); other transient failures are retried here too, a few times.
+    let client = client.with_options(CallOptions::new().max_retries(0))?;
+    let stats = Stats::default();
+    if all_rooms {
+        for room in call_patiently(&client, Some(&stats), || client.list_chat_rooms())? {
+            if let Some(id) = room.room_id {
+                if !pairs.iter().any(|(r, c, _)| *r == id && c.is_none()) {
+                    pairs.push((id, None, room.name));
+                }
+            }
+        }
+    }
+
+    let output = matches.get_one::<PathBuf>("export-output").cloned();
+    let as_folder = match &output {
+        None => true,
+        Some(p) => {
+            pairs.len() > 1
+                || all_rooms
+                || p.is_dir()
+                || p.as_os_str().to_string_lossy().ends_with('/')
+        }
+    };
+    let folder = output.clone().unwrap_or_else(|| PathBuf::from("."));
+    if as_folder {
+        std::fs::create_dir_all(&folder).map_err(|e| store::io_error(&folder, e))?;
+    }
+    let targets = naming::targets(pairs, as_folder, &folder, format);
+
+    let quiet = matches.get_flag("export-quiet");
+    let progress = Progress::new(quiet);
+    let job = Job {
+        client,
+        format,
+        page_size: *matches
+            .get_one::<u64>("export-page-size")
+            .expect("defaulted"),
+        after,
+        before,
+        restart: matches.get_flag("export-restart"),
+        progress: &progress,
+        stats: &stats,
+    };
+    let jobs = usize::from(*matches.get_one::<u16>("export-jobs").expect("defaulted"));
+    let started = Instant::now();
+    let queue = Mutex::new(targets.iter().collect::<VecDeque<_>>());
+    let failures: Mutex<Vec<(String, CliError)>> = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.min(targets.len()) {
+            scope.spawn(|| loop {
+                let next = queue.lock().expect("queue").pop_front();
+                let Some(target) = next else { break };
+                if let Err(e) = export_target(&job, target) {
+                    job.progress.failed(&target.label(), &e);
+                    failures.lock().expect("failures").push((target.label(), e));
+                }
+            });
+        }
+    });
+    let elapsed = started.elapsed();
+    progress.finish();
+    let failures = failures.into_inner().expect("failures");
+    if !quiet {
+        let messages = stats.messages.load(Ordering::Relaxed);
+        let bytes = stats.bytes.load(Ordering::Relaxed);
+        let skipped = stats.skipped.load(Ordering::Relaxed);
+        eprintln!(
+            "roomchat export: {} room(s) exported{}{}, {messages} messages, {bytes} bytes, {:.2} s ({:.0} messages/s), {} 429(s) met, {} retr{}",
+            stats.rooms.load(Ordering::Relaxed),
+            if skipped > 0 { format!(" ({skipped} already done)") } else { String::new() },
+            if failures.is_empty() { String::new() } else { format!(", {} failed", failures.len()) },
+            elapsed.as_secs_f64(),
+            messages as f64 / elapsed.as_secs_f64().max(1e-9),
+            stats.rate_limited.load(Ordering::Relaxed),
+            stats.retries.load(Ordering::Relaxed),
+            if stats.retries.load(Ordering::Relaxed) == 1 { "y" } else { "ies" },
+        );
+    }
+    match failures.len() {
+        0 => Ok(()),
+        1 => Err(failures.into_iter().next().expect("one").1),
+        n => {
+            let (label, first) = failures.into_iter().next().expect("some");
+            Err(match first {
+                CliError::Sdk(e) => CliError::Sdk(e),
+                other => CliError::Usage(format!(
+                    "{n} exports failed (first: {label}: {other}); run the same command again to resume"
+                )),
+            })
+        }
+    }
+}
+
+fn export_target(job: &Job<'_>, target: &Target) -> Result<(), CliError> {
+    let paths = Paths::of(target.output.clone());
+    let label = target.label();
+    let Some(mut checkpoint) = resume::start(job, target, &paths)? else {
+        return Ok(());
+    };
+    let bar = job
+        .progress
+        .room(&label, checkpoint.total, checkpoint.next_skip);
+    let staged = if job.format == Format::Jsonl {
+        if !checkpoint.fetched_all {
+            let part = store::open_part(&paths.part, checkpoint.part_bytes)?;
+            commit::fetch_all(job, target, &paths, part, &mut checkpoint, &bar, None)?;
+        }
+        None
+    } else {
+        Some(convert::fetch_rendering(
+            job,
+            target,
+            &paths,
+            &mut checkpoint,
+            &bar,
+        )?)
+    };
+    let bytes = commit::finish(&paths, &checkpoint, staged)?;
+    bar.done(checkpoint.messages, bytes);
+    job.stats.rooms.fetch_add(1, Ordering::Relaxed);
+    job.stats
+        .messages
+        .fetch_add(checkpoint.messages, Ordering::Relaxed);
+    job.stats.bytes.fetch_add(bytes, Ordering::Relaxed);
+    Ok(())
+}

@@ -1,0 +1,260 @@
+//! Fetching a room's listing: each page asked for patiently (429s waited out, transient
+//! failures retried), parsed without copying its records, and its new records appended to the
+//! part file.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{SyncSender, TrySendError};
+use std::time::{Duration, Instant};
+
+use roomchat::wire::Operation;
+use roomchat::{Client, ErrorKind};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::command::{Job, Stats};
+use super::commit::{COMMIT_BYTES, COMMIT_EVERY};
+use super::naming::Target;
+use super::progress;
+use super::record::{head, write_record};
+use super::resume::{self, PageStart};
+use super::store::{self, Checkpoint, Paths, RecentIds};
+use super::time;
+use crate::error::CliError;
+
+/// Sends a repeatable call until it succeeds: through any number of 429s (the client's budget
+/// holds every caller off as long as the service asked), and up to 5 retries of other
+/// transient failures (timeouts, connections, 5xx) with a growing pause.
+pub(super) fn call_patiently<T>(
+    client: &Client,
+    stats: Option<&Stats>,
+    mut call: impl FnMut() -> roomchat::Result<T>,
+) -> Result<T, CliError> {
+    let mut transient = 0u32;
+    let mut limited = 0u32;
+    loop {
+        let error = match call() {
+            Ok(v) => return Ok(v),
+            Err(e) => e,
+        };
+        let is_429 = error.kind() == ErrorKind::RateLimited;
+        let is_transient = matches!(
+            error.kind(),
+            ErrorKind::Timeout | ErrorKind::Connection | ErrorKind::ServerError
+        ) || error.status() == Some(503);
+        if let Some(stats) = stats {
+            if is_429 && error.status() == Some(429) {
+                stats.rate_limited.fetch_add(1, Ordering::Relaxed);
+            } else if is_transient {
+                stats.retries.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        if is_429 {
+            limited = limited.saturating_add(1);
+            // The budget already holds off every call for the service's Retry-After; without
+            // one, a pause growing to 30 s.
+            if client.rate_limit_state().blocked_for.is_none() {
+                let pause = error
+                    .retry_after()
+                    .unwrap_or(Duration::from_millis(500) * 2u32.saturating_pow(limited.min(6)));
+                std::thread::sleep(pause.min(Duration::from_secs(30)));
+            }
+            continue;
+        }
+        if is_transient && transient < 5 {
+            transient += 1;
+            std::thread::sleep(Duration::from_millis(250) * 2u32.pow(transient));
+            continue;
+        }
+        return Err(CliError::Sdk(error));
+    }
+}
+
+/// One page of messages, borrowed from the answer's body.
+#[derive(Deserialize)]
+struct PageView<'a> {
+    #[serde(rename = "totalRecords", default)]
+    total_records: Option<u64>,
+    #[serde(borrow, default)]
+    messages: Option<Vec<&'a RawValue>>,
+    #[serde(default)]
+    success: Option<bool>,
+}
+
+/// The body of one page of the room's (or channel's) listing.
+fn fetch_page(
+    client: &Client,
+    stats: &Stats,
+    target: &Target,
+    skip: u64,
+    limit: u64,
+) -> Result<Vec<u8>, CliError> {
+    let mut params = serde_json::json!({"roomId": target.room, "limit": limit, "skip": skip});
+    let operation = match &target.channel {
+        Some(channel) => {
+            params["channelId"] = channel.as_str().into();
+            Operation::ChannelMessages
+        }
+        None => Operation::RoomMessages,
+    };
+    call_patiently(client, Some(stats), || {
+        client.call_declared_with(operation, &params, |response| {
+            if (200..300).contains(&response.status) {
+                Ok(response.body.clone())
+            } else {
+                Err(operation
+                    .decode(response)
+                    .err()
+                    .unwrap_or_else(|| roomchat::Error::new(ErrorKind::Decode, "an error answer")))
+            }
+        })
+    })
+}
+
+/// Parses a page's body; an answer that is not a page is the error the declaration's decode
+/// gives it (`"success": false`, another shape).
+fn parse_page<'b>(
+    operation: Operation,
+    body: &'b [u8],
+    label: &str,
+) -> Result<PageView<'b>, CliError> {
+    match serde_json::from_slice::<PageView<'_>>(body) {
+        Ok(page) if page.success != Some(false) && page.messages.is_some() => Ok(page),
+        parsed => {
+            let response = roomchat::wire::WireResponse::new(200, Vec::new(), body.to_vec());
+            let error = match operation.decode(&response) {
+                Err(e) => e,
+                Ok(_) => roomchat::Error::new(
+                    ErrorKind::Decode,
+                    format!(
+                        "a page of {label} has no \"messages\" array{}",
+                        parsed.err().map(|e| format!(": {e}")).unwrap_or_default()
+                    ),
+                ),
+            };
+            Err(CliError::Sdk(error))
+        }
+    }
+}
+
+/// [`commit::fetch_all`]'s fetch: to the listing's end, handing every commit due but the last to
+/// `commits`; the part file when the listing's end is left to commit (jsonl), `None` when
+/// [`commit::finish`] commits it (the other formats).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn fetch_pages(
+    job: &Job<'_>,
+    target: &Target,
+    paths: &Paths,
+    part: File,
+    checkpoint: &mut Checkpoint,
+    bar: &progress::RoomBar<'_>,
+    pages: Option<&SyncSender<Vec<u8>>>,
+    commits: &SyncSender<Checkpoint>,
+) -> Result<Option<BufWriter<File>>, CliError> {
+    let mut part = BufWriter::with_capacity(256 * 1024, part);
+    let mut recent = RecentIds::from_list(&checkpoint.recent_ids);
+    // Uncommitted progress: written to the part file's buffer, not yet vouched for.
+    let (mut next_skip, mut messages, mut part_bytes) = (
+        checkpoint.next_skip,
+        checkpoint.messages,
+        checkpoint.part_bytes,
+    );
+    let mut total = checkpoint.total;
+    let mut last_commit = (Instant::now(), part_bytes);
+    // This page's new lines, for the part file (and the converter).
+    let mut lines = Vec::with_capacity(64 * 1024);
+    loop {
+        // One message of overlap: the page must begin with the last message already listed.
+        let overlap = u64::from(next_skip > 0);
+        let skip = next_skip - overlap;
+        let limit = job.page_size + overlap;
+        let body = fetch_page(&job.client, job.stats, target, skip, limit)?;
+        let operation = if target.channel.is_some() {
+            Operation::ChannelMessages
+        } else {
+            Operation::RoomMessages
+        };
+        let page = parse_page(operation, &body, &target.label())?;
+        let items = page.messages.unwrap_or_default();
+        if let Some(t) = page.total_records {
+            total = Some(t);
+        }
+        let anchored = match resume::page_start(&items, overlap == 1, &recent) {
+            PageStart::Anchored => true,
+            PageStart::Shifted => false,
+            PageStart::StepBack => {
+                next_skip = next_skip.saturating_sub(job.page_size);
+                continue;
+            }
+        };
+        for (k, raw) in items.iter().enumerate() {
+            if anchored && k == 0 {
+                continue; // the last message already written
+            }
+            let (id, created) = head(raw.get());
+            let Some(id) = id.as_deref() else {
+                // No id: nothing to recognise it by; kept (never dropped).
+                write_record(&mut lines, raw);
+                messages += 1;
+                continue;
+            };
+            // Anchored, the page goes on from the last message written: nothing to look up.
+            if !anchored && recent.contains(id) {
+                continue;
+            }
+            recent.push(id);
+            if !time::keep(job.after_ms(), job.before_ms(), created.as_deref()) {
+                continue;
+            }
+            write_record(&mut lines, raw);
+            messages += 1;
+        }
+        part.write_all(&lines)
+            .map_err(|e| store::io_error(&paths.part, e))?;
+        part_bytes += lines.len() as u64;
+        match pages {
+            Some(pages) if !lines.is_empty() => {
+                let room_for_next = lines.len() + lines.len() / 4;
+                let page = std::mem::replace(&mut lines, Vec::with_capacity(room_for_next));
+                // Closed: the converter stopped at an error, which is the one told.
+                pages.send(page).map_err(|_| {
+                    CliError::Usage(format!(
+                        "{}: the converter stopped",
+                        paths.staging.display()
+                    ))
+                })?;
+            }
+            _ => lines.clear(),
+        }
+        next_skip = skip + items.len() as u64;
+        let at_end = (items.len() as u64) < limit;
+        bar.update(next_skip, total);
+        if at_end
+            || last_commit.0.elapsed() >= COMMIT_EVERY
+            || part_bytes - last_commit.1 >= COMMIT_BYTES as u64
+        {
+            checkpoint.next_skip = next_skip;
+            checkpoint.messages = messages;
+            checkpoint.part_bytes = part_bytes;
+            checkpoint.recent_ids = recent.to_list();
+            checkpoint.total = total;
+            checkpoint.fetched_all = at_end;
+            // With a converter (any format but jsonl), the listing's end is committed by
+            // `finish`: the rendered file fsynced and renamed into place, then the checkpoint
+            // and the part file removed. Making the part file durable first would be work
+            // thrown away (an fsync of all it got since the last commit); a stop before that
+            // resumes from the last commit.
+            if at_end {
+                return Ok(pages.is_none().then_some(part));
+            }
+            part.flush().map_err(|e| store::io_error(&paths.part, e))?;
+            match commits.try_send(checkpoint.clone()) {
+                // Full: one commit runs and one waits; this one is left for the next due.
+                Ok(()) | Err(TrySendError::Full(_)) => last_commit = (Instant::now(), part_bytes),
+                // The committer stopped at an error, which `fetch_all` tells.
+                Err(TrySendError::Disconnected(_)) => return Ok(None),
+            }
+        }
+    }
+}
