@@ -1,97 +1,86 @@
 //! Times: the `--after`/`--before` filter and the export's own time, as pure functions.
 
-/// Now, as `2024-01-15T15:21:44Z`.
+/// Now, as `2024-01-15T15:21:44Z` (whole seconds, UTC).
 pub(super) fn now_rfc3339() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or_default();
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    let now = jiff::Timestamp::now();
+    jiff::Timestamp::from_second(now.as_second())
+        .unwrap_or(now)
+        .to_string()
 }
 
-/// Days since 1970-01-01 from a civil date (Howard Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (if m <= 2 { y + 1 } else { y }, m, d)
-}
-
-/// Milliseconds since the epoch of an RFC 3339 time (`2024-01-15T15:21:44.293Z`,
-/// `2024-01-15T16:21:44+01:00`, `2024-01-15 15:21`) or a date (`2024-01-15`, midnight UTC).
+/// Milliseconds since the epoch of a time as the guide documents it: RFC 3339
+/// (`2024-01-15T15:21:44.293Z`, `2024-01-15T16:21:44+01:00`, `T` or a space between date and
+/// time, seconds and their fraction optional, no zone meaning UTC: `2024-01-15 15:21`) or a
+/// date (`2024-01-15`, midnight UTC); blanks around it ignored. Anything else, a date that
+/// does not exist included, is `None`. A pure function of its text: it never panics (the
+/// fuzz target calls it with any input).
 pub fn parse_time(text: &str) -> Option<i64> {
-    let t = text.trim();
-    let b = t.as_bytes();
-    let num = |s: &str| -> Option<i64> {
-        (!s.is_empty() && s.bytes().all(|c| c.is_ascii_digit())).then(|| s.parse().ok())?
+    let text = text.trim();
+    if !documented_shape(text.as_bytes()) {
+        return None;
+    }
+    // The shape is checked; jiff does the calendar (days of the month, leap years, offsets).
+    if let Ok(at) = text.parse::<jiff::Timestamp>() {
+        return Some(at.as_millisecond());
+    }
+    let civil: jiff::civil::DateTime = text.parse().ok()?;
+    let at = jiff::tz::Offset::UTC.to_timestamp(civil).ok()?;
+    Some(at.as_millisecond())
+}
+
+/// Whether `b` is `YYYY-MM-DD`, optionally followed by `T`, `t` or a space and `hh:mm`,
+/// optionally `:ss` and a fraction of 1 to 9 digits, and a zone `Z`, `z` or `±hh:mm` (or
+/// none): what the guide documents, so that jiff's wider grammar (week dates, `[zone]`
+/// annotations, basic format) is not accepted by accident.
+fn documented_shape(b: &[u8]) -> bool {
+    let digits = |at: usize, n: usize| {
+        b.get(at..at + n)
+            .is_some_and(|s| s.iter().all(u8::is_ascii_digit))
     };
-    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
-        return None;
+    let byte = |at: usize| b.get(at).copied();
+    if !(digits(0, 4)
+        && byte(4) == Some(b'-')
+        && digits(5, 2)
+        && byte(7) == Some(b'-')
+        && digits(8, 2))
+    {
+        return false;
     }
-    let (y, mo, d) = (num(&t[..4])?, num(&t[5..7])?, num(&t[8..10])?);
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) {
-        return None;
+    if b.len() == 10 {
+        return true;
     }
-    let mut ms = days_from_civil(y, mo, d) * 86_400_000;
-    let rest = &t[10..];
-    if rest.is_empty() {
-        return Some(ms);
+    if !matches!(byte(10), Some(b'T' | b't' | b' ')) {
+        return false;
     }
-    let rest = rest.strip_prefix(['T', 't', ' '])?;
-    // hh:mm[:ss[.fff]] then Z, ±hh:mm or nothing (UTC).
-    let zone_at = rest.find(['Z', 'z', '+', '-']).unwrap_or(rest.len());
-    let (clock, zone) = rest.split_at(zone_at);
-    let mut parts = clock.split(':');
-    let h = num(parts.next()?)?;
-    let mi = num(parts.next()?)?;
-    let (s, frac) = match parts.next() {
-        None => (0, 0),
-        Some(sec) => {
-            let (whole, frac) = sec.split_once('.').unwrap_or((sec, ""));
-            let frac_ms = if frac.is_empty() {
-                0
-            } else {
-                let digits: String = frac.chars().chain("000".chars()).take(3).collect();
-                num(&digits)?
-            };
-            (num(whole)?, frac_ms)
+    if !(digits(11, 2) && byte(13) == Some(b':') && digits(14, 2)) {
+        return false;
+    }
+    let mut at = 16;
+    if byte(at) == Some(b':') {
+        if !digits(at + 1, 2) {
+            return false;
         }
-    };
-    if parts.next().is_some() || h > 23 || mi > 59 || s > 60 {
-        return None;
-    }
-    ms += ((h * 60 + mi) * 60 + s) * 1000 + frac;
-    match zone {
-        "" | "Z" | "z" => {}
-        z => {
-            let sign = if z.starts_with('-') { -1 } else { 1 };
-            let (zh, zm) = z[1..].split_once(':').unwrap_or((&z[1..], "00"));
-            ms -= sign * (num(zh)? * 60 + num(zm)?) * 60_000;
+        at += 3;
+        if byte(at) == Some(b'.') {
+            let fraction = b[at + 1..]
+                .iter()
+                .take_while(|c| c.is_ascii_digit())
+                .count();
+            if !(1..=9).contains(&fraction) {
+                return false;
+            }
+            at += 1 + fraction;
         }
     }
-    Some(ms)
+    match &b[at..] {
+        [] | [b'Z'] | [b'z'] => true,
+        [b'+' | b'-', zone @ ..] => {
+            zone.len() == 5
+                && zone[2] == b':'
+                && [0, 1, 3, 4].iter().all(|&i| zone[i].is_ascii_digit())
+        }
+        _ => false,
+    }
 }
 
 /// Whether a time filter of `after` and `before` (milliseconds since the epoch) keeps a
@@ -114,18 +103,92 @@ mod tests {
     #[test]
     fn times() {
         assert_eq!(parse_time("1970-01-01"), Some(0));
+        assert_eq!(parse_time(" 1970-01-01 "), Some(0));
         assert_eq!(parse_time("1970-01-01T00:00:01.5Z"), Some(1500));
         assert_eq!(
             parse_time("2024-01-15T15:21:44.293Z"),
             Some(1_705_332_104_293)
         );
         assert_eq!(
+            parse_time("2024-01-15t15:21:44.293z"),
+            Some(1_705_332_104_293)
+        );
+        assert_eq!(
             parse_time("2024-01-15T16:21:44.293+01:00"),
             Some(1_705_332_104_293)
         );
+        assert_eq!(
+            parse_time("2024-01-15T14:21:44.293456789-01:00"),
+            Some(1_705_332_104_293)
+        );
         assert_eq!(parse_time("2024-01-15 15:21"), Some(1_705_332_060_000));
-        assert_eq!(parse_time("yesterday"), None);
-        assert_eq!(parse_time("2024-13-01"), None);
-        assert_eq!(civil_from_days(days_from_civil(2024, 2, 29)), (2024, 2, 29));
+        assert_eq!(parse_time("2024-01-15T15:21Z"), Some(1_705_332_060_000));
+        assert_eq!(parse_time("2024-02-29"), Some(1_709_164_800_000));
+        for bad in [
+            "yesterday",
+            "",
+            "2024-13-01",
+            "2023-02-29",
+            "2024-01-32",
+            "2024-01-15T24:00Z",
+            "2024-01-15T15:60Z",
+            "2024-01-15T15",
+            "2024-01-15T15:21:44.Z",
+            "2024-01-15T15:21:44.1234567890Z",
+            "2024-01-15T15:21:44+01",
+            "2024-01-15T15:21:44+0100",
+            "2024-01-15T15:21:44Z[Europe/Paris]",
+            "20240115",
+            "2024-W03-1",
+            "+002024-01-15",
+            "2024-01-15x",
+        ] {
+            assert_eq!(parse_time(bad), None, "{bad:?}");
+        }
+    }
+
+    /// Any text is a time or `None`, never a panic: non-ASCII characters at every position
+    /// of the documented shapes (the hand-written parser this replaced sliced strings by
+    /// byte and panicked on `2024-01-1é`).
+    #[test]
+    fn non_ascii_text_is_not_a_time_and_no_panic() {
+        let shapes = [
+            "2024-01-15",
+            "2024-01-15T15:21:44.293Z",
+            "2024-01-15T16:21:44+01:00",
+            "2024-01-15 15:21",
+        ];
+        for shape in shapes {
+            for at in 0..=shape.len() {
+                for odd in ["é", "中", "\u{0}", "\u{202e}", "１"] {
+                    let text = format!("{}{odd}{}", &shape[..at], &shape[at..]);
+                    assert_eq!(parse_time(&text), None, "{text:?}");
+                    let replaced =
+                        format!("{}{odd}{}", &shape[..at.saturating_sub(1)], &shape[at..]);
+                    let _ = parse_time(&replaced);
+                }
+            }
+        }
+        assert_eq!(parse_time("2024-01-1é"), None);
+    }
+
+    #[test]
+    fn the_filter_keeps_what_it_cannot_place() {
+        let day = |d: &str| parse_time(d);
+        let (after, before) = (day("2024-01-05"), day("2024-01-10"));
+        assert!(keep(after, before, Some("2024-01-06T00:00:00Z")));
+        assert!(!keep(after, before, Some("2024-01-05")));
+        assert!(!keep(after, before, Some("2024-01-10T00:00:00Z")));
+        assert!(keep(after, before, Some("2024-01-1é")));
+        assert!(keep(after, before, None));
+        assert!(keep(None, None, Some("2024-01-01")));
+    }
+
+    #[test]
+    fn now_is_whole_seconds_in_utc() {
+        let now = now_rfc3339();
+        assert_eq!(now.len(), 20, "{now}");
+        assert!(now.ends_with('Z'), "{now}");
+        assert!(parse_time(&now).is_some(), "{now}");
     }
 }
