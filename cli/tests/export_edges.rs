@@ -88,3 +88,56 @@ fn a_time_with_a_non_ascii_character_is_refused_or_kept_never_a_panic() {
     assert_eq!(kept.len(), 2, "{kept:?}");
     assert!(kept[0].contains("2024-01-1é"), "{kept:?}");
 }
+
+/// The listing's path of room `room`.
+fn listing(room: &str) -> String {
+    format!("/consumer/api/v1/chatRoom/{room}/messages")
+}
+
+/// A page of the listing as the service answers it, the records given as JSON text.
+fn page(records: &[&str], skip: usize, limit: usize, total: usize) -> String {
+    format!(
+        r#"{{"limit":{limit},"skip":{skip},"totalRecords":{total},"count":{},"messages":[{}]}}"#,
+        records.len(),
+        records.join(",")
+    )
+}
+
+/// The `(skip, limit)` of each listing request of `path` the emulator received, in order.
+fn asked(emu: &Emulator, path: &str) -> Vec<(u64, u64)> {
+    emu.journal()
+        .iter()
+        .filter(|e| e.path == path)
+        .map(|e| {
+            let value = |name: &str| {
+                e.query
+                    .split('&')
+                    .find_map(|kv| kv.strip_prefix(&format!("{name}=")))
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(u64::MAX)
+            };
+            (value("skip"), value("limit"))
+        })
+        .collect()
+}
+
+#[test]
+fn jsonl_keeps_each_record_byte_for_byte_from_a_pretty_printed_page() {
+    let emu = emulator();
+    emu.create_room(json!({"roomId": "alpha", "name": "Alpha"}));
+    let body = "{\n  \"success\": true,\n  \"limit\": 200,\n  \"skip\": 0,\n  \"totalRecords\": 2,\n  \"count\": 2,\n  \"messages\": [\n    {\n      \"_id\": \"m1\",\n      \"zeta\": 1.50,\n      \"big\": 123456789012345678901234567890,\n      \"message\": \"two  spaces,\\n \\\"quoted\\\" \\u00e9\",\n      \"alpha\": [ 1, 2 ],\n      \"created\": \"2024-01-15T15:21:44.293Z\"\n    },\n    {\n      \"_id\": \"m2\",\n      \"user\": { \"username\": \"ann\", \"isModerator\": false },\n      \"created\": \"2024-01-15T15:21:45.000Z\"\n    }\n  ]\n}\n";
+    respond(&emu, &listing("alpha"), 1, 200, body.into());
+    let dir = Scratch::new("bytes");
+    run_ok(roomchat(
+        &emu,
+        &dir.0,
+        &["export", "alpha", "-o", "a.jsonl", "--quiet"],
+    ));
+    assert_eq!(
+        lines(&dir.path("a.jsonl")),
+        [
+            r#"{"_id":"m1","zeta":1.50,"big":123456789012345678901234567890,"message":"two  spaces,\n \"quoted\" \u00e9","alpha":[1,2],"created":"2024-01-15T15:21:44.293Z"}"#,
+            r#"{"_id":"m2","user":{"username":"ann","isModerator":false},"created":"2024-01-15T15:21:45.000Z"}"#,
+        ]
+    );
+}

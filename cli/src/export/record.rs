@@ -92,17 +92,39 @@ pub(super) fn head(raw: &str) -> (Option<Cow<'_, str>>, Option<Cow<'_, str>>) {
     (id, created)
 }
 
-/// Appends one line of the part file to `line`: the record as the service sent it (compacted
-/// only if it spanned lines).
+/// Appends one line of the part file to `line`: the record as the service sent it, byte for
+/// byte (key order, number text, string escapes), then a line feed. A record that spans lines
+/// (a pretty-printed page) has the whitespace outside its strings removed, the only bytes JSON
+/// gives no meaning; a record on one line is left as it is.
 pub(super) fn write_record(line: &mut Vec<u8>, raw: &RawValue) {
-    let text = raw.get();
-    if text.contains('\n') || text.contains('\r') {
-        let value: serde_json::Value = serde_json::from_str(text).expect("valid JSON");
-        serde_json::to_writer(&mut *line, &value).expect("serializes");
+    let text = raw.get().as_bytes();
+    if text.contains(&b'\n') || text.contains(&b'\r') {
+        compact_into(line, text);
     } else {
-        line.extend_from_slice(text.as_bytes());
+        line.extend_from_slice(text);
     }
     line.push(b'\n');
+}
+
+/// Appends `json` (valid JSON text) to `out` without the whitespace outside its strings:
+/// inside a string every byte is kept (an escaped quote does not end it).
+fn compact_into(out: &mut Vec<u8>, json: &[u8]) {
+    let (mut in_string, mut escaped) = (false, false);
+    for &c in json {
+        if in_string {
+            out.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == b'\\' {
+                escaped = true;
+            } else if c == b'"' {
+                in_string = false;
+            }
+        } else if !matches!(c, b' ' | b'\t' | b'\n' | b'\r') {
+            in_string = c == b'"';
+            out.push(c);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -134,5 +156,23 @@ mod tests {
             let (i, c) = head(raw);
             assert_eq!((i.as_deref(), c.as_deref()), (id, created), "{raw}");
         }
+    }
+
+    #[test]
+    fn a_record_keeps_its_bytes_and_loses_only_the_blanks_between_lines() {
+        let pretty = "{\n  \"_id\" : \"m1\",\n\t\"zeta\": 1.50,\r\n  \"big\": 123456789012345678901234567890,\n  \"text\": \"a  b\\n \\\" }\\\\\",\n  \"alpha\": [ 1, { } ]\n}";
+        let raw: Box<RawValue> = serde_json::from_str(pretty).unwrap();
+        let mut line = Vec::new();
+        write_record(&mut line, &raw);
+        assert_eq!(
+            String::from_utf8(line).unwrap(),
+            "{\"_id\":\"m1\",\"zeta\":1.50,\"big\":123456789012345678901234567890,\"text\":\"a  b\\n \\\" }\\\\\",\"alpha\":[1,{}]}\n"
+        );
+        // On one line: exactly as sent, blanks and all.
+        let one = r#"{ "_id": "m2", "n": 1e400 }"#;
+        let raw: Box<RawValue> = serde_json::from_str(one).unwrap();
+        let mut line = Vec::new();
+        write_record(&mut line, &raw);
+        assert_eq!(line, format!("{one}\n").into_bytes());
     }
 }
