@@ -141,3 +141,84 @@ fn jsonl_keeps_each_record_byte_for_byte_from_a_pretty_printed_page() {
         ]
     );
 }
+
+/// Runs `cmd` to its end; kills it and fails if it is still running after `limit` (a loop).
+fn run_within(mut cmd: std::process::Command, limit: Duration) -> export_common::Run {
+    use std::io::Read;
+    let started = std::time::Instant::now();
+    let mut child = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("still running after {limit:?}: {}", reader.join().unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    export_common::Run {
+        status,
+        stderr: reader.join().unwrap(),
+        elapsed: started.elapsed(),
+        peak_rss_mib: 0.0,
+    }
+}
+
+#[test]
+fn records_without_an_id_are_each_written_once_and_the_export_ends() {
+    let emu = emulator();
+    let dir = Scratch::new("no-ids");
+    // Room alpha: a record without `_id` ends the first page and the second; room beta has no
+    // ids at all, two of its records alike. Pages of 2 (3 with the message of overlap).
+    let alpha = [
+        r#"{"_id":"m1","message":"one"}"#,
+        r#"{"message":"no id, at a page's end","created":"2024-01-15T15:21:44.293Z"}"#,
+        r#"{"_id":"m3","message":"three"}"#,
+        r#"{"message":"no id either"}"#,
+        r#"{"_id":"m5","message":"five"}"#,
+    ];
+    let beta = [
+        r#"{"message":"a"}"#,
+        r#"{"message":"b"}"#,
+        r#"{"message":"b"}"#,
+        r#"{"message":"c"}"#,
+        r#"{"message":"d"}"#,
+    ];
+    for (room, records) in [("alpha", alpha), ("beta", beta)] {
+        emu.create_room(json!({"roomId": room, "name": room}));
+        for (skip, limit) in [(0, 2), (1, 3), (3, 3)] {
+            let end = (skip + limit).min(records.len());
+            let body = page(&records[skip..end], skip, limit, records.len());
+            respond(&emu, &listing(room), 1, 200, body);
+        }
+        emu.clear_journal();
+        let file = format!("{room}.jsonl");
+        let run = run_within(
+            roomchat(
+                &emu,
+                &dir.0,
+                &["export", room, "-o", &file, "--page-size", "2", "--quiet"],
+            ),
+            Duration::from_secs(20),
+        );
+        assert!(run.status.success(), "{room}: {}", run.stderr);
+        assert_eq!(lines(&dir.path(&file)), records, "{room}");
+        assert_eq!(
+            asked(&emu, &listing(room)),
+            [(0, 2), (1, 3), (3, 3)],
+            "{room}"
+        );
+    }
+}

@@ -17,7 +17,7 @@ use super::command::{Job, Stats};
 use super::commit::{COMMIT_BYTES, COMMIT_EVERY};
 use super::naming::Target;
 use super::progress;
-use super::record::{head, write_record};
+use super::record::{head, write_record, Identity};
 use super::resume::{self, PageStart};
 use super::store::{self, Checkpoint, Paths, RecentIds};
 use super::time;
@@ -153,7 +153,7 @@ pub(super) fn fetch_pages(
     commits: &SyncSender<Checkpoint>,
 ) -> Result<Option<BufWriter<File>>, CliError> {
     let mut part = BufWriter::with_capacity(256 * 1024, part);
-    let mut recent = RecentIds::from_list(&checkpoint.recent_ids);
+    let mut recent = RecentIds::of(checkpoint);
     // Uncommitted progress: written to the part file's buffer, not yet vouched for.
     let (mut next_skip, mut messages, mut part_bytes) = (
         checkpoint.next_skip,
@@ -193,17 +193,12 @@ pub(super) fn fetch_pages(
                 continue; // the last message already written
             }
             let (id, created) = head(raw.get());
-            let Some(id) = id.as_deref() else {
-                // No id: nothing to recognise it by; kept (never dropped).
-                write_record(&mut lines, raw);
-                messages += 1;
-                continue;
-            };
+            let identity = Identity::of(raw, id.as_deref());
             // Anchored, the page goes on from the last message written: nothing to look up.
-            if !anchored && recent.contains(id) {
+            if !anchored && recent.contains(&identity) {
                 continue;
             }
-            recent.push(id);
+            recent.push(identity);
             if !time::keep(job.after_ms(), job.before_ms(), created.as_deref()) {
                 continue;
             }
@@ -237,7 +232,8 @@ pub(super) fn fetch_pages(
             checkpoint.next_skip = next_skip;
             checkpoint.messages = messages;
             checkpoint.part_bytes = part_bytes;
-            checkpoint.recent_ids = recent.to_list();
+            checkpoint.recent = recent.to_list();
+            checkpoint.recent_ids = Vec::new();
             checkpoint.total = total;
             checkpoint.fetched_all = at_end;
             // With a converter (any format but jsonl), the listing's end is committed by

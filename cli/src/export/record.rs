@@ -2,7 +2,38 @@
 
 use std::borrow::Cow;
 
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
+
+/// What tells a listed message from the others: its `_id` when it has one (a string), else
+/// its record's bytes as its part-file line holds them (see [`write_record`]). So a record
+/// without an id is still recognised as the page of overlap's first (the export goes on
+/// instead of stepping back for ever), and two such records differ as soon as one byte does.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum Identity {
+    Id(String),
+    Record(String),
+}
+
+impl Identity {
+    /// The identity of `raw`, whose `_id` (as [`head`] reads it) is `id`.
+    pub(super) fn of(raw: &RawValue, id: Option<&str>) -> Identity {
+        match id {
+            Some(id) => Identity::Id(id.to_owned()),
+            None => Identity::Record(line_text(raw).into_owned()),
+        }
+    }
+
+    /// Whether `raw`, whose `_id` is `id`, is this message (without building its identity).
+    pub(super) fn is(&self, raw: &RawValue, id: Option<&str>) -> bool {
+        match (self, id) {
+            (Identity::Id(known), Some(id)) => known == id,
+            (Identity::Record(known), None) => *known == line_text(raw),
+            _ => false,
+        }
+    }
+}
 
 /// The `_id` and `created` of a message record (JSON text serde_json has checked already):
 /// a scan of its top-level keys, much cheaper than a second parse of every field. A value
@@ -92,18 +123,28 @@ pub(super) fn head(raw: &str) -> (Option<Cow<'_, str>>, Option<Cow<'_, str>>) {
     (id, created)
 }
 
-/// Appends one line of the part file to `line`: the record as the service sent it, byte for
-/// byte (key order, number text, string escapes), then a line feed. A record that spans lines
-/// (a pretty-printed page) has the whitespace outside its strings removed, the only bytes JSON
-/// gives no meaning; a record on one line is left as it is.
+/// Appends one line of the part file to `line`: [`line_text`], then a line feed.
 pub(super) fn write_record(line: &mut Vec<u8>, raw: &RawValue) {
-    let text = raw.get().as_bytes();
-    if text.contains(&b'\n') || text.contains(&b'\r') {
-        compact_into(line, text);
-    } else {
-        line.extend_from_slice(text);
-    }
+    line.extend_from_slice(line_text(raw).as_bytes());
     line.push(b'\n');
+}
+
+/// A record's line in the part file: the record as the service sent it, byte for byte (key
+/// order, number text, string escapes). A record that spans lines (a pretty-printed page) has
+/// the whitespace outside its strings removed, the only bytes JSON gives no meaning; a record
+/// on one line is left as it is.
+pub(super) fn line_text(raw: &RawValue) -> Cow<'_, str> {
+    let text = raw.get();
+    if !text.contains(['\n', '\r']) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = Vec::with_capacity(text.len());
+    compact_into(&mut out, text.as_bytes());
+    // Only ASCII blanks outside strings were dropped: still UTF-8.
+    Cow::Owned(
+        String::from_utf8(out)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+    )
 }
 
 /// Appends `json` (valid JSON text) to `out` without the whitespace outside its strings:

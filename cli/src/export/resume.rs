@@ -8,7 +8,7 @@ use serde_json::value::RawValue;
 
 use super::command::Job;
 use super::naming::Target;
-use super::record::head;
+use super::record::{head, Identity};
 use super::store::{self, Checkpoint, Paths, RecentIds};
 use crate::error::CliError;
 
@@ -106,15 +106,19 @@ pub(super) fn page_start(items: &[&RawValue], overlap: bool, recent: &RecentIds)
     if !overlap {
         return PageStart::Shifted;
     }
-    let first_id = items.first().and_then(|raw| head(raw.get()).0);
-    let first_id = first_id.as_deref();
-    if first_id.is_some_and(|id| recent.last() == Some(id)) {
+    let Some(first) = items.first() else {
+        return PageStart::StepBack;
+    };
+    let first_id = head(first.get()).0;
+    if recent
+        .last()
+        .is_some_and(|last| last.is(first, first_id.as_deref()))
+    {
         return PageStart::Anchored;
     }
-    let known = first_id.is_some_and(|id| recent.contains(id));
-    if !known || items.is_empty() {
-        PageStart::StepBack
-    } else {
+    if recent.contains(&Identity::of(first, first_id.as_deref())) {
         PageStart::Shifted
+    } else {
+        PageStart::StepBack
     }
 }

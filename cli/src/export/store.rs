@@ -16,10 +16,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::record::Identity;
 use crate::error::CliError;
 
-/// How many of the latest message ids the checkpoint keeps, to recognise a message fetched
-/// twice (the pages overlap by one message, and a page read again after a shift).
+/// How many of the latest messages' identities the checkpoint keeps, to recognise a message
+/// fetched twice (the pages overlap by one message, and a page read again after a shift).
 pub const RECENT_IDS: usize = 1000;
 
 /// The checkpoint of one room's (or channel's) export.
@@ -38,7 +39,11 @@ pub struct Checkpoint {
     pub messages: u64,
     /// The part file's valid length: everything after it is cut on resume.
     pub part_bytes: u64,
-    /// The ids of the latest messages listed, oldest first (at most [`RECENT_IDS`]).
+    /// The identities of the latest messages listed, oldest first (at most [`RECENT_IDS`]).
+    #[serde(default)]
+    pub recent: Vec<Identity>,
+    /// The ids of the latest messages, as version 1 kept them (read, never written).
+    #[serde(default, skip_serializing)]
     pub recent_ids: Vec<String>,
     /// The listing's end was reached: only the final file remains to be written.
     pub fetched_all: bool,
@@ -54,7 +59,7 @@ impl Checkpoint {
         before: Option<String>,
     ) -> Self {
         Checkpoint {
-            version: 1,
+            version: 2,
             room: room.into(),
             channel: channel.map(Into::into),
             after,
@@ -62,6 +67,7 @@ impl Checkpoint {
             next_skip: 0,
             messages: 0,
             part_bytes: 0,
+            recent: Vec::new(),
             recent_ids: Vec::new(),
             fetched_all: false,
             total: None,
@@ -69,44 +75,42 @@ impl Checkpoint {
     }
 }
 
-/// The ids of the latest messages, bounded. Looked up only when a page does not begin with
-/// the last message written (a shift), so a list searched in turn is enough.
+/// The identities of the latest messages, bounded. Looked up only when a page does not begin
+/// with the last message listed (a shift), so a list searched in turn is enough.
 #[derive(Debug, Default)]
 pub struct RecentIds {
-    order: VecDeque<String>,
+    order: VecDeque<Identity>,
 }
 
 impl RecentIds {
-    pub fn from_list(ids: &[String]) -> Self {
+    /// The checkpoint's (a version 1 checkpoint's ids too).
+    pub fn of(checkpoint: &Checkpoint) -> Self {
         let mut recent = RecentIds::default();
-        for id in ids {
-            recent.push(id);
+        for id in &checkpoint.recent_ids {
+            recent.push(Identity::Id(id.clone()));
+        }
+        for identity in &checkpoint.recent {
+            recent.push(identity.clone());
         }
         recent
     }
 
-    pub fn contains(&self, id: &str) -> bool {
-        self.order.iter().any(|known| known == id)
+    pub fn contains(&self, identity: &Identity) -> bool {
+        self.order.iter().any(|known| known == identity)
     }
 
-    pub fn push(&mut self, id: &str) {
+    pub fn push(&mut self, identity: Identity) {
         if self.order.len() == RECENT_IDS {
-            if let Some(mut old) = self.order.pop_front() {
-                // The oldest id's buffer serves the newest.
-                old.clear();
-                old.push_str(id);
-                self.order.push_back(old);
-                return;
-            }
+            self.order.pop_front();
         }
-        self.order.push_back(id.to_owned());
+        self.order.push_back(identity);
     }
 
-    pub fn last(&self) -> Option<&str> {
-        self.order.back().map(String::as_str)
+    pub fn last(&self) -> Option<&Identity> {
+        self.order.back()
     }
 
-    pub fn to_list(&self) -> Vec<String> {
+    pub fn to_list(&self) -> Vec<Identity> {
         self.order.iter().cloned().collect()
     }
 }
