@@ -222,3 +222,125 @@ fn records_without_an_id_are_each_written_once_and_the_export_ends() {
         );
     }
 }
+
+/// A client of the emulator with no budget to speak of.
+fn client(emu: &Emulator) -> roomchat::Client {
+    roomchat::Client::builder(emu.private_key())
+        .base_url(emu.base_url())
+        .rate_limit(roomchat::RateLimitConfig::new(
+            1_000_000,
+            Duration::from_secs(60),
+        ))
+        .build()
+        .unwrap()
+}
+
+/// The checkpoint's `next_skip`, once there is one.
+fn checkpoint_skip(path: &Path) -> Option<u64> {
+    let text = std::fs::read(path).ok()?;
+    serde_json::from_slice::<Value>(&text).ok()?["next_skip"].as_u64()
+}
+
+/// Starts `roomchat ARGS` (an export to `file` of the listing at `path`, pages of
+/// `page_size`) with its `pages`-th page held 300 ms, so that a commit is due when it comes,
+/// and the next held 30 s; returns the running command once its checkpoint says `pages`
+/// pages, the listing's requests answered meanwhile held 1 ms each.
+fn held_after(
+    emu: &Emulator,
+    dir: &Scratch,
+    args: &[&str],
+    path: &str,
+    file: &str,
+    pages: u32,
+    page_size: u64,
+) -> std::process::Child {
+    for (times, ms) in [(pages - 1, 1), (1, 300), (1, 30_000)] {
+        emu.add_fault(Fault {
+            method: Some("GET".into()),
+            path: path.into(),
+            times,
+            action: FaultAction::Delay(Duration::from_millis(ms)),
+        });
+    }
+    let mut child = roomchat(emu, &dir.0, args)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let checkpoint = dir.path(&format!("{file}.roomchat-checkpoint"));
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while checkpoint_skip(&checkpoint) != Some(u64::from(pages) * page_size) {
+        assert!(child.try_wait().unwrap().is_none(), "the export ended");
+        assert!(std::time::Instant::now() < deadline, "no checkpoint");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child
+}
+
+#[test]
+fn deletions_before_the_resume_point_duplicate_nothing() {
+    // The cases: 3,000 messages, killed at 1,950 with pages of 50 and the 1,110
+    // messages before the resume point deleted (3,840 lines before the fix), killed at 1,800
+    // with pages of 200 and 850 deleted (3,950); then deletions on both sides of the resume
+    // point, the last message written among them. (A single room message cannot be deleted
+    // through the API, a channel's can: a channel's listing is paged the same way.)
+    let emu = emulator();
+    emu.create_room(json!({"roomId": "alpha", "name": "Alpha"}));
+    let sdk = client(&emu);
+    let dir = Scratch::new("deleted");
+    let cases: [(u64, u32, std::ops::Range<usize>); 3] = [
+        (50, 39, 840..1_950),
+        (200, 9, 950..1_800),
+        (50, 39, 1_000..2_100),
+    ];
+    for (case, (page_size, pages, deleted)) in cases.into_iter().enumerate() {
+        let channel = emu.add_channel("alpha", json!({"channelName": format!("side {case}")}))
+            ["_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        emu.seed_messages("alpha", Some(&channel), 3_000);
+        let all: Vec<String> = sdk
+            .iter_channel_messages("alpha", &channel, &roomchat::ChannelMessages::new())
+            .map(|m| m.unwrap().id.unwrap())
+            .collect();
+        assert_eq!(all.len(), 3_000);
+        let target = format!("alpha/{channel}");
+        let path = format!("/consumer/api/v1/chatRoom/alpha/channel/{channel}/messages");
+        let file = format!("side{case}.jsonl");
+        let size = page_size.to_string();
+        let args = [
+            "export",
+            &target,
+            "-o",
+            &file,
+            "--page-size",
+            &size,
+            "--quiet",
+        ];
+        let mut child = held_after(&emu, &dir, &args, &path, &file, pages, page_size);
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        emu.clear_faults();
+        for id in &all[deleted.clone()] {
+            sdk.delete_channel_message("alpha", &channel, id).unwrap();
+        }
+        run_ok(roomchat(&emu, &dir.0, &args));
+        // Every message once, in order, but those deleted before they were fetched.
+        let resumed_at = pages as usize * page_size as usize;
+        let expected: Vec<String> = all
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !(deleted.contains(i) && *i >= resumed_at))
+            .map(|(_, id)| id.clone())
+            .collect();
+        let written = ids(&dir.path(&file));
+        assert_eq!(
+            written.len(),
+            expected.len(),
+            "case {case}: {} lines for {} messages",
+            written.len(),
+            expected.len()
+        );
+        assert_eq!(written, expected, "case {case}");
+    }
+}

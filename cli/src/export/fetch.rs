@@ -18,8 +18,8 @@ use super::commit::{COMMIT_BYTES, COMMIT_EVERY};
 use super::naming::Target;
 use super::progress;
 use super::record::{head, write_record, Identity};
-use super::resume::{self, PageStart};
-use super::store::{self, Checkpoint, Paths, RecentIds};
+use super::resume::{PageStart, Placement};
+use super::store::{self, Checkpoint, Paths};
 use super::time;
 use crate::error::CliError;
 
@@ -153,7 +153,7 @@ pub(super) fn fetch_pages(
     commits: &SyncSender<Checkpoint>,
 ) -> Result<Option<BufWriter<File>>, CliError> {
     let mut part = BufWriter::with_capacity(256 * 1024, part);
-    let mut recent = RecentIds::of(checkpoint);
+    let mut placement = Placement::new(checkpoint.last.clone());
     // Uncommitted progress: written to the part file's buffer, not yet vouched for.
     let (mut next_skip, mut messages, mut part_bytes) = (
         checkpoint.next_skip,
@@ -180,30 +180,35 @@ pub(super) fn fetch_pages(
         if let Some(t) = page.total_records {
             total = Some(t);
         }
-        let anchored = match resume::page_start(&items, overlap == 1, &recent) {
-            PageStart::Anchored => true,
-            PageStart::Shifted => false,
+        let skip_first = match placement.place(&items, overlap == 1, || {
+            // A resync: the part file's identities, all it holds so far.
+            part.flush().map_err(|e| store::io_error(&paths.part, e))?;
+            store::written_identities(&paths.part, part_bytes)
+        })? {
+            PageStart::InPlace { skip_first } => skip_first,
             PageStart::StepBack => {
-                next_skip = next_skip.saturating_sub(job.page_size);
+                next_skip = match page.total_records {
+                    // Past the listing's end now: back to its last message at once.
+                    Some(t) if items.is_empty() && t < next_skip => t,
+                    _ => next_skip.saturating_sub(job.page_size),
+                };
                 continue;
             }
         };
-        for (k, raw) in items.iter().enumerate() {
-            if anchored && k == 0 {
-                continue; // the last message already written
-            }
+        for raw in &items[usize::from(skip_first).min(items.len())..] {
             let (id, created) = head(raw.get());
-            let identity = Identity::of(raw, id.as_deref());
-            // Anchored, the page goes on from the last message written: nothing to look up.
-            if !anchored && recent.contains(&identity) {
+            if placement.holds(raw, id.as_deref()) {
                 continue;
             }
-            recent.push(identity);
             if !time::keep(job.after_ms(), job.before_ms(), created.as_deref()) {
                 continue;
             }
             write_record(&mut lines, raw);
             messages += 1;
+            placement.wrote();
+        }
+        if let Some(raw) = items.last() {
+            placement.listed(Identity::of(raw, head(raw.get()).0.as_deref()));
         }
         part.write_all(&lines)
             .map_err(|e| store::io_error(&paths.part, e))?;
@@ -232,8 +237,7 @@ pub(super) fn fetch_pages(
             checkpoint.next_skip = next_skip;
             checkpoint.messages = messages;
             checkpoint.part_bytes = part_bytes;
-            checkpoint.recent = recent.to_list();
-            checkpoint.recent_ids = Vec::new();
+            checkpoint.last = placement.last().cloned();
             checkpoint.total = total;
             checkpoint.fetched_all = at_end;
             // With a converter (any format but jsonl), the listing's end is committed by

@@ -25,6 +25,15 @@ impl Identity {
         }
     }
 
+    /// The identity of a part-file line (without its line feed): the same as that of the
+    /// record it was written from.
+    pub(super) fn of_line(line: &str) -> Identity {
+        match head(line).0 {
+            Some(id) => Identity::Id(id.into_owned()),
+            None => Identity::Record(line.to_owned()),
+        }
+    }
+
     /// Whether `raw`, whose `_id` is `id`, is this message (without building its identity).
     pub(super) fn is(&self, raw: &RawValue, id: Option<&str>) -> bool {
         match (self, id) {

@@ -2,6 +2,7 @@
 //! finished file left alone), and how a page is placed against what was written already (the
 //! one message of overlap, the step back after deletions).
 
+use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 
 use serde_json::value::RawValue;
@@ -9,7 +10,7 @@ use serde_json::value::RawValue;
 use super::command::Job;
 use super::naming::Target;
 use super::record::{head, Identity};
-use super::store::{self, Checkpoint, Paths, RecentIds};
+use super::store::{self, Checkpoint, Paths};
 use crate::error::CliError;
 
 /// Where `target`'s export starts: its checkpoint (a new one when there is none), or `None`
@@ -89,36 +90,91 @@ pub(super) fn start(
     Ok(Some(checkpoint))
 }
 
-/// How a page of the listing starts against what was written already.
+/// How a page of the listing is placed against what was written already.
+///
+/// The listing is the room's messages oldest first, and the part file holds a prefix of it as
+/// it was (less what the time filter dropped): a message posted since comes after them, and
+/// one deleted since moves the later ones a place towards the start. So each page is asked for
+/// from the last message listed (one message of overlap) and must begin with it; then the rest
+/// of the page is new. When it does not (messages before it were deleted), the export
+/// resynchronises: it reads the identity of every message the part file holds, steps back a
+/// page at a time until a page begins with one of them (or is the listing's start), and from
+/// there skips the messages the part file holds, until it writes one it does not: that one was
+/// never listed, so neither was any after it. Memory grows with the room only while a resync
+/// lasts, and no number of ids bounds it.
+pub(super) struct Placement {
+    /// The last message listed (written, or dropped by the time filter).
+    last: Option<Identity>,
+    /// While resynchronising: the identities the part file holds.
+    written: Option<HashSet<Identity>>,
+}
+
+/// Where a page starts, for [`Placement::place`].
+#[derive(Debug, PartialEq, Eq)]
 pub(super) enum PageStart {
-    /// With the last message listed (the page of overlap, as expected): the rest is new.
-    Anchored,
-    /// Elsewhere, but with a message seen already: each message is looked up.
-    Shifted,
-    /// Messages before this point were deleted (or the listing changed order): step back a
-    /// page and let the recent ids drop what was seen already.
+    /// In place: its messages go on from what was listed (the first skipped when
+    /// `skip_first`: the message of overlap, listed already).
+    InPlace { skip_first: bool },
+    /// Messages before this page were deleted: step back a page.
     StepBack,
 }
 
-/// Where the page of `items` starts, `overlap` telling whether it was asked for from the last
-/// message listed.
-pub(super) fn page_start(items: &[&RawValue], overlap: bool, recent: &RecentIds) -> PageStart {
-    if !overlap {
-        return PageStart::Shifted;
+impl Placement {
+    pub(super) fn new(last: Option<Identity>) -> Placement {
+        Placement {
+            last,
+            written: None,
+        }
     }
-    let Some(first) = items.first() else {
-        return PageStart::StepBack;
-    };
-    let first_id = head(first.get()).0;
-    if recent
-        .last()
-        .is_some_and(|last| last.is(first, first_id.as_deref()))
-    {
-        return PageStart::Anchored;
+
+    /// The last message listed, for the checkpoint.
+    pub(super) fn last(&self) -> Option<&Identity> {
+        self.last.as_ref()
     }
-    if recent.contains(&Identity::of(first, first_id.as_deref())) {
-        PageStart::Shifted
-    } else {
-        PageStart::StepBack
+
+    /// Where the page of `items` starts, `overlap` telling whether it was asked for from the
+    /// last message listed; `written` reads the part file's identities when a resync begins.
+    pub(super) fn place(
+        &mut self,
+        items: &[&RawValue],
+        overlap: bool,
+        written: impl FnOnce() -> Result<HashSet<Identity>, CliError>,
+    ) -> Result<PageStart, CliError> {
+        if !overlap {
+            return Ok(PageStart::InPlace { skip_first: false });
+        }
+        let first = items.first().map(|raw| (*raw, head(raw.get()).0));
+        if let (Some(last), Some((raw, id))) = (&self.last, &first) {
+            if last.is(raw, id.as_deref()) {
+                return Ok(PageStart::InPlace { skip_first: true });
+            }
+        }
+        let written = match &mut self.written {
+            Some(w) => w,
+            None => self.written.insert(written()?),
+        };
+        Ok(match first {
+            Some((raw, id)) if written.contains(&Identity::of(raw, id.as_deref())) => {
+                PageStart::InPlace { skip_first: false }
+            }
+            _ => PageStart::StepBack,
+        })
+    }
+
+    /// Whether a resync is on and the part file holds the message (then it is skipped).
+    pub(super) fn holds(&self, raw: &RawValue, id: Option<&str>) -> bool {
+        self.written
+            .as_ref()
+            .is_some_and(|w| w.contains(&Identity::of(raw, id)))
+    }
+
+    /// A message the part file did not hold was written: a resync is over.
+    pub(super) fn wrote(&mut self) {
+        self.written = None;
+    }
+
+    /// `last` is the last message listed now.
+    pub(super) fn listed(&mut self, last: Identity) {
+        self.last = Some(last);
     }
 }

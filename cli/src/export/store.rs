@@ -9,19 +9,15 @@
 //! `part_bytes` (dropping what was appended after the last checkpoint) and fetches again from
 //! `next_skip`.
 
-use std::collections::VecDeque;
+use std::collections::HashSet;
 use std::fs::{self, File, OpenOptions};
-use std::io::Write;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::record::Identity;
 use crate::error::CliError;
-
-/// How many of the latest messages' identities the checkpoint keeps, to recognise a message
-/// fetched twice (the pages overlap by one message, and a page read again after a shift).
-pub const RECENT_IDS: usize = 1000;
 
 /// The checkpoint of one room's (or channel's) export.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -39,10 +35,12 @@ pub struct Checkpoint {
     pub messages: u64,
     /// The part file's valid length: everything after it is cut on resume.
     pub part_bytes: u64,
-    /// The identities of the latest messages listed, oldest first (at most [`RECENT_IDS`]).
+    /// The last message listed (written, or dropped by the time filter): the next page, asked
+    /// for from it, must begin with it.
     #[serde(default)]
-    pub recent: Vec<Identity>,
-    /// The ids of the latest messages, as version 1 kept them (read, never written).
+    pub last: Option<Identity>,
+    /// The ids of the latest messages, as version 1 kept them (read for its last, never
+    /// written).
     #[serde(default, skip_serializing)]
     pub recent_ids: Vec<String>,
     /// The listing's end was reached: only the final file remains to be written.
@@ -67,7 +65,7 @@ impl Checkpoint {
             next_skip: 0,
             messages: 0,
             part_bytes: 0,
-            recent: Vec::new(),
+            last: None,
             recent_ids: Vec::new(),
             fetched_all: false,
             total: None,
@@ -75,43 +73,28 @@ impl Checkpoint {
     }
 }
 
-/// The identities of the latest messages, bounded. Looked up only when a page does not begin
-/// with the last message listed (a shift), so a list searched in turn is enough.
-#[derive(Debug, Default)]
-pub struct RecentIds {
-    order: VecDeque<Identity>,
-}
-
-impl RecentIds {
-    /// The checkpoint's (a version 1 checkpoint's ids too).
-    pub fn of(checkpoint: &Checkpoint) -> Self {
-        let mut recent = RecentIds::default();
-        for id in &checkpoint.recent_ids {
-            recent.push(Identity::Id(id.clone()));
+/// The identity of every message the part file's first `len` bytes hold: what a resync after a
+/// shift looks messages up in (read only then, so that memory does not grow with the room
+/// otherwise).
+pub fn written_identities(path: &Path, len: u64) -> Result<HashSet<Identity>, CliError> {
+    let file = File::open(path).map_err(|e| io_error(path, e))?;
+    let mut lines = BufReader::with_capacity(256 * 1024, file.take(len));
+    let mut identities = HashSet::new();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if lines
+            .read_until(b'\n', &mut line)
+            .map_err(|e| io_error(path, e))?
+            == 0
+        {
+            return Ok(identities);
         }
-        for identity in &checkpoint.recent {
-            recent.push(identity.clone());
+        if line.last() == Some(&b'\n') {
+            line.pop();
         }
-        recent
-    }
-
-    pub fn contains(&self, identity: &Identity) -> bool {
-        self.order.iter().any(|known| known == identity)
-    }
-
-    pub fn push(&mut self, identity: Identity) {
-        if self.order.len() == RECENT_IDS {
-            self.order.pop_front();
-        }
-        self.order.push_back(identity);
-    }
-
-    pub fn last(&self) -> Option<&Identity> {
-        self.order.back()
-    }
-
-    pub fn to_list(&self) -> Vec<Identity> {
-        self.order.iter().cloned().collect()
+        let text = String::from_utf8_lossy(&line);
+        identities.insert(Identity::of_line(&text));
     }
 }
 
@@ -180,13 +163,28 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
 
 /// The checkpoint at `path`, if there is one.
 pub fn load_checkpoint(path: &Path) -> Result<Option<Checkpoint>, CliError> {
+    let not_ours = |why: String| {
+        CliError::Usage(format!(
+            "{}: not a checkpoint of this roomchat export ({why}); remove it or use --restart",
+            path.display()
+        ))
+    };
     match fs::read(path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| {
-            CliError::Usage(format!(
-                "{}: not a checkpoint of roomchat export ({e}); remove it or use --restart",
-                path.display()
-            ))
-        }),
+        Ok(bytes) => {
+            let mut checkpoint: Checkpoint =
+                serde_json::from_slice(&bytes).map_err(|e| not_ours(e.to_string()))?;
+            match checkpoint.version {
+                // Version 1 kept the latest ids: the last is the anchor.
+                1 => {
+                    checkpoint.last = checkpoint.recent_ids.pop().map(Identity::Id);
+                    checkpoint.recent_ids.clear();
+                    checkpoint.version = 2;
+                }
+                2 => {}
+                v => return Err(not_ours(format!("version {v}, from a newer roomchat"))),
+            }
+            Ok(Some(checkpoint))
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(io_error(path, e)),
     }
@@ -224,5 +222,33 @@ pub fn remove_if_there(path: &Path) -> Result<(), CliError> {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(io_error(path, e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_version_1_checkpoint_resumes_from_its_last_id_and_a_newer_one_is_refused() {
+        let dir = std::env::temp_dir().join(format!("roomchat-store-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("f.jsonl.roomchat-checkpoint");
+        fs::write(
+            &path,
+            r#"{"version":1,"room":"r","channel":null,"after":null,"before":null,"next_skip":400,"messages":400,"part_bytes":9,"recent_ids":["a","b"],"fetched_all":false,"total":null}"#,
+        )
+        .unwrap();
+        let loaded = load_checkpoint(&path).unwrap().unwrap();
+        assert_eq!(loaded.last, Some(Identity::Id("b".into())));
+        assert_eq!((loaded.version, loaded.next_skip), (2, 400));
+        save_checkpoint(&path, &loaded).unwrap();
+        let saved = fs::read_to_string(&path).unwrap();
+        assert!(saved.contains(r#""last":{"id":"b"}"#), "{saved}");
+        assert!(!saved.contains("recent_ids"), "{saved}");
+        fs::write(&path, saved.replace(r#""version":2"#, r#""version":3"#)).unwrap();
+        let refused = load_checkpoint(&path).unwrap_err().to_string();
+        assert!(refused.contains("version 3"), "{refused}");
+        fs::remove_dir_all(&dir).unwrap();
     }
 }
