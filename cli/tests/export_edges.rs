@@ -344,3 +344,60 @@ fn deletions_before_the_resume_point_duplicate_nothing() {
         assert_eq!(written, expected, "case {case}");
     }
 }
+
+#[test]
+fn a_service_capping_the_limit_is_read_to_the_real_end() {
+    // Asked for pages of 10, the service gives 5 (saying `limit: 5`, or only its total).
+    let emu = emulator();
+    let dir = Scratch::new("capped");
+    let records: Vec<String> = (1..=12)
+        .map(|n| format!(r#"{{"_id":"m{n}","message":"{n}"}}"#))
+        .collect();
+    let records: Vec<&str> = records.iter().map(String::as_str).collect();
+    for (room, says_limit) in [("alpha", true), ("beta", false)] {
+        emu.create_room(json!({"roomId": room, "name": room}));
+        for (skip, end) in [(0, 5), (4, 9), (8, 12)] {
+            let mut body = page(&records[skip..end], skip, 5, records.len());
+            if !says_limit {
+                body = body.replace(r#""limit":5,"#, "");
+            }
+            respond(&emu, &listing(room), 1, 200, body);
+        }
+        emu.clear_journal();
+        let file = format!("{room}.jsonl");
+        run_ok(roomchat(
+            &emu,
+            &dir.0,
+            &["export", room, "-o", &file, "--page-size", "10", "--quiet"],
+        ));
+        assert_eq!(lines(&dir.path(&file)), records, "{room}");
+        assert_eq!(
+            asked(&emu, &listing(room)),
+            [(0, 10), (4, 11), (8, 11)],
+            "{room}"
+        );
+    }
+    // A page that says another skip than asked is an error, not a silent loss.
+    emu.create_room(json!({"roomId": "gamma", "name": "gamma"}));
+    respond(
+        &emu,
+        &listing("gamma"),
+        1,
+        200,
+        page(&records[..10], 0, 10, 12),
+    );
+    respond(
+        &emu,
+        &listing("gamma"),
+        1,
+        200,
+        page(&records[..10], 0, 11, 12),
+    );
+    let run = run_measured(roomchat(
+        &emu,
+        &dir.0,
+        &["export", "gamma", "-o", "g.jsonl", "--page-size", "10"],
+    ));
+    assert_eq!(run.status.code(), Some(21), "{}", run.stderr);
+    assert!(run.stderr.contains("says skip 0"), "{}", run.stderr);
+}

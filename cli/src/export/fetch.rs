@@ -74,12 +74,45 @@ pub(super) fn call_patiently<T>(
 /// One page of messages, borrowed from the answer's body.
 #[derive(Deserialize)]
 struct PageView<'a> {
-    #[serde(rename = "totalRecords", default)]
+    #[serde(rename = "totalRecords", default, deserialize_with = "count")]
     total_records: Option<u64>,
+    /// The limit the service applied (it may cap what was asked for).
+    #[serde(default, deserialize_with = "count")]
+    limit: Option<u64>,
+    /// The skip the service applied.
+    #[serde(default, deserialize_with = "count")]
+    skip: Option<u64>,
     #[serde(borrow, default)]
     messages: Option<Vec<&'a RawValue>>,
     #[serde(default)]
     success: Option<bool>,
+}
+
+/// A count of a page (`totalRecords`, `limit`, `skip`): a number, or a string holding one;
+/// anything else is no count (the page's messages are what matters).
+fn count<'de, D: serde::Deserializer<'de>>(value: D) -> Result<Option<u64>, D::Error> {
+    Ok(match serde_json::Value::deserialize(value)? {
+        serde_json::Value::Number(n) => n.as_u64(),
+        serde_json::Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    })
+}
+
+/// Whether the page at `skip` of `items` messages, asked for with `limit` (and `skip_first`,
+/// its first message listed already), is the listing's last. It is when it brings nothing new;
+/// else when it holds fewer messages than the limit the service applied (the page's `limit`
+/// when it says a smaller one: a service may cap what is asked for) and, when the page says
+/// the room's total, that total is reached. A page that says a smaller limit and holds it is
+/// never the last, nor is a short one short of the total.
+fn is_last_page(page: &PageView<'_>, skip: u64, items: u64, limit: u64, skip_first: bool) -> bool {
+    if items <= u64::from(skip_first) {
+        return true;
+    }
+    let applied = page
+        .limit
+        .filter(|&l| l > 0)
+        .map_or(limit, |l| l.min(limit));
+    items < applied && page.total_records.is_none_or(|total| skip + items >= total)
 }
 
 /// The body of one page of the room's (or channel's) listing.
@@ -176,11 +209,22 @@ pub(super) fn fetch_pages(
             Operation::RoomMessages
         };
         let page = parse_page(operation, &body, &target.label())?;
-        let items = page.messages.unwrap_or_default();
+        if page.skip.is_some_and(|s| s != skip) {
+            // Its messages are not where the export would write them.
+            return Err(CliError::Sdk(roomchat::Error::new(
+                ErrorKind::Decode,
+                format!(
+                    "a page of {} asked for at skip {skip} says skip {}: the service did not page as asked",
+                    crate::safe_text::terminal_line(&target.label()),
+                    page.skip.unwrap_or_default()
+                ),
+            )));
+        }
+        let items = page.messages.as_deref().unwrap_or_default();
         if let Some(t) = page.total_records {
             total = Some(t);
         }
-        let skip_first = match placement.place(&items, overlap == 1, || {
+        let skip_first = match placement.place(items, overlap == 1, || {
             // A resync: the part file's identities, all it holds so far.
             part.flush().map_err(|e| store::io_error(&paths.part, e))?;
             store::written_identities(&paths.part, part_bytes)
@@ -228,7 +272,7 @@ pub(super) fn fetch_pages(
             _ => lines.clear(),
         }
         next_skip = skip + items.len() as u64;
-        let at_end = (items.len() as u64) < limit;
+        let at_end = is_last_page(&page, skip, items.len() as u64, limit, skip_first);
         bar.update(next_skip, total);
         if at_end
             || last_commit.0.elapsed() >= COMMIT_EVERY
