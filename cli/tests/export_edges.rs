@@ -401,3 +401,87 @@ fn a_service_capping_the_limit_is_read_to_the_real_end() {
     assert_eq!(run.status.code(), Some(21), "{}", run.stderr);
     assert!(run.stderr.contains("says skip 0"), "{}", run.stderr);
 }
+
+#[test]
+fn identical_targets_are_one_and_colliding_ones_are_refused_before_any_fetch() {
+    let emu = emulator();
+    let dir = Scratch::new("collide");
+    for room in ["dup", "CON", "nul.x", "x."] {
+        emu.create_room(json!({"roomId": room, "name": room}));
+        emu.seed_messages(room, None, 30);
+    }
+    // `dup dup` is one target: one file, each message once.
+    let run = run_ok(roomchat(
+        &emu,
+        &dir.0,
+        &["export", "dup", "dup", "-o", "out/"],
+    ));
+    assert_eq!(ids(&dir.path("out/dup.jsonl")).len(), 30);
+    assert!(
+        run.stderr.contains("1 room(s) exported, 30 messages"),
+        "{}",
+        run.stderr
+    );
+    // Windows' device names and a trailing dot are made safe names.
+    run_ok(roomchat(
+        &emu,
+        &dir.0,
+        &["export", "CON", "nul.x", "x.", "-o", "win/", "--quiet"],
+    ));
+    let mut files: Vec<String> = std::fs::read_dir(dir.path("win"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files, ["_CON.jsonl", "_nul.x.jsonl", "x_.jsonl"]);
+    // Two targets for one file (the same name, or the same without case): refused, both
+    // named, before anything is fetched or made.
+    for (a, b, file) in [
+        ("k--C", "k/C", "k--C.jsonl"),
+        ("a b", "a_b", "a_b.jsonl"),
+        ("Abc", "abc", "abc.jsonl"),
+    ] {
+        emu.clear_journal();
+        let run = run_measured(roomchat(&emu, &dir.0, &["export", a, b, "-o", "new/"]));
+        assert_eq!(run.status.code(), Some(2), "{a} {b}: {}", run.stderr);
+        for says in [a, b, &format!("new/{file}")] {
+            assert!(run.stderr.contains(says), "{says}: {}", run.stderr);
+        }
+        assert_eq!(emu.journal().len(), 0, "{a} {b}: something was asked");
+        assert!(!dir.path("new").exists(), "{a} {b}: a folder was made");
+    }
+}
+
+#[test]
+fn a_second_run_of_the_same_export_refuses_its_file_while_the_first_writes_it() {
+    let emu = emulator();
+    emu.create_room(json!({"roomId": "alpha", "name": "Alpha"}));
+    emu.seed_messages("alpha", None, 300);
+    let dir = Scratch::new("lock");
+    let args = ["export", "alpha", "-o", "a.jsonl", "--page-size", "50"];
+    // The first run holds its third page (its checkpoint at 100).
+    let mut first = held_after(&emu, &dir, &args, &listing("alpha"), "a.jsonl", 2, 50);
+    let part = std::fs::read(dir.path("a.jsonl.roomchat-part")).unwrap();
+    emu.clear_journal();
+    let second = run_within(roomchat(&emu, &dir.0, &args), Duration::from_secs(10));
+    assert_eq!(second.status.code(), Some(3), "{}", second.stderr);
+    let says = format!("another roomchat export (process {})", first.id());
+    assert!(second.stderr.contains(&says), "{}", second.stderr);
+    assert!(second.stderr.contains("a.jsonl"), "{}", second.stderr);
+    assert_eq!(emu.journal().len(), 0, "the second run asked for pages");
+    assert_eq!(
+        std::fs::read(dir.path("a.jsonl.roomchat-part")).unwrap(),
+        part
+    );
+    // Killed (SIGKILL), the first holds nothing any more: the same command finishes.
+    first.kill().unwrap();
+    first.wait().unwrap();
+    emu.clear_faults();
+    run_ok(roomchat(&emu, &dir.0, &args));
+    let expected: Vec<String> = client(&emu)
+        .iter_room_messages("alpha", &roomchat::RoomMessages::new())
+        .map(|m| m.unwrap().id.unwrap())
+        .collect();
+    assert_eq!(ids(&dir.path("a.jsonl")), expected);
+    assert!(leftovers(&dir.0).is_empty(), "{:?}", leftovers(&dir.0));
+}

@@ -11,6 +11,7 @@ use clap::{Arg, ArgAction};
 use roomchat::{CallOptions, Client};
 
 use super::fetch::call_patiently;
+use super::lock::OutputLock;
 use super::naming::{self, Target};
 use super::progress::Progress;
 use super::store::{self, Paths};
@@ -160,21 +161,15 @@ pub fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
             "export: name rooms (ROOM or ROOM/CHANNEL), or --all-rooms".into(),
         ));
     }
-    let mut pairs = Vec::new();
-    for t in &named {
-        let (room, channel) = match t.split_once('/') {
-            Some((r, c)) => (r, Some(c)),
-            None => (t.as_str(), None),
-        };
-        if room.is_empty() || channel.is_some_and(|c| c.is_empty() || c.contains('/')) {
-            return Err(CliError::Usage(format!(
-                "export: {t:?} is not ROOM or ROOM/CHANNEL"
-            )));
-        }
-        pairs.push((room.to_owned(), channel.map(str::to_owned), None));
-    }
+    let mut pairs = naming::parse_targets(&named)?;
 
     if crate::config::dry_run(matches) {
+        // The targets' files are checked as the export would (named targets only: the rooms'
+        // listing is not asked for).
+        let output = matches.get_one::<PathBuf>("export-output");
+        let as_folder = naming::is_folder(output.map(PathBuf::as_path), pairs.len(), all_rooms);
+        let folder = output.cloned().unwrap_or_else(|| PathBuf::from("."));
+        naming::plan(pairs.clone(), as_folder, &folder, format)?;
         return dry_run::dry_run(matches, &pairs, all_rooms);
     }
 
@@ -194,28 +189,19 @@ pub fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
     if all_rooms {
         for room in call_patiently(&client, Some(&stats), || client.list_chat_rooms())? {
             if let Some(id) = room.room_id {
-                if !pairs.iter().any(|(r, c, _)| *r == id && c.is_none()) {
-                    pairs.push((id, None, room.name));
-                }
+                naming::add(&mut pairs, id, None, room.name);
             }
         }
     }
 
+    // Every target's file, decided (and collisions refused) before anything is fetched.
     let output = matches.get_one::<PathBuf>("export-output").cloned();
-    let as_folder = match &output {
-        None => true,
-        Some(p) => {
-            pairs.len() > 1
-                || all_rooms
-                || p.is_dir()
-                || p.as_os_str().to_string_lossy().ends_with('/')
-        }
-    };
+    let as_folder = naming::is_folder(output.as_deref(), pairs.len(), all_rooms);
     let folder = output.clone().unwrap_or_else(|| PathBuf::from("."));
+    let targets = naming::plan(pairs, as_folder, &folder, format)?;
     if as_folder {
         std::fs::create_dir_all(&folder).map_err(|e| store::io_error(&folder, e))?;
     }
-    let targets = naming::targets(pairs, as_folder, &folder, format);
 
     let quiet = matches.get_flag("export-quiet");
     let progress = Progress::new(quiet);
@@ -283,6 +269,8 @@ pub fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
 
 fn export_target(job: &Job<'_>, target: &Target) -> Result<(), CliError> {
     let paths = Paths::of(target.output.clone());
+    // Held until the export of this target ends: no other run writes its files meanwhile.
+    let _lock = OutputLock::take(&paths)?;
     let label = target.label();
     let Some(mut checkpoint) = resume::start(job, target, &paths)? else {
         return Ok(());

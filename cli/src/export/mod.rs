@@ -22,6 +22,7 @@ mod convert;
 mod dry_run;
 mod fetch;
 mod formats;
+mod lock;
 mod naming;
 mod progress;
 mod record;

@@ -106,6 +106,8 @@ pub struct Paths {
     pub checkpoint: PathBuf,
     /// Where the final file is written before it is renamed into place.
     pub staging: PathBuf,
+    /// Locked while an export writes the output (see `lock`).
+    pub lock: PathBuf,
 }
 
 impl Paths {
@@ -119,6 +121,7 @@ impl Paths {
             part: with(".roomchat-part"),
             checkpoint: with(".roomchat-checkpoint"),
             staging: with(".roomchat-tmp"),
+            lock: with(".roomchat-lock"),
             output,
         }
     }
@@ -129,6 +132,76 @@ pub fn io_error(path: &Path, source: std::io::Error) -> CliError {
         path: path.display().to_string(),
         source,
     }
+}
+
+/// How [`open_own`] opens a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    /// Made if missing, emptied (once checked).
+    Truncate,
+    /// Made if missing, read and written (a lock file).
+    ReadWrite,
+}
+
+/// On Windows, opens a symbolic link itself rather than what it points to.
+#[cfg(windows)]
+const FILE_FLAG_OPEN_REPARSE_POINT: u32 = 0x0020_0000;
+
+/// Opens one of the files the export keeps beside its output (part, checkpoint, temporary,
+/// staging and lock files): never through a symbolic link (`O_NOFOLLOW`), never anything but
+/// a plain file (a FIFO is opened without blocking, then refused), and for writing never a
+/// file with other names (hard links): what was planted there is refused with a clear error,
+/// and neither followed, nor truncated, nor written.
+pub fn open_own(path: &Path, access: Access) -> Result<File, CliError> {
+    let mut options = OpenOptions::new();
+    match access {
+        Access::Read => options.read(true),
+        Access::Truncate => options.write(true).create(true),
+        Access::ReadWrite => options.read(true).write(true).create(true),
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::OpenOptionsExt;
+        options.custom_flags(FILE_FLAG_OPEN_REPARSE_POINT);
+    }
+    let file = options
+        .open(path)
+        .map_err(|e| match fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_symlink() => refused(path, "a symbolic link"),
+            _ => io_error(path, e),
+        })?;
+    let meta = file.metadata().map_err(|e| io_error(path, e))?;
+    if !meta.is_file() {
+        return Err(refused(path, "not a plain file"));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if access != Access::Read && meta.nlink() > 1 {
+            return Err(refused(path, "a file with other names (hard links)"));
+        }
+    }
+    if access == Access::Truncate {
+        file.set_len(0).map_err(|e| io_error(path, e))?;
+    }
+    Ok(file)
+}
+
+/// The error of a file [`open_own`] refuses.
+fn refused(path: &Path, what: &str) -> CliError {
+    io_error(
+        path,
+        std::io::Error::other(format!(
+            "{what} where the export keeps a file of its own: refused, neither followed nor \
+             written (remove it if it is not yours, then run the same command again)"
+        )),
+    )
 }
 
 /// The folder holding `path` (`.` for a bare file name).
