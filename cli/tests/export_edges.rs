@@ -485,3 +485,61 @@ fn a_second_run_of_the_same_export_refuses_its_file_while_the_first_writes_it() 
     assert_eq!(ids(&dir.path("a.jsonl")), expected);
     assert!(leftovers(&dir.0).is_empty(), "{:?}", leftovers(&dir.0));
 }
+
+#[cfg(unix)]
+#[test]
+fn a_link_planted_where_the_export_keeps_its_files_is_refused_not_followed() {
+    let emu = emulator();
+    emu.create_room(json!({"roomId": "alpha", "name": "Alpha"}));
+    emu.seed_messages("alpha", None, 30);
+    let dir = Scratch::new("links");
+    let victim = dir.path("victim.txt");
+    // The staging file is html's (jsonl has none); the checkpoint's temporary file is made
+    // at jsonl's end.
+    for (suffix, format) in [
+        ("roomchat-part", "jsonl"),
+        ("roomchat-checkpoint", "jsonl"),
+        ("roomchat-checkpoint.tmp", "jsonl"),
+        ("roomchat-tmp", "html"),
+        ("roomchat-lock", "jsonl"),
+    ] {
+        std::fs::write(&victim, "precious\n").unwrap();
+        let file = format!("a.{format}");
+        let planted = dir.path(&format!("{file}.{suffix}"));
+        std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        let run = run_measured(roomchat(
+            &emu,
+            &dir.0,
+            &["export", "alpha", "-f", format, "-o", &file],
+        ));
+        assert_eq!(run.status.code(), Some(3), "{suffix}: {}", run.stderr);
+        assert!(
+            run.stderr
+                .contains(&format!("{file}.{suffix}: a symbolic link")),
+            "{suffix}: {}",
+            run.stderr
+        );
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "precious\n",
+            "{suffix}"
+        );
+        assert!(!dir.path(&file).exists(), "{suffix}");
+        // (The link itself may be gone: a failed render removes its staging file.)
+        let _ = std::fs::remove_file(&planted);
+        for left in leftovers(&dir.0) {
+            std::fs::remove_file(dir.path(&left)).unwrap();
+        }
+    }
+    // A hard link to another file, where the part file goes: refused too.
+    std::fs::write(&victim, "precious\n").unwrap();
+    std::fs::hard_link(&victim, dir.path("b.jsonl.roomchat-part")).unwrap();
+    let run = run_measured(roomchat(
+        &emu,
+        &dir.0,
+        &["export", "alpha", "-o", "b.jsonl"],
+    ));
+    assert_eq!(run.status.code(), Some(3), "{}", run.stderr);
+    assert!(run.stderr.contains("hard links"), "{}", run.stderr);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+}

@@ -9,7 +9,7 @@ use std::time::Instant;
 use super::command::Job;
 use super::commit::{self, COMMIT_BYTES, COMMIT_EVERY};
 use super::naming::Target;
-use super::store::{self, Checkpoint, Paths};
+use super::store::{self, Access, Checkpoint, Paths};
 use super::{formats, progress, Format};
 use crate::error::CliError;
 
@@ -96,8 +96,8 @@ fn convert(
     pages: Receiver<Vec<u8>>,
 ) -> Result<Staged, CliError> {
     let staging = |e| store::io_error(&paths.staging, e);
-    let input = File::open(&paths.part).map_err(|e| store::io_error(&paths.part, e))?;
-    let file = File::create(&paths.staging).map_err(staging)?;
+    let input = store::open_own(&paths.part, Access::Read)?;
+    let file = store::open_own(&paths.staging, Access::Truncate)?;
     let mut out =
         formats::Renderer::begin(format, BufWriter::with_capacity(256 * 1024, file), title)
             .map_err(staging)?;

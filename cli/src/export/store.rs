@@ -77,7 +77,7 @@ impl Checkpoint {
 /// shift looks messages up in (read only then, so that memory does not grow with the room
 /// otherwise).
 pub fn written_identities(path: &Path, len: u64) -> Result<HashSet<Identity>, CliError> {
-    let file = File::open(path).map_err(|e| io_error(path, e))?;
+    let file = open_own(path, Access::Read)?;
     let mut lines = BufReader::with_capacity(256 * 1024, file.take(len));
     let mut identities = HashSet::new();
     let mut line = Vec::new();
@@ -138,6 +138,8 @@ pub fn io_error(path: &Path, source: std::io::Error) -> CliError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
     Read,
+    /// Made if missing, written at its end.
+    Append,
     /// Made if missing, emptied (once checked).
     Truncate,
     /// Made if missing, read and written (a lock file).
@@ -157,6 +159,7 @@ pub fn open_own(path: &Path, access: Access) -> Result<File, CliError> {
     let mut options = OpenOptions::new();
     match access {
         Access::Read => options.read(true),
+        Access::Append => options.append(true).create(true),
         Access::Truncate => options.write(true).create(true),
         Access::ReadWrite => options.read(true).write(true).create(true),
     };
@@ -225,7 +228,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
     let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
     tmp_name.push(".tmp");
     let tmp = path.with_file_name(tmp_name);
-    let mut file = File::create(&tmp).map_err(|e| io_error(&tmp, e))?;
+    let mut file = open_own(&tmp, Access::Truncate)?;
     file.write_all(bytes)
         .and_then(|()| file.sync_all())
         .map_err(|e| io_error(&tmp, e))?;
@@ -242,7 +245,19 @@ pub fn load_checkpoint(path: &Path) -> Result<Option<Checkpoint>, CliError> {
             path.display()
         ))
     };
-    match fs::read(path) {
+    let read = match open_own(path, Access::Read) {
+        Ok(mut file) => {
+            let mut bytes = Vec::new();
+            file.read_to_end(&mut bytes)
+                .map(|_| bytes)
+                .map_err(|e| io_error(path, e))
+        }
+        Err(CliError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(None)
+        }
+        Err(e) => return Err(e),
+    };
+    match read {
         Ok(bytes) => {
             let mut checkpoint: Checkpoint =
                 serde_json::from_slice(&bytes).map_err(|e| not_ours(e.to_string()))?;
@@ -258,8 +273,7 @@ pub fn load_checkpoint(path: &Path) -> Result<Option<Checkpoint>, CliError> {
             }
             Ok(Some(checkpoint))
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(io_error(path, e)),
+        Err(e) => Err(e),
     }
 }
 
@@ -271,11 +285,7 @@ pub fn save_checkpoint(path: &Path, checkpoint: &Checkpoint) -> Result<(), CliEr
 /// Opens the part file for appending, cut back to `valid` bytes (what the checkpoint vouches
 /// for); fails when it is shorter than that (the part file was changed behind our back).
 pub fn open_part(path: &Path, valid: u64) -> Result<File, CliError> {
-    let file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| io_error(path, e))?;
+    let file = open_own(path, Access::Append)?;
     let len = file.metadata().map_err(|e| io_error(path, e))?.len();
     if len < valid {
         return Err(CliError::Usage(format!(
