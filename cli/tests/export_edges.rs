@@ -543,3 +543,29 @@ fn a_link_planted_where_the_export_keeps_its_files_is_refused_not_followed() {
     assert!(run.stderr.contains("hard links"), "{}", run.stderr);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
 }
+
+#[test]
+fn with_several_failed_rooms_the_exit_code_is_the_first_failures() {
+    let emu = emulator();
+    emu.create_room(json!({"roomId": "alpha", "name": "Alpha"}));
+    emu.seed_messages("alpha", None, 10);
+    let dir = Scratch::new("exit-codes");
+    // alpha's part file cannot be written (a folder is in its way): 3, first (one at a time);
+    // then an unknown room: 28. The code is the first's.
+    std::fs::create_dir_all(dir.path("out/alpha.jsonl.roomchat-part")).unwrap();
+    let run = run_measured(roomchat(
+        &emu,
+        &dir.0,
+        &["export", "alpha", "nope", "-o", "out/", "-j", "1"],
+    ));
+    assert_eq!(run.status.code(), Some(3), "{}", run.stderr);
+    assert!(run.stderr.contains("2 failed"), "{}", run.stderr);
+    assert!(run.stderr.contains("nope failed"), "{}", run.stderr);
+    // The other way round: the service's error first, its kind's code.
+    let run = run_measured(roomchat(
+        &emu,
+        &dir.0,
+        &["export", "nope", "alpha", "-o", "out/", "-j", "1"],
+    ));
+    assert_eq!(run.status.code(), Some(28), "{}", run.stderr);
+}

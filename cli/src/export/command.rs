@@ -220,7 +220,7 @@ pub fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
     let jobs = usize::from(*matches.get_one::<u16>("export-jobs").expect("defaulted"));
     let started = Instant::now();
     let queue = Mutex::new(targets.iter().collect::<VecDeque<_>>());
-    let failures: Mutex<Vec<(String, CliError)>> = Mutex::new(Vec::new());
+    let failures: Mutex<Vec<(String, CliError)>> = Mutex::new(Vec::new()); // in the order they came
     std::thread::scope(|scope| {
         for _ in 0..jobs.min(targets.len()) {
             scope.spawn(|| loop {
@@ -252,18 +252,11 @@ pub fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
             if stats.retries.load(Ordering::Relaxed) == 1 { "y" } else { "ies" },
         );
     }
-    match failures.len() {
-        0 => Ok(()),
-        1 => Err(failures.into_iter().next().expect("one").1),
-        n => {
-            let (label, first) = failures.into_iter().next().expect("some");
-            Err(match first {
-                CliError::Sdk(e) => CliError::Sdk(e),
-                other => CliError::Usage(format!(
-                    "{n} exports failed (first: {label}: {other}); run the same command again to resume"
-                )),
-            })
-        }
+    // The exit code is the first failure's (each was told as it came, and the summary counts
+    // them): a file that cannot be written stays 3, a service error its kind's code.
+    match failures.into_iter().next() {
+        None => Ok(()),
+        Some((_, first)) => Err(first),
     }
 }
 
