@@ -569,3 +569,31 @@ fn with_several_failed_rooms_the_exit_code_is_the_first_failures() {
     ));
     assert_eq!(run.status.code(), Some(28), "{}", run.stderr);
 }
+
+#[test]
+fn ids_are_printed_without_their_escapes() {
+    let emu = emulator();
+    let evil = "evil\u{1b}]0;pwned\u{7}\u{1b}[2J";
+    emu.create_room(json!({"roomId": evil, "name": "Evil"}));
+    emu.seed_messages(evil, None, 10);
+    let dir = Scratch::new("escapes");
+    // Plain progress (stderr is a pipe), a note, a failure: no escape reaches the terminal.
+    let channel = format!("{evil}/\u{1b}[31mnope");
+    let run = run_measured(roomchat(
+        &emu,
+        &dir.0,
+        &["export", evil, &channel, "-o", "out/"],
+    ));
+    assert_eq!(run.status.code(), Some(28), "{}", run.stderr);
+    assert!(!run.stderr.contains('\u{1b}'), "{:?}", run.stderr);
+    assert!(!run.stderr.contains('\u{7}'), "{:?}", run.stderr);
+    assert!(run.stderr.contains("evil\\u{1b}]0;pwned"), "{}", run.stderr);
+    let again = run_measured(roomchat(&emu, &dir.0, &["export", evil, "-o", "out/"]));
+    assert!(
+        again.stderr.contains("is there already"),
+        "{}",
+        again.stderr
+    );
+    assert!(!again.stderr.contains('\u{1b}'), "{:?}", again.stderr);
+}
+

@@ -161,7 +161,8 @@ fn parse_page<'b>(
                 Ok(_) => roomchat::Error::new(
                     ErrorKind::Decode,
                     format!(
-                        "a page of {label} has no \"messages\" array{}",
+                        "a page of {} has no \"messages\" array{}",
+                        crate::safe_text::terminal_line(label),
                         parsed.err().map(|e| format!(": {e}")).unwrap_or_default()
                     ),
                 ),

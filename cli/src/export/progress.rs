@@ -1,5 +1,7 @@
 //! Progress on stderr: a bar per room on a terminal (messages done of the room's total, rate,
-//! ETA), plain lines every few seconds otherwise, nothing with `--quiet`.
+//! ETA), plain lines every few seconds otherwise, nothing with `--quiet`. Every line goes
+//! through `safe_text::terminal_line`: a room's id, a channel's or a service's message can
+//! neither move the cursor, recolour the screen nor start a line of its own.
 
 use std::io::IsTerminal;
 use std::sync::Mutex;
@@ -8,6 +10,7 @@ use std::time::{Duration, Instant};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::error::CliError;
+use crate::safe_text::terminal_line;
 
 /// How often a plain progress line is printed per room.
 const PLAIN_EVERY: Duration = Duration::from_secs(2);
@@ -33,6 +36,7 @@ impl Progress {
 
     /// The progress of one room, `done` of `total` listed already (a resumed export).
     pub fn room(&self, label: &str, total: Option<u64>, done: u64) -> RoomBar<'_> {
+        let label = terminal_line(label);
         let bar = match self {
             Progress::Bars(multi) => {
                 let bar = multi.add(ProgressBar::new(total.unwrap_or(0)));
@@ -43,7 +47,7 @@ impl Progress {
                     .expect("a valid template")
                     .progress_chars("=> "),
                 );
-                bar.set_prefix(label.to_owned());
+                bar.set_prefix(label.to_string());
                 bar.set_position(done);
                 Some(bar)
             }
@@ -51,7 +55,7 @@ impl Progress {
         };
         RoomBar {
             progress: self,
-            label: label.to_owned(),
+            label: label.into_owned(),
             bar,
             started: Instant::now(),
             first_done: done,
@@ -61,6 +65,7 @@ impl Progress {
 
     /// A line above the bars (or on stderr), unless quiet.
     pub fn note(&self, line: &str) {
+        let line = terminal_line(line);
         match self {
             Progress::Quiet => {}
             Progress::Plain => eprintln!("roomchat export: {line}"),
@@ -73,7 +78,9 @@ impl Progress {
     /// A room's export failed (said even when quiet: it is an error).
     pub fn failed(&self, label: &str, error: &CliError) {
         let line = format!(
-            "roomchat export: {label} failed: {error} (run the same command again to resume)"
+            "roomchat export: {} failed: {} (run the same command again to resume)",
+            terminal_line(label),
+            terminal_line(&error.to_string())
         );
         match self {
             Progress::Bars(multi) => {
