@@ -597,3 +597,32 @@ fn ids_are_printed_without_their_escapes() {
     assert!(!again.stderr.contains('\u{1b}'), "{:?}", again.stderr);
 }
 
+#[test]
+fn the_rooms_name_for_a_title_waits_out_a_429() {
+    let emu = emulator();
+    emu.create_room(json!({"roomId": "alpha", "name": "Alpha"}));
+    emu.seed_messages("alpha", None, 10);
+    let dir = Scratch::new("name-429");
+    // The room's name, asked for the transcript's title, meets a 429: waited out (it was
+    // dropped).
+    emu.add_fault(Fault {
+        method: Some("GET".into()),
+        path: "/consumer/api/v1/chatroom/alpha".into(),
+        times: 1,
+        action: FaultAction::Respond {
+            status: 429,
+            headers: vec![("Retry-After".into(), "1".into())],
+            body: r#"{"message":"Too many requests"}"#.into(),
+            content_type: None,
+        },
+    });
+    let run = run_ok(roomchat(
+        &emu,
+        &dir.0,
+        &["export", "alpha", "-f", "txt", "-o", "a.txt"],
+    ));
+    let text = std::fs::read_to_string(dir.path("a.txt")).unwrap();
+    assert!(text.starts_with("Room Alpha (alpha)\n"), "{text}");
+    assert!(run.stderr.contains("1 429(s) met"), "{}", run.stderr);
+}
+

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use super::command::Job;
 use super::commit::{self, COMMIT_BYTES, COMMIT_EVERY};
+use super::fetch::call_patiently;
 use super::naming::Target;
 use super::store::{self, Access, Checkpoint, Paths};
 use super::{formats, progress, Format};
@@ -33,11 +34,22 @@ pub(super) fn fetch_rendering(
     // The title comes first: the room's name is asked for now, when it is not known.
     let room_name = match (&target.name, job.format) {
         (Some(n), _) => Some(n.clone()),
-        (None, Format::Html | Format::Txt) => job
-            .client
-            .get_chat_room(&target.room)
-            .ok()
-            .and_then(|r| r.name),
+        // Through the patient helper (a 429 is waited out, a timeout retried); a name that
+        // cannot be had still leaves the export (its title then shows the room's id only).
+        (None, Format::Html | Format::Txt) => {
+            match call_patiently(&job.client, Some(job.stats), || {
+                job.client.get_chat_room(&target.room)
+            }) {
+                Ok(room) => room.name,
+                Err(e) => {
+                    job.progress.note(&format!(
+                        "{}: the room's name could not be read ({e}); the title shows its id",
+                        target.label()
+                    ));
+                    None
+                }
+            }
+        }
         _ => None,
     };
     let title = formats::Title {
