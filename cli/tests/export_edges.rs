@@ -626,3 +626,29 @@ fn the_rooms_name_for_a_title_waits_out_a_429() {
     assert!(run.stderr.contains("1 429(s) met"), "{}", run.stderr);
 }
 
+#[test]
+fn a_checkpoint_of_another_export_is_refused_saying_what_it_holds() {
+    let emu = emulator();
+    emu.create_room(json!({"roomId": "alpha", "name": "Alpha"}));
+    let dir = Scratch::new("other-checkpoint");
+    // A checkpoint of another export says what it holds, readably.
+    std::fs::write(
+        dir.path("x.jsonl.roomchat-checkpoint"),
+        r#"{"version":2,"room":"alpha","channel":"side","after":"2024-01-01","before":null,"next_skip":0,"messages":0,"part_bytes":0,"last":null,"fetched_all":false,"total":null}"#,
+    )
+    .unwrap();
+    let refused = run_measured(roomchat(
+        &emu,
+        &dir.0,
+        &["export", "alpha", "-o", "x.jsonl"],
+    ));
+    assert_eq!(refused.status.code(), Some(2), "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("the checkpoint is of another export (alpha/side --after 2024-01-01)"),
+        "{}",
+        refused.stderr
+    );
+    assert!(!refused.stderr.contains("None"), "{}", refused.stderr);
+}

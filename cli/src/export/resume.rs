@@ -12,6 +12,7 @@ use super::naming::Target;
 use super::record::{head, Identity};
 use super::store::{self, Checkpoint, Paths};
 use crate::error::CliError;
+use crate::safe_text::terminal_line;
 
 /// Where `target`'s export starts: its checkpoint (a new one when there is none), or `None`
 /// when there is nothing left to do (its file is there already).
@@ -47,13 +48,10 @@ pub(super) fn start(
             );
             if wanted != has {
                 return Err(CliError::Usage(format!(
-                    "{}: the checkpoint is of another export ({} {:?} after {:?} before {:?}); \
-                     run that one again, or use --restart",
+                    "{}: the checkpoint is of another export ({}); run that one again to \
+                     finish it, or use --restart to start this one over",
                     paths.checkpoint.display(),
-                    c.room,
-                    c.channel,
-                    c.after,
-                    c.before
+                    terminal_line(&describe(&c))
                 )));
             }
             c
@@ -88,6 +86,24 @@ pub(super) fn start(
         checkpoint.fetched_all = false;
     }
     Ok(Some(checkpoint))
+}
+
+/// What export a checkpoint is of, as its command line says it: `ROOM[/CHANNEL]` and the time
+/// filter (`alpha/side --after 2024-01-01`).
+fn describe(checkpoint: &Checkpoint) -> String {
+    let mut text = match &checkpoint.channel {
+        Some(channel) => format!("{}/{channel}", checkpoint.room),
+        None => checkpoint.room.clone(),
+    };
+    for (flag, time) in [
+        ("--after", &checkpoint.after),
+        ("--before", &checkpoint.before),
+    ] {
+        if let Some(time) = time {
+            text.push_str(&format!(" {flag} {time}"));
+        }
+    }
+    text
 }
 
 /// How a page of the listing is placed against what was written already.
