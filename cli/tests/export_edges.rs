@@ -652,3 +652,16 @@ fn a_checkpoint_of_another_export_is_refused_saying_what_it_holds() {
     );
     assert!(!refused.stderr.contains("None"), "{}", refused.stderr);
 }
+
+#[test]
+fn an_unknown_target_leaves_nothing_behind() {
+    let emu = emulator();
+    emu.create_room(json!({"roomId": "alpha", "name": "Alpha"}));
+    let dir = Scratch::new("unknown");
+    for (target, format) in [("nope", "jsonl"), ("alpha/nope", "html")] {
+        let run = run_measured(roomchat(&emu, &dir.0, &["export", target, "-f", format]));
+        assert_eq!(run.status.code(), Some(28), "{target}: {}", run.stderr);
+        let left: Vec<_> = std::fs::read_dir(&dir.0).unwrap().collect();
+        assert!(left.is_empty(), "{target}: {left:?}");
+    }
+}

@@ -10,7 +10,7 @@ use std::time::Instant;
 use clap::{Arg, ArgAction};
 use roomchat::{CallOptions, Client};
 
-use super::fetch::call_patiently;
+use super::fetch::{self, call_patiently};
 use super::lock::OutputLock;
 use super::naming::{self, Target};
 use super::progress::Progress;
@@ -268,23 +268,38 @@ fn export_target(job: &Job<'_>, target: &Target) -> Result<(), CliError> {
     let Some(mut checkpoint) = resume::start(job, target, &paths)? else {
         return Ok(());
     };
+    // The first page before any file is made: a target that does not exist leaves nothing.
+    let first = match checkpoint.fetched_all {
+        true => None,
+        false => Some(fetch::first_page(job, target, &checkpoint)?),
+    };
     let bar = job
         .progress
         .room(&label, checkpoint.total, checkpoint.next_skip);
-    let staged = if job.format == Format::Jsonl {
-        if !checkpoint.fetched_all {
+    let staged = match (job.format, first) {
+        (Format::Jsonl, None) => None,
+        (Format::Jsonl, Some(first)) => {
             let part = store::open_part(&paths.part, checkpoint.part_bytes)?;
-            commit::fetch_all(job, target, &paths, part, &mut checkpoint, &bar, None)?;
+            commit::fetch_all(
+                job,
+                target,
+                &paths,
+                part,
+                &mut checkpoint,
+                &bar,
+                None,
+                first,
+            )?;
+            None
         }
-        None
-    } else {
-        Some(convert::fetch_rendering(
+        (_, first) => Some(convert::fetch_rendering(
             job,
             target,
             &paths,
             &mut checkpoint,
             &bar,
-        )?)
+            first,
+        )?),
     };
     let bytes = commit::finish(&paths, &checkpoint, staged)?;
     bar.done(checkpoint.messages, bytes);

@@ -37,6 +37,7 @@ pub(super) const COMMIT_BYTES: usize = 4 << 20;
 /// at most (a commit due when both are taken is dropped; the next one due comes 200 ms or
 /// 4 MiB later), and is done before the listing's end is committed here or [`finish`]
 /// commits it: no late copy can replace a later checkpoint or outlive the export.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn fetch_all(
     job: &Job<'_>,
     target: &Target,
@@ -45,6 +46,7 @@ pub(super) fn fetch_all(
     checkpoint: &mut Checkpoint,
     bar: &progress::RoomBar<'_>,
     pages: Option<&SyncSender<Vec<u8>>>,
+    first: Vec<u8>,
 ) -> Result<(), CliError> {
     let syncing = part
         .try_clone()
@@ -56,7 +58,9 @@ pub(super) fn fetch_all(
                 .iter()
                 .try_for_each(|copy| commit(&syncing, paths, &copy))
         });
-        let fetched = fetch_pages(job, target, paths, part, checkpoint, bar, pages, &commits);
+        let fetched = fetch_pages(
+            job, target, paths, part, checkpoint, bar, pages, &commits, first,
+        );
         drop(commits);
         let committed = committer.join().unwrap_or_else(|_| {
             Err(CliError::Usage(format!(

@@ -30,6 +30,7 @@ pub(super) fn fetch_rendering(
     paths: &Paths,
     checkpoint: &mut Checkpoint,
     bar: &progress::RoomBar<'_>,
+    first: Option<Vec<u8>>,
 ) -> Result<Staged, CliError> {
     // The title comes first: the room's name is asked for now, when it is not known.
     let room_name = match (&target.name, job.format) {
@@ -58,10 +59,9 @@ pub(super) fn fetch_rendering(
         channel: target.channel.as_deref(),
     };
     // Cut back to what the checkpoint vouches for before the converter reads that much.
-    let part = if checkpoint.fetched_all {
-        None
-    } else {
-        Some(store::open_part(&paths.part, checkpoint.part_bytes)?)
+    let part = match first {
+        None => None,
+        Some(first) => Some((store::open_part(&paths.part, checkpoint.part_bytes)?, first)),
     };
     let (format, prefix) = (job.format, checkpoint.part_bytes);
     let (pages, received) = std::sync::mpsc::sync_channel(PAGES_AHEAD);
@@ -69,9 +69,16 @@ pub(super) fn fetch_rendering(
         let title = &title;
         let converter = scope.spawn(move || convert(format, paths, title, prefix, received));
         let fetched = match part {
-            Some(part) => {
-                commit::fetch_all(job, target, paths, part, checkpoint, bar, Some(&pages))
-            }
+            Some((part, first)) => commit::fetch_all(
+                job,
+                target,
+                paths,
+                part,
+                checkpoint,
+                bar,
+                Some(&pages),
+                first,
+            ),
             None => Ok(()),
         };
         drop(pages);

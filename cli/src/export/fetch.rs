@@ -115,6 +115,36 @@ fn is_last_page(page: &PageView<'_>, skip: u64, items: u64, limit: u64, skip_fir
     items < applied && page.total_records.is_none_or(|total| skip + items >= total)
 }
 
+/// The request of the page from `next_skip` on: its `skip`, `limit` and whether it overlaps
+/// (one message of overlap: the page must begin with the last message already listed).
+fn request_at(next_skip: u64, page_size: u64) -> (u64, u64, u64) {
+    let overlap = u64::from(next_skip > 0);
+    (next_skip - overlap, page_size + overlap, overlap)
+}
+
+/// The operation listing `target`'s messages.
+fn operation_of(target: &Target) -> Operation {
+    if target.channel.is_some() {
+        Operation::ChannelMessages
+    } else {
+        Operation::RoomMessages
+    }
+}
+
+/// The first page left to fetch (from the checkpoint on), asked for before the export makes
+/// any file: a room or channel that does not exist (or an answer that is not a page) fails
+/// with nothing left behind.
+pub(super) fn first_page(
+    job: &Job<'_>,
+    target: &Target,
+    checkpoint: &Checkpoint,
+) -> Result<Vec<u8>, CliError> {
+    let (skip, limit, _) = request_at(checkpoint.next_skip, job.page_size);
+    let body = fetch_page(&job.client, job.stats, target, skip, limit)?;
+    parse_page(operation_of(target), &body, &target.label())?;
+    Ok(body)
+}
+
 /// The body of one page of the room's (or channel's) listing.
 fn fetch_page(
     client: &Client,
@@ -185,6 +215,7 @@ pub(super) fn fetch_pages(
     bar: &progress::RoomBar<'_>,
     pages: Option<&SyncSender<Vec<u8>>>,
     commits: &SyncSender<Checkpoint>,
+    first: Vec<u8>,
 ) -> Result<Option<BufWriter<File>>, CliError> {
     let mut part = BufWriter::with_capacity(256 * 1024, part);
     let mut placement = Placement::new(checkpoint.last.clone());
@@ -198,18 +229,14 @@ pub(super) fn fetch_pages(
     let mut last_commit = (Instant::now(), part_bytes);
     // This page's new lines, for the part file (and the converter).
     let mut lines = Vec::with_capacity(64 * 1024);
+    let mut first = Some(first);
     loop {
-        // One message of overlap: the page must begin with the last message already listed.
-        let overlap = u64::from(next_skip > 0);
-        let skip = next_skip - overlap;
-        let limit = job.page_size + overlap;
-        let body = fetch_page(&job.client, job.stats, target, skip, limit)?;
-        let operation = if target.channel.is_some() {
-            Operation::ChannelMessages
-        } else {
-            Operation::RoomMessages
+        let (skip, limit, overlap) = request_at(next_skip, job.page_size);
+        let body = match first.take() {
+            Some(body) => body,
+            None => fetch_page(&job.client, job.stats, target, skip, limit)?,
         };
-        let page = parse_page(operation, &body, &target.label())?;
+        let page = parse_page(operation_of(target), &body, &target.label())?;
         if page.skip.is_some_and(|s| s != skip) {
             // Its messages are not where the export would write them.
             return Err(CliError::Sdk(roomchat::Error::new(
