@@ -665,3 +665,38 @@ fn an_unknown_target_leaves_nothing_behind() {
         assert!(left.is_empty(), "{target}: {left:?}");
     }
 }
+
+#[test]
+fn a_failed_target_says_to_run_again_only_when_that_can_help() {
+    let emu = emulator();
+    emu.create_room(json!({"roomId": "alpha", "name": "Alpha"}));
+    emu.seed_messages("alpha", None, 10);
+    let dir = Scratch::new("rerun");
+    let again = "run the same command again to resume";
+    // An unknown room, a checkpoint of another export: a rerun cannot cure them.
+    std::fs::write(
+        dir.path("x.jsonl.roomchat-checkpoint"),
+        r#"{"version":2,"room":"beta","channel":null,"after":null,"before":null,"next_skip":0,"messages":0,"part_bytes":0,"last":null,"fetched_all":false,"total":null}"#,
+    )
+    .unwrap();
+    for args in [
+        vec!["export", "nope"],
+        vec!["export", "alpha", "-o", "x.jsonl"],
+    ] {
+        let run = run_measured(roomchat(&emu, &dir.0, &args));
+        assert!(run.status.code().is_some_and(|c| c != 0), "{args:?}");
+        assert!(run.stderr.contains("failed: "), "{args:?}: {}", run.stderr);
+        assert!(!run.stderr.contains(again), "{args:?}: {}", run.stderr);
+    }
+    // A page that is not JSON (a proxy's page): a rerun can.
+    emu.add_fault(Fault {
+        method: Some("GET".into()),
+        path: listing("alpha"),
+        times: 1,
+        action: FaultAction::NotJson,
+    });
+    let run = run_measured(roomchat(&emu, &dir.0, &["export", "alpha"]));
+    assert_eq!(run.status.code(), Some(21), "{}", run.stderr);
+    assert!(run.stderr.contains(again), "{}", run.stderr);
+    run_ok(roomchat(&emu, &dir.0, &["export", "alpha", "--quiet"]));
+}

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use clap::{Arg, ArgAction};
-use roomchat::{CallOptions, Client};
+use roomchat::{CallOptions, Client, ErrorKind};
 
 use super::fetch::{self, call_patiently};
 use super::lock::OutputLock;
@@ -132,6 +132,26 @@ impl Job<'_> {
     }
 }
 
+/// Whether running the same command again can cure `error`: a passing failure of the service
+/// or the network (after the retries), where the checkpoint lets the next run resume. Not an
+/// unknown room or channel, a refused key, a usage error (another export's checkpoint), nor a
+/// file that cannot be written (its message says what to do first).
+fn rerun_helps(error: &CliError) -> bool {
+    match error {
+        CliError::Sdk(e) => matches!(
+            e.kind(),
+            ErrorKind::RateLimited
+                | ErrorKind::ServerError
+                | ErrorKind::UnexpectedStatus
+                | ErrorKind::Timeout
+                | ErrorKind::Connection
+                | ErrorKind::Decode
+                | ErrorKind::BudgetUnavailable
+        ),
+        _ => false,
+    }
+}
+
 /// Runs `export`.
 pub fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
     let format = Format::parse(
@@ -227,7 +247,7 @@ pub fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
                 let next = queue.lock().expect("queue").pop_front();
                 let Some(target) = next else { break };
                 if let Err(e) = export_target(&job, target) {
-                    job.progress.failed(&target.label(), &e);
+                    job.progress.failed(&target.label(), &e, rerun_helps(&e));
                     failures.lock().expect("failures").push((target.label(), e));
                 }
             });

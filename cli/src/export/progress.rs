@@ -75,12 +75,18 @@ impl Progress {
         }
     }
 
-    /// A room's export failed (said even when quiet: it is an error).
-    pub fn failed(&self, label: &str, error: &CliError) {
+    /// A room's export failed (said even when quiet: it is an error); `rerun` tells whether
+    /// running the same command again can help (then it says so).
+    pub fn failed(&self, label: &str, error: &CliError, rerun: bool) {
         let line = format!(
-            "roomchat export: {} failed: {} (run the same command again to resume)",
+            "roomchat export: {} failed: {}{}",
             terminal_line(label),
-            terminal_line(&error.to_string())
+            terminal_line(&error.to_string()),
+            if rerun {
+                " (run the same command again to resume)"
+            } else {
+                ""
+            }
         );
         match self {
             Progress::Bars(multi) => {
