@@ -29,7 +29,27 @@ use crate::error::CliError;
 pub(super) fn call_patiently<T>(
     client: &Client,
     stats: Option<&Stats>,
+    call: impl FnMut() -> roomchat::Result<T>,
+) -> Result<T, CliError> {
+    patiently(
+        call,
+        || client.rate_limit_state().blocked_for.is_some(),
+        |pause| {
+            std::thread::sleep(pause);
+            true
+        },
+        stats,
+    )
+}
+
+/// [`call_patiently`]'s rules: `blocked` tells whether the client's budget holds calls off
+/// already (a 429's `Retry-After`), `pause` waits (false: stop waiting, the call is cancelled).
+/// `stats` counts each 429 met and each retry made (not the last failure, which is returned).
+fn patiently<T>(
     mut call: impl FnMut() -> roomchat::Result<T>,
+    blocked: impl Fn() -> bool,
+    mut pause: impl FnMut(Duration) -> bool,
+    stats: Option<&Stats>,
 ) -> Result<T, CliError> {
     let mut transient = 0u32;
     let mut limited = 0u32;
@@ -38,36 +58,43 @@ pub(super) fn call_patiently<T>(
             Ok(v) => return Ok(v),
             Err(e) => e,
         };
-        let is_429 = error.kind() == ErrorKind::RateLimited;
-        let is_transient = matches!(
-            error.kind(),
-            ErrorKind::Timeout | ErrorKind::Connection | ErrorKind::ServerError
-        ) || error.status() == Some(503);
-        if let Some(stats) = stats {
-            if is_429 && error.status() == Some(429) {
-                stats.rate_limited.fetch_add(1, Ordering::Relaxed);
-            } else if is_transient {
-                stats.retries.fetch_add(1, Ordering::Relaxed);
+        let wait = if error.kind() == ErrorKind::RateLimited {
+            if error.status() == Some(429) {
+                if let Some(stats) = stats {
+                    stats.rate_limited.fetch_add(1, Ordering::Relaxed);
+                }
             }
-        }
-        if is_429 {
             limited = limited.saturating_add(1);
             // The budget already holds off every call for the service's Retry-After; without
             // one, a pause growing to 30 s.
-            if client.rate_limit_state().blocked_for.is_none() {
-                let pause = error
+            if blocked() {
+                Duration::ZERO
+            } else {
+                error
                     .retry_after()
-                    .unwrap_or(Duration::from_millis(500) * 2u32.saturating_pow(limited.min(6)));
-                std::thread::sleep(pause.min(Duration::from_secs(30)));
+                    .unwrap_or(Duration::from_millis(500) * 2u32.saturating_pow(limited.min(6)))
+                    .min(Duration::from_secs(30))
             }
-            continue;
-        }
-        if is_transient && transient < 5 {
+        } else if (matches!(
+            error.kind(),
+            ErrorKind::Timeout | ErrorKind::Connection | ErrorKind::ServerError
+        ) || error.status() == Some(503))
+            && transient < 5
+        {
             transient += 1;
-            std::thread::sleep(Duration::from_millis(250) * 2u32.pow(transient));
-            continue;
+            if let Some(stats) = stats {
+                stats.retries.fetch_add(1, Ordering::Relaxed);
+            }
+            Duration::from_millis(250) * 2u32.pow(transient)
+        } else {
+            return Err(CliError::Sdk(error));
+        };
+        if !wait.is_zero() && !pause(wait) {
+            return Err(CliError::Sdk(roomchat::Error::new(
+                ErrorKind::Cancelled,
+                "interrupted while waiting to ask again",
+            )));
         }
-        return Err(CliError::Sdk(error));
     }
 }
 
@@ -328,5 +355,51 @@ pub(super) fn fetch_pages(
                 Err(TrySendError::Disconnected(_)) => return Ok(None),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The summary's retries are the retries made: 6 attempts of a failing call are 5.
+    #[test]
+    fn retries_are_counted_as_made_and_429s_as_met() {
+        let stats = Stats::default();
+        let (mut calls, mut pauses) = (0, Vec::new());
+        let failed = patiently(
+            || -> roomchat::Result<()> {
+                calls += 1;
+                Err(roomchat::Error::new(ErrorKind::ServerError, "boom"))
+            },
+            || false,
+            |d| {
+                pauses.push(d);
+                true
+            },
+            Some(&stats),
+        );
+        assert_eq!(failed.unwrap_err().exit_code(), 17);
+        assert_eq!(calls, 6);
+        assert_eq!(stats.retries.load(Ordering::Relaxed), 5);
+        assert_eq!(pauses.len(), 5);
+        // Not transient: returned at once, no retry counted.
+        let stats = Stats::default();
+        let refused = patiently(
+            || -> roomchat::Result<()> { Err(roomchat::Error::new(ErrorKind::NotFound, "no")) },
+            || false,
+            |_| true,
+            Some(&stats),
+        );
+        assert_eq!(refused.unwrap_err().exit_code(), 28);
+        assert_eq!(stats.retries.load(Ordering::Relaxed), 0);
+        // A wait that is cut short (Ctrl-C) ends the call as cancelled.
+        let cut = patiently(
+            || -> roomchat::Result<()> { Err(roomchat::Error::new(ErrorKind::Timeout, "slow")) },
+            || false,
+            |_| false,
+            None,
+        );
+        assert_eq!(cut.unwrap_err().kind_name(), "cancelled");
     }
 }
