@@ -700,3 +700,17 @@ fn a_failed_target_says_to_run_again_only_when_that_can_help() {
     assert!(run.stderr.contains(again), "{}", run.stderr);
     run_ok(roomchat(&emu, &dir.0, &["export", "alpha", "--quiet"]));
 }
+
+#[test]
+fn an_output_file_in_new_folders_gets_its_folders() {
+    let emu = emulator();
+    emu.create_room(json!({"roomId": "alpha", "name": "Alpha"}));
+    emu.seed_messages("alpha", None, 10);
+    let dir = Scratch::new("mkdir");
+    run_ok(roomchat(
+        &emu,
+        &dir.0,
+        &["export", "alpha", "-o", "newdir/sub/f.jsonl", "--quiet"],
+    ));
+    assert_eq!(ids(&dir.path("newdir/sub/f.jsonl")).len(), 10);
+}

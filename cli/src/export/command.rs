@@ -219,8 +219,13 @@ pub fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
     let as_folder = naming::is_folder(output.as_deref(), pairs.len(), all_rooms);
     let folder = output.clone().unwrap_or_else(|| PathBuf::from("."));
     let targets = naming::plan(pairs, as_folder, &folder, format)?;
-    if as_folder {
-        std::fs::create_dir_all(&folder).map_err(|e| store::io_error(&folder, e))?;
+    // The folders of the output (`-o dir/`, or `-o newdir/sub/f.jsonl`'s), as `mkdir -p`.
+    let folder_of_files = match as_folder {
+        true => Some(folder.as_path()),
+        false => folder.parent().filter(|p| !p.as_os_str().is_empty()),
+    };
+    if let Some(folder) = folder_of_files {
+        std::fs::create_dir_all(folder).map_err(|e| store::io_error(folder, e))?;
     }
 
     let quiet = matches.get_flag("export-quiet");
