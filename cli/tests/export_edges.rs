@@ -714,3 +714,24 @@ fn an_output_file_in_new_folders_gets_its_folders() {
     ));
     assert_eq!(ids(&dir.path("newdir/sub/f.jsonl")).len(), 10);
 }
+
+#[test]
+fn a_resumed_exports_summary_counts_this_runs_messages() {
+    let emu = emulator();
+    emu.create_room(json!({"roomId": "alpha", "name": "Alpha"}));
+    emu.seed_messages("alpha", None, 300);
+    let dir = Scratch::new("rate");
+    let args = ["export", "alpha", "-o", "a.jsonl", "--page-size", "50"];
+    let mut first = held_after(&emu, &dir, &args, &listing("alpha"), "a.jsonl", 3, 50);
+    first.kill().unwrap();
+    first.wait().unwrap();
+    emu.clear_faults();
+    let run = run_ok(roomchat(&emu, &dir.0, &args));
+    assert!(
+        run.stderr
+            .contains("1 room(s) exported, 150 messages (and 150 from earlier runs), "),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(ids(&dir.path("a.jsonl")).len(), 300);
+}

@@ -114,6 +114,8 @@ pub(super) struct Job<'a> {
 pub(super) struct Stats {
     pub(super) rooms: AtomicU64,
     pub(super) skipped: AtomicU64,
+    /// Messages of the rooms exported that earlier runs had fetched (a resumed export's).
+    pub(super) earlier: AtomicU64,
     pub(super) messages: AtomicU64,
     pub(super) bytes: AtomicU64,
     pub(super) rate_limited: AtomicU64,
@@ -265,8 +267,13 @@ pub fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
         let messages = stats.messages.load(Ordering::Relaxed);
         let bytes = stats.bytes.load(Ordering::Relaxed);
         let skipped = stats.skipped.load(Ordering::Relaxed);
+        let earlier = match stats.earlier.load(Ordering::Relaxed) {
+            0 => String::new(),
+            n => format!(" (and {n} from earlier runs)"),
+        };
+        // The rate is this run's: the messages it fetched, in its time.
         eprintln!(
-            "roomchat export: {} room(s) exported{}{}, {messages} messages, {bytes} bytes, {:.2} s ({:.0} messages/s), {} 429(s) met, {} retr{}",
+            "roomchat export: {} room(s) exported{}{}, {messages} messages{earlier}, {bytes} bytes, {:.2} s ({:.0} messages/s), {} 429(s) met, {} retr{}",
             stats.rooms.load(Ordering::Relaxed),
             if skipped > 0 { format!(" ({skipped} already done)") } else { String::new() },
             if failures.is_empty() { String::new() } else { format!(", {} failed", failures.len()) },
@@ -293,6 +300,8 @@ fn export_target(job: &Job<'_>, target: &Target) -> Result<(), CliError> {
     let Some(mut checkpoint) = resume::start(job, target, &paths)? else {
         return Ok(());
     };
+    // What earlier runs fetched (a resumed export): not this run's to count.
+    let earlier = checkpoint.messages;
     // The first page before any file is made: a target that does not exist leaves nothing.
     let first = match checkpoint.fetched_all {
         true => None,
@@ -329,9 +338,11 @@ fn export_target(job: &Job<'_>, target: &Target) -> Result<(), CliError> {
     let bytes = commit::finish(&paths, &checkpoint, staged)?;
     bar.done(checkpoint.messages, bytes);
     job.stats.rooms.fetch_add(1, Ordering::Relaxed);
+    let this_run = checkpoint.messages.saturating_sub(earlier);
+    job.stats.messages.fetch_add(this_run, Ordering::Relaxed);
     job.stats
-        .messages
-        .fetch_add(checkpoint.messages, Ordering::Relaxed);
+        .earlier
+        .fetch_add(checkpoint.messages - this_run, Ordering::Relaxed);
     job.stats.bytes.fetch_add(bytes, Ordering::Relaxed);
     Ok(())
 }
