@@ -735,3 +735,49 @@ fn a_resumed_exports_summary_counts_this_runs_messages() {
     );
     assert_eq!(ids(&dir.path("a.jsonl")).len(), 300);
 }
+
+#[test]
+fn plain_progress_lines_come_every_2_s_while_a_page_is_slow() {
+    use std::io::BufRead;
+    let emu = emulator();
+    emu.create_room(json!({"roomId": "alpha", "name": "Alpha"}));
+    emu.seed_messages("alpha", None, 100);
+    let dir = Scratch::new("cadence");
+    // The second page takes 3 s: a line must come at 2 s, while it is awaited (lines came
+    // once a page: at the first page, then only at the second's arrival).
+    emu.add_fault(Fault {
+        method: Some("GET".into()),
+        path: listing("alpha"),
+        times: 1,
+        action: FaultAction::Delay(Duration::ZERO),
+    });
+    emu.add_fault(Fault {
+        method: Some("GET".into()),
+        path: listing("alpha"),
+        times: 1,
+        action: FaultAction::Delay(Duration::from_secs(3)),
+    });
+    let started = std::time::Instant::now();
+    let mut child = roomchat(
+        &emu,
+        &dir.0,
+        &["export", "alpha", "-o", "a.jsonl", "--page-size", "50"],
+    )
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    let lines: Vec<(Duration, String)> = std::io::BufReader::new(child.stderr.take().unwrap())
+        .lines()
+        .map(|l| (started.elapsed(), l.unwrap()))
+        .collect();
+    assert!(child.wait().unwrap().success(), "{lines:?}");
+    let while_held: Vec<&String> = lines
+        .iter()
+        .filter(|(at, l)| {
+            (Duration::from_millis(1_500)..Duration::from_millis(2_900)).contains(at)
+                && l.starts_with("roomchat export: alpha: 50/100 messages")
+        })
+        .map(|(_, l)| l)
+        .collect();
+    assert_eq!(while_held.len(), 1, "{lines:?}");
+}

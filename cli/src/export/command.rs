@@ -302,14 +302,14 @@ fn export_target(job: &Job<'_>, target: &Target) -> Result<(), CliError> {
     };
     // What earlier runs fetched (a resumed export): not this run's to count.
     let earlier = checkpoint.messages;
+    let bar = job
+        .progress
+        .room(&label, checkpoint.total, checkpoint.next_skip);
     // The first page before any file is made: a target that does not exist leaves nothing.
     let first = match checkpoint.fetched_all {
         true => None,
         false => Some(fetch::first_page(job, target, &checkpoint)?),
     };
-    let bar = job
-        .progress
-        .room(&label, checkpoint.total, checkpoint.next_skip);
     let staged = match (job.format, first) {
         (Format::Jsonl, None) => None,
         (Format::Jsonl, Some(first)) => {
