@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use clap::{Arg, ArgAction};
-use roomchat::{CallOptions, Client, ErrorKind};
+use roomchat::{CallOptions, CancelToken, Client, ErrorKind};
 
 use super::fetch::{self, call_patiently};
 use super::lock::OutputLock;
@@ -108,6 +108,8 @@ pub(super) struct Job<'a> {
     pub(super) restart: bool,
     pub(super) progress: &'a Progress,
     pub(super) stats: &'a Stats,
+    /// Cancelled by Ctrl-C: the calls in flight end, the waits are cut short.
+    pub(super) cancel: CancelToken,
 }
 
 #[derive(Default)]
@@ -208,8 +210,9 @@ pub fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
     // counts them); other transient failures are retried here too, a few times.
     let client = client.with_options(CallOptions::new().max_retries(0))?;
     let stats = Stats::default();
+    let cancel = CancelToken::new();
     if all_rooms {
-        for room in call_patiently(&client, Some(&stats), || client.list_chat_rooms())? {
+        for room in call_patiently(&client, Some(&stats), &cancel, || client.list_chat_rooms())? {
             if let Some(id) = room.room_id {
                 naming::add(&mut pairs, id, None, room.name);
             }
@@ -243,6 +246,7 @@ pub fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
         restart: matches.get_flag("export-restart"),
         progress: &progress,
         stats: &stats,
+        cancel: cancel.clone(),
     };
     let jobs = usize::from(*matches.get_one::<u16>("export-jobs").expect("defaulted"));
     let started = Instant::now();

@@ -38,10 +38,12 @@ pub(super) fn fetch_rendering(
         // Through the patient helper (a 429 is waited out, a timeout retried); a name that
         // cannot be had still leaves the export (its title then shows the room's id only).
         (None, Format::Html | Format::Txt) => {
-            match call_patiently(&job.client, Some(job.stats), || {
+            match call_patiently(&job.client, Some(job.stats), &job.cancel, || {
                 job.client.get_chat_room(&target.room)
             }) {
                 Ok(room) => room.name,
+                // Ctrl-C: the fetch, next, stops.
+                Err(_) if job.cancel.is_cancelled() => None,
                 Err(e) => {
                     job.progress.note(&format!(
                         "{}: the room's name could not be read ({e}); the title shows its id",

@@ -9,7 +9,7 @@ use std::sync::mpsc::{SyncSender, TrySendError};
 use std::time::{Duration, Instant};
 
 use roomchat::wire::Operation;
-use roomchat::{Client, ErrorKind};
+use roomchat::{CancelToken, Client, ErrorKind};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -29,17 +29,31 @@ use crate::error::CliError;
 pub(super) fn call_patiently<T>(
     client: &Client,
     stats: Option<&Stats>,
+    cancel: &CancelToken,
     call: impl FnMut() -> roomchat::Result<T>,
 ) -> Result<T, CliError> {
     patiently(
         call,
         || client.rate_limit_state().blocked_for.is_some(),
-        |pause| {
-            std::thread::sleep(pause);
-            true
-        },
+        |pause| sleep_unless_cancelled(pause, cancel),
         stats,
     )
+}
+
+/// Sleeps `pause`, in steps short enough that Ctrl-C (which cancels `cancel`) is not kept
+/// waiting; whether it slept it all.
+fn sleep_unless_cancelled(pause: Duration, cancel: &CancelToken) -> bool {
+    let until = Instant::now() + pause;
+    loop {
+        if cancel.is_cancelled() {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= until {
+            return true;
+        }
+        std::thread::sleep((until - now).min(Duration::from_millis(50)));
+    }
 }
 
 /// [`call_patiently`]'s rules: `blocked` tells whether the client's budget holds calls off
@@ -167,19 +181,14 @@ pub(super) fn first_page(
     checkpoint: &Checkpoint,
 ) -> Result<Vec<u8>, CliError> {
     let (skip, limit, _) = request_at(checkpoint.next_skip, job.page_size);
-    let body = fetch_page(&job.client, job.stats, target, skip, limit)?;
+    let body = fetch_page(job, target, skip, limit)?;
     parse_page(operation_of(target), &body, &target.label())?;
     Ok(body)
 }
 
 /// The body of one page of the room's (or channel's) listing.
-fn fetch_page(
-    client: &Client,
-    stats: &Stats,
-    target: &Target,
-    skip: u64,
-    limit: u64,
-) -> Result<Vec<u8>, CliError> {
+fn fetch_page(job: &Job<'_>, target: &Target, skip: u64, limit: u64) -> Result<Vec<u8>, CliError> {
+    let client = &job.client;
     let mut params = serde_json::json!({"roomId": target.room, "limit": limit, "skip": skip});
     let operation = match &target.channel {
         Some(channel) => {
@@ -188,7 +197,7 @@ fn fetch_page(
         }
         None => Operation::RoomMessages,
     };
-    call_patiently(client, Some(stats), || {
+    call_patiently(client, Some(job.stats), &job.cancel, || {
         client.call_declared_with(operation, &params, |response| {
             if (200..300).contains(&response.status) {
                 Ok(response.body.clone())
@@ -245,7 +254,7 @@ pub(super) fn fetch_pages(
     first: Vec<u8>,
 ) -> Result<Option<BufWriter<File>>, CliError> {
     let mut part = BufWriter::with_capacity(256 * 1024, part);
-    let mut placement = Placement::new(checkpoint.last.clone());
+    let mut placement = Placement::new(checkpoint.last.clone(), checkpoint.resyncing);
     // Uncommitted progress: written to the part file's buffer, not yet vouched for.
     let (mut next_skip, mut messages, mut part_bytes) = (
         checkpoint.next_skip,
@@ -261,7 +270,7 @@ pub(super) fn fetch_pages(
         let (skip, limit, overlap) = request_at(next_skip, job.page_size);
         let body = match first.take() {
             Some(body) => body,
-            None => fetch_page(&job.client, job.stats, target, skip, limit)?,
+            None => fetch_page(job, target, skip, limit)?,
         };
         let page = parse_page(operation_of(target), &body, &target.label())?;
         if page.skip.is_some_and(|s| s != skip) {
@@ -337,6 +346,7 @@ pub(super) fn fetch_pages(
             checkpoint.messages = messages;
             checkpoint.part_bytes = part_bytes;
             checkpoint.last = placement.last().cloned();
+            checkpoint.resyncing = placement.resyncing();
             checkpoint.total = total;
             checkpoint.fetched_all = at_end;
             // With a converter (any format but jsonl), the listing's end is committed by

@@ -121,7 +121,10 @@ fn describe(checkpoint: &Checkpoint) -> String {
 pub(super) struct Placement {
     /// The last message listed (written, or dropped by the time filter).
     last: Option<Identity>,
-    /// While resynchronising: the identities the part file holds.
+    /// A resync is on (in the checkpoint too: a run stopped during one resumes it).
+    resyncing: bool,
+    /// While resynchronising: the identities the part file holds (read at the resync's first
+    /// page in this run).
     written: Option<HashSet<Identity>>,
 }
 
@@ -136,9 +139,11 @@ pub(super) enum PageStart {
 }
 
 impl Placement {
-    pub(super) fn new(last: Option<Identity>) -> Placement {
+    /// From a checkpoint's `last` and `resyncing`.
+    pub(super) fn new(last: Option<Identity>, resyncing: bool) -> Placement {
         Placement {
             last,
+            resyncing,
             written: None,
         }
     }
@@ -148,32 +153,44 @@ impl Placement {
         self.last.as_ref()
     }
 
+    /// Whether a resync is on, for the checkpoint.
+    pub(super) fn resyncing(&self) -> bool {
+        self.resyncing
+    }
+
     /// Where the page of `items` starts, `overlap` telling whether it was asked for from the
-    /// last message listed; `written` reads the part file's identities when a resync begins.
+    /// last message listed; `written` reads the part file's identities when a resync needs
+    /// them.
     pub(super) fn place(
         &mut self,
         items: &[&RawValue],
         overlap: bool,
         written: impl FnOnce() -> Result<HashSet<Identity>, CliError>,
     ) -> Result<PageStart, CliError> {
-        if !overlap {
-            return Ok(PageStart::InPlace { skip_first: false });
-        }
         let first = items.first().map(|raw| (*raw, head(raw.get()).0));
-        if let (Some(last), Some((raw, id))) = (&self.last, &first) {
-            if last.is(raw, id.as_deref()) {
-                return Ok(PageStart::InPlace { skip_first: true });
-            }
-        }
-        let written = match &mut self.written {
-            Some(w) => w,
-            None => self.written.insert(written()?),
+        let anchored = match (&self.last, &first) {
+            (Some(last), Some((raw, id))) => last.is(raw, id.as_deref()),
+            _ => false,
         };
-        Ok(match first {
-            Some((raw, id)) if written.contains(&Identity::of(raw, id.as_deref())) => {
-                PageStart::InPlace { skip_first: false }
-            }
-            _ => PageStart::StepBack,
+        if overlap && !anchored {
+            // Shifted: messages before this page were deleted.
+            self.resyncing = true;
+        }
+        if self.resyncing && self.written.is_none() {
+            self.written = Some(written()?);
+        }
+        if !overlap || anchored {
+            return Ok(PageStart::InPlace {
+                skip_first: anchored && overlap,
+            });
+        }
+        let known = match (&self.written, first) {
+            (Some(written), Some((raw, id))) => written.contains(&Identity::of(raw, id.as_deref())),
+            _ => false,
+        };
+        Ok(match known {
+            true => PageStart::InPlace { skip_first: false },
+            false => PageStart::StepBack,
         })
     }
 
@@ -186,11 +203,68 @@ impl Placement {
 
     /// A message the part file did not hold was written: a resync is over.
     pub(super) fn wrote(&mut self) {
+        self.resyncing = false;
         self.written = None;
     }
 
     /// `last` is the last message listed now.
     pub(super) fn listed(&mut self, last: Identity) {
         self.last = Some(last);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(text: &str) -> Box<RawValue> {
+        serde_json::from_str(text).unwrap()
+    }
+
+    /// A run stopped during a resync (its checkpoint's last message one the part file held,
+    /// more of them after it) resumes the resync: what follows the last message listed is
+    /// looked up, not taken as new.
+    #[test]
+    fn a_resync_in_progress_is_resumed() {
+        let (k3, k4, n5) = (
+            raw(r#"{"_id":"k3"}"#),
+            raw(r#"{"_id":"k4"}"#),
+            raw(r#"{"_id":"n5"}"#),
+        );
+        let page = [&*k3, &*k4, &*n5];
+        let part = || -> Result<HashSet<Identity>, CliError> {
+            Ok(["k1", "k2", "k3", "k4"]
+                .map(|id| Identity::Id(id.into()))
+                .into())
+        };
+        let mut placement = Placement::new(Some(Identity::Id("k3".into())), true);
+        assert_eq!(
+            placement.place(&page, true, part).unwrap(),
+            PageStart::InPlace { skip_first: true }
+        );
+        assert!(placement.holds(&k4, Some("k4")));
+        assert!(!placement.holds(&n5, Some("n5")));
+        placement.wrote();
+        assert!(!placement.resyncing());
+        // Not resynchronising: the page goes on from the last message, nothing read.
+        let mut placement = Placement::new(Some(Identity::Id("k3".into())), false);
+        let unread = || -> Result<HashSet<Identity>, CliError> { panic!("read") };
+        assert_eq!(
+            placement.place(&page, true, unread).unwrap(),
+            PageStart::InPlace { skip_first: true }
+        );
+        assert!(!placement.holds(&k4, Some("k4")));
+        // Shifted, its first message held: looked up; not held: a step back.
+        let mut placement = Placement::new(Some(Identity::Id("k9".into())), false);
+        assert_eq!(
+            placement.place(&page, true, part).unwrap(),
+            PageStart::InPlace { skip_first: false }
+        );
+        assert!(placement.resyncing());
+        let mut placement = Placement::new(Some(Identity::Id("k9".into())), false);
+        assert_eq!(
+            placement.place(&[&*n5], true, part).unwrap(),
+            PageStart::StepBack
+        );
     }
 }

@@ -39,6 +39,9 @@ pub struct Checkpoint {
     /// for from it, must begin with it.
     #[serde(default)]
     pub last: Option<Identity>,
+    /// A resync after deletions was under way (see `resume::Placement`).
+    #[serde(default)]
+    pub resyncing: bool,
     /// The ids of the latest messages, as version 1 kept them (read for its last, never
     /// written).
     #[serde(default, skip_serializing)]
@@ -66,6 +69,7 @@ impl Checkpoint {
             messages: 0,
             part_bytes: 0,
             last: None,
+            resyncing: false,
             recent_ids: Vec::new(),
             fetched_all: false,
             total: None,
