@@ -781,3 +781,61 @@ fn plain_progress_lines_come_every_2_s_while_a_page_is_slow() {
         .collect();
     assert_eq!(while_held.len(), 1, "{lines:?}");
 }
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_commits_what_was_fetched_and_says_how_to_resume() {
+    let emu = emulator();
+    emu.create_room(json!({"roomId": "alpha", "name": "Alpha"}));
+    emu.seed_messages("alpha", None, 100);
+    let dir = Scratch::new("ctrl-c");
+    // Three pages at once (well within a commit's 200 ms), the fourth held 30 s.
+    for (times, ms) in [(3, 0), (1, 30_000)] {
+        emu.add_fault(Fault {
+            method: Some("GET".into()),
+            path: listing("alpha"),
+            times,
+            action: FaultAction::Delay(Duration::from_millis(ms)),
+        });
+    }
+    let args = ["export", "alpha", "-o", "a.jsonl", "--page-size", "10"];
+    let mut child = roomchat(&emu, &dir.0, &args)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while asked(&emu, &listing("alpha")).len() < 4 {
+        assert!(std::time::Instant::now() < deadline, "no fourth page");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let sent = std::time::Instant::now();
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    // The held call is cancelled: out at once, not after the 30 s.
+    assert!(sent.elapsed() < Duration::from_secs(10), "{stderr}");
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("to resume, run the same command"),
+        "{stderr}"
+    );
+    // The three pages fetched are committed.
+    assert_eq!(
+        checkpoint_skip(&dir.path("a.jsonl.roomchat-checkpoint")),
+        Some(30),
+        "{stderr}"
+    );
+    emu.clear_faults();
+    emu.clear_journal();
+    run_ok(roomchat(&emu, &dir.0, &args));
+    let expected: Vec<String> = client(&emu)
+        .iter_room_messages("alpha", &roomchat::RoomMessages::new())
+        .map(|m| m.unwrap().id.unwrap())
+        .collect();
+    assert_eq!(ids(&dir.path("a.jsonl")), expected);
+    assert_eq!(asked(&emu, &listing("alpha"))[0], (29, 11), "resumed at 30");
+}

@@ -10,6 +10,8 @@ use std::time::Instant;
 use clap::{Arg, ArgAction};
 use roomchat::{CallOptions, CancelToken, Client, ErrorKind};
 
+use crate::interrupt::Interrupts;
+
 use super::fetch::{self, call_patiently};
 use super::lock::OutputLock;
 use super::naming::{self, Target};
@@ -156,6 +158,23 @@ fn rerun_helps(error: &CliError) -> bool {
     }
 }
 
+/// The error of an export stopped by Ctrl-C (exit 130): every target it was exporting
+/// committed what it had fetched, so the same command goes on from there.
+pub(super) fn interrupted() -> CliError {
+    CliError::Interrupted {
+        resume: "the same command".into(),
+    }
+}
+
+/// Whether `error` is how a target's export ends at Ctrl-C: interrupted, or a call cancelled.
+fn is_interruption(error: &CliError) -> bool {
+    match error {
+        CliError::Interrupted { .. } => true,
+        CliError::Sdk(e) => e.kind() == ErrorKind::Cancelled,
+        _ => false,
+    }
+}
+
 /// Runs `export`.
 pub fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
     let format = Format::parse(
@@ -197,22 +216,26 @@ pub fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
         return dry_run::dry_run(matches, &pairs, all_rooms);
     }
 
-    let client = crate::config::client(matches)?;
-    // Killed at any moment the export resumes (the checkpoint and part files are
-    // consistent whenever the process stops), so Ctrl-C only says how to go on.
-    let _ = ctrlc::set_handler(|| {
-        eprintln!(
-            "\nroomchat: export interrupted; run the same command again to resume where it stopped"
-        );
-        std::process::exit(i32::from(crate::error::EXIT_INTERRUPTED));
-    });
+    // Ctrl-C (SIGINT), for the export's duration: the calls in flight are cancelled, each
+    // target commits what it fetched, and the run ends with 130 and how to resume. (Killed
+    // any other way, at any instant, the checkpoint on disk is consistent all the same.)
+    let interrupts = Interrupts::catch();
+    let cancel = interrupts.cancel_token();
+    let client = crate::config::client(matches)?.with_cancel(cancel.clone());
     // The export handles 429s itself (waits as long as the budget says, never gives up,
     // counts them); other transient failures are retried here too, a few times.
     let client = client.with_options(CallOptions::new().max_retries(0))?;
     let stats = Stats::default();
-    let cancel = CancelToken::new();
     if all_rooms {
-        for room in call_patiently(&client, Some(&stats), &cancel, || client.list_chat_rooms())? {
+        let rooms = call_patiently(&client, Some(&stats), &cancel, || client.list_chat_rooms())
+            .map_err(|e| {
+                if interrupts.requested() {
+                    interrupted()
+                } else {
+                    e
+                }
+            })?;
+        for room in rooms {
             if let Some(id) = room.room_id {
                 naming::add(&mut pairs, id, None, room.name);
             }
@@ -255,11 +278,19 @@ pub fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
     std::thread::scope(|scope| {
         for _ in 0..jobs.min(targets.len()) {
             scope.spawn(|| loop {
+                if interrupts.requested() {
+                    break;
+                }
                 let next = queue.lock().expect("queue").pop_front();
                 let Some(target) = next else { break };
-                if let Err(e) = export_target(&job, target) {
-                    job.progress.failed(&target.label(), &e, rerun_helps(&e));
-                    failures.lock().expect("failures").push((target.label(), e));
+                match export_target(&job, target) {
+                    Ok(()) => {}
+                    // Stopped by Ctrl-C (its checkpoint committed): not a failure.
+                    Err(e) if interrupts.requested() && is_interruption(&e) => break,
+                    Err(e) => {
+                        job.progress.failed(&target.label(), &e, rerun_helps(&e));
+                        failures.lock().expect("failures").push((target.label(), e));
+                    }
                 }
             });
         }
@@ -287,6 +318,9 @@ pub fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
             stats.retries.load(Ordering::Relaxed),
             if stats.retries.load(Ordering::Relaxed) == 1 { "y" } else { "ies" },
         );
+    }
+    if interrupts.requested() {
+        return Err(interrupted());
     }
     // The exit code is the first failure's (each was told as it came, and the summary counts
     // them): a file that cannot be written stays 3, a service error its kind's code.

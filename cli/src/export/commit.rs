@@ -6,9 +6,10 @@ use std::io::Write;
 use std::sync::mpsc::SyncSender;
 use std::time::Duration;
 
+use super::command::interrupted;
 use super::command::Job;
 use super::convert::Staged;
-use super::fetch::fetch_pages;
+use super::fetch::{fetch_pages, Stopped};
 use super::naming::Target;
 use super::progress;
 use super::store::{self, Checkpoint, Paths};
@@ -69,14 +70,21 @@ pub(super) fn fetch_all(
             )))
         });
         // The committer's error first: a fetch that stopped for it has no other to tell.
-        let at_end = committed.and(fetched)?;
-        if let Some(mut part) = at_end {
-            // A jsonl export's end, committed once every earlier commit is done: the part
-            // file (the final file) durable, then the checkpoint saying the listing is done.
-            part.flush().map_err(|e| store::io_error(&paths.part, e))?;
-            commit(part.get_ref(), paths, checkpoint)?;
+        match committed.and(fetched)? {
+            Stopped::End(None) => Ok(()),
+            Stopped::End(Some(mut part)) => {
+                // A jsonl export's end, committed once every earlier commit is done: the part
+                // file (the final file) durable, then the checkpoint saying the listing is done.
+                part.flush().map_err(|e| store::io_error(&paths.part, e))?;
+                commit(part.get_ref(), paths, checkpoint)
+            }
+            Stopped::Interrupted(mut part) => {
+                // Ctrl-C: what was fetched committed the same way, then the run stops.
+                part.flush().map_err(|e| store::io_error(&paths.part, e))?;
+                commit(part.get_ref(), paths, checkpoint)?;
+                Err(interrupted())
+            }
         }
-        Ok(())
     })
 }
 

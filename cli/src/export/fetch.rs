@@ -238,9 +238,37 @@ fn parse_page<'b>(
     }
 }
 
-/// [`commit::fetch_all`]'s fetch: to the listing's end, handing every commit due but the last to
-/// `commits`; the part file when the listing's end is left to commit (jsonl), `None` when
-/// [`commit::finish`] commits it (the other formats).
+/// How [`fetch_pages`] stopped.
+pub(super) enum Stopped {
+    /// At the listing's end (or at the committer's error, which it tells): the part file
+    /// when the end is left to commit (jsonl), `None` when [`commit::finish`] commits it.
+    End(Option<BufWriter<File>>),
+    /// At Ctrl-C: the part file, which the checkpoint describes, left to commit.
+    Interrupted(BufWriter<File>),
+}
+
+/// Puts the progress made in `checkpoint`.
+#[allow(clippy::too_many_arguments)]
+fn record(
+    checkpoint: &mut Checkpoint,
+    next_skip: u64,
+    messages: u64,
+    part_bytes: u64,
+    placement: &Placement,
+    total: Option<u64>,
+    at_end: bool,
+) {
+    checkpoint.next_skip = next_skip;
+    checkpoint.messages = messages;
+    checkpoint.part_bytes = part_bytes;
+    checkpoint.last = placement.last().cloned();
+    checkpoint.resyncing = placement.resyncing();
+    checkpoint.total = total;
+    checkpoint.fetched_all = at_end;
+}
+
+/// [`commit::fetch_all`]'s fetch: to the listing's end (or Ctrl-C), handing every commit due
+/// but the last to `commits`.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn fetch_pages(
     job: &Job<'_>,
@@ -252,7 +280,7 @@ pub(super) fn fetch_pages(
     pages: Option<&SyncSender<Vec<u8>>>,
     commits: &SyncSender<Checkpoint>,
     first: Vec<u8>,
-) -> Result<Option<BufWriter<File>>, CliError> {
+) -> Result<Stopped, CliError> {
     let mut part = BufWriter::with_capacity(256 * 1024, part);
     let mut placement = Placement::new(checkpoint.last.clone(), checkpoint.resyncing);
     // Uncommitted progress: written to the part file's buffer, not yet vouched for.
@@ -268,9 +296,22 @@ pub(super) fn fetch_pages(
     let mut first = Some(first);
     loop {
         let (skip, limit, overlap) = request_at(next_skip, job.page_size);
+        // `None` at Ctrl-C (a call cancelled in flight, or before the next).
         let body = match first.take() {
-            Some(body) => body,
-            None => fetch_page(job, target, skip, limit)?,
+            Some(body) => Some(body),
+            None if job.cancel.is_cancelled() => None,
+            None => match fetch_page(job, target, skip, limit) {
+                Ok(body) => Some(body),
+                Err(_) if job.cancel.is_cancelled() => None,
+                Err(e) => return Err(e),
+            },
+        };
+        let Some(body) = body else {
+            // What was fetched is left to commit.
+            record(
+                checkpoint, next_skip, messages, part_bytes, &placement, total, false,
+            );
+            return Ok(Stopped::Interrupted(part));
         };
         let page = parse_page(operation_of(target), &body, &target.label())?;
         if page.skip.is_some_and(|s| s != skip) {
@@ -342,27 +383,23 @@ pub(super) fn fetch_pages(
             || last_commit.0.elapsed() >= COMMIT_EVERY
             || part_bytes - last_commit.1 >= COMMIT_BYTES as u64
         {
-            checkpoint.next_skip = next_skip;
-            checkpoint.messages = messages;
-            checkpoint.part_bytes = part_bytes;
-            checkpoint.last = placement.last().cloned();
-            checkpoint.resyncing = placement.resyncing();
-            checkpoint.total = total;
-            checkpoint.fetched_all = at_end;
+            record(
+                checkpoint, next_skip, messages, part_bytes, &placement, total, at_end,
+            );
             // With a converter (any format but jsonl), the listing's end is committed by
             // `finish`: the rendered file fsynced and renamed into place, then the checkpoint
             // and the part file removed. Making the part file durable first would be work
             // thrown away (an fsync of all it got since the last commit); a stop before that
             // resumes from the last commit.
             if at_end {
-                return Ok(pages.is_none().then_some(part));
+                return Ok(Stopped::End(pages.is_none().then_some(part)));
             }
             part.flush().map_err(|e| store::io_error(&paths.part, e))?;
             match commits.try_send(checkpoint.clone()) {
                 // Full: one commit runs and one waits; this one is left for the next due.
                 Ok(()) | Err(TrySendError::Full(_)) => last_commit = (Instant::now(), part_bytes),
                 // The committer stopped at an error, which `fetch_all` tells.
-                Err(TrySendError::Disconnected(_)) => return Ok(None),
+                Err(TrySendError::Disconnected(_)) => return Ok(Stopped::End(None)),
             }
         }
     }
