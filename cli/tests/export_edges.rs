@@ -462,6 +462,10 @@ fn a_second_run_of_the_same_export_refuses_its_file_while_the_first_writes_it() 
     // The first run holds its third page (its checkpoint at 100).
     let mut first = held_after(&emu, &dir, &args, &listing("alpha"), "a.jsonl", 2, 50);
     let part = std::fs::read(dir.path("a.jsonl.roomchat-part")).unwrap();
+    // Its third request (held) arrived: any request after it is the second run's.
+    while asked(&emu, &listing("alpha")).len() < 3 {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     emu.clear_journal();
     let second = run_within(roomchat(&emu, &dir.0, &args), Duration::from_secs(10));
     assert_eq!(second.status.code(), Some(3), "{}", second.stderr);
