@@ -144,7 +144,7 @@ pub(super) fn write_record(line: &mut Vec<u8>, raw: &RawValue) {
 /// on one line is left as it is.
 pub(super) fn line_text(raw: &RawValue) -> Cow<'_, str> {
     let text = raw.get();
-    if !text.contains(['\n', '\r']) {
+    if !(text.contains('\n') || text.contains('\r')) {
         return Cow::Borrowed(text);
     }
     let mut out = Vec::with_capacity(text.len());
