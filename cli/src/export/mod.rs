@@ -4,9 +4,12 @@
 //! (`room_messages`, `channel_messages`): a message posted during the export is appended
 //! after the others and shifts no page, so `skip` is a sound resume point. Each room's export
 //! appends every page's records, as the service sent them, to a part file and records in a
-//! checkpoint (replaced atomically) how much of the part file is valid and the next `skip`
-//! (see [`store`]). Pages overlap by one message, and the ids of the latest 1,000 messages are
-//! kept: a message seen twice (a page read again, a shift after a deletion) is written once.
+//! checkpoint (replaced atomically) how much of the part file is valid, the next `skip` and the
+//! last message listed (see [`store`]). Pages overlap by one message, which must be the last
+//! one listed; when it is not (messages before it were deleted), the export resynchronises
+//! against every message the part file holds (see [`resume`]): a message is written once
+//! whatever was deleted meanwhile. A message is told by its `_id`, or by its bytes when it has
+//! none ([`record`]).
 //! A jsonl export's final file is the part file, renamed once the listing's end is reached.
 //! The other formats are rendered while the pages come: a converter thread writes the format's
 //! opening to a staging file, renders what the part file held already (a resumed export), then
@@ -15,6 +18,14 @@
 //! file stays the source of truth: a staging file left by a kill is rebuilt by the next run.
 //! (Its last pages are not fsynced: the rendered file, fsynced and renamed, is the commit of
 //! the listing's end; a stop before it resumes from the last checkpoint.)
+//!
+//! Where things are: [`command`] (the flags, the run, one target's export), [`naming`]
+//! (targets to files, collisions), [`lock`] (one run per output), [`fetch`] (pages asked for
+//! patiently, the page loop, the listing's end), [`resume`] (where a target starts, how a page
+//! is placed, the resync), [`record`] (a record's identity and line), [`commit`] (the
+//! committer, the final file), [`convert`] (the renderer thread), [`time`] (the time filter),
+//! [`dry_run`], [`progress`], [`store`] (the files, opened safely), [`formats`] (the
+//! renderers).
 
 mod command;
 mod commit;
