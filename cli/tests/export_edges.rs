@@ -803,7 +803,7 @@ fn ctrl_c_commits_what_was_fetched_and_says_how_to_resume() {
         });
     }
     let args = ["export", "alpha", "-o", "a.jsonl", "--page-size", "10"];
-    let mut child = roomchat(&emu, &dir.0, &args)
+    let child = roomchat(&emu, &dir.0, &args)
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
