@@ -56,5 +56,5 @@ pub fn write(path: &Path, rows: &[Row], outcomes: &[Outcome], raw: bool) -> Resu
     let bytes = writer
         .into_inner()
         .map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))?;
-    crate::export::store::write_atomically(path, &bytes)
+    crate::export::write_atomically(path, &bytes)
 }

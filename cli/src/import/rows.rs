@@ -8,7 +8,7 @@ use roomchat::CreateUser;
 use serde_json::{Map, Value};
 
 use crate::error::CliError;
-use crate::export::store::io_error;
+use crate::export::io_error;
 
 /// One row of the file: the fields it gives, and what makes it unusable, if anything. A row
 /// with a problem keeps every field that could be read, so that the result file still names
