@@ -715,7 +715,9 @@ mod tests {
             r.redacted_target(),
             "/consumer/api/v1/validate?auth=REDACTED&accessToken=REDACTED&AccessToken=REDACTED&limit=5"
         );
-        assert!(r.url("", Some("k")).contains("accessToken=eyJ.secret%2B%2F%3D"));
+        assert!(r
+            .url("", Some("k"))
+            .contains("accessToken=eyJ.secret%2B%2F%3D"));
     }
 
     #[test]

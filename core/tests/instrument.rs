@@ -15,9 +15,7 @@ use roomchat::instrument::{
     AttemptEnd, AttemptStart, CallEnd, CallEventKind, CallInfo, CallObserver, CallScope,
     Instrumentation, RequestHeaders, RetryReason, RESERVED_HEADERS,
 };
-use roomchat::{
-    CreateUser, ErrorKind, ListUsers, RateLimitConfig, RawAuth, RawRequest,
-};
+use roomchat::{CreateUser, ErrorKind, ListUsers, RateLimitConfig, RawAuth, RawRequest};
 
 /// One hook invocation, as the observer saw it.
 #[derive(Debug, Clone)]
@@ -100,9 +98,7 @@ impl CallObserver for Recorder {
             status: attempt.status,
             error_type: attempt.error_type(),
             error_text: attempt.error.map(|e| e.to_string()),
-            retry: attempt
-                .retry()
-                .map(|r| (r.retry_reason, r.wait, r.status)),
+            retry: attempt.retry().map(|r| (r.retry_reason, r.wait, r.status)),
         });
     }
 
@@ -380,7 +376,8 @@ fn headers_of_client_scope_and_attempt_reach_the_wire_each_over_the_last() {
         )
         .instrumentation(recording(&hooks, vec![("x-layer", "attempt")]));
     scope.run(|| client.list_chat_rooms()).unwrap();
-    let scope_without_hook = CallScope::new().headers(RequestHeaders::new().with("x-layer", "scope").unwrap());
+    let scope_without_hook =
+        CallScope::new().headers(RequestHeaders::new().with("x-layer", "scope").unwrap());
     scope_without_hook.run(|| client.list_chat_rooms()).unwrap();
     // Outside the scope again: the client's alone.
     client.list_chat_rooms().unwrap();
@@ -388,16 +385,27 @@ fn headers_of_client_scope_and_attempt_reach_the_wire_each_over_the_last() {
     let layer: Vec<_> = journal.iter().map(|e| sent(e, "x-layer")).collect();
     assert_eq!(
         layer,
-        [Some("client"), Some("attempt"), Some("scope"), Some("client")]
+        [
+            Some("client"),
+            Some("attempt"),
+            Some("scope"),
+            Some("client")
+        ]
     );
-    assert!(journal.iter().all(|e| sent(e, "x-team") == Some("payments")));
+    assert!(journal
+        .iter()
+        .all(|e| sent(e, "x-team") == Some("payments")));
     let scope_only: Vec<_> = journal.iter().map(|e| sent(e, "x-scope-only")).collect();
     assert_eq!(scope_only, [None, Some("1"), None, None]);
     // One header of each name: the layers replace, never repeat.
     assert!(journal
         .iter()
         .all(|e| e.headers.iter().filter(|(n, _)| n == "x-layer").count() == 1));
-    assert_eq!(taken(&hooks).len(), 3, "the scope's instrumentation saw its one call");
+    assert_eq!(
+        taken(&hooks).len(),
+        3,
+        "the scope's instrumentation saw its one call"
+    );
 }
 
 #[test]
@@ -405,12 +413,19 @@ fn trace_context_stays_home_when_propagation_is_off_whoever_added_it() {
     let emu = emulator("instrument_no_propagation");
     let hooks = Arc::new(Mutex::new(Vec::new()));
     let trace = [
-        ("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"),
+        (
+            "traceparent",
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+        ),
         ("tracestate", "vendor=1"),
         ("baggage", "user=ann"),
     ];
     let scope = CallScope::new()
-        .headers(RequestHeaders::new().with("tracestate", "vendor=2").unwrap())
+        .headers(
+            RequestHeaders::new()
+                .with("tracestate", "vendor=2")
+                .unwrap(),
+        )
         .instrumentation(recording(&hooks, trace.to_vec()));
     for propagate in [true, false] {
         let client = builder(&emu)
@@ -444,7 +459,11 @@ fn trace_context_stays_home_when_propagation_is_off_whoever_added_it() {
             _ => None,
         })
         .collect();
-    assert_eq!(told, [true, false], "the observer is told propagation is off");
+    assert_eq!(
+        told,
+        [true, false],
+        "the observer is told propagation is off"
+    );
 }
 
 #[test]
@@ -469,14 +488,23 @@ fn extra_headers_are_checked() {
         assert!(headers.is_empty());
     }
     for reserved in RESERVED_HEADERS {
-        assert!(RequestHeaders::new().insert(reserved, "x").is_err(), "{reserved}");
-        assert!(RequestHeaders::new().insert(&reserved.to_ascii_uppercase(), "x").is_err());
+        assert!(
+            RequestHeaders::new().insert(reserved, "x").is_err(),
+            "{reserved}"
+        );
+        assert!(RequestHeaders::new()
+            .insert(&reserved.to_ascii_uppercase(), "x")
+            .is_err());
     }
     // An observer's refused header is refused at its insert: the attempt goes out without it.
     let mut headers = RequestHeaders::new().with("X-Team", "a").unwrap();
     assert!(headers.insert("host", "x").is_err());
     assert_eq!(headers.iter().collect::<Vec<_>>(), [("x-team", "a")]);
-    assert_eq!(format!("{headers:?}"), r#"["x-team"]"#, "values are not shown");
+    assert_eq!(
+        format!("{headers:?}"),
+        r#"["x-team"]"#,
+        "values are not shown"
+    );
 }
 
 #[test]
@@ -494,7 +522,11 @@ fn each_page_of_an_iterator_is_a_call_of_the_scope_it_is_asked_in() {
     pages.next().unwrap().unwrap(); // outside any scope
     assert_eq!(taken(&first).len(), 3);
     assert_eq!(taken(&second).len(), 3);
-    let scopes: Vec<_> = emu.journal().iter().map(|e| sent(e, "x-scope").map(str::to_owned)).collect();
+    let scopes: Vec<_> = emu
+        .journal()
+        .iter()
+        .map(|e| sent(e, "x-scope").map(str::to_owned))
+        .collect();
     assert_eq!(scopes, [Some("a".into()), Some("b".into()), None]);
 }
 
@@ -524,16 +556,26 @@ fn what_observers_see_shows_no_credential() {
     emu.add_fault(once(
         "GET",
         USERS,
-        respond(500, &format!(r#"{{"message":"bad key {private} / {public}"}}"#), &[]),
+        respond(
+            500,
+            &format!(r#"{{"message":"bad key {private} / {public}"}}"#),
+            &[],
+        ),
     ));
     client.list_users(&ListUsers::page(1, 0)).unwrap();
     let hooks = taken(&hooks);
     let scrubbed = hooks.iter().find_map(|h| match h {
-        Hook::End { status: Some(500), error_text, .. } => error_text.clone(),
+        Hook::End {
+            status: Some(500),
+            error_text,
+            ..
+        } => error_text.clone(),
         _ => None,
     });
     assert!(
-        scrubbed.as_deref().is_some_and(|t| t.contains("bad key REDACTED / REDACTED")),
+        scrubbed
+            .as_deref()
+            .is_some_and(|t| t.contains("bad key REDACTED / REDACTED")),
         "{scrubbed:?}"
     );
     let seen = format!("{hooks:?}");
@@ -543,6 +585,9 @@ fn what_observers_see_shows_no_credential() {
             assert!(!seen.contains(&form), "{form} leaked: {seen}");
         }
     }
-    assert!(seen.contains("publicKey=REDACTED&accessToken=REDACTED"), "{seen}");
+    assert!(
+        seen.contains("publicKey=REDACTED&accessToken=REDACTED"),
+        "{seen}"
+    );
     assert!(seen.contains("validate_access_token") && seen.contains("\"raw\""));
 }

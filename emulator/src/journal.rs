@@ -26,10 +26,12 @@ pub const HEADERS_CAP: usize = 8 * 1024;
 /// `Authorization` kinds, cookies, and any name that says it holds a token,
 /// a key, a secret or a password.
 fn is_credential(name: &str) -> bool {
-    matches!(name, "authorization" | "proxy-authorization" | "cookie" | "set-cookie")
-        || ["token", "secret", "password", "api-key", "apikey", "auth"]
-            .iter()
-            .any(|word| name.contains(word))
+    matches!(
+        name,
+        "authorization" | "proxy-authorization" | "cookie" | "set-cookie"
+    ) || ["token", "secret", "password", "api-key", "apikey", "auth"]
+        .iter()
+        .any(|word| name.contains(word))
 }
 
 pub(crate) struct Journal {
@@ -175,7 +177,14 @@ mod tests {
         let mut journal = Journal::new(3);
         for n in 1..=5u64 {
             assert_eq!(
-                journal.record("GET", &format!("/{n}"), "auth=k", b"", None, &HeaderMap::new()),
+                journal.record(
+                    "GET",
+                    &format!("/{n}"),
+                    "auth=k",
+                    b"",
+                    None,
+                    &HeaderMap::new()
+                ),
                 n
             );
         }
@@ -190,9 +199,16 @@ mod tests {
         assert_eq!(journal.entries().next().unwrap().seq, 5);
         journal.clear();
         assert_eq!((journal.entries().count(), journal.dropped()), (0, 0));
-        assert_eq!(journal.record("GET", "/", "", b"", None, &HeaderMap::new()), 6, "seq goes on");
+        assert_eq!(
+            journal.record("GET", "/", "", b"", None, &HeaderMap::new()),
+            6,
+            "seq goes on"
+        );
         journal.set_capacity(0);
-        assert_eq!(journal.record("GET", "/", "", b"", None, &HeaderMap::new()), 7);
+        assert_eq!(
+            journal.record("GET", "/", "", b"", None, &HeaderMap::new()),
+            7
+        );
         assert_eq!((journal.entries().count(), journal.dropped()), (0, 2));
     }
 
@@ -201,7 +217,14 @@ mod tests {
         let mut journal = Journal::new(2);
         let mut body = vec![b'x'; BODY_CAP - 1];
         body.extend_from_slice("é and more".as_bytes());
-        journal.record("POST", "/p", "auth=secret", &body, Some("ua"), &HeaderMap::new());
+        journal.record(
+            "POST",
+            "/p",
+            "auth=secret",
+            &body,
+            Some("ua"),
+            &HeaderMap::new(),
+        );
         let entry = journal.entries().next().unwrap();
         assert!(entry.truncated);
         assert_eq!(
@@ -225,7 +248,10 @@ mod tests {
         let mut journal = Journal::new(2);
         let mut headers = HeaderMap::new();
         for (name, value) in [
-            ("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"),
+            (
+                "traceparent",
+                "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+            ),
             ("authorization", "Bearer s3cret"),
             ("cookie", "session=s3cret"),
             ("x-api-key", "s3cret"),
@@ -246,7 +272,10 @@ mod tests {
         assert_eq!(
             shown,
             [
-                ("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"),
+                (
+                    "traceparent",
+                    "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+                ),
                 ("authorization", "REDACTED"),
                 ("cookie", "REDACTED"),
                 ("x-api-key", "REDACTED"),

@@ -205,7 +205,8 @@ impl ClientBuilder {
     /// `Host`, `Content-Length` or `Authorization`).
     pub fn header(mut self, name: &str, value: &str) -> Self {
         if let Err(e) = self.headers.insert(name, value) {
-            self.header_error.get_or_insert(Error::configuration(e.message()));
+            self.header_error
+                .get_or_insert(Error::configuration(e.message()));
         }
         self
     }
@@ -1176,17 +1177,18 @@ impl Client {
             Some((instrumentation, headers)) => (instrumentation.as_ref(), Some(headers)),
             None => (None, None),
         };
-        let mut observation = if self.inner.instrumentations.is_empty() && scope_instrumentation.is_none() {
-            None
-        } else {
-            let asked: Vec<&Arc<dyn Instrumentation>> = self
-                .inner
-                .instrumentations
-                .iter()
-                .chain(scope_instrumentation)
-                .collect();
-            Observation::start(&asked, &self.inner.facts, &request, raw)
-        };
+        let mut observation =
+            if self.inner.instrumentations.is_empty() && scope_instrumentation.is_none() {
+                None
+            } else {
+                let asked: Vec<&Arc<dyn Instrumentation>> = self
+                    .inner
+                    .instrumentations
+                    .iter()
+                    .chain(scope_instrumentation)
+                    .collect();
+                Observation::start(&asked, &self.inner.facts, &request, raw)
+            };
         let span = crate::send::trace::CallSpan::start(&request, raw, &self.inner.facts);
         let _entered = span.enter();
         let sent = Sent {
@@ -1383,7 +1385,14 @@ impl Client {
             };
             span.attempt_end(attempt_span, error.status(), Some(&error));
             if let Some(observation) = sent.observation.as_deref_mut() {
-                observation.attempt_end(attempt, started, ended, error.status(), Some(&error), retry);
+                observation.attempt_end(
+                    attempt,
+                    started,
+                    ended,
+                    error.status(),
+                    Some(&error),
+                    retry,
+                );
             }
             let Some(wait) = retry else {
                 return Err(error);

@@ -270,9 +270,7 @@ impl AttemptEnd<'_> {
 
     /// The retry that follows, if any.
     pub fn retry(&self) -> Option<&CallEvent> {
-        self.events
-            .iter()
-            .find(|e| e.kind == CallEventKind::Retry)
+        self.events.iter().find(|e| e.kind == CallEventKind::Retry)
     }
 }
 

@@ -39,7 +39,11 @@ pub(crate) struct CallFacts<'a> {
 
 impl<'a> CallFacts<'a> {
     /// The facts of a call of `request` (`raw`: made as a raw request), starting now.
-    pub(crate) fn new(client: &'a ClientFacts, request: &'a WireRequest, raw: bool) -> CallFacts<'a> {
+    pub(crate) fn new(
+        client: &'a ClientFacts,
+        request: &'a WireRequest,
+        raw: bool,
+    ) -> CallFacts<'a> {
         let declared = Operation::sent_as(&request.method, &request.path);
         let operation = match (raw, declared) {
             (true, _) => "raw",

@@ -186,7 +186,10 @@ impl OpenTelemetry {
     /// Adds a client to the gauge of remaining budget slots (reported while it lives).
     pub(crate) fn register_client(&self, facts: &ClientFacts, slots: Weak<dyn RemainingSlots>) {
         let Some(shared) = &self.shared else { return };
-        let mut clients = shared.clients.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut clients = shared
+            .clients
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         clients.retain(|c| c.slots.strong_count() > 0);
         clients.push(Registered {
             client_id: facts.client_id,
@@ -215,9 +218,10 @@ impl OpenTelemetry {
                     ));
                     *cached = Some((provider, made));
                 }
-                let metrics = cached.as_ref().map(|(_, m)| m.clone()).unwrap_or_else(|| {
-                    unreachable!("the instruments were just made")
-                });
+                let metrics = cached
+                    .as_ref()
+                    .map(|(_, m)| m.clone())
+                    .unwrap_or_else(|| unreachable!("the instruments were just made"));
                 (CallTracer::Own(tracer), metrics)
             }
         }
@@ -236,9 +240,8 @@ impl Instrumentation for OpenTelemetry {
                 .with_attributes([KeyValue::new("roomchat.operation", call.operation)]),
             &parent,
         );
-        let server_address = Value::String(StringValue::from(Arc::<str>::from(
-            call.server_address,
-        )));
+        let server_address =
+            Value::String(StringValue::from(Arc::<str>::from(call.server_address)));
         let url_template = call
             .url_template
             .map(|t| Value::String(StringValue::from(Arc::<str>::from(t))));
@@ -342,7 +345,11 @@ impl OtelCall {
                     let [operation, address] = metric_attributes;
                     self.metrics.retries.add(
                         1,
-                        &[operation, address, KeyValue::new("roomchat.retry.reason", reason)],
+                        &[
+                            operation,
+                            address,
+                            KeyValue::new("roomchat.retry.reason", reason),
+                        ],
                     );
                 }
                 CallEventKind::BudgetDegraded => {
@@ -402,7 +409,10 @@ impl CallObserver for OtelCall {
         if let Some(context) = self.attempt.take() {
             let span = context.span();
             if let Some(status) = attempt.status {
-                span.set_attribute(KeyValue::new("http.response.status_code", i64::from(status)));
+                span.set_attribute(KeyValue::new(
+                    "http.response.status_code",
+                    i64::from(status),
+                ));
             }
             if let Some(error_type) = attempt.error_type() {
                 span.set_attribute(KeyValue::new("error.type", error_type));
@@ -420,7 +430,10 @@ impl CallObserver for OtelCall {
             attributes.push(KeyValue::new("url.template", template.clone()));
         }
         if let Some(status) = attempt.status {
-            attributes.push(KeyValue::new("http.response.status_code", i64::from(status)));
+            attributes.push(KeyValue::new(
+                "http.response.status_code",
+                i64::from(status),
+            ));
         }
         if let Some(error_type) = attempt.error_type() {
             attributes.push(KeyValue::new("error.type", error_type));
@@ -444,7 +457,7 @@ impl CallObserver for OtelCall {
         ]);
         if let Some(error) = end.error {
             span.set_attribute(KeyValue::new("error.type", error.kind().name()));
-            span.set_status(Status::error(error.message().to_owned()));
+            span.set_status(Status::error(status_description(error)));
         }
         span.end_with_timestamp(end.ended_at);
         let attributes = self.call_attributes(call, end.error);
@@ -454,6 +467,16 @@ impl CallObserver for OtelCall {
         self.metrics
             .active_calls
             .add(-1, &self.call_attributes(call, None));
+    }
+}
+
+/// A failed call's status description: the client's own message, or for an
+/// answer of the service its kind and status only (the service's text may
+/// quote what the request carried: nothing of it leaves in a span).
+fn status_description(error: &Error) -> String {
+    match error.status() {
+        Some(status) => format!("{} (HTTP {status})", error.kind().name()),
+        None => error.message().to_owned(),
     }
 }
 

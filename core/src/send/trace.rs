@@ -102,7 +102,11 @@ mod with_tracing {
 
     impl<'a> CallSpan<'a> {
         /// The span of a call of `request` (`raw`: made by `raw_request`) by a client of `client`.
-        pub(crate) fn start(request: &'a WireRequest, raw: bool, client: &'a ClientFacts) -> CallSpan<'a> {
+        pub(crate) fn start(
+            request: &'a WireRequest,
+            raw: bool,
+            client: &'a ClientFacts,
+        ) -> CallSpan<'a> {
             let span = tracing::info_span!(
                 target: "roomchat",
                 "roomchat.call",
@@ -167,7 +171,12 @@ mod with_tracing {
         }
 
         /// Closes `attempt`'s span: answered with `status`, or failed with `error`.
-        pub(crate) fn attempt_end(&self, attempt: AttemptSpan, status: Option<u16>, error: Option<&Error>) {
+        pub(crate) fn attempt_end(
+            &self,
+            attempt: AttemptSpan,
+            status: Option<u16>,
+            error: Option<&Error>,
+        ) {
             let span = attempt.0;
             if let Some(status) = status {
                 span.record("http.response.status_code", status);
@@ -183,12 +192,22 @@ mod with_tracing {
 
         /// Adds `wait` to the time the call waited for the rate-limit budget.
         pub(crate) fn waited_for_budget(&self, wait: Duration) {
-            add(&self.span, &self.budget_wait, "roomchat.rate_limit.wait.duration", wait);
+            add(
+                &self.span,
+                &self.budget_wait,
+                "roomchat.rate_limit.wait.duration",
+                wait,
+            );
         }
 
         /// Adds `wait` to the time the call slept before retries.
         pub(crate) fn waited_before_retry(&self, wait: Duration) {
-            add(&self.span, &self.retry_wait, "roomchat.retry.wait.duration", wait);
+            add(
+                &self.span,
+                &self.retry_wait,
+                "roomchat.retry.wait.duration",
+                wait,
+            );
         }
 
         pub(crate) fn failed(&self, error: &Error) {
@@ -225,7 +244,11 @@ mod without_tracing {
 
     impl<'a> CallSpan<'a> {
         #[inline(always)]
-        pub(crate) fn start(_request: &'a WireRequest, _raw: bool, _client: &'a ClientFacts) -> CallSpan<'a> {
+        pub(crate) fn start(
+            _request: &'a WireRequest,
+            _raw: bool,
+            _client: &'a ClientFacts,
+        ) -> CallSpan<'a> {
             CallSpan(PhantomData)
         }
         #[inline(always)]
@@ -239,7 +262,13 @@ mod without_tracing {
             AttemptSpan
         }
         #[inline(always)]
-        pub(crate) fn attempt_end(&self, _attempt: AttemptSpan, _status: Option<u16>, _error: Option<&Error>) {}
+        pub(crate) fn attempt_end(
+            &self,
+            _attempt: AttemptSpan,
+            _status: Option<u16>,
+            _error: Option<&Error>,
+        ) {
+        }
         #[inline(always)]
         pub(crate) fn status(&self, _status: u16) {}
         #[inline(always)]
