@@ -112,6 +112,12 @@ impl WireRequest {
         url
     }
 
+    /// The absolute URL under `base_url` with the key and any access token in
+    /// the query shown as `REDACTED`, as [`WireRequest::redacted_target`] shows them.
+    pub fn redacted_url(&self, base_url: &str) -> String {
+        self.build_url(base_url, Some("REDACTED"), true)
+    }
+
     /// The path and query with the key shown as `REDACTED`, and an access
     /// token in the query too (`accessToken`, any case): safe for errors,
     /// logs and spans.

@@ -108,7 +108,7 @@ impl CallObserver for Recorder {
             operation: call.operation,
             method: call.method.to_owned(),
             url_template: call.url_template.map(str::to_owned),
-            url_full: call.url_full.to_owned(),
+            url_full: call.url_full().to_owned(),
             server: (call.server_address.to_owned(), call.server_port),
             protocol_version: call.protocol_version,
             started_at: call.started_at,

@@ -1294,13 +1294,15 @@ impl Client {
             let outcome = cancel::while_in_flight(cancel, || {
                 self.send_once(request, &target, headers, &extra, propagate)
             });
-            let ended = Instant::now();
+            // Read only for observers: an unobserved call reads the clock as before.
+            let ended = sent.observation.as_ref().map(|_| Instant::now());
             if cancel.is_some_and(CancelToken::is_cancelled)
                 && !matches!(outcome, Attempt::Answered(_))
             {
                 let error = cancel::cancelled();
                 span.attempt_end(attempt_span, None, Some(&error));
                 if let Some(observation) = sent.observation.as_deref_mut() {
+                    let ended = ended.unwrap_or(started);
                     observation.attempt_end(attempt, started, ended, None, Some(&error), None);
                 }
                 return Err(error);
@@ -1320,7 +1322,7 @@ impl Client {
                     if (200..300).contains(&response.status) {
                         span.attempt_end(attempt_span, Some(response.status), None);
                         if let Some(observation) = sent.observation.as_deref_mut() {
-                            let status = Some(response.status);
+                            let (status, ended) = (Some(response.status), ended.unwrap_or(started));
                             observation.attempt_end(attempt, started, ended, status, None, None);
                         }
                         if let Some(capture) = &self.capture {
@@ -1388,7 +1390,7 @@ impl Client {
                 observation.attempt_end(
                     attempt,
                     started,
-                    ended,
+                    ended.unwrap_or(started),
                     error.status(),
                     Some(&error),
                     retry,

@@ -68,7 +68,7 @@
 //! # Ok::<(), roomchat::Error>(())
 //! ```
 
-use std::cell::Cell;
+use std::cell::{Cell, OnceCell};
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -76,6 +76,7 @@ use std::time::{Duration, Instant, SystemTime};
 use ureq::http::{HeaderName, HeaderValue};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::wire::WireRequest;
 
 /// The HTTP version every request goes out in (`network.protocol.version`).
 pub const PROTOCOL_VERSION: &str = "1.1";
@@ -164,7 +165,7 @@ pub trait CallObserver: Send {
 }
 
 /// What a call is, known when it starts; the same for all its attempts.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 #[non_exhaustive]
 pub struct CallInfo<'a> {
     /// The operation's name (`create_chat_room`, `list_users`, …), `raw` for
@@ -178,9 +179,10 @@ pub struct CallInfo<'a> {
     /// never an id (`url.template`). A raw request to a declared path has
     /// that operation's template; `None` for a raw request to any other path.
     pub url_template: Option<&'a str>,
-    /// The request's absolute URL with every credential shown as `REDACTED`
-    /// (the key's `auth` or `publicKey`, an `accessToken`) (`url.full`).
-    pub url_full: &'a str,
+    /// The request's absolute URL, made on first use ([`CallInfo::url_full`]).
+    pub(crate) url_full: &'a OnceCell<String>,
+    /// The base URL and the request, to make it from.
+    pub(crate) url_parts: (&'a str, &'a WireRequest),
     /// The base URL's host, without brackets for IPv6 (`server.address`).
     pub server_address: &'a str,
     /// The base URL's port, or its scheme's (443, 80) (`server.port`).
@@ -198,7 +200,32 @@ pub struct CallInfo<'a> {
     pub client_id: u64,
 }
 
+impl fmt::Debug for CallInfo<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The request itself stays out: its body may carry an access token.
+        f.debug_struct("CallInfo")
+            .field("operation", &self.operation)
+            .field("method", &self.method)
+            .field("url_template", &self.url_template)
+            .field("url_full", &self.url_full())
+            .field("server_address", &self.server_address)
+            .field("server_port", &self.server_port)
+            .field("started_at", &self.started_at)
+            .field("client_id", &self.client_id)
+            .finish_non_exhaustive()
+    }
+}
+
 impl CallInfo<'_> {
+    /// The request's absolute URL with every credential shown as `REDACTED`
+    /// (the key's `auth` or `publicKey`, an `accessToken` in the query)
+    /// (`url.full`). Made on the first call of this method for the call (a
+    /// call whose observers never ask does not pay for it).
+    pub fn url_full(&self) -> &str {
+        let (base_url, request) = self.url_parts;
+        self.url_full.get_or_init(|| request.redacted_url(base_url))
+    }
+
     /// The name of the call's span: `roomchat {operation}` (`roomchat create_chat_room`).
     pub fn call_span_name(&self) -> String {
         format!("roomchat {}", self.operation)

@@ -6,7 +6,9 @@
 //! Built on [`crate::instrument`], as the other languages' layers are: one
 //! [`Instrumentation`] whose observer turns core's timings into spans.
 
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
 use std::time::Duration;
 
 use once_cell::sync::Lazy;
@@ -240,25 +242,70 @@ impl Instrumentation for OpenTelemetry {
                 .with_attributes([KeyValue::new("roomchat.operation", call.operation)]),
             &parent,
         );
-        let server_address =
-            Value::String(StringValue::from(Arc::<str>::from(call.server_address)));
-        let url_template = call
-            .url_template
-            .map(|t| Value::String(StringValue::from(Arc::<str>::from(t))));
+        // A span that records nothing and has no context to pass on (no SDK,
+        // no parent): the attempts need no span either, only the propagator's
+        // pass over the parent's context (its baggage).
+        let traced = span.is_recording() || span.span_context().is_valid();
         let observer = OtelCall {
             tracer,
             metrics,
-            call: parent.with_span(span),
+            call: if traced {
+                parent.with_span(span)
+            } else {
+                parent
+            },
+            traced,
             attempt: None,
             method: known_method(call.method),
-            server_address,
-            url_template,
+            server_address: Value::String(interned(call.server_address)),
+            url_template: call.url_template.map(|t| Value::String(interned(t))),
         };
         observer
             .metrics
             .active_calls
             .add(1, &observer.call_attributes(call, None));
         Some(Box::new(observer))
+    }
+}
+
+/// `text` as an attribute value shared by every call: the few server
+/// addresses and path templates of a process, made once each (the first
+/// thousand; past that, made per call).
+fn interned(text: &str) -> StringValue {
+    static TABLE: Lazy<RwLock<HashMap<Box<str>, StringValue, BuildHasherDefault<Fx>>>> =
+        Lazy::new(RwLock::default);
+    if let Some(value) = TABLE
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(text)
+    {
+        return value.clone();
+    }
+    let value = StringValue::from(Arc::<str>::from(text));
+    let mut table = TABLE.write().unwrap_or_else(PoisonError::into_inner);
+    if table.len() < 1000 {
+        table.insert(text.into(), value.clone());
+    }
+    value
+}
+
+/// A quick hash for the few short texts [`interned`] holds (not exposed to
+/// anything a remote party chooses: the client's own addresses and templates).
+#[derive(Default)]
+struct Fx(u64);
+
+impl Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word))
+                .wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 
@@ -293,8 +340,10 @@ impl std::ops::Deref for CallTracer {
 struct OtelCall {
     tracer: CallTracer,
     metrics: Arc<Metrics>,
-    /// The parent's context with the call's span.
+    /// The parent's context with the call's span (when `traced`).
     call: Context,
+    /// Whether the call's span records or has a context to pass on.
+    traced: bool,
     /// The call's context with the attempt's span, while one is under way.
     attempt: Option<Context>,
     method: &'static str,
@@ -304,12 +353,11 @@ struct OtelCall {
 
 impl OtelCall {
     /// The attributes of the call's metrics.
-    fn call_attributes(&self, call: &CallInfo<'_>, error: Option<&Error>) -> Vec<KeyValue> {
-        let mut attributes = vec![
-            KeyValue::new("roomchat.operation", call.operation),
-            KeyValue::new("server.address", self.server_address.clone()),
-            KeyValue::new("server.port", i64::from(call.server_port)),
-        ];
+    fn call_attributes(&self, call: &CallInfo<'_>, error: Option<&Error>) -> Attributes<4> {
+        let mut attributes = Attributes::new();
+        attributes.push(KeyValue::new("roomchat.operation", call.operation));
+        attributes.push(KeyValue::new("server.address", self.server_address.clone()));
+        attributes.push(KeyValue::new("server.port", i64::from(call.server_port)));
         if let Some(error) = error {
             attributes.push(KeyValue::new("error.type", error.kind().name()));
         }
@@ -320,6 +368,7 @@ impl OtelCall {
     fn record_events(&self, call: &CallInfo<'_>, events: &[CallEvent]) {
         let span = self.call.span();
         for event in events {
+            let traced = self.traced;
             let mut attributes = vec![KeyValue::new("roomchat.attempt", i64::from(event.attempt))];
             let metric_attributes = [
                 KeyValue::new("roomchat.operation", call.operation),
@@ -360,7 +409,9 @@ impl OtelCall {
                     self.metrics.degraded.add(1, &metric_attributes);
                 }
             }
-            span.add_event_with_timestamp(event.kind.event_name(), event.at, attributes);
+            if traced {
+                span.add_event_with_timestamp(event.kind.event_name(), event.at, attributes);
+            }
         }
     }
 }
@@ -373,11 +424,19 @@ impl CallObserver for OtelCall {
         headers: &mut RequestHeaders,
     ) {
         self.record_events(call, attempt.events);
+        if !self.traced {
+            if attempt.propagate_trace_context {
+                global::get_text_map_propagator(|propagator| {
+                    propagator.inject_context(&self.call, &mut HeaderInjector(headers));
+                });
+            }
+            return;
+        }
         let mut attributes = vec![
             KeyValue::new("http.request.method", self.method),
             KeyValue::new("server.address", self.server_address.clone()),
             KeyValue::new("server.port", i64::from(call.server_port)),
-            KeyValue::new("url.full", call.url_full.to_owned()),
+            KeyValue::new("url.full", call.url_full().to_owned()),
             KeyValue::new("network.protocol.version", call.protocol_version),
         ];
         if let Some(template) = &self.url_template {
@@ -420,12 +479,14 @@ impl CallObserver for OtelCall {
             }
             span.end_with_timestamp(attempt.ended_at);
         }
-        let mut attributes = vec![
-            KeyValue::new("http.request.method", self.method),
-            KeyValue::new("server.address", self.server_address.clone()),
-            KeyValue::new("server.port", i64::from(call.server_port)),
-            KeyValue::new("network.protocol.version", call.protocol_version),
-        ];
+        let mut attributes = Attributes::<7>::new();
+        attributes.push(KeyValue::new("http.request.method", self.method));
+        attributes.push(KeyValue::new("server.address", self.server_address.clone()));
+        attributes.push(KeyValue::new("server.port", i64::from(call.server_port)));
+        attributes.push(KeyValue::new(
+            "network.protocol.version",
+            call.protocol_version,
+        ));
         if let Some(template) = &self.url_template {
             attributes.push(KeyValue::new("url.template", template.clone()));
         }
@@ -447,19 +508,21 @@ impl CallObserver for OtelCall {
     fn call_end(&mut self, call: &CallInfo<'_>, end: &CallEnd<'_>) {
         self.record_events(call, end.events);
         let span = self.call.span();
-        span.set_attributes([
-            KeyValue::new("roomchat.attempts", i64::from(end.attempts)),
-            KeyValue::new(
-                "roomchat.rate_limit.wait.duration",
-                seconds(end.rate_limit_wait),
-            ),
-            KeyValue::new("roomchat.retry.wait.duration", seconds(end.retry_wait)),
-        ]);
-        if let Some(error) = end.error {
-            span.set_attribute(KeyValue::new("error.type", error.kind().name()));
-            span.set_status(Status::error(status_description(error)));
+        if self.traced {
+            span.set_attributes([
+                KeyValue::new("roomchat.attempts", i64::from(end.attempts)),
+                KeyValue::new(
+                    "roomchat.rate_limit.wait.duration",
+                    seconds(end.rate_limit_wait),
+                ),
+                KeyValue::new("roomchat.retry.wait.duration", seconds(end.retry_wait)),
+            ]);
+            if let Some(error) = end.error {
+                span.set_attribute(KeyValue::new("error.type", error.kind().name()));
+                span.set_status(Status::error(status_description(error)));
+            }
+            span.end_with_timestamp(end.ended_at);
         }
-        span.end_with_timestamp(end.ended_at);
         let attributes = self.call_attributes(call, end.error);
         self.metrics
             .call_duration
@@ -477,6 +540,26 @@ fn status_description(error: &Error) -> String {
     match error.status() {
         Some(status) => format!("{} (HTTP {status})", error.kind().name()),
         None => error.message().to_owned(),
+    }
+}
+
+/// A metric's attributes, at most `N`: one allocation of the right size.
+struct Attributes<const N: usize>(Vec<KeyValue>);
+
+impl<const N: usize> Attributes<N> {
+    fn new() -> Attributes<N> {
+        Attributes(Vec::with_capacity(N))
+    }
+
+    fn push(&mut self, attribute: KeyValue) {
+        self.0.push(attribute);
+    }
+}
+
+impl<const N: usize> std::ops::Deref for Attributes<N> {
+    type Target = [KeyValue];
+    fn deref(&self) -> &[KeyValue] {
+        &self.0
     }
 }
 

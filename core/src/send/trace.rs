@@ -155,7 +155,7 @@ mod with_tracing {
                 otel.kind = "client",
                 otel.status_code = Empty,
                 http.request.method = info.method,
-                url.full = info.url_full,
+                url.full = info.url_full(),
                 url.template = info.url_template,
                 server.address = info.server_address,
                 server.port = info.server_port,
