@@ -107,13 +107,16 @@ enum Providers {
     /// instruments, made once per provider (the gauge's callback is
     /// registered once with each).
     Global {
-        metrics: Mutex<Option<(Arc<dyn MeterProvider + Send + Sync>, Arc<Metrics>)>>,
+        metrics: Mutex<Option<(GlobalMeterProvider, Arc<Metrics>)>>,
     },
     Explicit {
         tracer: Arc<BoxedTracer>,
         metrics: Arc<Metrics>,
     },
 }
+
+/// What `opentelemetry::global::meter_provider` gives.
+type GlobalMeterProvider = Arc<dyn MeterProvider + Send + Sync>;
 
 /// A client the gauge reports.
 struct Registered {
@@ -272,8 +275,8 @@ impl Instrumentation for OpenTelemetry {
 /// addresses and path templates of a process, made once each (the first
 /// thousand; past that, made per call).
 fn interned(text: &str) -> StringValue {
-    static TABLE: Lazy<RwLock<HashMap<Box<str>, StringValue, BuildHasherDefault<Fx>>>> =
-        Lazy::new(RwLock::default);
+    type Table = HashMap<Box<str>, StringValue, BuildHasherDefault<Fx>>;
+    static TABLE: Lazy<RwLock<Table>> = Lazy::new(RwLock::default);
     if let Some(value) = TABLE
         .read()
         .unwrap_or_else(PoisonError::into_inner)
