@@ -185,6 +185,8 @@ if cargo clippy --version >/dev/null 2>&1; then
   # only the crates over core are checked again, not every dependency (12 s of CPU
   # against 49 s for `-p roomchat`, whose features differ: libc, serde_core, http).
   cargo clippy --workspace --lib --test tracing --features roomchat/tracing --locked -- -D warnings
+  # So is the feature `opentelemetry` (its library code, test and benchmark).
+  cargo clippy --workspace --lib --test opentelemetry --bench observability --features roomchat/opentelemetry --locked -- -D warnings
 else
   echo "clippy is not installed: skipped"
 fi
@@ -207,8 +209,12 @@ step "Rust tests over TLS (ROOMCHAT_TEST_TLS=1: every emulator serves HTTPS with
 ROOMCHAT_TEST_TLS=1 cargo test --locked --workspace --test endpoints --test retries --test errors \
   --test pagination --test hooks --test transport --test holds --test limits --test tokens --test options 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
 
-step "Rust: the cargo feature tracing (one span per call, the key redacted)"
+step "Rust: the cargo feature tracing (a span per call and per attempt, named as OpenTelemetry's conventions say; the key redacted)"
 cargo test --locked --workspace --features roomchat/tracing --test tracing 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
+
+step "Rust: the cargo feature opentelemetry (spans, metrics and trace context against the SDK's in-memory exporters; the README's example run as printed)"
+cargo test --locked --workspace --features roomchat/opentelemetry --test opentelemetry 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
+cargo test --locked --workspace --features roomchat/opentelemetry --doc ReadmeDoctests 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
 
 step "Rust: the shared budget on Redis Cluster and Sentinel (real servers resharded and failing over under 4 processes x 4 threads: tests/redis/topology.sh)"
 # One test at a time: they fork (core/tests/redis_topologies.rs, one_test_at_a_time).

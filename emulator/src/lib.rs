@@ -62,6 +62,8 @@ pub const JOURNAL_MAX_CAPACITY: usize = journal::MAX_CAPACITY;
 pub const JOURNAL_BODY_CAP: usize = journal::BODY_CAP;
 /// The bytes of the path, of the query and of the `User-Agent` one journal entry keeps.
 pub const JOURNAL_TEXT_CAP: usize = journal::TEXT_CAP;
+/// The bytes of request headers (names and values) one journal entry keeps.
+pub const JOURNAL_HEADERS_CAP: usize = journal::HEADERS_CAP;
 
 /// How many requests a private key may make in a rolling window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -207,7 +209,8 @@ pub enum FaultAction {
 ///
 /// An entry keeps at most [`JOURNAL_BODY_CAP`] bytes of the body and
 /// [`JOURNAL_TEXT_CAP`] bytes of each of method, path, query and `User-Agent`
-/// (cut at a character boundary); `truncated` says whether anything was cut.
+/// (cut at a character boundary) and [`JOURNAL_HEADERS_CAP`] bytes of headers;
+/// `truncated` says whether anything was cut.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct JournalEntry {
@@ -228,6 +231,12 @@ pub struct JournalEntry {
     pub status: u16,
     /// The `User-Agent` header, if any.
     pub user_agent: Option<String>,
+    /// The request's headers, in the order they came, names in lower case:
+    /// the values of `Authorization`, `Proxy-Authorization`, `Cookie`,
+    /// `Set-Cookie` and of any header whose name holds `token`, `secret`,
+    /// `password`, `api-key`, `apikey` or `auth` shown as `REDACTED`; at most
+    /// [`JOURNAL_HEADERS_CAP`] bytes of names and values (the first headers).
+    pub headers: Vec<(String, String)>,
     /// Whether a field was cut to its cap.
     pub truncated: bool,
 }

@@ -137,6 +137,8 @@ where
         .get(hyper::header::USER_AGENT)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
+    // For the journal (a copy of the map shares the values' bytes).
+    let headers = req.headers().clone();
     let gzip_min_bytes = shared.gzip_min_bytes.filter(|_| {
         req.headers()
             .get_all(ACCEPT_ENCODING)
@@ -171,6 +173,7 @@ where
             &raw_query,
             body.as_deref().unwrap_or_default(),
             user_agent.as_deref(),
+            &headers,
         );
         (seq, state.take_fault(method.as_str(), &path))
     };
@@ -897,6 +900,7 @@ pub(crate) fn admin(shared: &Shared, method: &Method, path: &str, body: &[u8]) -
                         "received_at_ms": e.received_at.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64() * 1000.0,
                         "status": e.status,
                         "user_agent": e.user_agent,
+                        "headers": e.headers,
                         "truncated": e.truncated,
                     })
                 })

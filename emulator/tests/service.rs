@@ -482,6 +482,54 @@ fn the_journal_records_arrivals_in_order_with_keys_redacted() {
 }
 
 #[test]
+fn the_journal_keeps_request_headers_with_credentials_redacted() {
+    let f = Fixture::new();
+    let traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    let request = get_with_headers(
+        &f.api(USERS, ""),
+        &[
+            ("traceparent", traceparent),
+            ("Authorization", "Bearer s3cret-bearer"),
+            ("Cookie", "session=s3cret-cookie"),
+            ("X-Api-Key", "s3cret-api-key"),
+            ("X-Team", "payments"),
+        ],
+    );
+    assert_eq!(f.agent.run(request).unwrap().status(), 200);
+    let journal = f.admin("GET", "/journal", None).json();
+    let headers = &journal["entries"][0]["headers"];
+    let value = |name: &str| {
+        headers
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|pair| pair[0] == name)
+            .map(|pair| pair[1].as_str().unwrap().to_owned())
+    };
+    assert_eq!(value("traceparent").as_deref(), Some(traceparent));
+    assert_eq!(value("x-team").as_deref(), Some("payments"));
+    for name in ["authorization", "cookie", "x-api-key"] {
+        assert_eq!(value(name).as_deref(), Some("REDACTED"), "{name}");
+    }
+    assert!(value("user-agent").is_some() && value("host").is_some());
+    assert!(!journal.to_string().contains("s3cret"), "{journal}");
+    // The library's entries say the same.
+    let entry = &f.emu.journal()[0];
+    assert!(entry
+        .headers
+        .contains(&("traceparent".to_owned(), traceparent.to_owned())));
+}
+
+/// A GET of `url` with `headers`.
+fn get_with_headers(url: &str, headers: &[(&str, &str)]) -> ureq::http::Request<()> {
+    let mut builder = ureq::http::Request::builder().method("GET").uri(url);
+    for (name, value) in headers {
+        builder = builder.header(*name, *value);
+    }
+    builder.body(()).unwrap()
+}
+
+#[test]
 fn the_journal_is_a_bounded_ring_that_counts_what_it_dropped() {
     let f = Fixture::with(EmulatorConfig {
         journal_capacity: 3,
