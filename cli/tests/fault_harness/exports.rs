@@ -1,0 +1,1055 @@
+//! `roomchat export` schedules: one target through kills, deletions, posts and faults (also
+//! several runs at once, a full disk, a time filter), then a final rerun without faults; and
+//! several targets (identical ones, ones that map to one file, many rooms).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use rand::seq::{IndexedRandom, SliceRandom};
+use rand::{RngExt, SeedableRng};
+use roomchat_emulator::{Emulator, Fault, FaultAction};
+use serde_json::json;
+
+use crate::cases::{CaseRng, Kind};
+use crate::process::{self, tail, Ran, Stop};
+use crate::room::{iso, Filter, Gone, Room, Style, FIRST_MS, JAN_1_MS, STEP_MS};
+
+const FORMATS: [&str; 6] = ["jsonl", "jsonl", "json", "csv", "txt", "html"];
+
+/// Every message listing of a room or channel (the faults' path).
+const LISTINGS: &str = "/consumer/api/v1/chatRoom/*";
+
+/// The longest a run may take: more is a command that does not end (the faults a run meets
+/// cost a few seconds at most).
+const RUN_LIMIT: Duration = Duration::from_secs(20);
+
+/// When a run is killed.
+#[derive(Debug, Clone)]
+pub enum When {
+    Never,
+    AfterMs(u64),
+    /// Once the checkpoint is this far into the room (or after 3 s).
+    AtFraction(f64),
+}
+
+impl When {
+    fn describe(&self) -> String {
+        match self {
+            When::Never => "not killed".into(),
+            When::AfterMs(ms) => format!("kill -9 at {ms} ms"),
+            When::AtFraction(f) => format!("kill -9 at {:.0}% of the room", f * 100.0),
+        }
+    }
+}
+
+/// What is deleted once a run ended, before the next.
+#[derive(Debug, Clone)]
+pub enum Deletions {
+    None,
+    /// This many, anywhere in the room.
+    Anywhere(usize),
+    /// This fraction of what lies before the resume point (the checkpoint's `next_skip` when
+    /// it can be read, else half the room).
+    BeforeResume(f64),
+}
+
+/// One run of the schedule (before the final one).
+#[derive(Debug, Clone)]
+pub struct RunPlan {
+    stop: When,
+    posts: bool,
+    deletes: bool,
+    faults: u32,
+    after: Deletions,
+    /// On a full disk of this many KiB.
+    full_disk_kib: Option<u64>,
+    /// Runs of the same command started at once, at these offsets (ms); empty: one run.
+    together: Vec<u64>,
+}
+
+impl RunPlan {
+    fn plain(stop: When) -> RunPlan {
+        RunPlan {
+            stop,
+            posts: false,
+            deletes: false,
+            faults: 0,
+            after: Deletions::None,
+            full_disk_kib: None,
+            together: Vec::new(),
+        }
+    }
+
+    fn describe(&self) -> String {
+        let mut parts = vec![if self.together.is_empty() {
+            self.stop.describe()
+        } else {
+            format!(
+                "{} runs at once (at {:?} ms), the first {}",
+                self.together.len(),
+                self.together,
+                self.stop.describe()
+            )
+        }];
+        if let Some(kib) = self.full_disk_kib {
+            parts.push(format!("on a full disk of {kib} KiB"));
+        }
+        if self.posts {
+            parts.push("posts during".into());
+        }
+        if self.deletes {
+            parts.push("deletions during".into());
+        }
+        if self.faults > 0 {
+            parts.push(format!("{} fault(s)", self.faults));
+        }
+        match self.after {
+            Deletions::None => {}
+            Deletions::Anywhere(n) => parts.push(format!("then {n} deleted anywhere")),
+            Deletions::BeforeResume(f) => parts.push(format!(
+                "then {:.0}% of what is before the resume point deleted",
+                f * 100.0
+            )),
+        }
+        format!("[{}]", parts.join(", "))
+    }
+}
+
+/// A schedule of one target's export.
+pub struct Plan {
+    format: &'static str,
+    page_size: u64,
+    size: usize,
+    style: Style,
+    channel: bool,
+    pretty: bool,
+    limit_cap: Option<u64>,
+    page_delay_ms: u64,
+    deleted_first: usize,
+    to_file: bool,
+    runs: Vec<RunPlan>,
+    filter: Filter,
+    /// A time argument with a non-ASCII character (or otherwise bad): a usage error.
+    bad_time: Option<(&'static str, &'static str)>,
+}
+
+/// `--after`/`--before` values that are not times (non-ASCII characters among them; the
+/// hand-written parser panicked on some).
+const BAD_TIMES: [&str; 8] = [
+    "2024-01-0é",
+    "2024-01-1€",
+    "2024-01-01T00:00:00Ž",
+    "２０２４-01-01",
+    "2024-01-01T0é:00:00Z",
+    "é",
+    "2024-01-01T00:00:00+0€:00",
+    "last week",
+];
+
+/// `items` or a random `n` of them (in their order).
+fn pick(rng: &mut CaseRng, items: &[usize], n: usize) -> Vec<usize> {
+    let mut picked: Vec<usize> = items.sample(rng, n.min(items.len())).copied().collect();
+    picked.sort_unstable();
+    picked
+}
+
+/// A time near record `i`'s, in one of the forms the guide documents.
+fn draw_time(rng: &mut CaseRng, size: usize) -> (String, i64) {
+    let i = rng.random_range(0..size.max(1)) as i64;
+    let exact = FIRST_MS + i * STEP_MS;
+    match rng.random_range(0..4) {
+        // A record's own time: strictly after (before) leaves it out.
+        0 => (iso(exact, None), exact),
+        1 => {
+            let ms = exact - exact % 1000 + 1000;
+            (format!("{}Z", &iso(ms, None)[..19]), ms)
+        }
+        2 => {
+            let ms = exact + rng.random_range(-20_000..20_000);
+            let offset = *[60, -90, 330].choose(rng).expect("offsets");
+            (iso(ms, Some(offset)), ms)
+        }
+        _ => {
+            let day = (exact - JAN_1_MS) / 86_400_000 + rng.random_range(0..=1);
+            let ms = JAN_1_MS + day * 86_400_000;
+            (iso(ms, None)[..10].to_owned(), ms)
+        }
+    }
+}
+
+impl Plan {
+    pub fn draw(rng: &mut CaseRng, kind: Kind) -> Plan {
+        // Item 2's edge: many deletions before the resume point of a big room.
+        let mass = kind == Kind::Export && rng.random_bool(0.25);
+        let format = *FORMATS.choose(rng).expect("formats");
+        let size = if mass {
+            rng.random_range(1_800..=3_200)
+        } else {
+            match rng.random_range(0..10) {
+                0 => rng.random_range(0..=5),
+                1..=4 => rng.random_range(20..=120),
+                _ => rng.random_range(120..=700),
+            }
+        };
+        let page_size = if mass {
+            *[25, 40, 50, 100].choose(rng).expect("sizes")
+        } else {
+            *[1, 2, 3, 5, 7, 10, 25, 50, 50, 100, 200]
+                .choose(rng)
+                .expect("sizes")
+        };
+        let some = |rng: &mut CaseRng, p: f64, range: std::ops::Range<f64>| {
+            if rng.random_bool(p) {
+                rng.random_range(range)
+            } else {
+                0.0
+            }
+        };
+        let mut style = Style {
+            idless: match rng.random_range(0..10) {
+                0 => 1.0,
+                1..=4 => rng.random_range(0.02..0.3),
+                _ => 0.0,
+            },
+            odd: some(rng, 0.4, 0.05..0.4),
+            fancy: some(rng, 0.4, 0.1..0.6),
+            huge: if size <= 300 { some(rng, 0.15, 0.01..0.08) } else { 0.0 },
+            spaced: some(rng, 0.2, 0.05..0.3),
+            junk_times: 0.0,
+            well_typed: false,
+        };
+        if mass {
+            // Plain records with ids, plain pages: deletions are what this case is about.
+            style = Style {
+                spaced: style.spaced,
+                ..Style::default()
+            };
+        }
+        let mut plan = Plan {
+            format,
+            page_size,
+            size,
+            style,
+            channel: rng.random_bool(0.2),
+            pretty: !mass && rng.random_bool(0.3),
+            limit_cap: (!mass && page_size >= 4 && rng.random_bool(0.08)).then(|| page_size / 2),
+            page_delay_ms: if mass {
+                rng.random_range(0..=1)
+            } else {
+                *[0, 0, 1, 2, 3, 5, 8].choose(rng).expect("delays")
+            },
+            deleted_first: if size > 10 && rng.random_bool(0.2) {
+                rng.random_range(1..=size / 10)
+            } else {
+                0
+            },
+            to_file: rng.random_bool(0.2),
+            runs: Vec::new(),
+            filter: Filter::default(),
+            bad_time: None,
+        };
+        match kind {
+            Kind::Export if mass => {
+                plan.runs.push(RunPlan {
+                    after: Deletions::BeforeResume(rng.random_range(0.4..0.8)),
+                    ..RunPlan::plain(When::AtFraction(rng.random_range(0.6..0.95)))
+                });
+                if rng.random_bool(0.3) {
+                    plan.runs.push(RunPlan {
+                        after: Deletions::BeforeResume(rng.random_range(0.2..0.6)),
+                        ..RunPlan::plain(When::AtFraction(rng.random_range(0.8..0.99)))
+                    });
+                }
+            }
+            Kind::Export | Kind::TimeFilter => {
+                let runs = rng.random_range(0..=3);
+                for _ in 0..runs {
+                    let stop = match rng.random_range(0..8) {
+                        0 | 1 => When::Never,
+                        2..=5 => When::AfterMs(rng.random_range(0..=150)),
+                        _ => When::AtFraction(rng.random_range(0.1..0.9)),
+                    };
+                    let after = match rng.random_range(0..6) {
+                        0 | 1 => Deletions::Anywhere(rng.random_range(1..=(size / 5).max(1))),
+                        2 => Deletions::BeforeResume(rng.random_range(0.05..0.5)),
+                        _ => Deletions::None,
+                    };
+                    plan.runs.push(RunPlan {
+                        posts: rng.random_bool(0.4),
+                        deletes: rng.random_bool(0.3),
+                        faults: if rng.random_bool(0.5) {
+                            rng.random_range(1..=3)
+                        } else {
+                            0
+                        },
+                        after,
+                        ..RunPlan::plain(stop)
+                    });
+                }
+                if kind == Kind::TimeFilter {
+                    plan.style.junk_times = rng.random_range(0.1..0.4);
+                    let (a, b) = (draw_time(rng, size), draw_time(rng, size));
+                    let (low, high) = if a.1 <= b.1 { (a, b) } else { (b, a) };
+                    match rng.random_range(0..3) {
+                        0 => plan.filter.after = Some(low),
+                        1 => plan.filter.before = Some(high),
+                        _ => {
+                            plan.filter.after = Some(low);
+                            plan.filter.before = Some(high);
+                        }
+                    }
+                    if rng.random_bool(0.3) {
+                        let flag = *["--after", "--before"].choose(rng).expect("flags");
+                        plan.bad_time = Some((flag, *BAD_TIMES.choose(rng).expect("times")));
+                    }
+                }
+            }
+            Kind::Concurrent => {
+                plan.page_delay_ms = rng.random_range(2..=6);
+                let together = rng.random_range(2..=3);
+                let offsets: Vec<u64> = (0..together).map(|_| rng.random_range(0..=40)).collect();
+                plan.runs.push(RunPlan {
+                    posts: rng.random_bool(0.3),
+                    together: offsets,
+                    ..RunPlan::plain(if rng.random_bool(0.3) {
+                        When::AfterMs(rng.random_range(10..=200))
+                    } else {
+                        When::Never
+                    })
+                });
+            }
+            Kind::DiskFull => {
+                plan.style.huge = 0.0;
+                plan.size = rng.random_range(200..=1_200);
+                plan.page_delay_ms = 0;
+                // The output's size, roughly (a record is some 500 bytes; the formats other
+                // than jsonl hold the part file and the rendering at once).
+                let factor = if plan.format == "jsonl" { 1 } else { 2 };
+                let bytes = plan.size as u64 * 500 * factor;
+                let first = (bytes * rng.random_range(15..90) / 100 / 1024).max(16);
+                plan.runs.push(RunPlan {
+                    full_disk_kib: Some(first),
+                    ..RunPlan::plain(When::Never)
+                });
+                if rng.random_bool(0.4) {
+                    plan.runs.push(RunPlan {
+                        full_disk_kib: Some(first * 2),
+                        after: Deletions::Anywhere(rng.random_range(0..=20)),
+                        ..RunPlan::plain(When::Never)
+                    });
+                }
+            }
+            Kind::Targets | Kind::Import | Kind::ListingCsv => unreachable!("not an export plan"),
+        }
+        plan
+    }
+
+    pub fn describe(&self) -> String {
+        let mut shape = vec![self.style.describe()];
+        if self.pretty {
+            shape.push("pretty-printed pages".into());
+        }
+        if let Some(cap) = self.limit_cap {
+            shape.push(format!("listing capped at {cap} a page"));
+        }
+        if self.deleted_first > 0 {
+            shape.push(format!("{} deleted before the export", self.deleted_first));
+        }
+        let mut line = format!(
+            "{} export of a {}{} messages ({}) to {}, page {}, {} ms a page",
+            self.format,
+            if self.channel { "channel of " } else { "room of " },
+            self.size,
+            shape.join("; "),
+            if self.to_file { "-o FILE" } else { "-o FOLDER/" },
+            self.page_size,
+            self.page_delay_ms,
+        );
+        let filter = self.filter.args();
+        if !filter.is_empty() {
+            line += &format!(", {}", filter.join(" "));
+        }
+        if let Some((flag, value)) = self.bad_time {
+            line += &format!(", {flag} {value:?} (not a time)");
+            return line;
+        }
+        for run in &self.runs {
+            line += &format!(" {}", run.describe());
+        }
+        line + " then a final run"
+    }
+
+    pub fn run(
+        &self,
+        rng: &mut CaseRng,
+        emu: &Emulator,
+        dir: &Path,
+        room_id: &str,
+    ) -> Result<(), String> {
+        emu.create_room(json!({"roomId": room_id, "name": format!("Room {room_id}")}));
+        let channel = self.channel.then(|| {
+            emu.add_channel(room_id, json!({"channelName": "side"}))["_id"]
+                .as_str()
+                .expect("a channel id")
+                .to_owned()
+        });
+        let mut room = Room::new(room_id, channel.as_deref(), self.style.clone(), rng.random());
+        room.add(emu, rng, self.size);
+        if self.pretty || self.limit_cap.is_some() {
+            emu.set_listing(json!({
+                "roomId": room_id, "channelId": channel, "pretty": self.pretty,
+                "limitCap": self.limit_cap,
+            }));
+        }
+        let first = pick(rng, &room.present(), self.deleted_first);
+        room.delete(emu, &first, Gone::BeforeStart);
+        std::fs::create_dir_all(dir.join("out")).expect("the output folder");
+        let (out_arg, file) = if self.to_file {
+            let name = format!("out/export.{}", self.format);
+            (name.clone(), dir.join(name))
+        } else {
+            (
+                "out/".to_owned(),
+                dir.join("out")
+                    .join(format!("{}.{}", stem(&room.target()), self.format)),
+            )
+        };
+        let mut args: Vec<String> = [
+            "export",
+            &room.target(),
+            "-f",
+            self.format,
+            "--page-size",
+            &self.page_size.to_string(),
+            "-o",
+            &out_arg,
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        args.extend(self.filter.args());
+
+        if let Some((flag, value)) = self.bad_time {
+            args.extend([flag.to_owned(), value.to_owned()]);
+            let ran = process::run(
+                process::roomchat(emu, dir, &args),
+                &Stop::Never,
+                RUN_LIMIT,
+                None,
+            );
+            ran.broken(&format!("the export with {flag} {value:?}"))?;
+            if ran.code != Some(2) {
+                return Err(format!(
+                    "{flag} {value:?}: {} (a usage error is exit 2): {}",
+                    ran.summary(),
+                    tail(&ran.stderr)
+                ));
+            }
+            let written = files_in(&dir.join("out"));
+            if !written.is_empty() {
+                return Err(format!(
+                    "{flag} {value:?} was refused, yet the export wrote {written:?}"
+                ));
+            }
+            return Ok(());
+        }
+
+        let slow = (self.page_delay_ms > 0).then(|| Fault {
+            method: Some("GET".into()),
+            path: LISTINGS.into(),
+            times: u32::MAX,
+            action: FaultAction::Delay(Duration::from_millis(self.page_delay_ms)),
+        });
+        let room = Mutex::new(room);
+        let checkpoint = PathBuf::from(format!("{}.roomchat-checkpoint", file.display()));
+        for (k, run) in self.runs.iter().enumerate() {
+            emu.clear_faults();
+            if let Some(slow) = &slow {
+                emu.add_fault(slow.clone());
+            }
+            room.lock().unwrap().run_begins();
+            let present = room.lock().unwrap().present().len();
+            let stop = match run.stop {
+                When::Never => Stop::Never,
+                When::AfterMs(ms) => Stop::After(Duration::from_millis(ms)),
+                When::AtFraction(f) => Stop::AtCheckpoint {
+                    checkpoint: checkpoint.clone(),
+                    skip: (present as f64 * f) as u64,
+                    fallback: Duration::from_secs(3),
+                },
+            };
+            let chaos_rng = CaseRng::seed_from_u64(rng.random());
+            let ran = with_chaos(emu, &room, chaos_rng, run, slow.as_ref(), || {
+                run_together(emu, dir, &args, run, &stop)
+            });
+            for (j, r) in ran.iter().enumerate() {
+                let what = if ran.len() > 1 {
+                    format!("run {} (of {} at once)", k + 1, ran.len())
+                } else {
+                    format!("run {}", k + 1)
+                };
+                r.broken(&format!("{what}, {}", run.describe()))?;
+                if run.full_disk_kib.is_some() && r.code == Some(97) {
+                    return Err(format!(
+                        "the harness's full-disk script failed ({j}): {}",
+                        tail(&r.stderr)
+                    ));
+                }
+            }
+            room.lock().unwrap().runs_ended(file.exists());
+            emu.clear_faults();
+            let mut room = room.lock().unwrap();
+            let present = room.present();
+            let picks = match run.after {
+                Deletions::None => Vec::new(),
+                Deletions::Anywhere(n) => pick(rng, &present, n),
+                Deletions::BeforeResume(f) => {
+                    let resume = checkpoint_skip(&checkpoint)
+                        .map_or(present.len() / 2, |s| s as usize)
+                        .min(present.len());
+                    let n = (resume as f64 * f) as usize;
+                    pick(rng, &present[..resume], n)
+                }
+            };
+            room.delete(emu, &picks, Gone::Later);
+        }
+
+        emu.clear_faults();
+        let mut room = room.into_inner().unwrap();
+        room.run_begins();
+        let ran = process::run(
+            process::roomchat(emu, dir, &args),
+            &Stop::Never,
+            RUN_LIMIT,
+            None,
+        );
+        ran.broken("the final run")?;
+        if !ran.ok() {
+            return Err(format!(
+                "the final run, without faults: {}: {}",
+                ran.summary(),
+                tail(&ran.stderr)
+            ));
+        }
+        room.runs_ended(true);
+        no_leftovers(&file)?;
+        room.check_file(&file, self.format, &self.filter)
+    }
+}
+
+/// The checkpoint's `next_skip`, when there is one to read (a steer for deletions, never an
+/// expectation).
+fn checkpoint_skip(path: &Path) -> Option<u64> {
+    let text = std::fs::read(path).ok()?;
+    serde_json::from_slice::<serde_json::Value>(&text).ok()?["next_skip"].as_u64()
+}
+
+/// The names of the files in `dir` (and its folders), sorted.
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut names = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if entry.path().is_dir() {
+                names.extend(files_in(&entry.path()).into_iter().map(|n| format!("{name}/{n}")));
+            } else {
+                names.push(name);
+            }
+        }
+    }
+    names.sort();
+    names
+}
+
+/// A finished export leaves no part file, checkpoint or staging file.
+fn no_leftovers(file: &Path) -> Result<(), String> {
+    for suffix in [".roomchat-part", ".roomchat-checkpoint", ".roomchat-tmp"] {
+        let left = PathBuf::from(format!("{}{suffix}", file.display()));
+        if left.exists() {
+            return Err(format!(
+                "the export succeeded but left {} behind",
+                left.file_name().unwrap_or_default().to_string_lossy()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A target's file name stem as the guide says (`ROOM`, `ROOM--CHANNEL`), for ids of letters,
+/// digits, `-`, `_` and `.` (others are replaced by `_`).
+fn stem(target: &str) -> String {
+    let safe = |id: &str| -> String {
+        id.chars()
+            .map(|c| if c.is_alphanumeric() || "-_.".contains(c) { c } else { '_' })
+            .collect()
+    };
+    match target.split_once('/') {
+        Some((room, channel)) => format!("{}--{}", safe(room), safe(channel)),
+        None => safe(target),
+    }
+}
+
+/// A fault of the message listing: 429s, 5xx, a closed connection, a cut-off or non-JSON
+/// answer, a slow one.
+fn listing_fault(rng: &mut CaseRng) -> Fault {
+    let respond = |status: u16, retry_after: Option<&str>, body: &str| FaultAction::Respond {
+        status,
+        headers: retry_after
+            .map(|r| vec![("Retry-After".to_owned(), r.to_owned())])
+            .unwrap_or_default(),
+        body: body.into(),
+        content_type: None,
+    };
+    let (times, action) = match rng.random_range(0..10) {
+        0..=2 => (
+            rng.random_range(1..=3),
+            respond(429, Some("0"), r#"{"message":"Too many requests"}"#),
+        ),
+        3 => (1, respond(429, Some("1"), r#"{"message":"Too many requests"}"#)),
+        4 => (
+            rng.random_range(1..=2),
+            respond(
+                500,
+                None,
+                r#"{"message":"Internal server error occurred","eventId":"ev-harness"}"#,
+            ),
+        ),
+        5 => (1, respond(503, None, "")),
+        6 => (1, FaultAction::CloseConnection),
+        7 => (1, FaultAction::TruncatedBody),
+        8 => (1, FaultAction::NotJson),
+        _ => (
+            rng.random_range(1..=3),
+            FaultAction::Delay(Duration::from_millis(rng.random_range(50..250))),
+        ),
+    };
+    Fault {
+        method: Some("GET".into()),
+        path: LISTINGS.into(),
+        times,
+        action,
+    }
+}
+
+/// Runs `body` with, beside it, what the run plan does to the room while a run goes on:
+/// posts, deletions, faults (each fault replaces the live ones; `slow` is added back after it).
+fn with_chaos<T>(
+    emu: &Emulator,
+    room: &Mutex<Room>,
+    mut rng: CaseRng,
+    run: &RunPlan,
+    slow: Option<&Fault>,
+    body: impl FnOnce() -> T,
+) -> T {
+    if !run.posts && !run.deletes && run.faults == 0 {
+        return body();
+    }
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let chaos = scope.spawn(|| {
+            let mut faults_left = run.faults;
+            // A run that goes on long (a stuck one, until its kill) must not empty the room
+            // nor grow it without bound.
+            let held = room.lock().unwrap().present().len();
+            let (mut posts_left, mut deletions_left) = (200usize, held / 6 + 1);
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(rng.random_range(1..12)));
+                match rng.random_range(0..6) {
+                    0..=2 if run.posts && posts_left > 0 => {
+                        let n = rng.random_range(1..=5).min(posts_left);
+                        posts_left -= n;
+                        room.lock().unwrap().add(emu, &mut rng, n);
+                    }
+                    3 | 4 if run.deletes && deletions_left > 0 => {
+                        let mut room = room.lock().unwrap();
+                        let n = rng.random_range(1..=3).min(deletions_left);
+                        deletions_left -= n;
+                        let picks = pick(&mut rng, &room.present(), n);
+                        room.delete(emu, &picks, Gone::Later);
+                    }
+                    5 if faults_left > 0 => {
+                        faults_left -= 1;
+                        emu.clear_faults();
+                        emu.add_fault(listing_fault(&mut rng));
+                        if let Some(slow) = slow {
+                            emu.add_fault(slow.clone());
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        });
+        let out = body();
+        stop.store(true, Ordering::Relaxed);
+        chaos.join().expect("the chaos thread");
+        out
+    })
+}
+
+/// The run (or the runs at once) of one step of the schedule.
+fn run_together(
+    emu: &Emulator,
+    dir: &Path,
+    args: &[String],
+    run: &RunPlan,
+    stop: &Stop,
+) -> Vec<Ran> {
+    let command = || match run.full_disk_kib {
+        Some(kib) => process::roomchat_on_full_disk(emu, dir, args, kib),
+        None => process::roomchat(emu, dir, args),
+    };
+    if run.together.is_empty() {
+        return vec![process::run(command(), stop, RUN_LIMIT, None)];
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = run
+            .together
+            .iter()
+            .enumerate()
+            .map(|(k, &offset)| {
+                let cmd = command();
+                // The first is killed as the schedule says; the others run to their end.
+                let stop = if k == 0 { stop.clone() } else { Stop::Never };
+                scope.spawn(move || {
+                    std::thread::sleep(Duration::from_millis(offset));
+                    process::run(cmd, &stop, RUN_LIMIT, None)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a run"))
+            .collect()
+    })
+}
+
+/// Several targets in one command.
+#[derive(Debug, Clone)]
+enum Variant {
+    /// The same target given more than once: exported once, into one correct file.
+    Identical { copies: usize, channel: bool },
+    /// `ROOM/CHANNEL` and a room named `ROOM--CHANNEL`: one file name.
+    ChannelClash,
+    /// Two room ids that become one file name once made safe (`a b`, `a_b`).
+    SafeNameClash(&'static str, &'static str),
+    /// Two room ids that differ only in case: one file on macOS and Windows.
+    CaseClash,
+    /// `--all-rooms` over rooms whose names differ only in case.
+    AllRoomsCaseClash,
+    /// Many rooms (`--all-rooms` or named) and channels, through kills.
+    ManyRooms { rooms: usize, channels: usize },
+}
+
+pub struct TargetsPlan {
+    variant: Variant,
+    format: &'static str,
+    page_size: u64,
+    jobs: u16,
+    sizes: Vec<usize>,
+    idless: f64,
+    /// A room that collides with nothing, named too.
+    bystander: bool,
+    kills: Vec<u64>,
+    all_rooms: bool,
+}
+
+impl TargetsPlan {
+    pub fn draw(rng: &mut CaseRng, _number: u64) -> TargetsPlan {
+        let variant = match rng.random_range(0..12) {
+            0..=3 => Variant::Identical {
+                copies: rng.random_range(2..=3),
+                channel: rng.random_bool(0.25),
+            },
+            4 => Variant::ChannelClash,
+            5 | 6 => {
+                let (a, b) = *[("a b", "a_b"), ("a:b", "a_b"), ("a?b", "a*b"), ("x\\y", "x_y")]
+                    .choose(rng)
+                    .expect("pairs");
+                Variant::SafeNameClash(a, b)
+            }
+            7 => Variant::CaseClash,
+            8 => Variant::AllRoomsCaseClash,
+            _ => Variant::ManyRooms {
+                rooms: rng.random_range(2..=7),
+                channels: rng.random_range(0..=2),
+            },
+        };
+        let rooms = match &variant {
+            Variant::ManyRooms { rooms, .. } => *rooms,
+            _ => 3,
+        };
+        let many = matches!(variant, Variant::ManyRooms { .. });
+        TargetsPlan {
+            format: *FORMATS.choose(rng).expect("formats"),
+            page_size: *[3, 10, 25, 50, 200].choose(rng).expect("sizes"),
+            jobs: *[2, 4, 4, 8].choose(rng).expect("jobs"),
+            sizes: (0..rooms)
+                .map(|_| match rng.random_range(0..4) {
+                    0 => rng.random_range(0..=3),
+                    _ => rng.random_range(50..=400),
+                })
+                .collect(),
+            // Records without ids only among many rooms: the other variants are about names.
+            idless: if many && rng.random_bool(0.3) { 0.05 } else { 0.0 },
+            bystander: rng.random_bool(0.5),
+            kills: if many || matches!(variant, Variant::Identical { .. }) {
+                (0..rng.random_range(0..=2))
+                    .map(|_| rng.random_range(5..=150))
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            all_rooms: many && rng.random_bool(0.5),
+            variant,
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        let what = match &self.variant {
+            Variant::Identical { copies, channel } => format!(
+                "the same {} named {copies} times",
+                if *channel { "channel" } else { "room" }
+            ),
+            Variant::ChannelClash => "ROOM/CHANNEL beside a room ROOM--CHANNEL".into(),
+            Variant::SafeNameClash(a, b) => format!("rooms {a:?} and {b:?} (one safe file name)"),
+            Variant::CaseClash => "rooms Ab and aB".into(),
+            Variant::AllRoomsCaseClash => "--all-rooms over rooms Xy and xY".into(),
+            Variant::ManyRooms { rooms, channels } => format!(
+                "{rooms} rooms and {channels} channel(s){}",
+                if self.all_rooms { " (--all-rooms)" } else { "" }
+            ),
+        };
+        format!(
+            "{} export of {what}{}, rooms of {:?} messages{}, page {}, -j {}{}",
+            self.format,
+            if self.bystander { " and a bystander room" } else { "" },
+            self.sizes,
+            if self.idless > 0.0 { " (5% without _id)" } else { "" },
+            self.page_size,
+            self.jobs,
+            if self.kills.is_empty() {
+                String::new()
+            } else {
+                format!(", kill -9 at {:?} ms then a final run", self.kills)
+            }
+        )
+    }
+
+    pub fn run(&self, rng: &mut CaseRng, emu: &Emulator, dir: &Path) -> Result<(), String> {
+        let style = Style {
+            idless: self.idless,
+            ..Style::default()
+        };
+        let mut rooms: Vec<Room> = Vec::new();
+        let make = |rng: &mut CaseRng, id: &str, channel: bool, size: usize| -> Room {
+            // A room that exists already (a channel's) answers 400: it is kept.
+            emu.admin_request(
+                "POST",
+                "/rooms",
+                &json!({"roomId": id, "name": format!("Room {id}")}),
+            );
+            let channel = channel.then(|| {
+                emu.add_channel(id, json!({"channelName": "side"}))["_id"]
+                    .as_str()
+                    .expect("a channel id")
+                    .to_owned()
+            });
+            let mut room = Room::new(id, channel.as_deref(), style.clone(), rng.random());
+            room.add(emu, rng, size);
+            room
+        };
+        let size = |k: usize| self.sizes[k % self.sizes.len()];
+        // The targets as given; those that map to one file name and must be refused.
+        let mut targets: Vec<String> = Vec::new();
+        let mut clashing: Vec<String> = Vec::new();
+        match &self.variant {
+            Variant::Identical { copies, channel } => {
+                let room = make(rng, "same", *channel, size(0));
+                for _ in 0..*copies {
+                    targets.push(room.target());
+                }
+                rooms.push(room);
+            }
+            Variant::ChannelClash => {
+                let with_channel = make(rng, "k", true, size(0));
+                let id = format!("k--{}", with_channel.channel.as_deref().expect("a channel"));
+                let room = make(rng, &id, false, size(1));
+                clashing = vec![with_channel.target(), room.target()];
+                rooms.extend([with_channel, room]);
+            }
+            Variant::SafeNameClash(a, b) => {
+                let (one, two) = (make(rng, a, false, size(0)), make(rng, b, false, size(1)));
+                clashing = vec![one.target(), two.target()];
+                rooms.extend([one, two]);
+            }
+            Variant::CaseClash | Variant::AllRoomsCaseClash => {
+                let (a, b) = if matches!(self.variant, Variant::CaseClash) {
+                    ("Ab", "aB")
+                } else {
+                    ("Xy", "xY")
+                };
+                let (one, two) = (make(rng, a, false, size(0)), make(rng, b, false, size(1)));
+                clashing = vec![one.target(), two.target()];
+                rooms.extend([one, two]);
+            }
+            Variant::ManyRooms { rooms: n, channels } => {
+                for k in 0..*n {
+                    let room = make(rng, &format!("room-{k}"), false, size(k));
+                    if !self.all_rooms {
+                        targets.push(room.target());
+                    }
+                    rooms.push(room);
+                }
+                for k in 0..*channels {
+                    let channel = make(rng, &format!("room-{}", k % n), true, size(k + 1));
+                    targets.push(channel.target());
+                    rooms.push(channel);
+                }
+            }
+        }
+        if self.bystander {
+            let room = make(rng, "bystander", false, size(2));
+            if !self.all_rooms && !matches!(self.variant, Variant::AllRoomsCaseClash) {
+                targets.push(room.target());
+            }
+            rooms.push(room);
+        }
+        if !matches!(self.variant, Variant::AllRoomsCaseClash) {
+            targets.extend(clashing.iter().cloned());
+        }
+        targets.shuffle(rng);
+        let mut args: Vec<String> = vec!["export".into()];
+        if self.all_rooms || matches!(self.variant, Variant::AllRoomsCaseClash) {
+            args.push("--all-rooms".into());
+        }
+        args.extend(targets);
+        args.extend(
+            [
+                "-f",
+                self.format,
+                "--page-size",
+                &self.page_size.to_string(),
+                "-j",
+                &self.jobs.to_string(),
+                "-o",
+                "out/",
+            ]
+            .map(str::to_owned),
+        );
+        let file_of = |room: &Room| {
+            dir.join("out")
+                .join(format!("{}.{}", stem(&room.target()), self.format))
+        };
+
+        if !clashing.is_empty() {
+            emu.clear_journal();
+            let ran = process::run(
+                process::roomchat(emu, dir, &args),
+                &Stop::Never,
+                RUN_LIMIT,
+                None,
+            );
+            ran.broken("the export")?;
+            let stems: Vec<String> = clashing.iter().map(|t| stem(t).to_lowercase()).collect();
+            let written: Vec<String> = files_in(&dir.join("out"))
+                .into_iter()
+                .filter(|name| {
+                    let name = name.to_lowercase();
+                    stems.iter().any(|s| name.starts_with(&format!("{s}.")))
+                })
+                .collect();
+            let fetched: Vec<String> = rooms
+                .iter()
+                .filter(|r| clashing.contains(&r.target()) && listed(emu, r))
+                .map(Room::target)
+                .collect();
+            if ran.code != Some(2) || !written.is_empty() || !fetched.is_empty() {
+                return Err(format!(
+                    "targets {clashing:?} map to one file (ignoring case): {} (a refusal is exit 2), wrote {written:?}, fetched {fetched:?}: {}",
+                    ran.summary(),
+                    tail(&ran.stderr)
+                ));
+            }
+            // What collides with nothing may have been exported (or not: the command was
+            // refused); if it was, it must be right.
+            for room in rooms.iter_mut().filter(|r| !clashing.contains(&r.target())) {
+                let file = file_of(room);
+                if file.exists() {
+                    room.run_begins();
+                    room.runs_ended(true);
+                    room.check_file(&file, self.format, &Filter::default())?;
+                }
+            }
+            return Ok(());
+        }
+
+        for (k, &ms) in self.kills.iter().enumerate() {
+            for room in &mut rooms {
+                room.run_begins();
+            }
+            let ran = process::run(
+                process::roomchat(emu, dir, &args),
+                &Stop::After(Duration::from_millis(ms)),
+                RUN_LIMIT,
+                None,
+            );
+            ran.broken(&format!("run {} (kill -9 at {ms} ms)", k + 1))?;
+            for room in &mut rooms {
+                room.runs_ended(file_of(room).exists());
+            }
+        }
+        for room in &mut rooms {
+            room.run_begins();
+        }
+        let ran = process::run(
+            process::roomchat(emu, dir, &args),
+            &Stop::Never,
+            RUN_LIMIT,
+            None,
+        );
+        ran.broken("the final run")?;
+        if !ran.ok() {
+            return Err(format!(
+                "the final run: {}: {}",
+                ran.summary(),
+                tail(&ran.stderr)
+            ));
+        }
+        for room in &mut rooms {
+            room.runs_ended(true);
+            let file = file_of(room);
+            no_leftovers(&file)?;
+            room.check_file(&file, self.format, &Filter::default())?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether the export asked for any page of `room`'s listing (the journal's paths are as
+/// sent: percent-encoded).
+fn listed(emu: &Emulator, room: &Room) -> bool {
+    let wanted = match &room.channel {
+        Some(c) => format!("/consumer/api/v1/chatRoom/{}/channel/{c}/messages", room.room),
+        None => format!("/consumer/api/v1/chatRoom/{}/messages", room.room),
+    };
+    emu.journal().iter().any(|e| percent_decoded(&e.path) == wanted)
+}
+
+fn percent_decoded(path: &str) -> String {
+    let b = path.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let Ok(byte) = u8::from_str_radix(path.get(i + 1..i + 3).unwrap_or("zz"), 16) {
+                out.push(byte);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
