@@ -505,7 +505,7 @@ impl Plan {
                 Deletions::None => Vec::new(),
                 Deletions::Anywhere(n) => pick(rng, &present, n),
                 Deletions::BeforeResume(f) => {
-                    let resume = checkpoint_skip(&checkpoint)
+                    let resume = process::checkpoint_skip(&checkpoint)
                         .map_or(present.len() / 2, |s| s as usize)
                         .min(present.len());
                     let n = (resume as f64 * f) as usize;
@@ -536,13 +536,6 @@ impl Plan {
         no_leftovers(&file)?;
         room.check_file(&file, self.format, &self.filter)
     }
-}
-
-/// The checkpoint's `next_skip`, when there is one to read (a steer for deletions, never an
-/// expectation).
-fn checkpoint_skip(path: &Path) -> Option<u64> {
-    let text = std::fs::read(path).ok()?;
-    serde_json::from_slice::<serde_json::Value>(&text).ok()?["next_skip"].as_u64()
 }
 
 /// The names of the files in `dir` (and its folders), sorted.

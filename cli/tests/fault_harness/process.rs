@@ -122,8 +122,9 @@ pub fn roomchat(emu: &Emulator, dir: &Path, args: &[String]) -> Command {
     cmd
 }
 
-/// The checkpoint's `next_skip`, when there is one to read.
-fn checkpoint_skip(path: &Path) -> Option<u64> {
+/// The export checkpoint's `next_skip` (as the guide documents it), when there is one to read:
+/// a steer for kills and deletions, never an expectation.
+pub fn checkpoint_skip(path: &Path) -> Option<u64> {
     let text = std::fs::read(path).ok()?;
     serde_json::from_slice::<serde_json::Value>(&text).ok()?["next_skip"].as_u64()
 }

@@ -185,6 +185,9 @@ pub struct Room {
     at_run_start: Vec<bool>,
     /// The export is finished: `before_final` is set for good.
     finished: bool,
+    /// A record was deleted once the export had begun: a record without an id near it may be
+    /// written again or left out (nothing tells it from another when the listing shifted).
+    deleted_while_exporting: bool,
 }
 
 /// `text` as a JSON string literal.
@@ -369,6 +372,7 @@ impl Room {
             id_prefix,
             at_run_start: Vec::new(),
             finished: false,
+            deleted_while_exporting: false,
         }
     }
 
@@ -666,6 +670,7 @@ impl Room {
         for &i in picks {
             self.recs[i].gone = phase;
         }
+        self.deleted_while_exporting |= phase == Gone::Later;
     }
 
     /// A run of the export begins (runs at once: when the first begins).
@@ -818,6 +823,13 @@ impl Room {
         }
     }
 
+    /// Whether record `i` may be in the file any number of times: it has no id, and a record
+    /// was deleted while the export went on (the lead's rule for records without an id: each
+    /// as many times as the room holds it, when nothing was deleted near it).
+    fn unrecognisable(&self, i: usize) -> bool {
+        !self.recs[i].has_id && self.deleted_while_exporting
+    }
+
     /// Checks an export file: exactly the room's messages not deleted before they were
     /// fetched (and kept by `filter`), each once, in order, as sent.
     pub fn check_file(&self, path: &Path, format: &str, filter: &Filter) -> Result<(), String> {
@@ -826,30 +838,8 @@ impl Room {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let bytes = std::fs::read(path).map_err(|e| format!("{name}: {e}"))?;
-        let seq = self.sequence(&bytes, format, &name)?;
-        let mut first_at: HashMap<usize, usize> = HashMap::new();
-        for (k, &i) in seq.iter().enumerate() {
-            if let Some(first) = first_at.insert(i, k) {
-                let times = seq.iter().filter(|&&j| j == i).count();
-                return Err(format!(
-                    "{} is in {name} {times} times (entries {} and {}); {name} has {} entries for {} messages",
-                    self.label(i),
-                    first + 1,
-                    k + 1,
-                    seq.len(),
-                    self.expected_count(filter)
-                ));
-            }
-        }
-        if let Some(k) = seq.windows(2).position(|w| w[1] < w[0]) {
-            return Err(format!(
-                "{name} is out of order: entry {} is {}, after {}",
-                k + 2,
-                self.label(seq[k + 1]),
-                self.label(seq[k])
-            ));
-        }
-        for &i in &seq {
+        let all = self.sequence(&bytes, format, &name)?;
+        for &i in &all {
             let r = &self.recs[i];
             if r.gone == Gone::BeforeStart {
                 return Err(format!(
@@ -865,11 +855,39 @@ impl Room {
                 ));
             }
         }
-        let last = seq.last().copied();
+        let last = all.iter().max().copied();
+        let seq: Vec<usize> = all
+            .iter()
+            .copied()
+            .filter(|&i| !self.unrecognisable(i))
+            .collect();
+        let mut first_at: HashMap<usize, usize> = HashMap::new();
+        for (k, &i) in seq.iter().enumerate() {
+            if let Some(first) = first_at.insert(i, k) {
+                let times = seq.iter().filter(|&&j| j == i).count();
+                return Err(format!(
+                    "{} is in {name} {times} times (entries {} and {}); {name} has {} entries for {} messages",
+                    self.label(i),
+                    first + 1,
+                    k + 1,
+                    all.len(),
+                    self.expected_count(filter)
+                ));
+            }
+        }
+        if let Some(k) = seq.windows(2).position(|w| w[1] < w[0]) {
+            return Err(format!(
+                "{name} is out of order: entry {} is {}, after {}",
+                k + 2,
+                self.label(seq[k + 1]),
+                self.label(seq[k])
+            ));
+        }
         let missing: Vec<usize> = (0..self.recs.len())
             .filter(|&i| {
                 let r = &self.recs[i];
-                r.gone == Gone::No
+                !self.unrecognisable(i)
+                    && r.gone == Gone::No
                     && filter.kept(r.created) == Kept::Yes
                     && (r.before_final || last.is_some_and(|l| i <= l))
                     && !first_at.contains_key(&i)
@@ -879,7 +897,7 @@ impl Room {
             return Err(format!(
                 "{} of the room's messages are missing from {name} ({} entries; {} expected), the first {}{}",
                 missing.len(),
-                seq.len(),
+                all.len(),
                 self.expected_count(filter),
                 self.label(first),
                 if missing.len() > 1 {
