@@ -29,9 +29,13 @@ const RUN_LIMIT: Duration = Duration::from_secs(20);
 #[derive(Debug, Clone)]
 pub enum When {
     Never,
+    /// Early: while it starts, or in its first pages.
     AfterMs(u64),
-    /// Once the checkpoint is this far into the room (or after 3 s).
-    AtFraction(f64),
+    /// Once the emulator served this fraction of the listing's pages (then within 2 ms), the
+    /// pages slowed so that a checkpoint was made before: a resume from the middle.
+    AfterPages(f64),
+    /// Once the last page was served, within 5 ms: during the last commits, fsyncs, renames.
+    AtEnd,
 }
 
 impl When {
@@ -39,10 +43,18 @@ impl When {
         match self {
             When::Never => "not killed".into(),
             When::AfterMs(ms) => format!("kill -9 at {ms} ms"),
-            When::AtFraction(f) => format!("kill -9 at {:.0}% of the room", f * 100.0),
+            When::AfterPages(f) => format!("kill -9 at {:.0}% of the pages", f * 100.0),
+            When::AtEnd => "kill -9 at the end".into(),
         }
     }
 }
+
+/// How long a run killed in the middle of its pages lasts at least before its kill (the
+/// export commits a checkpoint every 200 ms: it has made some by then).
+const BEFORE_A_LATE_KILL_MS: u64 = 300;
+/// ... and when deletions before the resume point are the case's point (item 2 of issue 44):
+/// several checkpoints, the last one near the kill.
+const BEFORE_A_LATE_KILL_MASS_MS: u64 = 900;
 
 /// What is deleted once a run ended, before the next.
 #[derive(Debug, Clone)]
@@ -53,6 +65,9 @@ pub enum Deletions {
     /// This fraction of what lies before the resume point (the checkpoint's `next_skip` when
     /// it can be read, else half the room).
     BeforeResume(f64),
+    /// The last this many before the resume point (or all but 50 of them): every message the
+    /// 1,000 ids the checkpoint remembered name (item 2 of issue 44).
+    ManyBeforeResume(usize),
 }
 
 /// One run of the schedule (before the final one).
@@ -112,6 +127,9 @@ impl RunPlan {
                 "then {:.0}% of what is before the resume point deleted",
                 f * 100.0
             )),
+            Deletions::ManyBeforeResume(n) => {
+                parts.push(format!("then the {n} before the resume point deleted"))
+            }
         }
         format!("[{}]", parts.join(", "))
     }
@@ -185,7 +203,7 @@ impl Plan {
         let mass = kind == Kind::Export && rng.random_bool(0.25);
         let format = *FORMATS.choose(rng).expect("formats");
         let size = if mass {
-            rng.random_range(1_800..=3_200)
+            rng.random_range(2_400..=3_400)
         } else {
             match rng.random_range(0..10) {
                 0 => rng.random_range(0..=5),
@@ -253,13 +271,13 @@ impl Plan {
         match kind {
             Kind::Export if mass => {
                 plan.runs.push(RunPlan {
-                    after: Deletions::BeforeResume(rng.random_range(0.4..0.8)),
-                    ..RunPlan::plain(When::AtFraction(rng.random_range(0.6..0.95)))
+                    after: Deletions::ManyBeforeResume(rng.random_range(1_050..=1_500)),
+                    ..RunPlan::plain(When::AfterPages(rng.random_range(0.75..0.97)))
                 });
                 if rng.random_bool(0.3) {
                     plan.runs.push(RunPlan {
                         after: Deletions::BeforeResume(rng.random_range(0.2..0.6)),
-                        ..RunPlan::plain(When::AtFraction(rng.random_range(0.8..0.99)))
+                        ..RunPlan::plain(When::AfterPages(rng.random_range(0.8..0.99)))
                     });
                 }
             }
@@ -268,8 +286,9 @@ impl Plan {
                 for _ in 0..runs {
                     let stop = match rng.random_range(0..8) {
                         0 | 1 => When::Never,
-                        2..=5 => When::AfterMs(rng.random_range(0..=150)),
-                        _ => When::AtFraction(rng.random_range(0.1..0.9)),
+                        2 | 3 => When::AfterMs(rng.random_range(0..=30)),
+                        4..=6 => When::AfterPages(rng.random_range(0.1..0.95)),
+                        _ => When::AtEnd,
                     };
                     let after = match rng.random_range(0..6) {
                         0 | 1 => Deletions::Anywhere(rng.random_range(1..=(size / 5).max(1))),
@@ -455,30 +474,64 @@ impl Plan {
             return Ok(());
         }
 
-        let slow = (self.page_delay_ms > 0).then(|| Fault {
-            method: Some("GET".into()),
-            path: LISTINGS.into(),
-            times: u32::MAX,
-            action: FaultAction::Delay(Duration::from_millis(self.page_delay_ms)),
-        });
+        let slow = |ms: u64| {
+            (ms > 0).then(|| Fault {
+                method: Some("GET".into()),
+                path: LISTINGS.into(),
+                times: u32::MAX,
+                action: FaultAction::Delay(Duration::from_millis(ms)),
+            })
+        };
+        // The listing's pages served (answered) since the journal was cleared.
+        let pages_served = || {
+            emu.journal()
+                .iter()
+                .filter(|e| e.method == "GET" && e.path.ends_with("/messages") && e.status != 0)
+                .count() as u64
+        };
         let room = Mutex::new(room);
         let checkpoint = PathBuf::from(format!("{}.roomchat-checkpoint", file.display()));
+        let page = self.limit_cap.map_or(self.page_size, |cap| cap.min(self.page_size));
         for (k, run) in self.runs.iter().enumerate() {
+            room.lock().unwrap().run_begins();
+            let present = room.lock().unwrap().present().len() as u64;
+            let pages = present / page + 1;
+            let mut delay = self.page_delay_ms;
+            let stop = match run.stop {
+                When::Never => Stop::Never,
+                When::AfterMs(ms) => Stop::After(Duration::from_millis(ms)),
+                When::AfterPages(f) => {
+                    let at = ((pages as f64 * f).ceil() as u64).clamp(1, pages);
+                    let before = if matches!(run.after, Deletions::ManyBeforeResume(_)) {
+                        BEFORE_A_LATE_KILL_MASS_MS
+                    } else {
+                        BEFORE_A_LATE_KILL_MS
+                    };
+                    delay = delay.max(before.div_ceil(at).min(50));
+                    Stop::Progress {
+                        progress: &pages_served,
+                        at,
+                        then: Duration::from_micros(rng.random_range(0..2_000)),
+                        fallback: Duration::from_secs(10),
+                    }
+                }
+                When::AtEnd => Stop::Progress {
+                    progress: &pages_served,
+                    at: pages,
+                    then: Duration::from_micros(rng.random_range(0..5_000)),
+                    fallback: Duration::from_secs(10),
+                },
+            };
+            if !run.together.is_empty() {
+                // Runs at once overlap: each lasts some 150 ms at least.
+                delay = delay.max(150u64.div_ceil(pages).min(20));
+            }
+            let slow = slow(delay);
             emu.clear_faults();
             if let Some(slow) = &slow {
                 emu.add_fault(slow.clone());
             }
-            room.lock().unwrap().run_begins();
-            let present = room.lock().unwrap().present().len();
-            let stop = match run.stop {
-                When::Never => Stop::Never,
-                When::AfterMs(ms) => Stop::After(Duration::from_millis(ms)),
-                When::AtFraction(f) => Stop::AtCheckpoint {
-                    checkpoint: checkpoint.clone(),
-                    skip: (present as f64 * f) as u64,
-                    fallback: Duration::from_secs(3),
-                },
-            };
+            emu.clear_journal();
             let chaos_rng = CaseRng::seed_from_u64(rng.random());
             let ran = with_chaos(emu, &room, chaos_rng, run, slow.as_ref(), || {
                 run_together(emu, dir, &args, run, &stop)
@@ -504,12 +557,20 @@ impl Plan {
             let picks = match run.after {
                 Deletions::None => Vec::new(),
                 Deletions::Anywhere(n) => pick(rng, &present, n),
-                Deletions::BeforeResume(f) => {
+                Deletions::BeforeResume(_) | Deletions::ManyBeforeResume(_) => {
                     let resume = process::checkpoint_skip(&checkpoint)
                         .map_or(present.len() / 2, |s| s as usize)
                         .min(present.len());
-                    let n = (resume as f64 * f) as usize;
-                    pick(rng, &present[..resume], n)
+                    match run.after {
+                        Deletions::ManyBeforeResume(n) => {
+                            let n = n.min(resume.saturating_sub(50));
+                            present[resume - n..resume].to_vec()
+                        }
+                        Deletions::BeforeResume(f) => {
+                            pick(rng, &present[..resume], (resume as f64 * f) as usize)
+                        }
+                        _ => Vec::new(),
+                    }
                 }
             };
             room.delete(emu, &picks, Gone::Later);
@@ -686,7 +747,7 @@ fn run_together(
     dir: &Path,
     args: &[String],
     run: &RunPlan,
-    stop: &Stop,
+    stop: &Stop<'_>,
 ) -> Vec<Ran> {
     let command = || match run.full_disk_kib {
         Some(kib) => process::roomchat_on_full_disk(emu, dir, args, kib),
@@ -703,7 +764,7 @@ fn run_together(
             .map(|(k, &offset)| {
                 let cmd = command();
                 // The first is killed as the schedule says; the others run to their end.
-                let stop = if k == 0 { stop.clone() } else { Stop::Never };
+                let stop = if k == 0 { *stop } else { Stop::Never };
                 scope.spawn(move || {
                     std::thread::sleep(Duration::from_millis(offset));
                     process::run(cmd, &stop, RUN_LIMIT, None)
@@ -743,7 +804,8 @@ pub struct TargetsPlan {
     idless: f64,
     /// A room that collides with nothing, named too.
     bystander: bool,
-    kills: Vec<u64>,
+    /// Runs killed once this fraction of the pages were served (then within 3 ms).
+    kills: Vec<f64>,
     all_rooms: bool,
 }
 
@@ -788,7 +850,7 @@ impl TargetsPlan {
             bystander: rng.random_bool(0.5),
             kills: if many || matches!(variant, Variant::Identical { .. }) {
                 (0..rng.random_range(0..=2))
-                    .map(|_| rng.random_range(5..=150))
+                    .map(|_| rng.random_range(0.05..1.0))
                     .collect()
             } else {
                 Vec::new()
@@ -824,7 +886,10 @@ impl TargetsPlan {
             if self.kills.is_empty() {
                 String::new()
             } else {
-                format!(", kill -9 at {:?} ms then a final run", self.kills)
+                format!(
+                    ", kill -9 at {:?}% of the pages then a final run",
+                    self.kills.iter().map(|f| (f * 100.0) as u32).collect::<Vec<_>>()
+                )
             }
         )
     }
@@ -977,17 +1042,45 @@ impl TargetsPlan {
             return Ok(());
         }
 
-        for (k, &ms) in self.kills.iter().enumerate() {
+        let pages_served = || {
+            emu.journal()
+                .iter()
+                .filter(|e| e.method == "GET" && e.path.ends_with("/messages") && e.status != 0)
+                .count() as u64
+        };
+        let pages: u64 = rooms
+            .iter()
+            .map(|r| r.present().len() as u64 / self.page_size + 1)
+            .sum();
+        for (k, &fraction) in self.kills.iter().enumerate() {
             for room in &mut rooms {
                 room.run_begins();
             }
+            emu.clear_faults();
+            emu.add_fault(Fault {
+                method: Some("GET".into()),
+                path: LISTINGS.into(),
+                times: u32::MAX,
+                action: FaultAction::Delay(Duration::from_millis(rng.random_range(1..=3))),
+            });
+            emu.clear_journal();
             let ran = process::run(
                 process::roomchat(emu, dir, &args),
-                &Stop::After(Duration::from_millis(ms)),
+                &Stop::Progress {
+                    progress: &pages_served,
+                    at: ((pages as f64 * fraction) as u64).max(1),
+                    then: Duration::from_micros(rng.random_range(0..3_000)),
+                    fallback: Duration::from_secs(10),
+                },
                 RUN_LIMIT,
                 None,
             );
-            ran.broken(&format!("run {} (kill -9 at {ms} ms)", k + 1))?;
+            emu.clear_faults();
+            ran.broken(&format!(
+                "run {} (kill -9 at {:.0}% of the pages)",
+                k + 1,
+                fraction * 100.0
+            ))?;
             for room in &mut rooms {
                 room.runs_ended(file_of(room).exists());
             }

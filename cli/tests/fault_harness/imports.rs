@@ -66,8 +66,8 @@ enum ImportFault {
 }
 
 struct ImportRun {
-    /// SIGKILL after this many ms.
-    kill_ms: Option<u64>,
+    /// SIGKILL once this many creates arrived (then within 3 ms).
+    kill_after: Option<u64>,
     /// The first this many creates go through untouched.
     skip: u32,
     faults: Vec<(ImportFault, u32)>,
@@ -100,9 +100,9 @@ impl Plan {
         ];
         let runs = (0..rng.random_range(0..=3))
             .map(|k| ImportRun {
-                kill_ms: rng
+                kill_after: rng
                     .random_bool(0.35)
-                    .then(|| rng.random_range(5..=400)),
+                    .then(|| rng.random_range(0..=30)),
                 skip: rng.random_range(0..=6),
                 faults: (0..rng.random_range(0..=3))
                     .map(|_| {
@@ -136,8 +136,8 @@ impl Plan {
                 if r.together {
                     parts.push("two at once".to_owned());
                 }
-                if let Some(ms) = r.kill_ms {
-                    parts.push(format!("kill -9 at {ms} ms"));
+                if let Some(n) = r.kill_after {
+                    parts.push(format!("kill -9 after {n} creates"));
                 }
                 if !r.faults.is_empty() {
                     parts.push(format!(
@@ -332,8 +332,16 @@ impl Plan {
             .map(str::to_owned)
             .to_vec()
         };
+        // The creates that arrived since the journal was cleared.
+        let creates = || {
+            emu.journal()
+                .iter()
+                .filter(|e| e.method == "POST" && e.path == CREATE)
+                .count() as u64
+        };
         for (k, run) in self.runs.iter().enumerate() {
             emu.clear_faults();
+            emu.clear_journal();
             add_faults(emu, run);
             let before = Users::of(emu);
             let names: Vec<String> = if run.together {
@@ -341,8 +349,13 @@ impl Plan {
             } else {
                 vec![format!("results-{k}.csv")]
             };
-            let stop = match run.kill_ms {
-                Some(ms) => Stop::After(Duration::from_millis(ms)),
+            let stop = match run.kill_after {
+                Some(at) => Stop::Progress {
+                    progress: &creates,
+                    at,
+                    then: Duration::from_micros(rng.random_range(0..3_000)),
+                    fallback: Duration::from_secs(10),
+                },
                 None => Stop::Never,
             };
             let ran: Vec<Ran> = std::thread::scope(|scope| {
@@ -351,7 +364,7 @@ impl Plan {
                     .enumerate()
                     .map(|(j, name)| {
                         let cmd = process::roomchat(emu, dir, &args(name));
-                        let stop = if j == 0 { stop.clone() } else { Stop::Never };
+                        let stop = if j == 0 { stop } else { Stop::Never };
                         scope.spawn(move || process::run(cmd, &stop, RUN_LIMIT, None))
                     })
                     .collect();
@@ -440,8 +453,8 @@ impl Plan {
     fn runs_describe(&self, k: usize) -> String {
         let run = &self.runs[k];
         let mut parts = Vec::new();
-        if let Some(ms) = run.kill_ms {
-            parts.push(format!("kill -9 at {ms} ms"));
+        if let Some(n) = run.kill_after {
+            parts.push(format!("kill -9 after {n} creates"));
         }
         parts.extend(run.faults.iter().map(|(f, n)| format!("{f:?} x{n}")));
         if parts.is_empty() {

@@ -26,7 +26,8 @@
 //!   bounds the number of cases instead (or too);
 //! - `ROOMCHAT_HARNESS_KINDS`: a comma-separated subset of the kinds (export, targets,
 //!   concurrent, disk-full, time-filter, import, listing-csv);
-//! - `ROOMCHAT_HARNESS_JOBS` (default 2): cases run at once.
+//! - `ROOMCHAT_HARNESS_JOBS` (default 2): cases run at once;
+//! - `ROOMCHAT_HARNESS_VERBOSE=1`: every case is printed, passed ones too.
 
 #[path = "../export_common/mod.rs"]
 mod export_common;
@@ -52,6 +53,8 @@ struct Settings {
     max_cases: u64,
     kinds: Vec<Kind>,
     jobs: usize,
+    /// Print every case, passed ones too.
+    verbose: bool,
 }
 
 fn env_number(name: &str) -> Option<u64> {
@@ -86,6 +89,7 @@ impl Settings {
             max_cases: env_number("ROOMCHAT_HARNESS_CASES").unwrap_or(u64::MAX),
             kinds,
             jobs: env_number("ROOMCHAT_HARNESS_JOBS").unwrap_or(2).max(1) as usize,
+            verbose: std::env::var("ROOMCHAT_HARNESS_VERBOSE").is_ok_and(|v| v != "0"),
         }
     }
 }
@@ -156,7 +160,7 @@ fn randomized_fault_schedules_keep_the_invariants() {
                 }
                 match outcome {
                     Ok(()) => {
-                        if settings.only_case.is_some() {
+                        if settings.only_case.is_some() || settings.verbose {
                             println!(
                                 "fault harness: case {n} passed in {:.2} s: {description}",
                                 case_started.elapsed().as_secs_f64()

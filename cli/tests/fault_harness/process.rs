@@ -3,7 +3,7 @@
 //! tmpfs mounted over its output folder in a mount namespace of its own).
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -79,16 +79,17 @@ pub fn shorten(text: &str, max: usize) -> String {
 }
 
 /// When the schedule kills the command.
-#[derive(Debug, Clone)]
-pub enum Stop {
+#[derive(Clone, Copy)]
+pub enum Stop<'a> {
     Never,
     /// SIGKILL this long after the start.
     After(Duration),
-    /// SIGKILL once the export's checkpoint (its documented `next_skip`) is at `skip` or past
-    /// it, or at `fallback` after the start: a steer towards a late kill, never relied on.
-    AtCheckpoint {
-        checkpoint: PathBuf,
-        skip: u64,
+    /// SIGKILL `then` after `progress` (read from the emulator: pages served, users created)
+    /// reaches `at`, or at `fallback` after the start.
+    Progress {
+        progress: &'a (dyn Fn() -> u64 + Sync),
+        at: u64,
+        then: Duration,
         fallback: Duration,
     },
 }
@@ -131,7 +132,7 @@ pub fn checkpoint_skip(path: &Path) -> Option<u64> {
 
 /// Runs `cmd` (stdout to `stdout`, else nowhere) until it ends, the schedule's `stop`, or
 /// `limit`. A command in a process group of its own (`group`) is killed with its group.
-pub fn run(mut cmd: Command, stop: &Stop, limit: Duration, stdout: Option<&Path>) -> Ran {
+pub fn run(mut cmd: Command, stop: &Stop<'_>, limit: Duration, stdout: Option<&Path>) -> Ran {
     use std::os::unix::process::CommandExt;
     let started = Instant::now();
     let out = match stdout {
@@ -158,6 +159,8 @@ pub fn run(mut cmd: Command, stop: &Stop, limit: Duration, stdout: Option<&Path>
             .status();
     };
     let (mut killed, mut hung) = (false, false);
+    // When the progress reached its mark.
+    let mut reached: Option<Instant> = None;
     let status = loop {
         if let Some(status) = child.try_wait().expect("wait") {
             break status;
@@ -166,11 +169,17 @@ pub fn run(mut cmd: Command, stop: &Stop, limit: Duration, stdout: Option<&Path>
         let due = match stop {
             Stop::Never => false,
             Stop::After(d) => elapsed >= *d,
-            Stop::AtCheckpoint {
-                checkpoint,
-                skip,
+            Stop::Progress {
+                progress,
+                at,
+                then,
                 fallback,
-            } => elapsed >= *fallback || checkpoint_skip(checkpoint).is_some_and(|s| s >= *skip),
+            } => {
+                if reached.is_none() && progress() >= *at {
+                    reached = Some(Instant::now());
+                }
+                elapsed >= *fallback || reached.is_some_and(|r| r.elapsed() >= *then)
+            }
         };
         if due || elapsed >= limit {
             killed = due;
