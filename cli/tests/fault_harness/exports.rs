@@ -233,7 +233,11 @@ impl Plan {
             },
             odd: some(rng, 0.4, 0.05..0.4),
             fancy: some(rng, 0.4, 0.1..0.6),
-            huge: if size <= 300 { some(rng, 0.15, 0.01..0.08) } else { 0.0 },
+            huge: if size <= 300 {
+                some(rng, 0.15, 0.01..0.08)
+            } else {
+                0.0
+            },
             spaced: some(rng, 0.2, 0.05..0.3),
             junk_times: 0.0,
             well_typed: false,
@@ -379,10 +383,18 @@ impl Plan {
         let mut line = format!(
             "{} export of a {}{} messages ({}) to {}, page {}, {} ms a page",
             self.format,
-            if self.channel { "channel of " } else { "room of " },
+            if self.channel {
+                "channel of "
+            } else {
+                "room of "
+            },
             self.size,
             shape.join("; "),
-            if self.to_file { "-o FILE" } else { "-o FOLDER/" },
+            if self.to_file {
+                "-o FILE"
+            } else {
+                "-o FOLDER/"
+            },
             self.page_size,
             self.page_delay_ms,
         );
@@ -414,7 +426,12 @@ impl Plan {
                 .expect("a channel id")
                 .to_owned()
         });
-        let mut room = Room::new(room_id, channel.as_deref(), self.style.clone(), rng.random());
+        let mut room = Room::new(
+            room_id,
+            channel.as_deref(),
+            self.style.clone(),
+            rng.random(),
+        );
         room.add(emu, rng, self.size);
         if self.pretty || self.limit_cap.is_some() {
             emu.set_listing(json!({
@@ -491,7 +508,9 @@ impl Plan {
         };
         let room = Mutex::new(room);
         let checkpoint = PathBuf::from(format!("{}.roomchat-checkpoint", file.display()));
-        let page = self.limit_cap.map_or(self.page_size, |cap| cap.min(self.page_size));
+        let page = self
+            .limit_cap
+            .map_or(self.page_size, |cap| cap.min(self.page_size));
         for (k, run) in self.runs.iter().enumerate() {
             room.lock().unwrap().run_begins();
             let present = room.lock().unwrap().present().len() as u64;
@@ -606,7 +625,11 @@ fn files_in(dir: &Path) -> Vec<String> {
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
             if entry.path().is_dir() {
-                names.extend(files_in(&entry.path()).into_iter().map(|n| format!("{name}/{n}")));
+                names.extend(
+                    files_in(&entry.path())
+                        .into_iter()
+                        .map(|n| format!("{name}/{n}")),
+                );
             } else {
                 names.push(name);
             }
@@ -635,7 +658,13 @@ fn no_leftovers(file: &Path) -> Result<(), String> {
 fn stem(target: &str) -> String {
     let safe = |id: &str| -> String {
         id.chars()
-            .map(|c| if c.is_alphanumeric() || "-_.".contains(c) { c } else { '_' })
+            .map(|c| {
+                if c.is_alphanumeric() || "-_.".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect()
     };
     match target.split_once('/') {
@@ -660,7 +689,10 @@ fn listing_fault(rng: &mut CaseRng) -> Fault {
             rng.random_range(1..=3),
             respond(429, Some("0"), r#"{"message":"Too many requests"}"#),
         ),
-        3 => (1, respond(429, Some("1"), r#"{"message":"Too many requests"}"#)),
+        3 => (
+            1,
+            respond(429, Some("1"), r#"{"message":"Too many requests"}"#),
+        ),
         4 => (
             rng.random_range(1..=2),
             respond(
@@ -818,9 +850,14 @@ impl TargetsPlan {
             },
             4 => Variant::ChannelClash,
             5 | 6 => {
-                let (a, b) = *[("a b", "a_b"), ("a:b", "a_b"), ("a?b", "a*b"), ("x\\y", "x_y")]
-                    .choose(rng)
-                    .expect("pairs");
+                let (a, b) = *[
+                    ("a b", "a_b"),
+                    ("a:b", "a_b"),
+                    ("a?b", "a*b"),
+                    ("x\\y", "x_y"),
+                ]
+                .choose(rng)
+                .expect("pairs");
                 Variant::SafeNameClash(a, b)
             }
             7 => Variant::CaseClash,
@@ -846,7 +883,11 @@ impl TargetsPlan {
                 })
                 .collect(),
             // Records without ids only among many rooms: the other variants are about names.
-            idless: if many && rng.random_bool(0.3) { 0.05 } else { 0.0 },
+            idless: if many && rng.random_bool(0.3) {
+                0.05
+            } else {
+                0.0
+            },
             bystander: rng.random_bool(0.5),
             kills: if many || matches!(variant, Variant::Identical { .. }) {
                 (0..rng.random_range(0..=2))
@@ -878,9 +919,17 @@ impl TargetsPlan {
         format!(
             "{} export of {what}{}, rooms of {:?} messages{}, page {}, -j {}{}",
             self.format,
-            if self.bystander { " and a bystander room" } else { "" },
+            if self.bystander {
+                " and a bystander room"
+            } else {
+                ""
+            },
             self.sizes,
-            if self.idless > 0.0 { " (5% without _id)" } else { "" },
+            if self.idless > 0.0 {
+                " (5% without _id)"
+            } else {
+                ""
+            },
             self.page_size,
             self.jobs,
             if self.kills.is_empty() {
@@ -888,7 +937,10 @@ impl TargetsPlan {
             } else {
                 format!(
                     ", kill -9 at {:?}% of the pages then a final run",
-                    self.kills.iter().map(|f| (f * 100.0) as u32).collect::<Vec<_>>()
+                    self.kills
+                        .iter()
+                        .map(|f| (f * 100.0) as u32)
+                        .collect::<Vec<_>>()
                 )
             }
         )
@@ -1116,10 +1168,15 @@ impl TargetsPlan {
 /// sent: percent-encoded).
 fn listed(emu: &Emulator, room: &Room) -> bool {
     let wanted = match &room.channel {
-        Some(c) => format!("/consumer/api/v1/chatRoom/{}/channel/{c}/messages", room.room),
+        Some(c) => format!(
+            "/consumer/api/v1/chatRoom/{}/channel/{c}/messages",
+            room.room
+        ),
         None => format!("/consumer/api/v1/chatRoom/{}/messages", room.room),
     };
-    emu.journal().iter().any(|e| percent_decoded(&e.path) == wanted)
+    emu.journal()
+        .iter()
+        .any(|e| percent_decoded(&e.path) == wanted)
 }
 
 fn percent_decoded(path: &str) -> String {

@@ -100,9 +100,7 @@ impl Plan {
         ];
         let runs = (0..rng.random_range(0..=3))
             .map(|k| ImportRun {
-                kill_after: rng
-                    .random_bool(0.35)
-                    .then(|| rng.random_range(0..=30)),
+                kill_after: rng.random_bool(0.35).then(|| rng.random_range(0..=30)),
                 skip: rng.random_range(0..=6),
                 faults: (0..rng.random_range(0..=3))
                     .map(|_| {
@@ -368,7 +366,10 @@ impl Plan {
                         scope.spawn(move || process::run(cmd, &stop, RUN_LIMIT, None))
                     })
                     .collect();
-                handles.into_iter().map(|h| h.join().expect("a run")).collect()
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("a run"))
+                    .collect()
             });
             emu.clear_faults();
             let after = Users::of(emu);
@@ -388,7 +389,10 @@ impl Plan {
                     &rows,
                     &before,
                     &after,
-                    Conditions { together: run.together, garbled },
+                    Conditions {
+                        together: run.together,
+                        garbled,
+                    },
                 )
                 .map_err(|e| format!("{what}: {e}"))?;
             }
@@ -604,7 +608,10 @@ fn check_results(
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let mut reader = csv::Reader::from_path(path).map_err(|e| format!("{name}: {e}"))?;
-    let headers = reader.headers().map_err(|e| format!("{name}: {e}"))?.clone();
+    let headers = reader
+        .headers()
+        .map_err(|e| format!("{name}: {e}"))?
+        .clone();
     let column = |title: &str| {
         headers
             .iter()

@@ -114,11 +114,18 @@ impl Plan {
                 .map(|r| serde_json::from_str(&r.text).expect("a record"))
                 .collect();
             (
-                ["room-messages", room_id, "--all", "--output", "csv", "--page-size"]
-                    .map(str::to_owned)
-                    .into_iter()
-                    .chain([self.page_size.to_string()])
-                    .collect(),
+                [
+                    "room-messages",
+                    room_id,
+                    "--all",
+                    "--output",
+                    "csv",
+                    "--page-size",
+                ]
+                .map(str::to_owned)
+                .into_iter()
+                .chain([self.page_size.to_string()])
+                .collect(),
                 items,
             )
         };

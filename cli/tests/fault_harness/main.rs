@@ -102,7 +102,11 @@ impl Settings {
         } else {
             format!(
                 " ROOMCHAT_HARNESS_KINDS={}",
-                self.kinds.iter().map(|k| k.name()).collect::<Vec<_>>().join(",")
+                self.kinds
+                    .iter()
+                    .map(|k| k.name())
+                    .collect::<Vec<_>>()
+                    .join(",")
             )
         }
     }

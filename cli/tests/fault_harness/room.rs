@@ -27,7 +27,10 @@ pub const STEP_MS: i64 = 37_011;
 /// east of UTC when given (`+01:00` instead of `Z`).
 pub fn iso(ms: i64, offset_minutes: Option<i64>) -> String {
     let local = ms + offset_minutes.unwrap_or(0) * 60_000 - JAN_1_MS;
-    assert!((0..31 * 86_400_000).contains(&local), "{ms} is not in January 2024");
+    assert!(
+        (0..31 * 86_400_000).contains(&local),
+        "{ms} is not in January 2024"
+    );
     let (day, rest) = (local / 86_400_000 + 1, local % 86_400_000);
     let (h, m, s, frac) = (
         rest / 3_600_000,
@@ -37,7 +40,12 @@ pub fn iso(ms: i64, offset_minutes: Option<i64>) -> String {
     );
     let zone = match offset_minutes {
         None => "Z".to_owned(),
-        Some(o) => format!("{}{:02}:{:02}", if o < 0 { '-' } else { '+' }, o.abs() / 60, o.abs() % 60),
+        Some(o) => format!(
+            "{}{:02}:{:02}",
+            if o < 0 { '-' } else { '+' },
+            o.abs() / 60,
+            o.abs() % 60
+        ),
     };
     format!("2024-01-{day:02}T{h:02}:{m:02}:{s:02}.{frac:03}{zone}")
 }
@@ -393,10 +401,7 @@ impl Room {
             .then(|| format!("{:08x}{:016x}", self.id_prefix, n));
         let (name, uid, moderator) = *AUTHORS.choose(rng).expect("authors");
         let account = format!("{:08x}{:016x}", 0xacc0_u32, 1);
-        let mut text = format!(
-            "{} {n} {marker}",
-            WORDS.choose(rng).expect("words")
-        );
+        let mut text = format!("{} {n} {marker}", WORDS.choose(rng).expect("words"));
         if rng.random_bool(0.5) {
             text.push(' ');
             text.push_str(WORDS.choose(rng).expect("words"));
@@ -417,11 +422,11 @@ impl Room {
         let spaced = rng.random_bool(style.spaced.min(1.0));
         let user = |username: String| {
             Obj(vec![
-                ("_id".into(), js(&format!("{:08x}{:016x}", 0xa0_u32, name.len()))),
                 (
-                    "uniqueUserIdentifier".into(),
-                    uid.map_or("null".into(), js),
+                    "_id".into(),
+                    js(&format!("{:08x}{:016x}", 0xa0_u32, name.len())),
                 ),
+                ("uniqueUserIdentifier".into(), uid.map_or("null".into(), js)),
                 ("username".into(), username),
                 ("isModerator".into(), moderator.to_string()),
                 ("parentCustomerAccount".into(), js(&account)),
@@ -467,7 +472,9 @@ impl Room {
                 ));
             }
             if n % 6 == 5 {
-                record.0.push(("editedAt".into(), js(&iso(ms + 5000, None))));
+                record
+                    .0
+                    .push(("editedAt".into(), js(&iso(ms + 5000, None))));
                 record
                     .0
                     .push(("reactions".into(), format!(r#"{{"up{n}":{}}}"#, n % 7)));
@@ -556,11 +563,16 @@ impl Room {
                 }
                 Odd::UserText if !marker_in_username => user_value = Some(js(name)),
                 Odd::UserNull if !marker_in_username => user_value = Some("null".into()),
-                Odd::UserArray if !marker_in_username => user_value = Some(format!("[{}]", js(name))),
+                Odd::UserArray if !marker_in_username => {
+                    user_value = Some(format!("[{}]", js(name)))
+                }
                 Odd::ModeratorText => author.set("isModerator", Some(js("yes"))),
                 Odd::UidNumber => author.set("uniqueUserIdentifier", Some("42".into())),
                 Odd::MessageObject if !marker_in_username => {
-                    record.set("message", Some(format!(r#"{{"text":{},"lang":"en"}}"#, js(&text))));
+                    record.set(
+                        "message",
+                        Some(format!(r#"{{"text":{},"lang":"en"}}"#, js(&text))),
+                    );
                 }
                 Odd::MessageArray if !marker_in_username => {
                     record.set("message", Some(format!("[{},1]", js(&text))));
@@ -569,9 +581,10 @@ impl Room {
                 Odd::MessageMissing => record.set("message", None),
                 Odd::MessageNumber => record.set("message", Some("7".into())),
                 Odd::FileText => record.set("file", Some(js("https://files.example/x.png"))),
-                Odd::FileOddFields => {
-                    record.set("file", Some(r#"{"url":5,"fileName":["x"],"size":"big"}"#.into()))
-                }
+                Odd::FileOddFields => record.set(
+                    "file",
+                    Some(r#"{"url":5,"fileName":["x"],"size":"big"}"#.into()),
+                ),
                 Odd::FileTrue => record.set("file", Some("true".into())),
                 Odd::ButtonsObject => {
                     record.set("actionButtons", Some(r#"{"type":"link"}"#.into()))
@@ -579,13 +592,18 @@ impl Room {
                 Odd::ButtonsText => record.set("actionButtons", Some(js("none"))),
                 Odd::ButtonsMixed => record.set(
                     "actionButtons",
-                    Some(r#"[1,"x",null,{"displayText":5,"url":false},{"payload":{"a":1}}]"#.into()),
+                    Some(
+                        r#"[1,"x",null,{"displayText":5,"url":false},{"payload":{"a":1}}]"#.into(),
+                    ),
                 ),
                 Odd::LikesNumber => record.set("likes", Some("3".into())),
                 Odd::ContainerNumber => record.set(container_key, Some("12345".into())),
                 Odd::Extra => record.set(
                     "reactions",
-                    Some(r#"{"👍":[1,2],"thread":[{"depth":{"x":[true,null]}}],"editedAt":null}"#.into()),
+                    Some(
+                        r#"{"👍":[1,2],"thread":[{"depth":{"x":[true,null]}}],"editedAt":null}"#
+                            .into(),
+                    ),
                 ),
                 _ => {}
             }
@@ -626,8 +644,9 @@ impl Room {
             return;
         }
         let first = self.recs.len();
-        let made: Vec<(String, Option<String>, Created)> =
-            (first..first + count).map(|n| self.record(rng, n)).collect();
+        let made: Vec<(String, Option<String>, Created)> = (first..first + count)
+            .map(|n| self.record(rng, n))
+            .collect();
         let texts: Vec<&str> = made.iter().map(|(t, _, _)| t.as_str()).collect();
         let answer = emu.add_messages(json!({
             "roomId": self.room, "channelId": self.channel, "records": texts,
@@ -662,11 +681,18 @@ impl Room {
         if picks.is_empty() {
             return;
         }
-        let handles: Vec<&str> = picks.iter().map(|&i| self.recs[i].handle.as_str()).collect();
+        let handles: Vec<&str> = picks
+            .iter()
+            .map(|&i| self.recs[i].handle.as_str())
+            .collect();
         let answer = emu.delete_messages(json!({
             "roomId": self.room, "channelId": self.channel, "ids": handles,
         }));
-        assert_eq!(answer["deleted"].as_u64(), Some(picks.len() as u64), "{answer}");
+        assert_eq!(
+            answer["deleted"].as_u64(),
+            Some(picks.len() as u64),
+            "{answer}"
+        );
         for &i in picks {
             self.recs[i].gone = phase;
         }
@@ -926,8 +952,17 @@ mod tests {
     #[test]
     fn times_and_markers() {
         assert_eq!(iso(FIRST_MS, None), "2024-01-02T00:00:00.000Z");
-        assert_eq!(iso(FIRST_MS + 3_723_004, Some(60)), "2024-01-02T02:02:03.004+01:00");
-        assert_eq!(markers("a Mk000001q Mk12q Mk000002qMk000003q"), ["Mk000001q", "Mk000002q", "Mk000003q"]);
-        assert_eq!(minify("{ \"a b\" : [ 1 , \"\\\" x\" ] }"), "{\"a b\":[1,\"\\\" x\"]}");
+        assert_eq!(
+            iso(FIRST_MS + 3_723_004, Some(60)),
+            "2024-01-02T02:02:03.004+01:00"
+        );
+        assert_eq!(
+            markers("a Mk000001q Mk12q Mk000002qMk000003q"),
+            ["Mk000001q", "Mk000002q", "Mk000003q"]
+        );
+        assert_eq!(
+            minify("{ \"a b\" : [ 1 , \"\\\" x\" ] }"),
+            "{\"a b\":[1,\"\\\" x\"]}"
+        );
     }
 }
