@@ -352,6 +352,23 @@ fn status_faults_fire_for_the_next_n_matching_requests() {
     );
 }
 
+/// The body of a 200 answer that must be cut short of its `Content-Length`.
+fn cut_short(mut response: ureq::http::Response<ureq::Body>) -> Vec<u8> {
+    assert_eq!(response.status(), 200);
+    let declared: usize = response.headers()["content-length"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut body = Vec::new();
+    let read = response.body_mut().as_reader().read_to_end(&mut body);
+    assert!(
+        read.is_err() || body.len() < declared,
+        "cut short of Content-Length"
+    );
+    body
+}
+
 #[test]
 fn connection_level_faults() {
     let f = Fixture::new();
@@ -368,19 +385,7 @@ fn connection_level_faults() {
         &f,
         json!({"method": "GET", "path": USERS, "action": {"kind": "truncate"}}),
     );
-    let mut response = agent().get(&f.api(USERS, "")).call().unwrap();
-    assert_eq!(response.status(), 200);
-    let declared: usize = response.headers()["content-length"]
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
-    let mut body = Vec::new();
-    let read = response.body_mut().as_reader().read_to_end(&mut body);
-    assert!(
-        read.is_err() || body.len() < declared,
-        "cut short of Content-Length"
-    );
+    let body = cut_short(agent().get(&f.api(USERS, "")).call().unwrap());
     assert!(serde_json::from_slice::<serde_json::Value>(&body).is_err());
 
     // not JSON, wrong content type, very large body
@@ -665,20 +670,13 @@ fn verbatim_records_deletions_pretty_pages_a_capped_limit_and_cut_answers() {
         &f,
         json!({"method": "POST", "path": CREATE, "action": {"kind": "truncate_after_effect"}}),
     );
-    let mut response = agent()
-        .post(&f.api(CREATE, ""))
-        .header("Content-Type", "application/json")
-        .send(r#"{"username": "cut", "uniqueUserIdentifier": "u-cut"}"#)
-        .unwrap();
-    assert_eq!(response.status(), 200);
-    let declared: usize = response.headers()["content-length"]
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
-    let mut body = Vec::new();
-    let read = response.body_mut().as_reader().read_to_end(&mut body);
-    assert!(read.is_err() || body.len() < declared, "cut short");
+    let body = cut_short(
+        agent()
+            .post(&f.api(CREATE, ""))
+            .header("Content-Type", "application/json")
+            .send(r#"{"username": "cut", "uniqueUserIdentifier": "u-cut"}"#)
+            .unwrap(),
+    );
     assert!(body.starts_with(br#"{"accessToken":"#), "{body:?}");
     let users = f.admin("GET", "/users", None).json();
     assert_eq!(users["users"][0]["uniqueUserIdentifier"], "u-cut");

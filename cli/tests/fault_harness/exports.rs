@@ -468,12 +468,7 @@ impl Plan {
 
         if let Some((flag, value)) = self.bad_time {
             args.extend([flag.to_owned(), value.to_owned()]);
-            let ran = process::run(
-                process::roomchat(emu, dir, &args),
-                &Stop::Never,
-                RUN_LIMIT,
-                None,
-            );
+            let ran = run_to_its_end(emu, dir, &args);
             ran.broken(&format!("the export with {flag} {value:?}"))?;
             if ran.code != Some(2) {
                 return Err(format!(
@@ -598,20 +593,7 @@ impl Plan {
         emu.clear_faults();
         let mut room = room.into_inner().unwrap();
         room.run_begins();
-        let ran = process::run(
-            process::roomchat(emu, dir, &args),
-            &Stop::Never,
-            RUN_LIMIT,
-            None,
-        );
-        ran.broken("the final run")?;
-        if !ran.ok() {
-            return Err(format!(
-                "the final run, without faults: {}: {}",
-                ran.summary(),
-                tail(&ran.stderr)
-            ));
-        }
+        final_run(emu, dir, &args)?;
         room.runs_ended(true);
         no_leftovers(&file)?;
         room.check_file(&file, self.format, &self.filter)
@@ -637,6 +619,30 @@ fn files_in(dir: &Path) -> Vec<String> {
     }
     names.sort();
     names
+}
+
+/// `roomchat ARGS`, to its end (or [`RUN_LIMIT`]).
+fn run_to_its_end(emu: &Emulator, dir: &Path, args: &[String]) -> Ran {
+    process::run(
+        process::roomchat(emu, dir, args),
+        &Stop::Never,
+        RUN_LIMIT,
+        None,
+    )
+}
+
+/// The final run, without faults: it must succeed.
+fn final_run(emu: &Emulator, dir: &Path, args: &[String]) -> Result<(), String> {
+    let ran = run_to_its_end(emu, dir, args);
+    ran.broken("the final run")?;
+    if !ran.ok() {
+        return Err(format!(
+            "the final run, without faults: {}: {}",
+            ran.summary(),
+            tail(&ran.stderr)
+        ));
+    }
+    Ok(())
 }
 
 /// A finished export leaves no part file, checkpoint or staging file.
@@ -1054,12 +1060,7 @@ impl TargetsPlan {
 
         if !clashing.is_empty() {
             emu.clear_journal();
-            let ran = process::run(
-                process::roomchat(emu, dir, &args),
-                &Stop::Never,
-                RUN_LIMIT,
-                None,
-            );
+            let ran = run_to_its_end(emu, dir, &args);
             ran.broken("the export")?;
             let stems: Vec<String> = clashing.iter().map(|t| stem(t).to_lowercase()).collect();
             let written: Vec<String> = files_in(&dir.join("out"))
@@ -1140,20 +1141,7 @@ impl TargetsPlan {
         for room in &mut rooms {
             room.run_begins();
         }
-        let ran = process::run(
-            process::roomchat(emu, dir, &args),
-            &Stop::Never,
-            RUN_LIMIT,
-            None,
-        );
-        ran.broken("the final run")?;
-        if !ran.ok() {
-            return Err(format!(
-                "the final run: {}: {}",
-                ran.summary(),
-                tail(&ran.stderr)
-            ));
-        }
+        final_run(emu, dir, &args)?;
         for room in &mut rooms {
             room.runs_ended(true);
             let file = file_of(room);

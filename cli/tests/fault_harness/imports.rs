@@ -194,23 +194,15 @@ impl Plan {
             }
             rows.push((Some(uid), fields, Class::Fresh, None));
         }
-        for k in 0..self.present {
-            let uid = format!("there-{k}");
-            rows.push((
-                Some(uid.clone()),
-                user(&uid, format!("There {k}")),
-                Class::Present,
-                None,
-            ));
-        }
-        for k in 0..self.deactivated {
-            let uid = format!("gone-{k}");
-            rows.push((
-                Some(uid.clone()),
-                user(&uid, format!("Gone {k}")),
-                Class::Deactivated,
-                None,
-            ));
+        for (count, prefix, class) in [
+            (self.present, "there", Class::Present),
+            (self.deactivated, "gone", Class::Deactivated),
+        ] {
+            for k in 0..count {
+                let uid = format!("{prefix}-{k}");
+                let fields = user(&uid, format!("{prefix} {k}"));
+                rows.push((Some(uid), fields, class.clone(), None));
+            }
         }
         for k in 0..self.bad {
             let uid = format!("bad-{k}");
@@ -624,17 +616,7 @@ fn check_results(
         column("userId")?,
         column("reason")?,
     );
-    let records: Vec<csv::StringRecord> = reader
-        .records()
-        .collect::<Result<_, _>>()
-        .map_err(|e| format!("{name}: {e}"))?;
-    if records.len() != rows.len() {
-        return Err(format!(
-            "{name} has {} rows for the file's {}",
-            records.len(),
-            rows.len()
-        ));
-    }
+    let records = process::csv_rows(&mut reader, &name, rows.len())?;
     let mut wrongs = Vec::new();
     for (row, record) in rows.iter().zip(&records) {
         let line = record.get(line_at).unwrap_or_default();

@@ -150,17 +150,7 @@ impl Plan {
             .iter()
             .map(str::to_owned)
             .collect();
-        let rows: Vec<csv::StringRecord> = reader
-            .records()
-            .collect::<Result<_, _>>()
-            .map_err(|e| format!("the CSV: {e}"))?;
-        if rows.len() != items.len() {
-            return Err(format!(
-                "the CSV has {} rows for {} items",
-                rows.len(),
-                items.len()
-            ));
-        }
+        let rows = process::csv_rows(&mut reader, "the CSV", items.len())?;
         for (k, (item, row)) in items.iter().zip(&rows).enumerate() {
             let mut leaves = Vec::new();
             leaves_of(item, String::new(), &mut leaves);

@@ -123,6 +123,25 @@ pub fn roomchat(emu: &Emulator, dir: &Path, args: &[String]) -> Command {
     cmd
 }
 
+/// The rows of a CSV file `name` (after its header), which must be `expected` rows.
+pub fn csv_rows<R: std::io::Read>(
+    reader: &mut csv::Reader<R>,
+    name: &str,
+    expected: usize,
+) -> Result<Vec<csv::StringRecord>, String> {
+    let rows: Vec<csv::StringRecord> = reader
+        .records()
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("{name}: {e}"))?;
+    if rows.len() != expected {
+        return Err(format!(
+            "{name} has {} rows for {expected} items",
+            rows.len()
+        ));
+    }
+    Ok(rows)
+}
+
 /// The export checkpoint's `next_skip` (as the guide documents it), when there is one to read:
 /// a steer for kills and deletions, never an expectation.
 pub fn checkpoint_skip(path: &Path) -> Option<u64> {
