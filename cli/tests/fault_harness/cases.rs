@@ -4,7 +4,7 @@
 use rand::SeedableRng;
 
 use crate::export_common::{emulator, Scratch};
-use crate::{exports, imports, listings};
+use crate::{exports, imports, listings, targets};
 
 /// The cases' random numbers: xoshiro256++ (a named algorithm: a seed gives the same numbers
 /// everywhere), seeded from the seed and the case's number.
@@ -59,7 +59,7 @@ impl Kind {
 
 enum Plan {
     Export(exports::Plan),
-    Targets(exports::TargetsPlan),
+    Targets(targets::TargetsPlan),
     Import(imports::Plan),
     Listing(listings::Plan),
 }
@@ -94,7 +94,7 @@ impl Case {
             Kind::Export | Kind::Concurrent | Kind::DiskFull | Kind::TimeFilter => {
                 Plan::Export(exports::Plan::draw(&mut rng, kind))
             }
-            Kind::Targets => Plan::Targets(exports::TargetsPlan::draw(&mut rng, number)),
+            Kind::Targets => Plan::Targets(targets::TargetsPlan::draw(&mut rng)),
             Kind::Import => Plan::Import(imports::Plan::draw(&mut rng)),
             Kind::ListingCsv => Plan::Listing(listings::Plan::draw(&mut rng)),
         };

@@ -38,6 +38,7 @@ mod imports;
 mod listings;
 mod process;
 mod room;
+mod targets;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
