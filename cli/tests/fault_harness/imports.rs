@@ -369,8 +369,17 @@ impl Plan {
                 let what = format!("run {} ({})", k + 1, self.runs_describe(k));
                 r.broken(&what)?;
                 let results = dir.join(name);
-                if r.killed && !results.exists() {
-                    continue;
+                if !results.exists() {
+                    // Killed before its end, or stopped at an error before any row (the users'
+                    // listing failed): then nothing may have been created unrecorded.
+                    if r.killed || before.0 == after.0 {
+                        continue;
+                    }
+                    return Err(format!(
+                        "{what}: {}, no result file, yet users were created: {}",
+                        r.summary(),
+                        process::tail(&r.stderr)
+                    ));
                 }
                 let garbled = run
                     .faults
