@@ -175,9 +175,11 @@ background_report() {
 
 step "lints (cargo clippy, warnings are errors)"
 if cargo clippy --version >/dev/null 2>&1; then
-  # The tests outside `cargo test`'s default set (test = false) are not among --all-targets:
-  # named here.
-  cargo clippy --workspace --all-targets --test redis_topologies --test stress --test network --test fault_harness --locked -- -D warnings
+  # The tests outside `cargo test`'s default set (test = false) are not among --all-targets,
+  # nor linted when named beside it (cargo then checks --all-targets' set alone): named in a
+  # run of their own.
+  cargo clippy --workspace --all-targets --locked -- -D warnings
+  cargo clippy --workspace --test redis_topologies --test stress --test network --test fault_harness --locked -- -D warnings
   # The feature `tracing` is on in no package of the workspace: its code (core's library
   # and its test) is linted here. --workspace keeps the features of the run above, so
   # only the crates over core are checked again, not every dependency (12 s of CPU

@@ -256,7 +256,7 @@ impl Plan {
             style,
             channel: rng.random_bool(0.2),
             pretty: !mass && rng.random_bool(0.3),
-            limit_cap: (!mass && page_size >= 4 && rng.random_bool(0.08)).then(|| page_size / 2),
+            limit_cap: (!mass && page_size >= 4 && rng.random_bool(0.08)).then_some(page_size / 2),
             page_delay_ms: if mass {
                 rng.random_range(0..=1)
             } else {

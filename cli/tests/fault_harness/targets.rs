@@ -80,7 +80,7 @@ impl TargetsPlan {
         };
         let many = matches!(variant, Variant::ManyRooms { .. });
         TargetsPlan {
-            format: *FORMATS.choose(rng).expect("formats"),
+            format: FORMATS.choose(rng).expect("formats"),
             page_size: *[3, 10, 25, 50, 200].choose(rng).expect("sizes"),
             jobs: *[2, 4, 4, 8].choose(rng).expect("jobs"),
             sizes: (0..rooms)
