@@ -194,6 +194,11 @@ pub enum FaultAction {
     CloseConnection,
     /// Answer 200 with a `Content-Length` larger than the body, cut mid-JSON, then close.
     TruncatedBody,
+    /// Handle the request normally (it takes effect), then send its answer's status and
+    /// headers with only the first half of its body, short of its `Content-Length`, and close:
+    /// a success whose answer was cut off (a create that happened, though the client cannot
+    /// read that it did).
+    TruncatedAfterEffect,
     /// Answer 200 `application/json` with an HTML body.
     NotJson,
     /// Handle the request normally, but label the answer `text/html`.
@@ -524,8 +529,9 @@ impl Emulator {
     }
 
     /// Adds messages to a room or channel (same as `POST /_emulator/messages`:
-    /// `{"roomId", "channelId"?, "count": N, …}` or `{"roomId", "channelId"?,
-    /// "messages": [...]}`); returns `{"added", "total", "ids"?}`.
+    /// `{"roomId", "channelId"?, "count": N, …}`, `{"roomId", "channelId"?,
+    /// "messages": [...]}` or `{"roomId", "channelId"?, "records": ["<JSON text>", …]}`,
+    /// records stored and served verbatim); returns `{"added", "total", "ids"?}`.
     ///
     /// # Panics
     /// When the spec is malformed or names no room or channel: a test bug.
@@ -534,6 +540,32 @@ impl Emulator {
             .state()
             .add_messages(&spec)
             .unwrap_or_else(|e| panic!("add_messages: {e}"))
+    }
+
+    /// Deletes messages of a room or channel by id (same as `DELETE /_emulator/messages`:
+    /// `{"roomId", "channelId"?, "ids": [...]}`, a verbatim record named by the handle
+    /// `add_messages` gave); returns `{"deleted", "total"}`.
+    ///
+    /// # Panics
+    /// When the spec is malformed or names no room or channel: a test bug.
+    pub fn delete_messages(&self, spec: Value) -> Value {
+        self.shared
+            .state()
+            .delete_messages(&spec)
+            .unwrap_or_else(|e| panic!("delete_messages: {e}"))
+    }
+
+    /// Sets how a room's or channel's message listing is served (same as
+    /// `PUT /_emulator/listing`: `{"roomId", "channelId"?, "pretty"?, "limitCap"?}`); returns
+    /// the shape now.
+    ///
+    /// # Panics
+    /// When the spec is malformed or names no room or channel: a test bug.
+    pub fn set_listing(&self, spec: Value) -> Value {
+        self.shared
+            .state()
+            .set_listing(&spec)
+            .unwrap_or_else(|e| panic!("set_listing: {e}"))
     }
 
     /// Adds `count` messages (`message <n>`, from a throw-away user
