@@ -408,6 +408,11 @@ fn all_waits_for_the_budget_and_max_retry_wait_bounds_that_wait() {
         took >= Duration::from_secs(2),
         "waited for a slot: {took:?}"
     );
+    // Item 20: the whole budget is spent, two per window, not one (which took 4.2 s).
+    assert!(
+        took < Duration::from_secs(4),
+        "two requests a window: {took:?}"
+    );
     eprintln!("--all, 3 requests on a budget of 2 per 2 s: {took:.2?}");
 
     let started = Instant::now();
