@@ -8,13 +8,13 @@
 #                                          takes everything down again
 #
 # The service host (namespace roomchat-svc, 10.77.0.2) runs the emulator over TLS
-# (its certificate names 10.77.0.2; idle connections closed after 1 s; answers
-# of 1 KiB and more gzipped when asked) behind a relay that delays each direction by
-# ROOMCHAT_NET_DELAY_MS (default 12, ±2 ms: ~25 ms round trips) and holds
-# ROOMCHAT_NET_LOSS_PERCENT of the chunks (default 1) one retransmission timeout
-# longer, as a lost segment would be (the stand-in for `tc netem`, which this
-# machine's kernel lacks: scripts/latency_relay.py). The client side (this
-# namespace, 10.77.0.1) has tinyproxy on loopback with basic auth.
+# (its certificate names 10.77.0.2; idle connections closed after 1 s, as its answers
+# say: Keep-Alive: timeout=1; answers of 1 KiB and more gzipped when asked) behind a
+# relay that delays each direction by ROOMCHAT_NET_DELAY_MS (default 12, ±2 ms:
+# ~25 ms round trips) and holds ROOMCHAT_NET_LOSS_PERCENT of the chunks (default 1)
+# one retransmission timeout longer, as a lost segment would be (the stand-in for
+# `tc netem`, which this machine's kernel lacks: scripts/latency_relay.py). The
+# client side (this namespace, 10.77.0.1) has tinyproxy on loopback with basic auth.
 #
 # Variables given to COMMAND:
 #   ROOMCHAT_NET_BASE_URL, ROOMCHAT_NET_ADMIN_URL, ROOMCHAT_NET_CA_FILE,
