@@ -103,8 +103,8 @@ async fn serve_connection<S>(stream: S, shared: Arc<Shared>)
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let read_timeout = shared.read_timeout;
-    let idle_hint = keep_alive_hint(read_timeout);
+    let idle_timeout = shared.idle_timeout;
+    let idle_hint = keep_alive_hint(idle_timeout);
     let service = hyper::service::service_fn(move |req: Request<Incoming>| {
         let last = last_request(&req);
         let answer = handle(req, shared.clone());
@@ -119,29 +119,29 @@ where
     });
     // A connection that ends in an error (a closed-connection fault, a client
     // hanging up) only ends that connection.
-    // A client slower than `read_timeout` to send its headers (or idle that
-    // long between requests) is disconnected; headers past MAX_HEAD_BYTES
-    // are answered 431 by hyper, which then closes the connection. (hyper
-    // starts that timer once an answer is flushed whole: a slow reader of a
-    // large answer is never cut off.)
+    // A client idle for `idle_timeout` (`read_timeout` unless set) before a
+    // request has sent its headers is disconnected: hyper's one timer covers the
+    // wait and the headers. It starts once an answer is flushed whole, so a slow
+    // reader of a large answer is never cut off. Headers past MAX_HEAD_BYTES are
+    // answered 431 by hyper, which then closes the connection.
     let _ = hyper::server::conn::http1::Builder::new()
         .keep_alive(true)
         .timer(TokioTimer::new())
-        .header_read_timeout(read_timeout)
+        .header_read_timeout(idle_timeout)
         .max_buf_size(MAX_HEAD_BYTES)
         .serve_connection(TokioIo::new(stream), service)
         .await;
 }
 
-/// `Keep-Alive: timeout=N`: the whole seconds an idle connection is kept (`read_timeout`,
+/// `Keep-Alive: timeout=N`: the whole seconds an idle connection is kept (`idle_timeout`,
 /// rounded down). A client that keeps idle connections longer than the server and sends
 /// on one just as the server closes it gets a reset ("other side closed", "socket hang
 /// up") for a request that never arrived: a busy process (a large answer parsed on a
 /// loaded CPU) does not see the close in time. Node's `http.Agent` and undici (fetch)
 /// read this hint and stop reusing a connection a margin (1 s, 2 s) before it; with a
 /// hint below their margin, they do not reuse the connection at all.
-fn keep_alive_hint(read_timeout: Duration) -> HeaderValue {
-    HeaderValue::from_str(&format!("timeout={}", read_timeout.as_secs()))
+fn keep_alive_hint(idle_timeout: Duration) -> HeaderValue {
+    HeaderValue::from_str(&format!("timeout={}", idle_timeout.as_secs()))
         .unwrap_or_else(|_| HeaderValue::from_static("timeout=0"))
 }
 
