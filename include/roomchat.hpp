@@ -421,6 +421,19 @@ void set_param(Raw *raw, Setter setter, const std::optional<Value> &value, const
   }
 }
 
+// Refuses a set integer param below its declared least value, before anything is sent.
+// The C setters read 0 as "not set" where 0 is below it (a listing's `limit`), so a set 0
+// would otherwise go out as the service's default; a set value is a value, and is refused
+// as every language refuses it: ROOMCHAT_RESULT_VALIDATION, with core's message, naming the
+// operation and the param's wire name. (The C call checks the rest of the declared limits.)
+inline void check_minimum(const std::optional<std::uint64_t> &value, std::uint64_t min, std::uint64_t max,
+                          const char *operation, const char *name) {
+  if (!value || *value >= min) return;
+  throw Error(ROOMCHAT_RESULT_VALIDATION, std::string(operation) + ": " + name + " must be between " +
+                                              std::to_string(min) + " and " + std::to_string(max) + ", not " +
+                                              std::to_string(*value));
+}
+
 // Takes a string the library returned through char ** (frees it).
 inline std::string take_string(char *text) {
   Owned<char> owned(text);

@@ -1274,7 +1274,8 @@ struct UpdateChatRoom {
 // The parameters of Client::room_messages: each is sent only when set
 // (roomchat_room_messages_params).
 struct RoomMessages {
-  // `limit` (at least 1).
+  // `limit` (at least 1). Unset, it is not sent (the service's default 50, an iterator's page size
+  // 200); set to 0, the call throws ROOMCHAT_RESULT_VALIDATION and sends nothing.
   std::optional<std::uint64_t> limit;
   // `skip` (at least 0).
   std::optional<std::uint64_t> skip;
@@ -1340,7 +1341,8 @@ struct SendChannelMessage {
 // The parameters of Client::channel_messages: each is sent only when set
 // (roomchat_channel_messages_params).
 struct ChannelMessages {
-  // `limit` (at least 1).
+  // `limit` (at least 1). Unset, it is not sent (the service's default 50, an iterator's page size
+  // 200); set to 0, the call throws ROOMCHAT_RESULT_VALIDATION and sends nothing.
   std::optional<std::uint64_t> limit;
   // `skip` (at least 0).
   std::optional<std::uint64_t> skip;
@@ -1405,7 +1407,8 @@ struct RemoveUser {
 // The parameters of Client::list_members: each is sent only when set
 // (roomchat_list_members_params).
 struct ListMembers {
-  // `limit` (1 to 200).
+  // `limit` (1 to 200). Unset, it is not sent (the service's default 50, an iterator's page size
+  // 200); set to 0, the call throws ROOMCHAT_RESULT_VALIDATION and sends nothing.
   std::optional<std::uint64_t> limit;
   // `skip` (at least 0).
   std::optional<std::uint64_t> skip;
@@ -1688,6 +1691,7 @@ class Operations {
   // it). Nothing is sent before the first record is asked for.
   RoomMessagesItems iter_room_messages(std::string_view room_id, const RoomMessages &params = {}) const {
     detail::CString room_id_c(room_id, "room_id");
+    detail::check_minimum(params.limit, 1u, std::numeric_limits<std::uint64_t>::max(), "room_messages", "limit");
     roomchat_room_messages_params *raw_params = nullptr;
     detail::check(roomchat_room_messages_params_new(&raw_params));
     detail::OwnedBy<roomchat_room_messages_params, roomchat_room_messages_params_free> owned_params(raw_params);
@@ -1783,6 +1787,7 @@ class Operations {
                                              const ChannelMessages &params = {}) const {
     detail::CString room_id_c(room_id, "room_id");
     detail::CString channel_id_c(channel_id, "channel_id");
+    detail::check_minimum(params.limit, 1u, std::numeric_limits<std::uint64_t>::max(), "channel_messages", "limit");
     roomchat_channel_messages_params *raw_params = nullptr;
     detail::check(roomchat_channel_messages_params_new(&raw_params));
     detail::OwnedBy<roomchat_channel_messages_params, roomchat_channel_messages_params_free> owned_params(raw_params);
@@ -1893,6 +1898,7 @@ class Operations {
   // is sent before the first record is asked for.
   ListMembersItems iter_list_members(std::string_view room_id, const ListMembers &params = {}) const {
     detail::CString room_id_c(room_id, "room_id");
+    detail::check_minimum(params.limit, 1u, 200u, "list_members", "limit");
     roomchat_list_members_params *raw_params = nullptr;
     detail::check(roomchat_list_members_params_new(&raw_params));
     detail::OwnedBy<roomchat_list_members_params, roomchat_list_members_params_free> owned_params(raw_params);
@@ -2240,6 +2246,7 @@ class Operations {
 
   MessagePage send_room_messages(roomchat_response_meta **meta, std::string_view room_id, const RoomMessages &params) const {
     detail::CString room_id_c(room_id, "room_id");
+    detail::check_minimum(params.limit, 1u, std::numeric_limits<std::uint64_t>::max(), "room_messages", "limit");
     roomchat_room_messages_params *raw_params = nullptr;
     detail::check(roomchat_room_messages_params_new(&raw_params));
     detail::OwnedBy<roomchat_room_messages_params, roomchat_room_messages_params_free> owned_params(raw_params);
@@ -2355,6 +2362,7 @@ class Operations {
   MessagePage send_channel_messages(roomchat_response_meta **meta, std::string_view room_id, std::string_view channel_id, const ChannelMessages &params) const {
     detail::CString room_id_c(room_id, "room_id");
     detail::CString channel_id_c(channel_id, "channel_id");
+    detail::check_minimum(params.limit, 1u, std::numeric_limits<std::uint64_t>::max(), "channel_messages", "limit");
     roomchat_channel_messages_params *raw_params = nullptr;
     detail::check(roomchat_channel_messages_params_new(&raw_params));
     detail::OwnedBy<roomchat_channel_messages_params, roomchat_channel_messages_params_free> owned_params(raw_params);
@@ -2481,6 +2489,7 @@ class Operations {
 
   MemberPage send_list_members(roomchat_response_meta **meta, std::string_view room_id, const ListMembers &params) const {
     detail::CString room_id_c(room_id, "room_id");
+    detail::check_minimum(params.limit, 1u, 200u, "list_members", "limit");
     roomchat_list_members_params *raw_params = nullptr;
     detail::check(roomchat_list_members_params_new(&raw_params));
     detail::OwnedBy<roomchat_list_members_params, roomchat_list_members_params_free> owned_params(raw_params);

@@ -94,6 +94,8 @@ command -v redis-server >/dev/null || need_apt+=(redis-server)
 # The test network (scripts/testnet.sh): network namespaces and a CONNECT proxy.
 command -v ip >/dev/null || need_apt+=(iproute2)
 command -v tinyproxy >/dev/null || need_apt+=(tinyproxy-bin)
+# roomchat import: the result file's rename and folder fsync as strace sees them (cli/tests/import.rs).
+command -v strace >/dev/null || need_apt+=(strace)
 # roomchat export as a person sees it (cli/tests/export_ui.sh): a terminal and a browser.
 command -v tmux >/dev/null || need_apt+=(tmux)
 command -v chromium >/dev/null || need_apt+=(chromium)
@@ -175,14 +177,18 @@ background_report() {
 
 step "lints (cargo clippy, warnings are errors)"
 if cargo clippy --version >/dev/null 2>&1; then
-  # The tests outside `cargo test`'s default set (test = false) are not among --all-targets:
-  # named here.
-  cargo clippy --workspace --all-targets --test redis_topologies --test stress --test network --locked -- -D warnings
+  # The tests outside `cargo test`'s default set (test = false) are not among --all-targets,
+  # nor linted when named beside it (cargo then checks --all-targets' set alone): named in a
+  # run of their own.
+  cargo clippy --workspace --all-targets --locked -- -D warnings
+  cargo clippy --workspace --test redis_topologies --test stress --test network --test fault_harness --locked -- -D warnings
   # The feature `tracing` is on in no package of the workspace: its code (core's library
   # and its test) is linted here. --workspace keeps the features of the run above, so
   # only the crates over core are checked again, not every dependency (12 s of CPU
   # against 49 s for `-p roomchat`, whose features differ: libc, serde_core, http).
   cargo clippy --workspace --lib --test tracing --features roomchat/tracing --locked -- -D warnings
+  # So is the feature `opentelemetry` (its library code, test and benchmark).
+  cargo clippy --workspace --lib --test opentelemetry --bench observability --features roomchat/opentelemetry --locked -- -D warnings
 else
   echo "clippy is not installed: skipped"
 fi
@@ -205,8 +211,12 @@ step "Rust tests over TLS (ROOMCHAT_TEST_TLS=1: every emulator serves HTTPS with
 ROOMCHAT_TEST_TLS=1 cargo test --locked --workspace --test endpoints --test retries --test errors \
   --test pagination --test hooks --test transport --test holds --test limits --test tokens --test options 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
 
-step "Rust: the cargo feature tracing (one span per call, the key redacted)"
+step "Rust: the cargo feature tracing (a span per call and per attempt, named as OpenTelemetry's conventions say; the key redacted)"
 cargo test --locked --workspace --features roomchat/tracing --test tracing 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
+
+step "Rust: the cargo feature opentelemetry (spans, metrics and trace context against the SDK's in-memory exporters; the README's example run as printed)"
+cargo test --locked --workspace --features roomchat/opentelemetry --test opentelemetry 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
+cargo test --locked --workspace --features roomchat/opentelemetry --doc ReadmeDoctests 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
 
 step "Rust: the shared budget on Redis Cluster and Sentinel (real servers resharded and failing over under 4 processes x 4 threads: tests/redis/topology.sh)"
 # One test at a time: they fork (core/tests/redis_topologies.rs, one_test_at_a_time).
@@ -280,10 +290,10 @@ bash tests/c/clean-room.sh 2>&1 | tee "$log_dir/c-clean-room.log"
 grep -qE '^c-clean-room: [0-9]+ passed, 0 failed$' "$log_dir/c-clean-room.log"
 
 step "release builds for the last phase (the benchmarks, the stress test, roomchat export): compiled now, beside the background builds"
-cargo test --quiet --release --locked "${release_set[@]}" --test stress --test export --no-run
+cargo test --quiet --release --locked "${release_set[@]}" --test stress --test export --test fault_harness --no-run
 cargo bench --quiet --locked --no-run "${release_set[@]}" --bench network --bench list_users --bench decode --bench compression --bench c_vs_core
 cargo bench --quiet --locked --no-run "${release_set[@]}" --features roomchat/redis --bench budget
-echo "built: the stress and export tests, the benches network, list_users, decode, compression, c_vs_core and budget"
+echo "built: the stress, export and fault-harness tests, the benches network, list_users, decode, compression, c_vs_core and budget"
 
 step "the other platforms' wheels and addons, and the sdist (built in the background: scripts/dist/python.sh cross, scripts/dist/node.sh build)"
 background_report wheels-cross
@@ -352,6 +362,12 @@ grep -q '^test result: ok. 6 passed' "$log_dir/cli-export.log" || { grep -E -A4 
 grep -q 'cli export: ' "$log_dir/cli-export.log"
 bash cli/tests/export_ui.sh 2>&1 | tee "$log_dir/cli-export-ui.log" | grep -E '^(screenshots|the transcript|export_ui)'
 grep -q '^export_ui: OK' "$log_dir/cli-export-ui.log"
+
+step "roomchat export and import under the randomized fault harness (release, seed 44, 50 s: kill -9 at random instants, deletions, posts, 429s, 5xx, cut-off and slow answers, a full disk, concurrent runs; scripts/fault-harness.sh runs it longer)"
+# A failing schedule prints its seed, its case and the line that replays it.
+ROOMCHAT_HARNESS_SEED=44 ROOMCHAT_HARNESS_SECONDS=50 cargo test --release --locked "${release_set[@]}" --test fault_harness -- --nocapture 2>&1 \
+  | tee "$log_dir/fault-harness.log" | grep -E '^fault harness|^  (->|replay)|^test result'
+grep -q '^test result: ok' "$log_dir/fault-harness.log"
 
 step "figures: the rate limiter under threads, seeding, the shared budget on Redis, and the benchmarks (printed, not asserted on time)"
 # The tests' figures, as the Rust tests' step printed them (to stderr, past the harness's

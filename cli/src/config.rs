@@ -5,8 +5,10 @@
 //! (`$XDG_CONFIG_HOME/roomchat/config.toml`, table `[<profile>]`, `default`
 //! unless `--profile` or `ROOMCHAT_PROFILE` names another). Keys are never
 //! flags (a command line is visible to every user of the machine): they come
-//! from the environment or the profile, and a profile file that holds a key
-//! must be readable by its owner alone, as ssh requires of its keys.
+//! from the environment or the profile. As ssh does for its files, the profile
+//! file, and every folder above it, must be writable by its owner alone (root
+//! or the user), whatever it holds; one that holds a key must also be readable
+//! by its owner alone.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -16,6 +18,8 @@ use roomchat::{Error, ErrorKind};
 use serde::Deserialize;
 
 use crate::error::CliError;
+
+mod file_permissions;
 
 /// The environment variable of the private key.
 pub const ENV_PRIVATE_KEY: &str = "ROOMCHAT_PRIVATE_KEY";
@@ -105,7 +109,6 @@ pub fn global_args() -> Vec<Arg> {
 
 /// Whether `--raw-csv-cells` was given: CSV cells are written as they are,
 /// formulas included (see [`crate::safe_text::csv_cell`]).
-#[allow(dead_code)] // until every CSV writer uses it (this round)
 pub fn raw_csv_cells(matches: &ArgMatches) -> bool {
     switch(matches, "raw-csv-cells")
 }
@@ -151,7 +154,7 @@ fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
-fn config_error(message: String) -> CliError {
+pub(crate) fn config_error(message: String) -> CliError {
     CliError::Sdk(Error::new(ErrorKind::Configuration, message))
 }
 
@@ -172,20 +175,34 @@ fn profile(matches: &ArgMatches) -> Result<Profile, CliError> {
             None => Ok(Profile::default()),
         };
     };
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
+    let io_error = |source| CliError::Io {
+        path: path.display().to_string(),
+        source,
+    };
+    let mut file = match std::fs::File::open(&path) {
+        Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && named.is_none() => {
             return Ok(Profile::default())
         }
-        Err(source) => {
-            return Err(CliError::Io {
-                path: path.display().to_string(),
-                source,
-            })
-        }
+        Err(source) => return Err(io_error(source)),
     };
-    let shown = path.display();
-    let mut table: toml::Table = text
+    // Whatever it holds: a file others can write could point the key at their server
+    // (base_url, proxy, ca_file). Checked on the file opened, so it cannot be swapped after.
+    file_permissions::refuse_if_others_can_write(&path, &file)?;
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut file, &mut text).map_err(io_error)?;
+    let shown = path.display().to_string();
+    let (table, holds_key) = profiles_of(&text, &shown)?;
+    if holds_key {
+        file_permissions::refuse_if_others_can_read(&path, &file)?;
+    }
+    profile_of(table, named.as_deref(), &shown)
+}
+
+/// The config file's text as its profiles, and whether one of them holds a key (`shown`
+/// names the file in errors). A pure function: the fuzz target calls it with any text.
+pub(crate) fn profiles_of(text: &str, shown: &str) -> Result<(toml::Table, bool), CliError> {
+    let table: toml::Table = text
         .parse()
         .map_err(|e: toml::de::Error| config_error(format!("{shown}: {}", e.message())))?;
     let holds_key = table.values().any(|profile| {
@@ -193,10 +210,16 @@ fn profile(matches: &ArgMatches) -> Result<Profile, CliError> {
             .as_table()
             .is_some_and(|p| p.contains_key("private_key") || p.contains_key("public_key"))
     });
-    if holds_key {
-        refuse_if_shared(&path)?;
-    }
-    let name = named.unwrap_or_else(|| "default".to_owned());
+    Ok((table, holds_key))
+}
+
+/// The profile `named` (`default` when `None`) of the file's profiles.
+fn profile_of(
+    mut table: toml::Table,
+    named: Option<&str>,
+    shown: &str,
+) -> Result<Profile, CliError> {
+    let name = named.unwrap_or("default").to_owned();
     match table.remove(&name) {
         Some(toml::Value::Table(p)) => p.try_into().map_err(|e: toml::de::Error| {
             config_error(format!("{shown}: [{name}]: {}", e.message()))
@@ -207,30 +230,13 @@ fn profile(matches: &ArgMatches) -> Result<Profile, CliError> {
     }
 }
 
-/// Refuses a file holding a key that its group or others may read (as ssh does).
-#[cfg(unix)]
-fn refuse_if_shared(path: &Path) -> Result<(), CliError> {
-    use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(path)
-        .map_err(|source| CliError::Io {
-            path: path.display().to_string(),
-            source,
-        })?
-        .permissions()
-        .mode();
-    if mode & 0o077 != 0 {
-        return Err(config_error(format!(
-            "{} holds a key and is readable by others (mode {:o}): run `chmod 600 {}`",
-            path.display(),
-            mode & 0o777,
-            path.display()
-        )));
+/// Every profile of a config file's text read as the command line reads one (the fuzz
+/// target's entry point): the first error, if any.
+pub(crate) fn check_profiles(text: &str) -> Result<(), CliError> {
+    let (table, _) = profiles_of(text, "config.toml")?;
+    for name in table.keys() {
+        profile_of(table.clone(), Some(name), "config.toml")?;
     }
-    Ok(())
-}
-
-#[cfg(not(unix))]
-fn refuse_if_shared(_path: &Path) -> Result<(), CliError> {
     Ok(())
 }
 

@@ -85,16 +85,94 @@ impl CliError {
     /// The message alone, without the kind.
     pub fn message(&self) -> String {
         match self {
-            CliError::Sdk(e) => e.message().to_owned(),
+            CliError::Sdk(e) => for_the_command_line(e.message()),
             other => other.to_string(),
         }
+    }
+}
+
+/// The SDK's words for a setting, and the command line's for the same setting:
+/// an SDK message tells a program what to call, the command line's user what to type.
+const SETTINGS: [(&str, &str); 1] = [(
+    "allow_insecure_http(true)",
+    "--allow-insecure-http (allow_insecure_http = true in a profile)",
+)];
+
+/// An SDK error's message as the command line's user reads it: the settings
+/// it names are the command line's flags.
+fn for_the_command_line(message: &str) -> String {
+    SETTINGS
+        .iter()
+        .fold(message.to_owned(), |text, (sdk, cli)| {
+            text.replace(sdk, cli)
+        })
+}
+
+/// Every exit code and what it means: the README's table (a test holds them
+/// equal) and the man page's EXIT STATUS.
+pub fn exit_statuses() -> Vec<(u8, String)> {
+    let mut table: Vec<(u8, String)> = vec![
+        (0, "done".into()),
+        (
+            EXIT_USAGE,
+            "usage: an unknown command or flag, a value out of its limits or not among its choices, \
+             malformed JSON, a required parameter missing, not exactly one of a group"
+                .into(),
+        ),
+        (
+            EXIT_IO,
+            "a file could not be read or written (`@FILE`, `--ca-file`, the config file)".into(),
+        ),
+        (
+            EXIT_PARTIAL,
+            "partly done: `import` created or found some users and failed others (each reason in \
+             the result file; when every row failed, the first failure's code instead)"
+                .into(),
+        ),
+    ];
+    for kind in roomchat::ErrorKind::ALL {
+        table.push((
+            output::exit_code_of(kind),
+            format!("`{}`: {}", kind.name(), meaning(kind)),
+        ));
+    }
+    table.push((
+        EXIT_INTERRUPTED,
+        "interrupted (Ctrl-C); stderr says how to resume".into(),
+    ));
+    table
+}
+
+/// What an SDK error kind means, for the exit-code table.
+fn meaning(kind: roomchat::ErrorKind) -> &'static str {
+    use roomchat::ErrorKind as K;
+    match kind {
+        K::MissingAuth => "the service says the key is missing",
+        K::InvalidAuth => "the service rejected the key",
+        K::InvalidRequest => "the service rejected a parameter or the body",
+        K::UserNotFound => "no such user, or already deactivated",
+        K::PlanUpgradeRequired => "not part of the account's plan",
+        K::RateLimited => "over the rate limit (a 429, or the budget gave no slot in time)",
+        K::ServerError => "the service failed (5xx; the event id is printed)",
+        K::UnexpectedStatus => "a status the contract does not describe",
+        K::Timeout => "the connect or overall timeout ran out",
+        K::Connection => "no connection, or it broke",
+        K::Decode => "the answer could not be decoded",
+        K::ResponseTooLarge => "the answer was larger than the cap",
+        K::Validation => "the client refused the request (nothing was sent)",
+        K::Configuration => "no key or base URL, a bad setting, a profile file others can write (or read, when it holds a key)",
+        K::Cancelled => "the call was cancelled",
+        K::BudgetUnavailable => "the shared (Redis) budget could not be consulted",
+        K::Tls => "the TLS handshake failed",
+        K::NotFound => "the room, channel, message, bot or membership does not exist",
+        _ => "an error of the SDK (see its kind)",
     }
 }
 
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CliError::Sdk(e) => write!(f, "{e}"),
+            CliError::Sdk(e) => write!(f, "{}", for_the_command_line(&e.to_string())),
             CliError::Usage(m) | CliError::Partial(m) => write!(f, "{m}"),
             CliError::Io { path, source } => write!(f, "{path}: {source}"),
             CliError::Interrupted { resume } => write!(f, "stopped; to resume, run {resume}"),
@@ -107,5 +185,43 @@ impl std::error::Error for CliError {}
 impl From<roomchat::Error> for CliError {
     fn from(e: roomchat::Error) -> Self {
         CliError::Sdk(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The guide's exit-code table is the code's, row for row (the man page's
+    /// EXIT STATUS is made from the same list).
+    #[test]
+    fn the_guides_exit_code_table_is_the_codes() {
+        let guide = include_str!("../README.md");
+        let start = guide
+            .find("| code | meaning |\n|---|---|\n")
+            .expect("the README's exit-code table");
+        let rows: Vec<&str> = guide[start..]
+            .lines()
+            .skip(2)
+            .take_while(|l| l.starts_with('|'))
+            .collect();
+        let expected: Vec<String> = exit_statuses()
+            .iter()
+            .map(|(code, meaning)| format!("| {code} | {meaning} |"))
+            .collect();
+        assert_eq!(rows, expected);
+    }
+
+    /// A command-line user is told the flag, not the SDK's method.
+    #[test]
+    fn the_sdks_settings_are_named_as_flags() {
+        let error = CliError::Sdk(roomchat::Error::new(
+            roomchat::ErrorKind::Configuration,
+            "uses plain http://; use https://, or allow_insecure_http(true) if you really mean it",
+        ));
+        for text in [error.message(), error.to_string()] {
+            assert!(text.contains("--allow-insecure-http"), "{text}");
+            assert!(!text.contains("allow_insecure_http(true)"), "{text}");
+        }
     }
 }

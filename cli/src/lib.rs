@@ -10,7 +10,8 @@
 //!
 //! Layers: `app` builds the command tree and dispatches; `config` turns
 //! flags, environment and profile into a client; `operations` is the generic
-//! operation command; `output` prints answers and errors; `safe_text` makes
+//! operation command; `output` prints answers and errors; `patience` waits
+//! out the rate limit for a long job (`--all`); `safe_text` makes
 //! the service's text safe for a spreadsheet cell or a terminal line; `export` and
 //! `import` are the two jobs.
 
@@ -18,10 +19,13 @@ mod app;
 mod config;
 mod error;
 mod export;
+#[doc(hidden)]
+pub mod fuzzing;
 mod import;
 mod interrupt;
 mod operations;
 mod output;
+mod patience;
 mod safe_text;
 
 use std::ffi::OsString;
@@ -33,9 +37,12 @@ pub use operations::kebab as command_name;
 /// output on stdout and any error on stderr. Returns the process's exit code
 /// (0 on success; the codes per error kind are in the README).
 ///
-/// Ctrl-C during a streamed listing (`--all`) is caught (a handler is
-/// installed, once per process) so that the command can print where to
-/// resume; otherwise SIGINT keeps whatever disposition the process gave it.
+/// Ctrl-C during a long command (`--all`, `export`, `import`) is caught for
+/// that command's duration, so that it can stop cleanly and say how to go on;
+/// the disposition SIGINT had before is put back when the command returns, so
+/// a program that embeds the command line keeps its own Ctrl-C behaviour,
+/// however often it calls `run`. A second Ctrl-C during a command does what
+/// Ctrl-C did before it began.
 pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
     i32::from(app::run(args))
 }

@@ -7,6 +7,7 @@
 //! [`roomchat::Client::call_operation`].
 
 use std::io::{self, Write};
+use std::time::Duration;
 
 use clap::builder::{BoolishValueParser, PossibleValuesParser};
 use clap::{Arg, ArgAction, ArgGroup, ArgMatches, Command};
@@ -18,6 +19,7 @@ use serde_json::{Map, Value};
 
 use crate::error::CliError;
 use crate::interrupt::Interrupts;
+use crate::patience::Patience;
 use crate::{config, output};
 
 /// The family of an operation that declares none.
@@ -84,11 +86,12 @@ fn param_id(name: &str) -> String {
 }
 
 /// The flags of the command line's own an operation's command has (besides the global ones).
-const OWN_FLAGS: [&str; 7] = [
+const OWN_FLAGS: [&str; 8] = [
     "output",
     "all",
     "page-size",
     "max-items",
+    "no-header",
     "extra",
     "help",
     "version",
@@ -168,6 +171,12 @@ fn command(spec: &'static OperationSpec) -> Command {
                     .requires("all")
                     .value_parser(clap::value_parser!(u64))
                     .help("With --all: stop after this many items"),
+            )
+            .arg(
+                Arg::new("no-header")
+                    .long("no-header")
+                    .action(ArgAction::SetTrue)
+                    .help("With --output csv: no header row (to append a resumed run to the CSV the first began)"),
             );
     }
     command
@@ -202,8 +211,9 @@ fn details(spec: &OperationSpec) -> String {
     }
     if pages(spec) {
         text.push_str(
-            "Paging: one page by default (--limit, --skip); --all streams every item as JSON lines, \
-             --max-items stops early, and an interrupted run prints the --skip to resume from.\n",
+            "Paging: one page by default (--limit, --skip); --all streams every item as JSON lines \
+             (or CSV), waiting out the rate limit (--max-retry-wait bounds a wait), --max-items \
+             stops early, and an interrupted run prints the command to resume with.\n",
         );
     }
     for group in spec.exactly_one {
@@ -364,6 +374,16 @@ fn run_operation(
     let params = params_of(spec, matches)?;
     let all = matches.try_get_one::<bool>("all").ok().flatten() == Some(&true);
     let asked = output::explicit_format(matches);
+    let layout = output::Layout {
+        declared: spec.item_fields,
+        raw_cells: config::raw_csv_cells(matches),
+        no_header: matches.try_get_one::<bool>("no-header").ok().flatten() == Some(&true),
+    };
+    if layout.no_header && asked != Some(output::Format::Csv) {
+        return Err(CliError::Usage(
+            "--no-header is for --output csv (a CSV to append to)".into(),
+        ));
+    }
     if config::dry_run(matches) {
         // Built as the SDK builds it: refused here exactly when the SDK refuses it.
         let mut first = params.clone();
@@ -387,10 +407,29 @@ fn run_operation(
             .ok()
             .flatten()
             .copied();
-        return stream_all(op, spec, &client, params, max, asked);
+        let patience = Patience {
+            max_wait: matches
+                .try_get_one::<f64>("max-retry-wait")
+                .ok()
+                .flatten()
+                .and_then(|s| Duration::try_from_secs_f64(*s).ok()),
+            transient_retries: 0,
+        };
+        return stream_all(
+            op,
+            spec,
+            &client,
+            Listing {
+                params,
+                max,
+                asked,
+                layout,
+                patience,
+            },
+        );
     }
     let answer = client.call_operation(op, &params)?;
-    output::print_value(&answer, output::format_of(matches))
+    output::print_value(&answer, output::format_of(matches), layout)
 }
 
 /// The page size of `--all`: the given limit, else the limit's declared
@@ -415,17 +454,49 @@ fn total_of(spec: &OperationSpec, page: &Value) -> Option<u64> {
     page.get(field).and_then(Value::as_u64)
 }
 
+/// What `--all` was asked for.
+struct Listing<'a> {
+    /// The call's params (`skip` where to begin).
+    params: Value,
+    /// `--max-items`.
+    max: Option<u64>,
+    /// `--output`.
+    asked: Option<output::Format>,
+    /// The CSV's columns and cells.
+    layout: output::Layout<'a>,
+    /// How long the rate limit may hold it off.
+    patience: Patience,
+}
+
+/// Where a stopped `--all` goes on from: the flags that make the same command
+/// write what is left, and only that (`>>` appends it to the first run's output).
+fn resume_flags(skip: u64, max: Option<u64>, written: u64, csv: bool) -> String {
+    let mut flags = format!("--skip {skip}");
+    if let Some(max) = max {
+        flags.push_str(&format!(" --max-items {}", max.saturating_sub(written)));
+    }
+    if csv {
+        flags.push_str(" --no-header");
+    }
+    flags
+}
+
 /// `--all`: every item from `skip` on, page after page, each written as soon
-/// as its page came (one page in memory); Ctrl-C or an error says the
-/// `--skip` to resume from.
+/// as its page came (one page in memory); the rate limit is waited out as
+/// export waits it out; Ctrl-C or an error says the flags to resume with.
 fn stream_all(
     op: Operation,
     spec: &OperationSpec,
     client: &roomchat::Client,
-    mut params: Value,
-    max: Option<u64>,
-    asked: Option<output::Format>,
+    listing: Listing<'_>,
 ) -> Result<(), CliError> {
+    let Listing {
+        mut params,
+        max,
+        asked,
+        layout,
+        patience,
+    } = listing;
     let csv = asked == Some(output::Format::Csv);
     if asked == Some(output::Format::Table) {
         return Err(CliError::Usage(
@@ -438,30 +509,48 @@ fn stream_all(
     let interrupts = Interrupts::catch();
     let client = client.with_cancel(interrupts.cancel_token());
     let stdout = io::stdout();
-    let mut out = io::BufWriter::new(stdout.lock());
-    let mut csv_writer: Option<(Vec<String>, ())> = None;
+    let out = io::BufWriter::new(stdout.lock());
+    let mut sink = if csv {
+        // The declared fields, then `_extra`: the same columns on every page and every resume.
+        let columns = output::Columns::declared(layout.declared);
+        Sink::Csv(Box::new(output::CsvRows::new(out, columns, layout)?))
+    } else {
+        Sink::Jsonl(out)
+    };
     let mut written = 0u64;
-    let resume = |skip: u64| CliError::Interrupted {
-        resume: format!("the same command with --skip {skip}"),
+    let resume = |skip: u64, written: u64| CliError::Interrupted {
+        resume: format!(
+            "the same command with {}",
+            resume_flags(skip, max, written, csv)
+        ),
     };
     loop {
         if max.is_some_and(|m| written >= m) {
             break;
         }
         if interrupts.requested() {
-            let _ = out.flush();
-            return Err(resume(skip));
+            let _ = sink.flush();
+            return Err(resume(skip, written));
         }
         params["skip"] = Value::from(skip);
-        let page = match client.call_operation(op, &params) {
+        let answer = patience.call(
+            &client,
+            &|| interrupts.requested(),
+            |_| {},
+            || client.call_operation(op, &params),
+        );
+        let page = match answer {
             Ok(page) => page,
             Err(e) if e.kind() == ErrorKind::Cancelled || interrupts.requested() => {
-                let _ = out.flush();
-                return Err(resume(skip));
+                let _ = sink.flush();
+                return Err(resume(skip, written));
             }
             Err(e) => {
-                let _ = out.flush();
-                eprintln!("roomchat: stopped after {written} items; to resume, run the same command with --skip {skip}");
+                let _ = sink.flush();
+                eprintln!(
+                    "roomchat: stopped after {written} items; to resume, run the same command with {}",
+                    resume_flags(skip, max, written, csv)
+                );
                 return Err(e.into());
             }
         };
@@ -472,25 +561,11 @@ fn stream_all(
             if max.is_some_and(|m| written >= m) {
                 break;
             }
-            if csv {
-                if csv_writer.is_none() {
-                    let columns = output::columns_of(&[item]);
-                    write_csv_row(&mut out, &columns)?;
-                    csv_writer = Some((columns, ()));
-                }
-                if let Some((columns, _)) = &csv_writer {
-                    let cells: Vec<String> =
-                        columns.iter().map(|c| output::cell(item, c)).collect();
-                    write_csv_row(&mut out, &cells)?;
-                }
-            } else {
-                serde_json::to_writer(&mut out, item).map_err(|e| output::write_error(e.into()))?;
-                out.write_all(b"\n").map_err(output::write_error)?;
-            }
+            sink.write(item)?;
             written += 1;
             skip += 1;
         }
-        out.flush().map_err(output::write_error)?;
+        sink.flush()?;
         let done = match total_of(spec, &page) {
             Some(total) => count == 0 || skip >= total,
             None => count < size,
@@ -499,16 +574,34 @@ fn stream_all(
             break;
         }
     }
-    out.flush().map_err(output::write_error)
+    sink.flush()
 }
 
-fn write_csv_row(out: &mut impl Write, cells: &[String]) -> Result<(), CliError> {
-    let mut writer = csv::WriterBuilder::new().from_writer(Vec::new());
-    writer
-        .write_record(cells)
-        .map_err(|e| output::write_error(io::Error::other(e.to_string())))?;
-    let bytes = writer
-        .into_inner()
-        .map_err(|e| output::write_error(io::Error::other(e.to_string())))?;
-    out.write_all(&bytes).map_err(output::write_error)
+/// Where `--all` writes its items.
+enum Sink<W: Write> {
+    /// One JSON object a line.
+    Jsonl(W),
+    /// CSV rows, under the header written first.
+    Csv(Box<output::CsvRows<W>>),
+}
+
+impl<W: Write> Sink<W> {
+    fn write(&mut self, item: &Value) -> Result<(), CliError> {
+        match self {
+            Sink::Jsonl(out) => {
+                serde_json::to_writer(&mut *out, item)
+                    .map_err(|e| output::write_error(e.into()))?;
+                out.write_all(b"\n").map_err(output::write_error)
+            }
+            Sink::Csv(rows) => rows.write(item),
+        }
+    }
+
+    /// Writes what is buffered through to stdout: a stop leaves whole items only.
+    fn flush(&mut self) -> Result<(), CliError> {
+        match self {
+            Sink::Jsonl(out) => out.flush().map_err(output::write_error),
+            Sink::Csv(rows) => rows.flush(),
+        }
+    }
 }

@@ -30,6 +30,66 @@ pub fn output_arg() -> Arg {
         .help("How to print the answer: json (indented on a terminal, one line when piped), jsonl, table or csv")
 }
 
+/// The `--output` flag of `export` and `import`, whose answers are files: it
+/// makes their errors one JSON object on stderr, as on every other command.
+pub fn error_output_arg() -> Arg {
+    Arg::new("output")
+        .long("output")
+        .value_name("FORMAT")
+        .value_parser(["json", "jsonl"])
+        .help("json (or jsonl): an error ends stderr as one JSON object, {\"error\": {\"kind\", \"message\", \"exit_code\", …}}, as on every command")
+}
+
+/// The format `--output` names in `matches` or the matches of the
+/// subcommand it ran (`import users … --output json`), if it was given.
+pub fn asked_format(matches: &ArgMatches) -> Option<Format> {
+    explicit_format(matches).or_else(|| {
+        matches
+            .subcommand()
+            .and_then(|(_, inner)| asked_format(inner))
+    })
+}
+
+/// Whether the command line asks for JSON (`--output json`, `--output=jsonl`,
+/// …): how an error of the command line itself (clap's, before there are
+/// matches) knows to be the JSON error object.
+pub fn json_asked_in(args: &[std::ffi::OsString]) -> bool {
+    let json = |v: &str| matches!(v, "json" | "jsonl");
+    let mut words = args.iter().map(|a| a.to_string_lossy());
+    while let Some(word) = words.next() {
+        if word == "--" {
+            break;
+        }
+        if word == "--output" {
+            if words.next().is_some_and(|v| json(&v)) {
+                return true;
+            }
+        } else if word.strip_prefix("--output=").is_some_and(json) {
+            return true;
+        }
+    }
+    false
+}
+
+/// A usage error of clap's as one line: its message and tips, without the
+/// usage and the help pointer that follow them.
+pub fn usage_message(error: &clap::Error) -> String {
+    let text = error.render().to_string();
+    let text = text.trim_start_matches("error: ");
+    let end = text
+        .find("\nUsage:")
+        .or_else(|| text.find("\nFor more information"))
+        .unwrap_or(text.len());
+    let mut message = String::new();
+    for line in text[..end].lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if !message.is_empty() {
+            message.push_str(if message.ends_with(':') { " " } else { "; " });
+        }
+        message.push_str(line);
+    }
+    message
+}
+
 /// The format `--output` names, if it was given.
 pub fn explicit_format(matches: &ArgMatches) -> Option<Format> {
     match matches
@@ -93,11 +153,150 @@ pub fn items_of(value: &Value) -> Option<&Vec<Value>> {
     }
 }
 
+/// How rows become CSV or table cells.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Layout<'a> {
+    /// The fields a listing's items declare ([`OperationSpec::item_fields`](roomchat::wire::OperationSpec)):
+    /// a CSV's columns, whatever the rows hold. Empty: the columns are the rows' fields.
+    pub declared: &'a [&'a str],
+    /// `--raw-csv-cells`: CSV text cells as the service sent them, formulas included.
+    pub raw_cells: bool,
+    /// `--no-header`: no header row (to append to a CSV an earlier run began).
+    pub no_header: bool,
+}
+
+/// The last column of a listing's CSV: every field of a row that is not
+/// among the declared ones, as one JSON object (empty when there is none),
+/// so that a field the declaration does not know is never dropped.
+pub const EXTRA_COLUMN: &str = "_extra";
+
+/// The columns of a CSV or a table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Columns {
+    /// The fields shown each in a column of its own.
+    pub names: Vec<String>,
+    /// Whether a last column, [`EXTRA_COLUMN`], holds the fields not in `names`.
+    pub extra: bool,
+}
+
+impl Columns {
+    /// The columns of a CSV: the declared fields then [`EXTRA_COLUMN`], for
+    /// every page alike (so a CSV resumed with `--no-header` gets the same
+    /// columns); with none declared, every field of `rows`.
+    pub fn for_csv(declared: &[&str], rows: &[&Value]) -> Columns {
+        if declared.is_empty() {
+            return Columns {
+                names: columns_of(rows),
+                extra: false,
+            };
+        }
+        Columns::declared(declared)
+    }
+
+    /// The columns of a table: the declared fields some row holds, in their
+    /// order, then every other field of `rows` in the order first seen.
+    pub fn for_table(declared: &[&str], rows: &[&Value]) -> Columns {
+        let seen = columns_of(rows);
+        let mut names: Vec<String> = declared
+            .iter()
+            .filter(|d| seen.iter().any(|s| s == *d))
+            .map(|d| (*d).to_owned())
+            .collect();
+        names.extend(seen.into_iter().filter(|s| !declared.contains(&s.as_str())));
+        Columns {
+            names,
+            extra: false,
+        }
+    }
+
+    /// The columns of a streamed listing's CSV, known before its first page:
+    /// the declared fields, then [`EXTRA_COLUMN`] (with none declared, every
+    /// field is in it).
+    pub fn declared(declared: &[&str]) -> Columns {
+        Columns {
+            names: declared.iter().map(|d| (*d).to_owned()).collect(),
+            extra: true,
+        }
+    }
+
+    /// The header row.
+    pub fn header(&self) -> Vec<String> {
+        let mut header = self.names.clone();
+        if self.extra {
+            header.push(EXTRA_COLUMN.to_owned());
+        }
+        header
+    }
+
+    /// The fields of `row` that have no column of their own, as a JSON
+    /// object's text; empty when there is none.
+    fn extra_of(&self, row: &Value) -> String {
+        let rest: serde_json::Map<String, Value> = match row {
+            Value::Object(fields) => fields
+                .iter()
+                .filter(|(name, _)| !self.names.contains(name))
+                .map(|(name, value)| (name.clone(), value.clone()))
+                .collect(),
+            _ => serde_json::Map::new(),
+        };
+        if rest.is_empty() {
+            String::new()
+        } else {
+            Value::Object(rest).to_string()
+        }
+    }
+
+    /// The CSV cells of `row`: text through [`csv_cell`](crate::safe_text::csv_cell)
+    /// unless `raw`; numbers, booleans and JSON (which no spreadsheet runs) as JSON.
+    pub fn csv_row(&self, row: &Value, raw: bool) -> Vec<String> {
+        let mut cells: Vec<String> = self
+            .names
+            .iter()
+            .map(|name| match field(row, name) {
+                Some(Value::String(text)) => crate::safe_text::csv_cell(text, raw).into_owned(),
+                other => json_cell(other),
+            })
+            .collect();
+        if self.extra {
+            cells.push(self.extra_of(row));
+        }
+        cells
+    }
+}
+
+/// The value of column `column` in `row` (the row itself for the column `value` of a scalar).
+fn field<'a>(row: &'a Value, column: &str) -> Option<&'a Value> {
+    match row {
+        Value::Object(fields) => fields.get(column),
+        other if column == "value" => Some(other),
+        _ => None,
+    }
+}
+
+/// A cell of anything but text: null empty, anything else as JSON.
+fn json_cell(value: Option<&Value>) -> String {
+    match value {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
+/// The header cells of a CSV: a field name from the service's answer
+/// (not a declared one) is a cell like any other.
+fn csv_header(columns: &Columns, raw: bool) -> Vec<String> {
+    columns
+        .header()
+        .into_iter()
+        .map(|name| crate::safe_text::csv_cell(&name, raw).into_owned())
+        .collect()
+}
+
 /// Prints `value` in `format` on stdout.
-pub fn print_value(value: &Value, format: Format) -> Result<(), CliError> {
+pub fn print_value(value: &Value, format: Format, layout: Layout<'_>) -> Result<(), CliError> {
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
-    write_value(&mut out, value, format, stdout_is_terminal())?;
+    write_value(&mut out, value, format, stdout_is_terminal(), layout)?;
     out.flush().map_err(write_error)
 }
 
@@ -107,6 +306,7 @@ pub fn write_value(
     value: &Value,
     format: Format,
     pretty: bool,
+    layout: Layout<'_>,
 ) -> Result<(), CliError> {
     match format {
         Format::Json => {
@@ -128,15 +328,20 @@ pub fn write_value(
             None => writeln!(out, "{value}").map_err(write_error),
         },
         Format::Table | Format::Csv => {
-            let rows: Vec<&Value> = match items_of(value) {
-                Some(items) => items.iter().collect(),
-                None => vec![value],
+            // A listing's items are the rows; any other answer is one row.
+            let (rows, declared): (Vec<&Value>, &[&str]) = match items_of(value) {
+                Some(items) => (items.iter().collect(), layout.declared),
+                None => (vec![value], &[]),
             };
-            let columns = columns_of(&rows);
             if format == Format::Csv {
-                write_csv(out, &columns, &rows)
+                let columns = Columns::for_csv(declared, &rows);
+                let mut csv = CsvRows::new(out, columns, layout)?;
+                for row in rows {
+                    csv.write(row)?;
+                }
+                csv.flush()
             } else {
-                write_table(out, &columns, &rows)
+                write_table(out, &Columns::for_table(declared, &rows), &rows)
             }
         }
     }
@@ -170,52 +375,76 @@ pub fn columns_of(rows: &[&Value]) -> Vec<String> {
 
 /// A cell's text: strings as they are, null empty, anything else as JSON.
 pub fn cell(row: &Value, column: &str) -> String {
-    let value = match row {
-        Value::Object(fields) => fields.get(column),
-        other if column == "value" => Some(other),
-        _ => None,
-    };
-    match value {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
+    json_cell(field(row, column))
+}
+
+/// A CSV written row by row (a streamed listing's pages as they come): the
+/// header first unless `--no-header`, then each row's cells.
+pub struct CsvRows<W: Write> {
+    writer: csv::Writer<W>,
+    columns: Columns,
+    raw: bool,
+}
+
+fn csv_error(e: csv::Error) -> CliError {
+    match e.into_kind() {
+        csv::ErrorKind::Io(e) => write_error(e),
+        other => write_error(io::Error::other(format!("{other:?}"))),
     }
 }
 
-fn write_csv(out: &mut impl Write, columns: &[String], rows: &[&Value]) -> Result<(), CliError> {
-    let mut writer = csv::Writer::from_writer(out);
-    let csv_error = |e: csv::Error| match e.into_kind() {
-        csv::ErrorKind::Io(e) => write_error(e),
-        other => write_error(io::Error::other(format!("{other:?}"))),
-    };
-    writer.write_record(columns).map_err(csv_error)?;
-    for row in rows {
-        writer
-            .write_record(columns.iter().map(|c| cell(row, c)))
-            .map_err(csv_error)?;
+impl<W: Write> CsvRows<W> {
+    /// A CSV of `columns` on `out`, its header written unless `layout.no_header`.
+    pub fn new(out: W, columns: Columns, layout: Layout<'_>) -> Result<Self, CliError> {
+        let mut writer = csv::Writer::from_writer(out);
+        if !layout.no_header {
+            writer
+                .write_record(csv_header(&columns, layout.raw_cells))
+                .map_err(csv_error)?;
+        }
+        Ok(CsvRows {
+            writer,
+            columns,
+            raw: layout.raw_cells,
+        })
     }
-    writer.flush().map_err(write_error)
+
+    /// Writes `row`'s cells.
+    pub fn write(&mut self, row: &Value) -> Result<(), CliError> {
+        self.writer
+            .write_record(self.columns.csv_row(row, self.raw))
+            .map_err(csv_error)
+    }
+
+    /// Writes what is buffered through to the writer below, and flushes it.
+    pub fn flush(&mut self) -> Result<(), CliError> {
+        self.writer.flush().map_err(write_error)
+    }
 }
 
 /// The widest a table cell is shown (longer text ends in `…`).
 const MAX_CELL: usize = 48;
 
-fn write_table(out: &mut impl Write, columns: &[String], rows: &[&Value]) -> Result<(), CliError> {
+fn write_table(out: &mut impl Write, columns: &Columns, rows: &[&Value]) -> Result<(), CliError> {
     let shown = |text: String| -> String {
         let one_line = text.replace(['\n', '\r', '\t'], " ");
+        // Shown, not obeyed: an escape in a name would act on the terminal.
+        let one_line = crate::safe_text::terminal_line(&one_line);
         if one_line.chars().count() > MAX_CELL {
             let mut cut: String = one_line.chars().take(MAX_CELL - 1).collect();
             cut.push('…');
             cut
         } else {
-            one_line
+            one_line.into_owned()
         }
     };
+    let header: Vec<String> = columns.names.iter().map(|c| shown(c.clone())).collect();
+    let columns = &columns.names;
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|row| columns.iter().map(|c| shown(cell(row, c))).collect())
         .collect();
-    let widths: Vec<usize> = columns
+    let widths: Vec<usize> = header
         .iter()
         .enumerate()
         .map(|(i, c)| {
@@ -235,7 +464,6 @@ fn write_table(out: &mut impl Write, columns: &[String], rows: &[&Value]) -> Res
             .collect();
         padded.join("  ").trim_end().to_owned()
     };
-    let header: Vec<String> = columns.iter().map(|c| shown(c.clone())).collect();
     writeln!(out, "{}", line(&header)).map_err(write_error)?;
     for row in &cells {
         writeln!(out, "{}", line(row)).map_err(write_error)?;

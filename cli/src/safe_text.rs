@@ -18,7 +18,6 @@ const FORMULA_STARTS: [char; 7] = ['=', '+', '-', '@', '\t', '\r', '\n'];
 ///
 /// The CSV writer still quotes the cell where CSV needs it; this only decides
 /// what the spreadsheet sees inside the quotes.
-#[allow(dead_code)] // until every CSV writer uses it (this round)
 pub fn csv_cell(text: &str, raw: bool) -> Cow<'_, str> {
     if !raw && text.starts_with(FORMULA_STARTS) {
         Cow::Owned(format!("'{text}"))
@@ -32,7 +31,6 @@ pub fn csv_cell(text: &str, raw: bool) -> Cow<'_, str> {
 /// overrides that reorder or break what follows, written as a visible escape
 /// (`\u{1b}`), so that a room's name can neither move the cursor, recolour
 /// the screen, set the window's title nor start a line of its own.
-#[allow(dead_code)] // until every progress line uses it (this round)
 pub fn terminal_line(text: &str) -> Cow<'_, str> {
     if !text.chars().any(needs_escape) {
         return Cow::Borrowed(text);

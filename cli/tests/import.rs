@@ -333,3 +333,487 @@ fn dry_runs_of_import_and_export_send_nothing() {
     );
     assert!(!dir.path("users.csv.results.csv").exists());
 }
+
+/// A client of the SDK on `emu`, to set the account up as a test needs it.
+fn sdk(emu: &Emulator) -> roomchat::Client {
+    roomchat::Client::builder(emu.private_key())
+        .base_url(emu.base_url())
+        .build()
+        .unwrap()
+}
+
+/// A fault on the create path.
+fn on_create(emu: &Emulator, times: u32, action: FaultAction) {
+    emu.add_fault(Fault {
+        method: Some("POST".into()),
+        path: "/consumer/api/v1/user".into(),
+        times,
+        action,
+    });
+}
+
+/// The result file's rows by identifier: (username, result, reason).
+fn by_uid(path: &std::path::Path) -> HashMap<String, (String, String, String)> {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            (r[1].into(), (r[2].into(), r[3].into(), r[5].into()))
+        })
+        .collect()
+}
+
+/// Issue 44, item 7: 4 when some users were created or found and others failed; when every
+/// row failed, the code of the first failure (2 for a row that is itself wrong, the SDK
+/// error's code for the service's refusal), as one create would exit.
+#[test]
+fn the_exit_code_says_whether_some_users_were_done() {
+    let emu = emulator();
+    let dir = Scratch::new("import-codes");
+    std::fs::write(
+        dir.path("some.csv"),
+        "username,uniqueUserIdentifier\nAnn,c-1\n,c-2\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path("bad.csv"),
+        "username,uniqueUserIdentifier\nAnn,\nBob,\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path("refused.csv"),
+        "username,uniqueUserIdentifier\nCid,c-3\nDee,c-4\n",
+    )
+    .unwrap();
+    let some = run_measured(roomchat(&emu, &dir.0, &["import", "users", "some.csv"]));
+    assert_eq!(some.status.code(), Some(4), "{}", some.stderr);
+    assert!(
+        some.stderr
+            .contains("roomchat import users: 2 rows: 1 created, 0 already there, 1 failed, "),
+        "{}",
+        some.stderr
+    );
+    let bad = run_measured(roomchat(&emu, &dir.0, &["import", "users", "bad.csv"]));
+    assert_eq!(bad.status.code(), Some(2), "{}", bad.stderr);
+    assert!(
+        bad.stderr.contains("all 2 rows failed")
+            && bad.stderr.contains("line 2: no uniqueUserIdentifier"),
+        "{}",
+        bad.stderr
+    );
+    on_create(
+        &emu,
+        2,
+        FaultAction::Respond {
+            status: 400,
+            headers: vec![],
+            body: r#"{"success": false, "message": "invalid request", "error": "\"email\" is required"}"#.into(),
+            content_type: None,
+        },
+    );
+    let refused = run_measured(roomchat(&emu, &dir.0, &["import", "users", "refused.csv"]));
+    assert_eq!(refused.status.code(), Some(13), "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("all 2 rows failed") && refused.stderr.contains("invalid_request"),
+        "{}",
+        refused.stderr
+    );
+    assert_nobody_twice(&emu, 1);
+}
+
+/// Issue 44, item 9: every cell of the result file is safe in a spreadsheet (a leading `'`
+/// before `= + - @`), unless `--raw-csv-cells`; item 20: a row refused for its `isModerator`
+/// keeps its identifier and username there.
+#[test]
+fn the_result_file_names_every_row_and_runs_no_formula() {
+    let emu = emulator();
+    let dir = Scratch::new("import-cells");
+    std::fs::write(
+        dir.path("users.csv"),
+        concat!(
+            "username,uniqueUserIdentifier,isModerator\n",
+            "\"=HYPERLINK(\"\"https://evil.example\"\",\"\"x\"\")\",@crm-1,false\n",
+            "Maybe Moderator,crm-2,maybe\n",
+        ),
+    )
+    .unwrap();
+    let run = run_measured(roomchat(&emu, &dir.0, &["import", "users", "users.csv"]));
+    assert_eq!(run.status.code(), Some(4), "{}", run.stderr);
+    let rows = by_uid(&dir.path("users.csv.results.csv"));
+    let maybe = rows
+        .get("crm-2")
+        .unwrap_or_else(|| panic!("no row crm-2: {rows:?}"));
+    assert_eq!(
+        (maybe.0.as_str(), maybe.1.as_str()),
+        ("Maybe Moderator", "failed")
+    );
+    assert!(maybe.2.contains("isModerator \"maybe\""), "{maybe:?}");
+    let formula = rows
+        .get("'@crm-1")
+        .unwrap_or_else(|| panic!("no row '@crm-1: {rows:?}"));
+    assert_eq!(
+        formula,
+        &(
+            "'=HYPERLINK(\"https://evil.example\",\"x\")".into(),
+            "created".into(),
+            String::new()
+        ),
+    );
+
+    let raw = run_measured(roomchat(
+        &emu,
+        &dir.0,
+        &["--raw-csv-cells", "import", "users", "users.csv"],
+    ));
+    assert_eq!(raw.status.code(), Some(4), "{}", raw.stderr);
+    let rows = by_uid(&dir.path("users.csv.results.csv"));
+    assert_eq!(
+        rows["@crm-1"].0,
+        "=HYPERLINK(\"https://evil.example\",\"x\")"
+    );
+    assert_eq!(rows["@crm-1"].1, "already there");
+    assert_nobody_twice(&emu, 1);
+}
+
+/// Issue 44, item 8: the result file is renamed into place and then its folder is fsynced (the
+/// rename is durable), as `strace` sees the calls.
+#[test]
+fn the_result_file_is_renamed_then_its_folder_fsynced() {
+    let emu = emulator();
+    let dir = Scratch::new("import-fsync");
+    std::fs::write(
+        dir.path("users.csv"),
+        "username,uniqueUserIdentifier\nAnn,f-1\n",
+    )
+    .unwrap();
+    let cmd = roomchat(&emu, &dir.0, &["import", "users", "users.csv"]);
+    let program = cmd.get_program().to_owned();
+    let args: Vec<_> = cmd.get_args().map(|a| a.to_owned()).collect();
+    let trace = dir.path("trace.txt");
+    // strace: every machine of the project has it (the test command installs it otherwise).
+    std::process::Command::new("strace")
+        .arg("-V")
+        .output()
+        .expect("this test needs strace (apt-get install strace)");
+    let mut traced = std::process::Command::new("strace");
+    traced
+        .args([
+            "-f",
+            "-y",
+            "-e",
+            "trace=rename,renameat,renameat2,fsync,fdatasync",
+            "-o",
+        ])
+        .arg(&trace)
+        .arg(program)
+        .args(args);
+    for (name, value) in cmd.get_envs() {
+        match value {
+            Some(v) => traced.env(name, v),
+            None => traced.env_remove(name),
+        };
+    }
+    traced
+        .current_dir(&dir.0)
+        .stdin(std::process::Stdio::null());
+    let run = run_ok(traced);
+    let trace =
+        std::fs::read_to_string(trace).unwrap_or_else(|e| panic!("strace: {e}: {}", run.stderr));
+    let folder = std::fs::canonicalize(&dir.0).unwrap();
+    let lines: Vec<&str> = trace.lines().collect();
+    let renamed = lines
+        .iter()
+        .position(|l| l.contains("rename") && l.contains("users.csv.results.csv\""))
+        .unwrap_or_else(|| panic!("no rename of the result file:\n{trace}"));
+    let folder_synced = format!("<{}>", folder.display());
+    assert!(
+        lines[renamed..]
+            .iter()
+            .any(|l| (l.contains("fsync(") || l.contains("fdatasync("))
+                && l.contains(&folder_synced)),
+        "the folder is not fsynced after the rename:\n{trace}"
+    );
+}
+
+/// Issue 44, item 12: a create answered 200 with a cut-off body is an unknown outcome: looked
+/// up, then sent again when the user is not there (the emulator's cut-off answer has no
+/// effect), never reported `failed`.
+#[test]
+fn a_create_answered_with_a_cut_off_body_is_looked_up() {
+    let emu = emulator();
+    let dir = Scratch::new("import-truncated");
+    std::fs::write(
+        dir.path("users.csv"),
+        "username,uniqueUserIdentifier\nAnn,t-1\nBob,t-2\nCid,t-3\n",
+    )
+    .unwrap();
+    on_create(&emu, 2, FaultAction::TruncatedBody);
+    let run = run_ok(roomchat(
+        &emu,
+        &dir.0,
+        &["import", "users", "users.csv", "-j", "1"],
+    ));
+    let rows = by_uid(&dir.path("users.csv.results.csv"));
+    assert!(
+        rows.values().all(|r| r.1 == "created"),
+        "{rows:?} {}",
+        run.stderr
+    );
+    // One job: the first create and the one sent after its lookup were both cut off.
+    assert_eq!(
+        rows["t-1"].2, "sent again after 2 unknown outcome(s)",
+        "{rows:?}"
+    );
+    assert_nobody_twice(&emu, 3);
+    let lookups = emu
+        .journal()
+        .iter()
+        .filter(|e| e.method == "GET" && e.path.starts_with("/consumer/api/v2/user/t-"))
+        .count();
+    assert_eq!(lookups, 2, "one lookup per cut-off answer");
+}
+
+/// Issue 44, item 16: an identifier held by a deactivated user is `failed` (the listing shows
+/// active users only, the lookup finds the deactivated one), while one an active user took
+/// after the listing (another run) is `already there`.
+#[test]
+fn an_identifier_a_deactivated_user_holds_fails() {
+    let emu = emulator();
+    let dir = Scratch::new("import-deactivated");
+    let sdk = sdk(&emu);
+    sdk.create_user(&roomchat::CreateUser::regular("Gone").field("uniqueUserIdentifier", "d-1"))
+        .unwrap();
+    sdk.deactivate_user(&roomchat::DeactivateUser::UniqueUserIdentifier(
+        "d-1".into(),
+    ))
+    .unwrap();
+    std::fs::write(
+        dir.path("users.csv"),
+        "username,uniqueUserIdentifier\nGone,d-1\nLate,d-2\nNew,d-3\n",
+    )
+    .unwrap();
+    // The listing at the start is answered late; d-2 is created (by "another run") meanwhile.
+    emu.add_fault(Fault {
+        method: Some("GET".into()),
+        path: "/consumer/api/v2/users".into(),
+        times: 1,
+        action: FaultAction::Delay(Duration::from_millis(700)),
+    });
+    let child = roomchat(&emu, &dir.0, &["import", "users", "users.csv"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !emu
+        .journal()
+        .iter()
+        .any(|e| e.path == "/consumer/api/v2/users")
+    {
+        assert!(std::time::Instant::now() < deadline, "no listing");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    sdk.create_user(&roomchat::CreateUser::regular("Late").field("uniqueUserIdentifier", "d-2"))
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let rows = by_uid(&dir.path("users.csv.results.csv"));
+    assert_eq!(rows["d-1"].1, "failed", "{rows:?} {stderr}");
+    assert!(
+        rows["d-1"]
+            .2
+            .contains("no active user has it: deactivated?"),
+        "{rows:?}"
+    );
+    assert_eq!(rows["d-2"].1, "already there", "{rows:?} {stderr}");
+    assert_eq!(rows["d-3"].1, "created", "{rows:?} {stderr}");
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains("3 rows: 1 created, 1 already there, 1 failed"),
+        "{stderr}"
+    );
+    assert_nobody_twice(&emu, 3);
+
+    // A record that says `"deactivated": true` settles it without a second listing.
+    emu.clear_journal();
+    emu.add_fault(Fault {
+        method: Some("GET".into()),
+        path: "/consumer/api/v2/user/d-1".into(),
+        times: 1,
+        action: FaultAction::Respond {
+            status: 200,
+            headers: vec![],
+            body: r#"{"_id": "6141fd87c3b6750317d04f64", "uniqueUserIdentifier": "d-1", "username": "Gone", "deactivated": true}"#.into(),
+            content_type: None,
+        },
+    });
+    let run = run_measured(roomchat(&emu, &dir.0, &["import", "users", "users.csv"]));
+    let rows = by_uid(&dir.path("users.csv.results.csv"));
+    assert_eq!(rows["d-1"].1, "failed", "{rows:?} {}", run.stderr);
+    assert!(rows["d-1"].2.contains("deactivated?"), "{rows:?}");
+    let listings = emu
+        .journal()
+        .iter()
+        .filter(|e| e.path == "/consumer/api/v2/users")
+        .count();
+    assert_eq!(listings, 1, "only the listing at the start");
+}
+
+/// Issue 44, item 18: SIGINT from a script (`kill -INT`) while creates are in flight: no new
+/// create is sent, those in flight are settled (the emulator made the users before it held
+/// their answers: cancelled, looked up, found), the result file says what was done and what
+/// was not attempted, exit 130 with the hint; running the same command again completes it
+/// and creates nobody twice.
+#[test]
+fn an_interrupted_import_stops_cleanly_and_a_rerun_completes_it() {
+    let emu = emulator();
+    let dir = Scratch::new("import-sigint");
+    let mut lines = String::new();
+    for i in 0..30 {
+        lines += &format!("{{\"username\": \"u{i}\", \"uniqueUserIdentifier\": \"s-{i}\"}}\n");
+    }
+    std::fs::write(dir.path("users.jsonl"), lines).unwrap();
+    // Five are there before: `already there`.
+    let sdk = sdk(&emu);
+    for i in 0..5 {
+        sdk.create_user(
+            &roomchat::CreateUser::regular(format!("u{i}"))
+                .field("uniqueUserIdentifier", format!("s-{i}")),
+        )
+        .unwrap();
+    }
+    // Each create takes effect, then its answer is held 3 s: SIGINT comes once the first
+    // three (of -j 3) took effect, while their answers are held.
+    on_create(&emu, 30, FaultAction::Delay(Duration::from_secs(3)));
+    emu.clear_journal();
+    let mut child = roomchat(&emu, &dir.0, &["import", "users", "users.jsonl", "-j", "3"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while emu.users().len() < 8 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the import does not start"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let sent = std::time::Instant::now();
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if sent.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("still running 30 s after SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stopped_in = sent.elapsed();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(130), "{status} {stderr}");
+    assert!(
+        stderr.contains(
+            "to resume, run the same command again: the rows done are found already there"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("30 rows: 3 created, 5 already there, 0 failed, 22 not attempted"),
+        "{stderr}"
+    );
+    let rows = results(&dir.path("users.jsonl.results.csv"));
+    assert_eq!(rows.len(), 30);
+    // The three in flight: cancelled, then found by their lookup.
+    let created: Vec<_> = rows.iter().filter(|r| r.1 == "created").collect();
+    assert_eq!(created.len(), 3, "{rows:?}");
+    assert!(
+        created.iter().all(|r| r
+            .3
+            .starts_with("confirmed after an unknown outcome (cancelled)")),
+        "{created:?}"
+    );
+    assert!(rows[8..].iter().all(|r| r.1 == "not attempted"), "{rows:?}");
+    // What the file says was created is what the service has, and no create was sent after
+    // SIGINT.
+    let users = emu.users();
+    assert_eq!(users.len(), 8);
+    for row in &created {
+        assert!(
+            users
+                .iter()
+                .any(|u| u["uniqueUserIdentifier"] == row.0.as_str() && u["_id"] == row.2.as_str()),
+            "{row:?} not in the service"
+        );
+    }
+    let posts = emu.journal().iter().filter(|e| e.method == "POST").count();
+    assert_eq!(posts, 3);
+    // Stopped without waiting for the held answers.
+    assert!(stopped_in < Duration::from_millis(2500), "{stopped_in:?}");
+
+    emu.clear_faults();
+    let again = run_ok(roomchat(&emu, &dir.0, &["import", "users", "users.jsonl"]));
+    let counts = tally(&results(&dir.path("users.jsonl.results.csv")));
+    assert_eq!(counts.get("already there"), Some(&8), "{}", again.stderr);
+    assert_eq!(counts.get("created"), Some(&22), "{}", again.stderr);
+    assert_nobody_twice(&emu, 30);
+    println!(
+        "cli import: stopped {:.0} ms after SIGINT, 3 creates in flight settled",
+        stopped_in.as_secs_f64() * 1e3
+    );
+}
+
+/// A create refused (4xx) with an answer cut off: why is unknown, and "the identifier is in
+/// use" (another run created it meanwhile) is one reason; the user is looked up, found, and
+/// the row is `already there`, not `failed` (found by the fault harness: two imports at once).
+#[test]
+fn a_refusal_whose_answer_is_cut_off_is_looked_up() {
+    let emu = emulator();
+    let dir = Scratch::new("import-refused-cut");
+    let sdk = sdk(&emu);
+    std::fs::write(
+        dir.path("users.csv"),
+        "username,uniqueUserIdentifier\nAnn,r-1\nBob,r-2\n",
+    )
+    .unwrap();
+    // The listing at the start is answered late; r-1 is created (by "another run") meanwhile,
+    // so the import's create of r-1 is refused, and that answer is cut off.
+    emu.add_fault(Fault {
+        method: Some("GET".into()),
+        path: "/consumer/api/v2/users".into(),
+        times: 1,
+        action: FaultAction::Delay(Duration::from_millis(700)),
+    });
+    let child = roomchat(&emu, &dir.0, &["import", "users", "users.csv", "-j", "1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !emu
+        .journal()
+        .iter()
+        .any(|e| e.path == "/consumer/api/v2/users")
+    {
+        assert!(std::time::Instant::now() < deadline, "no listing");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    sdk.create_user(&roomchat::CreateUser::regular("Ann").field("uniqueUserIdentifier", "r-1"))
+        .unwrap();
+    on_create(&emu, 1, FaultAction::TruncatedAfterEffect);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let rows = by_uid(&dir.path("users.csv.results.csv"));
+    assert_eq!(rows["r-1"].1, "already there", "{rows:?} {stderr}");
+    assert_eq!(rows["r-2"].1, "created", "{rows:?} {stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_nobody_twice(&emu, 2);
+}

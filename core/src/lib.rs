@@ -79,6 +79,7 @@ mod send;
 // The operations' typed methods (generated) and the listing's iterators.
 mod api;
 
+pub use send::instrument;
 pub use send::observe;
 pub use wire::view;
 
@@ -105,6 +106,8 @@ pub use budget::shared_budget::{
     OnRedisError, RedisBudget, DEFAULT_BREAKER_COOLDOWN, DEFAULT_REDIS_TIMEOUT,
 };
 pub use send::options::CallOptions;
+#[cfg(feature = "opentelemetry")]
+pub use send::otel::OpenTelemetry;
 pub use send::response::{ResponseMeta, WithResponse};
 pub use transport::connect::RESOLVE_TTL;
 pub use transport::proxy::Proxy;

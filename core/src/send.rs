@@ -2,7 +2,11 @@
 //! retries and waits, and what it tells observers and tracing.
 
 pub(crate) mod client;
+pub mod instrument;
 pub mod observe;
+pub(crate) mod observed;
 pub(crate) mod options;
+#[cfg(feature = "opentelemetry")]
+pub(crate) mod otel;
 pub(crate) mod response;
 pub(crate) mod trace;

@@ -81,6 +81,12 @@ impl WireRequest {
     /// The full URL: `base_url` (no trailing slash needed), the path, the key
     /// (when both a key parameter and `key` are given) and the query, all encoded.
     pub fn url(&self, base_url: &str, key: Option<&str>) -> String {
+        self.build_url(base_url, key, false)
+    }
+
+    /// [`WireRequest::url`]; with `hide_tokens`, an access token in the query
+    /// (`accessToken`, any case, as a raw request may carry it) shown as `REDACTED`.
+    fn build_url(&self, base_url: &str, key: Option<&str>, hide_tokens: bool) -> String {
         let mut url = String::with_capacity(base_url.len() + self.path.len() + 64);
         url.push_str(base_url.trim_end_matches('/'));
         url.push_str(&self.path);
@@ -96,15 +102,27 @@ impl WireRequest {
             url.push(separator);
             encode_into(name, &mut url);
             url.push('=');
-            encode_into(value, &mut url);
+            if hide_tokens && name.eq_ignore_ascii_case("accesstoken") {
+                url.push_str("REDACTED");
+            } else {
+                encode_into(value, &mut url);
+            }
             separator = '&';
         }
         url
     }
 
-    /// The path and query with the key shown as `REDACTED`: safe for errors and logs.
+    /// The absolute URL under `base_url` with the key and any access token in
+    /// the query shown as `REDACTED`, as [`WireRequest::redacted_target`] shows them.
+    pub fn redacted_url(&self, base_url: &str) -> String {
+        self.build_url(base_url, Some("REDACTED"), true)
+    }
+
+    /// The path and query with the key shown as `REDACTED`, and an access
+    /// token in the query too (`accessToken`, any case): safe for errors,
+    /// logs and spans.
     pub fn redacted_target(&self) -> String {
-        self.url("", Some("REDACTED"))
+        self.build_url("", Some("REDACTED"), true)
     }
 
     /// Whether it may be sent again after a 5xx, a timeout or a lost answer
@@ -690,6 +708,22 @@ mod tests {
                 .kind(),
             ErrorKind::Validation
         );
+    }
+
+    #[test]
+    fn access_tokens_in_a_query_are_redacted_too() {
+        let raw = RawRequest::new("GET", "/consumer/api/v1/validate")
+            .query("accessToken", "eyJ.secret+/=")
+            .query("AccessToken", "eyJ.other")
+            .query("limit", "5");
+        let r = super::raw(&raw).unwrap();
+        assert_eq!(
+            r.redacted_target(),
+            "/consumer/api/v1/validate?auth=REDACTED&accessToken=REDACTED&AccessToken=REDACTED&limit=5"
+        );
+        assert!(r
+            .url("", Some("k"))
+            .contains("accessToken=eyJ.secret%2B%2F%3D"));
     }
 
     #[test]

@@ -1,6 +1,9 @@
-//! The feature `tracing`: one `roomchat.call` span per call, with the
-//! operation, attempts, status and wait, and the observer's events inside it;
-//! the key in none of them. Recorded by a subscriber of the test's own.
+//! The feature `tracing`: a `roomchat.call` span per call and a
+//! `roomchat.attempt` span per attempt, with the fields a
+//! `tracing-opentelemetry` user needs to see what the feature `opentelemetry`
+//! makes (`otel.name`, `otel.kind`, the HTTP client conventions' attributes),
+//! and the observer's events inside the call's span; the key in none of them.
+//! Recorded by a subscriber of the test's own.
 
 mod common;
 
@@ -92,30 +95,67 @@ fn assert_no_key(seen: &Seen, key: &str) {
     }
 }
 
+/// The spans named `name`, in the order they closed.
+fn spans<'a>(seen: &'a Seen, name: &str) -> Vec<&'a Fields> {
+    seen.spans
+        .iter()
+        .filter(|(n, _)| n == name)
+        .map(|(_, f)| f)
+        .collect()
+}
+
 #[test]
-fn one_span_per_call_with_attempts_status_and_wait() {
+fn a_call_span_over_an_attempt_span_each_as_the_opentelemetry_conventions_name_them() {
     let emu = emulator("trace_retry");
     let client = client(&emu);
     emu.add_fault(once("GET", USERS, respond(503, "", &[])));
     let seen = recording(|| {
         client.list_users(&ListUsers::page(5, 0)).unwrap();
     });
-    assert_eq!(seen.spans.len(), 1);
-    let (name, fields) = &seen.spans[0];
-    assert_eq!(name, "roomchat.call");
-    assert_eq!(fields["operation"], "list_users");
-    assert_eq!(fields["method"], "GET");
-    assert_eq!(
-        fields["path"],
-        "/consumer/api/v2/users?auth=REDACTED&limit=5&skip=0"
-    );
-    assert_eq!(fields["attempt"], "2");
-    assert_eq!(fields["status"], "200");
-    let wait: f64 = fields["wait_ms"].parse().unwrap();
-    assert!(wait > 5.0, "the backoff before the retry: {wait} ms");
-    assert!(!fields.contains_key("error"));
+    let calls = spans(&seen, "roomchat.call");
+    assert_eq!(calls.len(), 1);
+    let call = calls[0];
+    assert_eq!(call["otel.name"], "roomchat list_users");
+    assert_eq!(call["otel.kind"], "internal");
+    assert_eq!(call["roomchat.operation"], "list_users");
+    assert_eq!(call["roomchat.attempts"], "2");
+    let wait: f64 = call["roomchat.retry.wait.duration"].parse().unwrap();
+    assert!(wait > 0.005, "the backoff before the retry: {wait} s");
+    assert!(!call.contains_key("error.type") && !call.contains_key("otel.status_code"));
 
-    // The observer's events, inside the span: attempt, retry, attempt.
+    let attempts = spans(&seen, "roomchat.attempt");
+    assert_eq!(attempts.len(), 2);
+    let base = emu.base_url();
+    let (address, port) = base.split("://").nth(1).unwrap().rsplit_once(':').unwrap();
+    for (n, attempt) in attempts.iter().enumerate() {
+        assert_eq!(attempt["otel.name"], "GET /consumer/api/v2/users");
+        assert_eq!(attempt["otel.kind"], "client");
+        assert_eq!(attempt["http.request.method"], "GET");
+        assert_eq!(
+            attempt["url.full"],
+            format!("{base}/consumer/api/v2/users?auth=REDACTED&limit=5&skip=0")
+        );
+        assert_eq!(attempt["url.template"], "/consumer/api/v2/users");
+        assert_eq!(
+            (
+                attempt["server.address"].as_str(),
+                attempt["server.port"].as_str()
+            ),
+            (address, port)
+        );
+        assert_eq!(attempt["network.protocol.version"], "1.1");
+        assert_eq!(
+            attempt.get("http.request.resend_count").map(String::as_str),
+            [None, Some("1")][n]
+        );
+    }
+    assert_eq!(attempts[0]["http.response.status_code"], "503");
+    assert_eq!(attempts[0]["error.type"], "server_error");
+    assert_eq!(attempts[0]["otel.status_code"], "error");
+    assert_eq!(attempts[1]["http.response.status_code"], "200");
+    assert!(!attempts[1].contains_key("error.type"));
+
+    // The observer's events, inside the call's span: attempt, retry, attempt.
     let levels: Vec<_> = seen.events.iter().map(|(l, _, _)| *l).collect();
     assert_eq!(
         levels,
@@ -149,19 +189,25 @@ fn a_failed_call_names_its_error_and_raw_requests_are_raw() {
         let jon = client.create_user(&CreateUser::regular("jon")).unwrap();
         client.validate_access_token(&jon.access_token).unwrap();
     });
-    let spans: Vec<&Fields> = seen.spans.iter().map(|(_, f)| f).collect();
-    assert_eq!(spans.len(), 5);
-    assert_eq!(spans[0]["operation"], "create_user");
-    assert_eq!(spans[0]["attempt"], "1", "a POST is not resent after a 500");
-    assert_eq!(spans[0]["status"], "500");
-    assert_eq!(spans[0]["error"], "server_error");
-    assert_eq!(spans[1]["operation"], "raw");
-    assert_eq!(spans[2]["operation"], "list_chat_rooms");
-    assert_eq!(spans[4]["operation"], "validate_access_token");
+    let calls = spans(&seen, "roomchat.call");
+    assert_eq!(calls.len(), 5);
+    assert_eq!(calls[0]["roomchat.operation"], "create_user");
     assert_eq!(
-        spans[4]["path"],
-        "/consumer/api/v1/user/accessToken/validate?publicKey=REDACTED"
+        calls[0]["roomchat.attempts"], "1",
+        "a POST is not resent after a 500"
     );
+    assert_eq!(calls[0]["error.type"], "server_error");
+    assert_eq!(calls[0]["otel.status_code"], "error");
+    assert_eq!(calls[1]["roomchat.operation"], "raw");
+    assert_eq!(calls[1]["otel.name"], "roomchat raw");
+    assert_eq!(calls[2]["roomchat.operation"], "list_chat_rooms");
+    assert_eq!(calls[4]["roomchat.operation"], "validate_access_token");
+    let attempts = spans(&seen, "roomchat.attempt");
+    assert_eq!(attempts[0]["http.response.status_code"], "500");
+    // A raw request to a declared path has its template.
+    assert_eq!(attempts[1]["otel.name"], "GET /consumer/api/v2/users");
+    assert!(attempts[4]["url.full"]
+        .ends_with("/consumer/api/v1/user/accessToken/validate?publicKey=REDACTED"));
     assert_no_key(&seen, &emu.private_key());
 }
 

@@ -5,6 +5,8 @@
 use std::collections::VecDeque;
 use std::time::SystemTime;
 
+use hyper::HeaderMap;
+
 use crate::state::redact_query;
 use crate::JournalEntry;
 
@@ -16,6 +18,21 @@ pub const MAX_CAPACITY: usize = 1_000_000;
 pub const BODY_CAP: usize = 64 * 1024;
 /// The bytes of the path, of the query and of the `User-Agent` an entry keeps.
 pub const TEXT_CAP: usize = 8 * 1024;
+/// The bytes of request headers an entry keeps, names and values together
+/// (the first headers, in the order they came).
+pub const HEADERS_CAP: usize = 8 * 1024;
+
+/// Whether a header's value is a credential, shown as `REDACTED`: the
+/// `Authorization` kinds, cookies, and any name that says it holds a token,
+/// a key, a secret or a password.
+fn is_credential(name: &str) -> bool {
+    matches!(
+        name,
+        "authorization" | "proxy-authorization" | "cookie" | "set-cookie"
+    ) || ["token", "secret", "password", "api-key", "apikey", "auth"]
+        .iter()
+        .any(|word| name.contains(word))
+}
 
 pub(crate) struct Journal {
     entries: VecDeque<JournalEntry>,
@@ -42,6 +59,7 @@ impl Journal {
         query: &str,
         body: &[u8],
         user_agent: Option<&str>,
+        headers: &HeaderMap,
     ) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
@@ -59,6 +77,22 @@ impl Journal {
         let path = keep(path, TEXT_CAP);
         let query = keep(&redact_query(query), TEXT_CAP);
         let user_agent = user_agent.map(|ua| keep(ua, TEXT_CAP));
+        let mut kept_headers = Vec::with_capacity(headers.len());
+        let mut left = HEADERS_CAP;
+        for (name, value) in headers {
+            let name = name.as_str();
+            let value = if is_credential(name) {
+                "REDACTED".to_owned()
+            } else {
+                String::from_utf8_lossy(value.as_bytes()).into_owned()
+            };
+            if name.len() + value.len() > left {
+                truncated = true;
+                break;
+            }
+            left -= name.len() + value.len();
+            kept_headers.push((name.to_owned(), value));
+        }
         // Cut the bytes before decoding, so that a large body is never copied whole.
         let body_cut = floor_char_boundary(body, BODY_CAP);
         truncated |= body_cut < body.len();
@@ -76,6 +110,7 @@ impl Journal {
             received_at: SystemTime::now(),
             status: 0,
             user_agent,
+            headers: kept_headers,
             truncated,
         });
         seq
@@ -142,7 +177,14 @@ mod tests {
         let mut journal = Journal::new(3);
         for n in 1..=5u64 {
             assert_eq!(
-                journal.record("GET", &format!("/{n}"), "auth=k", b"", None),
+                journal.record(
+                    "GET",
+                    &format!("/{n}"),
+                    "auth=k",
+                    b"",
+                    None,
+                    &HeaderMap::new()
+                ),
                 n
             );
         }
@@ -157,9 +199,16 @@ mod tests {
         assert_eq!(journal.entries().next().unwrap().seq, 5);
         journal.clear();
         assert_eq!((journal.entries().count(), journal.dropped()), (0, 0));
-        assert_eq!(journal.record("GET", "/", "", b"", None), 6, "seq goes on");
+        assert_eq!(
+            journal.record("GET", "/", "", b"", None, &HeaderMap::new()),
+            6,
+            "seq goes on"
+        );
         journal.set_capacity(0);
-        assert_eq!(journal.record("GET", "/", "", b"", None), 7);
+        assert_eq!(
+            journal.record("GET", "/", "", b"", None, &HeaderMap::new()),
+            7
+        );
         assert_eq!((journal.entries().count(), journal.dropped()), (0, 2));
     }
 
@@ -168,7 +217,14 @@ mod tests {
         let mut journal = Journal::new(2);
         let mut body = vec![b'x'; BODY_CAP - 1];
         body.extend_from_slice("é and more".as_bytes());
-        journal.record("POST", "/p", "auth=secret", &body, Some("ua"));
+        journal.record(
+            "POST",
+            "/p",
+            "auth=secret",
+            &body,
+            Some("ua"),
+            &HeaderMap::new(),
+        );
         let entry = journal.entries().next().unwrap();
         assert!(entry.truncated);
         assert_eq!(
@@ -178,11 +234,64 @@ mod tests {
         );
         assert_eq!(entry.query, "auth=REDACTED");
         let long_query = format!("auth=k&q={}", "y".repeat(TEXT_CAP * 2));
-        journal.record("GET", "/p", &long_query, b"{}", None);
+        journal.record("GET", "/p", &long_query, b"{}", None, &HeaderMap::new());
         let entry = journal.entries().nth(1).unwrap();
         assert!(entry.truncated && entry.query.len() == TEXT_CAP);
         assert!(entry.query.starts_with("auth=REDACTED&q=yyy"));
-        journal.record("GET", "/p", "a=b", b"{}", None);
+        journal.record("GET", "/p", "a=b", b"{}", None, &HeaderMap::new());
         assert!(!journal.entries().nth(1).unwrap().truncated);
+    }
+
+    #[test]
+    fn keeps_headers_in_order_with_credentials_redacted_and_bounded() {
+        use hyper::header::{HeaderName, HeaderValue};
+        let mut journal = Journal::new(2);
+        let mut headers = HeaderMap::new();
+        for (name, value) in [
+            (
+                "traceparent",
+                "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+            ),
+            ("authorization", "Bearer s3cret"),
+            ("cookie", "session=s3cret"),
+            ("x-api-key", "s3cret"),
+            ("x-team", "payments"),
+        ] {
+            headers.insert(
+                HeaderName::from_static(name),
+                HeaderValue::from_static(value),
+            );
+        }
+        journal.record("GET", "/p", "", b"", None, &headers);
+        let entry = journal.entries().next().unwrap();
+        let shown: Vec<(&str, &str)> = entry
+            .headers
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                (
+                    "traceparent",
+                    "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+                ),
+                ("authorization", "REDACTED"),
+                ("cookie", "REDACTED"),
+                ("x-api-key", "REDACTED"),
+                ("x-team", "payments"),
+            ]
+        );
+        assert!(!entry.truncated);
+        let mut many = HeaderMap::new();
+        for n in 0..100 {
+            let name = HeaderName::from_bytes(format!("x-h{n}").as_bytes()).unwrap();
+            many.insert(name, HeaderValue::from_str(&"v".repeat(200)).unwrap());
+        }
+        journal.record("GET", "/p", "", b"", None, &many);
+        let entry = journal.entries().nth(1).unwrap();
+        let bytes: usize = entry.headers.iter().map(|(n, v)| n.len() + v.len()).sum();
+        assert!(entry.truncated && bytes <= HEADERS_CAP, "{bytes}");
+        assert!(HEADERS_CAP - bytes < 205, "as many as fit: {bytes}");
     }
 }

@@ -62,6 +62,8 @@ pub const JOURNAL_MAX_CAPACITY: usize = journal::MAX_CAPACITY;
 pub const JOURNAL_BODY_CAP: usize = journal::BODY_CAP;
 /// The bytes of the path, of the query and of the `User-Agent` one journal entry keeps.
 pub const JOURNAL_TEXT_CAP: usize = journal::TEXT_CAP;
+/// The bytes of request headers (names and values) one journal entry keeps.
+pub const JOURNAL_HEADERS_CAP: usize = journal::HEADERS_CAP;
 
 /// How many requests a private key may make in a rolling window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -198,6 +200,11 @@ pub enum FaultAction {
     CloseConnection,
     /// Answer 200 with a `Content-Length` larger than the body, cut mid-JSON, then close.
     TruncatedBody,
+    /// Handle the request normally (it takes effect), then send its answer's status and
+    /// headers with only the first half of its body, short of its `Content-Length`, and close:
+    /// a success whose answer was cut off (a create that happened, though the client cannot
+    /// read that it did).
+    TruncatedAfterEffect,
     /// Answer 200 `application/json` with an HTML body.
     NotJson,
     /// Handle the request normally, but label the answer `text/html`.
@@ -213,7 +220,8 @@ pub enum FaultAction {
 ///
 /// An entry keeps at most [`JOURNAL_BODY_CAP`] bytes of the body and
 /// [`JOURNAL_TEXT_CAP`] bytes of each of method, path, query and `User-Agent`
-/// (cut at a character boundary); `truncated` says whether anything was cut.
+/// (cut at a character boundary) and [`JOURNAL_HEADERS_CAP`] bytes of headers;
+/// `truncated` says whether anything was cut.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct JournalEntry {
@@ -234,6 +242,12 @@ pub struct JournalEntry {
     pub status: u16,
     /// The `User-Agent` header, if any.
     pub user_agent: Option<String>,
+    /// The request's headers, in the order they came, names in lower case:
+    /// the values of `Authorization`, `Proxy-Authorization`, `Cookie`,
+    /// `Set-Cookie` and of any header whose name holds `token`, `secret`,
+    /// `password`, `api-key`, `apikey` or `auth` shown as `REDACTED`; at most
+    /// [`JOURNAL_HEADERS_CAP`] bytes of names and values (the first headers).
+    pub headers: Vec<(String, String)>,
     /// Whether a field was cut to its cap.
     pub truncated: bool,
 }
@@ -523,8 +537,9 @@ impl Emulator {
     }
 
     /// Adds messages to a room or channel (same as `POST /_emulator/messages`:
-    /// `{"roomId", "channelId"?, "count": N, …}` or `{"roomId", "channelId"?,
-    /// "messages": [...]}`); returns `{"added", "total", "ids"?}`.
+    /// `{"roomId", "channelId"?, "count": N, …}`, `{"roomId", "channelId"?,
+    /// "messages": [...]}` or `{"roomId", "channelId"?, "records": ["<JSON text>", …]}`,
+    /// records stored and served verbatim); returns `{"added", "total", "ids"?}`.
     ///
     /// # Panics
     /// When the spec is malformed or names no room or channel: a test bug.
@@ -533,6 +548,32 @@ impl Emulator {
             .state()
             .add_messages(&spec)
             .unwrap_or_else(|e| panic!("add_messages: {e}"))
+    }
+
+    /// Deletes messages of a room or channel by id (same as `DELETE /_emulator/messages`:
+    /// `{"roomId", "channelId"?, "ids": [...]}`, a verbatim record named by the handle
+    /// `add_messages` gave); returns `{"deleted", "total"}`.
+    ///
+    /// # Panics
+    /// When the spec is malformed or names no room or channel: a test bug.
+    pub fn delete_messages(&self, spec: Value) -> Value {
+        self.shared
+            .state()
+            .delete_messages(&spec)
+            .unwrap_or_else(|e| panic!("delete_messages: {e}"))
+    }
+
+    /// Sets how a room's or channel's message listing is served (same as
+    /// `PUT /_emulator/listing`: `{"roomId", "channelId"?, "pretty"?, "limitCap"?}`); returns
+    /// the shape now.
+    ///
+    /// # Panics
+    /// When the spec is malformed or names no room or channel: a test bug.
+    pub fn set_listing(&self, spec: Value) -> Value {
+        self.shared
+            .state()
+            .set_listing(&spec)
+            .unwrap_or_else(|e| panic!("set_listing: {e}"))
     }
 
     /// Adds `count` messages (`message <n>`, from a throw-away user

@@ -181,6 +181,8 @@ where
         .get(hyper::header::USER_AGENT)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
+    // For the journal (a copy of the map shares the values' bytes).
+    let headers = req.headers().clone();
     let gzip_min_bytes = shared.gzip_min_bytes.filter(|_| {
         req.headers()
             .get_all(ACCEPT_ENCODING)
@@ -215,6 +217,7 @@ where
             &raw_query,
             body.as_deref().unwrap_or_default(),
             user_agent.as_deref(),
+            &headers,
         );
         (seq, state.take_fault(method.as_str(), &path))
     };
@@ -222,6 +225,7 @@ where
 
     let mut delay = None;
     let mut relabel_html = false;
+    let mut cut_short = false;
     match fault.map(|f: Fault| f.action) {
         Some(FaultAction::CloseConnection) => {
             return Err(io::Error::new(
@@ -276,6 +280,7 @@ where
         }
         Some(FaultAction::Delay(d)) => delay = Some(d),
         Some(FaultAction::WrongContentType) => relabel_html = true,
+        Some(FaultAction::TruncatedAfterEffect) => cut_short = true,
         None => {}
     }
 
@@ -295,10 +300,13 @@ where
             .headers_mut()
             .insert(VARY, HeaderValue::from_static("accept-encoding"));
     }
-    if let Some(min_bytes) = gzip_min_bytes {
+    if let Some(min_bytes) = gzip_min_bytes.filter(|_| !cut_short) {
         response = gzip(response, min_bytes).await;
     }
     finish(response.status().as_u16());
+    if cut_short {
+        response = cut_off(response).await;
+    }
     if let Some(d) = delay {
         tokio::time::sleep(d).await;
     }
@@ -814,8 +822,10 @@ fn resolve<'a>(method: &str, segs: &[&'a str]) -> Resolved<'a> {
 /// The methods of each admin endpoint, as the `Allow` header lists them.
 fn admin_allow(path: &str) -> Option<&'static str> {
     Some(match path {
-        "/reset" | "/users/seed" | "/rooms" | "/conversations" | "/bots" | "/messages"
-        | "/channels" | "/members" => "POST",
+        "/reset" | "/users/seed" | "/rooms" | "/conversations" | "/bots" | "/channels"
+        | "/members" => "POST",
+        "/messages" => "POST, DELETE",
+        "/listing" => "PUT",
         "/users" => "GET",
         "/config" => "GET, PUT",
         "/gate" | "/faults" => "POST, DELETE",
@@ -907,6 +917,14 @@ pub(crate) fn admin(shared: &Shared, method: &Method, path: &str, body: &[u8]) -
             Ok(out) => (200, out),
             Err(e) => bad(e),
         },
+        ("DELETE", "/messages") => match state.delete_messages(&spec) {
+            Ok(out) => (200, out),
+            Err(e) => bad(e),
+        },
+        ("PUT", "/listing") => match state.set_listing(&spec) {
+            Ok(out) => (200, out),
+            Err(e) => bad(e),
+        },
         ("POST", "/channels") => match state.add_channel(&spec) {
             Ok(out) => (200, out),
             Err(e) => bad(e),
@@ -941,6 +959,7 @@ pub(crate) fn admin(shared: &Shared, method: &Method, path: &str, body: &[u8]) -
                         "received_at_ms": e.received_at.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64() * 1000.0,
                         "status": e.status,
                         "user_agent": e.user_agent,
+                        "headers": e.headers,
                         "truncated": e.truncated,
                     })
                 })
@@ -1084,6 +1103,7 @@ fn parse_fault(spec: &Value) -> Result<Fault, String> {
         )),
         Some("close") => FaultAction::CloseConnection,
         Some("truncate") => FaultAction::TruncatedBody,
+        Some("truncate_after_effect") => FaultAction::TruncatedAfterEffect,
         Some("not_json") => FaultAction::NotJson,
         Some("wrong_content_type") => FaultAction::WrongContentType,
         Some("large_body") => FaultAction::LargeBody {
@@ -1094,7 +1114,7 @@ fn parse_fault(spec: &Value) -> Result<Fault, String> {
         },
         _ => {
             return Err(
-                "action.kind should be one of respond, delay, close, truncate, not_json, wrong_content_type, large_body"
+                "action.kind should be one of respond, delay, close, truncate, truncate_after_effect, not_json, wrong_content_type, large_body"
                     .into(),
             )
         }
@@ -1185,6 +1205,27 @@ fn truncated_response() -> Response<Body> {
         .headers_mut()
         .insert(CONTENT_LENGTH, HeaderValue::from(partial.len() as u64 * 2));
     response
+}
+
+/// `response` with only the first half of its body sent, short of its `Content-Length`
+/// (the whole body's), then the connection closed: an answer cut off after it took effect.
+async fn cut_off(response: Response<Body>) -> Response<Body> {
+    let (mut parts, body) = response.into_parts();
+    let bytes = body
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let whole = bytes.len().max(1) as u64;
+    let half = bytes.slice(..bytes.len() / 2);
+    let body = TruncatedBody {
+        chunk: (!half.is_empty()).then_some(half),
+        pause: Box::pin(tokio::time::sleep(Duration::from_millis(50))),
+    };
+    parts
+        .headers
+        .insert(CONTENT_LENGTH, HeaderValue::from(whole));
+    Response::from_parts(parts, body.boxed())
 }
 
 // ---- the browser sign-in page (section 4.6) ----------------------------------

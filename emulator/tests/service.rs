@@ -352,6 +352,23 @@ fn status_faults_fire_for_the_next_n_matching_requests() {
     );
 }
 
+/// The body of a 200 answer that must be cut short of its `Content-Length`.
+fn cut_short(mut response: ureq::http::Response<ureq::Body>) -> Vec<u8> {
+    assert_eq!(response.status(), 200);
+    let declared: usize = response.headers()["content-length"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut body = Vec::new();
+    let read = response.body_mut().as_reader().read_to_end(&mut body);
+    assert!(
+        read.is_err() || body.len() < declared,
+        "cut short of Content-Length"
+    );
+    body
+}
+
 #[test]
 fn connection_level_faults() {
     let f = Fixture::new();
@@ -368,19 +385,7 @@ fn connection_level_faults() {
         &f,
         json!({"method": "GET", "path": USERS, "action": {"kind": "truncate"}}),
     );
-    let mut response = agent().get(&f.api(USERS, "")).call().unwrap();
-    assert_eq!(response.status(), 200);
-    let declared: usize = response.headers()["content-length"]
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
-    let mut body = Vec::new();
-    let read = response.body_mut().as_reader().read_to_end(&mut body);
-    assert!(
-        read.is_err() || body.len() < declared,
-        "cut short of Content-Length"
-    );
+    let body = cut_short(agent().get(&f.api(USERS, "")).call().unwrap());
     assert!(serde_json::from_slice::<serde_json::Value>(&body).is_err());
 
     // not JSON, wrong content type, very large body
@@ -482,6 +487,54 @@ fn the_journal_records_arrivals_in_order_with_keys_redacted() {
 }
 
 #[test]
+fn the_journal_keeps_request_headers_with_credentials_redacted() {
+    let f = Fixture::new();
+    let traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    let request = get_with_headers(
+        &f.api(USERS, ""),
+        &[
+            ("traceparent", traceparent),
+            ("Authorization", "Bearer s3cret-bearer"),
+            ("Cookie", "session=s3cret-cookie"),
+            ("X-Api-Key", "s3cret-api-key"),
+            ("X-Team", "payments"),
+        ],
+    );
+    assert_eq!(f.agent.run(request).unwrap().status(), 200);
+    let journal = f.admin("GET", "/journal", None).json();
+    let headers = &journal["entries"][0]["headers"];
+    let value = |name: &str| {
+        headers
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|pair| pair[0] == name)
+            .map(|pair| pair[1].as_str().unwrap().to_owned())
+    };
+    assert_eq!(value("traceparent").as_deref(), Some(traceparent));
+    assert_eq!(value("x-team").as_deref(), Some("payments"));
+    for name in ["authorization", "cookie", "x-api-key"] {
+        assert_eq!(value(name).as_deref(), Some("REDACTED"), "{name}");
+    }
+    assert!(value("user-agent").is_some() && value("host").is_some());
+    assert!(!journal.to_string().contains("s3cret"), "{journal}");
+    // The library's entries say the same.
+    let entry = &f.emu.journal()[0];
+    assert!(entry
+        .headers
+        .contains(&("traceparent".to_owned(), traceparent.to_owned())));
+}
+
+/// A GET of `url` with `headers`.
+fn get_with_headers(url: &str, headers: &[(&str, &str)]) -> ureq::http::Request<()> {
+    let mut builder = ureq::http::Request::builder().method("GET").uri(url);
+    for (name, value) in headers {
+        builder = builder.header(*name, *value);
+    }
+    builder.body(()).unwrap()
+}
+
+#[test]
 fn the_journal_is_a_bounded_ring_that_counts_what_it_dropped() {
     let f = Fixture::with(EmulatorConfig {
         journal_capacity: 3,
@@ -551,4 +604,128 @@ fn the_journal_is_a_bounded_ring_that_counts_what_it_dropped() {
     assert_eq!(f.emu.journal_dropped(), 0);
     f.get(USERS, "");
     assert_eq!(f.emu.journal()[0].seq, 8);
+}
+
+/// The admin API's listing shapes: records stored and served verbatim (with or without an
+/// `_id`), deleted one by one, pages pretty-printed and a `limit` capped; and the fault
+/// `truncate_after_effect`.
+#[test]
+fn verbatim_records_deletions_pretty_pages_a_capped_limit_and_cut_answers() {
+    let f = Fixture::new();
+    f.admin("POST", "/rooms", Some(r#"{"roomId": "raw"}"#));
+    let records = [
+        r#"{"zeta":1,"_id":"m1","big":123456789012345678901234567890,"esc":"\u00e9\/"}"#,
+        r#"{ "message" : "no id", "file": {"url": "https://f.example/x"} }"#,
+        r#"{"_id":"m3","created":1705332104293,"user":{"username":42}}"#,
+    ];
+    let added = f.admin(
+        "POST",
+        "/messages",
+        Some(&json!({"roomId": "raw", "records": records}).to_string()),
+    );
+    assert_eq!(added.status, 200, "{}", added.text);
+    let ids: Vec<String> = serde_json::from_value(added.json()["ids"].clone()).unwrap();
+    assert_eq!((ids[0].as_str(), ids[2].as_str()), ("m1", "m3"));
+    assert_eq!(ids[1].len(), 24, "a handle of the emulator's: {ids:?}");
+    assert!(!records[1].contains(&ids[1]));
+    let path = "/consumer/api/v1/chatRoom/raw/messages";
+    let page = f.get(path, "");
+    // Each record's bytes, as given.
+    assert_eq!(
+        page.text,
+        format!(
+            r#"{{"limit":50,"skip":0,"totalRecords":3,"count":3,"messages":[{}]}}"#,
+            records.join(",")
+        )
+    );
+    let files = f.get(path, "&onlyAttachments=true").json();
+    assert_eq!(files["messages"][0]["message"], "no id");
+
+    // A bad record adds none.
+    let bad = f.admin(
+        "POST",
+        "/messages",
+        Some(&json!({"roomId": "raw", "records": [records[0], "[1]"]}).to_string()),
+    );
+    assert_eq!(bad.status, 400);
+    assert!(
+        bad.text.contains("records[1] is not a JSON object"),
+        "{}",
+        bad.text
+    );
+
+    // Pretty-printed pages: only whitespace outside strings differs; a capped limit.
+    let shape = f.admin(
+        "PUT",
+        "/listing",
+        Some(r#"{"roomId": "raw", "pretty": true, "limitCap": 2}"#),
+    );
+    assert_eq!(
+        shape.json(),
+        json!({"roomId": "raw", "channelId": null, "pretty": true, "limitCap": 2})
+    );
+    let pretty = f.get(path, "&limit=50");
+    assert!(
+        pretty
+            .text
+            .starts_with("{\n  \"limit\": 2,\n  \"skip\": 0,"),
+        "{}",
+        pretty.text
+    );
+    assert!(pretty
+        .text
+        .contains("\"big\": 123456789012345678901234567890,"));
+    assert!(pretty.text.contains(r#""esc": "\u00e9\/""#));
+    assert_eq!(pretty.json()["count"], 2);
+    assert_eq!(pretty.json()["messages"][1]["message"], "no id");
+    f.admin(
+        "PUT",
+        "/listing",
+        Some(r#"{"roomId": "raw", "pretty": false, "limitCap": null}"#),
+    );
+    assert_eq!(f.get(path, "").json()["count"], 3);
+
+    // Deleted by id and by handle; ids not held are ignored.
+    let deleted = f.admin(
+        "DELETE",
+        "/messages",
+        Some(&json!({"roomId": "raw", "ids": [&ids[1], "m3", "nope"]}).to_string()),
+    );
+    assert_eq!(deleted.json(), json!({"deleted": 2, "total": 1}));
+    let page = f.get(path, "").json();
+    assert_eq!(page["totalRecords"], 1);
+    assert_eq!(page["messages"][0]["_id"], "m1");
+    assert_eq!(
+        f.get(path, "&onlyAttachments=true").json()["totalRecords"],
+        0
+    );
+    assert_eq!(
+        f.admin(
+            "DELETE",
+            "/messages",
+            Some(r#"{"roomId": "nope", "ids": []}"#)
+        )
+        .status,
+        400
+    );
+    assert_eq!(
+        f.admin("GET", "/listing", None).header("allow"),
+        Some("PUT")
+    );
+
+    // A create that takes effect, its answer cut off.
+    fault(
+        &f,
+        json!({"method": "POST", "path": CREATE, "action": {"kind": "truncate_after_effect"}}),
+    );
+    let body = cut_short(
+        agent()
+            .post(&f.api(CREATE, ""))
+            .header("Content-Type", "application/json")
+            .send(r#"{"username": "cut", "uniqueUserIdentifier": "u-cut"}"#)
+            .unwrap(),
+    );
+    assert!(body.starts_with(br#"{"accessToken":"#), "{body:?}");
+    let users = f.admin("GET", "/users", None).json();
+    assert_eq!(users["users"][0]["uniqueUserIdentifier"], "u-cut");
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The C ABI's checks, in one command: header freshness (pinned cbindgen), the ABI
-# against the last release's (tests/abi/check.sh, abidiff), the C99 suite, the generated operations' C99 suites (test_operations.c, test_api.c), the C++17
+# against the last release's (tests/abi/check.sh, abidiff) and that check's mutation
+# test (tests/abi/mutations.py), the C99 suite, the generated operations' C99 suites (test_operations.c, test_api.c), the C++17
 # smoke test and the C++ wrapper's suite (tests/cpp/)
 # against the emulator binary under valgrind, the C99 suite once more over TLS
 # (ROOMCHAT_TEST_TLS=1) and the TLS tests, the pkg-config template, and the C
@@ -50,6 +51,10 @@ echo "checking the C ABI against the last release's (tests/abi/check.sh, libabig
 abi_started=$EPOCHREALTIME
 bash tests/abi/check.sh "$lib/libroomchat.so" "$build/abi"
 awk -v from="$abi_started" -v to="$EPOCHREALTIME" 'BEGIN { printf "the ABI check took %.1f s\n", to - from }'
+# The check's own test: each kind of break, made in a scratch copy of the header and of the
+# library (a shim compiled from that header), must fail it; an unchanged copy and additions pass.
+echo "checking that the ABI check fails each kind of break (tests/abi/mutations.py)"
+python3 tests/abi/mutations.py "$build/abi-mutations"
 
 # The installed roomchat.pc comes from the same template (CMakeLists.txt, see
 # tests/c/clean-room.sh); this one points at the source tree and the debug build.

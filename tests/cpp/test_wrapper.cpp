@@ -3,7 +3,7 @@
 // with a failure and the retry of the next loop, access tokens, views (with_options), the answer
 // beside the result (_with_response), the log callback and its lifetime,
 // move-only handles, one client shared by threads, and the generated operations
-// (eject_all_users, update_bot).
+// (eject_all_users, update_bot; a set limit of 0 refused before anything is sent).
 // Run under valgrind by tests/c/run.sh. Prints "cpp: N passed, M failed".
 #include <chrono>
 #include <memory>
@@ -1001,6 +1001,64 @@ void test_documented_api(const roomchat::Client &client) {
   expect_error([&] { missing.begin(); }, ROOMCHAT_RESULT_NOT_FOUND);
 }
 
+// A set limit of 0 is a value, never "not set" (issue 44): C's setters read 0 as unset, so the
+// wrapper refuses it itself, before anything is sent, as Rust, Python and Node refuse it
+// (ROOMCHAT_RESULT_VALIDATION, core's message naming the operation), in every method that
+// takes such a param: the call, its _with_response form and its iterator.
+void test_set_zero_limit_is_refused(const roomchat::Client &client) {
+  roomchat::CreateChatRoom with_channels;
+  with_channels.name = "cpp limits";
+  with_channels.enable_channels = true;
+  const std::string room_id = client.create_chat_room(with_channels).room_id().value_or("");
+  const std::string channel_id = client.create_channel(room_id, "cpp-limits").id().value_or("");
+  CHECK(!room_id.empty() && !channel_id.empty());
+  admin("POST", "/_emulator/messages", (std::string(R"({"roomId": ")") + room_id + R"(", "count": 3})").c_str());
+  const int sent = journal_count(room_id);
+
+  const auto refused = [](roomchat::Error error, const char *message) {
+    CHECK(error.name() == "validation" && std::string(error.what()) == message);
+    if (std::string(error.what()) != message) fprintf(stderr, "  got \"%s\"\n", error.what());
+    CHECK(!error.status() && !error.method() && !error.path());
+  };
+  const char *room_messages = "room_messages: limit must be between 1 and 18446744073709551615, not 0";
+  roomchat::RoomMessages zero;
+  zero.limit = 0;
+  refused(expect_error([&] { client.room_messages(room_id, zero); }, ROOMCHAT_RESULT_VALIDATION), room_messages);
+  refused(expect_error([&] { client.room_messages_with_response(room_id, zero); }, ROOMCHAT_RESULT_VALIDATION),
+          room_messages);
+  refused(expect_error([&] { client.iter_room_messages(room_id, zero); }, ROOMCHAT_RESULT_VALIDATION), room_messages);
+  const char *channel_messages = "channel_messages: limit must be between 1 and 18446744073709551615, not 0";
+  roomchat::ChannelMessages channel_zero;
+  channel_zero.limit = 0;
+  refused(expect_error([&] { client.channel_messages(room_id, channel_id, channel_zero); }, ROOMCHAT_RESULT_VALIDATION),
+          channel_messages);
+  refused(expect_error([&] { client.iter_channel_messages(room_id, channel_id, channel_zero); },
+                       ROOMCHAT_RESULT_VALIDATION),
+          channel_messages);
+  roomchat::ListMembers members_zero;
+  members_zero.limit = 0;
+  refused(expect_error([&] { client.list_members(room_id, members_zero); }, ROOMCHAT_RESULT_VALIDATION),
+          "list_members: limit must be between 1 and 200, not 0");
+  refused(expect_error([&] { client.iter_list_members(room_id, members_zero); }, ROOMCHAT_RESULT_VALIDATION),
+          "list_members: limit must be between 1 and 200, not 0");
+  // Over the maximum the C call refuses it (core's check): the same kind, the same words.
+  roomchat::ListMembers members_over;
+  members_over.limit = 201;
+  refused(expect_error([&] { client.list_members(room_id, members_over); }, ROOMCHAT_RESULT_VALIDATION),
+          "list_members: limit must be between 1 and 200, not 201");
+  CHECK(journal_count(room_id) == sent);
+
+  // The least values are sent as given: limit 1, and skip 0 (whose least value is 0).
+  roomchat::RoomMessages one;
+  one.limit = 1;
+  one.skip = 0;
+  const roomchat::MessagePage page = client.room_messages(room_id, one);
+  CHECK(page.messages().size() == 1 && page.limit() == std::optional<std::int64_t>(1));
+  CHECK(journal_count(room_id + "/messages\",\"query\":\"auth=REDACTED&limit=1&skip=0\"") == 1);
+  CHECK(journal_count(room_id) == sent + 1);
+  client.delete_chat_room(room_id);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -1027,6 +1085,7 @@ int main(int argc, char **argv) {
     test_threads(client);
     test_generated_operations(client);
     test_documented_api(client);
+    test_set_zero_limit_is_refused(client);
     test_rate_limited(client);
   } catch (const roomchat::Error &error) {
     fprintf(stderr, "unexpected roomchat::Error %s: %s\n", std::string(error.name()).c_str(), error.what());

@@ -1442,6 +1442,12 @@ fn cpp_param_type(p: &Param) -> &'static str {
     }
 }
 
+/// An integer param whose least value is above 0 (a listing's `limit`): its C setter reads 0
+/// as "not set", so the C++ wrapper refuses a set 0 itself (`detail::check_minimum`).
+fn zero_refused(p: &Param) -> bool {
+    p.kind == "integer" && p.min.is_some_and(|min| min > 0)
+}
+
 fn hpp_params(w: &mut String, op: &Operation) {
     w.push('\n');
     doc(
@@ -1460,7 +1466,24 @@ fn hpp_params(w: &mut String, op: &Operation) {
             "switch" => ", sent as \"on\" or \"off\"",
             _ => "",
         };
-        doc(w, "  ", "//", &format!("`{}`{}{kind}.", p.name, limits(p)));
+        let mut text = format!("`{}`{}{kind}.", p.name, limits(p));
+        if zero_refused(p) {
+            // Unlike C's setter, where 0 is "not set" for such a param, a set 0 is a value.
+            let default = p
+                .default_text()
+                .map(|d| format!(" {d}"))
+                .unwrap_or_default();
+            let page = if op.pages != "none" {
+                ", an iterator's page size 200"
+            } else {
+                ""
+            };
+            text.push_str(&format!(
+                " Unset, it is not sent (the service's default{default}{page}); set to 0, the call \
+                 throws ROOMCHAT_RESULT_VALIDATION and sends nothing."
+            ));
+        }
+        doc(w, "  ", "//", &text);
         let _ = writeln!(w, "  {} {};", cpp_param_type(p), snake(&p.name));
     }
     if op.extra {
@@ -1562,6 +1585,31 @@ fn hpp_c_args(w: &mut String, op: &Operation) -> Vec<String> {
         c_args.push(format!("{name}_c.get()"));
     }
     if has_params(op) {
+        // A set integer below its least value: C reads 0 as "not set" there, so the wrapper
+        // refuses it itself, before anything is sent (roomchat.hpp's detail::check_minimum).
+        for p in optional_params(op).filter(|p| zero_refused(p)) {
+            let min = p.min.unwrap_or_default();
+            let max = p.max.map_or_else(
+                || "std::numeric_limits<std::uint64_t>::max()".to_owned(),
+                |max| format!("{max}u"),
+            );
+            let _ = writeln!(
+                w,
+                "{}",
+                cpp_wrapped(
+                    "    ",
+                    "detail::check_minimum",
+                    &[
+                        format!("params.{}", snake(&p.name)),
+                        format!("{min}u"),
+                        max,
+                        format!("{:?}", op.name),
+                        format!("{:?}", p.name),
+                    ],
+                    ";"
+                )
+            );
+        }
         let ty = format!("roomchat_{}_params", op.name);
         let _ = writeln!(w, "    {ty} *raw_params = nullptr;");
         let _ = writeln!(w, "    detail::check({ty}_new(&raw_params));");

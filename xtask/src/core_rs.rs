@@ -238,12 +238,12 @@ pub fn generate(d: &Declarations) -> String {
 
     for op in &d.operations {
         line(w, "");
-        spec(w, op);
+        spec(w, op, d);
     }
     out
 }
 
-fn spec(w: &mut String, op: &Operation) {
+fn spec(w: &mut String, op: &Operation, d: &Declarations) {
     line(
         w,
         &format!(
@@ -273,6 +273,9 @@ fn spec(w: &mut String, op: &Operation) {
     };
     line(w, &format!("    pages: Paging::{pages},"));
     line(w, &format!("    result: {:?},", op.rust_result()));
+    // `load` checked that every listing that pages has them.
+    let items = d.item_fields(op).unwrap_or_default();
+    line(w, &format!("    item_fields: &[{}],", quoted(&items)));
     if op.params.is_empty() {
         line(w, "    params: &[],");
     } else {

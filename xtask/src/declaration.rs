@@ -388,6 +388,61 @@ const CORE_MODELS: [&str; 9] = [
     "TokenUser",
 ];
 
+/// The wire names of the fields of the items of core's hand-written page
+/// models (a listing older than the declarations), in the models' order: what
+/// a declared page record's one list of records gives for a newer listing.
+/// Core's test `a_hand_written_pages_item_fields_are_its_models` holds them
+/// to the models (`roomchat::User`).
+const CORE_PAGE_ITEMS: [(&str, &[&str]); 1] = [(
+    "UserPage",
+    &[
+        "_id",
+        "userId",
+        "username",
+        "profilePic",
+        "email",
+        "uniqueUserIdentifier",
+        "isModerator",
+        "chatRoom",
+    ],
+)];
+
+impl Declarations {
+    /// The wire names of the fields the items of `op`'s listing declare, in
+    /// declaration order (the command line's CSV columns): the fields of the
+    /// record of its page's one list of records; none when it does not page.
+    pub fn item_fields(&self, op: &Operation) -> Result<Vec<String>, String> {
+        if op.pages == "none" {
+            return Ok(Vec::new());
+        }
+        let page = op.result_record();
+        let at = |what: &str| {
+            format!(
+                "api/operations.toml, operation {:?} (pages {:?}, result {page:?}): {what}",
+                op.name, op.pages
+            )
+        };
+        if let Some((_, fields)) = CORE_PAGE_ITEMS.iter().find(|(name, _)| *name == page) {
+            return Ok(fields.iter().map(|f| (*f).to_owned()).collect());
+        }
+        let record = |name: &str| self.records.iter().find(|r| r.name == name);
+        let page_record = record(page).ok_or_else(|| {
+            at("a listing that pages answers a [[record]] (or a page model core wrote by hand)")
+        })?;
+        let lists: Vec<&str> = page_record
+            .fields
+            .iter()
+            .filter(|f| f.is_list())
+            .filter_map(Field::record)
+            .collect();
+        let [item] = lists.as_slice() else {
+            return Err(at("a page record has exactly one list of records"));
+        };
+        let item = record(item).ok_or_else(|| at(&format!("no record {item:?}")))?;
+        Ok(item.fields.iter().map(|f| f.name.clone()).collect())
+    }
+}
+
 /// Reads and checks the declarations: every mistake the generators would
 /// otherwise turn into code that does not compile, or worse, that does.
 pub fn load(text: &str) -> Result<Declarations, String> {
@@ -544,6 +599,9 @@ pub fn load(text: &str) -> Result<Declarations, String> {
                 op.name
             ));
         }
+    }
+    for op in &declarations.operations {
+        declarations.item_fields(op)?;
     }
     Ok(declarations)
 }

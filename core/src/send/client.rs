@@ -12,7 +12,9 @@ use crate::budget::ratelimit::{Budget, RateLimitConfig, RateLimitState};
 use crate::budget::Budgets;
 use crate::cancel::{self, CancelToken};
 use crate::error::{Error, ErrorKind, Result};
+use crate::send::instrument::{self, CallScope, Instrumentation, RequestHeaders};
 use crate::send::observe::{Event, EventKind, Observer};
+use crate::send::observed::{ClientFacts, Observation};
 use crate::send::options::CallOptions;
 use crate::send::response::{Capture, ResponseMeta, WithResponse};
 use crate::time::{check_duration, instant_after};
@@ -61,6 +63,17 @@ pub struct ClientBuilder {
     /// Environment variables naming PEM files of roots to add (read only for TLS).
     roots_from_env: Vec<String>,
     observer: Option<Arc<dyn Observer>>,
+    /// Asked for each call's observer ([`ClientBuilder::instrumentation`]).
+    instrumentations: Vec<Arc<dyn Instrumentation>>,
+    /// On every request ([`ClientBuilder::header`], [`ClientBuilder::headers`]).
+    headers: RequestHeaders,
+    /// The first header [`ClientBuilder::header`] refused, reported by `build`.
+    header_error: Option<Error>,
+    /// Whether `traceparent`, `tracestate` and `baggage` may leave the client.
+    propagate_trace_context: bool,
+    /// The spans and metrics of the feature `opentelemetry` (`None`: off).
+    #[cfg(feature = "opentelemetry")]
+    opentelemetry: Option<crate::send::otel::OpenTelemetry>,
     /// The product and runtime the `User-Agent` names ([`ClientBuilder::sdk_identity`]).
     sdk: Option<(String, Option<String>)>,
     #[cfg(feature = "redis")]
@@ -170,6 +183,61 @@ impl ClientBuilder {
     /// Receives an event for every attempt, retry and rate-limit wait (see [`Observer`]).
     pub fn observer(mut self, observer: Arc<dyn Observer>) -> Self {
         self.observer = Some(observer);
+        self
+    }
+
+    /// Asks `instrumentation`, at the start of each call of this client (and
+    /// of its views), on the calling thread, for an observer of that call: its
+    /// attempts, waits and end, with the headers it adds to each attempt (see
+    /// [`instrument`](crate::instrument)). Several may be given: each is
+    /// asked, in the order given. The C library's observer callback is one.
+    pub fn instrumentation(mut self, instrumentation: Arc<dyn Instrumentation>) -> Self {
+        self.instrumentations.push(instrumentation);
+        self
+    }
+
+    /// Puts the header `name: value` on every request of the client (and of
+    /// its views): the C and C++ way to send trace context, or anything an
+    /// application's gateway wants to see. A scope's or an observer's header
+    /// of the same name wins for its calls. [`build`](Self::build) fails with
+    /// [`ErrorKind::Configuration`] on a name or value
+    /// [`RequestHeaders::insert`] refuses (CR or LF, a reserved name such as
+    /// `Host`, `Content-Length` or `Authorization`).
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        if let Err(e) = self.headers.insert(name, value) {
+            self.header_error
+                .get_or_insert(Error::configuration(e.message()));
+        }
+        self
+    }
+
+    /// Puts `headers` on every request of the client, over those set before
+    /// (see [`header`](Self::header)).
+    pub fn headers(mut self, headers: RequestHeaders) -> Self {
+        for (name, value) in headers.iter() {
+            // Checked when they were inserted.
+            let _ = self.headers.insert(name, value);
+        }
+        self
+    }
+
+    /// Whether trace context leaves the client (default `true`). With `false`,
+    /// no request carries `traceparent`, `tracestate` or `baggage`, whoever
+    /// added it (an instrumentation, a scope or [`header`](Self::header)): for
+    /// teams that send no trace ids to a third party. Spans and metrics are
+    /// made as before.
+    pub fn propagate_trace_context(mut self, yes: bool) -> Self {
+        self.propagate_trace_context = yes;
+        self
+    }
+
+    /// The OpenTelemetry spans and metrics of the client (feature
+    /// `opentelemetry`): by default [`OpenTelemetry::global`](crate::OpenTelemetry::global),
+    /// the application's global providers and propagator; another instance
+    /// for explicit providers, or [`OpenTelemetry::disabled`](crate::OpenTelemetry::disabled).
+    #[cfg(feature = "opentelemetry")]
+    pub fn opentelemetry(mut self, opentelemetry: crate::send::otel::OpenTelemetry) -> Self {
+        self.opentelemetry = opentelemetry.enabled();
         self
     }
 
@@ -379,6 +447,9 @@ impl ClientBuilder {
         check_duration("the base backoff", self.base_backoff)?;
         check_duration("the longest retry wait", self.max_retry_wait)?;
         let user_agent = user_agent(&self.sdk, self.app_name.as_deref())?;
+        if let Some(e) = self.header_error.take() {
+            return Err(e);
+        }
         if self.observer.is_none() {
             if let Some(stderr) = crate::send::observe::StderrObserver::from_env() {
                 self.observer = Some(Arc::new(stderr));
@@ -404,6 +475,10 @@ impl ClientBuilder {
             None => (None, None, Vec::new()),
         };
         secrets.insert(0, key.clone());
+        // The public key is as secret as the private one in every text shown.
+        if let Some(public) = &self.public_key {
+            secrets.insert(1, public.clone());
+        }
         // The system store reads the variables itself: they stay part of its key.
         let read_env = self.read_ssl_cert_file || self.tls_roots == TlsRoots::System;
         let tls = if needs_tls {
@@ -461,18 +536,33 @@ impl ClientBuilder {
             crate::transport::fork::install(|| Box::new(crate::budget::lock_all()));
         }
         let budget = self.budget_for(key, tls.roots())?;
+        let facts = base.facts(&base_url);
+        #[allow(unused_mut)]
+        let mut instrumentations = self.instrumentations.clone();
+        #[cfg(feature = "opentelemetry")]
+        if let Some(otel) = &self.opentelemetry {
+            instrumentations.push(Arc::new(otel.clone()));
+        }
+        let inner = Arc::new(Inner {
+            agent: AgentCell::new(agent_config, tls),
+            base,
+            base_url,
+            proxy_shown,
+            secrets,
+            chat_url,
+            budget,
+            jitter_seed: AtomicU64::new(seed()),
+            facts,
+            instrumentations,
+            config: self,
+        });
+        #[cfg(feature = "opentelemetry")]
+        if let Some(otel) = &inner.config.opentelemetry {
+            let weak: std::sync::Weak<Inner> = Arc::downgrade(&inner);
+            otel.register_client(&inner.facts, weak);
+        }
         Ok(Client {
-            inner: Arc::new(Inner {
-                agent: AgentCell::new(agent_config, tls),
-                base,
-                base_url,
-                proxy_shown,
-                secrets,
-                chat_url,
-                budget,
-                jitter_seed: AtomicU64::new(seed()),
-                config: self,
-            }),
+            inner,
             cancel: None,
             options: CallOptions::default(),
             capture: None,
@@ -505,6 +595,30 @@ impl BaseUrl {
             authority: parts.authority.ok_or_else(bad)?,
             path,
         })
+    }
+
+    /// What the calls of a client of this base (`url`, as checked) share:
+    /// the server's address and port as the HTTP conventions name them, and
+    /// a number for the client.
+    fn facts(&self, url: &str) -> ClientFacts {
+        static CLIENTS: AtomicU64 = AtomicU64::new(1);
+        let host = self.authority.host();
+        let host = host
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(host);
+        let https = self.scheme == ureq::http::uri::Scheme::HTTPS;
+        ClientFacts {
+            base_url: url.to_owned(),
+            base_path: self.path.clone(),
+            server_address: host.to_owned(),
+            server_port: self
+                .authority
+                .port_u16()
+                .unwrap_or(if https { 443 } else { 80 }),
+            scheme: if https { "https" } else { "http" },
+            client_id: CLIENTS.fetch_add(1, Ordering::Relaxed),
+        }
     }
 
     /// The URI of `target` (a path under the base, with its query) on this base.
@@ -676,7 +790,18 @@ struct Inner {
     chat_url: Option<String>,
     budget: Budgets,
     jitter_seed: AtomicU64,
+    /// Where the requests go, as the instrumentation names it.
+    facts: ClientFacts,
+    /// Asked for each call's observers: the builder's, then OpenTelemetry's.
+    instrumentations: Vec<Arc<dyn Instrumentation>>,
     config: ClientBuilder,
+}
+
+#[cfg(feature = "opentelemetry")]
+impl crate::send::otel::RemainingSlots for Inner {
+    fn remaining(&self) -> u64 {
+        u64::from(self.budget.snapshot().remaining)
+    }
 }
 
 /// A client of the chat service's REST API.
@@ -735,6 +860,13 @@ fn read_by_decoders(name: &str) -> bool {
             .is_some_and(|p| p.eq_ignore_ascii_case("x-ratelimit-"))
 }
 
+/// What a call adds to its requests beyond the client's: the scope's headers,
+/// and its observation (with the headers its observers give each attempt).
+struct Sent<'s, 'o> {
+    scope_headers: Option<&'s RequestHeaders>,
+    observation: Option<&'s mut Observation<'o>>,
+}
+
 /// How one attempt ended, for the retry decision.
 enum Attempt {
     Answered(WireResponse),
@@ -769,6 +901,12 @@ impl Client {
             root_pems: Vec::new(),
             roots_from_env: Vec::new(),
             observer: None,
+            instrumentations: Vec::new(),
+            headers: RequestHeaders::new(),
+            header_error: None,
+            propagate_trace_context: true,
+            #[cfg(feature = "opentelemetry")]
+            opentelemetry: crate::send::otel::OpenTelemetry::global().enabled(),
             sdk: None,
             #[cfg(feature = "redis")]
             redis_budget: None,
@@ -1031,14 +1169,43 @@ impl Client {
         headers: Headers,
     ) -> Result<T> {
         let request = request?;
-        let span = crate::send::trace::CallSpan::start(&request, headers == Headers::All);
+        let raw = headers == Headers::All;
+        // What observes this call: the client's instrumentation, then the
+        // scope's (a language's, for this call); asked now, on this thread.
+        let scope = CallScope::current();
+        let (scope_instrumentation, scope_headers) = match &scope {
+            Some((instrumentation, headers)) => (instrumentation.as_ref(), Some(headers)),
+            None => (None, None),
+        };
+        let mut observation =
+            if self.inner.instrumentations.is_empty() && scope_instrumentation.is_none() {
+                None
+            } else {
+                let asked: Vec<&Arc<dyn Instrumentation>> = self
+                    .inner
+                    .instrumentations
+                    .iter()
+                    .chain(scope_instrumentation)
+                    .collect();
+                Observation::start(&asked, &self.inner.facts, &request, raw)
+            };
+        let span = crate::send::trace::CallSpan::start(&request, raw, &self.inner.facts);
         let _entered = span.enter();
-        self.execute(&request, decode, headers, &span)
+        let sent = Sent {
+            scope_headers: scope_headers.filter(|h| !h.is_empty()),
+            observation: observation.as_mut(),
+        };
+        let result = self
+            .execute(&request, decode, headers, &span, sent)
             .map_err(|e| {
                 e.with_request(&request.method, &request.redacted_target())
                     .scrub_all(&self.inner.secrets)
             })
-            .inspect_err(|e| span.failed(e))
+            .inspect_err(|e| span.failed(e));
+        if let Some(observation) = observation {
+            observation.finish(result.as_ref().err());
+        }
+        result
     }
 
     fn execute<T>(
@@ -1046,7 +1213,8 @@ impl Client {
         request: &WireRequest,
         decode: impl FnOnce(&WireResponse) -> Result<T>,
         headers: Headers,
-        span: &crate::send::trace::CallSpan,
+        span: &crate::send::trace::CallSpan<'_>,
+        mut sent: Sent<'_, '_>,
     ) -> Result<T> {
         let config = &self.inner.config;
         let key = match request.auth {
@@ -1066,6 +1234,7 @@ impl Client {
         let timeout = self.options.timeout.unwrap_or(config.timeout);
         let max_retries = self.options.max_retries.unwrap_or(config.max_retries);
         let max_retry_wait = self.options.max_retry_wait.unwrap_or(config.max_retry_wait);
+        let propagate = config.propagate_trace_context;
         // A view made by `with_response` hands every header to its caller.
         let headers = if self.capture.is_some() {
             Headers::All
@@ -1080,6 +1249,7 @@ impl Client {
             span.attempt(attempt);
             // Attempts are timed from the start the budget counted.
             let asked = Instant::now();
+            let observing = sent.observation.as_deref();
             let started = self.inner.budget.acquire(
                 cancel,
                 instant_after(Instant::now(), timeout),
@@ -1091,7 +1261,10 @@ impl Client {
                         None,
                         None,
                         Some(wait),
-                    )
+                    );
+                    if let Some(observation) = observing {
+                        observation.rate_limit_wait(attempt);
+                    }
                 },
                 |error| {
                     events.emit(
@@ -1101,16 +1274,38 @@ impl Client {
                         Some(error),
                         None,
                         None,
-                    )
+                    );
+                    if let Some(observation) = observing {
+                        observation.budget_degraded(attempt, error);
+                    }
                 },
             )?;
-            span.waited(started.saturating_duration_since(asked));
-            let outcome =
-                cancel::while_in_flight(cancel, || self.send_once(request, &target, headers));
+            span.waited_for_budget(started.saturating_duration_since(asked));
+            let attempt_headers = match sent.observation.as_deref_mut() {
+                Some(observation) => observation.attempt_start(attempt, started, propagate),
+                None => RequestHeaders::new(),
+            };
+            let extra = [
+                Some(&config.headers),
+                sent.scope_headers,
+                Some(&attempt_headers),
+            ];
+            let attempt_span = span.attempt_start(attempt);
+            let outcome = cancel::while_in_flight(cancel, || {
+                self.send_once(request, &target, headers, &extra, propagate)
+            });
+            // Read only for observers: an unobserved call reads the clock as before.
+            let ended = sent.observation.as_ref().map(|_| Instant::now());
             if cancel.is_some_and(CancelToken::is_cancelled)
                 && !matches!(outcome, Attempt::Answered(_))
             {
-                return Err(cancel::cancelled());
+                let error = cancel::cancelled();
+                span.attempt_end(attempt_span, None, Some(&error));
+                if let Some(observation) = sent.observation.as_deref_mut() {
+                    let ended = ended.unwrap_or(started);
+                    observation.attempt_end(attempt, started, ended, None, Some(&error), None);
+                }
+                return Err(error);
             }
             let (error, retryable) = match outcome {
                 Attempt::Answered(response) => {
@@ -1125,6 +1320,11 @@ impl Client {
                     );
                     self.observe(&response);
                     if (200..300).contains(&response.status) {
+                        span.attempt_end(attempt_span, Some(response.status), None);
+                        if let Some(observation) = sent.observation.as_deref_mut() {
+                            let (status, ended) = (Some(response.status), ended.unwrap_or(started));
+                            observation.attempt_end(attempt, started, ended, status, None, None);
+                        }
                         if let Some(capture) = &self.capture {
                             capture.put(ResponseMeta {
                                 status: response.status,
@@ -1134,7 +1334,9 @@ impl Client {
                         }
                         return decode(&response);
                     }
-                    let error = wire::decode_error(&response, SystemTime::now());
+                    // Scrubbed now: observers see it before the call's error is made.
+                    let error = wire::decode_error(&response, SystemTime::now())
+                        .scrub_all(&self.inner.secrets);
                     let retryable = match response.status {
                         429 => true,
                         500 | 502 | 503 | 504 => {
@@ -1172,16 +1374,31 @@ impl Client {
                     (error, retryable)
                 }
             };
-            if !retryable || attempt > max_retries {
-                return Err(error);
-            }
-            let wait = match error.retry_after() {
-                Some(wait) => wait,
-                None => self.backoff(attempt - 1),
+            // Sent again when it may be, after the server's wait or a backoff,
+            // unless that is longer than the client waits.
+            let retry = if retryable && attempt <= max_retries {
+                let wait = match error.retry_after() {
+                    Some(wait) => wait,
+                    None => self.backoff(attempt - 1),
+                };
+                (wait <= max_retry_wait).then_some(wait)
+            } else {
+                None
             };
-            if wait > max_retry_wait {
-                return Err(error);
+            span.attempt_end(attempt_span, error.status(), Some(&error));
+            if let Some(observation) = sent.observation.as_deref_mut() {
+                observation.attempt_end(
+                    attempt,
+                    started,
+                    ended.unwrap_or(started),
+                    error.status(),
+                    Some(&error),
+                    retry,
+                );
             }
+            let Some(wait) = retry else {
+                return Err(error);
+            };
             events.emit(
                 EventKind::Retry,
                 attempt,
@@ -1190,7 +1407,7 @@ impl Client {
                 None,
                 Some(wait),
             );
-            span.waited(wait);
+            span.waited_before_retry(wait);
             cancel::sleep(cancel, wait)?;
             attempt += 1;
         }
@@ -1271,8 +1488,26 @@ impl Client {
         config.build()
     }
 
-    fn send_once(&self, request: &WireRequest, target: &str, headers: Headers) -> Attempt {
+    fn send_once(
+        &self,
+        request: &WireRequest,
+        target: &str,
+        headers: Headers,
+        extra: &[Option<&RequestHeaders>],
+        propagate_trace_context: bool,
+    ) -> Attempt {
         use ureq::http::{header, HeaderValue, Method, Request};
+        // The extra headers, in layers: a later layer's header replaces an
+        // earlier one's of the same name; trace context only when allowed.
+        let add_extra = |map: &mut ureq::http::HeaderMap| {
+            for layer in extra.iter().flatten() {
+                for (name, value) in layer.entries() {
+                    if propagate_trace_context || !instrument::is_trace_context(name.as_str()) {
+                        map.insert(name.clone(), value.clone());
+                    }
+                }
+            }
+        };
         let not_built = || {
             Attempt::NotSent(Error::validation(
                 "the request could not be built from its URL and method",
@@ -1290,6 +1525,7 @@ impl Client {
                 let mut r = Request::new(body.as_bytes());
                 *r.method_mut() = method;
                 *r.uri_mut() = uri;
+                add_extra(r.headers_mut());
                 r.headers_mut().insert(
                     header::CONTENT_TYPE,
                     HeaderValue::from_static("application/json"),
@@ -1303,12 +1539,14 @@ impl Client {
                 let mut r = Request::new(&[][..]);
                 *r.method_mut() = method;
                 *r.uri_mut() = uri;
+                add_extra(r.headers_mut());
                 agent.run(self.with_timeouts(agent, r))
             }
             None => {
                 let mut r = Request::new(());
                 *r.method_mut() = method;
                 *r.uri_mut() = uri;
+                add_extra(r.headers_mut());
                 agent.run(self.with_timeouts(agent, r))
             }
         };

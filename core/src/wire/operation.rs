@@ -3,6 +3,7 @@
 //! expose to users who bring their own HTTP stack. One place decides how a
 //! JSON parameter object becomes a request, for every language.
 
+use once_cell::sync::Lazy;
 use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
@@ -41,10 +42,64 @@ impl Operation {
     /// URL, without the query) is sent as, if any: what names a call's span
     /// (feature `tracing`) and gives a request its retry class.
     pub fn sent_as(method: &str, path: &str) -> Option<Operation> {
-        Operation::ALL
-            .into_iter()
-            .find(|op| op.spec().is_some_and(|spec| spec.is_sent_as(method, path)))
+        // Every declared path split once: a call with an observer asks this
+        // on each call, so it is read segment by segment, no text split again.
+        static DECLARED: Lazy<Vec<(Operation, &'static str, Vec<Segment>)>> = Lazy::new(|| {
+            Operation::ALL
+                .into_iter()
+                .filter_map(|op| {
+                    let spec = op.spec()?;
+                    let segments = spec
+                        .path
+                        .split('/')
+                        .map(|declared| {
+                            match declared.strip_prefix('{').and_then(|d| d.strip_suffix('}')) {
+                                None => Segment::Literal(declared),
+                                Some(name) => {
+                                    Segment::Param(spec.param(name).map_or(&[][..], |p| p.choices))
+                                }
+                            }
+                        })
+                        .collect();
+                    Some((op, spec.method, segments))
+                })
+                .collect()
+        });
+        // The path's segments, once (no declared path has more than these).
+        let mut sent = [""; 12];
+        let mut count = 0;
+        for segment in path.split('/') {
+            if count == sent.len() {
+                return None;
+            }
+            sent[count] = segment;
+            count += 1;
+        }
+        let sent = &sent[..count];
+        DECLARED
+            .iter()
+            .find(|(_, declared_method, segments)| {
+                segments.len() == count
+                    && *declared_method == method
+                    && segments
+                        .iter()
+                        .zip(sent)
+                        .all(|(declared, sent)| match declared {
+                            Segment::Literal(literal) => literal == sent,
+                            Segment::Param(choices) => {
+                                !sent.is_empty() && (choices.is_empty() || choices.contains(sent))
+                            }
+                        })
+            })
+            .map(|(op, _, _)| *op)
     }
+}
+
+/// A segment of a declared path: written as is, or a parameter (with its
+/// choices, when it has some).
+enum Segment {
+    Literal(&'static str),
+    Param(&'static [&'static str]),
 }
 
 /// The JSON form of a typed result.
@@ -241,5 +296,61 @@ impl WireRequest {
             "body": body,
             "auth": auth,
         })
+    }
+}
+
+#[cfg(test)]
+mod sent_as_tests {
+    use super::*;
+
+    /// The declarations' own reading: the first operation whose spec says so.
+    fn by_spec(method: &str, path: &str) -> Option<Operation> {
+        Operation::ALL
+            .into_iter()
+            .find(|op| op.spec().is_some_and(|spec| spec.is_sent_as(method, path)))
+    }
+
+    #[test]
+    fn reads_every_path_as_the_declarations_do() {
+        let fills = ["x", "", "room", "chatroom", "a/b"];
+        let mut paths = Vec::new();
+        for op in Operation::ALL {
+            let Some(spec) = op.spec() else { continue };
+            paths.push(spec.path.to_owned());
+            for fill in fills {
+                let mut path = String::new();
+                for (i, declared) in spec.path.split('/').enumerate() {
+                    if i > 0 {
+                        path.push('/');
+                    }
+                    path.push_str(if declared.starts_with('{') {
+                        fill
+                    } else {
+                        declared
+                    });
+                }
+                paths.push(path.clone());
+                paths.push(format!("{path}/"));
+                paths.push(path.to_ascii_uppercase());
+            }
+        }
+        paths.extend(["/", "", "/consumer", "//consumer/api/v2/users"].map(String::from));
+        let methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "get"];
+        let mut found = 0;
+        for path in &paths {
+            for method in methods {
+                let expected = by_spec(method, path);
+                assert_eq!(
+                    Operation::sent_as(method, path),
+                    expected,
+                    "{method} {path}"
+                );
+                found += usize::from(expected.is_some());
+            }
+        }
+        assert!(
+            found > Operation::ALL.len(),
+            "the paths reach the operations: {found}"
+        );
     }
 }

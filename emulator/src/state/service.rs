@@ -4,6 +4,9 @@
 
 use super::*;
 
+mod shapes;
+pub(crate) use shapes::ListingShape;
+
 /// The room settings the create and update pages take as `"on"`/`"off"`
 /// (room records answer them as booleans).
 const ON_OFF_FIELDS: &[&str] = &[
@@ -53,9 +56,13 @@ struct MessageLog {
     items: Vec<StoredMessage>,
     /// Positions in `items` of the messages carrying a file, ascending.
     with_file: Vec<usize>,
+    /// How its pages are served (admin `PUT /_emulator/listing`): as the service does by default.
+    shape: ListingShape,
 }
 
 struct StoredMessage {
+    /// The message's `_id`; for a record stored verbatim without a string `_id`, a handle of
+    /// the emulator's that the record does not show (admin deletions name it).
     id: String,
     json: String,
 }
@@ -87,8 +94,10 @@ impl MessageLog {
         self.with_file.clear();
     }
 
-    /// The listing page `{"limit","skip","totalRecords","count","messages"}` as JSON text.
+    /// The listing page `{"limit","skip","totalRecords","count","messages"}` as JSON text
+    /// (`limit` lowered to the shape's cap, the text pretty-printed when the shape says so).
     fn page(&self, limit: u64, skip: u64, only_files: bool) -> String {
+        let limit = self.shape.limit_cap.map_or(limit, |cap| limit.min(cap));
         let total = if only_files {
             self.with_file.len()
         } else {
@@ -120,7 +129,11 @@ impl MessageLog {
             out.push_str(&pick(n).json);
         }
         out.push_str("]}");
-        out
+        if self.shape.pretty {
+            shapes::pretty_json(&out)
+        } else {
+            out
+        }
     }
 }
 
@@ -1683,6 +1696,14 @@ impl State {
                 None => format!("no room {room_id}; create it first"),
                 Some(c) => format!("no channel {c} in room {room_id}"),
             });
+        }
+        if !spec["records"].is_null() {
+            if !spec["count"].is_null() || !spec["messages"].is_null() {
+                return Err("give one of count, messages or records".into());
+            }
+            let ids = self.push_records(&room_id, channel, &spec["records"])?;
+            let total = self.log_mut(&room_id, channel).map_or(0, |l| l.items.len());
+            return Ok(json!({"added": ids.len(), "total": total, "ids": ids}));
         }
         let container = container(&room_id, channel);
         let mut ids = Vec::new();

@@ -478,6 +478,16 @@ pub(super) static LIST_USERS: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::Total,
     result: "UserPage",
+    item_fields: &[
+        "_id",
+        "userId",
+        "username",
+        "profilePic",
+        "email",
+        "uniqueUserIdentifier",
+        "isModerator",
+        "chatRoom",
+    ],
     params: &[
         ParamSpec {
             name: "limit",
@@ -517,6 +527,7 @@ pub(super) static DEACTIVATE_USER: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::None,
     result: "Deactivated",
+    item_fields: &[],
     params: &[
         ParamSpec {
             name: "userId",
@@ -559,6 +570,7 @@ pub(super) static CONVERSATION_MESSAGES: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::None,
     result: "Vec<Message>",
+    item_fields: &[],
     params: &[
         ParamSpec {
             name: "roomId",
@@ -609,6 +621,7 @@ pub(super) static CREATE_USER: OperationSpec = OperationSpec {
     retry: RetryClass::Never,
     pages: Paging::None,
     result: "CreatedUser",
+    item_fields: &[],
     params: &[
         ParamSpec {
             name: "username",
@@ -659,6 +672,7 @@ pub(super) static LIST_CHAT_ROOMS: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::None,
     result: "Vec<Room>",
+    item_fields: &[],
     params: &[],
     exactly_one: &[],
     extra: false,
@@ -675,6 +689,7 @@ pub(super) static REACTIVATE_USER: OperationSpec = OperationSpec {
     retry: RetryClass::Never,
     pages: Paging::None,
     result: "Reactivated",
+    item_fields: &[],
     params: &[
         ParamSpec {
             name: "userId",
@@ -717,6 +732,7 @@ pub(super) static VALIDATE_ACCESS_TOKEN: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::None,
     result: "TokenUser",
+    item_fields: &[],
     params: &[
         ParamSpec {
             name: "accessToken",
@@ -747,6 +763,7 @@ pub(super) static INVALIDATE_ACCESS_TOKEN: OperationSpec = OperationSpec {
     retry: RetryClass::Never,
     pages: Paging::None,
     result: "Invalidated",
+    item_fields: &[],
     params: &[ParamSpec {
         name: "accessToken",
         location: ParamLocation::Body,
@@ -776,6 +793,7 @@ pub(super) static EJECT_ALL_USERS: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::None,
     result: "Acknowledged",
+    item_fields: &[],
     params: &[
         ParamSpec {
             name: "roomId",
@@ -806,6 +824,7 @@ pub(super) static UPDATE_BOT: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::None,
     result: "BotAnswer",
+    item_fields: &[],
     params: &[
         ParamSpec {
             name: "botId",
@@ -936,6 +955,7 @@ pub(super) static CREATE_CHAT_ROOM: OperationSpec = OperationSpec {
     retry: RetryClass::Never,
     pages: Paging::None,
     result: "RoomAnswer",
+    item_fields: &[],
     params: &[
         ParamSpec {
             name: "name",
@@ -1109,6 +1129,7 @@ pub(super) static GET_CHAT_ROOM: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::None,
     result: "Room",
+    item_fields: &[],
     params: &[ParamSpec {
         name: "roomId",
         location: ParamLocation::Path,
@@ -1138,6 +1159,7 @@ pub(super) static UPDATE_CHAT_ROOM: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::None,
     result: "RoomAnswer",
+    item_fields: &[],
     params: &[
         ParamSpec {
             name: "roomId",
@@ -1230,6 +1252,7 @@ pub(super) static DELETE_CHAT_ROOM: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::None,
     result: "RoomAnswer",
+    item_fields: &[],
     params: &[
         ParamSpec {
             name: "roomId",
@@ -1260,6 +1283,7 @@ pub(super) static TURN_CHAT_ON: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::None,
     result: "Acknowledged",
+    item_fields: &[],
     params: &[
         ParamSpec {
             name: "roomId",
@@ -1290,6 +1314,7 @@ pub(super) static TURN_CHAT_OFF: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::None,
     result: "Acknowledged",
+    item_fields: &[],
     params: &[
         ParamSpec {
             name: "roomId",
@@ -1320,6 +1345,7 @@ pub(super) static SET_CHAT_OFF_MESSAGE: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::None,
     result: "Acknowledged",
+    item_fields: &[],
     params: &[
         ParamSpec {
             name: "roomId",
@@ -1362,6 +1388,7 @@ pub(super) static ROOM_MESSAGES: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::TotalRecords,
     result: "MessagePage",
+    item_fields: &["_id", "created", "chatRoom", "channel", "message", "user", "likes", "actionButtons", "file", "customer"],
     params: &[
         ParamSpec {
             name: "roomId",
@@ -1425,6 +1452,7 @@ pub(super) static DELETE_ROOM_MESSAGES: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::None,
     result: "RoomAnswer",
+    item_fields: &[],
     params: &[
         ParamSpec {
             name: "roomId",
@@ -1477,6 +1505,7 @@ pub(super) static SEND_ROOM_MESSAGE: OperationSpec = OperationSpec {
     retry: RetryClass::Never,
     pages: Paging::None,
     result: "Acknowledged",
+    item_fields: &[],
     params: &[
         ParamSpec {
             name: "roomId",
@@ -1552,6 +1581,7 @@ pub(super) static CREATE_CHANNEL: OperationSpec = OperationSpec {
     retry: RetryClass::Never,
     pages: Paging::None,
     result: "Channel",
+    item_fields: &[],
     params: &[
         ParamSpec {
             name: "roomId",
@@ -1627,6 +1657,7 @@ pub(super) static UPDATE_CHANNEL: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::None,
     result: "Channel",
+    item_fields: &[],
     params: &[
         ParamSpec {
             name: "roomId",
@@ -1713,6 +1744,7 @@ pub(super) static SEND_CHANNEL_MESSAGE: OperationSpec = OperationSpec {
     retry: RetryClass::Never,
     pages: Paging::None,
     result: "Acknowledged",
+    item_fields: &[],
     params: &[
         ParamSpec {
             name: "roomId",
@@ -1799,6 +1831,18 @@ pub(super) static CHANNEL_MESSAGES: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::TotalRecords,
     result: "MessagePage",
+    item_fields: &[
+        "_id",
+        "created",
+        "chatRoom",
+        "channel",
+        "message",
+        "user",
+        "likes",
+        "actionButtons",
+        "file",
+        "customer",
+    ],
     params: &[
         ParamSpec {
             name: "roomId",
@@ -1874,6 +1918,7 @@ pub(super) static DELETE_CHANNEL_MESSAGE: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::None,
     result: "Acknowledged",
+    item_fields: &[],
     params: &[
         ParamSpec {
             name: "roomId",
@@ -1926,6 +1971,7 @@ pub(super) static LIST_CONVERSATIONS: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::None,
     result: "Vec<Conversation>",
+    item_fields: &[],
     params: &[
         ParamSpec {
             name: "pathForm",
@@ -1968,6 +2014,7 @@ pub(super) static UPDATE_USER: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::None,
     result: "UpdatedUser",
+    item_fields: &[],
     params: &[
         ParamSpec {
             name: "userId",
@@ -2086,6 +2133,7 @@ pub(super) static CREATE_USER_V2: OperationSpec = OperationSpec {
     retry: RetryClass::Never,
     pages: Paging::None,
     result: "ProvisionedUser",
+    item_fields: &[],
     params: &[
         ParamSpec {
             name: "uniqueUserIdentifier",
@@ -2194,6 +2242,7 @@ pub(super) static GET_USER: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::None,
     result: "UserProfile",
+    item_fields: &[],
     params: &[ParamSpec {
         name: "uniqueUserIdentifier",
         location: ParamLocation::Path,
@@ -2223,6 +2272,7 @@ pub(super) static USER_ROOMS: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::None,
     result: "Vec<RoomName>",
+    item_fields: &[],
     params: &[ParamSpec {
         name: "uniqueUserIdentifier",
         location: ParamLocation::Path,
@@ -2252,6 +2302,7 @@ pub(super) static REMOVE_USER: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::None,
     result: "Acknowledged",
+    item_fields: &[],
     params: &[
         ParamSpec {
             name: "userId",
@@ -2293,6 +2344,7 @@ pub(super) static LIST_MEMBERS: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::Total,
     result: "MemberPage",
+    item_fields: &["chatRoom", "user", "roleName", "lastSeen", "created"],
     params: &[
         ParamSpec {
             name: "roomId",
@@ -2346,6 +2398,7 @@ pub(super) static SET_MEMBER: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::None,
     result: "Member",
+    item_fields: &[],
     params: &[
         ParamSpec {
             name: "roomId",
@@ -2399,6 +2452,7 @@ pub(super) static REMOVE_MEMBER: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::None,
     result: "Acknowledged",
+    item_fields: &[],
     params: &[
         ParamSpec {
             name: "roomId",
@@ -2440,6 +2494,7 @@ pub(super) static CREATE_BOT: OperationSpec = OperationSpec {
     retry: RetryClass::Never,
     pages: Paging::None,
     result: "BotAnswer",
+    item_fields: &[],
     params: &[
         ParamSpec {
             name: "name",
@@ -2559,6 +2614,7 @@ pub(super) static LIST_BOTS: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::None,
     result: "BotList",
+    item_fields: &[],
     params: &[],
     exactly_one: &[],
     extra: false,
@@ -2575,6 +2631,7 @@ pub(super) static ENABLE_BOT: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::None,
     result: "BotAnswer",
+    item_fields: &[],
     params: &[ParamSpec {
         name: "botId",
         location: ParamLocation::Path,
@@ -2604,6 +2661,7 @@ pub(super) static DISABLE_BOT: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::None,
     result: "BotAnswer",
+    item_fields: &[],
     params: &[ParamSpec {
         name: "botId",
         location: ParamLocation::Path,
@@ -2633,6 +2691,7 @@ pub(super) static ENABLE_BOT_IN_ROOM: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::None,
     result: "BotRoomAnswer",
+    item_fields: &[],
     params: &[
         ParamSpec {
             name: "botId",
@@ -2675,6 +2734,7 @@ pub(super) static DISABLE_BOT_IN_ROOM: OperationSpec = OperationSpec {
     retry: RetryClass::Repeatable,
     pages: Paging::None,
     result: "BotRoomAnswer",
+    item_fields: &[],
     params: &[
         ParamSpec {
             name: "botId",
@@ -2717,6 +2777,7 @@ pub(super) static SEND_BOT_MESSAGE: OperationSpec = OperationSpec {
     retry: RetryClass::Never,
     pages: Paging::None,
     result: "Acknowledged",
+    item_fields: &[],
     params: &[
         ParamSpec {
             name: "botId",

@@ -31,6 +31,11 @@ pub struct OperationSpec {
     pub pages: Paging,
     /// The name of core's model of the answer.
     pub result: &'static str,
+    /// The wire names of the fields each item of its listing declares, in
+    /// declaration order (the record of the page's one list): how the command
+    /// line's CSV knows its columns before the first page comes. Empty when
+    /// it does not page.
+    pub item_fields: &'static [&'static str],
     /// Its parameters, in the order they are sent.
     pub params: &'static [ParamSpec],
     /// Groups of parameters of which a call gives exactly one.
@@ -400,6 +405,7 @@ mod tests {
             retry: RetryClass::Repeatable,
             pages: Paging::None,
             result: "Thing",
+            item_fields: &[],
             params,
             exactly_one: &[],
             extra: false,
@@ -419,5 +425,35 @@ mod tests {
         // A given value still wins over the (bad) default.
         let given = serde_json::json!({"pathForm": "chatroom"});
         assert_eq!(op(&SLIP).build(&given).unwrap().path, "/v2/chatroom/things");
+    }
+
+    /// The item fields of `list_users`, whose page is core's hand-written
+    /// `UserPage`, are written in the generator (xtask's `CORE_PAGE_ITEMS`):
+    /// they must be exactly the wire names of `User`'s typed fields, so that
+    /// a listing's CSV gives every typed field a column of its own.
+    #[test]
+    fn a_hand_written_pages_item_fields_are_its_models() {
+        use crate::wire::models::User;
+        let every = User {
+            id: Some(String::new()),
+            user_id: Some(String::new()),
+            username: Some(String::new()),
+            profile_pic: Some(String::new()),
+            email: Some(String::new()),
+            unique_user_identifier: Some(String::new()),
+            is_moderator: Some(false),
+            chat_room: Some(String::new()),
+            extra: serde_json::Map::new(),
+        };
+        let typed: Vec<String> = match serde_json::to_value(every) {
+            Ok(Value::Object(fields)) => fields.keys().cloned().collect(),
+            other => panic!("{other:?}"),
+        };
+        let spec = super::super::Operation::ListUsers.spec().unwrap();
+        let mut declared: Vec<String> = spec.item_fields.iter().map(|f| (*f).to_owned()).collect();
+        let mut sorted = typed.clone();
+        sorted.sort();
+        declared.sort();
+        assert_eq!(declared, sorted);
     }
 }

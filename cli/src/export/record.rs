@@ -1,0 +1,228 @@
+//! One message record of a page: its `_id` and `created`, and its line in the part file.
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+/// What tells a listed message from the others: its `_id` when it has one (a string), else
+/// its record's bytes as its part-file line holds them (see [`write_record`]). So a record
+/// without an id is still recognised as the page of overlap's first (the export goes on
+/// instead of stepping back for ever), and two such records differ as soon as one byte does.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum Identity {
+    Id(String),
+    Record(String),
+}
+
+impl Identity {
+    /// The identity of `raw`, whose `_id` (as [`head`] reads it) is `id`.
+    pub(super) fn of(raw: &RawValue, id: Option<&str>) -> Identity {
+        match id {
+            Some(id) => Identity::Id(id.to_owned()),
+            None => Identity::Record(line_text(raw).into_owned()),
+        }
+    }
+
+    /// The identity of a part-file line (without its line feed): the same as that of the
+    /// record it was written from.
+    pub(super) fn of_line(line: &str) -> Identity {
+        match head(line).0 {
+            Some(id) => Identity::Id(id.into_owned()),
+            None => Identity::Record(line.to_owned()),
+        }
+    }
+
+    /// Whether `raw`, whose `_id` is `id`, is this message (without building its identity).
+    pub(super) fn is(&self, raw: &RawValue, id: Option<&str>) -> bool {
+        match (self, id) {
+            (Identity::Id(known), Some(id)) => known == id,
+            (Identity::Record(known), None) => *known == line_text(raw),
+            _ => false,
+        }
+    }
+}
+
+/// The `_id` and `created` of a message record (JSON text serde_json has checked already):
+/// a scan of its top-level keys, much cheaper than a second parse of every field. A value
+/// with escapes is unescaped through serde_json.
+pub(super) fn head(raw: &str) -> (Option<Cow<'_, str>>, Option<Cow<'_, str>>) {
+    let b = raw.as_bytes();
+    let (mut id, mut created) = (None, None);
+    let mut i = match b.iter().position(|&c| c == b'{') {
+        Some(p) => p + 1,
+        None => return (None, None),
+    };
+    // The end of the string starting at `at` (a quote), one past its closing quote.
+    let string_end = |mut at: usize| -> usize {
+        at += 1;
+        while at < b.len() {
+            match b[at] {
+                b'\\' => at += 2,
+                b'"' => return at + 1,
+                _ => at += 1,
+            }
+        }
+        b.len()
+    };
+    let text_of = |from: usize, to: usize| -> Option<Cow<'_, str>> {
+        let slice = raw.get(from..to)?;
+        if slice.contains('\\') {
+            serde_json::from_str::<String>(slice).ok().map(Cow::Owned)
+        } else {
+            slice.get(1..slice.len().checked_sub(1)?).map(Cow::Borrowed)
+        }
+    };
+    while i < b.len() {
+        // A key.
+        while i < b.len() && b[i] != b'"' {
+            if b[i] == b'}' {
+                return (id, created);
+            }
+            i += 1;
+        }
+        if i >= b.len() {
+            break;
+        }
+        let key_end = string_end(i);
+        let key = &raw[i..key_end];
+        i = key_end;
+        while i < b.len() && (b[i] == b':' || b[i].is_ascii_whitespace()) {
+            i += 1;
+        }
+        // Its value: a string, or anything else skipped by depth.
+        let value_start = i;
+        if i < b.len() && b[i] == b'"' {
+            i = string_end(i);
+            match key {
+                "\"_id\"" => id = text_of(value_start, i),
+                "\"created\"" => created = text_of(value_start, i),
+                _ => {}
+            }
+        } else {
+            let mut depth = 0usize;
+            while i < b.len() {
+                match b[i] {
+                    b'"' => {
+                        i = string_end(i);
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' if depth == 0 => break,
+                    b'}' | b']' => depth -= 1,
+                    b',' if depth == 0 => break,
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        if id.is_some() && created.is_some() {
+            break;
+        }
+        // Past the comma (or at the closing brace).
+        while i < b.len() && b[i] != b',' && b[i] != b'}' {
+            i += 1;
+        }
+        if i < b.len() && b[i] == b'}' {
+            break;
+        }
+        i += 1;
+    }
+    (id, created)
+}
+
+/// Appends one line of the part file to `line`: [`line_text`], then a line feed.
+pub(super) fn write_record(line: &mut Vec<u8>, raw: &RawValue) {
+    line.extend_from_slice(line_text(raw).as_bytes());
+    line.push(b'\n');
+}
+
+/// A record's line in the part file: the record as the service sent it, byte for byte (key
+/// order, number text, string escapes). A record that spans lines (a pretty-printed page) has
+/// the whitespace outside its strings removed, the only bytes JSON gives no meaning; a record
+/// on one line is left as it is.
+pub(crate) fn line_text(raw: &RawValue) -> Cow<'_, str> {
+    let text = raw.get();
+    if !(text.contains('\n') || text.contains('\r')) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = Vec::with_capacity(text.len());
+    compact_into(&mut out, text.as_bytes());
+    // Only ASCII blanks outside strings were dropped: still UTF-8.
+    Cow::Owned(
+        String::from_utf8(out)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+    )
+}
+
+/// Appends `json` (valid JSON text) to `out` without the whitespace outside its strings:
+/// inside a string every byte is kept (an escaped quote does not end it).
+fn compact_into(out: &mut Vec<u8>, json: &[u8]) {
+    let (mut in_string, mut escaped) = (false, false);
+    for &c in json {
+        if in_string {
+            out.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == b'\\' {
+                escaped = true;
+            } else if c == b'"' {
+                in_string = false;
+            }
+        } else if !matches!(c, b' ' | b'\t' | b'\n' | b'\r') {
+            in_string = c == b'"';
+            out.push(c);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_head_of_a_record() {
+        let cases = [
+            (
+                r#"{"_id":"a1","created":"t1","x":1}"#,
+                Some("a1"),
+                Some("t1"),
+            ),
+            (
+                r#"{"user":{"_id":"u","created":"no"},"likes":[{"_id":"l"}],"message":"a \"}\" ,","_id":"m\u0031","created":"t"}"#,
+                Some("m1"),
+                Some("t"),
+            ),
+            (
+                r#" { "created" : "c" , "_id" : "i" } "#,
+                Some("i"),
+                Some("c"),
+            ),
+            (r#"{"_id":null,"n":[1,[2,{"a":"}"}]]}"#, None, None),
+            (r#"{}"#, None, None),
+        ];
+        for (raw, id, created) in cases {
+            let (i, c) = head(raw);
+            assert_eq!((i.as_deref(), c.as_deref()), (id, created), "{raw}");
+        }
+    }
+
+    #[test]
+    fn a_record_keeps_its_bytes_and_loses_only_the_blanks_between_lines() {
+        let pretty = "{\n  \"_id\" : \"m1\",\n\t\"zeta\": 1.50,\r\n  \"big\": 123456789012345678901234567890,\n  \"text\": \"a  b\\n \\\" }\\\\\",\n  \"alpha\": [ 1, { } ]\n}";
+        let raw: Box<RawValue> = serde_json::from_str(pretty).unwrap();
+        let mut line = Vec::new();
+        write_record(&mut line, &raw);
+        assert_eq!(
+            String::from_utf8(line).unwrap(),
+            "{\"_id\":\"m1\",\"zeta\":1.50,\"big\":123456789012345678901234567890,\"text\":\"a  b\\n \\\" }\\\\\",\"alpha\":[1,{}]}\n"
+        );
+        // On one line: exactly as sent, blanks and all.
+        let one = r#"{ "_id": "m2", "n": 1e400 }"#;
+        let raw: Box<RawValue> = serde_json::from_str(one).unwrap();
+        let mut line = Vec::new();
+        write_record(&mut line, &raw);
+        assert_eq!(line, format!("{one}\n").into_bytes());
+    }
+}

@@ -1,0 +1,194 @@
+//! Times: the `--after`/`--before` filter and the export's own time, as pure functions.
+
+/// Now, as `2024-01-15T15:21:44Z` (whole seconds, UTC).
+pub(super) fn now_rfc3339() -> String {
+    let now = jiff::Timestamp::now();
+    jiff::Timestamp::from_second(now.as_second())
+        .unwrap_or(now)
+        .to_string()
+}
+
+/// Milliseconds since the epoch of a time as the guide documents it: RFC 3339
+/// (`2024-01-15T15:21:44.293Z`, `2024-01-15T16:21:44+01:00`, `T` or a space between date and
+/// time, seconds and their fraction optional, no zone meaning UTC: `2024-01-15 15:21`) or a
+/// date (`2024-01-15`, midnight UTC); blanks around it ignored. Anything else, a date that
+/// does not exist included, is `None`. A pure function of its text: it never panics (the
+/// fuzz target calls it with any input).
+pub fn parse_time(text: &str) -> Option<i64> {
+    let text = text.trim();
+    if !documented_shape(text.as_bytes()) {
+        return None;
+    }
+    // The shape is checked; jiff does the calendar (days of the month, leap years, offsets).
+    if let Ok(at) = text.parse::<jiff::Timestamp>() {
+        return Some(at.as_millisecond());
+    }
+    let civil: jiff::civil::DateTime = text.parse().ok()?;
+    let at = jiff::tz::Offset::UTC.to_timestamp(civil).ok()?;
+    Some(at.as_millisecond())
+}
+
+/// Whether `b` is `YYYY-MM-DD`, optionally followed by `T`, `t` or a space and `hh:mm`,
+/// optionally `:ss` and a fraction of 1 to 9 digits, and a zone `Z`, `z` or `±hh:mm` (or
+/// none): what the guide documents, so that jiff's wider grammar (week dates, `[zone]`
+/// annotations, basic format) is not accepted by accident.
+fn documented_shape(b: &[u8]) -> bool {
+    let digits = |at: usize, n: usize| {
+        b.get(at..at + n)
+            .is_some_and(|s| s.iter().all(u8::is_ascii_digit))
+    };
+    let byte = |at: usize| b.get(at).copied();
+    if !(digits(0, 4)
+        && byte(4) == Some(b'-')
+        && digits(5, 2)
+        && byte(7) == Some(b'-')
+        && digits(8, 2))
+    {
+        return false;
+    }
+    if b.len() == 10 {
+        return true;
+    }
+    if !matches!(byte(10), Some(b'T' | b't' | b' ')) {
+        return false;
+    }
+    if !(digits(11, 2) && byte(13) == Some(b':') && digits(14, 2)) {
+        return false;
+    }
+    let mut at = 16;
+    if byte(at) == Some(b':') {
+        if !digits(at + 1, 2) {
+            return false;
+        }
+        at += 3;
+        if byte(at) == Some(b'.') {
+            let fraction = b[at + 1..]
+                .iter()
+                .take_while(|c| c.is_ascii_digit())
+                .count();
+            if !(1..=9).contains(&fraction) {
+                return false;
+            }
+            at += 1 + fraction;
+        }
+    }
+    match &b[at..] {
+        [] | [b'Z'] | [b'z'] => true,
+        [b'+' | b'-', zone @ ..] => {
+            zone.len() == 5
+                && zone[2] == b':'
+                && [0, 1, 3, 4].iter().all(|&i| zone[i].is_ascii_digit())
+        }
+        _ => false,
+    }
+}
+
+/// Whether a time filter of `after` and `before` (milliseconds since the epoch) keeps a
+/// message created at `created` (one without a readable time is kept: the filter cannot place
+/// it).
+pub(crate) fn keep(after: Option<i64>, before: Option<i64>, created: Option<&str>) -> bool {
+    if after.is_none() && before.is_none() {
+        return true;
+    }
+    let Some(ms) = created.and_then(parse_time) else {
+        return true;
+    };
+    after.is_none_or(|a| ms > a) && before.is_none_or(|b| ms < b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times() {
+        assert_eq!(parse_time("1970-01-01"), Some(0));
+        assert_eq!(parse_time(" 1970-01-01 "), Some(0));
+        assert_eq!(parse_time("1970-01-01T00:00:01.5Z"), Some(1500));
+        assert_eq!(
+            parse_time("2024-01-15T15:21:44.293Z"),
+            Some(1_705_332_104_293)
+        );
+        assert_eq!(
+            parse_time("2024-01-15t15:21:44.293z"),
+            Some(1_705_332_104_293)
+        );
+        assert_eq!(
+            parse_time("2024-01-15T16:21:44.293+01:00"),
+            Some(1_705_332_104_293)
+        );
+        assert_eq!(
+            parse_time("2024-01-15T14:21:44.293456789-01:00"),
+            Some(1_705_332_104_293)
+        );
+        assert_eq!(parse_time("2024-01-15 15:21"), Some(1_705_332_060_000));
+        assert_eq!(parse_time("2024-01-15T15:21Z"), Some(1_705_332_060_000));
+        assert_eq!(parse_time("2024-02-29"), Some(1_709_164_800_000));
+        for bad in [
+            "yesterday",
+            "",
+            "2024-13-01",
+            "2023-02-29",
+            "2024-01-32",
+            "2024-01-15T24:00Z",
+            "2024-01-15T15:60Z",
+            "2024-01-15T15",
+            "2024-01-15T15:21:44.Z",
+            "2024-01-15T15:21:44.1234567890Z",
+            "2024-01-15T15:21:44+01",
+            "2024-01-15T15:21:44+0100",
+            "2024-01-15T15:21:44Z[Europe/Paris]",
+            "20240115",
+            "2024-W03-1",
+            "+002024-01-15",
+            "2024-01-15x",
+        ] {
+            assert_eq!(parse_time(bad), None, "{bad:?}");
+        }
+    }
+
+    /// Any text is a time or `None`, never a panic: non-ASCII characters at every position
+    /// of the documented shapes (the hand-written parser this replaced sliced strings by
+    /// byte and panicked on `2024-01-1é`).
+    #[test]
+    fn non_ascii_text_is_not_a_time_and_no_panic() {
+        let shapes = [
+            "2024-01-15",
+            "2024-01-15T15:21:44.293Z",
+            "2024-01-15T16:21:44+01:00",
+            "2024-01-15 15:21",
+        ];
+        for shape in shapes {
+            for at in 0..=shape.len() {
+                for odd in ["é", "中", "\u{0}", "\u{202e}", "１"] {
+                    let text = format!("{}{odd}{}", &shape[..at], &shape[at..]);
+                    assert_eq!(parse_time(&text), None, "{text:?}");
+                    let replaced =
+                        format!("{}{odd}{}", &shape[..at.saturating_sub(1)], &shape[at..]);
+                    let _ = parse_time(&replaced);
+                }
+            }
+        }
+        assert_eq!(parse_time("2024-01-1é"), None);
+    }
+
+    #[test]
+    fn the_filter_keeps_what_it_cannot_place() {
+        let day = |d: &str| parse_time(d);
+        let (after, before) = (day("2024-01-05"), day("2024-01-10"));
+        assert!(keep(after, before, Some("2024-01-06T00:00:00Z")));
+        assert!(!keep(after, before, Some("2024-01-05")));
+        assert!(!keep(after, before, Some("2024-01-10T00:00:00Z")));
+        assert!(keep(after, before, Some("2024-01-1é")));
+        assert!(keep(after, before, None));
+        assert!(keep(None, None, Some("2024-01-01")));
+    }
+
+    #[test]
+    fn now_is_whole_seconds_in_utc() {
+        let now = now_rfc3339();
+        assert_eq!(now.len(), 20, "{now}");
+        assert!(now.ends_with('Z'), "{now}");
+        assert!(parse_time(&now).is_some(), "{now}");
+    }
+}

@@ -1,0 +1,545 @@
+//! The command line's generic outputs end to end, the `roomchat` binary against
+//! the emulator: CSV columns that lose nothing and cells no spreadsheet runs,
+//! `--all` waiting out the rate limit, resuming a CSV, errors as JSON
+//! objects, the man pages (issue 44, items 9, 14, 17 and 20).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use roomchat::wire::Operation;
+use roomchat_emulator::{Emulator, EmulatorConfig, Fault, FaultAction, RateLimit};
+use serde_json::{json, Value};
+
+/// The `roomchat` binary pointed at an emulator, with a config folder of its own.
+struct Cli {
+    base_url: String,
+    private_key: String,
+    config: PathBuf,
+}
+
+/// What a run printed, and its exit code.
+struct Ran {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Cli {
+    fn new(emu: &Emulator, name: &str) -> Cli {
+        let config =
+            std::env::temp_dir().join(format!("roomchat-outputs-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&config);
+        std::fs::create_dir_all(&config).unwrap();
+        Cli {
+            base_url: emu.base_url().to_owned(),
+            private_key: emu.private_key(),
+            config,
+        }
+    }
+
+    fn run(&self, args: &[&str]) -> Ran {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_roomchat"));
+        for (name, _) in std::env::vars() {
+            if name.starts_with("ROOMCHAT_") {
+                command.env_remove(name);
+            }
+        }
+        let out = command
+            .args(args)
+            .env("ROOMCHAT_PRIVATE_KEY", &self.private_key)
+            .env("ROOMCHAT_BASE_URL", &self.base_url)
+            .env("XDG_CONFIG_HOME", &self.config)
+            .env("NO_PROXY", "*")
+            .output()
+            .expect("roomchat runs");
+        let ran = Ran {
+            code: out.status.code().expect("exited, not killed"),
+            stdout: String::from_utf8(out.stdout).unwrap(),
+            stderr: String::from_utf8(out.stderr).unwrap(),
+        };
+        assert!(!ran.stderr.contains("panicked"), "{}", ran.stderr);
+        assert!(
+            !ran.stdout.contains(&self.private_key) && !ran.stderr.contains(&self.private_key),
+            "the key was shown"
+        );
+        ran
+    }
+
+    /// A run that must succeed; its stdout.
+    fn ok(&self, args: &[&str]) -> String {
+        let ran = self.run(args);
+        assert_eq!(ran.code, 0, "roomchat {args:?}\n{}", ran.stderr);
+        ran.stdout
+    }
+}
+
+/// An emulator with this rate limit; `headers`: its `X-RateLimit-*` and `Retry-After`.
+fn emulator_with(rate_limit: RateLimit, headers: bool) -> Emulator {
+    Emulator::start(EmulatorConfig {
+        rate_limit,
+        rate_limit_headers: headers,
+        ..EmulatorConfig::default()
+    })
+    .unwrap()
+}
+
+fn emulator(rate_limit: RateLimit) -> Emulator {
+    emulator_with(rate_limit, true)
+}
+
+fn unlimited() -> RateLimit {
+    RateLimit {
+        requests: u32::MAX,
+        window: Duration::from_secs(60),
+    }
+}
+
+/// `args` as the `&str`s a run takes.
+fn strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
+/// A CSV's header and rows.
+fn read_csv(text: &str) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let header = reader
+        .headers()
+        .unwrap()
+        .iter()
+        .map(str::to_owned)
+        .collect();
+    let rows = reader
+        .records()
+        .map(|r| r.unwrap().iter().map(str::to_owned).collect())
+        .collect();
+    (header, rows)
+}
+
+/// The JSON lines of a listing.
+fn json_lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// A CSV row made a record again: each declared column's cell (text as it
+/// is, anything else parsed as JSON) and the fields `_extra` holds.
+fn record_of(header: &[String], row: &[String]) -> Value {
+    let mut record = serde_json::Map::new();
+    for (name, cell) in header.iter().zip(row) {
+        if cell.is_empty() {
+            continue;
+        }
+        if name == "_extra" {
+            let extra: serde_json::Map<String, Value> = serde_json::from_str(cell).unwrap();
+            record.extend(extra);
+        } else {
+            let value = serde_json::from_str(cell).unwrap_or_else(|_| Value::from(cell.clone()));
+            record.insert(name.clone(), value);
+        }
+    }
+    Value::Object(record)
+}
+
+/// A record as a CSV row can give it back: null fields are empty cells, and
+/// a text cell that reads as JSON (`"false"`, `"12"`) is that JSON.
+fn comparable(record: &Value) -> Value {
+    let fields = record.as_object().unwrap();
+    Value::Object(
+        fields
+            .iter()
+            .filter(|(_, v)| !v.is_null() && *v != "")
+            .map(|(k, v)| {
+                let v = match v {
+                    Value::String(s) => serde_json::from_str(s).unwrap_or_else(|_| v.clone()),
+                    other => other.clone(),
+                };
+                (k.clone(), v)
+            })
+            .collect(),
+    )
+}
+
+/// Issue 44, item 14: the columns are the listing's declared fields then
+/// `_extra`, whatever the first item holds, so no field is dropped; the
+/// guide's own example (`list-users --all --output csv`) included.
+#[test]
+fn csv_columns_are_the_declared_fields_then_extra_and_lose_nothing() {
+    let emu = emulator(unlimited());
+    let cli = Cli::new(&emu, "columns");
+    emu.create_room(json!({"roomId": "room1", "name": "General"}));
+    // The first users have no chatRoom and no meta; a later one has both.
+    emu.seed_users(3);
+    cli.ok(&[
+        "create-user",
+        "--username",
+        "bob",
+        "--is-moderator",
+        "--chat-room",
+        "room1",
+        "--extra",
+        r#"{"uniqueUserIdentifier": "crm-2", "email": "bob@example.com", "meta": {"plan": "gold"}}"#,
+    ]);
+    let listed = json_lines(&cli.ok(&["list-users", "--all"]));
+    assert_eq!(listed.len(), 4);
+    let declared: Vec<String> = Operation::ListUsers
+        .spec()
+        .unwrap()
+        .item_fields
+        .iter()
+        .map(|f| (*f).to_owned())
+        .chain(["_extra".to_owned()])
+        .collect();
+
+    // The guide's command, then the same over pages of one user, then one page.
+    for args in [
+        &["list-users", "--all", "--output", "csv"][..],
+        &["list-users", "--all", "--output", "csv", "--page-size", "1"],
+        &["list-users", "--output", "csv"],
+    ] {
+        let (header, rows) = read_csv(&cli.ok(args));
+        assert_eq!(header, declared, "{args:?}");
+        assert_eq!(rows.len(), 4, "{args:?}");
+        for (row, item) in rows.iter().zip(&listed) {
+            assert_eq!(
+                record_of(&header, row),
+                comparable(item),
+                "{args:?}: a field was lost"
+            );
+        }
+        let bob = &rows[3];
+        let column = |name: &str| header.iter().position(|h| h == name).unwrap();
+        assert_eq!(bob[column("chatRoom")], "room1");
+        assert!(bob[column("_extra")].contains("gold"), "{bob:?}");
+    }
+
+    // Messages: `file` has its column, fields the declaration does not know go to `_extra`.
+    emu.add_messages(json!({"roomId": "room1", "messages": [
+        {"message": "first", "user": {"username": "ann"}},
+        {"message": "a picture", "user": {"username": "ann"},
+         "file": {"url": "https://files.example/p.png", "fileName": "p.png"}},
+    ]}));
+    let (header, rows) = read_csv(&cli.ok(&[
+        "room-messages",
+        "room1",
+        "--all",
+        "--output",
+        "csv",
+        "--page-size",
+        "1",
+    ]));
+    let column = |name: &str| header.iter().position(|h| h == name).unwrap();
+    assert_eq!(rows.len(), 2);
+    assert!(rows[1][column("file")].contains("p.png"), "{rows:?}");
+    let messages = json_lines(&cli.ok(&["room-messages", "room1", "--all"]));
+    for (row, item) in rows.iter().zip(&messages) {
+        assert_eq!(record_of(&header, row), comparable(item));
+    }
+}
+
+/// Issue 44, item 9: a text cell a spreadsheet would run as a formula gets a
+/// leading `'` in every `--output csv` (one page and `--all`), unless
+/// `--raw-csv-cells`; a table shows a terminal escape instead of obeying it.
+#[test]
+fn csv_cells_no_spreadsheet_runs_unless_raw() {
+    let emu = emulator(unlimited());
+    let cli = Cli::new(&emu, "formulas");
+    let formulas = [
+        "=HYPERLINK(\"https://evil.example\",\"x\")",
+        "@SUM(1+1)*cmd|' /C calc'!A0",
+        "+1",
+        "-2+3",
+    ];
+    for name in formulas {
+        cli.ok(&["create-user", &format!("--username={name}")]);
+    }
+    for all in [false, true] {
+        let mut args = vec!["list-users", "--output", "csv"];
+        if all {
+            args.push("--all");
+        }
+        let (header, rows) = read_csv(&cli.ok(&args));
+        let username = header.iter().position(|h| h == "username").unwrap();
+        let shown: Vec<&str> = rows.iter().map(|r| r[username].as_str()).collect();
+        let neutral: Vec<String> = formulas.iter().map(|f| format!("'{f}")).collect();
+        assert_eq!(shown, neutral, "{args:?}");
+        // Numbers and booleans are not text: as they are.
+        let moderator = header.iter().position(|h| h == "isModerator").unwrap();
+        assert_eq!(rows[0][moderator], "false");
+
+        args.push("--raw-csv-cells");
+        let (_, rows) = read_csv(&cli.ok(&args));
+        let raw: Vec<&str> = rows.iter().map(|r| r[username].as_str()).collect();
+        assert_eq!(raw, formulas, "{args:?}");
+    }
+    emu.create_room(json!({"roomId": "room1", "name": "General"}));
+    emu.add_messages(json!({"roomId": "room1", "messages": [
+        {"message": "a\u{1b}[2Jb", "user": {"username": "ann"}},
+    ]}));
+    let table = cli.ok(&["room-messages", "room1", "--output", "table"]);
+    assert!(!table.contains('\u{1b}'), "{table:?}");
+    assert!(table.contains("a\\u{1b}[2Jb"), "{table}");
+}
+
+/// Issue 44, items 14 and 20: an `--all` stopped by an error says the flags
+/// that go on with exactly what is left (`--max-items` less what was
+/// written, `--no-header` for a CSV); following them, appended with `>>`,
+/// gives one CSV of every item asked for, once. A wait longer than
+/// `--max-retry-wait` is what stops it here: the 429 holds the client's
+/// budget for its window, a minute.
+#[test]
+fn a_stopped_csv_resumes_with_the_flags_it_prints() {
+    // Five requests, then 429s for a minute (no header saying so: the client
+    // holds off for its window).
+    let emu = emulator_with(
+        RateLimit {
+            requests: 5,
+            window: Duration::from_secs(60),
+        },
+        false,
+    );
+    let cli = Cli::new(&emu, "resume");
+    emu.seed_users(100);
+    // A CSV of users 6 to 85, ten a request; a wait longer than a second stops it.
+    let listing = |skip: &str, max: &str, more: &[&'static str]| -> Vec<String> {
+        let mut args = vec![
+            "list-users",
+            "--all",
+            "--output",
+            "csv",
+            "--page-size",
+            "10",
+        ];
+        args.extend(["--skip", skip, "--max-items", max, "--max-retry-wait", "1"]);
+        args.extend(more);
+        args.into_iter().map(str::to_owned).collect()
+    };
+    let first = cli.run(&strs(&listing("5", "80", &["--max-retries", "0"])));
+    assert_eq!(first.code, 16, "rate_limited: {}", first.stderr);
+    let hint = "to resume, run the same command with --skip 55 --max-items 30 --no-header";
+    assert!(first.stderr.contains(hint), "{}", first.stderr);
+
+    emu.set_rate_limit(unlimited());
+    let rest = cli.ok(&strs(&listing("55", "30", &["--no-header"])));
+    let appended = format!("{}{rest}", first.stdout);
+    let (header, rows) = read_csv(&appended);
+    assert_eq!(header[0], "_id");
+    let ids: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    let listed = json_lines(&cli.ok(&["list-users", "--all"]));
+    let expected: Vec<&str> = listed[5..85]
+        .iter()
+        .map(|u| u["_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, expected, "users 6 to 85, each once, one header");
+
+    // --no-header is for a CSV.
+    let misplaced = cli.run(&["list-users", "--all", "--no-header"]);
+    assert_eq!(misplaced.code, 2, "{}", misplaced.stderr);
+}
+
+/// Issue 44, item 17: `--all` waits out the rate limit as export does: a
+/// listing of more pages than the budget gives, whose service also refuses
+/// more times than the client retries, is read to its end, every item once.
+#[test]
+fn all_waits_out_the_rate_limit_and_lists_every_item_once() {
+    let emu = emulator(RateLimit {
+        requests: 5,
+        window: Duration::from_secs(1),
+    });
+    let cli = Cli::new(&emu, "patience");
+    emu.seed_users(70);
+    // Three 429s in a row: one more than the client's two retries.
+    emu.add_fault(Fault {
+        method: Some("GET".into()),
+        path: "/consumer/api/v2/users".into(),
+        times: 3,
+        action: FaultAction::Respond {
+            status: 429,
+            headers: vec![("Retry-After".into(), "1".into())],
+            body: r#"{"message": "Too many requests"}"#.into(),
+            content_type: None,
+        },
+    });
+    let started = Instant::now();
+    let listed = cli.ok(&[
+        "list-users",
+        "--all",
+        "--page-size",
+        "10",
+        "--rate-limit",
+        "5",
+        "--rate-window",
+        "1",
+    ]);
+    let took = started.elapsed();
+    let ids: Vec<String> = json_lines(&listed)
+        .iter()
+        .map(|u| u["_id"].as_str().unwrap().to_owned())
+        .collect();
+    let expected: Vec<String> = emu
+        .users()
+        .iter()
+        .map(|u| u["_id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(ids, expected, "every user once, in order");
+    let refused = emu.journal().iter().filter(|e| e.status == 429).count();
+    assert!(refused >= 3, "the faults were met: {refused}");
+    eprintln!("--all through 3 × 429 and a budget of 5 per second: 7 pages in {took:.2?}");
+}
+
+/// Issue 44, item 20: with `--output json` every error is the JSON error
+/// object — clap's usage errors, and export's and import's errors; and an
+/// SDK message names the command line's flag, not the SDK's method.
+#[test]
+fn errors_are_json_objects_with_output_json_and_name_the_flags() {
+    let emu = emulator(unlimited());
+    let cli = Cli::new(&emu, "errors");
+    let last_line_object = |ran: &Ran| -> Value {
+        let line = ran.stderr.lines().last().unwrap_or_default();
+        serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {}", ran.stderr))
+    };
+    for (args, code, kind) in [
+        (
+            &["list-users", "--limit", "500", "--output", "json"][..],
+            2,
+            "usage",
+        ),
+        (&["create-chatroom", "--output=jsonl"], 2, "usage"),
+        (&["list-users", "--bogus", "--output", "json"], 2, "usage"),
+        (
+            &["import", "users", "/nonexistent.csv", "--output", "json"],
+            3,
+            "io",
+        ),
+    ] {
+        let ran = cli.run(args);
+        assert_eq!(ran.code, code, "{args:?}: {}", ran.stderr);
+        let object = last_line_object(&ran);
+        assert_eq!(object["error"]["kind"], kind, "{args:?}");
+        assert_eq!(object["error"]["exit_code"], code, "{args:?}");
+    }
+    // Export's error (whichever comes first: the room unknown, the file not writable).
+    let not_a_folder = cli.config.join("a-file");
+    std::fs::write(&not_a_folder, "").unwrap();
+    let into = not_a_folder.join("x.jsonl").display().to_string();
+    let exported = cli.run(&["export", "nope", "--output", "json", "-o", &into]);
+    assert_ne!(exported.code, 0, "{}", exported.stderr);
+    let object = last_line_object(&exported);
+    assert_eq!(
+        object["error"]["exit_code"], exported.code,
+        "{}",
+        exported.stderr
+    );
+    assert!(object["error"]["kind"].is_string(), "{object}");
+
+    let insecure = cli.run(&["list-chat-rooms", "--base-url", "http://example.com"]);
+    assert_eq!(insecure.code, 24, "{}", insecure.stderr);
+    assert!(
+        insecure.stderr.contains("--allow-insecure-http"),
+        "{}",
+        insecure.stderr
+    );
+    assert!(
+        !insecure.stderr.contains("allow_insecure_http(true)"),
+        "{}",
+        insecure.stderr
+    );
+}
+
+/// Every `name(1)` a man page names.
+fn pages_named(page: &str) -> Vec<String> {
+    let text = page.replace("\\-", "-");
+    let mut named = Vec::new();
+    for (at, _) in text.match_indices("(1)") {
+        let name: String = text[..at]
+            .chars()
+            .rev()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        named.push(name);
+    }
+    named
+}
+
+/// Issue 44, item 20: the man pages name only pages `roomchat man --all`
+/// writes, and each has the exit-code table as its EXIT STATUS.
+#[test]
+fn the_man_pages_name_only_pages_that_exist_and_give_the_exit_status() {
+    let emu = emulator(unlimited());
+    let cli = Cli::new(&emu, "man");
+    let guide = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let table = &guide[guide.find("| code | meaning |").unwrap()..];
+    let codes: Vec<&str> = table
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| l.split('|').nth(1).unwrap().trim())
+        .collect();
+    assert!(codes.len() > 20, "{codes:?}");
+
+    let check = |page: &str, folder: Option<&Path>| {
+        assert!(page.contains(".SH \"EXIT STATUS\""), "{}", &page[..200]);
+        let status = &page[page.find(".SH \"EXIT STATUS\"").unwrap()..];
+        for code in &codes {
+            assert!(status.contains(&format!("\\fB{code}\\fR")), "exit {code}");
+        }
+        for name in pages_named(page) {
+            if name == "roomchat-COMMAND" || name == "roomchat-import-COMMAND" {
+                continue; // the generic mention of the pages `--all` writes
+            }
+            match folder {
+                Some(folder) => assert!(folder.join(format!("{name}.1")).is_file(), "{name}(1)"),
+                None => assert_eq!(name, "roomchat", "the page names {name}(1)"),
+            }
+        }
+    };
+    let main = cli.ok(&["man"]);
+    assert!(main.starts_with(".ie") && main.contains(".TH roomchat 1"));
+    check(&main, None);
+
+    let folder = cli.config.join("man1");
+    cli.ok(&["man", "--all", folder.to_str().unwrap()]);
+    let mut written: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    written.sort();
+    for op in Operation::ALL {
+        if let Some(spec) = op.spec() {
+            let page = format!("roomchat-{}.1", roomchat_cli::command_name(spec.name));
+            assert!(written.contains(&page), "{page}");
+        }
+    }
+    for page in [
+        "roomchat.1",
+        "roomchat-export.1",
+        "roomchat-import.1",
+        "roomchat-import-users.1",
+    ] {
+        assert!(written.contains(&page.to_owned()), "{page}: {written:?}");
+    }
+    for page in &written {
+        check(
+            &std::fs::read_to_string(folder.join(page)).unwrap(),
+            Some(&folder),
+        );
+    }
+}
+
+/// Issue 44, item 20: the guide says how to install from a checkout, and
+/// what it names is the crate whose binary is `roomchat`.
+#[test]
+fn the_guide_says_how_to_install_from_a_checkout() {
+    let guide = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    assert!(guide.contains("cargo install --path cli"), "cli/README.md");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let manifest = std::fs::read_to_string(root.join("cli").join("Cargo.toml")).unwrap();
+    assert!(
+        manifest.contains("[[bin]]\nname = \"roomchat\""),
+        "{manifest}"
+    );
+}
