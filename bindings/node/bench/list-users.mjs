@@ -11,6 +11,19 @@
 // per round: one call at a time, roomchat's µs per call beside undici.request's
 // (the figure a regression of the call path shows in first).
 //
+// The µs per call are timed with nothing else on the event loop, as a user's
+// process runs its calls; the loop's delay is measured in a second block of the
+// same calls with monitorEventLoopDelay on, whose time is printed apart
+// ("µs/call monitored"). Its 1 ms timer wakes the loop every millisecond, and
+// that made roomchat faster than a user's process sees it (a result coming back
+// from a pool thread found the loop's thread awake) while undici's calls hardly
+// moved: this benchmark said 1.15x undici.request's calls/s idle and 1.22x
+// loaded with the monitor on, where an independent peer benchmark without one
+// measured 0.88-1.03x (issue 44, item 24); timed apart, 1.03x and 1.07x (with
+// the monitor, in the same run, 1.08x and 1.22x). The second block is not faster
+// for being second: without the monitor it took what the first did (roomchat
+// 459 against 480 µs idle, 962 against 960 loaded).
+//
 //   node bench/list-users.mjs            (ROOMCHAT_BENCH_N calls per side and mode, default 2000;
 //                                         ROOMCHAT_BENCH_N_LOADED in the loaded round, default the same up to 1000)
 //   ROOMCHAT_NODE_THREAD_POLICY=...      (the pool's thread policy, see src/pool.rs; printed)
@@ -141,7 +154,7 @@ async function measure(concurrency, N) {
       s.busyMs += performance.eventLoopUtilization(elu).active
       s.calls += count
       // The loop's delay, in a block of its own: the monitor's 1 ms timer wakes the
-      // loop every millisecond, which a user's process does not, and which made
+      // loop every millisecond, which a user's process does not, and which makes
       // roomchat's calls faster than a user sees them (see the header). A fresh
       // monitor per block (one re-enabled would count the pause as a delay), merged per side.
       const loop = monitorEventLoopDelay({ resolution: 1 })
