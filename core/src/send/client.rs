@@ -752,7 +752,8 @@ fn check_url(what: &str, url: &str, allow_insecure: bool, secret: &str) -> Resul
     if host_port.contains('@') {
         return Err(Error::configuration(format!(
             "the {what} {:?} must not carry user information (`user@`)",
-            hide(url)
+            // The user information may hold a password: shown as REDACTED.
+            hide(&crate::secrets::redacted_url(url))
         )));
     }
     let host = if let Some(v6) = host_port.strip_prefix('[') {
