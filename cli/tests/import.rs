@@ -269,6 +269,7 @@ fn bad_rows_are_reported_and_bad_files_refused() {
     std::fs::write(dir.path("nouser.csv"), "name,email\nann,a@example.com\n").unwrap();
     for (args, code, says) in [
         (vec!["import", "users", "missing.csv"], 3, "missing.csv"),
+        (vec!["import", "users", "."], 3, "a folder"),
         (
             vec!["import", "users", "nouser.csv"],
             2,

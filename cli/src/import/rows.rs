@@ -32,9 +32,26 @@ impl Row {
     }
 }
 
+/// The file of rows, opened for reading: a folder is a file that cannot be read (exit 3), as the
+/// guide says, not text that fails to parse.
+fn open_rows_file(path: &Path) -> Result<std::fs::File, CliError> {
+    let file = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
+    match file.metadata() {
+        Ok(m) if m.is_dir() => Err(io_error(
+            path,
+            std::io::Error::new(
+                std::io::ErrorKind::IsADirectory,
+                "a folder, not a file of rows",
+            ),
+        )),
+        Ok(_) => Ok(file),
+        Err(e) => Err(io_error(path, e)),
+    }
+}
+
 /// CSV with a header row; empty cells are absent fields, `isModerator` a boolean, `meta` JSON.
 pub fn read_csv(path: &Path) -> Result<Vec<Row>, CliError> {
-    let file = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
+    let file = open_rows_file(path)?;
     csv_rows(BufReader::new(file), &path.display().to_string())
 }
 
@@ -103,7 +120,7 @@ pub fn csv_rows(input: impl Read, shown: &str) -> Result<Vec<Row>, CliError> {
 
 /// One JSON object a line (blank lines skipped).
 pub fn read_jsonl(path: &Path) -> Result<Vec<Row>, CliError> {
-    let file = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
+    let file = open_rows_file(path)?;
     jsonl_rows(BufReader::new(file), path)
 }
 
