@@ -90,15 +90,10 @@ impl ToNapiValue for Payload {
 
 /// Weak (unref'd): the JS layer refs it only while calls are in flight, so an
 /// idle client never keeps a process alive.
-type Tsfn = ThreadsafeFunction<
-    Outcome,
-    (),
-    FnArgs<(u32, u32, Payload, Option<Payload>)>,
-    Status,
-    false,
-    true,
-    0,
->;
+type Tsfn = ThreadsafeFunction<Outcome, (), OutcomeArgs, Status, false, true, 0>;
+
+/// What the JS callback gets: `(id, status, payload, observed)`.
+type OutcomeArgs = FnArgs<(u32, u32, Payload, Option<Payload>)>;
 
 fn deliver(
     tsfn: &Tsfn,
@@ -187,7 +182,7 @@ impl Dispatcher {
         ts_args_type = "callback: (id: number, status: number, payload: string, observed: string | null) => void, hook: (id: number, question: string) => string[] | null"
     )]
     pub fn new(
-        callback: Function<FnArgs<(u32, u32, Payload, Option<Payload>)>, ()>,
+        callback: Function<OutcomeArgs, ()>,
         hook: Function<FnArgs<(u32, Payload)>, Option<Vec<String>>>,
     ) -> Result<Self> {
         let tsfn = callback

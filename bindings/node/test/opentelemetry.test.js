@@ -443,7 +443,7 @@ test('a client with no providers uses the global ones, as they are when each cal
   assert.throws(() => new Client(emu.options({ propagateTraceContext: 'no' })), { code: 'ROOMCHAT_VALIDATION' })
 })
 
-test('without @opentelemetry/api (or without an SDK) the client works, sends no trace context and refuses providers', async (t) => {
+test('without @opentelemetry/api (or without an SDK) the client works, sends no trace context (the baggage of the context, if a propagator is set) and refuses providers', async (t) => {
   const emu = await startEmulator()
   t.after(() => emu.stop())
   const script = `
@@ -459,7 +459,18 @@ test('without @opentelemetry/api (or without an SDK) the client works, sends no 
     const { Client } = require(${JSON.stringify(path.join(__dirname, '..'))})
     const options = JSON.parse(process.env.OPTIONS)
     const client = new Client(options)
-    client.listChatRooms().then(async (rooms) => {
+    let call = () => client.listChatRooms()
+    if (process.argv[1] === 'baggage') {
+      // A context manager and a baggage propagator, and no tracer provider: the baggage still goes.
+      const { context, propagation } = require('@opentelemetry/api')
+      const { AsyncLocalStorageContextManager } = require('@opentelemetry/context-async-hooks')
+      const { W3CBaggagePropagator } = require('@opentelemetry/core')
+      context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable())
+      propagation.setGlobalPropagator(new W3CBaggagePropagator())
+      const baggage = propagation.createBaggage({ tenant: { value: 'acme' } })
+      call = () => context.with(propagation.setBaggage(context.active(), baggage), () => client.listChatRooms())
+    }
+    call().then(async (rooms) => {
       let refused = 'accepted'
       try { new Client({ ...options, tracerProvider: { getTracer() {} } }) } catch (e) { refused = e.code + ': ' + e.message }
       const loaded = Object.keys(require.cache).some((f) => f.endsWith('telemetry.js'))
@@ -467,7 +478,10 @@ test('without @opentelemetry/api (or without an SDK) the client works, sends no 
     })
   `
   const run = async (mode) => {
-    const { stdout } = await promisify(execFile)(process.execPath, ['-e', script, mode], { env: { ...process.env, OPTIONS: JSON.stringify(emu.options()) } })
+    const { stdout } = await promisify(execFile)(process.execPath, ['-e', script, mode], {
+      cwd: path.join(__dirname, '..'),
+      env: { ...process.env, OPTIONS: JSON.stringify(emu.options()) },
+    })
     return JSON.parse(stdout)
   }
   const absent = await run('absent')
@@ -477,5 +491,13 @@ test('without @opentelemetry/api (or without an SDK) the client works, sends no 
   const noSdk = await run('present')
   assert.equal(noSdk.loaded, true)
   assert.equal(noSdk.refused, 'accepted')
-  for (const entry of await emu.journal()) assert.equal(header(entry, 'traceparent'), undefined)
+  const baggage = await run('baggage')
+  assert.equal(baggage.rooms, 0)
+  const journal = await emu.journal()
+  assert.equal(journal.length, 3)
+  for (const entry of journal) assert.equal(header(entry, 'traceparent'), undefined)
+  assert.deepEqual(
+    journal.map((e) => header(e, 'baggage')),
+    [undefined, undefined, 'tenant=acme'],
+  )
 })
