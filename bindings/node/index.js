@@ -147,10 +147,16 @@ function fromNative(error) {
 
 // ---- OpenTelemetry --------------------------------------------------------------------
 
-// telemetry.js, loaded when the first client is made, and only when
-// @opentelemetry/api (an optional peer dependency) is installed: requiring the
-// package costs nothing more without it. Undefined until tried; null without the API.
+// telemetry.js, loaded when a call is first made with something registered
+// with @opentelemetry/api (an SDK's providers, a propagator, a context
+// manager: the API's global registry exists), or when a client is given
+// providers, and only when the API (an optional peer dependency) is installed:
+// requiring the package, or using it without OpenTelemetry set up, costs
+// nothing more. Undefined until tried; null without the API.
 let telemetryModule
+
+/** Where @opentelemetry/api 1.x keeps what is registered with it (absent: nothing is, so nothing would be recorded or sent). */
+const OTEL_REGISTRY = Symbol.for('opentelemetry.js.api.1')
 
 function loadTelemetry() {
   if (telemetryModule === undefined) {
@@ -176,6 +182,32 @@ function telemetrySafely(what, fn, fallback = undefined) {
     return fallback
   }
 }
+
+/**
+ * A client's OpenTelemetry (telemetry.js), shared with its views: made when
+ * first needed, or null (turned off; @opentelemetry/api not installed).
+ */
+class TelemetrySlot {
+  #make
+  #telemetry
+
+  /** `make()` makes it (telemetry.js loaded); `now`: made now (a client given providers). */
+  constructor(make, now) {
+    this.#make = make
+    if (now) this.#telemetry = make()
+  }
+
+  /** The telemetry of a call starting now, or null while nothing is registered with the API (nothing to record or send). */
+  get() {
+    if (this.#telemetry !== undefined) return this.#telemetry
+    if (globalThis[OTEL_REGISTRY] === undefined) return null
+    this.#telemetry = this.#make()
+    return this.#telemetry
+  }
+}
+
+/** The slot of a client made with OpenTelemetry off. */
+const NO_TELEMETRY = { get: () => null }
 
 /** The options the JS layer keeps: the OpenTelemetry switch and providers, checked. */
 function telemetryOptions(what, options) {
@@ -736,8 +768,8 @@ class Client {
   #serial
   // The client a view was made from (kept alive: its logger serves the view too).
   #parent
-  // Its OpenTelemetry (telemetry.js), or null: off, or @opentelemetry/api is not installed.
-  #telemetry = null
+  // Its OpenTelemetry (a TelemetrySlot, shared with its views).
+  #telemetry = NO_TELEMETRY
 
   constructor(options, mode = undefined) {
     if (mode === VIEW) {
@@ -792,17 +824,19 @@ class Client {
       throw fromNative(error)
     }
     if (telemetry.enabled) {
-      const otel = loadTelemetry()
-      if (otel === null && (telemetry.tracerProvider || telemetry.meterProvider)) {
+      const given = Boolean(telemetry.tracerProvider || telemetry.meterProvider)
+      if (given && loadTelemetry() === null) {
         throw validation(`${what}: tracerProvider and meterProvider need @opentelemetry/api, which is not installed`)
       }
-      if (otel !== null) {
-        this.#telemetry = otel.clientTelemetry(this.#native, native, this.#serial, {
+      const client = this.#native
+      const serial = this.#serial
+      const make = () =>
+        loadTelemetry()?.clientTelemetry(client, native, serial, {
           tracerProvider: telemetry.tracerProvider,
           meterProvider: telemetry.meterProvider,
           propagate: rest.propagateTraceContext !== false,
-        })
-      }
+        }) ?? null
+      this.#telemetry = new TelemetrySlot(make, given)
     }
     if (debug || warning) {
       if (logger !== undefined && logger !== null) {
@@ -849,7 +883,7 @@ class Client {
     const { signal, settings, withResponse } = call
     const handle = signal === undefined ? undefined : new native.CancelHandle()
     const finish = withResponse ? withResponsePost(parse) : parse
-    const telemetry = this.#telemetry
+    const telemetry = this.#telemetry.get()
     return submit(
       signal,
       handle,
@@ -877,7 +911,7 @@ class Client {
     const handle = signal === undefined ? undefined : new native.CancelHandle()
     const post = RESULT_POST.get(operation) ?? parse
     const finish = withResponse ? withResponsePost(post) : post
-    const telemetry = this.#telemetry
+    const telemetry = this.#telemetry.get()
     return submit(
       signal,
       handle,
@@ -1007,7 +1041,7 @@ class LazyIterator {
   #buffered = []
   #read = 0
   #skip = 0
-  // The client's telemetry, or null.
+  // The client's telemetry slot.
   #telemetry
 
   constructor(what, open, options, mode, telemetry) {
@@ -1037,9 +1071,10 @@ class LazyIterator {
 
   next() {
     // A page fetched for this step is a call of the context active now.
-    const parent = this.#telemetry === null ? undefined : telemetrySafely('the context of a page', () => telemetryModule.api.context.active())
+    const telemetry = this.#telemetry.get()
+    const parent = telemetry === null ? undefined : telemetrySafely('the context of a page', () => telemetryModule.api.context.active())
     // One step at a time, in order, even when next() is called again before the last settled.
-    const step = this.#tail.then(() => this.#step(parent))
+    const step = this.#tail.then(() => this.#step(telemetry, parent))
     this.#tail = step.then(
       () => undefined,
       () => undefined,
@@ -1047,7 +1082,7 @@ class LazyIterator {
     return step
   }
 
-  #step(parent) {
+  #step(telemetry, parent) {
     if (this.#read < this.#buffered.length) {
       const value = this.#buffered[this.#read]
       this.#buffered[this.#read++] = undefined
@@ -1082,7 +1117,6 @@ class LazyIterator {
       return { done: false, value: first }
     }
     // An abort cancels the native call and every later step (the signal stays aborted).
-    const telemetry = this.#telemetry
     return submit(
       this.#signal,
       this.#handle,

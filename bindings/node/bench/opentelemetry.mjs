@@ -9,13 +9,15 @@
 // the SDK ahead of it). Each side is a process of its own (its own global
 // OpenTelemetry), see opentelemetry-side.cjs; the sides run in turn, in short
 // interleaved blocks against one release emulator, in rotating order. Prints
-// µs per call, calls/s and the event loop's busy time per call of each, and
-// the ratios the goals name.
+// µs per call (mean and median of the blocks), calls/s, the event loop's busy
+// time and the process's CPU time per call of each, and the ratios the goals
+// name. First, what requiring the package and making the first client take
+// with @opentelemetry/api installed and without it (fresh processes, medians).
 //
 //   node bench/opentelemetry.mjs     (ROOMCHAT_BENCH_N calls per side and mode, default 2000;
 //                                     ROOMCHAT_BENCH_N_LOADED in the loaded round, default the same up to 1000)
 //   ROOMCHAT_EMULATOR=path/to/roomchat-emulator (default: target/release/roomchat-emulator)
-import { fork, spawn } from 'node:child_process'
+import { execFileSync, fork, spawn } from 'node:child_process'
 import path from 'node:path'
 import readline from 'node:readline'
 import { fileURLToPath } from 'node:url'
@@ -115,8 +117,48 @@ function table(title, round, n, results) {
   )
 }
 
+/**
+ * Milliseconds to require the package, and to make the first client, in a
+ * fresh process, with @opentelemetry/api installed (`present`) or hidden as if
+ * it were not (`absent`): [require, first client].
+ */
+function requireTime(mode) {
+  const script = `
+    const Module = require('node:module')
+    if (process.argv[1] === 'absent') {
+      const resolve = Module._resolveFilename
+      Module._resolveFilename = function (request, ...rest) {
+        if (request.startsWith('@opentelemetry/')) throw Object.assign(new Error('Cannot find module ' + request), { code: 'MODULE_NOT_FOUND' })
+        return resolve.call(this, request, ...rest)
+      }
+    }
+    const start = process.hrtime.bigint()
+    const { Client } = require('roomchat')
+    const required = process.hrtime.bigint()
+    new Client({ privateKey: 'sk_test_require_time', baseUrl: 'http://127.0.0.1:1' })
+    console.log(Number(required - start) / 1e6, Number(process.hrtime.bigint() - required) / 1e6)`
+  return execFileSync(process.execPath, ['-e', script, mode], { cwd: path.join(here, '..'), encoding: 'utf8' }).trim().split(' ').map(Number)
+}
+
+function requireTimes(runs = 20) {
+  const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]
+  const times = { absent: [[], []], present: [[], []] }
+  for (let i = 0; i < runs; i++) {
+    for (const mode of ['absent', 'present']) {
+      const [required, client] = requireTime(mode)
+      times[mode][0].push(required)
+      times[mode][1].push(client)
+    }
+  }
+  console.log(`require('roomchat') and the first new Client, fresh processes, medians of ${runs}:`)
+  for (const [mode, label] of [['absent', 'without @opentelemetry/api'], ['present', 'with @opentelemetry/api (nothing registered)']]) {
+    console.log(`  ${label.padEnd(46)} require ${median(times[mode][0]).toFixed(2)} ms, first client ${median(times[mode][1]).toFixed(2)} ms`)
+  }
+}
+
 const sides = {}
 try {
+  requireTimes()
   for (const name of SIDES) sides[name] = await start(name)
   for (const [title, concurrency] of [
     ['one call at a time', 1],
