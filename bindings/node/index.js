@@ -952,7 +952,7 @@ class Client {
       if (json instanceof Error) throw json
       return client.paged(operation, what, items, json, handle, settings)
     }
-    return new LazyIterator(what, open, options, items ? PAGED_ITEMS : PAGED_PAGES, this.#telemetry)
+    return new LazyIterator(what, open, options, items ? PAGED_ITEMS : PAGED_PAGES, this.#telemetry, operation)
   }
 
   rawRequest(params, options = undefined) {
@@ -961,12 +961,13 @@ class Client {
 
   /** Every user, fetched a page at a time when needed. */
   users(params = undefined, options = undefined) {
-    return new LazyIterator('users', this.#nativeIterator('users', params), options, ONE_BY_ONE, this.#telemetry)
+    // A step fetches a page only now and then: its call is counted in flight from its first attempt, if it has a hook.
+    return new LazyIterator('users', this.#nativeIterator('users', params), options, ONE_BY_ONE, this.#telemetry, undefined)
   }
 
   /** The users listing, page by page. */
   userPages(params = undefined, options = undefined) {
-    return new LazyIterator('userPages', this.#nativeIterator('userPages', params), options, ONE_BY_ONE, this.#telemetry)
+    return new LazyIterator('userPages', this.#nativeIterator('userPages', params), options, ONE_BY_ONE, this.#telemetry, 'list_users')
   }
 
   /** Opens the native iterator `method` (users, userPages) with `params`. */
@@ -1041,13 +1042,16 @@ class LazyIterator {
   #buffered = []
   #read = 0
   #skip = 0
-  // The client's telemetry slot.
+  // The client's telemetry slot, and the operation each step calls (undefined:
+  // a step does not always make a call).
   #telemetry
+  #operation
 
-  constructor(what, open, options, mode, telemetry) {
+  constructor(what, open, options, mode, telemetry, operation) {
     this.#open = open
     this.#mode = mode
     this.#telemetry = telemetry
+    this.#operation = operation
     try {
       const call = callOptionsOf(what, options, false)
       this.#signal = call.signal
@@ -1122,7 +1126,7 @@ class LazyIterator {
       this.#handle,
       post,
       (id, trace) => it.next(id, trace?.flags, trace?.headers),
-      telemetry === null || parent === undefined ? undefined : () => telemetry.startStep(parent),
+      telemetry === null || parent === undefined ? undefined : () => telemetry.startStep(parent, this.#operation),
     )
   }
 

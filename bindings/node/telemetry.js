@@ -431,18 +431,27 @@ class ClientTelemetry {
 
   /**
    * An iterator's step, asked for in `parent` (the context active at `next()`):
-   * the call it makes, if any, belongs there.
+   * the call it makes, if any, belongs there. `operation`: the call each step
+   * makes (counted in flight from now), or undefined for a step that makes one
+   * only now and then (counted from its first attempt, when it has a hook).
    */
-  startStep(parent) {
+  startStep(parent, operation) {
     const telemetry = this.#telemetry
     const tracer = telemetry.tracer()
     const instruments = telemetry.instruments()
+    let trace
     if (tracer === null) {
       const headers = this.#propagate ? inject(parent) : undefined
       if (instruments === null) return headers === undefined ? undefined : new HeadersOnly(headers)
-      return new CallTrace(this, parent, null, instruments, 0, headers)
+      trace = new CallTrace(this, parent, null, instruments, 0, headers)
+    } else {
+      trace = new CallTrace(this, parent, tracer, instruments, this.#propagate ? HOOK : 0, undefined)
     }
-    return new CallTrace(this, parent, tracer, instruments, this.#propagate ? HOOK : 0, undefined)
+    if (instruments !== null && operation !== undefined) {
+      trace.active = this.activeAttributes(operation)
+      instruments.activeCalls.add(1, trace.active)
+    }
+    return trace
   }
 }
 

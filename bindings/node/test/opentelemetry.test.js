@@ -142,7 +142,7 @@ test('calls in flight together, each a span of the context it was made in; an it
   const emu = await startEmulator(['--seed-users', '5'])
   t.after(() => emu.stop())
   const otel = sdk()
-  const client = new Client(emu.options({ tracerProvider: otel.tracerProvider }))
+  const client = new Client(emu.options({ tracerProvider: otel.tracerProvider, meterProvider: otel.meterProvider }))
   // Three requests being served at once, each making a call; started before any settles.
   const apps = ['a', 'b', 'c'].map((name) => otel.tracer.startSpan(`request ${name}`))
   const calls = apps.map((app, i) =>
@@ -182,6 +182,11 @@ test('calls in flight together, each a span of the context it was made in; an it
   for (const attempt of attempts) assert.ok(callSpans.some((c) => spanId(c) === parentId(attempt)))
   const sent = (await emu.journal()).map((e) => header(e, 'traceparent')).sort()
   assert.deepEqual(sent, attempts.map(traceparent).sort())
+  // Every call and page measured once, and none left in flight.
+  const all = await otel.metrics()
+  const counts = points(all, 'roomchat.client.call.duration').map((p) => [p.attributes['roomchat.operation'], p.value.count])
+  assert.deepEqual(counts.sort(), [['list_chat_rooms', 1], ['list_users', 6]])
+  assert.ok(points(all, 'roomchat.client.active_calls').every((p) => p.value === 0), JSON.stringify(points(all, 'roomchat.client.active_calls')))
 })
 
 test('a 429 then a 200: two attempts, the second resent once, each request with its own attempt context; the metrics', async (t) => {
@@ -307,7 +312,14 @@ test('a failed call is an error of its type, as are its attempts; an aborted one
   await emu.fault({ method: 'GET', path: CHATROOMS, times: 1, action: { kind: 'delay', ms: 3000 } })
   const controller = new AbortController()
   const aborted = client.listChatRooms({ signal: controller.signal })
-  setTimeout(() => controller.abort(), 100)
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  const inFlight = points(await otel.metrics(), 'roomchat.client.active_calls')
+  assert.deepEqual(
+    inFlight.filter((p) => p.value !== 0).map((p) => [p.attributes['roomchat.operation'], p.value]),
+    [['list_chat_rooms', 1]],
+    'the delayed call is in flight',
+  )
+  controller.abort()
   await assert.rejects(aborted, { name: 'AbortError' })
   for (let i = 0; i < 100 && named(otel.spans(), 'roomchat list_chat_rooms').length < 2; i++) await new Promise((r) => setTimeout(r, 20))
 
