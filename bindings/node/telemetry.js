@@ -205,7 +205,6 @@ class HeadersOnly {
     return null
   }
   finish() {}
-  abandon() {}
 }
 
 /** One call's spans (or an iterator step's, whose call is made or not), from dispatch to its outcome. */
@@ -257,7 +256,12 @@ class CallTrace {
     return inject(api.trace.setSpan(call.context, span)) ?? null
   }
 
-  /** The outcome came (`observed`: the JSON of core's record of each call made): ends the spans, records the metrics. */
+  /**
+   * The outcome came (`observed`: the JSON of core's record of each call made;
+   * null: none was, or the addon refused the call before dispatch): ends the
+   * spans, records the metrics. Spans made at dispatch for a call that never
+   * started are left unended: nothing happened, nothing is exported.
+   */
   finish(observed) {
     if (observed !== null && observed !== undefined) {
       for (const record of JSON.parse(observed)) this.#finishCall(record)
@@ -267,11 +271,6 @@ class CallTrace {
     for (const call of this.calls) {
       if (call !== undefined && call.active !== undefined) this.instruments.activeCalls.add(-1, call.active)
     }
-  }
-
-  /** The call was not dispatched (a bad argument the addon refused at once): nothing happened. */
-  abandon() {
-    this.finish(null)
   }
 
   #finishCall(record) {
