@@ -191,8 +191,18 @@ fn profile(matches: &ArgMatches) -> Result<Profile, CliError> {
     file_permissions::refuse_if_others_can_write(&path, &file)?;
     let mut text = String::new();
     std::io::Read::read_to_string(&mut file, &mut text).map_err(io_error)?;
-    let shown = path.display();
-    let mut table: toml::Table = text
+    let shown = path.display().to_string();
+    let (table, holds_key) = profiles_of(&text, &shown)?;
+    if holds_key {
+        file_permissions::refuse_if_others_can_read(&path, &file)?;
+    }
+    profile_of(table, named.as_deref(), &shown)
+}
+
+/// The config file's text as its profiles, and whether one of them holds a key (`shown`
+/// names the file in errors). A pure function: the fuzz target calls it with any text.
+pub(crate) fn profiles_of(text: &str, shown: &str) -> Result<(toml::Table, bool), CliError> {
+    let table: toml::Table = text
         .parse()
         .map_err(|e: toml::de::Error| config_error(format!("{shown}: {}", e.message())))?;
     let holds_key = table.values().any(|profile| {
@@ -200,10 +210,16 @@ fn profile(matches: &ArgMatches) -> Result<Profile, CliError> {
             .as_table()
             .is_some_and(|p| p.contains_key("private_key") || p.contains_key("public_key"))
     });
-    if holds_key {
-        file_permissions::refuse_if_others_can_read(&path, &file)?;
-    }
-    let name = named.unwrap_or_else(|| "default".to_owned());
+    Ok((table, holds_key))
+}
+
+/// The profile `named` (`default` when `None`) of the file's profiles.
+fn profile_of(
+    mut table: toml::Table,
+    named: Option<&str>,
+    shown: &str,
+) -> Result<Profile, CliError> {
+    let name = named.unwrap_or("default").to_owned();
     match table.remove(&name) {
         Some(toml::Value::Table(p)) => p.try_into().map_err(|e: toml::de::Error| {
             config_error(format!("{shown}: [{name}]: {}", e.message()))
@@ -212,6 +228,16 @@ fn profile(matches: &ArgMatches) -> Result<Profile, CliError> {
         None if name == "default" => Ok(Profile::default()),
         None => Err(config_error(format!("{shown}: no profile [{name}]"))),
     }
+}
+
+/// Every profile of a config file's text read as the command line reads one (the fuzz
+/// target's entry point): the first error, if any.
+pub(crate) fn check_profiles(text: &str) -> Result<(), CliError> {
+    let (table, _) = profiles_of(text, "config.toml")?;
+    for name in table.keys() {
+        profile_of(table.clone(), Some(name), "config.toml")?;
+    }
+    Ok(())
 }
 
 fn flag<'a>(matches: &'a ArgMatches, id: &str) -> Option<&'a String> {

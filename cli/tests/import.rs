@@ -770,3 +770,50 @@ fn an_interrupted_import_stops_cleanly_and_a_rerun_completes_it() {
         stopped_in.as_secs_f64() * 1e3
     );
 }
+
+/// A create refused (4xx) with an answer cut off: why is unknown, and "the identifier is in
+/// use" (another run created it meanwhile) is one reason; the user is looked up, found, and
+/// the row is `already there`, not `failed` (found by the fault harness: two imports at once).
+#[test]
+fn a_refusal_whose_answer_is_cut_off_is_looked_up() {
+    let emu = emulator();
+    let dir = Scratch::new("import-refused-cut");
+    let sdk = sdk(&emu);
+    std::fs::write(
+        dir.path("users.csv"),
+        "username,uniqueUserIdentifier\nAnn,r-1\nBob,r-2\n",
+    )
+    .unwrap();
+    // The listing at the start is answered late; r-1 is created (by "another run") meanwhile,
+    // so the import's create of r-1 is refused, and that answer is cut off.
+    emu.add_fault(Fault {
+        method: Some("GET".into()),
+        path: "/consumer/api/v2/users".into(),
+        times: 1,
+        action: FaultAction::Delay(Duration::from_millis(700)),
+    });
+    let child = roomchat(&emu, &dir.0, &["import", "users", "users.csv", "-j", "1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !emu
+        .journal()
+        .iter()
+        .any(|e| e.path == "/consumer/api/v2/users")
+    {
+        assert!(std::time::Instant::now() < deadline, "no listing");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    sdk.create_user(&roomchat::CreateUser::regular("Ann").field("uniqueUserIdentifier", "r-1"))
+        .unwrap();
+    on_create(&emu, 1, FaultAction::TruncatedAfterEffect);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let rows = by_uid(&dir.path("users.csv.results.csv"));
+    assert_eq!(rows["r-1"].1, "already there", "{rows:?} {stderr}");
+    assert_eq!(rows["r-2"].1, "created", "{rows:?} {stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_nobody_twice(&emu, 2);
+}

@@ -142,7 +142,7 @@ pub(super) fn write_record(line: &mut Vec<u8>, raw: &RawValue) {
 /// order, number text, string escapes). A record that spans lines (a pretty-printed page) has
 /// the whitespace outside its strings removed, the only bytes JSON gives no meaning; a record
 /// on one line is left as it is.
-pub(super) fn line_text(raw: &RawValue) -> Cow<'_, str> {
+pub(crate) fn line_text(raw: &RawValue) -> Cow<'_, str> {
     let text = raw.get();
     if !(text.contains('\n') || text.contains('\r')) {
         return Cow::Borrowed(text);

@@ -86,7 +86,7 @@ fn documented_shape(b: &[u8]) -> bool {
 /// Whether a time filter of `after` and `before` (milliseconds since the epoch) keeps a
 /// message created at `created` (one without a readable time is kept: the filter cannot place
 /// it).
-pub(super) fn keep(after: Option<i64>, before: Option<i64>, created: Option<&str>) -> bool {
+pub(crate) fn keep(after: Option<i64>, before: Option<i64>, created: Option<&str>) -> bool {
     if after.is_none() && before.is_none() {
         return true;
     }

@@ -14,6 +14,9 @@ mod progress;
 mod results;
 mod rows;
 
+// The parsers of outside input, for the fuzz target (crate::fuzzing).
+pub(crate) use rows::{create_user_of, csv_rows, jsonl_rows};
+
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -28,7 +31,7 @@ use crate::error::CliError;
 use crate::interrupt::Interrupts;
 use create::{Activity, Attempt, Creator, Outcome};
 use progress::Progress;
-use rows::{create_user_of, read_csv, read_jsonl, Row};
+use rows::{read_csv, read_jsonl, Row};
 
 /// The `import` command.
 pub fn command() -> clap::Command {

@@ -1,7 +1,7 @@
 //! The import's input: the rows of a CSV or JSON-lines file, and the create-user request of
 //! a row.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use roomchat::CreateUser;
@@ -35,18 +35,23 @@ impl Row {
 /// CSV with a header row; empty cells are absent fields, `isModerator` a boolean, `meta` JSON.
 pub fn read_csv(path: &Path) -> Result<Vec<Row>, CliError> {
     let file = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
+    csv_rows(BufReader::new(file), &path.display().to_string())
+}
+
+/// The rows of CSV text (`shown` names its file in errors). Pure but for reading `input`:
+/// the fuzz target calls it with any bytes.
+pub fn csv_rows(input: impl Read, shown: &str) -> Result<Vec<Row>, CliError> {
     let mut reader = csv::ReaderBuilder::new()
         .flexible(true)
         .trim(csv::Trim::Headers)
-        .from_reader(BufReader::new(file));
+        .from_reader(input);
     let headers = reader
         .headers()
-        .map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))?
+        .map_err(|e| CliError::Usage(format!("{shown}: {e}")))?
         .clone();
     if !headers.iter().any(|h| h == "username") {
         return Err(CliError::Usage(format!(
-            "{}: the header row names no username column (it has: {})",
-            path.display(),
+            "{shown}: the header row names no username column (it has: {})",
             headers.iter().collect::<Vec<_>>().join(", ")
         )));
     }
@@ -99,8 +104,14 @@ pub fn read_csv(path: &Path) -> Result<Vec<Row>, CliError> {
 /// One JSON object a line (blank lines skipped).
 pub fn read_jsonl(path: &Path) -> Result<Vec<Row>, CliError> {
     let file = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
+    jsonl_rows(BufReader::new(file), path)
+}
+
+/// The rows of JSON-lines text (`path` names its file in errors). Pure but for reading
+/// `input`: the fuzz target calls it with any bytes.
+pub fn jsonl_rows(input: impl BufRead, path: &Path) -> Result<Vec<Row>, CliError> {
     let mut rows = Vec::new();
-    for (i, line) in BufReader::new(file).lines().enumerate() {
+    for (i, line) in input.lines().enumerate() {
         let line_no = i + 1;
         let text = line.map_err(|e| io_error(path, e))?;
         if text.trim().is_empty() {
