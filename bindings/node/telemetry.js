@@ -397,8 +397,27 @@ class ClientTelemetry {
    * undefined when nothing is to be recorded or sent.
    */
   startCall(operation, method = undefined) {
+    return this.#start(api.context.active(), operation, true, method)
+  }
+
+  /**
+   * An iterator's step, asked for in `parent` (the context active at `next()`):
+   * the call it makes, if any, belongs there. `operation`: the call each step
+   * makes (counted in flight from now), or undefined for a step that makes one
+   * only now and then (counted from its first attempt, when it has a hook).
+   */
+  startStep(parent, operation) {
+    return this.#start(parent, operation, false, undefined)
+  }
+
+  /**
+   * The trace of a job in `parent`, counted in flight as `operation` (unless
+   * undefined). `dispatch`: the job is one call of `operation`, whose span and
+   * first attempt's are made now (their context goes on the wire); else every
+   * attempt's span is made through the hook.
+   */
+  #start(parent, operation, dispatch, method) {
     const telemetry = this.#telemetry
-    const parent = api.context.active()
     const tracer = telemetry.tracer()
     const instruments = telemetry.instruments()
     let trace
@@ -409,7 +428,7 @@ class ClientTelemetry {
       trace = new CallTrace(this, parent, null, instruments, 0, headers)
     } else {
       trace = new CallTrace(this, parent, tracer, instruments, 0, undefined)
-      if (this.#propagate && internal.everyAttemptThroughHook) {
+      if (this.#propagate && (!dispatch || internal.everyAttemptThroughHook)) {
         trace.flags = HOOK
       } else if (this.#propagate) {
         // The call's span and its first attempt's, now: the attempt's context goes on the wire.
@@ -420,31 +439,6 @@ class ClientTelemetry {
         trace.headers = inject(api.trace.setSpan(call.context, call.premade))
         trace.flags = PREMADE | HOOK
       }
-    }
-    if (instruments !== null) {
-      trace.active = this.activeAttributes(operation)
-      instruments.activeCalls.add(1, trace.active)
-    }
-    return trace
-  }
-
-  /**
-   * An iterator's step, asked for in `parent` (the context active at `next()`):
-   * the call it makes, if any, belongs there. `operation`: the call each step
-   * makes (counted in flight from now), or undefined for a step that makes one
-   * only now and then (counted from its first attempt, when it has a hook).
-   */
-  startStep(parent, operation) {
-    const telemetry = this.#telemetry
-    const tracer = telemetry.tracer()
-    const instruments = telemetry.instruments()
-    let trace
-    if (tracer === null) {
-      const headers = this.#propagate ? inject(parent) : undefined
-      if (instruments === null) return headers === undefined ? undefined : new HeadersOnly(headers)
-      trace = new CallTrace(this, parent, null, instruments, 0, headers)
-    } else {
-      trace = new CallTrace(this, parent, tracer, instruments, this.#propagate ? HOOK : 0, undefined)
     }
     if (instruments !== null && operation !== undefined) {
       trace.active = this.activeAttributes(operation)
