@@ -165,18 +165,6 @@ pub fn now_millis() -> f64 {
     millis(SystemTime::now())
 }
 
-/// The method as the HTTP conventions name it: one they know, or `_OTHER`
-/// (as core's feature `opentelemetry` does).
-fn known_method(method: &str) -> &'static str {
-    const KNOWN: [&str; 9] = [
-        "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE", "CONNECT",
-    ];
-    KNOWN
-        .into_iter()
-        .find(|known| *known == method)
-        .unwrap_or("_OTHER")
-}
-
 /// The attributes every attempt span of a call starts with (the HTTP client
 /// conventions'); `http.request.resend_count` is added per attempt.
 #[derive(Serialize)]
@@ -217,7 +205,7 @@ impl Common {
             attempt_name: call.attempt_span_name(),
             start: millis(call.started_at),
             attributes: AttemptAttributes {
-                method: known_method(call.method),
+                method: call.request_method(),
                 server_address: call.server_address.to_owned(),
                 server_port: call.server_port,
                 url_full: call.url_full().to_owned(),
