@@ -435,7 +435,12 @@ class ClientTelemetry {
         const start = wallClock()
         const call = trace.callOf(0, operation, `roomchat ${operation}`, start)
         const name = this.#attemptName(operation, String(method ?? '').toUpperCase())
-        call.premade = tracer.startSpan(name, { kind: SpanKind.CLIENT, startTime: start }, call.context)
+        // What the conventions want a sampler to see, as far as it is known before core builds the request
+        // (url.full is core's, set at the end): the method (the name's first word) and the server.
+        const attributes = { 'server.address': this.#address, 'server.port': this.#port }
+        const verb = name.split(' ', 1)[0]
+        if (verb !== '') attributes['http.request.method'] = verb
+        call.premade = tracer.startSpan(name, { kind: SpanKind.CLIENT, startTime: start, attributes }, call.context)
         trace.headers = inject(api.trace.setSpan(call.context, call.premade))
         trace.flags = PREMADE | HOOK
       }

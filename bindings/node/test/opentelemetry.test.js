@@ -15,7 +15,7 @@ const util = require('node:util')
 const { execFile } = require('node:child_process')
 const { promisify } = require('node:util')
 const { context, propagation, trace, metrics, SpanKind, SpanStatusCode } = require('@opentelemetry/api')
-const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = require('@opentelemetry/sdk-trace-base')
+const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, SamplingDecision } = require('@opentelemetry/sdk-trace-base')
 const { MeterProvider, InMemoryMetricExporter, PeriodicExportingMetricReader, AggregationTemporality } = require('@opentelemetry/sdk-metrics')
 const { AsyncLocalStorageContextManager } = require('@opentelemetry/context-async-hooks')
 const { CompositePropagator, W3CTraceContextPropagator, W3CBaggagePropagator } = require('@opentelemetry/core')
@@ -36,13 +36,25 @@ propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CT
 /** An SDK of the test's own: in-memory spans and metrics, given to its clients as explicit providers. */
 function sdk() {
   const spans = new InMemorySpanExporter()
-  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] })
+  // Every span sampled, as by default; what a sampler sees when each span is made (`[name, attributes]`): the
+  // conventions want the method, server.address and server.port there, so that a sampler can use them.
+  const created = []
+  const sampler = {
+    shouldSample(_context, _traceId, name, _kind, attributes) {
+      created.push([name, { ...attributes }])
+      return { decision: SamplingDecision.RECORD_AND_SAMPLED }
+    },
+    toString: () => 'AlwaysOnRecordingCreation',
+  }
+  const tracerProvider = new BasicTracerProvider({ sampler, spanProcessors: [new SimpleSpanProcessor(spans)] })
   const exported = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE)
   const meterProvider = new MeterProvider({ readers: [new PeriodicExportingMetricReader({ exporter: exported, exportIntervalMillis: 3_600_000 })] })
   const tracer = tracerProvider.getTracer('app')
   return {
     tracerProvider,
     meterProvider,
+    /** What the sampler saw of each span when it was made: `[name, attributes]`, in the order they were made. */
+    created: () => created,
     /** The spans ended so far, in the order they ended. */
     spans: () => spans.getFinishedSpans(),
     /** Every metric recorded so far (cumulative), by name. */
@@ -127,6 +139,9 @@ test('the application span over the call span over its attempt, with the HTTP cl
     'http.response.status_code': 200,
   })
   assert.equal(attempt.status.code, SpanStatusCode.UNSET)
+  // Made at dispatch (its context went in the request), with what a sampler may use.
+  const [, made] = otel.created().find(([name]) => name === 'GET /consumer/api/v2/users')
+  assert.deepEqual(made, { 'http.request.method': 'GET', 'server.address': address, 'server.port': port })
   // Core's times: the attempt inside the call, which is inside the application's span.
   const [callStart, callEnd, start, end] = [call.startTime, call.endTime, attempt.startTime, attempt.endTime].map(hrMillis)
   assert.ok(callStart <= start && start < end && end <= callEnd, JSON.stringify({ callStart, start, end, callEnd }))
@@ -218,6 +233,16 @@ test('a 429 then a 200: two attempts, the second resent once, each request with 
   assert.equal(attempts[1].status.code, SpanStatusCode.UNSET)
   assert.ok(attempts.every((a) => parentId(a) === spanId(call)))
   assert.ok(hrMillis(attempts[0].endTime) <= hrMillis(attempts[1].startTime))
+  // Both made with what a sampler may use: the first at dispatch, the second through the hook.
+  const { address, port } = server(emu)
+  const made = otel.created().filter(([name]) => name === 'GET /consumer/api/v2/users').map(([, attributes]) => attributes)
+  assert.equal(made.length, 2)
+  for (const attributes of made) {
+    assert.equal(attributes['http.request.method'], 'GET')
+    assert.equal(attributes['server.address'], address)
+    assert.equal(attributes['server.port'], port)
+  }
+  assert.equal(made[1]['http.request.resend_count'], 1)
   assert.equal(call.attributes['roomchat.attempts'], 2)
   assert.equal(call.status.code, SpanStatusCode.UNSET, 'the call succeeded')
   const retries = call.events.filter((e) => e.name === 'roomchat.retry')
@@ -236,7 +261,6 @@ test('a 429 then a 200: two attempts, the second resent once, each request with 
   const durations = points(all, 'http.client.request.duration')
   assert.equal(all.get('http.client.request.duration').descriptor.unit, 's')
   assert.equal(durations.length, 2)
-  const { address, port } = server(emu)
   for (const point of durations) {
     assert.equal(point.value.count, 1)
     assert.deepEqual(point.value.buckets.boundaries, HTTP_BUCKETS)
