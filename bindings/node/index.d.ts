@@ -50,8 +50,23 @@ export interface RoomchatErrorFields {
   readonly method: string | undefined
   /** The request's path and query, the key shown as `REDACTED`. */
   readonly path: string | undefined
-  /** The service's (or the client's) text alone; `message` adds the kind and the request. */
+  /**
+   * The service's (or the client's) text alone; `message` adds the kind and the request.
+   * When the service's error body held more than one text (`message`, `errorMessage`,
+   * `error`) and they differ, it shows each once: the first (in that order), then `": "`
+   * and the others joined by `"; "`, e.g.
+   * `invalid request: "actionButtons[0].type" must be one of [link, action]`.
+   */
   readonly detail: string
+  /** The `message` of the service's error body, as it came (`undefined` when absent). */
+  readonly serviceMessage: string | undefined
+  /**
+   * The `error` of the service's error body when it is text: a string, or a validation
+   * object's messages joined by `"; "` (`undefined` when absent; `"error": true` is a flag, not a text).
+   */
+  readonly serviceError: string | undefined
+  /** The `errorMessage` of the service's error body (older endpoints' form), as it came (`undefined` when absent). */
+  readonly serviceErrorMessage: string | undefined
 }
 
 /**
@@ -68,6 +83,9 @@ export declare class RoomchatError extends Error implements RoomchatErrorFields 
   readonly method: string | undefined
   readonly path: string | undefined
   readonly detail: string
+  readonly serviceMessage: string | undefined
+  readonly serviceError: string | undefined
+  readonly serviceErrorMessage: string | undefined
 }
 
 /** Bad arguments or options (`code` `ROOMCHAT_VALIDATION`): a `TypeError`, and `instanceof RoomchatError`. */
@@ -80,6 +98,9 @@ export declare class RoomchatValidationError extends TypeError implements Roomch
   readonly method: undefined
   readonly path: undefined
   readonly detail: string
+  readonly serviceMessage: undefined
+  readonly serviceError: undefined
+  readonly serviceErrorMessage: undefined
 }
 
 /** What a call rejects with when its `signal` aborts (name `AbortError`, code `ABORT_ERR`, `cause` the signal's reason). */
@@ -96,7 +117,11 @@ export interface RateLimitOptions {
   windowMs: number
   /** Wait for a free slot (default), or fail at once with `ROOMCHAT_RATE_LIMITED`. */
   whenLimited?: 'wait' | 'fail'
-  /** With `"wait"`: the longest wait before failing (default 60000). */
+  /**
+   * With `"wait"`: the longest wait before failing (default: the window plus its jitter
+   * allowance, `windowMs / 20` at most 1000, the longest a slot can take to free, and 1000
+   * for contention, at least 60000: 62000 for the service's window).
+   */
   maxWaitMs?: number
   /**
    * Share the budget with every process and host through this Redis: one server
@@ -378,7 +403,7 @@ export interface RawResponse {
 }
 
 export interface RateLimitState {
-  /** Requests the client allows itself per window (the service's limit less a small reserve). */
+  /** Requests the client allows itself per window (the service's limit less 2 %, at least one, from 10 requests up). */
   limit: number
   /** The window the client counts in. */
   windowMs: number

@@ -80,6 +80,9 @@ function setFields(error, info) {
   error.method = info.method
   error.path = info.path
   error.detail = info.detail
+  error.serviceMessage = info.serviceMessage
+  error.serviceError = info.serviceError
+  error.serviceErrorMessage = info.serviceErrorMessage
 }
 
 class RoomchatError extends Error {

@@ -53,7 +53,10 @@ pub fn global_args() -> Vec<Arg> {
         value("max-retries", "Retries after the first attempt (0: none)")
             .value_name("N")
             .value_parser(clap::value_parser!(u32)),
-        value("max-retry-wait", "The longest wait before a retry, in seconds")
+        value(
+            "max-retry-wait",
+            "The longest wait before a retry or for a slot of the rate budget, in seconds",
+        )
             .value_name("SECS")
             .value_parser(clap::value_parser!(f64)),
         value(
@@ -268,6 +271,20 @@ pub fn base_url(matches: &ArgMatches) -> Result<Option<String>, CliError> {
         .or(profile(matches)?.base_url))
 }
 
+/// The longest wait the flag or the profile allows (`--max-retry-wait`,
+/// `max_retry_wait`), if any: for a retry, for a slot of the rate budget, and
+/// for a long job's pause on the rate limit.
+pub fn max_retry_wait(matches: &ArgMatches) -> Result<Option<Duration>, CliError> {
+    max_retry_wait_of(matches, &profile(matches)?)
+}
+
+fn max_retry_wait_of(matches: &ArgMatches, p: &Profile) -> Result<Option<Duration>, CliError> {
+    number::<f64>(matches, "max-retry-wait")
+        .or(p.max_retry_wait)
+        .map(|t| seconds(t, "--max-retry-wait"))
+        .transpose()
+}
+
 /// Whether `--dry-run` was given.
 pub fn dry_run(matches: &ArgMatches) -> bool {
     switch(matches, "dry-run")
@@ -279,6 +296,7 @@ pub fn dry_run(matches: &ArgMatches) -> bool {
 /// holds a key, an unreadable CA file, or a setting the SDK refuses.
 pub fn client(matches: &ArgMatches) -> Result<roomchat::Client, CliError> {
     let p = profile(matches)?;
+    let max_retry_wait = max_retry_wait_of(matches, &p)?;
     let key = env(ENV_PRIVATE_KEY).or(p.private_key).ok_or_else(|| {
         config_error(format!(
             "no private key: set {ENV_PRIVATE_KEY} or private_key in a profile of the config file"
@@ -309,8 +327,8 @@ pub fn client(matches: &ArgMatches) -> Result<roomchat::Client, CliError> {
     if let Some(n) = number::<u32>(matches, "max-retries").or(p.max_retries) {
         builder = builder.max_retries(n);
     }
-    if let Some(t) = number::<f64>(matches, "max-retry-wait").or(p.max_retry_wait) {
-        builder = builder.max_retry_wait(seconds(t, "--max-retry-wait")?);
+    if let Some(wait) = max_retry_wait {
+        builder = builder.max_retry_wait(wait);
     }
     if switch(matches, "retry-non-idempotent") || p.retry_non_idempotent == Some(true) {
         builder = builder.retry_non_idempotent(true);
@@ -351,12 +369,18 @@ pub fn client(matches: &ArgMatches) -> Result<roomchat::Client, CliError> {
     }
     let requests = number::<u32>(matches, "rate-limit").or(p.rate_limit);
     let window = number::<u64>(matches, "rate-window").or(p.rate_window);
-    if requests.is_some() || window.is_some() {
+    if requests.is_some() || window.is_some() || max_retry_wait.is_some() {
         let default = roomchat::RateLimitConfig::default();
-        builder = builder.rate_limit(roomchat::RateLimitConfig::new(
+        let mut rate_limit = roomchat::RateLimitConfig::new(
             requests.unwrap_or(default.requests),
             window.map_or(default.window, Duration::from_secs),
-        ));
+        );
+        // --max-retry-wait bounds every wait, the budget's too: a slot further
+        // off fails the call with rate_limited instead of a wait of a minute.
+        if let Some(wait) = max_retry_wait {
+            rate_limit.when_limited = roomchat::WhenLimited::Wait(wait);
+        }
+        builder = builder.rate_limit(rate_limit);
     }
     if let Some(url) = flag(matches, "redis-url")
         .cloned()

@@ -7,7 +7,6 @@
 //! [`roomchat::Client::call_operation`].
 
 use std::io::{self, Write};
-use std::time::Duration;
 
 use clap::builder::{BoolishValueParser, PossibleValuesParser};
 use clap::{Arg, ArgAction, ArgGroup, ArgMatches, Command};
@@ -408,11 +407,7 @@ fn run_operation(
             .flatten()
             .copied();
         let patience = Patience {
-            max_wait: matches
-                .try_get_one::<f64>("max-retry-wait")
-                .ok()
-                .flatten()
-                .and_then(|s| Duration::try_from_secs_f64(*s).ok()),
+            max_wait: config::max_retry_wait(matches)?,
             transient_retries: 0,
         };
         return stream_all(

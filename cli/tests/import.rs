@@ -280,12 +280,27 @@ fn bad_rows_are_reported_and_bad_files_refused() {
             2,
             "create-timeout",
         ),
+        (
+            vec![
+                "import",
+                "users",
+                "mixed.jsonl",
+                "--results",
+                "./mixed.jsonl",
+            ],
+            2,
+            "that is the file being imported",
+        ),
     ] {
         let run = run_measured(roomchat(&emu, &dir.0, &args));
         assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
         assert_eq!(run.status.code(), Some(code), "{args:?}: {}", run.stderr);
         assert!(run.stderr.contains(says), "{args:?}: {}", run.stderr);
     }
+    // The input named as the results file is refused, not written over.
+    assert!(std::fs::read_to_string(dir.path("mixed.jsonl"))
+        .unwrap()
+        .starts_with("{\"username\": \"ok\""));
 }
 
 #[test]

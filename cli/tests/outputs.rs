@@ -388,6 +388,102 @@ fn all_waits_out_the_rate_limit_and_lists_every_item_once() {
     eprintln!("--all through 3 × 429 and a budget of 5 per second: 7 pages in {took:.2?}");
 }
 
+/// Issue 44, item 17: the client's own budget (the service here never
+/// refuses) is waited for by `--all`, and `--max-retry-wait` bounds that
+/// wait: a slot further off ends the listing with `rate_limited` (exit 16)
+/// at once, instead of after the budget's default wait of a minute.
+#[test]
+fn all_waits_for_the_budget_and_max_retry_wait_bounds_that_wait() {
+    let emu = emulator(unlimited());
+    let cli = Cli::new(&emu, "budget");
+    emu.seed_users(6);
+    // Pages of 2: three requests (the third says the total is reached), two per 2.1 s.
+    let listing = ["list-users", "--all", "--page-size", "2"];
+    let budget = ["--rate-limit", "2", "--rate-window", "2"];
+    let started = Instant::now();
+    let listed = cli.ok(&[&listing[..], &budget[..]].concat());
+    let took = started.elapsed();
+    assert_eq!(json_lines(&listed).len(), 6, "{listed}");
+    assert!(
+        took >= Duration::from_secs(2),
+        "waited for a slot: {took:?}"
+    );
+    // Item 20: the whole budget is spent, two per window, not one (which took 4.2 s).
+    assert!(
+        took < Duration::from_secs(4),
+        "two requests a window: {took:?}"
+    );
+    eprintln!("--all, 3 requests on a budget of 2 per 2 s: {took:.2?}");
+
+    let started = Instant::now();
+    let bounded = cli.run(&[&listing[..], &budget[..], &["--max-retry-wait", "0.5"]].concat());
+    let took = started.elapsed();
+    assert_eq!(bounded.code, 16, "rate_limited: {}", bounded.stderr);
+    assert!(
+        bounded.stderr.contains("rate_limited"),
+        "{}",
+        bounded.stderr
+    );
+    assert_eq!(
+        json_lines(&bounded.stdout).len(),
+        4,
+        "two pages, then the stop"
+    );
+    assert!(
+        bounded.stderr.contains("--skip 4"),
+        "the resume hint: {}",
+        bounded.stderr
+    );
+    assert!(took < Duration::from_secs(2), "did not wait: {took:?}");
+    assert_eq!(
+        emu.journal().len(),
+        3 + 2,
+        "the stopped listing sent two requests"
+    );
+}
+
+/// Issue 44, item 15: the service's detail of a refusal is in the message on
+/// stderr and in the `--output json` error object, whose fields also hold
+/// each text of the service's body.
+#[test]
+fn the_services_detail_is_in_the_error_on_stderr_and_in_json() {
+    let emu = emulator(unlimited());
+    let cli = Cli::new(&emu, "detail");
+    let detail = r#""actionButtons[0].type" must be one of [link, action]"#;
+    let refuse = || Fault {
+        method: Some("GET".into()),
+        path: "/consumer/api/v2/users".into(),
+        times: 1,
+        action: FaultAction::Respond {
+            status: 400,
+            headers: vec![],
+            body: json!({"message": "invalid request", "error": detail, "success": false})
+                .to_string(),
+            content_type: None,
+        },
+    };
+    emu.add_fault(refuse());
+    let plain = cli.run(&["list-users"]);
+    assert_eq!(plain.code, 13, "invalid_request: {}", plain.stderr);
+    assert!(
+        plain.stderr.contains(&format!("invalid request: {detail}")),
+        "{}",
+        plain.stderr
+    );
+
+    emu.add_fault(refuse());
+    let ran = cli.run(&["list-users", "--output", "json"]);
+    assert_eq!(ran.code, 13, "{}", ran.stderr);
+    let line = ran.stderr.lines().last().unwrap_or_default();
+    let object: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    let error = &object["error"];
+    assert_eq!(error["kind"], "invalid_request", "{object}");
+    assert_eq!(error["message"], format!("invalid request: {detail}"));
+    assert_eq!(error["service_message"], "invalid request");
+    assert_eq!(error["service_error"], detail);
+    assert!(error.get("service_error_message").is_none(), "{object}");
+}
+
 /// Issue 44, item 20: with `--output json` every error is the JSON error
 /// object — clap's usage errors, and export's and import's errors; and an
 /// SDK message names the command line's flag, not the SDK's method.

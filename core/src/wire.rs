@@ -35,7 +35,7 @@ pub use crate::wire::operation::{
     RetryClass,
 };
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result, ServiceTexts};
 use crate::percent::encode_into;
 use crate::wire::models::{
     check_non_empty, CreateUser, CreatedUser, Deactivated, Invalidated, Message, RawAuth,
@@ -418,14 +418,17 @@ pub(crate) fn decode_json<T: Decoded>(response: &WireResponse) -> Result<T> {
     };
     // A 2xx that says it failed (`{"success": false, "message": …}`) is an error.
     if value.get("success") == Some(&Value::Bool(false)) {
-        let (kind, mut message) = classify(response.status, &error_text(&value));
+        let service = service_texts(&value);
+        let (kind, mut message) = classify(response.status, &service);
         if message.is_empty() {
             message = format!(
                 "the service answered HTTP {} with \"success\": false",
                 response.status
             );
         }
-        return Err(Error::new(kind, message).with_status(response.status));
+        return Err(Error::new(kind, message)
+            .with_status(response.status)
+            .with_service_texts(service));
     }
     T::deserialize(&value).map_err(|e| {
         Error::new(
@@ -461,8 +464,8 @@ fn not_json(response: &WireResponse, e: &serde_json::Error) -> Error {
 pub fn decode_error(response: &WireResponse, now: SystemTime) -> Error {
     let json: Option<Value> = serde_json::from_slice(&response.body).ok();
     let status = response.status;
-    let text = json.as_ref().map(error_text).unwrap_or_default();
-    let (mut kind, message) = classify(status, &text);
+    let service = json.as_ref().map(service_texts).unwrap_or_default();
+    let (mut kind, message) = classify(status, &service);
     // The service's 404 for an unknown room is an empty object: JSON, so the
     // service's own answer, not a proxy's page.
     // The reference pages print room validation failures (the object with
@@ -501,25 +504,20 @@ pub fn decode_error(response: &WireResponse, now: SystemTime) -> Error {
         .with_status(status)
         .with_event_id(event_id)
         .with_retry_after(retry_after)
+        .with_service_texts(service)
 }
 
-/// The error text of a body: `message`, then `errorMessage`, then `error` as a
-/// string, or an object's `message` or `details[].message`.
-fn error_text(body: &Value) -> String {
+/// The texts of an error body: `message`, `errorMessage`, and `error` as a
+/// string or a validation object's `message` or `details[].message` joined by `"; "`.
+fn service_texts(body: &Value) -> ServiceTexts {
     let text = |v: Option<&Value>| {
         v.and_then(Value::as_str)
             .filter(|s| !s.is_empty())
             .map(str::to_owned)
     };
-    if let Some(t) = text(body.get("message")).or_else(|| text(body.get("errorMessage"))) {
-        return t;
-    }
-    match body.get("error") {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Object(o)) => {
-            if let Some(t) = text(o.get("message")) {
-                return t;
-            }
+    let error = match body.get("error") {
+        Some(Value::String(s)) => Some(s.clone()).filter(|s| !s.is_empty()),
+        Some(Value::Object(o)) => text(o.get("message")).or_else(|| {
             let details: Vec<&str> = o
                 .get("details")
                 .and_then(Value::as_array)
@@ -529,14 +527,22 @@ fn error_text(body: &Value) -> String {
                         .collect()
                 })
                 .unwrap_or_default();
-            details.join("; ")
-        }
-        _ => String::new(),
+            Some(details.join("; ")).filter(|s| !s.is_empty())
+        }),
+        _ => None,
+    };
+    ServiceTexts {
+        message: text(body.get("message")),
+        error,
+        error_message: text(body.get("errorMessage")),
     }
 }
 
-fn classify(status: u16, text: &str) -> (ErrorKind, String) {
-    let lower = text.to_ascii_lowercase();
+/// The kind of an error answer, read from its status and the body's first
+/// text (`message`, else `errorMessage`, else `error`), and the message to show
+/// (every distinct text: [`ServiceTexts::shown`]).
+fn classify(status: u16, service: &ServiceTexts) -> (ErrorKind, String) {
+    let lower = service.primary().to_ascii_lowercase();
     // The public key too: validate access token is authenticated by it.
     let mentions_key = lower.contains("auth token")
         || lower.contains("api key")
@@ -570,8 +576,9 @@ fn classify(status: u16, text: &str) -> (ErrorKind, String) {
         200..=299 => ErrorKind::InvalidRequest,
         _ => ErrorKind::UnexpectedStatus,
     };
-    let message = match (kind, text.is_empty()) {
-        (_, false) => text.to_owned(),
+    let shown = service.shown();
+    let message = match (kind, shown.is_empty()) {
+        (_, false) => shown,
         (ErrorKind::RateLimited, true) => "rate limit exceeded".to_owned(),
         _ => String::new(),
     };

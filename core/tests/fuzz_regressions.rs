@@ -196,7 +196,18 @@ fn user_info_cannot_pass_a_remote_host_off_as_loopback() {
             .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Configuration, "{url}");
         assert!(e.message().contains("user information"), "{e}");
+        assert!(
+            !e.message().contains("pass@"),
+            "a password in the URL is shown: {e}"
+        );
     }
+    let e = Client::builder("sk_user_info")
+        .base_url("http://deploy:hunter2-s3cret@127.0.0.1:1")
+        .build()
+        .map(|_| ())
+        .unwrap_err();
+    assert!(!e.to_string().contains("hunter2"), "{e}");
+    assert!(e.message().contains("http://REDACTED@127.0.0.1:1"), "{e}");
     // Loopback and https stay accepted; an `@` in the path is no user information.
     for url in [
         "http://localhost:8080",

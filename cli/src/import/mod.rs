@@ -145,6 +145,18 @@ fn import_users(matches: &clap::ArgMatches) -> Result<(), CliError> {
     } else {
         read_jsonl(&file)?
     };
+    // The results written over the rows they came from would lose the input (its other columns).
+    if let (Ok(input), Ok(output)) = (
+        std::fs::canonicalize(&file),
+        std::fs::canonicalize(&results_path),
+    ) {
+        if input == output {
+            return Err(CliError::Usage(format!(
+                "--results {}: that is the file being imported; name another",
+                results_path.display()
+            )));
+        }
+    }
 
     if crate::config::dry_run(matches) {
         return dry_run(matches, &rows);

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde_json::Value;
 
 use crate::budget::ratelimit::{Budget, RateLimitConfig, RateLimitState};
-use crate::budget::Budgets;
+use crate::budget::{Budgets, UnexplainedHolds};
 use crate::cancel::{self, CancelToken};
 use crate::error::{Error, ErrorKind, Result};
 use crate::send::instrument::{self, CallScope, Instrumentation, RequestHeaders};
@@ -551,6 +551,7 @@ impl ClientBuilder {
             secrets,
             chat_url,
             budget,
+            unexplained_holds: UnexplainedHolds::new(),
             jitter_seed: AtomicU64::new(seed()),
             facts,
             instrumentations,
@@ -751,7 +752,8 @@ fn check_url(what: &str, url: &str, allow_insecure: bool, secret: &str) -> Resul
     if host_port.contains('@') {
         return Err(Error::configuration(format!(
             "the {what} {:?} must not carry user information (`user@`)",
-            hide(url)
+            // The user information may hold a password: shown as REDACTED.
+            hide(&crate::secrets::redacted_url(url))
         )));
     }
     let host = if let Some(v6) = host_port.strip_prefix('[') {
@@ -789,6 +791,8 @@ struct Inner {
     secrets: Vec<String>,
     chat_url: Option<String>,
     budget: Budgets,
+    /// How long a 429 that does not say how long to wait holds the key off.
+    unexplained_holds: UnexplainedHolds,
     jitter_seed: AtomicU64,
     /// Where the requests go, as the instrumentation names it.
     facts: ClientFacts,
@@ -1318,7 +1322,7 @@ impl Client {
                         Some(started),
                         None,
                     );
-                    self.observe(&response);
+                    let hold = self.observe(&response, started);
                     if (200..300).contains(&response.status) {
                         span.attempt_end(attempt_span, Some(response.status), None);
                         if let Some(observation) = sent.observation.as_deref_mut() {
@@ -1335,8 +1339,12 @@ impl Client {
                         return decode(&response);
                     }
                     // Scrubbed now: observers see it before the call's error is made.
-                    let error = wire::decode_error(&response, SystemTime::now())
+                    let mut error = wire::decode_error(&response, SystemTime::now())
                         .scrub_all(&self.inner.secrets);
+                    if error.retry_after().is_none() {
+                        // A 429 that said nothing: the wait is the hold the budget keeps.
+                        error = error.with_retry_after(hold);
+                    }
                     let retryable = match response.status {
                         429 => true,
                         500 | 502 | 503 | 504 => {
@@ -1413,16 +1421,19 @@ impl Client {
         }
     }
 
-    /// Feeds a 429 and the `X-RateLimit-*` headers into the shared budget.
+    /// Feeds a 429 and the `X-RateLimit-*` headers into the shared budget, for
+    /// the answer to a request started at `started`; returns how long a 429
+    /// holds every caller of the key off.
     ///
     /// A hold the server asks for is believed only up to
     /// [`ClientBuilder::max_retry_wait`] or two windows, whichever is longer:
     /// past that it is implausible (a server sending milliseconds where seconds
     /// are due, or an epoch in milliseconds as `X-RateLimit-Reset`), and would
     /// hold every caller of the key off for hours or years. Such a value counts
-    /// as absent: a 429 then holds for one window, and an exhausted
+    /// as absent: a 429 then holds as one without `Retry-After` does
+    /// ([`UnexplainedHolds`]: 1 s growing to the window), and an exhausted
     /// `X-RateLimit-Remaining` holds nothing (the next 429 will say more).
-    fn observe(&self, response: &WireResponse) {
+    fn observe(&self, response: &WireResponse, started: Instant) -> Option<Duration> {
         let now = SystemTime::now();
         let window = self.inner.budget.window();
         let longest = self
@@ -1436,13 +1447,17 @@ impl Client {
                 .header("retry-after")
                 .and_then(|v| wire::parse_retry_after(v, now))
                 .and_then(plausible)
-                .unwrap_or(window);
+                .unwrap_or_else(|| self.inner.unexplained_holds.hold(started, window));
             self.inner.budget.block_for(hold);
-        } else if let Some(headers) = wire::rate_limit_headers(response, now) {
+            return Some(hold);
+        }
+        self.inner.unexplained_holds.answered(started);
+        if let Some(headers) = wire::rate_limit_headers(response, now) {
             if let (Some(0), Some(reset)) = (headers.remaining, headers.reset.and_then(plausible)) {
                 self.inner.budget.block_for(reset);
             }
         }
+        None
     }
 
     /// Exponential backoff with full jitter: a random wait in [b/2, b], b = base × 2^retry, capped at 8 s.
