@@ -293,7 +293,7 @@ test('a rate-limit wait is an event of the call and a metric; the attempt span s
   const otel = sdk()
   // 1 start per ~315 ms: the second call waits.
   const client = new Client(
-    emu.options({ tracerProvider: otel.tracerProvider, meterProvider: otel.meterProvider, rateLimit: { requests: 2, windowMs: 300 } }),
+    emu.options({ tracerProvider: otel.tracerProvider, meterProvider: otel.meterProvider, rateLimit: { requests: 1, windowMs: 300 } }),
   )
   await client.listChatRooms()
   await client.listChatRooms()
