@@ -153,6 +153,20 @@ export interface Logger {
 }
 
 /**
+ * An OpenTelemetry `TracerProvider` (`@opentelemetry/api`): the SDK's
+ * (`BasicTracerProvider`, `NodeTracerProvider`) or any other. Typed by the one
+ * method the client calls, so that these typings need no `@opentelemetry/api`.
+ */
+export interface OpenTelemetryTracerProvider {
+  getTracer(name: string, version?: string, options?: { schemaUrl?: string }): unknown
+}
+
+/** An OpenTelemetry `MeterProvider` (`@opentelemetry/api`): the SDK's `MeterProvider`, or any other. */
+export interface OpenTelemetryMeterProvider {
+  getMeter(name: string, version?: string, options?: { schemaUrl?: string }): unknown
+}
+
+/**
  * Every duration (`…Ms`, here and in `rateLimit`) is a number of milliseconds
  * from 0 to 10^12 (10^9 s, core's limit): a negative or non-finite one is a
  * `ROOMCHAT_VALIDATION` error, a longer one a `ROOMCHAT_CONFIGURATION` error,
@@ -213,6 +227,24 @@ export interface ClientOptions {
    * and else `NODE_DEBUG=roomchat` does.
    */
   logger?: Logger
+  /**
+   * Send the W3C trace context of each attempt (`traceparent`, `tracestate`,
+   * `baggage`, through the global propagator of `@opentelemetry/api`) with its
+   * request (default true). `false` sends none, whoever made them; the spans
+   * and metrics are made either way.
+   */
+  propagateTraceContext?: boolean
+  /**
+   * With `@opentelemetry/api` installed, every call is a span (and its
+   * attempts CLIENT spans), with metrics, through the global providers or
+   * those given here (see the README's Observability section). `false` turns
+   * all of it off for this client (default true).
+   */
+  openTelemetry?: boolean
+  /** The OpenTelemetry tracer provider of this client's spans, instead of the global one (needs `@opentelemetry/api`). */
+  tracerProvider?: OpenTelemetryTracerProvider
+  /** The OpenTelemetry meter provider of this client's metrics, instead of the global one (needs `@opentelemetry/api`). */
+  meterProvider?: OpenTelemetryMeterProvider
 }
 
 /**

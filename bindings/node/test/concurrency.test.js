@@ -73,9 +73,11 @@ test('64 calls held 100 ms by the service block neither the event loop nor libuv
     assert.ok(totalMs >= 100)
     pages.forEach((page, i) => assert.equal(page.data[0].username, `seed-user-${(i % 10) + 1}`))
     rounds.push({ readMs, p99 })
-    if (readMs < 20 && p99 < 5) break
+    if (readMs < 20 && p99 < 25) break
   }
-  const best = rounds.find((r) => r.readMs < 20 && r.p99 < 5)
+  // A loop that waited on a call would be late by ~100 ms; 25 ms leaves room for a busy
+  // 2-core machine's scheduling (p99 6-8 ms measured with nothing else running).
+  const best = rounds.find((r) => r.readMs < 20 && r.p99 < 25)
   assert.ok(best, `fs.promises.readFile / event-loop delay p99 in each round: ${JSON.stringify(rounds)}`)
   assert.ok(threadPoolStats().threads >= 32, JSON.stringify(threadPoolStats()))
 })
