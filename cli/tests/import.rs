@@ -57,6 +57,33 @@ fn assert_nobody_twice(emu: &Emulator, expected: usize) {
     assert_eq!(users.len(), expected);
 }
 
+/// `roomchat ARGS` started with its first users listing answered 700 ms late, returned once that
+/// listing has reached the emulator: what a test does meanwhile happens before the import sees
+/// the account's users.
+fn import_with_a_late_listing(emu: &Emulator, dir: &Scratch, args: &[&str]) -> std::process::Child {
+    emu.add_fault(Fault {
+        method: Some("GET".into()),
+        path: "/consumer/api/v2/users".into(),
+        times: 1,
+        action: FaultAction::Delay(Duration::from_millis(700)),
+    });
+    let child = roomchat(emu, &dir.0, args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !emu
+        .journal()
+        .iter()
+        .any(|e| e.path == "/consumer/api/v2/users")
+    {
+        assert!(std::time::Instant::now() < deadline, "no listing");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child
+}
+
 #[test]
 fn a_thousand_users_twice_creates_each_once() {
     let emu = emulator();
@@ -610,26 +637,7 @@ fn an_identifier_a_deactivated_user_holds_fails() {
     )
     .unwrap();
     // The listing at the start is answered late; d-2 is created (by "another run") meanwhile.
-    emu.add_fault(Fault {
-        method: Some("GET".into()),
-        path: "/consumer/api/v2/users".into(),
-        times: 1,
-        action: FaultAction::Delay(Duration::from_millis(700)),
-    });
-    let child = roomchat(&emu, &dir.0, &["import", "users", "users.csv"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while !emu
-        .journal()
-        .iter()
-        .any(|e| e.path == "/consumer/api/v2/users")
-    {
-        assert!(std::time::Instant::now() < deadline, "no listing");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let child = import_with_a_late_listing(&emu, &dir, &["import", "users", "users.csv"]);
     sdk.create_user(&roomchat::CreateUser::regular("Late").field("uniqueUserIdentifier", "d-2"))
         .unwrap();
     let out = child.wait_with_output().unwrap();
@@ -802,26 +810,8 @@ fn a_refusal_whose_answer_is_cut_off_is_looked_up() {
     .unwrap();
     // The listing at the start is answered late; r-1 is created (by "another run") meanwhile,
     // so the import's create of r-1 is refused, and that answer is cut off.
-    emu.add_fault(Fault {
-        method: Some("GET".into()),
-        path: "/consumer/api/v2/users".into(),
-        times: 1,
-        action: FaultAction::Delay(Duration::from_millis(700)),
-    });
-    let child = roomchat(&emu, &dir.0, &["import", "users", "users.csv", "-j", "1"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while !emu
-        .journal()
-        .iter()
-        .any(|e| e.path == "/consumer/api/v2/users")
-    {
-        assert!(std::time::Instant::now() < deadline, "no listing");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let child =
+        import_with_a_late_listing(&emu, &dir, &["import", "users", "users.csv", "-j", "1"]);
     sdk.create_user(&roomchat::CreateUser::regular("Ann").field("uniqueUserIdentifier", "r-1"))
         .unwrap();
     on_create(&emu, 1, FaultAction::TruncatedAfterEffect);
