@@ -199,22 +199,28 @@ fn a_name_not_in_the_certificate_fails_as_a_name_mismatch() {
     assert!(emu.journal().is_empty());
 }
 
-/// A handshake by a plain rustls client that trusts `ca_pem` and checks
-/// `server_name`, which (unlike ureq) sends its alert before it hangs up.
-fn rustls_handshake(emu: &Emulator, ca_pem: &str, server_name: &str) -> rustls::Error {
+/// A plain rustls client's configuration (ring) that trusts the certificates of `ca_pem`.
+fn rustls_config(ca_pem: &str) -> rustls::ClientConfig {
     use rustls::pki_types::pem::PemObject;
-    use rustls::pki_types::{CertificateDer, ServerName};
+    use rustls::pki_types::CertificateDer;
     let mut roots = rustls::RootCertStore::empty();
     for cert in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
         roots.add(cert.unwrap()).unwrap();
     }
-    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+    rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
         rustls::crypto::ring::default_provider(),
     ))
     .with_safe_default_protocol_versions()
     .unwrap()
     .with_root_certificates(roots)
-    .with_no_client_auth();
+    .with_no_client_auth()
+}
+
+/// A handshake by a plain rustls client that trusts `ca_pem` and checks
+/// `server_name`, which (unlike ureq) sends its alert before it hangs up.
+fn rustls_handshake(emu: &Emulator, ca_pem: &str, server_name: &str) -> rustls::Error {
+    use rustls::pki_types::ServerName;
+    let config = rustls_config(ca_pem);
     let name = ServerName::try_from(server_name.to_owned()).unwrap();
     let mut connection = rustls::ClientConnection::new(std::sync::Arc::new(config), name).unwrap();
     let mut socket = TcpStream::connect(emu.base_url().trim_start_matches("https://")).unwrap();
@@ -576,19 +582,7 @@ fn a_short_idle_timeout_closes_idle_connections_but_not_a_slow_handshake() {
         ..EmulatorConfig::default()
     })
     .unwrap();
-    let mut roots = rustls::RootCertStore::empty();
-    for item in ureq::tls::parse_pem(emu.ca_pem().unwrap().as_bytes()) {
-        if let ureq::tls::PemItem::Certificate(cert) = item.unwrap() {
-            roots.add(cert.der().to_vec().into()).unwrap();
-        }
-    }
-    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(roots)
-    .with_no_client_auth();
+    let config = rustls_config(&emu.ca_pem().unwrap());
     let tcp = TcpStream::connect(emu.base_url().trim_start_matches("https://")).unwrap();
     tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     // A busy client: its handshake starts well past the idle timeout.
