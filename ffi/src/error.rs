@@ -226,6 +226,16 @@ fn borrow<'a>(error: *const roomchat_error) -> Option<&'a roomchat_error> {
     unsafe { error.as_ref() }
 }
 
+/// One text of `error`'s service body, borrowed as `opt_ptr` does; NULL without one.
+fn service_text(
+    error: *const roomchat_error,
+    text: impl Fn(&ServiceTexts) -> &Option<CString>,
+) -> *const c_char {
+    borrow(error)
+        .and_then(|e| e.service.as_deref())
+        .map_or(ptr::null(), |s| opt_ptr(text(s)))
+}
+
 fn opt_ptr(s: &Option<CString>) -> *const c_char {
     s.as_ref().map_or(ptr::null(), |s| s.as_ptr())
 }
@@ -294,11 +304,7 @@ pub extern "C" fn roomchat_error_path(error: *const roomchat_error) -> *const c_
 /// `roomchat_error_free(error)`; never free it.
 #[no_mangle]
 pub extern "C" fn roomchat_error_service_message(error: *const roomchat_error) -> *const c_char {
-    guard_value(ptr::null(), || {
-        borrow(error)
-            .and_then(|e| e.service.as_deref())
-            .map_or(ptr::null(), |s| opt_ptr(&s.message))
-    })
+    guard_value(ptr::null(), || service_text(error, |s| &s.message))
 }
 
 /// The `error` of the service's error body when it is text (a validation
@@ -308,11 +314,7 @@ pub extern "C" fn roomchat_error_service_message(error: *const roomchat_error) -
 /// until `roomchat_error_free(error)`; never free it.
 #[no_mangle]
 pub extern "C" fn roomchat_error_service_error(error: *const roomchat_error) -> *const c_char {
-    guard_value(ptr::null(), || {
-        borrow(error)
-            .and_then(|e| e.service.as_deref())
-            .map_or(ptr::null(), |s| opt_ptr(&s.error))
-    })
+    guard_value(ptr::null(), || service_text(error, |s| &s.error))
 }
 
 /// The `errorMessage` of the service's error body (older endpoints' form), as
@@ -322,11 +324,7 @@ pub extern "C" fn roomchat_error_service_error(error: *const roomchat_error) -> 
 pub extern "C" fn roomchat_error_service_error_message(
     error: *const roomchat_error,
 ) -> *const c_char {
-    guard_value(ptr::null(), || {
-        borrow(error)
-            .and_then(|e| e.service.as_deref())
-            .map_or(ptr::null(), |s| opt_ptr(&s.error_message))
-    })
+    guard_value(ptr::null(), || service_text(error, |s| &s.error_message))
 }
 
 /// Frees an error. `roomchat_error_free(NULL)` does nothing.
