@@ -153,7 +153,9 @@ where
                 "internal error: the call panicked (please report it)",
             ))
         });
-        deliver(&tsfn, id, result, trace.and_then(|t| t.record()));
+        let observed = trace.and_then(|t| t.record());
+        pool::finishing();
+        deliver(&tsfn, id, result, observed);
     }));
 }
 
