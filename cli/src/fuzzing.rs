@@ -25,26 +25,33 @@ pub fn times(text: &str, created: &str) {
             "{text:?}"
         );
     }
-    let created_at = export::parse_time(created);
-    // A message without a readable time is kept, whatever the filter.
-    let kept = export::keep_time(parsed, parsed, Some(created));
-    if created_at.is_none() {
-        assert!(kept, "{created:?} has no readable time and must be kept");
+    // `created` as a string, and as a number when it is one (seconds or milliseconds).
+    let mut values = vec![export::Created::Text(created.into())];
+    if serde_json::from_str::<serde_json::Number>(created).is_ok() {
+        values.push(export::Created::Number(created));
     }
-    if let Some(c) = created_at {
-        assert!(export::keep_time(
-            Some(c.saturating_sub(1)),
-            Some(c.saturating_add(1)),
-            Some(created)
-        ));
-        assert!(
-            !export::keep_time(Some(c), None, Some(created)),
-            "after is strict"
-        );
-        assert!(
-            !export::keep_time(None, Some(c), Some(created)),
-            "before is strict"
-        );
+    for value in &values {
+        let created_at = value.milliseconds();
+        // A message without a readable time is kept, whatever the filter.
+        let kept = export::keep_time(parsed, parsed, Some(value));
+        if created_at.is_none() {
+            assert!(kept, "{value:?} has no readable time and must be kept");
+        }
+        if let Some(c) = created_at {
+            assert!(export::keep_time(
+                Some(c.saturating_sub(1)),
+                Some(c.saturating_add(1)),
+                Some(value)
+            ));
+            assert!(
+                !export::keep_time(Some(c), None, Some(value)),
+                "after is strict"
+            );
+            assert!(
+                !export::keep_time(None, Some(c), Some(value)),
+                "before is strict"
+            );
+        }
     }
     let _ = export::keep_time(None, None, None);
 }
@@ -59,6 +66,7 @@ pub fn file_names(room: &str, channel: Option<&str>) {
         let ext = format!(".{}", format.extension());
         assert!(name.ends_with(&ext), "{name:?}");
         let stem = &name[..name.len() - ext.len()];
+        assert!(stem.len() <= export::LONGEST_STEM, "{name:?}");
         assert!(
             !stem.is_empty() && !stem.starts_with('.') && !stem.ends_with('.'),
             "{name:?}"

@@ -16,6 +16,7 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::time;
 use crate::safe_text;
 
 /// A field of a record as the service sent it (its JSON text, `null` included), or `None`
@@ -437,45 +438,21 @@ fn compact(json: &str) -> Cow<'_, str> {
 /// When a message was created, as the transcript and the page show it.
 enum Created<'a> {
     /// A time understood: an RFC 3339 string (any offset), or a JSON number of seconds or
-    /// milliseconds since 1970 (see [`EPOCH_MILLISECONDS_FROM`]).
+    /// milliseconds since 1970 (see [`time::EPOCH_MILLISECONDS_FROM`]).
     Utc(Timestamp),
     /// Anything else, as text.
     AsSent(Cow<'a, str>),
 }
 
-/// An epoch number from this (in absolute value) counts milliseconds, below it seconds:
-/// 10^11 seconds is the year 5138, 10^11 milliseconds March 1973.
-const EPOCH_MILLISECONDS_FROM: i64 = 100_000_000_000;
-
 /// `created` as the renderers show it; `None` when absent or null.
 fn created(field: Field<'_>) -> Option<Created<'_>> {
     let text = text(field)?;
     let time = match kind(field) {
-        Some(b'"') => text.parse::<Timestamp>().ok(),
-        Some(b'-' | b'0'..=b'9') => epoch(&text),
+        Some(b'"') => time::nanosecond_fraction(&text).parse::<Timestamp>().ok(),
+        Some(b'-' | b'0'..=b'9') => time::epoch(&text),
         _ => None,
     };
     Some(time.map_or(Created::AsSent(text), Created::Utc))
-}
-
-/// A JSON number of seconds or milliseconds since 1970 (fractions and exponents included).
-fn epoch(number: &str) -> Option<Timestamp> {
-    if let Ok(n) = number.parse::<i64>() {
-        return if n.unsigned_abs() < EPOCH_MILLISECONDS_FROM.unsigned_abs() {
-            Timestamp::from_second(n)
-        } else {
-            Timestamp::from_millisecond(n)
-        }
-        .ok();
-    }
-    let n = number.parse::<f64>().ok()?;
-    let seconds = if n.abs() < EPOCH_MILLISECONDS_FROM as f64 {
-        n
-    } else {
-        n / 1000.0
-    };
-    let since = jiff::SignedDuration::try_from_secs_f64(seconds).ok()?;
-    Timestamp::from_duration(since).ok()
 }
 
 /// Writes `time` as `2024-01-15 15:21:44 UTC` (its fraction of a second dropped): jiff's
@@ -1177,6 +1154,11 @@ mod tests {
         assert_eq!(utc("\"2024-01-15T15:21:44Z\""), at);
         assert_eq!(utc("\"2024-01-15T10:21:44-05:00\""), at);
         assert_eq!(utc("0"), Some("1970-01-01T00:00:00Z".to_owned()));
+        // RFC 3339 sets no limit to a fraction's digits; jiff reads nine.
+        assert_eq!(
+            utc("\"2024-01-15T15:21:44.1234567891Z\""),
+            Some("2024-01-15T15:21:44.123456789Z".to_owned())
+        );
         // 10^11 and up are milliseconds (March 1973), below seconds (the year 5138).
         assert_eq!(utc("100000000000"), Some("1973-03-03T09:46:40Z".to_owned()));
         assert_eq!(utc("99999999999"), Some("5138-11-16T09:46:39Z".to_owned()));

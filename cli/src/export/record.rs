@@ -5,6 +5,8 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use super::time::Created;
+
 /// What tells a listed message from the others: its `_id` when it has one (a string), else
 /// its record's bytes as its part-file line holds them (see [`write_record`]). So a record
 /// without an id is still recognised as the page of overlap's first (the export goes on
@@ -47,7 +49,7 @@ impl Identity {
 /// The `_id` and `created` of a message record (JSON text serde_json has checked already):
 /// a scan of its top-level keys, much cheaper than a second parse of every field. A value
 /// with escapes is unescaped through serde_json.
-pub(super) fn head(raw: &str) -> (Option<Cow<'_, str>>, Option<Cow<'_, str>>) {
+pub(super) fn head(raw: &str) -> (Option<Cow<'_, str>>, Option<Created<'_>>) {
     let b = raw.as_bytes();
     let (mut id, mut created) = (None, None);
     let mut i = match b.iter().position(|&c| c == b'{') {
@@ -97,7 +99,7 @@ pub(super) fn head(raw: &str) -> (Option<Cow<'_, str>>, Option<Cow<'_, str>>) {
             i = string_end(i);
             match key {
                 "\"_id\"" => id = text_of(value_start, i),
-                "\"created\"" => created = text_of(value_start, i),
+                "\"created\"" => created = text_of(value_start, i).map(Created::Text),
                 _ => {}
             }
         } else {
@@ -115,6 +117,11 @@ pub(super) fn head(raw: &str) -> (Option<Cow<'_, str>>, Option<Cow<'_, str>>) {
                     _ => {}
                 }
                 i += 1;
+            }
+            if key == "\"created\"" && matches!(b[value_start], b'-' | b'0'..=b'9') {
+                created = raw
+                    .get(value_start..i)
+                    .map(|n| Created::Number(n.trim_end()));
             }
         }
         if id.is_some() && created.is_some() {
@@ -183,28 +190,41 @@ mod tests {
 
     #[test]
     fn the_head_of_a_record() {
+        let text = |t: &'static str| Some(Created::Text(t.into()));
         let cases = [
             (
                 r#"{"_id":"a1","created":"t1","x":1}"#,
                 Some("a1"),
-                Some("t1"),
+                text("t1"),
             ),
             (
                 r#"{"user":{"_id":"u","created":"no"},"likes":[{"_id":"l"}],"message":"a \"}\" ,","_id":"m\u0031","created":"t"}"#,
                 Some("m1"),
-                Some("t"),
+                text("t"),
             ),
             (
                 r#" { "created" : "c" , "_id" : "i" } "#,
                 Some("i"),
-                Some("c"),
+                text("c"),
             ),
+            // A number is the filter's too (seconds or milliseconds since 1970).
+            (
+                r#"{"created": 1705332104000 ,"_id":"n"}"#,
+                Some("n"),
+                Some(Created::Number("1705332104000")),
+            ),
+            (
+                r#"{"_id":"e","created":-1.5e3}"#,
+                Some("e"),
+                Some(Created::Number("-1.5e3")),
+            ),
+            (r#"{"_id":"b","created":true}"#, Some("b"), None),
             (r#"{"_id":null,"n":[1,[2,{"a":"}"}]]}"#, None, None),
             (r#"{}"#, None, None),
         ];
         for (raw, id, created) in cases {
             let (i, c) = head(raw);
-            assert_eq!((i.as_deref(), c.as_deref()), (id, created), "{raw}");
+            assert_eq!((i.as_deref(), c), (id, created), "{raw}");
         }
     }
 

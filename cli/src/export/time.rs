@@ -1,4 +1,9 @@
-//! Times: the `--after`/`--before` filter and the export's own time, as pure functions.
+//! Times: the `--after`/`--before` filter, a message's `created` as the filter and the
+//! renderers read it, and the export's own time, as pure functions.
+
+use std::borrow::Cow;
+
+use jiff::Timestamp;
 
 /// Now, as `2024-01-15T15:21:44Z` (whole seconds, UTC).
 pub(super) fn now_rfc3339() -> String {
@@ -20,6 +25,7 @@ pub fn parse_time(text: &str) -> Option<i64> {
         return None;
     }
     // The shape is checked; jiff does the calendar (days of the month, leap years, offsets).
+    let text = &*nanosecond_fraction(text);
     if let Ok(at) = text.parse::<jiff::Timestamp>() {
         return Some(at.as_millisecond());
     }
@@ -29,7 +35,7 @@ pub fn parse_time(text: &str) -> Option<i64> {
 }
 
 /// Whether `b` is `YYYY-MM-DD`, optionally followed by `T`, `t` or a space and `hh:mm`,
-/// optionally `:ss` and a fraction of 1 to 9 digits, and a zone `Z`, `z` or `±hh:mm` (or
+/// optionally `:ss` and a fraction of one digit or more, and a zone `Z`, `z` or `±hh:mm` (or
 /// none): what the guide documents, so that jiff's wider grammar (week dates, `[zone]`
 /// annotations, basic format) is not accepted by accident.
 fn documented_shape(b: &[u8]) -> bool {
@@ -66,7 +72,7 @@ fn documented_shape(b: &[u8]) -> bool {
                 .iter()
                 .take_while(|c| c.is_ascii_digit())
                 .count();
-            if !(1..=9).contains(&fraction) {
+            if fraction == 0 {
                 return false;
             }
             at += 1 + fraction;
@@ -83,14 +89,76 @@ fn documented_shape(b: &[u8]) -> bool {
     }
 }
 
+/// `text` without the digits of its fraction of a second past the ninth: RFC 3339 puts no
+/// limit on them, jiff reads nanoseconds at most (and refused the whole time).
+pub(super) fn nanosecond_fraction(text: &str) -> Cow<'_, str> {
+    let b = text.as_bytes();
+    let Some(dot) = b.iter().position(|&c| c == b'.') else {
+        return Cow::Borrowed(text);
+    };
+    let digits = b[dot + 1..]
+        .iter()
+        .take_while(|c| c.is_ascii_digit())
+        .count();
+    if digits <= 9 {
+        return Cow::Borrowed(text);
+    }
+    // ASCII digits: the cuts are on character boundaries.
+    Cow::Owned([&text[..dot + 10], &text[dot + 1 + digits..]].concat())
+}
+
+/// An epoch number from this (in absolute value) counts milliseconds, below it seconds:
+/// 10^11 seconds is the year 5138, 10^11 milliseconds March 1973.
+pub(super) const EPOCH_MILLISECONDS_FROM: i64 = 100_000_000_000;
+
+/// A JSON number of seconds or milliseconds since 1970 (fractions and exponents included).
+pub(super) fn epoch(number: &str) -> Option<Timestamp> {
+    if let Ok(n) = number.parse::<i64>() {
+        return if n.unsigned_abs() < EPOCH_MILLISECONDS_FROM.unsigned_abs() {
+            Timestamp::from_second(n)
+        } else {
+            Timestamp::from_millisecond(n)
+        }
+        .ok();
+    }
+    let n = number.parse::<f64>().ok()?;
+    let seconds = if n.abs() < EPOCH_MILLISECONDS_FROM as f64 {
+        n
+    } else {
+        n / 1000.0
+    };
+    let since = jiff::SignedDuration::try_from_secs_f64(seconds).ok()?;
+    Timestamp::from_duration(since).ok()
+}
+
+/// A message's `created` as its record holds it (see `record::head`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Created<'a> {
+    /// A JSON string's text.
+    Text(Cow<'a, str>),
+    /// A JSON number's text: seconds or milliseconds since 1970, as the renderers read it.
+    Number(&'a str),
+}
+
+impl Created<'_> {
+    /// Milliseconds since the epoch, when the filter can place it: a string as `--after`
+    /// reads its argument ([`parse_time`]), a number as [`epoch`] reads it.
+    pub(crate) fn milliseconds(&self) -> Option<i64> {
+        match self {
+            Created::Text(text) => parse_time(text),
+            Created::Number(number) => epoch(number).map(|at| at.as_millisecond()),
+        }
+    }
+}
+
 /// Whether a time filter of `after` and `before` (milliseconds since the epoch) keeps a
 /// message created at `created` (one without a readable time is kept: the filter cannot place
 /// it).
-pub(crate) fn keep(after: Option<i64>, before: Option<i64>, created: Option<&str>) -> bool {
+pub(crate) fn keep(after: Option<i64>, before: Option<i64>, created: Option<&Created<'_>>) -> bool {
     if after.is_none() && before.is_none() {
         return true;
     }
-    let Some(ms) = created.and_then(parse_time) else {
+    let Some(ms) = created.and_then(Created::milliseconds) else {
         return true;
     };
     after.is_none_or(|a| ms > a) && before.is_none_or(|b| ms < b)
@@ -121,6 +189,15 @@ mod tests {
             parse_time("2024-01-15T14:21:44.293456789-01:00"),
             Some(1_705_332_104_293)
         );
+        // RFC 3339 sets no limit to a fraction's digits: those past the ninth are dropped.
+        assert_eq!(
+            parse_time("2024-01-15T15:21:44.2934567891234Z"),
+            Some(1_705_332_104_293)
+        );
+        assert_eq!(
+            nanosecond_fraction("2024-01-15T15:21:44.1234567891+01:00"),
+            "2024-01-15T15:21:44.123456789+01:00"
+        );
         assert_eq!(parse_time("2024-01-15 15:21"), Some(1_705_332_060_000));
         assert_eq!(parse_time("2024-01-15T15:21Z"), Some(1_705_332_060_000));
         assert_eq!(parse_time("2024-02-29"), Some(1_709_164_800_000));
@@ -134,7 +211,6 @@ mod tests {
             "2024-01-15T15:60Z",
             "2024-01-15T15",
             "2024-01-15T15:21:44.Z",
-            "2024-01-15T15:21:44.1234567890Z",
             "2024-01-15T15:21:44+01",
             "2024-01-15T15:21:44+0100",
             "2024-01-15T15:21:44Z[Europe/Paris]",
@@ -176,12 +252,34 @@ mod tests {
     fn the_filter_keeps_what_it_cannot_place() {
         let day = |d: &str| parse_time(d);
         let (after, before) = (day("2024-01-05"), day("2024-01-10"));
-        assert!(keep(after, before, Some("2024-01-06T00:00:00Z")));
-        assert!(!keep(after, before, Some("2024-01-05")));
-        assert!(!keep(after, before, Some("2024-01-10T00:00:00Z")));
-        assert!(keep(after, before, Some("2024-01-1é")));
+        let text = |t: &'static str| Created::Text(t.into());
+        assert!(keep(after, before, Some(&text("2024-01-06T00:00:00Z"))));
+        assert!(!keep(after, before, Some(&text("2024-01-05"))));
+        assert!(!keep(after, before, Some(&text("2024-01-10T00:00:00Z"))));
+        assert!(keep(after, before, Some(&text("2024-01-1é"))));
         assert!(keep(after, before, None));
-        assert!(keep(None, None, Some("2024-01-01")));
+        assert!(keep(None, None, Some(&text("2024-01-01"))));
+        // More than nine digits of a second: the tenth on dropped, the time kept.
+        assert!(keep(
+            after,
+            before,
+            Some(&text("2024-01-06T00:00:00.1234567891Z"))
+        ));
+        assert!(!keep(
+            after,
+            before,
+            Some(&text("2024-01-10T00:00:00.0000000001Z"))
+        ));
+        // Numbers: seconds, or milliseconds from 10^11 (2024-01-06 and 2024-01-10 here).
+        assert!(keep(after, before, Some(&Created::Number("1704499200"))));
+        assert!(keep(after, before, Some(&Created::Number("1704499200000"))));
+        assert!(!keep(
+            after,
+            before,
+            Some(&Created::Number("1704844800000"))
+        ));
+        assert!(!keep(after, before, Some(&Created::Number("1.7048448e9"))));
+        assert!(keep(after, before, Some(&Created::Number("1e400"))));
     }
 
     #[test]
