@@ -533,6 +533,21 @@ fn bad_input_gets_a_clear_error_and_its_exit_code() {
         unknown.stderr
     );
 
+    // A proxy URL this client cannot use fails on the loopback emulator too, where no
+    // proxy would be used: a typo shows before production.
+    let bad_proxy = run(
+        Some(&emu),
+        &["list-users", "--proxy", "ftp://proxy.internal:1"],
+    );
+    assert_eq!(bad_proxy.code, 24, "{}", bad_proxy.stderr);
+    assert!(
+        bad_proxy
+            .stderr
+            .contains("the proxy URL (ftp://proxy.internal:1) has a scheme"),
+        "{}",
+        bad_proxy.stderr
+    );
+
     let out_of_limits = run(Some(&emu), &["list-users", "--limit", "500"]);
     assert_eq!(out_of_limits.code, 2);
     assert!(

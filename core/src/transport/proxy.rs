@@ -93,6 +93,12 @@ pub(crate) fn choose(
     allow_insecure: bool,
     env: impl Fn(&str) -> Option<String>,
 ) -> Result<Option<Chosen>> {
+    // A proxy URL given is checked whatever the base URL: a typo is an error on the
+    // developer's loopback emulator too, not first in production.
+    let given = match choice {
+        Proxy::Url(url) => Some(parse(url, "the proxy URL")?),
+        _ => None,
+    };
     if is_loopback(host) {
         return Ok(None);
     }
@@ -102,7 +108,7 @@ pub(crate) fn choose(
     }
     let (url, from) = match choice {
         Proxy::None => return Ok(None),
-        Proxy::Url(url) => (url.clone(), "the proxy URL".to_owned()),
+        Proxy::Url(_) => return Ok(given),
         Proxy::Environment => {
             let var = |name: &str| {
                 [name.to_ascii_lowercase(), name.to_owned()]
@@ -135,7 +141,7 @@ fn parse(url: &str, from: &str) -> Result<Chosen> {
     let shown = crate::secrets::redacted_url(url);
     let refuse = |why: &str| {
         Error::configuration(format!(
-            "{from} ({shown}) {why}; set an http:// or https:// proxy, or turn proxies off (Proxy::None)"
+            "{from} ({shown}) {why}; set an http:// or https:// proxy, or turn proxies off"
         ))
     };
     let (scheme, rest) = match url.split_once("://") {
@@ -318,6 +324,23 @@ mod tests {
             .as_deref(),
             Some("https://REDACTED@p:8443")
         );
+        // A URL given is checked even where it would not be used (loopback, plain http): a
+        // typo fails on the developer's emulator, not first in production.
+        for (scheme, host) in [
+            ("http", "127.0.0.1"),
+            ("https", "localhost"),
+            ("http", "a.b"),
+        ] {
+            for bad in ["not a url", "ftp://p:1", "socks5://p:1"] {
+                let e = choose(&Proxy::url(bad), scheme, host, false, env(&[]))
+                    .err()
+                    .unwrap_or_else(|| panic!("{bad} for {scheme}://{host}"));
+                assert_eq!(e.kind(), crate::ErrorKind::Configuration, "{e}");
+                assert!(e.to_string().ends_with("or turn proxies off"), "{e}");
+            }
+            let fine = choose(&Proxy::url("http://p:3128"), scheme, host, false, env(&[]));
+            assert!(fine.unwrap().is_none(), "{scheme}://{host}");
+        }
     }
 
     #[test]
