@@ -424,7 +424,8 @@ pub fn write_value(
 }
 
 /// The columns of `rows`: every key, in the order first seen, scalars first;
-/// `value` when the rows are not records.
+/// `value` when the rows are not records; none when there is no row (an empty
+/// listing: its CSV is empty, not a header no later run's rows would match).
 pub fn columns_of(rows: &[Row<'_>]) -> Vec<String> {
     let mut scalars: Vec<String> = Vec::new();
     let mut nested: Vec<String> = Vec::new();
@@ -443,7 +444,7 @@ pub fn columns_of(rows: &[Row<'_>]) -> Vec<String> {
             }
         }
     }
-    if scalars.is_empty() && nested.is_empty() {
+    if scalars.is_empty() && nested.is_empty() && !rows.is_empty() {
         return vec!["value".into()];
     }
     scalars.extend(nested);
@@ -479,7 +480,8 @@ impl<W: Write> CsvRows<W> {
     /// A CSV of `columns` on `out`, its header written unless `layout.no_header`.
     pub fn new(out: W, columns: Columns, layout: Layout<'_>) -> Result<Self, CliError> {
         let mut writer = csv::Writer::from_writer(out);
-        if !layout.no_header {
+        // No columns (an empty listing that declares none): no header either.
+        if !layout.no_header && !columns.header().is_empty() {
             writer
                 .write_record(csv_header(&columns, layout.raw_cells))
                 .map_err(csv_error)?;
@@ -508,6 +510,9 @@ impl<W: Write> CsvRows<W> {
 const MAX_CELL: usize = 48;
 
 fn write_table(out: &mut impl Write, columns: &Columns, rows: &[Row<'_>]) -> Result<(), CliError> {
+    if columns.names.is_empty() {
+        return Ok(());
+    }
     let shown = |text: String| -> String {
         let one_line = text.replace(['\n', '\r', '\t'], " ");
         // Shown, not obeyed: an escape in a name would act on the terminal.
@@ -690,6 +695,7 @@ mod tests {
         assert_eq!(columns_of(&rows), ["z", "m", "a"]);
         assert_eq!(cell(&rows[0], "a"), r#"{"y": 1, "b": 2}"#);
         assert_eq!(cell(&rows[1], "m"), "1e400");
+        assert!(columns_of(&[]).is_empty());
         // As `serde_json` reads them: a top-level array is a listing; an object with an
         // object field, two arrays or an array of scalars is one record.
         assert_eq!(items_of(&raw("[1, \"a\"]")).map(|i| i.len()), Some(2));

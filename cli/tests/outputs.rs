@@ -656,6 +656,33 @@ fn the_outputs_keep_the_key_order_and_number_text_the_service_sent() {
     assert_eq!(refused.stdout, "");
 }
 
+/// Hostile review: the CSV (or table) of an empty listing that declares no
+/// columns is empty, not a lone `value` header that no later run's rows would
+/// match (appended to, the file stays one CSV); a paging listing's still gives
+/// its declared header.
+#[test]
+fn an_empty_listing_without_declared_columns_prints_no_header() {
+    let emu = emulator(unlimited());
+    let cli = Cli::new(&emu, "empty");
+    for format in ["csv", "table"] {
+        assert_eq!(
+            cli.ok(&["list-chat-rooms", "--output", format]),
+            "",
+            "{format}"
+        );
+    }
+    let (header, rows) = read_csv(&cli.ok(&["list-users", "--output", "csv"]));
+    assert_eq!(
+        (header.first().map(String::as_str), rows.len()),
+        (Some("_id"), 0)
+    );
+    // Not empty: a column per field.
+    emu.create_room(json!({"roomId": "r1", "name": "General"}));
+    let (header, rows) = read_csv(&cli.ok(&["list-chat-rooms", "--output", "csv"]));
+    assert!(header.iter().any(|h| h == "roomId"), "{header:?}");
+    assert_eq!(rows.len(), 1);
+}
+
 /// Every `name(1)` a man page names.
 fn pages_named(page: &str) -> Vec<String> {
     let text = page.replace("\\-", "-");
