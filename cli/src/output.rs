@@ -589,13 +589,13 @@ pub fn print_error(error: &CliError, asked: Option<Format>) {
 }
 
 /// The request `--dry-run` prints: `{"method", "url", "body", "curl"}`, the
-/// URL with the key `REDACTED`, the curl command reading the key from the
-/// environment (`"$ROOMCHAT_PRIVATE_KEY"`), so that nothing secret is shown.
+/// URL with the key `REDACTED` and the body with any access token `REDACTED`,
+/// the curl command reading them from the environment
+/// (`"$ROOMCHAT_PRIVATE_KEY"`, `"$ROOMCHAT_ACCESS_TOKEN"`), so that nothing
+/// secret is shown.
 pub fn dry_run_json(request: &WireRequest, base_url: &str) -> Value {
-    let body = request
-        .body
-        .as_deref()
-        .map(|b| serde_json::from_str(b).unwrap_or_else(|_| Value::String(b.to_owned())))
+    let body = body_shown(request, "REDACTED")
+        .map(|b| serde_json::from_str(&b).unwrap_or(Value::String(b)))
         .unwrap_or(Value::Null);
     json!({
         "method": request.method,
@@ -605,16 +605,74 @@ pub fn dry_run_json(request: &WireRequest, base_url: &str) -> Value {
     })
 }
 
-/// The curl command of `request`, the key read from the environment.
+/// The environment variable the curl command of a dry run reads an access token from.
+pub const ACCESS_TOKEN_VARIABLE: &str = "ROOMCHAT_ACCESS_TOKEN";
+
+/// Whether a body field holds an access token (`accessToken`,
+/// `userAccessToken`, any case): it signs a user in, a secret like the keys.
+fn is_access_token(name: &str) -> bool {
+    name.to_ascii_lowercase().ends_with("accesstoken")
+}
+
+/// The body of `request` with the value of every access token in it `mark`.
+fn body_shown(request: &WireRequest, mark: &str) -> Option<String> {
+    // Whether it hid one: every one is hidden (no stop at the first).
+    fn hide(value: &mut Value, mark: &str) -> bool {
+        let mut hid = false;
+        match value {
+            Value::Object(fields) => {
+                for (name, value) in fields {
+                    if is_access_token(name) && value.is_string() {
+                        *value = Value::from(mark);
+                        hid = true;
+                    } else {
+                        hid |= hide(value, mark);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for item in items {
+                    hid |= hide(item, mark);
+                }
+            }
+            _ => {}
+        }
+        hid
+    }
+    let body = request.body.as_deref()?;
+    if let Ok(mut value) = serde_json::from_str::<Value>(body) {
+        // Core wrote the body from a `Value`: written again, it is the same text but the tokens.
+        if hide(&mut value, mark) {
+            return Some(value.to_string());
+        }
+    }
+    Some(body.to_owned())
+}
+
+/// The curl command of `request`, the key and any access token read from the environment.
 pub fn curl(request: &WireRequest, base_url: &str) -> String {
-    const MARK: &str = "ROOMCHATKEYPLACEHOLDER";
-    let url = request.url(base_url, Some(MARK));
+    const KEY: &str = "ROOMCHATKEYPLACEHOLDER";
+    const TOKEN: &str = "ROOMCHATTOKENPLACEHOLDER";
     let variable = match request.auth_param() {
         Some("publicKey") => "$ROOMCHAT_PUBLIC_KEY",
         _ => "$ROOMCHAT_PRIVATE_KEY",
     };
-    let quoted_url = url
-        .split(MARK)
+    let url = quoted_with(&request.url(base_url, Some(KEY)), KEY, variable);
+    let mut command = format!("curl -sS -X {} {url}", request.method);
+    if let Some(body) = body_shown(request, TOKEN) {
+        command.push_str(" -H 'Content-Type: application/json' --data-raw ");
+        command.push_str(&quoted_with(
+            &body,
+            TOKEN,
+            &format!("${ACCESS_TOKEN_VARIABLE}"),
+        ));
+    }
+    command
+}
+
+/// `text` as one word of a POSIX shell, each `mark` in it the value of `variable`.
+fn quoted_with(text: &str, mark: &str, variable: &str) -> String {
+    text.split(mark)
         .map(|piece| {
             if piece.is_empty() {
                 String::new()
@@ -623,13 +681,7 @@ pub fn curl(request: &WireRequest, base_url: &str) -> String {
             }
         })
         .collect::<Vec<_>>()
-        .join(&format!("\"{variable}\""));
-    let mut command = format!("curl -sS -X {} {quoted_url}", request.method);
-    if let Some(body) = &request.body {
-        command.push_str(" -H 'Content-Type: application/json' --data-raw ");
-        command.push_str(&shell_quote(body));
-    }
-    command
+        .join(&format!("\"{variable}\""))
 }
 
 /// `text` in single quotes for a POSIX shell.
@@ -654,7 +706,7 @@ pub fn print_dry_run(request: &WireRequest, base_url: &str, as_json: bool) -> Re
         shown["url"].as_str().unwrap_or_default()
     )
     .map_err(write_error)?;
-    if let Some(body) = &request.body {
+    if let Some(body) = body_shown(request, "REDACTED") {
         writeln!(out, "{body}").map_err(write_error)?;
     }
     writeln!(out, "\n{}", shown["curl"].as_str().unwrap_or_default()).map_err(write_error)

@@ -683,6 +683,134 @@ fn an_empty_listing_without_declared_columns_prints_no_header() {
     assert_eq!(rows.len(), 1);
 }
 
+/// Hostile review: an access token is a secret, shown by no dry run of any
+/// operation that sends one: `REDACTED` in the body, read from
+/// `$ROOMCHAT_ACCESS_TOKEN` by the curl command, which then sends exactly
+/// the SDK's request.
+#[test]
+fn a_dry_run_shows_no_access_token() {
+    let emu = emulator(unlimited());
+    let cli = Cli::new(&emu, "token");
+    let token = "eyJhbGciOi.secret-token.s1gn";
+    let cases: [(&[&str], &str, Value); 4] = [
+        (
+            &["validate-access-token", "--access-token", token],
+            "validate_access_token",
+            json!({"accessToken": token}),
+        ),
+        (
+            &["invalidate-access-token", "--access-token", token],
+            "invalidate_access_token",
+            json!({"accessToken": token}),
+        ),
+        (
+            &[
+                "send-room-message",
+                "r1",
+                "--message",
+                "hi",
+                "--user-access-token",
+                token,
+            ],
+            "send_room_message",
+            json!({"roomId": "r1", "message": "hi", "userAccessToken": token}),
+        ),
+        (
+            &[
+                "send-channel-message",
+                "r1",
+                "c1",
+                "--message",
+                "hi",
+                "--user-access-token",
+                token,
+            ],
+            "send_channel_message",
+            json!({"roomId": "r1", "channelId": "c1", "message": "hi", "userAccessToken": token}),
+        ),
+    ];
+    // These are every operation with an access token among its params.
+    let with_tokens: Vec<&str> = Operation::ALL
+        .into_iter()
+        .filter_map(|op| op.spec())
+        .filter(|spec| {
+            spec.params
+                .iter()
+                .any(|p| p.name.to_ascii_lowercase().contains("accesstoken"))
+        })
+        .map(|spec| spec.name)
+        .collect();
+    let tested: Vec<&str> = cases.iter().map(|(_, name, _)| *name).collect();
+    assert_eq!(with_tokens, tested);
+
+    // The guide's example, as it prints it.
+    let guide = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let command = "$ roomchat validate-access-token --access-token \"$TOKEN\" --dry-run\n";
+    let example = guide
+        .split(command)
+        .nth(1)
+        .and_then(|rest| rest.split("```").next());
+    let printed = cli.ok(&[
+        "validate-access-token",
+        "--access-token",
+        token,
+        "--dry-run",
+        "--base-url",
+        "https://api.example.com",
+    ]);
+    assert_eq!(Some(printed.as_str()), example, "cli/README.md, Dry run");
+
+    for (args, name, params) in &cases {
+        let request = Operation::from_name(name).unwrap().build(params).unwrap();
+        let mut as_json = args.to_vec();
+        as_json.extend(["--dry-run", "--output", "json"]);
+        let mut as_text = args.to_vec();
+        as_text.push("--dry-run");
+        for run in [&as_json, &as_text] {
+            let ran = cli.run(run);
+            assert_eq!(ran.code, 0, "{run:?}: {}", ran.stderr);
+            assert!(
+                !ran.stdout.contains(token) && !ran.stderr.contains(token),
+                "{run:?} shows the token:\n{}{}",
+                ran.stdout,
+                ran.stderr
+            );
+            assert!(
+                ran.stdout.contains(r#"ccessToken":"REDACTED""#),
+                "{}",
+                ran.stdout
+            );
+        }
+        let shown: Value = serde_json::from_str(&cli.ok(&as_json)).unwrap();
+        let curl = shown["curl"].as_str().unwrap();
+        assert!(curl.contains("\"$ROOMCHAT_ACCESS_TOKEN\""), "{curl}");
+
+        // The curl command, run by a shell (a stand-in `curl` prints its arguments), sends
+        // the SDK's request once the key and the token are in the environment.
+        #[cfg(unix)]
+        {
+            let printed = Command::new("sh")
+                .arg("-c")
+                .arg(format!(
+                    "curl() {{ for a in \"$@\"; do printf '%s\\n' \"$a\"; done; }}; {curl}"
+                ))
+                .env("ROOMCHAT_PRIVATE_KEY", emu.private_key())
+                .env("ROOMCHAT_PUBLIC_KEY", emu.public_key())
+                .env("ROOMCHAT_ACCESS_TOKEN", token)
+                .output()
+                .unwrap();
+            let printed = String::from_utf8(printed.stdout).unwrap();
+            let words: Vec<&str> = printed.lines().collect();
+            let key = match request.auth_param() {
+                Some("publicKey") => emu.public_key(),
+                _ => emu.private_key(),
+            };
+            assert_eq!(words[3], request.url(emu.base_url(), Some(&key)), "{curl}");
+            assert_eq!(words.last().copied(), request.body.as_deref(), "{curl}");
+        }
+    }
+}
+
 /// Every `name(1)` a man page names.
 fn pages_named(page: &str) -> Vec<String> {
     let text = page.replace("\\-", "-");
