@@ -154,20 +154,33 @@ pub(crate) fn line_text(raw: &RawValue) -> Cow<'_, str> {
     if !(text.contains('\n') || text.contains('\r')) {
         return Cow::Borrowed(text);
     }
-    let mut out = Vec::with_capacity(text.len());
-    compact_into(&mut out, text.as_bytes());
-    // Only ASCII blanks outside strings were dropped: still UTF-8.
-    Cow::Owned(
-        String::from_utf8(out)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
-    )
+    reflowed(text, None).into()
 }
 
-/// Appends `json` (valid JSON text) to `out` without the whitespace outside its strings:
-/// inside a string every byte is kept (an escaped quote does not end it).
-fn compact_into(out: &mut Vec<u8>, json: &[u8]) {
+/// `raw` indented as `serde_json::to_string_pretty` indents (two spaces, `"key": value`, `[]`
+/// and `{}` when empty), every byte of its tokens kept: the key order and the number text as
+/// sent, which a trip through `serde_json::Value` would lose (sorted keys, rounded numbers).
+pub(crate) fn indented_text(raw: &RawValue) -> String {
+    reflowed(raw.get(), Some("  "))
+}
+
+/// `json` (valid JSON text) with the whitespace outside its strings replaced: none at all
+/// (`indent` `None`), or a line per value indented by `indent` per level. Inside a string
+/// every byte is kept (an escaped quote does not end it).
+fn reflowed(json: &str, indent: Option<&str>) -> String {
+    let mut out = Vec::with_capacity(json.len() + json.len() / 4);
+    let new_line = |out: &mut Vec<u8>, depth: usize| {
+        if let Some(indent) = indent {
+            out.push(b'\n');
+            for _ in 0..depth {
+                out.extend_from_slice(indent.as_bytes());
+            }
+        }
+    };
     let (mut in_string, mut escaped) = (false, false);
-    for &c in json {
+    // `just_opened`: a `{` or `[` was written, its first value not yet (an empty one stays `{}`).
+    let (mut depth, mut just_opened) = (0usize, false);
+    for &c in json.as_bytes() {
         if in_string {
             out.push(c);
             if escaped {
@@ -177,11 +190,48 @@ fn compact_into(out: &mut Vec<u8>, json: &[u8]) {
             } else if c == b'"' {
                 in_string = false;
             }
-        } else if !matches!(c, b' ' | b'\t' | b'\n' | b'\r') {
-            in_string = c == b'"';
-            out.push(c);
+            continue;
+        }
+        if matches!(c, b' ' | b'\t' | b'\n' | b'\r') {
+            continue;
+        }
+        let first_inside = std::mem::take(&mut just_opened);
+        match c {
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                if !first_inside {
+                    new_line(&mut out, depth);
+                }
+                out.push(c);
+                continue;
+            }
+            _ if first_inside => new_line(&mut out, depth),
+            _ => {}
+        }
+        match c {
+            b'{' | b'[' => {
+                out.push(c);
+                depth += 1;
+                just_opened = true;
+            }
+            b',' => {
+                out.push(c);
+                new_line(&mut out, depth);
+            }
+            b':' => {
+                out.push(c);
+                if indent.is_some() {
+                    out.push(b' ');
+                }
+            }
+            _ => {
+                in_string = c == b'"';
+                out.push(c);
+            }
         }
     }
+    // Only ASCII blanks outside strings were dropped or added: still UTF-8.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 #[cfg(test)]
@@ -244,5 +294,37 @@ mod tests {
         let mut line = Vec::new();
         write_record(&mut line, &raw);
         assert_eq!(line, format!("{one}\n").into_bytes());
+    }
+
+    #[test]
+    fn indented_as_serde_json_indents_keeping_key_order_and_number_text() {
+        // Where a `Value` loses nothing (sorted keys, numbers an f64 writes as sent), the
+        // text is serde_json's own pretty text, whatever the blanks it came with.
+        let values = [
+            serde_json::json!({"a": 1, "b": [1, 2.5, {"c": null, "d": []}, {}], "e": {"f": "x, y: {z}"}}),
+            serde_json::json!([]),
+            serde_json::json!({}),
+            serde_json::json!("a \"quoted\" \\ string\n"),
+            serde_json::json!([[[]], [{}], -0.5, true, "é ☃"]),
+        ];
+        for value in values {
+            let pretty = serde_json::to_string_pretty(&value).unwrap();
+            for text in [
+                value.to_string(),
+                pretty.clone(),
+                pretty.replace('\n', " \r\n\t "),
+            ] {
+                let raw: Box<RawValue> = serde_json::from_str(&text).unwrap();
+                assert_eq!(indented_text(&raw), pretty, "{text}");
+            }
+        }
+        // Key order and number text as sent.
+        let raw: Box<RawValue> =
+            serde_json::from_str(r#"{"z":1.10,"a":123456789012345678901234567890,"m":[]}"#)
+                .unwrap();
+        assert_eq!(
+            indented_text(&raw),
+            "{\n  \"z\": 1.10,\n  \"a\": 123456789012345678901234567890,\n  \"m\": []\n}"
+        );
     }
 }
