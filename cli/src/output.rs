@@ -608,45 +608,11 @@ pub fn dry_run_json(request: &WireRequest, base_url: &str) -> Value {
 /// The environment variable the curl command of a dry run reads an access token from.
 pub const ACCESS_TOKEN_VARIABLE: &str = "ROOMCHAT_ACCESS_TOKEN";
 
-/// Whether a body field holds an access token (`accessToken`,
-/// `userAccessToken`, any case): it signs a user in, a secret like the keys.
-fn is_access_token(name: &str) -> bool {
-    name.to_ascii_lowercase().ends_with("accesstoken")
-}
-
-/// The body of `request` with the value of every access token in it `mark`.
+/// The body of `request` with the value of every access token in it `mark` (core's rule).
 fn body_shown(request: &WireRequest, mark: &str) -> Option<String> {
-    // Whether it hid one: every one is hidden (no stop at the first).
-    fn hide(value: &mut Value, mark: &str) -> bool {
-        let mut hid = false;
-        match value {
-            Value::Object(fields) => {
-                for (name, value) in fields {
-                    if is_access_token(name) && value.is_string() {
-                        *value = Value::from(mark);
-                        hid = true;
-                    } else {
-                        hid |= hide(value, mark);
-                    }
-                }
-            }
-            Value::Array(items) => {
-                for item in items {
-                    hid |= hide(item, mark);
-                }
-            }
-            _ => {}
-        }
-        hid
-    }
-    let body = request.body.as_deref()?;
-    if let Ok(mut value) = serde_json::from_str::<Value>(body) {
-        // Core wrote the body from a `Value`: written again, it is the same text but the tokens.
-        if hide(&mut value, mark) {
-            return Some(value.to_string());
-        }
-    }
-    Some(body.to_owned())
+    request
+        .body_hiding_access_tokens(mark)
+        .map(std::borrow::Cow::into_owned)
 }
 
 /// The curl command of `request`, the key and any access token read from the environment.

@@ -17,6 +17,7 @@
 //! assert_eq!(error.kind(), ErrorKind::InvalidAuth);
 //! ```
 
+use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::de::DeserializeOwned;
@@ -43,8 +44,9 @@ use crate::wire::models::{
 };
 use crate::wire::view::UserPageView;
 
-/// A request as it goes on the wire, before the key is added.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A request as it goes on the wire, before the key is added. Its `Debug`
+/// shows any access token in the query or the body as `REDACTED`.
+#[derive(Clone, PartialEq, Eq)]
 pub struct WireRequest {
     /// The HTTP method, upper case.
     pub method: String,
@@ -102,7 +104,7 @@ impl WireRequest {
             url.push(separator);
             encode_into(name, &mut url);
             url.push('=');
-            if hide_tokens && name.eq_ignore_ascii_case("accesstoken") {
+            if hide_tokens && is_access_token_name(name) {
                 url.push_str("REDACTED");
             } else {
                 encode_into(value, &mut url);
@@ -125,6 +127,43 @@ impl WireRequest {
         self.build_url("", Some("REDACTED"), true)
     }
 
+    /// The body with the value of every access token in it (a string field
+    /// named as [`is_access_token_name`] says, at any depth) replaced by
+    /// `mark`; the body as it is when it holds none.
+    pub fn body_hiding_access_tokens(&self, mark: &str) -> Option<std::borrow::Cow<'_, str>> {
+        // Whether it hid one: every one is hidden (no stop at the first).
+        fn hide(value: &mut Value, mark: &str) -> bool {
+            let mut hid = false;
+            match value {
+                Value::Object(fields) => {
+                    for (name, value) in fields {
+                        if is_access_token_name(name) && value.is_string() {
+                            *value = Value::from(mark);
+                            hid = true;
+                        } else {
+                            hid |= hide(value, mark);
+                        }
+                    }
+                }
+                Value::Array(items) => {
+                    for item in items {
+                        hid |= hide(item, mark);
+                    }
+                }
+                _ => {}
+            }
+            hid
+        }
+        let body = self.body.as_deref()?;
+        if let Ok(mut value) = serde_json::from_str::<Value>(body) {
+            // Written from a `Value`: written again, it is the same text but the tokens.
+            if hide(&mut value, mark) {
+                return Some(std::borrow::Cow::Owned(value.to_string()));
+            }
+        }
+        Some(std::borrow::Cow::Borrowed(body))
+    }
+
     /// Whether it may be sent again after a 5xx, a timeout or a lost answer
     /// without creating or posting anything twice: a declared operation's
     /// retry class says ([`Operation::spec`], [`RetryClass`]);
@@ -139,6 +178,40 @@ impl WireRequest {
             ),
         }
     }
+}
+
+impl fmt::Debug for WireRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let query: Vec<(&str, &str)> = self
+            .query
+            .iter()
+            .map(|(name, value)| {
+                let shown = if is_access_token_name(name) {
+                    "REDACTED"
+                } else {
+                    value
+                };
+                (name.as_str(), shown)
+            })
+            .collect();
+        f.debug_struct("WireRequest")
+            .field("method", &self.method)
+            .field("path", &self.path)
+            .field("query", &query)
+            .field("body", &self.body_hiding_access_tokens("REDACTED"))
+            .field("auth", &self.auth)
+            .finish()
+    }
+}
+
+/// Whether a query parameter or a body field holds an access token
+/// (`accessToken`, `userAccessToken`, any case): it signs a user in, a secret
+/// like the keys, shown in no output.
+pub fn is_access_token_name(name: &str) -> bool {
+    // Bytes, not a str slice: a non-ASCII name has no character boundary there.
+    let name = name.as_bytes();
+    name.len() >= b"accesstoken".len()
+        && name[name.len() - b"accesstoken".len()..].eq_ignore_ascii_case(b"accesstoken")
 }
 
 // ---- builders -----------------------------------------------------------------------
@@ -695,6 +768,39 @@ mod tests {
 
     fn answer(status: u16, body: &str) -> WireResponse {
         WireResponse::new(status, vec![], body.as_bytes().to_vec())
+    }
+
+    /// Access tokens sign a user in: a request's `Debug` (a log line, a panic
+    /// message) shows none, in the body at any depth or in the query.
+    #[test]
+    fn a_requests_debug_shows_no_access_token() {
+        let secret = "tok-\u{e9}-0123456789";
+        let mut requests = vec![
+            crate::wire::validate_access_token(secret).unwrap(),
+            crate::wire::invalidate_access_token(secret).unwrap(),
+            Operation::SendRoomMessage
+                .build(&serde_json::json!({
+                    "roomId": "r", "userAccessToken": secret, "message": "hi"
+                }))
+                .unwrap(),
+        ];
+        let mut raw = WireRequest::new("GET", "/x".into());
+        raw.query.push(("ACCESSTOKEN".into(), secret.into()));
+        raw.query.push(("\u{e9}ccesstoken".into(), "shown".into()));
+        raw.body = Some(serde_json::json!({"a": [{"b": {"AccessToken": secret}}]}).to_string());
+        requests.push(raw);
+        for request in &requests {
+            let shown = format!("{request:?} {request:#?}");
+            assert!(!shown.contains(secret), "{shown}");
+            assert!(shown.contains("REDACTED"), "{shown}");
+        }
+        // The body keeps everything else; a name that only ends alike is not a token.
+        let body = requests[2].body_hiding_access_tokens("X").unwrap();
+        assert!(
+            body.contains(r#""message":"hi""#) && body.contains(r#""userAccessToken":"X""#),
+            "{body}"
+        );
+        assert!(format!("{:?}", requests[3]).contains("shown"));
     }
 
     #[test]
