@@ -271,6 +271,18 @@ pub fn base_url(matches: &ArgMatches) -> Result<Option<String>, CliError> {
         .or(profile(matches)?.base_url))
 }
 
+/// The base URL of a dry run: the flags', environment's or profile's, checked
+/// as the client checks it (refused as a run would refuse it: a password in it
+/// is never shown), or a stand-in when none is given.
+pub fn dry_run_base_url(matches: &ArgMatches) -> Result<String, CliError> {
+    let Some(url) = base_url(matches)? else {
+        return Ok("https://BASE_URL".into());
+    };
+    let insecure = switch(matches, "allow-insecure-http")
+        || profile(matches)?.allow_insecure_http == Some(true);
+    Ok(roomchat::check_base_url(&url, insecure)?)
+}
+
 /// The longest wait the flag or the profile allows (`--max-retry-wait`,
 /// `max_retry_wait`), if any: for a retry, for a slot of the rate budget, and
 /// for a long job's pause on the rate limit.

@@ -391,7 +391,7 @@ fn run_operation(
             first["limit"] = Value::from(page_size(spec, &first));
         }
         let request = op.build(&first)?;
-        let base_url = config::base_url(matches)?.unwrap_or_else(|| "https://BASE_URL".into());
+        let base_url = config::dry_run_base_url(matches)?;
         return output::print_dry_run(
             &request,
             &base_url,

@@ -520,6 +520,28 @@ fn dry_run_builds_what_the_sdk_builds_and_sends_nothing() {
         "{}",
         keyless.stdout
     );
+    // A base URL a run refuses, a dry run refuses too: a password in it is never shown.
+    for args in [
+        &["list-users", "--dry-run"][..],
+        &["list-users", "--dry-run", "--output", "json"],
+        &["export", "r1", "--dry-run"],
+    ] {
+        let mut with = args.to_vec();
+        with.extend(["--base-url", "https://deploy:hunter2@api.example.com"]);
+        let refused = roomchat(None, &config, &with);
+        assert_eq!(refused.code, 24, "{args:?}: {}", refused.stderr);
+        assert!(
+            !format!("{}{}", refused.stdout, refused.stderr).contains("hunter2"),
+            "{args:?}: {} {}",
+            refused.stdout,
+            refused.stderr
+        );
+        assert!(
+            refused.stderr.contains("https://REDACTED@api.example.com"),
+            "{}",
+            refused.stderr
+        );
+    }
     assert!(emu.journal().is_empty(), "a dry run sent nothing");
 }
 

@@ -208,6 +208,23 @@ fn user_info_cannot_pass_a_remote_host_off_as_loopback() {
         .unwrap_err();
     assert!(!e.to_string().contains("hunter2"), "{e}");
     assert!(e.message().contains("http://REDACTED@127.0.0.1:1"), "{e}");
+    // Refused as not a valid URL (a `#` or `?` in the password, a blank, a query): no
+    // parser can say where its user information ends, and none of it is shown.
+    for url in [
+        "https://deploy:hunter2#x@api.example.com",
+        "https://deploy:hunter2?x@api.example.com",
+        "https://deploy:hunter2@api.example.com ",
+        "https://deploy:hunter2@api.example.com?pass=a@b",
+    ] {
+        let e = Client::builder("sk_user_info")
+            .base_url(url)
+            .build()
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Configuration, "{url}");
+        assert!(!format!("{e} {e:?}").contains("hunter2"), "{url}: {e}");
+        assert!(e.message().contains("https://REDACTED@"), "{e}");
+    }
     // Loopback and https stay accepted; an `@` in the path is no user information.
     for url in [
         "http://localhost:8080",

@@ -419,7 +419,7 @@ fn settle_found(attempts: Vec<Attempt>, client: &Client, interrupts: &Interrupts
 /// `--dry-run`: the create-user request of every valid row, printed as the operation
 /// commands print theirs; nothing is sent (not even the listing of who is there).
 fn dry_run(matches: &clap::ArgMatches, rows: &[Row]) -> Result<(), CliError> {
-    let base_url = crate::config::base_url(matches)?.unwrap_or_else(|| "https://BASE_URL".into());
+    let base_url = crate::config::dry_run_base_url(matches)?;
     for row in rows.iter().filter(|row| row.problem.is_none()) {
         if let Ok(user) = create_user_of(&row.fields) {
             let request = roomchat::wire::create_user(&user)?;

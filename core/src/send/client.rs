@@ -727,14 +727,43 @@ fn seed() -> u64 {
 
 /// Checks an `http(s)://host[:port][/path]` URL; plain `http://` only to loopback unless allowed.
 /// Its errors quote the URL with `secret` (the private key, not empty) taken out.
+/// The base URL as [`ClientBuilder::build`] checks it: the URL it would use
+/// (without a trailing `/`), or the configuration error it would give (with
+/// user information, a password maybe, `REDACTED`). For a tool that shows
+/// requests without sending them (a dry run), so that it shows what a client
+/// would send, or refuses what a client would refuse.
+///
+/// ```
+/// assert_eq!(roomchat::check_base_url("https://api.example.com/", false)?, "https://api.example.com");
+/// let refused = roomchat::check_base_url("https://deploy:pw@api.example.com", false).unwrap_err();
+/// assert!(refused.to_string().contains("https://REDACTED@api.example.com"));
+/// # Ok::<(), roomchat::Error>(())
+/// ```
+pub fn check_base_url(url: &str, allow_insecure_http: bool) -> Result<String> {
+    check_url("base URL", url, allow_insecure_http, "")
+}
+
 fn check_url(what: &str, url: &str, allow_insecure: bool, secret: &str) -> Result<String> {
     let url = url.trim_end_matches('/');
     let (scheme, rest) = url.split_once("://").ok_or_else(|| {
         Error::configuration(format!("the {what} must start with https:// or http://"))
     })?;
     let host_port = rest.split('/').next().unwrap_or_default();
-    // A URL may carry the key by mistake: never quote it.
+    // A URL may carry the key by mistake: never quote it. Nor anything before
+    // its last `@`, which may be a password: in a URL refused as not valid
+    // (`user:pa#ss@host`, a blank, a query) no URL parser can say where the
+    // user information ends, so all of it up to the last `@` is hidden.
     let hide = |text: &str| {
+        let text = match text.split_once("://") {
+            Some((scheme, rest)) if rest.contains('@') => {
+                let host = rest.rsplit('@').next().unwrap_or_default();
+                format!("{scheme}://REDACTED@{host}")
+            }
+            _ => text.to_owned(),
+        };
+        if secret.is_empty() {
+            return text;
+        }
         text.replace(secret, "REDACTED")
             .replace(&wire::encode_query_component(secret), "REDACTED")
     };
@@ -753,7 +782,7 @@ fn check_url(what: &str, url: &str, allow_insecure: bool, secret: &str) -> Resul
         return Err(Error::configuration(format!(
             "the {what} {:?} must not carry user information (`user@`)",
             // The user information may hold a password: shown as REDACTED.
-            hide(&crate::secrets::redacted_url(url))
+            hide(url)
         )));
     }
     let host = if let Some(v6) = host_port.strip_prefix('[') {

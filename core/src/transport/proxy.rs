@@ -163,6 +163,26 @@ fn parse(url: &str, from: &str) -> Result<Chosen> {
     if host_port.is_empty() || url.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(refuse("is not a valid URL"));
     }
+    // ureq checks neither: `http://p:abc`, `http://:3128` or `http://p:` were taken, and
+    // every call then failed with a refused connection.
+    let (host, port) = match host_port.strip_prefix('[') {
+        Some(v6) => match v6.split_once(']') {
+            Some((host, after)) => (host, after.strip_prefix(':')),
+            None => return Err(refuse("is not a valid URL")),
+        },
+        None => match host_port.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (host_port, None),
+        },
+    };
+    if host.is_empty() {
+        return Err(refuse("has no host"));
+    }
+    if port.is_some_and(|p| {
+        !p.bytes().all(|b| b.is_ascii_digit()) || p.parse::<u16>().map_or(true, |n| n == 0)
+    }) {
+        return Err(refuse("has a port that is not a number from 1 to 65535"));
+    }
     let proxy = ureq::Proxy::new(&format!("{scheme}://{authority}"))
         .map_err(|_| refuse("is not a valid URL"))?;
     let mut secrets = crate::secrets::passwords_of(url);
@@ -331,15 +351,36 @@ mod tests {
             ("https", "localhost"),
             ("http", "a.b"),
         ] {
-            for bad in ["not a url", "ftp://p:1", "socks5://p:1"] {
+            for bad in [
+                "not a url",
+                "ftp://p:1",
+                "socks5://p:1",
+                "http://p:abc",
+                "http://p:99999",
+                "http://p:",
+                "http://p:0",
+                "http://:3128",
+                "http://u:pw@:3128",
+                "http://p:-1",
+                "http://[::1",
+                "http://[::1]:x",
+            ] {
                 let e = choose(&Proxy::url(bad), scheme, host, false, env(&[]))
                     .err()
                     .unwrap_or_else(|| panic!("{bad} for {scheme}://{host}"));
                 assert_eq!(e.kind(), crate::ErrorKind::Configuration, "{e}");
                 assert!(e.to_string().ends_with("or turn proxies off"), "{e}");
             }
-            let fine = choose(&Proxy::url("http://p:3128"), scheme, host, false, env(&[]));
-            assert!(fine.unwrap().is_none(), "{scheme}://{host}");
+            for fine in [
+                "http://p:3128",
+                "p:3128",
+                "http://[::1]:3128",
+                "https://u:pw@p",
+                "http://[::1]",
+            ] {
+                let chosen = choose(&Proxy::url(fine), scheme, host, false, env(&[]));
+                assert!(chosen.is_ok(), "{fine} for {scheme}://{host}");
+            }
         }
     }
 
