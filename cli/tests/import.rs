@@ -825,7 +825,8 @@ fn a_refusal_whose_answer_is_cut_off_is_looked_up() {
 }
 
 /// `--results` never puts a regular file in place of a symbolic link or a device: `-` and a
-/// link to a device (here `/proc/self/fd/1`, as `/dev/stdout` is) write the results to it; a
+/// link to standard output (here `/proc/self/fd/1`, as `/dev/stdout` is: a pipe, then a file)
+/// write the results to standard output; a
 /// link to a regular file is written through (the file replaced, the link kept); a link to
 /// nothing is refused before anything is sent.
 #[test]
@@ -878,6 +879,30 @@ fn the_results_go_through_a_link_and_never_replace_it() {
         }
     }
     assert!(!dir.path("-").exists());
+    // Standard output redirected to a file (`>>`): the results are appended to what it holds.
+    std::fs::write(dir.path("captured.txt"), "before\n").unwrap();
+    let captured = std::fs::OpenOptions::new()
+        .append(true)
+        .open(dir.path("captured.txt"))
+        .unwrap();
+    let run = roomchat(
+        &emu,
+        &dir.0,
+        &["import", "users", "users.csv", "--results", "stdout-link"],
+    )
+    .stdout(captured)
+    .output()
+    .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let captured = std::fs::read_to_string(dir.path("captured.txt")).unwrap();
+    assert!(
+        captured.starts_with(&format!("before\n{header}")),
+        "{captured:?}"
+    );
     let run = import("file-link");
     assert!(
         run.status.success(),

@@ -212,6 +212,7 @@ fn import_users(matches: &clap::ArgMatches) -> Result<(), CliError> {
     // What the summary and the errors call it.
     let results_path = match destination {
         results::Destination::Stdout => PathBuf::from("standard output"),
+        results::Destination::Stderr => PathBuf::from("standard error"),
         _ => results_path,
     };
 

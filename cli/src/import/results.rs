@@ -27,8 +27,12 @@ const COLUMNS: [&str; 6] = [
 /// that cannot take it is refused before anything is created).
 #[derive(Debug)]
 pub enum Destination {
-    /// `-`: standard output.
+    /// `-`, or a path to the file standard output is (`/dev/stdout`, `/proc/self/fd/1`, the
+    /// file it is redirected to): standard output, written where it stands (what it holds
+    /// already is kept).
     Stdout,
+    /// A path to the file standard error is (`/dev/stderr`).
+    Stderr,
     /// A regular file (or none yet) at this path, replaced atomically: the path named, or the
     /// regular file a symbolic link named leads to.
     File(PathBuf),
@@ -60,6 +64,9 @@ impl Destination {
         if meta.is_dir() {
             return Err(io(std::io::Error::other("a folder")));
         }
+        if let Some(stream) = standard_stream(&meta) {
+            return Ok(stream);
+        }
         if !meta.is_file() {
             return Ok(Destination::Into(path.into()));
         }
@@ -68,6 +75,32 @@ impl Destination {
         }
         Ok(Destination::File(path.into()))
     }
+}
+
+/// The standard stream whose file `meta` is, if any: replacing that file (a redirection's)
+/// would lose what it holds, and what is written to the stream after.
+#[cfg(unix)]
+fn standard_stream(meta: &fs::Metadata) -> Option<Destination> {
+    use std::os::fd::{AsFd, BorrowedFd};
+    use std::os::unix::fs::MetadataExt;
+    let same = |fd: BorrowedFd<'_>| {
+        fd.try_clone_to_owned()
+            .map(fs::File::from)
+            .and_then(|file| file.metadata())
+            .is_ok_and(|m| (m.dev(), m.ino()) == (meta.dev(), meta.ino()))
+    };
+    if same(std::io::stdout().as_fd()) {
+        Some(Destination::Stdout)
+    } else if same(std::io::stderr().as_fd()) {
+        Some(Destination::Stderr)
+    } else {
+        None
+    }
+}
+
+#[cfg(not(unix))]
+fn standard_stream(_: &fs::Metadata) -> Option<Destination> {
+    None
 }
 
 /// Writes the result file to `to`; `raw`: `--raw-csv-cells` (cells as they are, formulas
@@ -121,6 +154,10 @@ pub fn write(
                 .and_then(|()| out.flush())
                 .map_err(|e| crate::export::io_error(Path::new("standard output"), e))
         }
+        Destination::Stderr => std::io::stderr()
+            .lock()
+            .write_all(&bytes)
+            .map_err(|e| crate::export::io_error(Path::new("standard error"), e)),
         // Opened without creating or truncating: what is there is a device or a FIFO.
         Destination::Into(into) => OpenOptions::new()
             .write(true)
