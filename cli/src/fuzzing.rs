@@ -15,7 +15,8 @@ use crate::export;
 use crate::import;
 
 /// `--after`/`--before` and a message's `created`: parsed or refused, never a panic; a time
-/// that parses is kept by a filter around it and dropped by one past it.
+/// that parses is kept by a filter around it and dropped by one at it (to the nanosecond);
+/// the filter and the renderers agree on whether `created` is a time, and which.
 pub fn times(text: &str, created: &str) {
     let parsed = export::parse_time(text);
     if let Some(at) = parsed {
@@ -25,13 +26,25 @@ pub fn times(text: &str, created: &str) {
             "{text:?}"
         );
     }
-    // `created` as a string, and as a number when it is one (seconds or milliseconds).
-    let mut values = vec![export::Created::Text(created.into())];
-    if serde_json::from_str::<serde_json::Number>(created).is_ok() {
-        values.push(export::Created::Number(created));
+    // A message's time (RFC 3339 with its zone) is a time of the argument's wider shape.
+    if let Some(at) = export::created_time(text) {
+        assert_eq!(parsed, Some(at), "{text:?}");
     }
-    for value in &values {
-        let created_at = value.milliseconds();
+    // `created` as a string, and as a number when it is one (seconds or milliseconds).
+    let mut values = vec![(
+        export::Created::Text(created.into()),
+        serde_json::to_string(created).expect("a string serializes"),
+    )];
+    if serde_json::from_str::<serde_json::Number>(created).is_ok() {
+        values.push((export::Created::Number(created), created.to_owned()));
+    }
+    let one_nanosecond = jiff::SignedDuration::from_nanos(1);
+    for (value, json) in &values {
+        let created_at = value.time();
+        // The renderers read the same time (or none) from the record.
+        let record = format!(r#"{{"created":{json}}}"#);
+        let (_, shown) = export::shown_id_and_time(&record).expect("a record renders");
+        assert_eq!(shown, created_at, "{record}");
         // A message without a readable time is kept, whatever the filter.
         let kept = export::keep_time(parsed, parsed, Some(value));
         if created_at.is_none() {
@@ -39,8 +52,8 @@ pub fn times(text: &str, created: &str) {
         }
         if let Some(c) = created_at {
             assert!(export::keep_time(
-                Some(c.saturating_sub(1)),
-                Some(c.saturating_add(1)),
+                c.checked_sub(one_nanosecond).ok(),
+                c.checked_add(one_nanosecond).ok(),
                 Some(value)
             ));
             assert!(
@@ -131,6 +144,14 @@ pub fn record(json: &str) {
     if !raw.get().contains('\n') && !raw.get().contains('\r') {
         assert_eq!(line, raw.get());
     }
+    // The export's `_id` and `created` (its identity and time filter) are the renderers'.
+    let (id, created) = export::record_head(&line);
+    let (shown_id, shown_time) =
+        export::shown_id_and_time(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+    if let Some(id) = id {
+        assert_eq!(shown_id.as_deref(), Some(&*id), "{line:?}");
+    }
+    assert_eq!(created.and_then(|c| c.time()), shown_time, "{line:?}");
     // (A lone surrogate, `"\ud800"`, is JSON text a RawValue keeps but a Value refuses.)
     if let Ok(sent) = serde_json::from_str::<serde_json::Value>(raw.get()) {
         let written: serde_json::Value =
@@ -177,6 +198,10 @@ mod tests {
             "2024-02-30",
             "9999-12-31T23:59:59Z",
             "2024-01-15 15:21",
+            "2024-01-15T15:21:44.0000000001Z",
+            "2020-01-01T00:00:00+01",
+            "1704499200000.5",
+            "-9999-01-01T00:00:00Z",
         ] {
             times(t, t);
             times("2024-01-15", t);
@@ -208,6 +233,8 @@ mod tests {
             "[1,\n2]",
             "\"\\ud800\"",
             "{\"user\": {\"username\": \"a\\r\\u2028b\"}, \"created\": 1705332104293}",
+            "{\"_id\":\"a\",\"created\":\"2020-01-01T00:00:00Z\",\"cr\\u0065ated\":\"2025-01-01T00:00:00Z\",\"_id\":\"b\"}",
+            "[{\"_id\":\"a\",\"created\":\"2020-01-01T00:00:00Z\"}]",
         ] {
             record(json);
         }

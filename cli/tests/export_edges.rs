@@ -96,12 +96,21 @@ fn a_time_with_a_non_ascii_character_is_refused_or_kept_never_a_panic() {
 fn the_time_filter_reads_created_as_the_transcript_shows_it() {
     let emu = emulator();
     emu.create_room(json!({"roomId": "alpha", "name": "Alpha"}));
-    // Each on 2024-01-15 at 15:21:44 UTC but the last, on the 5th.
+    // `created` given twice counts once, the last; an escaped key is the key; a string is a
+    // time only as RFC 3339 with its offset (else shown as sent, and kept); compared to the
+    // nanosecond.
     emu.add_messages(json!({"roomId": "alpha", "records": [
         r#"{"_id":"f10","created":"2024-01-15T15:21:44.1234567891Z","message":"ten digits"}"#,
         r#"{"_id":"s","created":1705332104,"message":"seconds"}"#,
         r#"{"_id":"ms","created":1705332104000,"message":"milliseconds"}"#,
         r#"{"_id":"early","created":1704412800.5,"message":"the 5th"}"#,
+        r#"{"_id":"twice","created":"2020-01-01T00:00:00Z","created":"2024-01-16T00:00:00Z"}"#,
+        r#"{"_id":"escaped","cr\u0065ated":"2020-01-01T00:00:00Z"}"#,
+        r#"{"_id":"annotated","created":"2024-01-01T00:00:00Z[Europe/Paris]"}"#,
+        r#"{"_id":"hour","created":"2024-01-01T00:00:00+01"}"#,
+        r#"{"_id":"no-zone","created":"2024-01-01 00:00"}"#,
+        r#"{"_id":"half-ms","created":"2024-01-15T00:00:00.0005Z"}"#,
+        r#"{"_id":"tiny","created":"2024-01-15T00:00:00.00005Z"}"#,
     ]}));
     let dir = Scratch::new("created");
     run_ok(roomchat(
@@ -113,10 +122,22 @@ fn the_time_filter_reads_created_as_the_transcript_shows_it() {
             "-o",
             "after.jsonl",
             "--after",
-            "2024-01-15",
+            "2024-01-15T00:00:00.0001Z",
         ],
     ));
-    assert_eq!(ids(&dir.path("after.jsonl")), ["f10", "s", "ms"]);
+    assert_eq!(
+        ids(&dir.path("after.jsonl")),
+        [
+            "f10",
+            "s",
+            "ms",
+            "twice",
+            "annotated",
+            "hour",
+            "no-zone",
+            "half-ms"
+        ]
+    );
     run_ok(roomchat(
         &emu,
         &dir.0,
@@ -129,7 +150,10 @@ fn the_time_filter_reads_created_as_the_transcript_shows_it() {
             "2024-01-15",
         ],
     ));
-    assert_eq!(ids(&dir.path("before.jsonl")), ["early"]);
+    assert_eq!(
+        ids(&dir.path("before.jsonl")),
+        ["early", "escaped", "annotated", "hour", "no-zone"]
+    );
     run_ok(roomchat(
         &emu,
         &dir.0,
@@ -141,7 +165,21 @@ fn the_time_filter_reads_created_as_the_transcript_shows_it() {
         3,
         "{text}"
     );
-    assert!(text.contains("[2024-01-05 00:00:00 UTC]"), "{text}");
+    for shown in [
+        "[2024-01-05 00:00:00 UTC]",
+        "[2024-01-16 00:00:00 UTC]",
+        "[2020-01-01 00:00:00 UTC]",
+        "[2024-01-01T00:00:00Z[Europe/Paris]]",
+        "[2024-01-01T00:00:00+01]",
+        "[2024-01-01 00:00]",
+    ] {
+        assert!(text.contains(shown), "{shown} in {text}");
+    }
+    assert_eq!(
+        text.matches("[2024-01-15 00:00:00 UTC]").count(),
+        2,
+        "{text}"
+    );
 }
 
 /// The listing's path of room `room`.

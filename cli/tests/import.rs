@@ -823,3 +823,100 @@ fn a_refusal_whose_answer_is_cut_off_is_looked_up() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert_nobody_twice(&emu, 2);
 }
+
+/// `--results` never puts a regular file in place of a symbolic link or a device: `-` and a
+/// link to standard output (here `/proc/self/fd/1`, as `/dev/stdout` is: a pipe, then a file)
+/// write the results to standard output; a
+/// link to a regular file is written through (the file replaced, the link kept); a link to
+/// nothing is refused before anything is sent.
+#[test]
+fn the_results_go_through_a_link_and_never_replace_it() {
+    use std::os::unix::fs::symlink;
+    let emu = emulator();
+    let dir = Scratch::new("import-results-link");
+    std::fs::write(
+        dir.path("users.csv"),
+        "username,uniqueUserIdentifier\nAnn,link-1\n",
+    )
+    .unwrap();
+    symlink("/proc/self/fd/1", dir.path("stdout-link")).unwrap();
+    std::fs::write(dir.path("real.csv"), "old\n").unwrap();
+    symlink("real.csv", dir.path("file-link")).unwrap();
+    symlink("missing/nothing.csv", dir.path("dangling")).unwrap();
+    let import = |results: &str| {
+        roomchat(
+            &emu,
+            &dir.0,
+            &["import", "users", "users.csv", "--results", results],
+        )
+        .output()
+        .unwrap()
+    };
+    let dangling = run_measured(roomchat(
+        &emu,
+        &dir.0,
+        &["import", "users", "users.csv", "--results", "dangling"],
+    ));
+    assert_eq!(dangling.status.code(), Some(3), "{}", dangling.stderr);
+    assert!(
+        dangling.stderr.contains("a symbolic link to nothing"),
+        "{}",
+        dangling.stderr
+    );
+    assert_nobody_twice(&emu, 0);
+    let header = "line,uniqueUserIdentifier,username,result,userId,reason\n";
+    for results in ["-", "stdout-link"] {
+        let run = import(results);
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&run.stdout),
+            String::from_utf8_lossy(&run.stderr),
+        );
+        assert!(run.status.success(), "{results}: {stderr}");
+        assert!(stdout.starts_with(header), "{results}: {stdout:?} {stderr}");
+        assert!(stdout.contains(",link-1,Ann,"), "{results}: {stdout:?}");
+        if results == "-" {
+            assert!(stderr.contains("results in standard output"), "{stderr}");
+        }
+    }
+    assert!(!dir.path("-").exists());
+    // Standard output redirected to a file (`>>`): the results are appended to what it holds.
+    std::fs::write(dir.path("captured.txt"), "before\n").unwrap();
+    let captured = std::fs::OpenOptions::new()
+        .append(true)
+        .open(dir.path("captured.txt"))
+        .unwrap();
+    let run = roomchat(
+        &emu,
+        &dir.0,
+        &["import", "users", "users.csv", "--results", "stdout-link"],
+    )
+    .stdout(captured)
+    .output()
+    .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let captured = std::fs::read_to_string(dir.path("captured.txt")).unwrap();
+    assert!(
+        captured.starts_with(&format!("before\n{header}")),
+        "{captured:?}"
+    );
+    let run = import("file-link");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(run.stdout.is_empty());
+    assert!(std::fs::read_to_string(dir.path("real.csv"))
+        .unwrap()
+        .starts_with(header));
+    for link in ["stdout-link", "file-link", "dangling"] {
+        let meta = std::fs::symlink_metadata(dir.path(link)).unwrap();
+        assert!(meta.file_type().is_symlink(), "{link} was replaced");
+    }
+    assert!(!dir.path("missing").exists());
+    assert_nobody_twice(&emu, 1);
+}

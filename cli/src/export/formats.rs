@@ -211,6 +211,17 @@ fn decode(line: &str) -> io::Result<Message<'_>> {
         .map_err(invalid_data)
 }
 
+/// The `_id` (as text) and the time of `created` of a part-file line, as the renderers read
+/// them: for the fuzz target, which checks that the export's `record::head` reads the same.
+pub(crate) fn id_and_time(line: &str) -> io::Result<(Option<String>, Option<Timestamp>)> {
+    let message = decode(line)?;
+    let time = match created(message.created) {
+        Some(Created::Utc(at)) => Some(at),
+        _ => None,
+    };
+    Ok((message.id.map(Cow::into_owned), time))
+}
+
 fn invalid_data(e: serde_json::Error) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, e)
 }
@@ -437,8 +448,9 @@ fn compact(json: &str) -> Cow<'_, str> {
 
 /// When a message was created, as the transcript and the page show it.
 enum Created<'a> {
-    /// A time understood: an RFC 3339 string (any offset), or a JSON number of seconds or
-    /// milliseconds since 1970 (see [`time::EPOCH_MILLISECONDS_FROM`]).
+    /// A time understood: an RFC 3339 string with its offset ([`time::created_time`], as the
+    /// time filter reads it), or a JSON number of seconds or milliseconds since 1970 (see
+    /// [`time::EPOCH_MILLISECONDS_FROM`]).
     Utc(Timestamp),
     /// Anything else, as text.
     AsSent(Cow<'a, str>),
@@ -448,7 +460,7 @@ enum Created<'a> {
 fn created(field: Field<'_>) -> Option<Created<'_>> {
     let text = text(field)?;
     let time = match kind(field) {
-        Some(b'"') => time::nanosecond_fraction(&text).parse::<Timestamp>().ok(),
+        Some(b'"') => time::created_time(&text),
         Some(b'-' | b'0'..=b'9') => time::epoch(&text),
         _ => None,
     };
@@ -1153,6 +1165,11 @@ mod tests {
         assert_eq!(utc("1.705332104e9"), at);
         assert_eq!(utc("\"2024-01-15T15:21:44Z\""), at);
         assert_eq!(utc("\"2024-01-15T10:21:44-05:00\""), at);
+        assert_eq!(utc("\"2024-01-15 15:21:44z\""), at);
+        assert_eq!(
+            utc("\"2024-01-15t15:21:44.9Z\""),
+            Some("2024-01-15T15:21:44.9Z".to_owned())
+        );
         assert_eq!(utc("0"), Some("1970-01-01T00:00:00Z".to_owned()));
         // RFC 3339 sets no limit to a fraction's digits; jiff reads nine.
         assert_eq!(
@@ -1175,6 +1192,17 @@ mod tests {
             "\"2024-13-45T99:00:00Z\"",
             "\"yesterday\"",
             "\"2024-01-15\"",
+            // RFC 3339 with its offset only, as the time filter reads it: no zone, jiff's
+            // wider grammar (an hour offset, an annotation, a comma, a long year, the basic
+            // format) and blanks around it are shown as sent.
+            "\"2024-01-15 15:21\"",
+            "\"2024-01-15T15:21:44\"",
+            "\"2020-01-01T00:00:00+01\"",
+            "\"2020-01-01T00:00:00Z[Europe/Paris]\"",
+            "\"2020-01-01T00:00:00,5Z\"",
+            "\"+002020-01-01T00:00:00Z\"",
+            "\"20200101T000000Z\"",
+            "\" 2024-01-15T15:21:44Z\"",
             "1e400",
             "123456789012345678901234567890",
             "true",

@@ -45,11 +45,13 @@ pub use command::{command, run};
 /// Also the import's: its result file is written as the export writes its checkpoint.
 pub(crate) use store::{io_error, write_atomically};
 // The parsers of outside input, for the fuzz target (crate::fuzzing).
+pub(crate) use formats::id_and_time as shown_id_and_time;
 pub(crate) use formats::Format;
 pub(crate) use naming::{file_name, LONGEST_STEM};
+pub(crate) use record::head as record_head;
 /// Also the operation commands': an answer printed keeps its bytes as a record does.
 pub(crate) use record::{indented_text, line_text as record_line};
-pub(crate) use time::{keep as keep_time, parse_time, Created};
+pub(crate) use time::{created_time, keep as keep_time, parse_time, Created};
 /// Every format's name.
 pub(crate) const FORMAT_NAMES: [&str; 5] = Format::NAMES;
 

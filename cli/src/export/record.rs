@@ -47,14 +47,22 @@ impl Identity {
 }
 
 /// The `_id` and `created` of a message record (JSON text serde_json has checked already):
-/// a scan of its top-level keys, much cheaper than a second parse of every field. A value
-/// with escapes is unescaped through serde_json.
-pub(super) fn head(raw: &str) -> (Option<Cow<'_, str>>, Option<Created<'_>>) {
+/// a scan of its top-level keys, much cheaper than a second parse of every field. A key or a
+/// value with escapes is unescaped through serde_json (`"cr\u0065ated"` is `created`); a key
+/// given twice counts once, the last (as JavaScript and the renderers read it), so every key
+/// is scanned. An `_id` that is not a string is none; a `created` that is neither a string nor
+/// a number is none.
+pub(crate) fn head(raw: &str) -> (Option<Cow<'_, str>>, Option<Created<'_>>) {
     let b = raw.as_bytes();
     let (mut id, mut created) = (None, None);
-    let mut i = match b.iter().position(|&c| c == b'{') {
-        Some(p) => p + 1,
-        None => return (None, None),
+    // An object's keys only: a record that is not one (an array, a string) has no time and
+    // no id, whatever its text holds (the renderers show it whole).
+    let mut i = match b
+        .iter()
+        .position(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r'))
+    {
+        Some(p) if b[p] == b'{' => p + 1,
+        _ => return (None, None),
     };
     // The end of the string starting at `at` (a quote), one past its closing quote.
     let string_end = |mut at: usize| -> usize {
@@ -88,7 +96,8 @@ pub(super) fn head(raw: &str) -> (Option<Cow<'_, str>>, Option<Created<'_>>) {
             break;
         }
         let key_end = string_end(i);
-        let key = &raw[i..key_end];
+        let key = text_of(i, key_end);
+        let key = key.as_deref();
         i = key_end;
         while i < b.len() && (b[i] == b':' || b[i].is_ascii_whitespace()) {
             i += 1;
@@ -98,8 +107,8 @@ pub(super) fn head(raw: &str) -> (Option<Cow<'_, str>>, Option<Created<'_>>) {
         if i < b.len() && b[i] == b'"' {
             i = string_end(i);
             match key {
-                "\"_id\"" => id = text_of(value_start, i),
-                "\"created\"" => created = text_of(value_start, i).map(Created::Text),
+                Some("_id") => id = text_of(value_start, i),
+                Some("created") => created = text_of(value_start, i).map(Created::Text),
                 _ => {}
             }
         } else {
@@ -118,14 +127,18 @@ pub(super) fn head(raw: &str) -> (Option<Cow<'_, str>>, Option<Created<'_>>) {
                 }
                 i += 1;
             }
-            if key == "\"created\"" && matches!(b[value_start], b'-' | b'0'..=b'9') {
-                created = raw
-                    .get(value_start..i)
-                    .map(|n| Created::Number(n.trim_end()));
+            match key {
+                Some("_id") => id = None,
+                Some("created") => {
+                    created = match b.get(value_start) {
+                        Some(b'-' | b'0'..=b'9') => raw
+                            .get(value_start..i)
+                            .map(|n| Created::Number(n.trim_end())),
+                        _ => None,
+                    }
+                }
+                _ => {}
             }
-        }
-        if id.is_some() && created.is_some() {
-            break;
         }
         // Past the comma (or at the closing brace).
         while i < b.len() && b[i] != b',' && b[i] != b'}' {
@@ -271,6 +284,31 @@ mod tests {
             (r#"{"_id":"b","created":true}"#, Some("b"), None),
             (r#"{"_id":null,"n":[1,[2,{"a":"}"}]]}"#, None, None),
             (r#"{}"#, None, None),
+            // Not an object: shown whole, no time.
+            (r#"[{"_id":"a","created":"t"}]"#, None, None),
+            (r#""{\"_id\":\"a\",\"created\":\"t\"}""#, None, None),
+            // A key given twice counts once, the last (as the renderers read it).
+            (
+                r#"{"_id":"first","created":"t1","created":"t2","_id":"last"}"#,
+                Some("last"),
+                text("t2"),
+            ),
+            (
+                r#"{"_id":"a","created":"t","created":null,"_id":5}"#,
+                None,
+                None,
+            ),
+            (
+                r#"{"created":1,"_id":"n","created":2}"#,
+                Some("n"),
+                Some(Created::Number("2")),
+            ),
+            // An escaped key is its unescaped text.
+            (
+                r#"{"\u005fid":"e","cr\u0065ated":"t","c\"reated":"no"}"#,
+                Some("e"),
+                text("t"),
+            ),
         ];
         for (raw, id, created) in cases {
             let (i, c) = head(raw);

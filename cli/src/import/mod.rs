@@ -70,7 +70,7 @@ pub fn command() -> clap::Command {
                         .long("results")
                         .value_name("FILE")
                         .value_parser(clap::value_parser!(PathBuf))
-                        .help("The result file (CSV: line, uniqueUserIdentifier, username, result, userId, reason; result: created, already there, failed or not attempted); default FILE.results.csv"),
+                        .help("The result file (CSV: line, uniqueUserIdentifier, username, result, userId, reason; result: created, already there, failed or not attempted); default FILE.results.csv; - for standard output"),
                 )
                 .arg(
                     Arg::new("import-jobs")
@@ -161,6 +161,7 @@ fn import_users(matches: &clap::ArgMatches) -> Result<(), CliError> {
     if crate::config::dry_run(matches) {
         return dry_run(matches, &rows);
     }
+    let destination = results::Destination::of(&results_path)?;
 
     let client = crate::config::client(matches)?;
     // Ctrl-C (or a script's `kill -INT`): no new create is sent; the creates in flight are
@@ -207,7 +208,13 @@ fn import_users(matches: &clap::ArgMatches) -> Result<(), CliError> {
     let attempts = create_all(attempts, &work, &creator, jobs, &progress);
     progress.finish();
     let outcomes = settle_found(attempts, &cancellable, &interrupts);
-    results::write(&results_path, &rows, &outcomes, raw_cells)?;
+    results::write(&results_path, &destination, &rows, &outcomes, raw_cells)?;
+    // What the summary and the errors call it.
+    let results_path = match destination {
+        results::Destination::Stdout => PathBuf::from("standard output"),
+        results::Destination::Stderr => PathBuf::from("standard error"),
+        _ => results_path,
+    };
 
     if !quiet {
         print_summary(&outcomes, started.elapsed(), &results_path);
