@@ -31,7 +31,9 @@ pub enum Destination {
     /// file it is redirected to): standard output, written where it stands (what it holds
     /// already is kept).
     Stdout,
-    /// A path to the file standard error is (`/dev/stderr`).
+    /// A path to the file standard error is (`/dev/stderr`). Found on Unix only (by the
+    /// file's device and inode), so elsewhere never made.
+    #[cfg_attr(not(unix), allow(dead_code))]
     Stderr,
     /// A regular file (or none yet) at this path, replaced atomically: the path named, or the
     /// regular file a symbolic link named leads to.
