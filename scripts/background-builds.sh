@@ -73,6 +73,12 @@ run_lane() {
         command=(env ROOMCHAT_EMULATOR_BIN="$target/debug/roomchat-emulator" OPENAPI_TIMEOUT=1800 bash tests/openapi/run.sh)
         ;;
       actionlint) command=(bash scripts/dist/actionlint.sh) ;;
+      # The sdist built and installed with Rust in a fresh venv (a debug build in the run's
+      # target folder, reusing what the foreground compiled), once the first lane made it.
+      sdist-cleanroom)
+        needs=wheels-cross.done
+        command=(bash scripts/dist/cleanroom-sdist.sh)
+        ;;
       *) echo "background-builds.sh: no job $job" >"$dir/$job.log"; echo "2 0 0" >"$dir/$job.done"; continue ;;
     esac
     started=$SECONDS
