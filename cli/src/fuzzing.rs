@@ -35,7 +35,10 @@ pub fn times(text: &str, created: &str) {
         export::Created::Text(created.into()),
         serde_json::to_string(created).expect("a string serializes"),
     )];
-    if serde_json::from_str::<serde_json::Number>(created).is_ok() {
+    // As a record holds it: `head` and the renderers read a number without the blanks
+    // around it, which JSON allows (the fuzzer found `\n\n6` read as 6 by one, none by
+    // the other when handed with its blanks).
+    if created.trim() == created && serde_json::from_str::<serde_json::Number>(created).is_ok() {
         values.push((export::Created::Number(created), created.to_owned()));
     }
     let one_nanosecond = jiff::SignedDuration::from_nanos(1);
