@@ -220,6 +220,8 @@ cargo test --locked --workspace --features roomchat/tracing --test tracing 2>&1 
 
 step "Rust: the cargo feature opentelemetry (spans, metrics and trace context against the SDK's in-memory exporters; the README's example run as printed)"
 cargo test --locked --workspace --features roomchat/opentelemetry --test opentelemetry 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
+# The unit tests of the feature's module (the no-op providers' fast path).
+cargo test --locked -p roomchat --features opentelemetry --lib send::otel 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
 cargo test --locked --workspace --features roomchat/opentelemetry --doc ReadmeDoctests 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
 
 step "Rust: the shared budget on Redis Cluster and Sentinel (real servers resharded and failing over under 4 processes x 4 threads: tests/redis/topology.sh)"
