@@ -209,17 +209,21 @@ class HeadersOnly {
 
 /** One call's spans (or an iterator step's, whose call is made or not), from dispatch to its outcome. */
 class CallTrace {
-  constructor(client, parent, tracer, instruments, flags, headers) {
+  constructor(client, parent, tracer, instruments, flags, headers, propagate) {
     this.client = client
     this.parent = parent
     this.tracer = tracer
     this.instruments = instruments
     this.flags = flags
     this.headers = headers
-    /** Per call of the job (by index): `{ span, context, attempts: Map, premade, active }`. */
+    /** Whether the hook's answers go on the wire (the client sends trace context). */
+    this.propagate = propagate
+    /** Per call of the job (by index): `{ span, context, attempts: Map, premade }`. */
     this.calls = []
-    /** The attributes the call was counted in flight with at dispatch (`roomchat.client.active_calls`). */
+    /** The attributes the job was counted in flight with at dispatch (`roomchat.client.active_calls`). */
     this.active = undefined
+    /** Else, per call of the job (by index): those it was counted with at its first attempt. */
+    this.counted = []
   }
 
   /** The span of call `index` of the job, made now (starting at `start`) if it has none. */
@@ -231,29 +235,34 @@ class CallTrace {
         { kind: SpanKind.INTERNAL, startTime: start, attributes: { 'roomchat.operation': operation } },
         this.parent,
       )
-      call = { span, context: api.trace.setSpan(this.parent, span), attempts: new Map(), premade: undefined, active: undefined }
+      call = { span, context: api.trace.setSpan(this.parent, span), attempts: new Map(), premade: undefined }
       this.calls[index] = call
     }
     return call
   }
 
-  /** The hook (on the JS thread, the attempt about to be sent): makes its span; returns the headers to send. */
+  /**
+   * The hook (on the JS thread, the attempt about to be sent): counts an
+   * iterator's page in flight, makes the attempt's span; returns the headers
+   * to send (none when the client sends no trace context).
+   */
   hop(question) {
     const { index, attempt, start, call: info } = JSON.parse(question)
-    if (this.tracer === null) return inject(this.parent) ?? null
-    const call = this.callOf(index, info.operation, info.name, info.start)
     // An iterator's page is counted in flight from here (its step may have made no call).
-    if (this.active === undefined && call.active === undefined && this.instruments !== null) {
-      call.active = this.client.activeAttributes(info.operation)
-      this.instruments.activeCalls.add(1, call.active)
+    if (this.active === undefined && this.instruments !== null && this.counted[index] === undefined) {
+      this.counted[index] = this.client.activeAttributes(info.operation)
+      this.instruments.activeCalls.add(1, this.counted[index])
     }
+    // No span (no SDK): the parent's context, if any, is in the job's headers already.
+    if (this.tracer === null) return null
+    const call = this.callOf(index, info.operation, info.name, info.start)
     // The span made at dispatch held the wait for the rate limit: it is left unended (never exported).
     if (attempt === 1) call.premade = undefined
     const attributes = { ...info.attributes }
     if (attempt > 1) attributes['http.request.resend_count'] = attempt - 1
     const span = this.tracer.startSpan(info.attemptName, { kind: SpanKind.CLIENT, startTime: start, attributes }, call.context)
     call.attempts.set(attempt, span)
-    return inject(api.trace.setSpan(call.context, span)) ?? null
+    return this.propagate ? (inject(api.trace.setSpan(call.context, span)) ?? null) : null
   }
 
   /**
@@ -268,8 +277,8 @@ class CallTrace {
     }
     // Counted at dispatch whatever happened (a call refused before it started has no record).
     if (this.active !== undefined) this.instruments.activeCalls.add(-1, this.active)
-    for (const call of this.calls) {
-      if (call !== undefined && call.active !== undefined) this.instruments.activeCalls.add(-1, call.active)
+    for (const active of this.counted) {
+      if (active !== undefined) this.instruments.activeCalls.add(-1, active)
     }
   }
 
@@ -425,9 +434,9 @@ class ClientTelemetry {
       // No SDK: no span; the parent's context (its baggage) still goes on the wire.
       const headers = this.#propagate ? inject(parent) : undefined
       if (instruments === null) return headers === undefined ? undefined : new HeadersOnly(headers)
-      trace = new CallTrace(this, parent, null, instruments, 0, headers)
+      trace = new CallTrace(this, parent, null, instruments, 0, headers, this.#propagate)
     } else {
-      trace = new CallTrace(this, parent, tracer, instruments, 0, undefined)
+      trace = new CallTrace(this, parent, tracer, instruments, 0, undefined, this.#propagate)
       if (this.#propagate && (!dispatch || internal.everyAttemptThroughHook)) {
         trace.flags = HOOK
       } else if (this.#propagate) {
@@ -448,6 +457,11 @@ class ClientTelemetry {
     if (instruments !== null && operation !== undefined) {
       trace.active = this.activeAttributes(operation)
       instruments.activeCalls.add(1, trace.active)
+    } else if (instruments !== null && !dispatch) {
+      // A step that makes a call now and then (an iterator of records): its
+      // page is counted in flight from its first attempt, which the hook tells
+      // whether or not trace context is sent.
+      trace.flags |= HOOK
     }
     return trace
   }

@@ -37,7 +37,7 @@ use crate::Payload;
 /// attempt at dispatch; their context is in the scope's headers.
 pub const PREMADE: u32 = 1;
 /// Attempts whose span the JS layer has not made are made through the hook,
-/// before they are sent (only when trace context is sent).
+/// before they are sent.
 pub const HOOK: u32 = 2;
 
 /// How often a pool thread waiting for the hook's answer checks that the JS
@@ -398,13 +398,15 @@ impl CallObserver for NodeCall {
                 .events
                 .iter()
                 .any(|e| e.kind == CallEventKind::RateLimitWait);
-        if self.job.flags & HOOK != 0 && attempt.propagate_trace_context && !premade {
-            for pair in self
-                .hop(attempt.attempt, attempt.started_at)
-                .unwrap_or_default()
-                .chunks_exact(2)
-            {
-                let _ = headers.insert(&pair[0], &pair[1]);
+        // The hook also makes the span (and counts an iterator's page in
+        // flight) when no trace context is sent: the JS layer then answers
+        // no headers.
+        if self.job.flags & HOOK != 0 && !premade {
+            let answer = self.hop(attempt.attempt, attempt.started_at);
+            if attempt.propagate_trace_context {
+                for pair in answer.unwrap_or_default().chunks_exact(2) {
+                    let _ = headers.insert(&pair[0], &pair[1]);
+                }
             }
         }
     }

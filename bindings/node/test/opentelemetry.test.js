@@ -14,7 +14,8 @@ const path = require('node:path')
 const util = require('node:util')
 const { execFile } = require('node:child_process')
 const { promisify } = require('node:util')
-const { context, propagation, trace, metrics, SpanKind, SpanStatusCode } = require('@opentelemetry/api')
+const api = require('@opentelemetry/api')
+const { context, propagation, trace, metrics, SpanKind, SpanStatusCode } = api
 const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, SamplingDecision } = require('@opentelemetry/sdk-trace-base')
 const { MeterProvider, InMemoryMetricExporter, PeriodicExportingMetricReader, AggregationTemporality } = require('@opentelemetry/sdk-metrics')
 const { AsyncLocalStorageContextManager } = require('@opentelemetry/context-async-hooks')
@@ -378,6 +379,27 @@ test('a failed call is an error of its type, as are its attempts; an aborted one
   const types = points(all, 'roomchat.client.call.duration').map((p) => p.attributes['error.type'])
   assert.deepEqual(types.sort(), ['cancelled', 'connection', 'server_error'])
   assert.ok(points(all, 'roomchat.client.active_calls').every((p) => p.value === 0))
+})
+
+test('an iterator of records counts its page in flight from its first attempt, whether or not trace context is sent or spans made', async (t) => {
+  const emu = await startEmulator()
+  t.after(() => emu.stop())
+  const otel = sdk()
+  for (const [tracerProvider, propagateTraceContext] of [
+    [otel.tracerProvider, true],
+    [otel.tracerProvider, false],
+    [new api.ProxyTracerProvider(), false],
+  ]) {
+    const what = `spans: ${tracerProvider === otel.tracerProvider}, propagateTraceContext: ${propagateTraceContext}`
+    const client = new Client(emu.options({ tracerProvider, meterProvider: otel.meterProvider, propagateTraceContext }))
+    await emu.fault({ method: 'GET', path: USERS, times: 1, action: { kind: 'delay', ms: 400 } })
+    const first = client.users().next()
+    await new Promise((resolve) => setTimeout(resolve, 150))
+    const inFlight = points(await otel.metrics(), 'roomchat.client.active_calls').filter((p) => p.value !== 0)
+    assert.deepEqual(inFlight.map((p) => [p.attributes['roomchat.operation'], p.value]), [['list_users', 1]], what)
+    await first
+    assert.ok(points(await otel.metrics(), 'roomchat.client.active_calls').every((p) => p.value === 0), what)
+  }
 })
 
 test('trace context and baggage on the wire unless propagateTraceContext is false; the spans either way', async (t) => {
