@@ -742,9 +742,13 @@ roomchat_result roomchat_client_options_set_retries(struct roomchat_client_optio
 
 // Sets the client-side rate limit of the key: `requests` per `window_ms`
 // (default 600 per 60 000), and whether a call fails at once (`fail_fast`)
-// or waits up to `max_wait_ms` for a slot when the budget is spent. A window
-// or wait above 10^12 ms (10^9 s), or 0 requests or a 0 window, makes
-// `roomchat_client_new` fail with `ROOMCHAT_RESULT_CONFIGURATION`.
+// or waits up to `max_wait_ms` for a slot when the budget is spent. The
+// longest a slot can take to free is the window plus its jitter allowance
+// (`window_ms / 20`, at most 1000): a `max_wait_ms` of at least that and a
+// second (for contention and the round trip to Redis) never fails a call that
+// waiting would let through (the default, without this call, waits 62 000
+// ms). A window or wait above 10^12 ms (10^9 s), or 0 requests or a 0 window,
+// makes `roomchat_client_new` fail with `ROOMCHAT_RESULT_CONFIGURATION`.
 roomchat_result roomchat_client_options_set_rate_limit(struct roomchat_client_options *options,
                                                        uint32_t requests,
                                                        uint64_t window_ms,
@@ -912,6 +916,11 @@ roomchat_result roomchat_error_code(const struct roomchat_error *error);
 
 // The message of `error`: the service's own text when it sent one. Never
 // NULL for a non-NULL `error`; borrowed, valid until `roomchat_error_free`.
+// When the service's error body held more than one text (`message`,
+// `errorMessage`, `error`) and they differ, it shows each once: the first, then
+// `": "` and the others joined by `"; "` (`invalid request: "actionButtons[0].type"
+// must be one of [link, action]`); `roomchat_error_service_message` and its
+// neighbours give each alone.
 const char *roomchat_error_message(const struct roomchat_error *error);
 
 // The HTTP status of the answer, or 0 when there was none.
@@ -929,6 +938,23 @@ const char *roomchat_error_method(const struct roomchat_error *error);
 // The request's path and query with the key shown as `REDACTED`, or NULL.
 // Borrowed, valid until `roomchat_error_free`.
 const char *roomchat_error_path(const struct roomchat_error *error);
+
+// The `message` of the service's error body, as it came, or NULL when the
+// body had none (nor any answer came). Borrowed: owned by `error`, valid until
+// `roomchat_error_free(error)`; never free it.
+const char *roomchat_error_service_message(const struct roomchat_error *error);
+
+// The `error` of the service's error body when it is text (a validation
+// detail such as `"actionButtons[0].type" must be one of [link, action]`, or
+// a validation object's messages joined by `"; "`), or NULL: no such text, or
+// `"error": true`, a flag and not a detail. Borrowed: owned by `error`, valid
+// until `roomchat_error_free(error)`; never free it.
+const char *roomchat_error_service_error(const struct roomchat_error *error);
+
+// The `errorMessage` of the service's error body (older endpoints' form), as
+// it came, or NULL when the body had none. Borrowed: owned by `error`, valid
+// until `roomchat_error_free(error)`; never free it.
+const char *roomchat_error_service_error_message(const struct roomchat_error *error);
 
 // Frees an error. `roomchat_error_free(NULL)` does nothing.
 void roomchat_error_free(struct roomchat_error *error);

@@ -70,6 +70,11 @@ class Error : public std::runtime_error {
     std::optional<std::string> method;
     // The request's path and query, the key shown as REDACTED.
     std::optional<std::string> path;
+    // The texts of the service's error body, as they came: its message, its error (when
+    // text), its errorMessage. what() shows each distinct one.
+    std::optional<std::string> service_message;
+    std::optional<std::string> service_error;
+    std::optional<std::string> service_error_message;
   };
 
   Error(roomchat_result code, const std::string &message, Details details = {})
@@ -91,6 +96,10 @@ class Error : public std::runtime_error {
   const std::optional<std::string> &method() const noexcept { return details_->method; }
   // The request's path and query with the key shown as REDACTED, or std::nullopt.
   const std::optional<std::string> &path() const noexcept { return details_->path; }
+  // The service's error body's `message`, `error` (when text) and `errorMessage`, or std::nullopt.
+  const std::optional<std::string> &service_message() const noexcept { return details_->service_message; }
+  const std::optional<std::string> &service_error() const noexcept { return details_->service_error; }
+  const std::optional<std::string> &service_error_message() const noexcept { return details_->service_error_message; }
 
  private:
   roomchat_result code_;
@@ -366,6 +375,9 @@ inline std::uint64_t non_negative_ms(std::chrono::milliseconds value) noexcept {
   details.retry_after = optional_ms(roomchat_error_retry_after_ms(error.get()));
   details.method = optional_string(roomchat_error_method(error.get()));
   details.path = optional_string(roomchat_error_path(error.get()));
+  details.service_message = optional_string(roomchat_error_service_message(error.get()));
+  details.service_error = optional_string(roomchat_error_service_error(error.get()));
+  details.service_error_message = optional_string(roomchat_error_service_error_message(error.get()));
   throw Error(roomchat_error_code(error.get()), roomchat_error_message(error.get()), std::move(details));
 }
 

@@ -9,9 +9,9 @@
 # trips, Redis failovers, valgrind's single thread, npm and pip) and yields it whenever
 # they compute. No benchmark runs while it does.
 #
-#   background-builds.sh DIR JOB...
+#   background-builds.sh DIR JOB... [-- JOB...]
 #
-# runs the JOBs one after another; each one's output goes to DIR/JOB.log and, when
+# runs the JOBs one after another (those after `--` in a second lane, beside the first); each one's output goes to DIR/JOB.log and, when
 # it ends, DIR/JOB.done holds "EXIT_STATUS SECONDS CPU_SECONDS". A job that needs the
 # foreground's debug emulator (OpenAPI) waits for DIR/debug-emulator, which
 # test-all.sh writes once its workspace tests built it. A failed job does not stop the next one:
@@ -30,10 +30,11 @@ dir=$1
 shift
 
 # User + system CPU seconds of the jobs waited for so far, in CPU: `times` in this shell
-# (in a subshell it would count the subshell's children only).
+# (a lane's subshell counts its own children: its jobs). Each lane its own file.
 cpu_so_far() {
-  times >"$dir/.times"
-  CPU=$(awk -f scripts/times-cpu.awk "$dir/.times")
+  local file="$dir/.times.$BASHPID" # this shell's (inside $(...) BASHPID is another's)
+  times >"$file"
+  CPU=$(awk -f scripts/times-cpu.awk "$file")
 }
 
 target=${CARGO_TARGET_DIR:-$root/target}
@@ -48,43 +49,72 @@ await() {
   return 1
 }
 
-for job in "$@"; do
-  needs=
-  case $job in
-    # This machine's addon, as released, and the freshness of the generated loader
-    # (bindings/node/run-tests.sh's first part); then the wheel, sharing its build.
-    node-addon) command=(env ROOMCHAT_NODE_PART=addon ROOMCHAT_NODE_MODULES_READY=1 bash bindings/node/run-tests.sh) ;;
-    wheel-host) command=(bash scripts/dist/python.sh host) ;;
-    # The manylinux2014 aarch64 and musllinux_1_2 x86_64 wheels, and the sdist.
-    wheels-cross) command=(bash scripts/dist/python.sh cross) ;;
-    # The linux-x64-musl and linux-arm64-gnu addons (each shares its target's
-    # dependency build with the wheel above: scripts/dist/env.sh, zig_env).
-    npm-addons) command=(bash scripts/dist/node.sh build x86_64-unknown-linux-musl aarch64-unknown-linux-gnu) ;;
-    # The test kit's static emulator, x64 and arm64, in wheels and npm packages.
-    emulator-packages) command=(bash scripts/package-emulator.sh) ;;
-    windows) command=(bash scripts/windows-check.sh) ;;
-    msrv) command=(bash scripts/dist/msrv.sh) ;;
-    # Checks that compute and keep no time: schemathesis's bound raised, since the
-    # foreground comes first.
-    openapi)
-      needs=debug-emulator
-      command=(env ROOMCHAT_EMULATOR_BIN="$target/debug/roomchat-emulator" OPENAPI_TIMEOUT=1800 bash tests/openapi/run.sh)
-      ;;
-    actionlint) command=(bash scripts/dist/actionlint.sh) ;;
-    *) echo "background-builds.sh: no job $job" >"$dir/$job.log"; echo "2 0 0" >"$dir/$job.done"; continue ;;
-  esac
-  started=$SECONDS
-  cpu_so_far
-  cpu_before=$CPU
-  : >"$dir/$job.log"
-  if [ -z "$needs" ] || await "$needs" >>"$dir/$job.log" 2>&1; then
-    "${command[@]}" </dev/null >>"$dir/$job.log" 2>&1
-    status=$?
+run_lane() {
+  for job in "$@"; do
+    needs=
+    case $job in
+      # This machine's addon, as released, and the freshness of the generated loader
+      # (bindings/node/run-tests.sh's first part); then the wheel, sharing its build.
+      node-addon) command=(env ROOMCHAT_NODE_PART=addon ROOMCHAT_NODE_MODULES_READY=1 bash bindings/node/run-tests.sh) ;;
+      wheel-host) command=(bash scripts/dist/python.sh host) ;;
+      # The manylinux2014 aarch64 and musllinux_1_2 x86_64 wheels, and the sdist.
+      wheels-cross) command=(bash scripts/dist/python.sh cross) ;;
+      # The linux-x64-musl and linux-arm64-gnu addons (each shares its target's
+      # dependency build with the wheel above: scripts/dist/env.sh, zig_env).
+      npm-addons) command=(bash scripts/dist/node.sh build x86_64-unknown-linux-musl aarch64-unknown-linux-gnu) ;;
+      # The test kit's static emulator, x64 and arm64, in wheels and npm packages.
+      emulator-packages) command=(bash scripts/package-emulator.sh) ;;
+      windows) command=(bash scripts/windows-check.sh) ;;
+      msrv) command=(bash scripts/dist/msrv.sh) ;;
+      # Checks that compute and keep no time: schemathesis's bound raised, since the
+      # foreground comes first.
+      openapi)
+        needs=debug-emulator
+        command=(env ROOMCHAT_EMULATOR_BIN="$target/debug/roomchat-emulator" OPENAPI_TIMEOUT=1800 bash tests/openapi/run.sh)
+        ;;
+      actionlint) command=(bash scripts/dist/actionlint.sh) ;;
+      # The sdist built and installed with Rust in a fresh venv (a debug build in the run's
+      # target folder, reusing what the foreground compiled), once the first lane made it.
+      sdist-cleanroom)
+        needs=wheels-cross.done
+        command=(bash scripts/dist/cleanroom-sdist.sh)
+        ;;
+      *) echo "background-builds.sh: no job $job" >"$dir/$job.log"; echo "2 0 0" >"$dir/$job.done"; continue ;;
+    esac
+    started=$SECONDS
+    cpu_so_far
+    cpu_before=$CPU
+    : >"$dir/$job.log"
+    if [ -z "$needs" ] || await "$needs" >>"$dir/$job.log" 2>&1; then
+      "${command[@]}" </dev/null >>"$dir/$job.log" 2>&1
+      status=$?
+    else
+      status=1
+    fi
+    cpu_so_far
+    # Written aside and renamed: the foreground reads a whole line or none.
+    echo "$status $((SECONDS - started)) $((CPU - cpu_before))" >"$dir/$job.tmp"
+    mv "$dir/$job.tmp" "$dir/$job.done"
+  done
+}
+
+# Two lanes: the jobs before `--` one after another, and those after it one after another
+# beside them. The second lane's first job (OpenAPI) waits for the foreground's debug
+# emulator and then mostly runs Python on one CPU: beside the first lane's builds it fills
+# CPU they leave idle (a link, a crate compiling alone), instead of adding its minutes to
+# the end of one chain that the run's last phase waits for.
+first=()
+second=()
+lane=first
+for arg in "$@"; do
+  if [ "$arg" = -- ]; then
+    lane=second
+  elif [ "$lane" = first ]; then
+    first+=("$arg")
   else
-    status=1
+    second+=("$arg")
   fi
-  cpu_so_far
-  # Written aside and renamed: the foreground reads a whole line or none.
-  echo "$status $((SECONDS - started)) $((CPU - cpu_before))" >"$dir/$job.tmp"
-  mv "$dir/$job.tmp" "$dir/$job.done"
 done
+[ ${#second[@]} -eq 0 ] || run_lane "${second[@]}" &
+run_lane "${first[@]}"
+wait

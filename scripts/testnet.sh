@@ -8,13 +8,15 @@
 #                                          takes everything down again
 #
 # The service host (namespace roomchat-svc, 10.77.0.2) runs the emulator over TLS
-# (its certificate names 10.77.0.2; idle connections closed after 1 s; answers
-# of 1 KiB and more gzipped when asked) behind a relay that delays each direction by
-# ROOMCHAT_NET_DELAY_MS (default 12, ±2 ms: ~25 ms round trips) and holds
-# ROOMCHAT_NET_LOSS_PERCENT of the chunks (default 1) one retransmission timeout
-# longer, as a lost segment would be (the stand-in for `tc netem`, which this
-# machine's kernel lacks: scripts/latency_relay.py). The client side (this
-# namespace, 10.77.0.1) has tinyproxy on loopback with basic auth.
+# (its certificate names 10.77.0.2; idle connections closed after 1 s, as its answers
+# say: Keep-Alive: timeout=1, while a handshake or a request may take the default
+# 10 s, so that a client slowed down by a busy machine is not cut off mid-handshake;
+# answers of 1 KiB and more gzipped when asked) behind a
+# relay that delays each direction by ROOMCHAT_NET_DELAY_MS (default 12, ±2 ms:
+# ~25 ms round trips) and holds ROOMCHAT_NET_LOSS_PERCENT of the chunks (default 1)
+# one retransmission timeout longer, as a lost segment would be (the stand-in for
+# `tc netem`, which this machine's kernel lacks: scripts/latency_relay.py). The
+# client side (this namespace, 10.77.0.1) has tinyproxy on loopback with basic auth.
 #
 # Variables given to COMMAND:
 #   ROOMCHAT_NET_BASE_URL, ROOMCHAT_NET_ADMIN_URL, ROOMCHAT_NET_CA_FILE,
@@ -79,7 +81,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 key="sk_live_testnet_$(head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 mkfifo "$work/emulator.in"
 ip netns exec "$ns" "$emulator" --host 0.0.0.0 --port 0 --tls --tls-name "$svc_ip" \
-  --private-key "$key" --journal-capacity 100000 --read-timeout 1s --gzip-min-bytes 1024 --max-body-bytes 16777216 <"$work/emulator.in" >"$work/emulator.out" &
+  --private-key "$key" --journal-capacity 100000 --idle-timeout 1s --gzip-min-bytes 1024 --max-body-bytes 16777216 <"$work/emulator.in" >"$work/emulator.out" &
 pids+=($!)
 exec 7>"$work/emulator.in" # held open: the emulator stops when it closes
 for _ in $(seq 100); do [ -s "$work/emulator.out" ] && break; sleep 0.1; done

@@ -50,8 +50,23 @@ export interface RoomchatErrorFields {
   readonly method: string | undefined
   /** The request's path and query, the key shown as `REDACTED`. */
   readonly path: string | undefined
-  /** The service's (or the client's) text alone; `message` adds the kind and the request. */
+  /**
+   * The service's (or the client's) text alone; `message` adds the kind and the request.
+   * When the service's error body held more than one text (`message`, `errorMessage`,
+   * `error`) and they differ, it shows each once: the first (in that order), then `": "`
+   * and the others joined by `"; "`, e.g.
+   * `invalid request: "actionButtons[0].type" must be one of [link, action]`.
+   */
   readonly detail: string
+  /** The `message` of the service's error body, as it came (`undefined` when absent). */
+  readonly serviceMessage: string | undefined
+  /**
+   * The `error` of the service's error body when it is text: a string, or a validation
+   * object's messages joined by `"; "` (`undefined` when absent; `"error": true` is a flag, not a text).
+   */
+  readonly serviceError: string | undefined
+  /** The `errorMessage` of the service's error body (older endpoints' form), as it came (`undefined` when absent). */
+  readonly serviceErrorMessage: string | undefined
 }
 
 /**
@@ -68,6 +83,9 @@ export declare class RoomchatError extends Error implements RoomchatErrorFields 
   readonly method: string | undefined
   readonly path: string | undefined
   readonly detail: string
+  readonly serviceMessage: string | undefined
+  readonly serviceError: string | undefined
+  readonly serviceErrorMessage: string | undefined
 }
 
 /** Bad arguments or options (`code` `ROOMCHAT_VALIDATION`): a `TypeError`, and `instanceof RoomchatError`. */
@@ -80,6 +98,9 @@ export declare class RoomchatValidationError extends TypeError implements Roomch
   readonly method: undefined
   readonly path: undefined
   readonly detail: string
+  readonly serviceMessage: undefined
+  readonly serviceError: undefined
+  readonly serviceErrorMessage: undefined
 }
 
 /** What a call rejects with when its `signal` aborts (name `AbortError`, code `ABORT_ERR`, `cause` the signal's reason). */
@@ -96,7 +117,11 @@ export interface RateLimitOptions {
   windowMs: number
   /** Wait for a free slot (default), or fail at once with `ROOMCHAT_RATE_LIMITED`. */
   whenLimited?: 'wait' | 'fail'
-  /** With `"wait"`: the longest wait before failing (default 60000). */
+  /**
+   * With `"wait"`: the longest wait before failing (default: the window plus its jitter
+   * allowance, `windowMs / 20` at most 1000, the longest a slot can take to free, and 1000
+   * for contention, at least 60000: 62000 for the service's window).
+   */
   maxWaitMs?: number
   /**
    * Share the budget with every process and host through this Redis: one server
@@ -125,6 +150,20 @@ export interface RateLimitOptions {
 export interface Logger {
   debug?(line: string): void
   warn?(line: string): void
+}
+
+/**
+ * An OpenTelemetry `TracerProvider` (`@opentelemetry/api`): the SDK's
+ * (`BasicTracerProvider`, `NodeTracerProvider`) or any other. Typed by the one
+ * method the client calls, so that these typings need no `@opentelemetry/api`.
+ */
+export interface OpenTelemetryTracerProvider {
+  getTracer(name: string, version?: string, options?: { schemaUrl?: string }): unknown
+}
+
+/** An OpenTelemetry `MeterProvider` (`@opentelemetry/api`): the SDK's `MeterProvider`, or any other. */
+export interface OpenTelemetryMeterProvider {
+  getMeter(name: string, version?: string, options?: { schemaUrl?: string }): unknown
 }
 
 /**
@@ -188,6 +227,24 @@ export interface ClientOptions {
    * and else `NODE_DEBUG=roomchat` does.
    */
   logger?: Logger
+  /**
+   * Send the W3C trace context of each attempt (`traceparent`, `tracestate`,
+   * `baggage`, through the global propagator of `@opentelemetry/api`) with its
+   * request (default true). `false` sends none, whoever made them; the spans
+   * and metrics are made either way.
+   */
+  propagateTraceContext?: boolean
+  /**
+   * With `@opentelemetry/api` installed, every call is a span (and its
+   * attempts CLIENT spans), with metrics, through the global providers or
+   * those given here (see the README's Observability section). `false` turns
+   * all of it off for this client (default true).
+   */
+  openTelemetry?: boolean
+  /** The OpenTelemetry tracer provider of this client's spans, instead of the global one (needs `@opentelemetry/api`). */
+  tracerProvider?: OpenTelemetryTracerProvider
+  /** The OpenTelemetry meter provider of this client's metrics, instead of the global one (needs `@opentelemetry/api`). */
+  meterProvider?: OpenTelemetryMeterProvider
 }
 
 /**
@@ -346,7 +403,7 @@ export interface RawResponse {
 }
 
 export interface RateLimitState {
-  /** Requests the client allows itself per window (the service's limit less a small reserve). */
+  /** Requests the client allows itself per window (the service's limit less 2 %, at least one, from 10 requests up). */
   limit: number
   /** The window the client counts in. */
   windowMs: number

@@ -80,6 +80,9 @@ function setFields(error, info) {
   error.method = info.method
   error.path = info.path
   error.detail = info.detail
+  error.serviceMessage = info.serviceMessage
+  error.serviceError = info.serviceError
+  error.serviceErrorMessage = info.serviceErrorMessage
 }
 
 class RoomchatError extends Error {
@@ -143,6 +146,90 @@ function fromNative(error) {
     return validation(error.message)
   }
   return error
+}
+
+// ---- OpenTelemetry --------------------------------------------------------------------
+
+// telemetry.js, loaded when a call is first made with something registered
+// with @opentelemetry/api (an SDK's providers, a propagator, a context
+// manager: the API's global registry exists), or when a client is given
+// providers, and only when the API (an optional peer dependency) is installed:
+// requiring the package, or using it without OpenTelemetry set up, costs
+// nothing more. Undefined until tried; null without the API.
+let telemetryModule
+
+/** Where @opentelemetry/api 1.x keeps what is registered with it (absent: nothing is, so nothing would be recorded or sent). */
+const OTEL_REGISTRY = Symbol.for('opentelemetry.js.api.1')
+
+function loadTelemetry() {
+  if (telemetryModule === undefined) {
+    telemetryModule = null
+    try {
+      require('@opentelemetry/api')
+    } catch (error) {
+      const missing = error && error.code === 'MODULE_NOT_FOUND' && String(error.message).includes("'@opentelemetry/api'")
+      if (!missing) process.emitWarning(`roomchat: @opentelemetry/api did not load, so calls are not traced: ${error && error.message}`)
+      return null
+    }
+    telemetryModule = require('./telemetry.js')
+  }
+  return telemetryModule
+}
+
+/** Runs `fn` (the telemetry's): a failure of it is reported, never the call's. */
+function telemetrySafely(what, fn, fallback = undefined) {
+  try {
+    return fn()
+  } catch (error) {
+    telemetryModule?.report(what, error)
+    return fallback
+  }
+}
+
+/**
+ * A client's OpenTelemetry (telemetry.js), shared with its views: made when
+ * first needed, or null (turned off; @opentelemetry/api not installed).
+ */
+class TelemetrySlot {
+  #make
+  #telemetry
+
+  /** `make()` makes it (telemetry.js loaded); `now`: made now (a client given providers). */
+  constructor(make, now) {
+    this.#make = make
+    if (now) this.#telemetry = make()
+  }
+
+  /** The telemetry of a call starting now, or null while nothing is registered with the API (nothing to record or send). */
+  get() {
+    if (this.#telemetry !== undefined) return this.#telemetry
+    if (globalThis[OTEL_REGISTRY] === undefined) return null
+    this.#telemetry = this.#make()
+    return this.#telemetry
+  }
+}
+
+/** The slot of a client made with OpenTelemetry off. */
+const NO_TELEMETRY = { get: () => null }
+
+/** The options the JS layer keeps: the OpenTelemetry switch and providers, checked. */
+function telemetryOptions(what, options) {
+  const { openTelemetry, tracerProvider, meterProvider } = options
+  if (openTelemetry !== undefined && openTelemetry !== null && typeof openTelemetry !== 'boolean') {
+    throw validation(`${what}: openTelemetry must be a boolean`)
+  }
+  const provider = (name, value, method) => {
+    if (value === undefined || value === null) return undefined
+    if (typeof value !== 'object' || typeof value[method] !== 'function') {
+      throw validation(`${what}: ${name} must be an OpenTelemetry ${name === 'tracerProvider' ? 'TracerProvider' : 'MeterProvider'} (with a ${method} method)`)
+    }
+    return value
+  }
+  const given = { tracerProvider: provider('tracerProvider', tracerProvider, 'getTracer'), meterProvider: provider('meterProvider', meterProvider, 'getMeter') }
+  if (openTelemetry === false && (given.tracerProvider || given.meterProvider)) {
+    throw validation(`${what}: openTelemetry is false: give no tracerProvider or meterProvider`)
+  }
+  return { enabled: openTelemetry !== false, ...given }
 }
 
 // ---- arguments --------------------------------------------------------------------
@@ -336,7 +423,7 @@ const forgetLogger = new FinalizationRegistry((serial) => loggers.delete(serial)
 let nextId = 1
 let nextSerial = 1
 
-function settleOutcome(id, status, payload) {
+function settleOutcome(id, status, payload, observed) {
   try {
     if (status >= OUTCOME_LOG_DEBUG) {
       const logger = loggers.get(id)
@@ -351,7 +438,7 @@ function settleOutcome(id, status, payload) {
     // Results still in the backlog are still pending; log lines there need
     // no reference (the drain's setImmediate keeps the loop alive).
     if (pending.size === 0) dispatcher.unref()
-    call.settle(status, payload)
+    call.settle(status, payload, observed)
   } catch (error) {
     // Only a throwing logger gets here: report it as Node reports a throwing
     // listener, never into the native callback.
@@ -388,9 +475,9 @@ function drainBacklog() {
   turnStart = performance.now()
   let i = 0
   while (i < backlog.length) {
-    const [id, status, payload] = backlog[i]
+    const [id, status, payload, observed] = backlog[i]
     i += 1
-    settleOutcome(id, status, payload)
+    settleOutcome(id, status, payload, observed)
     if (performance.now() - turnStart > TURN_BUDGET_MS) break
   }
   backlog.splice(0, i)
@@ -398,9 +485,9 @@ function drainBacklog() {
   if (backlog.length > 0) scheduleDrain()
 }
 
-function onOutcome(id, status, payload) {
+function onOutcome(id, status, payload, observed) {
   if (backlog.length > 0) {
-    backlog.push([id, status, payload])
+    backlog.push([id, status, payload, observed])
     return
   }
   const now = performance.now()
@@ -409,11 +496,11 @@ function onOutcome(id, status, payload) {
     turnStart = now
     setImmediate(endTurn)
   } else if (now - turnStart > TURN_BUDGET_MS) {
-    backlog.push([id, status, payload])
+    backlog.push([id, status, payload, observed])
     scheduleDrain()
     return
   }
-  settleOutcome(id, status, payload)
+  settleOutcome(id, status, payload, observed)
 }
 
 function endTurn() {
@@ -421,7 +508,19 @@ function endTurn() {
   if (!drainScheduled) turnStart = -1
 }
 
-const dispatcher = new native.Dispatcher(onOutcome)
+/**
+ * The telemetry's hook (src/telemetry.rs): call `id`'s attempt about to be
+ * sent needs a span made now; returns the headers that carry its context.
+ * Answered at once, never queued behind outcomes: a pool thread waits for it.
+ */
+function onHook(id, question) {
+  const call = pending.get(id)
+  const trace = call === undefined ? undefined : call.trace
+  if (trace === undefined) return null
+  return telemetrySafely('the span of an attempt', () => trace.hop(question), null)
+}
+
+const dispatcher = new native.Dispatcher(onOutcome, onHook)
 
 // One 'abort' listener per signal however many calls use it (a request-scoped
 // signal may serve hundreds), removed when its last call settles.
@@ -437,12 +536,14 @@ function onSignalAbort(event) {
 }
 
 class Call {
-  constructor(resolve, reject, post, signal, handle) {
+  constructor(resolve, reject, post, signal, handle, trace) {
     this.resolve = resolve
     this.reject = reject
     this.post = post
     this.signal = signal
     this.handle = handle
+    // The call's spans (telemetry.js), ended when its outcome comes, aborted or not.
+    this.trace = trace
     this.aborted = false
     if (signal !== undefined) {
       let calls = watched.get(signal)
@@ -488,8 +589,17 @@ class Call {
     }
   }
 
-  settle(status, payload) {
+  /** Ends the call's spans with what core `observed` (null: no call was made), before its promise settles. */
+  finishTrace(observed) {
+    const trace = this.trace
+    if (trace === undefined) return
+    this.trace = undefined
+    telemetrySafely('the spans of a call', () => trace.finish(observed))
+  }
+
+  settle(status, payload, observed) {
     this.unwatch()
+    this.finishTrace(observed)
     if (this.aborted) return
     const { resolve, reject, post } = this
     this.release()
@@ -524,18 +634,22 @@ function takeCallId() {
 }
 
 /**
- * Starts a native call: `begin(id)` hands it to the pool; the Promise settles
- * when outcome `id` comes back, or at once when `signal` aborts.
+ * Starts a native call: `begin(id, trace)` hands it to the pool; the Promise
+ * settles when outcome `id` comes back, or at once when `signal` aborts.
+ * `startTrace()`, when given, starts the call's telemetry (telemetry.js), in
+ * the context active now: its `flags` and `headers` go to the addon.
  */
-function submit(signal, handle, post, begin) {
+function submit(signal, handle, post, begin, startTrace = undefined) {
   if (signal !== undefined && signal.aborted) return Promise.reject(abortError(signal))
   return new Promise((resolve, reject) => {
     const id = takeCallId()
-    const call = new Call(resolve, reject, post, signal, handle)
+    const trace = startTrace === undefined ? undefined : telemetrySafely('the spans of a call', startTrace)
+    const call = new Call(resolve, reject, post, signal, handle, trace)
     try {
-      begin(id)
+      begin(id, trace)
     } catch (error) {
       call.unwatch()
+      call.finishTrace(null)
       reject(fromNative(error))
       return
     }
@@ -657,12 +771,15 @@ class Client {
   #serial
   // The client a view was made from (kept alive: its logger serves the view too).
   #parent
+  // Its OpenTelemetry (a TelemetrySlot, shared with its views).
+  #telemetry = NO_TELEMETRY
 
   constructor(options, mode = undefined) {
     if (mode === VIEW) {
       this.#native = options.native
       this.#serial = options.serial
       this.#parent = options.parent
+      this.#telemetry = options.telemetry
       return
     }
     const fromEnv = mode === FROM_ENV
@@ -673,7 +790,8 @@ class Client {
     if (options !== undefined && options !== null && typeof options !== 'object') {
       throw validation(`${what}: options must be an object`)
     }
-    const { logger: given, ...rest } = options ?? {}
+    const { logger: given, openTelemetry, tracerProvider, meterProvider, ...rest } = options ?? {}
+    const telemetry = telemetryOptions(what, { openTelemetry, tracerProvider, meterProvider })
     // `ca` as Node's tls takes it: PEM text or a Buffer of it, or an array of them.
     if (rest.ca !== undefined && rest.ca !== null) {
       const pems = Array.isArray(rest.ca) ? rest.ca : [rest.ca]
@@ -708,6 +826,21 @@ class Client {
     } catch (error) {
       throw fromNative(error)
     }
+    if (telemetry.enabled) {
+      const given = Boolean(telemetry.tracerProvider || telemetry.meterProvider)
+      if (given && loadTelemetry() === null) {
+        throw validation(`${what}: tracerProvider and meterProvider need @opentelemetry/api, which is not installed`)
+      }
+      const client = this.#native
+      const serial = this.#serial
+      const make = () =>
+        loadTelemetry()?.clientTelemetry(client, native, serial, {
+          tracerProvider: telemetry.tracerProvider,
+          meterProvider: telemetry.meterProvider,
+          propagate: rest.propagateTraceContext !== false,
+        }) ?? null
+      this.#telemetry = new TelemetrySlot(make, given)
+    }
     if (debug || warning) {
       if (logger !== undefined && logger !== null) {
         loggers.set(this.#serial, logger)
@@ -733,7 +866,7 @@ class Client {
   withOptions(options) {
     try {
       const view = this.#native.withOptions(viewSettingsOf(options))
-      return new Client({ native: view, serial: this.#serial, parent: this.#parent ?? this }, VIEW)
+      return new Client({ native: view, serial: this.#serial, parent: this.#parent ?? this, telemetry: this.#telemetry }, VIEW)
     } catch (error) {
       throw fromNative(error)
     }
@@ -753,7 +886,14 @@ class Client {
     const { signal, settings, withResponse } = call
     const handle = signal === undefined ? undefined : new native.CancelHandle()
     const finish = withResponse ? withResponsePost(parse) : parse
-    return submit(signal, handle, finish, (id) => client.callRaw(id, json, settings, withResponse, handle))
+    const telemetry = this.#telemetry.get()
+    return submit(
+      signal,
+      handle,
+      finish,
+      (id, trace) => client.callRaw(id, json, settings, withResponse, handle, trace?.flags, trace?.headers),
+      telemetry === null ? undefined : () => telemetry.startCall('raw', params?.method),
+    )
   }
 
   /**
@@ -774,7 +914,14 @@ class Client {
     const handle = signal === undefined ? undefined : new native.CancelHandle()
     const post = RESULT_POST.get(operation) ?? parse
     const finish = withResponse ? withResponsePost(post) : post
-    return submit(signal, handle, finish, (id) => client.callOperation(operation, id, json, settings, withResponse, handle))
+    const telemetry = this.#telemetry.get()
+    return submit(
+      signal,
+      handle,
+      finish,
+      (id, trace) => client.callOperation(operation, id, json, settings, withResponse, handle, trace?.flags, trace?.headers),
+      telemetry === null ? undefined : () => telemetry.startCall(operation),
+    )
   }
 
   // The declared operations' methods (operations.js), as the
@@ -808,7 +955,7 @@ class Client {
       if (json instanceof Error) throw json
       return client.paged(operation, what, items, json, handle, settings)
     }
-    return new LazyIterator(what, open, options, items ? PAGED_ITEMS : PAGED_PAGES)
+    return new LazyIterator(what, open, options, items ? PAGED_ITEMS : PAGED_PAGES, this.#telemetry, operation)
   }
 
   rawRequest(params, options = undefined) {
@@ -817,12 +964,13 @@ class Client {
 
   /** Every user, fetched a page at a time when needed. */
   users(params = undefined, options = undefined) {
-    return new LazyIterator('users', this.#nativeIterator('users', params), options, ONE_BY_ONE)
+    // A step fetches a page only now and then: its call is counted in flight from its first attempt, if it has a hook.
+    return new LazyIterator('users', this.#nativeIterator('users', params), options, ONE_BY_ONE, this.#telemetry, undefined)
   }
 
   /** The users listing, page by page. */
   userPages(params = undefined, options = undefined) {
-    return new LazyIterator('userPages', this.#nativeIterator('userPages', params), options, ONE_BY_ONE)
+    return new LazyIterator('userPages', this.#nativeIterator('userPages', params), options, ONE_BY_ONE, this.#telemetry, 'list_users')
   }
 
   /** Opens the native iterator `method` (users, userPages) with `params`. */
@@ -897,10 +1045,16 @@ class LazyIterator {
   #buffered = []
   #read = 0
   #skip = 0
+  // The client's telemetry slot, and the operation each step calls (undefined:
+  // a step does not always make a call).
+  #telemetry
+  #operation
 
-  constructor(what, open, options, mode) {
+  constructor(what, open, options, mode, telemetry, operation) {
     this.#open = open
     this.#mode = mode
+    this.#telemetry = telemetry
+    this.#operation = operation
     try {
       const call = callOptionsOf(what, options, false)
       this.#signal = call.signal
@@ -923,8 +1077,11 @@ class LazyIterator {
   }
 
   next() {
+    // A page fetched for this step is a call of the context active now.
+    const telemetry = this.#telemetry.get()
+    const parent = telemetry === null ? undefined : telemetrySafely('the context of a page', () => telemetryModule.api.context.active())
     // One step at a time, in order, even when next() is called again before the last settled.
-    const step = this.#tail.then(() => this.#step())
+    const step = this.#tail.then(() => this.#step(telemetry, parent))
     this.#tail = step.then(
       () => undefined,
       () => undefined,
@@ -932,7 +1089,7 @@ class LazyIterator {
     return step
   }
 
-  #step() {
+  #step(telemetry, parent) {
     if (this.#read < this.#buffered.length) {
       const value = this.#buffered[this.#read]
       this.#buffered[this.#read++] = undefined
@@ -967,7 +1124,13 @@ class LazyIterator {
       return { done: false, value: first }
     }
     // An abort cancels the native call and every later step (the signal stays aborted).
-    return submit(this.#signal, this.#handle, post, (id) => it.next(id))
+    return submit(
+      this.#signal,
+      this.#handle,
+      post,
+      (id, trace) => it.next(id, trace?.flags, trace?.headers),
+      telemetry === null || parent === undefined ? undefined : () => telemetry.startStep(parent, this.#operation),
+    )
   }
 
   /** Stops early (a `break` out of `for await`): nothing more is fetched. */
@@ -1066,6 +1229,9 @@ function inFlightCalls() {
 // Internal, for the package's own tests only (not part of the API): sets the
 // next call id, to reach the wraparound without 2^32 calls.
 const SET_NEXT_CALL_ID = Symbol.for('roomchat.internal.setNextCallId')
+// Internal, for the package's benchmark only (bench/opentelemetry.mjs): the
+// first attempt's span made through the hook too, as the design measured against.
+const TRACE_THROUGH_HOOK = Symbol.for('roomchat.internal.everyAttemptThroughHook')
 
 module.exports = {
   Client,
@@ -1082,5 +1248,11 @@ Object.defineProperty(module.exports, SET_NEXT_CALL_ID, {
   value(id) {
     if (!Number.isInteger(id) || id < 1 || id > MAX_CALL_ID) throw new RangeError('a call id is a whole number from 1 to 2^32 - 1')
     nextId = id
+  },
+})
+Object.defineProperty(module.exports, TRACE_THROUGH_HOOK, {
+  value(yes) {
+    const telemetry = loadTelemetry()
+    if (telemetry !== null) telemetry.internal.everyAttemptThroughHook = yes === true
   },
 })

@@ -18,8 +18,14 @@ export declare class CancelHandle {
 
 /** The outcome channel of one JS environment. */
 export declare class Dispatcher {
-  /** `callback(id, status, payload)` receives every outcome, on the JS thread. */
-  constructor(callback: (id: number, status: number, payload: string) => void)
+  /**
+   * `callback(id, status, payload, observed)` receives every outcome, on
+   * the JS thread (`observed`: the JSON of what the call's telemetry
+   * recorded, or null); `hook(id, question)` is asked for the headers of an
+   * attempt about to be sent (`telemetry.rs`), on the JS thread too, and
+   * returns them flattened (`[name, value, …]`) or null.
+   */
+  constructor(callback: (id: number, status: number, payload: string, observed: string | null) => void, hook: (id: number, question: string) => string[] | null)
   /** Keeps the event loop alive (while calls are in flight). */
   ref(): void
   /** Lets the event loop end (no call in flight). */
@@ -37,10 +43,10 @@ export declare class NativeClient {
   constructor(dispatcher: Dispatcher, options: string, fromEnv: boolean, serial: number, debug: boolean, warning: boolean, runtime: string)
   /**
    * Starts the raw request (`rawRequest`) with `params` (JSON); its outcome
-   * comes as `id`. `settings`, `withResponse` and `cancel` as `callOperation`
-   * takes them.
+   * comes as `id`. `settings`, `withResponse`, `cancel`, `traceFlags` and
+   * `traceHeaders` as `callOperation` takes them.
    */
-  callRaw(id: number, params: string, settings: string | undefined | null, withResponse: boolean, cancel?: CancelHandle | undefined | null): void
+  callRaw(id: number, params: string, settings: string | undefined | null, withResponse: boolean, cancel?: CancelHandle | undefined | null, traceFlags?: number | undefined | null, traceHeaders?: Array<string> | undefined | null): void
   /**
    * Starts `operation` (core's stable snake_case name), any declared one, with
    * `params` (the JSON of its params object, the method's own arguments
@@ -50,8 +56,11 @@ export declare class NativeClient {
    * What the generated methods (operations.js) call: the operation's declaration
    * in core checks the params, sends and decodes; the answer comes as the JSON of
    * what the method returns. An unknown name or bad settings throw at once.
+   * `traceFlags` (given: the call is observed for the JS layer's telemetry,
+   * its record delivered with the outcome) and `traceHeaders` (flattened
+   * `[name, value, …]`: sent on each attempt) are the telemetry's (`telemetry.rs`).
    */
-  callOperation(operation: string, id: number, params: string, settings: string | undefined | null, withResponse: boolean, cancel?: CancelHandle | undefined | null): void
+  callOperation(operation: string, id: number, params: string, settings: string | undefined | null, withResponse: boolean, cancel?: CancelHandle | undefined | null, traceFlags?: number | undefined | null, traceHeaders?: Array<string> | undefined | null): void
   /**
    * A view of this client whose calls use `settings` (as `callOperation` takes them):
    * the same pool, budget and log channel.
@@ -81,20 +90,31 @@ export declare class NativeClient {
 
 /** Core's iterator of a listing that pages; each `next` runs on a pool thread. */
 export declare class PagedIterator {
-  /** The next step (JSON: `{skip, items}` or `{skip, page}`), or `null` at the end, delivered as `id`. */
-  next(id: number): void
+  /**
+   * The next step (JSON: `{skip, items}` or `{skip, page}`), or `null` at
+   * the end, delivered as `id`; `traceFlags` and `traceHeaders` as
+   * `UsersIterator.next` takes them.
+   */
+  next(id: number, traceFlags?: number | undefined | null, traceHeaders?: Array<string> | undefined | null): void
 }
 
 /** Core's `UserPages` iterator; each `next` runs on a pool thread. */
 export declare class UserPagesIterator {
-  /** The next page (JSON), or `null` at the end, delivered as `id`. */
-  next(id: number): void
+  /**
+   * The next page (JSON), or `null` at the end, delivered as `id`;
+   * `traceFlags` and `traceHeaders` as `UsersIterator.next` takes them.
+   */
+  next(id: number, traceFlags?: number | undefined | null, traceHeaders?: Array<string> | undefined | null): void
 }
 
 /** Core's `Users` iterator; each `next` runs on a pool thread. */
 export declare class UsersIterator {
-  /** The next user (JSON), or `null` at the end, delivered as `id`. */
-  next(id: number): void
+  /**
+   * The next user (JSON), or `null` at the end, delivered as `id`;
+   * `traceFlags` and `traceHeaders` as `callOperation` takes them (for the
+   * call of the page it fetches, if it fetches one).
+   */
+  next(id: number, traceFlags?: number | undefined | null, traceHeaders?: Array<string> | undefined | null): void
 }
 
 /**
@@ -108,6 +128,14 @@ export declare function cliMain(argv: Array<string>): number
 
 /** The stable snake_case names of core's error kinds, in numeric order (1, 2, …). */
 export declare function errorKinds(): Array<string>
+
+/**
+ * The name of an attempt span of `operation` (core's stable name), as the
+ * HTTP conventions make it from its declaration: `GET /consumer/api/v2/users`
+ * (core's own, at the attempt's end, also has the base URL's path if it has
+ * one); `null` for a name core does not declare.
+ */
+export declare function operationSpanName(operation: string): string | null
 
 /** Sets the most threads the package's pool runs at once (1 to 1024); returns the previous maximum. */
 export declare function setMaxThreads(max: number): number
@@ -126,6 +154,13 @@ export interface ThreadPoolStats {
   /** The most threads it runs. */
   maxThreads: number
 }
+
+/**
+ * The wall clock now, in milliseconds since the epoch (fractional): the
+ * clock core's call and attempt times are read from, for the spans the JS
+ * layer makes at dispatch.
+ */
+export declare function wallClock(): number
 
 /**
  * The wire request of `operation` (core's snake_case name) for `params`

@@ -6,7 +6,8 @@
 #   endpoint, fault and network-option tests again over TLS (ROOMCHAT_TEST_TLS=1:
 #   emulators with --tls, clients given the CA); the README's Quickstart is
 #   examples/readme.mjs; a short benchmark run that prints figures (one call at
-#   a time: roomchat's µs per call beside undici's, idle and loaded); the export
+#   a time: roomchat's µs per call beside undici's, idle and loaded); what
+#   OpenTelemetry costs a call (bench/opentelemetry.mjs, short); the export
 #   benchmark, the README's RSS promise asserted. The packed
 #   packages, installed by name from a registry: scripts/dist/cleanroom-npm.sh.
 # ROOMCHAT_NODE_PART runs one part: =addon the release addon and the freshness check
@@ -94,6 +95,10 @@ if in_part bench; then
 
 step "benchmark, short run (figures, not asserted)"
 ROOMCHAT_BENCH_N=${ROOMCHAT_NODE_BENCH_N:-300} ROOMCHAT_EMULATOR="$target/release/roomchat-emulator" node bench/list-users.mjs
+
+step "OpenTelemetry's cost, short run (figures, not asserted): no @opentelemetry/api, the API without an SDK, the SDK; undici with and without its instrumentation"
+ROOMCHAT_BENCH_N=${ROOMCHAT_NODE_OTEL_BENCH_N:-300} ROOMCHAT_BENCH_N_LOADED=${ROOMCHAT_NODE_OTEL_BENCH_N:-300} \
+  ROOMCHAT_EMULATOR="$target/release/roomchat-emulator" node bench/opentelemetry.mjs
 
 # The README's export figures (messages/s, and the RSS within 10 MiB of where
 # it started, asserted: a test of the README's promise, counted as one).

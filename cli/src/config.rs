@@ -53,7 +53,10 @@ pub fn global_args() -> Vec<Arg> {
         value("max-retries", "Retries after the first attempt (0: none)")
             .value_name("N")
             .value_parser(clap::value_parser!(u32)),
-        value("max-retry-wait", "The longest wait before a retry, in seconds")
+        value(
+            "max-retry-wait",
+            "The longest wait before a retry or for a slot of the rate budget, in seconds",
+        )
             .value_name("SECS")
             .value_parser(clap::value_parser!(f64)),
         value(
@@ -191,8 +194,18 @@ fn profile(matches: &ArgMatches) -> Result<Profile, CliError> {
     file_permissions::refuse_if_others_can_write(&path, &file)?;
     let mut text = String::new();
     std::io::Read::read_to_string(&mut file, &mut text).map_err(io_error)?;
-    let shown = path.display();
-    let mut table: toml::Table = text
+    let shown = path.display().to_string();
+    let (table, holds_key) = profiles_of(&text, &shown)?;
+    if holds_key {
+        file_permissions::refuse_if_others_can_read(&path, &file)?;
+    }
+    profile_of(table, named.as_deref(), &shown)
+}
+
+/// The config file's text as its profiles, and whether one of them holds a key (`shown`
+/// names the file in errors). A pure function: the fuzz target calls it with any text.
+pub(crate) fn profiles_of(text: &str, shown: &str) -> Result<(toml::Table, bool), CliError> {
+    let table: toml::Table = text
         .parse()
         .map_err(|e: toml::de::Error| config_error(format!("{shown}: {}", e.message())))?;
     let holds_key = table.values().any(|profile| {
@@ -200,10 +213,16 @@ fn profile(matches: &ArgMatches) -> Result<Profile, CliError> {
             .as_table()
             .is_some_and(|p| p.contains_key("private_key") || p.contains_key("public_key"))
     });
-    if holds_key {
-        file_permissions::refuse_if_others_can_read(&path, &file)?;
-    }
-    let name = named.unwrap_or_else(|| "default".to_owned());
+    Ok((table, holds_key))
+}
+
+/// The profile `named` (`default` when `None`) of the file's profiles.
+fn profile_of(
+    mut table: toml::Table,
+    named: Option<&str>,
+    shown: &str,
+) -> Result<Profile, CliError> {
+    let name = named.unwrap_or("default").to_owned();
     match table.remove(&name) {
         Some(toml::Value::Table(p)) => p.try_into().map_err(|e: toml::de::Error| {
             config_error(format!("{shown}: [{name}]: {}", e.message()))
@@ -212,6 +231,16 @@ fn profile(matches: &ArgMatches) -> Result<Profile, CliError> {
         None if name == "default" => Ok(Profile::default()),
         None => Err(config_error(format!("{shown}: no profile [{name}]"))),
     }
+}
+
+/// Every profile of a config file's text read as the command line reads one (the fuzz
+/// target's entry point): the first error, if any.
+pub(crate) fn check_profiles(text: &str) -> Result<(), CliError> {
+    let (table, _) = profiles_of(text, "config.toml")?;
+    for name in table.keys() {
+        profile_of(table.clone(), Some(name), "config.toml")?;
+    }
+    Ok(())
 }
 
 fn flag<'a>(matches: &'a ArgMatches, id: &str) -> Option<&'a String> {
@@ -242,6 +271,32 @@ pub fn base_url(matches: &ArgMatches) -> Result<Option<String>, CliError> {
         .or(profile(matches)?.base_url))
 }
 
+/// The base URL of a dry run: the flags', environment's or profile's, checked
+/// as the client checks it (refused as a run would refuse it: a password in it
+/// is never shown), or a stand-in when none is given.
+pub fn dry_run_base_url(matches: &ArgMatches) -> Result<String, CliError> {
+    let Some(url) = base_url(matches)? else {
+        return Ok("https://BASE_URL".into());
+    };
+    let insecure = switch(matches, "allow-insecure-http")
+        || profile(matches)?.allow_insecure_http == Some(true);
+    Ok(roomchat::check_base_url(&url, insecure)?)
+}
+
+/// The longest wait the flag or the profile allows (`--max-retry-wait`,
+/// `max_retry_wait`), if any: for a retry, for a slot of the rate budget, and
+/// for a long job's pause on the rate limit.
+pub fn max_retry_wait(matches: &ArgMatches) -> Result<Option<Duration>, CliError> {
+    max_retry_wait_of(matches, &profile(matches)?)
+}
+
+fn max_retry_wait_of(matches: &ArgMatches, p: &Profile) -> Result<Option<Duration>, CliError> {
+    number::<f64>(matches, "max-retry-wait")
+        .or(p.max_retry_wait)
+        .map(|t| seconds(t, "--max-retry-wait"))
+        .transpose()
+}
+
 /// Whether `--dry-run` was given.
 pub fn dry_run(matches: &ArgMatches) -> bool {
     switch(matches, "dry-run")
@@ -253,6 +308,7 @@ pub fn dry_run(matches: &ArgMatches) -> bool {
 /// holds a key, an unreadable CA file, or a setting the SDK refuses.
 pub fn client(matches: &ArgMatches) -> Result<roomchat::Client, CliError> {
     let p = profile(matches)?;
+    let max_retry_wait = max_retry_wait_of(matches, &p)?;
     let key = env(ENV_PRIVATE_KEY).or(p.private_key).ok_or_else(|| {
         config_error(format!(
             "no private key: set {ENV_PRIVATE_KEY} or private_key in a profile of the config file"
@@ -283,8 +339,8 @@ pub fn client(matches: &ArgMatches) -> Result<roomchat::Client, CliError> {
     if let Some(n) = number::<u32>(matches, "max-retries").or(p.max_retries) {
         builder = builder.max_retries(n);
     }
-    if let Some(t) = number::<f64>(matches, "max-retry-wait").or(p.max_retry_wait) {
-        builder = builder.max_retry_wait(seconds(t, "--max-retry-wait")?);
+    if let Some(wait) = max_retry_wait {
+        builder = builder.max_retry_wait(wait);
     }
     if switch(matches, "retry-non-idempotent") || p.retry_non_idempotent == Some(true) {
         builder = builder.retry_non_idempotent(true);
@@ -325,12 +381,18 @@ pub fn client(matches: &ArgMatches) -> Result<roomchat::Client, CliError> {
     }
     let requests = number::<u32>(matches, "rate-limit").or(p.rate_limit);
     let window = number::<u64>(matches, "rate-window").or(p.rate_window);
-    if requests.is_some() || window.is_some() {
+    if requests.is_some() || window.is_some() || max_retry_wait.is_some() {
         let default = roomchat::RateLimitConfig::default();
-        builder = builder.rate_limit(roomchat::RateLimitConfig::new(
+        let mut rate_limit = roomchat::RateLimitConfig::new(
             requests.unwrap_or(default.requests),
             window.map_or(default.window, Duration::from_secs),
-        ));
+        );
+        // --max-retry-wait bounds every wait, the budget's too: a slot further
+        // off fails the call with rate_limited instead of a wait of a minute.
+        if let Some(wait) = max_retry_wait {
+            rate_limit.when_limited = roomchat::WhenLimited::Wait(wait);
+        }
+        builder = builder.rate_limit(rate_limit);
     }
     if let Some(url) = flag(matches, "redis-url")
         .cloned()

@@ -57,7 +57,9 @@ impl CliError {
         }
     }
 
-    /// The error as a JSON object: `{"error": {"kind", "status", "message", "exit_code", …}}`.
+    /// The error as a JSON object: `{"error": {"kind", "status", "message", "exit_code", …}}`;
+    /// an SDK error adds `retry_after`, `event_id` and the service's texts
+    /// (`service_message`, `service_error`, `service_error_message`) it has.
     pub fn to_json(&self) -> Value {
         let mut error = json!({
             "kind": self.kind_name(),
@@ -73,6 +75,16 @@ impl CliError {
                 }
                 if let Some(id) = e.event_id() {
                     error["event_id"] = json!(id);
+                }
+                // Each text of the service's error body, as the SDK's error keeps it.
+                for (name, text) in [
+                    ("service_message", e.service_message()),
+                    ("service_error", e.service_error()),
+                    ("service_error_message", e.service_error_message()),
+                ] {
+                    if let Some(text) = text {
+                        error[name] = json!(text);
+                    }
                 }
             }
             CliError::Io { path, .. } => error["path"] = json!(path),

@@ -19,6 +19,8 @@ mod app;
 mod config;
 mod error;
 mod export;
+#[doc(hidden)]
+pub mod fuzzing;
 mod import;
 mod interrupt;
 mod operations;

@@ -3,11 +3,10 @@
 //! Nothing here names an operation: the command, its arguments, their types,
 //! limits and choices, its help (summary, request, retry class, errors) and
 //! whether it pages all follow from [`OperationSpec`]. The request is built by
-//! core ([`Operation::build`]: the same checks as every SDK) and sent with
-//! [`roomchat::Client::call_operation`].
+//! core ([`Operation::build`]: the same checks as every SDK), sent and decoded
+//! as [`roomchat::Client::call_operation`] does it (see [`call_as_sent`]).
 
 use std::io::{self, Write};
-use std::time::Duration;
 
 use clap::builder::{BoolishValueParser, PossibleValuesParser};
 use clap::{Arg, ArgAction, ArgGroup, ArgMatches, Command};
@@ -15,6 +14,7 @@ use roomchat::wire::{
     Operation, OperationSpec, Paging, ParamKind, ParamLocation, ParamSpec, RetryClass,
 };
 use roomchat::ErrorKind;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::error::CliError;
@@ -391,7 +391,7 @@ fn run_operation(
             first["limit"] = Value::from(page_size(spec, &first));
         }
         let request = op.build(&first)?;
-        let base_url = config::base_url(matches)?.unwrap_or_else(|| "https://BASE_URL".into());
+        let base_url = config::dry_run_base_url(matches)?;
         return output::print_dry_run(
             &request,
             &base_url,
@@ -408,11 +408,7 @@ fn run_operation(
             .flatten()
             .copied();
         let patience = Patience {
-            max_wait: matches
-                .try_get_one::<f64>("max-retry-wait")
-                .ok()
-                .flatten()
-                .and_then(|s| Duration::try_from_secs_f64(*s).ok()),
+            max_wait: config::max_retry_wait(matches)?,
             transient_retries: 0,
         };
         return stream_all(
@@ -428,8 +424,29 @@ fn run_operation(
             },
         );
     }
-    let answer = client.call_operation(op, &params)?;
+    let (_, answer) = call_as_sent(&client, op, &params)?;
     output::print_value(&answer, output::format_of(matches), layout)
+}
+
+/// Calls `op` as [`roomchat::Client::call_operation`] does (the same request,
+/// retries and decoding: an answer the SDK refuses is refused here with the
+/// same error), and gives its decoded JSON and the answer's text as the
+/// service sent it. The text is what is printed: the decoded JSON is the
+/// SDK's model written again, its keys sorted and its numbers `f64`s
+/// (`1.10` is `1.1`, a 30-digit number loses its last 13 digits).
+fn call_as_sent(
+    client: &roomchat::Client,
+    op: Operation,
+    params: &Value,
+) -> roomchat::Result<(Value, Box<RawValue>)> {
+    client.call_declared_with(op, params, |response| {
+        let decoded = op.decode(response)?;
+        // An answer decoded without a JSON body (an empty one) is shown as decoded.
+        let sent = serde_json::from_slice::<Box<RawValue>>(&response.body)
+            .or_else(|_| serde_json::value::to_raw_value(&decoded))
+            .unwrap_or_else(|_| RawValue::NULL.to_owned());
+        Ok((decoded, sent))
+    })
 }
 
 /// The page size of `--all`: the given limit, else the limit's declared
@@ -537,9 +554,9 @@ fn stream_all(
             &client,
             &|| interrupts.requested(),
             |_| {},
-            || client.call_operation(op, &params),
+            || call_as_sent(&client, op, &params),
         );
-        let page = match answer {
+        let (page, sent) = match answer {
             Ok(page) => page,
             Err(e) if e.kind() == ErrorKind::Cancelled || interrupts.requested() => {
                 let _ = sink.flush();
@@ -554,8 +571,7 @@ fn stream_all(
                 return Err(e.into());
             }
         };
-        let empty = Vec::new();
-        let items = output::items_of(&page).unwrap_or(&empty);
+        let items = output::items_of(&sent).unwrap_or_default();
         let count = items.len() as u64;
         for item in items {
             if max.is_some_and(|m| written >= m) {
@@ -579,21 +595,20 @@ fn stream_all(
 
 /// Where `--all` writes its items.
 enum Sink<W: Write> {
-    /// One JSON object a line.
+    /// One JSON object a line, its text as the service sent it.
     Jsonl(W),
     /// CSV rows, under the header written first.
     Csv(Box<output::CsvRows<W>>),
 }
 
 impl<W: Write> Sink<W> {
-    fn write(&mut self, item: &Value) -> Result<(), CliError> {
+    /// Writes `item`, its text as the service sent it.
+    fn write(&mut self, item: &RawValue) -> Result<(), CliError> {
         match self {
             Sink::Jsonl(out) => {
-                serde_json::to_writer(&mut *out, item)
-                    .map_err(|e| output::write_error(e.into()))?;
-                out.write_all(b"\n").map_err(output::write_error)
+                writeln!(out, "{}", crate::export::record_line(item)).map_err(output::write_error)
             }
-            Sink::Csv(rows) => rows.write(item),
+            Sink::Csv(rows) => rows.write(&output::Row::of(item)),
         }
     }
 

@@ -4,9 +4,12 @@ use std::io::{self, IsTerminal, Write};
 
 use clap::{Arg, ArgMatches};
 use roomchat::wire::{ParamKind, WireRequest};
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::error::CliError;
+use crate::export::{indented_text, record_line};
 
 /// How an answer is printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,20 +139,100 @@ pub fn is_broken_pipe(e: &CliError) -> bool {
 }
 
 /// The items of a listing answer: the answer itself when it is an array, or
-/// an object's one array of objects when every other field is a scalar
-/// (`data`, `messages`, `bots`: a page or a list with its counts).
-pub fn items_of(value: &Value) -> Option<&Vec<Value>> {
-    match value {
-        Value::Array(items) => Some(items),
-        Value::Object(fields) => {
-            let mut arrays = fields.values().filter(|v| v.is_array());
-            let items = arrays.next()?.as_array()?;
-            let only_scalars_beside = arrays.next().is_none()
-                && fields.values().all(|v| v.is_array() || !(v.is_object()));
-            let of_records = items.iter().all(Value::is_object);
-            (only_scalars_beside && of_records).then_some(items)
+/// an object's one array of objects when no other field is an object
+/// (`data`, `messages`, `bots`: a page or a list with its counts). Each item
+/// is its text as the service sent it.
+pub fn items_of(answer: &RawValue) -> Option<Vec<&RawValue>> {
+    if is(answer, b'[') {
+        return serde_json::from_str(answer.get()).ok();
+    }
+    let fields = Fields::of(answer)?;
+    let mut arrays = fields.0.iter().filter(|(_, value)| is(value, b'['));
+    let (_, list) = arrays.next()?;
+    let only_scalars_beside =
+        arrays.next().is_none() && !fields.0.iter().any(|(_, value)| is(value, b'{'));
+    let items: Vec<&RawValue> = serde_json::from_str(list.get()).ok()?;
+    let of_records = items.iter().all(|item| is(item, b'{'));
+    (only_scalars_beside && of_records).then_some(items)
+}
+
+/// Whether the JSON text `raw` begins with `first` (`{` an object, `[` an array, `"` a string).
+fn is(raw: &RawValue, first: u8) -> bool {
+    raw.get().trim_start().as_bytes().first() == Some(&first)
+}
+
+/// A JSON object's fields in the order the service sent them, each value its
+/// text as sent (a `serde_json::Value` sorts the keys and rounds a number past
+/// `f64`). A name sent twice keeps its first place and its last value, the
+/// value serde_json (so the SDK) reads.
+#[derive(Debug, Default)]
+pub struct Fields<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'a> Fields<'a> {
+    /// The fields of `raw` when it is an object.
+    fn of(raw: &'a RawValue) -> Option<Fields<'a>> {
+        if !is(raw, b'{') {
+            return None;
         }
-        _ => None,
+        serde_json::from_str(raw.get()).ok()
+    }
+
+    /// The value of the field `name`.
+    fn get(&self, name: &str) -> Option<&'a RawValue> {
+        self.0.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct InOrder;
+        impl<'de> Visitor<'de> for InOrder {
+            type Value = Fields<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Fields<'de>, M::Error> {
+                let mut fields: Vec<(String, &'de RawValue)> = Vec::new();
+                let mut places = std::collections::HashMap::new();
+                while let Some((name, value)) = map.next_entry::<String, &'de RawValue>()? {
+                    match places.get(&name) {
+                        Some(&place) => fields[place] = (name, value),
+                        None => {
+                            places.insert(name.clone(), fields.len());
+                            fields.push((name, value));
+                        }
+                    }
+                }
+                Ok(Fields(fields))
+            }
+        }
+        deserializer.deserialize_map(InOrder)
+    }
+}
+
+/// A row of a CSV or a table: a record, its fields as sent, or any other
+/// value, shown in the column `value`.
+#[derive(Debug)]
+pub enum Row<'a> {
+    /// An object's fields.
+    Record(Fields<'a>),
+    /// Anything but an object.
+    Value(&'a RawValue),
+}
+
+impl<'a> Row<'a> {
+    /// The row of the JSON text `raw`.
+    pub fn of(raw: &'a RawValue) -> Row<'a> {
+        Fields::of(raw).map_or(Row::Value(raw), Row::Record)
+    }
+
+    /// The value of column `column` (the row itself for the column `value` of a scalar).
+    fn field(&self, column: &str) -> Option<&'a RawValue> {
+        match self {
+            Row::Record(fields) => fields.get(column),
+            Row::Value(value) if column == "value" => Some(value),
+            Row::Value(_) => None,
+        }
     }
 }
 
@@ -183,7 +266,7 @@ impl Columns {
     /// The columns of a CSV: the declared fields then [`EXTRA_COLUMN`], for
     /// every page alike (so a CSV resumed with `--no-header` gets the same
     /// columns); with none declared, every field of `rows`.
-    pub fn for_csv(declared: &[&str], rows: &[&Value]) -> Columns {
+    pub fn for_csv(declared: &[&str], rows: &[Row<'_>]) -> Columns {
         if declared.is_empty() {
             return Columns {
                 names: columns_of(rows),
@@ -195,7 +278,7 @@ impl Columns {
 
     /// The columns of a table: the declared fields some row holds, in their
     /// order, then every other field of `rows` in the order first seen.
-    pub fn for_table(declared: &[&str], rows: &[&Value]) -> Columns {
+    pub fn for_table(declared: &[&str], rows: &[Row<'_>]) -> Columns {
         let seen = columns_of(rows);
         let mut names: Vec<String> = declared
             .iter()
@@ -229,32 +312,34 @@ impl Columns {
     }
 
     /// The fields of `row` that have no column of their own, as a JSON
-    /// object's text; empty when there is none.
-    fn extra_of(&self, row: &Value) -> String {
-        let rest: serde_json::Map<String, Value> = match row {
-            Value::Object(fields) => fields
-                .iter()
-                .filter(|(name, _)| !self.names.contains(name))
-                .map(|(name, value)| (name.clone(), value.clone()))
-                .collect(),
-            _ => serde_json::Map::new(),
+    /// object's text (in the order sent, each value's text as sent); empty
+    /// when there is none.
+    fn extra_of(&self, row: &Row<'_>) -> String {
+        let Row::Record(fields) = row else {
+            return String::new();
         };
-        if rest.is_empty() {
-            String::new()
-        } else {
-            Value::Object(rest).to_string()
+        let mut extra = String::new();
+        for (name, value) in fields.0.iter().filter(|(n, _)| !self.names.contains(n)) {
+            extra.push(if extra.is_empty() { '{' } else { ',' });
+            extra.push_str(&Value::from(name.as_str()).to_string());
+            extra.push(':');
+            extra.push_str(&record_line(value));
         }
+        if !extra.is_empty() {
+            extra.push('}');
+        }
+        extra
     }
 
     /// The CSV cells of `row`: text through [`csv_cell`](crate::safe_text::csv_cell)
     /// unless `raw`; numbers, booleans and JSON (which no spreadsheet runs) as JSON.
-    pub fn csv_row(&self, row: &Value, raw: bool) -> Vec<String> {
+    pub fn csv_row(&self, row: &Row<'_>, raw: bool) -> Vec<String> {
         let mut cells: Vec<String> = self
             .names
             .iter()
-            .map(|name| match field(row, name) {
-                Some(Value::String(text)) => crate::safe_text::csv_cell(text, raw).into_owned(),
-                other => json_cell(other),
+            .map(|name| match row.field(name).and_then(text_of) {
+                Some(text) => crate::safe_text::csv_cell(&text, raw).into_owned(),
+                None => cell(row, name),
             })
             .collect();
         if self.extra {
@@ -264,21 +349,12 @@ impl Columns {
     }
 }
 
-/// The value of column `column` in `row` (the row itself for the column `value` of a scalar).
-fn field<'a>(row: &'a Value, column: &str) -> Option<&'a Value> {
-    match row {
-        Value::Object(fields) => fields.get(column),
-        other if column == "value" => Some(other),
-        _ => None,
-    }
-}
-
-/// A cell of anything but text: null empty, anything else as JSON.
-fn json_cell(value: Option<&Value>) -> String {
-    match value {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
+/// The text a JSON string holds, unescaped; `None` when `raw` is not a string.
+fn text_of(raw: &RawValue) -> Option<String> {
+    if is(raw, b'"') {
+        serde_json::from_str(raw.get()).ok()
+    } else {
+        None
     }
 }
 
@@ -292,18 +368,19 @@ fn csv_header(columns: &Columns, raw: bool) -> Vec<String> {
         .collect()
 }
 
-/// Prints `value` in `format` on stdout.
-pub fn print_value(value: &Value, format: Format, layout: Layout<'_>) -> Result<(), CliError> {
+/// Prints `answer` (its JSON text as the service sent it) in `format` on stdout.
+pub fn print_value(answer: &RawValue, format: Format, layout: Layout<'_>) -> Result<(), CliError> {
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
-    write_value(&mut out, value, format, stdout_is_terminal(), layout)?;
+    write_value(&mut out, answer, format, stdout_is_terminal(), layout)?;
     out.flush().map_err(write_error)
 }
 
-/// Writes `value` in `format`; `pretty`: JSON indented.
+/// Writes `answer` in `format`; `pretty`: JSON indented. Every JSON text
+/// keeps the service's key order and number text (`1.10`, a 30-digit id).
 pub fn write_value(
     out: &mut impl Write,
-    value: &Value,
+    answer: &RawValue,
     format: Format,
     pretty: bool,
     layout: Layout<'_>,
@@ -311,32 +388,31 @@ pub fn write_value(
     match format {
         Format::Json => {
             let text = if pretty {
-                serde_json::to_string_pretty(value)
+                indented_text(answer)
             } else {
-                serde_json::to_string(value)
-            }
-            .unwrap_or_default();
+                record_line(answer).into_owned()
+            };
             writeln!(out, "{text}").map_err(write_error)
         }
-        Format::Jsonl => match items_of(value) {
+        Format::Jsonl => match items_of(answer) {
             Some(items) => {
                 for item in items {
-                    writeln!(out, "{item}").map_err(write_error)?;
+                    writeln!(out, "{}", record_line(item)).map_err(write_error)?;
                 }
                 Ok(())
             }
-            None => writeln!(out, "{value}").map_err(write_error),
+            None => writeln!(out, "{}", record_line(answer)).map_err(write_error),
         },
         Format::Table | Format::Csv => {
             // A listing's items are the rows; any other answer is one row.
-            let (rows, declared): (Vec<&Value>, &[&str]) = match items_of(value) {
-                Some(items) => (items.iter().collect(), layout.declared),
-                None => (vec![value], &[]),
+            let (rows, declared): (Vec<Row<'_>>, &[&str]) = match items_of(answer) {
+                Some(items) => (items.into_iter().map(Row::of).collect(), layout.declared),
+                None => (vec![Row::of(answer)], &[]),
             };
             if format == Format::Csv {
                 let columns = Columns::for_csv(declared, &rows);
                 let mut csv = CsvRows::new(out, columns, layout)?;
-                for row in rows {
+                for row in &rows {
                     csv.write(row)?;
                 }
                 csv.flush()
@@ -347,35 +423,42 @@ pub fn write_value(
     }
 }
 
-/// The columns of `rows`: every key, in the order first seen, scalars first.
-pub fn columns_of(rows: &[&Value]) -> Vec<String> {
+/// The columns of `rows`: every key, in the order first seen, scalars first;
+/// `value` when the rows are not records; none when there is no row (an empty
+/// listing: its CSV is empty, not a header no later run's rows would match).
+pub fn columns_of(rows: &[Row<'_>]) -> Vec<String> {
     let mut scalars: Vec<String> = Vec::new();
     let mut nested: Vec<String> = Vec::new();
     for row in rows {
-        let Some(fields) = row.as_object() else {
+        let Row::Record(fields) = row else {
             continue;
         };
-        for (name, value) in fields {
+        for (name, value) in &fields.0 {
             if scalars.contains(name) || nested.contains(name) {
                 continue;
             }
-            if value.is_object() || value.is_array() {
+            if is(value, b'{') || is(value, b'[') {
                 nested.push(name.clone());
             } else {
                 scalars.push(name.clone());
             }
         }
     }
-    if scalars.is_empty() && nested.is_empty() {
+    if scalars.is_empty() && nested.is_empty() && !rows.is_empty() {
         return vec!["value".into()];
     }
     scalars.extend(nested);
     scalars
 }
 
-/// A cell's text: strings as they are, null empty, anything else as JSON.
-pub fn cell(row: &Value, column: &str) -> String {
-    json_cell(field(row, column))
+/// A cell's text: strings as they are, null empty, anything else as the JSON
+/// text the service sent (on one line).
+pub fn cell(row: &Row<'_>, column: &str) -> String {
+    match row.field(column) {
+        None => String::new(),
+        Some(value) if value.get() == "null" => String::new(),
+        Some(value) => text_of(value).unwrap_or_else(|| record_line(value).into_owned()),
+    }
 }
 
 /// A CSV written row by row (a streamed listing's pages as they come): the
@@ -397,7 +480,8 @@ impl<W: Write> CsvRows<W> {
     /// A CSV of `columns` on `out`, its header written unless `layout.no_header`.
     pub fn new(out: W, columns: Columns, layout: Layout<'_>) -> Result<Self, CliError> {
         let mut writer = csv::Writer::from_writer(out);
-        if !layout.no_header {
+        // No columns (an empty listing that declares none): no header either.
+        if !layout.no_header && !columns.header().is_empty() {
             writer
                 .write_record(csv_header(&columns, layout.raw_cells))
                 .map_err(csv_error)?;
@@ -410,7 +494,7 @@ impl<W: Write> CsvRows<W> {
     }
 
     /// Writes `row`'s cells.
-    pub fn write(&mut self, row: &Value) -> Result<(), CliError> {
+    pub fn write(&mut self, row: &Row<'_>) -> Result<(), CliError> {
         self.writer
             .write_record(self.columns.csv_row(row, self.raw))
             .map_err(csv_error)
@@ -425,7 +509,10 @@ impl<W: Write> CsvRows<W> {
 /// The widest a table cell is shown (longer text ends in `…`).
 const MAX_CELL: usize = 48;
 
-fn write_table(out: &mut impl Write, columns: &Columns, rows: &[&Value]) -> Result<(), CliError> {
+fn write_table(out: &mut impl Write, columns: &Columns, rows: &[Row<'_>]) -> Result<(), CliError> {
+    if columns.names.is_empty() {
+        return Ok(());
+    }
     let shown = |text: String| -> String {
         let one_line = text.replace(['\n', '\r', '\t'], " ");
         // Shown, not obeyed: an escape in a name would act on the terminal.
@@ -502,13 +589,13 @@ pub fn print_error(error: &CliError, asked: Option<Format>) {
 }
 
 /// The request `--dry-run` prints: `{"method", "url", "body", "curl"}`, the
-/// URL with the key `REDACTED`, the curl command reading the key from the
-/// environment (`"$ROOMCHAT_PRIVATE_KEY"`), so that nothing secret is shown.
+/// URL with the key `REDACTED` and the body with any access token `REDACTED`,
+/// the curl command reading them from the environment
+/// (`"$ROOMCHAT_PRIVATE_KEY"`, `"$ROOMCHAT_ACCESS_TOKEN"`), so that nothing
+/// secret is shown.
 pub fn dry_run_json(request: &WireRequest, base_url: &str) -> Value {
-    let body = request
-        .body
-        .as_deref()
-        .map(|b| serde_json::from_str(b).unwrap_or_else(|_| Value::String(b.to_owned())))
+    let body = body_shown(request, "REDACTED")
+        .map(|b| serde_json::from_str(&b).unwrap_or(Value::String(b)))
         .unwrap_or(Value::Null);
     json!({
         "method": request.method,
@@ -518,16 +605,40 @@ pub fn dry_run_json(request: &WireRequest, base_url: &str) -> Value {
     })
 }
 
-/// The curl command of `request`, the key read from the environment.
+/// The environment variable the curl command of a dry run reads an access token from.
+pub const ACCESS_TOKEN_VARIABLE: &str = "ROOMCHAT_ACCESS_TOKEN";
+
+/// The body of `request` with the value of every access token in it `mark` (core's rule).
+fn body_shown(request: &WireRequest, mark: &str) -> Option<String> {
+    request
+        .body_hiding_access_tokens(mark)
+        .map(std::borrow::Cow::into_owned)
+}
+
+/// The curl command of `request`, the key and any access token read from the environment.
 pub fn curl(request: &WireRequest, base_url: &str) -> String {
-    const MARK: &str = "ROOMCHATKEYPLACEHOLDER";
-    let url = request.url(base_url, Some(MARK));
+    const KEY: &str = "ROOMCHATKEYPLACEHOLDER";
+    const TOKEN: &str = "ROOMCHATTOKENPLACEHOLDER";
     let variable = match request.auth_param() {
         Some("publicKey") => "$ROOMCHAT_PUBLIC_KEY",
         _ => "$ROOMCHAT_PRIVATE_KEY",
     };
-    let quoted_url = url
-        .split(MARK)
+    let url = quoted_with(&request.url(base_url, Some(KEY)), KEY, variable);
+    let mut command = format!("curl -sS -X {} {url}", request.method);
+    if let Some(body) = body_shown(request, TOKEN) {
+        command.push_str(" -H 'Content-Type: application/json' --data-raw ");
+        command.push_str(&quoted_with(
+            &body,
+            TOKEN,
+            &format!("${ACCESS_TOKEN_VARIABLE}"),
+        ));
+    }
+    command
+}
+
+/// `text` as one word of a POSIX shell, each `mark` in it the value of `variable`.
+fn quoted_with(text: &str, mark: &str, variable: &str) -> String {
+    text.split(mark)
         .map(|piece| {
             if piece.is_empty() {
                 String::new()
@@ -536,13 +647,7 @@ pub fn curl(request: &WireRequest, base_url: &str) -> String {
             }
         })
         .collect::<Vec<_>>()
-        .join(&format!("\"{variable}\""));
-    let mut command = format!("curl -sS -X {} {quoted_url}", request.method);
-    if let Some(body) = &request.body {
-        command.push_str(" -H 'Content-Type: application/json' --data-raw ");
-        command.push_str(&shell_quote(body));
-    }
-    command
+        .join(&format!("\"{variable}\""))
 }
 
 /// `text` in single quotes for a POSIX shell.
@@ -567,7 +672,7 @@ pub fn print_dry_run(request: &WireRequest, base_url: &str, as_json: bool) -> Re
         shown["url"].as_str().unwrap_or_default()
     )
     .map_err(write_error)?;
-    if let Some(body) = &request.body {
+    if let Some(body) = body_shown(request, "REDACTED") {
         writeln!(out, "{body}").map_err(write_error)?;
     }
     writeln!(out, "\n{}", shown["curl"].as_str().unwrap_or_default()).map_err(write_error)
@@ -582,5 +687,64 @@ pub fn kind_text(kind: ParamKind) -> &'static str {
         ParamKind::Json => "JSON text, or @FILE",
         ParamKind::Id => "an id",
         _ => "text",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(text: &str) -> Box<RawValue> {
+        serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn a_listings_items_and_columns_keep_the_text_and_order_sent() {
+        let page = raw(
+            r#"{"total": 2, "data": [{"z": 1.10, "a": {"y": 1, "b": 2}}, {"m": 1e400}], "skip": 0}"#,
+        );
+        let items = items_of(&page).unwrap();
+        let texts: Vec<&str> = items.iter().map(|i| i.get()).collect();
+        assert_eq!(
+            texts,
+            [r#"{"z": 1.10, "a": {"y": 1, "b": 2}}"#, r#"{"m": 1e400}"#]
+        );
+        let rows: Vec<Row<'_>> = items.into_iter().map(Row::of).collect();
+        assert_eq!(columns_of(&rows), ["z", "m", "a"]);
+        assert_eq!(cell(&rows[0], "a"), r#"{"y": 1, "b": 2}"#);
+        assert_eq!(cell(&rows[1], "m"), "1e400");
+        assert!(columns_of(&[]).is_empty());
+        // As `serde_json` reads them: a top-level array is a listing; an object with an
+        // object field, two arrays or an array of scalars is one record.
+        assert_eq!(items_of(&raw("[1, \"a\"]")).map(|i| i.len()), Some(2));
+        for one in [
+            r#"{"a": {}, "d": [{}]}"#,
+            r#"{"a": [], "d": [{}]}"#,
+            r#"{"d": [1]}"#,
+            "3",
+        ] {
+            assert!(items_of(&raw(one)).is_none(), "{one}");
+        }
+        // A name sent twice: its first place, its last value (the one the SDK decoded).
+        let twice = raw(r#"{"n": 1, "d": [], "n": 2}"#);
+        let fields = Fields::of(&twice).unwrap();
+        let read: Vec<(&str, &str)> = fields
+            .0
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.get()))
+            .collect();
+        assert_eq!(read, [("n", "2"), ("d", "[]")]);
+    }
+
+    /// What `--output json` prints on a terminal (the end-to-end tests' stdout is a pipe).
+    #[test]
+    fn json_on_a_terminal_is_indented_as_sent() {
+        let answer = raw(r#"{"z": 1.10, "a": [123456789012345678901234567890]}"#);
+        let mut out = Vec::new();
+        write_value(&mut out, &answer, Format::Json, true, Layout::default()).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "{\n  \"z\": 1.10,\n  \"a\": [\n    123456789012345678901234567890\n  ]\n}\n"
+        );
     }
 }

@@ -486,10 +486,14 @@ fn dry_run_builds_what_the_sdk_builds_and_sends_nothing() {
             request.url(emu.base_url(), Some("REDACTED")),
             "{args:?}"
         );
-        let body: Value = request
+        let mut body: Value = request
             .body
             .as_deref()
             .map_or(Value::Null, |b| serde_json::from_str(b).unwrap());
+        // An access token is a secret: not shown (outputs.rs, a_dry_run_shows_no_access_token).
+        if let Some(token) = body.get_mut("accessToken") {
+            *token = "REDACTED".into();
+        }
         assert_eq!(shown["body"], body, "{args:?}");
         let curl = shown["curl"].as_str().unwrap();
         assert!(
@@ -516,6 +520,28 @@ fn dry_run_builds_what_the_sdk_builds_and_sends_nothing() {
         "{}",
         keyless.stdout
     );
+    // A base URL a run refuses, a dry run refuses too: a password in it is never shown.
+    for args in [
+        &["list-users", "--dry-run"][..],
+        &["list-users", "--dry-run", "--output", "json"],
+        &["export", "r1", "--dry-run"],
+    ] {
+        let mut with = args.to_vec();
+        with.extend(["--base-url", "https://deploy:hunter2@api.example.com"]);
+        let refused = roomchat(None, &config, &with);
+        assert_eq!(refused.code, 24, "{args:?}: {}", refused.stderr);
+        assert!(
+            !format!("{}{}", refused.stdout, refused.stderr).contains("hunter2"),
+            "{args:?}: {} {}",
+            refused.stdout,
+            refused.stderr
+        );
+        assert!(
+            refused.stderr.contains("https://REDACTED@api.example.com"),
+            "{}",
+            refused.stderr
+        );
+    }
     assert!(emu.journal().is_empty(), "a dry run sent nothing");
 }
 
@@ -531,6 +557,21 @@ fn bad_input_gets_a_clear_error_and_its_exit_code() {
         unknown.stderr.contains("create-chat-room"),
         "suggests the near name: {}",
         unknown.stderr
+    );
+
+    // A proxy URL this client cannot use fails on the loopback emulator too, where no
+    // proxy would be used: a typo shows before production.
+    let bad_proxy = run(
+        Some(&emu),
+        &["list-users", "--proxy", "ftp://proxy.internal:1"],
+    );
+    assert_eq!(bad_proxy.code, 24, "{}", bad_proxy.stderr);
+    assert!(
+        bad_proxy
+            .stderr
+            .contains("the proxy URL (ftp://proxy.internal:1) has a scheme"),
+        "{}",
+        bad_proxy.stderr
     );
 
     let out_of_limits = run(Some(&emu), &["list-users", "--limit", "500"]);

@@ -89,6 +89,99 @@ fn a_time_with_a_non_ascii_character_is_refused_or_kept_never_a_panic() {
     assert!(kept[0].contains("2024-01-1é"), "{kept:?}");
 }
 
+/// `created` as the guide reads it, in the filter as in the transcript: an RFC 3339 time
+/// with more than nine digits of a second (RFC 3339 sets no limit; the tenth on are
+/// dropped), seconds or milliseconds since 1970 as a JSON number.
+#[test]
+fn the_time_filter_reads_created_as_the_transcript_shows_it() {
+    let emu = emulator();
+    emu.create_room(json!({"roomId": "alpha", "name": "Alpha"}));
+    // `created` given twice counts once, the last; an escaped key is the key; a string is a
+    // time only as RFC 3339 with its offset (else shown as sent, and kept); compared to the
+    // nanosecond.
+    emu.add_messages(json!({"roomId": "alpha", "records": [
+        r#"{"_id":"f10","created":"2024-01-15T15:21:44.1234567891Z","message":"ten digits"}"#,
+        r#"{"_id":"s","created":1705332104,"message":"seconds"}"#,
+        r#"{"_id":"ms","created":1705332104000,"message":"milliseconds"}"#,
+        r#"{"_id":"early","created":1704412800.5,"message":"the 5th"}"#,
+        r#"{"_id":"twice","created":"2020-01-01T00:00:00Z","created":"2024-01-16T00:00:00Z"}"#,
+        r#"{"_id":"escaped","cr\u0065ated":"2020-01-01T00:00:00Z"}"#,
+        r#"{"_id":"annotated","created":"2024-01-01T00:00:00Z[Europe/Paris]"}"#,
+        r#"{"_id":"hour","created":"2024-01-01T00:00:00+01"}"#,
+        r#"{"_id":"no-zone","created":"2024-01-01 00:00"}"#,
+        r#"{"_id":"half-ms","created":"2024-01-15T00:00:00.0005Z"}"#,
+        r#"{"_id":"tiny","created":"2024-01-15T00:00:00.00005Z"}"#,
+    ]}));
+    let dir = Scratch::new("created");
+    run_ok(roomchat(
+        &emu,
+        &dir.0,
+        &[
+            "export",
+            "alpha",
+            "-o",
+            "after.jsonl",
+            "--after",
+            "2024-01-15T00:00:00.0001Z",
+        ],
+    ));
+    assert_eq!(
+        ids(&dir.path("after.jsonl")),
+        [
+            "f10",
+            "s",
+            "ms",
+            "twice",
+            "annotated",
+            "hour",
+            "no-zone",
+            "half-ms"
+        ]
+    );
+    run_ok(roomchat(
+        &emu,
+        &dir.0,
+        &[
+            "export",
+            "alpha",
+            "-o",
+            "before.jsonl",
+            "--before",
+            "2024-01-15",
+        ],
+    ));
+    assert_eq!(
+        ids(&dir.path("before.jsonl")),
+        ["early", "escaped", "annotated", "hour", "no-zone"]
+    );
+    run_ok(roomchat(
+        &emu,
+        &dir.0,
+        &["export", "alpha", "-f", "txt", "-o", "all.txt"],
+    ));
+    let text = std::fs::read_to_string(dir.path("all.txt")).unwrap();
+    assert_eq!(
+        text.matches("[2024-01-15 15:21:44 UTC]").count(),
+        3,
+        "{text}"
+    );
+    for shown in [
+        "[2024-01-05 00:00:00 UTC]",
+        "[2024-01-16 00:00:00 UTC]",
+        "[2020-01-01 00:00:00 UTC]",
+        "[2024-01-01T00:00:00Z[Europe/Paris]]",
+        "[2024-01-01T00:00:00+01]",
+        "[2024-01-01 00:00]",
+    ] {
+        assert!(text.contains(shown), "{shown} in {text}");
+    }
+    assert_eq!(
+        text.matches("[2024-01-15 00:00:00 UTC]").count(),
+        2,
+        "{text}"
+    );
+}
+
 /// The listing's path of room `room`.
 fn listing(room: &str) -> String {
     format!("/consumer/api/v1/chatRoom/{room}/messages")
@@ -842,4 +935,39 @@ fn ctrl_c_commits_what_was_fetched_and_says_how_to_resume() {
         .collect();
     assert_eq!(ids(&dir.path("a.jsonl")), expected);
     assert_eq!(asked(&emu, &listing("alpha"))[0], (29, 11), "resumed at 30");
+}
+
+/// A room id too long for a file name (a file system holds 255 bytes) is exported into a
+/// folder under its first 163 bytes and a digest of the whole, with its checkpoint beside
+/// it while it runs: the README's File names.
+#[test]
+fn a_room_id_too_long_for_a_file_name_is_exported_into_a_folder() {
+    let emu = emulator();
+    let long = "r".repeat(250);
+    for room in [long.as_str(), "short"] {
+        emu.create_room(json!({"roomId": room, "name": room}));
+        emu.add_messages(json!({"roomId": room, "messages": [
+            {"message": "hello", "user": {"username": "ann"}},
+        ]}));
+    }
+    let dir = Scratch::new("long-id");
+    run_ok(roomchat(
+        &emu,
+        &dir.0,
+        &["export", "--all-rooms", "-o", "history/"],
+    ));
+    let mut names: Vec<String> = std::fs::read_dir(dir.path("history"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 2, "{names:?}");
+    let (hashed, short) = (&names[0], &names[1]);
+    assert_eq!(short, "short.jsonl");
+    assert_eq!(hashed.len(), 180 + ".jsonl".len(), "{hashed}");
+    assert!(
+        hashed.starts_with(&format!("{}-", "r".repeat(163))),
+        "{hashed}"
+    );
+    assert_eq!(lines(&dir.path(&format!("history/{hashed}"))).len(), 1);
 }

@@ -388,6 +388,102 @@ fn all_waits_out_the_rate_limit_and_lists_every_item_once() {
     eprintln!("--all through 3 × 429 and a budget of 5 per second: 7 pages in {took:.2?}");
 }
 
+/// Issue 44, item 17: the client's own budget (the service here never
+/// refuses) is waited for by `--all`, and `--max-retry-wait` bounds that
+/// wait: a slot further off ends the listing with `rate_limited` (exit 16)
+/// at once, instead of after the budget's default wait of a minute.
+#[test]
+fn all_waits_for_the_budget_and_max_retry_wait_bounds_that_wait() {
+    let emu = emulator(unlimited());
+    let cli = Cli::new(&emu, "budget");
+    emu.seed_users(6);
+    // Pages of 2: three requests (the third says the total is reached), two per 2.1 s.
+    let listing = ["list-users", "--all", "--page-size", "2"];
+    let budget = ["--rate-limit", "2", "--rate-window", "2"];
+    let started = Instant::now();
+    let listed = cli.ok(&[&listing[..], &budget[..]].concat());
+    let took = started.elapsed();
+    assert_eq!(json_lines(&listed).len(), 6, "{listed}");
+    assert!(
+        took >= Duration::from_secs(2),
+        "waited for a slot: {took:?}"
+    );
+    // Item 20: the whole budget is spent, two per window, not one (which took 4.2 s).
+    assert!(
+        took < Duration::from_secs(4),
+        "two requests a window: {took:?}"
+    );
+    eprintln!("--all, 3 requests on a budget of 2 per 2 s: {took:.2?}");
+
+    let started = Instant::now();
+    let bounded = cli.run(&[&listing[..], &budget[..], &["--max-retry-wait", "0.5"]].concat());
+    let took = started.elapsed();
+    assert_eq!(bounded.code, 16, "rate_limited: {}", bounded.stderr);
+    assert!(
+        bounded.stderr.contains("rate_limited"),
+        "{}",
+        bounded.stderr
+    );
+    assert_eq!(
+        json_lines(&bounded.stdout).len(),
+        4,
+        "two pages, then the stop"
+    );
+    assert!(
+        bounded.stderr.contains("--skip 4"),
+        "the resume hint: {}",
+        bounded.stderr
+    );
+    assert!(took < Duration::from_secs(2), "did not wait: {took:?}");
+    assert_eq!(
+        emu.journal().len(),
+        3 + 2,
+        "the stopped listing sent two requests"
+    );
+}
+
+/// Issue 44, item 15: the service's detail of a refusal is in the message on
+/// stderr and in the `--output json` error object, whose fields also hold
+/// each text of the service's body.
+#[test]
+fn the_services_detail_is_in_the_error_on_stderr_and_in_json() {
+    let emu = emulator(unlimited());
+    let cli = Cli::new(&emu, "detail");
+    let detail = r#""actionButtons[0].type" must be one of [link, action]"#;
+    let refuse = || Fault {
+        method: Some("GET".into()),
+        path: "/consumer/api/v2/users".into(),
+        times: 1,
+        action: FaultAction::Respond {
+            status: 400,
+            headers: vec![],
+            body: json!({"message": "invalid request", "error": detail, "success": false})
+                .to_string(),
+            content_type: None,
+        },
+    };
+    emu.add_fault(refuse());
+    let plain = cli.run(&["list-users"]);
+    assert_eq!(plain.code, 13, "invalid_request: {}", plain.stderr);
+    assert!(
+        plain.stderr.contains(&format!("invalid request: {detail}")),
+        "{}",
+        plain.stderr
+    );
+
+    emu.add_fault(refuse());
+    let ran = cli.run(&["list-users", "--output", "json"]);
+    assert_eq!(ran.code, 13, "{}", ran.stderr);
+    let line = ran.stderr.lines().last().unwrap_or_default();
+    let object: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    let error = &object["error"];
+    assert_eq!(error["kind"], "invalid_request", "{object}");
+    assert_eq!(error["message"], format!("invalid request: {detail}"));
+    assert_eq!(error["service_message"], "invalid request");
+    assert_eq!(error["service_error"], detail);
+    assert!(error.get("service_error_message").is_none(), "{object}");
+}
+
 /// Issue 44, item 20: with `--output json` every error is the JSON error
 /// object — clap's usage errors, and export's and import's errors; and an
 /// SDK message names the command line's flag, not the SDK's method.
@@ -445,6 +541,274 @@ fn errors_are_json_objects_with_output_json_and_name_the_flags() {
         "{}",
         insecure.stderr
     );
+}
+
+/// A page of the service's as a `Fault` answers it: 200, `body` as it is.
+fn answer_once(path: &str, body: &str) -> Fault {
+    Fault {
+        method: Some("GET".into()),
+        path: path.into(),
+        times: 1,
+        action: FaultAction::Respond {
+            status: 200,
+            headers: vec![],
+            body: body.into(),
+            content_type: None,
+        },
+    }
+}
+
+/// Hostile review, repro-5: what a generic command prints keeps the answer's
+/// text as the service sent it, key order and number text (a 30-digit
+/// integer, `1.10`), in every format: `--output json` (on one line when
+/// piped), `jsonl`, `--all`, `csv` (a declared listing's `_extra`, the columns
+/// a record's keys give) and `table`; an answer the SDK refuses is still
+/// refused, with the SDK's error.
+#[test]
+fn the_outputs_keep_the_key_order_and_number_text_the_service_sent() {
+    let emu = emulator(unlimited());
+    let cli = Cli::new(&emu, "as-sent");
+    emu.create_room(json!({"roomId": "r1", "name": "General"}));
+    let first = r#"{"_id":"m1","zeta":"z","message":"c","amount":123456789012345678901234567890,"price":1.10,"user":{"username":"ann","b":2.50}}"#;
+    let second = r#"{"_id":"m2","message":"d","price":-98765432109876543210.50}"#;
+    emu.add_messages(json!({"roomId": "r1", "records": [first, second]}));
+
+    // The items, one a line, byte for byte: one page, and page after page.
+    for args in [
+        &["room-messages", "r1", "--output", "jsonl"][..],
+        &["room-messages", "r1", "--all"],
+        &["room-messages", "r1", "--all", "--page-size", "1"],
+        &["room-messages", "r1", "--all", "--output", "jsonl"],
+    ] {
+        let lines: Vec<String> = cli.ok(args).lines().map(str::to_owned).collect();
+        assert_eq!(lines, [first, second], "{args:?}");
+    }
+    // The page, as the service wrote it.
+    let page = cli.ok(&["room-messages", "r1", "--output", "json"]);
+    assert!(
+        page.ends_with(&format!(r#""messages":[{first},{second}]}}{}"#, "\n")),
+        "{page}"
+    );
+    assert!(page.starts_with(r#"{"limit":50,"skip":0,"#), "{page}");
+
+    // CSV: the declared columns; the other fields in `_extra` as sent; a nested value as sent.
+    for args in [
+        &["room-messages", "r1", "--output", "csv"][..],
+        &["room-messages", "r1", "--all", "--output", "csv"],
+    ] {
+        let (header, rows) = read_csv(&cli.ok(args));
+        let column = |name: &str| header.iter().position(|h| h == name).unwrap();
+        assert_eq!(
+            rows[0][column("_extra")],
+            r#"{"zeta":"z","amount":123456789012345678901234567890,"price":1.10}"#,
+            "{args:?}"
+        );
+        assert_eq!(rows[0][column("user")], r#"{"username":"ann","b":2.50}"#);
+        assert_eq!(
+            rows[1][column("_extra")],
+            r#"{"price":-98765432109876543210.50}"#
+        );
+    }
+    // A table: the declared fields the rows hold, then the others as first sent.
+    let table = cli.ok(&["room-messages", "r1", "--output", "table"]);
+    let mut lines = table.lines();
+    let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        ["_id", "message", "user", "zeta", "amount", "price"]
+    );
+    let cells: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        cells[3..],
+        ["z", "123456789012345678901234567890", "1.10"],
+        "{table}"
+    );
+
+    // An answer on several lines, keys in no order: one line when piped, its bytes kept
+    // but the blanks between them; its CSV's columns in the order sent.
+    let room = "/consumer/api/v1/chatroom/r1";
+    let sent = "{\n  \"roomId\": \"r1\",\n  \"zeta\": 1.10,\n  \"name\": \"G, H\",\n  \"big\": 123456789012345678901234567890\n}\n";
+    emu.add_fault(answer_once(room, sent));
+    assert_eq!(
+        cli.ok(&["get-chat-room", "r1", "--output", "json"]),
+        "{\"roomId\":\"r1\",\"zeta\":1.10,\"name\":\"G, H\",\"big\":123456789012345678901234567890}\n"
+    );
+    emu.add_fault(answer_once(room, sent));
+    assert_eq!(
+        cli.ok(&["get-chat-room", "r1", "--output", "csv"]),
+        "roomId,zeta,name,big\nr1,1.10,\"G, H\",123456789012345678901234567890\n"
+    );
+
+    // What the SDK refuses is refused: its error, its exit code, nothing on stdout.
+    emu.add_fault(answer_once(
+        "/consumer/api/v1/chatRoom/r1/messages",
+        r#"{"messages": "not a list"}"#,
+    ));
+    let refused = cli.run(&["room-messages", "r1", "--output", "json"]);
+    let decode = roomchat::ErrorKind::Decode;
+    assert_eq!(
+        refused.code,
+        10 + decode.code() as i32,
+        "{}",
+        refused.stderr
+    );
+    assert!(refused.stderr.contains(decode.name()), "{}", refused.stderr);
+    assert_eq!(refused.stdout, "");
+}
+
+/// Hostile review: the CSV (or table) of an empty listing that declares no
+/// columns is empty, not a lone `value` header that no later run's rows would
+/// match (appended to, the file stays one CSV); a paging listing's still gives
+/// its declared header.
+#[test]
+fn an_empty_listing_without_declared_columns_prints_no_header() {
+    let emu = emulator(unlimited());
+    let cli = Cli::new(&emu, "empty");
+    for format in ["csv", "table"] {
+        assert_eq!(
+            cli.ok(&["list-chat-rooms", "--output", format]),
+            "",
+            "{format}"
+        );
+    }
+    let (header, rows) = read_csv(&cli.ok(&["list-users", "--output", "csv"]));
+    assert_eq!(
+        (header.first().map(String::as_str), rows.len()),
+        (Some("_id"), 0)
+    );
+    // Not empty: a column per field.
+    emu.create_room(json!({"roomId": "r1", "name": "General"}));
+    let (header, rows) = read_csv(&cli.ok(&["list-chat-rooms", "--output", "csv"]));
+    assert!(header.iter().any(|h| h == "roomId"), "{header:?}");
+    assert_eq!(rows.len(), 1);
+}
+
+/// Hostile review: an access token is a secret, shown by no dry run of any
+/// operation that sends one: `REDACTED` in the body, read from
+/// `$ROOMCHAT_ACCESS_TOKEN` by the curl command, which then sends exactly
+/// the SDK's request.
+#[test]
+fn a_dry_run_shows_no_access_token() {
+    let emu = emulator(unlimited());
+    let cli = Cli::new(&emu, "token");
+    let token = "eyJhbGciOi.secret-token.s1gn";
+    let cases: [(&[&str], &str, Value); 4] = [
+        (
+            &["validate-access-token", "--access-token", token],
+            "validate_access_token",
+            json!({"accessToken": token}),
+        ),
+        (
+            &["invalidate-access-token", "--access-token", token],
+            "invalidate_access_token",
+            json!({"accessToken": token}),
+        ),
+        (
+            &[
+                "send-room-message",
+                "r1",
+                "--message",
+                "hi",
+                "--user-access-token",
+                token,
+            ],
+            "send_room_message",
+            json!({"roomId": "r1", "message": "hi", "userAccessToken": token}),
+        ),
+        (
+            &[
+                "send-channel-message",
+                "r1",
+                "c1",
+                "--message",
+                "hi",
+                "--user-access-token",
+                token,
+            ],
+            "send_channel_message",
+            json!({"roomId": "r1", "channelId": "c1", "message": "hi", "userAccessToken": token}),
+        ),
+    ];
+    // These are every operation with an access token among its params.
+    let with_tokens: Vec<&str> = Operation::ALL
+        .into_iter()
+        .filter_map(|op| op.spec())
+        .filter(|spec| {
+            spec.params
+                .iter()
+                .any(|p| p.name.to_ascii_lowercase().contains("accesstoken"))
+        })
+        .map(|spec| spec.name)
+        .collect();
+    let tested: Vec<&str> = cases.iter().map(|(_, name, _)| *name).collect();
+    assert_eq!(with_tokens, tested);
+
+    // The guide's example, as it prints it.
+    let guide = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let command = "$ roomchat validate-access-token --access-token \"$TOKEN\" --dry-run\n";
+    let example = guide
+        .split(command)
+        .nth(1)
+        .and_then(|rest| rest.split("```").next());
+    let printed = cli.ok(&[
+        "validate-access-token",
+        "--access-token",
+        token,
+        "--dry-run",
+        "--base-url",
+        "https://api.example.com",
+    ]);
+    assert_eq!(Some(printed.as_str()), example, "cli/README.md, Dry run");
+
+    for (args, name, params) in &cases {
+        let request = Operation::from_name(name).unwrap().build(params).unwrap();
+        let mut as_json = args.to_vec();
+        as_json.extend(["--dry-run", "--output", "json"]);
+        let mut as_text = args.to_vec();
+        as_text.push("--dry-run");
+        for run in [&as_json, &as_text] {
+            let ran = cli.run(run);
+            assert_eq!(ran.code, 0, "{run:?}: {}", ran.stderr);
+            assert!(
+                !ran.stdout.contains(token) && !ran.stderr.contains(token),
+                "{run:?} shows the token:\n{}{}",
+                ran.stdout,
+                ran.stderr
+            );
+            assert!(
+                ran.stdout.contains(r#"ccessToken":"REDACTED""#),
+                "{}",
+                ran.stdout
+            );
+        }
+        let shown: Value = serde_json::from_str(&cli.ok(&as_json)).unwrap();
+        let curl = shown["curl"].as_str().unwrap();
+        assert!(curl.contains("\"$ROOMCHAT_ACCESS_TOKEN\""), "{curl}");
+
+        // The curl command, run by a shell (a stand-in `curl` prints its arguments), sends
+        // the SDK's request once the key and the token are in the environment.
+        #[cfg(unix)]
+        {
+            let printed = Command::new("sh")
+                .arg("-c")
+                .arg(format!(
+                    "curl() {{ for a in \"$@\"; do printf '%s\\n' \"$a\"; done; }}; {curl}"
+                ))
+                .env("ROOMCHAT_PRIVATE_KEY", emu.private_key())
+                .env("ROOMCHAT_PUBLIC_KEY", emu.public_key())
+                .env("ROOMCHAT_ACCESS_TOKEN", token)
+                .output()
+                .unwrap();
+            let printed = String::from_utf8(printed.stdout).unwrap();
+            let words: Vec<&str> = printed.lines().collect();
+            let key = match request.auth_param() {
+                Some("publicKey") => emu.public_key(),
+                _ => emu.private_key(),
+            };
+            assert_eq!(words[3], request.url(emu.base_url(), Some(&key)), "{curl}");
+            assert_eq!(words.last().copied(), request.body.as_deref(), "{curl}");
+        }
+    }
 }
 
 /// Every `name(1)` a man page names.

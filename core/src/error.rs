@@ -128,7 +128,10 @@ impl fmt::Display for ErrorKind {
 /// It carries the [`ErrorKind`], a human-readable message (the service's own
 /// text when it sent one), the HTTP status when there was an answer, the
 /// method and the path of the request (with `auth` redacted), the `eventId` of
-/// a server failure, and how long to wait when rate limited. The private key
+/// a server failure, how long to wait when rate limited, and each text the
+/// service's error body held ([`service_message`](Self::service_message),
+/// [`service_error`](Self::service_error),
+/// [`service_error_message`](Self::service_error_message)). The private key
 /// never appears in any of them.
 #[derive(Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{kind}: {message}{}", self.context())]
@@ -138,8 +141,62 @@ pub struct Error {
     status: Option<u16>,
     method: Option<String>,
     path: Option<String>,
-    event_id: Option<String>,
     retry_after: Option<Duration>,
+    /// What the service's body said (its texts, its `eventId`). Boxed: most
+    /// errors have none, and the error stays small to return.
+    service: Option<Box<ServiceParts>>,
+}
+
+/// What a service's error body said besides its status.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct ServiceParts {
+    texts: ServiceTexts,
+    event_id: Option<String>,
+}
+
+/// The texts of a service's error body, each as it came (see
+/// [`Error::service_message`]). Empty strings, `"error": true` and other
+/// non-text values are not texts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct ServiceTexts {
+    /// `message`.
+    pub(crate) message: Option<String>,
+    /// `error`: a string, or a validation object's `message` or `details[].message` joined by `"; "`.
+    pub(crate) error: Option<String>,
+    /// `errorMessage`.
+    pub(crate) error_message: Option<String>,
+}
+
+impl ServiceTexts {
+    /// The error's message: the distinct texts in the order `message`,
+    /// `errorMessage`, `error` (the first is the one the kind is read from), the
+    /// first followed by `": "` and the others joined by `"; "`; a text equal to
+    /// an earlier one is shown once. Empty when the body held none.
+    pub(crate) fn shown(&self) -> String {
+        let mut texts: Vec<&str> = Vec::with_capacity(3);
+        for text in [&self.message, &self.error_message, &self.error]
+            .into_iter()
+            .flatten()
+        {
+            if !texts.contains(&text.as_str()) {
+                texts.push(text);
+            }
+        }
+        match texts.split_first() {
+            None => String::new(),
+            Some((first, [])) => (*first).to_owned(),
+            Some((first, rest)) => format!("{first}: {}", rest.join("; ")),
+        }
+    }
+
+    /// The text the kind is read from: `message`, else `errorMessage`, else `error`.
+    pub(crate) fn primary(&self) -> &str {
+        self.message
+            .as_deref()
+            .or(self.error_message.as_deref())
+            .or(self.error.as_deref())
+            .unwrap_or_default()
+    }
 }
 
 impl fmt::Debug for Error {
@@ -150,8 +207,11 @@ impl fmt::Debug for Error {
             .field("status", &self.status)
             .field("method", &self.method)
             .field("path", &self.path)
-            .field("event_id", &self.event_id)
+            .field("event_id", &self.event_id())
             .field("retry_after", &self.retry_after)
+            .field("service_message", &self.service_message())
+            .field("service_error", &self.service_error())
+            .field("service_error_message", &self.service_error_message())
             .finish()
     }
 }
@@ -165,8 +225,8 @@ impl Error {
             status: None,
             method: None,
             path: None,
-            event_id: None,
             retry_after: None,
+            service: None,
         }
     }
 
@@ -184,8 +244,38 @@ impl Error {
     }
 
     /// The message: the service's own text when it sent one, otherwise the client's.
+    ///
+    /// A service's error body may carry its text in `message`, `errorMessage`
+    /// and `error` (section 7 of the contract). When it holds more than one and
+    /// they differ, the message shows each once: the first (in that order)
+    /// followed by `": "`, then the others joined by `"; "`, e.g.
+    /// `invalid request: "actionButtons[0].type" must be one of [link, action]`
+    /// for `{"message": "invalid request", "error": "\"actionButtons[0].type\" must
+    /// be one of [link, action]"}`. Each is also an accessor of its own
+    /// ([`service_message`](Self::service_message) …).
     pub fn message(&self) -> &str {
         &self.message
+    }
+
+    /// The service's error body's `message`, as it came; `None` when the body
+    /// had none (or it was empty, or not a string), or when the service did not answer.
+    pub fn service_message(&self) -> Option<&str> {
+        self.service.as_ref()?.texts.message.as_deref()
+    }
+
+    /// The service's error body's `error` when it is text: a string (a
+    /// validation detail such as `"actionButtons[0].type" must be one of
+    /// [link, action]`), or the validation object's `message`, else its
+    /// `details[].message` joined by `"; "`. `None` for `"error": true` (a flag,
+    /// not a detail), an empty string, or no `error` at all.
+    pub fn service_error(&self) -> Option<&str> {
+        self.service.as_ref()?.texts.error.as_deref()
+    }
+
+    /// The service's error body's `errorMessage` (an older endpoints' form), as
+    /// it came; `None` when the body had none (or it was empty, or not a string).
+    pub fn service_error_message(&self) -> Option<&str> {
+        self.service.as_ref()?.texts.error_message.as_deref()
     }
 
     /// The HTTP status, when the service answered.
@@ -205,7 +295,7 @@ impl Error {
 
     /// The service's `eventId` of a server failure, to quote to support.
     pub fn event_id(&self) -> Option<&str> {
-        self.event_id.as_deref()
+        self.service.as_ref()?.event_id.as_deref()
     }
 
     /// How long to wait before trying again, when known (rate limits, `Retry-After`).
@@ -219,12 +309,28 @@ impl Error {
     }
 
     pub(crate) fn with_event_id(mut self, event_id: Option<String>) -> Error {
-        self.event_id = event_id;
-        self
+        self.service_parts().event_id = event_id;
+        self.drop_empty_service_parts()
     }
 
     pub(crate) fn with_retry_after(mut self, retry_after: Option<Duration>) -> Error {
         self.retry_after = retry_after;
+        self
+    }
+
+    pub(crate) fn with_service_texts(mut self, texts: ServiceTexts) -> Error {
+        self.service_parts().texts = texts;
+        self.drop_empty_service_parts()
+    }
+
+    fn service_parts(&mut self) -> &mut ServiceParts {
+        self.service.get_or_insert_with(Default::default)
+    }
+
+    fn drop_empty_service_parts(mut self) -> Error {
+        if self.service.as_deref() == Some(&ServiceParts::default()) {
+            self.service = None;
+        }
         self
     }
 
@@ -249,11 +355,21 @@ impl Error {
         ];
         let scrub = |text: &mut String| *text = crate::secrets::scrub(text, &forms);
         scrub(&mut self.message);
-        if let Some(p) = self.path.as_mut() {
-            scrub(p);
+        if let Some(path) = self.path.as_mut() {
+            scrub(path);
         }
-        if let Some(e) = self.event_id.as_mut() {
-            scrub(e);
+        if let Some(service) = self.service.as_deref_mut() {
+            for text in [
+                &mut service.event_id,
+                &mut service.texts.message,
+                &mut service.texts.error,
+                &mut service.texts.error_message,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                scrub(text);
+            }
         }
         self
     }
@@ -274,7 +390,7 @@ impl Error {
         } else if let Some(s) = self.status {
             out.push_str(&format!(" (HTTP {s})"));
         }
-        if let Some(e) = &self.event_id {
+        if let Some(e) = self.event_id() {
             out.push_str(&format!(" [eventId {e}]"));
         }
         if let Some(r) = self.retry_after {

@@ -17,6 +17,7 @@
 //! assert_eq!(error.kind(), ErrorKind::InvalidAuth);
 //! ```
 
+use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::de::DeserializeOwned;
@@ -35,7 +36,7 @@ pub use crate::wire::operation::{
     RetryClass,
 };
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result, ServiceTexts};
 use crate::percent::encode_into;
 use crate::wire::models::{
     check_non_empty, CreateUser, CreatedUser, Deactivated, Invalidated, Message, RawAuth,
@@ -43,8 +44,9 @@ use crate::wire::models::{
 };
 use crate::wire::view::UserPageView;
 
-/// A request as it goes on the wire, before the key is added.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A request as it goes on the wire, before the key is added. Its `Debug`
+/// shows any access token in the query or the body as `REDACTED`.
+#[derive(Clone, PartialEq, Eq)]
 pub struct WireRequest {
     /// The HTTP method, upper case.
     pub method: String,
@@ -102,7 +104,7 @@ impl WireRequest {
             url.push(separator);
             encode_into(name, &mut url);
             url.push('=');
-            if hide_tokens && name.eq_ignore_ascii_case("accesstoken") {
+            if hide_tokens && is_access_token_name(name) {
                 url.push_str("REDACTED");
             } else {
                 encode_into(value, &mut url);
@@ -125,6 +127,43 @@ impl WireRequest {
         self.build_url("", Some("REDACTED"), true)
     }
 
+    /// The body with the value of every access token in it (a string field
+    /// named as [`is_access_token_name`] says, at any depth) replaced by
+    /// `mark`; the body as it is when it holds none.
+    pub fn body_hiding_access_tokens(&self, mark: &str) -> Option<std::borrow::Cow<'_, str>> {
+        // Whether it hid one: every one is hidden (no stop at the first).
+        fn hide(value: &mut Value, mark: &str) -> bool {
+            let mut hid = false;
+            match value {
+                Value::Object(fields) => {
+                    for (name, value) in fields {
+                        if is_access_token_name(name) && value.is_string() {
+                            *value = Value::from(mark);
+                            hid = true;
+                        } else {
+                            hid |= hide(value, mark);
+                        }
+                    }
+                }
+                Value::Array(items) => {
+                    for item in items {
+                        hid |= hide(item, mark);
+                    }
+                }
+                _ => {}
+            }
+            hid
+        }
+        let body = self.body.as_deref()?;
+        if let Ok(mut value) = serde_json::from_str::<Value>(body) {
+            // Written from a `Value`: written again, it is the same text but the tokens.
+            if hide(&mut value, mark) {
+                return Some(std::borrow::Cow::Owned(value.to_string()));
+            }
+        }
+        Some(std::borrow::Cow::Borrowed(body))
+    }
+
     /// Whether it may be sent again after a 5xx, a timeout or a lost answer
     /// without creating or posting anything twice: a declared operation's
     /// retry class says ([`Operation::spec`], [`RetryClass`]);
@@ -139,6 +178,40 @@ impl WireRequest {
             ),
         }
     }
+}
+
+impl fmt::Debug for WireRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let query: Vec<(&str, &str)> = self
+            .query
+            .iter()
+            .map(|(name, value)| {
+                let shown = if is_access_token_name(name) {
+                    "REDACTED"
+                } else {
+                    value
+                };
+                (name.as_str(), shown)
+            })
+            .collect();
+        f.debug_struct("WireRequest")
+            .field("method", &self.method)
+            .field("path", &self.path)
+            .field("query", &query)
+            .field("body", &self.body_hiding_access_tokens("REDACTED"))
+            .field("auth", &self.auth)
+            .finish()
+    }
+}
+
+/// Whether a query parameter or a body field holds an access token
+/// (`accessToken`, `userAccessToken`, any case): it signs a user in, a secret
+/// like the keys, shown in no output.
+pub fn is_access_token_name(name: &str) -> bool {
+    // Bytes, not a str slice: a non-ASCII name has no character boundary there.
+    let name = name.as_bytes();
+    name.len() >= b"accesstoken".len()
+        && name[name.len() - b"accesstoken".len()..].eq_ignore_ascii_case(b"accesstoken")
 }
 
 // ---- builders -----------------------------------------------------------------------
@@ -418,14 +491,17 @@ pub(crate) fn decode_json<T: Decoded>(response: &WireResponse) -> Result<T> {
     };
     // A 2xx that says it failed (`{"success": false, "message": …}`) is an error.
     if value.get("success") == Some(&Value::Bool(false)) {
-        let (kind, mut message) = classify(response.status, &error_text(&value));
+        let service = service_texts(&value);
+        let (kind, mut message) = classify(response.status, &service);
         if message.is_empty() {
             message = format!(
                 "the service answered HTTP {} with \"success\": false",
                 response.status
             );
         }
-        return Err(Error::new(kind, message).with_status(response.status));
+        return Err(Error::new(kind, message)
+            .with_status(response.status)
+            .with_service_texts(service));
     }
     T::deserialize(&value).map_err(|e| {
         Error::new(
@@ -461,8 +537,8 @@ fn not_json(response: &WireResponse, e: &serde_json::Error) -> Error {
 pub fn decode_error(response: &WireResponse, now: SystemTime) -> Error {
     let json: Option<Value> = serde_json::from_slice(&response.body).ok();
     let status = response.status;
-    let text = json.as_ref().map(error_text).unwrap_or_default();
-    let (mut kind, message) = classify(status, &text);
+    let service = json.as_ref().map(service_texts).unwrap_or_default();
+    let (mut kind, message) = classify(status, &service);
     // The service's 404 for an unknown room is an empty object: JSON, so the
     // service's own answer, not a proxy's page.
     // The reference pages print room validation failures (the object with
@@ -501,25 +577,20 @@ pub fn decode_error(response: &WireResponse, now: SystemTime) -> Error {
         .with_status(status)
         .with_event_id(event_id)
         .with_retry_after(retry_after)
+        .with_service_texts(service)
 }
 
-/// The error text of a body: `message`, then `errorMessage`, then `error` as a
-/// string, or an object's `message` or `details[].message`.
-fn error_text(body: &Value) -> String {
+/// The texts of an error body: `message`, `errorMessage`, and `error` as a
+/// string or a validation object's `message` or `details[].message` joined by `"; "`.
+fn service_texts(body: &Value) -> ServiceTexts {
     let text = |v: Option<&Value>| {
         v.and_then(Value::as_str)
             .filter(|s| !s.is_empty())
             .map(str::to_owned)
     };
-    if let Some(t) = text(body.get("message")).or_else(|| text(body.get("errorMessage"))) {
-        return t;
-    }
-    match body.get("error") {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Object(o)) => {
-            if let Some(t) = text(o.get("message")) {
-                return t;
-            }
+    let error = match body.get("error") {
+        Some(Value::String(s)) => Some(s.clone()).filter(|s| !s.is_empty()),
+        Some(Value::Object(o)) => text(o.get("message")).or_else(|| {
             let details: Vec<&str> = o
                 .get("details")
                 .and_then(Value::as_array)
@@ -529,14 +600,22 @@ fn error_text(body: &Value) -> String {
                         .collect()
                 })
                 .unwrap_or_default();
-            details.join("; ")
-        }
-        _ => String::new(),
+            Some(details.join("; ")).filter(|s| !s.is_empty())
+        }),
+        _ => None,
+    };
+    ServiceTexts {
+        message: text(body.get("message")),
+        error,
+        error_message: text(body.get("errorMessage")),
     }
 }
 
-fn classify(status: u16, text: &str) -> (ErrorKind, String) {
-    let lower = text.to_ascii_lowercase();
+/// The kind of an error answer, read from its status and the body's first
+/// text (`message`, else `errorMessage`, else `error`), and the message to show
+/// (every distinct text: [`ServiceTexts::shown`]).
+fn classify(status: u16, service: &ServiceTexts) -> (ErrorKind, String) {
+    let lower = service.primary().to_ascii_lowercase();
     // The public key too: validate access token is authenticated by it.
     let mentions_key = lower.contains("auth token")
         || lower.contains("api key")
@@ -570,8 +649,9 @@ fn classify(status: u16, text: &str) -> (ErrorKind, String) {
         200..=299 => ErrorKind::InvalidRequest,
         _ => ErrorKind::UnexpectedStatus,
     };
-    let message = match (kind, text.is_empty()) {
-        (_, false) => text.to_owned(),
+    let shown = service.shown();
+    let message = match (kind, shown.is_empty()) {
+        (_, false) => shown,
         (ErrorKind::RateLimited, true) => "rate limit exceeded".to_owned(),
         _ => String::new(),
     };
@@ -688,6 +768,39 @@ mod tests {
 
     fn answer(status: u16, body: &str) -> WireResponse {
         WireResponse::new(status, vec![], body.as_bytes().to_vec())
+    }
+
+    /// Access tokens sign a user in: a request's `Debug` (a log line, a panic
+    /// message) shows none, in the body at any depth or in the query.
+    #[test]
+    fn a_requests_debug_shows_no_access_token() {
+        let secret = "tok-\u{e9}-0123456789";
+        let mut requests = vec![
+            crate::wire::validate_access_token(secret).unwrap(),
+            crate::wire::invalidate_access_token(secret).unwrap(),
+            Operation::SendRoomMessage
+                .build(&serde_json::json!({
+                    "roomId": "r", "userAccessToken": secret, "message": "hi"
+                }))
+                .unwrap(),
+        ];
+        let mut raw = WireRequest::new("GET", "/x".into());
+        raw.query.push(("ACCESSTOKEN".into(), secret.into()));
+        raw.query.push(("\u{e9}ccesstoken".into(), "shown".into()));
+        raw.body = Some(serde_json::json!({"a": [{"b": {"AccessToken": secret}}]}).to_string());
+        requests.push(raw);
+        for request in &requests {
+            let shown = format!("{request:?} {request:#?}");
+            assert!(!shown.contains(secret), "{shown}");
+            assert!(shown.contains("REDACTED"), "{shown}");
+        }
+        // The body keeps everything else; a name that only ends alike is not a token.
+        let body = requests[2].body_hiding_access_tokens("X").unwrap();
+        assert!(
+            body.contains(r#""message":"hi""#) && body.contains(r#""userAccessToken":"X""#),
+            "{body}"
+        );
+        assert!(format!("{:?}", requests[3]).contains("shown"));
     }
 
     #[test]

@@ -100,6 +100,20 @@ fn response_vectors() {
                     assert_eq!(e.message(), message, "{name}");
                 }
                 assert_eq!(e.event_id(), want["event_id"].as_str(), "{name}");
+                let service = &want["service"];
+                assert_eq!(
+                    (
+                        e.service_message(),
+                        e.service_error(),
+                        e.service_error_message()
+                    ),
+                    (
+                        service["message"].as_str(),
+                        service["error"].as_str(),
+                        service["errorMessage"].as_str()
+                    ),
+                    "{name}: the service's texts"
+                );
                 assert_eq!(
                     e.retry_after(),
                     want["retry_after_ms"].as_u64().map(Duration::from_millis),

@@ -432,3 +432,37 @@ fn field_note_variants_decode_against_the_wire() {
         assert_eq!(e.status(), Some(status));
     }
 }
+
+#[test]
+fn the_services_detail_is_in_the_message_and_each_text_an_accessor() {
+    // Issue 44, item 15: `{"message": "invalid request", "error": "<detail>"}` was
+    // `invalid request`, the detail dropped.
+    let emu = emulator("service_detail");
+    let key = emu.private_key();
+    let client = builder(&emu).max_retries(0).build().unwrap();
+    let detail = r#""actionButtons[0].type" must be one of [link, action]"#;
+    let body = serde_json::json!({"message": "invalid request", "error": detail, "success": false});
+    emu.add_fault(once("GET", USERS, respond(400, &body.to_string(), &[])));
+    let e = client.list_users(&ListUsers::default()).unwrap_err();
+    check(&e, ErrorKind::InvalidRequest, &key);
+    assert_eq!(e.message(), format!("invalid request: {detail}"));
+    assert_eq!(e.service_message(), Some("invalid request"));
+    assert_eq!(e.service_error(), Some(detail));
+    assert_eq!(e.service_error_message(), None);
+    assert!(
+        e.to_string()
+            .starts_with(&format!("invalid_request: invalid request: {detail} (GET ")),
+        "{e}"
+    );
+    // A service that echoes the key in any of its texts: redacted in each.
+    let body = serde_json::json!({
+        "message": "invalid request",
+        "error": format!("auth={key} is odd"),
+        "errorMessage": format!("{key} is odd too"),
+    });
+    emu.add_fault(once("GET", USERS, respond(400, &body.to_string(), &[])));
+    let e = client.list_users(&ListUsers::default()).unwrap_err();
+    check(&e, ErrorKind::InvalidRequest, &key);
+    assert_eq!(e.service_error(), Some("auth=REDACTED is odd"));
+    assert_eq!(e.service_error_message(), Some("REDACTED is odd too"));
+}

@@ -183,19 +183,43 @@ fn builder_errors_never_quote_the_key_in_a_url() {
 /// to any host.
 #[test]
 fn user_info_cannot_pass_a_remote_host_off_as_loopback() {
+    // The builder's error for a base URL it refuses.
+    let refused = |url: &str| {
+        Client::builder("sk_user_info")
+            .base_url(url)
+            .build()
+            .map(|_| ())
+            .unwrap_err()
+    };
     for url in [
         "http://localhost:80@example.com",
         "http://127.0.0.1@example.com/api",
         "http://[::1]@example.com",
         "https://user:pass@api.example.com",
     ] {
-        let e = Client::builder("sk_user_info")
-            .base_url(url)
-            .build()
-            .map(|_| ())
-            .unwrap_err();
+        let e = refused(url);
         assert_eq!(e.kind(), ErrorKind::Configuration, "{url}");
         assert!(e.message().contains("user information"), "{e}");
+        assert!(
+            !e.message().contains("pass@"),
+            "a password in the URL is shown: {e}"
+        );
+    }
+    let e = refused("http://deploy:hunter2-s3cret@127.0.0.1:1");
+    assert!(!e.to_string().contains("hunter2"), "{e}");
+    assert!(e.message().contains("http://REDACTED@127.0.0.1:1"), "{e}");
+    // Refused as not a valid URL (a `#` or `?` in the password, a blank, a query): no
+    // parser can say where its user information ends, and none of it is shown.
+    for url in [
+        "https://deploy:hunter2#x@api.example.com",
+        "https://deploy:hunter2?x@api.example.com",
+        "https://deploy:hunter2@api.example.com ",
+        "https://deploy:hunter2@api.example.com?pass=a@b",
+    ] {
+        let e = refused(url);
+        assert_eq!(e.kind(), ErrorKind::Configuration, "{url}");
+        assert!(!format!("{e} {e:?}").contains("hunter2"), "{url}: {e}");
+        assert!(e.message().contains("https://REDACTED@"), "{e}");
     }
     // Loopback and https stay accepted; an `@` in the path is no user information.
     for url in [

@@ -271,7 +271,7 @@ fn a_rate_limit_wait_rides_on_the_next_attempt_and_a_refused_call_ends_with_its_
     let hooks = Arc::new(Mutex::new(Vec::new()));
     // 1 start per ~315 ms: the second call waits.
     let client = builder(&emu)
-        .rate_limit(RateLimitConfig::new(2, Duration::from_millis(300)))
+        .rate_limit(RateLimitConfig::new(1, Duration::from_millis(300)))
         .instrumentation(recording(&hooks, vec![]))
         .build()
         .unwrap();
@@ -301,7 +301,7 @@ fn a_rate_limit_wait_rides_on_the_next_attempt_and_a_refused_call_ends_with_its_
 
     // A client of the same key that fails at once: no attempt, the call's end says why.
     let refusing = builder(&emu)
-        .rate_limit(RateLimitConfig::new(2, Duration::from_millis(300)).fail_fast())
+        .rate_limit(RateLimitConfig::new(1, Duration::from_millis(300)).fail_fast())
         .instrumentation(recording(&hooks, vec![]))
         .build()
         .unwrap();
@@ -332,7 +332,7 @@ fn a_rate_limit_wait_rides_on_the_next_attempt_and_a_refused_call_ends_with_its_
     };
     // (The key's budget takes the settings of its latest client: waiting again.)
     let client = builder(&emu)
-        .rate_limit(RateLimitConfig::new(2, Duration::from_millis(300)))
+        .rate_limit(RateLimitConfig::new(1, Duration::from_millis(300)))
         .instrumentation(recording(&hooks, vec![]))
         .build()
         .unwrap();

@@ -338,7 +338,7 @@ fn a_rate_limit_wait_is_an_event_of_the_call_and_a_metric() {
     let sdk = Sdk::new();
     // 1 start per ~315 ms: the second call waits.
     let client =
-        sdk.client(builder(&emu).rate_limit(RateLimitConfig::new(2, Duration::from_millis(300))));
+        sdk.client(builder(&emu).rate_limit(RateLimitConfig::new(1, Duration::from_millis(300))));
     client.list_chat_rooms().unwrap();
     client.list_chat_rooms().unwrap();
     let spans = sdk.spans();

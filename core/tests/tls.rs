@@ -102,3 +102,72 @@ fn a_new_client_resumes_the_session_of_an_earlier_one_with_the_same_roots() {
         "{stats:?}"
     );
 }
+
+/// Data segments the peer of `socket` sent it so far (Linux's `TCP_INFO`).
+#[cfg(target_os = "linux")]
+fn segments_received(socket: &std::net::TcpStream) -> u32 {
+    use std::os::fd::AsRawFd;
+    // SAFETY: all-zero is a valid tcp_info.
+    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut length = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    // SAFETY: a valid socket, and a buffer of `length` bytes that outlives the call.
+    let status = unsafe {
+        libc::getsockopt(
+            socket.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut info as *mut libc::tcp_info).cast(),
+            &mut length,
+        )
+    };
+    assert_eq!(status, 0, "{}", std::io::Error::last_os_error());
+    info.tcpi_data_segs_in
+}
+
+/// A new connection's last handshake flight (ChangeCipherSpec, Finished) leaves
+/// with the first request, in one segment: two segments from the client in all
+/// (the ClientHello, then that), where there were three or four; and a pooled
+/// connection's request is one segment (issue 44, item 24: fewer packets, so
+/// fewer that a lossy link can hold back).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_new_connection_sends_its_handshake_finish_with_the_first_request() {
+    use std::net::{TcpListener, TcpStream};
+    let emu = tls_emulator("tls_segments", EmulatorTls::generated());
+    let upstream = emu.base_url().trim_start_matches("https://").to_owned();
+    // A forwarder in front of the emulator: the client's socket's far end is ours.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (accepted, client_side) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let (from_client, _) = listener.accept().unwrap();
+        let to_server = TcpStream::connect(upstream).unwrap();
+        accepted.send(from_client.try_clone().unwrap()).unwrap();
+        let (mut a, mut b) = (
+            from_client.try_clone().unwrap(),
+            to_server.try_clone().unwrap(),
+        );
+        std::thread::spawn(move || std::io::copy(&mut b, &mut a));
+        let (mut client, mut server) = (from_client, to_server);
+        let _ = std::io::copy(&mut client, &mut server);
+    });
+    let client = builder(&emu)
+        .base_url(format!("https://127.0.0.1:{port}"))
+        .build()
+        .unwrap();
+    client.list_users(&ListUsers::default()).unwrap();
+    let socket = client_side.recv().unwrap();
+    assert_eq!(
+        segments_received(&socket),
+        2,
+        "the ClientHello, then the handshake's finish and the request together"
+    );
+    client.list_users(&ListUsers::default()).unwrap();
+    assert_eq!(
+        segments_received(&socket),
+        3,
+        "one more for a pooled connection's request"
+    );
+    let stats = emu.connection_stats();
+    assert_eq!((stats.accepted, stats.tls_handshakes), (1, 1), "{stats:?}");
+}

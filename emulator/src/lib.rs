@@ -123,11 +123,16 @@ pub struct EmulatorConfig {
     pub seed_users: usize,
     /// Request bodies larger than this are answered 413.
     pub max_body_bytes: usize,
-    /// How long a client may take to send a request's line and headers (and
-    /// may stay idle between requests on a keep-alive connection) before the
-    /// connection is closed, and then to send its body before it is answered
-    /// 408 and closed. Default 10 s.
+    /// How long a client may take to finish its TLS handshake, or to send a
+    /// request's line and headers, before the connection is closed, and then to
+    /// send its body before it is answered 408 and closed. Default 10 s.
     pub read_timeout: Duration,
+    /// How long a keep-alive connection may wait for its next request (its first
+    /// one too, once connected) before it is closed; every answer says so
+    /// (`Keep-Alive: timeout=N`). `None` (the default): `read_timeout`. A short one
+    /// (the test network's 1 s) closes idle connections soon without cutting off
+    /// the handshake of a client slowed down by a busy machine.
+    pub idle_timeout: Option<Duration>,
     /// How many requests the journal keeps (the latest; older ones are dropped
     /// and counted, see [`Emulator::journal_dropped`]). 0 keeps none.
     pub journal_capacity: usize,
@@ -153,6 +158,7 @@ impl Default for EmulatorConfig {
             max_body_bytes: 1_048_576,
             journal_capacity: JOURNAL_DEFAULT_CAPACITY,
             read_timeout: Duration::from_secs(10),
+            idle_timeout: None,
             tls: None,
             gzip_min_bytes: None,
         }
@@ -250,6 +256,7 @@ pub(crate) struct Shared {
     state: Mutex<State>,
     max_body_bytes: usize,
     read_timeout: Duration,
+    idle_timeout: Duration,
     gzip_min_bytes: Option<usize>,
     connections: tls::ConnectionCounters,
 }
@@ -269,6 +276,7 @@ impl Shared {
             state: Mutex::new(state),
             max_body_bytes: config.max_body_bytes,
             read_timeout: config.read_timeout,
+            idle_timeout: config.idle_timeout.unwrap_or(config.read_timeout),
             gzip_min_bytes: config.gzip_min_bytes,
             connections: tls::ConnectionCounters::default(),
         }
@@ -311,10 +319,10 @@ impl std::fmt::Debug for Emulator {
 impl Emulator {
     /// Binds the address and starts serving on background threads; returns once it accepts.
     pub fn start(config: EmulatorConfig) -> std::io::Result<Emulator> {
-        if config.read_timeout.is_zero() {
+        if config.read_timeout.is_zero() || config.idle_timeout.is_some_and(|t| t.is_zero()) {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
-                "read_timeout must not be zero",
+                "read_timeout and idle_timeout must not be zero",
             ));
         }
         // Certificates first: a bad one is refused before any port is taken.

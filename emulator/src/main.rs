@@ -18,7 +18,7 @@ const USAGE: &str =
     "usage: roomchat-emulator [--host 127.0.0.1] [--port 0] [--private-key K] [--public-key P]
                          [--rate-limit 600/60s] [--rate-limit-headers] [--seed-users N] [--seed FILE]
                          [--max-body-bytes N] [--journal-capacity N] [--read-timeout 10s]
-                         [--ignore-stdin] [--gzip-min-bytes N]
+                         [--idle-timeout 10s] [--ignore-stdin] [--gzip-min-bytes N]
                          [--tls [--tls-name NAME]... [--tls-expired]]
                          [--tls-cert PATH --tls-key PATH [--tls-ca PATH]]
 
@@ -94,6 +94,14 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
                     .ok()
                     .filter(|d| !d.is_zero())
                     .ok_or("--read-timeout takes a non-zero duration such as 10s or 500ms")?
+            }
+            "--idle-timeout" => {
+                config.idle_timeout = Some(
+                    humantime::parse_duration(&value()?)
+                        .ok()
+                        .filter(|d| !d.is_zero())
+                        .ok_or("--idle-timeout takes a non-zero duration such as 1s or 500ms")?,
+                )
             }
             "--ignore-stdin" => watch_stdin = false,
             "--gzip-min-bytes" => {

@@ -14,7 +14,7 @@ use http_body::Frame;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::header::{
-    HeaderValue, ACCEPT_ENCODING, ALLOW, CONNECTION, CONTENT_ENCODING, CONTENT_LENGTH,
+    HeaderName, HeaderValue, ACCEPT_ENCODING, ALLOW, CONNECTION, CONTENT_ENCODING, CONTENT_LENGTH,
     CONTENT_TYPE, RETRY_AFTER, VARY,
 };
 use hyper::{Method, Request, Response, StatusCode};
@@ -33,6 +33,9 @@ type Body = http_body_util::combinators::BoxBody<Bytes, io::Error>;
 /// The most bytes of request line and headers a request may have (hyper's read
 /// buffer); more is answered 431 and the connection closed.
 pub(crate) const MAX_HEAD_BYTES: usize = 64 * 1024;
+
+/// `Keep-Alive` (the http crate names no constant for it).
+const KEEP_ALIVE: HeaderName = HeaderName::from_static("keep-alive");
 
 /// Why a request's body could not be had.
 enum BodyError {
@@ -100,21 +103,62 @@ async fn serve_connection<S>(stream: S, shared: Arc<Shared>)
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let read_timeout = shared.read_timeout;
-    let service =
-        hyper::service::service_fn(move |req: Request<Incoming>| handle(req, shared.clone()));
+    let idle_timeout = shared.idle_timeout;
+    let idle_hint = keep_alive_hint(idle_timeout);
+    let service = hyper::service::service_fn(move |req: Request<Incoming>| {
+        let last = last_request(&req);
+        let answer = handle(req, shared.clone());
+        let idle_hint = idle_hint.clone();
+        async move {
+            let mut response = answer.await?;
+            if !last && !connection_has(response.headers(), "close") {
+                response.headers_mut().insert(KEEP_ALIVE, idle_hint);
+            }
+            Ok::<_, io::Error>(response)
+        }
+    });
     // A connection that ends in an error (a closed-connection fault, a client
     // hanging up) only ends that connection.
-    // A client slower than `read_timeout` to send its headers (or idle that
-    // long between requests) is disconnected; headers past MAX_HEAD_BYTES
-    // are answered 431 by hyper, which then closes the connection.
+    // A client idle for `idle_timeout` (`read_timeout` unless set) before a
+    // request has sent its headers is disconnected: hyper's one timer covers the
+    // wait and the headers. It starts once an answer is flushed whole, so a slow
+    // reader of a large answer is never cut off. Headers past MAX_HEAD_BYTES are
+    // answered 431 by hyper, which then closes the connection.
     let _ = hyper::server::conn::http1::Builder::new()
         .keep_alive(true)
         .timer(TokioTimer::new())
-        .header_read_timeout(read_timeout)
+        .header_read_timeout(idle_timeout)
         .max_buf_size(MAX_HEAD_BYTES)
         .serve_connection(TokioIo::new(stream), service)
         .await;
+}
+
+/// `Keep-Alive: timeout=N`: the whole seconds an idle connection is kept (`idle_timeout`,
+/// rounded down). A client that keeps idle connections longer than the server and sends
+/// on one just as the server closes it gets a reset ("other side closed", "socket hang
+/// up") for a request that never arrived: a busy process (a large answer parsed on a
+/// loaded CPU) does not see the close in time. Node's `http.Agent` and undici (fetch)
+/// read this hint and stop reusing a connection a margin (1 s, 2 s) before it; with a
+/// hint below their margin, they do not reuse the connection at all.
+fn keep_alive_hint(idle_timeout: Duration) -> HeaderValue {
+    HeaderValue::from_str(&format!("timeout={}", idle_timeout.as_secs()))
+        .unwrap_or_else(|_| HeaderValue::from_static("timeout=0"))
+}
+
+/// Whether the connection ends after this request: `Connection: close`, or HTTP/1.0
+/// without `Connection: keep-alive`.
+fn last_request<B>(req: &Request<B>) -> bool {
+    connection_has(req.headers(), "close")
+        || (req.version() == hyper::Version::HTTP_10
+            && !connection_has(req.headers(), "keep-alive"))
+}
+
+/// Whether the `Connection` header lists `token`.
+fn connection_has(headers: &hyper::HeaderMap, token: &str) -> bool {
+    headers.get_all(CONNECTION).iter().any(|v| {
+        v.to_str()
+            .is_ok_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case(token)))
+    })
 }
 
 /// One request. `Err` makes hyper drop the connection without an answer.

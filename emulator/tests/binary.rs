@@ -134,6 +134,8 @@ fn bad_arguments_exit_2() {
         &["--journal-capacity", "1000001"],
         &["--read-timeout", "0s"],
         &["--read-timeout", "soon"],
+        &["--idle-timeout", "0s"],
+        &["--idle-timeout", "soon"],
         &["--tls-cert", "cert.pem"],
         &["--tls-key", "key.pem"],
         &["--tls", "--tls-cert", "cert.pem", "--tls-key", "key.pem"],

@@ -266,9 +266,13 @@ pub extern "C" fn roomchat_client_options_set_retries(
 
 /// Sets the client-side rate limit of the key: `requests` per `window_ms`
 /// (default 600 per 60 000), and whether a call fails at once (`fail_fast`)
-/// or waits up to `max_wait_ms` for a slot when the budget is spent. A window
-/// or wait above 10^12 ms (10^9 s), or 0 requests or a 0 window, makes
-/// `roomchat_client_new` fail with `ROOMCHAT_RESULT_CONFIGURATION`.
+/// or waits up to `max_wait_ms` for a slot when the budget is spent. The
+/// longest a slot can take to free is the window plus its jitter allowance
+/// (`window_ms / 20`, at most 1000): a `max_wait_ms` of at least that and a
+/// second (for contention and the round trip to Redis) never fails a call that
+/// waiting would let through (the default, without this call, waits 62 000
+/// ms). A window or wait above 10^12 ms (10^9 s), or 0 requests or a 0 window,
+/// makes `roomchat_client_new` fail with `ROOMCHAT_RESULT_CONFIGURATION`.
 #[no_mangle]
 pub extern "C" fn roomchat_client_options_set_rate_limit(
     options: *mut roomchat_client_options,

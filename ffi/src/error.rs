@@ -103,6 +103,15 @@ pub struct roomchat_error {
     retry_after_ms: i64,
     method: Option<CString>,
     path: Option<CString>,
+    /// Boxed: most errors have none, and a failure stays small to return.
+    service: Option<Box<ServiceTexts>>,
+}
+
+/// The texts of the service's error body (see `roomchat::Error::service_message`).
+struct ServiceTexts {
+    message: Option<CString>,
+    error: Option<CString>,
+    error_message: Option<CString>,
 }
 
 /// A failure inside a call, before it is handed to C.
@@ -123,6 +132,7 @@ impl Failure {
                 retry_after_ms: -1,
                 method: None,
                 path: None,
+                service: None,
             },
         }
     }
@@ -152,9 +162,21 @@ impl From<roomchat::Error> for Failure {
                     .unwrap_or(-1),
                 method: e.method().map(|s| c_string(s.to_owned())),
                 path: e.path().map(|s| c_string(s.to_owned())),
+                service: service_texts(&e),
             },
         }
     }
+}
+
+fn service_texts(e: &roomchat::Error) -> Option<Box<ServiceTexts>> {
+    let text = |t: Option<&str>| t.map(|s| c_string(s.to_owned()));
+    let texts = ServiceTexts {
+        message: text(e.service_message()),
+        error: text(e.service_error()),
+        error_message: text(e.service_error_message()),
+    };
+    let any = texts.message.is_some() || texts.error.is_some() || texts.error_message.is_some();
+    any.then(|| Box::new(texts))
 }
 
 /// The message a failure carries.
@@ -204,6 +226,16 @@ fn borrow<'a>(error: *const roomchat_error) -> Option<&'a roomchat_error> {
     unsafe { error.as_ref() }
 }
 
+/// One text of `error`'s service body, borrowed as `opt_ptr` does; NULL without one.
+fn service_text(
+    error: *const roomchat_error,
+    text: impl Fn(&ServiceTexts) -> &Option<CString>,
+) -> *const c_char {
+    borrow(error)
+        .and_then(|e| e.service.as_deref())
+        .map_or(ptr::null(), |s| opt_ptr(text(s)))
+}
+
 fn opt_ptr(s: &Option<CString>) -> *const c_char {
     s.as_ref().map_or(ptr::null(), |s| s.as_ptr())
 }
@@ -218,6 +250,11 @@ pub extern "C" fn roomchat_error_code(error: *const roomchat_error) -> roomchat_
 
 /// The message of `error`: the service's own text when it sent one. Never
 /// NULL for a non-NULL `error`; borrowed, valid until `roomchat_error_free`.
+/// When the service's error body held more than one text (`message`,
+/// `errorMessage`, `error`) and they differ, it shows each once: the first, then
+/// `": "` and the others joined by `"; "` (`invalid request: "actionButtons[0].type"
+/// must be one of [link, action]`); `roomchat_error_service_message` and its
+/// neighbours give each alone.
 #[no_mangle]
 pub extern "C" fn roomchat_error_message(error: *const roomchat_error) -> *const c_char {
     guard_value(ptr::null(), || {
@@ -260,6 +297,34 @@ pub extern "C" fn roomchat_error_path(error: *const roomchat_error) -> *const c_
     guard_value(ptr::null(), || {
         borrow(error).map_or(ptr::null(), |e| opt_ptr(&e.path))
     })
+}
+
+/// The `message` of the service's error body, as it came, or NULL when the
+/// body had none (nor any answer came). Borrowed: owned by `error`, valid until
+/// `roomchat_error_free(error)`; never free it.
+#[no_mangle]
+pub extern "C" fn roomchat_error_service_message(error: *const roomchat_error) -> *const c_char {
+    guard_value(ptr::null(), || service_text(error, |s| &s.message))
+}
+
+/// The `error` of the service's error body when it is text (a validation
+/// detail such as `"actionButtons[0].type" must be one of [link, action]`, or
+/// a validation object's messages joined by `"; "`), or NULL: no such text, or
+/// `"error": true`, a flag and not a detail. Borrowed: owned by `error`, valid
+/// until `roomchat_error_free(error)`; never free it.
+#[no_mangle]
+pub extern "C" fn roomchat_error_service_error(error: *const roomchat_error) -> *const c_char {
+    guard_value(ptr::null(), || service_text(error, |s| &s.error))
+}
+
+/// The `errorMessage` of the service's error body (older endpoints' form), as
+/// it came, or NULL when the body had none. Borrowed: owned by `error`, valid
+/// until `roomchat_error_free(error)`; never free it.
+#[no_mangle]
+pub extern "C" fn roomchat_error_service_error_message(
+    error: *const roomchat_error,
+) -> *const c_char {
+    guard_value(ptr::null(), || service_text(error, |s| &s.error_message))
 }
 
 /// Frees an error. `roomchat_error_free(NULL)` does nothing.
@@ -399,6 +464,105 @@ mod tests {
             guard(ptr::null_mut(), || Err(Failure::invalid("x"))),
             roomchat_result::InvalidArgument
         );
+    }
+
+    /// The shared error vectors (`tests/conformance/responses.json`) read back
+    /// through the C accessors: the C ABI has no pure decoder, so core decodes
+    /// each answer and the failure a C caller would get is read as C reads it.
+    #[test]
+    fn error_vectors_read_the_same_through_the_c_accessors() {
+        use roomchat::wire::{Operation, WireResponse};
+        use serde_json::Value;
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/conformance/responses.json"
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        let vectors: Vec<Value> = serde_json::from_str(&text).unwrap();
+        let read = |p: *const c_char| {
+            // SAFETY: a string the error owns, alive until it is freed below.
+            (!p.is_null()).then(|| {
+                unsafe { std::ffi::CStr::from_ptr(p) }
+                    .to_str()
+                    .unwrap()
+                    .to_owned()
+            })
+        };
+        let mut checked = 0;
+        for v in &vectors {
+            let Some(want) = v["expect"].get("error") else {
+                continue;
+            };
+            let name = v["name"].as_str().unwrap();
+            let operation = Operation::from_name(v["operation"].as_str().unwrap()).unwrap();
+            let headers = v["headers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| {
+                    (
+                        p[0].as_str().unwrap().to_owned(),
+                        p[1].as_str().unwrap().to_owned(),
+                    )
+                })
+                .collect();
+            let response = WireResponse::new(
+                v["status"].as_u64().unwrap() as u16,
+                headers,
+                v["body"].as_str().unwrap().as_bytes().to_vec(),
+            );
+            let e = operation.decode(&response).unwrap_err();
+            let mut err: *mut roomchat_error = ptr::null_mut();
+            let code = guard(&mut err, || Err(Failure::from(e)));
+            assert_eq!(roomchat_error_code(err), code, "{name}");
+            // SAFETY: the name is a static NUL-terminated string.
+            let kind = unsafe { std::ffi::CStr::from_ptr(roomchat_result_name(code as u32)) };
+            assert_eq!(
+                kind.to_str().unwrap(),
+                want["kind"].as_str().unwrap(),
+                "{name}"
+            );
+            assert_eq!(
+                u64::from(roomchat_error_status(err)),
+                want["status"].as_u64().unwrap_or(0),
+                "{name}"
+            );
+            if let Some(message) = want["message"].as_str() {
+                assert_eq!(
+                    read(roomchat_error_message(err)).as_deref(),
+                    Some(message),
+                    "{name}"
+                );
+            }
+            assert_eq!(
+                read(roomchat_error_event_id(err)).as_deref(),
+                want["event_id"].as_str(),
+                "{name}"
+            );
+            assert_eq!(
+                roomchat_error_retry_after_ms(err),
+                want["retry_after_ms"].as_i64().unwrap_or(-1),
+                "{name}"
+            );
+            let service = &want["service"];
+            assert_eq!(
+                (
+                    read(roomchat_error_service_message(err)),
+                    read(roomchat_error_service_error(err)),
+                    read(roomchat_error_service_error_message(err)),
+                ),
+                (
+                    service["message"].as_str().map(str::to_owned),
+                    service["error"].as_str().map(str::to_owned),
+                    service["errorMessage"].as_str().map(str::to_owned),
+                ),
+                "{name}: the service's texts"
+            );
+            roomchat_error_free(err);
+            checked += 1;
+        }
+        assert!(checked >= 60, "only {checked} error vectors");
+        println!("{checked} error vectors read through the C accessors");
     }
 
     #[test]

@@ -304,6 +304,24 @@ static void test_error_codes(roomchat_client *client) {
   CHECK(strstr(roomchat_error_message(err), "limit") != NULL);
   CHECK(strcmp(roomchat_error_path(err), "/consumer/api/v2/users?auth=REDACTED&limit=abc") == 0);
   CHECK(strcmp(roomchat_error_method(err), "GET") == 0);
+  CHECK(roomchat_error_service_message(err) != NULL);
+  CHECK(roomchat_error_service_error(err) == NULL);
+  CHECK(roomchat_error_service_error_message(err) == NULL);
+  roomchat_error_free(err);
+
+  /* the service's detail: in the message, and each of its texts through its own accessor */
+  add_fault("{\"method\": \"GET\", \"path\": \"/consumer/api/v2/users\", \"action\": {\"kind\": \"respond\", "
+            "\"status\": 400, \"body\": \"{\\\"message\\\": \\\"invalid request\\\", \\\"error\\\": "
+            "\\\"\\\\\\\"actionButtons[0].type\\\\\\\" must be one of [link, action]\\\", \\\"success\\\": false}\"}}");
+  CHECK(roomchat_client_list_users(client, 5, 0, &page, &err) == ROOMCHAT_RESULT_INVALID_REQUEST);
+  CHECK(page == NULL);
+  CHECK(roomchat_error_status(err) == 400);
+  CHECK(strcmp(roomchat_error_message(err),
+               "invalid request: \"actionButtons[0].type\" must be one of [link, action]") == 0);
+  CHECK(strcmp(roomchat_error_service_message(err), "invalid request") == 0);
+  CHECK(strcmp(roomchat_error_service_error(err), "\"actionButtons[0].type\" must be one of [link, action]") == 0);
+  CHECK(roomchat_error_service_error_message(err) == NULL);
+  CHECK(roomchat_error_service_message(NULL) == NULL);
   roomchat_error_free(err);
 
   /* plan upgrade */

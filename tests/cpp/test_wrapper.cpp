@@ -254,6 +254,8 @@ void test_deactivate(const roomchat::Client &client) {
   CHECK(gone.path() && gone.path()->find(emu.private_key) == std::string::npos);
   CHECK(!gone.event_id());
   CHECK(!gone.retry_after());
+  CHECK(gone.service_message() == std::optional<std::string>("user not found"));
+  CHECK(!gone.service_error() && !gone.service_error_message());
   // Copies share the details.
   roomchat::Error copy = gone;
   CHECK(copy.code() == ROOMCHAT_RESULT_USER_NOT_FOUND && copy.path() == gone.path());

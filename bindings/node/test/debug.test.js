@@ -31,7 +31,7 @@ test('NODE_DEBUG=roomchat prints one line per attempt, retry and rate-limit wait
       rateLimit: { requests: 2, windowMs: 300 } })
     ;(async () => {
       await client.listUsers({ limit: 5 })   // 503, retry, 200
-      await client.listUsers({ limit: 6 })   // waits for the budget (1 start per 315 ms)
+      await client.listUsers({ limit: 6 })   // waits for the budget (2 starts per 315 ms, both spent)
       console.log('ok')
     })()
   `

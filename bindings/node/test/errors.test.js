@@ -289,6 +289,26 @@ test('the key appears in no error message, stack, inspect output or debug line, 
   for (const line of lines) assert.ok(!line.includes(key) && !line.includes(encodeURIComponent(key)), line)
 })
 
+test("the service's detail is in the error's detail and message, and each text a property", async (t) => {
+  const emu = await startEmulator()
+  t.after(() => emu.stop())
+  const client = new Client(emu.options({ maxRetries: 0 }))
+  const detail = '"actionButtons[0].type" must be one of [link, action]'
+  const body = JSON.stringify({ message: 'invalid request', error: detail, success: false })
+  await emu.fault({ method: 'GET', path: USERS, times: 1, action: { kind: 'respond', status: 400, body } })
+  await assert.rejects(client.listUsers({ limit: 5 }), (error) => {
+    assert.ok(error instanceof RoomchatError)
+    assert.equal(error.code, 'ROOMCHAT_INVALID_REQUEST')
+    assert.equal(error.detail, `invalid request: ${detail}`)
+    assert.ok(error.message.includes(`invalid request: ${detail} (GET `), error.message)
+    assert.deepEqual(
+      [error.serviceMessage, error.serviceError, error.serviceErrorMessage],
+      ['invalid request', detail, undefined],
+    )
+    return true
+  })
+})
+
 test('bad arguments reject with a typed error, never a crash', async (t) => {
   const emu = await startEmulator()
   t.after(() => emu.stop())

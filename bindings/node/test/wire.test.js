@@ -94,6 +94,12 @@ test('responses.json: wire response in, exact result or error out', () => {
     assert.equal(error.eventId, want.event_id, c.name)
     assert.equal(error.retryAfterMs, want.retry_after_ms, c.name)
     if (want.message !== undefined) assert.equal(error.detail, want.message, c.name)
+    const service = want.service ?? {}
+    assert.deepEqual(
+      [error.serviceMessage, error.serviceError, error.serviceErrorMessage],
+      [service.message, service.error, service.errorMessage],
+      `${c.name}: the service's texts`,
+    )
   }
 })
 

@@ -27,8 +27,10 @@ use crate::response::APIResponse;
 // ---- RateLimit ------------------------------------------------------------------------
 
 /// The client-side rate limit of a private key: `requests` per `window` seconds; when
-/// the budget is spent, `when_limited="wait"` waits up to `max_wait` seconds for a slot,
-/// `"fail"` raises `RateLimitedError` at once.
+/// the budget is spent, `when_limited="wait"` waits up to `max_wait` seconds for a slot
+/// (by default the window plus its jitter allowance, the longest a slot can take to free,
+/// and a second for contention, at least 60 s: 62 s for the default 60 s window), `"fail"`
+/// raises `RateLimitedError` at once.
 ///
 /// With `redis_url`, the budget is kept in Redis and shared by every process and host
 /// on the key (gunicorn workers, `multiprocessing`, several machines): one server
@@ -54,7 +56,7 @@ impl RateLimit {
         redis_connect_timeout=None, redis_timeout=None, redis_breaker_cooldown=None
     ))]
     #[pyo3(
-        text_signature = "(requests=600, window=60.0, when_limited='wait', max_wait=60.0, *, \
+        text_signature = "(requests=600, window=60.0, when_limited='wait', max_wait=None, *, \
         redis_url=None, on_redis_error='local_fallback', expected_processes=4, \
         redis_key_prefix='roomchat', redis_connect_timeout=0.5, redis_timeout=0.5, \
         redis_breaker_cooldown=5.0)"
@@ -83,12 +85,13 @@ impl RateLimit {
             None => Duration::from_secs(60),
         };
         let max_wait = match max_wait {
-            Some(w) => seconds("max_wait", w)?,
-            None => Duration::from_secs(60),
+            Some(w) if !w.is_none() => Some(seconds("max_wait", w)?),
+            _ => None,
         };
         let mut config = RateLimitConfig::new(requests, window);
         config.when_limited = match opt_text("when_limited", when_limited)?.as_deref() {
-            None | Some("wait") => WhenLimited::Wait(max_wait),
+            // Unset: core's default, the window plus its jitter allowance.
+            None | Some("wait") => max_wait.map_or(config.when_limited, WhenLimited::Wait),
             Some("fail") => WhenLimited::Fail,
             Some(other) => {
                 return Err(configuration(

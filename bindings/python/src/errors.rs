@@ -30,7 +30,8 @@ fn class_for(py: Python<'_>, kind: ErrorKind) -> PyResult<Bound<'_, PyType>> {
 }
 
 /// The Python exception for a core error: the kind's class, with `status`, `method`,
-/// `path`, `event_id`, `retry_after` and the plain `message` as attributes, and the
+/// `path`, `event_id`, `retry_after`, the plain `message` and the service's own texts
+/// (`service_message`, `service_error`, `service_error_message`) as attributes, and the
 /// core's one-line text (less its `kind: ` prefix) as `str(exc)`.
 pub(crate) fn to_py(py: Python<'_>, error: &Error) -> PyErr {
     match build(py, error) {
@@ -54,6 +55,9 @@ fn build<'py>(py: Python<'py>, error: &Error) -> PyResult<Bound<'py, PyAny>> {
     kwargs.set_item("path", error.path())?;
     kwargs.set_item("event_id", error.event_id())?;
     kwargs.set_item("retry_after", error.retry_after().map(|d| d.as_secs_f64()))?;
+    kwargs.set_item("service_message", error.service_message())?;
+    kwargs.set_item("service_error", error.service_error())?;
+    kwargs.set_item("service_error_message", error.service_error_message())?;
     class.call(PyTuple::new(py, [text])?, Some(&kwargs))
 }
 

@@ -90,8 +90,9 @@ def test_every_endpoint(emu: Emulator) -> None:
     run(main())
 
 
-def lag_run(emu: Emulator) -> List[float]:
-    """8 tasks x 200 calls while a probe sleeps 1 ms at a time: the probe's lateness is the loop's lag."""
+def lag_run(emu: Emulator, calls_per_task: int, label: str) -> List[float]:
+    """8 tasks x calls_per_task calls while a probe sleeps 1 ms at a time: the probe's lateness
+    is the loop's lag."""
 
     async def main() -> List[float]:
         lags: List[float] = []
@@ -106,7 +107,7 @@ def lag_run(emu: Emulator) -> List[float]:
         async with async_client(emu, max_workers=8) as client:
 
             async def task() -> int:
-                return sum([len(await client.list_users(limit=50)) for _ in range(200)])
+                return sum([len(await client.list_users(limit=50)) for _ in range(calls_per_task)])
 
             # Warm up: the 8 worker threads and their 8 connections are made before measuring.
             await asyncio.gather(*(client.list_users(limit=50) for _ in range(8)))
@@ -116,11 +117,12 @@ def lag_run(emu: Emulator) -> List[float]:
             elapsed = time.perf_counter() - started
             done.set()
             await prober
-        assert counts == [50 * 200] * 8
+        assert counts == [50 * calls_per_task] * 8
         lags.sort()
         p50, p99, worst = lags[len(lags) // 2], lags[int(len(lags) * 0.99)], lags[-1]
         print(
-            f"\nevent-loop lag while 8 tasks x 200 calls ran ({1600 / elapsed:.0f} calls/s): "
+            f"\nevent-loop lag while 8 tasks x {calls_per_task} calls ran ({label}, "
+            f"{8 * calls_per_task / elapsed:.0f} calls/s): "
             f"p50 {p50 * 1e3:.2f} ms, p99 {p99 * 1e3:.2f} ms, max {worst * 1e3:.2f} ms over {len(lags)} probes"
         )
         return lags
@@ -129,17 +131,19 @@ def lag_run(emu: Emulator) -> List[float]:
 
 
 def test_the_event_loop_never_waits_on_a_call(fast_emu: Emulator) -> None:
-    """p99 lag under 5 ms. The machine is shared (2 cores, other builds): scheduling noise
-    only ever adds lag, while a loop that waited on calls would show it in every run, so
-    the best of up to 3 runs is what is held to the bound."""
+    """Every answer takes 100 ms: a loop that waited on a call would be late by about that much
+    at nearly every probe, while a free loop is late only by the machine's scheduling noise (up
+    to ~20 ms on a loaded 2-core CI machine; a fixed 5 ms bound on instant answers failed there
+    with p99 11-13 ms in three runs). The instant-answer run prints the figure under full load."""
     fast_emu.seed(50)
-    best = float("inf")
-    for _ in range(3):
-        lags = lag_run(fast_emu)
-        best = min(best, lags[int(len(lags) * 0.99)])
-        if best < 0.005:
-            break
-    assert best < 0.005
+    lag_run(fast_emu, 200, "instant answers")
+    fast_emu.fault(USERS, {"kind": "delay", "ms": 100}, times=8 + 8 * 5)
+    try:
+        lags = lag_run(fast_emu, 5, "100 ms answers")
+    finally:
+        fast_emu.clear_faults()
+    assert lags[len(lags) // 2] < 0.010
+    assert lags[int(len(lags) * 0.99)] < 0.050
 
 
 def test_cancelling_a_task_cancels_the_call_and_frees_everything(emu: Emulator) -> None:
@@ -186,8 +190,8 @@ def test_cancelling_a_rate_limit_wait(emu: Emulator) -> None:
     async def main() -> None:
         with emu.other_key("sk_live_SECRET_pytest_async_wait") as key:
             client = async_client(emu, private_key=key, rate_limit=roomchat.RateLimit(requests=3, window=30.0))
-            await client.list_users(limit=1)
-            await client.list_users(limit=1)
+            for _ in range(3):  # the whole budget (no reserve below 10 requests)
+                await client.list_users(limit=1)
             waiting = asyncio.create_task(client.list_users(limit=1))  # waits ~30 s for a slot
             await asyncio.sleep(0.2)
             assert not waiting.done()

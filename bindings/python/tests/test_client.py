@@ -204,10 +204,10 @@ def test_rate_limit_state_and_fail_fast(emu: Emulator) -> None:
         limit = roomchat.RateLimit(requests=5, window=30.0, when_limited="fail")
         assert limit == roomchat.RateLimit(requests=5, window=30, when_limited="fail")
         with emu.client(private_key=key, rate_limit=limit) as client:
-            for _ in range(4):
+            for _ in range(5):  # the whole budget: no reserve below 10 requests
                 client.list_users(limit=1)
             state = client.rate_limit_state()
-            assert (state.limit, state.used, state.remaining) == (4, 4, 0)
+            assert (state.limit, state.used, state.remaining) == (5, 5, 0)
             assert state.window > 30.0 and state.next_free_in > 0
             with pytest.raises(roomchat.RateLimitedError) as caught:
                 client.list_users(limit=1)

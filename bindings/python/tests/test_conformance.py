@@ -59,6 +59,12 @@ def test_response_vector(vector: Dict[str, Any]) -> None:
     if "message" in want:
         assert error.message == want["message"]
     assert error.event_id == want.get("event_id")
+    service = want.get("service", {})
+    assert (error.service_message, error.service_error, error.service_error_message) == (
+        service.get("message"),
+        service.get("error"),
+        service.get("errorMessage"),
+    )
     expected_retry = want.get("retry_after_ms")
     if expected_retry is None:
         assert error.retry_after is None

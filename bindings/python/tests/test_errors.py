@@ -4,6 +4,7 @@ str/repr/traceback/pickle/log records."""
 from __future__ import annotations
 
 import builtins
+import json
 import logging
 import pickle
 import traceback
@@ -142,7 +143,10 @@ def test_each_kind_its_class_pickles_and_hides_the_key(
     again = pickle.loads(pickle.dumps(error))
     assert type(again) is cls
     assert str(again) == str(error) and again.args == error.args
-    for attr in ("message", "status", "method", "path", "event_id", "retry_after", "kind", "code"):
+    for attr in (
+        "message", "status", "method", "path", "event_id", "retry_after", "kind", "code",
+        "service_message", "service_error", "service_error_message",
+    ):
         assert getattr(again, attr) == getattr(error, attr), attr
 
     shown = [
@@ -168,6 +172,20 @@ def test_attributes_of_a_server_error(emu: Emulator) -> None:
     assert (error.status, error.event_id, error.method, error.message) == (503, "ev-7", "GET", "down")
     assert error.path == "/consumer/api/v2/users?auth=REDACTED&limit=5"
     assert str(error) == "down (GET /consumer/api/v2/users?auth=REDACTED&limit=5, HTTP 503) [eventId ev-7]"
+
+
+def test_the_services_detail_is_in_the_message_and_each_text_an_attribute(emu: Emulator) -> None:
+    detail = '"actionButtons[0].type" must be one of [link, action]'
+    body = json.dumps({"message": "invalid request", "error": detail, "success": False})
+    emu.fault(USERS, {"kind": "respond", "status": 400, "body": body})
+    with emu.client(max_retries=0) as client, pytest.raises(roomchat.InvalidRequestError) as caught:
+        client.list_users(limit=5)
+    error = caught.value
+    assert error.message == f"invalid request: {detail}"
+    assert (error.service_message, error.service_error, error.service_error_message) == ("invalid request", detail, None)
+    assert str(error).startswith(f"invalid request: {detail} (GET ")
+    again = pickle.loads(pickle.dumps(error))
+    assert (again.service_message, again.service_error) == ("invalid request", detail)
 
 
 def test_retry_after_in_seconds(emu: Emulator) -> None:

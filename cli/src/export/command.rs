@@ -8,6 +8,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use clap::{Arg, ArgAction};
+use jiff::Timestamp;
 use roomchat::{CallOptions, CancelToken, Client, ErrorKind};
 
 use crate::interrupt::Interrupts;
@@ -108,8 +109,9 @@ pub(super) struct Job<'a> {
     /// `--raw-csv-cells`: CSV cells as the service sent them, formulas included.
     pub(super) raw_csv_cells: bool,
     pub(super) page_size: u64,
-    pub(super) after: Option<(String, i64)>,
-    pub(super) before: Option<(String, i64)>,
+    /// `--after` and `--before`: the argument's text (the checkpoint's) and its time.
+    pub(super) after: Option<(String, Timestamp)>,
+    pub(super) before: Option<(String, Timestamp)>,
     pub(super) restart: bool,
     pub(super) progress: &'a Progress,
     pub(super) stats: &'a Stats,
@@ -130,13 +132,13 @@ pub(super) struct Stats {
 }
 
 impl Job<'_> {
-    /// `--after` in milliseconds since the epoch.
-    pub(super) fn after_ms(&self) -> Option<i64> {
+    /// `--after`'s time.
+    pub(super) fn after_time(&self) -> Option<Timestamp> {
         self.after.as_ref().map(|a| a.1)
     }
 
-    /// `--before` in milliseconds since the epoch.
-    pub(super) fn before_ms(&self) -> Option<i64> {
+    /// `--before`'s time.
+    pub(super) fn before_time(&self) -> Option<Timestamp> {
         self.before.as_ref().map(|b| b.1)
     }
 }
@@ -186,10 +188,10 @@ pub fn run(matches: &clap::ArgMatches) -> Result<(), CliError> {
             .expect("defaulted"),
     )
     .expect("clap checked the choice");
-    let time_arg = |name: &str| -> Result<Option<(String, i64)>, CliError> {
+    let time_arg = |name: &str| -> Result<Option<(String, Timestamp)>, CliError> {
         match matches.get_one::<String>(&format!("export-{name}")) {
             None => Ok(None),
-            Some(text) => parse_time(text).map(|ms| Some((text.clone(), ms))).ok_or_else(|| {
+            Some(text) => parse_time(text).map(|at| Some((text.clone(), at))).ok_or_else(|| {
                 CliError::Usage(format!(
                     "--{name} {text:?}: not a time (RFC 3339 such as 2024-01-15T15:00:00Z, or a date such as 2024-01-15)"
                 ))

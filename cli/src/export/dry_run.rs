@@ -11,7 +11,7 @@ pub(super) fn dry_run(
     pairs: &[(String, Option<String>, Option<String>)],
     all_rooms: bool,
 ) -> Result<(), CliError> {
-    let base_url = crate::config::base_url(matches)?.unwrap_or_else(|| "https://BASE_URL".into());
+    let base_url = crate::config::dry_run_base_url(matches)?;
     let limit = *matches
         .get_one::<u64>("export-page-size")
         .expect("defaulted");

@@ -349,7 +349,7 @@ pub(super) fn fetch_pages(
             if placement.holds(raw, id.as_deref()) {
                 continue;
             }
-            if !time::keep(job.after_ms(), job.before_ms(), created.as_deref()) {
+            if !time::keep(job.after_time(), job.before_time(), created.as_ref()) {
                 continue;
             }
             write_record(&mut lines, raw);

@@ -16,6 +16,7 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::time;
 use crate::safe_text;
 
 /// A field of a record as the service sent it (its JSON text, `null` included), or `None`
@@ -208,6 +209,17 @@ fn decode(line: &str) -> io::Result<Message<'_>> {
     read_object(record, Reading::Strict)
         .or_else(|_| read_object(record, Reading::Lenient))
         .map_err(invalid_data)
+}
+
+/// The `_id` (as text) and the time of `created` of a part-file line, as the renderers read
+/// them: for the fuzz target, which checks that the export's `record::head` reads the same.
+pub(crate) fn id_and_time(line: &str) -> io::Result<(Option<String>, Option<Timestamp>)> {
+    let message = decode(line)?;
+    let time = match created(message.created) {
+        Some(Created::Utc(at)) => Some(at),
+        _ => None,
+    };
+    Ok((message.id.map(Cow::into_owned), time))
 }
 
 fn invalid_data(e: serde_json::Error) -> io::Error {
@@ -436,46 +448,23 @@ fn compact(json: &str) -> Cow<'_, str> {
 
 /// When a message was created, as the transcript and the page show it.
 enum Created<'a> {
-    /// A time understood: an RFC 3339 string (any offset), or a JSON number of seconds or
-    /// milliseconds since 1970 (see [`EPOCH_MILLISECONDS_FROM`]).
+    /// A time understood: an RFC 3339 string with its offset ([`time::created_time`], as the
+    /// time filter reads it), or a JSON number of seconds or milliseconds since 1970 (see
+    /// [`time::EPOCH_MILLISECONDS_FROM`]).
     Utc(Timestamp),
     /// Anything else, as text.
     AsSent(Cow<'a, str>),
 }
 
-/// An epoch number from this (in absolute value) counts milliseconds, below it seconds:
-/// 10^11 seconds is the year 5138, 10^11 milliseconds March 1973.
-const EPOCH_MILLISECONDS_FROM: i64 = 100_000_000_000;
-
 /// `created` as the renderers show it; `None` when absent or null.
 fn created(field: Field<'_>) -> Option<Created<'_>> {
     let text = text(field)?;
     let time = match kind(field) {
-        Some(b'"') => text.parse::<Timestamp>().ok(),
-        Some(b'-' | b'0'..=b'9') => epoch(&text),
+        Some(b'"') => time::created_time(&text),
+        Some(b'-' | b'0'..=b'9') => time::epoch(&text),
         _ => None,
     };
     Some(time.map_or(Created::AsSent(text), Created::Utc))
-}
-
-/// A JSON number of seconds or milliseconds since 1970 (fractions and exponents included).
-fn epoch(number: &str) -> Option<Timestamp> {
-    if let Ok(n) = number.parse::<i64>() {
-        return if n.unsigned_abs() < EPOCH_MILLISECONDS_FROM.unsigned_abs() {
-            Timestamp::from_second(n)
-        } else {
-            Timestamp::from_millisecond(n)
-        }
-        .ok();
-    }
-    let n = number.parse::<f64>().ok()?;
-    let seconds = if n.abs() < EPOCH_MILLISECONDS_FROM as f64 {
-        n
-    } else {
-        n / 1000.0
-    };
-    let since = jiff::SignedDuration::try_from_secs_f64(seconds).ok()?;
-    Timestamp::from_duration(since).ok()
 }
 
 /// Writes `time` as `2024-01-15 15:21:44 UTC` (its fraction of a second dropped): jiff's
@@ -1176,7 +1165,17 @@ mod tests {
         assert_eq!(utc("1.705332104e9"), at);
         assert_eq!(utc("\"2024-01-15T15:21:44Z\""), at);
         assert_eq!(utc("\"2024-01-15T10:21:44-05:00\""), at);
+        assert_eq!(utc("\"2024-01-15 15:21:44z\""), at);
+        assert_eq!(
+            utc("\"2024-01-15t15:21:44.9Z\""),
+            Some("2024-01-15T15:21:44.9Z".to_owned())
+        );
         assert_eq!(utc("0"), Some("1970-01-01T00:00:00Z".to_owned()));
+        // RFC 3339 sets no limit to a fraction's digits; jiff reads nine.
+        assert_eq!(
+            utc("\"2024-01-15T15:21:44.1234567891Z\""),
+            Some("2024-01-15T15:21:44.123456789Z".to_owned())
+        );
         // 10^11 and up are milliseconds (March 1973), below seconds (the year 5138).
         assert_eq!(utc("100000000000"), Some("1973-03-03T09:46:40Z".to_owned()));
         assert_eq!(utc("99999999999"), Some("5138-11-16T09:46:39Z".to_owned()));
@@ -1193,6 +1192,17 @@ mod tests {
             "\"2024-13-45T99:00:00Z\"",
             "\"yesterday\"",
             "\"2024-01-15\"",
+            // RFC 3339 with its offset only, as the time filter reads it: no zone, jiff's
+            // wider grammar (an hour offset, an annotation, a comma, a long year, the basic
+            // format) and blanks around it are shown as sent.
+            "\"2024-01-15 15:21\"",
+            "\"2024-01-15T15:21:44\"",
+            "\"2020-01-01T00:00:00+01\"",
+            "\"2020-01-01T00:00:00Z[Europe/Paris]\"",
+            "\"2020-01-01T00:00:00,5Z\"",
+            "\"+002020-01-01T00:00:00Z\"",
+            "\"20200101T000000Z\"",
+            "\" 2024-01-15T15:21:44Z\"",
             "1e400",
             "123456789012345678901234567890",
             "true",

@@ -44,8 +44,32 @@ mod time;
 pub use command::{command, run};
 /// Also the import's: its result file is written as the export writes its checkpoint.
 pub(crate) use store::{io_error, write_atomically};
+// The parsers of outside input, for the fuzz target (crate::fuzzing).
+pub(crate) use formats::id_and_time as shown_id_and_time;
+pub(crate) use formats::Format;
+pub(crate) use naming::{file_name, LONGEST_STEM};
+pub(crate) use record::head as record_head;
+/// Also the operation commands': an answer printed keeps its bytes as a record does.
+pub(crate) use record::{indented_text, line_text as record_line};
+pub(crate) use time::{created_time, keep as keep_time, parse_time, Created};
+/// Every format's name.
+pub(crate) const FORMAT_NAMES: [&str; 5] = Format::NAMES;
 
-use formats::Format;
+/// Renders one part-file line in `format`, whole (title, the record, footer), into `out`.
+pub(crate) fn render_one(format: Format, line: &[u8], out: &mut Vec<u8>) -> std::io::Result<()> {
+    let title = formats::Title {
+        room: "room",
+        room_name: Some("Room"),
+        channel: None,
+    };
+    let footer = formats::Footer {
+        messages: 1,
+        exported_at: "2024-01-16T09:00:00Z",
+    };
+    let mut renderer = formats::Renderer::begin(format, out, &title)?;
+    renderer.record(line)?;
+    renderer.end(&footer).map(drop)
+}
 
 #[cfg(test)]
 mod tests {

@@ -12,6 +12,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use sha2::{Digest, Sha256};
+
 use super::Format;
 use crate::error::CliError;
 use crate::safe_text::terminal_line;
@@ -141,8 +143,9 @@ pub(super) fn plan(
 
 /// The file of a target in a folder: `ROOM.EXT` or `ROOM--CHANNEL.EXT`, its ids made file
 /// names; one whose first part (up to its first dot) is a name Windows reserves for a device
-/// (`CON`, `PRN`, `AUX`, `NUL`, `COM1`-`COM9`, `LPT1`-`LPT9`, any case) gets a leading `_`.
-/// A pure function (the fuzz target calls it with any input).
+/// (`CON`, `PRN`, `AUX`, `NUL`, `COM1`-`COM9`, `LPT1`-`LPT9`, any case) gets a leading `_`;
+/// a stem over [`LONGEST_STEM`] bytes is cut to its first 163 and `-` and 16 hex digits of
+/// its SHA-256. A pure function (the fuzz target calls it with any input).
 pub fn file_name(room: &str, channel: Option<&str>, format: Format) -> String {
     let stem = match channel {
         Some(c) => format!("{}--{}", safe_file_name(room), safe_file_name(c)),
@@ -157,9 +160,25 @@ pub fn file_name(room: &str, channel: Option<&str>, format: Format) -> String {
             .iter()
             .any(|device| first[..3].eq_ignore_ascii_case(device))
         && matches!(first.as_bytes()[3], b'1'..=b'9'));
-    let stem = if reserved { format!("_{stem}") } else { stem };
+    let mut stem = if reserved { format!("_{stem}") } else { stem };
+    if stem.len() > LONGEST_STEM {
+        // File systems hold 255 bytes a name, and the export's own files add up to 24
+        // (`.roomchat-checkpoint.tmp`): a longer id keeps its beginning and, so that two
+        // long ids that begin alike stay apart, a digest of the whole name.
+        let digest = Sha256::digest(stem.as_bytes());
+        let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+        // ASCII by now: any byte is a character boundary.
+        stem.truncate(LONGEST_STEM - 1 - hex.len());
+        stem.push('-');
+        stem.push_str(&hex);
+    }
     format!("{stem}.{}", format.extension())
 }
+
+/// The longest file name stem in a folder, in bytes: with the longest extension (`.jsonl`)
+/// and the export's own suffixes (`.roomchat-checkpoint.tmp`), 210 of the 255 bytes a file
+/// system allows a name.
+pub(crate) const LONGEST_STEM: usize = 180;
 
 /// An id as part of a file name: ASCII letters, digits, `-`, `_` and `.` kept, anything else
 /// (a path separator, a blank, a control or non-ASCII character) `_`; a leading or trailing
@@ -216,6 +235,18 @@ mod tests {
             assert_eq!(name(free, None), format!("{free}.jsonl"), "{free}");
         }
         assert_eq!(name("CON", Some("x")), "CON--x.jsonl");
+        // Long ids: the beginning, then a digest of the whole (two that begin alike differ).
+        let at_most = "r".repeat(LONGEST_STEM);
+        assert_eq!(name(&at_most, None), format!("{at_most}.jsonl"));
+        let long = name(&"r".repeat(300), None);
+        let longer = name(&"r".repeat(301), None);
+        assert_eq!(long.len(), LONGEST_STEM + ".jsonl".len(), "{long}");
+        assert!(
+            long.starts_with(&"r".repeat(163)) && long.as_bytes()[163] == b'-',
+            "{long}"
+        );
+        assert_ne!(long, longer);
+        assert_eq!(long, name(&"r".repeat(300), None));
         // Any text: a name, never a panic.
         for odd in ["\u{0}", "COM\u{b9}", "Ｃ", "中.文", "a\u{202e}b"] {
             let n = name(odd, Some(odd));

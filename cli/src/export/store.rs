@@ -228,15 +228,34 @@ pub fn sync_parent(path: &Path) -> Result<(), CliError> {
 }
 
 /// Writes `bytes` to `path` atomically: a temporary file beside it, fsynced, renamed over it.
+/// Only a regular file is replaced: a symbolic link, a device, a FIFO or a folder at `path` is
+/// refused (the rename would put a regular file in its place: `/dev/stdout` itself, as root).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
     let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
     tmp_name.push(".tmp");
     let tmp = path.with_file_name(tmp_name);
+    let not_replaced = |what: &str| {
+        io_error(
+            path,
+            std::io::Error::other(format!("{what}: refused, not replaced by a regular file")),
+        )
+    };
+    let check = || match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => Err(not_replaced("a symbolic link")),
+        Ok(m) if !m.is_file() => Err(not_replaced("not a plain file")),
+        _ => Ok(()),
+    };
+    check()?;
     let mut file = open_own(&tmp, Access::Truncate)?;
     file.write_all(bytes)
         .and_then(|()| file.sync_all())
         .map_err(|e| io_error(&tmp, e))?;
     drop(file);
+    // Checked again just before the rename (what was there may have changed meanwhile).
+    if let Err(e) = check() {
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
     fs::rename(&tmp, path).map_err(|e| io_error(path, e))?;
     sync_parent(path)
 }
@@ -336,6 +355,37 @@ mod tests {
         fs::write(&path, saved.replace(r#""version":2"#, r#""version":3"#)).unwrap();
         let refused = load_checkpoint(&path).unwrap_err().to_string();
         assert!(refused.contains("version 3"), "{refused}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_atomic_write_never_replaces_a_link_or_a_device() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = std::env::temp_dir().join(format!("roomchat-atomic-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let (target, link) = (dir.join("target"), dir.join("link"));
+        fs::write(&target, "precious").unwrap();
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        // A socket stands for a device or a FIFO (not a plain file).
+        let socket = dir.join("socket");
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        for path in [&link, &socket] {
+            let refused = write_atomically(path, b"new").unwrap_err().to_string();
+            assert!(refused.contains("not replaced"), "{refused}");
+        }
+        assert!(fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(fs::read_to_string(&target).unwrap(), "precious");
+        assert!(fs::symlink_metadata(&socket)
+            .unwrap()
+            .file_type()
+            .is_socket());
+        assert!(!dir.join("link.tmp").exists());
+        write_atomically(&target, b"new").unwrap();
+        assert_eq!(fs::read_to_string(&target).unwrap(), "new");
         fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1,4 +1,9 @@
-//! Times: the `--after`/`--before` filter and the export's own time, as pure functions.
+//! Times: the `--after`/`--before` filter, a message's `created` as the filter and the
+//! renderers read it, and the export's own time, as pure functions.
+
+use std::borrow::Cow;
+
+use jiff::Timestamp;
 
 /// Now, as `2024-01-15T15:21:44Z` (whole seconds, UTC).
 pub(super) fn now_rfc3339() -> String {
@@ -8,31 +13,53 @@ pub(super) fn now_rfc3339() -> String {
         .to_string()
 }
 
-/// Milliseconds since the epoch of a time as the guide documents it: RFC 3339
+/// The time of `--after`/`--before`'s argument, as the guide documents it: RFC 3339
 /// (`2024-01-15T15:21:44.293Z`, `2024-01-15T16:21:44+01:00`, `T` or a space between date and
 /// time, seconds and their fraction optional, no zone meaning UTC: `2024-01-15 15:21`) or a
 /// date (`2024-01-15`, midnight UTC); blanks around it ignored. Anything else, a date that
 /// does not exist included, is `None`. A pure function of its text: it never panics (the
 /// fuzz target calls it with any input).
-pub fn parse_time(text: &str) -> Option<i64> {
+pub fn parse_time(text: &str) -> Option<Timestamp> {
     let text = text.trim();
-    if !documented_shape(text.as_bytes()) {
+    if !documented_shape(text.as_bytes(), Zone::Optional) {
         return None;
     }
     // The shape is checked; jiff does the calendar (days of the month, leap years, offsets).
-    if let Ok(at) = text.parse::<jiff::Timestamp>() {
-        return Some(at.as_millisecond());
+    let text = &*nanosecond_fraction(text);
+    if let Ok(at) = text.parse::<Timestamp>() {
+        return Some(at);
     }
     let civil: jiff::civil::DateTime = text.parse().ok()?;
-    let at = jiff::tz::Offset::UTC.to_timestamp(civil).ok()?;
-    Some(at.as_millisecond())
+    jiff::tz::Offset::UTC.to_timestamp(civil).ok()
+}
+
+/// The time of a message's `created` when it is a JSON string: the one rule the filter and
+/// the renderers share. A time is RFC 3339 with its offset, the shape [`parse_time`] reads
+/// with the zone required (`Z`, `z` or `±hh:mm`; `T`, `t` or a space; seconds optional; any
+/// number of fraction digits, those past the ninth dropped), nothing around it. Anything else
+/// (a date alone, no zone, jiff's wider grammar: `+01`, `[Europe/Paris]`, `,5`, `+002020-…`,
+/// the basic format) is `None`: shown as sent, and kept by the filter.
+pub(crate) fn created_time(text: &str) -> Option<Timestamp> {
+    if !documented_shape(text.as_bytes(), Zone::Required) {
+        return None;
+    }
+    nanosecond_fraction(text).parse().ok()
+}
+
+/// Whether [`documented_shape`] accepts a time without a zone (and a date alone).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Zone {
+    /// `--after`/`--before`: none means UTC.
+    Optional,
+    /// A message's `created`: a time with no zone is not one.
+    Required,
 }
 
 /// Whether `b` is `YYYY-MM-DD`, optionally followed by `T`, `t` or a space and `hh:mm`,
-/// optionally `:ss` and a fraction of 1 to 9 digits, and a zone `Z`, `z` or `±hh:mm` (or
-/// none): what the guide documents, so that jiff's wider grammar (week dates, `[zone]`
-/// annotations, basic format) is not accepted by accident.
-fn documented_shape(b: &[u8]) -> bool {
+/// optionally `:ss` and a fraction of one digit or more, and a zone `Z`, `z` or `±hh:mm` (or
+/// none, when `zone` is optional): what the guide documents, so that jiff's wider grammar
+/// (week dates, `[zone]` annotations, basic format) is not accepted by accident.
+fn documented_shape(b: &[u8], zone: Zone) -> bool {
     let digits = |at: usize, n: usize| {
         b.get(at..at + n)
             .is_some_and(|s| s.iter().all(u8::is_ascii_digit))
@@ -47,7 +74,7 @@ fn documented_shape(b: &[u8]) -> bool {
         return false;
     }
     if b.len() == 10 {
-        return true;
+        return zone == Zone::Optional;
     }
     if !matches!(byte(10), Some(b'T' | b't' | b' ')) {
         return false;
@@ -66,34 +93,100 @@ fn documented_shape(b: &[u8]) -> bool {
                 .iter()
                 .take_while(|c| c.is_ascii_digit())
                 .count();
-            if !(1..=9).contains(&fraction) {
+            if fraction == 0 {
                 return false;
             }
             at += 1 + fraction;
         }
     }
     match &b[at..] {
-        [] | [b'Z'] | [b'z'] => true,
-        [b'+' | b'-', zone @ ..] => {
-            zone.len() == 5
-                && zone[2] == b':'
-                && [0, 1, 3, 4].iter().all(|&i| zone[i].is_ascii_digit())
+        [] => zone == Zone::Optional,
+        [b'Z'] | [b'z'] => true,
+        [b'+' | b'-', offset @ ..] => {
+            offset.len() == 5
+                && offset[2] == b':'
+                && [0, 1, 3, 4].iter().all(|&i| offset[i].is_ascii_digit())
         }
         _ => false,
     }
 }
 
-/// Whether a time filter of `after` and `before` (milliseconds since the epoch) keeps a
-/// message created at `created` (one without a readable time is kept: the filter cannot place
-/// it).
-pub(super) fn keep(after: Option<i64>, before: Option<i64>, created: Option<&str>) -> bool {
+/// `text` without the digits of its fraction of a second past the ninth: RFC 3339 puts no
+/// limit on them, jiff reads nanoseconds at most (and refused the whole time).
+pub(super) fn nanosecond_fraction(text: &str) -> Cow<'_, str> {
+    let b = text.as_bytes();
+    let Some(dot) = b.iter().position(|&c| c == b'.') else {
+        return Cow::Borrowed(text);
+    };
+    let digits = b[dot + 1..]
+        .iter()
+        .take_while(|c| c.is_ascii_digit())
+        .count();
+    if digits <= 9 {
+        return Cow::Borrowed(text);
+    }
+    // ASCII digits: the cuts are on character boundaries.
+    Cow::Owned([&text[..dot + 10], &text[dot + 1 + digits..]].concat())
+}
+
+/// An epoch number from this (in absolute value) counts milliseconds, below it seconds:
+/// 10^11 seconds is the year 5138, 10^11 milliseconds March 1973.
+pub(super) const EPOCH_MILLISECONDS_FROM: i64 = 100_000_000_000;
+
+/// A JSON number of seconds or milliseconds since 1970 (fractions and exponents included).
+pub(super) fn epoch(number: &str) -> Option<Timestamp> {
+    if let Ok(n) = number.parse::<i64>() {
+        return if n.unsigned_abs() < EPOCH_MILLISECONDS_FROM.unsigned_abs() {
+            Timestamp::from_second(n)
+        } else {
+            Timestamp::from_millisecond(n)
+        }
+        .ok();
+    }
+    let n = number.parse::<f64>().ok()?;
+    let seconds = if n.abs() < EPOCH_MILLISECONDS_FROM as f64 {
+        n
+    } else {
+        n / 1000.0
+    };
+    let since = jiff::SignedDuration::try_from_secs_f64(seconds).ok()?;
+    Timestamp::from_duration(since).ok()
+}
+
+/// A message's `created` as its record holds it (see `record::head`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Created<'a> {
+    /// A JSON string's text.
+    Text(Cow<'a, str>),
+    /// A JSON number's text: seconds or milliseconds since 1970, as the renderers read it.
+    Number(&'a str),
+}
+
+impl Created<'_> {
+    /// Its time, when it has one: a string as [`created_time`] reads it (as the renderers
+    /// do), a number as [`epoch`] reads it.
+    pub(crate) fn time(&self) -> Option<Timestamp> {
+        match self {
+            Created::Text(text) => created_time(text),
+            Created::Number(number) => epoch(number),
+        }
+    }
+}
+
+/// Whether a time filter of `after` and `before` keeps a message created at `created`,
+/// compared to the nanosecond (one without a time is kept: the filter cannot place it).
+pub(crate) fn keep(
+    after: Option<Timestamp>,
+    before: Option<Timestamp>,
+    created: Option<&Created<'_>>,
+) -> bool {
     if after.is_none() && before.is_none() {
         return true;
     }
-    let Some(ms) = created.and_then(parse_time) else {
+    let Some(at) = created.and_then(Created::time) else {
         return true;
     };
-    after.is_none_or(|a| ms > a) && before.is_none_or(|b| ms < b)
+    after.is_none_or(|a| at > a) && before.is_none_or(|b| at < b)
 }
 
 #[cfg(test)]
@@ -102,28 +195,34 @@ mod tests {
 
     #[test]
     fn times() {
-        assert_eq!(parse_time("1970-01-01"), Some(0));
-        assert_eq!(parse_time(" 1970-01-01 "), Some(0));
-        assert_eq!(parse_time("1970-01-01T00:00:01.5Z"), Some(1500));
+        let ms = |t: &str| parse_time(t).map(|t| t.as_millisecond());
+        assert_eq!(ms("1970-01-01"), Some(0));
+        assert_eq!(ms(" 1970-01-01 "), Some(0));
+        assert_eq!(ms("1970-01-01T00:00:01.5Z"), Some(1500));
+        assert_eq!(ms("2024-01-15T15:21:44.293Z"), Some(1_705_332_104_293));
+        assert_eq!(ms("2024-01-15t15:21:44.293z"), Some(1_705_332_104_293));
+        assert_eq!(ms("2024-01-15T16:21:44.293+01:00"), Some(1_705_332_104_293));
         assert_eq!(
-            parse_time("2024-01-15T15:21:44.293Z"),
+            ms("2024-01-15T14:21:44.293456789-01:00"),
+            Some(1_705_332_104_293)
+        );
+        // RFC 3339 sets no limit to a fraction's digits: those past the ninth are dropped.
+        assert_eq!(
+            ms("2024-01-15T15:21:44.2934567891234Z"),
             Some(1_705_332_104_293)
         );
         assert_eq!(
-            parse_time("2024-01-15t15:21:44.293z"),
-            Some(1_705_332_104_293)
+            nanosecond_fraction("2024-01-15T15:21:44.1234567891+01:00"),
+            "2024-01-15T15:21:44.123456789+01:00"
         );
+        assert_eq!(ms("2024-01-15 15:21"), Some(1_705_332_060_000));
+        assert_eq!(ms("2024-01-15T15:21Z"), Some(1_705_332_060_000));
+        assert_eq!(ms("2024-02-29"), Some(1_709_164_800_000));
+        // To the nanosecond (a fraction of a millisecond is not dropped).
         assert_eq!(
-            parse_time("2024-01-15T16:21:44.293+01:00"),
-            Some(1_705_332_104_293)
+            parse_time("2024-01-15T14:21:44.293456789-01:00").map(|t| t.as_nanosecond()),
+            Some(1_705_332_104_293_456_789)
         );
-        assert_eq!(
-            parse_time("2024-01-15T14:21:44.293456789-01:00"),
-            Some(1_705_332_104_293)
-        );
-        assert_eq!(parse_time("2024-01-15 15:21"), Some(1_705_332_060_000));
-        assert_eq!(parse_time("2024-01-15T15:21Z"), Some(1_705_332_060_000));
-        assert_eq!(parse_time("2024-02-29"), Some(1_709_164_800_000));
         for bad in [
             "yesterday",
             "",
@@ -134,7 +233,6 @@ mod tests {
             "2024-01-15T15:60Z",
             "2024-01-15T15",
             "2024-01-15T15:21:44.Z",
-            "2024-01-15T15:21:44.1234567890Z",
             "2024-01-15T15:21:44+01",
             "2024-01-15T15:21:44+0100",
             "2024-01-15T15:21:44Z[Europe/Paris]",
@@ -163,6 +261,7 @@ mod tests {
                 for odd in ["é", "中", "\u{0}", "\u{202e}", "１"] {
                     let text = format!("{}{odd}{}", &shape[..at], &shape[at..]);
                     assert_eq!(parse_time(&text), None, "{text:?}");
+                    assert_eq!(created_time(&text), None, "{text:?}");
                     let replaced =
                         format!("{}{odd}{}", &shape[..at.saturating_sub(1)], &shape[at..]);
                     let _ = parse_time(&replaced);
@@ -176,12 +275,97 @@ mod tests {
     fn the_filter_keeps_what_it_cannot_place() {
         let day = |d: &str| parse_time(d);
         let (after, before) = (day("2024-01-05"), day("2024-01-10"));
-        assert!(keep(after, before, Some("2024-01-06T00:00:00Z")));
-        assert!(!keep(after, before, Some("2024-01-05")));
-        assert!(!keep(after, before, Some("2024-01-10T00:00:00Z")));
-        assert!(keep(after, before, Some("2024-01-1é")));
+        let text = |t: &'static str| Created::Text(t.into());
+        assert!(keep(after, before, Some(&text("2024-01-06T00:00:00Z"))));
+        // A date alone is not a message's time (no zone): kept, as shown as sent.
+        assert!(keep(after, before, Some(&text("2024-01-05"))));
+        assert!(!keep(after, before, Some(&text("2024-01-05T00:00:00Z"))));
+        assert!(!keep(after, before, Some(&text("2024-01-10T00:00:00Z"))));
+        assert!(keep(after, before, Some(&text("2024-01-1é"))));
         assert!(keep(after, before, None));
-        assert!(keep(None, None, Some("2024-01-01")));
+        assert!(keep(None, None, Some(&text("2024-01-01"))));
+        // More than nine digits of a second: the tenth on dropped, the time kept.
+        assert!(keep(
+            after,
+            before,
+            Some(&text("2024-01-06T00:00:00.1234567891Z"))
+        ));
+        assert!(!keep(
+            after,
+            before,
+            Some(&text("2024-01-10T00:00:00.0000000001Z"))
+        ));
+        // Numbers: seconds, or milliseconds from 10^11 (2024-01-06 and 2024-01-10 here).
+        assert!(keep(after, before, Some(&Created::Number("1704499200"))));
+        assert!(keep(after, before, Some(&Created::Number("1704499200000"))));
+        assert!(!keep(
+            after,
+            before,
+            Some(&Created::Number("1704844800000"))
+        ));
+        assert!(!keep(after, before, Some(&Created::Number("1.7048448e9"))));
+        assert!(keep(after, before, Some(&Created::Number("1e400"))));
+    }
+
+    #[test]
+    fn strictly_after_and_before_to_the_nanosecond() {
+        let at = |t: &str| parse_time(t);
+        let text = |t: &'static str| Created::Text(t.into());
+        let after = at("2024-01-06T00:00:00Z");
+        assert!(keep(after, None, Some(&text("2024-01-06T00:00:00.0005Z"))));
+        assert!(keep(
+            after,
+            None,
+            Some(&text("2024-01-06T00:00:00.000000001Z"))
+        ));
+        assert!(!keep(
+            after,
+            None,
+            Some(&text("2024-01-06T00:00:00.000000000Z"))
+        ));
+        assert!(keep(after, None, Some(&Created::Number("1704499200000.5"))));
+        // The argument's fraction counts too.
+        let after = at("2024-01-06T00:00:00.0001Z");
+        assert!(keep(after, None, Some(&text("2024-01-06T00:00:00.0005Z"))));
+        assert!(!keep(after, None, Some(&text("2024-01-06T00:00:00.0001Z"))));
+        // Before 1970: as_millisecond truncated toward zero, to 1970 itself.
+        let before = at("1970-01-01");
+        assert!(keep(None, before, Some(&text("1969-12-31T23:59:59.9995Z"))));
+    }
+
+    /// A message's `created` string is a time only as RFC 3339 with its offset; the argument
+    /// of `--after` also reads a date alone and no zone as UTC.
+    #[test]
+    fn a_created_string_is_a_time_only_with_its_zone() {
+        let ns = |t: &str| created_time(t).map(|t| t.as_nanosecond());
+        for (text, at) in [
+            ("2024-01-15T15:21:44.293Z", 1_705_332_104_293_000_000),
+            ("2024-01-15t15:21:44.293z", 1_705_332_104_293_000_000),
+            ("2024-01-15 16:21:44.293+01:00", 1_705_332_104_293_000_000),
+            ("2024-01-15T15:21Z", 1_705_332_060_000_000_000),
+            (
+                "2024-01-15T15:21:44.2934567891234Z",
+                1_705_332_104_293_456_789,
+            ),
+        ] {
+            assert_eq!(ns(text), Some(at), "{text:?}");
+            assert_eq!(parse_time(text).map(|t| t.as_nanosecond()), Some(at));
+        }
+        for not_a_time in [
+            "2024-01-15",
+            "2024-01-15 15:21",
+            "2024-01-15T15:21:44",
+            " 2024-01-15T15:21:44Z",
+            "2020-01-01T00:00:00+01",
+            "2020-01-01T00:00:00Z[Europe/Paris]",
+            "2020-01-01T00:00:00,5Z",
+            "+002020-01-01T00:00:00Z",
+            "20200101T000000Z",
+            "2024-01-32T00:00:00Z",
+        ] {
+            assert_eq!(ns(not_a_time), None, "{not_a_time:?}");
+        }
+        assert!(parse_time("2024-01-15").is_some() && parse_time("2024-01-15 15:21").is_some());
     }
 
     #[test]

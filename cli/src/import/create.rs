@@ -163,6 +163,17 @@ fn outcome_unknown(error: &Error) -> bool {
     }
 }
 
+/// Whether `error` is a refusal (4xx) whose answer could not be read: the create did not
+/// happen, but why is unknown (the identifier may be in use).
+fn refused_unread(error: &Error) -> bool {
+    matches!(
+        error.kind(),
+        ErrorKind::Decode | ErrorKind::ResponseTooLarge
+    ) && error
+        .status()
+        .is_some_and(|status| (400..500).contains(&status))
+}
+
 impl Creator<'_> {
     /// Creates `user` (identifier `uid`) unless it is there, checking an unknown outcome
     /// before sending again; sends nothing new once Ctrl-C came.
@@ -200,8 +211,11 @@ impl Creator<'_> {
                 self.sleep(wait.min(Duration::from_secs(60)));
                 continue;
             }
-            let in_use = error.kind() == ErrorKind::InvalidRequest
-                && error.message().contains("uniqueUserIdentifier");
+            // Refused because the identifier is in use (another run created it meanwhile), or
+            // refused with an answer that could not be read, whose reason may be just that.
+            let in_use = (error.kind() == ErrorKind::InvalidRequest
+                && error.message().contains("uniqueUserIdentifier"))
+                || refused_unread(&error);
             if !outcome_unknown(&error) && !in_use {
                 return Attempt::Done(Outcome::Failed {
                     reason: error.to_string(),
@@ -229,6 +243,12 @@ impl Creator<'_> {
                 Err(e)
                     if e.kind() == ErrorKind::UserNotFound || e.kind() == ErrorKind::NotFound =>
                 {
+                    if refused_unread(&error) {
+                        return Attempt::Done(Outcome::Failed {
+                            reason: error.to_string(),
+                            cause: Some(error),
+                        });
+                    }
                     if in_use {
                         // In use, yet not found: a user the lookup does not show holds it.
                         return Attempt::Done(Outcome::Failed {

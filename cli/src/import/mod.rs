@@ -14,6 +14,9 @@ mod progress;
 mod results;
 mod rows;
 
+// The parsers of outside input, for the fuzz target (crate::fuzzing).
+pub(crate) use rows::{create_user_of, csv_rows, jsonl_rows};
+
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -28,7 +31,7 @@ use crate::error::CliError;
 use crate::interrupt::Interrupts;
 use create::{Activity, Attempt, Creator, Outcome};
 use progress::Progress;
-use rows::{create_user_of, read_csv, read_jsonl, Row};
+use rows::{read_csv, read_jsonl, Row};
 
 /// The `import` command.
 pub fn command() -> clap::Command {
@@ -67,7 +70,7 @@ pub fn command() -> clap::Command {
                         .long("results")
                         .value_name("FILE")
                         .value_parser(clap::value_parser!(PathBuf))
-                        .help("The result file (CSV: line, uniqueUserIdentifier, username, result, userId, reason; result: created, already there, failed or not attempted); default FILE.results.csv"),
+                        .help("The result file (CSV: line, uniqueUserIdentifier, username, result, userId, reason; result: created, already there, failed or not attempted); default FILE.results.csv; - for standard output"),
                 )
                 .arg(
                     Arg::new("import-jobs")
@@ -142,10 +145,23 @@ fn import_users(matches: &clap::ArgMatches) -> Result<(), CliError> {
     } else {
         read_jsonl(&file)?
     };
+    // The results written over the rows they came from would lose the input (its other columns).
+    if let (Ok(input), Ok(output)) = (
+        std::fs::canonicalize(&file),
+        std::fs::canonicalize(&results_path),
+    ) {
+        if input == output {
+            return Err(CliError::Usage(format!(
+                "--results {}: that is the file being imported; name another",
+                results_path.display()
+            )));
+        }
+    }
 
     if crate::config::dry_run(matches) {
         return dry_run(matches, &rows);
     }
+    let destination = results::Destination::of(&results_path)?;
 
     let client = crate::config::client(matches)?;
     // Ctrl-C (or a script's `kill -INT`): no new create is sent; the creates in flight are
@@ -192,7 +208,13 @@ fn import_users(matches: &clap::ArgMatches) -> Result<(), CliError> {
     let attempts = create_all(attempts, &work, &creator, jobs, &progress);
     progress.finish();
     let outcomes = settle_found(attempts, &cancellable, &interrupts);
-    results::write(&results_path, &rows, &outcomes, raw_cells)?;
+    results::write(&results_path, &destination, &rows, &outcomes, raw_cells)?;
+    // What the summary and the errors call it.
+    let results_path = match destination {
+        results::Destination::Stdout => PathBuf::from("standard output"),
+        results::Destination::Stderr => PathBuf::from("standard error"),
+        _ => results_path,
+    };
 
     if !quiet {
         print_summary(&outcomes, started.elapsed(), &results_path);
@@ -404,7 +426,7 @@ fn settle_found(attempts: Vec<Attempt>, client: &Client, interrupts: &Interrupts
 /// `--dry-run`: the create-user request of every valid row, printed as the operation
 /// commands print theirs; nothing is sent (not even the listing of who is there).
 fn dry_run(matches: &clap::ArgMatches, rows: &[Row]) -> Result<(), CliError> {
-    let base_url = crate::config::base_url(matches)?.unwrap_or_else(|| "https://BASE_URL".into());
+    let base_url = crate::config::dry_run_base_url(matches)?;
     for row in rows.iter().filter(|row| row.problem.is_none()) {
         if let Ok(user) = create_user_of(&row.fields) {
             let request = roomchat::wire::create_user(&user)?;

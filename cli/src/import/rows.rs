@@ -1,7 +1,7 @@
 //! The import's input: the rows of a CSV or JSON-lines file, and the create-user request of
 //! a row.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use roomchat::CreateUser;
@@ -32,21 +32,43 @@ impl Row {
     }
 }
 
+/// The file of rows, opened for reading: a folder is a file that cannot be read (exit 3), as the
+/// guide says, not text that fails to parse.
+fn open_rows_file(path: &Path) -> Result<std::fs::File, CliError> {
+    let file = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
+    match file.metadata() {
+        Ok(m) if m.is_dir() => Err(io_error(
+            path,
+            std::io::Error::new(
+                std::io::ErrorKind::IsADirectory,
+                "a folder, not a file of rows",
+            ),
+        )),
+        Ok(_) => Ok(file),
+        Err(e) => Err(io_error(path, e)),
+    }
+}
+
 /// CSV with a header row; empty cells are absent fields, `isModerator` a boolean, `meta` JSON.
 pub fn read_csv(path: &Path) -> Result<Vec<Row>, CliError> {
-    let file = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
+    let file = open_rows_file(path)?;
+    csv_rows(BufReader::new(file), &path.display().to_string())
+}
+
+/// The rows of CSV text (`shown` names its file in errors). Pure but for reading `input`:
+/// the fuzz target calls it with any bytes.
+pub fn csv_rows(input: impl Read, shown: &str) -> Result<Vec<Row>, CliError> {
     let mut reader = csv::ReaderBuilder::new()
         .flexible(true)
         .trim(csv::Trim::Headers)
-        .from_reader(BufReader::new(file));
+        .from_reader(input);
     let headers = reader
         .headers()
-        .map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))?
+        .map_err(|e| CliError::Usage(format!("{shown}: {e}")))?
         .clone();
     if !headers.iter().any(|h| h == "username") {
         return Err(CliError::Usage(format!(
-            "{}: the header row names no username column (it has: {})",
-            path.display(),
+            "{shown}: the header row names no username column (it has: {})",
             headers.iter().collect::<Vec<_>>().join(", ")
         )));
     }
@@ -98,9 +120,15 @@ pub fn read_csv(path: &Path) -> Result<Vec<Row>, CliError> {
 
 /// One JSON object a line (blank lines skipped).
 pub fn read_jsonl(path: &Path) -> Result<Vec<Row>, CliError> {
-    let file = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
+    let file = open_rows_file(path)?;
+    jsonl_rows(BufReader::new(file), path)
+}
+
+/// The rows of JSON-lines text (`path` names its file in errors). Pure but for reading
+/// `input`: the fuzz target calls it with any bytes.
+pub fn jsonl_rows(input: impl BufRead, path: &Path) -> Result<Vec<Row>, CliError> {
     let mut rows = Vec::new();
-    for (i, line) in BufReader::new(file).lines().enumerate() {
+    for (i, line) in input.lines().enumerate() {
         let line_no = i + 1;
         let text = line.map_err(|e| io_error(path, e))?;
         if text.trim().is_empty() {

@@ -2,8 +2,14 @@
 //!
 //! The service allows 600 requests per rolling minute per private key and
 //! counts *arrivals*. The client counts *starts*, so it keeps a small margin:
-//! a few requests of the limit in reserve and a window a little longer than
-//! the service's, which absorbs network jitter between start and arrival.
+//! a window a little longer than the service's, which absorbs the spread of
+//! the delay between start and arrival (at most N starts in any window of
+//! W + J means at most N arrivals in any window of W, as long as those delays
+//! differ by J at most), and, from 10 requests up, 2 % of the limit (at least
+//! one) in reserve for a burst whose delays spread wider than J (requests
+//! queued behind new connections and busy CPUs) and for arrivals the client
+//! cannot count. Below 10 a reserved request would cost more than a tenth of
+//! the budget, and a burst is too short to spread.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -14,6 +20,18 @@ use once_cell::sync::Lazy;
 use crate::cancel::CancelToken;
 use crate::error::{Error, ErrorKind, Result};
 use crate::time::{check_duration, instant_after};
+
+/// What the default longest wait for a slot adds to the window and its jitter
+/// allowance (see [`RateLimitConfig::when_limited`]): a caller measures its wait
+/// from before it takes the budget's lock (or asks Redis), so the slot it gets
+/// may free a little later than a window after it began.
+pub(crate) const WAIT_SLACK: Duration = Duration::from_secs(1);
+
+/// The shortest default longest wait for a slot (see
+/// [`RateLimitConfig::when_limited`]): a minute, within which the contract says
+/// the service's limit clears. A short window's budget (2 per 5 s) under
+/// sustained load from many callers may keep one of them waiting several windows.
+pub(crate) const SHORTEST_DEFAULT_WAIT: Duration = Duration::from_secs(60);
 
 /// What to do when the budget has no free slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,27 +49,45 @@ pub struct RateLimitConfig {
     pub requests: u32,
     /// The service's rolling window (default 60 s).
     pub window: Duration,
-    /// Requests of the limit kept in reserve (default: 2 % of the limit, at least 1 when the limit is over 1).
+    /// Requests of the limit kept in reserve (default: 2 % of the limit, at
+    /// least 1, from 10 requests up; none below, so that a small budget such as
+    /// 2 per 5 s sends 2, not 1).
     pub reserve: u32,
     /// Added to the window to absorb jitter between start and arrival (default: 5 % of the window, at most 1 s).
     pub jitter_allowance: Duration,
-    /// Wait for a slot, or fail at once (default: wait up to 60 s).
+    /// Wait for a slot, or fail at once (default: wait up to the window plus
+    /// its jitter allowance, the longest a slot of a spent budget can take to
+    /// free, and a second more for callers contending for the budget's lock
+    /// and for the round trip to Redis; and at least a minute, within which the
+    /// contract says the service's limit clears, so that a caller queued behind others under sustained load is not failed
+    /// after one short window. 62 s for the default 60 s window: spending the
+    /// budget never fails a call that waiting would let through). Set by
+    /// [`RateLimitConfig::new`]; a window changed afterwards keeps this wait.
     pub when_limited: WhenLimited,
 }
 
 impl RateLimitConfig {
-    /// `requests` per `window`, with the default margins and waiting policy.
+    /// `requests` per `window`, with the default margins and waiting policy
+    /// (see the fields).
     pub fn new(requests: u32, window: Duration) -> RateLimitConfig {
+        let jitter_allowance = (window / 20).min(Duration::from_secs(1));
         RateLimitConfig {
             requests,
             window,
-            reserve: if requests > 1 {
+            reserve: if requests >= 10 {
                 requests.div_ceil(50)
             } else {
                 0
             },
-            jitter_allowance: (window / 20).min(Duration::from_secs(1)),
-            when_limited: WhenLimited::Wait(Duration::from_secs(60)),
+            jitter_allowance,
+            // At most MAX_DURATION, so that the longest window valid stays valid.
+            when_limited: WhenLimited::Wait(
+                window
+                    .saturating_add(jitter_allowance)
+                    .saturating_add(WAIT_SLACK)
+                    .max(SHORTEST_DEFAULT_WAIT)
+                    .min(crate::time::MAX_DURATION),
+            ),
         }
     }
 
@@ -444,7 +480,7 @@ mod tests {
         assert_eq!(e.kind(), ErrorKind::RateLimited);
         assert!(e.retry_after().unwrap() > Duration::from_secs(9));
         let s = budget.snapshot();
-        assert_eq!((s.limit, s.used, s.remaining), (2, 2, 0));
+        assert_eq!((s.limit, s.used, s.remaining), (3, 3, 0));
     }
 
     #[test]

@@ -1222,7 +1222,7 @@ impl SharedBudget {
         }
     }
 
-    /// The service's window (what a 429 without `Retry-After` holds callers off for).
+    /// The service's window (what a 429 without `Retry-After` holds callers off for at most).
     pub(crate) fn service_window(&self) -> Duration {
         self.config.window
     }

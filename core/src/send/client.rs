@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde_json::Value;
 
 use crate::budget::ratelimit::{Budget, RateLimitConfig, RateLimitState};
-use crate::budget::Budgets;
+use crate::budget::{Budgets, UnexplainedHolds};
 use crate::cancel::{self, CancelToken};
 use crate::error::{Error, ErrorKind, Result};
 use crate::send::instrument::{self, CallScope, Instrumentation, RequestHeaders};
@@ -551,6 +551,7 @@ impl ClientBuilder {
             secrets,
             chat_url,
             budget,
+            unexplained_holds: UnexplainedHolds::new(),
             jitter_seed: AtomicU64::new(seed()),
             facts,
             instrumentations,
@@ -726,14 +727,43 @@ fn seed() -> u64 {
 
 /// Checks an `http(s)://host[:port][/path]` URL; plain `http://` only to loopback unless allowed.
 /// Its errors quote the URL with `secret` (the private key, not empty) taken out.
+/// The base URL as [`ClientBuilder::build`] checks it: the URL it would use
+/// (without a trailing `/`), or the configuration error it would give (with
+/// user information, a password maybe, `REDACTED`). For a tool that shows
+/// requests without sending them (a dry run), so that it shows what a client
+/// would send, or refuses what a client would refuse.
+///
+/// ```
+/// assert_eq!(roomchat::check_base_url("https://api.example.com/", false)?, "https://api.example.com");
+/// let refused = roomchat::check_base_url("https://deploy:pw@api.example.com", false).unwrap_err();
+/// assert!(refused.to_string().contains("https://REDACTED@api.example.com"));
+/// # Ok::<(), roomchat::Error>(())
+/// ```
+pub fn check_base_url(url: &str, allow_insecure_http: bool) -> Result<String> {
+    check_url("base URL", url, allow_insecure_http, "")
+}
+
 fn check_url(what: &str, url: &str, allow_insecure: bool, secret: &str) -> Result<String> {
     let url = url.trim_end_matches('/');
     let (scheme, rest) = url.split_once("://").ok_or_else(|| {
         Error::configuration(format!("the {what} must start with https:// or http://"))
     })?;
     let host_port = rest.split('/').next().unwrap_or_default();
-    // A URL may carry the key by mistake: never quote it.
+    // A URL may carry the key by mistake: never quote it. Nor anything before
+    // its last `@`, which may be a password: in a URL refused as not valid
+    // (`user:pa#ss@host`, a blank, a query) no URL parser can say where the
+    // user information ends, so all of it up to the last `@` is hidden.
     let hide = |text: &str| {
+        let text = match text.split_once("://") {
+            Some((scheme, rest)) if rest.contains('@') => {
+                let host = rest.rsplit('@').next().unwrap_or_default();
+                format!("{scheme}://REDACTED@{host}")
+            }
+            _ => text.to_owned(),
+        };
+        if secret.is_empty() {
+            return text;
+        }
         text.replace(secret, "REDACTED")
             .replace(&wire::encode_query_component(secret), "REDACTED")
     };
@@ -751,6 +781,7 @@ fn check_url(what: &str, url: &str, allow_insecure: bool, secret: &str) -> Resul
     if host_port.contains('@') {
         return Err(Error::configuration(format!(
             "the {what} {:?} must not carry user information (`user@`)",
+            // The user information may hold a password: shown as REDACTED.
             hide(url)
         )));
     }
@@ -789,6 +820,8 @@ struct Inner {
     secrets: Vec<String>,
     chat_url: Option<String>,
     budget: Budgets,
+    /// How long a 429 that does not say how long to wait holds the key off.
+    unexplained_holds: UnexplainedHolds,
     jitter_seed: AtomicU64,
     /// Where the requests go, as the instrumentation names it.
     facts: ClientFacts,
@@ -1318,7 +1351,7 @@ impl Client {
                         Some(started),
                         None,
                     );
-                    self.observe(&response);
+                    let hold = self.observe(&response, started);
                     if (200..300).contains(&response.status) {
                         span.attempt_end(attempt_span, Some(response.status), None);
                         if let Some(observation) = sent.observation.as_deref_mut() {
@@ -1335,8 +1368,12 @@ impl Client {
                         return decode(&response);
                     }
                     // Scrubbed now: observers see it before the call's error is made.
-                    let error = wire::decode_error(&response, SystemTime::now())
+                    let mut error = wire::decode_error(&response, SystemTime::now())
                         .scrub_all(&self.inner.secrets);
+                    if error.retry_after().is_none() {
+                        // A 429 that said nothing: the wait is the hold the budget keeps.
+                        error = error.with_retry_after(hold);
+                    }
                     let retryable = match response.status {
                         429 => true,
                         500 | 502 | 503 | 504 => {
@@ -1413,16 +1450,19 @@ impl Client {
         }
     }
 
-    /// Feeds a 429 and the `X-RateLimit-*` headers into the shared budget.
+    /// Feeds a 429 and the `X-RateLimit-*` headers into the shared budget, for
+    /// the answer to a request started at `started`; returns how long a 429
+    /// holds every caller of the key off.
     ///
     /// A hold the server asks for is believed only up to
     /// [`ClientBuilder::max_retry_wait`] or two windows, whichever is longer:
     /// past that it is implausible (a server sending milliseconds where seconds
     /// are due, or an epoch in milliseconds as `X-RateLimit-Reset`), and would
     /// hold every caller of the key off for hours or years. Such a value counts
-    /// as absent: a 429 then holds for one window, and an exhausted
+    /// as absent: a 429 then holds as one without `Retry-After` does
+    /// ([`UnexplainedHolds`]: 1 s growing to the window), and an exhausted
     /// `X-RateLimit-Remaining` holds nothing (the next 429 will say more).
-    fn observe(&self, response: &WireResponse) {
+    fn observe(&self, response: &WireResponse, started: Instant) -> Option<Duration> {
         let now = SystemTime::now();
         let window = self.inner.budget.window();
         let longest = self
@@ -1436,13 +1476,17 @@ impl Client {
                 .header("retry-after")
                 .and_then(|v| wire::parse_retry_after(v, now))
                 .and_then(plausible)
-                .unwrap_or(window);
+                .unwrap_or_else(|| self.inner.unexplained_holds.hold(started, window));
             self.inner.budget.block_for(hold);
-        } else if let Some(headers) = wire::rate_limit_headers(response, now) {
+            return Some(hold);
+        }
+        self.inner.unexplained_holds.answered(started);
+        if let Some(headers) = wire::rate_limit_headers(response, now) {
             if let (Some(0), Some(reset)) = (headers.remaining, headers.reset.and_then(plausible)) {
                 self.inner.budget.block_for(reset);
             }
         }
+        None
     }
 
     /// Exponential backoff with full jitter: a random wait in [b/2, b], b = base × 2^retry, capped at 8 s.

@@ -231,6 +231,19 @@ impl CallInfo<'_> {
         format!("roomchat {}", self.operation)
     }
 
+    /// The method as the HTTP conventions name it (`http.request.method`):
+    /// one of the nine they know, else `_OTHER`. Every binding's spans and
+    /// metrics take it from here.
+    pub fn request_method(&self) -> &'static str {
+        const KNOWN: [&str; 9] = [
+            "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE", "CONNECT",
+        ];
+        KNOWN
+            .into_iter()
+            .find(|known| *known == self.method)
+            .unwrap_or("_OTHER")
+    }
+
     /// The name of an attempt's span, as the HTTP client conventions make it:
     /// `{method} {url.template}` (`POST /consumer/api/v1/chatroom`), or the
     /// method alone without a template.
@@ -620,4 +633,49 @@ impl CallScope {
 /// Whether `name` (lower case) is a trace-context header.
 pub(crate) fn is_trace_context(name: &str) -> bool {
     TRACE_CONTEXT_HEADERS.contains(&name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `http.request.method` of a call sending `method`.
+    fn request_method_of(method: &str) -> &'static str {
+        let request = WireRequest {
+            method: method.to_owned(),
+            path: "/consumer/api/v2/users".to_owned(),
+            query: Vec::new(),
+            body: None,
+            auth: Default::default(),
+        };
+        let url_full = OnceCell::new();
+        let info = CallInfo {
+            operation: "raw",
+            method: &request.method,
+            url_template: None,
+            url_full: &url_full,
+            url_parts: ("http://127.0.0.1:1", &request),
+            server_address: "127.0.0.1",
+            server_port: 1,
+            url_scheme: "http",
+            protocol_version: PROTOCOL_VERSION,
+            started_at: SystemTime::now(),
+            started: Instant::now(),
+            client_id: 1,
+        };
+        info.request_method()
+    }
+
+    #[test]
+    fn the_request_method_is_one_the_conventions_know_or_other() {
+        for known in [
+            "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE", "CONNECT",
+        ] {
+            assert_eq!(request_method_of(known), known);
+        }
+        // Case-sensitive, as the conventions are; anything else is `_OTHER`.
+        for other in ["get", "PROPFIND", "", "GET "] {
+            assert_eq!(request_method_of(other), "_OTHER", "{other:?}");
+        }
+    }
 }

@@ -259,7 +259,7 @@ impl Instrumentation for OpenTelemetry {
             },
             traced,
             attempt: None,
-            method: known_method(call.method),
+            method: call.request_method(),
             server_address: Value::String(interned(call.server_address)),
             url_template: call.url_template.map(|t| Value::String(interned(t))),
         };
@@ -310,17 +310,6 @@ impl Hasher for Fx {
     fn finish(&self) -> u64 {
         self.0
     }
-}
-
-/// The method as the conventions name it: one they know, or `_OTHER`.
-fn known_method(method: &str) -> &'static str {
-    const KNOWN: [&str; 9] = [
-        "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE", "CONNECT",
-    ];
-    KNOWN
-        .into_iter()
-        .find(|known| *known == method)
-        .unwrap_or("_OTHER")
 }
 
 /// The tracer of one call: the global provider's at its start, or the explicit one.

@@ -93,6 +93,12 @@ pub(crate) fn choose(
     allow_insecure: bool,
     env: impl Fn(&str) -> Option<String>,
 ) -> Result<Option<Chosen>> {
+    // A proxy URL given is checked whatever the base URL: a typo is an error on the
+    // developer's loopback emulator too, not first in production.
+    let given = match choice {
+        Proxy::Url(url) => Some(parse(url, "the proxy URL")?),
+        _ => None,
+    };
     if is_loopback(host) {
         return Ok(None);
     }
@@ -102,7 +108,7 @@ pub(crate) fn choose(
     }
     let (url, from) = match choice {
         Proxy::None => return Ok(None),
-        Proxy::Url(url) => (url.clone(), "the proxy URL".to_owned()),
+        Proxy::Url(_) => return Ok(given),
         Proxy::Environment => {
             let var = |name: &str| {
                 [name.to_ascii_lowercase(), name.to_owned()]
@@ -135,7 +141,7 @@ fn parse(url: &str, from: &str) -> Result<Chosen> {
     let shown = crate::secrets::redacted_url(url);
     let refuse = |why: &str| {
         Error::configuration(format!(
-            "{from} ({shown}) {why}; set an http:// or https:// proxy, or turn proxies off (Proxy::None)"
+            "{from} ({shown}) {why}; set an http:// or https:// proxy, or turn proxies off"
         ))
     };
     let (scheme, rest) = match url.split_once("://") {
@@ -156,6 +162,26 @@ fn parse(url: &str, from: &str) -> Result<Chosen> {
     let host_port = authority.rsplit('@').next().unwrap_or_default();
     if host_port.is_empty() || url.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(refuse("is not a valid URL"));
+    }
+    // ureq checks neither: `http://p:abc`, `http://:3128` or `http://p:` were taken, and
+    // every call then failed with a refused connection.
+    let (host, port) = match host_port.strip_prefix('[') {
+        Some(v6) => match v6.split_once(']') {
+            Some((host, after)) => (host, after.strip_prefix(':')),
+            None => return Err(refuse("is not a valid URL")),
+        },
+        None => match host_port.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (host_port, None),
+        },
+    };
+    if host.is_empty() {
+        return Err(refuse("has no host"));
+    }
+    if port.is_some_and(|p| {
+        !p.bytes().all(|b| b.is_ascii_digit()) || p.parse::<u16>().map_or(true, |n| n == 0)
+    }) {
+        return Err(refuse("has a port that is not a number from 1 to 65535"));
     }
     let proxy = ureq::Proxy::new(&format!("{scheme}://{authority}"))
         .map_err(|_| refuse("is not a valid URL"))?;
@@ -318,6 +344,44 @@ mod tests {
             .as_deref(),
             Some("https://REDACTED@p:8443")
         );
+        // A URL given is checked even where it would not be used (loopback, plain http): a
+        // typo fails on the developer's emulator, not first in production.
+        for (scheme, host) in [
+            ("http", "127.0.0.1"),
+            ("https", "localhost"),
+            ("http", "a.b"),
+        ] {
+            for bad in [
+                "not a url",
+                "ftp://p:1",
+                "socks5://p:1",
+                "http://p:abc",
+                "http://p:99999",
+                "http://p:",
+                "http://p:0",
+                "http://:3128",
+                "http://u:pw@:3128",
+                "http://p:-1",
+                "http://[::1",
+                "http://[::1]:x",
+            ] {
+                let e = choose(&Proxy::url(bad), scheme, host, false, env(&[]))
+                    .err()
+                    .unwrap_or_else(|| panic!("{bad} for {scheme}://{host}"));
+                assert_eq!(e.kind(), crate::ErrorKind::Configuration, "{e}");
+                assert!(e.to_string().ends_with("or turn proxies off"), "{e}");
+            }
+            for fine in [
+                "http://p:3128",
+                "p:3128",
+                "http://[::1]:3128",
+                "https://u:pw@p",
+                "http://[::1]",
+            ] {
+                let chosen = choose(&Proxy::url(fine), scheme, host, false, env(&[]));
+                assert!(chosen.is_ok(), "{fine} for {scheme}://{host}");
+            }
+        }
     }
 
     #[test]

@@ -47,6 +47,14 @@ class RoomchatError(Exception):
     HTTP status, when it answered), ``method`` and ``path`` (the request, with the key
     shown as ``REDACTED``), ``event_id`` (a server failure's id, to quote to support),
     ``retry_after`` (seconds to wait, when known), ``kind`` and ``code``.
+
+    The service's error body may carry its text in ``message``, ``errorMessage`` and
+    ``error``; each is an attribute as it came (``service_message``,
+    ``service_error_message``, ``service_error``; ``None`` when absent, and
+    ``"error": true`` is a flag, not a text). When more than one came and they differ,
+    ``message`` shows each once: the first (in that order), then ``": "`` and the others
+    joined by ``"; "``, e.g. ``invalid request: "actionButtons[0].type" must be one of
+    [link, action]``.
     """
 
     kind: ClassVar[str] = "unknown"
@@ -58,6 +66,9 @@ class RoomchatError(Exception):
     path: Optional[str]
     event_id: Optional[str]
     retry_after: Optional[float]
+    service_message: Optional[str]
+    service_error: Optional[str]
+    service_error_message: Optional[str]
 
     def __init__(
         self,
@@ -71,6 +82,9 @@ class RoomchatError(Exception):
         retry_after: Optional[float] = None,
         kind: Optional[str] = None,
         code: Optional[int] = None,
+        service_message: Optional[str] = None,
+        service_error: Optional[str] = None,
+        service_error_message: Optional[str] = None,
     ) -> None:
         super().__init__(text)
         self.message = text if message is None else message
@@ -79,6 +93,9 @@ class RoomchatError(Exception):
         self.path = path
         self.event_id = event_id
         self.retry_after = retry_after
+        self.service_message = service_message
+        self.service_error = service_error
+        self.service_error_message = service_error_message
         # A kind this version does not know keeps the core's name and number.
         if kind is not None and kind != type(self).kind:
             self.kind = kind  # type: ignore[misc]
@@ -98,6 +115,9 @@ class RoomchatError(Exception):
             "retry_after": self.retry_after,
             "kind": self.kind,
             "code": self.code,
+            "service_message": self.service_message,
+            "service_error": self.service_error,
+            "service_error_message": self.service_error_message,
         }
         return (_rebuild, (type(self), str(self), attrs))
 

@@ -62,7 +62,7 @@ class RateLimit:
         requests: int = 600,
         window: float = 60.0,
         when_limited: str = "wait",
-        max_wait: float = 60.0,
+        max_wait: Optional[float] = None,
         *,
         redis_url: Optional[str] = None,
         on_redis_error: str = "local_fallback",

@@ -1,0 +1,477 @@
+'use strict'
+// The package's OpenTelemetry: each call a span of the context active when it
+// is made, each HTTP attempt a CLIENT span under it, the HTTP client metrics,
+// and W3C trace context (the global propagator's) on every attempt, through
+// `@opentelemetry/api` (an optional peer dependency: index.js loads this file
+// only when a client is made, and only uses it when the API is installed). The
+// same picture as core's cargo feature `opentelemetry` (core/src/send/otel.rs):
+// the same names, kinds, attributes, events, statuses, metrics and units.
+//
+// The timings, outcomes and events come from core (src/telemetry.rs), with the
+// call's outcome: the spans are ended with core's times before the promise
+// settles. The first attempt's span is made here at dispatch, as the call's
+// span is, because its context must be on the wire; an attempt whose span
+// cannot be made at dispatch (a retry, an iterator's page, the first attempt
+// after a wait for the rate limit) is made when core asks for it, through the
+// native hook, before its request is sent.
+
+const api = require('@opentelemetry/api')
+const { version: VERSION } = require('./package.json')
+
+/** Flags the native side takes (src/telemetry.rs): the spans were made at dispatch; make the others through the hook. */
+const PREMADE = 1
+const HOOK = 2
+
+/** The instrumentation scope of every span and instrument. */
+const NAME = 'roomchat'
+
+/** `http.client.request.duration`'s buckets (the HTTP conventions'), also `roomchat.client.call.duration`'s, in seconds. */
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10]
+/** `roomchat.rate_limit.wait.duration`'s, in seconds: up to the rate limit's window (60 s by default) or a 429's hold. */
+const WAIT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
+
+const { SpanKind, SpanStatusCode, ValueType } = api
+const NOOP_METER = api.createNoopMeter()
+// The global tracer provider's delegate when none is set.
+const NOOP_TRACER_PROVIDER = new api.ProxyTracerProvider().getDelegate()
+
+/** A propagator's headers, flattened as the native side takes them: `[name, value, …]`. */
+const FLAT_SETTER = {
+  set(carrier, key, value) {
+    carrier.push(String(key), String(value))
+  },
+}
+
+/** What `context` puts on the wire through the global propagator: `[name, value, …]`, or undefined for nothing. */
+function inject(context) {
+  const headers = []
+  api.propagation.inject(context, headers, FLAT_SETTER)
+  return headers.length === 0 ? undefined : headers
+}
+
+/** Reports a failure of the telemetry (never the call's) as OpenTelemetry's own code does. */
+function report(what, error) {
+  api.diag.warn(`roomchat: ${what}: ${error && error.message ? error.message : String(error)}`)
+}
+
+/** The instruments of one meter, and the gauge of the budgets of `telemetry`'s clients. */
+class Instruments {
+  constructor(meter, telemetry) {
+    const histogram = (name, description, buckets) =>
+      meter.createHistogram(name, { unit: 's', description, advice: { explicitBucketBoundaries: buckets } })
+    this.requestDuration = histogram('http.client.request.duration', 'Duration of HTTP client requests.', DURATION_BUCKETS)
+    this.callDuration = histogram(
+      'roomchat.client.call.duration',
+      'Duration of roomchat calls, from the call to its result: every attempt, rate-limit wait and backoff.',
+      DURATION_BUCKETS,
+    )
+    this.rateLimitWait = histogram(
+      'roomchat.rate_limit.wait.duration',
+      "Time a call waited for a slot of the key's rate-limit budget.",
+      WAIT_BUCKETS,
+    )
+    this.retries = meter.createCounter('roomchat.client.retries', {
+      unit: '{retry}',
+      description: 'Attempts sent again, by reason.',
+      valueType: ValueType.INT,
+    })
+    this.degraded = meter.createCounter('roomchat.budget.degraded', {
+      unit: '{event}',
+      description: 'Times the shared rate-limit budget in Redis failed and the client followed its OnRedisError policy.',
+      valueType: ValueType.INT,
+    })
+    this.activeCalls = meter.createUpDownCounter('roomchat.client.active_calls', {
+      unit: '{call}',
+      description: 'Calls in flight.',
+      valueType: ValueType.INT,
+    })
+    // Lives as long as the meter's provider: not kept.
+    meter
+      .createObservableGauge('roomchat.rate_limit.remaining', {
+        unit: '{request}',
+        description: "Requests the key's rate-limit budget allows now, per client.",
+        valueType: ValueType.INT,
+      })
+      .addCallback((result) => telemetry.observeBudgets(result))
+  }
+}
+
+/**
+ * The spans and metrics of the clients built with the same providers: the
+ * global ones (as they are when each call starts), or those given.
+ */
+class Telemetry {
+  #tracerProvider
+  #meterProvider
+  /** Tracer by tracer provider (the global one's delegate), or null for a provider that records nothing. */
+  #tracers = new WeakMap()
+  /** Instruments by meter provider, or null for one that records nothing. */
+  #instruments = new WeakMap()
+  /** The clients the budget gauge reports: `{ ref, id, address }`. */
+  #clients = new Set()
+
+  constructor(tracerProvider, meterProvider) {
+    this.#tracerProvider = tracerProvider
+    this.#meterProvider = meterProvider
+  }
+
+  /** The tracer of a call starting now; null when the provider records nothing (no SDK). */
+  tracer() {
+    const provider = this.#tracerProvider ?? api.trace.getTracerProvider()
+    // The global provider is a proxy: its delegate is the application's, or the no-op one.
+    const actual = typeof provider.getDelegate === 'function' ? provider.getDelegate() : provider
+    let tracer = this.#tracers.get(actual)
+    if (tracer === undefined) {
+      tracer = actual === NOOP_TRACER_PROVIDER ? null : actual.getTracer(NAME, VERSION)
+      this.#tracers.set(actual, tracer)
+    }
+    return tracer
+  }
+
+  /** The instruments of a call starting now; null when the meter provider records nothing. */
+  instruments() {
+    const provider = this.#meterProvider ?? api.metrics.getMeterProvider()
+    let instruments = this.#instruments.get(provider)
+    if (instruments === undefined) {
+      const meter = provider.getMeter(NAME, VERSION)
+      instruments = meter === NOOP_METER ? null : new Instruments(meter, this)
+      this.#instruments.set(provider, instruments)
+    }
+    return instruments
+  }
+
+  /** Reports `native`'s budget in the gauge while it lives, as client `id` of `address`. */
+  register(native, id, address) {
+    this.#clients.add({ ref: new WeakRef(native), id, address })
+  }
+
+  observeBudgets(result) {
+    for (const client of this.#clients) {
+      const native = client.ref.deref()
+      if (native === undefined) {
+        this.#clients.delete(client)
+        continue
+      }
+      try {
+        const { remaining } = JSON.parse(native.rateLimitState())
+        result.observe(remaining, { 'roomchat.client.id': client.id, 'server.address': client.address })
+      } catch (error) {
+        report('the budget gauge', error)
+      }
+    }
+  }
+}
+
+/** The telemetry of the clients of the global providers. */
+let globalTelemetry
+/** The telemetry of given providers: tracer provider (or GLOBAL) → meter provider (or GLOBAL) → Telemetry. */
+const explicitTelemetry = new WeakMap()
+const GLOBAL = {}
+
+function telemetryOf(tracerProvider, meterProvider) {
+  if (tracerProvider === undefined && meterProvider === undefined) {
+    globalTelemetry ??= new Telemetry(undefined, undefined)
+    return globalTelemetry
+  }
+  let byMeter = explicitTelemetry.get(tracerProvider ?? GLOBAL)
+  if (byMeter === undefined) {
+    byMeter = new WeakMap()
+    explicitTelemetry.set(tracerProvider ?? GLOBAL, byMeter)
+  }
+  let telemetry = byMeter.get(meterProvider ?? GLOBAL)
+  if (telemetry === undefined) {
+    telemetry = new Telemetry(tracerProvider, meterProvider)
+    byMeter.set(meterProvider ?? GLOBAL, telemetry)
+  }
+  return telemetry
+}
+
+/** The base URL's host (without IPv6 brackets) and port, as core names them (`server.address`, `server.port`). */
+function serverOf(baseUrl) {
+  const url = new URL(baseUrl)
+  let address = url.hostname
+  if (address.startsWith('[') && address.endsWith(']')) address = address.slice(1, -1)
+  const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port)
+  return { address, port }
+}
+
+/** A job that only sends headers (the baggage of a context no span records): nothing to finish. */
+class HeadersOnly {
+  constructor(headers) {
+    this.flags = undefined
+    this.headers = headers
+  }
+  hop() {
+    return null
+  }
+  finish() {}
+}
+
+/** One call's spans (or an iterator step's, whose call is made or not), from dispatch to its outcome. */
+class CallTrace {
+  constructor(client, parent, tracer, instruments, flags, headers) {
+    this.client = client
+    this.parent = parent
+    this.tracer = tracer
+    this.instruments = instruments
+    this.flags = flags
+    this.headers = headers
+    /** Per call of the job (by index): `{ span, context, attempts: Map, premade, active }`. */
+    this.calls = []
+    /** The attributes the call was counted in flight with at dispatch (`roomchat.client.active_calls`). */
+    this.active = undefined
+  }
+
+  /** The span of call `index` of the job, made now (starting at `start`) if it has none. */
+  callOf(index, operation, name, start) {
+    let call = this.calls[index]
+    if (call === undefined) {
+      const span = this.tracer.startSpan(
+        name,
+        { kind: SpanKind.INTERNAL, startTime: start, attributes: { 'roomchat.operation': operation } },
+        this.parent,
+      )
+      call = { span, context: api.trace.setSpan(this.parent, span), attempts: new Map(), premade: undefined, active: undefined }
+      this.calls[index] = call
+    }
+    return call
+  }
+
+  /** The hook (on the JS thread, the attempt about to be sent): makes its span; returns the headers to send. */
+  hop(question) {
+    const { index, attempt, start, call: info } = JSON.parse(question)
+    if (this.tracer === null) return inject(this.parent) ?? null
+    const call = this.callOf(index, info.operation, info.name, info.start)
+    // An iterator's page is counted in flight from here (its step may have made no call).
+    if (this.active === undefined && call.active === undefined && this.instruments !== null) {
+      call.active = this.client.activeAttributes(info.operation)
+      this.instruments.activeCalls.add(1, call.active)
+    }
+    // The span made at dispatch held the wait for the rate limit: it is left unended (never exported).
+    if (attempt === 1) call.premade = undefined
+    const attributes = { ...info.attributes }
+    if (attempt > 1) attributes['http.request.resend_count'] = attempt - 1
+    const span = this.tracer.startSpan(info.attemptName, { kind: SpanKind.CLIENT, startTime: start, attributes }, call.context)
+    call.attempts.set(attempt, span)
+    return inject(api.trace.setSpan(call.context, span)) ?? null
+  }
+
+  /**
+   * The outcome came (`observed`: the JSON of core's record of each call made;
+   * null: none was, or the addon refused the call before dispatch): ends the
+   * spans, records the metrics. Spans made at dispatch for a call that never
+   * started are left unended: nothing happened, nothing is exported.
+   */
+  finish(observed) {
+    if (observed !== null && observed !== undefined) {
+      for (const record of JSON.parse(observed)) this.#finishCall(record)
+    }
+    // Counted at dispatch whatever happened (a call refused before it started has no record).
+    if (this.active !== undefined) this.instruments.activeCalls.add(-1, this.active)
+    for (const call of this.calls) {
+      if (call !== undefined && call.active !== undefined) this.instruments.activeCalls.add(-1, call.active)
+    }
+  }
+
+  #finishCall(record) {
+    const attributes = record.attributes
+    if (this.tracer !== null) {
+      const call = this.callOf(record.index, record.operation, record.name, record.start)
+      for (const attempt of record.attemptRecords) {
+        let span = attempt.attempt === 1 && call.premade !== undefined ? call.premade : call.attempts.get(attempt.attempt)
+        if (span === undefined) {
+          // Its context was not sent (trace context is off, or the hook got no answer): made with core's times now.
+          const start = { ...attributes }
+          if (attempt.attempt > 1) start['http.request.resend_count'] = attempt.attempt - 1
+          span = this.tracer.startSpan(record.attemptName, { kind: SpanKind.CLIENT, startTime: attempt.start, attributes: start }, call.context)
+        } else if (span === call.premade) {
+          // Made at dispatch before core knew the request: named and described now.
+          span.updateName(record.attemptName)
+          span.setAttributes(attributes)
+          if (record.operation !== 'raw') this.client.learnName(record.operation, record.attemptName)
+        }
+        if (attempt.status !== undefined) span.setAttribute('http.response.status_code', attempt.status)
+        if (attempt.errorType !== undefined) {
+          span.setAttribute('error.type', attempt.errorType)
+          span.setStatus({ code: SpanStatusCode.ERROR })
+        }
+        span.end(attempt.end)
+      }
+      const span = call.span
+      for (const event of record.events) span.addEvent(event.name, event.attributes, event.at)
+      span.setAttributes({
+        'roomchat.attempts': record.attempts,
+        'roomchat.rate_limit.wait.duration': record.rateLimitWait,
+        'roomchat.retry.wait.duration': record.retryWait,
+      })
+      if (record.errorType !== undefined) {
+        span.setAttribute('error.type', record.errorType)
+        span.setStatus({ code: SpanStatusCode.ERROR, message: record.statusDescription })
+      }
+      span.end(record.end)
+    }
+    const instruments = this.instruments
+    if (instruments === null) return
+    const address = attributes['server.address']
+    const port = attributes['server.port']
+    for (const attempt of record.attemptRecords) {
+      const metric = {
+        'http.request.method': attributes['http.request.method'],
+        'server.address': address,
+        'server.port': port,
+        'network.protocol.version': attributes['network.protocol.version'],
+      }
+      if (attributes['url.template'] !== undefined) metric['url.template'] = attributes['url.template']
+      if (attempt.status !== undefined) metric['http.response.status_code'] = attempt.status
+      if (attempt.errorType !== undefined) metric['error.type'] = attempt.errorType
+      instruments.requestDuration.record(attempt.duration, metric)
+    }
+    for (const event of record.events) {
+      const metric = { 'roomchat.operation': record.operation, 'server.address': address }
+      if (event.name === 'roomchat.rate_limit.wait') {
+        instruments.rateLimitWait.record(event.attributes['roomchat.wait.duration'], metric)
+      } else if (event.name === 'roomchat.retry') {
+        metric['roomchat.retry.reason'] = event.attributes['roomchat.retry.reason']
+        instruments.retries.add(1, metric)
+      } else if (event.name === 'roomchat.budget.degraded') {
+        instruments.degraded.add(1, metric)
+      }
+    }
+    const metric = { 'roomchat.operation': record.operation, 'server.address': address, 'server.port': port }
+    if (record.errorType !== undefined) metric['error.type'] = record.errorType
+    instruments.callDuration.record(record.duration, metric)
+  }
+}
+
+/**
+ * The telemetry of one client (and its views): where its requests go, whether
+ * trace context is sent, and the names of its operations' attempt spans.
+ */
+class ClientTelemetry {
+  #telemetry
+  #native
+  #propagate
+  #address
+  #port
+  /** The attempt span's name of each operation (`GET /consumer/api/v2/users`), as core last named it. */
+  #names = new Map()
+
+  constructor(telemetry, native, serial, propagate) {
+    this.#telemetry = telemetry
+    this.#native = native
+    this.#propagate = propagate
+    const { address, port } = serverOf(native.baseUrl)
+    this.#address = address
+    this.#port = port
+    telemetry.register(native, serial, address)
+  }
+
+  /** The attributes of `roomchat.client.active_calls` for `operation`. */
+  activeAttributes(operation) {
+    return { 'roomchat.operation': operation, 'server.address': this.#address, 'server.port': this.#port }
+  }
+
+  learnName(operation, name) {
+    if (this.#names.get(operation) !== name) this.#names.set(operation, name)
+  }
+
+  /**
+   * The name an attempt span of `operation` gets at dispatch: core's, as last
+   * seen, else the operation's declared method and path (a raw request's: its
+   * method). Core's is set at the attempt's end when it differs (a base URL with
+   * a path, a raw request to a declared path).
+   */
+  #attemptName(operation, method) {
+    if (operation === 'raw') return method
+    let name = this.#names.get(operation)
+    if (name === undefined) {
+      name = operationSpanName(operation) ?? operation
+      this.#names.set(operation, name)
+    }
+    return name
+  }
+
+  /**
+   * A call of `operation` (core's name; `raw` for rawRequest, whose `method`
+   * is given) starting now, in the active context: its trace for `submit`, or
+   * undefined when nothing is to be recorded or sent.
+   */
+  startCall(operation, method = undefined) {
+    return this.#start(api.context.active(), operation, true, method)
+  }
+
+  /**
+   * An iterator's step, asked for in `parent` (the context active at `next()`):
+   * the call it makes, if any, belongs there. `operation`: the call each step
+   * makes (counted in flight from now), or undefined for a step that makes one
+   * only now and then (counted from its first attempt, when it has a hook).
+   */
+  startStep(parent, operation) {
+    return this.#start(parent, operation, false, undefined)
+  }
+
+  /**
+   * The trace of a job in `parent`, counted in flight as `operation` (unless
+   * undefined). `dispatch`: the job is one call of `operation`, whose span and
+   * first attempt's are made now (their context goes on the wire); else every
+   * attempt's span is made through the hook.
+   */
+  #start(parent, operation, dispatch, method) {
+    const telemetry = this.#telemetry
+    const tracer = telemetry.tracer()
+    const instruments = telemetry.instruments()
+    let trace
+    if (tracer === null) {
+      // No SDK: no span; the parent's context (its baggage) still goes on the wire.
+      const headers = this.#propagate ? inject(parent) : undefined
+      if (instruments === null) return headers === undefined ? undefined : new HeadersOnly(headers)
+      trace = new CallTrace(this, parent, null, instruments, 0, headers)
+    } else {
+      trace = new CallTrace(this, parent, tracer, instruments, 0, undefined)
+      if (this.#propagate && (!dispatch || internal.everyAttemptThroughHook)) {
+        trace.flags = HOOK
+      } else if (this.#propagate) {
+        // The call's span and its first attempt's, now: the attempt's context goes on the wire.
+        const start = wallClock()
+        const call = trace.callOf(0, operation, `roomchat ${operation}`, start)
+        const name = this.#attemptName(operation, String(method ?? '').toUpperCase())
+        // What the conventions want a sampler to see, as far as it is known before core builds the request
+        // (url.full is core's, set at the end): the method (the name's first word) and the server.
+        const attributes = { 'server.address': this.#address, 'server.port': this.#port }
+        const verb = name.split(' ', 1)[0]
+        if (verb !== '') attributes['http.request.method'] = verb
+        call.premade = tracer.startSpan(name, { kind: SpanKind.CLIENT, startTime: start, attributes }, call.context)
+        trace.headers = inject(api.trace.setSpan(call.context, call.premade))
+        trace.flags = PREMADE | HOOK
+      }
+    }
+    if (instruments !== null && operation !== undefined) {
+      trace.active = this.activeAttributes(operation)
+      instruments.activeCalls.add(1, trace.active)
+    }
+    return trace
+  }
+}
+
+let wallClock
+let operationSpanName
+
+/**
+ * For the benchmark only (bench/opentelemetry.mjs): `everyAttemptThroughHook`
+ * makes even the first attempt's span through the hook, the design the
+ * dispatch-time spans are measured against.
+ */
+const internal = { everyAttemptThroughHook: false }
+
+/**
+ * Sets up the telemetry module with the addon's clock and names; returns the
+ * telemetry of a client of `native` (client number `serial`), or throws a
+ * message for a bad option.
+ */
+function clientTelemetry(native, nativeModule, serial, { tracerProvider, meterProvider, propagate }) {
+  wallClock ??= nativeModule.wallClock
+  operationSpanName ??= nativeModule.operationSpanName
+  return new ClientTelemetry(telemetryOf(tracerProvider, meterProvider), native, serial, propagate)
+}
+
+module.exports = { clientTelemetry, report, api, internal }
