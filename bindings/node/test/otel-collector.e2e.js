@@ -141,10 +141,11 @@ test('spans and metrics reach a real collector over OTLP, with no secret', async
   // Spans: the application's → each call's → its attempts', one trace.
   const spans = resources('resourceSpans')
     .flatMap((r) => r.scopeSpans)
-    .flatMap((s) => s.spans)
+    .flatMap((scope) => scope.spans.map((s) => ({ ...s, scope: scope.scope?.name })))
     .map((s) => ({ ...s, attrs: attrs(s.attributes), events: (s.events ?? []).map((e) => e.name), parentSpanId: s.parentSpanId ?? '' }))
   const app = spans.find((s) => s.name === 'handle request')
   assert.equal(app.spanId, appSpanId)
+  assert.ok(spans.every((s) => s.scope === (s === app ? 'app' : 'roomchat')), 'the scopes')
   assert.ok(spans.every((s) => s.traceId === app.traceId), 'one trace')
   const calls = spans.filter((s) => s.name === 'roomchat list_users')
   assert.equal(calls.length, 2)
@@ -205,6 +206,9 @@ test('spans and metrics reach a real collector over OTLP, with no secret', async
   assert.equal(durations.reduce((n, p) => n + Number(p.count), 0), attemptSpans, 'a duration per attempt span')
   assert.ok(points('roomchat.client.retries').some((p) => p.attrs['roomchat.retry.reason'] === '429' && Number(p.asInt) === 1))
   assert.equal(points('roomchat.client.call.duration').reduce((n, p) => n + Number(p.count), 0), 5)
+  const remaining = points('roomchat.rate_limit.remaining')
+  assert.equal(remaining.length, 1, 'one series per client')
+  assert.equal(typeof remaining[0].attrs['roomchat.client.id'], 'number')
 
   // No secret in any form, in the file as written or in its strings as decoded (Go's JSON writes & as \u0026).
   const decoded = batches.map((b) => JSON.stringify(b)).join('\n')
