@@ -22,6 +22,14 @@
 # collector and reads the file (resourceSpans / resourceMetrics, OTLP's JSON
 # mapping). Several may run at once, each in its own DIR.
 #
+# The tests that do (scripts/test-all.sh runs them in its step "OpenTelemetry end to
+# end", after the background job otel-collector built this; tests/otel/README.md):
+#   Rust  cargo test -p roomchat-otel-collector-test --features collector --test collector
+#         (opentelemetry-otlp, OTLP/HTTP protobuf)
+#   Node  node --test bindings/node/test/otel-collector.e2e.js
+#         (@opentelemetry/exporter-{trace,metrics}-otlp-http, OTLP/HTTP JSON)
+# Each fails when the collector is missing: nothing skips.
+#
 # The build needs Go (the version of the machine: GOTOOLCHAIN=local) and the Go
 # module proxy; its module and build caches are kept in the target folder
 # (target/otel-collector/), so a second build is quick; cold, it takes minutes,
@@ -82,7 +90,7 @@ print(" ".join(str(s.getsockname()[1]) for s in socks))'
 listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 start() {
-  local run=$1 try grpc http pid i
+  local run=$1 grpc http pid i
   [ -x "$collector" ] || {
     echo "otel-collector.sh: no collector at $collector: build it first (bash scripts/otel-collector.sh build; needs Go)" >&2
     exit 1
@@ -91,7 +99,7 @@ start() {
   run=$(cd "$run" && pwd)
   : >"$run/received.jsonl"
   # A port taken between its choice and the collector's bind: chosen again.
-  for try in 1 2 3; do
+  for _ in 1 2 3; do
     read -r grpc http < <(free_ports)
     cat >"$run/config.yaml" <<EOF
 receivers:
