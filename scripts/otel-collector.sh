@@ -24,7 +24,7 @@
 #
 # The tests that do (scripts/test-all.sh runs them in its step "OpenTelemetry end to
 # end", after the background job otel-collector built this; tests/otel/README.md):
-#   Rust  cargo test -p roomchat-otel-collector-test --features collector --test collector
+#   Rust  cargo test --workspace --features roomchat/opentelemetry,roomchat-otel-collector-test/collector --test collector
 #         (opentelemetry-otlp, OTLP/HTTP protobuf)
 #   Node  node --test bindings/node/test/otel-collector.e2e.js
 #         (@opentelemetry/exporter-{trace,metrics}-otlp-http, OTLP/HTTP JSON)

@@ -7,7 +7,7 @@
 //! the file.
 //!
 //! `bash scripts/otel-collector.sh build`, then
-//! `cargo test -p roomchat-otel-collector-test --features collector --test collector`.
+//! `cargo test --workspace --features roomchat/opentelemetry,roomchat-otel-collector-test/collector --test collector`.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
