@@ -36,6 +36,7 @@ background_pid=
 on_exit() {
   local status=$? newest
   [ -z "$background_pid" ] || kill -- "-$background_pid" 2>/dev/null || true
+  [ -z "${topologies_pid:-}" ] || kill "$topologies_pid" 2>/dev/null || true
   if [ "$status" -ne 0 ]; then
     newest=$(find "$log_dir" -maxdepth 1 -name '*.log' -newer "$log_dir/step-started" -printf '%T@ %p\n' 2>/dev/null | sort -n | tail -n 1 | cut -d' ' -f2-)
     if [ -n "$newest" ]; then
@@ -226,18 +227,40 @@ cargo test --locked --workspace --features roomchat/tracing --test tracing 2>&1 
 
 step "Rust: the cargo feature opentelemetry (spans, metrics and trace context against the SDK's in-memory exporters; the README's example run as printed)"
 cargo test --locked --workspace --features roomchat/opentelemetry --test opentelemetry 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
+# The unit tests of the feature's module (the no-op providers' fast path).
+cargo test --locked -p roomchat --features opentelemetry --lib send::otel 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
 cargo test --locked --workspace --features roomchat/opentelemetry --doc ReadmeDoctests 2>&1 | tee -a "$log_dir/cargo.log" | grep -E '^test result'
 
-step "Rust: the shared budget on Redis Cluster and Sentinel (real servers resharded and failing over under 4 processes x 4 threads: tests/redis/topology.sh)"
-# One test at a time: they fork (core/tests/redis_topologies.rs, one_test_at_a_time).
-if ! cargo test --locked --workspace --test redis_topologies -- --nocapture --test-threads=1 >"$log_dir/topologies.log" 2>&1; then
-  # With --nocapture a failed assertion is a "panicked" line among the figures.
-  grep -E -A3 "panicked|^redis budget" "$log_dir/topologies.log"
-  sed -n '/^failures:/,$p' "$log_dir/topologies.log"
-  exit 1
-fi
-grep -E '^(redis budget|test result)' "$log_dir/topologies.log"
-grep -E '^test result' "$log_dir/topologies.log" >>"$log_dir/cargo.log"
+step "Rust: the shared budget on Redis Cluster and Sentinel (real servers resharded and failing over under 4 processes x 4 threads: tests/redis/topology.sh): built now, run beside the next steps (C ABI, Node), reported after the Node tests"
+# Its 2.5 min are mostly waits for failovers (~30 s of CPU): run beside the steps that
+# follow, not before them. The test binary runs by itself (cargo's build lock stays free
+# for the next steps' builds), from core/ as cargo test would. One test at a time: they
+# fork (core/tests/redis_topologies.rs, one_test_at_a_time).
+topologies_bin=$(cargo test --locked --workspace --test redis_topologies --no-run --message-format=json 2>"$log_dir/topologies-build.log" \
+  | python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "redis_topologies" and m.get("executable"):
+        print(m["executable"])') || { cat "$log_dir/topologies-build.log"; exit 1; }
+[ -x "$topologies_bin" ] || { cat "$log_dir/topologies-build.log"; echo "no redis_topologies test binary" >&2; exit 1; }
+(cd core && exec "$topologies_bin" --nocapture --test-threads=1) >"$log_dir/topologies.log" 2>&1 &
+topologies_pid=$!
+echo "redis topologies: running beside the next steps (pid $topologies_pid)"
+# Waits for it; prints its figures, or its failure and fails the run.
+topologies_report() {
+  local status=0
+  wait "$topologies_pid" || status=$?
+  topologies_pid=
+  if [ "$status" -ne 0 ]; then
+    # With --nocapture a failed assertion is a "panicked" line among the figures.
+    grep -E -A3 "panicked|^redis budget" "$log_dir/topologies.log"
+    sed -n '/^failures:/,$p' "$log_dir/topologies.log"
+    echo "the Redis topologies' tests failed (exit $status)" >&2
+    exit 1
+  fi
+  grep -E '^(redis budget|test result)' "$log_dir/topologies.log"
+  grep -E '^test result' "$log_dir/topologies.log" >>"$log_dir/cargo.log"
+}
 
 step "across the test network: a namespaced host over TLS with ~25 ms round trips, through tinyproxy (scripts/testnet.sh)"
 # testnet.sh runs the debug emulator, built with the workspace in the Rust tests' step.
@@ -256,7 +279,13 @@ bash tests/c/run.sh 2>&1 | tee "$log_dir/c.log"
 
 step "Node package: the release addon (zig, glibc 2.17) and the freshness of the generated loader (built in the background), node --test (plain and TLS); its benchmarks run last"
 background_report node-addon
-ROOMCHAT_NODE_PART=tests ROOMCHAT_NODE_MODULES_READY=1 bash bindings/node/run-tests.sh 2>&1 | tee "$log_dir/node.log"
+# Its TLS pass leaves out client.test.js and errors.test.js: they run over TLS across the
+# test network below (the same tests, over TLS, with latency), as Python's do.
+ROOMCHAT_NODE_TLS_FILES="test/network-options.test.js test/tokens.test.js test/generated-ops.test.js" \
+  ROOMCHAT_NODE_PART=tests ROOMCHAT_NODE_MODULES_READY=1 bash bindings/node/run-tests.sh 2>&1 | tee "$log_dir/node.log"
+
+step "Rust: the shared budget on Redis Cluster and Sentinel, run beside the steps above: its figures"
+topologies_report
 
 step "C across the test network: the proxy option, HTTPS_PROXY and NO_PROXY via tinyproxy, a wrong proxy password, a late POST answer sent once (scripts/testnet.sh; the cold-start bench runs last)"
 bash scripts/testnet.sh run -- env ROOMCHAT_C_NETWORK_PART=tests bash tests/c/network.sh 2>&1 | tee "$log_dir/c-net.log" | grep -E '^(testnet|c network|c-network)'

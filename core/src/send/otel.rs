@@ -169,6 +169,7 @@ impl OpenTelemetry {
         let metrics = Arc::new(Metrics::new(
             &meter_provider.meter_with_scope(scope()),
             &clients,
+            records(meter_provider),
         ));
         OpenTelemetry {
             shared: Some(Arc::new(Shared {
@@ -220,6 +221,7 @@ impl OpenTelemetry {
                     let made = Arc::new(Metrics::new(
                         &provider.meter_with_scope(scope()),
                         &shared.clients,
+                        records(&*provider),
                     ));
                     *cached = Some((provider, made));
                 }
@@ -249,6 +251,12 @@ impl Instrumentation for OpenTelemetry {
         // no parent): the attempts need no span either, only the propagator's
         // pass over the parent's context (its baggage).
         let traced = span.is_recording() || span.span_context().is_valid();
+        // The API with no SDK (the default of every client built with the
+        // feature): nothing to record and nothing a propagator would send, so
+        // the call is not observed at all (the bound: +1 % per call).
+        if !traced && !metrics.records && !propagates() {
+            return None;
+        }
         let observer = OtelCall {
             tracer,
             metrics,
@@ -559,6 +567,21 @@ fn seconds(duration: Duration) -> f64 {
     duration.as_secs_f64()
 }
 
+/// Whether a meter provider records anything: the API's no-op provider
+/// (`NoopMeterProvider`, what the global one is until an SDK is set) is the
+/// only one without state, since a provider that records keeps its pipeline
+/// somewhere. The API offers no other way to ask, and asking this way costs
+/// nothing per call.
+fn records<M: MeterProvider + ?Sized>(provider: &M) -> bool {
+    std::mem::size_of_val(provider) != 0
+}
+
+/// Whether the global propagator injects anything (the API's no-op one, the
+/// default, names no field).
+fn propagates() -> bool {
+    global::get_text_map_propagator(|propagator| propagator.fields().next().is_some())
+}
+
 /// Puts what the propagator injects into an attempt's headers.
 struct HeaderInjector<'a>(&'a mut RequestHeaders);
 
@@ -572,6 +595,8 @@ impl Injector for HeaderInjector<'_> {
 
 /// The instruments of one meter.
 struct Metrics {
+    /// Whether its provider records anything (see [`records`]).
+    records: bool,
     request_duration: Histogram<f64>,
     call_duration: Histogram<f64>,
     rate_limit_wait: Histogram<f64>,
@@ -582,7 +607,7 @@ struct Metrics {
 
 impl Metrics {
     /// The instruments of `meter`, and its gauge of the budgets of `clients`.
-    fn new(meter: &Meter, clients: &Arc<Mutex<Vec<Registered>>>) -> Metrics {
+    fn new(meter: &Meter, clients: &Arc<Mutex<Vec<Registered>>>, records: bool) -> Metrics {
         let clients = Arc::clone(clients);
         // The gauge lives as long as the meter's provider: it is not kept.
         let _remaining = meter
@@ -614,6 +639,7 @@ impl Metrics {
             })
             .build();
         Metrics {
+            records,
             request_duration: meter
                 .f64_histogram("http.client.request.duration")
                 .with_unit("s")
@@ -652,5 +678,22 @@ impl Metrics {
                 .with_description("Calls in flight.")
                 .build(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_api_meter_provider_records_nothing_an_sdk_one_does() {
+        assert!(!records(&opentelemetry::metrics::NoopMeterProvider::new()));
+        assert!(
+            !records(&*global::meter_provider()),
+            "the global one, none set"
+        );
+        assert!(records(
+            &opentelemetry_sdk::metrics::SdkMeterProvider::builder().build()
+        ));
     }
 }
