@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test command's background builds: this machine's Node addon and wheel, the
 # release artefacts for the other platforms (the aarch64 and musl wheels and addons,
-# the sdist, the emulator's static packages), the Windows clippy, the MSRV check, and
-# the checks that only compute (OpenAPI's schemathesis, actionlint). None of it has a
+# the sdist, the emulator's static packages), the Windows clippy, the MSRV check, the
+# OpenTelemetry Collector the end-to-end tests send to, and the checks that only
+# compute (OpenAPI's schemathesis, actionlint). None of it has a
 # time to keep or a benchmark to print, and the steps that use what it builds wait for
 # it. scripts/test-all.sh starts this script at its beginning, at the lowest priority,
 # so that it uses the CPU the foreground's steps leave idle while they wait (25 ms round
@@ -73,6 +74,9 @@ run_lane() {
         command=(env ROOMCHAT_EMULATOR_BIN="$target/debug/roomchat-emulator" OPENAPI_TIMEOUT=1800 bash tests/openapi/run.sh)
         ;;
       actionlint) command=(bash scripts/dist/actionlint.sh) ;;
+      # The OpenTelemetry Collector of the end-to-end tests, from the pinned Go modules
+      # (minutes of CPU cold; target/otel-collector/ keeps its caches).
+      otel-collector) command=(bash scripts/otel-collector.sh build) ;;
       # The sdist built and installed with Rust in a fresh venv (a debug build in the run's
       # target folder, reusing what the foreground compiled), once the first lane made it.
       sdist-cleanroom)
@@ -99,10 +103,11 @@ run_lane() {
 }
 
 # Two lanes: the jobs before `--` one after another, and those after it one after another
-# beside them. The second lane's first job (OpenAPI) waits for the foreground's debug
-# emulator and then mostly runs Python on one CPU: beside the first lane's builds it fills
-# CPU they leave idle (a link, a crate compiling alone), instead of adding its minutes to
-# the end of one chain that the run's last phase waits for.
+# beside them. The second lane's OpenAPI waits for the foreground's debug emulator and
+# then mostly runs Python on one CPU: beside the first lane's builds it fills CPU they
+# leave idle (a link, a crate compiling alone), instead of adding its minutes to the end
+# of one chain that the run's last phase waits for. The collector's Go build goes before
+# it, in the minutes that lane would otherwise spend waiting for that emulator.
 first=()
 second=()
 lane=first

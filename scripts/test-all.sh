@@ -5,7 +5,8 @@
 # host, tinyproxy); the README's demo; the header freshness check and the C/C++
 # suites under valgrind; the Node package; the OpenAPI document and schemathesis;
 # the Python package (release wheel in a fresh venv, pytest); the installed C/C++
-# package in a clean room; the Windows check (clippy for x86_64-pc-windows-gnu); the
+# package in a clean room; OpenTelemetry end to end through a real Collector (Rust,
+# Node); the Windows check (clippy for x86_64-pc-windows-gnu); the
 # release artefacts (scripts/dist/: wheels, sdist and npm packages as released, the
 # version check, the MSRV, clean-room installs by name from local registries with
 # no Rust on PATH, the arm64 ones run under qemu-user, actionlint); then, last, on a
@@ -137,7 +138,7 @@ fi
 step "generated files: each is what api/operations.toml makes (cargo xtask codegen --check)"
 cargo xtask codegen --check
 
-step "build tools and toolchains, then the background builds start (scripts/background-builds.sh, at the lowest priority: this machine's addon and wheel, the aarch64 and musl ones and the sdist, the emulator's static packages, the Windows clippy, the MSRV check, OpenAPI's schemathesis, actionlint)"
+step "build tools and toolchains, then the background builds start (scripts/background-builds.sh, at the lowest priority: this machine's addon and wheel, the aarch64 and musl ones and the sdist, the emulator's static packages, the Windows clippy, the MSRV check, the OpenTelemetry Collector, OpenAPI's schemathesis, actionlint)"
 # Installed here, before anything runs beside: the rustup targets and the MSRV
 # toolchain, the pinned build tools (maturin, zig, cargo-zigbuild: scripts/dist/env.sh),
 # bindings/node's npm packages (napi; the Node step must not reinstall them while
@@ -153,9 +154,12 @@ mkdir -p "$background_dir"
 # In the order the foreground needs them: the host's addon (Node step), its wheel (Python
 # step), then what only the later steps use.
 # Two lanes (see background-builds.sh): the artefacts the steps below install, in the
-# order they need them; beside them, what only the last wait needs.
+# order they need them; beside them, what only the last wait needs. The OpenTelemetry
+# Collector (Go, ~270 s of CPU cold) first in the second lane: that lane only waits for
+# the debug emulator until the Rust tests' step built it, and the first lane (the
+# addon, the wheels: the critical path) keeps its place.
 background_first_lane=(node-addon wheel-host wheels-cross npm-addons emulator-packages)
-background_second_lane=(openapi windows msrv actionlint sdist-cleanroom)
+background_second_lane=(otel-collector openapi windows msrv actionlint sdist-cleanroom)
 background_jobs=("${background_first_lane[@]}" "${background_second_lane[@]}")
 # Counted as release steps when reported (as the release steps before them were).
 background_dist_jobs=" wheel-host wheels-cross npm-addons msrv actionlint sdist-cleanroom "
@@ -192,8 +196,10 @@ if cargo clippy --version >/dev/null 2>&1; then
   # only the crates over core are checked again, not every dependency (12 s of CPU
   # against 49 s for `-p roomchat`, whose features differ: libc, serde_core, http).
   cargo clippy --workspace --lib --test tracing --features roomchat/tracing --locked -- -D warnings
-  # So is the feature `opentelemetry` (its library code, test and benchmark).
-  cargo clippy --workspace --lib --test opentelemetry --bench observability --features roomchat/opentelemetry --locked -- -D warnings
+  # So is the feature `opentelemetry` (its library code, test and benchmark), and the
+  # end-to-end test through the collector (tests/otel/rust: its feature `collector`).
+  cargo clippy --workspace --lib --test opentelemetry --test collector --bench observability \
+    --features roomchat/opentelemetry,roomchat-otel-collector-test/collector --locked -- -D warnings
 else
   echo "clippy is not installed: skipped"
 fi
@@ -328,6 +334,20 @@ cargo bench --quiet --locked --no-run "${release_set[@]}" --bench network --benc
 cargo bench --quiet --locked --no-run "${release_set[@]}" --features roomchat/redis --bench budget
 echo "built: the stress, export and fault-harness tests, the benches network, list_users, decode, compression, c_vs_core and budget"
 
+step "OpenTelemetry end to end: each language's OTLP exporter sends to a real OpenTelemetry Collector (scripts/otel-collector.sh, built in the background from the pinned Go modules), and what it wrote is asserted: spans, parentage, attributes, a retry, metrics, no secret"
+# Here, before the steps that wait for the background's cross builds: the Rust test's
+# exporter (opentelemetry-otlp, prost) compiles in time the foreground would spend waiting.
+# Nothing skips: a collector that did not build fails the run (background_report), and
+# each test fails without one. Each prints one line: what the collector received.
+background_report otel-collector
+cargo test --locked --workspace --features roomchat/opentelemetry,roomchat-otel-collector-test/collector --test collector -- --nocapture 2>&1 \
+  | tee "$log_dir/otel-e2e-rust.log" | grep -E '^(otel e2e|test result)'
+grep -q '^test result: ok. 1 passed' "$log_dir/otel-e2e-rust.log"
+grep -E '^test result' "$log_dir/otel-e2e-rust.log" >>"$log_dir/cargo.log"
+node --test --test-reporter=spec bindings/node/test/otel-collector.e2e.js 2>&1 | tee "$log_dir/otel-e2e-node.log" | grep -E '^(otel e2e|ℹ (pass|fail))'
+grep -q '^ℹ pass 1$' "$log_dir/otel-e2e-node.log"
+# Python's goes here, in the same pattern, once its OpenTelemetry layer lands (tests/otel/README.md).
+
 step "the other platforms' wheels and addons, and the sdist (built in the background: scripts/dist/python.sh cross, scripts/dist/node.sh build)"
 background_report wheels-cross
 background_report npm-addons
@@ -440,7 +460,7 @@ py_failed=$(py_sum failed)
 node_line=$(grep -E '^node: [0-9]+ passed, [0-9]+ failed' "$log_dir/node.log" | tail -n 1)
 node_bench_line=$(grep -E '^node: [0-9]+ passed, [0-9]+ failed' "$log_dir/node-bench.log" | tail -n 1)
 node_net_passed=$(sed -nE 's/^ℹ pass ([0-9]+)$/\1/p' "$log_dir/node-net-suite.log" | tail -n 1)
-node_passed=$(( $(sed -E 's/^node: ([0-9]+) passed.*/\1/' <<<"$node_line") + $(sed -E 's/^node: ([0-9]+) passed.*/\1/' <<<"$node_bench_line") + 1 + node_net_passed ))
+node_passed=$(( $(sed -E 's/^node: ([0-9]+) passed.*/\1/' <<<"$node_line") + $(sed -E 's/^node: ([0-9]+) passed.*/\1/' <<<"$node_bench_line") + 1 + node_net_passed + 1 ))  # + the collector's e2e, checked above
 node_failed=$(( $(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$node_line") + $(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$node_bench_line") ))
 testkit_line=$(grep -E '^testkit-packages: [0-9]+ passed, [0-9]+ failed' "$log_dir/testkit.log" | tail -n 1)
 testkit_passed=$(sed -E 's/^[^:]+: ([0-9]+) passed.*/\1/' <<<"$testkit_line")

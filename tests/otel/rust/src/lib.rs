@@ -1,0 +1,3 @@
+//! The end-to-end test of roomchat's OpenTelemetry layer through a real
+//! OpenTelemetry Collector: `tests/collector.rs`, built with the feature
+//! `collector` (see `tests/otel/README.md`).
