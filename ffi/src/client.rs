@@ -126,7 +126,10 @@ impl roomchat_client_options {
     }
 
     /// Sets (or, with `None`, clears) the observer callback's instrumentation.
-    pub(crate) fn set_instrumentation(&mut self, instrumentation: Option<Arc<dyn Instrumentation>>) {
+    pub(crate) fn set_instrumentation(
+        &mut self,
+        instrumentation: Option<Arc<dyn Instrumentation>>,
+    ) {
         self.instrumentation = instrumentation;
     }
 

@@ -201,7 +201,8 @@ pub type roomchat_observer_callback = Option<
 /// client, view and iterator made from them, and each call in flight; the
 /// last of them to go drops it, and with it `data`.
 struct ObserverCallback {
-    callback: extern "C" fn(*mut c_void, *const roomchat_observation, *mut roomchat_attempt_headers),
+    callback:
+        extern "C" fn(*mut c_void, *const roomchat_observation, *mut roomchat_attempt_headers),
     data: UserData,
 }
 
@@ -259,7 +260,11 @@ impl ObservedCall {
     }
 
     /// A report with the call's fields filled in and nothing else.
-    fn observation(&self, call: &CallInfo<'_>, kind: roomchat_observation_kind) -> roomchat_observation {
+    fn observation(
+        &self,
+        call: &CallInfo<'_>,
+        kind: roomchat_observation_kind,
+    ) -> roomchat_observation {
         roomchat_observation {
             struct_size: std::mem::size_of::<roomchat_observation>(),
             kind,
@@ -268,7 +273,10 @@ impl ObservedCall {
             client_id: call.client_id,
             operation: self.operation.as_ptr(),
             method: self.method.as_ptr(),
-            url_template: self.url_template.as_ref().map_or(ptr::null(), |t| t.as_ptr()),
+            url_template: self
+                .url_template
+                .as_ref()
+                .map_or(ptr::null(), |t| t.as_ptr()),
             url_full: self.url_full.as_ptr(),
             url_scheme: self.url_scheme.as_ptr(),
             server_address: self.server_address.as_ptr(),
