@@ -21,6 +21,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+/*
+ * Whether the library filled in `field` of `*ptr`, a `type` (roomchat_observation,
+ * roomchat_call_event) that starts with `size_t struct_size`: such structs only ever
+ * grow at the end, so a program built against a newer header than the library it
+ * runs with checks a newer field before reading it.
+ */
+#define ROOMCHAT_HAS_FIELD(ptr, type, field) \
+  ((ptr)->struct_size >= offsetof(type, field) + sizeof(((const type *)(ptr))->field))
 
 // The result of every fallible function. 0 is success; 1 to 18 mirror the
 // core library's error kinds with the same numbers. A value never changes
@@ -104,6 +112,50 @@ enum roomchat_budget_backend
 typedef enum roomchat_budget_backend roomchat_budget_backend;
 #else
 typedef uint32_t roomchat_budget_backend;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// What a `roomchat_observation` reports.
+enum roomchat_observation_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // An attempt is about to be sent: the callback's `headers` is not NULL,
+  // and what it sets goes on this attempt's request.
+  ROOMCHAT_OBSERVATION_KIND_ATTEMPT_START = 0,
+  // The attempt ended: answered (any status) or failed.
+  ROOMCHAT_OBSERVATION_KIND_ATTEMPT_END = 1,
+  // The call ended, with its result (after its last attempt, or with none).
+  ROOMCHAT_OBSERVATION_KIND_CALL_END = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum roomchat_observation_kind roomchat_observation_kind;
+#else
+typedef uint32_t roomchat_observation_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// What happened between two observations (see `roomchat_call_event`).
+enum roomchat_call_event_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // The call waited `wait_ns` for a slot of the key's rate-limit budget.
+  ROOMCHAT_CALL_EVENT_KIND_RATE_LIMIT_WAIT = 0,
+  // The shared budget in Redis failed (`error_kind`, `error_message`); the
+  // client follows its Redis policy until Redis answers again.
+  ROOMCHAT_CALL_EVENT_KIND_BUDGET_DEGRADED = 1,
+  // The attempt failed and the call sends again after `wait_ns` (`retry_reason` says why).
+  ROOMCHAT_CALL_EVENT_KIND_RETRY = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum roomchat_call_event_kind roomchat_call_event_kind;
+#else
+typedef uint32_t roomchat_call_event_kind;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -289,6 +341,11 @@ typedef struct roomchat_acknowledged roomchat_acknowledged;
 // returned it (free with `roomchat_action_button_free`); borrowed when another record's accessor
 // returned it (valid until that record is freed; never freed on its own).
 typedef struct roomchat_action_button roomchat_action_button;
+
+// The headers of one attempt, given to the observer callback at the
+// attempt's start: set them with `roomchat_attempt_headers_set`. Valid only
+// during that callback; never freed by you.
+typedef struct roomchat_attempt_headers roomchat_attempt_headers;
 
 // A bot: a webhook that the service calls with a room's messages, and that answers in the room.
 // An opaque record: read it with the `roomchat_bot_*` accessors. Owned when a call returned it
@@ -675,6 +732,148 @@ typedef struct roomchat_rate_limit_state {
   bool degraded;
 } roomchat_rate_limit_state;
 
+// One thing that happened between two observations: a rate-limit wait, a
+// failure of the shared budget in Redis, or a retry. Read-only, owned by the
+// library, valid only during the callback that received it (copy what you
+// keep). Fields are only ever added at the end: `struct_size` is the size the
+// library filled in, so a field at `offsetof(roomchat_call_event, f)` below
+// `struct_size` is there (`ROOMCHAT_HAS_FIELD(event, roomchat_call_event, f)`).
+typedef struct roomchat_call_event {
+  // `sizeof(roomchat_call_event)` as the library was built: fields past it are absent.
+  size_t struct_size;
+  // What happened.
+  roomchat_call_event_kind kind;
+  // The attempt it belongs to: the one about to start (a wait, a budget
+  // failure) or the one that failed (a retry).
+  uint32_t attempt;
+  // Its name on a span: `roomchat.rate_limit.wait`, `roomchat.budget.degraded`, `roomchat.retry`.
+  const char *name;
+  // When it happened (a wait: when it began), in nanoseconds since the Unix epoch.
+  uint64_t at_unix_ns;
+  // A rate-limit wait: the time waited; a retry: the time slept before
+  // sending again; 0 for a budget failure. Nanoseconds.
+  uint64_t wait_ns;
+  // A retry's reason, `429`, `5xx`, `connection`, `timeout` or `other`; NULL otherwise.
+  const char *retry_reason;
+  // A retry's: the failed attempt's HTTP status, 0 when no answer came.
+  uint16_t status;
+  // A budget failure's error (`ROOMCHAT_RESULT_OK` otherwise).
+  roomchat_result error_kind;
+  // Its name (`roomchat_result_name`, e.g. `connection`), NULL when none.
+  const char *error_type;
+  // A budget failure's message, every password shown as `REDACTED`; NULL otherwise.
+  const char *error_message;
+} roomchat_call_event;
+
+// One report of a call, given to a `roomchat_observer_callback`: an attempt's
+// start, an attempt's end, or the call's end (`kind`). Read-only, owned by the
+// library, valid only during the callback (copy what you keep; every string is
+// NUL-terminated UTF-8). No key, access token or password appears in any of
+// its strings: `url_full` shows them as `REDACTED`, error texts are scrubbed.
+//
+// Extensible: later versions only add fields at the end, and `struct_size`
+// is the size the library filled in, so a program built against a newer
+// header checks a field with `ROOMCHAT_HAS_FIELD(observation,
+// roomchat_observation, field)` before reading it from an older library.
+// The library allocates it: never allocate or copy one to pass back.
+typedef struct roomchat_observation {
+  // `sizeof(roomchat_observation)` as the library was built: fields past it are absent.
+  size_t struct_size;
+  // Which report this is.
+  roomchat_observation_kind kind;
+  // At an attempt's start or end: the attempt's number, from 1. At the
+  // call's end: the attempts the call made (0 when none was sent).
+  uint32_t attempt;
+  // This call's number, unique in the process and the same in each of its
+  // reports: the key for what you keep between them (a span).
+  uint64_t call_id;
+  // The client's number, unique in the process (its views share it) (`roomchat.client.id`).
+  uint64_t client_id;
+  // The operation's name (`create_chat_room`, `list_users`; `raw` for a raw request) (`roomchat.operation`).
+  const char *operation;
+  // The HTTP method, upper case (`http.request.method`).
+  const char *method;
+  // The path's template, `/consumer/api/v1/chatroom/{roomId}`, never an id
+  // (`url.template`); NULL for a raw request to an undeclared path.
+  const char *url_template;
+  // The request's absolute URL, every credential (`auth`, `publicKey`,
+  // `accessToken`) shown as `REDACTED` (`url.full`).
+  const char *url_full;
+  // `https` or `http` (`url.scheme`).
+  const char *url_scheme;
+  // The base URL's host (`server.address`).
+  const char *server_address;
+  // The HTTP version, `1.1` (`network.protocol.version`).
+  const char *protocol_version;
+  // The base URL's port, or its scheme's (`server.port`).
+  uint16_t server_port;
+  // The answer's HTTP status (`http.response.status_code`): at an attempt's
+  // end, its own; at the call's end, the last answer's; 0 when none came
+  // (and at an attempt's start).
+  uint16_t status;
+  // `attempt - 1` at an attempt's start or end (`http.request.resend_count`,
+  // set on a span when above 0); at the call's end, the attempts made minus one (0 for none).
+  uint32_t resend_count;
+  // When the call started, in nanoseconds since the Unix epoch (the same in each of its reports).
+  uint64_t call_start_unix_ns;
+  // When what is reported started, nanoseconds since the Unix epoch: the
+  // attempt (its slot of the rate budget taken), or at the call's end the call.
+  uint64_t start_unix_ns;
+  // When it ended (the answer read, or the failure), nanoseconds since the
+  // Unix epoch; 0 at an attempt's start.
+  uint64_t end_unix_ns;
+  // How long it took, by the monotonic clock, in nanoseconds; 0 at an attempt's start.
+  uint64_t duration_ns;
+  // At the call's end: the time waited for the rate-limit budget, all attempts together, in nanoseconds; else 0.
+  uint64_t rate_limit_wait_ns;
+  // At the call's end: the time slept before retries, in nanoseconds; else 0.
+  uint64_t retry_wait_ns;
+  // At an attempt's or the call's end: the error, as the library's result
+  // code (`ROOMCHAT_RESULT_SERVER_ERROR`, …; any 4xx or 5xx, or no answer);
+  // `ROOMCHAT_RESULT_OK` when it succeeded.
+  roomchat_result error_kind;
+  // The error's name (`server_error`, `timeout`, … as `roomchat_result_name`)
+  // (`error.type`); NULL when it succeeded.
+  const char *error_type;
+  // At an attempt's end, when the call sends again: why (`429`, `5xx`,
+  // `connection`, `timeout`, `other`; `roomchat.retry.reason`); else NULL.
+  const char *retry_reason;
+  // At an attempt's start: whether trace context may be sent (false when
+  // `roomchat_client_options_set_propagate_trace_context(options, false)`:
+  // `traceparent`, `tracestate` and `baggage` set now are dropped anyway).
+  bool propagate_trace_context;
+  // What happened since the previous report of the call, oldest first: at
+  // an attempt's start, its rate-limit waits and budget failures; at an
+  // attempt's end, the retry that follows; at the call's end, those before
+  // an attempt that never started. NULL when `event_count` is 0.
+  const struct roomchat_call_event *const *events;
+  // How many `events`.
+  size_t event_count;
+} roomchat_observation;
+
+// Receives each report of each call of a client (see `roomchat_observation`):
+// `user_data` as given to `roomchat_client_options_set_observer_with_destroy`
+// (or `roomchat_client_options_set_observer`), the report, and at an attempt's
+// start the attempt's headers (NULL for the other reports). Both pointers are
+// valid only during the call. For each call, in order: an attempt's start and
+// end for each attempt, then the call's end, all on the thread making the
+// call (an iterator's step included), never while a request is on the wire
+// and with no lock of the client held; a call's reports never interleave with
+// another call's on the same thread. Calls on several threads report at
+// once: it must be thread-safe, quick, must not call the same client, and
+// must not unwind (a C++ exception, `longjmp`) out of the call. It is never
+// called once its destroy notifier has run.
+typedef void (*roomchat_observer_callback)(void *user_data,
+                                           const struct roomchat_observation *observation,
+                                           struct roomchat_attempt_headers *headers);
+
+// Releases `user_data` once the library no longer holds it (the contract of
+// GLib's `GDestroyNotify`): see `roomchat_client_options_set_log_callback_with_destroy`
+// for exactly when. Called exactly once, on whichever thread lets go of the
+// library's last hold, so it must be callable from any thread; it must not
+// unwind (a C++ exception, `longjmp`) out of the call.
+typedef void (*roomchat_destroy_notify)(void *user_data);
+
 // Receives a client's log lines: `user_data` as given to
 // `roomchat_client_options_set_log_callback_with_destroy` (or
 // `roomchat_client_options_set_log_callback`), the line's level, and the line
@@ -685,13 +884,6 @@ typedef struct roomchat_rate_limit_state {
 // quick, and must not call the same client. It is never called once its
 // destroy notifier has run.
 typedef void (*roomchat_log_callback)(void *user_data, roomchat_log_level level, const char *line);
-
-// Releases `user_data` once the library no longer holds it (the contract of
-// GLib's `GDestroyNotify`): see `roomchat_client_options_set_log_callback_with_destroy`
-// for exactly when. Called exactly once, on whichever thread lets go of the
-// library's last hold, so it must be callable from any thread; it must not
-// unwind (a C++ exception, `longjmp`) out of the call.
-typedef void (*roomchat_destroy_notify)(void *user_data);
 
 #ifdef __cplusplus
 extern "C" {
@@ -704,8 +896,10 @@ roomchat_result roomchat_client_options_new(const char *private_key,
                                             struct roomchat_error **err_out);
 
 // Frees client settings. `roomchat_client_options_free(NULL)` does nothing.
-// When they held the last hold of their log callback, its destroy notifier runs
-// now, on this thread (see `roomchat_client_options_set_log_callback_with_destroy`).
+// When they held the last hold of their log callback (or observer), its destroy
+// notifier runs now, on this thread (see
+// `roomchat_client_options_set_log_callback_with_destroy`,
+// `roomchat_client_options_set_observer_with_destroy`).
 void roomchat_client_options_free(struct roomchat_client_options *options);
 
 // Sets the REST base URL (copied), e.g. `https://api.example.com`. Required.
@@ -839,9 +1033,10 @@ roomchat_result roomchat_client_new(const struct roomchat_client_options *option
                                     struct roomchat_error **err_out);
 
 // Frees a client (or a view). `roomchat_client_free(NULL)` does nothing. No call on it
-// may be running. When it held the last hold of its log callback, the callback's
-// destroy notifier runs now, on this thread (see
-// `roomchat_client_options_set_log_callback_with_destroy`).
+// may be running. When it held the last hold of its log callback (or observer), the
+// callback's destroy notifier runs now, on this thread (see
+// `roomchat_client_options_set_log_callback_with_destroy`,
+// `roomchat_client_options_set_observer_with_destroy`).
 void roomchat_client_free(struct roomchat_client *client);
 
 // Starts a lazy iteration over every user, `page_size` (1 to 200; 0 = 200) at a time.
@@ -1025,8 +1220,9 @@ roomchat_result roomchat_users_iter_next(struct roomchat_users_iter *iter,
 roomchat_result roomchat_users_iter_resume(struct roomchat_users_iter *iter);
 
 // Frees an iterator. NULL does nothing. When it held the last hold of a log
-// callback, the callback's destroy notifier runs now, on this thread (see
-// `roomchat_client_options_set_log_callback_with_destroy`).
+// callback (or observer), the callback's destroy notifier runs now, on this
+// thread (see `roomchat_client_options_set_log_callback_with_destroy`,
+// `roomchat_client_options_set_observer_with_destroy`).
 void roomchat_users_iter_free(struct roomchat_users_iter *iter);
 
 // How many messages (0 for NULL).
@@ -1093,6 +1289,70 @@ const char *roomchat_token_user_json(const struct roomchat_token_user *user);
 
 // Frees a validated token's user. NULL does nothing.
 void roomchat_token_user_free(struct roomchat_token_user *user);
+
+// Sends each report of each call of the clients made from `options` to
+// `callback` with `user_data` (see `roomchat_observer_callback` and
+// `roomchat_observation`): an attempt's start (where `headers` may be set),
+// its end, and the call's end. NULL `callback` turns it off. `user_data`
+// stays the caller's (this is `roomchat_client_options_set_observer_with_destroy`
+// with a NULL `destroy`), so it must stay valid until every client, view and
+// iterator made from the options is freed.
+roomchat_result roomchat_client_options_set_observer(struct roomchat_client_options *options,
+                                                     roomchat_observer_callback callback,
+                                                     void *user_data);
+
+// `roomchat_client_options_set_observer` with the library owning `user_data`,
+// exactly as `roomchat_client_options_set_log_callback_with_destroy` does:
+// `destroy(user_data)` (NULL `destroy`: nothing to call) runs exactly once,
+// when the library no longer holds the callback, and `callback` is never
+// called after that: inside whichever of `roomchat_client_options_free`,
+// `roomchat_client_free` and an iterator's `_free` lets go of the last hold
+// of the options and of every client, view and iterator made from them, on
+// that call's thread (so `destroy` must be callable from any thread); inside
+// a later call of either setter that replaces the callback when nothing else
+// holds it; or before this call returns when the options do not keep the
+// callback (NULL `callback`, NULL `options`). It must not unwind out of the call.
+roomchat_result roomchat_client_options_set_observer_with_destroy(struct roomchat_client_options *options,
+                                                                  roomchat_observer_callback callback,
+                                                                  void *user_data,
+                                                                  roomchat_destroy_notify destroy);
+
+// Puts the header `name: value` (both copied) on every request of the
+// clients made from `options`, replacing an earlier one of the same name (any
+// case); an observer's header of the same name wins for its attempt. A name
+// that is not an HTTP token or is the client's own (`Host`, `Content-Length`,
+// `Content-Type`, `User-Agent`, `Accept`, `Accept-Encoding`, `Authorization`,
+// …), or a value with a control character (CR, LF) or a character beyond
+// ASCII, is refused: `ROOMCHAT_RESULT_VALIDATION`, nothing kept, and
+// `roomchat_client_new` then fails with `ROOMCHAT_RESULT_INVALID_ARGUMENT`
+// and the reason (a header is never silently left out). NULL or non-UTF-8
+// text: `ROOMCHAT_RESULT_INVALID_ARGUMENT`, recorded the same way.
+roomchat_result roomchat_client_options_add_header(struct roomchat_client_options *options,
+                                                   const char *name,
+                                                   const char *value);
+
+// Whether the clients made from `options` send trace context (default true).
+// With `false`, no request carries `traceparent`, `tracestate` or `baggage`,
+// whoever set it (`roomchat_client_options_add_header` or the observer's
+// `roomchat_attempt_headers_set`): for teams that send no trace ids to a
+// third party. The observer is called as before (its attempt-start reports
+// say `propagate_trace_context` false).
+roomchat_result roomchat_client_options_set_propagate_trace_context(struct roomchat_client_options *options,
+                                                                    bool propagate);
+
+// Sets the header `name: value` (both copied) on the attempt whose start is
+// being reported, over a client's header of the same name (any case) and an
+// earlier call's. `headers` is the observer callback's, valid during that
+// callback only. Refused as by `roomchat_client_options_add_header`:
+// `ROOMCHAT_RESULT_VALIDATION` with the reason in `*err_out` (when not NULL),
+// and nothing is changed; NULL `headers`, `name` or `value`, or non-UTF-8
+// text: `ROOMCHAT_RESULT_INVALID_ARGUMENT`. A `traceparent`, `tracestate` or
+// `baggage` set while the client does not propagate trace context is
+// accepted and dropped.
+roomchat_result roomchat_attempt_headers_set(struct roomchat_attempt_headers *headers,
+                                             const char *name,
+                                             const char *value,
+                                             struct roomchat_error **err_out);
 
 // Starts per-call options with nothing changed. Writes them to `*options_out`
 // (free with `roomchat_call_options_free`).

@@ -585,6 +585,59 @@ inline void delete_log_callback(void *user_data) noexcept { delete static_cast<L
 
 }  // namespace detail
 
+// The headers of the attempt whose start is being reported (roomchat_attempt_headers),
+// given to an Observer; valid during that call only.
+class AttemptHeaders {
+ public:
+  explicit AttemptHeaders(roomchat_attempt_headers *raw) noexcept : raw_(raw) {}
+  // Sets `name: value` on this attempt's request, over the client's header of the
+  // same name (any case): a W3C traceparent, a tenant id. Throws Error
+  // (ROOMCHAT_RESULT_VALIDATION) for a name or value the library refuses (a
+  // reserved name such as Host or Content-Length, CR, LF, non-ASCII): nothing is set.
+  void set(std::string_view name, std::string_view value) const {
+    const detail::CString header_name(name, "header name");
+    const detail::CString header_value(value, "header value");
+    detail::check_call([&](roomchat_error **error) {
+      return roomchat_attempt_headers_set(raw_, header_name.get(), header_value.get(), error);
+    });
+  }
+
+ private:
+  roomchat_attempt_headers *raw_;
+};
+
+// Receives each report of each call (ClientOptions::observer): an attempt's start
+// (`headers` not null: set this attempt's headers), an attempt's end, the call's end
+// (`observation.kind`: ROOMCHAT_OBSERVATION_KIND_ATTEMPT_START, _ATTEMPT_END,
+// _CALL_END). The report and its strings live during the call only; its fields are
+// roomchat_observation's (roomchat.h). Called on the thread making the client call.
+using Observer = std::function<void(const roomchat_observation &observation, AttemptHeaders *headers)>;
+
+namespace detail {
+
+// The roomchat_observer_callback of every ClientOptions::observer: `user_data` is
+// the Observer the library owns (see delete_observer).
+inline void observe_to_callback(void *user_data, const roomchat_observation *observation,
+                                roomchat_attempt_headers *headers) noexcept {
+  try {
+    const auto &observer = *static_cast<const Observer *>(user_data);
+    if (headers) {
+      AttemptHeaders attempt(headers);
+      observer(*observation, &attempt);
+    } else {
+      observer(*observation, nullptr);
+    }
+  } catch (...) {
+    // Nothing may unwind into the library: an observer's exception ends its report, not the call.
+  }
+}
+
+// Its roomchat_destroy_notify: the library calls it once, when the last options,
+// client, view or iteration holding the Observer is freed.
+inline void delete_observer(void *user_data) noexcept { delete static_cast<Observer *>(user_data); }
+
+}  // namespace detail
+
 // A lazy iteration over every record of a paged listing (Client::iter_room_messages,
 // iter_channel_messages, iter_list_members), a page at a time: an input range, so
 // iterate it once, from one thread at a time. A failure throws from begin() or ++
@@ -786,6 +839,35 @@ class ClientOptions {
     // The library deletes the copy exactly once, whatever the call returns.
     return set(roomchat_client_options_set_log_callback_with_destroy(
         get(), detail::log_to_callback, new LogCallback(std::move(callback)), level, detail::delete_log_callback));
+  }
+
+  // Hands each report of each call (an attempt's start, its end, the call's end) to
+  // `observer` (an empty one turns it off): the way to make OpenTelemetry spans and
+  // metrics of the calls, and to put trace context on each attempt (see Observer and
+  // roomchat_observation). The same rules as log_callback: called on the thread making
+  // the client call, possibly on several at once (thread-safe, quick, never calling
+  // the same client); an exception it throws ends that report, not the call; the
+  // library owns a copy, shared by these options and every Client, view and Users
+  // made from them, destroyed when the last of them is; a later observer replaces it.
+  ClientOptions &observer(Observer observer) {
+    if (!observer) return set(roomchat_client_options_set_observer(get(), nullptr, nullptr));
+    // The library deletes the copy exactly once, whatever the call returns.
+    return set(roomchat_client_options_set_observer_with_destroy(
+        get(), detail::observe_to_callback, new Observer(std::move(observer)), detail::delete_observer));
+  }
+  // Puts `name: value` on every request of the clients made from these options (an
+  // Observer's header of the same name wins for its attempt). Throws Error
+  // (ROOMCHAT_RESULT_VALIDATION) for a name or value the library refuses (a reserved
+  // name such as Host, Content-Length or Authorization, CR, LF, non-ASCII); the
+  // options then keep that failure, and the Client constructor reports it.
+  ClientOptions &header(std::string_view name, std::string_view value) {
+    return set(roomchat_client_options_add_header(get(), detail::CString(name, "header name").get(),
+                                                  detail::CString(value, "header value").get()));
+  }
+  // Whether trace context leaves the client (default true): false keeps every
+  // traceparent, tracestate and baggage header off the wire, whoever set it.
+  ClientOptions &propagate_trace_context(bool propagate) {
+    return set(roomchat_client_options_set_propagate_trace_context(get(), propagate));
   }
 
   // The C object, still owned by this handle (NULL once moved from).

@@ -7,6 +7,7 @@ use std::ptr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use roomchat::instrument::Instrumentation;
 use roomchat::{
     BudgetBackend, Client, ClientBuilder, Observer, OnRedisError, Proxy, RateLimitConfig, RawAuth,
     RawRequest, RedisBudget, TlsRoots,
@@ -109,6 +110,9 @@ pub struct roomchat_client_options {
     /// Set by `roomchat_client_options_set_log_callback[_with_destroy]` (the last call
     /// counts); shared with every client, view and iterator made from the options.
     log: Option<Arc<dyn Observer>>,
+    /// Set by `roomchat_client_options_set_observer[_with_destroy]` (the last call
+    /// counts); shared like `log`.
+    instrumentation: Option<Arc<dyn Instrumentation>>,
 }
 
 impl roomchat_client_options {
@@ -119,6 +123,29 @@ impl roomchat_client_options {
     /// Sets (or, with `None`, clears) the observer the log callback makes.
     pub(crate) fn set_log(&mut self, log: Option<Arc<dyn Observer>>) {
         self.log = log;
+    }
+
+    /// Sets (or, with `None`, clears) the observer callback's instrumentation.
+    pub(crate) fn set_instrumentation(
+        &mut self,
+        instrumentation: Option<Arc<dyn Instrumentation>>,
+    ) {
+        self.instrumentation = instrumentation;
+    }
+
+    /// Puts a header (checked) on every request.
+    pub(crate) fn add_header(&mut self, name: &str, value: &str) {
+        self.set(|b| b.header(name, value));
+    }
+
+    pub(crate) fn set_propagate_trace_context(&mut self, propagate: bool) {
+        self.set(|b| b.propagate_trace_context(propagate));
+    }
+
+    /// Records a refused call of a setter that adds (each call its own
+    /// setting): no later call clears it, so `roomchat_client_new` reports it.
+    pub(crate) fn record_refused(&mut self, setter: &'static str, failure: Failure) {
+        self.errors.push((setter, failure));
     }
 
     /// Records the outcome of the last call of `setter`: a success clears the
@@ -151,6 +178,7 @@ pub extern "C" fn roomchat_client_options_new(
                 ca_pem: None,
                 errors: Vec::new(),
                 log: None,
+                instrumentation: None,
             },
         );
         Ok(())
@@ -158,8 +186,10 @@ pub extern "C" fn roomchat_client_options_new(
 }
 
 /// Frees client settings. `roomchat_client_options_free(NULL)` does nothing.
-/// When they held the last hold of their log callback, its destroy notifier runs
-/// now, on this thread (see `roomchat_client_options_set_log_callback_with_destroy`).
+/// When they held the last hold of their log callback (or observer), its destroy
+/// notifier runs now, on this thread (see
+/// `roomchat_client_options_set_log_callback_with_destroy`,
+/// `roomchat_client_options_set_observer_with_destroy`).
 #[no_mangle]
 pub extern "C" fn roomchat_client_options_free(options: *mut roomchat_client_options) {
     free_box(options)
@@ -575,6 +605,9 @@ pub extern "C" fn roomchat_client_new(
         if let Some(log) = &options.log {
             builder = builder.observer(Arc::clone(log));
         }
+        if let Some(instrumentation) = &options.instrumentation {
+            builder = builder.instrumentation(Arc::clone(instrumentation));
+        }
         let client = builder
             .sdk_identity(concat!("roomchat-c/", env!("CARGO_PKG_VERSION")), None)
             .build()?;
@@ -584,9 +617,10 @@ pub extern "C" fn roomchat_client_new(
 }
 
 /// Frees a client (or a view). `roomchat_client_free(NULL)` does nothing. No call on it
-/// may be running. When it held the last hold of its log callback, the callback's
-/// destroy notifier runs now, on this thread (see
-/// `roomchat_client_options_set_log_callback_with_destroy`).
+/// may be running. When it held the last hold of its log callback (or observer), the
+/// callback's destroy notifier runs now, on this thread (see
+/// `roomchat_client_options_set_log_callback_with_destroy`,
+/// `roomchat_client_options_set_observer_with_destroy`).
 #[no_mangle]
 pub extern "C" fn roomchat_client_free(client: *mut roomchat_client) {
     free_box(client)

@@ -26,6 +26,7 @@
 mod client;
 mod error;
 mod models;
+mod observe;
 mod view;
 // Last: the header lists the generated functions after the hand-written ones.
 mod generated;
@@ -35,4 +36,5 @@ pub use client::*;
 pub use error::*;
 pub use generated::*;
 pub use models::*;
+pub use observe::*;
 pub use view::*;

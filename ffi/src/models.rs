@@ -256,8 +256,9 @@ pub extern "C" fn roomchat_users_iter_resume(iter: *mut roomchat_users_iter) -> 
 }
 
 /// Frees an iterator. NULL does nothing. When it held the last hold of a log
-/// callback, the callback's destroy notifier runs now, on this thread (see
-/// `roomchat_client_options_set_log_callback_with_destroy`).
+/// callback (or observer), the callback's destroy notifier runs now, on this
+/// thread (see `roomchat_client_options_set_log_callback_with_destroy`,
+/// `roomchat_client_options_set_observer_with_destroy`).
 #[no_mangle]
 pub extern "C" fn roomchat_users_iter_free(iter: *mut roomchat_users_iter) {
     free_box(iter)

@@ -318,10 +318,11 @@ pub type roomchat_log_callback =
 pub type roomchat_destroy_notify = Option<extern "C" fn(user_data: *mut c_void)>;
 
 /// `user_data` and its destroy notifier: dropping it (exactly once, as Rust
-/// ownership guarantees) hands `user_data` to the notifier.
-struct UserData {
-    pointer: *mut c_void,
-    destroy: roomchat_destroy_notify,
+/// ownership guarantees) hands `user_data` to the notifier. The log callback's
+/// and the observer's (observe.rs).
+pub(crate) struct UserData {
+    pub(crate) pointer: *mut c_void,
+    pub(crate) destroy: roomchat_destroy_notify,
 }
 
 impl Drop for UserData {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The C ABI's checks, in one command: header freshness (pinned cbindgen), the ABI
 # against the last release's (tests/abi/check.sh, abidiff) and that check's mutation
-# test (tests/abi/mutations.py), the C99 suite, the generated operations' C99 suites (test_operations.c, test_api.c), the C++17
+# test (tests/abi/mutations.py), the C99 suite, the observer callback's suite (test_observer.c), the generated operations' C99 suites (test_operations.c, test_api.c), the C++17
 # smoke test and the C++ wrapper's suite (tests/cpp/)
 # against the emulator binary under valgrind, the C99 suite once more over TLS
 # (ROOMCHAT_TEST_TLS=1) and the TLS tests, the pkg-config template, and the C
@@ -85,6 +85,10 @@ cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g $cflags tests/c/t
 c++ -std=c++17 -Wall -Wextra -Werror -g $cflags tests/c/smoke.cpp "$lib/libroomchat.a" -lpthread -ldl -lm \
   -o "$build/smoke"
 cc -std=c99 -Wall -Wextra -Werror $cflags tests/c/readme_example.c $libs -o "$build/readme_example"
+# The observer callback's suite, and the guide's Observability example it runs as printed.
+cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g $cflags tests/c/test_observer.c $libs \
+  -o "$build/test_observer"
+cc -std=c99 -Wall -Wextra -Werror $cflags tests/c/readme_observability.c $libs -o "$build/readme_observability"
 c++ -std=c++17 -Wall -Wextra -Wpedantic -Werror -g $cflags -Itests/c tests/cpp/test_wrapper.cpp $libs -pthread \
   -o "$build/test_wrapper"
 c++ -std=c++17 -Wall -Wextra -Wpedantic -Werror $cflags tests/cpp/readme_example.cpp $libs -o "$build/readme_example_cpp"
@@ -99,7 +103,7 @@ cc -std=c99 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Wall -Wextra -Werror -g
   -o "$build/test_release"
 # The C/C++ guide shows the examples verbatim, so they cannot drift apart.
 python3 - "$root/ffi/README.md" "$root/tests/c/readme_example.c" "$root/tests/cpp/readme_example.cpp" \
-  "$root/tests/c/readme_export.c" <<'PY'
+  "$root/tests/c/readme_export.c" "$root/tests/c/readme_observability.c" <<'PY'
 import sys
 readme = open(sys.argv[1]).read()
 for path in sys.argv[2:]:
@@ -160,6 +164,8 @@ suite valgrind smoke '[A-Za-z+]+' "$emulator"
 suite valgrind test_wrapper cpp "$emulator"
 # Per-call options, the answer beside the result, the log callback and ROOMCHAT_LOG.
 suite valgrind test_options options "$emulator"
+# The observer callback, extra headers and trace context (issue 45), and the guide's example.
+suite valgrind test_observer observer "$emulator" "$build/readme_observability"
 # The generated operations (ffi/src/generated.rs): records, params handles, limits, NULLs.
 suite valgrind test_operations operations "$emulator"
 # The whole documented API (issue 29): one test per operation, the iterators and the

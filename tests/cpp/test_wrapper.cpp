@@ -1,7 +1,8 @@
 // The C++17 wrapper (include/roomchat.hpp) against the emulator binary: every
 // endpoint, the errors it throws and what they carry, the lazy user iteration
 // with a failure and the retry of the next loop, access tokens, views (with_options), the answer
-// beside the result (_with_response), the log callback and its lifetime,
+// beside the result (_with_response), the log callback and its lifetime, the observer
+// and extra headers,
 // move-only handles, one client shared by threads, and the generated operations
 // (eject_all_users, update_bot; a set limit of 0 refused before anything is sent).
 // Run under valgrind by tests/c/run.sh. Prints "cpp: N passed, M failed".
@@ -767,6 +768,82 @@ void test_log_callback() {
   CHECK(std::string(level.what()).find("roomchat_log_level") != std::string::npos);
 }
 
+// The observer (issue 45) through the wrapper: the reports of a call, a header from
+// the client and one from the attempt's start both seen by the emulator, refused
+// headers throwing, an observer's exception ending its report only, and the
+// std::function owned by the library until the last holder goes.
+void test_observer() {
+  struct Seen {
+    std::vector<std::uint32_t> kinds;
+    std::vector<std::uint16_t> statuses;
+    std::string operation, url_full;
+    roomchat_result refused = ROOMCHAT_RESULT_OK;
+  };
+  auto seen = std::make_shared<Seen>();
+  std::weak_ptr<Seen> alive = seen;
+  auto options = std::make_unique<roomchat::ClientOptions>(options_for_emulator());
+  options->header("x-team", "payments").observer([seen](const roomchat_observation &o, roomchat::AttemptHeaders *h) {
+    seen->kinds.push_back(static_cast<std::uint32_t>(o.kind));
+    seen->statuses.push_back(o.status);
+    seen->operation = o.operation;
+    seen->url_full = o.url_full;
+    if (h) {
+      h->set("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+      try {
+        h->set("Content-Length", "1");
+      } catch (const roomchat::Error &error) {
+        seen->refused = error.code();
+      }
+    }
+  });
+  seen.reset();
+  auto client = std::make_unique<roomchat::Client>(*options);
+  options.reset();
+  admin("DELETE", "/_emulator/journal", nullptr);
+  client->list_users(5);
+  if (auto s = alive.lock()) {
+    CHECK((s->kinds == std::vector<std::uint32_t>{ROOMCHAT_OBSERVATION_KIND_ATTEMPT_START,
+                                                  ROOMCHAT_OBSERVATION_KIND_ATTEMPT_END,
+                                                  ROOMCHAT_OBSERVATION_KIND_CALL_END}));
+    CHECK((s->statuses == std::vector<std::uint16_t>{0, 200, 200}));
+    CHECK(s->operation == "list_users");
+    CHECK(s->url_full.find("auth=REDACTED") != std::string::npos);
+    CHECK(s->url_full.find(emu.private_key) == std::string::npos);
+    CHECK(s->refused == ROOMCHAT_RESULT_VALIDATION);
+  }
+  CHECK(journal_count("[\"x-team\",\"payments\"]") == 1);
+  CHECK(journal_count("[\"traceparent\",\"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\"]") == 1);
+  CHECK(!alive.expired());
+  client.reset();
+  CHECK(alive.expired());
+
+  // Refused on the client: thrown at once; the Client constructor reports it too.
+  roomchat::ClientOptions refused = options_for_emulator();
+  expect_error([&] { refused.header("Host", "evil.example"); }, ROOMCHAT_RESULT_VALIDATION);
+  expect_error([&] { refused.header("x-bad", "a\r\nb"); }, ROOMCHAT_RESULT_VALIDATION);
+  expect_error([&] { refused.header("x-nul", std::string_view("a\0b", 3)); }, ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  expect_error([&] { roomchat::Client bad(refused); }, ROOMCHAT_RESULT_INVALID_ARGUMENT);
+
+  // An observer that throws: the call goes on; propagation off: no traceparent sent.
+  int reports = 0;
+  const roomchat::Client throwing(options_for_emulator().propagate_trace_context(false).observer(
+      [&reports](const roomchat_observation &, roomchat::AttemptHeaders *h) {
+        reports++;
+        if (h) h->set("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+        throw std::runtime_error("an observer's bug");
+      }));
+  admin("DELETE", "/_emulator/journal", nullptr);
+  CHECK(throwing.list_users(5).limit == 5);
+  CHECK(reports == 3);
+  CHECK(journal_count("traceparent") == 0);
+  // An empty observer turns it off.
+  const roomchat::Client quiet(options_for_emulator().observer([&reports](const roomchat_observation &,
+                                                                          roomchat::AttemptHeaders *) { reports++; })
+                                   .observer(nullptr));
+  quiet.list_users(5);
+  CHECK(reports == 3);
+}
+
 void test_moves(roomchat::Client &client) {
   roomchat::Client moved = std::move(client);
   CHECK(moved.get() != nullptr);
@@ -1083,6 +1160,7 @@ int main(int argc, char **argv) {
     test_views();
     test_with_response(client);
     test_log_callback();
+    test_observer();
     test_moves(client);
     test_threads(client);
     test_generated_operations(client);
