@@ -2870,7 +2870,7 @@ uint64_t roomchat_room_messages_iter_next_skip(const struct roomchat_room_messag
 
 // Frees an iterator (the records it gave stay the caller's).
 // `roomchat_room_messages_iter_free(NULL)` does nothing. When it held the last hold of a log
-// callback, the callback's destroy notifier runs now, on this thread.
+// callback (or observer), its destroy notifier runs now, on this thread.
 void roomchat_room_messages_iter_free(struct roomchat_room_messages_iter *iter);
 
 // Starts the parameters of `roomchat_client_delete_room_messages` with none set. Writes them to
@@ -3190,7 +3190,7 @@ uint64_t roomchat_channel_messages_iter_next_skip(const struct roomchat_channel_
 
 // Frees an iterator (the records it gave stay the caller's).
 // `roomchat_channel_messages_iter_free(NULL)` does nothing. When it held the last hold of a log
-// callback, the callback's destroy notifier runs now, on this thread.
+// callback (or observer), its destroy notifier runs now, on this thread.
 void roomchat_channel_messages_iter_free(struct roomchat_channel_messages_iter *iter);
 
 // DELETE `/consumer/api/v2/chatroom/{roomId}/channel/{channelId}/message/{messageId}`: Deletes one
@@ -3534,7 +3534,7 @@ uint64_t roomchat_list_members_iter_next_skip(const struct roomchat_list_members
 
 // Frees an iterator (the records it gave stay the caller's).
 // `roomchat_list_members_iter_free(NULL)` does nothing. When it held the last hold of a log
-// callback, the callback's destroy notifier runs now, on this thread.
+// callback (or observer), its destroy notifier runs now, on this thread.
 void roomchat_list_members_iter_free(struct roomchat_list_members_iter *iter);
 
 // POST `/consumer/api/v2/room/{roomId}/member`: Makes a user a member of a room with a role, or

@@ -4055,7 +4055,7 @@ pub extern "C" fn roomchat_room_messages_iter_next_skip(
 
 /// Frees an iterator (the records it gave stay the caller's).
 /// `roomchat_room_messages_iter_free(NULL)` does nothing. When it held the last hold of a log
-/// callback, the callback's destroy notifier runs now, on this thread.
+/// callback (or observer), its destroy notifier runs now, on this thread.
 #[no_mangle]
 pub extern "C" fn roomchat_room_messages_iter_free(iter: *mut roomchat_room_messages_iter) {
     free_box(iter)
@@ -4949,7 +4949,7 @@ pub extern "C" fn roomchat_channel_messages_iter_next_skip(
 
 /// Frees an iterator (the records it gave stay the caller's).
 /// `roomchat_channel_messages_iter_free(NULL)` does nothing. When it held the last hold of a log
-/// callback, the callback's destroy notifier runs now, on this thread.
+/// callback (or observer), its destroy notifier runs now, on this thread.
 #[no_mangle]
 pub extern "C" fn roomchat_channel_messages_iter_free(iter: *mut roomchat_channel_messages_iter) {
     free_box(iter)
@@ -5899,7 +5899,7 @@ pub extern "C" fn roomchat_list_members_iter_next_skip(
 
 /// Frees an iterator (the records it gave stay the caller's).
 /// `roomchat_list_members_iter_free(NULL)` does nothing. When it held the last hold of a log
-/// callback, the callback's destroy notifier runs now, on this thread.
+/// callback (or observer), its destroy notifier runs now, on this thread.
 #[no_mangle]
 pub extern "C" fn roomchat_list_members_iter_free(iter: *mut roomchat_list_members_iter) {
     free_box(iter)

@@ -639,7 +639,7 @@ fn rust_iter(w: &mut String, op: &Operation, item: &str) {
         "///",
         &format!(
             "Frees an iterator (the records it gave stay the caller's). `{ty}_free(NULL)` does \
-             nothing. When it held the last hold of a log callback, the callback's destroy \
+             nothing. When it held the last hold of a log callback (or observer), its destroy \
              notifier runs now, on this thread."
         ),
     );
