@@ -86,8 +86,9 @@ impl WireRequest {
         self.build_url(base_url, key, false)
     }
 
-    /// [`WireRequest::url`]; with `hide_tokens`, an access token in the query
-    /// (`accessToken`, any case, as a raw request may carry it) shown as `REDACTED`.
+    /// [`WireRequest::url`]; with `hide_tokens`, every credential in the query
+    /// ([`is_credential_query_name`]: an access token, a key, as a raw request
+    /// may carry them) shown as `REDACTED`.
     fn build_url(&self, base_url: &str, key: Option<&str>, hide_tokens: bool) -> String {
         let mut url = String::with_capacity(base_url.len() + self.path.len() + 64);
         url.push_str(base_url.trim_end_matches('/'));
@@ -104,7 +105,7 @@ impl WireRequest {
             url.push(separator);
             encode_into(name, &mut url);
             url.push('=');
-            if hide_tokens && is_access_token_name(name) {
+            if hide_tokens && is_credential_query_name(name) {
                 url.push_str("REDACTED");
             } else {
                 encode_into(value, &mut url);
@@ -114,15 +115,15 @@ impl WireRequest {
         url
     }
 
-    /// The absolute URL under `base_url` with the key and any access token in
+    /// The absolute URL under `base_url` with the key and any credential in
     /// the query shown as `REDACTED`, as [`WireRequest::redacted_target`] shows them.
     pub fn redacted_url(&self, base_url: &str) -> String {
         self.build_url(base_url, Some("REDACTED"), true)
     }
 
-    /// The path and query with the key shown as `REDACTED`, and an access
-    /// token in the query too (`accessToken`, any case): safe for errors,
-    /// logs and spans.
+    /// The path and query with the key shown as `REDACTED`, and any
+    /// credential in the query too ([`is_credential_query_name`]): safe for
+    /// errors, logs and spans.
     pub fn redacted_target(&self) -> String {
         self.build_url("", Some("REDACTED"), true)
     }
@@ -186,7 +187,7 @@ impl fmt::Debug for WireRequest {
             .query
             .iter()
             .map(|(name, value)| {
-                let shown = if is_access_token_name(name) {
+                let shown = if is_credential_query_name(name) {
                     "REDACTED"
                 } else {
                     value
@@ -212,6 +213,24 @@ pub fn is_access_token_name(name: &str) -> bool {
     let name = name.as_bytes();
     name.len() >= b"accesstoken".len()
         && name[name.len() - b"accesstoken".len()..].eq_ignore_ascii_case(b"accesstoken")
+}
+
+/// Whether a query parameter of this name carries a credential, shown as
+/// `REDACTED` wherever a URL is shown (errors, logs, spans' `url.full`): the
+/// keys' own names (`auth`, `publicKey`), an access token
+/// ([`is_access_token_name`]), and any other name of a token, key, password or
+/// secret a raw request may carry (`access_token`, `apiKey`, `Password`),
+/// compared without case, `_` or `-`.
+pub fn is_credential_query_name(name: &str) -> bool {
+    let folded: String = name
+        .chars()
+        .filter(|c| !matches!(c, '_' | '-'))
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    folded == "auth"
+        || ["token", "key", "password", "secret"]
+            .iter()
+            .any(|end| folded.ends_with(end))
 }
 
 // ---- builders -----------------------------------------------------------------------
@@ -297,7 +316,7 @@ pub fn raw(params: &RawRequest) -> Result<WireRequest> {
     if let Some((name, _)) = request
         .query
         .iter()
-        .find(|(n, _)| Some(n.as_str()) == auth_param || n == "auth")
+        .find(|(n, _)| Some(n.as_str()) == auth_param || n.eq_ignore_ascii_case("auth"))
     {
         return Err(Error::validation(format!(
             "query must not carry {name:?}: the client adds the key itself"
@@ -786,7 +805,8 @@ mod tests {
         ];
         let mut raw = WireRequest::new("GET", "/x".into());
         raw.query.push(("ACCESSTOKEN".into(), secret.into()));
-        raw.query.push(("\u{e9}ccesstoken".into(), "shown".into()));
+        // Not a credential's name (it ends in `tokens`), non-ASCII before it.
+        raw.query.push(("\u{e9}ccesstokens".into(), "shown".into()));
         raw.body = Some(serde_json::json!({"a": [{"b": {"AccessToken": secret}}]}).to_string());
         requests.push(raw);
         for request in &requests {
@@ -801,6 +821,36 @@ mod tests {
             "{body}"
         );
         assert!(format!("{:?}", requests[3]).contains("shown"));
+    }
+
+    #[test]
+    fn credential_query_names_are_told_without_case_underscores_or_dashes() {
+        for name in [
+            "auth",
+            "Auth",
+            "publicKey",
+            "PUBLIC_KEY",
+            "accessToken",
+            "access_token",
+            "user-access-token",
+            "apiKey",
+            "password",
+            "client_secret",
+            "key",
+        ] {
+            assert!(is_credential_query_name(name), "{name}");
+        }
+        for name in [
+            "limit",
+            "skip",
+            "onlyAttachments",
+            "keys",
+            "tokens",
+            "author",
+            "",
+        ] {
+            assert!(!is_credential_query_name(name), "{name}");
+        }
     }
 
     #[test]

@@ -280,6 +280,8 @@ fn raw_requests_use_the_same_pipeline() {
         RawRequest::new("GET", "/a?b=c"),
         RawRequest::new("GET", "/a/../b"),
         RawRequest::new("GET", "/a").query("auth", "other"),
+        // In any case: the service reads query names without case.
+        RawRequest::new("GET", "/a").query("Auth", "other"),
     ] {
         assert_eq!(
             client.raw_request(&bad).unwrap_err().kind(),

@@ -501,6 +501,16 @@ fn no_credential_in_any_exported_span_event_or_metric() {
         .query("accessToken", jon.access_token.clone())
         .auth(RawAuth::PublicKey);
     let _ = client.raw_request(&raw);
+    // Credentials a raw request carries by hand: the public key in its own
+    // parameter (the client adds none), an access token and a key under
+    // other names, the private key under a name of no credential.
+    let by_hand = RawRequest::new("GET", "/consumer/api/v2/users")
+        .query("publicKey", public)
+        .query("access_token", jon.access_token.clone())
+        .query("apiKey", private)
+        .query("q", private)
+        .auth(RawAuth::None);
+    let _ = client.raw_request(&by_hand);
     emu.add_fault(once(
         "GET",
         USERS,
@@ -542,6 +552,10 @@ fn no_credential_in_any_exported_span_event_or_metric() {
         }
     }
     assert!(exported.contains("publicKey=REDACTED&accessToken=REDACTED"));
+    assert!(
+        exported.contains("publicKey=REDACTED&access_token=REDACTED&apiKey=REDACTED&q=REDACTED"),
+        "{exported}"
+    );
     assert!(exported.contains("bad key REDACTED / REDACTED") || !exported.contains("bad key"));
 }
 

@@ -536,7 +536,8 @@ impl ClientBuilder {
             crate::transport::fork::install(|| Box::new(crate::budget::lock_all()));
         }
         let budget = self.budget_for(key, tls.roots())?;
-        let facts = base.facts(&base_url);
+        let mut facts = base.facts(&base_url);
+        facts.secrets = secrets.clone();
         #[allow(unused_mut)]
         let mut instrumentations = self.instrumentations.clone();
         #[cfg(feature = "opentelemetry")]
@@ -619,6 +620,7 @@ impl BaseUrl {
                 .unwrap_or(if https { 443 } else { 80 }),
             scheme: if https { "https" } else { "http" },
             client_id: CLIENTS.fetch_add(1, Ordering::Relaxed),
+            secrets: Vec::new(),
         }
     }
 

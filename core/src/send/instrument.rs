@@ -181,8 +181,8 @@ pub struct CallInfo<'a> {
     pub url_template: Option<&'a str>,
     /// The request's absolute URL, made on first use ([`CallInfo::url_full`]).
     pub(crate) url_full: &'a OnceCell<String>,
-    /// The base URL and the request, to make it from.
-    pub(crate) url_parts: (&'a str, &'a WireRequest),
+    /// The base URL, the request and the client's secrets, to make it from.
+    pub(crate) url_parts: (&'a str, &'a WireRequest, &'a [String]),
     /// The base URL's host, without brackets for IPv6 (`server.address`).
     pub server_address: &'a str,
     /// The base URL's port, or its scheme's (443, 80) (`server.port`).
@@ -218,12 +218,22 @@ impl fmt::Debug for CallInfo<'_> {
 
 impl CallInfo<'_> {
     /// The request's absolute URL with every credential shown as `REDACTED`
-    /// (the key's `auth` or `publicKey`, an `accessToken` in the query)
-    /// (`url.full`). Made on the first call of this method for the call (a
-    /// call whose observers never ask does not pay for it).
+    /// (`url.full`): the key's `auth` or `publicKey`, any parameter named as
+    /// a credential ([`is_credential_query_name`](crate::wire::is_credential_query_name):
+    /// `accessToken`, `access_token`, `apiKey`, …), and the client's keys
+    /// wherever else a raw request put them. Made on the first call of this
+    /// method for the call (a call whose observers never ask does not pay for it).
     pub fn url_full(&self) -> &str {
-        let (base_url, request) = self.url_parts;
-        self.url_full.get_or_init(|| request.redacted_url(base_url))
+        let (base_url, request, secrets) = self.url_parts;
+        self.url_full.get_or_init(|| {
+            let url = request.redacted_url(base_url);
+            let forms: Vec<String> = secrets
+                .iter()
+                .filter(|s| !s.is_empty())
+                .flat_map(|s| [s.clone(), crate::percent::encode_query_component(s)])
+                .collect();
+            crate::secrets::scrub(&url, &forms)
+        })
     }
 
     /// The name of the call's span: `roomchat {operation}` (`roomchat create_chat_room`).
@@ -654,7 +664,7 @@ mod tests {
             method: &request.method,
             url_template: None,
             url_full: &url_full,
-            url_parts: ("http://127.0.0.1:1", &request),
+            url_parts: ("http://127.0.0.1:1", &request, &[]),
             server_address: "127.0.0.1",
             server_port: 1,
             url_scheme: "http",

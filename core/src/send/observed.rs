@@ -24,6 +24,9 @@ pub(crate) struct ClientFacts {
     pub(crate) server_port: u16,
     pub(crate) scheme: &'static str,
     pub(crate) client_id: u64,
+    /// The texts no URL shown may hold (the keys, the proxy's password):
+    /// `url.full` hides them wherever a raw request put them.
+    pub(crate) secrets: Vec<String>,
 }
 
 /// What a call is: the owned form of [`CallInfo`], made once per call.
@@ -76,7 +79,7 @@ impl<'a> CallFacts<'a> {
             method: self.method,
             url_template: self.url_template.as_deref(),
             url_full: &self.url_full,
-            url_parts: (&self.client.base_url, self.request),
+            url_parts: (&self.client.base_url, self.request, &self.client.secrets),
             server_address: &self.client.server_address,
             server_port: self.client.server_port,
             url_scheme: self.client.scheme,
