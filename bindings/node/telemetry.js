@@ -54,6 +54,18 @@ function report(what, error) {
   api.diag.warn(`roomchat: ${what}: ${error && error.message ? error.message : String(error)}`)
 }
 
+/**
+ * Runs `fn`, reporting what it throws: the application's span processors and
+ * instruments run inside, and one that throws costs only its own part.
+ */
+function guarded(what, fn) {
+  try {
+    fn()
+  } catch (error) {
+    report(what, error)
+  }
+}
+
 /** The instruments of one meter, and the gauge of the budgets of `telemetry`'s clients. */
 class Instruments {
   constructor(meter, telemetry) {
@@ -109,6 +121,8 @@ class Telemetry {
   #instruments = new WeakMap()
   /** The clients the budget gauge reports: `{ ref, id, address }`. */
   #clients = new Set()
+  /** The size of #clients at which `register` next drops the clients gone. */
+  #pruneAt = 64
 
   constructor(tracerProvider, meterProvider) {
     this.#tracerProvider = tracerProvider
@@ -143,6 +157,20 @@ class Telemetry {
   /** Reports `native`'s budget in the gauge while it lives, as client `id` of `address`. */
   register(native, id, address) {
     this.#clients.add({ ref: new WeakRef(native), id, address })
+    // The gauge's callback drops the clients gone, but only a metric reader
+    // calls it: without one (spans only), each time the list has doubled
+    // since the last pass, so that it holds at most twice the clients alive.
+    if (this.#clients.size >= this.#pruneAt) {
+      for (const client of this.#clients) {
+        if (client.ref.deref() === undefined) this.#clients.delete(client)
+      }
+      this.#pruneAt = Math.max(64, this.#clients.size * 2)
+    }
+  }
+
+  /** How many clients the gauge holds (for the tests). */
+  get registered() {
+    return this.#clients.size
   }
 
   observeBudgets(result) {
@@ -272,53 +300,77 @@ class CallTrace {
    * started are left unended: nothing happened, nothing is exported.
    */
   finish(observed) {
-    if (observed !== null && observed !== undefined) {
-      for (const record of JSON.parse(observed)) this.#finishCall(record)
-    }
-    // Counted at dispatch whatever happened (a call refused before it started has no record).
-    if (this.active !== undefined) this.instruments.activeCalls.add(-1, this.active)
-    for (const active of this.counted) {
-      if (active !== undefined) this.instruments.activeCalls.add(-1, active)
+    try {
+      if (observed !== null && observed !== undefined) {
+        // A span processor or instrument that throws (the application's)
+        // costs its own part only (guarded), never a call's other spans or
+        // the in-flight count.
+        for (const record of JSON.parse(observed)) this.#finishCall(record)
+      }
+    } finally {
+      // Counted at dispatch whatever happened (a call refused before it started has no record).
+      if (this.active !== undefined) this.#uncount(this.active)
+      for (const active of this.counted) {
+        if (active !== undefined) this.#uncount(active)
+      }
     }
   }
 
+  #uncount(attributes) {
+    guarded('roomchat.client.active_calls', () => this.instruments.activeCalls.add(-1, attributes))
+  }
+
   #finishCall(record) {
-    const attributes = record.attributes
+    // The metrics first: they count whatever a span processor then does.
+    guarded('the metrics of a call', () => this.#recordMetrics(record))
     if (this.tracer !== null) {
       const call = this.callOf(record.index, record.operation, record.name, record.start)
       for (const attempt of record.attemptRecords) {
-        let span = attempt.attempt === 1 && call.premade !== undefined ? call.premade : call.attempts.get(attempt.attempt)
-        if (span === undefined) {
-          // Its context was not sent (trace context is off, or the hook got no answer): made with core's times now.
-          const start = { ...attributes }
-          if (attempt.attempt > 1) start['http.request.resend_count'] = attempt.attempt - 1
-          span = this.tracer.startSpan(record.attemptName, { kind: SpanKind.CLIENT, startTime: attempt.start, attributes: start }, call.context)
-        } else if (span === call.premade) {
-          // Made at dispatch before core knew the request: named and described now.
-          span.updateName(record.attemptName)
-          span.setAttributes(attributes)
-          if (record.operation !== 'raw') this.client.learnName(record.operation, record.attemptName)
-        }
-        if (attempt.status !== undefined) span.setAttribute('http.response.status_code', attempt.status)
-        if (attempt.errorType !== undefined) {
-          span.setAttribute('error.type', attempt.errorType)
-          span.setStatus({ code: SpanStatusCode.ERROR })
-        }
-        span.end(attempt.end)
+        guarded('the span of an attempt', () => this.#endAttempt(call, record, attempt))
       }
-      const span = call.span
-      for (const event of record.events) span.addEvent(event.name, event.attributes, event.at)
-      span.setAttributes({
-        'roomchat.attempts': record.attempts,
-        'roomchat.rate_limit.wait.duration': record.rateLimitWait,
-        'roomchat.retry.wait.duration': record.retryWait,
+      guarded('the span of a call', () => {
+        const span = call.span
+        for (const event of record.events) span.addEvent(event.name, event.attributes, event.at)
+        span.setAttributes({
+          'roomchat.attempts': record.attempts,
+          'roomchat.rate_limit.wait.duration': record.rateLimitWait,
+          'roomchat.retry.wait.duration': record.retryWait,
+        })
+        if (record.errorType !== undefined) {
+          span.setAttribute('error.type', record.errorType)
+          span.setStatus({ code: SpanStatusCode.ERROR, message: record.statusDescription })
+        }
+        span.end(record.end)
       })
-      if (record.errorType !== undefined) {
-        span.setAttribute('error.type', record.errorType)
-        span.setStatus({ code: SpanStatusCode.ERROR, message: record.statusDescription })
-      }
-      span.end(record.end)
     }
+  }
+
+  /** Ends (makes, when it was not made) the span of one attempt of `call`. */
+  #endAttempt(call, record, attempt) {
+    const attributes = record.attributes
+    let span = attempt.attempt === 1 && call.premade !== undefined ? call.premade : call.attempts.get(attempt.attempt)
+    if (span === undefined) {
+      // Its context was not sent (trace context is off, or the hook got no answer): made with core's times now.
+      const start = { ...attributes }
+      if (attempt.attempt > 1) start['http.request.resend_count'] = attempt.attempt - 1
+      span = this.tracer.startSpan(record.attemptName, { kind: SpanKind.CLIENT, startTime: attempt.start, attributes: start }, call.context)
+    } else if (span === call.premade) {
+      // Made at dispatch before core knew the request: named and described now.
+      span.updateName(record.attemptName)
+      span.setAttributes(attributes)
+      if (record.operation !== 'raw') this.client.learnName(record.operation, record.attemptName)
+    }
+    if (attempt.status !== undefined) span.setAttribute('http.response.status_code', attempt.status)
+    if (attempt.errorType !== undefined) {
+      span.setAttribute('error.type', attempt.errorType)
+      span.setStatus({ code: SpanStatusCode.ERROR })
+    }
+    span.end(attempt.end)
+  }
+
+  /** The metrics of one call's record. */
+  #recordMetrics(record) {
+    const attributes = record.attributes
     const instruments = this.instruments
     if (instruments === null) return
     const address = attributes['server.address']
@@ -471,11 +523,15 @@ let wallClock
 let operationSpanName
 
 /**
- * For the benchmark only (bench/opentelemetry.mjs): `everyAttemptThroughHook`
+ * For the benchmark (bench/opentelemetry.mjs): `everyAttemptThroughHook`
  * makes even the first attempt's span through the hook, the design the
- * dispatch-time spans are measured against.
+ * dispatch-time spans are measured against. For the tests: `registeredClients`.
  */
-const internal = { everyAttemptThroughHook: false }
+const internal = {
+  everyAttemptThroughHook: false,
+  /** For the tests: how many clients the budget gauge of these providers holds. */
+  registeredClients: (tracerProvider, meterProvider) => telemetryOf(tracerProvider, meterProvider).registered,
+}
 
 /**
  * Sets up the telemetry module with the addon's clock and names; returns the

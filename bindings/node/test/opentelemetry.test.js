@@ -402,6 +402,52 @@ test('an iterator of records counts its page in flight from its first attempt, w
   }
 })
 
+test('a span processor that throws at a span\'s end costs only that span: the others end, the metrics and the in-flight count stay right', async (t) => {
+  const emu = await startEmulator()
+  t.after(() => emu.stop())
+  const spans = new InMemorySpanExporter()
+  let thrown = 0
+  const throwing = {
+    onStart() {},
+    onEnd() {
+      if (thrown++ === 0) throw new Error('an exporter bug')
+    },
+    forceFlush: async () => {},
+    shutdown: async () => {},
+  }
+  const tracerProvider = new BasicTracerProvider({ spanProcessors: [throwing, new SimpleSpanProcessor(spans)] })
+  const otel = sdk()
+  const client = new Client(emu.options({ tracerProvider, meterProvider: otel.meterProvider }))
+  await client.listChatRooms()
+  await client.listChatRooms()
+  const names = spans.getFinishedSpans().map((s) => s.name)
+  // The first span ended (the first call's attempt) met the throw; every other span ended.
+  assert.deepEqual(names, ['roomchat list_chat_rooms', 'GET /consumer/api/v1/chatrooms', 'roomchat list_chat_rooms'])
+  const all = await otel.metrics()
+  assert.equal(points(all, 'roomchat.client.call.duration').reduce((n, p) => n + p.value.count, 0), 2)
+  assert.ok(points(all, 'roomchat.client.active_calls').every((p) => p.value === 0))
+})
+
+test('the budget gauge does not keep the clients gone when no metric reader collects', async (t) => {
+  const emu = await startEmulator()
+  t.after(() => emu.stop())
+  const v8 = require('node:v8')
+  v8.setFlagsFromString('--expose-gc')
+  const gc = require('node:vm').runInNewContext('gc')
+  const { internal } = require('../telemetry.js')
+  const otel = sdk()
+  for (let i = 0; i < 300; i++) {
+    const client = new Client(emu.options({ tracerProvider: otel.tracerProvider }))
+    await client.listChatRooms()
+    if (i % 50 === 49) {
+      await new Promise((resolve) => setImmediate(resolve))
+      gc()
+    }
+  }
+  const held = internal.registeredClients(otel.tracerProvider, undefined)
+  assert.ok(held < 200, `the gauge holds ${held} of 300 clients, all gone`)
+})
+
 test('trace context and baggage on the wire unless propagateTraceContext is false; the spans either way', async (t) => {
   const emu = await startEmulator()
   t.after(() => emu.stop())
