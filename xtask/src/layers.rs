@@ -227,10 +227,8 @@ fn declared_children(tokens: &[String]) -> Vec<String> {
             "{" => depth += 1,
             "}" => depth = depth.saturating_sub(1),
             "#" if depth == 0 && is_cfg_test(tokens, i) => test_only = true,
-            "mod" if depth == 0 && tokens.get(i + 2).is_some_and(|t| t == ";") => {
-                if !test_only {
-                    children.extend(tokens.get(i + 1).cloned());
-                }
+            "mod" if depth == 0 && !test_only && tokens.get(i + 2).is_some_and(|t| t == ";") => {
+                children.extend(tokens.get(i + 1).cloned());
             }
             _ => {}
         }
@@ -313,7 +311,7 @@ fn read(tokens: &[String]) -> Reading {
                     .find(|&j| tokens[j] == ";")
                     .unwrap_or(tokens.len());
                 let mut flat = Vec::new();
-                use_tree(&tokens[i + 1..end], &mut Vec::new(), &mut flat);
+                use_tree(&tokens[i + 1..end], &[], &mut flat);
                 for (path, alias) in flat {
                     let name = alias.unwrap_or_else(|| path.last().cloned().unwrap_or_default());
                     if inline.is_empty() && depth == 0 {
@@ -414,13 +412,9 @@ fn block_end(tokens: &[String], open: usize) -> usize {
 }
 
 /// Flattens a use tree (`a::{b, c::{d as e, *}}`) into (path, alias) pairs.
-fn use_tree(
-    tokens: &[String],
-    prefix: &mut Vec<String>,
-    out: &mut Vec<(Vec<String>, Option<String>)>,
-) {
+fn use_tree(tokens: &[String], prefix: &[String], out: &mut Vec<(Vec<String>, Option<String>)>) {
     let mut i = 0;
-    let mut path = prefix.clone();
+    let mut path = prefix.to_vec();
     while i < tokens.len() {
         match tokens[i].as_str() {
             "::" => i += 1,
@@ -435,14 +429,14 @@ fn use_tree(
                         "{" => depth += 1,
                         "}" => depth -= 1,
                         "," if depth == 0 => {
-                            use_tree(&inner[start..j], &mut path.clone(), out);
+                            use_tree(&inner[start..j], &path, out);
                             start = j + 1;
                         }
                         _ => {}
                     }
                 }
                 if start < inner.len() {
-                    use_tree(&inner[start..], &mut path.clone(), out);
+                    use_tree(&inner[start..], &path, out);
                 }
                 return;
             }
@@ -840,7 +834,7 @@ mod tests {
         let mut out = Vec::new();
         use_tree(
             &tokens("crate::{a::{self, B as C}, d::*, e}"),
-            &mut Vec::new(),
+            &[],
             &mut out,
         );
         let got: Vec<(String, Option<String>)> = out
