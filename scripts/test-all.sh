@@ -137,6 +137,7 @@ fi
 
 step "generated files: each is what api/operations.toml makes (cargo xtask codegen --check)"
 cargo xtask codegen --check
+cargo xtask layers # each crate's modules in layers: no import circle (xtask/src/layers.rs)
 
 step "build tools and toolchains, then the background builds start (scripts/background-builds.sh, at the lowest priority: this machine's addon and wheel, the aarch64 and musl ones and the sdist, the emulator's static packages, the Windows clippy, the MSRV check, the OpenTelemetry Collector, OpenAPI's schemathesis, actionlint)"
 # Installed here, before anything runs beside: the rustup targets and the MSRV

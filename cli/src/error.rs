@@ -4,8 +4,6 @@ use std::fmt;
 
 use serde_json::{json, Value};
 
-use crate::output;
-
 /// What made a command fail.
 #[derive(Debug)]
 pub enum CliError {
@@ -33,6 +31,12 @@ pub const EXIT_PARTIAL: u8 = 4;
 /// The exit code after Ctrl-C (128 + SIGINT, as shells report it).
 pub const EXIT_INTERRUPTED: u8 = 130;
 
+/// The exit code of an SDK error kind (the README's table): 10 plus the
+/// kind's stable numeric code (`missing_auth` 11 … `not_found` 28).
+pub fn exit_code_of(kind: roomchat::ErrorKind) -> u8 {
+    u8::try_from(10 + kind.code()).unwrap_or(1)
+}
+
 impl CliError {
     /// The process's exit code for this error.
     pub fn exit_code(&self) -> u8 {
@@ -41,7 +45,7 @@ impl CliError {
             CliError::Io { .. } => EXIT_IO,
             CliError::Partial(_) => EXIT_PARTIAL,
             CliError::Interrupted { .. } => EXIT_INTERRUPTED,
-            CliError::Sdk(e) => output::exit_code_of(e.kind()),
+            CliError::Sdk(e) => exit_code_of(e.kind()),
         }
     }
 
@@ -144,7 +148,7 @@ pub fn exit_statuses() -> Vec<(u8, String)> {
     ];
     for kind in roomchat::ErrorKind::ALL {
         table.push((
-            output::exit_code_of(kind),
+            exit_code_of(kind),
             format!("`{}`: {}", kind.name(), meaning(kind)),
         ));
     }

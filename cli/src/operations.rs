@@ -17,7 +17,7 @@ use roomchat::ErrorKind;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::error::CliError;
+use crate::error::{exit_code_of, CliError};
 use crate::interrupt::Interrupts;
 use crate::patience::Patience;
 use crate::{config, output};
@@ -204,7 +204,7 @@ fn details(spec: &OperationSpec) -> String {
             text.push_str(&format!(
                 "  {} (exit {}): {}\n",
                 error.kind.name(),
-                output::exit_code_of(error.kind),
+                exit_code_of(error.kind),
                 error.when
             ));
         }

@@ -114,12 +114,6 @@ pub fn format_of(matches: &ArgMatches) -> Format {
     explicit_format(matches).unwrap_or(Format::Json)
 }
 
-/// The exit code of an SDK error kind (the README's table): 10 plus the
-/// kind's stable numeric code (`missing_auth` 11 … `not_found` 28).
-pub fn exit_code_of(kind: roomchat::ErrorKind) -> u8 {
-    u8::try_from(10 + kind.code()).unwrap_or(1)
-}
-
 /// Whether stdout is a terminal (a person reads it).
 pub fn stdout_is_terminal() -> bool {
     io::stdout().is_terminal()

@@ -14,6 +14,12 @@ use std::time::Duration;
 use roomchat::{Client, ListUsers, RateLimitConfig};
 // The exported functions, compiled into this bench exactly as in the library
 // (the library is built as cdylib and staticlib only, so it has no rlib to link).
+#[allow(dead_code, missing_docs, unused_imports)]
+#[path = "../src/answer.rs"]
+mod answer;
+#[allow(dead_code, missing_docs, unused_imports)]
+#[path = "../src/boundary.rs"]
+mod boundary;
 #[allow(
     dead_code,
     missing_docs,

@@ -2,7 +2,7 @@
 //! users iterator, the raw request, the rate-limit state, sign-in addresses.
 //! The declared operations' functions are generated (generated.rs).
 
-use std::ffi::{c_char, CStr};
+use std::ffi::c_char;
 use std::ptr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,80 +14,15 @@ use roomchat::{
 };
 use serde_json::Value;
 
+use crate::answer::{respond, roomchat_response_meta, write_meta};
+use crate::boundary::{
+    borrow_arg, free_box, json_arg, mut_arg, opt_text_arg, out_arg, text_arg, write_out,
+    write_string,
+};
 use crate::error::{
-    c_string, enum_arg, enum_from_u32, guard, guard_value, roomchat_error, roomchat_result, Failure,
+    enum_arg, enum_from_u32, guard, guard_value, roomchat_error, roomchat_result, Failure,
 };
 use crate::models::roomchat_users_iter;
-use crate::view::{respond, roomchat_response_meta, write_meta};
-
-// ---- argument helpers ------------------------------------------------------------------
-
-/// A required string argument.
-pub(crate) fn text_arg<'a>(ptr: *const c_char, name: &str) -> Result<&'a str, Failure> {
-    if ptr.is_null() {
-        return Err(Failure::invalid(format!("{name} is NULL")));
-    }
-    // SAFETY: non-NULL, and the caller passes a NUL-terminated string (documented).
-    unsafe { CStr::from_ptr(ptr) }
-        .to_str()
-        .map_err(|_| Failure::invalid(format!("{name} is not UTF-8")))
-}
-
-/// An optional string argument (NULL = absent).
-pub(crate) fn opt_text_arg<'a>(ptr: *const c_char, name: &str) -> Result<Option<&'a str>, Failure> {
-    if ptr.is_null() {
-        Ok(None)
-    } else {
-        text_arg(ptr, name).map(Some)
-    }
-}
-
-/// An optional JSON argument (NULL = absent).
-pub(crate) fn json_arg(ptr: *const c_char, name: &str) -> Result<Option<Value>, Failure> {
-    match opt_text_arg(ptr, name)? {
-        None => Ok(None),
-        Some(text) => serde_json::from_str(text)
-            .map(Some)
-            .map_err(|e| Failure::invalid(format!("{name} is not valid JSON: {e}"))),
-    }
-}
-
-pub(crate) fn borrow_arg<'a, T>(ptr: *const T, name: &str) -> Result<&'a T, Failure> {
-    // SAFETY: non-NULL pointers are live handles of this library (documented).
-    unsafe { ptr.as_ref() }.ok_or_else(|| Failure::invalid(format!("{name} is NULL")))
-}
-
-pub(crate) fn mut_arg<'a, T>(ptr: *mut T, name: &str) -> Result<&'a mut T, Failure> {
-    // SAFETY: as `borrow_arg`, and not shared with another thread during the call (documented).
-    unsafe { ptr.as_mut() }.ok_or_else(|| Failure::invalid(format!("{name} is NULL")))
-}
-
-/// Checks an out-pointer before any work, so that outputs are written only on success.
-pub(crate) fn out_arg<T>(out: *mut *mut T, name: &str) -> Result<(), Failure> {
-    if out.is_null() {
-        return Err(Failure::invalid(format!("{name} is NULL")));
-    }
-    Ok(())
-}
-
-pub(crate) fn write_out<T>(out: *mut *mut T, value: T) {
-    // SAFETY: checked non-NULL by `out_arg` before the call's work began.
-    unsafe { *out = Box::into_raw(Box::new(value)) };
-}
-
-pub(crate) fn write_string(out: *mut *mut c_char, text: String) {
-    // SAFETY: checked non-NULL by `out_arg`.
-    unsafe { *out = c_string(text).into_raw() };
-}
-
-pub(crate) fn free_box<T>(ptr: *mut T) {
-    guard_value((), || {
-        if !ptr.is_null() {
-            // SAFETY: made by `Box::into_raw` in this library and freed once (documented).
-            drop(unsafe { Box::from_raw(ptr) });
-        }
-    })
-}
 
 // ---- options -----------------------------------------------------------------------------
 

@@ -18,9 +18,11 @@ use roomchat::{
 };
 use serde_json::Value;
 
-use crate::client::{
-    borrow_arg, free_box, opt_text_arg, out_arg, roomchat_client, text_arg, write_out, write_string,
+use crate::answer::{respond, roomchat_response_meta, write_meta};
+use crate::boundary::{
+    borrow_arg, free_box, opt_text_arg, out_arg, text_arg, write_out, write_string,
 };
+use crate::client::roomchat_client;
 use crate::error::{enum_arg, enum_from_u32, guard, roomchat_error, roomchat_result};
 use crate::glue::{
     extra_json, flag, id_text, integer, json_object_arg, json_object_value, json_params, json_text,
@@ -30,7 +32,6 @@ use crate::glue::{
 use crate::models::{
     roomchat_created_user, roomchat_messages, roomchat_token_user, roomchat_user_page,
 };
-use crate::view::{respond, roomchat_response_meta, write_meta};
 
 /// Which identifier `roomchat_client_deactivate_user` is given.
 #[allow(non_camel_case_types)]

@@ -10,7 +10,7 @@ use std::ptr;
 
 use serde_json::{Map, Value};
 
-use crate::client::{json_arg, mut_arg, out_arg, text_arg, write_out};
+use crate::boundary::{json_arg, mut_arg, out_arg, text_arg, write_out};
 use crate::error::{
     c_string, failure_text, guard, guard_value, roomchat_error, roomchat_result, Failure,
 };

@@ -23,6 +23,10 @@
 // The exported functions check their pointers themselves (documented contract).
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
+// The bottom: how a pointer crosses the boundary (boundary), failures (error),
+// the answer beside a call's result (answer). The modules above use them.
+mod answer;
+mod boundary;
 mod client;
 mod error;
 mod models;
@@ -32,6 +36,7 @@ mod view;
 mod generated;
 mod glue;
 
+pub use answer::*;
 pub use client::*;
 pub use error::*;
 pub use generated::*;

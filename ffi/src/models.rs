@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 use roomchat::{CreatedUser, Message, TokenUser, User, UserPage, Users};
 
-use crate::client::{borrow_arg, free_box, mut_arg, out_arg, write_out};
+use crate::boundary::{borrow_arg, free_box, mut_arg, out_arg, write_out};
 use crate::error::{
     c_string, enum_from_u32, guard, guard_value, roomchat_error, roomchat_result, Failure,
 };

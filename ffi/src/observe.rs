@@ -13,7 +13,8 @@ use roomchat::instrument::{
     Instrumentation, RequestHeaders, RetryReason,
 };
 
-use crate::client::{mut_arg, roomchat_client_options, text_arg};
+use crate::boundary::{mut_arg, text_arg};
+use crate::client::roomchat_client_options;
 use crate::error::{c_string, guard, guard_value, roomchat_error, roomchat_result, Failure};
 use crate::view::{roomchat_destroy_notify, UserData};
 

@@ -1,19 +1,19 @@
-//! Per-call options (a view of a client), the answer beside a call's result,
-//! and the log callback.
+//! Per-call options (a view of a client), the C accessors of the answer beside a
+//! call's result (the object and what makes it are in answer.rs), and the log
+//! callback.
 
-use std::ffi::{c_char, c_void, CString};
+use std::ffi::{c_char, c_void};
 use std::ptr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use roomchat::{CallOptions, Client, Event, Level, Observer, ResponseMeta};
+use roomchat::{CallOptions, Event, Level, Observer};
 
-use crate::client::{
-    borrow_arg, free_box, mut_arg, out_arg, roomchat_client, roomchat_client_options, text_arg,
-    write_out,
-};
+use crate::answer::roomchat_response_meta;
+use crate::boundary::{borrow_arg, free_box, mut_arg, out_arg, text_arg, write_out};
+use crate::client::{roomchat_client, roomchat_client_options};
 use crate::error::{
-    c_string, enum_arg, enum_from_u32, guard, guard_value, roomchat_error, roomchat_result, Failure,
+    c_string, enum_arg, enum_from_u32, guard, guard_value, roomchat_error, roomchat_result,
 };
 
 // ---- per-call options ------------------------------------------------------------------
@@ -134,67 +134,6 @@ pub extern "C" fn roomchat_client_with_options(
 }
 
 // ---- the answer beside the result -----------------------------------------------------
-
-/// The HTTP answer a call's result came from: status, headers, attempts. Given
-/// by the `_with_response` form of every endpoint call (e.g.
-/// `roomchat_client_list_users_with_response`); owned by the caller, freed with
-/// `roomchat_response_meta_free`. Strings it returns live as long as it does.
-#[allow(non_camel_case_types)]
-pub struct roomchat_response_meta {
-    status: u16,
-    attempts: u32,
-    /// Names (lower case) and values, in the order they came.
-    headers: Vec<(CString, CString)>,
-    /// `headers`' names as Rust text, for lookups.
-    names: Vec<String>,
-}
-
-impl From<ResponseMeta> for roomchat_response_meta {
-    fn from(meta: ResponseMeta) -> Self {
-        let names = meta.headers.iter().map(|(n, _)| n.clone()).collect();
-        roomchat_response_meta {
-            status: meta.status,
-            attempts: meta.attempts,
-            headers: meta
-                .headers
-                .into_iter()
-                .map(|(n, v)| (c_string(n), c_string(v)))
-                .collect(),
-            names,
-        }
-    }
-}
-
-impl roomchat_response_meta {
-    fn header(&self, name: &str) -> *const c_char {
-        self.names
-            .iter()
-            .position(|n| n.eq_ignore_ascii_case(name))
-            .map_or(ptr::null(), |i| self.headers[i].1.as_ptr())
-    }
-}
-
-/// Runs `call` on `client`; when `meta_out` is not NULL, through
-/// `Client::with_response`, keeping the answer for the caller to write out
-/// (with `write_meta`) once everything else succeeded.
-pub(crate) fn respond<T>(
-    client: &Client,
-    meta_out: *mut *mut roomchat_response_meta,
-    call: impl FnOnce(&Client) -> roomchat::Result<T>,
-) -> Result<(T, Option<ResponseMeta>), Failure> {
-    if meta_out.is_null() {
-        return Ok((call(client)?, None));
-    }
-    let (value, meta) = client.with_response(call)?.into_parts();
-    Ok((value, Some(meta)))
-}
-
-/// Writes the answer `respond` kept to `*meta_out` (nothing when it kept none).
-pub(crate) fn write_meta(meta_out: *mut *mut roomchat_response_meta, meta: Option<ResponseMeta>) {
-    if let Some(meta) = meta {
-        write_out(meta_out, roomchat_response_meta::from(meta));
-    }
-}
 
 fn meta<'a>(meta: *const roomchat_response_meta) -> Option<&'a roomchat_response_meta> {
     // SAFETY: a non-NULL pointer is a live object of this library (documented).

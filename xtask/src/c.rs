@@ -7,8 +7,9 @@
 //!   (`roomchat_<name>_params_new/_free/_set_<param>`) when it has named
 //!   params; per record an opaque handle with `_free`, an accessor per field and
 //!   `_extra_json`. They call core's typed methods and reuse the hand-written
-//!   helpers of `ffi/src/glue.rs` and of the older functions (the panic
-//!   boundary `guard`, `respond`, `write_meta`, …).
+//!   helpers of `ffi/src/glue.rs` and of the older functions (the argument
+//!   and ownership helpers of `boundary.rs`, the panic boundary `guard`,
+//!   `respond` and `write_meta` of `answer.rs`, …).
 //! - `include/roomchat_operations.hpp`: the C++ records, the params structs and
 //!   the methods `roomchat::Client` inherits (roomchat.hpp includes it).
 //!
@@ -400,21 +401,15 @@ fn rust(d: &Declarations, shaped: &[Shaped], enums: &[CEnum]) -> String {
         }
     }
     let any_arg = |f: fn(&ArgKind) -> bool| shaped.iter().flat_map(|s| &s.args).any(|a| f(&a.kind));
-    let mut client_uses = vec![
-        "borrow_arg",
-        "free_box",
-        "out_arg",
-        "roomchat_client",
-        "text_arg",
-        "write_out",
-    ];
+    // The argument and ownership helpers (ffi/src/boundary.rs).
+    let mut boundary_uses = vec!["borrow_arg", "free_box", "out_arg", "text_arg", "write_out"];
     if any_arg(|k| matches!(k, ArgKind::Text { required: false })) {
-        client_uses.push("opt_text_arg");
+        boundary_uses.push("opt_text_arg");
     }
     if shaped.iter().any(|s| s.answer == Answer::Json) {
-        client_uses.push("write_string");
+        boundary_uses.push("write_string");
     }
-    client_uses.sort_unstable();
+    boundary_uses.sort_unstable();
     let mut error_uses = vec!["guard", "roomchat_error", "roomchat_result"];
     if !enums.is_empty() {
         error_uses.extend(["enum_arg", "enum_from_u32"]);
@@ -469,16 +464,17 @@ fn rust(d: &Declarations, shaped: &[Shaped], enums: &[CEnum]) -> String {
         let _ = writeln!(w, "use serde_json::Value;");
     }
     w.push('\n');
-    let _ = writeln!(w, "use crate::client::{{{}}};", client_uses.join(", "));
+    let _ = writeln!(
+        w,
+        "use crate::answer::{{respond, roomchat_response_meta, write_meta}};"
+    );
+    let _ = writeln!(w, "use crate::boundary::{{{}}};", boundary_uses.join(", "));
+    let _ = writeln!(w, "use crate::client::roomchat_client;");
     let _ = writeln!(w, "use crate::error::{{{}}};", error_uses.join(", "));
     let _ = writeln!(w, "use crate::glue::{{{}}};", glue.join(", "));
     if !models.is_empty() {
         let _ = writeln!(w, "use crate::models::{{{}}};", models.join(", "));
     }
-    let _ = writeln!(
-        w,
-        "use crate::view::{{respond, roomchat_response_meta, write_meta}};"
-    );
     for e in enums {
         rust_enum(w, e);
     }

@@ -6,11 +6,15 @@
 //! when a file differs from what it would write (the test command runs it), so
 //! a change to the declarations or to a generator that was not regenerated and
 //! committed cannot pass.
+//!
+//! `layers` reads each crate's modules and fails naming every import circle
+//! between them (layers.rs says how it reads them); the test command runs it.
 
 mod c;
 mod core_rs;
 mod declaration;
 mod guides;
+mod layers;
 mod node;
 mod openapi;
 mod python;
@@ -30,13 +34,16 @@ fn main() -> ExitCode {
     let result = match args.as_slice() {
         ["codegen"] => codegen(false, None),
         ["codegen", "--check"] => codegen(true, None),
+        ["layers"] => layers::run(&root()),
+        // Another checkout's (to compare one before a change).
+        ["layers", dir] => layers::run(Path::new(dir)),
         ["codegen", "--only", part] | ["codegen", "--check", "--only", part]
             if PARTS.contains(part) =>
         {
             codegen(args[1] == "--check", Some(part))
         }
         _ => Err(format!(
-            "usage: cargo xtask codegen [--check] [--only {}]",
+            "usage: cargo xtask codegen [--check] [--only {}]\n       cargo xtask layers [CHECKOUT]",
             PARTS.join("|")
         )),
     };

@@ -3,17 +3,18 @@
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 use std::time::Instant;
 
 use clap::{Arg, ArgAction};
 use jiff::Timestamp;
-use roomchat::{CallOptions, CancelToken, Client, ErrorKind};
+use roomchat::{CallOptions, ErrorKind};
 
 use crate::interrupt::Interrupts;
 
 use super::fetch::{self, call_patiently};
+use super::job::{interrupted, Job, Stats};
 use super::lock::OutputLock;
 use super::naming::{self, Target};
 use super::progress::Progress;
@@ -102,47 +103,6 @@ pub fn command() -> clap::Command {
         )
 }
 
-/// What every room's export shares.
-pub(super) struct Job<'a> {
-    pub(super) client: Client,
-    pub(super) format: Format,
-    /// `--raw-csv-cells`: CSV cells as the service sent them, formulas included.
-    pub(super) raw_csv_cells: bool,
-    pub(super) page_size: u64,
-    /// `--after` and `--before`: the argument's text (the checkpoint's) and its time.
-    pub(super) after: Option<(String, Timestamp)>,
-    pub(super) before: Option<(String, Timestamp)>,
-    pub(super) restart: bool,
-    pub(super) progress: &'a Progress,
-    pub(super) stats: &'a Stats,
-    /// Cancelled by Ctrl-C: the calls in flight end, the waits are cut short.
-    pub(super) cancel: CancelToken,
-}
-
-#[derive(Default)]
-pub(super) struct Stats {
-    pub(super) rooms: AtomicU64,
-    pub(super) skipped: AtomicU64,
-    /// Messages of the rooms exported that earlier runs had fetched (a resumed export's).
-    pub(super) earlier: AtomicU64,
-    pub(super) messages: AtomicU64,
-    pub(super) bytes: AtomicU64,
-    pub(super) rate_limited: AtomicU64,
-    pub(super) retries: AtomicU64,
-}
-
-impl Job<'_> {
-    /// `--after`'s time.
-    pub(super) fn after_time(&self) -> Option<Timestamp> {
-        self.after.as_ref().map(|a| a.1)
-    }
-
-    /// `--before`'s time.
-    pub(super) fn before_time(&self) -> Option<Timestamp> {
-        self.before.as_ref().map(|b| b.1)
-    }
-}
-
 /// Whether running the same command again can cure `error`: a passing failure of the service
 /// or the network (after the retries), where the checkpoint lets the next run resume. Not an
 /// unknown room or channel, a refused key, a usage error (another export's checkpoint), nor a
@@ -160,14 +120,6 @@ fn rerun_helps(error: &CliError) -> bool {
                 | ErrorKind::BudgetUnavailable
         ),
         _ => false,
-    }
-}
-
-/// The error of an export stopped by Ctrl-C (exit 130): every target it was exporting
-/// committed what it had fetched, so the same command goes on from there.
-pub(super) fn interrupted() -> CliError {
-    CliError::Interrupted {
-        resume: "the same command".into(),
     }
 }
 

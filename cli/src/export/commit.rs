@@ -2,31 +2,24 @@
 //! (on a committer thread while the fetch goes on), and the final file put in place at the end.
 
 use std::fs::File;
-use std::io::Write;
+use std::io::{BufWriter, Write};
 use std::sync::mpsc::SyncSender;
-use std::time::Duration;
 
-use super::command::interrupted;
-use super::command::Job;
-use super::convert::Staged;
 use super::fetch::{fetch_pages, Stopped};
+use super::job::{interrupted, Job};
 use super::naming::Target;
 use super::progress;
 use super::store::{self, Checkpoint, Paths};
 use super::{formats, time};
 use crate::error::CliError;
 
-/// How often the part file is fsynced and the checkpoint replaced.
-pub(super) const COMMIT_EVERY: Duration = Duration::from_millis(200);
-
-/// ... or once this many bytes were written since the last one, so that the last fsync, which
-/// the export waits for, has at most this much left however fast the pages come (at 300,000
-/// messages/s, 200 ms was some 20 MB: a tenth of a 100,000-message export's time on a disk).
-pub(super) const COMMIT_BYTES: usize = 4 << 20;
+/// The final file of a format other than jsonl, being rendered into the staging file.
+pub(super) type Staged = formats::Renderer<BufWriter<File>>;
 
 /// Fetches the listing from the checkpoint on, appending each page's new records to the part
 /// file (`part`, cut back to the checkpoint already) and, with `pages`, handing them to the
-/// converter; commits every 200 ms or 4 MiB ([`COMMIT_EVERY`], [`COMMIT_BYTES`]) and at the end.
+/// converter; commits every 200 ms or 4 MiB ([`COMMIT_EVERY`](super::job::COMMIT_EVERY),
+/// [`COMMIT_BYTES`](super::job::COMMIT_BYTES)) and at the end.
 ///
 /// Those commits run on a committer thread: the part file's fsync (all it got since the
 /// last one, some 20 MB at full speed every 200 ms) and the checkpoint's replacement took

@@ -1,14 +1,13 @@
 //! Converting: the formats other than jsonl rendered into the staging file on a thread of its
 //! own while the pages come.
 
-use std::fs::File;
 use std::io::{BufReader, BufWriter, Read};
 use std::sync::mpsc::{Receiver, TrySendError};
 use std::time::Instant;
 
-use super::command::Job;
-use super::commit::{self, COMMIT_BYTES, COMMIT_EVERY};
+use super::commit::{self, Staged};
 use super::fetch::call_patiently;
+use super::job::{Job, COMMIT_BYTES, COMMIT_EVERY};
 use super::naming::Target;
 use super::store::{self, Access, Checkpoint, Paths};
 use super::{formats, progress, Format};
@@ -16,9 +15,6 @@ use crate::error::CliError;
 
 /// How many pages the fetch may be ahead of the converter (then it waits for it).
 const PAGES_AHEAD: usize = 8;
-
-/// The final file of a format other than jsonl, being rendered into the staging file.
-pub(super) type Staged = formats::Renderer<BufWriter<File>>;
 
 /// [`commit::fetch_all`] (unless the listing's end was reached already) with a converter thread
 /// rendering the records into the staging file as they come (see [`convert`]); the rendering,

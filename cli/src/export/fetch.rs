@@ -13,8 +13,7 @@ use roomchat::{CancelToken, Client, ErrorKind};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::command::{Job, Stats};
-use super::commit::{COMMIT_BYTES, COMMIT_EVERY};
+use super::job::{Job, Stats, COMMIT_BYTES, COMMIT_EVERY};
 use super::naming::Target;
 use super::progress;
 use super::record::{head, write_record, Identity};

@@ -19,7 +19,8 @@
 //! (Its last pages are not fsynced: the rendered file, fsynced and renamed, is the commit of
 //! the listing's end; a stop before it resumes from the last checkpoint.)
 //!
-//! Where things are: [`command`] (the flags, the run, one target's export), [`naming`]
+//! Where things are: [`command`] (the flags, the run, one target's export), [`job`] (what every
+//! step shares: the job, the commit cadence, the Ctrl-C error), [`naming`]
 //! (targets to files, collisions), [`lock`] (one run per output), [`fetch`] (pages asked for
 //! patiently, the page loop, the listing's end), [`resume`] (where a target starts, how a page
 //! is placed, the resync), [`record`] (a record's identity and line), [`commit`] (the
@@ -33,6 +34,7 @@ mod convert;
 mod dry_run;
 mod fetch;
 mod formats;
+mod job;
 mod lock;
 mod naming;
 mod progress;

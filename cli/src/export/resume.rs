@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 
 use serde_json::value::RawValue;
 
-use super::command::Job;
+use super::job::Job;
 use super::naming::Target;
 use super::record::{head, Identity};
 use super::store::{self, Checkpoint, Paths};

@@ -8,7 +8,7 @@
 //! for what a URL says ([`redis::ConnectionInfo`]), its protocol parser,
 //! its commands and its scripts, which run on any [`ConnectionLike`].
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::io::{self, Read, Write};
 use std::mem::ManuallyDrop;
 use std::net::{TcpStream, ToSocketAddrs};
@@ -38,6 +38,36 @@ pub(super) fn until<T>(deadline: Instant, f: impl FnOnce() -> T) -> T {
     }
     let _reset = Reset(DEADLINE.with(|d| d.replace(Some(deadline))));
     f()
+}
+
+thread_local! {
+    /// What a cluster node connection made on this thread now needs beyond its
+    /// address: the redis crate's `Connect::connect` is given the address alone.
+    static NODE_SETTINGS: RefCell<Option<NodeSettings>> = const { RefCell::new(None) };
+}
+
+/// A cluster link's TLS configuration, connect and I/O timeouts.
+type NodeSettings = (Option<Arc<rustls::ClientConfig>>, Duration, Duration);
+
+/// Runs `f`, whose cluster node connections made on this thread (by the redis
+/// crate, through `Connect::connect`) use `settings`: a cluster link
+/// (`ClusterNodes::within`, in deployment.rs) runs its commands through it.
+pub(super) fn with_node_settings<T>(settings: NodeSettings, f: impl FnOnce() -> T) -> T {
+    struct Reset(Option<NodeSettings>);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            NODE_SETTINGS.with(|settings| *settings.borrow_mut() = previous);
+        }
+    }
+    let _reset = Reset(NODE_SETTINGS.with(|s| s.borrow_mut().replace(settings)));
+    f()
+}
+
+/// The TLS configuration, connect and I/O timeouts of the cluster link this
+/// thread is using, if any.
+fn node_settings() -> Option<NodeSettings> {
+    NODE_SETTINGS.with(|settings| settings.borrow().clone())
 }
 
 /// `timeout`, shortened to what is left before this thread's deadline;
@@ -454,20 +484,19 @@ impl ConnectionLike for Connection {
 // trait, so a cluster's sockets are made (and registered) here as well. Its
 // `connect` is given only the node's address and settings: the TLS
 // configuration and I/O timeout come from the cluster link making it, which
-// sets them for the calling thread ([`ClusterNodes::within`](super::deployment)).
+// sets them for the calling thread ([`with_node_settings`]).
 impl redis::cluster::Connect for Connection {
     fn connect<T>(info: T, timeout: Option<Duration>) -> RedisResult<Self>
     where
         T: redis::IntoConnectionInfo,
     {
         let info = info.into_connection_info()?;
-        let (tls, connect_timeout, io_timeout) =
-            super::deployment::node_settings().ok_or_else(|| {
-                RedisError::from((
-                    redis::ErrorKind::InvalidClientConfig,
-                    "a cluster node connection made outside its cluster link",
-                ))
-            })?;
+        let (tls, connect_timeout, io_timeout) = node_settings().ok_or_else(|| {
+            RedisError::from((
+                redis::ErrorKind::InvalidClientConfig,
+                "a cluster node connection made outside its cluster link",
+            ))
+        })?;
         Target::with_tls(info, tls).connect(timeout.unwrap_or(connect_timeout), io_timeout)
     }
 

@@ -3,14 +3,13 @@
 //! Sentinel (`redis+sentinel://`). Each gives pooled connections on which the
 //! budget's scripts run; every socket is made by [`connection`](super::connection).
 
-use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Duration;
 
 use redis::cluster::{ClusterClient, ClusterClientBuilder, ClusterConnection};
 use redis::{ConnectionInfo, ConnectionLike, RedisError, RedisResult, Value};
 
-use super::connection::{tls_for, Connection, Target};
+use super::connection::{tls_for, with_node_settings, Connection, Target};
 use crate::secrets::{encoded_user_info, user_info_end, with_user_info_encoded};
 
 /// The port of a sentinel whose address names none.
@@ -246,20 +245,6 @@ impl Deployment {
 
 // ---- Redis Cluster ---------------------------------------------------------------------
 
-thread_local! {
-    /// What a cluster node connection made on this thread now needs beyond its
-    /// address: the redis crate's `Connect::connect` is given the address alone.
-    static NODE_SETTINGS: RefCell<Option<NodeSettings>> = const { RefCell::new(None) };
-}
-
-type NodeSettings = (Option<Arc<rustls::ClientConfig>>, Duration, Duration);
-
-/// The TLS configuration, connect and I/O timeouts of the cluster link this
-/// thread is using, if any.
-pub(super) fn node_settings() -> Option<NodeSettings> {
-    NODE_SETTINGS.with(|settings| settings.borrow().clone())
-}
-
 impl ClusterNodes {
     fn new(
         parts: Parts<'_>,
@@ -312,16 +297,8 @@ impl ClusterNodes {
     }
 
     fn within<T>(&self, f: impl FnOnce() -> T) -> T {
-        struct Reset(Option<NodeSettings>);
-        impl Drop for Reset {
-            fn drop(&mut self) {
-                let previous = self.0.take();
-                NODE_SETTINGS.with(|settings| *settings.borrow_mut() = previous);
-            }
-        }
         let settings = (self.tls.clone(), self.connect_timeout, self.io_timeout);
-        let _reset = Reset(NODE_SETTINGS.with(|s| s.borrow_mut().replace(settings)));
-        f()
+        with_node_settings(settings, f)
     }
 }
 
