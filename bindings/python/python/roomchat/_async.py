@@ -92,6 +92,10 @@ class AsyncClient(AsyncClientOperations):
         trust_env: bool = True,
         gzip: bool = True,
         max_workers: int = DEFAULT_MAX_WORKERS,
+        propagate_trace_context: bool = True,
+        opentelemetry: bool = True,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
     ) -> None:
         client = _native.Client(
             private_key,
@@ -113,6 +117,10 @@ class AsyncClient(AsyncClientOperations):
             proxy=proxy,
             trust_env=trust_env,
             gzip=gzip,
+            propagate_trace_context=propagate_trace_context,
+            opentelemetry=opentelemetry,
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
         )
         self._setup(client, max_workers)
 
@@ -151,6 +159,10 @@ class AsyncClient(AsyncClientOperations):
         trust_env: bool = True,
         gzip: bool = True,
         max_workers: int = DEFAULT_MAX_WORKERS,
+        propagate_trace_context: bool = True,
+        opentelemetry: bool = True,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
     ) -> AsyncClient:
         """A client from the ``ROOMCHAT_*`` environment variables (see ``Client.from_env``)."""
         native = _native.Client.from_env(
@@ -168,6 +180,10 @@ class AsyncClient(AsyncClientOperations):
             proxy=proxy,
             trust_env=trust_env,
             gzip=gzip,
+            propagate_trace_context=propagate_trace_context,
+            opentelemetry=opentelemetry,
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
         )
         self = cls.__new__(cls)
         self._setup(native, max_workers)
