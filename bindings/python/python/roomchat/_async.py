@@ -9,6 +9,9 @@ not exist there, and a lock one of them held at the fork stays held). The worker
 GIL: it queues the core result and wakes the loop through a pipe the loop watches
 (``loop.add_reader``); the loop thread turns results into Python objects and completes
 the futures. So the event loop never queues for the GIL behind worker threads.
+(With an OpenTelemetry SDK set up, core's hooks of an observed call take the GIL on the
+worker for an instant before and after each attempt, to make its spans: never while the
+request is on the wire.)
 
 Cancelling the task that awaits a call cancels the core call itself through a
 ``CancelToken``: a rate-limit wait or a backoff ends at once, a request on the wire

@@ -106,8 +106,16 @@ class _Instruments:
             unit="{event}",
             description="Times the shared rate-limit budget in Redis failed and the client followed its OnRedisError policy.",
         )
-        self.active_calls = meter.create_up_down_counter(
-            "roomchat.client.active_calls", unit="{call}", description="Calls in flight."
+        # Calls in flight: counted here, observed when the reader collects (an
+        # asynchronous up-down counter: the same non-monotonic sum as core's synchronous
+        # one, without two measurements through the SDK per call).
+        self.active: Dict[Tuple[str, str, int], int] = {}
+        self.active_lock = threading.Lock()
+        meter.create_observable_up_down_counter(
+            "roomchat.client.active_calls",
+            callbacks=[lambda options: self._observe_active()],
+            unit="{call}",
+            description="Calls in flight.",
         )
         # Lives as long as the meter's provider.
         meter.create_observable_gauge(
@@ -116,6 +124,18 @@ class _Instruments:
             unit="{request}",
             description="Requests the key's rate-limit budget allows now, per client.",
         )
+
+    def add_active(self, key: Tuple[str, str, int], change: int) -> None:
+        with self.active_lock:
+            self.active[key] = self.active.get(key, 0) + change
+
+    def _observe_active(self) -> Iterable[Any]:
+        with self.active_lock:
+            counts = list(self.active.items())
+        return [
+            Observation(count, {"roomchat.operation": operation, "server.address": address, "server.port": port})
+            for (operation, address, port), count in counts
+        ]
 
 
 #: Instruments by meter provider (``id``: providers need not be hashable), the
@@ -288,10 +308,9 @@ class _Call:
             if span.is_recording() or span.get_span_context().is_valid:
                 self.span = span
                 self.context = _trace.set_span_in_context(span, parent)
-        self.active = None
+        self.active = (operation, address, port)
         if instruments is not None:
-            self.active = {"roomchat.operation": operation, "server.address": address, "server.port": port}
-            instruments.active_calls.add(1, self.active)
+            instruments.add_active(self.active, 1)
 
     def _events(self, events: List[Tuple[str, int, Dict[str, Any]]]) -> None:
         """The call span's event and the metric of each of core's `events`."""
@@ -412,7 +431,7 @@ class _Call:
             if error_type is not None:
                 metric["error.type"] = error_type
             instruments.call_duration.record(duration, metric)
-            instruments.active_calls.add(-1, self.active)
+            instruments.add_active(self.active, -1)
 
 
 def client_telemetry(tracer_provider: Any, meter_provider: Any) -> Optional[ClientTelemetry]:
