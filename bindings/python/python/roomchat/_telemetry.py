@@ -17,7 +17,9 @@ call's span is made its child explicitly, whichever thread runs the call.
 
 from __future__ import annotations
 
+import importlib
 import itertools
+import os
 import threading
 import weakref
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -38,6 +40,19 @@ try:
     except ImportError:  # pragma: no cover - an API without it
         _NOOP_METER_PROVIDERS = (NoOpMeterProvider,)
     _NOOP_TRACER_PROVIDERS: Tuple[type, ...] = (NoOpTracerProvider, ProxyTracerProvider)
+    from opentelemetry.environment_variables import OTEL_PYTHON_METER_PROVIDER, OTEL_PYTHON_TRACER_PROVIDER
+
+    # Where the API keeps the global providers until one is set (None): read directly,
+    # a set provider is seen at the next call for a tenth of what `get_tracer_provider()`
+    # costs (it reads the environment). An API without them, or providers named in the
+    # environment (loaded by the getters), take the getters' way.
+    _metrics_state: Any = importlib.import_module("opentelemetry.metrics._internal")
+    _FAST_UNSET = (
+        hasattr(_trace, "_TRACER_PROVIDER")
+        and hasattr(_metrics_state, "_METER_PROVIDER")
+        and OTEL_PYTHON_TRACER_PROVIDER not in os.environ
+        and OTEL_PYTHON_METER_PROVIDER not in os.environ
+    )
     AVAILABLE = True
 except ImportError:
     AVAILABLE = False
@@ -66,6 +81,8 @@ def capture() -> Any:
     current = _context.get_current()
     if current or _explicit:
         return current
+    if _FAST_UNSET and _trace._TRACER_PROVIDER is None and _metrics_state._METER_PROVIDER is None:
+        return None
     if isinstance(_trace.get_tracer_provider(), _NOOP_TRACER_PROVIDERS) and isinstance(
         _metrics.get_meter_provider(), _NOOP_METER_PROVIDERS
     ):
