@@ -533,7 +533,7 @@ where
 {
     // The OpenTelemetry context of the call, on the caller's thread (an AsyncClient
     // call's: its task's), wherever the call then runs.
-    let captured = Captured::now(py)?;
+    let captured = Captured::now(py);
     let Some(submit) = submit.filter(|s| !s.is_none()) else {
         let call = make(None);
         let result = py.detach(move || captured.run(call));
@@ -1144,7 +1144,7 @@ impl UserIterator {
         self.state.check_not_forked_mid_fetch()?;
         let state = self.state.clone();
         // A page fetched now belongs to the context `next()` is called in.
-        let captured = Captured::now(py)?;
+        let captured = Captured::now(py);
         let next = py.detach(move || {
             captured.run(|| {
                 let mut state = state.lock();

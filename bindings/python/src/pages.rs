@@ -127,7 +127,7 @@ impl RecordIterator {
         self.state.check_not_forked_mid_fetch()?;
         let state = self.state.clone();
         // A page fetched now belongs to the context `next()` is called in.
-        let captured = crate::telemetry::Captured::now(py)?;
+        let captured = crate::telemetry::Captured::now(py);
         match py.detach(move || captured.run(|| state.lock().next_item())) {
             None => Ok(None),
             Some(Ok(item)) => Ok(Some(wrap_record(py, (item, self.record))?)),

@@ -140,16 +140,22 @@ impl BudgetProbe {
 pub(crate) struct Captured(Option<Py<PyAny>>);
 
 impl Captured {
-    /// The context a call made now on this thread belongs to (with the GIL held).
-    pub(crate) fn now(py: Python<'_>) -> PyResult<Captured> {
+    /// The context a call made now on this thread belongs to (with the GIL held). A
+    /// failure of the telemetry is reported, never the call's: the call goes unobserved.
+    pub(crate) fn now(py: Python<'_>) -> Captured {
         if !ACTIVE.load(Ordering::Acquire) {
-            return Ok(Captured(None));
+            return Captured(None);
         }
         let Some(capture) = CAPTURE.get(py) else {
-            return Ok(Captured(None));
+            return Captured(None);
         };
-        let context = capture.call0(py)?;
-        Ok(Captured((!context.is_none(py)).then_some(context)))
+        match capture.call0(py) {
+            Ok(context) => Captured((!context.is_none(py)).then_some(context)),
+            Err(e) => {
+                report(py, e);
+                Captured(None)
+            }
+        }
     }
 
     /// Runs `f` (a core call, on this thread or a worker) with the context set for

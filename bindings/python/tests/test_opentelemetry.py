@@ -543,3 +543,16 @@ print(json.dumps({{"rooms": len(rooms), "imported_at_import": imported_at_import
     assert absent["imported_at_import"] is False and present["imported_at_import"] is False
     for entry in emu.journal():
         assert header(entry, "traceparent") is None
+
+
+def test_a_failing_telemetry_never_fails_the_call(emu: Emulator, otel: Sdk, monkeypatch: pytest.MonkeyPatch) -> None:
+    class Broken:
+        def get_tracer(self, *args: Any, **kwargs: Any) -> Any:
+            raise RuntimeError("a tracer provider that fails")
+
+    reported: List[str] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda unraisable: reported.append(str(unraisable.exc_value)))
+    with emu.client(tracer_provider=Broken(), meter_provider=otel.meter_provider) as client:
+        assert client.list_chat_rooms() == []
+    assert reported == ["a tracer provider that fails"]
+    assert len(emu.journal()) == 1
