@@ -21,7 +21,9 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-from typing import Any, Callable, Dict, List, Sequence
+import threading
+import time
+from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import requests
 
@@ -58,6 +60,35 @@ def measure(
     return times
 
 
+def paired(a: Callable[[], int], b: Callable[[], int], calls: int, threads: int) -> Tuple[List[float], List[float]]:
+    """Each call's time of `a` and of `b`, the two taking turns call by call (in each of
+    `threads` threads), so that a noisy neighbour hits both alike: what a difference of
+    1 % needs on a shared machine."""
+    times_a: List[float] = []
+    times_b: List[float] = []
+    lock = threading.Lock()
+
+    def work(n: int) -> None:
+        mine_a, mine_b = [], []
+        for i in range(n):
+            for fn, mine in ((a, mine_a), (b, mine_b)) if i % 2 else ((b, mine_b), (a, mine_a)):
+                started = time.perf_counter()
+                assert fn() == PAGE
+                mine.append(time.perf_counter() - started)
+        with lock:
+            times_a.extend(mine_a)
+            times_b.extend(mine_b)
+
+    a()
+    b()
+    pool = [threading.Thread(target=work, args=(max(1, calls // threads),)) for _ in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    return times_a, times_b
+
+
 def table(title: str, rows: Sequence[str], idle: Dict[str, List[float]], loaded: Dict[str, List[float]], base: str, compare: Callable[[List[float], List[float]], str]) -> None:
     """The contenders' µs per call idle and loaded side by side, each compared with `base`."""
     print(f"\n{title}")
@@ -68,10 +99,6 @@ def table(title: str, rows: Sequence[str], idle: Dict[str, List[float]], loaded:
             median = statistics.median(times[name]) * 1e6
             cells.append(f"{median:9.1f} {'' if name == base else compare(times[name], times[base]):>16}")
         print(f"  {name:<44} {cells[0]} {cells[1]}")
-
-
-def overhead(values: List[float], base: List[float]) -> str:
-    return f"{(statistics.median([v / b for v, b in zip(values, base)]) - 1) * 100:+.1f} %"
 
 
 def faster(values: List[float], base: List[float]) -> str:
@@ -93,16 +120,23 @@ def main() -> None:
 
     off = "roomchat, opentelemetry=False"
     api_only = "roomchat, opentelemetry-api, no SDK"
-    contenders = {
-        off: make_roomchat_shared(client(args.base_url, opentelemetry=False)),
-        api_only: make_roomchat_shared(client(args.base_url)),
-    }
-    idle = measure(contenders, info, args.calls, args.rounds, args.threads)
-    with cpu_load():
-        loaded = measure(contenders, info, loaded_calls, args.rounds, args.threads)
-    print(f"\nOpenTelemetry's cost; {args.rounds} interleaved rounds of {args.calls} calls idle, {loaded_calls} {LOADED}")
-    for mode, label in (("single", "one call at a time"), ("threads", f"{args.threads} threads in flight")):
-        table(f"no SDK configured, {label} (vs no instrumentation)", [off, api_only], idle[mode], loaded[mode], off, overhead)
+    plain = make_roomchat_shared(client(args.base_url, opentelemetry=False))(info)
+    default = make_roomchat_shared(client(args.base_url))(info)
+    calls = 4 * args.calls * args.rounds
+    print(f"\nOpenTelemetry's cost (figures, not a test; the machine's other load shows in them)")
+    print(f"\nno SDK configured vs no instrumentation: median µs per call, the two clients taking turns call by call")
+    print(f"  {'':<44} {'idle':>9} {'loaded':>9}")
+    for threads, label in ((1, "one call at a time"), (args.threads, f"{args.threads} threads in flight")):
+        idle_pair = paired(plain, default, calls, threads)
+        with cpu_load():
+            loaded_pair = paired(plain, default, calls // 2, threads)
+        medians = [[statistics.median(t) * 1e6 for t in pair] for pair in (idle_pair, loaded_pair)]
+        print(f"  {label + ': ' + off:<44} {medians[0][0]:9.1f} {medians[1][0]:9.1f}")
+        print(f"  {label + ': ' + api_only:<44} {medians[0][1]:9.1f} {medians[1][1]:9.1f}")
+        print(
+            f"  {'    overhead':<44} {(medians[0][1] / medians[0][0] - 1) * 100:+8.1f}% "
+            f"{(medians[1][1] / medians[1][0] - 1) * 100:+8.1f}%"
+        )
 
     # 2. The SDK set up globally, as `opentelemetry-instrument` or an application does.
     from opentelemetry import metrics, trace
@@ -139,6 +173,7 @@ def main() -> None:
         traced: make_roomchat_shared(client(args.base_url)),
         instrumented: make_requests,
     }
+    print(f"\nwith the SDK; {args.rounds} interleaved rounds of {args.calls} calls idle, {loaded_calls} {LOADED}")
     idle = measure(contenders, info, args.calls, args.rounds, args.threads)
     with cpu_load():
         loaded = measure(contenders, info, loaded_calls, args.rounds, args.threads)
