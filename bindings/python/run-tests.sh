@@ -80,7 +80,8 @@ mypy_dir=$target/python-mypy
 mkdir -p "$mypy_dir"
 (cd "$mypy_dir" && "$venv/bin/python" -m mypy.stubtest roomchat --mypy-config-file /dev/null)
 (cd "$mypy_dir" && "$venv/bin/python" -m mypy --strict --no-incremental \
-  "$here/examples/typed_usage.py" "$here/examples/readme_example.py" "$here/examples/webinar.py")
+  "$here/examples/typed_usage.py" "$here/examples/readme_example.py" "$here/examples/webinar.py" \
+  "$here/examples/observability.py")
 # The test kit (roomchat.testing and its pytest plugin) and the README's test of a user's code.
 (cd "$mypy_dir" && "$venv/bin/python" -m mypy --strict --no-incremental -p roomchat.testing)
 (cd "$mypy_dir" && "$venv/bin/python" -m mypy --strict --no-incremental "$here/examples/test_user_signup.py")

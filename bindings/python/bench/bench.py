@@ -6,7 +6,9 @@ Single-threaded, then 8 threads (roomchat: one shared Client; the others: one
 session/handle per thread, urllib3 one shared pool). Prints µs per call, calls/s
 and the ratios (median of the per-round ratios). Both idle and loaded: the same rounds again
 (half the calls) with one busy-loop process per core beside them (scripts/bench/cpu-load.sh),
-as on a production server, every contender under the same load. Figures, not a test.
+as on a production server, every contender under the same load. Then OpenTelemetry's cost
+(otel_cost.py, in a process of its own): no SDK against no instrumentation, and with the SDK
+against requests with its instrumentation. Figures, not a test.
 
     python bench.py [--calls 2000] [--rounds 5] [--threads 8] [--emulator PATH]
 """
@@ -14,6 +16,7 @@ as on a production server, every contender under the same load. Figures, not a t
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import io
 import json
 import os
@@ -227,6 +230,14 @@ def main() -> None:
             f"{read * 1e6:.1f} µs; decoding the page without I/O through roomchat.wire (core decode + "
             f"JSON to Python) {decode * 1e6:.1f} µs"
         )
+        # OpenTelemetry's cost (issue 45), in a process of its own: it sets the global providers.
+        if importlib.util.find_spec("opentelemetry.sdk") is not None:
+            sys.stdout.flush()
+            subprocess.run(
+                [sys.executable, str(here.parent / "otel_cost.py"), "--base-url", info["base_url"],
+                 "--calls", str(args.calls), "--rounds", str(args.rounds)],
+                check=True,
+            )
     finally:
         assert proc.stdin is not None
         proc.stdin.close()

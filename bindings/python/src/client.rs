@@ -23,6 +23,7 @@ use crate::errors::{configuration, to_py, validation, wrong_type, IntoPyResult};
 use crate::logging::{self, LoggingObserver};
 use crate::models::{RateLimitState, RawResponse, User, UserPage};
 use crate::response::APIResponse;
+use crate::telemetry::{self, Captured};
 
 // ---- RateLimit ------------------------------------------------------------------------
 
@@ -268,8 +269,9 @@ impl CancelToken {
 /// A client of the chat service's REST API (see the package docs).
 #[pyclass(frozen, subclass, module = "roomchat")]
 pub struct Client {
-    /// `None` once closed. Read (and cloned: one `Arc`) under the GIL only.
-    inner: RwLock<Option<roomchat::Client>>,
+    /// `None` once closed. Read (and cloned: one `Arc`) under the GIL only. Shared
+    /// (weakly) with the budget gauge of its OpenTelemetry (`telemetry::watch`).
+    inner: Arc<RwLock<Option<roomchat::Client>>>,
     /// Made for `with_raw_response`: every call returns an `APIResponse`.
     raw: bool,
 }
@@ -290,6 +292,8 @@ struct Settings<'a, 'py> {
     proxy: Option<&'a Bound<'py, PyAny>>,
     trust_env: Option<&'a Bound<'py, PyAny>>,
     gzip: Option<&'a Bound<'py, PyAny>>,
+    propagate_trace_context: Option<&'a Bound<'py, PyAny>>,
+    telemetry: telemetry::Options<'a, 'py>,
 }
 
 fn given<'py>(value: Option<&Bound<'py, PyAny>>) -> Option<Bound<'py, PyAny>> {
@@ -311,7 +315,13 @@ fn runtime(py: Python<'_>) -> PyResult<String> {
 }
 
 impl Settings<'_, '_> {
-    fn apply(&self, py: Python<'_>, builder: ClientBuilder) -> PyResult<ClientBuilder> {
+    /// The builder with these settings, and the Python side of the client's
+    /// OpenTelemetry (if any: [`telemetry::watch`] it once the client is built).
+    fn apply(
+        &self,
+        py: Python<'_>,
+        builder: ClientBuilder,
+    ) -> PyResult<(ClientBuilder, Option<Py<PyAny>>)> {
         let mut builder = builder.sdk_identity(
             concat!("roomchat-python/", env!("CARGO_PKG_VERSION")),
             Some(runtime(py)?),
@@ -394,22 +404,43 @@ impl Settings<'_, '_> {
                 builder = builder.redis_budget(redis.clone());
             }
         }
-        Ok(builder.observer(Arc::new(LoggingObserver)))
+        if let Some(v) = given(self.propagate_trace_context) {
+            builder = builder.propagate_trace_context(flag("propagate_trace_context", &v)?);
+        }
+        let mut telemetry = None;
+        if let Some((instrumentation, python)) = self.telemetry.instrumentation(py)? {
+            builder = builder.instrumentation(instrumentation);
+            telemetry = Some(python);
+        }
+        Ok((builder.observer(Arc::new(LoggingObserver)), telemetry))
     }
 }
 
 impl Client {
     fn wrap(client: roomchat::Client) -> Client {
         Client {
-            inner: RwLock::new(Some(client)),
+            inner: Arc::new(RwLock::new(Some(client))),
             raw: false,
         }
+    }
+
+    /// The client `builder` builds, its budget reported by its OpenTelemetry's gauge.
+    fn built(
+        py: Python<'_>,
+        (builder, telemetry): (ClientBuilder, Option<Py<PyAny>>),
+    ) -> PyResult<Client> {
+        let client = Client::wrap(build(py, builder)?);
+        if let Some(telemetry) = telemetry {
+            let base_url = client.core(py)?.base_url().to_owned();
+            telemetry::watch(py, &telemetry, &client.inner, &base_url)?;
+        }
+        Ok(client)
     }
 
     /// Another handle (a view) of the same kind as this one.
     fn like(&self, client: roomchat::Client) -> Client {
         Client {
-            inner: RwLock::new(Some(client)),
+            inner: Arc::new(RwLock::new(Some(client))),
             raw: self.raw,
         }
     }
@@ -500,18 +531,17 @@ pub(crate) fn run_or_submit<T: Send + 'static, F>(
 where
     F: FnOnce() -> roomchat::Result<T> + Send + 'static,
 {
+    // The OpenTelemetry context of the call, on the caller's thread (an AsyncClient
+    // call's: its task's), wherever the call then runs.
+    let captured = Captured::now(py);
     let Some(submit) = submit.filter(|s| !s.is_none()) else {
-        let result = py.detach(make(None));
+        let call = make(None);
+        let result = py.detach(move || captured.run(call));
         return wrap(py, result.or_raise(py)?);
     };
     let (dispatcher, future, token) = submit_parts(submit)?;
-    submit_job(
-        py,
-        &dispatcher,
-        future,
-        make(Some(token.get().inner.clone())),
-        wrap,
-    )?;
+    let call = make(Some(token.get().inner.clone()));
+    submit_job(py, &dispatcher, future, move || captured.run(call), wrap)?;
     Ok(py.None())
 }
 
@@ -599,14 +629,16 @@ impl Client {
         private_key, *, base_url, chat_url=None, public_key=None, timeout=None,
         connect_timeout=None, max_retries=None, retry_non_idempotent=None, rate_limit=None,
         app_name=None, allow_insecure_http=None, max_retry_wait=None, base_backoff=None,
-        max_response_bytes=None, ca_bundle=None, tls_roots=None, proxy=None, trust_env=None, gzip=None
+        max_response_bytes=None, ca_bundle=None, tls_roots=None, proxy=None, trust_env=None, gzip=None,
+        propagate_trace_context=None, opentelemetry=None, tracer_provider=None, meter_provider=None
     ))]
     #[pyo3(
         text_signature = "(private_key, *, base_url, chat_url=None, public_key=None, \
         timeout=30.0, connect_timeout=10.0, max_retries=2, retry_non_idempotent=False, \
         rate_limit=None, app_name=None, allow_insecure_http=False, max_retry_wait=60.0, \
         base_backoff=0.25, max_response_bytes=16777216, ca_bundle=None, tls_roots='webpki', \
-        proxy=None, trust_env=True, gzip=True)"
+        proxy=None, trust_env=True, gzip=True, propagate_trace_context=True, opentelemetry=True, \
+        tracer_provider=None, meter_provider=None)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -629,6 +661,10 @@ impl Client {
         proxy: Option<&Bound<'_, PyAny>>,
         trust_env: Option<&Bound<'_, PyAny>>,
         gzip: Option<&Bound<'_, PyAny>>,
+        propagate_trace_context: Option<&Bound<'_, PyAny>>,
+        opentelemetry: Option<&Bound<'_, PyAny>>,
+        tracer_provider: Option<&Bound<'_, PyAny>>,
+        meter_provider: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Client> {
         let py = private_key.py();
         let mut builder = roomchat::Client::builder(text("private_key", private_key)?)
@@ -657,9 +693,15 @@ impl Client {
             proxy,
             trust_env,
             gzip,
+            propagate_trace_context,
+            telemetry: telemetry::Options {
+                enabled: opentelemetry,
+                tracer_provider,
+                meter_provider,
+            },
         }
         .apply(py, builder)?;
-        build(py, builder).map(Client::wrap)
+        Client::built(py, builder)
     }
 
     /// A client from `ROOMCHAT_PRIVATE_KEY` and `ROOMCHAT_BASE_URL` (required) and
@@ -669,13 +711,15 @@ impl Client {
     #[pyo3(signature = (
         *, timeout=None, connect_timeout=None, max_retries=None, retry_non_idempotent=None,
         rate_limit=None, allow_insecure_http=None, max_retry_wait=None, base_backoff=None,
-        max_response_bytes=None, ca_bundle=None, tls_roots=None, proxy=None, trust_env=None, gzip=None
+        max_response_bytes=None, ca_bundle=None, tls_roots=None, proxy=None, trust_env=None, gzip=None,
+        propagate_trace_context=None, opentelemetry=None, tracer_provider=None, meter_provider=None
     ))]
     #[pyo3(
         text_signature = "(*, timeout=30.0, connect_timeout=10.0, max_retries=2, \
         retry_non_idempotent=False, rate_limit=None, allow_insecure_http=False, \
         max_retry_wait=60.0, base_backoff=0.25, max_response_bytes=16777216, ca_bundle=None, \
-        tls_roots='webpki', proxy=None, trust_env=True, gzip=True)"
+        tls_roots='webpki', proxy=None, trust_env=True, gzip=True, propagate_trace_context=True, \
+        opentelemetry=True, tracer_provider=None, meter_provider=None)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn from_env<'py>(
@@ -694,6 +738,10 @@ impl Client {
         proxy: Option<&Bound<'py, PyAny>>,
         trust_env: Option<&Bound<'py, PyAny>>,
         gzip: Option<&Bound<'py, PyAny>>,
+        propagate_trace_context: Option<&Bound<'py, PyAny>>,
+        opentelemetry: Option<&Bound<'py, PyAny>>,
+        tracer_provider: Option<&Bound<'py, PyAny>>,
+        meter_provider: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, Client>> {
         let py = cls.py();
         let builder = ClientBuilder::from_env().or_raise(py)?;
@@ -712,10 +760,15 @@ impl Client {
             proxy,
             trust_env,
             gzip,
+            propagate_trace_context,
+            telemetry: telemetry::Options {
+                enabled: opentelemetry,
+                tracer_provider,
+                meter_provider,
+            },
         }
         .apply(py, builder)?;
-        let client = Client::wrap(build(py, builder)?);
-        Bound::new(py, client)
+        Bound::new(py, Client::built(py, builder)?)
     }
 
     /// The same client (same connections, budget and settings) whose calls `token` cancels.
@@ -771,7 +824,7 @@ impl Client {
     /// A handle of this client whose calls return `APIResponse`s (for `roomchat._raw`).
     fn _raw_view(&self, py: Python<'_>) -> PyResult<Client> {
         Ok(Client {
-            inner: RwLock::new(Some(self.core(py)?)),
+            inner: Arc::new(RwLock::new(Some(self.core(py)?))),
             raw: true,
         })
     }
@@ -1090,12 +1143,16 @@ impl UserIterator {
         logging::refresh(py);
         self.state.check_not_forked_mid_fetch()?;
         let state = self.state.clone();
+        // A page fetched now belongs to the context `next()` is called in.
+        let captured = Captured::now(py);
         let next = py.detach(move || {
-            let mut state = state.lock();
-            match state.pending.take() {
-                Some(e) => Some(Err(e)),
-                None => state.users.next(),
-            }
+            captured.run(|| {
+                let mut state = state.lock();
+                match state.pending.take() {
+                    Some(e) => Some(Err(e)),
+                    None => state.users.next(),
+                }
+            })
         });
         match next {
             None => Ok(None),

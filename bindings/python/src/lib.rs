@@ -23,6 +23,7 @@ mod models;
 mod operations;
 mod pages;
 mod response;
+mod telemetry;
 mod wire;
 
 #[pymodule]

@@ -126,7 +126,9 @@ impl RecordIterator {
         logging::refresh(py);
         self.state.check_not_forked_mid_fetch()?;
         let state = self.state.clone();
-        match py.detach(move || state.lock().next_item()) {
+        // A page fetched now belongs to the context `next()` is called in.
+        let captured = crate::telemetry::Captured::now(py);
+        match py.detach(move || captured.run(|| state.lock().next_item())) {
             None => Ok(None),
             Some(Ok(item)) => Ok(Some(wrap_record(py, (item, self.record))?)),
             Some(Err(e)) => Err(to_py(py, &e)),

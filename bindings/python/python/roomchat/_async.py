@@ -9,6 +9,9 @@ not exist there, and a lock one of them held at the fork stays held). The worker
 GIL: it queues the core result and wakes the loop through a pipe the loop watches
 (``loop.add_reader``); the loop thread turns results into Python objects and completes
 the futures. So the event loop never queues for the GIL behind worker threads.
+(With an OpenTelemetry SDK set up, core's hooks of an observed call take the GIL on the
+worker for an instant before and after each attempt, to make its spans: never while the
+request is on the wire.)
 
 Cancelling the task that awaits a call cancels the core call itself through a
 ``CancelToken``: a rate-limit wait or a backoff ends at once, a request on the wire
@@ -92,6 +95,10 @@ class AsyncClient(AsyncClientOperations):
         trust_env: bool = True,
         gzip: bool = True,
         max_workers: int = DEFAULT_MAX_WORKERS,
+        propagate_trace_context: bool = True,
+        opentelemetry: bool = True,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
     ) -> None:
         client = _native.Client(
             private_key,
@@ -113,6 +120,10 @@ class AsyncClient(AsyncClientOperations):
             proxy=proxy,
             trust_env=trust_env,
             gzip=gzip,
+            propagate_trace_context=propagate_trace_context,
+            opentelemetry=opentelemetry,
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
         )
         self._setup(client, max_workers)
 
@@ -151,6 +162,10 @@ class AsyncClient(AsyncClientOperations):
         trust_env: bool = True,
         gzip: bool = True,
         max_workers: int = DEFAULT_MAX_WORKERS,
+        propagate_trace_context: bool = True,
+        opentelemetry: bool = True,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
     ) -> AsyncClient:
         """A client from the ``ROOMCHAT_*`` environment variables (see ``Client.from_env``)."""
         native = _native.Client.from_env(
@@ -168,6 +183,10 @@ class AsyncClient(AsyncClientOperations):
             proxy=proxy,
             trust_env=trust_env,
             gzip=gzip,
+            propagate_trace_context=propagate_trace_context,
+            opentelemetry=opentelemetry,
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
         )
         self = cls.__new__(cls)
         self._setup(native, max_workers)

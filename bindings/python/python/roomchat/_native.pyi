@@ -122,6 +122,10 @@ class Client(ClientOperations):
         proxy: Optional[str] = None,
         trust_env: bool = True,
         gzip: bool = True,
+        propagate_trace_context: bool = True,
+        opentelemetry: bool = True,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
     ) -> Self: ...
     @classmethod
     def from_env(
@@ -141,6 +145,10 @@ class Client(ClientOperations):
         proxy: Optional[str] = None,
         trust_env: bool = True,
         gzip: bool = True,
+        propagate_trace_context: bool = True,
+        opentelemetry: bool = True,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
     ) -> Self: ...
     def with_cancel(self, token: CancelToken) -> Client: ...
     def with_options(

@@ -1,0 +1,484 @@
+"""The package's OpenTelemetry: each call a span of the context current when it is
+made, each HTTP attempt a CLIENT span under it, the HTTP client metrics, and W3C
+trace context (the global propagator's) on every attempt, through
+``opentelemetry-api`` (the extra ``roomchat[opentelemetry]``). The same picture as
+core's cargo feature ``opentelemetry`` (core/src/send/otel.rs) and the Node
+package's ``telemetry.js``: the same names, kinds, attributes, events, statuses,
+metrics, units and buckets.
+
+Imported when the first client is made (never by ``import roomchat``). The timings,
+outcomes and events are core's: the native side (src/telemetry.rs) calls a
+``_Call`` of this module from core's hooks, on the thread that runs the call, with
+the GIL taken for the hook only and never while a request is on the wire. The
+context a call belongs to is captured where the call is made (``capture``, on the
+caller's thread: an ``AsyncClient`` call's task, an iterator's ``next()``) and the
+call's span is made its child explicitly, whichever thread runs the call.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import importlib
+import itertools
+import os
+import threading
+import weakref
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from urllib.parse import urlsplit
+
+try:
+    from opentelemetry import context as _context
+    from opentelemetry import metrics as _metrics
+    from opentelemetry import propagate as _propagate
+    from opentelemetry import trace as _trace
+    from opentelemetry.metrics import NoOpMeterProvider, Observation
+    from opentelemetry.trace import NoOpTracerProvider, ProxyTracerProvider, SpanKind, Status, StatusCode
+
+    try:  # the global meter provider until one is set
+        from opentelemetry.metrics._internal import _ProxyMeterProvider
+
+        _NOOP_METER_PROVIDERS: Tuple[type, ...] = (NoOpMeterProvider, _ProxyMeterProvider)
+    except ImportError:  # pragma: no cover - an API without it
+        _NOOP_METER_PROVIDERS = (NoOpMeterProvider,)
+    _NOOP_TRACER_PROVIDERS: Tuple[type, ...] = (NoOpTracerProvider, ProxyTracerProvider)
+    from opentelemetry.environment_variables import OTEL_PYTHON_METER_PROVIDER, OTEL_PYTHON_TRACER_PROVIDER
+
+    # Where the API keeps the global providers until one is set (None): read directly,
+    # a set provider is seen at the next call for a tenth of what `get_tracer_provider()`
+    # costs (it reads the environment). An API without them, or providers named in the
+    # environment (loaded by the getters), take the getters' way.
+    _metrics_state: Any = importlib.import_module("opentelemetry.metrics._internal")
+    _FAST_UNSET = (
+        hasattr(_trace, "_TRACER_PROVIDER")
+        and hasattr(_metrics_state, "_METER_PROVIDER")
+        and OTEL_PYTHON_TRACER_PROVIDER not in os.environ
+        and OTEL_PYTHON_METER_PROVIDER not in os.environ
+    )
+    # The current context, read straight from the API's context variable when the
+    # runtime context is the API's own (a tenth of `context.get_current()`'s cost).
+    _runtime = getattr(_context, "_RUNTIME_CONTEXT", None)
+    _context_var = getattr(_runtime, "_current_context", None)
+    _get_current: Callable[[], Any] = (
+        _context_var.get
+        if type(_runtime).__name__ == "ContextVarsRuntimeContext" and isinstance(_context_var, contextvars.ContextVar)
+        else _context.get_current
+    )
+    AVAILABLE = True
+except ImportError:
+    AVAILABLE = False
+
+from ._native import __version__ as _VERSION
+
+#: The instrumentation scope of every span and instrument.
+_NAME = "roomchat"
+
+#: ``http.client.request.duration``'s buckets (the HTTP conventions'), also
+#: ``roomchat.client.call.duration``'s, in seconds.
+DURATION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)
+#: ``roomchat.rate_limit.wait.duration``'s, in seconds: up to the rate limit's window
+#: (60 s by default) or a 429's hold.
+WAIT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
+
+#: A client was given its own providers: a call may be recorded whatever the global ones are.
+_explicit = False
+
+
+def capture() -> Any:
+    """The context a call made now belongs to, or None when nothing would be recorded
+    or sent (no SDK set globally, no client with its own providers, nothing in the
+    context to propagate): then the call is not observed at all. Called by the native
+    side on the caller's thread for every call, so it stays cheap."""
+    current = _get_current()
+    if current or _explicit:
+        return current
+    if _FAST_UNSET and _trace._TRACER_PROVIDER is None and _metrics_state._METER_PROVIDER is None:
+        return None
+    if isinstance(_trace.get_tracer_provider(), _NOOP_TRACER_PROVIDERS) and isinstance(
+        _metrics.get_meter_provider(), _NOOP_METER_PROVIDERS
+    ):
+        return None
+    return current
+
+
+class _Instruments:
+    """The instruments of one meter provider, and its gauge of the budgets of the
+    clients that use it."""
+
+    def __init__(self, provider: Any) -> None:
+        meter = provider.get_meter(_NAME, _VERSION)
+
+        def histogram(name: str, description: str, buckets: Sequence[float]) -> Any:
+            return meter.create_histogram(
+                name, unit="s", description=description, explicit_bucket_boundaries_advisory=list(buckets)
+            )
+
+        self.request_duration = histogram(
+            "http.client.request.duration", "Duration of HTTP client requests.", DURATION_BUCKETS
+        )
+        self.call_duration = histogram(
+            "roomchat.client.call.duration",
+            "Duration of roomchat calls, from the call to its result: every attempt, rate-limit wait and backoff.",
+            DURATION_BUCKETS,
+        )
+        self.rate_limit_wait = histogram(
+            "roomchat.rate_limit.wait.duration",
+            "Time a call waited for a slot of the key's rate-limit budget.",
+            WAIT_BUCKETS,
+        )
+        self.retries = meter.create_counter(
+            "roomchat.client.retries", unit="{retry}", description="Attempts sent again, by reason."
+        )
+        self.degraded = meter.create_counter(
+            "roomchat.budget.degraded",
+            unit="{event}",
+            description="Times the shared rate-limit budget in Redis failed and the client followed its OnRedisError policy.",
+        )
+        # Calls in flight: counted here, observed when the reader collects (an
+        # asynchronous up-down counter: the same non-monotonic sum as core's synchronous
+        # one, without two measurements through the SDK per call).
+        self.active: Dict[Tuple[str, str, int], int] = {}
+        self.active_lock = threading.Lock()
+        meter.create_observable_up_down_counter(
+            "roomchat.client.active_calls",
+            callbacks=[lambda options: self._observe_active()],
+            unit="{call}",
+            description="Calls in flight.",
+        )
+        # Lives as long as the meter's provider.
+        meter.create_observable_gauge(
+            "roomchat.rate_limit.remaining",
+            callbacks=[lambda options: _observe_budgets(provider)],
+            unit="{request}",
+            description="Requests the key's rate-limit budget allows now, per client.",
+        )
+
+    def add_active(self, key: Tuple[str, str, int], change: int) -> None:
+        with self.active_lock:
+            self.active[key] = self.active.get(key, 0) + change
+
+    def _observe_active(self) -> Iterable[Any]:
+        with self.active_lock:
+            counts = list(self.active.items())
+        return [
+            Observation(count, {"roomchat.operation": operation, "server.address": address, "server.port": port})
+            for (operation, address, port), count in counts
+        ]
+
+
+#: Instruments by meter provider (``id``: providers need not be hashable), the
+#: provider kept with them so that its id is not reused.
+_instruments: Dict[int, Tuple[Any, Optional[_Instruments]]] = {}
+#: Tracers by tracer provider, likewise.
+_tracers: Dict[int, Tuple[Any, Any]] = {}
+_made = threading.Lock()
+
+
+def _tracer_of(provider: Any) -> Any:
+    """The package's tracer of `provider`; None for a provider that records nothing."""
+    known = _tracers.get(id(provider))
+    if known is not None and known[0] is provider:
+        return known[1]
+    tracer = None if isinstance(provider, _NOOP_TRACER_PROVIDERS) else provider.get_tracer(_NAME, _VERSION)
+    _tracers[id(provider)] = (provider, tracer)
+    return tracer
+
+
+def _instruments_of(provider: Any) -> Optional[_Instruments]:
+    """The instruments of `provider`, made once; None for a provider that records nothing."""
+    known = _instruments.get(id(provider))
+    if known is not None and known[0] is provider:
+        return known[1]
+    with _made:
+        known = _instruments.get(id(provider))
+        if known is not None and known[0] is provider:
+            return known[1]
+        instruments = None if isinstance(provider, _NOOP_METER_PROVIDERS) else _Instruments(provider)
+        _instruments[id(provider)] = (provider, instruments)
+        return instruments
+
+
+#: The clients the budget gauge reports (their ``ClientTelemetry``), while their client lives.
+_clients: "weakref.WeakSet[ClientTelemetry]" = weakref.WeakSet()
+_serials = itertools.count(1)
+
+
+def _observe_budgets(provider: Any) -> Iterable[Any]:
+    observations = []
+    for client in list(_clients):
+        if client.meter_provider() is not provider:
+            continue
+        remaining = client.remaining()
+        if remaining is not None:
+            observations.append(
+                Observation(remaining, {"roomchat.client.id": client.serial, "server.address": client.server_address})
+            )
+    return observations
+
+
+class ClientTelemetry:
+    """One client's (and its views'): its providers (None: the global ones, as they are
+    when each call starts), its number and server for the budget gauge."""
+
+    __slots__ = ("_tracer_provider", "_meter_provider", "serial", "server_address", "_probe", "__weakref__")
+
+    def __init__(self, tracer_provider: Any, meter_provider: Any) -> None:
+        self._tracer_provider = tracer_provider
+        self._meter_provider = meter_provider
+        self.serial = next(_serials)
+        self.server_address = ""
+        self._probe: Optional[Callable[[], Optional[int]]] = None
+
+    def watch(self, probe: Any, base_url: str) -> None:
+        """Reports the budget `probe.remaining()` gives (None once the client is gone)
+        in the gauge, as this client's, of the base URL's host."""
+        self._probe = probe.remaining
+        self.server_address = urlsplit(base_url).hostname or ""
+        _clients.add(self)
+
+    def remaining(self) -> Optional[int]:
+        probe = self._probe
+        value = probe() if probe is not None else None
+        if value is None:
+            _clients.discard(self)
+        return value
+
+    def meter_provider(self) -> Any:
+        return self._meter_provider if self._meter_provider is not None else _metrics.get_meter_provider()
+
+    def start_call(self, parent: Any, info: Tuple[Any, ...]) -> Any:
+        """The observer of a call starting now in `parent` (core's hook ``start_call``,
+        with the call's facts), or None when nothing is to be recorded or sent."""
+        tracer_provider = self._tracer_provider
+        tracer = _tracer_of(tracer_provider if tracer_provider is not None else _trace.get_tracer_provider())
+        instruments = _instruments_of(self.meter_provider())
+        if tracer is None and instruments is None:
+            # No SDK: no span; the parent's context (its baggage) still goes on the wire.
+            return _HeadersOnly(parent) if parent else None
+        return _Call(tracer, instruments, parent, info)
+
+
+class _HeadersOnly:
+    """A call nothing records: each attempt only carries the parent's context."""
+
+    __slots__ = ("parent",)
+
+    def __init__(self, parent: Any) -> None:
+        self.parent = parent
+
+    def attempt_start(
+        self, attempt: int, resend_count: int, start: int, events: List[Any], propagate: bool
+    ) -> Optional[Dict[str, str]]:
+        if not propagate:
+            return None
+        headers: Dict[str, str] = {}
+        _propagate.inject(headers, context=self.parent)
+        return headers
+
+    def attempt_end(self, *args: Any) -> None:
+        pass
+
+    def call_end(self, *args: Any) -> None:
+        pass
+
+
+class _Call:
+    """One call's spans and metrics, from core's hooks."""
+
+    __slots__ = (
+        "tracer",
+        "instruments",
+        "parent",
+        "context",
+        "span",
+        "attempt_span",
+        "operation",
+        "attempt_name",
+        "attributes",
+        "server_address",
+        "server_port",
+        "active",
+    )
+
+    def __init__(self, tracer: Any, instruments: Optional[_Instruments], parent: Any, info: Tuple[Any, ...]) -> None:
+        (operation, call_name, attempt_name, method, address, port, url_full, template, protocol, start) = info
+        self.tracer = tracer
+        self.instruments = instruments
+        self.parent = parent
+        self.operation = operation
+        self.attempt_name = attempt_name
+        self.server_address = address
+        self.server_port = port
+        # Every attempt span's attributes at its start (the HTTP client conventions').
+        attributes = {
+            "http.request.method": method,
+            "server.address": address,
+            "server.port": port,
+            "url.full": url_full,
+            "network.protocol.version": protocol,
+        }
+        if template is not None:
+            attributes["url.template"] = template
+        self.attributes = attributes
+        self.span = None
+        self.context = parent
+        self.attempt_span = None
+        if tracer is not None:
+            span = tracer.start_span(
+                call_name,
+                context=parent,
+                kind=SpanKind.INTERNAL,
+                attributes={"roomchat.operation": operation},
+                start_time=start,
+            )
+            # A span that records nothing and has no context to pass on: the attempts
+            # need no span either, only the parent's context on the wire.
+            if span.is_recording() or span.get_span_context().is_valid:
+                self.span = span
+                self.context = _trace.set_span_in_context(span, parent)
+        self.active = (operation, address, port)
+        if instruments is not None:
+            instruments.add_active(self.active, 1)
+
+    def _events(self, events: List[Tuple[str, int, Dict[str, Any]]]) -> None:
+        """The call span's event and the metric of each of core's `events`."""
+        span = self.span
+        instruments = self.instruments
+        for name, at, attributes in events:
+            if span is not None:
+                span.add_event(name, attributes, at)
+            if instruments is None:
+                continue
+            metric = {"roomchat.operation": self.operation, "server.address": self.server_address}
+            if name == "roomchat.rate_limit.wait":
+                instruments.rate_limit_wait.record(attributes["roomchat.wait.duration"], metric)
+            elif name == "roomchat.retry":
+                metric["roomchat.retry.reason"] = attributes["roomchat.retry.reason"]
+                instruments.retries.add(1, metric)
+            elif name == "roomchat.budget.degraded":
+                instruments.degraded.add(1, metric)
+
+    def attempt_start(
+        self, attempt: int, resend_count: int, start: int, events: List[Any], propagate: bool
+    ) -> Optional[Dict[str, str]]:
+        """Core's hook before attempt `attempt` is sent: its span; the headers it carries."""
+        if events:
+            self._events(events)
+        if self.span is None:
+            if not propagate or not self.parent:
+                return None
+            headers: Dict[str, str] = {}
+            _propagate.inject(headers, context=self.parent)
+            return headers
+        attributes = self.attributes
+        if resend_count > 0:
+            attributes = dict(attributes)
+            attributes["http.request.resend_count"] = resend_count
+        span = self.tracer.start_span(
+            self.attempt_name, context=self.context, kind=SpanKind.CLIENT, attributes=attributes, start_time=start
+        )
+        self.attempt_span = span
+        if not propagate:
+            return None
+        headers = {}
+        _propagate.inject(headers, context=_trace.set_span_in_context(span, self.context))
+        return headers
+
+    def attempt_end(
+        self,
+        end: int,
+        duration: float,
+        status: Optional[int],
+        error_type: Optional[str],
+        events: List[Any],
+    ) -> None:
+        """Core's hook after an attempt: its span ended with core's time; its duration."""
+        span = self.attempt_span
+        if span is not None:
+            self.attempt_span = None
+            if status is not None:
+                span.set_attribute("http.response.status_code", status)
+            if error_type is not None:
+                span.set_attribute("error.type", error_type)
+                span.set_status(Status(StatusCode.ERROR))
+            span.end(end)
+        instruments = self.instruments
+        if instruments is not None:
+            attributes = self.attributes
+            metric = {
+                "http.request.method": attributes["http.request.method"],
+                "server.address": self.server_address,
+                "server.port": self.server_port,
+                "network.protocol.version": attributes["network.protocol.version"],
+            }
+            template = attributes.get("url.template")
+            if template is not None:
+                metric["url.template"] = template
+            if status is not None:
+                metric["http.response.status_code"] = status
+            if error_type is not None:
+                metric["error.type"] = error_type
+            instruments.request_duration.record(duration, metric)
+        if events:
+            self._events(events)
+
+    def call_end(
+        self,
+        end: int,
+        duration: float,
+        attempts: int,
+        error_type: Optional[str],
+        description: Optional[str],
+        rate_limit_wait: float,
+        retry_wait: float,
+        events: List[Any],
+    ) -> None:
+        """Core's hook at the call's end: its span ended with core's time; its metrics."""
+        if events:
+            self._events(events)
+        span = self.span
+        if span is not None:
+            span.set_attributes(
+                {
+                    "roomchat.attempts": attempts,
+                    "roomchat.rate_limit.wait.duration": rate_limit_wait,
+                    "roomchat.retry.wait.duration": retry_wait,
+                }
+            )
+            if error_type is not None:
+                span.set_attribute("error.type", error_type)
+                span.set_status(Status(StatusCode.ERROR, description))
+            span.end(end)
+        instruments = self.instruments
+        if instruments is not None:
+            metric = {
+                "roomchat.operation": self.operation,
+                "server.address": self.server_address,
+                "server.port": self.server_port,
+            }
+            if error_type is not None:
+                metric["error.type"] = error_type
+            instruments.call_duration.record(duration, metric)
+            instruments.add_active(self.active, -1)
+
+
+def client_telemetry(tracer_provider: Any, meter_provider: Any) -> Optional[ClientTelemetry]:
+    """The telemetry of a client made now (None when ``opentelemetry-api`` is not
+    installed); raises for providers given without it."""
+    global _explicit
+    given = tracer_provider is not None or meter_provider is not None
+    if not AVAILABLE:
+        if given:
+            from ._errors import ConfigurationError
+
+            raise ConfigurationError(
+                "tracer_provider and meter_provider need opentelemetry-api, which is not installed "
+                "(pip install roomchat[opentelemetry])"
+            )
+        return None
+    if tracer_provider is not None and not callable(getattr(tracer_provider, "get_tracer", None)):
+        raise TypeError(f"tracer_provider must be an OpenTelemetry TracerProvider, not {type(tracer_provider).__name__}")
+    if meter_provider is not None and not callable(getattr(meter_provider, "get_meter", None)):
+        raise TypeError(f"meter_provider must be an OpenTelemetry MeterProvider, not {type(meter_provider).__name__}")
+    if given:
+        _explicit = True
+    return ClientTelemetry(tracer_provider, meter_provider)
