@@ -28,6 +28,8 @@
 #         (opentelemetry-otlp, OTLP/HTTP protobuf)
 #   Node  node --test bindings/node/test/otel-collector.e2e.js
 #         (@opentelemetry/exporter-{trace,metrics}-otlp-http, OTLP/HTTP JSON)
+#   Python cd bindings/python/tests && ROOMCHAT_EMULATOR=… python -m pytest -s otel_collector_e2e.py
+#         (opentelemetry-exporter-otlp-proto-http, OTLP/HTTP protobuf)
 # Each fails when the collector is missing: nothing skips.
 #
 # The build needs Go (the version of the machine: GOTOOLCHAIN=local) and the Go

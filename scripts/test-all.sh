@@ -6,7 +6,7 @@
 # suites under valgrind; the Node package; the OpenAPI document and schemathesis;
 # the Python package (release wheel in a fresh venv, pytest); the installed C/C++
 # package in a clean room; OpenTelemetry end to end through a real Collector (Rust,
-# Node); the Windows check (clippy for x86_64-pc-windows-gnu); the
+# Node, Python); the Windows check (clippy for x86_64-pc-windows-gnu); the
 # release artefacts (scripts/dist/: wheels, sdist and npm packages as released, the
 # version check, the MSRV, clean-room installs by name from local registries with
 # no Rust on PATH, the arm64 ones run under qemu-user, actionlint); then, last, on a
@@ -341,13 +341,18 @@ step "OpenTelemetry end to end: each language's OTLP exporter sends to a real Op
 # Nothing skips: a collector that did not build fails the run (background_report), and
 # each test fails without one. Each prints one line: what the collector received.
 background_report otel-collector
+debug_emulator=${CARGO_TARGET_DIR:-$PWD/target}/debug/roomchat-emulator
+python_test_venv=${CARGO_TARGET_DIR:-$PWD/target}/python-test-venv
 cargo test --locked --workspace --features roomchat/opentelemetry,roomchat-otel-collector-test/collector --test collector -- --nocapture 2>&1 \
   | tee "$log_dir/otel-e2e-rust.log" | grep -E '^(otel e2e|test result)'
 grep -q '^test result: ok. 1 passed' "$log_dir/otel-e2e-rust.log"
 grep -E '^test result' "$log_dir/otel-e2e-rust.log" >>"$log_dir/cargo.log"
 node --test --test-reporter=spec bindings/node/test/otel-collector.e2e.js 2>&1 | tee "$log_dir/otel-e2e-node.log" | grep -E '^(otel e2e|ℹ (pass|fail))'
 grep -q '^ℹ pass 1$' "$log_dir/otel-e2e-node.log"
-# Python's goes here, in the same pattern, once its OpenTelemetry layer lands (tests/otel/README.md).
+# Python's, from the test venv the Python step made (its requirements pin the exporter).
+(cd bindings/python/tests && ROOMCHAT_EMULATOR="$debug_emulator" "$python_test_venv/bin/python" \
+  -m pytest -p no:cacheprovider -q -s otel_collector_e2e.py) 2>&1 | tee "$log_dir/otel-e2e-python.log" | grep -E '^otel e2e|passed|failed'
+grep -qE '^1 passed' "$log_dir/otel-e2e-python.log"
 
 step "the other platforms' wheels and addons, and the sdist (built in the background: scripts/dist/python.sh cross, scripts/dist/node.sh build)"
 background_report wheels-cross
@@ -454,7 +459,7 @@ c_passed=$(( c_passed + $(sed -E 's/^c-clean-room: ([0-9]+) passed.*/\1/' <<<"$c
 # Every pytest closing line of the Python script (its plain and TLS passes), then the network test.
 py_lines=$(grep -hE '^[0-9]+ (passed|failed)|^=* ?[0-9]+ (passed|failed)' "$log_dir/python.log" "$log_dir/python-net-suite.log" || true)
 py_sum() { awk -v word="$1" '{ for (i = 1; i < NF; i++) if ($(i + 1) ~ "^" word) s += $i } END { print s + 0 }' <<<"$py_lines"; }
-py_passed=$(( $(py_sum passed) + 1 ))
+py_passed=$(( $(py_sum passed) + 1 + 1 ))  # + the collector's e2e, checked above
 py_failed=$(py_sum failed)
 # The Node script's closing lines: its tests (plain and TLS passes), then its benchmarks'
 # (the RSS promise); then the network tests.
