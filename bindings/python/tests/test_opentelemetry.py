@@ -556,3 +556,17 @@ def test_a_failing_telemetry_never_fails_the_call(emu: Emulator, otel: Sdk, monk
         assert client.list_chat_rooms() == []
     assert reported == ["a tracer provider that fails"]
     assert len(emu.journal()) == 1
+
+
+def test_providers_dropped_by_the_application_are_not_kept_alive(emu: Emulator) -> None:
+    import gc
+    import weakref
+
+    tracer_provider = TracerProvider(shutdown_on_exit=False)
+    meter_provider = MeterProvider(metric_readers=[InMemoryMetricReader()], shutdown_on_exit=False)
+    with emu.client(tracer_provider=tracer_provider, meter_provider=meter_provider) as client:
+        client.list_users(limit=1)
+    gone = [weakref.ref(tracer_provider), weakref.ref(meter_provider)]
+    del client, tracer_provider, meter_provider
+    gc.collect()
+    assert [ref() for ref in gone] == [None, None], "the package's caches keep providers a process made and dropped"

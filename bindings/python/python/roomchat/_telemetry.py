@@ -144,10 +144,23 @@ class _Instruments:
             unit="{call}",
             description="Calls in flight.",
         )
-        # Lives as long as the meter's provider.
+        # Lives as long as the meter's provider. The callback holds the provider weakly:
+        # the instruments this module keeps lead to it, and through it to the provider.
+        provider_ref: Callable[[], Any]
+        try:
+            provider_ref = weakref.ref(provider)
+        except TypeError:  # not weak-referenceable: held, as the SDK holds it anyway
+
+            def provider_ref() -> Any:
+                return provider
+
+        def observe_budgets(options: Any) -> Iterable[Any]:
+            alive = provider_ref()
+            return [] if alive is None else _observe_budgets(alive)
+
         meter.create_observable_gauge(
             "roomchat.rate_limit.remaining",
-            callbacks=[lambda options: _observe_budgets(provider)],
+            callbacks=[observe_budgets],
             unit="{request}",
             description="Requests the key's rate-limit budget allows now, per client.",
         )
@@ -165,35 +178,55 @@ class _Instruments:
         ]
 
 
-#: Instruments by meter provider (``id``: providers need not be hashable), the
-#: provider kept with them so that its id is not reused.
-_instruments: Dict[int, Tuple[Any, Optional[_Instruments]]] = {}
+#: Instruments by meter provider (``id``: providers need not be hashable), with a
+#: weak reference to the provider (so that a provider dropped is not kept alive, and
+#: its entry goes with it) or, for one that takes none, the provider itself.
+_instruments: Dict[int, Tuple[Callable[[], Any], Optional[_Instruments]]] = {}
 #: Tracers by tracer provider, likewise.
-_tracers: Dict[int, Tuple[Any, Any]] = {}
+_tracers: Dict[int, Tuple[Callable[[], Any], Any]] = {}
 _made = threading.Lock()
+
+
+def _remember(table: Dict[int, Tuple[Callable[[], Any], Any]], provider: Any, value: Any) -> None:
+    """Keeps `value` for `provider` in `table` while the provider lives."""
+    key = id(provider)
+
+    def forget(_gone: Any) -> None:
+        # Called as the provider goes, before its id can be another object's.
+        table.pop(key, None)
+
+    def kept() -> Any:
+        return provider
+
+    ref: Callable[[], Any]
+    try:
+        ref = weakref.ref(provider, forget)
+    except TypeError:  # not weak-referenceable: kept, so that its id is not reused
+        ref = kept
+    table[key] = (ref, value)
 
 
 def _tracer_of(provider: Any) -> Any:
     """The package's tracer of `provider`; None for a provider that records nothing."""
     known = _tracers.get(id(provider))
-    if known is not None and known[0] is provider:
+    if known is not None and known[0]() is provider:
         return known[1]
     tracer = None if isinstance(provider, _NOOP_TRACER_PROVIDERS) else provider.get_tracer(_NAME, _VERSION)
-    _tracers[id(provider)] = (provider, tracer)
+    _remember(_tracers, provider, tracer)
     return tracer
 
 
 def _instruments_of(provider: Any) -> Optional[_Instruments]:
     """The instruments of `provider`, made once; None for a provider that records nothing."""
     known = _instruments.get(id(provider))
-    if known is not None and known[0] is provider:
+    if known is not None and known[0]() is provider:
         return known[1]
     with _made:
         known = _instruments.get(id(provider))
-        if known is not None and known[0] is provider:
+        if known is not None and known[0]() is provider:
             return known[1]
         instruments = None if isinstance(provider, _NOOP_METER_PROVIDERS) else _Instruments(provider)
-        _instruments[id(provider)] = (provider, instruments)
+        _remember(_instruments, provider, instruments)
         return instruments
 
 
