@@ -433,12 +433,7 @@ impl CallObserver for NodeCall {
             attempts: end.attempts,
             attempt_records: &self.attempts,
             error_type: end.error_type(),
-            status_description: end.error.map(|error| match error.status() {
-                // The service's text may quote what the request carried: only
-                // the kind and status leave in a span (as core's feature does).
-                Some(status) => format!("{} (HTTP {status})", error.kind().name()),
-                None => error.message().to_owned(),
-            }),
+            status_description: end.status_description(),
             rate_limit_wait: end.rate_limit_wait.as_secs_f64(),
             retry_wait: end.retry_wait.as_secs_f64(),
             events: &self.events,

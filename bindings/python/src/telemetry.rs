@@ -379,12 +379,7 @@ impl CallObserver for PyCall {
             return;
         };
         let ended = self.ended.take();
-        // The service's text may quote what the request carried: only the kind and
-        // status leave in a span (as core's feature does).
-        let description = end.error.map(|error| match error.status() {
-            Some(status) => format!("{} (HTTP {status})", error.kind().name()),
-            None => error.message().to_owned(),
-        });
+        let description = end.status_description();
         Python::attach(|py| {
             let done = attempt_end(py, &observer, ended)
                 .and_then(|()| events(py, end.events))

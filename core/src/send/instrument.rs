@@ -352,6 +352,17 @@ impl CallEnd<'_> {
     pub fn error_type(&self) -> Option<&'static str> {
         self.error.map(|e| e.kind().name())
     }
+
+    /// A failed call's span status description, as every language shows it:
+    /// the client's own message, or for an answer of the service its kind and
+    /// status only (`server_error (HTTP 500)`): the service's text may quote
+    /// what the request carried, and none of it leaves in a span.
+    pub fn status_description(&self) -> Option<String> {
+        self.error.map(|error| match error.status() {
+            Some(status) => format!("{} (HTTP {status})", error.kind().name()),
+            None => error.message().to_owned(),
+        })
+    }
 }
 
 /// What happened between attempts.

@@ -519,7 +519,7 @@ impl CallObserver for OtelCall {
             ]);
             if let Some(error) = end.error {
                 span.set_attribute(KeyValue::new("error.type", error.kind().name()));
-                span.set_status(Status::error(status_description(error)));
+                span.set_status(Status::error(end.status_description().unwrap_or_default()));
             }
             span.end_with_timestamp(end.ended_at);
         }
@@ -530,16 +530,6 @@ impl CallObserver for OtelCall {
         self.metrics
             .active_calls
             .add(-1, &self.call_attributes(call, None));
-    }
-}
-
-/// A failed call's status description: the client's own message, or for an
-/// answer of the service its kind and status only (the service's text may
-/// quote what the request carried: nothing of it leaves in a span).
-fn status_description(error: &Error) -> String {
-    match error.status() {
-        Some(status) => format!("{} (HTTP {status})", error.kind().name()),
-        None => error.message().to_owned(),
     }
 }
 
