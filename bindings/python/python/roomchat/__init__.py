@@ -69,9 +69,9 @@ from ._native import (
 # names are added below as a literal.
 from ._records import *
 from ._records import __all__ as __all__
-from ._async import AsyncClient
+from ._async import AsyncClient, AsyncClientWithRawResponse
 from ._paging import AsyncRecordIterator, AsyncRecordPageIterator
-from ._raw import AsyncClientWithRawResponse, ClientWithRawResponse
+from ._raw import ClientWithRawResponse
 from . import wire
 
 import logging as _logging

@@ -41,17 +41,18 @@ from typing import (
     Tuple,
     Type,
     Union,
+    cast,
 )
 
 from . import _native
 from ._errors import ConfigurationError
 from ._native import CancelToken, RateLimit, RateLimitState, RawResponse, User, UserPage
-from ._operations import AsyncClientOperations
+from ._operations import AsyncClientOperations, AsyncRawClientOperations
 
 if TYPE_CHECKING:
-    from ._raw import AsyncClientWithRawResponse
+    from ._native import APIResponse, _Query
 
-__all__ = ["AsyncClient"]
+__all__ = ["AsyncClient", "AsyncClientWithRawResponse"]
 
 #: Threads per AsyncClient unless told otherwise: calls in flight at once.
 DEFAULT_MAX_WORKERS = 16
@@ -276,8 +277,6 @@ class AsyncClient(AsyncClientOperations):
     def with_raw_response(self) -> AsyncClientWithRawResponse:
         """The same client whose coroutines return an ``APIResponse`` (status, headers,
         request id, attempts, and ``parse()`` for the result) instead of the result alone."""
-        from ._raw import AsyncClientWithRawResponse
-
         return AsyncClientWithRawResponse(self)
 
     # ---- life ---------------------------------------------------------------------------
@@ -434,3 +433,29 @@ class _AsyncPages:
     def _keep(self, page: Optional[UserPage]) -> None:
         if page is not None:
             self._kept.append(page)
+
+
+class AsyncClientWithRawResponse(AsyncRawClientOperations):
+    """The methods of a :class:`roomchat.AsyncClient`, each returning an :class:`APIResponse`
+    (``client.with_raw_response``; the sync client's is ``roomchat._raw``'s)."""
+
+    def __init__(self, client: AsyncClient) -> None:
+        self._async = client
+        self._client = client._client._raw_view()
+
+    async def _call(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
+        return await self._async._submit(getattr(self._client, name), CancelToken(), *args, **kwargs)
+
+    async def raw_request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Optional[_Query] = None,
+        json: Any = None,
+        auth: str = "private",
+    ) -> APIResponse[RawResponse]:
+        return cast(
+            "APIResponse[RawResponse]",
+            await self._call("raw_request", method, path, query=query, json=json, auth=auth),
+        )
