@@ -11,6 +11,7 @@
 //! between them (layers.rs says how it reads them); the test command runs it.
 
 mod c;
+mod core_models;
 mod core_rs;
 mod declaration;
 mod guides;
@@ -116,6 +117,10 @@ fn core_files(
 ) -> Result<Vec<(&'static str, String)>, String> {
     Ok(vec![
         (core_rs::PATH, rustfmt(&core_rs::generate(declarations))?),
+        (
+            core_models::PATH,
+            rustfmt(&core_models::generate(declarations))?,
+        ),
         (
             core_rs::RECORDS_PATH,
             rustfmt(&core_rs::generate_records(declarations))?,
