@@ -461,6 +461,38 @@ impl Declarations {
     }
 }
 
+/// The plain types of a model's field; a record's are the first five.
+const MODEL_TYPES: [&str; 8] = [
+    "string",
+    "boolean",
+    "integer",
+    "number",
+    "json",
+    "unsigned",
+    "epoch_seconds",
+    "text_or_number",
+];
+
+/// Checks a field of a record or a model: its name in code is its own, and
+/// its type is one of `types` or (a list of) one of `holders`.
+fn check_field(
+    field: &Field,
+    names: &mut HashSet<String>,
+    holders: &HashSet<&str>,
+    holder: &str,
+    types: &[&str],
+) -> Result<(), String> {
+    if !names.insert(field.snake()) || field.snake() == "extra" {
+        return Err("its name in code is taken".into());
+    }
+    match field.record() {
+        Some(inner) if !holders.contains(inner) => Err(format!("no {holder} {inner:?}")),
+        Some(_) => Ok(()),
+        None if types.contains(&field.kind.as_str()) => Ok(()),
+        None => Err(format!("type {:?}", field.kind)),
+    }
+}
+
 /// Checks the models: names, types and presences the core generator can write.
 fn check_models(declarations: &Declarations) -> Result<(), String> {
     let mut models = HashSet::new();
@@ -479,27 +511,8 @@ fn check_models(declarations: &Declarations) -> Result<(), String> {
                 "api/operations.toml, model {:?}, field {:?}",
                 model.name, field.name
             );
-            if !names.insert(field.snake()) || field.snake() == "extra" {
-                return Err(format!("{at}: its name in code is taken"));
-            }
-            match field.record() {
-                Some(inner) if !models.contains(inner) => {
-                    return Err(format!("{at}: no model {inner:?}"));
-                }
-                Some(_) => {}
-                None if matches!(
-                    field.kind.as_str(),
-                    "string"
-                        | "boolean"
-                        | "integer"
-                        | "number"
-                        | "json"
-                        | "unsigned"
-                        | "epoch_seconds"
-                        | "text_or_number"
-                ) => {}
-                None => return Err(format!("{at}: type {:?}", field.kind)),
-            }
+            check_field(field, &mut names, &models, "model", &MODEL_TYPES)
+                .map_err(|why| format!("{at}: {why}"))?;
             if !matches!(
                 field.presence.as_str(),
                 "optional" | "required" | "defaulted" | "nullable"
@@ -641,20 +654,8 @@ pub fn load(text: &str) -> Result<Declarations, String> {
                 "api/operations.toml, record {:?}, field {:?}",
                 record.name, field.name
             );
-            if !names.insert(field.snake()) || field.snake() == "extra" {
-                return Err(format!("{at}: its name in code is taken"));
-            }
-            match field.record() {
-                Some(inner) if !records.contains(inner) => {
-                    return Err(format!("{at}: no record {inner:?}"));
-                }
-                Some(_) => {}
-                None if matches!(
-                    field.kind.as_str(),
-                    "string" | "boolean" | "integer" | "number" | "json"
-                ) => {}
-                None => return Err(format!("{at}: type {:?}", field.kind)),
-            }
+            check_field(field, &mut names, &records, "record", &MODEL_TYPES[..5])
+                .map_err(|why| format!("{at}: {why}"))?;
             if field.secret && field.kind != "string" {
                 return Err(format!("{at}: only a string field may be secret"));
             }

@@ -102,10 +102,11 @@ fn codegen(check: bool, only: Option<&str>) -> Result<(), String> {
     write_or_check(&root, &files, check)?;
     if check {
         println!(
-            "codegen: the {} generated files are what api/operations.toml makes ({} operations, {} records)",
+            "codegen: the {} generated files are what api/operations.toml makes ({} operations, {} records, {} models)",
             files.len(),
             declarations.operations.len(),
-            declarations.records.len()
+            declarations.records.len(),
+            declarations.models.len()
         );
     }
     Ok(())
