@@ -38,10 +38,7 @@ pub use crate::wire::operation::{
 
 use crate::error::{Error, ErrorKind, Result, ServiceTexts};
 use crate::percent::encode_into;
-use crate::wire::models::{
-    check_non_empty, CreateUser, CreatedUser, Deactivated, Invalidated, Message, RawAuth,
-    RawRequest, RawResponse, Reactivated, Role, TokenUser, UserPage,
-};
+use crate::wire::models::{check_non_empty, CreateUser, RawAuth, RawRequest, RawResponse, Role};
 use crate::wire::view::UserPageView;
 
 /// A request as it goes on the wire, before the key is added. Its `Debug`
@@ -424,55 +421,9 @@ pub trait Decoded: DeserializeOwned {
     fn may_report_failure(&self) -> bool;
 }
 
-fn flag_false(extra: &Map<String, Value>) -> bool {
-    extra.get("success") == Some(&Value::Bool(false))
-}
-
-impl Decoded for UserPage {
-    fn may_report_failure(&self) -> bool {
-        flag_false(&self.extra)
-    }
-}
-
-impl Decoded for Deactivated {
-    fn may_report_failure(&self) -> bool {
-        !self.success
-    }
-}
-
-impl Decoded for Reactivated {
-    fn may_report_failure(&self) -> bool {
-        !self.success
-    }
-}
-
-impl Decoded for Invalidated {
-    fn may_report_failure(&self) -> bool {
-        !self.success
-    }
-}
-
-impl Decoded for TokenUser {
-    fn may_report_failure(&self) -> bool {
-        flag_false(&self.extra)
-    }
-}
-
-impl Decoded for CreatedUser {
-    fn may_report_failure(&self) -> bool {
-        flag_false(&self.extra)
-    }
-}
-
 // A JSON array cannot say `"success": false`: an object in its place does not
 // decode as a list, and goes the slow way.
 impl<T: Decoded> Decoded for Vec<T> {
-    fn may_report_failure(&self) -> bool {
-        false
-    }
-}
-
-impl Decoded for Message {
     fn may_report_failure(&self) -> bool {
         false
     }

@@ -174,3 +174,25 @@ fn secret_fields_are_hidden_from_debug() {
     }
     assert!(format!("{updated:?}").contains(r#"username: Some("sam")"#));
 }
+
+/// An older operation's model declared with a secret (`[[model]]` `CreatedUser`'s
+/// `accessToken`) keeps the `Debug` it was published with: the token by its length only.
+#[test]
+fn a_models_secret_is_shown_by_its_length_only() {
+    let token = "eyJhbGciOiJIUzI1NiJ9.secret-token-payload";
+    let answer = wire::WireResponse::new(
+        200,
+        Vec::new(),
+        format!(r#"{{"accessToken":"{token}","userId":"u1","username":"sam","x":1}}"#).into_bytes(),
+    );
+    let created = wire::decode_create_user(&answer).unwrap();
+    assert_eq!(created.access_token, token);
+    for shown in [format!("{created:?}"), format!("{created:#?}")] {
+        assert!(!shown.contains("secret-token"), "{shown}");
+        assert!(
+            shown.contains(&format!("<{} bytes>", token.len())),
+            "{shown}"
+        );
+        assert!(shown.contains(r#"username: "sam""#), "{shown}");
+    }
+}

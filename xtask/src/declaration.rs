@@ -13,6 +13,34 @@ pub struct Declarations {
     pub operations: Vec<Operation>,
     #[serde(rename = "record", default)]
     pub records: Vec<Record>,
+    /// The records of the operations older than the declarations, as
+    /// published (`roomchat::User`, …): core's generator reads them.
+    #[serde(rename = "model", default)]
+    pub models: Vec<Model>,
+}
+
+/// A record of an older operation, under the name and shape it was published with.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Model {
+    pub name: String,
+    pub doc: String,
+    /// What a decode error says it expected (`a user object`).
+    pub what: String,
+    /// The borrowed view decoded from the same fields (core's `wire::view`).
+    pub view: Option<String>,
+    /// The doc of `extra`.
+    pub extra_doc: Option<String>,
+    pub fields: Vec<Field>,
+}
+
+impl Model {
+    /// The doc of `extra`, the fields it does not name.
+    pub fn extra_doc(&self) -> &str {
+        self.extra_doc
+            .as_deref()
+            .unwrap_or("Every other field the service sent.")
+    }
 }
 
 /// A typed record of an answer.
@@ -40,6 +68,14 @@ pub struct Field {
     /// output (Rust `Debug`, Python `repr`, Node `util.inspect`) hides its value.
     #[serde(default)]
     pub secret: bool,
+    /// A model's field (`[[model]]`): optional (the default), required,
+    /// defaulted or nullable.
+    #[serde(default = "optional")]
+    pub presence: String,
+}
+
+fn optional() -> String {
+    "optional".into()
 }
 
 impl Field {
@@ -374,39 +410,6 @@ pub fn pascal(snake: &str) -> String {
         .collect()
 }
 
-/// The models of the older operations, hand-written in core and published
-/// under these names in every language: a record may not take one.
-const CORE_MODELS: [&str; 9] = [
-    "User",
-    "UserPage",
-    "Message",
-    "MessageAuthor",
-    "CreatedUser",
-    "Deactivated",
-    "Reactivated",
-    "Invalidated",
-    "TokenUser",
-];
-
-/// The wire names of the fields of the items of core's hand-written page
-/// models (a listing older than the declarations), in the models' order: what
-/// a declared page record's one list of records gives for a newer listing.
-/// Core's test `a_hand_written_pages_item_fields_are_its_models` holds them
-/// to the models (`roomchat::User`).
-const CORE_PAGE_ITEMS: [(&str, &[&str]); 1] = [(
-    "UserPage",
-    &[
-        "_id",
-        "userId",
-        "username",
-        "profilePic",
-        "email",
-        "uniqueUserIdentifier",
-        "isModerator",
-        "chatRoom",
-    ],
-)];
-
 impl Declarations {
     /// The wire names of the fields the items of `op`'s listing declare, in
     /// declaration order (the command line's CSV columns): the fields of the
@@ -422,12 +425,27 @@ impl Declarations {
                 op.name, op.pages
             )
         };
-        if let Some((_, fields)) = CORE_PAGE_ITEMS.iter().find(|(name, _)| *name == page) {
-            return Ok(fields.iter().map(|f| (*f).to_owned()).collect());
+        if let Some(model) = self.models.iter().find(|m| m.name == page) {
+            // An older listing's page: the fields of its model's one list of models.
+            let lists: Vec<&str> = model
+                .fields
+                .iter()
+                .filter(|f| f.is_list())
+                .filter_map(Field::record)
+                .collect();
+            let [item] = lists.as_slice() else {
+                return Err(at("a page model has exactly one list of models"));
+            };
+            let item = self
+                .models
+                .iter()
+                .find(|m| m.name == *item)
+                .ok_or_else(|| at(&format!("no model {item:?}")))?;
+            return Ok(item.fields.iter().map(|f| f.name.clone()).collect());
         }
         let record = |name: &str| self.records.iter().find(|r| r.name == name);
         let page_record = record(page).ok_or_else(|| {
-            at("a listing that pages answers a [[record]] (or a page model core wrote by hand)")
+            at("a listing that pages answers a [[record]] (or an older listing's [[model]])")
         })?;
         let lists: Vec<&str> = page_record
             .fields
@@ -441,6 +459,74 @@ impl Declarations {
         let item = record(item).ok_or_else(|| at(&format!("no record {item:?}")))?;
         Ok(item.fields.iter().map(|f| f.name.clone()).collect())
     }
+}
+
+/// The plain types of a model's field; a record's are the first five.
+const MODEL_TYPES: [&str; 8] = [
+    "string",
+    "boolean",
+    "integer",
+    "number",
+    "json",
+    "unsigned",
+    "epoch_seconds",
+    "text_or_number",
+];
+
+/// Checks a field of a record or a model: its name in code is its own, and
+/// its type is one of `types` or (a list of) one of `holders`.
+fn check_field(
+    field: &Field,
+    names: &mut HashSet<String>,
+    holders: &HashSet<&str>,
+    holder: &str,
+    types: &[&str],
+) -> Result<(), String> {
+    if !names.insert(field.snake()) || field.snake() == "extra" {
+        return Err("its name in code is taken".into());
+    }
+    match field.record() {
+        Some(inner) if !holders.contains(inner) => Err(format!("no {holder} {inner:?}")),
+        Some(_) => Ok(()),
+        None if types.contains(&field.kind.as_str()) => Ok(()),
+        None => Err(format!("type {:?}", field.kind)),
+    }
+}
+
+/// Checks the models: names, types and presences the core generator can write.
+fn check_models(declarations: &Declarations) -> Result<(), String> {
+    let mut models = HashSet::new();
+    for model in &declarations.models {
+        if !models.insert(model.name.as_str()) {
+            return Err(format!(
+                "api/operations.toml: model {:?} declared twice",
+                model.name
+            ));
+        }
+    }
+    for model in &declarations.models {
+        let mut names = HashSet::new();
+        for field in &model.fields {
+            let at = format!(
+                "api/operations.toml, model {:?}, field {:?}",
+                model.name, field.name
+            );
+            check_field(field, &mut names, &models, "model", &MODEL_TYPES)
+                .map_err(|why| format!("{at}: {why}"))?;
+            if !matches!(
+                field.presence.as_str(),
+                "optional" | "required" | "defaulted" | "nullable"
+            ) {
+                return Err(format!("{at}: presence {:?}", field.presence));
+            }
+            if field.secret && (field.kind != "string" || field.presence == "optional") {
+                return Err(format!(
+                    "{at}: a model's secret is a string that is not optional"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Reads and checks the declarations: every mistake the generators would
@@ -545,9 +631,10 @@ pub fn load(text: &str) -> Result<Declarations, String> {
             }
         }
     }
+    check_models(&declarations)?;
     let mut records = HashSet::new();
     for record in &declarations.records {
-        if CORE_MODELS.contains(&record.name.as_str()) {
+        if declarations.models.iter().any(|m| m.name == record.name) {
             return Err(format!(
                 "api/operations.toml: record {:?} has the name of a model core published first (roomchat::{0}): give it another",
                 record.name
@@ -567,23 +654,36 @@ pub fn load(text: &str) -> Result<Declarations, String> {
                 "api/operations.toml, record {:?}, field {:?}",
                 record.name, field.name
             );
-            if !names.insert(field.snake()) || field.snake() == "extra" {
-                return Err(format!("{at}: its name in code is taken"));
-            }
-            match field.record() {
-                Some(inner) if !records.contains(inner) => {
-                    return Err(format!("{at}: no record {inner:?}"));
-                }
-                Some(_) => {}
-                None if matches!(
-                    field.kind.as_str(),
-                    "string" | "boolean" | "integer" | "number" | "json"
-                ) => {}
-                None => return Err(format!("{at}: type {:?}", field.kind)),
-            }
+            check_field(field, &mut names, &records, "record", &MODEL_TYPES[..5])
+                .map_err(|why| format!("{at}: {why}"))?;
             if field.secret && field.kind != "string" {
                 return Err(format!("{at}: only a string field may be secret"));
             }
+            if field.presence != "optional" {
+                return Err(format!(
+                    "{at}: presence {:?} is for a [[model]]: a record's every field is optional",
+                    field.presence
+                ));
+            }
+        }
+    }
+    let models: HashSet<&str> = declarations
+        .models
+        .iter()
+        .map(|m| m.name.as_str())
+        .collect();
+    for op in declarations.operations.iter().filter(|op| op.is_older()) {
+        // `Vec<Message>`: an older operation's result as core wrote it.
+        let result = op.result_record();
+        let result = result
+            .strip_prefix("Vec<")
+            .and_then(|r| r.strip_suffix('>'))
+            .unwrap_or(result);
+        if !records.contains(result) && !models.contains(result) {
+            return Err(format!(
+                "api/operations.toml, operation {:?}: its result {:?} is no [[record]] nor [[model]]",
+                op.name, op.result
+            ));
         }
     }
     for op in declarations.operations.iter().filter(|op| !op.is_older()) {
@@ -698,6 +798,74 @@ fields = []
                 .is_some_and(|e| e
                     .contains(r#"param "pathForm": default "chatRoom" is not one of its choices"#)),
             "{slip:?}"
+        );
+    }
+
+    /// A model's presences and types are checked, and a record's fields stay
+    /// optional (the other languages' generators read every record so).
+    #[test]
+    fn models_are_checked_and_records_stay_optional() {
+        let with = |extra: &str| {
+            load(&format!(
+                r#"
+[[operation]]
+name = "get_thing"
+summary = "A thing."
+method = "GET"
+path = "/v2/thing"
+retry = "repeatable"
+result = "Thing"
+
+[operation.rust]
+
+{extra}
+"#
+            ))
+        };
+        let model = |field: &str| {
+            with(&format!(
+                "[[model]]\nname = \"Thing\"\ndoc = \"A thing.\"\nwhat = \"a thing\"\nfields = [ {field} ]"
+            ))
+        };
+        model(r#"{ name = "n", type = "unsigned", presence = "required", doc = "N." }"#).unwrap();
+        for (field, why) in [
+            (
+                r#"{ name = "n", type = "unsigned", presence = "sometimes", doc = "N." }"#,
+                r#"presence "sometimes""#,
+            ),
+            (
+                r#"{ name = "n", type = "u32", doc = "N." }"#,
+                r#"type "u32""#,
+            ),
+            (
+                r#"{ name = "t", type = "string", secret = true, doc = "T." }"#,
+                "a model's secret is a string that is not optional",
+            ),
+            (
+                r#"{ name = "l", type = "[Other]", doc = "L." }"#,
+                r#"no model "Other""#,
+            ),
+        ] {
+            let refused = model(field).err().unwrap_or_default();
+            assert!(refused.contains(why), "{field}: {refused}");
+        }
+        let record = with(
+            "[[record]]\nname = \"Thing\"\ndoc = \"A thing.\"\nfields = [ { name = \"n\", type = \"integer\", presence = \"required\", doc = \"N.\" } ]",
+        );
+        assert!(
+            record
+                .as_ref()
+                .err()
+                .is_some_and(|e| e.contains("is for a [[model]]")),
+            "{record:?}"
+        );
+        let unknown = with("");
+        assert!(
+            unknown
+                .as_ref()
+                .err()
+                .is_some_and(|e| e.contains("no [[record]] nor [[model]]")),
+            "{unknown:?}"
         );
     }
 

@@ -11,6 +11,7 @@
 //! between them (layers.rs says how it reads them); the test command runs it.
 
 mod c;
+mod core_models;
 mod core_rs;
 mod declaration;
 mod guides;
@@ -101,10 +102,11 @@ fn codegen(check: bool, only: Option<&str>) -> Result<(), String> {
     write_or_check(&root, &files, check)?;
     if check {
         println!(
-            "codegen: the {} generated files are what api/operations.toml makes ({} operations, {} records)",
+            "codegen: the {} generated files are what api/operations.toml makes ({} operations, {} records, {} models)",
             files.len(),
             declarations.operations.len(),
-            declarations.records.len()
+            declarations.records.len(),
+            declarations.models.len()
         );
     }
     Ok(())
@@ -116,6 +118,10 @@ fn core_files(
 ) -> Result<Vec<(&'static str, String)>, String> {
     Ok(vec![
         (core_rs::PATH, rustfmt(&core_rs::generate(declarations))?),
+        (
+            core_models::PATH,
+            rustfmt(&core_models::generate(declarations))?,
+        ),
         (
             core_rs::RECORDS_PATH,
             rustfmt(&core_rs::generate_records(declarations))?,

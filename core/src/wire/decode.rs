@@ -1,5 +1,8 @@
 //! The models' `Deserialize`, written out: one pass over each object, known
-//! fields straight into typed slots, only unknown ones into `extra`.
+//! fields straight into typed slots, only unknown ones into `extra`. The
+//! models and the fields each reads are declared (`api/operations.toml`,
+//! `[[model]]`): the generated `wire/models/records.rs` calls the macros here
+//! ([`decode_model!`], [`view_serialize!`], [`owned_slots!`]) with them.
 //!
 //! Derived with `#[serde(flatten)]`, serde buffers every field of the object
 //! (and, for a page, every user in it) into an intermediate tree before
@@ -15,19 +18,14 @@ use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
-use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::wire::models::{
-    CreatedUser, Deactivated, Invalidated, Message, MessageAuthor, Reactivated, TokenUser, User,
-    UserPage,
-};
-use crate::wire::view::{RawFields, UserPageView, UserView};
+use crate::wire::view::{RawFields, UserView};
 
 /// Text borrowed from the input unless it had escapes (a field name, or a
 /// view's text).
-struct Key<'de>(Cow<'de, str>);
+pub(crate) struct Key<'de>(pub(crate) Cow<'de, str>);
 
 impl<'de> Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -53,15 +51,16 @@ impl<'de> Deserialize<'de> for Key<'de> {
 
 /// A known field's slot: how its value is read. Owned slots read themselves;
 /// a view's text borrows.
-trait Slot<'de>: Sized {
+pub(crate) trait Slot<'de>: Sized {
     /// What is read from the input.
     type Wire: Deserialize<'de>;
     fn from_wire(wire: Self::Wire) -> Self;
 }
 
+/// `Slot` for types that read themselves (the models' field types).
 macro_rules! owned_slots {
-    ($($slot:ty),*) => {$(
-        impl<'de> Slot<'de> for $slot {
+    ($($slot:ty),* $(,)?) => {$(
+        impl<'de> $crate::wire::decode::Slot<'de> for $slot {
             type Wire = $slot;
             fn from_wire(wire: $slot) -> $slot {
                 wire
@@ -69,14 +68,7 @@ macro_rules! owned_slots {
         }
     )*};
 }
-owned_slots!(
-    Option<String>,
-    Option<bool>,
-    bool,
-    Option<MessageAuthor>,
-    u64,
-    Vec<User>
-);
+pub(crate) use owned_slots;
 
 impl<'de> Slot<'de> for Option<Cow<'de, str>> {
     type Wire = Option<Key<'de>>;
@@ -95,7 +87,7 @@ impl<'de> Slot<'de> for Vec<UserView<'de>> {
 /// A page's users as views, in a list sized for a usual page up front: JSON
 /// does not say how long an array is, and growing a list of views from
 /// nothing moved about 60 of them (200 bytes each) per page.
-struct ViewList<'de>(Vec<UserView<'de>>);
+pub(crate) struct ViewList<'de>(Vec<UserView<'de>>);
 
 /// Views a page's list starts with room for (the listing's default page is 50).
 const VIEWS_PER_PAGE: usize = 64;
@@ -128,12 +120,12 @@ impl<'de> Deserialize<'de> for ViewList<'de> {
 }
 
 /// Reads the next value into a known field.
-fn read<'de, T: Slot<'de>, A: MapAccess<'de>>(map: &mut A) -> Result<T, A::Error> {
+pub(crate) fn read<'de, T: Slot<'de>, A: MapAccess<'de>>(map: &mut A) -> Result<T, A::Error> {
     map.next_value::<T::Wire>().map(T::from_wire)
 }
 
 /// Where a model keeps the fields it does not name.
-trait Unknown<'de> {
+pub(crate) trait Unknown<'de> {
     fn keep<A: MapAccess<'de>>(&mut self, key: Key<'de>, map: &mut A) -> Result<(), A::Error>;
 }
 
@@ -201,26 +193,37 @@ impl<'de> Deserialize<'de> for Readable {
     }
 }
 
-/// `Deserialize` for a model whose fields are all optional (`Default` fills
-/// what is absent); a view names its lifetime `'de`.
-macro_rules! optional_fields {
-    ($model:ident $(<$lt:lifetime>)?, $what:literal, { $($wire:literal => $field:ident),* $(,)? }) => {
-        impl<'de> Deserialize<'de> for $model $(<$lt>)? {
-            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+/// `Deserialize` for a model (or its view, naming its lifetime `'de`), from
+/// its fields: `"wire" => field: required|optional [via Reader]`. A required
+/// field that is absent is an error (checked in the order declared); an
+/// optional one keeps the model's `Default`; a field sent twice keeps the
+/// last; `via` reads the field through another type's `Deserialize` (its `.0`).
+macro_rules! decode_model {
+    ($model:ident $(<$lt:lifetime>)?, $what:literal, {
+        $($wire:literal => $field:ident: $how:ident $(via $via:ty)?),* $(,)?
+    }) => {
+        impl<'de> ::serde::Deserialize<'de> for $model $(<$lt>)? {
+            fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                 struct ModelVisitor;
-                impl<'de> Visitor<'de> for ModelVisitor {
+                impl<'de> ::serde::de::Visitor<'de> for ModelVisitor {
                     type Value = $model $(<$lt>)?;
-                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    fn expecting(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                         f.write_str($what)
                     }
-                    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                    fn visit_map<A: ::serde::de::MapAccess<'de>>(
+                        self,
+                        mut map: A,
+                    ) -> Result<Self::Value, A::Error> {
+                        use $crate::wire::decode::Unknown as _;
                         let mut out = <Self::Value>::default();
-                        while let Some(key) = map.next_key::<Key<'de>>()? {
+                        $(let mut $field = None;)*
+                        while let Some(key) = map.next_key::<$crate::wire::decode::Key<'de>>()? {
                             match key.0.as_ref() {
-                                $($wire => out.$field = read(&mut map)?,)*
+                                $($wire => $field = Some($crate::wire::decode::decode_model!(@read map $($via)?)),)*
                                 _ => out.extra.keep(key, &mut map)?,
                             }
                         }
+                        $($crate::wire::decode::decode_model!(@set out.$field, $field, $wire, $how);)*
                         Ok(out)
                     }
                 }
@@ -228,34 +231,31 @@ macro_rules! optional_fields {
             }
         }
     };
-}
-
-/// The user record's known fields (section 2.2), for `$then!(model, what, { fields })`.
-macro_rules! user_fields {
-    ($then:ident!($($model:tt)*)) => {
-        $then!($($model)*, "a user object", {
-            "_id" => id,
-            "userId" => user_id,
-            "username" => username,
-            "profilePic" => profile_pic,
-            "email" => email,
-            "uniqueUserIdentifier" => unique_user_identifier,
-            "isModerator" => is_moderator,
-            "chatRoom" => chat_room,
-        });
+    (@read $map:ident) => { $crate::wire::decode::read(&mut $map)? };
+    (@read $map:ident $via:ty) => { $map.next_value::<$via>()?.0 };
+    (@set $out:ident.$field:ident, $slot:ident, $wire:literal, required) => {
+        $out.$field = $slot.ok_or_else(|| <A::Error as ::serde::de::Error>::missing_field($wire))?;
+    };
+    (@set $out:ident.$field:ident, $slot:ident, $wire:literal, optional) => {
+        if let Some(value) = $slot {
+            $out.$field = value;
+        }
     };
 }
+pub(crate) use decode_model;
 
-/// `Serialize` for a view: the known fields that are present under their wire
-/// names, then the raw fields as they came (what the model's derive writes).
+/// `Serialize` for a view, from its model's fields: the known fields (an
+/// optional one when present) under their wire names, then the raw fields as
+/// they came: what the model's derive writes.
 macro_rules! view_serialize {
-    ($model:ident<$lt:lifetime>, $what:literal, { $($wire:literal => $field:ident),* $(,)? }) => {
-        impl Serialize for $model<'_> {
-            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+    ($model:ident<$lt:lifetime>, $what:literal, {
+        $($wire:literal => $field:ident: $how:ident $(via $via:ty)?),* $(,)?
+    }) => {
+        impl ::serde::Serialize for $model<'_> {
+            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                use ::serde::ser::SerializeMap as _;
                 let mut map = serializer.serialize_map(None)?;
-                $(if let Some(value) = &self.$field {
-                    map.serialize_entry($wire, value)?;
-                })*
+                $($crate::wire::decode::view_serialize!(@write map, self.$field, $wire, $how);)*
                 for (name, value) in &self.extra {
                     map.serialize_entry(name, value)?;
                 }
@@ -263,118 +263,19 @@ macro_rules! view_serialize {
             }
         }
     };
-}
-
-user_fields!(optional_fields!(User));
-user_fields!(optional_fields!(UserView<'de>));
-user_fields!(view_serialize!(UserView<'de>));
-
-optional_fields!(MessageAuthor, "a message author object", {
-    "_id" => id,
-    "username" => username,
-    "email" => email,
-    "uniqueUserIdentifier" => unique_user_identifier,
-});
-
-optional_fields!(Message, "a message record", {
-    "_id" => id,
-    "conversation" => conversation,
-    "messages" => text,
-    "created" => created,
-    "user" => user,
-});
-
-optional_fields!(Deactivated, "a deactivate answer", {
-    "success" => success,
-    "message" => message,
-});
-
-optional_fields!(Reactivated, "a reactivate answer", {
-    "success" => success,
-    "message" => message,
-});
-
-optional_fields!(Invalidated, "an invalidate answer", {
-    "success" => success,
-    "message" => message,
-});
-
-/// A required field that was absent.
-fn missing<E: de::Error>(field: &'static str) -> E {
-    E::missing_field(field)
-}
-
-/// `Deserialize` for a users page (section 2.4), model or view.
-macro_rules! user_page {
-    ($page:ident $(<$lt:lifetime>)?) => {
-        impl<'de> Deserialize<'de> for $page $(<$lt>)? {
-            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                struct PageVisitor;
-                impl<'de> Visitor<'de> for PageVisitor {
-                    type Value = $page $(<$lt>)?;
-                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                        f.write_str("a users page object")
-                    }
-                    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                        let (mut total, mut limit, mut skip, mut data) = (None, None, None, None);
-                        let mut out = <Self::Value>::default();
-                        while let Some(key) = map.next_key::<Key<'de>>()? {
-                            match key.0.as_ref() {
-                                "total" => total = Some(read(&mut map)?),
-                                "limit" => limit = Some(read(&mut map)?),
-                                "skip" => skip = Some(read(&mut map)?),
-                                "data" => data = Some(read(&mut map)?),
-                                _ => out.extra.keep(key, &mut map)?,
-                            }
-                        }
-                        out.total = total.ok_or_else(|| missing("total"))?;
-                        out.limit = limit.ok_or_else(|| missing("limit"))?;
-                        out.skip = skip.ok_or_else(|| missing("skip"))?;
-                        out.data = data.ok_or_else(|| missing("data"))?;
-                        Ok(out)
-                    }
-                }
-                deserializer.deserialize_map(PageVisitor)
-            }
+    (@write $map:ident, $self:ident.$field:ident, $wire:literal, required) => {
+        $map.serialize_entry($wire, &$self.$field)?;
+    };
+    (@write $map:ident, $self:ident.$field:ident, $wire:literal, optional) => {
+        if let Some(value) = &$self.$field {
+            $map.serialize_entry($wire, value)?;
         }
     };
 }
-
-user_page!(UserPage);
-user_page!(UserPageView<'de>);
-
-impl<'de> Deserialize<'de> for CreatedUser {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct CreatedVisitor;
-        impl<'de> Visitor<'de> for CreatedVisitor {
-            type Value = CreatedUser;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a created user object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CreatedUser, A::Error> {
-                let (mut access_token, mut user_id) = (None, None);
-                let mut out = CreatedUser::default();
-                while let Some(key) = map.next_key::<Key<'de>>()? {
-                    match key.0.as_ref() {
-                        "accessToken" => access_token = Some(map.next_value()?),
-                        "userId" => user_id = Some(map.next_value()?),
-                        "username" => out.username = map.next_value()?,
-                        "isModerator" => out.is_moderator = map.next_value()?,
-                        "chatRoom" => out.chat_room = map.next_value()?,
-                        _ => out.extra.keep(key, &mut map)?,
-                    }
-                }
-                out.access_token = access_token.ok_or_else(|| missing("accessToken"))?;
-                out.user_id = user_id.ok_or_else(|| missing("userId"))?;
-                Ok(out)
-            }
-        }
-        deserializer.deserialize_map(CreatedVisitor)
-    }
-}
+pub(crate) use view_serialize;
 
 /// `iat`: seconds since the Unix epoch (a whole or fractional number), or `null`.
-struct EpochSeconds(Option<SystemTime>);
+pub(crate) struct EpochSeconds(pub(crate) Option<SystemTime>);
 
 impl<'de> Deserialize<'de> for EpochSeconds {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -416,7 +317,7 @@ impl<'de> Deserialize<'de> for EpochSeconds {
 
 /// A field the pages type loosely ("number or string"): its text, a number
 /// written as JSON writes it (`7` → `"7"`), or none for null.
-struct TextOrNumber(Option<String>);
+pub(crate) struct TextOrNumber(pub(crate) Option<String>);
 
 impl<'de> Deserialize<'de> for TextOrNumber {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -452,43 +353,26 @@ impl<'de> Deserialize<'de> for TextOrNumber {
     }
 }
 
-impl<'de> Deserialize<'de> for TokenUser {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct TokenUserVisitor;
-        impl<'de> Visitor<'de> for TokenUserVisitor {
-            type Value = TokenUser;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a user record")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TokenUser, A::Error> {
-                let mut id = None;
-                let mut out = TokenUser::default();
-                while let Some(key) = map.next_key::<Key<'de>>()? {
-                    match key.0.as_ref() {
-                        "_id" => id = Some(map.next_value()?),
-                        "username" => out.username = map.next_value()?,
-                        "chatRoom" => out.chat_room = map.next_value()?,
-                        "isModerator" => out.is_moderator = map.next_value()?,
-                        "externalUserId" => {
-                            out.external_user_id = map.next_value::<TextOrNumber>()?.0
-                        }
-                        "created" => out.created = map.next_value()?,
-                        "updated" => out.updated = map.next_value()?,
-                        "iat" => out.iat = map.next_value::<EpochSeconds>()?.0,
-                        _ => out.extra.keep(key, &mut map)?,
-                    }
-                }
-                out.id = id.ok_or_else(|| missing("_id"))?;
-                Ok(out)
-            }
-        }
-        deserializer.deserialize_map(TokenUserVisitor)
+/// A time as the service writes `iat` (the inverse of [`EpochSeconds`]):
+/// seconds since the Unix epoch, whole when it is a whole second.
+pub(crate) fn write_epoch_seconds<S: serde::Serializer>(
+    time: &Option<SystemTime>,
+    serializer: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    let since = time
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .unwrap_or_default();
+    if since.subsec_nanos() == 0 {
+        serializer.serialize_u64(since.as_secs())
+    } else {
+        serializer.serialize_f64(since.as_secs_f64())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::models::{CreatedUser, Message, User, UserPage};
     use serde_json::json;
 
     #[test]

@@ -12,11 +12,12 @@
 //!
 //! Get one with [`crate::Client::list_users_with`] or
 //! [`crate::wire::decode_list_users_view`]. Its `Serialize` writes the same
-//! wire fields as the model's.
+//! wire fields as the model's. Its `Deserialize` and `Serialize` are made
+//! with the model's from the model's declared fields (`api/operations.toml`,
+//! `[[model]]` with `view`, in the generated `wire/models/records.rs`).
 
 use std::borrow::Cow;
 
-use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
 
 /// Fields the service sent that the model does not name: each name with its
@@ -69,18 +70,4 @@ pub struct UserPageView<'a> {
     pub data: Vec<UserView<'a>>,
     /// Every other field the service sent, as raw JSON.
     pub extra: RawFields<'a>,
-}
-
-impl Serialize for UserPageView<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry("total", &self.total)?;
-        map.serialize_entry("limit", &self.limit)?;
-        map.serialize_entry("skip", &self.skip)?;
-        map.serialize_entry("data", &self.data)?;
-        for (name, value) in &self.extra {
-            map.serialize_entry(name, value)?;
-        }
-        map.end()
-    }
 }

@@ -427,10 +427,10 @@ mod tests {
         assert_eq!(op(&SLIP).build(&given).unwrap().path, "/v2/chatroom/things");
     }
 
-    /// The item fields of `list_users`, whose page is core's hand-written
-    /// `UserPage`, are written in the generator (xtask's `CORE_PAGE_ITEMS`):
-    /// they must be exactly the wire names of `User`'s typed fields, so that
-    /// a listing's CSV gives every typed field a column of its own.
+    /// The item fields of `list_users`, whose page is the model `UserPage`,
+    /// are the fields of its list's model (`[[model]]` `User`, in xtask's
+    /// `item_fields`): they must be exactly the wire names of `User`'s typed
+    /// fields, so that a listing's CSV gives every typed field a column of its own.
     #[test]
     fn a_hand_written_pages_item_fields_are_its_models() {
         use crate::wire::models::User;

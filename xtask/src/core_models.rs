@@ -1,0 +1,281 @@
+//! Core's models (`core/src/wire/models/records.rs`): the records of the
+//! operations older than the declarations (`[[model]]`), under the names,
+//! fields and shapes they were published with (`roomchat::User`, …).
+//!
+//! Unlike a newer record's, a model's fields may be required or defaulted
+//! (not an `Option`), it is not `#[non_exhaustive]` (0.1.0's users build
+//! them), and its `Deserialize` is core's one-pass reader
+//! (`crate::wire::decode::decode_model!`), which its borrowed view, if it has
+//! one, shares.
+
+use std::collections::BTreeSet;
+
+use crate::declaration::{Declarations, Field, Model};
+use crate::text::{line, wrap};
+use crate::GENERATED;
+
+pub const PATH: &str = "core/src/wire/models/records.rs";
+
+pub fn generate(d: &Declarations) -> String {
+    let mut out = String::new();
+    let w = &mut out;
+    line(w, &format!("// {GENERATED}"));
+    line(w, "");
+    line(
+        w,
+        "//! The records of the operations older than the declarations, under the names,",
+    );
+    line(
+        w,
+        "//! fields and shapes they were published with: made from `api/operations.toml`",
+    );
+    line(
+        w,
+        "//! (`[[model]]`). Wire names are exactly the service's (`_id`, `userId`, …); a field",
+    );
+    line(
+        w,
+        "//! the service may leave out is an `Option`, and the fields a model does not name",
+    );
+    line(
+        w,
+        "//! are kept in `extra`, never dropped. Each is read in one pass",
+    );
+    line(
+        w,
+        "//! (`crate::wire::decode::decode_model!`), as its borrowed view is.",
+    );
+    line(w, "");
+    if uses(d, "epoch_seconds") {
+        line(w, "use std::time::SystemTime;");
+        line(w, "");
+    }
+    line(w, "use serde::Serialize;");
+    line(w, "use serde_json::{Map, Value};");
+    line(w, "");
+    line(
+        w,
+        "use crate::wire::decode::{decode_model, owned_slots, view_serialize};",
+    );
+    let views: Vec<&str> = d.models.iter().filter_map(|m| m.view.as_deref()).collect();
+    if !views.is_empty() {
+        line(
+            w,
+            &format!("use crate::wire::view::{{{}}};", views.join(", ")),
+        );
+    }
+    line(w, "use crate::wire::Decoded;");
+    for model in &d.models {
+        line(w, "");
+        emit_struct(w, model);
+    }
+    line(w, "");
+    line(
+        w,
+        "// Each model's `Deserialize` (and its view's, from the same fields): one pass over",
+    );
+    line(
+        w,
+        "// the object, known fields straight into their slots, the others into `extra`.",
+    );
+    for model in &d.models {
+        line(w, "");
+        emit_decode(w, "decode_model", &model.name, model);
+        if let Some(view) = &model.view {
+            emit_decode(w, "decode_model", &format!("{view}<'de>"), model);
+            emit_decode(w, "view_serialize", &format!("{view}<'de>"), model);
+        }
+    }
+    line(w, "");
+    line(w, "// The types the models' fields are read as.");
+    let slots: BTreeSet<String> = d
+        .models
+        .iter()
+        .flat_map(|m| &m.fields)
+        .filter(|f| via(f).is_none())
+        .map(field_type)
+        .collect();
+    let slots: Vec<String> = slots.into_iter().collect();
+    line(w, &format!("owned_slots!({});", slots.join(", ")));
+    for model in &d.models {
+        emit_decoded(w, model, d);
+    }
+    out
+}
+
+/// Whether a model's field has type `kind`.
+fn uses(d: &Declarations, kind: &str) -> bool {
+    d.models
+        .iter()
+        .flat_map(|m| &m.fields)
+        .any(|f| f.kind == kind)
+}
+
+/// The Rust type of a field's value.
+fn value_type(field: &Field) -> String {
+    let scalar = |kind: &str| -> String {
+        match kind {
+            "string" | "text_or_number" => "String".into(),
+            "boolean" => "bool".into(),
+            "integer" => "i64".into(),
+            "unsigned" => "u64".into(),
+            "number" => "f64".into(),
+            "json" => "Value".into(),
+            "epoch_seconds" => "SystemTime".into(),
+            model => model.into(),
+        }
+    };
+    match field.record() {
+        Some(inner) if field.is_list() => format!("Vec<{inner}>"),
+        _ => scalar(&field.kind),
+    }
+}
+
+/// The field's type: an `Option` unless it is required or defaulted.
+fn field_type(field: &Field) -> String {
+    match field.presence.as_str() {
+        "required" | "defaulted" => value_type(field),
+        _ => format!("Option<{}>", value_type(field)),
+    }
+}
+
+/// The reader of a field whose wire form is not its type's own.
+fn via(field: &Field) -> Option<&'static str> {
+    match field.kind.as_str() {
+        "text_or_number" => Some("crate::wire::decode::TextOrNumber"),
+        "epoch_seconds" => Some("crate::wire::decode::EpochSeconds"),
+        _ => None,
+    }
+}
+
+fn emit_struct(w: &mut String, model: &Model) {
+    for text in wrap(&model.doc, 92) {
+        line(w, &format!("/// {text}"));
+    }
+    let secret = model.fields.iter().any(|f| f.secret);
+    line(
+        w,
+        if secret {
+            // `Debug` by hand: the secret fields shown by their length only.
+            "#[derive(Clone, PartialEq, Serialize, Default)]"
+        } else {
+            "#[derive(Debug, Clone, PartialEq, Serialize, Default)]"
+        },
+    );
+    line(w, &format!("pub struct {} {{", model.name));
+    for field in &model.fields {
+        for text in wrap(&field.doc, 88) {
+            line(w, &format!("    /// {text}"));
+        }
+        let mut serde = Vec::new();
+        if field.snake() != field.name {
+            serde.push(format!("rename = {:?}", field.name));
+        }
+        if field.presence == "optional" {
+            serde.push("skip_serializing_if = \"Option::is_none\"".to_owned());
+        }
+        if field.kind == "epoch_seconds" {
+            serde.push("serialize_with = \"crate::wire::decode::write_epoch_seconds\"".to_owned());
+        }
+        if !serde.is_empty() {
+            line(w, &format!("    #[serde({})]", serde.join(", ")));
+        }
+        line(
+            w,
+            &format!("    pub {}: {},", field.snake(), field_type(field)),
+        );
+    }
+    for text in wrap(model.extra_doc(), 88) {
+        line(w, &format!("    /// {text}"));
+    }
+    line(w, "    #[serde(flatten)]");
+    line(w, "    pub extra: Map<String, Value>,");
+    line(w, "}");
+    if secret {
+        line(w, "");
+        line(w, &format!("impl std::fmt::Debug for {} {{", model.name));
+        line(
+            w,
+            "    // A secret signs someone in: shown only by its length.",
+        );
+        line(
+            w,
+            "    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {",
+        );
+        line(w, &format!("        f.debug_struct({:?})", model.name));
+        for field in &model.fields {
+            let name = field.snake();
+            if field.secret {
+                line(
+                    w,
+                    &format!(
+                        "            .field({name:?}, &format_args!(\"<{{}} bytes>\", self.{name}.len()))"
+                    ),
+                );
+            } else {
+                line(w, &format!("            .field({name:?}, &self.{name})"));
+            }
+        }
+        line(w, "            .field(\"extra\", &self.extra)");
+        line(w, "            .finish()");
+        line(w, "    }");
+        line(w, "}");
+    }
+}
+
+/// `decode_model!(Type, "what", { "wire" => field: presence, … });` (or
+/// `view_serialize!`): a model's, or its view's, fields for core's macros.
+fn emit_decode(w: &mut String, mac: &str, ty: &str, model: &Model) {
+    line(w, &format!("{mac}!({ty}, {:?}, {{", model.what));
+    for field in &model.fields {
+        let how = if field.presence == "required" {
+            "required"
+        } else {
+            "optional"
+        };
+        let via = via(field).map_or(String::new(), |v| format!(" via {v}"));
+        line(
+            w,
+            &format!("    {:?} => {}: {how}{via},", field.name, field.snake()),
+        );
+    }
+    line(w, "});");
+}
+
+/// `Decoded` for a model an operation answers: whether the answer may say it
+/// failed (`"success": false`).
+fn emit_decoded(w: &mut String, model: &Model, d: &Declarations) {
+    let answers: Vec<&str> = d.operations.iter().map(|op| op.result.as_str()).collect();
+    let alone = answers.contains(&model.name.as_str());
+    let listed = answers.contains(&format!("Vec<{}>", model.name).as_str())
+        || answers.contains(&format!("[{}]", model.name).as_str());
+    if !alone && !listed {
+        return;
+    }
+    line(w, "");
+    line(w, &format!("impl Decoded for {} {{", model.name));
+    line(w, "    fn may_report_failure(&self) -> bool {");
+    if !alone {
+        line(
+            w,
+            "        // Only ever an item of a JSON array, which cannot say it failed.",
+        );
+        line(w, "        false");
+    } else if let Some(success) = model.fields.iter().find(|f| f.name == "success") {
+        line(
+            w,
+            if success.presence == "optional" || success.presence == "nullable" {
+                "        self.success != Some(true)"
+            } else {
+                "        !self.success"
+            },
+        );
+    } else {
+        line(
+            w,
+            "        self.extra.get(\"success\") == Some(&Value::Bool(false))",
+        );
+    }
+    line(w, "    }");
+    line(w, "}");
+}
