@@ -215,8 +215,9 @@ pub fn is_access_token_name(name: &str) -> bool {
 /// Whether a query parameter of this name carries a credential, shown as
 /// `REDACTED` wherever a URL is shown (errors, logs, spans' `url.full`): the
 /// keys' own names (`auth`, `publicKey`), an access token
-/// ([`is_access_token_name`]), and any other name of a token, key, password or
-/// secret a raw request may carry (`access_token`, `apiKey`, `Password`),
+/// ([`is_access_token_name`]), and any other name of a token, key, password,
+/// secret, credential, session, signature or code a raw request may carry
+/// (`access_token`, `accessTokens`, `apiKey`, `Password`, `pwd`, `jwt`, `sig`),
 /// compared without case, `_` or `-`.
 pub fn is_credential_query_name(name: &str) -> bool {
     let folded: String = name
@@ -224,10 +225,21 @@ pub fn is_credential_query_name(name: &str) -> bool {
         .filter(|c| !matches!(c, '_' | '-'))
         .map(|c| c.to_ascii_lowercase())
         .collect();
-    folded == "auth"
-        || ["token", "key", "password", "secret"]
-            .iter()
-            .any(|end| folded.ends_with(end))
+    const WHOLE: [&str; 6] = ["auth", "sig", "pwd", "code", "jwt", "bearer"];
+    const WITHIN: [&str; 8] = [
+        "token",
+        "secret",
+        "passw",
+        "credential",
+        "session",
+        "signature",
+        "jwt",
+        "bearer",
+    ];
+    WHOLE.contains(&folded.as_str())
+        || WITHIN.iter().any(|part| folded.contains(part))
+        || folded.ends_with("key")
+        || folded.ends_with("keys")
 }
 
 // ---- builders -----------------------------------------------------------------------
@@ -756,8 +768,8 @@ mod tests {
         ];
         let mut raw = WireRequest::new("GET", "/x".into());
         raw.query.push(("ACCESSTOKEN".into(), secret.into()));
-        // Not a credential's name (it ends in `tokens`), non-ASCII before it.
-        raw.query.push(("\u{e9}ccesstokens".into(), "shown".into()));
+        // Not a credential's name, non-ASCII in it.
+        raw.query.push(("\u{e9}ccess".into(), "shown".into()));
         raw.body = Some(serde_json::json!({"a": [{"b": {"AccessToken": secret}}]}).to_string());
         requests.push(raw);
         for request in &requests {
@@ -788,6 +800,18 @@ mod tests {
             "password",
             "client_secret",
             "key",
+            "keys",
+            "tokens",
+            "accessTokens",
+            "jwt",
+            "passwd",
+            "pwd",
+            "credential",
+            "sig",
+            "signature",
+            "bearer",
+            "session_id",
+            "code",
         ] {
             assert!(is_credential_query_name(name), "{name}");
         }
@@ -795,9 +819,9 @@ mod tests {
             "limit",
             "skip",
             "onlyAttachments",
-            "keys",
-            "tokens",
             "author",
+            "roomId",
+            "doNotDeletePrivateMessages",
             "",
         ] {
             assert!(!is_credential_query_name(name), "{name}");

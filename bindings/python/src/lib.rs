@@ -18,6 +18,7 @@ mod convert;
 mod declared;
 mod dispatch;
 mod errors;
+mod exiting;
 mod logging;
 mod models;
 mod operations;
@@ -50,6 +51,7 @@ mod _native {
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        crate::exiting::register(m.py(), m)?;
         m.add("__version__", env!("CARGO_PKG_VERSION"))?;
         m.add("CORE_VERSION", roomchat::VERSION)?;
         m.add("OPERATIONS", wire::operation_names())?;

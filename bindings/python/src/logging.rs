@@ -79,7 +79,8 @@ impl Observer for LoggingObserver {
 
     fn event(&self, event: &Event<'_>) {
         let message = event.message();
-        Python::attach(|py| {
+        // Not once the interpreter is exiting (see `exiting`): the line is dropped.
+        crate::exiting::attach(|py| {
             if let Err(e) = log(py, event, &message) {
                 e.write_unraisable(py, None);
             }

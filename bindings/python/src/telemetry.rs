@@ -158,9 +158,17 @@ impl Captured {
         }
     }
 
-    /// Runs `f` (a core call, on this thread or a worker) with the context set for
-    /// core's `start_call` hooks of the calls `f` makes.
+    /// Runs `f` (a core call, on this thread or a worker, without the GIL) with the
+    /// context set for core's `start_call` hooks of the calls `f` makes. A call that
+    /// comes back once the interpreter is exiting never takes the GIL again (see
+    /// `exiting`).
     pub(crate) fn run<R>(self, f: impl FnOnce() -> R) -> R {
+        let result = self.run_in_context(f);
+        crate::exiting::park_if_exiting();
+        result
+    }
+
+    fn run_in_context<R>(self, f: impl FnOnce() -> R) -> R {
         if self.0.is_none() {
             return f();
         }
@@ -196,7 +204,7 @@ impl Instrumentation for PyInstrumentation {
         if CONTEXT.with(|c| c.borrow().is_none()) {
             return None;
         }
-        Python::attach(|py| {
+        crate::exiting::attach(|py| {
             let parent = CONTEXT.with(|c| c.borrow().as_ref().map(|p| p.clone_ref(py)))?;
             let info = (
                 call.operation,
@@ -224,6 +232,7 @@ impl Instrumentation for PyInstrumentation {
                 }
             }
         })
+        .flatten()
     }
 }
 
@@ -328,33 +337,39 @@ impl CallObserver for PyCall {
             return;
         };
         let ended = self.ended.take();
-        Python::attach(|py| {
-            let answer = attempt_end(py, observer, ended)
-                .and_then(|()| events(py, attempt.events))
-                .and_then(|events| {
-                    observer.call_method1(
-                        py,
-                        pyo3::intern!(py, "attempt_start"),
-                        (
-                            attempt.attempt,
-                            attempt.resend_count,
-                            nanos(attempt.started_at),
-                            events,
-                            attempt.propagate_trace_context,
-                        ),
-                    )
-                });
+        crate::exiting::attach(|py| {
+            // Each part on its own: one that fails (an application's span processor
+            // that raises) costs only itself, never this attempt's span or headers.
+            if let Err(e) = attempt_end(py, observer, ended) {
+                report(py, e);
+            }
+            let answer = events(py, attempt.events).and_then(|events| {
+                observer.call_method1(
+                    py,
+                    pyo3::intern!(py, "attempt_start"),
+                    (
+                        attempt.attempt,
+                        attempt.resend_count,
+                        nanos(attempt.started_at),
+                        events,
+                        attempt.propagate_trace_context,
+                    ),
+                )
+            });
             let inserted = answer.and_then(|answer| {
                 let answer = answer.bind(py);
                 if answer.is_none() {
                     return Ok(());
                 }
                 for (name, value) in answer.cast::<PyDict>()?.iter() {
-                    let (name, value): (String, String) = (name.extract()?, value.extract()?);
-                    // A propagator's header the client refuses (a reserved name, a bad
-                    // value) is left out rather than failing the call, as core's own
-                    // OpenTelemetry layer does.
-                    let _ = headers.insert(&name, &value);
+                    // A propagator's header the client refuses (not text, a reserved
+                    // name, a bad value) is left out rather than failing the call, as
+                    // core's own OpenTelemetry layer does; the others still go.
+                    if let (Ok(name), Ok(value)) =
+                        (name.extract::<String>(), value.extract::<String>())
+                    {
+                        let _ = headers.insert(&name, &value);
+                    }
                 }
                 Ok(())
             });
@@ -380,25 +395,26 @@ impl CallObserver for PyCall {
         };
         let ended = self.ended.take();
         let description = end.status_description();
-        Python::attach(|py| {
-            let done = attempt_end(py, &observer, ended)
-                .and_then(|()| events(py, end.events))
-                .and_then(|events| {
-                    observer.call_method1(
-                        py,
-                        pyo3::intern!(py, "call_end"),
-                        (
-                            nanos(end.ended_at),
-                            end.duration.as_secs_f64(),
-                            end.attempts,
-                            end.error_type(),
-                            description,
-                            end.rate_limit_wait.as_secs_f64(),
-                            end.retry_wait.as_secs_f64(),
-                            events,
-                        ),
-                    )
-                });
+        crate::exiting::attach(|py| {
+            if let Err(e) = attempt_end(py, &observer, ended) {
+                report(py, e);
+            }
+            let done = events(py, end.events).and_then(|events| {
+                observer.call_method1(
+                    py,
+                    pyo3::intern!(py, "call_end"),
+                    (
+                        nanos(end.ended_at),
+                        end.duration.as_secs_f64(),
+                        end.attempts,
+                        end.error_type(),
+                        description,
+                        end.rate_limit_wait.as_secs_f64(),
+                        end.retry_wait.as_secs_f64(),
+                        events,
+                    ),
+                )
+            });
             if let Err(e) = done {
                 report(py, e);
             }

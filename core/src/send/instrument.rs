@@ -486,6 +486,10 @@ impl fmt::Debug for RequestHeaders {
     }
 }
 
+/// The longest header (name and value together) [`RequestHeaders::insert`]
+/// takes: W3C baggage's own limit, and well within what servers accept.
+pub const MAX_HEADER_BYTES: usize = 8192;
+
 impl RequestHeaders {
     /// No header.
     pub fn new() -> RequestHeaders {
@@ -494,9 +498,17 @@ impl RequestHeaders {
 
     /// Sets `name` to `value`, replacing a header of the same name (any case).
     /// Fails with [`ErrorKind::Validation`] on a name that is not an HTTP
-    /// token or is reserved ([`RESERVED_HEADERS`]), or a value with a control
-    /// character (CR, LF, …) or a character beyond ASCII; nothing is changed then.
+    /// token or is reserved ([`RESERVED_HEADERS`]), a value with a control
+    /// character (CR, LF, …) or a character beyond ASCII, or a name and value
+    /// longer than [`MAX_HEADER_BYTES`] together; nothing is changed then.
     pub fn insert(&mut self, name: &str, value: &str) -> Result<()> {
+        // Servers refuse longer ones (431) or the request cannot be written: a
+        // propagator's huge baggage is left out rather than failing the call.
+        if name.len() + value.len() > MAX_HEADER_BYTES {
+            return Err(Error::validation(format!(
+                "the header {name:?} is longer than {MAX_HEADER_BYTES} bytes with its value"
+            )));
+        }
         let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
             Error::validation(format!("the header name {name:?} is not an HTTP token"))
         })?;
@@ -685,6 +697,19 @@ mod tests {
             client_id: 1,
         };
         info.request_method()
+    }
+
+    #[test]
+    fn a_header_longer_than_the_limit_is_refused_and_nothing_changes() {
+        let mut headers = RequestHeaders::new().with("baggage", "a=1").unwrap();
+        let long = "b".repeat(MAX_HEADER_BYTES);
+        let e = headers.insert("baggage", &long).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Validation);
+        assert!(e.message().contains("8192"), "{e}");
+        assert_eq!(headers.get("baggage"), Some("a=1"));
+        let fits = "b".repeat(MAX_HEADER_BYTES - "baggage".len());
+        headers.insert("baggage", &fits).unwrap();
+        assert_eq!(headers.get("baggage").map(str::len), Some(fits.len()));
     }
 
     #[test]

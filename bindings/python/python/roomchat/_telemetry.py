@@ -63,6 +63,9 @@ try:
         if type(_runtime).__name__ == "ContextVarsRuntimeContext" and isinstance(_context_var, contextvars.ContextVar)
         else _context.get_current
     )
+    # What OpenTelemetry's own instrumentations honour: no span and nothing on the
+    # wire for what runs under `suppress_instrumentation` (exporters' own requests).
+    _SUPPRESS_KEY: Any = getattr(_context, "_SUPPRESS_INSTRUMENTATION_KEY", None)
     AVAILABLE = True
 except ImportError:
     AVAILABLE = False
@@ -89,6 +92,8 @@ def capture() -> Any:
     context to propagate): then the call is not observed at all. Called by the native
     side on the caller's thread for every call, so it stays cheap."""
     current = _get_current()
+    if current and _SUPPRESS_KEY is not None and current.get(_SUPPRESS_KEY):
+        return None
     if current or _explicit:
         return current
     if _FAST_UNSET and _trace._TRACER_PROVIDER is None and _metrics_state._METER_PROVIDER is None:
@@ -228,6 +233,19 @@ def _instruments_of(provider: Any) -> Optional[_Instruments]:
         instruments = None if isinstance(provider, _NOOP_METER_PROVIDERS) else _Instruments(provider)
         _remember(_instruments, provider, instruments)
         return instruments
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has none of its parent's calls in flight, nor a lock another of
+    the parent's threads held."""
+    for _provider, instruments in list(_instruments.values()):
+        if instruments is not None:
+            instruments.active = {}
+            instruments.active_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 #: The clients the budget gauge reports (their ``ClientTelemetry``), while their client lives.
@@ -424,35 +442,47 @@ class _Call:
         error_type: Optional[str],
         events: List[Any],
     ) -> None:
-        """Core's hook after an attempt: its span ended with core's time; its duration."""
+        """Core's hook after an attempt: its span ended with core's time; its duration.
+        Each part runs even when another raises (an application's span processor or
+        instrument)."""
         span = self.attempt_span
-        if span is not None:
-            self.attempt_span = None
-            if status is not None:
-                span.set_attribute("http.response.status_code", status)
-            if error_type is not None:
-                span.set_attribute("error.type", error_type)
-                span.set_status(Status(StatusCode.ERROR))
-            span.end(end)
+        self.attempt_span = None
+        _each(
+            lambda: self._end_attempt_span(span, end, status, error_type),
+            lambda: self._record_attempt(duration, status, error_type),
+            lambda: self._events(events),
+        )
+
+    @staticmethod
+    def _end_attempt_span(span: Any, end: int, status: Optional[int], error_type: Optional[str]) -> None:
+        if span is None:
+            return
+        if status is not None:
+            span.set_attribute("http.response.status_code", status)
+        if error_type is not None:
+            span.set_attribute("error.type", error_type)
+            span.set_status(Status(StatusCode.ERROR))
+        span.end(end)
+
+    def _record_attempt(self, duration: float, status: Optional[int], error_type: Optional[str]) -> None:
         instruments = self.instruments
-        if instruments is not None:
-            attributes = self.attributes
-            metric = {
-                "http.request.method": attributes["http.request.method"],
-                "server.address": self.server_address,
-                "server.port": self.server_port,
-                "network.protocol.version": attributes["network.protocol.version"],
-            }
-            template = attributes.get("url.template")
-            if template is not None:
-                metric["url.template"] = template
-            if status is not None:
-                metric["http.response.status_code"] = status
-            if error_type is not None:
-                metric["error.type"] = error_type
-            instruments.request_duration.record(duration, metric)
-        if events:
-            self._events(events)
+        if instruments is None:
+            return
+        attributes = self.attributes
+        metric = {
+            "http.request.method": attributes["http.request.method"],
+            "server.address": self.server_address,
+            "server.port": self.server_port,
+            "network.protocol.version": attributes["network.protocol.version"],
+        }
+        template = attributes.get("url.template")
+        if template is not None:
+            metric["url.template"] = template
+        if status is not None:
+            metric["http.response.status_code"] = status
+        if error_type is not None:
+            metric["error.type"] = error_type
+        instruments.request_duration.record(duration, metric)
 
     def call_end(
         self,
@@ -465,33 +495,71 @@ class _Call:
         retry_wait: float,
         events: List[Any],
     ) -> None:
-        """Core's hook at the call's end: its span ended with core's time; its metrics."""
-        if events:
-            self._events(events)
+        """Core's hook at the call's end: its span ended with core's time; its metrics.
+        Each part runs even when another raises (an application's span processor or
+        instrument): the call is always taken out of the calls in flight."""
+        _each(
+            lambda: self._events(events),
+            lambda: self._end_call_span(end, attempts, error_type, description, rate_limit_wait, retry_wait),
+            lambda: self._record_call(duration, error_type),
+            self._uncount,
+        )
+
+    def _end_call_span(
+        self,
+        end: int,
+        attempts: int,
+        error_type: Optional[str],
+        description: Optional[str],
+        rate_limit_wait: float,
+        retry_wait: float,
+    ) -> None:
         span = self.span
-        if span is not None:
-            span.set_attributes(
-                {
-                    "roomchat.attempts": attempts,
-                    "roomchat.rate_limit.wait.duration": rate_limit_wait,
-                    "roomchat.retry.wait.duration": retry_wait,
-                }
-            )
-            if error_type is not None:
-                span.set_attribute("error.type", error_type)
-                span.set_status(Status(StatusCode.ERROR, description))
-            span.end(end)
-        instruments = self.instruments
-        if instruments is not None:
-            metric = {
-                "roomchat.operation": self.operation,
-                "server.address": self.server_address,
-                "server.port": self.server_port,
+        if span is None:
+            return
+        span.set_attributes(
+            {
+                "roomchat.attempts": attempts,
+                "roomchat.rate_limit.wait.duration": rate_limit_wait,
+                "roomchat.retry.wait.duration": retry_wait,
             }
-            if error_type is not None:
-                metric["error.type"] = error_type
-            instruments.call_duration.record(duration, metric)
-            instruments.add_active(self.active, -1)
+        )
+        if error_type is not None:
+            span.set_attribute("error.type", error_type)
+            span.set_status(Status(StatusCode.ERROR, description))
+        span.end(end)
+
+    def _record_call(self, duration: float, error_type: Optional[str]) -> None:
+        instruments = self.instruments
+        if instruments is None:
+            return
+        metric = {
+            "roomchat.operation": self.operation,
+            "server.address": self.server_address,
+            "server.port": self.server_port,
+        }
+        if error_type is not None:
+            metric["error.type"] = error_type
+        instruments.call_duration.record(duration, metric)
+
+    def _uncount(self) -> None:
+        if self.instruments is not None:
+            self.instruments.add_active(self.active, -1)
+
+
+def _each(*parts: Callable[[], None]) -> None:
+    """Runs every part even when one raises (an application's span processor or
+    instrument may): the first exception is raised once all have run, for the native
+    side to report."""
+    first: Optional[Exception] = None
+    for part in parts:
+        try:
+            part()
+        except Exception as error:
+            if first is None:
+                first = error
+    if first is not None:
+        raise first
 
 
 def client_telemetry(tracer_provider: Any, meter_provider: Any) -> Optional[ClientTelemetry]:
