@@ -13,5 +13,5 @@ use pyo3::prelude::*;
 #[pyfunction]
 pub fn cli_main(py: Python<'_>, argv: Vec<OsString>) -> i32 {
     let args = std::iter::once(OsString::from("roomchat")).chain(argv);
-    py.detach(move || roomchat_cli::run(args))
+    crate::exiting::detach(py, move || roomchat_cli::run(args))
 }

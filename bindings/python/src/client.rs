@@ -499,7 +499,7 @@ impl Client {
 /// Builds the client without the GIL: building takes core's process-wide registries
 /// of budgets, whose locks other calls hold while they wait.
 fn build(py: Python<'_>, builder: ClientBuilder) -> PyResult<roomchat::Client> {
-    py.detach(move || builder.build()).or_raise(py)
+    crate::exiting::detach(py, move || builder.build()).or_raise(py)
 }
 
 /// `(dispatcher, future, token)` of a `_submit=` argument.
@@ -536,7 +536,7 @@ where
     let captured = Captured::now(py);
     let Some(submit) = submit.filter(|s| !s.is_none()) else {
         let call = make(None);
-        let result = py.detach(move || captured.run(call));
+        let result = crate::exiting::detach(py, move || captured.run(call));
         return wrap(py, result.or_raise(py)?);
     };
     let (dispatcher, future, token) = submit_parts(submit)?;
@@ -848,7 +848,7 @@ impl Client {
     fn close(&self, py: Python<'_>) {
         let client = self.inner.write().unwrap_or_else(|p| p.into_inner()).take();
         // Without the GIL: closing sockets takes core's registry locks.
-        py.detach(move || drop(client));
+        crate::exiting::detach(py, move || drop(client));
     }
 
     fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
@@ -971,7 +971,7 @@ impl Client {
         let client = self.core(py)?;
         // Without the GIL: the state sits behind the budget's locks, which other calls
         // hold while they wait on Redis.
-        Ok(py.detach(move || client.rate_limit_state()).into())
+        Ok(crate::exiting::detach(py, move || client.rate_limit_state()).into())
     }
 
     /// The browser address that signs the holder of `access_token` in to `room_id`
@@ -1145,7 +1145,7 @@ impl UserIterator {
         let state = self.state.clone();
         // A page fetched now belongs to the context `next()` is called in.
         let captured = Captured::now(py);
-        let next = py.detach(move || {
+        let next = crate::exiting::detach(py, move || {
             captured.run(|| {
                 let mut state = state.lock();
                 match state.pending.take() {

@@ -128,7 +128,7 @@ impl RecordIterator {
         let state = self.state.clone();
         // A page fetched now belongs to the context `next()` is called in.
         let captured = crate::telemetry::Captured::now(py);
-        match py.detach(move || captured.run(|| state.lock().next_item())) {
+        match crate::exiting::detach(py, move || captured.run(|| state.lock().next_item())) {
             None => Ok(None),
             Some(Ok(item)) => Ok(Some(wrap_record(py, (item, self.record))?)),
             Some(Err(e)) => Err(to_py(py, &e)),
@@ -141,7 +141,7 @@ impl RecordIterator {
     fn next_skip(&self, py: Python<'_>) -> PyResult<u64> {
         self.state.check_not_forked_mid_fetch()?;
         let state = self.state.clone();
-        Ok(py.detach(move || state.lock().next_skip()))
+        Ok(crate::exiting::detach(py, move || state.lock().next_skip()))
     }
 
     /// The rest of the current page, or the next page's records (an empty list at the
@@ -208,7 +208,7 @@ impl RecordPageIterator {
     fn next_skip(&self, py: Python<'_>) -> PyResult<u64> {
         self.pages.check_not_forked_mid_fetch()?;
         let pages = self.pages.clone();
-        Ok(py.detach(move || pages.lock().next_skip()))
+        Ok(crate::exiting::detach(py, move || pages.lock().next_skip()))
     }
 
     /// The next page, or `None` at the end; fetched with `_submit`'s token, if any, as

@@ -132,7 +132,9 @@ impl BudgetProbe {
             .unwrap_or_else(|p| p.into_inner())
             .clone()?;
         // Without the GIL: a shared budget asks Redis.
-        Some(py.detach(move || client.rate_limit_state().remaining))
+        Some(crate::exiting::detach(py, move || {
+            client.rate_limit_state().remaining
+        }))
     }
 }
 
@@ -159,16 +161,8 @@ impl Captured {
     }
 
     /// Runs `f` (a core call, on this thread or a worker, without the GIL) with the
-    /// context set for core's `start_call` hooks of the calls `f` makes. A call that
-    /// comes back once the interpreter is exiting never takes the GIL again (see
-    /// `exiting`).
+    /// context set for core's `start_call` hooks of the calls `f` makes.
     pub(crate) fn run<R>(self, f: impl FnOnce() -> R) -> R {
-        let result = self.run_in_context(f);
-        crate::exiting::park_if_exiting();
-        result
-    }
-
-    fn run_in_context<R>(self, f: impl FnOnce() -> R) -> R {
         if self.0.is_none() {
             return f();
         }

@@ -83,7 +83,7 @@ pub(crate) fn decode_response<'py>(
         return Err(wrong_type("body", "bytes or str", body));
     };
     let response = WireResponse::new(status, pairs, body);
-    let value = py.detach(|| op.decode(&response)).or_raise(py)?;
+    let value = crate::exiting::detach(py, || op.decode(&response)).or_raise(py)?;
     from_json(py, &value)
 }
 

@@ -570,3 +570,125 @@ def test_providers_dropped_by_the_application_are_not_kept_alive(emu: Emulator) 
     del client, tracer_provider, meter_provider
     gc.collect()
     assert [ref() for ref in gone] == [None, None], "the package's caches keep providers a process made and dropped"
+
+
+def test_the_interpreter_exits_cleanly_with_calls_in_flight_on_daemon_threads(emu: Emulator) -> None:
+    # AsyncClient workers with an SDK (their hooks take the GIL) and sync calls on daemon
+    # threads, all in flight as the interpreter exits: before Python 3.14 a thread that
+    # takes the GIL then is ended with pthread_exit, which crashed the process (SIGSEGV).
+    emu.fault(USERS, {"kind": "delay", "ms": 60}, method="GET", times=100_000)
+    script = f"""
+import asyncio, sys, threading, time
+import roomchat
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.trace import TracerProvider
+options = dict(base_url={emu.base_url!r}, ca_bundle={emu.ca_file!r},
+               tracer_provider=TracerProvider(), meter_provider=MeterProvider())
+aclient = roomchat.AsyncClient({emu.private_key!r}, **options)
+client = roomchat.Client({emu.private_key!r}, **options)
+async def many():
+    async def one():
+        while True:
+            try:
+                await aclient.list_users(limit=1)
+            except Exception:
+                pass
+    await asyncio.gather(*[one() for _ in range(8)])
+def calls():
+    while True:
+        try:
+            client.list_users(limit=1)
+        except Exception:
+            pass
+threading.Thread(target=lambda: asyncio.run(many()), daemon=True).start()
+for _ in range(4):
+    threading.Thread(target=calls, daemon=True).start()
+time.sleep(0.5)
+print("exiting", flush=True)
+"""
+    statuses = [
+        subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60).returncode
+        for _ in range(3)
+    ]
+    assert statuses == [0, 0, 0]
+
+
+def test_a_span_processor_that_raises_costs_only_its_own_part(emu: Emulator) -> None:
+    from opentelemetry.sdk.trace import SpanProcessor
+
+    exporter = InMemorySpanExporter()
+
+    class Raising(SpanProcessor):
+        raised = 0
+
+        def on_end(self, span: ReadableSpan) -> None:
+            Raising.raised += 1
+            if Raising.raised == 1:
+                raise RuntimeError("an exporter bug")
+
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(Raising())
+    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+    reader = InMemoryMetricReader()
+    meter_provider = MeterProvider(metric_readers=[reader])
+    unraisable: List[Any] = []
+    hook, sys.unraisablehook = sys.unraisablehook, unraisable.append
+    try:
+        with emu.client(tracer_provider=tracer_provider, meter_provider=meter_provider) as client:
+            client.list_chat_rooms()
+            client.list_chat_rooms()
+    finally:
+        sys.unraisablehook = hook
+    names = [s.name for s in exporter.get_finished_spans()]
+    # The first span ended (the first call's attempt) met the raise; every other span ended.
+    assert names == ["roomchat list_chat_rooms", "GET /consumer/api/v1/chatrooms", "roomchat list_chat_rooms"]
+    assert len(unraisable) == 1, "reported once"
+    data = reader.get_metrics_data()
+    found = {m.name: m for r in data.resource_metrics for s in r.scope_metrics for m in s.metrics}
+    assert sum(p.count for p in found["roomchat.client.call.duration"].data.data_points) == 2
+    assert all(p.value == 0 for p in found["roomchat.client.active_calls"].data.data_points)
+
+
+def test_suppressed_instrumentation_makes_no_span_and_sends_no_context(emu: Emulator, otel: Sdk) -> None:
+    from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
+
+    with emu.client(**otel.providers()) as client:
+        with otel.tracer.start_as_current_span("handle request"):
+            token = context.attach(context.set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))
+            try:
+                client.list_chat_rooms()
+            finally:
+                context.detach(token)
+            client.list_chat_rooms()
+    journal = emu.journal()
+    assert [header(e, "traceparent") is not None for e in journal] == [False, True]
+    assert len(named(otel.spans(), "roomchat list_chat_rooms")) == 1
+
+
+def test_a_forked_child_has_no_call_in_flight(emu: Emulator, otel: Sdk) -> None:
+    import os
+
+    emu.fault(USERS, {"kind": "delay", "ms": 400}, method="GET")
+    with emu.client(**otel.providers()) as client:
+        import threading
+
+        slow = threading.Thread(target=lambda: client.list_users(limit=1))
+        slow.start()
+        import time
+
+        time.sleep(0.15)
+        pid = os.fork()
+        if pid == 0:  # the child: its in-flight count is its own (none)
+            points_ = otel.reader.get_metrics_data()
+            values = [
+                p.value
+                for r in points_.resource_metrics
+                for s in r.scope_metrics
+                for m in s.metrics
+                if m.name == "roomchat.client.active_calls"
+                for p in m.data.data_points
+            ]
+            os._exit(0 if all(v == 0 for v in values) else 3)
+        _, status = os.waitpid(pid, 0)
+        slow.join()
+    assert os.waitstatus_to_exitcode(status) == 0
