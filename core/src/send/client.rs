@@ -537,7 +537,11 @@ impl ClientBuilder {
         }
         let budget = self.budget_for(key, tls.roots())?;
         let mut facts = base.facts(&base_url);
-        facts.secrets = secrets.clone();
+        facts.secrets = secrets
+            .iter()
+            .filter(|s| !s.is_empty())
+            .flat_map(|s| [s.clone(), crate::percent::encode_query_component(s)])
+            .collect();
         #[allow(unused_mut)]
         let mut instrumentations = self.instrumentations.clone();
         #[cfg(feature = "opentelemetry")]

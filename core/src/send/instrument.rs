@@ -181,7 +181,8 @@ pub struct CallInfo<'a> {
     pub url_template: Option<&'a str>,
     /// The request's absolute URL, made on first use ([`CallInfo::url_full`]).
     pub(crate) url_full: &'a OnceCell<String>,
-    /// The base URL, the request and the client's secrets, to make it from.
+    /// The base URL, the request and the client's secrets (each as written
+    /// and percent-encoded: `ClientFacts::secrets`), to make it from.
     pub(crate) url_parts: (&'a str, &'a WireRequest, &'a [String]),
     /// The base URL's host, without brackets for IPv6 (`server.address`).
     pub server_address: &'a str,
@@ -225,15 +226,8 @@ impl CallInfo<'_> {
     /// method for the call (a call whose observers never ask does not pay for it).
     pub fn url_full(&self) -> &str {
         let (base_url, request, secrets) = self.url_parts;
-        self.url_full.get_or_init(|| {
-            let url = request.redacted_url(base_url);
-            let forms: Vec<String> = secrets
-                .iter()
-                .filter(|s| !s.is_empty())
-                .flat_map(|s| [s.clone(), crate::percent::encode_query_component(s)])
-                .collect();
-            crate::secrets::scrub(&url, &forms)
-        })
+        self.url_full
+            .get_or_init(|| crate::secrets::scrub(&request.redacted_url(base_url), secrets))
     }
 
     /// The name of the call's span: `roomchat {operation}` (`roomchat create_chat_room`).

@@ -24,8 +24,9 @@ pub(crate) struct ClientFacts {
     pub(crate) server_port: u16,
     pub(crate) scheme: &'static str,
     pub(crate) client_id: u64,
-    /// The texts no URL shown may hold (the keys, the proxy's password):
-    /// `url.full` hides them wherever a raw request put them.
+    /// The texts no URL shown may hold (the keys, the proxy's password), each
+    /// as written and percent-encoded: `url.full` hides them wherever a raw
+    /// request put them. Made once per client, not per call.
     pub(crate) secrets: Vec<String>,
 }
 
