@@ -14,7 +14,7 @@
 // name. First, what requiring the package and making the first client take
 // with @opentelemetry/api installed and without it (fresh processes, medians).
 //
-//   node bench/opentelemetry.mjs     (ROOMCHAT_BENCH_N calls per side and mode, default 2000;
+//   node bench/opentelemetry.mjs     (ROOMCHAT_BENCH_N calls per side and mode, 4x that in flight, default 2000;
 //                                     ROOMCHAT_BENCH_N_LOADED in the loaded round, default the same up to 1000)
 //   ROOMCHAT_EMULATOR=path/to/roomchat-emulator (default: target/release/roomchat-emulator)
 import { execFileSync, fork, spawn } from 'node:child_process'
@@ -30,6 +30,8 @@ const binary = process.env.ROOMCHAT_EMULATOR || path.join(target, 'release', 'ro
 const N = Number(process.env.ROOMCHAT_BENCH_N || 2000)
 const N_LOADED = Number(process.env.ROOMCHAT_BENCH_N_LOADED || Math.min(N, 1000))
 const BLOCK = 25
+/** A block's calls: 4 blocks' worth with calls in flight (each block ramps up and drains). */
+const blockOf = (concurrency) => BLOCK * (concurrency > 1 ? 4 : 1)
 const IN_FLIGHT = 16
 const SIDES = ['roomchat', 'roomchat+api', 'roomchat+sdk', 'roomchat+sdk, hook', 'undici', 'undici+sdk']
 
@@ -64,7 +66,7 @@ async function measure(sides, concurrency, n) {
   for (const name of SIDES) await sides[name].block(200, concurrency) // warm up
   let round = 0
   while (stats[SIDES[0]].calls < n) {
-    const count = Math.min(BLOCK * (concurrency > 1 ? 4 : 1), n - stats[SIDES[0]].calls)
+    const count = Math.min(blockOf(concurrency), n - stats[SIDES[0]].calls)
     for (let i = 0; i < SIDES.length; i++) {
       const name = SIDES[(i + round) % SIDES.length]
       const answer = await sides[name].block(count, concurrency)
@@ -164,8 +166,11 @@ try {
     ['one call at a time', 1],
     [`${IN_FLIGHT} calls in flight`, IN_FLIGHT],
   ]) {
-    table(title, 'idle', N, await measure(sides, concurrency, N))
-    table(title, loadedLabel, N_LOADED, await withCpuLoad(() => measure(sides, concurrency, N_LOADED)))
+    // As many blocks in flight as one at a time (the ratios are of the blocks' medians: a
+    // short run's 300 calls in flight made 3 blocks, and one slow block moved the median).
+    const n = (calls) => (calls * blockOf(concurrency)) / BLOCK
+    table(title, 'idle', n(N), await measure(sides, concurrency, n(N)))
+    table(title, loadedLabel, n(N_LOADED), await withCpuLoad(() => measure(sides, concurrency, n(N_LOADED))))
   }
 } finally {
   for (const side of Object.values(sides)) side.child.disconnect()
