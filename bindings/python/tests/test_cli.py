@@ -14,6 +14,10 @@ PROGRAM = textwrap.dedent(
     import os, signal, sys, time
     from roomchat import _cli
 
+    # The program's own Ctrl-C, whatever it inherited: a job a non-interactive shell
+    # starts in the background begins with SIGINT ignored, and Python then installs
+    # no handler of its own (this test failed so in a test command started that way).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     for round in (1, 2):
         sys.argv = ["roomchat", "room-messages", "cli-r1", "--all", "--page-size", "10", "--output", "jsonl"]
         try:
