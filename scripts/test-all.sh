@@ -330,7 +330,19 @@ bash tests/c/clean-room.sh 2>&1 | tee "$log_dir/c-clean-room.log"
 grep -qE '^c-clean-room: [0-9]+ passed, 0 failed$' "$log_dir/c-clean-room.log"
 
 step "release builds for the last phase (the benchmarks, the stress test, roomchat export): compiled now, beside the background builds"
-cargo test --quiet --release --locked "${release_set[@]}" --test stress --test export --test fault_harness --no-run
+# The fault harness runs before the wait for the cross builds, while the background's cargo
+# may hold the release build directory's lock (cargo waited 100 s for it): its executable
+# is run itself, found in what cargo reports now.
+cargo test --quiet --release --locked "${release_set[@]}" --test stress --test export --test fault_harness --no-run \
+  --message-format=json >"$log_dir/release-tests.json"
+fault_harness_bin=$(python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    message = json.loads(line)
+    if message.get("reason") == "compiler-artifact" and message["target"]["name"] == "fault_harness" and message.get("executable"):
+        print(message["executable"])
+' "$log_dir/release-tests.json")
+[ -x "$fault_harness_bin" ] || { echo "cargo named no fault_harness executable" >&2; exit 1; }
 cargo bench --quiet --locked --no-run "${release_set[@]}" --bench network --bench list_users --bench decode --bench compression --bench c_vs_core
 cargo bench --quiet --locked --no-run "${release_set[@]}" --features roomchat/redis --bench budget
 echo "built: the stress, export and fault-harness tests, the benches network, list_users, decode, compression, c_vs_core and budget"
@@ -358,12 +370,12 @@ grep -qE '^1 passed' "$log_dir/otel-e2e-python.log"
 # must run alone, is shorter by their minute and a half.
 step "roomchat export and import under the randomized fault harness (release, seed 44, 50 s: kill -9 at random instants, deletions, posts, 429s, 5xx, cut-off and slow answers, a full disk, concurrent runs; scripts/fault-harness.sh runs it longer)"
 # A failing schedule prints its seed, its case and the line that replays it.
-ROOMCHAT_HARNESS_SEED=44 ROOMCHAT_HARNESS_SECONDS=50 cargo test --release --locked "${release_set[@]}" --test fault_harness -- --nocapture 2>&1 \
+(cd cli && ROOMCHAT_HARNESS_SEED=44 ROOMCHAT_HARNESS_SECONDS=50 "$fault_harness_bin" --nocapture) 2>&1 \
   | tee "$log_dir/fault-harness.log" | grep -E '^fault harness|^  (->|replay)|^test result'
 grep -q '^test result: ok' "$log_dir/fault-harness.log"
 
 step "roomchat export as a person sees it: the progress bar in tmux, the HTML transcript in Chromium (cli/tests/export_ui.sh)"
-bash cli/tests/export_ui.sh 2>&1 | tee "$log_dir/cli-export-ui.log" | grep -E '^(screenshots|the transcript|export_ui)'
+ROOMCHAT_DEBUG_BUILT=1 bash cli/tests/export_ui.sh 2>&1 | tee "$log_dir/cli-export-ui.log" | grep -E '^(screenshots|the transcript|export_ui)'
 grep -q '^export_ui: OK' "$log_dir/cli-export-ui.log"
 
 step "the other platforms' wheels and addons, and the sdist (built in the background, unoptimized: scripts/dist/python.sh cross, scripts/dist/node.sh build)"
