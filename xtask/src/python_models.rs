@@ -174,7 +174,10 @@ fn emit_class(w: &mut String, class: &Class<'_>) {
     let shape = &class.shape;
     doc(w, "", &shape.doc);
     line(w, "#[pyclass(frozen, module = \"roomchat\")]");
-    match class.list.map(|list| (list.snake(), list.record().unwrap_or_default())) {
+    match class
+        .list
+        .map(|list| (list.snake(), list.record().unwrap_or_default()))
+    {
         None => write!(
             w,
             "pub struct {name} {{
@@ -221,14 +224,25 @@ impl {name} {{
     line(w, "#[pymethods]");
     line(w, &format!("impl {name} {{"));
     for field in &model.fields {
-        doc(w, "    ", shape.docs.get(&field.snake()).unwrap_or(&field.doc));
+        doc(
+            w,
+            "    ",
+            shape.docs.get(&field.snake()).unwrap_or(&field.doc),
+        );
         line(w, "    #[getter]");
         emit_getter(w, field);
     }
     let extra = shape.extra.as_deref();
-    doc(w, "    ", extra.unwrap_or("Every other field the service sent."));
+    doc(
+        w,
+        "    ",
+        extra.unwrap_or("Every other field the service sent."),
+    );
     line(w, "    #[getter]");
-    line(w, "    fn extra<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {");
+    line(
+        w,
+        "    fn extra<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {",
+    );
     line(w, "        map_to_dict(py, &self.inner.extra)");
     line(w, "    }");
     let (core, equal) = match class.list.map(Field::snake) {
@@ -252,12 +266,23 @@ impl {name} {{
         .unwrap();
     }
     let to_dict = shape.to_dict.as_deref();
-    doc(w, "    ", to_dict.unwrap_or("The answer with the service's field names."));
-    line(w, "    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {");
+    doc(
+        w,
+        "    ",
+        to_dict.unwrap_or("The answer with the service's field names."),
+    );
+    line(
+        w,
+        "    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {",
+    );
     line(w, &format!("        wire_dict(py, {core})"));
     line(w, "    }");
     let from_dict = shape.from_dict.as_deref();
-    doc(w, "    ", from_dict.unwrap_or("An answer from its wire form."));
+    doc(
+        w,
+        "    ",
+        from_dict.unwrap_or("An answer from its wire form."),
+    );
     let what = shape.what.as_deref().unwrap_or(&model.what);
     write!(
         w,
@@ -339,7 +364,11 @@ fn emit_getter(w: &mut String, field: &Field) {
             }
         }
     };
-    writeln!(w, "    fn {name}(&self) -> {ty} {{\n        {value}\n    }}").unwrap();
+    writeln!(
+        w,
+        "    fn {name}(&self) -> {ty} {{\n        {value}\n    }}"
+    )
+    .unwrap();
 }
 
 /// A field as `repr` and `hash` read it: (its field, the expression).
@@ -472,54 +501,45 @@ impl IntoPython for Vec<roomchat::{name}> {{
 mod tests {
     use crate::declaration::load;
 
-    /// A model `Thing` with a secret `token`, answered by an operation, whose
-    /// `[model.python]` ends with `python`.
-    fn generated(python: &str) -> Result<String, String> {
-        let d = load(&format!(
-            r#"
-[[operation]]
-name = "get_thing"
-summary = "A thing."
-method = "GET"
-path = "/v2/thing"
-retry = "repeatable"
-result = "Thing"
-params = []
-
-[[model]]
-name = "Thing"
-doc = "A thing."
-what = "a thing"
-fields = [
-  {{ name = "_id", type = "string", rust = "id", doc = "Its id." }},
-  {{ name = "token", type = "string", presence = "required", secret = true, doc = "Its token." }},
-]
-
-[model.python]
-doc = "A thing."
-{python}
-"#
-        ))?;
-        super::generate(&d)
+    /// The repository's declarations with `from` replaced by `to`, generated.
+    fn generated(from: &str, to: &str) -> Result<String, String> {
+        let declarations = include_str!("../../api/operations.toml");
+        assert!(declarations.contains(from), "{from}");
+        super::generate(&load(&declarations.replacen(from, to, 1))?)
     }
 
-    /// `repr` and `hash` never use a secret, nor a field the model does not
-    /// have: codegen fails naming it.
+    /// `repr` and `hash` never use a secret (`CreatedUser.access_token`), nor a
+    /// field the model does not have: codegen fails naming it.
     #[test]
     fn repr_and_hash_never_use_a_secret() {
-        let made = generated("repr = [\"id\"]\nhash = [\"id\"]").unwrap();
-        assert!(made.contains("\"Thing(id={})\""), "{made}");
-        for (python, why) in [
-            ("repr = [\"token\"]\nhash = []", "\"token\" is a secret"),
-            ("repr = []\nhash = [\"token\"]", "\"token\" is a secret"),
-            ("repr = [\"name\"]\nhash = []", "no field \"name\""),
+        let published = "repr = [\"user_id\", \"username\", \"is_moderator\"]";
+        let made = generated(published, published).unwrap();
+        assert!(
+            made.contains("\"CreatedUser(user_id={}, username={}, is_moderator={}{})\""),
+            "{made}"
+        );
+        let hash = "hash = [\"user_id\", \"username\"]";
+        let repr_if_set = "repr_if_set = [\"chat_room\"]";
+        for (from, to, why) in [
             (
-                "repr = []\nhash = []\nrepr_if_set = [\"token\"]",
-                "\"token\" is a secret",
+                published,
+                "repr = [\"access_token\"]",
+                "\"access_token\" is a secret",
+            ),
+            (published, "repr = [\"name\"]", "no field \"name\""),
+            (
+                hash,
+                "hash = [\"access_token\"]",
+                "\"access_token\" is a secret",
+            ),
+            (
+                repr_if_set,
+                "repr_if_set = [\"access_token\"]",
+                "\"access_token\" is a secret",
             ),
         ] {
-            let refused = generated(python).err().unwrap_or_default();
-            assert!(refused.contains(why), "{python}: {refused}");
+            let refused = generated(from, to).err().unwrap_or_default();
+            assert!(refused.contains(why), "{to}: {refused}");
         }
     }
 }
