@@ -10,8 +10,9 @@
 
 use std::collections::BTreeSet;
 
-use crate::declaration::{Declarations, Field, Model};
-use crate::text::{line, wrap};
+use crate::declaration::{Answered, Declarations, Field, Model};
+use crate::rust_struct::{self, Member, Struct};
+use crate::text::line;
 use crate::GENERATED;
 
 pub const PATH: &str = "core/src/wire/models/records.rs";
@@ -149,78 +150,42 @@ fn via(field: &Field) -> Option<&'static str> {
 }
 
 fn emit_struct(w: &mut String, model: &Model) {
-    for text in wrap(&model.doc, 92) {
-        line(w, &format!("/// {text}"));
-    }
-    let secret = model.fields.iter().any(|f| f.secret);
-    line(
+    let members = model
+        .fields
+        .iter()
+        .map(|field| {
+            let mut member = Member::of(field, field_type(field));
+            if field.presence == "optional" {
+                member
+                    .serde
+                    .push("skip_serializing_if = \"Option::is_none\"".to_owned());
+            }
+            if field.kind == "epoch_seconds" {
+                member.serde.push(
+                    "serialize_with = \"crate::wire::decode::write_epoch_seconds\"".to_owned(),
+                );
+            }
+            if field.secret {
+                member.hidden = Some(format!(
+                    "&format_args!(\"<{{}} bytes>\", self.{}.len())",
+                    member.name
+                ));
+            }
+            member
+        })
+        .collect();
+    rust_struct::emit(
         w,
-        if secret {
-            // `Debug` by hand: the secret fields shown by their length only.
-            "#[derive(Clone, PartialEq, Serialize, Default)]"
-        } else {
-            "#[derive(Debug, Clone, PartialEq, Serialize, Default)]"
+        &Struct {
+            name: &model.name,
+            doc: &model.doc,
+            derives: "Clone, PartialEq, Serialize, Default",
+            non_exhaustive: false,
+            members,
+            extra_doc: model.extra_doc(),
+            debug_note: Some("A secret signs someone in: shown only by its length."),
         },
     );
-    line(w, &format!("pub struct {} {{", model.name));
-    for field in &model.fields {
-        for text in wrap(&field.doc, 88) {
-            line(w, &format!("    /// {text}"));
-        }
-        let mut serde = Vec::new();
-        if field.snake() != field.name {
-            serde.push(format!("rename = {:?}", field.name));
-        }
-        if field.presence == "optional" {
-            serde.push("skip_serializing_if = \"Option::is_none\"".to_owned());
-        }
-        if field.kind == "epoch_seconds" {
-            serde.push("serialize_with = \"crate::wire::decode::write_epoch_seconds\"".to_owned());
-        }
-        if !serde.is_empty() {
-            line(w, &format!("    #[serde({})]", serde.join(", ")));
-        }
-        line(
-            w,
-            &format!("    pub {}: {},", field.snake(), field_type(field)),
-        );
-    }
-    for text in wrap(model.extra_doc(), 88) {
-        line(w, &format!("    /// {text}"));
-    }
-    line(w, "    #[serde(flatten)]");
-    line(w, "    pub extra: Map<String, Value>,");
-    line(w, "}");
-    if secret {
-        line(w, "");
-        line(w, &format!("impl std::fmt::Debug for {} {{", model.name));
-        line(
-            w,
-            "    // A secret signs someone in: shown only by its length.",
-        );
-        line(
-            w,
-            "    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {",
-        );
-        line(w, &format!("        f.debug_struct({:?})", model.name));
-        for field in &model.fields {
-            let name = field.snake();
-            if field.secret {
-                line(
-                    w,
-                    &format!(
-                        "            .field({name:?}, &format_args!(\"<{{}} bytes>\", self.{name}.len()))"
-                    ),
-                );
-            } else {
-                line(w, &format!("            .field({name:?}, &self.{name})"));
-            }
-        }
-        line(w, "            .field(\"extra\", &self.extra)");
-        line(w, "            .finish()");
-        line(w, "    }");
-        line(w, "}");
-    }
 }
 
 /// `decode_model!(Type, "what", { "wire" => field: presence, … });` (or
@@ -245,10 +210,7 @@ fn emit_decode(w: &mut String, mac: &str, ty: &str, model: &Model) {
 /// `Decoded` for a model an operation answers: whether the answer may say it
 /// failed (`"success": false`).
 fn emit_decoded(w: &mut String, model: &Model, d: &Declarations) {
-    let answers: Vec<&str> = d.operations.iter().map(|op| op.result.as_str()).collect();
-    let alone = answers.contains(&model.name.as_str());
-    let listed = answers.contains(&format!("Vec<{}>", model.name).as_str())
-        || answers.contains(&format!("[{}]", model.name).as_str());
+    let Answered { alone, listed } = model.answered(d);
     if !alone && !listed {
         return;
     }

@@ -8,6 +8,7 @@ use std::fmt::Write;
 use serde::Deserialize;
 
 use crate::declaration::{snake, Declarations, Field, Operation, Param, Record};
+use crate::rust_struct::{self, Member, Struct};
 use crate::text::{line, wrap};
 use crate::GENERATED;
 
@@ -477,69 +478,35 @@ pub fn generate_records(d: &Declarations) -> String {
 }
 
 fn emit_record(w: &mut String, record: &Record) {
-    for text in wrap(&record.doc, 92) {
-        line(w, &format!("/// {text}"));
-    }
-    let has_secret = record.fields.iter().any(|f| f.secret);
-    line(
+    let members = record
+        .fields
+        .iter()
+        .map(|field| {
+            let mut member = Member::of(field, format!("Option<{}>", rust_type(field)));
+            member.doc = format!("`{}`: {}", field.name, field.doc);
+            member.serde.push("default".to_owned());
+            member
+                .serde
+                .push("skip_serializing_if = \"Option::is_none\"".to_owned());
+            if field.secret {
+                member.hidden = Some(format!("&self.{}.as_ref().map(Hidden)", member.name));
+            }
+            member
+        })
+        .collect();
+    rust_struct::emit(
         w,
-        if has_secret {
-            // `Debug` by hand: the secret fields' values hidden.
-            "#[derive(Clone, PartialEq, Default, Serialize, Deserialize)]"
-        } else {
-            "#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]"
+        &Struct {
+            name: &record.name,
+            doc: &record.doc,
+            derives: "Clone, PartialEq, Default, Serialize, Deserialize",
+            non_exhaustive: true,
+            members,
+            extra_doc: "Every other field the service sent, as it came.",
+            debug_note: None,
         },
     );
-    line(w, "#[non_exhaustive]");
-    line(w, &format!("pub struct {} {{", record.name));
-    for field in &record.fields {
-        let doc = format!("`{}`: {}", field.name, field.doc);
-        for text in wrap(&doc, 88) {
-            line(w, &format!("    /// {text}"));
-        }
-        let rename = if field.snake() != field.name {
-            format!("rename = {:?}, ", field.name)
-        } else {
-            String::new()
-        };
-        line(
-            w,
-            &format!("    #[serde({rename}default, skip_serializing_if = \"Option::is_none\")]"),
-        );
-        line(
-            w,
-            &format!("    pub {}: Option<{}>,", field.snake(), rust_type(field)),
-        );
-    }
-    line(w, "    /// Every other field the service sent, as it came.");
-    line(w, "    #[serde(flatten)]");
-    line(w, "    pub extra: Map<String, Value>,");
-    line(w, "}");
     line(w, "");
-    if has_secret {
-        line(w, &format!("impl std::fmt::Debug for {} {{", record.name));
-        line(
-            w,
-            "    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {",
-        );
-        line(w, &format!("        f.debug_struct({:?})", record.name));
-        for field in &record.fields {
-            let name = field.snake();
-            if field.secret {
-                line(
-                    w,
-                    &format!("            .field({name:?}, &self.{name}.as_ref().map(Hidden))"),
-                );
-            } else {
-                line(w, &format!("            .field({name:?}, &self.{name})"));
-            }
-        }
-        line(w, "            .field(\"extra\", &self.extra)");
-        line(w, "            .finish()");
-        line(w, "    }");
-        line(w, "}");
-        line(w, "");
-    }
     line(w, &format!("impl Decoded for {} {{", record.name));
     line(w, "    fn may_report_failure(&self) -> bool {");
     if record.has_success() {

@@ -32,9 +32,31 @@ pub struct Model {
     /// The doc of `extra`.
     pub extra_doc: Option<String>,
     pub fields: Vec<Field>,
+    /// `[model.python]`: the class Python published, what the fields cannot
+    /// say (its docs, what `repr` and `hash` use); Python's generator reads it.
+    #[serde(default)]
+    pub python: Option<toml::Table>,
+}
+
+/// How the operations answer a model: alone (`UserPage`), as a JSON array
+/// (`Vec<Message>`), both or neither (an item of another model).
+#[derive(Debug, Clone, Copy)]
+pub struct Answered {
+    pub alone: bool,
+    pub listed: bool,
 }
 
 impl Model {
+    /// How the operations answer it.
+    pub fn answered(&self, d: &Declarations) -> Answered {
+        let answers: Vec<&str> = d.operations.iter().map(|op| op.result.as_str()).collect();
+        Answered {
+            alone: answers.contains(&self.name.as_str()),
+            listed: answers.contains(&format!("Vec<{}>", self.name).as_str())
+                || answers.contains(&format!("[{}]", self.name).as_str()),
+        }
+    }
+
     /// The doc of `extra`, the fields it does not name.
     pub fn extra_doc(&self) -> &str {
         self.extra_doc

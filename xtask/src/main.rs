@@ -19,6 +19,8 @@ mod layers;
 mod node;
 mod openapi;
 mod python;
+mod python_models;
+mod rust_struct;
 mod text;
 
 use std::io::Write;

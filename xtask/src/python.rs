@@ -8,8 +8,8 @@
 //!   dispatcher, or through `with_response`.
 //! - `bindings/python/python/roomchat/_records.py`: the typed records, pure Python
 //!   over the hand-written base `roomchat._record.Record` (the eight older
-//!   operations answer core's models, wrapped in the hand-written classes of
-//!   `src/models.rs`).
+//!   operations answer core's models, wrapped in the classes of
+//!   `src/models_declared.rs`, which `python_models.rs` writes).
 //! - `bindings/python/python/roomchat/_operations.py`: the same methods for
 //!   `AsyncClient` and the two `with_raw_response` views (mixins), and for type
 //!   checkers the native `Client`'s (a protocol the stub of `Client` extends).
@@ -46,6 +46,10 @@ pub fn files(d: &Declarations) -> Result<Vec<(&'static str, String)>, String> {
         (
             METHODS_PATH,
             crate::rustfmt(&native(d, &methods, &pagings))?,
+        ),
+        (
+            crate::python_models::PATH,
+            crate::rustfmt(&crate::python_models::generate(d)?)?,
         ),
         (RECORDS_PATH, records(d)),
         (OPERATIONS_PATH, operations(d, &methods, &pagings)),

@@ -21,7 +21,8 @@ use crate::convert::{flag, opt_text, seconds, text, to_json, whole};
 use crate::dispatch::{Deliver, Dispatcher};
 use crate::errors::{configuration, to_py, validation, wrong_type, IntoPyResult};
 use crate::logging::{self, LoggingObserver};
-use crate::models::{RateLimitState, RawResponse, User, UserPage};
+use crate::models::{RateLimitState, RawResponse};
+use crate::models_declared::{User, UserPage};
 use crate::response::APIResponse;
 use crate::telemetry::{self, Captured};
 

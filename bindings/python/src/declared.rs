@@ -8,10 +8,8 @@
 //! `Client::finish`: the GIL released, or queued on `AsyncClient`'s dispatcher with
 //! its cancel token, or with the response kept for `with_raw_response`. The answer
 //! becomes its Python object on the thread that holds the GIL: a declared record,
-//! `roomchat._records.<Record>`, or one of core's models in its hand-written class
-//! ([`IntoPython`]).
-
-use std::sync::Arc;
+//! `roomchat._records.<Record>`, or one of core's models in its generated class
+//! (`src/models_declared.rs`, through [`IntoPython`]).
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -22,9 +20,7 @@ use serde_json::{Map, Value};
 use crate::client::Client;
 use crate::convert::{flag, from_json, text, to_json, whole};
 use crate::errors::{to_py, validation, wrong_type};
-use crate::models::{
-    CreatedUser, Deactivated, Invalidated, Message, Reactivated, TokenUser, UserPage,
-};
+use crate::models::IntoPython;
 
 /// An operation's JSON params, by wire name. An optional argument left out or given
 /// as `None` (pyo3 passes both as `None`) is not sent; a required one given as `None`
@@ -221,63 +217,6 @@ impl Params {
 
 /// How a call's result becomes a Python object.
 pub(crate) type Wrap<T> = fn(Python<'_>, T) -> PyResult<Py<PyAny>>;
-
-/// One of core's models as its hand-written Python class (`src/models.rs`).
-pub(crate) trait IntoPython: Decoded + Send + 'static {
-    fn wrap(py: Python<'_>, value: Self) -> PyResult<Py<PyAny>>;
-}
-
-impl IntoPython for roomchat::UserPage {
-    fn wrap(py: Python<'_>, page: Self) -> PyResult<Py<PyAny>> {
-        Ok(Py::new(py, UserPage::from(page))?.into_any())
-    }
-}
-
-impl IntoPython for roomchat::CreatedUser {
-    fn wrap(py: Python<'_>, inner: Self) -> PyResult<Py<PyAny>> {
-        Ok(Py::new(py, CreatedUser { inner })?.into_any())
-    }
-}
-
-impl IntoPython for roomchat::Deactivated {
-    fn wrap(py: Python<'_>, inner: Self) -> PyResult<Py<PyAny>> {
-        Ok(Py::new(py, Deactivated { inner })?.into_any())
-    }
-}
-
-impl IntoPython for roomchat::Reactivated {
-    fn wrap(py: Python<'_>, inner: Self) -> PyResult<Py<PyAny>> {
-        Ok(Py::new(py, Reactivated { inner })?.into_any())
-    }
-}
-
-impl IntoPython for roomchat::Invalidated {
-    fn wrap(py: Python<'_>, inner: Self) -> PyResult<Py<PyAny>> {
-        Ok(Py::new(py, Invalidated { inner })?.into_any())
-    }
-}
-
-impl IntoPython for roomchat::TokenUser {
-    fn wrap(py: Python<'_>, inner: Self) -> PyResult<Py<PyAny>> {
-        Ok(Py::new(py, TokenUser { inner })?.into_any())
-    }
-}
-
-impl IntoPython for Vec<roomchat::Message> {
-    fn wrap(py: Python<'_>, messages: Self) -> PyResult<Py<PyAny>> {
-        let list = PyList::empty(py);
-        for m in messages {
-            list.append(Py::new(py, Message { inner: Arc::new(m) })?)?;
-        }
-        Ok(list.into_any().unbind())
-    }
-}
-
-impl IntoPython for Value {
-    fn wrap(py: Python<'_>, value: Self) -> PyResult<Py<PyAny>> {
-        Ok(from_json(py, &value)?.unbind())
-    }
-}
 
 impl Client {
     /// Runs `operation` with `params` (see the module docs); `wrap` makes its answer,

@@ -21,6 +21,7 @@ mod errors;
 mod exiting;
 mod logging;
 mod models;
+mod models_declared;
 mod operations;
 mod pages;
 mod response;
@@ -36,9 +37,11 @@ mod _native {
     #[pymodule_export]
     use super::dispatch::Dispatcher;
     #[pymodule_export]
-    use super::models::{
-        CreatedUser, Deactivated, Invalidated, Message, MessageAuthor, RateLimitState, RawResponse,
-        Reactivated, TokenUser, User, UserPage,
+    use super::models::{RateLimitState, RawResponse};
+    #[pymodule_export]
+    use super::models_declared::{
+        CreatedUser, Deactivated, Invalidated, Message, MessageAuthor, Reactivated, TokenUser,
+        User, UserPage,
     };
     #[pymodule_export]
     use super::pages::{RecordIterator, RecordPageIterator};
