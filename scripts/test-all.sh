@@ -37,6 +37,7 @@ on_exit() {
   local status=$? newest
   [ -z "$background_pid" ] || kill -- "-$background_pid" 2>/dev/null || true
   [ -z "${topologies_pid:-}" ] || kill "$topologies_pid" 2>/dev/null || true
+  [ -z "${disk_sampler_pid:-}" ] || kill "$disk_sampler_pid" 2>/dev/null || true
   if [ "$status" -ne 0 ]; then
     newest=$(find "$log_dir" -maxdepth 1 -name '*.log' -newer "$log_dir/step-started" -printf '%T@ %p\n' 2>/dev/null | sort -n | tail -n 1 | cut -d' ' -f2-)
     if [ -n "$newest" ]; then
@@ -55,8 +56,30 @@ step() {
   touch "$log_dir/step-started"
   times >"$log_dir/times" # in this shell: a subshell's `times` would not count this shell's children
   cpu=$(awk -f scripts/times-cpu.awk "$log_dir/times")
-  printf '\n==> [%d:%02d, cpu %d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) $((cpu / 60)) $((cpu % 60)) "$*"
+  printf '\n==> [%d:%02d, cpu %d:%02d, disk %s GB free] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) $((cpu / 60)) $((cpu % 60)) "$(disk_free_gb)" "$*"
 }
+# Free space where the run writes (target/, the venvs, the caches): a full disk fails a
+# build with "No space left on device" minutes in (CI once did, at 10 min), so the
+# headers show it, a sampler keeps its lowest, and the run warns at its start when the
+# machine has less than a cold run takes (measured: see disk_needed_gb).
+disk_free_gb() { df -Pk . | awk 'NR == 2 { printf "%.1f", $4 / 1048576 }'; }
+# What a cold run wrote at its peak, target/ and the caches (`disk: ...` at the end of a
+# cold run), rounded up.
+disk_needed_gb=14
+disk_at_start=$(disk_free_gb)
+(
+  lowest=$disk_at_start
+  while kill -0 $$ 2>/dev/null; do
+    now=$(disk_free_gb)
+    lowest=$(awk -v a="$lowest" -v b="$now" 'BEGIN { print (b < a ? b : a) }')
+    echo "$lowest" >"$log_dir/disk-lowest.tmp" && mv "$log_dir/disk-lowest.tmp" "$log_dir/disk-lowest"
+    sleep 5
+  done
+) </dev/null >/dev/null 2>&1 &
+disk_sampler_pid=$!
+if awk -v free="$disk_at_start" -v need="$disk_needed_gb" 'BEGIN { exit !(free < need) }'; then
+  echo "warning: $disk_at_start GB free here, and a cold run writes about $disk_needed_gb GB: it may fail with \"No space left on device\"" >&2
+fi
 # The release steps (scripts/dist/): each one's time, printed at the end, and how many passed.
 dist_times=()
 dist_passed=0
@@ -385,9 +408,9 @@ background_report npm-addons
 step "npm packages: every package packed, the three addons in theirs (scripts/dist/node.sh pack)"
 timed "npm packs" bash scripts/dist/node.sh pack
 
-step "test kit: the emulator's wheels and npm packages (static Linux x64/arm64) installed by name from pypiserver and verdaccio as users would, the READMEs' tests of a user's code from them (pytest and pytest-xdist, node --test, Jest, Vitest, CTest via roomchat_add_emulator_test), arm64 under qemu"
+step "test kit: the emulator's wheels and npm packages (static Linux x64/arm64, built unoptimized in the background) installed by name from pypiserver and verdaccio as users would, the READMEs' tests of a user's code from them (pytest and pytest-xdist, node --test, Jest, Vitest, CTest via roomchat_add_emulator_test), arm64 under qemu"
 background_report emulator-packages
-ROOMCHAT_EMULATOR_PACKAGES_READY=1 bash scripts/testkit-packages.sh 2>&1 | tee "$log_dir/testkit.log"
+ROOMCHAT_EMULATOR_PACKAGES_READY=1 ROOMCHAT_EMULATOR_PACKAGES_UNOPTIMIZED=1 bash scripts/testkit-packages.sh 2>&1 | tee "$log_dir/testkit.log"
 
 step "versions: one version for every package and artefact, the CHANGELOG, the supported ranges (scripts/dist/versions.sh)"
 timed "versions" bash scripts/dist/versions.sh
@@ -499,3 +522,5 @@ echo "dist: ${dist_passed} passed, 0 failed"
 echo "total: $((rust_passed + c_passed + node_passed + py_passed + testkit_passed + dist_passed)) passed, $((rust_failed + c_failed + node_failed + py_failed + testkit_failed)) failed"
 step "done"
 echo "run time: $((SECONDS / 60)) min $((SECONDS % 60)) s"
+disk_lowest=$(cat "$log_dir/disk-lowest" 2>/dev/null || disk_free_gb)
+echo "disk: $disk_at_start GB free at the start, $disk_lowest GB at the lowest (sampled every 5 s): the run wrote up to $(awk -v a="$disk_at_start" -v b="$disk_lowest" 'BEGIN { printf "%.1f", a - b }') GB"

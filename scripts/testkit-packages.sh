@@ -87,9 +87,13 @@ cp bindings/python/examples/test_user_signup.py "$work/py-project/"
 check "the README's Python test passed from the installed packages" grep -qE '^2 passed' "$work/pytest.log"
 (cd "$work/py-project" && as_user "$venv/bin/python" -m pytest -p no:cacheprovider -q -n 2) | tee "$work/pytest-xdist.log"
 check "and under pytest-xdist, -n 2 (an emulator per worker)" grep -qE '^2 passed' "$work/pytest-xdist.log"
-# The figure for the executable users get (static, musl, release): printed, not asserted on time.
+# The figure for the packaged executable (static, musl): printed, not asserted on time. The
+# test command builds these packages unoptimized (scripts/background-builds.sh), and says so
+# (ROOMCHAT_EMULATOR_PACKAGES_UNOPTIMIZED=1); the release workflow's are optimized.
+export PACKAGED_EMULATOR_BUILD=
+[ "${ROOMCHAT_EMULATOR_PACKAGES_UNOPTIMIZED:-}" != 1 ] || PACKAGED_EMULATOR_BUILD=" (built unoptimized by this run)"
 (cd "$work" && as_user "$venv/bin/python" - <<'PY') | tee "$work/py-startup.log"
-import statistics, time
+import os, statistics, time
 from roomchat.testing import Emulator
 
 def first_answer() -> float:
@@ -100,7 +104,7 @@ def first_answer() -> float:
 
 first_answer()  # the page cache
 times = sorted(first_answer() for _ in range(20))
-print(f"testkit: startup to first answer, the packaged executable from Python (Emulator() to a Client's first "
+print(f"testkit: startup to first answer, the packaged executable{os.environ['PACKAGED_EMULATOR_BUILD']} from Python (Emulator() to a Client's first "
       f"answer), 20 runs: median {statistics.median(times) * 1000:.1f} ms, max {times[-1] * 1000:.1f} ms (goal: under 100 ms)")
 PY
 check "a startup figure from the packaged executable" grep -q '^testkit: startup to first answer' "$work/py-startup.log"
@@ -147,7 +151,7 @@ await firstAnswer() // the page cache
 const times = []
 for (let i = 0; i < 20; i++) times.push(await firstAnswer())
 times.sort((a, b) => a - b)
-console.log(`testkit: startup to first answer, the packaged executable from Node (startEmulator() to a Client's first answer), 20 runs: median ${((times[9] + times[10]) / 2).toFixed(1)} ms, max ${times[19].toFixed(1)} ms (goal: under 100 ms)`)
+console.log(`testkit: startup to first answer, the packaged executable${process.env.PACKAGED_EMULATOR_BUILD} from Node (startEmulator() to a Client's first answer), 20 runs: median ${((times[9] + times[10]) / 2).toFixed(1)} ms, max ${times[19].toFixed(1)} ms (goal: under 100 ms)`)
 JS
 as_user node startup.mjs | tee "$work/node-startup.log"
 check "a startup figure from the packaged executable" grep -q '^testkit: startup to first answer' "$work/node-startup.log"
