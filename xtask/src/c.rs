@@ -1767,24 +1767,39 @@ struct Shape {
     note: Option<String>,
     /// The name of the generated, typed function beside the published one.
     typed: Option<String>,
+    /// C's text of the operation's enums (`[operation.enums.<argument>]`).
     #[serde(default)]
-    enums: BTreeMap<String, EnumShape>,
+    enums: BTreeMap<String, CEnumText>,
 }
 
-/// `enums.<argument>`: a `uint32_t` argument of a C enum.
-#[derive(Debug, Clone, Deserialize)]
+/// `[operation.c.enums.<argument>]`: what C says of one of the operation's
+/// enums (`[operation.enums.<argument>]`, language-neutral) in its own words.
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
+struct CEnumText {
+    /// The C argument holding the value of the param an enum without `param` picks.
+    picks: Option<String>,
+    /// The C enum's doc (default: the declaration's).
+    doc: Option<String>,
+    /// A variant's doc, by its name (default: the declaration's).
+    #[serde(default)]
+    docs: BTreeMap<String, String>,
+    /// The message when the argument a variant carries is missing, by its name.
+    #[serde(default)]
+    missing: BTreeMap<String, String>,
+}
+
+/// A `uint32_t` argument of a C enum: the declaration's enum, in C's words.
+#[derive(Debug, Clone)]
 struct EnumShape {
     name: String,
     param: Option<String>,
     picks: Option<String>,
     doc: Option<String>,
-    #[serde(default)]
     variants: Vec<Variant>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone)]
 struct Variant {
     name: String,
     doc: String,
@@ -1934,12 +1949,61 @@ fn shape_of(op: &Operation) -> Result<Option<Shape>, String> {
         .transpose()
 }
 
+/// An operation's enums as C gives them: the declaration's
+/// (`[operation.enums]`) with C's text (`[operation.c.enums]`). The variants
+/// are those of the operation that defines the enum (none: another's).
+fn enum_shapes(op: &Operation, shape: &Shape) -> Result<BTreeMap<String, EnumShape>, String> {
+    let at = |what: String| format!("the C generator, operation {:?}: {what}", op.name);
+    if let Some(key) = shape.enums.keys().find(|k| !op.enums.contains_key(*k)) {
+        return Err(at(format!(
+            "[operation.c.enums.{key}] is no [operation.enums.{key}]"
+        )));
+    }
+    let mut shapes = BTreeMap::new();
+    for (key, choice) in &op.enums {
+        let text = shape.enums.get(key).cloned().unwrap_or_default();
+        let variants: Vec<Variant> = choice
+            .variants
+            .iter()
+            .map(|v| Variant {
+                name: v.name.clone(),
+                doc: text.docs.get(&v.name).unwrap_or(&v.doc).clone(),
+                value: v.value.clone(),
+                // A picked param is the `picks` argument's; a value's is an argument of its own.
+                needs: v.carries.clone().filter(|_| choice.param.is_some()),
+                missing: text.missing.get(&v.name).cloned(),
+            })
+            .collect();
+        if let Some(n) = text
+            .docs
+            .keys()
+            .chain(text.missing.keys())
+            .find(|n| !choice.variants.iter().any(|v| &v.name == *n))
+        {
+            return Err(at(format!("[operation.c.enums.{key}]: no variant {n}")));
+        }
+        shapes.insert(
+            key.clone(),
+            EnumShape {
+                name: choice.name.clone(),
+                param: choice.param.clone(),
+                picks: text.picks,
+                doc: (!variants.is_empty())
+                    .then(|| text.doc.or_else(|| choice.doc.clone()))
+                    .flatten(),
+                variants,
+            },
+        );
+    }
+    Ok(shapes)
+}
+
 /// The enums the shapes define (`doc` and `variants` given), by C name.
 fn defined_enums(d: &Declarations) -> Result<Vec<CEnum>, String> {
     let mut defined: Vec<CEnum> = Vec::new();
     for op in &d.operations {
         let Some(shape) = shape_of(op)? else { continue };
-        for e in shape.enums.values() {
+        for e in enum_shapes(op, &shape)?.values() {
             let c = format!("roomchat_{}", e.name);
             match (&e.doc, e.variants.is_empty()) {
                 (Some(doc), false) => {
@@ -1972,6 +2036,7 @@ fn shaped_ops<'a>(d: &'a Declarations) -> Result<Vec<Shaped<'a>>, String> {
     let mut shaped = Vec::new();
     for op in &d.operations {
         let Some(shape) = shape_of(op)? else { continue };
+        let enum_shapes = enum_shapes(op, &shape)?;
         let at = |what: String| format!("the C generator, operation {:?}: {what}", op.name);
         let arguments = shape.arguments.clone().unwrap_or_else(|| {
             op.named_params()
@@ -1980,8 +2045,7 @@ fn shaped_ops<'a>(d: &'a Declarations) -> Result<Vec<Shaped<'a>>, String> {
                 .map(|p| p.name.clone())
                 .collect()
         });
-        let set_by_enum: Vec<&str> = shape
-            .enums
+        let set_by_enum: Vec<&str> = enum_shapes
             .values()
             .filter_map(|e| e.param.as_deref())
             .collect();
@@ -1999,7 +2063,7 @@ fn shaped_ops<'a>(d: &'a Declarations) -> Result<Vec<Shaped<'a>>, String> {
         let mut args = Vec::new();
         for name in &arguments {
             let param = op.params.iter().find(|p| &p.name == name);
-            let arg = if let Some(e) = shape.enums.get(name) {
+            let arg = if let Some(e) = enum_shapes.get(name) {
                 let enumeration = enums
                     .iter()
                     .find(|d| d.c == format!("roomchat_{}", e.name))
@@ -2068,8 +2132,7 @@ fn shaped_ops<'a>(d: &'a Declarations) -> Result<Vec<Shaped<'a>>, String> {
                         default,
                     },
                 }
-            } else if let Some((by, _)) = shape
-                .enums
+            } else if let Some((by, _)) = enum_shapes
                 .iter()
                 .find(|(_, e)| e.picks.as_deref() == Some(name))
             {

@@ -1,7 +1,7 @@
 //! `api/operations.toml`, read and checked: the one description of every
 //! operation that the generators turn into each language's surface.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 use serde::Deserialize;
 
@@ -171,6 +171,12 @@ pub struct Operation {
     /// know by kind, for every language's docs.
     #[serde(default)]
     pub errors: Vec<DeclaredError>,
+    /// `[operation.enums.<key>]`: the enums an older operation's published
+    /// params are made of (create user's role, which form of the path, which
+    /// identifier names the user), read by every language's generator that
+    /// publishes them; a language's own table adds only its own text.
+    #[serde(default)]
+    pub enums: BTreeMap<String, Choice>,
     /// Shapes of the eight operations that predate this file, which their
     /// published surfaces keep in that language (`[operation.c]` and so on):
     /// each language's generator reads its own table; a new operation has none.
@@ -182,6 +188,55 @@ pub struct Operation {
     pub python: Option<toml::Table>,
     #[serde(default)]
     pub node: Option<toml::Table>,
+}
+
+/// An enum of an older operation's published params (`[operation.enums.<key>]`).
+/// It either gives `param` one of its variants' values, or (no `param`) picks
+/// which param of the operation's one exactly_one group is sent, each variant
+/// carrying that param's value (deactivate user's `UserId(id)`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Choice {
+    /// snake_case, shared by the operations that use it: the one that gives
+    /// `variants` defines it, the others name it only.
+    pub name: String,
+    /// The JSON param its variants' values give: a declared param, or a
+    /// hand-written builder's (create user's `role`).
+    pub param: Option<String>,
+    /// What it is, as core's type doc says it (where core publishes it as an enum of its own).
+    pub doc: Option<String>,
+    #[serde(default)]
+    pub variants: Vec<ChoiceVariant>,
+}
+
+/// A variant of a [`Choice`].
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChoiceVariant {
+    /// PascalCase, as published.
+    pub name: String,
+    pub doc: String,
+    /// The value it gives the enum's `param`.
+    pub value: Option<String>,
+    /// The (string) param the variant carries and sends, and only it: the
+    /// picked param of an exactly_one group, or one a value takes along
+    /// (`ModeratorOfRoom(chatRoom)`).
+    pub carries: Option<String>,
+}
+
+impl Operation {
+    /// The enum `key` of this operation, with the variants of the operation
+    /// that defines it when this one only names it.
+    pub fn choice<'a>(&'a self, key: &str, d: &'a Declarations) -> Option<(&'a Choice, &'a [ChoiceVariant])> {
+        let choice = self.enums.get(key)?;
+        let variants = d
+            .operations
+            .iter()
+            .flat_map(|op| op.enums.values())
+            .find(|c| c.name == choice.name && !c.variants.is_empty())
+            .map_or(&[][..], |c| c.variants.as_slice());
+        Some((choice, variants))
+    }
 }
 
 /// A typed body field sent inside a hand-written builder's `extra` object.
@@ -551,6 +606,78 @@ fn check_models(declarations: &Declarations) -> Result<(), String> {
     Ok(())
 }
 
+/// Checks the older operations' enums: each defined once, its variants' values
+/// among its param's choices, what a variant carries a string param of the
+/// operation (of its exactly_one group, one variant per param, in order, for
+/// an enum that picks).
+fn check_enums(declarations: &Declarations) -> Result<(), String> {
+    let mut defined = HashSet::new();
+    for op in &declarations.operations {
+        for (key, choice) in &op.enums {
+            let at = |what: String| {
+                format!(
+                    "api/operations.toml, operation {:?}, [operation.enums.{key}]: {what}",
+                    op.name
+                )
+            };
+            if !choice.variants.is_empty() && !defined.insert(choice.name.as_str()) {
+                return Err(at(format!("enum {:?} is defined twice", choice.name)));
+            }
+            let Some((_, variants)) = op.choice(key, declarations) else {
+                continue;
+            };
+            if variants.is_empty() {
+                return Err(at(format!("enum {:?} is defined nowhere", choice.name)));
+            }
+            let param = |name: &str| op.params.iter().find(|p| p.name == name);
+            for v in variants {
+                if let Some(carried) = &v.carries {
+                    if !param(carried).is_some_and(|p| matches!(p.kind.as_str(), "string" | "id")) {
+                        return Err(at(format!(
+                            "variant {}: carries {carried:?}, not a string param",
+                            v.name
+                        )));
+                    }
+                }
+            }
+            match &choice.param {
+                Some(name) => {
+                    let declared = param(name);
+                    if declared.is_none() && !op.is_hand_written() {
+                        return Err(at(format!("param {name:?} is not declared")));
+                    }
+                    for v in variants {
+                        let Some(value) = &v.value else {
+                            return Err(at(format!("variant {} has no value", v.name)));
+                        };
+                        if declared.is_some_and(|p| !p.choices.is_empty() && !p.choices.contains(value)) {
+                            return Err(at(format!(
+                                "variant {}: {value:?} is not a choice of {name}",
+                                v.name
+                            )));
+                        }
+                    }
+                }
+                None => {
+                    let [group] = op.exactly_one.as_slice() else {
+                        return Err(at("an enum without param picks the one exactly_one group".into()));
+                    };
+                    let carried: Vec<Option<&String>> =
+                        variants.iter().map(|v| v.carries.as_ref()).collect();
+                    if carried != group.iter().map(Some).collect::<Vec<_>>()
+                        || variants.iter().any(|v| v.value.is_some())
+                    {
+                        return Err(at(
+                            "each variant carries a param of the exactly_one group, in order (and has no value)".into(),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Reads and checks the declarations: every mistake the generators would
 /// otherwise turn into code that does not compile, or worse, that does.
 pub fn load(text: &str) -> Result<Declarations, String> {
@@ -654,6 +781,7 @@ pub fn load(text: &str) -> Result<Declarations, String> {
         }
     }
     check_models(&declarations)?;
+    check_enums(&declarations)?;
     let mut records = HashSet::new();
     for record in &declarations.records {
         if declarations.models.iter().any(|m| m.name == record.name) {
