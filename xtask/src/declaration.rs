@@ -29,6 +29,8 @@ pub struct Model {
     pub what: String,
     /// The borrowed view decoded from the same fields (core's `wire::view`).
     pub view: Option<String>,
+    /// The view's doc (its fields' are the model's).
+    pub view_doc: Option<String>,
     /// The doc of `extra`.
     pub extra_doc: Option<String>,
     pub fields: Vec<Field>,
