@@ -1952,7 +1952,11 @@ fn shape_of(op: &Operation) -> Result<Option<Shape>, String> {
 /// An operation's enums as C gives them: the declaration's
 /// (`[operation.enums]`) with C's text (`[operation.c.enums]`). The variants
 /// are those of the operation that defines the enum (none: another's).
-fn enum_shapes(op: &Operation, shape: &Shape) -> Result<BTreeMap<String, EnumShape>, String> {
+fn enum_shapes(
+    op: &Operation,
+    shape: &Shape,
+    d: &Declarations,
+) -> Result<BTreeMap<String, EnumShape>, String> {
     let at = |what: String| format!("the C generator, operation {:?}: {what}", op.name);
     if let Some(key) = shape.enums.keys().find(|k| !op.enums.contains_key(*k)) {
         return Err(at(format!(
@@ -1962,6 +1966,7 @@ fn enum_shapes(op: &Operation, shape: &Shape) -> Result<BTreeMap<String, EnumSha
     let mut shapes = BTreeMap::new();
     for (key, choice) in &op.enums {
         let text = shape.enums.get(key).cloned().unwrap_or_default();
+        let param = op.choice(key, d).and_then(|c| c.param.clone());
         let variants: Vec<Variant> = choice
             .variants
             .iter()
@@ -1970,7 +1975,7 @@ fn enum_shapes(op: &Operation, shape: &Shape) -> Result<BTreeMap<String, EnumSha
                 doc: text.docs.get(&v.name).unwrap_or(&v.doc).clone(),
                 value: v.value.clone(),
                 // A picked param is the `picks` argument's; a value's is an argument of its own.
-                needs: v.carries.clone().filter(|_| choice.param.is_some()),
+                needs: v.carries.clone().filter(|_| param.is_some()),
                 missing: text.missing.get(&v.name).cloned(),
             })
             .collect();
@@ -1986,7 +1991,7 @@ fn enum_shapes(op: &Operation, shape: &Shape) -> Result<BTreeMap<String, EnumSha
             key.clone(),
             EnumShape {
                 name: choice.name.clone(),
-                param: choice.param.clone(),
+                param,
                 picks: text.picks,
                 doc: (!variants.is_empty())
                     .then(|| text.doc.or_else(|| choice.doc.clone()))
@@ -2003,7 +2008,7 @@ fn defined_enums(d: &Declarations) -> Result<Vec<CEnum>, String> {
     let mut defined: Vec<CEnum> = Vec::new();
     for op in &d.operations {
         let Some(shape) = shape_of(op)? else { continue };
-        for e in enum_shapes(op, &shape)?.values() {
+        for e in enum_shapes(op, &shape, d)?.values() {
             let c = format!("roomchat_{}", e.name);
             match (&e.doc, e.variants.is_empty()) {
                 (Some(doc), false) => {
@@ -2036,7 +2041,7 @@ fn shaped_ops<'a>(d: &'a Declarations) -> Result<Vec<Shaped<'a>>, String> {
     let mut shaped = Vec::new();
     for op in &d.operations {
         let Some(shape) = shape_of(op)? else { continue };
-        let enum_shapes = enum_shapes(op, &shape)?;
+        let enum_shapes = enum_shapes(op, &shape, d)?;
         let at = |what: String| format!("the C generator, operation {:?}: {what}", op.name);
         let arguments = shape.arguments.clone().unwrap_or_else(|| {
             op.named_params()

@@ -13,7 +13,7 @@
 //! API's own, and no key of the declaration would say them more shortly.
 
 use crate::core_rs::{rust_shape, RustField};
-use crate::declaration::{pascal, snake, Choice, ChoiceVariant, Declarations, Operation, Param};
+use crate::declaration::{pascal, snake, Choice, Declarations, Operation, Param};
 use crate::text::line;
 use crate::GENERATED;
 
@@ -100,8 +100,8 @@ fn emit_picking_enum(
         .enums
         .keys()
         .filter_map(|key| op.choice(key, d))
-        .find(|(choice, _)| choice.param.is_none())
-        .map(|(_, variants)| variants)
+        .find(|choice| choice.param.is_none())
+        .map(|choice| &choice.variants)
         .ok_or("a params type without fields is the enum of [operation.enums] without param")?;
     line(w, "");
     doc_lines(w, "", doc);
@@ -132,7 +132,7 @@ fn emit_picking_enum(
 /// What a struct's field is.
 enum Member<'a> {
     Param(&'a Param),
-    Choice(&'a Choice, &'a [ChoiceVariant]),
+    Choice(&'a Choice),
     Extra,
 }
 
@@ -151,9 +151,9 @@ fn emit_struct(
             .enums
             .keys()
             .filter_map(|key| op.choice(key, d))
-            .find(|(choice, _)| choice.param.as_deref() == Some(field.name.as_str()));
-        let member = if let Some((choice, variants)) = choice {
-            Member::Choice(choice, variants)
+            .find(|choice| choice.param.as_deref() == Some(field.name.as_str()));
+        let member = if let Some(choice) = choice {
+            Member::Choice(choice)
         } else if field.name == "extra" && op.extra {
             Member::Extra
         } else if let Some(p) = op.params.iter().find(|p| p.name == field.name) {
@@ -168,8 +168,8 @@ fn emit_struct(
     }
     // The enums a field is, each before the struct.
     for (_, member) in &members {
-        if let Member::Choice(choice, variants) = member {
-            emit_enum(w, op, choice, variants)?;
+        if let Member::Choice(choice) = member {
+            emit_enum(w, op, choice)?;
         }
     }
     line(w, "");
@@ -181,7 +181,7 @@ fn emit_struct(
         let name = snake(&field.name);
         let rust = match member {
             Member::Extra => "Map<String, Value>".to_owned(),
-            Member::Choice(choice, _) => pascal(&choice.name),
+            Member::Choice(choice) => pascal(&choice.name),
             Member::Param(p) => {
                 let scalar = match (p.kind.as_str(), &field.ty) {
                     ("integer", Some(ty)) => ty.clone(),
@@ -228,10 +228,10 @@ fn emit_struct(
                 );
                 line(w, "        }");
             }
-            Member::Choice(choice, variants) => {
+            Member::Choice(choice) => {
                 let e = pascal(&choice.name);
                 line(w, &format!("        let {name} = match &self.{name} {{"));
-                for v in *variants {
+                for v in &choice.variants {
                     let value = v.value.as_deref().unwrap_or_default();
                     match &v.carries {
                         Some(carried) => {
@@ -270,12 +270,8 @@ fn emit_struct(
 /// An enum a params struct's field is (`PathForm`, `Role`): a variant per
 /// value, one carrying a param holds it; `Copy` when none does, `Default`
 /// (the declared default's variant) when its param declares one.
-fn emit_enum(
-    w: &mut String,
-    op: &Operation,
-    choice: &Choice,
-    variants: &[ChoiceVariant],
-) -> Result<(), String> {
+fn emit_enum(w: &mut String, op: &Operation, choice: &Choice) -> Result<(), String> {
+    let variants = &choice.variants;
     let name = pascal(&choice.name);
     let doc = choice
         .doc

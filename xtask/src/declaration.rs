@@ -227,17 +227,15 @@ pub struct ChoiceVariant {
 }
 
 impl Operation {
-    /// The enum `key` of this operation, with the variants of the operation
-    /// that defines it when this one only names it.
-    pub fn choice<'a>(&'a self, key: &str, d: &'a Declarations) -> Option<(&'a Choice, &'a [ChoiceVariant])> {
+    /// The enum `key` of this operation, as the operation that defines it
+    /// declares it (this one, or another when this one only names it); `None`
+    /// when it has no such key or the enum is defined nowhere.
+    pub fn choice<'a>(&'a self, key: &str, d: &'a Declarations) -> Option<&'a Choice> {
         let choice = self.enums.get(key)?;
-        let variants = d
-            .operations
+        d.operations
             .iter()
             .flat_map(|op| op.enums.values())
             .find(|c| c.name == choice.name && !c.variants.is_empty())
-            .map_or(&[][..], |c| c.variants.as_slice());
-        Some((choice, variants))
     }
 }
 
@@ -622,15 +620,20 @@ fn check_enums(declarations: &Declarations) -> Result<(), String> {
                     op.name
                 )
             };
-            if !choice.variants.is_empty() && !defined.insert(choice.name.as_str()) {
+            if choice.variants.is_empty() {
+                if choice.param.is_some() || choice.doc.is_some() {
+                    return Err(at(format!(
+                        "an enum without variants names {:?}, defined by another operation: give only its name",
+                        choice.name
+                    )));
+                }
+            } else if !defined.insert(choice.name.as_str()) {
                 return Err(at(format!("enum {:?} is defined twice", choice.name)));
             }
-            let Some((_, variants)) = op.choice(key, declarations) else {
-                continue;
-            };
-            if variants.is_empty() {
+            let Some(choice) = op.choice(key, declarations) else {
                 return Err(at(format!("enum {:?} is defined nowhere", choice.name)));
-            }
+            };
+            let variants = &choice.variants;
             let param = |name: &str| op.params.iter().find(|p| p.name == name);
             for v in variants {
                 if let Some(carried) = &v.carries {
@@ -1019,6 +1022,100 @@ result = "Thing"
                 .is_some_and(|e| e.contains("no [[record]] nor [[model]]")),
             "{unknown:?}"
         );
+    }
+
+    /// An older operation's enums (`[operation.enums]`, read by every language)
+    /// are checked where they are declared: what a variant carries, the values
+    /// it gives, the group it picks from, one definition each.
+    #[test]
+    fn the_older_operations_enums_are_checked() {
+        let with = |form: &str, by: &str| {
+            load(&format!(
+                r#"
+[[operation]]
+name = "find_thing"
+summary = "A thing."
+method = "POST"
+path = "/v2/{{pathForm}}/thing"
+retry = "repeatable"
+result = "Thing"
+params = [
+  {{ name = "pathForm", in = "path", type = "string", choices = ["room", "chatroom"], default = "room" }},
+  {{ name = "thingId", in = "body", type = "id" }},
+  {{ name = "thingKey", in = "body", type = "string" }},
+  {{ name = "count", in = "body", type = "integer" }},
+]
+exactly_one = [["thingId", "thingKey"]]
+
+[operation.enums.form]
+{form}
+
+[operation.enums.by]
+{by}
+
+[[record]]
+name = "Thing"
+doc = "A thing."
+fields = []
+"#
+            ))
+        };
+        let form = r#"name = "path_form"
+param = "pathForm"
+variants = [ { name = "Room", value = "room", doc = "R." }, { name = "ChatRoom", value = "chatroom", doc = "C." } ]"#;
+        let by = r#"name = "thing_identifier"
+variants = [ { name = "ThingId", carries = "thingId", doc = "I." }, { name = "ThingKey", carries = "thingKey", doc = "K." } ]"#;
+        with(form, by).unwrap();
+        for (form_now, by_now, why) in [
+            (
+                form.replace("\"chatroom\"", "\"chatRoom\""),
+                by.to_owned(),
+                r#"variant ChatRoom: "chatRoom" is not a choice of pathForm"#,
+            ),
+            (
+                form.replace("value = \"room\", ", ""),
+                by.to_owned(),
+                "variant Room has no value",
+            ),
+            (
+                form.replace("\"pathForm\"", "\"pathFrom\""),
+                by.to_owned(),
+                r#"param "pathFrom" is not declared"#,
+            ),
+            (
+                form.to_owned(),
+                by.replace("carries = \"thingKey\"", "carries = \"thingKy\""),
+                r#"variant ThingKey: carries "thingKy", not a string param"#,
+            ),
+            (
+                form.to_owned(),
+                by.replace("carries = \"thingKey\"", "carries = \"count\""),
+                r#"variant ThingKey: carries "count", not a string param"#,
+            ),
+            (
+                form.to_owned(),
+                by.replace("\"thingId\", doc", "\"thingKey\", doc"),
+                "each variant carries a param of the exactly_one group, in order",
+            ),
+            (
+                form.to_owned(),
+                "name = \"path_form\"\nparam = \"pathForm\"".to_owned(),
+                r#"[operation.enums.by]: an enum without variants names "path_form", defined by another operation: give only its name"#,
+            ),
+            (
+                form.to_owned(),
+                "name = \"thing_id\"".to_owned(),
+                r#"enum "thing_id" is defined nowhere"#,
+            ),
+            (
+                form.to_owned(),
+                by.replace("thing_identifier", "path_form"),
+                r#"enum "path_form" is defined twice"#,
+            ),
+        ] {
+            let refused = with(&form_now, &by_now).err().unwrap_or_default();
+            assert!(refused.contains(why), "{form_now}\n{by_now}\n{refused}");
+        }
     }
 
     /// The declarations in the repository pass.
