@@ -2871,3 +2871,64 @@ fn hpp_shaped_send(w: &mut String, s: &Shaped) {
     }
     let _ = writeln!(w, "  }}");
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// C's enums are the declaration's (`[operation.enums]`): its variants,
+    /// values and what a value carries, in C's words where `[operation.c.enums]`
+    /// gives them; C's table adds to an enum of the declaration, never one of
+    /// its own, nor a variant the declaration does not have.
+    #[test]
+    fn c_enums_are_the_declarations_in_cs_words() {
+        let text = include_str!("../../api/operations.toml");
+        let d = crate::declaration::load(text).unwrap();
+        let op = |name: &str| d.operations.iter().find(|op| op.name == name).unwrap();
+        let shapes = |name: &str| enum_shapes(op(name), &shape_of(op(name)).unwrap().unwrap(), &d);
+        let role = &shapes("create_user").unwrap()["role"];
+        let declared = &op("create_user").enums["role"];
+        assert_eq!(role.param.as_deref(), Some("role"));
+        let of = |v: &Variant| (v.name.clone(), v.value.clone(), v.needs.clone());
+        assert_eq!(
+            role.variants.iter().map(of).collect::<Vec<_>>(),
+            declared
+                .variants
+                .iter()
+                .map(|v| (v.name.clone(), v.value.clone(), v.carries.clone()))
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(role.variants[0].doc, "A regular user.");
+        // An enum named only: no variants here (it is defined once), the definition's param.
+        let by = &shapes("reactivate_user").unwrap()["by"];
+        assert!(by.variants.is_empty() && by.param.is_none() && by.picks.as_deref() == Some("id"));
+        // A picked param is the `picks` argument's, not one a variant needs.
+        let by = &shapes("deactivate_user").unwrap()["by"];
+        assert!(by.variants.iter().all(|v| v.needs.is_none()));
+
+        let with_c = |c_table: &str| {
+            let changed = text.replace(
+                "[operation.c.enums.form]\n",
+                &format!("[operation.c.enums.form]\n{c_table}\n"),
+            );
+            let d = crate::declaration::load(&changed).unwrap();
+            shaped_ops(&d).map(|_| ()).err().unwrap_or_default()
+        };
+        assert!(
+            with_c("missing = { Chatroom = \"no such variant\" }")
+                .contains("[operation.c.enums.form]: no variant Chatroom"),
+            "{}",
+            with_c("missing = { Chatroom = \"no such variant\" }")
+        );
+        let own = text.replace(
+            "[operation.c.enums.form]\n",
+            "[operation.c.enums.shape]\ndoc = \"C's own.\"\n\n[operation.c.enums.form]\n",
+        );
+        let d = crate::declaration::load(&own).unwrap();
+        let refused = shaped_ops(&d).map(|_| ()).err().unwrap_or_default();
+        assert!(
+            refused.contains("[operation.c.enums.shape] is no [operation.enums.shape]"),
+            "{refused}"
+        );
+    }
+}

@@ -73,7 +73,10 @@ fn doc_lines(w: &mut String, indent: &str, doc: &str) {
 }
 
 fn emit_declared_params_head(w: &mut String) {
-    line(w, "    /// The declaration's JSON params (`api/operations.toml`).");
+    line(
+        w,
+        "    /// The declaration's JSON params (`api/operations.toml`).",
+    );
     line(w, "    pub(crate) fn declared_params(&self) -> Value {");
     line(w, "        let mut params = Map::new();");
 }
@@ -190,9 +193,9 @@ fn emit_struct(
                     (kind, _) => return Err(format!("field {:?}: a {kind} param", field.name)),
                 };
                 if let Some(c) = &field.max {
-                    let max = p
-                        .max
-                        .ok_or_else(|| format!("field {:?}: max without a declared max", field.name))?;
+                    let max = p.max.ok_or_else(|| {
+                        format!("field {:?}: max without a declared max", field.name)
+                    })?;
                     consts.push((c, scalar.clone(), max));
                 }
                 if p.required {
@@ -224,7 +227,10 @@ fn emit_struct(
                 line(w, &format!("        if let Some(value) = self.{name} {{"));
                 line(
                     w,
-                    &format!("            params.insert({:?}.into(), value.into());", p.name),
+                    &format!(
+                        "            params.insert({:?}.into(), value.into());",
+                        p.name
+                    ),
                 );
                 line(w, "        }");
             }
@@ -246,7 +252,10 @@ fn emit_struct(
                 line(w, "        };");
                 line(
                     w,
-                    &format!("        params.insert({:?}.into(), {name}.into());", field.name),
+                    &format!(
+                        "        params.insert({:?}.into(), {name}.into());",
+                        field.name
+                    ),
                 );
             }
             Member::Extra if op.is_hand_written() => {
@@ -283,7 +292,10 @@ fn emit_enum(w: &mut String, op: &Operation, choice: &Choice) -> Result<(), Stri
         .find(|p| Some(&p.name) == choice.param.as_ref())
         .and_then(Param::default_text);
     if default.is_some() && !variants.iter().any(|v| v.value == default) {
-        return Err(format!("enum {:?}: no variant has the default", choice.name));
+        return Err(format!(
+            "enum {:?}: no variant has the default",
+            choice.name
+        ));
     }
     let carrying = variants.iter().any(|v| v.carries.is_some());
     let mut derives = vec!["Debug", "Clone"];

@@ -655,7 +655,9 @@ fn check_enums(declarations: &Declarations) -> Result<(), String> {
                         let Some(value) = &v.value else {
                             return Err(at(format!("variant {} has no value", v.name)));
                         };
-                        if declared.is_some_and(|p| !p.choices.is_empty() && !p.choices.contains(value)) {
+                        if declared
+                            .is_some_and(|p| !p.choices.is_empty() && !p.choices.contains(value))
+                        {
                             return Err(at(format!(
                                 "variant {}: {value:?} is not a choice of {name}",
                                 v.name
@@ -665,7 +667,9 @@ fn check_enums(declarations: &Declarations) -> Result<(), String> {
                 }
                 None => {
                     let [group] = op.exactly_one.as_slice() else {
-                        return Err(at("an enum without param picks the one exactly_one group".into()));
+                        return Err(at(
+                            "an enum without param picks the one exactly_one group".into()
+                        ));
                     };
                     let carried: Vec<Option<&String>> =
                         variants.iter().map(|v| v.carries.as_ref()).collect();
