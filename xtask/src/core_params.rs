@@ -44,21 +44,28 @@ pub fn generate(d: &Declarations) -> Result<String, String> {
                 op.name
             )
         };
-        let derives = shape
-            .derives
-            .as_deref()
-            .ok_or_else(|| at("a params type needs derives"))?;
-        let doc = shape
-            .doc
-            .as_deref()
-            .ok_or_else(|| at("a params type needs doc"))?;
+        let head = Head {
+            ty,
+            doc: shape
+                .doc
+                .as_deref()
+                .ok_or_else(|| at("a params type needs doc"))?,
+            derives: (shape.derives.as_deref()).ok_or_else(|| at("a params type needs derives"))?,
+        };
         if shape.fields.is_empty() {
-            emit_picking_enum(w, op, d, ty, doc, derives).map_err(|e| at(&e))?;
+            emit_picking_enum(w, op, d, &head).map_err(|e| at(&e))?;
         } else {
-            emit_struct(w, op, d, ty, doc, derives, &shape.fields).map_err(|e| at(&e))?;
+            emit_struct(w, op, d, &head, &shape.fields).map_err(|e| at(&e))?;
         }
     }
     Ok(out)
+}
+
+/// A parameters type's name, doc and derives.
+struct Head<'a> {
+    ty: &'a str,
+    doc: &'a str,
+    derives: &'a str,
 }
 
 fn doc_lines(w: &mut String, indent: &str, doc: &str) {
@@ -95,10 +102,9 @@ fn emit_picking_enum(
     w: &mut String,
     op: &Operation,
     d: &Declarations,
-    ty: &str,
-    doc: &str,
-    derives: &str,
+    head: &Head,
 ) -> Result<(), String> {
+    let Head { ty, doc, derives } = head;
     let variants = op
         .enums
         .keys()
@@ -143,11 +149,10 @@ fn emit_struct(
     w: &mut String,
     op: &Operation,
     d: &Declarations,
-    ty: &str,
-    doc: &str,
-    derives: &str,
+    head: &Head,
     fields: &[RustField],
 ) -> Result<(), String> {
+    let Head { ty, doc, derives } = head;
     let mut members = Vec::new();
     for field in fields {
         let choice = op
