@@ -12,6 +12,8 @@
 //! hand beside them (`wire/models.rs`): their names and docs are the published
 //! API's own, and no key of the declaration would say them more shortly.
 
+use std::collections::BTreeSet;
+
 use crate::core_rs::{rust_shape, RustField};
 use crate::declaration::{pascal, snake, Choice, Declarations, Operation, Param};
 use crate::text::line;
@@ -35,6 +37,8 @@ pub fn generate(d: &Declarations) -> Result<String, String> {
     }
     line(w, "");
     line(w, "use serde_json::{Map, Value};");
+    // The enums written so far: one a field of two types is written once.
+    let mut enums = BTreeSet::new();
     for op in &d.operations {
         let shape = rust_shape(op)?;
         let Some(ty) = &shape.params else { continue };
@@ -55,7 +59,7 @@ pub fn generate(d: &Declarations) -> Result<String, String> {
         if shape.fields.is_empty() {
             emit_picking_enum(w, op, d, &head).map_err(|e| at(&e))?;
         } else {
-            emit_struct(w, op, d, &head, &shape.fields).map_err(|e| at(&e))?;
+            emit_struct(w, op, d, &head, &shape.fields, &mut enums).map_err(|e| at(&e))?;
         }
     }
     Ok(out)
@@ -151,6 +155,7 @@ fn emit_struct(
     d: &Declarations,
     head: &Head,
     fields: &[RustField],
+    emitted: &mut BTreeSet<String>,
 ) -> Result<(), String> {
     let Head { ty, doc, derives } = head;
     let mut members = Vec::new();
@@ -174,10 +179,12 @@ fn emit_struct(
         };
         members.push((field, member));
     }
-    // The enums a field is, each before the struct.
+    // The enums a field is, each before the first struct that has it.
     for (_, member) in &members {
         if let Member::Choice(choice) = member {
-            emit_enum(w, op, choice)?;
+            if emitted.insert(choice.name.clone()) {
+                emit_enum(w, op, choice)?;
+            }
         }
     }
     line(w, "");

@@ -613,6 +613,12 @@ fn check_models(declarations: &Declarations) -> Result<(), String> {
 fn check_enums(declarations: &Declarations) -> Result<(), String> {
     let mut defined = HashSet::new();
     for op in &declarations.operations {
+        if !op.enums.is_empty() && !op.is_older() {
+            return Err(format!(
+                "api/operations.toml, operation {:?}: [operation.enums] is for an older operation's published params (a newer one's follow from its params)",
+                op.name
+            ));
+        }
         for (key, choice) in &op.enums {
             let at = |what: String| {
                 format!(
@@ -1033,7 +1039,7 @@ result = "Thing"
     /// it gives, the group it picks from, one definition each.
     #[test]
     fn the_older_operations_enums_are_checked() {
-        let with = |form: &str, by: &str| {
+        let with_rust = |rust: &str, form: &str, by: &str| {
             load(&format!(
                 r#"
 [[operation]]
@@ -1051,6 +1057,8 @@ params = [
 ]
 exactly_one = [["thingId", "thingKey"]]
 
+{rust}
+
 [operation.enums.form]
 {form}
 
@@ -1064,6 +1072,14 @@ fields = []
 "#
             ))
         };
+        let with = |form: &str, by: &str| with_rust("[operation.rust]", form, by);
+        let newer = with_rust("", "name = \"x\"", "name = \"y\"")
+            .err()
+            .unwrap_or_default();
+        assert!(
+            newer.contains("[operation.enums] is for an older operation's"),
+            "{newer}"
+        );
         let form = r#"name = "path_form"
 param = "pathForm"
 variants = [ { name = "Room", value = "room", doc = "R." }, { name = "ChatRoom", value = "chatroom", doc = "C." } ]"#;
