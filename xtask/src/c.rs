@@ -1767,24 +1767,39 @@ struct Shape {
     note: Option<String>,
     /// The name of the generated, typed function beside the published one.
     typed: Option<String>,
+    /// C's text of the operation's enums (`[operation.enums.<argument>]`).
     #[serde(default)]
-    enums: BTreeMap<String, EnumShape>,
+    enums: BTreeMap<String, CEnumText>,
 }
 
-/// `enums.<argument>`: a `uint32_t` argument of a C enum.
-#[derive(Debug, Clone, Deserialize)]
+/// `[operation.c.enums.<argument>]`: what C says of one of the operation's
+/// enums (`[operation.enums.<argument>]`, language-neutral) in its own words.
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
+struct CEnumText {
+    /// The C argument holding the value of the param an enum without `param` picks.
+    picks: Option<String>,
+    /// The C enum's doc (default: the declaration's).
+    doc: Option<String>,
+    /// A variant's doc, by its name (default: the declaration's).
+    #[serde(default)]
+    docs: BTreeMap<String, String>,
+    /// The message when the argument a variant carries is missing, by its name.
+    #[serde(default)]
+    missing: BTreeMap<String, String>,
+}
+
+/// A `uint32_t` argument of a C enum: the declaration's enum, in C's words.
+#[derive(Debug, Clone)]
 struct EnumShape {
     name: String,
     param: Option<String>,
     picks: Option<String>,
     doc: Option<String>,
-    #[serde(default)]
     variants: Vec<Variant>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone)]
 struct Variant {
     name: String,
     doc: String,
@@ -1934,12 +1949,66 @@ fn shape_of(op: &Operation) -> Result<Option<Shape>, String> {
         .transpose()
 }
 
+/// An operation's enums as C gives them: the declaration's
+/// (`[operation.enums]`) with C's text (`[operation.c.enums]`). The variants
+/// are those of the operation that defines the enum (none: another's).
+fn enum_shapes(
+    op: &Operation,
+    shape: &Shape,
+    d: &Declarations,
+) -> Result<BTreeMap<String, EnumShape>, String> {
+    let at = |what: String| format!("the C generator, operation {:?}: {what}", op.name);
+    if let Some(key) = shape.enums.keys().find(|k| !op.enums.contains_key(*k)) {
+        return Err(at(format!(
+            "[operation.c.enums.{key}] is no [operation.enums.{key}]"
+        )));
+    }
+    let mut shapes = BTreeMap::new();
+    for (key, choice) in &op.enums {
+        let text = shape.enums.get(key).cloned().unwrap_or_default();
+        let param = op.choice(key, d).and_then(|c| c.param.clone());
+        let variants: Vec<Variant> = choice
+            .variants
+            .iter()
+            .map(|v| Variant {
+                name: v.name.clone(),
+                doc: text.docs.get(&v.name).unwrap_or(&v.doc).clone(),
+                value: v.value.clone(),
+                // A picked param is the `picks` argument's; a value's is an argument of its own.
+                needs: v.carries.clone().filter(|_| param.is_some()),
+                missing: text.missing.get(&v.name).cloned(),
+            })
+            .collect();
+        if let Some(n) = text
+            .docs
+            .keys()
+            .chain(text.missing.keys())
+            .find(|n| !choice.variants.iter().any(|v| &v.name == *n))
+        {
+            return Err(at(format!("[operation.c.enums.{key}]: no variant {n}")));
+        }
+        shapes.insert(
+            key.clone(),
+            EnumShape {
+                name: choice.name.clone(),
+                param,
+                picks: text.picks,
+                doc: (!variants.is_empty())
+                    .then(|| text.doc.or_else(|| choice.doc.clone()))
+                    .flatten(),
+                variants,
+            },
+        );
+    }
+    Ok(shapes)
+}
+
 /// The enums the shapes define (`doc` and `variants` given), by C name.
 fn defined_enums(d: &Declarations) -> Result<Vec<CEnum>, String> {
     let mut defined: Vec<CEnum> = Vec::new();
     for op in &d.operations {
         let Some(shape) = shape_of(op)? else { continue };
-        for e in shape.enums.values() {
+        for e in enum_shapes(op, &shape, d)?.values() {
             let c = format!("roomchat_{}", e.name);
             match (&e.doc, e.variants.is_empty()) {
                 (Some(doc), false) => {
@@ -1972,6 +2041,7 @@ fn shaped_ops<'a>(d: &'a Declarations) -> Result<Vec<Shaped<'a>>, String> {
     let mut shaped = Vec::new();
     for op in &d.operations {
         let Some(shape) = shape_of(op)? else { continue };
+        let enum_shapes = enum_shapes(op, &shape, d)?;
         let at = |what: String| format!("the C generator, operation {:?}: {what}", op.name);
         let arguments = shape.arguments.clone().unwrap_or_else(|| {
             op.named_params()
@@ -1980,8 +2050,7 @@ fn shaped_ops<'a>(d: &'a Declarations) -> Result<Vec<Shaped<'a>>, String> {
                 .map(|p| p.name.clone())
                 .collect()
         });
-        let set_by_enum: Vec<&str> = shape
-            .enums
+        let set_by_enum: Vec<&str> = enum_shapes
             .values()
             .filter_map(|e| e.param.as_deref())
             .collect();
@@ -1999,7 +2068,7 @@ fn shaped_ops<'a>(d: &'a Declarations) -> Result<Vec<Shaped<'a>>, String> {
         let mut args = Vec::new();
         for name in &arguments {
             let param = op.params.iter().find(|p| &p.name == name);
-            let arg = if let Some(e) = shape.enums.get(name) {
+            let arg = if let Some(e) = enum_shapes.get(name) {
                 let enumeration = enums
                     .iter()
                     .find(|d| d.c == format!("roomchat_{}", e.name))
@@ -2068,8 +2137,7 @@ fn shaped_ops<'a>(d: &'a Declarations) -> Result<Vec<Shaped<'a>>, String> {
                         default,
                     },
                 }
-            } else if let Some((by, _)) = shape
-                .enums
+            } else if let Some((by, _)) = enum_shapes
                 .iter()
                 .find(|(_, e)| e.picks.as_deref() == Some(name))
             {
@@ -2802,4 +2870,65 @@ fn hpp_shaped_send(w: &mut String, s: &Shaped) {
         Answer::Dropped => {}
     }
     let _ = writeln!(w, "  }}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// C's enums are the declaration's (`[operation.enums]`): its variants,
+    /// values and what a value carries, in C's words where `[operation.c.enums]`
+    /// gives them; C's table adds to an enum of the declaration, never one of
+    /// its own, nor a variant the declaration does not have.
+    #[test]
+    fn c_enums_are_the_declarations_in_cs_words() {
+        let text = include_str!("../../api/operations.toml");
+        let d = crate::declaration::load(text).unwrap();
+        let op = |name: &str| d.operations.iter().find(|op| op.name == name).unwrap();
+        let shapes = |name: &str| enum_shapes(op(name), &shape_of(op(name)).unwrap().unwrap(), &d);
+        let role = &shapes("create_user").unwrap()["role"];
+        let declared = &op("create_user").enums["role"];
+        assert_eq!(role.param.as_deref(), Some("role"));
+        let of = |v: &Variant| (v.name.clone(), v.value.clone(), v.needs.clone());
+        assert_eq!(
+            role.variants.iter().map(of).collect::<Vec<_>>(),
+            declared
+                .variants
+                .iter()
+                .map(|v| (v.name.clone(), v.value.clone(), v.carries.clone()))
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(role.variants[0].doc, "A regular user.");
+        // An enum named only: no variants here (it is defined once), the definition's param.
+        let by = &shapes("reactivate_user").unwrap()["by"];
+        assert!(by.variants.is_empty() && by.param.is_none() && by.picks.as_deref() == Some("id"));
+        // A picked param is the `picks` argument's, not one a variant needs.
+        let by = &shapes("deactivate_user").unwrap()["by"];
+        assert!(by.variants.iter().all(|v| v.needs.is_none()));
+
+        let with_c = |c_table: &str| {
+            let changed = text.replace(
+                "[operation.c.enums.form]\n",
+                &format!("[operation.c.enums.form]\n{c_table}\n"),
+            );
+            let d = crate::declaration::load(&changed).unwrap();
+            shaped_ops(&d).map(|_| ()).err().unwrap_or_default()
+        };
+        assert!(
+            with_c("missing = { Chatroom = \"no such variant\" }")
+                .contains("[operation.c.enums.form]: no variant Chatroom"),
+            "{}",
+            with_c("missing = { Chatroom = \"no such variant\" }")
+        );
+        let own = text.replace(
+            "[operation.c.enums.form]\n",
+            "[operation.c.enums.shape]\ndoc = \"C's own.\"\n\n[operation.c.enums.form]\n",
+        );
+        let d = crate::declaration::load(&own).unwrap();
+        let refused = shaped_ops(&d).map(|_| ()).err().unwrap_or_default();
+        assert!(
+            refused.contains("[operation.c.enums.shape] is no [operation.enums.shape]"),
+            "{refused}"
+        );
+    }
 }

@@ -16,6 +16,96 @@ use crate::text::line;
 use crate::GENERATED;
 
 pub const PATH: &str = "core/src/wire/models/records.rs";
+/// The models' borrowed views (`roomchat::view::UserPageView`, …).
+pub const VIEWS_PATH: &str = "core/src/wire/view/models.rs";
+
+/// The borrowed views of the models that have one (`view`): the model's
+/// fields, text as `Cow<'a, str>` borrowed from the body, a model held as its
+/// view, `extra` as raw JSON text (`RawFields`). Their `Deserialize` and
+/// `Serialize` are written with the models' (`decode_model!`, `view_serialize!`).
+pub fn generate_views(d: &Declarations) -> Result<String, String> {
+    let mut out = String::new();
+    let w = &mut out;
+    line(w, &format!("// {GENERATED}"));
+    line(w, "");
+    line(
+        w,
+        "//! The models' borrowed views (`view` of a `[[model]]` in `api/operations.toml`):",
+    );
+    line(
+        w,
+        "//! each model's fields, borrowed from the response body (see the module's doc).",
+    );
+    line(w, "");
+    line(w, "use std::borrow::Cow;");
+    line(w, "");
+    line(w, "use crate::wire::view::RawFields;");
+    for model in &d.models {
+        let Some(view) = &model.view else { continue };
+        let at = |what: String| {
+            format!(
+                "api/operations.toml, model {:?}, its view {view:?}: {what}",
+                model.name
+            )
+        };
+        let mut members = Vec::new();
+        for field in &model.fields {
+            let ty = match (field.kind.as_str(), field.record()) {
+                ("string", _) => "Cow<'a, str>".to_owned(),
+                ("boolean", _) => "bool".to_owned(),
+                ("unsigned", _) => "u64".to_owned(),
+                (_, Some(inner)) => {
+                    let inner_view = d
+                        .models
+                        .iter()
+                        .find(|m| m.name == inner)
+                        .and_then(|m| m.view.as_deref())
+                        .ok_or_else(|| at(format!("model {inner:?} has no view")))?;
+                    if field.is_list() {
+                        format!("Vec<{inner_view}<'a>>")
+                    } else {
+                        format!("{inner_view}<'a>")
+                    }
+                }
+                (kind, None) => return Err(at(format!("a {kind} field has no view form"))),
+            };
+            let ty = match field.presence.as_str() {
+                "optional" => format!("Option<{ty}>"),
+                "required" => ty,
+                other => return Err(at(format!("a {other} field has no view form"))),
+            };
+            if field.secret {
+                return Err(at("a secret field has no view form".into()));
+            }
+            let mut member = Member::of(field, ty);
+            member.serde.clear();
+            members.push(member);
+        }
+        let doc = format!(
+            "{} Fields as in [`crate::{}`].",
+            model
+                .view_doc
+                .as_deref()
+                .ok_or_else(|| at("view_doc is missing".into()))?,
+            model.name
+        );
+        line(w, "");
+        rust_struct::emit(
+            w,
+            &Struct {
+                name: &format!("{view}<'a>"),
+                doc: &doc,
+                derives: "Clone, Default",
+                non_exhaustive: false,
+                members,
+                extra_doc: "Every other field the service sent, as raw JSON.",
+                debug_note: None,
+                extra_ty: Some("RawFields<'a>"),
+            },
+        );
+    }
+    Ok(out)
+}
 
 pub fn generate(d: &Declarations) -> String {
     let mut out = String::new();
@@ -184,6 +274,7 @@ fn emit_struct(w: &mut String, model: &Model) {
             members,
             extra_doc: model.extra_doc(),
             debug_note: Some("A secret signs someone in: shown only by its length."),
+            extra_ty: None,
         },
     );
 }

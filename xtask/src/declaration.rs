@@ -1,7 +1,7 @@
 //! `api/operations.toml`, read and checked: the one description of every
 //! operation that the generators turn into each language's surface.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 use serde::Deserialize;
 
@@ -29,6 +29,8 @@ pub struct Model {
     pub what: String,
     /// The borrowed view decoded from the same fields (core's `wire::view`).
     pub view: Option<String>,
+    /// The view's doc (its fields' are the model's).
+    pub view_doc: Option<String>,
     /// The doc of `extra`.
     pub extra_doc: Option<String>,
     pub fields: Vec<Field>,
@@ -171,6 +173,12 @@ pub struct Operation {
     /// know by kind, for every language's docs.
     #[serde(default)]
     pub errors: Vec<DeclaredError>,
+    /// `[operation.enums.<key>]`: the enums an older operation's published
+    /// params are made of (create user's role, which form of the path, which
+    /// identifier names the user), read by every language's generator that
+    /// publishes them; a language's own table adds only its own text.
+    #[serde(default)]
+    pub enums: BTreeMap<String, Choice>,
     /// Shapes of the eight operations that predate this file, which their
     /// published surfaces keep in that language (`[operation.c]` and so on):
     /// each language's generator reads its own table; a new operation has none.
@@ -182,6 +190,53 @@ pub struct Operation {
     pub python: Option<toml::Table>,
     #[serde(default)]
     pub node: Option<toml::Table>,
+}
+
+/// An enum of an older operation's published params (`[operation.enums.<key>]`).
+/// It either gives `param` one of its variants' values, or (no `param`) picks
+/// which param of the operation's one exactly_one group is sent, each variant
+/// carrying that param's value (deactivate user's `UserId(id)`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Choice {
+    /// snake_case, shared by the operations that use it: the one that gives
+    /// `variants` defines it, the others name it only.
+    pub name: String,
+    /// The JSON param its variants' values give: a declared param, or a
+    /// hand-written builder's (create user's `role`).
+    pub param: Option<String>,
+    /// What it is, as core's type doc says it (where core publishes it as an enum of its own).
+    pub doc: Option<String>,
+    #[serde(default)]
+    pub variants: Vec<ChoiceVariant>,
+}
+
+/// A variant of a [`Choice`].
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChoiceVariant {
+    /// PascalCase, as published.
+    pub name: String,
+    pub doc: String,
+    /// The value it gives the enum's `param`.
+    pub value: Option<String>,
+    /// The (string) param the variant carries and sends, and only it: the
+    /// picked param of an exactly_one group, or one a value takes along
+    /// (`ModeratorOfRoom(chatRoom)`).
+    pub carries: Option<String>,
+}
+
+impl Operation {
+    /// The enum `key` of this operation, as the operation that defines it
+    /// declares it (this one, or another when this one only names it); `None`
+    /// when it has no such key or the enum is defined nowhere.
+    pub fn choice<'a>(&'a self, key: &str, d: &'a Declarations) -> Option<&'a Choice> {
+        let choice = self.enums.get(key)?;
+        d.operations
+            .iter()
+            .flat_map(|op| op.enums.values())
+            .find(|c| c.name == choice.name && !c.variants.is_empty())
+    }
 }
 
 /// A typed body field sent inside a hand-written builder's `extra` object.
@@ -551,6 +606,93 @@ fn check_models(declarations: &Declarations) -> Result<(), String> {
     Ok(())
 }
 
+/// Checks the older operations' enums: each defined once, its variants' values
+/// among its param's choices, what a variant carries a string param of the
+/// operation (of its exactly_one group, one variant per param, in order, for
+/// an enum that picks).
+fn check_enums(declarations: &Declarations) -> Result<(), String> {
+    let mut defined = HashSet::new();
+    for op in &declarations.operations {
+        if !op.enums.is_empty() && !op.is_older() {
+            return Err(format!(
+                "api/operations.toml, operation {:?}: [operation.enums] is for an older operation's published params (a newer one's follow from its params)",
+                op.name
+            ));
+        }
+        for (key, choice) in &op.enums {
+            let at = |what: String| {
+                format!(
+                    "api/operations.toml, operation {:?}, [operation.enums.{key}]: {what}",
+                    op.name
+                )
+            };
+            if choice.variants.is_empty() {
+                if choice.param.is_some() || choice.doc.is_some() {
+                    return Err(at(format!(
+                        "an enum without variants names {:?}, defined by another operation: give only its name",
+                        choice.name
+                    )));
+                }
+            } else if !defined.insert(choice.name.as_str()) {
+                return Err(at(format!("enum {:?} is defined twice", choice.name)));
+            }
+            let Some(choice) = op.choice(key, declarations) else {
+                return Err(at(format!("enum {:?} is defined nowhere", choice.name)));
+            };
+            let variants = &choice.variants;
+            let param = |name: &str| op.params.iter().find(|p| p.name == name);
+            for v in variants {
+                if let Some(carried) = &v.carries {
+                    if !param(carried).is_some_and(|p| matches!(p.kind.as_str(), "string" | "id")) {
+                        return Err(at(format!(
+                            "variant {}: carries {carried:?}, not a string param",
+                            v.name
+                        )));
+                    }
+                }
+            }
+            match &choice.param {
+                Some(name) => {
+                    let declared = param(name);
+                    if declared.is_none() && !op.is_hand_written() {
+                        return Err(at(format!("param {name:?} is not declared")));
+                    }
+                    for v in variants {
+                        let Some(value) = &v.value else {
+                            return Err(at(format!("variant {} has no value", v.name)));
+                        };
+                        if declared
+                            .is_some_and(|p| !p.choices.is_empty() && !p.choices.contains(value))
+                        {
+                            return Err(at(format!(
+                                "variant {}: {value:?} is not a choice of {name}",
+                                v.name
+                            )));
+                        }
+                    }
+                }
+                None => {
+                    let [group] = op.exactly_one.as_slice() else {
+                        return Err(at(
+                            "an enum without param picks the one exactly_one group".into()
+                        ));
+                    };
+                    let carried: Vec<Option<&String>> =
+                        variants.iter().map(|v| v.carries.as_ref()).collect();
+                    if carried != group.iter().map(Some).collect::<Vec<_>>()
+                        || variants.iter().any(|v| v.value.is_some())
+                    {
+                        return Err(at(
+                            "each variant carries a param of the exactly_one group, in order (and has no value)".into(),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Reads and checks the declarations: every mistake the generators would
 /// otherwise turn into code that does not compile, or worse, that does.
 pub fn load(text: &str) -> Result<Declarations, String> {
@@ -654,6 +796,7 @@ pub fn load(text: &str) -> Result<Declarations, String> {
         }
     }
     check_models(&declarations)?;
+    check_enums(&declarations)?;
     let mut records = HashSet::new();
     for record in &declarations.records {
         if declarations.models.iter().any(|m| m.name == record.name) {
@@ -889,6 +1032,110 @@ result = "Thing"
                 .is_some_and(|e| e.contains("no [[record]] nor [[model]]")),
             "{unknown:?}"
         );
+    }
+
+    /// An older operation's enums (`[operation.enums]`, read by every language)
+    /// are checked where they are declared: what a variant carries, the values
+    /// it gives, the group it picks from, one definition each.
+    #[test]
+    fn the_older_operations_enums_are_checked() {
+        let with_rust = |rust: &str, form: &str, by: &str| {
+            load(&format!(
+                r#"
+[[operation]]
+name = "find_thing"
+summary = "A thing."
+method = "POST"
+path = "/v2/{{pathForm}}/thing"
+retry = "repeatable"
+result = "Thing"
+params = [
+  {{ name = "pathForm", in = "path", type = "string", choices = ["room", "chatroom"], default = "room" }},
+  {{ name = "thingId", in = "body", type = "id" }},
+  {{ name = "thingKey", in = "body", type = "string" }},
+  {{ name = "count", in = "body", type = "integer" }},
+]
+exactly_one = [["thingId", "thingKey"]]
+
+{rust}
+
+[operation.enums.form]
+{form}
+
+[operation.enums.by]
+{by}
+
+[[record]]
+name = "Thing"
+doc = "A thing."
+fields = []
+"#
+            ))
+        };
+        let with = |form: &str, by: &str| with_rust("[operation.rust]", form, by);
+        let newer = with_rust("", "name = \"x\"", "name = \"y\"")
+            .err()
+            .unwrap_or_default();
+        assert!(
+            newer.contains("[operation.enums] is for an older operation's"),
+            "{newer}"
+        );
+        let form = r#"name = "path_form"
+param = "pathForm"
+variants = [ { name = "Room", value = "room", doc = "R." }, { name = "ChatRoom", value = "chatroom", doc = "C." } ]"#;
+        let by = r#"name = "thing_identifier"
+variants = [ { name = "ThingId", carries = "thingId", doc = "I." }, { name = "ThingKey", carries = "thingKey", doc = "K." } ]"#;
+        with(form, by).unwrap();
+        for (form_now, by_now, why) in [
+            (
+                form.replace("\"chatroom\"", "\"chatRoom\""),
+                by.to_owned(),
+                r#"variant ChatRoom: "chatRoom" is not a choice of pathForm"#,
+            ),
+            (
+                form.replace("value = \"room\", ", ""),
+                by.to_owned(),
+                "variant Room has no value",
+            ),
+            (
+                form.replace("\"pathForm\"", "\"pathFrom\""),
+                by.to_owned(),
+                r#"param "pathFrom" is not declared"#,
+            ),
+            (
+                form.to_owned(),
+                by.replace("carries = \"thingKey\"", "carries = \"thingKy\""),
+                r#"variant ThingKey: carries "thingKy", not a string param"#,
+            ),
+            (
+                form.to_owned(),
+                by.replace("carries = \"thingKey\"", "carries = \"count\""),
+                r#"variant ThingKey: carries "count", not a string param"#,
+            ),
+            (
+                form.to_owned(),
+                by.replace("\"thingId\", doc", "\"thingKey\", doc"),
+                "each variant carries a param of the exactly_one group, in order",
+            ),
+            (
+                form.to_owned(),
+                "name = \"path_form\"\nparam = \"pathForm\"".to_owned(),
+                r#"[operation.enums.by]: an enum without variants names "path_form", defined by another operation: give only its name"#,
+            ),
+            (
+                form.to_owned(),
+                "name = \"thing_id\"".to_owned(),
+                r#"enum "thing_id" is defined nowhere"#,
+            ),
+            (
+                form.to_owned(),
+                by.replace("thing_identifier", "path_form"),
+                r#"enum "path_form" is defined twice"#,
+            ),
+        ] {
+            let refused = with(&form_now, &by_now).err().unwrap_or_default();
+            assert!(refused.contains(why), "{form_now}\n{by_now}\n{refused}");
+        }
     }
 
     /// The declarations in the repository pass.

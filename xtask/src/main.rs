@@ -12,6 +12,7 @@
 
 mod c;
 mod core_models;
+mod core_params;
 mod core_rs;
 mod declaration;
 mod guides;
@@ -123,6 +124,14 @@ fn core_files(
         (
             core_models::PATH,
             rustfmt(&core_models::generate(declarations))?,
+        ),
+        (
+            core_models::VIEWS_PATH,
+            rustfmt(&core_models::generate_views(declarations)?)?,
+        ),
+        (
+            core_params::PATH,
+            rustfmt(&core_params::generate(declarations)?)?,
         ),
         (
             core_rs::RECORDS_PATH,

@@ -1,7 +1,7 @@
 //! The Rust struct of an answer, as core's generators write it: a newer
-//! operation's record (`core_rs.rs`) and an older one's model
-//! (`core_models.rs`): its docs, derives, serde attributes, `extra`, and the
-//! `Debug` written by hand when a field is secret.
+//! operation's record (`core_rs.rs`), an older one's model and its borrowed
+//! view (`core_models.rs`): its docs, derives, serde attributes, `extra`, and
+//! the `Debug` written by hand when a field is secret.
 
 use crate::declaration::Field;
 use crate::text::{line, wrap};
@@ -44,6 +44,9 @@ pub struct Struct<'a> {
     pub non_exhaustive: bool,
     pub members: Vec<Member>,
     pub extra_doc: &'a str,
+    /// The type of `extra`: `None`, a JSON map flattened into the struct by
+    /// serde; a view's raw fields (`RawFields<'a>`, its serde written by hand).
+    pub extra_ty: Option<&'a str>,
     /// A comment in the hand-written `Debug`.
     pub debug_note: Option<&'a str>,
 }
@@ -72,8 +75,13 @@ pub fn emit(w: &mut String, s: &Struct<'_>) {
     for text in wrap(s.extra_doc, 88) {
         line(w, &format!("    /// {text}"));
     }
-    line(w, "    #[serde(flatten)]");
-    line(w, "    pub extra: Map<String, Value>,");
+    match s.extra_ty {
+        None => {
+            line(w, "    #[serde(flatten)]");
+            line(w, "    pub extra: Map<String, Value>,");
+        }
+        Some(ty) => line(w, &format!("    pub extra: {ty},")),
+    }
     line(w, "}");
     if !secret {
         return;
