@@ -334,75 +334,63 @@ fn emit(handle: &Handle<'_>) -> String {
         doc(&mut out, &function.doc);
         line(&mut out, "#[no_mangle]");
         let head = format!("pub extern \"C\" fn {name}_{suffix}");
-        let _ = match read {
+        let list = list_name(handle);
+        // (the parameters after the handle's, the return type, what NULL gives, the read of `r`)
+        let (params, returns, absent, body) = match read {
             Read::Text { field, method } => {
                 let value = match (method, optional(field)) {
                     (true, _) => format!("r.record.{suffix}().map(str::to_owned)"),
                     (false, true) => format!("r.record.{}.clone()", field.snake()),
                     (false, false) => format!("Some(r.record.{}.clone())", field.snake()),
                 };
-                writeln!(
-                    out,
-                    "{head}({arg}: *const {name}) -> *const c_char {{
-    read({arg}, ptr::null(), |r| lazy_text(&r.{suffix}, || {value}))
-}}"
+                let body = format!("lazy_text(&r.{suffix}, || {value})");
+                ("", "*const c_char".into(), "ptr::null()", body)
+            }
+            Read::Flag(f) => (
+                "",
+                "i32".into(),
+                "-1",
+                format!("flag(r.record.{})", f.snake()),
+            ),
+            Read::Bool(f) => (
+                "",
+                "bool".into(),
+                "false",
+                format!("r.record.{}", f.snake()),
+            ),
+            Read::Unsigned(f) => ("", "u64".into(), "0", format!("r.record.{}", f.snake())),
+            Read::EpochSeconds(f) => {
+                let body = format!("epoch_seconds(r.record.{})", f.snake());
+                ("", "i64".into(), "-1", body)
+            }
+            Read::Len => ("", "usize".into(), "0", format!("r.{list}.len()")),
+            Read::Get(item) => {
+                let body = format!(
+                    "r.{list}.get(index).map_or(ptr::null(), |item| item as *const {item})"
+                );
+                (
+                    ", index: usize",
+                    format!("*const {item}"),
+                    "ptr::null()",
+                    body,
                 )
             }
-            Read::Flag(field) => writeln!(
-                out,
-                "{head}({arg}: *const {name}) -> i32 {{
-    read({arg}, -1, |r| flag(r.record.{}))
-}}",
-                field.snake()
-            ),
-            Read::Bool(field) => writeln!(
-                out,
-                "{head}({arg}: *const {name}) -> bool {{
-    read({arg}, false, |r| r.record.{})
-}}",
-                field.snake()
-            ),
-            Read::Unsigned(field) => writeln!(
-                out,
-                "{head}({arg}: *const {name}) -> u64 {{
-    read({arg}, 0, |r| r.record.{})
-}}",
-                field.snake()
-            ),
-            Read::EpochSeconds(field) => writeln!(
-                out,
-                "{head}({arg}: *const {name}) -> i64 {{
-    read({arg}, -1, |r| epoch_seconds(r.record.{}))
-}}",
-                field.snake()
-            ),
-            Read::Len => writeln!(
-                out,
-                "{head}({arg}: *const {name}) -> usize {{
-    read({arg}, 0, |r| r.{}.len())
-}}",
-                list_name(handle)
-            ),
-            Read::Get(item) => writeln!(
-                out,
-                "{head}({arg}: *const {name}, index: usize) -> *const {item} {{
-    read({arg}, ptr::null(), |r| r.{}.get(index).map_or(ptr::null(), |item| item as *const {item}))
-}}",
-                list_name(handle)
-            ),
-            Read::Json => writeln!(
-                out,
-                "{head}({arg}: *const {name}) -> *const c_char {{
-    read({arg}, ptr::null(), |r| lazy_json(&r.json, || serde_json::to_string(&r.record)))
-}}"
-            ),
-            Read::Free => writeln!(
-                out,
-                "{head}({arg}: *mut {name}) {{
-    free_box({arg})
-}}"
-            ),
+            Read::Json => {
+                let body = "lazy_json(&r.json, || serde_json::to_string(&r.record))".into();
+                ("", "*const c_char".into(), "ptr::null()", body)
+            }
+            Read::Free => {
+                let _ = writeln!(
+                    out,
+                    "{head}({arg}: *mut {name}) {{\n    free_box({arg})\n}}"
+                );
+                continue;
+            }
         };
+        let _ = writeln!(
+            out,
+            "{head}({arg}: *const {name}{params}) -> {returns} {{\n    read({arg}, {absent}, |r| {body})\n}}"
+        );
     }
     out
 }
