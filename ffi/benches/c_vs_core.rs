@@ -42,9 +42,14 @@ mod generated;
 #[allow(missing_docs, unused_imports)]
 #[path = "../src/glue.rs"]
 mod glue;
+// Not `#[path]` on the module itself: its generated children (models/*.rs) are found
+// next to it only when it is loaded as a plain file module, as in the library.
 #[allow(dead_code, missing_docs, unused_imports)]
-#[path = "../src/models.rs"]
-mod models;
+#[path = "../src"]
+mod src {
+    pub mod models;
+}
+use src::models;
 #[allow(
     dead_code,
     missing_docs,

@@ -34,6 +34,10 @@ pub struct Model {
     /// The doc of `extra`.
     pub extra_doc: Option<String>,
     pub fields: Vec<Field>,
+    /// `[model.c]`: the opaque handle C published, what the fields cannot say
+    /// (its docs, which accessors); C's generator (c_models.rs) reads it.
+    #[serde(default)]
+    pub c: Option<toml::Table>,
     /// `[model.python]`: the class Python published, what the fields cannot
     /// say (its docs, what `repr` and `hash` use); Python's generator reads it.
     #[serde(default)]

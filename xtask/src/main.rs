@@ -11,6 +11,7 @@
 //! between them (layers.rs says how it reads them); the test command runs it.
 
 mod c;
+mod c_models;
 mod core_models;
 mod core_params;
 mod core_rs;
@@ -86,6 +87,10 @@ fn codegen(check: bool, only: Option<&str>) -> Result<(), String> {
     // Each language's generator: its own module, its own files.
     if wanted("c") {
         files.extend(c::files(&declarations)?);
+        let parent = root.join(c_models::PARENT);
+        let parent =
+            std::fs::read_to_string(&parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        files.extend(c_models::files(&declarations, &parent)?);
     }
     if wanted("python") {
         files.extend(python::files(&declarations)?);
