@@ -31,6 +31,10 @@ pub struct Model {
     pub view: Option<String>,
     /// The doc of `extra`.
     pub extra_doc: Option<String>,
+    /// `[model.node]`: the JS object and TypeScript interface Node published,
+    /// what the fields cannot say (JS names, docs); Node's generator reads it.
+    #[serde(default)]
+    pub node: Option<toml::Table>,
     pub fields: Vec<Field>,
     /// `[model.python]`: the class Python published, what the fields cannot
     /// say (its docs, what `repr` and `hash` use); Python's generator reads it.
