@@ -5,7 +5,7 @@
 
 import type { GeneratedOperationName, OperationMethods, User, UserPage } from './operations.js'
 // The generated operations' parameters and records, and the older operations' models
-// (User, UserPage, …), all in operations.d.ts (@generated).
+// (User, UserPage, …), all in operations.d.ts (generated from api/operations.toml).
 export * from './operations.js'
 
 /** Stable snake_case names of the error kinds (core's `ErrorKind::name`). */

@@ -33,7 +33,7 @@ use crate::declaration::{
 };
 use crate::node_models::{self, NodeModel};
 use crate::text::{line, wrap};
-use crate::typescript::{is_identifier, jsdoc, ts_property, ts_quote};
+use crate::typescript::{is_identifier, jsdoc, ts_field_type, ts_property, ts_quote};
 use crate::GENERATED;
 
 pub const JS_PATH: &str = "bindings/node/operations.js";
@@ -801,23 +801,6 @@ fn ts_param_type(p: &Param) -> String {
         "integer" => "number",
         // A switch is sent as "on"/"off": a boolean for the caller.
         "boolean" | "switch" => "boolean",
-        "json" => "unknown",
-        _ => "string",
-    }
-    .to_owned()
-}
-
-fn ts_field_type(field: &Field) -> String {
-    if let Some(record) = field.record() {
-        return if field.is_list() {
-            format!("{record}[]")
-        } else {
-            record.to_owned()
-        };
-    }
-    match field.kind.as_str() {
-        "integer" | "number" => "number",
-        "boolean" => "boolean",
         "json" => "unknown",
         _ => "string",
     }

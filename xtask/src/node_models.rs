@@ -16,13 +16,12 @@
 //! since the epoch, a `Date` in the types (index.js makes it one).
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use serde::Deserialize;
 
 use crate::declaration::{snake, Declarations, Field, Model};
 use crate::text::{line, wrap};
-use crate::typescript::{is_identifier, jsdoc, ts_property};
+use crate::typescript::{is_identifier, jsdoc, ts_field_type, ts_property};
 use crate::GENERATED;
 
 pub const PATH: &str = "bindings/node/src/models.rs";
@@ -122,23 +121,6 @@ pub fn read(d: &Declarations) -> Result<Vec<NodeModel<'_>>, String> {
         .collect()
 }
 
-fn ts_type(field: &Field) -> String {
-    if let Some(model) = field.record() {
-        return if field.is_list() {
-            format!("{model}[]")
-        } else {
-            model.to_owned()
-        };
-    }
-    match field.kind.as_str() {
-        "unsigned" => "number",
-        "boolean" => "boolean",
-        "epoch_seconds" => "Date",
-        _ => "string",
-    }
-    .to_owned()
-}
-
 /// The models' interfaces, as Node published them.
 pub fn dts(w: &mut String, models: &[NodeModel<'_>]) {
     for node in models {
@@ -153,7 +135,7 @@ pub fn dts(w: &mut String, models: &[NodeModel<'_>]) {
                 &format!(
                     "  {}{optional}: {}",
                     ts_property(node.js_name(field)),
-                    ts_type(field)
+                    ts_field_type(field)
                 ),
             );
         }
@@ -192,7 +174,18 @@ pub fn rust(models: &[NodeModel<'_>]) -> String {
         line(w, &format!("use roomchat::view::{{{}}};", views.join(", ")));
         line(w, "");
     }
-    line(w, "use crate::shape::JsText;");
+    let fields = || models.iter().flat_map(|node| &node.model.fields);
+    let mut writers = vec!["extra_and_end"];
+    if fields().any(|f| !optional(f)) {
+        writers.push("field");
+    }
+    if fields().any(optional) {
+        writers.push("optional_field");
+    }
+    line(
+        w,
+        &format!("use crate::shape::{{{}, JsText}};", writers.join(", ")),
+    );
     for node in models {
         let model = node.model;
         let name = &model.name;
@@ -270,24 +263,18 @@ fn emit_size(w: &mut String, list: Option<&Field>, m: &str) {
 fn emit_fields(w: &mut String, node: &NodeModel<'_>, m: &str, out: &str) {
     line(w, &format!("{out}.push(b'{{');"));
     for field in &node.model.fields {
-        let key = format!(
-            "{out}.extend_from_slice(br#\"\"{}\":\"#);",
-            node.js_name(field)
-        );
+        let key = format!("br#\"\"{}\":\"#", node.js_name(field));
         let member = field.snake();
         if optional(field) {
-            let _ = writeln!(
+            line(
                 w,
-                "if let Some(value) = &{m}.{member} {{ {key} value.write_js({out}); {out}.push(b','); }}"
+                &format!("optional_field({out}, {key}, {m}.{member}.as_ref());"),
             );
         } else {
-            let _ = writeln!(w, "{key} {m}.{member}.write_js({out}); {out}.push(b',');");
+            line(w, &format!("field({out}, {key}, &{m}.{member});"));
         }
     }
-    let _ = writeln!(
-        w,
-        "{out}.extend_from_slice(br#\"\"extra\":\"#); {m}.extra.write_js({out}); {out}.push(b'}}');"
-    );
+    line(w, &format!("extra_and_end({out}, &{m}.extra);"));
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! TypeScript text the Node generators share (`node.rs`, `node_models.rs`):
 //! JSDoc comments and property names.
 
+use crate::declaration::Field;
 use crate::text::{line, wrap};
 
 /// Whether JS takes `name` as a bare identifier.
@@ -37,4 +38,24 @@ pub fn jsdoc(w: &mut String, indent: &str, text: &str) {
         line(w, &format!("{indent} * {part}"));
     }
     line(w, &format!("{indent} */"));
+}
+
+/// The type of a record's or a model's field: the record (`Room`, `Room[]`), or
+/// its plain type's (an `epoch_seconds` field is a `Date`: index.js makes it one).
+pub fn ts_field_type(field: &Field) -> String {
+    if let Some(record) = field.record() {
+        return if field.is_list() {
+            format!("{record}[]")
+        } else {
+            record.to_owned()
+        };
+    }
+    match field.kind.as_str() {
+        "integer" | "number" | "unsigned" => "number",
+        "boolean" => "boolean",
+        "json" => "unknown",
+        "epoch_seconds" => "Date",
+        _ => "string",
+    }
+    .to_owned()
 }

@@ -8,56 +8,26 @@
 
 use roomchat::view::{UserPageView, UserView};
 
-use crate::shape::JsText;
+use crate::shape::{extra_and_end, field, optional_field, JsText};
 
 /// `User` or its view `UserView` (the same fields) as `{id?, userId?, username?,
 /// profilePic?, email?, uniqueUserIdentifier?, isModerator?, chatRoom?, extra}`.
 macro_rules! write_user {
     ($m:expr, $out:expr) => {{
         $out.push(b'{');
-        if let Some(value) = &$m.id {
-            $out.extend_from_slice(br#""id":"#);
-            value.write_js($out);
-            $out.push(b',');
-        }
-        if let Some(value) = &$m.user_id {
-            $out.extend_from_slice(br#""userId":"#);
-            value.write_js($out);
-            $out.push(b',');
-        }
-        if let Some(value) = &$m.username {
-            $out.extend_from_slice(br#""username":"#);
-            value.write_js($out);
-            $out.push(b',');
-        }
-        if let Some(value) = &$m.profile_pic {
-            $out.extend_from_slice(br#""profilePic":"#);
-            value.write_js($out);
-            $out.push(b',');
-        }
-        if let Some(value) = &$m.email {
-            $out.extend_from_slice(br#""email":"#);
-            value.write_js($out);
-            $out.push(b',');
-        }
-        if let Some(value) = &$m.unique_user_identifier {
-            $out.extend_from_slice(br#""uniqueUserIdentifier":"#);
-            value.write_js($out);
-            $out.push(b',');
-        }
-        if let Some(value) = &$m.is_moderator {
-            $out.extend_from_slice(br#""isModerator":"#);
-            value.write_js($out);
-            $out.push(b',');
-        }
-        if let Some(value) = &$m.chat_room {
-            $out.extend_from_slice(br#""chatRoom":"#);
-            value.write_js($out);
-            $out.push(b',');
-        }
-        $out.extend_from_slice(br#""extra":"#);
-        $m.extra.write_js($out);
-        $out.push(b'}');
+        optional_field($out, br#""id":"#, $m.id.as_ref());
+        optional_field($out, br#""userId":"#, $m.user_id.as_ref());
+        optional_field($out, br#""username":"#, $m.username.as_ref());
+        optional_field($out, br#""profilePic":"#, $m.profile_pic.as_ref());
+        optional_field($out, br#""email":"#, $m.email.as_ref());
+        optional_field(
+            $out,
+            br#""uniqueUserIdentifier":"#,
+            $m.unique_user_identifier.as_ref(),
+        );
+        optional_field($out, br#""isModerator":"#, $m.is_moderator.as_ref());
+        optional_field($out, br#""chatRoom":"#, $m.chat_room.as_ref());
+        extra_and_end($out, &$m.extra);
     }};
 }
 
@@ -78,21 +48,11 @@ impl JsText for UserView<'_> {
 macro_rules! write_user_page {
     ($m:expr, $out:expr) => {{
         $out.push(b'{');
-        $out.extend_from_slice(br#""total":"#);
-        $m.total.write_js($out);
-        $out.push(b',');
-        $out.extend_from_slice(br#""limit":"#);
-        $m.limit.write_js($out);
-        $out.push(b',');
-        $out.extend_from_slice(br#""skip":"#);
-        $m.skip.write_js($out);
-        $out.push(b',');
-        $out.extend_from_slice(br#""data":"#);
-        $m.data.write_js($out);
-        $out.push(b',');
-        $out.extend_from_slice(br#""extra":"#);
-        $m.extra.write_js($out);
-        $out.push(b'}');
+        field($out, br#""total":"#, &$m.total);
+        field($out, br#""limit":"#, &$m.limit);
+        field($out, br#""skip":"#, &$m.skip);
+        field($out, br#""data":"#, &$m.data);
+        extra_and_end($out, &$m.extra);
     }};
 }
 
@@ -118,29 +78,15 @@ impl JsText for UserPageView<'_> {
 impl JsText for roomchat::MessageAuthor {
     fn write_js(&self, out: &mut Vec<u8>) {
         out.push(b'{');
-        if let Some(value) = &self.id {
-            out.extend_from_slice(br#""id":"#);
-            value.write_js(out);
-            out.push(b',');
-        }
-        if let Some(value) = &self.username {
-            out.extend_from_slice(br#""username":"#);
-            value.write_js(out);
-            out.push(b',');
-        }
-        if let Some(value) = &self.email {
-            out.extend_from_slice(br#""email":"#);
-            value.write_js(out);
-            out.push(b',');
-        }
-        if let Some(value) = &self.unique_user_identifier {
-            out.extend_from_slice(br#""uniqueUserIdentifier":"#);
-            value.write_js(out);
-            out.push(b',');
-        }
-        out.extend_from_slice(br#""extra":"#);
-        self.extra.write_js(out);
-        out.push(b'}');
+        optional_field(out, br#""id":"#, self.id.as_ref());
+        optional_field(out, br#""username":"#, self.username.as_ref());
+        optional_field(out, br#""email":"#, self.email.as_ref());
+        optional_field(
+            out,
+            br#""uniqueUserIdentifier":"#,
+            self.unique_user_identifier.as_ref(),
+        );
+        extra_and_end(out, &self.extra);
     }
 }
 
@@ -148,34 +94,12 @@ impl JsText for roomchat::MessageAuthor {
 impl JsText for roomchat::Message {
     fn write_js(&self, out: &mut Vec<u8>) {
         out.push(b'{');
-        if let Some(value) = &self.id {
-            out.extend_from_slice(br#""id":"#);
-            value.write_js(out);
-            out.push(b',');
-        }
-        if let Some(value) = &self.conversation {
-            out.extend_from_slice(br#""conversation":"#);
-            value.write_js(out);
-            out.push(b',');
-        }
-        if let Some(value) = &self.text {
-            out.extend_from_slice(br#""text":"#);
-            value.write_js(out);
-            out.push(b',');
-        }
-        if let Some(value) = &self.created {
-            out.extend_from_slice(br#""created":"#);
-            value.write_js(out);
-            out.push(b',');
-        }
-        if let Some(value) = &self.user {
-            out.extend_from_slice(br#""user":"#);
-            value.write_js(out);
-            out.push(b',');
-        }
-        out.extend_from_slice(br#""extra":"#);
-        self.extra.write_js(out);
-        out.push(b'}');
+        optional_field(out, br#""id":"#, self.id.as_ref());
+        optional_field(out, br#""conversation":"#, self.conversation.as_ref());
+        optional_field(out, br#""text":"#, self.text.as_ref());
+        optional_field(out, br#""created":"#, self.created.as_ref());
+        optional_field(out, br#""user":"#, self.user.as_ref());
+        extra_and_end(out, &self.extra);
     }
 }
 
@@ -183,26 +107,12 @@ impl JsText for roomchat::Message {
 impl JsText for roomchat::CreatedUser {
     fn write_js(&self, out: &mut Vec<u8>) {
         out.push(b'{');
-        out.extend_from_slice(br#""accessToken":"#);
-        self.access_token.write_js(out);
-        out.push(b',');
-        out.extend_from_slice(br#""username":"#);
-        self.username.write_js(out);
-        out.push(b',');
-        out.extend_from_slice(br#""userId":"#);
-        self.user_id.write_js(out);
-        out.push(b',');
-        out.extend_from_slice(br#""isModerator":"#);
-        self.is_moderator.write_js(out);
-        out.push(b',');
-        if let Some(value) = &self.chat_room {
-            out.extend_from_slice(br#""chatRoom":"#);
-            value.write_js(out);
-            out.push(b',');
-        }
-        out.extend_from_slice(br#""extra":"#);
-        self.extra.write_js(out);
-        out.push(b'}');
+        field(out, br#""accessToken":"#, &self.access_token);
+        field(out, br#""username":"#, &self.username);
+        field(out, br#""userId":"#, &self.user_id);
+        field(out, br#""isModerator":"#, &self.is_moderator);
+        optional_field(out, br#""chatRoom":"#, self.chat_room.as_ref());
+        extra_and_end(out, &self.extra);
     }
 }
 
@@ -210,17 +120,9 @@ impl JsText for roomchat::CreatedUser {
 impl JsText for roomchat::Deactivated {
     fn write_js(&self, out: &mut Vec<u8>) {
         out.push(b'{');
-        out.extend_from_slice(br#""success":"#);
-        self.success.write_js(out);
-        out.push(b',');
-        if let Some(value) = &self.message {
-            out.extend_from_slice(br#""message":"#);
-            value.write_js(out);
-            out.push(b',');
-        }
-        out.extend_from_slice(br#""extra":"#);
-        self.extra.write_js(out);
-        out.push(b'}');
+        field(out, br#""success":"#, &self.success);
+        optional_field(out, br#""message":"#, self.message.as_ref());
+        extra_and_end(out, &self.extra);
     }
 }
 
@@ -228,17 +130,9 @@ impl JsText for roomchat::Deactivated {
 impl JsText for roomchat::Reactivated {
     fn write_js(&self, out: &mut Vec<u8>) {
         out.push(b'{');
-        out.extend_from_slice(br#""success":"#);
-        self.success.write_js(out);
-        out.push(b',');
-        if let Some(value) = &self.message {
-            out.extend_from_slice(br#""message":"#);
-            value.write_js(out);
-            out.push(b',');
-        }
-        out.extend_from_slice(br#""extra":"#);
-        self.extra.write_js(out);
-        out.push(b'}');
+        field(out, br#""success":"#, &self.success);
+        optional_field(out, br#""message":"#, self.message.as_ref());
+        extra_and_end(out, &self.extra);
     }
 }
 
@@ -246,17 +140,9 @@ impl JsText for roomchat::Reactivated {
 impl JsText for roomchat::Invalidated {
     fn write_js(&self, out: &mut Vec<u8>) {
         out.push(b'{');
-        out.extend_from_slice(br#""success":"#);
-        self.success.write_js(out);
-        out.push(b',');
-        if let Some(value) = &self.message {
-            out.extend_from_slice(br#""message":"#);
-            value.write_js(out);
-            out.push(b',');
-        }
-        out.extend_from_slice(br#""extra":"#);
-        self.extra.write_js(out);
-        out.push(b'}');
+        field(out, br#""success":"#, &self.success);
+        optional_field(out, br#""message":"#, self.message.as_ref());
+        extra_and_end(out, &self.extra);
     }
 }
 
@@ -265,46 +151,14 @@ impl JsText for roomchat::Invalidated {
 impl JsText for roomchat::TokenUser {
     fn write_js(&self, out: &mut Vec<u8>) {
         out.push(b'{');
-        out.extend_from_slice(br#""id":"#);
-        self.id.write_js(out);
-        out.push(b',');
-        if let Some(value) = &self.username {
-            out.extend_from_slice(br#""username":"#);
-            value.write_js(out);
-            out.push(b',');
-        }
-        if let Some(value) = &self.chat_room {
-            out.extend_from_slice(br#""chatRoom":"#);
-            value.write_js(out);
-            out.push(b',');
-        }
-        if let Some(value) = &self.is_moderator {
-            out.extend_from_slice(br#""isModerator":"#);
-            value.write_js(out);
-            out.push(b',');
-        }
-        if let Some(value) = &self.external_user_id {
-            out.extend_from_slice(br#""externalUserId":"#);
-            value.write_js(out);
-            out.push(b',');
-        }
-        if let Some(value) = &self.created {
-            out.extend_from_slice(br#""created":"#);
-            value.write_js(out);
-            out.push(b',');
-        }
-        if let Some(value) = &self.updated {
-            out.extend_from_slice(br#""updated":"#);
-            value.write_js(out);
-            out.push(b',');
-        }
-        if let Some(value) = &self.iat {
-            out.extend_from_slice(br#""iat":"#);
-            value.write_js(out);
-            out.push(b',');
-        }
-        out.extend_from_slice(br#""extra":"#);
-        self.extra.write_js(out);
-        out.push(b'}');
+        field(out, br#""id":"#, &self.id);
+        optional_field(out, br#""username":"#, self.username.as_ref());
+        optional_field(out, br#""chatRoom":"#, self.chat_room.as_ref());
+        optional_field(out, br#""isModerator":"#, self.is_moderator.as_ref());
+        optional_field(out, br#""externalUserId":"#, self.external_user_id.as_ref());
+        optional_field(out, br#""created":"#, self.created.as_ref());
+        optional_field(out, br#""updated":"#, self.updated.as_ref());
+        optional_field(out, br#""iat":"#, self.iat.as_ref());
+        extra_and_end(out, &self.extra);
     }
 }

@@ -47,6 +47,30 @@ pub trait JsText {
     }
 }
 
+/// `"name":value,`: a field of a JS object (`key` is `"name":`).
+#[inline]
+pub fn field<T: JsText + ?Sized>(out: &mut Vec<u8>, key: &[u8], value: &T) {
+    out.extend_from_slice(key);
+    value.write_js(out);
+    out.push(b',');
+}
+
+/// A [`field`] left out when absent (the property reads `undefined`).
+#[inline]
+pub fn optional_field<T: JsText>(out: &mut Vec<u8>, key: &[u8], value: Option<&T>) {
+    if let Some(value) = value {
+        field(out, key, value);
+    }
+}
+
+/// `"extra":{…}}`: a JS object's last field, and its end.
+#[inline]
+pub fn extra_and_end<T: JsText + ?Sized>(out: &mut Vec<u8>, extra: &T) {
+    out.extend_from_slice(b"\"extra\":");
+    extra.write_js(out);
+    out.push(b'}');
+}
+
 /// `value`'s JS object as JSON text (a model, a list of them, a view).
 pub fn js_text<T: JsText + ?Sized>(value: &T) -> String {
     let mut out = Vec::with_capacity(value.text_size());
