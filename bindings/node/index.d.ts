@@ -3,8 +3,9 @@
 
 /// <reference types="node" />
 
-import type { GeneratedOperationName, OperationMethods } from './operations.js'
-// The generated operations' parameters and records (operations.d.ts, @generated).
+import type { GeneratedOperationName, OperationMethods, User, UserPage } from './operations.js'
+// The generated operations' parameters and records, and the older operations' models
+// (User, UserPage, …), all in operations.d.ts (generated from api/operations.toml).
 export * from './operations.js'
 
 /** Stable snake_case names of the error kinds (core's `ErrorKind::name`). */
@@ -292,106 +293,6 @@ export interface WithResponse<T> {
   data: T
   /** The answer it came from. */
   response: ResponseInfo
-}
-
-/** A user as listed. Fields the service left out are `undefined`. */
-export interface User {
-  /** `_id` on the wire. */
-  id?: string
-  userId?: string
-  username?: string
-  profilePic?: string
-  email?: string
-  uniqueUserIdentifier?: string
-  isModerator?: boolean
-  chatRoom?: string
-  /** Every other field the service sent, as it came (e.g. `created`, `deactivated`). */
-  extra: Record<string, unknown>
-}
-
-export interface UserPage {
-  total: number
-  limit: number
-  skip: number
-  data: User[]
-  extra: Record<string, unknown>
-}
-
-export interface MessageAuthor {
-  /** `_id` on the wire. */
-  id?: string
-  username?: string
-  email?: string
-  uniqueUserIdentifier?: string
-  extra: Record<string, unknown>
-}
-
-export interface Message {
-  /** `_id` on the wire. */
-  id?: string
-  conversation?: string
-  /** The text: the field the wire calls `messages`. */
-  text?: string
-  /** ISO 8601 UTC timestamp, as sent. */
-  created?: string
-  user?: MessageAuthor
-  extra: Record<string, unknown>
-}
-
-/** A created user. `util.inspect` (and so `console.log`) does not show the access token. */
-export interface CreatedUser {
-  /** Signs the user in to a room: see `signInUrl`. */
-  accessToken: string
-  username: string
-  userId: string
-  isModerator: boolean
-  /** The room a moderator is limited to. */
-  chatRoom?: string
-  extra: Record<string, unknown>
-}
-
-export interface Deactivated {
-  success: boolean
-  message?: string
-  extra: Record<string, unknown>
-}
-
-/** The answer to reactivate user. */
-export interface Reactivated {
-  success: boolean
-  /** e.g. "user reactivated". */
-  message?: string
-  extra: Record<string, unknown>
-}
-
-/** The answer to invalidate access token. */
-export interface Invalidated {
-  success: boolean
-  message?: string
-  extra: Record<string, unknown>
-}
-
-/**
- * The user an access token signs in, as validate access token answers it: the
- * stored record with the token's issue time. Fields the service left out are `undefined`.
- */
-export interface TokenUser {
-  /** `_id` on the wire. */
-  id: string
-  username?: string
-  /** The room a moderator is limited to. */
-  chatRoom?: string
-  isModerator?: boolean
-  /** The customer's own id of the user, given at creation. */
-  externalUserId?: string
-  /** When the user was created: ISO 8601, as sent. */
-  created?: string
-  /** When the user's record last changed: ISO 8601, as sent. */
-  updated?: string
-  /** When the token was issued (`iat`, seconds since the epoch on the wire). */
-  iat?: Date
-  /** Every other field the service sent (`customer`, `parentCustomerAccount`, `createdUsingApi`, `__v`, …). */
-  extra: Record<string, unknown>
 }
 
 export interface RawResponse {

@@ -33,6 +33,10 @@ pub struct Model {
     pub view_doc: Option<String>,
     /// The doc of `extra`.
     pub extra_doc: Option<String>,
+    /// `[model.node]`: the JS object and TypeScript interface Node published,
+    /// what the fields cannot say (JS names, docs); Node's generator reads it.
+    #[serde(default)]
+    pub node: Option<toml::Table>,
     pub fields: Vec<Field>,
     /// `[model.c]`: the opaque handle C published, what the fields cannot say
     /// (its docs, which accessors); C's generator (c_models.rs) reads it.

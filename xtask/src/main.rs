@@ -19,11 +19,13 @@ mod declaration;
 mod guides;
 mod layers;
 mod node;
+mod node_models;
 mod openapi;
 mod python;
 mod python_models;
 mod rust_struct;
 mod text;
+mod typescript;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

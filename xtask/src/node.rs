@@ -6,12 +6,13 @@
 //!   and `withResponse` of every other method), which runs the operation by its
 //!   name through the addon's `callOperation` on the package's threads.
 //! - `bindings/node/operations.d.ts`: their types (the params, the records, the
-//!   methods with their `withResponse` overloads), merged into `Client` by index.d.ts.
+//!   older operations' models (`node_models.rs`), the methods with their
+//!   `withResponse` overloads), merged into `Client` by index.d.ts.
 //! - `bindings/node/src/records.rs`: how the addon decodes each operation's
 //!   answer and writes it as the JS layer returns it, on the pool thread (the
 //!   event loop only parses it): a declared record by its fields' wire and JS
-//!   names (`shape::record`), one of core's models by its hand-written shape
-//!   (`shape.rs`); and the params object of an `[operation.node]` table as
+//!   names (`shape::record`), one of core's models by its generated writer
+//!   (`src/models.rs`, `node_models.rs`); and the params object of an `[operation.node]` table as
 //!   core's JSON params.
 //!
 //! Names: the required params are the first arguments, the path's first
@@ -30,7 +31,9 @@ use serde::Deserialize;
 use crate::declaration::{
     camel, pascal, snake, Declarations, ExtraField, Field, Operation, Param, Record,
 };
+use crate::node_models::{self, NodeModel};
 use crate::text::{line, wrap};
+use crate::typescript::{is_identifier, jsdoc, ts_field_type, ts_property, ts_quote};
 use crate::GENERATED;
 
 pub const JS_PATH: &str = "bindings/node/operations.js";
@@ -71,10 +74,15 @@ pub fn files(d: &Declarations) -> Result<Vec<(&'static str, String)>, String> {
     let ops = node_ops(d)?;
     check(d, &ops)?;
     let paged = paged(d, &ops)?;
+    let models = node_models::read(d)?;
     Ok(vec![
         (JS_PATH, js(d, &ops, &paged)),
-        (DTS_PATH, dts(d, &ops, &paged)),
+        (DTS_PATH, dts(d, &ops, &paged, &models)),
         (RECORDS_PATH, crate::rustfmt(&records_rs(d, &ops, &paged))?),
+        (
+            node_models::PATH,
+            crate::rustfmt(&node_models::rust(&models))?,
+        ),
     ])
 }
 
@@ -214,13 +222,6 @@ const RESERVED: &[&str] = &[
     "try",
     "typeof",
 ];
-
-fn is_identifier(name: &str) -> bool {
-    name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '$')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
-}
 
 /// What the declarations' checks (declaration.rs) leave to each language: the
 /// names this one makes must be usable JS names, distinct where they meet, and
@@ -460,20 +461,6 @@ fn ts_result(result: &str) -> String {
         Some(element) => format!("{element}[]"),
         None => result.to_owned(),
     }
-}
-
-/// A JSDoc comment at `indent`: one line when it fits, else wrapped.
-fn jsdoc(w: &mut String, indent: &str, text: &str) {
-    let one = format!("{indent}/** {text} */");
-    if one.chars().count() <= 110 {
-        line(w, &one);
-        return;
-    }
-    line(w, &format!("{indent}/**"));
-    for part in wrap(text, 100 - indent.len()) {
-        line(w, &format!("{indent} * {part}"));
-    }
-    line(w, &format!("{indent} */"));
 }
 
 /// A JSDoc comment at `indent`: `text` wrapped, then one `@tag` line each (wrapped, their
@@ -801,19 +788,6 @@ fn record_secrets(w: &mut String, d: &Declarations) {
 
 // ---- operations.d.ts -------------------------------------------------------------------
 
-fn ts_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\\', "\\\\").replace('\'', "\\'"))
-}
-
-/// A property name: as it is when JS takes it bare, else quoted.
-fn ts_property(name: &str) -> String {
-    if is_identifier(name) {
-        name.to_owned()
-    } else {
-        ts_quote(name)
-    }
-}
-
 fn ts_param_type(p: &Param) -> String {
     if !p.choices.is_empty() {
         return p
@@ -827,23 +801,6 @@ fn ts_param_type(p: &Param) -> String {
         "integer" => "number",
         // A switch is sent as "on"/"off": a boolean for the caller.
         "boolean" | "switch" => "boolean",
-        "json" => "unknown",
-        _ => "string",
-    }
-    .to_owned()
-}
-
-fn ts_field_type(field: &Field) -> String {
-    if let Some(record) = field.record() {
-        return if field.is_list() {
-            format!("{record}[]")
-        } else {
-            record.to_owned()
-        };
-    }
-    match field.kind.as_str() {
-        "integer" | "number" => "number",
-        "boolean" => "boolean",
         "json" => "unknown",
         _ => "string",
     }
@@ -983,7 +940,12 @@ fn params_decl(w: &mut String, node: &NodeOp<'_>) {
     );
 }
 
-fn dts(d: &Declarations, ops: &[NodeOp<'_>], paged: &[Paged<'_>]) -> String {
+fn dts(
+    d: &Declarations,
+    ops: &[NodeOp<'_>],
+    paged: &[Paged<'_>],
+    models: &[NodeModel<'_>],
+) -> String {
     let mut out = String::new();
     let w = &mut out;
     line(w, &format!("// {GENERATED}"));
@@ -994,7 +956,7 @@ fn dts(d: &Declarations, ops: &[NodeOp<'_>], paged: &[Paged<'_>]) -> String {
     );
     line(
         w,
-        "// records they answer with (the models of the older ones are index.d.ts's), and",
+        "// records they answer with (the older ones' models too: index.d.ts re-exports them), and",
     );
     line(
         w,
@@ -1005,7 +967,6 @@ fn dts(d: &Declarations, ops: &[NodeOp<'_>], paged: &[Paged<'_>]) -> String {
     if !paged.is_empty() {
         imports.insert("PagingIterator");
     }
-    imports.extend(ops.iter().filter_map(|node| model_of(d, &node.op.result)));
     line(
         w,
         &format!(
@@ -1027,6 +988,8 @@ fn dts(d: &Declarations, ops: &[NodeOp<'_>], paged: &[Paged<'_>]) -> String {
             line(w, &format!("  | {name}"));
         }
     }
+
+    node_models::dts(w, models);
 
     for record in reachable_records(d, ops) {
         line(w, "");
@@ -1243,23 +1206,14 @@ fn answer_expr(d: &Declarations, node: &NodeOp<'_>) -> String {
     }
     match model_of(d, &op.result) {
         None => "operation.decode(response).map(|r| shape::json(&r))".into(),
-        Some(model) if node.shape.view => format!(
-            "wire::decode_{}_view(response).map(|r| shape::{}_view(&r))",
-            op.name,
-            snake(model)
+        Some(_) if node.shape.view => format!(
+            "wire::decode_{}_view(response).map(|r| shape::js_text(&r))",
+            op.name
         ),
-        Some(model) => {
-            let plural = if list_element(&op.result).is_some() {
-                "s"
-            } else {
-                ""
-            };
-            format!(
-                "wire::decode_{}(response).map(|r| shape::{}{plural}(&r))",
-                op.name,
-                snake(model)
-            )
-        }
+        Some(_) => format!(
+            "wire::decode_{}(response).map(|r| shape::js_text(&r))",
+            op.name
+        ),
     }
 }
 
@@ -1273,7 +1227,7 @@ fn records_rs(d: &Declarations, ops: &[NodeOp<'_>], paged: &[Paged<'_>]) -> Stri
         "//! (on a pool thread: the event loop only parses the text): a declared record",
         "//! by its fields' wire names and JS names (a leading `_` dropped), written by",
         "//! `shape::record` with the unknown fields under `extra`; one of core's models",
-        "//! by its hand-written shape (shape.rs). And the params objects whose Node",
+        "//! by its generated writer (models.rs, `shape::js_text`). And the params objects whose Node",
         "//! shapes predate the declarations, as core's JSON params take them (args.rs).",
     ] {
         line(w, text);

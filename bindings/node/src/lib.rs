@@ -11,6 +11,7 @@
 //! `index.d.ts`.
 
 mod args;
+mod models;
 mod ops;
 mod paged;
 mod pool;
@@ -576,7 +577,7 @@ impl UsersIterator {
         spawn(&self.channels, id, trace, move || {
             match lock(&inner).next() {
                 None => Ok("null".to_owned()),
-                Some(Ok(user)) => Ok(shape::user(&user)),
+                Some(Ok(user)) => Ok(shape::js_text(&user)),
                 Some(Err(e)) => Err(e),
             }
         });
@@ -602,7 +603,7 @@ impl UserPagesIterator {
         spawn(&self.channels, id, trace, move || {
             match lock(&inner).next() {
                 None => Ok("null".to_owned()),
-                Some(Ok(page)) => Ok(shape::user_page(&page)),
+                Some(Ok(page)) => Ok(shape::js_text(&page)),
                 Some(Err(e)) => Err(e),
             }
         });

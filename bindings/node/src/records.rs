@@ -4,7 +4,7 @@
 //! (on a pool thread: the event loop only parses the text): a declared record
 //! by its fields' wire names and JS names (a leading `_` dropped), written by
 //! `shape::record` with the unknown fields under `extra`; one of core's models
-//! by its hand-written shape (shape.rs). And the params objects whose Node
+//! by its generated writer (models.rs, `shape::js_text`). And the params objects whose Node
 //! shapes predate the declarations, as core's JSON params take them (args.rs).
 
 use roomchat::wire::{self, Operation, WireResponse};
@@ -19,29 +19,25 @@ use crate::shape::{self, FieldShape, Paging, RecordShape};
 /// answer, or one that says it failed, is the error it stands for.
 pub fn answer(operation: Operation, response: &WireResponse) -> Result<String, Error> {
     match operation {
-        Operation::ListUsers => {
-            wire::decode_list_users_view(response).map(|r| shape::user_page_view(&r))
-        }
+        Operation::ListUsers => wire::decode_list_users_view(response).map(|r| shape::js_text(&r)),
         Operation::DeactivateUser => {
-            wire::decode_deactivate_user(response).map(|r| shape::deactivated(&r))
+            wire::decode_deactivate_user(response).map(|r| shape::js_text(&r))
         }
         Operation::ConversationMessages => {
-            wire::decode_conversation_messages(response).map(|r| shape::messages(&r))
+            wire::decode_conversation_messages(response).map(|r| shape::js_text(&r))
         }
-        Operation::CreateUser => {
-            wire::decode_create_user(response).map(|r| shape::created_user(&r))
-        }
+        Operation::CreateUser => wire::decode_create_user(response).map(|r| shape::js_text(&r)),
         Operation::ListChatRooms => operation
             .decode(response)
             .map(|r| shape::records(&r, &ROOM)),
         Operation::ReactivateUser => {
-            wire::decode_reactivate_user(response).map(|r| shape::reactivated(&r))
+            wire::decode_reactivate_user(response).map(|r| shape::js_text(&r))
         }
         Operation::ValidateAccessToken => {
-            wire::decode_validate_access_token(response).map(|r| shape::token_user(&r))
+            wire::decode_validate_access_token(response).map(|r| shape::js_text(&r))
         }
         Operation::InvalidateAccessToken => {
-            wire::decode_invalidate_access_token(response).map(|r| shape::invalidated(&r))
+            wire::decode_invalidate_access_token(response).map(|r| shape::js_text(&r))
         }
         Operation::EjectAllUsers => operation
             .decode(response)

@@ -5,97 +5,13 @@
 //! which is much cheaper than building objects property by property through
 //! Node-API.
 
-use roomchat::view::{RawFields, UserPageView, UserView};
-use roomchat::{
-    CreatedUser, Deactivated, Error, Invalidated, Message, MessageAuthor, RateLimitState,
-    RawResponse, Reactivated, ResponseMeta, TokenUser, User, UserPage,
-};
+use std::borrow::Cow;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use roomchat::view::RawFields;
+use roomchat::{Error, RateLimitState, RawResponse, ResponseMeta};
 use serde::Serialize;
 use serde_json::{Map, Value};
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct JsAuthor<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    id: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    username: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    email: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    unique_user_identifier: Option<&'a str>,
-    extra: &'a Map<String, Value>,
-}
-
-impl<'a> From<&'a MessageAuthor> for JsAuthor<'a> {
-    fn from(a: &'a MessageAuthor) -> Self {
-        JsAuthor {
-            id: a.id.as_deref(),
-            username: a.username.as_deref(),
-            email: a.email.as_deref(),
-            unique_user_identifier: a.unique_user_identifier.as_deref(),
-            extra: &a.extra,
-        }
-    }
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct JsMessage<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    id: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    conversation: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    text: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    created: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    user: Option<JsAuthor<'a>>,
-    extra: &'a Map<String, Value>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct JsCreatedUser<'a> {
-    access_token: &'a str,
-    username: &'a str,
-    user_id: &'a str,
-    is_moderator: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    chat_room: Option<&'a str>,
-    extra: &'a Map<String, Value>,
-}
-
-#[derive(Serialize)]
-struct JsDeactivated<'a> {
-    success: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    message: Option<&'a str>,
-    extra: &'a Map<String, Value>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct JsTokenUser<'a> {
-    id: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    username: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    chat_room: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    is_moderator: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    external_user_id: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    created: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    updated: Option<&'a str>,
-    /// Milliseconds since the Unix epoch: the JS layer makes it a `Date`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    iat: Option<f64>,
-    extra: &'a Map<String, Value>,
-}
 
 #[derive(Serialize)]
 struct JsRawResponse<'a> {
@@ -110,168 +26,139 @@ fn text<T: Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| "null".to_owned())
 }
 
-/// Bytes a listed user takes as JSON, about: a page's text is sized once
+/// Bytes a listed record takes as JSON, about: a page's text is sized once
 /// instead of grown by doubling.
-const USER_TEXT_SIZE: usize = 192;
+const RECORD_TEXT_SIZE: usize = 192;
 
-/// A user as `{id?, userId?, username?, profilePic?, email?,
-/// uniqueUserIdentifier?, isModerator?, chatRoom?, extra}`.
-pub fn user(u: &User) -> String {
-    let mut out = Vec::with_capacity(USER_TEXT_SIZE);
-    write_user(&mut out, &UserText::from(u));
-    into_text(out)
-}
+/// A value as the JSON text of its JS object, written into `out`: core's
+/// models (`models.rs`, generated: field by field, their JS names, `extra`)
+/// and the values their fields hold.
+///
+/// Written directly rather than through serde: a users listing is the largest
+/// result and the most frequent, serde escapes every key of every user again,
+/// and its string escaping was the addon's costliest function in perf. Side by
+/// side, with 16 calls in flight, the process's CPU per call fell by about 10%.
+pub trait JsText {
+    fn write_js(&self, out: &mut Vec<u8>);
 
-/// A page as `{total, limit, skip, data: [user, ...], extra}`.
-pub fn user_page(page: &UserPage) -> String {
-    let users = page.data.iter().map(UserText::from);
-    write_page(
-        page.total,
-        page.limit,
-        page.skip,
-        users,
-        Extra::Values(&page.extra),
-    )
-}
-
-/// A page borrowed from the response body, written as [`user_page`] writes a
-/// page: listings decode into views, which skip an allocation per field and
-/// copy the fields beyond the known ones as the raw JSON they came as.
-pub fn user_page_view(page: &UserPageView<'_>) -> String {
-    let users = page.data.iter().map(UserText::from);
-    write_page(
-        page.total,
-        page.limit,
-        page.skip,
-        users,
-        Extra::Raw(&page.extra),
-    )
-}
-
-/// A user's fields, from a model or a view.
-struct UserText<'a> {
-    id: Option<&'a str>,
-    user_id: Option<&'a str>,
-    username: Option<&'a str>,
-    profile_pic: Option<&'a str>,
-    email: Option<&'a str>,
-    unique_user_identifier: Option<&'a str>,
-    is_moderator: Option<bool>,
-    chat_room: Option<&'a str>,
-    extra: Extra<'a>,
-}
-
-/// The fields beyond the known ones: decoded values, or raw JSON text.
-enum Extra<'a> {
-    Values(&'a Map<String, Value>),
-    Raw(&'a RawFields<'a>),
-}
-
-/// `UserText` from a model or a view: the same fields, borrowed.
-macro_rules! user_text_from {
-    ($model:ty, $extra:ident) => {
-        impl<'a> From<&'a $model> for UserText<'a> {
-            fn from(u: &'a $model) -> Self {
-                UserText {
-                    id: u.id.as_deref(),
-                    user_id: u.user_id.as_deref(),
-                    username: u.username.as_deref(),
-                    profile_pic: u.profile_pic.as_deref(),
-                    email: u.email.as_deref(),
-                    unique_user_identifier: u.unique_user_identifier.as_deref(),
-                    is_moderator: u.is_moderator,
-                    chat_room: u.chat_room.as_deref(),
-                    extra: Extra::$extra(&u.extra),
-                }
-            }
-        }
-    };
-}
-
-user_text_from!(User, Values);
-user_text_from!(UserView<'a>, Raw);
-
-fn write_page<'a>(
-    total: u64,
-    limit: u64,
-    skip: u64,
-    users: impl ExactSizeIterator<Item = UserText<'a>>,
-    extra: Extra<'_>,
-) -> String {
-    let mut out = Vec::with_capacity(64 + USER_TEXT_SIZE * users.len());
-    out.extend_from_slice(b"{\"total\":");
-    write_number(&mut out, total);
-    out.extend_from_slice(b",\"limit\":");
-    write_number(&mut out, limit);
-    out.extend_from_slice(b",\"skip\":");
-    write_number(&mut out, skip);
-    out.extend_from_slice(b",\"data\":[");
-    for (i, u) in users.enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        write_user(&mut out, &u);
+    /// About how many bytes its text takes.
+    fn text_size(&self) -> usize {
+        RECORD_TEXT_SIZE
     }
-    out.extend_from_slice(b"],\"extra\":");
-    write_extra(&mut out, &extra);
-    out.push(b'}');
-    into_text(out)
 }
 
-// Users are written directly rather than through serde: a listing is the
-// largest result and the most frequent, serde escapes every key of every user
-// again, and its string escaping was the addon's costliest function in perf.
-// Side by side, with 16 calls in flight, the process's CPU per call fell by
-// about 10%.
-fn write_user(out: &mut Vec<u8>, u: &UserText<'_>) {
-    out.push(b'{');
-    let fields = [
-        ("\"id\":", u.id),
-        ("\"userId\":", u.user_id),
-        ("\"username\":", u.username),
-        ("\"profilePic\":", u.profile_pic),
-        ("\"email\":", u.email),
-        ("\"uniqueUserIdentifier\":", u.unique_user_identifier),
-    ];
-    for (key, value) in fields {
-        if let Some(value) = value {
-            out.extend_from_slice(key.as_bytes());
-            write_str(out, value);
-            out.push(b',');
-        }
+/// `"name":value,`: a field of a JS object (`key` is `"name":`).
+#[inline]
+pub fn field<T: JsText + ?Sized>(out: &mut Vec<u8>, key: &[u8], value: &T) {
+    out.extend_from_slice(key);
+    value.write_js(out);
+    out.push(b',');
+}
+
+/// A [`field`] left out when absent (the property reads `undefined`).
+#[inline]
+pub fn optional_field<T: JsText>(out: &mut Vec<u8>, key: &[u8], value: Option<&T>) {
+    if let Some(value) = value {
+        field(out, key, value);
     }
-    if let Some(moderator) = u.is_moderator {
-        out.extend_from_slice(b"\"isModerator\":");
-        out.extend_from_slice(if moderator { b"true," } else { b"false," });
-    }
-    if let Some(room) = u.chat_room {
-        out.extend_from_slice(b"\"chatRoom\":");
-        write_str(out, room);
-        out.push(b',');
-    }
+}
+
+/// `"extra":{…}}`: a JS object's last field, and its end.
+#[inline]
+pub fn extra_and_end<T: JsText + ?Sized>(out: &mut Vec<u8>, extra: &T) {
     out.extend_from_slice(b"\"extra\":");
-    write_extra(out, &u.extra);
+    extra.write_js(out);
     out.push(b'}');
 }
 
-/// `extra` as an object. Raw fields are copied as they came, in order: a
-/// name sent twice is written twice, and `JSON.parse` keeps the last, as the
+/// `value`'s JS object as JSON text (a model, a list of them, a view).
+pub fn js_text<T: JsText + ?Sized>(value: &T) -> String {
+    let mut out = Vec::with_capacity(value.text_size());
+    value.write_js(&mut out);
+    into_text(out)
+}
+
+impl JsText for String {
+    fn write_js(&self, out: &mut Vec<u8>) {
+        write_str(out, self);
+    }
+}
+
+impl JsText for Cow<'_, str> {
+    fn write_js(&self, out: &mut Vec<u8>) {
+        write_str(out, self);
+    }
+}
+
+impl JsText for bool {
+    fn write_js(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(if *self { b"true" } else { b"false" });
+    }
+}
+
+impl JsText for u64 {
+    fn write_js(&self, out: &mut Vec<u8>) {
+        write_number(out, *self);
+    }
+}
+
+/// Milliseconds since the Unix epoch, as serde writes an `f64`: the JS layer makes it a `Date`.
+impl JsText for SystemTime {
+    fn write_js(&self, out: &mut Vec<u8>) {
+        let since = self.duration_since(UNIX_EPOCH).unwrap_or_default();
+        write_value(out, &(since.as_secs_f64() * 1000.0));
+    }
+}
+
+/// `extra` of a model: the decoded values.
+impl JsText for Map<String, Value> {
+    fn write_js(&self, out: &mut Vec<u8>) {
+        write_value(out, self);
+    }
+}
+
+/// `extra` of a view: the raw fields copied as they came, in order: a name
+/// sent twice is written twice, and `JSON.parse` keeps the last, as the
 /// model's map does.
-fn write_extra(out: &mut Vec<u8>, extra: &Extra<'_>) {
-    match extra {
-        Extra::Values(map) => write_value(out, map),
-        Extra::Raw(fields) => {
-            out.push(b'{');
-            for (i, (name, value)) in fields.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_str(out, name);
-                out.push(b':');
-                out.extend_from_slice(value.get().as_bytes());
+impl JsText for RawFields<'_> {
+    fn write_js(&self, out: &mut Vec<u8>) {
+        out.push(b'{');
+        for (i, (name, value)) in self.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
             }
-            out.push(b'}');
+            write_str(out, name);
+            out.push(b':');
+            out.extend_from_slice(value.get().as_bytes());
         }
+        out.push(b'}');
+    }
+}
+
+impl<T: JsText> JsText for [T] {
+    fn write_js(&self, out: &mut Vec<u8>) {
+        out.push(b'[');
+        for (i, item) in self.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            item.write_js(out);
+        }
+        out.push(b']');
+    }
+
+    fn text_size(&self) -> usize {
+        2 + RECORD_TEXT_SIZE * self.len()
+    }
+}
+
+impl<T: JsText> JsText for Vec<T> {
+    fn write_js(&self, out: &mut Vec<u8>) {
+        self.as_slice().write_js(out);
+    }
+
+    fn text_size(&self) -> usize {
+        self.as_slice().text_size()
     }
 }
 
@@ -310,79 +197,6 @@ fn write_value<T: Serialize>(out: &mut Vec<u8>, value: &T) {
 fn into_text(out: Vec<u8>) -> String {
     // Only whole UTF-8 strings and ASCII were written.
     String::from_utf8(out).unwrap_or_else(|_| "null".to_owned())
-}
-
-pub fn messages(messages: &[Message]) -> String {
-    let list: Vec<JsMessage<'_>> = messages
-        .iter()
-        .map(|m| JsMessage {
-            id: m.id.as_deref(),
-            conversation: m.conversation.as_deref(),
-            text: m.text.as_deref(),
-            created: m.created.as_deref(),
-            user: m.user.as_ref().map(JsAuthor::from),
-            extra: &m.extra,
-        })
-        .collect();
-    text(&list)
-}
-
-pub fn created_user(c: &CreatedUser) -> String {
-    text(&JsCreatedUser {
-        access_token: &c.access_token,
-        username: &c.username,
-        user_id: &c.user_id,
-        is_moderator: c.is_moderator,
-        chat_room: c.chat_room.as_deref(),
-        extra: &c.extra,
-    })
-}
-
-pub fn deactivated(d: &Deactivated) -> String {
-    text(&JsDeactivated {
-        success: d.success,
-        message: d.message.as_deref(),
-        extra: &d.extra,
-    })
-}
-
-/// Reactivate user's answer, as deactivate's: `{success, message?, extra}`.
-pub fn reactivated(r: &Reactivated) -> String {
-    text(&JsDeactivated {
-        success: r.success,
-        message: r.message.as_deref(),
-        extra: &r.extra,
-    })
-}
-
-/// Invalidate access token's answer: `{success, message?, extra}`.
-pub fn invalidated(r: &Invalidated) -> String {
-    text(&JsDeactivated {
-        success: r.success,
-        message: r.message.as_deref(),
-        extra: &r.extra,
-    })
-}
-
-/// A validated token's user as `{id, username?, chatRoom?, isModerator?,
-/// externalUserId?, created?, updated?, iat? (ms since the epoch), extra}`.
-pub fn token_user(u: &TokenUser) -> String {
-    text(&JsTokenUser {
-        id: &u.id,
-        username: u.username.as_deref(),
-        chat_room: u.chat_room.as_deref(),
-        is_moderator: u.is_moderator,
-        external_user_id: u.external_user_id.as_deref(),
-        created: u.created.as_deref(),
-        updated: u.updated.as_deref(),
-        iat: u.iat.map(|t| {
-            t.duration_since(std::time::UNIX_EPOCH)
-                .unwrap_or_default()
-                .as_secs_f64()
-                * 1000.0
-        }),
-        extra: &u.extra,
-    })
 }
 
 pub fn raw_response(r: &RawResponse) -> String {

@@ -179,3 +179,30 @@ test('wire accepts headers and bodies in the forms Node users have', () => {
   assert.throws(() => wire.decodeResponse('list_users', 200, 5, ''), { code: 'ROOMCHAT_VALIDATION' })
   assert.throws(() => wire.decodeResponse('list_users', 200, [], 5), { code: 'ROOMCHAT_VALIDATION' })
 })
+
+test("the older operations' results: fields in their published order, absent ones left out, extra last", () => {
+  // Each body sends its fields in the reverse order: the result's order is the package's own.
+  const decode = (operation, body) => wire.decodeResponse(operation, 200, [], JSON.stringify(body))
+  const user = { note: 1, chatRoom: 'r', isModerator: true, uniqueUserIdentifier: 'x', email: 'e', profilePic: 'p', username: 'n', userId: 'u', _id: 'u' }
+  const page = decode('list_users', { cursor: 'c', data: [user, {}], skip: 0, limit: 2, total: 2 })
+  assert.deepEqual(Object.keys(page), ['total', 'limit', 'skip', 'data', 'extra'])
+  const userKeys = ['id', 'userId', 'username', 'profilePic', 'email', 'uniqueUserIdentifier', 'isModerator', 'chatRoom', 'extra']
+  assert.deepEqual(Object.keys(page.data[0]), userKeys)
+  assert.deepEqual(Object.keys(page.data[1]), ['extra'])
+  const author = { x: 1, uniqueUserIdentifier: 'x', email: 'e', username: 'n', _id: 'a' }
+  const [message, bare] = decode('conversation_messages', [{ y: 2, user: author, created: 't', messages: 'hi', conversation: 'c', _id: 'm' }, {}])
+  assert.deepEqual(Object.keys(message), ['id', 'conversation', 'text', 'created', 'user', 'extra'])
+  assert.deepEqual(Object.keys(message.user), ['id', 'username', 'email', 'uniqueUserIdentifier', 'extra'])
+  assert.deepEqual(Object.keys(bare), ['extra'])
+  const created = decode('create_user', { z: 3, chatRoom: 'r', isModerator: true, userId: 'u', username: 'n', accessToken: 't' })
+  assert.deepEqual(Object.keys(created), ['accessToken', 'username', 'userId', 'isModerator', 'chatRoom', 'extra'])
+  assert.deepEqual({ ...decode('create_user', { userId: 'u', accessToken: 't' }) }, { accessToken: 't', username: '', userId: 'u', isModerator: false, extra: {} })
+  for (const operation of ['deactivate_user', 'reactivate_user', 'invalidate_access_token']) {
+    assert.deepEqual(Object.keys(decode(operation, { w: 0, message: 'm', success: true })), ['success', 'message', 'extra'], operation)
+  }
+  assert.deepEqual(Object.keys(decode('deactivate_user', { message: null, success: true })), ['success', 'extra'], 'a null message is left out')
+  const tokenUser = decode('validate_access_token', { __v: 0, iat: 1700000000.123, updated: 'u', created: 'c', externalUserId: 7, isModerator: false, chatRoom: 'r', username: 'n', _id: 'u' })
+  assert.deepEqual(Object.keys(tokenUser), ['id', 'username', 'chatRoom', 'isModerator', 'externalUserId', 'created', 'updated', 'iat', 'extra'])
+  assert.equal(tokenUser.iat.getTime(), 1700000000123)
+  assert.equal(tokenUser.externalUserId, '7')
+})
