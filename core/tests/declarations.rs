@@ -196,3 +196,237 @@ fn a_models_secret_is_shown_by_its_length_only() {
         assert!(shown.contains(r#"username: "sam""#), "{shown}");
     }
 }
+
+/// The older operations' types, generated from `[[model]]` and `[operation.rust]`
+/// since 0.1.0, keep the shape 0.1.0 published (issue 46: "a user of 0.1.0 compiles
+/// unchanged"): code that builds each with every field named, matches each enum
+/// without a wildcard, and leans on each derive, as a 0.1.0 user may, still compiles;
+/// and each model writes the wire names it wrote. A field or a variant added to a
+/// declaration breaks such code, and this test with it.
+#[test]
+fn the_older_operations_types_keep_the_shape_0_1_0_published() {
+    use std::fmt::Debug;
+    use std::time::{Duration, SystemTime};
+
+    use roomchat::view::{RawFields, UserPageView, UserView};
+    use roomchat::{
+        ConversationMessages, CreateUser, CreatedUser, DeactivateUser, Deactivated, Invalidated,
+        ListUsers, Message, MessageAuthor, PathForm, ReactivateUser, Reactivated, Role, TokenUser,
+        User, UserPage, MAX_PAGE_SIZE,
+    };
+    use serde::de::DeserializeOwned;
+    use serde::Serialize;
+    use serde_json::Map;
+
+    fn model<
+        T: Debug + Clone + PartialEq + Default + Serialize + DeserializeOwned + Send + Sync,
+    >(
+        value: T,
+    ) -> serde_json::Value {
+        serde_json::to_value(value).unwrap()
+    }
+    fn params<T: Debug + Clone + PartialEq + Eq + Send + Sync>(_: &T) {}
+    fn copy_params<T: Debug + Copy + PartialEq + Eq + Default + Send + Sync>(_: T) {}
+    fn view<'a, T: Debug + Clone + Default + Serialize + serde::Deserialize<'a>>(_: &T) {}
+    let text = || Some("t".to_owned());
+    let extra = || Map::from_iter([("x".to_owned(), json!(1))]);
+
+    let user = User {
+        id: text(),
+        user_id: text(),
+        username: text(),
+        profile_pic: text(),
+        email: text(),
+        unique_user_identifier: text(),
+        is_moderator: Some(true),
+        chat_room: text(),
+        extra: extra(),
+    };
+    assert_eq!(user.id(), Some("t"));
+    let users = [
+        "_id",
+        "userId",
+        "username",
+        "profilePic",
+        "email",
+        "uniqueUserIdentifier",
+        "chatRoom",
+    ];
+    let mut wire_user: serde_json::Map<_, _> =
+        users.iter().map(|n| (n.to_string(), json!("t"))).collect();
+    wire_user.insert("isModerator".into(), json!(true));
+    wire_user.insert("x".into(), json!(1));
+    assert_eq!(
+        model(user.clone()),
+        serde_json::Value::Object(wire_user.clone())
+    );
+    let page = UserPage {
+        total: 1,
+        limit: 2,
+        skip: 3,
+        data: vec![user],
+        extra: extra(),
+    };
+    assert_eq!(
+        model(page),
+        json!({"total": 1, "limit": 2, "skip": 3, "data": [wire_user], "x": 1})
+    );
+    let author = MessageAuthor {
+        id: text(),
+        username: text(),
+        email: text(),
+        unique_user_identifier: text(),
+        extra: extra(),
+    };
+    let message = Message {
+        id: text(),
+        conversation: text(),
+        text: text(),
+        created: text(),
+        user: Some(author),
+        extra: extra(),
+    };
+    assert_eq!(
+        model(message),
+        json!({"_id": "t", "conversation": "t", "messages": "t", "created": "t", "x": 1,
+               "user": {"_id": "t", "username": "t", "email": "t", "uniqueUserIdentifier": "t", "x": 1}})
+    );
+    let created = CreatedUser {
+        access_token: "a".into(),
+        username: "u".into(),
+        user_id: "i".into(),
+        is_moderator: true,
+        chat_room: None,
+        extra: extra(),
+    };
+    assert_eq!(
+        model(created),
+        json!({"accessToken": "a", "username": "u", "userId": "i", "isModerator": true, "x": 1})
+    );
+    let deactivated = Deactivated {
+        success: true,
+        message: None,
+        extra: extra(),
+    };
+    assert_eq!(
+        model(deactivated),
+        json!({"success": true, "message": null, "x": 1})
+    );
+    let reactivated = Reactivated {
+        success: true,
+        message: None,
+        extra: extra(),
+    };
+    assert_eq!(
+        model(reactivated),
+        json!({"success": true, "message": null, "x": 1})
+    );
+    let invalidated = Invalidated {
+        success: true,
+        message: None,
+        extra: extra(),
+    };
+    assert_eq!(model(invalidated), json!({"success": true, "x": 1}));
+    let token_user = TokenUser {
+        id: "i".into(),
+        username: text(),
+        chat_room: text(),
+        is_moderator: Some(false),
+        external_user_id: text(),
+        created: text(),
+        updated: text(),
+        iat: Some(SystemTime::UNIX_EPOCH + Duration::from_millis(1_500)),
+        extra: extra(),
+    };
+    assert_eq!(
+        model(token_user),
+        json!({"_id": "i", "username": "t", "chatRoom": "t", "isModerator": false,
+               "externalUserId": "t", "created": "t", "updated": "t", "iat": 1.5, "x": 1})
+    );
+
+    let list = ListUsers {
+        limit: Some(MAX_PAGE_SIZE),
+        skip: Some(0),
+    };
+    copy_params(list);
+    assert_eq!(ListUsers::page(MAX_PAGE_SIZE, 0), list);
+    copy_params(PathForm::default());
+    let messages = ConversationMessages {
+        room_id: "r".into(),
+        conversation_id: "c".into(),
+        path_form: match PathForm::ChatRoom {
+            PathForm::Room => PathForm::Room,
+            PathForm::ChatRoom => PathForm::ChatRoom,
+        },
+    };
+    params(&messages);
+    assert_eq!(
+        ConversationMessages::new("r", "c").path_form(PathForm::ChatRoom),
+        messages
+    );
+    for by in [
+        DeactivateUser::UserId("u".into()),
+        DeactivateUser::UniqueUserIdentifier("u".into()),
+    ] {
+        params(&by);
+        match by {
+            DeactivateUser::UserId(id) | DeactivateUser::UniqueUserIdentifier(id) => {
+                assert_eq!(id, "u")
+            }
+        }
+    }
+    for by in [
+        ReactivateUser::UserId("u".into()),
+        ReactivateUser::UniqueUserIdentifier("u".into()),
+    ] {
+        params(&by);
+        match by {
+            ReactivateUser::UserId(id) | ReactivateUser::UniqueUserIdentifier(id) => {
+                assert_eq!(id, "u")
+            }
+        }
+    }
+    for role in [
+        Role::Regular,
+        Role::ModeratorOfAllRooms,
+        Role::ModeratorOfRoom("r".into()),
+    ] {
+        params(&role);
+        let create = CreateUser {
+            username: "u".into(),
+            role: role.clone(),
+            extra: extra(),
+        };
+        let made = match &role {
+            Role::Regular => CreateUser::regular("u"),
+            Role::ModeratorOfAllRooms => CreateUser::moderator("u"),
+            Role::ModeratorOfRoom(room) => CreateUser::room_moderator("u", room.as_str()),
+        };
+        assert_eq!(made.field("x", 1), create);
+    }
+
+    let user_view = UserView {
+        id: None,
+        user_id: None,
+        username: None,
+        profile_pic: None,
+        email: None,
+        unique_user_identifier: None,
+        is_moderator: None,
+        chat_room: None,
+        extra: RawFields::new(),
+    };
+    view(&user_view);
+    let page_view = UserPageView {
+        total: 0,
+        limit: 0,
+        skip: 0,
+        data: vec![user_view],
+        extra: RawFields::new(),
+    };
+    view(&page_view);
+    assert_eq!(
+        serde_json::to_value(&page_view).unwrap(),
+        json!({"total": 0, "limit": 0, "skip": 0, "data": [{}]})
+    );
+}
