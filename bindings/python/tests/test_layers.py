@@ -97,3 +97,20 @@ def test_the_check_finds_a_circle_through_lazy_and_type_checking_imports(tmp_pat
         assert circles(graph_of(package)) == []
     finally:
         PACKAGE = saved
+
+
+def test_a_class_moved_to_break_a_circle_is_still_where_0_1_0_had_it() -> None:
+    # AsyncClientWithRawResponse moved from _raw to _async (the circle between them):
+    # 0.1.0's import path, its class's repr and a pickle of the class still work.
+    import pickle
+
+    import roomchat
+    from roomchat._raw import AsyncClientWithRawResponse
+
+    assert AsyncClientWithRawResponse is roomchat.AsyncClientWithRawResponse
+    assert repr(AsyncClientWithRawResponse) == "<class 'roomchat._raw.AsyncClientWithRawResponse'>"
+    # As 0.1.0 pickled the class: by reference to roomchat._raw.
+    assert b"roomchat._raw" in pickle.dumps(AsyncClientWithRawResponse, protocol=0)
+    assert pickle.loads(pickle.dumps(AsyncClientWithRawResponse)) is AsyncClientWithRawResponse
+    with __import__("pytest").raises(AttributeError, match="no attribute 'Nothing'"):
+        roomchat._raw.Nothing  # type: ignore[attr-defined]

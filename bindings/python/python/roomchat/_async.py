@@ -459,3 +459,8 @@ class AsyncClientWithRawResponse(AsyncRawClientOperations):
             "APIResponse[RawResponse]",
             await self._call("raw_request", method, path, query=query, json=json, auth=auth),
         )
+
+
+# Where 0.1.0 defined it (its repr, and a pickle of the class, name that module; it is
+# still found there: _raw's __getattr__).
+AsyncClientWithRawResponse.__module__ = "roomchat._raw"

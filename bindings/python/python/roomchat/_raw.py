@@ -21,8 +21,18 @@ from ._operations import RawClientOperations
 if TYPE_CHECKING:
     from ._native import Client, _Query
 
-# The asyncio client's counterpart, AsyncClientWithRawResponse, lives beside it in _async.
+# The asyncio client's counterpart, AsyncClientWithRawResponse, lives beside it in _async
+# (an import circle otherwise). 0.1.0 defined it here: it is still found here, lazily (an
+# arrow from here to _async only), for an old import or a pickle of the class.
 __all__ = ["ClientWithRawResponse"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "AsyncClientWithRawResponse":
+        from ._async import AsyncClientWithRawResponse
+
+        return AsyncClientWithRawResponse
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class ClientWithRawResponse(RawClientOperations):
