@@ -934,6 +934,98 @@ static void *list_many(void *arg) {
   return (void *)(intptr_t)ok;
 }
 
+/* A fault answering the next `method` `path` with 200 and `body` (JSON-escaped here). */
+static void respond_once(const char *method, const char *path, const char *body) {
+  char spec[2048];
+  size_t n = (size_t)snprintf(spec, sizeof spec,
+                              "{\"method\": \"%s\", \"path\": \"%s\", \"action\": {\"kind\": \"respond\", \"status\": 200, "
+                              "\"body\": \"", method, path);
+  for (; *body && n + 8 < sizeof spec; body++) {
+    if (*body == '"' || *body == '\\') spec[n++] = '\\';
+    spec[n++] = *body;
+  }
+  snprintf(spec + n, sizeof spec - n, "\"}}");
+  add_fault(spec);
+}
+
+/* `got` is the text `want` (false for NULL). */
+static int is_text(const char *got, const char *want) { return got != NULL && strcmp(got, want) == 0; }
+
+/* Reads every text of a created user: run by two threads at once on one handle. */
+static void *read_created_user(void *user) {
+  static const char *(*const texts[])(const roomchat_created_user *) = {
+      roomchat_created_user_access_token, roomchat_created_user_username, roomchat_created_user_user_id,
+      roomchat_created_user_chat_room};
+  const char **got = malloc(4 * sizeof *got);
+  size_t i;
+  for (i = 0; got && i < 4; i++) got[i] = texts[i](user);
+  return (void *)got;
+}
+
+/* A text the service sent with a NUL inside (JSON `\u0000`) comes out of every record's
+ * accessor with U+FFFD in its place (a C string would end at the NUL); `_json` keeps
+ * `\u0000`. Each accessor's string is made on its first read (issue 46): a second read,
+ * interleaved reads and two threads' first reads at once all give one pointer. */
+static void test_texts_with_nul(roomchat_client *client) {
+  static const char *const fffd = "a\xef\xbf\xbd" "b";
+  roomchat_user_page *page = NULL;
+  roomchat_created_user *created = NULL;
+  roomchat_token_user *record = NULL;
+  roomchat_error *err = NULL;
+  const roomchat_user *user;
+  const char *name;
+  pthread_t threads[2];
+  void *got[2];
+  int i;
+
+  respond_once("GET", "/consumer/api/v2/users",
+               "{\"total\": 1, \"limit\": 1, \"skip\": 0, \"data\": [{\"_id\": \"a\\u0000b\", \"username\": "
+               "\"a\\u0000b\", \"email\": \"\", \"k\\u0000\": 1}]}");
+  CHECK(roomchat_client_list_users(client, 1, 0, &page, &err) == ROOMCHAT_RESULT_OK);
+  user = roomchat_user_page_get(page, 0);
+  CHECK(user != NULL && roomchat_user_page_get(page, 1) == NULL);
+  name = roomchat_user_username(user);
+  CHECK(is_text(name, fffd));
+  CHECK(is_text(roomchat_user_id(user), fffd));
+  CHECK(is_text(roomchat_user_email(user), "") && roomchat_user_profile_pic(user) == NULL);
+  CHECK(roomchat_user_username(user) == name);
+  CHECK(roomchat_user_username(roomchat_user_page_get(page, 0)) == name);
+  CHECK(is_text(roomchat_user_json(user),
+                "{\"_id\":\"a\\u0000b\",\"username\":\"a\\u0000b\",\"email\":\"\",\"k\\u0000\":1}"));
+  roomchat_user_page_free(page);
+
+  respond_once("POST", "/consumer/api/v1/user",
+               "{\"accessToken\": \"a\\u0000b\", \"username\": \"a\\u0000b\", \"userId\": \"u\\u0000\", "
+               "\"isModerator\": true, \"chatRoom\": \"\\u0000\"}");
+  CHECK(roomchat_client_create_user(client, "nul", ROOMCHAT_ROLE_REGULAR, NULL, NULL, &created, &err) ==
+        ROOMCHAT_RESULT_OK);
+  for (i = 0; i < 2; i++) CHECK(pthread_create(&threads[i], NULL, read_created_user, created) == 0);
+  for (i = 0; i < 2; i++) pthread_join(threads[i], &got[i]);
+  CHECK(got[0] != NULL && got[1] != NULL);
+  if (got[0] && got[1]) {
+    const char **one = got[0], **two = got[1];
+    for (i = 0; i < 4; i++) CHECK(one[i] == two[i]);
+    CHECK(one[0] == roomchat_created_user_access_token(created) && is_text(one[0], fffd));
+    CHECK(one[1] == roomchat_created_user_username(created) && is_text(one[1], fffd));
+    CHECK(is_text(one[2], "u\xef\xbf\xbd") && is_text(one[3], "\xef\xbf\xbd"));
+  }
+  free(got[0]);
+  free(got[1]);
+  CHECK(roomchat_created_user_is_moderator(created));
+  roomchat_created_user_free(created);
+
+  respond_once("POST", "/consumer/api/v1/user/accessToken/validate",
+               "{\"_id\": \"a\\u0000b\", \"externalUserId\": \"a\\u0000b\", \"iat\": 1}");
+  CHECK(roomchat_client_validate_access_token(client, "t.t.t", &record, &err) == ROOMCHAT_RESULT_OK);
+  name = roomchat_token_user_external_user_id(record);
+  CHECK(is_text(roomchat_token_user_id(record), fffd) && is_text(name, fffd));
+  CHECK(roomchat_token_user_username(record) == NULL && roomchat_token_user_external_user_id(record) == name);
+  CHECK(roomchat_token_user_iat(record) == 1 && roomchat_token_user_is_moderator(record) == -1);
+  CHECK(is_text(roomchat_token_user_json(record),
+                "{\"_id\":\"a\\u0000b\",\"externalUserId\":\"a\\u0000b\",\"iat\":1}"));
+  roomchat_token_user_free(record);
+}
+
 static void test_threads(roomchat_client *client) {
   pthread_t threads[4];
   int i, total = 0;
@@ -991,6 +1083,7 @@ int main(int argc, char **argv) {
   test_options_last_call_counts();
   test_trust_and_proxy_options();
   test_huge_durations_and_sizes();
+  test_texts_with_nul(client);
   test_threads(client);
   test_rate_limited(client);
   roomchat_client_free(client);
