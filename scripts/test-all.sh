@@ -62,7 +62,7 @@ step() {
 # build with "No space left on device" minutes in (CI once did, at 10 min), so the
 # headers show it, a sampler keeps its lowest, and the run warns at its start when the
 # machine has less than a cold run takes (measured: see disk_needed_gb).
-disk_free_gb() { df -Pk . | awk 'NR == 2 { printf "%.1f", $4 / 1048576 }'; }
+disk_free_gb() { df -Pk . 2>/dev/null | awk 'NR == 2 { printf "%.1f", $4 / 1048576 }' || true; }
 # What a cold run writes at its peak: 9.8 GB measured (`disk: ...` at the end of the run;
 # target/, the venvs, node_modules, the Go and zig caches) on a machine whose rustup targets,
 # cargo registry and npm and pip caches were already filled; a fresh machine fills those
