@@ -18,7 +18,7 @@ use std::fmt::Write;
 use serde::Deserialize;
 
 use crate::declaration::{snake, Declarations, Field, Model};
-use crate::text::line;
+use crate::text::{doc_lines, line};
 use crate::GENERATED;
 
 /// The hand-written parent of the generated modules.
@@ -202,13 +202,6 @@ fn optional(field: &Field) -> bool {
     !matches!(field.presence.as_str(), "required" | "defaulted")
 }
 
-/// `/// text` lines; a line break of `text` is kept (the header carries it).
-fn doc(w: &mut String, text: &str) {
-    for part in text.lines() {
-        line(w, format!("/// {part}").trim_end());
-    }
-}
-
 fn emit(handle: &Handle<'_>) -> String {
     let model = &handle.model.name;
     let name = &handle.name;
@@ -275,7 +268,7 @@ fn emit(handle: &Handle<'_>) -> String {
     out.push('\n');
 
     // The handle.
-    doc(&mut out, &handle.shape.doc);
+    doc_lines(&mut out, "", &handle.shape.doc);
     line(&mut out, "#[allow(non_camel_case_types)]");
     line(&mut out, &format!("pub struct {name} {{"));
     if let Some((list, _)) = &handle.list {
@@ -331,7 +324,7 @@ fn emit(handle: &Handle<'_>) -> String {
     for (function, read) in handle.shape.functions.iter().zip(&handle.reads) {
         let suffix = function.name.trim_end_matches("()");
         out.push('\n');
-        doc(&mut out, &function.doc);
+        doc_lines(&mut out, "", &function.doc);
         line(&mut out, "#[no_mangle]");
         let head = format!("pub extern \"C\" fn {name}_{suffix}");
         let list = list_name(handle);

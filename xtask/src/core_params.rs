@@ -16,7 +16,7 @@ use std::collections::BTreeSet;
 
 use crate::core_rs::{rust_shape, RustField};
 use crate::declaration::{pascal, snake, Choice, Declarations, Operation, Param};
-use crate::text::line;
+use crate::text::{doc_lines, line};
 use crate::GENERATED;
 
 pub const PATH: &str = "core/src/wire/models/params.rs";
@@ -70,17 +70,6 @@ struct Head<'a> {
     ty: &'a str,
     doc: &'a str,
     derives: &'a str,
-}
-
-fn doc_lines(w: &mut String, indent: &str, doc: &str) {
-    for text in doc.lines() {
-        let text = text.trim_end();
-        if text.is_empty() {
-            line(w, &format!("{indent}///"));
-        } else {
-            line(w, &format!("{indent}/// {text}"));
-        }
-    }
 }
 
 fn emit_declared_params_head(w: &mut String) {

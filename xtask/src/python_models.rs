@@ -16,7 +16,7 @@ use std::fmt::Write;
 use serde::Deserialize;
 
 use crate::declaration::{snake, Answered, Declarations, Field, Model};
-use crate::text::line;
+use crate::text::{doc_lines, line};
 use crate::GENERATED;
 
 pub const PATH: &str = "bindings/python/src/models_declared.rs";
@@ -161,18 +161,11 @@ fn optional(field: &Field) -> bool {
     !matches!(field.presence.as_str(), "required" | "defaulted")
 }
 
-/// `/// text` lines; a line break of `text` is kept (it is in the docstring).
-fn doc(w: &mut String, indent: &str, text: &str) {
-    for part in text.lines() {
-        line(w, format!("{indent}/// {part}").trim_end());
-    }
-}
-
 fn emit_class(w: &mut String, class: &Class<'_>) {
     let model = class.model;
     let name = &model.name;
     let shape = &class.shape;
-    doc(w, "", &shape.doc);
+    doc_lines(w, "", &shape.doc);
     line(w, "#[pyclass(frozen, module = \"roomchat\")]");
     match class
         .list
@@ -224,7 +217,7 @@ impl {name} {{
     line(w, "#[pymethods]");
     line(w, &format!("impl {name} {{"));
     for field in &model.fields {
-        doc(
+        doc_lines(
             w,
             "    ",
             shape.docs.get(&field.snake()).unwrap_or(&field.doc),
@@ -233,7 +226,7 @@ impl {name} {{
         emit_getter(w, field);
     }
     let extra = shape.extra.as_deref();
-    doc(
+    doc_lines(
         w,
         "    ",
         extra.unwrap_or("Every other field the service sent."),
@@ -266,7 +259,7 @@ impl {name} {{
         .unwrap();
     }
     let to_dict = shape.to_dict.as_deref();
-    doc(
+    doc_lines(
         w,
         "    ",
         to_dict.unwrap_or("The answer with the service's field names."),
@@ -278,7 +271,7 @@ impl {name} {{
     line(w, &format!("        wire_dict(py, {core})"));
     line(w, "    }");
     let from_dict = shape.from_dict.as_deref();
-    doc(
+    doc_lines(
         w,
         "    ",
         from_dict.unwrap_or("An answer from its wire form."),

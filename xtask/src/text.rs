@@ -6,6 +6,14 @@ pub fn line(w: &mut String, text: &str) {
     w.push('\n');
 }
 
+/// `text` as `///` doc lines at `indent`, its line breaks kept (a published doc's
+/// wording, line by line; an empty line is a bare `///`).
+pub fn doc_lines(w: &mut String, indent: &str, text: &str) {
+    for part in text.lines() {
+        line(w, format!("{indent}/// {part}").trim_end());
+    }
+}
+
 /// `text` in lines of at most `width` characters, broken at whitespace (a
 /// word longer than `width` stands alone on its line).
 pub fn wrap(text: &str, width: usize) -> Vec<String> {
