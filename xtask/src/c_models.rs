@@ -113,7 +113,7 @@ fn handle_of<'a>(d: &'a Declarations, model: &'a Model) -> Result<Handle<'a>, St
         .try_into()
         .map_err(|e| format!("{at}: {e}"))?;
     let lists: Vec<&Field> = model.fields.iter().filter(|f| f.is_list()).collect();
-    if lists.len() > 1 || lists.iter().any(|f| optional(f)) {
+    if lists.len() > 1 || lists.iter().any(|f| f.is_optional()) {
         return Err(format!("{at}: a page has one list of models, always there"));
     }
     let list = match lists.first() {
@@ -179,7 +179,7 @@ fn read_of<'a>(
             }),
             _ => Err("core's method of a field is read only for a string".into()),
         },
-        (_, Some(field), _) => match (field.kind.as_str(), optional(field)) {
+        (_, Some(field), _) => match (field.kind.as_str(), field.is_optional()) {
             ("string" | "text_or_number", _) => Ok(Read::Text {
                 field,
                 method: false,
@@ -195,11 +195,6 @@ fn read_of<'a>(
             )),
         },
     }
-}
-
-/// Whether core holds the field as an `Option`.
-fn optional(field: &Field) -> bool {
-    !matches!(field.presence.as_str(), "required" | "defaulted")
 }
 
 fn emit(handle: &Handle<'_>) -> String {
@@ -331,7 +326,7 @@ fn emit(handle: &Handle<'_>) -> String {
         // (the parameters after the handle's, the return type, what NULL gives, the read of `r`)
         let (params, returns, absent, body) = match read {
             Read::Text { field, method } => {
-                let value = match (method, optional(field)) {
+                let value = match (method, field.is_optional()) {
                     (true, _) => format!("r.record.{suffix}().map(str::to_owned)"),
                     (false, true) => format!("r.record.{}.clone()", field.snake()),
                     (false, false) => format!("Some(r.record.{}.clone())", field.snake()),

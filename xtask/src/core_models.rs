@@ -224,9 +224,10 @@ fn value_type(field: &Field) -> String {
 
 /// The field's type: an `Option` unless it is required or defaulted.
 fn field_type(field: &Field) -> String {
-    match field.presence.as_str() {
-        "required" | "defaulted" => value_type(field),
-        _ => format!("Option<{}>", value_type(field)),
+    if field.is_optional() {
+        format!("Option<{}>", value_type(field))
+    } else {
+        value_type(field)
     }
 }
 

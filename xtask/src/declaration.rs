@@ -131,6 +131,12 @@ impl Field {
     pub fn is_list(&self) -> bool {
         self.kind.starts_with('[')
     }
+
+    /// Whether core holds a model's field as an `Option` (every field but a
+    /// required or defaulted one): absent in every language's form of it.
+    pub fn is_optional(&self) -> bool {
+        !matches!(self.presence.as_str(), "required" | "defaulted")
+    }
 }
 
 impl Record {

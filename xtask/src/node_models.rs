@@ -66,11 +66,6 @@ impl NodeModel<'_> {
     }
 }
 
-/// Whether core holds the field as an `Option` (left out of the JS object when absent).
-fn optional(field: &Field) -> bool {
-    !matches!(field.presence.as_str(), "required" | "defaulted")
-}
-
 /// Every model with its `[model.node]` read and checked.
 pub fn read(d: &Declarations) -> Result<Vec<NodeModel<'_>>, String> {
     d.models
@@ -129,7 +124,7 @@ pub fn dts(w: &mut String, models: &[NodeModel<'_>]) {
         line(w, &format!("export interface {} {{", node.model.name));
         for field in &node.model.fields {
             jsdoc(w, "  ", node.doc(field));
-            let optional = if optional(field) { "?" } else { "" };
+            let optional = if field.is_optional() { "?" } else { "" };
             line(
                 w,
                 &format!(
@@ -176,10 +171,10 @@ pub fn rust(models: &[NodeModel<'_>]) -> String {
     }
     let fields = || models.iter().flat_map(|node| &node.model.fields);
     let mut writers = vec!["extra_and_end"];
-    if fields().any(|f| !optional(f)) {
+    if fields().any(|f| !f.is_optional()) {
         writers.push("field");
     }
-    if fields().any(optional) {
+    if fields().any(Field::is_optional) {
         writers.push("optional_field");
     }
     line(
@@ -242,7 +237,7 @@ fn js_shape(node: &NodeModel<'_>) -> String {
         .fields
         .iter()
         .map(|f| {
-            let optional = if optional(f) { "?" } else { "" };
+            let optional = if f.is_optional() { "?" } else { "" };
             format!("{}{optional}", node.js_name(f))
         })
         .collect();
@@ -265,7 +260,7 @@ fn emit_fields(w: &mut String, node: &NodeModel<'_>, m: &str, out: &str) {
     for field in &node.model.fields {
         let key = format!("br#\"\"{}\":\"#", node.js_name(field));
         let member = field.snake();
-        if optional(field) {
+        if field.is_optional() {
             line(
                 w,
                 &format!("optional_field({out}, {key}, {m}.{member}.as_ref());"),

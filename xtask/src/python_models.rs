@@ -120,12 +120,12 @@ fn class_of<'a>(d: &Declarations, model: &'a Model) -> Result<Class<'a>, String>
         }
     }
     for name in &shape.repr_if_set {
-        if field(name).is_some_and(|f| !optional(f) || f.kind != "string") {
+        if field(name).is_some_and(|f| !f.is_optional() || f.kind != "string") {
             return Err(format!("{at}: repr_if_set: {name:?} is no optional string"));
         }
     }
     let lists: Vec<&Field> = model.fields.iter().filter(|f| f.is_list()).collect();
-    if lists.len() > 1 || lists.iter().any(|f| optional(f)) {
+    if lists.len() > 1 || lists.iter().any(|f| f.is_optional()) {
         return Err(format!("{at}: a page has one list of models, always there"));
     }
     for f in &model.fields {
@@ -154,11 +154,6 @@ fn class_of<'a>(d: &Declarations, model: &'a Model) -> Result<Class<'a>, String>
         shape,
         list: lists.first().copied(),
     })
-}
-
-/// Whether core holds the field as an `Option`.
-fn optional(field: &Field) -> bool {
-    !matches!(field.presence.as_str(), "required" | "defaulted")
 }
 
 fn emit_class(w: &mut String, class: &Class<'_>) {
@@ -315,7 +310,7 @@ fn emit_getter(w: &mut String, field: &Field) {
                 ),
             ))
         }
-        "epoch_seconds" if optional(field) => Some((
+        "epoch_seconds" if field.is_optional() => Some((
             "Option<Bound<'py, PyAny>>".to_owned(),
             format!("{at}.map(|at| utc_datetime(py, at)).transpose()"),
         )),
@@ -334,7 +329,7 @@ fn emit_getter(w: &mut String, field: &Field) {
         return;
     }
     let (ty, value) = match field.kind.as_str() {
-        "string" | "text_or_number" if optional(field) => {
+        "string" | "text_or_number" if field.is_optional() => {
             ("Option<&str>".to_owned(), format!("{at}.as_deref()"))
         }
         "string" | "text_or_number" => ("&str".to_owned(), format!("&{at}")),
@@ -346,7 +341,7 @@ fn emit_getter(w: &mut String, field: &Field) {
                 "number" => "f64".to_owned(),
                 model => model.to_owned(),
             };
-            match (field.record(), optional(field)) {
+            match (field.record(), field.is_optional()) {
                 (Some(_), true) => (
                     format!("Option<{ty}>"),
                     format!("{at}.as_ref().map(|value| {ty}::from(value.clone()))"),
@@ -379,7 +374,7 @@ fn part<'a>(class: &'a Class<'_>, name: &str) -> (&'a Field, String) {
     } else if field.is_list() {
         format!("self.{bare}_items.len()")
     } else if field.kind == "string" || field.kind == "text_or_number" {
-        if optional(field) {
+        if field.is_optional() {
             format!("self.inner.{bare}.as_deref()")
         } else {
             format!("Some(self.inner.{bare}.as_str())")
@@ -426,7 +421,7 @@ fn emit_repr(w: &mut String, class: &Class<'_>) {
             value
         } else if is_text(field) || name.ends_with("()") {
             format!("show({value})")
-        } else if field.kind == "boolean" && !optional(field) {
+        } else if field.kind == "boolean" && !field.is_optional() {
             format!("if {value} {{ \"True\" }} else {{ \"False\" }}")
         } else {
             value
