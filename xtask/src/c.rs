@@ -26,7 +26,9 @@ use std::sync::Mutex;
 
 use serde::Deserialize;
 
-use crate::declaration::{pascal, snake, Declarations, Field, Operation, Param, Record};
+use crate::declaration::{
+    pascal, read_table, snake, Declarations, Field, Operation, Param, Record,
+};
 use crate::text::wrap;
 use crate::GENERATED;
 
@@ -1935,18 +1937,7 @@ fn snake_or_extra(wire: &str) -> String {
 }
 
 fn shape_of(op: &Operation) -> Result<Option<Shape>, String> {
-    op.c.as_ref()
-        .map(|table| {
-            toml::Value::Table(table.clone())
-                .try_into::<Shape>()
-                .map_err(|e| {
-                    format!(
-                        "api/operations.toml, operation {:?}, [operation.c]: {e}",
-                        op.name
-                    )
-                })
-        })
-        .transpose()
+    read_table(op.c.as_ref(), &op.table_at("c"))
 }
 
 /// An operation's enums as C gives them: the declaration's

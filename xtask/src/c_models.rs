@@ -17,7 +17,7 @@ use std::fmt::Write;
 
 use serde::Deserialize;
 
-use crate::declaration::{snake, Declarations, Field, Model};
+use crate::declaration::{read_table, snake, Declarations, Field, Model};
 use crate::text::{doc_lines, line};
 use crate::GENERATED;
 
@@ -105,13 +105,10 @@ pub fn files(d: &Declarations, parent: &str) -> Result<Vec<(&'static str, String
 }
 
 fn handle_of<'a>(d: &'a Declarations, model: &'a Model) -> Result<Handle<'a>, String> {
-    let at = format!("api/operations.toml, model {:?}, [model.c]", model.name);
-    let shape: Shape = model
-        .c
-        .clone()
-        .unwrap_or_default()
-        .try_into()
-        .map_err(|e| format!("{at}: {e}"))?;
+    let at = model.table_at("c");
+    // Only a model with a [model.c] has a handle (`generate`'s filter).
+    let shape: Shape =
+        read_table(model.c.as_ref(), &at)?.ok_or_else(|| format!("{at}: missing"))?;
     let lists: Vec<&Field> = model.fields.iter().filter(|f| f.is_list()).collect();
     if lists.len() > 1 || lists.iter().any(|f| f.is_optional()) {
         return Err(format!("{at}: a page has one list of models, always there"));

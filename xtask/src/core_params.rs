@@ -42,12 +42,7 @@ pub fn generate(d: &Declarations) -> Result<String, String> {
     for op in &d.operations {
         let shape = rust_shape(op)?;
         let Some(ty) = &shape.params else { continue };
-        let at = |what: &str| {
-            format!(
-                "api/operations.toml, operation {:?}, [operation.rust]: {what}",
-                op.name
-            )
-        };
+        let at = |what: &str| format!("{}: {what}", op.table_at("rust"));
         let head = Head {
             ty,
             doc: shape

@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use serde::Deserialize;
 
-use crate::declaration::{snake, Declarations, Field, Operation, Param, Record};
+use crate::declaration::{read_table, snake, Declarations, Field, Operation, Param, Record};
 use crate::rust_struct::{self, Member, Struct};
 use crate::text::{line, wrap};
 use crate::GENERATED;
@@ -585,15 +585,7 @@ pub struct RustConst {
 }
 
 pub fn rust_shape(op: &Operation) -> Result<RustShape, String> {
-    match &op.rust {
-        None => Ok(RustShape::default()),
-        Some(table) => table.clone().try_into().map_err(|e| {
-            format!(
-                "api/operations.toml, operation {:?}, [operation.rust]: {e}",
-                op.name
-            )
-        }),
-    }
+    Ok(read_table(op.rust.as_ref(), &op.table_at("rust"))?.unwrap_or_default())
 }
 
 /// The arguments a typed method (and its wire builder) takes after `&self`:

@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 /// The whole file.
@@ -108,6 +109,39 @@ pub struct Field {
 
 fn optional() -> String {
     "optional".into()
+}
+
+/// A language's table of an operation or a model (`[operation.c]`,
+/// `[model.python]`, …) read as that language's generator types it (`None`
+/// when there is none); `at` names the table in an error (an unknown key, a
+/// value of the wrong type).
+pub fn read_table<T: DeserializeOwned>(
+    table: Option<&toml::Table>,
+    at: &str,
+) -> Result<Option<T>, String> {
+    table
+        .map(|t| t.clone().try_into().map_err(|e| format!("{at}: {e}")))
+        .transpose()
+}
+
+impl Model {
+    /// Where its language table `[model.<language>]` is, for an error.
+    pub fn table_at(&self, language: &str) -> String {
+        format!(
+            "api/operations.toml, model {:?}, [model.{language}]",
+            self.name
+        )
+    }
+}
+
+impl Operation {
+    /// Where its language table `[operation.<language>]` is, for an error.
+    pub fn table_at(&self, language: &str) -> String {
+        format!(
+            "api/operations.toml, operation {:?}, [operation.{language}]",
+            self.name
+        )
+    }
 }
 
 impl Field {

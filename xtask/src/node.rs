@@ -29,7 +29,7 @@ use std::collections::{BTreeSet, HashSet};
 use serde::Deserialize;
 
 use crate::declaration::{
-    camel, pascal, snake, Declarations, ExtraField, Field, Operation, Param, Record,
+    camel, pascal, read_table, snake, Declarations, ExtraField, Field, Operation, Param, Record,
 };
 use crate::node_models::{self, NodeModel};
 use crate::text::{line, wrap};
@@ -91,15 +91,7 @@ fn node_ops(d: &Declarations) -> Result<Vec<NodeOp<'_>>, String> {
     d.operations
         .iter()
         .map(|op| {
-            let shape = match &op.node {
-                None => NodeShape::default(),
-                Some(table) => toml::Value::Table(table.clone()).try_into().map_err(|e| {
-                    format!(
-                        "api/operations.toml, operation {:?}, [operation.node]: {e}",
-                        op.name
-                    )
-                })?,
-            };
+            let shape = read_table(op.node.as_ref(), &op.table_at("node"))?.unwrap_or_default();
             Ok(NodeOp { op, shape })
         })
         .collect()

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use crate::declaration::{snake, Declarations, Field, Model};
+use crate::declaration::{read_table, snake, Declarations, Field, Model};
 use crate::text::{line, wrap};
 use crate::typescript::{is_identifier, jsdoc, ts_field_type, ts_property};
 use crate::GENERATED;
@@ -71,13 +71,9 @@ pub fn read(d: &Declarations) -> Result<Vec<NodeModel<'_>>, String> {
     d.models
         .iter()
         .map(|model| {
-            let at = format!("api/operations.toml, model {:?}, [model.node]", model.name);
-            let shape: Shape = model
-                .node
-                .clone()
-                .ok_or_else(|| format!("{at}: missing"))?
-                .try_into()
-                .map_err(|e| format!("{at}: {e}"))?;
+            let at = model.table_at("node");
+            let shape: Shape =
+                read_table(model.node.as_ref(), &at)?.ok_or_else(|| format!("{at}: missing"))?;
             for wire in shape.names.keys() {
                 if !model.fields.iter().any(|f| &f.name == wire) {
                     return Err(format!("{at}: names: no field {wire:?}"));

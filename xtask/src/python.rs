@@ -214,12 +214,7 @@ fn methods_of(d: &Declarations) -> Result<Vec<Method<'_>>, String> {
 }
 
 fn method_of(op: &Operation) -> Result<Method<'_>, String> {
-    let at = |what: String| {
-        format!(
-            "api/operations.toml, operation {:?}, [operation.python]: {what}",
-            op.name
-        )
-    };
+    let at = |what: String| format!("{}: {what}", op.table_at("python"));
     let shape: Shape = match &op.python {
         Some(table) => table
             .clone()

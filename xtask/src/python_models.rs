@@ -15,7 +15,7 @@ use std::fmt::Write;
 
 use serde::Deserialize;
 
-use crate::declaration::{snake, Answered, Declarations, Field, Model};
+use crate::declaration::{read_table, snake, Answered, Declarations, Field, Model};
 use crate::text::{doc_lines, line};
 use crate::GENERATED;
 
@@ -95,16 +95,9 @@ use crate::models::{{hash_of, parse, reduce, show, {datetime}wire_dict, IntoPyth
 }
 
 fn class_of<'a>(d: &Declarations, model: &'a Model) -> Result<Class<'a>, String> {
-    let at = format!(
-        "api/operations.toml, model {:?}, [model.python]",
-        model.name
-    );
-    let shape: Shape = model
-        .python
-        .clone()
-        .ok_or_else(|| format!("{at}: missing"))?
-        .try_into()
-        .map_err(|e| format!("{at}: {e}"))?;
+    let at = model.table_at("python");
+    let shape: Shape =
+        read_table(model.python.as_ref(), &at)?.ok_or_else(|| format!("{at}: missing"))?;
     let field = |name: &str| model.fields.iter().find(|f| f.snake() == name);
     for name in shape.docs.keys() {
         field(name).ok_or_else(|| format!("{at}: docs: no field {name:?}"))?;
