@@ -192,7 +192,7 @@ fn two_hooks_per_attempt_on_the_calling_thread_with_core_timings_and_the_retry()
         ended_at: end1,
         duration,
         status: Some(429),
-        error_type: Some("rate_limited"),
+        error_type: Some("429"),
         retry: Some((Some(RetryReason::RateLimited), wait, Some(429))),
         ..
     } = hooks[1]

@@ -262,7 +262,12 @@ fn a_429_then_a_200_is_two_attempts_the_second_resent_once() {
         attr(attempts[0], "http.response.status_code"),
         Some(429i64.into())
     );
-    assert_eq!(attr(attempts[0], "error.type"), Some("rate_limited".into()));
+    // As the HTTP instrumentations put it: the status as text; roomchat's kind beside it.
+    assert_eq!(attr(attempts[0], "error.type"), Some("429".into()));
+    assert_eq!(
+        attr(attempts[0], "roomchat.error.kind"),
+        Some("rate_limited".into())
+    );
     assert!(matches!(attempts[0].status, Status::Error { .. }));
     assert_eq!(attr(attempts[0], "http.request.resend_count"), None);
     assert_eq!(
@@ -315,10 +320,9 @@ fn a_429_then_a_200_is_two_attempts_the_second_resent_once() {
             "low cardinality"
         );
     }
-    assert!(durations
-        .iter()
-        .any(|(a, _, _)| has(a, "http.response.status_code", 429i64)
-            && has(a, "error.type", "rate_limited")));
+    assert!(durations.iter().any(
+        |(a, _, _)| has(a, "http.response.status_code", 429i64) && has(a, "error.type", "429")
+    ));
     assert!(durations
         .iter()
         .any(|(a, _, _)| has(a, "http.response.status_code", 200i64)));
@@ -393,11 +397,19 @@ fn a_failed_call_is_an_error_of_its_type_as_are_its_attempts() {
         attr(attempt, "http.response.status_code"),
         Some(500i64.into())
     );
-    assert_eq!(attr(attempt, "error.type"), Some("server_error".into()));
+    assert_eq!(attr(attempt, "error.type"), Some("500".into()));
+    assert_eq!(
+        attr(attempt, "roomchat.error.kind"),
+        Some("server_error".into())
+    );
     assert!(matches!(attempt.status, Status::Error { .. }));
     let attempt = named(&spans, "GET /consumer/api/v1/chatrooms")[0];
     assert_eq!(attr(attempt, "http.response.status_code"), None);
     assert_eq!(attr(attempt, "error.type"), Some("connection".into()));
+    assert_eq!(
+        attr(attempt, "roomchat.error.kind"),
+        Some("connection".into())
+    );
     let call = named(&spans, "roomchat list_chat_rooms")[0];
     assert_eq!(attr(call, "error.type"), Some("connection".into()));
     let metrics = sdk.metrics();

@@ -307,14 +307,43 @@ pub struct AttemptEnd<'a> {
 }
 
 impl AttemptEnd<'_> {
-    /// `error.type`: the error's [`ErrorKind`] name (`server_error`, `timeout`, …), if it failed.
+    /// `error.type` of the attempt's span and of its `http.client.request.duration`
+    /// point, as OpenTelemetry's HTTP client instrumentations set it (requests',
+    /// httpx's, undici's): for an answer with an error status its code as text
+    /// (`"429"`, `"500"`), so that a dashboard grouping every HTTP client's
+    /// requests by `error.type` groups roomchat's with theirs; for an attempt that
+    /// got no answer the error's [`ErrorKind`] name (`timeout`, `connection`, …).
+    /// `None` when it succeeded. roomchat's kind of an answered failure is
+    /// [`AttemptEnd::error_kind`] (`roomchat.error.kind`).
     pub fn error_type(&self) -> Option<&'static str> {
+        let error = self.error?;
+        Some(match self.status {
+            Some(status) => status_text(status),
+            None => error.kind().name(),
+        })
+    }
+
+    /// `roomchat.error.kind`: the error's [`ErrorKind`] name (`rate_limited`,
+    /// `server_error`, `timeout`, …), if the attempt failed.
+    pub fn error_kind(&self) -> Option<&'static str> {
         self.error.map(|e| e.kind().name())
     }
 
     /// The retry that follows, if any.
     pub fn retry(&self) -> Option<&CallEvent> {
         self.events.iter().find(|e| e.kind == CallEventKind::Retry)
+    }
+}
+
+/// An HTTP status code as text (`"429"`), for `error.type`: a three-digit
+/// code's text is made once per process; any other number (no valid HTTP answer
+/// has one) is `_OTHER`, as the conventions name a value they do not know.
+fn status_text(status: u16) -> &'static str {
+    static TEXTS: once_cell::sync::Lazy<Vec<String>> =
+        once_cell::sync::Lazy::new(|| (100..600).map(|code: u16| code.to_string()).collect());
+    match status {
+        100..=599 => &TEXTS[usize::from(status - 100)],
+        _ => "_OTHER",
     }
 }
 

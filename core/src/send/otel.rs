@@ -477,6 +477,9 @@ impl CallObserver for OtelCall {
                 span.set_attribute(KeyValue::new("error.type", error_type));
                 span.set_status(Status::error(""));
             }
+            if let Some(kind) = attempt.error_kind() {
+                span.set_attribute(KeyValue::new("roomchat.error.kind", kind));
+            }
             span.end_with_timestamp(attempt.ended_at);
         }
         let mut attributes = Attributes::<7>::new();
