@@ -4,6 +4,10 @@
 # dependencies (roomchat and roomchat-emulator from this repository by path), and the
 # program, built --locked (offline once its crates were fetched) in target/rust-guide/,
 # must print the three spans in one trace and the traceparent the request carried.
+# Its Cargo.lock holds the workspace's versions: after a change of core's or the
+# emulator's dependencies, refresh it with `cp Cargo.lock tests/rust-guide/observability/
+# && (cd tests/rust-guide/observability && cargo tree -q >/dev/null)` (keeps the
+# workspace's versions, drops what the example does not use).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
