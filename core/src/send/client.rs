@@ -1293,6 +1293,7 @@ impl Client {
                 cancel,
                 instant_after(Instant::now(), timeout),
                 |wait| {
+                    span.rate_limit_wait();
                     events.emit(
                         EventKind::RateLimitWait,
                         attempt,
