@@ -27,8 +27,8 @@ use std::sync::Mutex;
 use serde::Deserialize;
 
 use crate::declaration::{
-    pascal, read_table, snake, Auth, Declarations, Field, Location, Operation, Pages, Param,
-    ParamKind, Record, Retry, RetryWords,
+    pascal, read_table, snake, Declarations, Field, Location, Operation, Pages, Param, ParamKind,
+    Record, Retry, RetryWords,
 };
 use crate::text::wrap;
 use crate::GENERATED;
@@ -2250,14 +2250,21 @@ fn c_type(arg: &Arg) -> &'static str {
 fn shaped_text(s: &Shaped, c: bool) -> String {
     let op = s.op;
     let mut text = op.summary.clone();
-    if op.auth == Auth::PublicKey {
-        text.push_str(if c {
-            " Authenticated by the **public** key (`roomchat_client_options_set_public_key`; \
-             without it `ROOMCHAT_RESULT_CONFIGURATION` and nothing is sent)."
-        } else {
-            " Authenticated by the public key (ClientOptions::public_key; without it \
-             ROOMCHAT_RESULT_CONFIGURATION, nothing sent)."
-        });
+    let key = if c {
+        op.auth.sentence(
+            "**public** key",
+            " (`roomchat_client_options_set_public_key`; without it \
+             `ROOMCHAT_RESULT_CONFIGURATION` and nothing is sent)",
+        )
+    } else {
+        op.auth.sentence(
+            "public key",
+            " (ClientOptions::public_key; without it ROOMCHAT_RESULT_CONFIGURATION, nothing sent)",
+        )
+    };
+    if let Some(key) = key {
+        text.push(' ');
+        text.push_str(&key);
     }
     text.push(' ');
     text.push_str(&retry_text(

@@ -1049,8 +1049,9 @@ fn emit_params(w: &mut String, op: &Operation) {
 /// The method's doc: what it does, how it is sent, and its example.
 fn method_doc(w: &mut String, op: &Operation, shape: &RustShape) {
     let mut doc = op.summary.clone();
-    if op.auth == Auth::PublicKey {
-        doc.push_str(" Authenticated by the public key ([`ClientBuilder::public_key`](crate::ClientBuilder::public_key); without one, [`ErrorKind::Configuration`](crate::ErrorKind::Configuration) and nothing is sent).");
+    if let Some(key) = op.auth.sentence("public key", " ([`ClientBuilder::public_key`](crate::ClientBuilder::public_key); without one, [`ErrorKind::Configuration`](crate::ErrorKind::Configuration) and nothing is sent)") {
+        doc.push(' ');
+        doc.push_str(&key);
     }
     let mut paragraphs = vec![
         doc,

@@ -342,6 +342,20 @@ pub enum Auth {
     PublicKey,
 }
 
+impl Auth {
+    /// The sentence an operation's doc says of its key, in every language
+    /// (`None` for the private key, every other call's): `Authenticated by the
+    /// {key}{how}.`, with `key` the language's name of it (`public key`, C's
+    /// `**public** key`, Node's `account's public key`) and `how` how it is
+    /// given and what a call without it does (empty in the guides' tables).
+    pub fn sentence(self, key: &str, how: &str) -> Option<String> {
+        match self {
+            Auth::PrivateKey => None,
+            Auth::PublicKey => Some(format!("Authenticated by the {key}{how}.")),
+        }
+    }
+}
+
 /// Whether an operation is sent again after a failure that may have reached
 /// the service (`retry`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

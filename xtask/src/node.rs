@@ -29,8 +29,8 @@ use std::collections::{BTreeSet, HashSet};
 use serde::Deserialize;
 
 use crate::declaration::{
-    camel, read_table, snake, Auth, Declarations, ExtraField, ExtraKind, Field, Location,
-    Operation, Pages, Param, ParamKind, Record, Retry, RetryWords,
+    camel, read_table, snake, Declarations, ExtraField, ExtraKind, Field, Location, Operation,
+    Pages, Param, ParamKind, Record, Retry, RetryWords,
 };
 use crate::node_models::{self, NodeModel};
 use crate::text::{line, wrap};
@@ -496,11 +496,13 @@ fn retry_doc(op: &Operation) -> String {
 }
 
 /// What a method's doc says of its key, when it is not the private key.
-fn auth_doc(op: &Operation) -> &'static str {
-    match op.auth {
-        Auth::PublicKey => " Authenticated by the account's public key (`publicKey`): without it, a `ROOMCHAT_CONFIGURATION` error.",
-        Auth::PrivateKey => "",
-    }
+fn auth_doc(op: &Operation) -> String {
+    op.auth
+        .sentence(
+            "account's public key",
+            " (`publicKey`): without it, a `ROOMCHAT_CONFIGURATION` error",
+        )
+        .map_or(String::new(), |key| format!(" {key}"))
 }
 
 fn method_doc(op: &Operation) -> String {

@@ -485,13 +485,10 @@ fn method_doc(d: &Declarations, m: &Method<'_>, raw: bool) -> Vec<String> {
             python_names(group)
         ));
     }
-    if op.auth == Auth::PublicKey {
-        paragraphs.push(
-            "Authenticated by the public key (the client's `public_key=`; without it \
-             `ConfigurationError`, nothing sent)."
-                .into(),
-        );
-    }
+    paragraphs.extend(op.auth.sentence(
+        "public key",
+        " (the client's `public_key=`; without it `ConfigurationError`, nothing sent)",
+    ));
     if m.args.iter().any(|a| {
         limits(a).is_some_and(|l| !l.starts_with("default"))
             || a.required && a.param.is_some_and(|p| p.location != Location::Path)
