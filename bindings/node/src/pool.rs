@@ -31,21 +31,24 @@
 //! calls more (they then also lose to every other process) than it gave the
 //! loop, hence off by default.
 //!
-//! A thread that finished a call spins for the next one for up to
-//! [`DEFAULT_SPIN`] (`ROOMCHAT_NODE_SPIN_US`, 0 to 1000; 0: never) before it
-//! sleeps, one thread at a time, as Go's scheduler spins an idle thread for
-//! new work: one call at a time (a loop awaiting one call after another, a
-//! paging iterator), the next call is then taken without waking a sleeping
-//! thread (a futex wake, tens of µs on a VM; undici.request makes no such
-//! hand-over). A job posted while a thread spins wakes nobody. A spinner that
-//! sees it was preempted (more than [`PREEMPTED`] between two looks: the CPUs
-//! are contended) stops at once and turns spinning off for [`SPIN_OFF`], so on
-//! a loaded machine a call waits for a preempted spinner's next time slice at
-//! most once per [`SPIN_OFF`]. An earlier spin (300 µs, any number of
-//! preemptions; issue 37) made one call at a time 2-4x slower on a loaded
-//! CPU: 339 contended spins held their calls for 523 ms. What the spin costs
-//! the CPU, idle and loaded, `bench/peer.mjs` prints beside the same client
-//! with the spin off (`roomchat-nospin`).
+//! A thread that finished a call sleeps at once unless `ROOMCHAT_NODE_SPIN_US`
+//! (1 to 1000) asks it to spin that long for the next one first, one thread
+//! at a time, as Go's scheduler spins an idle thread for new work: one call at
+//! a time (a loop awaiting one call after another, a paging iterator), the
+//! next call is then taken without waking a sleeping thread (a futex wake; the
+//! hand-over undici.request does not make). A job posted while a thread spins
+//! wakes nobody. A spinner that sees it was preempted (more than [`PREEMPTED`]
+//! between two looks: the CPUs are contended) stops at once and turns spinning
+//! off for [`SPIN_OFF`], so on a loaded machine a call waits for a preempted
+//! spinner's next time slice at most once per [`SPIN_OFF`]. Off by default:
+//! an earlier spin (300 µs, on by default, any number of preemptions; issue
+//! 37) saved nothing measurable idle (369 against 362 µs per call) and made
+//! one call at a time 2-4x slower on a loaded CPU (339 contended spins held
+//! their calls for 523 ms); this one (issue 51, item 12) could only be
+//! measured on a machine at load average 15-25, where its preemption check
+//! kept it off, and where a 100 µs spin caught the next call in 5% of its
+//! spins (1000 µs: 73%). `bench/peer.mjs` prints it beside the default
+//! (`roomchat-spin`, 100 µs): CPU time and µs per call, idle and loaded.
 
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -224,8 +227,8 @@ static SPIN_OFF_UNTIL: AtomicU64 = AtomicU64::new(0);
 const PREEMPTED: Duration = Duration::from_micros(50);
 /// How long spinning stays off after a spinner was preempted.
 const SPIN_OFF: Duration = Duration::from_millis(100);
-/// How long a thread spins for the next job, unless configured.
-pub const DEFAULT_SPIN: Duration = Duration::from_micros(100);
+/// How long a thread spins for the next job, unless configured: not at all.
+pub const DEFAULT_SPIN: Duration = Duration::ZERO;
 /// The longest spin accepted.
 const MAX_SPIN: Duration = Duration::from_millis(1);
 
@@ -239,7 +242,7 @@ fn micros_since_epoch(at: Instant) -> u64 {
 }
 
 /// How long a thread spins for the next job: `ROOMCHAT_NODE_SPIN_US` (0 to
-/// 1000; 0: never), default [`DEFAULT_SPIN`].
+/// 1000; 0: never), default [`DEFAULT_SPIN`] (never).
 fn spin_budget() -> Duration {
     static BUDGET: OnceLock<Duration> = OnceLock::new();
     *BUDGET.get_or_init(|| {
