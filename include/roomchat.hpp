@@ -379,7 +379,15 @@ inline std::uint64_t non_negative_ms(std::chrono::milliseconds value) noexcept {
   details.service_message = optional_string(roomchat_error_service_message(error.get()));
   details.service_error = optional_string(roomchat_error_service_error(error.get()));
   details.service_error_message = optional_string(roomchat_error_service_error_message(error.get()));
-  throw Error(roomchat_error_code(error.get()), roomchat_error_message(error.get()), std::move(details));
+  std::string message = roomchat_error_message(error.get());
+  // A setting the message names as the way past a refusal: C's words for it, put there
+  // by the library, become C++'s (the setter is a ClientOptions method here).
+  if (roomchat_error_remedy(error.get()) == ROOMCHAT_REMEDY_ALLOW_INSECURE_HTTP) {
+    const std::string c_name = "roomchat_client_options_set_allow_insecure_http(options, true)";
+    const std::string::size_type at = message.rfind(c_name);
+    if (at != std::string::npos) message.replace(at, c_name.size(), "ClientOptions::allow_insecure_http(true)");
+  }
+  throw Error(roomchat_error_code(error.get()), message, std::move(details));
 }
 
 // Throws for a failed call that has no error out-parameter.

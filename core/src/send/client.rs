@@ -799,13 +799,7 @@ fn check_url(what: &str, url: &str, allow_insecure: bool, secret: &str) -> Resul
     match scheme.to_ascii_lowercase().as_str() {
         "https" => {}
         "http" if allow_insecure || is_loopback(host) => {}
-        "http" => {
-            return Err(Error::configuration(format!(
-                "the {what} uses plain http:// to {:?}, which would send the private key \
-                 unencrypted; use https://, or allow_insecure_http(true) if you really mean it",
-                hide(host)
-            )))
-        }
+        "http" => return Err(Error::insecure_http(what, &hide(host))),
         _ => {
             return Err(Error::configuration(format!(
                 "the {what} must start with https:// or http://"
