@@ -1333,7 +1333,14 @@ impl Client {
             if cancel.is_some_and(CancelToken::is_cancelled)
                 && !matches!(outcome, Attempt::Answered(_))
             {
-                let error = cancel::cancelled();
+                // A request that may have reached the service and must not be
+                // sent twice: its caller must know that its outcome is unknown.
+                let error = if matches!(outcome, Attempt::MaybeSent(_)) && !request.is_idempotent()
+                {
+                    cancel::cancelled_outcome_unknown()
+                } else {
+                    cancel::cancelled()
+                };
                 span.attempt_end(attempt_span, None, Some(&error));
                 if let Some(observation) = sent.observation.as_deref_mut() {
                     let ended = ended.unwrap_or(started);
