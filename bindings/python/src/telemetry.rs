@@ -482,6 +482,7 @@ struct Ended {
     duration: f64,
     status: Option<u16>,
     error_type: Option<&'static str>,
+    error_kind: Option<&'static str>,
     events: Vec<CallEvent>,
 }
 
@@ -496,6 +497,7 @@ fn attempt_end(py: Python<'_>, observer: &Py<PyAny>, ended: Option<Ended>) -> Py
             ended.duration,
             ended.status,
             ended.error_type,
+            ended.error_kind,
             events(py, &ended.events)?,
         ),
     )?;
@@ -574,6 +576,7 @@ impl CallObserver for PyCall {
             duration: attempt.duration.as_secs_f64(),
             status: attempt.status,
             error_type: attempt.error_type(),
+            error_kind: attempt.error_kind(),
             events: attempt.events.to_vec(),
         });
     }

@@ -259,7 +259,10 @@ def test_a_429_then_a_200_is_two_attempts_the_second_resent_once(emu: Emulator, 
     first, second = attempts
     assert first.attributes is not None and second.attributes is not None
     assert first.attributes["http.response.status_code"] == 429
-    assert first.attributes["error.type"] == "rate_limited"
+    # As requests', httpx's and undici's instrumentations: the status as text; roomchat's
+    # kind beside it.
+    assert first.attributes["error.type"] == "429"
+    assert first.attributes["roomchat.error.kind"] == "rate_limited"
     assert first.status.status_code == StatusCode.ERROR
     assert "http.request.resend_count" not in first.attributes
     assert second.attributes["http.response.status_code"] == 200
@@ -283,7 +286,7 @@ def test_a_429_then_a_200_is_two_attempts_the_second_resent_once(emu: Emulator, 
     durations = points(all_metrics, "http.client.request.duration")
     assert sorted(
         (p.attributes["http.response.status_code"], p.attributes.get("error.type"), p.count) for p in durations
-    ) == [(200, None, 1), (429, "rate_limited", 1)]
+    ) == [(200, None, 1), (429, "429", 1)]
     assert [(dict(p.attributes), p.value) for p in points(all_metrics, "roomchat.client.retries")] == [
         ({"roomchat.operation": "list_users", "server.address": address, "roomchat.retry.reason": "429"}, 1)
     ]
@@ -356,13 +359,15 @@ def test_a_failed_call_is_an_error_of_its_type_as_are_its_attempts(emu: Emulator
     [post] = named(spans, "POST /consumer/api/v1/user")
     assert post.attributes is not None
     assert post.attributes["http.response.status_code"] == 500
-    assert post.attributes["error.type"] == "server_error"
+    assert post.attributes["error.type"] == "500"
+    assert post.attributes["roomchat.error.kind"] == "server_error"
     assert post.status.status_code == StatusCode.ERROR
     [refused] = named(spans, "roomchat list_chat_rooms")
     [connect] = named(spans, "GET /consumer/api/v1/chatrooms")
     assert connect.attributes is not None and refused.attributes is not None
     assert "http.response.status_code" not in connect.attributes
     assert connect.attributes["error.type"] == "connection"
+    assert connect.attributes["roomchat.error.kind"] == "connection"
     assert refused.attributes["error.type"] == "connection"
     assert refused.status.status_code == StatusCode.ERROR
     for invalid in named(spans, "roomchat list_users"):

@@ -440,27 +440,33 @@ class _Call:
         duration: float,
         status: Optional[int],
         error_type: Optional[str],
+        error_kind: Optional[str],
         events: List[Any],
     ) -> None:
         """Core's hook after an attempt: its span ended with core's time; its duration.
-        Each part runs even when another raises (an application's span processor or
-        instrument)."""
+        `error_type` is the status as text for an answer (``"429"``), the kind for
+        none; `error_kind` roomchat's kind (``rate_limited``). Each part runs even when
+        another raises (an application's span processor or instrument)."""
         span = self.attempt_span
         self.attempt_span = None
         _each(
-            lambda: self._end_attempt_span(span, end, status, error_type),
+            lambda: self._end_attempt_span(span, end, status, error_type, error_kind),
             lambda: self._record_attempt(duration, status, error_type),
             lambda: self._events(events),
         )
 
     @staticmethod
-    def _end_attempt_span(span: Any, end: int, status: Optional[int], error_type: Optional[str]) -> None:
+    def _end_attempt_span(
+        span: Any, end: int, status: Optional[int], error_type: Optional[str], error_kind: Optional[str]
+    ) -> None:
         if span is None:
             return
         if status is not None:
             span.set_attribute("http.response.status_code", status)
         if error_type is not None:
             span.set_attribute("error.type", error_type)
+            if error_kind is not None:
+                span.set_attribute("roomchat.error.kind", error_kind)
             span.set_status(Status(StatusCode.ERROR))
         span.end(end)
 
