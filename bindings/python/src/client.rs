@@ -436,8 +436,8 @@ impl Client {
     ) -> PyResult<Client> {
         let client = Client::wrap(build(py, builder)?);
         if let Some(telemetry) = telemetry {
-            let base_url = client.core(py)?.base_url().to_owned();
-            telemetry::watch(py, &telemetry, &client.inner, &base_url)?;
+            let server_address = client.core(py)?.server_address().to_owned();
+            telemetry::watch(py, &telemetry, &client.inner, &server_address)?;
         }
         Ok(client)
     }

@@ -106,7 +106,7 @@ pub(crate) fn watch(
     py: Python<'_>,
     telemetry: &Py<PyAny>,
     client: &Arc<RwLock<Option<roomchat::Client>>>,
-    base_url: &str,
+    server_address: &str,
 ) -> PyResult<()> {
     let probe = Py::new(
         py,
@@ -114,7 +114,7 @@ pub(crate) fn watch(
             client: Arc::downgrade(client),
         },
     )?;
-    telemetry.call_method1(py, pyo3::intern!(py, "watch"), (probe, base_url))?;
+    telemetry.call_method1(py, pyo3::intern!(py, "watch"), (probe, server_address))?;
     Ok(())
 }
 
@@ -377,21 +377,22 @@ impl Instrumentation for PyInstrumentation {
                 })
             })?;
             interrupt.check_signals(py);
-            let info = (
-                call.operation,
-                call.call_span_name(),
-                call.attempt_span_name(),
-                call.request_method(),
-                call.server_address,
-                call.server_port,
-                call.url_full(),
-                call.url_template,
-                call.protocol_version,
-                nanos(call.started_at),
-            );
-            let observer =
+            let info = CallFacts {
+                operation: call.operation,
+                call_name: call.call_span_name(),
+                attempt_name: call.attempt_span_name(),
+                method: call.request_method(),
+                server_address: call.server_address.to_owned(),
+                server_port: call.server_port,
+                url_full: call.url_full().to_owned(),
+                url_template: call.url_template.map(str::to_owned),
+                protocol_version: call.protocol_version,
+                started_at: nanos(call.started_at),
+            };
+            let observer = Py::new(py, info).and_then(|info| {
                 self.telemetry
-                    .call_method1(py, pyo3::intern!(py, "start_call"), (parent, info));
+                    .call_method1(py, pyo3::intern!(py, "start_call"), (parent, info))
+            });
             match observer {
                 Ok(observer) if !observer.is_none(py) => {
                     Some(Box::new(PyCall::new(observer, interrupt)) as Box<dyn CallObserver>)
@@ -405,6 +406,101 @@ impl Instrumentation for PyInstrumentation {
         })
         .flatten()
     }
+}
+
+/// A call's facts at its start, as `_telemetry._Call` takes them (by name).
+#[pyclass(frozen, module = "roomchat._native")]
+pub struct CallFacts {
+    /// `roomchat.operation`.
+    #[pyo3(get)]
+    operation: &'static str,
+    /// The call span's name.
+    #[pyo3(get)]
+    call_name: String,
+    /// Each attempt span's name.
+    #[pyo3(get)]
+    attempt_name: String,
+    /// `http.request.method`.
+    #[pyo3(get)]
+    method: &'static str,
+    /// `server.address`.
+    #[pyo3(get)]
+    server_address: String,
+    /// `server.port`.
+    #[pyo3(get)]
+    server_port: u16,
+    /// `url.full`, its secrets redacted.
+    #[pyo3(get)]
+    url_full: String,
+    /// `url.template`, if declared.
+    #[pyo3(get)]
+    url_template: Option<String>,
+    /// `network.protocol.version`.
+    #[pyo3(get)]
+    protocol_version: &'static str,
+    /// The call's start, in nanoseconds since the epoch.
+    #[pyo3(get)]
+    started_at: u64,
+}
+
+/// An attempt's end, as `_Call.attempt_end` takes it (by name).
+#[pyclass(frozen, module = "roomchat._native")]
+pub struct AttemptOutcome {
+    /// Its end, in nanoseconds since the epoch.
+    #[pyo3(get)]
+    ended_at: u64,
+    /// Its duration, in seconds.
+    #[pyo3(get)]
+    duration: f64,
+    /// `http.response.status_code`, when an answer came.
+    #[pyo3(get)]
+    status: Option<u16>,
+    /// `error.type`: the status as text for an answer, the kind for none.
+    #[pyo3(get)]
+    error_type: Option<&'static str>,
+    /// `roomchat.error.kind`.
+    #[pyo3(get)]
+    error_kind: Option<&'static str>,
+    /// Its events: `(name, at_ns, attributes)`.
+    #[pyo3(get)]
+    events: Py<PyList>,
+}
+
+/// A call's end, as `_Call.call_end` takes it (by name).
+#[pyclass(frozen, module = "roomchat._native")]
+pub struct CallOutcome {
+    /// Its end, in nanoseconds since the epoch.
+    #[pyo3(get)]
+    ended_at: u64,
+    /// Its duration, in seconds.
+    #[pyo3(get)]
+    duration: f64,
+    /// `roomchat.attempts`.
+    #[pyo3(get)]
+    attempts: u32,
+    /// `error.type`: the kind, if it failed.
+    #[pyo3(get)]
+    error_type: Option<&'static str>,
+    /// The span status's description, if it failed.
+    #[pyo3(get)]
+    description: Option<String>,
+    /// `roomchat.rate_limit.wait.duration`, in seconds.
+    #[pyo3(get)]
+    rate_limit_wait: f64,
+    /// `roomchat.retry.wait.duration`, in seconds.
+    #[pyo3(get)]
+    retry_wait: f64,
+    /// Its last events: `(name, at_ns, attributes)`.
+    #[pyo3(get)]
+    events: Py<PyList>,
+}
+
+/// Hands `error` (an exception a telemetry step raised, which `_telemetry` caught to
+/// go on with the other steps) to `sys.unraisablehook`, as the native side reports
+/// the hooks' own failures.
+#[pyfunction]
+pub fn _report_unraisable(py: Python<'_>, error: Bound<'_, PyAny>) {
+    report(py, PyErr::from_value(error));
 }
 
 /// A failure of the telemetry (never the call's): reported as Python reports an
@@ -489,17 +585,18 @@ struct Ended {
 /// Hands `ended` (an attempt's end core reported earlier) to `observer`.
 fn attempt_end(py: Python<'_>, observer: &Py<PyAny>, ended: Option<Ended>) -> PyResult<()> {
     let Some(ended) = ended else { return Ok(()) };
+    let outcome = AttemptOutcome {
+        ended_at: ended.at,
+        duration: ended.duration,
+        status: ended.status,
+        error_type: ended.error_type,
+        error_kind: ended.error_kind,
+        events: events(py, &ended.events)?.unbind(),
+    };
     observer.call_method1(
         py,
         pyo3::intern!(py, "attempt_end"),
-        (
-            ended.at,
-            ended.duration,
-            ended.status,
-            ended.error_type,
-            ended.error_kind,
-            events(py, &ended.events)?,
-        ),
+        (Py::new(py, outcome)?,),
     )?;
     Ok(())
 }
@@ -602,20 +699,17 @@ impl CallObserver for PyCall {
                 error_type => (error_type, end.status_description()),
             };
             let done = events(py, end.events).and_then(|events| {
-                observer.call_method1(
-                    py,
-                    pyo3::intern!(py, "call_end"),
-                    (
-                        nanos(end.ended_at),
-                        end.duration.as_secs_f64(),
-                        end.attempts,
-                        error_type,
-                        description,
-                        end.rate_limit_wait.as_secs_f64(),
-                        end.retry_wait.as_secs_f64(),
-                        events,
-                    ),
-                )
+                let outcome = CallOutcome {
+                    ended_at: nanos(end.ended_at),
+                    duration: end.duration.as_secs_f64(),
+                    attempts: end.attempts,
+                    error_type,
+                    description,
+                    rate_limit_wait: end.rate_limit_wait.as_secs_f64(),
+                    retry_wait: end.retry_wait.as_secs_f64(),
+                    events: events.unbind(),
+                };
+                observer.call_method1(py, pyo3::intern!(py, "call_end"), (Py::new(py, outcome)?,))
             });
             if let Err(e) = done {
                 interrupt.failed(py, e);

@@ -454,6 +454,12 @@ def test_no_credential_in_any_exported_span_event_or_metric(emu: Emulator, otel:
     spans = otel.spans()
     exported = "\n".join(s.to_json() for s in spans) + (metrics_data.to_json() if metrics_data else "")
     assert "roomchat.budget.degraded" in exported, "the fallback was told"
+    # The event's attributes, as the guide lists them.
+    degraded = [e for s in spans for e in s.events if e.name == "roomchat.budget.degraded"]
+    assert degraded and all(
+        set(e.attributes or {}) == {"roomchat.attempt", "error.type", "error.message"} for e in degraded
+    ), [dict(e.attributes or {}) for e in degraded]
+    assert all((e.attributes or {})["roomchat.attempt"] == 1 for e in degraded)
     for secret in [private_key, public_key, jon.access_token, redis_password]:
         for form in [secret, urllib.parse.quote(secret, safe=""), urllib.parse.quote_plus(secret), json.dumps(secret)[1:-1]]:
             assert form not in exported, f"{form} leaked"
