@@ -290,3 +290,53 @@ def test_suppressed_http_instrumentation_makes_no_span_no_metric_and_sends_no_co
     assert len(named(otel.spans(), "GET /consumer/api/v1/chatrooms")) == 1
     [duration] = points(otel.metrics(), "http.client.request.duration")
     assert duration.count == 1
+
+
+_REQUESTS_SPAN = r"""
+import json, sys
+import requests
+from opentelemetry import trace
+from opentelemetry.instrumentation.requests import RequestsInstrumentor
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+exporter = InMemorySpanExporter()
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(exporter))
+trace.set_tracer_provider(provider)
+RequestsInstrumentor().instrument()
+requests.get(sys.argv[1], timeout=30)
+[span] = exporter.get_finished_spans()
+print(json.dumps({"name": span.name, "attributes": sorted(span.attributes or {})}))
+"""
+
+
+def _requests_span(url: str, opt_in: Optional[str]) -> Dict[str, Any]:
+    import json
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "OTEL_SEMCONV_STABILITY_OPT_IN"}
+    if opt_in is not None:
+        env["OTEL_SEMCONV_STABILITY_OPT_IN"] = opt_in
+    out = subprocess.run([sys.executable, "-c", _REQUESTS_SPAN, url], env=env, capture_output=True, text=True, check=True)
+    span: Dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return span
+
+
+def test_requests_instrumentation_gives_the_same_picture_only_under_the_stable_opt_in(emu: Emulator, otel: Sdk) -> None:
+    url = f"{emu.base_url}/consumer/api/v1/chatrooms?auth={emu.private_key}"
+    with emu.client(**otel.providers()) as client:
+        client.list_chat_rooms()
+    [attempt] = named(otel.spans(), "GET /consumer/api/v1/chatrooms")
+    ours = set(attempt.attributes or {})
+    # By default requests' instrumentation names its attributes by the old conventions.
+    default = set(_requests_span(url, None)["attributes"])
+    assert {"http.method", "http.url"} <= default
+    assert not default & {"http.request.method", "url.full"}
+    # Under OTEL_SEMCONV_STABILITY_OPT_IN=http, its span's attributes are ours but for the
+    # three the guide names.
+    stable = set(_requests_span(url, "http")["attributes"])
+    assert {"http.request.method", "url.full", "server.address", "http.response.status_code"} <= stable
+    assert stable - ours == {"network.peer.address", "network.peer.port", "user_agent.original"}
