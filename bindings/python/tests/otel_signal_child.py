@@ -62,9 +62,24 @@ client = roomchat.Client(
 if state == "budget":
     client.list_users(limit=5)  # takes the budget's one slot: the next call waits
 outcome = "returned"
-print("ready", flush=True)
+
+
+async def in_a_task() -> None:
+    """The call of an AsyncClient, awaited in asyncio.run's task."""
+    async with roomchat.AsyncClient(key, base_url=base_url, allow_insecure_http=True) as async_client:
+        print("ready", flush=True)
+        await async_client.list_users(limit=5)
+
+
+if state != "async":
+    print("ready", flush=True)
 try:
-    client.list_users(limit=5)
+    if state == "async":
+        import asyncio
+
+        asyncio.run(in_a_task())
+    else:
+        client.list_users(limit=5)
 except KeyboardInterrupt:
     outcome = "KeyboardInterrupt"
 except SystemExit as e:
