@@ -308,14 +308,29 @@ class ClientTelemetry:
         return value
 
     def meter_provider(self) -> Any:
-        return self._meter_provider if self._meter_provider is not None else _metrics.get_meter_provider()
+        if self._meter_provider is not None:
+            return self._meter_provider
+        # The global one, read where the API keeps it once set (see `_FAST_UNSET`).
+        if _FAST_UNSET:
+            provider = _metrics_state._METER_PROVIDER
+            if provider is not None:
+                return provider
+        return _metrics.get_meter_provider()
+
+    def tracer_provider(self) -> Any:
+        if self._tracer_provider is not None:
+            return self._tracer_provider
+        if _FAST_UNSET:
+            provider = _trace._TRACER_PROVIDER
+            if provider is not None:
+                return provider
+        return _trace.get_tracer_provider()
 
     def start_call(self, parent: Any, info: Any) -> Any:
         """The observer of a call starting now in `parent` (core's hook ``start_call``,
         with the call's facts: ``_native.CallFacts``), or None when nothing is to be
         recorded or sent."""
-        tracer_provider = self._tracer_provider
-        tracer = _tracer_of(tracer_provider if tracer_provider is not None else _trace.get_tracer_provider())
+        tracer = _tracer_of(self.tracer_provider())
         instruments = _instruments_of(self.meter_provider())
         if tracer is None and instruments is None:
             # No SDK: no span; the parent's context (its baggage) still goes on the wire.
