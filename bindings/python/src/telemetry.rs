@@ -166,8 +166,12 @@ pub(crate) struct Interrupt {
 
 impl Interrupt {
     fn new() -> Interrupt {
+        Interrupt::with(Some(CoreToken::new()))
+    }
+
+    fn with(token: Option<CoreToken>) -> Interrupt {
         Interrupt {
-            token: Some(CoreToken::new()),
+            token,
             pending: Mutex::new(None),
             interrupted: AtomicBool::new(false),
         }
@@ -267,10 +271,7 @@ impl Captured {
             // as it does where no Python code runs during it).
             None if crate::logging::current() != 0 => Captured(Some(Observed {
                 context: None,
-                interrupt: Arc::new(Interrupt {
-                    token: None,
-                    ..Interrupt::new()
-                }),
+                interrupt: Arc::new(Interrupt::with(None)),
             })),
             None => Captured(None),
         }
