@@ -8,8 +8,11 @@ loaded CPU, contenders interleaved round by round as in bench.py.
    instrumentation at all). The issue's budget: at most 1 % per call.
 2. With the SDK set up globally (a BatchSpanProcessor to an exporter that drops what it
    gets, and a MeterProvider with a periodic reader): roomchat's spans and metrics against
-   requests with opentelemetry-instrumentation-requests doing the same. The issue's goal:
-   roomchat at least 4x faster.
+   requests with opentelemetry-instrumentation-requests doing the same. The goal (issue 51,
+   item 8): roomchat at least 3x faster, one call at a time.
+3. roomchat's own part of that: the traced client against one with
+   ``opentelemetry=False``, taking turns call by call, one call at a time, idle and loaded
+   (what the spans, metrics and trace context cost each call).
 
 Figures, not a test.
 
@@ -179,6 +182,23 @@ def main() -> None:
         loaded = measure(contenders, info, loaded_calls, args.rounds, args.threads)
     for mode, label in (("single", "one call at a time"), ("threads", f"{args.threads} threads in flight")):
         table(f"with the SDK, {label}", [traced, instrumented], idle[mode], loaded[mode], traced, faster)
+
+    # 3. roomchat's own part: the same calls traced and not, taking turns call by call.
+    untraced = make_roomchat_shared(client(args.base_url, opentelemetry=False))(info)
+    traced_call = make_roomchat_shared(client(args.base_url))(info)
+    calls = 2 * args.calls * args.rounds
+    idle_pair = paired(untraced, traced_call, calls, 1)
+    with cpu_load():
+        loaded_pair = paired(untraced, traced_call, calls // 2, 1)
+    medians = [[statistics.median(t) * 1e6 for t in pair] for pair in (idle_pair, loaded_pair)]
+    print("\nroomchat's own part with the SDK, one call at a time: median µs per call, taking turns call by call")
+    print(f"  {'':<44} {'idle':>9} {'loaded':>9}")
+    print(f"  {off:<44} {medians[0][0]:9.1f} {medians[1][0]:9.1f}")
+    print(f"  {traced:<44} {medians[0][1]:9.1f} {medians[1][1]:9.1f}")
+    print(
+        f"  {'    its spans, metrics and trace context':<44} {medians[0][1] - medians[0][0]:+9.1f} "
+        f"{medians[1][1] - medians[1][0]:+9.1f}"
+    )
     tracer_provider.shutdown()
     sys.stdout.flush()
 

@@ -24,7 +24,7 @@ use crate::logging::{self, LoggingObserver};
 use crate::models::{RateLimitState, RawResponse};
 use crate::models_declared::{User, UserPage};
 use crate::response::APIResponse;
-use crate::telemetry::{self, Captured};
+use crate::telemetry::{self, Captured, Interruptible};
 
 // ---- RateLimit ------------------------------------------------------------------------
 
@@ -273,6 +273,9 @@ pub struct Client {
     /// `None` once closed. Read (and cloned: one `Arc`) under the GIL only. Shared
     /// (weakly) with the budget gauge of its OpenTelemetry (`telemetry::watch`).
     inner: Arc<RwLock<Option<roomchat::Client>>>,
+    /// Made by `with_cancel` (or from a view that was): its calls run with the
+    /// application's token, never one of the telemetry's own.
+    cancellable: bool,
     /// Made for `with_raw_response`: every call returns an `APIResponse`.
     raw: bool,
 }
@@ -422,6 +425,7 @@ impl Client {
         Client {
             inner: Arc::new(RwLock::new(Some(client))),
             raw: false,
+            cancellable: false,
         }
     }
 
@@ -432,8 +436,8 @@ impl Client {
     ) -> PyResult<Client> {
         let client = Client::wrap(build(py, builder)?);
         if let Some(telemetry) = telemetry {
-            let base_url = client.core(py)?.base_url().to_owned();
-            telemetry::watch(py, &telemetry, &client.inner, &base_url)?;
+            let server_address = client.core(py)?.server_address().to_owned();
+            telemetry::watch(py, &telemetry, &client.inner, &server_address)?;
         }
         Ok(client)
     }
@@ -443,6 +447,7 @@ impl Client {
         Client {
             inner: Arc::new(RwLock::new(Some(client))),
             raw: self.raw,
+            cancellable: self.cancellable,
         }
     }
 
@@ -466,6 +471,7 @@ impl Client {
             return run_or_submit(
                 py,
                 submit,
+                !self.cancellable,
                 move |token| {
                     let client = cancellable(token);
                     move || client.with_response(call).map(|r| (r, wrap))
@@ -476,6 +482,7 @@ impl Client {
         run_or_submit(
             py,
             submit,
+            !self.cancellable,
             move |token| {
                 let client = cancellable(token);
                 move || call(&client)
@@ -523,9 +530,15 @@ fn submit_parts<'py>(
 /// Runs the call `make` gives now, with the GIL released, and wraps its result; or,
 /// given `_submit=(dispatcher, future, token)` (how `AsyncClient` calls), queues it on
 /// the dispatcher's threads (`make` is given the token) and returns `None`.
+///
+/// `own_token`: a call run now may be given a token of its own (`make` then gets it),
+/// which the telemetry's hooks cancel when a signal's handler interrupts the call
+/// (`telemetry::Interrupt`); false for a call whose client or iterator may carry the
+/// application's token, which a token given to `make` would replace.
 pub(crate) fn run_or_submit<T: Send + 'static, F>(
     py: Python<'_>,
     submit: Option<&Bound<'_, PyAny>>,
+    own_token: bool,
     make: impl FnOnce(Option<CoreToken>) -> F,
     wrap: fn(Python<'_>, T) -> PyResult<Py<PyAny>>,
 ) -> PyResult<Py<PyAny>>
@@ -536,22 +549,29 @@ where
     // call's: its task's), wherever the call then runs.
     let captured = Captured::now(py);
     let Some(submit) = submit.filter(|s| !s.is_none()) else {
-        let call = make(None);
-        let result = crate::exiting::detach(py, move || captured.run(call));
+        let captured = if own_token {
+            captured
+        } else {
+            captured.without_token()
+        };
+        let call = make(captured.token());
+        let result = crate::exiting::detach(py, move || captured.run(call)).into_result()?;
         return wrap(py, result.or_raise(py)?);
     };
     let (dispatcher, future, token) = submit_parts(submit)?;
     let call = make(Some(token.get().inner.clone()));
+    let captured = captured.without_token();
     submit_job(py, &dispatcher, future, move || captured.run(call), wrap)?;
     Ok(py.None())
 }
 
-/// Queues `call` on `dispatcher`; its result (made by `wrap` on the loop thread) completes `future`.
+/// Queues `call` on `dispatcher`; its result (made by `wrap` on the loop thread) completes
+/// `future`, or what interrupted it fails it.
 fn submit_job<T: Send + 'static>(
     py: Python<'_>,
     dispatcher: &Bound<'_, Dispatcher>,
     future: Bound<'_, PyAny>,
-    call: impl FnOnce() -> roomchat::Result<T> + Send + 'static,
+    call: impl FnOnce() -> Interruptible<roomchat::Result<T>> + Send + 'static,
     wrap: fn(Python<'_>, T) -> PyResult<Py<PyAny>>,
 ) -> PyResult<()> {
     let levels = logging::current();
@@ -561,7 +581,7 @@ fn submit_job<T: Send + 'static>(
         Box::new(move || {
             logging::set(levels);
             let result = call();
-            Box::new(move |py: Python<'_>| match result {
+            Box::new(move |py: Python<'_>| match result.into_result()? {
                 Ok(value) => wrap(py, value),
                 Err(e) => Err(to_py(py, &e)),
             }) as Deliver
@@ -775,7 +795,10 @@ impl Client {
     /// The same client (same connections, budget and settings) whose calls `token` cancels.
     fn with_cancel(&self, py: Python<'_>, token: &CancelToken) -> PyResult<Client> {
         let client = self.core(py)?;
-        Ok(self.like(client.with_cancel(token.inner.clone())))
+        Ok(Client {
+            cancellable: true,
+            ..self.like(client.with_cancel(token.inner.clone()))
+        })
     }
 
     /// A view of this client whose calls use the settings given here (seconds, as for
@@ -827,6 +850,7 @@ impl Client {
         Ok(Client {
             inner: Arc::new(RwLock::new(Some(self.core(py)?))),
             raw: true,
+            cancellable: self.cancellable,
         })
     }
 
@@ -1145,7 +1169,8 @@ impl UserIterator {
         self.state.check_not_forked_mid_fetch()?;
         let state = self.state.clone();
         // A page fetched now belongs to the context `next()` is called in.
-        let captured = Captured::now(py);
+        // The iterator's client may carry the application's token: none of ours.
+        let captured = Captured::now(py).without_token();
         let next = crate::exiting::detach(py, move || {
             captured.run(|| {
                 let mut state = state.lock();
@@ -1154,7 +1179,8 @@ impl UserIterator {
                     None => state.users.next(),
                 }
             })
-        });
+        })
+        .into_result()?;
         match next {
             None => Ok(None),
             Some(Ok(user)) => Ok(Some(User {
@@ -1180,6 +1206,7 @@ impl UserIterator {
         run_or_submit(
             py,
             _submit,
+            false,
             |token| move || state.lock().batch(n, token.as_ref()),
             wrap_users,
         )
@@ -1222,6 +1249,7 @@ impl UserPageIterator {
         run_or_submit(
             py,
             _submit,
+            false,
             |token| {
                 move || {
                     let mut pages = pages.lock();

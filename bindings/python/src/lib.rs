@@ -48,6 +48,8 @@ mod _native {
     #[pymodule_export]
     use super::response::APIResponse;
     #[pymodule_export]
+    use super::telemetry::_report_unraisable;
+    #[pymodule_export]
     use super::wire::{build_request, decode_response};
 
     use super::*;

@@ -80,10 +80,10 @@ impl Observer for LoggingObserver {
     fn event(&self, event: &Event<'_>) {
         let message = event.message();
         // Not once the interpreter is exiting (see `exiting`): the line is dropped.
+        // A signal's handler that runs in the logger's handlers interrupts an observed
+        // call as in its telemetry's hooks (see `telemetry::Interrupt`).
         crate::exiting::attach(|py| {
-            if let Err(e) = log(py, event, &message) {
-                e.write_unraisable(py, None);
-            }
+            crate::telemetry::failed_in_call(py, log(py, event, &message).err());
         });
     }
 }

@@ -127,8 +127,11 @@ impl RecordIterator {
         self.state.check_not_forked_mid_fetch()?;
         let state = self.state.clone();
         // A page fetched now belongs to the context `next()` is called in.
-        let captured = crate::telemetry::Captured::now(py);
-        match crate::exiting::detach(py, move || captured.run(|| state.lock().next_item())) {
+        // The iterator's client may carry the application's token: none of ours.
+        let captured = crate::telemetry::Captured::now(py).without_token();
+        match crate::exiting::detach(py, move || captured.run(|| state.lock().next_item()))
+            .into_result()?
+        {
             None => Ok(None),
             Some(Ok(item)) => Ok(Some(wrap_record(py, (item, self.record))?)),
             Some(Err(e)) => Err(to_py(py, &e)),
@@ -159,6 +162,7 @@ impl RecordIterator {
         run_or_submit(
             py,
             _submit,
+            false,
             |token| {
                 move || {
                     let batch = state.lock().next_batch(token.as_ref());
@@ -226,6 +230,7 @@ impl RecordPageIterator {
         run_or_submit(
             py,
             _submit,
+            false,
             |token| {
                 move || {
                     let page = pages.lock().next_page(token.as_ref());

@@ -17,9 +17,10 @@
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, RwLock, Weak};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyTuple};
@@ -27,6 +28,7 @@ use roomchat::instrument::{
     AttemptEnd, AttemptStart, CallEnd, CallEvent, CallEventKind, CallInfo, CallObserver,
     Instrumentation, RequestHeaders,
 };
+use roomchat::CancelToken as CoreToken;
 
 use crate::errors::configuration;
 
@@ -36,8 +38,9 @@ static ACTIVE: AtomicBool = AtomicBool::new(false);
 static CAPTURE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 thread_local! {
-    /// The context of the calls running on this thread now (see [`Captured::run`]).
-    static CONTEXT: RefCell<Option<Py<PyAny>>> = const { RefCell::new(None) };
+    /// The context of the calls running on this thread now, and what interrupts them
+    /// (see [`Captured::run`]).
+    static CONTEXT: RefCell<Option<Observed>> = const { RefCell::new(None) };
 }
 
 /// What `Client(...)` takes about OpenTelemetry.
@@ -103,7 +106,7 @@ pub(crate) fn watch(
     py: Python<'_>,
     telemetry: &Py<PyAny>,
     client: &Arc<RwLock<Option<roomchat::Client>>>,
-    base_url: &str,
+    server_address: &str,
 ) -> PyResult<()> {
     let probe = Py::new(
         py,
@@ -111,7 +114,7 @@ pub(crate) fn watch(
             client: Arc::downgrade(client),
         },
     )?;
-    telemetry.call_method1(py, pyo3::intern!(py, "watch"), (probe, base_url))?;
+    telemetry.call_method1(py, pyo3::intern!(py, "watch"), (probe, server_address))?;
     Ok(())
 }
 
@@ -138,36 +141,189 @@ impl BudgetProbe {
     }
 }
 
+/// A call's OpenTelemetry context (None: not observed, but the `roomchat` logger's
+/// handlers may run Python code during it), and its [`Interrupt`].
+struct Observed {
+    context: Option<Py<PyAny>>,
+    interrupt: Arc<Interrupt>,
+}
+
+/// What a signal's handler run in a hook, or a `BaseException` that is not an
+/// `Exception` raised in one (`KeyboardInterrupt`, `SystemExit`), does to an observed
+/// call: the exception is kept for the caller, raised once the call has ended, and
+/// the call is cancelled through its token (when it has one of its own): not sent
+/// again, its spans ended as cancelled. Without telemetry the program gets the same
+/// exception when the call returns; with it, the hook's Python code is where the
+/// handler runs, and the exception must not end in `sys.unraisablehook`.
+pub(crate) struct Interrupt {
+    /// The call's own token (None: it runs with its caller's token, which is not
+    /// ours to cancel; the exception then waits for the call's end).
+    token: Option<CoreToken>,
+    pending: Mutex<Option<PyErr>>,
+    /// Set with `pending`: read by the hooks without the lock.
+    interrupted: AtomicBool,
+}
+
+impl Interrupt {
+    fn new() -> Interrupt {
+        Interrupt::with(Some(CoreToken::new()))
+    }
+
+    fn with(token: Option<CoreToken>) -> Interrupt {
+        Interrupt {
+            token,
+            pending: Mutex::new(None),
+            interrupted: AtomicBool::new(false),
+        }
+    }
+
+    /// Keeps `error` (the first one) for the caller, and cancels the call.
+    fn raise(&self, error: PyErr) {
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        if pending.is_none() {
+            *pending = Some(error);
+        }
+        self.interrupted.store(true, Ordering::SeqCst);
+        if let Some(token) = &self.token {
+            token.cancel();
+        }
+    }
+
+    fn is_raised(&self) -> bool {
+        self.interrupted.load(Ordering::SeqCst)
+    }
+
+    /// Runs the handlers of the signals that arrived while the call ran without the
+    /// GIL (on the main thread; elsewhere nothing): whatever they raise, an
+    /// `Exception` too, is the program's and reaches the caller, as without telemetry.
+    fn check_signals(&self, py: Python<'_>) {
+        if let Err(error) = py.check_signals() {
+            self.raise(error);
+        }
+    }
+
+    /// A hook's failure: an `Exception` is the telemetry's (a span processor or
+    /// instrument that raises), reported and never the call's; anything else
+    /// (`KeyboardInterrupt`, `SystemExit` from a handler run inside the hook) is the
+    /// program's, and interrupts the call.
+    fn failed(&self, py: Python<'_>, error: PyErr) {
+        if error.is_instance_of::<PyException>(py) {
+            report(py, error);
+        } else {
+            self.raise(error);
+        }
+    }
+
+    fn take(&self) -> Option<PyErr> {
+        self.pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+    }
+}
+
+/// A failure of Python code run for the call running on this thread (the `roomchat`
+/// logger's handlers): as a hook's (see [`Interrupt::failed`]) when the call is
+/// observed, after the handlers of the signals that arrived meanwhile have run; else
+/// reported.
+pub(crate) fn failed_in_call(py: Python<'_>, error: Option<PyErr>) {
+    let interrupt = CONTEXT.with(|c| c.borrow().as_ref().map(|o| Arc::clone(&o.interrupt)));
+    match interrupt {
+        Some(interrupt) => {
+            interrupt.check_signals(py);
+            if let Some(error) = error {
+                interrupt.failed(py, error);
+            }
+        }
+        None => {
+            if let Some(error) = error {
+                report(py, error);
+            }
+        }
+    }
+}
+
 /// The OpenTelemetry context of a call being made (None: the call is not observed).
-pub(crate) struct Captured(Option<Py<PyAny>>);
+pub(crate) struct Captured(Option<Observed>);
 
 impl Captured {
     /// The context a call made now on this thread belongs to (with the GIL held). A
     /// failure of the telemetry is reported, never the call's: the call goes unobserved.
+    /// A `BaseException` that is not an `Exception` (a signal's handler that ran in
+    /// `capture`) interrupts the call before it starts.
     pub(crate) fn now(py: Python<'_>) -> Captured {
-        if !ACTIVE.load(Ordering::Acquire) {
-            return Captured(None);
+        let context = Captured::context(py);
+        if let Err(error) = context {
+            let interrupt = Interrupt::new();
+            interrupt.raise(error);
+            return Captured(Some(Observed {
+                context: None,
+                interrupt: Arc::new(interrupt),
+            }));
         }
-        let Some(capture) = CAPTURE.get(py) else {
-            return Captured(None);
-        };
-        match capture.call0(py) {
-            Ok(context) => Captured((!context.is_none(py)).then_some(context)),
-            Err(e) => {
-                report(py, e);
-                Captured(None)
-            }
+        match context.ok().flatten() {
+            Some(context) => Captured(Some(Observed {
+                context: Some(context),
+                interrupt: Arc::new(Interrupt::new()),
+            })),
+            // Not observed, but logged: what a signal's handler run by the logger's
+            // handlers raises reaches the caller at the call's end (the call goes on,
+            // as it does where no Python code runs during it).
+            None if crate::logging::current() != 0 => Captured(Some(Observed {
+                context: None,
+                interrupt: Arc::new(Interrupt::with(None)),
+            })),
+            None => Captured(None),
         }
     }
 
-    /// Runs `f` (a core call, on this thread or a worker, without the GIL) with the
-    /// context set for core's `start_call` hooks of the calls `f` makes.
-    pub(crate) fn run<R>(self, f: impl FnOnce() -> R) -> R {
-        if self.0.is_none() {
-            return f();
+    /// The context `capture()` gives (None: not observed); Err: what interrupts the
+    /// call (a `BaseException` that is not an `Exception`, raised in `capture`).
+    fn context(py: Python<'_>) -> Result<Option<Py<PyAny>>, PyErr> {
+        if !ACTIVE.load(Ordering::Acquire) {
+            return Ok(None);
         }
+        let Some(capture) = CAPTURE.get(py) else {
+            return Ok(None);
+        };
+        match capture.call0(py) {
+            Ok(context) => Ok((!context.is_none(py)).then_some(context)),
+            Err(e) if e.is_instance_of::<PyException>(py) => {
+                report(py, e);
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The token that cancels this call when a hook interrupts it (None: not
+    /// observed): for a call that has no token of its caller's.
+    pub(crate) fn token(&self) -> Option<CoreToken> {
+        self.0.as_ref().and_then(|o| o.interrupt.token.clone())
+    }
+
+    /// Gives up the call's own token: it runs with its caller's (a client made
+    /// `with_cancel`, an iterator's), which a hook must not cancel.
+    pub(crate) fn without_token(mut self) -> Captured {
+        if let Some(observed) = &mut self.0 {
+            if let Some(interrupt) = Arc::get_mut(&mut observed.interrupt) {
+                interrupt.token = None;
+            }
+        }
+        self
+    }
+
+    /// Runs `f` (a core call, on this thread or a worker, without the GIL) with the
+    /// context set for core's `start_call` hooks of the calls `f` makes. Its result,
+    /// or what interrupted it (see [`Interrupt`]), which the caller raises instead.
+    pub(crate) fn run<R>(self, f: impl FnOnce() -> R) -> Interruptible<R> {
+        let Some(observed) = self.0 else {
+            return Interruptible(f(), None);
+        };
+        // Interrupted already (in `capture`): its cancelled token fails it at once.
+        let interrupt = Arc::clone(&observed.interrupt);
         /// Puts the outer context back, even when `f` panics.
-        struct Restore(Option<Py<PyAny>>);
+        struct Restore(Option<Observed>);
         impl Drop for Restore {
             fn drop(&mut self) {
                 let outer = self.0.take();
@@ -176,8 +332,24 @@ impl Captured {
                 drop(CONTEXT.with(|c| c.replace(outer)));
             }
         }
-        let _restore = Restore(CONTEXT.with(|c| c.replace(self.0)));
-        f()
+        let value = {
+            let _restore = Restore(CONTEXT.with(|c| c.replace(Some(observed))));
+            f()
+        };
+        Interruptible(value, Some(interrupt))
+    }
+}
+
+/// A call's result, and what interrupted it (see [`Interrupt`]).
+pub(crate) struct Interruptible<R>(R, Option<Arc<Interrupt>>);
+
+impl<R> Interruptible<R> {
+    /// The result, or the exception that interrupted the call (raised instead).
+    pub(crate) fn into_result(self) -> Result<R, PyErr> {
+        match self.1.as_deref().and_then(Interrupt::take) {
+            Some(error) => Err(error),
+            None => Ok(self.0),
+        }
     }
 }
 
@@ -195,39 +367,141 @@ fn nanos(at: SystemTime) -> u64 {
 impl Instrumentation for PyInstrumentation {
     fn start_call(&self, call: &CallInfo<'_>) -> Option<Box<dyn CallObserver>> {
         // Not observed (no context captured where it was made): no GIL taken.
-        if CONTEXT.with(|c| c.borrow().is_none()) {
+        if CONTEXT.with(|c| c.borrow().as_ref().is_none_or(|o| o.context.is_none())) {
             return None;
         }
         crate::exiting::attach(|py| {
-            let parent = CONTEXT.with(|c| c.borrow().as_ref().map(|p| p.clone_ref(py)))?;
-            let info = (
-                call.operation,
-                call.call_span_name(),
-                call.attempt_span_name(),
-                call.request_method(),
-                call.server_address,
-                call.server_port,
-                call.url_full(),
-                call.url_template,
-                call.protocol_version,
-                nanos(call.started_at),
-            );
-            let observer =
+            let (parent, interrupt) = CONTEXT.with(|c| {
+                c.borrow().as_ref().and_then(|o| {
+                    let context = o.context.as_ref()?.clone_ref(py);
+                    Some((context, Arc::clone(&o.interrupt)))
+                })
+            })?;
+            interrupt.check_signals(py);
+            let info = CallFacts {
+                operation: call.operation,
+                call_name: call.call_span_name(),
+                attempt_name: call.attempt_span_name(),
+                method: call.request_method(),
+                server_address: call.server_address.to_owned(),
+                server_port: call.server_port,
+                url_full: call.url_full().to_owned(),
+                url_template: call.url_template.map(str::to_owned),
+                protocol_version: call.protocol_version,
+                started_at: nanos(call.started_at),
+            };
+            let observer = Py::new(py, info).and_then(|info| {
                 self.telemetry
-                    .call_method1(py, pyo3::intern!(py, "start_call"), (parent, info));
+                    .call_method1(py, pyo3::intern!(py, "start_call"), (parent, info))
+            });
             match observer {
                 Ok(observer) if !observer.is_none(py) => {
-                    Some(Box::new(PyCall::new(observer)) as Box<dyn CallObserver>)
+                    Some(Box::new(PyCall::new(observer, interrupt)) as Box<dyn CallObserver>)
                 }
                 Ok(_) => None,
                 Err(e) => {
-                    report(py, e);
+                    interrupt.failed(py, e);
                     None
                 }
             }
         })
         .flatten()
     }
+}
+
+/// A call's facts at its start, as `_telemetry._Call` takes them (by name).
+#[pyclass(frozen, module = "roomchat._native")]
+pub struct CallFacts {
+    /// `roomchat.operation`.
+    #[pyo3(get)]
+    operation: &'static str,
+    /// The call span's name.
+    #[pyo3(get)]
+    call_name: String,
+    /// Each attempt span's name.
+    #[pyo3(get)]
+    attempt_name: String,
+    /// `http.request.method`.
+    #[pyo3(get)]
+    method: &'static str,
+    /// `server.address`.
+    #[pyo3(get)]
+    server_address: String,
+    /// `server.port`.
+    #[pyo3(get)]
+    server_port: u16,
+    /// `url.full`, its secrets redacted.
+    #[pyo3(get)]
+    url_full: String,
+    /// `url.template`, if declared.
+    #[pyo3(get)]
+    url_template: Option<String>,
+    /// `network.protocol.version`.
+    #[pyo3(get)]
+    protocol_version: &'static str,
+    /// The call's start, in nanoseconds since the epoch.
+    #[pyo3(get)]
+    started_at: u64,
+}
+
+/// An attempt's end, as `_Call.attempt_end` takes it (by name).
+#[pyclass(frozen, module = "roomchat._native")]
+pub struct AttemptOutcome {
+    /// Its end, in nanoseconds since the epoch.
+    #[pyo3(get)]
+    ended_at: u64,
+    /// Its duration, in seconds.
+    #[pyo3(get)]
+    duration: f64,
+    /// `http.response.status_code`, when an answer came.
+    #[pyo3(get)]
+    status: Option<u16>,
+    /// `error.type`: the status as text for an answer, the kind for none.
+    #[pyo3(get)]
+    error_type: Option<&'static str>,
+    /// `roomchat.error.kind`.
+    #[pyo3(get)]
+    error_kind: Option<&'static str>,
+    /// Its events: `(name, at_ns, attributes)`.
+    #[pyo3(get)]
+    events: Py<PyList>,
+}
+
+/// A call's end, as `_Call.call_end` takes it (by name).
+#[pyclass(frozen, module = "roomchat._native")]
+pub struct CallOutcome {
+    /// Its end, in nanoseconds since the epoch.
+    #[pyo3(get)]
+    ended_at: u64,
+    /// Its duration, in seconds.
+    #[pyo3(get)]
+    duration: f64,
+    /// `roomchat.attempts`.
+    #[pyo3(get)]
+    attempts: u32,
+    /// `error.type`: the kind, if it failed.
+    #[pyo3(get)]
+    error_type: Option<&'static str>,
+    /// The span status's description, if it failed.
+    #[pyo3(get)]
+    description: Option<String>,
+    /// `roomchat.rate_limit.wait.duration`, in seconds.
+    #[pyo3(get)]
+    rate_limit_wait: f64,
+    /// `roomchat.retry.wait.duration`, in seconds.
+    #[pyo3(get)]
+    retry_wait: f64,
+    /// Its last events: `(name, at_ns, attributes)`.
+    #[pyo3(get)]
+    events: Py<PyList>,
+}
+
+/// Hands `error` (an exception a telemetry step raised, which `_telemetry` caught to
+/// go on with the other steps) to `sys.unraisablehook`, as the native side reports
+/// the hooks' own failures.
+#[pyfunction]
+pub fn _report_unraisable(py: Python<'_>, error: Bound<'_, PyAny>) {
+    report(py, PyErr::from_value(error));
 }
 
 /// A failure of the telemetry (never the call's): reported as Python reports an
@@ -283,13 +557,18 @@ fn events<'py>(py: Python<'py>, events: &[CallEvent]) -> PyResult<Bound<'py, PyL
 struct PyCall {
     observer: Option<Py<PyAny>>,
     ended: Option<Ended>,
+    interrupt: Arc<Interrupt>,
+    /// The attempt starting was interrupted before it was sent: no span, no metric.
+    unsent: bool,
 }
 
 impl PyCall {
-    fn new(observer: Py<PyAny>) -> PyCall {
+    fn new(observer: Py<PyAny>, interrupt: Arc<Interrupt>) -> PyCall {
         PyCall {
             observer: Some(observer),
             ended: None,
+            interrupt,
+            unsent: false,
         }
     }
 }
@@ -300,22 +579,25 @@ struct Ended {
     duration: f64,
     status: Option<u16>,
     error_type: Option<&'static str>,
+    error_kind: Option<&'static str>,
     events: Vec<CallEvent>,
 }
 
 /// Hands `ended` (an attempt's end core reported earlier) to `observer`.
 fn attempt_end(py: Python<'_>, observer: &Py<PyAny>, ended: Option<Ended>) -> PyResult<()> {
     let Some(ended) = ended else { return Ok(()) };
+    let outcome = AttemptOutcome {
+        ended_at: ended.at,
+        duration: ended.duration,
+        status: ended.status,
+        error_type: ended.error_type,
+        error_kind: ended.error_kind,
+        events: events(py, &ended.events)?.unbind(),
+    };
     observer.call_method1(
         py,
         pyo3::intern!(py, "attempt_end"),
-        (
-            ended.at,
-            ended.duration,
-            ended.status,
-            ended.error_type,
-            events(py, &ended.events)?,
-        ),
+        (Py::new(py, outcome)?,),
     )?;
     Ok(())
 }
@@ -331,11 +613,21 @@ impl CallObserver for PyCall {
             return;
         };
         let ended = self.ended.take();
+        let interrupt = &self.interrupt;
+        let unsent = &mut self.unsent;
         crate::exiting::attach(|py| {
+            // A signal that arrived during a budget or retry wait: its handler runs
+            // now, and its exception cancels the call before this attempt is sent.
+            interrupt.check_signals(py);
             // Each part on its own: one that fails (an application's span processor
             // that raises) costs only itself, never this attempt's span or headers.
             if let Err(e) = attempt_end(py, observer, ended) {
-                report(py, e);
+                interrupt.failed(py, e);
+            }
+            // Cancelled before it is sent (its token cancelled): no span for it.
+            if interrupt.is_raised() && interrupt.token.is_some() {
+                *unsent = true;
+                return;
             }
             let answer = events(py, attempt.events).and_then(|events| {
                 observer.call_method1(
@@ -368,17 +660,21 @@ impl CallObserver for PyCall {
                 Ok(())
             });
             if let Err(e) = inserted {
-                report(py, e);
+                interrupt.failed(py, e);
             }
         });
     }
 
     fn attempt_end(&mut self, _call: &CallInfo<'_>, attempt: &AttemptEnd<'_>) {
+        if std::mem::take(&mut self.unsent) {
+            return;
+        }
         self.ended = Some(Ended {
             at: nanos(attempt.ended_at),
             duration: attempt.duration.as_secs_f64(),
             status: attempt.status,
             error_type: attempt.error_type(),
+            error_kind: attempt.error_kind(),
             events: attempt.events.to_vec(),
         });
     }
@@ -388,29 +684,36 @@ impl CallObserver for PyCall {
             return;
         };
         let ended = self.ended.take();
-        let description = end.status_description();
+        let interrupt = &self.interrupt;
         crate::exiting::attach(|py| {
+            // A signal that arrived while the last attempt was on the wire.
+            interrupt.check_signals(py);
             if let Err(e) = attempt_end(py, &observer, ended) {
-                report(py, e);
+                interrupt.failed(py, e);
             }
+            // An interrupted call ends as cancelled: its caller gets the exception,
+            // never its result.
+            let (error_type, description) = match end.error_type() {
+                None if interrupt.is_raised() => {
+                    (Some("cancelled"), Some("the call was cancelled".to_owned()))
+                }
+                error_type => (error_type, end.status_description()),
+            };
             let done = events(py, end.events).and_then(|events| {
-                observer.call_method1(
-                    py,
-                    pyo3::intern!(py, "call_end"),
-                    (
-                        nanos(end.ended_at),
-                        end.duration.as_secs_f64(),
-                        end.attempts,
-                        end.error_type(),
-                        description,
-                        end.rate_limit_wait.as_secs_f64(),
-                        end.retry_wait.as_secs_f64(),
-                        events,
-                    ),
-                )
+                let outcome = CallOutcome {
+                    ended_at: nanos(end.ended_at),
+                    duration: end.duration.as_secs_f64(),
+                    attempts: end.attempts,
+                    error_type,
+                    description,
+                    rate_limit_wait: end.rate_limit_wait.as_secs_f64(),
+                    retry_wait: end.retry_wait.as_secs_f64(),
+                    events: events.unbind(),
+                };
+                observer.call_method1(py, pyo3::intern!(py, "call_end"), (Py::new(py, outcome)?,))
             });
             if let Err(e) = done {
-                report(py, e);
+                interrupt.failed(py, e);
             }
             // Let go of the call's Python side with the GIL held.
             drop(observer);

@@ -259,7 +259,10 @@ def test_a_429_then_a_200_is_two_attempts_the_second_resent_once(emu: Emulator, 
     first, second = attempts
     assert first.attributes is not None and second.attributes is not None
     assert first.attributes["http.response.status_code"] == 429
-    assert first.attributes["error.type"] == "rate_limited"
+    # As requests', httpx's and undici's instrumentations: the status as text; roomchat's
+    # kind beside it.
+    assert first.attributes["error.type"] == "429"
+    assert first.attributes["roomchat.error.kind"] == "rate_limited"
     assert first.status.status_code == StatusCode.ERROR
     assert "http.request.resend_count" not in first.attributes
     assert second.attributes["http.response.status_code"] == 200
@@ -283,7 +286,7 @@ def test_a_429_then_a_200_is_two_attempts_the_second_resent_once(emu: Emulator, 
     durations = points(all_metrics, "http.client.request.duration")
     assert sorted(
         (p.attributes["http.response.status_code"], p.attributes.get("error.type"), p.count) for p in durations
-    ) == [(200, None, 1), (429, "rate_limited", 1)]
+    ) == [(200, None, 1), (429, "429", 1)]
     assert [(dict(p.attributes), p.value) for p in points(all_metrics, "roomchat.client.retries")] == [
         ({"roomchat.operation": "list_users", "server.address": address, "roomchat.retry.reason": "429"}, 1)
     ]
@@ -356,13 +359,15 @@ def test_a_failed_call_is_an_error_of_its_type_as_are_its_attempts(emu: Emulator
     [post] = named(spans, "POST /consumer/api/v1/user")
     assert post.attributes is not None
     assert post.attributes["http.response.status_code"] == 500
-    assert post.attributes["error.type"] == "server_error"
+    assert post.attributes["error.type"] == "500"
+    assert post.attributes["roomchat.error.kind"] == "server_error"
     assert post.status.status_code == StatusCode.ERROR
     [refused] = named(spans, "roomchat list_chat_rooms")
     [connect] = named(spans, "GET /consumer/api/v1/chatrooms")
     assert connect.attributes is not None and refused.attributes is not None
     assert "http.response.status_code" not in connect.attributes
     assert connect.attributes["error.type"] == "connection"
+    assert connect.attributes["roomchat.error.kind"] == "connection"
     assert refused.attributes["error.type"] == "connection"
     assert refused.status.status_code == StatusCode.ERROR
     for invalid in named(spans, "roomchat list_users"):
@@ -449,6 +454,12 @@ def test_no_credential_in_any_exported_span_event_or_metric(emu: Emulator, otel:
     spans = otel.spans()
     exported = "\n".join(s.to_json() for s in spans) + (metrics_data.to_json() if metrics_data else "")
     assert "roomchat.budget.degraded" in exported, "the fallback was told"
+    # The event's attributes, as the guide lists them.
+    degraded = [e for s in spans for e in s.events if e.name == "roomchat.budget.degraded"]
+    assert degraded and all(
+        set(e.attributes or {}) == {"roomchat.attempt", "error.type", "error.message"} for e in degraded
+    ), [dict(e.attributes or {}) for e in degraded]
+    assert all((e.attributes or {})["roomchat.attempt"] == 1 for e in degraded)
     for secret in [private_key, public_key, jon.access_token, redis_password]:
         for form in [secret, urllib.parse.quote(secret, safe=""), urllib.parse.quote_plus(secret), json.dumps(secret)[1:-1]]:
             assert form not in exported, f"{form} leaked"

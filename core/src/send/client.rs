@@ -1031,6 +1031,14 @@ impl Client {
         &self.inner.base_url
     }
 
+    /// The `server.address` of this client's calls, as
+    /// [`CallInfo::server_address`](crate::instrument::CallInfo::server_address) gives
+    /// it: for what a language reports of the client outside a call (the budget
+    /// gauge), by the same rule as its spans.
+    pub fn server_address(&self) -> &str {
+        &self.inner.facts.server_address
+    }
+
     /// One page of users, handed to `read` as a view borrowed from the
     /// response body ([`crate::wire::view`]) instead of decoded into a
     /// [`UserPage`](crate::UserPage): for code that turns the page into something else at

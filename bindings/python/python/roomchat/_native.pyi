@@ -15,6 +15,7 @@ __all__ = [
     "ERROR_KINDS",
     "OPERATIONS",
     "__version__",
+    "_report_unraisable",
     "APIResponse",
     "CancelToken",
     "Client",
@@ -510,6 +511,7 @@ def build_request(
     base_url: Optional[str] = None,
     key: Optional[str] = None,
 ) -> Dict[str, Any]: ...
+def _report_unraisable(error: BaseException) -> None: ...
 def cli_main(argv: Sequence[str]) -> int:
     """The ``roomchat`` command (the Rust command line's entry point) on ``argv``, the
     arguments after the program's name, with the GIL released; returns its exit code."""

@@ -24,7 +24,6 @@ import os
 import threading
 import weakref
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
-from urllib.parse import urlsplit
 
 try:
     from opentelemetry import context as _context
@@ -63,14 +62,26 @@ try:
         if type(_runtime).__name__ == "ContextVarsRuntimeContext" and isinstance(_context_var, contextvars.ContextVar)
         else _context.get_current
     )
-    # What OpenTelemetry's own instrumentations honour: no span and nothing on the
-    # wire for what runs under `suppress_instrumentation` (exporters' own requests).
-    _SUPPRESS_KEY: Any = getattr(_context, "_SUPPRESS_INSTRUMENTATION_KEY", None)
+    # What OpenTelemetry's own HTTP instrumentations (httpx's, requests') honour: no
+    # span, no metric and nothing on the wire for what runs under
+    # `suppress_instrumentation` (exporters' own requests) or
+    # `suppress_http_instrumentation` (a library's instrumentation that makes its own
+    # span of the requests it sends), by either key the API has.
+    _SUPPRESS_KEYS: Tuple[Any, ...] = tuple(
+        key
+        for key in (
+            getattr(_context, "_SUPPRESS_INSTRUMENTATION_KEY", None),
+            getattr(_context, "_SUPPRESS_HTTP_INSTRUMENTATION_KEY", None),
+            "suppress_instrumentation",
+        )
+        if key is not None
+    )
     AVAILABLE = True
 except ImportError:
     AVAILABLE = False
 
 from ._native import __version__ as _VERSION
+from ._native import _report_unraisable
 
 #: The instrumentation scope of every span and instrument.
 _NAME = "roomchat"
@@ -92,8 +103,10 @@ def capture() -> Any:
     context to propagate): then the call is not observed at all. Called by the native
     side on the caller's thread for every call, so it stays cheap."""
     current = _get_current()
-    if current and _SUPPRESS_KEY is not None and current.get(_SUPPRESS_KEY):
-        return None
+    if current:
+        for key in _SUPPRESS_KEYS:
+            if current.get(key):
+                return None
     if current or _explicit:
         return current
     if _FAST_UNSET and _trace._TRACER_PROVIDER is None and _metrics_state._METER_PROVIDER is None:
@@ -279,11 +292,12 @@ class ClientTelemetry:
         self.server_address = ""
         self._probe: Optional[Callable[[], Optional[int]]] = None
 
-    def watch(self, probe: Any, base_url: str) -> None:
+    def watch(self, probe: Any, server_address: str) -> None:
         """Reports the budget `probe.remaining()` gives (None once the client is gone)
-        in the gauge, as this client's, of the base URL's host."""
+        in the gauge, as this client's, with core's `server.address` of its calls (the
+        one rule its spans follow)."""
         self._probe = probe.remaining
-        self.server_address = urlsplit(base_url).hostname or ""
+        self.server_address = server_address
         _clients.add(self)
 
     def remaining(self) -> Optional[int]:
@@ -294,13 +308,29 @@ class ClientTelemetry:
         return value
 
     def meter_provider(self) -> Any:
-        return self._meter_provider if self._meter_provider is not None else _metrics.get_meter_provider()
+        if self._meter_provider is not None:
+            return self._meter_provider
+        # The global one, read where the API keeps it once set (see `_FAST_UNSET`).
+        if _FAST_UNSET:
+            provider = _metrics_state._METER_PROVIDER
+            if provider is not None:
+                return provider
+        return _metrics.get_meter_provider()
 
-    def start_call(self, parent: Any, info: Tuple[Any, ...]) -> Any:
+    def tracer_provider(self) -> Any:
+        if self._tracer_provider is not None:
+            return self._tracer_provider
+        if _FAST_UNSET:
+            provider = _trace._TRACER_PROVIDER
+            if provider is not None:
+                return provider
+        return _trace.get_tracer_provider()
+
+    def start_call(self, parent: Any, info: Any) -> Any:
         """The observer of a call starting now in `parent` (core's hook ``start_call``,
-        with the call's facts), or None when nothing is to be recorded or sent."""
-        tracer_provider = self._tracer_provider
-        tracer = _tracer_of(tracer_provider if tracer_provider is not None else _trace.get_tracer_provider())
+        with the call's facts: ``_native.CallFacts``), or None when nothing is to be
+        recorded or sent."""
+        tracer = _tracer_of(self.tracer_provider())
         instruments = _instruments_of(self.meter_provider())
         if tracer is None and instruments is None:
             # No SDK: no span; the parent's context (its baggage) still goes on the wire.
@@ -325,15 +355,29 @@ class _HeadersOnly:
         _propagate.inject(headers, context=self.parent)
         return headers
 
-    def attempt_end(self, *args: Any) -> None:
+    def attempt_end(self, outcome: Any) -> None:
         pass
 
-    def call_end(self, *args: Any) -> None:
+    def call_end(self, outcome: Any) -> None:
         pass
+
+
+def _guarded(part: Callable[..., Any], *args: Any) -> Any:
+    """`part(*args)`, or None when it raises an ``Exception`` (an application's span
+    processor, instrument or propagator): that is reported (``sys.unraisablehook``) and
+    costs only this part. Anything else (``KeyboardInterrupt``) goes to the native side,
+    which hands it to the call's caller."""
+    try:
+        return part(*args)
+    except Exception as error:
+        _report_unraisable(error)
+        return None
 
 
 class _Call:
-    """One call's spans and metrics, from core's hooks."""
+    """One call's spans and metrics, from core's hooks. Each step is guarded on its own
+    (`_guarded`): one that raises costs only itself, never another span, metric or the
+    attempt's trace context."""
 
     __slots__ = (
         "tracer",
@@ -350,63 +394,71 @@ class _Call:
         "active",
     )
 
-    def __init__(self, tracer: Any, instruments: Optional[_Instruments], parent: Any, info: Tuple[Any, ...]) -> None:
-        (operation, call_name, attempt_name, method, address, port, url_full, template, protocol, start) = info
+    def __init__(self, tracer: Any, instruments: Optional[_Instruments], parent: Any, info: Any) -> None:
+        operation = info.operation
+        address = info.server_address
+        port = info.server_port
         self.tracer = tracer
         self.instruments = instruments
         self.parent = parent
         self.operation = operation
-        self.attempt_name = attempt_name
+        self.attempt_name = info.attempt_name
         self.server_address = address
         self.server_port = port
         # Every attempt span's attributes at its start (the HTTP client conventions').
         attributes = {
-            "http.request.method": method,
+            "http.request.method": info.method,
             "server.address": address,
             "server.port": port,
-            "url.full": url_full,
-            "network.protocol.version": protocol,
+            "url.full": info.url_full,
+            "network.protocol.version": info.protocol_version,
         }
+        template = info.url_template
         if template is not None:
             attributes["url.template"] = template
         self.attributes = attributes
-        self.span = None
+        self.span: Any = None
         self.context = parent
-        self.attempt_span = None
-        if tracer is not None:
-            span = tracer.start_span(
-                call_name,
-                context=parent,
-                kind=SpanKind.INTERNAL,
-                attributes={"roomchat.operation": operation},
-                start_time=start,
-            )
-            # A span that records nothing and has no context to pass on: the attempts
-            # need no span either, only the parent's context on the wire.
-            if span.is_recording() or span.get_span_context().is_valid:
-                self.span = span
-                self.context = _trace.set_span_in_context(span, parent)
+        self.attempt_span: Any = None
         self.active = (operation, address, port)
         if instruments is not None:
             instruments.add_active(self.active, 1)
+        if tracer is not None:
+            _guarded(self._start_call_span, info.call_name, info.started_at)
+
+    def _start_call_span(self, name: str, start: int) -> None:
+        span = self.tracer.start_span(
+            name,
+            context=self.parent,
+            kind=SpanKind.INTERNAL,
+            attributes={"roomchat.operation": self.operation},
+            start_time=start,
+        )
+        # A span that records nothing and has no context to pass on: the attempts
+        # need no span either, only the parent's context on the wire.
+        if span.is_recording() or span.get_span_context().is_valid:
+            self.span = span
+            self.context = _trace.set_span_in_context(span, self.parent)
+        else:
+            self.tracer = None
 
     def _events(self, events: List[Tuple[str, int, Dict[str, Any]]]) -> None:
-        """The call span's event and the metric of each of core's `events`."""
+        """The call span's event and the metric of each of core's `events`, each on its own."""
         span = self.span
         instruments = self.instruments
         for name, at, attributes in events:
             if span is not None:
-                span.add_event(name, attributes, at)
+                _guarded(span.add_event, name, attributes, at)
             if instruments is None:
                 continue
             metric = {"roomchat.operation": self.operation, "server.address": self.server_address}
             if name == "roomchat.rate_limit.wait":
-                instruments.rate_limit_wait.record(attributes["roomchat.wait.duration"], metric)
+                _guarded(instruments.rate_limit_wait.record, attributes["roomchat.wait.duration"], metric)
             elif name == "roomchat.retry":
                 metric["roomchat.retry.reason"] = attributes["roomchat.retry.reason"]
-                instruments.retries.add(1, metric)
+                _guarded(instruments.retries.add, 1, metric)
             elif name == "roomchat.budget.degraded":
-                instruments.degraded.add(1, metric)
+                _guarded(instruments.degraded.add, 1, metric)
 
     def attempt_start(
         self, attempt: int, resend_count: int, start: int, events: List[Any], propagate: bool
@@ -414,53 +466,54 @@ class _Call:
         """Core's hook before attempt `attempt` is sent: its span; the headers it carries."""
         if events:
             self._events(events)
-        if self.span is None:
-            if not propagate or not self.parent:
-                return None
-            headers: Dict[str, str] = {}
-            _propagate.inject(headers, context=self.parent)
-            return headers
-        attributes = self.attributes
-        if resend_count > 0:
-            attributes = dict(attributes)
-            attributes["http.request.resend_count"] = resend_count
-        span = self.tracer.start_span(
-            self.attempt_name, context=self.context, kind=SpanKind.CLIENT, attributes=attributes, start_time=start
-        )
-        self.attempt_span = span
-        if not propagate:
+        context = self.context
+        if self.tracer is not None:
+            attributes = self.attributes
+            if resend_count > 0:
+                attributes = dict(attributes)
+                attributes["http.request.resend_count"] = resend_count
+            span = _guarded(self._start_attempt_span, context, attributes, start)
+            self.attempt_span = span
+            if span is not None:
+                context = _trace.set_span_in_context(span, context)
+        if not propagate or not context:
             return None
-        headers = {}
-        _propagate.inject(headers, context=_trace.set_span_in_context(span, self.context))
+        headers: Dict[str, str] = {}
+        _guarded(_propagate.inject, headers, context)
         return headers
 
-    def attempt_end(
-        self,
-        end: int,
-        duration: float,
-        status: Optional[int],
-        error_type: Optional[str],
-        events: List[Any],
-    ) -> None:
-        """Core's hook after an attempt: its span ended with core's time; its duration.
-        Each part runs even when another raises (an application's span processor or
-        instrument)."""
-        span = self.attempt_span
-        self.attempt_span = None
-        _each(
-            lambda: self._end_attempt_span(span, end, status, error_type),
-            lambda: self._record_attempt(duration, status, error_type),
-            lambda: self._events(events),
+    def _start_attempt_span(self, context: Any, attributes: Dict[str, Any], start: int) -> Any:
+        return self.tracer.start_span(
+            self.attempt_name, context=context, kind=SpanKind.CLIENT, attributes=attributes, start_time=start
         )
 
+    def attempt_end(self, outcome: Any) -> None:
+        """Core's hook after an attempt (``_native.AttemptOutcome``): its span ended
+        with core's time; its duration. `error_type` is the status as text for an
+        answer (``"429"``), the kind for none; `error_kind` roomchat's kind
+        (``rate_limited``)."""
+        span = self.attempt_span
+        self.attempt_span = None
+        status = outcome.status
+        error_type = outcome.error_type
+        if span is not None:
+            _guarded(self._end_attempt_span, span, outcome.ended_at, status, error_type, outcome.error_kind)
+        if self.instruments is not None:
+            _guarded(self._record_attempt, outcome.duration, status, error_type)
+        events = outcome.events
+        if events:
+            self._events(events)
+
     @staticmethod
-    def _end_attempt_span(span: Any, end: int, status: Optional[int], error_type: Optional[str]) -> None:
-        if span is None:
-            return
+    def _end_attempt_span(
+        span: Any, end: int, status: Optional[int], error_type: Optional[str], error_kind: Optional[str]
+    ) -> None:
         if status is not None:
             span.set_attribute("http.response.status_code", status)
         if error_type is not None:
             span.set_attribute("error.type", error_type)
+            if error_kind is not None:
+                span.set_attribute("roomchat.error.kind", error_kind)
             span.set_status(Status(StatusCode.ERROR))
         span.end(end)
 
@@ -484,50 +537,34 @@ class _Call:
             metric["error.type"] = error_type
         instruments.request_duration.record(duration, metric)
 
-    def call_end(
-        self,
-        end: int,
-        duration: float,
-        attempts: int,
-        error_type: Optional[str],
-        description: Optional[str],
-        rate_limit_wait: float,
-        retry_wait: float,
-        events: List[Any],
-    ) -> None:
-        """Core's hook at the call's end: its span ended with core's time; its metrics.
-        Each part runs even when another raises (an application's span processor or
-        instrument): the call is always taken out of the calls in flight."""
-        _each(
-            lambda: self._events(events),
-            lambda: self._end_call_span(end, attempts, error_type, description, rate_limit_wait, retry_wait),
-            lambda: self._record_call(duration, error_type),
-            self._uncount,
-        )
+    def call_end(self, outcome: Any) -> None:
+        """Core's hook at the call's end (``_native.CallOutcome``): its span ended with
+        core's time; its metrics. Each part runs even when another raises: the call is
+        always taken out of the calls in flight."""
+        events = outcome.events
+        if events:
+            self._events(events)
+        error_type = outcome.error_type
+        if self.span is not None:
+            _guarded(self._end_call_span, outcome, error_type)
+        instruments = self.instruments
+        if instruments is not None:
+            _guarded(self._record_call, outcome.duration, error_type)
+            instruments.add_active(self.active, -1)
 
-    def _end_call_span(
-        self,
-        end: int,
-        attempts: int,
-        error_type: Optional[str],
-        description: Optional[str],
-        rate_limit_wait: float,
-        retry_wait: float,
-    ) -> None:
+    def _end_call_span(self, outcome: Any, error_type: Optional[str]) -> None:
         span = self.span
-        if span is None:
-            return
         span.set_attributes(
             {
-                "roomchat.attempts": attempts,
-                "roomchat.rate_limit.wait.duration": rate_limit_wait,
-                "roomchat.retry.wait.duration": retry_wait,
+                "roomchat.attempts": outcome.attempts,
+                "roomchat.rate_limit.wait.duration": outcome.rate_limit_wait,
+                "roomchat.retry.wait.duration": outcome.retry_wait,
             }
         )
         if error_type is not None:
             span.set_attribute("error.type", error_type)
-            span.set_status(Status(StatusCode.ERROR, description))
-        span.end(end)
+            span.set_status(Status(StatusCode.ERROR, outcome.description))
+        span.end(outcome.ended_at)
 
     def _record_call(self, duration: float, error_type: Optional[str]) -> None:
         instruments = self.instruments
@@ -541,25 +578,6 @@ class _Call:
         if error_type is not None:
             metric["error.type"] = error_type
         instruments.call_duration.record(duration, metric)
-
-    def _uncount(self) -> None:
-        if self.instruments is not None:
-            self.instruments.add_active(self.active, -1)
-
-
-def _each(*parts: Callable[[], None]) -> None:
-    """Runs every part even when one raises (an application's span processor or
-    instrument may): the first exception is raised once all have run, for the native
-    side to report."""
-    first: Optional[Exception] = None
-    for part in parts:
-        try:
-            part()
-        except Exception as error:
-            if first is None:
-                first = error
-    if first is not None:
-        raise first
 
 
 def client_telemetry(tracer_provider: Any, meter_provider: Any) -> Optional[ClientTelemetry]:
