@@ -195,7 +195,9 @@ def test_spans_and_metrics_reach_a_real_collector_over_otlp_with_no_secret(
         assert (a["server.address"], a["server.port"]) == (url.hostname, url.port)
         assert a["network.protocol.version"] == "1.1"
         assert a["http.response.status_code"] == status
-    assert attempts[0]["attrs"]["error.type"] == "rate_limited"
+    # As HTTP client instrumentations put it: the status as text; roomchat's kind beside it.
+    assert attempts[0]["attrs"]["error.type"] == "429"
+    assert attempts[0]["attrs"]["roomchat.error.kind"] == "rate_limited"
     assert attempts[0].get("status", {}).get("code") == STATUS_ERROR
     assert "http.request.resend_count" not in attempts[0]["attrs"]
     assert attempts[1]["attrs"]["http.request.resend_count"] == 1
