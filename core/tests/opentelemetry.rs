@@ -611,3 +611,30 @@ fn a_client_built_without_settings_uses_the_global_providers() {
         "disabled: no context, nothing sent"
     );
 }
+
+#[test]
+fn an_upper_case_host_is_one_lowercased_server_address_on_spans_and_the_gauge() {
+    let emu = emulator("otel_host_case");
+    let sdk = Sdk::new();
+    let (_, port) = server(&emu);
+    // The emulator listens on loopback; `LOCALHOST` is the same host.
+    let client = sdk.client(builder(&emu).base_url(format!("http://LOCALHOST:{port}")));
+    assert_eq!(client.server_address(), "localhost");
+    client.list_chat_rooms().unwrap();
+    let spans = sdk.spans();
+    let attempt = named(&spans, "GET /consumer/api/v1/chatrooms")[0];
+    assert_eq!(attr(attempt, "server.address"), Some("localhost".into()));
+    let metrics = sdk.metrics();
+    let duration = histogram(&metrics, "http.client.request.duration");
+    assert!(duration.iter().all(|(attributes, _, _)| has(
+        attributes,
+        "server.address",
+        "localhost"
+    )));
+    let remaining = values(&metrics, "roomchat.rate_limit.remaining");
+    assert_eq!(remaining.len(), 1, "{remaining:?}");
+    assert!(
+        has(&remaining[0].0, "server.address", "localhost"),
+        "{remaining:?}"
+    );
+}

@@ -605,7 +605,11 @@ impl BaseUrl {
 
     /// What the calls of a client of this base (`url`, as checked) share:
     /// the server's address and port as the HTTP conventions name them, and
-    /// a number for the client.
+    /// a number for the client. The address is the host lowercased, without
+    /// an IPv6 address's brackets, as a URL parser gives it (WHATWG's, Python's
+    /// `urlsplit(...).hostname`), and as OpenTelemetry's httpx and undici
+    /// instrumentations set `server.address`: every span and metric, and the
+    /// bindings' gauges, carry this one value.
     fn facts(&self, url: &str) -> ClientFacts {
         static CLIENTS: AtomicU64 = AtomicU64::new(1);
         let host = self.authority.host();
@@ -617,7 +621,7 @@ impl BaseUrl {
         ClientFacts {
             base_url: url.to_owned(),
             base_path: self.path.clone(),
-            server_address: host.to_owned(),
+            server_address: host.to_ascii_lowercase(),
             server_port: self
                 .authority
                 .port_u16()
@@ -1035,6 +1039,16 @@ impl Client {
     /// The REST base URL.
     pub fn base_url(&self) -> &str {
         &self.inner.base_url
+    }
+
+    /// The `server.address` of this client's spans and metrics: the base
+    /// URL's host lowercased, without an IPv6 address's brackets
+    /// (`https://API.Example.com` gives `api.example.com`, `http://[::1]:8080`
+    /// gives `::1`), as URL parsers and OpenTelemetry's HTTP client
+    /// instrumentations give it. A language's own instruments (a budget gauge)
+    /// read this value, so that they agree with core's.
+    pub fn server_address(&self) -> &str {
+        &self.inner.facts.server_address
     }
 
     /// One page of users, handed to `read` as a view borrowed from the

@@ -184,7 +184,8 @@ pub struct CallInfo<'a> {
     /// The base URL, the request and the client's secrets (each as written
     /// and percent-encoded: `ClientFacts::secrets`), to make it from.
     pub(crate) url_parts: (&'a str, &'a WireRequest, &'a [String]),
-    /// The base URL's host, without brackets for IPv6 (`server.address`).
+    /// The base URL's host, lowercased, without brackets for IPv6
+    /// (`server.address`): [`Client::server_address`](crate::Client::server_address).
     pub server_address: &'a str,
     /// The base URL's port, or its scheme's (443, 80) (`server.port`).
     pub server_port: u16,
