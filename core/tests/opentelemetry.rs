@@ -554,6 +554,16 @@ fn no_credential_in_any_exported_span_event_or_metric() {
             exported.contains("roomchat.budget.degraded"),
             "the fallback was told"
         );
+        // The event names the attempt it came before, as the guide says.
+        let degraded = spans
+            .iter()
+            .flat_map(|s| s.events.iter())
+            .find(|e| e.name == "roomchat.budget.degraded")
+            .expect("a roomchat.budget.degraded event");
+        assert!(
+            has(&degraded.attributes, "roomchat.attempt", 1),
+            "{degraded:?}"
+        );
     }
     for secret in secrets {
         for form in [
