@@ -354,6 +354,11 @@ fn a_rate_limit_wait_is_an_event_of_the_call_and_a_metric() {
         .filter(|e| e.name == "roomchat.rate_limit.wait")
         .collect();
     assert_eq!(waits.len(), 1, "{:?}", calls[1].events);
+    assert!(
+        has(&waits[0].attributes, "roomchat.attempt", 1),
+        "{:?}",
+        waits[0]
+    );
     let Some(Value::F64(waited)) = attr(calls[1], "roomchat.rate_limit.wait.duration") else {
         panic!("{calls:?}")
     };
