@@ -76,6 +76,9 @@ use std::time::{Duration, Instant, SystemTime};
 use ureq::http::{HeaderName, HeaderValue};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::send::telemetry_names::{
+    EVENT_ROOMCHAT_BUDGET_DEGRADED, EVENT_ROOMCHAT_RATE_LIMIT_WAIT, EVENT_ROOMCHAT_RETRY,
+};
 use crate::wire::WireRequest;
 
 /// The HTTP version every request goes out in (`network.protocol.version`).
@@ -408,9 +411,9 @@ impl CallEventKind {
     /// `roomchat.budget.degraded`, `roomchat.retry`.
     pub fn event_name(self) -> &'static str {
         match self {
-            CallEventKind::RateLimitWait => "roomchat.rate_limit.wait",
-            CallEventKind::BudgetDegraded => "roomchat.budget.degraded",
-            CallEventKind::Retry => "roomchat.retry",
+            CallEventKind::RateLimitWait => EVENT_ROOMCHAT_RATE_LIMIT_WAIT,
+            CallEventKind::BudgetDegraded => EVENT_ROOMCHAT_BUDGET_DEGRADED,
+            CallEventKind::Retry => EVENT_ROOMCHAT_RETRY,
         }
     }
 }
