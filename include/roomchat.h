@@ -68,7 +68,7 @@ enum roomchat_result
   ROOMCHAT_RESULT_VALIDATION = 13,
   // The client is misconfigured (empty or padded key, bad URL, plain http to a remote host).
   ROOMCHAT_RESULT_CONFIGURATION = 14,
-  // The call was cancelled by its caller (reserved: the C API has no cancel handle yet).
+  // The call was cancelled by its caller (`roomchat_cancel_token_cancel`).
   ROOMCHAT_RESULT_CANCELLED = 15,
   // The shared rate-limit budget (Redis) could not be consulted, and the client fails closed.
   ROOMCHAT_RESULT_BUDGET_UNAVAILABLE = 16,
@@ -382,6 +382,24 @@ typedef struct roomchat_bot_status roomchat_bot_status;
 // with `roomchat_call_options_free`; a setting never set keeps the client's.
 // Not thread-safe: configure it on one thread.
 typedef struct roomchat_call_options roomchat_call_options;
+
+// Cancels calls from another thread (what Go's `context.Context` and a JVM
+// future's `cancel` stand on). Made by `roomchat_cancel_token_new`, given to the
+// calls it cancels through `roomchat_call_options_set_cancel_token` and
+// `roomchat_client_with_options`, freed with `roomchat_cancel_token_free`.
+// **Thread-safe**: `roomchat_cancel_token_cancel` and
+// `roomchat_cancel_token_is_cancelled` may be called from any thread, at any
+// time, before or during the calls, as long as the token is not being freed.
+// Once cancelled, every call of a view carrying it fails with
+// `ROOMCHAT_RESULT_CANCELLED`: at once when it was waiting for the rate-limit
+// budget or before a retry, within 50 ms (`CANCEL_CHECK_INTERVAL`) when its
+// request was on the wire (the connection is closed, never reused). A call
+// that never sends anything is never sent again by the retry loop once
+// cancelled. A create or a post cancelled with its request on the wire may
+// have reached the service: its outcome is unknown (the error's message says
+// so), and it is never sent again; look it up before sending it again. A
+// token cannot be reset: use a new one for the next calls.
+typedef struct roomchat_cancel_token roomchat_cancel_token;
 
 // A channel of a room.
 // An opaque record: read it with the `roomchat_channel_*` accessors. Owned when a call returned it
@@ -1354,6 +1372,24 @@ roomchat_result roomchat_attempt_headers_set(struct roomchat_attempt_headers *he
                                              const char *value,
                                              struct roomchat_error **err_out);
 
+// Makes a token that is not cancelled. Writes it to `*token_out` (free with
+// `roomchat_cancel_token_free`).
+roomchat_result roomchat_cancel_token_new(struct roomchat_cancel_token **token_out);
+
+// Cancels every call carrying `token`, now and later. Thread-safe; calling it
+// again does nothing more; NULL does nothing.
+void roomchat_cancel_token_cancel(const struct roomchat_cancel_token *token);
+
+// Whether `roomchat_cancel_token_cancel` was called on `token` (false for NULL).
+// Thread-safe.
+bool roomchat_cancel_token_is_cancelled(const struct roomchat_cancel_token *token);
+
+// Frees this handle of a token. The options and views it was given to keep
+// their own references: their calls stay cancelled if it was cancelled, and
+// can no longer be cancelled through this handle. Must not run while another
+// thread uses this handle. `roomchat_cancel_token_free(NULL)` does nothing.
+void roomchat_cancel_token_free(struct roomchat_cancel_token *token);
+
 // Starts per-call options with nothing changed. Writes them to `*options_out`
 // (free with `roomchat_call_options_free`).
 roomchat_result roomchat_call_options_new(struct roomchat_call_options **options_out);
@@ -1380,6 +1416,16 @@ roomchat_result roomchat_call_options_set_max_retries(struct roomchat_call_optio
 // 10^12: as `roomchat_call_options_set_timeout_ms`).
 roomchat_result roomchat_call_options_set_max_retry_wait_ms(struct roomchat_call_options *options,
                                                             uint64_t wait_ms);
+
+// Makes the calls of the views made with these options
+// (`roomchat_client_with_options`), and of their iterators, cancellable by
+// `token` (see `roomchat_cancel_token`). NULL `token` removes the token these
+// options carried. **Ownership**: the options take their own reference, and so
+// does each view made from them, so `token` may be freed right after this call
+// (cancelling then needs another handle to it, so keep one as long as you may
+// cancel).
+roomchat_result roomchat_call_options_set_cancel_token(struct roomchat_call_options *options,
+                                                       const struct roomchat_cancel_token *token);
 
 // A view of `client` whose calls use `options` where they set something, and
 // the client's settings elsewhere. Writes it to `*view_out`: a

@@ -301,6 +301,7 @@ struct Free {
   void operator()(roomchat_user *p) const noexcept { roomchat_user_free(p); }
   void operator()(roomchat_users_iter *p) const noexcept { roomchat_users_iter_free(p); }
   void operator()(roomchat_call_options *p) const noexcept { roomchat_call_options_free(p); }
+  void operator()(roomchat_cancel_token *p) const noexcept { roomchat_cancel_token_free(p); }
   void operator()(char *p) const noexcept { roomchat_string_free(p); }
 };
 
@@ -888,6 +889,33 @@ class ClientOptions {
 // see Client::with_options). A setting never set keeps the client's. Setters
 // only record and return *this, so they chain; bad values are reported by
 // Client::with_options (ROOMCHAT_RESULT_CONFIGURATION). Use it from one thread at a time.
+// Cancels calls from any thread (roomchat_cancel_token): give it to
+// CallOptions::cancel_token, make a view with Client::with_options, and call
+// cancel() from another thread; the view's calls then throw an Error whose
+// code() is ROOMCHAT_RESULT_CANCELLED (at once when waiting for the budget or
+// before a retry, within 50 ms with a request on the wire). A create or post
+// cancelled on the wire may have reached the service: its outcome is unknown.
+// Thread-safe; cannot be reset. The options and views keep their own reference,
+// so this handle may be destroyed before them.
+class CancelToken {
+ public:
+  CancelToken() {
+    roomchat_cancel_token *raw = nullptr;
+    detail::check(roomchat_cancel_token_new(&raw));
+    raw_.reset(raw);
+  }
+
+  // Cancels every call carrying this token, now and later; again does nothing more.
+  void cancel() const noexcept { roomchat_cancel_token_cancel(raw_.get()); }
+  bool cancelled() const noexcept { return roomchat_cancel_token_is_cancelled(raw_.get()); }
+
+  // The C object, still owned by this handle (NULL once moved from).
+  roomchat_cancel_token *get() const noexcept { return raw_.get(); }
+
+ private:
+  detail::Owned<roomchat_cancel_token> raw_;
+};
+
 class CallOptions {
  public:
   // Starts options that change nothing.
@@ -914,6 +942,12 @@ class CallOptions {
   // The longest wait slept before a retry (more than 10^12 ms or a negative one is refused).
   CallOptions &max_retry_wait(std::chrono::milliseconds wait) {
     return set(roomchat_call_options_set_max_retry_wait_ms(get(), detail::non_negative_ms(wait)));
+  }
+
+  // The calls of views made with these options are cancelled by `token`
+  // (the options keep their own reference to it).
+  CallOptions &cancel_token(const CancelToken &token) {
+    return set(roomchat_call_options_set_cancel_token(get(), token.get()));
   }
 
   // The C object, still owned by this handle (NULL once moved from).

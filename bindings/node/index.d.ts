@@ -162,6 +162,14 @@ export interface OpenTelemetryTracerProvider {
   getTracer(name: string, version?: string, options?: { schemaUrl?: string }): unknown
 }
 
+/**
+ * An OpenTelemetry `TextMapPropagator` (`@opentelemetry/api`): `W3CTraceContextPropagator`,
+ * a `CompositePropagator` of it and `W3CBaggagePropagator` (`@opentelemetry/core`), or any other.
+ */
+export interface OpenTelemetryPropagator {
+  inject(context: unknown, carrier: unknown, setter: unknown): void
+}
+
 /** An OpenTelemetry `MeterProvider` (`@opentelemetry/api`): the SDK's `MeterProvider`, or any other. */
 export interface OpenTelemetryMeterProvider {
   getMeter(name: string, version?: string, options?: { schemaUrl?: string }): unknown
@@ -246,6 +254,13 @@ export interface ClientOptions {
   tracerProvider?: OpenTelemetryTracerProvider
   /** The OpenTelemetry meter provider of this client's metrics, instead of the global one (needs `@opentelemetry/api`). */
   meterProvider?: OpenTelemetryMeterProvider
+  /**
+   * The propagator that puts each attempt's context in its request, instead of
+   * the global one (needs `@opentelemetry/api`): give it with your own
+   * providers when nothing is registered globally (the global propagator then
+   * sends nothing).
+   */
+  propagator?: OpenTelemetryPropagator
 }
 
 /**

@@ -212,9 +212,9 @@ class TelemetrySlot {
 /** The slot of a client made with OpenTelemetry off. */
 const NO_TELEMETRY = { get: () => null }
 
-/** The options the JS layer keeps: the OpenTelemetry switch and providers, checked. */
+/** The options the JS layer keeps: the OpenTelemetry switch, providers and propagator, checked. */
 function telemetryOptions(what, options) {
-  const { openTelemetry, tracerProvider, meterProvider } = options
+  const { openTelemetry, tracerProvider, meterProvider, propagator } = options
   if (openTelemetry !== undefined && openTelemetry !== null && typeof openTelemetry !== 'boolean') {
     throw validation(`${what}: openTelemetry must be a boolean`)
   }
@@ -226,8 +226,14 @@ function telemetryOptions(what, options) {
     return value
   }
   const given = { tracerProvider: provider('tracerProvider', tracerProvider, 'getTracer'), meterProvider: provider('meterProvider', meterProvider, 'getMeter') }
-  if (openTelemetry === false && (given.tracerProvider || given.meterProvider)) {
-    throw validation(`${what}: openTelemetry is false: give no tracerProvider or meterProvider`)
+  if (propagator !== undefined && propagator !== null) {
+    if (typeof propagator !== 'object' || typeof propagator.inject !== 'function') {
+      throw validation(`${what}: propagator must be an OpenTelemetry TextMapPropagator (with an inject method)`)
+    }
+    given.propagator = propagator
+  }
+  if (openTelemetry === false && (given.tracerProvider || given.meterProvider || given.propagator)) {
+    throw validation(`${what}: openTelemetry is false: give no tracerProvider, meterProvider or propagator`)
   }
   return { enabled: openTelemetry !== false, ...given }
 }
@@ -544,7 +550,8 @@ class Call {
     this.handle = handle
     // The call's spans (telemetry.js), ended when its outcome comes, aborted or not.
     this.trace = trace
-    this.aborted = false
+    // The AbortError the call rejects with, once its signal aborted.
+    this.aborted = undefined
     if (signal !== undefined) {
       let calls = watched.get(signal)
       if (calls === undefined) {
@@ -556,12 +563,21 @@ class Call {
     }
   }
 
+  /**
+   * The signal aborted: core's call is cancelled (a wait ends at once, a
+   * request on the wire within the cancel check interval). The promise rejects
+   * at once, unless the call has spans to end or metrics to record: then when
+   * core reports the call's end (`settle`), once they are, so that an
+   * application that aborts, then shuts its SDK down, exports them.
+   */
   abort() {
-    if (this.reject === undefined) return
+    if (this.reject === undefined || this.aborted) return
     const { reject, handle, signal } = this
-    this.aborted = true
-    this.release()
-    reject(abortError(signal))
+    this.aborted = abortError(signal)
+    if (this.trace === undefined || !this.trace.records) {
+      this.release()
+      reject(this.aborted)
+    }
     handle.cancel()
   }
 
@@ -600,7 +616,13 @@ class Call {
   settle(status, payload, observed) {
     this.unwatch()
     this.finishTrace(observed)
-    if (this.aborted) return
+    if (this.aborted) {
+      // Aborted with spans to end: they are, now; the rejection follows them.
+      const { reject } = this
+      this.release()
+      if (reject !== undefined) reject(this.aborted)
+      return
+    }
     const { resolve, reject, post } = this
     this.release()
     if (status === OUTCOME_OK) {
@@ -790,8 +812,8 @@ class Client {
     if (options !== undefined && options !== null && typeof options !== 'object') {
       throw validation(`${what}: options must be an object`)
     }
-    const { logger: given, openTelemetry, tracerProvider, meterProvider, ...rest } = options ?? {}
-    const telemetry = telemetryOptions(what, { openTelemetry, tracerProvider, meterProvider })
+    const { logger: given, openTelemetry, tracerProvider, meterProvider, propagator, ...rest } = options ?? {}
+    const telemetry = telemetryOptions(what, { openTelemetry, tracerProvider, meterProvider, propagator })
     // `ca` as Node's tls takes it: PEM text or a Buffer of it, or an array of them.
     if (rest.ca !== undefined && rest.ca !== null) {
       const pems = Array.isArray(rest.ca) ? rest.ca : [rest.ca]
@@ -827,16 +849,16 @@ class Client {
       throw fromNative(error)
     }
     if (telemetry.enabled) {
-      const given = Boolean(telemetry.tracerProvider || telemetry.meterProvider)
+      const given = Boolean(telemetry.tracerProvider || telemetry.meterProvider || telemetry.propagator)
       if (given && loadTelemetry() === null) {
-        throw validation(`${what}: tracerProvider and meterProvider need @opentelemetry/api, which is not installed`)
+        throw validation(`${what}: tracerProvider, meterProvider and propagator need @opentelemetry/api, which is not installed`)
       }
       const client = this.#native
-      const serial = this.#serial
       const make = () =>
-        loadTelemetry()?.clientTelemetry(client, native, serial, {
+        loadTelemetry()?.clientTelemetry(client, native, {
           tracerProvider: telemetry.tracerProvider,
           meterProvider: telemetry.meterProvider,
+          propagator: telemetry.propagator,
           propagate: rest.propagateTraceContext !== false,
         }) ?? null
       this.#telemetry = new TelemetrySlot(make, given)

@@ -1,7 +1,7 @@
 'use strict'
 // The package's OpenTelemetry: each call a span of the context active when it
 // is made, each HTTP attempt a CLIENT span under it, the HTTP client metrics,
-// and W3C trace context (the global propagator's) on every attempt, through
+// and W3C trace context (the global propagator's, or the client's) on every attempt, through
 // `@opentelemetry/api` (an optional peer dependency: index.js loads this file
 // only when a client is made, and only uses it when the API is installed). The
 // same picture as core's cargo feature `opentelemetry` (core/src/send/otel.rs):
@@ -42,11 +42,59 @@ const FLAT_SETTER = {
   },
 }
 
-/** What `context` puts on the wire through the global propagator: `[name, value, …]`, or undefined for nothing. */
-function inject(context) {
+/**
+ * What `context` puts on the wire through `propagator` (the client's, or
+ * undefined for the global one): `[name, value, …]`, or undefined for nothing.
+ * A propagator that throws costs the trace context of this request only.
+ */
+function inject(context, propagator) {
   const headers = []
-  api.propagation.inject(context, headers, FLAT_SETTER)
+  try {
+    ;(propagator ?? api.propagation).inject(context, headers, FLAT_SETTER)
+  } catch (error) {
+    report('the propagator', error)
+    return undefined
+  }
   return headers.length === 0 ? undefined : headers
+}
+
+/** `tracer.startSpan(…)`, or undefined when it throws (a sampler's or span processor's `onStart`): reported. */
+function startSpan(what, tracer, name, options, context) {
+  try {
+    return tracer.startSpan(name, options, context)
+  } catch (error) {
+    report(what, error)
+    return undefined
+  }
+}
+
+/** Runs one instrument's record: true when it did not throw (a throw is reported). */
+function recorded(what, fn) {
+  try {
+    fn()
+    return true
+  } catch (error) {
+    report(what, error)
+    return false
+  }
+}
+
+// A float64 and its bits, for `double`.
+const BITS = new Float64Array(1)
+const BITS_AS_INT = new BigInt64Array(BITS.buffer)
+
+/**
+ * A duration in seconds (a span or event attribute) as a number OTLP's JS
+ * exporters send as a double, as core and Python do: they send a whole
+ * number (`Number.isInteger`) as an integer, so a whole number of seconds
+ * (0, or a Retry-After of 2) becomes the next double up (5e-324, 2.0000000000000004),
+ * a difference far below the clock's nanosecond.
+ */
+function double(seconds) {
+  if (!Number.isInteger(seconds) || seconds < 0) return seconds
+  BITS[0] = seconds
+  BITS_AS_INT[0] += 1n
+  return BITS[0]
 }
 
 /** Reports a failure of the telemetry (never the call's) as OpenTelemetry's own code does. */
@@ -101,7 +149,7 @@ class Instruments {
     meter
       .createObservableGauge('roomchat.rate_limit.remaining', {
         unit: '{request}',
-        description: "Requests the key's rate-limit budget allows now, per client.",
+        description: 'Requests the rate-limit budgets of the clients of a server allow now: the fewest among them.',
         valueType: ValueType.INT,
       })
       .addCallback((result) => telemetry.observeBudgets(result))
@@ -119,10 +167,16 @@ class Telemetry {
   #tracers = new WeakMap()
   /** Instruments by meter provider, or null for one that records nothing. */
   #instruments = new WeakMap()
-  /** The clients the budget gauge reports: `{ ref, id, address }`. */
+  /** The clients the budget gauge reports: `{ ref, server }`, `server` (`{ address, port }`) once core has named it. */
   #clients = new Set()
   /** The size of #clients at which `register` next drops the clients gone. */
   #pruneAt = 64
+  /**
+   * The newest client of each server the gauge has reported (by `address port`),
+   * held: a series the SDK keeps exporting (every attribute set under cumulative
+   * temporality) always has a budget to read, after the application's clients are gone.
+   */
+  #newest = new Map()
 
   constructor(tracerProvider, meterProvider) {
     this.#tracerProvider = tracerProvider
@@ -136,7 +190,13 @@ class Telemetry {
     const actual = typeof provider.getDelegate === 'function' ? provider.getDelegate() : provider
     let tracer = this.#tracers.get(actual)
     if (tracer === undefined) {
-      tracer = actual === NOOP_TRACER_PROVIDER ? null : actual.getTracer(NAME, VERSION)
+      try {
+        tracer = actual === NOOP_TRACER_PROVIDER ? null : actual.getTracer(NAME, VERSION)
+      } catch (error) {
+        // No spans for this call; asked again at the next.
+        report('the tracer', error)
+        return null
+      }
       this.#tracers.set(actual, tracer)
     }
     return tracer
@@ -147,16 +207,26 @@ class Telemetry {
     const provider = this.#meterProvider ?? api.metrics.getMeterProvider()
     let instruments = this.#instruments.get(provider)
     if (instruments === undefined) {
-      const meter = provider.getMeter(NAME, VERSION)
-      instruments = meter === NOOP_METER ? null : new Instruments(meter, this)
+      try {
+        const meter = provider.getMeter(NAME, VERSION)
+        instruments = meter === NOOP_METER ? null : new Instruments(meter, this)
+      } catch (error) {
+        // No metrics for this call; asked again at the next.
+        report('the instruments', error)
+        return null
+      }
       this.#instruments.set(provider, instruments)
     }
     return instruments
   }
 
-  /** Reports `native`'s budget in the gauge while it lives, as client `id` of `address`. */
-  register(native, id, address) {
-    this.#clients.add({ ref: new WeakRef(native), id, address })
+  /**
+   * Reports `native`'s budget in the gauge while it lives, from when core has
+   * named its server (`entry.server`, set by `ClientTelemetry`): returns its entry.
+   */
+  register(native) {
+    const entry = { ref: new WeakRef(native), server: undefined }
+    this.#clients.add(entry)
     // The gauge's callback drops the clients gone, but only a metric reader
     // calls it: without one (spans only), each time the list has doubled
     // since the last pass, so that it holds at most twice the clients alive.
@@ -166,6 +236,13 @@ class Telemetry {
       }
       this.#pruneAt = Math.max(64, this.#clients.size * 2)
     }
+    return entry
+  }
+
+  /** `native` (client `entry`) talks to `server` as core names it: its series, from now on. */
+  named(entry, native, server) {
+    entry.server = server
+    this.#newest.set(`${server.address} ${server.port}`, native)
   }
 
   /** How many clients the gauge holds (for the tests). */
@@ -173,19 +250,33 @@ class Telemetry {
     return this.#clients.size
   }
 
+  /**
+   * One series per server (`server.address`, `server.port`): the fewest
+   * requests the budgets of its clients allow now (clients of one key share
+   * one budget in a process). Not a series per client: the JS SDK exports every
+   * attribute set it has seen, so the series of a client gone would go on with
+   * its last value; a server's series goes on with a budget that is still read.
+   */
   observeBudgets(result) {
+    const fewest = new Map()
     for (const client of this.#clients) {
       const native = client.ref.deref()
       if (native === undefined) {
         this.#clients.delete(client)
         continue
       }
+      if (client.server === undefined) continue
       try {
         const { remaining } = JSON.parse(native.rateLimitState())
-        result.observe(remaining, { 'roomchat.client.id': client.id, 'server.address': client.address })
+        const key = `${client.server.address} ${client.server.port}`
+        const seen = fewest.get(key)
+        if (seen === undefined || remaining < seen.remaining) fewest.set(key, { server: client.server, remaining })
       } catch (error) {
         report('the budget gauge', error)
       }
+    }
+    for (const { server, remaining } of fewest.values()) {
+      guarded('the budget gauge', () => result.observe(remaining, { 'server.address': server.address, 'server.port': server.port }))
     }
   }
 }
@@ -228,6 +319,8 @@ class HeadersOnly {
   constructor(headers) {
     this.flags = undefined
     this.headers = headers
+    /** Nothing to end when the call is aborted. */
+    this.records = false
   }
   hop() {
     return null
@@ -246,27 +339,44 @@ class CallTrace {
     this.headers = headers
     /** Whether the hook's answers go on the wire (the client sends trace context). */
     this.propagate = propagate
+    /** Spans to end or metrics to record: an aborted call settles once they are. */
+    this.records = true
     /** Per call of the job (by index): `{ span, context, attempts: Map, premade }`. */
     this.calls = []
-    /** The attributes the job was counted in flight with at dispatch (`roomchat.client.active_calls`). */
+    /**
+     * The attributes the job was counted in flight with at dispatch
+     * (`roomchat.client.active_calls`); null: counting it threw (nothing to take back).
+     */
     this.active = undefined
-    /** Else, per call of the job (by index): those it was counted with at its first attempt. */
+    /** Else, per call of the job (by index): those it was counted with at its first attempt (null: that threw). */
     this.counted = []
   }
 
-  /** The span of call `index` of the job, made now (starting at `start`) if it has none. */
+  /**
+   * The span of call `index` of the job, made now (starting at `start`) if it
+   * has none. A span that cannot be made (the sampler or a span processor
+   * threw) is left out: `span` undefined, its attempts made in the parent.
+   */
   callOf(index, operation, name, start) {
     let call = this.calls[index]
     if (call === undefined) {
-      const span = this.tracer.startSpan(
+      const span = startSpan(
+        'the span of a call',
+        this.tracer,
         name,
         { kind: SpanKind.INTERNAL, startTime: start, attributes: { 'roomchat.operation': operation } },
         this.parent,
       )
-      call = { span, context: api.trace.setSpan(this.parent, span), attempts: new Map(), premade: undefined }
+      const context = span === undefined ? this.parent : api.trace.setSpan(this.parent, span)
+      call = { span, context, attempts: new Map(), premade: undefined }
       this.calls[index] = call
     }
     return call
+  }
+
+  /** Counts the job in flight with `attributes`: them, or null when the instrument threw. */
+  countIn(attributes) {
+    return recorded('roomchat.client.active_calls', () => this.instruments.activeCalls.add(1, attributes)) ? attributes : null
   }
 
   /**
@@ -278,8 +388,7 @@ class CallTrace {
     const { index, attempt, start, call: info } = JSON.parse(question)
     // An iterator's page is counted in flight from here (its step may have made no call).
     if (this.active === undefined && this.instruments !== null && this.counted[index] === undefined) {
-      this.counted[index] = this.client.activeAttributes(info.operation)
-      this.instruments.activeCalls.add(1, this.counted[index])
+      this.counted[index] = this.countIn(this.client.activeAttributes(info.operation))
     }
     // No span (no SDK): the parent's context, if any, is in the job's headers already.
     if (this.tracer === null) return null
@@ -288,9 +397,12 @@ class CallTrace {
     if (attempt === 1) call.premade = undefined
     const attributes = { ...info.attributes }
     if (attempt > 1) attributes['http.request.resend_count'] = attempt - 1
-    const span = this.tracer.startSpan(info.attemptName, { kind: SpanKind.CLIENT, startTime: start, attributes }, call.context)
-    call.attempts.set(attempt, span)
-    return this.propagate ? (inject(api.trace.setSpan(call.context, span)) ?? null) : null
+    const options = { kind: SpanKind.CLIENT, startTime: start, attributes }
+    const span = startSpan('the span of an attempt', this.tracer, info.attemptName, options, call.context)
+    if (span !== undefined) call.attempts.set(attempt, span)
+    if (!this.propagate) return null
+    // Without its span, the request carries its call's context (or the parent's).
+    return inject(span === undefined ? call.context : api.trace.setSpan(call.context, span), this.client.propagator) ?? null
   }
 
   /**
@@ -309,9 +421,9 @@ class CallTrace {
       }
     } finally {
       // Counted at dispatch whatever happened (a call refused before it started has no record).
-      if (this.active !== undefined) this.#uncount(this.active)
+      if (this.active) this.#uncount(this.active)
       for (const active of this.counted) {
-        if (active !== undefined) this.#uncount(active)
+        if (active) this.#uncount(active)
       }
     }
   }
@@ -321,6 +433,8 @@ class CallTrace {
   }
 
   #finishCall(record) {
+    // Core's address of the server, for the budget gauge and the in-flight count.
+    guarded('the budget gauge', () => this.client.named(record.attributes['server.address'], record.attributes['server.port']))
     // The metrics first: they count whatever a span processor then does.
     guarded('the metrics of a call', () => this.#recordMetrics(record))
     if (this.tracer !== null) {
@@ -328,13 +442,14 @@ class CallTrace {
       for (const attempt of record.attemptRecords) {
         guarded('the span of an attempt', () => this.#endAttempt(call, record, attempt))
       }
+      const span = call.span
+      if (span === undefined) return
       guarded('the span of a call', () => {
-        const span = call.span
-        for (const event of record.events) span.addEvent(event.name, event.attributes, event.at)
+        for (const event of record.events) span.addEvent(event.name, eventAttributes(event.attributes), event.at)
         span.setAttributes({
           'roomchat.attempts': record.attempts,
-          'roomchat.rate_limit.wait.duration': record.rateLimitWait,
-          'roomchat.retry.wait.duration': record.retryWait,
+          'roomchat.rate_limit.wait.duration': double(record.rateLimitWait),
+          'roomchat.retry.wait.duration': double(record.retryWait),
         })
         if (record.errorType !== undefined) {
           span.setAttribute('error.type', record.errorType)
@@ -362,13 +477,15 @@ class CallTrace {
     }
     if (attempt.status !== undefined) span.setAttribute('http.response.status_code', attempt.status)
     if (attempt.errorType !== undefined) {
+      // The status as text for an answer ("429"), as the HTTP instrumentations set it; roomchat's kind beside it.
       span.setAttribute('error.type', attempt.errorType)
       span.setStatus({ code: SpanStatusCode.ERROR })
     }
+    if (attempt.errorKind !== undefined) span.setAttribute('roomchat.error.kind', attempt.errorKind)
     span.end(attempt.end)
   }
 
-  /** The metrics of one call's record. */
+  /** The metrics of one call's record: each record guarded on its own. */
   #recordMetrics(record) {
     const attributes = record.attributes
     const instruments = this.instruments
@@ -385,23 +502,29 @@ class CallTrace {
       if (attributes['url.template'] !== undefined) metric['url.template'] = attributes['url.template']
       if (attempt.status !== undefined) metric['http.response.status_code'] = attempt.status
       if (attempt.errorType !== undefined) metric['error.type'] = attempt.errorType
-      instruments.requestDuration.record(attempt.duration, metric)
+      recorded('http.client.request.duration', () => instruments.requestDuration.record(attempt.duration, metric))
     }
     for (const event of record.events) {
       const metric = { 'roomchat.operation': record.operation, 'server.address': address }
       if (event.name === 'roomchat.rate_limit.wait') {
-        instruments.rateLimitWait.record(event.attributes['roomchat.wait.duration'], metric)
+        recorded('roomchat.rate_limit.wait.duration', () => instruments.rateLimitWait.record(event.attributes['roomchat.wait.duration'], metric))
       } else if (event.name === 'roomchat.retry') {
         metric['roomchat.retry.reason'] = event.attributes['roomchat.retry.reason']
-        instruments.retries.add(1, metric)
+        recorded('roomchat.client.retries', () => instruments.retries.add(1, metric))
       } else if (event.name === 'roomchat.budget.degraded') {
-        instruments.degraded.add(1, metric)
+        recorded('roomchat.budget.degraded', () => instruments.degraded.add(1, metric))
       }
     }
     const metric = { 'roomchat.operation': record.operation, 'server.address': address, 'server.port': port }
     if (record.errorType !== undefined) metric['error.type'] = record.errorType
-    instruments.callDuration.record(record.duration, metric)
+    recorded('roomchat.client.call.duration', () => instruments.callDuration.record(record.duration, metric))
   }
+}
+
+/** An event's attributes as a span takes them: a wait as a double (see `double`). */
+function eventAttributes(attributes) {
+  const wait = attributes['roomchat.wait.duration']
+  return wait === undefined ? attributes : { ...attributes, 'roomchat.wait.duration': double(wait) }
 }
 
 /**
@@ -412,19 +535,35 @@ class ClientTelemetry {
   #telemetry
   #native
   #propagate
+  /** The client's entry in the budget gauge. */
+  #entry
+  /** `server.address` and `server.port` as core names them (what its spans carry), once a call has told. */
+  #server
+  /** Until then, the base URL's host and port as URL reads them (the first call's in-flight count, a sampler's view). */
   #address
   #port
   /** The attempt span's name of each operation (`GET /consumer/api/v2/users`), as core last named it. */
   #names = new Map()
 
-  constructor(telemetry, native, serial, propagate) {
+  constructor(telemetry, native, propagate, propagator) {
     this.#telemetry = telemetry
     this.#native = native
     this.#propagate = propagate
+    /** The client's propagator, or undefined for the global one. */
+    this.propagator = propagator
     const { address, port } = serverOf(native.baseUrl)
     this.#address = address
     this.#port = port
-    telemetry.register(native, serial, address)
+    this.#entry = telemetry.register(native)
+  }
+
+  /** Core named the server `address`, `port` (a call's record): the gauge's series and the in-flight count use them. */
+  named(address, port) {
+    if (this.#server !== undefined && this.#server.address === address && this.#server.port === port) return
+    this.#server = { address, port }
+    this.#address = address
+    this.#port = port
+    this.#telemetry.named(this.#entry, this.#native, this.#server)
   }
 
   /** The attributes of `roomchat.client.active_calls` for `operation`. */
@@ -484,7 +623,7 @@ class ClientTelemetry {
     let trace
     if (tracer === null) {
       // No SDK: no span; the parent's context (its baggage) still goes on the wire.
-      const headers = this.#propagate ? inject(parent) : undefined
+      const headers = this.#propagate ? inject(parent, this.propagator) : undefined
       if (instruments === null) return headers === undefined ? undefined : new HeadersOnly(headers)
       trace = new CallTrace(this, parent, null, instruments, 0, headers, this.#propagate)
     } else {
@@ -501,14 +640,15 @@ class ClientTelemetry {
         const attributes = { 'server.address': this.#address, 'server.port': this.#port }
         const verb = name.split(' ', 1)[0]
         if (verb !== '') attributes['http.request.method'] = verb
-        call.premade = tracer.startSpan(name, { kind: SpanKind.CLIENT, startTime: start, attributes }, call.context)
-        trace.headers = inject(api.trace.setSpan(call.context, call.premade))
+        const options = { kind: SpanKind.CLIENT, startTime: start, attributes }
+        call.premade = startSpan('the span of an attempt', tracer, name, options, call.context)
+        // Without its span (its start threw), the request carries its call's context; the span is tried again at the end.
+        trace.headers = inject(call.premade === undefined ? call.context : api.trace.setSpan(call.context, call.premade), this.propagator)
         trace.flags = PREMADE | HOOK
       }
     }
     if (instruments !== null && operation !== undefined) {
-      trace.active = this.activeAttributes(operation)
-      instruments.activeCalls.add(1, trace.active)
+      trace.active = trace.countIn(this.activeAttributes(operation))
     } else if (instruments !== null && !dispatch) {
       // A step that makes a call now and then (an iterator of records): its
       // page is counted in flight from its first attempt, which the hook tells
@@ -535,13 +675,13 @@ const internal = {
 
 /**
  * Sets up the telemetry module with the addon's clock and names; returns the
- * telemetry of a client of `native` (client number `serial`), or throws a
+ * telemetry of a client of `native`, or throws a
  * message for a bad option.
  */
-function clientTelemetry(native, nativeModule, serial, { tracerProvider, meterProvider, propagate }) {
+function clientTelemetry(native, nativeModule, { tracerProvider, meterProvider, propagator, propagate }) {
   wallClock ??= nativeModule.wallClock
   operationSpanName ??= nativeModule.operationSpanName
-  return new ClientTelemetry(telemetryOf(tracerProvider, meterProvider), native, serial, propagate)
+  return new ClientTelemetry(telemetryOf(tracerProvider, meterProvider), native, propagate, propagator)
 }
 
 module.exports = { clientTelemetry, report, api, internal }

@@ -43,7 +43,7 @@ pub enum roomchat_result {
     Validation = 13,
     /// The client is misconfigured (empty or padded key, bad URL, plain http to a remote host).
     Configuration = 14,
-    /// The call was cancelled by its caller (reserved: the C API has no cancel handle yet).
+    /// The call was cancelled by its caller (`roomchat_cancel_token_cancel`).
     Cancelled = 15,
     /// The shared rate-limit budget (Redis) could not be consulted, and the client fails closed.
     BudgetUnavailable = 16,

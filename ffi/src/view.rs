@@ -1,13 +1,13 @@
-//! Per-call options (a view of a client), the C accessors of the answer beside a
-//! call's result (the object and what makes it are in answer.rs), and the log
-//! callback.
+//! Per-call options (a view of a client) and the cancel token they may carry,
+//! the C accessors of the answer beside a call's result (the object and what
+//! makes it are in answer.rs), and the log callback.
 
 use std::ffi::{c_char, c_void};
 use std::ptr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use roomchat::{CallOptions, Event, Level, Observer};
+use roomchat::{CallOptions, CancelToken, Event, Level, Observer};
 
 use crate::answer::roomchat_response_meta;
 use crate::boundary::{borrow_arg, free_box, mut_arg, out_arg, text_arg, write_out};
@@ -15,6 +15,78 @@ use crate::client::{roomchat_client, roomchat_client_options};
 use crate::error::{
     c_string, enum_arg, enum_from_u32, guard, guard_value, roomchat_error, roomchat_result,
 };
+
+// ---- cancel tokens ----------------------------------------------------------------------
+
+/// Cancels calls from another thread (what Go's `context.Context` and a JVM
+/// future's `cancel` stand on). Made by `roomchat_cancel_token_new`, given to the
+/// calls it cancels through `roomchat_call_options_set_cancel_token` and
+/// `roomchat_client_with_options`, freed with `roomchat_cancel_token_free`.
+/// **Thread-safe**: `roomchat_cancel_token_cancel` and
+/// `roomchat_cancel_token_is_cancelled` may be called from any thread, at any
+/// time, before or during the calls, as long as the token is not being freed.
+/// Once cancelled, every call of a view carrying it fails with
+/// `ROOMCHAT_RESULT_CANCELLED`: at once when it was waiting for the rate-limit
+/// budget or before a retry, within 50 ms (`CANCEL_CHECK_INTERVAL`) when its
+/// request was on the wire (the connection is closed, never reused). A call
+/// that never sends anything is never sent again by the retry loop once
+/// cancelled. A create or a post cancelled with its request on the wire may
+/// have reached the service: its outcome is unknown (the error's message says
+/// so), and it is never sent again; look it up before sending it again. A
+/// token cannot be reset: use a new one for the next calls.
+#[allow(non_camel_case_types)]
+pub struct roomchat_cancel_token {
+    token: CancelToken,
+}
+
+/// Makes a token that is not cancelled. Writes it to `*token_out` (free with
+/// `roomchat_cancel_token_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_cancel_token_new(
+    token_out: *mut *mut roomchat_cancel_token,
+) -> roomchat_result {
+    guard(ptr::null_mut(), || {
+        out_arg(token_out, "token_out")?;
+        write_out(
+            token_out,
+            roomchat_cancel_token {
+                token: CancelToken::new(),
+            },
+        );
+        Ok(())
+    })
+}
+
+/// Cancels every call carrying `token`, now and later. Thread-safe; calling it
+/// again does nothing more; NULL does nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_cancel_token_cancel(token: *const roomchat_cancel_token) {
+    guard_value((), || {
+        // SAFETY: a non-NULL pointer is a live token of this library (documented).
+        if let Some(token) = unsafe { token.as_ref() } {
+            token.token.cancel();
+        }
+    })
+}
+
+/// Whether `roomchat_cancel_token_cancel` was called on `token` (false for NULL).
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn roomchat_cancel_token_is_cancelled(token: *const roomchat_cancel_token) -> bool {
+    guard_value(false, || {
+        // SAFETY: as `roomchat_cancel_token_cancel`.
+        unsafe { token.as_ref() }.is_some_and(|token| token.token.is_cancelled())
+    })
+}
+
+/// Frees this handle of a token. The options and views it was given to keep
+/// their own references: their calls stay cancelled if it was cancelled, and
+/// can no longer be cancelled through this handle. Must not run while another
+/// thread uses this handle. `roomchat_cancel_token_free(NULL)` does nothing.
+#[no_mangle]
+pub extern "C" fn roomchat_cancel_token_free(token: *mut roomchat_cancel_token) {
+    free_box(token)
+}
 
 // ---- per-call options ------------------------------------------------------------------
 
@@ -25,6 +97,8 @@ use crate::error::{
 #[allow(non_camel_case_types)]
 pub struct roomchat_call_options {
     options: CallOptions,
+    /// Set by `roomchat_call_options_set_cancel_token`: the options' own reference.
+    cancel: Option<CancelToken>,
 }
 
 /// Starts per-call options with nothing changed. Writes them to `*options_out`
@@ -39,6 +113,7 @@ pub extern "C" fn roomchat_call_options_new(
             options_out,
             roomchat_call_options {
                 options: CallOptions::new(),
+                cancel: None,
             },
         );
         Ok(())
@@ -106,6 +181,26 @@ pub extern "C" fn roomchat_call_options_set_max_retry_wait_ms(
     })
 }
 
+/// Makes the calls of the views made with these options
+/// (`roomchat_client_with_options`), and of their iterators, cancellable by
+/// `token` (see `roomchat_cancel_token`). NULL `token` removes the token these
+/// options carried. **Ownership**: the options take their own reference, and so
+/// does each view made from them, so `token` may be freed right after this call
+/// (cancelling then needs another handle to it, so keep one as long as you may
+/// cancel).
+#[no_mangle]
+pub extern "C" fn roomchat_call_options_set_cancel_token(
+    options: *mut roomchat_call_options,
+    token: *const roomchat_cancel_token,
+) -> roomchat_result {
+    guard(ptr::null_mut(), || {
+        let options = mut_arg(options, "options")?;
+        // SAFETY: a non-NULL pointer is a live token of this library (documented).
+        options.cancel = unsafe { token.as_ref() }.map(|token| token.token.clone());
+        Ok(())
+    })
+}
+
 /// A view of `client` whose calls use `options` where they set something, and
 /// the client's settings elsewhere. Writes it to `*view_out`: a
 /// `roomchat_client` like any other (thread-safe, free with
@@ -127,7 +222,10 @@ pub extern "C" fn roomchat_client_with_options(
         out_arg(view_out, "view_out")?;
         let client = borrow_arg(client, "client")?;
         let options = borrow_arg(options, "options")?;
-        let view = client.client.with_options(options.options)?;
+        let mut view = client.client.with_options(options.options)?;
+        if let Some(token) = &options.cancel {
+            view = view.with_cancel(token.clone());
+        }
         write_out(view_out, roomchat_client { client: view });
         Ok(())
     })

@@ -79,6 +79,8 @@ cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g $cflags $https_ha
   $curl_libs -o "$build/test_tls"
 cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g $cflags tests/c/test_options.c $libs \
   -o "$build/test_options"
+cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g $cflags tests/c/test_cancel.c $libs -pthread \
+  -o "$build/test_cancel"
 cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g $cflags tests/c/test_operations.c $libs \
   -o "$build/test_operations"
 cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g $cflags tests/c/test_api.c $libs -o "$build/test_api"
@@ -164,6 +166,7 @@ suite valgrind smoke '[A-Za-z+]+' "$emulator"
 suite valgrind test_wrapper cpp "$emulator"
 # Per-call options, the answer beside the result, the log callback and ROOMCHAT_LOG.
 suite valgrind test_options options "$emulator"
+suite valgrind test_cancel cancel "$emulator"
 # The observer callback, extra headers and trace context (issue 45), and the guide's example.
 suite valgrind test_observer observer "$emulator" "$build/readme_observability"
 # The generated operations (ffi/src/generated.rs): records, params handles, limits, NULLs.

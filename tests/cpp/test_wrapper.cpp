@@ -567,6 +567,42 @@ void test_views() {
   expect_error([&] { empty.with_options(taken); }, ROOMCHAT_RESULT_INVALID_ARGUMENT);
 }
 
+// A CancelToken cancels a view's calls from another thread, before or during a call.
+void test_cancel_token() {
+  admin("POST", "/_emulator/reset", nullptr);
+  static_assert(!std::is_copy_constructible_v<roomchat::CancelToken>);
+  const roomchat::Client client = make_client(2);
+  roomchat::CancelToken before;
+  CHECK(!before.cancelled());
+  const roomchat::Client early = client.with_options(roomchat::CallOptions().cancel_token(before));
+  before.cancel();
+  CHECK(before.cancelled());
+  admin("DELETE", "/_emulator/journal", nullptr);
+  expect_error([&] { early.list_users(); }, ROOMCHAT_RESULT_CANCELLED);
+  CHECK(journal_count("\"path\":\"/consumer/api/v2/users\"") == 0);
+
+  // On the wire: the answer is held 30 s; the token is cancelled once the request arrived.
+  admin("POST", "/_emulator/faults",
+        "{\"method\": \"GET\", \"path\": \"/consumer/api/v2/users\", \"action\": {\"kind\": \"delay\", \"ms\": 8000}}");
+  auto token = std::make_unique<roomchat::CancelToken>();
+  const roomchat::Client view = client.with_options(roomchat::CallOptions().cancel_token(*token));
+  std::thread canceller([&] {
+    const auto give_up = std::chrono::steady_clock::now() + 60s;
+    while (journal_count("\"path\":\"/consumer/api/v2/users\"") < 1 && std::chrono::steady_clock::now() < give_up)
+      std::this_thread::sleep_for(5ms);
+    token->cancel();
+  });
+  const auto started = std::chrono::steady_clock::now();
+  expect_error([&] { view.list_users(); }, ROOMCHAT_RESULT_CANCELLED);
+  canceller.join();
+  CHECK(std::chrono::steady_clock::now() - started < 6s);
+  admin("DELETE", "/_emulator/faults", nullptr);
+  // The view keeps the token when the handle is gone: still cancelled.
+  token.reset();
+  expect_error([&] { view.list_users(); }, ROOMCHAT_RESULT_CANCELLED);
+  CHECK(client.list_users(1).limit == 1);
+}
+
 // The common checks of the answer to a call answered 200 after `attempts` attempts:
 // the request id is the journal's latest request, which went to `path`.
 void check_meta(const roomchat::ResponseMeta &meta, std::uint32_t attempts, const std::string &path) {
@@ -1158,6 +1194,7 @@ int main(int argc, char **argv) {
     test_failures();
     test_access_tokens(client);
     test_views();
+    test_cancel_token();
     test_with_response(client);
     test_log_callback();
     test_observer();

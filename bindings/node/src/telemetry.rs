@@ -237,8 +237,12 @@ struct AttemptRecord {
     duration: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     status: Option<u16>,
+    /// `error.type`: the status as text for an answer (`"429"`), else the kind.
     #[serde(skip_serializing_if = "Option::is_none")]
     error_type: Option<&'static str>,
+    /// `roomchat.error.kind`: roomchat's kind of the failure (`rate_limited`, `timeout`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_kind: Option<&'static str>,
 }
 
 /// A span event of the call, with its attributes as core's feature
@@ -419,6 +423,7 @@ impl CallObserver for NodeCall {
             duration: attempt.duration.as_secs_f64(),
             status: attempt.status,
             error_type: attempt.error_type(),
+            error_kind: attempt.error_kind(),
         });
         self.record_events(attempt.events);
     }

@@ -170,7 +170,8 @@ test('spans and metrics reach a real collector over OTLP, with no secret', async
     assert.equal(attempt.attrs['network.protocol.version'], '1.1')
     assert.equal(attempt.attrs['http.response.status_code'], status)
   }
-  assert.equal(attempts[0].attrs['error.type'], 'rate_limited')
+  assert.equal(attempts[0].attrs['error.type'], '429')
+  assert.equal(attempts[0].attrs['roomchat.error.kind'], 'rate_limited')
   assert.equal(attempts[0].status?.code, STATUS_ERROR)
   assert.equal(attempts[0].attrs['http.request.resend_count'], undefined)
   assert.equal(attempts[1].attrs['http.request.resend_count'], 1)
@@ -207,8 +208,8 @@ test('spans and metrics reach a real collector over OTLP, with no secret', async
   assert.ok(points('roomchat.client.retries').some((p) => p.attrs['roomchat.retry.reason'] === '429' && Number(p.asInt) === 1))
   assert.equal(points('roomchat.client.call.duration').reduce((n, p) => n + Number(p.count), 0), 5)
   const remaining = points('roomchat.rate_limit.remaining')
-  assert.equal(remaining.length, 1, 'one series per client')
-  assert.equal(typeof remaining[0].attrs['roomchat.client.id'], 'number')
+  assert.equal(remaining.length, 1, 'one series per server')
+  assert.deepEqual(remaining[0].attrs, { 'server.address': url.hostname, 'server.port': Number(url.port) })
 
   // No secret in any form, in the file as written or in its strings as decoded (a JSON writer may escape a character: the check does not depend on how).
   const decoded = batches.map((b) => JSON.stringify(b)).join('\n')

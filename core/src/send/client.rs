@@ -1816,6 +1816,7 @@ struct AttemptReport<'e> {
 impl Sinks<'_, '_, '_> {
     /// The call waits `wait` for the budget before `attempt`.
     fn rate_limit_wait(&self, attempt: u32, wait: Duration) {
+        self.span.rate_limit_wait();
         self.events.emit(
             EventKind::RateLimitWait,
             EventFacts {

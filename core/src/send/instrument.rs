@@ -320,11 +320,7 @@ impl AttemptEnd<'_> {
     /// `None` when it succeeded. roomchat's kind of an answered failure is
     /// [`AttemptEnd::error_kind`] (`roomchat.error.kind`).
     pub fn error_type(&self) -> Option<&'static str> {
-        let error = self.error?;
-        Some(match self.status {
-            Some(status) => status_text(status),
-            None => error.kind().name(),
-        })
+        Some(attempt_error_type(self.status, self.error?))
     }
 
     /// `roomchat.error.kind`: the error's [`ErrorKind`] name (`rate_limited`,
@@ -336,6 +332,15 @@ impl AttemptEnd<'_> {
     /// The retry that follows, if any.
     pub fn retry(&self) -> Option<&CallEvent> {
         self.events.iter().find(|e| e.kind == CallEventKind::Retry)
+    }
+}
+
+/// [`AttemptEnd::error_type`] of an attempt that failed with `error`, answered
+/// with `status` if an answer came (the feature `tracing` sets it too).
+pub(crate) fn attempt_error_type(status: Option<u16>, error: &Error) -> &'static str {
+    match status {
+        Some(status) => status_text(status),
+        None => error.kind().name(),
     }
 }
 
@@ -385,10 +390,16 @@ impl CallEnd<'_> {
     /// status only (`server_error (HTTP 500)`): the service's text may quote
     /// what the request carried, and none of it leaves in a span.
     pub fn status_description(&self) -> Option<String> {
-        self.error.map(|error| match error.status() {
-            Some(status) => format!("{} (HTTP {status})", error.kind().name()),
-            None => error.message().to_owned(),
-        })
+        self.error.map(status_description)
+    }
+}
+
+/// [`CallEnd::status_description`] of a call that failed with `error` (the
+/// feature `tracing` sets it too).
+pub(crate) fn status_description(error: &Error) -> String {
+    match error.status() {
+        Some(status) => format!("{} (HTTP {status})", error.kind().name()),
+        None => error.message().to_owned(),
     }
 }
 

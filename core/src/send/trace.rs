@@ -1,26 +1,38 @@
 //! The cargo feature `tracing`: a span per call and per attempt, named and
-//! filled as the OpenTelemetry conventions say, so that a `tracing-opentelemetry`
-//! user sees what the feature `opentelemetry` makes; the observer's events
-//! inside the call's span.
+//! filled as the feature `opentelemetry` fills its own, so that a
+//! `tracing-opentelemetry` user gets the same spans, attributes (integers as
+//! `i64`, each once) and span events; the observer's lines of each attempt as
+//! DEBUG events.
 //!
 //! Each call of a [`Client`](crate::Client) endpoint is a `roomchat.call` span
 //! (level INFO, target `roomchat`) with the fields `otel.name` (`roomchat
 //! list_users`), `otel.kind` (`internal`), `roomchat.operation` (`list_users`,
 //! `create_user`, …, `raw` for [`Client::raw_request`](crate::Client::raw_request)),
-//! and, as the call goes, `roomchat.attempts` (the attempts made so far),
+//! and, recorded once when it ends, `roomchat.attempts` (the attempts made),
 //! `roomchat.rate_limit.wait.duration` and `roomchat.retry.wait.duration`
 //! (seconds spent waiting for the rate-limit budget and before retries), and
 //! for a call that failed `error.type` (the [`ErrorKind`](crate::ErrorKind)
-//! name) and `otel.status_code` (`error`). Inside it each attempt is a
-//! `roomchat.attempt` span (level INFO) with `otel.name` (`GET
-//! /consumer/api/v2/users`), `otel.kind` (`client`), `http.request.method`,
-//! `url.full` (credentials shown as `REDACTED`), `url.template`,
-//! `server.address`, `server.port`, `network.protocol.version`,
-//! `http.request.resend_count` (from the second attempt), and at its end
-//! `http.response.status_code`, `error.type` and `otel.status_code`. Every
-//! [`Event`] is a tracing event of target `roomchat` in the call's span,
-//! carrying the observer's line: DEBUG per attempt, WARN per retry, rate-limit
-//! wait and Redis failure. Without the feature all of this compiles to nothing.
+//! name), `otel.status_code` (`error`) and `otel.status_description` (as
+//! [`CallEnd::status_description`](crate::instrument::CallEnd::status_description)).
+//! Inside it each attempt is a `roomchat.attempt` span (level INFO) with
+//! `otel.name` (`GET /consumer/api/v2/users`), `otel.kind` (`client`),
+//! `http.request.method`, `url.full` (credentials shown as `REDACTED`),
+//! `url.template`, `server.address`, `server.port`,
+//! `network.protocol.version`, `http.request.resend_count` (from the second
+//! attempt), and at its end `http.response.status_code`, `error.type` (the
+//! status as text for an answer, else the error's kind), `roomchat.error.kind`
+//! and `otel.status_code`. Retries, rate-limit waits and failures of a budget
+//! in Redis are WARN events of the call's span named as the feature
+//! `opentelemetry` names its span events (`roomchat.retry`,
+//! `roomchat.rate_limit.wait`, `roomchat.budget.degraded`), with its
+//! attributes as fields and no message (a message would be their name in
+//! `tracing-opentelemetry`); each attempt's line of the observer is a DEBUG
+//! event of the call's span. Without the feature all of this compiles to
+//! nothing.
+//!
+//! What this route cannot give: metrics, and trace context on the wire (the
+//! OpenTelemetry context of a `tracing` span is held by `tracing-opentelemetry`,
+//! which only code depending on it and on `opentelemetry` can read).
 
 use crate::error::Error;
 use crate::send::observe::{Event, Level};
@@ -48,32 +60,51 @@ pub(crate) fn wants(#[allow(unused_variables)] level: Level) -> bool {
     }
 }
 
-/// `event` as a tracing event (inside the call's span).
+/// `event` as a tracing event (inside the call's span): an attempt's line as a
+/// DEBUG event; a retry, a rate-limit wait or a budget's failure as the WARN
+/// event named and filled as the feature `opentelemetry`'s span event.
 #[inline]
 pub(crate) fn event(#[allow(unused_variables)] event: &Event<'_>) {
     #[cfg(feature = "tracing")]
     {
-        let kind = match event.kind {
-            crate::send::observe::EventKind::Attempt => "attempt",
-            crate::send::observe::EventKind::Retry => "retry",
-            crate::send::observe::EventKind::RateLimitWait => "rate_limit_wait",
-            crate::send::observe::EventKind::BudgetDegraded => "budget_degraded",
-        };
-        let error = event.error.map(|e| e.kind().name());
-        let elapsed_ms = event.elapsed.as_secs_f64() * 1000.0;
-        let wait_ms = event.wait.map(|w| w.as_secs_f64() * 1000.0);
-        match event.level() {
-            Level::Debug => tracing::debug!(
+        use crate::send::instrument::RetryReason;
+        use crate::send::observe::EventKind;
+        let attempt = i64::from(event.attempt);
+        let status = event.status.map(i64::from);
+        let wait = event.wait.unwrap_or_default().as_secs_f64();
+        match event.kind {
+            EventKind::Attempt => tracing::event!(
                 target: "roomchat",
-                event = kind, attempt = event.attempt, status = event.status,
-                elapsed_ms, wait_ms, error,
+                tracing::Level::DEBUG,
+                roomchat.attempt = attempt,
+                http.response.status_code = status,
+                error.type = event.error.map(|e| e.kind().name()),
+                elapsed_ms = event.elapsed.as_secs_f64() * 1000.0,
                 "{event}"
             ),
-            Level::Warning => tracing::warn!(
+            EventKind::Retry => tracing::event!(
+                name: "roomchat.retry",
                 target: "roomchat",
-                event = kind, attempt = event.attempt, status = event.status,
-                elapsed_ms, wait_ms, error,
-                "{event}"
+                tracing::Level::WARN,
+                roomchat.attempt = attempt,
+                roomchat.retry.reason = event.error.map_or("other", |e| RetryReason::of(e).as_str()),
+                roomchat.wait.duration = wait,
+                http.response.status_code = status,
+            ),
+            EventKind::RateLimitWait => tracing::event!(
+                name: "roomchat.rate_limit.wait",
+                target: "roomchat",
+                tracing::Level::WARN,
+                roomchat.attempt = attempt,
+                roomchat.wait.duration = wait,
+            ),
+            EventKind::BudgetDegraded => tracing::event!(
+                name: "roomchat.budget.degraded",
+                target: "roomchat",
+                tracing::Level::WARN,
+                roomchat.attempt = attempt,
+                error.type = event.error.map(|e| e.kind().name()),
+                error.message = event.error.map(|e| e.message()),
             ),
         }
     }
@@ -87,12 +118,19 @@ mod with_tracing {
     use tracing::field::Empty;
 
     use super::*;
+    use crate::send::instrument::{attempt_error_type, status_description};
     use crate::send::observed::CallFacts;
 
-    /// One call's span, and the facts its attempts' spans show.
+    /// One call's span, the facts its attempts' spans show, and what it
+    /// records when it ends (each field once, as the feature `opentelemetry`
+    /// sets its attributes once).
     pub(crate) struct CallSpan<'a> {
         span: tracing::Span,
         facts: Option<CallFacts<'a>>,
+        attempts: Cell<u32>,
+        /// Whether the budget said the attempt under way waits (the time it
+        /// took to be admitted counts only then, as the feature `opentelemetry` counts it).
+        waiting: Cell<bool>,
         budget_wait: Cell<Duration>,
         retry_wait: Cell<Duration>,
     }
@@ -113,10 +151,11 @@ mod with_tracing {
                 otel.name = Empty,
                 otel.kind = "internal",
                 otel.status_code = Empty,
+                otel.status_description = Empty,
                 roomchat.operation = Empty,
                 roomchat.attempts = Empty,
-                roomchat.rate_limit.wait.duration = 0.0,
-                roomchat.retry.wait.duration = 0.0,
+                roomchat.rate_limit.wait.duration = Empty,
+                roomchat.retry.wait.duration = Empty,
                 error.type = Empty,
             );
             let facts = (!span.is_disabled()).then(|| CallFacts::new(client, request, raw));
@@ -128,6 +167,8 @@ mod with_tracing {
             CallSpan {
                 span,
                 facts,
+                attempts: Cell::new(0),
+                waiting: Cell::new(false),
                 budget_wait: Cell::new(Duration::ZERO),
                 retry_wait: Cell::new(Duration::ZERO),
             }
@@ -137,15 +178,15 @@ mod with_tracing {
             self.span.enter()
         }
 
-        pub(crate) fn attempt(&self, attempt: u32) {
-            self.span.record("roomchat.attempts", attempt);
-        }
+        /// Attempt `attempt` is about to wait for the budget (counted when it starts).
+        pub(crate) fn attempt(&self, _attempt: u32) {}
 
         /// The span of attempt `attempt`, starting now.
         pub(crate) fn attempt_start(&self, attempt: u32) -> AttemptSpan {
             let Some(facts) = &self.facts else {
                 return AttemptSpan(tracing::Span::none());
             };
+            self.attempts.set(attempt);
             let info = facts.info();
             let span = tracing::info_span!(
                 target: "roomchat",
@@ -158,14 +199,15 @@ mod with_tracing {
                 url.full = info.url_full(),
                 url.template = info.url_template,
                 server.address = info.server_address,
-                server.port = info.server_port,
+                server.port = i64::from(info.server_port),
                 network.protocol.version = info.protocol_version,
                 http.request.resend_count = Empty,
                 http.response.status_code = Empty,
                 error.type = Empty,
+                roomchat.error.kind = Empty,
             );
             if attempt > 1 {
-                span.record("http.request.resend_count", attempt - 1);
+                span.record("http.request.resend_count", i64::from(attempt - 1));
             }
             AttemptSpan(span)
         }
@@ -179,10 +221,11 @@ mod with_tracing {
         ) {
             let span = attempt.0;
             if let Some(status) = status {
-                span.record("http.response.status_code", status);
+                span.record("http.response.status_code", i64::from(status));
             }
             if let Some(error) = error {
-                span.record("error.type", error.kind().name());
+                span.record("error.type", attempt_error_type(status, error));
+                span.record("roomchat.error.kind", error.kind().name());
                 span.record("otel.status_code", "error");
             }
         }
@@ -190,39 +233,57 @@ mod with_tracing {
         /// The last answer's status (the attempt's span has it).
         pub(crate) fn status(&self, _status: u16) {}
 
-        /// Adds `wait` to the time the call waited for the rate-limit budget.
+        /// The budget says the attempt under way waits for a slot.
+        pub(crate) fn rate_limit_wait(&self) {
+            self.waiting.set(true);
+        }
+
+        /// The attempt under way was admitted by the budget after `wait`:
+        /// added to the time the call waited if the budget said it waits.
         pub(crate) fn waited_for_budget(&self, wait: Duration) {
-            add(
-                &self.span,
-                &self.budget_wait,
-                "roomchat.rate_limit.wait.duration",
-                wait,
-            );
+            if self.waiting.take() {
+                add(&self.budget_wait, wait);
+            }
         }
 
         /// Adds `wait` to the time the call slept before retries.
         pub(crate) fn waited_before_retry(&self, wait: Duration) {
-            add(
-                &self.span,
-                &self.retry_wait,
-                "roomchat.retry.wait.duration",
-                wait,
-            );
+            add(&self.retry_wait, wait);
         }
 
+        /// The call failed with `error` (as its caller gets it).
         pub(crate) fn failed(&self, error: &Error) {
             self.span.record("error.type", error.kind().name());
+            // The code first: `tracing-opentelemetry` takes the description as
+            // an error status, which a later code "error" would replace.
             self.span.record("otel.status_code", "error");
+            self.span.record(
+                "otel.status_description",
+                status_description(error).as_str(),
+            );
         }
     }
 
-    fn add(span: &tracing::Span, total: &Cell<Duration>, field: &str, wait: Duration) {
-        if wait.is_zero() {
-            return;
+    impl Drop for CallSpan<'_> {
+        /// The call's totals, once, as its span ends.
+        fn drop(&mut self) {
+            if self.facts.is_some() {
+                self.span
+                    .record("roomchat.attempts", i64::from(self.attempts.get()));
+                self.span.record(
+                    "roomchat.rate_limit.wait.duration",
+                    self.budget_wait.get().as_secs_f64(),
+                );
+                self.span.record(
+                    "roomchat.retry.wait.duration",
+                    self.retry_wait.get().as_secs_f64(),
+                );
+            }
         }
-        let sum = total.get().saturating_add(wait);
-        total.set(sum);
-        span.record(field, sum.as_secs_f64());
+    }
+
+    fn add(total: &Cell<Duration>, wait: Duration) {
+        total.set(total.get().saturating_add(wait));
     }
 }
 
@@ -271,6 +332,8 @@ mod without_tracing {
         }
         #[inline(always)]
         pub(crate) fn status(&self, _status: u16) {}
+        #[inline(always)]
+        pub(crate) fn rate_limit_wait(&self) {}
         #[inline(always)]
         pub(crate) fn waited_for_budget(&self, _wait: Duration) {}
         #[inline(always)]

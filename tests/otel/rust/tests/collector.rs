@@ -468,7 +468,12 @@ fn spans_and_metrics_reach_a_real_collector_over_otlp_with_no_secret() {
             Some(status.into())
         );
     }
-    assert_eq!(attempts[0].attr("error.type"), Some("rate_limited".into()));
+    // As HTTP client instrumentations put it: the status as text; roomchat's kind beside it.
+    assert_eq!(attempts[0].attr("error.type"), Some("429".into()));
+    assert_eq!(
+        attempts[0].attr("roomchat.error.kind"),
+        Some("rate_limited".into())
+    );
     assert_eq!(attempts[0].status_code, 2, "ERROR");
     assert_eq!(attempts[0].attr("http.request.resend_count"), None);
     assert_eq!(
