@@ -27,7 +27,8 @@ use std::sync::Mutex;
 use serde::Deserialize;
 
 use crate::declaration::{
-    pascal, read_table, snake, Declarations, Field, Operation, Param, Record,
+    pascal, read_table, snake, Declarations, Field, Location, Operation, Pages, Param, ParamKind,
+    Record, Retry, RetryWords,
 };
 use crate::text::wrap;
 use crate::GENERATED;
@@ -133,19 +134,17 @@ fn check(d: &Declarations) -> Result<(), String> {
     for op in generated_ops(d) {
         let at = |what: &str| format!("the C generator, operation {:?}: {what}", op.name);
         if typed_name(op).is_some()
-            && (has_params(op) || op.pages != "none" || !op.params.is_empty())
+            && (has_params(op) || op.pages != Pages::None || !op.params.is_empty())
         {
             return Err(at(
                 "`typed` (a typed function beside the published one) takes no params yet",
             ));
         }
-        if let Some(p) = argument_params(op)
-            .iter()
-            .find(|p| !matches!(p.kind.as_str(), "string" | "id"))
-        {
+        if let Some(p) = argument_params(op).iter().find(|p| !p.kind.is_text()) {
             return Err(at(&format!(
                 "the required param {:?} is a {}: only strings are C arguments yet",
-                p.name, p.kind
+                p.name,
+                p.kind.as_str()
             )));
         }
         if op
@@ -206,7 +205,7 @@ fn check(d: &Declarations) -> Result<(), String> {
 
 /// The generated operations that page: each gets an item iterator.
 fn paged_ops(d: &Declarations) -> impl Iterator<Item = &Operation> {
-    generated_ops(d).filter(|op| op.pages != "none")
+    generated_ops(d).filter(|op| op.pages != Pages::None)
 }
 
 /// The record a paged operation's pages list (the page record's list field).
@@ -297,15 +296,14 @@ fn doc(w: &mut String, indent: &str, marker: &str, text: &str) {
     }
 }
 
-fn retry_text(op: &Operation, never: &str) -> String {
-    match op.retry.as_str() {
-        "repeatable" => {
-            "Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.".into()
-        }
-        _ => format!(
-            "Never sent again after a 5xx, a timeout or a lost answer (a repeat could do it twice) unless {never}."
-        ),
-    }
+/// The retry sentence of C's and C++'s docs; `allows`: what allows a repeat.
+fn retry_text(op: &Operation, allows: &str) -> String {
+    op.retry.sentence(RetryWords {
+        label: true,
+        never: "Never",
+        timeout: true,
+        unless: &format!(" {} unless {allows}", Retry::REASON),
+    })
 }
 
 /// A named param's limits, as its docs state them.
@@ -351,7 +349,7 @@ fn rust(d: &Declarations, shaped: &[Shaped], enums: &[CEnum]) -> String {
     core_types.dedup();
     let any_json_param = generated_ops(d)
         .flat_map(optional_params)
-        .any(|p| p.kind == "json");
+        .any(|p| p.kind == ParamKind::Json);
     let any_params = generated_ops(d).any(has_params);
     let kinds: Vec<&str> = d
         .records
@@ -391,7 +389,7 @@ fn rust(d: &Declarations, shaped: &[Shaped], enums: &[CEnum]) -> String {
         glue.extend(["new_params", "params_arg", "set_param", "Params"]);
         if generated_ops(d)
             .flat_map(optional_params)
-            .any(|p| matches!(p.kind.as_str(), "string" | "id"))
+            .any(|p| p.kind.is_text())
         {
             glue.push("text_value");
         }
@@ -500,7 +498,7 @@ fn rust(d: &Declarations, shaped: &[Shaped], enums: &[CEnum]) -> String {
             rust_params(w, op);
         }
         rust_operation(w, op);
-        if op.pages != "none" {
+        if op.pages != Pages::None {
             rust_iter(w, op, page_item(d, op).expect("checked"));
         }
     }
@@ -1004,7 +1002,7 @@ fn rust_params(w: &mut String, op: &Operation) {
         // as for the arguments of the C functions (`roomchat_client_list_users`'s limit 0,
         // `roomchat_client_users_iter`'s page size 0): one rule for every listing in C,
         // where an integer cannot be left out.
-        let zero_unsets = p.kind == "integer" && p.min.is_some_and(|min| min > 0);
+        let zero_unsets = p.kind == ParamKind::Integer && p.min.is_some_and(|min| min > 0);
         let zero_note = if zero_unsets {
             match p.default_text() {
                 Some(default) => format!(
@@ -1015,21 +1013,21 @@ fn rust_params(w: &mut String, op: &Operation) {
         } else {
             String::new()
         };
-        let (c_type, takes, value) = match p.kind.as_str() {
-            "integer" => ("u64", zero_note.as_str(), "|| Ok(value)".to_owned()),
-            "boolean" => ("bool", "", "|| Ok(value)".to_owned()),
-            "switch" => (
+        let (c_type, takes, value) = match p.kind {
+            ParamKind::Integer => ("u64", zero_note.as_str(), "|| Ok(value)".to_owned()),
+            ParamKind::Boolean => ("bool", "", "|| Ok(value)".to_owned()),
+            ParamKind::Switch => (
                 "bool",
                 " (sent as `\"on\"` for true, `\"off\"` for false)",
                 "|| Ok(value)".to_owned(),
             ),
-            "json" => (
+            ParamKind::Json => (
                 "*const c_char",
                 ": JSON text (any JSON value, sent as given), NUL-terminated UTF-8, copied; text \
                  that is not JSON is `ROOMCHAT_RESULT_INVALID_ARGUMENT`",
                 format!("|| json_value(value, {name:?})"),
             ),
-            _ => (
+            ParamKind::String | ParamKind::Id => (
                 "*const c_char",
                 ": NUL-terminated UTF-8, copied",
                 format!("|| text_value(value, {name:?})"),
@@ -1175,7 +1173,7 @@ fn rust_operation(w: &mut String, op: &Operation) {
         retry_text(op, "`roomchat_client_options_set_retries` allows it")
     );
     for p in &arguments {
-        if p.location == "path" {
+        if p.location == Location::Path {
             text.push_str(&format!(
                 " `{}` (NUL-terminated UTF-8) is the path's `{{{}}}`.",
                 snake(&p.name),
@@ -1301,7 +1299,7 @@ fn hpp(d: &Declarations, shaped: &[Shaped], enums: &[CEnum]) -> String {
         }
         first = false;
         hpp_method(w, op);
-        if op.pages != "none" {
+        if op.pages != Pages::None {
             w.push('\n');
             hpp_iter_method(w, op);
         }
@@ -1433,17 +1431,17 @@ fn hpp_record(w: &mut String, record: &Record) {
 }
 
 fn cpp_param_type(p: &Param) -> &'static str {
-    match p.kind.as_str() {
-        "integer" => "std::optional<std::uint64_t>",
-        "boolean" | "switch" => "std::optional<bool>",
-        _ => "std::optional<std::string>",
+    match p.kind {
+        ParamKind::Integer => "std::optional<std::uint64_t>",
+        ParamKind::Boolean | ParamKind::Switch => "std::optional<bool>",
+        ParamKind::String | ParamKind::Id | ParamKind::Json => "std::optional<std::string>",
     }
 }
 
 /// An integer param whose least value is above 0 (a listing's `limit`): its C setter reads 0
 /// as "not set", so the C++ wrapper refuses a set 0 itself (`detail::check_minimum`).
 fn zero_refused(p: &Param) -> bool {
-    p.kind == "integer" && p.min.is_some_and(|min| min > 0)
+    p.kind == ParamKind::Integer && p.min.is_some_and(|min| min > 0)
 }
 
 fn hpp_params(w: &mut String, op: &Operation) {
@@ -1459,10 +1457,10 @@ fn hpp_params(w: &mut String, op: &Operation) {
     );
     let _ = writeln!(w, "struct {} {{", op.type_name());
     for p in optional_params(op) {
-        let kind = match p.kind.as_str() {
-            "json" => ", JSON text (any JSON value, sent as given)",
-            "switch" => ", sent as \"on\" or \"off\"",
-            _ => "",
+        let kind = match p.kind {
+            ParamKind::Json => ", JSON text (any JSON value, sent as given)",
+            ParamKind::Switch => ", sent as \"on\" or \"off\"",
+            ParamKind::String | ParamKind::Id | ParamKind::Integer | ParamKind::Boolean => "",
         };
         let mut text = format!("`{}`{}{kind}.", p.name, limits(p));
         if zero_refused(p) {
@@ -1471,7 +1469,7 @@ fn hpp_params(w: &mut String, op: &Operation) {
                 .default_text()
                 .map(|d| format!(" {d}"))
                 .unwrap_or_default();
-            let page = if op.pages != "none" {
+            let page = if op.pages != Pages::None {
                 ", an iterator's page size 200"
             } else {
                 ""
@@ -2136,7 +2134,7 @@ fn shaped_ops<'a>(d: &'a Declarations) -> Result<Vec<Shaped<'a>>, String> {
                 if group
                     .iter()
                     .filter_map(|g| op.params.iter().find(|p| &p.name == g))
-                    .any(|p| !matches!(p.kind.as_str(), "string" | "id"))
+                    .any(|p| !p.kind.is_text())
                 {
                     return Err(at(format!("{name}: only strings may be picked")));
                 }
@@ -2157,16 +2155,19 @@ fn shaped_ops<'a>(d: &'a Declarations) -> Result<Vec<Shaped<'a>>, String> {
                     kind: ArgKind::Extra,
                 }
             } else if let Some(p) = param {
-                let kind = match p.kind.as_str() {
-                    "string" | "id" => ArgKind::Text {
+                let kind = match p.kind {
+                    ParamKind::String | ParamKind::Id => ArgKind::Text {
                         required: p.required,
                     },
-                    "integer" => ArgKind::Integer {
+                    ParamKind::Integer => ArgKind::Integer {
                         wide: p.max.is_none_or(|max| max > u64::from(u32::MAX)),
                         zero_absent: p.min.is_some_and(|min| min > 0),
                     },
-                    other => {
-                        return Err(at(format!("{name}: a {other} argument has no C form yet")))
+                    other @ (ParamKind::Boolean | ParamKind::Switch | ParamKind::Json) => {
+                        return Err(at(format!(
+                            "{name}: a {} argument has no C form yet",
+                            other.as_str()
+                        )))
                     }
                 };
                 Arg {
@@ -2203,7 +2204,7 @@ fn shaped_ops<'a>(d: &'a Declarations) -> Result<Vec<Shaped<'a>>, String> {
         for p in op
             .params
             .iter()
-            .filter(|p| p.location != "path" && p.required)
+            .filter(|p| p.location != Location::Path && p.required)
         {
             if !arguments.contains(&p.name) {
                 return Err(at(format!(
@@ -2249,14 +2250,21 @@ fn c_type(arg: &Arg) -> &'static str {
 fn shaped_text(s: &Shaped, c: bool) -> String {
     let op = s.op;
     let mut text = op.summary.clone();
-    if op.auth == "public_key" {
-        text.push_str(if c {
-            " Authenticated by the **public** key (`roomchat_client_options_set_public_key`; \
-             without it `ROOMCHAT_RESULT_CONFIGURATION` and nothing is sent)."
-        } else {
-            " Authenticated by the public key (ClientOptions::public_key; without it \
-             ROOMCHAT_RESULT_CONFIGURATION, nothing sent)."
-        });
+    let key = if c {
+        op.auth.sentence(
+            "**public** key",
+            " (`roomchat_client_options_set_public_key`; without it \
+             `ROOMCHAT_RESULT_CONFIGURATION` and nothing is sent)",
+        )
+    } else {
+        op.auth.sentence(
+            "public key",
+            " (ClientOptions::public_key; without it ROOMCHAT_RESULT_CONFIGURATION, nothing sent)",
+        )
+    };
+    if let Some(key) = key {
+        text.push(' ');
+        text.push_str(&key);
     }
     text.push(' ');
     text.push_str(&retry_text(

@@ -188,7 +188,7 @@ fn read_of<'a>(
             _ if field.is_list() => Err("a page's list is read with \"len\" and \"get\"".into()),
             (kind, _) => Err(format!(
                 "a {} {kind:?} field has no C accessor here",
-                field.presence
+                field.presence.as_str()
             )),
         },
     }

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::declaration::{Answered, Declarations, Field, Model};
+use crate::declaration::{Answered, Declarations, Field, Model, Presence};
 use crate::rust_struct::{self, Member, Struct};
 use crate::text::line;
 use crate::GENERATED;
@@ -69,10 +69,12 @@ pub fn generate_views(d: &Declarations) -> Result<String, String> {
                 }
                 (kind, None) => return Err(at(format!("a {kind} field has no view form"))),
             };
-            let ty = match field.presence.as_str() {
-                "optional" => format!("Option<{ty}>"),
-                "required" => ty,
-                other => return Err(at(format!("a {other} field has no view form"))),
+            let ty = match field.presence {
+                Presence::Optional => format!("Option<{ty}>"),
+                Presence::Required => ty,
+                other @ (Presence::Defaulted | Presence::Nullable) => {
+                    return Err(at(format!("a {} field has no view form", other.as_str())))
+                }
             };
             if field.secret {
                 return Err(at("a secret field has no view form".into()));
@@ -246,7 +248,7 @@ fn emit_struct(w: &mut String, model: &Model) {
         .iter()
         .map(|field| {
             let mut member = Member::of(field, field_type(field));
-            if field.presence == "optional" {
+            if field.presence == Presence::Optional {
                 member
                     .serde
                     .push("skip_serializing_if = \"Option::is_none\"".to_owned());
@@ -285,10 +287,9 @@ fn emit_struct(w: &mut String, model: &Model) {
 fn emit_decode(w: &mut String, mac: &str, ty: &str, model: &Model) {
     line(w, &format!("{mac}!({ty}, {:?}, {{", model.what));
     for field in &model.fields {
-        let how = if field.presence == "required" {
-            "required"
-        } else {
-            "optional"
+        let how = match field.presence {
+            Presence::Required => "required",
+            Presence::Optional | Presence::Defaulted | Presence::Nullable => "optional",
         };
         let via = via(field).map_or(String::new(), |v| format!(" via {v}"));
         line(
@@ -318,10 +319,9 @@ fn emit_decoded(w: &mut String, model: &Model, d: &Declarations) {
     } else if let Some(success) = model.fields.iter().find(|f| f.name == "success") {
         line(
             w,
-            if success.presence == "optional" || success.presence == "nullable" {
-                "        self.success != Some(true)"
-            } else {
-                "        !self.success"
+            match success.presence {
+                Presence::Optional | Presence::Nullable => "        self.success != Some(true)",
+                Presence::Required | Presence::Defaulted => "        !self.success",
             },
         );
     } else {

@@ -15,7 +15,7 @@
 use std::collections::BTreeSet;
 
 use crate::core_rs::{rust_shape, RustField};
-use crate::declaration::{pascal, snake, Choice, Declarations, Operation, Param};
+use crate::declaration::{pascal, snake, Choice, Declarations, Operation, Param, ParamKind};
 use crate::text::{doc_lines, line};
 use crate::GENERATED;
 
@@ -182,11 +182,18 @@ fn emit_struct(
             Member::Extra => "Map<String, Value>".to_owned(),
             Member::Choice(choice) => pascal(&choice.name),
             Member::Param(p) => {
-                let scalar = match (p.kind.as_str(), &field.ty) {
-                    ("integer", Some(ty)) => ty.clone(),
-                    ("integer", None) => "u64".into(),
-                    ("string" | "id", None) if p.required => "String".into(),
-                    (kind, _) => return Err(format!("field {:?}: a {kind} param", field.name)),
+                let scalar = match (p.kind, &field.ty) {
+                    (ParamKind::Integer, Some(ty)) => ty.clone(),
+                    (ParamKind::Integer, None) => "u64".into(),
+                    (ParamKind::String | ParamKind::Id, None) if p.required => "String".into(),
+                    (
+                        kind @ (ParamKind::String
+                        | ParamKind::Id
+                        | ParamKind::Boolean
+                        | ParamKind::Switch
+                        | ParamKind::Json),
+                        _,
+                    ) => return Err(format!("field {:?}: a {} param", field.name, kind.as_str())),
                 };
                 if let Some(c) = &field.max {
                     let max = p.max.ok_or_else(|| {

@@ -7,7 +7,10 @@ use std::fmt::Write;
 
 use serde::Deserialize;
 
-use crate::declaration::{read_table, snake, Declarations, Field, Operation, Param, Record};
+use crate::declaration::{
+    read_table, snake, Auth, Declarations, Field, Location, Operation, Pages, Param, ParamKind,
+    Record, Retry, RetryWords,
+};
 use crate::rust_struct::{self, Member, Struct};
 use crate::text::{line, wrap};
 use crate::GENERATED;
@@ -257,20 +260,20 @@ fn spec(w: &mut String, op: &Operation, d: &Declarations) {
     line(w, &format!("    family: {:?},", op.family));
     line(w, &format!("    method: {:?},", op.method));
     line(w, &format!("    path: {:?},", op.path));
-    let auth = match op.auth.as_str() {
-        "public_key" => "PublicKey",
-        _ => "PrivateKey",
+    let auth = match op.auth {
+        Auth::PrivateKey => "PrivateKey",
+        Auth::PublicKey => "PublicKey",
     };
     line(w, &format!("    auth: RawAuth::{auth},"));
-    let retry = match op.retry.as_str() {
-        "repeatable" => "Repeatable",
-        _ => "Never",
+    let retry = match op.retry {
+        Retry::Repeatable => "Repeatable",
+        Retry::Never => "Never",
     };
     line(w, &format!("    retry: RetryClass::{retry},"));
-    let pages = match op.pages.as_str() {
-        "total" => "Total",
-        "total_records" => "TotalRecords",
-        _ => "None",
+    let pages = match op.pages {
+        Pages::None => "None",
+        Pages::Total => "Total",
+        Pages::TotalRecords => "TotalRecords",
     };
     line(w, &format!("    pages: Paging::{pages},"));
     line(w, &format!("    result: {:?},", op.rust_result()));
@@ -326,18 +329,18 @@ fn camel(snake: &str) -> String {
 }
 
 fn param(w: &mut String, p: &Param) {
-    let location = match p.location.as_str() {
-        "path" => "Path",
-        "query" => "Query",
-        _ => "Body",
+    let location = match p.location {
+        Location::Path => "Path",
+        Location::Query => "Query",
+        Location::Body => "Body",
     };
-    let kind = match p.kind.as_str() {
-        "id" => "Id",
-        "integer" => "Integer",
-        "boolean" => "Boolean",
-        "switch" => "Switch",
-        "json" => "Json",
-        _ => "String",
+    let kind = match p.kind {
+        ParamKind::String => "String",
+        ParamKind::Id => "Id",
+        ParamKind::Integer => "Integer",
+        ParamKind::Boolean => "Boolean",
+        ParamKind::Switch => "Switch",
+        ParamKind::Json => "Json",
     };
     let opt = |v: Option<u64>| v.map_or("None".to_owned(), |n| format!("Some({n})"));
     line(w, "        ParamSpec {");
@@ -377,10 +380,10 @@ fn json_params_doc(op: &Operation) -> String {
             part.push('?');
         }
         let mut notes = Vec::new();
-        match p.kind.as_str() {
-            "switch" => notes.push("a boolean, sent as `\"on\"`/`\"off\"`".to_owned()),
-            "json" => notes.push("any JSON".to_owned()),
-            _ => {}
+        match p.kind {
+            ParamKind::Switch => notes.push("a boolean, sent as `\"on\"`/`\"off\"`".to_owned()),
+            ParamKind::Json => notes.push("any JSON".to_owned()),
+            ParamKind::String | ParamKind::Id | ParamKind::Integer | ParamKind::Boolean => {}
         }
         if let (Some(min), Some(max)) = (p.min, p.max) {
             notes.push(format!("{min} to {max}"));
@@ -613,11 +616,11 @@ fn method_args<'a>(
 
 /// The type of a parameter the method takes as its own argument.
 fn argument_type(p: &Param) -> &'static str {
-    match p.kind.as_str() {
-        "integer" => "u64",
-        "boolean" | "switch" => "bool",
-        "json" => "&Value",
-        _ => "&str",
+    match p.kind {
+        ParamKind::Integer => "u64",
+        ParamKind::Boolean | ParamKind::Switch => "bool",
+        ParamKind::Json => "&Value",
+        ParamKind::String | ParamKind::Id => "&str",
     }
 }
 
@@ -711,7 +714,7 @@ pub fn generate_methods(d: &Declarations) -> Result<String, String> {
 /// `Client::<name>_pages`): a newer listing that pages; the older `list_users`
 /// keeps its own (`users()`, `user_pages()`).
 fn is_paged(op: &Operation) -> bool {
-    op.pages != "none" && !op.is_older()
+    op.pages != Pages::None && !op.is_older()
 }
 
 /// `Client::<name>_pages` and `Client::iter_<name>`: the generic iterators
@@ -721,12 +724,14 @@ fn emit_paging_methods(w: &mut String, op: &Operation) -> Result<(), String> {
     let limit = op
         .params
         .iter()
-        .find(|p| p.name == "limit" && p.location == "query" && p.kind == "integer")
+        .find(|p| {
+            p.name == "limit" && p.location == Location::Query && p.kind == ParamKind::Integer
+        })
         .ok_or_else(|| at("a listing that pages needs an integer query param `limit`"))?;
     if !op
         .params
         .iter()
-        .any(|p| p.name == "skip" && p.location == "query" && p.kind == "integer")
+        .any(|p| p.name == "skip" && p.location == Location::Query && p.kind == ParamKind::Integer)
     {
         return Err(at(
             "a listing that pages needs an integer query param `skip`",
@@ -843,9 +848,10 @@ fn emit_page_impl(w: &mut String, op: &Operation, d: &Declarations) -> Result<()
     let [items] = lists.as_slice() else {
         return Err(at("a page record has exactly one list of records"));
     };
-    let total_name = match op.pages.as_str() {
-        "total" => "total",
-        _ => "totalRecords",
+    let total_name = match op.pages {
+        Pages::Total => "total",
+        Pages::TotalRecords => "totalRecords",
+        Pages::None => return Err(at("an operation that does not page has no page")),
     };
     let total = record
         .fields
@@ -880,11 +886,11 @@ fn emit_page_impl(w: &mut String, op: &Operation, d: &Declarations) -> Result<()
 
 /// The Rust type of a parameter's value, and what its setter takes.
 fn param_type(p: &Param) -> (&'static str, &'static str) {
-    match p.kind.as_str() {
-        "integer" => ("u64", "u64"),
-        "boolean" | "switch" => ("bool", "bool"),
-        "json" => ("Value", "impl Into<Value>"),
-        _ => ("String", "impl Into<String>"),
+    match p.kind {
+        ParamKind::Integer => ("u64", "u64"),
+        ParamKind::Boolean | ParamKind::Switch => ("bool", "bool"),
+        ParamKind::Json => ("Value", "impl Into<Value>"),
+        ParamKind::String | ParamKind::Id => ("String", "impl Into<String>"),
     }
 }
 
@@ -1023,10 +1029,10 @@ fn emit_params(w: &mut String, op: &Operation) {
             );
         } else {
             // A JSON value goes in as it is (`.into()` would convert it to itself).
-            let value = match param_type(p).0 {
-                "u64" | "bool" => "(*value).into()",
-                "Value" => "value.clone()",
-                _ => "value.clone().into()",
+            let value = match p.kind {
+                ParamKind::Integer | ParamKind::Boolean | ParamKind::Switch => "(*value).into()",
+                ParamKind::Json => "value.clone()",
+                ParamKind::String | ParamKind::Id => "value.clone().into()",
             };
             line(w, &format!("        if let Some(value) = &self.{name} {{"));
             line(
@@ -1043,14 +1049,15 @@ fn emit_params(w: &mut String, op: &Operation) {
 /// The method's doc: what it does, how it is sent, and its example.
 fn method_doc(w: &mut String, op: &Operation, shape: &RustShape) {
     let mut doc = op.summary.clone();
-    if op.auth == "public_key" {
-        doc.push_str(" Authenticated by the public key ([`ClientBuilder::public_key`](crate::ClientBuilder::public_key); without one, [`ErrorKind::Configuration`](crate::ErrorKind::Configuration) and nothing is sent).");
+    if let Some(key) = op.auth.sentence("public key", " ([`ClientBuilder::public_key`](crate::ClientBuilder::public_key); without one, [`ErrorKind::Configuration`](crate::ErrorKind::Configuration) and nothing is sent)") {
+        doc.push(' ');
+        doc.push_str(&key);
     }
     let mut paragraphs = vec![
         doc,
         format!("`{} {}`. {}", op.method, op.path, retry_doc(op)),
     ];
-    if op.pages != "none" && !op.is_older() {
+    if op.pages != Pages::None && !op.is_older() {
         paragraphs.push(format!(
             "Every page in turn: [`Client::{0}_pages`]; every item: [`Client::iter_{0}`].",
             op.name
@@ -1131,11 +1138,17 @@ fn error_kind_link(kind: &str) -> String {
     format!("[`ErrorKind::{variant}`](crate::ErrorKind::{variant})")
 }
 
-fn retry_doc(op: &Operation) -> &'static str {
-    match op.retry.as_str() {
-        "repeatable" => "Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.",
-        _ => "Never sent again after a 5xx, a timeout or a lost answer (a repeat could do it twice), unless the client allows it ([`ClientBuilder::retry_non_idempotent`](crate::ClientBuilder::retry_non_idempotent)).",
-    }
+/// The retry sentence of a method's doc.
+fn retry_doc(op: &Operation) -> String {
+    op.retry.sentence(RetryWords {
+        label: true,
+        never: "Never",
+        timeout: true,
+        unless: &format!(
+            " {}, unless the client allows it ([`ClientBuilder::retry_non_idempotent`](crate::ClientBuilder::retry_non_idempotent))",
+            Retry::REASON
+        ),
+    })
 }
 
 /// The JSON params of a call, built from the method's arguments (`json`).
@@ -1155,9 +1168,13 @@ fn emit_json_params(
     }
     line(w, "        let mut map = Map::new();");
     for p in positional {
-        let value = match p.kind.as_str() {
-            "json" => format!("{}.clone()", snake(&p.name)),
-            _ => format!("{}.into()", snake(&p.name)),
+        let value = match p.kind {
+            ParamKind::Json => format!("{}.clone()", snake(&p.name)),
+            ParamKind::String
+            | ParamKind::Id
+            | ParamKind::Integer
+            | ParamKind::Boolean
+            | ParamKind::Switch => format!("{}.into()", snake(&p.name)),
         };
         line(
             w,

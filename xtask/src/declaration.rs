@@ -103,12 +103,8 @@ pub struct Field {
     pub secret: bool,
     /// A model's field (`[[model]]`): optional (the default), required,
     /// defaulted or nullable.
-    #[serde(default = "optional")]
-    pub presence: String,
-}
-
-fn optional() -> String {
-    "optional".into()
+    #[serde(default)]
+    pub presence: Presence,
 }
 
 /// A language's table of an operation or a model (`[operation.c]`,
@@ -169,7 +165,10 @@ impl Field {
     /// Whether core holds a model's field as an `Option` (every field but a
     /// required or defaulted one): absent in every language's form of it.
     pub fn is_optional(&self) -> bool {
-        !matches!(self.presence.as_str(), "required" | "defaulted")
+        match self.presence {
+            Presence::Required | Presence::Defaulted => false,
+            Presence::Optional | Presence::Nullable => true,
+        }
     }
 }
 
@@ -194,12 +193,12 @@ pub struct Operation {
     pub family: String,
     pub method: String,
     pub path: String,
-    #[serde(default = "private_key")]
-    pub auth: String,
-    pub retry: String,
+    #[serde(default)]
+    pub auth: Auth,
+    pub retry: Retry,
     pub result: String,
-    #[serde(default = "no_pages")]
-    pub pages: String,
+    #[serde(default)]
+    pub pages: Pages,
     #[serde(default)]
     pub params: Vec<Param>,
     #[serde(default)]
@@ -293,9 +292,26 @@ impl Operation {
 pub struct ExtraField {
     /// The wire name.
     pub name: String,
-    /// `string` or `json`.
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: ExtraKind,
+}
+
+/// The type of an [`ExtraField`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExtraKind {
+    String,
+    Json,
+}
+
+impl ExtraKind {
+    /// The param type of the same values.
+    pub fn param_kind(self) -> ParamKind {
+        match self {
+            ExtraKind::String => ParamKind::String,
+            ExtraKind::Json => ParamKind::Json,
+        }
+    }
 }
 
 /// An error an operation's docs name: its kind (core's `ErrorKind::as_str`) and when.
@@ -316,15 +332,208 @@ pub const DECLARED_ERROR_KINDS: [&str; 5] = [
     "validation",
 ];
 
+/// How an operation authenticates (`auth`): the private key in the query's
+/// `auth` (the default), or the public key in its `publicKey`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Auth {
+    #[default]
+    PrivateKey,
+    PublicKey,
+}
+
+impl Auth {
+    /// The sentence an operation's doc says of its key, in every language
+    /// (`None` for the private key, every other call's): `Authenticated by the
+    /// {key}{how}.`, with `key` the language's name of it (`public key`, C's
+    /// `**public** key`, Node's `account's public key`) and `how` how it is
+    /// given and what a call without it does (empty in the guides' tables).
+    pub fn sentence(self, key: &str, how: &str) -> Option<String> {
+        match self {
+            Auth::PrivateKey => None,
+            Auth::PublicKey => Some(format!("Authenticated by the {key}{how}.")),
+        }
+    }
+}
+
+/// Whether an operation is sent again after a failure that may have reached
+/// the service (`retry`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Retry {
+    /// Sent again after a 5xx, a timeout or a lost answer, as a GET is.
+    Repeatable,
+    /// A repeat could create or post twice: sent again only when nothing can
+    /// have reached the service, or when the client allows it.
+    Never,
+}
+
+/// What one language's doc says of a retry class where the languages' words
+/// differ today (each generator's output is kept byte for byte; making them
+/// agree changes every generated file, a task of its own).
+#[derive(Debug, Clone, Copy)]
+pub struct RetryWords<'a> {
+    /// Whether the repeatable sentence opens with `Repeatable: ` (every
+    /// language but Python).
+    pub label: bool,
+    /// The first word of the never sentence: `Never`, or Node's `Not`.
+    pub never: &'a str,
+    /// Whether the never sentence names the timeout among the failures
+    /// (every language but Python).
+    pub timeout: bool,
+    /// What follows the failures up to the period: the opt-in (`unless …`)
+    /// and the reason ([`Retry::REASON`]), in the language's order and
+    /// punctuation.
+    pub unless: &'a str,
+}
+
+impl Retry {
+    /// The failures after which a repeatable operation is sent again.
+    pub const AFTER: &'static str = "after a 5xx, a timeout or a lost answer";
+    /// Why a `never` operation is not sent again.
+    pub const REASON: &'static str = "(a repeat could do it twice)";
+
+    /// As the declarations write it (`repeatable`), as OpenAPI's `x-retry`
+    /// and the guides' tables show it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Retry::Repeatable => "repeatable",
+            Retry::Never => "never",
+        }
+    }
+
+    /// The sentence an operation's doc says of its retry class, in every
+    /// language, with `words` what that language's differs by.
+    pub fn sentence(self, words: RetryWords) -> String {
+        match self {
+            Retry::Repeatable => format!(
+                "{}ent again {}, as a GET is.",
+                if words.label { "Repeatable: s" } else { "S" },
+                Self::AFTER
+            ),
+            Retry::Never => format!(
+                "{} sent again {}{}.",
+                words.never,
+                if words.timeout {
+                    Self::AFTER
+                } else {
+                    "after a 5xx or a lost answer"
+                },
+                words.unless
+            ),
+        }
+    }
+}
+
+/// How a listing pages (`pages`): not at all, by `total`/`limit`/`skip`/`data`,
+/// or by `totalRecords`/`count`/`limit`/`skip`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pages {
+    #[default]
+    None,
+    Total,
+    TotalRecords,
+}
+
+impl Pages {
+    /// As the declarations write it (`total_records`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Pages::None => "none",
+            Pages::Total => "total",
+            Pages::TotalRecords => "total_records",
+        }
+    }
+}
+
+/// Whether a model's field is always there (`presence`): optional (the
+/// default), required, defaulted (absent: its type's default) or nullable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Presence {
+    #[default]
+    Optional,
+    Required,
+    Defaulted,
+    Nullable,
+}
+
+impl Presence {
+    /// As the declarations write it (`defaulted`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Presence::Optional => "optional",
+            Presence::Required => "required",
+            Presence::Defaulted => "defaulted",
+            Presence::Nullable => "nullable",
+        }
+    }
+}
+
+/// A param's `type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParamKind {
+    String,
+    /// A string that must not be empty.
+    Id,
+    Integer,
+    Boolean,
+    /// A boolean for the caller, sent as `"on"`/`"off"`.
+    Switch,
+    /// Any JSON value, sent as given.
+    Json,
+}
+
+impl ParamKind {
+    /// As the declarations write it (`switch`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ParamKind::String => "string",
+            ParamKind::Id => "id",
+            ParamKind::Integer => "integer",
+            ParamKind::Boolean => "boolean",
+            ParamKind::Switch => "switch",
+            ParamKind::Json => "json",
+        }
+    }
+
+    /// A string (`string` or `id`).
+    pub fn is_text(self) -> bool {
+        matches!(self, ParamKind::String | ParamKind::Id)
+    }
+}
+
+/// Where a param is sent (`in`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Location {
+    Path,
+    Query,
+    Body,
+}
+
+impl Location {
+    /// As the declarations (and OpenAPI) write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Location::Path => "path",
+            Location::Query => "query",
+            Location::Body => "body",
+        }
+    }
+}
+
 /// One parameter.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Param {
     pub name: String,
     #[serde(rename = "in")]
-    pub location: String,
+    pub location: Location,
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: ParamKind,
     #[serde(default)]
     pub required: bool,
     pub min: Option<u64>,
@@ -333,14 +542,6 @@ pub struct Param {
     #[serde(default)]
     pub choices: Vec<String>,
     pub default: Option<toml::Value>,
-}
-
-fn private_key() -> String {
-    "private_key".into()
-}
-
-fn no_pages() -> String {
-    "none".into()
 }
 
 impl Operation {
@@ -388,7 +589,7 @@ impl Operation {
     pub fn named_params(&self) -> Vec<&Param> {
         self.params
             .iter()
-            .filter(|p| p.location != "path" || !p.required)
+            .filter(|p| p.location != Location::Path || !p.required)
             .collect()
     }
 
@@ -404,7 +605,7 @@ impl Operation {
         params.extend(
             self.params
                 .iter()
-                .filter(|p| p.required && p.location != "path"),
+                .filter(|p| p.required && p.location != Location::Path),
         );
         params
     }
@@ -447,9 +648,10 @@ impl Param {
     /// its limits and among its choices (`Err` says why not). Core checks a
     /// given value the same way (`ParamSpec::check`).
     fn check_default(&self, default: &toml::Value) -> Result<(), String> {
-        match (self.kind.as_str(), default) {
-            ("string" | "id", toml::Value::String(text)) => {
-                if self.kind == "id" && text.is_empty() {
+        let kind = self.kind;
+        match (kind, default) {
+            (ParamKind::String | ParamKind::Id, toml::Value::String(text)) => {
+                if kind == ParamKind::Id && text.is_empty() {
                     return Err("\"\" is empty, and an id must not be".into());
                 }
                 if let Some(max) = self.max_len {
@@ -465,18 +667,31 @@ impl Param {
                 }
                 Ok(())
             }
-            ("integer", toml::Value::Integer(n)) => {
+            (ParamKind::Integer, toml::Value::Integer(n)) => {
                 let (min, max) = (self.min.unwrap_or(0), self.max.unwrap_or(u64::MAX));
                 match u64::try_from(*n) {
                     Ok(n) if (min..=max).contains(&n) => Ok(()),
                     _ => Err(format!("{n} is outside {min} to {max}")),
                 }
             }
-            ("boolean" | "switch", toml::Value::Boolean(_)) | ("json", _) => Ok(()),
-            (kind, toml::Value::String(text)) => Err(format!("{text:?} is not of its type {kind}")),
-            (kind, toml::Value::Integer(n)) => Err(format!("{n} is not of its type {kind}")),
-            (kind, toml::Value::Boolean(b)) => Err(format!("{b} is not of its type {kind}")),
-            (kind, value) => Err(format!("{value:?} is not of its type {kind}")),
+            (ParamKind::Boolean | ParamKind::Switch, toml::Value::Boolean(_))
+            | (ParamKind::Json, _) => Ok(()),
+            (
+                ParamKind::String
+                | ParamKind::Id
+                | ParamKind::Integer
+                | ParamKind::Boolean
+                | ParamKind::Switch,
+                value,
+            ) => {
+                let kind = kind.as_str();
+                Err(match value {
+                    toml::Value::String(text) => format!("{text:?} is not of its type {kind}"),
+                    toml::Value::Integer(n) => format!("{n} is not of its type {kind}"),
+                    toml::Value::Boolean(b) => format!("{b} is not of its type {kind}"),
+                    value => format!("{value:?} is not of its type {kind}"),
+                })
+            }
         }
     }
 
@@ -540,14 +755,15 @@ impl Declarations {
     /// declaration order (the command line's CSV columns): the fields of the
     /// record of its page's one list of records; none when it does not page.
     pub fn item_fields(&self, op: &Operation) -> Result<Vec<String>, String> {
-        if op.pages == "none" {
+        if op.pages == Pages::None {
             return Ok(Vec::new());
         }
         let page = op.result_record();
         let at = |what: &str| {
             format!(
                 "api/operations.toml, operation {:?} (pages {:?}, result {page:?}): {what}",
-                op.name, op.pages
+                op.name,
+                op.pages.as_str()
             )
         };
         if let Some(model) = self.models.iter().find(|m| m.name == page) {
@@ -638,13 +854,7 @@ fn check_models(declarations: &Declarations) -> Result<(), String> {
             );
             check_field(field, &mut names, &models, "model", &MODEL_TYPES)
                 .map_err(|why| format!("{at}: {why}"))?;
-            if !matches!(
-                field.presence.as_str(),
-                "optional" | "required" | "defaulted" | "nullable"
-            ) {
-                return Err(format!("{at}: presence {:?}", field.presence));
-            }
-            if field.secret && (field.kind != "string" || field.presence == "optional") {
+            if field.secret && (field.kind != "string" || field.presence == Presence::Optional) {
                 return Err(format!(
                     "{at}: a model's secret is a string that is not optional"
                 ));
@@ -691,7 +901,7 @@ fn check_enums(declarations: &Declarations) -> Result<(), String> {
             let param = |name: &str| op.params.iter().find(|p| p.name == name);
             for v in variants {
                 if let Some(carried) = &v.carries {
-                    if !param(carried).is_some_and(|p| matches!(p.kind.as_str(), "string" | "id")) {
+                    if !param(carried).is_some_and(|p| p.kind.is_text()) {
                         return Err(at(format!(
                             "variant {}: carries {carried:?}, not a string param",
                             v.name
@@ -741,11 +951,45 @@ fn check_enums(declarations: &Declarations) -> Result<(), String> {
     Ok(())
 }
 
+/// The error of declarations serde refused (a key's value none of those
+/// allowed, a key unknown, one missing), naming the operation, model or record
+/// it is in (`api/operations.toml, operation "x": unknown variant …, expected
+/// one of …`), followed by the parser's own, which shows the line.
+fn refused(text: &str, error: &toml::de::Error) -> String {
+    let whole = format!("api/operations.toml: {error}");
+    let Ok(table) = text.parse::<toml::Table>() else {
+        return whole;
+    };
+    let name = |item: &toml::Table| {
+        item.get("name")
+            .and_then(toml::Value::as_str)
+            .unwrap_or("(no name)")
+            .to_owned()
+    };
+    let first = |key: &str, read: &dyn Fn(toml::Table) -> Option<String>| {
+        table
+            .get(key)
+            .and_then(toml::Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(toml::Value::as_table)
+            .find_map(|item| {
+                read(item.clone())
+                    .map(|why| format!("api/operations.toml, {key} {:?}: {why}", name(item)))
+            })
+    };
+    let why = |e: toml::de::Error| e.message().trim_end().to_owned();
+    first("operation", &|t| t.try_into::<Operation>().err().map(why))
+        .or_else(|| first("record", &|t| t.try_into::<Record>().err().map(why)))
+        .or_else(|| first("model", &|t| t.try_into::<Model>().err().map(why)))
+        .map(|named| format!("{named}\n{whole}"))
+        .unwrap_or(whole)
+}
+
 /// Reads and checks the declarations: every mistake the generators would
 /// otherwise turn into code that does not compile, or worse, that does.
 pub fn load(text: &str) -> Result<Declarations, String> {
-    let declarations: Declarations =
-        toml::from_str(text).map_err(|e| format!("api/operations.toml: {e}"))?;
+    let declarations: Declarations = toml::from_str(text).map_err(|e| refused(text, &e))?;
     let mut names = HashSet::new();
     for op in &declarations.operations {
         let at = |what: String| format!("api/operations.toml, operation {:?}: {what}", op.name);
@@ -767,15 +1011,6 @@ pub fn load(text: &str) -> Result<Declarations, String> {
         if !op.path.starts_with('/') || op.path.contains(['?', '#', ' ']) {
             return Err(at(format!("path {:?}", op.path)));
         }
-        if !matches!(op.auth.as_str(), "private_key" | "public_key") {
-            return Err(at(format!("auth {:?}", op.auth)));
-        }
-        if !matches!(op.retry.as_str(), "repeatable" | "never") {
-            return Err(at(format!("retry {:?}", op.retry)));
-        }
-        if !matches!(op.pages.as_str(), "none" | "total" | "total_records") {
-            return Err(at(format!("pages {:?}", op.pages)));
-        }
         if let Some(builder) = &op.builder {
             if builder != "hand-written" {
                 return Err(at(format!("builder {builder:?}")));
@@ -786,16 +1021,7 @@ pub fn load(text: &str) -> Result<Declarations, String> {
             if !params.insert(p.name.as_str()) {
                 return Err(at(format!("param {:?} declared twice", p.name)));
             }
-            if !matches!(p.location.as_str(), "path" | "query" | "body") {
-                return Err(at(format!("param {:?}: in {:?}", p.name, p.location)));
-            }
-            if !matches!(
-                p.kind.as_str(),
-                "string" | "id" | "integer" | "boolean" | "switch" | "json"
-            ) {
-                return Err(at(format!("param {:?}: type {:?}", p.name, p.kind)));
-            }
-            let integer = p.kind == "integer";
+            let integer = p.kind == ParamKind::Integer;
             if (p.min.is_some() || p.max.is_some()) && !integer {
                 return Err(at(format!("param {:?}: min/max are for integers", p.name)));
             }
@@ -805,14 +1031,14 @@ pub fn load(text: &str) -> Result<Declarations, String> {
                     p.name
                 )));
             }
-            if p.location == "path" && !op.path.contains(&format!("{{{}}}", p.name)) {
+            if p.location == Location::Path && !op.path.contains(&format!("{{{}}}", p.name)) {
                 return Err(at(format!("path param {:?} is not in the path", p.name)));
             }
             if let Some(default) = &p.default {
                 p.check_default(default)
                     .map_err(|why| at(format!("param {:?}: default {why}", p.name)))?;
             }
-            if p.location == "path" && !p.required && p.default.is_none() {
+            if p.location == Location::Path && !p.required && p.default.is_none() {
                 return Err(at(format!(
                     "path param {:?} needs required = true or a default",
                     p.name
@@ -823,7 +1049,7 @@ pub fn load(text: &str) -> Result<Declarations, String> {
             if !op
                 .params
                 .iter()
-                .any(|p| p.name == name && p.location == "path")
+                .any(|p| p.name == name && p.location == Location::Path)
             {
                 return Err(at(format!("the path's {{{name}}} is not a path param")));
             }
@@ -872,10 +1098,10 @@ pub fn load(text: &str) -> Result<Declarations, String> {
             if field.secret && field.kind != "string" {
                 return Err(format!("{at}: only a string field may be secret"));
             }
-            if field.presence != "optional" {
+            if field.presence != Presence::Optional {
                 return Err(format!(
                     "{at}: presence {:?} is for a [[model]]: a record's every field is optional",
-                    field.presence
+                    field.presence.as_str()
                 ));
             }
         }
@@ -1044,7 +1270,7 @@ result = "Thing"
         for (field, why) in [
             (
                 r#"{ name = "n", type = "unsigned", presence = "sometimes", doc = "N." }"#,
-                r#"presence "sometimes""#,
+                "unknown variant `sometimes`",
             ),
             (
                 r#"{ name = "n", type = "u32", doc = "N." }"#,
@@ -1184,6 +1410,102 @@ variants = [ { name = "ThingId", carries = "thingId", doc = "I." }, { name = "Th
             let refused = with(&form_now, &by_now).err().unwrap_or_default();
             assert!(refused.contains(why), "{form_now}\n{by_now}\n{refused}");
         }
+    }
+
+    /// A value of a closed key that is none of those allowed (a new retry
+    /// class, a misspelt type) is refused by serde, naming the operation, model
+    /// or record it is in and the values allowed, never read as a fallback.
+    #[test]
+    fn a_value_outside_a_keys_allowed_ones_names_where_and_what_is_allowed() {
+        let op = |keys: &str, param: &str| {
+            load(&format!(
+                r#"
+[[operation]]
+name = "list_things"
+summary = "Things."
+method = "GET"
+path = "/v2/things"
+{keys}
+result = "Thing"
+params = [ {param} ]
+
+[[record]]
+name = "Thing"
+doc = "A thing."
+fields = [ {{ name = "n", type = "integer", doc = "N." }} ]
+"#
+            ))
+        };
+        let param = r#"{ name = "limit", in = "query", type = "integer" }"#;
+        op(r#"retry = "repeatable""#, param).unwrap();
+        for (keys, param, why) in [
+            (
+                r#"retry = "twice""#,
+                param,
+                "unknown variant `twice`, expected `repeatable` or `never`",
+            ),
+            (
+                "retry = \"never\"\nauth = \"secret_key\"",
+                param,
+                "unknown variant `secret_key`, expected `private_key` or `public_key`",
+            ),
+            (
+                "retry = \"never\"\npages = \"cursor\"",
+                param,
+                "unknown variant `cursor`, expected one of `none`, `total`, `total_records`",
+            ),
+            (
+                r#"retry = "never""#,
+                r#"{ name = "limit", in = "query", type = "u64" }"#,
+                "unknown variant `u64`, expected one of `string`, `id`, `integer`, `boolean`, `switch`, `json`",
+            ),
+            (
+                r#"retry = "never""#,
+                r#"{ name = "limit", in = "header", type = "integer" }"#,
+                "unknown variant `header`, expected one of `path`, `query`, `body`",
+            ),
+            (
+                "retry = \"never\"\nextra_fields = [ { name = \"e\", type = \"integer\" } ]",
+                param,
+                "unknown variant `integer`, expected `string` or `json`",
+            ),
+        ] {
+            let refused = op(keys, param).err().unwrap_or_default();
+            assert!(
+                refused.starts_with(r#"api/operations.toml, operation "list_things": "#)
+                    && refused.contains(why)
+                    && refused.contains("line "),
+                "{keys} {param}:\n{refused}"
+            );
+        }
+        let presence = load(
+            r#"
+[[operation]]
+name = "get_thing"
+summary = "A thing."
+method = "GET"
+path = "/v2/thing"
+retry = "repeatable"
+result = "Thing"
+
+[operation.rust]
+
+[[model]]
+name = "Thing"
+doc = "A thing."
+what = "a thing"
+fields = [ { name = "n", type = "unsigned", presence = "sometimes", doc = "N." } ]
+"#,
+        )
+        .err()
+        .unwrap_or_default();
+        assert!(
+            presence.starts_with(r#"api/operations.toml, model "Thing": "#)
+                && presence.contains(
+                    "unknown variant `sometimes`, expected one of `optional`, `required`, `defaulted`, `nullable`"
+                ),
+            "{presence}"
+        );
     }
 
     /// The declarations in the repository pass.

@@ -91,11 +91,10 @@ fn table(d: &Declarations, guide: &Guide) -> String {
     w.push_str(&"|---".repeat(guide.head.matches('|').count() + 3));
     w.push_str("|\n");
     for op in &d.operations {
-        let key = if op.auth == "public_key" {
-            " Authenticated by the public key."
-        } else {
-            ""
-        };
+        let key = op
+            .auth
+            .sentence("public key", "")
+            .map_or(String::new(), |key| format!(" {key}"));
         // Each declared error once, by kind, with when it comes.
         let errors: Vec<String> = op
             .errors
@@ -109,7 +108,7 @@ fn table(d: &Declarations, guide: &Guide) -> String {
             op.path,
             cell(&op.summary),
             errors.join("; "),
-            op.retry
+            op.retry.as_str()
         ));
     }
     w.push_str(

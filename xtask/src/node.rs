@@ -29,7 +29,8 @@ use std::collections::{BTreeSet, HashSet};
 use serde::Deserialize;
 
 use crate::declaration::{
-    camel, pascal, read_table, snake, Declarations, ExtraField, Field, Operation, Param, Record,
+    camel, read_table, snake, Declarations, ExtraField, ExtraKind, Field, Location, Operation,
+    Pages, Param, ParamKind, Record, Retry, RetryWords,
 };
 use crate::node_models::{self, NodeModel};
 use crate::text::{line, wrap};
@@ -251,12 +252,6 @@ fn check(d: &Declarations, ops: &[NodeOp<'_>]) -> Result<(), String> {
             return Err(at("[operation.node] view needs a model's view".into()));
         }
         for field in &node.op.extra_fields {
-            if !matches!(field.kind.as_str(), "string" | "json") {
-                return Err(at(format!(
-                    "[operation.node] field {:?}: type {:?}",
-                    field.name, field.kind
-                )));
-            }
             if op.params.iter().any(|p| p.name == field.name) || field.name == "extra" {
                 return Err(at(format!(
                     "[operation.node] field {:?} is declared already",
@@ -281,7 +276,7 @@ fn check(d: &Declarations, ops: &[NodeOp<'_>]) -> Result<(), String> {
                 || !op
                     .params
                     .iter()
-                    .any(|p| &p.name == flag && p.kind == "boolean")
+                    .any(|p| &p.name == flag && p.kind == ParamKind::Boolean)
             {
                 return Err(at(format!(
                     "[operation.node] role_flag {flag:?}: a boolean param of an operation with a hand-written builder"
@@ -340,7 +335,7 @@ fn paged<'a>(d: &'a Declarations, ops: &'a [NodeOp<'a>]) -> Result<Vec<Paged<'a>
     let mut out = Vec::new();
     for node in ops
         .iter()
-        .filter(|n| n.op.pages != "none" && !n.op.is_older())
+        .filter(|n| n.op.pages != Pages::None && !n.op.is_older())
     {
         let at = |what: &str| format!("api/operations.toml, operation {:?}: {what}", node.op.name);
         let page = declared_record(d, &node.op.result)
@@ -359,7 +354,7 @@ fn paged<'a>(d: &'a Declarations, ops: &'a [NodeOp<'a>]) -> Result<Vec<Paged<'a>
             node.op
                 .params
                 .iter()
-                .any(|p| &p.name == name && p.location == "query")
+                .any(|p| &p.name == name && p.location == Location::Query)
         }) {
             return Err(at(
                 "a listing that pages takes `limit` and `skip` in its query",
@@ -491,19 +486,23 @@ fn throws_doc(op: &Operation) -> Vec<String> {
 }
 
 /// What a method's doc says after its summary: how it is retried.
-fn retry_doc(op: &Operation) -> &'static str {
-    match op.retry.as_str() {
-        "repeatable" => "Repeatable: sent again after a 5xx, a timeout or a lost answer, as a GET is.",
-        _ => "Not sent again after a 5xx, a timeout or a lost answer (a repeat could do it twice) unless `retryNonIdempotent`.",
-    }
+fn retry_doc(op: &Operation) -> String {
+    op.retry.sentence(RetryWords {
+        label: true,
+        never: "Not",
+        timeout: true,
+        unless: &format!(" {} unless `retryNonIdempotent`", Retry::REASON),
+    })
 }
 
 /// What a method's doc says of its key, when it is not the private key.
-fn auth_doc(op: &Operation) -> &'static str {
-    match op.auth.as_str() {
-        "public_key" => " Authenticated by the account's public key (`publicKey`): without it, a `ROOMCHAT_CONFIGURATION` error.",
-        _ => "",
-    }
+fn auth_doc(op: &Operation) -> String {
+    op.auth
+        .sentence(
+            "account's public key",
+            " (`publicKey`): without it, a `ROOMCHAT_CONFIGURATION` error",
+        )
+        .map_or(String::new(), |key| format!(" {key}"))
 }
 
 fn method_doc(op: &Operation) -> String {
@@ -789,12 +788,12 @@ fn ts_param_type(p: &Param) -> String {
             .collect::<Vec<_>>()
             .join(" | ");
     }
-    match p.kind.as_str() {
-        "integer" => "number",
+    match p.kind {
+        ParamKind::Integer => "number",
         // A switch is sent as "on"/"off": a boolean for the caller.
-        "boolean" | "switch" => "boolean",
-        "json" => "unknown",
-        _ => "string",
+        ParamKind::Boolean | ParamKind::Switch => "boolean",
+        ParamKind::Json => "unknown",
+        ParamKind::String | ParamKind::Id => "string",
     }
     .to_owned()
 }
@@ -803,7 +802,7 @@ fn ts_param_type(p: &Param) -> String {
 fn param_doc(p: &Param) -> Option<String> {
     let mut notes = p.bounds();
     if let Some(default) = p.default_text() {
-        notes.push(if p.location == "path" {
+        notes.push(if p.location == Location::Path {
             format!("`{default}` when not given")
         } else {
             format!("the service's default: {default}")
@@ -819,9 +818,9 @@ fn param_doc(p: &Param) -> Option<String> {
 }
 
 fn ts_extra_type(field: &ExtraField) -> &'static str {
-    match field.kind.as_str() {
-        "json" => "unknown",
-        _ => "string",
+    match field.kind {
+        ExtraKind::Json => "unknown",
+        ExtraKind::String => "string",
     }
 }
 
@@ -1326,7 +1325,13 @@ fn records_rs(d: &Declarations, ops: &[NodeOp<'_>], paged: &[Paged<'_>]) -> Stri
             .op
             .extra_fields
             .iter()
-            .map(|f| format!("({:?}, ExtraKind::{})", f.name, pascal(&f.kind)))
+            .map(|f| {
+                let kind = match f.kind {
+                    ExtraKind::String => "String",
+                    ExtraKind::Json => "Json",
+                };
+                format!("({:?}, ExtraKind::{kind})", f.name)
+            })
             .collect();
         line(w, &format!("fields: &[{}],", fields.join(", ")));
         line(
@@ -1400,10 +1405,15 @@ fn records_rs(d: &Declarations, ops: &[NodeOp<'_>], paged: &[Paged<'_>]) -> Stri
             "if let Some(skip) = p.whole(\"skip\", 0, args::MAX_SAFE_INTEGER)? { query = query.skip(skip); }",
         );
         for filter in paging.filters() {
-            let read = match filter.kind.as_str() {
-                "boolean" | "switch" => format!("p.boolean({:?})?", filter.name),
-                "integer" => format!("p.whole({:?}, 0, args::MAX_SAFE_INTEGER)?", filter.name),
-                _ => format!("p.string({:?})?", filter.name),
+            let read = match filter.kind {
+                ParamKind::Boolean | ParamKind::Switch => format!("p.boolean({:?})?", filter.name),
+                ParamKind::Integer => {
+                    format!("p.whole({:?}, 0, args::MAX_SAFE_INTEGER)?", filter.name)
+                }
+                // A JSON filter is read as its text, as a string's is.
+                ParamKind::String | ParamKind::Id | ParamKind::Json => {
+                    format!("p.string({:?})?", filter.name)
+                }
             };
             line(
                 w,

@@ -21,7 +21,7 @@
 
 use serde_yaml::{Mapping, Value};
 
-use crate::declaration::{Declarations, Operation, Param, Record};
+use crate::declaration::{Auth, Declarations, Location, Operation, Param, ParamKind, Record};
 
 pub const PATH: &str = "docs/openapi.yaml";
 pub const BASE: &str = "docs/openapi/base.yaml";
@@ -311,10 +311,9 @@ fn schema_ref(name: &str) -> Value {
 }
 
 fn operation(d: &Declarations, op: &Operation, schema_names: &[String]) -> Result<Value, String> {
-    let scheme = if op.auth == "public_key" {
-        "publicKey"
-    } else {
-        "auth"
+    let scheme = match op.auth {
+        Auth::PrivateKey => "auth",
+        Auth::PublicKey => "publicKey",
     };
     let mut entries = vec![
         ("operationId", op.name.as_str().into()),
@@ -334,13 +333,17 @@ fn operation(d: &Declarations, op: &Operation, schema_names: &[String]) -> Resul
     parameters.extend(
         op.params
             .iter()
-            .filter(|p| p.location == "query")
+            .filter(|p| p.location == Location::Query)
             .map(|p| parameter(p, p.required)),
     );
     if !parameters.is_empty() {
         entries.push(("parameters", Value::Sequence(parameters)));
     }
-    let body: Vec<&Param> = op.params.iter().filter(|p| p.location == "body").collect();
+    let body: Vec<&Param> = op
+        .params
+        .iter()
+        .filter(|p| p.location == Location::Body)
+        .collect();
     if !body.is_empty() {
         // A body of optional fields only may be left out (clients send `{}`).
         let required = body.iter().any(|p| p.required) || !op.exactly_one.is_empty();
@@ -464,21 +467,21 @@ fn parameter(p: &Param, required: bool) -> Value {
 /// A parameter's schema: its type, its limits, its default.
 fn param_schema(p: &Param) -> Value {
     let mut entries: Vec<(&str, Value)> = Vec::new();
-    match p.kind.as_str() {
-        "integer" => entries.push(("type", "integer".into())),
-        "boolean" => entries.push(("type", "boolean".into())),
+    match p.kind {
+        ParamKind::Integer => entries.push(("type", "integer".into())),
+        ParamKind::Boolean => entries.push(("type", "boolean".into())),
         // A boolean for the caller, `"on"`/`"off"` on the wire.
-        "switch" => {
+        ParamKind::Switch => {
             entries.push(("type", "string".into()));
             entries.push(("enum", Value::Sequence(vec!["on".into(), "off".into()])));
         }
-        "json" => {}
+        ParamKind::Json => {}
         // `id` is an identifier: never empty.
-        "id" => {
+        ParamKind::Id => {
             entries.push(("type", "string".into()));
             entries.push(("minLength", 1.into()));
         }
-        _ => entries.push(("type", "string".into())),
+        ParamKind::String => entries.push(("type", "string".into())),
     }
     if let Some(min) = p.min {
         entries.push(("minimum", min.into()));
@@ -536,7 +539,10 @@ fn body_schema(op: &Operation, body: &[&Param]) -> Value {
                     let mut branch =
                         vec![("required", Value::Sequence(vec![name.as_str().into()]))];
                     // A flag is given only when true (`systemMessage: false` is no author).
-                    if body.iter().any(|p| p.name == *name && p.kind == "boolean") {
+                    if body
+                        .iter()
+                        .any(|p| p.name == *name && p.kind == ParamKind::Boolean)
+                    {
                         branch.push((
                             "properties",
                             map(vec![(name.as_str(), map(vec![("const", true.into())]))]),

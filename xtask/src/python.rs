@@ -28,7 +28,10 @@ use std::fmt::Write;
 
 use serde::Deserialize;
 
-use crate::declaration::{snake, Declarations, Field, Operation, Param, Record};
+use crate::declaration::{
+    snake, Auth, Declarations, ExtraKind, Field, Location, Operation, Pages, Param, ParamKind,
+    Record, Retry, RetryWords,
+};
 use crate::text::wrap;
 use crate::GENERATED;
 
@@ -107,8 +110,8 @@ struct Arg<'a> {
     python: String,
     /// The wire name (`extra` for the dict of extra fields).
     wire: String,
-    /// string, id, integer, boolean, json, or `object` for the extra dict.
-    kind: String,
+    /// The declared type; `None` for the extra dict (an object).
+    kind: Option<ParamKind>,
     /// The Python type, without `Optional`.
     ty: String,
     required: bool,
@@ -200,11 +203,11 @@ fn param_type(p: &Param) -> String {
         let choices: Vec<String> = p.choices.iter().map(|c| py_str(c)).collect();
         return format!("Literal[{}]", choices.join(", "));
     }
-    match p.kind.as_str() {
-        "string" | "id" => "str".into(),
-        "integer" => "int".into(),
-        "boolean" | "switch" => "bool".into(),
-        _ => "Any".into(),
+    match p.kind {
+        ParamKind::String | ParamKind::Id => "str".into(),
+        ParamKind::Integer => "int".into(),
+        ParamKind::Boolean | ParamKind::Switch => "bool".into(),
+        ParamKind::Json => "Any".into(),
     }
 }
 
@@ -248,7 +251,7 @@ fn method_of(op: &Operation) -> Result<Method<'_>, String> {
         .iter()
         .flat_map(|p| &p.when)
         .map(String::as_str)
-        .filter(|name| declared(name).is_some_and(|p| p.kind == "boolean"))
+        .filter(|name| declared(name).is_some_and(|p| p.kind == ParamKind::Boolean))
         .collect();
     for pick in &shape.picks {
         if declared(&pick.param).is_some() {
@@ -263,7 +266,7 @@ fn method_of(op: &Operation) -> Result<Method<'_>, String> {
     // listing's `limit`/`skip` are positional; the rest are keyword-only, as declared.
     // (`list_users(50, 0)` as published; a newer listing's are keywords, as everywhere.)
     let paging = |p: &Param| {
-        op.pages != "none" && op.is_older() && matches!(p.name.as_str(), "limit" | "skip")
+        op.pages != Pages::None && op.is_older() && matches!(p.name.as_str(), "limit" | "skip")
     };
     let mut order: Vec<&Param> = op.argument_params();
     order.extend(op.params.iter().filter(|p| !p.required && paging(p)));
@@ -281,7 +284,7 @@ fn method_of(op: &Operation) -> Result<Method<'_>, String> {
         args.push(Arg {
             python: snake(&p.name),
             wire: p.name.clone(),
-            kind: p.kind.clone(),
+            kind: Some(p.kind),
             ty: shape
                 .types
                 .get(&p.name)
@@ -297,15 +300,14 @@ fn method_of(op: &Operation) -> Result<Method<'_>, String> {
         });
     }
     for f in &op.extra_fields {
-        let ty = match f.kind.as_str() {
-            "string" => "str",
-            "json" => "Any",
-            other => return Err(at(format!("extra field {:?}: type {other:?}", f.name))),
+        let ty = match f.kind {
+            ExtraKind::String => "str",
+            ExtraKind::Json => "Any",
         };
         args.push(Arg {
             python: snake(&f.name),
             wire: f.name.clone(),
-            kind: f.kind.clone(),
+            kind: Some(f.kind.param_kind()),
             ty: ty.into(),
             required: false,
             default: None,
@@ -318,7 +320,7 @@ fn method_of(op: &Operation) -> Result<Method<'_>, String> {
         args.push(Arg {
             python: "extra".into(),
             wire: "extra".into(),
-            kind: "object".into(),
+            kind: None,
             ty: "Mapping[str, Any]".into(),
             required: false,
             default: None,
@@ -395,7 +397,7 @@ fn limits(a: &Arg<'_>) -> Option<String> {
             }
         }
     }
-    if a.kind == "json" {
+    if a.kind == Some(ParamKind::Json) {
         parts.push("any JSON".into());
     }
     (!parts.is_empty()).then(|| parts.join("; "))
@@ -483,16 +485,13 @@ fn method_doc(d: &Declarations, m: &Method<'_>, raw: bool) -> Vec<String> {
             python_names(group)
         ));
     }
-    if op.auth == "public_key" {
-        paragraphs.push(
-            "Authenticated by the public key (the client's `public_key=`; without it \
-             `ConfigurationError`, nothing sent)."
-                .into(),
-        );
-    }
+    paragraphs.extend(op.auth.sentence(
+        "public key",
+        " (the client's `public_key=`; without it `ConfigurationError`, nothing sent)",
+    ));
     if m.args.iter().any(|a| {
         limits(a).is_some_and(|l| !l.starts_with("default"))
-            || a.required && a.param.is_some_and(|p| p.location != "path")
+            || a.required && a.param.is_some_and(|p| p.location != Location::Path)
     }) || !op.exactly_one.is_empty()
     {
         paragraphs.push(
@@ -500,14 +499,12 @@ fn method_doc(d: &Declarations, m: &Method<'_>, raw: bool) -> Vec<String> {
                 .into(),
         );
     }
-    paragraphs.push(match op.retry.as_str() {
-        "repeatable" => {
-            "Sent again after a 5xx, a timeout or a lost answer, as a GET is.".to_owned()
-        }
-        _ => "Never sent again after a 5xx or a lost answer unless `retry_non_idempotent=True` \
-              (a repeat could do it twice)."
-            .to_owned(),
-    });
+    paragraphs.push(op.retry.sentence(RetryWords {
+        label: false,
+        never: "Never",
+        timeout: false,
+        unless: &format!(" unless `retry_non_idempotent=True` {}", Retry::REASON),
+    }));
     if !op.errors.is_empty() {
         // Google style, as Sphinx's napoleon and IDEs read it: one line per error,
         // kept apart by `doc_lines` (a paragraph's `\n`).
@@ -726,12 +723,12 @@ fn native_method(w: &mut String, d: &Declarations, m: &Method<'_>) {
         } else {
             a.python.clone()
         };
-        let setter = match a.kind.as_str() {
-            "string" | "id" => "text",
-            "integer" => "integer",
+        let setter = match a.kind {
+            Some(ParamKind::String | ParamKind::Id) => "text",
+            Some(ParamKind::Integer) => "integer",
             // A switch is a bool for the caller: core sends it as "on"/"off".
-            "boolean" | "switch" => "flag",
-            _ => "json",
+            Some(ParamKind::Boolean | ParamKind::Switch) => "flag",
+            Some(ParamKind::Json) | None => "json",
         };
         match a.sink {
             Sink::Param => {
@@ -1357,7 +1354,7 @@ fn wire_params(op: &Operation) -> String {
     if op.extra {
         parts.push("other body fields as they are".into());
     }
-    if op.auth == "public_key" {
+    if op.auth == Auth::PublicKey {
         parts.push("the request's ``auth`` is ``\"public_key\"``".into());
     }
     parts.join(", ")
@@ -1449,7 +1446,7 @@ fn pagings(d: &Declarations) -> Result<Vec<Paging<'_>>, String> {
     for op in d
         .operations
         .iter()
-        .filter(|op| op.pages != "none" && !op.is_older())
+        .filter(|op| op.pages != Pages::None && !op.is_older())
     {
         let at = |what: &str| format!("api/operations.toml, operation {:?}: {what}", op.name);
         let page = d
@@ -1669,13 +1666,17 @@ fn native_paging(w: &mut String, paging: &Paging<'_>) {
         writeln!(w, "            .skip(crate::pages::skip(skip)?);").unwrap();
         for p in &paging.keywords {
             let name = snake(&p.name);
-            let value = match p.kind.as_str() {
-                "string" | "id" => format!("crate::convert::text({name:?}, value)?"),
-                "integer" => {
+            let value = match p.kind {
+                ParamKind::String | ParamKind::Id => {
+                    format!("crate::convert::text({name:?}, value)?")
+                }
+                ParamKind::Integer => {
                     format!("crate::convert::whole({name:?}, value, 0, u64::MAX.into())? as u64")
                 }
-                "boolean" | "switch" => format!("crate::convert::flag({name:?}, value)?"),
-                _ => format!("crate::convert::to_json({name:?}, value)?"),
+                ParamKind::Boolean | ParamKind::Switch => {
+                    format!("crate::convert::flag({name:?}, value)?")
+                }
+                ParamKind::Json => format!("crate::convert::to_json({name:?}, value)?"),
             };
             writeln!(w, "        if let Some(value) = {name} {{").unwrap();
             writeln!(w, "            params = params.{name}({value});").unwrap();
