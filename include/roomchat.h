@@ -115,6 +115,29 @@ typedef uint32_t roomchat_budget_backend;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// A client setting that an error's message names as the way past a refusal
+// (`roomchat_error_remedy`), so that a wrapper can recognise the refusal, and
+// name the setting in its own words, without reading the message's.
+enum roomchat_remedy
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // The message names no setting.
+  ROOMCHAT_REMEDY_NONE = 0,
+  // A base URL over plain `http://` to a host that is not loopback was
+  // refused (it would send the private key unencrypted): the message names
+  // `roomchat_client_options_set_allow_insecure_http(options, true)`.
+  ROOMCHAT_REMEDY_ALLOW_INSECURE_HTTP = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum roomchat_remedy roomchat_remedy;
+#else
+typedef uint32_t roomchat_remedy;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // What a `roomchat_observation` reports.
 enum roomchat_observation_kind
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -1135,6 +1158,11 @@ roomchat_result roomchat_error_code(const struct roomchat_error *error);
 // must be one of [link, action]`); `roomchat_error_service_message` and its
 // neighbours give each alone.
 const char *roomchat_error_message(const struct roomchat_error *error);
+
+// The client setting `error`'s message names as the way past a refusal
+// (`ROOMCHAT_REMEDY_NONE` when it names none, and for NULL). A wrapper
+// recognises the refusal by it, never by the message's words.
+roomchat_remedy roomchat_error_remedy(const struct roomchat_error *error);
 
 // The HTTP status of the answer, or 0 when there was none.
 uint16_t roomchat_error_status(const struct roomchat_error *error);

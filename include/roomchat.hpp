@@ -379,7 +379,15 @@ inline std::uint64_t non_negative_ms(std::chrono::milliseconds value) noexcept {
   details.service_message = optional_string(roomchat_error_service_message(error.get()));
   details.service_error = optional_string(roomchat_error_service_error(error.get()));
   details.service_error_message = optional_string(roomchat_error_service_error_message(error.get()));
-  throw Error(roomchat_error_code(error.get()), roomchat_error_message(error.get()), std::move(details));
+  std::string message = roomchat_error_message(error.get());
+  // A setting the message names as the way past a refusal: C's words for it, put there
+  // by the library, become C++'s (the setter is a ClientOptions method here).
+  if (roomchat_error_remedy(error.get()) == ROOMCHAT_REMEDY_ALLOW_INSECURE_HTTP) {
+    const std::string c_name = "roomchat_client_options_set_allow_insecure_http(options, true)";
+    const std::string::size_type at = message.rfind(c_name);
+    if (at != std::string::npos) message.replace(at, c_name.size(), "ClientOptions::allow_insecure_http(true)");
+  }
+  throw Error(roomchat_error_code(error.get()), message, std::move(details));
 }
 
 // Throws for a failed call that has no error out-parameter.
@@ -885,18 +893,14 @@ class ClientOptions {
   detail::Owned<roomchat_client_options> raw_;
 };
 
-// Settings a view of a client uses instead of the client's (roomchat_call_options;
-// see Client::with_options). A setting never set keeps the client's. Setters
-// only record and return *this, so they chain; bad values are reported by
-// Client::with_options (ROOMCHAT_RESULT_CONFIGURATION). Use it from one thread at a time.
 // Cancels calls from any thread (roomchat_cancel_token): give it to
 // CallOptions::cancel_token, make a view with Client::with_options, and call
 // cancel() from another thread; the view's calls then throw an Error whose
 // code() is ROOMCHAT_RESULT_CANCELLED (at once when waiting for the budget or
 // before a retry, within 50 ms with a request on the wire). A create or post
-// cancelled on the wire may have reached the service: its outcome is unknown.
-// Thread-safe; cannot be reset. The options and views keep their own reference,
-// so this handle may be destroyed before them.
+// cancelled on the wire may have reached the service: its outcome is unknown,
+// and the Error's message says so. Thread-safe; cannot be reset. The options and
+// views keep their own reference, so this handle may be destroyed before them.
 class CancelToken {
  public:
   CancelToken() {
@@ -916,6 +920,10 @@ class CancelToken {
   detail::Owned<roomchat_cancel_token> raw_;
 };
 
+// Settings a view of a client uses instead of the client's (roomchat_call_options;
+// see Client::with_options). A setting never set keeps the client's. Setters
+// only record and return *this, so they chain; bad values are reported by
+// Client::with_options (ROOMCHAT_RESULT_CONFIGURATION). Use it from one thread at a time.
 class CallOptions {
  public:
   // Starts options that change nothing.

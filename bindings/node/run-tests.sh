@@ -6,7 +6,8 @@
 #   endpoint, fault and network-option tests again over TLS (ROOMCHAT_TEST_TLS=1:
 #   emulators with --tls, clients given the CA); the README's Quickstart is
 #   examples/readme.mjs; a short benchmark run that prints figures (one call at
-#   a time: roomchat's µs per call beside undici's, idle and loaded); what
+#   a time: roomchat's µs per call beside undici's, idle and loaded, each client
+#   in a process of its own); the peer benchmark, short (bench/peer.mjs); what
 #   OpenTelemetry costs a call (bench/opentelemetry.mjs, short); the export
 #   benchmark, the README's RSS promise asserted. The packed
 #   packages, installed by name from a registry: scripts/dist/cleanroom-npm.sh.
@@ -97,6 +98,10 @@ if in_part bench; then
 
 step "benchmark, short run (figures, not asserted)"
 ROOMCHAT_BENCH_N=${ROOMCHAT_NODE_BENCH_N:-300} ROOMCHAT_EMULATOR="$target/release/roomchat-emulator" node bench/list-users.mjs
+
+step "peer benchmark, short run (figures, not asserted): one call at a time, roomchat, roomchat with its pool spinning 100 µs, undici.request and fetch, each in a process of its own, idle and loaded"
+ROOMCHAT_BENCH_ROUNDS=${ROOMCHAT_NODE_PEER_ROUNDS:-3} ROOMCHAT_BENCH_N=${ROOMCHAT_NODE_BENCH_N:-300} ROOMCHAT_BENCH_MODES=1 \
+  ROOMCHAT_EMULATOR="$target/release/roomchat-emulator" node bench/peer.mjs
 
 step "OpenTelemetry's cost, short run (figures, not asserted): no @opentelemetry/api, the API without an SDK, the SDK; undici with and without its instrumentation"
 ROOMCHAT_BENCH_N=${ROOMCHAT_NODE_OTEL_BENCH_N:-300} ROOMCHAT_BENCH_N_LOADED=${ROOMCHAT_NODE_OTEL_BENCH_N:-300} \

@@ -101,7 +101,21 @@ function double(seconds) {
 
 /** Reports a failure of the telemetry (never the call's) as OpenTelemetry's own code does. */
 function report(what, error) {
-  api.diag.warn(`roomchat: ${what}: ${error && error.message ? error.message : String(error)}`)
+  // Never throws itself: it runs in the catch of a guard, and anything may be
+  // thrown (a null-prototype object or a symbol, which a template cannot turn
+  // into text; an object whose `message` getter throws), and a diag logger may
+  // throw too. What cannot be shown is named by its type.
+  let text
+  try {
+    text = error && typeof error.message === 'string' && error.message !== '' ? error.message : String(error)
+  } catch {
+    text = `a thrown ${typeof error} that cannot be shown`
+  }
+  try {
+    api.diag.warn(`roomchat: ${what}: ${text}`)
+  } catch {
+    // The diag logger's own failure: nowhere left to report it.
+  }
 }
 
 /**

@@ -98,6 +98,14 @@ export class JournalEntry {
   readonly status: number
   readonly receivedAt: Date
   readonly userAgent: string | null
+  /**
+   * The request's headers, as Node's `IncomingMessage.headers`: names in lower case,
+   * a repeated name's values joined by `', '` (frozen). The values of `authorization`,
+   * `proxy-authorization`, `cookie`, `set-cookie` and of any header whose name holds
+   * `token`, `secret`, `password`, `api-key`, `apikey` or `auth` are `'REDACTED'`, and
+   * the private key shows nowhere. At most 8 KiB of them (the first).
+   */
+  readonly headers: Readonly<Record<string, string>>
   /** Whether the emulator kept only the start of a long field. */
   readonly truncated: boolean
   /** The body parsed as JSON (`null` for an empty body). */

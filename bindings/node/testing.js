@@ -122,6 +122,21 @@ class JournalEntry {
     this.receivedAt = new Date(raw.received_at_ms)
     this.userAgent = raw.user_agent === null ? null : scrub(raw.user_agent)
     this.truncated = raw.truncated
+    // As Node's `IncomingMessage.headers`: lower-case names, a repeated name's values
+    // joined by ', '. Each an own property (a name such as `__proto__` included).
+    const headers = {}
+    for (const [name, value] of raw.headers) {
+      const key = name.toLowerCase()
+      const shown = scrub(value)
+      const before = Object.prototype.hasOwnProperty.call(headers, key) ? headers[key] : undefined
+      Object.defineProperty(headers, key, {
+        value: before === undefined ? shown : `${before}, ${shown}`,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      })
+    }
+    this.headers = Object.freeze(headers)
   }
 
   /** The body parsed as JSON (null for an empty body). */

@@ -82,9 +82,10 @@ mkdir -p "$mypy_dir"
 (cd "$mypy_dir" && "$venv/bin/python" -m mypy --strict --no-incremental \
   "$here/examples/typed_usage.py" "$here/examples/readme_example.py" "$here/examples/webinar.py" \
   "$here/examples/observability.py")
-# The test kit (roomchat.testing and its pytest plugin) and the README's test of a user's code.
+# The test kit (roomchat.testing and its pytest plugin) and the README's tests of a user's code.
 (cd "$mypy_dir" && "$venv/bin/python" -m mypy --strict --no-incremental -p roomchat.testing)
-(cd "$mypy_dir" && "$venv/bin/python" -m mypy --strict --no-incremental "$here/examples/test_user_signup.py")
+(cd "$mypy_dir" && "$venv/bin/python" -m mypy --strict --no-incremental "$here/examples/test_user_signup.py" \
+  "$here/examples/test_trace_context.py")
 
 fi
 

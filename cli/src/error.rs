@@ -101,27 +101,22 @@ impl CliError {
     /// The message alone, without the kind.
     pub fn message(&self) -> String {
         match self {
-            CliError::Sdk(e) => for_the_command_line(e.message()),
+            CliError::Sdk(e) => e.message().to_owned(),
             other => other.to_string(),
         }
     }
 }
 
-/// The SDK's words for a setting, and the command line's for the same setting:
-/// an SDK message tells a program what to call, the command line's user what to type.
-const SETTINGS: [(&str, &str); 1] = [(
-    "allow_insecure_http(true)",
-    "--allow-insecure-http (allow_insecure_http = true in a profile)",
-)];
-
-/// An SDK error's message as the command line's user reads it: the settings
-/// it names are the command line's flags.
-fn for_the_command_line(message: &str) -> String {
-    SETTINGS
-        .iter()
-        .fold(message.to_owned(), |text, (sdk, cli)| {
-            text.replace(sdk, cli)
-        })
+/// How the command line's user sets a setting an SDK error names as the way
+/// past a refusal: an SDK message tells a program what to call, the command
+/// line's user what to type.
+fn remedy_name(remedy: roomchat::Remedy) -> &'static str {
+    match remedy {
+        roomchat::Remedy::AllowInsecureHttp => {
+            "--allow-insecure-http (allow_insecure_http = true in a profile)"
+        }
+        _ => remedy.rust_name(),
+    }
 }
 
 /// Every exit code and what it means: the README's table (a test holds them
@@ -188,7 +183,7 @@ fn meaning(kind: roomchat::ErrorKind) -> &'static str {
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CliError::Sdk(e) => write!(f, "{}", for_the_command_line(&e.to_string())),
+            CliError::Sdk(e) => write!(f, "{e}"),
             CliError::Usage(m) | CliError::Partial(m) => write!(f, "{m}"),
             CliError::Io { path, source } => write!(f, "{path}: {source}"),
             CliError::Interrupted { resume } => write!(f, "stopped; to resume, run {resume}"),
@@ -199,8 +194,12 @@ impl fmt::Display for CliError {
 impl std::error::Error for CliError {}
 
 impl From<roomchat::Error> for CliError {
+    /// The SDK's error, a setting it names named as the command line's flag.
     fn from(e: roomchat::Error) -> Self {
-        CliError::Sdk(e)
+        CliError::Sdk(match e.remedy() {
+            Some(remedy) => e.name_remedy(remedy_name(remedy)),
+            None => e,
+        })
     }
 }
 
@@ -231,10 +230,8 @@ mod tests {
     /// A command-line user is told the flag, not the SDK's method.
     #[test]
     fn the_sdks_settings_are_named_as_flags() {
-        let error = CliError::Sdk(roomchat::Error::new(
-            roomchat::ErrorKind::Configuration,
-            "uses plain http://; use https://, or allow_insecure_http(true) if you really mean it",
-        ));
+        let error =
+            CliError::from(roomchat::check_base_url("http://api.example.com", false).unwrap_err());
         for text in [error.message(), error.to_string()] {
             assert!(text.contains("--allow-insecure-http"), "{text}");
             assert!(!text.contains("allow_insecure_http(true)"), "{text}");

@@ -130,6 +130,16 @@ pub(crate) fn cancelled() -> Error {
     Error::new(ErrorKind::Cancelled, "the call was cancelled")
 }
 
+/// Cancelled with its request on the wire, for a request never sent twice (a
+/// create, a post): it may have reached the service, and the message says so.
+pub(crate) fn cancelled_outcome_unknown() -> Error {
+    Error::new(
+        ErrorKind::Cancelled,
+        "the call was cancelled with its request on the wire: it may have reached the service, \
+         so its outcome is unknown (it was not sent again); look it up before sending it again",
+    )
+}
+
 /// Sleeps `duration`, abandoned early when `token` is cancelled.
 pub(crate) fn sleep(token: Option<&CancelToken>, duration: Duration) -> Result<()> {
     match token {

@@ -145,6 +145,35 @@ pub struct Error {
     /// What the service's body said (its texts, its `eventId`). Boxed: most
     /// errors have none, and the error stays small to return.
     service: Option<Box<ServiceParts>>,
+    /// The client setting the message names as the way past the refusal.
+    remedy: Option<Remedy>,
+}
+
+/// A client setting that an error names as the way past a refusal, so that
+/// each language can name the setting in its own words: Rust's
+/// `allow_insecure_http(true)` is Python's `allow_insecure_http=True`, Node's
+/// `allowInsecureHttp: true`, C's `roomchat_client_options_set_allow_insecure_http`.
+///
+/// [`Error::remedy`] says which setting an error names, and
+/// [`Error::name_remedy`] words it as the caller's language spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Remedy {
+    /// The client refused a base URL over plain `http://` to a host that is not
+    /// loopback, which would send the private key unencrypted:
+    /// [`ClientBuilder::allow_insecure_http`](crate::ClientBuilder::allow_insecure_http)
+    /// lifts the refusal.
+    AllowInsecureHttp,
+}
+
+impl Remedy {
+    /// The setting as a Rust program writes it, as the error's message names it
+    /// until [`Error::name_remedy`] names it otherwise: `allow_insecure_http(true)`.
+    pub fn rust_name(self) -> &'static str {
+        match self {
+            Remedy::AllowInsecureHttp => "allow_insecure_http(true)",
+        }
+    }
 }
 
 /// What a service's error body said besides its status.
@@ -212,6 +241,7 @@ impl fmt::Debug for Error {
             .field("service_message", &self.service_message())
             .field("service_error", &self.service_error())
             .field("service_error_message", &self.service_error_message())
+            .field("remedy", &self.remedy)
             .finish()
     }
 }
@@ -227,7 +257,21 @@ impl Error {
             path: None,
             retry_after: None,
             service: None,
+            remedy: None,
         }
+    }
+
+    /// The refusal of a URL over plain `http://` to a host that is not
+    /// loopback (`what` is e.g. `base URL`, `host` as it may be shown).
+    pub(crate) fn insecure_http(what: &str, host: &str) -> Error {
+        let remedy = Remedy::AllowInsecureHttp;
+        let mut error = Error::configuration(format!(
+            "the {what} uses plain http:// to {host:?}, which would send the private key \
+             unencrypted; use https://, or {} if you really mean it",
+            remedy.rust_name()
+        ));
+        error.remedy = Some(remedy);
+        error
     }
 
     pub(crate) fn validation(message: impl Into<String>) -> Error {
@@ -301,6 +345,43 @@ impl Error {
     /// How long to wait before trying again, when known (rate limits, `Retry-After`).
     pub fn retry_after(&self) -> Option<Duration> {
         self.retry_after
+    }
+
+    /// The client setting the message names as the way past the refusal, if
+    /// any: a binding recognises the refusal by it (never by the message's
+    /// words), and names the setting in its own language with
+    /// [`name_remedy`](Self::name_remedy).
+    ///
+    /// ```
+    /// use roomchat::{ErrorKind, Remedy};
+    /// let refused = roomchat::check_base_url("http://api.example.com", false).unwrap_err();
+    /// assert_eq!(refused.kind(), ErrorKind::Configuration);
+    /// assert_eq!(refused.remedy(), Some(Remedy::AllowInsecureHttp));
+    /// assert!(refused.message().contains("allow_insecure_http(true)"));
+    /// ```
+    pub fn remedy(&self) -> Option<Remedy> {
+        self.remedy
+    }
+
+    /// The error with its [`remedy`](Self::remedy) named `name` (how the
+    /// caller's language spells the setting) where the message named Rust's
+    /// [`Remedy::rust_name`]; the same error when it names no setting.
+    ///
+    /// ```
+    /// let refused = roomchat::check_base_url("http://api.example.com", false).unwrap_err();
+    /// let python = refused.name_remedy("allow_insecure_http=True");
+    /// assert!(python.message().contains("or allow_insecure_http=True if you really mean it"));
+    /// assert!(!python.to_string().contains("allow_insecure_http(true)"));
+    /// ```
+    pub fn name_remedy(mut self, name: &str) -> Error {
+        if let Some(remedy) = self.remedy {
+            // Its last occurrence: the setting is named after any quoted host.
+            if let Some(at) = self.message.rfind(remedy.rust_name()) {
+                self.message
+                    .replace_range(at..at + remedy.rust_name().len(), name);
+            }
+        }
+        self
     }
 
     pub(crate) fn with_status(mut self, status: u16) -> Error {

@@ -84,7 +84,7 @@ pub use send::observe;
 pub use wire::view;
 
 pub use cancel::{CancelToken, CANCEL_CHECK_INTERVAL};
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Error, ErrorKind, Remedy, Result};
 pub use observe::{Event, EventKind, Level, Observer, StderrObserver, ENV_LOG};
 pub use send::client::{
     check_base_url, Client, ClientBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES,

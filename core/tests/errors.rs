@@ -368,6 +368,45 @@ fn plain_http_to_a_remote_host_only_when_allowed() {
         .build()
         .unwrap_err();
     assert_no_secret(&e, &key);
+    // The refusal names Rust's setting, and no other language's.
+    assert_eq!(e.kind(), ErrorKind::Configuration);
+    assert_eq!(e.remedy(), Some(roomchat::Remedy::AllowInsecureHttp));
+    for shown in [e.message().to_owned(), e.to_string()] {
+        assert!(
+            shown.ends_with("use https://, or allow_insecure_http(true) if you really mean it"),
+            "{shown}"
+        );
+        for other in [
+            "allow_insecure_http=True",
+            "allowInsecureHttp",
+            "roomchat_client_options_set_allow_insecure_http",
+            "ClientOptions::",
+        ] {
+            assert!(!shown.contains(other), "{other} in {shown}");
+        }
+    }
+    // A binding names its own, once, where Rust's was.
+    let named = e.clone().name_remedy("allowInsecureHttp: true");
+    assert_eq!(
+        named.message(),
+        e.message()
+            .replace("allow_insecure_http(true)", "allowInsecureHttp: true")
+    );
+    assert_eq!(named.to_string().matches("allowInsecureHttp").count(), 1);
+    // A host that spells the setting is still shown as it is.
+    let odd = roomchat::check_base_url("http://allow_insecure_http(true)", false).unwrap_err();
+    assert_eq!(
+        odd.name_remedy("X").message(),
+        "the base URL uses plain http:// to \"allow_insecure_http(true)\", which would send \
+         the private key unencrypted; use https://, or X if you really mean it"
+    );
+    assert_eq!(
+        Error::new(ErrorKind::Configuration, "allow_insecure_http(true)")
+            .name_remedy("X")
+            .message(),
+        "allow_insecure_http(true)",
+        "only an error that names a setting is changed"
+    );
     assert!(Client::builder(key.as_str())
         .base_url("http://10.0.0.5")
         .allow_insecure_http(true)

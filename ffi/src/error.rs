@@ -4,7 +4,7 @@ use std::ffi::{c_char, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
-use roomchat::ErrorKind;
+use roomchat::{ErrorKind, Remedy};
 
 /// The result of every fallible function. 0 is success; 1 to 18 mirror the
 /// core library's error kinds with the same numbers. A value never changes
@@ -105,6 +105,22 @@ pub struct roomchat_error {
     path: Option<CString>,
     /// Boxed: most errors have none, and a failure stays small to return.
     service: Option<Box<ServiceTexts>>,
+    remedy: roomchat_remedy,
+}
+
+/// A client setting that an error's message names as the way past a refusal
+/// (`roomchat_error_remedy`), so that a wrapper can recognise the refusal, and
+/// name the setting in its own words, without reading the message's.
+#[allow(non_camel_case_types)]
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum roomchat_remedy {
+    /// The message names no setting.
+    None = 0,
+    /// A base URL over plain `http://` to a host that is not loopback was
+    /// refused (it would send the private key unencrypted): the message names
+    /// `roomchat_client_options_set_allow_insecure_http(options, true)`.
+    AllowInsecureHttp = 1,
 }
 
 /// The texts of the service's error body (see `roomchat::Error::service_message`).
@@ -133,6 +149,7 @@ impl Failure {
                 method: None,
                 path: None,
                 service: None,
+                remedy: roomchat_remedy::None,
             },
         }
     }
@@ -146,8 +163,25 @@ impl Failure {
     }
 }
 
+/// How a C program spells a setting an error names as the way past a refusal,
+/// and its `roomchat_remedy`.
+fn remedy_of(remedy: Remedy) -> (&'static str, roomchat_remedy) {
+    match remedy {
+        Remedy::AllowInsecureHttp => (
+            "roomchat_client_options_set_allow_insecure_http(options, true)",
+            roomchat_remedy::AllowInsecureHttp,
+        ),
+        _ => (remedy.rust_name(), roomchat_remedy::None),
+    }
+}
+
 impl From<roomchat::Error> for Failure {
     fn from(e: roomchat::Error) -> Failure {
+        // A setting the message names is named as a C program spells it.
+        let (e, remedy) = match e.remedy().map(remedy_of) {
+            Some((name, remedy)) => (e.name_remedy(name), remedy),
+            None => (e, roomchat_remedy::None),
+        };
         let code = roomchat_result::from(e.kind());
         Failure {
             code,
@@ -163,6 +197,7 @@ impl From<roomchat::Error> for Failure {
                 method: e.method().map(|s| c_string(s.to_owned())),
                 path: e.path().map(|s| c_string(s.to_owned())),
                 service: service_texts(&e),
+                remedy,
             },
         }
     }
@@ -259,6 +294,16 @@ pub extern "C" fn roomchat_error_code(error: *const roomchat_error) -> roomchat_
 pub extern "C" fn roomchat_error_message(error: *const roomchat_error) -> *const c_char {
     guard_value(ptr::null(), || {
         borrow(error).map_or(ptr::null(), |e| e.message.as_ptr())
+    })
+}
+
+/// The client setting `error`'s message names as the way past a refusal
+/// (`ROOMCHAT_REMEDY_NONE` when it names none, and for NULL). A wrapper
+/// recognises the refusal by it, never by the message's words.
+#[no_mangle]
+pub extern "C" fn roomchat_error_remedy(error: *const roomchat_error) -> roomchat_remedy {
+    guard_value(roomchat_remedy::None, || {
+        borrow(error).map_or(roomchat_remedy::None, |e| e.remedy)
     })
 }
 

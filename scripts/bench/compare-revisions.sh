@@ -269,7 +269,8 @@ def parse_node(text):
         if m:
             section = f"{'1 at a time' if m.group(1).startswith('one') else m.group(1).split()[0] + ' in flight'}, {m.group(2)}"
             continue
-        m = re.match(r"^(\S+)\s+" + r"\s+".join([NUM] * 6) + r"\s*$", line)
+        # The first six columns (µs/call, calls/s, loop p99, loop µs/call, GC, roomchat ×); later ones ignored.
+        m = re.match(r"^(\S+)\s+" + r"\s+".join([NUM] * 6) + r"(?:\s+[0-9.]+)*\s*$", line)
         if m and section:
             name = m.group(1)
             if name == "roomchat":

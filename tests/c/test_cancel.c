@@ -2,7 +2,9 @@
  * The cancel token (roomchat_cancel_token, roomchat_call_options_set_cancel_token):
  * a call cancelled before it starts, with its request on the wire, while it waits
  * for the rate-limit budget and while it waits before a retry, from another thread
- * and from several at once; a create cancelled on the wire is never sent again.
+ * and from several at once; a create cancelled on the wire is never sent again, and
+ * its error says its outcome is unknown (not one cancelled before it was sent, nor
+ * a listing); an iterator of a cancellable view; a view of a view with another token.
  * Against the emulator binary, under valgrind (tests/c/run.sh). Each cancel is
  * made when the state it aims at is seen (the emulator's journal, the client's
  * log line), never after a guessed sleep.
@@ -134,6 +136,8 @@ static double cancelled_list_users(roomchat_client *client, int (*reached)(void)
   CHECK(page == NULL);
   CHECK(err != NULL && roomchat_error_code(err) == ROOMCHAT_RESULT_CANCELLED);
   CHECK(err != NULL && strstr(roomchat_error_message(err), "cancelled") != NULL);
+  /* A list is sent again freely: its message claims no unknown outcome. */
+  CHECK(err != NULL && strstr(roomchat_error_message(err), "outcome is unknown") == NULL);
   CHECK(roomchat_cancel_token_is_cancelled(token));
   latency = returned - c.cancelled_at;
   /* Prompt: the figure is printed; the bound only tells "cancelled" from "ran its course" (8 s). */
@@ -225,11 +229,105 @@ static void test_create_cancelled_on_the_wire(void) {
   CHECK(c.saw_state);
   CHECK(created == NULL);
   CHECK(err != NULL && roomchat_error_code(err) == ROOMCHAT_RESULT_CANCELLED);
+  /* The guide's promise: the caller is told the create may have happened. */
+  CHECK(err != NULL && strstr(roomchat_error_message(err), "outcome is unknown") != NULL);
+  if (err) printf("cancel: a create on the wire: %s\n", roomchat_error_message(err));
   CHECK(arrivals("POST", CREATE_USER_PATH) == 1); /* sent once, never again */
   roomchat_error_free(err);
   clear_faults();
   roomchat_client_free(view);
   roomchat_cancel_token_free(token);
+  roomchat_client_free(client);
+}
+
+/* A create cancelled before it is sent: nothing reached the service, and the message says no more. */
+static void test_create_cancelled_before_it_is_sent(void) {
+  roomchat_client *client = make_client(3, 100000), *view;
+  roomchat_cancel_token *token = NULL;
+  roomchat_created_user *created = NULL;
+  roomchat_error *err = NULL;
+  clear_journal();
+  CHECK(roomchat_cancel_token_new(&token) == ROOMCHAT_RESULT_OK);
+  view = cancellable(client, token);
+  roomchat_cancel_token_cancel(token);
+  CHECK(roomchat_client_create_user(view, "never-sent", ROOMCHAT_ROLE_REGULAR, NULL, NULL, &created, &err) ==
+        ROOMCHAT_RESULT_CANCELLED);
+  CHECK(err != NULL && strstr(roomchat_error_message(err), "outcome is unknown") == NULL);
+  CHECK(arrivals("POST", CREATE_USER_PATH) == 0);
+  roomchat_error_free(err);
+  roomchat_client_free(view);
+  roomchat_cancel_token_free(token);
+  roomchat_client_free(client);
+}
+
+/* An iterator made from a cancellable view carries the token: a cancelled step
+   returns CANCELLED (never ITERATION_DONE), and nothing is sent. */
+static void test_iterator_of_a_cancellable_view(void) {
+  roomchat_client *client = make_client(2, 100000), *view;
+  roomchat_cancel_token *token = NULL;
+  roomchat_users_iter *iter = NULL;
+  roomchat_user *user = NULL;
+  roomchat_error *err = NULL;
+  roomchat_created_user *created = NULL;
+  roomchat_result step;
+  int i;
+  /* Three users, a page of one each: the step after the cancel has a page to fetch. */
+  for (i = 0; i < 3; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "iter-user-%d", i);
+    CHECK(roomchat_client_create_user(client, name, ROOMCHAT_ROLE_REGULAR, NULL, NULL, &created, NULL) ==
+          ROOMCHAT_RESULT_OK);
+    roomchat_created_user_free(created);
+    created = NULL;
+  }
+  CHECK(roomchat_cancel_token_new(&token) == ROOMCHAT_RESULT_OK);
+  view = cancellable(client, token);
+  CHECK(roomchat_client_users_iter(view, 1, &iter, NULL) == ROOMCHAT_RESULT_OK);
+  roomchat_client_free(view); /* the iterator keeps its own reference */
+  CHECK(roomchat_users_iter_next(iter, &user, NULL) == ROOMCHAT_RESULT_OK);
+  roomchat_user_free(user);
+  user = NULL;
+  clear_journal();
+  roomchat_cancel_token_cancel(token);
+  step = roomchat_users_iter_next(iter, &user, &err);
+  if (step != ROOMCHAT_RESULT_CANCELLED) fprintf(stderr, "  the step after the cancel: %s\n", roomchat_result_name(step));
+  CHECK(step == ROOMCHAT_RESULT_CANCELLED);
+  CHECK(user == NULL && err != NULL);
+  CHECK(arrivals("GET", USERS_PATH) == 0);
+  roomchat_error_free(err);
+  roomchat_users_iter_free(iter);
+  roomchat_cancel_token_free(token);
+  roomchat_client_free(client);
+}
+
+/* A view of a cancellable view, made with options carrying another token: its calls
+   carry that token instead (the guide says so). */
+static void test_view_of_a_view_with_another_token(void) {
+  roomchat_client *client = make_client(2, 100000), *first, *second, *third = NULL;
+  roomchat_cancel_token *one = NULL, *two = NULL;
+  roomchat_call_options *plain = NULL;
+  roomchat_user_page *page = NULL;
+  CHECK(roomchat_cancel_token_new(&one) == ROOMCHAT_RESULT_OK);
+  CHECK(roomchat_cancel_token_new(&two) == ROOMCHAT_RESULT_OK);
+  first = cancellable(client, one);
+  second = cancellable(first, two);
+  /* Options without a token keep the first view's. */
+  CHECK(roomchat_call_options_new(&plain) == ROOMCHAT_RESULT_OK);
+  CHECK(roomchat_client_with_options(first, plain, &third, NULL) == ROOMCHAT_RESULT_OK);
+  roomchat_call_options_free(plain);
+  roomchat_cancel_token_cancel(one);
+  CHECK(roomchat_client_list_users(first, 0, 0, &page, NULL) == ROOMCHAT_RESULT_CANCELLED);
+  CHECK(roomchat_client_list_users(third, 0, 0, &page, NULL) == ROOMCHAT_RESULT_CANCELLED);
+  roomchat_client_free(third);
+  CHECK(roomchat_client_list_users(second, 0, 0, &page, NULL) == ROOMCHAT_RESULT_OK);
+  roomchat_user_page_free(page);
+  page = NULL;
+  roomchat_cancel_token_cancel(two);
+  CHECK(roomchat_client_list_users(second, 0, 0, &page, NULL) == ROOMCHAT_RESULT_CANCELLED);
+  roomchat_client_free(second);
+  roomchat_client_free(first);
+  roomchat_cancel_token_free(one);
+  roomchat_cancel_token_free(two);
   roomchat_client_free(client);
 }
 
@@ -330,6 +428,9 @@ int main(int argc, char **argv) {
   test_cancelled_in_a_retry_wait();
   test_cancelled_in_a_budget_wait();
   test_create_cancelled_on_the_wire();
+  test_create_cancelled_before_it_is_sent();
+  test_iterator_of_a_cancellable_view();
+  test_view_of_a_view_with_another_token();
   test_one_token_many_threads();
   test_ownership_and_null();
   CHECK(emulator_stop(&emu));

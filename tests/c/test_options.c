@@ -615,6 +615,31 @@ static void test_user_agent(void) {
   roomchat_client_free(client);
 }
 
+/* Plain http:// to a remote host is refused, the message naming C's setter and no other language's option. */
+static void test_plain_http_names_the_c_setter(void) {
+  roomchat_client_options *options = NULL;
+  roomchat_client *client = NULL;
+  roomchat_error *err = NULL;
+  CHECK(roomchat_client_options_new("sk_1", &options, NULL) == ROOMCHAT_RESULT_OK);
+  roomchat_client_options_set_base_url(options, "http://api.example.com");
+  CHECK(roomchat_client_new(options, &client, &err) == ROOMCHAT_RESULT_CONFIGURATION);
+  CHECK(client == NULL && err != NULL);
+  const char *message = roomchat_error_message(err);
+  const char *want = "use https://, or roomchat_client_options_set_allow_insecure_http(options, true) if you really mean it";
+  CHECK(strlen(message) > strlen(want) && strcmp(message + strlen(message) - strlen(want), want) == 0);
+  CHECK(strstr(message, "\"api.example.com\"") != NULL);
+  CHECK(strstr(message, "allow_insecure_http(true)") == NULL && strstr(message, "allow_insecure_http=True") == NULL &&
+        strstr(message, "allowInsecureHttp") == NULL && strstr(message, "::") == NULL);
+  if (strstr(message, want) == NULL) fprintf(stderr, "  message: %s\n", message);
+  roomchat_error_free(err);
+  /* The setter lifts the refusal. */
+  err = NULL;
+  CHECK(roomchat_client_options_set_allow_insecure_http(options, true) == ROOMCHAT_RESULT_OK);
+  CHECK(roomchat_client_new(options, &client, &err) == ROOMCHAT_RESULT_OK && client != NULL);
+  roomchat_client_free(client);
+  roomchat_client_options_free(options);
+}
+
 int main(int argc, char **argv) {
   const int over_tls = harness_test_tls();
   const char *args[] = {"--rate-limit", "100000/60s", over_tls ? "--tls" : NULL, NULL};
@@ -632,6 +657,7 @@ int main(int argc, char **argv) {
   test_log_destroy_runs_once();
   test_roomchat_log_variable();
   test_user_agent();
+  test_plain_http_names_the_c_setter();
   CHECK(emulator_stop(&emu));
   printf("options: %d passed, %d failed\n", harness_passed, harness_failed);
   return harness_failed == 0 ? 0 : 1;

@@ -83,6 +83,8 @@ int main(void) {
   const char *refused = strstr(journal, "\"status\":429");
   CHECK(refused != NULL && strstr(refused, "\"status\":200") != NULL);
   CHECK(strstr(journal, getenv("ROOMCHAT_PRIVATE_KEY")) == NULL);
+  /* Each entry's request headers, as [name, value] pairs: names in lower case, credentials REDACTED. */
+  CHECK(strstr(journal, "[\"user-agent\",\"roomchat-c/") != NULL);
   roomchat_string_free(journal);
 
   char *users = admin(admin_client, "GET", "/users", NULL);

@@ -148,6 +148,20 @@ void test_settings() {
   // Plain http:// to a host that is not loopback carries the key only when allowed.
   expect_error([] { roomchat::Client client(roomchat::ClientOptions("sk_other").base_url("http://chat.example.invalid")); },
                ROOMCHAT_RESULT_CONFIGURATION);
+  // The refusal names C++'s setter, and no other language's.
+  try {
+    roomchat::Client client(roomchat::ClientOptions("sk_other").base_url("http://chat.example.invalid"));
+    CHECK(false);
+  } catch (const roomchat::Error &e) {
+    const std::string shown = e.what();
+    const std::string want = "use https://, or ClientOptions::allow_insecure_http(true) if you really mean it";
+    CHECK(shown.size() > want.size() && shown.compare(shown.size() - want.size(), want.size(), want) == 0);
+    CHECK(shown.find("roomchat_client_options_set") == std::string::npos);
+    CHECK(shown.find("allow_insecure_http=True") == std::string::npos);
+    CHECK(shown.find("allowInsecureHttp") == std::string::npos);
+    CHECK(shown.find(" allow_insecure_http(true)") == std::string::npos);
+    if (shown.find(want) == std::string::npos) fprintf(stderr, "  message: %s\n", shown.c_str());
+  }
   roomchat::Client allowed(
       roomchat::ClientOptions("sk_other").base_url("http://chat.example.invalid").allow_insecure_http(true));
   CHECK(allowed.get() != nullptr);

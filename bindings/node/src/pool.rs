@@ -31,21 +31,30 @@
 //! calls more (they then also lose to every other process) than it gave the
 //! loop, hence off by default.
 //!
-//! A thread that finished a call sleeps at once; it does not spin looking for
-//! the next one. A 300 µs spin was tried (one call at a time, each call began
-//! by waking a sleeping thread): on an idle 2-core machine it saved nothing
-//! measurable (one call at a time 369 against 362 µs without, means of 10
-//! alternating runs of `bench/list-users.mjs`), and on a loaded one it made
-//! calls 2-4x slower (0.26-0.78x undici's speed against 1.09-1.38x without):
-//! a spinner preempted by a busy process held the next call until its next
-//! time slice (~1.5 ms), and even when another thread was woken for it the
-//! CPU time spent spinning was held against the pool thread when its
-//! response arrived (0.70-1.02x undici's).
+//! A thread that finished a call sleeps at once unless `ROOMCHAT_NODE_SPIN_US`
+//! (1 to 1000) asks it to spin that long for the next one first, one thread
+//! at a time, as Go's scheduler spins an idle thread for new work: one call at
+//! a time (a loop awaiting one call after another, a paging iterator), the
+//! next call is then taken without waking a sleeping thread (a futex wake; the
+//! hand-over undici.request does not make). A job posted while a thread spins
+//! wakes nobody. A spinner that sees it was preempted (more than [`PREEMPTED`]
+//! between two looks: the CPUs are contended) stops at once and turns spinning
+//! off for [`SPIN_OFF`], so on a loaded machine a call waits for a preempted
+//! spinner's next time slice at most once per [`SPIN_OFF`]. Off by default:
+//! an earlier spin (300 µs, on by default, any number of preemptions; issue
+//! 37) saved nothing measurable idle (369 against 362 µs per call) and made
+//! one call at a time 2-4x slower on a loaded CPU (339 contended spins held
+//! their calls for 523 ms); this one (issue 51, item 12) could only be
+//! measured on a machine at load average 15-25, where its preemption check
+//! kept it off, and where a 100 µs spin caught the next call in 5% of its
+//! spins (1000 µs: 73%). `bench/peer.mjs` prints it beside the default
+//! (`roomchat-spin`, 100 µs): CPU time and µs per call, idle and loaded.
 
 use std::cell::Cell;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Threads the pool starts at most, unless configured.
 pub const DEFAULT_MAX_THREADS: usize = 64;
@@ -67,6 +76,8 @@ struct State {
     threads: usize,
     /// Threads waiting for work.
     idle: usize,
+    /// Threads spinning for the next job (at most one, see [`spin`]).
+    spinning: usize,
     max: usize,
 }
 
@@ -88,6 +99,7 @@ fn pool() -> &'static Pool {
                 queue: VecDeque::new(),
                 threads: 0,
                 idle: 0,
+                spinning: 0,
                 max,
             }),
             work: Condvar::new(),
@@ -105,9 +117,12 @@ fn lock() -> MutexGuard<'static, State> {
 pub fn submit(job: Job) {
     let mut state = lock();
     state.queue.push_back(job);
+    POSTED.fetch_add(1, Ordering::Release);
+    // A spinning thread takes the first job without being woken.
+    let spinner_takes = state.queue.len() <= state.spinning;
     // Every idle thread will be woken for one job; start another thread when
-    // more jobs wait than idle threads can take.
-    if state.queue.len() > state.idle && state.threads < state.max {
+    // more jobs wait than idle and spinning threads can take.
+    if state.queue.len() > state.idle + state.spinning && state.threads < state.max {
         state.threads += 1;
         let spawned = std::thread::Builder::new()
             .name("roomchat".into())
@@ -120,7 +135,9 @@ pub fn submit(job: Job) {
         }
     }
     drop(state);
-    pool().work.notify_one();
+    if !spinner_takes {
+        pool().work.notify_one();
+    }
 }
 
 thread_local! {
@@ -201,6 +218,78 @@ fn lower_priority() {
 #[cfg(not(target_os = "linux"))]
 fn lower_priority() {}
 
+/// Jobs submitted so far: a spinning thread watches it move.
+static POSTED: AtomicU64 = AtomicU64::new(0);
+/// No thread spins before this time (µs since [`epoch`]): set when a spinner
+/// was preempted, as it is on a loaded machine.
+static SPIN_OFF_UNTIL: AtomicU64 = AtomicU64::new(0);
+/// How long a spinner may go without running before it counts as preempted.
+const PREEMPTED: Duration = Duration::from_micros(50);
+/// How long spinning stays off after a spinner was preempted.
+const SPIN_OFF: Duration = Duration::from_millis(100);
+/// How long a thread spins for the next job, unless configured: not at all.
+pub const DEFAULT_SPIN: Duration = Duration::ZERO;
+/// The longest spin accepted.
+const MAX_SPIN: Duration = Duration::from_millis(1);
+
+fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+fn micros_since_epoch(at: Instant) -> u64 {
+    at.saturating_duration_since(epoch()).as_micros() as u64
+}
+
+/// How long a thread spins for the next job: `ROOMCHAT_NODE_SPIN_US` (0 to
+/// 1000; 0: never), default [`DEFAULT_SPIN`] (never).
+fn spin_budget() -> Duration {
+    static BUDGET: OnceLock<Duration> = OnceLock::new();
+    *BUDGET.get_or_init(|| {
+        std::env::var("ROOMCHAT_NODE_SPIN_US")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_micros)
+            .filter(|d| *d <= MAX_SPIN)
+            .unwrap_or(DEFAULT_SPIN)
+    })
+}
+
+fn spin_allowed() -> bool {
+    !spin_budget().is_zero()
+        && SPIN_OFF_UNTIL.load(Ordering::Relaxed) <= micros_since_epoch(Instant::now())
+}
+
+/// Spins for up to [`spin_budget`] until a job is posted (POSTED moves from
+/// `seen`); a spinner that was preempted stops, and turns spinning off for
+/// [`SPIN_OFF`].
+fn spin(seen: u64) {
+    let budget = spin_budget();
+    let start = Instant::now();
+    let mut last = start;
+    loop {
+        let mut posted = false;
+        for _ in 0..64 {
+            if POSTED.load(Ordering::Acquire) != seen {
+                posted = true;
+                break;
+            }
+            std::hint::spin_loop();
+        }
+        let now = Instant::now();
+        // Preempted since the last look (a job that came meanwhile waited for
+        // this thread's next time slice): the CPUs are contended, stop.
+        if now.duration_since(last) > PREEMPTED {
+            SPIN_OFF_UNTIL.store(micros_since_epoch(now + SPIN_OFF), Ordering::Relaxed);
+            return;
+        }
+        if posted || now.duration_since(start) >= budget {
+            return;
+        }
+        last = now;
+    }
+}
+
 fn work() {
     lower_priority();
     let pool = pool();
@@ -219,6 +308,19 @@ fn work() {
         }
         if state.threads > state.max {
             break;
+        }
+        if state.spinning == 0 && spin_allowed() {
+            // The queue is empty now: any job posted from here on moves POSTED.
+            let seen = POSTED.load(Ordering::Acquire);
+            state.spinning += 1;
+            drop(state);
+            spin(seen);
+            state = lock();
+            state.spinning -= 1;
+            // A job posted during the spin woke nobody (`submit`): take it.
+            if !state.queue.is_empty() {
+                continue;
+            }
         }
         state.idle += 1;
         let (next, timeout) = pool

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use roomchat::view::RawFields;
-use roomchat::{Error, RateLimitState, RawResponse, ResponseMeta};
+use roomchat::{Error, RateLimitState, RawResponse, Remedy, ResponseMeta};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -361,11 +361,29 @@ pub fn rate_limit_state(s: &RateLimitState) -> String {
     text(&out)
 }
 
+/// How a Node program spells a setting an error names as the way past a refusal
+/// (a `Client` option).
+fn remedy_name(remedy: Remedy) -> &'static str {
+    match remedy {
+        Remedy::AllowInsecureHttp => "allowInsecureHttp: true",
+        _ => remedy.rust_name(),
+    }
+}
+
 /// An error as `{kind, message, detail, status?, method?, path?, eventId?, retryAfterMs?,
 /// serviceMessage?, serviceError?, serviceErrorMessage?}`: `message` is core's one-line
 /// rendering (kind, text, request with the key redacted), `detail` the text alone, the
 /// `service…` fields the texts of the service's error body as they came.
 pub fn error(e: &Error) -> String {
+    // A setting the message names is named as a Node program spells it.
+    let named;
+    let e = match e.remedy() {
+        Some(remedy) => {
+            named = e.clone().name_remedy(remedy_name(remedy));
+            &named
+        }
+        None => e,
+    };
     let mut out = Map::new();
     out.insert("kind".into(), e.kind().name().into());
     out.insert("message".into(), e.to_string().into());

@@ -374,3 +374,21 @@ test("the emulator's Keep-Alive hint: Node's keep-alive agent never sends on a c
   const second = await get()
   assert.equal(second.statusCode, 200)
 })
+
+test("plain http to a remote host is refused naming Node's option, allowInsecureHttp, and no other language's", () => {
+  let refused
+  try {
+    new Client({ privateKey: 'sk_1', baseUrl: 'http://api.example.com' })
+  } catch (e) {
+    refused = e
+  }
+  assert.ok(refused instanceof RoomchatError, String(refused))
+  assert.equal(refused.code, 'ROOMCHAT_CONFIGURATION')
+  for (const shown of [refused.message, refused.detail]) {
+    assert.ok(shown.endsWith('use https://, or allowInsecureHttp: true if you really mean it'), shown)
+    assert.ok(shown.includes('plain http://') && shown.includes('"api.example.com"'), shown)
+    for (const other of ['allow_insecure_http', 'roomchat_client_options_set', '::']) {
+      assert.ok(!shown.includes(other), `${other} in ${shown}`)
+    }
+  }
+})

@@ -413,3 +413,30 @@ test('on Linux the pool threads run under SCHED_OTHER (normal), SCHED_BATCH only
     assert.deepEqual(new Set(policies), new Set([expected]), `ROOMCHAT_NODE_THREAD_POLICY=${policy}`)
   }
 })
+
+// README ("Where calls run"): a thread that finished a call sleeps at once;
+// ROOMCHAT_NODE_SPIN_US=n makes it spin up to n µs (1 to 1000) for the next one
+// first. Either way a process whose calls are done spends no CPU on its pool.
+test('a pool thread spins at most ROOMCHAT_NODE_SPIN_US for the next call: an idle process after 50 calls uses no CPU (unset, 0, 100, 1000)', async (t) => {
+  const emu = await startEmulator(['--seed-users', '5'])
+  t.after(() => emu.stop())
+  const pkg = JSON.stringify(path.resolve(__dirname, '..'))
+  const options = JSON.stringify(emu.options())
+  const script = `const { Client } = require(${pkg}); const c = new Client(${options});
+    (async () => {
+      for (let i = 0; i < 50; i++) if ((await c.listUsers({ limit: 5 })).data.length !== 5) throw new Error('a short page')
+      const cpu = process.cpuUsage()
+      const wall = process.hrtime.bigint()
+      await new Promise((resolve) => setTimeout(resolve, 1000))
+      const used = process.cpuUsage(cpu)
+      console.log(JSON.stringify({ cpuMs: (used.user + used.system) / 1000, wallMs: Number(process.hrtime.bigint() - wall) / 1e6 }))
+    })()`
+  // '' stands for unset (runNode adds to this process's environment).
+  for (const spin of ['', '0', '100', '1000']) {
+    const run = await runNode(script, { ROOMCHAT_NODE_SPIN_US: spin })
+    assert.equal(run.code, 0, run.stderr)
+    const { cpuMs, wallMs } = JSON.parse(run.stdout.trim())
+    console.log(`ROOMCHAT_NODE_SPIN_US=${spin || '(unset)'}: 50 calls, then ${cpuMs.toFixed(1)} ms of CPU in ${wallMs.toFixed(0)} ms idle`)
+    assert.ok(cpuMs < 50, `ROOMCHAT_NODE_SPIN_US=${spin}: ${cpuMs} ms of CPU while idle for ${wallMs} ms`)
+  }
+})

@@ -364,3 +364,48 @@ test('server.address as core names it on the spans, the request durations and th
   )
   assert.deepEqual([...new Set(points(all, 'http.client.request.duration').map((p) => p.attributes['server.address']))], [address])
 })
+
+test('telemetry that throws what is not an Error (a null-prototype object, a value whose message getter throws, a symbol), with a diag logger that throws, costs its own part only', async (t) => {
+  const emu = await startEmulator()
+  t.after(() => emu.stop())
+  // Each a value `String(value)` or `value.message` throws on.
+  const bare = Object.create(null)
+  const trap = Object.defineProperty({}, 'message', {
+    get() {
+      throw new Error('a getter bug')
+    },
+  })
+  // And the application's diag logger throws too.
+  const failing = () => {
+    throw new Error('a diag logger bug')
+  }
+  api.diag.setLogger({ error: failing, warn: failing, info: failing, debug: failing, verbose: failing }, api.DiagLogLevel.WARN)
+  t.after(() => api.diag.disable())
+  for (const thrown of [bare, trap, Symbol('bug')]) {
+    const spans = new InMemorySpanExporter()
+    const throwing = {
+      onStart(span) {
+        if (span.kind === SpanKind.CLIENT) throw thrown
+      },
+      onEnd() {},
+      forceFlush: async () => {},
+      shutdown: async () => {},
+    }
+    const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans), throwing] })
+    const propagator = {
+      inject() {
+        throw thrown
+      },
+      extract: (cx) => cx,
+      fields: () => [],
+    }
+    const client = new Client(emu.options({ tracerProvider, propagator }))
+    const page = await client.listUsers({ limit: 1 })
+    assert.equal(page.total, 0)
+    assert.deepEqual(
+      spans.getFinishedSpans().map((s) => s.name),
+      ['roomchat list_users'],
+      String(typeof thrown),
+    )
+  }
+})

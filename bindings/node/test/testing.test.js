@@ -20,6 +20,7 @@ const { Client, RoomchatError } = require('..')
 
 const here = path.resolve(__dirname, '..')
 const example = path.join(here, 'examples', 'user-signup.test.mjs')
+const headersExample = path.join(here, 'examples', 'journal-headers.test.mjs')
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** Whether process `pid` exists and is not a zombie. */
@@ -422,4 +423,42 @@ test("the README's example passes as a user's test, and fails on broken code", a
 test('the README holds the example verbatim', () => {
   const readme = fs.readFileSync(path.join(here, 'README.md'), 'utf8')
   assert.ok(readme.includes(fs.readFileSync(example, 'utf8').trim()), 'bindings/node/README.md must hold examples/user-signup.test.mjs verbatim')
+})
+
+test("the README's headers example passes as a user's test: the traceparent arrived, credentials show REDACTED", async () => {
+  const readme = fs.readFileSync(path.join(here, 'README.md'), 'utf8')
+  assert.ok(readme.includes(fs.readFileSync(headersExample, 'utf8').trim()), 'bindings/node/README.md must hold examples/journal-headers.test.mjs verbatim')
+  const folder = project()
+  // The user's own OpenTelemetry packages (the ones this package is tested with).
+  fs.symlinkSync(path.join(here, 'node_modules', '@opentelemetry'), path.join(folder, 'node_modules', '@opentelemetry'), 'dir')
+  fs.copyFileSync(headersExample, path.join(folder, 'journal-headers.test.mjs'))
+  const passed = await node(['--test', 'journal-headers.test.mjs'], folder)
+  assert.equal(passed.code, 0, passed.output)
+  assert.match(passed.output, /# pass 2/)
+  fs.rmSync(folder, { recursive: true, force: true })
+})
+
+test('journal headers: lower-case names, repeated ones joined, credentials and the key REDACTED, frozen', async () => {
+  const emu = await startEmulator()
+  try {
+    const answer = await fetch(`${emu.baseUrl}/consumer/api/v2/users?auth=${emu.privateKey}`, {
+      headers: [['X-Trace', 'a'], ['x-trace', 'b'], ['Cookie', 'session=s3cret'], ['Proxy-Authorization', 'Basic cHc='], ['X-Echo', `k=${emu.privateKey}`]],
+    })
+    assert.equal(answer.status, 200)
+    await answer.arrayBuffer()
+    const [entry] = await emu.journal()
+    assert.ok(entry instanceof JournalEntry)
+    const { headers } = entry
+    assert.equal(headers['x-trace'], 'a, b')
+    assert.equal(headers['X-Trace'], undefined, 'names in lower case, as Node has them')
+    assert.equal(headers.cookie, 'REDACTED')
+    assert.equal(headers['proxy-authorization'], 'REDACTED')
+    assert.equal(headers['x-echo'], 'k=REDACTED', 'the private key shows nowhere')
+    assert.ok(Object.keys(headers).every((name) => name === name.toLowerCase()))
+    assert.ok(Object.isFrozen(headers))
+    const shown = JSON.stringify(entry)
+    assert.ok(!shown.includes('s3cret') && !shown.includes(emu.privateKey), shown)
+  } finally {
+    await emu.stop()
+  }
 })

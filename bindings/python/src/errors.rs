@@ -5,7 +5,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
-use roomchat::{Error, ErrorKind};
+use roomchat::{Error, ErrorKind, Remedy};
 
 /// `roomchat._errors`, imported once.
 static ERRORS: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
@@ -40,7 +40,24 @@ pub(crate) fn to_py(py: Python<'_>, error: &Error) -> PyErr {
     }
 }
 
+/// How a Python program spells a setting an error names as the way past a refusal.
+fn remedy_name(remedy: Remedy) -> &'static str {
+    match remedy {
+        Remedy::AllowInsecureHttp => "allow_insecure_http=True",
+        _ => remedy.rust_name(),
+    }
+}
+
 fn build<'py>(py: Python<'py>, error: &Error) -> PyResult<Bound<'py, PyAny>> {
+    // A setting the message names is named as Python spells it.
+    let named;
+    let error = match error.remedy() {
+        Some(remedy) => {
+            named = error.clone().name_remedy(remedy_name(remedy));
+            &named
+        }
+        None => error,
+    };
     let kind = error.kind();
     let class = class_for(py, kind)?;
     let shown = error.to_string();

@@ -242,6 +242,18 @@ def test_close_and_context_manager(emu: Emulator) -> None:
     client.close()  # twice is fine
 
 
+def test_plain_http_is_refused_naming_pythons_keyword_and_no_other_languages() -> None:
+    for make in (roomchat.Client, roomchat.AsyncClient):
+        with pytest.raises(roomchat.ConfigurationError) as refused:
+            make("sk_1", base_url="http://api.example.com")
+        error = refused.value
+        for shown in (str(error), error.message):
+            assert shown.endswith("use https://, or allow_insecure_http=True if you really mean it"), shown
+            assert "plain http://" in shown and '"api.example.com"' in shown
+            for other in ("allow_insecure_http(true)", "allowInsecureHttp", "roomchat_client_options_set", "::"):
+                assert other not in shown, shown
+
+
 def test_configuration_errors() -> None:
     for bad in ("", " sk_padded ", "sk\nx"):
         with pytest.raises(roomchat.ConfigurationError):

@@ -32,7 +32,15 @@ import pytest
 from packaging.requirements import Requirement
 
 import roomchat
-from roomchat.testing import EmulatedUser, Emulator, EmulatorError, EmulatorNotFoundError, JournalEntry, find_emulator
+from roomchat.testing import (
+    EmulatedUser,
+    Emulator,
+    EmulatorError,
+    EmulatorNotFoundError,
+    JournalEntry,
+    JournalHeaders,
+    find_emulator,
+)
 
 HERE = pathlib.Path(__file__).resolve().parent
 EXAMPLES = HERE.parent / "examples"
@@ -627,3 +635,47 @@ def test_the_readme_holds_the_example_verbatim() -> None:
     readme = (HERE.parent / "README.md").read_text()
     example = (EXAMPLES / "test_user_signup.py").read_text()
     assert example.strip() in readme, "bindings/python/README.md must hold examples/test_user_signup.py verbatim"
+
+
+def test_the_readme_headers_example_passes_as_a_users_test(tmp_path: pathlib.Path) -> None:
+    """The README's test of request headers (examples/test_trace_context.py), run as a user's
+    suite: the traceparent arrived, and credentials show REDACTED."""
+    example = (EXAMPLES / "test_trace_context.py").read_text()
+    readme = (HERE.parent / "README.md").read_text()
+    assert example.strip() in readme, "bindings/python/README.md must hold examples/test_trace_context.py verbatim"
+    (tmp_path / "test_trace_context.py").write_text(example)
+    result = run_pytest(tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 passed" in result.stdout
+
+
+def test_journal_headers_are_read_only_in_any_case_with_credentials_and_the_key_redacted(emu: Emulator) -> None:
+    request = urllib.request.Request(
+        f"{emu.base_url}/consumer/api/v2/users?auth={emu.private_key}",
+        headers={"X-Trace": "a", "Cookie": "session=s3cret", "X-Echo": f"k={emu.private_key}"},
+    )
+    request.add_header("Proxy-Authorization", "Basic cHc=")
+    with urllib.request.urlopen(request) as answer:
+        assert answer.status == 200
+    with emu.client() as client:
+        client.list_users()
+    mine, clients = emu.journal()
+    headers = mine.headers
+    assert isinstance(headers, JournalHeaders)
+    assert headers["x-trace"] == headers["X-TRACE"] == headers.get("X-Trace") == "a"
+    assert "X-Trace" in headers and "x-missing" not in headers and 1 not in headers  # type: ignore[comparison-overlap]
+    assert headers.get("x-missing") is None and headers.get_list("x-missing") == []
+    assert headers["cookie"] == headers["proxy-authorization"] == "REDACTED"
+    assert headers["x-echo"] == "k=REDACTED", "the private key shows nowhere"
+    assert list(headers) == [name.lower() for name in headers]
+    assert "s3cret" not in repr(mine) and emu.private_key not in repr(mine)
+    with pytest.raises(TypeError):
+        headers["x-trace"] = "b"  # type: ignore[index]
+    with pytest.raises(KeyError):
+        headers["x-missing"]
+    # The client's own: its User-Agent, also as the entry's user_agent.
+    assert clients.headers["User-Agent"] == clients.user_agent
+    # A name that came twice: its values joined, and each by get_list.
+    twice = JournalHeaders([("Accept", "a/b"), ("x", "1"), ("accept", "c/d")])
+    assert twice["accept"] == "a/b, c/d" and twice.get_list("ACCEPT") == ["a/b", "c/d"]
+    assert list(twice) == ["accept", "x"] and len(twice) == 2 and dict(twice) == {"accept": "a/b, c/d", "x": "1"}

@@ -803,13 +803,7 @@ fn check_url(what: &str, url: &str, allow_insecure: bool, secret: &str) -> Resul
     match scheme.to_ascii_lowercase().as_str() {
         "https" => {}
         "http" if allow_insecure || is_loopback(host) => {}
-        "http" => {
-            return Err(Error::configuration(format!(
-                "the {what} uses plain http:// to {:?}, which would send the private key \
-                 unencrypted; use https://, or allow_insecure_http(true) if you really mean it",
-                hide(host)
-            )))
-        }
+        "http" => return Err(Error::insecure_http(what, &hide(host))),
         _ => {
             return Err(Error::configuration(format!(
                 "the {what} must start with https:// or http://"
@@ -1322,7 +1316,14 @@ impl Client {
             if cancel.is_some_and(CancelToken::is_cancelled)
                 && !matches!(outcome, Attempt::Answered(_))
             {
-                let error = cancel::cancelled();
+                // A request that may have reached the service and must not be
+                // sent twice: its caller must know that its outcome is unknown.
+                let error = if matches!(outcome, Attempt::MaybeSent(_)) && !request.is_idempotent()
+                {
+                    cancel::cancelled_outcome_unknown()
+                } else {
+                    cancel::cancelled()
+                };
                 report.error = Some(&error);
                 sinks.cancelled(attempt_span, &report);
                 return Err(error);

@@ -25,8 +25,10 @@
 //! in Redis are WARN events of the call's span named as the feature
 //! `opentelemetry` names its span events (`roomchat.retry`,
 //! `roomchat.rate_limit.wait`, `roomchat.budget.degraded`), with its
-//! attributes as fields and no message (a message would be their name in
-//! `tracing-opentelemetry`); each attempt's line of the observer is a DEBUG
+//! attributes as fields and that name as their message too (the event's name
+//! in `tracing-opentelemetry`, which takes the message as the name and adds no
+//! attribute for it; what a `fmt` subscriber prints before the fields, which
+//! shows no event's name); each attempt's line of the observer is a DEBUG
 //! event of the call's span. Without the feature all of this compiles to
 //! nothing.
 //!
@@ -90,6 +92,7 @@ pub(crate) fn event(#[allow(unused_variables)] event: &Event<'_>) {
                 roomchat.retry.reason = event.error.map_or("other", |e| RetryReason::of(e).as_str()),
                 roomchat.wait.duration = wait,
                 http.response.status_code = status,
+                "roomchat.retry"
             ),
             EventKind::RateLimitWait => tracing::event!(
                 name: "roomchat.rate_limit.wait",
@@ -97,6 +100,7 @@ pub(crate) fn event(#[allow(unused_variables)] event: &Event<'_>) {
                 tracing::Level::WARN,
                 roomchat.attempt = attempt,
                 roomchat.wait.duration = wait,
+                "roomchat.rate_limit.wait"
             ),
             EventKind::BudgetDegraded => tracing::event!(
                 name: "roomchat.budget.degraded",
@@ -105,6 +109,7 @@ pub(crate) fn event(#[allow(unused_variables)] event: &Event<'_>) {
                 roomchat.attempt = attempt,
                 error.type = event.error.map(|e| e.kind().name()),
                 error.message = event.error.map(|e| e.message()),
+                "roomchat.budget.degraded"
             ),
         }
     }

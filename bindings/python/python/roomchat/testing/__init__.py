@@ -45,7 +45,7 @@ import urllib.request
 import weakref
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import IO, Any, Dict, List, Mapping, Optional, Sequence, Tuple, Type, Union
+from typing import IO, Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, Union
 
 import roomchat
 
@@ -55,6 +55,7 @@ __all__ = [
     "EmulatorError",
     "EmulatorNotFoundError",
     "JournalEntry",
+    "JournalHeaders",
     "find_emulator",
 ]
 
@@ -76,6 +77,50 @@ class EmulatorNotFoundError(EmulatorError):
     """No emulator executable: ``pip install "roomchat[testing]"``, or set ``ROOMCHAT_EMULATOR``."""
 
 
+class JournalHeaders(Mapping[str, str]):
+    """The headers of a request, read-only, looked up in any case as in requests and
+    httpx: ``headers["TraceParent"]`` is ``headers["traceparent"]``.
+
+    The names are in lower case, in the order they came. A name that came more than
+    once gives its values joined by ``", "`` (:meth:`get_list` gives them one by one).
+    The values of ``Authorization``, ``Proxy-Authorization``, ``Cookie``, ``Set-Cookie``
+    and of any header whose name holds ``token``, ``secret``, ``password``,
+    ``api-key``, ``apikey`` or ``auth`` show as ``REDACTED``, and the private key
+    nowhere.
+    """
+
+    __slots__ = ("_pairs", "_joined")
+
+    def __init__(self, pairs: Iterable[Tuple[str, str]] = ()) -> None:
+        self._pairs: Tuple[Tuple[str, str], ...] = tuple((name.lower(), value) for name, value in pairs)
+        joined: Dict[str, str] = {}
+        for name, value in self._pairs:
+            joined[name] = f"{joined[name]}, {value}" if name in joined else value
+        self._joined = joined
+
+    def __getitem__(self, name: str) -> str:
+        if not isinstance(name, str):
+            raise KeyError(name)
+        return self._joined[name.lower()]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name.lower() in self._joined
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._joined)
+
+    def __len__(self) -> int:
+        return len(self._joined)
+
+    def get_list(self, name: str) -> List[str]:
+        """Each value of `name` (any case), in the order they came; ``[]`` when absent."""
+        wanted = name.lower()
+        return [value for key, value in self._pairs if key == wanted]
+
+    def __repr__(self) -> str:
+        return f"JournalHeaders({list(self._pairs)!r})"
+
+
 @dataclass(frozen=True)
 class JournalEntry:
     """One request the emulator received (REST API and sign-in pages; never the admin API).
@@ -84,7 +129,9 @@ class JournalEntry:
     name keeps its last value); the private key (``auth``) and the public key
     (``publicKey``) show as ``REDACTED`` there, and the private key nowhere else.
     ``status`` is what was answered (0 when the connection was dropped without an
-    answer). ``truncated`` says the emulator kept only the start of a long field.
+    answer). ``headers`` are the request's headers (:class:`JournalHeaders`: read-only,
+    any case; credentials shown as ``REDACTED``), at most 8 KiB of them.
+    ``truncated`` says the emulator kept only the start of a long field.
     """
 
     seq: int
@@ -97,6 +144,7 @@ class JournalEntry:
     received_at: datetime.datetime
     user_agent: Optional[str]
     truncated: bool
+    headers: JournalHeaders = field(default_factory=JournalHeaders)
 
     def json(self) -> Any:
         """The body parsed as JSON (``None`` for an empty body)."""
@@ -631,6 +679,7 @@ class Emulator:
             received_at=datetime.datetime.fromtimestamp(raw["received_at_ms"] / 1000.0, tz=datetime.timezone.utc),
             user_agent=None if raw["user_agent"] is None else scrub(raw["user_agent"]),
             truncated=raw["truncated"],
+            headers=JournalHeaders((name, scrub(value)) for name, value in raw["headers"]),
         )
 
     def users(self) -> List[EmulatedUser]:
