@@ -16,6 +16,8 @@
 // native hook, before its request is sent.
 
 const api = require('@opentelemetry/api')
+// The names of the spans' attributes and events and of the metrics, core's and Python's (api/telemetry.toml).
+const N = require('./telemetry-names')
 const { version: VERSION } = require('./package.json')
 
 /** Flags the native side takes (src/telemetry.rs): the spans were made at dispatch; make the others through the hook. */
@@ -133,35 +135,35 @@ class Instruments {
   constructor(meter, telemetry) {
     const histogram = (name, description, buckets) =>
       meter.createHistogram(name, { unit: 's', description, advice: { explicitBucketBoundaries: buckets } })
-    this.requestDuration = histogram('http.client.request.duration', 'Duration of HTTP client requests.', DURATION_BUCKETS)
+    this.requestDuration = histogram(N.METRIC_HTTP_CLIENT_REQUEST_DURATION, 'Duration of HTTP client requests.', DURATION_BUCKETS)
     this.callDuration = histogram(
-      'roomchat.client.call.duration',
+      N.METRIC_ROOMCHAT_CLIENT_CALL_DURATION,
       'Duration of roomchat calls, from the call to its result: every attempt, rate-limit wait and backoff.',
       DURATION_BUCKETS,
     )
     this.rateLimitWait = histogram(
-      'roomchat.rate_limit.wait.duration',
+      N.METRIC_ROOMCHAT_RATE_LIMIT_WAIT_DURATION,
       "Time a call waited for a slot of the key's rate-limit budget.",
       WAIT_BUCKETS,
     )
-    this.retries = meter.createCounter('roomchat.client.retries', {
+    this.retries = meter.createCounter(N.METRIC_ROOMCHAT_CLIENT_RETRIES, {
       unit: '{retry}',
       description: 'Attempts sent again, by reason.',
       valueType: ValueType.INT,
     })
-    this.degraded = meter.createCounter('roomchat.budget.degraded', {
+    this.degraded = meter.createCounter(N.METRIC_ROOMCHAT_BUDGET_DEGRADED, {
       unit: '{event}',
       description: 'Times the shared rate-limit budget in Redis failed and the client followed its OnRedisError policy.',
       valueType: ValueType.INT,
     })
-    this.activeCalls = meter.createUpDownCounter('roomchat.client.active_calls', {
+    this.activeCalls = meter.createUpDownCounter(N.METRIC_ROOMCHAT_CLIENT_ACTIVE_CALLS, {
       unit: '{call}',
       description: 'Calls in flight.',
       valueType: ValueType.INT,
     })
     // Lives as long as the meter's provider: not kept.
     meter
-      .createObservableGauge('roomchat.rate_limit.remaining', {
+      .createObservableGauge(N.METRIC_ROOMCHAT_RATE_LIMIT_REMAINING, {
         unit: '{request}',
         description: 'Requests the rate-limit budgets of the clients of a server allow now: the fewest among them.',
         valueType: ValueType.INT,
@@ -290,7 +292,7 @@ class Telemetry {
       }
     }
     for (const { server, remaining } of fewest.values()) {
-      guarded('the budget gauge', () => result.observe(remaining, { 'server.address': server.address, 'server.port': server.port }))
+      guarded('the budget gauge', () => result.observe(remaining, { [N.ATTR_SERVER_ADDRESS]: server.address, [N.ATTR_SERVER_PORT]: server.port }))
     }
   }
 }
@@ -378,7 +380,7 @@ class CallTrace {
         'the span of a call',
         this.tracer,
         name,
-        { kind: SpanKind.INTERNAL, startTime: start, attributes: { 'roomchat.operation': operation } },
+        { kind: SpanKind.INTERNAL, startTime: start, attributes: { [N.ATTR_ROOMCHAT_OPERATION]: operation } },
         this.parent,
       )
       const context = span === undefined ? this.parent : api.trace.setSpan(this.parent, span)
@@ -390,7 +392,7 @@ class CallTrace {
 
   /** Counts the job in flight with `attributes`: them, or null when the instrument threw. */
   countIn(attributes) {
-    return recorded('roomchat.client.active_calls', () => this.instruments.activeCalls.add(1, attributes)) ? attributes : null
+    return recorded(N.METRIC_ROOMCHAT_CLIENT_ACTIVE_CALLS, () => this.instruments.activeCalls.add(1, attributes)) ? attributes : null
   }
 
   /**
@@ -410,7 +412,7 @@ class CallTrace {
     // The span made at dispatch held the wait for the rate limit: it is left unended (never exported).
     if (attempt === 1) call.premade = undefined
     const attributes = { ...info.attributes }
-    if (attempt > 1) attributes['http.request.resend_count'] = attempt - 1
+    if (attempt > 1) attributes[N.ATTR_HTTP_REQUEST_RESEND_COUNT] = attempt - 1
     const options = { kind: SpanKind.CLIENT, startTime: start, attributes }
     const span = startSpan('the span of an attempt', this.tracer, info.attemptName, options, call.context)
     if (span !== undefined) call.attempts.set(attempt, span)
@@ -443,12 +445,12 @@ class CallTrace {
   }
 
   #uncount(attributes) {
-    guarded('roomchat.client.active_calls', () => this.instruments.activeCalls.add(-1, attributes))
+    guarded(N.METRIC_ROOMCHAT_CLIENT_ACTIVE_CALLS, () => this.instruments.activeCalls.add(-1, attributes))
   }
 
   #finishCall(record) {
     // Core's address of the server, for the budget gauge and the in-flight count.
-    guarded('the budget gauge', () => this.client.named(record.attributes['server.address'], record.attributes['server.port']))
+    guarded('the budget gauge', () => this.client.named(record.attributes[N.ATTR_SERVER_ADDRESS], record.attributes[N.ATTR_SERVER_PORT]))
     // The metrics first: they count whatever a span processor then does.
     guarded('the metrics of a call', () => this.#recordMetrics(record))
     if (this.tracer !== null) {
@@ -461,12 +463,12 @@ class CallTrace {
       guarded('the span of a call', () => {
         for (const event of record.events) span.addEvent(event.name, eventAttributes(event.attributes), event.at)
         span.setAttributes({
-          'roomchat.attempts': record.attempts,
-          'roomchat.rate_limit.wait.duration': double(record.rateLimitWait),
-          'roomchat.retry.wait.duration': double(record.retryWait),
+          [N.ATTR_ROOMCHAT_ATTEMPTS]: record.attempts,
+          [N.ATTR_ROOMCHAT_RATE_LIMIT_WAIT_DURATION]: double(record.rateLimitWait),
+          [N.ATTR_ROOMCHAT_RETRY_WAIT_DURATION]: double(record.retryWait),
         })
         if (record.errorType !== undefined) {
-          span.setAttribute('error.type', record.errorType)
+          span.setAttribute(N.ATTR_ERROR_TYPE, record.errorType)
           span.setStatus({ code: SpanStatusCode.ERROR, message: record.statusDescription })
         }
         span.end(record.end)
@@ -481,7 +483,7 @@ class CallTrace {
     if (span === undefined) {
       // Its context was not sent (trace context is off, or the hook got no answer): made with core's times now.
       const start = { ...attributes }
-      if (attempt.attempt > 1) start['http.request.resend_count'] = attempt.attempt - 1
+      if (attempt.attempt > 1) start[N.ATTR_HTTP_REQUEST_RESEND_COUNT] = attempt.attempt - 1
       span = this.tracer.startSpan(record.attemptName, { kind: SpanKind.CLIENT, startTime: attempt.start, attributes: start }, call.context)
     } else if (span === call.premade) {
       // Made at dispatch before core knew the request: named and described now.
@@ -489,13 +491,13 @@ class CallTrace {
       span.setAttributes(attributes)
       if (record.operation !== 'raw') this.client.learnName(record.operation, record.attemptName)
     }
-    if (attempt.status !== undefined) span.setAttribute('http.response.status_code', attempt.status)
+    if (attempt.status !== undefined) span.setAttribute(N.ATTR_HTTP_RESPONSE_STATUS_CODE, attempt.status)
     if (attempt.errorType !== undefined) {
       // The status as text for an answer ("429"), as the HTTP instrumentations set it; roomchat's kind beside it.
-      span.setAttribute('error.type', attempt.errorType)
+      span.setAttribute(N.ATTR_ERROR_TYPE, attempt.errorType)
       span.setStatus({ code: SpanStatusCode.ERROR })
     }
-    if (attempt.errorKind !== undefined) span.setAttribute('roomchat.error.kind', attempt.errorKind)
+    if (attempt.errorKind !== undefined) span.setAttribute(N.ATTR_ROOMCHAT_ERROR_KIND, attempt.errorKind)
     span.end(attempt.end)
   }
 
@@ -504,41 +506,41 @@ class CallTrace {
     const attributes = record.attributes
     const instruments = this.instruments
     if (instruments === null) return
-    const address = attributes['server.address']
-    const port = attributes['server.port']
+    const address = attributes[N.ATTR_SERVER_ADDRESS]
+    const port = attributes[N.ATTR_SERVER_PORT]
     for (const attempt of record.attemptRecords) {
       const metric = {
-        'http.request.method': attributes['http.request.method'],
-        'server.address': address,
-        'server.port': port,
-        'network.protocol.version': attributes['network.protocol.version'],
+        [N.ATTR_HTTP_REQUEST_METHOD]: attributes[N.ATTR_HTTP_REQUEST_METHOD],
+        [N.ATTR_SERVER_ADDRESS]: address,
+        [N.ATTR_SERVER_PORT]: port,
+        [N.ATTR_NETWORK_PROTOCOL_VERSION]: attributes[N.ATTR_NETWORK_PROTOCOL_VERSION],
       }
-      if (attributes['url.template'] !== undefined) metric['url.template'] = attributes['url.template']
-      if (attempt.status !== undefined) metric['http.response.status_code'] = attempt.status
-      if (attempt.errorType !== undefined) metric['error.type'] = attempt.errorType
-      recorded('http.client.request.duration', () => instruments.requestDuration.record(attempt.duration, metric))
+      if (attributes[N.ATTR_URL_TEMPLATE] !== undefined) metric[N.ATTR_URL_TEMPLATE] = attributes[N.ATTR_URL_TEMPLATE]
+      if (attempt.status !== undefined) metric[N.ATTR_HTTP_RESPONSE_STATUS_CODE] = attempt.status
+      if (attempt.errorType !== undefined) metric[N.ATTR_ERROR_TYPE] = attempt.errorType
+      recorded(N.METRIC_HTTP_CLIENT_REQUEST_DURATION, () => instruments.requestDuration.record(attempt.duration, metric))
     }
     for (const event of record.events) {
-      const metric = { 'roomchat.operation': record.operation, 'server.address': address }
-      if (event.name === 'roomchat.rate_limit.wait') {
-        recorded('roomchat.rate_limit.wait.duration', () => instruments.rateLimitWait.record(event.attributes['roomchat.wait.duration'], metric))
-      } else if (event.name === 'roomchat.retry') {
-        metric['roomchat.retry.reason'] = event.attributes['roomchat.retry.reason']
-        recorded('roomchat.client.retries', () => instruments.retries.add(1, metric))
-      } else if (event.name === 'roomchat.budget.degraded') {
-        recorded('roomchat.budget.degraded', () => instruments.degraded.add(1, metric))
+      const metric = { [N.ATTR_ROOMCHAT_OPERATION]: record.operation, [N.ATTR_SERVER_ADDRESS]: address }
+      if (event.name === N.EVENT_ROOMCHAT_RATE_LIMIT_WAIT) {
+        recorded(N.METRIC_ROOMCHAT_RATE_LIMIT_WAIT_DURATION, () => instruments.rateLimitWait.record(event.attributes[N.ATTR_ROOMCHAT_WAIT_DURATION], metric))
+      } else if (event.name === N.EVENT_ROOMCHAT_RETRY) {
+        metric[N.ATTR_ROOMCHAT_RETRY_REASON] = event.attributes[N.ATTR_ROOMCHAT_RETRY_REASON]
+        recorded(N.METRIC_ROOMCHAT_CLIENT_RETRIES, () => instruments.retries.add(1, metric))
+      } else if (event.name === N.EVENT_ROOMCHAT_BUDGET_DEGRADED) {
+        recorded(N.METRIC_ROOMCHAT_BUDGET_DEGRADED, () => instruments.degraded.add(1, metric))
       }
     }
-    const metric = { 'roomchat.operation': record.operation, 'server.address': address, 'server.port': port }
-    if (record.errorType !== undefined) metric['error.type'] = record.errorType
-    recorded('roomchat.client.call.duration', () => instruments.callDuration.record(record.duration, metric))
+    const metric = { [N.ATTR_ROOMCHAT_OPERATION]: record.operation, [N.ATTR_SERVER_ADDRESS]: address, [N.ATTR_SERVER_PORT]: port }
+    if (record.errorType !== undefined) metric[N.ATTR_ERROR_TYPE] = record.errorType
+    recorded(N.METRIC_ROOMCHAT_CLIENT_CALL_DURATION, () => instruments.callDuration.record(record.duration, metric))
   }
 }
 
 /** An event's attributes as a span takes them: a wait as a double (see `double`). */
 function eventAttributes(attributes) {
-  const wait = attributes['roomchat.wait.duration']
-  return wait === undefined ? attributes : { ...attributes, 'roomchat.wait.duration': double(wait) }
+  const wait = attributes[N.ATTR_ROOMCHAT_WAIT_DURATION]
+  return wait === undefined ? attributes : { ...attributes, [N.ATTR_ROOMCHAT_WAIT_DURATION]: double(wait) }
 }
 
 /**
@@ -582,7 +584,7 @@ class ClientTelemetry {
 
   /** The attributes of `roomchat.client.active_calls` for `operation`. */
   activeAttributes(operation) {
-    return { 'roomchat.operation': operation, 'server.address': this.#address, 'server.port': this.#port }
+    return { [N.ATTR_ROOMCHAT_OPERATION]: operation, [N.ATTR_SERVER_ADDRESS]: this.#address, [N.ATTR_SERVER_PORT]: this.#port }
   }
 
   learnName(operation, name) {
@@ -651,9 +653,9 @@ class ClientTelemetry {
         const name = this.#attemptName(operation, String(method ?? '').toUpperCase())
         // What the conventions want a sampler to see, as far as it is known before core builds the request
         // (url.full is core's, set at the end): the method (the name's first word) and the server.
-        const attributes = { 'server.address': this.#address, 'server.port': this.#port }
+        const attributes = { [N.ATTR_SERVER_ADDRESS]: this.#address, [N.ATTR_SERVER_PORT]: this.#port }
         const verb = name.split(' ', 1)[0]
-        if (verb !== '') attributes['http.request.method'] = verb
+        if (verb !== '') attributes[N.ATTR_HTTP_REQUEST_METHOD] = verb
         const options = { kind: SpanKind.CLIENT, startTime: start, attributes }
         call.premade = startSpan('the span of an attempt', tracer, name, options, call.context)
         // Without its span (its start threw), the request carries its call's context; the span is tried again at the end.

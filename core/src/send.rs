@@ -9,4 +9,5 @@ pub(crate) mod options;
 #[cfg(feature = "opentelemetry")]
 pub(crate) mod otel;
 pub(crate) mod response;
+pub(crate) mod telemetry_names;
 pub(crate) mod trace;

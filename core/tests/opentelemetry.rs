@@ -354,6 +354,11 @@ fn a_rate_limit_wait_is_an_event_of_the_call_and_a_metric() {
         .filter(|e| e.name == "roomchat.rate_limit.wait")
         .collect();
     assert_eq!(waits.len(), 1, "{:?}", calls[1].events);
+    assert!(
+        has(&waits[0].attributes, "roomchat.attempt", 1),
+        "{:?}",
+        waits[0]
+    );
     let Some(Value::F64(waited)) = attr(calls[1], "roomchat.rate_limit.wait.duration") else {
         panic!("{calls:?}")
     };
@@ -554,6 +559,16 @@ fn no_credential_in_any_exported_span_event_or_metric() {
             exported.contains("roomchat.budget.degraded"),
             "the fallback was told"
         );
+        // The event names the attempt it came before, as the guide says.
+        let degraded = spans
+            .iter()
+            .flat_map(|s| s.events.iter())
+            .find(|e| e.name == "roomchat.budget.degraded")
+            .expect("a roomchat.budget.degraded event");
+        assert!(
+            has(&degraded.attributes, "roomchat.attempt", 1),
+            "{degraded:?}"
+        );
     }
     for secret in secrets {
         for form in [
@@ -609,5 +624,32 @@ fn a_client_built_without_settings_uses_the_global_providers() {
     assert!(
         header(&journal[1], "traceparent").is_none(),
         "disabled: no context, nothing sent"
+    );
+}
+
+#[test]
+fn an_upper_case_host_is_one_lowercased_server_address_on_spans_and_the_gauge() {
+    let emu = emulator("otel_host_case");
+    let sdk = Sdk::new();
+    let (_, port) = server(&emu);
+    // The emulator listens on loopback; `LOCALHOST` is the same host.
+    let client = sdk.client(builder(&emu).base_url(format!("http://LOCALHOST:{port}")));
+    assert_eq!(client.server_address(), "localhost");
+    client.list_chat_rooms().unwrap();
+    let spans = sdk.spans();
+    let attempt = named(&spans, "GET /consumer/api/v1/chatrooms")[0];
+    assert_eq!(attr(attempt, "server.address"), Some("localhost".into()));
+    let metrics = sdk.metrics();
+    let duration = histogram(&metrics, "http.client.request.duration");
+    assert!(duration.iter().all(|(attributes, _, _)| has(
+        attributes,
+        "server.address",
+        "localhost"
+    )));
+    let remaining = values(&metrics, "roomchat.rate_limit.remaining");
+    assert_eq!(remaining.len(), 1, "{remaining:?}");
+    assert!(
+        has(&remaining[0].0, "server.address", "localhost"),
+        "{remaining:?}"
     );
 }

@@ -1,7 +1,9 @@
 //! The project's own tasks, run as `cargo xtask <task>` (an alias in `.cargo/config.toml`).
 //!
 //! `codegen` reads `api/operations.toml`, the one declaration of every
-//! operation, and writes the files that follow from it, each marked
+//! operation, and writes the files that follow from it (and from
+//! `api/telemetry.toml`, the names of the telemetry, each language's
+//! constants of them), each marked
 //! `@generated` in its first lines; `codegen --check` writes nothing and fails
 //! when a file differs from what it would write (the test command runs it), so
 //! a change to the declarations or to a generator that was not regenerated and
@@ -24,6 +26,7 @@ mod openapi;
 mod python;
 mod python_models;
 mod rust_struct;
+mod telemetry_names;
 mod text;
 mod typescript;
 
@@ -86,6 +89,14 @@ fn codegen(check: bool, only: Option<&str>) -> Result<(), String> {
     if wanted("core") {
         files.extend(core_files(&declarations)?);
     }
+    // The names of the telemetry, from their own declaration, for every
+    // language that makes telemetry (core, Node, Python).
+    if only.is_none_or(|o| ["core", "node", "python"].contains(&o)) {
+        let source = root.join(telemetry_names::SOURCE);
+        let names =
+            std::fs::read_to_string(&source).map_err(|e| format!("{}: {e}", source.display()))?;
+        files.extend(telemetry_names::files(&names)?);
+    }
     // Each language's generator: its own module, its own files.
     if wanted("c") {
         files.extend(c::files(&declarations)?);
@@ -112,7 +123,7 @@ fn codegen(check: bool, only: Option<&str>) -> Result<(), String> {
     write_or_check(&root, &files, check)?;
     if check {
         println!(
-            "codegen: the {} generated files are what api/operations.toml makes ({} operations, {} records, {} models)",
+            "codegen: the {} generated files are what api/operations.toml and api/telemetry.toml make ({} operations, {} records, {} models)",
             files.len(),
             declarations.operations.len(),
             declarations.records.len(),

@@ -605,7 +605,11 @@ impl BaseUrl {
 
     /// What the calls of a client of this base (`url`, as checked) share:
     /// the server's address and port as the HTTP conventions name them, and
-    /// a number for the client.
+    /// a number for the client. The address is the host lowercased, without
+    /// an IPv6 address's brackets, as a URL parser gives it (WHATWG's, Python's
+    /// `urlsplit(...).hostname`), and as OpenTelemetry's httpx and undici
+    /// instrumentations set `server.address`: every span and metric, and the
+    /// bindings' gauges, carry this one value.
     fn facts(&self, url: &str) -> ClientFacts {
         static CLIENTS: AtomicU64 = AtomicU64::new(1);
         let host = self.authority.host();
@@ -617,7 +621,7 @@ impl BaseUrl {
         ClientFacts {
             base_url: url.to_owned(),
             base_path: self.path.clone(),
-            server_address: host.to_owned(),
+            server_address: host.to_ascii_lowercase(),
             server_port: self
                 .authority
                 .port_u16()
@@ -1031,10 +1035,12 @@ impl Client {
         &self.inner.base_url
     }
 
-    /// The `server.address` of this client's calls, as
-    /// [`CallInfo::server_address`](crate::instrument::CallInfo::server_address) gives
-    /// it: for what a language reports of the client outside a call (the budget
-    /// gauge), by the same rule as its spans.
+    /// The `server.address` of this client's spans and metrics: the base
+    /// URL's host lowercased, without an IPv6 address's brackets
+    /// (`https://API.Example.com` gives `api.example.com`, `http://[::1]:8080`
+    /// gives `::1`), as URL parsers and OpenTelemetry's HTTP client
+    /// instrumentations give it. A language's own instruments (a budget gauge)
+    /// read this value, so that they agree with core's.
     pub fn server_address(&self) -> &str {
         &self.inner.facts.server_address
     }
@@ -1249,38 +1255,36 @@ impl Client {
         result
     }
 
+    /// The send loop, as ureq's `run` reads: wait for the budget, send one
+    /// attempt, classify how it ended, decide on a retry, report the outcome
+    /// once to every sink, sleep, again.
     fn execute<T>(
         &self,
         request: &WireRequest,
         decode: impl FnOnce(&WireResponse) -> Result<T>,
         headers: Headers,
         span: &crate::send::trace::CallSpan<'_>,
-        mut sent: Sent<'_, '_>,
+        sent: Sent<'_, '_>,
     ) -> Result<T> {
         let config = &self.inner.config;
-        let key = match request.auth {
-            RawAuth::PrivateKey => Some(config.private_key.as_str()),
-            RawAuth::PublicKey => Some(config.public_key.as_deref().ok_or_else(|| {
-                Error::configuration(
-                    "no public key was configured: this call is authenticated by the account's \
-                     public key (ClientBuilder::public_key; public_key= in Python, publicKey in \
-                     Node, roomchat_client_options_set_public_key in C, or ROOMCHAT_PUBLIC_KEY)",
-                )
-            })?),
-            RawAuth::None => None,
-        };
-        let target = request.url(&self.inner.base.path, key);
+        let target = request.url(&self.inner.base.path, self.key_for(request)?);
         let cancel = self.cancel.as_ref();
-        let events = Events::new(config.observer.as_deref(), request);
         let timeout = self.options.timeout.unwrap_or(config.timeout);
-        let max_retries = self.options.max_retries.unwrap_or(config.max_retries);
-        let max_retry_wait = self.options.max_retry_wait.unwrap_or(config.max_retry_wait);
-        let propagate = config.propagate_trace_context;
+        let policy = RetryPolicy {
+            max_retries: self.options.max_retries.unwrap_or(config.max_retries),
+            max_wait: self.options.max_retry_wait.unwrap_or(config.max_retry_wait),
+        };
+        let may_resend = request.is_idempotent() || config.retry_non_idempotent;
         // A view made by `with_response` hands every header to its caller.
         let headers = if self.capture.is_some() {
             Headers::All
         } else {
             headers
+        };
+        let mut sinks = Sinks {
+            events: Events::new(config.observer.as_deref(), request),
+            span,
+            observation: sent.observation,
         };
         let mut attempt = 1;
         loop {
@@ -1288,56 +1292,27 @@ impl Client {
                 token.check()?;
             }
             span.attempt(attempt);
-            // Attempts are timed from the start the budget counted.
-            let asked = Instant::now();
-            let observing = sent.observation.as_deref();
-            let started = self.inner.budget.acquire(
-                cancel,
-                instant_after(Instant::now(), timeout),
-                |wait| {
-                    span.rate_limit_wait();
-                    events.emit(
-                        EventKind::RateLimitWait,
-                        attempt,
-                        None,
-                        None,
-                        None,
-                        Some(wait),
-                    );
-                    if let Some(observation) = observing {
-                        observation.rate_limit_wait(attempt);
-                    }
-                },
-                |error| {
-                    events.emit(
-                        EventKind::BudgetDegraded,
-                        attempt,
-                        None,
-                        Some(error),
-                        None,
-                        None,
-                    );
-                    if let Some(observation) = observing {
-                        observation.budget_degraded(attempt, error);
-                    }
-                },
-            )?;
-            span.waited_for_budget(started.saturating_duration_since(asked));
-            let attempt_headers = match sent.observation.as_deref_mut() {
-                Some(observation) => observation.attempt_start(attempt, started, propagate),
-                None => RequestHeaders::new(),
-            };
-            let extra = [
-                Some(&config.headers),
+            let started = self.wait_for_budget(attempt, timeout, &sinks)?;
+            let (outcome, attempt_span) = self.send_attempt(
+                request,
+                &target,
+                headers,
+                attempt,
+                started,
                 sent.scope_headers,
-                Some(&attempt_headers),
-            ];
-            let attempt_span = span.attempt_start(attempt);
-            let outcome = cancel::while_in_flight(cancel, || {
-                self.send_once(request, &target, headers, &extra, propagate)
-            });
+                &mut sinks,
+            );
             // Read only for observers: an unobserved call reads the clock as before.
-            let ended = sent.observation.as_ref().map(|_| Instant::now());
+            let ended = sinks.observation.as_ref().map(|_| Instant::now());
+            let mut report = AttemptReport {
+                attempt,
+                started,
+                ended,
+                status: None,
+                error: None,
+                answered: false,
+                retry: None,
+            };
             if cancel.is_some_and(CancelToken::is_cancelled)
                 && !matches!(outcome, Attempt::Answered(_))
             {
@@ -1349,121 +1324,144 @@ impl Client {
                 } else {
                     cancel::cancelled()
                 };
-                span.attempt_end(attempt_span, None, Some(&error));
-                if let Some(observation) = sent.observation.as_deref_mut() {
-                    let ended = ended.unwrap_or(started);
-                    observation.attempt_end(attempt, started, ended, None, Some(&error), None);
-                }
+                report.error = Some(&error);
+                sinks.cancelled(attempt_span, &report);
                 return Err(error);
             }
-            let (error, retryable) = match outcome {
-                Attempt::Answered(response) => {
-                    span.status(response.status);
-                    events.emit(
-                        EventKind::Attempt,
-                        attempt,
-                        Some(response.status),
-                        None,
-                        Some(started),
-                        None,
-                    );
-                    let hold = self.observe(&response, started);
-                    if (200..300).contains(&response.status) {
-                        span.attempt_end(attempt_span, Some(response.status), None);
-                        if let Some(observation) = sent.observation.as_deref_mut() {
-                            let (status, ended) = (Some(response.status), ended.unwrap_or(started));
-                            observation.attempt_end(attempt, started, ended, status, None, None);
-                        }
-                        if let Some(capture) = &self.capture {
-                            capture.put(ResponseMeta {
-                                status: response.status,
-                                headers: response.headers.clone(),
-                                attempts: attempt,
-                            });
-                        }
-                        return decode(&response);
+            let (delivery, error) = match self.settle(outcome, started, may_resend) {
+                Ok(response) => {
+                    report.status = Some(response.status);
+                    report.answered = true;
+                    sinks.attempt_ended(attempt_span, &report);
+                    if let Some(capture) = &self.capture {
+                        capture.put(ResponseMeta {
+                            status: response.status,
+                            headers: response.headers.clone(),
+                            attempts: attempt,
+                        });
                     }
-                    // Scrubbed now: observers see it before the call's error is made.
-                    let mut error = wire::decode_error(&response, SystemTime::now())
-                        .scrub_all(&self.inner.secrets);
-                    if error.retry_after().is_none() {
-                        // A 429 that said nothing: the wait is the hold the budget keeps.
-                        error = error.with_retry_after(hold);
-                    }
-                    let retryable = match response.status {
-                        429 => true,
-                        500 | 502 | 503 | 504 => {
-                            request.is_idempotent() || config.retry_non_idempotent
-                        }
-                        _ => false,
-                    };
-                    (error, retryable)
+                    return decode(&response);
                 }
-                Attempt::NotSent(error) => {
-                    let error = error.scrub_all(&self.inner.secrets);
-                    events.emit(
-                        EventKind::Attempt,
-                        attempt,
-                        None,
-                        Some(&error),
-                        Some(started),
-                        None,
-                    );
-                    let retryable =
-                        matches!(error.kind(), ErrorKind::Connection | ErrorKind::Timeout);
-                    (error, retryable)
-                }
-                Attempt::MaybeSent(error) => {
-                    let error = error.scrub_all(&self.inner.secrets);
-                    events.emit(
-                        EventKind::Attempt,
-                        attempt,
-                        error.status(),
-                        Some(&error),
-                        Some(started),
-                        None,
-                    );
-                    let retryable = request.is_idempotent() || config.retry_non_idempotent;
-                    (error, retryable)
-                }
+                Err(failed) => failed,
             };
+            let retryable = classify(delivery, may_resend) == Verdict::Retryable;
             // Sent again when it may be, after the server's wait or a backoff,
             // unless that is longer than the client waits.
-            let retry = if retryable && attempt <= max_retries {
-                let wait = match error.retry_after() {
-                    Some(wait) => wait,
-                    None => self.backoff(attempt - 1),
-                };
-                (wait <= max_retry_wait).then_some(wait)
-            } else {
-                None
-            };
-            span.attempt_end(attempt_span, error.status(), Some(&error));
-            if let Some(observation) = sent.observation.as_deref_mut() {
-                observation.attempt_end(
-                    attempt,
-                    started,
-                    ended.unwrap_or(started),
-                    error.status(),
-                    Some(&error),
-                    retry,
-                );
-            }
+            let retry = decide_retry(retryable, attempt, policy, error.retry_after(), || {
+                self.backoff(attempt - 1)
+            });
+            report.status = error.status();
+            report.error = Some(&error);
+            report.answered = matches!(delivery, Delivery::Answered(_));
+            report.retry = retry;
+            sinks.attempt_ended(attempt_span, &report);
             let Some(wait) = retry else {
                 return Err(error);
             };
-            events.emit(
-                EventKind::Retry,
-                attempt,
-                error.status(),
-                Some(&error),
-                None,
-                Some(wait),
-            );
-            span.waited_before_retry(wait);
             cancel::sleep(cancel, wait)?;
             attempt += 1;
         }
+    }
+
+    /// How an attempt started at `started` ended: a 2xx answer, or how far
+    /// it got and its error (scrubbed: the observers see it before the
+    /// call's error is made). An answer is fed to the budget first.
+    fn settle(
+        &self,
+        outcome: Attempt,
+        started: Instant,
+        may_resend: bool,
+    ) -> std::result::Result<WireResponse, (Delivery, Error)> {
+        match outcome {
+            Attempt::Answered(response) => {
+                let hold = self.observe(&response, started);
+                let delivery = Delivery::Answered(response.status);
+                if classify(delivery, may_resend) == Verdict::Succeeded {
+                    return Ok(response);
+                }
+                let mut error =
+                    wire::decode_error(&response, SystemTime::now()).scrub_all(&self.inner.secrets);
+                if error.retry_after().is_none() {
+                    // A 429 that said nothing: the wait is the hold the budget keeps.
+                    error = error.with_retry_after(hold);
+                }
+                Err((delivery, error))
+            }
+            Attempt::NotSent(error) => {
+                let error = error.scrub_all(&self.inner.secrets);
+                Err((Delivery::NotSent(error.kind()), error))
+            }
+            Attempt::MaybeSent(error) => {
+                Err((Delivery::MaybeSent, error.scrub_all(&self.inner.secrets)))
+            }
+        }
+    }
+
+    /// The key a request is authenticated by: the private key, the public key
+    /// (a configuration error when none was given), or none.
+    fn key_for(&self, request: &WireRequest) -> Result<Option<&str>> {
+        let config = &self.inner.config;
+        Ok(match request.auth {
+            RawAuth::PrivateKey => Some(config.private_key.as_str()),
+            RawAuth::PublicKey => Some(config.public_key.as_deref().ok_or_else(|| {
+                Error::configuration(
+                    "no public key was configured: this call is authenticated by the account's \
+                     public key (ClientBuilder::public_key; public_key= in Python, publicKey in \
+                     Node, roomchat_client_options_set_public_key in C, or ROOMCHAT_PUBLIC_KEY)",
+                )
+            })?),
+            RawAuth::None => None,
+        })
+    }
+
+    /// Waits for a slot of the key's budget for `attempt` (each wait and each
+    /// failure of a budget in Redis reported to `sinks`); returns the instant
+    /// the slot was taken, from which the attempt is timed.
+    fn wait_for_budget(
+        &self,
+        attempt: u32,
+        timeout: Duration,
+        sinks: &Sinks<'_, '_, '_>,
+    ) -> Result<Instant> {
+        let asked = Instant::now();
+        let started = self.inner.budget.acquire(
+            self.cancel.as_ref(),
+            instant_after(Instant::now(), timeout),
+            |wait| sinks.rate_limit_wait(attempt, wait),
+            |error| sinks.budget_degraded(attempt, error),
+        )?;
+        sinks
+            .span
+            .waited_for_budget(started.saturating_duration_since(asked));
+        Ok(started)
+    }
+
+    /// Sends attempt `attempt` (its slot taken at `started`) once, with the
+    /// client's, the scope's and the observers' headers, while the cancel
+    /// token allows; returns how it ended and its span.
+    #[allow(clippy::too_many_arguments)]
+    fn send_attempt(
+        &self,
+        request: &WireRequest,
+        target: &str,
+        headers: Headers,
+        attempt: u32,
+        started: Instant,
+        scope_headers: Option<&RequestHeaders>,
+        sinks: &mut Sinks<'_, '_, '_>,
+    ) -> (Attempt, crate::send::trace::AttemptSpan) {
+        let config = &self.inner.config;
+        let propagate = config.propagate_trace_context;
+        let attempt_headers = match sinks.observation.as_deref_mut() {
+            Some(observation) => observation.attempt_start(attempt, started, propagate),
+            None => RequestHeaders::new(),
+        };
+        let extra = [Some(&config.headers), scope_headers, Some(&attempt_headers)];
+        let attempt_span = sinks.span.attempt_start(attempt);
+        let outcome = cancel::while_in_flight(self.cancel.as_ref(), || {
+            self.send_once(request, target, headers, &extra, propagate)
+        });
+        (outcome, attempt_span)
     }
 
     /// Feeds a 429 and the `X-RateLimit-*` headers into the shared budget, for
@@ -1505,7 +1503,9 @@ impl Client {
         None
     }
 
-    /// Exponential backoff with full jitter: a random wait in [b/2, b], b = base × 2^retry, capped at 8 s.
+    /// Exponential backoff with equal jitter: a random wait in [b/2, b],
+    /// b = base × 2^retry, capped at 8 s (at least half the backoff is always
+    /// waited; full jitter would draw from [0, b]).
     fn backoff(&self, retry: u32) -> Duration {
         let base = self
             .inner
@@ -1513,16 +1513,10 @@ impl Client {
             .base_backoff
             .saturating_mul(1 << retry.min(16))
             .min(Duration::from_secs(8));
-        // xorshift: jitter needs spread, not cryptographic randomness.
-        let mut x = self.inner.jitter_seed.load(Ordering::Relaxed);
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.inner.jitter_seed.store(x, Ordering::Relaxed);
+        let x = next_jitter(&self.inner.jitter_seed);
         let fraction = 0.5 + (x % 1000) as f64 / 2000.0;
         base.mul_f64(fraction)
     }
-
     /// `request` with this view's timeouts, when they differ from the agent's
     /// (a request of the client itself is left as it is: no per-request config).
     fn with_timeouts<S: ureq::AsSendBody>(
@@ -1719,6 +1713,33 @@ fn read_body(reader: &mut impl Read, declared: Option<u64>, cap: u64) -> std::io
     }
 }
 
+/// What the observer's event of one call carries besides its kind: named,
+/// each `None` or empty unless the event has it.
+#[derive(Clone, Copy)]
+struct EventFacts<'e> {
+    attempt: u32,
+    /// The answer's status.
+    status: Option<u16>,
+    error: Option<&'e Error>,
+    /// When the attempt began (its elapsed time is counted from it).
+    started: Option<Instant>,
+    /// How long the call now waits.
+    wait: Option<Duration>,
+}
+
+impl EventFacts<'_> {
+    /// An event of `attempt` with nothing else.
+    fn of(attempt: u32) -> EventFacts<'static> {
+        EventFacts {
+            attempt,
+            status: None,
+            error: None,
+            started: None,
+            wait: None,
+        }
+    }
+}
+
 /// The observer's view of one call: events are built only when the observer wants their level.
 struct Events<'a> {
     observer: Option<&'a dyn Observer>,
@@ -1736,15 +1757,9 @@ impl<'a> Events<'a> {
         }
     }
 
-    fn emit(
-        &self,
-        kind: EventKind,
-        attempt: u32,
-        status: Option<u16>,
-        error: Option<&Error>,
-        started: Option<Instant>,
-        wait: Option<Duration>,
-    ) {
+    /// The event `kind` of `facts`, to the observer and as a tracing event,
+    /// when either wants its level.
+    fn emit(&self, kind: EventKind, facts: EventFacts<'_>) {
         let observer = self.observer.filter(|o| o.enabled(kind.level()));
         let traced = crate::send::trace::wants(kind.level());
         if observer.is_none() && !traced {
@@ -1756,12 +1771,14 @@ impl<'a> Events<'a> {
             kind,
             method: &self.request.method,
             path,
-            attempt,
-            status,
-            error,
-            elapsed: started.map_or(Duration::ZERO, |s| now.duration_since(s)),
-            started_at: started.unwrap_or(now),
-            wait,
+            attempt: facts.attempt,
+            status: facts.status,
+            error: facts.error,
+            elapsed: facts
+                .started
+                .map_or(Duration::ZERO, |s| now.duration_since(s)),
+            started_at: facts.started.unwrap_or(now),
+            wait: facts.wait,
         };
         if traced {
             crate::send::trace::event(&event);
@@ -1770,6 +1787,211 @@ impl<'a> Events<'a> {
             observer.event(&event);
         }
     }
+}
+
+/// Where one call's outcomes are reported: the observer's events, the
+/// `tracing` spans, and the instrumentation's observers. Each outcome is one
+/// report, told to all three here.
+struct Sinks<'a, 's, 'o> {
+    events: Events<'a>,
+    span: &'a crate::send::trace::CallSpan<'a>,
+    observation: Option<&'s mut Observation<'o>>,
+}
+
+/// How one attempt ended, as every sink is told it.
+struct AttemptReport<'e> {
+    attempt: u32,
+    /// When its budget slot was taken.
+    started: Instant,
+    /// When it ended (read only for an observed call).
+    ended: Option<Instant>,
+    /// The answer's status, or the failed attempt's error's.
+    status: Option<u16>,
+    error: Option<&'e Error>,
+    /// An answer came (the observer's event then shows its status, not the error).
+    answered: bool,
+    /// The call sends again after this wait.
+    retry: Option<Duration>,
+}
+
+impl Sinks<'_, '_, '_> {
+    /// The call waits `wait` for the budget before `attempt`.
+    fn rate_limit_wait(&self, attempt: u32, wait: Duration) {
+        self.span.rate_limit_wait();
+        self.events.emit(
+            EventKind::RateLimitWait,
+            EventFacts {
+                wait: Some(wait),
+                ..EventFacts::of(attempt)
+            },
+        );
+        if let Some(observation) = self.observation.as_deref() {
+            observation.rate_limit_wait(attempt);
+        }
+    }
+
+    /// The budget in Redis failed with `error` before `attempt`.
+    fn budget_degraded(&self, attempt: u32, error: &Error) {
+        self.events.emit(
+            EventKind::BudgetDegraded,
+            EventFacts {
+                error: Some(error),
+                ..EventFacts::of(attempt)
+            },
+        );
+        if let Some(observation) = self.observation.as_deref() {
+            observation.budget_degraded(attempt, error);
+        }
+    }
+
+    /// An attempt ended, answered or failed (and the retry that follows, if any).
+    fn attempt_ended(
+        &mut self,
+        attempt_span: crate::send::trace::AttemptSpan,
+        report: &AttemptReport<'_>,
+    ) {
+        if report.answered {
+            if let Some(status) = report.status {
+                self.span.status(status);
+            }
+        }
+        self.events.emit(
+            EventKind::Attempt,
+            EventFacts {
+                status: report.status,
+                // An answer's event shows its status; the error is the retry's.
+                error: report.error.filter(|_| !report.answered),
+                started: Some(report.started),
+                ..EventFacts::of(report.attempt)
+            },
+        );
+        self.end_spans(attempt_span, report);
+        if let Some(wait) = report.retry {
+            self.events.emit(
+                EventKind::Retry,
+                EventFacts {
+                    status: report.status,
+                    error: report.error,
+                    wait: Some(wait),
+                    ..EventFacts::of(report.attempt)
+                },
+            );
+            self.span.waited_before_retry(wait);
+        }
+    }
+
+    /// An attempt that got no answer was cancelled: its spans end (the
+    /// observer's events say nothing of it; the call's error does).
+    fn cancelled(
+        &mut self,
+        attempt_span: crate::send::trace::AttemptSpan,
+        report: &AttemptReport<'_>,
+    ) {
+        self.end_spans(attempt_span, report);
+    }
+
+    fn end_spans(
+        &mut self,
+        attempt_span: crate::send::trace::AttemptSpan,
+        report: &AttemptReport<'_>,
+    ) {
+        self.span
+            .attempt_end(attempt_span, report.status, report.error);
+        if let Some(observation) = self.observation.as_deref_mut() {
+            observation.attempt_end(
+                report.attempt,
+                report.started,
+                report.ended.unwrap_or(report.started),
+                report.status,
+                report.error,
+                report.retry,
+            );
+        }
+    }
+}
+
+/// How far one attempt got, as far as retrying it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Delivery {
+    /// The service answered with this status.
+    Answered(u16),
+    /// It failed, with this kind, before the request could have reached the service.
+    NotSent(ErrorKind),
+    /// It failed after (part of) the request may have been sent.
+    MaybeSent,
+}
+
+/// What an attempt's end means for the call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    /// A 2xx answer: the call's result.
+    Succeeded,
+    /// A failure that sending again may mend, and that sending again cannot do twice.
+    Retryable,
+    /// A failure the call returns.
+    Final,
+}
+
+/// Classifies an attempt's end: a 2xx succeeded; a 429 was not served and is
+/// retried, any method; a 500, 502, 503 or 504 and a failure after the
+/// request may have left are retried only when sending again is harmless
+/// (`may_resend`: an idempotent method, or
+/// [`ClientBuilder::retry_non_idempotent`]); a failure to connect (or its
+/// timeout) before anything was sent is retried, any method; the rest is final.
+fn classify(delivery: Delivery, may_resend: bool) -> Verdict {
+    match delivery {
+        Delivery::Answered(200..=299) => Verdict::Succeeded,
+        Delivery::Answered(429) => Verdict::Retryable,
+        Delivery::Answered(500 | 502 | 503 | 504) if may_resend => Verdict::Retryable,
+        Delivery::Answered(_) => Verdict::Final,
+        Delivery::NotSent(ErrorKind::Connection | ErrorKind::Timeout) => Verdict::Retryable,
+        Delivery::NotSent(_) => Verdict::Final,
+        Delivery::MaybeSent if may_resend => Verdict::Retryable,
+        Delivery::MaybeSent => Verdict::Final,
+    }
+}
+
+/// How many times, and how long at most, a call waits to send again.
+#[derive(Debug, Clone, Copy)]
+struct RetryPolicy {
+    /// Retries after the first attempt.
+    max_retries: u32,
+    /// The longest wait slept before a retry.
+    max_wait: Duration,
+}
+
+/// Whether attempt `attempt` (from 1), `retryable`, is sent again, and after
+/// what wait: the server's (`server_wait`, from `Retry-After` or a 429's
+/// hold) or else `backoff()` (drawn only then), while retries are left and
+/// the wait is at most the policy's longest; `None`: the call ends.
+fn decide_retry(
+    retryable: bool,
+    attempt: u32,
+    policy: RetryPolicy,
+    server_wait: Option<Duration>,
+    backoff: impl FnOnce() -> Duration,
+) -> Option<Duration> {
+    if !retryable || attempt > policy.max_retries {
+        return None;
+    }
+    let wait = server_wait.unwrap_or_else(backoff);
+    (wait <= policy.max_wait).then_some(wait)
+}
+
+/// The next draw of the jitter generator `seed` (xorshift: jitter needs
+/// spread, not cryptographic randomness), advanced in one atomic step, so
+/// that retries drawing at once each get a draw of their own.
+fn next_jitter(seed: &AtomicU64) -> u64 {
+    let step = |mut x: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let previous = seed
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |x| Some(step(x)))
+        .unwrap_or_else(|x| x);
+    step(previous)
 }
 
 fn classify_transport_error(e: ureq::Error) -> Attempt {
@@ -1820,5 +2042,139 @@ fn classify_transport_error(e: ureq::Error) -> Attempt {
             ErrorKind::Connection,
             format!("the request failed ({other})"),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classify_by_status_idempotency_and_how_far_it_got() {
+        use Delivery::{Answered, MaybeSent, NotSent};
+        use Verdict::{Final, Retryable, Succeeded};
+        // (how it ended, may it be sent again (idempotent or allowed), verdict)
+        let table = [
+            (Answered(200), false, Succeeded),
+            (Answered(201), true, Succeeded),
+            (Answered(204), false, Succeeded),
+            (Answered(299), false, Succeeded),
+            (Answered(304), true, Final),
+            (Answered(400), true, Final),
+            (Answered(401), true, Final),
+            (Answered(404), true, Final),
+            (Answered(409), true, Final),
+            // Not served: retried whatever the method.
+            (Answered(429), false, Retryable),
+            (Answered(429), true, Retryable),
+            (Answered(500), true, Retryable),
+            (Answered(500), false, Final),
+            (Answered(501), true, Final),
+            (Answered(502), true, Retryable),
+            (Answered(502), false, Final),
+            (Answered(503), true, Retryable),
+            (Answered(503), false, Final),
+            (Answered(504), true, Retryable),
+            (Answered(504), false, Final),
+            (Answered(505), true, Final),
+            // Nothing left: retried whatever the method, when connecting failed.
+            (NotSent(ErrorKind::Connection), false, Retryable),
+            (NotSent(ErrorKind::Timeout), false, Retryable),
+            (NotSent(ErrorKind::Connection), true, Retryable),
+            (NotSent(ErrorKind::Tls), true, Final),
+            (NotSent(ErrorKind::Configuration), true, Final),
+            (NotSent(ErrorKind::Validation), true, Final),
+            // Maybe sent: only when sending twice is harmless.
+            (MaybeSent, true, Retryable),
+            (MaybeSent, false, Final),
+        ];
+        for (delivery, may_resend, verdict) in table {
+            assert_eq!(
+                classify(delivery, may_resend),
+                verdict,
+                "{delivery:?}, may resend: {may_resend}"
+            );
+        }
+    }
+
+    #[test]
+    fn decide_retry_by_retries_left_the_servers_wait_and_the_longest_wait() {
+        let ms = Duration::from_millis;
+        let policy = RetryPolicy {
+            max_retries: 2,
+            max_wait: ms(1000),
+        };
+        // (retryable, attempt, server's wait, decision), the backoff being 250 ms.
+        let table = [
+            (false, 1, None, None),
+            (false, 1, Some(ms(10)), None),
+            (true, 1, None, Some(ms(250))),
+            (true, 2, None, Some(ms(250))),
+            // Two retries made: the third attempt is the last.
+            (true, 3, None, None),
+            (true, 3, Some(ms(10)), None),
+            // The server's wait wins over the backoff, also when shorter.
+            (true, 1, Some(ms(10)), Some(ms(10))),
+            (true, 1, Some(ms(0)), Some(ms(0))),
+            (true, 1, Some(ms(1000)), Some(ms(1000))),
+            // Longer than the client waits: the call ends with the error.
+            (true, 1, Some(ms(1001)), None),
+        ];
+        for (retryable, attempt, server_wait, decision) in table {
+            let drawn = std::cell::Cell::new(false);
+            let backoff = || {
+                drawn.set(true);
+                ms(250)
+            };
+            assert_eq!(
+                decide_retry(retryable, attempt, policy, server_wait, backoff),
+                decision,
+                "retryable {retryable}, attempt {attempt}, server's wait {server_wait:?}"
+            );
+            // The jitter is drawn only for a wait the server did not give.
+            assert_eq!(
+                drawn.get(),
+                retryable && attempt <= 2 && server_wait.is_none(),
+                "attempt {attempt}, {server_wait:?}"
+            );
+        }
+        let none_left = RetryPolicy {
+            max_retries: 0,
+            ..policy
+        };
+        assert_eq!(decide_retry(true, 1, none_left, None, || ms(1)), None);
+        let over = RetryPolicy {
+            max_wait: ms(100),
+            ..policy
+        };
+        assert_eq!(decide_retry(true, 1, over, None, || ms(250)), None);
+    }
+
+    #[test]
+    fn concurrent_draws_of_the_jitter_each_advance_the_generator() {
+        // Each draw advances the generator one step, whichever thread takes it:
+        // after N draws it is N steps on. Read, then written, two threads
+        // drawing at once draw the same value and advance it once.
+        const THREADS: usize = 2;
+        const DRAWS: usize = 1_000_000;
+        let start = seed();
+        let generator = AtomicU64::new(start);
+        let barrier = std::sync::Barrier::new(THREADS);
+        std::thread::scope(|s| {
+            for _ in 0..THREADS {
+                s.spawn(|| {
+                    barrier.wait();
+                    for _ in 0..DRAWS {
+                        next_jitter(&generator);
+                    }
+                });
+            }
+        });
+        let alone = AtomicU64::new(start);
+        let mut last = start;
+        for _ in 0..THREADS * DRAWS {
+            last = next_jitter(&alone);
+        }
+        assert_eq!(generator.load(Ordering::Relaxed), last, "draws were lost");
     }
 }

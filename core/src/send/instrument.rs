@@ -76,6 +76,9 @@ use std::time::{Duration, Instant, SystemTime};
 use ureq::http::{HeaderName, HeaderValue};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::send::telemetry_names::{
+    EVENT_ROOMCHAT_BUDGET_DEGRADED, EVENT_ROOMCHAT_RATE_LIMIT_WAIT, EVENT_ROOMCHAT_RETRY,
+};
 use crate::wire::WireRequest;
 
 /// The HTTP version every request goes out in (`network.protocol.version`).
@@ -184,7 +187,8 @@ pub struct CallInfo<'a> {
     /// The base URL, the request and the client's secrets (each as written
     /// and percent-encoded: `ClientFacts::secrets`), to make it from.
     pub(crate) url_parts: (&'a str, &'a WireRequest, &'a [String]),
-    /// The base URL's host, without brackets for IPv6 (`server.address`).
+    /// The base URL's host, lowercased, without brackets for IPv6
+    /// (`server.address`): [`Client::server_address`](crate::Client::server_address).
     pub server_address: &'a str,
     /// The base URL's port, or its scheme's (443, 80) (`server.port`).
     pub server_port: u16,
@@ -418,9 +422,9 @@ impl CallEventKind {
     /// `roomchat.budget.degraded`, `roomchat.retry`.
     pub fn event_name(self) -> &'static str {
         match self {
-            CallEventKind::RateLimitWait => "roomchat.rate_limit.wait",
-            CallEventKind::BudgetDegraded => "roomchat.budget.degraded",
-            CallEventKind::Retry => "roomchat.retry",
+            CallEventKind::RateLimitWait => EVENT_ROOMCHAT_RATE_LIMIT_WAIT,
+            CallEventKind::BudgetDegraded => EVENT_ROOMCHAT_BUDGET_DEGRADED,
+            CallEventKind::Retry => EVENT_ROOMCHAT_RETRY,
         }
     }
 }

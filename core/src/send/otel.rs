@@ -26,6 +26,17 @@ use crate::send::instrument::{
     Instrumentation, RequestHeaders,
 };
 use crate::send::observed::ClientFacts;
+use crate::send::telemetry_names::{
+    ATTR_ERROR_MESSAGE, ATTR_ERROR_TYPE, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_REQUEST_RESEND_COUNT,
+    ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_NETWORK_PROTOCOL_VERSION, ATTR_ROOMCHAT_ATTEMPT,
+    ATTR_ROOMCHAT_ATTEMPTS, ATTR_ROOMCHAT_CLIENT_ID, ATTR_ROOMCHAT_ERROR_KIND,
+    ATTR_ROOMCHAT_OPERATION, ATTR_ROOMCHAT_RATE_LIMIT_WAIT_DURATION, ATTR_ROOMCHAT_RETRY_REASON,
+    ATTR_ROOMCHAT_RETRY_WAIT_DURATION, ATTR_ROOMCHAT_WAIT_DURATION, ATTR_SERVER_ADDRESS,
+    ATTR_SERVER_PORT, ATTR_URL_FULL, ATTR_URL_TEMPLATE, METRIC_HTTP_CLIENT_REQUEST_DURATION,
+    METRIC_ROOMCHAT_BUDGET_DEGRADED, METRIC_ROOMCHAT_CLIENT_ACTIVE_CALLS,
+    METRIC_ROOMCHAT_CLIENT_CALL_DURATION, METRIC_ROOMCHAT_CLIENT_RETRIES,
+    METRIC_ROOMCHAT_RATE_LIMIT_REMAINING, METRIC_ROOMCHAT_RATE_LIMIT_WAIT_DURATION,
+};
 
 /// The histogram buckets of the HTTP client conventions, in seconds
 /// (`http.client.request.duration`); also `roomchat.client.call.duration`'s.
@@ -244,7 +255,7 @@ impl Instrumentation for OpenTelemetry {
             SpanBuilder::from_name(call.call_span_name())
                 .with_kind(SpanKind::Internal)
                 .with_start_time(call.started_at)
-                .with_attributes([KeyValue::new("roomchat.operation", call.operation)]),
+                .with_attributes([KeyValue::new(ATTR_ROOMCHAT_OPERATION, call.operation)]),
             &parent,
         );
         // A span that records nothing and has no context to pass on (no SDK,
@@ -355,11 +366,14 @@ impl OtelCall {
     /// The attributes of the call's metrics.
     fn call_attributes(&self, call: &CallInfo<'_>, error: Option<&Error>) -> Attributes<4> {
         let mut attributes = Attributes::new();
-        attributes.push(KeyValue::new("roomchat.operation", call.operation));
-        attributes.push(KeyValue::new("server.address", self.server_address.clone()));
-        attributes.push(KeyValue::new("server.port", i64::from(call.server_port)));
+        attributes.push(KeyValue::new(ATTR_ROOMCHAT_OPERATION, call.operation));
+        attributes.push(KeyValue::new(
+            ATTR_SERVER_ADDRESS,
+            self.server_address.clone(),
+        ));
+        attributes.push(KeyValue::new(ATTR_SERVER_PORT, i64::from(call.server_port)));
         if let Some(error) = error {
-            attributes.push(KeyValue::new("error.type", error.kind().name()));
+            attributes.push(KeyValue::new(ATTR_ERROR_TYPE, error.kind().name()));
         }
         attributes
     }
@@ -369,25 +383,34 @@ impl OtelCall {
         let span = self.call.span();
         for event in events {
             let traced = self.traced;
-            let mut attributes = vec![KeyValue::new("roomchat.attempt", i64::from(event.attempt))];
+            let mut attributes = vec![KeyValue::new(
+                ATTR_ROOMCHAT_ATTEMPT,
+                i64::from(event.attempt),
+            )];
             let metric_attributes = [
-                KeyValue::new("roomchat.operation", call.operation),
-                KeyValue::new("server.address", self.server_address.clone()),
+                KeyValue::new(ATTR_ROOMCHAT_OPERATION, call.operation),
+                KeyValue::new(ATTR_SERVER_ADDRESS, self.server_address.clone()),
             ];
             match event.kind {
                 CallEventKind::RateLimitWait => {
-                    attributes.push(KeyValue::new("roomchat.wait.duration", seconds(event.wait)));
+                    attributes.push(KeyValue::new(
+                        ATTR_ROOMCHAT_WAIT_DURATION,
+                        seconds(event.wait),
+                    ));
                     self.metrics
                         .rate_limit_wait
                         .record(seconds(event.wait), &metric_attributes);
                 }
                 CallEventKind::Retry => {
                     let reason = event.retry_reason.map_or("other", |r| r.as_str());
-                    attributes.push(KeyValue::new("roomchat.retry.reason", reason));
-                    attributes.push(KeyValue::new("roomchat.wait.duration", seconds(event.wait)));
+                    attributes.push(KeyValue::new(ATTR_ROOMCHAT_RETRY_REASON, reason));
+                    attributes.push(KeyValue::new(
+                        ATTR_ROOMCHAT_WAIT_DURATION,
+                        seconds(event.wait),
+                    ));
                     if let Some(status) = event.status {
                         attributes.push(KeyValue::new(
-                            "http.response.status_code",
+                            ATTR_HTTP_RESPONSE_STATUS_CODE,
                             i64::from(status),
                         ));
                     }
@@ -397,14 +420,17 @@ impl OtelCall {
                         &[
                             operation,
                             address,
-                            KeyValue::new("roomchat.retry.reason", reason),
+                            KeyValue::new(ATTR_ROOMCHAT_RETRY_REASON, reason),
                         ],
                     );
                 }
                 CallEventKind::BudgetDegraded => {
                     if let Some(error) = &event.error {
-                        attributes.push(KeyValue::new("error.type", error.kind().name()));
-                        attributes.push(KeyValue::new("error.message", error.message().to_owned()));
+                        attributes.push(KeyValue::new(ATTR_ERROR_TYPE, error.kind().name()));
+                        attributes.push(KeyValue::new(
+                            ATTR_ERROR_MESSAGE,
+                            error.message().to_owned(),
+                        ));
                     }
                     self.metrics.degraded.add(1, &metric_attributes);
                 }
@@ -433,18 +459,18 @@ impl CallObserver for OtelCall {
             return;
         }
         let mut attributes = vec![
-            KeyValue::new("http.request.method", self.method),
-            KeyValue::new("server.address", self.server_address.clone()),
-            KeyValue::new("server.port", i64::from(call.server_port)),
-            KeyValue::new("url.full", call.url_full().to_owned()),
-            KeyValue::new("network.protocol.version", call.protocol_version),
+            KeyValue::new(ATTR_HTTP_REQUEST_METHOD, self.method),
+            KeyValue::new(ATTR_SERVER_ADDRESS, self.server_address.clone()),
+            KeyValue::new(ATTR_SERVER_PORT, i64::from(call.server_port)),
+            KeyValue::new(ATTR_URL_FULL, call.url_full().to_owned()),
+            KeyValue::new(ATTR_NETWORK_PROTOCOL_VERSION, call.protocol_version),
         ];
         if let Some(template) = &self.url_template {
-            attributes.push(KeyValue::new("url.template", template.clone()));
+            attributes.push(KeyValue::new(ATTR_URL_TEMPLATE, template.clone()));
         }
         if attempt.resend_count > 0 {
             attributes.push(KeyValue::new(
-                "http.request.resend_count",
+                ATTR_HTTP_REQUEST_RESEND_COUNT,
                 i64::from(attempt.resend_count),
             ));
         }
@@ -469,38 +495,41 @@ impl CallObserver for OtelCall {
             let span = context.span();
             if let Some(status) = attempt.status {
                 span.set_attribute(KeyValue::new(
-                    "http.response.status_code",
+                    ATTR_HTTP_RESPONSE_STATUS_CODE,
                     i64::from(status),
                 ));
             }
             if let Some(error_type) = attempt.error_type() {
-                span.set_attribute(KeyValue::new("error.type", error_type));
+                span.set_attribute(KeyValue::new(ATTR_ERROR_TYPE, error_type));
                 span.set_status(Status::error(""));
             }
             if let Some(kind) = attempt.error_kind() {
-                span.set_attribute(KeyValue::new("roomchat.error.kind", kind));
+                span.set_attribute(KeyValue::new(ATTR_ROOMCHAT_ERROR_KIND, kind));
             }
             span.end_with_timestamp(attempt.ended_at);
         }
         let mut attributes = Attributes::<7>::new();
-        attributes.push(KeyValue::new("http.request.method", self.method));
-        attributes.push(KeyValue::new("server.address", self.server_address.clone()));
-        attributes.push(KeyValue::new("server.port", i64::from(call.server_port)));
+        attributes.push(KeyValue::new(ATTR_HTTP_REQUEST_METHOD, self.method));
         attributes.push(KeyValue::new(
-            "network.protocol.version",
+            ATTR_SERVER_ADDRESS,
+            self.server_address.clone(),
+        ));
+        attributes.push(KeyValue::new(ATTR_SERVER_PORT, i64::from(call.server_port)));
+        attributes.push(KeyValue::new(
+            ATTR_NETWORK_PROTOCOL_VERSION,
             call.protocol_version,
         ));
         if let Some(template) = &self.url_template {
-            attributes.push(KeyValue::new("url.template", template.clone()));
+            attributes.push(KeyValue::new(ATTR_URL_TEMPLATE, template.clone()));
         }
         if let Some(status) = attempt.status {
             attributes.push(KeyValue::new(
-                "http.response.status_code",
+                ATTR_HTTP_RESPONSE_STATUS_CODE,
                 i64::from(status),
             ));
         }
         if let Some(error_type) = attempt.error_type() {
-            attributes.push(KeyValue::new("error.type", error_type));
+            attributes.push(KeyValue::new(ATTR_ERROR_TYPE, error_type));
         }
         self.metrics
             .request_duration
@@ -513,15 +542,15 @@ impl CallObserver for OtelCall {
         let span = self.call.span();
         if self.traced {
             span.set_attributes([
-                KeyValue::new("roomchat.attempts", i64::from(end.attempts)),
+                KeyValue::new(ATTR_ROOMCHAT_ATTEMPTS, i64::from(end.attempts)),
                 KeyValue::new(
-                    "roomchat.rate_limit.wait.duration",
+                    ATTR_ROOMCHAT_RATE_LIMIT_WAIT_DURATION,
                     seconds(end.rate_limit_wait),
                 ),
-                KeyValue::new("roomchat.retry.wait.duration", seconds(end.retry_wait)),
+                KeyValue::new(ATTR_ROOMCHAT_RETRY_WAIT_DURATION, seconds(end.retry_wait)),
             ]);
             if let Some(error) = end.error {
-                span.set_attribute(KeyValue::new("error.type", error.kind().name()));
+                span.set_attribute(KeyValue::new(ATTR_ERROR_TYPE, error.kind().name()));
                 span.set_status(Status::error(end.status_description().unwrap_or_default()));
             }
             span.end_with_timestamp(end.ended_at);
@@ -604,7 +633,7 @@ impl Metrics {
         let clients = Arc::clone(clients);
         // The gauge lives as long as the meter's provider: it is not kept.
         let _remaining = meter
-            .i64_observable_gauge("roomchat.rate_limit.remaining")
+            .i64_observable_gauge(METRIC_ROOMCHAT_RATE_LIMIT_REMAINING)
             .with_unit("{request}")
             .with_description("Requests the key's rate-limit budget allows now, per client.")
             .with_callback(move |observer| {
@@ -624,8 +653,8 @@ impl Metrics {
                     observer.observe(
                         remaining,
                         &[
-                            KeyValue::new("roomchat.client.id", client_id as i64),
-                            KeyValue::new("server.address", address),
+                            KeyValue::new(ATTR_ROOMCHAT_CLIENT_ID, client_id as i64),
+                            KeyValue::new(ATTR_SERVER_ADDRESS, address),
                         ],
                     );
                 }
@@ -634,13 +663,13 @@ impl Metrics {
         Metrics {
             records,
             request_duration: meter
-                .f64_histogram("http.client.request.duration")
+                .f64_histogram(METRIC_HTTP_CLIENT_REQUEST_DURATION)
                 .with_unit("s")
                 .with_description("Duration of HTTP client requests.")
                 .with_boundaries(DURATION_BUCKETS.to_vec())
                 .build(),
             call_duration: meter
-                .f64_histogram("roomchat.client.call.duration")
+                .f64_histogram(METRIC_ROOMCHAT_CLIENT_CALL_DURATION)
                 .with_unit("s")
                 .with_description(
                     "Duration of roomchat calls, from the call to its result: every attempt, rate-limit wait and backoff.",
@@ -648,25 +677,25 @@ impl Metrics {
                 .with_boundaries(DURATION_BUCKETS.to_vec())
                 .build(),
             rate_limit_wait: meter
-                .f64_histogram("roomchat.rate_limit.wait.duration")
+                .f64_histogram(METRIC_ROOMCHAT_RATE_LIMIT_WAIT_DURATION)
                 .with_unit("s")
                 .with_description("Time a call waited for a slot of the key's rate-limit budget.")
                 .with_boundaries(WAIT_BUCKETS.to_vec())
                 .build(),
             retries: meter
-                .u64_counter("roomchat.client.retries")
+                .u64_counter(METRIC_ROOMCHAT_CLIENT_RETRIES)
                 .with_unit("{retry}")
                 .with_description("Attempts sent again, by reason.")
                 .build(),
             degraded: meter
-                .u64_counter("roomchat.budget.degraded")
+                .u64_counter(METRIC_ROOMCHAT_BUDGET_DEGRADED)
                 .with_unit("{event}")
                 .with_description(
                     "Times the shared rate-limit budget in Redis failed and the client followed its OnRedisError policy.",
                 )
                 .build(),
             active_calls: meter
-                .i64_up_down_counter("roomchat.client.active_calls")
+                .i64_up_down_counter(METRIC_ROOMCHAT_CLIENT_ACTIVE_CALLS)
                 .with_unit("{call}")
                 .with_description("Calls in flight.")
                 .build(),

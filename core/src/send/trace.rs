@@ -42,9 +42,9 @@ use crate::send::observed::ClientFacts;
 use crate::wire::WireRequest;
 
 #[cfg(feature = "tracing")]
-pub(crate) use with_tracing::CallSpan;
+pub(crate) use with_tracing::{AttemptSpan, CallSpan};
 #[cfg(not(feature = "tracing"))]
-pub(crate) use without_tracing::CallSpan;
+pub(crate) use without_tracing::{AttemptSpan, CallSpan};
 
 /// Whether a tracing subscriber wants events of `level` from this crate.
 #[inline]
