@@ -295,7 +295,7 @@ fn kill_half_way_as(emu: &Emulator, dir: &Scratch, file: &str, args: &[&str]) ->
     let checkpoint = dir.path(&format!("{file}.roomchat-checkpoint"));
     let deadline = Instant::now() + Duration::from_secs(120);
     // Polled states: the page held, and the commit past half in the checkpoint file.
-    while emu.held() == 0 || !checkpoint_skip(&checkpoint).is_some_and(|s| s > BIG as u64 / 2) {
+    while emu.held() == 0 || checkpoint_skip(&checkpoint).is_none_or(|s| s <= BIG as u64 / 2) {
         assert!(
             child.try_wait().unwrap().is_none(),
             "the export ended before its held page"
