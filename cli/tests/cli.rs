@@ -868,7 +868,8 @@ fn interrupted_paging_says_where_to_resume_and_resuming_loses_nothing() {
     let config = config_dir("interrupt");
     emu.create_room(json!({"roomId": "room1", "name": "General"}));
     emu.seed_messages("room1", None, 100);
-    // One request a second: ten pages take ten seconds, Ctrl-C comes after about two.
+    // One request a second: ten pages take ten seconds, Ctrl-C comes once the second page
+    // was asked for (a state of the emulator's journal), while the third waits its turn.
     let child = Command::new(BIN)
         .args(["room-messages", "room1", "--all", "--page-size", "10"])
         .args(["--rate-limit", "1", "--rate-window", "1"])
@@ -880,7 +881,17 @@ fn interrupted_paging_says_where_to_resume_and_resuming_loses_nothing() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while emu
+        .journal()
+        .iter()
+        .filter(|e| e.path.ends_with("/room1/messages"))
+        .count()
+        < 2
+    {
+        assert!(std::time::Instant::now() < deadline, "no second page asked");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
     // The shell's own kill: no procps needed.
     let killed = Command::new("sh")
         .args(["-c", &format!("kill -INT {}", child.id())])

@@ -238,21 +238,54 @@ fn html_ids(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// Runs `export big -o big.jsonl` and SIGKILLs it once its checkpoint is past half the room;
-/// the checkpoint's skip then.
+/// Runs `export big -o big.jsonl` and SIGKILLs it past half the room (see
+/// [`kill_half_way_as`]); the checkpoint's skip then.
 fn kill_half_way(emu: &Emulator, dir: &Scratch) -> u64 {
     kill_half_way_as(emu, dir, "big.jsonl", &[])
 }
 
-/// [`kill_half_way`] of `export big -o FILE ARGS`.
+/// The export's page (its default `--page-size`).
+const PAGE: usize = 200;
+
+/// The CLI's commit period (`COMMIT_EVERY` in cli/src/export/job.rs: it commits at the
+/// first page that comes at least this long after its last commit), and a margin.
+const COMMIT_PERIOD: Duration = Duration::from_millis(250);
+
+/// [`kill_half_way`] of `export big -o FILE ARGS`: the emulator holds one page of the
+/// second half back (a `Hold` fault) and the process is SIGKILLed while it waits for it,
+/// so the kill lands where it means to however fast or slow the machine: the checkpoint
+/// past half the room, and 0 to 3 pages (chosen at random) written past it. The first half
+/// passes at full speed; the next 2 pages each come a commit period late, so a commit of
+/// more than half the room lands (the test waits for it in the checkpoint file, a state);
+/// then the chosen pages at full speed, past that checkpoint, then the held one.
 fn kill_half_way_as(emu: &Emulator, dir: &Scratch, file: &str, args: &[&str]) -> u64 {
-    // Every page held 3 ms: the checkpoint (replaced every 200 ms) moves in small steps.
-    emu.add_fault(roomchat_emulator::Fault {
-        method: Some("GET".into()),
-        path: "/consumer/api/v1/chatRoom/big/messages".into(),
-        times: u32::MAX,
-        action: roomchat_emulator::FaultAction::Delay(Duration::from_millis(3)),
-    });
+    let path = "/consumer/api/v1/chatRoom/big/messages";
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let past = nanos % 4;
+    let half = (BIG / PAGE / 2) as u32;
+    for (times, action) in [
+        (half, roomchat_emulator::FaultAction::Delay(Duration::ZERO)),
+        (2, roomchat_emulator::FaultAction::Delay(COMMIT_PERIOD)),
+        (past, roomchat_emulator::FaultAction::Delay(Duration::ZERO)),
+        (1, roomchat_emulator::FaultAction::Hold),
+    ] {
+        if times > 0 {
+            emu.add_fault(roomchat_emulator::Fault {
+                method: Some("GET".into()),
+                path: path.into(),
+                times,
+                action,
+            });
+        }
+    }
+    let held_page = half + 2 + past + 1;
+    assert!(
+        (held_page as usize) < BIG / PAGE,
+        "a page before the listing's end"
+    );
     let mut cmd = roomchat(
         emu,
         &dir.0,
@@ -261,28 +294,28 @@ fn kill_half_way_as(emu: &Emulator, dir: &Scratch, file: &str, args: &[&str]) ->
     let mut child = cmd.spawn().unwrap();
     let checkpoint = dir.path(&format!("{file}.roomchat-checkpoint"));
     let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        if checkpoint_skip(&checkpoint).is_some_and(|s| s >= BIG as u64 / 2) {
-            // Then a moment later, anywhere between two checkpoints.
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .subsec_nanos();
-            std::thread::sleep(Duration::from_micros(u64::from(nanos % 200_000)));
-            break;
-        }
+    // Polled states: the page held, and the commit past half in the checkpoint file.
+    while emu.held() == 0 || checkpoint_skip(&checkpoint).is_none_or(|s| s <= BIG as u64 / 2) {
         assert!(
             child.try_wait().unwrap().is_none(),
-            "the export ended before half-way"
+            "the export ended before its held page"
         );
-        assert!(Instant::now() < deadline, "no progress");
+        assert!(
+            Instant::now() < deadline,
+            "no hold at page {held_page}, or no checkpoint past half: {} held, checkpoint {:?}",
+            emu.held(),
+            checkpoint_skip(&checkpoint)
+        );
         std::thread::sleep(Duration::from_millis(2));
     }
-    child.kill().unwrap(); // SIGKILL
+    child.kill().unwrap(); // SIGKILL, while its page is held
     child.wait().unwrap();
-    emu.clear_faults();
+    emu.clear_faults(); // lets the held answer go
     let at = checkpoint_skip(&checkpoint).unwrap();
-    assert!(at < BIG as u64, "killed after the listing's end: {at}");
+    assert!(
+        at > BIG as u64 / 2 && at <= u64::from(held_page - 1) * PAGE as u64,
+        "killed at page {held_page}, the checkpoint at {at}"
+    );
     assert!(!dir.path(file).exists(), "not finished when killed");
     at
 }

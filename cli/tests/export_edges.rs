@@ -336,8 +336,9 @@ fn checkpoint_skip(path: &Path) -> Option<u64> {
 
 /// Starts `roomchat ARGS` (an export to `file` of the listing at `path`, pages of
 /// `page_size`) with its `pages`-th page held 300 ms, so that a commit is due when it comes,
-/// and the next held 30 s; returns the running command once its checkpoint says `pages`
-/// pages, the listing's requests answered meanwhile held 1 ms each.
+/// and the next held until the test lets it go (a `Hold` fault: `clear_faults`); returns
+/// the running command once that page is held and its checkpoint says `pages` pages, the
+/// listing's requests answered meanwhile held 1 ms each.
 fn held_after(
     emu: &Emulator,
     dir: &Scratch,
@@ -347,7 +348,7 @@ fn held_after(
     pages: u32,
     page_size: u64,
 ) -> std::process::Child {
-    for (times, ms) in [(pages - 1, 1), (1, 300), (1, 30_000)] {
+    for (times, ms) in [(pages - 1, 1), (1, 300)] {
         emu.add_fault(Fault {
             method: Some("GET".into()),
             path: path.into(),
@@ -355,13 +356,19 @@ fn held_after(
             action: FaultAction::Delay(Duration::from_millis(ms)),
         });
     }
+    emu.add_fault(Fault {
+        method: Some("GET".into()),
+        path: path.into(),
+        times: 1,
+        action: FaultAction::Hold,
+    });
     let mut child = roomchat(emu, &dir.0, args)
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let checkpoint = dir.path(&format!("{file}.roomchat-checkpoint"));
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while checkpoint_skip(&checkpoint) != Some(u64::from(pages) * page_size) {
+    while emu.held() == 0 || checkpoint_skip(&checkpoint) != Some(u64::from(pages) * page_size) {
         assert!(child.try_wait().unwrap().is_none(), "the export ended");
         assert!(std::time::Instant::now() < deadline, "no checkpoint");
         std::thread::sleep(Duration::from_millis(5));
@@ -886,35 +893,47 @@ fn ctrl_c_commits_what_was_fetched_and_says_how_to_resume() {
     emu.create_room(json!({"roomId": "alpha", "name": "Alpha"}));
     emu.seed_messages("alpha", None, 100);
     let dir = Scratch::new("ctrl-c");
-    // Three pages at once (well within a commit's 200 ms), the fourth held 30 s.
-    for (times, ms) in [(3, 0), (1, 30_000)] {
+    // Three pages at once (well within a commit's 200 ms), the fourth held until the test
+    // lets it go (a `Hold` fault).
+    for (times, action) in [
+        (3, FaultAction::Delay(Duration::ZERO)),
+        (1, FaultAction::Hold),
+    ] {
         emu.add_fault(Fault {
             method: Some("GET".into()),
             path: listing("alpha"),
             times,
-            action: FaultAction::Delay(Duration::from_millis(ms)),
+            action,
         });
     }
     let args = ["export", "alpha", "-o", "a.jsonl", "--page-size", "10"];
-    let child = roomchat(&emu, &dir.0, &args)
+    let mut child = roomchat(&emu, &dir.0, &args)
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while asked(&emu, &listing("alpha")).len() < 4 {
-        assert!(std::time::Instant::now() < deadline, "no fourth page");
+    while emu.held() == 0 {
+        assert!(std::time::Instant::now() < deadline, "no fourth page held");
         std::thread::sleep(Duration::from_millis(5));
     }
-    let sent = std::time::Instant::now();
     let kill = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
         .unwrap();
     assert!(kill.success());
+    // The held call is cancelled: the command ends while its page is still held (it would
+    // never come), not once it is let go.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            emu.clear_faults();
+            panic!("still running 30 s after Ctrl-C, its page held");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
     let output = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
-    // The held call is cancelled: out at once, not after the 30 s.
-    assert!(sent.elapsed() < Duration::from_secs(10), "{stderr}");
     assert_eq!(output.status.code(), Some(130), "{stderr}");
     assert!(
         stderr.contains("to resume, run the same command"),

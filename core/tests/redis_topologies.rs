@@ -12,12 +12,12 @@
 mod common;
 
 use std::io::Write;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
 use common::redis_server::{budget_key, make_certificates};
-use common::redis_topology::Topology;
+use common::redis_topology::{PrimaryWatch, Topology};
 use common::*;
 use roomchat::{BudgetBackend, ErrorKind, ListUsers, OnRedisError, RateLimitConfig, RedisBudget};
 use roomchat_emulator::{Emulator, RateLimit};
@@ -46,11 +46,15 @@ fn emulator_limited(test: &str, requests: u32, window: Duration) -> Emulator {
     emu
 }
 
+/// The budget under `fail_closed`, with generous timeouts (as the Python and Node
+/// topology tests): the servers share the machine with the rest of the test run, and the
+/// tests that use it measure redirects, round trips and connections, not timeouts (a
+/// loaded machine once took more than 200 ms to connect).
 fn fail_closed(url: &str) -> RedisBudget {
     RedisBudget::new(url)
         .on_error(OnRedisError::FailClosed)
-        .connect_timeout(Duration::from_millis(200))
-        .io_timeout(Duration::from_millis(200))
+        .connect_timeout(Duration::from_secs(2))
+        .io_timeout(Duration::from_secs(2))
         .breaker_cooldown(Duration::from_millis(300))
 }
 
@@ -95,6 +99,9 @@ struct ChildReport {
     longest_refused_ms: u64,
     /// The other errors' `Debug`, one per line.
     errors: String,
+    /// Milliseconds since the run began when this process could first reach the
+    /// failover's new primary (its own watch of the topology), if it did.
+    reached_ms: Option<u64>,
 }
 
 impl ChildReport {
@@ -114,6 +121,7 @@ impl ChildReport {
             degraded_at_end: n[6] == 1,
             longest_refused_ms: n[7],
             errors: errors.to_owned(),
+            reached_ms: None,
         }
     }
 }
@@ -135,6 +143,10 @@ struct Run {
     /// Arrivals at the service per 250 ms from the start, `n` or `n/429s`:
     /// printed when a run met 429s, to show where they came from.
     timeline: String,
+    /// How long the processes ran.
+    ran_for: Duration,
+    /// The machine's load average (1 min) at the event and at the end.
+    load: (f64, f64),
 }
 
 impl Run {
@@ -160,7 +172,7 @@ impl Run {
         })
     }
 
-    fn print(&self, what: &str, run_for: Duration) {
+    fn print(&self, what: &str) {
         let refused = match self.refusal_span() {
             None => "0 calls met the failure policy".to_owned(),
             Some((first, last)) => format!(
@@ -172,10 +184,11 @@ impl Run {
             ),
         };
         println!(
-            "redis budget on {what}: 4 processes x {} threads for {run_for:?}; {} at {:.1} s; \
+            "redis budget on {what}: 4 processes x {} threads for {:.1} s; {} at {:.1} s; \
              {} calls ({} succeeded), {} answered 429, busiest {WINDOW:?} window {} of the service's {LIMIT} ({:.1}%), \
-             after the failure {} ({:.1}%); {refused}",
+             after the failure {} ({:.1}%); {refused}; load average {:.1} at the event, {:.1} at the end ({} processors)",
             self.threads,
+            self.ran_for.as_secs_f64(),
             self.event,
             self.event_at.as_secs_f64(),
             self.calls,
@@ -185,6 +198,9 @@ impl Run {
             self.busiest as f64 * 100.0 / LIMIT as f64,
             self.busiest_after_refusals,
             self.busiest_after_refusals as f64 * 100.0 / LIMIT as f64,
+            self.load.0,
+            self.load.1,
+            processors(),
         );
         if self.answered_429 > 0 {
             println!("  arrivals per 250 ms (n/429s): {}", self.timeline);
@@ -201,16 +217,125 @@ fn four_by_four(
     event_after: Duration,
     event: impl FnOnce() -> String,
 ) -> Run {
-    four_by(emu, fail_closed(url), 4, run_for, event_after, event)
+    four_by(
+        emu,
+        fail_closed(url),
+        4,
+        Until::Fixed(run_for),
+        event_after,
+        event,
+    )
 }
 
-/// 4 forked processes × `threads` threads calling on one key for `run_for`,
-/// the budget `budget`; `event` runs in the parent at `event_after`.
+/// When the processes of a run stop.
+enum Until {
+    /// This long after they began.
+    Fixed(Duration),
+    /// Once each process could reach the failover's new primary (watched from each
+    /// process: [`PrimaryWatch`]) and has been back on Redis for `settle` since.
+    Back {
+        settle: Duration,
+        /// The topology's URL and the budget's key, for each process's watch.
+        url: String,
+        key: String,
+        /// The primary that fails (`host:port`).
+        victim: String,
+    },
+}
+
+/// What the processes of a run share with the parent, in memory mapped shared before
+/// the fork: the parent's word to stop, and each process's calls through Redis, the
+/// last instant it was seen off Redis, and the instant it could first reach the new
+/// primary (ms since the run began, plus 1: 0 is none).
+struct Board {
+    cells: *mut AtomicU64,
+}
+
+const BOARD_CELLS: usize = 1 + 4 * 3;
+
+impl Board {
+    fn new() -> Board {
+        let bytes = BOARD_CELLS * std::mem::size_of::<AtomicU64>();
+        // SAFETY: an anonymous shared mapping, zeroed, unmapped on drop; AtomicU64 is
+        // valid for any bits and the mapping is page-aligned.
+        let cells = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                bytes,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(cells, libc::MAP_FAILED, "mmap");
+        Board {
+            cells: cells.cast(),
+        }
+    }
+
+    fn cell(&self, i: usize) -> &AtomicU64 {
+        assert!(i < BOARD_CELLS);
+        // SAFETY: within the mapping, which lives as long as self.
+        unsafe { &*self.cells.add(i) }
+    }
+
+    fn stop(&self) -> &AtomicU64 {
+        self.cell(0)
+    }
+
+    fn calls_on_redis(&self, child: usize) -> &AtomicU64 {
+        self.cell(1 + 3 * child)
+    }
+
+    fn last_off_redis(&self, child: usize) -> &AtomicU64 {
+        self.cell(2 + 3 * child)
+    }
+
+    fn reached(&self, child: usize) -> &AtomicU64 {
+        self.cell(3 + 3 * child)
+    }
+}
+
+// SAFETY: the cells are atomics, shared as `&AtomicU64` only.
+unsafe impl Sync for Board {}
+
+impl Drop for Board {
+    fn drop(&mut self) {
+        // SAFETY: mapped in new with this size.
+        unsafe {
+            libc::munmap(
+                self.cells.cast(),
+                BOARD_CELLS * std::mem::size_of::<AtomicU64>(),
+            )
+        };
+    }
+}
+
+/// The machine's load average over the last minute (`/proc/loadavg`).
+fn load_average() -> f64 {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// The processors this process may run on.
+fn processors() -> usize {
+    thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// However long a run goes on: its processes stop by then whatever happened.
+const LONGEST_RUN: Duration = Duration::from_secs(45);
+
+/// 4 forked processes × `threads` threads calling on one key until `until`, the
+/// budget `budget`; `event` runs in the parent once every process has called
+/// through Redis, and not before `event_after`.
 fn four_by(
     emu: &Emulator,
     budget: RedisBudget,
     threads: usize,
-    run_for: Duration,
+    until: Until,
     event_after: Duration,
     event: impl FnOnce() -> String,
 ) -> Run {
@@ -224,12 +349,19 @@ fn four_by(
             .trim_end_matches('/')
     ));
     std::fs::create_dir_all(&reports).unwrap();
+    let board = Board::new();
     let began = Instant::now();
     let children: Vec<_> = (0..4)
         .map(|i| {
             let report = reports.join(format!("child-{i}"));
             let budget = budget.clone();
+            let board = &board;
+            let until = &until;
             fork_child(move || {
+                let stopped =
+                    || board.stop().load(Ordering::SeqCst) != 0 || began.elapsed() >= LONGEST_RUN;
+                // A time of the run, in the board's form.
+                let now = || began.elapsed().as_millis() as u64 + 1;
                 let client = builder(emu)
                     .rate_limit(RateLimitConfig::new(LIMIT, WINDOW))
                     .observer(std::sync::Arc::new(SlotWaits))
@@ -242,46 +374,74 @@ fn four_by(
                 let counts: [AtomicUsize; 7] = Default::default();
                 let other_errors = std::sync::Mutex::new(Vec::new());
                 let refusal = std::sync::Mutex::new(String::new());
-                let refused_at = |at: usize| {
+                // `at`: taken before the call or the look at the state, so that a process
+                // the machine stalls is not counted off Redis for longer than it was.
+                let refused_at = |at: u64| {
                     counts[1].fetch_add(1, Ordering::SeqCst);
-                    let _ = counts[3].compare_exchange(0, at, Ordering::SeqCst, Ordering::SeqCst);
-                    counts[4].fetch_max(at, Ordering::SeqCst);
+                    let ms = at as usize - 1;
+                    let _ = counts[3].compare_exchange(0, ms, Ordering::SeqCst, Ordering::SeqCst);
+                    counts[4].fetch_max(ms, Ordering::SeqCst);
                     counts[5].store(0, Ordering::SeqCst);
+                    board.last_off_redis(i).fetch_max(at, Ordering::SeqCst);
                 };
                 thread::scope(|scope| {
                     // The state, watched (it does no I/O): the process counts
                     // exactly again from its first round trip after the failure.
                     scope.spawn(|| {
-                        while began.elapsed() < run_for {
+                        while !stopped() {
+                            let at = now();
                             if client.rate_limit_state().degraded {
-                                let at = began.elapsed().as_millis() as usize;
+                                let ms = at as usize - 1;
                                 let _ = counts[3].compare_exchange(
                                     0,
-                                    at,
+                                    ms,
                                     Ordering::SeqCst,
                                     Ordering::SeqCst,
                                 );
-                                counts[4].fetch_max(at, Ordering::SeqCst);
+                                counts[4].fetch_max(ms, Ordering::SeqCst);
                                 counts[5].store(0, Ordering::SeqCst);
+                                board.last_off_redis(i).fetch_max(at, Ordering::SeqCst);
                             }
                             thread::sleep(Duration::from_millis(5));
                         }
                     });
+                    // The topology, watched from this process once it felt the failure:
+                    // the instant it could first reach the new primary.
+                    if let Until::Back {
+                        url, key, victim, ..
+                    } = until
+                    {
+                        scope.spawn(move || {
+                            let mut watch = PrimaryWatch::new(url, key);
+                            while !stopped() && board.reached(i).load(Ordering::SeqCst) == 0 {
+                                if board.last_off_redis(i).load(Ordering::SeqCst) != 0 {
+                                    if let Some(primary) = watch.serving() {
+                                        if primary != *victim {
+                                            board.reached(i).store(now(), Ordering::SeqCst);
+                                        }
+                                    }
+                                }
+                                thread::sleep(Duration::from_millis(10));
+                            }
+                        });
+                    }
                     for _ in 0..threads {
                         scope.spawn(|| {
-                            while began.elapsed() < run_for {
+                            while !stopped() {
                                 WAITED_FOR_A_SLOT.with(|w| w.set(false));
+                                let at = now();
                                 let started = Instant::now();
                                 let result = client.list_users(&ListUsers::page(1, 0));
-                                let at = began.elapsed().as_millis() as usize;
                                 match result {
                                     Ok(_) => {
                                         counts[0].fetch_add(1, Ordering::SeqCst);
+                                        let at = now();
                                         if client.rate_limit_state().degraded {
                                             // Served by the local fallback.
                                             refused_at(at);
                                         } else {
                                             counts[5].fetch_add(1, Ordering::SeqCst);
+                                            board.calls_on_redis(i).fetch_add(1, Ordering::SeqCst);
                                         }
                                     }
                                     Err(e) if e.kind() == ErrorKind::BudgetUnavailable => {
@@ -331,19 +491,57 @@ fn four_by(
             })
         })
         .collect();
-    thread::sleep(event_after.saturating_sub(began.elapsed()));
+    // The event once every process calls through Redis (a state), and not before
+    // `event_after` (so that there is a before).
+    while began.elapsed() < event_after
+        || (0..4).any(|i| board.calls_on_redis(i).load(Ordering::SeqCst) == 0)
+    {
+        assert!(
+            began.elapsed() < LONGEST_RUN,
+            "the processes did not all call through Redis"
+        );
+        thread::sleep(Duration::from_millis(5));
+    }
     let event_at = began.elapsed();
+    let load_at_event = load_average();
     let event = event();
+    // Then until the run's end: polled (the board is a state), not slept through.
+    let since = |cell: &AtomicU64| {
+        let at = cell.load(Ordering::SeqCst);
+        (at != 0).then(|| {
+            began
+                .elapsed()
+                .saturating_sub(Duration::from_millis(at - 1))
+        })
+    };
+    loop {
+        let done = match &until {
+            Until::Fixed(run_for) => began.elapsed() >= *run_for,
+            Until::Back { settle, .. } => (0..4).all(|i| {
+                since(board.reached(i)).is_some()
+                    && since(board.last_off_redis(i)).is_none_or(|d| d >= *settle)
+            }),
+        };
+        if done || began.elapsed() >= LONGEST_RUN {
+            break;
+        }
+        thread::sleep(Duration::from_millis(10));
+    }
+    board.stop().store(1, Ordering::SeqCst);
+    let ran_for = began.elapsed();
     let codes: Vec<i32> = children
         .into_iter()
-        .map(|pid| wait_child(pid, run_for + Duration::from_secs(60)).unwrap_or(-2))
+        .map(|pid| wait_child(pid, Duration::from_secs(60)).unwrap_or(-2))
         .collect();
     assert_eq!(codes, [0, 0, 0, 0], "a child failed to run or report");
     let children: Vec<ChildReport> = (0..4)
         .map(|i| {
-            ChildReport::parse(
+            let mut report = ChildReport::parse(
                 &std::fs::read_to_string(reports.join(format!("child-{i}"))).unwrap(),
-            )
+            );
+            let reached = board.reached(i).load(Ordering::SeqCst);
+            report.reached_ms = (reached != 0).then(|| reached - 1);
+            report
         })
         .collect();
     let _ = std::fs::remove_dir_all(&reports);
@@ -351,7 +549,7 @@ fn four_by(
     let mut arrived: Vec<SystemTime> = journal.iter().map(|e| e.received_at).collect();
     arrived.sort();
     let began_at = SystemTime::now() - began.elapsed();
-    let mut buckets = vec![(0usize, 0usize); (run_for.as_millis() / 250 + 1) as usize];
+    let mut buckets = vec![(0usize, 0usize); (ran_for.as_millis() / 250 + 1) as usize];
     for entry in journal.iter() {
         let ms = entry
             .received_at
@@ -382,6 +580,8 @@ fn four_by(
         began,
         threads,
         timeline,
+        ran_for,
+        load: (load_at_event, load_average()),
     };
     let recovered_at =
         began_at + Duration::from_millis(run.refusal_span().map_or(0, |(_, last)| last));
@@ -426,7 +626,7 @@ fn a_cluster_budget_holds_while_its_slot_is_resharded() {
     let run = four_by_four(&emu, &cluster.url, run_for, Duration::from_secs(3), || {
         format!("its slot moved {}", cluster.command("reshard", &[&key]))
     });
-    run.print("a 3-primary cluster", run_for);
+    run.print("a 3-primary cluster");
     for child in &run.children {
         assert_eq!(
             (child.refused, child.other_errors, child.degraded_at_end),
@@ -469,13 +669,28 @@ fn the_failover_matrix_on_a_sentinel() {
     );
 }
 
+/// How much longer than its timeouts and cooldown a process of a loaded machine may
+/// take to do what they bound: a process the scheduler stalls (load 7-12 on 2 cores
+/// was seen) passes, while a recovery that waits out a longer cooldown, or never finds
+/// the new primary, still fails (a 10 s cooldown misses it by seconds).
+const STALL_ALLOWANCE: Duration = Duration::from_millis(2500);
+
+/// How long every process runs on Redis after it is back (and after it could reach the
+/// new primary): two windows and a second, so that one window that the returns'
+/// entered starts hold (at most one window) is followed by a whole one.
+const SETTLE: Duration = Duration::from_secs(7);
+
 /// The failover matrix on one deployment (reused across its cells): under
 /// `local_fallback` and `fail_closed`, 4 processes × 4 and × 8 threads, the
-/// primary of the budget's slot killed 2 s in and, once a replica serves,
-/// brought back (as a replica). Each cell: no 429, the busiest window after the
-/// failover ≥ 95% of the limit, every process exact again within the
-/// promotion time and one breaker cooldown, no refused call waiting on Redis
-/// longer than its timeouts, no password in any output.
+/// primary of the budget's slot killed once every process calls through Redis (2 s
+/// in at the earliest) and, once a replica serves, brought back (as a replica).
+/// Each cell: no 429, every process exact again within one breaker cooldown and
+/// its timeouts of the instant it could first reach the new primary (each process
+/// watches the topology itself), the busiest window after the failover ≥ 95% of
+/// the limit, no refused call waiting on Redis longer than its timeouts, no password
+/// in any output. The time bounds allow a stalled process [`STALL_ALLOWANCE`]; a
+/// cell that misses one while the machine's load average is above twice its
+/// processors runs once more, saying so and printing the load.
 fn failover_matrix(kind: &str, topology: Topology, what: &str) {
     let began = Instant::now();
     let cooldown = Duration::from_millis(300);
@@ -486,7 +701,9 @@ fn failover_matrix(kind: &str, topology: Topology, what: &str) {
             // A cell that met 429s runs once more, both results printed: a Sentinel cell
             // over-admitted after the promotion in 1 of ~4 runs (87 of 60 in a window), not
             // yet explained; the retry keeps the matrix's other promises asserted meanwhile.
-            for attempt in 0..2 {
+            // A cell that missed (429s, or a time bound) while the load average was above
+            // twice the processors runs again (a third time at most), saying so.
+            for attempt in 0..3 {
                 let test = format!("{kind}-matrix-{}-{threads}-{attempt}", policy.name());
                 let emu = emulator_limited(&test, LIMIT, WINDOW);
                 let key = starts_key(&emu);
@@ -498,89 +715,157 @@ fn failover_matrix(kind: &str, topology: Topology, what: &str) {
                     .breaker_cooldown(cooldown);
                 let promotion = std::cell::Cell::new(Duration::ZERO);
                 let killed = std::cell::Cell::new(Instant::now());
-                let run_for = Duration::from_secs(13);
-                let run = four_by(
-                    &emu,
-                    budget,
-                    threads,
-                    run_for,
-                    Duration::from_secs(2),
-                    || {
-                        let took = topology.command("fail-primary", &[&key]);
-                        promotion.set(Duration::from_secs_f64(took.parse().unwrap()));
-                        killed.set(Instant::now() - promotion.get());
-                        let back = topology.command("revive", &[]);
-                        format!(
-                    "the primary was killed and a replica promoted in {took} s, the old primary back as a replica in {back} s"
-                )
-                    },
-                );
+                let victim = topology.command("primary-of", &[&key]);
+                let until = Until::Back {
+                    settle: SETTLE,
+                    url: topology.url.clone(),
+                    key: key.clone(),
+                    victim,
+                };
+                let run = four_by(&emu, budget, threads, until, Duration::from_secs(2), || {
+                    let took = topology.command("fail-primary", &[&key]);
+                    promotion.set(Duration::from_secs_f64(took.parse().unwrap()));
+                    killed.set(Instant::now() - promotion.get());
+                    let back = topology.command("revive", &[]);
+                    format!(
+                        "the primary was killed and a replica promoted in {took} s, the old primary back as a replica in {back} s"
+                    )
+                });
                 let killed_at = killed.get().saturating_duration_since(run.began);
                 let recovery = run
                     .refusal_span()
                     .map(|(_, last)| Duration::from_millis(last).saturating_sub(killed_at));
+                // Each process: from the instant it could first reach the new primary to
+                // its last moment off Redis (none: 0).
+                let back_after_reach: Vec<Option<Duration>> = run
+                    .children
+                    .iter()
+                    .map(|c| {
+                        c.reached_ms.map(|reached| {
+                            Duration::from_millis(c.last_refused_ms.saturating_sub(reached))
+                        })
+                    })
+                    .collect();
                 let longest = run
                     .children
                     .iter()
                     .map(|c| c.longest_refused_ms)
                     .max()
                     .unwrap_or(0);
+                let back_bound = cooldown + 2 * timeouts + STALL_ALLOWANCE;
+                let longest_bound = 2 * timeouts + STALL_ALLOWANCE;
                 let line = format!(
-                "redis budget: failover matrix, {what}, {} x 4 processes x {threads} threads: {} calls, \
-                 {} answered 429, busiest {WINDOW:?} window after the failover {} of {LIMIT} ({:.1}%); \
-                 exact again {} ms after the kill (promotion {} ms + cooldown {} ms); \
-                 longest refused call (no slot wait) {longest} ms (timeouts {} + {} ms); {}",
-                policy.name(),
-                run.calls,
-                run.answered_429,
-                run.busiest_after_refusals,
-                run.busiest_after_refusals as f64 * 100.0 / LIMIT as f64,
-                recovery.map_or("-".to_owned(), |r| r.as_millis().to_string()),
-                promotion.get().as_millis(),
-                cooldown.as_millis(),
-                timeouts.as_millis(),
-                timeouts.as_millis(),
-                run.event,
-            );
+                    "redis budget: failover matrix, {what}, {} x 4 processes x {threads} threads: {} calls, \
+                     {} answered 429, busiest {WINDOW:?} window after the failover {} of {LIMIT} ({:.1}%); \
+                     exact again {} ms after the kill (promotion {} ms, cooldown {} ms); per process, \
+                     after it could reach the new primary: {} ms (bound {} ms); \
+                     longest refused call (no slot wait) {longest} ms (bound {} ms); load average {:.1}, \
+                     {:.1} at the end ({} processors); {}",
+                    policy.name(),
+                    run.calls,
+                    run.answered_429,
+                    run.busiest_after_refusals,
+                    run.busiest_after_refusals as f64 * 100.0 / LIMIT as f64,
+                    recovery.map_or("-".to_owned(), |r| r.as_millis().to_string()),
+                    promotion.get().as_millis(),
+                    cooldown.as_millis(),
+                    back_after_reach
+                        .iter()
+                        .map(|b| b.map_or("-".to_owned(), |b| b.as_millis().to_string()))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    back_bound.as_millis(),
+                    longest_bound.as_millis(),
+                    run.load.0,
+                    run.load.1,
+                    processors(),
+                    run.event,
+                );
                 println!("{line}");
                 println!(
-                "  killed at {:.2} s, promoted at {:.2} s; per process, failing from/to (s): {:?}",
-                killed_at.as_secs_f64(),
-                (killed_at + promotion.get()).as_secs_f64(),
-                run.children
-                    .iter()
-                    .map(|c| (
-                        c.first_refused_ms as f64 / 1000.0,
-                        c.last_refused_ms as f64 / 1000.0
-                    ))
-                    .collect::<Vec<_>>()
-            );
-                run.print(&format!("{what} ({} x {threads})", policy.name()), run_for);
+                    "  killed at {:.2} s, promoted at {:.2} s; per process, failing from/to, new primary reached (s): {:?}",
+                    killed_at.as_secs_f64(),
+                    (killed_at + promotion.get()).as_secs_f64(),
+                    run.children
+                        .iter()
+                        .map(|c| (
+                            c.first_refused_ms as f64 / 1000.0,
+                            c.last_refused_ms as f64 / 1000.0,
+                            c.reached_ms.map(|r| r as f64 / 1000.0),
+                        ))
+                        .collect::<Vec<_>>()
+                );
+                run.print(&format!("{what} ({} x {threads})", policy.name()));
                 assert!(!line.contains(MATRIX_PASSWORD), "{line}");
                 for child in &run.children {
                     assert!(!child.errors.contains(MATRIX_PASSWORD), "{}", child.errors);
                 }
+                let overloaded = run.load.0.max(run.load.1) > 2.0 * processors() as f64;
+                if run.answered_429 > 0 && attempt == 1 && overloaded {
+                    println!(
+                        "redis budget: failover matrix, {what}, {} x {threads}: RERUN: met {} x 429 again while the load \
+                         average was {:.1} at the kill and {:.1} at the end on {} processors (above twice the processors: \
+                         a call the machine stalls between its slot and the service arrives late, and its window's \
+                         others on time)",
+                        policy.name(),
+                        run.answered_429,
+                        run.load.0,
+                        run.load.1,
+                        processors()
+                    );
+                    continue;
+                }
                 if run.answered_429 > 0 && attempt == 0 {
                     println!(
-                    "redis budget: failover matrix, {what}, {} x {threads}: RETRIED: the first run met {} x 429 \
-                     (busiest window after the failover {} of {LIMIT})",
-                    policy.name(),
-                    run.answered_429,
-                    run.busiest_after_refusals
-                );
+                        "redis budget: failover matrix, {what}, {} x {threads}: RETRIED: the first run met {} x 429 \
+                         (busiest window after the failover {} of {LIMIT})",
+                        policy.name(),
+                        run.answered_429,
+                        run.busiest_after_refusals
+                    );
                     continue;
                 }
                 assert_survived(&run);
-                let recovery = recovery.expect("the kill was felt");
-                assert!(
-                    recovery <= promotion.get() + cooldown + Duration::from_secs(1),
-                    "{test}: exact again {recovery:?} after the kill, promotion {:?}",
-                    promotion.get()
-                );
-                assert!(
-                    longest <= (2 * timeouts + Duration::from_millis(600)).as_millis() as u64,
-                    "{test}: a refused call waited {longest} ms"
-                );
+                let mut misses = Vec::new();
+                for (i, back) in back_after_reach.iter().enumerate() {
+                    match back {
+                        None if run.children[i].last_refused_ms == 0 => misses.push(format!(
+                            "process {i} never felt the failure (no refusal, never off Redis)"
+                        )),
+                        None => misses.push(format!(
+                            "process {i} never reached the new primary (its watch of the topology)"
+                        )),
+                        Some(back) if *back > back_bound => misses.push(format!(
+                            "process {i} was exact again {back:?} after it could reach the new primary (bound {back_bound:?})"
+                        )),
+                        Some(_) => {}
+                    }
+                }
+                if longest > longest_bound.as_millis() as u64 {
+                    misses.push(format!(
+                        "a refused call waited {longest} ms on Redis (bound {longest_bound:?})"
+                    ));
+                }
+                if run.busiest_after_refusals < 57 {
+                    misses.push(format!(
+                        "after the failover the busiest window used {} of 60: under 95%",
+                        run.busiest_after_refusals
+                    ));
+                }
+                if !misses.is_empty() && attempt < 2 && overloaded {
+                    println!(
+                        "redis budget: failover matrix, {what}, {} x {threads}: RERUN: missed ({}) while the load average \
+                         was {:.1} at the kill and {:.1} at the end on {} processors (above twice the processors: \
+                         the machine, not the recovery, may explain the miss)",
+                        policy.name(),
+                        misses.join("; "),
+                        run.load.0,
+                        run.load.1,
+                        processors()
+                    );
+                    continue;
+                }
+                assert!(misses.is_empty(), "{test}: {}", misses.join("; "));
                 break;
             }
         }
@@ -592,7 +877,8 @@ fn failover_matrix(kind: &str, topology: Topology, what: &str) {
 }
 
 /// Through a failover: only the policy's refusals, none answered 429, every
-/// process back on Redis afterwards and the budget exact again.
+/// process back on Redis afterwards. (The matrix checks the times and the busiest
+/// window itself.)
 fn assert_survived(run: &Run) {
     for child in &run.children {
         assert_eq!(child.other_errors, 0, "{child:?}: {}", child.errors);
@@ -610,11 +896,6 @@ fn assert_survived(run: &Run) {
         assert!(last - first < 20_000, "refused for {} ms", last - first);
     }
     assert!(run.busiest <= LIMIT as usize);
-    assert!(
-        run.busiest_after_refusals >= 57,
-        "after the failover the busiest window used {} of 60: under 95%",
-        run.busiest_after_refusals
-    );
 }
 
 /// One EVALSHA per call on a cluster, at most 16 connections per node from a

@@ -214,6 +214,12 @@ pub enum FaultAction {
         /// The body's size in bytes.
         bytes: usize,
     },
+    /// Handle the request normally (it takes effect), then hold the answer back until
+    /// [`Emulator::release_held`] (or [`Emulator::clear_faults`], or a reset): a test
+    /// stops a client at a chosen request, sees it there with [`Emulator::held`], and
+    /// does what it means to do at that point (kill the process, say) before letting
+    /// it go on.
+    Hold,
 }
 
 /// One request as it arrived, in the request journal.
@@ -259,6 +265,55 @@ pub(crate) struct Shared {
     idle_timeout: Duration,
     gzip_min_bytes: Option<usize>,
     connections: tls::ConnectionCounters,
+    pub(crate) holds: Holds,
+}
+
+/// The answers a [`FaultAction::Hold`] holds back: how many are held now, and the
+/// release they wait for (a count each release bumps).
+pub(crate) struct Holds {
+    held: std::sync::atomic::AtomicUsize,
+    releases: tokio::sync::watch::Sender<u64>,
+}
+
+impl Default for Holds {
+    fn default() -> Holds {
+        Holds {
+            held: Default::default(),
+            releases: tokio::sync::watch::channel(0).0,
+        }
+    }
+}
+
+impl Holds {
+    /// Holds the caller until the next release; counted as held meanwhile (also when
+    /// the caller is dropped, a closed connection, before it).
+    pub(crate) async fn hold(&self) {
+        use std::sync::atomic::Ordering;
+        struct Counted<'a>(&'a std::sync::atomic::AtomicUsize);
+        impl Drop for Counted<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        // Subscribed before it counts as held: a release made once the hold is seen
+        // is never missed.
+        let mut releases = self.releases.subscribe();
+        self.held.fetch_add(1, Ordering::SeqCst);
+        let _counted = Counted(&self.held);
+        let _ = releases.changed().await;
+    }
+
+    /// How many answers are held now.
+    pub(crate) fn held(&self) -> usize {
+        self.held.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Lets every held answer go; how many were held.
+    pub(crate) fn release(&self) -> usize {
+        let held = self.held();
+        self.releases.send_modify(|n| *n += 1);
+        held
+    }
 }
 
 impl Shared {
@@ -279,6 +334,7 @@ impl Shared {
             idle_timeout: config.idle_timeout.unwrap_or(config.read_timeout),
             gzip_min_bytes: config.gzip_min_bytes,
             connections: tls::ConnectionCounters::default(),
+            holds: Holds::default(),
         }
     }
 
@@ -286,6 +342,7 @@ impl Shared {
     pub(crate) fn reset(&self) {
         self.state().reset();
         self.connections.reset();
+        self.holds.release();
     }
 
     /// The state, even if a handler panicked while holding it (the data stays usable).
@@ -420,9 +477,21 @@ impl Emulator {
         self.shared.state().add_fault(fault)
     }
 
-    /// Removes every fault rule.
+    /// Removes every fault rule, and lets every answer a [`FaultAction::Hold`] holds go.
     pub fn clear_faults(&self) {
         self.shared.state().faults.clear();
+        self.shared.holds.release();
+    }
+
+    /// How many answers a [`FaultAction::Hold`] holds back now (`GET /_emulator/held`).
+    pub fn held(&self) -> usize {
+        self.shared.holds.held()
+    }
+
+    /// Lets every answer a [`FaultAction::Hold`] holds back go (`DELETE /_emulator/held`);
+    /// how many were held.
+    pub fn release_held(&self) -> usize {
+        self.shared.holds.release()
     }
 
     /// The latest arrivals, oldest first, at most the journal's capacity

@@ -224,6 +224,7 @@ where
     let finish = |status: u16| shared.state().journal.set_status(seq, status);
 
     let mut delay = None;
+    let mut hold = false;
     let mut relabel_html = false;
     let mut cut_short = false;
     match fault.map(|f: Fault| f.action) {
@@ -279,6 +280,7 @@ where
             return Ok(response);
         }
         Some(FaultAction::Delay(d)) => delay = Some(d),
+        Some(FaultAction::Hold) => hold = true,
         Some(FaultAction::WrongContentType) => relabel_html = true,
         Some(FaultAction::TruncatedAfterEffect) => cut_short = true,
         None => {}
@@ -309,6 +311,9 @@ where
     }
     if let Some(d) = delay {
         tokio::time::sleep(d).await;
+    }
+    if hold {
+        shared.holds.hold().await;
     }
     Ok(response)
 }
@@ -829,7 +834,7 @@ fn admin_allow(path: &str) -> Option<&'static str> {
         "/users" => "GET",
         "/config" => "GET, PUT",
         "/gate" | "/faults" => "POST, DELETE",
-        "/journal" | "/connections" => "GET, DELETE",
+        "/journal" | "/connections" | "/held" => "GET, DELETE",
         _ => return None,
     })
 }
@@ -860,6 +865,7 @@ pub(crate) fn admin(shared: &Shared, method: &Method, path: &str, body: &[u8]) -
         ("POST", "/reset") => {
             state.reset();
             shared.connections.reset();
+            shared.holds.release();
             ok()
         }
         ("GET", "/connections") => {
@@ -943,8 +949,11 @@ pub(crate) fn admin(shared: &Shared, method: &Method, path: &str, body: &[u8]) -
         },
         ("DELETE", "/faults") => {
             state.faults.clear();
+            shared.holds.release();
             ok()
         }
+        ("GET", "/held") => (200, json!({"held": shared.holds.held()})),
+        ("DELETE", "/held") => (200, json!({"released": shared.holds.release()})),
         ("GET", "/journal") => {
             let entries: Vec<Value> = state
                 .journal
@@ -1101,6 +1110,7 @@ fn parse_fault(spec: &Value) -> Result<Fault, String> {
         Some("delay") => FaultAction::Delay(Duration::from_millis(
             action["ms"].as_u64().ok_or("delay needs ms")?,
         )),
+        Some("hold") => FaultAction::Hold,
         Some("close") => FaultAction::CloseConnection,
         Some("truncate") => FaultAction::TruncatedBody,
         Some("truncate_after_effect") => FaultAction::TruncatedAfterEffect,
@@ -1114,7 +1124,7 @@ fn parse_fault(spec: &Value) -> Result<Fault, String> {
         },
         _ => {
             return Err(
-                "action.kind should be one of respond, delay, close, truncate, truncate_after_effect, not_json, wrong_content_type, large_body"
+                "action.kind should be one of respond, delay, hold, close, truncate, truncate_after_effect, not_json, wrong_content_type, large_body"
                     .into(),
             )
         }

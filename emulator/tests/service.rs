@@ -284,6 +284,86 @@ fn fault(f: &Fixture, spec: serde_json::Value) {
     );
 }
 
+/// Polls `held` until it says `n` (a state, not a sleep): at most 30 s.
+fn until_held(held: impl Fn() -> usize, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while held() != n {
+        assert!(Instant::now() < deadline, "{} held, not {n}", held());
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// A `hold` fault lets the earlier requests pass (the rules before it), holds the one
+/// it matches, after it took effect, until a release, and the test sees it held; through
+/// the admin API and through the crate's own.
+#[test]
+fn a_hold_fault_holds_its_request_until_released() {
+    let f = Fixture::new();
+    fault(
+        &f,
+        json!({"path": USERS, "times": 2, "action": {"kind": "delay", "ms": 0}}),
+    );
+    fault(
+        &f,
+        json!({"path": USERS, "times": 1, "action": {"kind": "hold"}}),
+    );
+    let held = || {
+        f.admin("GET", "/held", None).json()["held"]
+            .as_u64()
+            .unwrap() as usize
+    };
+    assert_eq!(held(), 0);
+    for _ in 0..2 {
+        assert_eq!(
+            f.get(USERS, "").status,
+            200,
+            "the requests before the held one pass"
+        );
+    }
+    std::thread::scope(|scope| {
+        let third = scope.spawn(|| f.get(USERS, "limit=3"));
+        until_held(held, 1);
+        assert!(!third.is_finished(), "answered while held");
+        // It took effect (journaled), and its answer waits.
+        let journal = f.emu.journal();
+        assert_eq!(journal.len(), 3);
+        assert!(journal[2].query.contains("limit=3"));
+        let released = f.admin("DELETE", "/held", None).json();
+        assert_eq!(released, json!({"released": 1}));
+        let answer = third.join().unwrap();
+        assert_eq!(answer.status, 200);
+        assert_eq!(answer.json()["limit"], 3, "{}", answer.text);
+    });
+    assert_eq!(held(), 0);
+    assert_eq!(f.get(USERS, "").status, 200, "the rule is spent");
+    assert_eq!(
+        f.admin("DELETE", "/held", None).json(),
+        json!({"released": 0})
+    );
+
+    // The crate's API: held() and release_held(); clear_faults() lets it go too.
+    for let_go in ["release_held", "clear_faults"] {
+        f.emu.add_fault(roomchat_emulator::Fault {
+            method: Some("GET".into()),
+            path: USERS.into(),
+            times: 1,
+            action: roomchat_emulator::FaultAction::Hold,
+        });
+        std::thread::scope(|scope| {
+            let held_one = scope.spawn(|| f.get(USERS, ""));
+            until_held(|| f.emu.held(), 1);
+            assert!(!held_one.is_finished(), "{let_go}: answered while held");
+            if let_go == "release_held" {
+                assert_eq!(f.emu.release_held(), 1);
+            } else {
+                f.emu.clear_faults();
+            }
+            assert_eq!(held_one.join().unwrap().status, 200, "{let_go}");
+        });
+        until_held(|| f.emu.held(), 0);
+    }
+}
+
 #[test]
 fn status_faults_fire_for_the_next_n_matching_requests() {
     let f = Fixture::new();

@@ -112,3 +112,134 @@ impl Drop for Topology {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
+
+/// Asks a topology which primary serves a key, and whether that primary answers, as a
+/// client would, and apart from roomchat (plain `redis` connections, kept open between
+/// questions): how a test learns the instant a failover's new primary could first be
+/// reached from its process. No TLS (the failover tests use none).
+#[cfg(feature = "redis")]
+pub struct PrimaryWatch {
+    sentinel_service: Option<String>,
+    password: Option<String>,
+    /// The seeds (cluster nodes) or the sentinels, `host:port`.
+    seeds: Vec<String>,
+    key: String,
+    slot: Option<i64>,
+    connections: std::collections::HashMap<String, redis::Connection>,
+}
+
+#[cfg(feature = "redis")]
+impl PrimaryWatch {
+    /// For the topology at `url` (a `redis+cluster://` or `redis+sentinel://` URL as
+    /// `tests/redis/topology.sh` prints it) and the key `key` (a cluster's slot).
+    pub fn new(url: &str, key: &str) -> PrimaryWatch {
+        let (scheme, rest) = url.split_once("://").expect("a URL");
+        assert!(
+            scheme == "redis+cluster" || scheme == "redis+sentinel",
+            "PrimaryWatch: {scheme} (no TLS)"
+        );
+        let (password, rest) = match rest.split_once('@') {
+            Some((auth, rest)) => (
+                Some(auth.trim_start_matches(':').to_owned()).filter(|p| !p.is_empty()),
+                rest,
+            ),
+            None => (None, rest),
+        };
+        let (hosts, service) = match rest.split_once('/') {
+            Some((hosts, path)) => (
+                hosts,
+                Some(path.split('?').next().unwrap().to_owned()).filter(|s| !s.is_empty()),
+            ),
+            None => (rest, None),
+        };
+        PrimaryWatch {
+            sentinel_service: service.filter(|_| scheme == "redis+sentinel"),
+            password,
+            seeds: hosts.split(',').map(str::to_owned).collect(),
+            key: key.to_owned(),
+            slot: None,
+            connections: Default::default(),
+        }
+    }
+
+    /// `cmd` on the server at `address`, on a connection kept for it (made again after an
+    /// error); `None` if it did not answer within 500 ms.
+    fn ask<T: redis::FromRedisValue>(&mut self, address: &str, cmd: &redis::Cmd) -> Option<T> {
+        if !self.connections.contains_key(address) {
+            let info = match &self.password {
+                Some(p) => format!("redis://:{p}@{address}/"),
+                None => format!("redis://{address}/"),
+            };
+            let timeout = std::time::Duration::from_millis(500);
+            let connection = redis::Client::open(info)
+                .ok()?
+                .get_connection_with_timeout(timeout)
+                .ok()?;
+            connection.set_read_timeout(Some(timeout)).ok()?;
+            connection.set_write_timeout(Some(timeout)).ok()?;
+            self.connections.insert(address.to_owned(), connection);
+        }
+        let connection = self.connections.get_mut(address)?;
+        match cmd.query::<T>(connection) {
+            Ok(value) => Some(value),
+            Err(_) => {
+                self.connections.remove(address);
+                None
+            }
+        }
+    }
+
+    /// Whether the server at `address` answers `ROLE` as a primary now.
+    fn is_primary(&mut self, address: &str) -> bool {
+        self.ask::<Vec<redis::Value>>(address, &redis::cmd("ROLE"))
+            .and_then(|role| role.into_iter().next())
+            .is_some_and(|first| match first {
+                redis::Value::BulkString(b) => b == b"master",
+                redis::Value::SimpleString(s) => s == "master",
+                _ => false,
+            })
+    }
+
+    /// The primary (`host:port`) that the first seed or sentinel to answer names for the
+    /// key, if it answers as a primary now.
+    pub fn serving(&mut self) -> Option<String> {
+        let named = match self.sentinel_service.clone() {
+            Some(service) => self.seeds.clone().into_iter().find_map(|sentinel| {
+                self.ask::<Vec<String>>(
+                    &sentinel,
+                    redis::cmd("SENTINEL")
+                        .arg("GET-MASTER-ADDR-BY-NAME")
+                        .arg(&service),
+                )
+                .filter(|a| a.len() == 2)
+                .map(|a| format!("{}:{}", a[0], a[1]))
+            }),
+            None => self.seeds.clone().into_iter().find_map(|seed| {
+                if self.slot.is_none() {
+                    self.slot =
+                        self.ask::<i64>(&seed, redis::cmd("CLUSTER").arg("KEYSLOT").arg(&self.key));
+                }
+                let slot = self.slot?;
+                let nodes = self.ask::<String>(&seed, redis::cmd("CLUSTER").arg("NODES"))?;
+                primary_of_slot(&nodes, slot)
+            }),
+        }?;
+        self.is_primary(&named).then_some(named)
+    }
+}
+
+#[cfg(feature = "redis")]
+/// The address of the primary not marked failed that serves `slot`, in a `CLUSTER NODES` text.
+fn primary_of_slot(nodes: &str, slot: i64) -> Option<String> {
+    nodes.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.len() < 9 || !fields[2].contains("master") || fields[2].contains("fail") {
+            return None;
+        }
+        let serves = fields[8..].iter().filter(|r| !r.starts_with('[')).any(|r| {
+            let (lo, hi) = r.split_once('-').unwrap_or((r, r));
+            matches!((lo.parse::<i64>(), hi.parse::<i64>()), (Ok(lo), Ok(hi)) if (lo..=hi).contains(&slot))
+        });
+        serves.then(|| fields[1].split('@').next().unwrap().to_owned())
+    })
+}
