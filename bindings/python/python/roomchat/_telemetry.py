@@ -82,6 +82,7 @@ except ImportError:
 
 from ._native import __version__ as _VERSION
 from ._native import _report_unraisable
+from . import _telemetry_names as N
 
 #: The instrumentation scope of every span and instrument.
 _NAME = "roomchat"
@@ -131,23 +132,23 @@ class _Instruments:
             )
 
         self.request_duration = histogram(
-            "http.client.request.duration", "Duration of HTTP client requests.", DURATION_BUCKETS
+            N.METRIC_HTTP_CLIENT_REQUEST_DURATION, "Duration of HTTP client requests.", DURATION_BUCKETS
         )
         self.call_duration = histogram(
-            "roomchat.client.call.duration",
+            N.METRIC_ROOMCHAT_CLIENT_CALL_DURATION,
             "Duration of roomchat calls, from the call to its result: every attempt, rate-limit wait and backoff.",
             DURATION_BUCKETS,
         )
         self.rate_limit_wait = histogram(
-            "roomchat.rate_limit.wait.duration",
+            N.METRIC_ROOMCHAT_RATE_LIMIT_WAIT_DURATION,
             "Time a call waited for a slot of the key's rate-limit budget.",
             WAIT_BUCKETS,
         )
         self.retries = meter.create_counter(
-            "roomchat.client.retries", unit="{retry}", description="Attempts sent again, by reason."
+            N.METRIC_ROOMCHAT_CLIENT_RETRIES, unit="{retry}", description="Attempts sent again, by reason."
         )
         self.degraded = meter.create_counter(
-            "roomchat.budget.degraded",
+            N.EVENT_ROOMCHAT_BUDGET_DEGRADED,
             unit="{event}",
             description="Times the shared rate-limit budget in Redis failed and the client followed its OnRedisError policy.",
         )
@@ -157,7 +158,7 @@ class _Instruments:
         self.active: Dict[Tuple[str, str, int], int] = {}
         self.active_lock = threading.Lock()
         meter.create_observable_up_down_counter(
-            "roomchat.client.active_calls",
+            N.METRIC_ROOMCHAT_CLIENT_ACTIVE_CALLS,
             callbacks=[lambda options: self._observe_active()],
             unit="{call}",
             description="Calls in flight.",
@@ -177,7 +178,7 @@ class _Instruments:
             return [] if alive is None else _observe_budgets(alive)
 
         meter.create_observable_gauge(
-            "roomchat.rate_limit.remaining",
+            N.METRIC_ROOMCHAT_RATE_LIMIT_REMAINING,
             callbacks=[observe_budgets],
             unit="{request}",
             description="Requests the key's rate-limit budget allows now, per client.",
@@ -191,7 +192,10 @@ class _Instruments:
         with self.active_lock:
             counts = list(self.active.items())
         return [
-            Observation(count, {"roomchat.operation": operation, "server.address": address, "server.port": port})
+            Observation(
+                count,
+                {N.ATTR_ROOMCHAT_OPERATION: operation, N.ATTR_SERVER_ADDRESS: address, N.ATTR_SERVER_PORT: port},
+            )
             for (operation, address, port), count in counts
         ]
 
@@ -274,7 +278,9 @@ def _observe_budgets(provider: Any) -> Iterable[Any]:
         remaining = client.remaining()
         if remaining is not None:
             observations.append(
-                Observation(remaining, {"roomchat.client.id": client.serial, "server.address": client.server_address})
+                Observation(
+                    remaining, {N.ATTR_ROOMCHAT_CLIENT_ID: client.serial, N.ATTR_SERVER_ADDRESS: client.server_address}
+                )
             )
     return observations
 
@@ -407,15 +413,15 @@ class _Call:
         self.server_port = port
         # Every attempt span's attributes at its start (the HTTP client conventions').
         attributes = {
-            "http.request.method": info.method,
-            "server.address": address,
-            "server.port": port,
-            "url.full": info.url_full,
-            "network.protocol.version": info.protocol_version,
+            N.ATTR_HTTP_REQUEST_METHOD: info.method,
+            N.ATTR_SERVER_ADDRESS: address,
+            N.ATTR_SERVER_PORT: port,
+            N.ATTR_URL_FULL: info.url_full,
+            N.ATTR_NETWORK_PROTOCOL_VERSION: info.protocol_version,
         }
         template = info.url_template
         if template is not None:
-            attributes["url.template"] = template
+            attributes[N.ATTR_URL_TEMPLATE] = template
         self.attributes = attributes
         self.span: Any = None
         self.context = parent
@@ -431,7 +437,7 @@ class _Call:
             name,
             context=self.parent,
             kind=SpanKind.INTERNAL,
-            attributes={"roomchat.operation": self.operation},
+            attributes={N.ATTR_ROOMCHAT_OPERATION: self.operation},
             start_time=start,
         )
         # A span that records nothing and has no context to pass on: the attempts
@@ -451,13 +457,13 @@ class _Call:
                 _guarded(span.add_event, name, attributes, at)
             if instruments is None:
                 continue
-            metric = {"roomchat.operation": self.operation, "server.address": self.server_address}
-            if name == "roomchat.rate_limit.wait":
-                _guarded(instruments.rate_limit_wait.record, attributes["roomchat.wait.duration"], metric)
-            elif name == "roomchat.retry":
-                metric["roomchat.retry.reason"] = attributes["roomchat.retry.reason"]
+            metric = {N.ATTR_ROOMCHAT_OPERATION: self.operation, N.ATTR_SERVER_ADDRESS: self.server_address}
+            if name == N.EVENT_ROOMCHAT_RATE_LIMIT_WAIT:
+                _guarded(instruments.rate_limit_wait.record, attributes[N.ATTR_ROOMCHAT_WAIT_DURATION], metric)
+            elif name == N.EVENT_ROOMCHAT_RETRY:
+                metric[N.ATTR_ROOMCHAT_RETRY_REASON] = attributes[N.ATTR_ROOMCHAT_RETRY_REASON]
                 _guarded(instruments.retries.add, 1, metric)
-            elif name == "roomchat.budget.degraded":
+            elif name == N.EVENT_ROOMCHAT_BUDGET_DEGRADED:
                 _guarded(instruments.degraded.add, 1, metric)
 
     def attempt_start(
@@ -471,7 +477,7 @@ class _Call:
             attributes = self.attributes
             if resend_count > 0:
                 attributes = dict(attributes)
-                attributes["http.request.resend_count"] = resend_count
+                attributes[N.ATTR_HTTP_REQUEST_RESEND_COUNT] = resend_count
             span = _guarded(self._start_attempt_span, context, attributes, start)
             self.attempt_span = span
             if span is not None:
@@ -509,11 +515,11 @@ class _Call:
         span: Any, end: int, status: Optional[int], error_type: Optional[str], error_kind: Optional[str]
     ) -> None:
         if status is not None:
-            span.set_attribute("http.response.status_code", status)
+            span.set_attribute(N.ATTR_HTTP_RESPONSE_STATUS_CODE, status)
         if error_type is not None:
-            span.set_attribute("error.type", error_type)
+            span.set_attribute(N.ATTR_ERROR_TYPE, error_type)
             if error_kind is not None:
-                span.set_attribute("roomchat.error.kind", error_kind)
+                span.set_attribute(N.ATTR_ROOMCHAT_ERROR_KIND, error_kind)
             span.set_status(Status(StatusCode.ERROR))
         span.end(end)
 
@@ -523,18 +529,18 @@ class _Call:
             return
         attributes = self.attributes
         metric = {
-            "http.request.method": attributes["http.request.method"],
-            "server.address": self.server_address,
-            "server.port": self.server_port,
-            "network.protocol.version": attributes["network.protocol.version"],
+            N.ATTR_HTTP_REQUEST_METHOD: attributes[N.ATTR_HTTP_REQUEST_METHOD],
+            N.ATTR_SERVER_ADDRESS: self.server_address,
+            N.ATTR_SERVER_PORT: self.server_port,
+            N.ATTR_NETWORK_PROTOCOL_VERSION: attributes[N.ATTR_NETWORK_PROTOCOL_VERSION],
         }
-        template = attributes.get("url.template")
+        template = attributes.get(N.ATTR_URL_TEMPLATE)
         if template is not None:
-            metric["url.template"] = template
+            metric[N.ATTR_URL_TEMPLATE] = template
         if status is not None:
-            metric["http.response.status_code"] = status
+            metric[N.ATTR_HTTP_RESPONSE_STATUS_CODE] = status
         if error_type is not None:
-            metric["error.type"] = error_type
+            metric[N.ATTR_ERROR_TYPE] = error_type
         instruments.request_duration.record(duration, metric)
 
     def call_end(self, outcome: Any) -> None:
@@ -556,13 +562,13 @@ class _Call:
         span = self.span
         span.set_attributes(
             {
-                "roomchat.attempts": outcome.attempts,
-                "roomchat.rate_limit.wait.duration": outcome.rate_limit_wait,
-                "roomchat.retry.wait.duration": outcome.retry_wait,
+                N.ATTR_ROOMCHAT_ATTEMPTS: outcome.attempts,
+                N.ATTR_ROOMCHAT_RATE_LIMIT_WAIT_DURATION: outcome.rate_limit_wait,
+                N.ATTR_ROOMCHAT_RETRY_WAIT_DURATION: outcome.retry_wait,
             }
         )
         if error_type is not None:
-            span.set_attribute("error.type", error_type)
+            span.set_attribute(N.ATTR_ERROR_TYPE, error_type)
             span.set_status(Status(StatusCode.ERROR, outcome.description))
         span.end(outcome.ended_at)
 
@@ -571,12 +577,12 @@ class _Call:
         if instruments is None:
             return
         metric = {
-            "roomchat.operation": self.operation,
-            "server.address": self.server_address,
-            "server.port": self.server_port,
+            N.ATTR_ROOMCHAT_OPERATION: self.operation,
+            N.ATTR_SERVER_ADDRESS: self.server_address,
+            N.ATTR_SERVER_PORT: self.server_port,
         }
         if error_type is not None:
-            metric["error.type"] = error_type
+            metric[N.ATTR_ERROR_TYPE] = error_type
         instruments.call_duration.record(duration, metric)
 
 
