@@ -145,6 +145,8 @@ pub struct Error {
     /// What the service's body said (its texts, its `eventId`). Boxed: most
     /// errors have none, and the error stays small to return.
     service: Option<Box<ServiceParts>>,
+    /// No request of the call may have reached the service (see [`Error::never_sent`]).
+    never_sent: bool,
 }
 
 /// What a service's error body said besides its status.
@@ -209,6 +211,7 @@ impl fmt::Debug for Error {
             .field("path", &self.path)
             .field("event_id", &self.event_id())
             .field("retry_after", &self.retry_after)
+            .field("never_sent", &self.never_sent)
             .field("service_message", &self.service_message())
             .field("service_error", &self.service_error())
             .field("service_error_message", &self.service_error_message())
@@ -227,6 +230,7 @@ impl Error {
             path: None,
             retry_after: None,
             service: None,
+            never_sent: false,
         }
     }
 
@@ -301,6 +305,21 @@ impl Error {
     /// How long to wait before trying again, when known (rate limits, `Retry-After`).
     pub fn retry_after(&self) -> Option<Duration> {
         self.retry_after
+    }
+
+    /// Whether no request of the call may have reached the service: `true` for a call
+    /// [cancelled](ErrorKind::Cancelled) before its first request left the client (while it
+    /// waited for the rate budget, say) and after no request that may have been sent; then the
+    /// call had no effect, and a create need not be looked up. `false` when a request may
+    /// have been sent, and for every other error (where the kind and the status tell).
+    pub fn never_sent(&self) -> bool {
+        self.never_sent
+    }
+
+    /// This error, marked [`never_sent`](Self::never_sent) when `never_sent` is true.
+    pub(crate) fn sent_unless(mut self, never_sent: bool) -> Error {
+        self.never_sent |= never_sent;
+        self
     }
 
     pub(crate) fn with_status(mut self, status: u16) -> Error {

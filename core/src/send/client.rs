@@ -1281,9 +1281,12 @@ impl Client {
             headers
         };
         let mut attempt = 1;
+        // Whether a request of this call may have reached the service: a cancelled call that
+        // sent none says so (Error::never_sent), and had no effect.
+        let mut maybe_sent = false;
         loop {
             if let Some(token) = cancel {
-                token.check()?;
+                token.check().map_err(|e| e.sent_unless(!maybe_sent))?;
             }
             span.attempt(attempt);
             // Attempts are timed from the start the budget counted.
@@ -1318,7 +1321,11 @@ impl Client {
                         observation.budget_degraded(attempt, error);
                     }
                 },
-            )?;
+            );
+            let started = started.map_err(|e| {
+                let cancelled = e.kind() == ErrorKind::Cancelled;
+                e.sent_unless(cancelled && !maybe_sent)
+            })?;
             span.waited_for_budget(started.saturating_duration_since(asked));
             let attempt_headers = match sent.observation.as_deref_mut() {
                 Some(observation) => observation.attempt_start(attempt, started, propagate),
@@ -1333,12 +1340,13 @@ impl Client {
             let outcome = cancel::while_in_flight(cancel, || {
                 self.send_once(request, &target, headers, &extra, propagate)
             });
+            maybe_sent |= !matches!(outcome, Attempt::NotSent(_));
             // Read only for observers: an unobserved call reads the clock as before.
             let ended = sent.observation.as_ref().map(|_| Instant::now());
             if cancel.is_some_and(CancelToken::is_cancelled)
                 && !matches!(outcome, Attempt::Answered(_))
             {
-                let error = cancel::cancelled();
+                let error = cancel::cancelled().sent_unless(!maybe_sent);
                 span.attempt_end(attempt_span, None, Some(&error));
                 if let Some(observation) = sent.observation.as_deref_mut() {
                     let ended = ended.unwrap_or(started);
@@ -1451,7 +1459,7 @@ impl Client {
                 Some(wait),
             );
             span.waited_before_retry(wait);
-            cancel::sleep(cancel, wait)?;
+            cancel::sleep(cancel, wait).map_err(|e| e.sent_unless(!maybe_sent))?;
             attempt += 1;
         }
     }
