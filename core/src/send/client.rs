@@ -749,6 +749,32 @@ pub fn check_base_url(url: &str, allow_insecure_http: bool) -> Result<String> {
     check_url("base URL", url, allow_insecure_http, "")
 }
 
+/// The proxy as [`ClientBuilder::build`] checks it for a client of `base_url` (a URL
+/// [`check_base_url`] accepts; for [`Proxy::Environment`], the environment's proxy for it):
+/// `Ok` when a client would take it, or the configuration error it would give (the proxy's
+/// user information, a password maybe, `REDACTED`). For a tool that shows requests without
+/// sending them (a dry run), so that it refuses what a client would refuse.
+///
+/// ```
+/// use roomchat::{check_proxy, Proxy};
+/// let base = "https://api.example.com";
+/// check_proxy(&Proxy::url("http://proxy.internal:3128"), base, false)?;
+/// let refused = check_proxy(&Proxy::url("socks5://user:pw@p:1080"), base, false).unwrap_err();
+/// assert!(refused.to_string().contains("SOCKS") && !refused.to_string().contains("pw"));
+/// # Ok::<(), roomchat::Error>(())
+/// ```
+pub fn check_proxy(proxy: &Proxy, base_url: &str, allow_insecure_http: bool) -> Result<()> {
+    let base = BaseUrl::parse(&check_base_url(base_url, allow_insecure_http)?)?;
+    crate::transport::proxy::choose(
+        proxy,
+        base.scheme.as_str(),
+        base.authority.host(),
+        allow_insecure_http,
+        |name| std::env::var(name).ok(),
+    )
+    .map(|_| ())
+}
+
 fn check_url(what: &str, url: &str, allow_insecure: bool, secret: &str) -> Result<String> {
     let url = url.trim_end_matches('/');
     let (scheme, rest) = url.split_once("://").ok_or_else(|| {
