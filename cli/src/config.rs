@@ -273,14 +273,32 @@ pub fn base_url(matches: &ArgMatches) -> Result<Option<String>, CliError> {
 
 /// The base URL of a dry run: the flags', environment's or profile's, checked
 /// as the client checks it (refused as a run would refuse it: a password in it
-/// is never shown), or a stand-in when none is given.
+/// is never shown), or a stand-in when none is given; the proxy checked as the
+/// client checks it too.
 pub fn dry_run_base_url(matches: &ArgMatches) -> Result<String, CliError> {
-    let Some(url) = base_url(matches)? else {
-        return Ok("https://BASE_URL".into());
+    let p = profile(matches)?;
+    let insecure = switch(matches, "allow-insecure-http") || p.allow_insecure_http == Some(true);
+    let url = match base_url(matches)? {
+        Some(url) => roomchat::check_base_url(&url, insecure)?,
+        None => "https://BASE_URL".into(),
     };
-    let insecure = switch(matches, "allow-insecure-http")
-        || profile(matches)?.allow_insecure_http == Some(true);
-    Ok(roomchat::check_base_url(&url, insecure)?)
+    // The proxy as a run checks it (issue 51, item 11: `http://p:0` passed a dry run).
+    roomchat::check_proxy(&proxy_of(matches, &p), &url, insecure)?;
+    Ok(url)
+}
+
+/// The proxy of `--proxy` or the profile's `proxy` (`none`: no proxy), else the
+/// environment's: what a run's client is given, and a dry run checks.
+fn proxy_of(matches: &ArgMatches, p: &Profile) -> roomchat::Proxy {
+    match flag(matches, "proxy")
+        .cloned()
+        .or(p.proxy.clone())
+        .as_deref()
+    {
+        None => roomchat::Proxy::Environment,
+        Some("none") => roomchat::Proxy::None,
+        Some(url) => roomchat::Proxy::Url(url.to_owned()),
+    }
 }
 
 /// The longest wait the flag or the profile allows (`--max-retry-wait`,
@@ -309,6 +327,7 @@ pub fn dry_run(matches: &ArgMatches) -> bool {
 pub fn client(matches: &ArgMatches) -> Result<roomchat::Client, CliError> {
     let p = profile(matches)?;
     let max_retry_wait = max_retry_wait_of(matches, &p)?;
+    let proxy = proxy_of(matches, &p);
     let key = env(ENV_PRIVATE_KEY).or(p.private_key).ok_or_else(|| {
         config_error(format!(
             "no private key: set {ENV_PRIVATE_KEY} or private_key in a profile of the config file"
@@ -368,11 +387,7 @@ pub fn client(matches: &ArgMatches) -> Result<roomchat::Client, CliError> {
         let pem = std::fs::read(&file).map_err(|source| CliError::Io { path: file, source })?;
         builder = builder.add_root_certificates_pem(pem);
     }
-    match flag(matches, "proxy").cloned().or(p.proxy).as_deref() {
-        None => {}
-        Some("none") => builder = builder.proxy(roomchat::Proxy::None),
-        Some(url) => builder = builder.proxy(roomchat::Proxy::Url(url.to_owned())),
-    }
+    builder = builder.proxy(proxy);
     if switch(matches, "no-compression") || p.compression == Some(false) {
         builder = builder.gzip(false);
     }

@@ -545,6 +545,63 @@ fn dry_run_builds_what_the_sdk_builds_and_sends_nothing() {
     assert!(emu.journal().is_empty(), "a dry run sent nothing");
 }
 
+/// Issue 51, item 11: a proxy URL a run refuses, a dry run refuses the same way (exit 24, the
+/// same message), before it prints anything; the proxy's password is shown by neither.
+#[test]
+fn a_proxy_a_run_refuses_a_dry_run_refuses() {
+    let emu = emulator();
+    let config = config_dir("dry-proxy");
+    for proxy in [
+        "http://:8080",
+        "http://p:0",
+        "http://p:70000",
+        "socks5://p:1080",
+        "http://u:s3cret-pw@:8080",
+        "http://u:s3cret-pw@p:0",
+        "http://u:s3cret-pw@p:70000",
+        "socks5://u:s3cret-pw@p:1080",
+    ] {
+        for dry in [
+            &["list-users", "--dry-run"][..],
+            &["list-users", "--dry-run", "--output", "json"],
+            &["export", "r1", "--dry-run"],
+        ] {
+            let mut args = dry.to_vec();
+            args.extend(["--proxy", proxy]);
+            let shown = roomchat(Some(&emu), &config, &args);
+            args.retain(|a| *a != "--dry-run");
+            let refused = roomchat(Some(&emu), &config, &args);
+            assert_eq!(refused.code, 24, "{args:?}: {}", refused.stderr);
+            assert!(
+                refused.stderr.contains("the proxy URL"),
+                "{}",
+                refused.stderr
+            );
+            assert_eq!(shown.code, 24, "{args:?} --dry-run: {}", shown.stdout);
+            assert_eq!(shown.stdout, "", "{args:?} --dry-run: nothing printed");
+            assert_eq!(shown.stderr, refused.stderr, "{args:?}");
+            assert!(!refused.stderr.contains("s3cret-pw"), "{}", refused.stderr);
+            if proxy.contains('@') {
+                assert!(refused.stderr.contains("REDACTED@"), "{}", refused.stderr);
+            }
+        }
+    }
+    // What a run takes, a dry run takes.
+    let taken = roomchat(
+        Some(&emu),
+        &config,
+        &[
+            "list-users",
+            "--dry-run",
+            "--proxy",
+            "http://u:s3cret-pw@p:3128",
+        ],
+    )
+    .ok();
+    assert!(!taken.stdout.contains("s3cret-pw"), "{}", taken.stdout);
+    assert!(emu.journal().is_empty(), "a dry run sent nothing");
+}
+
 #[test]
 fn bad_input_gets_a_clear_error_and_its_exit_code() {
     let emu = emulator();

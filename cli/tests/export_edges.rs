@@ -182,6 +182,50 @@ fn the_time_filter_reads_created_as_the_transcript_shows_it() {
     );
 }
 
+/// A number's `created` with a fraction or an exponent is read exactly, to the nanosecond
+/// (issue 51, item 9: read through an f64, `1705332104.293` was `…44.292999983`, kept by a
+/// `--before` equal to it, and `1705332104.2930001`, 100 ns after an `--after`, was dropped).
+#[test]
+fn a_numbers_created_is_read_to_the_nanosecond_at_the_filters_bound() {
+    let emu = emulator();
+    emu.create_room(json!({"roomId": "alpha", "name": "Alpha"}));
+    emu.add_messages(json!({"roomId": "alpha", "records": [
+        r#"{"_id":"int","created":1705332104293}"#,
+        r#"{"_id":"point-zero","created":1705332104293.0}"#,
+        r#"{"_id":"seconds","created":1705332104.293}"#,
+        r#"{"_id":"exponent","created":1.705332104293e12}"#,
+        r#"{"_id":"100ns-after","created":1705332104.2930001}"#,
+        r#"{"_id":"1ns-before","created":1705332104.292999999}"#,
+    ]}));
+    let dir = Scratch::new("exact-epoch");
+    let bound = "2024-01-15T15:21:44.293Z";
+    for (flag, file, kept) in [
+        ("--before", "before.jsonl", vec!["1ns-before"]),
+        ("--after", "after.jsonl", vec!["100ns-after"]),
+    ] {
+        run_ok(roomchat(
+            &emu,
+            &dir.0,
+            &["export", "alpha", "-o", file, flag, bound],
+        ));
+        assert_eq!(ids(&dir.path(file)), kept, "{flag} {bound}");
+    }
+    run_ok(roomchat(
+        &emu,
+        &dir.0,
+        &["export", "alpha", "-f", "html", "-o", "all.html"],
+    ));
+    let html = std::fs::read_to_string(dir.path("all.html")).unwrap();
+    assert_eq!(
+        html.matches(r#"<time datetime="2024-01-15T15:21:44.293Z">"#)
+            .count(),
+        4,
+        "{html}"
+    );
+    assert!(html.contains(r#"datetime="2024-01-15T15:21:44.2930001Z""#));
+    assert!(html.contains(r#"datetime="2024-01-15T15:21:44.292999999Z""#));
+}
+
 /// The listing's path of room `room`.
 fn listing(room: &str) -> String {
     format!("/consumer/api/v1/chatRoom/{room}/messages")

@@ -920,3 +920,108 @@ fn the_results_go_through_a_link_and_never_replace_it() {
     assert!(!dir.path("missing").exists());
     assert_nobody_twice(&emu, 1);
 }
+
+/// Issue 51, item 10: Ctrl-C while creates wait for the rate budget (`--rate-limit 3
+/// --rate-window 60`: the listing and two creates use it up, two more creates wait). The two
+/// waiting were never sent: `not attempted`, with no lookup. The two in flight (the emulator
+/// made the users and holds their answers) are cancelled and looked up, each lookup waiting
+/// 5 s at most for the budget, as the guide says: the budget has no room for a minute, so they
+/// end `failed`, outcome unknown, and the command exits within seconds, not after the window.
+/// (Before: each lookup waited for a budget slot; a row never sent ended `failed`.)
+#[test]
+fn ctrl_c_while_creates_wait_for_the_budget_stops_within_seconds() {
+    let emu = emulator();
+    let dir = Scratch::new("import-sigint-budget");
+    let mut lines = String::new();
+    for i in 0..6 {
+        lines += &format!("{{\"username\": \"u{i}\", \"uniqueUserIdentifier\": \"b-{i}\"}}\n");
+    }
+    std::fs::write(dir.path("users.jsonl"), lines).unwrap();
+    on_create(&emu, 6, FaultAction::Delay(Duration::from_secs(60)));
+    let window = Duration::from_secs(60);
+    let mut child = roomchat(
+        &emu,
+        &dir.0,
+        &[
+            "import",
+            "users",
+            "users.jsonl",
+            "-j",
+            "4",
+            "--rate-limit",
+            "3",
+            "--rate-window",
+            "60",
+        ],
+    )
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    // The budget's three requests arrived: the listing and two creates (held); the other two
+    // creates cannot be sent before the window ends.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while emu.journal().iter().filter(|e| e.method == "POST").count() < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the creates do not start"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let sent = std::time::Instant::now();
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if sent.elapsed() > window + Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("still running after the window and 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stopped_in = sent.elapsed();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(130), "{status} {stderr}");
+    assert!(
+        stderr.contains("6 rows: 0 created, 0 already there, 2 failed, 4 not attempted"),
+        "{stderr}"
+    );
+    let rows = results(&dir.path("users.jsonl.results.csv"));
+    let made: Vec<String> = emu
+        .users()
+        .iter()
+        .map(|u| u["uniqueUserIdentifier"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(made.len(), 2);
+    for (uid, result, _, reason) in &rows {
+        if made.contains(uid) {
+            assert_eq!(result, "failed", "{rows:?}");
+            assert!(
+                reason.contains("interrupted, and the lookup could not be made within 5 s"),
+                "{reason}"
+            );
+        } else {
+            assert_eq!(result, "not attempted", "{rows:?}");
+            assert_eq!(reason, "interrupted before it was sent", "{rows:?}");
+        }
+    }
+    // No create after SIGINT, and no request the budget had no room for (no lookup sent).
+    let journal = emu.journal();
+    assert_eq!(journal.iter().filter(|e| e.method == "POST").count(), 2);
+    assert_eq!(journal.len(), 3, "{journal:?}");
+    // Within the lookups' 5 s and a margin for a busy machine: far below the 60 s window.
+    assert!(
+        stopped_in < Duration::from_secs(15),
+        "{stopped_in:?} after SIGINT"
+    );
+    println!(
+        "cli import: stopped {:.0} ms after SIGINT with the budget's 60 s window used up (2 creates in flight, 2 waiting)",
+        stopped_in.as_secs_f64() * 1e3
+    );
+}

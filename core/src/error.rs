@@ -147,6 +147,8 @@ pub struct Error {
     service: Option<Box<ServiceParts>>,
     /// The client setting the message names as the way past the refusal.
     remedy: Option<Remedy>,
+    /// No request of the call may have reached the service (see [`Error::never_sent`]).
+    never_sent: bool,
 }
 
 /// A client setting that an error names as the way past a refusal, so that
@@ -238,6 +240,7 @@ impl fmt::Debug for Error {
             .field("path", &self.path)
             .field("event_id", &self.event_id())
             .field("retry_after", &self.retry_after)
+            .field("never_sent", &self.never_sent)
             .field("service_message", &self.service_message())
             .field("service_error", &self.service_error())
             .field("service_error_message", &self.service_error_message())
@@ -258,6 +261,7 @@ impl Error {
             retry_after: None,
             service: None,
             remedy: None,
+            never_sent: false,
         }
     }
 
@@ -381,6 +385,21 @@ impl Error {
                     .replace_range(at..at + remedy.rust_name().len(), name);
             }
         }
+        self
+    }
+
+    /// Whether no request of the call may have reached the service: `true` for a call
+    /// [cancelled](ErrorKind::Cancelled) before its first request left the client (while it
+    /// waited for the rate budget, say) and after no request that may have been sent; then the
+    /// call had no effect, and a create need not be looked up. `false` when a request may
+    /// have been sent, and for every other error (where the kind and the status tell).
+    pub fn never_sent(&self) -> bool {
+        self.never_sent
+    }
+
+    /// This error, marked [`never_sent`](Self::never_sent) when `never_sent` is true.
+    pub(crate) fn sent_unless(mut self, never_sent: bool) -> Error {
+        self.never_sent |= never_sent;
         self
     }
 

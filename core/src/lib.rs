@@ -87,9 +87,9 @@ pub use cancel::{CancelToken, CANCEL_CHECK_INTERVAL};
 pub use error::{Error, ErrorKind, Remedy, Result};
 pub use observe::{Event, EventKind, Level, Observer, StderrObserver, ENV_LOG};
 pub use send::client::{
-    check_base_url, Client, ClientBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES,
-    DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_WAIT, DEFAULT_TIMEOUT, ENV_APP_NAME, ENV_BASE_URL,
-    ENV_CHAT_URL, ENV_PRIVATE_KEY, ENV_PUBLIC_KEY,
+    check_base_url, check_proxy, Client, ClientBuilder, DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_WAIT, DEFAULT_TIMEOUT,
+    ENV_APP_NAME, ENV_BASE_URL, ENV_CHAT_URL, ENV_PRIVATE_KEY, ENV_PUBLIC_KEY,
 };
 pub use time::MAX_DURATION;
 pub use wire::models::{

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use roomchat::{CancelToken, Client, ErrorKind, ListUsers, RawRequest};
+use roomchat_emulator::FaultAction;
 
 /// The bound a cancel's latency is held to: a cancel not seen at a step waits for
 /// the call's 20 s timeout, one that is seen takes about `CANCEL_CHECK_INTERVAL`
@@ -191,4 +192,82 @@ fn a_cancel_is_seen_while_a_body_trickles_in() {
     assert!(late < SEEN_PROMPTLY, "{late:?}");
     assert!(started.elapsed() < Duration::from_millis(300) + SEEN_PROMPTLY);
     server.join().unwrap();
+}
+
+/// `client`'s listing of users, cancelled once the emulator's journal shows `arrived` GETs
+/// of it.
+fn cancelled_once_arrived(
+    emu: &roomchat_emulator::Emulator,
+    client: &Client,
+    arrived: usize,
+) -> roomchat::Error {
+    let token = CancelToken::new();
+    thread::scope(|scope| {
+        scope.spawn(|| {
+            while arrivals(emu, "GET", "/consumer/api/v2/users") < arrived {
+                thread::sleep(Duration::from_millis(5));
+            }
+            token.cancel();
+        });
+        client
+            .with_cancel(token.clone())
+            .list_users(&ListUsers::default())
+            .unwrap_err()
+    })
+}
+
+/// Issue 51, item 10: a cancelled call says whether a request of it may have reached the
+/// service (`Error::never_sent`): not while it waited for the rate budget, nor before it
+/// began; yes once its request arrived (its answer held), and in the wait before a retry of
+/// an answered attempt.
+#[test]
+fn a_cancelled_call_says_whether_it_sent_anything() {
+    let emu = emulator("never_sent");
+    let users = "/consumer/api/v2/users";
+    let client = builder(&emu)
+        .rate_limit(roomchat::RateLimitConfig::new(1, Duration::from_secs(60)))
+        .build()
+        .unwrap();
+    client.list_users(&ListUsers::default()).unwrap(); // the budget's one request
+                                                       // Cancelled while it waits for the budget (up to 60 s): whenever the cancel comes, the
+                                                       // call cannot have sent anything.
+    let token = CancelToken::new();
+    let canceller = cancel_later(&token, Duration::from_millis(200));
+    let error = client
+        .with_cancel(token.clone())
+        .list_users(&ListUsers::default())
+        .unwrap_err();
+    canceller.join().unwrap();
+    assert_eq!(error.kind(), ErrorKind::Cancelled, "{error}");
+    assert!(error.never_sent(), "{error:?}");
+    // Cancelled before it began.
+    let error = client
+        .with_cancel(token)
+        .list_users(&ListUsers::default())
+        .unwrap_err();
+    assert!(error.never_sent(), "{error:?}");
+    assert_eq!(arrivals(&emu, "GET", users), 1);
+
+    // In flight: its answer held 10 s; cancelled once the emulator's journal shows it.
+    let client = builder(&emu).max_retries(0).build().unwrap();
+    emu.add_fault(once(
+        "GET",
+        users,
+        FaultAction::Delay(Duration::from_secs(10)),
+    ));
+    let error = cancelled_once_arrived(&emu, &client, 2);
+    assert_eq!(error.kind(), ErrorKind::Cancelled, "{error}");
+    assert!(!error.never_sent(), "{error:?}");
+
+    // Answered 503, then cancelled in the wait before its retry (backoff 30 s).
+    let client = builder(&emu)
+        .base_backoff(Duration::from_secs(30))
+        .max_retry_wait(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    emu.add_fault(once("GET", users, respond(503, "{}", &[])));
+    let error = cancelled_once_arrived(&emu, &client, 3);
+    assert_eq!(error.kind(), ErrorKind::Cancelled, "{error}");
+    assert!(!error.never_sent(), "{error:?}");
+    assert_eq!(arrivals(&emu, "GET", users), 3);
 }

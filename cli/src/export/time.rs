@@ -133,24 +133,106 @@ pub(super) fn nanosecond_fraction(text: &str) -> Cow<'_, str> {
 /// 10^11 seconds is the year 5138, 10^11 milliseconds March 1973.
 pub(super) const EPOCH_MILLISECONDS_FROM: i64 = 100_000_000_000;
 
-/// A JSON number of seconds or milliseconds since 1970 (fractions and exponents included).
+/// A JSON number of seconds or milliseconds since 1970 (fractions and exponents included),
+/// read from its text exactly, with no floating point: `1705332104.293`,
+/// `1705332104293.0` and `1.705332104293e12` are all `…44.293` to the nanosecond. Below
+/// [`EPOCH_MILLISECONDS_FROM`] in absolute value (compared exactly) it counts seconds, from it
+/// milliseconds. Digits past the nanosecond are dropped toward the earlier time (the floor:
+/// `-0.0000000005` is one nanosecond before 1970), as a string's fraction past its ninth
+/// digit is. `-0` is 1970. Anything but a JSON number (`+1`, `.5`, `1.`, `NaN`, blanks), or
+/// a time outside jiff's years -9999 to 9999 (`1e400`), is `None`.
 pub(super) fn epoch(number: &str) -> Option<Timestamp> {
-    if let Ok(n) = number.parse::<i64>() {
-        return if n.unsigned_abs() < EPOCH_MILLISECONDS_FROM.unsigned_abs() {
-            Timestamp::from_second(n)
-        } else {
-            Timestamp::from_millisecond(n)
-        }
-        .ok();
+    let nanoseconds = exact_nanoseconds(number)?;
+    Timestamp::from_nanosecond(nanoseconds).ok()
+}
+
+/// The nanoseconds since 1970 of an epoch number's text (see [`epoch`]); `None` when it is
+/// not a JSON number, or too far from 1970 for an `i128` of nanoseconds (far beyond jiff's
+/// range, which [`epoch`] then checks).
+fn exact_nanoseconds(number: &str) -> Option<i128> {
+    // The JSON grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+    let b = number.as_bytes();
+    let negative = b.first() == Some(&b'-');
+    let rest = &b[usize::from(negative)..];
+    let count = |s: &[u8]| s.iter().take_while(|c| c.is_ascii_digit()).count();
+    let int_len = count(rest);
+    if int_len == 0 || (int_len > 1 && rest[0] == b'0') {
+        return None;
     }
-    let n = number.parse::<f64>().ok()?;
-    let seconds = if n.abs() < EPOCH_MILLISECONDS_FROM as f64 {
-        n
-    } else {
-        n / 1000.0
+    let (int, rest) = rest.split_at(int_len);
+    let (fraction, rest) = match rest.split_first() {
+        Some((b'.', after)) => {
+            let n = count(after);
+            if n == 0 {
+                return None;
+            }
+            after.split_at(n)
+        }
+        _ => (&rest[..0], rest),
     };
-    let since = jiff::SignedDuration::try_from_secs_f64(seconds).ok()?;
-    Timestamp::from_duration(since).ok()
+    // The exponent, saturated far beyond any time (its digits may be as many as sent).
+    const FAR: i64 = 1 << 40;
+    let exponent = match rest.split_first() {
+        None => 0,
+        Some((b'e' | b'E', after)) => {
+            let (sign, digits) = match after.split_first() {
+                Some((b'-', d)) => (-1, d),
+                Some((b'+', d)) => (1, d),
+                _ => (1, after),
+            };
+            if digits.is_empty() || count(digits) != digits.len() {
+                return None;
+            }
+            let magnitude = digits
+                .iter()
+                .try_fold(0i64, |n, d| {
+                    n.checked_mul(10)?.checked_add(i64::from(d - b'0'))
+                })
+                .map_or(FAR, |n| n.min(FAR));
+            sign * magnitude
+        }
+        Some(_) => return None,
+    };
+    // The value is `significand × 10^scale`, the significand's digits without the zeros
+    // that lead or trail them.
+    let all: Vec<u8> = int.iter().chain(fraction).copied().collect();
+    let leading = all.iter().take_while(|&&d| d == b'0').count();
+    let trailing = all[leading..]
+        .iter()
+        .rev()
+        .take_while(|&&d| d == b'0')
+        .count();
+    let significand = &all[leading..all.len() - trailing];
+    if significand.is_empty() {
+        return Some(0); // 0, -0, 0.000e99
+    }
+    let digits = i64::try_from(significand.len()).ok()?;
+    let fraction_len = i64::try_from(fraction.len()).ok()?;
+    let scale = exponent - fraction_len + i64::try_from(trailing).ok()?;
+    // |value| = 0.significand × 10^(digits + scale), 0.significand in [0.1, 1): it is below
+    // 10^11 exactly when it has at most 11 digits before the point.
+    let milliseconds = digits + scale > EPOCH_MILLISECONDS_FROM.ilog10().into();
+    let to_nanoseconds = scale + if milliseconds { 6 } else { 9 };
+    // Keep the digits before the nanosecond's point: at most 30 (10^30 ns is 3 × 10^13
+    // years, far beyond any time; an i128 holds 38).
+    let whole_digits = digits + to_nanoseconds;
+    if whole_digits > 30 {
+        return None;
+    }
+    let kept = &significand[..usize::try_from(whole_digits.clamp(0, digits)).ok()?];
+    // Digits were dropped past the nanosecond (the significand's last digit is not a zero).
+    let dropped = whole_digits < digits;
+    let mut n = kept
+        .iter()
+        .fold(0i128, |n, d| n * 10 + i128::from(d - b'0'));
+    if to_nanoseconds > 0 {
+        n *= 10i128.pow(u32::try_from(to_nanoseconds).ok()?);
+    }
+    Some(if negative {
+        -n - i128::from(dropped)
+    } else {
+        n
+    })
 }
 
 /// A message's `created` as its record holds it (see `record::head`).
@@ -366,6 +448,98 @@ mod tests {
             assert_eq!(ns(not_a_time), None, "{not_a_time:?}");
         }
         assert!(parse_time("2024-01-15").is_some() && parse_time("2024-01-15 15:21").is_some());
+    }
+
+    /// A number's text read exactly, to the nanosecond, with no floating point (issue 51,
+    /// item 9: `1705332104.293` read through an f64 was `…44.292999983`).
+    #[test]
+    fn epoch_numbers_are_read_exactly() {
+        const AT: i128 = 1_705_332_104_293_000_000; // 2024-01-15T15:21:44.293Z
+        let ns = |n: &str| epoch(n).map(|t| t.as_nanosecond());
+        for (number, at) in [
+            ("1705332104293", AT),
+            ("1705332104293.0", AT),
+            ("1705332104.293", AT),
+            ("1.705332104293e12", AT),
+            ("1.705332104293E+12", AT),
+            ("17053321042930e-1", AT),
+            ("0.1705332104293e13", AT),
+            ("1705332104293000000e-6", AT),
+            ("1705332104.2930001", AT + 100),
+            ("1705332104.293000001", AT + 1),
+            // Digits past the nanosecond are dropped toward the earlier time (the floor).
+            ("1705332104.2930000009", AT),
+            ("1705332104.29300000099999999999999999999999999999", AT),
+            ("-1705332104.293", -AT),
+            ("-1705332104.2930000001", -AT - 1),
+            ("1704499200000.5", 1_704_499_200_000_500_000),
+            // Seconds below 10^11 (compared exactly), milliseconds from it.
+            ("99999999999", 99_999_999_999_000_000_000),
+            ("99999999999.999999999999", 99_999_999_999_999_999_999),
+            ("100000000000", 100_000_000_000_000_000),
+            ("1e11", 100_000_000_000_000_000),
+            ("0.1e12", 100_000_000_000_000_000),
+            ("-1e11", -100_000_000_000_000_000),
+            ("-99999999999", -99_999_999_999_000_000_000),
+            // Zero, signed or not, and the smallest steps.
+            ("0", 0),
+            ("-0", 0),
+            ("-0.0", 0),
+            ("0e999999", 0),
+            ("0.000e-99999999999999999999999", 0),
+            ("1e-9", 1),
+            ("-1e-9", -1),
+            ("1e-10", 0),
+            ("-1e-10", -1),
+            ("-0.0000000005", -1),
+            ("1e-400", 0),
+            ("-1e-99999999999999999999999", -1),
+            ("1e9", 1_000_000_000_000_000_000),
+        ] {
+            assert_eq!(ns(number), Some(at), "{number:?}");
+        }
+        // Beyond jiff's years -9999 to 9999, or not a JSON number.
+        for none in [
+            "1e400",
+            "-1e400",
+            "1e99999999999999999999999",
+            "1e20",
+            "-1e20",
+            "123456789012345678901234567890123456789012345678901234567890",
+            "",
+            "-",
+            "+1",
+            ".5",
+            "1.",
+            "01",
+            "-01",
+            "1e",
+            "1e+",
+            "1e-",
+            "1.e5",
+            "1.5e5x",
+            "NaN",
+            "inf",
+            "-inf",
+            " 1",
+            "1 ",
+            "0x10",
+            "1_000",
+            "١",
+        ] {
+            assert_eq!(ns(none), None, "{none:?}");
+        }
+        // The bound the issue named: equal to `--before`, dropped; 100 ns after `--after`, kept.
+        let bound = parse_time("2024-01-15T15:21:44.293Z");
+        for equal in ["1705332104293.0", "1705332104.293", "1.705332104293e12"] {
+            assert!(!keep(None, bound, Some(&Created::Number(equal))), "{equal}");
+            assert!(!keep(bound, None, Some(&Created::Number(equal))), "{equal}");
+        }
+        assert!(keep(
+            bound,
+            None,
+            Some(&Created::Number("1705332104.2930001"))
+        ));
     }
 
     #[test]

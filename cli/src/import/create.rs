@@ -10,7 +10,7 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use roomchat::{Client, CreateUser, Error, ErrorKind};
+use roomchat::{CancelToken, Client, CreateUser, Error, ErrorKind};
 use serde_json::Value;
 
 use crate::interrupt::Interrupts;
@@ -148,13 +148,38 @@ pub struct Creator<'a> {
     pub interrupts: &'a Interrupts,
 }
 
+/// How long a lookup made after Ctrl-C may take, its wait for the rate budget included:
+/// Ctrl-C ends an import within seconds, whatever the budget's window.
+pub const LOOKUP_AFTER_CTRL_C: Duration = Duration::from_secs(5);
+
+/// `call` with a view of `client` that is cancelled once `limit` has passed.
+fn within<T>(
+    client: &Client,
+    limit: Duration,
+    call: impl FnOnce(&Client) -> roomchat::Result<T>,
+) -> roomchat::Result<T> {
+    let token = CancelToken::new();
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    std::thread::scope(|scope| {
+        let timer = token.clone();
+        scope.spawn(move || {
+            // Nothing is ever sent: the call ended when the sender is dropped.
+            if finished.recv_timeout(limit) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+                timer.cancel();
+            }
+        });
+        let result = call(&client.with_cancel(token.clone()));
+        drop(done);
+        result
+    })
+}
+
 /// Whether a create that failed with `error` may have taken effect.
 fn outcome_unknown(error: &Error) -> bool {
     match error.kind() {
         ErrorKind::Timeout | ErrorKind::Connection | ErrorKind::ServerError => true,
-        // Given up mid-flight by Ctrl-C (or while waiting for the rate budget: the lookup
-        // tells).
-        ErrorKind::Cancelled => true,
+        // Given up by Ctrl-C after it may have been sent (one never sent had no effect).
+        ErrorKind::Cancelled => !error.never_sent(),
         // The service said yes, then the answer was cut off or could not be read.
         ErrorKind::Decode | ErrorKind::ResponseTooLarge => error
             .status()
@@ -205,6 +230,19 @@ impl Creator<'_> {
                 }
                 Err(e) => e,
             };
+            if error.kind() == ErrorKind::Cancelled && error.never_sent() {
+                // Cancelled by Ctrl-C before it was sent (waiting for the rate budget): it had
+                // no effect, and needs no lookup.
+                return Attempt::Done(Outcome::NotAttempted {
+                    reason: match last_unknown {
+                        None => "interrupted before it was sent".into(),
+                        Some(kind) => format!(
+                            "interrupted: a create's outcome was unknown ({}) and the lookup found no such user; not sent again",
+                            kind.name()
+                        ),
+                    },
+                });
+            }
             if error.kind() == ErrorKind::RateLimited {
                 // Refused before it was handled: nothing happened; wait as the budget says.
                 let wait = error.retry_after().unwrap_or(Duration::from_secs(1));
@@ -222,8 +260,15 @@ impl Creator<'_> {
                     cause: Some(error),
                 });
             }
-            // Did it take effect? (A GET: the client retries it as a repeatable call.)
-            match self.lookup.get_user(uid) {
+            // Did it take effect? (A GET: the client retries it as a repeatable call; after
+            // Ctrl-C, within LOOKUP_AFTER_CTRL_C.)
+            let after_ctrl_c = self.interrupts.requested();
+            let found = if after_ctrl_c {
+                within(self.lookup, LOOKUP_AFTER_CTRL_C, |c| c.get_user(uid))
+            } else {
+                self.lookup.get_user(uid)
+            };
+            match found {
                 Ok(profile) => {
                     return Attempt::Found(Found {
                         uid: uid.to_owned(),
@@ -269,6 +314,15 @@ impl Creator<'_> {
                             cause: Some(error),
                         });
                     }
+                }
+                Err(e) if after_ctrl_c => {
+                    return Attempt::Done(Outcome::Failed {
+                        reason: format!(
+                            "outcome unknown ({error}): interrupted, and the lookup could not be made within {} s ({e}); running the same command again finds the user if it was created",
+                            LOOKUP_AFTER_CTRL_C.as_secs()
+                        ),
+                        cause: Some(e),
+                    })
                 }
                 Err(e) => {
                     return Attempt::Done(Outcome::Failed {

@@ -753,6 +753,32 @@ pub fn check_base_url(url: &str, allow_insecure_http: bool) -> Result<String> {
     check_url("base URL", url, allow_insecure_http, "")
 }
 
+/// The proxy as [`ClientBuilder::build`] checks it for a client of `base_url` (a URL
+/// [`check_base_url`] accepts; for [`Proxy::Environment`], the environment's proxy for it):
+/// `Ok` when a client would take it, or the configuration error it would give (the proxy's
+/// user information, a password maybe, `REDACTED`). For a tool that shows requests without
+/// sending them (a dry run), so that it refuses what a client would refuse.
+///
+/// ```
+/// use roomchat::{check_proxy, Proxy};
+/// let base = "https://api.example.com";
+/// check_proxy(&Proxy::url("http://proxy.internal:3128"), base, false)?;
+/// let refused = check_proxy(&Proxy::url("socks5://user:pw@p:1080"), base, false).unwrap_err();
+/// assert!(refused.to_string().contains("SOCKS") && !refused.to_string().contains("pw"));
+/// # Ok::<(), roomchat::Error>(())
+/// ```
+pub fn check_proxy(proxy: &Proxy, base_url: &str, allow_insecure_http: bool) -> Result<()> {
+    let base = BaseUrl::parse(&check_base_url(base_url, allow_insecure_http)?)?;
+    crate::transport::proxy::choose(
+        proxy,
+        base.scheme.as_str(),
+        base.authority.host(),
+        allow_insecure_http,
+        |name| std::env::var(name).ok(),
+    )
+    .map(|_| ())
+}
+
 fn check_url(what: &str, url: &str, allow_insecure: bool, secret: &str) -> Result<String> {
     let url = url.trim_end_matches('/');
     let (scheme, rest) = url.split_once("://").ok_or_else(|| {
@@ -1287,12 +1313,20 @@ impl Client {
             observation: sent.observation,
         };
         let mut attempt = 1;
+        // Whether a request of this call may have reached the service: a cancelled call that
+        // sent none says so (Error::never_sent), and had no effect.
+        let mut maybe_sent = false;
         loop {
             if let Some(token) = cancel {
-                token.check()?;
+                token.check().map_err(|e| e.sent_unless(!maybe_sent))?;
             }
             span.attempt(attempt);
-            let started = self.wait_for_budget(attempt, timeout, &sinks)?;
+            let started = self
+                .wait_for_budget(attempt, timeout, &sinks)
+                .map_err(|e| {
+                    let cancelled = e.kind() == ErrorKind::Cancelled;
+                    e.sent_unless(cancelled && !maybe_sent)
+                })?;
             let (outcome, attempt_span) = self.send_attempt(
                 request,
                 &target,
@@ -1302,6 +1336,7 @@ impl Client {
                 sent.scope_headers,
                 &mut sinks,
             );
+            maybe_sent |= !matches!(outcome, Attempt::NotSent(_));
             // Read only for observers: an unobserved call reads the clock as before.
             let ended = sinks.observation.as_ref().map(|_| Instant::now());
             let mut report = AttemptReport {
@@ -1323,7 +1358,8 @@ impl Client {
                     cancel::cancelled_outcome_unknown()
                 } else {
                     cancel::cancelled()
-                };
+                }
+                .sent_unless(!maybe_sent);
                 report.error = Some(&error);
                 sinks.cancelled(attempt_span, &report);
                 return Err(error);
@@ -1358,7 +1394,7 @@ impl Client {
             let Some(wait) = retry else {
                 return Err(error);
             };
-            cancel::sleep(cancel, wait)?;
+            cancel::sleep(cancel, wait).map_err(|e| e.sent_unless(!maybe_sent))?;
             attempt += 1;
         }
     }
