@@ -442,7 +442,7 @@ test('journal headers: lower-case names, repeated ones joined, credentials and t
   const emu = await startEmulator()
   try {
     const answer = await fetch(`${emu.baseUrl}/consumer/api/v2/users?auth=${emu.privateKey}`, {
-      headers: [['X-Trace', 'a'], ['x-trace', 'b'], ['Cookie', 'session=s3cret'], ['Proxy-Authorization', 'Basic cHc='], ['X-Echo', `k=${emu.privateKey}`]],
+      headers: [['X-Trace', 'a'], ['x-trace', 'b'], ['Cookie', 'session=s3cret'], ['Proxy-Authorization', 'Basic cHc='], ['X-Echo', `k=${emu.privateKey}`], ['X-Private-Key', 's3cret-private-key']],
     })
     assert.equal(answer.status, 200)
     await answer.arrayBuffer()
@@ -453,6 +453,7 @@ test('journal headers: lower-case names, repeated ones joined, credentials and t
     assert.equal(headers['X-Trace'], undefined, 'names in lower case, as Node has them')
     assert.equal(headers.cookie, 'REDACTED')
     assert.equal(headers['proxy-authorization'], 'REDACTED')
+    assert.equal(headers['x-private-key'], 'REDACTED', 'a name ending in key')
     assert.equal(headers['x-echo'], 'k=REDACTED', 'the private key shows nowhere')
     assert.ok(Object.keys(headers).every((name) => name === name.toLowerCase()))
     assert.ok(Object.isFrozen(headers))

@@ -84,9 +84,10 @@ class JournalHeaders(Mapping[str, str]):
     The names are in lower case, in the order they came. A name that came more than
     once gives its values joined by ``", "`` (:meth:`get_list` gives them one by one).
     The values of ``Authorization``, ``Proxy-Authorization``, ``Cookie``, ``Set-Cookie``
-    and of any header whose name holds ``token``, ``secret``, ``password``,
-    ``api-key``, ``apikey`` or ``auth`` show as ``REDACTED``, and the private key
-    nowhere.
+    and of any header whose name holds ``token``, ``secret``, ``passw``, ``credential``,
+    ``session``, ``signature``, ``jwt``, ``bearer`` or ``auth``, or ends in ``key`` or
+    ``keys`` (any case, ``-`` and ``_`` aside: ``x-private-key``) show as ``REDACTED``,
+    and the private key nowhere.
     """
 
     __slots__ = ("_pairs", "_joined")
