@@ -438,6 +438,27 @@ test("the README's headers example passes as a user's test: the traceparent arri
   fs.rmSync(folder, { recursive: true, force: true })
 })
 
+test('journal: a private key that percent-encodes shows REDACTED in its encoded form too (headers, path, query, body)', async () => {
+  const privateKey = "sk_test/plus+eq=!*'()"
+  const emu = await startEmulator({ privateKey })
+  try {
+    const encoded = encodeURIComponent(privateKey).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+    const lowerHex = encoded.replace(/%[0-9A-F]{2}/g, (h) => h.toLowerCase())
+    const answer = await fetch(`${emu.baseUrl}/consumer/api/v2/users/${encoded}?auth=${encoded}&echo=${encoded}`, {
+      method: 'POST',
+      headers: [['X-Echo', encoded], ['X-Lower', lowerHex]],
+      body: `k=${encoded}`,
+    })
+    await answer.arrayBuffer()
+    const [entry] = await emu.journal()
+    const shown = JSON.stringify(entry)
+    for (const form of [privateKey, encoded, lowerHex]) assert.ok(!shown.includes(form), shown)
+    assert.equal(entry.headers['x-echo'], 'REDACTED')
+  } finally {
+    await emu.stop()
+  }
+})
+
 test('journal headers: lower-case names, repeated ones joined, credentials and the key REDACTED, frozen', async () => {
   const emu = await startEmulator()
   try {

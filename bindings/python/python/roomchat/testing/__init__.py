@@ -30,6 +30,7 @@ import datetime
 import http
 import json
 import os
+import re
 import select
 import shutil
 import signal
@@ -665,8 +666,18 @@ class Emulator:
     def _entry(self, raw: Mapping[str, Any]) -> JournalEntry:
         # The emulator shows `auth` and `publicKey` as REDACTED already; the key is
         # also taken out of any other field it might have been put in.
+        # The key as sent and percent-encoded (as a client puts it in a URL), in either hex case.
+        encoded = urllib.parse.quote(self.private_key, safe="") if self.private_key else ""
+        forms = dict.fromkeys(
+            [self.private_key, encoded, re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), encoded)]
+            if self.private_key
+            else []
+        )
+
         def scrub(text: str) -> str:
-            return text.replace(self.private_key, "REDACTED") if self.private_key else text
+            for form in forms:
+                text = text.replace(form, "REDACTED")
+            return text
 
         query = scrub(raw["query"])
         return JournalEntry(
