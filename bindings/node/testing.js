@@ -119,7 +119,8 @@ class JournalEntry {
     this.method = raw.method
     this.path = scrub(raw.path)
     this.query = scrub(raw.query)
-    this.params = Object.fromEntries(new URLSearchParams(this.query))
+    // Decoded, a query may spell the key in a form not scrubbed above (`+` for a blank).
+    this.params = Object.fromEntries([...new URLSearchParams(this.query)].map(([name, value]) => [scrub(name), scrub(value)]))
     this.body = scrub(raw.body)
     this.status = raw.status
     this.receivedAt = new Date(raw.received_at_ms)

@@ -438,13 +438,13 @@ test("the README's headers example passes as a user's test: the traceparent arri
   fs.rmSync(folder, { recursive: true, force: true })
 })
 
-test('journal: a private key that percent-encodes shows REDACTED in its encoded form too (headers, path, query, body)', async () => {
-  const privateKey = "sk_test/plus+eq=!*'()"
+test('journal: a private key that percent-encodes shows REDACTED in its encoded form too (headers, path, query, body), and in params however the query spelled it', async () => {
+  const privateKey = "sk_test/plus+eq=!*'() x"
   const emu = await startEmulator({ privateKey })
   try {
     const encoded = encodeURIComponent(privateKey).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
     const lowerHex = encoded.replace(/%[0-9A-F]{2}/g, (h) => h.toLowerCase())
-    const answer = await fetch(`${emu.baseUrl}/consumer/api/v2/users/${encoded}?auth=${encoded}&echo=${encoded}`, {
+    const answer = await fetch(`${emu.baseUrl}/consumer/api/v2/users/${encoded}?auth=${encoded}&echo=${encoded}&form=${encoded.replace(/%20/g, '+')}`, {
       method: 'POST',
       headers: [['X-Echo', encoded], ['X-Lower', lowerHex]],
       body: `k=${encoded}`,

@@ -652,13 +652,15 @@ def test_the_readme_headers_example_passes_as_a_users_test(tmp_path: pathlib.Pat
 
 
 def test_a_private_key_that_percent_encodes_shows_redacted_in_its_encoded_form_too() -> None:
-    """A key a URL carries percent-encoded (headers, path, query, body) shows REDACTED, as core's errors hide it."""
-    key = "sk_test/plus+eq=!*'()"
+    """A key a URL carries percent-encoded (headers, path, query, body) shows REDACTED, as core's errors hide
+    it, and so do params however the query spelled it (`+` for a blank)."""
+    key = "sk_test/plus+eq=!*'() x"
     encoded = urllib.parse.quote(key, safe="")
     lower_hex = re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), encoded)
     with Emulator(private_key=key) as emu:
         request = urllib.request.Request(
-            f"{emu.base_url}/consumer/api/v2/users/{encoded}?auth={encoded}&echo={encoded}",
+            f"{emu.base_url}/consumer/api/v2/users/{encoded}"
+            f"?auth={encoded}&echo={encoded}&form={encoded.replace('%20', '+')}",
             data=f"k={encoded}".encode(),
             headers={"X-Echo": encoded, "X-Lower": lower_hex},
         )

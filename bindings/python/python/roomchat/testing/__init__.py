@@ -685,7 +685,8 @@ class Emulator:
             method=raw["method"],
             path=scrub(raw["path"]),
             query=query,
-            params=dict(urllib.parse.parse_qsl(query, keep_blank_values=True)),
+            # Decoded, a query may spell the key in a form not scrubbed above (`+` for a blank).
+            params={scrub(n): scrub(v) for n, v in urllib.parse.parse_qsl(query, keep_blank_values=True)},
             body=scrub(raw["body"]),
             status=raw["status"],
             received_at=datetime.datetime.fromtimestamp(raw["received_at_ms"] / 1000.0, tz=datetime.timezone.utc),
