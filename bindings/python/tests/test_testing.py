@@ -678,7 +678,12 @@ def test_a_private_key_that_percent_encodes_shows_redacted_in_its_encoded_form_t
 def test_journal_headers_are_read_only_in_any_case_with_credentials_and_the_key_redacted(emu: Emulator) -> None:
     request = urllib.request.Request(
         f"{emu.base_url}/consumer/api/v2/users?auth={emu.private_key}",
-        headers={"X-Trace": "a", "Cookie": "session=s3cret", "X-Echo": f"k={emu.private_key}"},
+        headers={
+            "X-Trace": "a",
+            "Cookie": "session=s3cret",
+            "X-Echo": f"k={emu.private_key}",
+            "X-Private-Key": "s3cret",
+        },
     )
     request.add_header("Proxy-Authorization", "Basic cHc=")
     with urllib.request.urlopen(request) as answer:
@@ -692,6 +697,7 @@ def test_journal_headers_are_read_only_in_any_case_with_credentials_and_the_key_
     assert "X-Trace" in headers and "x-missing" not in headers and 1 not in headers  # type: ignore[comparison-overlap]
     assert headers.get("x-missing") is None and headers.get_list("x-missing") == []
     assert headers["cookie"] == headers["proxy-authorization"] == "REDACTED"
+    assert headers["x-private-key"] == "REDACTED", "a name ending in key"
     assert headers["x-echo"] == "k=REDACTED", "the private key shows nowhere"
     assert list(headers) == [name.lower() for name in headers]
     assert "s3cret" not in repr(mine) and emu.private_key not in repr(mine)
