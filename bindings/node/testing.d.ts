@@ -102,7 +102,9 @@ export class JournalEntry {
    * The request's headers, as Node's `IncomingMessage.headers`: names in lower case,
    * a repeated name's values joined by `', '` (frozen). The values of `authorization`,
    * `proxy-authorization`, `cookie`, `set-cookie` and of any header whose name holds
-   * `token`, `secret`, `password`, `api-key`, `apikey` or `auth` are `'REDACTED'`, and
+   * `token`, `secret`, `passw`, `credential`, `session`, `signature`, `jwt`, `bearer` or
+   * `auth`, or ends in `key` or `keys` (any case, `-` and `_` aside: `x-private-key`) are
+   * `'REDACTED'`, and
    * the private key shows nowhere. At most 8 KiB of them (the first).
    */
   readonly headers: Readonly<Record<string, string>>

@@ -111,12 +111,16 @@ class JournalEntry {
   constructor(raw, privateKey) {
     // The emulator shows `auth` and `publicKey` as REDACTED; the key is also
     // taken out of any other field it might have been put in.
-    const scrub = (text) => (privateKey ? text.split(privateKey).join('REDACTED') : text)
+    // The key as sent and percent-encoded (as a client puts it in a URL), in either hex case.
+    const encoded = privateKey ? encodeURIComponent(privateKey).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`) : ''
+    const forms = privateKey ? [...new Set([privateKey, encoded, encoded.replace(/%[0-9A-F]{2}/g, (h) => h.toLowerCase())])] : []
+    const scrub = (text) => forms.reduce((shown, form) => shown.split(form).join('REDACTED'), text)
     this.seq = raw.seq
     this.method = raw.method
     this.path = scrub(raw.path)
     this.query = scrub(raw.query)
-    this.params = Object.fromEntries(new URLSearchParams(this.query))
+    // Decoded, a query may spell the key in a form not scrubbed above (`+` for a blank).
+    this.params = Object.fromEntries([...new URLSearchParams(this.query)].map(([name, value]) => [scrub(name), scrub(value)]))
     this.body = scrub(raw.body)
     this.status = raw.status
     this.receivedAt = new Date(raw.received_at_ms)

@@ -23,14 +23,36 @@ pub const HEADERS_CAP: usize = 8 * 1024;
 
 /// Whether a header's value is a credential, shown as `REDACTED`: the
 /// `Authorization` kinds, cookies, and any name that says it holds a token,
-/// a key, a secret or a password.
+/// a key, a secret or a password. Core's rule for a query's credentials
+/// (`roomchat::wire::is_credential_query_name`, of a crate this one does not
+/// depend on), with `auth` anywhere in the name: compared without case, `-`
+/// or `_`, a name holding `token`, `secret`, `passw`, `credential`,
+/// `session`, `signature`, `jwt`, `bearer` or `auth`, ending in `key` or
+/// `keys`, or `sig`, `pwd` or `code` (`x-api-key`, `x-private-key`,
+/// `ocp-apim-subscription-key`, `x-amz-signature`).
 fn is_credential(name: &str) -> bool {
-    matches!(
-        name,
-        "authorization" | "proxy-authorization" | "cookie" | "set-cookie"
-    ) || ["token", "secret", "password", "api-key", "apikey", "auth"]
+    let folded: String = name
+        .chars()
+        .filter(|c| !matches!(c, '_' | '-'))
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    matches!(name, "cookie" | "set-cookie")
+        || ["sig", "pwd", "code"].contains(&folded.as_str())
+        || [
+            "token",
+            "secret",
+            "passw",
+            "credential",
+            "session",
+            "signature",
+            "jwt",
+            "bearer",
+            "auth",
+        ]
         .iter()
-        .any(|word| name.contains(word))
+        .any(|word| folded.contains(word))
+        || folded.ends_with("key")
+        || folded.ends_with("keys")
 }
 
 pub(crate) struct Journal {
@@ -284,6 +306,11 @@ mod tests {
             ("authorization", "Bearer s3cret"),
             ("cookie", "session=s3cret"),
             ("x-api-key", "s3cret"),
+            ("x-private-key", "s3cret"),
+            ("ocp-apim-subscription-key", "s3cret"),
+            ("x-amz-signature", "s3cret"),
+            ("x-passwd", "s3cret"),
+            ("x-credentials", "s3cret"),
             ("x-team", "payments"),
         ] {
             headers.insert(
@@ -308,6 +335,11 @@ mod tests {
                 ("authorization", "REDACTED"),
                 ("cookie", "REDACTED"),
                 ("x-api-key", "REDACTED"),
+                ("x-private-key", "REDACTED"),
+                ("ocp-apim-subscription-key", "REDACTED"),
+                ("x-amz-signature", "REDACTED"),
+                ("x-passwd", "REDACTED"),
+                ("x-credentials", "REDACTED"),
                 ("x-team", "payments"),
             ]
         );

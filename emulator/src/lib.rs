@@ -251,7 +251,9 @@ pub struct JournalEntry {
     /// The request's headers, in the order they came, names in lower case:
     /// the values of `Authorization`, `Proxy-Authorization`, `Cookie`,
     /// `Set-Cookie` and of any header whose name holds `token`, `secret`,
-    /// `password`, `api-key`, `apikey` or `auth` shown as `REDACTED`; at most
+    /// `passw`, `credential`, `session`, `signature`, `jwt`, `bearer` or
+    /// `auth`, or ends in `key` or `keys` (any case, `-` and `_` aside:
+    /// `x-private-key`) shown as `REDACTED`; at most
     /// [`JOURNAL_HEADERS_CAP`] bytes of names and values (the first headers).
     pub headers: Vec<(String, String)>,
     /// Whether a field was cut to its cap.

@@ -577,6 +577,8 @@ fn the_journal_keeps_request_headers_with_credentials_redacted() {
             ("Authorization", "Bearer s3cret-bearer"),
             ("Cookie", "session=s3cret-cookie"),
             ("X-Api-Key", "s3cret-api-key"),
+            ("X-Private-Key", "s3cret-private-key"),
+            ("Ocp-Apim-Subscription-Key", "s3cret-subscription"),
             ("X-Team", "payments"),
         ],
     );
@@ -593,7 +595,13 @@ fn the_journal_keeps_request_headers_with_credentials_redacted() {
     };
     assert_eq!(value("traceparent").as_deref(), Some(traceparent));
     assert_eq!(value("x-team").as_deref(), Some("payments"));
-    for name in ["authorization", "cookie", "x-api-key"] {
+    for name in [
+        "authorization",
+        "cookie",
+        "x-api-key",
+        "x-private-key",
+        "ocp-apim-subscription-key",
+    ] {
         assert_eq!(value(name).as_deref(), Some("REDACTED"), "{name}");
     }
     assert!(value("user-agent").is_some() && value("host").is_some());

@@ -438,11 +438,32 @@ test("the README's headers example passes as a user's test: the traceparent arri
   fs.rmSync(folder, { recursive: true, force: true })
 })
 
+test('journal: a private key that percent-encodes shows REDACTED in its encoded form too (headers, path, query, body), and in params however the query spelled it', async () => {
+  const privateKey = "sk_test/plus+eq=!*'() x"
+  const emu = await startEmulator({ privateKey })
+  try {
+    const encoded = encodeURIComponent(privateKey).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+    const lowerHex = encoded.replace(/%[0-9A-F]{2}/g, (h) => h.toLowerCase())
+    const answer = await fetch(`${emu.baseUrl}/consumer/api/v2/users/${encoded}?auth=${encoded}&echo=${encoded}&form=${encoded.replace(/%20/g, '+')}`, {
+      method: 'POST',
+      headers: [['X-Echo', encoded], ['X-Lower', lowerHex]],
+      body: `k=${encoded}`,
+    })
+    await answer.arrayBuffer()
+    const [entry] = await emu.journal()
+    const shown = JSON.stringify(entry)
+    for (const form of [privateKey, encoded, lowerHex]) assert.ok(!shown.includes(form), shown)
+    assert.equal(entry.headers['x-echo'], 'REDACTED')
+  } finally {
+    await emu.stop()
+  }
+})
+
 test('journal headers: lower-case names, repeated ones joined, credentials and the key REDACTED, frozen', async () => {
   const emu = await startEmulator()
   try {
     const answer = await fetch(`${emu.baseUrl}/consumer/api/v2/users?auth=${emu.privateKey}`, {
-      headers: [['X-Trace', 'a'], ['x-trace', 'b'], ['Cookie', 'session=s3cret'], ['Proxy-Authorization', 'Basic cHc='], ['X-Echo', `k=${emu.privateKey}`]],
+      headers: [['X-Trace', 'a'], ['x-trace', 'b'], ['Cookie', 'session=s3cret'], ['Proxy-Authorization', 'Basic cHc='], ['X-Echo', `k=${emu.privateKey}`], ['X-Private-Key', 's3cret-private-key']],
     })
     assert.equal(answer.status, 200)
     await answer.arrayBuffer()
@@ -453,6 +474,7 @@ test('journal headers: lower-case names, repeated ones joined, credentials and t
     assert.equal(headers['X-Trace'], undefined, 'names in lower case, as Node has them')
     assert.equal(headers.cookie, 'REDACTED')
     assert.equal(headers['proxy-authorization'], 'REDACTED')
+    assert.equal(headers['x-private-key'], 'REDACTED', 'a name ending in key')
     assert.equal(headers['x-echo'], 'k=REDACTED', 'the private key shows nowhere')
     assert.ok(Object.keys(headers).every((name) => name === name.toLowerCase()))
     assert.ok(Object.isFrozen(headers))

@@ -16,6 +16,7 @@ import importlib.metadata
 import json
 import os
 import pathlib
+import re
 import signal
 import socket
 import statistics
@@ -25,6 +26,7 @@ import tempfile
 import textwrap
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from typing import Iterator, List, Set
 
@@ -649,10 +651,39 @@ def test_the_readme_headers_example_passes_as_a_users_test(tmp_path: pathlib.Pat
     assert "2 passed" in result.stdout
 
 
+def test_a_private_key_that_percent_encodes_shows_redacted_in_its_encoded_form_too() -> None:
+    """A key a URL carries percent-encoded (headers, path, query, body) shows REDACTED, as core's errors hide
+    it, and so do params however the query spelled it (`+` for a blank)."""
+    key = "sk_test/plus+eq=!*'() x"
+    encoded = urllib.parse.quote(key, safe="")
+    lower_hex = re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), encoded)
+    with Emulator(private_key=key) as emu:
+        request = urllib.request.Request(
+            f"{emu.base_url}/consumer/api/v2/users/{encoded}"
+            f"?auth={encoded}&echo={encoded}&form={encoded.replace('%20', '+')}",
+            data=f"k={encoded}".encode(),
+            headers={"X-Echo": encoded, "X-Lower": lower_hex},
+        )
+        try:
+            urllib.request.urlopen(request).close()
+        except urllib.error.HTTPError:
+            pass
+        (entry,) = emu.journal()
+    shown = repr(entry)
+    for form in (key, encoded, lower_hex):
+        assert form not in shown, shown
+    assert entry.headers["x-echo"] == "REDACTED"
+
+
 def test_journal_headers_are_read_only_in_any_case_with_credentials_and_the_key_redacted(emu: Emulator) -> None:
     request = urllib.request.Request(
         f"{emu.base_url}/consumer/api/v2/users?auth={emu.private_key}",
-        headers={"X-Trace": "a", "Cookie": "session=s3cret", "X-Echo": f"k={emu.private_key}"},
+        headers={
+            "X-Trace": "a",
+            "Cookie": "session=s3cret",
+            "X-Echo": f"k={emu.private_key}",
+            "X-Private-Key": "s3cret",
+        },
     )
     request.add_header("Proxy-Authorization", "Basic cHc=")
     with urllib.request.urlopen(request) as answer:
@@ -666,6 +697,7 @@ def test_journal_headers_are_read_only_in_any_case_with_credentials_and_the_key_
     assert "X-Trace" in headers and "x-missing" not in headers and 1 not in headers  # type: ignore[comparison-overlap]
     assert headers.get("x-missing") is None and headers.get_list("x-missing") == []
     assert headers["cookie"] == headers["proxy-authorization"] == "REDACTED"
+    assert headers["x-private-key"] == "REDACTED", "a name ending in key"
     assert headers["x-echo"] == "k=REDACTED", "the private key shows nowhere"
     assert list(headers) == [name.lower() for name in headers]
     assert "s3cret" not in repr(mine) and emu.private_key not in repr(mine)

@@ -30,6 +30,7 @@ import datetime
 import http
 import json
 import os
+import re
 import select
 import shutil
 import signal
@@ -84,9 +85,10 @@ class JournalHeaders(Mapping[str, str]):
     The names are in lower case, in the order they came. A name that came more than
     once gives its values joined by ``", "`` (:meth:`get_list` gives them one by one).
     The values of ``Authorization``, ``Proxy-Authorization``, ``Cookie``, ``Set-Cookie``
-    and of any header whose name holds ``token``, ``secret``, ``password``,
-    ``api-key``, ``apikey`` or ``auth`` show as ``REDACTED``, and the private key
-    nowhere.
+    and of any header whose name holds ``token``, ``secret``, ``passw``, ``credential``,
+    ``session``, ``signature``, ``jwt``, ``bearer`` or ``auth``, or ends in ``key`` or
+    ``keys`` (any case, ``-`` and ``_`` aside: ``x-private-key``) show as ``REDACTED``,
+    and the private key nowhere.
     """
 
     __slots__ = ("_pairs", "_joined")
@@ -664,8 +666,18 @@ class Emulator:
     def _entry(self, raw: Mapping[str, Any]) -> JournalEntry:
         # The emulator shows `auth` and `publicKey` as REDACTED already; the key is
         # also taken out of any other field it might have been put in.
+        # The key as sent and percent-encoded (as a client puts it in a URL), in either hex case.
+        encoded = urllib.parse.quote(self.private_key, safe="") if self.private_key else ""
+        forms = dict.fromkeys(
+            [self.private_key, encoded, re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), encoded)]
+            if self.private_key
+            else []
+        )
+
         def scrub(text: str) -> str:
-            return text.replace(self.private_key, "REDACTED") if self.private_key else text
+            for form in forms:
+                text = text.replace(form, "REDACTED")
+            return text
 
         query = scrub(raw["query"])
         return JournalEntry(
@@ -673,7 +685,8 @@ class Emulator:
             method=raw["method"],
             path=scrub(raw["path"]),
             query=query,
-            params=dict(urllib.parse.parse_qsl(query, keep_blank_values=True)),
+            # Decoded, a query may spell the key in a form not scrubbed above (`+` for a blank).
+            params={scrub(n): scrub(v) for n, v in urllib.parse.parse_qsl(query, keep_blank_values=True)},
             body=scrub(raw["body"]),
             status=raw["status"],
             received_at=datetime.datetime.fromtimestamp(raw["received_at_ms"] / 1000.0, tz=datetime.timezone.utc),
