@@ -351,6 +351,13 @@ impl<R> Interruptible<R> {
             None => Ok(self.0),
         }
     }
+
+    /// The result and what interrupted the call, both: an iterator's step keeps a
+    /// record it fetched for its next step rather than lose it.
+    pub(crate) fn into_parts(self) -> (R, Option<PyErr>) {
+        let error = self.1.as_deref().and_then(Interrupt::take);
+        (self.0, error)
+    }
 }
 
 /// A client's instrumentation: its telemetry's Python side (`_telemetry.ClientTelemetry`).
