@@ -559,8 +559,10 @@ where
         return wrap(py, result.or_raise(py)?);
     };
     let (dispatcher, future, token) = submit_parts(submit)?;
-    let call = make(Some(token.get().inner.clone()));
-    let captured = captured.without_token();
+    let token = token.get().inner.clone();
+    let call = make(Some(token.clone()));
+    // The token `AsyncClient` made for this call (or iterator step) alone: ours.
+    let captured = captured.with_token(token);
     submit_job(py, &dispatcher, future, move || captured.run(call), wrap)?;
     Ok(py.None())
 }

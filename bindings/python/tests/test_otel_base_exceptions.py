@@ -6,6 +6,7 @@ the spans that were started end once and the call leaves ``roomchat.client.activ
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, List
 
 import pytest
@@ -129,3 +130,28 @@ def test_a_record_iterator_interrupted_in_a_page_fetch_loses_no_record(emu: Emul
         texts += [m.message for m in messages]
     assert texts == [f"message {n}" for n in range(1, 6)]
     assert messages.next_skip == 5
+
+
+def test_an_async_create_interrupted_before_it_is_sent_is_not_sent(emu: Emulator, otel: Sdk) -> None:
+    """`AsyncClient`: what the call span's `on_start` raises (on a worker thread) cancels
+    the call with the token made for it, as `Client` cancels its own: the caller, who
+    gets the exception, was told nothing was created, and nothing was."""
+
+    async def main() -> None:
+        async with roomchat.AsyncClient(
+            emu.private_key,
+            base_url=emu.base_url,
+            ca_bundle=emu.ca_file,
+            rate_limit=roomchat.RateLimit(requests=1_000_000, window=60.0),
+            **otel.providers(),
+        ) as client:
+            otel.tracer_provider.add_span_processor(_Raising("on_start", "any call", SystemExit))
+            with pytest.raises(SystemExit, match="from a span processor"):
+                await client.create_chat_room(name="Interrupted")
+            assert [e for e in emu.journal() if e["method"] == "POST"] == []
+            made = await client.create_chat_room(name="Next")
+            assert made.room_id is not None
+            assert len([e for e in emu.journal() if e["method"] == "POST"]) == 1
+            assert _active(otel) == 0
+
+    asyncio.run(main())
