@@ -559,8 +559,10 @@ where
         return wrap(py, result.or_raise(py)?);
     };
     let (dispatcher, future, token) = submit_parts(submit)?;
-    let call = make(Some(token.get().inner.clone()));
-    let captured = captured.without_token();
+    let token = token.get().inner.clone();
+    let call = make(Some(token.clone()));
+    // The token `AsyncClient` made for this call (or iterator step) alone: ours.
+    let captured = captured.with_token(token);
     submit_job(py, &dispatcher, future, move || captured.run(call), wrap)?;
     Ok(py.None())
 }
@@ -910,6 +912,7 @@ impl Client {
             state: Arc::new(IterLock::new(UsersState {
                 users,
                 pending: None,
+                held: None,
             })),
         })
     }
@@ -1112,6 +1115,9 @@ struct UsersState {
     users: roomchat::Users,
     /// An error met by a batch after it had users to return: raised next time.
     pending: Option<roomchat::Error>,
+    /// The user a step fetched when a signal's handler (or a telemetry hook's
+    /// `SystemExit`) interrupted it: the next step yields it, so none is lost.
+    held: Option<roomchat::User>,
 }
 
 impl UsersState {
@@ -1126,7 +1132,7 @@ impl UsersState {
         if let Some(e) = self.pending.take() {
             return Err(e);
         }
-        let mut users = Vec::new();
+        let mut users: Vec<_> = self.held.take().into_iter().collect();
         while users.len() < n.max(1) {
             let next = match cancel {
                 Some(token) => self.users.next_with_cancel(token),
@@ -1171,16 +1177,27 @@ impl UserIterator {
         // A page fetched now belongs to the context `next()` is called in.
         // The iterator's client may carry the application's token: none of ours.
         let captured = Captured::now(py).without_token();
-        let next = crate::exiting::detach(py, move || {
+        let (next, interrupted) = crate::exiting::detach(py, move || {
             captured.run(|| {
                 let mut state = state.lock();
+                if let Some(user) = state.held.take() {
+                    return Some(Ok(user));
+                }
                 match state.pending.take() {
                     Some(e) => Some(Err(e)),
                     None => state.users.next(),
                 }
             })
         })
-        .into_result()?;
+        .into_parts();
+        if let Some(interrupted) = interrupted {
+            // The exception is the caller's; the user fetched is the next step's.
+            if let Some(Ok(user)) = next {
+                let state = self.state.clone();
+                crate::exiting::detach(py, move || state.lock().held = Some(user));
+            }
+            return Err(interrupted);
+        }
         match next {
             None => Ok(None),
             Some(Ok(user)) => Ok(Some(User {

@@ -103,16 +103,47 @@ fn wrap_next(py: Python<'_>, (page, record): (Option<Value>, &'static str)) -> P
 /// The state is locked only with the GIL released, as `UserIterator`'s is.
 #[pyclass(frozen, module = "roomchat")]
 pub struct RecordIterator {
-    state: Arc<IterLock<Box<dyn ItemSource>>>,
+    state: Arc<IterLock<Items>>,
     record: &'static str,
 }
 
 impl RecordIterator {
     pub(crate) fn new(items: impl ItemSource + 'static, record: &'static str) -> RecordIterator {
         RecordIterator {
-            state: Arc::new(IterLock::new(Box::new(items))),
+            state: Arc::new(IterLock::new(Items {
+                source: Box::new(items),
+                held: None,
+            })),
             record,
         }
+    }
+}
+
+/// A record iterator's source, and the record a step fetched when a signal's handler
+/// (or a telemetry hook's `SystemExit`) interrupted it: the next step yields it, so
+/// none is lost.
+struct Items {
+    source: Box<dyn ItemSource>,
+    held: Option<Value>,
+}
+
+impl Items {
+    fn next_item(&mut self) -> Option<roomchat::Result<Value>> {
+        match self.held.take() {
+            Some(item) => Some(Ok(item)),
+            None => self.source.next_item(),
+        }
+    }
+
+    fn next_batch(&mut self, cancel: Option<&CoreToken>) -> Option<roomchat::Result<Vec<Value>>> {
+        match self.held.take() {
+            Some(item) => Some(Ok(vec![item])),
+            None => self.source.next_batch(cancel),
+        }
+    }
+
+    fn next_skip(&self) -> u64 {
+        self.source.next_skip() - u64::from(self.held.is_some())
     }
 }
 
@@ -129,9 +160,18 @@ impl RecordIterator {
         // A page fetched now belongs to the context `next()` is called in.
         // The iterator's client may carry the application's token: none of ours.
         let captured = crate::telemetry::Captured::now(py).without_token();
-        match crate::exiting::detach(py, move || captured.run(|| state.lock().next_item()))
-            .into_result()?
-        {
+        let (next, interrupted) =
+            crate::exiting::detach(py, move || captured.run(|| state.lock().next_item()))
+                .into_parts();
+        if let Some(interrupted) = interrupted {
+            // The exception is the caller's; the record fetched is the next step's.
+            if let Some(Ok(item)) = next {
+                let state = self.state.clone();
+                crate::exiting::detach(py, move || state.lock().held = Some(item));
+            }
+            return Err(interrupted);
+        }
+        match next {
             None => Ok(None),
             Some(Ok(item)) => Ok(Some(wrap_record(py, (item, self.record))?)),
             Some(Err(e)) => Err(to_py(py, &e)),

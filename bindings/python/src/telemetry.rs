@@ -313,6 +313,21 @@ impl Captured {
         self
     }
 
+    /// Takes `token` as the call's own (an `AsyncClient` call's, made for that call
+    /// alone): a hook that interrupts the call cancels it, so that a create is not
+    /// sent after its caller was given the exception.
+    pub(crate) fn with_token(mut self, token: CoreToken) -> Captured {
+        if let Some(observed) = &mut self.0 {
+            if let Some(interrupt) = Arc::get_mut(&mut observed.interrupt) {
+                if interrupt.is_raised() {
+                    token.cancel();
+                }
+                interrupt.token = Some(token);
+            }
+        }
+        self
+    }
+
     /// Runs `f` (a core call, on this thread or a worker, without the GIL) with the
     /// context set for core's `start_call` hooks of the calls `f` makes. Its result,
     /// or what interrupted it (see [`Interrupt`]), which the caller raises instead.
@@ -350,6 +365,13 @@ impl<R> Interruptible<R> {
             Some(error) => Err(error),
             None => Ok(self.0),
         }
+    }
+
+    /// The result and what interrupted the call, both: an iterator's step keeps a
+    /// record it fetched for its next step rather than lose it.
+    pub(crate) fn into_parts(self) -> (R, Option<PyErr>) {
+        let error = self.1.as_deref().and_then(Interrupt::take);
+        (self.0, error)
     }
 }
 

@@ -427,10 +427,13 @@ class _Call:
         self.context = parent
         self.attempt_span: Any = None
         self.active = (operation, address, port)
-        if instruments is not None:
-            instruments.add_active(self.active, 1)
+        # The span first: what a processor's `on_start` raises that is not an
+        # `Exception` (`SystemExit`) leaves no call counted in flight that no
+        # `call_end` would take out (the native side gets no observer then).
         if tracer is not None:
             _guarded(self._start_call_span, info.call_name, info.started_at)
+        if instruments is not None:
+            instruments.add_active(self.active, 1)
 
     def _start_call_span(self, name: str, start: int) -> None:
         span = self.tracer.start_span(
@@ -502,26 +505,35 @@ class _Call:
         self.attempt_span = None
         status = outcome.status
         error_type = outcome.error_type
-        if span is not None:
-            _guarded(self._end_attempt_span, span, outcome.ended_at, status, error_type, outcome.error_kind)
-        if self.instruments is not None:
-            _guarded(self._record_attempt, outcome.duration, status, error_type)
-        events = outcome.events
-        if events:
-            self._events(events)
+        # Each part runs even when another raises what `_guarded` does not catch
+        # (`SystemExit` from a processor, a signal's handler): that goes on to the
+        # native side once the others have run.
+        try:
+            if span is not None:
+                _guarded(self._end_attempt_span, span, outcome.ended_at, status, error_type, outcome.error_kind)
+        finally:
+            try:
+                if self.instruments is not None:
+                    _guarded(self._record_attempt, outcome.duration, status, error_type)
+            finally:
+                events = outcome.events
+                if events:
+                    self._events(events)
 
     @staticmethod
     def _end_attempt_span(
         span: Any, end: int, status: Optional[int], error_type: Optional[str], error_kind: Optional[str]
     ) -> None:
-        if status is not None:
-            span.set_attribute(N.ATTR_HTTP_RESPONSE_STATUS_CODE, status)
-        if error_type is not None:
-            span.set_attribute(N.ATTR_ERROR_TYPE, error_type)
-            if error_kind is not None:
-                span.set_attribute(N.ATTR_ROOMCHAT_ERROR_KIND, error_kind)
-            span.set_status(Status(StatusCode.ERROR))
-        span.end(end)
+        try:
+            if status is not None:
+                span.set_attribute(N.ATTR_HTTP_RESPONSE_STATUS_CODE, status)
+            if error_type is not None:
+                span.set_attribute(N.ATTR_ERROR_TYPE, error_type)
+                if error_kind is not None:
+                    span.set_attribute(N.ATTR_ROOMCHAT_ERROR_KIND, error_kind)
+                span.set_status(Status(StatusCode.ERROR))
+        finally:  # ended whatever interrupts the attributes (a signal's handler)
+            span.end(end)
 
     def _record_attempt(self, duration: float, status: Optional[int], error_type: Optional[str]) -> None:
         instruments = self.instruments
@@ -547,30 +559,41 @@ class _Call:
         """Core's hook at the call's end (``_native.CallOutcome``): its span ended with
         core's time; its metrics. Each part runs even when another raises: the call is
         always taken out of the calls in flight."""
-        events = outcome.events
-        if events:
-            self._events(events)
         error_type = outcome.error_type
-        if self.span is not None:
-            _guarded(self._end_call_span, outcome, error_type)
         instruments = self.instruments
-        if instruments is not None:
-            _guarded(self._record_call, outcome.duration, error_type)
-            instruments.add_active(self.active, -1)
+        # Each part runs even when another raises what `_guarded` does not catch (see
+        # `attempt_end`): the span ends, the call leaves the calls in flight.
+        try:
+            events = outcome.events
+            if events:
+                self._events(events)
+        finally:
+            try:
+                if self.span is not None:
+                    _guarded(self._end_call_span, outcome, error_type)
+            finally:
+                try:
+                    if instruments is not None:
+                        _guarded(self._record_call, outcome.duration, error_type)
+                finally:
+                    if instruments is not None:
+                        instruments.add_active(self.active, -1)
 
     def _end_call_span(self, outcome: Any, error_type: Optional[str]) -> None:
         span = self.span
-        span.set_attributes(
-            {
-                N.ATTR_ROOMCHAT_ATTEMPTS: outcome.attempts,
-                N.ATTR_ROOMCHAT_RATE_LIMIT_WAIT_DURATION: outcome.rate_limit_wait,
-                N.ATTR_ROOMCHAT_RETRY_WAIT_DURATION: outcome.retry_wait,
-            }
-        )
-        if error_type is not None:
-            span.set_attribute(N.ATTR_ERROR_TYPE, error_type)
-            span.set_status(Status(StatusCode.ERROR, outcome.description))
-        span.end(outcome.ended_at)
+        try:
+            span.set_attributes(
+                {
+                    N.ATTR_ROOMCHAT_ATTEMPTS: outcome.attempts,
+                    N.ATTR_ROOMCHAT_RATE_LIMIT_WAIT_DURATION: outcome.rate_limit_wait,
+                    N.ATTR_ROOMCHAT_RETRY_WAIT_DURATION: outcome.retry_wait,
+                }
+            )
+            if error_type is not None:
+                span.set_attribute(N.ATTR_ERROR_TYPE, error_type)
+                span.set_status(Status(StatusCode.ERROR, outcome.description))
+        finally:  # ended whatever interrupts the attributes (a signal's handler)
+            span.end(outcome.ended_at)
 
     def _record_call(self, duration: float, error_type: Optional[str]) -> None:
         instruments = self.instruments

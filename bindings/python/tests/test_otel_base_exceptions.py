@@ -1,0 +1,157 @@
+"""A span processor or instrument that raises a ``BaseException`` that is not an
+``Exception`` (``SystemExit``, ``KeyboardInterrupt``) at one point of a traced call
+(issue 51, items 1 and 2): the caller gets it once; every other part still runs, so
+the spans that were started end once and the call leaves ``roomchat.client.active_calls``
+(which otherwise counts it in flight forever); the next call is unaffected."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, List
+
+import pytest
+
+pytest.importorskip("opentelemetry.sdk")
+
+from opentelemetry.sdk.trace import SpanProcessor  # noqa: E402
+
+import roomchat  # noqa: E402
+
+from conftest import Emulator  # noqa: E402
+from test_opentelemetry import Sdk, named, otel, points  # noqa: E402,F401
+from test_opentelemetry_edges import ATTEMPT, CALL, _MeterProvider  # noqa: E402
+
+POINTS = [("on_start", CALL), ("on_start", ATTEMPT), ("on_end", CALL), ("on_end", ATTEMPT)]
+
+
+class _Raising(SpanProcessor):
+    def __init__(self, point: str, name: str, error: type) -> None:
+        self.point, self.name, self.error, self.armed = point, name, error, True
+
+    def _maybe(self, point: str, span: Any) -> None:
+        named = span.name == self.name or (self.name == "any call" and span.name.startswith("roomchat "))
+        if self.armed and point == self.point and named:
+            self.armed = False
+            raise self.error("from a span processor")
+
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        self._maybe("on_start", span)
+
+    def on_end(self, span: Any) -> None:
+        self._maybe("on_end", span)
+
+
+def _active(otel: Sdk) -> int:
+    """The calls in flight the gauge reports (none reported: none counted yet)."""
+    metrics = otel.metrics()
+    if "roomchat.client.active_calls" not in metrics:
+        return 0
+    return sum(p.value for p in points(metrics, "roomchat.client.active_calls"))
+
+
+@pytest.mark.parametrize("error", [SystemExit, KeyboardInterrupt])
+@pytest.mark.parametrize("point,name", POINTS)
+def test_a_processor_raising_a_base_exception_costs_only_its_part(
+    emu: Emulator, otel: Sdk, point: str, name: str, error: type
+) -> None:
+    emu.seed(2)
+    otel.tracer_provider.add_span_processor(_Raising(point, name, error))
+    with emu.client(**otel.providers()) as client:
+        with pytest.raises(error, match="from a span processor"):
+            client.list_users(limit=5)
+        assert _active(otel) == 0, "the interrupted call is still counted in flight"
+        spans = otel.spans()
+        # Every span the SDK gave roomchat ended once (the one whose start raised was
+        # never given to it); none twice.
+        ids = [s.context.span_id for s in spans]
+        assert len(ids) == len(set(ids))
+        if (point, name) == ("on_start", CALL):
+            started = set()  # interrupted before its first attempt: none sent
+        elif point == "on_start":
+            started = {CALL}
+        else:
+            started = {CALL, ATTEMPT}
+        assert {s.name for s in spans} == started
+        # The next call is the program's own: nothing raised, traced whole.
+        before = len(spans)
+        assert client.list_users(limit=5).total == 2
+        assert [s.name for s in otel.spans()[before:]] == [ATTEMPT, CALL]
+        assert _active(otel) == 0
+
+
+@pytest.mark.parametrize("instrument", ["http.client.request.duration", "roomchat.client.call.duration"])
+def test_an_instrument_raising_system_exit_costs_only_its_part(emu: Emulator, otel: Sdk, instrument: str, monkeypatch: Any
+) -> None:
+    emu.seed(2)
+    provider = _MeterProvider(otel.meter_provider, instrument)
+    with emu.client(tracer_provider=otel.tracer_provider, meter_provider=provider) as client:
+        import test_opentelemetry_edges as edges
+
+        def exits(self: Any, *args: Any, **kwargs: Any) -> None:
+            raise SystemExit(self.name)
+
+        monkeypatch.setattr(edges._RaisingInstrument, "record", exits)
+        with pytest.raises(SystemExit, match=instrument):
+            client.list_users(limit=5)
+        assert [s.name for s in otel.spans()] == [ATTEMPT, CALL]
+        assert _active(otel) == 0
+
+
+@pytest.mark.parametrize("error", [SystemExit, KeyboardInterrupt])
+def test_an_iterator_interrupted_in_a_page_fetch_loses_no_record(emu: Emulator, otel: Sdk, error: type) -> None:
+    """The exception ends `next()`; a program that catches it (a REPL's Ctrl-C) and
+    goes on gets every record once, the one `next()` was fetching too."""
+    emu.seed(5)
+    processor = _Raising("on_end", ATTEMPT, error)
+    with emu.client(**otel.providers()) as client:
+        users = client.users(page_size=2)
+        names = [next(users).id, next(users).id]
+        otel.tracer_provider.add_span_processor(processor)  # armed for page 2's attempt
+        with pytest.raises(error, match="from a span processor"):
+            next(users)
+        assert not processor.armed
+        names += [u.id for u in users]
+    assert sorted(names) == sorted(set(names)) and len(names) == 5, names
+
+
+def test_a_record_iterator_interrupted_in_a_page_fetch_loses_no_record(emu: Emulator, otel: Sdk) -> None:
+    with emu.client(**otel.providers()) as client:
+        made = client.create_chat_room(name="Interrupted")
+        assert made.room_id is not None
+        emu.admin("POST", "/messages", {"roomId": made.room_id, "count": 5, "text": "message"})
+        processor = _Raising("on_end", "any call", KeyboardInterrupt)
+        messages = client.iter_room_messages(made.room_id, page_size=2)
+        texts = [next(messages).message, next(messages).message]
+        otel.tracer_provider.add_span_processor(processor)  # armed for page 2's call
+        with pytest.raises(KeyboardInterrupt, match="from a span processor"):
+            next(messages)
+        assert not processor.armed
+        assert messages.next_skip == 2  # the record fetched is the next step's
+        texts += [m.message for m in messages]
+    assert texts == [f"message {n}" for n in range(1, 6)]
+    assert messages.next_skip == 5
+
+
+def test_an_async_create_interrupted_before_it_is_sent_is_not_sent(emu: Emulator, otel: Sdk) -> None:
+    """`AsyncClient`: what the call span's `on_start` raises (on a worker thread) cancels
+    the call with the token made for it, as `Client` cancels its own: the caller, who
+    gets the exception, was told nothing was created, and nothing was."""
+
+    async def main() -> None:
+        async with roomchat.AsyncClient(
+            emu.private_key,
+            base_url=emu.base_url,
+            ca_bundle=emu.ca_file,
+            rate_limit=roomchat.RateLimit(requests=1_000_000, window=60.0),
+            **otel.providers(),
+        ) as client:
+            otel.tracer_provider.add_span_processor(_Raising("on_start", "any call", SystemExit))
+            with pytest.raises(SystemExit, match="from a span processor"):
+                await client.create_chat_room(name="Interrupted")
+            assert [e for e in emu.journal() if e["method"] == "POST"] == []
+            made = await client.create_chat_room(name="Next")
+            assert made.room_id is not None
+            assert len([e for e in emu.journal() if e["method"] == "POST"]) == 1
+            assert _active(otel) == 0
+
+    asyncio.run(main())
