@@ -230,9 +230,12 @@ fn param_arg(spec: &OperationSpec, param: &'static ParamSpec) -> Arg {
     let mut arg = Arg::new(param_id(param.name));
     let mut help = output::kind_text(param.kind).to_owned();
     if positional(param) {
+        // The service's ids may begin with `-` (a room's is 9 characters of the
+        // URL-safe alphabet, `-` among them): taken as the value, not a flag.
         arg = arg
             .value_name(upper_snake(param.name))
-            .required(param.required);
+            .required(param.required)
+            .allow_hyphen_values(true);
     } else {
         arg = arg
             .long(param_long(param.name))

@@ -520,6 +520,18 @@ fn dry_run_builds_what_the_sdk_builds_and_sends_nothing() {
         "{}",
         keyless.stdout
     );
+    // An id beginning with `-` (the service's room ids may) is the id, not a flag.
+    let dashed = roomchat(
+        None,
+        &config,
+        &["delete-chat-room", "-uY74mGhE", "--dry-run"],
+    )
+    .ok();
+    assert!(
+        dashed.stdout.contains("/chatroom/-uY74mGhE?auth=REDACTED"),
+        "{}",
+        dashed.stdout
+    );
     // A base URL a run refuses, a dry run refuses too: a password in it is never shown.
     for args in [
         &["list-users", "--dry-run"][..],
