@@ -152,6 +152,52 @@ fn python(names: &[Name]) -> String {
     w
 }
 
+/// The hand-written files that still spell telemetry names as literals
+/// (`tracing`'s field names, serde's renames, a Python dict built in Rust):
+/// every name they use must be declared in [`SOURCE`].
+pub const LITERAL_USERS: &[&str] = &[
+    "core/src/send/trace.rs",
+    "bindings/node/src/telemetry.rs",
+    "bindings/python/src/telemetry.rs",
+];
+
+/// The first segments of the names [`SOURCE`] declares: a quoted dotted
+/// literal starting with one of them is a telemetry name.
+const NAMESPACES: &[&str] = &["error", "http", "network", "roomchat", "server", "url"];
+
+/// Literals of those namespaces that are not telemetry names: the `tracing`
+/// call span's name.
+const NOT_NAMES: &[&str] = &["roomchat.call"];
+
+/// The names `contents` (the file `path`) quotes that [`SOURCE`] (`text`)
+/// does not declare, each as `path:line: name`. A dotted literal of the
+/// namespaces counts; a module path (`roomchat._native`) does not.
+pub fn undeclared(text: &str, path: &str, contents: &str) -> Result<Vec<String>, String> {
+    let declared: Vec<String> = read(text)?.into_iter().map(|n| n.text).collect();
+    let mut found = Vec::new();
+    for (number, line) in contents.lines().enumerate() {
+        for (i, quoted) in line.split('"').enumerate() {
+            if i % 2 == 0 {
+                continue;
+            }
+            let mut parts = quoted.split('.');
+            let first = parts.next().unwrap_or_default();
+            let is_name = quoted.contains('.')
+                && NAMESPACES.contains(&first)
+                && quoted.split('.').all(|part| {
+                    part.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
+                        && part
+                            .bytes()
+                            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+                });
+            if is_name && !NOT_NAMES.contains(&quoted) && !declared.iter().any(|d| d == quoted) {
+                found.push(format!("{path}:{}: {quoted}", number + 1));
+            }
+        }
+    }
+    Ok(found)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,6 +230,28 @@ mod tests {
         ] {
             let text = format!("[attributes]\n{bad:?} = \"x\"\n[events]\n[metrics]\n");
             assert!(read(&text).is_err(), "{bad:?}");
+        }
+    }
+    #[test]
+    fn a_literal_name_not_declared_is_found() {
+        let text = "[attributes]\n\"roomchat.wait.duration\" = \"a\"\n[events]\n[metrics]\n";
+        let contents = "set(\"roomchat.wait.duration\", 1)\nset(\"roomchat.wait.durtion\", 2)\n#[pyclass(module = \"roomchat._native\")]\nspan!(\"roomchat.call\")\n";
+        assert_eq!(
+            undeclared(text, "f.rs", contents).unwrap(),
+            ["f.rs:2: roomchat.wait.durtion"]
+        );
+    }
+
+    #[test]
+    fn the_files_that_spell_names_declare_each() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let text = std::fs::read_to_string(root.join(SOURCE)).unwrap();
+        for path in LITERAL_USERS {
+            let contents = std::fs::read_to_string(root.join(path)).unwrap();
+            assert_eq!(
+                undeclared(&text, path, &contents).unwrap(),
+                Vec::<String>::new()
+            );
         }
     }
 }
