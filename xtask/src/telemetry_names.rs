@@ -198,6 +198,42 @@ pub fn undeclared(text: &str, path: &str, contents: &str) -> Result<Vec<String>,
     Ok(found)
 }
 
+/// The hand-written files that read the generated constants as `N.NAME`
+/// (Node's `require('./telemetry-names')`, Python's `_telemetry_names as N`):
+/// a misspelt constant is `undefined` in JavaScript (an attribute named
+/// "undefined") and an `AttributeError` only when its line runs in Python.
+pub const CONSTANT_USERS: &[&str] = &[
+    "bindings/node/telemetry.js",
+    "bindings/python/python/roomchat/_telemetry.py",
+];
+
+/// The `N.NAME` constants `contents` (the file `path`) reads that [`SOURCE`]
+/// (`text`) does not make, each as `path:line: NAME`.
+pub fn unknown_constants(text: &str, path: &str, contents: &str) -> Result<Vec<String>, String> {
+    let made: Vec<String> = read(text)?.into_iter().map(|n| n.constant).collect();
+    let mut found = Vec::new();
+    for (number, line) in contents.lines().enumerate() {
+        let bytes = line.as_bytes();
+        let mut from = 0;
+        while let Some(at) = line[from..].find("N.").map(|i| i + from) {
+            from = at + 2;
+            let word_before = at > 0
+                && (bytes[at - 1].is_ascii_alphanumeric() || matches!(bytes[at - 1], b'_' | b'.'));
+            if word_before {
+                continue;
+            }
+            let constant: String = line[from..]
+                .chars()
+                .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == '_')
+                .collect();
+            if !constant.is_empty() && !made.contains(&constant) {
+                found.push(format!("{path}:{}: N.{constant}", number + 1));
+            }
+        }
+    }
+    Ok(found)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -250,6 +286,28 @@ mod tests {
             let contents = std::fs::read_to_string(root.join(path)).unwrap();
             assert_eq!(
                 undeclared(&text, path, &contents).unwrap(),
+                Vec::<String>::new()
+            );
+        }
+    }
+    #[test]
+    fn a_constant_not_made_is_found() {
+        let text = "[attributes]\n\"server.address\" = \"a\"\n[events]\n[metrics]\n";
+        let contents = "{ [N.ATTR_SERVER_ADDRESS]: a, [N.ATTR_SERVER_ADRESS]: b }\nMAIN.X RN.Y\n";
+        assert_eq!(
+            unknown_constants(text, "t.js", contents).unwrap(),
+            ["t.js:1: N.ATTR_SERVER_ADRESS"]
+        );
+    }
+
+    #[test]
+    fn the_files_that_read_constants_read_made_ones() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let text = std::fs::read_to_string(root.join(SOURCE)).unwrap();
+        for path in CONSTANT_USERS {
+            let contents = std::fs::read_to_string(root.join(path)).unwrap();
+            assert_eq!(
+                unknown_constants(&text, path, &contents).unwrap(),
                 Vec::<String>::new()
             );
         }
