@@ -287,9 +287,18 @@ impl Default for Holds {
 }
 
 impl Holds {
-    /// Holds the caller until the next release; counted as held meanwhile (also when
-    /// the caller is dropped, a closed connection, before it).
-    pub(crate) async fn hold(&self) {
+    /// A place in the line of releases, taken when a hold fault is (under the state's
+    /// lock, which `clear_faults` and a reset take before they release): a release
+    /// made from then on lets [`Holds::hold`] of it go, even one made while the
+    /// request is still being handled, before it counts as held.
+    pub(crate) fn ticket(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.releases.subscribe()
+    }
+
+    /// Holds the caller (its `ticket` taken with its fault) until a release made since
+    /// it was taken; counted as held meanwhile (also when the caller is dropped, a
+    /// closed connection, before it).
+    pub(crate) async fn hold(&self, mut releases: tokio::sync::watch::Receiver<u64>) {
         use std::sync::atomic::Ordering;
         struct Counted<'a>(&'a std::sync::atomic::AtomicUsize);
         impl Drop for Counted<'_> {
@@ -297,9 +306,6 @@ impl Holds {
                 self.0.fetch_sub(1, Ordering::SeqCst);
             }
         }
-        // Subscribed before it counts as held: a release made once the hold is seen
-        // is never missed.
-        let mut releases = self.releases.subscribe();
         self.held.fetch_add(1, Ordering::SeqCst);
         let _counted = Counted(&self.held);
         let _ = releases.changed().await;

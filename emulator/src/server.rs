@@ -209,7 +209,7 @@ where
         });
     }
 
-    let (seq, fault) = {
+    let (seq, fault, ticket) = {
         let mut state = shared.state();
         let seq = state.journal.record(
             method.as_str(),
@@ -219,12 +219,17 @@ where
             user_agent.as_deref(),
             &headers,
         );
-        (seq, state.take_fault(method.as_str(), &path))
+        let fault = state.take_fault(method.as_str(), &path);
+        // A hold's place among the releases is taken with its fault, under the lock.
+        let ticket = fault
+            .as_ref()
+            .is_some_and(|f| matches!(f.action, FaultAction::Hold))
+            .then(|| shared.holds.ticket());
+        (seq, fault, ticket)
     };
     let finish = |status: u16| shared.state().journal.set_status(seq, status);
 
     let mut delay = None;
-    let mut hold = false;
     let mut relabel_html = false;
     let mut cut_short = false;
     match fault.map(|f: Fault| f.action) {
@@ -280,7 +285,7 @@ where
             return Ok(response);
         }
         Some(FaultAction::Delay(d)) => delay = Some(d),
-        Some(FaultAction::Hold) => hold = true,
+        Some(FaultAction::Hold) => {}
         Some(FaultAction::WrongContentType) => relabel_html = true,
         Some(FaultAction::TruncatedAfterEffect) => cut_short = true,
         None => {}
@@ -312,8 +317,8 @@ where
     if let Some(d) = delay {
         tokio::time::sleep(d).await;
     }
-    if hold {
-        shared.holds.hold().await;
+    if let Some(ticket) = ticket {
+        shared.holds.hold(ticket).await;
     }
     Ok(response)
 }

@@ -817,3 +817,56 @@ fn verbatim_records_deletions_pretty_pages_a_capped_limit_and_cut_answers() {
     let users = f.admin("GET", "/users", None).json();
     assert_eq!(users["users"][0]["uniqueUserIdentifier"], "u-cut");
 }
+
+/// A release (here `clear_faults`, as a test's teardown calls it) that comes after a
+/// `hold` fault was taken but before its answer is held still lets that answer go: it
+/// is not held until the next release, which may never come. The window is the
+/// request's handling (its gzipped page of users); each round releases as soon as the
+/// request is journaled (its fault taken in the same step), held or not yet.
+#[test]
+fn a_release_between_a_holds_fault_and_its_hold_is_not_missed() {
+    use std::io::Write;
+    let emu = roomchat_emulator::Emulator::start(EmulatorConfig {
+        rate_limit: RateLimit {
+            requests: 1_000_000,
+            window: Duration::from_secs(1),
+        },
+        seed_users: 100,
+        gzip_min_bytes: Some(1),
+        ..EmulatorConfig::default()
+    })
+    .unwrap();
+    let address = emu.base_url().trim_start_matches("http://").to_owned();
+    let request = format!(
+        "GET {USERS}?auth={}&limit=100 HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n",
+        emu.private_key()
+    );
+    for round in 0..200 {
+        emu.clear_journal();
+        emu.add_fault(roomchat_emulator::Fault {
+            method: Some("GET".into()),
+            path: USERS.into(),
+            times: 1,
+            action: roomchat_emulator::FaultAction::Hold,
+        });
+        let mut stream = std::net::TcpStream::connect(&address).unwrap();
+        stream.write_all(request.as_bytes()).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while emu.journal().is_empty() {
+            assert!(Instant::now() < deadline, "round {round}: not journaled");
+            std::thread::yield_now();
+        }
+        emu.clear_faults();
+        // Answered once let go; a missed release would hold it until this deadline.
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let mut answer = Vec::new();
+        let read = stream.read_to_end(&mut answer);
+        assert!(
+            read.is_ok() && answer.starts_with(b"HTTP/1.1 200"),
+            "round {round}: {read:?}, {} held",
+            emu.held()
+        );
+    }
+}

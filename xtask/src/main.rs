@@ -96,6 +96,26 @@ fn codegen(check: bool, only: Option<&str>) -> Result<(), String> {
         let names =
             std::fs::read_to_string(&source).map_err(|e| format!("{}: {e}", source.display()))?;
         files.extend(telemetry_names::files(&names)?);
+        // The files that still spell names as literals use declared ones only,
+        // and those that read the generated constants read made ones.
+        let mut undeclared = Vec::new();
+        for path in telemetry_names::LITERAL_USERS {
+            let contents =
+                std::fs::read_to_string(root.join(path)).map_err(|e| format!("{path}: {e}"))?;
+            undeclared.extend(telemetry_names::undeclared(&names, path, &contents)?);
+        }
+        for path in telemetry_names::CONSTANT_USERS {
+            let contents =
+                std::fs::read_to_string(root.join(path)).map_err(|e| format!("{path}: {e}"))?;
+            undeclared.extend(telemetry_names::unknown_constants(&names, path, &contents)?);
+        }
+        if !undeclared.is_empty() {
+            return Err(format!(
+                "names or constants not made from {}:\n  {}",
+                telemetry_names::SOURCE,
+                undeclared.join("\n  ")
+            ));
+        }
     }
     // Each language's generator: its own module, its own files.
     if wanted("c") {

@@ -152,6 +152,88 @@ fn python(names: &[Name]) -> String {
     w
 }
 
+/// The hand-written files that still spell telemetry names as literals
+/// (`tracing`'s field names, serde's renames, a Python dict built in Rust):
+/// every name they use must be declared in [`SOURCE`].
+pub const LITERAL_USERS: &[&str] = &[
+    "core/src/send/trace.rs",
+    "bindings/node/src/telemetry.rs",
+    "bindings/python/src/telemetry.rs",
+];
+
+/// The first segments of the names [`SOURCE`] declares: a quoted dotted
+/// literal starting with one of them is a telemetry name.
+const NAMESPACES: &[&str] = &["error", "http", "network", "roomchat", "server", "url"];
+
+/// Literals of those namespaces that are not telemetry names: the `tracing`
+/// call span's name.
+const NOT_NAMES: &[&str] = &["roomchat.call"];
+
+/// The names `contents` (the file `path`) quotes that [`SOURCE`] (`text`)
+/// does not declare, each as `path:line: name`. A dotted literal of the
+/// namespaces counts; a module path (`roomchat._native`) does not.
+pub fn undeclared(text: &str, path: &str, contents: &str) -> Result<Vec<String>, String> {
+    let declared: Vec<String> = read(text)?.into_iter().map(|n| n.text).collect();
+    let mut found = Vec::new();
+    for (number, line) in contents.lines().enumerate() {
+        for (i, quoted) in line.split('"').enumerate() {
+            if i % 2 == 0 {
+                continue;
+            }
+            let mut parts = quoted.split('.');
+            let first = parts.next().unwrap_or_default();
+            let is_name = quoted.contains('.')
+                && NAMESPACES.contains(&first)
+                && quoted.split('.').all(|part| {
+                    part.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
+                        && part
+                            .bytes()
+                            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+                });
+            if is_name && !NOT_NAMES.contains(&quoted) && !declared.iter().any(|d| d == quoted) {
+                found.push(format!("{path}:{}: {quoted}", number + 1));
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// The hand-written files that read the generated constants as `N.NAME`
+/// (Node's `require('./telemetry-names')`, Python's `_telemetry_names as N`):
+/// a misspelt constant is `undefined` in JavaScript (an attribute named
+/// "undefined") and an `AttributeError` only when its line runs in Python.
+pub const CONSTANT_USERS: &[&str] = &[
+    "bindings/node/telemetry.js",
+    "bindings/python/python/roomchat/_telemetry.py",
+];
+
+/// The `N.NAME` constants `contents` (the file `path`) reads that [`SOURCE`]
+/// (`text`) does not make, each as `path:line: NAME`.
+pub fn unknown_constants(text: &str, path: &str, contents: &str) -> Result<Vec<String>, String> {
+    let made: Vec<String> = read(text)?.into_iter().map(|n| n.constant).collect();
+    let mut found = Vec::new();
+    for (number, line) in contents.lines().enumerate() {
+        let bytes = line.as_bytes();
+        let mut from = 0;
+        while let Some(at) = line[from..].find("N.").map(|i| i + from) {
+            from = at + 2;
+            let word_before = at > 0
+                && (bytes[at - 1].is_ascii_alphanumeric() || matches!(bytes[at - 1], b'_' | b'.'));
+            if word_before {
+                continue;
+            }
+            let constant: String = line[from..]
+                .chars()
+                .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == '_')
+                .collect();
+            if !constant.is_empty() && !made.contains(&constant) {
+                found.push(format!("{path}:{}: N.{constant}", number + 1));
+            }
+        }
+    }
+    Ok(found)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,6 +266,50 @@ mod tests {
         ] {
             let text = format!("[attributes]\n{bad:?} = \"x\"\n[events]\n[metrics]\n");
             assert!(read(&text).is_err(), "{bad:?}");
+        }
+    }
+    #[test]
+    fn a_literal_name_not_declared_is_found() {
+        let text = "[attributes]\n\"roomchat.wait.duration\" = \"a\"\n[events]\n[metrics]\n";
+        let contents = "set(\"roomchat.wait.duration\", 1)\nset(\"roomchat.wait.durtion\", 2)\n#[pyclass(module = \"roomchat._native\")]\nspan!(\"roomchat.call\")\n";
+        assert_eq!(
+            undeclared(text, "f.rs", contents).unwrap(),
+            ["f.rs:2: roomchat.wait.durtion"]
+        );
+    }
+
+    #[test]
+    fn the_files_that_spell_names_declare_each() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let text = std::fs::read_to_string(root.join(SOURCE)).unwrap();
+        for path in LITERAL_USERS {
+            let contents = std::fs::read_to_string(root.join(path)).unwrap();
+            assert_eq!(
+                undeclared(&text, path, &contents).unwrap(),
+                Vec::<String>::new()
+            );
+        }
+    }
+    #[test]
+    fn a_constant_not_made_is_found() {
+        let text = "[attributes]\n\"server.address\" = \"a\"\n[events]\n[metrics]\n";
+        let contents = "{ [N.ATTR_SERVER_ADDRESS]: a, [N.ATTR_SERVER_ADRESS]: b }\nMAIN.X RN.Y\n";
+        assert_eq!(
+            unknown_constants(text, "t.js", contents).unwrap(),
+            ["t.js:1: N.ATTR_SERVER_ADRESS"]
+        );
+    }
+
+    #[test]
+    fn the_files_that_read_constants_read_made_ones() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let text = std::fs::read_to_string(root.join(SOURCE)).unwrap();
+        for path in CONSTANT_USERS {
+            let contents = std::fs::read_to_string(root.join(path)).unwrap();
+            assert_eq!(
+                unknown_constants(&text, path, &contents).unwrap(),
+                Vec::<String>::new()
+            );
         }
     }
 }
