@@ -547,7 +547,7 @@ where
 {
     // The OpenTelemetry context of the call, on the caller's thread (an AsyncClient
     // call's: its task's), wherever the call then runs.
-    let captured = Captured::now(py);
+    let captured = Captured::now(py, crate::logging::current() != 0);
     let Some(submit) = submit.filter(|s| !s.is_none()) else {
         let captured = if own_token {
             captured
@@ -1176,7 +1176,7 @@ impl UserIterator {
         let state = self.state.clone();
         // A page fetched now belongs to the context `next()` is called in.
         // The iterator's client may carry the application's token: none of ours.
-        let captured = Captured::now(py).without_token();
+        let captured = Captured::now(py, crate::logging::current() != 0).without_token();
         let (next, interrupted) = crate::exiting::detach(py, move || {
             captured.run(|| {
                 let mut state = state.lock();

@@ -159,7 +159,8 @@ impl RecordIterator {
         let state = self.state.clone();
         // A page fetched now belongs to the context `next()` is called in.
         // The iterator's client may carry the application's token: none of ours.
-        let captured = crate::telemetry::Captured::now(py).without_token();
+        let captured =
+            crate::telemetry::Captured::now(py, crate::logging::current() != 0).without_token();
         let (next, interrupted) =
             crate::exiting::detach(py, move || captured.run(|| state.lock().next_item()))
                 .into_parts();

@@ -250,8 +250,10 @@ impl Captured {
     /// The context a call made now on this thread belongs to (with the GIL held). A
     /// failure of the telemetry is reported, never the call's: the call goes unobserved.
     /// A `BaseException` that is not an `Exception` (a signal's handler that ran in
-    /// `capture`) interrupts the call before it starts.
-    pub(crate) fn now(py: Python<'_>) -> Captured {
+    /// `capture`) interrupts the call before it starts. `logged`: whether this
+    /// thread's calls are logged (`logging::current() != 0`), given by the caller so
+    /// that this module does not reach up into the logger's.
+    pub(crate) fn now(py: Python<'_>, logged: bool) -> Captured {
         let context = Captured::context(py);
         if let Err(error) = context {
             let interrupt = Interrupt::new();
@@ -269,7 +271,7 @@ impl Captured {
             // Not observed, but logged: what a signal's handler run by the logger's
             // handlers raises reaches the caller at the call's end (the call goes on,
             // as it does where no Python code runs during it).
-            None if crate::logging::current() != 0 => Captured(Some(Observed {
+            None if logged => Captured(Some(Observed {
                 context: None,
                 interrupt: Arc::new(Interrupt::with(None)),
             })),
