@@ -284,8 +284,8 @@ def _page_texts(page: Any) -> List[str]:
     return [m.message for m in page.messages]
 
 
-# An AsyncClient step's page arrives on a worker; the call span's on_end runs there
-# after it came. (listing, records a step fetches and the first steps take, what
+# An AsyncClient step's page arrives on a worker; the attempt span's on_end, then the
+# call span's, run there after it came. (listing, records a step fetches and the first steps take, what
 # a yielded element holds)
 ASYNC_LISTINGS: List[Any] = [
     ("users", 2, _user_ids),
@@ -295,9 +295,10 @@ ASYNC_LISTINGS: List[Any] = [
 ]
 
 
+@pytest.mark.parametrize("point", ["any attempt", "any call"])
 @pytest.mark.parametrize("listing,first,held", ASYNC_LISTINGS)
-def test_an_async_iterator_interrupted_at_its_call_end_loses_no_page(
-    emu: Emulator, otel: Sdk, listing: str, first: int, held: Callable[[Any], List[str]]
+def test_an_async_iterator_interrupted_once_its_page_came_loses_no_page(
+    emu: Emulator, otel: Sdk, listing: str, first: int, held: Callable[[Any], List[str]], point: str
 ) -> None:
     emu.seed(6)
     with emu.client() as setup:
@@ -319,8 +320,8 @@ def test_an_async_iterator_interrupted_at_its_call_end_loses_no_page(
             got: List[str] = []
             for _ in range(first):
                 got += held(await steps.__anext__())
-            processor = _Raising("on_end", "any call", KeyboardInterrupt)
-            otel.tracer_provider.add_span_processor(processor)  # armed for page 2's call
+            processor = _Raising("on_end", point, KeyboardInterrupt)
+            otel.tracer_provider.add_span_processor(processor)  # armed for page 2's fetch
             with pytest.raises(KeyboardInterrupt, match="from a span processor"):
                 await steps.__anext__()
             assert not processor.armed
