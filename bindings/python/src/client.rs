@@ -5,6 +5,7 @@
 //! read under the GIL only; the one lock held across I/O, an iterator's for a page
 //! fetch, records its process, so a child forked meanwhile fails instead of waiting.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
@@ -912,7 +913,7 @@ impl Client {
             state: Arc::new(IterLock::new(UsersState {
                 users,
                 pending: None,
-                held: None,
+                held: VecDeque::new(),
             })),
         })
     }
@@ -931,7 +932,7 @@ impl Client {
         };
         let pages = self.core(py)?.user_pages(size);
         Ok(UserPageIterator {
-            pages: Arc::new(IterLock::new(pages)),
+            pages: Arc::new(IterLock::new(UserPagesState { pages, held: None })),
         })
     }
 
@@ -1115,24 +1116,66 @@ struct UsersState {
     users: roomchat::Users,
     /// An error met by a batch after it had users to return: raised next time.
     pending: Option<roomchat::Error>,
-    /// The user a step fetched when a signal's handler (or a telemetry hook's
-    /// `SystemExit`) interrupted it: the next step yields it, so none is lost.
-    held: Option<roomchat::User>,
+    /// The users a step fetched when a signal's handler (or a telemetry hook's
+    /// `KeyboardInterrupt`, `SystemExit`) interrupted it: the next steps yield them
+    /// first, so none is lost and none is fetched twice.
+    held: VecDeque<roomchat::User>,
 }
 
 impl UsersState {
+    /// The next user (`__next__`'s step), kept for the next step when the call was
+    /// interrupted (see [`telemetry::interrupted`]).
+    fn next(&mut self) -> Option<roomchat::Result<roomchat::User>> {
+        let next = match self.held.pop_front() {
+            Some(user) => Some(Ok(user)),
+            None => match self.pending.take() {
+                Some(e) => Some(Err(e)),
+                None => self.users.next(),
+            },
+        };
+        match next {
+            Some(Ok(user)) if telemetry::interrupted() => {
+                self.held.push_front(user);
+                None
+            }
+            next => next,
+        }
+    }
+
+    /// `_next_batch`'s step: [`UsersState::batch`], kept for the next step when the
+    /// call was interrupted.
+    fn step(
+        &mut self,
+        n: usize,
+        cancel: Option<&CoreToken>,
+    ) -> roomchat::Result<Vec<roomchat::User>> {
+        let batch = self.batch(n, cancel)?;
+        if !telemetry::interrupted() {
+            return Ok(batch);
+        }
+        for user in batch.into_iter().rev() {
+            self.held.push_front(user);
+        }
+        Ok(Vec::new())
+    }
+
     /// Up to `n` users (empty at the end), a page fetched meanwhile cancelled by
     /// `cancel` when given (this step's token); an error after some users is kept for
-    /// the next call, but for a cancel (the canceller knows of it already).
+    /// the next call, but for a cancel (the canceller knows of it already). Users an
+    /// interrupted step kept come first, alone (before the error that followed them).
     fn batch(
         &mut self,
         n: usize,
         cancel: Option<&CoreToken>,
     ) -> roomchat::Result<Vec<roomchat::User>> {
+        if !self.held.is_empty() {
+            let k = self.held.len().min(n.max(1));
+            return Ok(self.held.drain(..k).collect());
+        }
         if let Some(e) = self.pending.take() {
             return Err(e);
         }
-        let mut users: Vec<_> = self.held.take().into_iter().collect();
+        let mut users = Vec::new();
         while users.len() < n.max(1) {
             let next = match cancel {
                 Some(token) => self.users.next_with_cancel(token),
@@ -1177,27 +1220,9 @@ impl UserIterator {
         // A page fetched now belongs to the context `next()` is called in.
         // The iterator's client may carry the application's token: none of ours.
         let captured = Captured::now(py, crate::logging::current() != 0).without_token();
-        let (next, interrupted) = crate::exiting::detach(py, move || {
-            captured.run(|| {
-                let mut state = state.lock();
-                if let Some(user) = state.held.take() {
-                    return Some(Ok(user));
-                }
-                match state.pending.take() {
-                    Some(e) => Some(Err(e)),
-                    None => state.users.next(),
-                }
-            })
-        })
-        .into_parts();
-        if let Some(interrupted) = interrupted {
-            // The exception is the caller's; the user fetched is the next step's.
-            if let Some(Ok(user)) = next {
-                let state = self.state.clone();
-                crate::exiting::detach(py, move || state.lock().held = Some(user));
-            }
-            return Err(interrupted);
-        }
+        // Interrupted: the exception is the caller's, the user fetched the next step's.
+        let next = crate::exiting::detach(py, move || captured.run(|| state.lock().next()))
+            .into_result()?;
         match next {
             None => Ok(None),
             Some(Ok(user)) => Ok(Some(User {
@@ -1224,7 +1249,7 @@ impl UserIterator {
             py,
             _submit,
             false,
-            |token| move || state.lock().batch(n, token.as_ref()),
+            |token| move || state.lock().step(n, token.as_ref()),
             wrap_users,
         )
     }
@@ -1238,7 +1263,46 @@ impl UserIterator {
 /// iteration: the next step fetches the failed page again. Locked as `UserIterator` is.
 #[pyclass(frozen, module = "roomchat")]
 pub struct UserPageIterator {
-    pages: Arc<IterLock<roomchat::UserPages>>,
+    pages: Arc<IterLock<UserPagesState>>,
+}
+
+/// A `UserPageIterator`'s pages, and the page a step fetched when a signal's handler
+/// (or a telemetry hook's `KeyboardInterrupt`, `SystemExit`) interrupted it: the next
+/// step yields it, so none is lost and none is fetched twice.
+struct UserPagesState {
+    pages: roomchat::UserPages,
+    held: Option<roomchat::UserPage>,
+}
+
+impl UserPagesState {
+    fn next_page(
+        &mut self,
+        cancel: Option<&CoreToken>,
+    ) -> roomchat::Result<Option<roomchat::UserPage>> {
+        let page = match self.held.take() {
+            Some(page) => Some(page),
+            None => match cancel {
+                Some(token) => self.pages.next_with_cancel(token),
+                None => self.pages.next(),
+            }
+            .transpose()?,
+        };
+        Ok(self.keep_if_interrupted(page))
+    }
+
+    /// `page`, or None once kept for the next step when the call was interrupted.
+    fn keep_if_interrupted(
+        &mut self,
+        page: Option<roomchat::UserPage>,
+    ) -> Option<roomchat::UserPage> {
+        match page {
+            Some(page) if telemetry::interrupted() => {
+                self.held = Some(page);
+                None
+            }
+            page => page,
+        }
+    }
 }
 
 #[pymethods]
@@ -1268,14 +1332,8 @@ impl UserPageIterator {
             _submit,
             false,
             |token| {
-                move || {
-                    let mut pages = pages.lock();
-                    match &token {
-                        Some(token) => pages.next_with_cancel(token),
-                        None => pages.next(),
-                    }
-                    .transpose()
-                }
+                // Interrupted: the exception is the caller's, the page the next step's.
+                move || pages.lock().next_page(token.as_ref())
             },
             wrap_next_page,
         )

@@ -7,6 +7,7 @@
 //! GIL released (or on `AsyncClient`'s dispatcher, with its own cancel token), and
 //! its records become `roomchat._records` objects on the thread that holds the GIL.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use pyo3::prelude::*;
@@ -112,38 +113,56 @@ impl RecordIterator {
         RecordIterator {
             state: Arc::new(IterLock::new(Items {
                 source: Box::new(items),
-                held: None,
+                held: VecDeque::new(),
             })),
             record,
         }
     }
 }
 
-/// A record iterator's source, and the record a step fetched when a signal's handler
-/// (or a telemetry hook's `SystemExit`) interrupted it: the next step yields it, so
-/// none is lost.
+/// A record iterator's source, and the records a step fetched when a signal's handler
+/// (or a telemetry hook's `KeyboardInterrupt`, `SystemExit`) interrupted it (see
+/// [`crate::telemetry::interrupted`], asked under the lock): the next steps yield them
+/// first, so none is lost and none is fetched twice.
 struct Items {
     source: Box<dyn ItemSource>,
-    held: Option<Value>,
+    held: VecDeque<Value>,
 }
 
 impl Items {
     fn next_item(&mut self) -> Option<roomchat::Result<Value>> {
-        match self.held.take() {
+        let next = match self.held.pop_front() {
             Some(item) => Some(Ok(item)),
             None => self.source.next_item(),
+        };
+        match next {
+            Some(Ok(item)) if crate::telemetry::interrupted() => {
+                self.held.push_front(item);
+                None
+            }
+            next => next,
         }
     }
 
     fn next_batch(&mut self, cancel: Option<&CoreToken>) -> Option<roomchat::Result<Vec<Value>>> {
-        match self.held.take() {
-            Some(item) => Some(Ok(vec![item])),
-            None => self.source.next_batch(cancel),
+        let batch = if self.held.is_empty() {
+            self.source.next_batch(cancel)
+        } else {
+            Some(Ok(self.held.drain(..).collect()))
+        };
+        match batch {
+            Some(Ok(items)) if crate::telemetry::interrupted() => {
+                for item in items.into_iter().rev() {
+                    self.held.push_front(item);
+                }
+                None
+            }
+            batch => batch,
         }
     }
 
     fn next_skip(&self) -> u64 {
-        self.source.next_skip() - u64::from(self.held.is_some())
+        self.source.next_skip() - self.held.len() as u64
     }
 }
 
@@ -161,17 +180,9 @@ impl RecordIterator {
         // The iterator's client may carry the application's token: none of ours.
         let captured =
             crate::telemetry::Captured::now(py, crate::logging::current() != 0).without_token();
-        let (next, interrupted) =
-            crate::exiting::detach(py, move || captured.run(|| state.lock().next_item()))
-                .into_parts();
-        if let Some(interrupted) = interrupted {
-            // The exception is the caller's; the record fetched is the next step's.
-            if let Some(Ok(item)) = next {
-                let state = self.state.clone();
-                crate::exiting::detach(py, move || state.lock().held = Some(item));
-            }
-            return Err(interrupted);
-        }
+        // Interrupted: the exception is the caller's, the record fetched the next step's.
+        let next = crate::exiting::detach(py, move || captured.run(|| state.lock().next_item()))
+            .into_result()?;
         match next {
             None => Ok(None),
             Some(Ok(item)) => Ok(Some(wrap_record(py, (item, self.record))?)),
@@ -220,8 +231,43 @@ impl RecordIterator {
 /// `RecordIterator` is.
 #[pyclass(frozen, module = "roomchat")]
 pub struct RecordPageIterator {
-    pages: Arc<IterLock<Box<dyn PageSource>>>,
+    pages: Arc<IterLock<PagesState>>,
     record: &'static str,
+}
+
+/// A page iterator's source, and the page a step fetched when a signal's handler (or a
+/// telemetry hook's `KeyboardInterrupt`, `SystemExit`) interrupted it, with the offset
+/// it was fetched at: the next step yields it, so none is lost and none is fetched
+/// twice, and `next_skip` is its offset meanwhile.
+struct PagesState {
+    source: Box<dyn PageSource>,
+    held: Option<(Value, u64)>,
+}
+
+impl PagesState {
+    fn next_page(&mut self, cancel: Option<&CoreToken>) -> Option<roomchat::Result<Value>> {
+        let (next, skip) = match self.held.take() {
+            Some((page, skip)) => (Some(Ok(page)), skip),
+            None => {
+                let skip = self.source.next_skip();
+                (self.source.next_page(cancel), skip)
+            }
+        };
+        match next {
+            Some(Ok(page)) if crate::telemetry::interrupted() => {
+                self.held = Some((page, skip));
+                None
+            }
+            next => next,
+        }
+    }
+
+    fn next_skip(&self) -> u64 {
+        match &self.held {
+            Some((_, skip)) => *skip,
+            None => self.source.next_skip(),
+        }
+    }
 }
 
 impl RecordPageIterator {
@@ -230,7 +276,10 @@ impl RecordPageIterator {
         record: &'static str,
     ) -> RecordPageIterator {
         RecordPageIterator {
-            pages: Arc::new(IterLock::new(Box::new(pages))),
+            pages: Arc::new(IterLock::new(PagesState {
+                source: Box::new(pages),
+                held: None,
+            })),
             record,
         }
     }

@@ -368,13 +368,14 @@ impl<R> Interruptible<R> {
             None => Ok(self.0),
         }
     }
+}
 
-    /// The result and what interrupted the call, both: an iterator's step keeps a
-    /// record it fetched for its next step rather than lose it.
-    pub(crate) fn into_parts(self) -> (R, Option<PyErr>) {
-        let error = self.1.as_deref().and_then(Interrupt::take);
-        (self.0, error)
-    }
+/// Whether the call running on this thread (inside [`Captured::run`]) was interrupted:
+/// its caller gets the exception instead of its result (`Interruptible::into_result`).
+/// An iterator's step asks once it has fetched, under its state's lock, and keeps what
+/// it fetched for its next step rather than lose it with the result.
+pub(crate) fn interrupted() -> bool {
+    CONTEXT.with(|c| c.borrow().as_ref().is_some_and(|o| o.interrupt.is_raised()))
 }
 
 /// A client's instrumentation: its telemetry's Python side (`_telemetry.ClientTelemetry`).

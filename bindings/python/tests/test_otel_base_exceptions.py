@@ -7,7 +7,8 @@ the spans that were started end once and the call leaves ``roomchat.client.activ
 from __future__ import annotations
 
 import asyncio
-from typing import Any, List
+import urllib.parse
+from typing import Any, Callable, List
 
 import pytest
 
@@ -29,7 +30,11 @@ class _Raising(SpanProcessor):
         self.point, self.name, self.error, self.armed = point, name, error, True
 
     def _maybe(self, point: str, span: Any) -> None:
-        named = span.name == self.name or (self.name == "any call" and span.name.startswith("roomchat "))
+        named = (
+            span.name == self.name
+            or (self.name == "any call" and span.name.startswith("roomchat "))
+            or (self.name == "any attempt" and span.name.startswith("GET "))
+        )
         if self.armed and point == self.point and named:
             self.armed = False
             raise self.error("from a span processor")
@@ -39,6 +44,22 @@ class _Raising(SpanProcessor):
 
     def on_end(self, span: Any) -> None:
         self._maybe("on_end", span)
+
+
+def _skips(emu: Emulator, listing: str) -> List[int]:
+    """The `skip=` of every request of the listing (a path's end) the emulator got, in order."""
+    skips = []
+    for entry in emu.journal():
+        if entry["method"] == "GET" and entry["path"].endswith(listing):
+            skips.append(int(urllib.parse.parse_qs(entry["query"]).get("skip", ["0"])[0]))
+    return skips
+
+
+def _messages_room(emu: Emulator, client: roomchat.Client, count: int) -> str:
+    made = client.create_chat_room(name="Interrupted")
+    assert made.room_id is not None
+    emu.admin("POST", "/messages", {"roomId": made.room_id, "count": count, "text": "message"})
+    return made.room_id
 
 
 def _active(otel: Sdk) -> int:
@@ -155,3 +176,165 @@ def test_an_async_create_interrupted_before_it_is_sent_is_not_sent(emu: Emulator
             assert _active(otel) == 0
 
     asyncio.run(main())
+
+
+# The page and batch steps (issue 51, item 1): the exception ends the step; the page it
+# fetched is the next step's, fetched once, and `next_skip` counts it as not yet yielded.
+PAGE_POINTS = [("on_end", ATTEMPT), ("on_end", CALL)]
+
+
+@pytest.mark.parametrize("error", [SystemExit, KeyboardInterrupt])
+@pytest.mark.parametrize("point,name", PAGE_POINTS)
+def test_a_page_iterator_interrupted_in_a_fetch_loses_no_page(
+    emu: Emulator, otel: Sdk, point: str, name: str, error: type
+) -> None:
+    emu.seed(6)
+    processor = _Raising(point, name, error)
+    with emu.client(**otel.providers()) as client:
+        pages = client.user_pages(page_size=2)
+        ids = [u.id for u in next(pages).data]
+        otel.tracer_provider.add_span_processor(processor)  # armed for page 2's fetch
+        with pytest.raises(error, match="from a span processor"):
+            next(pages)
+        assert not processor.armed
+        rest = list(pages)
+        assert [p.skip for p in rest] == [2, 4]
+        ids += [u.id for page in rest for u in page.data]
+    assert sorted(ids) == sorted(set(ids)) and len(ids) == 6, ids
+    skips = _skips(emu, "/consumer/api/v2/users")
+    assert sorted(skips) == sorted(set(skips)), f"a page fetched twice: {skips}"
+
+
+@pytest.mark.parametrize("point,name", PAGE_POINTS)
+def test_a_users_batch_interrupted_in_a_fetch_loses_no_user(emu: Emulator, otel: Sdk, point: str, name: str) -> None:
+    emu.seed(6)
+    processor = _Raising(point, name, KeyboardInterrupt)
+    with emu.client(**otel.providers()) as client:
+        users = client.users(page_size=2)
+        ids = [u.id for u in users._next_batch(2)]
+        otel.tracer_provider.add_span_processor(processor)  # armed for page 2's fetch
+        with pytest.raises(KeyboardInterrupt, match="from a span processor"):
+            users._next_batch(2)
+        assert not processor.armed
+        batch = users._next_batch(2)
+        assert len(batch) == 2  # the batch the interrupted step fetched
+        ids += [u.id for u in batch] + [u.id for u in users]
+    assert sorted(ids) == sorted(set(ids)) and len(ids) == 6, ids
+    skips = _skips(emu, "/consumer/api/v2/users")
+    assert sorted(skips) == sorted(set(skips)), f"a page fetched twice: {skips}"
+
+
+@pytest.mark.parametrize("point,name", [("on_end", "any attempt"), ("on_end", "any call")])
+def test_a_record_page_iterator_interrupted_in_a_fetch_loses_no_page(
+    emu: Emulator, otel: Sdk, point: str, name: str
+) -> None:
+    with emu.client(**otel.providers()) as client:
+        room_id = _messages_room(emu, client, 5)
+        pages = client.room_messages_pages(room_id, page_size=2)
+        texts = [m.message for m in next(pages).messages]
+        assert pages.next_skip == 2
+        processor = _Raising(point, name, KeyboardInterrupt)
+        otel.tracer_provider.add_span_processor(processor)  # armed for page 2's fetch
+        with pytest.raises(KeyboardInterrupt, match="from a span processor"):
+            next(pages)
+        assert not processor.armed
+        assert pages.next_skip == 2  # the page fetched is the next step's
+        page = next(pages)
+        assert page.skip == 2 and pages.next_skip == 4
+        texts += [m.message for m in page.messages] + [m.message for p in pages for m in p.messages]
+    assert texts == [f"message {n}" for n in range(1, 6)]
+    assert pages.next_skip == 5
+    skips = _skips(emu, "/messages")
+    assert sorted(skips) == sorted(set(skips)), f"a page fetched twice: {skips}"
+
+
+def test_a_record_batch_interrupted_in_a_fetch_loses_no_record(emu: Emulator, otel: Sdk) -> None:
+    with emu.client(**otel.providers()) as client:
+        room_id = _messages_room(emu, client, 5)
+        messages = client.iter_room_messages(room_id, page_size=2)
+        texts = [m.message for m in messages._next_batch()]
+        processor = _Raising("on_end", "any call", KeyboardInterrupt)
+        otel.tracer_provider.add_span_processor(processor)  # armed for page 2's call
+        with pytest.raises(KeyboardInterrupt, match="from a span processor"):
+            messages._next_batch()
+        assert not processor.armed
+        assert messages.next_skip == 2  # the records fetched are the next step's
+        texts += [m.message for m in messages._next_batch()]
+        assert messages.next_skip == 4
+        texts += [m.message for m in messages]
+    assert texts == [f"message {n}" for n in range(1, 6)]
+    assert messages.next_skip == 5
+    skips = _skips(emu, "/messages")
+    assert sorted(skips) == sorted(set(skips)), f"a page fetched twice: {skips}"
+
+
+def _user_ids(user: Any) -> List[str]:
+    return [user.id]
+
+
+def _page_user_ids(page: Any) -> List[str]:
+    return [u.id for u in page.data]
+
+
+def _text(message: Any) -> List[str]:
+    return [message.message]
+
+
+def _page_texts(page: Any) -> List[str]:
+    return [m.message for m in page.messages]
+
+
+# An AsyncClient step's page arrives on a worker; the attempt span's on_end, then the
+# call span's, run there after it came. (listing, records a step fetches and the first steps take, what
+# a yielded element holds)
+ASYNC_LISTINGS: List[Any] = [
+    ("users", 2, _user_ids),
+    ("user_pages", 1, _page_user_ids),
+    ("iter_room_messages", 2, _text),
+    ("room_messages_pages", 1, _page_texts),
+]
+
+
+@pytest.mark.parametrize("point", ["any attempt", "any call"])
+@pytest.mark.parametrize("listing,first,held", ASYNC_LISTINGS)
+def test_an_async_iterator_interrupted_once_its_page_came_loses_no_page(
+    emu: Emulator, otel: Sdk, listing: str, first: int, held: Callable[[Any], List[str]], point: str
+) -> None:
+    emu.seed(6)
+    with emu.client() as setup:
+        room_id = _messages_room(emu, setup, 6)
+        users = [u.id for u in setup.list_users(limit=10).data]
+    expected = [f"message {n}" for n in range(1, 7)] if "messages" in listing else users
+    emu.clear_journal()
+
+    async def main() -> List[str]:
+        async with roomchat.AsyncClient(
+            emu.private_key,
+            base_url=emu.base_url,
+            ca_bundle=emu.ca_file,
+            rate_limit=roomchat.RateLimit(requests=1_000_000, window=60.0),
+            **otel.providers(),
+        ) as client:
+            method = getattr(client, listing)
+            steps = method(room_id, page_size=2) if "messages" in listing else method(page_size=2)
+            got: List[str] = []
+            for _ in range(first):
+                got += held(await steps.__anext__())
+            processor = _Raising("on_end", point, KeyboardInterrupt)
+            otel.tracer_provider.add_span_processor(processor)  # armed for page 2's fetch
+            with pytest.raises(KeyboardInterrupt, match="from a span processor"):
+                await steps.__anext__()
+            assert not processor.armed
+            if "messages" in listing:
+                assert steps.next_skip == 2  # the page fetched is the next step's
+            async for element in steps:
+                got += held(element)
+            if "messages" in listing:
+                assert steps.next_skip == 6
+            return got
+
+    got = asyncio.run(main())
+    assert got == expected, got
+    listed = "/messages" if "messages" in listing else "/consumer/api/v2/users"
+    skips = _skips(emu, listed)
+    assert sorted(skips) == sorted(set(skips)), f"a page fetched twice: {skips}"
