@@ -63,12 +63,12 @@ step() {
 # headers show it, a sampler keeps its lowest, and the run warns at its start when the
 # machine has less than a cold run takes (measured: see disk_needed_gb).
 disk_free_gb() { df -Pk . 2>/dev/null | awk 'NR == 2 { printf "%.1f", $4 / 1048576 }' || true; }
-# What a cold run writes at its peak: 16.5 GB measured (`disk: ...` at the end of the run;
-# 9.8 GB before the Rust guide's example crate and the peer benchmark;
+# What a cold run writes at its peak: 10.2 GB measured (`disk: ...` at the end of the run;
+# 16.5 GB in a run beside other builds of the same checkout;
 # target/, the venvs, node_modules, the Go and zig caches) on a machine whose rustup targets,
 # cargo registry and npm and pip caches were already filled; a fresh machine fills those
 # too (a few GB more).
-disk_needed_gb=20
+disk_needed_gb=14
 disk_at_start=$(disk_free_gb)
 (
   lowest=$disk_at_start
