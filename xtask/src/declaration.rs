@@ -1240,13 +1240,10 @@ fields = []
         );
     }
 
-    /// A model's presences and types are checked, and a record's fields stay
-    /// optional (the other languages' generators read every record so).
-    #[test]
-    fn models_are_checked_and_records_stay_optional() {
-        let with = |extra: &str| {
-            load(&format!(
-                r#"
+    /// An operation answering `Thing`, with `extra` (a model, a record) after it.
+    fn get_thing_with(extra: &str) -> Result<Declarations, String> {
+        load(&format!(
+            r#"
 [[operation]]
 name = "get_thing"
 summary = "A thing."
@@ -1259,13 +1256,21 @@ result = "Thing"
 
 {extra}
 "#
-            ))
-        };
-        let model = |field: &str| {
-            with(&format!(
-                "[[model]]\nname = \"Thing\"\ndoc = \"A thing.\"\nwhat = \"a thing\"\nfields = [ {field} ]"
-            ))
-        };
+        ))
+    }
+
+    /// `get_thing_with` a model `Thing` of one field.
+    fn thing_model(field: &str) -> Result<Declarations, String> {
+        get_thing_with(&format!(
+            "[[model]]\nname = \"Thing\"\ndoc = \"A thing.\"\nwhat = \"a thing\"\nfields = [ {field} ]"
+        ))
+    }
+
+    /// A model's presences and types are checked, and a record's fields stay
+    /// optional (the other languages' generators read every record so).
+    #[test]
+    fn models_are_checked_and_records_stay_optional() {
+        let (with, model) = (get_thing_with, thing_model);
         model(r#"{ name = "n", type = "unsigned", presence = "required", doc = "N." }"#).unwrap();
         for (field, why) in [
             (
@@ -1478,27 +1483,10 @@ fields = [ {{ name = "n", type = "integer", doc = "N." }} ]
                 "{keys} {param}:\n{refused}"
             );
         }
-        let presence = load(
-            r#"
-[[operation]]
-name = "get_thing"
-summary = "A thing."
-method = "GET"
-path = "/v2/thing"
-retry = "repeatable"
-result = "Thing"
-
-[operation.rust]
-
-[[model]]
-name = "Thing"
-doc = "A thing."
-what = "a thing"
-fields = [ { name = "n", type = "unsigned", presence = "sometimes", doc = "N." } ]
-"#,
-        )
-        .err()
-        .unwrap_or_default();
+        let presence =
+            thing_model(r#"{ name = "n", type = "unsigned", presence = "sometimes", doc = "N." }"#)
+                .err()
+                .unwrap_or_default();
         assert!(
             presence.starts_with(r#"api/operations.toml, model "Thing": "#)
                 && presence.contains(
