@@ -98,7 +98,7 @@ pub use wire::models::{
     Reactivated, Role, TokenUser, User, UserPage, MAX_PAGE_SIZE,
 };
 // The generated operations' parameters and records (api/operations.toml).
-pub use api::pages::{Page, PageItems, Pages, DEFAULT_ITER_PAGE_SIZE};
+pub use api::pages::{JsonPage, Page, PageItems, Pages, DEFAULT_ITER_PAGE_SIZE};
 pub use api::pagination::{UserPages, Users};
 pub use budget::ratelimit::{BudgetBackend, RateLimitConfig, RateLimitState, WhenLimited};
 #[cfg(feature = "redis")]

@@ -31,6 +31,7 @@ mod client;
 mod error;
 mod models;
 mod observe;
+mod operation;
 mod view;
 // Last: the header lists the generated functions after the hand-written ones.
 mod generated;
@@ -42,4 +43,5 @@ pub use error::*;
 pub use generated::*;
 pub use models::*;
 pub use observe::*;
+pub use operation::*;
 pub use view::*;

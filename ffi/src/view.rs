@@ -36,7 +36,7 @@ use crate::error::{
 /// token cannot be reset: use a new one for the next calls.
 #[allow(non_camel_case_types)]
 pub struct roomchat_cancel_token {
-    token: CancelToken,
+    pub(crate) token: CancelToken,
 }
 
 /// Makes a token that is not cancelled. Writes it to `*token_out` (free with

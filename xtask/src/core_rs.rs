@@ -280,6 +280,8 @@ fn spec(w: &mut String, op: &Operation, d: &Declarations) {
     // `load` checked that every listing that pages has them.
     let items = d.item_fields(op).unwrap_or_default();
     line(w, &format!("    item_fields: &[{}],", quoted(&items)));
+    let items_field = d.items_field(op).unwrap_or_default();
+    line(w, &format!("    items_field: {items_field:?},"));
     if op.params.is_empty() {
         line(w, "    params: &[],");
     } else {

@@ -755,8 +755,25 @@ impl Declarations {
     /// declaration order (the command line's CSV columns): the fields of the
     /// record of its page's one list of records; none when it does not page.
     pub fn item_fields(&self, op: &Operation) -> Result<Vec<String>, String> {
+        Ok(self
+            .page_list(op)?
+            .map(|(_, fields)| fields)
+            .unwrap_or_default())
+    }
+
+    /// The wire name of the one list of records in `op`'s page (`data`,
+    /// `messages`): where a page's items are; empty when it does not page.
+    pub fn items_field(&self, op: &Operation) -> Result<String, String> {
+        Ok(self
+            .page_list(op)?
+            .map(|(name, _)| name)
+            .unwrap_or_default())
+    }
+
+    /// The page's one list of records: its wire name and its items' fields.
+    fn page_list(&self, op: &Operation) -> Result<Option<(String, Vec<String>)>, String> {
         if op.pages == Pages::None {
-            return Ok(Vec::new());
+            return Ok(None);
         }
         let page = op.result_record();
         let at = |what: &str| {
@@ -768,13 +785,13 @@ impl Declarations {
         };
         if let Some(model) = self.models.iter().find(|m| m.name == page) {
             // An older listing's page: the fields of its model's one list of models.
-            let lists: Vec<&str> = model
+            let lists: Vec<(&str, &str)> = model
                 .fields
                 .iter()
                 .filter(|f| f.is_list())
-                .filter_map(Field::record)
+                .filter_map(|f| Some((f.name.as_str(), f.record()?)))
                 .collect();
-            let [item] = lists.as_slice() else {
+            let [(list, item)] = lists.as_slice() else {
                 return Err(at("a page model has exactly one list of models"));
             };
             let item = self
@@ -782,23 +799,25 @@ impl Declarations {
                 .iter()
                 .find(|m| m.name == *item)
                 .ok_or_else(|| at(&format!("no model {item:?}")))?;
-            return Ok(item.fields.iter().map(|f| f.name.clone()).collect());
+            let fields = item.fields.iter().map(|f| f.name.clone()).collect();
+            return Ok(Some(((*list).to_owned(), fields)));
         }
         let record = |name: &str| self.records.iter().find(|r| r.name == name);
         let page_record = record(page).ok_or_else(|| {
             at("a listing that pages answers a [[record]] (or an older listing's [[model]])")
         })?;
-        let lists: Vec<&str> = page_record
+        let lists: Vec<(&str, &str)> = page_record
             .fields
             .iter()
             .filter(|f| f.is_list())
-            .filter_map(Field::record)
+            .filter_map(|f| Some((f.name.as_str(), f.record()?)))
             .collect();
-        let [item] = lists.as_slice() else {
+        let [(list, item)] = lists.as_slice() else {
             return Err(at("a page record has exactly one list of records"));
         };
         let item = record(item).ok_or_else(|| at(&format!("no record {item:?}")))?;
-        Ok(item.fields.iter().map(|f| f.name.clone()).collect())
+        let fields = item.fields.iter().map(|f| f.name.clone()).collect();
+        Ok(Some(((*list).to_owned(), fields)))
     }
 }
 

@@ -280,3 +280,101 @@ impl<P: Page> Iterator for PageItems<P> {
 }
 
 impl<P: Page> std::iter::FusedIterator for PageItems<P> {}
+
+/// A page of any declared listing, as the JSON [`Client::call_operation`]
+/// gives it: for a binding that reads pages as JSON (Go, the JVM), made by
+/// [`Client::operation_pages`]. Its items are the page's one list of records
+/// ([`OperationSpec::items_field`](crate::wire::OperationSpec::items_field)).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JsonPage {
+    value: serde_json::Value,
+    items_field: &'static str,
+}
+
+impl JsonPage {
+    /// The page as the operation's JSON answer.
+    pub fn value(&self) -> &serde_json::Value {
+        &self.value
+    }
+
+    /// The page as the operation's JSON answer, taken.
+    pub fn into_value(self) -> serde_json::Value {
+        self.value
+    }
+}
+
+impl Page for JsonPage {
+    type Item = serde_json::Value;
+
+    fn items(&self) -> &[serde_json::Value] {
+        self.value
+            .get(self.items_field)
+            .and_then(serde_json::Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+
+    fn into_items(mut self) -> Vec<serde_json::Value> {
+        match self
+            .value
+            .get_mut(self.items_field)
+            .map(serde_json::Value::take)
+        {
+            Some(serde_json::Value::Array(items)) => items,
+            _ => Vec::new(),
+        }
+    }
+
+    fn total(&self) -> Option<u64> {
+        ["total", "totalRecords"]
+            .into_iter()
+            .find_map(|name| self.value.get(name)?.as_u64())
+    }
+}
+
+impl Client {
+    /// Every page of the declared listing `operation` (one whose declaration
+    /// pages: `list_users`, `room_messages`, `channel_messages`,
+    /// `list_members`), each the JSON [`Client::call_operation`] gives, under
+    /// [`Pages`]' rules. `params` are the operation's JSON params: `limit` is
+    /// the page size (default [`DEFAULT_ITER_PAGE_SIZE`]), `skip` where to
+    /// start (default 0). An operation that does not page is a validation
+    /// error, and so is `params` that is not an object (nothing is sent).
+    pub fn operation_pages(
+        &self,
+        operation: crate::wire::Operation,
+        params: &serde_json::Value,
+    ) -> Result<Pages<JsonPage>> {
+        let invalid = |message: String| crate::Error::validation(message);
+        let spec = operation
+            .spec()
+            .filter(|spec| !spec.items_field.is_empty())
+            .ok_or_else(|| invalid(format!("{} is not a listing that pages", operation.name())))?;
+        let params = match params {
+            serde_json::Value::Null => serde_json::Map::new(),
+            serde_json::Value::Object(map) => map.clone(),
+            _ => return Err(invalid("params must be a JSON object".to_owned())),
+        };
+        let number = |name: &str, default: u64| match params.get(name) {
+            None | Some(serde_json::Value::Null) => Ok(default),
+            Some(value) => value
+                .as_u64()
+                .ok_or_else(|| invalid(format!("{name} must be a whole number, not {value}"))),
+        };
+        let page_size = number("limit", DEFAULT_ITER_PAGE_SIZE)?;
+        let skip = number("skip", 0)?;
+        let items_field = spec.items_field;
+        Ok(Pages::new(
+            self.clone(),
+            page_size,
+            skip,
+            move |client, limit, skip| {
+                let mut params = params.clone();
+                params.insert("limit".to_owned(), limit.into());
+                params.insert("skip".to_owned(), skip.into());
+                let value = client.call_operation(operation, &serde_json::Value::Object(params))?;
+                Ok(JsonPage { value, items_field })
+            },
+        ))
+    }
+}

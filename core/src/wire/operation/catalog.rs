@@ -488,6 +488,7 @@ pub(super) static LIST_USERS: OperationSpec = OperationSpec {
         "isModerator",
         "chatRoom",
     ],
+    items_field: "data",
     params: &[
         ParamSpec {
             name: "limit",
@@ -528,6 +529,7 @@ pub(super) static DEACTIVATE_USER: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "Deactivated",
     item_fields: &[],
+    items_field: "",
     params: &[
         ParamSpec {
             name: "userId",
@@ -571,6 +573,7 @@ pub(super) static CONVERSATION_MESSAGES: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "Vec<Message>",
     item_fields: &[],
+    items_field: "",
     params: &[
         ParamSpec {
             name: "roomId",
@@ -622,6 +625,7 @@ pub(super) static CREATE_USER: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "CreatedUser",
     item_fields: &[],
+    items_field: "",
     params: &[
         ParamSpec {
             name: "username",
@@ -673,6 +677,7 @@ pub(super) static LIST_CHAT_ROOMS: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "Vec<Room>",
     item_fields: &[],
+    items_field: "",
     params: &[],
     exactly_one: &[],
     extra: false,
@@ -690,6 +695,7 @@ pub(super) static REACTIVATE_USER: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "Reactivated",
     item_fields: &[],
+    items_field: "",
     params: &[
         ParamSpec {
             name: "userId",
@@ -733,6 +739,7 @@ pub(super) static VALIDATE_ACCESS_TOKEN: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "TokenUser",
     item_fields: &[],
+    items_field: "",
     params: &[
         ParamSpec {
             name: "accessToken",
@@ -764,6 +771,7 @@ pub(super) static INVALIDATE_ACCESS_TOKEN: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "Invalidated",
     item_fields: &[],
+    items_field: "",
     params: &[ParamSpec {
         name: "accessToken",
         location: ParamLocation::Body,
@@ -794,6 +802,7 @@ pub(super) static EJECT_ALL_USERS: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "Acknowledged",
     item_fields: &[],
+    items_field: "",
     params: &[
         ParamSpec {
             name: "roomId",
@@ -825,6 +834,7 @@ pub(super) static UPDATE_BOT: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "BotAnswer",
     item_fields: &[],
+    items_field: "",
     params: &[
         ParamSpec {
             name: "botId",
@@ -956,6 +966,7 @@ pub(super) static CREATE_CHAT_ROOM: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "RoomAnswer",
     item_fields: &[],
+    items_field: "",
     params: &[
         ParamSpec {
             name: "name",
@@ -1130,6 +1141,7 @@ pub(super) static GET_CHAT_ROOM: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "Room",
     item_fields: &[],
+    items_field: "",
     params: &[ParamSpec {
         name: "roomId",
         location: ParamLocation::Path,
@@ -1160,6 +1172,7 @@ pub(super) static UPDATE_CHAT_ROOM: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "RoomAnswer",
     item_fields: &[],
+    items_field: "",
     params: &[
         ParamSpec {
             name: "roomId",
@@ -1253,6 +1266,7 @@ pub(super) static DELETE_CHAT_ROOM: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "RoomAnswer",
     item_fields: &[],
+    items_field: "",
     params: &[
         ParamSpec {
             name: "roomId",
@@ -1284,6 +1298,7 @@ pub(super) static TURN_CHAT_ON: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "Acknowledged",
     item_fields: &[],
+    items_field: "",
     params: &[
         ParamSpec {
             name: "roomId",
@@ -1315,6 +1330,7 @@ pub(super) static TURN_CHAT_OFF: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "Acknowledged",
     item_fields: &[],
+    items_field: "",
     params: &[
         ParamSpec {
             name: "roomId",
@@ -1346,6 +1362,7 @@ pub(super) static SET_CHAT_OFF_MESSAGE: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "Acknowledged",
     item_fields: &[],
+    items_field: "",
     params: &[
         ParamSpec {
             name: "roomId",
@@ -1389,6 +1406,7 @@ pub(super) static ROOM_MESSAGES: OperationSpec = OperationSpec {
     pages: Paging::TotalRecords,
     result: "MessagePage",
     item_fields: &["_id", "created", "chatRoom", "channel", "message", "user", "likes", "actionButtons", "file", "customer"],
+    items_field: "messages",
     params: &[
         ParamSpec {
             name: "roomId",
@@ -1453,6 +1471,7 @@ pub(super) static DELETE_ROOM_MESSAGES: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "RoomAnswer",
     item_fields: &[],
+    items_field: "",
     params: &[
         ParamSpec {
             name: "roomId",
@@ -1506,6 +1525,7 @@ pub(super) static SEND_ROOM_MESSAGE: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "Acknowledged",
     item_fields: &[],
+    items_field: "",
     params: &[
         ParamSpec {
             name: "roomId",
@@ -1582,6 +1602,7 @@ pub(super) static CREATE_CHANNEL: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "Channel",
     item_fields: &[],
+    items_field: "",
     params: &[
         ParamSpec {
             name: "roomId",
@@ -1658,6 +1679,7 @@ pub(super) static UPDATE_CHANNEL: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "Channel",
     item_fields: &[],
+    items_field: "",
     params: &[
         ParamSpec {
             name: "roomId",
@@ -1745,6 +1767,7 @@ pub(super) static SEND_CHANNEL_MESSAGE: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "Acknowledged",
     item_fields: &[],
+    items_field: "",
     params: &[
         ParamSpec {
             name: "roomId",
@@ -1843,6 +1866,7 @@ pub(super) static CHANNEL_MESSAGES: OperationSpec = OperationSpec {
         "file",
         "customer",
     ],
+    items_field: "messages",
     params: &[
         ParamSpec {
             name: "roomId",
@@ -1919,6 +1943,7 @@ pub(super) static DELETE_CHANNEL_MESSAGE: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "Acknowledged",
     item_fields: &[],
+    items_field: "",
     params: &[
         ParamSpec {
             name: "roomId",
@@ -1972,6 +1997,7 @@ pub(super) static LIST_CONVERSATIONS: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "Vec<Conversation>",
     item_fields: &[],
+    items_field: "",
     params: &[
         ParamSpec {
             name: "pathForm",
@@ -2015,6 +2041,7 @@ pub(super) static UPDATE_USER: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "UpdatedUser",
     item_fields: &[],
+    items_field: "",
     params: &[
         ParamSpec {
             name: "userId",
@@ -2134,6 +2161,7 @@ pub(super) static CREATE_USER_V2: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "ProvisionedUser",
     item_fields: &[],
+    items_field: "",
     params: &[
         ParamSpec {
             name: "uniqueUserIdentifier",
@@ -2243,6 +2271,7 @@ pub(super) static GET_USER: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "UserProfile",
     item_fields: &[],
+    items_field: "",
     params: &[ParamSpec {
         name: "uniqueUserIdentifier",
         location: ParamLocation::Path,
@@ -2273,6 +2302,7 @@ pub(super) static USER_ROOMS: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "Vec<RoomName>",
     item_fields: &[],
+    items_field: "",
     params: &[ParamSpec {
         name: "uniqueUserIdentifier",
         location: ParamLocation::Path,
@@ -2303,6 +2333,7 @@ pub(super) static REMOVE_USER: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "Acknowledged",
     item_fields: &[],
+    items_field: "",
     params: &[
         ParamSpec {
             name: "userId",
@@ -2345,6 +2376,7 @@ pub(super) static LIST_MEMBERS: OperationSpec = OperationSpec {
     pages: Paging::Total,
     result: "MemberPage",
     item_fields: &["chatRoom", "user", "roleName", "lastSeen", "created"],
+    items_field: "data",
     params: &[
         ParamSpec {
             name: "roomId",
@@ -2399,6 +2431,7 @@ pub(super) static SET_MEMBER: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "Member",
     item_fields: &[],
+    items_field: "",
     params: &[
         ParamSpec {
             name: "roomId",
@@ -2453,6 +2486,7 @@ pub(super) static REMOVE_MEMBER: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "Acknowledged",
     item_fields: &[],
+    items_field: "",
     params: &[
         ParamSpec {
             name: "roomId",
@@ -2495,6 +2529,7 @@ pub(super) static CREATE_BOT: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "BotAnswer",
     item_fields: &[],
+    items_field: "",
     params: &[
         ParamSpec {
             name: "name",
@@ -2615,6 +2650,7 @@ pub(super) static LIST_BOTS: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "BotList",
     item_fields: &[],
+    items_field: "",
     params: &[],
     exactly_one: &[],
     extra: false,
@@ -2632,6 +2668,7 @@ pub(super) static ENABLE_BOT: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "BotAnswer",
     item_fields: &[],
+    items_field: "",
     params: &[ParamSpec {
         name: "botId",
         location: ParamLocation::Path,
@@ -2662,6 +2699,7 @@ pub(super) static DISABLE_BOT: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "BotAnswer",
     item_fields: &[],
+    items_field: "",
     params: &[ParamSpec {
         name: "botId",
         location: ParamLocation::Path,
@@ -2692,6 +2730,7 @@ pub(super) static ENABLE_BOT_IN_ROOM: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "BotRoomAnswer",
     item_fields: &[],
+    items_field: "",
     params: &[
         ParamSpec {
             name: "botId",
@@ -2735,6 +2774,7 @@ pub(super) static DISABLE_BOT_IN_ROOM: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "BotRoomAnswer",
     item_fields: &[],
+    items_field: "",
     params: &[
         ParamSpec {
             name: "botId",
@@ -2778,6 +2818,7 @@ pub(super) static SEND_BOT_MESSAGE: OperationSpec = OperationSpec {
     pages: Paging::None,
     result: "Acknowledged",
     item_fields: &[],
+    items_field: "",
     params: &[
         ParamSpec {
             name: "botId",

@@ -36,6 +36,9 @@ pub struct OperationSpec {
     /// line's CSV knows its columns before the first page comes. Empty when
     /// it does not page.
     pub item_fields: &'static [&'static str],
+    /// The wire name of the page's one list of records (`data`, `messages`):
+    /// where a page's items are. Empty when it does not page.
+    pub items_field: &'static str,
     /// Its parameters, in the order they are sent.
     pub params: &'static [ParamSpec],
     /// Groups of parameters of which a call gives exactly one.
@@ -406,6 +409,7 @@ mod tests {
             pages: Paging::None,
             result: "Thing",
             item_fields: &[],
+            items_field: "",
             params,
             exactly_one: &[],
             extra: false,

@@ -1,0 +1,155 @@
+//! Calls by an operation's name with JSON params and a JSON answer: what a
+//! binding generated from the declarations (Go, the JVM) calls, so that it has
+//! one C function per kind of call rather than one per operation. The params
+//! and the answer are those of the conformance vectors and of
+//! `roomchat::Client::call_operation`: the declared wire names, every check
+//! made by core before anything is sent.
+
+use std::ffi::c_char;
+
+use roomchat::wire::Operation;
+use roomchat::{JsonPage, Pages};
+use serde_json::Value;
+
+use crate::answer::{respond, roomchat_response_meta, write_meta};
+use crate::boundary::{
+    borrow_arg, free_box, json_arg, mut_arg, out_arg, text_arg, write_out, write_string,
+};
+use crate::client::roomchat_client;
+use crate::error::{guard, guard_value, roomchat_error, roomchat_result, Failure};
+use crate::view::roomchat_cancel_token;
+
+fn operation_arg(operation: *const c_char) -> Result<Operation, Failure> {
+    let name = text_arg(operation, "operation")?;
+    Operation::from_name(name)
+        .ok_or_else(|| Failure::invalid(format!("operation {name:?} is not a declared operation")))
+}
+
+/// Calls the declared operation named `operation` (`list_users`,
+/// `create_chat_room`, …; `raw` for a raw request) with `params_json`, a JSON
+/// object of its params by their wire names (NULL: none), exactly as the
+/// conformance vectors give them. A name that is not declared, or params that
+/// are not JSON, give `ROOMCHAT_RESULT_INVALID_ARGUMENT`; params the
+/// declaration refuses give `ROOMCHAT_RESULT_VALIDATION`; nothing is sent
+/// then. On success writes the answer's JSON text (its typed record, unknown
+/// fields kept) to `*result_json_out` (owned by the caller: free with
+/// `roomchat_string_free`) and, when `meta_out` is not NULL, the answer's
+/// status, headers and attempts to `*meta_out` (free with
+/// `roomchat_response_meta_free`); on failure writes nothing there, the
+/// details to `*err_out` when it is not NULL (free with `roomchat_error_free`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_call_operation(
+    client: *const roomchat_client,
+    operation: *const c_char,
+    params_json: *const c_char,
+    result_json_out: *mut *mut c_char,
+    meta_out: *mut *mut roomchat_response_meta,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(result_json_out, "result_json_out")?;
+        let client = borrow_arg(client, "client")?;
+        let operation = operation_arg(operation)?;
+        let params = json_arg(params_json, "params_json")?.unwrap_or(Value::Null);
+        let (value, meta) = respond(&client.client, meta_out, |c| {
+            c.call_operation(operation, &params)
+        })?;
+        write_string(result_json_out, value.to_string());
+        write_meta(meta_out, meta);
+        Ok(())
+    })
+}
+
+/// The pages of a declared listing, one request a step: see
+/// `roomchat_client_operation_pages`.
+#[allow(non_camel_case_types)]
+pub struct roomchat_operation_pages {
+    pages: Pages<JsonPage>,
+}
+
+/// Starts a lazy iteration over the pages of the declared listing `operation`
+/// (`list_users`, `room_messages`, `channel_messages`, `list_members`):
+/// nothing is sent until `roomchat_operation_pages_next`. `params_json` as for
+/// `roomchat_client_call_operation`; its `limit` is the page size (default
+/// 200), its `skip` where to start (default 0; to resume, an earlier
+/// iteration's `roomchat_operation_pages_next_skip`). An operation that does
+/// not page gives `ROOMCHAT_RESULT_VALIDATION`. Writes the iterator to
+/// `*pages_out` (free with `roomchat_operation_pages_free`); it keeps its own
+/// reference to the client.
+#[no_mangle]
+pub extern "C" fn roomchat_client_operation_pages(
+    client: *const roomchat_client,
+    operation: *const c_char,
+    params_json: *const c_char,
+    pages_out: *mut *mut roomchat_operation_pages,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(pages_out, "pages_out")?;
+        let client = borrow_arg(client, "client")?;
+        let operation = operation_arg(operation)?;
+        let params = json_arg(params_json, "params_json")?.unwrap_or(Value::Null);
+        let pages = client.client.operation_pages(operation, &params)?;
+        write_out(pages_out, roomchat_operation_pages { pages });
+        Ok(())
+    })
+}
+
+/// Fetches the next page: on `ROOMCHAT_RESULT_OK` writes its JSON text (the
+/// operation's answer) to `*page_json_out` (owned by the caller: free with
+/// `roomchat_string_free`). Returns `ROOMCHAT_RESULT_ITERATION_DONE` at the
+/// end (after an empty page, or a page that reaches the listing's total),
+/// never after an error: an error is returned as it is, details in
+/// `*err_out` when it is not NULL, and the next call fetches the same page
+/// again (bound your own retries). A page size outside the declared limits is
+/// `ROOMCHAT_RESULT_VALIDATION` once, then the end. `cancel` (NULL: none)
+/// cancels this step only: a cancelled step returns
+/// `ROOMCHAT_RESULT_CANCELLED` and the next fetches the same page.
+#[no_mangle]
+pub extern "C" fn roomchat_operation_pages_next(
+    pages: *mut roomchat_operation_pages,
+    cancel: *const roomchat_cancel_token,
+    page_json_out: *mut *mut c_char,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    let mut done = false;
+    let code = guard(err_out, || {
+        out_arg(page_json_out, "page_json_out")?;
+        let pages = mut_arg(pages, "pages")?;
+        // SAFETY: NULL or a live token of this library (documented).
+        let step = match unsafe { cancel.as_ref() } {
+            Some(cancel) => pages.pages.next_with_cancel(&cancel.token),
+            None => pages.pages.next_page(),
+        };
+        match step {
+            None => done = true,
+            Some(page) => write_string(page_json_out, page?.into_value().to_string()),
+        }
+        Ok(())
+    });
+    if done && code == roomchat_result::Ok {
+        roomchat_result::IterationDone
+    } else {
+        code
+    }
+}
+
+/// Where the iteration stands: the `skip` of the page
+/// `roomchat_operation_pages_next` fetches next. 0 for NULL.
+#[no_mangle]
+pub extern "C" fn roomchat_operation_pages_next_skip(
+    pages: *const roomchat_operation_pages,
+) -> u64 {
+    guard_value(0, || {
+        // SAFETY: NULL or a live iterator of this library (documented).
+        unsafe { pages.as_ref() }.map_or(0, |p| p.pages.next_skip())
+    })
+}
+
+/// Frees an iterator. NULL does nothing. When it held the last hold of a log
+/// callback (or observer), the callback's destroy notifier runs now, on this
+/// thread.
+#[no_mangle]
+pub extern "C" fn roomchat_operation_pages_free(pages: *mut roomchat_operation_pages) {
+    free_box(pages)
+}
