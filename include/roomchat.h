@@ -1168,6 +1168,13 @@ const char *roomchat_error_message(const struct roomchat_error *error);
 // recognises the refusal by it, never by the message's words.
 roomchat_remedy roomchat_error_remedy(const struct roomchat_error *error);
 
+// Whether no request of the call may have reached the service (`roomchat::Error::never_sent`):
+// true for a call refused before sending (an invalid argument, a validation error) or cancelled
+// before its first request left the client; then it had no effect, and a create need not be
+// looked up. False when a request may have been sent, and for NULL: a create cancelled with its
+// request on the wire (`ROOMCHAT_RESULT_CANCELLED`) has an unknown outcome.
+bool roomchat_error_never_sent(const struct roomchat_error *error);
+
 // The HTTP status of the answer, or 0 when there was none.
 uint16_t roomchat_error_status(const struct roomchat_error *error);
 
@@ -1461,6 +1468,36 @@ uint64_t roomchat_operation_pages_next_skip(const struct roomchat_operation_page
 // callback (or observer), the callback's destroy notifier runs now, on this
 // thread.
 void roomchat_operation_pages_free(struct roomchat_operation_pages *pages);
+
+// The wire request of the declared operation `operation` with `params_json`
+// (as for `roomchat_client_call_operation`), built without sending anything:
+// for a program that brings its own HTTP stack, and for the conformance
+// vectors. Writes `{"method", "path", "query": [[name, value]…], "body",
+// "auth"}` as JSON text to `*request_json_out` (free with
+// `roomchat_string_free`), with `"url"` when `base_url` is not NULL (`key`,
+// NULL for none, as the key's query parameter). Params the declaration
+// refuses give `ROOMCHAT_RESULT_VALIDATION`, details in `*err_out`.
+roomchat_result roomchat_wire_build_request(const char *operation,
+                                            const char *params_json,
+                                            const char *base_url,
+                                            const char *key,
+                                            char **request_json_out,
+                                            struct roomchat_error **err_out);
+
+// The answer of the declared operation `operation` decoded from a wire
+// response, without I/O: `status` (100 to 599), `headers_json` (NULL: none;
+// a JSON array of `["name", "value"]` pairs) and the body's `body_len` bytes
+// at `body` (NULL with 0: empty). On success writes the record's JSON text
+// (unknown fields kept) to `*result_json_out` (free with
+// `roomchat_string_free`); an error answer gives its kind, details in
+// `*err_out`, as a call would.
+roomchat_result roomchat_wire_decode_response(const char *operation,
+                                              uint16_t status,
+                                              const char *headers_json,
+                                              const uint8_t *body,
+                                              size_t body_len,
+                                              char **result_json_out,
+                                              struct roomchat_error **err_out);
 
 // Makes a token that is not cancelled. Writes it to `*token_out` (free with
 // `roomchat_cancel_token_free`).
