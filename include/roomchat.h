@@ -597,6 +597,10 @@ typedef struct roomchat_message_page roomchat_message_page;
 // The messages of a conversation, oldest first. Free with `roomchat_messages_free`.
 typedef struct roomchat_messages roomchat_messages;
 
+// The pages of a declared listing, one request a step: see
+// `roomchat_client_operation_pages`.
+typedef struct roomchat_operation_pages roomchat_operation_pages;
+
 // The answer to `create_user_v2`: the new user and an access token.
 // An opaque record: read it with the `roomchat_provisioned_user_*` accessors. Owned when a call
 // returned it (free with `roomchat_provisioned_user_free`); borrowed when another record's
@@ -1164,6 +1168,13 @@ const char *roomchat_error_message(const struct roomchat_error *error);
 // recognises the refusal by it, never by the message's words.
 roomchat_remedy roomchat_error_remedy(const struct roomchat_error *error);
 
+// Whether no request of the call may have reached the service (`roomchat::Error::never_sent`):
+// true for a call refused before sending (an invalid argument, a validation error) or cancelled
+// before its first request left the client; then it had no effect, and a create need not be
+// looked up. False when a request may have been sent, and for NULL: a create cancelled with its
+// request on the wire (`ROOMCHAT_RESULT_CANCELLED`) has an unknown outcome.
+bool roomchat_error_never_sent(const struct roomchat_error *error);
+
 // The HTTP status of the answer, or 0 when there was none.
 uint16_t roomchat_error_status(const struct roomchat_error *error);
 
@@ -1399,6 +1410,94 @@ roomchat_result roomchat_attempt_headers_set(struct roomchat_attempt_headers *he
                                              const char *name,
                                              const char *value,
                                              struct roomchat_error **err_out);
+
+// Calls the declared operation named `operation` (`list_users`,
+// `create_chat_room`, …; `raw` for a raw request) with `params_json`, a JSON
+// object of its params by their wire names (NULL: none), exactly as the
+// conformance vectors give them. A name that is not declared, or params that
+// are not JSON, give `ROOMCHAT_RESULT_INVALID_ARGUMENT`; params the
+// declaration refuses give `ROOMCHAT_RESULT_VALIDATION`; nothing is sent
+// then. On success writes the answer's JSON text (its typed record, unknown
+// fields kept) to `*result_json_out` (owned by the caller: free with
+// `roomchat_string_free`) and, when `meta_out` is not NULL, the answer's
+// status, headers and attempts to `*meta_out` (free with
+// `roomchat_response_meta_free`); on failure writes nothing there, the
+// details to `*err_out` when it is not NULL (free with `roomchat_error_free`).
+roomchat_result roomchat_client_call_operation(const struct roomchat_client *client,
+                                               const char *operation,
+                                               const char *params_json,
+                                               char **result_json_out,
+                                               struct roomchat_response_meta **meta_out,
+                                               struct roomchat_error **err_out);
+
+// Starts a lazy iteration over the pages of the declared listing `operation`
+// (`list_users`, `room_messages`, `channel_messages`, `list_members`):
+// nothing is sent until `roomchat_operation_pages_next`. `params_json` as for
+// `roomchat_client_call_operation`; its `limit` is the page size (default
+// 200), its `skip` where to start (default 0; to resume, an earlier
+// iteration's `roomchat_operation_pages_next_skip`). An operation that does
+// not page gives `ROOMCHAT_RESULT_VALIDATION`. Writes the iterator to
+// `*pages_out` (free with `roomchat_operation_pages_free`); it keeps its own
+// reference to the client.
+roomchat_result roomchat_client_operation_pages(const struct roomchat_client *client,
+                                                const char *operation,
+                                                const char *params_json,
+                                                struct roomchat_operation_pages **pages_out,
+                                                struct roomchat_error **err_out);
+
+// Fetches the next page: on `ROOMCHAT_RESULT_OK` writes its JSON text (the
+// operation's answer) to `*page_json_out` (owned by the caller: free with
+// `roomchat_string_free`). Returns `ROOMCHAT_RESULT_ITERATION_DONE` at the
+// end (after an empty page, or a page that reaches the listing's total),
+// never after an error: an error is returned as it is, details in
+// `*err_out` when it is not NULL, and the next call fetches the same page
+// again (bound your own retries). A page size outside the declared limits is
+// `ROOMCHAT_RESULT_VALIDATION` once, then the end. `cancel` (NULL: none)
+// cancels this step only: a cancelled step returns
+// `ROOMCHAT_RESULT_CANCELLED` and the next fetches the same page.
+roomchat_result roomchat_operation_pages_next(struct roomchat_operation_pages *pages,
+                                              const struct roomchat_cancel_token *cancel,
+                                              char **page_json_out,
+                                              struct roomchat_error **err_out);
+
+// Where the iteration stands: the `skip` of the page
+// `roomchat_operation_pages_next` fetches next. 0 for NULL.
+uint64_t roomchat_operation_pages_next_skip(const struct roomchat_operation_pages *pages);
+
+// Frees an iterator. NULL does nothing. When it held the last hold of a log
+// callback (or observer), the callback's destroy notifier runs now, on this
+// thread.
+void roomchat_operation_pages_free(struct roomchat_operation_pages *pages);
+
+// The wire request of the declared operation `operation` with `params_json`
+// (as for `roomchat_client_call_operation`), built without sending anything:
+// for a program that brings its own HTTP stack, and for the conformance
+// vectors. Writes `{"method", "path", "query": [[name, value]…], "body",
+// "auth"}` as JSON text to `*request_json_out` (free with
+// `roomchat_string_free`), with `"url"` when `base_url` is not NULL (`key`,
+// NULL for none, as the key's query parameter). Params the declaration
+// refuses give `ROOMCHAT_RESULT_VALIDATION`, details in `*err_out`.
+roomchat_result roomchat_wire_build_request(const char *operation,
+                                            const char *params_json,
+                                            const char *base_url,
+                                            const char *key,
+                                            char **request_json_out,
+                                            struct roomchat_error **err_out);
+
+// The answer of the declared operation `operation` decoded from a wire
+// response, without I/O: `status` (100 to 599), `headers_json` (NULL: none;
+// a JSON array of `["name", "value"]` pairs) and the body's `body_len` bytes
+// at `body` (NULL with 0: empty). On success writes the record's JSON text
+// (unknown fields kept) to `*result_json_out` (free with
+// `roomchat_string_free`); an error answer gives its kind, details in
+// `*err_out`, as a call would.
+roomchat_result roomchat_wire_decode_response(const char *operation,
+                                              uint16_t status,
+                                              const char *headers_json,
+                                              const uint8_t *body,
+                                              size_t body_len,
+                                              char **result_json_out,
+                                              struct roomchat_error **err_out);
 
 // Makes a token that is not cancelled. Writes it to `*token_out` (free with
 // `roomchat_cancel_token_free`).

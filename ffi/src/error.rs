@@ -106,6 +106,7 @@ pub struct roomchat_error {
     /// Boxed: most errors have none, and a failure stays small to return.
     service: Option<Box<ServiceTexts>>,
     remedy: roomchat_remedy,
+    never_sent: bool,
 }
 
 /// A client setting that an error's message names as the way past a refusal
@@ -150,6 +151,8 @@ impl Failure {
                 path: None,
                 service: None,
                 remedy: roomchat_remedy::None,
+                // Refused at the boundary: nothing was sent.
+                never_sent: true,
             },
         }
     }
@@ -198,6 +201,7 @@ impl From<roomchat::Error> for Failure {
                 path: e.path().map(|s| c_string(s.to_owned())),
                 service: service_texts(&e),
                 remedy,
+                never_sent: e.never_sent(),
             },
         }
     }
@@ -305,6 +309,16 @@ pub extern "C" fn roomchat_error_remedy(error: *const roomchat_error) -> roomcha
     guard_value(roomchat_remedy::None, || {
         borrow(error).map_or(roomchat_remedy::None, |e| e.remedy)
     })
+}
+
+/// Whether no request of the call may have reached the service (`roomchat::Error::never_sent`):
+/// true for a call refused before sending (an invalid argument, a validation error) or cancelled
+/// before its first request left the client; then it had no effect, and a create need not be
+/// looked up. False when a request may have been sent, and for NULL: a create cancelled with its
+/// request on the wire (`ROOMCHAT_RESULT_CANCELLED`) has an unknown outcome.
+#[no_mangle]
+pub extern "C" fn roomchat_error_never_sent(error: *const roomchat_error) -> bool {
+    guard_value(false, || borrow(error).is_some_and(|e| e.never_sent))
 }
 
 /// The HTTP status of the answer, or 0 when there was none.

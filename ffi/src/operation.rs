@@ -7,13 +7,14 @@
 
 use std::ffi::c_char;
 
-use roomchat::wire::Operation;
+use roomchat::wire::{Operation, WireResponse};
 use roomchat::{JsonPage, Pages};
 use serde_json::Value;
 
 use crate::answer::{respond, roomchat_response_meta, write_meta};
 use crate::boundary::{
-    borrow_arg, free_box, json_arg, mut_arg, out_arg, text_arg, write_out, write_string,
+    borrow_arg, free_box, json_arg, mut_arg, opt_text_arg, out_arg, text_arg, write_out,
+    write_string,
 };
 use crate::client::roomchat_client;
 use crate::error::{guard, guard_value, roomchat_error, roomchat_result, Failure};
@@ -152,4 +153,90 @@ pub extern "C" fn roomchat_operation_pages_next_skip(
 #[no_mangle]
 pub extern "C" fn roomchat_operation_pages_free(pages: *mut roomchat_operation_pages) {
     free_box(pages)
+}
+
+/// The wire request of the declared operation `operation` with `params_json`
+/// (as for `roomchat_client_call_operation`), built without sending anything:
+/// for a program that brings its own HTTP stack, and for the conformance
+/// vectors. Writes `{"method", "path", "query": [[name, value]…], "body",
+/// "auth"}` as JSON text to `*request_json_out` (free with
+/// `roomchat_string_free`), with `"url"` when `base_url` is not NULL (`key`,
+/// NULL for none, as the key's query parameter). Params the declaration
+/// refuses give `ROOMCHAT_RESULT_VALIDATION`, details in `*err_out`.
+#[no_mangle]
+pub extern "C" fn roomchat_wire_build_request(
+    operation: *const c_char,
+    params_json: *const c_char,
+    base_url: *const c_char,
+    key: *const c_char,
+    request_json_out: *mut *mut c_char,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(request_json_out, "request_json_out")?;
+        let operation = operation_arg(operation)?;
+        let params = json_arg(params_json, "params_json")?.unwrap_or(Value::Null);
+        let base_url = opt_text_arg(base_url, "base_url")?;
+        let key = opt_text_arg(key, "key")?;
+        let request = operation.build(&params)?;
+        let mut json = request.to_json();
+        if let Some(base) = base_url {
+            json["url"] = Value::String(request.url(base, key));
+        }
+        write_string(request_json_out, json.to_string());
+        Ok(())
+    })
+}
+
+/// The answer of the declared operation `operation` decoded from a wire
+/// response, without I/O: `status` (100 to 599), `headers_json` (NULL: none;
+/// a JSON array of `["name", "value"]` pairs) and the body's `body_len` bytes
+/// at `body` (NULL with 0: empty). On success writes the record's JSON text
+/// (unknown fields kept) to `*result_json_out` (free with
+/// `roomchat_string_free`); an error answer gives its kind, details in
+/// `*err_out`, as a call would.
+#[no_mangle]
+pub extern "C" fn roomchat_wire_decode_response(
+    operation: *const c_char,
+    status: u16,
+    headers_json: *const c_char,
+    body: *const u8,
+    body_len: usize,
+    result_json_out: *mut *mut c_char,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(result_json_out, "result_json_out")?;
+        let operation = operation_arg(operation)?;
+        if !(100..=599).contains(&status) {
+            return Err(Failure::invalid(format!(
+                "status {status} is not 100 to 599"
+            )));
+        }
+        let mut headers = Vec::new();
+        if let Some(value) = json_arg(headers_json, "headers_json")? {
+            let bad =
+                || Failure::invalid("headers_json must be an array of [\"name\", \"value\"] pairs");
+            for pair in value.as_array().ok_or_else(bad)? {
+                match pair.as_array().map(Vec::as_slice) {
+                    Some([Value::String(n), Value::String(v)]) => {
+                        headers.push((n.clone(), v.clone()))
+                    }
+                    _ => return Err(bad()),
+                }
+            }
+        }
+        let body = if body_len == 0 {
+            Vec::new()
+        } else if body.is_null() {
+            return Err(Failure::invalid("body is NULL with a length above 0"));
+        } else {
+            // SAFETY: the caller gives `body_len` readable bytes at `body` (documented).
+            unsafe { std::slice::from_raw_parts(body, body_len) }.to_vec()
+        };
+        let response = WireResponse::new(status, headers, body);
+        let value = operation.decode(&response)?;
+        write_string(result_json_out, value.to_string());
+        Ok(())
+    })
 }

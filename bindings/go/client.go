@@ -1,0 +1,291 @@
+package roomchat
+
+/*
+#include "capi.h"
+*/
+import "C"
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"runtime"
+	"runtime/cgo"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Client calls the service. One client is safe for any number of goroutines,
+// and shares its connection pool and rate budget between them; make one per
+// key and keep it. Close it when done (a client the program forgets is freed
+// by the garbage collector, but its connections stay open until then).
+type Client struct {
+	*client
+}
+
+// client is what Client's finalizer frees: a Client value may be copied, and
+// the calls in flight hold a reference to it.
+type client struct {
+	mu     sync.RWMutex // held shared by each call, exclusively by Close
+	ptr    *C.struct_roomchat_client
+	closed bool
+	// inFlight bounds the calls in C at once: each holds an OS thread, and a
+	// Go process stops at 10,000 threads.
+	inFlight chan struct{}
+	shared   *shared
+	key      cgo.Handle
+}
+
+// shared is what the library's callbacks reach through the client's handle.
+type shared struct {
+	settings  *settings
+	telemetry *telemetry
+}
+
+// NewClient makes a client for the account's private key. The options set
+// the base URL (required, or ROOMCHAT_BASE_URL through NewClientFromEnv), the
+// timeouts, retries, rate budget, TLS, proxy, logging and telemetry.
+func NewClient(privateKey string, opts ...Option) (*Client, error) {
+	s := defaultSettings()
+	for _, opt := range opts {
+		opt(s)
+	}
+	return newClient(privateKey, s)
+}
+
+// NewClientFromEnv makes a client from the environment, as every roomchat
+// package reads it: ROOMCHAT_PRIVATE_KEY and ROOMCHAT_BASE_URL (both
+// required), and ROOMCHAT_CHAT_URL, ROOMCHAT_PUBLIC_KEY, ROOMCHAT_APP_NAME
+// when set. The options given apply after them.
+func NewClientFromEnv(opts ...Option) (*Client, error) {
+	key, envOpts, err := fromEnv()
+	if err != nil {
+		return nil, err
+	}
+	return NewClient(key, append(envOpts, opts...)...)
+}
+
+func newClient(privateKey string, s *settings) (*Client, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	cKey, err := cString("private key", privateKey)
+	if err != nil {
+		return nil, err
+	}
+	defer C.free(unsafe.Pointer(cKey))
+	var options *C.struct_roomchat_client_options
+	var cErr *C.struct_roomchat_error
+	if err := check(C.roomchat_client_options_new(cKey, &options, &cErr), cErr); err != nil {
+		return nil, err
+	}
+	defer C.roomchat_client_options_free(options)
+	if err := s.apply(options); err != nil {
+		return nil, err
+	}
+	sh := &shared{settings: s}
+	sh.telemetry = newTelemetry(s)
+	key := cgo.NewHandle(sh)
+	// The library owns the handle from here: it deletes it (rcgoRelease) once
+	// no client, view or iterator made from these options holds it.
+	if err := check(C.rcgo_set_observer(options, C.uintptr_t(key)), nil); err != nil {
+		key.Delete()
+		return nil, err
+	}
+	if s.logger != nil {
+		// Debug lines cross only when the logger wants them.
+		lowest := C.uint32_t(C.ROOMCHAT_LOG_LEVEL_WARNING)
+		if s.logger.Enabled(context.Background(), slog.LevelDebug) {
+			lowest = C.ROOMCHAT_LOG_LEVEL_DEBUG
+		}
+		if err := check(C.rcgo_set_log(options, C.uintptr_t(key), lowest), nil); err != nil {
+			return nil, err
+		}
+	}
+	c := &client{shared: sh, key: key, inFlight: make(chan struct{}, s.maxInFlight)}
+	if err := check(C.roomchat_client_new(options, &c.ptr, &cErr), cErr); err != nil {
+		return nil, err
+	}
+	if sh.telemetry != nil {
+		sh.telemetry.clientStarted(c)
+	}
+	runtime.SetFinalizer(c, (*client).free)
+	return &Client{c}, nil
+}
+
+// Close frees the client once the calls in flight have ended; a call after
+// it fails (KindConfiguration). Closing twice does nothing.
+func (c *Client) Close() error {
+	c.free()
+	runtime.SetFinalizer(c.client, nil)
+	return nil
+}
+
+func (c *client) free() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	c.closed = true
+	if c.shared.telemetry != nil {
+		c.shared.telemetry.clientClosed(c)
+	}
+	C.roomchat_client_free(c.ptr)
+	c.ptr = nil
+}
+
+var errClosed = &Error{Kind: KindConfiguration, Message: "the client is closed"}
+
+// nextCallKey numbers the calls in flight for the library's callbacks.
+var (
+	nextCallKey atomic.Uint64
+	calls       sync.Map // uintptr -> *callState
+)
+
+// callState is one call in flight, as the library's callbacks see it.
+type callState struct {
+	ctx       context.Context
+	client    *client
+	telemetry callTelemetry
+}
+
+func lookupCall(key C.uintptr_t) *callState {
+	if key == 0 {
+		return nil
+	}
+	if cs, ok := calls.Load(uintptr(key)); ok {
+		return cs.(*callState)
+	}
+	return nil
+}
+
+// call runs fn (one C call) with the client's pointer (or a view of it
+// carrying the call's options and its ctx's cancel token), a turn among the
+// calls in flight, and the call's key for the callbacks.
+func (c *Client) call(ctx context.Context, opts []CallOption, fn func(ptr *C.struct_roomchat_client, key C.uintptr_t, cancel *C.struct_roomchat_cancel_token) error) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return notStarted(ctx)
+	}
+	// A turn: waiting for it holds no thread, and a cancelled ctx ends the wait.
+	select {
+	case c.inFlight <- struct{}{}:
+	default:
+		select {
+		case c.inFlight <- struct{}{}:
+		case <-ctx.Done():
+			return notStarted(ctx)
+		}
+	}
+	defer func() { <-c.inFlight }()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.closed {
+		return errClosed
+	}
+	ptr := c.ptr
+	call, err := newCallView(ctx, ptr, opts)
+	if err != nil {
+		return err
+	}
+	defer call.free()
+	if call.view != nil {
+		ptr = call.view
+	}
+	cs := &callState{ctx: ctx, client: c.client}
+	key := uintptr(nextCallKey.Add(1))
+	calls.Store(key, cs)
+	defer calls.Delete(key)
+	err = fn(ptr, C.uintptr_t(key), call.token)
+	runtime.KeepAlive(c.client)
+	return fromContext(ctx, err)
+}
+
+// notStarted is the error of a call whose ctx ended before it was sent.
+func notStarted(ctx context.Context) error {
+	return &Error{Kind: KindCancelled, Message: "the context ended before the call was sent: nothing was sent", cause: ctx.Err()}
+}
+
+// invoke calls the declared operation op with params (JSON by the wire
+// names; nil for none) and decodes its answer into out (nil: dropped).
+func (c *Client) invoke(ctx context.Context, op string, params any, out any, opts []CallOption) error {
+	_, err := c.invokeMeta(ctx, op, params, out, opts, false)
+	return err
+}
+
+// invokeWithResponse is invoke with the answer's status, headers and attempts.
+func (c *Client) invokeWithResponse(ctx context.Context, op string, params any, out any, opts []CallOption) (*Response, error) {
+	return c.invokeMeta(ctx, op, params, out, opts, true)
+}
+
+func (c *Client) invokeMeta(ctx context.Context, op string, params any, out any, opts []CallOption, withMeta bool) (*Response, error) {
+	cOp, cParams, err := callArgs(op, params)
+	if err != nil {
+		return nil, err
+	}
+	defer C.free(unsafe.Pointer(cOp))
+	if cParams != nil {
+		defer C.free(unsafe.Pointer(cParams))
+	}
+	var body []byte
+	var response *Response
+	err = c.call(ctx, opts, func(ptr *C.struct_roomchat_client, key C.uintptr_t, _ *C.struct_roomchat_cancel_token) error {
+		var result *C.char
+		var meta *C.struct_roomchat_response_meta
+		var metaOut **C.struct_roomchat_response_meta
+		if withMeta {
+			metaOut = &meta
+		}
+		var cErr *C.struct_roomchat_error
+		code := C.rcgo_call(ptr, key, cOp, cParams, &result, metaOut, &cErr)
+		if err := check(code, cErr); err != nil {
+			return err
+		}
+		body = takeBytes(result)
+		if meta != nil {
+			response = takeResponse(meta)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if response != nil {
+		response.Body = body
+	}
+	if out != nil {
+		if err := json.Unmarshal(body, out); err != nil {
+			return response, &Error{Kind: KindDecode, Message: "the answer's JSON does not fit " + op + "'s record: " + err.Error()}
+		}
+	}
+	return response, nil
+}
+
+// callArgs makes the C arguments of a call: the operation's name and its
+// params' JSON text (NULL for none).
+func callArgs(op string, params any) (*C.char, *C.char, error) {
+	var text []byte
+	if params != nil {
+		var err error
+		if text, err = json.Marshal(params); err != nil {
+			return nil, nil, &Error{Kind: KindValidation, Message: op + "'s params cannot be sent as JSON: " + err.Error()}
+		}
+	}
+	cOp, err := cString("operation", op)
+	if err != nil {
+		return nil, nil, err
+	}
+	if text == nil {
+		return cOp, nil, nil
+	}
+	cParams, err := cString(op+"'s params", string(text))
+	if err != nil {
+		C.free(unsafe.Pointer(cOp))
+		return nil, nil, err
+	}
+	return cOp, cParams, nil
+}

@@ -1,0 +1,13 @@
+module github.com/roomchat/roomchat-go
+
+go 1.23.0
+
+require (
+	github.com/go-logr/logr v1.4.3 // indirect
+	github.com/go-logr/stdr v1.2.2 // indirect
+	go.opentelemetry.io/auto/sdk v1.1.0 // indirect
+	go.opentelemetry.io/otel v1.38.0 // indirect
+	go.opentelemetry.io/otel/metric v1.38.0 // indirect
+	go.opentelemetry.io/otel/trace v1.38.0 // indirect
+)
+require github.com/roomchat/roomchat-go/lib/linux-amd64 v0.1.0

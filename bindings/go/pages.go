@@ -1,0 +1,127 @@
+package roomchat
+
+/*
+#include "capi.h"
+*/
+import "C"
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"unsafe"
+)
+
+// pages iterates the pages of a declared listing, each fetched when the loop
+// asks for it (core's rules: an error is yielded and, if the loop goes on,
+// the same page is fetched again; it never ends early without yielding the
+// error). It stops when ctx ends or the loop breaks, and holds one page.
+func pages[P any](c *Client, ctx context.Context, op string, params any, opts []CallOption) iter.Seq2[*P, error] {
+	return func(yield func(*P, error) bool) {
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		it, err := c.openPages(ctx, op, params, opts)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer it.close()
+		for {
+			body, done, err := it.next(ctx)
+			if done {
+				return
+			}
+			if err != nil {
+				if !yield(nil, err) || ctx.Err() != nil {
+					return
+				}
+				continue
+			}
+			page := new(P)
+			if err := json.Unmarshal(body, page); err != nil {
+				err = &Error{Kind: KindDecode, Message: "the answer's JSON does not fit " + op + "'s page: " + err.Error()}
+				if !yield(nil, err) {
+					return
+				}
+				continue
+			}
+			if !yield(page, nil) {
+				return
+			}
+		}
+	}
+}
+
+// items is pages flattened to their records.
+func items[P any, T any](c *Client, ctx context.Context, op string, params any, records func(*P) []T, opts []CallOption) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		for page, err := range pages[P](c, ctx, op, params, opts) {
+			if err != nil {
+				if !yield(zero, err) {
+					return
+				}
+				continue
+			}
+			for _, record := range records(page) {
+				if !yield(record, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// pageIter is the library's iterator over a listing's pages.
+type pageIter struct {
+	c   *Client
+	ptr *C.struct_roomchat_operation_pages
+}
+
+func (c *Client) openPages(ctx context.Context, op string, params any, opts []CallOption) (*pageIter, error) {
+	cOp, cParams, err := callArgs(op, params)
+	if err != nil {
+		return nil, err
+	}
+	defer C.free(unsafe.Pointer(cOp))
+	if cParams != nil {
+		defer C.free(unsafe.Pointer(cParams))
+	}
+	it := &pageIter{c: c}
+	// The iterator keeps the options of the view it is made from; each step
+	// gets the ctx's cancel token of its own (pages' next).
+	err = c.call(context.WithoutCancel(ctx), opts, func(ptr *C.struct_roomchat_client, _ C.uintptr_t, _ *C.struct_roomchat_cancel_token) error {
+		var cErr *C.struct_roomchat_error
+		return check(C.roomchat_client_operation_pages(ptr, cOp, cParams, &it.ptr, &cErr), cErr)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return it, nil
+}
+
+// next fetches the next page's JSON; done at the end.
+func (it *pageIter) next(ctx context.Context) (body []byte, done bool, err error) {
+	// The step's view is made for its ctx's cancel token only: the iterator
+	// keeps the view it was made from.
+	err = it.c.call(ctx, nil, func(_ *C.struct_roomchat_client, key C.uintptr_t, token *C.struct_roomchat_cancel_token) error {
+		var page *C.char
+		var cErr *C.struct_roomchat_error
+		code := C.rcgo_pages_next(it.ptr, key, token, &page, &cErr)
+		if code == C.ROOMCHAT_RESULT_ITERATION_DONE {
+			done = true
+			return nil
+		}
+		if err := check(code, cErr); err != nil {
+			return err
+		}
+		body = takeBytes(page)
+		return nil
+	})
+	return body, done, err
+}
+
+func (it *pageIter) close() {
+	C.roomchat_operation_pages_free(it.ptr)
+}
