@@ -6,35 +6,233 @@ package roomchat
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
+	"strconv"
 	"unicode/utf8"
 )
 
-// takeField decodes the field name of fields into into, if it is there, and
-// removes it from fields (what is left is a record's Extra).
-func takeField[T any](fields map[string]json.RawMessage, record, name string, into *T) error {
-	raw, ok := fields[name]
-	if !ok {
+// eachMember calls member with the name (unescaped) and the raw value of each
+// member of the JSON object data, in order; null is an object without members.
+// It reads the object's structure and no more: each value is decoded by
+// decodeField (which checks it) or kept in a record's Extra as it came.
+func eachMember(data []byte, record string, member func(name, raw []byte) error) error {
+	bad := func(what string) error {
+		return fmt.Errorf("roomchat: %s: the answer is not a JSON object (%s)", record, what)
+	}
+	i := skipSpace(data, 0)
+	if bytes.HasPrefix(data[i:], []byte("null")) && skipSpace(data, i+4) == len(data) {
 		return nil
 	}
-	delete(fields, name)
-	if err := json.Unmarshal(raw, into); err != nil {
-		return fmt.Errorf("roomchat: %s.%s: %w", record, name, err)
+	if i >= len(data) || data[i] != '{' {
+		return bad("it does not start with {")
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		i++
+	} else {
+		for {
+			if i >= len(data) || data[i] != '"' {
+				return bad("a member's name is not a string")
+			}
+			end, ok := skipString(data, i)
+			if !ok {
+				return bad("a string does not end")
+			}
+			name := data[i+1 : end-1]
+			if bytes.IndexByte(name, '\\') >= 0 || !utf8.Valid(name) {
+				var unescaped string
+				if err := json.Unmarshal(data[i:end], &unescaped); err != nil {
+					return bad(err.Error())
+				}
+				name = []byte(unescaped)
+			}
+			i = skipSpace(data, end)
+			if i >= len(data) || data[i] != ':' {
+				return bad("no : after a member's name")
+			}
+			i = skipSpace(data, i+1)
+			start := i
+			if i, ok = skipValue(data, i); !ok {
+				return bad("a value does not end")
+			}
+			if err := member(name, data[start:i]); err != nil {
+				return err
+			}
+			i = skipSpace(data, i)
+			if i < len(data) && data[i] == ',' {
+				i = skipSpace(data, i+1)
+				continue
+			}
+			if i < len(data) && data[i] == '}' {
+				i++
+				break
+			}
+			return bad("no , or } after a member")
+		}
+	}
+	if skipSpace(data, i) != len(data) {
+		return bad("something follows it")
 	}
 	return nil
 }
 
-// decodeRecord reads data as a JSON object by field name (null: no field).
-func decodeRecord(data []byte, record string) (map[string]json.RawMessage, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil {
-		return nil, fmt.Errorf("roomchat: %s: %w", record, err)
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
 	}
-	return fields, nil
+	return i
+}
+
+// skipString is the end of the JSON string at data[i] (its opening quote).
+func skipString(data []byte, i int) (int, bool) {
+	for i++; i < len(data); i++ {
+		switch data[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1, true
+		}
+	}
+	return i, false
+}
+
+// skipValue is the end of the JSON value at data[i]: a string, an object or an
+// array (to its closing bracket), else a number or a literal (to the next delimiter).
+func skipValue(data []byte, i int) (int, bool) {
+	if i >= len(data) {
+		return i, false
+	}
+	switch data[i] {
+	case '"':
+		return skipString(data, i)
+	case '{', '[':
+		depth := 0
+		for i < len(data) {
+			switch data[i] {
+			case '"':
+				end, ok := skipString(data, i)
+				if !ok {
+					return end, false
+				}
+				i = end
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1, true
+				}
+			}
+			i++
+		}
+		return i, false
+	}
+	start := i
+	for i < len(data) && !isDelimiter(data[i]) {
+		i++
+	}
+	return i, i > start
+}
+
+func isDelimiter(b byte) bool {
+	switch b {
+	case ',', '}', ']', ' ', '\t', '\n', '\r':
+		return true
+	}
+	return false
+}
+
+// plainString is the JSON string raw when it has no escape to read (the
+// common case: its bytes are the text), else false.
+func plainString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	for _, b := range body {
+		if b < 0x20 || b == '"' || b == '\\' {
+			return "", false
+		}
+	}
+	if !utf8.Valid(body) {
+		return "", false
+	}
+	return string(body), true
+}
+
+// isNumber is whether raw starts as a JSON number does (strconv alone takes
+// more: "+1", "NaN", "Inf").
+func isNumber(raw []byte) bool {
+	return len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9')
+}
+
+// decodeField decodes the raw value of the field name of record into into:
+// the plain kinds directly, any other (and any doubt) by encoding/json, with
+// its rules (null: a pointer nil, anything else untouched).
+func decodeField[T any](raw []byte, record, name string, into *T) error {
+	null := string(raw) == "null"
+	switch p := any(into).(type) {
+	case **string:
+		if null {
+			*p = nil
+			return nil
+		}
+		if s, ok := plainString(raw); ok {
+			*p = &s
+			return nil
+		}
+	case *string:
+		if null {
+			return nil
+		}
+		if s, ok := plainString(raw); ok {
+			*p = s
+			return nil
+		}
+	case **bool:
+		switch {
+		case null:
+			*p = nil
+			return nil
+		case string(raw) == "true" || string(raw) == "false":
+			b := raw[0] == 't'
+			*p = &b
+			return nil
+		}
+	case *bool:
+		switch {
+		case null:
+			return nil
+		case string(raw) == "true" || string(raw) == "false":
+			*p = raw[0] == 't'
+			return nil
+		}
+	case **int64:
+		if null {
+			*p = nil
+			return nil
+		}
+		if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil && isNumber(raw) {
+			*p = &n
+			return nil
+		}
+	case *uint64:
+		if null {
+			return nil
+		}
+		if n, err := strconv.ParseUint(string(raw), 10, 64); err == nil && isNumber(raw) {
+			*p = n
+			return nil
+		}
+	}
+	if err := json.Unmarshal(raw, into); err != nil {
+		return fmt.Errorf("roomchat: %s.%s: %w", record, name, err)
+	}
+	return nil
 }
 
 // marshalWithExtra is known (a struct) as a JSON object, then extra's entries
@@ -148,19 +346,20 @@ type Acknowledged struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *Acknowledged) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "Acknowledged")
-	if err != nil {
-		return err
-	}
 	*r = Acknowledged{}
-	err = errors.Join(
-		takeField(fields, "Acknowledged", "success", &r.Success),
-		takeField(fields, "Acknowledged", "message", &r.Message),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "Acknowledged", func(name, raw []byte) error {
+		switch string(name) {
+		case "success":
+			return decodeField(raw, "Acknowledged", "success", &r.Success)
+		case "message":
+			return decodeField(raw, "Acknowledged", "message", &r.Message)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.
@@ -217,29 +416,40 @@ type Bot struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *Bot) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "Bot")
-	if err != nil {
-		return err
-	}
 	*r = Bot{}
-	err = errors.Join(
-		takeField(fields, "Bot", "_id", &r.ID),
-		takeField(fields, "Bot", "name", &r.Name),
-		takeField(fields, "Bot", "description", &r.Description),
-		takeField(fields, "Bot", "trigger", &r.Trigger),
-		takeField(fields, "Bot", "messageVisibility", &r.MessageVisibility),
-		takeField(fields, "Bot", "isAllowedInAllChatRooms", &r.IsAllowedInAllChatRooms),
-		takeField(fields, "Bot", "messageHistoryLimit", &r.MessageHistoryLimit),
-		takeField(fields, "Bot", "webhookURL", &r.WebhookURL),
-		takeField(fields, "Bot", "metadata", &r.Metadata),
-		takeField(fields, "Bot", "enabled", &r.Enabled),
-		takeField(fields, "Bot", "customer", &r.Customer),
-		takeField(fields, "Bot", "created", &r.Created),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "Bot", func(name, raw []byte) error {
+		switch string(name) {
+		case "_id":
+			return decodeField(raw, "Bot", "_id", &r.ID)
+		case "name":
+			return decodeField(raw, "Bot", "name", &r.Name)
+		case "description":
+			return decodeField(raw, "Bot", "description", &r.Description)
+		case "trigger":
+			return decodeField(raw, "Bot", "trigger", &r.Trigger)
+		case "messageVisibility":
+			return decodeField(raw, "Bot", "messageVisibility", &r.MessageVisibility)
+		case "isAllowedInAllChatRooms":
+			return decodeField(raw, "Bot", "isAllowedInAllChatRooms", &r.IsAllowedInAllChatRooms)
+		case "messageHistoryLimit":
+			return decodeField(raw, "Bot", "messageHistoryLimit", &r.MessageHistoryLimit)
+		case "webhookURL":
+			return decodeField(raw, "Bot", "webhookURL", &r.WebhookURL)
+		case "metadata":
+			return decodeField(raw, "Bot", "metadata", &r.Metadata)
+		case "enabled":
+			return decodeField(raw, "Bot", "enabled", &r.Enabled)
+		case "customer":
+			return decodeField(raw, "Bot", "customer", &r.Customer)
+		case "created":
+			return decodeField(raw, "Bot", "created", &r.Created)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.
@@ -297,19 +507,20 @@ type BotAnswer struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *BotAnswer) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "BotAnswer")
-	if err != nil {
-		return err
-	}
 	*r = BotAnswer{}
-	err = errors.Join(
-		takeField(fields, "BotAnswer", "success", &r.Success),
-		takeField(fields, "BotAnswer", "bot", &r.Bot),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "BotAnswer", func(name, raw []byte) error {
+		switch string(name) {
+		case "success":
+			return decodeField(raw, "BotAnswer", "success", &r.Success)
+		case "bot":
+			return decodeField(raw, "BotAnswer", "bot", &r.Bot)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.
@@ -373,31 +584,44 @@ type Room struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *Room) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "Room")
-	if err != nil {
-		return err
-	}
 	*r = Room{}
-	err = errors.Join(
-		takeField(fields, "Room", "roomId", &r.RoomID),
-		takeField(fields, "Room", "name", &r.Name),
-		takeField(fields, "Room", "description", &r.Description),
-		takeField(fields, "Room", "metadata", &r.Metadata),
-		takeField(fields, "Room", "roomPassword", &r.RoomPassword),
-		takeField(fields, "Room", "passwordProtected", &r.PasswordProtected),
-		takeField(fields, "Room", "enableOneToOneChat", &r.EnableOneToOneChat),
-		takeField(fields, "Room", "moderatorOnlyOneToOneChat", &r.ModeratorOnlyOneToOneChat),
-		takeField(fields, "Room", "enableChannels", &r.EnableChannels),
-		takeField(fields, "Room", "showNotificationForAllChannels", &r.ShowNotificationForAllChannels),
-		takeField(fields, "Room", "enableLikeMessage", &r.EnableLikeMessage),
-		takeField(fields, "Room", "defaultNotificationEnabled", &r.DefaultNotificationEnabled),
-		takeField(fields, "Room", "preModeratedChatRoom", &r.PreModeratedChatRoom),
-		takeField(fields, "Room", "chatOff", &r.ChatOff),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "Room", func(name, raw []byte) error {
+		switch string(name) {
+		case "roomId":
+			return decodeField(raw, "Room", "roomId", &r.RoomID)
+		case "name":
+			return decodeField(raw, "Room", "name", &r.Name)
+		case "description":
+			return decodeField(raw, "Room", "description", &r.Description)
+		case "metadata":
+			return decodeField(raw, "Room", "metadata", &r.Metadata)
+		case "roomPassword":
+			return decodeField(raw, "Room", "roomPassword", &r.RoomPassword)
+		case "passwordProtected":
+			return decodeField(raw, "Room", "passwordProtected", &r.PasswordProtected)
+		case "enableOneToOneChat":
+			return decodeField(raw, "Room", "enableOneToOneChat", &r.EnableOneToOneChat)
+		case "moderatorOnlyOneToOneChat":
+			return decodeField(raw, "Room", "moderatorOnlyOneToOneChat", &r.ModeratorOnlyOneToOneChat)
+		case "enableChannels":
+			return decodeField(raw, "Room", "enableChannels", &r.EnableChannels)
+		case "showNotificationForAllChannels":
+			return decodeField(raw, "Room", "showNotificationForAllChannels", &r.ShowNotificationForAllChannels)
+		case "enableLikeMessage":
+			return decodeField(raw, "Room", "enableLikeMessage", &r.EnableLikeMessage)
+		case "defaultNotificationEnabled":
+			return decodeField(raw, "Room", "defaultNotificationEnabled", &r.DefaultNotificationEnabled)
+		case "preModeratedChatRoom":
+			return decodeField(raw, "Room", "preModeratedChatRoom", &r.PreModeratedChatRoom)
+		case "chatOff":
+			return decodeField(raw, "Room", "chatOff", &r.ChatOff)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.
@@ -439,20 +663,22 @@ type RoomAnswer struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *RoomAnswer) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "RoomAnswer")
-	if err != nil {
-		return err
-	}
 	*r = RoomAnswer{}
-	err = errors.Join(
-		takeField(fields, "RoomAnswer", "success", &r.Success),
-		takeField(fields, "RoomAnswer", "roomId", &r.RoomID),
-		takeField(fields, "RoomAnswer", "url", &r.URL),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "RoomAnswer", func(name, raw []byte) error {
+		switch string(name) {
+		case "success":
+			return decodeField(raw, "RoomAnswer", "success", &r.Success)
+		case "roomId":
+			return decodeField(raw, "RoomAnswer", "roomId", &r.RoomID)
+		case "url":
+			return decodeField(raw, "RoomAnswer", "url", &r.URL)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.
@@ -479,19 +705,20 @@ type RoomName struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *RoomName) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "RoomName")
-	if err != nil {
-		return err
-	}
 	*r = RoomName{}
-	err = errors.Join(
-		takeField(fields, "RoomName", "roomId", &r.RoomID),
-		takeField(fields, "RoomName", "name", &r.Name),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "RoomName", func(name, raw []byte) error {
+		switch string(name) {
+		case "roomId":
+			return decodeField(raw, "RoomName", "roomId", &r.RoomID)
+		case "name":
+			return decodeField(raw, "RoomName", "name", &r.Name)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.
@@ -527,22 +754,26 @@ type ChatMessageAuthor struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *ChatMessageAuthor) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "ChatMessageAuthor")
-	if err != nil {
-		return err
-	}
 	*r = ChatMessageAuthor{}
-	err = errors.Join(
-		takeField(fields, "ChatMessageAuthor", "_id", &r.ID),
-		takeField(fields, "ChatMessageAuthor", "uniqueUserIdentifier", &r.UniqueUserIdentifier),
-		takeField(fields, "ChatMessageAuthor", "username", &r.Username),
-		takeField(fields, "ChatMessageAuthor", "isModerator", &r.IsModerator),
-		takeField(fields, "ChatMessageAuthor", "parentCustomerAccount", &r.ParentCustomerAccount),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "ChatMessageAuthor", func(name, raw []byte) error {
+		switch string(name) {
+		case "_id":
+			return decodeField(raw, "ChatMessageAuthor", "_id", &r.ID)
+		case "uniqueUserIdentifier":
+			return decodeField(raw, "ChatMessageAuthor", "uniqueUserIdentifier", &r.UniqueUserIdentifier)
+		case "username":
+			return decodeField(raw, "ChatMessageAuthor", "username", &r.Username)
+		case "isModerator":
+			return decodeField(raw, "ChatMessageAuthor", "isModerator", &r.IsModerator)
+		case "parentCustomerAccount":
+			return decodeField(raw, "ChatMessageAuthor", "parentCustomerAccount", &r.ParentCustomerAccount)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.
@@ -589,25 +820,32 @@ type MessageFile struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *MessageFile) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "MessageFile")
-	if err != nil {
-		return err
-	}
 	*r = MessageFile{}
-	err = errors.Join(
-		takeField(fields, "MessageFile", "_id", &r.ID),
-		takeField(fields, "MessageFile", "url", &r.URL),
-		takeField(fields, "MessageFile", "fileName", &r.FileName),
-		takeField(fields, "MessageFile", "size", &r.Size),
-		takeField(fields, "MessageFile", "contentType", &r.ContentType),
-		takeField(fields, "MessageFile", "fileType", &r.FileType),
-		takeField(fields, "MessageFile", "imageHeight", &r.ImageHeight),
-		takeField(fields, "MessageFile", "imageWidth", &r.ImageWidth),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "MessageFile", func(name, raw []byte) error {
+		switch string(name) {
+		case "_id":
+			return decodeField(raw, "MessageFile", "_id", &r.ID)
+		case "url":
+			return decodeField(raw, "MessageFile", "url", &r.URL)
+		case "fileName":
+			return decodeField(raw, "MessageFile", "fileName", &r.FileName)
+		case "size":
+			return decodeField(raw, "MessageFile", "size", &r.Size)
+		case "contentType":
+			return decodeField(raw, "MessageFile", "contentType", &r.ContentType)
+		case "fileType":
+			return decodeField(raw, "MessageFile", "fileType", &r.FileType)
+		case "imageHeight":
+			return decodeField(raw, "MessageFile", "imageHeight", &r.ImageHeight)
+		case "imageWidth":
+			return decodeField(raw, "MessageFile", "imageWidth", &r.ImageWidth)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.
@@ -655,24 +893,30 @@ type ActionButton struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *ActionButton) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "ActionButton")
-	if err != nil {
-		return err
-	}
 	*r = ActionButton{}
-	err = errors.Join(
-		takeField(fields, "ActionButton", "type", &r.Type),
-		takeField(fields, "ActionButton", "displayText", &r.DisplayText),
-		takeField(fields, "ActionButton", "id", &r.ID),
-		takeField(fields, "ActionButton", "url", &r.URL),
-		takeField(fields, "ActionButton", "payload", &r.Payload),
-		takeField(fields, "ActionButton", "imageURL", &r.ImageURL),
-		takeField(fields, "ActionButton", "iconURL", &r.IconURL),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "ActionButton", func(name, raw []byte) error {
+		switch string(name) {
+		case "type":
+			return decodeField(raw, "ActionButton", "type", &r.Type)
+		case "displayText":
+			return decodeField(raw, "ActionButton", "displayText", &r.DisplayText)
+		case "id":
+			return decodeField(raw, "ActionButton", "id", &r.ID)
+		case "url":
+			return decodeField(raw, "ActionButton", "url", &r.URL)
+		case "payload":
+			return decodeField(raw, "ActionButton", "payload", &r.Payload)
+		case "imageURL":
+			return decodeField(raw, "ActionButton", "imageURL", &r.ImageURL)
+		case "iconURL":
+			return decodeField(raw, "ActionButton", "iconURL", &r.IconURL)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.
@@ -727,27 +971,36 @@ type ChatMessage struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *ChatMessage) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "ChatMessage")
-	if err != nil {
-		return err
-	}
 	*r = ChatMessage{}
-	err = errors.Join(
-		takeField(fields, "ChatMessage", "_id", &r.ID),
-		takeField(fields, "ChatMessage", "created", &r.Created),
-		takeField(fields, "ChatMessage", "chatRoom", &r.ChatRoom),
-		takeField(fields, "ChatMessage", "channel", &r.Channel),
-		takeField(fields, "ChatMessage", "message", &r.Message),
-		takeField(fields, "ChatMessage", "user", &r.User),
-		takeField(fields, "ChatMessage", "likes", &r.Likes),
-		takeField(fields, "ChatMessage", "actionButtons", &r.ActionButtons),
-		takeField(fields, "ChatMessage", "file", &r.File),
-		takeField(fields, "ChatMessage", "customer", &r.Customer),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "ChatMessage", func(name, raw []byte) error {
+		switch string(name) {
+		case "_id":
+			return decodeField(raw, "ChatMessage", "_id", &r.ID)
+		case "created":
+			return decodeField(raw, "ChatMessage", "created", &r.Created)
+		case "chatRoom":
+			return decodeField(raw, "ChatMessage", "chatRoom", &r.ChatRoom)
+		case "channel":
+			return decodeField(raw, "ChatMessage", "channel", &r.Channel)
+		case "message":
+			return decodeField(raw, "ChatMessage", "message", &r.Message)
+		case "user":
+			return decodeField(raw, "ChatMessage", "user", &r.User)
+		case "likes":
+			return decodeField(raw, "ChatMessage", "likes", &r.Likes)
+		case "actionButtons":
+			return decodeField(raw, "ChatMessage", "actionButtons", &r.ActionButtons)
+		case "file":
+			return decodeField(raw, "ChatMessage", "file", &r.File)
+		case "customer":
+			return decodeField(raw, "ChatMessage", "customer", &r.Customer)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.
@@ -790,22 +1043,26 @@ type MessagePage struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *MessagePage) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "MessagePage")
-	if err != nil {
-		return err
-	}
 	*r = MessagePage{}
-	err = errors.Join(
-		takeField(fields, "MessagePage", "limit", &r.Limit),
-		takeField(fields, "MessagePage", "skip", &r.Skip),
-		takeField(fields, "MessagePage", "totalRecords", &r.TotalRecords),
-		takeField(fields, "MessagePage", "count", &r.Count),
-		takeField(fields, "MessagePage", "messages", &r.Messages),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "MessagePage", func(name, raw []byte) error {
+		switch string(name) {
+		case "limit":
+			return decodeField(raw, "MessagePage", "limit", &r.Limit)
+		case "skip":
+			return decodeField(raw, "MessagePage", "skip", &r.Skip)
+		case "totalRecords":
+			return decodeField(raw, "MessagePage", "totalRecords", &r.TotalRecords)
+		case "count":
+			return decodeField(raw, "MessagePage", "count", &r.Count)
+		case "messages":
+			return decodeField(raw, "MessagePage", "messages", &r.Messages)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.
@@ -847,23 +1104,28 @@ type Channel struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *Channel) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "Channel")
-	if err != nil {
-		return err
-	}
 	*r = Channel{}
-	err = errors.Join(
-		takeField(fields, "Channel", "_id", &r.ID),
-		takeField(fields, "Channel", "channelName", &r.ChannelName),
-		takeField(fields, "Channel", "enabled", &r.Enabled),
-		takeField(fields, "Channel", "notifyAllUsers", &r.NotifyAllUsers),
-		takeField(fields, "Channel", "metadata", &r.Metadata),
-		takeField(fields, "Channel", "roomId", &r.RoomID),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "Channel", func(name, raw []byte) error {
+		switch string(name) {
+		case "_id":
+			return decodeField(raw, "Channel", "_id", &r.ID)
+		case "channelName":
+			return decodeField(raw, "Channel", "channelName", &r.ChannelName)
+		case "enabled":
+			return decodeField(raw, "Channel", "enabled", &r.Enabled)
+		case "notifyAllUsers":
+			return decodeField(raw, "Channel", "notifyAllUsers", &r.NotifyAllUsers)
+		case "metadata":
+			return decodeField(raw, "Channel", "metadata", &r.Metadata)
+		case "roomId":
+			return decodeField(raw, "Channel", "roomId", &r.RoomID)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.
@@ -908,24 +1170,30 @@ type ConversationMember struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *ConversationMember) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "ConversationMember")
-	if err != nil {
-		return err
-	}
 	*r = ConversationMember{}
-	err = errors.Join(
-		takeField(fields, "ConversationMember", "_id", &r.ID),
-		takeField(fields, "ConversationMember", "username", &r.Username),
-		takeField(fields, "ConversationMember", "email", &r.Email),
-		takeField(fields, "ConversationMember", "firstName", &r.FirstName),
-		takeField(fields, "ConversationMember", "lastName", &r.LastName),
-		takeField(fields, "ConversationMember", "profilePic", &r.ProfilePic),
-		takeField(fields, "ConversationMember", "uniqueUserIdentifier", &r.UniqueUserIdentifier),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "ConversationMember", func(name, raw []byte) error {
+		switch string(name) {
+		case "_id":
+			return decodeField(raw, "ConversationMember", "_id", &r.ID)
+		case "username":
+			return decodeField(raw, "ConversationMember", "username", &r.Username)
+		case "email":
+			return decodeField(raw, "ConversationMember", "email", &r.Email)
+		case "firstName":
+			return decodeField(raw, "ConversationMember", "firstName", &r.FirstName)
+		case "lastName":
+			return decodeField(raw, "ConversationMember", "lastName", &r.LastName)
+		case "profilePic":
+			return decodeField(raw, "ConversationMember", "profilePic", &r.ProfilePic)
+		case "uniqueUserIdentifier":
+			return decodeField(raw, "ConversationMember", "uniqueUserIdentifier", &r.UniqueUserIdentifier)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.
@@ -962,21 +1230,24 @@ type Conversation struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *Conversation) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "Conversation")
-	if err != nil {
-		return err
-	}
 	*r = Conversation{}
-	err = errors.Join(
-		takeField(fields, "Conversation", "conversationId", &r.ConversationID),
-		takeField(fields, "Conversation", "roomId", &r.RoomID),
-		takeField(fields, "Conversation", "memberOne", &r.MemberOne),
-		takeField(fields, "Conversation", "memberTwo", &r.MemberTwo),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "Conversation", func(name, raw []byte) error {
+		switch string(name) {
+		case "conversationId":
+			return decodeField(raw, "Conversation", "conversationId", &r.ConversationID)
+		case "roomId":
+			return decodeField(raw, "Conversation", "roomId", &r.RoomID)
+		case "memberOne":
+			return decodeField(raw, "Conversation", "memberOne", &r.MemberOne)
+		case "memberTwo":
+			return decodeField(raw, "Conversation", "memberTwo", &r.MemberTwo)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.
@@ -1025,26 +1296,34 @@ type UpdatedUser struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *UpdatedUser) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "UpdatedUser")
-	if err != nil {
-		return err
-	}
 	*r = UpdatedUser{}
-	err = errors.Join(
-		takeField(fields, "UpdatedUser", "accessToken", &r.AccessToken),
-		takeField(fields, "UpdatedUser", "userId", &r.UserID),
-		takeField(fields, "UpdatedUser", "username", &r.Username),
-		takeField(fields, "UpdatedUser", "email", &r.Email),
-		takeField(fields, "UpdatedUser", "profilePic", &r.ProfilePic),
-		takeField(fields, "UpdatedUser", "isModerator", &r.IsModerator),
-		takeField(fields, "UpdatedUser", "chatRoom", &r.ChatRoom),
-		takeField(fields, "UpdatedUser", "externalUserId", &r.ExternalUserID),
-		takeField(fields, "UpdatedUser", "meta", &r.Meta),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "UpdatedUser", func(name, raw []byte) error {
+		switch string(name) {
+		case "accessToken":
+			return decodeField(raw, "UpdatedUser", "accessToken", &r.AccessToken)
+		case "userId":
+			return decodeField(raw, "UpdatedUser", "userId", &r.UserID)
+		case "username":
+			return decodeField(raw, "UpdatedUser", "username", &r.Username)
+		case "email":
+			return decodeField(raw, "UpdatedUser", "email", &r.Email)
+		case "profilePic":
+			return decodeField(raw, "UpdatedUser", "profilePic", &r.ProfilePic)
+		case "isModerator":
+			return decodeField(raw, "UpdatedUser", "isModerator", &r.IsModerator)
+		case "chatRoom":
+			return decodeField(raw, "UpdatedUser", "chatRoom", &r.ChatRoom)
+		case "externalUserId":
+			return decodeField(raw, "UpdatedUser", "externalUserId", &r.ExternalUserID)
+		case "meta":
+			return decodeField(raw, "UpdatedUser", "meta", &r.Meta)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.
@@ -1134,31 +1413,44 @@ type UserProfile struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *UserProfile) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "UserProfile")
-	if err != nil {
-		return err
-	}
 	*r = UserProfile{}
-	err = errors.Join(
-		takeField(fields, "UserProfile", "_id", &r.ID),
-		takeField(fields, "UserProfile", "uniqueUserIdentifier", &r.UniqueUserIdentifier),
-		takeField(fields, "UserProfile", "username", &r.Username),
-		takeField(fields, "UserProfile", "email", &r.Email),
-		takeField(fields, "UserProfile", "firstName", &r.FirstName),
-		takeField(fields, "UserProfile", "lastName", &r.LastName),
-		takeField(fields, "UserProfile", "profilePic", &r.ProfilePic),
-		takeField(fields, "UserProfile", "profilePicKey", &r.ProfilePicKey),
-		takeField(fields, "UserProfile", "meta", &r.Meta),
-		takeField(fields, "UserProfile", "created", &r.Created),
-		takeField(fields, "UserProfile", "updated", &r.Updated),
-		takeField(fields, "UserProfile", "lastSeen", &r.LastSeen),
-		takeField(fields, "UserProfile", "lastChatRoomId", &r.LastChatRoomID),
-		takeField(fields, "UserProfile", "provisioned", &r.Provisioned),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "UserProfile", func(name, raw []byte) error {
+		switch string(name) {
+		case "_id":
+			return decodeField(raw, "UserProfile", "_id", &r.ID)
+		case "uniqueUserIdentifier":
+			return decodeField(raw, "UserProfile", "uniqueUserIdentifier", &r.UniqueUserIdentifier)
+		case "username":
+			return decodeField(raw, "UserProfile", "username", &r.Username)
+		case "email":
+			return decodeField(raw, "UserProfile", "email", &r.Email)
+		case "firstName":
+			return decodeField(raw, "UserProfile", "firstName", &r.FirstName)
+		case "lastName":
+			return decodeField(raw, "UserProfile", "lastName", &r.LastName)
+		case "profilePic":
+			return decodeField(raw, "UserProfile", "profilePic", &r.ProfilePic)
+		case "profilePicKey":
+			return decodeField(raw, "UserProfile", "profilePicKey", &r.ProfilePicKey)
+		case "meta":
+			return decodeField(raw, "UserProfile", "meta", &r.Meta)
+		case "created":
+			return decodeField(raw, "UserProfile", "created", &r.Created)
+		case "updated":
+			return decodeField(raw, "UserProfile", "updated", &r.Updated)
+		case "lastSeen":
+			return decodeField(raw, "UserProfile", "lastSeen", &r.LastSeen)
+		case "lastChatRoomId":
+			return decodeField(raw, "UserProfile", "lastChatRoomId", &r.LastChatRoomID)
+		case "provisioned":
+			return decodeField(raw, "UserProfile", "provisioned", &r.Provisioned)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.
@@ -1200,20 +1492,22 @@ type ProvisionedUser struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *ProvisionedUser) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "ProvisionedUser")
-	if err != nil {
-		return err
-	}
 	*r = ProvisionedUser{}
-	err = errors.Join(
-		takeField(fields, "ProvisionedUser", "success", &r.Success),
-		takeField(fields, "ProvisionedUser", "accessToken", &r.AccessToken),
-		takeField(fields, "ProvisionedUser", "user", &r.User),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "ProvisionedUser", func(name, raw []byte) error {
+		switch string(name) {
+		case "success":
+			return decodeField(raw, "ProvisionedUser", "success", &r.Success)
+		case "accessToken":
+			return decodeField(raw, "ProvisionedUser", "accessToken", &r.AccessToken)
+		case "user":
+			return decodeField(raw, "ProvisionedUser", "user", &r.User)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.
@@ -1270,22 +1564,26 @@ type Member struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *Member) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "Member")
-	if err != nil {
-		return err
-	}
 	*r = Member{}
-	err = errors.Join(
-		takeField(fields, "Member", "chatRoom", &r.ChatRoom),
-		takeField(fields, "Member", "user", &r.User),
-		takeField(fields, "Member", "roleName", &r.RoleName),
-		takeField(fields, "Member", "lastSeen", &r.LastSeen),
-		takeField(fields, "Member", "created", &r.Created),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "Member", func(name, raw []byte) error {
+		switch string(name) {
+		case "chatRoom":
+			return decodeField(raw, "Member", "chatRoom", &r.ChatRoom)
+		case "user":
+			return decodeField(raw, "Member", "user", &r.User)
+		case "roleName":
+			return decodeField(raw, "Member", "roleName", &r.RoleName)
+		case "lastSeen":
+			return decodeField(raw, "Member", "lastSeen", &r.LastSeen)
+		case "created":
+			return decodeField(raw, "Member", "created", &r.Created)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.
@@ -1320,21 +1618,24 @@ type MemberPage struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *MemberPage) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "MemberPage")
-	if err != nil {
-		return err
-	}
 	*r = MemberPage{}
-	err = errors.Join(
-		takeField(fields, "MemberPage", "total", &r.Total),
-		takeField(fields, "MemberPage", "limit", &r.Limit),
-		takeField(fields, "MemberPage", "skip", &r.Skip),
-		takeField(fields, "MemberPage", "data", &r.Data),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "MemberPage", func(name, raw []byte) error {
+		switch string(name) {
+		case "total":
+			return decodeField(raw, "MemberPage", "total", &r.Total)
+		case "limit":
+			return decodeField(raw, "MemberPage", "limit", &r.Limit)
+		case "skip":
+			return decodeField(raw, "MemberPage", "skip", &r.Skip)
+		case "data":
+			return decodeField(raw, "MemberPage", "data", &r.Data)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.
@@ -1362,19 +1663,20 @@ type BotList struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *BotList) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "BotList")
-	if err != nil {
-		return err
-	}
 	*r = BotList{}
-	err = errors.Join(
-		takeField(fields, "BotList", "success", &r.Success),
-		takeField(fields, "BotList", "bots", &r.Bots),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "BotList", func(name, raw []byte) error {
+		switch string(name) {
+		case "success":
+			return decodeField(raw, "BotList", "success", &r.Success)
+		case "bots":
+			return decodeField(raw, "BotList", "bots", &r.Bots)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.
@@ -1397,18 +1699,18 @@ type BotStatus struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *BotStatus) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "BotStatus")
-	if err != nil {
-		return err
-	}
 	*r = BotStatus{}
-	err = errors.Join(
-		takeField(fields, "BotStatus", "status", &r.Status),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "BotStatus", func(name, raw []byte) error {
+		switch string(name) {
+		case "status":
+			return decodeField(raw, "BotStatus", "status", &r.Status)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.
@@ -1436,20 +1738,22 @@ type BotRoomAnswer struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *BotRoomAnswer) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "BotRoomAnswer")
-	if err != nil {
-		return err
-	}
 	*r = BotRoomAnswer{}
-	err = errors.Join(
-		takeField(fields, "BotRoomAnswer", "success", &r.Success),
-		takeField(fields, "BotRoomAnswer", "message", &r.Message),
-		takeField(fields, "BotRoomAnswer", "botStatus", &r.BotStatus),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "BotRoomAnswer", func(name, raw []byte) error {
+		switch string(name) {
+		case "success":
+			return decodeField(raw, "BotRoomAnswer", "success", &r.Success)
+		case "message":
+			return decodeField(raw, "BotRoomAnswer", "message", &r.Message)
+		case "botStatus":
+			return decodeField(raw, "BotRoomAnswer", "botStatus", &r.BotStatus)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.
@@ -1494,25 +1798,32 @@ type User struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *User) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "User")
-	if err != nil {
-		return err
-	}
 	*r = User{}
-	err = errors.Join(
-		takeField(fields, "User", "_id", &r.ID),
-		takeField(fields, "User", "userId", &r.UserID),
-		takeField(fields, "User", "username", &r.Username),
-		takeField(fields, "User", "profilePic", &r.ProfilePic),
-		takeField(fields, "User", "email", &r.Email),
-		takeField(fields, "User", "uniqueUserIdentifier", &r.UniqueUserIdentifier),
-		takeField(fields, "User", "isModerator", &r.IsModerator),
-		takeField(fields, "User", "chatRoom", &r.ChatRoom),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "User", func(name, raw []byte) error {
+		switch string(name) {
+		case "_id":
+			return decodeField(raw, "User", "_id", &r.ID)
+		case "userId":
+			return decodeField(raw, "User", "userId", &r.UserID)
+		case "username":
+			return decodeField(raw, "User", "username", &r.Username)
+		case "profilePic":
+			return decodeField(raw, "User", "profilePic", &r.ProfilePic)
+		case "email":
+			return decodeField(raw, "User", "email", &r.Email)
+		case "uniqueUserIdentifier":
+			return decodeField(raw, "User", "uniqueUserIdentifier", &r.UniqueUserIdentifier)
+		case "isModerator":
+			return decodeField(raw, "User", "isModerator", &r.IsModerator)
+		case "chatRoom":
+			return decodeField(raw, "User", "chatRoom", &r.ChatRoom)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.
@@ -1550,21 +1861,24 @@ type UserPage struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *UserPage) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "UserPage")
-	if err != nil {
-		return err
-	}
 	*r = UserPage{}
-	err = errors.Join(
-		takeField(fields, "UserPage", "total", &r.Total),
-		takeField(fields, "UserPage", "limit", &r.Limit),
-		takeField(fields, "UserPage", "skip", &r.Skip),
-		takeField(fields, "UserPage", "data", &r.Data),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "UserPage", func(name, raw []byte) error {
+		switch string(name) {
+		case "total":
+			return decodeField(raw, "UserPage", "total", &r.Total)
+		case "limit":
+			return decodeField(raw, "UserPage", "limit", &r.Limit)
+		case "skip":
+			return decodeField(raw, "UserPage", "skip", &r.Skip)
+		case "data":
+			return decodeField(raw, "UserPage", "data", &r.Data)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.
@@ -1598,21 +1912,24 @@ type MessageAuthor struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *MessageAuthor) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "MessageAuthor")
-	if err != nil {
-		return err
-	}
 	*r = MessageAuthor{}
-	err = errors.Join(
-		takeField(fields, "MessageAuthor", "_id", &r.ID),
-		takeField(fields, "MessageAuthor", "username", &r.Username),
-		takeField(fields, "MessageAuthor", "email", &r.Email),
-		takeField(fields, "MessageAuthor", "uniqueUserIdentifier", &r.UniqueUserIdentifier),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "MessageAuthor", func(name, raw []byte) error {
+		switch string(name) {
+		case "_id":
+			return decodeField(raw, "MessageAuthor", "_id", &r.ID)
+		case "username":
+			return decodeField(raw, "MessageAuthor", "username", &r.Username)
+		case "email":
+			return decodeField(raw, "MessageAuthor", "email", &r.Email)
+		case "uniqueUserIdentifier":
+			return decodeField(raw, "MessageAuthor", "uniqueUserIdentifier", &r.UniqueUserIdentifier)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.
@@ -1650,22 +1967,26 @@ type Message struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *Message) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "Message")
-	if err != nil {
-		return err
-	}
 	*r = Message{}
-	err = errors.Join(
-		takeField(fields, "Message", "_id", &r.ID),
-		takeField(fields, "Message", "conversation", &r.Conversation),
-		takeField(fields, "Message", "messages", &r.Messages),
-		takeField(fields, "Message", "created", &r.Created),
-		takeField(fields, "Message", "user", &r.User),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "Message", func(name, raw []byte) error {
+		switch string(name) {
+		case "_id":
+			return decodeField(raw, "Message", "_id", &r.ID)
+		case "conversation":
+			return decodeField(raw, "Message", "conversation", &r.Conversation)
+		case "messages":
+			return decodeField(raw, "Message", "messages", &r.Messages)
+		case "created":
+			return decodeField(raw, "Message", "created", &r.Created)
+		case "user":
+			return decodeField(raw, "Message", "user", &r.User)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.
@@ -1704,22 +2025,26 @@ type CreatedUser struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *CreatedUser) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "CreatedUser")
-	if err != nil {
-		return err
-	}
 	*r = CreatedUser{}
-	err = errors.Join(
-		takeField(fields, "CreatedUser", "accessToken", &r.AccessToken),
-		takeField(fields, "CreatedUser", "username", &r.Username),
-		takeField(fields, "CreatedUser", "userId", &r.UserID),
-		takeField(fields, "CreatedUser", "isModerator", &r.IsModerator),
-		takeField(fields, "CreatedUser", "chatRoom", &r.ChatRoom),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "CreatedUser", func(name, raw []byte) error {
+		switch string(name) {
+		case "accessToken":
+			return decodeField(raw, "CreatedUser", "accessToken", &r.AccessToken)
+		case "username":
+			return decodeField(raw, "CreatedUser", "username", &r.Username)
+		case "userId":
+			return decodeField(raw, "CreatedUser", "userId", &r.UserID)
+		case "isModerator":
+			return decodeField(raw, "CreatedUser", "isModerator", &r.IsModerator)
+		case "chatRoom":
+			return decodeField(raw, "CreatedUser", "chatRoom", &r.ChatRoom)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.
@@ -1766,19 +2091,20 @@ type Deactivated struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *Deactivated) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "Deactivated")
-	if err != nil {
-		return err
-	}
 	*r = Deactivated{}
-	err = errors.Join(
-		takeField(fields, "Deactivated", "success", &r.Success),
-		takeField(fields, "Deactivated", "message", &r.Message),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "Deactivated", func(name, raw []byte) error {
+		switch string(name) {
+		case "success":
+			return decodeField(raw, "Deactivated", "success", &r.Success)
+		case "message":
+			return decodeField(raw, "Deactivated", "message", &r.Message)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.
@@ -1804,19 +2130,20 @@ type Reactivated struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *Reactivated) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "Reactivated")
-	if err != nil {
-		return err
-	}
 	*r = Reactivated{}
-	err = errors.Join(
-		takeField(fields, "Reactivated", "success", &r.Success),
-		takeField(fields, "Reactivated", "message", &r.Message),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "Reactivated", func(name, raw []byte) error {
+		switch string(name) {
+		case "success":
+			return decodeField(raw, "Reactivated", "success", &r.Success)
+		case "message":
+			return decodeField(raw, "Reactivated", "message", &r.Message)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.
@@ -1842,19 +2169,20 @@ type Invalidated struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *Invalidated) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "Invalidated")
-	if err != nil {
-		return err
-	}
 	*r = Invalidated{}
-	err = errors.Join(
-		takeField(fields, "Invalidated", "success", &r.Success),
-		takeField(fields, "Invalidated", "message", &r.Message),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "Invalidated", func(name, raw []byte) error {
+		switch string(name) {
+		case "success":
+			return decodeField(raw, "Invalidated", "success", &r.Success)
+		case "message":
+			return decodeField(raw, "Invalidated", "message", &r.Message)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.
@@ -1902,25 +2230,32 @@ type TokenUser struct {
 
 // UnmarshalJSON decodes the fields by their exact wire names and keeps every other one in Extra.
 func (r *TokenUser) UnmarshalJSON(data []byte) error {
-	fields, err := decodeRecord(data, "TokenUser")
-	if err != nil {
-		return err
-	}
 	*r = TokenUser{}
-	err = errors.Join(
-		takeField(fields, "TokenUser", "_id", &r.ID),
-		takeField(fields, "TokenUser", "username", &r.Username),
-		takeField(fields, "TokenUser", "chatRoom", &r.ChatRoom),
-		takeField(fields, "TokenUser", "isModerator", &r.IsModerator),
-		takeField(fields, "TokenUser", "externalUserId", &r.ExternalUserID),
-		takeField(fields, "TokenUser", "created", &r.Created),
-		takeField(fields, "TokenUser", "updated", &r.Updated),
-		takeField(fields, "TokenUser", "iat", &r.Iat),
-	)
-	if len(fields) > 0 {
-		r.Extra = fields
-	}
-	return err
+	return eachMember(data, "TokenUser", func(name, raw []byte) error {
+		switch string(name) {
+		case "_id":
+			return decodeField(raw, "TokenUser", "_id", &r.ID)
+		case "username":
+			return decodeField(raw, "TokenUser", "username", &r.Username)
+		case "chatRoom":
+			return decodeField(raw, "TokenUser", "chatRoom", &r.ChatRoom)
+		case "isModerator":
+			return decodeField(raw, "TokenUser", "isModerator", &r.IsModerator)
+		case "externalUserId":
+			return decodeField(raw, "TokenUser", "externalUserId", &r.ExternalUserID)
+		case "created":
+			return decodeField(raw, "TokenUser", "created", &r.Created)
+		case "updated":
+			return decodeField(raw, "TokenUser", "updated", &r.Updated)
+		case "iat":
+			return decodeField(raw, "TokenUser", "iat", &r.Iat)
+		}
+		if r.Extra == nil {
+			r.Extra = make(map[string]json.RawMessage)
+		}
+		r.Extra[string(name)] = bytes.Clone(raw)
+		return nil
+	})
 }
 
 // MarshalJSON writes the fields by their wire names, then Extra's.

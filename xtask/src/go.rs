@@ -981,27 +981,225 @@ fn method(w: &mut String, op: &GoOp) {
 
 /// The Go helpers the records and wire structs share.
 const RECORD_HELPERS: &str = r#"
-// takeField decodes the field name of fields into into, if it is there, and
-// removes it from fields (what is left is a record's Extra).
-func takeField[T any](fields map[string]json.RawMessage, record, name string, into *T) error {
-	raw, ok := fields[name]
-	if !ok {
+// eachMember calls member with the name (unescaped) and the raw value of each
+// member of the JSON object data, in order; null is an object without members.
+// It reads the object's structure and no more: each value is decoded by
+// decodeField (which checks it) or kept in a record's Extra as it came.
+func eachMember(data []byte, record string, member func(name, raw []byte) error) error {
+	bad := func(what string) error {
+		return fmt.Errorf("roomchat: %s: the answer is not a JSON object (%s)", record, what)
+	}
+	i := skipSpace(data, 0)
+	if bytes.HasPrefix(data[i:], []byte("null")) && skipSpace(data, i+4) == len(data) {
 		return nil
 	}
-	delete(fields, name)
-	if err := json.Unmarshal(raw, into); err != nil {
-		return fmt.Errorf("roomchat: %s.%s: %w", record, name, err)
+	if i >= len(data) || data[i] != '{' {
+		return bad("it does not start with {")
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		i++
+	} else {
+		for {
+			if i >= len(data) || data[i] != '"' {
+				return bad("a member's name is not a string")
+			}
+			end, ok := skipString(data, i)
+			if !ok {
+				return bad("a string does not end")
+			}
+			name := data[i+1 : end-1]
+			if bytes.IndexByte(name, '\\') >= 0 || !utf8.Valid(name) {
+				var unescaped string
+				if err := json.Unmarshal(data[i:end], &unescaped); err != nil {
+					return bad(err.Error())
+				}
+				name = []byte(unescaped)
+			}
+			i = skipSpace(data, end)
+			if i >= len(data) || data[i] != ':' {
+				return bad("no : after a member's name")
+			}
+			i = skipSpace(data, i+1)
+			start := i
+			if i, ok = skipValue(data, i); !ok {
+				return bad("a value does not end")
+			}
+			if err := member(name, data[start:i]); err != nil {
+				return err
+			}
+			i = skipSpace(data, i)
+			if i < len(data) && data[i] == ',' {
+				i = skipSpace(data, i+1)
+				continue
+			}
+			if i < len(data) && data[i] == '}' {
+				i++
+				break
+			}
+			return bad("no , or } after a member")
+		}
+	}
+	if skipSpace(data, i) != len(data) {
+		return bad("something follows it")
 	}
 	return nil
 }
 
-// decodeRecord reads data as a JSON object by field name (null: no field).
-func decodeRecord(data []byte, record string) (map[string]json.RawMessage, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil {
-		return nil, fmt.Errorf("roomchat: %s: %w", record, err)
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
 	}
-	return fields, nil
+	return i
+}
+
+// skipString is the end of the JSON string at data[i] (its opening quote).
+func skipString(data []byte, i int) (int, bool) {
+	for i++; i < len(data); i++ {
+		switch data[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1, true
+		}
+	}
+	return i, false
+}
+
+// skipValue is the end of the JSON value at data[i]: a string, an object or an
+// array (to its closing bracket), else a number or a literal (to the next delimiter).
+func skipValue(data []byte, i int) (int, bool) {
+	if i >= len(data) {
+		return i, false
+	}
+	switch data[i] {
+	case '"':
+		return skipString(data, i)
+	case '{', '[':
+		depth := 0
+		for i < len(data) {
+			switch data[i] {
+			case '"':
+				end, ok := skipString(data, i)
+				if !ok {
+					return end, false
+				}
+				i = end
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1, true
+				}
+			}
+			i++
+		}
+		return i, false
+	}
+	start := i
+	for i < len(data) && !isDelimiter(data[i]) {
+		i++
+	}
+	return i, i > start
+}
+
+func isDelimiter(b byte) bool {
+	switch b {
+	case ',', '}', ']', ' ', '\t', '\n', '\r':
+		return true
+	}
+	return false
+}
+
+// plainString is the JSON string raw when it has no escape to read (the
+// common case: its bytes are the text), else false.
+func plainString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	for _, b := range body {
+		if b < 0x20 || b == '"' || b == '\\' {
+			return "", false
+		}
+	}
+	if !utf8.Valid(body) {
+		return "", false
+	}
+	return string(body), true
+}
+
+// isNumber is whether raw starts as a JSON number does (strconv alone takes
+// more: "+1", "NaN", "Inf").
+func isNumber(raw []byte) bool {
+	return len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9')
+}
+
+// decodeField decodes the raw value of the field name of record into into:
+// the plain kinds directly, any other (and any doubt) by encoding/json, with
+// its rules (null: a pointer nil, anything else untouched).
+func decodeField[T any](raw []byte, record, name string, into *T) error {
+	null := string(raw) == "null"
+	switch p := any(into).(type) {
+	case **string:
+		if null {
+			*p = nil
+			return nil
+		}
+		if s, ok := plainString(raw); ok {
+			*p = &s
+			return nil
+		}
+	case *string:
+		if null {
+			return nil
+		}
+		if s, ok := plainString(raw); ok {
+			*p = s
+			return nil
+		}
+	case **bool:
+		switch {
+		case null:
+			*p = nil
+			return nil
+		case string(raw) == "true" || string(raw) == "false":
+			b := raw[0] == 't'
+			*p = &b
+			return nil
+		}
+	case *bool:
+		switch {
+		case null:
+			return nil
+		case string(raw) == "true" || string(raw) == "false":
+			*p = raw[0] == 't'
+			return nil
+		}
+	case **int64:
+		if null {
+			*p = nil
+			return nil
+		}
+		if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil && isNumber(raw) {
+			*p = &n
+			return nil
+		}
+	case *uint64:
+		if null {
+			return nil
+		}
+		if n, err := strconv.ParseUint(string(raw), 10, 64); err == nil && isNumber(raw) {
+			*p = n
+			return nil
+		}
+	}
+	if err := json.Unmarshal(raw, into); err != nil {
+		return fmt.Errorf("roomchat: %s.%s: %w", record, name, err)
+	}
+	return nil
 }
 
 // marshalWithExtra is known (a struct) as a JSON object, then extra's entries
@@ -1103,7 +1301,7 @@ func hidden(secret string) string {
 fn records(v: &View) -> String {
     let mut w = header("api/operations.toml");
     w.push_str(
-        "\nimport (\n\t\"bytes\"\n\t\"encoding/json\"\n\t\"errors\"\n\t\"fmt\"\n\t\"log/slog\"\n\t\"maps\"\n\t\"slices\"\n\t\"unicode/utf8\"\n)\n",
+        "\nimport (\n\t\"bytes\"\n\t\"encoding/json\"\n\t\"fmt\"\n\t\"log/slog\"\n\t\"maps\"\n\t\"slices\"\n\t\"strconv\"\n\t\"unicode/utf8\"\n)\n",
     );
     w.push_str(RECORD_HELPERS);
     for r in &v.records {
@@ -1148,27 +1346,30 @@ fn record(w: &mut String, r: &GoRecord) {
     )
     .unwrap();
     writeln!(w, "func (r *{name}) UnmarshalJSON(data []byte) error {{").unwrap();
-    writeln!(w, "\tfields, err := decodeRecord(data, {name:?})").unwrap();
-    writeln!(w, "\tif err != nil {{").unwrap();
-    writeln!(w, "\t\treturn err").unwrap();
-    writeln!(w, "\t}}").unwrap();
     writeln!(w, "\t*r = {name}{{}}").unwrap();
-    writeln!(w, "\terr = errors.Join(").unwrap();
+    writeln!(
+        w,
+        "\treturn eachMember(data, {name:?}, func(name, raw []byte) error {{"
+    )
+    .unwrap();
+    writeln!(w, "\t\tswitch string(name) {{").unwrap();
     for f in &r.fields {
+        writeln!(w, "\t\tcase {:?}:", f.f.name).unwrap();
         writeln!(
             w,
-            "\t\ttakeField(fields, {name:?}, {:?}, &r.{}),",
+            "\t\t\treturn decodeField(raw, {name:?}, {:?}, &r.{})",
             f.f.name, f.name
         )
         .unwrap();
     }
-    writeln!(w, "\t)").unwrap();
-    writeln!(w, "\tif len(fields) > 0 {{").unwrap();
-    writeln!(w, "\t\tr.Extra = fields").unwrap();
-    writeln!(w, "\t}}").unwrap();
-    writeln!(w, "\treturn err").unwrap();
+    writeln!(w, "\t\t}}").unwrap();
+    writeln!(w, "\t\tif r.Extra == nil {{").unwrap();
+    writeln!(w, "\t\t\tr.Extra = make(map[string]json.RawMessage)").unwrap();
+    writeln!(w, "\t\t}}").unwrap();
+    writeln!(w, "\t\tr.Extra[string(name)] = bytes.Clone(raw)").unwrap();
+    writeln!(w, "\t\treturn nil").unwrap();
+    writeln!(w, "\t}})").unwrap();
     writeln!(w, "}}").unwrap();
-
     writeln!(w).unwrap();
     writeln!(
         w,
