@@ -33,7 +33,8 @@ func pages[P any](c *Client, ctx context.Context, op string, params any, opts []
 				return
 			}
 			if err != nil {
-				if !yield(nil, err) || ctx.Err() != nil {
+				// A closed client stays closed: yielded once, then the end.
+				if !yield(nil, err) || ctx.Err() != nil || err == errClosed {
 					return
 				}
 				continue
@@ -166,7 +167,7 @@ func users[T any](c *Client, ctx context.Context, opts []CallOption) iter.Seq2[*
 				return
 			}
 			if err != nil {
-				if !yield(nil, err) || ctx.Err() != nil {
+				if !yield(nil, err) || ctx.Err() != nil || err == errClosed {
 					return
 				}
 				continue
