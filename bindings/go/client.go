@@ -6,6 +6,7 @@ package roomchat
 import "C"
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -243,10 +244,9 @@ func (c *Client) invokeMeta(ctx context.Context, op string, params any, out any,
 	if cParams != nil {
 		defer C.free(unsafe.Pointer(cParams))
 	}
-	var body []byte
+	var result *C.char
 	var response *Response
 	err = c.call(ctx, opts, func(ptr *C.struct_roomchat_client, key C.uintptr_t, _ *C.struct_roomchat_cancel_token) error {
-		var result *C.char
 		var meta *C.struct_roomchat_response_meta
 		var metaOut **C.struct_roomchat_response_meta
 		if withMeta {
@@ -257,17 +257,27 @@ func (c *Client) invokeMeta(ctx context.Context, op string, params any, out any,
 		if err := check(code, cErr); err != nil {
 			return err
 		}
-		body = takeBytes(result)
 		if meta != nil {
 			response = takeResponse(meta)
 		}
 		return nil
 	})
+	if result != nil {
+		defer C.roomchat_string_free(result)
+	}
 	if err != nil {
 		return nil, err
 	}
+	// The answer is decoded from the library's text itself, freed on return:
+	// json.Unmarshal keeps no reference to its input (an UnmarshalJSON copies
+	// what it keeps), so a Go copy of it was garbage at once (issue 52, item 7).
+	// Response.Body outlives the call: a copy.
+	var body []byte
+	if result != nil {
+		body = unsafe.Slice((*byte)(unsafe.Pointer(result)), C.strlen(result))
+	}
 	if response != nil {
-		response.Body = body
+		response.Body = bytes.Clone(body)
 	}
 	if out != nil {
 		if err := json.Unmarshal(body, out); err != nil {
