@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"reflect"
 	"runtime"
 	"runtime/cgo"
 	"sync"
@@ -280,11 +281,26 @@ func (c *Client) invokeMeta(ctx context.Context, op string, params any, out any,
 		response.Body = bytes.Clone(body)
 	}
 	if out != nil {
-		if err := json.Unmarshal(body, out); err != nil {
+		if err := decodeAnswer(body, out); err != nil {
 			return response, &Error{Kind: KindDecode, Message: "the answer's JSON does not fit " + op + "'s record: " + err.Error()}
 		}
 	}
 	return response, nil
+}
+
+// decodeAnswer decodes JSON text the library wrote into out, as json.Unmarshal
+// does. A type that decodes itself (the generated records: a pointer to one)
+// is given the text at once: the library's text is one valid JSON value
+// (serde_json wrote it), which json.Unmarshal would scan twice more before
+// calling the same method (checkValid, then to find the value's end), a
+// sixth of the CPU time of a call that lists 50 users (issue 52, item 7).
+func decodeAnswer(body []byte, out any) error {
+	if u, ok := out.(json.Unmarshaler); ok && len(body) > 0 {
+		if v := reflect.ValueOf(out); v.Kind() == reflect.Pointer && !v.IsNil() {
+			return u.UnmarshalJSON(body)
+		}
+	}
+	return json.Unmarshal(body, out)
 }
 
 // callArgs makes the C arguments of a call: the operation's name and its
