@@ -201,6 +201,10 @@ func (c *Client) call(ctx context.Context, opts []CallOption, fn func(ptr *C.str
 	calls.Store(key, cs)
 	defer calls.Delete(key)
 	err = fn(ptr, C.uintptr_t(key), call.token)
+	if t := c.shared.telemetry; t != nil {
+		// A failed call's span is ended with its error's description.
+		t.callReturned(cs, err)
+	}
 	runtime.KeepAlive(c.client)
 	return fromContext(ctx, err)
 }

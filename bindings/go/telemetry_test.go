@@ -1,0 +1,625 @@
+package roomchat
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+)
+
+const usersPath = "/consumer/api/v2/users"
+
+// otelKit is an application's SDK: spans into memory, metrics read by hand.
+type otelKit struct {
+	spans  *tracetest.InMemoryExporter
+	tp     *sdktrace.TracerProvider
+	reader *sdkmetric.ManualReader
+	mp     *sdkmetric.MeterProvider
+}
+
+func newOtelKit(t *testing.T, processors ...sdktrace.SpanProcessor) *otelKit {
+	k := &otelKit{spans: tracetest.NewInMemoryExporter(), reader: sdkmetric.NewManualReader()}
+	opts := []sdktrace.TracerProviderOption{}
+	for _, p := range processors {
+		opts = append(opts, sdktrace.WithSpanProcessor(p))
+	}
+	opts = append(opts, sdktrace.WithSyncer(k.spans))
+	k.tp = sdktrace.NewTracerProvider(opts...)
+	k.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(k.reader))
+	t.Cleanup(func() {
+		_ = k.tp.Shutdown(context.Background())
+		_ = k.mp.Shutdown(context.Background())
+	})
+	return k
+}
+
+// options give the client the kit's providers and the W3C propagator.
+func (k *otelKit) options(emu *otelEmulator, more ...Option) []Option {
+	return append([]Option{
+		WithBaseURL(emu.BaseURL),
+		WithTracerProvider(k.tp),
+		WithMeterProvider(k.mp),
+		WithPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})),
+	}, more...)
+}
+
+func (k *otelKit) client(t *testing.T, emu *otelEmulator, more ...Option) *Client {
+	t.Helper()
+	c, err := NewClient(emu.PrivateKey, k.options(emu, more...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func (k *otelKit) named(name string) []tracetest.SpanStub {
+	var out []tracetest.SpanStub
+	for _, s := range k.spans.GetSpans() {
+		if s.Name == name {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (k *otelKit) metrics(t *testing.T) map[string]metricdata.Metrics {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := k.reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]metricdata.Metrics{}
+	for _, sm := range rm.ScopeMetrics {
+		if sm.Scope.Name != instrumentationName {
+			continue
+		}
+		for _, m := range sm.Metrics {
+			out[m.Name] = m
+		}
+	}
+	return out
+}
+
+func attrs(kvs []attribute.KeyValue) map[string]any {
+	out := map[string]any{}
+	for _, kv := range kvs {
+		out[string(kv.Key)] = kv.Value.AsInterface()
+	}
+	return out
+}
+
+func setAttrs(s attribute.Set) map[string]any { return attrs(s.ToSlice()) }
+
+func one(t *testing.T, spans []tracetest.SpanStub, what string) tracetest.SpanStub {
+	t.Helper()
+	if len(spans) != 1 {
+		t.Fatalf("%s: %d spans, want 1", what, len(spans))
+	}
+	return spans[0]
+}
+
+func wantAttrs(t *testing.T, what string, got map[string]any, want map[string]any) {
+	t.Helper()
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %s = %#v, want %#v (all: %v)", what, k, got[k], v, got)
+		}
+	}
+}
+
+func listUsers(c *Client, ctx context.Context, limit int) error {
+	var page map[string]any
+	return c.invoke(ctx, "list_users", map[string]any{"limit": limit}, &page, nil)
+}
+
+func TestTelemetryOfASuccessfulCall(t *testing.T) {
+	emu := startOtelEmulator(t, "--seed-users", "3")
+	k := newOtelKit(t)
+	c := k.client(t, emu)
+	ctx, app := k.tp.Tracer("app").Start(context.Background(), "handle request")
+	if err := listUsers(c, ctx, 5); err != nil {
+		t.Fatal(err)
+	}
+	app.End()
+
+	call := one(t, k.named("roomchat list_users"), "the call")
+	attempt := one(t, k.named("GET "+usersPath), "the attempt")
+	if call.SpanKind != trace.SpanKindInternal || attempt.SpanKind != trace.SpanKindClient {
+		t.Errorf("kinds: call %v, attempt %v", call.SpanKind, attempt.SpanKind)
+	}
+	if call.Parent.SpanID() != app.SpanContext().SpanID() || call.SpanContext.TraceID() != app.SpanContext().TraceID() {
+		t.Errorf("the call's parent is %v, want the application's span %v", call.Parent.SpanID(), app.SpanContext().SpanID())
+	}
+	if attempt.Parent.SpanID() != call.SpanContext.SpanID() {
+		t.Errorf("the attempt's parent is %v, want the call %v", attempt.Parent.SpanID(), call.SpanContext.SpanID())
+	}
+	if call.InstrumentationScope.Name != "roomchat" || call.InstrumentationScope.Version == "" {
+		t.Errorf("scope %+v", call.InstrumentationScope)
+	}
+	u, _ := url.Parse(emu.BaseURL)
+	wantAttrs(t, "the call", attrs(call.Attributes), map[string]any{
+		attrRoomchatOperation: "list_users", attrRoomchatAttempts: int64(1),
+		attrRoomchatRetryWaitDuration: 0.0,
+	})
+	if _, ok := attrs(call.Attributes)[attrRoomchatRateLimitWaitDuration].(float64); !ok {
+		t.Errorf("the call has no %s", attrRoomchatRateLimitWaitDuration)
+	}
+	got := attrs(attempt.Attributes)
+	wantAttrs(t, "the attempt", got, map[string]any{
+		attrHTTPRequestMethod: "GET", attrURLTemplate: usersPath, attrServerAddress: "127.0.0.1",
+		attrServerPort: int64(mustPort(t, u)), attrNetworkProtocolVersion: "1.1",
+		attrHTTPResponseStatusCode: int64(200), attrURLFull: emu.BaseURL + usersPath + "?auth=REDACTED&limit=5",
+	})
+	for _, absent := range []string{attrHTTPRequestResendCount, attrErrorType, attrRoomchatErrorKind} {
+		if _, ok := got[absent]; ok {
+			t.Errorf("the attempt has %s", absent)
+		}
+	}
+	if call.Status.Code != codes.Unset || attempt.Status.Code != codes.Unset {
+		t.Errorf("statuses %v %v", call.Status, attempt.Status)
+	}
+	if !attempt.StartTime.Before(attempt.EndTime) || call.StartTime.After(attempt.StartTime) || call.EndTime.Before(attempt.EndTime) {
+		t.Errorf("times: call %v..%v, attempt %v..%v", call.StartTime, call.EndTime, attempt.StartTime, attempt.EndTime)
+	}
+	// The attempt's context went on the wire.
+	journal := emu.journal(t)
+	sent, ok := journal[len(journal)-1].header("traceparent")
+	want := fmt.Sprintf("00-%s-%s-01", attempt.SpanContext.TraceID(), attempt.SpanContext.SpanID())
+	if !ok || sent != want {
+		t.Errorf("traceparent %q (sent: %v), want %q", sent, ok, want)
+	}
+
+	m := k.metrics(t)
+	request := m[metricHTTPClientRequestDuration]
+	if request.Unit != "s" {
+		t.Errorf("%s unit %q", request.Name, request.Unit)
+	}
+	h := request.Data.(metricdata.Histogram[float64])
+	if len(h.DataPoints) != 1 || h.DataPoints[0].Count != 1 {
+		t.Fatalf("%s: %+v", request.Name, h.DataPoints)
+	}
+	if fmt.Sprint(h.DataPoints[0].Bounds) != fmt.Sprint(durationBuckets) {
+		t.Errorf("buckets %v", h.DataPoints[0].Bounds)
+	}
+	point := setAttrs(h.DataPoints[0].Attributes)
+	wantAttrs(t, request.Name, point, map[string]any{
+		attrHTTPRequestMethod: "GET", attrURLTemplate: usersPath, attrHTTPResponseStatusCode: int64(200),
+		attrServerAddress: "127.0.0.1", attrNetworkProtocolVersion: "1.1",
+	})
+	if _, ok := point[attrURLFull]; ok {
+		t.Errorf("%s carries url.full", request.Name)
+	}
+	calls := m[metricRoomchatClientCallDuration].Data.(metricdata.Histogram[float64])
+	if len(calls.DataPoints) != 1 || calls.DataPoints[0].Count != 1 {
+		t.Fatalf("call duration: %+v", calls.DataPoints)
+	}
+	wantAttrs(t, "call duration", setAttrs(calls.DataPoints[0].Attributes), map[string]any{attrRoomchatOperation: "list_users"})
+	active := m[metricRoomchatClientActiveCalls].Data.(metricdata.Sum[int64])
+	if active.IsMonotonic || len(active.DataPoints) != 1 || active.DataPoints[0].Value != 0 {
+		t.Errorf("calls in flight after the call: %+v", active)
+	}
+}
+
+func mustPort(t *testing.T, u *url.URL) int {
+	var port int
+	if _, err := fmt.Sscan(u.Port(), &port); err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
+
+func TestTelemetryOfARetryAfterA503(t *testing.T) {
+	emu := startOtelEmulator(t)
+	k := newOtelKit(t)
+	c := k.client(t, emu)
+	emu.fault(t, "GET", usersPath, 1, map[string]any{"kind": "respond", "status": 503, "headers": map[string]string{"Retry-After": "0"}, "body": `{"message":"busy"}`})
+	if err := listUsers(c, context.Background(), 5); err != nil {
+		t.Fatal(err)
+	}
+	call := one(t, k.named("roomchat list_users"), "the call")
+	attempts := k.named("GET " + usersPath)
+	if len(attempts) != 2 {
+		t.Fatalf("%d attempts", len(attempts))
+	}
+	first, second := attrs(attempts[0].Attributes), attrs(attempts[1].Attributes)
+	if attempts[0].StartTime.After(attempts[1].StartTime) {
+		first, second = second, first
+		attempts[0], attempts[1] = attempts[1], attempts[0]
+	}
+	wantAttrs(t, "the first attempt", first, map[string]any{
+		attrHTTPResponseStatusCode: int64(503), attrErrorType: "503", attrRoomchatErrorKind: "server_error",
+	})
+	if _, ok := first[attrHTTPRequestResendCount]; ok {
+		t.Error("the first attempt has a resend count")
+	}
+	if attempts[0].Status.Code != codes.Error {
+		t.Errorf("the first attempt's status %v", attempts[0].Status)
+	}
+	wantAttrs(t, "the second attempt", second, map[string]any{attrHTTPResponseStatusCode: int64(200), attrHTTPRequestResendCount: int64(1)})
+	if attempts[1].Status.Code == codes.Error {
+		t.Error("the second attempt failed")
+	}
+	wantAttrs(t, "the call", attrs(call.Attributes), map[string]any{attrRoomchatAttempts: int64(2)})
+	if call.Status.Code == codes.Error {
+		t.Error("the call failed")
+	}
+	if len(call.Events) != 1 || call.Events[0].Name != eventRoomchatRetry {
+		t.Fatalf("events %+v", call.Events)
+	}
+	retry := attrs(call.Events[0].Attributes)
+	wantAttrs(t, "the retry", retry, map[string]any{
+		attrRoomchatAttempt: int64(1), attrRoomchatRetryReason: "5xx", attrHTTPResponseStatusCode: int64(503),
+	})
+	if _, ok := retry[attrRoomchatWaitDuration].(float64); !ok {
+		t.Errorf("the retry has no wait: %v", retry)
+	}
+
+	m := k.metrics(t)
+	retries := m[metricRoomchatClientRetries].Data.(metricdata.Sum[int64])
+	if len(retries.DataPoints) != 1 || retries.DataPoints[0].Value != 1 || m[metricRoomchatClientRetries].Unit != "{retry}" {
+		t.Fatalf("retries %+v", retries)
+	}
+	wantAttrs(t, "retries", setAttrs(retries.DataPoints[0].Attributes), map[string]any{
+		attrRoomchatRetryReason: "5xx", attrRoomchatOperation: "list_users", attrServerAddress: "127.0.0.1",
+	})
+	byStatus := map[any]uint64{}
+	for _, p := range m[metricHTTPClientRequestDuration].Data.(metricdata.Histogram[float64]).DataPoints {
+		a := setAttrs(p.Attributes)
+		byStatus[a[attrHTTPResponseStatusCode]] += p.Count
+		if a[attrHTTPResponseStatusCode] == int64(503) && a[attrErrorType] != "503" {
+			t.Errorf("the 503's point: %v", a)
+		}
+	}
+	if byStatus[int64(503)] != 1 || byStatus[int64(200)] != 1 {
+		t.Errorf("attempts by status %v", byStatus)
+	}
+	calls := m[metricRoomchatClientCallDuration].Data.(metricdata.Histogram[float64])
+	if len(calls.DataPoints) != 1 || calls.DataPoints[0].Count != 1 {
+		t.Errorf("calls %+v", calls.DataPoints)
+	}
+}
+
+func TestTelemetryOfARateLimitWait(t *testing.T) {
+	// A key of its own: clients of one key share their budget in a process.
+	emu := startOtelEmulator(t, "--private-key", "sk_test_otel_rate_limit_wait")
+	k := newOtelKit(t)
+	c := k.client(t, emu, WithRateLimit(1, 300*time.Millisecond))
+	for i := 0; i < 2; i++ {
+		if err := listUsers(c, context.Background(), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls := k.named("roomchat list_users")
+	if len(calls) != 2 {
+		t.Fatalf("%d calls", len(calls))
+	}
+	// One slot per 300 ms: the second call waits for it (and the first may).
+	waits := 0
+	for _, call := range calls {
+		if len(call.Events) == 0 {
+			continue
+		}
+		waits++
+		if len(call.Events) != 1 || call.Events[0].Name != eventRoomchatRateLimitWait {
+			t.Fatalf("a call's events %+v", call.Events)
+		}
+		event := attrs(call.Events[0].Attributes)
+		wait, _ := event[attrRoomchatWaitDuration].(float64)
+		if event[attrRoomchatAttempt] != int64(1) || wait <= 0 {
+			t.Errorf("the wait's event %v", event)
+		}
+		if total, _ := attrs(call.Attributes)[attrRoomchatRateLimitWaitDuration].(float64); total < wait {
+			t.Errorf("the call waited %v, its event %v", total, wait)
+		}
+		if call.Events[0].Time.Before(call.StartTime) {
+			t.Errorf("the wait's event at %v, before its call %v", call.Events[0].Time, call.StartTime)
+		}
+	}
+	if waits == 0 {
+		t.Fatal("no call waited for the budget")
+	}
+	m := k.metrics(t)
+	histogram := m[metricRoomchatRateLimitWaitDuration].Data.(metricdata.Histogram[float64])
+	if len(histogram.DataPoints) != 1 || histogram.DataPoints[0].Count != uint64(waits) {
+		t.Fatalf("waits %+v, want %d", histogram.DataPoints, waits)
+	}
+	if fmt.Sprint(histogram.DataPoints[0].Bounds) != fmt.Sprint(waitBuckets) {
+		t.Errorf("wait buckets %v", histogram.DataPoints[0].Bounds)
+	}
+	wantAttrs(t, "waits", setAttrs(histogram.DataPoints[0].Attributes), map[string]any{attrRoomchatOperation: "list_users", attrServerAddress: "127.0.0.1"})
+}
+
+func TestTelemetryOfFailures(t *testing.T) {
+	emu := startOtelEmulator(t)
+	k := newOtelKit(t)
+	c := k.client(t, emu, WithMaxRetries(0))
+
+	// An answer: the attempt's error.type is its status, the call's its kind.
+	emu.fault(t, "GET", usersPath, 1, map[string]any{"kind": "respond", "status": 400, "body": `{"message":"no"}`})
+	if err := listUsers(c, context.Background(), 5); !errors.Is(err, ErrInvalidRequest) {
+		t.Fatalf("got %v", err)
+	}
+	call := one(t, k.named("roomchat list_users"), "the call")
+	attempt := one(t, k.named("GET "+usersPath), "the attempt")
+	wantAttrs(t, "the attempt", attrs(attempt.Attributes), map[string]any{
+		attrErrorType: "400", attrRoomchatErrorKind: "invalid_request", attrHTTPResponseStatusCode: int64(400),
+	})
+	wantAttrs(t, "the call", attrs(call.Attributes), map[string]any{attrErrorType: "invalid_request", attrRoomchatAttempts: int64(1)})
+	if call.Status.Code != codes.Error || call.Status.Description != "invalid_request (HTTP 400)" {
+		t.Errorf("the call's status %+v", call.Status)
+	}
+	if attempt.Status.Code != codes.Error {
+		t.Errorf("the attempt's status %+v", attempt.Status)
+	}
+
+	// No answer: the kind on both, and the call's status is the client's message.
+	k.spans.Reset()
+	emu.fault(t, "GET", usersPath, 1, map[string]any{"kind": "close"})
+	err := listUsers(c, context.Background(), 5)
+	var e *Error
+	if !errors.As(err, &e) || e.Kind != KindConnection {
+		t.Fatalf("got %v", err)
+	}
+	call = one(t, k.named("roomchat list_users"), "the call")
+	attempt = one(t, k.named("GET "+usersPath), "the attempt")
+	wantAttrs(t, "the attempt", attrs(attempt.Attributes), map[string]any{attrErrorType: "connection", attrRoomchatErrorKind: "connection"})
+	if _, ok := attrs(attempt.Attributes)[attrHTTPResponseStatusCode]; ok {
+		t.Error("an attempt with no answer has a status code")
+	}
+	if call.Status.Code != codes.Error || call.Status.Description != e.Message {
+		t.Errorf("the call's status %+v, want the error's message %q", call.Status, e.Message)
+	}
+
+	m := k.metrics(t)
+	found := map[string]bool{}
+	for _, p := range m[metricRoomchatClientCallDuration].Data.(metricdata.Histogram[float64]).DataPoints {
+		if v, ok := p.Attributes.Value(attrErrorType); ok {
+			found[v.AsString()] = true
+		}
+	}
+	if !found["invalid_request"] || !found["connection"] {
+		t.Errorf("call duration's error types %v", found)
+	}
+}
+
+func TestTelemetryWithoutTracePropagation(t *testing.T) {
+	emu := startOtelEmulator(t)
+	k := newOtelKit(t)
+	c := k.client(t, emu, WithoutTracePropagation())
+	ctx, app := k.tp.Tracer("app").Start(context.Background(), "handle request")
+	if err := listUsers(c, ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	app.End()
+	one(t, k.named("GET "+usersPath), "the attempt")
+	for _, entry := range emu.journal(t) {
+		for _, name := range []string{"traceparent", "tracestate", "baggage"} {
+			if v, ok := entry.header(name); ok {
+				t.Errorf("%s %s sent %s: %s", entry.Method, entry.Path, name, v)
+			}
+		}
+	}
+}
+
+func TestTelemetryBudgetGauge(t *testing.T) {
+	// A key of its own: clients of one key share their budget in a process.
+	emu := startOtelEmulator(t, "--private-key", "sk_test_otel_budget_gauge")
+	k := newOtelKit(t)
+	c := k.client(t, emu, WithRateLimit(5, time.Minute))
+	if err := listUsers(c, context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	gauge := k.metrics(t)[metricRoomchatRateLimitRemaining]
+	points := gauge.Data.(metricdata.Gauge[int64]).DataPoints
+	if len(points) != 1 || gauge.Unit != "{request}" {
+		t.Fatalf("the gauge %+v", gauge)
+	}
+	a := setAttrs(points[0].Attributes)
+	if id, _ := a[attrRoomchatClientID].(int64); id < 1 || a[attrServerAddress] != "127.0.0.1" {
+		t.Errorf("the gauge's attributes %v", a)
+	}
+	if points[0].Value != 4 {
+		t.Errorf("remaining %d after one of 5", points[0].Value)
+	}
+	// A closed client leaves the gauge.
+	_ = c.Close()
+	if gauge, ok := k.metrics(t)[metricRoomchatRateLimitRemaining]; ok && len(gauge.Data.(metricdata.Gauge[int64]).DataPoints) != 0 {
+		t.Errorf("a closed client is in the gauge: %+v", gauge)
+	}
+}
+
+// lockedBuffer is a log destination the calling goroutines share.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func TestTelemetryAndLogsHoldNoSecret(t *testing.T) {
+	const privateKey = "sk_live_C0ll?ct#9/x@y+&=%"
+	const publicKey = "pk_live_C0ll?ct#p/k@y+&=%"
+	emu := startOtelEmulator(t, "--private-key", privateKey, "--public-key", publicKey)
+	k := newOtelKit(t)
+	logs := &lockedBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	c := k.client(t, emu, WithPublicKey(publicKey), WithLogger(logger), WithMaxRetries(1))
+	var errs []string
+	ctx, app := k.tp.Tracer("app").Start(context.Background(), "handle request")
+	var user map[string]any
+	if err := c.invoke(ctx, "create_user", map[string]any{"username": "jon", "role": "regular"}, &user, nil); err != nil {
+		t.Fatal(err)
+	}
+	token, _ := user["accessToken"].(string)
+	if token == "" {
+		t.Fatalf("no token in %v", user)
+	}
+	if err := c.invoke(ctx, "validate_access_token", map[string]any{"accessToken": token}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Answers that quote the secrets: a retried 500, then a 400.
+	quoted := fmt.Sprintf(`{"message":"bad key %s / %s / %s"}`, privateKey, publicKey, token)
+	emu.fault(t, "GET", usersPath, 1, map[string]any{"kind": "respond", "status": 500, "body": quoted})
+	emu.fault(t, "GET", usersPath, 1, map[string]any{"kind": "respond", "status": 400, "body": quoted})
+	err := listUsers(c, ctx, 1)
+	if err == nil {
+		t.Fatal("the 400 was not an error")
+	}
+	// The service's own text in an error (its "message") is scrubbed of the
+	// client's keys by core, but not of a token the service chose to quote
+	// (core knows the keys, not every token): those errors are checked for
+	// the keys; the telemetry and the logs, which never carry the service's
+	// text, for the token too.
+	keyErrs := []string{err.Error(), fmt.Sprintf("%+v", err)}
+	emu.fault(t, "POST", "/consumer/api/v1/user/accessToken/validate", 1, map[string]any{"kind": "respond", "status": 400, "body": quoted})
+	err = c.invoke(ctx, "validate_access_token", map[string]any{"accessToken": token}, nil, nil)
+	if err == nil {
+		t.Fatal("the 400 was not an error")
+	}
+	keyErrs = append(keyErrs, err.Error(), fmt.Sprintf("%+v", err))
+	// A call that fails in the client (a closed port), whose message names the URL.
+	bad, berr := NewClient(privateKey, k.options(&otelEmulator{BaseURL: "http://127.0.0.1:9"}, WithPublicKey(publicKey), WithLogger(logger), WithMaxRetries(0))...)
+	if berr != nil {
+		t.Fatal(berr)
+	}
+	defer bad.Close()
+	err = bad.invoke(ctx, "validate_access_token", map[string]any{"accessToken": token}, nil, nil)
+	if err == nil {
+		t.Fatal("a closed port answered")
+	}
+	errs = append(errs, err.Error(), fmt.Sprintf("%+v", err))
+	app.End()
+
+	var texts []string
+	spans := k.spans.GetSpans()
+	if len(spans) < 6 {
+		t.Fatalf("only %d spans", len(spans))
+	}
+	for _, s := range spans {
+		texts = append(texts, s.Name, s.Status.Description)
+		for _, kv := range s.Attributes {
+			texts = append(texts, kv.Value.Emit())
+		}
+		for _, e := range s.Events {
+			texts = append(texts, e.Name)
+			for _, kv := range e.Attributes {
+				texts = append(texts, kv.Value.Emit())
+			}
+		}
+	}
+	for _, m := range k.metrics(t) {
+		texts = append(texts, fmt.Sprintf("%+v", m.Data))
+	}
+	if !strings.Contains(logs.String(), "consumer/api") {
+		t.Errorf("no log line names a request: %q", logs.String())
+	}
+	texts = append(texts, logs.String())
+	texts = append(texts, errs...)
+	all := strings.Join(texts, "\n")
+	check := func(text string, secrets ...string) {
+		for _, secret := range secrets {
+			for _, form := range []string{secret, url.QueryEscape(secret), url.PathEscape(secret)} {
+				if i := strings.Index(text, form); i >= 0 {
+					t.Errorf("a secret (%d characters) appears in the spans, metrics, logs or errors, after %q", len(secret), text[max(0, i-200):i])
+				}
+			}
+		}
+	}
+	check(all, privateKey, publicKey, token)
+	check(strings.Join(keyErrs, "\n"), privateKey, publicKey)
+	// The redaction is there to be seen.
+	if !strings.Contains(all, "publicKey=REDACTED") {
+		t.Error("no url.full shows the public key REDACTED")
+	}
+}
+
+// panickingPropagator panics in Inject, as a broken propagator might.
+type panickingPropagator struct{ propagation.TraceContext }
+
+func (panickingPropagator) Inject(context.Context, propagation.TextMapCarrier) { panic("inject") }
+
+// panickingProcessor panics when an attempt's span ends.
+type panickingProcessor struct{ sdktrace.SpanProcessor }
+
+func (panickingProcessor) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+func (panickingProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
+	if s.SpanKind() == trace.SpanKindClient {
+		panic("on end")
+	}
+}
+func (panickingProcessor) Shutdown(context.Context) error   { return nil }
+func (panickingProcessor) ForceFlush(context.Context) error { return nil }
+
+func TestTelemetryPanicsCostTheirPartOnly(t *testing.T) {
+	emu := startOtelEmulator(t)
+	k := newOtelKit(t, panickingProcessor{})
+	c := k.client(t, emu, WithPropagator(panickingPropagator{}))
+	if err := listUsers(c, context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	// The call's span still ends; the attempt's never reached the exporter.
+	one(t, k.named("roomchat list_users"), "the call")
+	if n := len(k.named("GET " + usersPath)); n != 0 {
+		t.Errorf("%d attempt spans exported past the panicking processor", n)
+	}
+	if _, ok := emu.journal(t)[0].header("traceparent"); ok {
+		t.Error("a traceparent was sent by a propagator that panicked")
+	}
+	calls := k.metrics(t)[metricRoomchatClientCallDuration].Data.(metricdata.Histogram[float64])
+	if len(calls.DataPoints) != 1 {
+		t.Errorf("the call's metric: %+v", calls.DataPoints)
+	}
+}
+
+// The only test that sets otel's globals: a client made before the
+// application sets them records through them.
+func TestTelemetryThroughGlobalProvidersSetLater(t *testing.T) {
+	emu := startOtelEmulator(t)
+	c, err := NewClient(emu.PrivateKey, WithBaseURL(emu.BaseURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	k := newOtelKit(t)
+	otel.SetTracerProvider(k.tp)
+	otel.SetMeterProvider(k.mp)
+	otel.SetTextMapPropagator(propagation.TraceContext{})
+	if err := listUsers(c, context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	attempt := one(t, k.named("GET "+usersPath), "the attempt")
+	sent, _ := emu.journal(t)[0].header("traceparent")
+	if want := fmt.Sprintf("00-%s-%s-01", attempt.SpanContext.TraceID(), attempt.SpanContext.SpanID()); sent != want {
+		t.Errorf("traceparent %q, want %q", sent, want)
+	}
+	if _, ok := k.metrics(t)[metricRoomchatClientCallDuration]; !ok {
+		t.Error("no call metric through the global meter provider")
+	}
+}
