@@ -132,30 +132,30 @@ func (in *instruments) make(meter metric.Meter) {
 	}
 	var err error
 	in.meter = meter
-	in.requestDuration, err = meter.Float64Histogram(metricHTTPClientRequestDuration,
+	in.requestDuration, err = meter.Float64Histogram(MetricHTTPClientRequestDuration,
 		metric.WithUnit("s"), metric.WithDescription("Duration of HTTP client requests."),
 		metric.WithExplicitBucketBoundaries(durationBuckets...))
 	note(err)
-	in.callDuration, err = meter.Float64Histogram(metricRoomchatClientCallDuration,
+	in.callDuration, err = meter.Float64Histogram(MetricRoomchatClientCallDuration,
 		metric.WithUnit("s"),
 		metric.WithDescription("Duration of roomchat calls, from the call to its result: every attempt, rate-limit wait and backoff."),
 		metric.WithExplicitBucketBoundaries(durationBuckets...))
 	note(err)
-	in.rateLimitWait, err = meter.Float64Histogram(metricRoomchatRateLimitWaitDuration,
+	in.rateLimitWait, err = meter.Float64Histogram(MetricRoomchatRateLimitWaitDuration,
 		metric.WithUnit("s"), metric.WithDescription("Time a call waited for a slot of the key's rate-limit budget."),
 		metric.WithExplicitBucketBoundaries(waitBuckets...))
 	note(err)
-	in.retries, err = meter.Int64Counter(metricRoomchatClientRetries,
+	in.retries, err = meter.Int64Counter(MetricRoomchatClientRetries,
 		metric.WithUnit("{retry}"), metric.WithDescription("Attempts sent again, by reason."))
 	note(err)
-	in.degraded, err = meter.Int64Counter(metricRoomchatBudgetDegraded,
+	in.degraded, err = meter.Int64Counter(MetricRoomchatBudgetDegraded,
 		metric.WithUnit("{event}"),
 		metric.WithDescription("Times the shared rate-limit budget in Redis failed and the client followed its OnRedisError policy."))
 	note(err)
-	in.activeCalls, err = meter.Int64UpDownCounter(metricRoomchatClientActiveCalls,
+	in.activeCalls, err = meter.Int64UpDownCounter(MetricRoomchatClientActiveCalls,
 		metric.WithUnit("{call}"), metric.WithDescription("Calls in flight."))
 	note(err)
-	in.remaining, err = meter.Int64ObservableGauge(metricRoomchatRateLimitRemaining,
+	in.remaining, err = meter.Int64ObservableGauge(MetricRoomchatRateLimitRemaining,
 		metric.WithUnit("{request}"), metric.WithDescription("Requests the key's rate-limit budget allows now, per client."))
 	note(err)
 	for _, err := range errs {
@@ -287,8 +287,8 @@ func (t *telemetry) startCall(cs *callState, ct *callTelemetry, o *observation) 
 	if !t.named.Load() {
 		t.naming.Do(func() {
 			t.gaugeAttrs = attribute.NewSet(
-				attribute.Int64(attrRoomchatClientID, int64(o.ClientID)),
-				attribute.String(attrServerAddress, o.ServerAddress))
+				attribute.Int64(AttrRoomchatClientID, int64(o.ClientID)),
+				attribute.String(AttrServerAddress, o.ServerAddress))
 			t.named.Store(true)
 		})
 	}
@@ -296,15 +296,15 @@ func (t *telemetry) startCall(cs *callState, ct *callTelemetry, o *observation) 
 	if !knownMethods[ct.method] {
 		ct.method = "_OTHER"
 	}
-	address := attribute.String(attrServerAddress, o.ServerAddress)
-	port := attribute.Int(attrServerPort, o.ServerPort)
-	operation := attribute.String(attrRoomchatOperation, o.Operation)
-	method := attribute.String(attrHTTPRequestMethod, ct.method)
-	protocol := attribute.String(attrNetworkProtocolVersion, o.ProtocolVersion)
-	ct.attempts = []attribute.KeyValue{method, address, port, attribute.String(attrURLFull, o.URLFull), protocol}
+	address := attribute.String(AttrServerAddress, o.ServerAddress)
+	port := attribute.Int(AttrServerPort, o.ServerPort)
+	operation := attribute.String(AttrRoomchatOperation, o.Operation)
+	method := attribute.String(AttrHTTPRequestMethod, ct.method)
+	protocol := attribute.String(AttrNetworkProtocolVersion, o.ProtocolVersion)
+	ct.attempts = []attribute.KeyValue{method, address, port, attribute.String(AttrURLFull, o.URLFull), protocol}
 	ct.request = []attribute.KeyValue{method, address, port, protocol}
 	if o.URLTemplate != "" {
-		template := attribute.String(attrURLTemplate, o.URLTemplate)
+		template := attribute.String(AttrURLTemplate, o.URLTemplate)
 		ct.attempts = append(ct.attempts, template)
 		ct.request = append(ct.request, template)
 	}
@@ -323,7 +323,7 @@ func (t *telemetry) startCall(cs *callState, ct *callTelemetry, o *observation) 
 			ct.span, ct.ctx = span, ctx
 		}
 	})
-	guard(metricRoomchatClientActiveCalls, func() {
+	guard(MetricRoomchatClientActiveCalls, func() {
 		t.inst.activeCalls.Add(ct.ctx, 1, metric.WithAttributes(ct.call...))
 		ct.counted = true
 	})
@@ -337,7 +337,7 @@ func (t *telemetry) attemptStart(ct *callTelemetry, o *observation, headers atte
 		guard("the span of an attempt", func() {
 			attributes := ct.attempts
 			if o.ResendCount > 0 {
-				attributes = append(attributes[:len(attributes):len(attributes)], attribute.Int(attrHTTPRequestResendCount, o.ResendCount))
+				attributes = append(attributes[:len(attributes):len(attributes)], attribute.Int(AttrHTTPRequestResendCount, o.ResendCount))
 			}
 			name := o.Method
 			if o.URLTemplate != "" {
@@ -383,23 +383,23 @@ func (t *telemetry) attemptEnd(ct *callTelemetry, o *observation) {
 		ct.attempt = nil
 		guard("the span of an attempt", func() {
 			if o.Status != 0 {
-				span.SetAttributes(attribute.Int(attrHTTPResponseStatusCode, o.Status))
+				span.SetAttributes(attribute.Int(AttrHTTPResponseStatusCode, o.Status))
 			}
 			if errorType != "" {
-				span.SetAttributes(attribute.String(attrErrorType, errorType))
+				span.SetAttributes(attribute.String(AttrErrorType, errorType))
 				span.SetStatus(codes.Error, "")
-				span.SetAttributes(attribute.String(attrRoomchatErrorKind, o.ErrorType))
+				span.SetAttributes(attribute.String(AttrRoomchatErrorKind, o.ErrorType))
 			}
 			span.End(trace.WithTimestamp(o.End))
 		})
 	}
-	guard(metricHTTPClientRequestDuration, func() {
+	guard(MetricHTTPClientRequestDuration, func() {
 		attributes := ct.request[:len(ct.request):len(ct.request)]
 		if o.Status != 0 {
-			attributes = append(attributes, attribute.Int(attrHTTPResponseStatusCode, o.Status))
+			attributes = append(attributes, attribute.Int(AttrHTTPResponseStatusCode, o.Status))
 		}
 		if errorType != "" {
-			attributes = append(attributes, attribute.String(attrErrorType, errorType))
+			attributes = append(attributes, attribute.String(AttrErrorType, errorType))
 		}
 		t.inst.requestDuration.Record(ct.ctx, o.Duration.Seconds(), metric.WithAttributes(attributes...))
 	})
@@ -410,39 +410,39 @@ func (t *telemetry) attemptEnd(ct *callTelemetry, o *observation) {
 func (t *telemetry) events(ct *callTelemetry, events []callEvent) {
 	for i := range events {
 		e := &events[i]
-		attributes := []attribute.KeyValue{attribute.Int(attrRoomchatAttempt, e.Attempt)}
+		attributes := []attribute.KeyValue{attribute.Int(AttrRoomchatAttempt, e.Attempt)}
 		name := e.Name
 		switch e.Kind {
 		case eventRateLimitWait:
-			name = eventRoomchatRateLimitWait
-			attributes = append(attributes, attribute.Float64(attrRoomchatWaitDuration, e.Wait.Seconds()))
-			guard(metricRoomchatRateLimitWaitDuration, func() {
+			name = EventRoomchatRateLimitWait
+			attributes = append(attributes, attribute.Float64(AttrRoomchatWaitDuration, e.Wait.Seconds()))
+			guard(MetricRoomchatRateLimitWaitDuration, func() {
 				t.inst.rateLimitWait.Record(ct.ctx, e.Wait.Seconds(), metric.WithAttributes(ct.event...))
 			})
 		case eventRetry:
-			name = eventRoomchatRetry
+			name = EventRoomchatRetry
 			reason := e.RetryReason
 			if reason == "" {
 				reason = "other"
 			}
 			attributes = append(attributes,
-				attribute.String(attrRoomchatRetryReason, reason),
-				attribute.Float64(attrRoomchatWaitDuration, e.Wait.Seconds()))
+				attribute.String(AttrRoomchatRetryReason, reason),
+				attribute.Float64(AttrRoomchatWaitDuration, e.Wait.Seconds()))
 			if e.Status != 0 {
-				attributes = append(attributes, attribute.Int(attrHTTPResponseStatusCode, e.Status))
+				attributes = append(attributes, attribute.Int(AttrHTTPResponseStatusCode, e.Status))
 			}
-			guard(metricRoomchatClientRetries, func() {
+			guard(MetricRoomchatClientRetries, func() {
 				t.inst.retries.Add(ct.ctx, 1, metric.WithAttributes(append(ct.event[:len(ct.event):len(ct.event)],
-					attribute.String(attrRoomchatRetryReason, reason))...))
+					attribute.String(AttrRoomchatRetryReason, reason))...))
 			})
 		case eventBudgetDegraded:
-			name = eventRoomchatBudgetDegraded
+			name = EventRoomchatBudgetDegraded
 			if e.ErrorType != "" {
 				attributes = append(attributes,
-					attribute.String(attrErrorType, e.ErrorType),
-					attribute.String(attrErrorMessage, e.ErrorMessage))
+					attribute.String(AttrErrorType, e.ErrorType),
+					attribute.String(AttrErrorMessage, e.ErrorMessage))
 			}
-			guard(metricRoomchatBudgetDegraded, func() {
+			guard(MetricRoomchatBudgetDegraded, func() {
 				t.inst.degraded.Add(ct.ctx, 1, metric.WithAttributes(ct.event...))
 			})
 		}
@@ -460,11 +460,11 @@ func (t *telemetry) callEnd(ct *callTelemetry, o *observation) {
 	if span := ct.span; span != nil {
 		guard("the span of a call", func() {
 			span.SetAttributes(
-				attribute.Int(attrRoomchatAttempts, o.Attempt),
-				attribute.Float64(attrRoomchatRateLimitWaitDuration, o.RateLimitWait.Seconds()),
-				attribute.Float64(attrRoomchatRetryWaitDuration, o.RetryWait.Seconds()))
+				attribute.Int(AttrRoomchatAttempts, o.Attempt),
+				attribute.Float64(AttrRoomchatRateLimitWaitDuration, o.RateLimitWait.Seconds()),
+				attribute.Float64(AttrRoomchatRetryWaitDuration, o.RetryWait.Seconds()))
 			if o.ErrorType != "" {
-				span.SetAttributes(attribute.String(attrErrorType, o.ErrorType))
+				span.SetAttributes(attribute.String(AttrErrorType, o.ErrorType))
 				span.SetStatus(codes.Error, o.ErrorType)
 				ct.pending, ct.pendingEnd = true, o.End
 				return
@@ -472,16 +472,16 @@ func (t *telemetry) callEnd(ct *callTelemetry, o *observation) {
 			span.End(trace.WithTimestamp(o.End))
 		})
 	}
-	guard(metricRoomchatClientCallDuration, func() {
+	guard(MetricRoomchatClientCallDuration, func() {
 		attributes := ct.call[:len(ct.call):len(ct.call)]
 		if o.ErrorType != "" {
-			attributes = append(attributes, attribute.String(attrErrorType, o.ErrorType))
+			attributes = append(attributes, attribute.String(AttrErrorType, o.ErrorType))
 		}
 		t.inst.callDuration.Record(ct.ctx, o.Duration.Seconds(), metric.WithAttributes(attributes...))
 	})
 	if ct.counted {
 		ct.counted = false
-		guard(metricRoomchatClientActiveCalls, func() {
+		guard(MetricRoomchatClientActiveCalls, func() {
 			t.inst.activeCalls.Add(ct.ctx, -1, metric.WithAttributes(ct.call...))
 		})
 	}
@@ -506,7 +506,7 @@ func (t *telemetry) callReturned(cs *callState, err error) {
 		// Not ended by a report (the library failed before its end): taken
 		// out of the calls in flight all the same.
 		ct.counted = false
-		guard(metricRoomchatClientActiveCalls, func() {
+		guard(MetricRoomchatClientActiveCalls, func() {
 			t.inst.activeCalls.Add(ct.ctx, -1, metric.WithAttributes(ct.call...))
 		})
 	}

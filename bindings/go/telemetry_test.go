@@ -125,8 +125,8 @@ func wantAttrs(t *testing.T, what string, got map[string]any, want map[string]an
 }
 
 func listUsers(c *Client, ctx context.Context, limit int) error {
-	var page map[string]any
-	return c.invoke(ctx, "list_users", map[string]any{"limit": limit}, &page, nil)
+	_, err := c.ListUsers(ctx, &ListUsersParams{Limit: Int(int64(limit))})
+	return err
 }
 
 func TestTelemetryOfASuccessfulCall(t *testing.T) {
@@ -155,19 +155,19 @@ func TestTelemetryOfASuccessfulCall(t *testing.T) {
 	}
 	u, _ := url.Parse(emu.BaseURL)
 	wantAttrs(t, "the call", attrs(call.Attributes), map[string]any{
-		attrRoomchatOperation: "list_users", attrRoomchatAttempts: int64(1),
-		attrRoomchatRetryWaitDuration: 0.0,
+		AttrRoomchatOperation: "list_users", AttrRoomchatAttempts: int64(1),
+		AttrRoomchatRetryWaitDuration: 0.0,
 	})
-	if _, ok := attrs(call.Attributes)[attrRoomchatRateLimitWaitDuration].(float64); !ok {
-		t.Errorf("the call has no %s", attrRoomchatRateLimitWaitDuration)
+	if _, ok := attrs(call.Attributes)[AttrRoomchatRateLimitWaitDuration].(float64); !ok {
+		t.Errorf("the call has no %s", AttrRoomchatRateLimitWaitDuration)
 	}
 	got := attrs(attempt.Attributes)
 	wantAttrs(t, "the attempt", got, map[string]any{
-		attrHTTPRequestMethod: "GET", attrURLTemplate: usersPath, attrServerAddress: "127.0.0.1",
-		attrServerPort: int64(mustPort(t, u)), attrNetworkProtocolVersion: "1.1",
-		attrHTTPResponseStatusCode: int64(200), attrURLFull: emu.BaseURL + usersPath + "?auth=REDACTED&limit=5",
+		AttrHTTPRequestMethod: "GET", AttrURLTemplate: usersPath, AttrServerAddress: "127.0.0.1",
+		AttrServerPort: int64(mustPort(t, u)), AttrNetworkProtocolVersion: "1.1",
+		AttrHTTPResponseStatusCode: int64(200), AttrURLFull: emu.BaseURL + usersPath + "?auth=REDACTED&limit=5",
 	})
-	for _, absent := range []string{attrHTTPRequestResendCount, attrErrorType, attrRoomchatErrorKind} {
+	for _, absent := range []string{AttrHTTPRequestResendCount, AttrErrorType, AttrRoomchatErrorKind} {
 		if _, ok := got[absent]; ok {
 			t.Errorf("the attempt has %s", absent)
 		}
@@ -187,7 +187,7 @@ func TestTelemetryOfASuccessfulCall(t *testing.T) {
 	}
 
 	m := k.metrics(t)
-	request := m[metricHTTPClientRequestDuration]
+	request := m[MetricHTTPClientRequestDuration]
 	if request.Unit != "s" {
 		t.Errorf("%s unit %q", request.Name, request.Unit)
 	}
@@ -200,18 +200,18 @@ func TestTelemetryOfASuccessfulCall(t *testing.T) {
 	}
 	point := setAttrs(h.DataPoints[0].Attributes)
 	wantAttrs(t, request.Name, point, map[string]any{
-		attrHTTPRequestMethod: "GET", attrURLTemplate: usersPath, attrHTTPResponseStatusCode: int64(200),
-		attrServerAddress: "127.0.0.1", attrNetworkProtocolVersion: "1.1",
+		AttrHTTPRequestMethod: "GET", AttrURLTemplate: usersPath, AttrHTTPResponseStatusCode: int64(200),
+		AttrServerAddress: "127.0.0.1", AttrNetworkProtocolVersion: "1.1",
 	})
-	if _, ok := point[attrURLFull]; ok {
+	if _, ok := point[AttrURLFull]; ok {
 		t.Errorf("%s carries url.full", request.Name)
 	}
-	calls := m[metricRoomchatClientCallDuration].Data.(metricdata.Histogram[float64])
+	calls := m[MetricRoomchatClientCallDuration].Data.(metricdata.Histogram[float64])
 	if len(calls.DataPoints) != 1 || calls.DataPoints[0].Count != 1 {
 		t.Fatalf("call duration: %+v", calls.DataPoints)
 	}
-	wantAttrs(t, "call duration", setAttrs(calls.DataPoints[0].Attributes), map[string]any{attrRoomchatOperation: "list_users"})
-	active := m[metricRoomchatClientActiveCalls].Data.(metricdata.Sum[int64])
+	wantAttrs(t, "call duration", setAttrs(calls.DataPoints[0].Attributes), map[string]any{AttrRoomchatOperation: "list_users"})
+	active := m[MetricRoomchatClientActiveCalls].Data.(metricdata.Sum[int64])
 	if active.IsMonotonic || len(active.DataPoints) != 1 || active.DataPoints[0].Value != 0 {
 		t.Errorf("calls in flight after the call: %+v", active)
 	}
@@ -244,53 +244,53 @@ func TestTelemetryOfARetryAfterA503(t *testing.T) {
 		attempts[0], attempts[1] = attempts[1], attempts[0]
 	}
 	wantAttrs(t, "the first attempt", first, map[string]any{
-		attrHTTPResponseStatusCode: int64(503), attrErrorType: "503", attrRoomchatErrorKind: "server_error",
+		AttrHTTPResponseStatusCode: int64(503), AttrErrorType: "503", AttrRoomchatErrorKind: "server_error",
 	})
-	if _, ok := first[attrHTTPRequestResendCount]; ok {
+	if _, ok := first[AttrHTTPRequestResendCount]; ok {
 		t.Error("the first attempt has a resend count")
 	}
 	if attempts[0].Status.Code != codes.Error {
 		t.Errorf("the first attempt's status %v", attempts[0].Status)
 	}
-	wantAttrs(t, "the second attempt", second, map[string]any{attrHTTPResponseStatusCode: int64(200), attrHTTPRequestResendCount: int64(1)})
+	wantAttrs(t, "the second attempt", second, map[string]any{AttrHTTPResponseStatusCode: int64(200), AttrHTTPRequestResendCount: int64(1)})
 	if attempts[1].Status.Code == codes.Error {
 		t.Error("the second attempt failed")
 	}
-	wantAttrs(t, "the call", attrs(call.Attributes), map[string]any{attrRoomchatAttempts: int64(2)})
+	wantAttrs(t, "the call", attrs(call.Attributes), map[string]any{AttrRoomchatAttempts: int64(2)})
 	if call.Status.Code == codes.Error {
 		t.Error("the call failed")
 	}
-	if len(call.Events) != 1 || call.Events[0].Name != eventRoomchatRetry {
+	if len(call.Events) != 1 || call.Events[0].Name != EventRoomchatRetry {
 		t.Fatalf("events %+v", call.Events)
 	}
 	retry := attrs(call.Events[0].Attributes)
 	wantAttrs(t, "the retry", retry, map[string]any{
-		attrRoomchatAttempt: int64(1), attrRoomchatRetryReason: "5xx", attrHTTPResponseStatusCode: int64(503),
+		AttrRoomchatAttempt: int64(1), AttrRoomchatRetryReason: "5xx", AttrHTTPResponseStatusCode: int64(503),
 	})
-	if _, ok := retry[attrRoomchatWaitDuration].(float64); !ok {
+	if _, ok := retry[AttrRoomchatWaitDuration].(float64); !ok {
 		t.Errorf("the retry has no wait: %v", retry)
 	}
 
 	m := k.metrics(t)
-	retries := m[metricRoomchatClientRetries].Data.(metricdata.Sum[int64])
-	if len(retries.DataPoints) != 1 || retries.DataPoints[0].Value != 1 || m[metricRoomchatClientRetries].Unit != "{retry}" {
+	retries := m[MetricRoomchatClientRetries].Data.(metricdata.Sum[int64])
+	if len(retries.DataPoints) != 1 || retries.DataPoints[0].Value != 1 || m[MetricRoomchatClientRetries].Unit != "{retry}" {
 		t.Fatalf("retries %+v", retries)
 	}
 	wantAttrs(t, "retries", setAttrs(retries.DataPoints[0].Attributes), map[string]any{
-		attrRoomchatRetryReason: "5xx", attrRoomchatOperation: "list_users", attrServerAddress: "127.0.0.1",
+		AttrRoomchatRetryReason: "5xx", AttrRoomchatOperation: "list_users", AttrServerAddress: "127.0.0.1",
 	})
 	byStatus := map[any]uint64{}
-	for _, p := range m[metricHTTPClientRequestDuration].Data.(metricdata.Histogram[float64]).DataPoints {
+	for _, p := range m[MetricHTTPClientRequestDuration].Data.(metricdata.Histogram[float64]).DataPoints {
 		a := setAttrs(p.Attributes)
-		byStatus[a[attrHTTPResponseStatusCode]] += p.Count
-		if a[attrHTTPResponseStatusCode] == int64(503) && a[attrErrorType] != "503" {
+		byStatus[a[AttrHTTPResponseStatusCode]] += p.Count
+		if a[AttrHTTPResponseStatusCode] == int64(503) && a[AttrErrorType] != "503" {
 			t.Errorf("the 503's point: %v", a)
 		}
 	}
 	if byStatus[int64(503)] != 1 || byStatus[int64(200)] != 1 {
 		t.Errorf("attempts by status %v", byStatus)
 	}
-	calls := m[metricRoomchatClientCallDuration].Data.(metricdata.Histogram[float64])
+	calls := m[MetricRoomchatClientCallDuration].Data.(metricdata.Histogram[float64])
 	if len(calls.DataPoints) != 1 || calls.DataPoints[0].Count != 1 {
 		t.Errorf("calls %+v", calls.DataPoints)
 	}
@@ -317,15 +317,15 @@ func TestTelemetryOfARateLimitWait(t *testing.T) {
 			continue
 		}
 		waits++
-		if len(call.Events) != 1 || call.Events[0].Name != eventRoomchatRateLimitWait {
+		if len(call.Events) != 1 || call.Events[0].Name != EventRoomchatRateLimitWait {
 			t.Fatalf("a call's events %+v", call.Events)
 		}
 		event := attrs(call.Events[0].Attributes)
-		wait, _ := event[attrRoomchatWaitDuration].(float64)
-		if event[attrRoomchatAttempt] != int64(1) || wait <= 0 {
+		wait, _ := event[AttrRoomchatWaitDuration].(float64)
+		if event[AttrRoomchatAttempt] != int64(1) || wait <= 0 {
 			t.Errorf("the wait's event %v", event)
 		}
-		if total, _ := attrs(call.Attributes)[attrRoomchatRateLimitWaitDuration].(float64); total < wait {
+		if total, _ := attrs(call.Attributes)[AttrRoomchatRateLimitWaitDuration].(float64); total < wait {
 			t.Errorf("the call waited %v, its event %v", total, wait)
 		}
 		if call.Events[0].Time.Before(call.StartTime) {
@@ -336,14 +336,14 @@ func TestTelemetryOfARateLimitWait(t *testing.T) {
 		t.Fatal("no call waited for the budget")
 	}
 	m := k.metrics(t)
-	histogram := m[metricRoomchatRateLimitWaitDuration].Data.(metricdata.Histogram[float64])
+	histogram := m[MetricRoomchatRateLimitWaitDuration].Data.(metricdata.Histogram[float64])
 	if len(histogram.DataPoints) != 1 || histogram.DataPoints[0].Count != uint64(waits) {
 		t.Fatalf("waits %+v, want %d", histogram.DataPoints, waits)
 	}
 	if fmt.Sprint(histogram.DataPoints[0].Bounds) != fmt.Sprint(waitBuckets) {
 		t.Errorf("wait buckets %v", histogram.DataPoints[0].Bounds)
 	}
-	wantAttrs(t, "waits", setAttrs(histogram.DataPoints[0].Attributes), map[string]any{attrRoomchatOperation: "list_users", attrServerAddress: "127.0.0.1"})
+	wantAttrs(t, "waits", setAttrs(histogram.DataPoints[0].Attributes), map[string]any{AttrRoomchatOperation: "list_users", AttrServerAddress: "127.0.0.1"})
 }
 
 func TestTelemetryOfFailures(t *testing.T) {
@@ -359,9 +359,9 @@ func TestTelemetryOfFailures(t *testing.T) {
 	call := one(t, k.named("roomchat list_users"), "the call")
 	attempt := one(t, k.named("GET "+usersPath), "the attempt")
 	wantAttrs(t, "the attempt", attrs(attempt.Attributes), map[string]any{
-		attrErrorType: "400", attrRoomchatErrorKind: "invalid_request", attrHTTPResponseStatusCode: int64(400),
+		AttrErrorType: "400", AttrRoomchatErrorKind: "invalid_request", AttrHTTPResponseStatusCode: int64(400),
 	})
-	wantAttrs(t, "the call", attrs(call.Attributes), map[string]any{attrErrorType: "invalid_request", attrRoomchatAttempts: int64(1)})
+	wantAttrs(t, "the call", attrs(call.Attributes), map[string]any{AttrErrorType: "invalid_request", AttrRoomchatAttempts: int64(1)})
 	if call.Status.Code != codes.Error || call.Status.Description != "invalid_request (HTTP 400)" {
 		t.Errorf("the call's status %+v", call.Status)
 	}
@@ -379,8 +379,8 @@ func TestTelemetryOfFailures(t *testing.T) {
 	}
 	call = one(t, k.named("roomchat list_users"), "the call")
 	attempt = one(t, k.named("GET "+usersPath), "the attempt")
-	wantAttrs(t, "the attempt", attrs(attempt.Attributes), map[string]any{attrErrorType: "connection", attrRoomchatErrorKind: "connection"})
-	if _, ok := attrs(attempt.Attributes)[attrHTTPResponseStatusCode]; ok {
+	wantAttrs(t, "the attempt", attrs(attempt.Attributes), map[string]any{AttrErrorType: "connection", AttrRoomchatErrorKind: "connection"})
+	if _, ok := attrs(attempt.Attributes)[AttrHTTPResponseStatusCode]; ok {
 		t.Error("an attempt with no answer has a status code")
 	}
 	if call.Status.Code != codes.Error || call.Status.Description != e.Message {
@@ -389,8 +389,8 @@ func TestTelemetryOfFailures(t *testing.T) {
 
 	m := k.metrics(t)
 	found := map[string]bool{}
-	for _, p := range m[metricRoomchatClientCallDuration].Data.(metricdata.Histogram[float64]).DataPoints {
-		if v, ok := p.Attributes.Value(attrErrorType); ok {
+	for _, p := range m[MetricRoomchatClientCallDuration].Data.(metricdata.Histogram[float64]).DataPoints {
+		if v, ok := p.Attributes.Value(AttrErrorType); ok {
 			found[v.AsString()] = true
 		}
 	}
@@ -426,13 +426,13 @@ func TestTelemetryBudgetGauge(t *testing.T) {
 	if err := listUsers(c, context.Background(), 1); err != nil {
 		t.Fatal(err)
 	}
-	gauge := k.metrics(t)[metricRoomchatRateLimitRemaining]
+	gauge := k.metrics(t)[MetricRoomchatRateLimitRemaining]
 	points := gauge.Data.(metricdata.Gauge[int64]).DataPoints
 	if len(points) != 1 || gauge.Unit != "{request}" {
 		t.Fatalf("the gauge %+v", gauge)
 	}
 	a := setAttrs(points[0].Attributes)
-	if id, _ := a[attrRoomchatClientID].(int64); id < 1 || a[attrServerAddress] != "127.0.0.1" {
+	if id, _ := a[AttrRoomchatClientID].(int64); id < 1 || a[AttrServerAddress] != "127.0.0.1" {
 		t.Errorf("the gauge's attributes %v", a)
 	}
 	if points[0].Value != 4 {
@@ -440,7 +440,7 @@ func TestTelemetryBudgetGauge(t *testing.T) {
 	}
 	// A closed client leaves the gauge.
 	_ = c.Close()
-	if gauge, ok := k.metrics(t)[metricRoomchatRateLimitRemaining]; ok && len(gauge.Data.(metricdata.Gauge[int64]).DataPoints) != 0 {
+	if gauge, ok := k.metrics(t)[MetricRoomchatRateLimitRemaining]; ok && len(gauge.Data.(metricdata.Gauge[int64]).DataPoints) != 0 {
 		t.Errorf("a closed client is in the gauge: %+v", gauge)
 	}
 }
@@ -473,22 +473,22 @@ func TestTelemetryAndLogsHoldNoSecret(t *testing.T) {
 	c := k.client(t, emu, WithPublicKey(publicKey), WithLogger(logger), WithMaxRetries(1))
 	var errs []string
 	ctx, app := k.tp.Tracer("app").Start(context.Background(), "handle request")
-	var user map[string]any
-	if err := c.invoke(ctx, "create_user", map[string]any{"username": "jon", "role": "regular"}, &user, nil); err != nil {
+	user, err := c.CreateUser(ctx, "jon", nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	token, _ := user["accessToken"].(string)
+	token := user.AccessToken
 	if token == "" {
-		t.Fatalf("no token in %v", user)
+		t.Fatalf("no token in %+v", user)
 	}
-	if err := c.invoke(ctx, "validate_access_token", map[string]any{"accessToken": token}, nil, nil); err != nil {
+	if _, err := c.ValidateAccessToken(ctx, token); err != nil {
 		t.Fatal(err)
 	}
 	// Answers that quote the secrets: a retried 500, then a 400.
 	quoted := fmt.Sprintf(`{"message":"bad key %s / %s / %s"}`, privateKey, publicKey, token)
 	emu.fault(t, "GET", usersPath, 1, map[string]any{"kind": "respond", "status": 500, "body": quoted})
 	emu.fault(t, "GET", usersPath, 1, map[string]any{"kind": "respond", "status": 400, "body": quoted})
-	err := listUsers(c, ctx, 1)
+	err = listUsers(c, ctx, 1)
 	if err == nil {
 		t.Fatal("the 400 was not an error")
 	}
@@ -499,7 +499,7 @@ func TestTelemetryAndLogsHoldNoSecret(t *testing.T) {
 	// text, for the token too.
 	keyErrs := []string{err.Error(), fmt.Sprintf("%+v", err)}
 	emu.fault(t, "POST", "/consumer/api/v1/user/accessToken/validate", 1, map[string]any{"kind": "respond", "status": 400, "body": quoted})
-	err = c.invoke(ctx, "validate_access_token", map[string]any{"accessToken": token}, nil, nil)
+	_, err = c.ValidateAccessToken(ctx, token)
 	if err == nil {
 		t.Fatal("the 400 was not an error")
 	}
@@ -510,7 +510,7 @@ func TestTelemetryAndLogsHoldNoSecret(t *testing.T) {
 		t.Fatal(berr)
 	}
 	defer bad.Close()
-	err = bad.invoke(ctx, "validate_access_token", map[string]any{"accessToken": token}, nil, nil)
+	_, err = bad.ValidateAccessToken(ctx, token)
 	if err == nil {
 		t.Fatal("a closed port answered")
 	}
@@ -592,7 +592,7 @@ func TestTelemetryPanicsCostTheirPartOnly(t *testing.T) {
 	if _, ok := emu.journal(t)[0].header("traceparent"); ok {
 		t.Error("a traceparent was sent by a propagator that panicked")
 	}
-	calls := k.metrics(t)[metricRoomchatClientCallDuration].Data.(metricdata.Histogram[float64])
+	calls := k.metrics(t)[MetricRoomchatClientCallDuration].Data.(metricdata.Histogram[float64])
 	if len(calls.DataPoints) != 1 {
 		t.Errorf("the call's metric: %+v", calls.DataPoints)
 	}
@@ -619,7 +619,7 @@ func TestTelemetryThroughGlobalProvidersSetLater(t *testing.T) {
 	if want := fmt.Sprintf("00-%s-%s-01", attempt.SpanContext.TraceID(), attempt.SpanContext.SpanID()); sent != want {
 		t.Errorf("traceparent %q, want %q", sent, want)
 	}
-	if _, ok := k.metrics(t)[metricRoomchatClientCallDuration]; !ok {
+	if _, ok := k.metrics(t)[MetricRoomchatClientCallDuration]; !ok {
 		t.Error("no call metric through the global meter provider")
 	}
 }
