@@ -42,6 +42,9 @@ func newOtelKit(t *testing.T, processors ...sdktrace.SpanProcessor) *otelKit {
 	opts = append(opts, sdktrace.WithSyncer(k.spans))
 	k.tp = sdktrace.NewTracerProvider(opts...)
 	k.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(k.reader))
+	if t == nil {
+		return k
+	}
 	t.Cleanup(func() {
 		_ = k.tp.Shutdown(context.Background())
 		_ = k.mp.Shutdown(context.Background())
@@ -122,6 +125,12 @@ func wantAttrs(t *testing.T, what string, got map[string]any, want map[string]an
 			t.Errorf("%s: %s = %#v, want %#v (all: %v)", what, k, got[k], v, got)
 		}
 	}
+}
+
+// ownKey is a key no other client of the process has: clients of one key
+// share their budget in a process.
+func ownKey(what string) string {
+	return fmt.Sprintf("sk_test_otel_%s_%d", what, time.Now().UnixNano())
 }
 
 func listUsers(c *Client, ctx context.Context, limit int) error {
@@ -298,7 +307,7 @@ func TestTelemetryOfARetryAfterA503(t *testing.T) {
 
 func TestTelemetryOfARateLimitWait(t *testing.T) {
 	// A key of its own: clients of one key share their budget in a process.
-	emu := startOtelEmulator(t, "--private-key", "sk_test_otel_rate_limit_wait")
+	emu := startOtelEmulator(t, "--private-key", ownKey("rate_limit_wait"))
 	k := newOtelKit(t)
 	c := k.client(t, emu, WithRateLimit(1, 300*time.Millisecond))
 	for i := 0; i < 2; i++ {
@@ -420,7 +429,7 @@ func TestTelemetryWithoutTracePropagation(t *testing.T) {
 
 func TestTelemetryBudgetGauge(t *testing.T) {
 	// A key of its own: clients of one key share their budget in a process.
-	emu := startOtelEmulator(t, "--private-key", "sk_test_otel_budget_gauge")
+	emu := startOtelEmulator(t, "--private-key", ownKey("budget_gauge"))
 	k := newOtelKit(t)
 	c := k.client(t, emu, WithRateLimit(5, time.Minute))
 	if err := listUsers(c, context.Background(), 1); err != nil {
@@ -598,8 +607,16 @@ func TestTelemetryPanicsCostTheirPartOnly(t *testing.T) {
 	}
 }
 
+// globalKit is the SDK set as otel's globals, once per process: a global
+// provider delegates to the first one set only.
+var globalKit struct {
+	once sync.Once
+	k    *otelKit
+}
+
 // The only test that sets otel's globals: a client made before the
-// application sets them records through them.
+// application sets them records through them (the first run in a process;
+// a run again finds them set).
 func TestTelemetryThroughGlobalProvidersSetLater(t *testing.T) {
 	emu := startOtelEmulator(t)
 	c, err := NewClient(emu.PrivateKey, WithBaseURL(emu.BaseURL))
@@ -607,10 +624,14 @@ func TestTelemetryThroughGlobalProvidersSetLater(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	k := newOtelKit(t)
-	otel.SetTracerProvider(k.tp)
-	otel.SetMeterProvider(k.mp)
-	otel.SetTextMapPropagator(propagation.TraceContext{})
+	globalKit.once.Do(func() {
+		globalKit.k = newOtelKit(nil)
+		otel.SetTracerProvider(globalKit.k.tp)
+		otel.SetMeterProvider(globalKit.k.mp)
+		otel.SetTextMapPropagator(propagation.TraceContext{})
+	})
+	k := globalKit.k
+	k.spans.Reset()
 	if err := listUsers(c, context.Background(), 1); err != nil {
 		t.Fatal(err)
 	}
@@ -621,5 +642,85 @@ func TestTelemetryThroughGlobalProvidersSetLater(t *testing.T) {
 	}
 	if _, ok := k.metrics(t)[MetricRoomchatClientCallDuration]; !ok {
 		t.Error("no call metric through the global meter provider")
+	}
+}
+
+func activeCalls(t *testing.T, k *otelKit) map[string]int64 {
+	out := map[string]int64{}
+	if m, ok := k.metrics(t)[MetricRoomchatClientActiveCalls]; ok {
+		for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
+			v, _ := p.Attributes.Value(AttrRoomchatOperation)
+			out[v.AsString()] += p.Value
+		}
+	}
+	return out
+}
+
+func TestTelemetryCountsCallsInFlight(t *testing.T) {
+	emu := startOtelEmulator(t)
+	k := newOtelKit(t)
+	c := k.client(t, emu)
+	emu.fault(t, "GET", usersPath, 1, map[string]any{"kind": "hold"})
+	done := make(chan error, 1)
+	go func() { done <- listUsers(c, context.Background(), 1) }()
+	// The answer is held: the call is in flight.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var held struct{ Held int }
+		emu.admin(t, "GET", "/held", nil, &held)
+		if held.Held == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the request was never held")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := activeCalls(t, k); got["list_users"] != 1 {
+		t.Errorf("calls in flight while one is held: %v", got)
+	}
+	emu.admin(t, "DELETE", "/held", nil, nil)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := activeCalls(t, k); got["list_users"] != 0 {
+		t.Errorf("calls in flight after it: %v", got)
+	}
+}
+
+func TestTelemetryOfADegradedBudget(t *testing.T) {
+	const password = "R3d?s#9/c@ll&"
+	emu := startOtelEmulator(t, "--private-key", ownKey("degraded_budget"))
+	k := newOtelKit(t)
+	// No Redis listens on port 1: the client falls back and says so.
+	c := k.client(t, emu,
+		WithRedisBudget("redis://:"+url.QueryEscape(password)+"@127.0.0.1:1/0"),
+		WithRedisPolicy(RedisLocalFallback, 1),
+		WithRedisTimeouts(200*time.Millisecond, 200*time.Millisecond, 0))
+	if err := listUsers(c, context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	call := one(t, k.named("roomchat list_users"), "the call")
+	var degraded []map[string]any
+	for _, e := range call.Events {
+		if e.Name == EventRoomchatBudgetDegraded {
+			degraded = append(degraded, attrs(e.Attributes))
+		}
+	}
+	if len(degraded) == 0 {
+		t.Fatalf("no %s event: %+v", EventRoomchatBudgetDegraded, call.Events)
+	}
+	e := degraded[0]
+	message, _ := e[AttrErrorMessage].(string)
+	if e[AttrRoomchatAttempt] != int64(1) || e[AttrErrorType] == nil || message == "" {
+		t.Errorf("the event %v", e)
+	}
+	if strings.Contains(message, password) || strings.Contains(message, url.QueryEscape(password)) {
+		t.Error("the Redis password is in the event's message")
+	}
+	m := k.metrics(t)[MetricRoomchatBudgetDegraded]
+	sum := m.Data.(metricdata.Sum[int64])
+	if m.Unit != "{event}" || len(sum.DataPoints) != 1 || sum.DataPoints[0].Value != int64(len(degraded)) {
+		t.Errorf("%s %+v, want %d", MetricRoomchatBudgetDegraded, m, len(degraded))
 	}
 }
