@@ -27,6 +27,7 @@ import "C"
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -61,7 +62,9 @@ var waitBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
 type telemetry struct {
 	tracer     trace.Tracer
 	propagator propagation.TextMapPropagator // nil: no trace context sent
-	inst       instruments
+	// globalMeter: the instruments are the global meter provider's.
+	globalMeter bool
+	inst        instruments
 
 	// The gauge's view of the client. It holds the library's pointer, never
 	// the *client: the meter provider keeps the gauge's callback, and a
@@ -101,6 +104,7 @@ func newTelemetry(s *settings) *telemetry {
 		provider := s.meterProvider
 		if provider == nil {
 			provider = otel.GetMeterProvider()
+			t.globalMeter = true
 		}
 		meter := provider.Meter(instrumentationName, metric.WithInstrumentationVersion(instrumentationVersion()))
 		var made instruments
@@ -245,6 +249,7 @@ type callTelemetry struct {
 	event     []attribute.KeyValue // roomchat.operation, server.address
 	call      []attribute.KeyValue // roomchat.operation, server.address, server.port
 	counted   bool                 // counted in roomchat.client.active_calls
+	ignored   bool                 // nothing records it nor sends its context
 	// A failed call's span waits for the call's *Error (callReturned): its
 	// status description is the error's.
 	pending    bool
@@ -258,6 +263,9 @@ func (t *telemetry) observe(cs *callState, o *observation, headers attemptHeader
 		t.endPending(ct, nil)
 		t.startCall(cs, ct, o)
 	}
+	if ct.ignored {
+		return
+	}
 	switch o.Kind {
 	case attemptStart:
 		t.events(ct, o.Events)
@@ -269,6 +277,33 @@ func (t *telemetry) observe(cs *callState, o *observation, headers attemptHeader
 		t.events(ct, o.Events)
 		t.callEnd(ct, o)
 	}
+}
+
+// unsetMeterProvider is the type of otel's global meter provider until the
+// program sets one (the API's delegating provider, which records nothing).
+var unsetMeterProvider = func() reflect.Type {
+	provider := reflect.TypeOf(otel.GetMeterProvider())
+	if provider != nil && provider.Kind() == reflect.Pointer && provider.Elem().PkgPath() == "go.opentelemetry.io/otel/internal/global" {
+		return provider
+	}
+	return nil
+}()
+
+// recordsMetrics says whether a call's metrics would be recorded: always with
+// a meter provider given; through otel's global one, once the program set it.
+func (t *telemetry) recordsMetrics() bool {
+	return !t.globalMeter || unsetMeterProvider == nil || reflect.TypeOf(otel.GetMeterProvider()) != unsetMeterProvider
+}
+
+// propagates says whether the propagator would put anything on the wire
+// (otel's global one names no field until the program sets one).
+func (t *telemetry) propagates() (fields bool) {
+	if t.propagator == nil {
+		return false
+	}
+	fields = true
+	guard("the propagator", func() { fields = len(t.propagator.Fields()) > 0 })
+	return fields
 }
 
 // knownMethods are the methods the HTTP conventions name; any other is _OTHER.
@@ -292,25 +327,7 @@ func (t *telemetry) startCall(cs *callState, ct *callTelemetry, o *observation) 
 			t.named.Store(true)
 		})
 	}
-	ct.method = o.Method
-	if !knownMethods[ct.method] {
-		ct.method = "_OTHER"
-	}
-	address := attribute.String(AttrServerAddress, o.ServerAddress)
-	port := attribute.Int(AttrServerPort, o.ServerPort)
 	operation := attribute.String(AttrRoomchatOperation, o.Operation)
-	method := attribute.String(AttrHTTPRequestMethod, ct.method)
-	protocol := attribute.String(AttrNetworkProtocolVersion, o.ProtocolVersion)
-	ct.attempts = []attribute.KeyValue{method, address, port, attribute.String(AttrURLFull, o.URLFull), protocol}
-	ct.request = []attribute.KeyValue{method, address, port, protocol}
-	if o.URLTemplate != "" {
-		template := attribute.String(AttrURLTemplate, o.URLTemplate)
-		ct.attempts = append(ct.attempts, template)
-		ct.request = append(ct.request, template)
-	}
-	ct.event = []attribute.KeyValue{operation, address}
-	ct.call = []attribute.KeyValue{operation, address, port}
-
 	guard("the span of a call", func() {
 		ctx, span := t.tracer.Start(ct.ctx, "roomchat "+o.Operation,
 			trace.WithSpanKind(trace.SpanKindInternal),
@@ -323,6 +340,30 @@ func (t *telemetry) startCall(cs *callState, ct *callTelemetry, o *observation) 
 			ct.span, ct.ctx = span, ctx
 		}
 	})
+	// Nothing to record and nothing a propagator would send (otel's globals
+	// unset, the default of a program without an SDK): the call's other
+	// reports are not looked at, as core does not observe such a call.
+	if ct.span == nil && !t.recordsMetrics() && !t.propagates() {
+		ct.ignored = true
+		return
+	}
+	ct.method = o.Method
+	if !knownMethods[ct.method] {
+		ct.method = "_OTHER"
+	}
+	address := attribute.String(AttrServerAddress, o.ServerAddress)
+	port := attribute.Int(AttrServerPort, o.ServerPort)
+	method := attribute.String(AttrHTTPRequestMethod, ct.method)
+	protocol := attribute.String(AttrNetworkProtocolVersion, o.ProtocolVersion)
+	ct.attempts = []attribute.KeyValue{method, address, port, attribute.String(AttrURLFull, o.URLFull), protocol}
+	ct.request = []attribute.KeyValue{method, address, port, protocol}
+	if o.URLTemplate != "" {
+		template := attribute.String(AttrURLTemplate, o.URLTemplate)
+		ct.attempts = append(ct.attempts, template)
+		ct.request = append(ct.request, template)
+	}
+	ct.event = []attribute.KeyValue{operation, address}
+	ct.call = []attribute.KeyValue{operation, address, port}
 	guard(MetricRoomchatClientActiveCalls, func() {
 		t.inst.activeCalls.Add(ct.ctx, 1, metric.WithAttributes(ct.call...))
 		ct.counted = true

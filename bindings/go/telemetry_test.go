@@ -607,6 +607,44 @@ func TestTelemetryPanicsCostTheirPartOnly(t *testing.T) {
 	}
 }
 
+// Without an SDK (otel's globals unset, no provider given) a call is not
+// observed: nothing is sent, and a parent's context given by a propagator
+// still is.
+func TestTelemetryWithoutAnSDK(t *testing.T) {
+	if globalKit.k != nil {
+		t.Skip("otel's globals were set by an earlier run in this process")
+	}
+	emu := startOtelEmulator(t)
+	c, err := NewClient(emu.PrivateKey, WithBaseURL(emu.BaseURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := listUsers(c, context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := emu.journal(t)[0].header("traceparent"); ok {
+		t.Errorf("a traceparent without an SDK: %s", v)
+	}
+	// A parent span of another provider and the W3C propagator given: its context goes on.
+	k := newOtelKit(t)
+	ctx, app := k.tp.Tracer("app").Start(context.Background(), "handle request")
+	defer app.End()
+	withParent, err := NewClient(emu.PrivateKey, WithBaseURL(emu.BaseURL), WithPropagator(propagation.TraceContext{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer withParent.Close()
+	if err := listUsers(withParent, ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	journal := emu.journal(t)
+	sent, _ := journal[len(journal)-1].header("traceparent")
+	if want := fmt.Sprintf("00-%s-%s-01", app.SpanContext().TraceID(), app.SpanContext().SpanID()); sent != want {
+		t.Errorf("traceparent %q, want the parent's %q", sent, want)
+	}
+}
+
 // globalKit is the SDK set as otel's globals, once per process: a global
 // provider delegates to the first one set only.
 var globalKit struct {
