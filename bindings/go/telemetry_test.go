@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -760,5 +761,38 @@ func TestTelemetryOfADegradedBudget(t *testing.T) {
 	sum := m.Data.(metricdata.Sum[int64])
 	if m.Unit != "{event}" || len(sum.DataPoints) != 1 || sum.DataPoints[0].Value != int64(len(degraded)) {
 		t.Errorf("%s %+v, want %d", MetricRoomchatBudgetDegraded, m, len(degraded))
+	}
+}
+
+// The meter provider keeps the gauge's callback, which must not keep a
+// client the program forgot: its finalizer takes it out of the gauge.
+func TestTelemetryForgottenClientLeavesTheGauge(t *testing.T) {
+	emu := startOtelEmulator(t, "--private-key", ownKey("forgotten"))
+	k := newOtelKit(t)
+	func() {
+		c, err := NewClient(emu.PrivateKey, k.options(emu)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := listUsers(c, context.Background(), 1); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	gaugePoints := func() int {
+		m, ok := k.metrics(t)[MetricRoomchatRateLimitRemaining]
+		if !ok {
+			return 0
+		}
+		return len(m.Data.(metricdata.Gauge[int64]).DataPoints)
+	}
+	if n := gaugePoints(); n != 1 {
+		t.Fatalf("%d gauge points for the client alive", n)
+	}
+	for i := 0; gaugePoints() != 0; i++ {
+		if i == 200 {
+			t.Fatal("the forgotten client was never collected: something holds it")
+		}
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
 	}
 }
