@@ -260,6 +260,9 @@ type callTelemetry struct {
 func (t *telemetry) observe(cs *callState, o *observation, headers attemptHeaders) {
 	ct := &cs.telemetry
 	if !ct.started || ct.callID != o.CallID {
+		// Another call of the same Go call (a page after a page): what the
+		// last one left is closed first.
+		t.uncount(ct)
 		t.endPending(ct, nil)
 		t.startCall(cs, ct, o)
 	}
@@ -520,12 +523,7 @@ func (t *telemetry) callEnd(ct *callTelemetry, o *observation) {
 		}
 		t.inst.callDuration.Record(ct.ctx, o.Duration.Seconds(), metric.WithAttributes(attributes...))
 	})
-	if ct.counted {
-		ct.counted = false
-		guard(MetricRoomchatClientActiveCalls, func() {
-			t.inst.activeCalls.Add(ct.ctx, -1, metric.WithAttributes(ct.call...))
-		})
-	}
+	t.uncount(ct)
 	if !ct.pending {
 		ct.span = nil
 	}
@@ -543,15 +541,21 @@ func (t *telemetry) callReturned(cs *callState, err error) {
 		}
 	}()
 	ct := &cs.telemetry
-	if ct.counted {
-		// Not ended by a report (the library failed before its end): taken
-		// out of the calls in flight all the same.
-		ct.counted = false
-		guard(MetricRoomchatClientActiveCalls, func() {
-			t.inst.activeCalls.Add(ct.ctx, -1, metric.WithAttributes(ct.call...))
-		})
-	}
+	// A call no report ended (the library failed before its end) is taken
+	// out of the calls in flight all the same.
+	t.uncount(ct)
 	t.endPending(ct, err)
+}
+
+// uncount takes the call out of roomchat.client.active_calls, if it is in.
+func (t *telemetry) uncount(ct *callTelemetry) {
+	if !ct.counted {
+		return
+	}
+	ct.counted = false
+	guard(MetricRoomchatClientActiveCalls, func() {
+		t.inst.activeCalls.Add(ct.ctx, -1, metric.WithAttributes(ct.call...))
+	})
 }
 
 // endPending ends a failed call's span, its status described by err (nil:

@@ -796,3 +796,40 @@ func TestTelemetryForgottenClientLeavesTheGauge(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// An iterator's pages are each a call, under the span of the ctx it was given.
+func TestTelemetryOfAnIteratorsPages(t *testing.T) {
+	emu := startOtelEmulator(t, "--seed-users", "5")
+	k := newOtelKit(t)
+	c := k.client(t, emu)
+	ctx, app := k.tp.Tracer("app").Start(context.Background(), "export users")
+	pages := 0
+	for page, err := range c.ListUsersPages(ctx, &ListUsersParams{Limit: Int(2)}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Data) == 0 {
+			break
+		}
+		pages++
+	}
+	app.End()
+	calls := k.named("roomchat list_users")
+	if pages != 3 || len(calls) < pages {
+		t.Fatalf("%d pages, %d call spans", pages, len(calls))
+	}
+	for _, call := range calls {
+		if call.Parent.SpanID() != app.SpanContext().SpanID() {
+			t.Errorf("a page's call under %v, want the iterator's ctx's span", call.Parent.SpanID())
+		}
+		if attrs(call.Attributes)[AttrRoomchatAttempts] != int64(1) {
+			t.Errorf("a page's call %v", attrs(call.Attributes))
+		}
+	}
+	if n := len(k.named("GET " + usersPath)); n != len(calls) {
+		t.Errorf("%d attempt spans for %d calls", n, len(calls))
+	}
+	if got := activeCalls(t, k); got["list_users"] != 0 {
+		t.Errorf("calls in flight after the iterator: %v", got)
+	}
+}
