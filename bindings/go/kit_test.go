@@ -1,0 +1,173 @@
+package roomchat_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/roomchat/roomchat-go"
+	"github.com/roomchat/roomchat-go/roomchattest"
+)
+
+// The kit (roomchattest) against the emulator. These run here, beside the
+// package's own tests, as they call the client by an operation's name.
+
+// listRooms is the code under test of the kit's example: it lists the
+// account's rooms (the client waits out a 429's Retry-After and tries again).
+func listRooms(ctx context.Context, client *roomchat.Client) (int, error) {
+	var rooms []map[string]any
+	err := roomchat.Invoke(client, ctx, "list_chat_rooms", nil, &rooms)
+	return len(rooms), err
+}
+
+// The kit's example, run: a 429 once, the client waits and tries again.
+func TestKitExampleFlow(t *testing.T) {
+	emu := roomchattest.Start(t, roomchattest.WithSeedUsers(3))
+	emu.CreateRoom(map[string]any{"name": "support"})
+	emu.FailNext("/consumer/api/v1/chatrooms", 429, time.Second)
+	client := emu.Client(t)
+	n, err := listRooms(context.Background(), client)
+	if err != nil || n != 1 {
+		t.Fatalf("%d rooms, %v", n, err)
+	}
+	journal := emu.Journal()
+	if len(journal) != 2 || journal[0].Status != 429 || journal[1].Status != 200 {
+		t.Fatalf("%+v", journal)
+	}
+	if waited := journal[1].ReceivedAt.Sub(journal[0].ReceivedAt); waited < time.Second {
+		t.Fatalf("tried again after %v", waited)
+	}
+	if len(emu.Users()) != 3 {
+		t.Fatalf("%d users", len(emu.Users()))
+	}
+}
+
+// The journal hides the keys and credential headers, as the other kits do.
+func TestKitJournalHidesCredentials(t *testing.T) {
+	emu := roomchattest.Start(t)
+	client := emu.Client(t, roomchat.WithHeader("X-Api-Token", "tok-secret-1"), roomchat.WithHeader("X-Note", "plain"))
+	ctx := context.Background()
+	if err := roomchat.Invoke(client, ctx, "list_users", map[string]any{"limit": 3}, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The validate operation sends the public key (publicKey).
+	_ = roomchat.Invoke(client, ctx, "validate_access_token", map[string]any{"accessToken": "nope"}, nil)
+	journal := emu.Journal()
+	if len(journal) != 2 {
+		t.Fatalf("%d entries", len(journal))
+	}
+	first := journal[0]
+	if first.Method != "GET" || first.Path != "/consumer/api/v2/users" || first.Params.Get("limit") != "3" {
+		t.Fatalf("%+v", first)
+	}
+	if first.Params.Get("auth") != "REDACTED" || !strings.Contains(first.Query, "auth=REDACTED") {
+		t.Fatalf("auth: %q", first.Query)
+	}
+	if first.Header.Get("x-api-token") != "REDACTED" || first.Header.Get("X-NOTE") != "plain" {
+		t.Fatalf("headers: %v", first.Header)
+	}
+	if journal[1].Params.Get("publicKey") != "REDACTED" {
+		t.Fatalf("publicKey: %q", journal[1].Query)
+	}
+	for _, e := range journal {
+		for _, text := range []string{e.Path, e.Query, e.Body, e.UserAgent, strings.Join(flatten(e.Header), " ")} {
+			if strings.Contains(text, emu.PrivateKey()) || strings.Contains(text, emu.PublicKey()) || strings.Contains(text, "tok-secret-1") {
+				t.Fatalf("a secret in the journal: %q", text)
+			}
+		}
+	}
+}
+
+func flatten(h map[string][]string) []string {
+	var out []string
+	for name, values := range h {
+		out = append(out, name+": "+strings.Join(values, ", "))
+	}
+	return out
+}
+
+// Reset clears the state, renews made-up keys (a new client uses them) and
+// seeds again; faults, held answers and the journal go.
+func TestKitReset(t *testing.T) {
+	emu := roomchattest.Start(t, roomchattest.WithSeedUsers(2))
+	oldKey := emu.PrivateKey()
+	emu.CreateRoom(nil)
+	emu.Fault(roomchattest.Fault{Action: roomchattest.CloseConnection(), Times: 5})
+	emu.Reset()
+	if emu.PrivateKey() == oldKey || !strings.HasPrefix(emu.PrivateKey(), "sk_test_emulator_") {
+		t.Fatalf("key not renewed: %q", emu.PrivateKey())
+	}
+	client := emu.Client(t)
+	var rooms []any
+	if err := roomchat.Invoke(client, context.Background(), "list_chat_rooms", nil, &rooms); err != nil || len(rooms) != 0 {
+		t.Fatalf("%v %v", rooms, err)
+	}
+	if len(emu.Users()) != 2 || len(emu.Journal()) != 1 {
+		t.Fatalf("%d users, %d entries", len(emu.Users()), len(emu.Journal()))
+	}
+	// Given keys are kept.
+	given := roomchattest.Start(t, roomchattest.WithKeys("sk_given", "pk_given"))
+	given.Reset()
+	if given.PrivateKey() != "sk_given" || given.PublicKey() != "pk_given" {
+		t.Fatal("given keys changed")
+	}
+}
+
+// WithTLS serves HTTPS, and Client trusts its CA.
+func TestKitTLS(t *testing.T) {
+	emu := roomchattest.Start(t, roomchattest.WithTLS(), roomchattest.WithRateLimitHeaders())
+	if !strings.HasPrefix(emu.BaseURL(), "https://") || len(emu.CAPEM()) == 0 {
+		t.Fatalf("%s, CA %d bytes", emu.BaseURL(), len(emu.CAPEM()))
+	}
+	client := emu.Client(t)
+	response, err := roomchat.InvokeWithResponse(client, context.Background(), "list_chat_rooms", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if response.StatusCode != 200 || len(emu.Journal()) != 1 {
+		t.Fatalf("%+v", response)
+	}
+	// A client that does not trust the CA fails on TLS.
+	wary, err := roomchat.NewClient(emu.PrivateKey(), roomchat.WithBaseURL(emu.BaseURL()), roomchat.WithMaxRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wary.Close()
+	err = roomchat.Invoke(wary, context.Background(), "list_chat_rooms", nil, nil)
+	if e, ok := err.(*roomchat.Error); !ok || e.Kind != roomchat.KindTLS {
+		t.Fatalf("%v", err)
+	}
+}
+
+// Without an emulator executable, the error says how to get one.
+func TestKitFindEmulatorAbsent(t *testing.T) {
+	t.Setenv(roomchattest.EnvEmulator, "")
+	t.Setenv("PATH", t.TempDir())
+	_, err := roomchattest.FindEmulator()
+	if err == nil || !strings.Contains(err.Error(), "ROOMCHAT_EMULATOR") || !strings.Contains(err.Error(), "pip install roomchat-emulator") {
+		t.Fatalf("%v", err)
+	}
+	missing := filepath.Join(t.TempDir(), "nothing")
+	t.Setenv(roomchattest.EnvEmulator, missing)
+	if _, err := roomchattest.FindEmulator(); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Fatalf("%v", err)
+	}
+}
+
+// A Hold fault stops a request at a point of the test's choosing.
+func TestKitHold(t *testing.T) {
+	emu := roomchattest.Start(t)
+	client := emu.Client(t)
+	emu.Fault(roomchattest.Fault{Method: "GET", Path: "/consumer/api/v1/*", Action: roomchattest.Hold()})
+	done := make(chan error, 1)
+	go func() { done <- roomchat.Invoke(client, context.Background(), "list_chat_rooms", nil, nil) }()
+	emu.WaitHeld(1, 5*time.Second)
+	if n := emu.ReleaseHeld(); n != 1 {
+		t.Fatalf("released %d", n)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
