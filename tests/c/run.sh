@@ -83,6 +83,8 @@ cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g $cflags tests/c/t
   -o "$build/test_cancel"
 cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g $cflags tests/c/test_operations.c $libs \
   -o "$build/test_operations"
+cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g $cflags tests/c/test_generic.c $libs \
+  -o "$build/test_generic"
 cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g $cflags tests/c/test_api.c $libs -o "$build/test_api"
 c++ -std=c++17 -Wall -Wextra -Werror -g $cflags tests/c/smoke.cpp "$lib/libroomchat.a" -lpthread -ldl -lm \
   -o "$build/smoke"
@@ -171,6 +173,8 @@ suite valgrind test_cancel cancel "$emulator"
 suite valgrind test_observer observer "$emulator" "$build/readme_observability"
 # The generated operations (ffi/src/generated.rs): records, params handles, limits, NULLs.
 suite valgrind test_operations operations "$emulator"
+# Calls and pages by an operation's name, and the pure layer (what Go and the JVM stand on).
+suite valgrind test_generic generic "$emulator"
 # The whole documented API (issue 29): one test per operation, the iterators and the
 # webinar story, against one emulator; once, not in the TLS or network passes.
 suite valgrind test_api api "$emulator"

@@ -18,6 +18,7 @@ mod core_models;
 mod core_params;
 mod core_rs;
 mod declaration;
+mod go;
 mod guides;
 mod layers;
 mod node;
@@ -75,7 +76,7 @@ fn root() -> PathBuf {
 
 /// The generators `--only` may pick: while one language's generator is being
 /// taught something new, the others' files can be left as they are.
-const PARTS: [&str; 5] = ["core", "c", "python", "node", "docs"];
+const PARTS: [&str; 6] = ["core", "c", "python", "node", "go", "docs"];
 
 fn codegen(check: bool, only: Option<&str>) -> Result<(), String> {
     let root = root();
@@ -130,6 +131,14 @@ fn codegen(check: bool, only: Option<&str>) -> Result<(), String> {
     }
     if wanted("node") {
         files.extend(node::files(&declarations)?);
+    }
+    // Go's: the operations, records and iterators, and the telemetry's names.
+    if wanted("go") {
+        files.extend(go::files(&declarations)?);
+        let source = root.join(telemetry_names::SOURCE);
+        let names =
+            std::fs::read_to_string(&source).map_err(|e| format!("{}: {e}", source.display()))?;
+        files.push(telemetry_names::go_file(&names)?);
     }
     // The documents: the OpenAPI description, over its hand-written base, and
     // each guide's table of operations (a region of a hand-written README).
@@ -207,6 +216,10 @@ fn write_or_check(
         if check {
             stale.push(*path);
         } else {
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| format!("{}: {e}", parent.display()))?;
+            }
             std::fs::write(&target, contents).map_err(|e| format!("{}: {e}", target.display()))?;
             println!("wrote {path}");
         }

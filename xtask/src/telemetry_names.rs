@@ -88,6 +88,15 @@ pub fn files(text: &str) -> Result<Vec<(&'static str, String)>, String> {
     ])
 }
 
+/// The Go package's file of `text` (the declaration): (path, contents).
+pub fn go_file(text: &str) -> Result<(&'static str, String), String> {
+    let names: Vec<(String, String, String)> = read(text)?
+        .into_iter()
+        .map(|n| (n.constant, n.text, n.doc))
+        .collect();
+    Ok((crate::go::TELEMETRY_PATH, crate::go::telemetry(&names)))
+}
+
 fn rust(names: &[Name]) -> String {
     let mut w = String::new();
     writeln!(w, "// {GENERATED}").unwrap();
