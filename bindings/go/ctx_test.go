@@ -56,7 +56,8 @@ func TestCancelOnTheWire(t *testing.T) {
 	client := emu.Client(t, roomchat.WithRetryNonIdempotent(true))
 	emu.Fault(roomchattest.Fault{Method: "POST", Path: "/consumer/api/v1/user", Action: roomchattest.Hold()})
 	got := callThenCancel(t, func(ctx context.Context) error {
-		return roomchat.Invoke(client, ctx, "create_user", map[string]any{"username": "ann", "role": "regular"}, nil)
+		_, err := client.CreateUser(ctx, "ann", nil)
+		return err
 	}, func() { emu.WaitHeld(1, prompt) })
 	e := asError(t, got.err, roomchat.KindCancelled)
 	if !errors.Is(got.err, context.Canceled) || errors.Is(got.err, context.DeadlineExceeded) {

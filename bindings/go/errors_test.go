@@ -20,13 +20,16 @@ func TestErrorKinds(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("not_found", func(t *testing.T) {
-		err := roomchat.Invoke(client, ctx, "get_chat_room", map[string]any{"roomId": "nowhere"}, nil)
+		room, err := client.GetChatRoom(ctx, "nowhere")
+		if room != nil {
+			t.Fatalf("a room with the error: %+v", room)
+		}
 		if e := asError(t, err, roomchat.KindNotFound); e.Status != 404 || e.Method != "GET" || !strings.Contains(e.Path, "nowhere") {
 			t.Fatalf("%+v", e)
 		}
 	})
 	t.Run("user_not_found", func(t *testing.T) {
-		err := roomchat.Invoke(client, ctx, "deactivate_user", map[string]any{"userId": "000000000000000000000000"}, nil)
+		_, err := client.DeactivateUser(ctx, &roomchat.DeactivateUserParams{UserID: roomchat.String("000000000000000000000000")})
 		if e := asError(t, err, roomchat.KindUserNotFound); e.Status != 400 || e.ServiceMessage != "user not found" {
 			t.Fatalf("%+v", e)
 		}

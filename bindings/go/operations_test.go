@@ -34,40 +34,7 @@ func TestEveryOperationSendsItsVector(t *testing.T) {
 				continue
 			}
 		}
-		journal := emu.Journal()
-		if len(journal) != 1 {
-			t.Errorf("%s: %d requests in the journal, want 1", v.Name, len(journal))
-			continue
-		}
-		got, want := journal[0], v.Expect
-		if got.Method != want.Method || got.Path != want.Path {
-			t.Errorf("%s: sent %s %s, want %s %s", v.Name, got.Method, got.Path, want.Method, want.Path)
-		}
-		query, err := url.ParseQuery(got.Query)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The key's parameter comes first, then the vector's, in order.
-		var pairs [][2]string
-		for i, part := range splitQuery(got.Query) {
-			if i == 0 && (part[0] == "auth" || part[0] == "publicKey") {
-				if part[1] != "REDACTED" {
-					t.Errorf("%s: the key is shown in the journal", v.Name)
-				}
-				continue
-			}
-			pairs = append(pairs, part)
-		}
-		if len(pairs) != len(want.Query) || (len(pairs) > 0 && !equalPairs(pairs, want.Query)) {
-			t.Errorf("%s: query %q (%v), want %q", v.Name, pairs, query, want.Query)
-		}
-		body := []byte(got.Body)
-		if len(body) == 0 {
-			body = []byte("null")
-		}
-		if !sameJSON(t, body, want.Body) {
-			t.Errorf("%s: body %s, want %s", v.Name, got.Body, want.Body)
-		}
+		checkJournal(t, emu, v)
 	}
 	if len(seen) != 41 {
 		t.Errorf("%d operations have a request vector, want 41", len(seen))
@@ -97,4 +64,36 @@ func equalPairs(a, b [][2]string) bool {
 		}
 	}
 	return true
+}
+
+// checkJournal asserts the emulator received exactly one request, the
+// vector's: method, path, query (after the key's, in order) and body.
+func checkJournal(t *testing.T, emu *roomchattest.Emulator, v requestVector) {
+	t.Helper()
+	journal := emu.Journal()
+	if len(journal) != 1 {
+		t.Errorf("%s: %d requests in the journal, want 1", v.Name, len(journal))
+		return
+	}
+	got, want := journal[0], v.Expect
+	if got.Method != want.Method || got.Path != want.Path {
+		t.Errorf("%s: sent %s %s, want %s %s", v.Name, got.Method, got.Path, want.Method, want.Path)
+	}
+	// The key's parameter comes first, then the vector's, in order.
+	all := splitQuery(got.Query)
+	if len(all) == 0 || (all[0][0] != "auth" && all[0][0] != "publicKey") || all[0][1] != "REDACTED" {
+		t.Errorf("%s: the query does not begin with the key, hidden: %q", v.Name, got.Query)
+		return
+	}
+	pairs := all[1:]
+	if len(pairs) != len(want.Query) || (len(pairs) > 0 && !equalPairs(pairs, want.Query)) {
+		t.Errorf("%s: query %q, want %q", v.Name, pairs, want.Query)
+	}
+	body := []byte(got.Body)
+	if len(body) == 0 {
+		body = []byte("null")
+	}
+	if !sameJSON(t, body, want.Body) {
+		t.Errorf("%s: body %s, want %s", v.Name, got.Body, want.Body)
+	}
 }

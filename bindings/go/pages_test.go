@@ -2,7 +2,6 @@ package roomchat_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -11,28 +10,7 @@ import (
 	"github.com/roomchat/roomchat-go/roomchattest"
 )
 
-type userPage struct {
-	Total int `json:"total"`
-	Data  []struct {
-		Username string `json:"username"`
-	} `json:"data"`
-}
-
-type messagePage struct {
-	Messages []struct {
-		Message string `json:"message"`
-	} `json:"messages"`
-}
-
-func decodePage[P any](t *testing.T, raw *json.RawMessage) P {
-	t.Helper()
-	var page P
-	if err := json.Unmarshal(*raw, &page); err != nil {
-		t.Fatal(err)
-	}
-	return page
-}
-
+// skips is the skip and the status of each request to path, in order.
 func skips(emu *roomchattest.Emulator, path string) []string {
 	var out []string
 	for _, e := range emu.Journal() {
@@ -45,20 +23,20 @@ func skips(emu *roomchattest.Emulator, path string) []string {
 
 const usersPath = "/consumer/api/v2/users"
 
+var pagesOf200 = &roomchat.ListUsersParams{Limit: roomchat.Int(200)}
+
 // Every record of a seeded listing, each once, in order; and a room's
 // messages seeded through the admin API.
-func TestPagesGiveEveryRecord(t *testing.T) {
+func TestIteratorsGiveEveryRecord(t *testing.T) {
 	emu := roomchattest.Start(t, roomchattest.WithSeedUsers(450))
 	client := emu.Client(t)
 	ctx := context.Background()
 	var names []string
-	for raw, err := range roomchat.Pages(client, ctx, "list_users", map[string]any{"limit": 200}) {
+	for user, err := range client.IterListUsers(ctx, pagesOf200) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, u := range decodePage[userPage](t, raw).Data {
-			names = append(names, u.Username)
-		}
+		names = append(names, *user.Username)
 	}
 	if len(names) != 450 {
 		t.Fatalf("%d users, want 450", len(names))
@@ -75,30 +53,39 @@ func TestPagesGiveEveryRecord(t *testing.T) {
 	room := emu.CreateRoom(nil)["roomId"].(string)
 	emu.SeedMessages(room, "", 250)
 	var texts []string
-	for raw, err := range roomchat.Pages(client, ctx, "room_messages", map[string]any{"roomId": room, "limit": 100}) {
+	for message, err := range client.IterRoomMessages(ctx, room, &roomchat.RoomMessagesParams{Limit: roomchat.Int(100)}) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, m := range decodePage[messagePage](t, raw).Messages {
-			texts = append(texts, m.Message)
-		}
+		texts = append(texts, *message.Message)
 	}
 	if len(texts) != 250 || texts[0] != "message 1" || texts[249] != "message 250" {
 		t.Fatalf("%d messages: %v ... ", len(texts), texts[:min(3, len(texts))])
 	}
-}
-
-// A loop that breaks half-way fetches no more pages.
-func TestPagesBreak(t *testing.T) {
-	emu := roomchattest.Start(t, roomchattest.WithSeedUsers(450))
-	client := emu.Client(t)
+	// The same through the runtime's pages by the operation's name.
 	n := 0
-	for _, err := range roomchat.Pages(client, context.Background(), "list_users", map[string]any{"limit": 200}) {
+	for _, err := range roomchat.Pages(client, ctx, "room_messages", map[string]any{"roomId": room, "limit": 100}) {
 		if err != nil {
 			t.Fatal(err)
 		}
 		n++
-		if n == 2 {
+	}
+	if n != 3 {
+		t.Fatalf("%d pages of 100 for 250 messages", n)
+	}
+}
+
+// A loop that breaks half-way fetches no more pages.
+func TestIteratorBreak(t *testing.T) {
+	emu := roomchattest.Start(t, roomchattest.WithSeedUsers(450))
+	client := emu.Client(t)
+	n := 0
+	for _, err := range client.IterListUsers(context.Background(), pagesOf200) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if n == 201 { // the first record of the second page
 			break
 		}
 	}
@@ -109,17 +96,17 @@ func TestPagesBreak(t *testing.T) {
 
 // A ctx cancelled half-way: the next step yields the cancel error, then the
 // iteration stops even though the loop goes on; nothing more is sent.
-func TestPagesCancel(t *testing.T) {
+func TestIteratorCancel(t *testing.T) {
 	emu := roomchattest.Start(t, roomchattest.WithSeedUsers(450))
 	client := emu.Client(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var pages, errs int
-	for _, err := range roomchat.Pages(client, ctx, "list_users", map[string]any{"limit": 200}) {
+	for page, err := range client.ListUsersPages(ctx, pagesOf200) {
 		if err != nil {
 			errs++
 			asError(t, err, roomchat.KindCancelled)
-			if !errors.Is(err, context.Canceled) {
+			if !errors.Is(err, context.Canceled) || page != nil {
 				t.Fatal(err)
 			}
 			continue // the loop goes on: the iterator must stop by itself
@@ -137,23 +124,29 @@ func TestPagesCancel(t *testing.T) {
 
 // An error mid-way is yielded; a loop that goes on fetches the same page
 // again, and gets every record once.
-func TestPagesErrorThenContinue(t *testing.T) {
+func TestIteratorErrorThenContinue(t *testing.T) {
 	emu := roomchattest.Start(t, roomchattest.WithSeedUsers(450))
 	client := emu.Client(t, roomchat.WithMaxRetries(0))
 	// The first page passes, the second is answered 500 once.
 	emu.Fault(roomchattest.Fault{Path: usersPath, Action: roomchattest.Delay(0)})
 	emu.Fault(roomchattest.Fault{Path: usersPath, Action: roomchattest.Respond(500, `{"message":"boom"}`, nil)})
-	users, errs := 0, 0
-	for raw, err := range roomchat.Pages(client, context.Background(), "list_users", map[string]any{"limit": 200}) {
+	seen := map[string]int{}
+	errs := 0
+	for user, err := range client.IterListUsers(context.Background(), pagesOf200) {
 		if err != nil {
 			errs++
 			asError(t, err, roomchat.KindServerError)
 			continue
 		}
-		users += len(decodePage[userPage](t, raw).Data)
+		seen[*user.Username]++
 	}
-	if users != 450 || errs != 1 {
-		t.Fatalf("%d users, %d errors; want 450 and 1", users, errs)
+	if len(seen) != 450 || errs != 1 {
+		t.Fatalf("%d users, %d errors; want 450 and 1", len(seen), errs)
+	}
+	for name, n := range seen {
+		if n != 1 {
+			t.Fatalf("%s yielded %d times", name, n)
+		}
 	}
 	if got := skips(emu, usersPath); fmt.Sprint(got) != "[0:200 200:500 200:200 400:200]" {
 		t.Fatalf("pages fetched: %v", got)

@@ -1,5 +1,3 @@
-//go:build roomchat_gen
-
 package roomchattest_test
 
 import (

@@ -1,7 +1,8 @@
-package roomchat_test
+package roomchattest_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,21 +10,23 @@ import (
 
 	"github.com/roomchat/roomchat-go"
 	"github.com/roomchat/roomchat-go/roomchattest"
+	"go.uber.org/goleak"
 )
 
-// The kit (roomchattest) against the emulator. These run here, beside the
-// package's own tests, as they call the client by an operation's name.
-
-// listRooms is the code under test of the kit's example: it lists the
-// account's rooms (the client waits out a 429's Retry-After and tries again).
-func listRooms(ctx context.Context, client *roomchat.Client) (int, error) {
-	var rooms []map[string]any
-	err := roomchat.Invoke(client, ctx, "list_chat_rooms", nil, &rooms)
-	return len(rooms), err
+func TestMain(m *testing.M) {
+	// In the repository: the emulator the release build made, unless
+	// ROOMCHAT_EMULATOR names one.
+	if os.Getenv(roomchattest.EnvEmulator) == "" {
+		built, _ := filepath.Abs(filepath.Join("..", "..", "..", "target", "release", "roomchat-emulator"))
+		if _, err := os.Stat(built); err == nil {
+			os.Setenv(roomchattest.EnvEmulator, built)
+		}
+	}
+	goleak.VerifyTestMain(m)
 }
 
 // The kit's example, run: a 429 once, the client waits and tries again.
-func TestKitExampleFlow(t *testing.T) {
+func TestExampleFlow(t *testing.T) {
 	emu := roomchattest.Start(t, roomchattest.WithSeedUsers(3))
 	emu.CreateRoom(map[string]any{"name": "support"})
 	emu.FailNext("/consumer/api/v1/chatrooms", 429, time.Second)
@@ -45,15 +48,15 @@ func TestKitExampleFlow(t *testing.T) {
 }
 
 // The journal hides the keys and credential headers, as the other kits do.
-func TestKitJournalHidesCredentials(t *testing.T) {
+func TestJournalHidesCredentials(t *testing.T) {
 	emu := roomchattest.Start(t)
 	client := emu.Client(t, roomchat.WithHeader("X-Api-Token", "tok-secret-1"), roomchat.WithHeader("X-Note", "plain"))
 	ctx := context.Background()
-	if err := roomchat.Invoke(client, ctx, "list_users", map[string]any{"limit": 3}, nil); err != nil {
+	if _, err := client.ListUsers(ctx, &roomchat.ListUsersParams{Limit: roomchat.Int(3)}); err != nil {
 		t.Fatal(err)
 	}
 	// The validate operation sends the public key (publicKey).
-	_ = roomchat.Invoke(client, ctx, "validate_access_token", map[string]any{"accessToken": "nope"}, nil)
+	_, _ = client.ValidateAccessToken(ctx, "nope")
 	journal := emu.Journal()
 	if len(journal) != 2 {
 		t.Fatalf("%d entries", len(journal))
@@ -90,7 +93,7 @@ func flatten(h map[string][]string) []string {
 
 // Reset clears the state, renews made-up keys (a new client uses them) and
 // seeds again; faults, held answers and the journal go.
-func TestKitReset(t *testing.T) {
+func TestReset(t *testing.T) {
 	emu := roomchattest.Start(t, roomchattest.WithSeedUsers(2))
 	oldKey := emu.PrivateKey()
 	emu.CreateRoom(nil)
@@ -100,8 +103,7 @@ func TestKitReset(t *testing.T) {
 		t.Fatalf("key not renewed: %q", emu.PrivateKey())
 	}
 	client := emu.Client(t)
-	var rooms []any
-	if err := roomchat.Invoke(client, context.Background(), "list_chat_rooms", nil, &rooms); err != nil || len(rooms) != 0 {
+	if rooms, err := client.ListChatRooms(context.Background()); err != nil || len(rooms) != 0 {
 		t.Fatalf("%v %v", rooms, err)
 	}
 	if len(emu.Users()) != 2 || len(emu.Journal()) != 1 {
@@ -116,13 +118,13 @@ func TestKitReset(t *testing.T) {
 }
 
 // WithTLS serves HTTPS, and Client trusts its CA.
-func TestKitTLS(t *testing.T) {
+func TestTLS(t *testing.T) {
 	emu := roomchattest.Start(t, roomchattest.WithTLS(), roomchattest.WithRateLimitHeaders())
 	if !strings.HasPrefix(emu.BaseURL(), "https://") || len(emu.CAPEM()) == 0 {
 		t.Fatalf("%s, CA %d bytes", emu.BaseURL(), len(emu.CAPEM()))
 	}
 	client := emu.Client(t)
-	response, err := roomchat.InvokeWithResponse(client, context.Background(), "list_chat_rooms", nil, nil)
+	_, response, err := client.ListChatRoomsWithResponse(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,14 +137,14 @@ func TestKitTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer wary.Close()
-	err = roomchat.Invoke(wary, context.Background(), "list_chat_rooms", nil, nil)
+	_, err = wary.ListChatRooms(context.Background())
 	if e, ok := err.(*roomchat.Error); !ok || e.Kind != roomchat.KindTLS {
 		t.Fatalf("%v", err)
 	}
 }
 
 // Without an emulator executable, the error says how to get one.
-func TestKitFindEmulatorAbsent(t *testing.T) {
+func TestFindEmulatorAbsent(t *testing.T) {
 	t.Setenv(roomchattest.EnvEmulator, "")
 	t.Setenv("PATH", t.TempDir())
 	_, err := roomchattest.FindEmulator()
@@ -157,12 +159,15 @@ func TestKitFindEmulatorAbsent(t *testing.T) {
 }
 
 // A Hold fault stops a request at a point of the test's choosing.
-func TestKitHold(t *testing.T) {
+func TestHold(t *testing.T) {
 	emu := roomchattest.Start(t)
 	client := emu.Client(t)
 	emu.Fault(roomchattest.Fault{Method: "GET", Path: "/consumer/api/v1/*", Action: roomchattest.Hold()})
 	done := make(chan error, 1)
-	go func() { done <- roomchat.Invoke(client, context.Background(), "list_chat_rooms", nil, nil) }()
+	go func() {
+		_, err := client.ListChatRooms(context.Background())
+		done <- err
+	}()
 	emu.WaitHeld(1, 5*time.Second)
 	if n := emu.ReleaseHeld(); n != 1 {
 		t.Fatalf("released %d", n)
