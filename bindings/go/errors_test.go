@@ -100,6 +100,13 @@ func TestErrorKinds(t *testing.T) {
 			t.Fatalf("%d requests sent", len(journal))
 		}
 	})
+	t.Run("configuration", func(t *testing.T) {
+		_, err := roomchat.NewClient("sk_test_x", roomchat.WithBaseURL("http://api.example.com"))
+		e := asError(t, err, roomchat.KindConfiguration)
+		if !strings.Contains(e.Message, "roomchat.WithAllowInsecureHTTP(true)") || strings.Contains(e.Message, "(options, true)") {
+			t.Fatalf("the remedy is not Go's: %s", e.Message)
+		}
+	})
 	t.Run("nul_byte", func(t *testing.T) {
 		emu.ClearJournal()
 		_, err := roomchat.NewClient("sk\x00key", roomchat.WithBaseURL(emu.BaseURL()))

@@ -44,6 +44,9 @@ func procStatus(t testing.TB, field string) int {
 func TestManyGoroutines(t *testing.T) {
 	emu := roomchattest.Start(t, roomchattest.WithRateLimit(1_000_000, time.Second), roomchattest.WithJournalCapacity(0))
 	client := emu.Client(t)
+	// The first calls' answers are slow: the calls in flight reach their
+	// bound, each holding an OS thread, while the others wait for a turn.
+	emu.Fault(roomchattest.Fault{Path: "/consumer/api/v1/chatrooms", Times: 4 * roomchat.DefaultMaxInFlight, Action: roomchattest.Delay(100 * time.Millisecond)})
 	const goroutines = 10_000
 	before := procStatus(t, "Threads")
 	var peak atomic.Int64
