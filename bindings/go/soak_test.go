@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -89,7 +90,15 @@ func soakWithoutRace(t *testing.T) {
 		}
 	}
 	cmd := exec.Command(goTool, "test", "-count=1", "-run", "^TestSoak$", "-v", ".")
-	cmd.Env = append(os.Environ(), "ROOMCHAT_GO_SOAK=1")
+	// Built without -race even if GOFLAGS asks for it.
+	env := []string{"ROOMCHAT_GO_SOAK=1"}
+	for _, kv := range os.Environ() {
+		if flags, ok := strings.CutPrefix(kv, "GOFLAGS="); ok {
+			kv = "GOFLAGS=" + strings.Join(slices.DeleteFunc(strings.Fields(flags), func(f string) bool { return f == "-race" || f == "-race=true" }), " ")
+		}
+		env = append(env, kv)
+	}
+	cmd.Env = env
 	out, err := cmd.CombinedOutput()
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		if strings.Contains(line, "RSS") || strings.Contains(line, "FAIL") || strings.Contains(line, "ok ") || err != nil {
