@@ -111,6 +111,15 @@ func TestRedisBudgetShared(t *testing.T) {
 	if n := len(emu.Journal()); n != 5 {
 		t.Fatalf("%d requests sent, want 5", n)
 	}
+	// The budget is Redis's, not the process's: under another key prefix
+	// (another budget in the same Redis) the same key has 5 more.
+	other := emu.Client(t, append(budget, roomchat.WithRedisKeyPrefix("gotest-other"))...)
+	for i := 0; i < 5; i++ {
+		if err := roomchat.Invoke(other, ctx, "list_chat_rooms", nil, nil); err != nil {
+			t.Fatalf("another budget's call %d: %v", i, err)
+		}
+	}
+	asError(t, roomchat.Invoke(other, ctx, "list_chat_rooms", nil, nil), roomchat.KindRateLimited)
 	keys := redisKeys(t, redisURL)
 	if len(keys) == 0 || !strings.HasPrefix(keys[0], "gotest") {
 		t.Fatalf("the budget is not in Redis: keys %q", keys)
