@@ -176,3 +176,31 @@ func TestHold(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The flags' options reach the emulator: a journal of 0 entries, gzip, a
+// rate limit with its headers, extra flags.
+func TestOptions(t *testing.T) {
+	emu := roomchattest.Start(t, roomchattest.WithJournalCapacity(0), roomchattest.WithGzipMinBytes(10),
+		roomchattest.WithRateLimit(2, time.Minute), roomchattest.WithRateLimitHeaders(), roomchattest.WithArgs("--read-timeout", "5s"),
+		roomchattest.WithSeedUsers(20))
+	client := emu.Client(t, roomchat.WithMaxRetries(0))
+	ctx := context.Background()
+	page, response, err := client.ListUsersWithResponse(ctx, nil)
+	if err != nil || len(page.Data) != 20 {
+		t.Fatalf("%v %v", page, err)
+	}
+	if response.Header.Get("X-RateLimit-Limit") != "2" {
+		t.Fatalf("no rate-limit headers: %v", response.Header)
+	}
+	if _, err := client.ListChatRooms(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The limit is spent (the answers said so: X-RateLimit-Remaining 0).
+	_, err = client.ListChatRooms(ctx)
+	if e, ok := err.(*roomchat.Error); !ok || e.Kind != roomchat.KindRateLimited {
+		t.Fatalf("%v", err)
+	}
+	if n := len(emu.Journal()); n != 0 {
+		t.Fatalf("a journal of capacity 0 holds %d", n)
+	}
+}
