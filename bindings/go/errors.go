@@ -178,7 +178,7 @@ func takeError(code C.roomchat_result, err *C.struct_roomchat_error) *Error {
 	e.Path = goString(C.roomchat_error_path(err))
 	if C.roomchat_error_remedy(err) == C.ROOMCHAT_REMEDY_ALLOW_INSECURE_HTTP {
 		// The library names C's setter; a Go program sets it this way.
-		e.Message = strings.ReplaceAll(e.Message, "roomchat_client_options_set_allow_insecure_http", "roomchat.WithAllowInsecureHTTP(true)")
+		e.Message = strings.ReplaceAll(e.Message, "roomchat_client_options_set_allow_insecure_http(options, true)", "roomchat.WithAllowInsecureHTTP(true)")
 	}
 	// A cancel with a request on the wire: it may have reached the service.
 	e.OutcomeUnknown = e.Kind == KindCancelled && !bool(C.roomchat_error_never_sent(err))

@@ -10,4 +10,7 @@ require (
 	go.opentelemetry.io/otel/metric v1.38.0 // indirect
 	go.opentelemetry.io/otel/trace v1.38.0 // indirect
 )
-require github.com/roomchat/roomchat-go/lib/linux-amd64 v0.1.0
+require (
+	github.com/roomchat/roomchat-go/lib/linux-amd64 v0.1.0
+	go.uber.org/goleak v1.3.0
+)
