@@ -194,6 +194,9 @@ func TestResponseVectors(t *testing.T) {
 			if e.ServiceMessage != want.Service.Message || e.ServiceError != want.Service.Error {
 				t.Errorf("service texts %q %q, want %q %q", e.ServiceMessage, e.ServiceError, want.Service.Message, want.Service.Error)
 			}
+			if want.Service.ErrorMessage != nil && e.ServiceErrorMessage != *want.Service.ErrorMessage {
+				t.Errorf("service errorMessage %q, want %q", e.ServiceErrorMessage, *want.Service.ErrorMessage)
+			}
 			wantRetry := time.Duration(0)
 			if want.RetryAfterMs != nil {
 				wantRetry = time.Duration(*want.RetryAfterMs) * time.Millisecond

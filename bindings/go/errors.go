@@ -113,8 +113,11 @@ type Error struct {
 	Status int
 	// ServiceMessage is the service's `message` field, when its answer had one.
 	ServiceMessage string
-	// ServiceError is the service's `error` detail, when its answer had one.
+	// ServiceError is the service's `error` detail, when its answer had one
+	// (a validation object's messages joined by "; ").
 	ServiceError string
+	// ServiceErrorMessage is the service's `errorMessage` text, when its answer had one.
+	ServiceErrorMessage string
 	// RetryAfter is how long the service asked to wait (a 429), 0 when it did not say.
 	RetryAfter time.Duration
 	// EventID is the service's event id of a 5xx, for its support.
@@ -170,6 +173,7 @@ func takeError(code C.roomchat_result, err *C.struct_roomchat_error) *Error {
 	e.Status = int(C.roomchat_error_status(err))
 	e.ServiceMessage = goString(C.roomchat_error_service_message(err))
 	e.ServiceError = goString(C.roomchat_error_service_error(err))
+	e.ServiceErrorMessage = goString(C.roomchat_error_service_error_message(err))
 	if ms := int64(C.roomchat_error_retry_after_ms(err)); ms >= 0 {
 		e.RetryAfter = time.Duration(ms) * time.Millisecond
 	}
