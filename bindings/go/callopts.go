@@ -61,10 +61,19 @@ func durationMs(d time.Duration) C.uint64_t {
 	return C.uint64_t(ms)
 }
 
-func newCallView(ctx context.Context, ptr *C.struct_roomchat_client, opts []CallOption) (*callView, error) {
+// newCallView makes a call's view; with tokenOnly (an iterator's step, whose
+// iterator keeps the view it was made from) only the ctx's cancel token.
+func newCallView(ctx context.Context, ptr *C.struct_roomchat_client, opts []CallOption, tokenOnly bool) (*callView, error) {
 	cv := &callView{}
 	cancellable := ctx.Done() != nil
 	if len(opts) == 0 && !cancellable {
+		return cv, nil
+	}
+	if tokenOnly {
+		if err := check(C.roomchat_cancel_token_new(&cv.token), nil); err != nil {
+			return nil, err
+		}
+		cv.cancelOn(ctx)
 		return cv, nil
 	}
 	var s callSettings
@@ -103,15 +112,20 @@ func newCallView(ctx context.Context, ptr *C.struct_roomchat_client, opts []Call
 		return nil, err
 	}
 	if cancellable {
-		token := cv.token
-		cv.done = make(chan struct{})
-		done := cv.done
-		cv.stop = context.AfterFunc(ctx, func() {
-			C.roomchat_cancel_token_cancel(token)
-			close(done)
-		})
+		cv.cancelOn(ctx)
 	}
 	return cv, nil
+}
+
+// cancelOn cancels the view's token when ctx ends.
+func (cv *callView) cancelOn(ctx context.Context) {
+	token := cv.token
+	cv.done = make(chan struct{})
+	done := cv.done
+	cv.stop = context.AfterFunc(ctx, func() {
+		C.roomchat_cancel_token_cancel(token)
+		close(done)
+	})
 }
 
 // free ends the call's view; the cancel token is freed only once the ctx's

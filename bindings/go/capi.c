@@ -48,6 +48,15 @@ roomchat_result rcgo_pages_next(struct roomchat_operation_pages *pages, uintptr_
   return result;
 }
 
+roomchat_result rcgo_users_next(struct roomchat_users_iter *iter, uintptr_t call_key,
+                                const struct roomchat_cancel_token *cancel, struct roomchat_user **user_out,
+                                struct roomchat_error **err_out) {
+  rcgo_current_call = call_key;
+  roomchat_result result = roomchat_users_iter_next_cancellable(iter, cancel, user_out, err_out);
+  rcgo_current_call = 0;
+  return result;
+}
+
 const struct roomchat_call_event *rcgo_event(const struct roomchat_observation *observation, size_t index) {
   if (observation == NULL || index >= observation->event_count) return NULL;
   return observation->events[index];

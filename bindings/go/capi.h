@@ -18,5 +18,8 @@ roomchat_result rcgo_call(const struct roomchat_client *client, uintptr_t call_k
 roomchat_result rcgo_pages_next(struct roomchat_operation_pages *pages, uintptr_t call_key,
                                 const struct roomchat_cancel_token *cancel, char **page_json_out,
                                 struct roomchat_error **err_out);
+roomchat_result rcgo_users_next(struct roomchat_users_iter *iter, uintptr_t call_key,
+                                const struct roomchat_cancel_token *cancel, struct roomchat_user **user_out,
+                                struct roomchat_error **err_out);
 const struct roomchat_call_event *rcgo_event(const struct roomchat_observation *observation, size_t index);
 #endif

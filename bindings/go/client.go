@@ -165,6 +165,18 @@ func lookupCall(key C.uintptr_t) *callState {
 // carrying the call's options and its ctx's cancel token), a turn among the
 // calls in flight, and the call's key for the callbacks.
 func (c *Client) call(ctx context.Context, opts []CallOption, fn func(ptr *C.struct_roomchat_client, key C.uintptr_t, cancel *C.struct_roomchat_cancel_token) error) error {
+	return c.callAs(ctx, opts, false, fn)
+}
+
+// step is call for an iterator's step: the iterator keeps the view it was
+// made from, and the step gets its ctx's cancel token only.
+func (c *Client) step(ctx context.Context, fn func(key C.uintptr_t, cancel *C.struct_roomchat_cancel_token) error) error {
+	return c.callAs(ctx, nil, true, func(_ *C.struct_roomchat_client, key C.uintptr_t, cancel *C.struct_roomchat_cancel_token) error {
+		return fn(key, cancel)
+	})
+}
+
+func (c *Client) callAs(ctx context.Context, opts []CallOption, tokenOnly bool, fn func(ptr *C.struct_roomchat_client, key C.uintptr_t, cancel *C.struct_roomchat_cancel_token) error) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -188,7 +200,7 @@ func (c *Client) call(ctx context.Context, opts []CallOption, fn func(ptr *C.str
 		return errClosed
 	}
 	ptr := c.ptr
-	call, err := newCallView(ctx, ptr, opts)
+	call, err := newCallView(ctx, ptr, opts, tokenOnly)
 	if err != nil {
 		return err
 	}

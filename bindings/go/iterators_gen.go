@@ -64,28 +64,8 @@ func (c *Client) ListMembersPages(ctx context.Context, roomID string, params *Li
 }
 
 // Users yields every user of the account, 200 a request, each id once (users added or removed
-// meanwhile shift the pages; an id already yielded is skipped), as the other languages' users().
-// Errors are yielded as by [Client.IterListUsers].
+// meanwhile shift the pages; an id already yielded is skipped): core's users(), as the other
+// languages give it. Errors are yielded as by [Client.IterListUsers].
 func (c *Client) Users(ctx context.Context, opts ...CallOption) iter.Seq2[*User, error] {
-	return func(yield func(*User, error) bool) {
-		seen := make(map[string]struct{})
-		pageSize := int64(200)
-		for user, err := range c.IterListUsers(ctx, &ListUsersParams{Limit: &pageSize}, opts...) {
-			if err == nil && user != nil {
-				id := user.ID
-				if id == nil {
-					id = user.UserID
-				}
-				if id != nil {
-					if _, dup := seen[*id]; dup {
-						continue
-					}
-					seen[*id] = struct{}{}
-				}
-			}
-			if !yield(user, err) {
-				return
-			}
-		}
-	}
+	return users[User](c, ctx, opts)
 }

@@ -33,7 +33,8 @@ func pages[P any](c *Client, ctx context.Context, op string, params any, opts []
 				return
 			}
 			if err != nil {
-				if !yield(nil, err) || ctx.Err() != nil {
+				// A closed client stays closed: yielded once, then the end.
+				if !yield(nil, err) || ctx.Err() != nil || err == errClosed {
 					return
 				}
 				continue
@@ -103,9 +104,7 @@ func (c *Client) openPages(ctx context.Context, op string, params any, opts []Ca
 
 // next fetches the next page's JSON; done at the end.
 func (it *pageIter) next(ctx context.Context) (body []byte, done bool, err error) {
-	// The step's view is made for its ctx's cancel token only: the iterator
-	// keeps the view it was made from.
-	err = it.c.call(ctx, nil, func(_ *C.struct_roomchat_client, key C.uintptr_t, token *C.struct_roomchat_cancel_token) error {
+	err = it.c.step(ctx, func(key C.uintptr_t, token *C.struct_roomchat_cancel_token) error {
 		var page *C.char
 		var cErr *C.struct_roomchat_error
 		code := C.rcgo_pages_next(it.ptr, key, token, &page, &cErr)
@@ -124,4 +123,66 @@ func (it *pageIter) next(ctx context.Context) (body []byte, done bool, err error
 
 func (it *pageIter) close() {
 	C.roomchat_operation_pages_free(it.ptr)
+}
+
+// users iterates every user of the account as core's users() does (each id
+// once, the largest page), through the library's users iterator: made from a
+// view of the client with opts and a cancel token the ctx ends, for the whole
+// iteration.
+func users[T any](c *Client, ctx context.Context, opts []CallOption) iter.Seq2[*T, error] {
+	return func(yield func(*T, error) bool) {
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		var it *C.struct_roomchat_users_iter
+		err := c.call(ctx, opts, func(ptr *C.struct_roomchat_client, _ C.uintptr_t, _ *C.struct_roomchat_cancel_token) error {
+			var cErr *C.struct_roomchat_error
+			return check(C.roomchat_client_users_iter(ptr, 0, &it, &cErr), cErr)
+		})
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer C.roomchat_users_iter_free(it)
+		for {
+			var body []byte
+			done := false
+			err := c.step(ctx, func(key C.uintptr_t, token *C.struct_roomchat_cancel_token) error {
+				var user *C.struct_roomchat_user
+				var cErr *C.struct_roomchat_error
+				code := C.rcgo_users_next(it, key, token, &user, &cErr)
+				if code == C.ROOMCHAT_RESULT_ITERATION_DONE {
+					done = true
+					return nil
+				}
+				if err := check(code, cErr); err != nil {
+					return err
+				}
+				json := C.roomchat_user_json(user)
+				body = C.GoBytes(unsafe.Pointer(json), C.int(C.strlen(json)))
+				C.roomchat_user_free(user)
+				return nil
+			})
+			if done {
+				return
+			}
+			if err != nil {
+				if !yield(nil, err) || ctx.Err() != nil || err == errClosed {
+					return
+				}
+				continue
+			}
+			record := new(T)
+			if err := json.Unmarshal(body, record); err != nil {
+				err = &Error{Kind: KindDecode, Message: "the answer's JSON does not fit a user: " + err.Error()}
+				if !yield(nil, err) {
+					return
+				}
+				continue
+			}
+			if !yield(record, nil) {
+				return
+			}
+		}
+	}
 }

@@ -72,7 +72,6 @@ func (c *Client) Raw(ctx context.Context, request RawRequest, opts ...CallOption
 	return &RawResponse{Response: response, JSON: out.Body}, nil
 }
 
-
 // SignInURL is the browser address that signs the holder of accessToken in
 // to roomID (needs WithChatURL). No request is sent.
 func (c *Client) SignInURL(roomID, accessToken string) (string, error) {

@@ -86,6 +86,13 @@ export declare class NativeClient {
   rateLimitState(): string
   /** The REST base URL. */
   get baseUrl(): string
+  /**
+   * `server.address` as core names it (the host lowercased, without an
+   * IPv6 address's brackets): what every span, metric and gauge carries.
+   */
+  get serverAddress(): string
+  /** `server.port` as core names it (the base URL's port, or its scheme's). */
+  get serverPort(): number
 }
 
 /** Core's iterator of a listing that pages; each `next` runs on a pool thread. */

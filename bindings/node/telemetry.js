@@ -321,15 +321,6 @@ function telemetryOf(tracerProvider, meterProvider) {
   return telemetry
 }
 
-/** The base URL's host (without IPv6 brackets) and port, as core names them (`server.address`, `server.port`). */
-function serverOf(baseUrl) {
-  const url = new URL(baseUrl)
-  let address = url.hostname
-  if (address.startsWith('[') && address.endsWith(']')) address = address.slice(1, -1)
-  const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port)
-  return { address, port }
-}
-
 /** A job that only sends headers (the baggage of a context no span records): nothing to finish. */
 class HeadersOnly {
   constructor(headers) {
@@ -555,7 +546,7 @@ class ClientTelemetry {
   #entry
   /** `server.address` and `server.port` as core names them (what its spans carry), once a call has told. */
   #server
-  /** Until then, the base URL's host and port as URL reads them (the first call's in-flight count, a sampler's view). */
+  /** Until then, core's `server.address` and `server.port` of the client (the first call's in-flight count, a sampler's view). */
   #address
   #port
   /** The attempt span's name of each operation (`GET /consumer/api/v2/users`), as core last named it. */
@@ -567,9 +558,11 @@ class ClientTelemetry {
     this.#propagate = propagate
     /** The client's propagator, or undefined for the global one. */
     this.propagator = propagator
-    const { address, port } = serverOf(native.baseUrl)
-    this.#address = address
-    this.#port = port
+    // Core's own reading of the base URL (a URL parser's would differ for
+    // `127.1` or `[0:0::1]`): the in-flight count agrees with the spans from
+    // the first call on.
+    this.#address = native.serverAddress
+    this.#port = native.serverPort
     this.#entry = telemetry.register(native)
   }
 

@@ -156,6 +156,31 @@ static void test_wire(void) {
   CHECK(json == NULL);
 }
 
+static void test_users_cancellable(roomchat_client *client) {
+  roomchat_users_iter *iter = NULL;
+  roomchat_user *user = NULL;
+  roomchat_cancel_token *token = NULL;
+  roomchat_error *err = NULL;
+  int count = 0;
+  CHECK(roomchat_cancel_token_new(&token) == ROOMCHAT_RESULT_OK);
+  roomchat_cancel_token_cancel(token);
+  CHECK(roomchat_client_users_iter(client, 2, &iter, NULL) == ROOMCHAT_RESULT_OK);
+  CHECK(roomchat_users_iter_next_cancellable(iter, token, &user, &err) == ROOMCHAT_RESULT_CANCELLED);
+  CHECK(user == NULL && err != NULL);
+  roomchat_error_free(err);
+  /* The cancelled step cancelled nothing else: the whole listing follows. */
+  while (roomchat_users_iter_next_cancellable(iter, NULL, &user, NULL) == ROOMCHAT_RESULT_OK) {
+    CHECK(roomchat_user_json(user) != NULL);
+    roomchat_user_free(user);
+    user = NULL;
+    count++;
+  }
+  CHECK(count == 5);
+  CHECK(roomchat_users_iter_next_cancellable(NULL, NULL, &user, NULL) == ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  roomchat_users_iter_free(iter);
+  roomchat_cancel_token_free(token);
+}
+
 int main(int argc, char **argv) {
   const char *args[] = {"--seed-users", "5", NULL};
   if (argc < 2 || !emulator_start(&emu, argv[1], args)) {
@@ -166,6 +191,7 @@ int main(int argc, char **argv) {
   test_call_operation(client);
   test_pages(client);
   test_wire();
+  test_users_cancellable(client);
   roomchat_client_free(client);
   CHECK(emulator_stop(&emu));
   printf("generic: %d passed, %d failed\n", harness_passed, harness_failed);

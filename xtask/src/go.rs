@@ -1517,22 +1517,13 @@ fn users(w: &mut String, v: &View) -> Result<(), String> {
         .and_then(|p| p.max)
         .ok_or("list_users has no limit with a max")?;
     let item = "User";
-    let record = v.record(item).ok_or("no model User")?;
-    let id = |wire: &str| {
-        record
-            .fields
-            .iter()
-            .find(|f| f.f.name == wire)
-            .map(|f| f.name.clone())
-            .ok_or(format!("User has no field {wire}"))
-    };
-    let (id, user_id) = (id("_id")?, id("userId")?);
+    v.record(item).ok_or("no model User")?;
     writeln!(w).unwrap();
     comment(
         w,
         "",
         &format!(
-            "Users yields every user of the account, {max} a request, each id once (users added or removed meanwhile shift the pages; an id already yielded is skipped), as the other languages' users(). Errors are yielded as by [Client.IterListUsers]."
+            "Users yields every user of the account, {max} a request, each id once (users added or removed meanwhile shift the pages; an id already yielded is skipped): core's users(), as the other languages give it. Errors are yielded as by [Client.IterListUsers]."
         ),
     );
     writeln!(
@@ -1540,31 +1531,7 @@ fn users(w: &mut String, v: &View) -> Result<(), String> {
         "func (c *Client) Users(ctx context.Context, opts ...CallOption) iter.Seq2[*{item}, error] {{"
     )
     .unwrap();
-    writeln!(w, "\treturn func(yield func(*{item}, error) bool) {{").unwrap();
-    writeln!(w, "\t\tseen := make(map[string]struct{{}})").unwrap();
-    writeln!(w, "\t\tpageSize := int64({max})").unwrap();
-    writeln!(
-        w,
-        "\t\tfor user, err := range c.IterListUsers(ctx, &ListUsersParams{{Limit: &pageSize}}, opts...) {{"
-    )
-    .unwrap();
-    writeln!(w, "\t\t\tif err == nil && user != nil {{").unwrap();
-    writeln!(w, "\t\t\t\tid := user.{id}").unwrap();
-    writeln!(w, "\t\t\t\tif id == nil {{").unwrap();
-    writeln!(w, "\t\t\t\t\tid = user.{user_id}").unwrap();
-    writeln!(w, "\t\t\t\t}}").unwrap();
-    writeln!(w, "\t\t\t\tif id != nil {{").unwrap();
-    writeln!(w, "\t\t\t\t\tif _, dup := seen[*id]; dup {{").unwrap();
-    writeln!(w, "\t\t\t\t\t\tcontinue").unwrap();
-    writeln!(w, "\t\t\t\t\t}}").unwrap();
-    writeln!(w, "\t\t\t\t\tseen[*id] = struct{{}}{{}}").unwrap();
-    writeln!(w, "\t\t\t\t}}").unwrap();
-    writeln!(w, "\t\t\t}}").unwrap();
-    writeln!(w, "\t\t\tif !yield(user, err) {{").unwrap();
-    writeln!(w, "\t\t\t\treturn").unwrap();
-    writeln!(w, "\t\t\t}}").unwrap();
-    writeln!(w, "\t\t}}").unwrap();
-    writeln!(w, "\t}}").unwrap();
+    writeln!(w, "\treturn users[{item}](c, ctx, opts)").unwrap();
     writeln!(w, "}}").unwrap();
     Ok(())
 }

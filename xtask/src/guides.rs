@@ -46,6 +46,18 @@ const GUIDES: &[Guide] = &[
         error: |kind| format!("`{}`", python_error(kind)),
     },
     Guide {
+        path: "bindings/go/README.md",
+        head: "| call | answer |",
+        call: |op| {
+            format!(
+                "| `client.{}(ctx, …)` | {} |",
+                crate::go::exported(&op.name),
+                answer(op)
+            )
+        },
+        error: |kind| format!("`roomchat.Err{}`", crate::go::exported(kind)),
+    },
+    Guide {
         path: "bindings/node/README.md",
         head: "| call | answer |",
         call: |op| format!("| `client.{}(…)` | {} |", camel(&op.name), answer(op)),

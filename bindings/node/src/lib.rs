@@ -536,6 +536,19 @@ impl NativeClient {
     pub fn base_url(&self) -> String {
         self.client.base_url().to_owned()
     }
+
+    /// `server.address` as core names it (the host lowercased, without an
+    /// IPv6 address's brackets): what every span, metric and gauge carries.
+    #[napi(getter)]
+    pub fn server_address(&self) -> String {
+        self.client.server_address().to_owned()
+    }
+
+    /// `server.port` as core names it (the base URL's port, or its scheme's).
+    #[napi(getter)]
+    pub fn server_port(&self) -> u32 {
+        u32::from(self.client.server_port())
+    }
 }
 
 fn page_size(what: &str, params: &str) -> Result<u32> {

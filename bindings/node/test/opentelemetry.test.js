@@ -387,6 +387,28 @@ test('a failed call is an error of its type, as are its attempts; an aborted one
   assert.ok(points(all, 'roomchat.client.active_calls').every((p) => p.value === 0))
 })
 
+test('the in-flight count names the server as core does from the first call on (http://127.1 stays 127.1, as on the spans)', async (t) => {
+  const emu = await startEmulator()
+  t.after(() => emu.stop())
+  const otel = sdk()
+  // 127.1 is 127.0.0.1 to the resolver; a URL parser would print 127.0.0.1, core keeps the host as written.
+  const baseUrl = emu.baseUrl.replace('127.0.0.1', '127.1')
+  assert.notEqual(baseUrl, emu.baseUrl)
+  // (Core does not take 127.1 for loopback, so plain http needs allowInsecureHttp.)
+  const client = new Client(emu.options({ baseUrl, allowInsecureHttp: true, tracerProvider: otel.tracerProvider, meterProvider: otel.meterProvider }))
+  await emu.fault({ method: 'GET', path: USERS, times: 1, action: { kind: 'delay', ms: 400 } })
+  const first = client.listUsers()
+  let inFlight = []
+  for (let tries = 0; inFlight.length === 0 && tries < 200; tries++) {
+    inFlight = points(await otel.metrics(), 'roomchat.client.active_calls').filter((p) => p.value !== 0)
+  }
+  assert.deepEqual(inFlight.map((p) => p.attributes['server.address']), ['127.1'], 'the first call, in flight')
+  await first
+  const [attempt] = named(otel.spans(), 'GET /consumer/api/v2/users')
+  assert.equal(attempt.attributes['server.address'], '127.1')
+  assert.equal(inFlight[0].attributes['server.port'], attempt.attributes['server.port'])
+})
+
 test('an iterator of records counts its page in flight from its first attempt, whether or not trace context is sent or spans made', async (t) => {
   const emu = await startEmulator()
   t.after(() => emu.stop())

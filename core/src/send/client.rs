@@ -1071,6 +1071,12 @@ impl Client {
         &self.inner.facts.server_address
     }
 
+    /// The base URL's port, or its scheme's (443, 80): `server.port` on every
+    /// span and metric, as [`Client::server_address`] is `server.address`.
+    pub fn server_port(&self) -> u16 {
+        self.inner.facts.server_port
+    }
+
     /// One page of users, handed to `read` as a view borrowed from the
     /// response body ([`crate::wire::view`]) instead of decoded into a
     /// [`UserPage`](crate::UserPage): for code that turns the page into something else at
