@@ -30,6 +30,8 @@
 #         (@opentelemetry/exporter-{trace,metrics}-otlp-http, OTLP/HTTP JSON)
 #   Python cd bindings/python/tests && ROOMCHAT_EMULATOR=… python -m pytest -s otel_collector_e2e.py
 #         (opentelemetry-exporter-otlp-proto-http, OTLP/HTTP protobuf)
+#   Go    cd tests/otel/go && ROOMCHAT_OTELCOL_GO_E2E=1 GOWORK=off go test -count=1 -v ./...
+#         (otlptracehttp, otlpmetrichttp, OTLP/HTTP protobuf)
 # Each fails when the collector is missing: nothing skips.
 #
 # The build needs Go (the version of the machine: GOTOOLCHAIN=local) and the Go

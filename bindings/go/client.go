@@ -215,6 +215,10 @@ func (c *Client) callAs(ctx context.Context, opts []CallOption, tokenOnly bool, 
 	calls.Store(key, cs)
 	defer calls.Delete(key)
 	err = fn(ptr, C.uintptr_t(key), call.token)
+	if t := c.shared.telemetry; t != nil {
+		// A failed call's span is ended with its error's description.
+		t.callReturned(cs, err)
+	}
 	runtime.KeepAlive(c.client)
 	return fromContext(ctx, err)
 }

@@ -113,8 +113,11 @@ type Error struct {
 	Status int
 	// ServiceMessage is the service's `message` field, when its answer had one.
 	ServiceMessage string
-	// ServiceError is the service's `error` detail, when its answer had one.
+	// ServiceError is the service's `error` detail, when its answer had one
+	// (a validation object's messages joined by "; ").
 	ServiceError string
+	// ServiceErrorMessage is the service's `errorMessage` text, when its answer had one.
+	ServiceErrorMessage string
 	// RetryAfter is how long the service asked to wait (a 429), 0 when it did not say.
 	RetryAfter time.Duration
 	// EventID is the service's event id of a 5xx, for its support.
@@ -170,6 +173,7 @@ func takeError(code C.roomchat_result, err *C.struct_roomchat_error) *Error {
 	e.Status = int(C.roomchat_error_status(err))
 	e.ServiceMessage = goString(C.roomchat_error_service_message(err))
 	e.ServiceError = goString(C.roomchat_error_service_error(err))
+	e.ServiceErrorMessage = goString(C.roomchat_error_service_error_message(err))
 	if ms := int64(C.roomchat_error_retry_after_ms(err)); ms >= 0 {
 		e.RetryAfter = time.Duration(ms) * time.Millisecond
 	}
@@ -178,7 +182,7 @@ func takeError(code C.roomchat_result, err *C.struct_roomchat_error) *Error {
 	e.Path = goString(C.roomchat_error_path(err))
 	if C.roomchat_error_remedy(err) == C.ROOMCHAT_REMEDY_ALLOW_INSECURE_HTTP {
 		// The library names C's setter; a Go program sets it this way.
-		e.Message = strings.ReplaceAll(e.Message, "roomchat_client_options_set_allow_insecure_http", "roomchat.WithAllowInsecureHTTP(true)")
+		e.Message = strings.ReplaceAll(e.Message, "roomchat_client_options_set_allow_insecure_http(options, true)", "roomchat.WithAllowInsecureHTTP(true)")
 	}
 	// A cancel with a request on the wire: it may have reached the service.
 	e.OutcomeUnknown = e.Kind == KindCancelled && !bool(C.roomchat_error_never_sent(err))
