@@ -541,9 +541,10 @@ func conduct() error {
 			if ratio < 1 {
 				behind = " (BEHIND net/http)"
 			}
-			fmt.Printf("go: %s, %s: %s %.1f µs/call (%.0f allocs, CPU %.1f µs), %s %.1f µs/call (%.0f allocs, CPU %.1f µs): %.2f× net/http's speed%s\n",
-				r.title, r.load, pair[0], ours.USPerCall, ours.Allocs, ours.CPUUSPerCal,
-				pair[1], theirs.USPerCall, theirs.Allocs, theirs.CPUUSPerCal, ratio, behind)
+			fmt.Printf("go: %s, %s: %s %.1f µs/call (median %.1f, p99 %.1f; %.0f allocs, CPU %.1f µs), %s %.1f µs/call (median %.1f, p99 %.1f; %.0f allocs, CPU %.1f µs): %.2f× net/http's speed%s, median %.2f×, CPU %.2f×\n",
+				r.title, r.load, pair[0], ours.USPerCall, ours.MedianUS, ours.P99US, ours.Allocs, ours.CPUUSPerCal,
+				pair[1], theirs.USPerCall, theirs.MedianUS, theirs.P99US, theirs.Allocs, theirs.CPUUSPerCal, ratio, behind,
+				theirs.MedianUS/ours.MedianUS, theirs.CPUUSPerCal/ours.CPUUSPerCal)
 		}
 	}
 	for _, load := range []struct {
