@@ -118,6 +118,34 @@ impl WireRequest {
         self.build_url(base_url, Some("REDACTED"), true)
     }
 
+    /// The access tokens this request carries (the values of its query
+    /// parameters and top-level body fields named as an access token,
+    /// [`is_access_token_name`]): secrets of this call, which a service may
+    /// quote back in an error (`invalid accessToken <token>`), scrubbed from
+    /// the call's error as the keys are.
+    pub(crate) fn access_tokens(&self) -> Vec<String> {
+        let mut tokens: Vec<String> = self
+            .query
+            .iter()
+            .filter(|(name, value)| is_access_token_name(name) && !value.is_empty())
+            .map(|(_, value)| value.clone())
+            .collect();
+        if let Some(serde_json::Value::Object(fields)) = self
+            .body
+            .as_deref()
+            .and_then(|body| serde_json::from_str::<serde_json::Value>(body).ok())
+        {
+            for (name, value) in fields {
+                if let serde_json::Value::String(token) = value {
+                    if is_access_token_name(&name) && !token.is_empty() {
+                        tokens.push(token);
+                    }
+                }
+            }
+        }
+        tokens
+    }
+
     /// The path and query with the key shown as `REDACTED`, and any
     /// credential in the query too ([`is_credential_query_name`]): safe for
     /// errors, logs and spans.

@@ -505,3 +505,43 @@ fn the_services_detail_is_in_the_message_and_each_text_an_accessor() {
     assert_eq!(e.service_error(), Some("auth=REDACTED is odd"));
     assert_eq!(e.service_error_message(), Some("REDACTED is odd too"));
 }
+
+/// A service that quotes the call's access token back in its error (a 400's
+/// `message`, `error` or `errorMessage`): the token is a secret of the call,
+/// scrubbed from every text of the error as the keys are, whichever body
+/// field carried it (`accessToken`, `userAccessToken`).
+#[test]
+fn an_access_token_quoted_back_by_the_service_is_scrubbed() {
+    let emu = emulator("an_access_token_quoted_back_by_the_service_is_scrubbed");
+    let client = client(&emu);
+    let token = "tok-7c1b-quoted-back-secret";
+    emu.add_fault(once(
+        "POST",
+        "/consumer/api/v1/user/accesstoken/invalidate",
+        respond(
+            400,
+            &format!(
+                r#"{{"message":"invalid accessToken {token}","error":"bad {token}","errorMessage":"{token}"}}"#
+            ),
+            &[],
+        ),
+    ));
+    let e = client.invalidate_access_token(token).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidRequest, "{e}");
+    for text in [
+        e.to_string(),
+        format!("{e:?}"),
+        e.message().to_owned(),
+        e.service_message().unwrap_or_default().to_owned(),
+        e.service_error().unwrap_or_default().to_owned(),
+        e.service_error_message().unwrap_or_default().to_owned(),
+    ] {
+        assert!(!text.contains(token), "the token in {text:?}");
+    }
+    assert!(
+        e.service_message()
+            .unwrap_or_default()
+            .contains("invalid accessToken"),
+        "the rest of the text stays: {e}"
+    );
+}

@@ -1297,6 +1297,8 @@ impl Client {
             .map_err(|e| {
                 e.with_request(&request.method, &request.redacted_target())
                     .scrub_all(&self.inner.secrets)
+                    // A service may quote the call's access token back.
+                    .scrub_all(&request.access_tokens())
             })
             .inspect_err(|e| span.failed(e));
         if let Some(observation) = observation {
