@@ -61,14 +61,19 @@ func durationMs(d time.Duration) C.uint64_t {
 	return C.uint64_t(ms)
 }
 
+// noView is the view of a call with neither options nor a ctx that can end:
+// the client itself. Shared by those calls and never written, so that they
+// allocate none.
+var noView callView
+
 // newCallView makes a call's view; with tokenOnly (an iterator's step, whose
 // iterator keeps the view it was made from) only the ctx's cancel token.
 func newCallView(ctx context.Context, ptr *C.struct_roomchat_client, opts []CallOption, tokenOnly bool) (*callView, error) {
-	cv := &callView{}
 	cancellable := ctx.Done() != nil
 	if len(opts) == 0 && !cancellable {
-		return cv, nil
+		return &noView, nil
 	}
+	cv := &callView{}
 	if tokenOnly {
 		if err := check(C.roomchat_cancel_token_new(&cv.token), nil); err != nil {
 			return nil, err

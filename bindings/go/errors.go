@@ -191,6 +191,10 @@ func takeError(code C.roomchat_result, err *C.struct_roomchat_error) *Error {
 
 // fromContext makes a cancelled call's error say why its ctx ended.
 func fromContext(ctx context.Context, err error) error {
+	if err == nil {
+		// Before errors.As: its target escapes, an allocation a call.
+		return nil
+	}
 	var e *Error
 	if !errors.As(err, &e) || e.Kind != KindCancelled {
 		return err

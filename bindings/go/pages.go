@@ -7,7 +7,6 @@ import "C"
 
 import (
 	"context"
-	"encoding/json"
 	"iter"
 	"unsafe"
 )
@@ -40,7 +39,7 @@ func pages[P any](c *Client, ctx context.Context, op string, params any, opts []
 				continue
 			}
 			page := new(P)
-			if err := json.Unmarshal(body, page); err != nil {
+			if err := decodeAnswer(body, page); err != nil {
 				err = &Error{Kind: KindDecode, Message: "the answer's JSON does not fit " + op + "'s page: " + err.Error()}
 				if !yield(nil, err) {
 					return
@@ -173,7 +172,7 @@ func users[T any](c *Client, ctx context.Context, opts []CallOption) iter.Seq2[*
 				continue
 			}
 			record := new(T)
-			if err := json.Unmarshal(body, record); err != nil {
+			if err := decodeAnswer(body, record); err != nil {
 				err = &Error{Kind: KindDecode, Message: "the answer's JSON does not fit a user: " + err.Error()}
 				if !yield(nil, err) {
 					return

@@ -52,10 +52,10 @@ pub extern "C" fn roomchat_client_call_operation(
         let client = borrow_arg(client, "client")?;
         let operation = operation_arg(operation)?;
         let params = json_arg(params_json, "params_json")?.unwrap_or(Value::Null);
-        let (value, meta) = respond(&client.client, meta_out, |c| {
-            c.call_operation(operation, &params)
+        let (text, meta) = respond(&client.client, meta_out, |c| {
+            c.call_operation_text(operation, &params)
         })?;
-        write_string(result_json_out, value.to_string());
+        write_string(result_json_out, text);
         write_meta(meta_out, meta);
         Ok(())
     })
@@ -235,8 +235,7 @@ pub extern "C" fn roomchat_wire_decode_response(
             unsafe { std::slice::from_raw_parts(body, body_len) }.to_vec()
         };
         let response = WireResponse::new(status, headers, body);
-        let value = operation.decode(&response)?;
-        write_string(result_json_out, value.to_string());
+        write_string(result_json_out, operation.decode_text(&response)?);
         Ok(())
     })
 }

@@ -57,10 +57,7 @@ pub fn generate(d: &Declarations) -> String {
         line(w, &format!("use super::records::{{{}}};", list.join(", ")));
     }
     line(w, "use crate::wire::models::RawAuth;");
-    line(
-        w,
-        "use crate::wire::{decode_json, WireRequest, WireResponse};",
-    );
+    line(w, "use crate::wire::{WireRequest, WireResponse};");
     line(w, "");
 
     // The enum.
@@ -221,12 +218,38 @@ pub fn generate(d: &Declarations) -> String {
         w,
         "    pub fn decode(self, response: &WireResponse) -> Result<Value> {",
     );
+    line(w, "        self.decode_as(response)");
+    line(w, "    }");
+    line(w, "");
+    line(
+        w,
+        "    /// [`decode`](Self::decode) as JSON text, written from the typed record at",
+    );
+    line(
+        w,
+        "    /// once (its fields in their declared order, then the unknown ones): no",
+    );
+    line(
+        w,
+        "    /// JSON value is built in between, for a caller that hands the text on.",
+    );
+    line(
+        w,
+        "    pub fn decode_text(self, response: &WireResponse) -> Result<String> {",
+    );
+    line(w, "        self.decode_as(response)");
+    line(w, "    }");
+    line(w, "");
+    line(
+        w,
+        "    fn decode_as<F: super::Answer>(self, response: &WireResponse) -> Result<F> {",
+    );
     line(w, "        match self {");
     for op in &d.operations {
         line(
             w,
             &format!(
-                "            Operation::{} => super::to_json(decode_json::<{}>(response)),",
+                "            Operation::{} => super::answer::<{}, F>(response),",
                 op.type_name(),
                 op.rust_result()
             ),
@@ -234,7 +257,7 @@ pub fn generate(d: &Declarations) -> String {
     }
     line(
         w,
-        "            Operation::Raw => super::decode_raw(response),",
+        "            Operation::Raw => super::decode_raw(response).map(F::from_value),",
     );
     line(w, "        }");
     line(w, "    }");

@@ -1223,14 +1223,32 @@ impl Client {
         operation: crate::wire::Operation,
         params: &Value,
     ) -> Result<Value> {
-        if operation == crate::wire::Operation::Raw {
-            return self.call_keeping(
-                operation.build(params),
-                |r| operation.decode(r),
-                Headers::All,
-            );
-        }
-        self.call(operation.build(params), |r| operation.decode(r))
+        self.call_operation_as(operation, params, |r| operation.decode(r))
+    }
+
+    /// [`call_operation`](Self::call_operation) with the result as JSON text,
+    /// written from the typed record at once (no JSON value in between): for a
+    /// binding that hands the text on, as the C ABI does.
+    pub fn call_operation_text(
+        &self,
+        operation: crate::wire::Operation,
+        params: &Value,
+    ) -> Result<String> {
+        self.call_operation_as(operation, params, |r| operation.decode_text(r))
+    }
+
+    fn call_operation_as<T>(
+        &self,
+        operation: crate::wire::Operation,
+        params: &Value,
+        decode: impl FnOnce(&WireResponse) -> Result<T>,
+    ) -> Result<T> {
+        let headers = if operation == crate::wire::Operation::Raw {
+            Headers::All
+        } else {
+            Headers::ForDecoding
+        };
+        self.call_keeping(operation.build(params), decode, headers)
     }
 
     fn call<T>(

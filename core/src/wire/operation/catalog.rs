@@ -17,7 +17,7 @@ use crate::wire::models::RawAuth;
 use crate::wire::models::{
     CreatedUser, Deactivated, Invalidated, Message, Reactivated, TokenUser, UserPage,
 };
-use crate::wire::{decode_json, WireRequest, WireResponse};
+use crate::wire::{WireRequest, WireResponse};
 
 /// An operation of the service, by its stable name.
 ///
@@ -413,57 +413,60 @@ impl Operation {
     /// that were absent stay absent, unknown ones are kept); `raw` gives
     /// `{"status", "body"}`. A non-2xx answer is the error it stands for.
     pub fn decode(self, response: &WireResponse) -> Result<Value> {
+        self.decode_as(response)
+    }
+
+    /// [`decode`](Self::decode) as JSON text, written from the typed record at
+    /// once (its fields in their declared order, then the unknown ones): no
+    /// JSON value is built in between, for a caller that hands the text on.
+    pub fn decode_text(self, response: &WireResponse) -> Result<String> {
+        self.decode_as(response)
+    }
+
+    fn decode_as<F: super::Answer>(self, response: &WireResponse) -> Result<F> {
         match self {
-            Operation::ListUsers => super::to_json(decode_json::<UserPage>(response)),
-            Operation::DeactivateUser => super::to_json(decode_json::<Deactivated>(response)),
-            Operation::ConversationMessages => {
-                super::to_json(decode_json::<Vec<Message>>(response))
-            }
-            Operation::CreateUser => super::to_json(decode_json::<CreatedUser>(response)),
-            Operation::ListChatRooms => super::to_json(decode_json::<Vec<Room>>(response)),
-            Operation::ReactivateUser => super::to_json(decode_json::<Reactivated>(response)),
-            Operation::ValidateAccessToken => super::to_json(decode_json::<TokenUser>(response)),
-            Operation::InvalidateAccessToken => {
-                super::to_json(decode_json::<Invalidated>(response))
-            }
-            Operation::EjectAllUsers => super::to_json(decode_json::<Acknowledged>(response)),
-            Operation::UpdateBot => super::to_json(decode_json::<BotAnswer>(response)),
-            Operation::CreateChatRoom => super::to_json(decode_json::<RoomAnswer>(response)),
-            Operation::GetChatRoom => super::to_json(decode_json::<Room>(response)),
-            Operation::UpdateChatRoom => super::to_json(decode_json::<RoomAnswer>(response)),
-            Operation::DeleteChatRoom => super::to_json(decode_json::<RoomAnswer>(response)),
-            Operation::TurnChatOn => super::to_json(decode_json::<Acknowledged>(response)),
-            Operation::TurnChatOff => super::to_json(decode_json::<Acknowledged>(response)),
-            Operation::SetChatOffMessage => super::to_json(decode_json::<Acknowledged>(response)),
-            Operation::RoomMessages => super::to_json(decode_json::<MessagePage>(response)),
-            Operation::DeleteRoomMessages => super::to_json(decode_json::<RoomAnswer>(response)),
-            Operation::SendRoomMessage => super::to_json(decode_json::<Acknowledged>(response)),
-            Operation::CreateChannel => super::to_json(decode_json::<Channel>(response)),
-            Operation::UpdateChannel => super::to_json(decode_json::<Channel>(response)),
-            Operation::SendChannelMessage => super::to_json(decode_json::<Acknowledged>(response)),
-            Operation::ChannelMessages => super::to_json(decode_json::<MessagePage>(response)),
-            Operation::DeleteChannelMessage => {
-                super::to_json(decode_json::<Acknowledged>(response))
-            }
-            Operation::ListConversations => {
-                super::to_json(decode_json::<Vec<Conversation>>(response))
-            }
-            Operation::UpdateUser => super::to_json(decode_json::<UpdatedUser>(response)),
-            Operation::CreateUserV2 => super::to_json(decode_json::<ProvisionedUser>(response)),
-            Operation::GetUser => super::to_json(decode_json::<UserProfile>(response)),
-            Operation::UserRooms => super::to_json(decode_json::<Vec<RoomName>>(response)),
-            Operation::RemoveUser => super::to_json(decode_json::<Acknowledged>(response)),
-            Operation::ListMembers => super::to_json(decode_json::<MemberPage>(response)),
-            Operation::SetMember => super::to_json(decode_json::<Member>(response)),
-            Operation::RemoveMember => super::to_json(decode_json::<Acknowledged>(response)),
-            Operation::CreateBot => super::to_json(decode_json::<BotAnswer>(response)),
-            Operation::ListBots => super::to_json(decode_json::<BotList>(response)),
-            Operation::EnableBot => super::to_json(decode_json::<BotAnswer>(response)),
-            Operation::DisableBot => super::to_json(decode_json::<BotAnswer>(response)),
-            Operation::EnableBotInRoom => super::to_json(decode_json::<BotRoomAnswer>(response)),
-            Operation::DisableBotInRoom => super::to_json(decode_json::<BotRoomAnswer>(response)),
-            Operation::SendBotMessage => super::to_json(decode_json::<Acknowledged>(response)),
-            Operation::Raw => super::decode_raw(response),
+            Operation::ListUsers => super::answer::<UserPage, F>(response),
+            Operation::DeactivateUser => super::answer::<Deactivated, F>(response),
+            Operation::ConversationMessages => super::answer::<Vec<Message>, F>(response),
+            Operation::CreateUser => super::answer::<CreatedUser, F>(response),
+            Operation::ListChatRooms => super::answer::<Vec<Room>, F>(response),
+            Operation::ReactivateUser => super::answer::<Reactivated, F>(response),
+            Operation::ValidateAccessToken => super::answer::<TokenUser, F>(response),
+            Operation::InvalidateAccessToken => super::answer::<Invalidated, F>(response),
+            Operation::EjectAllUsers => super::answer::<Acknowledged, F>(response),
+            Operation::UpdateBot => super::answer::<BotAnswer, F>(response),
+            Operation::CreateChatRoom => super::answer::<RoomAnswer, F>(response),
+            Operation::GetChatRoom => super::answer::<Room, F>(response),
+            Operation::UpdateChatRoom => super::answer::<RoomAnswer, F>(response),
+            Operation::DeleteChatRoom => super::answer::<RoomAnswer, F>(response),
+            Operation::TurnChatOn => super::answer::<Acknowledged, F>(response),
+            Operation::TurnChatOff => super::answer::<Acknowledged, F>(response),
+            Operation::SetChatOffMessage => super::answer::<Acknowledged, F>(response),
+            Operation::RoomMessages => super::answer::<MessagePage, F>(response),
+            Operation::DeleteRoomMessages => super::answer::<RoomAnswer, F>(response),
+            Operation::SendRoomMessage => super::answer::<Acknowledged, F>(response),
+            Operation::CreateChannel => super::answer::<Channel, F>(response),
+            Operation::UpdateChannel => super::answer::<Channel, F>(response),
+            Operation::SendChannelMessage => super::answer::<Acknowledged, F>(response),
+            Operation::ChannelMessages => super::answer::<MessagePage, F>(response),
+            Operation::DeleteChannelMessage => super::answer::<Acknowledged, F>(response),
+            Operation::ListConversations => super::answer::<Vec<Conversation>, F>(response),
+            Operation::UpdateUser => super::answer::<UpdatedUser, F>(response),
+            Operation::CreateUserV2 => super::answer::<ProvisionedUser, F>(response),
+            Operation::GetUser => super::answer::<UserProfile, F>(response),
+            Operation::UserRooms => super::answer::<Vec<RoomName>, F>(response),
+            Operation::RemoveUser => super::answer::<Acknowledged, F>(response),
+            Operation::ListMembers => super::answer::<MemberPage, F>(response),
+            Operation::SetMember => super::answer::<Member, F>(response),
+            Operation::RemoveMember => super::answer::<Acknowledged, F>(response),
+            Operation::CreateBot => super::answer::<BotAnswer, F>(response),
+            Operation::ListBots => super::answer::<BotList, F>(response),
+            Operation::EnableBot => super::answer::<BotAnswer, F>(response),
+            Operation::DisableBot => super::answer::<BotAnswer, F>(response),
+            Operation::EnableBotInRoom => super::answer::<BotRoomAnswer, F>(response),
+            Operation::DisableBotInRoom => super::answer::<BotRoomAnswer, F>(response),
+            Operation::SendBotMessage => super::answer::<Acknowledged, F>(response),
+            Operation::Raw => super::decode_raw(response).map(F::from_value),
         }
     }
 }
