@@ -427,6 +427,7 @@ GO
     (cd "$crate" && cargo ${toolchain:++$toolchain} build --quiet --release --target-dir "$dir/target-${toolchain:-stable}")
     cp "$dir/target-${toolchain:-stable}/release/libother.a" "$dir/program/libother.a"
     code=0
+    sed -i 's| -Wl,--allow-multiple-definition$||' "$dir/program/other.go"
     (cd "$dir/program" && go build -o tworust .) >"$dir/plain-${toolchain:-stable}.log" 2>&1 || code=$?
     local plain
     if [ "$code" -eq 0 ]; then
@@ -435,17 +436,23 @@ GO
       plain="fails as is: $(grep -oE 'multiple definition of `[^'"'"']+' "$dir/plain-${toolchain:-stable}.log" | sed 's/multiple definition of `//' | sort -u | head -n 4 | paste -sd ' ') ..."
       grep -q 'multiple definition' "$dir/plain-${toolchain:-stable}.log" || { cat "$dir/plain-${toolchain:-stable}.log" >&2; echo "go.sh two-rust-libs: the plain link failed for another reason" >&2; exit 1; }
     fi
-    # The README's answer: let the linker keep the first definition of each.
-    (cd "$dir/program" && CGO_LDFLAGS="-Wl,--allow-multiple-definition" go build -o tworust .)
+    # The README's answer: let the linker keep the first definition of each, by a line in
+    # the user's package that links the other library.
+    # shellcheck disable=SC2016 # cgo's ${SRCDIR}, not the shell's
+    sed 's|^#cgo LDFLAGS: ${SRCDIR}/libother.a$|#cgo LDFLAGS: ${SRCDIR}/libother.a -Wl,--allow-multiple-definition|' \
+      "$dir/program/other.go" >"$dir/program/other.go.new"
+    mv "$dir/program/other.go.new" "$dir/program/other.go"
+    grep -q -- '--allow-multiple-definition' "$dir/program/other.go"
+    (cd "$dir/program" && go build -o tworust .)
     start_emulator "$emulator" 3
     (cd "$dir/program" && ./tworust) >"$dir/run.log" 2>&1 || { stop_emulator; cat "$dir/run.log" >&2; echo "go.sh two-rust-libs: the program failed" >&2; exit 1; }
     stop_emulator
     grep -q 'other_add(2, 3) = 5, other_add(-1, 3) = 3 (a panic caught), other_greeting(3) = "hello 0, hello 1, hello 2"' "$dir/run.log" ||
       { cat "$dir/run.log" >&2; echo "go.sh two-rust-libs: the other library's answers are wrong" >&2; exit 1; }
     check_example_output "$dir/run.log"
-    answers+=("other library from rustc $(rustc ${toolchain:++$toolchain} -V | cut -d' ' -f2): $plain; with CGO_LDFLAGS=-Wl,--allow-multiple-definition both ran")
+    answers+=("other library from rustc $(rustc ${toolchain:++$toolchain} -V | cut -d' ' -f2): $plain; with #cgo LDFLAGS: -Wl,--allow-multiple-definition both ran")
   done
-  echo "go two-rust-libs: $(IFS=';'; echo "${answers[*]}") ($(elapsed "$started") s)"
+  echo "go two-rust-libs: $(printf '%s; ' "${answers[@]}")($(elapsed "$started") s)"
 }
 
 case "${1:-}" in
