@@ -437,6 +437,9 @@ timed "clean room arm64 (qemu-user)" bash scripts/dist/cleanroom-arm64.sh
 
 # After the arm64 clean room: the cross builds' zig folder is free (the background's wheels
 # and addons are done) and the arm64 root that qemu-user runs the arm64 program in exists.
+# Cold (empty target/go, the wheels built): 241 s of CPU, most of it the three unoptimized
+# static libraries (they share about half their units with the wheels: ffi/Cargo.toml's
+# features, which match the host's release set, are not the wheels').
 step "Go module (bindings/go, scripts/dist/go.sh all): this machine's static library from the release build above into its platform module, go vet, go test -race; the linux-arm64 and both musl libraries (zig, unoptimized as the other platforms' wheels) each linked into the README's example and run against the emulator (arm64 under qemu-user, musl static); the modules assembled as a file:// module proxy, go get by name in a clean room, the example built offline and run, CGO_ENABLED=0 refused with one message; another Rust static library in the same program"
 timed "go module" env ROOMCHAT_EMULATOR="${CARGO_TARGET_DIR:-$PWD/target}/debug/roomchat-emulator" bash scripts/dist/go.sh all
 
