@@ -9,7 +9,9 @@
 # Node, Python); the Windows check (clippy for x86_64-pc-windows-gnu); the
 # release artefacts (scripts/dist/: wheels, sdist and npm packages as released, the
 # version check, the MSRV, clean-room installs by name from local registries with
-# no Rust on PATH, the arm64 ones run under qemu-user, actionlint); then, last, on a
+# no Rust on PATH, the arm64 ones run under qemu-user, actionlint); the Go module
+# (go test -race, its Linux platform modules linked and run, go get by name from a
+# file:// module proxy in a clean room: scripts/dist/go.sh); then, last, on a
 # machine with nothing else running, the benchmarks, the stress test, roomchat
 # export's figures and the other figures.
 #
@@ -440,6 +442,14 @@ background_report sdist-cleanroom
 
 step "clean room, linux-arm64: the aarch64 wheel and the arm64 addon, installed by name, run under qemu-user against the emulator"
 timed "clean room arm64 (qemu-user)" bash scripts/dist/cleanroom-arm64.sh
+
+# After the arm64 clean room: the cross builds' zig folder is free (the background's wheels
+# and addons are done) and the arm64 root that qemu-user runs the arm64 program in exists.
+# Cold (empty target/go, the wheels built): 241 s of CPU, most of it the three unoptimized
+# static libraries (they share about half their units with the wheels: ffi/Cargo.toml's
+# features, which match the host's release set, are not the wheels').
+step "Go module (bindings/go, scripts/dist/go.sh all): this machine's static library from the release build above into its platform module, go vet, go test -race; the linux-arm64 and both musl libraries (zig, unoptimized as the other platforms' wheels) each linked into the README's example and run against the emulator (arm64 under qemu-user, musl static); the modules assembled as a file:// module proxy, go get by name in a clean room, the example built offline and run, CGO_ENABLED=0 refused with one message; another Rust static library in the same program"
+timed "go module" env ROOMCHAT_EMULATOR="${CARGO_TARGET_DIR:-$PWD/target}/debug/roomchat-emulator" bash scripts/dist/go.sh all
 
 step "the rest of the background builds, which must end before the benchmarks: OpenAPI (docs/openapi.yaml validated, the conformance vectors checked against it, schemathesis against the emulator), the Windows clippy (warnings are errors), the MSRV, actionlint"
 for job in "${background_jobs[@]}"; do # each one not reported in its step already

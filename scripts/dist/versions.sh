@@ -86,6 +86,17 @@ if [ -d "$dist/npm" ]; then
   done
 fi
 
+# The Go module requires each platform module at the workspace version (the release
+# tags them all v<version>: scripts/dist/go.sh assemble), and every module's floor is Go 1.23.
+for dir in bindings/go/lib/*/; do
+  platform=$(basename "$dir")
+  check "bindings/go/go.mod requires lib/$platform at v$version" \
+    grep -qE "^\s*github.com/roomchat/roomchat-go/lib/$platform v$version\$" bindings/go/go.mod
+done
+for gomod in bindings/go/go.mod bindings/go/lib/*/go.mod; do
+  check "$gomod: go 1.23" grep -qx 'go 1.23' "$gomod"
+done
+
 check "CHANGELOG.md has a section for $version" grep -qE "^## \[?$version\]?" CHANGELOG.md
 
 # Each supported range, where each language's users read it, as the manifests say it.

@@ -2,7 +2,7 @@
 // module (bindings/go) does not carry them; go.work uses it for development.
 module github.com/roomchat/roomchat-go/bench
 
-go 1.23.0
+go 1.23
 
 require github.com/roomchat/roomchat-go v0.1.0
 

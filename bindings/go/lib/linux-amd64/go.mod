@@ -1,3 +1,3 @@
 module github.com/roomchat/roomchat-go/lib/linux-amd64
 
-go 1.23.0
+go 1.23

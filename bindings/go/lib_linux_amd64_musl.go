@@ -1,0 +1,6 @@
+//go:build linux && amd64 && roomchat_musl && cgo
+
+package roomchat
+
+// Linux x86-64 with musl (Alpine), build tag roomchat_musl: the static library of this platform's module.
+import _ "github.com/roomchat/roomchat-go/lib/linux-amd64-musl"
