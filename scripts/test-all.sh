@@ -449,7 +449,10 @@ timed "clean room arm64 (qemu-user)" bash scripts/dist/cleanroom-arm64.sh
 # static libraries (they share about half their units with the wheels: ffi/Cargo.toml's
 # features, which match the host's release set, are not the wheels').
 step "Go module (bindings/go, scripts/dist/go.sh all): this machine's static library from the release build above into its platform module, go vet, go test -race; the linux-arm64 and both musl libraries (zig, unoptimized as the other platforms' wheels) each linked into the README's example and run against the emulator (arm64 under qemu-user, musl static); the modules assembled as a file:// module proxy, go get by name in a clean room, the example built offline and run, CGO_ENABLED=0 refused with one message; another Rust static library in the same program"
-timed "go module" env ROOMCHAT_EMULATOR="${CARGO_TARGET_DIR:-$PWD/target}/debug/roomchat-emulator" bash scripts/dist/go.sh all
+go_module() { # a function, so that timed's counts stay in this shell (a pipe would run it in a subshell)
+  ROOMCHAT_EMULATOR="${CARGO_TARGET_DIR:-$PWD/target}/debug/roomchat-emulator" bash scripts/dist/go.sh all 2>&1 | tee "$log_dir/go.log"
+}
+timed "go module" go_module
 
 step "the rest of the background builds, which must end before the benchmarks: OpenAPI (docs/openapi.yaml validated, the conformance vectors checked against it, schemathesis against the emulator), the Windows clippy (warnings are errors), the MSRV, actionlint"
 for job in "${background_jobs[@]}"; do # each one not reported in its step already
@@ -532,6 +535,9 @@ node_bench_line=$(grep -E '^node: [0-9]+ passed, [0-9]+ failed' "$log_dir/node-b
 node_net_passed=$(sed -nE 's/^ℹ pass ([0-9]+)$/\1/p' "$log_dir/node-net-suite.log" | tail -n 1)
 node_passed=$(( $(sed -E 's/^node: ([0-9]+) passed.*/\1/' <<<"$node_line") + $(sed -E 's/^node: ([0-9]+) passed.*/\1/' <<<"$node_bench_line") + 1 + node_net_passed + 1 ))  # + the collector's e2e, checked above
 node_failed=$(( $(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$node_line") + $(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$node_bench_line") ))
+go_line=$(grep -E '^go: [0-9]+ passed, [0-9]+ failed' "$log_dir/go.log" | tail -n 1)
+go_passed=$(( $(sed -E 's/^go: ([0-9]+) passed.*/\1/' <<<"$go_line") + 1 ))  # + the collector's e2e, checked above
+go_failed=$(sed -E 's/^go: [0-9]+ passed, ([0-9]+) failed.*/\1/' <<<"$go_line")
 testkit_line=$(grep -E '^testkit-packages: [0-9]+ passed, [0-9]+ failed' "$log_dir/testkit.log" | tail -n 1)
 testkit_passed=$(sed -E 's/^[^:]+: ([0-9]+) passed.*/\1/' <<<"$testkit_line")
 testkit_failed=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$testkit_line")
@@ -541,10 +547,11 @@ echo "rust: ${rust_passed} passed, ${rust_failed} failed"
 echo "c: ${c_passed} passed, ${c_failed} failed"
 echo "node: ${node_passed} passed, ${node_failed} failed"
 echo "python: ${py_passed} passed, ${py_failed} failed"
+echo "go: ${go_passed} passed, ${go_failed} failed"
 echo "testkit: ${testkit_passed} passed, ${testkit_failed} failed"
 # The release steps: artefacts built and checked, version check, clean rooms, actionlint (a failure stops the run).
 echo "dist: ${dist_passed} passed, 0 failed"
-echo "total: $((rust_passed + c_passed + node_passed + py_passed + testkit_passed + dist_passed)) passed, $((rust_failed + c_failed + node_failed + py_failed + testkit_failed)) failed"
+echo "total: $((rust_passed + c_passed + node_passed + py_passed + go_passed + testkit_passed + dist_passed)) passed, $((rust_failed + c_failed + node_failed + py_failed + go_failed + testkit_failed)) failed"
 step "done"
 echo "run time: $((SECONDS / 60)) min $((SECONDS % 60)) s"
 disk_lowest=$(cat "$log_dir/disk-lowest" 2>/dev/null || disk_free_gb)

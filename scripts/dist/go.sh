@@ -114,8 +114,21 @@ test_module() {
   emulator=$(emulator_binary)
   # go.work (committed) resolves the platform modules from lib/: no -mod=mod here (the
   # go command refuses it in workspace mode).
-  (cd "$go_dir" && go vet ./... && ROOMCHAT_EMULATOR=$emulator go test -race -count=1 ./...)
-  echo "go test: go vet and go test -race in bindings/go, emulator $emulator ($(elapsed "$started") s)"
+  # -v for the count of tests and subtests passed (the test command's closing line);
+  # ROOMCHAT_GO_SOAK=1: the 100,000 calls with RSS flat run too.
+  local log=$gotarget/go-test.log code=0
+  (cd "$go_dir" && go vet ./...)
+  (cd "$go_dir" && ROOMCHAT_EMULATOR=$emulator ROOMCHAT_GO_SOAK=${ROOMCHAT_GO_SOAK:-1} go test -race -count=1 -v ./...) >"$log" 2>&1 || code=$?
+  grep -E '^(ok|FAIL|---|panic)|^\s+[a-z_]+_test\.go:[0-9]+: .*(RSS|threads|peak)' "$log" | grep -vE '^\s*--- PASS' || true
+  local passed failed
+  passed=$(grep -cE '^\s*--- PASS' "$log" || true)
+  failed=$(grep -cE '^\s*--- FAIL' "$log" || true)
+  if [ "$code" -ne 0 ]; then
+    tail -n 80 "$log" >&2
+    failed=$((failed > 0 ? failed : 1))
+  fi
+  echo "go: $passed passed, $failed failed (go vet and go test -race in bindings/go, emulator $emulator, $(elapsed "$started") s)"
+  [ "$code" -eq 0 ]
 }
 
 # The module in DIR requires the main module, which a go.work takes from the repository
