@@ -139,6 +139,12 @@ use_repository_modules() {
     printf 'go %s\n\nuse (\n\t.\n\t%s\n' "$(go env GOVERSION | sed 's/^go//')" "$go_dir"
     for d in "$go_dir"/lib/*/; do printf '\t%s\n' "${d%/}"; done
     printf ')\n'
+    # Each module of the repository at the version required, from its folder: without
+    # these the go command looks the required v0.1.0 up in the proxy anyway (once the
+    # package requires modules beyond the workspace's, OpenTelemetry's).
+    printf '\nreplace (\n\t%s v0.1.0 => %s\n' "$module" "$go_dir"
+    for d in "$go_dir"/lib/*/; do d=${d%/}; printf '\t%s/lib/%s v0.1.0 => %s\n' "$module" "${d##*/}" "$d"; done
+    printf ')\n'
   } >"$1/go.work"
   printf '\nrequire %s v0.1.0\n' "$module" >>"$1/go.mod"
 }
