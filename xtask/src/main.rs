@@ -19,6 +19,7 @@ mod core_params;
 mod core_rs;
 mod declaration;
 mod guides;
+mod jvm;
 mod layers;
 mod node;
 mod node_models;
@@ -75,7 +76,7 @@ fn root() -> PathBuf {
 
 /// The generators `--only` may pick: while one language's generator is being
 /// taught something new, the others' files can be left as they are.
-const PARTS: [&str; 5] = ["core", "c", "python", "node", "docs"];
+const PARTS: [&str; 6] = ["core", "c", "python", "node", "docs", "jvm"];
 
 fn codegen(check: bool, only: Option<&str>) -> Result<(), String> {
     let root = root();
@@ -130,6 +131,9 @@ fn codegen(check: bool, only: Option<&str>) -> Result<(), String> {
     }
     if wanted("node") {
         files.extend(node::files(&declarations)?);
+    }
+    if wanted("jvm") {
+        files.extend(jvm::files(&declarations)?);
     }
     // The documents: the OpenAPI description, over its hand-written base, and
     // each guide's table of operations (a region of a hand-written README).
