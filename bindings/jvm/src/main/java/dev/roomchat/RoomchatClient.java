@@ -183,8 +183,11 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
 
     @Override
     public boolean cancel(boolean mayInterruptIfRunning) {
+      // The future is cancelled first, so that the call's own end (a
+      // cancelled error, as soon as the token is) cannot complete it before.
+      boolean cancelled = super.cancel(mayInterruptIfRunning);
       token.cancel();
-      return super.cancel(mayInterruptIfRunning);
+      return cancelled;
     }
   }
 

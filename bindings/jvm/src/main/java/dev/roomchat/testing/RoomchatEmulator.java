@@ -176,6 +176,11 @@ public final class RoomchatEmulator implements AutoCloseable {
     addFault(Map.of("path", path, "times", times, "action", Map.of("kind", "respond", "status", status, "body", body, "headers", Map.of())));
   }
 
+  /** The account's rate limit (default 600 per 60 s) until the next reset. */
+  public void setRateLimit(int requests, Duration window) {
+    admin("PUT", "/config", Map.of("rate_limit", Map.of("requests", requests, "window_ms", window.toMillis())));
+  }
+
   /** The answers a {@code hold} fault holds back now. */
   public long held() {
     return ((Number) object(admin("GET", "/held", null)).get("held")).longValue();

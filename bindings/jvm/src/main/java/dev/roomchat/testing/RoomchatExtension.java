@@ -27,7 +27,7 @@ public final class RoomchatExtension implements BeforeEachCallback, ParameterRes
   private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(RoomchatExtension.class);
 
   /** What the class's store closes when the class is done. */
-  private static final class Running implements ExtensionContext.Store.CloseableResource {
+  private static final class Running implements ExtensionContext.Store.CloseableResource, AutoCloseable {
     final RoomchatEmulator emulator = RoomchatEmulator.start();
     final RoomchatClient client = emulator.clientBuilder().build();
 
