@@ -280,7 +280,7 @@ fn record(name: &str, record_doc: &str, fields: &[Field]) -> String {
     line(&mut w, "");
     line(
         &mut w,
-        &format!("  /** The record of a decoded JSON object (the service's field names). */"),
+        "  /** The record of a decoded JSON object (the service's field names). */",
     );
     line(&mut w, &format!("  static {name} fromJson(Object json) {{"));
     line(
@@ -513,7 +513,7 @@ fn params(op: &Operation) -> Result<String, String> {
             return Err(format!("{}: two params are `{}` in Java", op.name, s.java));
         }
         line(&mut w, "");
-        doc(&mut w, "    ", &[s.doc.clone()]);
+        doc(&mut w, "    ", std::slice::from_ref(&s.doc));
         line(
             &mut w,
             &format!("    public Builder {}({} value) {{", s.java, s.ty),
@@ -549,7 +549,7 @@ fn params(op: &Operation) -> Result<String, String> {
         line(&mut w, "    }");
     }
     line(&mut w, "");
-    line(&mut w, &format!("    /** The params. */"));
+    line(&mut w, "    /** The params. */");
     line(&mut w, &format!("    public {class} build() {{"));
     line(
         &mut w,
@@ -727,7 +727,6 @@ fn operations(d: &Declarations, async_: bool) -> Result<String, String> {
                 .iter()
                 .map(|p| format!(".{}({})", ident(&p.name), ident(&p.name)))
                 .collect();
-            let only_args = op.params.iter().filter(|p| p.required).count() == args.len();
             line(&mut w, "");
             line(&mut w, &format!("  /** {{@link #{name}({params}, CallOptions)}} with its required params only. */"));
             line(
@@ -739,7 +738,6 @@ fn operations(d: &Declarations, async_: bool) -> Result<String, String> {
                 &format!("    return {name}({params}.builder(){sets}.build(), null);"),
             );
             line(&mut w, "  }");
-            let _ = only_args;
         }
         // A listing's items.
         if let Some((item, _)) = paging(op, d)? {
