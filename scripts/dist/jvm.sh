@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# The JVM package (bindings/jvm): built and tested on Java 17 and 25, published to a
+# local Maven repository under target/, then installed from nothing: a fresh Maven
+# project that names only dev.roomchat:roomchat:<version> compiles and runs the
+# README's JUnit example, as printed, against the emulator.
+#
+#   jvm.sh        all of it (needs target/release/libroomchat.so and roomchat-emulator:
+#                 cargo build --release -p roomchat-ffi -p roomchat-emulator)
+#
+# Maven's repository is target/m2 (-Dmaven.repo.local): a second run downloads nothing.
+set -euo pipefail
+# shellcheck source=scripts/dist/env.sh
+source "$(dirname "$0")/env.sh"
+jvm_dir=$root/bindings/jvm
+repo_local=$target/m2
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$root/Cargo.toml" | head -n 1)
+pom_version=$(sed -n 's:^  <version>\(.*\)</version>:\1:p' "$jvm_dir/pom.xml" | head -n 1)
+if [ "$version" != "$pom_version" ]; then
+  echo "jvm.sh: bindings/jvm/pom.xml says $pom_version, the workspace $version" >&2
+  exit 1
+fi
+
+# The two JDKs: 17 (the floor) and 25.
+java_home() {
+  local major=$1 dir
+  for dir in /usr/lib/jvm/*; do
+    [ -x "$dir/bin/javac" ] || continue
+    if "$dir/bin/java" -version 2>&1 | head -n 1 | grep -Eq "version \"${major}[.\"]"; then
+      echo "$dir"
+      return 0
+    fi
+  done
+  echo "jvm.sh: no JDK $major under /usr/lib/jvm" >&2
+  return 1
+}
+jdk17=$(java_home 17)
+jdk25=$(java_home 25)
+command -v mvn >/dev/null || { echo "jvm.sh: mvn is not installed (apt-get install maven)" >&2; exit 1; }
+
+library=$target/release/libroomchat.so
+emulator=$target/release/roomchat-emulator
+for f in "$library" "$emulator"; do
+  [ -x "$f" ] || [ -f "$f" ] || { echo "jvm.sh: $f is missing (cargo build --release -p roomchat-ffi -p roomchat-emulator)" >&2; exit 1; }
+done
+export ROOMCHAT_EMULATOR=$emulator
+# The native library goes into the jar (never committed): dev/roomchat/native/<platform>/.
+natives=$jvm_dir/target/natives
+rm -rf "$natives"
+mkdir -p "$natives/linux-x86-64"
+cp "$library" "$natives/linux-x86-64/"
+
+mvn_() { mvn -B -q -Dmaven.repo.local="$repo_local" "$@"; }
+summary() { # the Surefire totals of the reports in $1
+  awk -F'"' '/<testsuite /{ for (i = 1; i < NF; i++) { if ($i ~ / tests=$/) t += $(i+1); if ($i ~ / failures=$/) f += $(i+1); if ($i ~ / errors=$/) e += $(i+1); if ($i ~ / skipped=$/) s += $(i+1) } }
+    END { printf "%d passed, %d failed, %d skipped\n", t - f - e - s, f + e, s }' "$1"/TEST-*.xml
+}
+
+cd "$jvm_dir"
+echo "== Java 17: build, test, install to $repo_local"
+JAVA_HOME=$jdk17 mvn_ install
+echo "jvm17: $(summary target/surefire-reports)"
+echo "== Java 25: the same tests, over the classes built above (Maven on 17, the tests' JVM 25)"
+rm -rf target/surefire-reports
+JAVA_HOME=$jdk17 mvn_ -Djvm="$jdk25/bin/java" org.apache.maven.plugins:maven-surefire-plugin:3.5.4:test
+echo "jvm25: $(summary target/surefire-reports)"
+
+echo "== from nothing: a fresh Maven project naming dev.roomchat:roomchat:$version runs the README's test"
+clean=$target/jvm-cleanroom
+rm -rf "$clean"
+mkdir -p "$clean/src/test/java"
+# The README's test, as printed: the java block after the README-test marker.
+awk '/<!-- the README test:/ { want = 1; next } want && /^```java/ { on = 1; next } on && /^```/ { exit } on { print }' \
+  "$jvm_dir/README.md" >"$clean/src/test/java/WebinarTest.java"
+grep -q "class WebinarTest" "$clean/src/test/java/WebinarTest.java"
+cat >"$clean/pom.xml" <<POM
+<?xml version="1.0" encoding="UTF-8"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>example</groupId>
+  <artifactId>webinar</artifactId>
+  <version>1</version>
+  <properties>
+    <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
+    <maven.compiler.release>17</maven.compiler.release>
+  </properties>
+  <dependencies>
+    <dependency>
+      <groupId>dev.roomchat</groupId>
+      <artifactId>roomchat</artifactId>
+      <version>$version</version>
+    </dependency>
+    <dependency>
+      <groupId>org.junit.jupiter</groupId>
+      <artifactId>junit-jupiter</artifactId>
+      <version>5.14.4</version>
+      <scope>test</scope>
+    </dependency>
+  </dependencies>
+  <build>
+    <plugins>
+      <plugin>
+        <groupId>org.apache.maven.plugins</groupId>
+        <artifactId>maven-compiler-plugin</artifactId>
+        <version>3.13.0</version>
+      </plugin>
+      <plugin>
+        <groupId>org.apache.maven.plugins</groupId>
+        <artifactId>maven-surefire-plugin</artifactId>
+        <version>3.5.4</version>
+        <configuration>
+          <argLine>--enable-native-access=ALL-UNNAMED</argLine>
+        </configuration>
+      </plugin>
+    </plugins>
+  </build>
+</project>
+POM
+cd "$clean"
+JAVA_HOME=$jdk17 mvn_ -Djvm="$jdk25/bin/java" test
+echo "the README's test from the published artifact:"
+echo "jvm-cleanroom: $(summary target/surefire-reports)"
