@@ -293,7 +293,15 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
     }
   }
 
-  <T> CallFuture<T> invokeAsync(String operation, Map<String, Object> params, CallOptions options, Function<Object, T> decode) {
+  <T> CallFuture<T> invokeAsync(String operation, Map<String, ?> params, CallOptions options, Function<Object, T> decode) {
+    return callAsync(operation, params, options, false, (text, meta) -> Bridge.decode(operation, text, decode));
+  }
+
+  interface Answer<T> {
+    T make(String json, long meta);
+  }
+
+  private <T> CallFuture<T> callAsync(String operation, Map<String, ?> params, CallOptions options, boolean withMeta, Answer<T> answer) {
     byte[] op = Bridge.c("operation", operation);
     byte[] json = Bridge.params(operation, params);
     Token token = new Token();
@@ -302,12 +310,47 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
     }
     return submit(options, true, token, (client, t) -> {
       long[] result = new long[1];
+      long[] meta = withMeta ? new long[1] : null;
       long[] err = new long[1];
-      int code = Native.roomchat_client_call_operation(client, op, json, result, null, err);
+      int code = Native.roomchat_client_call_operation(client, op, json, result, meta, err);
       Bridge.check(code, err);
       String text = dev.roomchat.internal.Strings.take(result[0]);
-      return Bridge.decode(operation, text, decode);
+      try {
+        return answer.make(text, meta == null ? 0 : meta[0]);
+      } finally {
+        if (meta != null) {
+          Native.roomchat_response_meta_free(meta[0]);
+        }
+      }
     });
+  }
+
+  /**
+   * Calls the declared operation named {@code operation} (snake_case:
+   * {@code "list_users"}; {@code "raw"} for a raw request: {@code method},
+   * {@code path}, {@code query} as name/value pairs, {@code body},
+   * {@code auth} of {@code private_key}, {@code public_key} or {@code none})
+   * with {@code params} by their wire names, as the conformance vectors give
+   * them, and answers with the status, headers and attempts too.
+   */
+  public Response call(String operation, Map<String, ?> params, CallOptions options) {
+    return await(callAsync(operation, params, options, true, (text, meta) -> {
+      Object json = Bridge.decode(operation, text, j -> j);
+      List<Map.Entry<String, String>> headers = new ArrayList<>();
+      long count = Native.roomchat_response_meta_header_count(meta);
+      for (long i = 0; i < count; i++) {
+        headers.add(new java.util.AbstractMap.SimpleImmutableEntry<>(
+            dev.roomchat.internal.Strings.borrowed(Native.roomchat_response_meta_header_name(meta, i)),
+            dev.roomchat.internal.Strings.borrowed(Native.roomchat_response_meta_header_value(meta, i))));
+      }
+      return new Response(Short.toUnsignedInt(Native.roomchat_response_meta_status(meta)), java.util.Collections.unmodifiableList(headers),
+          Native.roomchat_response_meta_attempts(meta), java.util.Optional.ofNullable(dev.roomchat.internal.Strings.borrowed(Native.roomchat_response_meta_request_id(meta))), json);
+    }));
+  }
+
+  /** {@link #call(String, Map, CallOptions)} with the client's settings. */
+  public Response call(String operation, Map<String, ?> params) {
+    return call(operation, params, null);
   }
 
   @Override
@@ -400,6 +443,7 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
     private final List<String[]> headers = new ArrayList<>();
     private boolean noPropagation;
     private int maxInFlight = DEFAULT_MAX_IN_FLIGHT;
+    private org.slf4j.Logger logger = org.slf4j.LoggerFactory.getLogger(RoomchatClient.class);
 
     private Builder(String privateKey) {
       this.privateKey = privateKey;
@@ -473,6 +517,14 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
 
     /** Whether trace context is sent to the service (default true). */
     public Builder propagateTraceContext(boolean propagate) { this.noPropagation = !propagate; return this; }
+
+    /**
+     * Where the client's log lines go (default: SLF4J's logger
+     * {@code dev.roomchat.RoomchatClient}; null: nowhere). A line per attempt
+     * at debug; a retry, a wait for the rate budget, a failure of the shared
+     * budget at warn. No key, token or password is in them.
+     */
+    public Builder logger(org.slf4j.Logger logger) { this.logger = logger; return this; }
 
     /** Bounds the client's calls in the library at once (default {@link #DEFAULT_MAX_IN_FLIGHT}): each holds a platform thread. */
     public Builder maxInFlight(int n) {
@@ -581,6 +633,7 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
       for (String[] h : headers) {
         Bridge.check(Native.roomchat_client_options_add_header(o, Bridge.c("header name", h[0]), Bridge.c("header value", h[1])), null);
       }
+      Logging.attach(o, logger);
       if (noPropagation) {
         Bridge.check(Native.roomchat_client_options_set_propagate_trace_context(o, b(false)), null);
       }

@@ -80,6 +80,19 @@ public final class Native {
   public static native long roomchat_response_meta_request_id(long meta);
   public static native void roomchat_response_meta_free(long meta);
 
+  // The log callback.
+  /** Receives a client's log lines: {@code roomchat_log_callback}. */
+  public interface LogCallback extends com.sun.jna.Callback {
+    void invoke(long userData, int level, com.sun.jna.Pointer line);
+  }
+
+  /** Releases a callback's user data: {@code roomchat_destroy_notify}. */
+  public interface DestroyCallback extends com.sun.jna.Callback {
+    void invoke(long userData);
+  }
+
+  public static native int roomchat_client_options_set_log_callback_with_destroy(long options, LogCallback callback, long userData, int lowestLevel, DestroyCallback destroy);
+
   // Errors and strings.
   public static native int roomchat_error_code(long error);
   public static native long roomchat_error_message(long error);
