@@ -45,14 +45,21 @@ class ConcurrencyTest {
     }
     emulator.seedUsers(50);
     emulator.setRateLimit(1_000_000, java.time.Duration.ofMinutes(1));
-    try (RoomchatClient fast = emulator.clientBuilder().rateLimit(1_000_000, java.time.Duration.ofMinutes(1)).build()) {
+    try (RoomchatClient fast = emulator.clientBuilder().rateLimit(1_000_000, java.time.Duration.ofMinutes(1)).maxInFlight(16).build()) {
       measure(fast);
     }
   }
 
   static void measure(RoomchatClient client) throws Exception {
     ExecutorService virtual = (ExecutorService) Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
-    client.listUsers(); // warm: the library and the pool's first threads
+    // Warm: the library, the JIT and the pool's threads.
+    List<Future<UserPage>> warm = new ArrayList<>();
+    for (int i = 0; i < 300; i++) {
+      warm.add(virtual.submit(() -> client.listUsers(ListUsersParams.builder().limit(50).build())));
+    }
+    for (Future<UserPage> f : warm) {
+      f.get();
+    }
     Path jfr = Files.createTempFile("roomchat-pinned-", ".jfr");
     try (Recording recording = new Recording()) {
       recording.enable("jdk.VirtualThreadPinned").withThreshold(java.time.Duration.ZERO).withStackTrace();
@@ -78,7 +85,21 @@ class ConcurrencyTest {
           pinned++;
         }
       }
-      System.out.printf("[measure] 1000 virtual threads x list_users(50): %d ms, %d jdk.VirtualThreadPinned events%n", ms, pinned);
+      ExecutorService platform = Executors.newFixedThreadPool(16);
+      long started = System.nanoTime();
+      List<Future<UserPage>> onPlatform = new ArrayList<>();
+      try {
+        for (int i = 0; i < 1000; i++) {
+          onPlatform.add(platform.submit(() -> client.listUsers(ListUsersParams.builder().limit(50).build())));
+        }
+        for (Future<UserPage> f : onPlatform) {
+          assertEquals(50, f.get().data().size());
+        }
+      } finally {
+        platform.shutdown();
+      }
+      long platformMs = (System.nanoTime() - started) / 1_000_000;
+      System.out.printf("[measure] 1000 x list_users(50): 1000 virtual threads %d ms (%d jdk.VirtualThreadPinned events), 16 platform threads %d ms%n", ms, pinned, platformMs);
       assertEquals(0, pinned, "no virtual thread pinned its carrier");
     } finally {
       Files.deleteIfExists(jfr);
