@@ -64,6 +64,12 @@ rm -rf target/surefire-reports
 JAVA_HOME=$jdk17 mvn_ -Djvm="$jdk25/bin/java" org.apache.maven.plugins:maven-surefire-plugin:3.5.4:test
 echo "jvm25: $(summary target/surefire-reports)"
 
+echo "== the time from the JVM's start to the first answer"
+classpath=target/classes:target/test-classes:$repo_local/net/java/dev/jna/jna/5.19.1/jna-5.19.1.jar:$repo_local/org/slf4j/slf4j-api/2.0.17/slf4j-api-2.0.17.jar
+for jdk in "$jdk17" "$jdk25"; do
+  "$jdk/bin/java" --enable-native-access=ALL-UNNAMED -cp "$classpath" dev.roomchat.FirstAnswer 2>&1 | grep -v '^SLF4J'
+done
+
 echo "== from nothing: a fresh Maven project naming dev.roomchat:roomchat:$version runs the README's test"
 clean=$target/jvm-cleanroom
 rm -rf "$clean"
