@@ -429,7 +429,7 @@ timed "clean room pip" bash scripts/dist/cleanroom-pip.sh
 step "clean room, npm: a fresh project installs roomchat by name from verdaccio, no Rust on PATH: require, import, tsc --strict, the README's Quickstart"
 timed "clean room npm" bash scripts/dist/cleanroom-npm.sh
 
-step "JVM package: built and tested on Java 17 and 25 (JUnit 5 against the emulator), published to target/m2, then a fresh Maven project naming only dev.roomchat:roomchat runs the README's test (scripts/dist/jvm.sh)"
+step "JVM package: built and tested on Java 17 and 25 (JUnit 5 against the emulator), published to target/m2, then fresh Maven projects naming only dev.roomchat:roomchat run the README's Java and Kotlin tests (scripts/dist/jvm.sh)"
 cargo build --quiet --release --locked "${release_set[@]}" # libroomchat.so and the emulator, linked from the builds above
 timed "JVM package" bash scripts/dist/jvm.sh
 

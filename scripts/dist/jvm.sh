@@ -2,7 +2,7 @@
 # The JVM package (bindings/jvm): built and tested on Java 17 and 25, published to a
 # local Maven repository under target/, then installed from nothing: a fresh Maven
 # project that names only dev.roomchat:roomchat:<version> compiles and runs the
-# README's JUnit example, as printed, against the emulator.
+# README's JUnit example, as printed, against the emulator; then its Kotlin one.
 #
 #   jvm.sh        all of it (needs target/release/libroomchat.so and roomchat-emulator:
 #                 cargo build --release -p roomchat-ffi -p roomchat-emulator)
@@ -125,3 +125,73 @@ cd "$clean"
 JAVA_HOME=$jdk17 mvn_ -Djvm="$jdk25/bin/java" test
 echo "the README's test from the published artifact:"
 echo "jvm-cleanroom: $(summary target/surefire-reports)"
+
+echo "== the same from Kotlin: a fresh Maven project with kotlin-maven-plugin runs the README's Kotlin test"
+kotlin_version=2.2.21
+clean_kt=$target/jvm-cleanroom-kotlin
+rm -rf "$clean_kt"
+mkdir -p "$clean_kt/src/test/kotlin"
+awk '/<!-- the README Kotlin test:/ { want = 1; next } want && /^```kotlin/ { on = 1; next } on && /^```/ { exit } on { print }' \
+  "$jvm_dir/README.md" >"$clean_kt/src/test/kotlin/WebinarKotlinTest.kt"
+grep -q "class WebinarKotlinTest" "$clean_kt/src/test/kotlin/WebinarKotlinTest.kt"
+cat >"$clean_kt/pom.xml" <<POM
+<?xml version="1.0" encoding="UTF-8"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>example</groupId>
+  <artifactId>webinar-kotlin</artifactId>
+  <version>1</version>
+  <properties>
+    <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
+  </properties>
+  <dependencies>
+    <dependency>
+      <groupId>dev.roomchat</groupId>
+      <artifactId>roomchat</artifactId>
+      <version>$version</version>
+    </dependency>
+    <dependency>
+      <groupId>org.jetbrains.kotlin</groupId>
+      <artifactId>kotlin-stdlib</artifactId>
+      <version>$kotlin_version</version>
+    </dependency>
+    <dependency>
+      <groupId>org.junit.jupiter</groupId>
+      <artifactId>junit-jupiter</artifactId>
+      <version>5.14.4</version>
+      <scope>test</scope>
+    </dependency>
+  </dependencies>
+  <build>
+    <testSourceDirectory>src/test/kotlin</testSourceDirectory>
+    <plugins>
+      <plugin>
+        <groupId>org.jetbrains.kotlin</groupId>
+        <artifactId>kotlin-maven-plugin</artifactId>
+        <version>$kotlin_version</version>
+        <configuration>
+          <jvmTarget>17</jvmTarget>
+        </configuration>
+        <executions>
+          <execution>
+            <id>test-compile</id>
+            <goals><goal>test-compile</goal></goals>
+          </execution>
+        </executions>
+      </plugin>
+      <plugin>
+        <groupId>org.apache.maven.plugins</groupId>
+        <artifactId>maven-surefire-plugin</artifactId>
+        <version>3.5.4</version>
+        <configuration>
+          <argLine>--enable-native-access=ALL-UNNAMED</argLine>
+        </configuration>
+      </plugin>
+    </plugins>
+  </build>
+</project>
+POM
+cd "$clean_kt"
+JAVA_HOME=$jdk17 mvn_ test
+echo "the README's Kotlin test from the published artifact:"
+echo "jvm-cleanroom-kotlin: $(summary target/surefire-reports)"
