@@ -49,7 +49,7 @@ rm -rf "$natives"
 mkdir -p "$natives/linux-x86-64"
 cp "$library" "$natives/linux-x86-64/"
 
-mvn_() { mvn -B -q -Dmaven.repo.local="$repo_local" "$@"; }
+mvn_() { mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$repo_local" "$@"; }
 summary() { # the Surefire totals of the reports in $1
   awk -F'"' '/<testsuite /{ for (i = 1; i < NF; i++) { if ($i ~ / tests=$/) t += $(i+1); if ($i ~ / failures=$/) f += $(i+1); if ($i ~ / errors=$/) e += $(i+1); if ($i ~ / skipped=$/) s += $(i+1) } }
     END { printf "%d passed, %d failed, %d skipped\n", t - f - e - s, f + e, s }' "$1"/TEST-*.xml

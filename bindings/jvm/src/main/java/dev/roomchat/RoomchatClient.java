@@ -294,19 +294,19 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
   }
 
   <T> CallFuture<T> invokeAsync(String operation, Map<String, ?> params, CallOptions options, Function<Object, T> decode) {
-    return callAsync(operation, params, options, false, (text, meta) -> Bridge.decode(operation, text, decode));
+    return callAsync(operation, params, options, false, false, (text, meta) -> Bridge.decode(operation, text, decode));
   }
 
   interface Answer<T> {
     T make(String json, long meta);
   }
 
-  private <T> CallFuture<T> callAsync(String operation, Map<String, ?> params, CallOptions options, boolean withMeta, Answer<T> answer) {
+  private <T> CallFuture<T> callAsync(String operation, Map<String, ?> params, CallOptions options, boolean withMeta, boolean blocking, Answer<T> answer) {
     byte[] op = Bridge.c("operation", operation);
     byte[] json = Bridge.params(operation, params);
     Token token = new Token();
-    if (Thread.currentThread().isInterrupted()) {
-      token.cancel();
+    if (blocking && Thread.currentThread().isInterrupted()) {
+      token.cancel(); // a blocking call from an interrupted thread sends nothing
     }
     return submit(options, true, token, (client, t) -> {
       long[] result = new long[1];
@@ -334,7 +334,7 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
    * them, and answers with the status, headers and attempts too.
    */
   public Response call(String operation, Map<String, ?> params, CallOptions options) {
-    return await(callAsync(operation, params, options, true, (text, meta) -> {
+    return await(callAsync(operation, params, options, true, true, (text, meta) -> {
       Object json = Bridge.decode(operation, text, j -> j);
       List<Map.Entry<String, String>> headers = new ArrayList<>();
       long count = Native.roomchat_response_meta_header_count(meta);
@@ -355,7 +355,7 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
 
   @Override
   <T> T invoke(String operation, Map<String, Object> params, CallOptions options, Function<Object, T> decode) {
-    return await(invokeAsync(operation, params, options, decode));
+    return await(callAsync(operation, params, options, false, true, (text, meta) -> Bridge.decode(operation, text, decode)));
   }
 
   @Override

@@ -50,6 +50,18 @@ class CancelTest {
   }
 
   @Test
+  void anAsyncCallFromAnInterruptedThreadIsNotCancelled(RoomchatClient client) {
+    Thread.currentThread().interrupt();
+    try {
+      CompletableFuture<UserPage> page = client.async().listUsers();
+      assertTrue(Thread.interrupted(), "the flag is the caller's");
+      assertEquals(0L, page.join().total());
+    } finally {
+      Thread.interrupted();
+    }
+  }
+
+  @Test
   void anInterruptDuringACallCancelsIt(RoomchatClient client, RoomchatEmulator emulator) throws Exception {
     String path = createPath(emulator, client);
     emulator.addFault(Map.of("path", path, "action", Map.of("kind", "hold")));
