@@ -50,19 +50,21 @@ mkdir -p "$natives/linux-x86-64"
 cp "$library" "$natives/linux-x86-64/"
 
 mvn_() { mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$repo_local" "$@"; }
-summary() { # the Surefire totals of the reports in $1
+summary() { # the Surefire totals of the reports in $1, on a line of their own (Maven ends its
+  # output with terminal escapes and no newline)
+  echo
   awk -F'"' '/<testsuite /{ for (i = 1; i < NF; i++) { if ($i ~ / tests=$/) t += $(i+1); if ($i ~ / failures=$/) f += $(i+1); if ($i ~ / errors=$/) e += $(i+1); if ($i ~ / skipped=$/) s += $(i+1) } }
-    END { printf "%d passed, %d failed, %d skipped\n", t - f - e - s, f + e, s }' "$1"/TEST-*.xml
+    END { printf "%s: %d passed, %d failed, %d skipped\n", name, t - f - e - s, f + e, s }' name="$2" "$1"/TEST-*.xml
 }
 
 cd "$jvm_dir"
 echo "== Java 17: build, test, install to $repo_local"
 JAVA_HOME=$jdk17 mvn_ install
-echo "jvm17: $(summary target/surefire-reports)"
+summary target/surefire-reports jvm17
 echo "== Java 25: the same tests, over the classes built above (Maven on 17, the tests' JVM 25)"
 rm -rf target/surefire-reports
 JAVA_HOME=$jdk17 mvn_ -Djvm="$jdk25/bin/java" org.apache.maven.plugins:maven-surefire-plugin:3.5.4:test
-echo "jvm25: $(summary target/surefire-reports)"
+summary target/surefire-reports jvm25
 
 echo "== the time from the JVM's start to the first answer"
 classpath=target/classes:target/test-classes:$repo_local/net/java/dev/jna/jna/5.19.1/jna-5.19.1.jar:$repo_local/org/slf4j/slf4j-api/2.0.17/slf4j-api-2.0.17.jar
@@ -124,7 +126,7 @@ POM
 cd "$clean"
 JAVA_HOME=$jdk17 mvn_ -Djvm="$jdk25/bin/java" test
 echo "the README's test from the published artifact:"
-echo "jvm-cleanroom: $(summary target/surefire-reports)"
+summary target/surefire-reports jvm-cleanroom
 
 echo "== the same from Kotlin: a fresh Maven project with kotlin-maven-plugin runs the README's Kotlin test"
 kotlin_version=2.2.21
@@ -194,4 +196,4 @@ POM
 cd "$clean_kt"
 JAVA_HOME=$jdk17 mvn_ test
 echo "the README's Kotlin test from the published artifact:"
-echo "jvm-cleanroom-kotlin: $(summary target/surefire-reports)"
+summary target/surefire-reports jvm-cleanroom-kotlin
