@@ -145,6 +145,8 @@ cat >"$clean_kt/pom.xml" <<POM
   <version>1</version>
   <properties>
     <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
+    <!-- Compile in Maven's JVM: Kotlin 2.2's daemon outlives the build, and failed to start under load. -->
+    <kotlin.compiler.daemon>false</kotlin.compiler.daemon>
   </properties>
   <dependencies>
     <dependency>
