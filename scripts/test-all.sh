@@ -134,6 +134,8 @@ command -v curl >/dev/null || need_apt+=(curl)
 command -v openssl >/dev/null || need_apt+=(openssl)
 # libabigail's abidw/abidiff: the C ABI check against the last release (tests/abi/).
 command -v abidiff >/dev/null || need_apt+=(abigail-tools)
+# The JVM package's build (scripts/dist/jvm.sh; the JDKs 17 and 25 come with the machine).
+command -v mvn >/dev/null || need_apt+=(maven)
 # What later scripts would install on their own (each checks again when run alone),
 # here so that nothing runs apt-get while the background builds run (dpkg's lock):
 # the Windows check's C compiler, qemu-user and debootstrap (arm64), cmake and g++
@@ -436,6 +438,10 @@ timed "clean room pip" bash scripts/dist/cleanroom-pip.sh
 
 step "clean room, npm: a fresh project installs roomchat by name from verdaccio, no Rust on PATH: require, import, tsc --strict, the README's Quickstart"
 timed "clean room npm" bash scripts/dist/cleanroom-npm.sh
+
+step "JVM package: built and tested on Java 17 and 25 (JUnit 5 against the emulator), published to target/m2, then fresh Maven projects naming only dev.roomchat:roomchat run the README's Java and Kotlin tests (scripts/dist/jvm.sh)"
+cargo build --quiet --release --locked "${release_set[@]}" # libroomchat.so and the emulator, linked from the builds above
+timed "JVM package" bash scripts/dist/jvm.sh
 
 step "clean room, sdist: it builds and installs with Rust in a fresh venv (built in the background once the sdist was made: scripts/dist/cleanroom-sdist.sh)"
 background_report sdist-cleanroom

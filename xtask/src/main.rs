@@ -20,6 +20,7 @@ mod core_rs;
 mod declaration;
 mod go;
 mod guides;
+mod jvm;
 mod layers;
 mod node;
 mod node_models;
@@ -76,7 +77,7 @@ fn root() -> PathBuf {
 
 /// The generators `--only` may pick: while one language's generator is being
 /// taught something new, the others' files can be left as they are.
-const PARTS: [&str; 6] = ["core", "c", "python", "node", "go", "docs"];
+const PARTS: [&str; 7] = ["core", "c", "python", "node", "go", "jvm", "docs"];
 
 fn codegen(check: bool, only: Option<&str>) -> Result<(), String> {
     let root = root();
@@ -139,6 +140,10 @@ fn codegen(check: bool, only: Option<&str>) -> Result<(), String> {
         let names =
             std::fs::read_to_string(&source).map_err(|e| format!("{}: {e}", source.display()))?;
         files.push(telemetry_names::go_file(&names)?);
+    }
+    // The JVM's: the operations, params builders, records and listings.
+    if wanted("jvm") {
+        files.extend(jvm::files(&declarations)?);
     }
     // The documents: the OpenAPI description, over its hand-written base, and
     // each guide's table of operations (a region of a hand-written README).

@@ -1,0 +1,27 @@
+package dev.roomchat;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * An answer with what came with it: {@link RoomchatClient#call}'s result.
+ *
+ * @param status the HTTP status
+ * @param headers the answer's headers in the order they came (names in lower case)
+ * @param attempts the attempts the call made (1 when the first was answered)
+ * @param requestId the id the service gave the request ({@code X-Request-Id}), to quote to support
+ * @param json the answer's record as JSON by the service's field names (unknown fields kept):
+ *     a {@code Map}, a {@code List}, ...; for {@code raw}, {@code {"status", "body"}}
+ */
+public record Response(int status, List<Map.Entry<String, String>> headers, int attempts, Optional<String> requestId, Object json) {
+  /** The value of the first header called {@code name} (any case). */
+  public Optional<String> header(String name) {
+    for (Map.Entry<String, String> h : headers) {
+      if (h.getKey().equalsIgnoreCase(name)) {
+        return Optional.of(h.getValue());
+      }
+    }
+    return Optional.empty();
+  }
+}

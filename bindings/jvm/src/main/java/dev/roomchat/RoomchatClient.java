@@ -1,0 +1,643 @@
+package dev.roomchat;
+
+import dev.roomchat.internal.Native;
+import java.lang.ref.Cleaner;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Function;
+
+/**
+ * Calls the service: one method per operation (generated in
+ * {@link RoomchatOperations}), {@link #async()} for futures. One client is
+ * safe for any number of threads and shares its connection pool and rate
+ * budget between them: make one per key and keep it; {@link #close()} it when
+ * done (a client the program forgets is freed by a {@link Cleaner}).
+ *
+ * <p>A blocking call runs on a bounded pool of the client's platform threads
+ * while the caller waits on a future, so a virtual thread unmounts while its
+ * request is on the wire (it never pins a carrier). An interrupt of the
+ * waiting thread cancels the call through the C cancel token and throws
+ * {@link CancelledException} (the thread's interrupt flag stays set).
+ */
+public final class RoomchatClient extends RoomchatOperations implements AutoCloseable {
+  private static final Cleaner CLEANER = Cleaner.create();
+  private static final AtomicInteger POOLS = new AtomicInteger();
+
+  /** How many calls of one client are in the library at once unless {@link Builder#maxInFlight} says otherwise. */
+  public static final int DEFAULT_MAX_IN_FLIGHT = Math.max(64, 4 * Runtime.getRuntime().availableProcessors());
+
+  private final State state;
+  private final Cleaner.Cleanable cleanable;
+  private final String baseUrl;
+  private final RoomchatAsync async;
+
+  /** What the cleaner frees: nothing in it refers to the client. */
+  private static final class State implements Runnable {
+    final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+    final ThreadPoolExecutor pool;
+    long ptr;
+    boolean closed;
+
+    State(long ptr, ThreadPoolExecutor pool) {
+      this.ptr = ptr;
+      this.pool = pool;
+    }
+
+    @Override
+    public void run() {
+      pool.shutdown();
+      lock.writeLock().lock();
+      try {
+        if (!closed) {
+          closed = true;
+          Native.roomchat_client_free(ptr);
+          ptr = 0;
+        }
+      } finally {
+        lock.writeLock().unlock();
+      }
+    }
+  }
+
+  private RoomchatClient(long ptr, Builder b) {
+    int id = POOLS.incrementAndGet();
+    AtomicInteger threads = new AtomicInteger();
+    ThreadFactory factory = r -> {
+      Thread t = new Thread(r, "roomchat-" + id + "-call-" + threads.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
+    ThreadPoolExecutor pool = new ThreadPoolExecutor(b.maxInFlight, b.maxInFlight, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), factory);
+    pool.allowCoreThreadTimeOut(true);
+    this.state = new State(ptr, pool);
+    this.cleanable = CLEANER.register(this, state);
+    this.baseUrl = b.baseUrl;
+    this.async = new RoomchatAsync(this);
+  }
+
+  /** A builder of a client for the account's private key. */
+  public static Builder builder(String privateKey) {
+    return new Builder(privateKey);
+  }
+
+  /**
+   * A client from the environment, as every roomchat package reads it:
+   * {@code ROOMCHAT_PRIVATE_KEY} and {@code ROOMCHAT_BASE_URL} (both required),
+   * and {@code ROOMCHAT_CHAT_URL}, {@code ROOMCHAT_PUBLIC_KEY},
+   * {@code ROOMCHAT_APP_NAME} when set.
+   *
+   * @throws ConfigurationException when a required variable is not set
+   */
+  public static RoomchatClient fromEnv() {
+    return builderFromEnv().build();
+  }
+
+  /** {@link #fromEnv()}'s builder, to set more before building. */
+  public static Builder builderFromEnv() {
+    String key = System.getenv("ROOMCHAT_PRIVATE_KEY");
+    if (key == null || key.isEmpty()) {
+      throw RoomchatException.of(ErrorKind.CONFIGURATION, "ROOMCHAT_PRIVATE_KEY is not set");
+    }
+    String base = System.getenv("ROOMCHAT_BASE_URL");
+    if (base == null || base.isEmpty()) {
+      throw RoomchatException.of(ErrorKind.CONFIGURATION, "ROOMCHAT_BASE_URL is not set");
+    }
+    Builder b = builder(key).baseUrl(base);
+    String v;
+    if ((v = System.getenv("ROOMCHAT_CHAT_URL")) != null && !v.isEmpty()) b.chatUrl(v);
+    if ((v = System.getenv("ROOMCHAT_PUBLIC_KEY")) != null && !v.isEmpty()) b.publicKey(v);
+    if ((v = System.getenv("ROOMCHAT_APP_NAME")) != null && !v.isEmpty()) b.appName(v);
+    return b;
+  }
+
+  /** The same operations, each returning a {@link CompletableFuture} whose {@code cancel(true)} cancels the call. */
+  public RoomchatAsync async() {
+    return async;
+  }
+
+  /** Frees the client once the calls in flight have ended; a call after it throws {@link ConfigurationException}. Closing twice does nothing. */
+  @Override
+  public void close() {
+    cleanable.clean();
+  }
+
+  @Override
+  public String toString() {
+    return "RoomchatClient[baseUrl=" + baseUrl + "]";
+  }
+
+  // ------------------------------------------------------------ calls
+
+  /** A call's cancel token: cancelled by whoever waits, freed by the call once it has returned. */
+  static final class Token {
+    private long ptr;
+    private boolean cancelled;
+
+    Token() {
+      long[] out = new long[1];
+      Bridge.check(Native.roomchat_cancel_token_new(out), null);
+      ptr = out[0];
+    }
+
+    synchronized void cancel() {
+      cancelled = true;
+      if (ptr != 0) {
+        Native.roomchat_cancel_token_cancel(ptr);
+      }
+    }
+
+    synchronized boolean isCancelled() {
+      return cancelled;
+    }
+
+    synchronized long ptr() {
+      return ptr;
+    }
+
+    synchronized void free() {
+      if (ptr != 0) {
+        Native.roomchat_cancel_token_free(ptr);
+        ptr = 0;
+      }
+    }
+  }
+
+  /** A call's future: {@code cancel} cancels the call through its token. */
+  static final class CallFuture<T> extends CompletableFuture<T> {
+    final Token token;
+
+    CallFuture(Token token) {
+      this.token = token;
+    }
+
+    @Override
+    public boolean cancel(boolean mayInterruptIfRunning) {
+      // The future is cancelled first, so that the call's own end (a
+      // cancelled error, as soon as the token is) cannot complete it before.
+      boolean cancelled = super.cancel(mayInterruptIfRunning);
+      token.cancel();
+      return cancelled;
+    }
+  }
+
+  /** Runs {@code work} (given the client's pointer, or a view of it with the options and token) on the pool. */
+  private <T> CallFuture<T> submit(CallOptions options, boolean withToken, Token token, CallBody<T> work) {
+    CallFuture<T> future = new CallFuture<>(token);
+    try {
+      state.pool.execute(() -> {
+        try {
+          if (future.isDone()) {
+            return; // cancelled before it started: nothing was sent
+          }
+          future.complete(runOnPool(options, withToken ? token : null, work));
+        } catch (Throwable t) {
+          future.completeExceptionally(t);
+        } finally {
+          token.free();
+        }
+      });
+    } catch (RejectedExecutionException e) {
+      token.free();
+      future.completeExceptionally(RoomchatException.of(ErrorKind.CONFIGURATION, "the client is closed"));
+    }
+    return future;
+  }
+
+  interface CallBody<T> {
+    T run(long client, long token);
+  }
+
+  private <T> T runOnPool(CallOptions options, Token token, CallBody<T> work) {
+    state.lock.readLock().lock();
+    try {
+      if (state.closed) {
+        throw RoomchatException.of(ErrorKind.CONFIGURATION, "the client is closed");
+      }
+      long tokenPtr = token == null ? 0 : token.ptr();
+      boolean needView = tokenPtr != 0 || (options != null && !options.isEmpty());
+      if (!needView) {
+        return work.run(state.ptr, 0);
+      }
+      long view = view(state.ptr, options, tokenPtr);
+      try {
+        return work.run(view, tokenPtr);
+      } finally {
+        Native.roomchat_client_free(view);
+      }
+    } finally {
+      state.lock.readLock().unlock();
+    }
+  }
+
+  private static long view(long client, CallOptions o, long token) {
+    long[] out = new long[1];
+    Bridge.check(Native.roomchat_call_options_new(out), null);
+    long options = out[0];
+    try {
+      if (o != null) {
+        if (o.timeout != null) Native.roomchat_call_options_set_timeout_ms(options, Bridge.ms("timeout", o.timeout));
+        if (o.connectTimeout != null) Native.roomchat_call_options_set_connect_timeout_ms(options, Bridge.ms("connectTimeout", o.connectTimeout));
+        if (o.maxRetries != null) Native.roomchat_call_options_set_max_retries(options, o.maxRetries);
+        if (o.maxRetryWait != null) Native.roomchat_call_options_set_max_retry_wait_ms(options, Bridge.ms("maxRetryWait", o.maxRetryWait));
+      }
+      if (token != 0) {
+        Native.roomchat_call_options_set_cancel_token(options, token);
+      }
+      long[] view = new long[1];
+      long[] err = new long[1];
+      Bridge.check(Native.roomchat_client_with_options(client, options, view, err), err);
+      return view[0];
+    } finally {
+      Native.roomchat_call_options_free(options);
+    }
+  }
+
+  /** Waits for a call's future; an interrupt cancels the call, waits for its end, and throws its cancel. */
+  static <T> T await(CallFuture<T> future) {
+    boolean interrupted = false;
+    try {
+      while (true) {
+        try {
+          return future.get();
+        } catch (InterruptedException e) {
+          interrupted = true;
+          future.token.cancel();
+        } catch (ExecutionException e) {
+          Throwable cause = e.getCause();
+          if (cause instanceof RuntimeException) {
+            throw (RuntimeException) cause;
+          }
+          if (cause instanceof Error) {
+            throw (Error) cause;
+          }
+          throw RoomchatException.of(ErrorKind.INTERNAL, String.valueOf(cause), cause);
+        } catch (java.util.concurrent.CancellationException e) {
+          throw RoomchatException.of(ErrorKind.CANCELLED, "the call was cancelled", e);
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  <T> CallFuture<T> invokeAsync(String operation, Map<String, ?> params, CallOptions options, Function<Object, T> decode) {
+    return callAsync(operation, params, options, false, false, (text, meta) -> Bridge.decode(operation, text, decode));
+  }
+
+  interface Answer<T> {
+    T make(String json, long meta);
+  }
+
+  private <T> CallFuture<T> callAsync(String operation, Map<String, ?> params, CallOptions options, boolean withMeta, boolean blocking, Answer<T> answer) {
+    byte[] op = Bridge.c("operation", operation);
+    byte[] json = Bridge.params(operation, params);
+    Token token = new Token();
+    if (blocking && Thread.currentThread().isInterrupted()) {
+      token.cancel(); // a blocking call from an interrupted thread sends nothing
+    }
+    return submit(options, true, token, (client, t) -> {
+      long[] result = new long[1];
+      long[] meta = withMeta ? new long[1] : null;
+      long[] err = new long[1];
+      int code = Native.roomchat_client_call_operation(client, op, json, result, meta, err);
+      Bridge.check(code, err);
+      String text = dev.roomchat.internal.Strings.take(result[0]);
+      try {
+        return answer.make(text, meta == null ? 0 : meta[0]);
+      } finally {
+        if (meta != null) {
+          Native.roomchat_response_meta_free(meta[0]);
+        }
+      }
+    });
+  }
+
+  /**
+   * Calls the declared operation named {@code operation} (snake_case:
+   * {@code "list_users"}; {@code "raw"} for a raw request: {@code method},
+   * {@code path}, {@code query} as name/value pairs, {@code body},
+   * {@code auth} of {@code private_key}, {@code public_key} or {@code none})
+   * with {@code params} by their wire names, as the conformance vectors give
+   * them, and answers with the status, headers and attempts too.
+   */
+  public Response call(String operation, Map<String, ?> params, CallOptions options) {
+    return await(callAsync(operation, params, options, true, true, (text, meta) -> {
+      Object json = Bridge.decode(operation, text, j -> j);
+      List<Map.Entry<String, String>> headers = new ArrayList<>();
+      long count = Native.roomchat_response_meta_header_count(meta);
+      for (long i = 0; i < count; i++) {
+        headers.add(new java.util.AbstractMap.SimpleImmutableEntry<>(
+            dev.roomchat.internal.Strings.borrowed(Native.roomchat_response_meta_header_name(meta, i)),
+            dev.roomchat.internal.Strings.borrowed(Native.roomchat_response_meta_header_value(meta, i))));
+      }
+      return new Response(Short.toUnsignedInt(Native.roomchat_response_meta_status(meta)), java.util.Collections.unmodifiableList(headers),
+          Native.roomchat_response_meta_attempts(meta), java.util.Optional.ofNullable(dev.roomchat.internal.Strings.borrowed(Native.roomchat_response_meta_request_id(meta))), json);
+    }));
+  }
+
+  /** {@link #call(String, Map, CallOptions)} with the client's settings. */
+  public Response call(String operation, Map<String, ?> params) {
+    return call(operation, params, null);
+  }
+
+  @Override
+  <T> T invoke(String operation, Map<String, Object> params, CallOptions options, Function<Object, T> decode) {
+    return await(callAsync(operation, params, options, false, true, (text, meta) -> Bridge.decode(operation, text, decode)));
+  }
+
+  @Override
+  <P, T> Listing<T> listing(String operation, Map<String, Object> params, CallOptions options, Function<Object, P> decodePage, Function<P, List<T>> items) {
+    return new Listing<>(this, operation, params, options, decodePage, items);
+  }
+
+  /** Opens the library's iterator over a listing's pages (sends nothing). */
+  long openPages(String operation, Map<String, Object> params, CallOptions options) {
+    byte[] op = Bridge.c("operation", operation);
+    byte[] json = Bridge.params(operation, params);
+    Token token = new Token();
+    return await(submit(options, false, token, (client, t) -> {
+      long[] pages = new long[1];
+      long[] err = new long[1];
+      Bridge.check(Native.roomchat_client_operation_pages(client, op, json, pages, err), err);
+      return pages[0];
+    }));
+  }
+
+  /** One step of an iterator: the page's JSON, or null at the end. */
+  String nextPage(long pages) {
+    Token token = new Token();
+    if (Thread.currentThread().isInterrupted()) {
+      token.cancel();
+    }
+    return await(submit(null, false, token, (client, t) -> {
+      long[] page = new long[1];
+      long[] err = new long[1];
+      int code = Native.roomchat_operation_pages_next(pages, token.ptr(), page, err);
+      if (code == Bridge.ITERATION_DONE) {
+        return null;
+      }
+      Bridge.check(code, err);
+      return dev.roomchat.internal.Strings.take(page[0]);
+    }));
+  }
+
+  static Cleaner cleaner() {
+    return CLEANER;
+  }
+
+  // ------------------------------------------------------------ building
+
+  /** What the service's {@code https://} client trusts. */
+  public enum TlsRoots {
+    /** The Mozilla roots built into the library (the default). */
+    WEB_PKI,
+    /** The operating system's roots. */
+    SYSTEM
+  }
+
+  /** What a client does while Redis cannot be reached. */
+  public enum RedisPolicy {
+    /** Counts in the process, the limit divided among the expected processes, until Redis is back (the default). */
+    LOCAL_FALLBACK,
+    /** Fails each call with {@link BudgetUnavailableException}. */
+    FAIL_CLOSED,
+    /** Sends without counting. */
+    FAIL_OPEN
+  }
+
+  /** Builds a {@link RoomchatClient}; every setting of the C options. Not thread-safe. */
+  public static final class Builder {
+    private final String privateKey;
+    private String baseUrl, publicKey, chatUrl, appName;
+    private Duration connectTimeout, timeout;
+    private Integer maxRetries;
+    private boolean retryNonIdempotent;
+    private int rateRequests;
+    private Duration rateWindow, rateMaxWait;
+    private boolean failFast, setRate;
+    private String caPem;
+    private Boolean gzip;
+    private TlsRoots tlsRoots;
+    private String proxy;
+    private boolean noProxy;
+    private String redisUrl;
+    private RedisPolicy redisPolicy;
+    private int redisProcesses;
+    private Duration redisConnect, redisIo, redisCooldown;
+    private String redisKeyPrefix;
+    private Long maxResponseBytes;
+    private boolean allowInsecureHttp;
+    private final List<String[]> headers = new ArrayList<>();
+    private boolean noPropagation;
+    private int maxInFlight = DEFAULT_MAX_IN_FLIGHT;
+    private org.slf4j.Logger logger = org.slf4j.LoggerFactory.getLogger(RoomchatClient.class);
+
+    private Builder(String privateKey) {
+      this.privateKey = privateKey;
+    }
+
+    /** The service's REST base URL (required), e.g. {@code https://api.example.com}. */
+    public Builder baseUrl(String url) { this.baseUrl = url; return this; }
+
+    /** The public key, which validating access tokens needs. */
+    public Builder publicKey(String key) { this.publicKey = key; return this; }
+
+    /** The address rooms are served at to browsers (sign-in URLs). */
+    public Builder chatUrl(String url) { this.chatUrl = url; return this; }
+
+    /** A name appended to the User-Agent. */
+    public Builder appName(String name) { this.appName = name; return this; }
+
+    /** The connect timeout and the overall timeout of one attempt (null keeps a default: 10 s and 30 s). */
+    public Builder timeouts(Duration connect, Duration overall) { this.connectTimeout = connect; this.timeout = overall; return this; }
+
+    /** The retries after the first attempt (default 2). */
+    public Builder maxRetries(int retries) { this.maxRetries = retries; return this; }
+
+    /** Lets a create or a post be sent again after a 5xx or a timeout (default false: it could create twice). */
+    public Builder retryNonIdempotent(boolean allow) { this.retryNonIdempotent = allow; return this; }
+
+    /** The key's client-side budget: requests per window (default 600 per minute). */
+    public Builder rateLimit(int requests, Duration window) { this.rateRequests = requests; this.rateWindow = window; this.setRate = true; return this; }
+
+    /** A call over the budget fails at once with {@link RateLimitedException} instead of waiting. */
+    public Builder rateLimitFailFast() { this.failFast = true; this.setRate = true; return this; }
+
+    /** The longest a call waits for a slot of the budget. */
+    public Builder rateLimitMaxWait(Duration wait) { this.rateMaxWait = wait; this.setRate = true; return this; }
+
+    /** Shares the key's budget with every process and host through Redis ({@code redis://}, {@code rediss://}, ...). */
+    public Builder redisBudget(String url) { this.redisUrl = url; return this; }
+
+    /** What the client does while Redis cannot be reached, and how many processes share the limit (0: 4). */
+    public Builder redisPolicy(RedisPolicy policy, int expectedProcesses) { this.redisPolicy = policy; this.redisProcesses = expectedProcesses; return this; }
+
+    /** Redis's connect timeout, each round trip's, and how long Redis is left alone after a failure (null keeps a default). */
+    public Builder redisTimeouts(Duration connect, Duration io, Duration cooldown) { this.redisConnect = connect; this.redisIo = io; this.redisCooldown = cooldown; return this; }
+
+    /** The prefix of the budget's Redis keys (default {@code roomchat}). */
+    public Builder redisKeyPrefix(String prefix) { this.redisKeyPrefix = prefix; return this; }
+
+    /** Also trusts the certificates of this PEM text (a private CA), beside the roots. */
+    public Builder caPem(String pem) { this.caPem = pem; return this; }
+
+    /** The roots an https client trusts. */
+    public Builder tlsRoots(TlsRoots roots) { this.tlsRoots = roots; return this; }
+
+    /** Sends through this proxy ({@code http://} or {@code https://}, with {@code user:password@} if needed; never shown). */
+    public Builder proxy(String url) { this.proxy = url; this.noProxy = false; return this; }
+
+    /** Sends directly, whatever the environment's proxy variables say. */
+    public Builder noProxy() { this.proxy = null; this.noProxy = true; return this; }
+
+    /** Whether answers are asked for gzip-compressed (default true). */
+    public Builder gzip(boolean enabled) { this.gzip = enabled; return this; }
+
+    /** The largest answer accepted (default 16 MiB). */
+    public Builder maxResponseBytes(long bytes) { this.maxResponseBytes = bytes; return this; }
+
+    /** Allows sending the key over plain {@code http://} to a host that is not loopback (default false). */
+    public Builder allowInsecureHttp(boolean allow) { this.allowInsecureHttp = allow; return this; }
+
+    /** A header on every request (the client's own, such as User-Agent, are refused when the client is built). */
+    public Builder header(String name, String value) { this.headers.add(new String[] {name, value}); return this; }
+
+    /** Whether trace context is sent to the service (default true). */
+    public Builder propagateTraceContext(boolean propagate) { this.noPropagation = !propagate; return this; }
+
+    /**
+     * Where the client's log lines go (default: SLF4J's logger
+     * {@code dev.roomchat.RoomchatClient}; null: nowhere). A line per attempt
+     * at debug; a retry, a wait for the rate budget, a failure of the shared
+     * budget at warn. No key, token or password is in them.
+     */
+    public Builder logger(org.slf4j.Logger logger) { this.logger = logger; return this; }
+
+    /** Bounds the client's calls in the library at once (default {@link #DEFAULT_MAX_IN_FLIGHT}): each holds a platform thread. */
+    public Builder maxInFlight(int n) {
+      if (n < 1) {
+        throw RoomchatException.of(ErrorKind.CONFIGURATION, "maxInFlight must be at least 1");
+      }
+      this.maxInFlight = n;
+      return this;
+    }
+
+    /**
+     * Builds the client.
+     *
+     * @throws ConfigurationException when a setting is wrong (no base URL, a bad URL, ...)
+     */
+    public RoomchatClient build() {
+      Native.init();
+      if (privateKey == null) {
+        throw RoomchatException.of(ErrorKind.CONFIGURATION, "the private key is null");
+      }
+      long[] out = new long[1];
+      long[] err = new long[1];
+      Bridge.check(Native.roomchat_client_options_new(Bridge.c("private key", privateKey), out, err), err);
+      long o = out[0];
+      try {
+        apply(o);
+        long[] client = new long[1];
+        Bridge.check(Native.roomchat_client_new(o, client, err), err);
+        return new RoomchatClient(client[0], this);
+      } finally {
+        Native.roomchat_client_options_free(o);
+      }
+    }
+
+    private static byte b(boolean v) {
+      return (byte) (v ? 1 : 0);
+    }
+
+    private static long keepDefault(String what, Duration d) {
+      return d == null || d.isZero() ? 0 : Bridge.ms(what, d);
+    }
+
+    private void text(String what, String value, Function<byte[], Integer> set) {
+      if (value != null) {
+        Bridge.check(set.apply(Bridge.c(what, value)), null);
+      }
+    }
+
+    private void apply(long o) {
+      text("base URL", baseUrl, c -> Native.roomchat_client_options_set_base_url(o, c));
+      text("public key", publicKey, c -> Native.roomchat_client_options_set_public_key(o, c));
+      text("chat URL", chatUrl, c -> Native.roomchat_client_options_set_chat_url(o, c));
+      text("app name", appName, c -> Native.roomchat_client_options_set_app_name(o, c));
+      if (connectTimeout != null || timeout != null) {
+        Bridge.check(Native.roomchat_client_options_set_timeouts(o, keepDefault("connect timeout", connectTimeout), keepDefault("timeout", timeout)), null);
+      }
+      if (maxRetries != null || retryNonIdempotent) {
+        int retries = maxRetries == null ? 2 : maxRetries;
+        if (retries < 0) {
+          throw RoomchatException.of(ErrorKind.CONFIGURATION, "maxRetries must not be negative");
+        }
+        Bridge.check(Native.roomchat_client_options_set_retries(o, retries, b(retryNonIdempotent)), null);
+      }
+      if (setRate) {
+        int requests = rateRequests;
+        Duration window = rateWindow;
+        if (requests == 0 && window == null) {
+          requests = 600;
+          window = Duration.ofMinutes(1);
+        }
+        if (requests < 1 || window == null || window.isNegative() || window.isZero()) {
+          throw RoomchatException.of(ErrorKind.CONFIGURATION, "rateLimit: at least 1 request per a window above 0");
+        }
+        Duration wait = rateMaxWait;
+        if (wait == null) {
+          Duration twentieth = window.dividedBy(20);
+          wait = window.plus(twentieth.compareTo(Duration.ofSeconds(1)) < 0 ? twentieth : Duration.ofSeconds(1)).plusSeconds(2);
+        }
+        Bridge.check(Native.roomchat_client_options_set_rate_limit(o, requests, Bridge.ms("rate window", window), b(failFast), wait.toMillis()), null);
+      }
+      text("CA PEM", caPem, c -> Native.roomchat_client_options_set_ca_pem(o, c));
+      if (gzip != null) {
+        Bridge.check(Native.roomchat_client_options_set_gzip(o, b(gzip)), null);
+      }
+      if (tlsRoots != null) {
+        Bridge.check(Native.roomchat_client_options_set_tls_roots(o, tlsRoots.ordinal()), null);
+      }
+      if (noProxy) {
+        Bridge.check(Native.roomchat_client_options_set_proxy(o, null), null);
+      }
+      text("proxy", proxy, c -> Native.roomchat_client_options_set_proxy(o, c));
+      text("Redis URL", redisUrl, c -> Native.roomchat_client_options_set_rate_limit_redis(o, c));
+      if (redisPolicy != null) {
+        Bridge.check(Native.roomchat_client_options_set_redis_policy(o, redisPolicy.ordinal(), Math.max(0, redisProcesses)), null);
+      }
+      if (redisConnect != null || redisIo != null || redisCooldown != null) {
+        Bridge.check(Native.roomchat_client_options_set_redis_timeouts(o, keepDefault("Redis connect timeout", redisConnect), keepDefault("Redis I/O timeout", redisIo), keepDefault("Redis cooldown", redisCooldown)), null);
+      }
+      text("Redis key prefix", redisKeyPrefix, c -> Native.roomchat_client_options_set_redis_key_prefix(o, c));
+      if (maxResponseBytes != null) {
+        Bridge.check(Native.roomchat_client_options_set_max_response_bytes(o, maxResponseBytes), null);
+      }
+      if (allowInsecureHttp) {
+        Bridge.check(Native.roomchat_client_options_set_allow_insecure_http(o, b(true)), null);
+      }
+      for (String[] h : headers) {
+        Bridge.check(Native.roomchat_client_options_add_header(o, Bridge.c("header name", h[0]), Bridge.c("header value", h[1])), null);
+      }
+      Logging.attach(o, logger);
+      if (noPropagation) {
+        Bridge.check(Native.roomchat_client_options_set_propagate_trace_context(o, b(false)), null);
+      }
+    }
+  }
+
+}

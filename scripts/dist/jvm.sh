@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# The JVM package (bindings/jvm): built and tested on Java 17 and 25, published to a
+# local Maven repository under target/, then installed from nothing: a fresh Maven
+# project that names only dev.roomchat:roomchat:<version> compiles and runs the
+# README's JUnit example, as printed, against the emulator; then its Kotlin one.
+#
+#   jvm.sh        all of it (needs target/release/libroomchat.so and roomchat-emulator:
+#                 cargo build --release -p roomchat-ffi -p roomchat-emulator)
+#
+# Maven's repository is target/m2 (-Dmaven.repo.local): a second run downloads nothing.
+set -euo pipefail
+# shellcheck source=scripts/dist/env.sh
+source "$(dirname "$0")/env.sh"
+jvm_dir=$root/bindings/jvm
+repo_local=$target/m2
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$root/Cargo.toml" | head -n 1)
+pom_version=$(sed -n 's:^  <version>\(.*\)</version>:\1:p' "$jvm_dir/pom.xml" | head -n 1)
+if [ "$version" != "$pom_version" ]; then
+  echo "jvm.sh: bindings/jvm/pom.xml says $pom_version, the workspace $version" >&2
+  exit 1
+fi
+
+# The two JDKs: 17 (the floor) and 25.
+java_home() {
+  local major=$1 dir
+  for dir in /usr/lib/jvm/*; do
+    [ -x "$dir/bin/javac" ] || continue
+    if "$dir/bin/java" -version 2>&1 | head -n 1 | grep -Eq "version \"${major}[.\"]"; then
+      echo "$dir"
+      return 0
+    fi
+  done
+  echo "jvm.sh: no JDK $major under /usr/lib/jvm" >&2
+  return 1
+}
+jdk17=$(java_home 17)
+jdk25=$(java_home 25)
+command -v mvn >/dev/null || { echo "jvm.sh: mvn is not installed (apt-get install maven)" >&2; exit 1; }
+
+library=$target/release/libroomchat.so
+emulator=$target/release/roomchat-emulator
+for f in "$library" "$emulator"; do
+  [ -x "$f" ] || [ -f "$f" ] || { echo "jvm.sh: $f is missing (cargo build --release -p roomchat-ffi -p roomchat-emulator)" >&2; exit 1; }
+done
+export ROOMCHAT_EMULATOR=$emulator
+# The native library goes into the jar (never committed): dev/roomchat/native/<platform>/.
+natives=$jvm_dir/target/natives
+rm -rf "$natives"
+mkdir -p "$natives/linux-x86-64"
+cp "$library" "$natives/linux-x86-64/"
+
+mvn_() { mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$repo_local" "$@"; }
+summary() { # the Surefire totals of the reports in $1, on a line of their own (Maven ends its
+  # output with terminal escapes and no newline)
+  echo
+  awk -F'"' '/<testsuite /{ for (i = 1; i < NF; i++) { if ($i ~ / tests=$/) t += $(i+1); if ($i ~ / failures=$/) f += $(i+1); if ($i ~ / errors=$/) e += $(i+1); if ($i ~ / skipped=$/) s += $(i+1) } }
+    END { printf "%s: %d passed, %d failed, %d skipped\n", name, t - f - e - s, f + e, s }' name="$2" "$1"/TEST-*.xml
+}
+
+cd "$jvm_dir"
+echo "== Java 17: build, test, install to $repo_local"
+JAVA_HOME=$jdk17 mvn_ install
+summary target/surefire-reports jvm17
+echo "== Java 25: the same tests, over the classes built above (Maven on 17, the tests' JVM 25)"
+rm -rf target/surefire-reports
+JAVA_HOME=$jdk17 mvn_ -Djvm="$jdk25/bin/java" org.apache.maven.plugins:maven-surefire-plugin:3.5.4:test
+summary target/surefire-reports jvm25
+
+echo "== the time from the JVM's start to the first answer"
+classpath=target/classes:target/test-classes:$repo_local/net/java/dev/jna/jna/5.19.1/jna-5.19.1.jar:$repo_local/org/slf4j/slf4j-api/2.0.17/slf4j-api-2.0.17.jar
+for jdk in "$jdk17" "$jdk25"; do
+  "$jdk/bin/java" --enable-native-access=ALL-UNNAMED -cp "$classpath" dev.roomchat.FirstAnswer 2>&1 | grep -v '^SLF4J'
+done
+
+echo "== from nothing: a fresh Maven project naming dev.roomchat:roomchat:$version runs the README's test"
+clean=$target/jvm-cleanroom
+rm -rf "$clean"
+mkdir -p "$clean/src/test/java"
+# The README's test, as printed: the java block after the README-test marker.
+awk '/<!-- the README test:/ { want = 1; next } want && /^```java/ { on = 1; next } on && /^```/ { exit } on { print }' \
+  "$jvm_dir/README.md" >"$clean/src/test/java/WebinarTest.java"
+grep -q "class WebinarTest" "$clean/src/test/java/WebinarTest.java"
+cat >"$clean/pom.xml" <<POM
+<?xml version="1.0" encoding="UTF-8"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>example</groupId>
+  <artifactId>webinar</artifactId>
+  <version>1</version>
+  <properties>
+    <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
+    <maven.compiler.release>17</maven.compiler.release>
+  </properties>
+  <dependencies>
+    <dependency>
+      <groupId>dev.roomchat</groupId>
+      <artifactId>roomchat</artifactId>
+      <version>$version</version>
+    </dependency>
+    <dependency>
+      <groupId>org.junit.jupiter</groupId>
+      <artifactId>junit-jupiter</artifactId>
+      <version>5.14.4</version>
+      <scope>test</scope>
+    </dependency>
+  </dependencies>
+  <build>
+    <plugins>
+      <plugin>
+        <groupId>org.apache.maven.plugins</groupId>
+        <artifactId>maven-compiler-plugin</artifactId>
+        <version>3.13.0</version>
+      </plugin>
+      <plugin>
+        <groupId>org.apache.maven.plugins</groupId>
+        <artifactId>maven-surefire-plugin</artifactId>
+        <version>3.5.4</version>
+        <configuration>
+          <argLine>--enable-native-access=ALL-UNNAMED</argLine>
+        </configuration>
+      </plugin>
+    </plugins>
+  </build>
+</project>
+POM
+cd "$clean"
+JAVA_HOME=$jdk17 mvn_ -Djvm="$jdk25/bin/java" test
+echo "the README's test from the published artifact:"
+summary target/surefire-reports jvm-cleanroom
+
+echo "== the same from Kotlin: a fresh Maven project with kotlin-maven-plugin runs the README's Kotlin test"
+kotlin_version=2.2.21
+clean_kt=$target/jvm-cleanroom-kotlin
+rm -rf "$clean_kt"
+mkdir -p "$clean_kt/src/test/kotlin"
+awk '/<!-- the README Kotlin test:/ { want = 1; next } want && /^```kotlin/ { on = 1; next } on && /^```/ { exit } on { print }' \
+  "$jvm_dir/README.md" >"$clean_kt/src/test/kotlin/WebinarKotlinTest.kt"
+grep -q "class WebinarKotlinTest" "$clean_kt/src/test/kotlin/WebinarKotlinTest.kt"
+cat >"$clean_kt/pom.xml" <<POM
+<?xml version="1.0" encoding="UTF-8"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>example</groupId>
+  <artifactId>webinar-kotlin</artifactId>
+  <version>1</version>
+  <properties>
+    <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
+    <!-- Compile in Maven's JVM: Kotlin 2.2's daemon outlives the build, and failed to start under load. -->
+    <kotlin.compiler.daemon>false</kotlin.compiler.daemon>
+  </properties>
+  <dependencies>
+    <dependency>
+      <groupId>dev.roomchat</groupId>
+      <artifactId>roomchat</artifactId>
+      <version>$version</version>
+    </dependency>
+    <dependency>
+      <groupId>org.jetbrains.kotlin</groupId>
+      <artifactId>kotlin-stdlib</artifactId>
+      <version>$kotlin_version</version>
+    </dependency>
+    <dependency>
+      <groupId>org.junit.jupiter</groupId>
+      <artifactId>junit-jupiter</artifactId>
+      <version>5.14.4</version>
+      <scope>test</scope>
+    </dependency>
+  </dependencies>
+  <build>
+    <testSourceDirectory>src/test/kotlin</testSourceDirectory>
+    <plugins>
+      <plugin>
+        <groupId>org.jetbrains.kotlin</groupId>
+        <artifactId>kotlin-maven-plugin</artifactId>
+        <version>$kotlin_version</version>
+        <configuration>
+          <jvmTarget>17</jvmTarget>
+        </configuration>
+        <executions>
+          <execution>
+            <id>test-compile</id>
+            <goals><goal>test-compile</goal></goals>
+          </execution>
+        </executions>
+      </plugin>
+      <plugin>
+        <groupId>org.apache.maven.plugins</groupId>
+        <artifactId>maven-surefire-plugin</artifactId>
+        <version>3.5.4</version>
+        <configuration>
+          <argLine>--enable-native-access=ALL-UNNAMED</argLine>
+        </configuration>
+      </plugin>
+    </plugins>
+  </build>
+</project>
+POM
+cd "$clean_kt"
+JAVA_HOME=$jdk17 mvn_ test
+echo "the README's Kotlin test from the published artifact:"
+summary target/surefire-reports jvm-cleanroom-kotlin
