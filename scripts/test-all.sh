@@ -441,7 +441,10 @@ timed "clean room npm" bash scripts/dist/cleanroom-npm.sh
 
 step "JVM package: built and tested on Java 17 and 25 (JUnit 5 against the emulator), published to target/m2, then fresh Maven projects naming only dev.roomchat:roomchat run the README's Java and Kotlin tests (scripts/dist/jvm.sh)"
 cargo build --quiet --release --locked "${release_set[@]}" # libroomchat.so and the emulator, linked from the builds above
-timed "JVM package" bash scripts/dist/jvm.sh
+jvm_package() { # a function, so that timed's counts stay in this shell (a pipe would run it in a subshell)
+  bash scripts/dist/jvm.sh 2>&1 | tee "$log_dir/jvm.log"
+}
+timed "JVM package" jvm_package
 
 step "clean room, sdist: it builds and installs with Rust in a fresh venv (built in the background once the sdist was made: scripts/dist/cleanroom-sdist.sh)"
 background_report sdist-cleanroom
@@ -544,6 +547,10 @@ node_failed=$(( $(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$node_line") + $(sed -
 go_line=$(grep -E '^go: [0-9]+ passed, [0-9]+ failed' "$log_dir/go.log" | tail -n 1)
 go_passed=$(( $(sed -E 's/^go: ([0-9]+) passed.*/\1/' <<<"$go_line") + 1 ))  # + the collector's e2e, checked above
 go_failed=$(sed -E 's/^go: [0-9]+ passed, ([0-9]+) failed.*/\1/' <<<"$go_line")
+# The JVM script's lines: its suites on Java 17 and 25, then its clean rooms (Java, Kotlin).
+jvm_lines=$(grep -E '^jvm[A-Za-z0-9-]*: [0-9]+ passed, [0-9]+ failed' "$log_dir/jvm.log" || true)
+jvm_passed=$(awk '{ s += $2 } END { print s + 0 }' <<<"$jvm_lines")
+jvm_failed=$(awk '{ s += $4 } END { print s + 0 }' <<<"$jvm_lines")
 testkit_line=$(grep -E '^testkit-packages: [0-9]+ passed, [0-9]+ failed' "$log_dir/testkit.log" | tail -n 1)
 testkit_passed=$(sed -E 's/^[^:]+: ([0-9]+) passed.*/\1/' <<<"$testkit_line")
 testkit_failed=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$testkit_line")
@@ -554,10 +561,11 @@ echo "c: ${c_passed} passed, ${c_failed} failed"
 echo "node: ${node_passed} passed, ${node_failed} failed"
 echo "python: ${py_passed} passed, ${py_failed} failed"
 echo "go: ${go_passed} passed, ${go_failed} failed"
+echo "jvm: ${jvm_passed} passed, ${jvm_failed} failed"
 echo "testkit: ${testkit_passed} passed, ${testkit_failed} failed"
 # The release steps: artefacts built and checked, version check, clean rooms, actionlint (a failure stops the run).
 echo "dist: ${dist_passed} passed, 0 failed"
-echo "total: $((rust_passed + c_passed + node_passed + py_passed + go_passed + testkit_passed + dist_passed)) passed, $((rust_failed + c_failed + node_failed + py_failed + go_failed + testkit_failed)) failed"
+echo "total: $((rust_passed + c_passed + node_passed + py_passed + go_passed + jvm_passed + testkit_passed + dist_passed)) passed, $((rust_failed + c_failed + node_failed + py_failed + go_failed + jvm_failed + testkit_failed)) failed"
 step "done"
 echo "run time: $((SECONDS / 60)) min $((SECONDS % 60)) s"
 disk_lowest=$(cat "$log_dir/disk-lowest" 2>/dev/null || disk_free_gb)
