@@ -97,6 +97,11 @@ for gomod in bindings/go/go.mod bindings/go/lib/*/go.mod; do
   check "$gomod: go 1.23" grep -qx 'go 1.23' "$gomod"
 done
 
+# The JVM package: its POM's own version (the project's, not a parent's or a dependency's).
+check "bindings/jvm/pom.xml is $version" \
+  python3 -c 'import sys, xml.etree.ElementTree as ET; ns = {"m": "http://maven.apache.org/POM/4.0.0"}; r = ET.parse(sys.argv[1]).getroot(); v = r.find("m:version", ns); sys.exit(v is None or v.text != sys.argv[2])' \
+  bindings/jvm/pom.xml "$version"
+
 check "CHANGELOG.md has a section for $version" grep -qE "^## \[?$version\]?" CHANGELOG.md
 
 # Each supported range, where each language's users read it, as the manifests say it.
