@@ -243,6 +243,23 @@ func (s *settings) apply(o *C.struct_roomchat_client_options) error {
 			errs = append(errs, err)
 		}
 	}
+	negative := func(option string, values ...time.Duration) {
+		for _, d := range values {
+			if d < 0 {
+				errs = append(errs, &Error{Kind: KindConfiguration, Message: option + ": a duration must not be negative"})
+				return
+			}
+		}
+	}
+	negative("WithTimeouts", s.connectTimeout, s.timeout)
+	negative("WithRateLimitMaxWait", s.maxWait)
+	negative("WithRedisTimeouts", s.redisConnect, s.redisIO, s.redisOff)
+	if s.redisProcesses < 0 {
+		errs = append(errs, &Error{Kind: KindConfiguration, Message: "WithRedisPolicy: the expected processes must not be negative"})
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
 	text("base URL", s.baseURL, func(c *C.char) C.roomchat_result { return C.roomchat_client_options_set_base_url(o, c) })
 	text("public key", s.publicKey, func(c *C.char) C.roomchat_result { return C.roomchat_client_options_set_public_key(o, c) })
 	text("chat URL", s.chatURL, func(c *C.char) C.roomchat_result { return C.roomchat_client_options_set_chat_url(o, c) })

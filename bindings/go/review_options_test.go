@@ -1,0 +1,99 @@
+package roomchat_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/roomchat/roomchat-go"
+	"github.com/roomchat/roomchat-go/roomchattest"
+)
+
+// A negative duration or count is a mistake: NewClient (or the call) refuses
+// it with a KindConfiguration error that names the option, never keeps a
+// default silently nor reports a wrapped-around number.
+func TestReviewNegativeSettingsRefused(t *testing.T) {
+	emu := roomchattest.Start(t)
+	for name, opt := range map[string]roomchat.Option{
+		"WithTimeouts":         roomchat.WithTimeouts(-time.Second, -time.Second),
+		"WithRateLimitMaxWait": roomchat.WithRateLimitMaxWait(-time.Second),
+		"WithRedisTimeouts":    roomchat.WithRedisTimeouts(-time.Second, -time.Second, -time.Second),
+		"WithRedisPolicy":      roomchat.WithRedisPolicy(roomchat.RedisLocalFallback, -3),
+	} {
+		opts := []roomchat.Option{roomchat.WithBaseURL(emu.BaseURL()), opt}
+		if strings.HasPrefix(name, "WithRedis") {
+			opts = append(opts, roomchat.WithRedisBudget("redis://127.0.0.1:1"))
+		}
+		client, err := roomchat.NewClient(emu.PrivateKey(), opts...)
+		if err == nil {
+			client.Close()
+			t.Errorf("%s with a negative value: accepted", name)
+			continue
+		}
+		var e *roomchat.Error
+		if !errors.As(err, &e) || e.Kind != roomchat.KindConfiguration || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s with a negative value: %v (want KindConfiguration naming %s)", name, err, name)
+		}
+	}
+	client := emu.Client(t)
+	for name, opt := range map[string]roomchat.CallOption{
+		"WithCallTimeout":        roomchat.WithCallTimeout(-time.Second),
+		"WithCallConnectTimeout": roomchat.WithCallConnectTimeout(-time.Second),
+		"WithCallMaxRetryWait":   roomchat.WithCallMaxRetryWait(-time.Second),
+		"WithCallTimeout huge":   roomchat.WithCallTimeout(math.MaxInt64),
+	} {
+		_, err := client.ListChatRooms(context.Background(), opt)
+		var e *roomchat.Error
+		if !errors.As(err, &e) || e.Kind != roomchat.KindConfiguration {
+			t.Errorf("%s: %v (want KindConfiguration)", name, err)
+		} else {
+			t.Logf("%s: %v", name, err)
+		}
+	}
+}
+
+// Strings the C boundary reads: invalid UTF-8 and NUL give a typed error, never a panic.
+func TestReviewBadStringsInOptions(t *testing.T) {
+	emu := roomchattest.Start(t)
+	for _, bad := range []string{"a\x00b", "a\xffb"} {
+		for name, opt := range map[string]roomchat.Option{
+			"key":     nil,
+			"base":    roomchat.WithBaseURL(bad),
+			"public":  roomchat.WithPublicKey(bad),
+			"app":     roomchat.WithAppName(bad),
+			"proxy":   roomchat.WithProxy(bad),
+			"header":  roomchat.WithHeader("X-A", bad),
+			"hname":   roomchat.WithHeader(bad, "v"),
+			"redis":   roomchat.WithRedisBudget(bad),
+			"prefix":  roomchat.WithRedisKeyPrefix(bad),
+			"chat":    roomchat.WithChatURL(bad),
+			"ca":      roomchat.WithCAPEM([]byte(bad)),
+		} {
+			key := emu.PrivateKey()
+			opts := []roomchat.Option{roomchat.WithBaseURL(emu.BaseURL())}
+			if opt == nil {
+				key = bad
+			} else {
+				opts = append(opts, opt)
+			}
+			client, err := roomchat.NewClient(key, opts...)
+			if err == nil {
+				client.Close()
+				if name != "app" && name != "prefix" {
+					t.Errorf("%s %q: accepted", name, bad)
+				}
+				continue
+			}
+			var e *roomchat.Error
+			if !errors.As(err, &e) {
+				t.Errorf("%s %q: not a *roomchat.Error: %v", name, bad, err)
+			}
+			if strings.Contains(err.Error(), bad) && (name == "key" || name == "proxy" || name == "redis") {
+				t.Errorf("%s: the secret shows in %v", name, err)
+			}
+		}
+	}
+}
