@@ -25,7 +25,7 @@ const (
 
 // RawRequest is a request to an operation without a declared shape.
 type RawRequest struct {
-	// Method is GET, POST, PUT or DELETE.
+	// Method is GET, POST, PUT, PATCH or DELETE.
 	Method string
 	// Path is the path, e.g. /consumer/api/v1/chatrooms.
 	Path string

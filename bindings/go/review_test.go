@@ -145,3 +145,17 @@ func TestReviewCancelEveryInstantRacingClose(t *testing.T) {
 	wg.Wait()
 }
 
+
+// The ...WithResponse doc: with an error, the Response only when a 2xx answer
+// came that did not decode; an error answer's status is the *Error's Status.
+// (It said the Response came "also with an error when an answer came", which
+// core's C call never gives.)
+func TestReviewWithResponseOnErrorAnswer(t *testing.T) {
+	emu := roomchattest.Start(t)
+	client := emu.Client(t)
+	_, resp, err := client.GetChatRoomWithResponse(context.Background(), "no-such-room")
+	e := asError(t, err, roomchat.KindNotFound)
+	if resp != nil || e.Status != 404 {
+		t.Fatalf("an error answer: Response %+v, Status %d", resp, e.Status)
+	}
+}
