@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"reflect"
 	"runtime"
 	"runtime/cgo"
 	"sync"
@@ -321,6 +322,9 @@ func callArgs(op string, params any) (*C.char, *C.char, error) {
 		var err error
 		if text, err = json.Marshal(params); err != nil {
 			return nil, nil, &Error{Kind: KindValidation, Message: op + "'s params cannot be sent as JSON: " + err.Error()}
+		}
+		if where := notUTF8(reflect.ValueOf(params), "", 0); where != "" {
+			return nil, nil, &Error{Kind: KindValidation, Message: op + "'s params: " + where + " is not valid UTF-8 (JSON would send its bad bytes as U+FFFD)"}
 		}
 	}
 	cOp, err := cString("operation", op)

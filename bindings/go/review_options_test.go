@@ -97,3 +97,27 @@ func TestReviewBadStringsInOptions(t *testing.T) {
 		}
 	}
 }
+
+// A string argument that is not UTF-8 is refused before anything is sent
+// (KindValidation), never sent with its bad bytes replaced by U+FFFD (a
+// user named "ann\uFFFD", a request to another room's path).
+func TestReviewInvalidUTF8ParamsRefused(t *testing.T) {
+	emu := roomchattest.Start(t)
+	client := emu.Client(t)
+	ctx := context.Background()
+	_, err := client.CreateUser(ctx, "ann\xff", nil)
+	asError(t, err, roomchat.KindValidation)
+	_, err = client.GetChatRoom(ctx, "abc\xff")
+	asError(t, err, roomchat.KindValidation)
+	_, err = client.CreateUser(ctx, "bob", &roomchat.CreateUserParams{Extra: map[string]any{"note": []any{"ok", "bad\xc3"}}})
+	asError(t, err, roomchat.KindValidation)
+	_, err = client.Raw(ctx, roomchat.RawRequest{Method: "GET", Path: "/consumer/api/v1/chatrooms", Query: [][2]string{{"q", "\xff"}}})
+	asError(t, err, roomchat.KindValidation)
+	if n := len(emu.Journal()); n != 0 {
+		t.Fatalf("%d requests sent", n)
+	}
+	// Valid text, U+FFFD itself included, and bytes go as before.
+	if _, err := client.CreateUser(ctx, "ann\uFFFD", &roomchat.CreateUserParams{Meta: map[string]any{"raw": []byte{0xff}}}); err != nil {
+		t.Fatal(err)
+	}
+}
