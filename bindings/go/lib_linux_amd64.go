@@ -1,4 +1,4 @@
-//go:build linux && amd64 && !roomchat_musl
+//go:build cgo && linux && amd64 && !roomchat_musl
 
 package roomchat
 
