@@ -76,6 +76,10 @@ func newClient(privateKey string, s *settings) (*Client, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
+	if s.maxInFlight < 1 {
+		// DefaultMaxInFlight is a variable a program may have set to 0 or below.
+		return nil, &Error{Kind: KindConfiguration, Message: "DefaultMaxInFlight: the bound must be at least 1"}
+	}
 	cKey, err := cString("private key", privateKey)
 	if err != nil {
 		return nil, err

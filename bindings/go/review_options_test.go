@@ -121,3 +121,35 @@ func TestReviewInvalidUTF8ParamsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// DefaultMaxInFlight is an exported variable: a program that sets it to 0 or
+// below gets a clear error from NewClient, not a panic (makechan: size out of
+// range) nor a client whose every call waits forever for a turn.
+func TestReviewDefaultMaxInFlightNotPositive(t *testing.T) {
+	emu := roomchattest.Start(t)
+	saved := roomchat.DefaultMaxInFlight
+	defer func() { roomchat.DefaultMaxInFlight = saved }()
+	for _, n := range []int{0, -1} {
+		roomchat.DefaultMaxInFlight = n
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("DefaultMaxInFlight = %d: NewClient panicked: %v", n, r)
+				}
+			}()
+			client, err := roomchat.NewClient(emu.PrivateKey(), roomchat.WithBaseURL(emu.BaseURL()))
+			if err == nil {
+				defer client.Close()
+				ctx, cancel := context.WithTimeout(context.Background(), prompt)
+				defer cancel()
+				_, err := client.ListChatRooms(ctx)
+				t.Errorf("DefaultMaxInFlight = %d: NewClient accepted it; a call: %v", n, err)
+				return
+			}
+			var e *roomchat.Error
+			if !errors.As(err, &e) || e.Kind != roomchat.KindConfiguration {
+				t.Errorf("DefaultMaxInFlight = %d: %v", n, err)
+			}
+		}()
+	}
+}
