@@ -188,7 +188,8 @@ func WithHeader(name, value string) Option {
 
 // WithLogger sends the client's log lines (a line per attempt at debug, a
 // retry or a degraded budget at warn) to logger, with the call's ctx. No key
-// or token is in them.
+// or token is in them. Whether debug lines are wanted is read from logger
+// when the client is made (a slog.LevelVar lowered later gets none).
 func WithLogger(logger *slog.Logger) Option { return func(s *settings) { s.logger = logger } }
 
 // WithTracerProvider makes the client's spans with provider instead of
