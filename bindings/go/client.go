@@ -124,8 +124,12 @@ func newClient(privateKey string, s *settings) (*Client, error) {
 	return &Client{c}, nil
 }
 
-// Close frees the client once the calls in flight have ended; a call after
-// it fails (KindConfiguration). Closing twice does nothing.
+// Close frees the client once the calls in flight have ended; a call that
+// starts after Close began fails at once (KindConfiguration). Close takes no
+// ctx: it waits for those calls as long as they last, each bounded by its own
+// ctx and the client's timeouts (a call held on the wire: every attempt's
+// timeout, 30 s by default). Closing twice does nothing (the second returns
+// once the client is freed).
 func (c *Client) Close() error {
 	if c == nil || c.client == nil {
 		return nil
