@@ -26,7 +26,9 @@ func TestReviewCallDuringPendingCloseHonoursCtx(t *testing.T) {
 	emu.WaitHeld(1, prompt)
 	closed := make(chan struct{})
 	go func() { client.Close(); close(closed) }()
-	// Close is now waiting for the held call (it cannot return before it).
+	// Let Close reach its wait for the held call (not observable from here).
+	// The pause cannot make the test fail wrongly: had Close not begun, the
+	// call below would get its answer, at once, as well.
 	time.Sleep(100 * time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
