@@ -7,8 +7,11 @@ package roomchat_test
 
 import (
 	"context"
+	"log/slog"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -61,5 +64,34 @@ func TestReproTelemetryAsTheReadmeSays(t *testing.T) {
 	}
 	if started.Load() < 2 || injected.Load() < 1 {
 		t.Fatalf("one call: %d spans started (want a call's and an attempt's), %d injections (want 1)", started.Load(), injected.Load())
+	}
+}
+
+// closingHandler closes the client from inside a log line of one of its calls.
+type closingHandler struct{ close func() }
+
+func (h closingHandler) Enabled(context.Context, slog.Level) bool  { return true }
+func (h closingHandler) Handle(context.Context, slog.Record) error { h.close(); return nil }
+func (h closingHandler) WithAttrs([]slog.Attr) slog.Handler        { return h }
+func (h closingHandler) WithGroup(string) slog.Handler             { return h }
+
+// Close called from a log handler during one of the client's calls waits for
+// that call, which waits for the handler: the call never returns.
+func TestReproCloseFromLogHandler(t *testing.T) {
+	emu := roomchattest.Start(t)
+	var client *roomchat.Client
+	once := sync.Once{}
+	// Not emu.Client: its cleanup's Close would wait for the stuck one.
+	client, err := roomchat.NewClient(emu.PrivateKey(), roomchat.WithBaseURL(emu.BaseURL()),
+		roomchat.WithLogger(slog.New(closingHandler{close: func() { once.Do(func() { client.Close() }) }})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := client.ListChatRooms(context.Background()); done <- err }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a call whose log handler closed the client never returned (deadlock)")
 	}
 }
