@@ -102,6 +102,9 @@ func newCallView(ctx context.Context, ptr *C.struct_roomchat_client, opts []Call
 		}
 		C.roomchat_call_options_set_max_retries(options, C.uint32_t(min(s.maxRetries, 1<<31)))
 	}
+	if s.maxRetryWait < 0 {
+		return nil, &Error{Kind: KindConfiguration, Message: "WithCallMaxRetryWait: the wait must not be negative"}
+	}
 	if s.maxRetryWait != 0 {
 		C.roomchat_call_options_set_max_retry_wait_ms(options, durationMs(s.maxRetryWait))
 	}

@@ -1,6 +1,8 @@
 #include "capi.h"
 
-// The Go call this thread is making (0: none), for the trampolines below.
+// The Go call this thread is making (0: none), for the trampolines below. A
+// call made from inside a callback (a log handler's) nests: it puts back the
+// outer call's key when it returns.
 static __thread uintptr_t rcgo_current_call;
 
 // Exported by observe.go.
@@ -32,28 +34,31 @@ roomchat_result rcgo_set_log(struct roomchat_client_options *options, uintptr_t 
 roomchat_result rcgo_call(const struct roomchat_client *client, uintptr_t call_key, const char *operation,
                           const char *params_json, char **result_json_out,
                           struct roomchat_response_meta **meta_out, struct roomchat_error **err_out) {
+  uintptr_t outer = rcgo_current_call;  // a call made from a callback of another
   rcgo_current_call = call_key;
   roomchat_result result =
       roomchat_client_call_operation(client, operation, params_json, result_json_out, meta_out, err_out);
-  rcgo_current_call = 0;
+  rcgo_current_call = outer;
   return result;
 }
 
 roomchat_result rcgo_pages_next(struct roomchat_operation_pages *pages, uintptr_t call_key,
                                 const struct roomchat_cancel_token *cancel, char **page_json_out,
                                 struct roomchat_error **err_out) {
+  uintptr_t outer = rcgo_current_call;  // a call made from a callback of another
   rcgo_current_call = call_key;
   roomchat_result result = roomchat_operation_pages_next(pages, cancel, page_json_out, err_out);
-  rcgo_current_call = 0;
+  rcgo_current_call = outer;
   return result;
 }
 
 roomchat_result rcgo_users_next(struct roomchat_users_iter *iter, uintptr_t call_key,
                                 const struct roomchat_cancel_token *cancel, struct roomchat_user **user_out,
                                 struct roomchat_error **err_out) {
+  uintptr_t outer = rcgo_current_call;  // a call made from a callback of another
   rcgo_current_call = call_key;
   roomchat_result result = roomchat_users_iter_next_cancellable(iter, cancel, user_out, err_out);
-  rcgo_current_call = 0;
+  rcgo_current_call = outer;
   return result;
 }
 

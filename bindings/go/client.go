@@ -29,9 +29,14 @@ type Client struct {
 // client is what Client's finalizer frees: a Client value may be copied, and
 // the calls in flight hold a reference to it.
 type client struct {
-	mu     sync.RWMutex // held shared by each call, exclusively by Close
+	mu     sync.Mutex // guards closed and each call's start (enter)
 	ptr    *C.struct_roomchat_client
 	closed bool
+	// active counts the calls using ptr: Close frees it once they have
+	// ended, without making a call that starts meanwhile wait (it fails at
+	// once, and a call waiting for a turn keeps honouring its ctx).
+	active sync.WaitGroup
+	freed  chan struct{} // closed once ptr is freed
 	// inFlight bounds the calls in C at once: each holds an OS thread, and a
 	// Go process stops at 10,000 threads.
 	inFlight chan struct{}
@@ -72,6 +77,10 @@ func newClient(privateKey string, s *settings) (*Client, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
+	if s.maxInFlight < 1 {
+		// DefaultMaxInFlight is a variable a program may have set to 0 or below.
+		return nil, &Error{Kind: KindConfiguration, Message: "DefaultMaxInFlight: the bound must be at least 1"}
+	}
 	cKey, err := cString("private key", privateKey)
 	if err != nil {
 		return nil, err
@@ -105,7 +114,7 @@ func newClient(privateKey string, s *settings) (*Client, error) {
 			return nil, err
 		}
 	}
-	c := &client{shared: sh, key: key, inFlight: make(chan struct{}, s.maxInFlight)}
+	c := &client{shared: sh, key: key, inFlight: make(chan struct{}, s.maxInFlight), freed: make(chan struct{})}
 	if err := check(C.roomchat_client_new(options, &c.ptr, &cErr), cErr); err != nil {
 		return nil, err
 	}
@@ -116,29 +125,62 @@ func newClient(privateKey string, s *settings) (*Client, error) {
 	return &Client{c}, nil
 }
 
-// Close frees the client once the calls in flight have ended; a call after
-// it fails (KindConfiguration). Closing twice does nothing.
+// Close frees the client once the calls in flight have ended; a call that
+// starts after Close began fails at once (KindConfiguration). Close takes no
+// ctx: it waits for those calls as long as they last, each bounded by its own
+// ctx and the client's timeouts (a call held on the wire: every attempt's
+// timeout, 30 s by default). Closing twice does nothing (the second returns
+// once the client is freed).
 func (c *Client) Close() error {
+	if c == nil || c.client == nil {
+		return nil
+	}
 	c.free()
 	runtime.SetFinalizer(c.client, nil)
 	return nil
 }
 
+// free frees the client once the calls in flight have ended (a second caller
+// waits for the first's free).
 func (c *client) free() {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.closed {
+		c.mu.Unlock()
+		<-c.freed
 		return
 	}
 	c.closed = true
+	c.mu.Unlock()
+	c.active.Wait()
 	if c.shared.telemetry != nil {
 		c.shared.telemetry.clientClosed(c)
 	}
 	C.roomchat_client_free(c.ptr)
 	c.ptr = nil
+	close(c.freed)
 }
 
-var errClosed = &Error{Kind: KindConfiguration, Message: "the client is closed"}
+// enter starts a call on the client's pointer (leave ends it): errClosed
+// once Close has begun, errNoClient for a Client NewClient did not make.
+func (c *Client) enter() (*C.struct_roomchat_client, error) {
+	if c == nil || c.client == nil {
+		return nil, errNoClient
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, errClosed
+	}
+	c.active.Add(1)
+	return c.ptr, nil
+}
+
+func (c *client) leave() { c.active.Done() }
+
+var (
+	errClosed   = &Error{Kind: KindConfiguration, Message: "the client is closed"}
+	errNoClient = &Error{Kind: KindConfiguration, Message: "the Client was not made by NewClient (a zero or nil Client)"}
+)
 
 // nextCallKey numbers the calls in flight for the library's callbacks.
 var (
@@ -179,6 +221,9 @@ func (c *Client) step(ctx context.Context, fn func(key C.uintptr_t, cancel *C.st
 }
 
 func (c *Client) callAs(ctx context.Context, opts []CallOption, tokenOnly bool, fn func(ptr *C.struct_roomchat_client, key C.uintptr_t, cancel *C.struct_roomchat_cancel_token) error) error {
+	if c == nil || c.client == nil {
+		return errNoClient
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -196,12 +241,11 @@ func (c *Client) callAs(ctx context.Context, opts []CallOption, tokenOnly bool, 
 		}
 	}
 	defer func() { <-c.inFlight }()
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if c.closed {
-		return errClosed
+	ptr, err := c.enter()
+	if err != nil {
+		return err
 	}
-	ptr := c.ptr
+	defer c.leave()
 	call, err := newCallView(ctx, ptr, opts, tokenOnly)
 	if err != nil {
 		return err
@@ -315,6 +359,9 @@ func callArgs(op string, params any) (*C.char, *C.char, error) {
 		var err error
 		if text, err = json.Marshal(params); err != nil {
 			return nil, nil, &Error{Kind: KindValidation, Message: op + "'s params cannot be sent as JSON: " + err.Error()}
+		}
+		if where := notUTF8(reflect.ValueOf(params), "", 0); where != "" {
+			return nil, nil, &Error{Kind: KindValidation, Message: op + "'s params: " + where + " is not valid UTF-8 (JSON would send its bad bytes as U+FFFD)"}
 		}
 	}
 	cOp, err := cString("operation", op)

@@ -120,7 +120,8 @@ func (c *Client) ListUsers(ctx context.Context, params *ListUsersParams, opts ..
 }
 
 // ListUsersWithResponse is [Client.ListUsers] that also returns the answer's status, headers and
-// attempts (the Response, also with an error when an answer came).
+// attempts (with an error, the Response only when a 2xx answer came that did not decode; an error
+// answer's status is the [Error]'s Status).
 func (c *Client) ListUsersWithResponse(ctx context.Context, params *ListUsersParams, opts ...CallOption) (*UserPage, *Response, error) {
 	var out UserPage
 	resp, err := c.invokeWithResponse(ctx, "list_users", listUsersWireOf(params), &out, opts)
@@ -172,7 +173,8 @@ func (c *Client) DeactivateUser(ctx context.Context, params *DeactivateUserParam
 }
 
 // DeactivateUserWithResponse is [Client.DeactivateUser] that also returns the answer's status,
-// headers and attempts (the Response, also with an error when an answer came).
+// headers and attempts (with an error, the Response only when a 2xx answer came that did not
+// decode; an error answer's status is the [Error]'s Status).
 func (c *Client) DeactivateUserWithResponse(ctx context.Context, params *DeactivateUserParams, opts ...CallOption) (*Deactivated, *Response, error) {
 	var out Deactivated
 	resp, err := c.invokeWithResponse(ctx, "deactivate_user", deactivateUserWireOf(params), &out, opts)
@@ -221,7 +223,8 @@ func (c *Client) ConversationMessages(ctx context.Context, roomID string, conver
 }
 
 // ConversationMessagesWithResponse is [Client.ConversationMessages] that also returns the answer's
-// status, headers and attempts (the Response, also with an error when an answer came).
+// status, headers and attempts (with an error, the Response only when a 2xx answer came that did
+// not decode; an error answer's status is the [Error]'s Status).
 func (c *Client) ConversationMessagesWithResponse(ctx context.Context, roomID string, conversationID string, params *ConversationMessagesParams, opts ...CallOption) ([]*Message, *Response, error) {
 	var out []*Message
 	resp, err := c.invokeWithResponse(ctx, "conversation_messages", conversationMessagesWireOf(roomID, conversationID, params), &out, opts)
@@ -314,7 +317,8 @@ func (c *Client) CreateUser(ctx context.Context, username string, params *Create
 }
 
 // CreateUserWithResponse is [Client.CreateUser] that also returns the answer's status, headers and
-// attempts (the Response, also with an error when an answer came).
+// attempts (with an error, the Response only when a 2xx answer came that did not decode; an error
+// answer's status is the [Error]'s Status).
 func (c *Client) CreateUserWithResponse(ctx context.Context, username string, params *CreateUserParams, opts ...CallOption) (*CreatedUser, *Response, error) {
 	var out CreatedUser
 	resp, err := c.invokeWithResponse(ctx, "create_user", createUserWireOf(username, params), &out, opts)
@@ -337,7 +341,8 @@ func (c *Client) ListChatRooms(ctx context.Context, opts ...CallOption) ([]*Room
 }
 
 // ListChatRoomsWithResponse is [Client.ListChatRooms] that also returns the answer's status,
-// headers and attempts (the Response, also with an error when an answer came).
+// headers and attempts (with an error, the Response only when a 2xx answer came that did not
+// decode; an error answer's status is the [Error]'s Status).
 func (c *Client) ListChatRoomsWithResponse(ctx context.Context, opts ...CallOption) ([]*Room, *Response, error) {
 	var out []*Room
 	resp, err := c.invokeWithResponse(ctx, "list_chat_rooms", nil, &out, opts)
@@ -390,7 +395,8 @@ func (c *Client) ReactivateUser(ctx context.Context, params *ReactivateUserParam
 }
 
 // ReactivateUserWithResponse is [Client.ReactivateUser] that also returns the answer's status,
-// headers and attempts (the Response, also with an error when an answer came).
+// headers and attempts (with an error, the Response only when a 2xx answer came that did not
+// decode; an error answer's status is the [Error]'s Status).
 func (c *Client) ReactivateUserWithResponse(ctx context.Context, params *ReactivateUserParams, opts ...CallOption) (*Reactivated, *Response, error) {
 	var out Reactivated
 	resp, err := c.invokeWithResponse(ctx, "reactivate_user", reactivateUserWireOf(params), &out, opts)
@@ -429,7 +435,8 @@ func (c *Client) ValidateAccessToken(ctx context.Context, accessToken string, op
 }
 
 // ValidateAccessTokenWithResponse is [Client.ValidateAccessToken] that also returns the answer's
-// status, headers and attempts (the Response, also with an error when an answer came).
+// status, headers and attempts (with an error, the Response only when a 2xx answer came that did
+// not decode; an error answer's status is the [Error]'s Status).
 func (c *Client) ValidateAccessTokenWithResponse(ctx context.Context, accessToken string, opts ...CallOption) (*TokenUser, *Response, error) {
 	var out TokenUser
 	resp, err := c.invokeWithResponse(ctx, "validate_access_token", validateAccessTokenWireOf(accessToken), &out, opts)
@@ -466,7 +473,8 @@ func (c *Client) InvalidateAccessToken(ctx context.Context, accessToken string, 
 }
 
 // InvalidateAccessTokenWithResponse is [Client.InvalidateAccessToken] that also returns the
-// answer's status, headers and attempts (the Response, also with an error when an answer came).
+// answer's status, headers and attempts (with an error, the Response only when a 2xx answer came
+// that did not decode; an error answer's status is the [Error]'s Status).
 func (c *Client) InvalidateAccessTokenWithResponse(ctx context.Context, accessToken string, opts ...CallOption) (*Invalidated, *Response, error) {
 	var out Invalidated
 	resp, err := c.invokeWithResponse(ctx, "invalidate_access_token", invalidateAccessTokenWireOf(accessToken), &out, opts)
@@ -503,7 +511,8 @@ func (c *Client) EjectAllUsers(ctx context.Context, roomID string, opts ...CallO
 }
 
 // EjectAllUsersWithResponse is [Client.EjectAllUsers] that also returns the answer's status,
-// headers and attempts (the Response, also with an error when an answer came).
+// headers and attempts (with an error, the Response only when a 2xx answer came that did not
+// decode; an error answer's status is the [Error]'s Status).
 func (c *Client) EjectAllUsersWithResponse(ctx context.Context, roomID string, opts ...CallOption) (*Acknowledged, *Response, error) {
 	var out Acknowledged
 	resp, err := c.invokeWithResponse(ctx, "eject_all_users", ejectAllUsersWireOf(roomID), &out, opts)
@@ -593,7 +602,8 @@ func (c *Client) UpdateBot(ctx context.Context, botID string, params *UpdateBotP
 }
 
 // UpdateBotWithResponse is [Client.UpdateBot] that also returns the answer's status, headers and
-// attempts (the Response, also with an error when an answer came).
+// attempts (with an error, the Response only when a 2xx answer came that did not decode; an error
+// answer's status is the [Error]'s Status).
 func (c *Client) UpdateBotWithResponse(ctx context.Context, botID string, params *UpdateBotParams, opts ...CallOption) (*BotAnswer, *Response, error) {
 	var out BotAnswer
 	resp, err := c.invokeWithResponse(ctx, "update_bot", updateBotWireOf(botID, params), &out, opts)
@@ -726,7 +736,8 @@ func (c *Client) CreateChatRoom(ctx context.Context, params *CreateChatRoomParam
 }
 
 // CreateChatRoomWithResponse is [Client.CreateChatRoom] that also returns the answer's status,
-// headers and attempts (the Response, also with an error when an answer came).
+// headers and attempts (with an error, the Response only when a 2xx answer came that did not
+// decode; an error answer's status is the [Error]'s Status).
 func (c *Client) CreateChatRoomWithResponse(ctx context.Context, params *CreateChatRoomParams, opts ...CallOption) (*RoomAnswer, *Response, error) {
 	var out RoomAnswer
 	resp, err := c.invokeWithResponse(ctx, "create_chat_room", createChatRoomWireOf(params), &out, opts)
@@ -762,7 +773,8 @@ func (c *Client) GetChatRoom(ctx context.Context, roomID string, opts ...CallOpt
 }
 
 // GetChatRoomWithResponse is [Client.GetChatRoom] that also returns the answer's status, headers
-// and attempts (the Response, also with an error when an answer came).
+// and attempts (with an error, the Response only when a 2xx answer came that did not decode; an
+// error answer's status is the [Error]'s Status).
 func (c *Client) GetChatRoomWithResponse(ctx context.Context, roomID string, opts ...CallOption) (*Room, *Response, error) {
 	var out Room
 	resp, err := c.invokeWithResponse(ctx, "get_chat_room", getChatRoomWireOf(roomID), &out, opts)
@@ -831,7 +843,8 @@ func (c *Client) UpdateChatRoom(ctx context.Context, roomID string, params *Upda
 }
 
 // UpdateChatRoomWithResponse is [Client.UpdateChatRoom] that also returns the answer's status,
-// headers and attempts (the Response, also with an error when an answer came).
+// headers and attempts (with an error, the Response only when a 2xx answer came that did not
+// decode; an error answer's status is the [Error]'s Status).
 func (c *Client) UpdateChatRoomWithResponse(ctx context.Context, roomID string, params *UpdateChatRoomParams, opts ...CallOption) (*RoomAnswer, *Response, error) {
 	var out RoomAnswer
 	resp, err := c.invokeWithResponse(ctx, "update_chat_room", updateChatRoomWireOf(roomID, params), &out, opts)
@@ -869,7 +882,8 @@ func (c *Client) DeleteChatRoom(ctx context.Context, roomID string, opts ...Call
 }
 
 // DeleteChatRoomWithResponse is [Client.DeleteChatRoom] that also returns the answer's status,
-// headers and attempts (the Response, also with an error when an answer came).
+// headers and attempts (with an error, the Response only when a 2xx answer came that did not
+// decode; an error answer's status is the [Error]'s Status).
 func (c *Client) DeleteChatRoomWithResponse(ctx context.Context, roomID string, opts ...CallOption) (*RoomAnswer, *Response, error) {
 	var out RoomAnswer
 	resp, err := c.invokeWithResponse(ctx, "delete_chat_room", deleteChatRoomWireOf(roomID), &out, opts)
@@ -906,7 +920,8 @@ func (c *Client) TurnChatOn(ctx context.Context, roomID string, opts ...CallOpti
 }
 
 // TurnChatOnWithResponse is [Client.TurnChatOn] that also returns the answer's status, headers and
-// attempts (the Response, also with an error when an answer came).
+// attempts (with an error, the Response only when a 2xx answer came that did not decode; an error
+// answer's status is the [Error]'s Status).
 func (c *Client) TurnChatOnWithResponse(ctx context.Context, roomID string, opts ...CallOption) (*Acknowledged, *Response, error) {
 	var out Acknowledged
 	resp, err := c.invokeWithResponse(ctx, "turn_chat_on", turnChatOnWireOf(roomID), &out, opts)
@@ -943,7 +958,8 @@ func (c *Client) TurnChatOff(ctx context.Context, roomID string, opts ...CallOpt
 }
 
 // TurnChatOffWithResponse is [Client.TurnChatOff] that also returns the answer's status, headers
-// and attempts (the Response, also with an error when an answer came).
+// and attempts (with an error, the Response only when a 2xx answer came that did not decode; an
+// error answer's status is the [Error]'s Status).
 func (c *Client) TurnChatOffWithResponse(ctx context.Context, roomID string, opts ...CallOption) (*Acknowledged, *Response, error) {
 	var out Acknowledged
 	resp, err := c.invokeWithResponse(ctx, "turn_chat_off", turnChatOffWireOf(roomID), &out, opts)
@@ -982,7 +998,8 @@ func (c *Client) SetChatOffMessage(ctx context.Context, roomID string, message s
 }
 
 // SetChatOffMessageWithResponse is [Client.SetChatOffMessage] that also returns the answer's
-// status, headers and attempts (the Response, also with an error when an answer came).
+// status, headers and attempts (with an error, the Response only when a 2xx answer came that did
+// not decode; an error answer's status is the [Error]'s Status).
 func (c *Client) SetChatOffMessageWithResponse(ctx context.Context, roomID string, message string, opts ...CallOption) (*Acknowledged, *Response, error) {
 	var out Acknowledged
 	resp, err := c.invokeWithResponse(ctx, "set_chat_off_message", setChatOffMessageWireOf(roomID, message), &out, opts)
@@ -1043,7 +1060,8 @@ func (c *Client) RoomMessages(ctx context.Context, roomID string, params *RoomMe
 }
 
 // RoomMessagesWithResponse is [Client.RoomMessages] that also returns the answer's status, headers
-// and attempts (the Response, also with an error when an answer came).
+// and attempts (with an error, the Response only when a 2xx answer came that did not decode; an
+// error answer's status is the [Error]'s Status).
 func (c *Client) RoomMessagesWithResponse(ctx context.Context, roomID string, params *RoomMessagesParams, opts ...CallOption) (*MessagePage, *Response, error) {
 	var out MessagePage
 	resp, err := c.invokeWithResponse(ctx, "room_messages", roomMessagesWireOf(roomID, params), &out, opts)
@@ -1098,7 +1116,8 @@ func (c *Client) DeleteRoomMessages(ctx context.Context, roomID string, params *
 }
 
 // DeleteRoomMessagesWithResponse is [Client.DeleteRoomMessages] that also returns the answer's
-// status, headers and attempts (the Response, also with an error when an answer came).
+// status, headers and attempts (with an error, the Response only when a 2xx answer came that did
+// not decode; an error answer's status is the [Error]'s Status).
 func (c *Client) DeleteRoomMessagesWithResponse(ctx context.Context, roomID string, params *DeleteRoomMessagesParams, opts ...CallOption) (*RoomAnswer, *Response, error) {
 	var out RoomAnswer
 	resp, err := c.invokeWithResponse(ctx, "delete_room_messages", deleteRoomMessagesWireOf(roomID, params), &out, opts)
@@ -1161,7 +1180,8 @@ func (c *Client) SendRoomMessage(ctx context.Context, roomID string, message str
 }
 
 // SendRoomMessageWithResponse is [Client.SendRoomMessage] that also returns the answer's status,
-// headers and attempts (the Response, also with an error when an answer came).
+// headers and attempts (with an error, the Response only when a 2xx answer came that did not
+// decode; an error answer's status is the [Error]'s Status).
 func (c *Client) SendRoomMessageWithResponse(ctx context.Context, roomID string, message string, params *SendRoomMessageParams, opts ...CallOption) (*Acknowledged, *Response, error) {
 	var out Acknowledged
 	resp, err := c.invokeWithResponse(ctx, "send_room_message", sendRoomMessageWireOf(roomID, message, params), &out, opts)
@@ -1221,7 +1241,8 @@ func (c *Client) CreateChannel(ctx context.Context, roomID string, channelName s
 }
 
 // CreateChannelWithResponse is [Client.CreateChannel] that also returns the answer's status,
-// headers and attempts (the Response, also with an error when an answer came).
+// headers and attempts (with an error, the Response only when a 2xx answer came that did not
+// decode; an error answer's status is the [Error]'s Status).
 func (c *Client) CreateChannelWithResponse(ctx context.Context, roomID string, channelName string, params *CreateChannelParams, opts ...CallOption) (*Channel, *Response, error) {
 	var out Channel
 	resp, err := c.invokeWithResponse(ctx, "create_channel", createChannelWireOf(roomID, channelName, params), &out, opts)
@@ -1286,7 +1307,8 @@ func (c *Client) UpdateChannel(ctx context.Context, roomID string, channelID str
 }
 
 // UpdateChannelWithResponse is [Client.UpdateChannel] that also returns the answer's status,
-// headers and attempts (the Response, also with an error when an answer came).
+// headers and attempts (with an error, the Response only when a 2xx answer came that did not
+// decode; an error answer's status is the [Error]'s Status).
 func (c *Client) UpdateChannelWithResponse(ctx context.Context, roomID string, channelID string, params *UpdateChannelParams, opts ...CallOption) (*Channel, *Response, error) {
 	var out Channel
 	resp, err := c.invokeWithResponse(ctx, "update_channel", updateChannelWireOf(roomID, channelID, params), &out, opts)
@@ -1347,7 +1369,8 @@ func (c *Client) SendChannelMessage(ctx context.Context, roomID string, channelI
 }
 
 // SendChannelMessageWithResponse is [Client.SendChannelMessage] that also returns the answer's
-// status, headers and attempts (the Response, also with an error when an answer came).
+// status, headers and attempts (with an error, the Response only when a 2xx answer came that did
+// not decode; an error answer's status is the [Error]'s Status).
 func (c *Client) SendChannelMessageWithResponse(ctx context.Context, roomID string, channelID string, message string, params *SendChannelMessageParams, opts ...CallOption) (*Acknowledged, *Response, error) {
 	var out Acknowledged
 	resp, err := c.invokeWithResponse(ctx, "send_channel_message", sendChannelMessageWireOf(roomID, channelID, message, params), &out, opts)
@@ -1408,7 +1431,8 @@ func (c *Client) ChannelMessages(ctx context.Context, roomID string, channelID s
 }
 
 // ChannelMessagesWithResponse is [Client.ChannelMessages] that also returns the answer's status,
-// headers and attempts (the Response, also with an error when an answer came).
+// headers and attempts (with an error, the Response only when a 2xx answer came that did not
+// decode; an error answer's status is the [Error]'s Status).
 func (c *Client) ChannelMessagesWithResponse(ctx context.Context, roomID string, channelID string, params *ChannelMessagesParams, opts ...CallOption) (*MessagePage, *Response, error) {
 	var out MessagePage
 	resp, err := c.invokeWithResponse(ctx, "channel_messages", channelMessagesWireOf(roomID, channelID, params), &out, opts)
@@ -1448,7 +1472,8 @@ func (c *Client) DeleteChannelMessage(ctx context.Context, roomID string, channe
 }
 
 // DeleteChannelMessageWithResponse is [Client.DeleteChannelMessage] that also returns the answer's
-// status, headers and attempts (the Response, also with an error when an answer came).
+// status, headers and attempts (with an error, the Response only when a 2xx answer came that did
+// not decode; an error answer's status is the [Error]'s Status).
 func (c *Client) DeleteChannelMessageWithResponse(ctx context.Context, roomID string, channelID string, messageID string, opts ...CallOption) (*Acknowledged, *Response, error) {
 	var out Acknowledged
 	resp, err := c.invokeWithResponse(ctx, "delete_channel_message", deleteChannelMessageWireOf(roomID, channelID, messageID), &out, opts)
@@ -1498,7 +1523,8 @@ func (c *Client) ListConversations(ctx context.Context, roomID string, params *L
 }
 
 // ListConversationsWithResponse is [Client.ListConversations] that also returns the answer's
-// status, headers and attempts (the Response, also with an error when an answer came).
+// status, headers and attempts (with an error, the Response only when a 2xx answer came that did
+// not decode; an error answer's status is the [Error]'s Status).
 func (c *Client) ListConversationsWithResponse(ctx context.Context, roomID string, params *ListConversationsParams, opts ...CallOption) ([]*Conversation, *Response, error) {
 	var out []*Conversation
 	resp, err := c.invokeWithResponse(ctx, "list_conversations", listConversationsWireOf(roomID, params), &out, opts)
@@ -1586,7 +1612,8 @@ func (c *Client) UpdateUser(ctx context.Context, params *UpdateUserParams, opts 
 }
 
 // UpdateUserWithResponse is [Client.UpdateUser] that also returns the answer's status, headers and
-// attempts (the Response, also with an error when an answer came).
+// attempts (with an error, the Response only when a 2xx answer came that did not decode; an error
+// answer's status is the [Error]'s Status).
 func (c *Client) UpdateUserWithResponse(ctx context.Context, params *UpdateUserParams, opts ...CallOption) (*UpdatedUser, *Response, error) {
 	var out UpdatedUser
 	resp, err := c.invokeWithResponse(ctx, "update_user", updateUserWireOf(params), &out, opts)
@@ -1663,7 +1690,8 @@ func (c *Client) CreateUserV2(ctx context.Context, uniqueUserIdentifier string, 
 }
 
 // CreateUserV2WithResponse is [Client.CreateUserV2] that also returns the answer's status, headers
-// and attempts (the Response, also with an error when an answer came).
+// and attempts (with an error, the Response only when a 2xx answer came that did not decode; an
+// error answer's status is the [Error]'s Status).
 func (c *Client) CreateUserV2WithResponse(ctx context.Context, uniqueUserIdentifier string, username string, params *CreateUserV2Params, opts ...CallOption) (*ProvisionedUser, *Response, error) {
 	var out ProvisionedUser
 	resp, err := c.invokeWithResponse(ctx, "create_user_v2", createUserV2WireOf(uniqueUserIdentifier, username, params), &out, opts)
@@ -1699,7 +1727,8 @@ func (c *Client) GetUser(ctx context.Context, uniqueUserIdentifier string, opts 
 }
 
 // GetUserWithResponse is [Client.GetUser] that also returns the answer's status, headers and
-// attempts (the Response, also with an error when an answer came).
+// attempts (with an error, the Response only when a 2xx answer came that did not decode; an error
+// answer's status is the [Error]'s Status).
 func (c *Client) GetUserWithResponse(ctx context.Context, uniqueUserIdentifier string, opts ...CallOption) (*UserProfile, *Response, error) {
 	var out UserProfile
 	resp, err := c.invokeWithResponse(ctx, "get_user", getUserWireOf(uniqueUserIdentifier), &out, opts)
@@ -1736,7 +1765,8 @@ func (c *Client) UserRooms(ctx context.Context, uniqueUserIdentifier string, opt
 }
 
 // UserRoomsWithResponse is [Client.UserRooms] that also returns the answer's status, headers and
-// attempts (the Response, also with an error when an answer came).
+// attempts (with an error, the Response only when a 2xx answer came that did not decode; an error
+// answer's status is the [Error]'s Status).
 func (c *Client) UserRoomsWithResponse(ctx context.Context, uniqueUserIdentifier string, opts ...CallOption) ([]*RoomName, *Response, error) {
 	var out []*RoomName
 	resp, err := c.invokeWithResponse(ctx, "user_rooms", userRoomsWireOf(uniqueUserIdentifier), &out, opts)
@@ -1790,7 +1820,8 @@ func (c *Client) RemoveUser(ctx context.Context, params *RemoveUserParams, opts 
 }
 
 // RemoveUserWithResponse is [Client.RemoveUser] that also returns the answer's status, headers and
-// attempts (the Response, also with an error when an answer came).
+// attempts (with an error, the Response only when a 2xx answer came that did not decode; an error
+// answer's status is the [Error]'s Status).
 func (c *Client) RemoveUserWithResponse(ctx context.Context, params *RemoveUserParams, opts ...CallOption) (*Acknowledged, *Response, error) {
 	var out Acknowledged
 	resp, err := c.invokeWithResponse(ctx, "remove_user", removeUserWireOf(params), &out, opts)
@@ -1844,7 +1875,8 @@ func (c *Client) ListMembers(ctx context.Context, roomID string, params *ListMem
 }
 
 // ListMembersWithResponse is [Client.ListMembers] that also returns the answer's status, headers
-// and attempts (the Response, also with an error when an answer came).
+// and attempts (with an error, the Response only when a 2xx answer came that did not decode; an
+// error answer's status is the [Error]'s Status).
 func (c *Client) ListMembersWithResponse(ctx context.Context, roomID string, params *ListMembersParams, opts ...CallOption) (*MemberPage, *Response, error) {
 	var out MemberPage
 	resp, err := c.invokeWithResponse(ctx, "list_members", listMembersWireOf(roomID, params), &out, opts)
@@ -1884,7 +1916,8 @@ func (c *Client) SetMember(ctx context.Context, roomID string, uniqueUserIdentif
 }
 
 // SetMemberWithResponse is [Client.SetMember] that also returns the answer's status, headers and
-// attempts (the Response, also with an error when an answer came).
+// attempts (with an error, the Response only when a 2xx answer came that did not decode; an error
+// answer's status is the [Error]'s Status).
 func (c *Client) SetMemberWithResponse(ctx context.Context, roomID string, uniqueUserIdentifier string, roleName string, opts ...CallOption) (*Member, *Response, error) {
 	var out Member
 	resp, err := c.invokeWithResponse(ctx, "set_member", setMemberWireOf(roomID, uniqueUserIdentifier, roleName), &out, opts)
@@ -1922,7 +1955,8 @@ func (c *Client) RemoveMember(ctx context.Context, roomID string, uniqueUserIden
 }
 
 // RemoveMemberWithResponse is [Client.RemoveMember] that also returns the answer's status, headers
-// and attempts (the Response, also with an error when an answer came).
+// and attempts (with an error, the Response only when a 2xx answer came that did not decode; an
+// error answer's status is the [Error]'s Status).
 func (c *Client) RemoveMemberWithResponse(ctx context.Context, roomID string, uniqueUserIdentifier string, opts ...CallOption) (*Acknowledged, *Response, error) {
 	var out Acknowledged
 	resp, err := c.invokeWithResponse(ctx, "remove_member", removeMemberWireOf(roomID, uniqueUserIdentifier), &out, opts)
@@ -2005,7 +2039,8 @@ func (c *Client) CreateBot(ctx context.Context, name string, webhookURL string, 
 }
 
 // CreateBotWithResponse is [Client.CreateBot] that also returns the answer's status, headers and
-// attempts (the Response, also with an error when an answer came).
+// attempts (with an error, the Response only when a 2xx answer came that did not decode; an error
+// answer's status is the [Error]'s Status).
 func (c *Client) CreateBotWithResponse(ctx context.Context, name string, webhookURL string, params *CreateBotParams, opts ...CallOption) (*BotAnswer, *Response, error) {
 	var out BotAnswer
 	resp, err := c.invokeWithResponse(ctx, "create_bot", createBotWireOf(name, webhookURL, params), &out, opts)
@@ -2028,7 +2063,8 @@ func (c *Client) ListBots(ctx context.Context, opts ...CallOption) (*BotList, er
 }
 
 // ListBotsWithResponse is [Client.ListBots] that also returns the answer's status, headers and
-// attempts (the Response, also with an error when an answer came).
+// attempts (with an error, the Response only when a 2xx answer came that did not decode; an error
+// answer's status is the [Error]'s Status).
 func (c *Client) ListBotsWithResponse(ctx context.Context, opts ...CallOption) (*BotList, *Response, error) {
 	var out BotList
 	resp, err := c.invokeWithResponse(ctx, "list_bots", nil, &out, opts)
@@ -2065,7 +2101,8 @@ func (c *Client) EnableBot(ctx context.Context, botID string, opts ...CallOption
 }
 
 // EnableBotWithResponse is [Client.EnableBot] that also returns the answer's status, headers and
-// attempts (the Response, also with an error when an answer came).
+// attempts (with an error, the Response only when a 2xx answer came that did not decode; an error
+// answer's status is the [Error]'s Status).
 func (c *Client) EnableBotWithResponse(ctx context.Context, botID string, opts ...CallOption) (*BotAnswer, *Response, error) {
 	var out BotAnswer
 	resp, err := c.invokeWithResponse(ctx, "enable_bot", enableBotWireOf(botID), &out, opts)
@@ -2102,7 +2139,8 @@ func (c *Client) DisableBot(ctx context.Context, botID string, opts ...CallOptio
 }
 
 // DisableBotWithResponse is [Client.DisableBot] that also returns the answer's status, headers and
-// attempts (the Response, also with an error when an answer came).
+// attempts (with an error, the Response only when a 2xx answer came that did not decode; an error
+// answer's status is the [Error]'s Status).
 func (c *Client) DisableBotWithResponse(ctx context.Context, botID string, opts ...CallOption) (*BotAnswer, *Response, error) {
 	var out BotAnswer
 	resp, err := c.invokeWithResponse(ctx, "disable_bot", disableBotWireOf(botID), &out, opts)
@@ -2141,7 +2179,8 @@ func (c *Client) EnableBotInRoom(ctx context.Context, botID string, roomID strin
 }
 
 // EnableBotInRoomWithResponse is [Client.EnableBotInRoom] that also returns the answer's status,
-// headers and attempts (the Response, also with an error when an answer came).
+// headers and attempts (with an error, the Response only when a 2xx answer came that did not
+// decode; an error answer's status is the [Error]'s Status).
 func (c *Client) EnableBotInRoomWithResponse(ctx context.Context, botID string, roomID string, opts ...CallOption) (*BotRoomAnswer, *Response, error) {
 	var out BotRoomAnswer
 	resp, err := c.invokeWithResponse(ctx, "enable_bot_in_room", enableBotInRoomWireOf(botID, roomID), &out, opts)
@@ -2180,7 +2219,8 @@ func (c *Client) DisableBotInRoom(ctx context.Context, botID string, roomID stri
 }
 
 // DisableBotInRoomWithResponse is [Client.DisableBotInRoom] that also returns the answer's status,
-// headers and attempts (the Response, also with an error when an answer came).
+// headers and attempts (with an error, the Response only when a 2xx answer came that did not
+// decode; an error answer's status is the [Error]'s Status).
 func (c *Client) DisableBotInRoomWithResponse(ctx context.Context, botID string, roomID string, opts ...CallOption) (*BotRoomAnswer, *Response, error) {
 	var out BotRoomAnswer
 	resp, err := c.invokeWithResponse(ctx, "disable_bot_in_room", disableBotInRoomWireOf(botID, roomID), &out, opts)
@@ -2248,7 +2288,8 @@ func (c *Client) SendBotMessage(ctx context.Context, botID string, roomID string
 }
 
 // SendBotMessageWithResponse is [Client.SendBotMessage] that also returns the answer's status,
-// headers and attempts (the Response, also with an error when an answer came).
+// headers and attempts (with an error, the Response only when a 2xx answer came that did not
+// decode; an error answer's status is the [Error]'s Status).
 func (c *Client) SendBotMessageWithResponse(ctx context.Context, botID string, roomID string, message string, params *SendBotMessageParams, opts ...CallOption) (*Acknowledged, *Response, error) {
 	var out Acknowledged
 	resp, err := c.invokeWithResponse(ctx, "send_bot_message", sendBotMessageWireOf(botID, roomID, message, params), &out, opts)

@@ -188,7 +188,8 @@ func WithHeader(name, value string) Option {
 
 // WithLogger sends the client's log lines (a line per attempt at debug, a
 // retry or a degraded budget at warn) to logger, with the call's ctx. No key
-// or token is in them.
+// or token is in them. Whether debug lines are wanted is read from logger
+// when the client is made (a slog.LevelVar lowered later gets none).
 func WithLogger(logger *slog.Logger) Option { return func(s *settings) { s.logger = logger } }
 
 // WithTracerProvider makes the client's spans with provider instead of
@@ -242,6 +243,23 @@ func (s *settings) apply(o *C.struct_roomchat_client_options) error {
 		if err := check(set(c), nil); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	negative := func(option string, values ...time.Duration) {
+		for _, d := range values {
+			if d < 0 {
+				errs = append(errs, &Error{Kind: KindConfiguration, Message: option + ": a duration must not be negative"})
+				return
+			}
+		}
+	}
+	negative("WithTimeouts", s.connectTimeout, s.timeout)
+	negative("WithRateLimitMaxWait", s.maxWait)
+	negative("WithRedisTimeouts", s.redisConnect, s.redisIO, s.redisOff)
+	if s.redisProcesses < 0 {
+		errs = append(errs, &Error{Kind: KindConfiguration, Message: "WithRedisPolicy: the expected processes must not be negative"})
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
 	}
 	text("base URL", s.baseURL, func(c *C.char) C.roomchat_result { return C.roomchat_client_options_set_base_url(o, c) })
 	text("public key", s.publicKey, func(c *C.char) C.roomchat_result { return C.roomchat_client_options_set_public_key(o, c) })

@@ -25,7 +25,7 @@ const (
 
 // RawRequest is a request to an operation without a declared shape.
 type RawRequest struct {
-	// Method is GET, POST, PUT or DELETE.
+	// Method is GET, POST, PUT, PATCH or DELETE.
 	Method string
 	// Path is the path, e.g. /consumer/api/v1/chatrooms.
 	Path string
@@ -109,14 +109,14 @@ func (c *Client) text(fn func(*C.struct_roomchat_client, *C.char, *C.char, **C.c
 		return "", err
 	}
 	defer C.free(unsafe.Pointer(cb))
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if c.closed {
-		return "", errClosed
+	ptr, err := c.enter()
+	if err != nil {
+		return "", err
 	}
+	defer c.leave()
 	var out *C.char
 	var cErr *C.struct_roomchat_error
-	if err := check(fn(c.ptr, ca, cb, &out, &cErr), cErr); err != nil {
+	if err := check(fn(ptr, ca, cb, &out, &cErr), cErr); err != nil {
 		return "", err
 	}
 	return takeString(out), nil

@@ -953,7 +953,7 @@ fn method(w: &mut String, op: &GoOp) {
         w,
         "",
         &format!(
-            "{0}WithResponse is [Client.{0}] that also returns the answer's status, headers and attempts (the Response, also with an error when an answer came).",
+            "{0}WithResponse is [Client.{0}] that also returns the answer's status, headers and attempts (with an error, the Response only when a 2xx answer came that did not decode; an error answer's status is the [Error]'s Status).",
             op.name
         ),
     );
