@@ -161,7 +161,7 @@ class _Instruments:
             unit="{event}",
             description="Times the shared rate-limit budget in Redis failed and the client followed its OnRedisError policy.",
         )
-        # Calls in flight: counted here, observed when the reader collects (an
+        # Calls in flight: counted by each `_Call` (under `active_lock`), observed when the reader collects (an
         # asynchronous up-down counter: the same non-monotonic sum as core's synchronous
         # one, without two measurements through the SDK per call).
         self.active: Dict[Tuple[str, str, int], int] = {}
@@ -192,10 +192,6 @@ class _Instruments:
             unit="{request}",
             description="Requests the key's rate-limit budget allows now, per client.",
         )
-
-    def add_active(self, key: Tuple[str, str, int], change: int) -> None:
-        with self.active_lock:
-            self.active[key] = self.active.get(key, 0) + change
 
     def _observe_active(self) -> Iterable[Any]:
         with self.active_lock:
@@ -355,8 +351,12 @@ class ClientTelemetry:
         """The observer of a call starting now in `parent` (core's hook ``start_call``:
         its `shape`, its ``url.full`` and its start in nanoseconds since the epoch), or
         None when nothing is to be recorded or sent."""
-        tracer_provider = self.tracer_provider()
-        meter_provider = self.meter_provider()
+        tracer_provider = self._tracer_provider
+        if tracer_provider is None:
+            tracer_provider = (_FAST_UNSET and _trace._TRACER_PROVIDER) or self.tracer_provider()
+        meter_provider = self._meter_provider
+        if meter_provider is None:
+            meter_provider = (_FAST_UNSET and _metrics_state._METER_PROVIDER) or self.meter_provider()
         last = self._last
         if last is not None and last[0] is tracer_provider and last[1] is meter_provider:
             tracer, instruments = last[2], last[3]
@@ -556,7 +556,9 @@ class _Call:
             except Exception as error:
                 _report_unraisable(error)
         if instruments is not None:
-            instruments.add_active(shape.active, 1)
+            with instruments.active_lock:
+                active = instruments.active
+                active[shape.active] = active.get(shape.active, 0) + 1
 
     def _events(self, events: List[Tuple[str, int, Dict[str, Any]]]) -> None:
         """The call span's event and the metric of each of core's `events`, each on its own."""
@@ -631,9 +633,11 @@ class _Call:
                 instruments = self.instruments
                 if instruments is not None:
                     try:
-                        instruments.request_duration.record(
-                            outcome.duration, self.shape.attempt_metric(status, error_type)
+                        shape = self.shape
+                        metric = shape._attempt_metrics.get((status, error_type)) or shape.attempt_metric(
+                            status, error_type
                         )
+                        instruments.request_duration.record(outcome.duration, metric)
                     except Exception as error:
                         _report_unraisable(error)
             finally:
@@ -679,12 +683,17 @@ class _Call:
                 try:
                     if instruments is not None:
                         try:
-                            instruments.call_duration.record(outcome.duration, self.shape.call_metric(error_type))
+                            shape = self.shape
+                            metric = shape._call_metrics.get(error_type) or shape.call_metric(error_type)
+                            instruments.call_duration.record(outcome.duration, metric)
                         except Exception as error:
                             _report_unraisable(error)
                 finally:
                     if instruments is not None:
-                        instruments.add_active(self.shape.active, -1)
+                        key = self.shape.active
+                        with instruments.active_lock:
+                            active = instruments.active
+                            active[key] = active.get(key, 0) - 1
 
     def _end_call_span(self, outcome: Any, error_type: Optional[str]) -> None:
         span = self.span
