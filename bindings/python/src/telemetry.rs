@@ -94,6 +94,7 @@ impl Options<'_, '_> {
         Ok(Some((
             Arc::new(PyInstrumentation {
                 telemetry: telemetry.clone_ref(py),
+                shapes: Mutex::new(Vec::new()),
             }),
             telemetry,
         )))
@@ -378,15 +379,86 @@ pub(crate) fn interrupted() -> bool {
     CONTEXT.with(|c| c.borrow().as_ref().is_some_and(|o| o.interrupt.is_raised()))
 }
 
-/// A client's instrumentation: its telemetry's Python side (`_telemetry.ClientTelemetry`).
+/// A client's instrumentation: its telemetry's Python side (`_telemetry.ClientTelemetry`),
+/// and the `_telemetry._Shape` of each kind of call it made.
 pub(crate) struct PyInstrumentation {
     telemetry: Py<PyAny>,
+    /// What `ClientTelemetry.shape` made of each kind of call (operation, method,
+    /// template, server), made at its first call: a call hands Python only its own
+    /// part (its URL and start), not the facts and attribute sets every call of its
+    /// kind shares. Read and written with the GIL held (never held across Python
+    /// code), so never contended, nor held by another thread at a fork.
+    shapes: Mutex<Vec<(ShapeKey, Py<PyAny>)>>,
+}
+
+/// The most kinds of call a client keeps the shape of (a raw request to a path no
+/// operation declares has no template: the kinds are the operations, by server).
+const MAX_SHAPES: usize = 64;
+
+/// What a call's shape is made of (see [`CallFacts`]).
+struct ShapeKey {
+    operation: &'static str,
+    method: String,
+    url_template: Option<String>,
+    server_address: String,
+    server_port: u16,
+    protocol_version: &'static str,
+}
+
+impl ShapeKey {
+    fn of(call: &CallInfo<'_>) -> ShapeKey {
+        ShapeKey {
+            operation: call.operation,
+            method: call.method.to_owned(),
+            url_template: call.url_template.map(str::to_owned),
+            server_address: call.server_address.to_owned(),
+            server_port: call.server_port,
+            protocol_version: call.protocol_version,
+        }
+    }
+
+    fn matches(&self, call: &CallInfo<'_>) -> bool {
+        self.operation == call.operation
+            && self.method == call.method
+            && self.url_template.as_deref() == call.url_template
+            && self.server_address == call.server_address
+            && self.server_port == call.server_port
+            && self.protocol_version == call.protocol_version
+    }
 }
 
 /// Nanoseconds since the epoch, as OpenTelemetry's Python API takes a time.
 fn nanos(at: SystemTime) -> u64 {
     at.duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}
+
+impl PyInstrumentation {
+    /// The shape of `call`'s kind: kept, or made now by `ClientTelemetry.shape`.
+    fn shape(&self, py: Python<'_>, call: &CallInfo<'_>) -> PyResult<Py<PyAny>> {
+        let lock = || self.shapes.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, shape)) = lock().iter().find(|(key, _)| key.matches(call)) {
+            return Ok(shape.clone_ref(py));
+        }
+        let facts = CallFacts {
+            operation: call.operation,
+            call_name: call.call_span_name(),
+            attempt_name: call.attempt_span_name(),
+            method: call.request_method(),
+            server_address: call.server_address.to_owned(),
+            server_port: call.server_port,
+            url_template: call.url_template.map(str::to_owned),
+            protocol_version: call.protocol_version,
+        };
+        let shape =
+            self.telemetry
+                .call_method1(py, pyo3::intern!(py, "shape"), (Py::new(py, facts)?,))?;
+        let mut shapes = lock();
+        if shapes.len() < MAX_SHAPES && !shapes.iter().any(|(key, _)| key.matches(call)) {
+            shapes.push((ShapeKey::of(call), shape.clone_ref(py)));
+        }
+        Ok(shape)
+    }
 }
 
 impl Instrumentation for PyInstrumentation {
@@ -403,21 +475,12 @@ impl Instrumentation for PyInstrumentation {
                 })
             })?;
             interrupt.check_signals(py);
-            let info = CallFacts {
-                operation: call.operation,
-                call_name: call.call_span_name(),
-                attempt_name: call.attempt_span_name(),
-                method: call.request_method(),
-                server_address: call.server_address.to_owned(),
-                server_port: call.server_port,
-                url_full: call.url_full().to_owned(),
-                url_template: call.url_template.map(str::to_owned),
-                protocol_version: call.protocol_version,
-                started_at: nanos(call.started_at),
-            };
-            let observer = Py::new(py, info).and_then(|info| {
-                self.telemetry
-                    .call_method1(py, pyo3::intern!(py, "start_call"), (parent, info))
+            let observer = self.shape(py, call).and_then(|shape| {
+                self.telemetry.call_method1(
+                    py,
+                    pyo3::intern!(py, "start_call"),
+                    (parent, shape, call.url_full(), nanos(call.started_at)),
+                )
             });
             match observer {
                 Ok(observer) if !observer.is_none(py) => {
@@ -434,7 +497,9 @@ impl Instrumentation for PyInstrumentation {
     }
 }
 
-/// A call's facts at its start, as `_telemetry._Call` takes them (by name).
+/// What every call of one kind shares, as `_telemetry._Shape` takes it (by name):
+/// a call's facts at its start but its URL (`url.full`) and its time, which
+/// `ClientTelemetry.start_call` is given with each call.
 #[pyclass(frozen, module = "roomchat._native")]
 pub struct CallFacts {
     /// `roomchat.operation`.
@@ -455,18 +520,12 @@ pub struct CallFacts {
     /// `server.port`.
     #[pyo3(get)]
     server_port: u16,
-    /// `url.full`, its secrets redacted.
-    #[pyo3(get)]
-    url_full: String,
     /// `url.template`, if declared.
     #[pyo3(get)]
     url_template: Option<String>,
     /// `network.protocol.version`.
     #[pyo3(get)]
     protocol_version: &'static str,
-    /// The call's start, in nanoseconds since the epoch.
-    #[pyo3(get)]
-    started_at: u64,
 }
 
 /// An attempt's end, as `_Call.attempt_end` takes it (by name).

@@ -108,10 +108,19 @@ def capture() -> Any:
         for key in _SUPPRESS_KEYS:
             if current.get(key):
                 return None
-    if current or _explicit:
         return current
-    if _FAST_UNSET and _trace._TRACER_PROVIDER is None and _metrics_state._METER_PROVIDER is None:
-        return None
+    if _explicit:
+        return current
+    if _FAST_UNSET:
+        # The providers set, read where the API keeps them (None: not set yet, the
+        # getters' no-op proxies): the getters read the environment at every call.
+        tracer_provider = _trace._TRACER_PROVIDER
+        meter_provider = _metrics_state._METER_PROVIDER
+        if (tracer_provider is None or isinstance(tracer_provider, _NOOP_TRACER_PROVIDERS)) and (
+            meter_provider is None or isinstance(meter_provider, _NOOP_METER_PROVIDERS)
+        ):
+            return None
+        return current
     if isinstance(_trace.get_tracer_provider(), _NOOP_TRACER_PROVIDERS) and isinstance(
         _metrics.get_meter_provider(), _NOOP_METER_PROVIDERS
     ):
@@ -152,7 +161,7 @@ class _Instruments:
             unit="{event}",
             description="Times the shared rate-limit budget in Redis failed and the client followed its OnRedisError policy.",
         )
-        # Calls in flight: counted here, observed when the reader collects (an
+        # Calls in flight: counted by each `_Call` (under `active_lock`), observed when the reader collects (an
         # asynchronous up-down counter: the same non-monotonic sum as core's synchronous
         # one, without two measurements through the SDK per call).
         self.active: Dict[Tuple[str, str, int], int] = {}
@@ -183,10 +192,6 @@ class _Instruments:
             unit="{request}",
             description="Requests the key's rate-limit budget allows now, per client.",
         )
-
-    def add_active(self, key: Tuple[str, str, int], change: int) -> None:
-        with self.active_lock:
-            self.active[key] = self.active.get(key, 0) + change
 
     def _observe_active(self) -> Iterable[Any]:
         with self.active_lock:
@@ -289,11 +294,14 @@ class ClientTelemetry:
     """One client's (and its views'): its providers (None: the global ones, as they are
     when each call starts), its number and server for the budget gauge."""
 
-    __slots__ = ("_tracer_provider", "_meter_provider", "serial", "server_address", "_probe", "__weakref__")
+    __slots__ = ("_tracer_provider", "_meter_provider", "serial", "server_address", "_probe", "_last", "__weakref__")
 
     def __init__(self, tracer_provider: Any, meter_provider: Any) -> None:
         self._tracer_provider = tracer_provider
         self._meter_provider = meter_provider
+        #: The providers of this client's last call, and their tracer and instruments:
+        #: looked up again only when a provider changes (the global ones once set).
+        self._last: Optional[Tuple[Any, Any, Any, Optional[_Instruments]]] = None
         self.serial = next(_serials)
         self.server_address = ""
         self._probe: Optional[Callable[[], Optional[int]]] = None
@@ -332,16 +340,133 @@ class ClientTelemetry:
                 return provider
         return _trace.get_tracer_provider()
 
-    def start_call(self, parent: Any, info: Any) -> Any:
-        """The observer of a call starting now in `parent` (core's hook ``start_call``,
-        with the call's facts: ``_native.CallFacts``), or None when nothing is to be
-        recorded or sent."""
-        tracer = _tracer_of(self.tracer_provider())
-        instruments = _instruments_of(self.meter_provider())
+    def shape(self, facts: Any) -> "_Shape":
+        """What the calls of one operation of this client share (core's facts at a
+        call's start but its URL and time: ``_native.CallFacts``), with the attribute
+        sets their spans and metrics take. Asked by the native side once per kind of
+        call (it keeps what this returns), so that a call builds only its own part."""
+        return _Shape(facts)
+
+    def start_call(self, parent: Any, shape: "_Shape", url_full: str, started_at: int) -> Any:
+        """The observer of a call starting now in `parent` (core's hook ``start_call``:
+        its `shape`, its ``url.full`` and its start in nanoseconds since the epoch), or
+        None when nothing is to be recorded or sent."""
+        tracer_provider = self._tracer_provider
+        if tracer_provider is None:
+            tracer_provider = (_FAST_UNSET and _trace._TRACER_PROVIDER) or self.tracer_provider()
+        meter_provider = self._meter_provider
+        if meter_provider is None:
+            meter_provider = (_FAST_UNSET and _metrics_state._METER_PROVIDER) or self.meter_provider()
+        last = self._last
+        if last is not None and last[0] is tracer_provider and last[1] is meter_provider:
+            tracer, instruments = last[2], last[3]
+        else:
+            tracer = _tracer_of(tracer_provider)
+            instruments = _instruments_of(meter_provider)
+            self._last = (tracer_provider, meter_provider, tracer, instruments)
         if tracer is None and instruments is None:
             # No SDK: no span; the parent's context (its baggage) still goes on the wire.
             return _HeadersOnly(parent) if parent else None
-        return _Call(tracer, instruments, parent, info)
+        return _Call(tracer, instruments, parent, shape, url_full, started_at)
+
+
+#: The most attribute sets a `_Shape` keeps of each kind (an attempt's metric has one
+#: per status and `error.type`): beyond that a point's set is made for it.
+_MAX_KEPT = 64
+
+
+class _Shape:
+    """The facts every call of one operation of one client shares, and the attribute
+    sets made of them, made once: the call span's, the in-flight count's key, the
+    events' metric's, each attempt's metric's (per status and `error.type`) and the
+    call's metric's (per `error.type`). A set handed to the API is never changed
+    afterwards (the API copies what it keeps)."""
+
+    __slots__ = (
+        "operation",
+        "call_name",
+        "attempt_name",
+        "method",
+        "server_address",
+        "server_port",
+        "url_template",
+        "protocol_version",
+        "call_attributes",
+        "active",
+        "event_metric",
+        "_attempt_metrics",
+        "_call_metrics",
+    )
+
+    def __init__(self, facts: Any) -> None:
+        operation = facts.operation
+        address = facts.server_address
+        port = facts.server_port
+        self.operation = operation
+        self.call_name = facts.call_name
+        self.attempt_name = facts.attempt_name
+        self.method = facts.method
+        self.server_address = address
+        self.server_port = port
+        self.url_template = facts.url_template
+        self.protocol_version = facts.protocol_version
+        self.call_attributes = {N.ATTR_ROOMCHAT_OPERATION: operation}
+        self.active = (operation, address, port)
+        self.event_metric = {N.ATTR_ROOMCHAT_OPERATION: operation, N.ATTR_SERVER_ADDRESS: address}
+        self._attempt_metrics: Dict[Tuple[Optional[int], Optional[str]], Dict[str, Any]] = {}
+        self._call_metrics: Dict[Optional[str], Dict[str, Any]] = {}
+
+    def attempt_attributes(self, url_full: str) -> Dict[str, Any]:
+        """Every attempt span's attributes at its start (the HTTP client conventions')."""
+        attributes = {
+            N.ATTR_HTTP_REQUEST_METHOD: self.method,
+            N.ATTR_SERVER_ADDRESS: self.server_address,
+            N.ATTR_SERVER_PORT: self.server_port,
+            N.ATTR_URL_FULL: url_full,
+            N.ATTR_NETWORK_PROTOCOL_VERSION: self.protocol_version,
+        }
+        template = self.url_template
+        if template is not None:
+            attributes[N.ATTR_URL_TEMPLATE] = template
+        return attributes
+
+    def attempt_metric(self, status: Optional[int], error_type: Optional[str]) -> Dict[str, Any]:
+        """An attempt's ``http.client.request.duration`` attributes."""
+        kept = self._attempt_metrics.get((status, error_type))
+        if kept is not None:
+            return kept
+        metric = {
+            N.ATTR_HTTP_REQUEST_METHOD: self.method,
+            N.ATTR_SERVER_ADDRESS: self.server_address,
+            N.ATTR_SERVER_PORT: self.server_port,
+            N.ATTR_NETWORK_PROTOCOL_VERSION: self.protocol_version,
+        }
+        template = self.url_template
+        if template is not None:
+            metric[N.ATTR_URL_TEMPLATE] = template
+        if status is not None:
+            metric[N.ATTR_HTTP_RESPONSE_STATUS_CODE] = status
+        if error_type is not None:
+            metric[N.ATTR_ERROR_TYPE] = error_type
+        if len(self._attempt_metrics) < _MAX_KEPT:
+            self._attempt_metrics[(status, error_type)] = metric
+        return metric
+
+    def call_metric(self, error_type: Optional[str]) -> Dict[str, Any]:
+        """A call's ``roomchat.client.call.duration`` attributes."""
+        kept = self._call_metrics.get(error_type)
+        if kept is not None:
+            return kept
+        metric = {
+            N.ATTR_ROOMCHAT_OPERATION: self.operation,
+            N.ATTR_SERVER_ADDRESS: self.server_address,
+            N.ATTR_SERVER_PORT: self.server_port,
+        }
+        if error_type is not None:
+            metric[N.ATTR_ERROR_TYPE] = error_type
+        if len(self._call_metrics) < _MAX_KEPT:
+            self._call_metrics[error_type] = metric
+        return metric
 
 
 class _HeadersOnly:
@@ -372,7 +497,8 @@ def _guarded(part: Callable[..., Any], *args: Any) -> Any:
     """`part(*args)`, or None when it raises an ``Exception`` (an application's span
     processor, instrument or propagator): that is reported (``sys.unraisablehook``) and
     costs only this part. Anything else (``KeyboardInterrupt``) goes to the native side,
-    which hands it to the call's caller."""
+    which hands it to the call's caller. (The steps every call takes are guarded the
+    same way inline: ``try: ... except Exception as error: _report_unraisable(error)``.)"""
     try:
         return part(*args)
     except Exception as error:
@@ -382,8 +508,8 @@ def _guarded(part: Callable[..., Any], *args: Any) -> Any:
 
 class _Call:
     """One call's spans and metrics, from core's hooks. Each step is guarded on its own
-    (`_guarded`): one that raises costs only itself, never another span, metric or the
-    attempt's trace context."""
+    (an ``Exception`` it raises is reported, as `_guarded` does): one that raises costs
+    only itself, never another span, metric or the attempt's trace context."""
 
     __slots__ = (
         "tracer",
@@ -392,80 +518,63 @@ class _Call:
         "context",
         "span",
         "attempt_span",
-        "operation",
-        "attempt_name",
+        "shape",
         "attributes",
-        "server_address",
-        "server_port",
-        "active",
     )
 
-    def __init__(self, tracer: Any, instruments: Optional[_Instruments], parent: Any, info: Any) -> None:
-        operation = info.operation
-        address = info.server_address
-        port = info.server_port
+    def __init__(
+        self, tracer: Any, instruments: Optional[_Instruments], parent: Any, shape: _Shape, url_full: str, start: int
+    ) -> None:
         self.tracer = tracer
         self.instruments = instruments
         self.parent = parent
-        self.operation = operation
-        self.attempt_name = info.attempt_name
-        self.server_address = address
-        self.server_port = port
-        # Every attempt span's attributes at its start (the HTTP client conventions').
-        attributes = {
-            N.ATTR_HTTP_REQUEST_METHOD: info.method,
-            N.ATTR_SERVER_ADDRESS: address,
-            N.ATTR_SERVER_PORT: port,
-            N.ATTR_URL_FULL: info.url_full,
-            N.ATTR_NETWORK_PROTOCOL_VERSION: info.protocol_version,
-        }
-        template = info.url_template
-        if template is not None:
-            attributes[N.ATTR_URL_TEMPLATE] = template
-        self.attributes = attributes
+        self.shape = shape
         self.span: Any = None
         self.context = parent
         self.attempt_span: Any = None
-        self.active = (operation, address, port)
+        self.attributes: Any = None
         # The span first: what a processor's `on_start` raises that is not an
         # `Exception` (`SystemExit`) leaves no call counted in flight that no
         # `call_end` would take out (the native side gets no observer then).
         if tracer is not None:
-            _guarded(self._start_call_span, info.call_name, info.started_at)
+            self.attributes = shape.attempt_attributes(url_full)
+            try:
+                span = tracer.start_span(
+                    shape.call_name,
+                    context=parent,
+                    kind=SpanKind.INTERNAL,
+                    attributes=shape.call_attributes,
+                    start_time=start,
+                )
+                # A span that records nothing and has no context to pass on: the
+                # attempts need no span either, only the parent's context on the wire.
+                if span.is_recording() or span.get_span_context().is_valid:
+                    self.span = span
+                    self.context = _trace.set_span_in_context(span, parent)
+                else:
+                    self.tracer = None
+            except Exception as error:
+                _report_unraisable(error)
         if instruments is not None:
-            instruments.add_active(self.active, 1)
-
-    def _start_call_span(self, name: str, start: int) -> None:
-        span = self.tracer.start_span(
-            name,
-            context=self.parent,
-            kind=SpanKind.INTERNAL,
-            attributes={N.ATTR_ROOMCHAT_OPERATION: self.operation},
-            start_time=start,
-        )
-        # A span that records nothing and has no context to pass on: the attempts
-        # need no span either, only the parent's context on the wire.
-        if span.is_recording() or span.get_span_context().is_valid:
-            self.span = span
-            self.context = _trace.set_span_in_context(span, self.parent)
-        else:
-            self.tracer = None
+            with instruments.active_lock:
+                active = instruments.active
+                active[shape.active] = active.get(shape.active, 0) + 1
 
     def _events(self, events: List[Tuple[str, int, Dict[str, Any]]]) -> None:
         """The call span's event and the metric of each of core's `events`, each on its own."""
         span = self.span
         instruments = self.instruments
+        metric = self.shape.event_metric
         for name, at, attributes in events:
             if span is not None:
                 _guarded(span.add_event, name, attributes, at)
             if instruments is None:
                 continue
-            metric = {N.ATTR_ROOMCHAT_OPERATION: self.operation, N.ATTR_SERVER_ADDRESS: self.server_address}
             if name == N.EVENT_ROOMCHAT_RATE_LIMIT_WAIT:
                 _guarded(instruments.rate_limit_wait.record, attributes[N.ATTR_ROOMCHAT_WAIT_DURATION], metric)
             elif name == N.EVENT_ROOMCHAT_RETRY:
-                metric[N.ATTR_ROOMCHAT_RETRY_REASON] = attributes[N.ATTR_ROOMCHAT_RETRY_REASON]
-                _guarded(instruments.retries.add, 1, metric)
+                reason = {**metric, N.ATTR_ROOMCHAT_RETRY_REASON: attributes[N.ATTR_ROOMCHAT_RETRY_REASON]}
+                _guarded(instruments.retries.add, 1, reason)
             elif name == N.EVENT_ROOMCHAT_BUDGET_DEGRADED:
                 _guarded(instruments.degraded.add, 1, metric)
 
@@ -476,25 +585,30 @@ class _Call:
         if events:
             self._events(events)
         context = self.context
-        if self.tracer is not None:
+        tracer = self.tracer
+        if tracer is not None:
             attributes = self.attributes
             if resend_count > 0:
                 attributes = dict(attributes)
                 attributes[N.ATTR_HTTP_REQUEST_RESEND_COUNT] = resend_count
-            span = _guarded(self._start_attempt_span, context, attributes, start)
+            try:
+                span = tracer.start_span(
+                    self.shape.attempt_name, context=context, kind=SpanKind.CLIENT, attributes=attributes, start_time=start
+                )
+            except Exception as error:
+                _report_unraisable(error)
+                span = None
             self.attempt_span = span
             if span is not None:
                 context = _trace.set_span_in_context(span, context)
         if not propagate or not context:
             return None
         headers: Dict[str, str] = {}
-        _guarded(_propagate.inject, headers, context)
+        try:
+            _propagate.inject(headers, context)
+        except Exception as error:
+            _report_unraisable(error)
         return headers
-
-    def _start_attempt_span(self, context: Any, attributes: Dict[str, Any], start: int) -> Any:
-        return self.tracer.start_span(
-            self.attempt_name, context=context, kind=SpanKind.CLIENT, attributes=attributes, start_time=start
-        )
 
     def attempt_end(self, outcome: Any) -> None:
         """Core's hook after an attempt (``_native.AttemptOutcome``): its span ended
@@ -505,16 +619,27 @@ class _Call:
         self.attempt_span = None
         status = outcome.status
         error_type = outcome.error_type
-        # Each part runs even when another raises what `_guarded` does not catch
+        # Each part runs even when another raises what the guards do not catch
         # (`SystemExit` from a processor, a signal's handler): that goes on to the
         # native side once the others have run.
         try:
             if span is not None:
-                _guarded(self._end_attempt_span, span, outcome.ended_at, status, error_type, outcome.error_kind)
+                try:
+                    self._end_attempt_span(span, outcome.ended_at, status, error_type, outcome.error_kind)
+                except Exception as error:
+                    _report_unraisable(error)
         finally:
             try:
-                if self.instruments is not None:
-                    _guarded(self._record_attempt, outcome.duration, status, error_type)
+                instruments = self.instruments
+                if instruments is not None:
+                    try:
+                        shape = self.shape
+                        metric = shape._attempt_metrics.get((status, error_type)) or shape.attempt_metric(
+                            status, error_type
+                        )
+                        instruments.request_duration.record(outcome.duration, metric)
+                    except Exception as error:
+                        _report_unraisable(error)
             finally:
                 events = outcome.events
                 if events:
@@ -535,33 +660,13 @@ class _Call:
         finally:  # ended whatever interrupts the attributes (a signal's handler)
             span.end(end)
 
-    def _record_attempt(self, duration: float, status: Optional[int], error_type: Optional[str]) -> None:
-        instruments = self.instruments
-        if instruments is None:
-            return
-        attributes = self.attributes
-        metric = {
-            N.ATTR_HTTP_REQUEST_METHOD: attributes[N.ATTR_HTTP_REQUEST_METHOD],
-            N.ATTR_SERVER_ADDRESS: self.server_address,
-            N.ATTR_SERVER_PORT: self.server_port,
-            N.ATTR_NETWORK_PROTOCOL_VERSION: attributes[N.ATTR_NETWORK_PROTOCOL_VERSION],
-        }
-        template = attributes.get(N.ATTR_URL_TEMPLATE)
-        if template is not None:
-            metric[N.ATTR_URL_TEMPLATE] = template
-        if status is not None:
-            metric[N.ATTR_HTTP_RESPONSE_STATUS_CODE] = status
-        if error_type is not None:
-            metric[N.ATTR_ERROR_TYPE] = error_type
-        instruments.request_duration.record(duration, metric)
-
     def call_end(self, outcome: Any) -> None:
         """Core's hook at the call's end (``_native.CallOutcome``): its span ended with
         core's time; its metrics. Each part runs even when another raises: the call is
         always taken out of the calls in flight."""
         error_type = outcome.error_type
         instruments = self.instruments
-        # Each part runs even when another raises what `_guarded` does not catch (see
+        # Each part runs even when another raises what the guards do not catch (see
         # `attempt_end`): the span ends, the call leaves the calls in flight.
         try:
             events = outcome.events
@@ -570,14 +675,25 @@ class _Call:
         finally:
             try:
                 if self.span is not None:
-                    _guarded(self._end_call_span, outcome, error_type)
+                    try:
+                        self._end_call_span(outcome, error_type)
+                    except Exception as error:
+                        _report_unraisable(error)
             finally:
                 try:
                     if instruments is not None:
-                        _guarded(self._record_call, outcome.duration, error_type)
+                        try:
+                            shape = self.shape
+                            metric = shape._call_metrics.get(error_type) or shape.call_metric(error_type)
+                            instruments.call_duration.record(outcome.duration, metric)
+                        except Exception as error:
+                            _report_unraisable(error)
                 finally:
                     if instruments is not None:
-                        instruments.add_active(self.active, -1)
+                        key = self.shape.active
+                        with instruments.active_lock:
+                            active = instruments.active
+                            active[key] = active.get(key, 0) - 1
 
     def _end_call_span(self, outcome: Any, error_type: Optional[str]) -> None:
         span = self.span
@@ -594,19 +710,6 @@ class _Call:
                 span.set_status(Status(StatusCode.ERROR, outcome.description))
         finally:  # ended whatever interrupts the attributes (a signal's handler)
             span.end(outcome.ended_at)
-
-    def _record_call(self, duration: float, error_type: Optional[str]) -> None:
-        instruments = self.instruments
-        if instruments is None:
-            return
-        metric = {
-            N.ATTR_ROOMCHAT_OPERATION: self.operation,
-            N.ATTR_SERVER_ADDRESS: self.server_address,
-            N.ATTR_SERVER_PORT: self.server_port,
-        }
-        if error_type is not None:
-            metric[N.ATTR_ERROR_TYPE] = error_type
-        instruments.call_duration.record(duration, metric)
 
 
 def client_telemetry(tracer_provider: Any, meter_provider: Any) -> Optional[ClientTelemetry]:
