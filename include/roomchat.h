@@ -1272,15 +1272,6 @@ roomchat_result roomchat_users_iter_next(struct roomchat_users_iter *iter,
                                          struct roomchat_user **user_out,
                                          struct roomchat_error **err_out);
 
-// `roomchat_users_iter_next` with this step's request cancelled by `cancel`
-// (NULL: none; in place of the client's own token, if any): a cancelled
-// step returns `ROOMCHAT_RESULT_CANCELLED` and cancels nothing else, and
-// the next step fetches the same page again.
-roomchat_result roomchat_users_iter_next_cancellable(struct roomchat_users_iter *iter,
-                                                     const struct roomchat_cancel_token *cancel,
-                                                     struct roomchat_user **user_out,
-                                                     struct roomchat_error **err_out);
-
 // Does nothing (but check `iter`): the next call after an error retries the
 // failed page by itself. Kept for code written when an error ended the iteration.
 roomchat_result roomchat_users_iter_resume(struct roomchat_users_iter *iter);
@@ -1507,6 +1498,15 @@ roomchat_result roomchat_wire_decode_response(const char *operation,
                                               size_t body_len,
                                               char **result_json_out,
                                               struct roomchat_error **err_out);
+
+// `roomchat_users_iter_next` with this step's request cancelled by `cancel`
+// (NULL: none; in place of the client's own token, if any): a cancelled
+// step returns `ROOMCHAT_RESULT_CANCELLED` and cancels nothing else, and
+// the next step fetches the same page again.
+roomchat_result roomchat_users_iter_next_cancellable(struct roomchat_users_iter *iter,
+                                                     const struct roomchat_cancel_token *cancel,
+                                                     struct roomchat_user **user_out,
+                                                     struct roomchat_error **err_out);
 
 // Makes a token that is not cancelled. Writes it to `*token_out` (free with
 // `roomchat_cancel_token_free`).

@@ -58,27 +58,6 @@ mod listing {
         })
     }
 
-    /// `roomchat_users_iter_next` with this step's request cancelled by `cancel`
-    /// (NULL: none; in place of the client's own token, if any): a cancelled
-    /// step returns `ROOMCHAT_RESULT_CANCELLED` and cancels nothing else, and
-    /// the next step fetches the same page again.
-    #[no_mangle]
-    pub extern "C" fn roomchat_users_iter_next_cancellable(
-        iter: *mut roomchat_users_iter,
-        cancel: *const crate::view::roomchat_cancel_token,
-        user_out: *mut *mut roomchat_user,
-        err_out: *mut *mut roomchat_error,
-    ) -> roomchat_result {
-        next_item(iter, user_out, "user_out", err_out, |iter| {
-            // SAFETY: NULL or a live token of this library (documented).
-            let step = match unsafe { cancel.as_ref() } {
-                Some(cancel) => iter.users.next_with_cancel(&cancel.token),
-                None => iter.users.next(),
-            };
-            step.map(|user| user.map(roomchat_user::from))
-        })
-    }
-
     /// Does nothing (but check `iter`): the next call after an error retries the
     /// failed page by itself. Kept for code written when an error ended the iteration.
     #[no_mangle]

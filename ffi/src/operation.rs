@@ -18,6 +18,8 @@ use crate::boundary::{
 };
 use crate::client::roomchat_client;
 use crate::error::{guard, guard_value, roomchat_error, roomchat_result, Failure};
+use crate::glue::next_item;
+use crate::models::{roomchat_user, roomchat_users_iter};
 use crate::view::roomchat_cancel_token;
 
 fn operation_arg(operation: *const c_char) -> Result<Operation, Failure> {
@@ -237,5 +239,26 @@ pub extern "C" fn roomchat_wire_decode_response(
         let response = WireResponse::new(status, headers, body);
         write_string(result_json_out, operation.decode_text(&response)?);
         Ok(())
+    })
+}
+
+/// `roomchat_users_iter_next` with this step's request cancelled by `cancel`
+/// (NULL: none; in place of the client's own token, if any): a cancelled
+/// step returns `ROOMCHAT_RESULT_CANCELLED` and cancels nothing else, and
+/// the next step fetches the same page again.
+#[no_mangle]
+pub extern "C" fn roomchat_users_iter_next_cancellable(
+    iter: *mut roomchat_users_iter,
+    cancel: *const roomchat_cancel_token,
+    user_out: *mut *mut roomchat_user,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    next_item(iter, user_out, "user_out", err_out, |iter| {
+        // SAFETY: NULL or a live token of this library (documented).
+        let step = match unsafe { cancel.as_ref() } {
+            Some(cancel) => iter.users.next_with_cancel(&cancel.token),
+            None => iter.users.next(),
+        };
+        step.map(|user| user.map(roomchat_user::from))
     })
 }
