@@ -180,7 +180,11 @@ fn redis_dying_and_coming_back_under_each_policy() {
     ] {
         let mut redis = RedisServer::start(None);
         let client = builder(&emu)
-            .redis_budget(shared(&redis, policy).key_prefix(format!("outage-{}", policy.name())))
+            .redis_budget(
+                shared(&redis, policy)
+                    .key_prefix(format!("outage-{}", policy.name()))
+                    .breaker_cooldown(Duration::ZERO),
+            )
             .max_retries(0)
             .build()
             .unwrap();
@@ -213,12 +217,13 @@ fn redis_dying_and_coming_back_under_each_policy() {
         expect("with Redis dead");
         redis.restart();
         redis.freeze(true);
-        thread::sleep(Duration::from_millis(350)); // the breaker lets one caller try again
+        // No cooldown (the client's breaker is shut at once): every call of these
+        // tries Redis, so each meets the frozen server, and the first call after
+        // the restart below reaches it, with no wait standing in for the breaker.
         expect("with Redis frozen");
         redis.freeze(false);
         redis.kill();
         redis.restart(); // empty, script cache gone (NOSCRIPT)
-        thread::sleep(Duration::from_millis(350));
         client.list_users(&ListUsers::page(1, 0)).unwrap();
         let state = client.rate_limit_state();
         assert!(!state.degraded, "{policy:?}: the shared budget resumes");
@@ -1119,7 +1124,9 @@ fn a_return_from_the_fallback_enters_its_local_starts_first() {
                     .expected_processes(2)
                     .connect_timeout(Duration::from_millis(200))
                     .io_timeout(Duration::from_millis(200))
-                    .breaker_cooldown(Duration::from_millis(300)),
+                    // Every call tries Redis first: the first after the restart
+                    // reaches it (no wait standing in for the breaker's cooldown).
+                    .breaker_cooldown(Duration::ZERO),
             )
             .max_retries(0)
             .build()
@@ -1135,7 +1142,6 @@ fn a_return_from_the_fallback_enters_its_local_starts_first() {
     assert_eq!(local, 8);
     assert!(back.rate_limit_state().degraded);
     redis.restart();
-    thread::sleep(Duration::from_millis(350));
     back.list_users(&ListUsers::page(1, 0)).unwrap();
     let state = back.rate_limit_state();
     assert!(!state.degraded);
@@ -1155,4 +1161,184 @@ fn a_return_from_the_fallback_enters_its_local_starts_first() {
     ));
     assert_eq!(admitted, 39 - 2 * local - 1);
     assert_eq!(answered_429, 0);
+}
+
+/// The ids of the connections whose budget script Redis holds (`CLIENT PAUSE`
+/// postpones it: `flags=b`, `cmd=evalsha`), once there are `n` of them: a state,
+/// polled, with a deadline.
+fn held_scripts(redis: &RedisServer, n: usize) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let held: Vec<String> = redis
+            .bulk_reply(&["CLIENT", "LIST"])
+            .unwrap_or_default()
+            .lines()
+            .filter(|c| {
+                let fields: Vec<&str> = c.split(' ').collect();
+                fields.contains(&"cmd=evalsha")
+                    && fields
+                        .iter()
+                        .any(|f| f.strip_prefix("flags=").is_some_and(|v| v.contains('b')))
+            })
+            .filter_map(|c| Some(c.split(' ').next()?.strip_prefix("id=")?.to_owned()))
+            .collect();
+        if held.len() == n {
+            return held;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "Redis holds {} budget scripts, not {n}",
+            held.len()
+        );
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A round trip under way when another caller's fails, and admitted by Redis
+/// after the local fallback has admitted starts, is not used: Redis's count held
+/// none of them (seen in the failover matrix under load: round trips that began
+/// before the failure, admitted after the fallback's, spent the window twice and
+/// met 429s). Here Redis holds one caller's script (`CLIENT PAUSE`) while a
+/// second caller's connection dies: the breaker opens, the fallback spends its
+/// share (4, with the start Redis admitted first), then Redis admits the held
+/// one. It must wait for a slot instead of being sent as a fifth start in the
+/// service's window.
+#[test]
+fn an_admission_redis_gave_without_the_fallbacks_starts_is_not_used() {
+    let window = Duration::from_secs(10);
+    let emu = emulator_limited("redis-stale-admission", 4, window);
+    emu.seed_users(1);
+    let redis = RedisServer::start(None);
+    let client = builder(&emu)
+        .rate_limit(RateLimitConfig::new(4, window))
+        .redis_budget(
+            RedisBudget::new(redis.url())
+                .on_error(OnRedisError::LocalFallback)
+                .expected_processes(1)
+                // The held round trip is held, not timed out; the breaker stays
+                // open while the fallback spends its share.
+                .connect_timeout(Duration::from_secs(20))
+                .io_timeout(Duration::from_secs(20))
+                .breaker_cooldown(Duration::from_secs(20)),
+        )
+        // Retries as shipped: the held call, waiting for a slot, may find its
+        // kept-alive connection closed by the emulator, and sends the GET again
+        // (a 429 would show in the journal, which the test counts).
+        .build()
+        .unwrap();
+    client.list_users(&ListUsers::page(1, 0)).unwrap();
+    assert_eq!(
+        redis
+            .command(&["CLIENT", "PAUSE", "60000", "WRITE"])
+            .as_deref(),
+        Some("+OK")
+    );
+    let calls = |n: usize| {
+        (0..n)
+            .map(|_| client.list_users(&ListUsers::page(1, 0)).map(|_| ()))
+            .collect::<Vec<_>>()
+    };
+    let (held, failed, local) = thread::scope(|scope| {
+        let held = scope.spawn(|| calls(1));
+        let first = held_scripts(&redis, 1);
+        let failing = scope.spawn(|| calls(1));
+        let both = held_scripts(&redis, 2);
+        let second = both.iter().find(|id| !first.contains(id)).unwrap();
+        assert_eq!(
+            redis.command(&["CLIENT", "KILL", "ID", second]).as_deref(),
+            Some(":1")
+        );
+        let failed = failing.join().unwrap();
+        assert!(client.rate_limit_state().degraded);
+        let local = calls(2);
+        assert_eq!(
+            redis.command(&["CLIENT", "UNPAUSE"]).as_deref(),
+            Some("+OK")
+        );
+        (held.join().unwrap(), failed, local)
+    });
+    let journal = emu.journal();
+    let arrived: Vec<SystemTime> = journal.iter().map(|e| e.received_at).collect();
+    let answered_429 = journal.iter().filter(|e| e.status == 429).count();
+    figure(format_args!(
+        "redis budget: a round trip admitted after the fallback's starts: {} arrivals, busiest {window:?} window {}, {answered_429} answered 429",
+        journal.len(),
+        busiest_window(&arrived, window)
+    ));
+    assert!(
+        failed.iter().chain(&local).all(Result::is_ok),
+        "{failed:?} {local:?}"
+    );
+    assert_eq!(
+        answered_429, 0,
+        "the held start was sent on Redis's stale count"
+    );
+    assert!(held[0].is_ok(), "the held call: {:?}", held[0]);
+    assert_eq!(journal.len(), 5);
+    assert!(busiest_window(&arrived, window) <= 4);
+}
+
+/// Processes that fall back together admit no more between them than what is
+/// left of the window, however unevenly they had shared it: a process falls
+/// back from its share of what Redis last counted, not only from its own
+/// starts (seen in the failover matrix under load: one process had taken most
+/// of a full window, the others few, and at the kill each of those admitted
+/// nearly its whole share beside the full window, and met 429s). Here another
+/// process takes 6 of 8, this one 1 (Redis counts 7, this one's share of them
+/// 4 of the fallback's 4), then Redis dies: the fallback admits nothing more
+/// in the window.
+#[test]
+fn a_fallback_starts_from_its_share_of_the_window_redis_counted() {
+    let window = Duration::from_secs(10);
+    let emu = emulator_limited("redis-fallback-share", 8, window);
+    emu.seed_users(1);
+    let mut redis = RedisServer::start(None);
+    let make = || {
+        builder(&emu)
+            .rate_limit(RateLimitConfig::new(8, window).fail_fast())
+            .redis_budget(
+                RedisBudget::new(redis.url())
+                    .on_error(OnRedisError::LocalFallback)
+                    .expected_processes(2)
+                    .connect_timeout(Duration::from_secs(2))
+                    .io_timeout(Duration::from_secs(2))
+                    .breaker_cooldown(Duration::from_secs(20)),
+            )
+            .max_retries(0)
+            .build()
+            .unwrap()
+    };
+    let other = fork_child(|| {
+        let client = make();
+        (0..6)
+            .filter(|_| client.list_users(&ListUsers::page(1, 0)).is_err())
+            .count() as i32
+    });
+    assert_eq!(wait_child(other, Duration::from_secs(30)), Some(0));
+    let client = make();
+    client.list_users(&ListUsers::page(1, 0)).unwrap();
+    assert_eq!(client.rate_limit_state().used, 7);
+    redis.kill();
+    let after = (0..4)
+        .map(|_| client.list_users(&ListUsers::page(1, 0)))
+        .collect::<Vec<_>>();
+    assert!(client.rate_limit_state().degraded);
+    let admitted = after.iter().filter(|r| r.is_ok()).count();
+    let journal = emu.journal();
+    let arrived: Vec<SystemTime> = journal.iter().map(|e| e.received_at).collect();
+    let answered_429 = journal.iter().filter(|e| e.status == 429).count();
+    figure(format_args!(
+        "redis budget: fell back beside a window another process had filled: {admitted} admitted by the fallback, busiest {window:?} window {} of 8, {answered_429} answered 429",
+        busiest_window(&arrived, window)
+    ));
+    for result in &after {
+        if let Err(e) = result {
+            assert_eq!(e.kind(), ErrorKind::RateLimited, "{e}");
+        }
+    }
+    assert_eq!(answered_429, 0);
+    assert!(busiest_window(&arrived, window) <= 8);
+    // Its share of the 7 is 3.5 of the fallback's 4, counted as 4: the one start
+    // left in the window is left to the other process.
+    assert_eq!(admitted, 0, "admitted beside a window nearly full");
 }

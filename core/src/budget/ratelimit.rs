@@ -314,6 +314,19 @@ impl Budget {
         state.starts.push_back(at);
     }
 
+    /// Counts at least `count` starts in the window at `at`, adding starts at
+    /// `at` up to it: a share of starts admitted elsewhere whose times are not
+    /// known, taken as late as they can have been (so they leave the window no
+    /// earlier than the real ones).
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
+    pub(crate) fn record_at_least(&self, at: Instant, count: usize) {
+        let mut state = self.lock();
+        state.prune(at);
+        while state.starts.len() < count {
+            state.starts.push_back(at);
+        }
+    }
+
     /// Whether the budget counts nothing any more: no start in the window, no hold.
     fn unused(&self, now: Instant) -> bool {
         let mut state = self.lock();

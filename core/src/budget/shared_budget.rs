@@ -43,12 +43,21 @@
 //! stops waiting when the cooldown ends, to try Redis first. A pooled
 //! connection found closed (Redis's `timeout`, a proxy's idle limit) is no
 //! failure: the round trip is made once more on a new connection. Every start
-//! admitted through Redis is noted in the fallback too, so a fall back goes on
-//! from this process's recent starts; and the first round trip back enters
-//! the fallback's starts of the window into Redis before it admits anything —
-//! once for each expected process, since the others fell back as long and
-//! count locally until they come back and enter their own (counting them twice
-//! then holds the key at most one window).
+//! admitted through Redis is noted in the fallback too, and with it at least
+//! the process's share of every process's starts Redis counted (stamped as late
+//! as they can have been), so a fall back goes on from the window as Redis last
+//! counted it, not from this process's starts alone (processes that had shared
+//! the window unevenly would admit their whole shares beside it); the fallback
+//! also waits out a time Redis said the budget was spent until. The first round
+//! trip back enters the fallback's starts of the window into Redis before it
+//! admits anything — once for each expected process, since the others fell back
+//! as long and count locally until they come back and enter their own (counting
+//! them twice then holds the key at most one window). One caller carries them;
+//! the others of the process wait for its round trip, and a start Redis
+//! admitted while the fallback admitted others is not used (Redis's count did
+//! not hold them). A process that loses Redis alone, while the others reach
+//! it, can spend its share beside their whole count until it is back: the
+//! policy bounds each process, not what processes it cannot see spend.
 //!
 //! # Connections
 //!
@@ -784,7 +793,26 @@ struct ProcessState {
     /// Starts the local fallback admitted that Redis has not been told of:
     /// the first round trip back enters them into the shared record before
     /// it admits anything, so the window Redis counts holds them.
-    unmerged: Mutex<Vec<Instant>>,
+    unmerged: Mutex<Unmerged>,
+    /// Told when a round trip that carried the fallback's starts ends.
+    merge_ended: Condvar,
+}
+
+/// The local fallback's starts that Redis has not been told of, and what a
+/// round trip needs to know to tell whether Redis counted them when it admitted.
+#[derive(Default)]
+struct Unmerged {
+    starts: Vec<Instant>,
+    /// A round trip is carrying the starts that were here to Redis: until it
+    /// ends, no other caller of the process asks Redis (an admission on a
+    /// count without them would spend what the fallback already spent).
+    carried: bool,
+    /// Starts the fallback has admitted so far. A round trip admitted by Redis
+    /// counts only if none was admitted while it was under way: Redis's count
+    /// did not hold that one (a round trip that began before a failure and
+    /// ended after the fallback admitted, seen under load, spent the window
+    /// twice).
+    admitted: u64,
 }
 
 /// The budget as the last round trip found it.
@@ -971,7 +999,17 @@ impl SharedBudget {
                 }
                 Route::Redis { polling } => polling,
             };
-            let unmerged = std::mem::take(&mut *lock(&process.unmerged));
+            let taken = self.take_unmerged(process, cancel, deadline);
+            let Ok(Some((unmerged, fallback_admitted))) = taken else {
+                if polling {
+                    lock(&process.gate).polling = false;
+                    process.gate_changed.notify_all();
+                }
+                // Cancelled, or the caller that carried the fallback's starts failed
+                // (the breaker is open: this one falls back).
+                taken?;
+                continue;
+            };
             let outcome = self.link.round_trip(cancel, deadline, |connection| {
                 let now = Instant::now();
                 let ages: Vec<u64> = unmerged
@@ -1007,10 +1045,19 @@ impl SharedBudget {
                     invocation.invoke(connection)?;
                 Ok((admitted, value, used, blocked_ms))
             });
-            if outcome.is_err() && !unmerged.is_empty() {
-                // Told next time.
-                lock(&process.unmerged).extend(unmerged);
-            }
+            // Whether Redis's count held every start the fallback admitted.
+            let counted_all = {
+                let mut pending = lock(&process.unmerged);
+                if !unmerged.is_empty() {
+                    pending.carried = false;
+                    if outcome.is_err() {
+                        // Told next time.
+                        pending.starts.extend(unmerged);
+                    }
+                    process.merge_ended.notify_all();
+                }
+                pending.admitted == fallback_admitted
+            };
             let mut gate = lock(&process.gate);
             if polling {
                 gate.polling = false;
@@ -1030,17 +1077,32 @@ impl SharedBudget {
                 verdict
             });
             match outcome {
+                Ok(Verdict::Admitted) if !counted_all => {
+                    // The fallback admitted a start while this round trip was under
+                    // way, which Redis did not count when it admitted this one: the
+                    // slot Redis gave is left unused (Redis over-counts by one, for
+                    // one window), and the start is asked for again, through the
+                    // fallback while the breaker is open, else with those starts
+                    // entered first.
+                    process.gate_changed.notify_all();
+                    continue;
+                }
                 Ok(Verdict::Admitted) => {
                     gate.not_before = None;
                     process.gate_changed.notify_all();
                     drop(gate);
-                    // The fallback knows this process's own recent starts: should
-                    // Redis fail now, it goes on from them, not from nothing.
+                    // The fallback knows this process's own recent starts, and its
+                    // share of every process's: should Redis fail now, it goes on
+                    // from them, not from nothing.
                     let now = Instant::now();
                     self.fallback.record(now);
+                    self.fallback
+                        .record_at_least(now, self.fallback_share_of(&process.known));
                     return Ok(now);
                 }
                 Ok(Verdict::Wait(wait)) => {
+                    self.fallback
+                        .record_at_least(Instant::now(), self.fallback_share_of(&process.known));
                     let until = instant_after(Instant::now(), wait + gate.jitter(wait));
                     gate.not_before = Some(gate.not_before.map_or(until, |t| t.max(until)));
                     process.gate_changed.notify_all();
@@ -1052,8 +1114,15 @@ impl SharedBudget {
                 }
                 Err(LinkError::Unavailable(error)) => {
                     process.gate_changed.notify_all();
+                    let held = self.settings.on_error == OnRedisError::LocalFallback
+                        && gate.not_before.is_some_and(|t| t > Instant::now());
                     drop(gate);
                     on_degraded(&error);
+                    if held {
+                        // Through the gate again: it falls back once what Redis last
+                        // said (no slot before a time, a 429's hold) has passed.
+                        continue;
+                    }
                     match self.fall_back(cancel, &mut on_wait, Some(error.message()))? {
                         Some(at) => return Ok(at),
                         None => continue,
@@ -1061,6 +1130,61 @@ impl SharedBudget {
                 }
             }
         }
+    }
+
+    /// The fallback's starts for the next round trip to carry to Redis (taken:
+    /// no other caller carries them too), and how many starts the fallback
+    /// has admitted so far. While another caller carries them, waits for its
+    /// round trip to end (bounded by the connect and I/O timeouts); `None`
+    /// when it failed (the breaker is open: the caller falls back).
+    fn take_unmerged(
+        &self,
+        process: &ProcessState,
+        cancel: Option<&CancelToken>,
+        deadline: Instant,
+    ) -> Result<Option<(Vec<Instant>, u64)>> {
+        let mut pending = lock(&process.unmerged);
+        let mut waited = false;
+        while pending.carried {
+            waited = true;
+            if let Some(token) = cancel {
+                token.check()?;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(Error::new(
+                    ErrorKind::BudgetUnavailable,
+                    format!(
+                        "the shared rate budget in Redis ({}) was still being told of the local fallback's starts at the call's deadline",
+                        redacted_url(&self.settings.url)
+                    ),
+                ));
+            }
+            pending = process
+                .merge_ended
+                .wait_timeout(pending, (deadline - now).min(cancel::CANCEL_CHECK_INTERVAL))
+                .map(|(g, _)| g)
+                .unwrap_or_else(|p| p.into_inner().0);
+        }
+        if waited && self.link.skipped() {
+            return Ok(None);
+        }
+        let starts = std::mem::take(&mut pending.starts);
+        pending.carried = !starts.is_empty();
+        Ok(Some((starts, pending.admitted)))
+    }
+
+    /// This process's share, in the fallback's terms, of the starts Redis
+    /// counted in the window at the last round trip (every process's): the
+    /// fallback counts at least that many, so that processes falling back
+    /// together admit no more than what is left of the window between them,
+    /// however unevenly they had shared it (one that had taken few of the
+    /// starts did not start from nothing beside the others' full window).
+    fn fallback_share_of(&self, known: &Mutex<Option<Known>>) -> usize {
+        let used = lock(known).map_or(0, |k| k.used);
+        let share = (self.config.requests / self.settings.expected_processes).max(1);
+        let limit = self.config.effective_requests().max(1);
+        (u64::from(used) * u64::from(share)).div_ceil(u64::from(limit)) as usize
     }
 
     /// Records what a round trip said, for [`SharedBudget::snapshot`].
@@ -1092,15 +1216,23 @@ impl SharedBudget {
             if let Some(token) = cancel {
                 token.check()?;
             }
-            if self.link.skipped() {
+            // While Redis is skipped the policy answers; the local fallback not
+            // before what Redis last said has passed: its budget spent until a time
+            // (every process's starts fill it, not only this one's, which the
+            // fallback counts), or a 429's hold.
+            let skipped = self.link.skipped();
+            if skipped && self.settings.on_error != OnRedisError::LocalFallback {
                 return Ok(Route::Fallback);
             }
             let now = Instant::now();
             let wait = match gate.not_before {
                 Some(t) if t > now => t - now,
-                _ if gate.polling => Duration::from_millis(50),
+                _ if gate.polling && !skipped => Duration::from_millis(50),
                 _ => Duration::ZERO,
             };
+            if wait.is_zero() && skipped {
+                return Ok(Route::Fallback);
+            }
             if wait.is_zero() {
                 // After a denial, one caller asks for everyone.
                 let polling = gate.not_before.is_some();
@@ -1167,8 +1299,11 @@ impl SharedBudget {
                 };
                 let mut unmerged = lock(&self.process().unmerged);
                 let window = self.window();
-                unmerged.retain(|t| at.saturating_duration_since(*t) < window);
-                unmerged.push(at);
+                unmerged
+                    .starts
+                    .retain(|t| at.saturating_duration_since(*t) < window);
+                unmerged.starts.push(at);
+                unmerged.admitted += 1;
                 Ok(Some(at))
             }
             OnRedisError::FailOpen => Ok(Some(Instant::now())),
