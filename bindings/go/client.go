@@ -130,7 +130,9 @@ func newClient(privateKey string, s *settings) (*Client, error) {
 // ctx: it waits for those calls as long as they last, each bounded by its own
 // ctx and the client's timeouts (a call held on the wire: every attempt's
 // timeout, 30 s by default). Closing twice does nothing (the second returns
-// once the client is freed).
+// once the client is freed). As sql.DB's Close waits for its queries, this
+// waits for its calls: so never call it from the client's own log handler or
+// telemetry hooks, which run inside a call (it would wait for itself).
 func (c *Client) Close() error {
 	if c == nil || c.client == nil {
 		return nil
