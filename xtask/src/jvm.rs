@@ -144,7 +144,7 @@ fn field_ident(f: &Field) -> String {
     }
 }
 
-/// Javadoc text: HTML escaped, `code` as <code>.
+/// Javadoc text: HTML escaped, `code` as `<code>`.
 fn jdoc(text: &str) -> String {
     let escaped = text
         .replace('&', "&amp;")
