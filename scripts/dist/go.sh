@@ -335,7 +335,11 @@ cleanroom() ( # a subshell: its environment is the user's
   export PATH
   PATH=$(path_without_rust)
   if command -v cargo >/dev/null || command -v rustc >/dev/null; then echo "cargo or rustc is still on PATH" >&2; exit 1; fi
-  export GOWORK=off GOFLAGS=-mod=mod GOMODCACHE=$modcache GOPROXY="file://$out,https://proxy.golang.org" \
+  # And a build cache of its own, emptied: the go command keys a module's compiled
+  # packages by its version, so an earlier run's v0.1.0 (other bytes) would be linked.
+  local buildcache=$gotarget/cleanroom-cache
+  rm -rf "$buildcache"
+  export GOWORK=off GOFLAGS=-mod=mod GOMODCACHE=$modcache GOCACHE=$buildcache GOPROXY="file://$out,https://proxy.golang.org" \
     GONOSUMDB="github.com/roomchat/*"
   (cd "$dir/webinar" && go mod init example.com/webinar >/dev/null 2>&1 && go get "$module@$version" 2>&1 | sed 's/^/  /')
   if grep -q replace "$dir/webinar/go.mod"; then echo "go.sh cleanroom: a replace directive" >&2; exit 1; fi
