@@ -26,29 +26,37 @@ func pages[P any](c *Client, ctx context.Context, op string, params any, opts []
 			return
 		}
 		defer it.close()
-		for {
-			body, done, err := it.next(ctx)
-			if done {
+		yieldSteps(ctx, op+"'s page", func() ([]byte, bool, error) { return it.next(ctx) }, yield)
+	}
+}
+
+// yieldSteps runs an iterator's steps: next fetches the next answer's JSON
+// (done at the end), which is decoded into a new R and yielded. An error is
+// yielded, and if the loop goes on, next asks for the same again; it ends when
+// the loop breaks, ctx ends, or the client is closed (which stays closed:
+// yielded once, then the end).
+func yieldSteps[R any](ctx context.Context, what string, next func() ([]byte, bool, error), yield func(*R, error) bool) {
+	for {
+		body, done, err := next()
+		if done {
+			return
+		}
+		if err != nil {
+			if !yield(nil, err) || ctx.Err() != nil || err == errClosed {
 				return
 			}
-			if err != nil {
-				// A closed client stays closed: yielded once, then the end.
-				if !yield(nil, err) || ctx.Err() != nil || err == errClosed {
-					return
-				}
-				continue
-			}
-			page := new(P)
-			if err := decodeAnswer(body, page); err != nil {
-				err = &Error{Kind: KindDecode, Message: "the answer's JSON does not fit " + op + "'s page: " + err.Error()}
-				if !yield(nil, err) {
-					return
-				}
-				continue
-			}
-			if !yield(page, nil) {
+			continue
+		}
+		record := new(R)
+		if err := decodeAnswer(body, record); err != nil {
+			err = &Error{Kind: KindDecode, Message: "the answer's JSON does not fit " + what + ": " + err.Error()}
+			if !yield(nil, err) {
 				return
 			}
+			continue
+		}
+		if !yield(record, nil) {
+			return
 		}
 	}
 }
@@ -143,10 +151,8 @@ func users[T any](c *Client, ctx context.Context, opts []CallOption) iter.Seq2[*
 			return
 		}
 		defer C.roomchat_users_iter_free(it)
-		for {
-			var body []byte
-			done := false
-			err := c.step(ctx, func(key C.uintptr_t, token *C.struct_roomchat_cancel_token) error {
+		next := func() (body []byte, done bool, err error) {
+			err = c.step(ctx, func(key C.uintptr_t, token *C.struct_roomchat_cancel_token) error {
 				var user *C.struct_roomchat_user
 				var cErr *C.struct_roomchat_error
 				code := C.rcgo_users_next(it, key, token, &user, &cErr)
@@ -162,26 +168,8 @@ func users[T any](c *Client, ctx context.Context, opts []CallOption) iter.Seq2[*
 				C.roomchat_user_free(user)
 				return nil
 			})
-			if done {
-				return
-			}
-			if err != nil {
-				if !yield(nil, err) || ctx.Err() != nil || err == errClosed {
-					return
-				}
-				continue
-			}
-			record := new(T)
-			if err := decodeAnswer(body, record); err != nil {
-				err = &Error{Kind: KindDecode, Message: "the answer's JSON does not fit a user: " + err.Error()}
-				if !yield(nil, err) {
-					return
-				}
-				continue
-			}
-			if !yield(record, nil) {
-				return
-			}
+			return body, done, err
 		}
+		yieldSteps(ctx, "a user", next, yield)
 	}
 }
