@@ -90,6 +90,8 @@ class WithResponseTest {
       assertFalse(e.getMessage().contains("token-secret-1"), e.getMessage());
     }
     try (RoomchatClient client = emulator.clientBuilder().build()) {
+      // A room id stays one path segment and a token one query value, whatever they hold.
+      assertEquals(emulator.chatUrl() + "/..%2Fusers%3Fx?accessToken=t%26k%3D1", client.signInUrl("../users?x", "t&k=1"));
       assertThrows(ValidationException.class, () -> client.signInUrl("", "t"));
       assertThrows(ValidationException.class, () -> client.iframeHtml("r", "", "1", "1"));
       assertThrows(InvalidArgumentException.class, () -> client.signInUrl("r\0", "t"));
