@@ -2,7 +2,9 @@
 # The JVM package (bindings/jvm): built and tested on Java 17 and 25, published to a
 # local Maven repository under target/, then installed from nothing: a fresh Maven
 # project that names only dev.roomchat:roomchat:<version> compiles and runs the
-# README's JUnit example, as printed, against the emulator; then its Kotlin one.
+# README's JUnit example, as printed, against the emulator; then its Kotlin one; and
+# the README's quickstarts, Java's and Kotlin's, as printed, run against the emulator.
+# LeakTest (100,000 calls) runs on Java 17 only.
 #
 #   jvm.sh        all of it (needs target/release/libroomchat.so and roomchat-emulator:
 #                 cargo build --release -p roomchat-ffi -p roomchat-emulator)
@@ -57,13 +59,18 @@ summary() { # the Surefire totals of the reports in $1, on a line of their own (
     END { printf "%s: %d passed, %d failed, %d skipped\n", name, t - f - e - s, f + e, s }' name="$2" "$1"/TEST-*.xml
 }
 
+# The README's block of language $2 after the line starting with $1, exactly as printed.
+readme_block() {
+  awk -v marker="$1" -v fence="\`\`\`$2" 'index($0, marker) == 1 { want = 1; next } want && $0 == fence { on = 1; next } on && /^```/ { exit } on { print }' "$jvm_dir/README.md"
+}
+
 cd "$jvm_dir"
 echo "== Java 17: build, test, install to $repo_local"
 JAVA_HOME=$jdk17 mvn_ install
 summary target/surefire-reports jvm17
-echo "== Java 25: the same tests, over the classes built above (Maven on 17, the tests' JVM 25)"
+echo "== Java 25: the same tests, over the classes built above (Maven on 17, the tests' JVM 25), but LeakTest: its 100,000 calls ran on 17 (the boundary is the same)"
 rm -rf target/surefire-reports
-JAVA_HOME=$jdk17 mvn_ -Djvm="$jdk25/bin/java" org.apache.maven.plugins:maven-surefire-plugin:3.5.4:test
+JAVA_HOME=$jdk17 mvn_ -Djvm="$jdk25/bin/java" -Dtest='!LeakTest' org.apache.maven.plugins:maven-surefire-plugin:3.5.4:test
 summary target/surefire-reports jvm25
 
 echo "== the time from the JVM's start to the first answer"
@@ -80,6 +87,10 @@ mkdir -p "$clean/src/test/java"
 awk '/<!-- the README test:/ { want = 1; next } want && /^```java/ { on = 1; next } on && /^```/ { exit } on { print }' \
   "$jvm_dir/README.md" >"$clean/src/test/java/WebinarTest.java"
 grep -q "class WebinarTest" "$clean/src/test/java/WebinarTest.java"
+# The README's quickstart too, as printed: a program, run after the tests (below).
+mkdir -p "$clean/src/main/java"
+readme_block '<!-- the README quickstart:' java >"$clean/src/main/java/Quickstart.java"
+grep -q "class Quickstart" "$clean/src/main/java/Quickstart.java"
 cat >"$clean/pom.xml" <<POM
 <?xml version="1.0" encoding="UTF-8"?>
 <project xmlns="http://maven.apache.org/POM/4.0.0">
@@ -136,6 +147,9 @@ mkdir -p "$clean_kt/src/test/kotlin"
 awk '/<!-- the README Kotlin test:/ { want = 1; next } want && /^```kotlin/ { on = 1; next } on && /^```/ { exit } on { print }' \
   "$jvm_dir/README.md" >"$clean_kt/src/test/kotlin/WebinarKotlinTest.kt"
 grep -q "class WebinarKotlinTest" "$clean_kt/src/test/kotlin/WebinarKotlinTest.kt"
+mkdir -p "$clean_kt/src/main/kotlin"
+readme_block '<!-- the README Kotlin quickstart:' kotlin >"$clean_kt/src/main/kotlin/Quickstart.kt"
+grep -q "fun main" "$clean_kt/src/main/kotlin/Quickstart.kt"
 cat >"$clean_kt/pom.xml" <<POM
 <?xml version="1.0" encoding="UTF-8"?>
 <project xmlns="http://maven.apache.org/POM/4.0.0">
@@ -167,6 +181,7 @@ cat >"$clean_kt/pom.xml" <<POM
     </dependency>
   </dependencies>
   <build>
+    <sourceDirectory>src/main/kotlin</sourceDirectory>
     <testSourceDirectory>src/test/kotlin</testSourceDirectory>
     <plugins>
       <plugin>
@@ -177,6 +192,10 @@ cat >"$clean_kt/pom.xml" <<POM
           <jvmTarget>17</jvmTarget>
         </configuration>
         <executions>
+          <execution>
+            <id>compile</id>
+            <goals><goal>compile</goal></goals>
+          </execution>
           <execution>
             <id>test-compile</id>
             <goals><goal>test-compile</goal></goals>
@@ -199,3 +218,27 @@ cd "$clean_kt"
 JAVA_HOME=$jdk17 mvn_ test
 echo "the README's Kotlin test from the published artifact:"
 summary target/surefire-reports jvm-cleanroom-kotlin
+
+echo "== the README's quickstarts, Java's and Kotlin's, as printed, built above from the published artifact and run against the emulator"
+published=$repo_local/dev/roomchat/roomchat/$version/roomchat-$version.jar:$repo_local/net/java/dev/jna/jna/5.19.1/jna-5.19.1.jar:$repo_local/org/slf4j/slf4j-api/2.0.17/slf4j-api-2.0.17.jar
+quickstarts=0
+run_quickstart() { # $1: its name, then its command line
+  local name=$1 out
+  shift
+  start_emulator "$emulator" 3
+  out=$("$@" 2>&1) || { stop_emulator; echo "$out" >&2; echo "jvm.sh: the README's $name quickstart failed" >&2; exit 1; }
+  stop_emulator
+  grep -v '^SLF4J' <<<"$out"
+  grep -qx 'no such room (404)' <<<"$out" || { echo "jvm.sh: the README's $name quickstart did not run to its end" >&2; exit 1; }
+  # No key, and no access token (a JWT: eyJ...), in what it printed.
+  if grep -qF -e "$ROOMCHAT_PRIVATE_KEY" -e "$ROOMCHAT_PUBLIC_KEY" -e 'eyJ' <<<"$out"; then
+    echo "jvm.sh: the README's $name quickstart printed a secret" >&2
+    exit 1
+  fi
+  quickstarts=$((quickstarts + 1))
+}
+run_quickstart Java "$jdk25/bin/java" --enable-native-access=ALL-UNNAMED -cp "$clean/target/classes:$published" Quickstart
+run_quickstart Kotlin "$jdk17/bin/java" --enable-native-access=ALL-UNNAMED \
+  -cp "$clean_kt/target/classes:$published:$repo_local/org/jetbrains/kotlin/kotlin-stdlib/$kotlin_version/kotlin-stdlib-$kotlin_version.jar" QuickstartKt
+echo
+echo "jvm-quickstart: $quickstarts passed, 0 failed, 0 skipped"

@@ -58,6 +58,18 @@ const GUIDES: &[Guide] = &[
         error: |kind| format!("`roomchat.Err{}`", crate::go::exported(kind)),
     },
     Guide {
+        path: "bindings/jvm/README.md",
+        head: "| call | answer |",
+        call: |op| {
+            let name = camel(&op.name);
+            format!(
+                "| `client.{name}(…)`, `{name}WithResponse(…)` | {} |",
+                answer(op)
+            )
+        },
+        error: |kind| format!("`{}Exception`", pascal(kind)),
+    },
+    Guide {
         path: "bindings/node/README.md",
         head: "| call | answer |",
         call: |op| format!("| `client.{}(…)` | {} |", camel(&op.name), answer(op)),

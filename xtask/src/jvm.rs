@@ -1,5 +1,6 @@
 //! The JVM package's generated sources (bindings/jvm): a method per operation
-//! in `RoomchatOperations` (blocking) and `RoomchatAsync` (futures), an
+//! in `RoomchatOperations` (blocking) and `RoomchatAsync` (futures), with its
+//! `...WithResponse` twin (the record beside the answer's meta), an
 //! immutable params class with a builder per operation, and an immutable
 //! record per answer record (`[[record]]` and `[[model]]`) that keeps the
 //! fields it does not name in `extra()`. Every call goes through the C ABI's
@@ -642,6 +643,8 @@ fn operations(d: &Declarations, async_: bool) -> Result<String, String> {
         line(&mut w, "");
         line(&mut w, "  abstract <T> T invoke(String operation, java.util.Map<String, Object> params, CallOptions options, java.util.function.Function<Object, T> decode);");
         line(&mut w, "");
+        line(&mut w, "  abstract <T> WithResponse<T> invokeWithResponse(String operation, java.util.Map<String, Object> params, CallOptions options, java.util.function.Function<Object, T> decode);");
+        line(&mut w, "");
         line(&mut w, "  abstract <P, T> Listing<T> listing(String operation, java.util.Map<String, Object> params, CallOptions options, java.util.function.Function<Object, P> decodePage, java.util.function.Function<P, java.util.List<T>> items);");
     }
     for op in &d.operations {
@@ -696,6 +699,50 @@ fn operations(d: &Declarations, async_: bool) -> Result<String, String> {
             &format!("  public {ret} {name}({params} params) {{"),
         );
         line(&mut w, &format!("    return {name}(params, null);"));
+        line(&mut w, "  }");
+        // The twin that also gives the answer's meta (Go's `...WithResponse`).
+        let with_ret = if async_ {
+            format!("java.util.concurrent.CompletableFuture<WithResponse<{ty}>>")
+        } else {
+            format!("WithResponse<{ty}>")
+        };
+        let invoke_with = if async_ {
+            format!(
+                "client.invokeWithResponseAsync(\"{}\", params.toWire(), options, {decode})",
+                op.name
+            )
+        } else {
+            format!(
+                "invokeWithResponse(\"{}\", params.toWire(), options, {decode})",
+                op.name
+            )
+        };
+        line(&mut w, "");
+        line(
+            &mut w,
+            &format!("  /** {{@link #{name}({params}, CallOptions)}} that also gives the answer's status, headers, attempts, request id and JSON body ({{@link WithResponse}}). */"),
+        );
+        line(
+            &mut w,
+            &format!(
+                "  public {with_ret} {name}WithResponse({params} params, CallOptions options) {{"
+            ),
+        );
+        line(&mut w, &format!("    return {invoke_with};"));
+        line(&mut w, "  }");
+        line(&mut w, "");
+        line(
+            &mut w,
+            &format!("  /** {{@link #{name}WithResponse({params}, CallOptions)}} with the client's settings. */"),
+        );
+        line(
+            &mut w,
+            &format!("  public {with_ret} {name}WithResponse({params} params) {{"),
+        );
+        line(
+            &mut w,
+            &format!("    return {name}WithResponse(params, null);"),
+        );
         line(&mut w, "  }");
         // The required params one by one.
         let args = argument_params(op);

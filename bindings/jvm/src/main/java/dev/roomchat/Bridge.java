@@ -73,8 +73,19 @@ final class Bridge {
 
   /** The answer's JSON text decoded into the operation's record. */
   static <T> T decode(String operation, String text, Function<Object, T> decode) {
+    Object json;
     try {
-      return decode.apply(Json.parse(text));
+      json = Json.parse(text);
+    } catch (RuntimeException e) {
+      throw RoomchatException.of(ErrorKind.DECODE, "the answer of " + operation + " does not fit its record: " + e.getMessage(), e);
+    }
+    return decodeJson(operation, json, decode);
+  }
+
+  /** Decoded JSON made into the operation's record. */
+  static <T> T decodeJson(String operation, Object json, Function<Object, T> decode) {
+    try {
+      return decode.apply(json);
     } catch (RoomchatException e) {
       throw e;
     } catch (RuntimeException e) {

@@ -30,6 +30,16 @@ public final class RoomchatAsync {
     return listUsers(params, null);
   }
 
+  /** {@link #listUsers(ListUsersParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<UserPage>> listUsersWithResponse(ListUsersParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("list_users", params.toWire(), options, UserPage::fromJson);
+  }
+
+  /** {@link #listUsersWithResponse(ListUsersParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<UserPage>> listUsersWithResponse(ListUsersParams params) {
+    return listUsersWithResponse(params, null);
+  }
+
   /** {@link #listUsers(ListUsersParams, CallOptions)} with no params. */
   public java.util.concurrent.CompletableFuture<UserPage> listUsers() {
     return listUsers(ListUsersParams.builder().build(), null);
@@ -53,6 +63,16 @@ public final class RoomchatAsync {
     return deactivateUser(params, null);
   }
 
+  /** {@link #deactivateUser(DeactivateUserParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<Deactivated>> deactivateUserWithResponse(DeactivateUserParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("deactivate_user", params.toWire(), options, Deactivated::fromJson);
+  }
+
+  /** {@link #deactivateUserWithResponse(DeactivateUserParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<Deactivated>> deactivateUserWithResponse(DeactivateUserParams params) {
+    return deactivateUserWithResponse(params, null);
+  }
+
   /**
    * The messages of a one-to-one conversation of a room, oldest first.
    *
@@ -68,6 +88,16 @@ public final class RoomchatAsync {
   /** {@link #conversationMessages(ConversationMessagesParams, CallOptions)} with the client's settings. */
   public java.util.concurrent.CompletableFuture<java.util.List<Message>> conversationMessages(ConversationMessagesParams params) {
     return conversationMessages(params, null);
+  }
+
+  /** {@link #conversationMessages(ConversationMessagesParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<java.util.List<Message>>> conversationMessagesWithResponse(ConversationMessagesParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("conversation_messages", params.toWire(), options, json -> Records.list(json, Message::fromJson));
+  }
+
+  /** {@link #conversationMessagesWithResponse(ConversationMessagesParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<java.util.List<Message>>> conversationMessagesWithResponse(ConversationMessagesParams params) {
+    return conversationMessagesWithResponse(params, null);
   }
 
   /** {@link #conversationMessages(ConversationMessagesParams, CallOptions)} with its required params only. */
@@ -90,6 +120,16 @@ public final class RoomchatAsync {
     return createUser(params, null);
   }
 
+  /** {@link #createUser(CreateUserParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<CreatedUser>> createUserWithResponse(CreateUserParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("create_user", params.toWire(), options, CreatedUser::fromJson);
+  }
+
+  /** {@link #createUserWithResponse(CreateUserParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<CreatedUser>> createUserWithResponse(CreateUserParams params) {
+    return createUserWithResponse(params, null);
+  }
+
   /**
    * Every chat room of the account (an empty list when there is none).
    *
@@ -103,6 +143,16 @@ public final class RoomchatAsync {
   /** {@link #listChatRooms(ListChatRoomsParams, CallOptions)} with the client's settings. */
   public java.util.concurrent.CompletableFuture<java.util.List<Room>> listChatRooms(ListChatRoomsParams params) {
     return listChatRooms(params, null);
+  }
+
+  /** {@link #listChatRooms(ListChatRoomsParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<java.util.List<Room>>> listChatRoomsWithResponse(ListChatRoomsParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("list_chat_rooms", params.toWire(), options, json -> Records.list(json, Room::fromJson));
+  }
+
+  /** {@link #listChatRoomsWithResponse(ListChatRoomsParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<java.util.List<Room>>> listChatRoomsWithResponse(ListChatRoomsParams params) {
+    return listChatRoomsWithResponse(params, null);
   }
 
   /** {@link #listChatRooms(ListChatRoomsParams, CallOptions)} with no params. */
@@ -129,6 +179,16 @@ public final class RoomchatAsync {
     return reactivateUser(params, null);
   }
 
+  /** {@link #reactivateUser(ReactivateUserParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<Reactivated>> reactivateUserWithResponse(ReactivateUserParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("reactivate_user", params.toWire(), options, Reactivated::fromJson);
+  }
+
+  /** {@link #reactivateUserWithResponse(ReactivateUserParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<Reactivated>> reactivateUserWithResponse(ReactivateUserParams params) {
+    return reactivateUserWithResponse(params, null);
+  }
+
   /**
    * The user an access token signs in, with the token's issue time.
    *
@@ -146,6 +206,16 @@ public final class RoomchatAsync {
   /** {@link #validateAccessToken(ValidateAccessTokenParams, CallOptions)} with the client's settings. */
   public java.util.concurrent.CompletableFuture<TokenUser> validateAccessToken(ValidateAccessTokenParams params) {
     return validateAccessToken(params, null);
+  }
+
+  /** {@link #validateAccessToken(ValidateAccessTokenParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<TokenUser>> validateAccessTokenWithResponse(ValidateAccessTokenParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("validate_access_token", params.toWire(), options, TokenUser::fromJson);
+  }
+
+  /** {@link #validateAccessTokenWithResponse(ValidateAccessTokenParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<TokenUser>> validateAccessTokenWithResponse(ValidateAccessTokenParams params) {
+    return validateAccessTokenWithResponse(params, null);
   }
 
   /** {@link #validateAccessToken(ValidateAccessTokenParams, CallOptions)} with its required params only. */
@@ -172,6 +242,16 @@ public final class RoomchatAsync {
     return invalidateAccessToken(params, null);
   }
 
+  /** {@link #invalidateAccessToken(InvalidateAccessTokenParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<Invalidated>> invalidateAccessTokenWithResponse(InvalidateAccessTokenParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("invalidate_access_token", params.toWire(), options, Invalidated::fromJson);
+  }
+
+  /** {@link #invalidateAccessTokenWithResponse(InvalidateAccessTokenParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<Invalidated>> invalidateAccessTokenWithResponse(InvalidateAccessTokenParams params) {
+    return invalidateAccessTokenWithResponse(params, null);
+  }
+
   /** {@link #invalidateAccessToken(InvalidateAccessTokenParams, CallOptions)} with its required params only. */
   public java.util.concurrent.CompletableFuture<Invalidated> invalidateAccessToken(String accessToken) {
     return invalidateAccessToken(InvalidateAccessTokenParams.builder().accessToken(accessToken).build(), null);
@@ -194,6 +274,16 @@ public final class RoomchatAsync {
   /** {@link #ejectAllUsers(EjectAllUsersParams, CallOptions)} with the client's settings. */
   public java.util.concurrent.CompletableFuture<Acknowledged> ejectAllUsers(EjectAllUsersParams params) {
     return ejectAllUsers(params, null);
+  }
+
+  /** {@link #ejectAllUsers(EjectAllUsersParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<Acknowledged>> ejectAllUsersWithResponse(EjectAllUsersParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("eject_all_users", params.toWire(), options, Acknowledged::fromJson);
+  }
+
+  /** {@link #ejectAllUsersWithResponse(EjectAllUsersParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<Acknowledged>> ejectAllUsersWithResponse(EjectAllUsersParams params) {
+    return ejectAllUsersWithResponse(params, null);
   }
 
   /** {@link #ejectAllUsers(EjectAllUsersParams, CallOptions)} with its required params only. */
@@ -224,6 +314,16 @@ public final class RoomchatAsync {
     return updateBot(params, null);
   }
 
+  /** {@link #updateBot(UpdateBotParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<BotAnswer>> updateBotWithResponse(UpdateBotParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("update_bot", params.toWire(), options, BotAnswer::fromJson);
+  }
+
+  /** {@link #updateBotWithResponse(UpdateBotParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<BotAnswer>> updateBotWithResponse(UpdateBotParams params) {
+    return updateBotWithResponse(params, null);
+  }
+
   /** {@link #updateBot(UpdateBotParams, CallOptions)} with its required params only. */
   public java.util.concurrent.CompletableFuture<BotAnswer> updateBot(String botId) {
     return updateBot(UpdateBotParams.builder().botId(botId).build(), null);
@@ -250,6 +350,16 @@ public final class RoomchatAsync {
     return createChatRoom(params, null);
   }
 
+  /** {@link #createChatRoom(CreateChatRoomParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<RoomAnswer>> createChatRoomWithResponse(CreateChatRoomParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("create_chat_room", params.toWire(), options, RoomAnswer::fromJson);
+  }
+
+  /** {@link #createChatRoomWithResponse(CreateChatRoomParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<RoomAnswer>> createChatRoomWithResponse(CreateChatRoomParams params) {
+    return createChatRoomWithResponse(params, null);
+  }
+
   /** {@link #createChatRoom(CreateChatRoomParams, CallOptions)} with no params. */
   public java.util.concurrent.CompletableFuture<RoomAnswer> createChatRoom() {
     return createChatRoom(CreateChatRoomParams.builder().build(), null);
@@ -272,6 +382,16 @@ public final class RoomchatAsync {
   /** {@link #getChatRoom(GetChatRoomParams, CallOptions)} with the client's settings. */
   public java.util.concurrent.CompletableFuture<Room> getChatRoom(GetChatRoomParams params) {
     return getChatRoom(params, null);
+  }
+
+  /** {@link #getChatRoom(GetChatRoomParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<Room>> getChatRoomWithResponse(GetChatRoomParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("get_chat_room", params.toWire(), options, Room::fromJson);
+  }
+
+  /** {@link #getChatRoomWithResponse(GetChatRoomParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<Room>> getChatRoomWithResponse(GetChatRoomParams params) {
+    return getChatRoomWithResponse(params, null);
   }
 
   /** {@link #getChatRoom(GetChatRoomParams, CallOptions)} with its required params only. */
@@ -301,6 +421,16 @@ public final class RoomchatAsync {
     return updateChatRoom(params, null);
   }
 
+  /** {@link #updateChatRoom(UpdateChatRoomParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<RoomAnswer>> updateChatRoomWithResponse(UpdateChatRoomParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("update_chat_room", params.toWire(), options, RoomAnswer::fromJson);
+  }
+
+  /** {@link #updateChatRoomWithResponse(UpdateChatRoomParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<RoomAnswer>> updateChatRoomWithResponse(UpdateChatRoomParams params) {
+    return updateChatRoomWithResponse(params, null);
+  }
+
   /** {@link #updateChatRoom(UpdateChatRoomParams, CallOptions)} with its required params only. */
   public java.util.concurrent.CompletableFuture<RoomAnswer> updateChatRoom(String roomId) {
     return updateChatRoom(UpdateChatRoomParams.builder().roomId(roomId).build(), null);
@@ -327,6 +457,16 @@ public final class RoomchatAsync {
     return deleteChatRoom(params, null);
   }
 
+  /** {@link #deleteChatRoom(DeleteChatRoomParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<RoomAnswer>> deleteChatRoomWithResponse(DeleteChatRoomParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("delete_chat_room", params.toWire(), options, RoomAnswer::fromJson);
+  }
+
+  /** {@link #deleteChatRoomWithResponse(DeleteChatRoomParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<RoomAnswer>> deleteChatRoomWithResponse(DeleteChatRoomParams params) {
+    return deleteChatRoomWithResponse(params, null);
+  }
+
   /** {@link #deleteChatRoom(DeleteChatRoomParams, CallOptions)} with its required params only. */
   public java.util.concurrent.CompletableFuture<RoomAnswer> deleteChatRoom(String roomId) {
     return deleteChatRoom(DeleteChatRoomParams.builder().roomId(roomId).build(), null);
@@ -349,6 +489,16 @@ public final class RoomchatAsync {
   /** {@link #turnChatOn(TurnChatOnParams, CallOptions)} with the client's settings. */
   public java.util.concurrent.CompletableFuture<Acknowledged> turnChatOn(TurnChatOnParams params) {
     return turnChatOn(params, null);
+  }
+
+  /** {@link #turnChatOn(TurnChatOnParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<Acknowledged>> turnChatOnWithResponse(TurnChatOnParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("turn_chat_on", params.toWire(), options, Acknowledged::fromJson);
+  }
+
+  /** {@link #turnChatOnWithResponse(TurnChatOnParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<Acknowledged>> turnChatOnWithResponse(TurnChatOnParams params) {
+    return turnChatOnWithResponse(params, null);
   }
 
   /** {@link #turnChatOn(TurnChatOnParams, CallOptions)} with its required params only. */
@@ -375,6 +525,16 @@ public final class RoomchatAsync {
     return turnChatOff(params, null);
   }
 
+  /** {@link #turnChatOff(TurnChatOffParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<Acknowledged>> turnChatOffWithResponse(TurnChatOffParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("turn_chat_off", params.toWire(), options, Acknowledged::fromJson);
+  }
+
+  /** {@link #turnChatOffWithResponse(TurnChatOffParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<Acknowledged>> turnChatOffWithResponse(TurnChatOffParams params) {
+    return turnChatOffWithResponse(params, null);
+  }
+
   /** {@link #turnChatOff(TurnChatOffParams, CallOptions)} with its required params only. */
   public java.util.concurrent.CompletableFuture<Acknowledged> turnChatOff(String roomId) {
     return turnChatOff(TurnChatOffParams.builder().roomId(roomId).build(), null);
@@ -396,6 +556,16 @@ public final class RoomchatAsync {
   /** {@link #setChatOffMessage(SetChatOffMessageParams, CallOptions)} with the client's settings. */
   public java.util.concurrent.CompletableFuture<Acknowledged> setChatOffMessage(SetChatOffMessageParams params) {
     return setChatOffMessage(params, null);
+  }
+
+  /** {@link #setChatOffMessage(SetChatOffMessageParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<Acknowledged>> setChatOffMessageWithResponse(SetChatOffMessageParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("set_chat_off_message", params.toWire(), options, Acknowledged::fromJson);
+  }
+
+  /** {@link #setChatOffMessageWithResponse(SetChatOffMessageParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<Acknowledged>> setChatOffMessageWithResponse(SetChatOffMessageParams params) {
+    return setChatOffMessageWithResponse(params, null);
   }
 
   /** {@link #setChatOffMessage(SetChatOffMessageParams, CallOptions)} with its required params only. */
@@ -422,6 +592,16 @@ public final class RoomchatAsync {
     return roomMessages(params, null);
   }
 
+  /** {@link #roomMessages(RoomMessagesParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<MessagePage>> roomMessagesWithResponse(RoomMessagesParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("room_messages", params.toWire(), options, MessagePage::fromJson);
+  }
+
+  /** {@link #roomMessagesWithResponse(RoomMessagesParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<MessagePage>> roomMessagesWithResponse(RoomMessagesParams params) {
+    return roomMessagesWithResponse(params, null);
+  }
+
   /** {@link #roomMessages(RoomMessagesParams, CallOptions)} with its required params only. */
   public java.util.concurrent.CompletableFuture<MessagePage> roomMessages(String roomId) {
     return roomMessages(RoomMessagesParams.builder().roomId(roomId).build(), null);
@@ -445,6 +625,16 @@ public final class RoomchatAsync {
   /** {@link #deleteRoomMessages(DeleteRoomMessagesParams, CallOptions)} with the client's settings. */
   public java.util.concurrent.CompletableFuture<RoomAnswer> deleteRoomMessages(DeleteRoomMessagesParams params) {
     return deleteRoomMessages(params, null);
+  }
+
+  /** {@link #deleteRoomMessages(DeleteRoomMessagesParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<RoomAnswer>> deleteRoomMessagesWithResponse(DeleteRoomMessagesParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("delete_room_messages", params.toWire(), options, RoomAnswer::fromJson);
+  }
+
+  /** {@link #deleteRoomMessagesWithResponse(DeleteRoomMessagesParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<RoomAnswer>> deleteRoomMessagesWithResponse(DeleteRoomMessagesParams params) {
+    return deleteRoomMessagesWithResponse(params, null);
   }
 
   /** {@link #deleteRoomMessages(DeleteRoomMessagesParams, CallOptions)} with its required params only. */
@@ -476,6 +666,16 @@ public final class RoomchatAsync {
     return sendRoomMessage(params, null);
   }
 
+  /** {@link #sendRoomMessage(SendRoomMessageParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<Acknowledged>> sendRoomMessageWithResponse(SendRoomMessageParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("send_room_message", params.toWire(), options, Acknowledged::fromJson);
+  }
+
+  /** {@link #sendRoomMessageWithResponse(SendRoomMessageParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<Acknowledged>> sendRoomMessageWithResponse(SendRoomMessageParams params) {
+    return sendRoomMessageWithResponse(params, null);
+  }
+
   /** {@link #sendRoomMessage(SendRoomMessageParams, CallOptions)} with its required params only. */
   public java.util.concurrent.CompletableFuture<Acknowledged> sendRoomMessage(String roomId, String message) {
     return sendRoomMessage(SendRoomMessageParams.builder().roomId(roomId).message(message).build(), null);
@@ -497,6 +697,16 @@ public final class RoomchatAsync {
   /** {@link #createChannel(CreateChannelParams, CallOptions)} with the client's settings. */
   public java.util.concurrent.CompletableFuture<Channel> createChannel(CreateChannelParams params) {
     return createChannel(params, null);
+  }
+
+  /** {@link #createChannel(CreateChannelParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<Channel>> createChannelWithResponse(CreateChannelParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("create_channel", params.toWire(), options, Channel::fromJson);
+  }
+
+  /** {@link #createChannelWithResponse(CreateChannelParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<Channel>> createChannelWithResponse(CreateChannelParams params) {
+    return createChannelWithResponse(params, null);
   }
 
   /** {@link #createChannel(CreateChannelParams, CallOptions)} with its required params only. */
@@ -523,6 +733,16 @@ public final class RoomchatAsync {
     return updateChannel(params, null);
   }
 
+  /** {@link #updateChannel(UpdateChannelParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<Channel>> updateChannelWithResponse(UpdateChannelParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("update_channel", params.toWire(), options, Channel::fromJson);
+  }
+
+  /** {@link #updateChannelWithResponse(UpdateChannelParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<Channel>> updateChannelWithResponse(UpdateChannelParams params) {
+    return updateChannelWithResponse(params, null);
+  }
+
   /** {@link #updateChannel(UpdateChannelParams, CallOptions)} with its required params only. */
   public java.util.concurrent.CompletableFuture<Channel> updateChannel(String roomId, String channelId) {
     return updateChannel(UpdateChannelParams.builder().roomId(roomId).channelId(channelId).build(), null);
@@ -544,6 +764,16 @@ public final class RoomchatAsync {
   /** {@link #sendChannelMessage(SendChannelMessageParams, CallOptions)} with the client's settings. */
   public java.util.concurrent.CompletableFuture<Acknowledged> sendChannelMessage(SendChannelMessageParams params) {
     return sendChannelMessage(params, null);
+  }
+
+  /** {@link #sendChannelMessage(SendChannelMessageParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<Acknowledged>> sendChannelMessageWithResponse(SendChannelMessageParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("send_channel_message", params.toWire(), options, Acknowledged::fromJson);
+  }
+
+  /** {@link #sendChannelMessageWithResponse(SendChannelMessageParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<Acknowledged>> sendChannelMessageWithResponse(SendChannelMessageParams params) {
+    return sendChannelMessageWithResponse(params, null);
   }
 
   /** {@link #sendChannelMessage(SendChannelMessageParams, CallOptions)} with its required params only. */
@@ -568,6 +798,16 @@ public final class RoomchatAsync {
   /** {@link #channelMessages(ChannelMessagesParams, CallOptions)} with the client's settings. */
   public java.util.concurrent.CompletableFuture<MessagePage> channelMessages(ChannelMessagesParams params) {
     return channelMessages(params, null);
+  }
+
+  /** {@link #channelMessages(ChannelMessagesParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<MessagePage>> channelMessagesWithResponse(ChannelMessagesParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("channel_messages", params.toWire(), options, MessagePage::fromJson);
+  }
+
+  /** {@link #channelMessagesWithResponse(ChannelMessagesParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<MessagePage>> channelMessagesWithResponse(ChannelMessagesParams params) {
+    return channelMessagesWithResponse(params, null);
   }
 
   /** {@link #channelMessages(ChannelMessagesParams, CallOptions)} with its required params only. */
@@ -596,6 +836,16 @@ public final class RoomchatAsync {
     return deleteChannelMessage(params, null);
   }
 
+  /** {@link #deleteChannelMessage(DeleteChannelMessageParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<Acknowledged>> deleteChannelMessageWithResponse(DeleteChannelMessageParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("delete_channel_message", params.toWire(), options, Acknowledged::fromJson);
+  }
+
+  /** {@link #deleteChannelMessageWithResponse(DeleteChannelMessageParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<Acknowledged>> deleteChannelMessageWithResponse(DeleteChannelMessageParams params) {
+    return deleteChannelMessageWithResponse(params, null);
+  }
+
   /** {@link #deleteChannelMessage(DeleteChannelMessageParams, CallOptions)} with its required params only. */
   public java.util.concurrent.CompletableFuture<Acknowledged> deleteChannelMessage(String roomId, String channelId, String messageId) {
     return deleteChannelMessage(DeleteChannelMessageParams.builder().roomId(roomId).channelId(channelId).messageId(messageId).build(), null);
@@ -617,6 +867,16 @@ public final class RoomchatAsync {
   /** {@link #listConversations(ListConversationsParams, CallOptions)} with the client's settings. */
   public java.util.concurrent.CompletableFuture<java.util.List<Conversation>> listConversations(ListConversationsParams params) {
     return listConversations(params, null);
+  }
+
+  /** {@link #listConversations(ListConversationsParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<java.util.List<Conversation>>> listConversationsWithResponse(ListConversationsParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("list_conversations", params.toWire(), options, json -> Records.list(json, Conversation::fromJson));
+  }
+
+  /** {@link #listConversationsWithResponse(ListConversationsParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<java.util.List<Conversation>>> listConversationsWithResponse(ListConversationsParams params) {
+    return listConversationsWithResponse(params, null);
   }
 
   /** {@link #listConversations(ListConversationsParams, CallOptions)} with its required params only. */
@@ -643,6 +903,16 @@ public final class RoomchatAsync {
     return updateUser(params, null);
   }
 
+  /** {@link #updateUser(UpdateUserParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<UpdatedUser>> updateUserWithResponse(UpdateUserParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("update_user", params.toWire(), options, UpdatedUser::fromJson);
+  }
+
+  /** {@link #updateUserWithResponse(UpdateUserParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<UpdatedUser>> updateUserWithResponse(UpdateUserParams params) {
+    return updateUserWithResponse(params, null);
+  }
+
   /**
    * Creates a user by the customer's own identifier, optionally a member of one room with a
    * role (Business plan).
@@ -665,6 +935,16 @@ public final class RoomchatAsync {
   /** {@link #createUserV2(CreateUserV2Params, CallOptions)} with the client's settings. */
   public java.util.concurrent.CompletableFuture<ProvisionedUser> createUserV2(CreateUserV2Params params) {
     return createUserV2(params, null);
+  }
+
+  /** {@link #createUserV2(CreateUserV2Params, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<ProvisionedUser>> createUserV2WithResponse(CreateUserV2Params params, CallOptions options) {
+    return client.invokeWithResponseAsync("create_user_v2", params.toWire(), options, ProvisionedUser::fromJson);
+  }
+
+  /** {@link #createUserV2WithResponse(CreateUserV2Params, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<ProvisionedUser>> createUserV2WithResponse(CreateUserV2Params params) {
+    return createUserV2WithResponse(params, null);
   }
 
   /** {@link #createUserV2(CreateUserV2Params, CallOptions)} with its required params only. */
@@ -690,6 +970,16 @@ public final class RoomchatAsync {
     return getUser(params, null);
   }
 
+  /** {@link #getUser(GetUserParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<UserProfile>> getUserWithResponse(GetUserParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("get_user", params.toWire(), options, UserProfile::fromJson);
+  }
+
+  /** {@link #getUserWithResponse(GetUserParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<UserProfile>> getUserWithResponse(GetUserParams params) {
+    return getUserWithResponse(params, null);
+  }
+
   /** {@link #getUser(GetUserParams, CallOptions)} with its required params only. */
   public java.util.concurrent.CompletableFuture<UserProfile> getUser(String uniqueUserIdentifier) {
     return getUser(GetUserParams.builder().uniqueUserIdentifier(uniqueUserIdentifier).build(), null);
@@ -711,6 +1001,16 @@ public final class RoomchatAsync {
   /** {@link #userRooms(UserRoomsParams, CallOptions)} with the client's settings. */
   public java.util.concurrent.CompletableFuture<java.util.List<RoomName>> userRooms(UserRoomsParams params) {
     return userRooms(params, null);
+  }
+
+  /** {@link #userRooms(UserRoomsParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<java.util.List<RoomName>>> userRoomsWithResponse(UserRoomsParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("user_rooms", params.toWire(), options, json -> Records.list(json, RoomName::fromJson));
+  }
+
+  /** {@link #userRoomsWithResponse(UserRoomsParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<java.util.List<RoomName>>> userRoomsWithResponse(UserRoomsParams params) {
+    return userRoomsWithResponse(params, null);
   }
 
   /** {@link #userRooms(UserRoomsParams, CallOptions)} with its required params only. */
@@ -738,6 +1038,16 @@ public final class RoomchatAsync {
     return removeUser(params, null);
   }
 
+  /** {@link #removeUser(RemoveUserParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<Acknowledged>> removeUserWithResponse(RemoveUserParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("remove_user", params.toWire(), options, Acknowledged::fromJson);
+  }
+
+  /** {@link #removeUserWithResponse(RemoveUserParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<Acknowledged>> removeUserWithResponse(RemoveUserParams params) {
+    return removeUserWithResponse(params, null);
+  }
+
   /**
    * One page of a room's members, with their roles.
    *
@@ -754,6 +1064,16 @@ public final class RoomchatAsync {
   /** {@link #listMembers(ListMembersParams, CallOptions)} with the client's settings. */
   public java.util.concurrent.CompletableFuture<MemberPage> listMembers(ListMembersParams params) {
     return listMembers(params, null);
+  }
+
+  /** {@link #listMembers(ListMembersParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<MemberPage>> listMembersWithResponse(ListMembersParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("list_members", params.toWire(), options, MemberPage::fromJson);
+  }
+
+  /** {@link #listMembersWithResponse(ListMembersParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<MemberPage>> listMembersWithResponse(ListMembersParams params) {
+    return listMembersWithResponse(params, null);
   }
 
   /** {@link #listMembers(ListMembersParams, CallOptions)} with its required params only. */
@@ -784,6 +1104,16 @@ public final class RoomchatAsync {
     return setMember(params, null);
   }
 
+  /** {@link #setMember(SetMemberParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<Member>> setMemberWithResponse(SetMemberParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("set_member", params.toWire(), options, Member::fromJson);
+  }
+
+  /** {@link #setMemberWithResponse(SetMemberParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<Member>> setMemberWithResponse(SetMemberParams params) {
+    return setMemberWithResponse(params, null);
+  }
+
   /** {@link #setMember(SetMemberParams, CallOptions)} with its required params only. */
   public java.util.concurrent.CompletableFuture<Member> setMember(String roomId, String uniqueUserIdentifier, String roleName) {
     return setMember(SetMemberParams.builder().roomId(roomId).uniqueUserIdentifier(uniqueUserIdentifier).roleName(roleName).build(), null);
@@ -806,6 +1136,16 @@ public final class RoomchatAsync {
   /** {@link #removeMember(RemoveMemberParams, CallOptions)} with the client's settings. */
   public java.util.concurrent.CompletableFuture<Acknowledged> removeMember(RemoveMemberParams params) {
     return removeMember(params, null);
+  }
+
+  /** {@link #removeMember(RemoveMemberParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<Acknowledged>> removeMemberWithResponse(RemoveMemberParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("remove_member", params.toWire(), options, Acknowledged::fromJson);
+  }
+
+  /** {@link #removeMemberWithResponse(RemoveMemberParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<Acknowledged>> removeMemberWithResponse(RemoveMemberParams params) {
+    return removeMemberWithResponse(params, null);
   }
 
   /** {@link #removeMember(RemoveMemberParams, CallOptions)} with its required params only. */
@@ -837,6 +1177,16 @@ public final class RoomchatAsync {
     return createBot(params, null);
   }
 
+  /** {@link #createBot(CreateBotParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<BotAnswer>> createBotWithResponse(CreateBotParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("create_bot", params.toWire(), options, BotAnswer::fromJson);
+  }
+
+  /** {@link #createBotWithResponse(CreateBotParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<BotAnswer>> createBotWithResponse(CreateBotParams params) {
+    return createBotWithResponse(params, null);
+  }
+
   /** {@link #createBot(CreateBotParams, CallOptions)} with its required params only. */
   public java.util.concurrent.CompletableFuture<BotAnswer> createBot(String name, String webhookURL) {
     return createBot(CreateBotParams.builder().name(name).webhookURL(webhookURL).build(), null);
@@ -855,6 +1205,16 @@ public final class RoomchatAsync {
   /** {@link #listBots(ListBotsParams, CallOptions)} with the client's settings. */
   public java.util.concurrent.CompletableFuture<BotList> listBots(ListBotsParams params) {
     return listBots(params, null);
+  }
+
+  /** {@link #listBots(ListBotsParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<BotList>> listBotsWithResponse(ListBotsParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("list_bots", params.toWire(), options, BotList::fromJson);
+  }
+
+  /** {@link #listBotsWithResponse(ListBotsParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<BotList>> listBotsWithResponse(ListBotsParams params) {
+    return listBotsWithResponse(params, null);
   }
 
   /** {@link #listBots(ListBotsParams, CallOptions)} with no params. */
@@ -881,6 +1241,16 @@ public final class RoomchatAsync {
     return enableBot(params, null);
   }
 
+  /** {@link #enableBot(EnableBotParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<BotAnswer>> enableBotWithResponse(EnableBotParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("enable_bot", params.toWire(), options, BotAnswer::fromJson);
+  }
+
+  /** {@link #enableBotWithResponse(EnableBotParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<BotAnswer>> enableBotWithResponse(EnableBotParams params) {
+    return enableBotWithResponse(params, null);
+  }
+
   /** {@link #enableBot(EnableBotParams, CallOptions)} with its required params only. */
   public java.util.concurrent.CompletableFuture<BotAnswer> enableBot(String botId) {
     return enableBot(EnableBotParams.builder().botId(botId).build(), null);
@@ -903,6 +1273,16 @@ public final class RoomchatAsync {
   /** {@link #disableBot(DisableBotParams, CallOptions)} with the client's settings. */
   public java.util.concurrent.CompletableFuture<BotAnswer> disableBot(DisableBotParams params) {
     return disableBot(params, null);
+  }
+
+  /** {@link #disableBot(DisableBotParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<BotAnswer>> disableBotWithResponse(DisableBotParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("disable_bot", params.toWire(), options, BotAnswer::fromJson);
+  }
+
+  /** {@link #disableBotWithResponse(DisableBotParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<BotAnswer>> disableBotWithResponse(DisableBotParams params) {
+    return disableBotWithResponse(params, null);
   }
 
   /** {@link #disableBot(DisableBotParams, CallOptions)} with its required params only. */
@@ -929,6 +1309,16 @@ public final class RoomchatAsync {
     return enableBotInRoom(params, null);
   }
 
+  /** {@link #enableBotInRoom(EnableBotInRoomParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<BotRoomAnswer>> enableBotInRoomWithResponse(EnableBotInRoomParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("enable_bot_in_room", params.toWire(), options, BotRoomAnswer::fromJson);
+  }
+
+  /** {@link #enableBotInRoomWithResponse(EnableBotInRoomParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<BotRoomAnswer>> enableBotInRoomWithResponse(EnableBotInRoomParams params) {
+    return enableBotInRoomWithResponse(params, null);
+  }
+
   /** {@link #enableBotInRoom(EnableBotInRoomParams, CallOptions)} with its required params only. */
   public java.util.concurrent.CompletableFuture<BotRoomAnswer> enableBotInRoom(String botId, String roomId) {
     return enableBotInRoom(EnableBotInRoomParams.builder().botId(botId).roomId(roomId).build(), null);
@@ -951,6 +1341,16 @@ public final class RoomchatAsync {
   /** {@link #disableBotInRoom(DisableBotInRoomParams, CallOptions)} with the client's settings. */
   public java.util.concurrent.CompletableFuture<BotRoomAnswer> disableBotInRoom(DisableBotInRoomParams params) {
     return disableBotInRoom(params, null);
+  }
+
+  /** {@link #disableBotInRoom(DisableBotInRoomParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<BotRoomAnswer>> disableBotInRoomWithResponse(DisableBotInRoomParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("disable_bot_in_room", params.toWire(), options, BotRoomAnswer::fromJson);
+  }
+
+  /** {@link #disableBotInRoomWithResponse(DisableBotInRoomParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<BotRoomAnswer>> disableBotInRoomWithResponse(DisableBotInRoomParams params) {
+    return disableBotInRoomWithResponse(params, null);
   }
 
   /** {@link #disableBotInRoom(DisableBotInRoomParams, CallOptions)} with its required params only. */
@@ -979,6 +1379,16 @@ public final class RoomchatAsync {
   /** {@link #sendBotMessage(SendBotMessageParams, CallOptions)} with the client's settings. */
   public java.util.concurrent.CompletableFuture<Acknowledged> sendBotMessage(SendBotMessageParams params) {
     return sendBotMessage(params, null);
+  }
+
+  /** {@link #sendBotMessage(SendBotMessageParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public java.util.concurrent.CompletableFuture<WithResponse<Acknowledged>> sendBotMessageWithResponse(SendBotMessageParams params, CallOptions options) {
+    return client.invokeWithResponseAsync("send_bot_message", params.toWire(), options, Acknowledged::fromJson);
+  }
+
+  /** {@link #sendBotMessageWithResponse(SendBotMessageParams, CallOptions)} with the client's settings. */
+  public java.util.concurrent.CompletableFuture<WithResponse<Acknowledged>> sendBotMessageWithResponse(SendBotMessageParams params) {
+    return sendBotMessageWithResponse(params, null);
   }
 
   /** {@link #sendBotMessage(SendBotMessageParams, CallOptions)} with its required params only. */

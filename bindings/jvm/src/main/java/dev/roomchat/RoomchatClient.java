@@ -334,18 +334,35 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
    * them, and answers with the status, headers and attempts too.
    */
   public Response call(String operation, Map<String, ?> params, CallOptions options) {
-    return await(callAsync(operation, params, options, true, true, (text, meta) -> {
-      Object json = Bridge.decode(operation, text, j -> j);
-      List<Map.Entry<String, String>> headers = new ArrayList<>();
-      long count = Native.roomchat_response_meta_header_count(meta);
-      for (long i = 0; i < count; i++) {
-        headers.add(new java.util.AbstractMap.SimpleImmutableEntry<>(
-            dev.roomchat.internal.Strings.borrowed(Native.roomchat_response_meta_header_name(meta, i)),
-            dev.roomchat.internal.Strings.borrowed(Native.roomchat_response_meta_header_value(meta, i))));
-      }
-      return new Response(Short.toUnsignedInt(Native.roomchat_response_meta_status(meta)), java.util.Collections.unmodifiableList(headers),
-          Native.roomchat_response_meta_attempts(meta), java.util.Optional.ofNullable(dev.roomchat.internal.Strings.borrowed(Native.roomchat_response_meta_request_id(meta))), json);
-    }));
+    return await(callAsync(operation, params, options, true, true, (text, meta) -> response(meta, Bridge.decode(operation, text, j -> j), text)));
+  }
+
+  /** The answer's meta (status, headers, attempts, request id) beside its JSON. */
+  private static Response response(long meta, Object json, String text) {
+    List<Map.Entry<String, String>> headers = new ArrayList<>();
+    long count = Native.roomchat_response_meta_header_count(meta);
+    for (long i = 0; i < count; i++) {
+      headers.add(new java.util.AbstractMap.SimpleImmutableEntry<>(
+          dev.roomchat.internal.Strings.borrowed(Native.roomchat_response_meta_header_name(meta, i)),
+          dev.roomchat.internal.Strings.borrowed(Native.roomchat_response_meta_header_value(meta, i))));
+    }
+    return new Response(Short.toUnsignedInt(Native.roomchat_response_meta_status(meta)), java.util.Collections.unmodifiableList(headers),
+        Native.roomchat_response_meta_attempts(meta), java.util.Optional.ofNullable(dev.roomchat.internal.Strings.borrowed(Native.roomchat_response_meta_request_id(meta))), json, text);
+  }
+
+  /** An operation's record beside its answer's meta: the JSON is read once, for both. */
+  private static <T> WithResponse<T> withResponse(String operation, String text, long meta, Function<Object, T> decode) {
+    Object json = Bridge.decode(operation, text, j -> j);
+    return new WithResponse<>(Bridge.decodeJson(operation, json, decode), response(meta, json, text));
+  }
+
+  <T> CallFuture<WithResponse<T>> invokeWithResponseAsync(String operation, Map<String, ?> params, CallOptions options, Function<Object, T> decode) {
+    return callAsync(operation, params, options, true, false, (text, meta) -> withResponse(operation, text, meta, decode));
+  }
+
+  @Override
+  <T> WithResponse<T> invokeWithResponse(String operation, Map<String, Object> params, CallOptions options, Function<Object, T> decode) {
+    return await(callAsync(operation, params, options, true, true, (text, meta) -> withResponse(operation, text, meta, decode)));
   }
 
   /** {@link #call(String, Map, CallOptions)} with the client's settings. */
@@ -392,6 +409,62 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
       Bridge.check(code, err);
       return dev.roomchat.internal.Strings.take(page[0]);
     }));
+  }
+
+  /**
+   * The browser address that signs the holder of {@code accessToken} in to
+   * the room {@code roomId}: {@code <chatUrl>/<roomId>?accessToken=<token>},
+   * each part encoded. Sends nothing.
+   *
+   * @throws ConfigurationException when the client has no {@link Builder#chatUrl}
+   * @throws ValidationException when the room id or the token is empty
+   */
+  public String signInUrl(String roomId, String accessToken) {
+    byte[] room = Bridge.c("room id", roomId);
+    byte[] token = Bridge.c("access token", accessToken);
+    return text((client, out, err) -> Native.roomchat_client_sign_in_url(client, room, token, out, err));
+  }
+
+  /**
+   * An {@code <iframe>} element showing the room {@code roomId} signed in as
+   * the holder of {@code accessToken}, {@code width} and {@code height} as
+   * given ({@code "100%"}, {@code "600"}), every attribute HTML-escaped.
+   * Sends nothing.
+   *
+   * @throws ConfigurationException when the client has no {@link Builder#chatUrl}
+   * @throws ValidationException when the room id or the token is empty
+   */
+  public String iframeHtml(String roomId, String accessToken, String width, String height) {
+    byte[] room = Bridge.c("room id", roomId);
+    byte[] token = Bridge.c("access token", accessToken);
+    byte[] w = Bridge.c("width", width);
+    byte[] h = Bridge.c("height", height);
+    return text((client, out, err) -> Native.roomchat_client_iframe_html(client, room, token, w, h, out, err));
+  }
+
+  /** {@link #iframeHtml(String, String, String, String)} 100% wide and 600 pixels high. */
+  public String iframeHtml(String roomId, String accessToken) {
+    return iframeHtml(roomId, accessToken, "100%", "600");
+  }
+
+  private interface TextCall {
+    int run(long client, long[] out, long[] err);
+  }
+
+  /** A string the library makes from the client without I/O (on the caller's thread: nothing blocks). */
+  private String text(TextCall call) {
+    state.lock.readLock().lock();
+    try {
+      if (state.closed) {
+        throw RoomchatException.of(ErrorKind.CONFIGURATION, "the client is closed");
+      }
+      long[] out = new long[1];
+      long[] err = new long[1];
+      Bridge.check(call.run(state.ptr, out, err), err);
+      return dev.roomchat.internal.Strings.take(out[0]);
+    } finally {
+      state.lock.readLock().unlock();
+    }
   }
 
   static Cleaner cleaner() {

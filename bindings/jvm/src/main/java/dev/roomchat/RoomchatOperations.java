@@ -11,6 +11,8 @@ public abstract class RoomchatOperations {
 
   abstract <T> T invoke(String operation, java.util.Map<String, Object> params, CallOptions options, java.util.function.Function<Object, T> decode);
 
+  abstract <T> WithResponse<T> invokeWithResponse(String operation, java.util.Map<String, Object> params, CallOptions options, java.util.function.Function<Object, T> decode);
+
   abstract <P, T> Listing<T> listing(String operation, java.util.Map<String, Object> params, CallOptions options, java.util.function.Function<Object, P> decodePage, java.util.function.Function<P, java.util.List<T>> items);
 
   /**
@@ -26,6 +28,16 @@ public abstract class RoomchatOperations {
   /** {@link #listUsers(ListUsersParams, CallOptions)} with the client's settings. */
   public UserPage listUsers(ListUsersParams params) {
     return listUsers(params, null);
+  }
+
+  /** {@link #listUsers(ListUsersParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<UserPage> listUsersWithResponse(ListUsersParams params, CallOptions options) {
+    return invokeWithResponse("list_users", params.toWire(), options, UserPage::fromJson);
+  }
+
+  /** {@link #listUsersWithResponse(ListUsersParams, CallOptions)} with the client's settings. */
+  public WithResponse<UserPage> listUsersWithResponse(ListUsersParams params) {
+    return listUsersWithResponse(params, null);
   }
 
   /** {@link #listUsers(ListUsersParams, CallOptions)} with no params. */
@@ -68,6 +80,16 @@ public abstract class RoomchatOperations {
     return deactivateUser(params, null);
   }
 
+  /** {@link #deactivateUser(DeactivateUserParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<Deactivated> deactivateUserWithResponse(DeactivateUserParams params, CallOptions options) {
+    return invokeWithResponse("deactivate_user", params.toWire(), options, Deactivated::fromJson);
+  }
+
+  /** {@link #deactivateUserWithResponse(DeactivateUserParams, CallOptions)} with the client's settings. */
+  public WithResponse<Deactivated> deactivateUserWithResponse(DeactivateUserParams params) {
+    return deactivateUserWithResponse(params, null);
+  }
+
   /**
    * The messages of a one-to-one conversation of a room, oldest first.
    *
@@ -83,6 +105,16 @@ public abstract class RoomchatOperations {
   /** {@link #conversationMessages(ConversationMessagesParams, CallOptions)} with the client's settings. */
   public java.util.List<Message> conversationMessages(ConversationMessagesParams params) {
     return conversationMessages(params, null);
+  }
+
+  /** {@link #conversationMessages(ConversationMessagesParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<java.util.List<Message>> conversationMessagesWithResponse(ConversationMessagesParams params, CallOptions options) {
+    return invokeWithResponse("conversation_messages", params.toWire(), options, json -> Records.list(json, Message::fromJson));
+  }
+
+  /** {@link #conversationMessagesWithResponse(ConversationMessagesParams, CallOptions)} with the client's settings. */
+  public WithResponse<java.util.List<Message>> conversationMessagesWithResponse(ConversationMessagesParams params) {
+    return conversationMessagesWithResponse(params, null);
   }
 
   /** {@link #conversationMessages(ConversationMessagesParams, CallOptions)} with its required params only. */
@@ -105,6 +137,16 @@ public abstract class RoomchatOperations {
     return createUser(params, null);
   }
 
+  /** {@link #createUser(CreateUserParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<CreatedUser> createUserWithResponse(CreateUserParams params, CallOptions options) {
+    return invokeWithResponse("create_user", params.toWire(), options, CreatedUser::fromJson);
+  }
+
+  /** {@link #createUserWithResponse(CreateUserParams, CallOptions)} with the client's settings. */
+  public WithResponse<CreatedUser> createUserWithResponse(CreateUserParams params) {
+    return createUserWithResponse(params, null);
+  }
+
   /**
    * Every chat room of the account (an empty list when there is none).
    *
@@ -118,6 +160,16 @@ public abstract class RoomchatOperations {
   /** {@link #listChatRooms(ListChatRoomsParams, CallOptions)} with the client's settings. */
   public java.util.List<Room> listChatRooms(ListChatRoomsParams params) {
     return listChatRooms(params, null);
+  }
+
+  /** {@link #listChatRooms(ListChatRoomsParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<java.util.List<Room>> listChatRoomsWithResponse(ListChatRoomsParams params, CallOptions options) {
+    return invokeWithResponse("list_chat_rooms", params.toWire(), options, json -> Records.list(json, Room::fromJson));
+  }
+
+  /** {@link #listChatRoomsWithResponse(ListChatRoomsParams, CallOptions)} with the client's settings. */
+  public WithResponse<java.util.List<Room>> listChatRoomsWithResponse(ListChatRoomsParams params) {
+    return listChatRoomsWithResponse(params, null);
   }
 
   /** {@link #listChatRooms(ListChatRoomsParams, CallOptions)} with no params. */
@@ -144,6 +196,16 @@ public abstract class RoomchatOperations {
     return reactivateUser(params, null);
   }
 
+  /** {@link #reactivateUser(ReactivateUserParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<Reactivated> reactivateUserWithResponse(ReactivateUserParams params, CallOptions options) {
+    return invokeWithResponse("reactivate_user", params.toWire(), options, Reactivated::fromJson);
+  }
+
+  /** {@link #reactivateUserWithResponse(ReactivateUserParams, CallOptions)} with the client's settings. */
+  public WithResponse<Reactivated> reactivateUserWithResponse(ReactivateUserParams params) {
+    return reactivateUserWithResponse(params, null);
+  }
+
   /**
    * The user an access token signs in, with the token's issue time.
    *
@@ -161,6 +223,16 @@ public abstract class RoomchatOperations {
   /** {@link #validateAccessToken(ValidateAccessTokenParams, CallOptions)} with the client's settings. */
   public TokenUser validateAccessToken(ValidateAccessTokenParams params) {
     return validateAccessToken(params, null);
+  }
+
+  /** {@link #validateAccessToken(ValidateAccessTokenParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<TokenUser> validateAccessTokenWithResponse(ValidateAccessTokenParams params, CallOptions options) {
+    return invokeWithResponse("validate_access_token", params.toWire(), options, TokenUser::fromJson);
+  }
+
+  /** {@link #validateAccessTokenWithResponse(ValidateAccessTokenParams, CallOptions)} with the client's settings. */
+  public WithResponse<TokenUser> validateAccessTokenWithResponse(ValidateAccessTokenParams params) {
+    return validateAccessTokenWithResponse(params, null);
   }
 
   /** {@link #validateAccessToken(ValidateAccessTokenParams, CallOptions)} with its required params only. */
@@ -187,6 +259,16 @@ public abstract class RoomchatOperations {
     return invalidateAccessToken(params, null);
   }
 
+  /** {@link #invalidateAccessToken(InvalidateAccessTokenParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<Invalidated> invalidateAccessTokenWithResponse(InvalidateAccessTokenParams params, CallOptions options) {
+    return invokeWithResponse("invalidate_access_token", params.toWire(), options, Invalidated::fromJson);
+  }
+
+  /** {@link #invalidateAccessTokenWithResponse(InvalidateAccessTokenParams, CallOptions)} with the client's settings. */
+  public WithResponse<Invalidated> invalidateAccessTokenWithResponse(InvalidateAccessTokenParams params) {
+    return invalidateAccessTokenWithResponse(params, null);
+  }
+
   /** {@link #invalidateAccessToken(InvalidateAccessTokenParams, CallOptions)} with its required params only. */
   public Invalidated invalidateAccessToken(String accessToken) {
     return invalidateAccessToken(InvalidateAccessTokenParams.builder().accessToken(accessToken).build(), null);
@@ -209,6 +291,16 @@ public abstract class RoomchatOperations {
   /** {@link #ejectAllUsers(EjectAllUsersParams, CallOptions)} with the client's settings. */
   public Acknowledged ejectAllUsers(EjectAllUsersParams params) {
     return ejectAllUsers(params, null);
+  }
+
+  /** {@link #ejectAllUsers(EjectAllUsersParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<Acknowledged> ejectAllUsersWithResponse(EjectAllUsersParams params, CallOptions options) {
+    return invokeWithResponse("eject_all_users", params.toWire(), options, Acknowledged::fromJson);
+  }
+
+  /** {@link #ejectAllUsersWithResponse(EjectAllUsersParams, CallOptions)} with the client's settings. */
+  public WithResponse<Acknowledged> ejectAllUsersWithResponse(EjectAllUsersParams params) {
+    return ejectAllUsersWithResponse(params, null);
   }
 
   /** {@link #ejectAllUsers(EjectAllUsersParams, CallOptions)} with its required params only. */
@@ -239,6 +331,16 @@ public abstract class RoomchatOperations {
     return updateBot(params, null);
   }
 
+  /** {@link #updateBot(UpdateBotParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<BotAnswer> updateBotWithResponse(UpdateBotParams params, CallOptions options) {
+    return invokeWithResponse("update_bot", params.toWire(), options, BotAnswer::fromJson);
+  }
+
+  /** {@link #updateBotWithResponse(UpdateBotParams, CallOptions)} with the client's settings. */
+  public WithResponse<BotAnswer> updateBotWithResponse(UpdateBotParams params) {
+    return updateBotWithResponse(params, null);
+  }
+
   /** {@link #updateBot(UpdateBotParams, CallOptions)} with its required params only. */
   public BotAnswer updateBot(String botId) {
     return updateBot(UpdateBotParams.builder().botId(botId).build(), null);
@@ -265,6 +367,16 @@ public abstract class RoomchatOperations {
     return createChatRoom(params, null);
   }
 
+  /** {@link #createChatRoom(CreateChatRoomParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<RoomAnswer> createChatRoomWithResponse(CreateChatRoomParams params, CallOptions options) {
+    return invokeWithResponse("create_chat_room", params.toWire(), options, RoomAnswer::fromJson);
+  }
+
+  /** {@link #createChatRoomWithResponse(CreateChatRoomParams, CallOptions)} with the client's settings. */
+  public WithResponse<RoomAnswer> createChatRoomWithResponse(CreateChatRoomParams params) {
+    return createChatRoomWithResponse(params, null);
+  }
+
   /** {@link #createChatRoom(CreateChatRoomParams, CallOptions)} with no params. */
   public RoomAnswer createChatRoom() {
     return createChatRoom(CreateChatRoomParams.builder().build(), null);
@@ -287,6 +399,16 @@ public abstract class RoomchatOperations {
   /** {@link #getChatRoom(GetChatRoomParams, CallOptions)} with the client's settings. */
   public Room getChatRoom(GetChatRoomParams params) {
     return getChatRoom(params, null);
+  }
+
+  /** {@link #getChatRoom(GetChatRoomParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<Room> getChatRoomWithResponse(GetChatRoomParams params, CallOptions options) {
+    return invokeWithResponse("get_chat_room", params.toWire(), options, Room::fromJson);
+  }
+
+  /** {@link #getChatRoomWithResponse(GetChatRoomParams, CallOptions)} with the client's settings. */
+  public WithResponse<Room> getChatRoomWithResponse(GetChatRoomParams params) {
+    return getChatRoomWithResponse(params, null);
   }
 
   /** {@link #getChatRoom(GetChatRoomParams, CallOptions)} with its required params only. */
@@ -316,6 +438,16 @@ public abstract class RoomchatOperations {
     return updateChatRoom(params, null);
   }
 
+  /** {@link #updateChatRoom(UpdateChatRoomParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<RoomAnswer> updateChatRoomWithResponse(UpdateChatRoomParams params, CallOptions options) {
+    return invokeWithResponse("update_chat_room", params.toWire(), options, RoomAnswer::fromJson);
+  }
+
+  /** {@link #updateChatRoomWithResponse(UpdateChatRoomParams, CallOptions)} with the client's settings. */
+  public WithResponse<RoomAnswer> updateChatRoomWithResponse(UpdateChatRoomParams params) {
+    return updateChatRoomWithResponse(params, null);
+  }
+
   /** {@link #updateChatRoom(UpdateChatRoomParams, CallOptions)} with its required params only. */
   public RoomAnswer updateChatRoom(String roomId) {
     return updateChatRoom(UpdateChatRoomParams.builder().roomId(roomId).build(), null);
@@ -342,6 +474,16 @@ public abstract class RoomchatOperations {
     return deleteChatRoom(params, null);
   }
 
+  /** {@link #deleteChatRoom(DeleteChatRoomParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<RoomAnswer> deleteChatRoomWithResponse(DeleteChatRoomParams params, CallOptions options) {
+    return invokeWithResponse("delete_chat_room", params.toWire(), options, RoomAnswer::fromJson);
+  }
+
+  /** {@link #deleteChatRoomWithResponse(DeleteChatRoomParams, CallOptions)} with the client's settings. */
+  public WithResponse<RoomAnswer> deleteChatRoomWithResponse(DeleteChatRoomParams params) {
+    return deleteChatRoomWithResponse(params, null);
+  }
+
   /** {@link #deleteChatRoom(DeleteChatRoomParams, CallOptions)} with its required params only. */
   public RoomAnswer deleteChatRoom(String roomId) {
     return deleteChatRoom(DeleteChatRoomParams.builder().roomId(roomId).build(), null);
@@ -364,6 +506,16 @@ public abstract class RoomchatOperations {
   /** {@link #turnChatOn(TurnChatOnParams, CallOptions)} with the client's settings. */
   public Acknowledged turnChatOn(TurnChatOnParams params) {
     return turnChatOn(params, null);
+  }
+
+  /** {@link #turnChatOn(TurnChatOnParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<Acknowledged> turnChatOnWithResponse(TurnChatOnParams params, CallOptions options) {
+    return invokeWithResponse("turn_chat_on", params.toWire(), options, Acknowledged::fromJson);
+  }
+
+  /** {@link #turnChatOnWithResponse(TurnChatOnParams, CallOptions)} with the client's settings. */
+  public WithResponse<Acknowledged> turnChatOnWithResponse(TurnChatOnParams params) {
+    return turnChatOnWithResponse(params, null);
   }
 
   /** {@link #turnChatOn(TurnChatOnParams, CallOptions)} with its required params only. */
@@ -390,6 +542,16 @@ public abstract class RoomchatOperations {
     return turnChatOff(params, null);
   }
 
+  /** {@link #turnChatOff(TurnChatOffParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<Acknowledged> turnChatOffWithResponse(TurnChatOffParams params, CallOptions options) {
+    return invokeWithResponse("turn_chat_off", params.toWire(), options, Acknowledged::fromJson);
+  }
+
+  /** {@link #turnChatOffWithResponse(TurnChatOffParams, CallOptions)} with the client's settings. */
+  public WithResponse<Acknowledged> turnChatOffWithResponse(TurnChatOffParams params) {
+    return turnChatOffWithResponse(params, null);
+  }
+
   /** {@link #turnChatOff(TurnChatOffParams, CallOptions)} with its required params only. */
   public Acknowledged turnChatOff(String roomId) {
     return turnChatOff(TurnChatOffParams.builder().roomId(roomId).build(), null);
@@ -411,6 +573,16 @@ public abstract class RoomchatOperations {
   /** {@link #setChatOffMessage(SetChatOffMessageParams, CallOptions)} with the client's settings. */
   public Acknowledged setChatOffMessage(SetChatOffMessageParams params) {
     return setChatOffMessage(params, null);
+  }
+
+  /** {@link #setChatOffMessage(SetChatOffMessageParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<Acknowledged> setChatOffMessageWithResponse(SetChatOffMessageParams params, CallOptions options) {
+    return invokeWithResponse("set_chat_off_message", params.toWire(), options, Acknowledged::fromJson);
+  }
+
+  /** {@link #setChatOffMessageWithResponse(SetChatOffMessageParams, CallOptions)} with the client's settings. */
+  public WithResponse<Acknowledged> setChatOffMessageWithResponse(SetChatOffMessageParams params) {
+    return setChatOffMessageWithResponse(params, null);
   }
 
   /** {@link #setChatOffMessage(SetChatOffMessageParams, CallOptions)} with its required params only. */
@@ -435,6 +607,16 @@ public abstract class RoomchatOperations {
   /** {@link #roomMessages(RoomMessagesParams, CallOptions)} with the client's settings. */
   public MessagePage roomMessages(RoomMessagesParams params) {
     return roomMessages(params, null);
+  }
+
+  /** {@link #roomMessages(RoomMessagesParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<MessagePage> roomMessagesWithResponse(RoomMessagesParams params, CallOptions options) {
+    return invokeWithResponse("room_messages", params.toWire(), options, MessagePage::fromJson);
+  }
+
+  /** {@link #roomMessagesWithResponse(RoomMessagesParams, CallOptions)} with the client's settings. */
+  public WithResponse<MessagePage> roomMessagesWithResponse(RoomMessagesParams params) {
+    return roomMessagesWithResponse(params, null);
   }
 
   /** {@link #roomMessages(RoomMessagesParams, CallOptions)} with its required params only. */
@@ -479,6 +661,16 @@ public abstract class RoomchatOperations {
     return deleteRoomMessages(params, null);
   }
 
+  /** {@link #deleteRoomMessages(DeleteRoomMessagesParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<RoomAnswer> deleteRoomMessagesWithResponse(DeleteRoomMessagesParams params, CallOptions options) {
+    return invokeWithResponse("delete_room_messages", params.toWire(), options, RoomAnswer::fromJson);
+  }
+
+  /** {@link #deleteRoomMessagesWithResponse(DeleteRoomMessagesParams, CallOptions)} with the client's settings. */
+  public WithResponse<RoomAnswer> deleteRoomMessagesWithResponse(DeleteRoomMessagesParams params) {
+    return deleteRoomMessagesWithResponse(params, null);
+  }
+
   /** {@link #deleteRoomMessages(DeleteRoomMessagesParams, CallOptions)} with its required params only. */
   public RoomAnswer deleteRoomMessages(String roomId) {
     return deleteRoomMessages(DeleteRoomMessagesParams.builder().roomId(roomId).build(), null);
@@ -508,6 +700,16 @@ public abstract class RoomchatOperations {
     return sendRoomMessage(params, null);
   }
 
+  /** {@link #sendRoomMessage(SendRoomMessageParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<Acknowledged> sendRoomMessageWithResponse(SendRoomMessageParams params, CallOptions options) {
+    return invokeWithResponse("send_room_message", params.toWire(), options, Acknowledged::fromJson);
+  }
+
+  /** {@link #sendRoomMessageWithResponse(SendRoomMessageParams, CallOptions)} with the client's settings. */
+  public WithResponse<Acknowledged> sendRoomMessageWithResponse(SendRoomMessageParams params) {
+    return sendRoomMessageWithResponse(params, null);
+  }
+
   /** {@link #sendRoomMessage(SendRoomMessageParams, CallOptions)} with its required params only. */
   public Acknowledged sendRoomMessage(String roomId, String message) {
     return sendRoomMessage(SendRoomMessageParams.builder().roomId(roomId).message(message).build(), null);
@@ -529,6 +731,16 @@ public abstract class RoomchatOperations {
   /** {@link #createChannel(CreateChannelParams, CallOptions)} with the client's settings. */
   public Channel createChannel(CreateChannelParams params) {
     return createChannel(params, null);
+  }
+
+  /** {@link #createChannel(CreateChannelParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<Channel> createChannelWithResponse(CreateChannelParams params, CallOptions options) {
+    return invokeWithResponse("create_channel", params.toWire(), options, Channel::fromJson);
+  }
+
+  /** {@link #createChannelWithResponse(CreateChannelParams, CallOptions)} with the client's settings. */
+  public WithResponse<Channel> createChannelWithResponse(CreateChannelParams params) {
+    return createChannelWithResponse(params, null);
   }
 
   /** {@link #createChannel(CreateChannelParams, CallOptions)} with its required params only. */
@@ -555,6 +767,16 @@ public abstract class RoomchatOperations {
     return updateChannel(params, null);
   }
 
+  /** {@link #updateChannel(UpdateChannelParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<Channel> updateChannelWithResponse(UpdateChannelParams params, CallOptions options) {
+    return invokeWithResponse("update_channel", params.toWire(), options, Channel::fromJson);
+  }
+
+  /** {@link #updateChannelWithResponse(UpdateChannelParams, CallOptions)} with the client's settings. */
+  public WithResponse<Channel> updateChannelWithResponse(UpdateChannelParams params) {
+    return updateChannelWithResponse(params, null);
+  }
+
   /** {@link #updateChannel(UpdateChannelParams, CallOptions)} with its required params only. */
   public Channel updateChannel(String roomId, String channelId) {
     return updateChannel(UpdateChannelParams.builder().roomId(roomId).channelId(channelId).build(), null);
@@ -576,6 +798,16 @@ public abstract class RoomchatOperations {
   /** {@link #sendChannelMessage(SendChannelMessageParams, CallOptions)} with the client's settings. */
   public Acknowledged sendChannelMessage(SendChannelMessageParams params) {
     return sendChannelMessage(params, null);
+  }
+
+  /** {@link #sendChannelMessage(SendChannelMessageParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<Acknowledged> sendChannelMessageWithResponse(SendChannelMessageParams params, CallOptions options) {
+    return invokeWithResponse("send_channel_message", params.toWire(), options, Acknowledged::fromJson);
+  }
+
+  /** {@link #sendChannelMessageWithResponse(SendChannelMessageParams, CallOptions)} with the client's settings. */
+  public WithResponse<Acknowledged> sendChannelMessageWithResponse(SendChannelMessageParams params) {
+    return sendChannelMessageWithResponse(params, null);
   }
 
   /** {@link #sendChannelMessage(SendChannelMessageParams, CallOptions)} with its required params only. */
@@ -600,6 +832,16 @@ public abstract class RoomchatOperations {
   /** {@link #channelMessages(ChannelMessagesParams, CallOptions)} with the client's settings. */
   public MessagePage channelMessages(ChannelMessagesParams params) {
     return channelMessages(params, null);
+  }
+
+  /** {@link #channelMessages(ChannelMessagesParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<MessagePage> channelMessagesWithResponse(ChannelMessagesParams params, CallOptions options) {
+    return invokeWithResponse("channel_messages", params.toWire(), options, MessagePage::fromJson);
+  }
+
+  /** {@link #channelMessagesWithResponse(ChannelMessagesParams, CallOptions)} with the client's settings. */
+  public WithResponse<MessagePage> channelMessagesWithResponse(ChannelMessagesParams params) {
+    return channelMessagesWithResponse(params, null);
   }
 
   /** {@link #channelMessages(ChannelMessagesParams, CallOptions)} with its required params only. */
@@ -645,6 +887,16 @@ public abstract class RoomchatOperations {
     return deleteChannelMessage(params, null);
   }
 
+  /** {@link #deleteChannelMessage(DeleteChannelMessageParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<Acknowledged> deleteChannelMessageWithResponse(DeleteChannelMessageParams params, CallOptions options) {
+    return invokeWithResponse("delete_channel_message", params.toWire(), options, Acknowledged::fromJson);
+  }
+
+  /** {@link #deleteChannelMessageWithResponse(DeleteChannelMessageParams, CallOptions)} with the client's settings. */
+  public WithResponse<Acknowledged> deleteChannelMessageWithResponse(DeleteChannelMessageParams params) {
+    return deleteChannelMessageWithResponse(params, null);
+  }
+
   /** {@link #deleteChannelMessage(DeleteChannelMessageParams, CallOptions)} with its required params only. */
   public Acknowledged deleteChannelMessage(String roomId, String channelId, String messageId) {
     return deleteChannelMessage(DeleteChannelMessageParams.builder().roomId(roomId).channelId(channelId).messageId(messageId).build(), null);
@@ -666,6 +918,16 @@ public abstract class RoomchatOperations {
   /** {@link #listConversations(ListConversationsParams, CallOptions)} with the client's settings. */
   public java.util.List<Conversation> listConversations(ListConversationsParams params) {
     return listConversations(params, null);
+  }
+
+  /** {@link #listConversations(ListConversationsParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<java.util.List<Conversation>> listConversationsWithResponse(ListConversationsParams params, CallOptions options) {
+    return invokeWithResponse("list_conversations", params.toWire(), options, json -> Records.list(json, Conversation::fromJson));
+  }
+
+  /** {@link #listConversationsWithResponse(ListConversationsParams, CallOptions)} with the client's settings. */
+  public WithResponse<java.util.List<Conversation>> listConversationsWithResponse(ListConversationsParams params) {
+    return listConversationsWithResponse(params, null);
   }
 
   /** {@link #listConversations(ListConversationsParams, CallOptions)} with its required params only. */
@@ -692,6 +954,16 @@ public abstract class RoomchatOperations {
     return updateUser(params, null);
   }
 
+  /** {@link #updateUser(UpdateUserParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<UpdatedUser> updateUserWithResponse(UpdateUserParams params, CallOptions options) {
+    return invokeWithResponse("update_user", params.toWire(), options, UpdatedUser::fromJson);
+  }
+
+  /** {@link #updateUserWithResponse(UpdateUserParams, CallOptions)} with the client's settings. */
+  public WithResponse<UpdatedUser> updateUserWithResponse(UpdateUserParams params) {
+    return updateUserWithResponse(params, null);
+  }
+
   /**
    * Creates a user by the customer's own identifier, optionally a member of one room with a
    * role (Business plan).
@@ -714,6 +986,16 @@ public abstract class RoomchatOperations {
   /** {@link #createUserV2(CreateUserV2Params, CallOptions)} with the client's settings. */
   public ProvisionedUser createUserV2(CreateUserV2Params params) {
     return createUserV2(params, null);
+  }
+
+  /** {@link #createUserV2(CreateUserV2Params, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<ProvisionedUser> createUserV2WithResponse(CreateUserV2Params params, CallOptions options) {
+    return invokeWithResponse("create_user_v2", params.toWire(), options, ProvisionedUser::fromJson);
+  }
+
+  /** {@link #createUserV2WithResponse(CreateUserV2Params, CallOptions)} with the client's settings. */
+  public WithResponse<ProvisionedUser> createUserV2WithResponse(CreateUserV2Params params) {
+    return createUserV2WithResponse(params, null);
   }
 
   /** {@link #createUserV2(CreateUserV2Params, CallOptions)} with its required params only. */
@@ -739,6 +1021,16 @@ public abstract class RoomchatOperations {
     return getUser(params, null);
   }
 
+  /** {@link #getUser(GetUserParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<UserProfile> getUserWithResponse(GetUserParams params, CallOptions options) {
+    return invokeWithResponse("get_user", params.toWire(), options, UserProfile::fromJson);
+  }
+
+  /** {@link #getUserWithResponse(GetUserParams, CallOptions)} with the client's settings. */
+  public WithResponse<UserProfile> getUserWithResponse(GetUserParams params) {
+    return getUserWithResponse(params, null);
+  }
+
   /** {@link #getUser(GetUserParams, CallOptions)} with its required params only. */
   public UserProfile getUser(String uniqueUserIdentifier) {
     return getUser(GetUserParams.builder().uniqueUserIdentifier(uniqueUserIdentifier).build(), null);
@@ -760,6 +1052,16 @@ public abstract class RoomchatOperations {
   /** {@link #userRooms(UserRoomsParams, CallOptions)} with the client's settings. */
   public java.util.List<RoomName> userRooms(UserRoomsParams params) {
     return userRooms(params, null);
+  }
+
+  /** {@link #userRooms(UserRoomsParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<java.util.List<RoomName>> userRoomsWithResponse(UserRoomsParams params, CallOptions options) {
+    return invokeWithResponse("user_rooms", params.toWire(), options, json -> Records.list(json, RoomName::fromJson));
+  }
+
+  /** {@link #userRoomsWithResponse(UserRoomsParams, CallOptions)} with the client's settings. */
+  public WithResponse<java.util.List<RoomName>> userRoomsWithResponse(UserRoomsParams params) {
+    return userRoomsWithResponse(params, null);
   }
 
   /** {@link #userRooms(UserRoomsParams, CallOptions)} with its required params only. */
@@ -787,6 +1089,16 @@ public abstract class RoomchatOperations {
     return removeUser(params, null);
   }
 
+  /** {@link #removeUser(RemoveUserParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<Acknowledged> removeUserWithResponse(RemoveUserParams params, CallOptions options) {
+    return invokeWithResponse("remove_user", params.toWire(), options, Acknowledged::fromJson);
+  }
+
+  /** {@link #removeUserWithResponse(RemoveUserParams, CallOptions)} with the client's settings. */
+  public WithResponse<Acknowledged> removeUserWithResponse(RemoveUserParams params) {
+    return removeUserWithResponse(params, null);
+  }
+
   /**
    * One page of a room's members, with their roles.
    *
@@ -803,6 +1115,16 @@ public abstract class RoomchatOperations {
   /** {@link #listMembers(ListMembersParams, CallOptions)} with the client's settings. */
   public MemberPage listMembers(ListMembersParams params) {
     return listMembers(params, null);
+  }
+
+  /** {@link #listMembers(ListMembersParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<MemberPage> listMembersWithResponse(ListMembersParams params, CallOptions options) {
+    return invokeWithResponse("list_members", params.toWire(), options, MemberPage::fromJson);
+  }
+
+  /** {@link #listMembersWithResponse(ListMembersParams, CallOptions)} with the client's settings. */
+  public WithResponse<MemberPage> listMembersWithResponse(ListMembersParams params) {
+    return listMembersWithResponse(params, null);
   }
 
   /** {@link #listMembers(ListMembersParams, CallOptions)} with its required params only. */
@@ -850,6 +1172,16 @@ public abstract class RoomchatOperations {
     return setMember(params, null);
   }
 
+  /** {@link #setMember(SetMemberParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<Member> setMemberWithResponse(SetMemberParams params, CallOptions options) {
+    return invokeWithResponse("set_member", params.toWire(), options, Member::fromJson);
+  }
+
+  /** {@link #setMemberWithResponse(SetMemberParams, CallOptions)} with the client's settings. */
+  public WithResponse<Member> setMemberWithResponse(SetMemberParams params) {
+    return setMemberWithResponse(params, null);
+  }
+
   /** {@link #setMember(SetMemberParams, CallOptions)} with its required params only. */
   public Member setMember(String roomId, String uniqueUserIdentifier, String roleName) {
     return setMember(SetMemberParams.builder().roomId(roomId).uniqueUserIdentifier(uniqueUserIdentifier).roleName(roleName).build(), null);
@@ -872,6 +1204,16 @@ public abstract class RoomchatOperations {
   /** {@link #removeMember(RemoveMemberParams, CallOptions)} with the client's settings. */
   public Acknowledged removeMember(RemoveMemberParams params) {
     return removeMember(params, null);
+  }
+
+  /** {@link #removeMember(RemoveMemberParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<Acknowledged> removeMemberWithResponse(RemoveMemberParams params, CallOptions options) {
+    return invokeWithResponse("remove_member", params.toWire(), options, Acknowledged::fromJson);
+  }
+
+  /** {@link #removeMemberWithResponse(RemoveMemberParams, CallOptions)} with the client's settings. */
+  public WithResponse<Acknowledged> removeMemberWithResponse(RemoveMemberParams params) {
+    return removeMemberWithResponse(params, null);
   }
 
   /** {@link #removeMember(RemoveMemberParams, CallOptions)} with its required params only. */
@@ -903,6 +1245,16 @@ public abstract class RoomchatOperations {
     return createBot(params, null);
   }
 
+  /** {@link #createBot(CreateBotParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<BotAnswer> createBotWithResponse(CreateBotParams params, CallOptions options) {
+    return invokeWithResponse("create_bot", params.toWire(), options, BotAnswer::fromJson);
+  }
+
+  /** {@link #createBotWithResponse(CreateBotParams, CallOptions)} with the client's settings. */
+  public WithResponse<BotAnswer> createBotWithResponse(CreateBotParams params) {
+    return createBotWithResponse(params, null);
+  }
+
   /** {@link #createBot(CreateBotParams, CallOptions)} with its required params only. */
   public BotAnswer createBot(String name, String webhookURL) {
     return createBot(CreateBotParams.builder().name(name).webhookURL(webhookURL).build(), null);
@@ -921,6 +1273,16 @@ public abstract class RoomchatOperations {
   /** {@link #listBots(ListBotsParams, CallOptions)} with the client's settings. */
   public BotList listBots(ListBotsParams params) {
     return listBots(params, null);
+  }
+
+  /** {@link #listBots(ListBotsParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<BotList> listBotsWithResponse(ListBotsParams params, CallOptions options) {
+    return invokeWithResponse("list_bots", params.toWire(), options, BotList::fromJson);
+  }
+
+  /** {@link #listBotsWithResponse(ListBotsParams, CallOptions)} with the client's settings. */
+  public WithResponse<BotList> listBotsWithResponse(ListBotsParams params) {
+    return listBotsWithResponse(params, null);
   }
 
   /** {@link #listBots(ListBotsParams, CallOptions)} with no params. */
@@ -947,6 +1309,16 @@ public abstract class RoomchatOperations {
     return enableBot(params, null);
   }
 
+  /** {@link #enableBot(EnableBotParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<BotAnswer> enableBotWithResponse(EnableBotParams params, CallOptions options) {
+    return invokeWithResponse("enable_bot", params.toWire(), options, BotAnswer::fromJson);
+  }
+
+  /** {@link #enableBotWithResponse(EnableBotParams, CallOptions)} with the client's settings. */
+  public WithResponse<BotAnswer> enableBotWithResponse(EnableBotParams params) {
+    return enableBotWithResponse(params, null);
+  }
+
   /** {@link #enableBot(EnableBotParams, CallOptions)} with its required params only. */
   public BotAnswer enableBot(String botId) {
     return enableBot(EnableBotParams.builder().botId(botId).build(), null);
@@ -969,6 +1341,16 @@ public abstract class RoomchatOperations {
   /** {@link #disableBot(DisableBotParams, CallOptions)} with the client's settings. */
   public BotAnswer disableBot(DisableBotParams params) {
     return disableBot(params, null);
+  }
+
+  /** {@link #disableBot(DisableBotParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<BotAnswer> disableBotWithResponse(DisableBotParams params, CallOptions options) {
+    return invokeWithResponse("disable_bot", params.toWire(), options, BotAnswer::fromJson);
+  }
+
+  /** {@link #disableBotWithResponse(DisableBotParams, CallOptions)} with the client's settings. */
+  public WithResponse<BotAnswer> disableBotWithResponse(DisableBotParams params) {
+    return disableBotWithResponse(params, null);
   }
 
   /** {@link #disableBot(DisableBotParams, CallOptions)} with its required params only. */
@@ -995,6 +1377,16 @@ public abstract class RoomchatOperations {
     return enableBotInRoom(params, null);
   }
 
+  /** {@link #enableBotInRoom(EnableBotInRoomParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<BotRoomAnswer> enableBotInRoomWithResponse(EnableBotInRoomParams params, CallOptions options) {
+    return invokeWithResponse("enable_bot_in_room", params.toWire(), options, BotRoomAnswer::fromJson);
+  }
+
+  /** {@link #enableBotInRoomWithResponse(EnableBotInRoomParams, CallOptions)} with the client's settings. */
+  public WithResponse<BotRoomAnswer> enableBotInRoomWithResponse(EnableBotInRoomParams params) {
+    return enableBotInRoomWithResponse(params, null);
+  }
+
   /** {@link #enableBotInRoom(EnableBotInRoomParams, CallOptions)} with its required params only. */
   public BotRoomAnswer enableBotInRoom(String botId, String roomId) {
     return enableBotInRoom(EnableBotInRoomParams.builder().botId(botId).roomId(roomId).build(), null);
@@ -1017,6 +1409,16 @@ public abstract class RoomchatOperations {
   /** {@link #disableBotInRoom(DisableBotInRoomParams, CallOptions)} with the client's settings. */
   public BotRoomAnswer disableBotInRoom(DisableBotInRoomParams params) {
     return disableBotInRoom(params, null);
+  }
+
+  /** {@link #disableBotInRoom(DisableBotInRoomParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<BotRoomAnswer> disableBotInRoomWithResponse(DisableBotInRoomParams params, CallOptions options) {
+    return invokeWithResponse("disable_bot_in_room", params.toWire(), options, BotRoomAnswer::fromJson);
+  }
+
+  /** {@link #disableBotInRoomWithResponse(DisableBotInRoomParams, CallOptions)} with the client's settings. */
+  public WithResponse<BotRoomAnswer> disableBotInRoomWithResponse(DisableBotInRoomParams params) {
+    return disableBotInRoomWithResponse(params, null);
   }
 
   /** {@link #disableBotInRoom(DisableBotInRoomParams, CallOptions)} with its required params only. */
@@ -1045,6 +1447,16 @@ public abstract class RoomchatOperations {
   /** {@link #sendBotMessage(SendBotMessageParams, CallOptions)} with the client's settings. */
   public Acknowledged sendBotMessage(SendBotMessageParams params) {
     return sendBotMessage(params, null);
+  }
+
+  /** {@link #sendBotMessage(SendBotMessageParams, CallOptions)} that also gives the answer's status, headers, attempts, request id and JSON body ({@link WithResponse}). */
+  public WithResponse<Acknowledged> sendBotMessageWithResponse(SendBotMessageParams params, CallOptions options) {
+    return invokeWithResponse("send_bot_message", params.toWire(), options, Acknowledged::fromJson);
+  }
+
+  /** {@link #sendBotMessageWithResponse(SendBotMessageParams, CallOptions)} with the client's settings. */
+  public WithResponse<Acknowledged> sendBotMessageWithResponse(SendBotMessageParams params) {
+    return sendBotMessageWithResponse(params, null);
   }
 
   /** {@link #sendBotMessage(SendBotMessageParams, CallOptions)} with its required params only. */

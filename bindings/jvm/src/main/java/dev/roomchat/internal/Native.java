@@ -80,6 +80,10 @@ public final class Native {
   public static native long roomchat_response_meta_request_id(long meta);
   public static native void roomchat_response_meta_free(long meta);
 
+  // Sign-in addresses (no I/O).
+  public static native int roomchat_client_sign_in_url(long client, byte[] roomId, byte[] accessToken, long[] urlOut, long[] errOut);
+  public static native int roomchat_client_iframe_html(long client, byte[] roomId, byte[] accessToken, byte[] width, byte[] height, long[] htmlOut, long[] errOut);
+
   // The log callback.
   /** Receives a client's log lines: {@code roomchat_log_callback}. */
   public interface LogCallback extends com.sun.jna.Callback {
