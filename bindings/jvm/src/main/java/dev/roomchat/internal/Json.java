@@ -125,10 +125,11 @@ public final class Json {
         pos++;
         space();
         Object v = value(depth + 1);
-        if (map.containsKey(key)) {
+        int size = map.size();
+        map.put(key, v);
+        if (map.size() == size) { // the name was there already
           throw error("the member name " + quote(key) + " comes twice");
         }
-        map.put(key, v);
         space();
         if (pos >= s.length()) {
           throw error("the text ends inside an object");
@@ -172,6 +173,24 @@ public final class Json {
 
     String string() {
       pos++; // "
+      // Most strings hold no escape: cut them out of the text whole.
+      int start = pos;
+      boolean surrogate = false;
+      for (int i = start, n = s.length(); i < n; i++) {
+        char c = s.charAt(i);
+        if (c == '"') {
+          pos = i + 1;
+          String text = s.substring(start, i);
+          if (surrogate) {
+            checkSurrogates(text, this);
+          }
+          return text;
+        }
+        if (c == '\\' || c < 0x20) {
+          break;
+        }
+        surrogate |= Character.isSurrogate(c);
+      }
       StringBuilder out = new StringBuilder();
       while (true) {
         if (pos >= s.length()) {
