@@ -26,6 +26,8 @@ for dir in /usr/lib/jvm/*; do
   fi
 done
 [ -n "$jdk25" ] || { echo "jvm bench: no JDK 25 under /usr/lib/jvm" >&2; exit 1; }
+# Maven on 25 (the bench compiles for 21): its own libraries use sun.misc.Unsafe, which 24+ warns about.
+export MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow"
 mvn_() { JAVA_HOME=$jdk25 mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$repo_local" "$@"; }
 
 version=$(sed -n 's:^  <version>\(.*\)</version>:\1:p' "$root/bindings/jvm/pom.xml" | head -n 1)
