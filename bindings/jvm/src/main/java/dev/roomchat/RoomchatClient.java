@@ -30,9 +30,10 @@ import java.util.function.Function;
  * done (a client the program forgets is freed by a {@link Cleaner}).
  *
  * <p>A blocking call from a platform thread runs on that thread. One from a
- * virtual thread runs on a bounded pool of the client's platform threads while
- * the virtual thread waits on a future, so it unmounts while its request is on
- * the wire (it never pins a carrier); so do {@link #async()}'s calls. An
+ * virtual thread (or a fork/join pool's worker) runs on a bounded pool of the
+ * client's platform threads while the caller waits on a future, so a virtual
+ * thread unmounts while its request is on the wire (it never pins a carrier); so
+ * do {@link #async()}'s calls. An
  * interrupt of the calling thread cancels the call through the C cancel token
  * and throws {@link CancelledException} (the thread's interrupt flag stays set).
  */
@@ -295,10 +296,12 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
    * Runs a blocking call's {@code work}: on this thread when it is a platform thread
    * (no hand-off: a thread in the library is what it would wait with anyway), on the
    * pool when it is a virtual thread (which then unmounts instead of pinning its carrier
-   * in native code). Either way an interrupt of this thread cancels the call's token.
+   * in native code) or a fork/join worker (whose wait on the future lets its pool add a
+   * worker meanwhile, as a parallel stream's does). Either way an interrupt of this
+   * thread cancels the call's token.
    */
   private <T> T blocking(CallOptions options, boolean withToken, Token token, CallBody<T> work) {
-    if (onVirtualThread()) {
+    if (onVirtualThread() || Thread.currentThread() instanceof java.util.concurrent.ForkJoinWorkerThread) {
       return await(submit(options, withToken, token, work));
     }
     InterruptHook hook = new InterruptHook(token);
