@@ -489,10 +489,14 @@ ROOMCHAT_EMULATOR=$release_emulator bash scripts/testnet.sh run -- env ROOMCHAT_
   | tee "$log_dir/python-net-bench.log" | grep -E '^(testnet|python network)'
 grep -q '^python network: verdict' "$log_dir/python-net-bench.log"
 
-step "Node, Python and Go benchmarks: one call at a time beside undici / requests and httpx / net/http, idle and loaded (Go: 16 goroutines too, and the first answer of a fresh process); 100,000 messages through the iterators (the READMEs' RSS promises asserted)"
+step "Node, Python, Go and JVM benchmarks: one call at a time beside undici / requests and httpx / net/http / HttpClient with Jackson, idle and loaded (Go: 16 goroutines too; the JVM: 16 platform threads and 1,000 virtual threads; both: the first answer of a fresh process); 100,000 messages through the iterators (the READMEs' RSS promises asserted)"
 ROOMCHAT_NODE_PART=bench bash bindings/node/run-tests.sh 2>&1 | tee "$log_dir/node-bench.log"
 ROOMCHAT_PY_PART=bench bash bindings/python/run-tests.sh 2>&1 | tee "$log_dir/python-bench.log"
 ROOMCHAT_EMULATOR=$release_emulator bash bindings/go/bench/run.sh 2>&1 | tee "$log_dir/go-bench.log"
+# The JVM package as scripts/dist/jvm.sh installed it in target/m2; about 40 s on the
+# 2-core machine, most of it the 20 JVMs of the first-answer runs.
+ROOMCHAT_BENCH_N=${ROOMCHAT_BENCH_N_JVM:-1000} ROOMCHAT_EMULATOR=$release_emulator bash bindings/jvm/bench/run.sh 2>&1 | tee "$log_dir/jvm-bench.log"
+grep -q '^jvm: first answer, idle' "$log_dir/jvm-bench.log"
 
 step "stress: 64 threads x 500 calls on one client under a binding budget (release)"
 cargo test --release --locked "${release_set[@]}" --test stress -- --nocapture 2>&1 | tee "$log_dir/stress.log" | grep -E '^(stress|test result)'

@@ -1,7 +1,12 @@
 package dev.roomchat;
 
 import dev.roomchat.internal.Native;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.lang.ref.Cleaner;
+import java.nio.channels.AsynchronousCloseException;
+import java.nio.channels.spi.AbstractInterruptibleChannel;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,17 +29,19 @@ import java.util.function.Function;
  * budget between them: make one per key and keep it; {@link #close()} it when
  * done (a client the program forgets is freed by a {@link Cleaner}).
  *
- * <p>A blocking call runs on a bounded pool of the client's platform threads
- * while the caller waits on a future, so a virtual thread unmounts while its
- * request is on the wire (it never pins a carrier). An interrupt of the
- * waiting thread cancels the call through the C cancel token and throws
- * {@link CancelledException} (the thread's interrupt flag stays set).
+ * <p>A blocking call from a platform thread runs on that thread. One from a
+ * virtual thread (or a fork/join pool's worker) runs on a bounded pool of the
+ * client's platform threads while the caller waits on a future, so a virtual
+ * thread unmounts while its request is on the wire (it never pins a carrier); so
+ * do {@link #async()}'s calls. An
+ * interrupt of the calling thread cancels the call through the C cancel token
+ * and throws {@link CancelledException} (the thread's interrupt flag stays set).
  */
 public final class RoomchatClient extends RoomchatOperations implements AutoCloseable {
   private static final Cleaner CLEANER = Cleaner.create();
   private static final AtomicInteger POOLS = new AtomicInteger();
 
-  /** How many calls of one client are in the library at once unless {@link Builder#maxInFlight} says otherwise. */
+  /** How many of one client's calls from virtual threads and futures are in the library at once unless {@link Builder#maxInFlight} says otherwise. */
   public static final int DEFAULT_MAX_IN_FLIGHT = Math.max(64, 4 * Runtime.getRuntime().availableProcessors());
 
   private final State state;
@@ -263,6 +270,82 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
     }
   }
 
+  /** {@code Thread::isVirtual} (Java 21+), or null before it. */
+  private static final MethodHandle IS_VIRTUAL = isVirtualHandle();
+
+  private static MethodHandle isVirtualHandle() {
+    try {
+      return MethodHandles.publicLookup().findVirtual(Thread.class, "isVirtual", MethodType.methodType(boolean.class));
+    } catch (ReflectiveOperationException e) {
+      return null;
+    }
+  }
+
+  static boolean onVirtualThread() {
+    if (IS_VIRTUAL == null) {
+      return false;
+    }
+    try {
+      return (boolean) IS_VIRTUAL.invokeExact(Thread.currentThread());
+    } catch (Throwable t) {
+      return false;
+    }
+  }
+
+  /**
+   * Runs a blocking call's {@code work}: on this thread when it is a platform thread
+   * (no hand-off: a thread in the library is what it would wait with anyway), on the
+   * pool when it is a virtual thread (which then unmounts instead of pinning its carrier
+   * in native code) or a fork/join worker (whose wait on the future lets its pool add a
+   * worker meanwhile, as a parallel stream's does). Either way an interrupt of this
+   * thread cancels the call's token.
+   */
+  private <T> T blocking(CallOptions options, boolean withToken, Token token, CallBody<T> work) {
+    if (onVirtualThread() || Thread.currentThread() instanceof java.util.concurrent.ForkJoinWorkerThread) {
+      return await(submit(options, withToken, token, work));
+    }
+    InterruptHook hook = new InterruptHook(token);
+    try {
+      hook.enter();
+      return runOnPool(options, withToken ? token : null, work);
+    } finally {
+      hook.exit();
+      token.free();
+    }
+  }
+
+  /**
+   * Turns an interrupt of the thread in a call into a cancel of the call's token: the JDK
+   * closes an interruptible channel that a thread is blocked on from within
+   * {@code Thread.interrupt()} (as it does for a FileChannel), and closing this one
+   * cancels the token. An interrupt before the call cancels it at once. The thread's
+   * interrupt flag is left as it is.
+   */
+  static final class InterruptHook extends AbstractInterruptibleChannel {
+    private final Token token;
+
+    InterruptHook(Token token) {
+      this.token = token;
+    }
+
+    void enter() {
+      begin();
+    }
+
+    void exit() {
+      try {
+        end(true);
+      } catch (AsynchronousCloseException e) {
+        // Interrupted: the call saw its token cancelled and ended with its own error.
+      }
+    }
+
+    @Override
+    protected void implCloseChannel() {
+      token.cancel();
+    }
+  }
+
   /** Waits for a call's future; an interrupt cancels the call, waits for its end, and throws its cancel. */
   static <T> T await(CallFuture<T> future) {
     boolean interrupted = false;
@@ -294,21 +377,31 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
   }
 
   <T> CallFuture<T> invokeAsync(String operation, Map<String, ?> params, CallOptions options, Function<Object, T> decode) {
-    return callAsync(operation, params, options, false, false, (text, meta) -> Bridge.decode(operation, text, decode));
+    return callAsync(operation, params, options, false, (text, meta) -> Bridge.decode(operation, text, decode));
   }
 
   interface Answer<T> {
     T make(String json, long meta);
   }
 
-  private <T> CallFuture<T> callAsync(String operation, Map<String, ?> params, CallOptions options, boolean withMeta, boolean blocking, Answer<T> answer) {
+  private <T> CallFuture<T> callAsync(String operation, Map<String, ?> params, CallOptions options, boolean withMeta, Answer<T> answer) {
+    return submit(options, true, new Token(), callBody(operation, params, withMeta, answer));
+  }
+
+  /** A blocking call: an interrupted thread's sends nothing. */
+  private <T> T callBlocking(String operation, Map<String, ?> params, CallOptions options, boolean withMeta, Answer<T> answer) {
+    CallBody<T> body = callBody(operation, params, withMeta, answer);
+    Token token = new Token();
+    if (Thread.currentThread().isInterrupted()) {
+      token.cancel();
+    }
+    return blocking(options, true, token, body);
+  }
+
+  private <T> CallBody<T> callBody(String operation, Map<String, ?> params, boolean withMeta, Answer<T> answer) {
     byte[] op = Bridge.c("operation", operation);
     byte[] json = Bridge.params(operation, params);
-    Token token = new Token();
-    if (blocking && Thread.currentThread().isInterrupted()) {
-      token.cancel(); // a blocking call from an interrupted thread sends nothing
-    }
-    return submit(options, true, token, (client, t) -> {
+    return (client, t) -> {
       long[] result = new long[1];
       long[] meta = withMeta ? new long[1] : null;
       long[] err = new long[1];
@@ -322,7 +415,7 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
           Native.roomchat_response_meta_free(meta[0]);
         }
       }
-    });
+    };
   }
 
   /**
@@ -334,7 +427,7 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
    * them, and answers with the status, headers and attempts too.
    */
   public Response call(String operation, Map<String, ?> params, CallOptions options) {
-    return await(callAsync(operation, params, options, true, true, (text, meta) -> response(meta, Bridge.decode(operation, text, j -> j), text)));
+    return callBlocking(operation, params, options, true, (text, meta) -> response(meta, Bridge.decode(operation, text, j -> j), text));
   }
 
   /** The answer's meta (status, headers, attempts, request id) beside its JSON. */
@@ -357,12 +450,12 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
   }
 
   <T> CallFuture<WithResponse<T>> invokeWithResponseAsync(String operation, Map<String, ?> params, CallOptions options, Function<Object, T> decode) {
-    return callAsync(operation, params, options, true, false, (text, meta) -> withResponse(operation, text, meta, decode));
+    return callAsync(operation, params, options, true, (text, meta) -> withResponse(operation, text, meta, decode));
   }
 
   @Override
   <T> WithResponse<T> invokeWithResponse(String operation, Map<String, Object> params, CallOptions options, Function<Object, T> decode) {
-    return await(callAsync(operation, params, options, true, true, (text, meta) -> withResponse(operation, text, meta, decode)));
+    return callBlocking(operation, params, options, true, (text, meta) -> withResponse(operation, text, meta, decode));
   }
 
   /** {@link #call(String, Map, CallOptions)} with the client's settings. */
@@ -372,7 +465,7 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
 
   @Override
   <T> T invoke(String operation, Map<String, Object> params, CallOptions options, Function<Object, T> decode) {
-    return await(callAsync(operation, params, options, false, true, (text, meta) -> Bridge.decode(operation, text, decode)));
+    return callBlocking(operation, params, options, false, (text, meta) -> Bridge.decode(operation, text, decode));
   }
 
   @Override
@@ -384,13 +477,12 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
   long openPages(String operation, Map<String, Object> params, CallOptions options) {
     byte[] op = Bridge.c("operation", operation);
     byte[] json = Bridge.params(operation, params);
-    Token token = new Token();
-    return await(submit(options, false, token, (client, t) -> {
+    return blocking(options, false, new Token(), (client, t) -> {
       long[] pages = new long[1];
       long[] err = new long[1];
       Bridge.check(Native.roomchat_client_operation_pages(client, op, json, pages, err), err);
       return pages[0];
-    }));
+    });
   }
 
   /** One step of an iterator: the page's JSON, or null at the end. */
@@ -399,7 +491,7 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
     if (Thread.currentThread().isInterrupted()) {
       token.cancel();
     }
-    return await(submit(null, false, token, (client, t) -> {
+    return blocking(null, false, token, (client, t) -> {
       long[] page = new long[1];
       long[] err = new long[1];
       int code = Native.roomchat_operation_pages_next(pages, token.ptr(), page, err);
@@ -408,7 +500,7 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
       }
       Bridge.check(code, err);
       return dev.roomchat.internal.Strings.take(page[0]);
-    }));
+    });
   }
 
   /**
@@ -599,7 +691,11 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
      */
     public Builder logger(org.slf4j.Logger logger) { this.logger = logger; return this; }
 
-    /** Bounds the client's calls in the library at once (default {@link #DEFAULT_MAX_IN_FLIGHT}): each holds a platform thread. */
+    /**
+     * Bounds the client's calls from virtual threads and futures in the library at
+     * once (default {@link #DEFAULT_MAX_IN_FLIGHT}): each holds a platform thread of
+     * the client's pool. A blocking call from a platform thread runs on that thread.
+     */
     public Builder maxInFlight(int n) {
       if (n < 1) {
         throw RoomchatException.of(ErrorKind.CONFIGURATION, "maxInFlight must be at least 1");

@@ -12,7 +12,10 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.ForkJoinTask;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingFile;
@@ -32,6 +35,26 @@ class ConcurrencyTest {
     CompletableFuture.allOf(futures.toArray(new CompletableFuture<?>[0])).join();
     for (CompletableFuture<UserPage> f : futures) {
       assertEquals(5L, f.join().total());
+    }
+  }
+
+  @Test
+  void aForkJoinWorkerInACallLeavesItsPoolAWorker(RoomchatClient client, RoomchatEmulator emulator) throws Exception {
+    // A parallel stream's or the common pool's task that calls the client: while its
+    // request is held, the pool (of one worker) still runs another task.
+    String path = CancelTest.createPath(emulator, client);
+    emulator.addFault(java.util.Map.of("path", path, "action", java.util.Map.of("kind", "hold")));
+    ForkJoinPool pool = new ForkJoinPool(1);
+    try {
+      ForkJoinTask<RoomAnswer> held = pool.submit(() -> client.createChatRoom(CreateChatRoomParams.builder().name("held").build()));
+      CancelTest.waitUntil(() -> emulator.held() == 1, "the request is held");
+      assertEquals("ran", pool.submit(() -> "ran").get(30, TimeUnit.SECONDS));
+      emulator.releaseHeld();
+      assertEquals(1, emulator.journal().size());
+      held.get(30, TimeUnit.SECONDS);
+    } finally {
+      emulator.releaseHeld();
+      pool.shutdownNow();
     }
   }
 

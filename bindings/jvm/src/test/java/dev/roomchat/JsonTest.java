@@ -16,6 +16,19 @@ import org.junit.jupiter.api.Test;
 /** The package's own strict JSON reader and writer. */
 class JsonTest {
   @Test
+  void membersNamedAgainInTheNextRecordsReadTheSame() {
+    // Names read before come back as the same String; an escaped name, one that only
+    // starts like another, or one with a surrogate pair is read in full each time.
+    String text = "[{\"id\": 1, \"i\\\"d\": 2, \"idx\": 3, \"\ud83d\ude00\": 4}, {\"id\": 5, \"i\\\"d\": 6, \"idx\": 7, \"\ud83d\ude00\": 8}, {\"i\": 9, \"id\": 10}]";
+    List<?> records = (List<?>) Json.parse(text);
+    assertEquals(Map.of("id", 1L, "i\"d", 2L, "idx", 3L, "\ud83d\ude00", 4L), records.get(0));
+    assertEquals(Map.of("id", 5L, "i\"d", 6L, "idx", 7L, "\ud83d\ude00", 8L), records.get(1));
+    assertEquals(Map.of("i", 9L, "id", 10L), records.get(2));
+    JsonException twice = assertThrows(JsonException.class, () -> Json.parse("[{\"a\": 1}, {\"a\": 2, \"a\": 3}]"));
+    assertEquals(true, twice.getMessage().contains("comes twice"), twice.getMessage());
+  }
+
+  @Test
   void readsEveryKindOfValue() {
     Object v = Json.parse(" {\"a\": [1, -2, 3.5, 1e3, 12345678901234567890, true, false, null, \"x\\u00e9\\n\\ud83d\\ude00\"], \"b\": {}} ");
     Map<String, Object> expected = new LinkedHashMap<>();

@@ -45,6 +45,8 @@ public final class Json {
   private static final class Reader {
     final String s;
     int pos;
+    /** Member names read so far, by hash: a listing's records repeat theirs, one String each. */
+    private final String[] names = new String[64];
 
     Reader(String s) {
       this.s = s;
@@ -117,7 +119,7 @@ public final class Json {
         if (pos >= s.length() || s.charAt(pos) != '"') {
           throw error("expected a member's name in quotes");
         }
-        String key = string();
+        String key = name();
         space();
         if (pos >= s.length() || s.charAt(pos) != ':') {
           throw error("expected ':' after a member's name");
@@ -125,10 +127,11 @@ public final class Json {
         pos++;
         space();
         Object v = value(depth + 1);
-        if (map.containsKey(key)) {
+        int size = map.size();
+        map.put(key, v);
+        if (map.size() == size) { // the name was there already
           throw error("the member name " + quote(key) + " comes twice");
         }
-        map.put(key, v);
         space();
         if (pos >= s.length()) {
           throw error("the text ends inside an object");
@@ -170,8 +173,51 @@ public final class Json {
       }
     }
 
+    /** A member's name: {@link #string()}, the same String again for a name read before. */
+    String name() {
+      int start = pos + 1;
+      int h = 0;
+      for (int i = start, n = s.length(); i < n; i++) {
+        char c = s.charAt(i);
+        if (c == '"') {
+          int slot = (h ^ (h >>> 16)) & (names.length - 1);
+          String seen = names[slot];
+          if (seen != null && seen.length() == i - start && s.regionMatches(start, seen, 0, i - start)) {
+            pos = i + 1;
+            return seen;
+          }
+          String text = string();
+          names[slot] = text;
+          return text;
+        }
+        if (c == '\\' || c < 0x20 || Character.isSurrogate(c)) {
+          break; // read (and checked) in full
+        }
+        h = 31 * h + c;
+      }
+      return string();
+    }
+
     String string() {
       pos++; // "
+      // Most strings hold no escape: cut them out of the text whole.
+      int start = pos;
+      boolean surrogate = false;
+      for (int i = start, n = s.length(); i < n; i++) {
+        char c = s.charAt(i);
+        if (c == '"') {
+          pos = i + 1;
+          String text = s.substring(start, i);
+          if (surrogate) {
+            checkSurrogates(text, this);
+          }
+          return text;
+        }
+        if (c == '\\' || c < 0x20) {
+          break;
+        }
+        surrogate |= Character.isSurrogate(c);
+      }
       StringBuilder out = new StringBuilder();
       while (true) {
         if (pos >= s.length()) {
