@@ -306,6 +306,18 @@ mod tests {
     }
 
     #[test]
+    fn the_jvm_class_holds_each_constant_its_doc_as_javadoc_text() {
+        let (path, java) = jvm_file(
+            "[attributes]\n\"error.type\" = \"A <b> & `\\\"429\\\"` */ @x\"\n[events]\n[metrics]\n",
+        )
+        .unwrap();
+        assert_eq!(path, JVM_PATH);
+        assert!(java.contains("public static final String ATTR_ERROR_TYPE = \"error.type\";"));
+        assert!(java.contains("/** {@code error.type}: A &lt;b&gt; &amp; `\"429\"` * / &#64;x */"));
+        assert!(java.starts_with("// @generated"));
+    }
+
+    #[test]
     fn a_name_that_is_not_dotted_lowercase_is_refused() {
         for bad in [
             "Server.address",
