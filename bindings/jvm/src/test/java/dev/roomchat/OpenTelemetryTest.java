@@ -321,6 +321,30 @@ class OpenTelemetryTest {
   }
 
   @Test
+  void aWaitForTheRateBudgetIsAnEventAndAMetricAndAViewOfTheClientRecordsToo(RoomchatEmulator emulator) {
+    try (RoomchatClient client = emulator.clientBuilder().openTelemetry(sdk).rateLimit(1, java.time.Duration.ofMillis(300)).build()) {
+      client.listUsers();
+      // The second waits for the budget's next slot; made through a view (per-call options), which shares the observer.
+      client.listUsers(ListUsersParams.builder().build(), CallOptions.builder().maxRetries(0).build());
+      List<SpanData> calls = named("roomchat list_users");
+      assertEquals(2, calls.size());
+      SpanData waited = calls.stream().filter(s -> s.getEvents().stream().anyMatch(e -> e.getName().equals(TelemetryNames.EVENT_ROOMCHAT_RATE_LIMIT_WAIT)))
+          .findFirst().orElseThrow(() -> new AssertionError("no roomchat.rate_limit.wait event: " + calls));
+      EventData wait = waited.getEvents().stream().filter(e -> e.getName().equals(TelemetryNames.EVENT_ROOMCHAT_RATE_LIMIT_WAIT)).findFirst().orElseThrow();
+      assertTrue(wait.getAttributes().get(AttributeKey.doubleKey(TelemetryNames.ATTR_ROOMCHAT_WAIT_DURATION)) > 0);
+      assertTrue(wait.getAttributes().get(AttributeKey.longKey(TelemetryNames.ATTR_ROOMCHAT_ATTEMPT)) >= 1);
+      assertTrue(attr(waited, AttributeKey.doubleKey(TelemetryNames.ATTR_ROOMCHAT_RATE_LIMIT_WAIT_DURATION)) > 0);
+      MetricData waits = metric(metrics.collectAllMetrics(), TelemetryNames.METRIC_ROOMCHAT_RATE_LIMIT_WAIT_DURATION);
+      assertNotNull(waits, "roomchat.rate_limit.wait.duration is recorded");
+      HistogramPointData point = waits.getHistogramData().getPoints().iterator().next();
+      long events = calls.stream().flatMap(c -> c.getEvents().stream()).filter(e -> e.getName().equals(TelemetryNames.EVENT_ROOMCHAT_RATE_LIMIT_WAIT)).count();
+      assertEquals(events, point.getCount(), "a point per wait event");
+      assertEquals("list_users", point.getAttributes().get(AttributeKey.stringKey(TelemetryNames.ATTR_ROOMCHAT_OPERATION)));
+      assertEquals(List.of(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0), point.getBoundaries());
+    }
+  }
+
+  @Test
   void theGlobalOpenTelemetryIsReadOnceItIsSetAndNeverFixedBefore(RoomchatEmulator emulator) {
     GlobalOpenTelemetry.resetForTest();
     try (RoomchatClient client = emulator.clientBuilder().build()) {
