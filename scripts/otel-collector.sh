@@ -32,6 +32,8 @@
 #         (opentelemetry-exporter-otlp-proto-http, OTLP/HTTP protobuf)
 #   Go    cd tests/otel/go && ROOMCHAT_OTELCOL_GO_E2E=1 GOWORK=off go test -count=1 -v ./...
 #         (otlptracehttp, otlpmetrichttp, OTLP/HTTP protobuf)
+#   JVM   cd bindings/jvm && mvn -Dtest=OtelCollectorE2E org.apache.maven.plugins:maven-surefire-plugin:3.5.4:test
+#         (opentelemetry-exporter-otlp, OTLP/HTTP protobuf; after the JVM package's build)
 # Each fails when the collector is missing: nothing skips.
 #
 # The build needs Go (the version of the machine: GOTOOLCHAIN=local) and the Go

@@ -6,7 +6,7 @@
 # suites under valgrind; the Node package; the OpenAPI document and schemathesis;
 # the Python package (release wheel in a fresh venv, pytest); the installed C/C++
 # package in a clean room; OpenTelemetry end to end through a real Collector (Rust,
-# Node, Python); the Windows check (clippy for x86_64-pc-windows-gnu); the
+# Node, Python, Go, the JVM); the Windows check (clippy for x86_64-pc-windows-gnu); the
 # release artefacts (scripts/dist/: wheels, sdist and npm packages as released, the
 # version check, the MSRV, clean-room installs by name from local registries with
 # no Rust on PATH, the arm64 ones run under qemu-user, actionlint); the Go module
@@ -445,6 +445,14 @@ jvm_package() { # a function, so that timed's counts stay in this shell (a pipe 
   bash scripts/dist/jvm.sh 2>&1 | tee "$log_dir/jvm.log"
 }
 timed "JVM package" jvm_package
+# The JVM's OpenTelemetry end to end (tests/otel/README.md), over the classes jvm.sh just built
+# (so not in the step above, which runs before them): OtelCollectorE2E, through
+# opentelemetry-exporter-otlp (OTLP/HTTP protobuf) to the collector built in the background.
+(cd bindings/jvm && ROOMCHAT_EMULATOR="${CARGO_TARGET_DIR:-$PWD/../../target}/release/roomchat-emulator" \
+  mvn -B -q -Dstyle.color=never -Dmaven.repo.local="${CARGO_TARGET_DIR:-$PWD/../../target}/m2" \
+  -Dtest=OtelCollectorE2E org.apache.maven.plugins:maven-surefire-plugin:3.5.4:test) 2>&1 \
+  | tee "$log_dir/otel-e2e-jvm.log" | grep -E '^otel e2e'
+grep -q '^otel e2e jvm: ' "$log_dir/otel-e2e-jvm.log"
 
 step "clean room, sdist: it builds and installs with Rust in a fresh venv (built in the background once the sdist was made: scripts/dist/cleanroom-sdist.sh)"
 background_report sdist-cleanroom

@@ -138,6 +138,13 @@ cd "$clean"
 JAVA_HOME=$jdk17 mvn_ -Djvm="$jdk25/bin/java" test
 echo "the README's test from the published artifact:"
 summary target/surefire-reports jvm-cleanroom
+# opentelemetry-api is an optional dependency: the test above ran, calls and all, with none
+# of OpenTelemetry on its classpath (the client then makes no telemetry and loads none of it).
+if grep -o 'name="surefire.test.class.path" value="[^"]*"' target/surefire-reports/TEST-WebinarTest.xml | grep -q opentelemetry; then
+  echo "jvm.sh: an OpenTelemetry jar reached a project that names only dev.roomchat:roomchat (it must stay optional)" >&2
+  exit 1
+fi
+echo "jvm-cleanroom: no OpenTelemetry jar on its classpath"
 
 echo "== the same from Kotlin: a fresh Maven project with kotlin-maven-plugin runs the README's Kotlin test"
 kotlin_version=2.2.21

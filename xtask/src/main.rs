@@ -144,6 +144,10 @@ fn codegen(check: bool, only: Option<&str>) -> Result<(), String> {
     // The JVM's: the operations, params builders, records and listings.
     if wanted("jvm") {
         files.extend(jvm::files(&declarations)?);
+        let source = root.join(telemetry_names::SOURCE);
+        let names =
+            std::fs::read_to_string(&source).map_err(|e| format!("{}: {e}", source.display()))?;
+        files.push(telemetry_names::jvm_file(&names)?);
     }
     // The documents: the OpenAPI description, over its hand-written base, and
     // each guide's table of operations (a region of a hand-written README).

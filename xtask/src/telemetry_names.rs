@@ -17,6 +17,8 @@ pub const RUST_PATH: &str = "core/src/send/telemetry_names.rs";
 pub const NODE_PATH: &str = "bindings/node/telemetry-names.js";
 /// The Python package's module.
 pub const PYTHON_PATH: &str = "bindings/python/python/roomchat/_telemetry_names.py";
+/// The JVM package's class (public: an application's views and tests read it).
+pub const JVM_PATH: &str = "bindings/jvm/src/main/java/dev/roomchat/TelemetryNames.java";
 
 /// The marker of these files.
 const GENERATED: &str =
@@ -95,6 +97,45 @@ pub fn go_file(text: &str) -> Result<(&'static str, String), String> {
         .map(|n| (n.constant, n.text, n.doc))
         .collect();
     Ok((crate::go::TELEMETRY_PATH, crate::go::telemetry(&names)))
+}
+
+/// The JVM package's file of `text` (the declaration): (path, contents).
+pub fn jvm_file(text: &str) -> Result<(&'static str, String), String> {
+    Ok((JVM_PATH, java(&read(text)?)))
+}
+
+fn java(names: &[Name]) -> String {
+    let mut w = String::new();
+    writeln!(w, "// {GENERATED}").unwrap();
+    writeln!(w, "package dev.roomchat;").unwrap();
+    writeln!(w).unwrap();
+    writeln!(
+        w,
+        "/** The names of roomchat's telemetry (span attributes, span events, metrics), as every language spells them. */"
+    )
+    .unwrap();
+    writeln!(w, "public final class TelemetryNames {{").unwrap();
+    writeln!(w, "  private TelemetryNames() {{}}").unwrap();
+    for name in names {
+        writeln!(w).unwrap();
+        // Javadoc is HTML: the description's backticks and angle brackets as text.
+        let doc = name
+            .doc
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace("*/", "* /")
+            .replace('@', "&#64;");
+        writeln!(w, "  /** {{@code {}}}: {} */", name.text, doc).unwrap();
+        writeln!(
+            w,
+            "  public static final String {} = {:?};",
+            name.constant, name.text
+        )
+        .unwrap();
+    }
+    writeln!(w, "}}").unwrap();
+    w
 }
 
 fn rust(names: &[Name]) -> String {
@@ -262,6 +303,18 @@ mod tests {
                 "METRIC_HTTP_CLIENT_REQUEST_DURATION"
             ]
         );
+    }
+
+    #[test]
+    fn the_jvm_class_holds_each_constant_its_doc_as_javadoc_text() {
+        let (path, java) = jvm_file(
+            "[attributes]\n\"error.type\" = \"A <b> & `\\\"429\\\"` */ @x\"\n[events]\n[metrics]\n",
+        )
+        .unwrap();
+        assert_eq!(path, JVM_PATH);
+        assert!(java.contains("public static final String ATTR_ERROR_TYPE = \"error.type\";"));
+        assert!(java.contains("/** {@code error.type}: A &lt;b&gt; &amp; `\"429\"` * / &#64;x */"));
+        assert!(java.starts_with("// @generated"));
     }
 
     #[test]

@@ -90,7 +90,7 @@ public final class Listing<T> implements Iterable<T> {
           handle = new Handle(client.openPages(operation, params, options));
           cleanable = RoomchatClient.cleaner().register(this, handle);
         }
-        String page = client.nextPage(handle.ptr());
+        String page = client.nextPage(operation, handle.ptr());
         if (page == null) {
           close();
           return false;

@@ -48,6 +48,8 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
   private final Cleaner.Cleanable cleanable;
   private final String baseUrl;
   private final RoomchatAsync async;
+  /** OpenTelemetry's spans and metrics, or null without opentelemetry-api (OtelTelemetry). */
+  private final Telemetry telemetry;
 
   /** What the cleaner frees: nothing in it refers to the client. */
   private static final class State implements Runnable {
@@ -55,6 +57,8 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
     final ThreadPoolExecutor pool;
     long ptr;
     boolean closed;
+    /** The telemetry's part of closing (its budget gauge), before the pointer is freed. */
+    volatile Runnable onClose;
 
     State(long ptr, ThreadPoolExecutor pool) {
       this.ptr = ptr;
@@ -64,6 +68,11 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
     @Override
     public void run() {
       pool.shutdown();
+      Runnable closing = onClose;
+      if (closing != null) {
+        onClose = null;
+        closing.run();
+      }
       lock.writeLock().lock();
       try {
         if (!closed) {
@@ -75,9 +84,30 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
         lock.writeLock().unlock();
       }
     }
+
+    /** The budget's free slots now (the telemetry's gauge); -1 once closed, or while it closes. */
+    long remaining() {
+      // Never waits: a collection must not hang on a close waiting for calls.
+      if (!lock.readLock().tryLock()) {
+        return -1;
+      }
+      try {
+        if (closed) {
+          return -1;
+        }
+        byte[] out = new byte[48];
+        if (Native.roomchat_client_rate_limit_state(ptr, out) != Bridge.OK) {
+          return -1;
+        }
+        // roomchat_rate_limit_state.remaining: a uint32_t at offset 8.
+        return java.nio.ByteBuffer.wrap(out).order(java.nio.ByteOrder.nativeOrder()).getInt(8) & 0xffffffffL;
+      } finally {
+        lock.readLock().unlock();
+      }
+    }
   }
 
-  private RoomchatClient(long ptr, Builder b) {
+  private RoomchatClient(long ptr, Builder b, Telemetry telemetry) {
     int id = POOLS.incrementAndGet();
     AtomicInteger threads = new AtomicInteger();
     ThreadFactory factory = r -> {
@@ -91,6 +121,12 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
     this.cleanable = CLEANER.register(this, state);
     this.baseUrl = b.baseUrl;
     this.async = new RoomchatAsync(this);
+    this.telemetry = telemetry;
+    if (telemetry != null) {
+      state.onClose = telemetry::clientClosed;
+      State s = state;
+      telemetry.clientStarted(s::remaining);
+    }
   }
 
   /** A builder of a client for the account's private key. */
@@ -199,23 +235,42 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
   }
 
   /** Runs {@code work} (given the client's pointer, or a view of it with the options and token) on the pool. */
-  private <T> CallFuture<T> submit(CallOptions options, boolean withToken, Token token, CallBody<T> work) {
+  private <T> CallFuture<T> submit(String operation, CallOptions options, boolean withToken, Token token, CallBody<T> work) {
     CallFuture<T> future = new CallFuture<>(token);
+    // The telemetry's call: its parent is the context current here, and it counts in flight from now.
+    Object call = telemetry == null || operation == null ? null : telemetry.dispatch(operation);
     try {
       state.pool.execute(() -> {
+        T value = null;
+        Throwable failure = null;
         try {
           if (future.isDone()) {
             return; // cancelled before it started: nothing was sent
           }
-          future.complete(runOnPool(options, withToken ? token : null, work));
+          if (call != null) {
+            telemetry.enter(call);
+          }
+          value = runOnPool(options, withToken ? token : null, work);
         } catch (Throwable t) {
-          future.completeExceptionally(t);
+          failure = t;
         } finally {
           token.free();
+          // Before the future completes: whoever waits sees the call's spans ended and it out of flight.
+          if (call != null) {
+            telemetry.exit(call, failure);
+          }
+        }
+        if (failure == null) {
+          future.complete(value);
+        } else {
+          future.completeExceptionally(failure);
         }
       });
     } catch (RejectedExecutionException e) {
       token.free();
+      if (call != null) {
+        telemetry.exit(call, null);
+      }
       future.completeExceptionally(RoomchatException.of(ErrorKind.CONFIGURATION, "the client is closed"));
     }
     return future;
@@ -300,17 +355,29 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
    * worker meanwhile, as a parallel stream's does). Either way an interrupt of this
    * thread cancels the call's token.
    */
-  private <T> T blocking(CallOptions options, boolean withToken, Token token, CallBody<T> work) {
+  private <T> T blocking(String operation, CallOptions options, boolean withToken, Token token, CallBody<T> work) {
     if (onVirtualThread() || Thread.currentThread() instanceof java.util.concurrent.ForkJoinWorkerThread) {
-      return await(submit(options, withToken, token, work));
+      return await(submit(operation, options, withToken, token, work));
     }
+    // The telemetry's call, as submit makes it: in flight from here, its spans ended before this returns.
+    Object call = telemetry == null || operation == null ? null : telemetry.dispatch(operation);
     InterruptHook hook = new InterruptHook(token);
+    Throwable failure = null;
     try {
+      if (call != null) {
+        telemetry.enter(call);
+      }
       hook.enter();
       return runOnPool(options, withToken ? token : null, work);
+    } catch (Throwable t) {
+      failure = t;
+      throw t;
     } finally {
       hook.exit();
       token.free();
+      if (call != null) {
+        telemetry.exit(call, failure);
+      }
     }
   }
 
@@ -385,7 +452,7 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
   }
 
   private <T> CallFuture<T> callAsync(String operation, Map<String, ?> params, CallOptions options, boolean withMeta, Answer<T> answer) {
-    return submit(options, true, new Token(), callBody(operation, params, withMeta, answer));
+    return submit(operation, options, true, new Token(), callBody(operation, params, withMeta, answer));
   }
 
   /** A blocking call: an interrupted thread's sends nothing. */
@@ -395,7 +462,7 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
     if (Thread.currentThread().isInterrupted()) {
       token.cancel();
     }
-    return blocking(options, true, token, body);
+    return blocking(operation, options, true, token, body);
   }
 
   private <T> CallBody<T> callBody(String operation, Map<String, ?> params, boolean withMeta, Answer<T> answer) {
@@ -477,7 +544,7 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
   long openPages(String operation, Map<String, Object> params, CallOptions options) {
     byte[] op = Bridge.c("operation", operation);
     byte[] json = Bridge.params(operation, params);
-    return blocking(options, false, new Token(), (client, t) -> {
+    return blocking(null, options, false, new Token(), (client, t) -> {
       long[] pages = new long[1];
       long[] err = new long[1];
       Bridge.check(Native.roomchat_client_operation_pages(client, op, json, pages, err), err);
@@ -486,12 +553,12 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
   }
 
   /** One step of an iterator: the page's JSON, or null at the end. */
-  String nextPage(long pages) {
+  String nextPage(String operation, long pages) {
     Token token = new Token();
     if (Thread.currentThread().isInterrupted()) {
       token.cancel();
     }
-    return blocking(null, false, token, (client, t) -> {
+    return blocking(operation, null, false, token, (client, t) -> {
       long[] page = new long[1];
       long[] err = new long[1];
       int code = Native.roomchat_operation_pages_next(pages, token.ptr(), page, err);
@@ -607,6 +674,7 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
     private boolean allowInsecureHttp;
     private final List<String[]> headers = new ArrayList<>();
     private boolean noPropagation;
+    private Object openTelemetry; // an io.opentelemetry.api.OpenTelemetry: Object, so that the API stays optional
     private int maxInFlight = DEFAULT_MAX_IN_FLIGHT;
     private org.slf4j.Logger logger = org.slf4j.LoggerFactory.getLogger(RoomchatClient.class);
 
@@ -680,7 +748,20 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
     /** A header on every request (the client's own, such as User-Agent, are refused when the client is built). */
     public Builder header(String name, String value) { this.headers.add(new String[] {name, value}); return this; }
 
-    /** Whether trace context is sent to the service (default true). */
+    /**
+     * Records the client's spans and metrics with {@code openTelemetry}
+     * (default: {@code GlobalOpenTelemetry} once it is set, as the Java agent
+     * sets it; {@code OpenTelemetry.noop()} records nothing). Needs
+     * {@code io.opentelemetry:opentelemetry-api} on the classpath: without it
+     * the client makes no telemetry at all.
+     */
+    public Builder openTelemetry(io.opentelemetry.api.OpenTelemetry openTelemetry) { this.openTelemetry = openTelemetry; return this; }
+
+    /**
+     * Whether trace context ({@code traceparent}, {@code tracestate},
+     * {@code baggage}) is sent to the service (default true); false also
+     * drops those headers set with {@link #header}.
+     */
     public Builder propagateTraceContext(boolean propagate) { this.noPropagation = !propagate; return this; }
 
     /**
@@ -720,9 +801,13 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
       long o = out[0];
       try {
         apply(o);
+        Telemetry telemetry = Telemetry.create(openTelemetry, baseUrl);
+        if (telemetry != null) {
+          telemetry.attach(o);
+        }
         long[] client = new long[1];
         Bridge.check(Native.roomchat_client_new(o, client, err), err);
-        return new RoomchatClient(client[0], this);
+        return new RoomchatClient(client[0], this, telemetry);
       } finally {
         Native.roomchat_client_options_free(o);
       }

@@ -97,6 +97,17 @@ public final class Native {
 
   public static native int roomchat_client_options_set_log_callback_with_destroy(long options, LogCallback callback, long userData, int lowestLevel, DestroyCallback destroy);
 
+  // The observer (OpenTelemetry: dev.roomchat.OtelTelemetry reads the reports).
+  /** Receives each report of each call: {@code roomchat_observer_callback}. */
+  public interface ObserverCallback extends com.sun.jna.Callback {
+    void invoke(long userData, com.sun.jna.Pointer observation, com.sun.jna.Pointer headers);
+  }
+
+  public static native int roomchat_client_options_set_observer_with_destroy(long options, ObserverCallback callback, long userData, DestroyCallback destroy);
+  public static native int roomchat_attempt_headers_set(com.sun.jna.Pointer headers, byte[] name, byte[] value);
+  /** {@code state} is a {@code roomchat_rate_limit_state}: 48 bytes. */
+  public static native int roomchat_client_rate_limit_state(long client, byte[] state);
+
   // Errors and strings.
   public static native int roomchat_error_code(long error);
   public static native long roomchat_error_message(long error);
