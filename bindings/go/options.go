@@ -8,7 +8,7 @@ import "C"
 import (
 	"errors"
 	"log/slog"
-		"runtime"
+	"runtime"
 	"time"
 	"unsafe"
 
