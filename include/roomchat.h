@@ -940,6 +940,23 @@ roomchat_result roomchat_client_options_new(const char *private_key,
                                             struct roomchat_client_options **options_out,
                                             struct roomchat_error **err_out);
 
+// Starts client settings from the environment, as every roomchat package
+// reads it: `ROOMCHAT_PRIVATE_KEY` and `ROOMCHAT_BASE_URL` (both required),
+// and `ROOMCHAT_CHAT_URL`, `ROOMCHAT_PUBLIC_KEY`, `ROOMCHAT_APP_NAME` when
+// set; an empty variable counts as unset. The values are copied now: a later
+// change of the environment does not reach these options. The setters apply
+// after them (`roomchat_client_options_set_base_url` replaces the variable's
+// URL). Writes a new options object to `*options_out` (free with
+// `roomchat_client_options_free`). Fails with `ROOMCHAT_RESULT_CONFIGURATION`,
+// writing nothing to `*options_out`, when a required variable is unset or a
+// variable is not UTF-8; a value that is set but wrong (a base URL that is not
+// a URL, plain `http://` to another host) makes `roomchat_client_new` fail
+// with `ROOMCHAT_RESULT_CONFIGURATION`, as any other setting would.
+// Reads the environment: do not call it while another thread changes it
+// (`setenv`, `putenv`).
+roomchat_result roomchat_client_options_new_from_env(struct roomchat_client_options **options_out,
+                                                     struct roomchat_error **err_out);
+
 // Frees client settings. `roomchat_client_options_free(NULL)` does nothing.
 // When they held the last hold of their log callback (or observer), its destroy
 // notifier runs now, on this thread (see
@@ -986,13 +1003,23 @@ roomchat_result roomchat_client_options_set_retries(struct roomchat_client_optio
 // (`window_ms / 20`, at most 1000): a `max_wait_ms` of at least that and a
 // second (for contention and the round trip to Redis) never fails a call that
 // waiting would let through (the default, without this call, waits 62 000
-// ms). A window or wait above 10^12 ms (10^9 s), or 0 requests or a 0 window,
+// ms; `roomchat_rate_limit_default_max_wait_ms(window_ms)` is the default
+// for another window). A window or wait above 10^12 ms (10^9 s), or 0 requests or a 0 window,
 // makes `roomchat_client_new` fail with `ROOMCHAT_RESULT_CONFIGURATION`.
 roomchat_result roomchat_client_options_set_rate_limit(struct roomchat_client_options *options,
                                                        uint32_t requests,
                                                        uint64_t window_ms,
                                                        bool fail_fast,
                                                        uint64_t max_wait_ms);
+
+// The longest a call waits for a slot of a budget whose window is
+// `window_ms` unless `roomchat_client_options_set_rate_limit` says otherwise:
+// the window, its jitter allowance (`window_ms / 20`, at most 1000) and a
+// second, and at least 60 000 (62 000 for the default 60 000 window); at most
+// 10^12 (10^9 s). Every roomchat package waits this long by default: a
+// binding that lets its caller leave the wait unset passes this as
+// `max_wait_ms`. Any value is safe to pass.
+uint64_t roomchat_rate_limit_default_max_wait_ms(uint64_t window_ms);
 
 // Also trusts the certificates in `pem` (copied; one or more
 // `-----BEGIN CERTIFICATE-----` blocks) for `https://`, beside the roots of
@@ -1125,6 +1152,14 @@ roomchat_result roomchat_client_raw_request_with_response(const struct roomchat_
 // Writes the client's rate-limit state to `*state_out` (a caller-owned struct).
 roomchat_result roomchat_client_rate_limit_state(const struct roomchat_client *client,
                                                  struct roomchat_rate_limit_state *state_out);
+
+// Writes the base URL the client sends to, as `roomchat_client_new` checked it
+// (a trailing `/` dropped), to `*url_out` (free with `roomchat_string_free`):
+// what a client made by `roomchat_client_options_new_from_env` read from
+// `ROOMCHAT_BASE_URL`, for one. The same for a view of the client.
+roomchat_result roomchat_client_base_url(const struct roomchat_client *client,
+                                         char **url_out,
+                                         struct roomchat_error **err_out);
 
 // The browser address that signs the holder of `access_token` in to `room_id`
 // (needs the chat URL option). Writes it to `*url_out` (free with `roomchat_string_free`).

@@ -750,6 +750,18 @@ class ClientOptions {
     raw_.reset(raw);
   }
 
+  // Starts settings from the environment, as every roomchat package reads it
+  // (roomchat_client_options_new_from_env): ROOMCHAT_PRIVATE_KEY and
+  // ROOMCHAT_BASE_URL (both required), and ROOMCHAT_CHAT_URL,
+  // ROOMCHAT_PUBLIC_KEY, ROOMCHAT_APP_NAME when set. The setters apply after
+  // them. Throws an Error (ROOMCHAT_RESULT_CONFIGURATION) when a required
+  // variable is unset or a variable is not UTF-8.
+  static ClientOptions from_env() {
+    roomchat_client_options *raw = nullptr;
+    detail::check_call([&](roomchat_error **error) { return roomchat_client_options_new_from_env(&raw, error); });
+    return ClientOptions(raw);
+  }
+
   // The REST base URL, e.g. "https://api.example.com". Required.
   ClientOptions &base_url(std::string_view url) {
     return set(roomchat_client_options_set_base_url(get(), detail::CString(url, "base_url").get()));
@@ -777,11 +789,18 @@ class ClientOptions {
   }
   // The key's client-side rate limit: `requests` per `window` (default 600 per
   // minute); a call fails at once when the budget is spent (`fail_fast`) or
-  // waits up to `max_wait` for a slot.
+  // waits up to `max_wait` for a slot (default_max_wait(window) is how long
+  // every roomchat package waits unless told otherwise).
   ClientOptions &rate_limit(std::uint32_t requests, std::chrono::milliseconds window, bool fail_fast,
                             std::chrono::milliseconds max_wait) {
     return set(roomchat_client_options_set_rate_limit(get(), requests, non_negative(window), fail_fast,
                                                       non_negative(max_wait)));
+  }
+  // The longest a call waits for a slot of a budget with this `window` unless
+  // told otherwise (roomchat_rate_limit_default_max_wait_ms): at least a minute.
+  static std::chrono::milliseconds default_max_wait(std::chrono::milliseconds window) noexcept {
+    return std::chrono::milliseconds(
+        static_cast<std::chrono::milliseconds::rep>(roomchat_rate_limit_default_max_wait_ms(non_negative(window))));
   }
   // Also trusts the certificates of `pem` (PEM text) for https://.
   ClientOptions &ca_pem(std::string_view pem) {
@@ -883,6 +902,8 @@ class ClientOptions {
   roomchat_client_options *get() const noexcept { return raw_.get(); }
 
  private:
+  explicit ClientOptions(roomchat_client_options *raw) noexcept { raw_.reset(raw); }
+
   ClientOptions &set(roomchat_result code) {
     detail::check(code);
     return *this;
@@ -1039,6 +1060,14 @@ class Client : public detail::Operations<Client> {
     out.backend = static_cast<BudgetBackend>(raw.backend);
     out.degraded = raw.degraded;
     return out;
+  }
+
+  // The base URL the client sends to, as the constructor checked it (one read
+  // from ROOMCHAT_BASE_URL by ClientOptions::from_env, for one).
+  std::string base_url() const {
+    char *url = nullptr;
+    detail::check_call([&](roomchat_error **e) { return roomchat_client_base_url(get(), &url, e); });
+    return detail::take_string(url);
   }
 
   // The browser address that signs the holder of `access_token` in to `room_id` (needs ClientOptions::chat_url).

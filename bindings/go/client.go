@@ -66,11 +66,12 @@ func NewClient(privateKey string, opts ...Option) (*Client, error) {
 // required), and ROOMCHAT_CHAT_URL, ROOMCHAT_PUBLIC_KEY, ROOMCHAT_APP_NAME
 // when set. The options given apply after them.
 func NewClientFromEnv(opts ...Option) (*Client, error) {
-	key, envOpts, err := fromEnv()
-	if err != nil {
-		return nil, err
+	s := defaultSettings()
+	s.fromEnv = true
+	for _, opt := range opts {
+		opt(s)
 	}
-	return NewClient(key, append(envOpts, opts...)...)
+	return newClient("", s)
 }
 
 func newClient(privateKey string, s *settings) (*Client, error) {
@@ -81,16 +82,11 @@ func newClient(privateKey string, s *settings) (*Client, error) {
 		// DefaultMaxInFlight is a variable a program may have set to 0 or below.
 		return nil, &Error{Kind: KindConfiguration, Message: "DefaultMaxInFlight: the bound must be at least 1"}
 	}
-	cKey, err := cString("private key", privateKey)
+	options, err := s.newOptions(privateKey)
 	if err != nil {
 		return nil, err
 	}
-	defer C.free(unsafe.Pointer(cKey))
-	var options *C.struct_roomchat_client_options
 	var cErr *C.struct_roomchat_error
-	if err := check(C.roomchat_client_options_new(cKey, &options, &cErr), cErr); err != nil {
-		return nil, err
-	}
 	defer C.roomchat_client_options_free(options)
 	if err := s.apply(options); err != nil {
 		return nil, err

@@ -8,7 +8,6 @@ import "C"
 import (
 	"errors"
 	"log/slog"
-	"os"
 	"runtime"
 	"time"
 	"unsafe"
@@ -73,6 +72,7 @@ type settings struct {
 	propagator                      propagation.TextMapPropagator
 	noPropagation                   bool
 	maxInFlight                     int
+	fromEnv                         bool // NewClientFromEnv: the key and URLs from the environment
 }
 
 func defaultSettings() *settings {
@@ -114,9 +114,11 @@ func WithRetryNonIdempotent(allow bool) Option {
 }
 
 // WithRateLimit sets the key's client-side budget: requests per window
-// (default 600 per minute). A call over it waits for a slot (up to 62 s by
-// default; see WithRateLimitMaxWait) or, with WithRateLimitFailFast, fails
-// at once with KindRateLimited.
+// (default 600 per minute). A call over it waits for a slot or, with
+// WithRateLimitFailFast, fails at once with KindRateLimited. It waits, unless
+// WithRateLimitMaxWait says otherwise, as long as every roomchat package
+// does: the window, its jitter allowance (a twentieth of it, at most 1 s) and
+// a second, and at least a minute (62 s for a minute's window).
 func WithRateLimit(requests int, window time.Duration) Option {
 	return func(s *settings) { s.rateRequests, s.rateWindow, s.setRate = requests, window, true }
 }
@@ -284,13 +286,15 @@ func (s *settings) apply(o *C.struct_roomchat_client_options) error {
 		if requests == 0 && window == 0 {
 			requests, window = 600, time.Minute
 		}
-		if wait == 0 {
-			wait = window + min(window/20, time.Second) + 2*time.Second
-		}
 		if requests < 1 || requests > 1<<31 || window <= 0 {
 			errs = append(errs, &Error{Kind: KindConfiguration, Message: "WithRateLimit: at least 1 request per a window above 0"})
 		} else {
-			C.roomchat_client_options_set_rate_limit(o, C.uint32_t(requests), durationMs(window), C.bool(s.failFast), C.uint64_t(wait.Milliseconds()))
+			waitMs := C.uint64_t(wait.Milliseconds())
+			if wait == 0 {
+				// Core's default for the window, as every roomchat package waits.
+				waitMs = C.roomchat_rate_limit_default_max_wait_ms(durationMs(window))
+			}
+			C.roomchat_client_options_set_rate_limit(o, C.uint32_t(requests), durationMs(window), C.bool(s.failFast), waitMs)
 		}
 	}
 	if s.caPEM != nil {
@@ -347,25 +351,25 @@ func keepDefaultMs(d time.Duration) C.uint64_t {
 	return durationMs(d)
 }
 
-// fromEnv reads the environment as every roomchat package does.
-func fromEnv() (string, []Option, error) {
-	key := os.Getenv("ROOMCHAT_PRIVATE_KEY")
-	if key == "" {
-		return "", nil, &Error{Kind: KindConfiguration, Message: "ROOMCHAT_PRIVATE_KEY is not set"}
+// newOptions starts the library's options: for privateKey, or, for
+// NewClientFromEnv, from the environment as core reads it (the same variables,
+// the same errors as every roomchat package).
+func (s *settings) newOptions(privateKey string) (*C.struct_roomchat_client_options, error) {
+	var options *C.struct_roomchat_client_options
+	var cErr *C.struct_roomchat_error
+	if s.fromEnv {
+		if err := check(C.roomchat_client_options_new_from_env(&options, &cErr), cErr); err != nil {
+			return nil, err
+		}
+		return options, nil
 	}
-	base := os.Getenv("ROOMCHAT_BASE_URL")
-	if base == "" {
-		return "", nil, &Error{Kind: KindConfiguration, Message: "ROOMCHAT_BASE_URL is not set"}
+	cKey, err := cString("private key", privateKey)
+	if err != nil {
+		return nil, err
 	}
-	opts := []Option{WithBaseURL(base)}
-	if v := os.Getenv("ROOMCHAT_CHAT_URL"); v != "" {
-		opts = append(opts, WithChatURL(v))
+	defer C.free(unsafe.Pointer(cKey))
+	if err := check(C.roomchat_client_options_new(cKey, &options, &cErr), cErr); err != nil {
+		return nil, err
 	}
-	if v := os.Getenv("ROOMCHAT_PUBLIC_KEY"); v != "" {
-		opts = append(opts, WithPublicKey(v))
-	}
-	if v := os.Getenv("ROOMCHAT_APP_NAME"); v != "" {
-		opts = append(opts, WithAppName(v))
-	}
-	return key, opts, nil
+	return options, nil
 }

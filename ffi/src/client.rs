@@ -93,6 +93,21 @@ impl roomchat_client_options {
     }
 }
 
+impl roomchat_client_options {
+    /// Settings starting from `builder`, everything else at its default.
+    fn starting_from(builder: ClientBuilder) -> roomchat_client_options {
+        roomchat_client_options {
+            builder,
+            rate_limit: RateLimitConfig::default(),
+            redis: None,
+            ca_pem: None,
+            errors: Vec::new(),
+            log: None,
+            instrumentation: None,
+        }
+    }
+}
+
 /// Starts client settings for `private_key` (copied). Writes a new options
 /// object to `*options_out` (free with `roomchat_client_options_free`).
 #[no_mangle]
@@ -106,16 +121,35 @@ pub extern "C" fn roomchat_client_options_new(
         let key = text_arg(private_key, "private_key")?;
         write_out(
             options_out,
-            roomchat_client_options {
-                builder: Client::builder(key),
-                rate_limit: RateLimitConfig::default(),
-                redis: None,
-                ca_pem: None,
-                errors: Vec::new(),
-                log: None,
-                instrumentation: None,
-            },
+            roomchat_client_options::starting_from(Client::builder(key)),
         );
+        Ok(())
+    })
+}
+
+/// Starts client settings from the environment, as every roomchat package
+/// reads it: `ROOMCHAT_PRIVATE_KEY` and `ROOMCHAT_BASE_URL` (both required),
+/// and `ROOMCHAT_CHAT_URL`, `ROOMCHAT_PUBLIC_KEY`, `ROOMCHAT_APP_NAME` when
+/// set; an empty variable counts as unset. The values are copied now: a later
+/// change of the environment does not reach these options. The setters apply
+/// after them (`roomchat_client_options_set_base_url` replaces the variable's
+/// URL). Writes a new options object to `*options_out` (free with
+/// `roomchat_client_options_free`). Fails with `ROOMCHAT_RESULT_CONFIGURATION`,
+/// writing nothing to `*options_out`, when a required variable is unset or a
+/// variable is not UTF-8; a value that is set but wrong (a base URL that is not
+/// a URL, plain `http://` to another host) makes `roomchat_client_new` fail
+/// with `ROOMCHAT_RESULT_CONFIGURATION`, as any other setting would.
+/// Reads the environment: do not call it while another thread changes it
+/// (`setenv`, `putenv`).
+#[no_mangle]
+pub extern "C" fn roomchat_client_options_new_from_env(
+    options_out: *mut *mut roomchat_client_options,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(options_out, "options_out")?;
+        let builder = ClientBuilder::from_env()?;
+        write_out(options_out, roomchat_client_options::starting_from(builder));
         Ok(())
     })
 }
@@ -236,7 +270,8 @@ pub extern "C" fn roomchat_client_options_set_retries(
 /// (`window_ms / 20`, at most 1000): a `max_wait_ms` of at least that and a
 /// second (for contention and the round trip to Redis) never fails a call that
 /// waiting would let through (the default, without this call, waits 62 000
-/// ms). A window or wait above 10^12 ms (10^9 s), or 0 requests or a 0 window,
+/// ms; `roomchat_rate_limit_default_max_wait_ms(window_ms)` is the default
+/// for another window). A window or wait above 10^12 ms (10^9 s), or 0 requests or a 0 window,
 /// makes `roomchat_client_new` fail with `ROOMCHAT_RESULT_CONFIGURATION`.
 #[no_mangle]
 pub extern "C" fn roomchat_client_options_set_rate_limit(
@@ -254,6 +289,21 @@ pub extern "C" fn roomchat_client_options_set_rate_limit(
             roomchat::WhenLimited::Wait(Duration::from_millis(max_wait_ms))
         };
         o.rate_limit = config;
+    })
+}
+
+/// The longest a call waits for a slot of a budget whose window is
+/// `window_ms` unless `roomchat_client_options_set_rate_limit` says otherwise:
+/// the window, its jitter allowance (`window_ms / 20`, at most 1000) and a
+/// second, and at least 60 000 (62 000 for the default 60 000 window); at most
+/// 10^12 (10^9 s). Every roomchat package waits this long by default: a
+/// binding that lets its caller leave the wait unset passes this as
+/// `max_wait_ms`. Any value is safe to pass.
+#[no_mangle]
+pub extern "C" fn roomchat_rate_limit_default_max_wait_ms(window_ms: u64) -> u64 {
+    guard_value(0, || {
+        let wait = RateLimitConfig::default_max_wait(Duration::from_millis(window_ms));
+        u64::try_from(wait.as_millis()).unwrap_or(u64::MAX)
     })
 }
 
@@ -767,6 +817,24 @@ pub extern "C" fn roomchat_client_rate_limit_state(
         };
         // SAFETY: checked non-NULL.
         unsafe { *state_out = state };
+        Ok(())
+    })
+}
+
+/// Writes the base URL the client sends to, as `roomchat_client_new` checked it
+/// (a trailing `/` dropped), to `*url_out` (free with `roomchat_string_free`):
+/// what a client made by `roomchat_client_options_new_from_env` read from
+/// `ROOMCHAT_BASE_URL`, for one. The same for a view of the client.
+#[no_mangle]
+pub extern "C" fn roomchat_client_base_url(
+    client: *const roomchat_client,
+    url_out: *mut *mut c_char,
+    err_out: *mut *mut roomchat_error,
+) -> roomchat_result {
+    guard(err_out, || {
+        out_arg(url_out, "url_out")?;
+        let client = borrow_arg(client, "client")?;
+        write_string(url_out, client.client.base_url().to_owned());
         Ok(())
     })
 }

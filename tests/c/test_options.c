@@ -640,6 +640,122 @@ static void test_plain_http_names_the_c_setter(void) {
   roomchat_client_options_free(options);
 }
 
+/* Sets (or, with NULL, unsets) every variable roomchat_client_options_new_from_env reads. */
+static void set_roomchat_env(const char *key, const char *base, const char *chat, const char *public_key,
+                             const char *app) {
+  const char *names[] = {"ROOMCHAT_PRIVATE_KEY", "ROOMCHAT_BASE_URL", "ROOMCHAT_CHAT_URL", "ROOMCHAT_PUBLIC_KEY",
+                         "ROOMCHAT_APP_NAME"};
+  const char *values[] = {key, base, chat, public_key, app};
+  size_t i;
+  for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+    if (values[i]) {
+      CHECK(setenv(names[i], values[i], 1) == 0);
+    } else {
+      CHECK(unsetenv(names[i]) == 0);
+    }
+  }
+}
+
+/* roomchat_client_options_new_from_env fails with `code` and exactly core's `message`, writing no options. */
+static void check_from_env_refused(roomchat_result code, const char *message) {
+  roomchat_client_options *options = NULL;
+  roomchat_error *err = NULL;
+  CHECK(roomchat_client_options_new_from_env(&options, &err) == code);
+  CHECK(options == NULL && err != NULL);
+  if (err) {
+    CHECK(roomchat_error_code(err) == code);
+    CHECK(strcmp(roomchat_error_message(err), message) == 0);
+    if (strcmp(roomchat_error_message(err), message) != 0)
+      fprintf(stderr, "  message: %s\n  wanted:  %s\n", roomchat_error_message(err), message);
+  }
+  roomchat_error_free(err);
+}
+
+/* The environment as core's ClientBuilder::from_env reads it (the variables, their errors),
+ * the setters after it, and a value that is set but wrong refused by roomchat_client_new. */
+static void test_options_from_env(void) {
+  roomchat_client_options *options = NULL;
+  roomchat_client *client = NULL;
+  roomchat_error *err = NULL;
+  roomchat_room_list *rooms = NULL;
+  char agent[512], *url = NULL;
+
+  set_roomchat_env(NULL, NULL, NULL, NULL, NULL);
+  check_from_env_refused(ROOMCHAT_RESULT_CONFIGURATION, "the environment variable ROOMCHAT_PRIVATE_KEY is not set");
+  /* An empty variable counts as unset. */
+  set_roomchat_env(emu.private_key, "", NULL, NULL, NULL);
+  check_from_env_refused(ROOMCHAT_RESULT_CONFIGURATION, "the environment variable ROOMCHAT_BASE_URL is not set");
+  set_roomchat_env(emu.private_key, "http://127.0.0.1:1/\xff", NULL, NULL, NULL);
+  check_from_env_refused(ROOMCHAT_RESULT_CONFIGURATION, "the environment variable ROOMCHAT_BASE_URL is not valid UTF-8");
+  set_roomchat_env(emu.private_key, emu.base_url, "\xfe", NULL, NULL);
+  check_from_env_refused(ROOMCHAT_RESULT_CONFIGURATION, "the environment variable ROOMCHAT_CHAT_URL is not valid UTF-8");
+  CHECK(roomchat_client_options_new_from_env(NULL, NULL) == ROOMCHAT_RESULT_INVALID_ARGUMENT);
+
+  /* Set but wrong: the options are made, the client is refused as for the setter's value. */
+  set_roomchat_env(emu.private_key, "api.example.com", NULL, NULL, NULL);
+  CHECK(roomchat_client_options_new_from_env(&options, NULL) == ROOMCHAT_RESULT_OK && options != NULL);
+  CHECK(roomchat_client_new(options, &client, &err) == ROOMCHAT_RESULT_CONFIGURATION && client == NULL);
+  CHECK(err && strcmp(roomchat_error_message(err), "the base URL must start with https:// or http://") == 0);
+  roomchat_error_free(err);
+  err = NULL;
+  /* A setter replaces the variable's value. */
+  CHECK(roomchat_client_options_set_base_url(options, emu.base_url) == ROOMCHAT_RESULT_OK);
+  if (emu.ca_pem) roomchat_client_options_set_ca_pem(options, emu.ca_pem);
+  CHECK(roomchat_client_new(options, &client, &err) == ROOMCHAT_RESULT_OK && client != NULL);
+  if (err) fprintf(stderr, "  client: %s\n", roomchat_error_message(err));
+  roomchat_error_free(err);
+  err = NULL;
+  roomchat_client_free(client);
+  client = NULL;
+  roomchat_client_options_free(options);
+  options = NULL;
+
+  /* Every variable honoured, the values copied when the options are made. */
+  set_roomchat_env(emu.private_key, emu.base_url, emu.chat_url, emu.public_key, "c-env/2.0");
+  CHECK(roomchat_client_options_new_from_env(&options, &err) == ROOMCHAT_RESULT_OK && options != NULL && err == NULL);
+  set_roomchat_env(NULL, NULL, NULL, NULL, NULL);
+  if (emu.ca_pem) roomchat_client_options_set_ca_pem(options, emu.ca_pem);
+  CHECK(roomchat_client_new(options, &client, &err) == ROOMCHAT_RESULT_OK && client != NULL);
+  roomchat_client_options_free(options);
+  if (client) {
+    CHECK(roomchat_client_list_chat_rooms_typed(client, &rooms, NULL) == ROOMCHAT_RESULT_OK);
+    roomchat_room_list_free(rooms);
+    last_user_agent(agent, sizeof agent);
+    CHECK(strlen(agent) > strlen(" c-env/2.0") && strcmp(agent + strlen(agent) - strlen(" c-env/2.0"), " c-env/2.0") == 0);
+    CHECK(roomchat_client_base_url(client, &url, NULL) == ROOMCHAT_RESULT_OK && url && strcmp(url, emu.base_url) == 0);
+    roomchat_string_free(url);
+    url = NULL;
+    /* The chat URL: the sign-in address is on it. */
+    CHECK(roomchat_client_sign_in_url(client, "room-1", "token-1", &url, NULL) == ROOMCHAT_RESULT_OK && url &&
+          starts_with(url, emu.chat_url));
+    roomchat_string_free(url);
+    url = NULL;
+    /* The public key: a call it authenticates is sent (without it: CONFIGURATION, nothing sent). */
+    {
+      roomchat_token_user *user = NULL;
+      CHECK(roomchat_client_validate_access_token(client, "forged-token", &user, NULL) ==
+            ROOMCHAT_RESULT_INVALID_REQUEST);
+      roomchat_token_user_free(user);
+    }
+    CHECK(roomchat_client_base_url(client, NULL, NULL) == ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  }
+  CHECK(roomchat_client_base_url(NULL, &url, NULL) == ROOMCHAT_RESULT_INVALID_ARGUMENT && url == NULL);
+  roomchat_client_free(client);
+}
+
+/* The default longest wait for a slot, as core computes it for a window. */
+static void test_default_rate_limit_wait(void) {
+  CHECK(roomchat_rate_limit_default_max_wait_ms(60000) == 62000);
+  CHECK(roomchat_rate_limit_default_max_wait_ms(120000) == 122000);
+  /* A short window still waits a minute: the service's limit clears within one. */
+  CHECK(roomchat_rate_limit_default_max_wait_ms(5000) == 60000);
+  CHECK(roomchat_rate_limit_default_max_wait_ms(0) == 60000);
+  /* The jitter allowance is a twentieth of the window, at most a second. */
+  CHECK(roomchat_rate_limit_default_max_wait_ms(1200000) == 1202000);
+  CHECK(roomchat_rate_limit_default_max_wait_ms(70000) == 72000);
+  CHECK(roomchat_rate_limit_default_max_wait_ms(UINT64_MAX) == 1000000000000ULL);
+}
+
 int main(int argc, char **argv) {
   const int over_tls = harness_test_tls();
   const char *args[] = {"--rate-limit", "100000/60s", over_tls ? "--tls" : NULL, NULL};
@@ -658,6 +774,8 @@ int main(int argc, char **argv) {
   test_roomchat_log_variable();
   test_user_agent();
   test_plain_http_names_the_c_setter();
+  test_options_from_env();
+  test_default_rate_limit_wait();
   CHECK(emulator_stop(&emu));
   printf("options: %d passed, %d failed\n", harness_passed, harness_failed);
   return harness_failed == 0 ? 0 : 1;

@@ -123,6 +123,27 @@ void test_configuration_errors() {
   CHECK(wrong_key.path() && wrong_key.path()->find("sk_wrong_key_secret_42") == std::string::npos);
 }
 
+// ClientOptions::from_env: core's variables and errors; Client::base_url; the default budget wait.
+void test_from_env() {
+  unsetenv("ROOMCHAT_PRIVATE_KEY");
+  setenv("ROOMCHAT_BASE_URL", emu.base_url, 1);
+  roomchat::Error unset = expect_error([] { roomchat::ClientOptions::from_env(); }, ROOMCHAT_RESULT_CONFIGURATION);
+  CHECK(std::string(unset.what()) == "the environment variable ROOMCHAT_PRIVATE_KEY is not set");
+  setenv("ROOMCHAT_PRIVATE_KEY", emu.private_key, 1);
+  setenv("ROOMCHAT_APP_NAME", "cpp-env/1.0", 1);
+  roomchat::ClientOptions options = roomchat::ClientOptions::from_env();
+  unsetenv("ROOMCHAT_PRIVATE_KEY");
+  unsetenv("ROOMCHAT_BASE_URL");
+  unsetenv("ROOMCHAT_APP_NAME");
+  const roomchat::Client client(options.retries(0));
+  CHECK(client.base_url() == emu.base_url);
+  client.list_users();
+  // The one request, its User-Agent in the journal twice: among its headers and as user_agent.
+  CHECK(journal_count(" cpp-env/1.0\"") == 2);
+  CHECK(roomchat::ClientOptions::default_max_wait(60s) == 62s);
+  CHECK(roomchat::ClientOptions::default_max_wait(5s) == 60s);
+}
+
 // The setters the other tests do not use, each seen to take effect.
 void test_settings() {
   // A response cap: a large answer is refused.
@@ -1199,6 +1220,7 @@ int main(int argc, char **argv) {
   try {
     test_version();
     test_configuration_errors();
+    test_from_env();
     test_settings();
     roomchat::Client client = make_client(2);
     test_create_and_list(client);

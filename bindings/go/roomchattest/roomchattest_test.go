@@ -183,7 +183,8 @@ func TestOptions(t *testing.T) {
 	emu := roomchattest.Start(t, roomchattest.WithJournalCapacity(0), roomchattest.WithGzipMinBytes(10),
 		roomchattest.WithRateLimit(2, time.Minute), roomchattest.WithRateLimitHeaders(), roomchattest.WithArgs("--read-timeout", "5s"),
 		roomchattest.WithSeedUsers(20))
-	client := emu.Client(t, roomchat.WithMaxRetries(0))
+	// Fail fast: by default a call waits up to a minute for the budget the answers hold off.
+	client := emu.Client(t, roomchat.WithMaxRetries(0), roomchat.WithRateLimitFailFast())
 	ctx := context.Background()
 	page, response, err := client.ListUsersWithResponse(ctx, nil)
 	if err != nil || len(page.Data) != 20 {

@@ -33,6 +33,11 @@ pub(crate) const WAIT_SLACK: Duration = Duration::from_secs(1);
 /// sustained load from many callers may keep one of them waiting several windows.
 pub(crate) const SHORTEST_DEFAULT_WAIT: Duration = Duration::from_secs(60);
 
+/// The default jitter allowance of `window`: 5 % of it, at most 1 s.
+fn jitter_allowance(window: Duration) -> Duration {
+    (window / 20).min(Duration::from_secs(1))
+}
+
 /// What to do when the budget has no free slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WhenLimited {
@@ -70,7 +75,7 @@ impl RateLimitConfig {
     /// `requests` per `window`, with the default margins and waiting policy
     /// (see the fields).
     pub fn new(requests: u32, window: Duration) -> RateLimitConfig {
-        let jitter_allowance = (window / 20).min(Duration::from_secs(1));
+        let jitter_allowance = jitter_allowance(window);
         RateLimitConfig {
             requests,
             window,
@@ -80,15 +85,23 @@ impl RateLimitConfig {
                 0
             },
             jitter_allowance,
-            // At most MAX_DURATION, so that the longest window valid stays valid.
-            when_limited: WhenLimited::Wait(
-                window
-                    .saturating_add(jitter_allowance)
-                    .saturating_add(WAIT_SLACK)
-                    .max(SHORTEST_DEFAULT_WAIT)
-                    .min(crate::time::MAX_DURATION),
-            ),
+            when_limited: WhenLimited::Wait(RateLimitConfig::default_max_wait(window)),
         }
+    }
+
+    /// The longest a call waits for a slot of a budget with this `window`
+    /// unless told otherwise (see [`RateLimitConfig::when_limited`]): the
+    /// window, its jitter allowance and a second, and at least a minute (62 s
+    /// for the default 60 s window). The C library hands it to the bindings
+    /// over it (`roomchat_rate_limit_default_max_wait_ms`), so that every
+    /// language waits as long.
+    pub fn default_max_wait(window: Duration) -> Duration {
+        // At most MAX_DURATION, so that the longest window valid stays valid.
+        window
+            .saturating_add(jitter_allowance(window))
+            .saturating_add(WAIT_SLACK)
+            .max(SHORTEST_DEFAULT_WAIT)
+            .min(crate::time::MAX_DURATION)
     }
 
     /// The same, failing at once instead of waiting.

@@ -140,8 +140,15 @@ final class OtelTelemetry extends Telemetry {
   private ObservableLongGauge gauge; // under this
   private boolean closed; // under this
 
-  OtelTelemetry(Object openTelemetry, String baseUrl) {
+  OtelTelemetry(Object openTelemetry) {
     this.given = (OpenTelemetry) openTelemetry;
+    if (given != null) {
+      bind(given);
+    }
+  }
+
+  @Override
+  void server(String baseUrl) {
     String host = "";
     long p = 0;
     try {
@@ -154,13 +161,10 @@ final class OtelTelemetry extends Telemetry {
       }
       p = uri.getPort() >= 0 ? uri.getPort() : "http".equalsIgnoreCase(uri.getScheme()) ? 80 : 443;
     } catch (Exception ignored) {
-      // The client refuses such a URL when it is built.
+      // The client refused such a URL when it was built.
     }
     this.address = host;
     this.port = p;
-    if (given != null) {
-      bind(given);
-    }
   }
 
   /** One meter's and tracer's: what a client records with. */

@@ -4,6 +4,7 @@ import dev.roomchat.internal.Native;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
+import dev.roomchat.internal.Strings;
 import java.lang.ref.Cleaner;
 import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.spi.AbstractInterruptibleChannel;
@@ -119,49 +120,57 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
     pool.allowCoreThreadTimeOut(true);
     this.state = new State(ptr, pool);
     this.cleanable = CLEANER.register(this, state);
-    this.baseUrl = b.baseUrl;
+    this.baseUrl = b.baseUrl != null ? b.baseUrl : baseUrlOf(ptr);
     this.async = new RoomchatAsync(this);
     this.telemetry = telemetry;
     if (telemetry != null) {
+      telemetry.server(this.baseUrl);
       state.onClose = telemetry::clientClosed;
       State s = state;
       telemetry.clientStarted(s::remaining);
     }
   }
 
+  /** The base URL the library checked (one read from {@code ROOMCHAT_BASE_URL}, for one). */
+  private static String baseUrlOf(long client) {
+    long[] url = new long[1];
+    long[] err = new long[1];
+    Bridge.check(Native.roomchat_client_base_url(client, url, err), err);
+    return Strings.take(url[0]);
+  }
+
   /** A builder of a client for the account's private key. */
   public static Builder builder(String privateKey) {
-    return new Builder(privateKey);
+    return new Builder(privateKey, false);
   }
 
   /**
    * A client from the environment, as every roomchat package reads it:
    * {@code ROOMCHAT_PRIVATE_KEY} and {@code ROOMCHAT_BASE_URL} (both required),
    * and {@code ROOMCHAT_CHAT_URL}, {@code ROOMCHAT_PUBLIC_KEY},
-   * {@code ROOMCHAT_APP_NAME} when set.
+   * {@code ROOMCHAT_APP_NAME} when set; an empty variable counts as unset. The
+   * library reads them, with core's rules and messages.
    *
-   * @throws ConfigurationException when a required variable is not set
+   * @throws ConfigurationException when a required variable is not set, a
+   *     variable is not UTF-8, or a value is wrong (a base URL that is not one)
    */
   public static RoomchatClient fromEnv() {
     return builderFromEnv().build();
   }
 
-  /** {@link #fromEnv()}'s builder, to set more before building. */
+  /**
+   * {@link #fromEnv()}'s builder, to set more before building: what it sets
+   * replaces the variables' values.
+   *
+   * @throws ConfigurationException when a required variable is not set
+   */
   public static Builder builderFromEnv() {
-    String key = System.getenv("ROOMCHAT_PRIVATE_KEY");
-    if (key == null || key.isEmpty()) {
-      throw RoomchatException.of(ErrorKind.CONFIGURATION, "ROOMCHAT_PRIVATE_KEY is not set");
-    }
-    String base = System.getenv("ROOMCHAT_BASE_URL");
-    if (base == null || base.isEmpty()) {
-      throw RoomchatException.of(ErrorKind.CONFIGURATION, "ROOMCHAT_BASE_URL is not set");
-    }
-    Builder b = builder(key).baseUrl(base);
-    String v;
-    if ((v = System.getenv("ROOMCHAT_CHAT_URL")) != null && !v.isEmpty()) b.chatUrl(v);
-    if ((v = System.getenv("ROOMCHAT_PUBLIC_KEY")) != null && !v.isEmpty()) b.publicKey(v);
-    if ((v = System.getenv("ROOMCHAT_APP_NAME")) != null && !v.isEmpty()) b.appName(v);
-    return b;
+    Native.init();
+    // The library reads the environment (core's rules and errors); read now so
+    // that an unset variable throws here, and again by build(), which keeps no
+    // native options alive in a builder in the meantime.
+    Native.roomchat_client_options_free(Builder.optionsFromEnv());
+    return new Builder(null, true);
   }
 
   /** The same operations, each returning a {@link CompletableFuture} whose {@code cancel(true)} cancels the call. */
@@ -678,8 +687,20 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
     private int maxInFlight = DEFAULT_MAX_IN_FLIGHT;
     private org.slf4j.Logger logger = org.slf4j.LoggerFactory.getLogger(RoomchatClient.class);
 
-    private Builder(String privateKey) {
+    /** From the environment (builderFromEnv): the library reads the key and URLs there. */
+    private final boolean fromEnv;
+
+    private Builder(String privateKey, boolean fromEnv) {
       this.privateKey = privateKey;
+      this.fromEnv = fromEnv;
+    }
+
+    /** Native options from the environment ({@code roomchat_client_options_new_from_env}). */
+    private static long optionsFromEnv() {
+      long[] out = new long[1];
+      long[] err = new long[1];
+      Bridge.check(Native.roomchat_client_options_new_from_env(out, err), err);
+      return out[0];
     }
 
     /** The service's REST base URL (required), e.g. {@code https://api.example.com}. */
@@ -703,7 +724,12 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
     /** Lets a create or a post be sent again after a 5xx or a timeout (default false: it could create twice). */
     public Builder retryNonIdempotent(boolean allow) { this.retryNonIdempotent = allow; return this; }
 
-    /** The key's client-side budget: requests per window (default 600 per minute). */
+    /**
+     * The key's client-side budget: requests per window (default 600 per minute).
+     * A call over it waits, unless {@link #rateLimitMaxWait} says otherwise, as
+     * long as every roomchat package does: the window, its jitter allowance (a
+     * twentieth of it, at most 1 s) and a second, and at least a minute.
+     */
     public Builder rateLimit(int requests, Duration window) { this.rateRequests = requests; this.rateWindow = window; this.setRate = true; return this; }
 
     /** A call over the budget fails at once with {@link RateLimitedException} instead of waiting. */
@@ -792,16 +818,20 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
      */
     public RoomchatClient build() {
       Native.init();
-      if (privateKey == null) {
-        throw RoomchatException.of(ErrorKind.CONFIGURATION, "the private key is null");
-      }
       long[] out = new long[1];
       long[] err = new long[1];
-      Bridge.check(Native.roomchat_client_options_new(Bridge.c("private key", privateKey), out, err), err);
+      if (fromEnv) {
+        out[0] = optionsFromEnv();
+      } else {
+        if (privateKey == null) {
+          throw RoomchatException.of(ErrorKind.CONFIGURATION, "the private key is null");
+        }
+        Bridge.check(Native.roomchat_client_options_new(Bridge.c("private key", privateKey), out, err), err);
+      }
       long o = out[0];
       try {
         apply(o);
-        Telemetry telemetry = Telemetry.create(openTelemetry, baseUrl);
+        Telemetry telemetry = Telemetry.create(openTelemetry);
         if (telemetry != null) {
           telemetry.attach(o);
         }
@@ -852,12 +882,10 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
         if (requests < 1 || window == null || window.isNegative() || window.isZero()) {
           throw RoomchatException.of(ErrorKind.CONFIGURATION, "rateLimit: at least 1 request per a window above 0");
         }
-        Duration wait = rateMaxWait;
-        if (wait == null) {
-          Duration twentieth = window.dividedBy(20);
-          wait = window.plus(twentieth.compareTo(Duration.ofSeconds(1)) < 0 ? twentieth : Duration.ofSeconds(1)).plusSeconds(2);
-        }
-        Bridge.check(Native.roomchat_client_options_set_rate_limit(o, requests, Bridge.ms("rate window", window), b(failFast), wait.toMillis()), null);
+        long windowMs = Bridge.ms("rate window", window);
+        // Unset: core's default for the window, as every roomchat package waits.
+        long waitMs = rateMaxWait == null ? Native.roomchat_rate_limit_default_max_wait_ms(windowMs) : rateMaxWait.toMillis();
+        Bridge.check(Native.roomchat_client_options_set_rate_limit(o, requests, windowMs, b(failFast), waitMs), null);
       }
       text("CA PEM", caPem, c -> Native.roomchat_client_options_set_ca_pem(o, c));
       if (gzip != null) {

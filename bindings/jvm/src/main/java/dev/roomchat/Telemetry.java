@@ -17,14 +17,14 @@ abstract class Telemetry {
    * {@code io.opentelemetry.api.OpenTelemetry}, or null for
    * {@code GlobalOpenTelemetry}), or null when the API is not on the classpath.
    */
-  static Telemetry create(Object openTelemetry, String baseUrl) {
+  static Telemetry create(Object openTelemetry) {
     if (!apiPresent()) {
       return null;
     }
     try {
       return (Telemetry) Class.forName("dev.roomchat.OtelTelemetry")
-          .getDeclaredConstructor(Object.class, String.class)
-          .newInstance(openTelemetry, baseUrl);
+          .getDeclaredConstructor(Object.class)
+          .newInstance(openTelemetry);
     } catch (ReflectiveOperationException | LinkageError e) {
       // An API too old for this package (or a broken classpath): no telemetry, never a failed client.
       return null;
@@ -57,6 +57,13 @@ abstract class Telemetry {
 
   /** The call has returned ({@code error} null when it succeeded), or will never run: its last spans end, it leaves the calls in flight. */
   abstract void exit(Object call, Throwable error);
+
+  /**
+   * The client's base URL, as the library checked it (from the builder or the
+   * environment), before any call: the server a call counts in flight against
+   * until the library's first report names it.
+   */
+  abstract void server(String baseUrl);
 
   /** The client is made: its budget joins the gauge. */
   abstract void clientStarted(Remaining remaining);

@@ -23,6 +23,7 @@ public final class Native {
 
   // Client options and the client.
   public static native int roomchat_client_options_new(byte[] privateKey, long[] optionsOut, long[] errOut);
+  public static native int roomchat_client_options_new_from_env(long[] optionsOut, long[] errOut);
   public static native void roomchat_client_options_free(long options);
   public static native int roomchat_client_options_set_base_url(long options, byte[] url);
   public static native int roomchat_client_options_set_public_key(long options, byte[] key);
@@ -31,6 +32,7 @@ public final class Native {
   public static native int roomchat_client_options_set_timeouts(long options, long connectMs, long overallMs);
   public static native int roomchat_client_options_set_retries(long options, int maxRetries, byte retryNonIdempotent);
   public static native int roomchat_client_options_set_rate_limit(long options, int requests, long windowMs, byte failFast, long maxWaitMs);
+  public static native long roomchat_rate_limit_default_max_wait_ms(long windowMs);
   public static native int roomchat_client_options_set_ca_pem(long options, byte[] pem);
   public static native int roomchat_client_options_set_gzip(long options, byte enabled);
   public static native int roomchat_client_options_set_tls_roots(long options, int roots);
@@ -45,6 +47,7 @@ public final class Native {
   public static native int roomchat_client_options_set_propagate_trace_context(long options, byte propagate);
   public static native int roomchat_client_new(long options, long[] clientOut, long[] errOut);
   public static native void roomchat_client_free(long client);
+  public static native int roomchat_client_base_url(long client, long[] urlOut, long[] errOut);
 
   // Per-call options, views and the cancel token.
   public static native int roomchat_call_options_new(long[] optionsOut);
