@@ -224,9 +224,9 @@ run() {
   command -v qemu-aarch64-static >/dev/null || {
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user-static >/dev/null
   }
-  # Debian's arm64 glibc (libc6-arm64-cross), with libgcc_s (the program's, not the library's).
-  if [ ! -e /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 ] || [ ! -e /usr/aarch64-linux-gnu/lib/libgcc_s.so.1 ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libc6-arm64-cross libgcc-s1-arm64-cross >/dev/null
+  # Debian's arm64 glibc (libc6-arm64-cross, as go.sh's arm64 programs use when no arm64 root exists).
+  if [ ! -e /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libc6-arm64-cross >/dev/null
   fi
   local loader
   loader=$(musl_loader)
