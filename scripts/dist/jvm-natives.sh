@@ -14,7 +14,8 @@
 #                            compiles for each. Optimized unless CARGO_PROFILE_RELEASE_OPT_LEVEL
 #                            says otherwise (the test command: 0, as for the Go step's).
 #   jvm-natives.sh build RUST_TARGET [DIR]
-#                            one platform's library into DIR/<folder>/ (default: the POM's folder):
+#                            one platform's library into DIR/<folder>/ (default: the POM's folder;
+#                            a relative DIR is the repository's):
 #                            Linux with zig (gnu against glibc 2.17), macOS and Windows with cargo
 #                            on a runner of the platform (the release workflow)
 #   jvm-natives.sh check JAR [--host-x86-64] FOLDER...
@@ -117,7 +118,7 @@ linux() {
 }
 
 check() {
-  local jar=$1 host_x64=0 folder entries expected=() unpacked machine needed newest file
+  local jar=$1 host_x64=0 folder entries expected=() unpacked machine needed newest file kind
   shift
   [ "${1:-}" = --host-x86-64 ] && { host_x64=1; shift; }
   [ -f "$jar" ] || { echo "jvm-natives.sh: no jar $jar" >&2; exit 1; }
@@ -180,14 +181,16 @@ check() {
       darwin-*)
         local want=x86_64
         [ "$folder" = darwin-aarch64 ] && want=arm64
-        file -b "$file" | grep -q "Mach-O 64-bit dynamically linked shared library $want" ||
-          { echo "jvm-natives.sh: $folder's library is $(file -b "$file")" >&2; exit 1; }
-        echo "  $folder: $(file -b "$file")"
+        kind=$(file -b "$file")
+        [[ $kind == "Mach-O 64-bit"*"shared library"*" $want"* ]] || { echo "jvm-natives.sh: $folder's library is $kind" >&2; exit 1; }
+        echo "  $folder: $kind"
         ;;
       win32-*)
-        file -b "$file" | grep -qE 'PE32\+ executable \(DLL\).*x86-64' ||
-          { echo "jvm-natives.sh: $folder's library is $(file -b "$file")" >&2; exit 1; }
-        echo "  $folder: $(file -b "$file")"
+        # file 5.44 says "PE32+ executable (DLL) (GUI) x86-64, for MS Windows", 5.45
+        # "PE32+ executable for MS Windows 6.00 (DLL), x86-64, 7 sections".
+        kind=$(file -b "$file")
+        [[ $kind == "PE32+ executable"*"(DLL)"*"x86-64"* ]] || { echo "jvm-natives.sh: $folder's library is $kind" >&2; exit 1; }
+        echo "  $folder: $kind"
         ;;
     esac
   done
