@@ -439,8 +439,12 @@ timed "clean room pip" bash scripts/dist/cleanroom-pip.sh
 step "clean room, npm: a fresh project installs roomchat by name from verdaccio, no Rust on PATH: require, import, tsc --strict, the README's Quickstart"
 timed "clean room npm" bash scripts/dist/cleanroom-npm.sh
 
-step "JVM package: built and tested on Java 17 and 25 (JUnit 5 against the emulator), published to target/m2, then fresh Maven projects naming only dev.roomchat:roomchat run the README's Java and Kotlin tests (scripts/dist/jvm.sh)"
+step "JVM package: the Linux natives (x86-64 and aarch64, glibc and musl; the three cross ones with zig, unoptimized, sharing the Go step's dependency builds) into the jar, built and tested on Java 17 and 25 (JUnit 5 against the emulator), published to target/m2, its natives checked (readelf) and two run by the C README example (aarch64 under qemu-user, musl under musl's loader), then fresh Maven projects naming only dev.roomchat:roomchat run the README's Java and Kotlin tests (scripts/dist/jvm.sh)"
 cargo build --quiet --release --locked "${release_set[@]}" # libroomchat.so and the emulator, linked from the builds above
+# Cold, this step compiles the dependencies of the arm64 and musl targets that the Go step
+# below then reuses (same zig folder, environment and features: Go's static libraries then
+# compile roomchat-ffi alone); its own share is roomchat-ffi's cdylib per target (48 s for
+# the three at a load of 20 on 2 cores), the natives' check and run (~15 s).
 jvm_package() { # a function, so that timed's counts stay in this shell (a pipe would run it in a subshell)
   bash scripts/dist/jvm.sh 2>&1 | tee "$log_dir/jvm.log"
 }

@@ -7,7 +7,8 @@
 # LeakTest (100,000 calls) runs on Java 17 only.
 #
 #   jvm.sh        all of it (needs target/release/libroomchat.so and roomchat-emulator:
-#                 cargo build --release -p roomchat-ffi -p roomchat-emulator)
+#                 cargo build --release -p roomchat-ffi -p roomchat-emulator); the jar carries
+#                 the Linux natives of x86-64 and aarch64, glibc and musl (scripts/dist/jvm-natives.sh)
 #
 # Maven's repository is target/m2 (-Dmaven.repo.local): a second run downloads nothing.
 set -euo pipefail
@@ -45,11 +46,11 @@ for f in "$library" "$emulator"; do
   [ -x "$f" ] || [ -f "$f" ] || { echo "jvm.sh: $f is missing (cargo build --release -p roomchat-ffi -p roomchat-emulator)" >&2; exit 1; }
 done
 export ROOMCHAT_EMULATOR=$emulator
-# The native library goes into the jar (never committed): dev/roomchat/native/<platform>/.
-natives=$jvm_dir/target/natives
-rm -rf "$natives"
-mkdir -p "$natives/linux-x86-64"
-cp "$library" "$natives/linux-x86-64/"
+# The native libraries go into the jar (never committed): dev/roomchat/native/<platform>/,
+# this machine's and the other Linux ones (scripts/dist/jvm-natives.sh; the test command
+# builds those three unoptimized, as the Go step's, and with its dependency builds).
+echo "== the Linux natives: linux-x86-64 (this machine's release build), linux-aarch64 (glibc 2.17), linux-x86-64-musl, linux-aarch64-musl (zig)"
+CARGO_PROFILE_RELEASE_OPT_LEVEL=0 bash "$root/scripts/dist/jvm-natives.sh" linux
 
 mvn_() { mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$repo_local" "$@"; }
 summary() { # the Surefire totals of the reports in $1, on a line of their own (Maven ends its
@@ -68,6 +69,10 @@ cd "$jvm_dir"
 echo "== Java 17: build, test, install to $repo_local"
 JAVA_HOME=$jdk17 mvn_ install
 summary target/surefire-reports jvm17
+echo "== the published jar carries the four Linux natives; two of them run the C README example (aarch64 under qemu-user, musl under musl's loader)"
+published=$repo_local/dev/roomchat/roomchat/$version/roomchat-$version.jar
+bash "$root/scripts/dist/jvm-natives.sh" check "$published" --host-x86-64 linux-x86-64 linux-aarch64 linux-x86-64-musl linux-aarch64-musl
+bash "$root/scripts/dist/jvm-natives.sh" run "$published"
 echo "== Java 25: the same tests, over the classes built above (Maven on 17, the tests' JVM 25), but LeakTest: its 100,000 calls ran on 17 (the boundary is the same)"
 rm -rf target/surefire-reports
 JAVA_HOME=$jdk17 mvn_ -Djvm="$jdk25/bin/java" -Dtest='!LeakTest' org.apache.maven.plugins:maven-surefire-plugin:3.5.4:test
