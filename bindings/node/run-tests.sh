@@ -99,7 +99,7 @@ if in_part bench; then
 step "benchmark, short run (figures, not asserted)"
 ROOMCHAT_BENCH_N=${ROOMCHAT_NODE_BENCH_N:-300} ROOMCHAT_EMULATOR="$target/release/roomchat-emulator" node bench/list-users.mjs
 
-step "peer benchmark, short run (figures, not asserted): one call at a time, roomchat, roomchat with its pool spinning 100 µs, undici.request and fetch, each in a process of its own, idle and loaded"
+step "peer benchmark, short run (figures, not asserted): one call at a time, roomchat, roomchat with its pool spinning 100 µs, undici.request and fetch, each in a process of its own warmed by 3000 calls, idle and loaded"
 ROOMCHAT_BENCH_ROUNDS=${ROOMCHAT_NODE_PEER_ROUNDS:-3} ROOMCHAT_BENCH_N=${ROOMCHAT_NODE_BENCH_N:-300} ROOMCHAT_BENCH_MODES=1 \
   ROOMCHAT_EMULATOR="$target/release/roomchat-emulator" node bench/peer.mjs
 

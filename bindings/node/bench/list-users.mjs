@@ -38,6 +38,7 @@
 //
 //   node bench/list-users.mjs            (ROOMCHAT_BENCH_N calls per side and mode, default 2000;
 //                                         ROOMCHAT_BENCH_N_LOADED in the loaded round, default the same up to 1000)
+//   ROOMCHAT_BENCH_WARM_UP=3000          (calls each client makes before the first timed ones)
 //   ROOMCHAT_NODE_THREAD_POLICY=...      (the pool's thread policy, see src/pool.rs; printed)
 //   ROOMCHAT_NODE_SPIN_US=...            (the pool threads' spin, see src/pool.rs)
 //   ROOMCHAT_EMULATOR=path/to/roomchat-emulator (default: target/release/roomchat-emulator)
@@ -47,6 +48,7 @@ import readline from 'node:readline'
 import { fileURLToPath } from 'node:url'
 
 const BLOCK = 25
+const WARM_UP = Number(process.env.ROOMCHAT_BENCH_WARM_UP || 3000)
 const IN_FLIGHT = 16
 const NAMES = ['roomchat', 'fetch', 'undici.request', 'http.request']
 
@@ -251,9 +253,14 @@ async function conduct() {
     }
   }
 
+  let warmed = false
   async function measure(concurrency, N) {
-    // warm up: connections open, code paths hot
-    for (const name of NAMES) await sides[name].ask('warm', { count: 200, concurrency })
+    // Warm up: connections open, code paths hot. A user's server runs its client
+    // warm, its code optimized by V8: the first time, WARM_UP calls (after 200,
+    // undici.request still spent 2-4x the CPU per call it spends warm, issue 51
+    // item 12); then each process is warm already.
+    for (const name of NAMES) await sides[name].ask('warm', { count: warmed ? 200 : WARM_UP, concurrency })
+    warmed = true
     let round = 0
     let done = 0
     while (done < N) {

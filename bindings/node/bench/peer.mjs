@@ -2,7 +2,7 @@
 // user's process runs each of them. Every round starts one child process per
 // client (roomchat's listUsers({ limit: 50 }), undici.request, fetch), one
 // after the other in a rotating order, against one release emulator; each
-// child loads only its own client, warms it up, then times ROOMCHAT_BENCH_N
+// child loads only its own client, warms it up (WARM_UP calls), then times ROOMCHAT_BENCH_N
 // calls, each reading every username of the page, and reports its µs per call
 // and the CPU time its whole process spent per call (process.cpuUsage: the
 // event loop's thread, roomchat's pool threads, V8's helpers). No client ever
@@ -15,6 +15,8 @@
 //   node bench/peer.mjs                ROOMCHAT_BENCH_ROUNDS rounds (default 5) of
 //                                      ROOMCHAT_BENCH_N calls per client (default 300)
 //   ROOMCHAT_BENCH_MODES=1,16          which concurrencies (default both)
+//   ROOMCHAT_BENCH_CLIENTS=fetch,...   which clients beside roomchat and undici.request (default all)
+//   ROOMCHAT_BENCH_WARM_UP=3000        calls before the timed ones, per child
 //   ROOMCHAT_EMULATOR=path/to/roomchat-emulator (default: target/release/roomchat-emulator)
 //
 // A child: node bench/peer.mjs --child CLIENT BASE_URL CONCURRENCY N (the
@@ -25,11 +27,25 @@ import path from 'node:path'
 import readline from 'node:readline'
 import { fileURLToPath } from 'node:url'
 
-const WARM_UP = 100
-// roomchat-spin: roomchat with its pool threads spinning 100 µs for the next call
-// (ROOMCHAT_NODE_SPIN_US=100, src/pool.rs; off by default), so that what the spin
-// gives and what it costs in CPU show beside the default.
-const CLIENTS = ['roomchat', 'roomchat-spin', 'undici.request', 'fetch']
+// Calls each child makes before it times any: a user's server runs its HTTP
+// client warm, its code optimized by V8. 100 were too few for undici (its JS
+// and its wasm HTTP parser): after 100, undici.request spent 440-860 µs of CPU
+// per call on a busy machine, after 3000, 100-130 µs, while roomchat went from
+// 170-260 to 140-150 (issue 51, item 12); the earlier figures flattered roomchat.
+// ROOMCHAT_BENCH_WARM_UP sets it.
+const WARM_UP = Number(process.env.ROOMCHAT_BENCH_WARM_UP || 3000)
+// roomchat with its pool configured otherwise (src/pool.rs), so that what a
+// setting gives and what it costs in CPU show beside the default:
+// roomchat-spin, its pool threads spinning 100 µs for the next call (off by
+// default).
+const VARIANTS = {
+  'roomchat-spin': { ROOMCHAT_NODE_SPIN_US: '100' },
+}
+// ROOMCHAT_BENCH_CLIENTS=a,b,...: fewer (roomchat and undici.request always run).
+const ALL_CLIENTS = ['roomchat', 'roomchat-spin', 'undici.request', 'fetch']
+const CLIENTS = process.env.ROOMCHAT_BENCH_CLIENTS
+  ? ALL_CLIENTS.filter((name) => ['roomchat', 'undici.request', ...process.env.ROOMCHAT_BENCH_CLIENTS.split(',')].includes(name))
+  : ALL_CLIENTS
 
 if (process.argv[2] === '--child') {
   await child(...process.argv.slice(3))
@@ -48,7 +64,7 @@ async function child(name, baseUrl, concurrency, n) {
   }
   let call
   let close = async () => {}
-  if (name === 'roomchat' || name === 'roomchat-spin') {
+  if (name === 'roomchat' || name in VARIANTS) {
     const { Client } = await import('roomchat')
     const client = new Client({ privateKey: key, baseUrl, rateLimit: { requests: 1_000_000_000, windowMs: 1000 } })
     call = () => client.listUsers({ limit: 50 }).then(read)
@@ -105,7 +121,7 @@ async function conduct() {
         env: {
           ...process.env,
           ROOMCHAT_BENCH_KEY: info.private_key,
-          ...(name === 'roomchat-spin' ? { ROOMCHAT_NODE_SPIN_US: '100' } : {}),
+          ...(VARIANTS[name] ?? {}),
         },
         stdio: ['ignore', 'pipe', 'inherit'],
       })
