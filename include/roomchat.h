@@ -1126,6 +1126,16 @@ roomchat_result roomchat_client_raw_request_with_response(const struct roomchat_
 roomchat_result roomchat_client_rate_limit_state(const struct roomchat_client *client,
                                                  struct roomchat_rate_limit_state *state_out);
 
+// The server the client's calls go to, as every span, metric and observation
+// names it: writes the base URL's host (lowercased, an IPv6 address without
+// its brackets: `server.address`) to `*address_out` (free with
+// `roomchat_string_free`) and its port, or its scheme's (`server.port`), to
+// `*port_out`. For a binding that counts a call in flight
+// (`roomchat.client.active_calls`) from its dispatch, before any report of it.
+roomchat_result roomchat_client_server(const struct roomchat_client *client,
+                                       char **address_out,
+                                       uint16_t *port_out);
+
 // The browser address that signs the holder of `access_token` in to `room_id`
 // (needs the chat URL option). Writes it to `*url_out` (free with `roomchat_string_free`).
 roomchat_result roomchat_client_sign_in_url(const struct roomchat_client *client,
