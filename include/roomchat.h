@@ -1161,6 +1161,16 @@ roomchat_result roomchat_client_base_url(const struct roomchat_client *client,
                                          char **url_out,
                                          struct roomchat_error **err_out);
 
+// The server the client's calls go to, as every span, metric and observation
+// names it: writes the base URL's host (lowercased, an IPv6 address without
+// its brackets: `server.address`) to `*address_out` (free with
+// `roomchat_string_free`) and its port, or its scheme's (`server.port`), to
+// `*port_out`. For a binding that counts a call in flight
+// (`roomchat.client.active_calls`) from its dispatch, before any report of it.
+roomchat_result roomchat_client_server(const struct roomchat_client *client,
+                                       char **address_out,
+                                       uint16_t *port_out);
+
 // The browser address that signs the holder of `access_token` in to `room_id`
 // (needs the chat URL option). Writes it to `*url_out` (free with `roomchat_string_free`).
 roomchat_result roomchat_client_sign_in_url(const struct roomchat_client *client,

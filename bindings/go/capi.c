@@ -1,9 +1,13 @@
 #include "capi.h"
 
-// The Go call this thread is making (0: none), for the trampolines below. A
-// call made from inside a callback (a log handler's) nests: it puts back the
-// outer call's key when it returns.
+// The Go call this thread is making (0: none), for the trampolines below, and
+// whether its observer reports are wanted (0: nobody listens, so a report does
+// not cross into Go: a cgo callback needs a P of the runtime, which a thread
+// back from the network waits for when other goroutines hold them). A call
+// made from inside a callback (a log handler's) nests: it puts back the outer
+// call's key and flag when it returns.
 static __thread uintptr_t rcgo_current_call;
+static __thread int rcgo_observing;
 
 // Exported by observe.go.
 extern void rcgoObserve(uintptr_t client_key, uintptr_t call_key, struct roomchat_observation *observation,
@@ -13,6 +17,7 @@ extern void rcgoRelease(uintptr_t client_key);
 
 static void rcgo_observer(void *user_data, const struct roomchat_observation *observation,
                           struct roomchat_attempt_headers *headers) {
+  if (!rcgo_observing) return;
   rcgoObserve((uintptr_t)user_data, rcgo_current_call, (struct roomchat_observation *)observation, headers);
 }
 
@@ -31,34 +36,43 @@ roomchat_result rcgo_set_log(struct roomchat_client_options *options, uintptr_t 
   return roomchat_client_options_set_log_callback(options, rcgo_log, (void *)client_key, lowest_level);
 }
 
-roomchat_result rcgo_call(const struct roomchat_client *client, uintptr_t call_key, const char *operation,
+roomchat_result rcgo_call(const struct roomchat_client *client, uintptr_t call_key, int observe, const char *operation,
                           const char *params_json, char **result_json_out,
                           struct roomchat_response_meta **meta_out, struct roomchat_error **err_out) {
   uintptr_t outer = rcgo_current_call;  // a call made from a callback of another
+  int outer_observing = rcgo_observing;
   rcgo_current_call = call_key;
+  rcgo_observing = observe;
   roomchat_result result =
       roomchat_client_call_operation(client, operation, params_json, result_json_out, meta_out, err_out);
   rcgo_current_call = outer;
+  rcgo_observing = outer_observing;
   return result;
 }
 
-roomchat_result rcgo_pages_next(struct roomchat_operation_pages *pages, uintptr_t call_key,
+roomchat_result rcgo_pages_next(struct roomchat_operation_pages *pages, uintptr_t call_key, int observe,
                                 const struct roomchat_cancel_token *cancel, char **page_json_out,
                                 struct roomchat_error **err_out) {
   uintptr_t outer = rcgo_current_call;  // a call made from a callback of another
+  int outer_observing = rcgo_observing;
   rcgo_current_call = call_key;
+  rcgo_observing = observe;
   roomchat_result result = roomchat_operation_pages_next(pages, cancel, page_json_out, err_out);
   rcgo_current_call = outer;
+  rcgo_observing = outer_observing;
   return result;
 }
 
-roomchat_result rcgo_users_next(struct roomchat_users_iter *iter, uintptr_t call_key,
+roomchat_result rcgo_users_next(struct roomchat_users_iter *iter, uintptr_t call_key, int observe,
                                 const struct roomchat_cancel_token *cancel, struct roomchat_user **user_out,
                                 struct roomchat_error **err_out) {
   uintptr_t outer = rcgo_current_call;  // a call made from a callback of another
+  int outer_observing = rcgo_observing;
   rcgo_current_call = call_key;
+  rcgo_observing = observe;
   roomchat_result result = roomchat_users_iter_next_cancellable(iter, cancel, user_out, err_out);
   rcgo_current_call = outer;
+  rcgo_observing = outer_observing;
   return result;
 }
 

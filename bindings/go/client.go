@@ -191,6 +191,9 @@ type callState struct {
 	ctx       context.Context
 	client    *client
 	telemetry callTelemetry
+	// dispatched: the call is counted in roomchat.client.active_calls from
+	// its dispatch (callAs), not from its first report.
+	dispatched bool
 }
 
 func lookupCall(key C.uintptr_t) *callState {
@@ -203,22 +206,42 @@ func lookupCall(key C.uintptr_t) *callState {
 	return nil
 }
 
+// callC is what one C call of the package passes beside the client: the
+// call's key for the library's callbacks (0: none needs it), whether its
+// observer reports are wanted (capi.c drops them otherwise, in C), and its
+// ctx's cancel token (nil: none).
+type callC struct {
+	key     C.uintptr_t
+	observe C.int
+	cancel  *C.struct_roomchat_cancel_token
+}
+
 // call runs fn (one C call) with the client's pointer (or a view of it
 // carrying the call's options and its ctx's cancel token), a turn among the
-// calls in flight, and the call's key for the callbacks.
-func (c *Client) call(ctx context.Context, opts []CallOption, fn func(ptr *C.struct_roomchat_client, key C.uintptr_t, cancel *C.struct_roomchat_cancel_token) error) error {
-	return c.callAs(ctx, opts, false, fn)
+// calls in flight, and what the callbacks need.
+func (c *Client) call(ctx context.Context, opts []CallOption, fn func(ptr *C.struct_roomchat_client, cc callC) error) error {
+	return c.callAs(ctx, "", opts, false, fn)
+}
+
+// callOp is call for one call of the operation op (as core names it), which
+// counts in roomchat.client.active_calls from now to its end: its wait for a
+// turn and for the rate budget included, as in the other languages.
+func (c *Client) callOp(ctx context.Context, op string, opts []CallOption, fn func(ptr *C.struct_roomchat_client, cc callC) error) error {
+	return c.callAs(ctx, op, opts, false, fn)
 }
 
 // step is call for an iterator's step: the iterator keeps the view it was
 // made from, and the step gets its ctx's cancel token only.
-func (c *Client) step(ctx context.Context, fn func(key C.uintptr_t, cancel *C.struct_roomchat_cancel_token) error) error {
-	return c.callAs(ctx, nil, true, func(_ *C.struct_roomchat_client, key C.uintptr_t, cancel *C.struct_roomchat_cancel_token) error {
-		return fn(key, cancel)
+func (c *Client) step(ctx context.Context, fn func(cc callC) error) error {
+	return c.callAs(ctx, "", nil, true, func(_ *C.struct_roomchat_client, cc callC) error {
+		return fn(cc)
 	})
 }
 
-func (c *Client) callAs(ctx context.Context, opts []CallOption, tokenOnly bool, fn func(ptr *C.struct_roomchat_client, key C.uintptr_t, cancel *C.struct_roomchat_cancel_token) error) error {
+// callAs runs fn; op, when not "", is the operation it calls, counted in
+// flight from now (an iterator's step is counted from its first report: a
+// step does not always send).
+func (c *Client) callAs(ctx context.Context, op string, opts []CallOption, tokenOnly bool, fn func(ptr *C.struct_roomchat_client, cc callC) error) error {
 	if c == nil || c.client == nil {
 		return errNoClient
 	}
@@ -227,6 +250,20 @@ func (c *Client) callAs(ctx context.Context, opts []CallOption, tokenOnly bool, 
 	}
 	if err := ctx.Err(); err != nil {
 		return notStarted(ctx)
+	}
+	t := c.shared.telemetry
+	observe := t != nil && t.listens(ctx)
+	// The call is known to the callbacks only when one of them will look for
+	// it: its reports are wanted, or a log line takes its ctx.
+	var cs *callState
+	if observe || c.shared.settings.logger != nil {
+		cs = &callState{ctx: ctx, client: c.client}
+	}
+	if observe && op != "" {
+		if dispatched := t.dispatch(ctx, op); dispatched != nil {
+			cs.dispatched = true
+			defer dispatched()
+		}
 	}
 	// A turn: waiting for it holds no thread, and a cancelled ctx ends the wait.
 	select {
@@ -252,12 +289,18 @@ func (c *Client) callAs(ctx context.Context, opts []CallOption, tokenOnly bool, 
 	if call.view != nil {
 		ptr = call.view
 	}
-	cs := &callState{ctx: ctx, client: c.client}
-	key := uintptr(nextCallKey.Add(1))
-	calls.Store(key, cs)
-	defer calls.Delete(key)
-	err = fn(ptr, C.uintptr_t(key), call.token)
-	if t := c.shared.telemetry; t != nil {
+	cc := callC{cancel: call.token}
+	if cs != nil {
+		key := uintptr(nextCallKey.Add(1))
+		calls.Store(key, cs)
+		defer calls.Delete(key)
+		cc.key = C.uintptr_t(key)
+	}
+	if observe {
+		cc.observe = 1
+	}
+	err = fn(ptr, cc)
+	if observe {
 		// A failed call's span is ended with its error's description.
 		t.callReturned(cs, err)
 	}
@@ -293,14 +336,14 @@ func (c *Client) invokeMeta(ctx context.Context, op string, params any, out any,
 	}
 	var result *C.char
 	var response *Response
-	err = c.call(ctx, opts, func(ptr *C.struct_roomchat_client, key C.uintptr_t, _ *C.struct_roomchat_cancel_token) error {
+	err = c.callOp(ctx, op, opts, func(ptr *C.struct_roomchat_client, cc callC) error {
 		var meta *C.struct_roomchat_response_meta
 		var metaOut **C.struct_roomchat_response_meta
 		if withMeta {
 			metaOut = &meta
 		}
 		var cErr *C.struct_roomchat_error
-		code := C.rcgo_call(ptr, key, cOp, cParams, &result, metaOut, &cErr)
+		code := C.rcgo_call(ptr, cc.key, cc.observe, cOp, cParams, &result, metaOut, &cErr)
 		if err := check(code, cErr); err != nil {
 			return err
 		}

@@ -99,7 +99,7 @@ func (c *Client) openPages(ctx context.Context, op string, params any, opts []Ca
 	it := &pageIter{c: c}
 	// The iterator keeps the options of the view it is made from; each step
 	// gets the ctx's cancel token of its own (pages' next).
-	err = c.call(context.WithoutCancel(ctx), opts, func(ptr *C.struct_roomchat_client, _ C.uintptr_t, _ *C.struct_roomchat_cancel_token) error {
+	err = c.call(context.WithoutCancel(ctx), opts, func(ptr *C.struct_roomchat_client, _ callC) error {
 		var cErr *C.struct_roomchat_error
 		return check(C.roomchat_client_operation_pages(ptr, cOp, cParams, &it.ptr, &cErr), cErr)
 	})
@@ -111,10 +111,10 @@ func (c *Client) openPages(ctx context.Context, op string, params any, opts []Ca
 
 // next fetches the next page's JSON; done at the end.
 func (it *pageIter) next(ctx context.Context) (body []byte, done bool, err error) {
-	err = it.c.step(ctx, func(key C.uintptr_t, token *C.struct_roomchat_cancel_token) error {
+	err = it.c.step(ctx, func(cc callC) error {
 		var page *C.char
 		var cErr *C.struct_roomchat_error
-		code := C.rcgo_pages_next(it.ptr, key, token, &page, &cErr)
+		code := C.rcgo_pages_next(it.ptr, cc.key, cc.observe, cc.cancel, &page, &cErr)
 		if code == C.ROOMCHAT_RESULT_ITERATION_DONE {
 			done = true
 			return nil
@@ -142,7 +142,7 @@ func users[T any](c *Client, ctx context.Context, opts []CallOption) iter.Seq2[*
 			ctx = context.Background()
 		}
 		var it *C.struct_roomchat_users_iter
-		err := c.call(ctx, opts, func(ptr *C.struct_roomchat_client, _ C.uintptr_t, _ *C.struct_roomchat_cancel_token) error {
+		err := c.call(ctx, opts, func(ptr *C.struct_roomchat_client, _ callC) error {
 			var cErr *C.struct_roomchat_error
 			return check(C.roomchat_client_users_iter(ptr, 0, &it, &cErr), cErr)
 		})
@@ -152,10 +152,10 @@ func users[T any](c *Client, ctx context.Context, opts []CallOption) iter.Seq2[*
 		}
 		defer C.roomchat_users_iter_free(it)
 		next := func() (body []byte, done bool, err error) {
-			err = c.step(ctx, func(key C.uintptr_t, token *C.struct_roomchat_cancel_token) error {
+			err = c.step(ctx, func(cc callC) error {
 				var user *C.struct_roomchat_user
 				var cErr *C.struct_roomchat_error
-				code := C.rcgo_users_next(it, key, token, &user, &cErr)
+				code := C.rcgo_users_next(it, cc.key, cc.observe, cc.cancel, &user, &cErr)
 				if code == C.ROOMCHAT_RESULT_ITERATION_DONE {
 					done = true
 					return nil

@@ -234,6 +234,64 @@ func decodeField[T any](raw []byte, record, name string, into *T) error {
 	return nil
 }
 
+// decodeRecords decodes the raw value of the field name of record, a JSON
+// array of records or null, into into as encoding/json does (null: nil; []:
+// empty; a null element: nil; each other element by the record's
+// UnmarshalJSON), without encoding/json's two passes over the whole array
+// before it calls those (a check of the text, then each element's end):
+// eachMember has found the array's end, and each record reads its own
+// object. Anything but such an array goes to encoding/json, for its error.
+func decodeRecords[T any, P interface {
+	*T
+	json.Unmarshaler
+}](raw []byte, record, name string, into *[]*T) error {
+	if string(raw) == "null" {
+		*into = nil
+		return nil
+	}
+	if len(raw) < 2 || raw[0] != '[' || raw[len(raw)-1] != ']' {
+		return decodeField(raw, record, name, into)
+	}
+	var list []*T
+	i := skipSpace(raw, 1)
+	if i < len(raw)-1 {
+		list = make([]*T, 0, 8)
+		for {
+			start := i
+			end, ok := skipValue(raw, i)
+			if !ok || end > len(raw)-1 {
+				return decodeField(raw, record, name, into)
+			}
+			element := raw[start:end]
+			if string(element) == "null" {
+				list = append(list, nil)
+			} else {
+				if element[0] != '{' {
+					return decodeField(raw, record, name, into)
+				}
+				item := new(T)
+				if err := P(item).UnmarshalJSON(element); err != nil {
+					return fmt.Errorf("roomchat: %s.%s: %w", record, name, err)
+				}
+				list = append(list, item)
+			}
+			i = skipSpace(raw, end)
+			if i < len(raw)-1 && raw[i] == ',' {
+				i = skipSpace(raw, i+1)
+				continue
+			}
+			if i != len(raw)-1 {
+				return decodeField(raw, record, name, into)
+			}
+			break
+		}
+	} else {
+		list = []*T{}
+	}
+	*into = list
+	return nil
+}
+
 // marshalWithExtra is known (a struct) as a JSON object, then extra's entries
 // that known does not write, in name order.
 func marshalWithExtra[V any](known any, extra map[string]V) ([]byte, error) {

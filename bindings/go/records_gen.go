@@ -669,7 +669,7 @@ func (r *ChatMessage) UnmarshalJSON(data []byte) error {
 		case "likes":
 			return decodeField(raw, "ChatMessage", "likes", &r.Likes)
 		case "actionButtons":
-			return decodeField(raw, "ChatMessage", "actionButtons", &r.ActionButtons)
+			return decodeRecords(raw, "ChatMessage", "actionButtons", &r.ActionButtons)
 		case "file":
 			return decodeField(raw, "ChatMessage", "file", &r.File)
 		case "customer":
@@ -735,7 +735,7 @@ func (r *MessagePage) UnmarshalJSON(data []byte) error {
 		case "count":
 			return decodeField(raw, "MessagePage", "count", &r.Count)
 		case "messages":
-			return decodeField(raw, "MessagePage", "messages", &r.Messages)
+			return decodeRecords(raw, "MessagePage", "messages", &r.Messages)
 		}
 		if r.Extra == nil {
 			r.Extra = make(map[string]json.RawMessage)
@@ -1308,7 +1308,7 @@ func (r *MemberPage) UnmarshalJSON(data []byte) error {
 		case "skip":
 			return decodeField(raw, "MemberPage", "skip", &r.Skip)
 		case "data":
-			return decodeField(raw, "MemberPage", "data", &r.Data)
+			return decodeRecords(raw, "MemberPage", "data", &r.Data)
 		}
 		if r.Extra == nil {
 			r.Extra = make(map[string]json.RawMessage)
@@ -1349,7 +1349,7 @@ func (r *BotList) UnmarshalJSON(data []byte) error {
 		case "success":
 			return decodeField(raw, "BotList", "success", &r.Success)
 		case "bots":
-			return decodeField(raw, "BotList", "bots", &r.Bots)
+			return decodeRecords(raw, "BotList", "bots", &r.Bots)
 		}
 		if r.Extra == nil {
 			r.Extra = make(map[string]json.RawMessage)
@@ -1551,7 +1551,7 @@ func (r *UserPage) UnmarshalJSON(data []byte) error {
 		case "skip":
 			return decodeField(raw, "UserPage", "skip", &r.Skip)
 		case "data":
-			return decodeField(raw, "UserPage", "data", &r.Data)
+			return decodeRecords(raw, "UserPage", "data", &r.Data)
 		}
 		if r.Extra == nil {
 			r.Extra = make(map[string]json.RawMessage)

@@ -64,12 +64,19 @@ type telemetry struct {
 	propagator propagation.TextMapPropagator // nil: no trace context sent
 	// globalMeter: the instruments are the global meter provider's.
 	globalMeter bool
+	// globalTracer: the tracer is the global tracer provider's; noTracer: it
+	// is one that never records (the noop provider given).
+	globalTracer, noTracer bool
 	inst        instruments
 
 	// The gauge's view of the client. It holds the library's pointer, never
 	// the *client: the meter provider keeps the gauge's callback, and a
 	// client the program forgot must stay collectable (its finalizer
 	// unregisters the callback).
+	// The server as core names it (roomchat_client_server), for the calls
+	// counted in flight from their dispatch, before any report names it.
+	server []attribute.KeyValue
+
 	mu           sync.RWMutex
 	ptr          *C.struct_roomchat_client // nil before clientStarted and once closed
 	registration metric.Registration
@@ -97,7 +104,9 @@ func newTelemetry(s *settings) *telemetry {
 		provider := s.tracerProvider
 		if provider == nil {
 			provider = otel.GetTracerProvider()
+			t.globalTracer = true
 		}
+		_, t.noTracer = provider.(tracenoop.TracerProvider)
 		t.tracer = provider.Tracer(instrumentationName, trace.WithInstrumentationVersion(instrumentationVersion()))
 	})
 	guard("the instruments", func() {
@@ -170,6 +179,14 @@ func (in *instruments) make(meter metric.Meter) {
 // clientStarted puts the client in the budget gauge (one series per client
 // alive, from its first call on: core names it then).
 func (t *telemetry) clientStarted(c *client) {
+	var address *C.char
+	var port C.uint16_t
+	if C.roomchat_client_server(c.ptr, &address, &port) == C.ROOMCHAT_RESULT_OK {
+		t.server = []attribute.KeyValue{
+			attribute.String(AttrServerAddress, takeString(address)),
+			attribute.Int(AttrServerPort, int(port)),
+		}
+	}
 	t.mu.Lock()
 	t.ptr = c.ptr
 	t.mu.Unlock()
@@ -292,6 +309,36 @@ var unsetMeterProvider = func() reflect.Type {
 	return nil
 }()
 
+// unsetTracerProvider is the type of otel's global tracer provider until the
+// program sets one (the API's delegating provider, whose spans record nothing).
+var unsetTracerProvider = func() reflect.Type {
+	provider := reflect.TypeOf(otel.GetTracerProvider())
+	if provider != nil && provider.Kind() == reflect.Pointer && provider.Elem().PkgPath() == "go.opentelemetry.io/otel/internal/global" {
+		return provider
+	}
+	return nil
+}()
+
+// traces says whether the tracer may make spans that record: one given
+// (but the noop provider), or otel's global one once the program set it.
+func (t *telemetry) traces() bool {
+	if t.noTracer {
+		return false
+	}
+	return !t.globalTracer || unsetTracerProvider == nil || reflect.TypeOf(otel.GetTracerProvider()) != unsetTracerProvider
+}
+
+// listens says whether a call in ctx has anything to report to: spans to make
+// (a tracer that records, or a span in ctx whose context its attempts carry),
+// metrics to record, or a propagator that sends fields; or the client's first
+// call, which names its budget gauge. When nothing does (the default of a
+// program without an SDK), the call's reports stay in C (capi.c): each would
+// be a cgo callback, which needs one of the runtime's Ps, for nothing.
+func (t *telemetry) listens(ctx context.Context) bool {
+	return !t.named.Load() || t.traces() || trace.SpanContextFromContext(ctx).IsValid() ||
+		t.recordsMetrics() || t.propagates()
+}
+
 // recordsMetrics says whether a call's metrics would be recorded: always with
 // a meter provider given; through otel's global one, once the program set it.
 func (t *telemetry) recordsMetrics() bool {
@@ -367,10 +414,31 @@ func (t *telemetry) startCall(cs *callState, ct *callTelemetry, o *observation) 
 	}
 	ct.event = []attribute.KeyValue{operation, address}
 	ct.call = []attribute.KeyValue{operation, address, port}
+	if cs.dispatched {
+		return // counted from its dispatch, by callAs
+	}
 	guard(MetricRoomchatClientActiveCalls, func() {
 		t.inst.activeCalls.Add(ct.ctx, 1, metric.WithAttributes(ct.call...))
 		ct.counted = true
 	})
+}
+
+// dispatch counts a call of op in roomchat.client.active_calls from now (its
+// dispatch: before its turn and its wait for the rate budget, which send no
+// report), when metrics are recorded; what it returns takes it out (nil:
+// not counted).
+func (t *telemetry) dispatch(ctx context.Context, op string) (done func()) {
+	if t.server == nil || !t.recordsMetrics() {
+		return nil
+	}
+	attributes := metric.WithAttributes(append([]attribute.KeyValue{attribute.String(AttrRoomchatOperation, op)}, t.server...)...)
+	guard(MetricRoomchatClientActiveCalls, func() {
+		t.inst.activeCalls.Add(ctx, 1, attributes)
+		done = func() {
+			guard(MetricRoomchatClientActiveCalls, func() { t.inst.activeCalls.Add(ctx, -1, attributes) })
+		}
+	})
+	return done
 }
 
 // attemptStart makes the attempt's span and puts its context on the wire.

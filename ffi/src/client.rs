@@ -839,6 +839,31 @@ pub extern "C" fn roomchat_client_base_url(
     })
 }
 
+/// The server the client's calls go to, as every span, metric and observation
+/// names it: writes the base URL's host (lowercased, an IPv6 address without
+/// its brackets: `server.address`) to `*address_out` (free with
+/// `roomchat_string_free`) and its port, or its scheme's (`server.port`), to
+/// `*port_out`. For a binding that counts a call in flight
+/// (`roomchat.client.active_calls`) from its dispatch, before any report of it.
+#[no_mangle]
+pub extern "C" fn roomchat_client_server(
+    client: *const roomchat_client,
+    address_out: *mut *mut c_char,
+    port_out: *mut u16,
+) -> roomchat_result {
+    guard(ptr::null_mut(), || {
+        out_arg(address_out, "address_out")?;
+        if port_out.is_null() {
+            return Err(Failure::invalid("port_out is NULL"));
+        }
+        let client = borrow_arg(client, "client")?;
+        write_string(address_out, client.client.server_address().to_owned());
+        // SAFETY: checked non-NULL.
+        unsafe { *port_out = client.client.server_port() };
+        Ok(())
+    })
+}
+
 /// The browser address that signs the holder of `access_token` in to `room_id`
 /// (needs the chat URL option). Writes it to `*url_out` (free with `roomchat_string_free`).
 #[no_mangle]

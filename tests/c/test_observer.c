@@ -219,6 +219,17 @@ static void test_a_call_that_succeeds(void) {
   /* Another call: another id. */
   CHECK(list_users(client) == ROOMCHAT_RESULT_OK);
   CHECK(r.count == 6 && r.reports[3].call_id != start->call_id);
+  /* The server as the reports name it, known before any call (a binding counts a call in flight from its dispatch). */
+  {
+    char *address = NULL;
+    uint16_t port = 0;
+    CHECK(roomchat_client_server(client, &address, &port) == ROOMCHAT_RESULT_OK);
+    CHECK(address != NULL && same(address, start->server_address) && port == start->server_port);
+    roomchat_string_free(address);
+    CHECK(roomchat_client_server(NULL, &address, &port) == ROOMCHAT_RESULT_INVALID_ARGUMENT);
+    CHECK(roomchat_client_server(client, NULL, &port) == ROOMCHAT_RESULT_INVALID_ARGUMENT);
+    CHECK(roomchat_client_server(client, &address, NULL) == ROOMCHAT_RESULT_INVALID_ARGUMENT);
+  }
   roomchat_client_free(client);
   CHECK(r.destroyed == 1);
 }

@@ -1033,9 +1033,15 @@ fn record(w: &mut String, r: &GoRecord) {
     writeln!(w, "\t\tswitch string(name) {{").unwrap();
     for f in &r.fields {
         writeln!(w, "\t\tcase {:?}:", f.f.name).unwrap();
+        // A list of records: each by its own UnmarshalJSON (records.go).
+        let decode = if f.go_type.starts_with("[]*") {
+            "decodeRecords"
+        } else {
+            "decodeField"
+        };
         writeln!(
             w,
-            "\t\t\treturn decodeField(raw, {name:?}, {:?}, &r.{})",
+            "\t\t\treturn {decode}(raw, {name:?}, {:?}, &r.{})",
             f.f.name, f.name
         )
         .unwrap();

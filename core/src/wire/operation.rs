@@ -105,13 +105,15 @@ enum Segment {
 /// The form a declared operation's answer is given in: a JSON value
 /// ([`Operation::decode`]) or JSON text ([`Operation::decode_text`]).
 trait Answer: Sized {
-    fn from_record<T: serde::Serialize>(record: &T) -> Self;
+    /// `record` in this form; `size` is the answer's body length, about the
+    /// size of its JSON text.
+    fn from_record<T: serde::Serialize>(record: &T, size: usize) -> Self;
     fn from_value(value: Value) -> Self;
 }
 
 // Serializing the crate's own models cannot fail: they are maps, strings, numbers.
 impl Answer for Value {
-    fn from_record<T: serde::Serialize>(record: &T) -> Self {
+    fn from_record<T: serde::Serialize>(record: &T, _size: usize) -> Self {
         serde_json::to_value(record).unwrap_or(Value::Null)
     }
     fn from_value(value: Value) -> Self {
@@ -122,9 +124,20 @@ impl Answer for Value {
 /// The text is written from the typed record at once: building the JSON value
 /// first and writing it out cost the C ABI's calls (`roomchat_client_call_operation`)
 /// a third of their CPU time for a page of 50 users (issue 52, item 7).
+///
+/// Into a buffer of about the body's size, and one byte more, the NUL of the C
+/// string it becomes: grown from serde_json's 128 bytes by doubling, a page of
+/// 50 users took seven reallocations (each a copy, and from 1 KiB on a
+/// consolidation of glibc's small free chunks), a tenth of the C ABI call's
+/// CPU time with 16 threads calling (issue 52, item 7).
 impl Answer for String {
-    fn from_record<T: serde::Serialize>(record: &T) -> Self {
-        serde_json::to_string(record).unwrap_or_else(|_| "null".to_owned())
+    fn from_record<T: serde::Serialize>(record: &T, size: usize) -> Self {
+        let mut text = Vec::with_capacity(size.saturating_add(size / 8).saturating_add(1));
+        match serde_json::to_writer(&mut text, record) {
+            // serde_json writes UTF-8 only.
+            Ok(()) => String::from_utf8(text).unwrap_or_else(|_| "null".to_owned()),
+            Err(_) => "null".to_owned(),
+        }
     }
     fn from_value(value: Value) -> Self {
         serde_json::to_string(&value).unwrap_or_else(|_| "null".to_owned())
@@ -137,7 +150,7 @@ where
     T: wire::Decoded + serde::Serialize,
     F: Answer,
 {
-    wire::decode_json::<T>(response).map(|record| F::from_record(&record))
+    wire::decode_json::<T>(response).map(|record| F::from_record(&record, response.body.len()))
 }
 
 /// `create_user`'s JSON params (hand-written: they predate the declarations):
