@@ -1,0 +1,232 @@
+package dev.roomchat;
+
+import static dev.roomchat.CancelTest.waitUntil;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.roomchat.testing.RoomchatEmulator;
+import dev.roomchat.testing.RoomchatExtension;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.time.Duration;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** A careless or hostile caller: odd input, use after close, a stream closed from another thread. */
+@ExtendWith(RoomchatExtension.class)
+class HostileTest {
+  static final String LONE = "room\uD800x"; // a lone high surrogate: no UTF-8 form
+
+  static String everything(Throwable t) {
+    StringWriter out = new StringWriter();
+    t.printStackTrace(new PrintWriter(out));
+    return t + "\n" + out;
+  }
+
+  @Test
+  void aLoneSurrogateInAnArgumentIsRefusedNotSentAsAQuestionMark(RoomchatClient client) {
+    // String.getBytes(UTF_8) would make it '?': a sign-in link to another room, a header that is not the one given.
+    InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> client.signInUrl(LONE, "token"));
+    assertTrue(e.getMessage().contains("room id"), e.getMessage());
+    assertThrows(InvalidArgumentException.class, () -> client.iframeHtml("room", "tok\uDC00en"));
+    assertThrows(InvalidArgumentException.class, () -> client.signInUrl("room", "\uDC00"));
+  }
+
+  @Test
+  void aLoneSurrogateInASettingIsRefused(RoomchatEmulator emulator) {
+    assertThrows(InvalidArgumentException.class, () -> emulator.clientBuilder().appName("app\uD83D").build());
+    assertThrows(InvalidArgumentException.class, () -> emulator.clientBuilder().header("x-tag", "\uDE00").build());
+    assertThrows(InvalidArgumentException.class, () -> RoomchatClient.builder(emulator.privateKey() + "\uD800").baseUrl(emulator.baseUrl()).build());
+    // A pair is a character, and goes through.
+    try (RoomchatClient c = emulator.clientBuilder().appName("app \uD83D\uDE00").build()) {
+      assertTrue(c.signInUrl("r\uD83D\uDE00", "t").contains("r%F0%9F%98%80"));
+    }
+  }
+
+  @Test
+  void aLoneSurrogateInParamsIsAValidationErrorAndNothingIsSent(RoomchatClient client, RoomchatEmulator emulator) {
+    assertThrows(ValidationException.class, () -> client.createChatRoom(CreateChatRoomParams.builder().name(LONE).build()));
+    assertTrue(emulator.journal().isEmpty());
+  }
+
+  @Test
+  void aNulCharacterIsRefusedByName(RoomchatClient client, RoomchatEmulator emulator) {
+    InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> client.signInUrl("a\0b", "t"));
+    assertTrue(e.getMessage().contains("room id"), e.getMessage());
+    // In params JSON escapes it: the service is asked for the room "a\u0000b", and says there is none.
+    assertThrows(RoomchatException.class, () -> client.getChatRoom("a\0b"));
+  }
+
+  @Test
+  void nullsAreTypedErrorsNotCrashes(RoomchatClient client, RoomchatEmulator emulator) {
+    assertThrows(ConfigurationException.class, () -> RoomchatClient.builder(null).baseUrl(emulator.baseUrl()).build());
+    assertThrows(ConfigurationException.class, () -> RoomchatClient.builder(emulator.privateKey()).build(), "no base URL");
+    assertThrows(RoomchatException.class, () -> emulator.clientBuilder().header(null, "v").build());
+    assertThrows(RoomchatException.class, () -> emulator.clientBuilder().header("x-tag", null).build());
+    assertThrows(RoomchatException.class, () -> client.call(null, Map.of()));
+    assertThrows(RoomchatException.class, () -> client.signInUrl(null, "t"));
+    assertThrows(RoomchatException.class, () -> client.signInUrl("r", null));
+    assertThrows(RoomchatException.class, () -> Wire.buildRequest(null, null));
+    assertThrows(ValidationException.class, () -> client.getChatRoom((String) null));
+    assertTrue(emulator.journal().isEmpty(), "nothing was sent");
+  }
+
+  @Test
+  void aNegativeSettingIsAConfigurationErrorNotAHugeUnsignedOne(RoomchatEmulator emulator) {
+    // Passed on as it is, -1 is 2^64 - 1 to the library: no bound on the answer, a wait without end for the budget.
+    assertThrows(ConfigurationException.class, () -> emulator.clientBuilder().maxResponseBytes(-1).build());
+    assertThrows(ConfigurationException.class, () -> emulator.clientBuilder().rateLimit(10, Duration.ofSeconds(1)).rateLimitMaxWait(Duration.ofSeconds(-1)).build());
+    assertThrows(ConfigurationException.class, () -> emulator.clientBuilder().timeouts(Duration.ofSeconds(-1), null).build());
+    assertThrows(ConfigurationException.class, () -> emulator.clientBuilder().maxRetries(-1).build());
+    assertThrows(ConfigurationException.class, () -> emulator.clientBuilder().rateLimit(0, Duration.ofSeconds(1)).build());
+    assertThrows(ConfigurationException.class, () -> emulator.clientBuilder().rateLimit(5, Duration.ZERO).build());
+    assertThrows(ConfigurationException.class, () -> emulator.clientBuilder().maxInFlight(0));
+    assertThrows(ConfigurationException.class, () -> CallOptions.builder().maxRetries(-1));
+  }
+
+  @Test
+  void aPasswordInTheBaseUrlIsShownNowhere(RoomchatEmulator emulator) {
+    String secret = "b4seS3cretPw";
+    String url = emulator.baseUrl().replace("://", "://user:" + secret + "@");
+    RoomchatClient c;
+    try {
+      c = emulator.clientBuilder().baseUrl(url).build();
+    } catch (RoomchatException e) {
+      assertFalse(everything(e).contains(secret), everything(e));
+      return;
+    }
+    try (c) {
+      assertFalse(c.toString().contains(secret), c.toString());
+      try {
+        c.getChatRoom("no-such-room");
+      } catch (RoomchatException e) {
+        assertFalse(everything(e).contains(secret), everything(e));
+      }
+    }
+  }
+
+  @Test
+  void aProxyPasswordIsShownNowhere(RoomchatEmulator emulator) {
+    String secret = "pr0xyS3cretPw";
+    // A host that is not loopback, so that the proxy (nothing listens on its port) is used and fails.
+    try (RoomchatClient c = emulator.clientBuilder().baseUrl("http://api.example.invalid").allowInsecureHttp(true)
+        .proxy("http://user:" + secret + "@127.0.0.1:1").maxRetries(0).build()) {
+      assertFalse(c.toString().contains(secret));
+      RoomchatException e = assertThrows(RoomchatException.class, () -> c.listUsers());
+      assertFalse(everything(e).contains(secret), everything(e));
+    } catch (RoomchatException e) {
+      assertFalse(everything(e).contains(secret), everything(e));
+    }
+  }
+
+  @Test
+  void everyUseAfterCloseIsATypedErrorAndCloseTwiceNothing(RoomchatEmulator emulator) {
+    RoomchatClient c = emulator.clientBuilder().build();
+    Listing<User> users = c.iterListUsers(ListUsersParams.builder().build());
+    c.close();
+    c.close();
+    assertThrows(ConfigurationException.class, c::listUsers);
+    assertThrows(ConfigurationException.class, () -> c.signInUrl("r", "t"));
+    CompletableFuture<UserPage> f = c.async().listUsers();
+    assertTrue(assertThrows(java.util.concurrent.CompletionException.class, f::join).getCause() instanceof ConfigurationException);
+    assertThrows(ConfigurationException.class, () -> users.iterator().hasNext());
+  }
+
+  @Test
+  void anIteratorOpenWhenItsClientClosesThrowsThenIsFreed(RoomchatEmulator emulator) {
+    emulator.seedUsers(5);
+    RoomchatClient c = emulator.clientBuilder().build();
+    Iterator<User> it = c.iterListUsers(ListUsersParams.builder().limit(2).build()).iterator();
+    it.next();
+    it.next();
+    c.close();
+    // The page left is never fetched: the listing throws instead of ending.
+    assertThrows(ConfigurationException.class, it::hasNext);
+    assertThrows(ConfigurationException.class, it::hasNext);
+  }
+
+  /**
+   * A stream closed on another thread while its page is on the wire: the
+   * library's iterator must not be freed under the call (a use after free,
+   * the JVM's crash or worse), and the page's thread ends.
+   */
+  @Test
+  void aStreamClosedOnAnotherThreadDuringItsPageIsNotFreedUnderIt(RoomchatClient client, RoomchatEmulator emulator) throws Exception {
+    emulator.seedUsers(3);
+    for (int round = 0; round < 20; round++) {
+      emulator.addFault(Map.of("path", "/consumer/api/v2/users", "times", 1, "action", Map.of("kind", "hold")));
+      Stream<User> stream = client.iterListUsers(ListUsersParams.builder().limit(2).build()).stream();
+      AtomicReference<Object> seen = new AtomicReference<>();
+      Thread reader = new Thread(() -> {
+        try {
+          seen.set(stream.count());
+        } catch (Throwable t) {
+          seen.set(t);
+        }
+      });
+      reader.start();
+      waitUntil(() -> emulator.held() == 1, "the first page is held");
+      Thread closer = new Thread(stream::close);
+      closer.start();
+      // The closer waits for the page in flight (or the page is cut off); either way nothing is freed under it.
+      emulator.releaseHeld();
+      closer.join(30_000);
+      reader.join(30_000);
+      assertFalse(closer.isAlive() || reader.isAlive(), "no hang");
+      assertTrue(seen.get() instanceof Long || seen.get() instanceof RoomchatException, String.valueOf(seen.get()));
+      emulator.reset();
+      emulator.seedUsers(3);
+    }
+    assertEquals(3L, client.listUsers().total(), "the client goes on");
+  }
+
+  @Test
+  void aCancelAtAnyInstantEndsEveryFuture(RoomchatClient client) throws Exception {
+    for (int i = 0; i < 2000; i++) {
+      CompletableFuture<UserPage> f = client.async().listUsers();
+      for (int spin = 0; spin < (i % 50) * 20; spin++) {
+        Thread.onSpinWait();
+      }
+      f.cancel(true);
+      try {
+        f.join();
+      } catch (java.util.concurrent.CancellationException expected) {
+        // cancelled before its answer
+      }
+    }
+    assertEquals(0L, client.listUsers().total(), "the client goes on");
+  }
+
+  @Test
+  void anInterruptDuringAListingCancelsItsPageAndKeepsTheFlag(RoomchatClient client, RoomchatEmulator emulator) throws Exception {
+    emulator.seedUsers(3);
+    emulator.addFault(Map.of("path", "/consumer/api/v2/users", "times", 1, "action", Map.of("kind", "hold")));
+    AtomicReference<Throwable> thrown = new AtomicReference<>();
+    AtomicReference<Boolean> flag = new AtomicReference<>();
+    Thread reader = new Thread(() -> {
+      try {
+        for (User u : client.iterListUsers(ListUsersParams.builder().limit(2).build())) {
+          u.username();
+        }
+      } catch (Throwable t) {
+        thrown.set(t);
+      }
+      flag.set(Thread.currentThread().isInterrupted());
+    });
+    reader.start();
+    waitUntil(() -> emulator.held() == 1, "the first page is held");
+    reader.interrupt();
+    reader.join(30_000);
+    assertFalse(reader.isAlive(), "the interrupt ended the wait");
+    assertTrue(thrown.get() instanceof CancelledException, String.valueOf(thrown.get()));
+    assertTrue(flag.get(), "the interrupt flag stays set");
+    emulator.releaseHeld();
+  }
+}
