@@ -48,12 +48,12 @@ final class Bridge {
     }
   }
 
-  /** {@code text} as a C string; a NUL inside is an {@link InvalidArgumentException} naming {@code what}. */
+  /** {@code text} as a C string; a NUL or a lone surrogate inside is an {@link InvalidArgumentException} naming {@code what}. */
   static byte[] c(String what, String text) {
     try {
       return Strings.c(text);
     } catch (IllegalArgumentException e) {
-      throw RoomchatException.of(ErrorKind.INVALID_ARGUMENT, what + " holds a NUL character");
+      throw RoomchatException.of(ErrorKind.INVALID_ARGUMENT, what + " " + e.getMessage());
     }
   }
 
