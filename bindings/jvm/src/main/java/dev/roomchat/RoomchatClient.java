@@ -579,8 +579,15 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
     /** Whether answers are asked for gzip-compressed (default true). */
     public Builder gzip(boolean enabled) { this.gzip = enabled; return this; }
 
-    /** The largest answer accepted (default 16 MiB). */
-    public Builder maxResponseBytes(long bytes) { this.maxResponseBytes = bytes; return this; }
+    /** The largest answer accepted (default 16 MiB; {@link Long#MAX_VALUE}: no cap). */
+    public Builder maxResponseBytes(long bytes) {
+      // The C parameter is unsigned: -1 would be UINT64_MAX, no cap at all.
+      if (bytes < 0) {
+        throw RoomchatException.of(ErrorKind.CONFIGURATION, "maxResponseBytes must not be negative");
+      }
+      this.maxResponseBytes = bytes;
+      return this;
+    }
 
     /** Allows sending the key over plain {@code http://} to a host that is not loopback (default false). */
     public Builder allowInsecureHttp(boolean allow) { this.allowInsecureHttp = allow; return this; }
