@@ -100,7 +100,12 @@ final class Bridge {
     if (d.isNegative() || d.isZero()) {
       throw RoomchatException.of(ErrorKind.CONFIGURATION, what + " must be above 0");
     }
-    long ms = d.toMillis();
+    long ms;
+    try {
+      ms = d.toMillis();
+    } catch (ArithmeticException e) {
+      throw RoomchatException.of(ErrorKind.CONFIGURATION, what + " is too long");
+    }
     return ms == 0 ? 1 : ms;
   }
 }

@@ -678,12 +678,17 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
         if (requests < 1 || window == null || window.isNegative() || window.isZero()) {
           throw RoomchatException.of(ErrorKind.CONFIGURATION, "rateLimit: at least 1 request per a window above 0");
         }
+        long windowMs = Bridge.ms("rate window", window);
         Duration wait = rateMaxWait;
         if (wait == null) {
           Duration twentieth = window.dividedBy(20);
           wait = window.plus(twentieth.compareTo(Duration.ofSeconds(1)) < 0 ? twentieth : Duration.ofSeconds(1)).plusSeconds(2);
         }
-        Bridge.check(Native.roomchat_client_options_set_rate_limit(o, requests, Bridge.ms("rate window", window), b(failFast), wait.toMillis()), null);
+        if (wait.isNegative()) {
+          throw RoomchatException.of(ErrorKind.CONFIGURATION, "rateLimitMaxWait must not be negative");
+        }
+        long waitMs = wait.isZero() ? 0 : Bridge.ms("rateLimitMaxWait", wait);
+        Bridge.check(Native.roomchat_client_options_set_rate_limit(o, requests, windowMs, b(failFast), waitMs), null);
       }
       text("CA PEM", caPem, c -> Native.roomchat_client_options_set_ca_pem(o, c));
       if (gzip != null) {

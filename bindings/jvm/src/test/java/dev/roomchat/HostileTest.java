@@ -229,4 +229,95 @@ class HostileTest {
     assertTrue(flag.get(), "the interrupt flag stays set");
     emulator.releaseHeld();
   }
+
+  @Test
+  void anInterruptDuringAWaitForTheRateBudgetEndsItAndSendsNothing() throws Exception {
+    // An emulator of its own: the process's budget is the key's, and the other tests' calls count in it.
+    try (RoomchatEmulator emulator = RoomchatEmulator.start();
+        RoomchatClient c = emulator.clientBuilder().rateLimit(1, Duration.ofMinutes(10)).rateLimitMaxWait(Duration.ofMinutes(11)).build()) {
+      c.listUsers(); // the budget is spent for 10 minutes
+      AtomicReference<Throwable> thrown = new AtomicReference<>();
+      AtomicReference<Boolean> flag = new AtomicReference<>();
+      Thread caller = new Thread(() -> {
+        try {
+          c.createChatRoom(CreateChatRoomParams.builder().name("waits").build());
+        } catch (Throwable t) {
+          thrown.set(t);
+        }
+        flag.set(Thread.currentThread().isInterrupted());
+      });
+      caller.start();
+      waitUntil(() -> caller.getState() == Thread.State.WAITING || caller.getState() == Thread.State.TIMED_WAITING, "the caller waits");
+      caller.interrupt();
+      caller.join(60_000);
+      assertFalse(caller.isAlive(), "the interrupt ended the wait for the budget");
+      CancelledException e = (CancelledException) thrown.get();
+      assertFalse(e.outcomeUnknown(), "nothing was sent");
+      assertTrue(flag.get(), "the interrupt flag stays set");
+      assertEquals(1, emulator.journal().size(), "the create was never sent");
+    }
+  }
+
+  @Test
+  void aCloseOnAnotherThreadWaitsForTheCallInFlight(RoomchatClient client, RoomchatEmulator emulator) throws Exception {
+    RoomchatClient c = emulator.clientBuilder().build();
+    emulator.addFault(Map.of("path", "/consumer/api/v2/users", "times", 1, "action", Map.of("kind", "hold")));
+    CompletableFuture<UserPage> inFlight = c.async().listUsers();
+    waitUntil(() -> emulator.held() == 1, "the call is on the wire");
+    Thread closer = new Thread(c::close);
+    closer.start();
+    emulator.releaseHeld();
+    closer.join(30_000);
+    assertFalse(closer.isAlive());
+    assertEquals(0L, inFlight.join().total(), "the call in flight ended with its answer");
+    assertThrows(ConfigurationException.class, c::listUsers);
+  }
+
+  @Test
+  void manyThreadsCallingWhileTheClientClosesEndEachWithAnAnswerOrClosed(RoomchatEmulator emulator) throws Exception {
+    RoomchatClient c = emulator.clientBuilder().maxInFlight(4).build();
+    int threads = 8;
+    java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(threads);
+    java.util.List<Thread> callers = new java.util.ArrayList<>();
+    java.util.concurrent.ConcurrentLinkedQueue<Throwable> wrong = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    for (int i = 0; i < threads; i++) {
+      Thread t = new Thread(() -> {
+        started.countDown();
+        while (true) {
+          try {
+            {
+              for (User u : c.iterListUsers(ListUsersParams.builder().limit(1).build())) {
+                u.username();
+              }
+            }
+            c.listUsers();
+          } catch (ConfigurationException closed) {
+            return;
+          } catch (Throwable t2) {
+            wrong.add(t2);
+            return;
+          }
+        }
+      });
+      t.start();
+      callers.add(t);
+    }
+    emulator.seedUsers(2);
+    started.await();
+    c.close();
+    for (Thread t : callers) {
+      t.join(30_000);
+      assertFalse(t.isAlive());
+    }
+    assertTrue(wrong.isEmpty(), String.valueOf(wrong));
+  }
+
+  @Test
+  void aDurationTooLongForMillisecondsIsAConfigurationError(RoomchatClient client, RoomchatEmulator emulator) {
+    Duration forever = Duration.ofSeconds(Long.MAX_VALUE);
+    assertThrows(ConfigurationException.class, () -> client.listUsers(ListUsersParams.builder().build(), CallOptions.builder().timeout(forever).build()));
+    assertThrows(ConfigurationException.class, () -> emulator.clientBuilder().timeouts(null, forever).build());
+    assertThrows(ConfigurationException.class, () -> emulator.clientBuilder().rateLimit(5, forever).build());
+    assertTrue(emulator.journal().isEmpty());
+  }
 }
