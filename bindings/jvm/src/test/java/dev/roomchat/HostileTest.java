@@ -320,4 +320,65 @@ class HostileTest {
     assertThrows(ConfigurationException.class, () -> emulator.clientBuilder().rateLimit(5, forever).build());
     assertTrue(emulator.journal().isEmpty());
   }
+
+  @Test
+  void aPageThatDoesNotFitItsRecordThrowsAndIsFetchedAgainNotSkipped(RoomchatClient client, RoomchatEmulator emulator) {
+    emulator.seedUsers(3);
+    // The first page's answer holds a user whose username is a number: the record cannot be made.
+    emulator.addFault(Map.of("path", "/consumer/api/v2/users", "times", 1, "action", Map.of("kind", "respond", "status", 200,
+        "body", "{\"users\":[{\"id\":\"u1\",\"username\":7},{\"id\":\"u2\",\"username\":\"b\"}],\"total\":3}")));
+    Iterator<User> it = client.iterListUsers(ListUsersParams.builder().limit(2).build()).iterator();
+    assertThrows(RoomchatException.class, it::hasNext);
+    int count = 0;
+    while (it.hasNext()) {
+      it.next();
+      count++;
+    }
+    assertEquals(3, count, "the page that failed is fetched again: no record is skipped");
+  }
+
+  @Test
+  void theKeyIsInNoTransportErrorAndNoRecordOrParamsShowsAToken(RoomchatClient client, RoomchatEmulator emulator) {
+    String key = emulator.privateKey();
+    try (RoomchatClient dead = RoomchatClient.builder(key).baseUrl("http://127.0.0.1:1").maxRetries(0).build()) {
+      RoomchatException e = assertThrows(RoomchatException.class, dead::listUsers);
+      assertFalse(everything(e).contains(key), everything(e));
+    }
+    emulator.addFault(Map.of("path", "/consumer/api/v2/users", "times", 1, "action", Map.of("kind", "hold")));
+    RoomchatException timedOut = assertThrows(RoomchatException.class,
+        () -> client.listUsers(ListUsersParams.builder().build(), CallOptions.builder().timeout(Duration.ofMillis(200)).maxRetries(0).build()));
+    emulator.releaseHeld();
+    assertFalse(everything(timedOut).contains(key), everything(timedOut));
+
+    CreatedUser ann = client.createUser(CreateUserParams.builder().username("ann").build());
+    String token = ann.accessToken();
+    assertFalse(ann.toString().contains(token), ann.toString());
+    SendRoomMessageParams params = SendRoomMessageParams.builder().roomId("r").message("m").userAccessToken(token).build();
+    assertFalse(params.toString().contains(token), params.toString());
+    WithResponse<CreatedUser> with = client.createUserWithResponse(CreateUserParams.builder().username("bob").build());
+    assertFalse(with.toString().contains(with.data().accessToken()), with.toString());
+    RoomchatException e = assertThrows(RoomchatException.class, () -> client.sendRoomMessage(params));
+    assertFalse(everything(e).contains(token), everything(e));
+    RoomchatException v = assertThrows(RoomchatException.class, () -> client.signInUrl("", token));
+    assertFalse(everything(v).contains(token), everything(v));
+  }
+
+  @Test
+  void aForgottenClientIsFreedByTheCleanerAndItsThreadsEnd(RoomchatEmulator emulator) throws Exception {
+    java.util.function.Supplier<Long> callThreads = () -> Thread.getAllStackTraces().keySet().stream()
+        .filter(t -> t.getName().matches("roomchat-\\d+-call-\\d+")).count();
+    long before = callThreads.get();
+    java.lang.ref.WeakReference<RoomchatClient> ref = forgottenClient(emulator);
+    waitUntil(() -> {
+      System.gc();
+      return ref.get() == null && callThreads.get() <= before;
+    }, "the forgotten client is collected and its pool's threads end");
+  }
+
+  private static java.lang.ref.WeakReference<RoomchatClient> forgottenClient(RoomchatEmulator emulator) {
+    RoomchatClient c = emulator.clientBuilder().build();
+    c.async().listUsers().join();
+    c.listUsers();
+    return new java.lang.ref.WeakReference<>(c);
+  }
 }
