@@ -415,4 +415,19 @@ class HostileTest {
       assertFalse(((CancelledException) thrown.get()).outcomeUnknown());
     }
   }
+
+  @Test
+  void aLoggerIsForgottenWhenItsClientFailsToBuildOrCloses(RoomchatEmulator emulator) throws Exception {
+    java.lang.reflect.Field field = Logging.class.getDeclaredField("LOGGERS");
+    field.setAccessible(true);
+    Map<?, ?> loggers = (Map<?, ?>) field.get(null);
+    int before = loggers.size();
+    for (int i = 0; i < 50; i++) {
+      // A wait above 10^12 ms is refused by roomchat_client_new, after the logger is attached to the options.
+      assertThrows(ConfigurationException.class, () -> emulator.clientBuilder().logger(new LoggingTest.Captured(true))
+          .rateLimit(5, Duration.ofSeconds(1)).rateLimitMaxWait(Duration.ofDays(100_000)).build());
+    }
+    emulator.clientBuilder().logger(new LoggingTest.Captured(true)).build().close();
+    assertEquals(before, loggers.size(), "no logger kept for a client that is not there");
+  }
 }
