@@ -48,12 +48,12 @@ final class Bridge {
     }
   }
 
-  /** {@code text} as a C string; a NUL inside is an {@link InvalidArgumentException} naming {@code what}. */
+  /** {@code text} as a C string; a NUL or a lone surrogate inside is an {@link InvalidArgumentException} naming {@code what}. */
   static byte[] c(String what, String text) {
     try {
       return Strings.c(text);
     } catch (IllegalArgumentException e) {
-      throw RoomchatException.of(ErrorKind.INVALID_ARGUMENT, what + " holds a NUL character");
+      throw RoomchatException.of(ErrorKind.INVALID_ARGUMENT, what + " " + e.getMessage());
     }
   }
 
@@ -100,7 +100,12 @@ final class Bridge {
     if (d.isNegative() || d.isZero()) {
       throw RoomchatException.of(ErrorKind.CONFIGURATION, what + " must be above 0");
     }
-    long ms = d.toMillis();
+    long ms;
+    try {
+      ms = d.toMillis();
+    } catch (ArithmeticException e) {
+      throw RoomchatException.of(ErrorKind.CONFIGURATION, what + " is too long");
+    }
     return ms == 0 ? 1 : ms;
   }
 }

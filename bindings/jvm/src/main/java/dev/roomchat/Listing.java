@@ -90,7 +90,16 @@ public final class Listing<T> implements Iterable<T> {
           handle = new Handle(client.openPages(operation, params, options));
           cleanable = RoomchatClient.cleaner().register(this, handle);
         }
-        String page = client.nextPage(operation, handle.ptr());
+        String page;
+        // The fetch holds the handle: a close() on another thread (a stream's)
+        // waits for it rather than freeing the library's iterator under it.
+        synchronized (handle) {
+          long ptr = handle.ptr();
+          if (ptr == 0) {
+            throw RoomchatException.of(ErrorKind.CONFIGURATION, "the listing was closed");
+          }
+          page = client.nextPage(operation, ptr);
+        }
         if (page == null) {
           close();
           return false;

@@ -765,8 +765,15 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
     /** Whether answers are asked for gzip-compressed (default true). */
     public Builder gzip(boolean enabled) { this.gzip = enabled; return this; }
 
-    /** The largest answer accepted (default 16 MiB). */
-    public Builder maxResponseBytes(long bytes) { this.maxResponseBytes = bytes; return this; }
+    /** The largest answer accepted (default 16 MiB; {@link Long#MAX_VALUE}: no cap). */
+    public Builder maxResponseBytes(long bytes) {
+      // The C parameter is unsigned: -1 would be UINT64_MAX, no cap at all.
+      if (bytes < 0) {
+        throw RoomchatException.of(ErrorKind.CONFIGURATION, "maxResponseBytes must not be negative");
+      }
+      this.maxResponseBytes = bytes;
+      return this;
+    }
 
     /** Allows sending the key over plain {@code http://} to a host that is not loopback (default false). */
     public Builder allowInsecureHttp(boolean allow) { this.allowInsecureHttp = allow; return this; }
@@ -884,7 +891,14 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
         }
         long windowMs = Bridge.ms("rate window", window);
         // Unset: core's default for the window, as every roomchat package waits.
-        long waitMs = rateMaxWait == null ? Native.roomchat_rate_limit_default_max_wait_ms(windowMs) : rateMaxWait.toMillis();
+        long waitMs;
+        if (rateMaxWait == null) {
+          waitMs = Native.roomchat_rate_limit_default_max_wait_ms(windowMs);
+        } else if (rateMaxWait.isNegative()) {
+          throw RoomchatException.of(ErrorKind.CONFIGURATION, "rateLimitMaxWait must not be negative");
+        } else {
+          waitMs = rateMaxWait.isZero() ? 0 : Bridge.ms("rateLimitMaxWait", rateMaxWait);
+        }
         Bridge.check(Native.roomchat_client_options_set_rate_limit(o, requests, windowMs, b(failFast), waitMs), null);
       }
       text("CA PEM", caPem, c -> Native.roomchat_client_options_set_ca_pem(o, c));

@@ -10,7 +10,7 @@ public final class Strings {
   /**
    * {@code text} as a NUL-terminated UTF-8 C string, {@code null} for null.
    *
-   * @throws IllegalArgumentException when it holds a NUL character (C would cut it there)
+   * @throws IllegalArgumentException when it holds a NUL character (C would cut it there) or a lone surrogate (UTF-8 has no form for it)
    */
   public static byte[] c(String text) {
     if (text == null) {
@@ -18,6 +18,17 @@ public final class Strings {
     }
     if (text.indexOf('\0') >= 0) {
       throw new IllegalArgumentException("holds a NUL character");
+    }
+    // UTF-8 has no form for a lone surrogate: getBytes would send '?' in its place.
+    for (int i = 0; i < text.length(); i++) {
+      char ch = text.charAt(i);
+      if (Character.isSurrogate(ch)) {
+        if (Character.isHighSurrogate(ch) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
+          i++;
+        } else {
+          throw new IllegalArgumentException("holds a lone surrogate");
+        }
+      }
     }
     byte[] utf8 = text.getBytes(StandardCharsets.UTF_8);
     byte[] out = new byte[utf8.length + 1];
