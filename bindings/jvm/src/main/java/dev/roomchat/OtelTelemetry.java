@@ -108,6 +108,9 @@ final class OtelTelemetry extends Telemetry {
       call.owner.observe(call, observation, headers);
     } catch (Throwable ignored) {
       // Nothing may unwind into the library.
+    } finally {
+      // A span processor or exporter may have done interruptible I/O (a FileChannel).
+      RoomchatClient.InterruptHook.resume();
     }
   };
 

@@ -384,6 +384,8 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
     } finally {
       hook.exit();
       token.free();
+      // A call made from a callback of another on this thread: that one's hook again.
+      InterruptHook.resume();
       if (call != null) {
         telemetry.exit(call, failure);
       }
@@ -398,13 +400,24 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
    * interrupt flag is left as it is.
    */
   static final class InterruptHook extends AbstractInterruptibleChannel {
+    /**
+     * The hook of the call this thread is in, innermost first. The JDK keeps one
+     * interruptible per thread and clears it at the end of whatever set it last: a
+     * roomchat call, or a FileChannel's write, made from a log callback of a call
+     * leaves that call with none, so the call's hook is set again after them
+     * ({@link #resume}).
+     */
+    private static final ThreadLocal<InterruptHook> CURRENT = new ThreadLocal<>();
+
     private final Token token;
+    private final InterruptHook outer = CURRENT.get();
 
     InterruptHook(Token token) {
       this.token = token;
     }
 
     void enter() {
+      CURRENT.set(this);
       begin();
     }
 
@@ -413,6 +426,24 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
         end(true);
       } catch (AsynchronousCloseException e) {
         // Interrupted: the call saw its token cancelled and ended with its own error.
+      } finally {
+        if (outer == null) {
+          CURRENT.remove();
+        } else {
+          CURRENT.set(outer);
+        }
+      }
+    }
+
+    /**
+     * Sets the hook of the call this thread is in (if any) as the thread's
+     * interruptible again, after a callback ran code that may have replaced it;
+     * an interrupt that came meanwhile cancels the call now.
+     */
+    static void resume() {
+      InterruptHook hook = CURRENT.get();
+      if (hook != null) {
+        hook.begin();
       }
     }
 
