@@ -66,6 +66,9 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
       this.pool = pool;
     }
 
+    /** Closed: no call starts (the pointer may still wait for a call of the closing thread). */
+    volatile boolean closing;
+
     @Override
     public void run() {
       pool.shutdown();
@@ -74,6 +77,25 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
         onClose = null;
         closing.run();
       }
+      this.closing = true;
+      if (lock.getReadHoldCount() > 0) {
+        // Closed from a callback (a logger's) of this client's call on this thread: the
+        // call holds the read lock, which never becomes the write lock. The thread frees
+        // the client when its calls end (releaseRead).
+        return;
+      }
+      free();
+    }
+
+    /** Ends a call's hold; the last one of a thread that closed the client from within it frees the client. */
+    void releaseRead() {
+      lock.readLock().unlock();
+      if (closing && lock.getReadHoldCount() == 0) {
+        free();
+      }
+    }
+
+    private void free() {
       lock.writeLock().lock();
       try {
         if (!closed) {
@@ -93,7 +115,7 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
         return -1;
       }
       try {
-        if (closed) {
+        if (closed || closing) {
           return -1;
         }
         byte[] out = new byte[48];
@@ -292,7 +314,7 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
   private <T> T runOnPool(CallOptions options, Token token, CallBody<T> work) {
     state.lock.readLock().lock();
     try {
-      if (state.closed) {
+      if (state.closed || state.closing) {
         throw RoomchatException.of(ErrorKind.CONFIGURATION, "the client is closed");
       }
       long tokenPtr = token == null ? 0 : token.ptr();
@@ -307,7 +329,7 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
         Native.roomchat_client_free(view);
       }
     } finally {
-      state.lock.readLock().unlock();
+      state.releaseRead();
     }
   }
 
@@ -654,7 +676,7 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
   private String text(TextCall call) {
     state.lock.readLock().lock();
     try {
-      if (state.closed) {
+      if (state.closed || state.closing) {
         throw RoomchatException.of(ErrorKind.CONFIGURATION, "the client is closed");
       }
       long[] out = new long[1];
@@ -662,7 +684,7 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
       Bridge.check(call.run(state.ptr, out, err), err);
       return dev.roomchat.internal.Strings.take(out[0]);
     } finally {
-      state.lock.readLock().unlock();
+      state.releaseRead();
     }
   }
 

@@ -1,5 +1,6 @@
 package dev.roomchat;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -39,6 +40,7 @@ class InterruptInLogTest {
     final List<String> lines = new CopyOnWriteArrayList<>();
     final AtomicReference<Thread> caller = new AtomicReference<>();
     final transient Runnable inCallback;
+    volatile boolean interrupt = true;
 
     InterruptAfter(Runnable inCallback) {
       this.name = "interrupt-after";
@@ -52,7 +54,9 @@ class InterruptInLogTest {
       Thread waiting = caller.get();
       if (waiting == Thread.currentThread() && line.contains("for the rate-limit budget")) {
         inCallback.run();
-        new Thread(waiting::interrupt).start();
+        if (interrupt) {
+          new Thread(waiting::interrupt).start();
+        }
       }
     }
     @Override public boolean isTraceEnabled() { return false; }
@@ -115,5 +119,52 @@ class InterruptInLogTest {
     } finally {
       Files.deleteIfExists(file);
     }
+  }
+
+  /**
+   * A client closed from a log callback of its own call (on the calling thread) neither
+   * hangs (the call held the client's read lock, close waited for the write lock) nor
+   * frees the client under the call: the call ends, then the client is closed.
+   */
+  @Test
+  void aClientClosedFromALogCallbackOfItsOwnCallClosesAfterIt(RoomchatEmulator emulator) throws Exception {
+    AtomicReference<RoomchatClient> self = new AtomicReference<>();
+    AtomicReference<Throwable> closeFailed = new AtomicReference<>();
+    InterruptAfter log = new InterruptAfter(() -> {
+      try {
+        self.get().close();
+      } catch (Throwable t) {
+        closeFailed.set(t);
+      }
+    });
+    RoomchatClient client = emulator.clientBuilder().rateLimit(1, Duration.ofMillis(300)).logger(log).build();
+    self.set(client);
+    AtomicReference<Throwable> thrown = new AtomicReference<>();
+    AtomicReference<Throwable> after = new AtomicReference<>();
+    Thread caller = new Thread(() -> {
+      try {
+        client.listUsers();
+        client.listUsers(); // waits for the budget: the log line closes the client
+      } catch (Throwable t) {
+        thrown.set(t);
+      }
+      try {
+        client.listUsers();
+      } catch (Throwable t) {
+        after.set(t);
+      }
+    });
+    log.caller.set(caller);
+    log.interrupt = false;
+    caller.start();
+    caller.join(60_000);
+    boolean hung = caller.isAlive();
+    if (hung) {
+      caller.interrupt();
+    }
+    assertFalse(hung, "the call hung on its own client's close");
+    assertEquals(null, closeFailed.get());
+    assertEquals(null, thrown.get(), "the call in flight ends as it would have");
+    assertTrue(after.get() instanceof ConfigurationException, "closed after it: " + after.get());
   }
 }
