@@ -34,6 +34,9 @@ final class Logging {
       }
     } catch (Throwable ignored) {
       // Nothing may unwind into the library.
+    } finally {
+      // The logger may have done interruptible I/O (a FileChannel) or a call of its own.
+      RoomchatClient.InterruptHook.resume();
     }
   };
 

@@ -108,6 +108,9 @@ final class OtelTelemetry extends Telemetry {
       call.owner.observe(call, observation, headers);
     } catch (Throwable ignored) {
       // Nothing may unwind into the library.
+    } finally {
+      // A span processor or exporter may have done interruptible I/O (a FileChannel).
+      RoomchatClient.InterruptHook.resume();
     }
   };
 
@@ -338,6 +341,7 @@ final class OtelTelemetry extends Telemetry {
     Attributes requestAttributes; // http.client.request.duration's, without the outcome
     Attributes eventAttributes; // roomchat.operation, server.address
     Attributes callAttributes; // roomchat.operation, server.address, server.port
+    Call outer; // the call this one was made in, from a callback on its thread; its again after this one
     boolean pending; // a failed call's span waits for its exception
     long pendingEnd;
 
@@ -376,6 +380,8 @@ final class OtelTelemetry extends Telemetry {
   @Override
   void enter(Object call) {
     if (call != null) {
+      // A call made from a callback of another on this thread (a logger's) nests in it.
+      ((Call) call).outer = CURRENT.get();
       CURRENT.set((Call) call);
     }
   }
@@ -387,7 +393,11 @@ final class OtelTelemetry extends Telemetry {
     }
     Call call = (Call) object;
     if (CURRENT.get() == call) {
-      CURRENT.remove();
+      if (call.outer == null) {
+        CURRENT.remove();
+      } else {
+        CURRENT.set(call.outer);
+      }
     }
     Attributes active = call.active;
     if (active != null) {

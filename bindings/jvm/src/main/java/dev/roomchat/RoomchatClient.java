@@ -66,6 +66,9 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
       this.pool = pool;
     }
 
+    /** Closed: no call starts (the pointer may still wait for a call of the closing thread). */
+    volatile boolean closing;
+
     @Override
     public void run() {
       pool.shutdown();
@@ -74,6 +77,25 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
         onClose = null;
         closing.run();
       }
+      this.closing = true;
+      if (lock.getReadHoldCount() > 0) {
+        // Closed from a callback (a logger's) of this client's call on this thread: the
+        // call holds the read lock, which never becomes the write lock. The thread frees
+        // the client when its calls end (releaseRead).
+        return;
+      }
+      free();
+    }
+
+    /** Ends a call's hold; the last one of a thread that closed the client from within it frees the client. */
+    void releaseRead() {
+      lock.readLock().unlock();
+      if (closing && lock.getReadHoldCount() == 0) {
+        free();
+      }
+    }
+
+    private void free() {
       lock.writeLock().lock();
       try {
         if (!closed) {
@@ -93,7 +115,7 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
         return -1;
       }
       try {
-        if (closed) {
+        if (closed || closing) {
           return -1;
         }
         byte[] out = new byte[48];
@@ -292,7 +314,7 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
   private <T> T runOnPool(CallOptions options, Token token, CallBody<T> work) {
     state.lock.readLock().lock();
     try {
-      if (state.closed) {
+      if (state.closed || state.closing) {
         throw RoomchatException.of(ErrorKind.CONFIGURATION, "the client is closed");
       }
       long tokenPtr = token == null ? 0 : token.ptr();
@@ -307,7 +329,7 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
         Native.roomchat_client_free(view);
       }
     } finally {
-      state.lock.readLock().unlock();
+      state.releaseRead();
     }
   }
 
@@ -384,6 +406,8 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
     } finally {
       hook.exit();
       token.free();
+      // A call made from a callback of another on this thread: that one's hook again.
+      InterruptHook.resume();
       if (call != null) {
         telemetry.exit(call, failure);
       }
@@ -398,13 +422,24 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
    * interrupt flag is left as it is.
    */
   static final class InterruptHook extends AbstractInterruptibleChannel {
+    /**
+     * The hook of the call this thread is in, innermost first. The JDK keeps one
+     * interruptible per thread and clears it at the end of whatever set it last: a
+     * roomchat call, or a FileChannel's write, made from a log callback of a call
+     * leaves that call with none, so the call's hook is set again after them
+     * ({@link #resume}).
+     */
+    private static final ThreadLocal<InterruptHook> CURRENT = new ThreadLocal<>();
+
     private final Token token;
+    private final InterruptHook outer = CURRENT.get();
 
     InterruptHook(Token token) {
       this.token = token;
     }
 
     void enter() {
+      CURRENT.set(this);
       begin();
     }
 
@@ -413,6 +448,24 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
         end(true);
       } catch (AsynchronousCloseException e) {
         // Interrupted: the call saw its token cancelled and ended with its own error.
+      } finally {
+        if (outer == null) {
+          CURRENT.remove();
+        } else {
+          CURRENT.set(outer);
+        }
+      }
+    }
+
+    /**
+     * Sets the hook of the call this thread is in (if any) as the thread's
+     * interruptible again, after a callback ran code that may have replaced it;
+     * an interrupt that came meanwhile cancels the call now.
+     */
+    static void resume() {
+      InterruptHook hook = CURRENT.get();
+      if (hook != null) {
+        hook.begin();
       }
     }
 
@@ -623,7 +676,7 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
   private String text(TextCall call) {
     state.lock.readLock().lock();
     try {
-      if (state.closed) {
+      if (state.closed || state.closing) {
         throw RoomchatException.of(ErrorKind.CONFIGURATION, "the client is closed");
       }
       long[] out = new long[1];
@@ -631,7 +684,7 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
       Bridge.check(call.run(state.ptr, out, err), err);
       return dev.roomchat.internal.Strings.take(out[0]);
     } finally {
-      state.lock.readLock().unlock();
+      state.releaseRead();
     }
   }
 

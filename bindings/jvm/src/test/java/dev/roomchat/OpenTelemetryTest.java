@@ -384,4 +384,66 @@ class OpenTelemetryTest {
       assertEquals("list_users", any.get(AttributeKey.stringKey(TelemetryNames.ATTR_ROOMCHAT_OPERATION)));
     }
   }
+
+  /** Runs {@code inCallback} once, on the line saying a call waits for the budget. */
+  static final class OnBudgetWait extends org.slf4j.helpers.LegacyAbstractLogger {
+    private static final long serialVersionUID = 1L;
+    final transient Runnable inCallback;
+    final java.util.concurrent.atomic.AtomicBoolean ran = new java.util.concurrent.atomic.AtomicBoolean();
+
+    OnBudgetWait(Runnable inCallback) {
+      this.name = "on-budget-wait";
+      this.inCallback = inCallback;
+    }
+
+    @Override protected String getFullyQualifiedCallerName() { return null; }
+    @Override protected void handleNormalizedLoggingCall(org.slf4j.event.Level level, org.slf4j.Marker marker, String pattern, Object[] args, Throwable t) {
+      if (org.slf4j.helpers.MessageFormatter.basicArrayFormat(pattern, args).contains("for the rate-limit budget") && ran.compareAndSet(false, true)) {
+        inCallback.run();
+      }
+    }
+    @Override public boolean isTraceEnabled() { return false; }
+    @Override public boolean isDebugEnabled() { return false; }
+    @Override public boolean isInfoEnabled() { return true; }
+    @Override public boolean isWarnEnabled() { return true; }
+    @Override public boolean isErrorEnabled() { return true; }
+  }
+
+  /**
+   * A traced call made from a log callback of a traced call, on the same thread, leaves
+   * the outer call its telemetry: its attempt's span, its trace context on the wire. (The
+   * inner call's end cleared the thread's current call, and the outer's reports after it
+   * were dropped.)
+   */
+  @Test
+  void aTracedCallFromALogCallbackLeavesTheOuterCallItsSpans(RoomchatEmulator emulator) {
+    try (RoomchatClient other = RoomchatClient.builder("another-key").baseUrl(emulator.baseUrl()).maxRetries(0).openTelemetry(sdk).build()) {
+      OnBudgetWait log = new OnBudgetWait(() -> {
+        try {
+          other.listUsers();
+        } catch (RoomchatException e) {
+          // The emulator refuses the key: the call was made either way.
+        }
+      });
+      // One call a 2 s window: the second call waits for the budget (whatever the machine's pace), if the first did not.
+      try (RoomchatClient client = emulator.clientBuilder().openTelemetry(sdk).rateLimit(1, java.time.Duration.ofSeconds(2)).logger(log).build()) {
+        client.listUsers();
+        client.listUsers(); // waits for the budget's next slot (or the first did): the log line, the nested call
+        assertTrue(log.ran.get(), "the nested call ran");
+        List<Map<String, String>> sent = sentHeaders(emulator);
+        // The nested call's request (another key's, refused) and the outer two: each carries trace context.
+        assertEquals(3, sent.size(), "journal: " + sent);
+        for (Map<String, String> headers : sent) {
+          assertNotNull(headers.get("traceparent"), "trace context on every request: " + sent);
+        }
+        List<SpanData> attempts = named("GET " + USERS);
+        assertEquals(3, attempts.size(), "an attempt span for each of the three requests: " + attempts);
+        List<SpanData> calls = named("roomchat list_users");
+        assertEquals(3, calls.size());
+        for (SpanData call : calls) {
+          assertEquals(1L, attr(call, AttributeKey.longKey(TelemetryNames.ATTR_ROOMCHAT_ATTEMPTS)), "each call saw its attempt: " + call);
+        }
+      }
+    }
+  }
 }

@@ -39,9 +39,7 @@ final class NativeLoader {
   static NativeLibrary load() {
     String own = System.getProperty(PROPERTY);
     if (own != null && !own.isEmpty()) {
-      Path path = ownLibrary(own, System.mapLibraryName("roomchat"));
-      loadedFrom = path;
-      return NativeLibrary.getInstance(path.toString());
+      return loadOwn(own);
     }
     String platform = platform(System.getProperty("os.name", ""), System.getProperty("os.arch", ""), isMusl());
     String resource = RESOURCE_ROOT + platform + "/" + System.mapLibraryName("roomchat");
@@ -65,16 +63,49 @@ final class NativeLoader {
     }
   }
 
+  /** What to do about a bad property, at the end of each of its errors. */
+  private static String whatToDo(String fileName) {
+    return ": set -D" + PROPERTY + " to the " + fileName + " built for " + com.sun.jna.Platform.RESOURCE_PREFIX
+        + " (or the folder holding it), or leave it unset to load the copy this jar carries";
+  }
+
+  /** Loads the library the property names; every failure says what the property named and what to do. */
+  static NativeLibrary loadOwn(String property) {
+    String fileName = System.mapLibraryName("roomchat");
+    Path path = ownLibrary(property, fileName);
+    try {
+      NativeLibrary library = NativeLibrary.getInstance(path.toString());
+      loadedFrom = path;
+      return library;
+    } catch (UnsatisfiedLinkError e) {
+      UnsatisfiedLinkError error = new UnsatisfiedLinkError(
+          PROPERTY + " names " + path + ", which does not load (" + e.getMessage() + ")" + whatToDo(fileName));
+      error.initCause(e);
+      throw error;
+    }
+  }
+
   /** The library the property names: the file itself, or {@code fileName} in the folder it names. */
   static Path ownLibrary(String property, String fileName) {
-    Path path = Paths.get(property);
+    Path path;
+    try {
+      path = Paths.get(property).toAbsolutePath();
+    } catch (java.nio.file.InvalidPathException e) {
+      UnsatisfiedLinkError error = new UnsatisfiedLinkError(PROPERTY + " is not a path (" + e.getMessage() + ")" + whatToDo(fileName));
+      error.initCause(e);
+      throw error;
+    }
     if (Files.isDirectory(path)) {
-      path = path.resolve(fileName);
+      Path file = path.resolve(fileName);
+      if (!Files.isRegularFile(file)) {
+        throw new UnsatisfiedLinkError(PROPERTY + " names the folder " + path + ", which holds no " + fileName + whatToDo(fileName));
+      }
+      return file;
     }
     if (!Files.isRegularFile(path)) {
-      throw new UnsatisfiedLinkError(PROPERTY + " names " + path + ", which is not a file");
+      throw new UnsatisfiedLinkError(PROPERTY + " names " + path + ", which is not a file" + whatToDo(fileName));
     }
-    return path.toAbsolutePath();
+    return path;
   }
 
   /**

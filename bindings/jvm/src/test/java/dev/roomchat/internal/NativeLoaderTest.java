@@ -117,6 +117,40 @@ class NativeLoaderTest {
     assertTrue(missing.output.contains(NativeLoader.PROPERTY + " names " + dir.resolve("nothing-here.so") + ", which is not a file"), missing.output);
   }
 
+
+  /**
+   * A bad {@code roomchat.library.path}: a folder without the library, a missing file, a
+   * relative name, a file that is no library, a name that is no path. Each is an
+   * UnsatisfiedLinkError naming the property and what it named (absolute) and saying
+   * what to do.
+   */
+  @Test
+  void aBadPropertySaysWhatItNamedAndWhatToDo(@TempDir Path dir) throws Exception {
+    String fileName = System.mapLibraryName("roomchat");
+    String todo = "set -D" + NativeLoader.PROPERTY + " to the " + fileName;
+    UnsatisfiedLinkError empty = org.junit.jupiter.api.Assertions.assertThrows(UnsatisfiedLinkError.class, () -> NativeLoader.loadOwn(dir.toString()));
+    assertTrue(empty.getMessage().contains("names the folder " + dir.toAbsolutePath() + ", which holds no " + fileName), empty.getMessage());
+    assertTrue(empty.getMessage().contains(todo), empty.getMessage());
+
+    UnsatisfiedLinkError missing = org.junit.jupiter.api.Assertions.assertThrows(UnsatisfiedLinkError.class,
+        () -> NativeLoader.loadOwn(dir.resolve("nothing-here.so").toString()));
+    assertTrue(missing.getMessage().contains(todo), missing.getMessage());
+
+    UnsatisfiedLinkError relative = org.junit.jupiter.api.Assertions.assertThrows(UnsatisfiedLinkError.class, () -> NativeLoader.loadOwn("no-such-folder/lib.so"));
+    assertTrue(relative.getMessage().contains(Paths.get("no-such-folder/lib.so").toAbsolutePath().toString()), relative.getMessage());
+
+    Path text = dir.resolve(fileName);
+    Files.writeString(text, "not a library");
+    for (String named : new String[] {text.toString(), dir.toString()}) {
+      UnsatisfiedLinkError notALibrary = org.junit.jupiter.api.Assertions.assertThrows(UnsatisfiedLinkError.class, () -> NativeLoader.loadOwn(named));
+      assertTrue(notALibrary.getMessage().startsWith(NativeLoader.PROPERTY + " names " + text.toAbsolutePath() + ", which does not load"), notALibrary.getMessage());
+      assertTrue(notALibrary.getMessage().contains(todo), notALibrary.getMessage());
+    }
+
+    UnsatisfiedLinkError notAPath = org.junit.jupiter.api.Assertions.assertThrows(UnsatisfiedLinkError.class, () -> NativeLoader.loadOwn("bad\0name"));
+    assertTrue(notAPath.getMessage().contains(todo), notAPath.getMessage());
+  }
+
   private static final class Child {
     int exit;
     String output;
