@@ -490,8 +490,9 @@ fn four_by(
                             thread::sleep(Duration::from_millis(5));
                         }
                     });
-                    // The topology, watched from this process once it felt the failure:
-                    // the instant it could first reach the new primary.
+                    // The topology, watched from this process once the kill began (not
+                    // before: a cluster still settling from a cell before may name another
+                    // primary for a while): the instant it could first reach the new primary.
                     if let Until::Back {
                         url, key, victim, ..
                     } = until
@@ -499,9 +500,7 @@ fn four_by(
                         scope.spawn(move || {
                             let mut watch = PrimaryWatch::new(url, key);
                             while !stopped() && board.reached(i).load(Ordering::SeqCst) == 0 {
-                                if board.event_began().load(Ordering::SeqCst) != 0
-                                    || board.last_off_redis(i).load(Ordering::SeqCst) != 0
-                                {
+                                if board.event_began().load(Ordering::SeqCst) != 0 {
                                     if let Some(primary) = watch.serving() {
                                         if primary != *victim {
                                             board.reached(i).store(now(), Ordering::SeqCst);
@@ -952,7 +951,11 @@ const SETTLE: Duration = Duration::from_secs(7);
 fn failover_matrix(kind: &str, topology: Topology, what: &str) {
     let began = Instant::now();
     let cooldown = Duration::from_millis(300);
-    let timeouts = Duration::from_millis(200);
+    // Timeouts a loaded machine keeps to (at load 30-39 on 2 cores, 200 ms connects
+    // timed out again and again, before and long after the failover, and the cells timed
+    // the machine); a refused or reset connection, which is what a killed primary gives,
+    // fails at once whatever they are.
+    let timeouts = Duration::from_secs(1);
     assert!(topology.url.contains(MATRIX_PASSWORD));
     for policy in [OnRedisError::LocalFallback, OnRedisError::FailClosed] {
         for threads in [4, 8] {
