@@ -324,7 +324,7 @@ struct Board {
     cells: *mut AtomicU64,
 }
 
-const BOARD_CELLS: usize = 2 + 4 * 3;
+const BOARD_CELLS: usize = 2 + 4 * 4;
 
 impl Board {
     fn new() -> Board {
@@ -373,6 +373,12 @@ impl Board {
 
     fn reached(&self, child: usize) -> &AtomicU64 {
         self.cell(3 + 3 * child)
+    }
+
+    /// When the process's budget next asks Redis for a start, as its state says (in
+    /// the board's form; 0: not known yet).
+    fn next_ask(&self, child: usize) -> &AtomicU64 {
+        self.cell(2 + 4 * 3 + child)
     }
 }
 
@@ -475,7 +481,12 @@ fn four_by(
                     scope.spawn(|| {
                         while !stopped() {
                             let at = now();
-                            if client.rate_limit_state().degraded {
+                            let state = client.rate_limit_state();
+                            board.next_ask(i).store(
+                                at + state.next_free_in.as_millis() as u64,
+                                Ordering::SeqCst,
+                            );
+                            if state.degraded {
                                 let ms = at as usize - 1;
                                 let _ = counts[3].compare_exchange(
                                     0,
@@ -601,9 +612,21 @@ fn four_by(
         })
         .collect();
     // The event once every process calls through Redis (a state), and not before
-    // `event_after` (so that there is a before).
+    // `event_after` (so that there is a before). Before a failover, also once a process's
+    // budget will ask Redis soon (it asks now, or its next start frees in 100 to 700 ms,
+    // while the primary is down: a killed primary is seen down after 1 s): the budget of
+    // a spent window asks Redis only when a start frees, and a failover that fell between
+    // two such asks met no process (seen under load: the cell timed no recovery).
+    let about_to_ask = || {
+        let now = began.elapsed().as_millis() as u64 + 1;
+        (0..4).any(|i| {
+            let at = board.next_ask(i).load(Ordering::SeqCst);
+            at != 0 && (at <= now || (now + 100..=now + 700).contains(&at))
+        })
+    };
     while began.elapsed() < event_after
         || (0..4).any(|i| board.calls_on_redis(i).load(Ordering::SeqCst) == 0)
+        || (matches!(until, Until::Back { .. }) && !about_to_ask())
     {
         assert!(
             began.elapsed() < LONGEST_RUN,
@@ -1077,7 +1100,15 @@ fn failover_matrix(kind: &str, topology: Topology, what: &str) {
                 // Through the failover: only the policy's refusals, and every process back
                 // on Redis at the end, unless its last failure was its own timeout.
                 for (i, child) in run.children.iter().enumerate() {
-                    assert_eq!(child.other_errors, 0, "{child:?}: {}", child.errors);
+                    if child.other_errors > 0 {
+                        misses.push((
+                            format!(
+                                "process {i} met errors other than the policy's: {child:?}: {}",
+                                child.errors
+                            ),
+                            "",
+                        ));
+                    }
                     if child.degraded_at_end || child.ok_after_refused == 0 {
                         let last = run.budgets[i].failures.last();
                         misses.push((
