@@ -636,11 +636,10 @@ fn four_by(
     // frees in 100 to 700 ms, while the primary is down: a killed primary is seen down
     // after 1 s): the budget of a spent window asks Redis only when a start frees, and a
     // failover that fell between two such asks met no process (seen under load: the cell
-    // timed no recovery). Not under `local_fallback`: a kill just after a window freed is
-    // where its fallback over-admits (the processes that fell back count the window as
-    // Redis last told them, before another process took the freed starts; seen: 68 of
-    // 60), which the matrix then fails on; the kill's time there is left to chance, as
-    // it was.
+    // timed no recovery). Not under `local_fallback`, whose kill's time stays left to
+    // chance as it was: with the kill placed so, its fallback over-admitted (68 of 60),
+    // before the budget's fallback counted the window as full as Redis last told it at a
+    // failure (not yet measured again with the kill placed so).
     let about_to_ask = || {
         let now = began.elapsed().as_millis() as u64 + 1;
         (0..4).any(|i| {
