@@ -1363,3 +1363,74 @@ fn a_fallback_starts_from_its_share_of_the_window_redis_counted() {
     // left in the window is left to the other process.
     assert_eq!(admitted, 0, "admitted beside a window nearly full");
 }
+
+/// A process that falls back after a failure counts the window as full as
+/// Redis last told it, even when its own record of that count has left the
+/// window since (seen in the failover matrix: a failover just after a window
+/// freed, one process took the freed starts on Redis while the others'
+/// fallbacks, counting the window as it had been, admitted their shares
+/// beside them: 68 of 60). Here another process (a second client, by another
+/// URL: its own link and state) fills the window, this one is refused by
+/// Redis (used 8 of 8), a window later Redis dies, and this one's fallback
+/// admits nothing: it counts its share of the 8 from the failure on.
+#[test]
+fn a_fallback_after_a_failure_counts_the_window_redis_last_counted() {
+    let window = Duration::from_secs(3);
+    let emu = emulator_limited("redis-fallback-at-failure", 8, window);
+    emu.seed_users(1);
+    let mut redis = RedisServer::start(None);
+    let client = |url: String| {
+        builder(&emu)
+            .rate_limit(RateLimitConfig::new(8, window).fail_fast())
+            .redis_budget(
+                RedisBudget::new(url)
+                    .on_error(OnRedisError::LocalFallback)
+                    .expected_processes(2)
+                    .connect_timeout(Duration::from_secs(2))
+                    .io_timeout(Duration::from_secs(2))
+                    .breaker_cooldown(Duration::from_secs(60)),
+            )
+            .max_retries(0)
+            .build()
+            .unwrap()
+    };
+    let this = client(format!("redis://127.0.0.1:{}/0", redis.port));
+    let other = client(format!("redis://127.0.0.1:{}", redis.port));
+    let filled = (0..8)
+        .filter(|_| other.list_users(&ListUsers::page(1, 0)).is_ok())
+        .count();
+    assert_eq!(filled, 8);
+    let asked = Instant::now();
+    let refused = this.list_users(&ListUsers::page(1, 0)).unwrap_err();
+    assert_eq!(refused.kind(), ErrorKind::RateLimited, "{refused}");
+    assert_eq!(this.rate_limit_state().used, 8);
+    // A window later, what this process noted of Redis's count has left its
+    // window (the budget's is 5% longer than the service's), and the time
+    // Redis said to wait (with up to 5% of jitter) has passed: the next call
+    // asks Redis, which is then dead (the state below says it failed).
+    thread::sleep(window + Duration::from_millis(500));
+    redis.kill();
+    let after = (0..4)
+        .map(|_| this.list_users(&ListUsers::page(1, 0)))
+        .collect::<Vec<_>>();
+    // The failure came within two windows of what Redis last said (the fix
+    // counts that only then): otherwise the machine was too slow to judge.
+    assert!(
+        asked.elapsed() < window * 2,
+        "the failure came {:?} after Redis last answered",
+        asked.elapsed()
+    );
+    let state = this.rate_limit_state();
+    assert!(state.degraded, "{state:?} {after:?}");
+    let admitted = after.iter().filter(|r| r.is_ok()).count();
+    figure(format_args!(
+        "redis budget: fell back a window after Redis counted 8 of 8: {admitted} admitted by the fallback"
+    ));
+    for result in &after {
+        if let Err(e) = result {
+            assert_eq!(e.kind(), ErrorKind::RateLimited, "{e}");
+        }
+    }
+    // Its share of the 8 is the fallback's whole 4.
+    assert_eq!(admitted, 0, "the fallback started from an empty window");
+}
