@@ -50,10 +50,9 @@
 //! the window unevenly would admit their whole shares beside it); the fallback
 //! also waits out a time Redis said the budget was spent until. The first round
 //! trip back enters the fallback's starts of the window into Redis before it
-//! admits anything, and the whole fallback share of each other expected
-//! process, as if just admitted: they fell back as long, possibly unevenly, and
-//! count locally until they come back and enter their own (counting them twice
-//! then holds the key at most one window). One caller carries them;
+//! admits anything — once for each expected process, since the others fell back
+//! as long and count locally until they come back and enter their own (counting
+//! them twice then holds the key at most one window). One caller carries them;
 //! the others of the process wait for its round trip, and a start Redis
 //! admitted while the fallback admitted others is not used (Redis's count did
 //! not hold them). A process that loses Redis alone, while the others reach
@@ -318,8 +317,8 @@ impl RedisBudget {
 /// this one, when admitted), and the 429 hold's remaining ms (0: none).
 /// KEYS: starts list, hold key. ARGV: limit, window (µs), idle expiry (ms),
 /// and optionally the number of starts admitted by the local fallback that
-/// Redis does not know of, the number of the other processes' fallback starts
-/// to count now, then each of the former's age (µs), merged in first.
+/// Redis does not know of, how many times each counts, then each one's age
+/// (µs), merged in first.
 ///
 /// The hold key holds the Redis time (µs) until which every start is held off
 /// (0 or past: none), and lives as long as the starts list: on Redis Cluster, a
@@ -334,12 +333,11 @@ local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local held_until = tonumber(redis.call('GET', KEYS[2])) or 0
 -- A process back from its local fallback first enters what it admitted there
--- (ARGV[4] starts, ARGV[6...]: their ages in µs) and ARGV[5] starts, now,
--- for what the other processes' fallbacks may have admitted, in order, the
--- newest first.
+-- (ARGV[4] starts, each ARGV[5] times, ARGV[6...]: their ages in µs), in
+-- order, the newest first.
 local merged = tonumber(ARGV[4] or '0')
-local others = tonumber(ARGV[5] or '0')
-if merged > 0 or others > 0 then
+if merged > 0 then
+  local copies = tonumber(ARGV[5])
   local starts = {}
   local listed = redis.call('LLEN', KEYS[1])
   for i = 0, listed - 1 do
@@ -347,9 +345,10 @@ if merged > 0 or others > 0 then
   end
   for i = 1, merged do
     local age = tonumber(ARGV[5 + i])
-    if age < window then starts[#starts + 1] = now - age end
+    if age < window then
+      for _ = 1, copies do starts[#starts + 1] = now - age end
+    end
   end
-  for _ = 1, others do starts[#starts + 1] = now end
   table.sort(starts, function(a, b) return a > b end)
   -- The new list goes in front of the old one, which is then cut off: the key
   -- is never emptied on the way (see below).
@@ -808,11 +807,6 @@ struct Unmerged {
     /// ends, no other caller of the process asks Redis (an admission on a
     /// count without them would spend what the fallback already spent).
     carried: bool,
-    /// This process fell back (under [`OnRedisError::LocalFallback`]) since
-    /// Redis last told it anything: the first round trip back enters, besides
-    /// its own starts, what the other expected processes may have admitted
-    /// in their fallbacks meanwhile.
-    fell_back: bool,
     /// Starts the fallback has admitted so far. A round trip admitted by Redis
     /// counts only if none was admitted while it was under way: Redis's count
     /// did not hold that one (a round trip that began before a failure and
@@ -1006,7 +1000,7 @@ impl SharedBudget {
                 Route::Redis { polling } => polling,
             };
             let taken = self.take_unmerged(process, cancel, deadline);
-            let Ok(Some((unmerged, fell_back, fallback_admitted))) = taken else {
+            let Ok(Some((unmerged, fallback_admitted))) = taken else {
                 if polling {
                     lock(&process.gate).polling = false;
                     process.gate_changed.notify_all();
@@ -1024,11 +1018,6 @@ impl SharedBudget {
                     .filter(|age| *age < self.window())
                     .map(|age| age.as_micros() as u64)
                     .collect();
-                let others = if fell_back {
-                    self.others_fallback_starts()
-                } else {
-                    0
-                };
                 let mut invocation = self.scripts.acquire.prepare_invoke();
                 invocation
                     .key(&self.starts_key)
@@ -1036,17 +1025,18 @@ impl SharedBudget {
                     .arg(self.config.effective_requests())
                     .arg(self.window().as_micros() as u64)
                     .arg(self.idle_expiry_ms());
-                if !ages.is_empty() || others > 0 {
+                if !ages.is_empty() {
                     // The other processes of the key fell back as this one did
                     // (a failed Redis fails them all) and count locally until
                     // each comes back: until they enter their own starts, each
-                    // is taken to have admitted its whole fallback share, just
-                    // now (when is unknown, and their counts need not be like
-                    // this one's: one back with 2 of its own entered 4 × 2 while
-                    // the others had admitted 14, then took 45 on Redis: 61 of
-                    // 60). Counting them twice after that holds the budget at
-                    // most one window.
-                    invocation.arg(ages.len()).arg(others);
+                    // is taken to have admitted what this one did. Counting
+                    // them twice after that holds the budget at most one
+                    // window; not counting them let the first process back
+                    // spend the whole limit while the others still counted
+                    // their shares locally.
+                    invocation
+                        .arg(ages.len())
+                        .arg(self.settings.expected_processes);
                     for age in &ages {
                         invocation.arg(*age);
                     }
@@ -1058,12 +1048,11 @@ impl SharedBudget {
             // Whether Redis's count held every start the fallback admitted.
             let counted_all = {
                 let mut pending = lock(&process.unmerged);
-                if !unmerged.is_empty() || fell_back {
+                if !unmerged.is_empty() {
                     pending.carried = false;
                     if outcome.is_err() {
                         // Told next time.
                         pending.starts.extend(unmerged);
-                        pending.fell_back = true;
                     }
                     process.merge_ended.notify_all();
                 }
@@ -1126,7 +1115,6 @@ impl SharedBudget {
                 Err(LinkError::Unavailable(error)) => {
                     process.gate_changed.notify_all();
                     if self.settings.on_error == OnRedisError::LocalFallback {
-                        lock(&process.unmerged).fell_back = true;
                         // The window is taken to be as full now as Redis last counted it
                         // (within two windows): the starts that left it since may have been
                         // taken by other processes this one did not hear of (a failover just
@@ -1170,7 +1158,7 @@ impl SharedBudget {
         process: &ProcessState,
         cancel: Option<&CancelToken>,
         deadline: Instant,
-    ) -> Result<Option<(Vec<Instant>, bool, u64)>> {
+    ) -> Result<Option<(Vec<Instant>, u64)>> {
         let mut pending = lock(&process.unmerged);
         let mut waited = false;
         while pending.carried {
@@ -1198,17 +1186,8 @@ impl SharedBudget {
             return Ok(None);
         }
         let starts = std::mem::take(&mut pending.starts);
-        let fell_back = std::mem::take(&mut pending.fell_back);
-        pending.carried = !starts.is_empty() || fell_back;
-        Ok(Some((starts, fell_back, pending.admitted)))
-    }
-
-    /// What the other expected processes' fallbacks can have admitted in a
-    /// window: each its share of the limit.
-    fn others_fallback_starts(&self) -> u64 {
-        let share = (self.config.requests / self.settings.expected_processes).max(1);
-        (u64::from(self.settings.expected_processes.saturating_sub(1)) * u64::from(share))
-            .min(u64::from(self.config.effective_requests()))
+        pending.carried = !starts.is_empty();
+        Ok(Some((starts, pending.admitted)))
     }
 
     /// This process's share, in the fallback's terms, of the starts Redis
@@ -1330,7 +1309,6 @@ impl SharedBudget {
     ) -> Result<Option<Instant>> {
         match self.settings.on_error {
             OnRedisError::LocalFallback => {
-                lock(&self.process().unmerged).fell_back = true;
                 let until = self.link.breaker_until();
                 let Some(at) = self.fallback.acquire_until(cancel, &mut *on_wait, until)? else {
                     return Ok(None);
