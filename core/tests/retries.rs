@@ -40,9 +40,17 @@ fn a_post_is_never_sent_twice_after_a_timeout() {
     let e = client.create_user(&CreateUser::regular("jon")).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Timeout);
     assert_eq!(arrivals(&emu, "POST", CREATE), 1);
-    // The service did create the user: a retry would have made a second one.
-    std::thread::sleep(Duration::from_millis(1200));
-    assert_eq!(client.list_users(&ListUsers::default()).unwrap().total, 1);
+    // The service did create the user once its delay ended (polled: a state, not a
+    // guessed duration): a retry would have made a second one.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let total = loop {
+        let total = client.list_users(&ListUsers::default()).unwrap().total;
+        if total != 0 || std::time::Instant::now() > deadline {
+            break total;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(total, 1);
 }
 
 #[test]

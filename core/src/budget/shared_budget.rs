@@ -1114,6 +1114,22 @@ impl SharedBudget {
                 }
                 Err(LinkError::Unavailable(error)) => {
                     process.gate_changed.notify_all();
+                    if self.settings.on_error == OnRedisError::LocalFallback {
+                        // The window is taken to be as full now as Redis last counted it
+                        // (within two windows): the starts that left it since may have been
+                        // taken by other processes this one did not hear of (a failover just
+                        // after a window freed: one process had taken the freed starts on
+                        // Redis, and the others' fallbacks, counting the window as it was
+                        // before, admitted their shares beside them: 68 of 60).
+                        let now = Instant::now();
+                        let recent = lock(&process.known).is_some_and(|k| {
+                            now.saturating_duration_since(k.at) < self.window().saturating_mul(2)
+                        });
+                        if recent {
+                            self.fallback
+                                .record_at_least(now, self.fallback_share_of(&process.known));
+                        }
+                    }
                     let held = self.settings.on_error == OnRedisError::LocalFallback
                         && gate.not_before.is_some_and(|t| t > Instant::now());
                     drop(gate);
