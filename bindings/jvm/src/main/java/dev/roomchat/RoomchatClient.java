@@ -58,6 +58,8 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
     final ThreadPoolExecutor pool;
     long ptr;
     boolean closed;
+    /** Set as the close begins: calls from then on are refused, though the free may wait for the calls in flight. */
+    volatile boolean closing;
     /** The telemetry's part of closing (its budget gauge), before the pointer is freed. */
     volatile Runnable onClose;
 
@@ -68,12 +70,25 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
 
     @Override
     public void run() {
+      closing = true;
       pool.shutdown();
-      Runnable closing = onClose;
-      if (closing != null) {
+      Runnable closed = onClose;
+      if (closed != null) {
         onClose = null;
-        closing.run();
+        closed.run();
       }
+      if (lock.getReadHoldCount() > 0) {
+        // Closed from inside a call on this thread (a logger's line, say): its read lock
+        // would block its own write lock for ever. Free once the calls have returned.
+        Thread free = new Thread(this::free, "roomchat-close");
+        free.setDaemon(true);
+        free.start();
+        return;
+      }
+      free();
+    }
+
+    private void free() {
       lock.writeLock().lock();
       try {
         if (!closed) {
@@ -178,7 +193,12 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
     return async;
   }
 
-  /** Frees the client once the calls in flight have ended; a call after it throws {@link ConfigurationException}. Closing twice does nothing. */
+  /**
+   * Frees the client once the calls in flight have ended; a call after it throws {@link ConfigurationException}. Closing
+   * twice does nothing. Closed from inside one of its own calls (a logger receiving the client's log line on the
+   * calling thread, say), it returns at once: the client refuses new calls, and a daemon thread frees it once the calls
+   * in flight, that one included, have returned.
+   */
   @Override
   public void close() {
     cleanable.clean();
@@ -228,9 +248,30 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
   /** A call's future: {@code cancel} cancels the call through its token. */
   static final class CallFuture<T> extends CompletableFuture<T> {
     final Token token;
+    /** Claimed once: by the pool's task before it runs the call, or by an interrupted wait before the call has started. */
+    private final java.util.concurrent.atomic.AtomicBoolean started = new java.util.concurrent.atomic.AtomicBoolean();
+    /** What ends a call that never ran (its token and telemetry), run by whoever claims it instead of the task. */
+    volatile Runnable abandon;
 
     CallFuture(Token token) {
       this.token = token;
+    }
+
+    boolean claim() {
+      return started.compareAndSet(false, true);
+    }
+
+    /** Ends a call still queued for a slot: nothing was sent, so the outcome is known. False once it has started. */
+    boolean cancelQueued() {
+      if (!claim()) {
+        return false;
+      }
+      Runnable end = abandon;
+      if (end != null) {
+        end.run();
+      }
+      completeExceptionally(RoomchatException.of(ErrorKind.CANCELLED, "the call was cancelled before it was sent"));
+      return true;
     }
 
     @Override
@@ -248,8 +289,17 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
     CallFuture<T> future = new CallFuture<>(token);
     // The telemetry's call: its parent is the context current here, and it counts in flight from now.
     Object call = telemetry == null || operation == null ? null : telemetry.dispatch(operation);
+    future.abandon = () -> {
+      token.free();
+      if (call != null) {
+        telemetry.exit(call, null);
+      }
+    };
     try {
       state.pool.execute(() -> {
+        if (!future.claim()) {
+          return; // an interrupted wait ended it in the queue (token and telemetry included)
+        }
         T value = null;
         Throwable failure = null;
         try {
@@ -276,6 +326,7 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
         }
       });
     } catch (RejectedExecutionException e) {
+      future.claim(); // ended here: an interrupted wait must not end it again
       token.free();
       if (call != null) {
         telemetry.exit(call, null);
@@ -292,7 +343,7 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
   private <T> T runOnPool(CallOptions options, Token token, CallBody<T> work) {
     state.lock.readLock().lock();
     try {
-      if (state.closed) {
+      if (state.closing || state.closed) {
         throw RoomchatException.of(ErrorKind.CONFIGURATION, "the client is closed");
       }
       long tokenPtr = token == null ? 0 : token.ptr();
@@ -422,7 +473,10 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
     }
   }
 
-  /** Waits for a call's future; an interrupt cancels the call, waits for its end, and throws its cancel. */
+  /**
+   * Waits for a call's future; an interrupt cancels the call, waits for its end, and throws its cancel. A call still
+   * queued for a slot (maxInFlight) ends at once: nothing was sent.
+   */
   static <T> T await(CallFuture<T> future) {
     boolean interrupted = false;
     try {
@@ -432,6 +486,8 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
         } catch (InterruptedException e) {
           interrupted = true;
           future.token.cancel();
+          // Still queued for a slot: end it now rather than when a slot frees.
+          future.cancelQueued();
         } catch (ExecutionException e) {
           Throwable cause = e.getCause();
           if (cause instanceof RuntimeException) {
@@ -623,7 +679,7 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
   private String text(TextCall call) {
     state.lock.readLock().lock();
     try {
-      if (state.closed) {
+      if (state.closing || state.closed) {
         throw RoomchatException.of(ErrorKind.CONFIGURATION, "the client is closed");
       }
       long[] out = new long[1];
