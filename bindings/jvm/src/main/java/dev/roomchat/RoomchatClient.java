@@ -58,6 +58,8 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
     final ThreadPoolExecutor pool;
     long ptr;
     boolean closed;
+    /** Set as the close begins: calls from then on are refused, though the free may wait for the calls in flight. */
+    volatile boolean closing;
     /** The telemetry's part of closing (its budget gauge), before the pointer is freed. */
     volatile Runnable onClose;
 
@@ -66,22 +68,20 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
       this.pool = pool;
     }
 
-    /** Closed: no call starts (the pointer may still wait for a call of the closing thread). */
-    volatile boolean closing;
-
     @Override
     public void run() {
+      closing = true;
       pool.shutdown();
-      Runnable closing = onClose;
-      if (closing != null) {
+      Runnable closed = onClose;
+      if (closed != null) {
         onClose = null;
-        closing.run();
+        closed.run();
       }
-      this.closing = true;
       if (lock.getReadHoldCount() > 0) {
         // Closed from a callback (a logger's) of this client's call on this thread: the
         // call holds the read lock, which never becomes the write lock. The thread frees
         // the client when its calls end (releaseRead).
+        closer = Thread.currentThread();
         return;
       }
       free();
@@ -90,10 +90,14 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
     /** Ends a call's hold; the last one of a thread that closed the client from within it frees the client. */
     void releaseRead() {
       lock.readLock().unlock();
-      if (closing && lock.getReadHoldCount() == 0) {
+      if (closer == Thread.currentThread() && lock.getReadHoldCount() == 0) {
+        closer = null;
         free();
       }
     }
+
+    /** The thread that closed the client from within its own call, which frees it when that call ends. */
+    private volatile Thread closer;
 
     private void free() {
       lock.writeLock().lock();
@@ -200,7 +204,12 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
     return async;
   }
 
-  /** Frees the client once the calls in flight have ended; a call after it throws {@link ConfigurationException}. Closing twice does nothing. */
+  /**
+   * Frees the client once the calls in flight have ended; a call after it throws {@link ConfigurationException}. Closing
+   * twice does nothing. Closed from inside one of its own calls (a logger receiving the client's log line on the
+   * calling thread, say), it returns at once: the client refuses new calls, and that thread frees it when the call
+   * it is inside returns (after the other calls in flight).
+   */
   @Override
   public void close() {
     cleanable.clean();
@@ -250,9 +259,30 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
   /** A call's future: {@code cancel} cancels the call through its token. */
   static final class CallFuture<T> extends CompletableFuture<T> {
     final Token token;
+    /** Claimed once: by the pool's task before it runs the call, or by an interrupted wait before the call has started. */
+    private final java.util.concurrent.atomic.AtomicBoolean started = new java.util.concurrent.atomic.AtomicBoolean();
+    /** What ends a call that never ran (its token and telemetry), run by whoever claims it instead of the task. */
+    volatile Runnable abandon;
 
     CallFuture(Token token) {
       this.token = token;
+    }
+
+    boolean claim() {
+      return started.compareAndSet(false, true);
+    }
+
+    /** Ends a call still queued for a slot: nothing was sent, so the outcome is known. False once it has started. */
+    boolean cancelQueued() {
+      if (!claim()) {
+        return false;
+      }
+      Runnable end = abandon;
+      if (end != null) {
+        end.run();
+      }
+      completeExceptionally(RoomchatException.of(ErrorKind.CANCELLED, "the call was cancelled before it was sent"));
+      return true;
     }
 
     @Override
@@ -270,8 +300,17 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
     CallFuture<T> future = new CallFuture<>(token);
     // The telemetry's call: its parent is the context current here, and it counts in flight from now.
     Object call = telemetry == null || operation == null ? null : telemetry.dispatch(operation);
+    future.abandon = () -> {
+      token.free();
+      if (call != null) {
+        telemetry.exit(call, null);
+      }
+    };
     try {
       state.pool.execute(() -> {
+        if (!future.claim()) {
+          return; // an interrupted wait ended it in the queue (token and telemetry included)
+        }
         T value = null;
         Throwable failure = null;
         try {
@@ -298,6 +337,7 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
         }
       });
     } catch (RejectedExecutionException e) {
+      future.claim(); // ended here: an interrupted wait must not end it again
       token.free();
       if (call != null) {
         telemetry.exit(call, null);
@@ -475,7 +515,10 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
     }
   }
 
-  /** Waits for a call's future; an interrupt cancels the call, waits for its end, and throws its cancel. */
+  /**
+   * Waits for a call's future; an interrupt cancels the call, waits for its end, and throws its cancel. A call still
+   * queued for a slot (maxInFlight) ends at once: nothing was sent.
+   */
   static <T> T await(CallFuture<T> future) {
     boolean interrupted = false;
     try {
@@ -485,6 +528,8 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
         } catch (InterruptedException e) {
           interrupted = true;
           future.token.cancel();
+          // Still queued for a slot: end it now rather than when a slot frees.
+          future.cancelQueued();
         } catch (ExecutionException e) {
           Throwable cause = e.getCause();
           if (cause instanceof RuntimeException) {

@@ -390,30 +390,37 @@ class HostileTest {
    * interrupt should end it at once (nothing was sent), not when a slot frees.
    */
   @Test
-  @org.junit.jupiter.api.Disabled("a finding left to the executor's owner (jvmperf): RoomchatClient.await cancels the token of a call still queued "
-      + "for a slot and then waits for the slot; it fails on main (the thread ends only when the slot frees). Enable with the fix.")
   void anInterruptOfACallWaitingForASlotEndsItAtOnce(RoomchatEmulator emulator) throws Exception {
     try (RoomchatClient c = emulator.clientBuilder().maxInFlight(1).build()) {
       emulator.addFault(Map.of("path", "/consumer/api/v2/users", "times", 1, "action", Map.of("kind", "hold")));
       CompletableFuture<UserPage> slotHolder = c.async().listUsers();
       waitUntil(() -> emulator.held() == 1, "the one slot's call is on the wire");
       AtomicReference<Throwable> thrown = new AtomicReference<>();
-      Thread queued = new Thread(() -> {
-        try {
-          c.createChatRoom(CreateChatRoomParams.builder().name("queued").build());
-        } catch (Throwable t) {
-          thrown.set(t);
-        }
-      });
-      queued.start();
-      waitUntil(() -> queued.getState() == Thread.State.WAITING, "the call waits for the slot");
-      queued.interrupt();
-      queued.join(30_000);
-      boolean endedWhileTheSlotWasHeld = !queued.isAlive();
-      emulator.releaseHeld();
-      slotHolder.join();
-      queued.join();
-      assertTrue(endedWhileTheSlotWasHeld, "the interrupt ended the queued call while the slot was still held");
+      AtomicReference<Thread> worker = new AtomicReference<>();
+      java.util.concurrent.CountDownLatch ended = new java.util.concurrent.CountDownLatch(1);
+      // A fork/join worker's blocking call goes through the pool (as a virtual thread's does), so it queues for the slot.
+      java.util.concurrent.ForkJoinPool callers = new java.util.concurrent.ForkJoinPool(1);
+      try {
+        callers.execute(() -> {
+          worker.set(Thread.currentThread());
+          try {
+            c.createChatRoom(CreateChatRoomParams.builder().name("queued").build());
+          } catch (Throwable t) {
+            thrown.set(t);
+          } finally {
+            ended.countDown();
+          }
+        });
+        waitUntil(() -> worker.get() != null && worker.get().getState() == Thread.State.WAITING, "the call waits for the slot");
+        worker.get().interrupt();
+        boolean endedWhileTheSlotWasHeld = ended.await(30, java.util.concurrent.TimeUnit.SECONDS);
+        emulator.releaseHeld();
+        slotHolder.join();
+        ended.await();
+        assertTrue(endedWhileTheSlotWasHeld, "the interrupt ended the queued call while the slot was still held");
+      } finally {
+        callers.shutdown();
+      }
       assertTrue(thrown.get() instanceof CancelledException, String.valueOf(thrown.get()));
       assertFalse(((CancelledException) thrown.get()).outcomeUnknown());
     }
@@ -436,8 +443,6 @@ class HostileTest {
 
   /** A logger that closes the client from its line (on the call's thread, inside the call): the call and the close must end. */
   @Test
-  @org.junit.jupiter.api.Disabled("a finding left to the call path's owner (jvmperf): close() on a thread inside a call (a log line's) "
-      + "waits for the write lock that thread's own read lock holds: both hang for ever on main. Enable with the fix.")
   void aCloseFromTheLoggerInsideACallDoesNotHang(RoomchatEmulator emulator) throws Exception {
     AtomicReference<RoomchatClient> self = new AtomicReference<>();
     org.slf4j.Logger closing = new org.slf4j.helpers.LegacyAbstractLogger() {
