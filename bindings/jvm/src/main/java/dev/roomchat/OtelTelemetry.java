@@ -22,9 +22,7 @@ import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.context.Context;
 import io.opentelemetry.context.propagation.TextMapPropagator;
 import io.opentelemetry.context.propagation.TextMapSetter;
-import java.net.URI;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -134,7 +132,7 @@ final class OtelTelemetry extends Telemetry {
   private volatile Bound bound;
   private final Set<String> reported = ConcurrentHashMap.newKeySet();
 
-  // The server as core names it (its first report); before it, the base URL as java.net.URI reads it.
+  // The server as core names it (roomchat_client_server at the client's start, then each report).
   private volatile String address;
   private volatile long port;
   private volatile Attributes gaugeAttributes; // roomchat.client.id, server.address: set by the first report
@@ -151,23 +149,9 @@ final class OtelTelemetry extends Telemetry {
   }
 
   @Override
-  void server(String baseUrl) {
-    String host = "";
-    long p = 0;
-    try {
-      URI uri = new URI(baseUrl == null ? "" : baseUrl);
-      if (uri.getHost() != null) {
-        host = uri.getHost().toLowerCase(Locale.ROOT);
-        if (host.startsWith("[") && host.endsWith("]")) {
-          host = host.substring(1, host.length() - 1);
-        }
-      }
-      p = uri.getPort() >= 0 ? uri.getPort() : "http".equalsIgnoreCase(uri.getScheme()) ? 80 : 443;
-    } catch (Exception ignored) {
-      // The client refused such a URL when it was built.
-    }
-    this.address = host;
-    this.port = p;
+  void server(String address, long port) {
+    this.address = address;
+    this.port = port;
   }
 
   /** One meter's and tracer's: what a client records with. */

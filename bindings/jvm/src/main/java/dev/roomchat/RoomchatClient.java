@@ -150,7 +150,10 @@ public final class RoomchatClient extends RoomchatOperations implements AutoClos
     this.async = new RoomchatAsync(this);
     this.telemetry = telemetry;
     if (telemetry != null) {
-      telemetry.server(this.baseUrl);
+      long[] address = new long[1];
+      short[] port = new short[1];
+      Bridge.check(Native.roomchat_client_server(ptr, address, port), null);
+      telemetry.server(Strings.take(address[0]), Short.toUnsignedInt(port[0]));
       state.onClose = telemetry::clientClosed;
       State s = state;
       telemetry.clientStarted(s::remaining);

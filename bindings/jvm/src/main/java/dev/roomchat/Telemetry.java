@@ -59,11 +59,11 @@ abstract class Telemetry {
   abstract void exit(Object call, Throwable error);
 
   /**
-   * The client's base URL, as the library checked it (from the builder or the
-   * environment), before any call: the server a call counts in flight against
-   * until the library's first report names it.
+   * The server the client's calls go to, as core names it ({@code server.address},
+   * {@code server.port}), before any call: what a call counts in flight against
+   * before the library's first report of it.
    */
-  abstract void server(String baseUrl);
+  abstract void server(String address, long port);
 
   /** The client is made: its budget joins the gauge. */
   abstract void clientStarted(Remaining remaining);

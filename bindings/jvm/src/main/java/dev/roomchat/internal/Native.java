@@ -48,6 +48,7 @@ public final class Native {
   public static native int roomchat_client_new(long options, long[] clientOut, long[] errOut);
   public static native void roomchat_client_free(long client);
   public static native int roomchat_client_base_url(long client, long[] urlOut, long[] errOut);
+  public static native int roomchat_client_server(long client, long[] addressOut, short[] portOut);
 
   // Per-call options, views and the cancel token.
   public static native int roomchat_call_options_new(long[] optionsOut);
