@@ -12,15 +12,10 @@ import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.slf4j.Marker;
-import org.slf4j.event.Level;
-import org.slf4j.helpers.LegacyAbstractLogger;
-import org.slf4j.helpers.MessageFormatter;
 
 /**
  * {@link RoomchatClient#fromEnv()} reads the environment through the library
@@ -77,34 +72,6 @@ class FromEnvTest {
         child(new String[] {key, "api.example.com", null, null, null}));
   }
 
-  /** An SLF4J logger that interrupts a thread at the line saying a call waits for the budget. */
-  static final class InterruptOnWait extends LegacyAbstractLogger {
-    private static final long serialVersionUID = 1L;
-    final List<String> lines = new CopyOnWriteArrayList<>();
-    final AtomicReference<Thread> caller = new AtomicReference<>();
-
-    InterruptOnWait() {
-      this.name = "interrupt-on-wait";
-    }
-
-    @Override protected String getFullyQualifiedCallerName() { return null; }
-    @Override protected void handleNormalizedLoggingCall(Level level, Marker marker, String pattern, Object[] args, Throwable t) {
-      String line = level + " " + MessageFormatter.basicArrayFormat(pattern, args);
-      lines.add(line);
-      Thread waiting = caller.get();
-      if (waiting != null && line.contains("for the rate-limit budget")) {
-        // From another thread, as a user's interrupt comes: the line is logged on the
-        // calling thread itself when it is a platform thread (no hand-off to the pool).
-        new Thread(waiting::interrupt).start();
-      }
-    }
-    @Override public boolean isTraceEnabled() { return false; }
-    @Override public boolean isDebugEnabled() { return false; }
-    @Override public boolean isInfoEnabled() { return true; }
-    @Override public boolean isWarnEnabled() { return true; }
-    @Override public boolean isErrorEnabled() { return true; }
-  }
-
   /**
    * rateLimit without rateLimitMaxWait waits as core does, at least a minute: a
    * call of a 1 s window's budget held off 10 s by a 429 waits for it (until
@@ -112,7 +79,7 @@ class FromEnvTest {
    */
   @Test
   void theDefaultLongestBudgetWaitIsCores(RoomchatEmulator emulator) throws Exception {
-    InterruptOnWait log = new InterruptOnWait();
+    LoggingTest.Captured log = new LoggingTest.Captured(false);
     try (RoomchatClient client = emulator.clientBuilder().rateLimit(100, Duration.ofSeconds(1)).maxRetries(0).logger(log).build()) {
       emulator.addFault(Map.of("path", "/consumer/api/v2/users", "times", 1,
           "action", Map.of("kind", "respond", "status", 429, "body", "{\"message\":\"slow down\"}", "headers", Map.of("Retry-After", "10"))));
@@ -126,8 +93,9 @@ class FromEnvTest {
           thrown.set(t);
         }
       });
-      log.caller.set(caller);
       caller.start();
+      CancelTest.waitUntil(() -> log.lines.stream().anyMatch(l -> l.contains("for the rate-limit budget")), "the call waits for the budget");
+      caller.interrupt();
       caller.join(30_000);
       assertTrue(thrown.get() instanceof CancelledException, "the wait ended by the interrupt: " + thrown.get() + " " + log.lines);
     }
