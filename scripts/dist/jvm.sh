@@ -67,6 +67,7 @@ readme_block() {
 
 cd "$jvm_dir"
 echo "== Java 17: build, test, install to $repo_local"
+rm -rf target/surefire-reports # a class an earlier run ran (OtelCollectorE2E, one -Dtest) would leave its report, and count in the summary
 JAVA_HOME=$jdk17 mvn_ install
 summary target/surefire-reports jvm17
 echo "== the published jar carries the four Linux natives; two of them run the C README example (aarch64 under qemu-user, musl under musl's loader)"
